@@ -1,0 +1,116 @@
+//! I/O engines behind one trait shaped like fio's queue/commit/getevents.
+//!
+//! The runner owns the I/O units and their buffers ([`BufPool`]); an engine only sees a unit for
+//! the duration of [`IoEngine::queue`] and reports completions by unit id. Synchronous engines
+//! complete inside `queue` ([`Queued::Done`]); queued engines (io_uring, libaio, guasi) return
+//! [`Queued::Queued`] and deliver the result from `getevents`. All of fiox's `unsafe` code lives in
+//! this crate, each block with a `// SAFETY:` note.
+
+use std::os::fd::RawFd;
+use std::path::PathBuf;
+
+pub mod buf;
+
+pub use buf::{BufPool, BufPtr};
+
+/// What an I/O unit asks the engine to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoOp {
+    Read,
+    Write,
+    Trim,
+    Fsync,
+    Fdatasync,
+}
+
+/// One I/O request, valid for the duration of the `queue` call. Queued engines must copy what
+/// they need (the buffer pointer stays valid until the unit's completion is reaped).
+#[derive(Debug, Clone, Copy)]
+pub struct IoUnit {
+    pub op: IoOp,
+    /// Index of the file in the order given to [`IoEngine::add_file`].
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub buf: BufPtr,
+}
+
+/// A finished I/O: `result` is the byte count transferred, or `-errno`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub unit: u32,
+    pub result: i64,
+}
+
+/// What `queue` did with a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// Completed synchronously: byte count or `-errno`.
+    Done(i64),
+    /// Accepted; its completion will come from `getevents`.
+    Queued,
+    /// The engine cannot take more now: reap completions, then retry this unit.
+    Busy,
+}
+
+/// A file opened by the runner (with the job's O_DIRECT/O_SYNC flags) and handed to the engine.
+#[derive(Debug, Clone)]
+pub struct EngineFile {
+    pub fd: RawFd,
+    pub path: PathBuf,
+    /// Bytes of the file or device the job may touch (for mmap).
+    pub size: u64,
+    pub writable: bool,
+}
+
+/// Properties the runner needs to drive an engine correctly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineFlags {
+    /// `queue` always completes the I/O (`Queued::Done`); slat is not reported.
+    pub sync: bool,
+    /// The engine does not touch real storage (null): page cache warnings do not apply.
+    pub no_io: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("ioengine '{0}' is not known; fiox supports: {1}")]
+    Unknown(String, String),
+    #[error("ioengine '{0}' is a fio engine that fiox does not support yet")]
+    NotSupported(String),
+    #[error("{engine}: option {option}: {reason}")]
+    Option {
+        engine: &'static str,
+        option: &'static str,
+        reason: String,
+    },
+    #[error("{engine}: {what}: {source}")]
+    Os {
+        engine: &'static str,
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+/// fio's ioengine contract, minimal: queue units, commit them, reap completions.
+pub trait IoEngine: Send {
+    fn name(&self) -> &'static str;
+    fn flags(&self) -> EngineFlags;
+    /// Register a file; files are referred to by the order they were added.
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError>;
+    /// Hand one unit to the engine. `id` is echoed back in its [`Completion`].
+    fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError>;
+    /// Submit what `queue` accepted; returns how many were submitted.
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        Ok(0)
+    }
+    /// Wait for at least `min` completions (0: do not block) and append at most `max` to `out`.
+    fn getevents(
+        &mut self,
+        _min: usize,
+        _max: usize,
+        _out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        Ok(0)
+    }
+}

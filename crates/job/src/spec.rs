@@ -1,0 +1,534 @@
+//! The resolved, typed job: what every crate below the parser consumes.
+//!
+//! `JobSpec` is the contract between the `job` crate (which fills it from job files and command
+//! lines) and the runner, workload generators, engines and reports (which only read it). Nothing
+//! downstream ever sees option strings, except `raw_options`, kept verbatim for fio's JSON
+//! `job options` object and `--showcmd`.
+//!
+//! Units: sizes and offsets in bytes, times as `Duration` (or nanoseconds where noted), rates in
+//! bytes/s or I/Os per second, percentages as integers 0..=100 unless noted.
+
+use std::time::Duration;
+
+/// A data direction as fio counts them (`rwts` order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Ddir {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Ddir {
+    pub const ALL: [Ddir; 3] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One value per direction (fio's `read,write,trim` triplets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PerDir<T> {
+    pub read: T,
+    pub write: T,
+    pub trim: T,
+}
+
+impl<T> PerDir<T> {
+    pub fn get(&self, d: Ddir) -> &T {
+        match d {
+            Ddir::Read => &self.read,
+            Ddir::Write => &self.write,
+            Ddir::Trim => &self.trim,
+        }
+    }
+    pub fn get_mut(&mut self, d: Ddir) -> &mut T {
+        match d {
+            Ddir::Read => &mut self.read,
+            Ddir::Write => &mut self.write,
+            Ddir::Trim => &mut self.trim,
+        }
+    }
+}
+
+impl<T: Clone> PerDir<T> {
+    pub fn all(v: T) -> Self {
+        PerDir {
+            read: v.clone(),
+            write: v.clone(),
+            trim: v,
+        }
+    }
+}
+
+/// `rw=` pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw`/`readwrite`: sequential mixed.
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+}
+
+impl RwMode {
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            RwMode::RandRead | RwMode::RandWrite | RwMode::RandTrim | RwMode::RandRw
+        )
+    }
+    pub fn has_read(self) -> bool {
+        matches!(
+            self,
+            RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandRw
+        )
+    }
+    pub fn has_write(self) -> bool {
+        matches!(
+            self,
+            RwMode::Write
+                | RwMode::RandWrite
+                | RwMode::ReadWrite
+                | RwMode::RandRw
+                | RwMode::TrimWrite
+        )
+    }
+    pub fn has_trim(self) -> bool {
+        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite)
+    }
+    /// fio's name as printed in the job header line (`rw=randrw`).
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Trim => "trim",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::RandTrim => "randtrim",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+            RwMode::TrimWrite => "trimwrite",
+        }
+    }
+}
+
+/// `rw=mode:N`. For sequential modes `n` is a byte skip after each I/O; for random modes it is
+/// the number of I/Os issued per newly generated random offset (fio's `rw_seq`/`:N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RwSpec {
+    pub mode: RwMode,
+    pub n: u64,
+}
+
+/// Block sizes for one direction: `bs`, `bsrange` or `bssplit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BsSpec {
+    pub min: u64,
+    pub max: u64,
+    /// `bssplit` entries `(block size, percent)`; blank shares already resolved so the percents sum
+    /// to 100. Empty when not given.
+    pub split: Vec<(u64, u32)>,
+}
+
+impl BsSpec {
+    pub fn fixed(bs: u64) -> Self {
+        BsSpec {
+            min: bs,
+            max: bs,
+            split: Vec::new(),
+        }
+    }
+}
+
+/// A size that may be given in bytes or as a percentage of the file/device (`size=50%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeSpec {
+    Bytes(u64),
+    /// Percent, 0.0..=100.0.
+    Percent(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FileServiceType {
+    /// `random[:N]`
+    Random(u32),
+    /// `roundrobin[:N]`
+    RoundRobin(u32),
+    /// `sequential[:N]`
+    Sequential(u32),
+    /// `zipf:θ`, `pareto:h`, `normal/gauss:σ` over files; value scaled as in `RandomDistribution`.
+    Zipf(f64),
+    Pareto(f64),
+    Gauss(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FallocateMode {
+    None,
+    Native,
+    Posix,
+    Keep,
+    Truncate,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileSpec {
+    /// `filename=` split on unescaped `:`. Empty: fio derives names (`filename_format`).
+    pub filenames: Vec<String>,
+    /// `directory=` split on unescaped `:` (files are distributed round-robin over them).
+    pub directories: Vec<String>,
+    /// The raw `filename_format`, expanded per file by the runner with `$jobname`, `$jobnum`,
+    /// `$filenum`, `$clientuid` (fio default `$jobname.$jobnum.$filenum`).
+    pub filename_format: String,
+    pub nrfiles: u32,
+    /// 0 means "all files".
+    pub openfiles: u32,
+    pub file_service_type: FileServiceType,
+    /// Per-file size (`filesize=a-b` range: each file picks in the range).
+    pub filesize: Option<(u64, u64)>,
+    pub create_on_open: bool,
+    pub unlink: bool,
+    pub allow_file_create: bool,
+    pub fallocate: FallocateMode,
+    pub pre_read: bool,
+    pub invalidate: bool,
+    pub overwrite: bool,
+    pub allow_mounted_write: bool,
+    /// `lockfile=`; only `none` is supported for now.
+    pub lockfile_none: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoSubmitMode {
+    Inline,
+    Offload,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    None,
+    /// `sync=1` / `sync=sync`: O_SYNC
+    Sync,
+    /// `sync=dsync`: O_DSYNC
+    Dsync,
+}
+
+/// Engine-specific options. Only the fields of the chosen engine matter; the parser rejects an
+/// engine option used with a different engine (as fio does).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EngineOptions {
+    // pvsync2 / io_uring
+    pub hipri: bool,
+    pub hipri_percentage: u32,
+    pub nowait: bool,
+    pub uncached: u32,
+    // io_uring
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub nonvectored: i32,
+    pub force_async: u32,
+    // libaio
+    pub userspace_reap: bool,
+    // guasi (fiox's thread-pool engine)
+    pub guasi_workers: Option<u32>,
+    pub guasi_submit_offload: bool,
+    pub guasi_kick_each: bool,
+    pub guasi_reap_runs: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RandomGenerator {
+    Tausworthe,
+    Lfsr,
+    Tausworthe64,
+}
+
+/// One zone of `random_distribution=zoned:` / `zoned_abs:` (per direction).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Zone {
+    /// Percent of accesses that go to this zone.
+    pub access_pct: f64,
+    /// For `zoned`: percent of the file; for `zoned_abs`: absolute size in bytes.
+    pub size: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RandomDistribution {
+    Random,
+    /// `zipf:θ` (θ > 0, ≠ 1)
+    Zipf(f64),
+    /// `pareto:h` (0 < h < 1)
+    Pareto(f64),
+    /// `normal:σ` / `gauss:σ`, σ as percent of the range
+    Normal(f64),
+    /// Per-direction zone lists (directions without their own list reuse read's).
+    Zoned(PerDir<Vec<Zone>>),
+    ZonedAbs(PerDir<Vec<Zone>>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RandSpec {
+    pub randrepeat: bool,
+    /// `randseed=` (default 0x89 when randrepeat; otherwise time-derived at run time).
+    pub randseed: u64,
+    pub norandommap: bool,
+    pub generator: RandomGenerator,
+    pub distribution: RandomDistribution,
+    /// `percentage_random=` per direction, 0..=100 (100 = fully random for rand modes).
+    pub percentage_random: PerDir<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BufferSpec {
+    pub zero_buffers: bool,
+    pub refill_buffers: bool,
+    pub scramble_buffers: bool,
+    pub compress_percentage: Option<u32>,
+    pub compress_chunk: u64,
+    /// `buffer_pattern=` decoded to bytes (hex `0x..`, quoted strings, decimal ints, concatenated).
+    pub pattern: Vec<u8>,
+    /// `dedupe_percentage=`
+    pub dedupe_percentage: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacingSpec {
+    /// `rate=` bytes/s per direction, 0 = unlimited.
+    pub rate: PerDir<u64>,
+    pub rate_min: PerDir<u64>,
+    pub rate_iops: PerDir<u64>,
+    pub rate_iops_min: PerDir<u64>,
+    pub rate_process: RateProcess,
+    pub rate_cycle: Duration,
+    pub thinktime: Duration,
+    pub thinktime_spin: Duration,
+    pub thinktime_blocks: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimingSpec {
+    /// `runtime=`; None = no cap.
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Option<Duration>,
+    /// `startdelay=a-b` picks uniformly in the range.
+    pub startdelay: (Duration, Duration),
+    pub loops: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSpec {
+    pub write_bw_log: Option<String>,
+    pub write_lat_log: Option<String>,
+    pub write_iops_log: Option<String>,
+    pub write_hist_log: Option<String>,
+    /// 0 = log every I/O.
+    pub log_avg_msec: u64,
+    pub log_hist_msec: u64,
+    pub per_job_logs: bool,
+    pub log_offset: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsSpec {
+    /// Percentiles to report, each 0.0..=100.0 (default fio list).
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub disable_lat: bool,
+    pub disable_clat: bool,
+    pub disable_slat: bool,
+    pub disable_bw: bool,
+    pub gtod_reduce: bool,
+    pub bwavgtime: Duration,
+    pub iopsavgtime: Duration,
+    pub group_reporting: bool,
+    pub stats: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpusAllowedPolicy {
+    Shared,
+    Split,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuSpec {
+    /// `cpus_allowed=0-3,5`; None = no restriction.
+    pub cpus_allowed: Option<Vec<usize>>,
+    pub policy: CpusAllowedPolicy,
+    pub nice: i32,
+    /// `prio=` 0..=7 and `prioclass=` 0..=3 (ioprio_set).
+    pub prio: Option<u32>,
+    pub prioclass: Option<u32>,
+}
+
+/// `continue_on_error=` kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContinueOnError {
+    None,
+    Read,
+    Write,
+    Io,
+    Verify,
+    All,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorSpec {
+    pub continue_on_error: ContinueOnError,
+    /// `ignore_error=` per direction: errno values (names resolved by the parser).
+    pub ignore_error: PerDir<Vec<i32>>,
+    pub exitall: bool,
+    pub exitall_on_error: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyMethod {
+    None,
+    Md5,
+    Crc32c,
+    Crc64,
+    Sha1,
+    Sha256,
+    Sha512,
+    Xxhash,
+    Pattern,
+    PatternHdr,
+    Null,
+    Crc32,
+    Crc16,
+    Crc7,
+    Sha3_256,
+    Sha3_512,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifySpec {
+    pub method: VerifyMethod,
+    pub do_verify: bool,
+    pub verify_only: bool,
+    pub verify_fatal: bool,
+    pub verify_dump: bool,
+    pub verify_async: u32,
+    pub verify_backlog: u64,
+    pub verify_backlog_batch: u64,
+    pub verify_interval: Option<u64>,
+    pub verify_offset: u64,
+    pub verify_pattern: Vec<u8>,
+    pub verify_state_save: bool,
+    pub verify_state_load: bool,
+    pub serialize_overlap: bool,
+}
+
+/// One job after `[global]` inheritance, numjobs expansion and derivation of defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: Option<String>,
+    /// Position of this (expanded) job in the run, from 0.
+    pub index: u32,
+    /// Which of `numjobs` clones this is, from 0 (fio's `$jobnum` counts jobs overall).
+    pub clone_index: u32,
+    pub numjobs: u32,
+    /// Reporting group: increments at each `stonewall`/`new_group` and at each new job file.
+    pub group_id: u32,
+    /// This job waits for all earlier jobs to finish before starting.
+    pub stonewall: bool,
+    pub new_group: bool,
+    /// `wait_for=NAME`
+    pub wait_for: Option<String>,
+    /// Job file this job came from (None for command line), for messages.
+    pub source: Option<String>,
+
+    pub rw: RwSpec,
+    pub rwmixread: u32,
+    pub bs: PerDir<BsSpec>,
+    pub blockalign: PerDir<Option<u64>>,
+    pub bs_unaligned: bool,
+    pub size: Option<SizeSpec>,
+    pub io_size: Option<SizeSpec>,
+    pub offset: SizeSpec,
+    pub offset_increment: u64,
+    pub offset_align: u64,
+    pub number_ios: Option<u64>,
+    pub zero_fill: bool,
+
+    pub files: FileSpec,
+    pub thread: bool,
+    pub ioengine: String,
+    pub engine: EngineOptions,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub io_submit_mode: IoSubmitMode,
+
+    pub direct: bool,
+    pub sync: SyncMode,
+    pub fsync: u64,
+    pub fdatasync: u64,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+
+    pub timing: TimingSpec,
+    pub rand: RandSpec,
+    pub buffers: BufferSpec,
+    pub pacing: PacingSpec,
+    pub stats: StatsSpec,
+    pub logs: LogSpec,
+    pub cpu: CpuSpec,
+    pub errors: ErrorSpec,
+    pub verify: VerifySpec,
+    pub kb_base: u32,
+    pub unit_base: u32,
+
+    /// Options exactly as written for this job (after `[global]` inheritance, before
+    /// defaults), in order, for fio's JSON `job options` and `--showcmd`.
+    pub raw_options: Vec<(String, String)>,
+}
+
+/// Global switches and settings that are not per job.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunSettings {
+    pub parse_only: bool,
+    pub showcmd: bool,
+    pub sections: Vec<String>,
+    pub output: Option<String>,
+    pub output_formats: Vec<OutputFormat>,
+    pub eta: EtaMode,
+    pub status_interval: Option<Duration>,
+    pub readonly: bool,
+    pub allow_destructive: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Normal,
+    Json,
+    JsonPlus,
+    Terse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EtaMode {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}

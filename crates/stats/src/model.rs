@@ -1,0 +1,284 @@
+//! The result model: what one job (or a group_reporting merge of jobs) measured, what a
+//! reporting group adds up to, and what the disks under the jobs did. The runner fills these;
+//! `fiox-report` prints them in fio's formats. Everything here is plain data plus merging.
+
+use crate::hist::Histogram;
+use fiox_job::PerDir;
+
+/// Running statistics of one latency kind (slat, clat or lat) in nanoseconds: exact
+/// min/max/mean/variance (Welford) plus a histogram for percentiles.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LatStat {
+    pub n: u64,
+    pub min: u64,
+    pub max: u64,
+    mean: f64,
+    m2: f64,
+    pub hist: Histogram,
+}
+
+impl LatStat {
+    #[inline]
+    pub fn add(&mut self, ns: u64) {
+        if self.n == 0 || ns < self.min {
+            self.min = ns;
+        }
+        if ns > self.max {
+            self.max = ns;
+        }
+        self.n += 1;
+        let d = ns as f64 - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (ns as f64 - self.mean);
+        self.hist.record(ns);
+    }
+
+    pub fn mean(&self) -> f64 {
+        self.mean
+    }
+
+    /// Sample standard deviation (n-1), as fio prints it.
+    pub fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            0.0
+        } else {
+            (self.m2 / (self.n - 1) as f64).sqrt()
+        }
+    }
+
+    /// Combine two disjoint sample sets (Chan et al. parallel variance).
+    pub fn merge(&mut self, o: &LatStat) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = o.clone();
+            return;
+        }
+        let n = self.n + o.n;
+        let d = o.mean - self.mean;
+        self.m2 += o.m2 + d * d * (self.n as f64) * (o.n as f64) / n as f64;
+        self.mean += d * o.n as f64 / n as f64;
+        self.n = n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.hist.merge(&o.hist);
+    }
+
+    pub fn reset(&mut self) {
+        let mut hist = std::mem::take(&mut self.hist);
+        hist.reset();
+        *self = LatStat {
+            hist,
+            ..Default::default()
+        };
+    }
+}
+
+/// Summary of periodic samples (bw in KiB/s or IOPS), as fio's `bw (...)` and `iops` rows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SampleStat {
+    pub n: u64,
+    pub min: u64,
+    pub max: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl SampleStat {
+    pub fn add(&mut self, v: u64) {
+        if self.n == 0 || v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
+        }
+        self.n += 1;
+        let d = v as f64 - self.mean;
+        self.mean += d / self.n as f64;
+        self.m2 += d * (v as f64 - self.mean);
+    }
+    pub fn mean(&self) -> f64 {
+        self.mean
+    }
+    pub fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            0.0
+        } else {
+            (self.m2 / (self.n - 1) as f64).sqrt()
+        }
+    }
+    pub fn merge(&mut self, o: &SampleStat) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = o.clone();
+            return;
+        }
+        let n = self.n + o.n;
+        let d = o.mean - self.mean;
+        self.m2 += o.m2 + d * d * (self.n as f64) * (o.n as f64) / n as f64;
+        self.mean += d * o.n as f64 / n as f64;
+        self.n = n;
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+    }
+}
+
+/// One direction (read, write or trim) of one job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DirResult {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    /// Milliseconds this direction was active (fio's per-direction `runtime`).
+    pub runtime_ms: u64,
+    pub slat: LatStat,
+    pub clat: LatStat,
+    pub lat: LatStat,
+    /// Bandwidth samples in KiB/s (every `bwavgtime`).
+    pub bw: SampleStat,
+    pub iops: SampleStat,
+}
+
+/// Distribution buckets fio prints as `IO depths`, `submit`, `complete`.
+/// Depth buckets: 1, 2, 4, 8, 16, 32, >=64. Submit/complete buckets: 0, 4, 8, 16, 32, 64, >=64.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DepthDist {
+    pub buckets: [u64; 7],
+}
+
+/// Exact latency bucket counts (`lat (nsec/usec/msec)` lines and JSON `latency_ns/us/ms`),
+/// counted per I/O on total latency (clat for sync engines).
+/// ns and us: 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000; ms adds 2000 and >=2000.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatBuckets {
+    pub ns: [u64; 10],
+    pub us: [u64; 10],
+    pub ms: [u64; 12],
+}
+
+/// A warning attached to a result: what is wrong with the numbers and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Stable identifier, e.g. `buffered-libaio`, `page-cache`.
+    pub code: String,
+    pub message: String,
+    pub fix: String,
+}
+
+/// Everything one job measured (or several, merged for group_reporting).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// How many jobs were merged into this result (`jobs=N` in the header line).
+    pub jobs: u32,
+    /// First error (errno) or 0.
+    pub error: i32,
+    pub pid: u32,
+    /// Wall-clock start of the job, seconds since the epoch (fio's `Sun Nov 22 05:04:54 2026`).
+    pub start_unix: u64,
+    /// Seconds from job start to end, including ramp (`elapsed`).
+    pub elapsed_s: u64,
+    /// Milliseconds of measured run time (fio's `job_runtime`).
+    pub runtime_ms: u64,
+    pub dirs: PerDir<DirResult>,
+    /// fsync/fdatasync calls (fio's `sync` JSON object).
+    pub sync_lat: LatStat,
+    pub usr_cpu_pct: f64,
+    pub sys_cpu_pct: f64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+    pub io_depth: DepthDist,
+    pub submit: DepthDist,
+    pub complete: DepthDist,
+    pub lat_buckets: LatBuckets,
+    pub iodepth: u32,
+    /// Options as the user wrote them, for JSON `job options`.
+    pub job_options: Vec<(String, String)>,
+    pub warnings: Vec<Warning>,
+    /// Percentiles to print (0..=100) and whether each latency kind shows them.
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    /// Whether slat is meaningful (false for sync engines: fio prints no slat line).
+    pub has_slat: bool,
+}
+
+/// One reporting group's totals per direction (`Run status group N`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupDir {
+    pub io_bytes: u64,
+    /// Aggregate bandwidth: io_bytes over the longest runtime, bytes/s.
+    pub agg_bw: u64,
+    /// Slowest and fastest job bandwidth, bytes/s.
+    pub min_bw: u64,
+    pub max_bw: u64,
+    pub min_runtime_ms: u64,
+    pub max_runtime_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupResult {
+    pub groupid: u32,
+    pub dirs: PerDir<GroupDir>,
+    pub kb_base: u32,
+    pub unit_base: u32,
+}
+
+/// `/sys/block/DEV/stat` deltas over the run, plus the underlying disks of stacked devices.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskResult {
+    pub name: String,
+    /// read, write
+    pub ios: [u64; 2],
+    pub merges: [u64; 2],
+    pub sectors: [u64; 2],
+    pub ticks: [u64; 2],
+    pub io_ticks: u64,
+    pub in_queue: u64,
+    /// Percent of the run the device was busy.
+    pub util: f64,
+    /// For stacked devices (loop over a disk, md, dm): the devices underneath, aggregated.
+    pub slaves: Vec<DiskResult>,
+}
+
+/// A whole run: what every report format prints.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunResult {
+    pub jobs: Vec<JobResult>,
+    pub groups: Vec<GroupResult>,
+    pub disks: Vec<DiskResult>,
+    /// Options from `[global]` sections, for JSON `global options`.
+    pub global_options: Vec<(String, String)>,
+    pub start_unix_ms: u64,
+    pub warnings: Vec<Warning>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_equals_sequential() {
+        let (mut a, mut b, mut all) = (LatStat::default(), LatStat::default(), LatStat::default());
+        for v in 1..100u64 {
+            a.add(v * 7);
+            all.add(v * 7);
+        }
+        for v in 1..50u64 {
+            b.add(v * 13 + 5);
+            all.add(v * 13 + 5);
+        }
+        a.merge(&b);
+        assert_eq!(a.n, all.n);
+        assert_eq!((a.min, a.max), (all.min, all.max));
+        assert!((a.mean() - all.mean()).abs() < 1e-9);
+        assert!((a.stddev() - all.stddev()).abs() < 1e-6);
+    }
+}
