@@ -65,6 +65,24 @@ impl LatStat {
         self.hist.merge(&o.hist);
     }
 
+    /// Rebuild from summary figures (sample standard deviation), e.g. results read back from
+    /// another fiox/fio or figures a test wants printed exactly.
+    pub fn from_parts(n: u64, min: u64, max: u64, mean: f64, stddev: f64, hist: Histogram) -> Self {
+        let m2 = if n > 1 {
+            stddev * stddev * (n - 1) as f64
+        } else {
+            0.0
+        };
+        LatStat {
+            n,
+            min,
+            max,
+            mean,
+            m2,
+            hist,
+        }
+    }
+
     pub fn reset(&mut self) {
         let mut hist = std::mem::take(&mut self.hist);
         hist.reset();
@@ -106,6 +124,21 @@ impl SampleStat {
             0.0
         } else {
             (self.m2 / (self.n - 1) as f64).sqrt()
+        }
+    }
+    /// Rebuild from summary figures (sample standard deviation); see [`LatStat::from_parts`].
+    pub fn from_parts(n: u64, min: u64, max: u64, mean: f64, stddev: f64) -> Self {
+        let m2 = if n > 1 {
+            stddev * stddev * (n - 1) as f64
+        } else {
+            0.0
+        };
+        SampleStat {
+            n,
+            min,
+            max,
+            mean,
+            m2,
         }
     }
     pub fn merge(&mut self, o: &SampleStat) {
@@ -208,6 +241,11 @@ pub struct JobResult {
     pub slat_percentiles: bool,
     /// Whether slat is meaningful (false for sync engines: fio prints no slat line).
     pub has_slat: bool,
+    /// `description=` of the job (empty: none), printed as fio's `Description  : [..]`.
+    pub description: String,
+    /// Text fio shows after a non-zero `err=` (e.g. `file:engine, func=io_u error,
+    /// error=Input/output error`); empty when `error` is 0.
+    pub verror: String,
 }
 
 /// One reporting group's totals per direction (`Run status group N`).
@@ -263,6 +301,20 @@ pub struct RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn from_parts_keeps_summary() {
+        let mut all = LatStat::default();
+        for v in [10u64, 20, 45, 80] {
+            all.add(v);
+        }
+        let rebuilt = LatStat::from_parts(4, 10, 80, all.mean(), all.stddev(), Histogram::new());
+        assert!((rebuilt.mean() - all.mean()).abs() < 1e-9);
+        assert!((rebuilt.stddev() - all.stddev()).abs() < 1e-9);
+        let s = SampleStat::from_parts(3, 1, 9, 5.0, 4.0);
+        assert_eq!((s.n, s.min, s.max), (3, 1, 9));
+        assert!((s.stddev() - 4.0).abs() < 1e-9);
+    }
 
     #[test]
     fn merge_equals_sequential() {
