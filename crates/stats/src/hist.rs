@@ -1,68 +1,99 @@
-//! Log-linear histogram of nanosecond values.
+//! Log-linear histogram of nanosecond values, bucket-compatible with fio's `io_u_plat` but
+//! without its upper cap.
 //!
-//! Values below 2^SUB_BITS are counted exactly; above, each power-of-two range is split into
-//! 2^SUB_BITS equal buckets, so a bucket's width is at most 1/128 of its lower bound — the same
-//! relative error bound as fio's histogram, but over the whole u64 range (fio stops near 17 s).
-//! Memory is fixed: (64 - SUB_BITS + 1) * 2^SUB_BITS counters, allocated lazily.
+//! The layout is fio's (stat.h, `FIO_IO_U_PLAT_BITS = 6`): values below 128 are counted exactly;
+//! a value whose most significant bit is `m >= 7` falls in group `m - 5`, which splits
+//! `[2^m, 2^(m+1))` into 64 equal buckets. A bucket is reported by the value fio reports for it
+//! (lower bound plus half the bucket width), so the relative error is at most 1/128 — fio's bound.
+//! fio stops after 29 groups (everything above about 17.2 s lands in its last bucket); here the
+//! groups continue up to bit 63, so every u64 is represented with the same error bound. For values
+//! below 2^34 ns the bucket index and the reported value are exactly fio's, which makes json+
+//! `bins` keys and percentiles directly comparable with fio's output for the same samples.
+//!
+//! Memory is fixed and allocated up front (3776 counters, 30 KiB), so [`Histogram::record`] is
+//! one index computation and one increment: no allocation check on the per-I/O path.
 
-const SUB_BITS: u32 = 7;
-const SUB: u64 = 1 << SUB_BITS;
-const NBUCKETS: usize = ((64 - SUB_BITS + 1) as usize) * SUB as usize;
+/// Bits of sub-bucket resolution per power of two (fio's `FIO_IO_U_PLAT_BITS`).
+const BITS: u32 = 6;
+/// Buckets per group (fio's `FIO_IO_U_PLAT_VAL`).
+const VAL: u64 = 1 << BITS;
+/// Values below this are counted exactly, one bucket each.
+const EXACT: u64 = VAL << 1;
+/// Total buckets: two exact groups plus one group per msb from 7 to 63.
+pub const NBUCKETS: usize = ((64 - BITS + 1) as usize) * VAL as usize;
+/// fio's bucket count (`FIO_IO_U_PLAT_NR`): indexes below this are fio-identical.
+pub const FIO_NBUCKETS: usize = 29 * VAL as usize;
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Histogram {
-    counts: Vec<u64>,
-    total: u64,
-}
-
-/// Bucket index of a value.
+/// Bucket index of a value (fio's `plat_val_to_idx`, without the clamp).
+#[inline(always)]
 fn index(v: u64) -> usize {
-    if v < SUB {
+    if v < EXACT {
         return v as usize;
     }
-    let e = 63 - v.leading_zeros(); // >= SUB_BITS
-    let shift = e - SUB_BITS;
-    let sub = (v >> shift) & (SUB - 1);
-    ((e - SUB_BITS + 1) as usize) * SUB as usize + sub as usize
+    let msb = 63 - v.leading_zeros(); // >= BITS + 1
+    let error_bits = msb - BITS;
+    let base = ((error_bits + 1) as u64) << BITS;
+    (base + ((v >> error_bits) & (VAL - 1))) as usize
 }
 
 /// Lowest value that falls in bucket `i`.
-fn lower(i: usize) -> u64 {
+pub fn bucket_lower(i: usize) -> u64 {
     let i = i as u64;
-    if i < SUB {
+    if i < EXACT {
         return i;
     }
-    let group = i / SUB; // >= 1
-    let sub = i % SUB;
-    let e = group + SUB_BITS as u64 - 1;
-    let shift = e - SUB_BITS as u64;
-    (1u64 << e) | (sub << shift)
+    let error_bits = (i >> BITS) - 1;
+    let k = i & (VAL - 1);
+    (1u64 << (error_bits + BITS as u64)) + (k << error_bits)
 }
 
-/// Representative value of bucket `i` (its midpoint; exact for small values).
-fn mid(i: usize) -> u64 {
-    let lo = lower(i);
-    if (i as u64) < SUB {
+/// The value reported for bucket `i` (fio's `plat_idx_to_val`): exact below 128, otherwise the
+/// lower bound plus half the bucket width.
+pub fn bucket_value(i: usize) -> u64 {
+    let lo = bucket_lower(i);
+    if (i as u64) < EXACT {
         return lo;
     }
-    let hi = if i + 1 < NBUCKETS {
-        lower(i + 1) - 1
-    } else {
-        u64::MAX
-    };
-    lo + (hi - lo) / 2
+    let error_bits = ((i as u64) >> BITS) - 1;
+    lo + (1u64 << (error_bits - 1))
+}
+
+/// Counts of nanosecond values in fio-compatible log-linear buckets.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Histogram {
+    counts: Box<[u64; NBUCKETS]>,
+    total: u64,
+}
+
+impl Default for Histogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // 3776 counters would drown any Debug output; the non-empty bins say everything.
+        f.debug_struct("Histogram")
+            .field("total", &self.total)
+            .field("bins", &self.bins().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Histogram {
+    /// An empty histogram with all buckets allocated (so `record` never allocates).
     pub fn new() -> Self {
-        Self::default()
+        let counts: Box<[u64; NBUCKETS]> = vec![0u64; NBUCKETS]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| unreachable!("vec has exactly NBUCKETS elements"));
+        Histogram { counts, total: 0 }
     }
 
+    /// Count one value. Per-I/O hot path: one leading-zeros, a shift and two increments.
     #[inline]
     pub fn record(&mut self, v: u64) {
-        if self.counts.is_empty() {
-            self.counts = vec![0; NBUCKETS];
-        }
         self.counts[index(v)] += 1;
         self.total += 1;
     }
@@ -71,48 +102,74 @@ impl Histogram {
         self.total
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
     pub fn merge(&mut self, other: &Histogram) {
         if other.total == 0 {
             return;
         }
-        if self.counts.is_empty() {
-            self.counts = vec![0; NBUCKETS];
-        }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
             *a += *b;
         }
         self.total += other.total;
     }
 
-    /// Value at percentile `p` (0..=100): the representative value of the bucket holding the
-    /// sample of rank ceil(p/100 * N). 0 when empty.
+    /// Value at percentile `p` (0..=100), by fio's rule: the reported value of the first bucket
+    /// whose cumulative count reaches `p / 100 * N` (compared as floating point, so a fractional
+    /// rank rounds up). `p <= 0` gives the first non-empty bucket. 0 when empty.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.total == 0 {
-            return 0;
-        }
-        let rank = ((p / 100.0) * self.total as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                return mid(i);
-            }
-        }
-        mid(NBUCKETS - 1)
+        self.percentiles(&[p])[0]
     }
 
-    /// Non-empty buckets as (representative value, count), ascending (json+ `bins`).
+    /// Several percentiles in one pass over the buckets; results in the order of `ps`.
+    pub fn percentiles(&self, ps: &[f64]) -> Vec<u64> {
+        let mut out = vec![0u64; ps.len()];
+        if self.total == 0 || ps.is_empty() {
+            return out;
+        }
+        let mut order: Vec<usize> = (0..ps.len()).collect();
+        order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+        let n = self.total as f64;
+        let mut next = 0;
+        let mut cum = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            cum += c;
+            // `cum > 0` only matters for p <= 0, which fio cannot express (0 ends its list).
+            while next < order.len() && cum > 0 && cum as f64 >= ps[order[next]] / 100.0 * n {
+                out[order[next]] = bucket_value(i);
+                next += 1;
+            }
+            if next == order.len() {
+                break;
+            }
+        }
+        // Percentiles above 100 never reach their threshold: report the highest bucket seen.
+        let last = self.highest_bucket().map(bucket_value).unwrap_or(0);
+        for &k in &order[next..] {
+            out[k] = last;
+        }
+        out
+    }
+
+    fn highest_bucket(&self) -> Option<usize> {
+        self.counts.iter().rposition(|&c| c > 0)
+    }
+
+    /// Non-empty buckets as (reported value, count), ascending: json+ `bins`. For values below
+    /// about 17.2 s the keys are exactly fio's; above, fio would lump everything into one bucket.
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.counts
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (mid(i), c))
+            .map(|(i, &c)| (bucket_value(i), c))
     }
 
     /// Forget all samples (ramp_time end), keeping the allocation.
     pub fn reset(&mut self) {
-        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.counts.fill(0);
         self.total = 0;
     }
 }
@@ -121,48 +178,183 @@ impl Histogram {
 mod tests {
     use super::*;
 
+    /// fio's plat_val_to_idx, transcribed as arithmetic (reference for the first 29 groups).
+    fn fio_index(v: u64) -> usize {
+        let msb = if v == 0 { 0 } else { 63 - v.leading_zeros() };
+        if msb <= 6 {
+            return v as usize;
+        }
+        let eb = msb - 6;
+        let idx = (((eb + 1) << 6) as u64 + ((v >> eb) & 63)) as usize;
+        idx.min(FIO_NBUCKETS - 1)
+    }
+
+    /// fio's plat_idx_to_val: base + (k + 0.5) * 2^error_bits, truncated.
+    fn fio_value(idx: usize) -> u64 {
+        if idx < 128 {
+            return idx as u64;
+        }
+        let eb = (idx >> 6) as u32 - 1;
+        let base = 1u64 << (eb + 6);
+        let k = (idx % 64) as f64;
+        base + ((k + 0.5) * (1u64 << eb) as f64) as u64
+    }
+
     #[test]
-    fn index_and_lower_agree() {
-        for v in [
-            0u64,
-            1,
-            127,
-            128,
-            129,
-            255,
-            256,
-            1000,
-            123_456,
-            17_000_000_000,
-            u64::MAX,
-        ] {
+    fn index_and_lower_agree_over_whole_range() {
+        let mut samples = vec![0u64, 1, 63, 64, 127, 128, 129, 255, 256, 1000, u64::MAX];
+        for s in 7..64 {
+            let p = 1u64 << s;
+            samples.extend([p - 1, p, p + 1, p + p / 3]);
+        }
+        for v in samples {
             let i = index(v);
-            assert!(lower(i) <= v, "v={v}");
+            assert!(i < NBUCKETS, "v={v}");
+            assert!(bucket_lower(i) <= v, "v={v}");
             if i + 1 < NBUCKETS {
-                assert!(lower(i + 1) > v, "v={v}");
+                assert!(bucket_lower(i + 1) > v, "v={v} i={i}");
             }
         }
+        assert_eq!(index(u64::MAX), NBUCKETS - 1);
     }
 
     #[test]
-    fn relative_error_bounded() {
-        let mut v = 1u64;
-        while v < u64::MAX / 3 {
-            let m = mid(index(v));
+    fn identical_to_fio_below_its_cap() {
+        // Every bucket boundary fio has, plus points inside buckets.
+        for i in 0..FIO_NBUCKETS {
+            let lo = bucket_lower(i);
+            for v in [
+                lo,
+                lo + (bucket_lower(i + 1) - lo) / 2,
+                bucket_lower(i + 1) - 1,
+            ] {
+                assert_eq!(index(v), fio_index(v), "v={v}");
+            }
+            assert_eq!(bucket_value(i), fio_value(i), "idx={i}");
+        }
+        // fio's cap: 2^34 ns and above all land in its last bucket; ours keep resolving.
+        assert_eq!(fio_index(1 << 34), FIO_NBUCKETS - 1);
+        assert!(index(1 << 34) >= FIO_NBUCKETS);
+    }
+
+    #[test]
+    fn relative_error_at_most_fio_bound() {
+        let mut worst = 0.0f64;
+        let mut check = |v: u64| {
+            let m = bucket_value(index(v));
             let err = (m as f64 - v as f64).abs() / v as f64;
             assert!(err <= 1.0 / 128.0, "v={v} m={m} err={err}");
-            v = v * 3 + 1;
+            worst = worst.max(err);
+        };
+        for v in 1..5000u64 {
+            check(v);
         }
+        for s in 7..64 {
+            let p = 1u64 << s;
+            // Group start (worst case), group end, and points far above fio's 17 s cap.
+            check(p);
+            check(p + 1);
+            check(p.wrapping_mul(2).wrapping_sub(1).max(p));
+        }
+        check(u64::MAX);
+        check(3_600_000_000_000); // an hour
+        assert!(
+            worst > 1.0 / 129.0,
+            "the bound is attained at group starts: {worst}"
+        );
     }
 
     #[test]
-    fn percentiles_of_uniform() {
+    fn exact_values_below_128() {
+        let mut h = Histogram::new();
+        for v in 0..128u64 {
+            h.record(v);
+        }
+        let bins: Vec<_> = h.bins().collect();
+        assert_eq!(bins.len(), 128);
+        assert!(bins
+            .iter()
+            .enumerate()
+            .all(|(i, &(v, c))| v == i as u64 && c == 1));
+    }
+
+    #[test]
+    fn percentile_rule_matches_fio() {
+        // 10 samples 1..=10 (exact buckets). fio: first bucket with cum >= p/100*10.
+        let mut h = Histogram::new();
+        for v in 1..=10u64 {
+            h.record(v);
+        }
+        assert_eq!(h.percentile(50.0), 5); // cum 5 >= 5.0
+        assert_eq!(h.percentile(50.1), 6); // 5.01 needs cum 6
+        assert_eq!(h.percentile(1.0), 1); // 0.1 -> first sample
+        assert_eq!(h.percentile(99.99), 10);
+        assert_eq!(h.percentile(100.0), 10);
+        assert_eq!(h.percentile(0.0), 1, "p=0: first non-empty bucket");
+        assert_eq!(
+            h.percentiles(&[99.0, 10.0, 50.0]),
+            vec![10, 1, 5],
+            "order of the request is kept"
+        );
+        assert_eq!(Histogram::new().percentile(50.0), 0);
+    }
+
+    #[test]
+    fn percentiles_of_uniform_within_bucket_error() {
         let mut h = Histogram::new();
         for v in 1..=1000u64 {
             h.record(v * 1000);
         }
-        let p50 = h.percentile(50.0) as f64;
-        assert!((p50 - 500_000.0).abs() / 500_000.0 < 0.01, "{p50}");
+        for p in [1.0, 50.0, 90.0, 99.0, 99.9] {
+            let exact = (p * 10.0f64).ceil() * 1000.0;
+            let got = h.percentile(p) as f64;
+            assert!(
+                (got - exact).abs() / exact <= 1.0 / 128.0,
+                "p={p} {got} vs {exact}"
+            );
+        }
         assert_eq!(h.count(), 1000);
+    }
+
+    #[test]
+    fn huge_values_keep_resolution() {
+        let mut h = Histogram::new();
+        h.record(20_000_000_000); // 20 s: above fio's cap
+        h.record(100_000_000_000); // 100 s
+        let p = h.percentiles(&[50.0, 100.0]);
+        assert!((p[0] as f64 / 2e10 - 1.0).abs() <= 1.0 / 128.0, "{p:?}");
+        assert!((p[1] as f64 / 1e11 - 1.0).abs() <= 1.0 / 128.0, "{p:?}");
+    }
+
+    #[test]
+    fn merge_equals_recording_everything() {
+        let (mut a, mut b, mut all) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for v in 0..3000u64 {
+            let x = v * v * 37 + 11;
+            if v % 3 == 0 {
+                a.record(x);
+            } else {
+                b.record(x);
+            }
+            all.record(x);
+        }
+        a.merge(&b);
+        assert_eq!(a, all);
+        assert_eq!(a.count(), 3000);
+        a.reset();
+        assert!(a.is_empty());
+        assert_eq!(a.bins().count(), 0);
+    }
+
+    #[test]
+    fn bins_sum_to_count_and_ascend() {
+        let mut h = Histogram::new();
+        for v in [5u64, 5, 700, 701, 1_000_000, 1_000_001, 7_000_000_000] {
+            h.record(v);
+        }
+        let bins: Vec<_> = h.bins().collect();
+        assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), 7);
+        assert!(bins.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(bins[0], (5, 2));
     }
 }
