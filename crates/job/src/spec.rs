@@ -430,6 +430,10 @@ pub struct VerifySpec {
     pub verify_interval: Option<u64>,
     pub verify_offset: u64,
     pub verify_pattern: Vec<u8>,
+    /// Where `%o` stood in `verify_pattern=`: byte positions in `verify_pattern`, each the start
+    /// of 8 reserved bytes that are replaced by the block's offset (little-endian u64) when the
+    /// pattern is written and checked (fio's `paste_blockoff`). Empty when the pattern has no `%o`.
+    pub verify_pattern_offsets: Vec<usize>,
     pub verify_state_save: bool,
     pub verify_state_load: bool,
     pub serialize_overlap: bool,
@@ -695,6 +699,7 @@ impl Default for JobSpec {
                 verify_interval: None,
                 verify_offset: 0,
                 verify_pattern: Vec::new(),
+                verify_pattern_offsets: Vec::new(),
                 verify_state_save: true,
                 verify_state_load: false,
                 serialize_overlap: false,
