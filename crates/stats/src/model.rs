@@ -83,13 +83,14 @@ impl LatStat {
         }
     }
 
+    /// Forget all samples (ramp_time end) in place, keeping the histogram's allocation.
     pub fn reset(&mut self) {
-        let mut hist = std::mem::take(&mut self.hist);
-        hist.reset();
-        *self = LatStat {
-            hist,
-            ..Default::default()
-        };
+        self.n = 0;
+        self.min = 0;
+        self.max = 0;
+        self.mean = 0.0;
+        self.m2 = 0.0;
+        self.hist.reset();
     }
 }
 
@@ -141,6 +142,24 @@ impl SampleStat {
             m2,
         }
     }
+    /// fio's group_reporting sum of bw/iops samples (`sum_stat(.., pure_sum = true)`): the
+    /// jobs ran side by side, so min, max, mean, sample count and the sum of squares are each
+    /// added up — the group's figures describe the aggregate rate, not one job's.
+    pub fn sum_parallel(&mut self, o: &SampleStat) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = o.clone();
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.n += o.n;
+        self.mean += o.mean;
+        self.m2 += o.m2;
+    }
+
     pub fn merge(&mut self, o: &SampleStat) {
         if o.n == 0 {
             return;
@@ -184,7 +203,7 @@ pub struct DepthDist {
 }
 
 /// Exact latency bucket counts (`lat (nsec/usec/msec)` lines and JSON `latency_ns/us/ms`),
-/// counted per I/O on total latency (clat for sync engines).
+/// counted per I/O on its completion latency (clat), as fio does; see [`LatBuckets::add`].
 /// ns and us: 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000; ms adds 2000 and >=2000.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LatBuckets {
