@@ -1,10 +1,14 @@
 //! Statistics: a bounded-memory log-linear latency histogram with no upper cap ([`Histogram`]),
-//! exact running min/max/mean/stddev ([`LatStat`]), bw/iops samplers ([`SampleStat`]) and the
-//! per-job and per-group result model ([`model`]) that the runner fills and reports print.
+//! exact running min/max/mean/stddev ([`LatStat`]), bw/iops samplers ([`SampleStat`]), fio's
+//! per-I/O accounting buckets ([`acct`]), reporting-group arithmetic ([`group`]) and the per-job
+//! and per-group result model ([`model`]) that the runner fills and reports print.
 #![forbid(unsafe_code)]
 
+pub mod acct;
+pub mod group;
 pub mod hist;
 pub mod model;
 
+pub use group::{bw_agg_pct, group_results, merge_jobs};
 pub use hist::Histogram;
 pub use model::*;

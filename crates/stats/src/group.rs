@@ -1,0 +1,266 @@
+//! Reporting groups: the `Run status group N` totals ([`group_results`]), the group_reporting
+//! merge of a group's jobs into one result ([`merge_jobs`]) and a job's share of its group's
+//! bandwidth (`per=` / JSON `bw_agg`, [`bw_agg_pct`]), with fio 3.33's definitions
+//! (stat.c: `__show_run_stats`, `sum_thread_stats`, `convert_agg_kbytes_percent`).
+
+use crate::model::{DirResult, GroupDir, GroupResult, JobResult, Warning};
+use fiox_job::{Ddir, PerDir};
+
+/// One `GroupResult` per distinct `groupid`, ascending.
+///
+/// Pass the results exactly as they will be reported: with group_reporting that is the merged
+/// result of the group ([`merge_jobs`]), so — as in fio — min/max bandwidth then describe the
+/// merged job. Per direction, jobs that did not run it (runtime 0) are skipped; for the rest:
+/// `io_bytes` is summed, a job's bandwidth is `io_bytes * 1000 / runtime_ms` (bytes/s, integer
+/// division), `min_bw`/`max_bw` and `min_runtime_ms`/`max_runtime_ms` are the extremes over jobs,
+/// and `agg_bw = io_bytes * 1000 / max_runtime_ms`. Directions nobody ran stay all zero.
+pub fn group_results(jobs: &[JobResult], kb_base: u32, unit_base: u32) -> Vec<GroupResult> {
+    let mut ids: Vec<u32> = jobs.iter().map(|j| j.groupid).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|gid| {
+            let members: Vec<&JobResult> = jobs.iter().filter(|j| j.groupid == gid).collect();
+            let mut dirs = PerDir::<GroupDir>::default();
+            for d in Ddir::ALL {
+                *dirs.get_mut(d) = group_dir(members.iter().map(|j| j.dirs.get(d)));
+            }
+            GroupResult {
+                groupid: gid,
+                dirs,
+                kb_base,
+                unit_base,
+            }
+        })
+        .collect()
+}
+
+fn group_dir<'a>(dirs: impl Iterator<Item = &'a DirResult>) -> GroupDir {
+    let mut g = GroupDir::default();
+    let mut any = false;
+    for d in dirs.filter(|d| d.runtime_ms > 0) {
+        let bw = d.io_bytes.saturating_mul(1000) / d.runtime_ms;
+        if !any {
+            g.min_runtime_ms = d.runtime_ms;
+            g.min_bw = bw;
+            any = true;
+        }
+        g.min_runtime_ms = g.min_runtime_ms.min(d.runtime_ms);
+        g.max_runtime_ms = g.max_runtime_ms.max(d.runtime_ms);
+        g.min_bw = g.min_bw.min(bw);
+        g.max_bw = g.max_bw.max(bw);
+        g.io_bytes += d.io_bytes;
+    }
+    g.agg_bw = g
+        .io_bytes
+        .saturating_mul(1000)
+        .checked_div(g.max_runtime_ms)
+        .unwrap_or(0);
+    g
+}
+
+/// A job's share of its group's aggregate bandwidth, in percent (`per=` and JSON `bw_agg`):
+/// the job's mean bw sample (KiB/s, truncated to an integer as fio does) over the group's
+/// `agg_bw` in KiB/s, capped at 100; 100 when the group moved at most 1 KiB/s.
+pub fn bw_agg_pct(bw_mean_kib: f64, group: &GroupDir) -> f64 {
+    if group.agg_bw <= 1024 {
+        return 100.0;
+    }
+    let mean = bw_mean_kib.trunc();
+    (mean * 100.0 / (group.agg_bw as f64 / 1024.0)).min(100.0)
+}
+
+/// Merge the jobs of one group for group_reporting, with fio's semantics:
+/// - identity (name, groupid, pid, start, description, options, percentile settings, iodepth)
+///   from the first job; `jobs` is the total number of jobs merged; `error`/`verror` are the first
+///   non-zero error; `elapsed_s` is the longest;
+/// - slat/clat/lat/sync latencies are merged as one sample set (exact min/max/mean/stddev,
+///   summed histograms);
+/// - bw and iops samples are added up as parallel rates ([`crate::SampleStat::sum_parallel`]);
+/// - bytes, I/O counts, cpu time, ctx/majf/minf, depth and latency buckets are summed;
+/// - per-direction runtime is the longest; `runtime_ms` (JSON `job_runtime`) is the sum, and
+///   cpu percentages are total cpu time over that sum;
+/// - warnings are the union (by code, first occurrence kept).
+///
+/// fio prints the options of the *last* job of the group beside the name of the first (a known
+/// inconsistency); here both come from the first job. An empty slice gives a default result.
+pub fn merge_jobs(jobs: &[JobResult]) -> JobResult {
+    let Some(first) = jobs.first() else {
+        return JobResult::default();
+    };
+    let mut m = first.clone();
+    m.jobs = first.jobs.max(1);
+    let mut usr_ms = cpu_ms(first.usr_cpu_pct, first.runtime_ms);
+    let mut sys_ms = cpu_ms(first.sys_cpu_pct, first.runtime_ms);
+    for j in &jobs[1..] {
+        m.jobs += j.jobs.max(1);
+        if m.error == 0 && j.error != 0 {
+            m.error = j.error;
+            m.verror = j.verror.clone();
+        }
+        m.elapsed_s = m.elapsed_s.max(j.elapsed_s);
+        for d in Ddir::ALL {
+            merge_dir(m.dirs.get_mut(d), j.dirs.get(d));
+        }
+        m.sync_lat.merge(&j.sync_lat);
+        usr_ms += cpu_ms(j.usr_cpu_pct, j.runtime_ms);
+        sys_ms += cpu_ms(j.sys_cpu_pct, j.runtime_ms);
+        m.runtime_ms += j.runtime_ms;
+        m.ctx += j.ctx;
+        m.majf += j.majf;
+        m.minf += j.minf;
+        m.io_depth.merge(&j.io_depth);
+        m.submit.merge(&j.submit);
+        m.complete.merge(&j.complete);
+        m.lat_buckets.merge(&j.lat_buckets);
+        m.has_slat |= j.has_slat;
+        merge_warnings(&mut m.warnings, &j.warnings);
+    }
+    if m.runtime_ms > 0 {
+        m.usr_cpu_pct = usr_ms * 100.0 / m.runtime_ms as f64;
+        m.sys_cpu_pct = sys_ms * 100.0 / m.runtime_ms as f64;
+    }
+    m
+}
+
+/// CPU milliseconds behind a percentage of a runtime (inverse of fio's `usr_time*100/runtime`).
+fn cpu_ms(pct: f64, runtime_ms: u64) -> f64 {
+    pct * runtime_ms as f64 / 100.0
+}
+
+fn merge_dir(a: &mut DirResult, b: &DirResult) {
+    a.io_bytes += b.io_bytes;
+    a.total_ios += b.total_ios;
+    a.short_ios += b.short_ios;
+    a.drop_ios += b.drop_ios;
+    a.runtime_ms = a.runtime_ms.max(b.runtime_ms);
+    a.slat.merge(&b.slat);
+    a.clat.merge(&b.clat);
+    a.lat.merge(&b.lat);
+    a.bw.sum_parallel(&b.bw);
+    a.iops.sum_parallel(&b.iops);
+}
+
+fn merge_warnings(into: &mut Vec<Warning>, from: &[Warning]) {
+    for w in from {
+        if !into.iter().any(|x| x.code == w.code) {
+            into.push(w.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{LatStat, SampleStat};
+
+    fn job(name: &str, gid: u32, read_bytes: u64, read_ms: u64, write: (u64, u64)) -> JobResult {
+        let mut j = JobResult {
+            name: name.into(),
+            groupid: gid,
+            jobs: 1,
+            runtime_ms: read_ms.max(write.1),
+            ..Default::default()
+        };
+        j.dirs.read.io_bytes = read_bytes;
+        j.dirs.read.runtime_ms = read_ms;
+        j.dirs.write.io_bytes = write.0;
+        j.dirs.write.runtime_ms = write.1;
+        j
+    }
+
+    #[test]
+    fn group_totals_follow_fio_definitions() {
+        let jobs = vec![
+            job("a", 0, 100 << 20, 2000, (0, 0)),
+            job("b", 0, 300 << 20, 1000, (10 << 20, 500)),
+            job("c", 1, 1 << 20, 1000, (0, 0)),
+        ];
+        let g = group_results(&jobs, 1024, 0);
+        assert_eq!(g.len(), 2);
+        let r = &g[0].dirs.read;
+        assert_eq!(r.io_bytes, 400 << 20);
+        assert_eq!(r.min_runtime_ms, 1000);
+        assert_eq!(r.max_runtime_ms, 2000);
+        assert_eq!(r.min_bw, (100u64 << 20) * 1000 / 2000);
+        assert_eq!(r.max_bw, (300u64 << 20) * 1000 / 1000);
+        assert_eq!(
+            r.agg_bw,
+            (400u64 << 20) * 1000 / 2000,
+            "over the longest runtime"
+        );
+        // Only job b wrote: a's zero-runtime write direction does not drag min down.
+        let w = &g[0].dirs.write;
+        assert_eq!((w.min_runtime_ms, w.max_runtime_ms), (500, 500));
+        assert_eq!(w.min_bw, w.max_bw);
+        assert_eq!(g[0].dirs.trim, GroupDir::default());
+        assert_eq!((g[1].groupid, g[1].dirs.read.io_bytes), (1, 1 << 20));
+        assert_eq!((g[0].kb_base, g[0].unit_base), (1024, 0));
+        assert!(group_results(&[], 1000, 8).is_empty());
+    }
+
+    #[test]
+    fn per_share_of_group() {
+        let g = GroupDir {
+            agg_bw: 200 * 1024 * 1024,
+            ..Default::default()
+        };
+        let pct = bw_agg_pct(51200.9, &g); // trunc -> 51200 KiB/s of 204800 KiB/s
+        assert!((pct - 25.0).abs() < 1e-9, "{pct}");
+        assert_eq!(bw_agg_pct(1e9, &g), 100.0, "capped");
+        assert_eq!(bw_agg_pct(5.0, &GroupDir::default()), 100.0);
+    }
+
+    #[test]
+    fn merge_follows_sum_thread_stats() {
+        let mut a = job("first", 2, 1000, 1000, (0, 0));
+        let mut b = job("second", 2, 3000, 1500, (0, 0));
+        a.pid = 11;
+        b.pid = 22;
+        b.error = 5;
+        b.verror = "io error".into();
+        a.usr_cpu_pct = 10.0; // 100 ms of 1000
+        b.usr_cpu_pct = 20.0; // 300 ms of 1500
+        a.ctx = 3;
+        b.ctx = 4;
+        for v in [10u64, 20, 30] {
+            a.dirs.read.clat.add(v);
+        }
+        b.dirs.read.clat.add(1000);
+        a.dirs.read.bw = SampleStat::from_parts(2, 100, 200, 150.0, 10.0);
+        b.dirs.read.bw = SampleStat::from_parts(3, 300, 500, 400.0, 20.0);
+        a.io_depth.mark_depth(1, 5);
+        b.io_depth.mark_depth(1, 7);
+        a.lat_buckets.add(10);
+        b.lat_buckets.add(10);
+        a.warnings.push(Warning {
+            code: "x".into(),
+            message: "m".into(),
+            fix: "f".into(),
+        });
+        b.warnings = a.warnings.clone();
+
+        let m = merge_jobs(&[a, b]);
+        assert_eq!(
+            (m.name.as_str(), m.pid, m.groupid, m.jobs),
+            ("first", 11, 2, 2)
+        );
+        assert_eq!((m.error, m.verror.as_str()), (5, "io error"));
+        assert_eq!(m.dirs.read.io_bytes, 4000);
+        assert_eq!(m.dirs.read.runtime_ms, 1500, "longest direction runtime");
+        assert_eq!(m.runtime_ms, 2500, "job_runtime is summed");
+        assert!((m.usr_cpu_pct - 400.0 * 100.0 / 2500.0).abs() < 1e-9);
+        assert_eq!(m.ctx, 7);
+        let c: &LatStat = &m.dirs.read.clat;
+        assert_eq!((c.n, c.min, c.max), (4, 10, 1000));
+        assert!((c.mean() - 265.0).abs() < 1e-9);
+        assert_eq!(c.hist.count(), 4);
+        let bw = &m.dirs.read.bw;
+        assert_eq!((bw.n, bw.min, bw.max), (5, 400, 700), "rates add up");
+        assert!((bw.mean() - 550.0).abs() < 1e-9);
+        assert_eq!(m.io_depth.buckets[0], 12);
+        assert_eq!(m.lat_buckets.ns[3], 2);
+        assert_eq!(m.warnings.len(), 1, "deduplicated by code");
+        assert_eq!(merge_jobs(&[]), JobResult::default());
+    }
+}
