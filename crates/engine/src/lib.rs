@@ -5,13 +5,33 @@
 //! complete inside `queue` ([`Queued::Done`]); queued engines (io_uring, libaio, guasi) return
 //! [`Queued::Queued`] and deliver the result from `getevents`. All of fiox's `unsafe` code lives in
 //! this crate, each block with a `// SAFETY:` note.
+//!
+//! Result contract (what the runner can rely on for every engine):
+//! - A read or write completes with the number of bytes transferred, or `-errno`. A count smaller
+//!   than `len` is a *short* I/O (e.g. a read that reaches end of file returns the bytes up to
+//!   EOF, and `0` at or past EOF). Engines never retry short I/Os themselves: the runner counts
+//!   them (`short_ios`) and re-issues the remainder, as fio does.
+//! - A trim completes with `len` on success; fsync/fdatasync complete with `0`.
+//! - Any engine may return [`Queued::Done`] from `queue` (e.g. libaio for trims); queued engines
+//!   may return [`Queued::Busy`] when full or when an op must wait for in-flight I/O (libaio
+//!   fsync): the runner then commits, reaps at least one completion and queues the unit again.
+//! - `commit` may submit fewer units than were queued when the kernel pushes back (EAGAIN/EBUSY);
+//!   the rest stay queued and go out at the next `commit`.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 pub mod buf;
+mod factory;
+mod mmap;
+mod null;
+mod sync;
+pub mod sys;
+mod target;
 
 pub use buf::{BufPool, BufPtr};
+pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};
+pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};
 
 /// What an I/O unit asks the engine to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +110,18 @@ pub enum EngineError {
         what: String,
         source: std::io::Error,
     },
+    #[error("{}: {what}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        what: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "direct=1 is not supported by the filesystem of {} (open with O_DIRECT fails with \
+         EINVAL); use direct=0 or put the file on a filesystem that supports O_DIRECT",
+        .0.display()
+    )]
+    DirectUnsupported(PathBuf),
 }
 
 /// fio's ioengine contract, minimal: queue units, commit them, reap completions.
@@ -112,5 +144,10 @@ pub trait IoEngine: Send {
         _out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
         Ok(0)
+    }
+    /// Make the job's buffer pool known before the first `queue` (io_uring `fixedbufs`
+    /// registers it with the kernel). The pool must outlive the engine's use of it.
+    fn register_buffers(&mut self, _pool: &BufPool) -> Result<(), EngineError> {
+        Ok(())
     }
 }

@@ -1,0 +1,133 @@
+//! Engine selection: maps `ioengine=` to an engine built from the job's options, and tells a
+//! fio engine fiox does not implement (NotSupported) from a name nobody knows (Unknown).
+
+use fiox_job::spec::JobSpec;
+
+use crate::null::NullEngine;
+use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
+use crate::{EngineError, IoEngine};
+
+/// The engines fiox implements (`threads` is an alias of `guasi`).
+pub const ENGINES: &[&str] = &[
+    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null",
+];
+
+/// fio 3.33 engines fiox knows by name but does not implement.
+pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
+    "libaio",
+    "io_uring",
+    "posixaio",
+    "io_uring_cmd",
+    "xnvme",
+    "sg",
+    "net",
+    "netsplice",
+    "splice",
+    "rdma",
+    "cpuio",
+    "e4defrag",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "exec",
+    "libhdfs",
+    "mtd",
+    "pmemblk",
+    "dev-dax",
+    "libpmem",
+    "http",
+    "nbd",
+    "rados",
+    "rbd",
+    "gfapi",
+    "gfapi_async",
+    "libiscsi",
+    "nfs",
+    "windowsaio",
+    "solarisaio",
+    "libcufile",
+    "dfs",
+    "libzbc",
+    "binject",
+    "guasi_fio",
+    "skeleton_external",
+    "external",
+];
+
+/// Build the engine `job.ioengine` names, configured from `job.engine`, `job.iodepth` and
+/// `job.direct`. Names are matched case-insensitively; fio's `external:path` form is refused as
+/// unsupported.
+pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
+    let name = job.ioengine.trim().to_ascii_lowercase();
+    let depth = job.iodepth.max(1);
+    let rwf = || Rwf::from_options(&job.engine, job.direct);
+    let engine: Box<dyn IoEngine> = match name.as_str() {
+        "sync" => Box::new(SyncEngine::new(SyncKind::Sync, rwf())),
+        "psync" => Box::new(SyncEngine::new(SyncKind::Psync, rwf())),
+        "pvsync" => Box::new(SyncEngine::new(SyncKind::Pvsync, rwf())),
+        "pvsync2" => Box::new(SyncEngine::new(SyncKind::Pvsync2, rwf())),
+        "vsync" => Box::new(VsyncEngine::new(depth)),
+        "mmap" => Box::new(crate::mmap::MmapEngine::new(job.rw.mode.is_random())),
+        "null" => Box::new(NullEngine::new(depth)),
+        _ => return Err(unknown(&name)),
+    };
+    Ok(engine)
+}
+
+fn unknown(name: &str) -> EngineError {
+    let base = name.split(':').next().unwrap_or(name);
+    if UNSUPPORTED_FIO_ENGINES.contains(&base) {
+        EngineError::NotSupported(name.to_string())
+    } else {
+        EngineError::Unknown(name.to_string(), ENGINES.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(engine: &str) -> JobSpec {
+        JobSpec {
+            ioengine: engine.to_string(),
+            ..JobSpec::default()
+        }
+    }
+
+    #[test]
+    fn every_listed_engine_is_built_under_its_name() {
+        for &name in ENGINES {
+            let e = create(&job(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let expect = if name == "threads" { "guasi" } else { name };
+            assert_eq!(e.name(), expect);
+        }
+        assert_eq!(create(&job("PSync")).unwrap().name(), "psync");
+    }
+
+    #[test]
+    fn fio_engines_we_lack_are_not_supported_and_others_unknown() {
+        let e = create(&job("sg")).err().unwrap();
+        assert!(matches!(e, EngineError::NotSupported(_)), "{e}");
+        let e = create(&job("external:/x.so")).err().unwrap();
+        assert!(matches!(e, EngineError::NotSupported(_)), "{e}");
+        let e = create(&job("bogus")).err().unwrap();
+        let msg = e.to_string();
+        assert!(msg.contains("'bogus'") && msg.contains("psync"), "{msg}");
+    }
+
+    #[test]
+    fn sync_flags_follow_fio() {
+        assert!(create(&job("psync")).unwrap().flags().sync);
+        assert!(!create(&job("vsync")).unwrap().flags().sync);
+        let null = create(&job("null")).unwrap().flags();
+        assert!(null.sync && null.no_io);
+        let mut deep = job("null");
+        deep.iodepth = 8;
+        assert!(!create(&deep).unwrap().flags().sync);
+    }
+}

@@ -1,0 +1,158 @@
+//! `mmap`: each file is mapped whole (MAP_SHARED) when added; reads and writes are memcpys
+//! between the mapping and the unit's buffer, fsync/fdatasync are msync(MS_SYNC) of the mapping,
+//! trims punch a hole (or BLKDISCARD). As in fio, the mapping gets MADV_RANDOM or
+//! MADV_SEQUENTIAL from the job's pattern.
+//!
+//! The mapping covers the file's size at `add_file` time (the runner lays files out first).
+//! Touching a page past end of file would raise SIGBUS, so reads crossing the end are short
+//! (0 at or past it) and writes crossing it fail with `-EINVAL` instead.
+
+use crate::sys;
+use crate::target::{target, trim, Target};
+use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+
+struct Mapping {
+    base: *mut u8,
+    len: u64,
+    writable: bool,
+}
+
+pub(crate) struct MmapEngine {
+    random: bool,
+    files: Vec<Target>,
+    maps: Vec<Mapping>,
+}
+
+// SAFETY: the mappings are owned by the engine, which one thread uses at a time.
+unsafe impl Send for MmapEngine {}
+
+impl MmapEngine {
+    pub fn new(random: bool) -> MmapEngine {
+        MmapEngine {
+            random,
+            files: Vec::new(),
+            maps: Vec::new(),
+        }
+    }
+
+    fn map(&self, file: &EngineFile) -> Result<Mapping, EngineError> {
+        let os = |what: &str, source| EngineError::Os {
+            engine: "mmap",
+            what: format!("{what} {}", file.path.display()),
+            source,
+        };
+        let len = sys::file_size(file.fd).map_err(|e| os("size of", e))?;
+        if len == 0 {
+            return Ok(Mapping {
+                base: std::ptr::null_mut(),
+                len: 0,
+                writable: file.writable,
+            });
+        }
+        let prot = libc::PROT_READ | if file.writable { libc::PROT_WRITE } else { 0 };
+        // SAFETY: a fresh shared mapping of an open fd; the kernel picks the address.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                prot,
+                libc::MAP_SHARED,
+                file.fd,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(os("mmap of", std::io::Error::last_os_error()));
+        }
+        let advice = if self.random {
+            libc::MADV_RANDOM
+        } else {
+            libc::MADV_SEQUENTIAL
+        };
+        // SAFETY: advice on the mapping just created; failure only loses a hint.
+        unsafe { libc::madvise(p, len as usize, advice) };
+        Ok(Mapping {
+            base: p.cast(),
+            len,
+            writable: file.writable,
+        })
+    }
+}
+
+/// Copy between the mapping and the buffer: bytes copied (short at end of file) or `-errno`.
+fn transfer(m: &Mapping, io: &IoUnit) -> i64 {
+    if io.offset >= m.len {
+        return if io.op == IoOp::Read {
+            0
+        } else {
+            -(libc::EINVAL as i64)
+        };
+    }
+    let avail = (m.len - io.offset).min(io.len as u64) as usize;
+    if io.op == IoOp::Write && (avail < io.len as usize || !m.writable) {
+        return -(libc::EINVAL as i64);
+    }
+    // SAFETY: offset + avail <= mapping length, the buffer slot holds at least len >= avail
+    // bytes, and a buffer slot never overlaps a file mapping.
+    unsafe {
+        let map = m.base.add(io.offset as usize);
+        if io.op == IoOp::Read {
+            std::ptr::copy_nonoverlapping(map, io.buf.as_ptr(), avail);
+        } else {
+            std::ptr::copy_nonoverlapping(io.buf.as_ptr(), map, avail);
+        }
+    }
+    avail as i64
+}
+
+fn msync(m: &Mapping) -> i64 {
+    if m.len == 0 {
+        return 0;
+    }
+    // SAFETY: msync over exactly the mapping we own.
+    let r = unsafe { libc::msync(m.base.cast(), m.len as usize, libc::MS_SYNC) };
+    sys::ret(r as isize).min(0)
+}
+
+impl IoEngine for MmapEngine {
+    fn name(&self) -> &'static str {
+        "mmap"
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags {
+            sync: true,
+            no_io: false,
+        }
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        let t = Target::of("mmap", file)?;
+        let m = self.map(file)?;
+        self.files.push(t);
+        self.maps.push(m);
+        Ok(())
+    }
+
+    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        let t = target("mmap", &self.files, io.file)?;
+        let m = &self.maps[io.file as usize];
+        let r = match io.op {
+            IoOp::Read | IoOp::Write => transfer(m, io),
+            IoOp::Trim => trim(t, io.offset, io.len),
+            IoOp::Fsync | IoOp::Fdatasync => msync(m),
+        };
+        Ok(Queued::Done(r))
+    }
+}
+
+impl Drop for MmapEngine {
+    fn drop(&mut self) {
+        for m in &self.maps {
+            if m.len > 0 {
+                // SAFETY: unmapping exactly what map() created; nothing refers to it anymore.
+                unsafe { libc::munmap(m.base.cast(), m.len as usize) };
+            }
+        }
+    }
+}

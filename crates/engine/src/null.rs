@@ -1,0 +1,85 @@
+//! `null`: completes every I/O without touching storage, to measure fiox's own per-I/O cost.
+//! Like fio's null engine it is synchronous at iodepth=1 and queued above that (queue stores the
+//! unit, commit makes the batch ready, getevents hands it back), so both runner paths can be
+//! benchmarked. No syscalls, no locks, no allocation after construction.
+
+use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+
+pub(crate) struct NullEngine {
+    sync: bool,
+    /// Queued but not yet committed.
+    queued: Vec<Completion>,
+    /// Committed, waiting to be reaped.
+    ready: Vec<Completion>,
+}
+
+impl NullEngine {
+    pub fn new(iodepth: u32) -> NullEngine {
+        let depth = iodepth.max(1) as usize;
+        NullEngine {
+            sync: depth == 1,
+            queued: Vec::with_capacity(depth),
+            ready: Vec::with_capacity(depth),
+        }
+    }
+}
+
+#[inline]
+fn result_of(io: &IoUnit) -> i64 {
+    match io.op {
+        IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
+        IoOp::Fsync | IoOp::Fdatasync => 0,
+    }
+}
+
+impl IoEngine for NullEngine {
+    fn name(&self) -> &'static str {
+        "null"
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags {
+            sync: self.sync,
+            no_io: true,
+        }
+    }
+
+    fn add_file(&mut self, _file: &EngineFile) -> Result<(), EngineError> {
+        Ok(())
+    }
+
+    #[inline]
+    fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        if self.sync {
+            return Ok(Queued::Done(result_of(io)));
+        }
+        // As fio: a committed batch must be reaped before more is accepted.
+        if !self.ready.is_empty() {
+            return Ok(Queued::Busy);
+        }
+        self.queued.push(Completion {
+            unit: id,
+            result: result_of(io),
+        });
+        Ok(Queued::Queued)
+    }
+
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        if !self.ready.is_empty() {
+            return Ok(0);
+        }
+        std::mem::swap(&mut self.ready, &mut self.queued);
+        Ok(self.ready.len())
+    }
+
+    fn getevents(
+        &mut self,
+        _min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        let n = max.min(self.ready.len());
+        out.extend(self.ready.drain(..n));
+        Ok(n)
+    }
+}

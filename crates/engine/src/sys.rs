@@ -1,0 +1,437 @@
+//! Thin, safe wrappers over the Linux calls the runner and the engines need around I/O: opening a
+//! job's file with fio's flags, cache invalidation, preallocation, sizing block devices, trimming,
+//! syncing, and naming errnos. Each wrapper returns `io::Result` (or a typed [`EngineError`] for
+//! `open_file`, whose message must explain the failure in fio's terms).
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{FromRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use fiox_job::spec::{FallocateMode, JobSpec, SyncMode};
+
+use crate::EngineError;
+
+// ioctl numbers from <linux/fs.h>; libc does not export all of them on every target.
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272; // _IOR(0x12, 114, size_t)
+const BLKSSZGET: libc::c_ulong = 0x1268; // _IO(0x12, 104)
+const BLKDISCARD: libc::c_ulong = 0x1277; // _IO(0x12, 119)
+const BLKFLSBUF: libc::c_ulong = 0x1261; // _IO(0x12, 97)
+
+/// How to open a job's file, derived from the job as fio would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenSpec {
+    /// O_RDWR instead of O_RDONLY (the job writes or trims).
+    pub write: bool,
+    /// O_CREAT (mode 0644) when the file does not exist.
+    pub create: bool,
+    pub direct: bool,
+    pub sync: SyncMode,
+}
+
+impl OpenSpec {
+    /// fio opens read-only for pure read jobs, O_RDWR as soon as the job writes or trims; files
+    /// are created only when writing and `allow_file_create` is set.
+    pub fn from_job(job: &JobSpec) -> Self {
+        let mode = job.rw.mode;
+        let write = mode.has_write() || mode.has_trim();
+        OpenSpec {
+            write,
+            create: write && job.files.allow_file_create,
+            direct: job.direct,
+            sync: job.sync,
+        }
+    }
+
+    /// The open(2) flags this spec stands for.
+    pub fn flags(&self) -> libc::c_int {
+        let mut f = if self.write {
+            libc::O_RDWR
+        } else {
+            libc::O_RDONLY
+        };
+        f |= libc::O_CLOEXEC;
+        if self.create {
+            f |= libc::O_CREAT;
+        }
+        if self.direct {
+            f |= libc::O_DIRECT;
+        }
+        match self.sync {
+            SyncMode::None => {}
+            SyncMode::Sync => f |= libc::O_SYNC,
+            SyncMode::Dsync => f |= libc::O_DSYNC,
+        }
+        f
+    }
+
+    fn describe(&self) -> String {
+        let mut s = String::from(if self.write { "O_RDWR" } else { "O_RDONLY" });
+        for (on, name) in [
+            (self.create, "|O_CREAT"),
+            (self.direct, "|O_DIRECT"),
+            (self.sync == SyncMode::Sync, "|O_SYNC"),
+            (self.sync == SyncMode::Dsync, "|O_DSYNC"),
+        ] {
+            if on {
+                s.push_str(name);
+            }
+        }
+        s
+    }
+}
+
+/// Open `path` with the flags of `spec`. An EINVAL caused by O_DIRECT becomes
+/// [`EngineError::DirectUnsupported`] (checked by retrying without O_DIRECT), so the user learns
+/// that the filesystem, not fiox, refuses direct I/O.
+pub fn open_file(path: &Path, spec: &OpenSpec) -> Result<File, EngineError> {
+    let cpath =
+        std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(|_| EngineError::File {
+            path: path.to_path_buf(),
+            what: "file name contains a NUL byte".into(),
+            source: io::Error::from_raw_os_error(libc::EINVAL),
+        })?;
+    match raw_open(&cpath, spec.flags()) {
+        Ok(f) => Ok(f),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
+            let without = OpenSpec {
+                direct: false,
+                ..*spec
+            };
+            if raw_open(&cpath, without.flags()).is_ok() {
+                Err(EngineError::DirectUnsupported(path.to_path_buf()))
+            } else {
+                Err(open_error(path, spec, e))
+            }
+        }
+        Err(e) => Err(open_error(path, spec, e)),
+    }
+}
+
+fn open_error(path: &Path, spec: &OpenSpec, source: io::Error) -> EngineError {
+    EngineError::File {
+        path: path.to_path_buf(),
+        what: format!("cannot open ({})", spec.describe()),
+        source,
+    }
+}
+
+fn raw_open(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<File> {
+    // SAFETY: path is a valid NUL-terminated string; the mode argument is read only with O_CREAT.
+    let fd = unsafe { libc::open(path.as_ptr(), flags, 0o644 as libc::c_uint) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by open and is owned by nobody else.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+fn cvt(r: libc::c_int) -> io::Result<()> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Drop the file's cached pages (`invalidate=1`): POSIX_FADV_DONTNEED over the whole file.
+pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd; no memory is passed.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+/// Flush the page cache of a block device (fio uses BLKFLSBUF for `invalidate` on devices).
+pub fn flush_block_device(fd: RawFd) -> io::Result<()> {
+    // SAFETY: BLKFLSBUF takes no argument memory.
+    cvt(unsafe { libc::ioctl(fd, BLKFLSBUF as _, 0) })
+}
+
+/// Preallocate `len` bytes at `offset` as `fallocate=` asks. `None` does nothing; `Truncate`
+/// sets the file size with ftruncate (fio's `truncate` mode).
+pub fn fallocate(fd: RawFd, mode: FallocateMode, offset: u64, len: u64) -> io::Result<()> {
+    let (off, ln) = (offset as libc::off_t, len as libc::off_t);
+    match mode {
+        FallocateMode::None => Ok(()),
+        // SAFETY: plain syscalls on an fd; no memory is passed.
+        FallocateMode::Native => cvt(unsafe { libc::fallocate(fd, 0, off, ln) }),
+        FallocateMode::Keep => {
+            cvt(unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, ln) })
+        }
+        FallocateMode::Posix => match unsafe { libc::posix_fallocate(fd, off, ln) } {
+            0 => Ok(()),
+            e => Err(io::Error::from_raw_os_error(e)),
+        },
+        FallocateMode::Truncate => ftruncate(fd, offset + len),
+    }
+}
+
+pub fn ftruncate(fd: RawFd, size: u64) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd.
+    cvt(unsafe { libc::ftruncate(fd, size as libc::off_t) })
+}
+
+pub fn fsync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd.
+    cvt(unsafe { libc::fsync(fd) })
+}
+
+pub fn fdatasync(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd.
+    cvt(unsafe { libc::fdatasync(fd) })
+}
+
+fn fstat(fd: RawFd) -> io::Result<libc::stat> {
+    // SAFETY: an all-zero stat is a valid value; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a valid, writable stat buffer.
+    cvt(unsafe { libc::fstat(fd, &mut st) })?;
+    Ok(st)
+}
+
+pub fn is_block_device(fd: RawFd) -> io::Result<bool> {
+    Ok(fstat(fd)?.st_mode & libc::S_IFMT == libc::S_IFBLK)
+}
+
+/// Size in bytes of a block device (BLKGETSIZE64).
+pub fn block_device_size(fd: RawFd) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 to the pointer, which is valid.
+    cvt(unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) })?;
+    Ok(size)
+}
+
+/// Logical block size of a block device (BLKSSZGET): the O_DIRECT alignment it demands.
+pub fn logical_block_size(fd: RawFd) -> io::Result<u32> {
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int to the pointer, which is valid.
+    cvt(unsafe { libc::ioctl(fd, BLKSSZGET as _, &mut size as *mut libc::c_int) })?;
+    Ok(size as u32)
+}
+
+/// Size of a regular file (st_size) or a block device (BLKGETSIZE64).
+pub fn file_size(fd: RawFd) -> io::Result<u64> {
+    let st = fstat(fd)?;
+    if st.st_mode & libc::S_IFMT == libc::S_IFBLK {
+        block_device_size(fd)
+    } else {
+        Ok(st.st_size as u64)
+    }
+}
+
+/// Discard a range: BLKDISCARD on block devices, a hole punch (keeping the size) on files.
+pub fn trim(fd: RawFd, is_block: bool, offset: u64, len: u64) -> io::Result<()> {
+    if is_block {
+        let range: [u64; 2] = [offset, len];
+        // SAFETY: BLKDISCARD reads two u64 from the pointer, which points at `range`.
+        cvt(unsafe { libc::ioctl(fd, BLKDISCARD as _, range.as_ptr()) })
+    } else {
+        let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+        // SAFETY: plain syscall on an fd.
+        cvt(unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) })
+    }
+}
+
+/// Filesystem type magic of the filesystem holding `path` (statfs `f_type`), e.g. to tell tmpfs
+/// (0x01021994) from ext4 (0xEF53).
+pub fn fs_magic(path: &Path) -> io::Result<i64> {
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: zeroed statfs is valid; statfs fills it from a NUL-terminated path.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: see above.
+    cvt(unsafe { libc::statfs(c.as_ptr(), &mut st) })?;
+    Ok(st.f_type as i64)
+}
+
+/// The calling thread's errno, for the hot paths that must not build an `io::Error`.
+#[inline]
+pub(crate) fn errno() -> i32 {
+    // SAFETY: __errno_location returns the valid thread-local errno address.
+    unsafe { *libc::__errno_location() }
+}
+
+/// A syscall's ssize_t return as fiox's result convention: byte count, or `-errno`.
+#[inline]
+pub(crate) fn ret(r: isize) -> i64 {
+    if r < 0 {
+        -(errno() as i64)
+    } else {
+        r as i64
+    }
+}
+
+macro_rules! errno_table {
+    ($($name:ident),* $(,)?) => {
+        /// Symbolic name of an errno value (`22` -> `"EINVAL"`); `"E?"` if unknown.
+        pub fn errno_name(e: i32) -> &'static str {
+            $(if e == libc::$name { return stringify!($name); })*
+            "E?"
+        }
+        /// The errno value of a symbolic name (`"EINVAL"` -> 22), case-insensitive.
+        pub fn errno_from_name(name: &str) -> Option<i32> {
+            $(if name.eq_ignore_ascii_case(stringify!($name)) { return Some(libc::$name); })*
+            None
+        }
+    };
+}
+
+errno_table!(
+    EPERM,
+    ENOENT,
+    ESRCH,
+    EINTR,
+    EIO,
+    ENXIO,
+    E2BIG,
+    ENOEXEC,
+    EBADF,
+    ECHILD,
+    EAGAIN,
+    ENOMEM,
+    EACCES,
+    EFAULT,
+    ENOTBLK,
+    EBUSY,
+    EEXIST,
+    EXDEV,
+    ENODEV,
+    ENOTDIR,
+    EISDIR,
+    EINVAL,
+    ENFILE,
+    EMFILE,
+    ENOTTY,
+    ETXTBSY,
+    EFBIG,
+    ENOSPC,
+    ESPIPE,
+    EROFS,
+    EMLINK,
+    EPIPE,
+    EDOM,
+    ERANGE,
+    EDEADLK,
+    ENAMETOOLONG,
+    ENOLCK,
+    ENOSYS,
+    ENOTEMPTY,
+    ELOOP,
+    ENOMSG,
+    EIDRM,
+    ENOSTR,
+    ENODATA,
+    ETIME,
+    ENOSR,
+    ENOLINK,
+    EPROTO,
+    EBADMSG,
+    EOVERFLOW,
+    EILSEQ,
+    EUSERS,
+    ENOTSOCK,
+    EMSGSIZE,
+    EOPNOTSUPP,
+    ENOBUFS,
+    ETIMEDOUT,
+    ECONNREFUSED,
+    EALREADY,
+    EINPROGRESS,
+    ESTALE,
+    EDQUOT,
+    ECANCELED,
+    EOWNERDEAD,
+    ENOTRECOVERABLE,
+    ENOMEDIUM,
+    EMEDIUMTYPE,
+    EREMOTEIO,
+    EKEYEXPIRED,
+    EBADFD,
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn errno_names_round_trip() {
+        assert_eq!(errno_name(libc::EINVAL), "EINVAL");
+        assert_eq!(errno_name(libc::EAGAIN), "EAGAIN");
+        assert_eq!(errno_name(libc::EOPNOTSUPP), "EOPNOTSUPP");
+        assert_eq!(errno_name(100_000), "E?");
+        assert_eq!(errno_from_name("eio"), Some(libc::EIO));
+        assert_eq!(errno_from_name("ENOPE"), None);
+    }
+
+    #[test]
+    fn open_spec_from_job() {
+        let mut job = JobSpec::default();
+        let s = OpenSpec::from_job(&job);
+        assert!(!s.write && !s.create);
+        assert_eq!(s.flags() & libc::O_ACCMODE, libc::O_RDONLY);
+        job.rw.mode = fiox_job::spec::RwMode::RandWrite;
+        job.direct = true;
+        job.sync = SyncMode::Dsync;
+        let s = OpenSpec::from_job(&job);
+        let f = s.flags();
+        assert_eq!(f & libc::O_ACCMODE, libc::O_RDWR);
+        assert_ne!(f & libc::O_DIRECT, 0);
+        assert_ne!(f & libc::O_CREAT, 0);
+        assert_eq!(f & libc::O_SYNC, libc::O_DSYNC);
+        assert_eq!(s.describe(), "O_RDWR|O_CREAT|O_DIRECT|O_DSYNC");
+    }
+
+    #[test]
+    fn open_missing_file_names_it() {
+        let spec = OpenSpec {
+            write: false,
+            create: false,
+            direct: false,
+            sync: SyncMode::None,
+        };
+        let e = open_file(Path::new("/nonexistent-fiox/x"), &spec).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("/nonexistent-fiox/x"), "{msg}");
+        assert!(msg.contains("O_RDONLY"), "{msg}");
+    }
+
+    #[test]
+    fn size_fallocate_truncate_trim_on_a_file() {
+        let dir = std::env::temp_dir().join(format!("fiox-sys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let spec = OpenSpec {
+            write: true,
+            create: true,
+            direct: false,
+            sync: SyncMode::None,
+        };
+        let f = open_file(&path, &spec).unwrap();
+        let fd = f.as_raw_fd();
+        assert!(!is_block_device(fd).unwrap());
+        fallocate(fd, FallocateMode::Posix, 0, 65536).unwrap();
+        assert_eq!(file_size(fd).unwrap(), 65536);
+        ftruncate(fd, 8192).unwrap();
+        assert_eq!(file_size(fd).unwrap(), 8192);
+        fallocate(fd, FallocateMode::Truncate, 0, 16384).unwrap();
+        assert_eq!(file_size(fd).unwrap(), 16384);
+        fsync(fd).unwrap();
+        fdatasync(fd).unwrap();
+        fadvise_dontneed(fd).unwrap();
+        match trim(fd, false, 4096, 4096) {
+            Ok(()) => assert_eq!(file_size(fd).unwrap(), 16384),
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP)),
+        }
+        assert!(
+            logical_block_size(fd).is_err(),
+            "BLKSSZGET on a regular file"
+        );
+        drop(f);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

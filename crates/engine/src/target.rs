@@ -1,0 +1,109 @@
+//! The engine-side view of a registered file ([`Target`]) and the blocking execution of one
+//! unit with pread/pwrite/fsync/trim, shared by the psync engine, the guasi workers and the
+//! engines that complete trims synchronously (libaio, posixaio, io_uring).
+
+use std::os::fd::RawFd;
+
+use crate::sys::{self, ret};
+use crate::{EngineError, EngineFile, IoOp};
+
+/// A file as an engine needs it on the hot path: no path string, no allocation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Target {
+    pub fd: RawFd,
+    pub is_block: bool,
+}
+
+impl Target {
+    pub fn of(engine: &'static str, f: &EngineFile) -> Result<Target, EngineError> {
+        let is_block = sys::is_block_device(f.fd).map_err(|source| EngineError::Os {
+            engine,
+            what: format!("fstat of {}", f.path.display()),
+            source,
+        })?;
+        Ok(Target { fd: f.fd, is_block })
+    }
+}
+
+/// Look up a unit's file; an unknown index is a runner bug reported as an error, not a panic.
+#[inline]
+pub(crate) fn target(
+    engine: &'static str,
+    files: &[Target],
+    idx: u32,
+) -> Result<Target, EngineError> {
+    files
+        .get(idx as usize)
+        .copied()
+        .ok_or_else(|| EngineError::Option {
+            engine,
+            option: "file",
+            reason: format!(
+                "unit refers to file {idx} but only {} were added",
+                files.len()
+            ),
+        })
+}
+
+/// Trim a range synchronously: `len` on success, `-errno` otherwise.
+pub(crate) fn trim(t: Target, offset: u64, len: u32) -> i64 {
+    match sys::trim(t.fd, t.is_block, offset, len as u64) {
+        Ok(()) => len as i64,
+        Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+    }
+}
+
+/// fsync or fdatasync: `0` or `-errno`.
+pub(crate) fn sync_file(fd: RawFd, data_only: bool) -> i64 {
+    // SAFETY: plain syscalls on an fd.
+    let r = unsafe {
+        if data_only {
+            libc::fdatasync(fd)
+        } else {
+            libc::fsync(fd)
+        }
+    };
+    ret(r as isize)
+}
+
+/// Run one unit with positional syscalls (psync semantics); `rwf` != 0 switches reads and
+/// writes to preadv2/pwritev2 with those flags.
+#[inline]
+pub(crate) fn run_positional(
+    t: Target,
+    op: IoOp,
+    buf: *mut u8,
+    len: u32,
+    offset: u64,
+    rwf: i32,
+) -> i64 {
+    let off = offset as libc::off_t;
+    let n = len as usize;
+    match op {
+        IoOp::Read if rwf == 0 => {
+            // SAFETY: buf points at a live buffer slot of at least len bytes (IoUnit contract).
+            ret(unsafe { libc::pread(t.fd, buf.cast(), n, off) })
+        }
+        IoOp::Write if rwf == 0 => {
+            // SAFETY: as above; the kernel only reads the buffer.
+            ret(unsafe { libc::pwrite(t.fd, buf.cast(), n, off) })
+        }
+        IoOp::Read | IoOp::Write => {
+            let iov = libc::iovec {
+                iov_base: buf.cast(),
+                iov_len: n,
+            };
+            // SAFETY: one iovec describing a live buffer slot of len bytes.
+            ret(unsafe {
+                if op == IoOp::Read {
+                    libc::preadv2(t.fd, &iov, 1, off, rwf)
+                } else {
+                    libc::pwritev2(t.fd, &iov, 1, off, rwf)
+                }
+            })
+        }
+        IoOp::Trim => trim(t, offset, len),
+        IoOp::Fsync => sync_file(t.fd, false),
+        IoOp::Fdatasync => sync_file(t.fd, true),
+    }
+}
