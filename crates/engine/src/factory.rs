@@ -9,7 +9,7 @@ use crate::{EngineError, IoEngine};
 
 /// The engines fiox implements (`threads` is an alias of `guasi`).
 pub const ENGINES: &[&str] = &[
-    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null",
+    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null", "libaio",
 ];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
@@ -74,6 +74,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
         "vsync" => Box::new(VsyncEngine::new(depth)),
         "mmap" => Box::new(crate::mmap::MmapEngine::new(job.rw.mode.is_random())),
         "null" => Box::new(NullEngine::new(depth)),
+        "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
         _ => return Err(unknown(&name)),
     };
     Ok(engine)

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 
 pub mod buf;
 mod factory;
+mod libaio;
 mod mmap;
 mod null;
 mod sync;
