@@ -1,0 +1,461 @@
+//! fio's `json` and `json+` output: the same keys in the same order with the same types
+//! (integers stay integers, rates and percentages are floats, `job options` values are
+//! strings, percentile keys look like `"99.000000"`, json+ adds `bins`). fiox's additions live
+//! only under new `fiox` keys so existing consumers see nothing unexpected.
+//!
+//! [`json`] builds the tree; [`to_fio_json_text`] prints it in fio's exact layout
+//! (`"key" : value`, two-space indent, six decimals for floats) and [`json_status_line`] prints
+//! one compact object per line for `--status-interval`, which stays valid JSON Lines unlike
+//! fio's concatenated objects.
+
+use fiox_job::Ddir;
+use fiox_stats::{DepthDist, DirResult, DiskResult, GroupResult, JobResult, LatStat, RunResult};
+use fiox_stats::{Histogram, Warning};
+use serde_json::{Map, Value};
+
+use crate::calc;
+use crate::normal::{disk_agg, flatten_disks, version_line};
+use crate::units::{self, bytes_per_sec};
+
+/// The whole run as fio's JSON (`plus` = json+: latency `bins` too).
+pub fn json(run: &RunResult, plus: bool) -> Value {
+    let mut root = Map::new();
+    root.insert("fio version".into(), version_line().into());
+    root.insert("timestamp".into(), (run.start_unix_ms / 1000).into());
+    root.insert("timestamp_ms".into(), run.start_unix_ms.into());
+    root.insert("time".into(), units::ctime(run.start_unix_ms / 1000).into());
+    if let Some(opts) = options_object(&run.global_options) {
+        root.insert("global options".into(), opts);
+    }
+    let jobs = run
+        .jobs
+        .iter()
+        .map(|j| job_json(j, &calc::group_of(run, j.groupid), plus))
+        .collect();
+    root.insert("jobs".into(), Value::Array(jobs));
+    if !run.disks.is_empty() {
+        let disks = flatten_disks(&run.disks).into_iter().map(disk_json);
+        root.insert("disk_util".into(), Value::Array(disks.collect()));
+    }
+    let mut fiox = Map::new();
+    fiox.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    fiox.insert("warnings".into(), warnings_json(&run.warnings));
+    root.insert("fiox".into(), Value::Object(fiox));
+    Value::Object(root)
+}
+
+/// One status report as a single line of compact JSON followed by `\n`, so a stream of them is
+/// valid JSON Lines.
+pub fn json_status_line(run: &RunResult, plus: bool) -> String {
+    let mut s = json(run, plus).to_string();
+    s.push('\n');
+    s
+}
+
+/// `job options`/`global options`: values as strings; like fio, options without a value (bare
+/// booleans such as `time_based`) are left out. None when nothing remains (fio omits the key).
+fn options_object(opts: &[(String, String)]) -> Option<Value> {
+    let m: Map<String, Value> = opts
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+fn warnings_json(ws: &[Warning]) -> Value {
+    ws.iter()
+        .map(|w| {
+            let mut m = Map::new();
+            m.insert("code".into(), w.code.clone().into());
+            m.insert("message".into(), w.message.clone().into());
+            m.insert("fix".into(), w.fix.clone().into());
+            Value::Object(m)
+        })
+        .collect()
+}
+
+/// A float as fio stores it; non-finite values (impossible in practice) become 0.
+fn float(v: f64) -> Value {
+    Value::from(if v.is_finite() { v } else { 0.0 })
+}
+
+fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
+    let mut m = Map::new();
+    m.insert("jobname".into(), job.name.clone().into());
+    m.insert("groupid".into(), job.groupid.into());
+    m.insert("error".into(), job.error.into());
+    // Printed at the end of the run, when nothing is left to do.
+    m.insert("eta".into(), 0.into());
+    m.insert("elapsed".into(), job.elapsed_s.into());
+    if let Some(opts) = options_object(&job.job_options) {
+        m.insert("job options".into(), opts);
+    }
+    for (d, key) in [
+        (Ddir::Read, "read"),
+        (Ddir::Write, "write"),
+        (Ddir::Trim, "trim"),
+    ] {
+        let share = group.dirs.get(d).agg_bw;
+        m.insert(key.into(), dir_json(job, job.dirs.get(d), share, plus));
+    }
+    let mut sync = Map::new();
+    sync.insert("total_ios".into(), job.sync_lat.n.into());
+    let sync_pct = job.lat_percentiles || job.clat_percentiles;
+    sync.insert(
+        "lat_ns".into(),
+        lat_json(job, &job.sync_lat, sync_pct, plus),
+    );
+    m.insert("sync".into(), Value::Object(sync));
+    m.insert("job_runtime".into(), job.runtime_ms.into());
+    m.insert("usr_cpu".into(), float(job.usr_cpu_pct));
+    m.insert("sys_cpu".into(), float(job.sys_cpu_pct));
+    m.insert("ctx".into(), job.ctx.into());
+    m.insert("majf".into(), job.majf.into());
+    m.insert("minf".into(), job.minf.into());
+    depth_objects(job, &mut m);
+    latency_objects(job, &mut m);
+    if job.iodepth > 0 {
+        // No latency_target mode in fiox: fio's values for unset options.
+        m.insert("latency_depth".into(), job.iodepth.into());
+        m.insert("latency_target".into(), 0.into());
+        m.insert("latency_percentile".into(), float(100.0));
+        m.insert("latency_window".into(), 0.into());
+    }
+    if !job.description.is_empty() {
+        m.insert("desc".into(), job.description.clone().into());
+    }
+    let mut fiox = Map::new();
+    fiox.insert("warnings".into(), warnings_json(&job.warnings));
+    m.insert("fiox".into(), Value::Object(fiox));
+    Value::Object(m)
+}
+
+fn dir_json(job: &JobResult, r: &DirResult, group_agg: u64, plus: bool) -> Value {
+    let mut m = Map::new();
+    let bw_bytes = bytes_per_sec(r.io_bytes, r.runtime_ms);
+    let iops = if r.runtime_ms == 0 {
+        0.0
+    } else {
+        1000.0 * r.total_ios as f64 / r.runtime_ms as f64
+    };
+    m.insert("io_bytes".into(), r.io_bytes.into());
+    m.insert("io_kbytes".into(), (r.io_bytes >> 10).into());
+    m.insert("bw_bytes".into(), bw_bytes.into());
+    m.insert("bw".into(), (bw_bytes / 1024).into());
+    m.insert("iops".into(), float(iops));
+    m.insert("runtime".into(), r.runtime_ms.into());
+    m.insert("total_ios".into(), r.total_ios.into());
+    m.insert("short_ios".into(), r.short_ios.into());
+    m.insert("drop_ios".into(), r.drop_ios.into());
+    let slat_pct = job.slat_percentiles && job.has_slat;
+    let empty = LatStat::default();
+    let slat = if job.has_slat { &r.slat } else { &empty };
+    m.insert("slat_ns".into(), lat_json(job, slat, slat_pct, plus));
+    m.insert(
+        "clat_ns".into(),
+        lat_json(job, &r.clat, job.clat_percentiles, plus),
+    );
+    m.insert(
+        "lat_ns".into(),
+        lat_json(job, &r.lat, job.lat_percentiles, plus),
+    );
+    let (bmin, bmax, per, bmean, bdev) = if r.bw.n > 0 {
+        let mean = r.bw.mean();
+        let per = calc::bw_share(group_agg, mean);
+        (r.bw.min, r.bw.max, per, mean, r.bw.stddev())
+    } else {
+        (0, 0, 0.0, 0.0, 0.0)
+    };
+    m.insert("bw_min".into(), bmin.into());
+    m.insert("bw_max".into(), bmax.into());
+    m.insert("bw_agg".into(), float(per));
+    m.insert("bw_mean".into(), float(bmean));
+    m.insert("bw_dev".into(), float(bdev));
+    m.insert("bw_samples".into(), r.bw.n.into());
+    let s = &r.iops;
+    let (imin, imax, imean, idev) = if s.n > 0 {
+        (s.min, s.max, s.mean(), s.stddev())
+    } else {
+        (0, 0, 0.0, 0.0)
+    };
+    m.insert("iops_min".into(), imin.into());
+    m.insert("iops_max".into(), imax.into());
+    m.insert("iops_mean".into(), float(imean));
+    m.insert("iops_stddev".into(), float(idev));
+    m.insert("iops_samples".into(), s.n.into());
+    Value::Object(m)
+}
+
+/// `{min, max, mean, stddev, N[, percentile{..}[, bins{..}]]}`.
+fn lat_json(job: &JobResult, s: &LatStat, percentiles: bool, plus: bool) -> Value {
+    let mut m = Map::new();
+    let (min, max, mean, dev) = calc::lat_summary(s).unwrap_or((0, 0, 0.0, 0.0));
+    m.insert("min".into(), min.into());
+    m.insert("max".into(), max.into());
+    m.insert("mean".into(), float(mean));
+    m.insert("stddev".into(), float(dev));
+    m.insert("N".into(), s.n.into());
+    if percentiles && s.n > 0 {
+        m.insert(
+            "percentile".into(),
+            percentile_object(&job.percentile_list, &s.hist),
+        );
+        if plus {
+            m.insert("bins".into(), bins_object(&s.hist));
+        }
+    }
+    Value::Object(m)
+}
+
+fn percentile_object(list: &[f64], hist: &Histogram) -> Value {
+    let m: Map<String, Value> = calc::percentiles(list, hist)
+        .into_iter()
+        .map(|(p, v)| (format!("{p:.6}"), Value::from(v)))
+        .collect();
+    Value::Object(m)
+}
+
+/// json+ `bins`: every non-empty histogram bucket, keyed by its value in ns, ascending.
+fn bins_object(hist: &Histogram) -> Value {
+    let m: Map<String, Value> = hist
+        .bins()
+        .map(|(v, c)| (v.to_string(), Value::from(c)))
+        .collect();
+    Value::Object(m)
+}
+
+/// `iodepth_level`, `iodepth_submit`, `iodepth_complete`.
+fn depth_objects(job: &JobResult, m: &mut Map<String, Value>) {
+    const LEVEL: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+    const SUBMIT: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
+    let level = calc::dist_pct(&job.io_depth.buckets, calc::total_rw_ios(job));
+    m.insert("iodepth_level".into(), keyed(&LEVEL, &level));
+    let dist = |d: &DepthDist| calc::dist_pct(&d.buckets, calc::bucket_total(&d.buckets));
+    m.insert("iodepth_submit".into(), keyed(&SUBMIT, &dist(&job.submit)));
+    m.insert(
+        "iodepth_complete".into(),
+        keyed(&SUBMIT, &dist(&job.complete)),
+    );
+}
+
+/// `latency_ns`, `latency_us`, `latency_ms`.
+fn latency_objects(job: &JobResult, m: &mut Map<String, Value>) {
+    const KEYS: [&str; 12] = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ];
+    let total = calc::total_rw_ios(job);
+    let b = &job.lat_buckets;
+    for (key, counts) in [
+        ("latency_ns", &b.ns[..]),
+        ("latency_us", &b.us[..]),
+        ("latency_ms", &b.ms[..]),
+    ] {
+        let pct = calc::lat_pct(counts, total);
+        m.insert(key.into(), keyed(&KEYS[..pct.len()], &pct));
+    }
+}
+
+fn keyed(keys: &[&str], values: &[f64]) -> Value {
+    let m: Map<String, Value> = keys
+        .iter()
+        .zip(values)
+        .map(|(k, v)| (k.to_string(), float(*v)))
+        .collect();
+    Value::Object(m)
+}
+
+/// One `disk_util` entry; stacked devices add fio's `aggr_*` keys (including fio's spelling
+/// `aggr_write_merge`).
+fn disk_json(d: &DiskResult) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), d.name.clone().into());
+    m.insert("read_ios".into(), d.ios[0].into());
+    m.insert("write_ios".into(), d.ios[1].into());
+    m.insert("read_merges".into(), d.merges[0].into());
+    m.insert("write_merges".into(), d.merges[1].into());
+    m.insert("read_ticks".into(), d.ticks[0].into());
+    m.insert("write_ticks".into(), d.ticks[1].into());
+    m.insert("in_queue".into(), d.in_queue.into());
+    m.insert("util".into(), float(d.util.min(100.0)));
+    if let Some(a) = disk_agg(d) {
+        m.insert("aggr_read_ios".into(), a.ios[0].into());
+        m.insert("aggr_write_ios".into(), a.ios[1].into());
+        m.insert("aggr_read_merges".into(), a.merges[0].into());
+        m.insert("aggr_write_merge".into(), a.merges[1].into());
+        m.insert("aggr_read_ticks".into(), a.ticks[0].into());
+        m.insert("aggr_write_ticks".into(), a.ticks[1].into());
+        m.insert("aggr_in_queue".into(), a.in_queue.into());
+        m.insert("aggr_util".into(), float(a.util));
+    }
+    Value::Object(m)
+}
+
+/// Print a JSON tree in fio's layout: `"key" : value`, two spaces per level, floats with six
+/// decimals, integers as integers, and a final newline. Strings are escaped as JSON requires
+/// (fio escapes only `"` and `\`, which can produce invalid JSON; fiox does not copy that).
+pub fn to_fio_json_text(v: &Value) -> String {
+    let mut out = String::new();
+    print_value(v, 0, &mut out);
+    out.push('\n');
+    out
+}
+
+fn indent(level: usize, out: &mut String) {
+    for _ in 0..level {
+        out.push_str("  ");
+    }
+}
+
+fn print_value(v: &Value, level: usize, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if let Some(i) = n.as_u64() {
+                out.push_str(&i.to_string());
+            } else if let Some(i) = n.as_i64() {
+                out.push_str(&i.to_string());
+            } else {
+                out.push_str(&format!("{:.6}", n.as_f64().unwrap_or(0.0)));
+            }
+        }
+        Value::String(s) => out.push_str(&Value::String(s.clone()).to_string()),
+        Value::Array(a) => {
+            out.push_str("[\n");
+            for (i, e) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(level + 1, out);
+                print_value(e, level + 1, out);
+            }
+            out.push('\n');
+            indent(level, out);
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push_str("{\n");
+            for (i, (k, e)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(level + 1, out);
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(" : ");
+                print_value(e, level + 1, out);
+            }
+            out.push('\n');
+            indent(level, out);
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_job() -> JobResult {
+        let mut job = JobResult {
+            name: "sample".into(),
+            jobs: 1,
+            iodepth: 8,
+            has_slat: true,
+            clat_percentiles: true,
+            percentile_list: fiox_job::DEFAULT_PERCENTILES.to_vec(),
+            job_options: vec![
+                ("name".into(), "sample".into()),
+                ("time_based".into(), String::new()),
+                ("bs".into(), "4k".into()),
+            ],
+            ..Default::default()
+        };
+        let r = &mut job.dirs.read;
+        r.io_bytes = 4096 * 1000;
+        r.total_ios = 1000;
+        r.runtime_ms = 1000;
+        for v in 0..1000u64 {
+            r.clat.add(50_000 + v * 10);
+            r.lat.add(55_000 + v * 10);
+            r.slat.add(5_000);
+        }
+        job
+    }
+
+    #[test]
+    fn types_and_keys_follow_fio() {
+        let run = RunResult {
+            jobs: vec![sample_job()],
+            start_unix_ms: 1_795_323_896_323,
+            ..Default::default()
+        };
+        let v = json(&run, false);
+        assert_eq!(v["timestamp"], 1_795_323_896u64);
+        assert_eq!(v["time"], "Sun Nov 22 05:04:56 2026");
+        assert!(v.get("global options").is_none());
+        assert!(v.get("disk_util").is_none());
+        let job = &v["jobs"][0];
+        let opts = job["job options"].as_object().unwrap();
+        assert_eq!(opts.keys().collect::<Vec<_>>(), ["name", "bs"]);
+        let read = &job["read"];
+        assert!(read["iops"].is_f64());
+        assert!(read["bw"].is_u64());
+        assert_eq!(read["io_kbytes"], 4000);
+        let pct = read["clat_ns"]["percentile"].as_object().unwrap();
+        assert_eq!(pct.len(), 17);
+        assert!(pct.contains_key("99.990000"));
+        assert!(read["clat_ns"].get("bins").is_none());
+        assert!(read["slat_ns"].get("percentile").is_none());
+        assert!(job["latency_ms"][">=2000"].is_f64());
+        assert_eq!(job["latency_percentile"], 100.0);
+        let plus = json(&run, true);
+        let bins = plus["jobs"][0]["read"]["clat_ns"]["bins"]
+            .as_object()
+            .unwrap();
+        let total: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+        assert_eq!(total, 1000);
+    }
+
+    #[test]
+    fn fio_text_layout() {
+        let v: Value = serde_json::json!({"a": 1, "b": {"c": 2.5, "d": [1, 2]}, "e": "x\"y"});
+        assert_eq!(
+            to_fio_json_text(&v),
+            "{\n  \"a\" : 1,\n  \"b\" : {\n    \"c\" : 2.500000,\n    \"d\" : [\n      1,\n      2\n    ]\n  },\n  \"e\" : \"x\\\"y\"\n}\n"
+        );
+    }
+
+    #[test]
+    fn status_line_is_one_json_object() {
+        let run = RunResult {
+            jobs: vec![sample_job()],
+            ..Default::default()
+        };
+        let line = json_status_line(&run, false);
+        assert!(line.ends_with('\n'));
+        assert_eq!(line.matches('\n').count(), 1);
+        let back: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["jobs"][0]["jobname"], "sample");
+    }
+
+    #[test]
+    fn warnings_under_fiox_keys() {
+        let mut job = sample_job();
+        job.warnings.push(Warning {
+            code: "buffered-libaio".into(),
+            message: "m".into(),
+            fix: "f".into(),
+        });
+        let run = RunResult {
+            jobs: vec![job],
+            ..Default::default()
+        };
+        let v = json(&run, false);
+        assert_eq!(
+            v["jobs"][0]["fiox"]["warnings"][0]["code"],
+            "buffered-libaio"
+        );
+        assert_eq!(v["fiox"]["warnings"].as_array().unwrap().len(), 0);
+    }
+}

@@ -1,0 +1,677 @@
+//! fio's human-readable ("normal") output, line for line: the job header lines printed before
+//! the run ([`header`]), then per job the `groupid=` block with per-direction IOPS/BW,
+//! slat/clat/lat lines, percentile blocks, bw/iops sample rows, latency buckets, cpu and depth
+//! lines; then `Run status group` lines and `Disk stats` ([`normal`]). Field widths, unit
+//! choices and rounding follow fio 3.33's stat.c so existing readers and scrapers keep working.
+
+use std::fmt::Write as _;
+
+use fiox_job::{Ddir, JobSpec};
+use fiox_stats::{DiskResult, GroupResult, JobResult, LatStat, RunResult, SampleStat};
+
+use crate::calc::{self, lat_summary};
+use crate::units::{self, num2str, TimeUnit, Unit, Units};
+
+/// fio's percentile precision (`percentile_precision` default): `99.50th`.
+const PCT_PRECISION: usize = 2;
+
+/// The version line fio prints as `fio-3.33`.
+pub fn version_line() -> String {
+    format!("fiox-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Lines printed before the run: one header per job (`...` for the second clone of a
+/// `numjobs` job, nothing for later clones), the version line and `Starting N process(es)`.
+pub fn header(jobs: &[JobSpec]) -> String {
+    let mut out = String::new();
+    for job in jobs {
+        match job.clone_index {
+            0 => out.push_str(&job_header_line(job)),
+            1 => out.push_str("...\n"),
+            _ => {}
+        }
+    }
+    out.push_str(&version_line());
+    out.push('\n');
+    out.push_str(&starting_line(jobs));
+    out
+}
+
+/// `name: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=libaio, iodepth=8`.
+pub fn job_header_line(job: &JobSpec) -> String {
+    let u = Units::new(job.kb_base, job.unit_base);
+    let bs = |d: Ddir| {
+        let b = job.bs.get(d);
+        format!("{}-{}", u.bytes(b.min), u.bytes(b.max))
+    };
+    format!(
+        "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}\n",
+        job.name,
+        job.group_id,
+        job.rw.mode.fio_name(),
+        bs(Ddir::Read),
+        bs(Ddir::Write),
+        bs(Ddir::Trim),
+        job.ioengine,
+        job.iodepth
+    )
+}
+
+/// `Starting 2 threads and 1 process`.
+pub fn starting_line(jobs: &[JobSpec]) -> String {
+    let threads = jobs.iter().filter(|j| j.thread).count();
+    let procs = jobs.len() - threads;
+    let mut s = String::from("Starting ");
+    if threads > 0 {
+        let _ = write!(
+            s,
+            "{} thread{}",
+            threads,
+            if threads > 1 { "s" } else { "" }
+        );
+    }
+    if procs > 0 {
+        if threads > 0 {
+            s.push_str(" and ");
+        }
+        let _ = write!(s, "{} process{}", procs, if procs > 1 { "es" } else { "" });
+    }
+    s.push('\n');
+    s
+}
+
+/// The whole end-of-run report: a blank line, every job block, every group's run status, then
+/// disk stats.
+pub fn normal(run: &RunResult) -> String {
+    let mut out = String::from("\n");
+    for job in &run.jobs {
+        let group = calc::group_of(run, job.groupid);
+        out.push_str(&job_block(job, &group));
+    }
+    for group in &run.groups {
+        out.push_str(&group_status(group));
+    }
+    out.push_str(&disk_stats(&run.disks));
+    out
+}
+
+/// One job's block; empty for a job that did no I/O (fio skips it too).
+pub fn job_block(job: &JobResult, group: &GroupResult) -> String {
+    let total_bytes: u64 = Ddir::ALL.iter().map(|d| job.dirs.get(*d).io_bytes).sum();
+    if total_bytes == 0 && calc::total_rw_ios(job) == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    let date = units::ctime(job.start_unix);
+    if job.error == 0 {
+        let _ = writeln!(
+            out,
+            "{}: (groupid={}, jobs={}): err={:2}: pid={}: {}",
+            job.name, job.groupid, job.jobs, job.error, job.pid, date
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{}: (groupid={}, jobs={}): err={:2} ({}): pid={}: {}",
+            job.name, job.groupid, job.jobs, job.error, job.verror, job.pid, date
+        );
+    }
+    if !job.description.is_empty() {
+        let _ = writeln!(out, "  Description  : [{}]", job.description);
+    }
+    for d in Ddir::ALL {
+        if job.dirs.get(d).io_bytes > 0 {
+            out.push_str(&dir_status(job, d, group));
+        }
+    }
+    out.push_str(&latency_buckets(job));
+    out.push_str(&sync_status(job));
+    out.push_str(&resource_lines(job));
+    out
+}
+
+fn ddir_name(d: Ddir) -> &'static str {
+    match d {
+        Ddir::Read => "read",
+        Ddir::Write => "write",
+        Ddir::Trim => "trim",
+    }
+}
+
+/// One direction: IOPS/BW line, latency lines, percentile blocks and sample rows.
+fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
+    let r = job.dirs.get(d);
+    if r.runtime_ms == 0 {
+        return String::new();
+    }
+    let u = Units::new(group.kb_base, group.unit_base);
+    let mut out = String::new();
+    let iops = units::iops_int(r.total_ios, r.runtime_ms);
+    // fio appends the zoned-device reset count to every write line; fiox has no zoned mode,
+    // so the count is always 0.
+    let post = if d == Ddir::Write {
+        "; 0 zone resets"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "  {}: IOPS={}, {}{}",
+        ddir_name(d),
+        units::count(iops),
+        u.bw_summary(r.io_bytes, r.runtime_ms),
+        post
+    );
+    if job.has_slat {
+        out.push_str(&stat_line("slat", &r.slat));
+    }
+    out.push_str(&stat_line("clat", &r.clat));
+    out.push_str(&stat_line(" lat", &r.lat));
+    let blocks = [
+        (job.slat_percentiles && job.has_slat, "slat", &r.slat),
+        (job.clat_percentiles, "clat", &r.clat),
+        (job.lat_percentiles, "lat", &r.lat),
+    ];
+    for (on, kind, stat) in blocks {
+        if on && stat.n > 0 {
+            let values = calc::percentiles(&job.percentile_list, &stat.hist);
+            out.push_str(&percentile_block(kind, &values));
+        }
+    }
+    out.push_str(&bw_row(&r.bw, group.dirs.get(d).agg_bw, u));
+    out.push_str(&iops_row(&r.iops));
+    out
+}
+
+/// `    clat (usec): min=22, max=2809, avg=151.59, stdev=55.63`; empty without samples.
+pub fn stat_line(name: &str, s: &LatStat) -> String {
+    match lat_summary(s) {
+        Some((min, max, mean, dev)) => stat_line_from(name, min, max, mean, dev),
+        None => String::new(),
+    }
+}
+
+/// [`stat_line`] from summary figures in ns.
+pub fn stat_line_from(name: &str, min: u64, max: u64, mean: f64, dev: f64) -> String {
+    let unit = TimeUnit::for_stat_line(min, max, dev);
+    let div = unit.divisor();
+    let fdiv = div as f64;
+    format!(
+        "    {} ({}): min={}, max={}, avg={:5.2}, stdev={:5.2}\n",
+        name,
+        unit.label(),
+        num2str(min / div, 6, 1, false, Unit::None),
+        num2str(max / div, 6, 1, false, Unit::None),
+        mean / fdiv,
+        dev / fdiv
+    )
+}
+
+/// A percentile block from `(percentile, ns)` pairs (sorted): unit picked from the smallest and
+/// largest value, values rounded up to the unit, rows as wide as fio makes them.
+pub fn percentile_block(kind: &str, values: &[(f64, u64)]) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let minv = values.iter().map(|v| v.1).min().unwrap_or(0);
+    let maxv = values.iter().map(|v| v.1).max().unwrap_or(0);
+    let unit = TimeUnit::for_percentiles(minv, maxv);
+    let scaled_max = maxv / unit.divisor();
+    let width = if scaled_max == 0 {
+        5
+    } else {
+        (scaled_max.ilog10() as usize + 1).max(5)
+    };
+    let per_line = (80 - 7) / (PCT_PRECISION + 10 + width);
+    let mut out = format!("    {} percentiles ({}):\n     |", kind, unit.label());
+    let last = values.len() - 1;
+    for (j, &(p, v)) in values.iter().enumerate() {
+        if j != 0 && j % per_line == 0 {
+            out.push_str("     |");
+        }
+        let shown = round_up_to(v, unit);
+        let _ = write!(
+            out,
+            " {:w$.prec$}th=[{:width$}]{}",
+            p,
+            shown,
+            if j == last { '\n' } else { ',' },
+            w = PCT_PRECISION + 3,
+            prec = PCT_PRECISION,
+            width = width
+        );
+        if j != last && j % per_line == per_line - 1 {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// fio rounds percentile values up, one thousand at a time.
+fn round_up_to(mut v: u64, unit: TimeUnit) -> u64 {
+    let steps = match unit {
+        TimeUnit::Nsec => 0,
+        TimeUnit::Usec => 1,
+        TimeUnit::Msec => 2,
+    };
+    for _ in 0..steps {
+        v = v.div_ceil(1000);
+    }
+    v
+}
+
+/// `   bw (  KiB/s): min=..., max=..., per=..%, avg=..., stdev=..., samples=N`.
+///
+/// Like fio 3.33 this always labels KiB/kB (switching to MiB above kb_base² KiB/s, even with
+/// kb_base=1000) and ignores `unit_base` here: fio compares the resolved unit against the wrong
+/// constant, so its bit-based label never appears, and parsers expect what fio prints.
+fn bw_row(s: &SampleStat, group_agg: u64, u: Units) -> String {
+    if s.n == 0 {
+        return String::new();
+    }
+    let (mut min, mut max, mut mean, mut dev) = (s.min, s.max, s.mean(), s.stddev());
+    let per = calc::bw_share(group_agg, mean);
+    let kb = f64::from(u.kb_base);
+    let mut label = if u.pow2 { "KiB" } else { "kB" };
+    if mean > kb * kb {
+        min = (min as f64 / kb) as u64;
+        max = (max as f64 / kb) as u64;
+        mean /= kb;
+        dev /= kb;
+        label = "MiB";
+    }
+    format!(
+        "   bw ({:>5}/s): min={:5}, max={:5}, per={:3.2}%, avg={:5.2}, stdev={:5.2}, samples={}\n",
+        label, min, max, per, mean, dev, s.n
+    )
+}
+
+/// `   iops        : min=..., max=..., avg=..., stdev=..., samples=N`.
+fn iops_row(s: &SampleStat) -> String {
+    if s.n == 0 {
+        return String::new();
+    }
+    format!(
+        "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}\n",
+        s.min,
+        s.max,
+        s.mean(),
+        s.stddev(),
+        s.n
+    )
+}
+
+const LAT_RANGES: [&str; 12] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+];
+
+/// `  lat (usec)   : 20=0.01%, 50=0.11%, ...`: only non-empty buckets, five per line.
+pub fn latency_buckets(job: &JobResult) -> String {
+    let total = calc::total_rw_ios(job);
+    let b = &job.lat_buckets;
+    let mut out = String::new();
+    for (label, counts) in [
+        ("nsec", &b.ns[..]),
+        ("usec", &b.us[..]),
+        ("msec", &b.ms[..]),
+    ] {
+        let pcts = calc::lat_pct(counts, total);
+        let mut in_line = 0;
+        for (i, p) in pcts.iter().enumerate() {
+            if *p <= 0.0 {
+                continue;
+            }
+            if in_line == 0 {
+                let _ = write!(out, "  lat ({label})   : ");
+            } else {
+                out.push_str(", ");
+            }
+            let _ = write!(out, "{}={:3.2}%", LAT_RANGES[i], p);
+            in_line += 1;
+            if in_line == 5 {
+                out.push('\n');
+                in_line = 0;
+            }
+        }
+        if in_line > 0 {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// fsync/fdatasync latency block, only when the job synced.
+fn sync_status(job: &JobResult) -> String {
+    let s = &job.sync_lat;
+    if s.n == 0 {
+        return String::new();
+    }
+    let mut out = String::from("  fsync/fdatasync/sync_file_range:\n");
+    out.push_str(&stat_line("sync", s));
+    let values = calc::percentiles(&job.percentile_list, &s.hist);
+    out.push_str(&percentile_block("sync", &values));
+    out
+}
+
+/// cpu, IO depths, submit, complete, issued rwts and latency lines.
+fn resource_lines(job: &JobResult) -> String {
+    let mut out = String::new();
+    let (usr, sys) = calc::cpu(job);
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={:3.2}%, sys={:3.2}%, ctx={}, majf={}, minf={}",
+        usr, sys, job.ctx, job.majf, job.minf
+    );
+    let depth = calc::dist_pct(&job.io_depth.buckets, calc::total_rw_ios(job));
+    let _ = writeln!(
+        out,
+        "  IO depths    : 1={:3.1}%, 2={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, >=64={:3.1}%",
+        depth[0], depth[1], depth[2], depth[3], depth[4], depth[5], depth[6]
+    );
+    for (label, dist) in [("submit", &job.submit), ("complete", &job.complete)] {
+        let p = calc::dist_pct(&dist.buckets, calc::bucket_total(&dist.buckets));
+        let _ = writeln!(
+            out,
+            "     {:<10}: 0={:3.1}%, 4={:3.1}%, 8={:3.1}%, 16={:3.1}%, 32={:3.1}%, 64={:3.1}%, >=64={:3.1}%",
+            label, p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+        );
+    }
+    let d = &job.dirs;
+    let _ = writeln!(
+        out,
+        "     issued rwts: total={},{},{},{} short={},{},{},0 dropped={},{},{},0",
+        d.read.total_ios,
+        d.write.total_ios,
+        d.trim.total_ios,
+        job.sync_lat.n,
+        d.read.short_ios,
+        d.write.short_ios,
+        d.trim.short_ios,
+        d.read.drop_ios,
+        d.write.drop_ios,
+        d.trim.drop_ios
+    );
+    if job.iodepth > 0 {
+        // fiox has no latency_target mode, so target/window are 0 and the percentile 100%,
+        // which is exactly what fio prints when those options are unset.
+        let _ = writeln!(
+            out,
+            "     latency   : target=0, window=0, percentile=100.00%, depth={}",
+            job.iodepth
+        );
+    }
+    out
+}
+
+/// `\nRun status group N (all jobs):` and one line per direction that ran.
+pub fn group_status(g: &GroupResult) -> String {
+    let u = Units::new(g.kb_base, g.unit_base);
+    let mut out = format!("\nRun status group {} (all jobs):\n", g.groupid);
+    for (d, label) in [
+        (Ddir::Read, "   READ"),
+        (Ddir::Write, "  WRITE"),
+        (Ddir::Trim, "   TRIM"),
+    ] {
+        let r = g.dirs.get(d);
+        if r.max_runtime_ms == 0 {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+            label,
+            u.rate(r.agg_bw),
+            u.rate_alt(r.agg_bw),
+            u.rate(r.min_bw),
+            u.rate(r.max_bw),
+            u.rate_alt(r.min_bw),
+            u.rate_alt(r.max_bw),
+            u.bytes(r.io_bytes),
+            u.bytes_alt(r.io_bytes),
+            r.min_runtime_ms,
+            r.max_runtime_ms
+        );
+    }
+    out
+}
+
+/// `\nDisk stats (read/write):` and one line per device; a stacked device first shows its own
+/// line with the averaged `aggr*` figures of the devices under it, then those devices.
+pub fn disk_stats(disks: &[DiskResult]) -> String {
+    if disks.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nDisk stats (read/write):\n");
+    for d in flatten_disks(disks) {
+        out.push_str(&disk_line(d));
+    }
+    out
+}
+
+/// Devices in fio's order: each device followed by the devices under it (depth first), each
+/// device once.
+pub fn flatten_disks(disks: &[DiskResult]) -> Vec<&DiskResult> {
+    fn walk<'a>(d: &'a DiskResult, out: &mut Vec<&'a DiskResult>) {
+        if out.iter().any(|o| o.name == d.name) {
+            return;
+        }
+        out.push(d);
+        for s in &d.slaves {
+            walk(s, out);
+        }
+    }
+    let mut out = Vec::new();
+    for d in disks {
+        walk(d, &mut out);
+    }
+    out
+}
+
+/// Averages over a stacked device's slaves as fio shows them (`aggrios=` etc).
+pub struct DiskAgg {
+    pub ios: [u64; 2],
+    pub merges: [u64; 2],
+    pub ticks: [u64; 2],
+    pub in_queue: u64,
+    /// Utilization of the busiest slave, capped at 100.
+    pub util: f64,
+}
+
+/// The `aggr*` figures of a device with slaves, None for a plain device.
+pub fn disk_agg(d: &DiskResult) -> Option<DiskAgg> {
+    let n = d.slaves.len() as u64;
+    if n == 0 {
+        return None;
+    }
+    let sum = |f: &dyn Fn(&DiskResult) -> u64| d.slaves.iter().map(f).sum::<u64>() / n;
+    Some(DiskAgg {
+        ios: [sum(&|s| s.ios[0]), sum(&|s| s.ios[1])],
+        merges: [sum(&|s| s.merges[0]), sum(&|s| s.merges[1])],
+        ticks: [sum(&|s| s.ticks[0]), sum(&|s| s.ticks[1])],
+        in_queue: sum(&|s| s.in_queue),
+        util: d
+            .slaves
+            .iter()
+            .map(|s| s.util)
+            .fold(0.0, f64::max)
+            .min(100.0),
+    })
+}
+
+fn disk_line(d: &DiskResult) -> String {
+    let agg = disk_agg(d);
+    let mut out = String::from(if agg.is_some() { "    " } else { "  " });
+    let _ = write!(
+        out,
+        "{}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
+        d.name,
+        d.ios[0],
+        d.ios[1],
+        d.merges[0],
+        d.merges[1],
+        d.ticks[0],
+        d.ticks[1],
+        d.in_queue,
+        d.util.min(100.0)
+    );
+    if let Some(a) = agg {
+        let _ =
+            write!(
+            out,
+            ", aggrios={}/{}, aggrmerge={}/{}, aggrticks={}/{}, aggrin_queue={}, aggrutil={:3.2}%",
+            a.ios[0], a.ios[1], a.merges[0], a.merges[1], a.ticks[0], a.ticks[1], a.in_queue, a.util
+        );
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::{BsSpec, PerDir, RwMode, RwSpec};
+
+    #[test]
+    fn header_lines_as_fio() {
+        let job = JobSpec {
+            name: "sample".into(),
+            rw: RwSpec {
+                mode: RwMode::RandRw,
+                n: 0,
+            },
+            ioengine: "libaio".into(),
+            iodepth: 8,
+            ..JobSpec::default()
+        };
+        let h = header(std::slice::from_ref(&job));
+        let lines: Vec<&str> = h.lines().collect();
+        assert_eq!(
+            lines[0],
+            "sample: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=libaio, iodepth=8"
+        );
+        assert!(lines[1].starts_with("fiox-"));
+        assert_eq!(lines[2], "Starting 1 process");
+    }
+
+    #[test]
+    fn header_clones_and_threads() {
+        let mut jobs = Vec::new();
+        for i in 0..3 {
+            jobs.push(JobSpec {
+                name: "seq".into(),
+                clone_index: i,
+                numjobs: 3,
+                thread: i < 2,
+                bs: PerDir::all(BsSpec::fixed(131_072)),
+                ..JobSpec::default()
+            });
+        }
+        let h = header(&jobs);
+        let lines: Vec<&str> = h.lines().collect();
+        assert!(lines[0].contains("bs=(R) 128KiB-128KiB, (W) 128KiB-128KiB"));
+        assert_eq!(lines[1], "...");
+        assert_eq!(lines[3], "Starting 2 threads and 1 process");
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn stat_lines_reproduce_fio() {
+        // Figures from fio 3.33's randrw-libaio reference run.
+        assert_eq!(
+            stat_line_from("clat", 722, 1_830_949, 127_325.97, 43_858.78),
+            "    clat (nsec): min=722, max=1830.9k, avg=127325.97, stdev=43858.78\n"
+        );
+        assert_eq!(
+            stat_line_from("slat", 3_596, 272_432, 6_310.0, 6_240.0),
+            "    slat (usec): min=3, max=272, avg= 6.31, stdev= 6.24\n"
+        );
+        assert_eq!(
+            stat_line_from(" lat", 25_100, 1_834_400, 133_640.0, 44_100.0),
+            "     lat (usec): min=25, max=1834, avg=133.64, stdev=44.10\n"
+        );
+    }
+
+    #[test]
+    fn percentile_block_reproduces_fio() {
+        let us = [
+            71u64, 86, 92, 101, 108, 115, 121, 129, 139, 151, 169, 186, 229, 253, 529, 832, 1795,
+        ];
+        let list = fiox_job::DEFAULT_PERCENTILES;
+        // fio's own values are bucket values in ns that round up to these microseconds.
+        let values: Vec<(f64, u64)> = list
+            .iter()
+            .zip(us)
+            .map(|(p, v)| (*p, v * 1000 - 400))
+            .collect();
+        let expect = "    clat percentiles (usec):
+     |  1.00th=[   71],  5.00th=[   86], 10.00th=[   92], 20.00th=[  101],
+     | 30.00th=[  108], 40.00th=[  115], 50.00th=[  121], 60.00th=[  129],
+     | 70.00th=[  139], 80.00th=[  151], 90.00th=[  169], 95.00th=[  186],
+     | 99.00th=[  229], 99.50th=[  253], 99.90th=[  529], 99.95th=[  832],
+     | 99.99th=[ 1795]
+";
+        assert_eq!(percentile_block("clat", &values), expect);
+    }
+
+    #[test]
+    fn percentile_block_nsec_and_wide_values() {
+        let values = vec![(50.0, 10u64), (99.99, 948)];
+        assert_eq!(
+            percentile_block("clat", &values),
+            "    clat percentiles (nsec):\n     | 50.00th=[   10], 99.99th=[  948]\n"
+        );
+        // Eight-digit msec values widen the column and leave 3 per row.
+        let values: Vec<(f64, u64)> = [1.0, 5.0, 10.0, 20.0]
+            .iter()
+            .zip([3_000_000u64, 4_000_000, 5_000_000, 12_345_678_000_000])
+            .map(|(p, v)| (*p, v))
+            .collect();
+        assert_eq!(
+            percentile_block("lat", &values),
+            "    lat percentiles (msec):\n     |  1.00th=[       3],  5.00th=[       4], 10.00th=[       5],\n     | 20.00th=[12345678]\n"
+        );
+    }
+
+    #[test]
+    fn disk_lines_with_slaves() {
+        let slave = |name: &str, ios: u64, util: f64| DiskResult {
+            name: name.into(),
+            ios: [ios, ios],
+            in_queue: 10,
+            util,
+            ..Default::default()
+        };
+        let md = DiskResult {
+            name: "md0".into(),
+            ios: [100, 50],
+            util: 0.0,
+            slaves: vec![slave("sda", 60, 40.0), slave("sdb", 40, 55.5)],
+            ..Default::default()
+        };
+        let s = disk_stats(&[md]);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[1], "Disk stats (read/write):");
+        assert_eq!(
+            lines[2],
+            "    md0: ios=100/50, merge=0/0, ticks=0/0, in_queue=0, util=0.00%, aggrios=50/50, aggrmerge=0/0, aggrticks=0/0, aggrin_queue=10, aggrutil=55.50%"
+        );
+        assert_eq!(
+            lines[3],
+            "  sda: ios=60/60, merge=0/0, ticks=0/0, in_queue=10, util=40.00%"
+        );
+        assert!(lines[4].starts_with("  sdb:"));
+    }
+
+    #[test]
+    fn latency_bucket_lines_wrap_at_five() {
+        let mut job = JobResult::default();
+        job.dirs.read.total_ios = 1000;
+        job.lat_buckets.us = [0, 0, 0, 1, 100, 200, 300, 200, 100, 50];
+        job.lat_buckets.ms[0] = 49;
+        let s = latency_buckets(&job);
+        assert_eq!(
+            s,
+            "  lat (usec)   : 20=0.10%, 50=10.00%, 100=20.00%, 250=30.00%, 500=20.00%\n  lat (usec)   : 750=10.00%, 1000=5.00%\n  lat (msec)   : 2=4.90%\n"
+        );
+    }
+}
