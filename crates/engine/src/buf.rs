@@ -22,6 +22,13 @@ impl BufPtr {
     pub fn none() -> Self {
         BufPtr(NonNull::dangling())
     }
+    /// The address `by` bytes further into the same slot (the runner re-issues the remainder
+    /// of a short I/O from there). `by` must stay within the slot this pointer came from.
+    pub fn add(self, by: usize) -> Self {
+        // wrapping_add is safe pointer arithmetic; an in-slot offset of a non-null base is
+        // non-null, and a (buggy) wrap to null falls back to the base.
+        BufPtr(NonNull::new(self.0.as_ptr().wrapping_add(by)).unwrap_or(self.0))
+    }
 }
 
 /// `count` slots of `slot_size` bytes, each aligned to `align`.
