@@ -7,8 +7,12 @@
 pub mod acct;
 pub mod group;
 pub mod hist;
+pub mod log;
 pub mod model;
+pub mod sampler;
 
 pub use group::{bw_agg_pct, group_results, merge_jobs};
 pub use hist::Histogram;
+pub use log::{IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions};
 pub use model::*;
+pub use sampler::{NoSink, RateKind, RateSampler, RateSink};

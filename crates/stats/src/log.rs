@@ -1,0 +1,562 @@
+//! fio 3.33's per-job log files: `write_bw_log`, `write_iops_log` and `write_lat_log` (which
+//! writes `_lat`, `_slat` and `_clat` files), with `log_avg_msec`, `per_job_logs` and
+//! `log_offset` (iolog.c `flush_samples`, stat.c `add_log_sample`).
+//!
+//! File names: `PREFIX_KIND.N.log` with N the job's 1-based number in the run, or
+//! `PREFIX_KIND.log` when `per_job_logs=0`; an empty prefix means the job's name.
+//! A line is `time_ms, value, ddir, bs, prio` — or `time_ms, value, ddir, bs, offset, prio` with
+//! `log_offset=1`. `prio` is 1 when the I/O had the real-time priority class, else 0 (fio without
+//! `log_prio`). Latencies are in ns, bw in KiB/s, iops in I/Os per second.
+//!
+//! Without `log_avg_msec` every I/O is a line (bw/iops logs too: the I/O's own rate, and 1).
+//! With it, each direction's values are averaged over windows aligned to multiples of
+//! `log_avg_msec` since the epoch; a window is written (mean rounded to nearest, bs and offset 0,
+//! at the time of the sample that closed it) when a sample arrives after its end — bw/iops logs
+//! with fio's 1 ms slack — and the last, partial window at [`LogFile::finish`].
+//!
+//! Memory is bounded: lines go through a 64 KiB buffered writer as they are produced and are
+//! formatted without allocating.
+
+use crate::sampler::{RateKind, RateSink};
+use fiox_job::{Ddir, LogSpec, StatsSpec};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// fio's `LOG_MSEC_SLACK` on Linux, applied to bw/iops logs only.
+const LOG_MSEC_SLACK: u64 = 1;
+const BUF_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("cannot create log file {}: {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("cannot write log file {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// What a log file records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    Bw,
+    Iops,
+    Lat,
+    Clat,
+    Slat,
+}
+
+impl LogKind {
+    /// The part of the file name after the prefix (`P_bw.1.log`).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            LogKind::Bw => "bw",
+            LogKind::Iops => "iops",
+            LogKind::Lat => "lat",
+            LogKind::Clat => "clat",
+            LogKind::Slat => "slat",
+        }
+    }
+
+    /// Latency logs close averaging windows strictly; rate logs get fio's 1 ms slack.
+    fn is_latency(self) -> bool {
+        matches!(self, LogKind::Lat | LogKind::Clat | LogKind::Slat)
+    }
+}
+
+/// fio's log file name (`gen_log_name`): `job_number` is 1-based over the whole run.
+pub fn log_file_name(prefix: &str, kind: LogKind, job_number: u32, per_job_logs: bool) -> String {
+    if per_job_logs {
+        format!("{prefix}_{}.{job_number}.log", kind.suffix())
+    } else {
+        format!("{prefix}_{}.log", kind.suffix())
+    }
+}
+
+/// Formatting options shared by a job's logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogOptions {
+    /// `log_avg_msec`; 0 logs every I/O.
+    pub avg_msec: u64,
+    /// `log_offset`: add the I/O's offset column.
+    pub log_offset: bool,
+}
+
+/// Running mean of one direction's values inside the current averaging window.
+#[derive(Debug, Clone, Copy, Default)]
+struct AvgWindow {
+    sum: u128,
+    n: u64,
+    /// Start of the current window, ms since the epoch.
+    start_ms: u64,
+}
+
+/// One open log file.
+#[derive(Debug)]
+pub struct LogFile {
+    path: PathBuf,
+    out: BufWriter<File>,
+    kind: LogKind,
+    opts: LogOptions,
+    win: [AvgWindow; 3],
+}
+
+/// ioprio class of a raw ioprio value is bits 13..; class 1 is real-time.
+fn prio_column(ioprio: u32) -> u32 {
+    u32::from(ioprio >> 13 == 1)
+}
+
+impl LogFile {
+    /// Create (truncate) `path`.
+    pub fn create(path: &Path, kind: LogKind, opts: LogOptions) -> Result<LogFile, LogError> {
+        let file = File::create(path).map_err(|source| LogError::Create {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(LogFile {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(BUF_BYTES, file),
+            kind,
+            opts,
+            win: [AvgWindow::default(); 3],
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn kind(&self) -> LogKind {
+        self.kind
+    }
+
+    /// Whether each I/O is a line (no `log_avg_msec`).
+    pub fn per_io(&self) -> bool {
+        self.opts.avg_msec == 0
+    }
+
+    /// Record one value at `t_ms` (ms since the job's epoch). `ioprio` is the raw ioprio value
+    /// of the I/O (0 when none was set).
+    pub fn sample(
+        &mut self,
+        t_ms: u64,
+        value: u64,
+        ddir: Ddir,
+        bs: u64,
+        offset: u64,
+        ioprio: u32,
+    ) -> Result<(), LogError> {
+        let avg = self.opts.avg_msec;
+        if avg == 0 {
+            return self.line(t_ms, value, ddir, bs, offset, prio_column(ioprio));
+        }
+        let w = &mut self.win[ddir.index()];
+        w.sum += u128::from(value);
+        w.n += 1;
+        if t_ms < w.start_ms {
+            return Ok(());
+        }
+        let this_window = t_ms - w.start_ms;
+        if this_window < avg && (self.kind.is_latency() || avg - this_window > LOG_MSEC_SLACK) {
+            return Ok(());
+        }
+        self.flush_window(ddir, t_ms)?;
+        self.win[ddir.index()].start_ms = t_ms - t_ms % avg;
+        Ok(())
+    }
+
+    /// Write the averaged line of `ddir`'s window (if it holds samples) and empty it.
+    fn flush_window(&mut self, ddir: Ddir, t_ms: u64) -> Result<(), LogError> {
+        let w = &mut self.win[ddir.index()];
+        if w.n == 0 {
+            return Ok(());
+        }
+        // fio rounds the window mean to nearest (mean + 0.5, truncated).
+        let mean = ((w.sum as f64 / w.n as f64) + 0.5) as u64;
+        w.sum = 0;
+        w.n = 0;
+        self.line(t_ms, mean, ddir, 0, 0, 0)
+    }
+
+    fn line(
+        &mut self,
+        t_ms: u64,
+        value: u64,
+        ddir: Ddir,
+        bs: u64,
+        offset: u64,
+        prio: u32,
+    ) -> Result<(), LogError> {
+        let d = ddir.index();
+        let r = if self.opts.log_offset {
+            writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}")
+        } else {
+            writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {prio}")
+        };
+        r.map_err(|source| LogError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Write the partial windows (at `t_ms`, the job's end) and flush the file.
+    pub fn finish(&mut self, t_ms: u64) -> Result<(), LogError> {
+        if self.opts.avg_msec > 0 {
+            for d in Ddir::ALL {
+                self.flush_window(d, t_ms)?;
+            }
+        }
+        self.out.flush().map_err(|source| LogError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// All logs of one job, opened from its `LogSpec`. Feed it per-I/O latencies with
+/// [`JobLogs::slat`] / [`JobLogs::completion`], and rate samples by passing it as the
+/// [`RateSink`] of the job's `RateSampler`s; call [`JobLogs::finish`] at the job's end.
+///
+/// Write errors on the per-I/O path are kept (the first one) instead of failing the I/O loop;
+/// [`JobLogs::finish`] reports it.
+#[derive(Debug, Default)]
+pub struct JobLogs {
+    bw: Option<LogFile>,
+    iops: Option<LogFile>,
+    lat: Option<LogFile>,
+    clat: Option<LogFile>,
+    slat: Option<LogFile>,
+    error: Option<LogError>,
+}
+
+/// One completed I/O as the latency logs see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoSample {
+    /// ms since the job's epoch.
+    pub t_ms: u64,
+    pub ddir: Ddir,
+    pub bytes: u64,
+    pub offset: u64,
+    /// Raw ioprio value (0: none).
+    pub ioprio: u32,
+}
+
+impl JobLogs {
+    /// Open the logs a job asked for, in `dir` (fio writes them in the current directory: pass
+    /// `"."`). `job_name` is the prefix when an option was given empty; `job_number` is the job's
+    /// 1-based number in the run. `write_lat_log` opens `_lat`, `_slat` and `_clat` unless
+    /// `disable_lat/slat/clat` (fio creates the slat file even for sync engines; it stays empty).
+    pub fn open(
+        dir: &Path,
+        logs: &LogSpec,
+        stats: &StatsSpec,
+        job_name: &str,
+        job_number: u32,
+    ) -> Result<JobLogs, LogError> {
+        let opts = LogOptions {
+            avg_msec: logs.log_avg_msec,
+            log_offset: logs.log_offset,
+        };
+        let open = |prefix: &Option<String>, kind: LogKind, enabled: bool| {
+            let Some(p) = prefix.as_deref().filter(|_| enabled) else {
+                return Ok(None);
+            };
+            let p = if p.is_empty() { job_name } else { p };
+            let name = log_file_name(p, kind, job_number, logs.per_job_logs);
+            LogFile::create(&dir.join(name), kind, opts).map(Some)
+        };
+        let reduce = stats.gtod_reduce;
+        Ok(JobLogs {
+            bw: open(&logs.write_bw_log, LogKind::Bw, true)?,
+            iops: open(&logs.write_iops_log, LogKind::Iops, true)?,
+            lat: open(
+                &logs.write_lat_log,
+                LogKind::Lat,
+                !stats.disable_lat && !reduce,
+            )?,
+            clat: open(
+                &logs.write_lat_log,
+                LogKind::Clat,
+                !stats.disable_clat && !reduce,
+            )?,
+            slat: open(
+                &logs.write_lat_log,
+                LogKind::Slat,
+                !stats.disable_slat && !reduce,
+            )?,
+            error: None,
+        })
+    }
+
+    /// Whether any log is open (the runner can skip all calls otherwise).
+    pub fn any(&self) -> bool {
+        self.bw.is_some()
+            || self.iops.is_some()
+            || self.lat.is_some()
+            || self.clat.is_some()
+            || self.slat.is_some()
+    }
+
+    /// Whether the per-I/O path has anything to write (latency logs, or unaveraged rate logs).
+    pub fn wants_io_samples(&self) -> bool {
+        self.lat.is_some()
+            || self.clat.is_some()
+            || self.slat.is_some()
+            || self.bw.as_ref().is_some_and(LogFile::per_io)
+            || self.iops.as_ref().is_some_and(LogFile::per_io)
+    }
+
+    fn keep(&mut self, r: Result<(), LogError>) {
+        if let (Err(e), None) = (r, &self.error) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Submission latency of one I/O (logged when it was measured).
+    pub fn slat(&mut self, io: &IoSample, slat_ns: u64) {
+        if let Some(f) = self.slat.as_mut() {
+            let r = f.sample(io.t_ms, slat_ns, io.ddir, io.bytes, io.offset, io.ioprio);
+            self.keep(r);
+        }
+    }
+
+    /// A completed I/O: its clat and total latency (None when not measured). Unaveraged bw/iops
+    /// logs also get their per-I/O line here: the I/O's own rate (`bytes * 10^6 / clat_ns`,
+    /// 0 without clat) and 1, as fio writes them.
+    pub fn completion(&mut self, io: &IoSample, clat_ns: Option<u64>, lat_ns: Option<u64>) {
+        let (t, d, bs, off, prio) = (io.t_ms, io.ddir, io.bytes, io.offset, io.ioprio);
+        let mut results = [Ok(()), Ok(()), Ok(()), Ok(())];
+        if let (Some(f), Some(v)) = (self.lat.as_mut(), lat_ns) {
+            results[0] = f.sample(t, v, d, bs, off, prio);
+        }
+        if let (Some(f), Some(v)) = (self.clat.as_mut(), clat_ns) {
+            results[1] = f.sample(t, v, d, bs, off, prio);
+        }
+        if let Some(f) = self.bw.as_mut().filter(|f| f.per_io()) {
+            let spent = clat_ns.unwrap_or(0);
+            let rate = (bs as u128 * 1_000_000)
+                .checked_div(spent as u128)
+                .unwrap_or(0) as u64;
+            results[2] = f.sample(t, rate, d, bs, off, prio);
+        }
+        if let Some(f) = self.iops.as_mut().filter(|f| f.per_io()) {
+            results[3] = f.sample(t, 1, d, bs, off, prio);
+        }
+        for r in results {
+            self.keep(r);
+        }
+    }
+
+    /// Close every window and flush every file; the first error of the whole job, if any.
+    pub fn finish(&mut self, t_ms: u64) -> Result<(), LogError> {
+        for f in [
+            &mut self.bw,
+            &mut self.iops,
+            &mut self.lat,
+            &mut self.clat,
+            &mut self.slat,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let r = f.finish(t_ms);
+            if let (Err(e), None) = (r, &self.error) {
+                self.error = Some(e);
+            }
+        }
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl RateSink for JobLogs {
+    /// Windowed rate samples from a `RateSampler` go to averaged bw/iops logs (unaveraged ones
+    /// get per-I/O lines from [`JobLogs::completion`] instead, as in fio).
+    fn rate_sample(&mut self, kind: RateKind, t_ms: u64, ddir: Ddir, value: u64, bs: u64) {
+        let f = match kind {
+            RateKind::Bw => self.bw.as_mut(),
+            RateKind::Iops => self.iops.as_mut(),
+        };
+        if let Some(f) = f.filter(|f| !f.per_io()) {
+            let r = f.sample(t_ms, value, ddir, bs, 0, 0);
+            self.keep(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::JobSpec;
+
+    /// A fresh directory under /tmp, removed on drop.
+    struct TmpDir(PathBuf);
+    impl TmpDir {
+        fn new(tag: &str) -> TmpDir {
+            let p = std::env::temp_dir().join(format!(
+                "fiox-stats-log-{tag}-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            TmpDir(p)
+        }
+    }
+    impl Drop for TmpDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn read(p: &Path) -> String {
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    #[test]
+    fn names_follow_fio() {
+        assert_eq!(log_file_name("lg", LogKind::Bw, 1, true), "lg_bw.1.log");
+        assert_eq!(
+            log_file_name("lg", LogKind::Clat, 12, true),
+            "lg_clat.12.log"
+        );
+        assert_eq!(
+            log_file_name("x/y", LogKind::Iops, 3, false),
+            "x/y_iops.log"
+        );
+    }
+
+    #[test]
+    fn per_io_lines_with_and_without_offset() {
+        let t = TmpDir::new("perio");
+        let p = t.0.join("a.log");
+        let mut f = LogFile::create(&p, LogKind::Clat, LogOptions::default()).unwrap();
+        f.sample(3, 66922, Ddir::Read, 4096, 8192, 0).unwrap();
+        f.sample(4, 70000, Ddir::Write, 4096, 0, 1 << 13).unwrap(); // RT class
+        f.finish(5).unwrap();
+        assert_eq!(read(&p), "3, 66922, 0, 4096, 0\n4, 70000, 1, 4096, 1\n");
+
+        let p = t.0.join("b.log");
+        let opts = LogOptions {
+            avg_msec: 0,
+            log_offset: true,
+        };
+        let mut f = LogFile::create(&p, LogKind::Lat, opts).unwrap();
+        f.sample(7, 5, Ddir::Trim, 512, 123_456, 2 << 13).unwrap(); // BE class
+        f.finish(8).unwrap();
+        assert_eq!(read(&p), "7, 5, 2, 512, 123456, 0\n");
+    }
+
+    #[test]
+    fn averaged_windows_match_fio_sample_shape() {
+        let t = TmpDir::new("avg");
+        let p = t.0.join("c.log");
+        let opts = LogOptions {
+            avg_msec: 500,
+            log_offset: false,
+        };
+        let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
+        // Window [0,500) is closed by the sample at 500, which counts in it (as in fio):
+        // mean of 10, 21, 30 = 20.33 -> 20.
+        f.sample(100, 10, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(499, 21, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(500, 30, Ddir::Read, 4096, 0, 0).unwrap();
+        // Writes keep their own window, still at [0,500): closed at once.
+        f.sample(510, 7, Ddir::Write, 4096, 0, 0).unwrap();
+        // Next read window starts at 500: 700 is inside; 1003 closes it: mean 45.
+        f.sample(700, 40, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(1003, 50, Ddir::Read, 4096, 0, 0).unwrap();
+        // 1000-aligned window still open at the end: written by finish. 60 and 61 -> 60.5 -> 61.
+        f.sample(1100, 60, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(1101, 61, Ddir::Read, 4096, 0, 0).unwrap();
+        f.finish(1200).unwrap();
+        assert_eq!(
+            read(&p),
+            "500, 20, 0, 0, 0\n510, 7, 1, 0, 0\n1003, 45, 0, 0, 0\n1200, 61, 0, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn rate_logs_get_slack_latency_logs_do_not() {
+        let t = TmpDir::new("slack");
+        let opts = LogOptions {
+            avg_msec: 500,
+            log_offset: false,
+        };
+        let pb = t.0.join("bw.log");
+        let mut bw = LogFile::create(&pb, LogKind::Bw, opts).unwrap();
+        bw.sample(499, 100, Ddir::Read, 0, 0, 0).unwrap(); // within 1 ms: written
+        bw.finish(600).unwrap();
+        assert_eq!(read(&pb), "499, 100, 0, 0, 0\n");
+        let pl = t.0.join("lat.log");
+        let mut lat = LogFile::create(&pl, LogKind::Lat, opts).unwrap();
+        lat.sample(499, 100, Ddir::Read, 0, 0, 0).unwrap(); // not closed until finish
+        lat.finish(600).unwrap();
+        assert_eq!(read(&pl), "600, 100, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn job_logs_open_route_and_finish() {
+        let t = TmpDir::new("job");
+        let mut spec = JobSpec::default();
+        spec.logs.write_bw_log = Some("lg".into());
+        spec.logs.write_iops_log = Some(String::new()); // empty: job name
+        spec.logs.write_lat_log = Some("lg".into());
+        spec.stats.disable_slat = true;
+        let mut logs = JobLogs::open(&t.0, &spec.logs, &spec.stats, "myjob", 2).unwrap();
+        assert!(logs.any() && logs.wants_io_samples());
+        let io = IoSample {
+            t_ms: 1,
+            ddir: Ddir::Write,
+            bytes: 4096,
+            offset: 0,
+            ioprio: 0,
+        };
+        logs.slat(&io, 5); // disabled: no file
+        logs.completion(&io, Some(1_000_000), Some(1_000_100));
+        // Unaveraged rate logs ignore windowed samples (fio writes per-I/O lines instead).
+        logs.rate_sample(RateKind::Bw, 500, Ddir::Write, 999, 4096);
+        logs.finish(2).unwrap();
+        assert_eq!(read(&t.0.join("lg_bw.2.log")), "1, 4096, 1, 4096, 0\n");
+        assert_eq!(read(&t.0.join("myjob_iops.2.log")), "1, 1, 1, 4096, 0\n");
+        assert_eq!(read(&t.0.join("lg_clat.2.log")), "1, 1000000, 1, 4096, 0\n");
+        assert_eq!(read(&t.0.join("lg_lat.2.log")), "1, 1000100, 1, 4096, 0\n");
+        assert!(!t.0.join("lg_slat.2.log").exists());
+    }
+
+    #[test]
+    fn job_logs_averaged_rates_come_from_sampler() {
+        use crate::sampler::RateSampler;
+        let t = TmpDir::new("jobavg");
+        let mut spec = JobSpec::default();
+        spec.logs.write_bw_log = Some("s".into());
+        spec.logs.log_avg_msec = 500;
+        spec.logs.per_job_logs = false;
+        let mut logs = JobLogs::open(&t.0, &spec.logs, &spec.stats, "j", 1).unwrap();
+        assert!(!logs.wants_io_samples());
+        let mut s = RateSampler::new(Ddir::Read, 0, 500, 500).with_log_bs(4096);
+        s.tick_into(500_000_000, 512_000, 125, &mut logs);
+        s.tick_into(1_000_000_000, 1_024_000, 250, &mut logs);
+        logs.finish(1001).unwrap();
+        // 512000 B over 500 ms = 1000 KiB/s; averaged lines carry bs 0.
+        assert_eq!(
+            read(&t.0.join("s_bw.log")),
+            "500, 1000, 0, 0, 0\n1000, 1000, 0, 0, 0\n"
+        );
+    }
+
+    #[test]
+    fn create_error_names_the_file() {
+        let err = LogFile::create(
+            Path::new("/nonexistent-dir-fiox/x.log"),
+            LogKind::Bw,
+            LogOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("/nonexistent-dir-fiox/x.log"),
+            "{err}"
+        );
+    }
+}
