@@ -24,6 +24,8 @@ impl BufPtr {
     }
     /// The address `by` bytes further into the same slot (the runner re-issues the remainder
     /// of a short I/O from there). `by` must stay within the slot this pointer came from.
+    // Not `ops::Add`: offsetting a buffer pointer is not arithmetic on buffers.
+    #[allow(clippy::should_implement_trait)]
     pub fn add(self, by: usize) -> Self {
         // wrapping_add is safe pointer arithmetic; an in-slot offset of a non-null base is
         // non-null, and a (buggy) wrap to null falls back to the base.

@@ -29,6 +29,7 @@ mod null;
 mod sync;
 pub mod sys;
 mod target;
+mod uring;
 
 pub use buf::{BufPool, BufPtr};
 pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};

@@ -1,0 +1,438 @@
+//! `io_uring` through the `io-uring` crate. `queue` writes an SQE straight into the shared
+//! submission ring, `commit` enters the kernel once for the batch (a partial submit leaves the
+//! rest in the ring; EBUSY/EAGAIN with I/O in flight hands control back so the runner reaps
+//! first), `getevents` drains the completion ring and only enters the kernel when it must wait.
+//!
+//! Options as fio's: `fixedbufs` (the job's [`BufPool`] is registered; READ/WRITE_FIXED),
+//! `registerfiles` (fixed file table), `sqthread_poll`/`sqthread_poll_cpu` (SQPOLL),
+//! `hipri` (IOPOLL), `nonvectored` (READ/WRITE instead of READV/WRITEV, any value but 0),
+//! `force_async=N` (IOSQE_ASYNC on every Nth SQE), `nowait` (RWF_NOWAIT), `uncached`
+//! (RWF_DONTCACHE on buffered I/O). A setup flag the kernel refuses is reported naming the
+//! option. Trims run synchronously once nothing is in flight (as fio does).
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use crate::sync::{RWF_DONTCACHE, RWF_NOWAIT};
+use crate::target::{target, trim, Target};
+use crate::{
+    BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
+};
+
+/// The kernel's limit for one registered buffer.
+const MAX_REG_BUF: usize = 1 << 30;
+/// IORING_ENTER_GETEVENTS from <linux/io_uring.h>.
+const ENTER_GETEVENTS: u32 = 1;
+/// user_data bit saying the high word carries an iovec slot to free at completion.
+const HAS_SLOT: u64 = 1 << 63;
+
+/// The registered buffer pool: `chunk`-sized iovecs starting at `base`.
+struct FixedBufs {
+    base: usize,
+    end: usize,
+    chunk: usize,
+}
+
+pub(crate) struct UringEngine {
+    ring: IoUring,
+    depth: usize,
+    files: Vec<Target>,
+    registerfiles: bool,
+    files_registered: bool,
+    fixedbufs: bool,
+    bufs: Option<FixedBufs>,
+    vectored: bool,
+    iopoll: bool,
+    /// One iovec per in-flight slot (READV/WRITEV need it alive until completion).
+    iovs: Box<[libc::iovec]>,
+    free_slots: Vec<u32>,
+    rw_flags: i32,
+    force_async: u32,
+    sqe_count: u32,
+    /// SQEs pushed but not yet taken by the kernel.
+    queued: usize,
+    inflight: usize,
+    /// Completions made without the kernel (refused SQEs).
+    ready: Vec<Completion>,
+}
+
+// SAFETY: the iovecs only hold addresses of the runner's buffer slots; the engine (ring
+// included) is used by one thread at a time.
+unsafe impl Send for UringEngine {}
+
+fn opt_err(option: &'static str, reason: String) -> EngineError {
+    EngineError::Option {
+        engine: "io_uring",
+        option,
+        reason,
+    }
+}
+
+/// Build the ring with the options' setup flags; if the kernel refuses, find which option it
+/// refuses by retrying with one flag at a time.
+fn build_ring(depth: u32, o: &fiox_job::spec::EngineOptions) -> Result<IoUring, EngineError> {
+    let build = |sqpoll: bool, cpu: Option<u32>, iopoll: bool| {
+        let mut b = IoUring::builder();
+        if sqpoll {
+            b.setup_sqpoll(1000);
+            if let Some(c) = cpu {
+                b.setup_sqpoll_cpu(c);
+            }
+        }
+        if iopoll {
+            b.setup_iopoll();
+        }
+        b.build(depth)
+    };
+    let err = match build(o.sqthread_poll, o.sqthread_poll_cpu, o.hipri) {
+        Ok(r) => return Ok(r),
+        Err(e) => e,
+    };
+    if let Err(e) = build(false, None, false) {
+        let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+            .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
+            .unwrap_or_default();
+        return Err(EngineError::Os {
+            engine: "io_uring",
+            what: format!("io_uring_setup({depth}){disabled}"),
+            source: e,
+        });
+    }
+    let culprit = if o.sqthread_poll && build(true, None, false).is_err() {
+        "sqthread_poll"
+    } else if o.sqthread_poll_cpu.is_some() && build(true, o.sqthread_poll_cpu, false).is_err() {
+        "sqthread_poll_cpu"
+    } else if o.hipri {
+        "hipri"
+    } else {
+        "sqthread_poll"
+    };
+    Err(opt_err(culprit, format!("the kernel refuses it: {err}")))
+}
+
+impl UringEngine {
+    pub fn new(
+        iodepth: u32,
+        direct: bool,
+        o: &fiox_job::spec::EngineOptions,
+    ) -> Result<Self, EngineError> {
+        let depth = iodepth.max(1);
+        let ring = build_ring(depth, o)?;
+        let mut rw_flags = 0;
+        if o.nowait {
+            rw_flags |= RWF_NOWAIT;
+        }
+        if o.uncached != 0 && !direct {
+            rw_flags |= RWF_DONTCACHE;
+        }
+        let n = depth as usize;
+        let empty = libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        };
+        Ok(UringEngine {
+            ring,
+            depth: n,
+            files: Vec::new(),
+            registerfiles: o.registerfiles,
+            files_registered: false,
+            fixedbufs: o.fixedbufs,
+            bufs: None,
+            vectored: o.nonvectored == 0,
+            iopoll: o.hipri,
+            iovs: vec![empty; n].into_boxed_slice(),
+            free_slots: (0..depth).rev().collect(),
+            rw_flags,
+            force_async: o.force_async,
+            sqe_count: 0,
+            queued: 0,
+            inflight: 0,
+            ready: Vec::with_capacity(n),
+        })
+    }
+
+    fn register_files(&mut self) -> Result<(), EngineError> {
+        let fds: Vec<i32> = self.files.iter().map(|t| t.fd).collect();
+        let sub = self.ring.submitter();
+        if self.files_registered {
+            let _ = sub.unregister_files();
+        }
+        sub.register_files(&fds).map_err(|e| {
+            opt_err(
+                "registerfiles",
+                format!("IORING_REGISTER_FILES failed: {e}"),
+            )
+        })?;
+        self.files_registered = true;
+        Ok(())
+    }
+
+    /// Index of the registered buffer holding `[p, p+len)`.
+    fn buf_index(&self, p: *mut u8, len: u32) -> Result<u16, EngineError> {
+        let Some(b) = &self.bufs else {
+            return Err(opt_err(
+                "fixedbufs",
+                "the buffer pool was not registered (register_buffers not called)".into(),
+            ));
+        };
+        let a = p as usize;
+        if a < b.base || a + len as usize > b.end {
+            return Err(opt_err(
+                "fixedbufs",
+                "buffer outside the registered pool".into(),
+            ));
+        }
+        Ok(((a - b.base) / b.chunk) as u16)
+    }
+
+    fn rw_entry(
+        &mut self,
+        id: u32,
+        idx: u32,
+        t: Target,
+        io: &IoUnit,
+    ) -> Result<squeue::Entry, EngineError> {
+        let read = io.op == IoOp::Read;
+        let (p, len, off, fl) = (io.buf.as_ptr(), io.len, io.offset, self.rw_flags);
+        let mut slot = None;
+        macro_rules! build {
+            ($fd:expr) => {{
+                if self.fixedbufs {
+                    let bi = self.buf_index(p, len)?;
+                    if read {
+                        opcode::ReadFixed::new($fd, p, len, bi)
+                            .offset(off)
+                            .rw_flags(fl)
+                            .build()
+                    } else {
+                        opcode::WriteFixed::new($fd, p, len, bi)
+                            .offset(off)
+                            .rw_flags(fl)
+                            .build()
+                    }
+                } else if !self.vectored {
+                    if read {
+                        opcode::Read::new($fd, p, len)
+                            .offset(off)
+                            .rw_flags(fl)
+                            .build()
+                    } else {
+                        opcode::Write::new($fd, p, len)
+                            .offset(off)
+                            .rw_flags(fl)
+                            .build()
+                    }
+                } else {
+                    // Slots are never exhausted: queue() caps in-flight units at depth.
+                    let s = self.free_slots.pop().unwrap_or(0);
+                    slot = Some(s);
+                    let iov = &mut self.iovs[s as usize];
+                    iov.iov_base = p.cast();
+                    iov.iov_len = len as usize;
+                    let iov: *const libc::iovec = iov;
+                    if read {
+                        opcode::Readv::new($fd, iov, 1)
+                            .offset(off)
+                            .rw_flags(fl)
+                            .build()
+                    } else {
+                        opcode::Writev::new($fd, iov, 1)
+                            .offset(off)
+                            .rw_flags(fl)
+                            .build()
+                    }
+                }
+            }};
+        }
+        let e = if self.registerfiles {
+            build!(types::Fixed(idx))
+        } else {
+            build!(types::Fd(t.fd))
+        };
+        let tag = slot.map_or(0, |s| HAS_SLOT | (s as u64) << 32);
+        Ok(e.user_data(tag | id as u64))
+    }
+
+    fn sync_entry(&self, idx: u32, t: Target, op: IoOp) -> squeue::Entry {
+        let flags = if op == IoOp::Fdatasync {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        if self.registerfiles {
+            opcode::Fsync::new(types::Fixed(idx)).flags(flags).build()
+        } else {
+            opcode::Fsync::new(types::Fd(t.fd)).flags(flags).build()
+        }
+    }
+
+    fn push(&mut self, mut e: squeue::Entry) -> Result<(), EngineError> {
+        self.sqe_count = self.sqe_count.wrapping_add(1);
+        if self.force_async > 0 && self.sqe_count.is_multiple_of(self.force_async) {
+            e = e.flags(squeue::Flags::ASYNC);
+        }
+        // SAFETY: the SQE refers to a buffer slot (or iovec slot) that stays valid until its
+        // completion is reaped, per the IoUnit contract.
+        unsafe { self.ring.submission().push(&e) }.map_err(|_| {
+            opt_err(
+                "iodepth",
+                "submission ring full although below iodepth".into(),
+            )
+        })?;
+        self.queued += 1;
+        Ok(())
+    }
+
+    /// Move completions from the CQ ring to `out`, at most `max`.
+    fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
+        let mut n = 0;
+        let mut cq = self.ring.completion();
+        for cqe in cq.by_ref().take(max) {
+            let ud = cqe.user_data();
+            if ud & HAS_SLOT != 0 {
+                self.free_slots.push(((ud & !HAS_SLOT) >> 32) as u32);
+            }
+            out.push(Completion {
+                unit: ud as u32,
+                result: cqe.result() as i64,
+            });
+            n += 1;
+        }
+        cq.sync();
+        n
+    }
+}
+
+impl IoEngine for UringEngine {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags::default()
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        self.files.push(Target::of("io_uring", file)?);
+        self.files_registered = self.files_registered && !self.registerfiles;
+        Ok(())
+    }
+
+    fn register_buffers(&mut self, pool: &BufPool) -> Result<(), EngineError> {
+        if !self.fixedbufs {
+            return Ok(());
+        }
+        let slot = pool.slot_size();
+        let total = slot * pool.len();
+        let chunk = (MAX_REG_BUF / slot).max(1) * slot;
+        let base = pool.ptr(0).as_ptr();
+        // SAFETY: every iovec lies inside the pool's single allocation.
+        let iovs: Vec<libc::iovec> = (0..total.div_ceil(chunk))
+            .map(|i| libc::iovec {
+                iov_base: unsafe { base.add(i * chunk) }.cast(),
+                iov_len: chunk.min(total - i * chunk),
+            })
+            .collect();
+        // SAFETY: the pool outlives the engine's use of it (trait contract); the kernel pins
+        // the pages until the ring is closed.
+        unsafe { self.ring.submitter().register_buffers(&iovs) }
+            .map_err(|e| opt_err("fixedbufs", format!("IORING_REGISTER_BUFFERS failed: {e}")))?;
+        self.bufs = Some(FixedBufs {
+            base: base as usize,
+            end: base as usize + total,
+            chunk,
+        });
+        Ok(())
+    }
+
+    fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        let t = target("io_uring", &self.files, io.file)?;
+        if self.inflight + self.queued >= self.depth {
+            return Ok(Queued::Busy);
+        }
+        if self.registerfiles && !self.files_registered {
+            self.register_files()?;
+        }
+        let e = match io.op {
+            IoOp::Read | IoOp::Write => self.rw_entry(id, io.file, t, io)?,
+            IoOp::Fsync | IoOp::Fdatasync => {
+                self.sync_entry(io.file, t, io.op).user_data(id as u64)
+            }
+            IoOp::Trim if self.inflight + self.queued > 0 => return Ok(Queued::Busy),
+            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
+        };
+        self.push(e)?;
+        Ok(Queued::Queued)
+    }
+
+    fn commit(&mut self) -> Result<usize, EngineError> {
+        let mut tries = 0;
+        while self.queued > 0 {
+            match self.ring.submit() {
+                Ok(n) => {
+                    let n = n.min(self.queued);
+                    self.queued -= n;
+                    self.inflight += n;
+                    return Ok(n);
+                }
+                Err(e) => match e.raw_os_error() {
+                    Some(libc::EINTR) => {}
+                    Some(libc::EAGAIN | libc::EBUSY) if self.inflight > 0 => return Ok(0),
+                    Some(libc::EAGAIN | libc::EBUSY) if tries < 1000 => {
+                        tries += 1;
+                        std::thread::yield_now();
+                    }
+                    _ => {
+                        return Err(EngineError::Os {
+                            engine: "io_uring",
+                            what: "io_uring_enter (submit)".into(),
+                            source: e,
+                        })
+                    }
+                },
+            }
+        }
+        Ok(0)
+    }
+
+    fn getevents(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        let mut n = max.min(self.ready.len());
+        out.extend(self.ready.drain(..n));
+        let min = min.min(self.inflight + n);
+        // IOPOLL completions only appear when someone polls: a non-blocking reap polls once.
+        let mut poll_once = self.iopoll && min == 0;
+        loop {
+            let got = self.drain(max - n, out);
+            self.inflight -= got;
+            n += got;
+            if (n >= min && !poll_once) || n >= max || self.inflight == 0 {
+                return Ok(n);
+            }
+            let want = if poll_once { 0 } else { 1 };
+            poll_once = false;
+            // SAFETY: a plain wait for completions on our ring; submits nothing (SQEs wait for
+            // commit) and passes no argument.
+            let r = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(0, want, ENTER_GETEVENTS, None)
+            };
+            if let Err(e) = r {
+                if !matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) {
+                    return Err(EngineError::Os {
+                        engine: "io_uring",
+                        what: "io_uring_enter (wait)".into(),
+                        source: e,
+                    });
+                }
+            }
+        }
+    }
+}

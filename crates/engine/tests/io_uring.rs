@@ -1,0 +1,160 @@
+//! io_uring against real files with each of fio's io_uring options.
+
+mod common;
+
+use common::*;
+use fiox_engine::{create, BufPool, EngineError, IoOp};
+use fiox_job::spec::EngineOptions;
+
+/// io_uring may be disabled (kernel.io_uring_disabled) or filtered (seccomp): skip with a reason.
+fn available() -> bool {
+    if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        if s.trim() != "0" {
+            eprintln!("skip: kernel.io_uring_disabled = {}", s.trim());
+            return false;
+        }
+    }
+    match create(&job("io_uring", 4, false, EngineOptions::default())) {
+        Ok(_) => true,
+        Err(e @ EngineError::Os { .. }) => {
+            eprintln!("skip: io_uring unavailable: {e}");
+            false
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn opts(f: impl FnOnce(&mut EngineOptions)) -> EngineOptions {
+    let mut o = EngineOptions::default();
+    f(&mut o);
+    o
+}
+
+#[test]
+fn io_uring_vectored_and_nonvectored() {
+    if !available() {
+        return;
+    }
+    battery("io_uring", 1, EngineOptions::default());
+    battery("io_uring", 8, EngineOptions::default());
+    battery("io_uring", 8, opts(|o| o.nonvectored = 1));
+    battery("io_uring", 8, opts(|o| o.nonvectored = -1));
+}
+
+#[test]
+fn io_uring_fixedbufs_and_registerfiles() {
+    if !available() {
+        return;
+    }
+    battery("io_uring", 8, opts(|o| o.fixedbufs = true));
+    battery("io_uring", 8, opts(|o| o.registerfiles = true));
+    battery(
+        "io_uring",
+        4,
+        opts(|o| {
+            o.fixedbufs = true;
+            o.registerfiles = true;
+        }),
+    );
+}
+
+#[test]
+fn io_uring_fixedbufs_without_registration_is_a_clear_error() {
+    if !available() {
+        return;
+    }
+    let Some(dir) = disk_dir("fixednoreg") else {
+        return;
+    };
+    let j = job("io_uring", 2, false, opts(|o| o.fixedbufs = true));
+    let mut e = create(&j).unwrap();
+    let (f, path) = open_test_file(&dir.0, &j).unwrap();
+    e.add_file(&engine_file(&f, &path)).unwrap();
+    let pool = BufPool::new(1, 4096, 4096).unwrap();
+    let err = e
+        .queue(0, &unit(IoOp::Read, 0, 4096, pool.ptr(0)))
+        .unwrap_err();
+    assert!(err.to_string().contains("fixedbufs"), "{err}");
+}
+
+#[test]
+fn io_uring_sqpoll_force_async_nowait() {
+    if !available() {
+        return;
+    }
+    match create(&job("io_uring", 4, false, opts(|o| o.sqthread_poll = true))) {
+        Ok(_) => battery("io_uring", 4, opts(|o| o.sqthread_poll = true)),
+        Err(e) => {
+            assert!(e.to_string().contains("sqthread_poll"), "{e}");
+            eprintln!("skip sqpoll: {e}");
+        }
+    }
+    let cpu0 = opts(|o| {
+        o.sqthread_poll = true;
+        o.sqthread_poll_cpu = Some(0);
+    });
+    if create(&job("io_uring", 4, false, cpu0.clone())).is_ok() {
+        battery("io_uring", 4, cpu0);
+    }
+    battery("io_uring", 8, opts(|o| o.force_async = 2));
+    let Some(dir) = disk_dir("urnowait") else {
+        return;
+    };
+    let j = job("io_uring", 2, false, opts(|o| o.nowait = true));
+    let mut e = create(&j).unwrap();
+    let (f, path) = open_test_file(&dir.0, &j).unwrap();
+    e.add_file(&engine_file(&f, &path)).unwrap();
+    let pool = BufPool::new(1, 4096, 4096).unwrap();
+    let r = run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.ptr(0))]);
+    let ok = [4096, -(libc::EAGAIN as i64), -(libc::EOPNOTSUPP as i64)];
+    assert!(ok.contains(&r[0]), "{r:?}");
+}
+
+#[test]
+fn io_uring_bad_sqpoll_cpu_names_the_option() {
+    if !available() {
+        return;
+    }
+    let bad = opts(|o| {
+        o.sqthread_poll = true;
+        o.sqthread_poll_cpu = Some(100_000);
+    });
+    let err = create(&job("io_uring", 4, false, bad))
+        .err()
+        .expect("cpu 100000 accepted");
+    assert!(err.to_string().contains("sqthread_poll"), "{err}");
+}
+
+#[test]
+fn io_uring_hipri_polls_or_reports_eopnotsupp() {
+    if !available() {
+        return;
+    }
+    let Some(dir) = disk_dir("urhipri") else {
+        return;
+    };
+    let o = opts(|o| o.hipri = true);
+    let j = job("io_uring", 4, true, o);
+    let mut e = match create(&j) {
+        Ok(e) => e,
+        Err(err) => {
+            assert!(err.to_string().contains("hipri"), "{err}");
+            return;
+        }
+    };
+    let (f, path) = match open_test_file(&dir.0, &j) {
+        Ok(x) => x,
+        Err(EngineError::DirectUnsupported(_)) => return,
+        Err(err) => panic!("{err}"),
+    };
+    e.add_file(&engine_file(&f, &path)).unwrap();
+    let pool = BufPool::new(2, 4096, 4096).unwrap();
+    let units = [
+        unit(IoOp::Read, 0, 4096, pool.ptr(0)),
+        unit(IoOp::Read, 8192, 4096, pool.ptr(1)),
+    ];
+    let r = run(e.as_mut(), 4, &units);
+    for x in r {
+        assert!(x == 4096 || x == -(libc::EOPNOTSUPP as i64), "{x}");
+    }
+}
