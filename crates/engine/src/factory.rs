@@ -9,7 +9,7 @@ use crate::{EngineError, IoEngine};
 
 /// The engines fiox implements (`threads` is an alias of `guasi`).
 pub const ENGINES: &[&str] = &[
-    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null", "libaio", "io_uring",
+    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null", "libaio", "io_uring", "posixaio",
 ];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
@@ -75,6 +75,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
         "mmap" => Box::new(crate::mmap::MmapEngine::new(job.rw.mode.is_random())),
         "null" => Box::new(NullEngine::new(depth)),
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
+        "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,

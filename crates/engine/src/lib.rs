@@ -26,6 +26,7 @@ mod factory;
 mod libaio;
 mod mmap;
 mod null;
+mod posixaio;
 mod sync;
 pub mod sys;
 mod target;

@@ -1,0 +1,194 @@
+//! `posixaio`: POSIX AIO as glibc implements it (a pool of helper threads doing pread/pwrite),
+//! kept as the baseline that fiox's own `guasi` engine is compared with. Like fio's, `queue`
+//! hands the request to glibc right away (aio_read/aio_write/aio_fsync), `commit` has nothing to
+//! do, and `getevents` polls aio_error over the in-flight control blocks, sleeping in
+//! aio_suspend while fewer than `min` are done. Control blocks live in a boxed slice so their
+//! addresses never change while glibc owns them. Trims run synchronously once nothing is in
+//! flight.
+
+use crate::sys::errno;
+use crate::target::{target, trim, Target};
+use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+
+pub(crate) struct PosixAioEngine {
+    files: Vec<Target>,
+    cbs: Box<[libc::aiocb]>,
+    /// Unit id per control block.
+    unit: Vec<u32>,
+    free: Vec<usize>,
+    /// Control blocks owned by glibc, in submission order.
+    active: Vec<usize>,
+    /// aio_suspend's argument, rebuilt from `active` before each wait.
+    wait_list: Vec<*const libc::aiocb>,
+}
+
+// SAFETY: the control blocks are owned by this engine and only touched by the thread using it
+// (glibc's helpers write to them through the addresses we handed over, which stay valid).
+unsafe impl Send for PosixAioEngine {}
+
+impl PosixAioEngine {
+    pub fn new(iodepth: u32) -> PosixAioEngine {
+        let depth = iodepth.max(1) as usize;
+        // SAFETY: an all-zero aiocb is the documented initial state (SIGEV_NONE is 1, set below).
+        let mut cbs: Vec<libc::aiocb> = (0..depth).map(|_| unsafe { std::mem::zeroed() }).collect();
+        for cb in &mut cbs {
+            cb.aio_sigevent.sigev_notify = libc::SIGEV_NONE;
+        }
+        PosixAioEngine {
+            files: Vec::new(),
+            cbs: cbs.into_boxed_slice(),
+            unit: vec![0; depth],
+            free: (0..depth).rev().collect(),
+            active: Vec::with_capacity(depth),
+            wait_list: Vec::with_capacity(depth),
+        }
+    }
+
+    /// Submit one unit in control block `i`: 0 or the errno of the refusal.
+    fn submit(&mut self, i: usize, t: Target, io: &IoUnit) -> i32 {
+        let cb = &mut self.cbs[i];
+        cb.aio_fildes = t.fd;
+        cb.aio_buf = io.buf.as_ptr().cast();
+        cb.aio_nbytes = io.len as usize;
+        cb.aio_offset = io.offset as libc::off_t;
+        // SAFETY: cb has a stable address inside the boxed slice and, with the buffer slot,
+        // stays valid until aio_error reports completion and aio_return is called.
+        let r = unsafe {
+            match io.op {
+                IoOp::Read => libc::aio_read(cb),
+                IoOp::Write => libc::aio_write(cb),
+                IoOp::Fsync => libc::aio_fsync(libc::O_SYNC, cb),
+                _ => libc::aio_fsync(libc::O_DSYNC, cb),
+            }
+        };
+        if r < 0 {
+            errno()
+        } else {
+            0
+        }
+    }
+
+    /// Collect finished control blocks (at most `max`).
+    fn collect(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
+        let mut n = 0;
+        let mut k = 0;
+        while k < self.active.len() && n < max {
+            let i = self.active[k];
+            // SAFETY: cbs[i] was submitted and not yet returned.
+            let e = unsafe { libc::aio_error(&self.cbs[i]) };
+            if e == libc::EINPROGRESS {
+                k += 1;
+                continue;
+            }
+            // SAFETY: the request is complete; aio_return releases it.
+            let r = unsafe { libc::aio_return(&mut self.cbs[i]) };
+            let result = if e != 0 { -(e as i64) } else { r as i64 };
+            out.push(Completion {
+                unit: self.unit[i],
+                result,
+            });
+            self.active.remove(k);
+            self.free.push(i);
+            n += 1;
+        }
+        n
+    }
+
+    fn suspend(&mut self) -> Result<(), EngineError> {
+        self.wait_list.clear();
+        let cbs = &self.cbs;
+        self.wait_list
+            .extend(self.active.iter().map(|&i| &cbs[i] as *const libc::aiocb));
+        // SAFETY: the list holds pointers to in-flight control blocks; no timeout.
+        let r = unsafe {
+            libc::aio_suspend(
+                self.wait_list.as_ptr(),
+                self.wait_list.len() as libc::c_int,
+                std::ptr::null(),
+            )
+        };
+        if r < 0 && errno() != libc::EINTR && errno() != libc::EAGAIN {
+            return Err(EngineError::Os {
+                engine: "posixaio",
+                what: "aio_suspend".into(),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl IoEngine for PosixAioEngine {
+    fn name(&self) -> &'static str {
+        "posixaio"
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags::default()
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        self.files.push(Target::of("posixaio", file)?);
+        Ok(())
+    }
+
+    fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        let t = target("posixaio", &self.files, io.file)?;
+        if io.op == IoOp::Trim {
+            if !self.active.is_empty() {
+                return Ok(Queued::Busy);
+            }
+            return Ok(Queued::Done(trim(t, io.offset, io.len)));
+        }
+        let Some(i) = self.free.pop() else {
+            return Ok(Queued::Busy);
+        };
+        match self.submit(i, t, io) {
+            0 => {
+                self.unit[i] = id;
+                self.active.push(i);
+                Ok(Queued::Queued)
+            }
+            e => {
+                self.free.push(i);
+                if e == libc::EAGAIN && !self.active.is_empty() {
+                    Ok(Queued::Busy)
+                } else {
+                    Ok(Queued::Done(-(e as i64)))
+                }
+            }
+        }
+    }
+
+    fn getevents(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        let min = min.min(self.active.len());
+        let mut n = self.collect(max, out);
+        while n < min {
+            self.suspend()?;
+            n += self.collect(max - n, out);
+        }
+        Ok(n)
+    }
+}
+
+impl Drop for PosixAioEngine {
+    fn drop(&mut self) {
+        // glibc's helpers must be done with our control blocks before they are freed.
+        for &i in &self.active {
+            // SAFETY: cancelling one of our in-flight requests.
+            unsafe { libc::aio_cancel(self.cbs[i].aio_fildes, &mut self.cbs[i]) };
+        }
+        while !self.active.is_empty() {
+            let mut sink = Vec::new();
+            let n = self.collect(usize::MAX, &mut sink);
+            if n == 0 && self.suspend().is_err() {
+                break;
+            }
+        }
+    }
+}
