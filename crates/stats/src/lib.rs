@@ -18,7 +18,9 @@ pub mod sys;
 pub use disk::{DiskError, DiskStatsSampler};
 pub use group::{bw_agg_pct, group_results, merge_jobs};
 pub use hist::Histogram;
-pub use log::{IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions};
+pub use log::{
+    rate_windows, IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions, RateWindows,
+};
 pub use model::*;
 pub use sampler::{NoSink, RateKind, RateSampler, RateSink};
 pub use sys::ThreadUsage;

@@ -18,7 +18,7 @@
 //! formatted without allocating.
 
 use crate::sampler::{RateKind, RateSink};
-use fiox_job::{Ddir, LogSpec, StatsSpec};
+use fiox_job::{Ddir, JobSpec, LogSpec, StatsSpec};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -212,6 +212,69 @@ impl LogFile {
     }
 }
 
+/// How a job's log files are named.
+#[derive(Debug, Clone, Copy)]
+struct LogNames<'a> {
+    job_name: &'a str,
+    job_number: u32,
+}
+
+fn duration_ms(d: std::time::Duration) -> u64 {
+    d.as_millis().min(u128::from(u64::MAX)) as u64
+}
+
+/// The bw/iops sampling windows of a job and the averaging windows of its bw/iops logs, with
+/// fio's interplay (init.c): when a bw log is written with `log_avg_msec` and `bwavgtime` was
+/// not given, samples are taken every `log_avg_msec`; when `bwavgtime` was given, sampling
+/// keeps it and the log averages over `min(log_avg_msec, bwavgtime)`. Same for iops.
+///
+/// One deviation: fio takes bw/iops *statistics* per I/O when a bw/iops log is written without
+/// `log_avg_msec`; here the statistics always come from windows (`bwavgtime`), so the report
+/// stays meaningful, while the log itself still gets one line per I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateWindows {
+    /// `RateSampler` bw window, ms.
+    pub bw_ms: u64,
+    /// `RateSampler` iops window, ms.
+    pub iops_ms: u64,
+    /// Averaging window of the bw log (0: one line per I/O).
+    pub bw_log_avg_ms: u64,
+    pub iops_log_avg_ms: u64,
+}
+
+/// See [`RateWindows`]. Whether `bwavgtime`/`iopsavgtime` were given is read from the job's
+/// options as written (`raw_options`).
+pub fn rate_windows(job: &JobSpec) -> RateWindows {
+    let given = |opt: &str| job.raw_options.iter().any(|(k, _)| k == opt);
+    let log_avg = job.logs.log_avg_msec;
+    let pick = |logged: bool, avg_ms: u64, explicit: bool| -> (u64, u64) {
+        match (logged, explicit) {
+            (false, _) => (avg_ms, log_avg),
+            (true, true) => (avg_ms, log_avg.min(avg_ms)),
+            // fio samples every log_avg_msec; with 0 it logs per I/O and keeps no windowed
+            // samples at all, where the statistics here keep the configured window.
+            (true, false) if log_avg > 0 => (log_avg, log_avg),
+            (true, false) => (avg_ms, 0),
+        }
+    };
+    let (bw_ms, bw_log_avg_ms) = pick(
+        job.logs.write_bw_log.is_some(),
+        duration_ms(job.stats.bwavgtime),
+        given("bwavgtime"),
+    );
+    let (iops_ms, iops_log_avg_ms) = pick(
+        job.logs.write_iops_log.is_some(),
+        duration_ms(job.stats.iopsavgtime),
+        given("iopsavgtime"),
+    );
+    RateWindows {
+        bw_ms,
+        iops_ms,
+        bw_log_avg_ms,
+        iops_log_avg_ms,
+    }
+}
+
 /// All logs of one job, opened from its `LogSpec`. Feed it per-I/O latencies with
 /// [`JobLogs::slat`] / [`JobLogs::completion`], and rate samples by passing it as the
 /// [`RateSink`] of the job's `RateSampler`s; call [`JobLogs::finish`] at the job's end.
@@ -241,10 +304,23 @@ pub struct IoSample {
 }
 
 impl JobLogs {
-    /// Open the logs a job asked for, in `dir` (fio writes them in the current directory: pass
-    /// `"."`). `job_name` is the prefix when an option was given empty; `job_number` is the job's
-    /// 1-based number in the run. `write_lat_log` opens `_lat`, `_slat` and `_clat` unless
-    /// `disable_lat/slat/clat` (fio creates the slat file even for sync engines; it stays empty).
+    /// Open the logs `job` asked for, in `dir` (fio writes them in the current directory: pass
+    /// `"."`), named after the job's 1-based number in the run (`job.index + 1`), with the
+    /// bw/iops averaging windows of [`rate_windows`].
+    pub fn for_job(dir: &Path, job: &JobSpec) -> Result<JobLogs, LogError> {
+        let w = rate_windows(job);
+        let names = LogNames {
+            job_name: &job.name,
+            job_number: job.index + 1,
+        };
+        Self::open_with(dir, &job.logs, &job.stats, names, w)
+    }
+
+    /// As [`JobLogs::for_job`] from the parts of a job: `job_name` is the prefix when an option
+    /// was given empty, `job_number` the job's 1-based number in the run; every log averages
+    /// over `log_avg_msec`. `write_lat_log` opens `_lat`, `_slat` and `_clat` unless
+    /// `disable_lat/slat/clat` or `gtod_reduce` (fio creates the slat file even for sync
+    /// engines; it stays empty).
     pub fn open(
         dir: &Path,
         logs: &LogSpec,
@@ -252,37 +328,46 @@ impl JobLogs {
         job_name: &str,
         job_number: u32,
     ) -> Result<JobLogs, LogError> {
-        let opts = LogOptions {
-            avg_msec: logs.log_avg_msec,
-            log_offset: logs.log_offset,
+        let w = RateWindows {
+            bw_ms: duration_ms(stats.bwavgtime),
+            iops_ms: duration_ms(stats.iopsavgtime),
+            bw_log_avg_ms: logs.log_avg_msec,
+            iops_log_avg_ms: logs.log_avg_msec,
         };
-        let open = |prefix: &Option<String>, kind: LogKind, enabled: bool| {
+        let names = LogNames {
+            job_name,
+            job_number,
+        };
+        Self::open_with(dir, logs, stats, names, w)
+    }
+
+    fn open_with(
+        dir: &Path,
+        logs: &LogSpec,
+        stats: &StatsSpec,
+        names: LogNames<'_>,
+        w: RateWindows,
+    ) -> Result<JobLogs, LogError> {
+        let open = |prefix: &Option<String>, kind: LogKind, enabled: bool, avg_msec: u64| {
             let Some(p) = prefix.as_deref().filter(|_| enabled) else {
                 return Ok(None);
             };
-            let p = if p.is_empty() { job_name } else { p };
-            let name = log_file_name(p, kind, job_number, logs.per_job_logs);
+            let p = if p.is_empty() { names.job_name } else { p };
+            let name = log_file_name(p, kind, names.job_number, logs.per_job_logs);
+            let opts = LogOptions {
+                avg_msec,
+                log_offset: logs.log_offset,
+            };
             LogFile::create(&dir.join(name), kind, opts).map(Some)
         };
-        let reduce = stats.gtod_reduce;
+        let lat_on = |disabled: bool| !disabled && !stats.gtod_reduce;
+        let (lat_log, avg) = (&logs.write_lat_log, logs.log_avg_msec);
         Ok(JobLogs {
-            bw: open(&logs.write_bw_log, LogKind::Bw, true)?,
-            iops: open(&logs.write_iops_log, LogKind::Iops, true)?,
-            lat: open(
-                &logs.write_lat_log,
-                LogKind::Lat,
-                !stats.disable_lat && !reduce,
-            )?,
-            clat: open(
-                &logs.write_lat_log,
-                LogKind::Clat,
-                !stats.disable_clat && !reduce,
-            )?,
-            slat: open(
-                &logs.write_lat_log,
-                LogKind::Slat,
-                !stats.disable_slat && !reduce,
-            )?,
+            bw: open(&logs.write_bw_log, LogKind::Bw, true, w.bw_log_avg_ms)?,
+            iops: open(&logs.write_iops_log, LogKind::Iops, true, w.iops_log_avg_ms)?,
+            lat: open(lat_log, LogKind::Lat, lat_on(stats.disable_lat), avg)?,
+            clat: open(lat_log, LogKind::Clat, lat_on(stats.disable_clat), avg)?,
+            slat: open(lat_log, LogKind::Slat, lat_on(stats.disable_slat), avg)?,
             error: None,
         })
     }
@@ -544,6 +629,49 @@ mod tests {
             read(&t.0.join("s_bw.log")),
             "500, 1000, 0, 0, 0\n1000, 1000, 0, 0, 0\n"
         );
+    }
+
+    #[test]
+    fn rate_windows_follow_fio_init() {
+        let mut job = JobSpec::default();
+        let w = rate_windows(&job);
+        assert_eq!((w.bw_ms, w.iops_ms), (500, 500));
+        job.logs.write_bw_log = Some("p".into());
+        job.logs.log_avg_msec = 1000;
+        let w = rate_windows(&job);
+        assert_eq!(
+            (w.bw_ms, w.bw_log_avg_ms),
+            (1000, 1000),
+            "bwavgtime not given"
+        );
+        assert_eq!((w.iops_ms, w.iops_log_avg_ms), (500, 1000), "no iops log");
+        job.raw_options.push(("bwavgtime".into(), "250".into()));
+        job.stats.bwavgtime = std::time::Duration::from_millis(250);
+        let w = rate_windows(&job);
+        assert_eq!(
+            (w.bw_ms, w.bw_log_avg_ms),
+            (250, 250),
+            "min(log_avg, bwavgtime)"
+        );
+        job.logs.log_avg_msec = 0;
+        let w = rate_windows(&job);
+        assert_eq!((w.bw_ms, w.bw_log_avg_ms), (250, 0), "per-I/O log");
+    }
+
+    #[test]
+    fn for_job_names_by_run_position() {
+        let t = TmpDir::new("forjob");
+        let mut job = JobSpec {
+            name: "seq".into(),
+            index: 4,
+            ..Default::default()
+        };
+        job.logs.write_iops_log = Some(String::new());
+        job.logs.log_avg_msec = 100;
+        let mut logs = JobLogs::for_job(&t.0, &job).unwrap();
+        logs.rate_sample(RateKind::Iops, 100, Ddir::Read, 7, 4096);
+        logs.finish(150).unwrap();
+        assert_eq!(read(&t.0.join("seq_iops.5.log")), "100, 7, 0, 0, 0\n");
     }
 
     #[test]
