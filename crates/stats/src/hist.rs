@@ -346,6 +346,38 @@ mod tests {
         assert_eq!(a.bins().count(), 0);
     }
 
+    /// fio 3.33's own json+ output: re-recording its bins must give back its bins and, by the
+    /// same percentile rule, exactly the percentiles it printed.
+    #[test]
+    fn reproduces_fio_jsonplus_output() {
+        let text = include_str!("../testdata/fio-3.33-randread-psync-clat.txt");
+        let (mut n, mut bins, mut pcts) = (0u64, Vec::new(), Vec::new());
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            match f[0] {
+                "N" => n = f[1].parse().unwrap(),
+                "bin" => bins.push((f[1].parse::<u64>().unwrap(), f[2].parse::<u64>().unwrap())),
+                "pct" => pcts.push((f[1].parse::<f64>().unwrap(), f[2].parse::<u64>().unwrap())),
+                other => panic!("bad fixture line {other}"),
+            }
+        }
+        let mut h = Histogram::new();
+        for &(v, c) in &bins {
+            for _ in 0..c {
+                h.record(v);
+            }
+        }
+        assert_eq!(h.count(), n);
+        assert_eq!(
+            h.bins().collect::<Vec<_>>(),
+            bins,
+            "bucket values are fio's keys"
+        );
+        let ps: Vec<f64> = pcts.iter().map(|p| p.0).collect();
+        let want: Vec<u64> = pcts.iter().map(|p| p.1).collect();
+        assert_eq!(h.percentiles(&ps), want);
+    }
+
     #[test]
     fn bins_sum_to_count_and_ascend() {
         let mut h = Histogram::new();
