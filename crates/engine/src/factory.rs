@@ -75,6 +75,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
         "mmap" => Box::new(crate::mmap::MmapEngine::new(job.rw.mode.is_random())),
         "null" => Box::new(NullEngine::new(depth)),
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
+        "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),
         "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,

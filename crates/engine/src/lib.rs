@@ -23,6 +23,7 @@ use std::path::PathBuf;
 
 pub mod buf;
 mod factory;
+pub mod guasi;
 mod libaio;
 mod mmap;
 mod null;

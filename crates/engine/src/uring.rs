@@ -42,6 +42,7 @@ pub(crate) struct UringEngine {
     bufs: Option<FixedBufs>,
     vectored: bool,
     iopoll: bool,
+    sqpoll: bool,
     /// One iovec per in-flight slot (READV/WRITEV need it alive until completion).
     iovs: Box<[libc::iovec]>,
     free_slots: Vec<u32>,
@@ -139,6 +140,7 @@ impl UringEngine {
             bufs: None,
             vectored: o.nonvectored == 0,
             iopoll: o.hipri,
+            sqpoll: o.sqthread_poll,
             iovs: vec![empty; n].into_boxed_slice(),
             free_slots: (0..depth).rev().collect(),
             rw_flags,
@@ -369,7 +371,13 @@ impl IoEngine for UringEngine {
         while self.queued > 0 {
             match self.ring.submit() {
                 Ok(n) => {
-                    let n = n.min(self.queued);
+                    // With SQPOLL the kernel thread may already have consumed SQEs that
+                    // submit() no longer counts: everything pushed is in flight once woken.
+                    let n = if self.sqpoll {
+                        self.queued
+                    } else {
+                        n.min(self.queued)
+                    };
                     self.queued -= n;
                     self.inflight += n;
                     return Ok(n);
