@@ -21,6 +21,39 @@ pub fn percentile_list(list: &[f64]) -> Vec<f64> {
     l
 }
 
+/// Decimals fio shows for percentiles: 2 for its default list; for a user's `percentile_list`,
+/// the most digits written after a dot in any entry (`50:99:99.9999` -> 4, `50:99` -> 0). The
+/// option text comes from the job's options; without it the decimals are read off the values.
+pub fn percentile_precision(job: &JobResult) -> usize {
+    let raw = job
+        .job_options
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "percentile_list")
+        .map(|(_, v)| v.as_str());
+    match raw {
+        Some(text) => text
+            .split(':')
+            .map(|t| {
+                t.split_once('.').map_or(0, |(_, frac)| {
+                    frac.chars().take_while(char::is_ascii_digit).count()
+                })
+            })
+            .max()
+            .unwrap_or(0),
+        None if job.percentile_list == fiox_job::DEFAULT_PERCENTILES => 2,
+        None => job
+            .percentile_list
+            .iter()
+            .map(|p| {
+                let s = p.to_string();
+                s.split_once('.').map_or(0, |(_, frac)| frac.len())
+            })
+            .max()
+            .unwrap_or(0),
+    }
+}
+
 /// `(percentile, value in ns)` pairs read from a histogram.
 pub fn percentiles(list: &[f64], hist: &Histogram) -> Vec<(f64, u64)> {
     percentile_list(list)
@@ -130,6 +163,22 @@ mod tests {
         assert_eq!(l, vec![1.0, 50.0, 99.0]);
         let many: Vec<f64> = (1..=30).map(f64::from).collect();
         assert_eq!(percentile_list(&many).len(), MAX_PERCENTILES);
+    }
+
+    #[test]
+    fn percentile_precision_as_fio() {
+        let mut job = JobResult {
+            percentile_list: fiox_job::DEFAULT_PERCENTILES.to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(percentile_precision(&job), 2);
+        job.job_options = vec![("percentile_list".into(), "50:99:99.9999".into())];
+        assert_eq!(percentile_precision(&job), 4);
+        job.job_options = vec![("percentile_list".into(), "50:99".into())];
+        assert_eq!(percentile_precision(&job), 0);
+        job.job_options.clear();
+        job.percentile_list = vec![50.0, 99.5];
+        assert_eq!(percentile_precision(&job), 1);
     }
 
     #[test]

@@ -12,9 +12,6 @@ use fiox_stats::{DiskResult, GroupResult, JobResult, LatStat, RunResult, SampleS
 use crate::calc::{self, lat_summary};
 use crate::units::{self, num2str, TimeUnit, Unit, Units};
 
-/// fio's percentile precision (`percentile_precision` default): `99.50th`.
-const PCT_PRECISION: usize = 2;
-
 /// The version line fio prints as `fio-3.33`.
 pub fn version_line() -> String {
     format!("fiox-{}", env!("CARGO_PKG_VERSION"))
@@ -172,10 +169,11 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
         (job.clat_percentiles, "clat", &r.clat),
         (job.lat_percentiles, "lat", &r.lat),
     ];
+    let precision = calc::percentile_precision(job);
     for (on, kind, stat) in blocks {
         if on && stat.n > 0 {
             let values = calc::percentiles(&job.percentile_list, &stat.hist);
-            out.push_str(&percentile_block(kind, &values));
+            out.push_str(&percentile_block(kind, &values, precision));
         }
     }
     out.push_str(&bw_row(&r.bw, group.dirs.get(d).agg_bw, u));
@@ -208,8 +206,9 @@ pub fn stat_line_from(name: &str, min: u64, max: u64, mean: f64, dev: f64) -> St
 }
 
 /// A percentile block from `(percentile, ns)` pairs (sorted): unit picked from the smallest and
-/// largest value, values rounded up to the unit, rows as wide as fio makes them.
-pub fn percentile_block(kind: &str, values: &[(f64, u64)]) -> String {
+/// largest value, values rounded up to the unit, percentiles shown with `precision` decimals,
+/// as many per row as fit in 80 columns.
+pub fn percentile_block(kind: &str, values: &[(f64, u64)], precision: usize) -> String {
     if values.is_empty() {
         return String::new();
     }
@@ -222,7 +221,7 @@ pub fn percentile_block(kind: &str, values: &[(f64, u64)]) -> String {
     } else {
         (scaled_max.ilog10() as usize + 1).max(5)
     };
-    let per_line = (80 - 7) / (PCT_PRECISION + 10 + width);
+    let per_line = (80 - 7) / (precision + 10 + width);
     let mut out = format!("    {} percentiles ({}):\n     |", kind, unit.label());
     let last = values.len() - 1;
     for (j, &(p, v)) in values.iter().enumerate() {
@@ -236,8 +235,8 @@ pub fn percentile_block(kind: &str, values: &[(f64, u64)]) -> String {
             p,
             shown,
             if j == last { '\n' } else { ',' },
-            w = PCT_PRECISION + 3,
-            prec = PCT_PRECISION,
+            w = precision + 3,
+            prec = precision,
             width = width
         );
         if j != last && j % per_line == per_line - 1 {
@@ -349,7 +348,11 @@ fn sync_status(job: &JobResult) -> String {
     let mut out = String::from("  fsync/fdatasync/sync_file_range:\n");
     out.push_str(&stat_line("sync", s));
     let values = calc::percentiles(&job.percentile_list, &s.hist);
-    out.push_str(&percentile_block("sync", &values));
+    out.push_str(&percentile_block(
+        "sync",
+        &values,
+        calc::percentile_precision(job),
+    ));
     out
 }
 
@@ -610,14 +613,14 @@ mod tests {
      | 99.00th=[  229], 99.50th=[  253], 99.90th=[  529], 99.95th=[  832],
      | 99.99th=[ 1795]
 ";
-        assert_eq!(percentile_block("clat", &values), expect);
+        assert_eq!(percentile_block("clat", &values, 2), expect);
     }
 
     #[test]
     fn percentile_block_nsec_and_wide_values() {
         let values = vec![(50.0, 10u64), (99.99, 948)];
         assert_eq!(
-            percentile_block("clat", &values),
+            percentile_block("clat", &values, 2),
             "    clat percentiles (nsec):\n     | 50.00th=[   10], 99.99th=[  948]\n"
         );
         // Eight-digit msec values widen the column and leave 3 per row.
@@ -627,7 +630,7 @@ mod tests {
             .map(|(p, v)| (*p, v))
             .collect();
         assert_eq!(
-            percentile_block("lat", &values),
+            percentile_block("lat", &values, 2),
             "    lat percentiles (msec):\n     |  1.00th=[       3],  5.00th=[       4], 10.00th=[       5],\n     | 20.00th=[12345678]\n"
         );
     }

@@ -160,14 +160,17 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
         trim: dir_from(&v["trim"]),
     };
     let total: u64 = Ddir::ALL.iter().map(|d| dirs.get(*d).total_ios).sum();
-    let clat = &v["read"]["clat_ns"];
-    let clat = if clat["N"] == 0 {
-        &v["write"]["clat_ns"]
-    } else {
-        clat
+    // Which latency kinds carry percentiles, and the list they use.
+    let has_pct = |kind: &str| {
+        ["read", "write", "trim"]
+            .iter()
+            .any(|d| v[*d][kind].get("percentile").is_some())
     };
-    let percentile_list = clat["percentile"]
-        .as_object()
+    let percentile_list = ["read", "write", "trim"]
+        .iter()
+        .flat_map(|d| ["clat_ns", "lat_ns", "slat_ns"].map(|k| &v[*d][k]["percentile"]))
+        .chain([&v["sync"]["lat_ns"]["percentile"]])
+        .find_map(Value::as_object)
         .map(|m| m.keys().map(|k| k.parse().unwrap()).collect())
         .unwrap_or_default();
     let options = v["job options"]
@@ -212,9 +215,9 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
         iodepth: u(v, "latency_depth") as u32,
         job_options: options,
         percentile_list,
-        clat_percentiles: clat.get("percentile").is_some(),
-        lat_percentiles: false,
-        slat_percentiles: false,
+        clat_percentiles: has_pct("clat_ns"),
+        lat_percentiles: has_pct("lat_ns"),
+        slat_percentiles: has_pct("slat_ns"),
         description: v["desc"].as_str().unwrap_or("").into(),
         ..Default::default()
     }
@@ -363,6 +366,19 @@ fn normal_equals_fio_for_same_numbers_group_sync_description() {
     let (members, pid) = members_and_pid(&fio_normal);
     assert_eq!(members, 2);
     let run = run_from(&v, members, pid);
+    assert_normal_matches(&normal(&run), &fio_normal);
+}
+
+#[test]
+fn normal_equals_fio_for_same_numbers_percentile_options_bits_si() {
+    // lat/slat percentiles, percentile_list=50:99:99.9999, kb_base=1000, unit_base=1.
+    let (_, v, fio_normal) = split_capture(&data("randread-pctopts.all.txt"));
+    let (members, pid) = members_and_pid(&fio_normal);
+    let mut run = run_from(&v, members, pid);
+    for g in &mut run.groups {
+        g.kb_base = 1000;
+        g.unit_base = 1;
+    }
     assert_normal_matches(&normal(&run), &fio_normal);
 }
 
@@ -644,6 +660,7 @@ fn json_same_keys_types_and_values_as_fio() {
     for (file, plus) in [
         ("randrw-libaio.normal-jsonplus.txt", true),
         ("write-psync-group.all.txt", false),
+        ("randread-pctopts.all.txt", false),
     ] {
         let (_, fio, _) = split_capture(&data(file));
         let ours = json(&run_from(&fio, 1, 0), plus);
@@ -733,7 +750,13 @@ fn terse_same_fields_as_fio_reference() {
 
 #[test]
 fn terse_equals_fio_for_same_numbers() {
-    let text = data("write-psync-group.all.txt");
+    for file in ["write-psync-group.all.txt", "randread-pctopts.all.txt"] {
+        terse_equals_capture(file);
+    }
+}
+
+fn terse_equals_capture(file: &str) {
+    let text = data(file);
     let fio_line = text.lines().find(|l| l.starts_with("3;")).unwrap();
     let (_, v, _) = split_capture(&text);
     let run = run_from(&v, 2, 0);
