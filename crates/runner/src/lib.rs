@@ -1,3 +1,279 @@
 //! The runner: lays out files, starts one thread per job, groups them (stonewall, new_group,
 //! wait_for), drives the engine with the workload generator under the job's timing and pacing,
 //! measures latencies and fills [`fiox_stats::RunResult`].
+//!
+//! Entry point: [`run`] with the resolved jobs and [`RunOptions`]; it returns a [`RunOutcome`]
+//! whose `result` is complete even when jobs failed or the run was interrupted (Ctrl-C), so the
+//! binary can always print what was measured. fio's process model is not used: every job is a
+//! thread (see [`starting_line`] for the honest header line).
+
+mod acct;
+mod buffers;
+mod error;
+mod eta;
+pub mod files;
+mod gen;
+mod ioloop;
+mod pacing;
+pub mod sys;
+mod warn;
+mod worker;
+
+pub use acct::{JobState, Progress};
+pub use error::RunError;
+
+use fiox_job::{EtaMode, JobSpec};
+use fiox_stats::{JobResult, RunResult};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// How a run behaves beyond the jobs themselves.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Print fio's informational lines (file layout) on stderr.
+    pub messages: bool,
+    /// `--readonly`: refuse every write.
+    pub readonly: bool,
+    pub eta: EtaMode,
+    /// `--status-interval`: call the status callback this often with a snapshot.
+    pub status_interval: Option<Duration>,
+    /// `[global]` options for the result's `global options`.
+    pub global_options: Vec<(String, String)>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Everything measured (jobs that failed carry `error`/`verror`).
+    pub result: RunResult,
+    /// Failures, one per failed job, in job order.
+    pub errors: Vec<RunError>,
+    /// A SIGINT/SIGTERM stopped the run.
+    pub interrupted: bool,
+}
+
+/// The flag every job polls; set by SIGINT/SIGTERM (see [`install_signal_handlers`]) or by
+/// `exitall`.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Ask all running jobs to stop (as Ctrl-C does).
+pub fn request_stop() {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Install SIGINT/SIGTERM handlers: the first signal stops I/O (results are still printed), a
+/// second one exits at once with status 130. A watcher thread turns the signal count into the
+/// stop flag.
+pub fn install_signal_handlers() -> std::io::Result<()> {
+    sys::install_stop_handlers()?;
+    std::thread::Builder::new()
+        .name("fiox-signals".into())
+        .spawn(|| loop {
+            if sys::signals_seen() > 0 {
+                request_stop();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        })?;
+    Ok(())
+}
+
+/// Whether a signal asked the run to stop.
+pub fn interrupted() -> bool {
+    sys::signals_seen() > 0
+}
+
+/// fio's `Starting N processes` line; fiox always runs jobs as threads and says so.
+pub fn starting_line(jobs: &[JobSpec]) -> String {
+    let n = jobs.len();
+    format!("Starting {n} thread{}", if n == 1 { "" } else { "s" })
+}
+
+/// A note for jobs that asked for fio's default process model.
+pub fn process_note(jobs: &[JobSpec]) -> Option<String> {
+    let procs = jobs.iter().filter(|j| !j.thread).count();
+    (procs > 0).then(|| {
+        format!(
+            "note: {procs} job{} asked for processes (fio's default); fiox runs every job as a \
+             thread of one process",
+            if procs == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// Run all jobs: each stonewalled phase after the previous one, the jobs of a phase in
+/// parallel threads. `on_status` receives periodic snapshots when `status_interval` is set.
+pub fn run(
+    jobs: &[JobSpec],
+    opts: &RunOptions,
+    on_status: &mut (dyn FnMut(&RunResult) + Send),
+) -> RunOutcome {
+    let start_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
+    let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
+    let mut errors = Vec::new();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let eta = s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, start_ms, on_status));
+        for phase in phases(jobs) {
+            if STOP.load(Ordering::Relaxed) {
+                break;
+            }
+            run_phase(jobs, &phase, &progress, opts, &mut results, &mut errors);
+        }
+        done.store(true, Ordering::SeqCst);
+        let _ = eta.join();
+    });
+    let jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
+    let (kb, unit) = jobs
+        .first()
+        .map(|j| (j.kb_base, j.unit_base))
+        .unwrap_or((1024, 0));
+    let groups = fiox_stats::group_results(&jobs_out, kb, unit);
+    RunOutcome {
+        result: RunResult {
+            jobs: jobs_out,
+            groups,
+            disks: Vec::new(),
+            global_options: opts.global_options.clone(),
+            start_unix_ms: start_ms,
+            warnings: Vec::new(),
+        },
+        errors,
+        interrupted: interrupted(),
+    }
+}
+
+/// With `group_reporting`, a group's jobs are reported as one merged result (fio's rule: the
+/// option of the group's first job decides).
+fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -> Vec<JobResult> {
+    let mut out: Vec<JobResult> = Vec::new();
+    let mut merged_groups: Vec<u32> = Vec::new();
+    for r in &results {
+        let gid = r.groupid;
+        let first = jobs.iter().find(|j| j.group_id == gid);
+        if !first.is_some_and(|j| j.stats.group_reporting) {
+            out.push(r.clone());
+            continue;
+        }
+        if merged_groups.contains(&gid) {
+            continue;
+        }
+        merged_groups.push(gid);
+        let members: Vec<JobResult> = results
+            .iter()
+            .filter(|m| m.groupid == gid)
+            .cloned()
+            .collect();
+        out.push(fiox_stats::merge_jobs(&members));
+    }
+    out
+}
+
+/// Split job indices into phases: a `stonewall` job starts a new phase.
+fn phases(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        if j.stonewall || out.is_empty() {
+            out.push(Vec::new());
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(i);
+        }
+    }
+    out
+}
+
+/// CPUs for a job after `cpus_allowed_policy` (split: one CPU per clone, round-robin).
+fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
+    let set = job.cpu.cpus_allowed.as_ref()?;
+    if set.is_empty() {
+        return None;
+    }
+    Some(match job.cpu.policy {
+        fiox_job::CpusAllowedPolicy::Shared => set.clone(),
+        fiox_job::CpusAllowedPolicy::Split => vec![set[job.clone_index as usize % set.len()]],
+    })
+}
+
+fn run_phase(
+    jobs: &[JobSpec],
+    phase: &[usize],
+    progress: &[Progress],
+    opts: &RunOptions,
+    results: &mut [Option<JobResult>],
+    errors: &mut Vec<RunError>,
+) {
+    let outcomes: Vec<(usize, worker::JobOutcome)> = std::thread::scope(|s| {
+        let handles: Vec<_> = phase
+            .iter()
+            .map(|&i| {
+                let job = &jobs[i];
+                let h = std::thread::Builder::new()
+                    .name(format!("fiox-{}", job.name))
+                    .spawn_scoped(s, move || {
+                        wait_for(job, jobs, progress);
+                        let env = worker::JobEnv {
+                            job,
+                            progress: &progress[i],
+                            stop: &STOP,
+                            messages: opts.messages,
+                            readonly: opts.readonly,
+                            cpus: cpus_for(job),
+                        };
+                        let out = worker::run_job(&env);
+                        if job.errors.exitall
+                            || (job.errors.exitall_on_error && out.error.is_some())
+                        {
+                            request_stop();
+                        }
+                        out
+                    });
+                (i, h)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|(i, h)| match h {
+                Ok(h) => h.join().ok().map(|o| (i, o)),
+                Err(e) => {
+                    errors.push(RunError::Job {
+                        job: jobs[i].name.clone(),
+                        msg: format!("cannot start thread: {e}"),
+                    });
+                    None
+                }
+            })
+            .collect()
+    });
+    for (i, out) in outcomes {
+        results[i] = Some(out.result);
+        if let Some(e) = out.error {
+            errors.push(e);
+        }
+        for p in out.leftovers {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
+fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress]) {
+    let Some(name) = &job.wait_for else { return };
+    let targets: Vec<usize> = (0..job.index as usize)
+        .filter(|&k| k < jobs.len() && &jobs[k].name == name)
+        .collect();
+    while !STOP.load(Ordering::Relaxed)
+        && targets
+            .iter()
+            .any(|&k| progress[k].state() != JobState::Done)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests;

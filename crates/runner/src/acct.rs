@@ -1,0 +1,114 @@
+//! Per-job accounting on the hot path: per-direction latency statistics plus fio's latency buckets
+//! and depth/submit/complete distributions (bucketing rules live in fiox-stats) and the
+//! lock-free counters the ETA thread reads. Everything here is owned by the job's thread; the only
+//! shared state is [`Progress`], written with relaxed stores.
+
+use fiox_stats::{DepthDist, DirResult, LatBuckets, LatStat};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+
+/// Which latencies a job measures (fio's disable_* and gtod_reduce).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measure {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+    pub bw: bool,
+}
+
+impl Measure {
+    pub fn of(job: &fiox_job::JobSpec, sync_engine: bool) -> Measure {
+        let s = &job.stats;
+        let reduce = s.gtod_reduce;
+        Measure {
+            slat: !reduce && !s.disable_slat && !sync_engine,
+            clat: !reduce && !s.disable_clat,
+            lat: !reduce && !s.disable_lat,
+            bw: !reduce && !s.disable_bw,
+        }
+    }
+    /// Whether any per-I/O clock read is needed.
+    pub fn timed(&self) -> bool {
+        self.slat || self.clat || self.lat
+    }
+}
+
+/// Job states shown in the ETA line (fio's run-state letters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum JobState {
+    Waiting = 0,
+    Setup = 1,
+    Running = 2,
+    Ramp = 3,
+    Finishing = 4,
+    Done = 5,
+}
+
+/// Counters one job publishes for the ETA thread and status reports.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub bytes: [AtomicU64; 3],
+    pub ios: [AtomicU64; 3],
+    pub state: AtomicU8,
+    /// Open files (the `f=` of the ETA line).
+    pub files: AtomicU64,
+    /// Bytes the job plans to transfer (0: unknown or time based), for the ETA percentage.
+    pub planned_bytes: AtomicU64,
+}
+
+impl Progress {
+    pub fn set_state(&self, s: JobState) {
+        self.state.store(s as u8, Ordering::Relaxed);
+    }
+    pub fn state(&self) -> JobState {
+        match self.state.load(Ordering::Relaxed) {
+            0 => JobState::Waiting,
+            1 => JobState::Setup,
+            2 => JobState::Running,
+            3 => JobState::Ramp,
+            4 => JobState::Finishing,
+            _ => JobState::Done,
+        }
+    }
+}
+
+/// Everything a job accumulates while it runs; turned into a `JobResult` at the end.
+#[derive(Debug, Default)]
+pub struct Acct {
+    pub dirs: [DirResult; 3],
+    pub lat_buckets: LatBuckets,
+    pub depth: DepthDist,
+    pub submit: DepthDist,
+    pub complete: DepthDist,
+    pub sync_lat: LatStat,
+    /// I/O errors tolerated by continue_on_error / ignore_error, and the first one described.
+    pub tolerated_errors: u64,
+    pub first_tolerated: Option<String>,
+}
+
+impl Acct {
+    /// Forget what was measured (end of ramp_time), keeping allocations.
+    pub fn reset(&mut self) {
+        for d in &mut self.dirs {
+            let (mut s, mut c, mut l) = (
+                std::mem::take(&mut d.slat),
+                std::mem::take(&mut d.clat),
+                std::mem::take(&mut d.lat),
+            );
+            s.reset();
+            c.reset();
+            l.reset();
+            *d = DirResult {
+                slat: s,
+                clat: c,
+                lat: l,
+                ..Default::default()
+            };
+        }
+        self.lat_buckets = LatBuckets::default();
+        self.depth = DepthDist::default();
+        self.submit = DepthDist::default();
+        self.complete = DepthDist::default();
+        self.sync_lat.reset();
+    }
+}

@@ -1,0 +1,49 @@
+//! The runner's typed errors: planning mistakes, refused targets, OS failures with the path and
+//! the operation that failed, engine failures and fatal I/O errors with their position.
+
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The job cannot run as described (sizes, names, directories).
+    #[error("{0}")]
+    Plan(String),
+    /// A safety check refused the target (mounted device, filesystem signature, --readonly).
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Engine(#[from] fiox_engine::EngineError),
+    /// A fatal I/O error during the run (after `continue_on_error`/`ignore_error` were applied).
+    #[error("{0}")]
+    IoFailed(String),
+    #[error("job '{job}': {msg}")]
+    Job { job: String, msg: String },
+}
+
+impl RunError {
+    pub fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
+        RunError::Io {
+            what,
+            path: path.display().to_string(),
+            source,
+        }
+    }
+
+    /// errno to report as the job's `err=` (EINVAL for non-OS failures, like fio).
+    pub fn errno(&self) -> i32 {
+        match self {
+            RunError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            RunError::Engine(fiox_engine::EngineError::Os { source, .. }) => {
+                source.raw_os_error().unwrap_or(libc::EIO)
+            }
+            RunError::Refused(_) => libc::EPERM,
+            _ => libc::EINVAL,
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The helper thread of a run: fio's one-line ETA on stderr
+//! (`Jobs: 1 (f=1): [r(1)][45.0%][r=107MiB/s][r=27.4k IOPS][eta 00m:05s]`) and periodic status
+//! snapshots for `--status-interval`. It only reads the jobs' relaxed counters ([`Progress`]).
+
+use crate::acct::{JobState, Progress};
+use crate::RunOptions;
+use fiox_job::{EtaMode, JobSpec, RwMode};
+use fiox_report::units::{count, Units};
+use fiox_stats::{JobResult, RunResult};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// fio's run-state letter of a job (eta.c's letters).
+fn state_char(job: &JobSpec, st: JobState) -> char {
+    match st {
+        JobState::Waiting => 'P',
+        JobState::Setup => 'I',
+        JobState::Ramp => '/',
+        JobState::Finishing => 'f',
+        JobState::Done => '_',
+        JobState::Running => {
+            let c = match job.rw.mode {
+                RwMode::Read | RwMode::RandRead => 'r',
+                RwMode::Write | RwMode::RandWrite => 'w',
+                RwMode::ReadWrite | RwMode::RandRw | RwMode::TrimWrite => 'm',
+                RwMode::Trim | RwMode::RandTrim => 'd',
+            };
+            if job.rw.mode.is_random() {
+                c
+            } else {
+                c.to_ascii_uppercase()
+            }
+        }
+    }
+}
+
+/// `r(2)w(1)`: run-length encoded state letters.
+fn state_string(jobs: &[JobSpec], progress: &[Progress]) -> String {
+    let mut out = String::new();
+    let mut run: Option<(char, usize)> = None;
+    for (j, p) in jobs.iter().zip(progress) {
+        let c = state_char(j, p.state());
+        run = match run {
+            Some((pc, n)) if pc == c => Some((pc, n + 1)),
+            Some((pc, n)) => {
+                out.push_str(&format!("{pc}({n})"));
+                Some((c, 1))
+            }
+            None => Some((c, 1)),
+        };
+    }
+    if let Some((c, n)) = run {
+        out.push_str(&format!("{c}({n})"));
+    }
+    out
+}
+
+/// Totals over jobs: bytes and I/Os per direction.
+fn totals(progress: &[Progress]) -> ([u64; 3], [u64; 3]) {
+    let mut b = [0; 3];
+    let mut i = [0; 3];
+    for p in progress {
+        for d in 0..3 {
+            b[d] += p.bytes[d].load(Ordering::Relaxed);
+            i[d] += p.ios[d].load(Ordering::Relaxed);
+        }
+    }
+    (b, i)
+}
+
+/// Fraction done and seconds left, from time limits where jobs have them, else bytes.
+fn completion(jobs: &[JobSpec], progress: &[Progress], elapsed: Duration) -> (f64, u64) {
+    let mut frac_sum = 0.0;
+    let mut left: u64 = 0;
+    for (j, p) in jobs.iter().zip(progress) {
+        let planned = p.planned_bytes.load(Ordering::Relaxed);
+        let done: u64 = p.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
+        let limit = j
+            .timing
+            .runtime
+            .map(|r| r + j.timing.ramp_time.unwrap_or_default());
+        let f = match p.state() {
+            JobState::Done => 1.0,
+            _ => match limit {
+                Some(l) if j.timing.time_based || planned == 0 => {
+                    (elapsed.as_secs_f64() / l.as_secs_f64().max(1e-9)).min(1.0)
+                }
+                _ if planned > 0 => (done as f64 / planned as f64).min(1.0),
+                _ => 0.0,
+            },
+        };
+        frac_sum += f;
+        if f > 0.0 && f < 1.0 {
+            let rest = elapsed.as_secs_f64() * (1.0 - f) / f;
+            left = left.max(rest.round() as u64);
+        }
+    }
+    (frac_sum / jobs.len().max(1) as f64, left)
+}
+
+fn eta_text(secs: u64) -> String {
+    let (h, m, s) = (secs / 3600, (secs / 60) % 60, secs % 60);
+    if h > 0 {
+        format!("{h}h:{m:02}m:{s:02}s")
+    } else {
+        format!("{m:02}m:{s:02}s")
+    }
+}
+
+/// One ETA line (without the leading carriage return).
+fn eta_line(
+    jobs: &[JobSpec],
+    progress: &[Progress],
+    elapsed: Duration,
+    rates: ([u64; 3], [u64; 3]),
+) -> String {
+    let running = progress
+        .iter()
+        .filter(|p| !matches!(p.state(), JobState::Done | JobState::Waiting))
+        .count();
+    let files: u64 = progress
+        .iter()
+        .filter(|p| p.state() != JobState::Done)
+        .map(|p| p.files.load(Ordering::Relaxed))
+        .sum();
+    let (frac, left) = completion(jobs, progress, elapsed);
+    let u = Units::default();
+    let names = ['r', 'w', 't'];
+    let used: Vec<usize> = (0..3)
+        .filter(|&d| jobs.iter().any(|j| uses(j, d)))
+        .collect();
+    let bw: Vec<String> = used
+        .iter()
+        .map(|&d| format!("{}={}", names[d], u.rate(rates.0[d])))
+        .collect();
+    let iops: Vec<String> = used
+        .iter()
+        .map(|&d| format!("{}={}", names[d], count(rates.1[d])))
+        .collect();
+    format!(
+        "Jobs: {running} (f={files}): [{}][{:.1}%][{}][{} IOPS][eta {}]",
+        state_string(jobs, progress),
+        frac * 100.0,
+        bw.join(","),
+        iops.join(","),
+        eta_text(left)
+    )
+}
+
+fn uses(j: &JobSpec, d: usize) -> bool {
+    let m = j.rw.mode;
+    [m.has_read(), m.has_write(), m.has_trim()][d]
+}
+
+/// The helper thread's body: draws the ETA line once a second and calls `on_status` every
+/// `status_interval`, until `done`.
+pub fn run_eta(
+    jobs: &[JobSpec],
+    progress: &[Progress],
+    opts: &RunOptions,
+    done: &AtomicBool,
+    start_ms: u64,
+    on_status: &mut (dyn FnMut(&RunResult) + Send),
+) {
+    let tty = crate::sys::stderr_is_tty();
+    let show = match opts.eta {
+        EtaMode::Always => true,
+        EtaMode::Never => false,
+        EtaMode::Auto => tty,
+    };
+    if !show && opts.status_interval.is_none() {
+        return;
+    }
+    let t0 = Instant::now();
+    let mut last = (t0, totals(progress));
+    let mut next_status = opts.status_interval.map(|i| t0 + i);
+    let mut drawn = false;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = Instant::now();
+        if show && now.duration_since(last.0) >= Duration::from_secs(1) {
+            let cur = totals(progress);
+            let dt = now.duration_since(last.0).as_secs_f64();
+            let rate =
+                |a: [u64; 3], b: [u64; 3]| [0, 1, 2].map(|d| ((a[d] - b[d]) as f64 / dt) as u64);
+            let rates = (rate(cur.0, last.1 .0), rate(cur.1, last.1 .1));
+            let line = eta_line(jobs, progress, now - t0, rates);
+            let mut err = std::io::stderr().lock();
+            let _ = if tty {
+                write!(err, "\r{line}\x1b[K")
+            } else {
+                writeln!(err, "{line}")
+            };
+            let _ = err.flush();
+            drawn = tty;
+            last = (now, cur);
+        }
+        if let (Some(at), Some(iv)) = (next_status, opts.status_interval) {
+            if now >= at {
+                on_status(&snapshot(jobs, progress, start_ms, now - t0));
+                next_status = Some(at + iv);
+            }
+        }
+    }
+    if drawn {
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
+    }
+}
+
+/// A status snapshot from the live counters: bytes, I/Os and elapsed time per job (latency
+/// statistics are only complete in the final report).
+fn snapshot(
+    jobs: &[JobSpec],
+    progress: &[Progress],
+    start_ms: u64,
+    elapsed: Duration,
+) -> RunResult {
+    let ms = elapsed.as_millis() as u64;
+    let results: Vec<JobResult> = jobs
+        .iter()
+        .zip(progress)
+        .map(|(j, p)| {
+            let mut r = JobResult {
+                name: j.name.clone(),
+                groupid: j.group_id,
+                jobs: 1,
+                pid: std::process::id(),
+                runtime_ms: ms,
+                elapsed_s: ms / 1000,
+                iodepth: j.iodepth,
+                job_options: j.raw_options.clone(),
+                percentile_list: j.stats.percentile_list.clone(),
+                ..Default::default()
+            };
+            for (d, dir) in fiox_job::Ddir::ALL.iter().enumerate() {
+                let x = r.dirs.get_mut(*dir);
+                x.io_bytes = p.bytes[d].load(Ordering::Relaxed);
+                x.total_ios = p.ios[d].load(Ordering::Relaxed);
+                x.runtime_ms = if x.total_ios > 0 { ms } else { 0 };
+            }
+            r
+        })
+        .collect();
+    let (kb, unit) = jobs
+        .first()
+        .map(|j| (j.kb_base, j.unit_base))
+        .unwrap_or((1024, 0));
+    RunResult {
+        groups: fiox_stats::group_results(&results, kb, unit),
+        jobs: results,
+        start_unix_ms: start_ms,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_are_run_length_encoded() {
+        let mut a = JobSpec::default();
+        a.rw.mode = RwMode::RandRead;
+        let b = a.clone();
+        let mut c = a.clone();
+        c.rw.mode = RwMode::Write;
+        let p: Vec<Progress> = (0..3).map(|_| Progress::default()).collect();
+        for x in &p {
+            x.set_state(JobState::Running);
+        }
+        assert_eq!(state_string(&[a, b, c], &p), "r(2)W(1)");
+    }
+
+    #[test]
+    fn eta_line_shape() {
+        let mut j = JobSpec::default();
+        j.rw.mode = RwMode::RandRead;
+        j.timing.runtime = Some(Duration::from_secs(10));
+        j.timing.time_based = true;
+        let p = vec![Progress::default()];
+        p[0].set_state(JobState::Running);
+        p[0].files.store(1, Ordering::Relaxed);
+        let line = eta_line(
+            &[j],
+            &p,
+            Duration::from_millis(4500),
+            ([112_197_632, 0, 0], [27_400, 0, 0]),
+        );
+        assert_eq!(
+            line,
+            "Jobs: 1 (f=1): [r(1)][45.0%][r=107MiB/s][r=27.4k IOPS][eta 00m:06s]"
+        );
+    }
+}

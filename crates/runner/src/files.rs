@@ -1,0 +1,554 @@
+//! File planning and preparation: which paths a job uses (`filename`, `directory`, `nrfiles`,
+//! `filename_format`), the region of each it may touch (`size`, `filesize`, `offset`,
+//! `offset_increment`), laying out missing or short files the way fio does, opening them with the
+//! job's flags, and the safety checks that keep fiox from writing over mounted block devices or
+//! devices holding a filesystem.
+
+use crate::error::RunError;
+use crate::sys;
+use fiox_job::{FallocateMode, JobSpec, SizeSpec, SyncMode};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// What kind of target a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Regular,
+    Block,
+    /// Character devices and other special files: used as they are, never laid out.
+    Other,
+}
+
+/// One file of a job, planned before any I/O.
+#[derive(Debug, Clone)]
+pub struct PlannedFile {
+    pub path: PathBuf,
+    pub kind: FileKind,
+    /// Where the job's I/O region starts in the file.
+    pub offset: u64,
+    /// Length of the job's I/O region.
+    pub size: u64,
+    /// Size on disk when planned (0 when missing).
+    pub real_size: u64,
+    /// The file is missing or shorter than `offset + size` and must be extended before I/O.
+    pub needs_layout: bool,
+    /// fiox created this file (only such files are ever unlinked).
+    pub created: bool,
+}
+
+/// All files of one job plus the number of bytes the job transfers per pass.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    pub files: Vec<PlannedFile>,
+    pub io_bytes: u64,
+}
+
+/// Expand fio's `filename_format` keywords for file `filenum` of a job.
+pub fn expand_format(fmt: &str, job: &JobSpec, filenum: u32) -> String {
+    // `$clientuid` is always 0 without client/server mode.
+    fmt.replace("$jobname", &job.name)
+        .replace("$jobnum", &job.clone_index.to_string())
+        .replace("$filenum", &filenum.to_string())
+        .replace("$clientuid", "0")
+}
+
+/// Paths of a job's files in order.
+pub fn file_paths(job: &JobSpec) -> Vec<PathBuf> {
+    let fs = &job.files;
+    let names: Vec<String> = if fs.filenames.is_empty() {
+        (0..fs.nrfiles.max(1))
+            .map(|i| expand_format(&fs.filename_format, job, i))
+            .collect()
+    } else {
+        fs.filenames.clone()
+    };
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let p = PathBuf::from(&n);
+            if p.is_absolute() || fs.directories.is_empty() {
+                p
+            } else {
+                Path::new(&fs.directories[i % fs.directories.len()]).join(p)
+            }
+        })
+        .collect()
+}
+
+fn probe(path: &Path) -> Result<(FileKind, u64), RunError> {
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let ft = m.file_type();
+            if ft.is_file() {
+                Ok((FileKind::Regular, m.len()))
+            } else if ft.is_block_device() {
+                let f = File::open(path).map_err(|e| RunError::io("open", path, e))?;
+                let size = sys::blkdev_size(std::os::fd::AsRawFd::as_raw_fd(&f))
+                    .map_err(|e| RunError::io("get size of block device", path, e))?;
+                Ok((FileKind::Block, size))
+            } else if ft.is_dir() {
+                Err(RunError::Plan(format!(
+                    "{} is a directory; use directory= for where files go and filename= for files",
+                    path.display()
+                )))
+            } else {
+                Ok((FileKind::Other, 0))
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((FileKind::Regular, 0)),
+        Err(e) => Err(RunError::io("stat", path, e)),
+    }
+}
+
+fn resolve_size(spec: SizeSpec, whole: u64) -> u64 {
+    match spec {
+        SizeSpec::Bytes(b) => b,
+        SizeSpec::Percent(p) => (whole as f64 * p / 100.0) as u64,
+    }
+}
+
+/// Smallest block size over the directions the job uses.
+pub fn min_bs(job: &JobSpec) -> u64 {
+    let mut m = u64::MAX;
+    let rw = job.rw.mode;
+    for (used, bs) in [
+        (rw.has_read(), &job.bs.read),
+        (rw.has_write(), &job.bs.write),
+        (rw.has_trim(), &job.bs.trim),
+    ] {
+        if used {
+            m = m.min(bs.min);
+        }
+    }
+    if m == u64::MAX {
+        job.bs.read.min
+    } else {
+        m.max(1)
+    }
+}
+
+/// Decide every file's region and whether it needs laying out. `diskless` engines (null) take
+/// the sizes as given and never touch the files.
+pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
+    let paths = file_paths(job);
+    let n = paths.len() as u64;
+    let start = resolve_offset(job)?;
+    let mut files = Vec::with_capacity(paths.len());
+    for (i, path) in paths.into_iter().enumerate() {
+        let (kind, real) = if diskless {
+            (FileKind::Regular, 0)
+        } else {
+            probe(&path)?
+        };
+        let offset = match job.offset {
+            SizeSpec::Percent(p) => (real as f64 * p / 100.0) as u64 + incr(job),
+            SizeSpec::Bytes(_) => start,
+        };
+        let size = file_region(job, i as u64, n, real, offset, &path, diskless)?;
+        let needs_layout = kind == FileKind::Regular
+            && !diskless
+            && !job.files.create_on_open
+            && offset + size > real;
+        files.push(PlannedFile {
+            path,
+            kind,
+            offset,
+            size,
+            real_size: real,
+            needs_layout,
+            created: false,
+        });
+    }
+    let total: u64 = files.iter().map(|f| f.size).sum();
+    let io_bytes = match job.io_size {
+        Some(s) => resolve_size(s, total),
+        None => total,
+    };
+    if total < min_bs(job) {
+        return Err(RunError::Plan(format!(
+            "job '{}': block size {} is larger than the data set range ({} bytes)",
+            job.name,
+            min_bs(job),
+            total
+        )));
+    }
+    Ok(FilePlan { files, io_bytes })
+}
+
+fn incr(job: &JobSpec) -> u64 {
+    job.offset_increment * job.clone_index as u64
+}
+
+fn resolve_offset(job: &JobSpec) -> Result<u64, RunError> {
+    let base = match job.offset {
+        SizeSpec::Bytes(b) => b,
+        SizeSpec::Percent(_) => 0,
+    };
+    let mut off = base + incr(job);
+    if job.offset_align > 0 {
+        off -= off % job.offset_align;
+    }
+    Ok(off)
+}
+
+/// Length of the I/O region of file `i` of `n`.
+fn file_region(
+    job: &JobSpec,
+    i: u64,
+    n: u64,
+    real: u64,
+    offset: u64,
+    path: &Path,
+    diskless: bool,
+) -> Result<u64, RunError> {
+    let bs = min_bs(job);
+    if let Some((lo, hi)) = job.files.filesize {
+        // Each file picks within the range, deterministically from its index.
+        let span = hi.saturating_sub(lo);
+        let pick = if span == 0 {
+            lo
+        } else {
+            lo + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % (span + 1))
+        };
+        return Ok(pick - pick % bs.max(1));
+    }
+    match job.size {
+        Some(SizeSpec::Bytes(total)) => {
+            let per = total / n;
+            Ok(per - per % bs)
+        }
+        Some(SizeSpec::Percent(p)) if real > 0 => {
+            let avail = real.saturating_sub(offset);
+            let s = (real as f64 * p / 100.0) as u64;
+            let s = s.min(avail);
+            Ok(s - s % bs)
+        }
+        _ if real > offset => Ok(real - offset),
+        _ if diskless => Err(RunError::Plan(format!(
+            "job '{}': the null engine needs size= (there is no file to take it from)",
+            job.name
+        ))),
+        _ => Err(RunError::Plan(format!(
+            "job '{}': no size given and {} {}; set size= or use an existing file",
+            job.name,
+            path.display(),
+            if real == 0 {
+                "does not exist or is empty".to_string()
+            } else {
+                format!("is only {real} bytes, at or below offset {offset}")
+            }
+        ))),
+    }
+}
+
+/// Open flags for the job's I/O.
+pub fn open_options(job: &JobSpec, write: bool, direct: bool) -> OpenOptions {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if write {
+        o.write(true);
+    }
+    let mut flags = 0;
+    if direct {
+        flags |= libc::O_DIRECT;
+    }
+    flags |= match job.sync {
+        SyncMode::None => 0,
+        SyncMode::Sync => libc::O_SYNC,
+        SyncMode::Dsync => libc::O_DSYNC,
+    };
+    o.custom_flags(flags);
+    o
+}
+
+/// Whether the job ever writes (writes, trims, or write phases of mixed modes).
+pub fn job_writes(job: &JobSpec) -> bool {
+    job.rw.mode.has_write() || job.rw.mode.has_trim()
+}
+
+/// Extend a missing or short file as fio does: read workloads get real data written so reads
+/// hit allocated blocks; write-only workloads get a fresh (preallocated) file.
+pub fn lay_out(
+    job: &JobSpec,
+    f: &mut PlannedFile,
+    stop: &dyn Fn() -> bool,
+) -> Result<(), RunError> {
+    let path = &f.path;
+    let target = f.offset + f.size;
+    let needs_data = job.rw.mode.has_read() || job.files.overwrite;
+    if f.real_size == 0 {
+        if !job.files.allow_file_create {
+            return Err(RunError::Plan(format!(
+                "{} does not exist and allow_file_create=0 forbids creating it",
+                path.display()
+            )));
+        }
+        f.created = true;
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            return Err(RunError::Plan(format!(
+                "directory {} of file {} does not exist",
+                dir.display(),
+                path.display()
+            )));
+        }
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(needs_data && f.created)
+        .open(path)
+        .map_err(|e| RunError::io("create", path, e))?;
+    preallocate(job.files.fallocate, &file, target)
+        .map_err(|e| RunError::io("fallocate", path, e))?;
+    if needs_data {
+        write_data(&mut file, f.real_size, target, stop)
+            .map_err(|e| RunError::io("lay out", path, e))?;
+    }
+    f.real_size = f.real_size.max(target);
+    f.needs_layout = false;
+    Ok(())
+}
+
+fn preallocate(mode: FallocateMode, file: &File, len: u64) -> std::io::Result<()> {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(file);
+    let r = match mode {
+        FallocateMode::None => Ok(()),
+        FallocateMode::Native => sys::fallocate(fd, 0, 0, len),
+        FallocateMode::Keep => sys::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, len),
+        FallocateMode::Posix => sys::posix_fallocate(fd, 0, len),
+        FallocateMode::Truncate => file.set_len(len),
+    };
+    match r {
+        // Filesystems without fallocate (tmpfs on old kernels, some FUSE): laying out by
+        // writing still works, so this is not an error, as in fio.
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(()),
+        other => other,
+    }
+}
+
+/// Write pseudo-random data from `from` to `to` in large chunks.
+fn write_data(file: &mut File, from: u64, to: u64, stop: &dyn Fn() -> bool) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    const CHUNK: usize = 1 << 20;
+    let mut buf = vec![0u8; CHUNK];
+    let mut state = 0x2545_F491_4F6C_DD1Du64 ^ from;
+    file.seek(SeekFrom::Start(from))?;
+    let mut left = to.saturating_sub(from);
+    while left > 0 && !stop() {
+        for w in buf.chunks_exact_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            w.copy_from_slice(&state.to_le_bytes());
+        }
+        let n = (left as usize).min(CHUNK);
+        file.write_all(&buf[..n])?;
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// Refuse to write to a block device that is mounted, in use by another device (holders,
+/// partitions mounted) or that carries a filesystem/partition/RAID signature, unless
+/// `allow_mounted_write=1`.
+pub fn check_block_write(path: &Path) -> Result<(), RunError> {
+    let meta = std::fs::metadata(path).map_err(|e| RunError::io("stat", path, e))?;
+    let rdev = meta.rdev();
+    let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+    if let Some(mnt) = mounted_at(maj, min) {
+        return Err(refuse(path, &format!("it is mounted on {mnt}")));
+    }
+    for (part, pmaj, pmin) in partitions(maj, min) {
+        if let Some(mnt) = mounted_at(pmaj, pmin) {
+            return Err(refuse(
+                path,
+                &format!("its partition {part} is mounted on {mnt}"),
+            ));
+        }
+    }
+    if let Some(h) = holders(maj, min) {
+        return Err(refuse(
+            path,
+            &format!("it is in use by {h} (see /sys/block/*/holders)"),
+        ));
+    }
+    let mut head = vec![0u8; 68 * 1024];
+    let mut f = File::open(path).map_err(|e| RunError::io("open", path, e))?;
+    let n = read_full(&mut f, &mut head).map_err(|e| RunError::io("read", path, e))?;
+    if let Some(sig) = signature(&head[..n]) {
+        return Err(refuse(path, &format!("it holds {sig} signature")));
+    }
+    Ok(())
+}
+
+fn refuse(path: &Path, why: &str) -> RunError {
+    RunError::Refused(format!(
+        "refusing to write to block device {}: {why}; writing would destroy its data \
+         (set allow_mounted_write=1 to override)",
+        path.display()
+    ))
+}
+
+fn read_full(f: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Mount point of device `maj:min` per /proc/self/mountinfo (field 3 is `major:minor`).
+fn mounted_at(maj: u32, min: u32) -> Option<String> {
+    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let want = format!("{maj}:{min}");
+    text.lines().find_map(|l| {
+        let mut it = l.split_whitespace();
+        let dev = it.nth(2)?;
+        let mnt = it.nth(1)?;
+        (dev == want).then(|| mnt.to_string())
+    })
+}
+
+/// Partitions of a whole-disk device from sysfs: (name, major, minor).
+fn partitions(maj: u32, min: u32) -> Vec<(String, u32, u32)> {
+    let dir = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| {
+            let dev = std::fs::read_to_string(e.path().join("dev")).ok()?;
+            let (a, b) = dev.trim().split_once(':')?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                a.parse().ok()?,
+                b.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+fn holders(maj: u32, min: u32) -> Option<String> {
+    let dir = format!("/sys/dev/block/{maj}:{min}/holders");
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+/// Recognise common on-disk signatures in the first 68 KiB of a device.
+pub fn signature(head: &[u8]) -> Option<&'static str> {
+    let at = |off: usize, magic: &[u8]| head.get(off..off + magic.len()) == Some(magic);
+    let checks: [(usize, &[u8], &'static str); 12] = [
+        (1080, &[0x53, 0xEF], "an ext2/3/4 filesystem"),
+        (0, b"XFSB", "an XFS filesystem"),
+        (65600, b"_BHRfS_M", "a btrfs filesystem"),
+        (4086, b"SWAPSPACE2", "a swap area"),
+        (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+        (3, b"NTFS    ", "an NTFS filesystem"),
+        (82, b"FAT32   ", "a FAT32 filesystem"),
+        (54, b"FAT1", "a FAT filesystem"),
+        (512, b"EFI PART", "a GPT partition table"),
+        (536, b"LVM2 001", "an LVM physical volume"),
+        (4096, &[0xfc, 0x4e, 0x2b, 0xa9], "an MD RAID member"),
+        (1024, &[0x10, 0x20, 0xF5, 0xF2], "an F2FS filesystem"),
+    ];
+    for (off, magic, name) in checks {
+        if at(off, magic) {
+            return Some(name);
+        }
+    }
+    if at(510, &[0x55, 0xAA])
+        && head
+            .get(446..510)
+            .is_some_and(|p| p.iter().any(|&b| b != 0))
+    {
+        return Some("a DOS/MBR partition table");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::{RwMode, RwSpec};
+
+    fn job(name: &str) -> JobSpec {
+        JobSpec {
+            name: name.into(),
+            ..JobSpec::default()
+        }
+    }
+
+    #[test]
+    fn default_names_follow_fio() {
+        let mut j = job("x");
+        j.clone_index = 2;
+        j.files.nrfiles = 2;
+        j.files.directories = vec!["/d1".into(), "/d2".into()];
+        let p = file_paths(&j);
+        assert_eq!(
+            p,
+            vec![PathBuf::from("/d1/x.2.0"), PathBuf::from("/d2/x.2.1")]
+        );
+    }
+
+    #[test]
+    fn size_is_split_over_files() {
+        let mut j = job("x");
+        j.files.nrfiles = 3;
+        j.size = Some(SizeSpec::Bytes(10 << 20));
+        j.files.directories = vec!["/nonexistent-fiox-dir".into()];
+        let p = plan(&j, false).unwrap();
+        assert_eq!(p.files.len(), 3);
+        let per = (10u64 << 20) / 3 / 4096 * 4096;
+        assert!(p.files.iter().all(|f| f.size == per && f.needs_layout));
+        assert_eq!(p.io_bytes, per * 3);
+    }
+
+    #[test]
+    fn missing_size_is_a_clear_error() {
+        let mut j = job("x");
+        j.files.filenames = vec!["/nonexistent-fiox-dir/f".into()];
+        let e = plan(&j, false).unwrap_err().to_string();
+        assert!(e.contains("no size given"), "{e}");
+    }
+
+    #[test]
+    fn layout_creates_and_marks_created() {
+        let dir = std::env::temp_dir().join(format!("fiox-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut j = job("lay");
+        j.rw = RwSpec {
+            mode: RwMode::RandRead,
+            n: 0,
+        };
+        j.size = Some(SizeSpec::Bytes(3 << 20));
+        j.files.directories = vec![dir.to_string_lossy().into()];
+        let mut p = plan(&j, false).unwrap();
+        lay_out(&j, &mut p.files[0], &|| false).unwrap();
+        assert!(p.files[0].created);
+        assert_eq!(std::fs::metadata(&p.files[0].path).unwrap().len(), 3 << 20);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn signatures_are_recognised() {
+        let mut head = vec![0u8; 70 * 1024];
+        assert_eq!(signature(&head), None);
+        head[1080] = 0x53;
+        head[1081] = 0xEF;
+        assert_eq!(signature(&head), Some("an ext2/3/4 filesystem"));
+    }
+}

@@ -1,0 +1,638 @@
+//! The per-job I/O loop: pulls requests from the generator, fills write buffers, queues them to
+//! the engine (commit per `iodepth_batch_submit`), reaps with `getevents(min, max)` honouring
+//! `iodepth_batch_complete_min/max` and `iodepth_low`, re-issues short I/Os, applies
+//! `continue_on_error`/`ignore_error`, fsyncs every `fsync`/`fdatasync` writes, paces, and
+//! measures slat/clat/lat. Time is kept as nanoseconds since the job's start (one `Instant`).
+
+use crate::acct::{Acct, JobState, Measure, Progress};
+use crate::gen::{Gen, IoReq};
+use crate::pacing::{self, Pacer};
+use fiox_engine::{BufPool, BufPtr, Completion, IoEngine, IoOp, IoUnit, Queued};
+use fiox_job::{ContinueOnError, Ddir, JobSpec};
+use fiox_stats::RateSampler;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Sync units use this direction index (accounted in `sync_lat`, not in read/write/trim).
+const SYNC: u8 = 3;
+
+/// State of one I/O unit (slot `i` of the buffer pool).
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    ddir: u8,
+    op_data_only: bool,
+    file: u32,
+    offset: u64,
+    len: u32,
+    /// Bytes already transferred (short I/Os re-issue the rest).
+    done: u32,
+    start_ns: u64,
+    issue_ns: u64,
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndReason {
+    /// Size/io_size/number_ios/loops done.
+    Done,
+    /// runtime reached.
+    Time,
+    /// Stopped from outside (signal, exitall).
+    Stopped,
+    /// A fatal error: errno and fio-style description.
+    Error(i32, String),
+}
+
+/// Limits and cadence of one job run.
+pub struct Limits {
+    pub ramp_ns: Option<u64>,
+    /// Absolute end (ns since start), ramp included.
+    pub deadline_ns: Option<u64>,
+    pub time_based: bool,
+    pub loops: u32,
+    pub number_ios: Option<u64>,
+}
+
+/// Everything the loop needs, owned by the job thread.
+pub struct IoLoop<'a> {
+    pub job: &'a JobSpec,
+    pub engine: &'a mut dyn IoEngine,
+    pub gen: Gen,
+    pub pool: &'a mut BufPool,
+    pub paths: Vec<String>,
+    pub acct: Acct,
+    pub progress: &'a Progress,
+    pub stop: &'a AtomicBool,
+    pub base: Instant,
+    pub measure: Measure,
+    /// bw/iops samplers of the directions the job uses.
+    pub samplers: [Option<RateSampler>; 3],
+    next_sample_ns: u64,
+    pub pacer: Pacer,
+    pub limits: Limits,
+    /// ns since start when measurement (after ramp) began.
+    pub measured_start_ns: u64,
+    /// Ramp time is over (or there was none).
+    pub ramp_done: bool,
+    /// Thread CPU counters when measurement began (reset at the end of ramp).
+    pub cpu_start: crate::sys::ThreadUsage,
+    pub writes_since_sync: u64,
+    pub ios_issued: u64,
+    /// Pacing or thinktime configured (checked per I/O, so cached).
+    paced: bool,
+    /// The engine completes in `queue`: lat equals clat and is copied at the end.
+    pub copy_lat: bool,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Slots to queue (again) before pulling new requests: short I/O remainders, Busy units.
+    requeue: Vec<u32>,
+    /// Queued but not yet committed.
+    pending: Vec<u32>,
+    inflight: u32,
+    events: Vec<Completion>,
+    exhausted: bool,
+    end: Option<EndReason>,
+    ios_since_clock: u32,
+}
+
+#[inline]
+fn op_of(ddir: u8, data_only: bool) -> IoOp {
+    match ddir {
+        0 => IoOp::Read,
+        1 => IoOp::Write,
+        2 => IoOp::Trim,
+        _ if data_only => IoOp::Fdatasync,
+        _ => IoOp::Fsync,
+    }
+}
+
+impl<'a> IoLoop<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        job: &'a JobSpec,
+        engine: &'a mut dyn IoEngine,
+        gen: Gen,
+        pool: &'a mut BufPool,
+        paths: Vec<String>,
+        progress: &'a Progress,
+        stop: &'a AtomicBool,
+        measure: Measure,
+        limits: Limits,
+    ) -> IoLoop<'a> {
+        let depth = pool.len();
+        let rw = job.rw.mode;
+        let active = [rw.has_read(), rw.has_write(), rw.has_trim()];
+        let (bw_ms, iops_ms) = (
+            job.stats.bwavgtime.as_millis() as u64,
+            job.stats.iopsavgtime.as_millis() as u64,
+        );
+        let samplers = [Ddir::Read, Ddir::Write, Ddir::Trim]
+            .map(|d| active[d.index()].then(|| RateSampler::new(d, 0, bw_ms, iops_ms)));
+        let copy_lat = engine.flags().sync;
+        let mut pacer = Pacer::new(job);
+        pacer.restart(0);
+        IoLoop {
+            job,
+            engine,
+            gen,
+            pool,
+            paths,
+            acct: Acct::default(),
+            progress,
+            stop,
+            base: Instant::now(),
+            measure,
+            samplers,
+            next_sample_ns: 0,
+            paced: pacer.active(),
+            copy_lat,
+            pacer,
+            ramp_done: limits.ramp_ns.is_none(),
+            cpu_start: crate::sys::ThreadUsage::default(),
+            limits,
+            measured_start_ns: 0,
+            writes_since_sync: 0,
+            ios_issued: 0,
+            slots: vec![Slot::default(); depth],
+            free: (0..depth as u32).rev().collect(),
+            requeue: Vec::with_capacity(depth),
+            pending: Vec::with_capacity(depth),
+            inflight: 0,
+            events: Vec::with_capacity(depth),
+            exhausted: false,
+            end: None,
+            ios_since_clock: 0,
+        }
+    }
+
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    /// Run until done, out of time, stopped or failed; always drains in-flight I/O.
+    pub fn run(&mut self) -> EndReason {
+        let depth = self.slots.len() as u32;
+        let low = if self.job.iodepth_low == 0 {
+            depth
+        } else {
+            self.job.iodepth_low.min(depth)
+        };
+        self.progress.set_state(if self.ramp_done {
+            JobState::Running
+        } else {
+            JobState::Ramp
+        });
+        while self.end.is_none() {
+            self.fill_queue(depth);
+            self.commit();
+            if self.inflight == 0 {
+                if self.exhausted && self.requeue.is_empty() {
+                    self.end.get_or_insert(EndReason::Done);
+                }
+                continue;
+            }
+            let full = self.inflight >= depth || self.exhausted || !self.requeue.is_empty();
+            if full {
+                // As fio: when the queue is full, reap at least iodepth_batch_complete_min, and
+                // keep reaping until the depth falls to iodepth_low.
+                let min = self.job.iodepth_batch_complete_min.max(1) as usize;
+                loop {
+                    self.reap(min);
+                    if self.end.is_some() || self.inflight <= low {
+                        break;
+                    }
+                }
+            } else {
+                self.reap(0);
+            }
+        }
+        self.drain();
+        self.end.clone().unwrap_or(EndReason::Done)
+    }
+
+    /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
+    fn fill_queue(&mut self, depth: u32) {
+        while self.inflight < depth && self.end.is_none() {
+            let id = match self.next_slot() {
+                Some(id) => id,
+                None => return,
+            };
+            if !self.submit(id) {
+                return;
+            }
+            if self.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
+                self.commit();
+            }
+        }
+    }
+
+    /// Pick the next unit to queue: a re-issue, an fsync that is due, or a new request.
+    fn next_slot(&mut self) -> Option<u32> {
+        if let Some(id) = self.requeue.pop() {
+            return Some(id);
+        }
+        if self.exhausted {
+            return None;
+        }
+        let sync_every = if self.job.fsync > 0 {
+            self.job.fsync
+        } else {
+            self.job.fdatasync
+        };
+        if sync_every > 0 && self.writes_since_sync >= sync_every {
+            let id = self.free.pop()?;
+            self.writes_since_sync = 0;
+            self.slots[id as usize] = Slot {
+                ddir: SYNC,
+                op_data_only: self.job.fsync == 0,
+                ..Default::default()
+            };
+            self.stamp_start(id);
+            return Some(id);
+        }
+        let req = self.next_request()?;
+        let id = self.free.pop()?;
+        self.prepare(id, req);
+        Some(id)
+    }
+
+    /// Next request from the generator, restarting passes for loops/time_based.
+    fn next_request(&mut self) -> Option<IoReq> {
+        if let Some(limit) = self.limits.number_ios {
+            if self.ios_issued >= limit {
+                self.exhausted = true;
+                return None;
+            }
+        }
+        loop {
+            if let Some(r) = self.gen.next() {
+                self.ios_issued += 1;
+                return Some(r);
+            }
+            if self.limits.time_based || self.limits.loops > 1 {
+                if !self.limits.time_based {
+                    self.limits.loops -= 1;
+                }
+                self.gen.restart();
+                if self.gen_is_empty_after_restart() {
+                    break;
+                }
+                continue;
+            }
+            break;
+        }
+        self.exhausted = true;
+        None
+    }
+
+    fn gen_is_empty_after_restart(&self) -> bool {
+        // A pass of zero bytes would spin forever under time_based.
+        self.limits.number_ios == Some(0)
+    }
+
+    #[inline]
+    fn stamp_start(&mut self, id: u32) {
+        if self.measure.timed() {
+            self.slots[id as usize].start_ns = self.now_ns();
+        }
+    }
+
+    /// Set up slot `id` for `req`, fill its buffer for writes and pace it.
+    fn prepare(&mut self, id: u32, req: IoReq) {
+        let d = req.ddir.index() as u8;
+        self.slots[id as usize] = Slot {
+            ddir: d,
+            op_data_only: false,
+            file: req.file,
+            offset: req.offset,
+            len: req.len as u32,
+            done: 0,
+            start_ns: 0,
+            issue_ns: 0,
+        };
+        if req.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+            if self.job.buffers.refill_buffers {
+                crate::buffers::refill(
+                    self.pool.slice_mut(id as usize),
+                    req.len as usize,
+                    self.ios_issued,
+                );
+            }
+        }
+        if self.paced {
+            self.pace(d as usize, req.len);
+        }
+        self.stamp_start(id);
+    }
+
+    fn pace(&mut self, d: usize, len: u64) {
+        let now = self.now_ns();
+        let at = self.pacer.admit(d, len, now);
+        if at > now {
+            pacing::wait_until(self.base + Duration::from_nanos(at));
+        }
+        if let Some((spin, sleep)) = self.pacer.think_after(1) {
+            pacing::spin_for(spin);
+            if !sleep.is_zero() {
+                std::thread::sleep(sleep);
+            }
+        }
+    }
+
+    /// Hand slot `id` to the engine; returns false when the engine is busy.
+    fn submit(&mut self, id: u32) -> bool {
+        let s = self.slots[id as usize];
+        let buf = if s.ddir == SYNC {
+            BufPtr::none()
+        } else {
+            // The remainder of a short I/O starts `done` bytes into the slot.
+            let p = self.pool.ptr(id as usize);
+            offset_ptr(p, s.done as usize)
+        };
+        let unit = IoUnit {
+            op: op_of(s.ddir, s.op_data_only),
+            file: s.file,
+            offset: s.offset + s.done as u64,
+            len: s.len - s.done,
+            buf,
+        };
+        match self.engine.queue(id, &unit) {
+            Ok(Queued::Done(res)) => {
+                self.acct.submit.mark_count(1);
+                self.acct.depth.mark_depth(self.inflight + 1, 1);
+                let now = if self.measure.timed() {
+                    self.now_ns()
+                } else {
+                    0
+                };
+                self.slots[id as usize].issue_ns = s.start_ns;
+                self.finish(id, res, now, true);
+                self.acct.complete.mark_count(1);
+                true
+            }
+            Ok(Queued::Queued) => {
+                self.inflight += 1;
+                self.pending.push(id);
+                true
+            }
+            Ok(Queued::Busy) => {
+                self.requeue.push(id);
+                false
+            }
+            Err(e) => {
+                self.free.push(id);
+                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                false
+            }
+        }
+    }
+
+    /// Submit what was queued; stamps issue times (slat ends here).
+    fn commit(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let n = self.pending.len();
+        if let Err(e) = self.engine.commit() {
+            self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+        }
+        self.acct.submit.mark_count(n as u64);
+        self.acct.depth.mark_depth(self.inflight, n as u64);
+        let now = if self.measure.timed() {
+            self.now_ns()
+        } else {
+            0
+        };
+        for &id in &self.pending {
+            self.slots[id as usize].issue_ns = now;
+        }
+        self.pending.clear();
+    }
+
+    /// Reap completions: wait for at least `min` (0 = poll).
+    fn reap(&mut self, min: usize) {
+        let min = min.min(self.inflight as usize);
+        let max = (self.job.iodepth_batch_complete_max as usize)
+            .max(min)
+            .max(1)
+            .min(self.inflight as usize);
+        self.events.clear();
+        let mut events = std::mem::take(&mut self.events);
+        let r = self.engine.getevents(min, max, &mut events);
+        match r {
+            Ok(_) => {
+                self.acct.complete.mark_count(events.len() as u64);
+                let now = if self.measure.timed() || !events.is_empty() {
+                    self.now_ns()
+                } else {
+                    0
+                };
+                for c in &events {
+                    self.inflight -= 1;
+                    self.finish(c.unit, c.result, now, false);
+                }
+            }
+            Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
+        }
+        self.events = events;
+    }
+
+    /// Wait for everything in flight (also after errors: buffers must outlive the I/O).
+    fn drain(&mut self) {
+        self.commit();
+        let mut idle = 0;
+        while self.inflight > 0 && idle < 1000 {
+            let before = self.inflight;
+            self.reap(1);
+            idle = if self.inflight == before { idle + 1 } else { 0 };
+        }
+    }
+
+    /// Account a completed unit (or re-issue its short remainder).
+    fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
+        let s = self.slots[id as usize];
+        if s.ddir == SYNC {
+            self.free.push(id);
+            if res < 0 {
+                self.fail(&s, (-res) as i32);
+            } else if self.measure.clat {
+                self.acct.sync_lat.add(now.saturating_sub(s.start_ns));
+            }
+            return;
+        }
+        let want = (s.len - s.done) as i64;
+        if res < 0 || (res == 0 && want > 0) {
+            self.free.push(id);
+            let errno = if res < 0 { (-res) as i32 } else { libc::EIO };
+            self.fail(&s, errno);
+            return;
+        }
+        if res < want {
+            let d = &mut self.acct.dirs[s.ddir as usize];
+            d.short_ios += 1;
+            self.slots[id as usize].done += res as u32;
+            self.requeue.push(id);
+            return;
+        }
+        self.free.push(id);
+        self.account(&s, now, sync_done);
+    }
+
+    #[inline]
+    fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        let di = s.ddir as usize;
+        let d = &mut self.acct.dirs[di];
+        d.io_bytes += s.len as u64;
+        d.total_ios += 1;
+        let m = self.measure;
+        if m.timed() {
+            let clat = now.saturating_sub(s.issue_ns);
+            if m.clat {
+                d.clat.add(clat);
+                self.acct.lat_buckets.add(clat);
+            }
+            if !sync_done && m.slat {
+                d.slat.add(s.issue_ns.saturating_sub(s.start_ns));
+            }
+            if m.lat && !self.copy_lat {
+                d.lat.add(now.saturating_sub(s.start_ns));
+            }
+        }
+        self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
+        self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
+        self.after_io(di, s.len as u64, now);
+    }
+
+    /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min.
+    #[inline]
+    fn after_io(&mut self, di: usize, bytes: u64, now: u64) {
+        if self.stop.load(Ordering::Relaxed) {
+            self.end.get_or_insert(EndReason::Stopped);
+            return;
+        }
+        let now = if self.measure.timed() {
+            now
+        } else {
+            // Without per-I/O clocks (gtod_reduce), read the clock every 64 completions.
+            self.ios_since_clock += 1;
+            if self.ios_since_clock < 64 {
+                return;
+            }
+            self.ios_since_clock = 0;
+            self.now_ns()
+        };
+        if let Some(dl) = self.limits.deadline_ns {
+            if now >= dl {
+                self.end.get_or_insert(EndReason::Time);
+            }
+        }
+        if !self.ramp_done {
+            self.check_ramp(now);
+        }
+        if self.measure.bw && now >= self.next_sample_ns {
+            self.sample(now);
+        }
+        if self.paced && self.ramp_done {
+            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
+                self.end = Some(EndReason::Error(libc::EIO, msg));
+            }
+        }
+    }
+
+    fn check_ramp(&mut self, now: u64) {
+        if let Some(r) = self.limits.ramp_ns {
+            if now >= r {
+                self.ramp_done = true;
+                self.acct.reset();
+                for s in self.samplers.iter_mut().flatten() {
+                    s.restart(now, 0, 0);
+                }
+                self.pacer.restart(now);
+                self.measured_start_ns = now;
+                self.cpu_start = crate::sys::thread_usage();
+                self.progress.set_state(JobState::Running);
+            }
+        }
+    }
+
+    /// Feed the bw/iops samplers. They keep exact windows themselves; the loop only asks
+    /// them once per millisecond so the per-I/O cost is a single comparison.
+    fn sample(&mut self, now: u64) {
+        for (i, s) in self.samplers.iter_mut().enumerate() {
+            if let Some(s) = s {
+                let d = &self.acct.dirs[i];
+                s.tick(now, d.io_bytes, d.total_ios);
+            }
+        }
+        self.next_sample_ns = now + 1_000_000;
+    }
+
+    /// The bw/iops statistics per direction (consumes the samplers).
+    pub fn take_rates(&mut self) -> [Option<(fiox_stats::SampleStat, fiox_stats::SampleStat)>; 3] {
+        std::mem::take(&mut self.samplers).map(|s| s.map(RateSampler::into_stats))
+    }
+
+    /// Apply continue_on_error / ignore_error to a failed unit.
+    fn fail(&mut self, s: &Slot, errno: i32) {
+        let ddir = match s.ddir {
+            0 => Some(Ddir::Read),
+            1 => Some(Ddir::Write),
+            2 => Some(Ddir::Trim),
+            _ => None,
+        };
+        let what = describe(s, errno, self.paths.get(s.file as usize));
+        let ignored = ddir.is_some_and(|d| self.job.errors.ignore_error.get(d).contains(&errno));
+        let coe = self.job.errors.continue_on_error;
+        let cont = ignored
+            || matches!(
+                (coe, ddir),
+                (ContinueOnError::All | ContinueOnError::Io, _)
+                    | (ContinueOnError::Read, Some(Ddir::Read))
+                    | (ContinueOnError::Write, Some(Ddir::Write))
+            );
+        if cont {
+            self.acct.tolerated_errors += 1;
+            self.acct.first_tolerated.get_or_insert(what);
+        } else {
+            self.end = Some(EndReason::Error(errno, what));
+        }
+    }
+}
+
+fn offset_ptr(p: BufPtr, by: usize) -> BufPtr {
+    if by == 0 {
+        return p;
+    }
+    p.add(by)
+}
+
+/// fio-style description of a failed I/O: errno name, file, offset, length.
+fn describe(s: &Slot, errno: i32, path: Option<&String>) -> String {
+    let op = match s.ddir {
+        0 => "read",
+        1 => "write",
+        2 => "trim",
+        _ if s.op_data_only => "fdatasync",
+        _ => "fsync",
+    };
+    let err = std::io::Error::from_raw_os_error(errno);
+    format!(
+        "io_u error on file {}: {} ({}): {op} offset={}, length={}",
+        path.map(String::as_str).unwrap_or("?"),
+        strip_os_error(&err),
+        fiox_engine::errno_name(errno),
+        s.offset + s.done as u64,
+        s.len - s.done
+    )
+}
+
+/// `Input/output error` without std's ` (os error 5)` suffix.
+fn strip_os_error(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}

@@ -1,0 +1,221 @@
+//! Pacing: `rate`/`rate_iops` (linear or poisson arrivals) per direction, `rate_min`/
+//! `rate_iops_min` checks every `rate_cycle`, and `thinktime`/`thinktime_spin`/
+//! `thinktime_blocks`. The pacer only computes when the next I/O may go; the I/O loop waits.
+
+use fiox_job::{JobSpec, RateProcess};
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+pub struct Pacer {
+    rate: [u64; 3],
+    iops: [u64; 3],
+    poisson: bool,
+    /// Per direction: when the next I/O may be issued (ns since the pacing epoch).
+    next_ns: [u64; 3],
+    rng: u64,
+    think: Duration,
+    think_spin: Duration,
+    think_blocks: u32,
+    since_think: u32,
+    min_rate: [u64; 3],
+    min_iops: [u64; 3],
+    cycle_ns: u64,
+    cycle_start_ns: u64,
+    cycle_bytes: [u64; 3],
+    cycle_ios: [u64; 3],
+}
+
+impl Pacer {
+    pub fn new(job: &JobSpec) -> Pacer {
+        let p = &job.pacing;
+        let arr = |v: &fiox_job::PerDir<u64>| [v.read, v.write, v.trim];
+        Pacer {
+            rate: arr(&p.rate),
+            iops: arr(&p.rate_iops),
+            poisson: p.rate_process == RateProcess::Poisson,
+            next_ns: [0; 3],
+            rng: job.rand.randseed | 1,
+            think: p.thinktime,
+            think_spin: p.thinktime_spin.min(p.thinktime),
+            think_blocks: p.thinktime_blocks.max(1),
+            since_think: 0,
+            min_rate: arr(&p.rate_min),
+            min_iops: arr(&p.rate_iops_min),
+            cycle_ns: p.rate_cycle.as_nanos().max(1) as u64,
+            cycle_start_ns: 0,
+            cycle_bytes: [0; 3],
+            cycle_ios: [0; 3],
+        }
+    }
+
+    /// Whether this pacer ever delays or checks anything (so the loop can skip it).
+    pub fn active(&self) -> bool {
+        self.rate.iter().chain(&self.iops).any(|&r| r > 0)
+            || !self.think.is_zero()
+            || self.min_rate.iter().chain(&self.min_iops).any(|&r| r > 0)
+    }
+
+    /// Restart the epoch at `now_ns` (job start, end of ramp).
+    pub fn restart(&mut self, now_ns: u64) {
+        self.next_ns = [now_ns; 3];
+        self.cycle_start_ns = now_ns;
+        self.cycle_bytes = [0; 3];
+        self.cycle_ios = [0; 3];
+    }
+
+    fn uniform(&mut self) -> f64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        ((self.rng >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// The time (ns since epoch) at which an I/O of `len` bytes in direction `d` may start;
+    /// books the I/O against the rate.
+    pub fn admit(&mut self, d: usize, len: u64, now_ns: u64) -> u64 {
+        let mut gap = 0f64;
+        if self.rate[d] > 0 {
+            gap = gap.max(len as f64 * 1e9 / self.rate[d] as f64);
+        }
+        if self.iops[d] > 0 {
+            gap = gap.max(1e9 / self.iops[d] as f64);
+        }
+        if gap == 0.0 {
+            return now_ns;
+        }
+        if self.poisson {
+            // Exponential inter-arrival times with the same mean.
+            gap *= -self.uniform().ln();
+        }
+        let at = self.next_ns[d].max(now_ns.saturating_sub(self.cycle_ns));
+        self.next_ns[d] = at + gap as u64;
+        at
+    }
+
+    /// Count `n` I/Os toward thinktime; returns how long to spin and then sleep.
+    pub fn think_after(&mut self, n: u32) -> Option<(Duration, Duration)> {
+        if self.think.is_zero() {
+            return None;
+        }
+        self.since_think += n;
+        if self.since_think < self.think_blocks {
+            return None;
+        }
+        self.since_think = 0;
+        Some((self.think_spin, self.think - self.think_spin))
+    }
+
+    /// Account completed bytes; at the end of each `rate_cycle` check `rate_min`/`rate_iops_min`
+    /// and describe the shortfall.
+    pub fn check_min(&mut self, d: usize, bytes: u64, now_ns: u64) -> Option<String> {
+        self.cycle_bytes[d] += bytes;
+        self.cycle_ios[d] += 1;
+        let spent = now_ns.saturating_sub(self.cycle_start_ns);
+        if spent < self.cycle_ns {
+            return None;
+        }
+        let mut msg = None;
+        for i in 0..3 {
+            let bw = self.cycle_bytes[i] as u128 * 1_000_000_000 / spent as u128;
+            let iops = self.cycle_ios[i] as u128 * 1_000_000_000 / spent as u128;
+            if self.min_rate[i] > 0 && bw < self.min_rate[i] as u128 {
+                msg = Some(format!(
+                    "min rate {} B/s not met: only {bw} B/s over the last {} ms",
+                    self.min_rate[i],
+                    spent / 1_000_000
+                ));
+            } else if self.min_iops[i] > 0 && iops < self.min_iops[i] as u128 {
+                msg = Some(format!(
+                    "min rate {} IOPS not met: only {iops} IOPS over the last {} ms",
+                    self.min_iops[i],
+                    spent / 1_000_000
+                ));
+            }
+        }
+        self.cycle_start_ns = now_ns;
+        self.cycle_bytes = [0; 3];
+        self.cycle_ios = [0; 3];
+        msg
+    }
+}
+
+/// Wait until `until` (spinning for the last stretch, which sleep cannot hit precisely).
+pub fn wait_until(until: Instant) {
+    const SPIN: Duration = Duration::from_micros(60);
+    loop {
+        let now = Instant::now();
+        if now >= until {
+            return;
+        }
+        let left = until - now;
+        if left > SPIN {
+            std::thread::sleep(left - SPIN);
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Busy-wait `d` (thinktime_spin: burn CPU as the application would).
+pub fn spin_for(d: Duration) {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linear_rate_spaces_ios() {
+        let mut j = JobSpec::default();
+        j.pacing.rate_iops.read = 1000;
+        let mut p = Pacer::new(&j);
+        assert!(p.active());
+        p.restart(0);
+        assert_eq!(p.admit(0, 4096, 0), 0);
+        assert_eq!(p.admit(0, 4096, 0), 1_000_000);
+        assert_eq!(p.admit(0, 4096, 0), 2_000_000);
+    }
+
+    #[test]
+    fn poisson_keeps_the_mean() {
+        let mut j = JobSpec::default();
+        j.pacing.rate_iops.read = 1000;
+        j.pacing.rate_process = RateProcess::Poisson;
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        let mut last = 0;
+        for _ in 0..20_000 {
+            last = p.admit(0, 4096, 0);
+        }
+        let mean = last as f64 / 20_000.0;
+        assert!((mean - 1e6).abs() < 5e4, "{mean}");
+    }
+
+    #[test]
+    fn thinktime_every_n_blocks() {
+        let mut j = JobSpec::default();
+        j.pacing.thinktime = Duration::from_micros(100);
+        j.pacing.thinktime_blocks = 2;
+        let mut p = Pacer::new(&j);
+        assert!(p.think_after(1).is_none());
+        assert_eq!(
+            p.think_after(1),
+            Some((Duration::ZERO, Duration::from_micros(100)))
+        );
+    }
+
+    #[test]
+    fn rate_min_shortfall_is_reported() {
+        let mut j = JobSpec::default();
+        j.pacing.rate_min.read = 1 << 20;
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        assert!(p.check_min(0, 4096, 500_000_000).is_none());
+        let m = p.check_min(0, 4096, 1_000_000_000).unwrap();
+        assert!(m.contains("not met"), "{m}");
+    }
+}

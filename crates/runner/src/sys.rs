@@ -1,0 +1,277 @@
+//! Thin safe wrappers over the few libc calls the runner needs that std does not offer: CPU
+//! affinity, per-thread nice and I/O priority, per-thread CPU usage, page-cache advice,
+//! preallocation, block-device size and signal handlers. Each `unsafe` block states why it is
+//! sound; nothing here keeps state.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Turn a libc return value into `io::Result`.
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Kernel thread id of the calling thread (for per-thread nice/ioprio).
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() }
+}
+
+/// Restrict the calling thread to `cpus`.
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {c} is beyond the largest CPU number this system can address"),
+            ));
+        }
+        // SAFETY: c < CPU_SETSIZE was checked above, so the bit lies inside `set`.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: set is a valid, initialised cpu_set_t and we pass its exact size; pid 0 = caller.
+    check(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
+    Ok(())
+}
+
+/// Number of CPUs the process may run on (for `cpus_allowed_policy=split` and warnings).
+pub fn online_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// Set the nice value of the calling thread (Linux applies PRIO_PROCESS to a tid per thread).
+pub fn set_thread_nice(nice: i32) -> io::Result<()> {
+    // SAFETY: setpriority takes plain integers; a tid selects only this thread.
+    check(unsafe { libc::setpriority(libc::PRIO_PROCESS, gettid() as libc::id_t, nice) })?;
+    Ok(())
+}
+
+/// `ioprio_set(IOPRIO_WHO_PROCESS, tid, class << 13 | level)` for the calling thread.
+pub fn set_thread_ioprio(class: u32, level: u32) -> io::Result<()> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    const IOPRIO_CLASS_SHIFT: u32 = 13;
+    let prio = ((class << IOPRIO_CLASS_SHIFT) | level) as libc::c_long;
+    // SAFETY: ioprio_set takes three integers and touches no memory of ours.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            gettid() as libc::c_long,
+            prio,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// CPU time and fault/context-switch counters of the calling thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadUsage {
+    pub user_us: u64,
+    pub sys_us: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+impl ThreadUsage {
+    /// Counters accumulated since `earlier`.
+    pub fn since(&self, earlier: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            user_us: self.user_us.saturating_sub(earlier.user_us),
+            sys_us: self.sys_us.saturating_sub(earlier.sys_us),
+            ctx: self.ctx.saturating_sub(earlier.ctx),
+            majf: self.majf.saturating_sub(earlier.majf),
+            minf: self.minf.saturating_sub(earlier.minf),
+        }
+    }
+}
+
+fn tv_us(tv: libc::timeval) -> u64 {
+    tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64
+}
+
+/// getrusage(RUSAGE_THREAD): what this job's own thread used.
+pub fn thread_usage() -> ThreadUsage {
+    // SAFETY: rusage is plain data; zeroed is valid and getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: &mut ru points to a valid rusage for the duration of the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return ThreadUsage::default();
+    }
+    ThreadUsage {
+        user_us: tv_us(ru.ru_utime),
+        sys_us: tv_us(ru.ru_stime),
+        ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+        majf: ru.ru_majflt as u64,
+        minf: ru.ru_minflt as u64,
+    }
+}
+
+/// posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED): drop the file's cached pages.
+pub fn fadvise_dontneed(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
+    // SAFETY: plain integer arguments; an invalid fd only yields an error code.
+    let r = unsafe {
+        libc::posix_fadvise(
+            fd,
+            off as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+/// fallocate(2) with `mode` (0 = allocate and extend, FALLOC_FL_KEEP_SIZE = keep size).
+pub fn fallocate(fd: RawFd, mode: i32, off: u64, len: u64) -> io::Result<()> {
+    // SAFETY: plain integer arguments; touches no memory of ours.
+    check(unsafe { libc::fallocate(fd, mode, off as libc::off_t, len as libc::off_t) })?;
+    Ok(())
+}
+
+/// posix_fallocate(3).
+pub fn posix_fallocate(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
+    // SAFETY: plain integer arguments.
+    let r = unsafe { libc::posix_fallocate(fd, off as libc::off_t, len as libc::off_t) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+/// Size in bytes of the block device open at `fd` (BLKGETSIZE64).
+pub fn blkdev_size(fd: RawFd) -> io::Result<u64> {
+    // _IOR(0x12, 114, size_t)
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 to the pointer we pass, which is valid.
+    check(unsafe { libc::ioctl(fd, BLKGETSIZE64 as _, &mut size as *mut u64) })?;
+    Ok(size)
+}
+
+/// Bytes of memory currently free or reclaimable (MemAvailable), for the page-cache warning.
+pub fn mem_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Signals seen since start: SIGINT/SIGTERM count, read by the run loop and the binary.
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    // Only an atomic store/exit here: both are async-signal-safe.
+    let n = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n >= 2 {
+        // A second Ctrl-C forces exit without cleanup, like fio.
+        // SAFETY: _exit is async-signal-safe and ends the process immediately.
+        unsafe { libc::_exit(130) };
+    }
+}
+
+/// Install SIGINT/SIGTERM handlers that count signals (see [`signals_seen`]).
+pub fn install_stop_handlers() -> io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: sigaction is plain data; zeroed then filled with a valid handler and an empty
+        // mask. The handler only touches an atomic and calls _exit.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            check(libc::sigaction(sig, &sa, std::ptr::null_mut()))?;
+        }
+    }
+    Ok(())
+}
+
+/// How many SIGINT/SIGTERM arrived since the handlers were installed.
+pub fn signals_seen() -> u32 {
+    SIGNALS.load(Ordering::Relaxed)
+}
+
+/// Whether stderr is a terminal (the ETA line is only drawn there by default).
+pub fn stderr_is_tty() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal()
+}
+
+/// Name of an errno value (`EIO`), or its number when unknown.
+pub fn errno_name(e: i32) -> String {
+    let name = match e {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::ENXIO => "ENXIO",
+        libc::EBADF => "EBADF",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::ENODEV => "ENODEV",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::ESPIPE => "ESPIPE",
+        libc::EROFS => "EROFS",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EDQUOT => "EDQUOT",
+        libc::ECANCELED => "ECANCELED",
+        libc::EILSEQ => "EILSEQ",
+        libc::ENODATA => "ENODATA",
+        libc::EOVERFLOW => "EOVERFLOW",
+        _ => return format!("errno {e}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_usage_grows_with_work() {
+        let a = thread_usage();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let b = thread_usage();
+        assert!(b.user_us + b.sys_us >= a.user_us + a.sys_us);
+    }
+
+    #[test]
+    fn errno_names() {
+        assert_eq!(errno_name(libc::EIO), "EIO");
+        assert_eq!(errno_name(99999), "errno 99999");
+    }
+
+    #[test]
+    fn affinity_to_all_online_cpus_works() {
+        let cpus: Vec<usize> = (0..online_cpus()).collect();
+        // May fail in restricted cpusets; only check it does not panic and errors are typed.
+        let _ = set_affinity(&cpus);
+        assert!(set_affinity(&[usize::MAX]).is_err());
+    }
+}

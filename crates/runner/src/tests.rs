@@ -1,0 +1,114 @@
+//! End-to-end runner tests on real (tmpfs) files and the null engine.
+
+use super::*;
+use fiox_job::{RwMode, RwSpec, SizeSpec};
+use std::path::PathBuf;
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let base = if std::path::Path::new("/dev/shm").is_dir() {
+        PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let d = base.join(format!("fiox-runner-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn job(name: &str, mode: RwMode, size: u64) -> JobSpec {
+    JobSpec {
+        name: name.into(),
+        rw: RwSpec { mode, n: 0 },
+        size: Some(SizeSpec::Bytes(size)),
+        thread: true,
+        ..JobSpec::default()
+    }
+}
+
+fn quiet() -> RunOptions {
+    RunOptions {
+        eta: EtaMode::Never,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn null_engine_job_counts_ios() {
+    let mut j = job("n", RwMode::RandRead, 4 << 20);
+    j.ioengine = "null".into();
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs[0];
+    assert_eq!(r.dirs.read.total_ios, 1024);
+    assert_eq!(r.dirs.read.io_bytes, 4 << 20);
+    assert_eq!(r.dirs.read.clat.n, 1024);
+    assert_eq!(out.result.groups.len(), 1);
+}
+
+#[test]
+fn psync_randwrite_on_a_file_then_unlink() {
+    let d = tmpdir("psync");
+    let mut j = job("w", RwMode::RandWrite, 1 << 20);
+    j.files.directories = vec![d.display().to_string()];
+    j.files.unlink = true;
+    j.bs = fiox_job::PerDir::all(fiox_job::BsSpec::fixed(8192));
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs[0];
+    assert_eq!(r.dirs.write.total_ios, 128);
+    assert_eq!(r.dirs.write.io_bytes, 1 << 20);
+    assert_eq!(r.dirs.read.total_ios, 0);
+    assert!(
+        !d.join("w.0.0").exists(),
+        "unlink=1 removes the created file"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn stonewalled_phases_and_group_reporting() {
+    let mut a = job("a", RwMode::Read, 1 << 20);
+    a.ioengine = "null".into();
+    let mut b = a.clone();
+    b.name = "b".into();
+    b.index = 1;
+    b.stonewall = true;
+    b.group_id = 1;
+    b.stats.group_reporting = true;
+    let mut c = b.clone();
+    c.stonewall = false;
+    c.index = 2;
+    c.clone_index = 1;
+    let out = run(&[a, b, c], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.result.jobs.len(), 2, "group 1 merged into one result");
+    assert_eq!(out.result.jobs[1].jobs, 2);
+    assert_eq!(out.result.jobs[1].dirs.read.io_bytes, 2 << 20);
+}
+
+#[test]
+fn readonly_refuses_writes() {
+    let mut j = job("ro", RwMode::Write, 1 << 20);
+    j.ioengine = "null".into();
+    let opts = RunOptions {
+        readonly: true,
+        ..quiet()
+    };
+    let out = run(&[j], &opts, &mut |_| {});
+    assert_eq!(out.errors.len(), 1);
+    assert!(out.errors[0].to_string().contains("--readonly"));
+    assert_ne!(out.result.jobs[0].error, 0);
+}
+
+#[test]
+fn number_ios_and_loops_bound_the_job() {
+    let mut j = job("n", RwMode::Read, 1 << 20);
+    j.ioengine = "null".into();
+    j.number_ios = Some(10);
+    let out = run(&[j.clone()], &quiet(), &mut |_| {});
+    assert_eq!(out.result.jobs[0].dirs.read.total_ios, 10);
+    j.number_ios = None;
+    j.timing.loops = 3;
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert_eq!(out.result.jobs[0].dirs.read.total_ios, 3 * 256);
+}

@@ -1,0 +1,456 @@
+//! One job's life on its own thread: start delay, CPU placement and priorities, engine creation,
+//! file planning/safety checks/layout/opening, cache invalidation and pre-reading, the I/O loop,
+//! end-of-job syncs and unlinking, and turning what was measured into a `JobResult` with its
+//! warnings.
+
+use crate::acct::{JobState, Measure, Progress};
+use crate::error::RunError;
+use crate::files::{self, FileKind, FilePlan};
+use crate::gen::{FileExtent, Gen};
+use crate::ioloop::{EndReason, IoLoop, Limits};
+use crate::sys::{self, ThreadUsage};
+use crate::warn;
+use fiox_engine::{BufPool, EngineFile, IoEngine, OpenSpec};
+use fiox_job::JobSpec;
+use fiox_stats::{JobResult, Warning};
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// What a job thread gets from the coordinator.
+pub struct JobEnv<'a> {
+    pub job: &'a JobSpec,
+    pub progress: &'a Progress,
+    pub stop: &'a AtomicBool,
+    /// Print fio's informational lines ("Laying out IO file ...") on stderr.
+    pub messages: bool,
+    pub readonly: bool,
+    /// CPUs this job may use after `cpus_allowed_policy` was applied.
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
+pub struct JobOutcome {
+    pub result: JobResult,
+    pub error: Option<RunError>,
+    /// Files the job created and must remove on cleanup (`unlink=1`), if not yet removed.
+    pub leftovers: Vec<std::path::PathBuf>,
+}
+
+/// Files opened for the run (kept open until the end of the job).
+struct Opened {
+    handles: Vec<Option<File>>,
+    plan: FilePlan,
+}
+
+/// Run one job to completion on the calling thread.
+pub fn run_job(env: &JobEnv) -> JobOutcome {
+    let job = env.job;
+    let start_wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let t0 = Instant::now();
+    env.progress.set_state(JobState::Setup);
+    let mut result = base_result(job, start_wall);
+    let mut leftovers = Vec::new();
+    let err = match execute(env, &mut result, &mut leftovers) {
+        Ok(()) => None,
+        Err(e) => {
+            result.error = e.errno();
+            result.verror = e.to_string();
+            Some(e)
+        }
+    };
+    result.elapsed_s = t0.elapsed().as_secs_f64().round() as u64;
+    env.progress.set_state(JobState::Done);
+    JobOutcome {
+        result,
+        error: err,
+        leftovers,
+    }
+}
+
+fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
+    JobResult {
+        name: job.name.clone(),
+        groupid: job.group_id,
+        jobs: 1,
+        pid: std::process::id(),
+        start_unix,
+        iodepth: job.iodepth,
+        job_options: job.raw_options.clone(),
+        percentile_list: job.stats.percentile_list.clone(),
+        clat_percentiles: job.stats.clat_percentiles,
+        lat_percentiles: job.stats.lat_percentiles,
+        slat_percentiles: job.stats.slat_percentiles,
+        description: job.description.clone().unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+fn execute(
+    env: &JobEnv,
+    result: &mut JobResult,
+    leftovers: &mut Vec<std::path::PathBuf>,
+) -> Result<(), RunError> {
+    let job = env.job;
+    start_delay(job, env.stop);
+    place_thread(job, env.cpus.as_deref())?;
+    if env.readonly && files::job_writes(job) {
+        return Err(RunError::Refused(format!(
+            "job '{}': rw={} writes, but --readonly was given",
+            job.name,
+            job.rw.mode.fio_name()
+        )));
+    }
+    let mut engine = fiox_engine::create(job)?;
+    let flags = engine.flags();
+    let mut opened = prepare_files(env, flags.no_io, leftovers)?;
+    for (i, f) in opened.plan.files.iter().enumerate() {
+        let fd = opened.handles[i]
+            .as_ref()
+            .map(|h| h.as_raw_fd())
+            .unwrap_or(-1);
+        engine.add_file(&EngineFile {
+            fd,
+            path: f.path.clone(),
+            size: f.real_size.max(f.offset + f.size),
+            writable: files::job_writes(job),
+        })?;
+    }
+    result.warnings = warn::job_warnings(job, &opened.plan, flags);
+    let measure = Measure::of(job, flags.sync);
+    result.has_slat = measure.slat;
+    run_io(env, engine.as_mut(), &opened, measure, result)?;
+    finish_files(job, &mut opened, flags.no_io, leftovers)
+}
+
+/// Sleep `startdelay` (a range picks a point in it), waking early when stopped.
+fn start_delay(job: &JobSpec, stop: &AtomicBool) {
+    let (lo, hi) = job.timing.startdelay;
+    let d = if hi > lo {
+        let span = (hi - lo).as_nanos() as u64;
+        let pick = (job.rand.randseed ^ (job.index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            % (span + 1);
+        lo + Duration::from_nanos(pick)
+    } else {
+        lo
+    };
+    let end = Instant::now() + d;
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// cpus_allowed, nice, prio/prioclass for the job's thread.
+fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
+    let fail = |what: &str, e: std::io::Error| RunError::Job {
+        job: job.name.clone(),
+        msg: format!("{what}: {e}"),
+    };
+    if let Some(c) = cpus {
+        sys::set_affinity(c).map_err(|e| fail(&format!("cpus_allowed={c:?}"), e))?;
+    }
+    if job.cpu.nice != 0 {
+        sys::set_thread_nice(job.cpu.nice)
+            .map_err(|e| fail(&format!("nice={}", job.cpu.nice), e))?;
+    }
+    if job.cpu.prio.is_some() || job.cpu.prioclass.is_some() {
+        // fio: prioclass defaults to best-effort (2) when only prio is given, prio to 4.
+        let class = job.cpu.prioclass.unwrap_or(2);
+        let level = job.cpu.prio.unwrap_or(4);
+        sys::set_thread_ioprio(class, level)
+            .map_err(|e| fail(&format!("prioclass={class}/prio={level}"), e))?;
+    }
+    Ok(())
+}
+
+/// Plan, check, lay out and open the job's files.
+fn prepare_files(
+    env: &JobEnv,
+    diskless: bool,
+    leftovers: &mut Vec<std::path::PathBuf>,
+) -> Result<Opened, RunError> {
+    let job = env.job;
+    let mut plan = files::plan(job, diskless)?;
+    if diskless {
+        let handles = plan.files.iter().map(|_| None).collect();
+        return Ok(Opened { handles, plan });
+    }
+    if files::job_writes(job) && !job.files.allow_mounted_write {
+        for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
+            files::check_block_write(&f.path)?;
+        }
+    }
+    lay_out_all(env, &mut plan, leftovers)?;
+    let spec = OpenSpec::from_job(job);
+    let mut handles = Vec::with_capacity(plan.files.len());
+    for f in &mut plan.files {
+        let existed = f.path.exists();
+        let h = fiox_engine::open_file(&f.path, &spec)?;
+        if !existed {
+            f.created = true;
+            if job.files.unlink {
+                leftovers.push(f.path.clone());
+            }
+        }
+        prepare_cache(job, f, &h)?;
+        handles.push(Some(h));
+    }
+    env.progress
+        .files
+        .store(plan.files.len() as u64, Ordering::Relaxed);
+    Ok(Opened { handles, plan })
+}
+
+fn lay_out_all(
+    env: &JobEnv,
+    plan: &mut FilePlan,
+    leftovers: &mut Vec<std::path::PathBuf>,
+) -> Result<(), RunError> {
+    let job = env.job;
+    let need: Vec<usize> = (0..plan.files.len())
+        .filter(|&i| plan.files[i].needs_layout)
+        .collect();
+    if need.is_empty() {
+        return Ok(());
+    }
+    if env.readonly {
+        return Err(RunError::Refused(format!(
+            "job '{}': {} must be laid out (created or extended), but --readonly was given",
+            job.name,
+            plan.files[need[0]].path.display()
+        )));
+    }
+    if env.messages {
+        let total: u64 = need
+            .iter()
+            .map(|&i| plan.files[i].offset + plan.files[i].size)
+            .sum();
+        let n = need.len();
+        eprintln!(
+            "{}: Laying out IO file{} ({} file{} / {}{}MiB)",
+            job.name,
+            if n > 1 { "s" } else { "" },
+            n,
+            if n > 1 { "s" } else { "" },
+            if n > 1 { "total " } else { "" },
+            total >> 20
+        );
+    }
+    let stop = || env.stop.load(Ordering::Relaxed);
+    for &i in &need {
+        let f = &mut plan.files[i];
+        files::lay_out(job, f, &stop)?;
+        if f.created && job.files.unlink {
+            leftovers.push(f.path.clone());
+        }
+    }
+    Ok(())
+}
+
+/// invalidate (drop cached pages) and pre_read (load them) before the job.
+fn prepare_cache(job: &JobSpec, f: &files::PlannedFile, h: &File) -> Result<(), RunError> {
+    let fd = h.as_raw_fd();
+    if job.files.invalidate && !job.direct {
+        let r = match f.kind {
+            FileKind::Block => fiox_engine::sys::flush_block_device(fd),
+            FileKind::Regular => fiox_engine::sys::fadvise_dontneed(fd),
+            FileKind::Other => Ok(()),
+        };
+        r.map_err(|e| RunError::io("invalidate cache of", &f.path, e))?;
+    }
+    if job.files.pre_read {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut off = f.offset;
+        let end = f.offset + f.size;
+        // A buffered handle: pre_read fills the page cache even for direct jobs (as fio).
+        let rh = File::open(&f.path).map_err(|e| RunError::io("open for pre_read", &f.path, e))?;
+        while off < end {
+            let n = ((end - off) as usize).min(buf.len());
+            let got = rh
+                .read_at(&mut buf[..n], off)
+                .map_err(|e| RunError::io("pre_read", &f.path, e))?;
+            if got == 0 {
+                break;
+            }
+            off += got as u64;
+        }
+    }
+    Ok(())
+}
+
+/// Build the loop, run it, and store what it measured in `result`.
+fn run_io(
+    env: &JobEnv,
+    engine: &mut dyn IoEngine,
+    opened: &Opened,
+    measure: Measure,
+    result: &mut JobResult,
+) -> Result<(), RunError> {
+    let job = env.job;
+    let plan = &opened.plan;
+    let extents: Vec<FileExtent> = plan
+        .files
+        .iter()
+        .map(|f| FileExtent {
+            offset: f.offset,
+            size: f.size,
+        })
+        .collect();
+    let gen = Gen::new(job, &extents, plan.io_bytes);
+    let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
+        .iter()
+        .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
+        .max()
+        .unwrap_or(4096) as usize;
+    let mut pool =
+        BufPool::new(job.iodepth.max(1) as usize, max_bs, 4096).map_err(|e| RunError::Job {
+            job: job.name.clone(),
+            msg: e,
+        })?;
+    crate::buffers::fill_initial(&mut pool, job);
+    engine.register_buffers(&pool)?;
+    let limits = limits_of(job);
+    if !limits.time_based {
+        let total = plan.io_bytes.saturating_mul(limits.loops as u64);
+        env.progress.planned_bytes.store(total, Ordering::Relaxed);
+    }
+    let paths = plan
+        .files
+        .iter()
+        .map(|f| f.path.display().to_string())
+        .collect();
+    let cpu0 = sys::thread_usage();
+    let mut lp = IoLoop::new(
+        job,
+        engine,
+        gen,
+        &mut pool,
+        paths,
+        env.progress,
+        env.stop,
+        measure,
+        limits,
+    );
+    lp.cpu_start = cpu0;
+    let end = lp.run();
+    let end_ns = lp.base.elapsed().as_nanos() as u64;
+    env.progress.set_state(JobState::Finishing);
+    let cpu = sys::thread_usage().since(&lp.cpu_start);
+    let rates = lp.take_rates();
+    fill_result(result, &lp, end_ns, cpu, measure);
+    for (i, r) in rates.into_iter().enumerate() {
+        if let Some((bw, iops)) = r {
+            let d = result.dirs.get_mut(fiox_job::Ddir::ALL[i]);
+            d.bw = bw;
+            d.iops = iops;
+        }
+    }
+    match end {
+        EndReason::Error(errno, msg) => {
+            result.error = errno;
+            result.verror = msg.clone();
+            Err(RunError::IoFailed(format!("job '{}': {msg}", job.name)))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn limits_of(job: &JobSpec) -> Limits {
+    let ramp = job.timing.ramp_time.map(|d| d.as_nanos() as u64);
+    let deadline = job
+        .timing
+        .runtime
+        .map(|r| r.as_nanos() as u64 + ramp.unwrap_or(0));
+    Limits {
+        ramp_ns: ramp.filter(|&r| r > 0),
+        deadline_ns: deadline,
+        time_based: job.timing.time_based && deadline.is_some(),
+        loops: job.timing.loops.max(1),
+        number_ios: job.number_ios,
+    }
+}
+
+fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
+    let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
+    r.runtime_ms = runtime_ns / 1_000_000;
+    let acct = &lp.acct;
+    let mut dirs = acct.dirs.clone();
+    for d in dirs.iter_mut() {
+        if d.total_ios > 0 {
+            d.runtime_ms = r.runtime_ms;
+        }
+        if lp.copy_lat && m.lat && m.clat {
+            d.lat = d.clat.clone();
+        }
+    }
+    let [rd, wr, tr] = dirs;
+    r.dirs = fiox_job::PerDir {
+        read: rd,
+        write: wr,
+        trim: tr,
+    };
+    r.sync_lat = acct.sync_lat.clone();
+    r.lat_buckets = acct.lat_buckets;
+    r.io_depth = acct.depth;
+    r.submit = acct.submit;
+    r.complete = acct.complete;
+    let run_us = (runtime_ns / 1000).max(1) as f64;
+    r.usr_cpu_pct = cpu.user_us as f64 * 100.0 / run_us;
+    r.sys_cpu_pct = cpu.sys_us as f64 * 100.0 / run_us;
+    r.ctx = cpu.ctx;
+    r.majf = cpu.majf;
+    r.minf = cpu.minf;
+    if acct.tolerated_errors > 0 {
+        r.warnings.push(Warning {
+            code: "io-errors-tolerated".into(),
+            message: format!(
+                "{} I/O error(s) were tolerated by continue_on_error/ignore_error; first: {}",
+                acct.tolerated_errors,
+                acct.first_tolerated.as_deref().unwrap_or("?")
+            ),
+            fix: "the results exclude the failed I/Os; check the device and the error settings"
+                .into(),
+        });
+    }
+}
+
+/// end_fsync, fsync_on_close, close, unlink (only files fiox created).
+fn finish_files(
+    job: &JobSpec,
+    opened: &mut Opened,
+    diskless: bool,
+    leftovers: &mut Vec<std::path::PathBuf>,
+) -> Result<(), RunError> {
+    if diskless {
+        return Ok(());
+    }
+    let writes = files::job_writes(job);
+    for (i, h) in opened.handles.iter_mut().enumerate() {
+        let path = &opened.plan.files[i].path;
+        if let Some(f) = h.take() {
+            if writes && (job.end_fsync || job.fsync_on_close) {
+                f.sync_all().map_err(|e| RunError::io("fsync", path, e))?;
+            }
+        }
+    }
+    if job.files.unlink {
+        for f in opened.plan.files.iter().filter(|f| f.created) {
+            if let Err(e) = std::fs::remove_file(&f.path) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    return Err(RunError::io("unlink", &f.path, e));
+                }
+            }
+            leftovers.retain(|p| p != &f.path);
+        }
+    }
+    Ok(())
+}
