@@ -280,15 +280,20 @@ fn disks_from(v: &Value) -> Vec<DiskResult> {
         .unwrap_or_default()
 }
 
-/// Rebuild a RunResult from fio's JSON; `members`/`pid` come from the normal text when known.
-fn run_from(v: &Value, members: u32, pid: u32) -> RunResult {
+/// Rebuild a RunResult from fio's JSON; `(jobs=, pid=)` of each job come from the normal text
+/// when known (fio's JSON has neither).
+fn run_from(v: &Value, members: &[(u32, u32)]) -> RunResult {
     let jobs: Vec<JobResult> = v["jobs"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|j| JobResult {
-            jobs: members,
-            ..job_from(j, pid)
+        .enumerate()
+        .map(|(i, j)| {
+            let (m, pid) = members.get(i).copied().unwrap_or((1, 0));
+            JobResult {
+                jobs: m,
+                ..job_from(j, pid)
+            }
         })
         .collect();
     RunResult {
@@ -300,21 +305,23 @@ fn run_from(v: &Value, members: u32, pid: u32) -> RunResult {
     }
 }
 
-/// (jobs=N, pid) from fio's job line.
-fn members_and_pid(normal_text: &str) -> (u32, u32) {
-    let line = normal_text
+/// (jobs=N, pid) of every job line in fio's normal text.
+fn members_and_pids(normal_text: &str) -> Vec<(u32, u32)> {
+    normal_text
         .lines()
-        .find(|l| l.contains("(groupid="))
-        .expect("job line");
-    let num_after = |key: &str| -> u32 {
-        let rest = &line[line.find(key).unwrap() + key.len()..];
-        rest.chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse()
-            .unwrap()
-    };
-    (num_after("jobs="), num_after(" pid="))
+        .filter(|l| l.contains("(groupid="))
+        .map(|line| {
+            let num_after = |key: &str| -> u32 {
+                let rest = &line[line.find(key).unwrap() + key.len()..];
+                rest.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+                    .parse()
+                    .unwrap()
+            };
+            (num_after("jobs="), num_after(" pid="))
+        })
+        .collect()
 }
 
 fn mask_digits(s: &str) -> String {
@@ -355,17 +362,16 @@ fn assert_normal_matches(ours: &str, fio: &str) {
 #[test]
 fn normal_equals_fio_for_same_numbers_randrw_libaio() {
     let (_, v, fio_normal) = split_capture(&data("randrw-libaio.normal-jsonplus.txt"));
-    let (members, pid) = members_and_pid(&fio_normal);
-    let run = run_from(&v, members, pid);
+    let run = run_from(&v, &members_and_pids(&fio_normal));
     assert_normal_matches(&normal(&run), &fio_normal);
 }
 
 #[test]
 fn normal_equals_fio_for_same_numbers_group_sync_description() {
     let (_, v, fio_normal) = split_capture(&data("write-psync-group.all.txt"));
-    let (members, pid) = members_and_pid(&fio_normal);
-    assert_eq!(members, 2);
-    let run = run_from(&v, members, pid);
+    let members = members_and_pids(&fio_normal);
+    assert_eq!(members[0].0, 2);
+    let run = run_from(&v, &members);
     assert_normal_matches(&normal(&run), &fio_normal);
 }
 
@@ -373,12 +379,20 @@ fn normal_equals_fio_for_same_numbers_group_sync_description() {
 fn normal_equals_fio_for_same_numbers_percentile_options_bits_si() {
     // lat/slat percentiles, percentile_list=50:99:99.9999, kb_base=1000, unit_base=1.
     let (_, v, fio_normal) = split_capture(&data("randread-pctopts.all.txt"));
-    let (members, pid) = members_and_pid(&fio_normal);
-    let mut run = run_from(&v, members, pid);
+    let mut run = run_from(&v, &members_and_pids(&fio_normal));
     for g in &mut run.groups {
         g.kb_base = 1000;
         g.unit_base = 1;
     }
+    assert_normal_matches(&normal(&run), &fio_normal);
+}
+
+#[test]
+fn normal_equals_fio_for_same_numbers_two_groups_three_jobs() {
+    // Group 0: psync randwrite; group 1 (stonewall): two io_uring readers, bsrange 4k-64k.
+    let (_, v, fio_normal) = split_capture(&data("two-groups.all.txt"));
+    let run = run_from(&v, &members_and_pids(&fio_normal));
+    assert_eq!(run.groups.len(), 2);
     assert_normal_matches(&normal(&run), &fio_normal);
 }
 
@@ -429,6 +443,23 @@ fn header_equals_fio() {
             ..spec("seq", RwMode::Write, "psync", 1, 131_072)
         })
         .collect();
+    assert_header_matches(&header(&jobs), &pre);
+
+    let (pre, _, _) = split_capture(&data("two-groups.all.txt"));
+    let mut jobs = vec![spec("a", RwMode::RandWrite, "psync", 1, 4096)];
+    for i in 0..2 {
+        jobs.push(JobSpec {
+            group_id: 1,
+            clone_index: i,
+            numjobs: 2,
+            bs: PerDir::all(fiox_job::BsSpec {
+                min: 4096,
+                max: 65_536,
+                split: Vec::new(),
+            }),
+            ..spec("b", RwMode::Read, "io_uring", 16, 65_536)
+        });
+    }
     assert_header_matches(&header(&jobs), &pre);
 
     let reference = read(ref_dir().join("randrw-libaio.normal.txt"));
@@ -653,7 +684,7 @@ fn json_same_keys_types_and_values_as_fio() {
         ("randread-psync.jsonplus.json", true),
     ] {
         let fio: Value = serde_json::from_str(&read(ref_dir().join(file))).unwrap();
-        let ours = json(&run_from(&fio, 1, 0), plus);
+        let ours = json(&run_from(&fio, &[]), plus);
         assert_same_structure(&ours, &fio, "");
         assert_same_values(&ours, &fio, "");
     }
@@ -661,9 +692,10 @@ fn json_same_keys_types_and_values_as_fio() {
         ("randrw-libaio.normal-jsonplus.txt", true),
         ("write-psync-group.all.txt", false),
         ("randread-pctopts.all.txt", false),
+        ("two-groups.all.txt", false),
     ] {
         let (_, fio, _) = split_capture(&data(file));
-        let ours = json(&run_from(&fio, 1, 0), plus);
+        let ours = json(&run_from(&fio, &[]), plus);
         assert_same_structure(&ours, &fio, "");
         assert_same_values(&ours, &fio, "");
     }
@@ -673,7 +705,7 @@ fn json_same_keys_types_and_values_as_fio() {
 fn json_plus_has_bins_like_fio() {
     let fio: Value =
         serde_json::from_str(&read(ref_dir().join("randread-psync.jsonplus.json"))).unwrap();
-    let run = run_from(&fio, 1, 0);
+    let run = run_from(&fio, &[]);
     let ours = json(&run, true);
     let bins = ours["jobs"][0]["read"]["clat_ns"]["bins"]
         .as_object()
@@ -741,7 +773,7 @@ fn terse_same_fields_as_fio_reference() {
     let fio_line = read(ref_dir().join("randrw-libaio.terse.txt"));
     let fio_json: Value =
         serde_json::from_str(&read(ref_dir().join("randrw-libaio.json"))).unwrap();
-    let run = run_from(&fio_json, 1, 0);
+    let run = run_from(&fio_json, &[]);
     let ours = terse(&run);
     assert_eq!(ours.lines().count(), 1);
     assert_terse_shape(&ours, &fio_line);
@@ -750,25 +782,38 @@ fn terse_same_fields_as_fio_reference() {
 
 #[test]
 fn terse_equals_fio_for_same_numbers() {
-    for file in ["write-psync-group.all.txt", "randread-pctopts.all.txt"] {
+    for file in [
+        "write-psync-group.all.txt",
+        "randread-pctopts.all.txt",
+        "two-groups.all.txt",
+    ] {
         terse_equals_capture(file);
     }
 }
 
 fn terse_equals_capture(file: &str) {
     let text = data(file);
-    let fio_line = text.lines().find(|l| l.starts_with("3;")).unwrap();
+    let fio_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("3;")).collect();
     let (_, v, _) = split_capture(&text);
-    let run = run_from(&v, 2, 0);
-    let ours = terse(&run);
-    assert_terse_shape(&ours, fio_line);
-    let a: Vec<&str> = ours.trim_end().split(';').collect();
-    let b: Vec<&str> = fio_line.split(';').collect();
-    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        // Percentile values come from different histogram buckets; the version differs.
-        if i == 1 || y.contains("%=") {
-            continue;
+    let ours = terse(&run_from(&v, &[]));
+    assert_eq!(
+        ours.lines().count(),
+        fio_lines.len(),
+        "{file}: one line per job"
+    );
+    for (ours, fio_line) in ours.lines().zip(fio_lines) {
+        assert_terse_shape(ours, fio_line);
+        let a: Vec<&str> = ours.split(';').collect();
+        let b: Vec<&str> = fio_line.split(';').collect();
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            // Percentile values come from different histogram buckets; the version differs.
+            if i == 1 || y.contains("%=") {
+                continue;
+            }
+            assert_eq!(
+                x, y,
+                "{file}: terse field {i}\nours {ours}\nfio  {fio_line}"
+            );
         }
-        assert_eq!(x, y, "terse field {i}");
     }
 }
