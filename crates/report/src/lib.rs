@@ -16,7 +16,37 @@ pub use json::{json, json_status_line, to_fio_json_text};
 pub use normal::{header, normal};
 pub use terse::terse;
 
+use fiox_job::{JobSpec, OutputFormat};
 use fiox_stats::{RunResult, Warning};
+
+/// What fio prints before a run for the chosen `--output-format`s: the job header lines,
+/// version and `Starting ...` line only when `normal` is among them (an empty list means
+/// fio's default, normal).
+pub fn render_header(jobs: &[JobSpec], formats: &[OutputFormat]) -> String {
+    if formats.is_empty() || formats.contains(&OutputFormat::Normal) {
+        header(jobs)
+    } else {
+        String::new()
+    }
+}
+
+/// The end-of-run report for a combination of formats, in fio's order: terse lines first, then
+/// the JSON document (json+ if requested; it includes everything json has), then the normal
+/// text. An empty list means normal.
+pub fn render(run: &RunResult, formats: &[OutputFormat]) -> String {
+    let has = |f: OutputFormat| formats.contains(&f);
+    let mut out = String::new();
+    if has(OutputFormat::Terse) {
+        out.push_str(&terse(run));
+    }
+    if has(OutputFormat::Json) || has(OutputFormat::JsonPlus) {
+        out.push_str(&to_fio_json_text(&json(run, has(OutputFormat::JsonPlus))));
+    }
+    if formats.is_empty() || has(OutputFormat::Normal) {
+        out.push_str(&normal(run));
+    }
+    out
+}
 
 /// Human text for every warning of a run (run-wide first, then per job), one block per
 /// warning: `fiox: warning [code] (job NAME): message` and an indented `fix:` line. Empty when
@@ -47,6 +77,56 @@ fn warning_text(job: Option<&str>, w: &Warning) -> String {
 mod tests {
     use super::*;
     use fiox_stats::JobResult;
+
+    fn one_job_run() -> RunResult {
+        let mut job = JobResult {
+            name: "t".into(),
+            jobs: 1,
+            clat_percentiles: true,
+            percentile_list: fiox_job::DEFAULT_PERCENTILES.to_vec(),
+            ..Default::default()
+        };
+        job.dirs.read.io_bytes = 4096;
+        job.dirs.read.total_ios = 1;
+        job.dirs.read.runtime_ms = 1;
+        job.dirs.read.clat.add(1000);
+        RunResult {
+            jobs: vec![job],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn render_orders_formats_like_fio() {
+        let run = one_job_run();
+        let all = render(
+            &run,
+            &[
+                OutputFormat::Normal,
+                OutputFormat::Json,
+                OutputFormat::Terse,
+            ],
+        );
+        let terse_at = all.find("3;fiox-").unwrap();
+        let json_at = all.find("{\n  \"fio version\"").unwrap();
+        let normal_at = all.find("t: (groupid=0").unwrap();
+        assert!(terse_at < json_at && json_at < normal_at);
+        assert_eq!(render(&run, &[]), normal(&run));
+        let plus = render(&run, &[OutputFormat::JsonPlus]);
+        assert!(plus.contains("\"bins\""));
+        assert!(!plus.contains("groupid=0, jobs"));
+    }
+
+    #[test]
+    fn header_only_with_normal() {
+        let jobs = [JobSpec::default()];
+        assert!(render_header(&jobs, &[OutputFormat::Json]).is_empty());
+        assert!(
+            render_header(&jobs, &[OutputFormat::Terse, OutputFormat::Normal])
+                .contains("Starting 1 process")
+        );
+        assert_eq!(render_header(&jobs, &[]), header(&jobs));
+    }
 
     #[test]
     fn warnings_text_lists_run_and_job_warnings() {
