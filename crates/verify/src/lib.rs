@@ -1,0 +1,99 @@
+//! fiox-verify owns data verification (`verify=` and the `verify_*` options): what a verified
+//! block looks like on the medium, how it is filled before a write, how a block read back is
+//! checked and the damage classified, the write log that says which write each block must hold
+//! (with `verify_state_save`/`verify_state_load` files), and `verify_dump`. It does no I/O on
+//! the data files itself; the runner reads and writes, this crate fills and checks buffers.
+//!
+//! # Block layout
+//!
+//! A block (one write) is split into verify intervals of `verify_interval` bytes (the whole
+//! block when unset or when it does not divide the block, as in fio). With a header method
+//! (every checksum, and `pattern_hdr`) each interval is, before `verify_offset` is applied:
+//!
+//! ```text
+//! [ header: 64 bytes fixed + digest, padded to 8 | data: interval - header bytes ]
+//! ```
+//!
+//! Header format version 1, all integers little-endian:
+//!
+//! | offset | size | field                                                                |
+//! |--------|------|----------------------------------------------------------------------|
+//! | 0      | 4    | magic `fxVB`                                                         |
+//! | 4      | 1    | format version (1)                                                   |
+//! | 5      | 1    | method code: 1 md5, 2 crc32c, 3 crc64, 4 sha1, 5 sha256, 6 sha512, 7 xxhash, 8 crc32, 9 crc16, 10 crc7, 11 sha3-256, 12 sha3-512, 13 pattern_hdr |
+//! | 6      | 2    | header length (64 + digest length rounded up to 8)                   |
+//! | 8      | 4    | interval length (header + data)                                      |
+//! | 12     | 4    | job id                                                               |
+//! | 16     | 8    | absolute file offset of the interval                                 |
+//! | 24     | 8    | verify seed of the writing job                                       |
+//! | 32     | 8    | sequence number of the write (1-based per job)                       |
+//! | 40     | 8    | write time in ns (writer's clock; informational, never checked)      |
+//! | 48     | 8    | offset of the whole write (I/O unit) the interval belongs to         |
+//! | 56     | 4    | length of that write                                                 |
+//! | 60     | 4    | crc32c of bytes 0..60 and 64..header length (the header checksum)    |
+//! | 64     | D    | digest of the data part (D = 16 md5, 4 crc32c/crc32, 8 crc64/xxhash, 20 sha1, 32 sha256/sha3-256, 64 sha512/sha3-512, 2 crc16, 1 crc7, 0 pattern_hdr), zero-padded to 8 |
+//!
+//! The data part is `verify_pattern` when one is set (repeated from the start of the write,
+//! `%o` replaced by the write's offset as a little-endian u64), otherwise a pseudo-random
+//! stream keyed by (seed, job id, interval offset, sequence number) — so a reader regenerates
+//! the exact expected bytes from a header (or from the write log) without storing data.
+//!
+//! `verify_offset=N` (N = 0 or N >= header length, and N + header length <= interval) swaps the
+//! header with the N-th..N+header-length bytes of the interval after filling; the checker
+//! reads the header at N and hashes the data in logical order without modifying the buffer.
+//!
+//! `verify=pattern` writes no header: the block is the pattern (fio's strict pattern check).
+//! `verify=null` neither fills nor checks.
+//!
+//! # What a failure says
+//!
+//! Checks per interval, in this order (see [`FailureKind`]): all zero bytes → `Zeroed`; no
+//! magic → `BadMagic` (garbage); header checksum wrong → `HeaderChecksum`; other method or
+//! version → `MethodMismatch`; header for another length → `WrongLength`; for another offset →
+//! `WrongOffset` (misplaced write, swapped blocks); other job/seed → `ForeignWriter`; data not
+//! matching the header: regenerate the data and compare per 512-byte sector — whole sectors of
+//! other content → `Torn`, otherwise `DataChecksum` (bit rot) or `PatternMismatch`; intact but
+//! older than expected → `Stale` (a lost write); newer → `NewerThanExpected`.
+//!
+//! # Integrating in the runner
+//!
+//! 1. Per job: `Verifier::from_job(&job, job_id, seed)` (`None` for `verify=none`); print
+//!    [`Verifier::notes`] as warnings; call [`Verifier::validate_block_len`] for the smallest
+//!    and largest block size and turn an error into a job error. The seed must be derived from
+//!    the job's `randseed` so a later `verify_only` run with the same job file gets the same one.
+//! 2. Per file: a [`WriteLog`] with granularity = min(smallest block size, verify interval), or
+//!    the one loaded from `<dir>/`[`state_file_name`] when `verify_state_load` is set.
+//! 3. Before each write of `buf` at `offset`: `seq += 1;
+//!    verifier.fill_write(buf, offset, seq, now_ns)` (after buffer contents were generated, so
+//!    the verify data replaces them). After the write completes successfully:
+//!    `log.record(offset, buf.len(), seq)`. With iodepth > 1, overlapping writes in flight make
+//!    the on-disk winner unknowable; the runner should serialize overlaps as fio advises.
+//! 4. Verify phase (after the write phase, or `verify_backlog` batches, or the whole job for
+//!    `verify_only`): for each [`Run`] in `log.runs()` (or each block the workload would write,
+//!    when there is no log), read the same offset and length as the write and call
+//!    `verifier.check(buf, offset, Expect::Log(&log))` (`Expect::Any` without a log). Count the
+//!    error into the job's verify errors, print `"{file}: {failure}"`, dump with
+//!    [`Verifier::dump`] when `verify_dump` is set, and stop the job when `verify_fatal` is set.
+//!    [`Verifier::check_all`] lists every bad interval of a block instead of the first.
+//! 5. At job end with `verify_state_save`: `log.save(dir.join(state_file_name(name, index)),
+//!    StateIdent { job_id, seed })`.
+//!
+//! Thread safety: [`Verifier`] is immutable after construction (`Send + Sync`), so
+//! `verify_async` workers can share it behind an `Arc`; the write log belongs to the submitter.
+
+pub mod dump;
+pub mod error;
+pub mod failure;
+pub mod fill;
+pub mod header;
+pub mod sum;
+pub mod verifier;
+pub mod writelog;
+
+pub use dump::{dump_path, DumpFiles};
+pub use error::VerifyError;
+pub use failure::{FailureKind, VerifyFailure, SECTOR};
+pub use header::{HdrMethod, Header, HeaderError};
+pub use sum::{Algo, Sum};
+pub use verifier::{Expect, Verifier};
+pub use writelog::{state_file_name, Run, StateIdent, WriteLog};

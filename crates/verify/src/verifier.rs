@@ -1,0 +1,894 @@
+//! [`Verifier`]: turns a job's `VerifySpec` into the two operations the runner needs — fill a
+//! block that is about to be written ([`Verifier::fill_write`]) and check a block that was read
+//! back ([`Verifier::check`]) — plus regeneration of the expected contents for `verify_dump`.
+
+use crate::error::VerifyError;
+use crate::failure::{FailureKind, VerifyFailure, SECTOR};
+use crate::fill::{data_key, fill_random, Pattern};
+use crate::header::{HdrMethod, Header, HeaderError, VERSION};
+use crate::sum::{Algo, Sum};
+use crate::writelog::WriteLog;
+use fiox_job::spec::{JobSpec, VerifyMethod, VerifySpec};
+
+/// Which sequence number a block read back should carry.
+#[derive(Debug, Clone, Copy)]
+pub enum Expect<'a> {
+    /// Accept any write of this job (verify_only without a saved state).
+    Any,
+    /// Every interval of the block must carry this sequence number.
+    Seq(u64),
+    /// Look each interval up in the write log; intervals the log has no entry for accept any.
+    Log(&'a WriteLog),
+}
+
+impl Expect<'_> {
+    fn seq_at(&self, offset: u64) -> Option<u64> {
+        match self {
+            Expect::Any => None,
+            Expect::Seq(s) => Some(*s),
+            Expect::Log(log) => log.get(offset),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Each interval carries a header (checksum methods, pattern_hdr).
+    Header(HdrMethod),
+    /// `verify=pattern`: the whole block is the pattern, no header.
+    PatternOnly,
+    /// `verify=null`: nothing written, nothing checked.
+    Null,
+}
+
+/// Everything that determines an interval's bytes besides the verifier's own settings.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    io_offset: u64,
+    io_len: u32,
+    seq: u64,
+    time_ns: u64,
+}
+
+/// The verification engine of one job. Cheap to share: all methods take `&self`.
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    mode: Mode,
+    job_id: u32,
+    seed: u64,
+    interval: Option<u64>,
+    voff: usize,
+    pattern: Option<Pattern>,
+    notes: Vec<String>,
+}
+
+fn mode_of(method: VerifyMethod) -> Result<Mode, VerifyError> {
+    let algo = match method {
+        VerifyMethod::None => return Err(VerifyError::Disabled),
+        VerifyMethod::Null => return Ok(Mode::Null),
+        VerifyMethod::Pattern => return Ok(Mode::PatternOnly),
+        VerifyMethod::PatternHdr => return Ok(Mode::Header(HdrMethod::Pattern)),
+        VerifyMethod::Md5 => Algo::Md5,
+        VerifyMethod::Crc32c => Algo::Crc32c,
+        VerifyMethod::Crc64 => Algo::Crc64,
+        VerifyMethod::Sha1 => Algo::Sha1,
+        VerifyMethod::Sha256 => Algo::Sha256,
+        VerifyMethod::Sha512 => Algo::Sha512,
+        VerifyMethod::Xxhash => Algo::Xxhash,
+        VerifyMethod::Crc32 => Algo::Crc32,
+        VerifyMethod::Crc16 => Algo::Crc16,
+        VerifyMethod::Crc7 => Algo::Crc7,
+        VerifyMethod::Sha3_256 => Algo::Sha3_256,
+        VerifyMethod::Sha3_512 => Algo::Sha3_512,
+    };
+    Ok(Mode::Header(HdrMethod::Sum(algo)))
+}
+
+impl Verifier {
+    /// Builds the verifier of a job. `job_id` and `seed` are stamped into every header and mixed
+    /// into the generated data; a later `verify_only` run must pass the same values.
+    pub fn new(spec: &VerifySpec, job_id: u32, seed: u64) -> Result<Verifier, VerifyError> {
+        let mode = mode_of(spec.method)?;
+        let pattern = if spec.verify_pattern.is_empty() {
+            if matches!(mode, Mode::PatternOnly | Mode::Header(HdrMethod::Pattern)) {
+                return Err(VerifyError::PatternRequired);
+            }
+            None
+        } else {
+            Some(Pattern::new(
+                &spec.verify_pattern,
+                &spec.verify_pattern_offsets,
+            )?)
+        };
+        if spec.verify_interval == Some(0) {
+            return Err(VerifyError::IntervalZero);
+        }
+        let voff = usize::try_from(spec.verify_offset).unwrap_or(usize::MAX);
+        let v = Verifier {
+            mode,
+            job_id,
+            seed,
+            interval: spec.verify_interval,
+            voff,
+            pattern,
+            notes: Vec::new(),
+        };
+        v.validate_layout(spec)?;
+        Ok(v.with_notes(spec))
+    }
+
+    /// Like [`Verifier::new`] for a whole job; `Ok(None)` when the job has `verify=none`.
+    pub fn from_job(
+        job: &JobSpec,
+        job_id: u32,
+        seed: u64,
+    ) -> Result<Option<Verifier>, VerifyError> {
+        match Verifier::new(&job.verify, job_id, seed) {
+            Err(VerifyError::Disabled) => Ok(None),
+            other => other.map(Some),
+        }
+    }
+
+    fn validate_layout(&self, spec: &VerifySpec) -> Result<(), VerifyError> {
+        let Mode::Header(m) = self.mode else {
+            return Ok(());
+        };
+        let h = m.hdr_len();
+        if self.voff != 0 && self.voff < h {
+            return Err(VerifyError::OffsetOverlapsHeader {
+                offset: spec.verify_offset,
+                hdr_len: h,
+            });
+        }
+        if let Some(iv) = self.interval {
+            if iv < self.min_interval() as u64 {
+                return Err(VerifyError::IntervalTooSmall {
+                    interval: iv,
+                    need: self.min_interval(),
+                    method: m.name(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Options that are accepted but have no effect with this method, worded for the user.
+    fn with_notes(mut self, spec: &VerifySpec) -> Verifier {
+        let what = match self.mode {
+            Mode::Header(_) => return self,
+            Mode::PatternOnly => "verify=pattern writes no header",
+            Mode::Null => "verify=null writes and checks nothing",
+        };
+        if spec.verify_offset != 0 {
+            self.notes.push(format!(
+                "verify_offset={} has no effect: {what}",
+                spec.verify_offset
+            ));
+        }
+        if let Some(iv) = spec.verify_interval {
+            self.notes
+                .push(format!("verify_interval={iv} has no effect: {what}"));
+        }
+        if self.mode == Mode::Null && !spec.verify_pattern.is_empty() {
+            self.notes
+                .push(format!("verify_pattern has no effect: {what}"));
+        }
+        self
+    }
+
+    /// Warnings about options that have no effect with this configuration (for the runner to
+    /// print once per job).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    pub fn job_id(&self) -> u32 {
+        self.job_id
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// fio's name of the method (`md5`, `crc32c`, `pattern`, `pattern_hdr`, `null`, ...).
+    pub fn method_name(&self) -> &'static str {
+        match self.mode {
+            Mode::Header(m) => m.name(),
+            Mode::PatternOnly => "pattern",
+            Mode::Null => "null",
+        }
+    }
+
+    /// Header length (0 for pattern / null).
+    pub fn header_len(&self) -> usize {
+        match self.mode {
+            Mode::Header(m) => m.hdr_len(),
+            _ => 0,
+        }
+    }
+
+    /// Smallest interval that holds the header at `verify_offset`.
+    fn min_interval(&self) -> usize {
+        match self.mode {
+            Mode::Header(m) if self.voff > 0 => self.voff.saturating_add(m.hdr_len()),
+            Mode::Header(m) => m.hdr_len(),
+            _ => 1,
+        }
+    }
+
+    /// Length of each verify interval inside a block of `block_len` bytes: `verify_interval`
+    /// when it divides the block, else the whole block (as fio does).
+    pub fn interval_len(&self, block_len: usize) -> usize {
+        match (self.mode, self.interval) {
+            (Mode::Header(_), Some(iv)) => {
+                let iv = usize::try_from(iv).unwrap_or(usize::MAX);
+                if iv <= block_len && block_len.is_multiple_of(iv) {
+                    iv
+                } else {
+                    block_len
+                }
+            }
+            _ => block_len,
+        }
+    }
+
+    /// Whether blocks of `block_len` bytes can be verified. The runner should call this for the
+    /// job's smallest and largest block size before starting.
+    pub fn validate_block_len(&self, block_len: usize) -> Result<(), VerifyError> {
+        let need = self.min_interval();
+        let iv = self.interval_len(block_len);
+        if block_len == 0 || iv < need {
+            return Err(VerifyError::BlockTooSmall {
+                len: block_len,
+                need,
+                method: self.method_name(),
+            });
+        }
+        if matches!(self.mode, Mode::Header(_)) && u32::try_from(block_len).is_err() {
+            return Err(VerifyError::BlockTooLarge { len: block_len });
+        }
+        Ok(())
+    }
+
+    /// Fills `buf`, about to be written at file offset `offset` as write number `seq` (1-based,
+    /// increasing per job), with verifiable contents: per interval a header and data generated
+    /// from (seed, job, offset, seq) or the verify pattern. `write_time_ns` is stored for the
+    /// reader's information only. `verify=null` leaves `buf` untouched.
+    pub fn fill_write(
+        &self,
+        buf: &mut [u8],
+        offset: u64,
+        seq: u64,
+        write_time_ns: u64,
+    ) -> Result<(), VerifyError> {
+        match self.mode {
+            Mode::Null => Ok(()),
+            Mode::PatternOnly => {
+                self.validate_block_len(buf.len())?;
+                self.pattern_of(offset, 0).fill(buf);
+                Ok(())
+            }
+            Mode::Header(m) => {
+                self.validate_block_len(buf.len())?;
+                let stamp = Stamp {
+                    io_offset: offset,
+                    io_len: buf.len() as u32,
+                    seq,
+                    time_ns: write_time_ns,
+                };
+                let iv = self.interval_len(buf.len());
+                for (i, chunk) in buf.chunks_mut(iv).enumerate() {
+                    self.fill_interval(m, chunk, (i * iv) as u64, stamp);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn pattern_of(&self, block_offset: u64, phase: u64) -> crate::fill::PatBuf {
+        // Only called in pattern modes, where `new` made sure a pattern exists; an absent pattern
+        // there would be a bug in this module, so fall back to a zero pattern rather than panic.
+        match &self.pattern {
+            Some(p) => p.resolve(block_offset, phase),
+            None => Pattern::zero().resolve(block_offset, phase),
+        }
+    }
+
+    /// Writes one interval in logical layout (header, data), then swaps the header to
+    /// `verify_offset`. `pos` is the interval's position inside the write.
+    fn fill_interval(&self, m: HdrMethod, chunk: &mut [u8], pos: u64, st: Stamp) {
+        let h = m.hdr_len();
+        let offset = st.io_offset.wrapping_add(pos);
+        let (hdr, data) = chunk.split_at_mut(h);
+        match &self.pattern {
+            Some(p) => p.resolve(st.io_offset, pos + h as u64).fill(data),
+            None => fill_random(data_key(self.seed, self.job_id, offset, st.seq), data),
+        }
+        let sum = match m {
+            HdrMethod::Sum(a) => a.sum(&[data]),
+            HdrMethod::Pattern => Sum::from_bytes(&[]),
+        };
+        let header = Header {
+            version: VERSION,
+            method: m.code(),
+            hdr_len: h as u16,
+            len: chunk_len_u32(hdr.len() + data.len()),
+            job_id: self.job_id,
+            offset,
+            seed: self.seed,
+            seq: st.seq,
+            write_time_ns: st.time_ns,
+            io_offset: st.io_offset,
+            io_len: st.io_len,
+            sum,
+        };
+        header.encode(hdr);
+        if self.voff > 0 {
+            let (a, b) = chunk.split_at_mut(self.voff);
+            a[..h].swap_with_slice(&mut b[..h]);
+        }
+    }
+
+    /// Checks `buf`, read from file offset `offset` (the same offset and length it was written
+    /// with), and returns the first failing interval.
+    pub fn check(
+        &self,
+        buf: &[u8],
+        offset: u64,
+        expect: Expect<'_>,
+    ) -> Result<(), Box<VerifyFailure>> {
+        let mut first = None;
+        self.check_each(buf, offset, expect, &mut |f| {
+            first = Some(Box::new(f));
+            false
+        });
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Checks every interval of `buf` and returns all failures (empty when the block is good).
+    pub fn check_all(&self, buf: &[u8], offset: u64, expect: Expect<'_>) -> Vec<VerifyFailure> {
+        let mut all = Vec::new();
+        self.check_each(buf, offset, expect, &mut |f| {
+            all.push(f);
+            true
+        });
+        all
+    }
+
+    /// Calls `report` for each failing interval until it returns false.
+    fn check_each(
+        &self,
+        buf: &[u8],
+        offset: u64,
+        expect: Expect<'_>,
+        report: &mut dyn FnMut(VerifyFailure) -> bool,
+    ) {
+        let failure = |pos: usize, len: usize, kind, header, expected_seq| VerifyFailure {
+            offset: offset.wrapping_add(pos as u64),
+            len: len as u64,
+            block_offset: offset,
+            block_len: buf.len() as u64,
+            expected_seq,
+            header,
+            kind,
+        };
+        match self.mode {
+            Mode::Null => {}
+            Mode::PatternOnly => {
+                if let Some(kind) = self.check_pattern_only(buf, offset) {
+                    report(failure(0, buf.len(), kind, None, None));
+                }
+            }
+            Mode::Header(m) => {
+                let iv = self.interval_len(buf.len());
+                if buf.is_empty() || iv < self.min_interval() {
+                    let need = self.min_interval() as u64;
+                    report(failure(
+                        0,
+                        buf.len(),
+                        FailureKind::ShortBlock { need },
+                        None,
+                        None,
+                    ));
+                    return;
+                }
+                for (i, chunk) in buf.chunks(iv).enumerate() {
+                    let abs = offset.wrapping_add((i * iv) as u64);
+                    let exp = expect.seq_at(abs);
+                    if let Some((kind, hdr)) = self.check_interval(m, chunk, abs, exp) {
+                        if !report(failure(i * iv, chunk.len(), kind, hdr, exp)) {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The problem with a `verify=pattern` block, if any.
+    fn check_pattern_only(&self, buf: &[u8], offset: u64) -> Option<FailureKind> {
+        let pat = self.pattern_of(offset, 0);
+        let i = pat.first_mismatch(buf)?;
+        if buf.iter().all(|&b| b == 0) {
+            return Some(FailureKind::Zeroed);
+        }
+        let bad = buf
+            .iter()
+            .enumerate()
+            .filter(|&(j, &b)| b != pat.byte_at(j))
+            .count();
+        Some(FailureKind::PatternMismatch {
+            at: offset.wrapping_add(i as u64),
+            expected: pat.byte_at(i),
+            found: buf[i],
+            bad_bytes: bad as u64,
+        })
+    }
+
+    /// The problem with one interval (physical layout, header possibly at `verify_offset`),
+    /// with the header found if it was valid; `None` when the interval is good.
+    fn check_interval(
+        &self,
+        m: HdrMethod,
+        phys: &[u8],
+        abs: u64,
+        expected_seq: Option<u64>,
+    ) -> Option<(FailureKind, Option<Header>)> {
+        let h = m.hdr_len();
+        let hdr = match Header::decode(&phys[self.voff..self.voff + h]) {
+            Ok(hdr) => hdr,
+            Err(e) => return Some((self.bad_header_kind(e, phys), None)),
+        };
+        if let Some(kind) = self.header_mismatch(m, &hdr, phys.len(), abs) {
+            return Some((kind, Some(hdr)));
+        }
+        if !self.data_matches(m, phys, &hdr) {
+            return Some((self.bad_data_kind(m, phys, &hdr), Some(hdr)));
+        }
+        let kind = match expected_seq {
+            Some(e) if hdr.seq < e => FailureKind::Stale {
+                expected_seq: e,
+                found_seq: hdr.seq,
+            },
+            Some(e) if hdr.seq > e => FailureKind::NewerThanExpected {
+                expected_seq: e,
+                found_seq: hdr.seq,
+            },
+            _ => return None,
+        };
+        Some((kind, Some(hdr)))
+    }
+
+    fn bad_header_kind(&self, e: HeaderError, phys: &[u8]) -> FailureKind {
+        if phys.iter().all(|&b| b == 0) {
+            return FailureKind::Zeroed;
+        }
+        match e {
+            HeaderError::BadMagic { found } => FailureKind::BadMagic { found },
+            HeaderError::Checksum { stored, computed } => {
+                FailureKind::HeaderChecksum { stored, computed }
+            }
+            HeaderError::BadLength { hdr_len } => FailureKind::HeaderInvalid { hdr_len },
+            // Our slice is exactly one header long, so this means the length field claims a
+            // longer header than this method has.
+            HeaderError::TooShort { .. } => {
+                let b = &phys[self.voff..];
+                FailureKind::HeaderInvalid {
+                    hdr_len: u16::from_le_bytes([b[6], b[7]]),
+                }
+            }
+        }
+    }
+
+    /// The header's fields against what this interval must carry.
+    fn header_mismatch(
+        &self,
+        m: HdrMethod,
+        hdr: &Header,
+        len: usize,
+        abs: u64,
+    ) -> Option<FailureKind> {
+        if hdr.version != VERSION || hdr.method != m.code() || hdr.hdr_len as usize != m.hdr_len() {
+            return Some(FailureKind::MethodMismatch {
+                found_version: hdr.version,
+                found_method: hdr.method,
+                expected_method: m.name(),
+            });
+        }
+        if hdr.len as usize != len {
+            return Some(FailureKind::WrongLength { found: hdr.len });
+        }
+        if hdr.offset != abs {
+            return Some(FailureKind::WrongOffset { found: hdr.offset });
+        }
+        if hdr.job_id != self.job_id || hdr.seed != self.seed {
+            return Some(FailureKind::ForeignWriter {
+                expected_job: self.job_id,
+                found_job: hdr.job_id,
+                expected_seed: self.seed,
+                found_seed: hdr.seed,
+            });
+        }
+        None
+    }
+
+    /// The interval's data in logical order: the bytes the header was swapped with sit at the
+    /// start of the interval.
+    fn data_segments<'a>(&self, phys: &'a [u8], h: usize) -> [&'a [u8]; 3] {
+        if self.voff == 0 {
+            [&phys[h..], &[], &[]]
+        } else {
+            let v = self.voff;
+            [&phys[h..v], &phys[..h], &phys[v + h..]]
+        }
+    }
+
+    /// Fast path: does the data match the header (checksum) or the pattern?
+    fn data_matches(&self, m: HdrMethod, phys: &[u8], hdr: &Header) -> bool {
+        let h = m.hdr_len();
+        let segs = self.data_segments(phys, h);
+        match m {
+            HdrMethod::Sum(a) => a.sum(&segs) == hdr.sum,
+            HdrMethod::Pattern => {
+                let mut phase = hdr
+                    .offset
+                    .wrapping_sub(hdr.io_offset)
+                    .wrapping_add(h as u64);
+                segs.iter().all(|s| {
+                    let ok = self
+                        .pattern_of(hdr.io_offset, phase)
+                        .first_mismatch(s)
+                        .is_none();
+                    phase = phase.wrapping_add(s.len() as u64);
+                    ok
+                })
+            }
+        }
+    }
+
+    /// Slow path after a data mismatch: regenerate what the header's write produced and compare
+    /// sector by sector to tell a torn write from corruption.
+    fn bad_data_kind(&self, m: HdrMethod, phys: &[u8], hdr: &Header) -> FailureKind {
+        let mut exp = vec![0u8; phys.len()];
+        let stamp = Stamp {
+            io_offset: hdr.io_offset,
+            io_len: hdr.io_len,
+            seq: hdr.seq,
+            time_ns: hdr.write_time_ns,
+        };
+        self.fill_interval(m, &mut exp, hdr.offset.wrapping_sub(hdr.io_offset), stamp);
+        let d = diff_sectors(phys, &exp, hdr.offset);
+        match m {
+            HdrMethod::Pattern => {
+                let i = d.first_bad_byte.unwrap_or(0);
+                FailureKind::PatternMismatch {
+                    at: hdr.offset.wrapping_add(i as u64),
+                    expected: exp.get(i).copied().unwrap_or(0),
+                    found: phys.get(i).copied().unwrap_or(0),
+                    bad_bytes: d.bad_bytes,
+                }
+            }
+            HdrMethod::Sum(_) if d.bad_sectors > 0 && d.all_whole => FailureKind::Torn {
+                found_seq: hdr.seq,
+                first_bad: hdr.offset.wrapping_add(d.first_bad_sector as u64),
+                bad_sectors: d.bad_sectors,
+                sectors: d.sectors,
+            },
+            HdrMethod::Sum(a) => FailureKind::DataChecksum {
+                algo: a.name(),
+                expected: hdr.sum,
+                found: a.sum(&self.data_segments(phys, m.hdr_len())),
+                first_bad: d.first_bad_byte.map(|i| hdr.offset.wrapping_add(i as u64)),
+                bad_bytes: d.bad_bytes,
+            },
+        }
+    }
+
+    /// The bytes the failing interval should hold, for `verify_dump`'s `.expected` file. `None`
+    /// when they cannot be known: `verify=null`, or a header method where neither the caller's
+    /// expectation nor a valid header for this offset gives the sequence number. The write time
+    /// is taken from the header found when it is for the expected write, else 0.
+    pub fn expected_bytes(&self, f: &VerifyFailure) -> Option<Vec<u8>> {
+        let len = usize::try_from(f.len).ok()?;
+        let pos = f.offset.wrapping_sub(f.block_offset);
+        match self.mode {
+            Mode::Null => None,
+            Mode::PatternOnly => {
+                let mut v = vec![0u8; len];
+                self.pattern_of(f.block_offset, pos).fill(&mut v);
+                Some(v)
+            }
+            Mode::Header(m) => {
+                let own = f.header.filter(|h| h.offset == f.offset);
+                let seq = f.expected_seq.or(own.map(|h| h.seq))?;
+                let time_ns = own.filter(|h| h.seq == seq).map_or(0, |h| h.write_time_ns);
+                if len < self.min_interval() {
+                    return None;
+                }
+                let mut v = vec![0u8; len];
+                let stamp = Stamp {
+                    io_offset: f.block_offset,
+                    io_len: u32::try_from(f.block_len).ok()?,
+                    seq,
+                    time_ns,
+                };
+                self.fill_interval(m, &mut v, pos, stamp);
+                Some(v)
+            }
+        }
+    }
+}
+
+fn chunk_len_u32(n: usize) -> u32 {
+    // validate_block_len keeps blocks below 4 GiB before any interval is filled.
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Result of comparing an interval with its regenerated contents.
+struct SectorDiff {
+    bad_bytes: u64,
+    first_bad_byte: Option<usize>,
+    sectors: u64,
+    bad_sectors: u64,
+    first_bad_sector: usize,
+    /// Every bad sector differs in at least half its bytes (whole-sector replacement).
+    all_whole: bool,
+}
+
+/// Compares `got` with `want` in sectors aligned to absolute file offsets (`base` is the
+/// absolute offset of byte 0).
+fn diff_sectors(got: &[u8], want: &[u8], base: u64) -> SectorDiff {
+    let mut d = SectorDiff {
+        bad_bytes: 0,
+        first_bad_byte: None,
+        sectors: 0,
+        bad_sectors: 0,
+        first_bad_sector: 0,
+        all_whole: true,
+    };
+    let mut start = 0usize;
+    while start < got.len() {
+        let into = ((base.wrapping_add(start as u64)) % SECTOR) as usize;
+        let end = (start + SECTOR as usize - into).min(got.len());
+        let bad = got[start..end]
+            .iter()
+            .zip(&want[start..end])
+            .filter(|(a, b)| a != b)
+            .count();
+        d.sectors += 1;
+        if bad > 0 {
+            if d.bad_sectors == 0 {
+                d.first_bad_sector = start;
+                let i = got[start..end]
+                    .iter()
+                    .zip(&want[start..end])
+                    .position(|(a, b)| a != b);
+                d.first_bad_byte = i.map(|i| start + i);
+            }
+            d.bad_sectors += 1;
+            d.bad_bytes += bad as u64;
+            if bad * 2 < end - start {
+                d.all_whole = false;
+            }
+        }
+        start = end;
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(method: VerifyMethod) -> VerifySpec {
+        JobSpec::default().verify.clone_with(method)
+    }
+
+    trait With {
+        fn clone_with(&self, m: VerifyMethod) -> VerifySpec;
+    }
+    impl With for VerifySpec {
+        fn clone_with(&self, m: VerifyMethod) -> VerifySpec {
+            VerifySpec {
+                method: m,
+                ..self.clone()
+            }
+        }
+    }
+
+    fn written(v: &Verifier, len: usize, offset: u64, seq: u64) -> Vec<u8> {
+        let mut b = vec![0xeeu8; len];
+        v.fill_write(&mut b, offset, seq, 1000 + seq).unwrap();
+        b
+    }
+
+    #[test]
+    fn construction_errors_and_notes() {
+        assert!(matches!(
+            Verifier::new(&spec(VerifyMethod::None), 0, 0),
+            Err(VerifyError::Disabled)
+        ));
+        assert!(Verifier::from_job(&JobSpec::default(), 0, 0)
+            .unwrap()
+            .is_none());
+        assert!(matches!(
+            Verifier::new(&spec(VerifyMethod::Pattern), 0, 0),
+            Err(VerifyError::PatternRequired)
+        ));
+        let mut s = spec(VerifyMethod::Md5);
+        s.verify_interval = Some(0);
+        assert!(matches!(
+            Verifier::new(&s, 0, 0),
+            Err(VerifyError::IntervalZero)
+        ));
+        s.verify_interval = Some(64);
+        let e = Verifier::new(&s, 0, 0).unwrap_err().to_string();
+        assert!(
+            e.contains("verify_interval=64") && e.contains("80 bytes"),
+            "{e}"
+        );
+        s.verify_interval = None;
+        s.verify_offset = 8;
+        let e = Verifier::new(&s, 0, 0).unwrap_err().to_string();
+        assert!(e.contains("verify_offset=8"), "{e}");
+        let mut s = spec(VerifyMethod::Null);
+        s.verify_offset = 512;
+        let v = Verifier::new(&s, 0, 0).unwrap();
+        assert_eq!(v.notes().len(), 1);
+        assert!(v.notes()[0].contains("verify_offset=512 has no effect"));
+    }
+
+    #[test]
+    fn block_length_validation() {
+        let v = Verifier::new(&spec(VerifyMethod::Sha512), 0, 0).unwrap();
+        assert_eq!(v.header_len(), 128);
+        assert!(v.validate_block_len(128).is_ok());
+        let e = v.validate_block_len(100).unwrap_err().to_string();
+        assert!(e.contains("block size 100") && e.contains("sha512"), "{e}");
+        let mut small = vec![0u8; 100];
+        assert!(v.fill_write(&mut small, 0, 1, 0).is_err());
+        let f = v.check(&small, 0, Expect::Any).unwrap_err();
+        assert_eq!(f.kind, FailureKind::ShortBlock { need: 128 });
+    }
+
+    #[test]
+    fn intervals_follow_fio_rule() {
+        let mut s = spec(VerifyMethod::Crc32c);
+        s.verify_interval = Some(1024);
+        let v = Verifier::new(&s, 0, 0).unwrap();
+        assert_eq!(v.interval_len(4096), 1024);
+        assert_eq!(v.interval_len(1536), 1536); // does not divide: whole block
+        assert_eq!(v.interval_len(512), 512); // larger than block: whole block
+        let b = written(&v, 4096, 8192, 3);
+        for i in 0..4u64 {
+            let h = Header::decode(&b[(i * 1024) as usize..]).unwrap();
+            assert_eq!(
+                (h.offset, h.len, h.seq, h.io_offset, h.io_len),
+                (8192 + i * 1024, 1024, 3, 8192, 4096)
+            );
+        }
+        assert_eq!(v.check(&b, 8192, Expect::Seq(3)), Ok(()));
+    }
+
+    #[test]
+    fn verify_offset_moves_header_and_checks_without_copy() {
+        let mut s = spec(VerifyMethod::Sha256);
+        s.verify_offset = 512;
+        let v = Verifier::new(&s, 5, 6).unwrap();
+        let b = written(&v, 4096, 0, 1);
+        assert!(Header::decode(&b).is_err());
+        let h = Header::decode(&b[512..]).unwrap();
+        assert_eq!((h.job_id, h.seed, h.offset), (5, 6, 0));
+        assert_eq!(v.check(&b, 0, Expect::Seq(1)), Ok(()));
+        let mut bad = b.clone();
+        bad[3000] ^= 1;
+        let f = v.check(&bad, 0, Expect::Seq(1)).unwrap_err();
+        match f.kind {
+            FailureKind::DataChecksum {
+                first_bad,
+                bad_bytes,
+                ..
+            } => {
+                assert_eq!((first_bad, bad_bytes), (Some(3000), 1))
+            }
+            k => panic!("{k:?}"),
+        }
+        // The bytes swapped to the front of the interval are covered too.
+        let mut bad = b.clone();
+        bad[10] ^= 0x80;
+        assert!(matches!(
+            v.check(&bad, 0, Expect::Seq(1)).unwrap_err().kind,
+            FailureKind::DataChecksum {
+                first_bad: Some(10),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn pattern_modes() {
+        let mut s = spec(VerifyMethod::Pattern);
+        s.verify_pattern = vec![0xab, 0xcd, 0xef];
+        let v = Verifier::new(&s, 0, 0).unwrap();
+        let b = written(&v, 4096, 4096, 1);
+        assert_eq!(&b[..6], &[0xab, 0xcd, 0xef, 0xab, 0xcd, 0xef]);
+        assert_eq!(v.check(&b, 4096, Expect::Any), Ok(()));
+        let mut bad = b.clone();
+        bad[100] = 0;
+        let f = v.check(&bad, 4096, Expect::Any).unwrap_err();
+        assert_eq!(
+            f.kind,
+            FailureKind::PatternMismatch {
+                at: 4196,
+                expected: 0xcd,
+                found: 0,
+                bad_bytes: 1
+            }
+        );
+        assert_eq!(
+            v.check(&[0u8; 4096], 4096, Expect::Any).unwrap_err().kind,
+            FailureKind::Zeroed
+        );
+
+        // pattern_hdr with %o: header + pattern carrying the block offset.
+        let mut s = spec(VerifyMethod::PatternHdr);
+        s.verify_pattern = vec![0; 8];
+        s.verify_pattern_offsets = vec![0];
+        let v = Verifier::new(&s, 0, 0).unwrap();
+        let b = written(&v, 4096, 0x10000, 2);
+        let h = v.header_len();
+        assert_eq!(&b[h..h + 8], &0x10000u64.to_le_bytes());
+        assert_eq!(v.check(&b, 0x10000, Expect::Seq(2)), Ok(()));
+        let mut bad = b.clone();
+        bad[h + 9] ^= 4;
+        assert!(matches!(
+            v.check(&bad, 0x10000, Expect::Any).unwrap_err().kind,
+            FailureKind::PatternMismatch { at, .. } if at == 0x10000 + h as u64 + 9
+        ));
+    }
+
+    #[test]
+    fn null_checks_nothing() {
+        let v = Verifier::new(&spec(VerifyMethod::Null), 0, 0).unwrap();
+        let mut b = vec![7u8; 512];
+        v.fill_write(&mut b, 0, 1, 0).unwrap();
+        assert_eq!(b, vec![7u8; 512]);
+        assert_eq!(v.check(&[1, 2, 3], 0, Expect::Seq(4)), Ok(()));
+    }
+
+    #[test]
+    fn expected_bytes_regenerate_the_write() {
+        for m in [VerifyMethod::Md5, VerifyMethod::Xxhash] {
+            let mut s = spec(m);
+            s.verify_interval = Some(1024);
+            s.verify_offset = 256;
+            let v = Verifier::new(&s, 1, 2).unwrap();
+            let b = written(&v, 4096, 40960, 9);
+            // Data damaged, header intact: exact regeneration, write time included.
+            let mut bad = b.clone();
+            bad[2048 + 600..2048 + 700].fill(0x55);
+            let f = v.check(&bad, 40960, Expect::Seq(9)).unwrap_err();
+            assert_eq!((f.offset, f.len), (40960 + 2048, 1024));
+            assert!(v.expected_bytes(&f).unwrap() == b[2048..3072]);
+            // Header destroyed: the write time is unknown (0), everything else regenerates.
+            bad[2048..3072].fill(0x55);
+            let f = v.check(&bad, 40960, Expect::Seq(9)).unwrap_err();
+            let exp = v.expected_bytes(&f).unwrap();
+            // Write-time field and header crc of the swapped header differ.
+            let (hs, he, cs) = (256 + 40, 256 + 48, 256 + 60);
+            assert!(exp[..hs] == b[2048..2048 + hs]);
+            assert!(exp[he..cs] == b[2048 + he..2048 + cs]);
+            assert!(exp[cs + 4..] == b[2048 + cs + 4..3072]);
+            assert_eq!(&exp[hs..he], &[0; 8]);
+            // Neither a header nor an expectation: unknowable.
+            let f = v.check(&bad, 40960, Expect::Any).unwrap_err();
+            assert_eq!(v.expected_bytes(&f), None);
+        }
+    }
+
+    #[test]
+    fn verifier_is_shareable() {
+        fn is_send_sync<T: Send + Sync>() {}
+        is_send_sync::<Verifier>();
+    }
+}
