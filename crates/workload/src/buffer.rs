@@ -1,0 +1,265 @@
+//! Write buffer contents, with fio's semantics: by default a buffer is filled once with random
+//! data and then only "scrambled" per I/O (a few words rewritten so no two writes are
+//! identical, cheaply); `refill_buffers` regenerates it for every I/O; `zero_buffers` writes
+//! zeroes; `buffer_compress_percentage=P` with chunk C makes each chunk (100-P)% random and
+//! P% zero (or pattern) so the data compresses by about P%; `buffer_pattern` repeats the
+//! pattern bytes. Random data is fio's: a seed per fill from the job's buffer stream, expanded
+//! with the golden-ratio hash over 16 interleaved lanes.
+
+use fiox_job::BufferSpec;
+
+use crate::rand::{hash_u64, FRand};
+
+/// Lanes of fio's random fill (`CONFIG_SEED_BUCKETS`).
+const SEED_BUCKETS: usize = 16;
+const PRIMES: [u64; SEED_BUCKETS] = [1, 2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Random,
+    Zero,
+    Pattern,
+    Compress(u64),
+}
+
+/// Fills write buffers. See the module docs.
+#[derive(Debug, Clone)]
+pub struct BufferFiller {
+    mode: Mode,
+    refill: bool,
+    scramble: bool,
+    chunk: u64,
+    min_write: u64,
+    pattern: Vec<u8>,
+    state: FRand,
+    scrambles: u64,
+}
+
+impl BufferFiller {
+    /// `seed`: the job's buffer stream seed (`Generator::seeds().get(Stream::Buf)` matches fio).
+    pub fn new(spec: &BufferSpec, seed: u64) -> BufferFiller {
+        // fio: 100% compressible means zeroes; any other percentage implies refill_buffers.
+        let (mode, refill) = match spec.compress_percentage {
+            Some(100) => (Mode::Zero, spec.refill_buffers),
+            Some(p) if p > 0 => (Mode::Compress(p as u64), true),
+            _ if !spec.pattern.is_empty() => (Mode::Pattern, spec.refill_buffers),
+            _ if spec.zero_buffers => (Mode::Zero, spec.refill_buffers),
+            _ => (Mode::Random, spec.refill_buffers),
+        };
+        BufferFiller {
+            mode,
+            refill,
+            scramble: spec.scramble_buffers && !matches!(mode, Mode::Compress(_)),
+            chunk: spec.compress_chunk,
+            min_write: 0,
+            pattern: spec.pattern.clone(),
+            state: FRand::new(seed, false),
+            scrambles: 0,
+        }
+    }
+
+    /// The write minimum block size; fio fills compressible data in chunks of
+    /// `min(min_write, buffer_compress_chunk)`. Default: the chunk alone.
+    pub fn with_min_write(mut self, min_write: u64) -> BufferFiller {
+        self.min_write = min_write;
+        self
+    }
+
+    /// Fill a write buffer. `first` = initial fill of the buffer slot (fio fills once, then only
+    /// refills or scrambles).
+    pub fn fill(&mut self, buf: &mut [u8], first: bool) {
+        if first || self.refill {
+            self.full_fill(buf);
+        } else if self.scramble && self.mode != Mode::Zero && self.mode != Mode::Pattern {
+            self.scramble(buf);
+        }
+    }
+
+    fn full_fill(&mut self, buf: &mut [u8]) {
+        match self.mode {
+            Mode::Zero => buf.fill(0),
+            Mode::Pattern => copy_pattern(&self.pattern, buf),
+            Mode::Random => {
+                let seed = self.state.next_seed();
+                fill_random(buf, seed);
+            }
+            Mode::Compress(p) => {
+                let step = match (self.min_write, self.chunk) {
+                    (0, 0) => buf.len() as u64,
+                    (0, c) | (c, 0) => c,
+                    (m, c) => m.min(c),
+                };
+                let step = step.max(1) as usize;
+                for chunk in buf.chunks_mut(step) {
+                    let seed = self.state.next_seed();
+                    fill_compressible(chunk, seed, p, &self.pattern);
+                }
+            }
+        }
+    }
+
+    /// Rewrite one 8-byte word in each 512-byte block (at a varying 64-byte line) with a
+    /// counter-derived value, as fio's scramble stamps offset and time: cheap, and every
+    /// write differs from the previous one for dedupe-aware devices.
+    fn scramble(&mut self, buf: &mut [u8]) {
+        self.scrambles += 1;
+        let stamp = hash_u64(self.scrambles);
+        let line = (stamp & 7) as usize * 64;
+        for (i, block) in buf.chunks_mut(512).enumerate() {
+            if block.len() < 512 {
+                break;
+            }
+            let v = stamp.wrapping_add(i as u64);
+            block[line..line + 8].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// fio's random fill: 16 interleaved golden-ratio hash chains seeded by `seed * prime`, the
+/// tail filled from the first chain's next state.
+fn fill_random(buf: &mut [u8], seed: u64) {
+    let mut s: [u64; SEED_BUCKETS] = std::array::from_fn(|i| seed.wrapping_mul(PRIMES[i]));
+    let block = 8 * SEED_BUCKETS;
+    let full = buf.len() / block * block;
+    let (head, tail) = buf.split_at_mut(full);
+    for chunk in head.chunks_exact_mut(block) {
+        for (p, word) in chunk.chunks_exact_mut(8).enumerate() {
+            word.copy_from_slice(&s[p].to_le_bytes());
+            s[p] = hash_u64(s[p]);
+        }
+    }
+    let mut v = s[0];
+    let mut words = tail.chunks_exact_mut(8);
+    for word in &mut words {
+        word.copy_from_slice(&v.to_le_bytes());
+        v = hash_u64(v);
+    }
+    let rest = words.into_remainder();
+    let n = rest.len();
+    rest.copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+/// One compressible chunk: `(100-p)%` random, the rest zero or pattern (fio's
+/// `__fill_random_buf_percentage` with segment = chunk).
+fn fill_compressible(buf: &mut [u8], seed: u64, p: u64, pattern: &[u8]) {
+    let seg = buf.len() as u64;
+    let rnd = ((seg * (100 - p)) / 100) as usize;
+    fill_random(&mut buf[..rnd], seed);
+    let rest = &mut buf[rnd..];
+    if pattern.is_empty() {
+        rest.fill(0);
+    } else {
+        copy_pattern(pattern, rest);
+    }
+}
+
+/// Repeat `pattern` over `buf`.
+fn copy_pattern(pattern: &[u8], buf: &mut [u8]) {
+    if pattern.is_empty() {
+        return;
+    }
+    for chunk in buf.chunks_mut(pattern.len()) {
+        chunk.copy_from_slice(&pattern[..chunk.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::JobSpec;
+    use std::io::Write;
+
+    fn spec() -> BufferSpec {
+        JobSpec::default().buffers
+    }
+
+    fn deflated_len(data: &[u8]) -> usize {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap().len()
+    }
+
+    #[test]
+    fn default_fills_random_once_then_scrambles_a_little() {
+        let mut f = BufferFiller::new(&spec(), 1);
+        let mut buf = vec![0u8; 4096];
+        f.fill(&mut buf, true);
+        assert!(deflated_len(&buf) > 4000, "random data does not compress");
+        let before = buf.clone();
+        f.fill(&mut buf, false);
+        let changed = before.iter().zip(&buf).filter(|(a, b)| a != b).count();
+        assert!(
+            changed > 0 && changed <= 8 * 8,
+            "scramble changed {changed} bytes"
+        );
+    }
+
+    #[test]
+    fn refill_regenerates_every_time() {
+        let mut s = spec();
+        s.refill_buffers = true;
+        let mut f = BufferFiller::new(&s, 1);
+        let mut a = vec![0u8; 4096];
+        let mut b = vec![0u8; 4096];
+        f.fill(&mut a, true);
+        f.fill(&mut b, false);
+        let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+        assert!(same < 100, "{same} equal bytes after refill");
+    }
+
+    #[test]
+    fn zero_buffers_are_zero_and_stay_zero() {
+        let mut s = spec();
+        s.zero_buffers = true;
+        let mut f = BufferFiller::new(&s, 1);
+        let mut buf = vec![7u8; 4096];
+        f.fill(&mut buf, true);
+        f.fill(&mut buf, false);
+        assert!(buf.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn pattern_repeats() {
+        let mut s = spec();
+        s.pattern = vec![0xde, 0xad, 0xbe];
+        let mut f = BufferFiller::new(&s, 1);
+        let mut buf = vec![0u8; 100];
+        f.fill(&mut buf, true);
+        for (i, b) in buf.iter().enumerate() {
+            assert_eq!(*b, s.pattern[i % 3]);
+        }
+    }
+
+    #[test]
+    fn compress_percentage_compresses_about_that_much() {
+        for pct in [25u32, 50, 75] {
+            let mut s = spec();
+            s.compress_percentage = Some(pct);
+            s.compress_chunk = 4096;
+            let mut f = BufferFiller::new(&s, 3).with_min_write(4096);
+            let mut buf = vec![0u8; 1 << 20];
+            f.fill(&mut buf, true);
+            let ratio = 1.0 - deflated_len(&buf) as f64 / buf.len() as f64;
+            let want = pct as f64 / 100.0;
+            assert!(
+                (ratio - want).abs() < 0.05,
+                "compress {pct}%: measured {:.1}%",
+                ratio * 100.0
+            );
+        }
+    }
+
+    #[test]
+    fn random_fill_matches_fio_layout() {
+        let mut buf = vec![0u8; 8 * 16 + 12];
+        fill_random(&mut buf, 5);
+        let w = |i: usize| u64::from_le_bytes(buf[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!(w(0), 5);
+        assert_eq!(w(1), 10);
+        assert_eq!(w(15), 5 * 47);
+        // tail continues from lane 0's next state
+        assert_eq!(w(16), hash_u64(5));
+        let tail = &buf[136..140];
+        assert_eq!(tail, &hash_u64(hash_u64(5)).to_le_bytes()[..4]);
+    }
+}

@@ -1,0 +1,440 @@
+//! The I/O generator: given a job and the region of each file it may touch, yields each I/O
+//! (direction, file, offset, length) in the order fio 3.33 would issue it, with the same
+//! counts and bytes: fio's rwmix switching, file service order, sequential `:N` holes, random
+//! offsets with a random map (or lfsr, or a non-uniform distribution), block size draws, and
+//! its end-of-pass rules (per-pass budget, cumulative io_size/number_ios limits, file ends).
+//!
+//! Offsets: the caller resolves `offset=`/`offset_increment=` into each `FileExtent::offset`
+//! (fio's `file_offset`), and `size`/`filesize`/`nrfiles` into `FileExtent::size` (fio's
+//! per-file `io_size`; see `split_size`). Offsets returned are absolute within the file.
+
+use fiox_job::{Ddir, JobSpec};
+
+use crate::cfg::{Cfg, DistCfg, FileSvc};
+use crate::dist::{jhash, Dist};
+use crate::lfsr::{Lfsr, LfsrError};
+use crate::rand::FRand;
+use crate::randmap::RandomMap;
+use crate::seeds::{Seeds, Stream};
+use crate::WorkloadError;
+
+/// Region of file `i` the job may touch: `[offset, offset + size)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileExtent {
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// One I/O to issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoReq {
+    pub ddir: Ddir,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// Optional inputs beyond the job and the extents.
+#[derive(Debug, Clone, Default)]
+pub struct GenOptions {
+    /// `randseed` to use instead of `job.rand.randseed`. With `randrepeat=0` and no explicit
+    /// `randseed`, fio seeds from the OS: pass a time/entropy-derived value here.
+    pub seed: Option<u64>,
+    /// File names, one per extent. fio seeds the per-file zipf/pareto/normal streams from a
+    /// hash of the name; without names the file index is hashed instead.
+    pub file_names: Option<Vec<String>>,
+    /// Actual size of each file/device when larger than `offset + size` (fio's
+    /// `real_file_size`; I/O may then overhang the extent end exactly where fio lets it).
+    pub real_sizes: Option<Vec<u64>>,
+}
+
+pub(crate) const NONE: u64 = u64::MAX;
+
+#[derive(Debug, Clone)]
+pub(crate) struct FileState {
+    pub(crate) file_offset: u64,
+    pub(crate) io_size: u64,
+    pub(crate) real_size: u64,
+    pub(crate) last_pos: [u64; 3],
+    pub(crate) last_start: [u64; 3],
+    pub(crate) done: bool,
+    pub(crate) map: Option<RandomMap>,
+    pub(crate) lfsr: Option<Lfsr>,
+    pub(crate) dist: Option<Dist>,
+}
+
+/// The per-job random streams (fio's `frand_state`s in `thread_data`).
+#[derive(Debug, Clone)]
+pub(crate) struct Streams {
+    pub(crate) random: FRand,
+    pub(crate) bs: [FRand; 3],
+    pub(crate) mix: FRand,
+    pub(crate) seq_rand: [FRand; 3],
+    pub(crate) zone: FRand,
+    pub(crate) file: FRand,
+    pub(crate) file_dist: Option<Dist>,
+}
+
+impl Streams {
+    fn new(cfg: &Cfg, seeds: &Seeds, nfiles: usize) -> Streams {
+        let u = cfg.use64;
+        let read_seed = seeds.get(Stream::BsRead);
+        let mut write_seed = seeds.get(Stream::BsWrite);
+        let mut trim_seed = seeds.get(Stream::BsTrim);
+        // Verify needs reads to regenerate the writes' sizes; trimwrite writes what it trimmed.
+        if cfg.verify {
+            write_seed = read_seed;
+        }
+        if cfg.trimwrite {
+            trim_seed = write_seed;
+        }
+        let fseed = seeds.get(Stream::File);
+        let nranges = (nfiles as u64) << FSERVICE_SHIFT;
+        let file_dist = match cfg.fsvc {
+            FileSvc::Zipf(t) => Some(Dist::zipf(nranges, t, fseed as u32, false)),
+            FileSvc::Pareto(h) => Some(Dist::pareto(nranges, h, fseed as u32, false)),
+            FileSvc::Gauss(s) => Some(Dist::gauss(nranges, s, fseed as u32, false)),
+            _ => None,
+        };
+        let sr = seeds.get(Stream::SeqRandRead);
+        Streams {
+            random: FRand::new(seeds.get(Stream::Block), u),
+            bs: [
+                FRand::new(read_seed, u),
+                FRand::new(write_seed, u),
+                FRand::new(trim_seed, u),
+            ],
+            mix: FRand::new(seeds.get(Stream::Mix), false),
+            seq_rand: [
+                FRand::new(sr, false),
+                FRand::new(sr, false),
+                FRand::new(sr, false),
+            ],
+            zone: FRand::new(seeds.get(Stream::Zone), false),
+            file: FRand::new(fseed, u),
+            file_dist,
+        }
+    }
+}
+
+/// fio spreads file choice over `nfiles << 10` ranges for the non-uniform file service types.
+const FSERVICE_SHIFT: u32 = 10;
+
+/// Generates the I/O sequence of one job. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    pub(crate) cfg: Cfg,
+    pub(crate) randseed: u64,
+    pub(crate) seeds: Seeds,
+    pub(crate) files: Vec<FileState>,
+    pub(crate) st: Streams,
+    pub(crate) io_issues: [u64; 3],
+    pub(crate) issue_bytes: [u64; 3],
+    pub(crate) pass_bytes: u64,
+    pub(crate) pass_ios: u64,
+    pub(crate) rwmix_issues: u64,
+    pub(crate) rwmix_ddir: Ddir,
+    pub(crate) seq_left: u64,
+    pub(crate) next_file: usize,
+    pub(crate) service_file: Option<usize>,
+    pub(crate) service_left: u32,
+    pub(crate) nr_done: usize,
+    pub(crate) loops_left: u64,
+}
+
+fn lfsr_err(e: LfsrError) -> WorkloadError {
+    WorkloadError::Lfsr(match e {
+        LfsrError::TooLarge => "file has more than 2^63 blocks",
+        LfsrError::BadSeed => "seed maps onto the forbidden all-ones state; change randseed",
+    })
+}
+
+impl Generator {
+    /// `io_bytes`: bytes to transfer per pass (fio: io_size if set, else size). `number_ios`
+    /// caps the count.
+    pub fn new(
+        job: &JobSpec,
+        files: &[FileExtent],
+        io_bytes: u64,
+    ) -> Result<Generator, WorkloadError> {
+        Self::with_options(job, files, io_bytes, &GenOptions::default())
+    }
+
+    pub fn with_options(
+        job: &JobSpec,
+        files: &[FileExtent],
+        io_bytes: u64,
+        opts: &GenOptions,
+    ) -> Result<Generator, WorkloadError> {
+        if files.is_empty() {
+            return Err(WorkloadError::NoFiles);
+        }
+        for list in [
+            opts.file_names.as_ref().map(Vec::len),
+            opts.real_sizes.as_ref().map(Vec::len),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if list != files.len() {
+                return Err(WorkloadError::FileListMismatch(files.len(), list));
+            }
+        }
+        let total: u64 = files.iter().map(|f| f.size).sum();
+        let mut cfg = Cfg::new(job, io_bytes, total)?;
+        let randseed = opts.seed.unwrap_or(job.rand.randseed);
+        let thread_number = job.index + 1;
+        let mut fstates = Vec::with_capacity(files.len());
+        for (i, f) in files.iter().enumerate() {
+            let real = match &opts.real_sizes {
+                Some(r) => r[i],
+                None => f.offset + f.size,
+            };
+            if real < f.offset + f.size {
+                return Err(WorkloadError::ExtentBeyondFile {
+                    file: i,
+                    offset: f.offset,
+                    size: f.size,
+                    real,
+                });
+            }
+            // fio switches a 32-bit Tausworthe to the 64-bit one for files of more than 2^32
+            // blocks (when the generator was left at its default).
+            let blocks = f.size.min(real) / cfg.min_bs_all;
+            if cfg.random && !cfg.lfsr && blocks > u32::MAX as u64 {
+                cfg.use64 = true;
+            }
+            fstates.push(FileState {
+                file_offset: f.offset,
+                io_size: f.size,
+                real_size: real,
+                last_pos: [f.offset; 3],
+                last_start: [NONE; 3],
+                done: false,
+                map: None,
+                lfsr: None,
+                dist: None,
+            });
+        }
+        let seeds = Seeds::derive(randseed, thread_number, cfg.randrepeat, cfg.random);
+        let st = Streams::new(&cfg, &seeds, files.len());
+        let mut g = Generator {
+            loops_left: cfg.loops - 1,
+            cfg,
+            randseed,
+            seeds,
+            files: fstates,
+            st,
+            io_issues: [0; 3],
+            issue_bytes: [0; 3],
+            pass_bytes: 0,
+            pass_ios: 0,
+            rwmix_issues: 0,
+            rwmix_ddir: Ddir::Read,
+            seq_left: 1,
+            next_file: 0,
+            service_file: None,
+            service_left: 0,
+            nr_done: 0,
+        };
+        g.init_random_state(job, opts)?;
+        Ok(g)
+    }
+
+    /// Per-file random machinery: map or lfsr for uniform random, streams for zipf & co.
+    fn init_random_state(&mut self, job: &JobSpec, opts: &GenOptions) -> Result<(), WorkloadError> {
+        if !self.cfg.random {
+            return Ok(());
+        }
+        let range_size = self.cfg.dir[0].min_bs.min(self.cfg.dir[1].min_bs);
+        let tn = job.index + 1;
+        let block_seed = self.seeds.get(Stream::Block);
+        for (i, f) in self.files.iter_mut().enumerate() {
+            let fsize = f.real_size.min(f.io_size);
+            let seed = if self.cfg.randrepeat {
+                let h = match &opts.file_names {
+                    Some(n) => jhash(n[i].as_bytes(), 0),
+                    None => jhash(&(i as u64).to_le_bytes(), 0),
+                };
+                h.wrapping_mul(tn)
+            } else {
+                block_seed as u32
+            };
+            let nranges = fsize.div_ceil(range_size);
+            f.dist = match self.cfg.dist {
+                DistCfg::Zipf(t) => Some(Dist::zipf(nranges, t, seed, true)),
+                DistCfg::Pareto(h) => Some(Dist::pareto(nranges, h, seed, true)),
+                DistCfg::Gauss(s) => Some(Dist::gauss(nranges, s, seed, true)),
+                _ => None,
+            };
+            if f.dist.is_some() {
+                continue;
+            }
+            let blocks = fsize / self.cfg.min_bs_all;
+            if self.cfg.lfsr {
+                f.lfsr = Some(Lfsr::new(blocks, block_seed).map_err(lfsr_err)?);
+            } else if self.cfg.randommap {
+                f.map = Some(RandomMap::new(blocks));
+            }
+        }
+        self.check_zones_fit()
+    }
+
+    /// fio fails the file at run time when `zoned_abs` zones exceed it; reject up front.
+    fn check_zones_fit(&self) -> Result<(), WorkloadError> {
+        if let DistCfg::ZonedAbs(t) = &self.cfg.dist {
+            let smallest = self.files.iter().map(|f| f.io_size).min().unwrap_or(0);
+            for slots in t {
+                if let Some(end) = slots.iter().map(|s| s.size).max() {
+                    if end > smallest {
+                        return Err(WorkloadError::BadZones {
+                            abs: "_abs",
+                            what: format!("zones span {end} bytes, file region is {smallest}"),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `randseed` actually used (for reports/repeatability).
+    pub fn seed(&self) -> u64 {
+        self.randseed
+    }
+
+    /// The seeds of every random stream, e.g. `Stream::Buf` for `BufferFiller`.
+    pub fn seeds(&self) -> &Seeds {
+        &self.seeds
+    }
+
+    /// I/Os issued per direction so far (all passes).
+    pub fn issued(&self) -> [u64; 3] {
+        self.io_issues
+    }
+
+    /// Bytes issued per direction so far (all passes).
+    pub fn issued_bytes(&self) -> [u64; 3] {
+        self.issue_bytes
+    }
+
+    /// Next I/O; None when this pass is complete (io_bytes transferred or number_ios reached).
+    // Not an `Iterator`: after None, `restart` begins another pass and `next` yields again.
+    #[allow(clippy::should_implement_trait)]
+    #[inline]
+    pub fn next(&mut self) -> Option<IoReq> {
+        if !self.cfg.time_based
+            && (self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget)
+        {
+            return None;
+        }
+        loop {
+            let fi = self.next_file()?;
+            match self.fill(fi) {
+                Some(req) => {
+                    let d = req.ddir.index();
+                    self.io_issues[d] += 1;
+                    self.issue_bytes[d] += req.len as u64;
+                    self.pass_bytes += req.len as u64;
+                    self.pass_ios += 1;
+                    return Some(req);
+                }
+                None => self.file_failed(fi),
+            }
+        }
+    }
+
+    /// fio's `io_issue_bytes_exceeded`: the mode's bytes against limit × loops, or number_ios.
+    fn limits_reached(&self) -> bool {
+        let c = &self.cfg;
+        let b = &self.issue_bytes;
+        let bytes = if c.mixed() {
+            b[0] + b[1]
+        } else if c.write {
+            b[1]
+        } else if c.read {
+            b[0]
+        } else {
+            b[2]
+        };
+        if bytes >= c.limit.saturating_mul(c.loops) {
+            return true;
+        }
+        c.number_ios != 0 && self.io_issues.iter().sum::<u64>() >= c.number_ios * c.loops
+    }
+
+    fn file_failed(&mut self, fi: usize) {
+        self.service_file = None;
+        if self.cfg.fsvc.nonuniform() {
+            self.reset_file(fi);
+        } else {
+            self.files[fi].done = true;
+            self.nr_done += 1;
+        }
+    }
+
+    /// fio's `fio_file_reset`: rewind, forget the map, restart the lfsr.
+    pub(crate) fn reset_file(&mut self, fi: usize) {
+        let seed = self.seeds.get(Stream::Block);
+        let f = &mut self.files[fi];
+        f.last_pos = [f.file_offset; 3];
+        f.last_start = [NONE; 3];
+        if let Some(m) = &mut f.map {
+            m.reset();
+        }
+        if let Some(l) = &mut f.lfsr {
+            // The seed was accepted at construction, so it is accepted again.
+            let _ = l.reset(seed);
+        }
+    }
+
+    /// Whether fio would run another pass now (its `keep_running`, minus time and errors):
+    /// consumes one of `loops`, else continues while less than the limit was done and the
+    /// remainder is at least one maximum-size block. Time-based jobs always continue.
+    pub fn another_pass(&mut self) -> bool {
+        if self.cfg.time_based {
+            return true;
+        }
+        if self.pass_ios == 0 {
+            return false;
+        }
+        if self.loops_left > 0 {
+            self.loops_left -= 1;
+            return true;
+        }
+        let c = &self.cfg;
+        if c.number_ios != 0 && self.io_issues.iter().sum::<u64>() >= c.number_ios * c.loops {
+            return false;
+        }
+        let done: u64 = self.issue_bytes.iter().sum();
+        if done >= c.limit {
+            return false;
+        }
+        if c.limit - done < c.max_bs_all {
+            return false;
+        }
+        let files_done = self.files.iter().all(|f| f.done);
+        !files_done || c.io_size_set
+    }
+
+    /// Start a new pass (loops=N, or time_based wrap-around): sequential restarts at the
+    /// start, random map cleared; with randrepeat every stream is reseeded, so each pass
+    /// repeats the first one's offsets (as fio does).
+    pub fn restart(&mut self) {
+        self.pass_bytes = 0;
+        self.pass_ios = 0;
+        self.rwmix_issues = 0;
+        let c = &self.cfg;
+        if c.time_based || c.loops > 1 || c.do_verify {
+            self.nr_done = 0;
+        }
+        self.service_file = None;
+        for i in 0..self.files.len() {
+            self.files[i].done = false;
+            self.reset_file(i);
+        }
+        if self.cfg.randrepeat {
+            self.st = Streams::new(&self.cfg, &self.seeds, self.files.len());
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! The per-I/O decisions of `Generator`, one function per fio step: pick the file (file
+//! service type), the direction (rwmix / trimwrite), the offset (sequential with holes, or
+//! random through the map, lfsr or a distribution, with `:N` sequential runs and
+//! percentage_random), then the length (fixed, bsrange, bssplit) and mark the random map.
+
+use fiox_job::Ddir;
+
+use crate::cfg::{DistCfg, FileSvc};
+use crate::dist::zone_pick;
+use crate::gen::{FileState, Generator, IoReq};
+
+/// Upper bound on block size redraws; fio loops until a size fits, which always terminates in
+/// practice. The cap only guards pathological bssplit tables (e.g. 0% for the only fitting size).
+const MAX_BS_DRAWS: u32 = 100_000;
+
+/// Where the offset came from.
+struct Placed {
+    offset: u64,
+    /// Sequential continuation inside a random job: does not mark the random map.
+    busy_ok: bool,
+}
+
+impl Generator {
+    /// fio's `__get_next_file`: None when every file is done for this pass.
+    pub(crate) fn next_file(&mut self) -> Option<usize> {
+        let n = self.files.len();
+        if self.nr_done >= n {
+            return None;
+        }
+        if let Some(sf) = self.service_file {
+            if !self.files[sf].done {
+                if self.cfg.fsvc == FileSvc::Sequential {
+                    return Some(sf);
+                }
+                if self.service_left > 0 {
+                    self.service_left -= 1;
+                    return Some(sf);
+                }
+            }
+        }
+        let f = match self.cfg.fsvc {
+            FileSvc::RoundRobin | FileSvc::Sequential => self.next_file_rr()?,
+            _ => self.next_file_rand(),
+        };
+        self.service_file = Some(f);
+        self.service_left = self.cfg.fsvc_nr - 1;
+        Some(f)
+    }
+
+    fn next_file_rr(&mut self) -> Option<usize> {
+        let n = self.files.len();
+        let old = self.next_file;
+        loop {
+            let f = self.next_file;
+            self.next_file = (self.next_file + 1) % n;
+            if !self.files[f].done {
+                return Some(f);
+            }
+            if self.next_file == old {
+                return None;
+            }
+        }
+    }
+
+    fn next_file_rand(&mut self) -> usize {
+        let n = self.files.len();
+        loop {
+            let f = match &mut self.st.file_dist {
+                Some(d) => (d.next() >> 10) as usize,
+                None => (n as f64 * self.st.file.next_fraction()) as usize,
+            };
+            if f < n && !self.files[f].done {
+                return f;
+            }
+        }
+    }
+
+    /// fio's `fill_io_u` + the bookkeeping of `get_io_u`. None: this file cannot take another
+    /// I/O this pass.
+    pub(crate) fn fill(&mut self, fi: usize) -> Option<IoReq> {
+        let mut ddir = self.rw_ddir();
+        if self.cfg.trimwrite {
+            let f = &self.files[fi];
+            ddir = if f.last_start[1] == f.last_start[2] {
+                Ddir::Trim
+            } else {
+                Ddir::Write
+            };
+        }
+        let p = self.next_offset(fi, ddir)?;
+        let mut len = self.next_buflen(fi, ddir, p.offset)?;
+        let f = &mut self.files[fi];
+        if p.offset + len > f.real_size {
+            return None;
+        }
+        if !p.busy_ok {
+            if let Some(map) = &mut f.map {
+                let min_bs = self.cfg.dir[ddir.index()].min_bs;
+                let block = (p.offset - f.file_offset) / min_bs;
+                let set = map.set_nr(block, len.div_ceil(min_bs));
+                if set > 0 && set * min_bs < len {
+                    len = set * min_bs;
+                }
+            }
+        }
+        f.last_start[ddir.index()] = p.offset;
+        f.last_pos[ddir.index()] = p.offset + len;
+        Some(IoReq {
+            ddir,
+            file: fi as u32,
+            offset: p.offset,
+            len: len as u32,
+        })
+    }
+
+    /// fio's `get_rw_ddir`: for mixed jobs, stay in a direction for a while, then redraw.
+    fn rw_ddir(&mut self) -> Ddir {
+        let c = &self.cfg;
+        if c.mixed() {
+            let cur = self.rwmix_ddir;
+            if self.io_issues[cur.index()] >= self.rwmix_issues {
+                let v = self.st.mix.between(1, 100);
+                let d = if v <= c.rwmix[0] {
+                    Ddir::Read
+                } else {
+                    Ddir::Write
+                };
+                if d != cur {
+                    self.rwmix_issues = self.io_issues[cur.index()] * c.rwmix[d.index()] / 100;
+                }
+                self.rwmix_ddir = d;
+            }
+            self.rwmix_ddir
+        } else if c.read {
+            Ddir::Read
+        } else if c.write {
+            Ddir::Write
+        } else {
+            Ddir::Trim
+        }
+    }
+
+    /// fio's `get_next_offset`.
+    fn next_offset(&mut self, fi: usize, ddir: Ddir) -> Option<Placed> {
+        let mut hit = false;
+        if self.cfg.seq_nr != 0 {
+            self.seq_left -= 1;
+            if self.seq_left == 0 {
+                hit = true;
+                self.seq_left = self.cfg.seq_nr;
+            }
+        }
+        let mut p = self.next_block(fi, ddir, hit)?;
+        let f = &self.files[fi];
+        if p.offset >= f.io_size {
+            return None;
+        }
+        p.offset += f.file_offset;
+        if p.offset >= f.real_size {
+            return None;
+        }
+        Some(p)
+    }
+
+    /// fio's `get_next_block`: returns the offset relative to the extent start.
+    fn next_block(&mut self, fi: usize, ddir: Ddir, hit: bool) -> Option<Placed> {
+        let ba = self.cfg.dir[ddir.index()].ba;
+        let rand = |g: &mut Self, busy_ok| {
+            g.rand_block(fi, ddir).map(|b| Placed {
+                offset: b * ba,
+                busy_ok,
+            })
+        };
+        let seq = |offset| Placed {
+            offset,
+            busy_ok: true,
+        };
+        if !hit {
+            return match self.seq_offset(fi, ddir) {
+                Some(o) => Some(seq(o)),
+                None => rand(self, true),
+            };
+        }
+        if !self.cfg.random {
+            return self.seq_offset(fi, ddir).map(|offset| Placed {
+                offset,
+                busy_ok: false,
+            });
+        }
+        if self.should_do_random(ddir) {
+            return rand(self, false);
+        }
+        match self.seq_offset(fi, ddir) {
+            Some(o) => Some(seq(o)),
+            None => rand(self, true),
+        }
+    }
+
+    fn should_do_random(&mut self, ddir: Ddir) -> bool {
+        let p = self.cfg.perc_rand[ddir.index()];
+        if p >= 100 {
+            return true;
+        }
+        self.st.seq_rand[ddir.index()].between(1, 100) <= p as u64
+    }
+
+    /// fio's `get_next_seq_offset`, including its wrap rules for holes and time_based runs.
+    fn seq_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
+        let d = ddir.index();
+        let single = self.files.len() == 1;
+        let time_based = self.cfg.time_based;
+        let add = self.cfg.seq_add;
+        let f = &mut self.files[fi];
+        if f.last_pos[d] >= f.io_size + f.file_offset && time_based && single {
+            f.last_pos[d] = f.file_offset;
+        }
+        if f.last_pos[d] >= f.real_size {
+            return None;
+        }
+        let mut pos = f.last_pos[d] - f.file_offset;
+        if pos != 0 && add != 0 {
+            pos += add;
+            // fio compares the relative position with the absolute file size and wraps to the
+            // absolute extent start; kept as-is so hole patterns match fio's.
+            if pos >= f.real_size {
+                pos = f.file_offset;
+            }
+        }
+        Some(pos)
+    }
+
+    /// fio's `get_next_rand_block`: on failure, time_based and non-uniform file service jobs
+    /// rewind the file and try once more.
+    fn rand_block(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
+        if let Some(b) = self.rand_offset(fi, ddir) {
+            return Some(b);
+        }
+        if self.cfg.time_based || self.cfg.fsvc.nonuniform() {
+            self.reset_file(fi);
+            return self.rand_offset(fi, ddir);
+        }
+        None
+    }
+
+    /// fio's `last_block`: number of `ba`-sized slots a random offset may start in.
+    fn last_block(&self, f: &FileState, ddir: Ddir) -> u64 {
+        let dc = &self.cfg.dir[ddir.index()];
+        let mut max_size = f.io_size.min(f.real_size);
+        if dc.min_bs > dc.ba {
+            max_size = max_size.saturating_sub(dc.min_bs - dc.ba);
+        }
+        max_size / dc.ba
+    }
+
+    fn rand_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
+        let lastb = self.last_block(&self.files[fi], ddir);
+        let d = ddir.index();
+        match &self.cfg.dist {
+            DistCfg::Random => {
+                if lastb == 0 {
+                    return None;
+                }
+                self.uniform_block(fi, lastb)
+            }
+            DistCfg::Zipf(_) | DistCfg::Pareto(_) | DistCfg::Gauss(_) => {
+                self.files[fi].dist.as_mut().map(|dist| dist.next())
+            }
+            DistCfg::Zoned(t) => {
+                if lastb == 0 {
+                    return None;
+                }
+                if t[d].is_empty() {
+                    return self.uniform_block(fi, lastb);
+                }
+                let z = t[d][zone_pick(&mut self.st.zone) - 1];
+                let start = z.perc_prev * lastb / 100;
+                let span = lastb * (z.perc - z.perc_prev) / 100;
+                self.uniform_block(fi, span).map(|b| b + start)
+            }
+            DistCfg::ZonedAbs(t) => {
+                if lastb == 0 {
+                    return None;
+                }
+                if t[d].is_empty() {
+                    return self.uniform_block(fi, lastb);
+                }
+                let z = t[d][zone_pick(&mut self.st.zone) - 1];
+                let ba = self.cfg.dir[d].ba;
+                let (start, end) = (z.size_prev / ba, z.size / ba);
+                if end > lastb {
+                    return None;
+                }
+                self.uniform_block(fi, end - start).map(|b| b + start)
+            }
+        }
+    }
+
+    /// fio's `__get_next_rand_offset`: a uniform block in `0..lastb` (or the lfsr's next),
+    /// moved to the next free block when the map says it was done already.
+    fn uniform_block(&mut self, fi: usize, lastb: u64) -> Option<u64> {
+        let f = &mut self.files[fi];
+        let b = match &mut f.lfsr {
+            Some(l) => l.next()?,
+            None => (lastb as f64 * self.st.random.next_fraction()) as u64,
+        };
+        match &f.map {
+            Some(m) if m.is_set(b) => m.next_free(b),
+            _ => Some(b),
+        }
+    }
+
+    /// fio's `get_next_buflen`. None (fio: length 0) when the smallest size does not fit.
+    fn next_buflen(&mut self, fi: usize, ddir: Ddir, offset: u64) -> Option<u64> {
+        let d = ddir.index();
+        let dc = &self.cfg.dir[d];
+        let (minbs, maxbs) = (dc.min_bs, dc.max_bs);
+        if minbs == maxbs {
+            return Some(minbs);
+        }
+        let f = &self.files[fi];
+        let end = f.io_size + f.file_offset;
+        let fits = |len: u64| offset + len <= end;
+        if !fits(minbs) {
+            return None;
+        }
+        let state = &mut self.st.bs[d];
+        let frand_max = state.max();
+        let mut buflen = 0u64;
+        for _ in 0..MAX_BS_DRAWS {
+            let r = state.next();
+            if dc.split.is_empty() {
+                let frac = r as f64 / (frand_max as f64 + 1.0);
+                buflen = minbs + (maxbs as f64 * frac) as u64;
+            } else {
+                let mut perc = 0u64;
+                for &(bs, p) in &dc.split {
+                    if p == 0 {
+                        continue;
+                    }
+                    buflen = bs;
+                    perc += p;
+                    if r / perc <= frand_max / 100 && fits(buflen) {
+                        break;
+                    }
+                }
+            }
+            if !self.cfg.bs_unaligned {
+                if minbs.is_power_of_two() {
+                    buflen &= !(minbs - 1);
+                } else {
+                    buflen -= buflen % minbs;
+                }
+            }
+            buflen = buflen.min(maxbs);
+            if fits(buflen) {
+                return (buflen > 0).then_some(buflen);
+            }
+        }
+        None
+    }
+}

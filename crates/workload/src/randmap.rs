@@ -1,0 +1,166 @@
+//! The random map: one bit per minimum-size block of a file, recording which blocks a pass has
+//! already touched, so a random pass visits every block exactly once (fio's `axmap`). Bounded
+//! memory (1 bit per block plus 1/64 for the summary levels) and O(1) amortised search for the
+//! next free block: each summary level has one bit per word of the level below, set when that
+//! word is full, so a search skips 64, 4096, 262144 ... full blocks at a time.
+
+#[derive(Debug, Clone)]
+pub(crate) struct RandomMap {
+    nr_bits: u64,
+    /// `levels[0]` holds the block bits; `levels[k + 1]` bit `j` = word `j` of `levels[k]` full.
+    levels: Vec<Vec<u64>>,
+}
+
+impl RandomMap {
+    pub(crate) fn new(nr_bits: u64) -> Self {
+        let mut levels = Vec::new();
+        let mut words = nr_bits.div_ceil(64).max(1);
+        loop {
+            levels.push(vec![0u64; words as usize]);
+            if words == 1 {
+                break;
+            }
+            words = words.div_ceil(64);
+        }
+        RandomMap { nr_bits, levels }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        for l in &mut self.levels {
+            l.fill(0);
+        }
+    }
+
+    /// Capacity in bits of the bottom level (bits past `nr_bits` in the last word can be set by
+    /// an I/O that overhangs the end, as in fio, but are never returned as free).
+    #[inline]
+    fn cap(&self) -> u64 {
+        self.levels[0].len() as u64 * 64
+    }
+
+    #[inline]
+    pub(crate) fn is_set(&self, bit: u64) -> bool {
+        if bit >= self.cap() {
+            return false;
+        }
+        self.levels[0][(bit / 64) as usize] & (1u64 << (bit % 64)) != 0
+    }
+
+    /// Set one bit and propagate "word full" upwards.
+    #[inline]
+    fn set(&mut self, bit: u64) {
+        let mut idx = bit;
+        for level in 0..self.levels.len() {
+            let w = (idx / 64) as usize;
+            let word = &mut self.levels[level][w];
+            *word |= 1u64 << (idx % 64);
+            if *word != u64::MAX {
+                return;
+            }
+            idx = w as u64;
+        }
+    }
+
+    /// Set up to `nr` bits from `bit`, stopping at the first bit already set; returns how many
+    /// were set (an I/O overlapping an earlier one is shortened to the untouched part).
+    pub(crate) fn set_nr(&mut self, bit: u64, nr: u64) -> u64 {
+        let cap = self.cap();
+        let mut n = 0;
+        while n < nr {
+            let b = bit + n;
+            if b >= cap || self.is_set(b) {
+                break;
+            }
+            self.set(b);
+            n += 1;
+        }
+        n
+    }
+
+    /// Smallest index `>= idx` whose bit is clear at `level`.
+    fn find_zero(&self, level: usize, idx: u64) -> Option<u64> {
+        let words = &self.levels[level];
+        let w = (idx / 64) as usize;
+        if w >= words.len() {
+            return None;
+        }
+        let masked = !words[w] & (u64::MAX << (idx % 64));
+        if masked != 0 {
+            return Some(w as u64 * 64 + masked.trailing_zeros() as u64);
+        }
+        let w2 = if level + 1 == self.levels.len() {
+            (w + 1..words.len()).find(|&i| words[i] != u64::MAX)? as u64
+        } else {
+            self.find_zero(level + 1, w as u64 + 1)?
+        };
+        let word = *words.get(w2 as usize)?;
+        Some(w2 * 64 + (!word).trailing_zeros() as u64)
+    }
+
+    fn first_free_from(&self, bit: u64) -> Option<u64> {
+        self.find_zero(0, bit).filter(|&b| b < self.nr_bits)
+    }
+
+    /// `bit` is taken: the next free block after it, wrapping to the start (fio's
+    /// `axmap_next_free`). None when the map is full.
+    pub(crate) fn next_free(&self, bit: u64) -> Option<u64> {
+        if bit >= self.nr_bits {
+            return None;
+        }
+        let mut next = bit + 1;
+        if next == self.nr_bits {
+            next = 0;
+        }
+        match self.first_free_from(next) {
+            Some(b) => Some(b),
+            None if next != 0 => self.first_free_from(0),
+            None => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_free_wraps_and_reports_full() {
+        let mut m = RandomMap::new(130);
+        for b in 0..130 {
+            if b != 5 && b != 129 {
+                assert_eq!(m.set_nr(b, 1), 1);
+            }
+        }
+        assert_eq!(m.next_free(5), Some(129));
+        assert_eq!(m.next_free(128), Some(129));
+        assert_eq!(m.next_free(129), Some(5));
+        m.set_nr(5, 1);
+        m.set_nr(129, 1);
+        assert_eq!(m.next_free(7), None);
+        m.reset();
+        assert_eq!(m.next_free(7), Some(8));
+    }
+
+    #[test]
+    fn set_nr_stops_at_set_bit() {
+        let mut m = RandomMap::new(64);
+        m.set_nr(10, 1);
+        assert_eq!(m.set_nr(8, 4), 2);
+        assert!(m.is_set(8) && m.is_set(9) && !m.is_set(11));
+        assert_eq!(m.set_nr(10, 4), 0);
+    }
+
+    #[test]
+    fn multi_level_search_skips_full_regions() {
+        let n = 64 * 64 * 3 + 17;
+        let mut m = RandomMap::new(n);
+        assert_eq!(m.levels.len(), 3);
+        for b in 0..n - 1 {
+            m.set_nr(b, 1);
+        }
+        assert_eq!(m.next_free(0), Some(n - 1));
+        assert_eq!(m.next_free(n - 1), Some(n - 1));
+        m.set_nr(n - 1, 1);
+        assert_eq!(m.next_free(3), None);
+    }
+}
