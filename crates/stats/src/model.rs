@@ -5,36 +5,56 @@
 use crate::hist::Histogram;
 use fiox_job::PerDir;
 
-/// Running statistics of one latency kind (slat, clat or lat) in nanoseconds: exact
-/// min/max/mean/variance (Welford) plus a histogram for percentiles.
+/// Running statistics of one latency kind (slat, clat or lat) in nanoseconds: exact min/max,
+/// mean and sample variance, plus a histogram for percentiles.
+///
+/// Mean and variance come from the sum and sum of squares of the samples' distances to a
+/// shift (the first sample), accumulated in f64: two independent additions per sample instead
+/// of Welford's dependent division (about 4x cheaper per I/O), and — the values being centred —
+/// no cancellation: integer-valued partial sums stay exact up to 2^53.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LatStat {
     pub n: u64,
     pub min: u64,
     pub max: u64,
-    mean: f64,
-    m2: f64,
+    shift: u64,
+    sum: f64,
+    sumsq: f64,
     pub hist: Histogram,
 }
 
 impl LatStat {
     #[inline]
     pub fn add(&mut self, ns: u64) {
-        if self.n == 0 || ns < self.min {
+        if self.n == 0 {
+            self.shift = ns;
+            self.min = ns;
+        } else if ns < self.min {
             self.min = ns;
         }
         if ns > self.max {
             self.max = ns;
         }
         self.n += 1;
-        let d = ns as f64 - self.mean;
-        self.mean += d / self.n as f64;
-        self.m2 += d * (ns as f64 - self.mean);
+        let d = ns.wrapping_sub(self.shift) as i64 as f64;
+        self.sum += d;
+        self.sumsq += d * d;
         self.hist.record(ns);
     }
 
     pub fn mean(&self) -> f64 {
-        self.mean
+        if self.n == 0 {
+            return 0.0;
+        }
+        self.shift as f64 + self.sum / self.n as f64
+    }
+
+    /// Sum of squared deviations from the mean.
+    fn m2(&self) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        (self.sumsq - self.sum * self.sum / self.n as f64).max(0.0)
     }
 
     /// Sample standard deviation (n-1), as fio prints it.
@@ -42,11 +62,11 @@ impl LatStat {
         if self.n < 2 {
             0.0
         } else {
-            (self.m2 / (self.n - 1) as f64).sqrt()
+            (self.m2() / (self.n - 1) as f64).sqrt()
         }
     }
 
-    /// Combine two disjoint sample sets (Chan et al. parallel variance).
+    /// Combine two disjoint sample sets: `o`'s sums are re-based onto this shift.
     pub fn merge(&mut self, o: &LatStat) {
         if o.n == 0 {
             return;
@@ -55,11 +75,12 @@ impl LatStat {
             *self = o.clone();
             return;
         }
-        let n = self.n + o.n;
-        let d = o.mean - self.mean;
-        self.m2 += o.m2 + d * d * (self.n as f64) * (o.n as f64) / n as f64;
-        self.mean += d * o.n as f64 / n as f64;
-        self.n = n;
+        // o's values are d + o.shift = (d + delta) + self.shift.
+        let delta = o.shift as f64 - self.shift as f64;
+        let on = o.n as f64;
+        self.sum += o.sum + on * delta;
+        self.sumsq += o.sumsq + 2.0 * delta * o.sum + on * delta * delta;
+        self.n += o.n;
         self.min = self.min.min(o.min);
         self.max = self.max.max(o.max);
         self.hist.merge(&o.hist);
@@ -73,12 +94,21 @@ impl LatStat {
         } else {
             0.0
         };
+        // Shift to the integer below the mean, so the sums are small and the mean exact.
+        let shift = mean.max(0.0).floor() as u64;
+        let sum = n as f64 * (mean - shift as f64);
+        let sumsq = if n > 0 {
+            m2 + sum * sum / n as f64
+        } else {
+            0.0
+        };
         LatStat {
             n,
             min,
             max,
-            mean,
-            m2,
+            shift,
+            sum,
+            sumsq,
             hist,
         }
     }
@@ -88,8 +118,9 @@ impl LatStat {
         self.n = 0;
         self.min = 0;
         self.max = 0;
-        self.mean = 0.0;
-        self.m2 = 0.0;
+        self.shift = 0;
+        self.sum = 0.0;
+        self.sumsq = 0.0;
         self.hist.reset();
     }
 }
@@ -265,6 +296,13 @@ pub struct JobResult {
     /// Text fio shows after a non-zero `err=` (e.g. `file:engine, func=io_u error,
     /// error=Input/output error`); empty when `error` is 0.
     pub verror: String,
+    /// `continue_on_error` was set (not `none`): fio then reports the tolerated errors (normal
+    /// `errors` line, JSON `total_err`/`first_error`, two extra terse fields).
+    pub continue_on_error: bool,
+    /// I/O errors tolerated under continue_on_error/ignore_error.
+    pub total_err: u64,
+    /// errno of the first tolerated error, 0 if none.
+    pub first_error: i32,
 }
 
 /// One reporting group's totals per direction (`Run status group N`).
@@ -333,6 +371,52 @@ mod tests {
         let s = SampleStat::from_parts(3, 1, 9, 5.0, 4.0);
         assert_eq!((s.n, s.min, s.max), (3, 1, 9));
         assert!((s.stddev() - 4.0).abs() < 1e-9);
+    }
+
+    /// Two-pass reference: exact mean and sample stddev.
+    fn reference(v: &[u64]) -> (f64, f64) {
+        let n = v.len() as f64;
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let m2: f64 = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
+        (mean, (m2 / (n - 1.0)).sqrt())
+    }
+
+    #[test]
+    fn accurate_far_from_the_first_sample_and_for_huge_values() {
+        // First sample an outlier, then a tight cluster far away: no cancellation trouble.
+        let mut v = vec![5_000_000u64];
+        v.extend((0..100_000u64).map(|i| 80_000 + (i * 7919) % 1000));
+        // And a cluster around 10^15 ns (11 days) with a spread of a few ns.
+        let big: Vec<u64> = (0..1000u64)
+            .map(|i| 1_000_000_000_000_000 + i % 5)
+            .collect();
+        for set in [&v, &big] {
+            let mut s = LatStat::default();
+            set.iter().for_each(|&x| s.add(x));
+            let (mean, sd) = reference(set);
+            assert!(
+                (s.mean() - mean).abs() <= mean * 1e-12,
+                "{} vs {mean}",
+                s.mean()
+            );
+            assert!(
+                (s.stddev() - sd).abs() <= sd * 1e-6,
+                "{} vs {sd}",
+                s.stddev()
+            );
+        }
+        let mut one = LatStat::default();
+        one.add(42);
+        assert_eq!(
+            (one.mean(), one.stddev(), one.min, one.max),
+            (42.0, 0.0, 42, 42)
+        );
+        assert_eq!(LatStat::default().mean(), 0.0);
+        let p = LatStat::from_parts(1, 6, 6, 6.31, 0.0, Histogram::new());
+        assert!(
+            (p.mean() - 6.31).abs() < 1e-12,
+            "figures survive from_parts"
+        );
     }
 
     #[test]
