@@ -1,8 +1,149 @@
 //! fio's job language: one option table drives parsing of job files and command lines,
 //! validation, `--cmdhelp`, `--enghelp` and `docs/options.md`; resolution turns the parsed
 //! sections into typed [`JobSpec`]s that the rest of fiox consumes.
+//!
+//! Entry points: [`parse_invocation`] for the `fiox` binary, [`parse_job_text`] for tests and
+//! tools, [`showcmd`] to turn jobs back into a command line.
 #![forbid(unsafe_code)]
 
+pub mod cli;
+pub mod defs;
+pub mod error;
+pub mod help;
+pub mod jobfile;
+pub mod resolve;
+pub mod showcmd;
 pub mod spec;
+pub mod suggest;
+pub mod value;
 
+pub use error::{JobError, Location};
+pub use showcmd::{showcmd, showcmd_args};
 pub use spec::*;
+
+use jobfile::{FileReader, Section, SubstEnv};
+
+/// What the binary should do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run the jobs.
+    Run,
+    /// `--parse-only`: the jobs parsed; exit 0.
+    ParseOnly,
+    /// `--showcmd`: print this command line and exit.
+    ShowCmd(String),
+    /// `--cmdhelp[=opt]`: print this text and exit.
+    CmdHelp(String),
+    /// `--enghelp[=engine]`: print this text and exit.
+    EngHelp(String),
+    /// `--version`: print the version and exit.
+    Version,
+    /// `--help` or no jobs at all: print this text and exit.
+    Help(String),
+}
+
+/// A parsed command line with its jobs resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    pub settings: RunSettings,
+    pub action: Action,
+    /// Fully resolved jobs (numjobs expanded, group ids assigned). Empty for the help actions.
+    pub jobs: Vec<JobSpec>,
+    /// Global options as written (command line, then each file's `[global]`), for fio's JSON
+    /// `global options` object.
+    pub global_options: Vec<(String, String)>,
+}
+
+/// Parse `fiox [switches] [--option=value ...] [jobfile ...]`. `args` excludes the program
+/// name (`std::env::args().skip(1)`). Job files are read from disk (`-` = stdin), `${VAR}`
+/// comes from the process environment.
+pub fn parse_invocation(args: &[String]) -> Result<Invocation, JobError> {
+    parse_invocation_with(args, &SubstEnv::from_system(), &mut |path| {
+        if path == "-" {
+            std::io::read_to_string(std::io::stdin())
+        } else {
+            std::fs::read_to_string(path)
+        }
+    })
+}
+
+/// [`parse_invocation`] with an explicit environment and job file reader (for tests).
+pub fn parse_invocation_with(
+    args: &[String],
+    env: &SubstEnv,
+    read: &mut dyn FnMut(&str) -> std::io::Result<String>,
+) -> Result<Invocation, JobError> {
+    let cl = cli::parse_cmdline(args, env)?;
+    let mut inv = Invocation {
+        settings: cl.settings.clone(),
+        action: Action::Run,
+        jobs: Vec::new(),
+        global_options: Vec::new(),
+    };
+    if let Some(early) = &cl.early {
+        inv.action = match early {
+            cli::Early::Help => Action::Help(help::usage()),
+            cli::Early::Version => Action::Version,
+            cli::Early::CmdHelp(o) => Action::CmdHelp(help::cmdhelp(o)?),
+            cli::Early::EngHelp(e) => Action::EngHelp(help::enghelp(e)?),
+        };
+        return Ok(inv);
+    }
+    let has_cmdline_jobs = cl.sections.iter().any(|s| !s.global);
+    if cl.job_files.is_empty() && !has_cmdline_jobs {
+        inv.action = Action::Help(help::usage());
+        return Ok(inv);
+    }
+    let mut sections = cl.sections.clone();
+    for (i, path) in cl.job_files.iter().enumerate() {
+        let shown = if path == "-" {
+            "<stdin>"
+        } else {
+            path.as_str()
+        };
+        let text = read(path)
+            .map_err(|e| JobError::bare(format!("cannot read job file '{shown}': {e}")))?;
+        let file_sections =
+            FileReader::new(env, &cl.settings.sections).parse_text(&text, shown, i + 1)?;
+        if !file_sections.iter().any(|s| !s.global) {
+            return Err(JobError::bare(format!(
+                "{shown}: no jobs defined (a job file needs at least one [job] section{})",
+                if cl.settings.sections.is_empty() {
+                    ""
+                } else {
+                    " matching --section"
+                }
+            )));
+        }
+        sections.extend(file_sections);
+    }
+    inv.global_options = global_options(&sections);
+    inv.jobs = resolve::resolve(&sections)?;
+    inv.action = if cl.settings.showcmd {
+        Action::ShowCmd(showcmd(&inv.jobs))
+    } else if cl.settings.parse_only {
+        Action::ParseOnly
+    } else {
+        Action::Run
+    };
+    Ok(inv)
+}
+
+fn global_options(sections: &[Section]) -> Vec<(String, String)> {
+    sections
+        .iter()
+        .filter(|s| s.global)
+        .flat_map(|s| s.opts.iter())
+        .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// Parse one job file's text (`name` is used in messages and anchors relative includes).
+pub fn parse_job_text(text: &str, name: &str) -> Result<Vec<JobSpec>, JobError> {
+    let env = SubstEnv::from_system();
+    let sections = FileReader::new(&env, &[]).parse_text(text, name, 1)?;
+    if !sections.iter().any(|s| !s.global) {
+        return Err(JobError::bare(format!("{name}: no jobs defined")));
+    }
+    resolve::resolve(&sections)
+}

@@ -201,6 +201,37 @@ pub struct FileSpec {
     pub allow_mounted_write: bool,
     /// `lockfile=`; only `none` is supported for now.
     pub lockfile_none: bool,
+    /// `create_serialize=` (default true): lay out files one job at a time.
+    pub create_serialize: bool,
+    /// `create_fsync=` (default true): fsync a file after laying it out.
+    pub create_fsync: bool,
+    /// `unlink_each_loop=`: unlink files after every loop.
+    pub unlink_each_loop: bool,
+    /// `fill_device=`/`fill_fs=`: write until ENOSPC.
+    pub fill_device: bool,
+    /// `file_append=`: I/O starts at the end of each file.
+    pub file_append: bool,
+}
+
+/// `zonemode=`: how `zonesize`/`zonerange`/`zoneskip` divide the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneMode {
+    /// No zones (zonesize etc. still describe strided zones if zonesize > 0, as in fio).
+    None,
+    /// `zonemode=strided`: do `zonesize` bytes in each zone of `zonerange`, then skip `zoneskip`.
+    Strided,
+}
+
+/// Zone options (`zonemode=strided`; `zbd` is rejected as not supported yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneSpec {
+    pub mode: ZoneMode,
+    /// Bytes of I/O per zone (0 = zones off).
+    pub size: u64,
+    /// Size of a zone; 0 means same as `size`.
+    pub range: u64,
+    /// Bytes skipped after each zone.
+    pub skip: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +320,12 @@ pub struct RandSpec {
     pub distribution: RandomDistribution,
     /// `percentage_random=` per direction, 0..=100 (100 = fully random for rand modes).
     pub percentage_random: PerDir<u32>,
+    /// `allrandrepeat=`: seed every random generator (not only offsets) repeatably.
+    pub allrandrepeat: bool,
+    /// Optional second parameter of zipf/pareto/normal (`zipf:1.2:0.25`): where the most likely
+    /// value sits, 0.0..=1.0 of the range. None = fio's default (random for zipf/pareto, 0.5 for
+    /// normal).
+    pub distribution_center: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -501,6 +538,8 @@ pub struct JobSpec {
     pub verify: VerifySpec,
     pub kb_base: u32,
     pub unit_base: u32,
+    /// `zonemode`, `zonesize`, `zonerange`, `zoneskip`.
+    pub zone: ZoneSpec,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for fio's JSON `job options` and `--showcmd`.
@@ -519,6 +558,8 @@ pub struct RunSettings {
     pub status_interval: Option<Duration>,
     pub readonly: bool,
     pub allow_destructive: bool,
+    /// `--max-jobs=N`: at most N jobs run at once (None = no limit).
+    pub max_jobs: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -562,6 +603,11 @@ impl Default for FileSpec {
             overwrite: false,
             allow_mounted_write: false,
             lockfile_none: true,
+            create_serialize: true,
+            create_fsync: true,
+            unlink_each_loop: false,
+            fill_device: false,
+            file_append: false,
         }
     }
 }
@@ -628,6 +674,8 @@ impl Default for JobSpec {
                 generator: RandomGenerator::Tausworthe,
                 distribution: RandomDistribution::Random,
                 percentage_random: PerDir::all(100),
+                allrandrepeat: false,
+                distribution_center: None,
             },
             buffers: BufferSpec {
                 zero_buffers: false,
@@ -706,6 +754,12 @@ impl Default for JobSpec {
             },
             kb_base: 1024,
             unit_base: 0,
+            zone: ZoneSpec {
+                mode: ZoneMode::None,
+                size: 0,
+                range: 0,
+                skip: 0,
+            },
             raw_options: Vec::new(),
         }
     }

@@ -1,0 +1,370 @@
+//! The command line in fio's form: `fiox [switches] [--option=value ...] [jobfile ...]`.
+//! Switches set [`RunSettings`] or pick an action; every other `--name[=value]` is a job
+//! option: before the first `--name=` it is global, after it belongs to that job
+//! (`--name=global` starts more global options). Anything else is a job file (`-` = stdin).
+
+use crate::defs;
+use crate::error::{JobError, Location};
+use crate::jobfile::{RawOpt, Section, SubstEnv};
+use crate::resolve::find_def;
+use crate::{suggest, EtaMode, OutputFormat, RunSettings};
+
+/// What the command line asks for before any job is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Early {
+    Help,
+    Version,
+    /// `--cmdhelp[=option]` (empty = all).
+    CmdHelp(String),
+    /// `--enghelp[=engine[,option]]` (empty = list engines).
+    EngHelp(String),
+}
+
+/// The command line split into its parts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CmdLine {
+    pub settings: RunSettings,
+    pub early: Option<Early>,
+    /// Sections from `--option` arguments (file_index 0).
+    pub sections: Vec<Section>,
+    pub job_files: Vec<String>,
+}
+
+/// Switches fiox implements (for did-you-mean).
+const SWITCHES: &[&str] = &[
+    "parse-only",
+    "showcmd",
+    "section",
+    "output",
+    "output-format",
+    "eta",
+    "status-interval",
+    "minimal",
+    "readonly",
+    "version",
+    "help",
+    "cmdhelp",
+    "enghelp",
+    "max-jobs",
+    "allow-destructive",
+];
+
+/// fio switches fiox does not implement yet.
+const FIO_SWITCHES: &[&str] = &[
+    "debug",
+    "bandwidth-log",
+    "latency-log",
+    "terse-version",
+    "append-terse",
+    "eta-newline",
+    "eta-interval",
+    "client",
+    "server",
+    "daemonize",
+    "remote-config",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "trigger-remote",
+    "aux-path",
+    "idle-prof",
+    "inflate-log",
+    "crctest",
+    "alloc-size",
+    "warnings-fatal",
+    "cpuclock-test",
+    "merge-blktrace-only",
+    "profile",
+    "exitall_on_error",
+    "showcmd-all",
+];
+
+/// Parse the arguments (without the program name).
+pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobError> {
+    let mut cl = CmdLine::default();
+    let mut current = new_section("global", true);
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "-" || !arg.starts_with('-') {
+            cl.job_files.push(arg.clone());
+            continue;
+        }
+        let body = arg.trim_start_matches('-');
+        if arg.starts_with("--") {
+            let (name, value) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            if switch(&mut cl, name, value.as_deref())? {
+                continue;
+            }
+            option(&mut cl, &mut current, name, value, args, &mut i, env)?;
+            continue;
+        }
+        match body {
+            "h" => cl.early = cl.early.take().or(Some(Early::Help)),
+            "v" => cl.early = cl.early.take().or(Some(Early::Version)),
+            _ => {
+                return Err(JobError::new(
+                    Location::CommandLine,
+                    format!("unknown switch '{arg}' (options are written --name=value)"),
+                ))
+            }
+        }
+    }
+    cl.sections.push(current);
+    cl.sections.retain(|s| !(s.global && s.opts.is_empty()));
+    Ok(cl)
+}
+
+fn new_section(name: &str, global: bool) -> Section {
+    Section {
+        name: name.to_string(),
+        global,
+        opts: Vec::new(),
+        loc: Location::CommandLine,
+        source: None,
+        file_index: 0,
+    }
+}
+
+/// A job option (or `--name=` starting a job).
+fn option(
+    cl: &mut CmdLine,
+    current: &mut Section,
+    name: &str,
+    value: Option<String>,
+    args: &[String],
+    i: &mut usize,
+    env: &SubstEnv,
+) -> Result<(), JobError> {
+    let loc = Location::CommandLine;
+    if name.eq_ignore_ascii_case("name") {
+        let v = match value {
+            Some(v) => v,
+            None => take_next(args, i, name)?,
+        };
+        if v.trim().is_empty() {
+            return Err(JobError::new(loc, "--name needs a job name"));
+        }
+        let global = v.starts_with("global");
+        let prev = std::mem::replace(current, new_section(v.trim(), global));
+        cl.sections.push(prev);
+        return Ok(());
+    }
+    let def = find_def(name, &loc)?;
+    let value = match value {
+        Some(v) => Some(v),
+        None if def.kind.allows_bare() => None,
+        None => Some(take_next(args, i, name)?),
+    };
+    let value = match value {
+        Some(v) => Some(
+            crate::jobfile::substitute(&v, env)
+                .map_err(|m| JobError::new(loc.clone(), format!("{name}: {m}")))?,
+        ),
+        None => None,
+    };
+    current.opts.push(RawOpt {
+        name: name.to_string(),
+        value,
+        loc,
+    });
+    Ok(())
+}
+
+fn take_next(args: &[String], i: &mut usize, name: &str) -> Result<String, JobError> {
+    let v = args.get(*i).cloned().ok_or_else(|| {
+        JobError::new(
+            Location::CommandLine,
+            format!("option '--{name}' needs a value (--{name}=...)"),
+        )
+    })?;
+    *i += 1;
+    Ok(v)
+}
+
+/// Handle a switch; Ok(false) if `name` is not a switch.
+fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, JobError> {
+    let s = &mut cl.settings;
+    let need = |v: Option<&str>| -> Result<String, JobError> {
+        v.map(str::to_string).ok_or_else(|| {
+            JobError::new(
+                Location::CommandLine,
+                format!("switch '--{name}' needs a value (--{name}=...)"),
+            )
+        })
+    };
+    match name {
+        "parse-only" => s.parse_only = true,
+        "showcmd" => s.showcmd = true,
+        "section" => s.sections.push(need(value)?),
+        "output" => s.output = Some(need(value)?),
+        "output-format" => s.output_formats = parse_formats(&need(value)?)?,
+        "minimal" => s.output_formats = vec![OutputFormat::Terse],
+        "eta" => s.eta = parse_eta(&need(value)?)?,
+        "status-interval" => {
+            let us = crate::value::parse_time_us(&need(value)?, 1_000_000).map_err(|m| {
+                JobError::new(Location::CommandLine, format!("--status-interval: {m}"))
+            })?;
+            s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
+        }
+        "readonly" => s.readonly = true,
+        "allow-destructive" => s.allow_destructive = true,
+        "max-jobs" => {
+            let v = need(value)?;
+            let n: u32 = v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                JobError::new(
+                    Location::CommandLine,
+                    format!("--max-jobs={v}: not a positive number"),
+                )
+            })?;
+            s.max_jobs = Some(n);
+        }
+        "version" => set_early(cl, Early::Version),
+        "help" => set_early(cl, Early::Help),
+        "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
+        "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
+        _ if FIO_SWITCHES.contains(&name) => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                format!("'--{name}' is a fio switch that fiox does not support yet"),
+            ))
+        }
+        _ if defs::lookup(name).is_none() && !name.contains('_') && name.contains('-') => {
+            let hint = suggest::closest(name, SWITCHES.iter().copied())
+                .map(|s| format!(" (did you mean '--{s}'?)"))
+                .unwrap_or_default();
+            return Err(JobError::new(
+                Location::CommandLine,
+                format!("unknown switch '--{name}'{hint}"),
+            ));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn set_early(cl: &mut CmdLine, e: Early) {
+    // The first of --help/--version/--cmdhelp/--enghelp wins, as fio acts on it at once.
+    if cl.early.is_none() {
+        cl.early = Some(e);
+    }
+}
+
+/// `normal,json` -> formats (duplicates removed, order kept).
+pub fn parse_formats(s: &str) -> Result<Vec<OutputFormat>, JobError> {
+    let mut out = Vec::new();
+    for f in s.split(',').map(str::trim) {
+        let fmt = match f {
+            "normal" => OutputFormat::Normal,
+            "json" => OutputFormat::Json,
+            "json+" => OutputFormat::JsonPlus,
+            "terse" => OutputFormat::Terse,
+            other => {
+                return Err(JobError::new(
+                    Location::CommandLine,
+                    format!(
+                    "--output-format: unknown format '{other}' (use normal, json, json+ or terse)"
+                ),
+                ))
+            }
+        };
+        if !out.contains(&fmt) {
+            out.push(fmt);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_eta(s: &str) -> Result<EtaMode, JobError> {
+    match s {
+        "auto" => Ok(EtaMode::Auto),
+        "always" => Ok(EtaMode::Always),
+        "never" => Ok(EtaMode::Never),
+        other => Err(JobError::new(
+            Location::CommandLine,
+            format!("--eta={other}: use auto, always or never"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> SubstEnv {
+        SubstEnv {
+            vars: Default::default(),
+            pagesize: 4096,
+            mb_memory: 1024,
+            ncpus: 2,
+        }
+    }
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn globals_then_jobs() {
+        let cl = parse_cmdline(&args("--bs=8k --name=a --size=1m --name=b a.fio"), &env()).unwrap();
+        let names: Vec<_> = cl
+            .sections
+            .iter()
+            .map(|s| (s.name.as_str(), s.global))
+            .collect();
+        assert_eq!(names, [("global", true), ("a", false), ("b", false)]);
+        assert_eq!(cl.job_files, ["a.fio"]);
+    }
+
+    #[test]
+    fn switches() {
+        let cl = parse_cmdline(
+            &args("--output-format=normal,json+ --eta=never --status-interval=2 --readonly --parse-only --section=x"),
+            &env(),
+        )
+        .unwrap();
+        let s = &cl.settings;
+        assert_eq!(
+            s.output_formats,
+            [OutputFormat::Normal, OutputFormat::JsonPlus]
+        );
+        assert_eq!(s.eta, EtaMode::Never);
+        assert_eq!(s.status_interval, Some(std::time::Duration::from_secs(2)));
+        assert!(s.readonly && s.parse_only);
+        assert_eq!(s.sections, ["x"]);
+        let m = parse_cmdline(&args("--minimal"), &env()).unwrap();
+        assert_eq!(m.settings.output_formats, [OutputFormat::Terse]);
+    }
+
+    #[test]
+    fn value_in_next_argument() {
+        let cl = parse_cmdline(&args("--name x --bs 4k --time_based"), &env()).unwrap();
+        let opts = &cl.sections[0].opts;
+        assert_eq!(cl.sections[0].name, "x");
+        assert_eq!(opts[0].value.as_deref(), Some("4k"));
+        assert_eq!(opts[1].value, None);
+    }
+
+    #[test]
+    fn bad_switches() {
+        let e = parse_cmdline(&args("--output-format=xml"), &env()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "command line: --output-format: unknown format 'xml' (use normal, json, json+ or terse)"
+        );
+        let e = parse_cmdline(&args("--parse-onyl"), &env()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"
+        );
+        let e = parse_cmdline(&args("--latency-log"), &env()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "command line: '--latency-log' is a fio switch that fiox does not support yet"
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! Options that belong to one engine. They are accepted only when the job's final `ioengine`
+//! (which may be set later in the section or in `[global]`) is one of `engines`; the check is
+//! done after all options are applied, as fio loads engine options once the engine is known.
+
+use super::{Category as C, Kind as K, OptDef};
+
+const URING: &[&str] = &["io_uring"];
+const SYNC2_URING: &[&str] = &["pvsync2", "io_uring"];
+const NOWAIT: &[&str] = &["pvsync2", "io_uring", "libaio"];
+const GUASI: &[&str] = &["guasi"];
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("hipri", K::Bool, C::Engine, "Use polled (high priority) I/O", |j, v| {
+        j.engine.hipri = v.bool()?;
+        Ok(())
+    })
+    .engines(SYNC2_URING)
+    .long("pvsync2 sets RWF_HIPRI; io_uring sets up an I/O-polled ring. Needs direct=1 and a device with poll queues."),
+    OptDef::new("hipri_percentage", K::Int, C::Engine, "Percent of I/Os issued with RWF_HIPRI", |j, v| {
+        j.engine.hipri_percentage = v.u32()?;
+        Ok(())
+    })
+    .engines(&["pvsync2"])
+    .def("100")
+    .range(0, 100),
+    OptDef::new("uncached", K::Int, C::Engine, "Issue buffered I/O with RWF_UNCACHED", |j, v| {
+        j.engine.uncached = v.u32()?;
+        Ok(())
+    })
+    .engines(SYNC2_URING)
+    .def("0")
+    .range(0, 1),
+    OptDef::new("nowait", K::Bool, C::Engine, "Issue I/O with RWF_NOWAIT (fail instead of blocking)", |j, v| {
+        j.engine.nowait = v.bool()?;
+        Ok(())
+    })
+    .engines(NOWAIT)
+    .def("0"),
+    OptDef::new("fixedbufs", K::Bool, C::Engine, "Register I/O buffers with the ring", |j, v| {
+        j.engine.fixedbufs = v.bool()?;
+        Ok(())
+    })
+    .engines(URING),
+    OptDef::new("registerfiles", K::Bool, C::Engine, "Register files with the ring", |j, v| {
+        j.engine.registerfiles = v.bool()?;
+        Ok(())
+    })
+    .engines(URING),
+    OptDef::new("sqthread_poll", K::Bool, C::Engine, "Let a kernel thread poll the submission queue", |j, v| {
+        j.engine.sqthread_poll = v.bool()?;
+        Ok(())
+    })
+    .engines(URING),
+    OptDef::new("sqthread_poll_cpu", K::Int, C::Engine, "CPU of the submission-polling thread", |j, v| {
+        j.engine.sqthread_poll_cpu = Some(v.u32()?);
+        Ok(())
+    })
+    .engines(URING)
+    .range(0, 4095),
+    OptDef::new("nonvectored", K::Int, C::Engine, "Use non-vectored read/write commands (1) or vectored (0)", |j, v| {
+        j.engine.nonvectored = v.int()? as i32;
+        Ok(())
+    })
+    .engines(URING)
+    .def("-1")
+    .range(-1, 1),
+    OptDef::new("force_async", K::Int, C::Engine, "Set IOSQE_ASYNC on every Nth I/O", |j, v| {
+        j.engine.force_async = v.u32()?;
+        Ok(())
+    })
+    .engines(URING)
+    .def("0"),
+    OptDef::new("userspace_reap", K::Bool, C::Engine, "Reap completions from user space", |j, v| {
+        j.engine.userspace_reap = v.bool()?;
+        Ok(())
+    })
+    .engines(&["libaio"]),
+    OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth)", |j, v| {
+        j.engine.guasi_workers = Some(v.u32()?);
+        Ok(())
+    })
+    .engines(GUASI)
+    .range(1, 4096),
+    OptDef::new("guasi_submit", K::Choice(&["inline", "offload"]), C::Engine, "Submit requests from the job thread (inline) or a helper (offload)", |j, v| {
+        j.engine.guasi_submit_offload = v.choice()? == "offload";
+        Ok(())
+    })
+    .engines(GUASI)
+    .def("inline"),
+    OptDef::new("guasi_kick", K::Choice(&["batch", "each"]), C::Engine, "Wake workers once per batch or once per request", |j, v| {
+        j.engine.guasi_kick_each = v.choice()? == "each";
+        Ok(())
+    })
+    .engines(GUASI)
+    .def("batch"),
+    OptDef::new("guasi_reap_runs", K::Int, C::Engine, "Let the reaping thread run queued requests itself (1) or not (0)", |j, v| {
+        j.engine.guasi_reap_runs = v.int()? == 1;
+        Ok(())
+    })
+    .engines(GUASI)
+    .def("0")
+    .range(0, 1),
+];
+
+#[cfg(test)]
+pub(super) use tests::CASES;
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{run, Case};
+
+    pub static CASES: &[Case] = &[
+        ("hipri", "", Some(|j| j.engine.hipri)),
+        (
+            "hipri_percentage",
+            "30",
+            Some(|j| j.engine.hipri_percentage == 30),
+        ),
+        ("hipri_percentage", "101", None),
+        ("uncached", "1", Some(|j| j.engine.uncached == 1)),
+        ("uncached", "2", None),
+        ("nowait", "1", Some(|j| j.engine.nowait)),
+        ("fixedbufs", "", Some(|j| j.engine.fixedbufs)),
+        ("registerfiles", "1", Some(|j| j.engine.registerfiles)),
+        ("sqthread_poll", "1", Some(|j| j.engine.sqthread_poll)),
+        (
+            "sqthread_poll_cpu",
+            "1",
+            Some(|j| j.engine.sqthread_poll_cpu == Some(1)),
+        ),
+        ("nonvectored", "1", Some(|j| j.engine.nonvectored == 1)),
+        ("nonvectored", "2", None),
+        ("force_async", "4", Some(|j| j.engine.force_async == 4)),
+        ("userspace_reap", "", Some(|j| j.engine.userspace_reap)),
+        (
+            "guasi_workers",
+            "8",
+            Some(|j| j.engine.guasi_workers == Some(8)),
+        ),
+        ("guasi_workers", "0", None),
+        (
+            "guasi_submit",
+            "offload",
+            Some(|j| j.engine.guasi_submit_offload),
+        ),
+        ("guasi_submit", "sideways", None),
+        ("guasi_kick", "each", Some(|j| j.engine.guasi_kick_each)),
+        ("guasi_reap_runs", "1", Some(|j| j.engine.guasi_reap_runs)),
+        ("guasi_reap_runs", "2", None),
+    ];
+
+    #[test]
+    fn engine_options() {
+        run(CASES);
+    }
+}

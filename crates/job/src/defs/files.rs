@@ -1,0 +1,285 @@
+//! File and device options: names, counts, sizes, creation, layout and cache handling.
+
+use super::{Category as C, Kind as K, OptDef};
+use crate::value;
+use crate::{FallocateMode, FileServiceType};
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("filename", K::Complex("name[:name...] (\\: for a literal colon)"), C::Files, "File or device names to use", |j, v| {
+        let names = value::split_colon_list(v.raw.trim());
+        if names.is_empty() {
+            return Err("no file name given".into());
+        }
+        j.files.filenames = names;
+        Ok(())
+    })
+    .long("A `:`-separated list of files or block devices shared by the job's clones; write `\\:` for a colon inside a name. Without it, names come from filename_format."),
+    OptDef::new("directory", K::Complex("dir[:dir...]"), C::Files, "Directory (or directories) for the job's files", |j, v| {
+        let dirs = value::split_colon_list(v.raw.trim());
+        if dirs.is_empty() {
+            return Err("no directory given".into());
+        }
+        j.files.directories = dirs;
+        Ok(())
+    })
+    .long("Files are created in this directory; with several `:`-separated directories they are spread round-robin."),
+    OptDef::new("filename_format", K::Str, C::Files, "Pattern for generated file names ($jobname, $jobnum, $filenum)", |j, v| {
+        if v.str().is_empty() {
+            return Err("the format cannot be empty".into());
+        }
+        j.files.filename_format = v.str().to_string();
+        Ok(())
+    })
+    .def("$jobname.$jobnum.$filenum")
+    .long("Used when filename= is not given; `$jobname` is the job name, `$jobnum` the clone number, `$filenum` the file number within the job."),
+    OptDef::new("nrfiles", K::Int, C::Files, "Number of files per job", |j, v| {
+        j.files.nrfiles = v.u32()?;
+        Ok(())
+    })
+    .alias(&["nr_files"])
+    .def("1")
+    .range(1, 1 << 20),
+    OptDef::new("openfiles", K::Int, C::Files, "Keep at most this many files open at once", |j, v| {
+        j.files.openfiles = v.u32()?;
+        Ok(())
+    })
+    .range(0, 1 << 20)
+    .long("0 (default) keeps all of the job's files open."),
+    OptDef::new("file_service_type", K::Choice(&["random", "roundrobin", "sequential", "zipf", "pareto", "normal", "gauss"]), C::Files, "How the next file is chosen (random|roundrobin|sequential[:N], zipf|pareto|normal:x)", |j, v| {
+        j.files.file_service_type = parse_file_service(&v.choice()?)?;
+        Ok(())
+    })
+    .def("roundrobin")
+    .long("`:N` switches files every N I/Os; zipf/pareto/normal take their distribution parameter after the colon."),
+    OptDef::new("filesize", K::Complex("size or size range a-b"), C::Files, "Size of each file (a range picks per file)", |j, v| {
+        let (a, b) = value::split_range(v.raw);
+        let lo = value::parse_size(a, v.kb_base)?;
+        let hi = value::parse_size(b, v.kb_base)?;
+        if lo == 0 {
+            return Err("file size must be at least 1 byte".into());
+        }
+        if hi < lo {
+            return Err(format!("range end {hi} is below its start {lo}"));
+        }
+        j.files.filesize = Some((lo, hi));
+        Ok(())
+    }),
+    OptDef::new("create_on_open", K::Bool, C::Files, "Create files when first opened for I/O, not up front", |j, v| {
+        j.files.create_on_open = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("create_serialize", K::Bool, C::Files, "Lay out the files of jobs one job at a time", |j, v| {
+        j.files.create_serialize = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("create_fsync", K::Bool, C::Files, "fsync each file after laying it out", |j, v| {
+        j.files.create_fsync = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("unlink", K::Bool, C::Files, "Delete the job's files when it finishes", |j, v| {
+        j.files.unlink = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("unlink_each_loop", K::Bool, C::Files, "Delete the job's files after every loop", |j, v| {
+        j.files.unlink_each_loop = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("allow_file_create", K::Bool, C::Files, "Allow creating files that do not exist", |j, v| {
+        j.files.allow_file_create = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("fallocate", K::Choice(&["none", "native", "posix", "keep", "truncate", "0", "1"]), C::Files, "How files are preallocated when laid out", |j, v| {
+        j.files.fallocate = match v.choice()?.as_str() {
+            "none" | "0" => FallocateMode::None,
+            "posix" | "1" => FallocateMode::Posix,
+            "keep" => FallocateMode::Keep,
+            "truncate" => FallocateMode::Truncate,
+            _ => FallocateMode::Native,
+        };
+        Ok(())
+    })
+    .def("native")
+    .long("`0` is an old spelling of none and `1` of posix."),
+    OptDef::new("pre_read", K::Bool, C::Files, "Read the files into the page cache before starting", |j, v| {
+        j.files.pre_read = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("invalidate", K::Bool, C::Files, "Drop the files' page cache before the job", |j, v| {
+        j.files.invalidate = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("overwrite", K::Bool, C::Files, "Write the whole file before a write job so writes overwrite", |j, v| {
+        j.files.overwrite = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("allow_mounted_write", K::Bool, C::Files, "Allow writes to a device that holds a mounted file system", |j, v| {
+        j.files.allow_mounted_write = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {
+        match v.choice()?.as_str() {
+            "none" => {
+                j.files.lockfile_none = true;
+                Ok(())
+            }
+            other => Err(format!(
+                "lockfile={other} is a fio mode that fiox does not support yet"
+            )),
+        }
+    })
+    .def("none"),
+    OptDef::new("fill_device", K::Bool, C::Files, "Write until the device or file system is full", |j, v| {
+        j.files.fill_device = v.bool()?;
+        Ok(())
+    })
+    .alias(&["fill_fs"])
+    .def("0"),
+    OptDef::new("file_append", K::Bool, C::Files, "Start I/O at the end of each file", |j, v| {
+        j.files.file_append = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+];
+
+fn parse_file_service(s: &str) -> Result<FileServiceType, String> {
+    let (head, arg) = match s.split_once(':') {
+        Some((h, a)) => (h, Some(a)),
+        None => (s, None),
+    };
+    let count = |a: Option<&str>| -> Result<u32, String> {
+        match a {
+            None => Ok(1),
+            Some(a) => a
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("'{a}' is not a positive I/O count")),
+        }
+    };
+    let param = |a: Option<&str>| -> Result<f64, String> {
+        a.ok_or_else(|| format!("{head} needs a parameter ({head}:x)"))
+            .and_then(value::parse_float)
+    };
+    Ok(match head {
+        "random" => FileServiceType::Random(count(arg)?),
+        "roundrobin" => FileServiceType::RoundRobin(count(arg)?),
+        "sequential" => FileServiceType::Sequential(count(arg)?),
+        "zipf" => FileServiceType::Zipf(param(arg)?),
+        "pareto" => FileServiceType::Pareto(param(arg)?),
+        _ => FileServiceType::Gauss(param(arg)?),
+    })
+}
+
+#[cfg(test)]
+pub(super) use tests::CASES;
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{run, Case};
+    use super::*;
+
+    pub static CASES: &[Case] = &[
+        (
+            "filename",
+            "/dev/sda",
+            Some(|j| j.files.filenames == vec!["/dev/sda"]),
+        ),
+        (
+            "filename",
+            r"a:b\:c",
+            Some(|j| j.files.filenames == vec!["a", "b:c"]),
+        ),
+        ("filename", "", None),
+        (
+            "directory",
+            "/mnt/a:/mnt/b",
+            Some(|j| j.files.directories == vec!["/mnt/a", "/mnt/b"]),
+        ),
+        (
+            "filename_format",
+            "f.$jobnum",
+            Some(|j| j.files.filename_format == "f.$jobnum"),
+        ),
+        ("nrfiles", "8", Some(|j| j.files.nrfiles == 8)),
+        ("nr_files", "0", None),
+        ("openfiles", "2", Some(|j| j.files.openfiles == 2)),
+        (
+            "file_service_type",
+            "random:4",
+            Some(|j| j.files.file_service_type == FileServiceType::Random(4)),
+        ),
+        (
+            "file_service_type",
+            "zipf:1.2",
+            Some(|j| j.files.file_service_type == FileServiceType::Zipf(1.2)),
+        ),
+        (
+            "file_service_type",
+            "sequential",
+            Some(|j| j.files.file_service_type == FileServiceType::Sequential(1)),
+        ),
+        ("file_service_type", "roundrobin:0", None),
+        ("file_service_type", "lottery", None),
+        (
+            "filesize",
+            "1m",
+            Some(|j| j.files.filesize == Some((1 << 20, 1 << 20))),
+        ),
+        (
+            "filesize",
+            "1m-2m",
+            Some(|j| j.files.filesize == Some((1 << 20, 2 << 20))),
+        ),
+        ("filesize", "2m-1m", None),
+        ("create_on_open", "1", Some(|j| j.files.create_on_open)),
+        ("create_serialize", "0", Some(|j| !j.files.create_serialize)),
+        ("create_fsync", "0", Some(|j| !j.files.create_fsync)),
+        ("unlink", "1", Some(|j| j.files.unlink)),
+        ("unlink_each_loop", "1", Some(|j| j.files.unlink_each_loop)),
+        (
+            "allow_file_create",
+            "0",
+            Some(|j| !j.files.allow_file_create),
+        ),
+        (
+            "fallocate",
+            "none",
+            Some(|j| j.files.fallocate == FallocateMode::None),
+        ),
+        (
+            "fallocate",
+            "1",
+            Some(|j| j.files.fallocate == FallocateMode::Posix),
+        ),
+        ("fallocate", "maybe", None),
+        ("pre_read", "1", Some(|j| j.files.pre_read)),
+        ("invalidate", "0", Some(|j| !j.files.invalidate)),
+        ("overwrite", "1", Some(|j| j.files.overwrite)),
+        (
+            "allow_mounted_write",
+            "1",
+            Some(|j| j.files.allow_mounted_write),
+        ),
+        ("lockfile", "none", Some(|j| j.files.lockfile_none)),
+        ("lockfile", "exclusive", None),
+        ("fill_device", "1", Some(|j| j.files.fill_device)),
+        ("fill_fs", "1", Some(|j| j.files.fill_device)),
+        ("file_append", "1", Some(|j| j.files.file_append)),
+    ];
+
+    #[test]
+    fn file_options() {
+        run(CASES);
+    }
+}

@@ -1,0 +1,396 @@
+//! Job description, grouping, run time, processes/CPUs and error handling options.
+
+use super::{Category as C, Kind as K, OptDef};
+use crate::value;
+use crate::{ContinueOnError, CpusAllowedPolicy};
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("description", K::Str, C::General, "Text description of the job", |j, v| {
+        j.description = Some(v.str().to_string());
+        Ok(())
+    })
+    .long("Free text printed with the job's results; it has no effect on the workload."),
+    OptDef::new("name", K::Str, C::General, "Name of this job", |j, v| {
+        if v.str().is_empty() {
+            return Err("a job name cannot be empty".into());
+        }
+        j.name = v.str().to_string();
+        Ok(())
+    })
+    .long("On the command line `--name=NAME` starts a new job (`--name=global` starts global options); in a job file it renames the section's job."),
+    OptDef::new("wait_for", K::Str, C::General, "Name of the job this one waits for before starting", |j, v| {
+        j.wait_for = Some(v.str().to_string());
+        Ok(())
+    })
+    .long("The job starts only after the named job (which must appear earlier) has finished."),
+    OptDef::new("stonewall", K::Bool, C::General, "Wait for all previous jobs to finish before starting; starts a new group", |j, v| {
+        j.stonewall = v.bool()?;
+        Ok(())
+    })
+    .alias(&["wait_for_previous"])
+    .long("Inserts a barrier: this job starts when every job before it has exited, and it begins a new reporting group."),
+    OptDef::new("new_group", K::Bool, C::General, "Start a new reporting group with this job", |j, v| {
+        j.new_group = v.bool()?;
+        Ok(())
+    })
+    .long("Without a barrier, begins a new reporting group so `group_reporting` aggregates separately."),
+    OptDef::new("numjobs", K::Int, C::General, "Run this many clones of the job", |j, v| {
+        j.numjobs = v.u32()?;
+        Ok(())
+    })
+    .def("1")
+    .range(1, 65536)
+    .long("Each clone is an independent job with the same options, named like the original; clones share a group."),
+    OptDef::new("group_reporting", K::Bool, C::Stats, "Report each group as a whole instead of per job", |j, v| {
+        j.stats.group_reporting = v.bool()?;
+        Ok(())
+    })
+    .long("Aggregates the statistics of all jobs in a reporting group into one report."),
+    OptDef::new("kb_base", K::Choice(&["1024", "1000"]), C::General, "Base of k/m/g: 1024 (k=KiB, fio's default) or 1000", |j, v| {
+        j.kb_base = match v.choice()?.as_str() {
+            "1000" => 1000,
+            _ => 1024,
+        };
+        Ok(())
+    })
+    .def("1024")
+    .long("With 1024, `k` means 1024 and `KiB` means 1000 (fio's inverted convention); with 1000 the meanings swap. It applies to every size in the job, wherever it is written."),
+    OptDef::new("unit_base", K::Choice(&["0", "1", "8"]), C::General, "Report in bytes (1), bits (8) or auto (0)", |j, v| {
+        j.unit_base = v.choice()?.parse().map_err(|_| "unit_base must be 0, 1 or 8".to_string())?;
+        Ok(())
+    })
+    .def("0")
+    .long("Unit used for bandwidth in the normal output: 8 reports bits per second, 1 bytes, 0 lets fiox pick bytes."),
+    OptDef::new("loops", K::Int, C::Timing, "Run the whole workload this many times", |j, v| {
+        j.timing.loops = v.u32()?;
+        Ok(())
+    })
+    .def("1")
+    .range(1, u32::MAX as i64),
+    OptDef::new("startdelay", K::Time("s"), C::Timing, "Wait this long before starting (range a-b picks at random)", |j, v| {
+        let (lo, hi) = value::split_range(v.raw);
+        let lo = value::parse_time_us(lo, 1_000_000)?;
+        let hi = value::parse_time_us(hi, 1_000_000)?;
+        if hi < lo {
+            return Err(format!("range end {hi}us is below its start {lo}us"));
+        }
+        j.timing.startdelay = (dur(lo), dur(hi));
+        Ok(())
+    })
+    .def("0")
+    .long("Delays the job's start; `a-b` picks a delay uniformly in the range, seeded like other random choices."),
+    OptDef::new("runtime", K::Time("s"), C::Timing, "Stop the job after this long", |j, v| {
+        let us = v.time_us()?;
+        j.timing.runtime = if us == 0 { None } else { Some(dur(us)) };
+        Ok(())
+    })
+    .alias(&["timeout"])
+    .def("0")
+    .long("Caps the job's run time (excluding ramp_time). 0 means no cap. Without time_based, the job may still end earlier when its size is done."),
+    OptDef::new("time_based", K::Bool, C::Timing, "Keep running until runtime expires, repeating the workload", |j, v| {
+        j.timing.time_based = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("ramp_time", K::Time("s"), C::Timing, "Run this long before recording statistics", |j, v| {
+        let us = v.time_us()?;
+        j.timing.ramp_time = if us == 0 { None } else { Some(dur(us)) };
+        Ok(())
+    })
+    .long("I/O runs during the ramp but statistics are reset when it ends."),
+    OptDef::new("thread", K::Bool, C::Process, "Run jobs as threads instead of processes", |j, v| {
+        j.thread = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("exitall", K::Bool, C::Process, "Stop all jobs when one finishes", |j, v| {
+        j.errors.exitall = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("exitall_on_error", K::Bool, C::Process, "Stop all jobs when one fails", |j, v| {
+        j.errors.exitall_on_error = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("continue_on_error", K::Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]), C::Process, "Keep going after non-fatal I/O errors of these kinds", |j, v| {
+        j.errors.continue_on_error = match v.choice()?.as_str() {
+            "none" | "0" => ContinueOnError::None,
+            "read" => ContinueOnError::Read,
+            "write" => ContinueOnError::Write,
+            "io" => ContinueOnError::Io,
+            "verify" => ContinueOnError::Verify,
+            _ => ContinueOnError::All,
+        };
+        Ok(())
+    })
+    .def("none")
+    .long("`1` is the same as `all`, `0` as `none`. Errors are counted and reported instead of ending the job."),
+    OptDef::new("ignore_error", K::Complex("errno list per direction: read,write,verify (each a:b:c)"), C::Process, "Error numbers or names to ignore, per direction", |j, v| {
+        let parts: Vec<&str> = v.raw.split(',').collect();
+        if parts.len() > 3 {
+            return Err("at most 3 comma-separated lists (read,write,verify) are allowed".into());
+        }
+        for (i, p) in parts.iter().enumerate() {
+            let list = p
+                .split(':')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(errno_value)
+                .collect::<Result<Vec<i32>, String>>()?;
+            let d = [crate::Ddir::Read, crate::Ddir::Write, crate::Ddir::Trim][i];
+            *j.errors.ignore_error.get_mut(d) = list;
+        }
+        Ok(())
+    })
+    .long("Lists are `:`-separated error names (EIO) or numbers; the third list applies to verification (stored in the trim slot)."),
+    OptDef::new("nice", K::Int, C::Process, "CPU nice value of the job", |j, v| {
+        j.cpu.nice = v.int()? as i32;
+        Ok(())
+    })
+    .def("0")
+    .range(-20, 19),
+    OptDef::new("prio", K::Int, C::Process, "I/O priority level (0 highest .. 7 lowest)", |j, v| {
+        j.cpu.prio = Some(v.u32()?);
+        Ok(())
+    })
+    .range(0, 7),
+    OptDef::new("prioclass", K::Int, C::Process, "I/O priority class (0 none, 1 realtime, 2 best-effort, 3 idle)", |j, v| {
+        j.cpu.prioclass = Some(v.u32()?);
+        Ok(())
+    })
+    .range(0, 3),
+    OptDef::new("cpus_allowed", K::Complex("cpu list, e.g. 0-3,6"), C::Process, "CPUs the job may run on", |j, v| {
+        j.cpu.cpus_allowed = Some(parse_cpu_list(v.raw)?);
+        Ok(())
+    })
+    .long("Comma-separated CPU numbers and ranges (`0-3,6`). With cpus_allowed_policy=split each clone gets one CPU."),
+    OptDef::new("cpumask", K::Int, C::Process, "CPU affinity as a bit mask", |j, v| {
+        let m = v.u64()?;
+        let cpus: Vec<usize> = (0..64).filter(|b| m & (1u64 << b) != 0).collect();
+        if cpus.is_empty() {
+            return Err("the mask selects no CPU".into());
+        }
+        j.cpu.cpus_allowed = Some(cpus);
+        Ok(())
+    }),
+    OptDef::new("cpus_allowed_policy", K::Choice(&["shared", "split"]), C::Process, "Share the CPU set (shared) or give each job one CPU (split)", |j, v| {
+        j.cpu.policy = if v.choice()? == "split" {
+            CpusAllowedPolicy::Split
+        } else {
+            CpusAllowedPolicy::Shared
+        };
+        Ok(())
+    })
+    .def("shared"),
+];
+
+fn dur(us: u64) -> std::time::Duration {
+    std::time::Duration::from_micros(us)
+}
+
+/// `0-3,6` -> [0,1,2,3,6] (sorted, deduplicated).
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a, b),
+            None => (part, part),
+        };
+        let lo: usize = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let hi: usize = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        if hi < lo || hi >= 4096 {
+            return Err(format!("CPU range '{part}' is invalid"));
+        }
+        out.extend(lo..=hi);
+    }
+    if out.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Linux errno names fio accepts in `ignore_error`.
+const ERRNOS: &[(&str, i32)] = &[
+    ("EPERM", 1),
+    ("ENOENT", 2),
+    ("ESRCH", 3),
+    ("EINTR", 4),
+    ("EIO", 5),
+    ("ENXIO", 6),
+    ("E2BIG", 7),
+    ("ENOEXEC", 8),
+    ("EBADF", 9),
+    ("ECHILD", 10),
+    ("EAGAIN", 11),
+    ("ENOMEM", 12),
+    ("EACCES", 13),
+    ("EFAULT", 14),
+    ("ENOTBLK", 15),
+    ("EBUSY", 16),
+    ("EEXIST", 17),
+    ("EXDEV", 18),
+    ("ENODEV", 19),
+    ("ENOTDIR", 20),
+    ("EISDIR", 21),
+    ("EINVAL", 22),
+    ("ENFILE", 23),
+    ("EMFILE", 24),
+    ("ENOTTY", 25),
+    ("ETXTBSY", 26),
+    ("EFBIG", 27),
+    ("ENOSPC", 28),
+    ("ESPIPE", 29),
+    ("EROFS", 30),
+    ("EMLINK", 31),
+    ("EPIPE", 32),
+    ("EDOM", 33),
+    ("ERANGE", 34),
+    ("EDEADLK", 35),
+    ("ENAMETOOLONG", 36),
+    ("ENOLCK", 37),
+    ("ENOSYS", 38),
+    ("ENOTEMPTY", 39),
+    ("ELOOP", 40),
+    ("ENODATA", 61),
+    ("ETIME", 62),
+    ("EILSEQ", 84),
+    ("EOPNOTSUPP", 95),
+    ("ETIMEDOUT", 110),
+    ("ECANCELED", 125),
+    ("EREMOTEIO", 121),
+    ("EDQUOT", 122),
+];
+
+fn errno_value(s: &str) -> Result<i32, String> {
+    if let Ok(n) = s.parse::<i32>() {
+        return if n > 0 {
+            Ok(n)
+        } else {
+            Err(format!("error number {n} must be positive"))
+        };
+    }
+    ERRNOS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(s))
+        .map(|(_, v)| *v)
+        .ok_or_else(|| format!("'{s}' is not a known error name"))
+}
+
+#[cfg(test)]
+pub(super) use tests::CASES;
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{run, Case};
+    use super::*;
+    use std::time::Duration;
+
+    pub static CASES: &[Case] = &[
+        (
+            "description",
+            "a test",
+            Some(|j| j.description.as_deref() == Some("a test")),
+        ),
+        ("name", "foo", Some(|j| j.name == "foo")),
+        ("name", "", None),
+        (
+            "wait_for",
+            "first",
+            Some(|j| j.wait_for.as_deref() == Some("first")),
+        ),
+        ("stonewall", "", Some(|j| j.stonewall)),
+        ("wait_for_previous", "1", Some(|j| j.stonewall)),
+        ("stonewall", "0", Some(|j| !j.stonewall)),
+        ("new_group", "", Some(|j| j.new_group)),
+        ("numjobs", "4", Some(|j| j.numjobs == 4)),
+        ("numjobs", "0", None),
+        ("group_reporting", "", Some(|j| j.stats.group_reporting)),
+        ("kb_base", "1000", Some(|j| j.kb_base == 1000)),
+        ("kb_base", "1001", None),
+        ("unit_base", "8", Some(|j| j.unit_base == 8)),
+        ("unit_base", "2", None),
+        ("loops", "3", Some(|j| j.timing.loops == 3)),
+        (
+            "startdelay",
+            "2",
+            Some(|j| j.timing.startdelay == (Duration::from_secs(2), Duration::from_secs(2))),
+        ),
+        (
+            "startdelay",
+            "1-3s",
+            Some(|j| j.timing.startdelay == (Duration::from_secs(1), Duration::from_secs(3))),
+        ),
+        ("startdelay", "3-1", None),
+        (
+            "runtime",
+            "20",
+            Some(|j| j.timing.runtime == Some(Duration::from_secs(20))),
+        ),
+        (
+            "timeout",
+            "1m",
+            Some(|j| j.timing.runtime == Some(Duration::from_secs(60))),
+        ),
+        ("runtime", "0", Some(|j| j.timing.runtime.is_none())),
+        ("runtime", "10x", None),
+        ("time_based", "", Some(|j| j.timing.time_based)),
+        (
+            "ramp_time",
+            "500ms",
+            Some(|j| j.timing.ramp_time == Some(Duration::from_millis(500))),
+        ),
+        ("thread", "", Some(|j| j.thread)),
+        ("exitall", "", Some(|j| j.errors.exitall)),
+        ("exitall_on_error", "1", Some(|j| j.errors.exitall_on_error)),
+        (
+            "continue_on_error",
+            "io",
+            Some(|j| j.errors.continue_on_error == ContinueOnError::Io),
+        ),
+        (
+            "continue_on_error",
+            "1",
+            Some(|j| j.errors.continue_on_error == ContinueOnError::All),
+        ),
+        ("continue_on_error", "bogus", None),
+        (
+            "ignore_error",
+            "EIO:ENOSPC,5",
+            Some(|j| {
+                j.errors.ignore_error.read == vec![5, 28] && j.errors.ignore_error.write == vec![5]
+            }),
+        ),
+        ("ignore_error", "EWHAT", None),
+        ("nice", "-5", Some(|j| j.cpu.nice == -5)),
+        ("nice", "20", None),
+        ("prio", "4", Some(|j| j.cpu.prio == Some(4))),
+        ("prio", "8", None),
+        ("prioclass", "3", Some(|j| j.cpu.prioclass == Some(3))),
+        (
+            "cpus_allowed",
+            "0-2,5",
+            Some(|j| j.cpu.cpus_allowed == Some(vec![0, 1, 2, 5])),
+        ),
+        ("cpus_allowed", "3-1", None),
+        (
+            "cpumask",
+            "0x5",
+            Some(|j| j.cpu.cpus_allowed == Some(vec![0, 2])),
+        ),
+        (
+            "cpus_allowed_policy",
+            "split",
+            Some(|j| j.cpu.policy == CpusAllowedPolicy::Split),
+        ),
+    ];
+
+    #[test]
+    fn general_options() {
+        run(CASES);
+    }
+}

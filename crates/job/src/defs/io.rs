@@ -1,0 +1,495 @@
+//! I/O pattern, block size, size/offset, engine, depth and sync options.
+
+use super::{Category as C, Kind as K, OptDef, Val};
+use crate::value;
+use crate::{BsSpec, IoSubmitMode, RwMode, RwSpec, SyncMode};
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
+        j.rw = parse_rw(&v.choice()?)?;
+        Ok(())
+    })
+    .alias(&["readwrite"])
+    .def("read")
+    .long("`rw` and `readwrite` are sequential mixed I/O. A `:N` suffix issues N I/Os per new random offset for random modes, or skips N bytes after each I/O for sequential modes."),
+    OptDef::new("rwmixread", K::Int, C::Io, "Percent of a mixed workload that is reads", |j, v| {
+        j.rwmixread = v.u32()?;
+        Ok(())
+    })
+    .def("50")
+    .range(0, 100),
+    OptDef::new("rwmixwrite", K::Int, C::Io, "Percent of a mixed workload that is writes", |j, v| {
+        j.rwmixread = 100 - v.u32()?;
+        Ok(())
+    })
+    .def("50")
+    .range(0, 100)
+    .long("Sets rwmixread to 100 minus this value; the last of the two given wins."),
+    OptDef::new("bs", K::Complex("size[,size][,size] (read,write,trim)"), C::Io, "Block size, per direction", |j, v| {
+        let parsed = per_dir_sizes(v, |s| value::parse_size(s, v.kb_base))?;
+        for (d, bs) in parsed {
+            if bs == 0 {
+                return Err("block size must be at least 1 byte".into());
+            }
+            *j.bs.get_mut(d) = BsSpec::fixed(bs);
+        }
+        Ok(())
+    })
+    .alias(&["blocksize"])
+    .def("4096")
+    .long("One value sets all directions; `bs=8k,32k` is 8k reads and 32k writes and trims; an empty field keeps the default."),
+    OptDef::new("ba", K::Complex("size[,size][,size]"), C::Io, "Offset alignment of random I/O, per direction", |j, v| {
+        for (d, a) in per_dir_sizes(v, |s| value::parse_size(s, v.kb_base))? {
+            if a == 0 {
+                return Err("alignment must be at least 1 byte".into());
+            }
+            *j.blockalign.get_mut(d) = Some(a);
+        }
+        Ok(())
+    })
+    .alias(&["blockalign"])
+    .long("Defaults to the minimum block size of the direction."),
+    OptDef::new("bsrange", K::Complex("range[,range][,range] (a-b)"), C::Io, "Block size range, per direction", |j, v| {
+        let parsed = per_dir_sizes(v, |s| {
+            let (a, b) = value::split_range(s);
+            Ok((value::parse_size(a, v.kb_base)?, value::parse_size(b, v.kb_base)?))
+        })?;
+        for (d, (lo, hi)) in parsed {
+            if lo == 0 {
+                return Err("block size must be at least 1 byte".into());
+            }
+            let (min, max) = (lo.min(hi), lo.max(hi));
+            *j.bs.get_mut(d) = BsSpec { min, max, split: Vec::new() };
+        }
+        Ok(())
+    })
+    .alias(&["blocksize_range"])
+    .long("Sizes are multiples of the minimum unless bs_unaligned is set."),
+    OptDef::new("bssplit", K::Complex("bs/pct:bs/pct...[,...][,...]"), C::Io, "Weighted mix of block sizes, per direction", |j, v| {
+        for (d, split) in per_dir_sizes(v, |s| parse_bssplit(s, v.kb_base))? {
+            let min = split.iter().map(|e| e.0).min().unwrap_or(4096);
+            let max = split.iter().map(|e| e.0).max().unwrap_or(4096);
+            *j.bs.get_mut(d) = BsSpec { min, max, split };
+        }
+        Ok(())
+    })
+    .long("`4k/10:64k/50:32k/40`; an empty share splits what is left evenly. Shares may not exceed 100 in total; if they add up to less, the last size takes the rest (as fio's selection does)."),
+    OptDef::new("bs_unaligned", K::Bool, C::Io, "Allow block sizes that are not multiples of the minimum", |j, v| {
+        j.bs_unaligned = v.bool()?;
+        Ok(())
+    })
+    .alias(&["blocksize_unaligned"]),
+    OptDef::new("size", K::SizeOrPercent, C::Io, "Total bytes of I/O per job (or % of the file/device)", |j, v| {
+        j.size = Some(v.size_pct()?);
+        Ok(())
+    })
+    .long("Divided among the job's files. Without it the size of existing files or devices is used."),
+    OptDef::new("io_size", K::SizeOrPercent, C::Io, "Bytes of I/O to do, if different from size", |j, v| {
+        j.io_size = Some(v.size_pct()?);
+        Ok(())
+    })
+    .alias(&["io_limit"]),
+    OptDef::new("offset", K::SizeOrPercent, C::Io, "Start I/O at this offset (or % of the file)", |j, v| {
+        j.offset = v.size_pct()?;
+        Ok(())
+    })
+    .alias(&["fileoffset"])
+    .def("0"),
+    OptDef::new("offset_increment", K::Size, C::Io, "Add this times the clone number to offset", |j, v| {
+        j.offset_increment = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("offset_align", K::Size, C::Io, "Align a percentage offset to this", |j, v| {
+        j.offset_align = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("number_ios", K::Int, C::Io, "Stop after this many I/Os", |j, v| {
+        let n = v.u64()?;
+        j.number_ios = if n == 0 { None } else { Some(n) };
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("ioengine", K::Str, C::Io, "I/O engine", |j, v| {
+        j.ioengine = super::canonical_engine(v.str())?.to_string();
+        Ok(())
+    })
+    .def("psync")
+    .long("See `--enghelp` for the list. fio engines that fiox does not implement are rejected by name."),
+    OptDef::new("iodepth", K::Int, C::Io, "I/Os kept in flight", |j, v| {
+        j.iodepth = v.u32()?;
+        Ok(())
+    })
+    .def("1")
+    .range(1, 65536)
+    .long("Only asynchronous engines keep more than one I/O in flight; libaio needs direct=1 to be asynchronous."),
+    OptDef::new("iodepth_batch_submit", K::Int, C::Io, "I/Os submitted at once (0 = iodepth)", |j, v| {
+        j.iodepth_batch_submit = v.u32()?;
+        Ok(())
+    })
+    .alias(&["iodepth_batch"])
+    .def("1")
+    .range(0, 65536),
+    OptDef::new("iodepth_batch_complete_min", K::Int, C::Io, "Minimum completions reaped at once", |j, v| {
+        j.iodepth_batch_complete_min = v.u32()?;
+        Ok(())
+    })
+    .alias(&["iodepth_batch_complete"])
+    .def("1")
+    .range(0, 65536),
+    OptDef::new("iodepth_batch_complete_max", K::Int, C::Io, "Maximum completions reaped at once", |j, v| {
+        j.iodepth_batch_complete_max = v.u32()?;
+        Ok(())
+    })
+    .range(0, 65536)
+    .long("Defaults to iodepth_batch_complete_min."),
+    OptDef::new("iodepth_low", K::Int, C::Io, "Refill the queue when it drains to this depth", |j, v| {
+        j.iodepth_low = v.u32()?;
+        Ok(())
+    })
+    .range(0, 65536)
+    .long("Defaults to iodepth."),
+    OptDef::new("io_submit_mode", K::Choice(&["inline", "offload"]), C::Io, "Submit I/O from the job (inline) or a helper thread (offload)", |j, v| {
+        j.io_submit_mode = if v.choice()? == "offload" { IoSubmitMode::Offload } else { IoSubmitMode::Inline };
+        Ok(())
+    })
+    .def("inline"),
+    OptDef::new("direct", K::Bool, C::Io, "Use O_DIRECT (bypass the page cache)", |j, v| {
+        j.direct = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("buffered", K::Bool, C::Io, "Use the page cache (the opposite of direct)", |j, v| {
+        j.direct = !v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("sync", K::Choice(&["none", "0", "1", "sync", "dsync"]), C::Io, "Open files with O_SYNC (sync/1) or O_DSYNC (dsync)", |j, v| {
+        j.sync = match v.choice()?.as_str() {
+            "1" | "sync" => SyncMode::Sync,
+            "dsync" => SyncMode::Dsync,
+            _ => SyncMode::None,
+        };
+        Ok(())
+    })
+    .def("none"),
+    OptDef::new("fsync", K::Int, C::Io, "fsync after this many writes (0 = never)", |j, v| {
+        j.fsync = v.u64()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("fdatasync", K::Int, C::Io, "fdatasync after this many writes (0 = never)", |j, v| {
+        j.fdatasync = v.u64()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("end_fsync", K::Bool, C::Io, "fsync the files when the job's writes are done", |j, v| {
+        j.end_fsync = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("fsync_on_close", K::Bool, C::Io, "fsync each file when closing it", |j, v| {
+        j.fsync_on_close = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+];
+
+/// Apply a per-direction triplet: returns the directions given and their parsed values.
+fn per_dir_sizes<T>(
+    v: &Val,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<(crate::Ddir, T)>, String> {
+    let parts = value::split_triplet(v.raw)?;
+    let mut out = Vec::new();
+    for (d, p) in crate::Ddir::ALL.into_iter().zip(parts) {
+        if let Some(p) = p {
+            out.push((d, parse(p)?));
+        }
+    }
+    if out.is_empty() {
+        return Err("no value given".into());
+    }
+    Ok(out)
+}
+
+/// `randrw:8` -> RwSpec.
+pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
+    let (mode, n) = match s.split_once(':') {
+        Some((m, n)) => {
+            let n = value::parse_size(n, 1024).map_err(|e| format!("bad ':N' in '{s}': {e}"))?;
+            (m, n)
+        }
+        None => (s, 0),
+    };
+    let mode = match mode {
+        "read" => RwMode::Read,
+        "write" => RwMode::Write,
+        "trim" => RwMode::Trim,
+        "randread" => RwMode::RandRead,
+        "randwrite" => RwMode::RandWrite,
+        "randtrim" => RwMode::RandTrim,
+        "rw" | "readwrite" => RwMode::ReadWrite,
+        "randrw" => RwMode::RandRw,
+        _ => RwMode::TrimWrite,
+    };
+    Ok(RwSpec { mode, n })
+}
+
+/// `4k/10:64k/50:32k/` -> [(4096,10),(65536,50),(32768,40)].
+pub fn parse_bssplit(s: &str, kb_base: u32) -> Result<Vec<(u64, u32)>, String> {
+    let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
+    for part in s.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (bs, pct) = match part.split_once('/') {
+            Some((b, p)) => (b, p.trim()),
+            None => (part, ""),
+        };
+        let bs = value::parse_size(bs, kb_base)?;
+        if bs == 0 {
+            return Err(format!("block size in '{part}' must be at least 1 byte"));
+        }
+        let pct = if pct.is_empty() {
+            None
+        } else {
+            let p: u32 = pct
+                .parse()
+                .map_err(|_| format!("'{pct}' in '{part}' is not a percentage"))?;
+            Some(p)
+        };
+        entries.push((bs, pct));
+    }
+    if entries.is_empty() {
+        return Err("no block sizes given".into());
+    }
+    if entries.len() > 64 {
+        return Err("at most 64 block sizes may be given".into());
+    }
+    let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+    if given > 100 {
+        return Err(format!(
+            "block size shares add up to {given}%, more than 100%"
+        ));
+    }
+    let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
+    let rest = 100 - given;
+    let mut out: Vec<(u64, u32)> = Vec::new();
+    let mut blank_i = 0;
+    for (bs, p) in entries {
+        let p = p.unwrap_or_else(|| {
+            // Even split of what is left; the first blanks absorb the remainder.
+            let share = rest / blanks + u32::from(blank_i < rest % blanks);
+            blank_i += 1;
+            share
+        });
+        out.push((bs, p));
+    }
+    let total: u32 = out.iter().map(|e| e.1).sum();
+    if let Some(last) = out.last_mut() {
+        last.1 += 100 - total;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(super) use tests::CASES;
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{run, Case};
+    use super::*;
+    use crate::{PerDir, SizeSpec};
+
+    pub static CASES: &[Case] = &[
+        (
+            "rw",
+            "randrw",
+            Some(|j| {
+                j.rw == RwSpec {
+                    mode: RwMode::RandRw,
+                    n: 0,
+                }
+            }),
+        ),
+        (
+            "rw",
+            "randread:8",
+            Some(|j| {
+                j.rw == RwSpec {
+                    mode: RwMode::RandRead,
+                    n: 8,
+                }
+            }),
+        ),
+        ("readwrite", "rw", Some(|j| j.rw.mode == RwMode::ReadWrite)),
+        (
+            "rw",
+            "write:4k",
+            Some(|j| {
+                j.rw == RwSpec {
+                    mode: RwMode::Write,
+                    n: 4096,
+                }
+            }),
+        ),
+        ("rw", "randomread", None),
+        ("rw", "trimwrite", Some(|j| j.rw.mode == RwMode::TrimWrite)),
+        ("rwmixread", "70", Some(|j| j.rwmixread == 70)),
+        ("rwmixread", "101", None),
+        ("rwmixwrite", "30", Some(|j| j.rwmixread == 70)),
+        ("rwmixwrite", "-1", None),
+        (
+            "bs",
+            "8k",
+            Some(|j| j.bs == PerDir::all(BsSpec::fixed(8192))),
+        ),
+        (
+            "blocksize",
+            "4k,64k",
+            Some(|j| j.bs.read.min == 4096 && j.bs.write.min == 65536 && j.bs.trim.min == 65536),
+        ),
+        (
+            "bs",
+            ",8k,",
+            Some(|j| j.bs.read.min == 4096 && j.bs.write.min == 8192 && j.bs.trim.min == 4096),
+        ),
+        ("bs", "0", None),
+        ("bs", "4q", None),
+        (
+            "ba",
+            "4k",
+            Some(|j| j.blockalign == PerDir::all(Some(4096))),
+        ),
+        ("blockalign", "0", None),
+        (
+            "bsrange",
+            "1k-16k",
+            Some(|j| {
+                j.bs.read
+                    == BsSpec {
+                        min: 1024,
+                        max: 16384,
+                        split: vec![],
+                    }
+            }),
+        ),
+        (
+            "blocksize_range",
+            "1k:4k,8k-16k",
+            Some(|j| j.bs.read.max == 4096 && j.bs.write.min == 8192),
+        ),
+        (
+            "bssplit",
+            "4k/10:64k/50:32k/40",
+            Some(|j| {
+                j.bs.read.split == vec![(4096, 10), (65536, 50), (32768, 40)]
+                    && j.bs.read.min == 4096
+                    && j.bs.read.max == 65536
+            }),
+        ),
+        (
+            "bssplit",
+            "4k/50:1k/:32k/",
+            Some(|j| j.bs.write.split == vec![(4096, 50), (1024, 25), (32768, 25)]),
+        ),
+        ("bssplit", "4k/60:8k/50", None),
+        (
+            "bssplit",
+            "4k/50:8k/30",
+            Some(|j| j.bs.read.split == vec![(4096, 50), (8192, 50)]),
+        ),
+        (
+            "bssplit",
+            "2k/50:4k/50,4k/90:8k/10",
+            Some(|j| {
+                j.bs.read.split.len() == 2 && j.bs.write.split == vec![(4096, 90), (8192, 10)]
+            }),
+        ),
+        ("bssplit", "4k/x", None),
+        ("bs_unaligned", "", Some(|j| j.bs_unaligned)),
+        ("blocksize_unaligned", "1", Some(|j| j.bs_unaligned)),
+        (
+            "size",
+            "1g",
+            Some(|j| j.size == Some(SizeSpec::Bytes(1 << 30))),
+        ),
+        (
+            "size",
+            "50%",
+            Some(|j| j.size == Some(SizeSpec::Percent(50.0))),
+        ),
+        ("size", "10zz", None),
+        (
+            "io_size",
+            "2g",
+            Some(|j| j.io_size == Some(SizeSpec::Bytes(2 << 30))),
+        ),
+        (
+            "io_limit",
+            "10%",
+            Some(|j| j.io_size == Some(SizeSpec::Percent(10.0))),
+        ),
+        ("offset", "4k", Some(|j| j.offset == SizeSpec::Bytes(4096))),
+        (
+            "fileoffset",
+            "25%",
+            Some(|j| j.offset == SizeSpec::Percent(25.0)),
+        ),
+        (
+            "offset_increment",
+            "1m",
+            Some(|j| j.offset_increment == 1 << 20),
+        ),
+        ("offset_align", "4k", Some(|j| j.offset_align == 4096)),
+        ("number_ios", "1000", Some(|j| j.number_ios == Some(1000))),
+        ("number_ios", "0", Some(|j| j.number_ios.is_none())),
+        ("ioengine", "libaio", Some(|j| j.ioengine == "libaio")),
+        ("ioengine", "threads", Some(|j| j.ioengine == "guasi")),
+        ("ioengine", "rbd", None),
+        ("ioengine", "nonsense", None),
+        ("iodepth", "32", Some(|j| j.iodepth == 32)),
+        ("iodepth", "0", None),
+        (
+            "iodepth_batch_submit",
+            "8",
+            Some(|j| j.iodepth_batch_submit == 8),
+        ),
+        ("iodepth_batch", "4", Some(|j| j.iodepth_batch_submit == 4)),
+        (
+            "iodepth_batch_complete_min",
+            "2",
+            Some(|j| j.iodepth_batch_complete_min == 2),
+        ),
+        (
+            "iodepth_batch_complete",
+            "3",
+            Some(|j| j.iodepth_batch_complete_min == 3),
+        ),
+        (
+            "iodepth_batch_complete_max",
+            "16",
+            Some(|j| j.iodepth_batch_complete_max == 16),
+        ),
+        ("iodepth_low", "4", Some(|j| j.iodepth_low == 4)),
+        (
+            "io_submit_mode",
+            "offload",
+            Some(|j| j.io_submit_mode == IoSubmitMode::Offload),
+        ),
+        ("io_submit_mode", "later", None),
+        ("direct", "1", Some(|j| j.direct)),
+        ("direct", "2", None),
+        ("buffered", "0", Some(|j| j.direct)),
+        ("sync", "1", Some(|j| j.sync == SyncMode::Sync)),
+        ("sync", "dsync", Some(|j| j.sync == SyncMode::Dsync)),
+        ("fsync", "32", Some(|j| j.fsync == 32)),
+        ("fdatasync", "8", Some(|j| j.fdatasync == 8)),
+        ("end_fsync", "1", Some(|j| j.end_fsync)),
+        ("fsync_on_close", "1", Some(|j| j.fsync_on_close)),
+    ];
+
+    #[test]
+    fn io_options() {
+        run(CASES);
+    }
+}

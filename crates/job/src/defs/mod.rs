@@ -1,0 +1,437 @@
+//! The option table: one [`OptDef`] per option fiox implements (name, aliases, type, default,
+//! range, category, help, owning engine and the function that stores the parsed value into a
+//! [`JobSpec`]), plus the names of fio options and engines fiox knows but does not implement.
+//! Parsing, validation, `--cmdhelp`, `--enghelp` and `docs/options.md` are all driven by it.
+//!
+//! The definitions live in one file per category; each definition has its test cases in the
+//! same file, and `every_option_has_a_test` enforces that.
+
+mod engine;
+mod files;
+mod general;
+mod io;
+mod stats;
+pub mod unsupported;
+mod workload;
+
+use crate::value;
+use crate::JobSpec;
+
+/// Value type of an option (drives bare-flag handling and the docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `0`/`1`; a bare name means 1.
+    Bool,
+    /// Integer with optional range.
+    Int,
+    /// Byte size with `k/m/g` suffixes.
+    Size,
+    /// Size or percentage.
+    SizeOrPercent,
+    /// Time; the bare-number unit is given (e.g. "s", "us", "ms").
+    Time(&'static str),
+    /// Free text.
+    Str,
+    /// Free text that may be omitted (a bare name means "use the default text").
+    OptStr,
+    /// One of a fixed set of words (optionally with `:N` parameters).
+    Choice(&'static [&'static str]),
+    /// Structured value (ranges, lists, triplets, distributions).
+    Complex(&'static str),
+}
+
+impl Kind {
+    /// Type name as shown in help and docs.
+    pub fn type_name(&self) -> String {
+        match self {
+            Kind::Bool => "bool".into(),
+            Kind::Int => "int".into(),
+            Kind::Size => "size".into(),
+            Kind::SizeOrPercent => "size or %".into(),
+            Kind::Time(u) => format!("time (default unit {u})"),
+            Kind::Str => "string".into(),
+            Kind::OptStr => "[string]".into(),
+            Kind::Choice(c) => c.join("|"),
+            Kind::Complex(d) => (*d).into(),
+        }
+    }
+
+    /// A bare `name` (no `=value`) is accepted and means `1`.
+    pub fn allows_bare(&self) -> bool {
+        matches!(self, Kind::Bool | Kind::OptStr)
+    }
+}
+
+/// Option categories (for help grouping and docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Category {
+    General,
+    Files,
+    Io,
+    Random,
+    Buffers,
+    Rate,
+    Timing,
+    Stats,
+    Logs,
+    Process,
+    Verify,
+    Engine,
+}
+
+impl Category {
+    pub fn title(self) -> &'static str {
+        match self {
+            Category::General => "Job description and grouping",
+            Category::Files => "Files and devices",
+            Category::Io => "I/O type, size and depth",
+            Category::Random => "Random I/O",
+            Category::Buffers => "Buffer contents",
+            Category::Rate => "Rate limits and think time",
+            Category::Timing => "Run time",
+            Category::Stats => "Statistics and reporting",
+            Category::Logs => "Logs",
+            Category::Process => "Processes, CPUs and errors",
+            Category::Verify => "Verification",
+            Category::Engine => "Engine-specific",
+        }
+    }
+}
+
+/// Stores a parsed value into the job; errors are sentence fragments (no location).
+pub type ApplyFn = fn(&mut JobSpec, &Val) -> Result<(), String>;
+
+/// One option definition.
+#[derive(Clone, Copy)]
+pub struct OptDef {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    /// fio's default, as text.
+    pub default: &'static str,
+    /// Inclusive allowed range for integer options.
+    pub range: Option<(i64, i64)>,
+    pub category: Category,
+    pub help: &'static str,
+    pub long_help: &'static str,
+    /// Engines this option belongs to; empty for core options.
+    pub engines: &'static [&'static str],
+    pub apply: ApplyFn,
+}
+
+impl std::fmt::Debug for OptDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OptDef").field("name", &self.name).finish()
+    }
+}
+
+impl OptDef {
+    /// A definition with no aliases, default, range or engine.
+    pub const fn new(
+        name: &'static str,
+        kind: Kind,
+        category: Category,
+        help: &'static str,
+        apply: ApplyFn,
+    ) -> Self {
+        OptDef {
+            name,
+            aliases: &[],
+            kind,
+            default: "",
+            range: None,
+            category,
+            help,
+            long_help: "",
+            engines: &[],
+            apply,
+        }
+    }
+    pub const fn alias(mut self, a: &'static [&'static str]) -> Self {
+        self.aliases = a;
+        self
+    }
+    pub const fn def(mut self, d: &'static str) -> Self {
+        self.default = d;
+        self
+    }
+    pub const fn range(mut self, lo: i64, hi: i64) -> Self {
+        self.range = Some((lo, hi));
+        self
+    }
+    pub const fn long(mut self, l: &'static str) -> Self {
+        self.long_help = l;
+        self
+    }
+    pub const fn engines(mut self, e: &'static [&'static str]) -> Self {
+        self.engines = e;
+        self
+    }
+    /// The long help, or the short one when no longer text exists.
+    pub fn long_text(&self) -> &'static str {
+        if self.long_help.is_empty() {
+            self.help
+        } else {
+            self.long_help
+        }
+    }
+    /// Does `n` name this option (name or alias, case-insensitive)?
+    pub fn matches(&self, n: &str) -> bool {
+        self.name.eq_ignore_ascii_case(n) || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(n))
+    }
+}
+
+/// A raw value with what is needed to interpret it.
+pub struct Val<'a> {
+    /// The text after `=`; empty for a bare option.
+    pub raw: &'a str,
+    pub kb_base: u32,
+    pub def: &'a OptDef,
+}
+
+impl Val<'_> {
+    /// Check an integer against the definition's range.
+    fn check_range(&self, v: i64) -> Result<i64, String> {
+        if let Some((lo, hi)) = self.def.range {
+            if v < lo {
+                return Err(format!("{v} is below the minimum {lo}"));
+            }
+            if v > hi {
+                return Err(format!("{v} is above the maximum {hi}"));
+            }
+        }
+        Ok(v)
+    }
+    pub fn bool(&self) -> Result<bool, String> {
+        if self.raw.trim().is_empty() {
+            return Ok(true);
+        }
+        value::parse_bool(self.raw)
+    }
+    pub fn int(&self) -> Result<i64, String> {
+        let v = value::parse_int(self.raw, self.kb_base)?;
+        self.check_range(v)
+    }
+    pub fn u32(&self) -> Result<u32, String> {
+        let v = self.int()?;
+        u32::try_from(v).map_err(|_| format!("{v} is out of range 0..{}", u32::MAX))
+    }
+    pub fn u64(&self) -> Result<u64, String> {
+        let v = self.int()?;
+        u64::try_from(v).map_err(|_| format!("{v} is negative"))
+    }
+    pub fn size(&self) -> Result<u64, String> {
+        let v = value::parse_size(self.raw, self.kb_base)?;
+        if let Some((lo, hi)) = self.def.range {
+            if (v as i128) < lo as i128 {
+                return Err(format!("{v} is below the minimum {lo}"));
+            }
+            if (v as i128) > hi as i128 {
+                return Err(format!("{v} is above the maximum {hi}"));
+            }
+        }
+        Ok(v)
+    }
+    pub fn size_pct(&self) -> Result<crate::SizeSpec, String> {
+        value::parse_size_or_percent(self.raw, self.kb_base)
+    }
+    /// A time in microseconds; the bare-number unit comes from the definition's kind.
+    pub fn time_us(&self) -> Result<u64, String> {
+        value::parse_time_us(self.raw, unit_us(self.def.kind))
+    }
+    pub fn duration(&self) -> Result<std::time::Duration, String> {
+        Ok(std::time::Duration::from_micros(self.time_us()?))
+    }
+    pub fn str(&self) -> &str {
+        self.raw.trim()
+    }
+    /// The lowercase word before any `:` parameter, checked against a `Choice` kind.
+    pub fn choice(&self) -> Result<String, String> {
+        let word = self.raw.trim().to_ascii_lowercase();
+        if let Kind::Choice(list) = self.def.kind {
+            let head = word.split(':').next().unwrap_or("");
+            if !list.contains(&head) {
+                return Err(format!(
+                    "'{}' is not one of {}",
+                    self.raw.trim(),
+                    list.join(", ")
+                ));
+            }
+        }
+        Ok(word)
+    }
+}
+
+fn unit_us(kind: Kind) -> u64 {
+    match kind {
+        Kind::Time("s") => 1_000_000,
+        Kind::Time("ms") => 1_000,
+        _ => 1,
+    }
+}
+
+/// All implemented options, in category order.
+pub fn all() -> impl Iterator<Item = &'static OptDef> {
+    general::OPTS
+        .iter()
+        .chain(files::OPTS)
+        .chain(io::OPTS)
+        .chain(workload::OPTS)
+        .chain(stats::OPTS)
+        .chain(engine::OPTS)
+}
+
+/// Find an implemented option by name or alias (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static OptDef> {
+    all().find(|d| d.matches(name))
+}
+
+/// Engines fiox implements (or will implement; the parser accepts them all).
+pub const ENGINES: &[(&str, &str)] = &[
+    ("sync", "read(2)/write(2) with lseek(2)"),
+    ("psync", "pread(2)/pwrite(2) (default)"),
+    ("vsync", "readv(2)/writev(2) with lseek(2)"),
+    ("pvsync", "preadv(2)/pwritev(2)"),
+    ("pvsync2", "preadv2(2)/pwritev2(2) with RWF_* flags"),
+    ("mmap", "memory-mapped file copies"),
+    ("null", "no I/O at all, for measuring overhead"),
+    (
+        "libaio",
+        "Linux native AIO (asynchronous only with direct=1)",
+    ),
+    ("io_uring", "Linux io_uring"),
+    ("posixaio", "POSIX aio_read/aio_write"),
+    ("guasi", "fiox thread-pool engine (alias: threads)"),
+];
+
+/// Canonical engine name for `ioengine=` input, or the error sentence.
+pub fn canonical_engine(name: &str) -> Result<&'static str, String> {
+    let n = name.trim().to_ascii_lowercase();
+    if n == "threads" {
+        return Ok("guasi");
+    }
+    if let Some((e, _)) = ENGINES.iter().find(|(e, _)| *e == n) {
+        return Ok(e);
+    }
+    if unsupported::ENGINES.contains(&n.as_str()) {
+        return Err(format!(
+            "ioengine '{n}' is a fio engine that fiox does not support yet"
+        ));
+    }
+    if n.starts_with("external:") || n.contains('/') || n.ends_with(".so") {
+        return Err(format!(
+            "ioengine '{}': external engines are a fio feature that fiox does not support yet",
+            name.trim()
+        ));
+    }
+    let names = ENGINES.iter().map(|(e, _)| *e).chain(["threads"]);
+    Err(match crate::suggest::closest(&n, names) {
+        Some(s) => format!("unknown ioengine '{n}' (did you mean '{s}'?)"),
+        None => format!("unknown ioengine '{n}'"),
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Helpers for the per-option tests in each definition file.
+    use super::*;
+
+    /// Apply `name=value` to a default job; `Err` carries the message.
+    pub fn apply(name: &str, value: &str) -> Result<JobSpec, String> {
+        let mut j = JobSpec::default();
+        apply_to(&mut j, name, value)?;
+        Ok(j)
+    }
+
+    pub fn apply_to(j: &mut JobSpec, name: &str, value: &str) -> Result<(), String> {
+        let def = lookup(name).ok_or_else(|| format!("no option {name}"))?;
+        let v = Val {
+            raw: value,
+            kb_base: j.kb_base,
+            def,
+        };
+        (def.apply)(j, &v)
+    }
+
+    /// A table row: option, value, check on the result (None = must be rejected).
+    pub type Case = (&'static str, &'static str, Option<fn(&JobSpec) -> bool>);
+
+    /// Run the rows, naming the failing one.
+    pub fn run(cases: &[Case]) {
+        for (name, value, check) in cases {
+            let r = apply(name, value);
+            match (check, r) {
+                (Some(f), Ok(j)) => assert!(f(&j), "{name}={value}: wrong result"),
+                (Some(_), Err(e)) => panic!("{name}={value}: unexpected error {e}"),
+                (None, Ok(_)) => panic!("{name}={value}: accepted but should fail"),
+                (None, Err(_)) => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_and_aliases_are_unique() {
+        let mut seen = HashSet::new();
+        for d in all() {
+            for n in std::iter::once(&d.name).chain(d.aliases) {
+                assert!(seen.insert(n.to_ascii_lowercase()), "duplicate {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn implemented_options_are_not_listed_as_unsupported() {
+        for d in all() {
+            for n in std::iter::once(&d.name).chain(d.aliases) {
+                assert!(!unsupported::OPTIONS.contains(n), "{n} in both lists");
+            }
+        }
+    }
+
+    #[test]
+    fn every_option_has_a_test() {
+        let tested: HashSet<&str> = general::CASES
+            .iter()
+            .chain(files::CASES)
+            .chain(io::CASES)
+            .chain(workload::CASES)
+            .chain(stats::CASES)
+            .chain(engine::CASES)
+            .map(|c| c.0)
+            .collect();
+        for d in all() {
+            assert!(
+                tested.contains(d.name),
+                "option {} has no test case",
+                d.name
+            );
+        }
+    }
+
+    #[test]
+    fn every_option_has_help() {
+        for d in all() {
+            assert!(!d.help.is_empty(), "{} has no help", d.name);
+        }
+    }
+
+    #[test]
+    fn engines_resolve() {
+        assert_eq!(canonical_engine("threads"), Ok("guasi"));
+        assert_eq!(canonical_engine("LIBAIO"), Ok("libaio"));
+        assert_eq!(
+            canonical_engine("rbd").unwrap_err(),
+            "ioengine 'rbd' is a fio engine that fiox does not support yet"
+        );
+        assert_eq!(
+            canonical_engine("libaoi").unwrap_err(),
+            "unknown ioengine 'libaoi' (did you mean 'libaio'?)"
+        );
+    }
+}

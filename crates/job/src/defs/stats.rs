@@ -1,0 +1,365 @@
+//! Statistics, logging and verification options.
+
+use super::{Category as C, Kind as K, OptDef};
+use crate::value;
+use crate::VerifyMethod;
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("percentile_list", K::Complex("p:p:p... (each 0..100, at most 20)"), C::Stats, "Latency percentiles to report", |j, v| {
+        let mut list = Vec::new();
+        for p in v.raw.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+            let f = value::parse_float(p)?;
+            if !(0.0..=100.0).contains(&f) {
+                return Err(format!("percentile {f} is outside 0..100"));
+            }
+            list.push(f);
+        }
+        if list.is_empty() || list.len() > 20 {
+            return Err(format!("between 1 and 20 percentiles are allowed (got {})", list.len()));
+        }
+        list.sort_by(f64::total_cmp);
+        j.stats.percentile_list = list;
+        Ok(())
+    })
+    .def("1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"),
+    OptDef::new("clat_percentiles", K::Bool, C::Stats, "Report completion latency percentiles", |j, v| {
+        j.stats.clat_percentiles = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("lat_percentiles", K::Bool, C::Stats, "Report total latency percentiles", |j, v| {
+        j.stats.lat_percentiles = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("slat_percentiles", K::Bool, C::Stats, "Report submission latency percentiles", |j, v| {
+        j.stats.slat_percentiles = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("disable_lat", K::Bool, C::Stats, "Do not measure total latency", |j, v| {
+        j.stats.disable_lat = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("disable_clat", K::Bool, C::Stats, "Do not measure completion latency", |j, v| {
+        j.stats.disable_clat = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("disable_slat", K::Bool, C::Stats, "Do not measure submission latency", |j, v| {
+        j.stats.disable_slat = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("disable_bw_measurement", K::Bool, C::Stats, "Do not sample bandwidth/IOPS", |j, v| {
+        j.stats.disable_bw = v.bool()?;
+        Ok(())
+    })
+    .alias(&["disable_bw"])
+    .def("0"),
+    OptDef::new("gtod_reduce", K::Bool, C::Stats, "Take fewer timestamps: disables latency and bandwidth measurement", |j, v| {
+        j.stats.gtod_reduce = v.bool()?;
+        if j.stats.gtod_reduce {
+            // fio switches these off at the point gtod_reduce is parsed, so later options can
+            // turn single measurements back on.
+            j.stats.disable_lat = true;
+            j.stats.disable_clat = true;
+            j.stats.disable_slat = true;
+            j.stats.disable_bw = true;
+            j.stats.clat_percentiles = false;
+            j.stats.lat_percentiles = false;
+            j.stats.slat_percentiles = false;
+        }
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("bwavgtime", K::Time("ms"), C::Stats, "Bandwidth sampling interval", |j, v| {
+        j.stats.bwavgtime = v.duration()?;
+        Ok(())
+    })
+    .def("500"),
+    OptDef::new("iopsavgtime", K::Time("ms"), C::Stats, "IOPS sampling interval", |j, v| {
+        j.stats.iopsavgtime = v.duration()?;
+        Ok(())
+    })
+    .def("500"),
+    OptDef::new("stats", K::Bool, C::Stats, "Collect statistics for this job", |j, v| {
+        j.stats.stats = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("write_bw_log", K::OptStr, C::Logs, "Write a bandwidth log with this prefix", |j, v| {
+        j.logs.write_bw_log = Some(v.str().to_string());
+        Ok(())
+    })
+    .long("Creates PREFIX_bw.N.log; without a prefix the job name is used."),
+    OptDef::new("write_lat_log", K::OptStr, C::Logs, "Write latency logs with this prefix", |j, v| {
+        j.logs.write_lat_log = Some(v.str().to_string());
+        Ok(())
+    })
+    .long("Creates PREFIX_lat.N.log, PREFIX_clat.N.log and PREFIX_slat.N.log; without a prefix the job name is used."),
+    OptDef::new("write_iops_log", K::OptStr, C::Logs, "Write an IOPS log with this prefix", |j, v| {
+        j.logs.write_iops_log = Some(v.str().to_string());
+        Ok(())
+    }),
+    OptDef::new("write_hist_log", K::OptStr, C::Logs, "Write latency histogram logs with this prefix", |j, v| {
+        j.logs.write_hist_log = Some(v.str().to_string());
+        Ok(())
+    }),
+    OptDef::new("log_avg_msec", K::Time("ms"), C::Logs, "Average log entries over this period (0 = every I/O)", |j, v| {
+        j.logs.log_avg_msec = v.time_us()? / 1000;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("log_hist_msec", K::Time("ms"), C::Logs, "Histogram log interval", |j, v| {
+        j.logs.log_hist_msec = v.time_us()? / 1000;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("per_job_logs", K::Bool, C::Logs, "Put the job number in log file names", |j, v| {
+        j.logs.per_job_logs = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("log_offset", K::Bool, C::Logs, "Add the I/O offset to each log line", |j, v| {
+        j.logs.log_offset = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-256", "sha3-512", "xxhash", "pattern", "null"]), C::Verify, "Checksum written data and verify it", |j, v| {
+        j.verify.method = parse_verify(&v.choice()?)?;
+        Ok(())
+    })
+    .def("0")
+    .long("Writes carry a checksum header (or the verify_pattern) and are read back and checked after the write phase (or continuously with verify_backlog)."),
+    OptDef::new("do_verify", K::Bool, C::Verify, "Run the verify phase after writing", |j, v| {
+        j.verify.do_verify = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("verify_only", K::Bool, C::Verify, "Only verify data written earlier", |j, v| {
+        j.verify.verify_only = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
+        j.verify.verify_fatal = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("verify_dump", K::Bool, C::Verify, "Dump good and bad blocks on a verify failure", |j, v| {
+        j.verify.verify_dump = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("verify_async", K::Int, C::Verify, "Threads that verify asynchronously", |j, v| {
+        j.verify.verify_async = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .range(0, 1024),
+    OptDef::new("verify_backlog", K::Int, C::Verify, "Verify after every N written blocks", |j, v| {
+        j.verify.verify_backlog = v.u64()?;
+        Ok(())
+    }),
+    OptDef::new("verify_backlog_batch", K::Int, C::Verify, "Blocks verified per backlog round", |j, v| {
+        j.verify.verify_backlog_batch = v.u64()?;
+        Ok(())
+    }),
+    OptDef::new("verify_interval", K::Size, C::Verify, "Write a verify header every N bytes", |j, v| {
+        j.verify.verify_interval = Some(v.size()?);
+        Ok(())
+    })
+    .range(2, 1 << 40),
+    OptDef::new("verify_offset", K::Size, C::Verify, "Place the verify header N bytes into the block", |j, v| {
+        j.verify.verify_offset = v.size()?;
+        Ok(())
+    }),
+    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
+        j.verify.verify_pattern = super::workload::parse_pattern(v.raw.trim())?;
+        Ok(())
+    }),
+    OptDef::new("verify_state_save", K::Bool, C::Verify, "Save verify state when the job ends", |j, v| {
+        j.verify.verify_state_save = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("verify_state_load", K::Bool, C::Verify, "Load saved verify state before verifying", |j, v| {
+        j.verify.verify_state_load = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("serialize_overlap", K::Bool, C::Verify, "Never have overlapping I/Os in flight", |j, v| {
+        j.verify.serialize_overlap = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+];
+
+fn parse_verify(s: &str) -> Result<VerifyMethod, String> {
+    Ok(match s {
+        "0" | "none" => VerifyMethod::None,
+        "md5" => VerifyMethod::Md5,
+        "crc64" => VerifyMethod::Crc64,
+        "crc32c" | "crc32c-intel" => VerifyMethod::Crc32c,
+        "crc32" => VerifyMethod::Crc32,
+        "crc16" => VerifyMethod::Crc16,
+        "crc7" => VerifyMethod::Crc7,
+        "sha1" => VerifyMethod::Sha1,
+        "sha256" => VerifyMethod::Sha256,
+        "sha512" => VerifyMethod::Sha512,
+        "sha3-256" => VerifyMethod::Sha3_256,
+        "sha3-512" => VerifyMethod::Sha3_512,
+        "xxhash" => VerifyMethod::Xxhash,
+        "pattern" => VerifyMethod::Pattern,
+        _ => VerifyMethod::Null,
+    })
+}
+
+#[cfg(test)]
+pub(super) use tests::CASES;
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{run, Case};
+    use super::*;
+    use std::time::Duration;
+
+    pub static CASES: &[Case] = &[
+        (
+            "percentile_list",
+            "99.9:50",
+            Some(|j| j.stats.percentile_list == vec![50.0, 99.9]),
+        ),
+        ("percentile_list", "50:101", None),
+        ("clat_percentiles", "0", Some(|j| !j.stats.clat_percentiles)),
+        ("lat_percentiles", "1", Some(|j| j.stats.lat_percentiles)),
+        ("slat_percentiles", "1", Some(|j| j.stats.slat_percentiles)),
+        ("disable_lat", "1", Some(|j| j.stats.disable_lat)),
+        ("disable_clat", "1", Some(|j| j.stats.disable_clat)),
+        ("disable_slat", "1", Some(|j| j.stats.disable_slat)),
+        ("disable_bw_measurement", "1", Some(|j| j.stats.disable_bw)),
+        ("disable_bw", "1", Some(|j| j.stats.disable_bw)),
+        (
+            "gtod_reduce",
+            "1",
+            Some(|j| {
+                j.stats.gtod_reduce
+                    && j.stats.disable_lat
+                    && j.stats.disable_bw
+                    && !j.stats.clat_percentiles
+            }),
+        ),
+        (
+            "gtod_reduce",
+            "0",
+            Some(|j| !j.stats.disable_lat && j.stats.clat_percentiles),
+        ),
+        (
+            "bwavgtime",
+            "1000",
+            Some(|j| j.stats.bwavgtime == Duration::from_secs(1)),
+        ),
+        (
+            "iopsavgtime",
+            "250",
+            Some(|j| j.stats.iopsavgtime == Duration::from_millis(250)),
+        ),
+        ("stats", "0", Some(|j| !j.stats.stats)),
+        (
+            "write_bw_log",
+            "bw",
+            Some(|j| j.logs.write_bw_log.as_deref() == Some("bw")),
+        ),
+        (
+            "write_lat_log",
+            "",
+            Some(|j| j.logs.write_lat_log.as_deref() == Some("")),
+        ),
+        (
+            "write_iops_log",
+            "io",
+            Some(|j| j.logs.write_iops_log.as_deref() == Some("io")),
+        ),
+        (
+            "write_hist_log",
+            "h",
+            Some(|j| j.logs.write_hist_log.as_deref() == Some("h")),
+        ),
+        (
+            "log_avg_msec",
+            "1000",
+            Some(|j| j.logs.log_avg_msec == 1000),
+        ),
+        (
+            "log_hist_msec",
+            "2s",
+            Some(|j| j.logs.log_hist_msec == 2000),
+        ),
+        ("per_job_logs", "0", Some(|j| !j.logs.per_job_logs)),
+        ("log_offset", "1", Some(|j| j.logs.log_offset)),
+        (
+            "verify",
+            "crc32c",
+            Some(|j| j.verify.method == VerifyMethod::Crc32c),
+        ),
+        (
+            "verify",
+            "crc32c-intel",
+            Some(|j| j.verify.method == VerifyMethod::Crc32c),
+        ),
+        ("verify", "md6", None),
+        ("do_verify", "0", Some(|j| !j.verify.do_verify)),
+        ("verify_only", "", Some(|j| j.verify.verify_only)),
+        ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
+        ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
+        ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),
+        (
+            "verify_backlog",
+            "1024",
+            Some(|j| j.verify.verify_backlog == 1024),
+        ),
+        (
+            "verify_backlog_batch",
+            "16",
+            Some(|j| j.verify.verify_backlog_batch == 16),
+        ),
+        (
+            "verify_interval",
+            "4k",
+            Some(|j| j.verify.verify_interval == Some(4096)),
+        ),
+        ("verify_interval", "1", None),
+        (
+            "verify_offset",
+            "512",
+            Some(|j| j.verify.verify_offset == 512),
+        ),
+        (
+            "verify_pattern",
+            "0xff",
+            Some(|j| j.verify.verify_pattern == vec![0xff]),
+        ),
+        ("verify_pattern", "%o", None),
+        (
+            "verify_state_save",
+            "0",
+            Some(|j| !j.verify.verify_state_save),
+        ),
+        (
+            "verify_state_load",
+            "1",
+            Some(|j| j.verify.verify_state_load),
+        ),
+        (
+            "serialize_overlap",
+            "1",
+            Some(|j| j.verify.serialize_overlap),
+        ),
+    ];
+
+    #[test]
+    fn stats_log_verify_options() {
+        run(CASES);
+    }
+}

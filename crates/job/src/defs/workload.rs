@@ -1,0 +1,522 @@
+//! Random offsets, buffer contents, rate limits, think time and zones.
+
+use super::{Category as C, Kind as K, OptDef};
+use crate::value;
+use crate::{PerDir, RandomDistribution, RandomGenerator, RateProcess, Zone, ZoneMode};
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("randrepeat", K::Bool, C::Random, "Same random offsets on every run", |j, v| {
+        j.rand.randrepeat = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("allrandrepeat", K::Bool, C::Random, "Seed every random generator repeatably", |j, v| {
+        j.rand.allrandrepeat = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("randseed", K::Int, C::Random, "Seed for the random generators", |j, v| {
+        j.rand.randseed = v.u64()?;
+        Ok(())
+    })
+    .def("0x89"),
+    OptDef::new("norandommap", K::Bool, C::Random, "Do not track visited blocks (random offsets may repeat)", |j, v| {
+        j.rand.norandommap = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("random_generator", K::Choice(&["tausworthe", "lfsr", "tausworthe64"]), C::Random, "Random number generator", |j, v| {
+        j.rand.generator = match v.choice()?.as_str() {
+            "lfsr" => RandomGenerator::Lfsr,
+            "tausworthe64" => RandomGenerator::Tausworthe64,
+            _ => RandomGenerator::Tausworthe,
+        };
+        Ok(())
+    })
+    .def("tausworthe"),
+    OptDef::new("random_distribution", K::Choice(&["random", "zipf", "pareto", "normal", "gauss", "zoned", "zoned_abs"]), C::Random, "Distribution of random offsets", |j, v| {
+        let (dist, center) = parse_distribution(v.raw.trim(), v.kb_base)?;
+        j.rand.distribution = dist;
+        j.rand.distribution_center = center;
+        Ok(())
+    })
+    .def("random")
+    .long("`zipf:θ` (θ ≠ 1), `pareto:h` (0<h<1), `normal:σ` (σ in % of the range) with an optional `:center` in 0..1; `zoned:pct/size%:...` and `zoned_abs:pct/size:...`, per direction separated by commas, access shares adding up to 100."),
+    OptDef::new("percentage_random", K::Complex("pct[,pct][,pct]"), C::Random, "Percent of random I/O in a random job, per direction", |j, v| {
+        for (d, p) in crate::Ddir::ALL.into_iter().zip(value::split_triplet(v.raw)?) {
+            if let Some(p) = p {
+                let n = value::parse_int(p, 1024)?;
+                if !(0..=100).contains(&n) {
+                    return Err(format!("{n} is outside 0..100"));
+                }
+                *j.rand.percentage_random.get_mut(d) = n as u32;
+            }
+        }
+        Ok(())
+    })
+    .def("100"),
+    OptDef::new("zero_buffers", K::Bool, C::Buffers, "Fill buffers with zeroes", |j, v| {
+        j.buffers.zero_buffers = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("refill_buffers", K::Bool, C::Buffers, "Refill buffers with new data on every submit", |j, v| {
+        j.buffers.refill_buffers = v.bool()?;
+        Ok(())
+    }),
+    OptDef::new("scramble_buffers", K::Bool, C::Buffers, "Lightly scramble buffers on every submit", |j, v| {
+        j.buffers.scramble_buffers = v.bool()?;
+        Ok(())
+    })
+    .def("1"),
+    OptDef::new("buffer_compress_percentage", K::Int, C::Buffers, "Make buffers about this compressible", |j, v| {
+        j.buffers.compress_percentage = Some(v.u32()?);
+        Ok(())
+    })
+    .range(0, 100),
+    OptDef::new("buffer_compress_chunk", K::Size, C::Buffers, "Size of the compressible runs", |j, v| {
+        j.buffers.compress_chunk = v.size()?;
+        Ok(())
+    })
+    .def("512")
+    .range(1, 1 << 30),
+    OptDef::new("buffer_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Buffers, "Fill buffers with this byte pattern", |j, v| {
+        j.buffers.pattern = parse_pattern(v.raw.trim())?;
+        Ok(())
+    }),
+    OptDef::new("dedupe_percentage", K::Int, C::Buffers, "Percent of buffers that repeat earlier ones", |j, v| {
+        j.buffers.dedupe_percentage = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .range(0, 100),
+    OptDef::new("rate", K::Complex("size/s[,size/s][,size/s]"), C::Rate, "Bandwidth cap in bytes/s, per direction", |j, v| {
+        set_rates(&mut j.pacing.rate, v.raw, v.kb_base, true)
+    })
+    .long("Suffixes as for sizes (`rate=10m` is 10 MiB/s); 0 means no cap."),
+    OptDef::new("rate_min", K::Complex("size/s[,size/s][,size/s]"), C::Rate, "Fail the job if bandwidth drops below this", |j, v| {
+        set_rates(&mut j.pacing.rate_min, v.raw, v.kb_base, true)
+    })
+    .alias(&["ratemin"]),
+    OptDef::new("rate_iops", K::Complex("iops[,iops][,iops]"), C::Rate, "IOPS cap, per direction", |j, v| {
+        set_rates(&mut j.pacing.rate_iops, v.raw, v.kb_base, false)
+    }),
+    OptDef::new("rate_iops_min", K::Complex("iops[,iops][,iops]"), C::Rate, "Fail the job if IOPS drop below this", |j, v| {
+        set_rates(&mut j.pacing.rate_iops_min, v.raw, v.kb_base, false)
+    }),
+    OptDef::new("rate_process", K::Choice(&["linear", "poisson"]), C::Rate, "Spacing of rate-limited I/O", |j, v| {
+        j.pacing.rate_process = if v.choice()? == "poisson" { RateProcess::Poisson } else { RateProcess::Linear };
+        Ok(())
+    })
+    .def("linear"),
+    OptDef::new("rate_cycle", K::Time("ms"), C::Rate, "Averaging window for rate_min checks", |j, v| {
+        j.pacing.rate_cycle = v.duration()?;
+        Ok(())
+    })
+    .alias(&["ratecycle"])
+    .def("1000"),
+    OptDef::new("thinktime", K::Time("us"), C::Rate, "Pause between I/Os", |j, v| {
+        j.pacing.thinktime = v.duration()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("thinktime_spin", K::Time("us"), C::Rate, "Busy-wait this part of thinktime", |j, v| {
+        j.pacing.thinktime_spin = v.duration()?;
+        Ok(())
+    })
+    .def("0")
+    .long("Capped at thinktime."),
+    OptDef::new("thinktime_blocks", K::Int, C::Rate, "I/Os between think times", |j, v| {
+        j.pacing.thinktime_blocks = v.u32()?;
+        Ok(())
+    })
+    .def("1")
+    .range(1, u32::MAX as i64),
+    OptDef::new("zonemode", K::Choice(&["none", "strided", "zbd"]), C::Io, "How zonesize/zonerange/zoneskip divide the file", |j, v| {
+        j.zone.mode = match v.choice()?.as_str() {
+            "strided" => ZoneMode::Strided,
+            "zbd" => return Err("zonemode=zbd is a fio mode that fiox does not support yet".into()),
+            _ => ZoneMode::None,
+        };
+        Ok(())
+    })
+    .def("none"),
+    OptDef::new("zonesize", K::Size, C::Io, "Bytes of I/O per zone", |j, v| {
+        j.zone.size = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("zonerange", K::Size, C::Io, "Size of each zone", |j, v| {
+        j.zone.range = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("zoneskip", K::Size, C::Io, "Bytes skipped after each zone", |j, v| {
+        j.zone.skip = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+];
+
+fn set_rates(out: &mut PerDir<u64>, raw: &str, kb_base: u32, bytes: bool) -> Result<(), String> {
+    for (d, p) in crate::Ddir::ALL.into_iter().zip(value::split_triplet(raw)?) {
+        if let Some(p) = p {
+            *out.get_mut(d) = if bytes {
+                value::parse_size(p, kb_base)?
+            } else {
+                let n = value::parse_int(p, kb_base)?;
+                u64::try_from(n).map_err(|_| format!("{n} is negative"))?
+            };
+        }
+    }
+    Ok(())
+}
+
+/// Parse a `random_distribution` value.
+pub fn parse_distribution(
+    s: &str,
+    kb_base: u32,
+) -> Result<(RandomDistribution, Option<f64>), String> {
+    let lower = s.to_ascii_lowercase();
+    let (head, rest) = match lower.split_once(':') {
+        Some((h, r)) => (h, Some(r)),
+        None => (lower.as_str(), None),
+    };
+    match head {
+        "random" => Ok((RandomDistribution::Random, None)),
+        "zipf" | "pareto" | "normal" | "gauss" => {
+            let rest = rest.ok_or_else(|| format!("{head} needs a parameter ({head}:x)"))?;
+            let (p, center) = match rest.split_once(':') {
+                Some((p, c)) => {
+                    let c = value::parse_float(c)?;
+                    if !(0.0..=1.0).contains(&c) {
+                        return Err(format!("center {c} is outside 0..1"));
+                    }
+                    (value::parse_float(p)?, Some(c))
+                }
+                None => (value::parse_float(rest)?, None),
+            };
+            let d = match head {
+                "zipf" if p <= 0.0 || p == 1.0 => {
+                    return Err(format!("zipf theta must be above 0 and not 1 (got {p})"))
+                }
+                "zipf" => RandomDistribution::Zipf(p),
+                "pareto" if p <= 0.0 || p >= 1.0 => {
+                    return Err(format!("pareto h must be between 0 and 1 (got {p})"))
+                }
+                "pareto" => RandomDistribution::Pareto(p),
+                _ if !(0.0..=100.0).contains(&p) => {
+                    return Err(format!("normal deviation must be within 0..100 (got {p})"))
+                }
+                _ => RandomDistribution::Normal(p),
+            };
+            Ok((d, center))
+        }
+        "zoned" | "zoned_abs" => {
+            let abs = head == "zoned_abs";
+            let rest = rest.ok_or_else(|| format!("{head} needs zones ({head}:pct/size:...)"))?;
+            let zones = parse_zones(rest, abs, kb_base)?;
+            Ok((
+                if abs {
+                    RandomDistribution::ZonedAbs(zones)
+                } else {
+                    RandomDistribution::Zoned(zones)
+                },
+                None,
+            ))
+        }
+        other => Err(format!(
+            "'{other}' is not one of random, zipf, pareto, normal, zoned, zoned_abs"
+        )),
+    }
+}
+
+/// Per-direction zone lists; a direction without its own list reuses read's.
+fn parse_zones(s: &str, abs: bool, kb_base: u32) -> Result<PerDir<Vec<Zone>>, String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.len() > 3 {
+        return Err("at most 3 comma-separated zone lists (read,write,trim) are allowed".into());
+    }
+    let mut lists = Vec::new();
+    for part in &parts {
+        let mut zones = Vec::new();
+        for z in part.split(':').map(str::trim).filter(|z| !z.is_empty()) {
+            let (a, b) = z
+                .split_once('/')
+                .ok_or_else(|| format!("zone '{z}' is not pct/size"))?;
+            let access_pct = value::parse_float(a)?;
+            let size = if abs {
+                value::parse_size(b, kb_base)? as f64
+            } else {
+                value::parse_float(b.trim().trim_end_matches('%'))?
+            };
+            zones.push(Zone { access_pct, size });
+        }
+        let total: f64 = zones.iter().map(|z| z.access_pct).sum();
+        if (total - 100.0).abs() > 1e-9 {
+            return Err(format!("zone access shares add up to {total}%, not 100%"));
+        }
+        if !abs && zones.iter().map(|z| z.size).sum::<f64>() > 100.0 + 1e-9 {
+            return Err("zone sizes add up to more than 100% of the file".into());
+        }
+        lists.push(zones);
+    }
+    let read = lists[0].clone();
+    let write = lists.get(1).cloned().unwrap_or_else(|| read.clone());
+    let trim = lists.get(2).cloned().unwrap_or_else(|| read.clone());
+    Ok(PerDir { read, write, trim })
+}
+
+/// fio's pattern syntax: `0x` hex bytes, `"text"`, decimal integers (little-endian, minimal
+/// length), concatenated without separators.
+pub fn parse_pattern(s: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('"') {
+            let end = r.find('"').ok_or("unterminated \"string\" in pattern")?;
+            out.extend_from_slice(&r.as_bytes()[..end]);
+            rest = &r[end + 1..];
+        } else if rest.starts_with('\'') {
+            return Err("a pattern read from a file ('name') is a fio feature that fiox does not support yet".into());
+        } else if rest.starts_with('%') {
+            return Err(
+                "pattern formats such as %o are a fio feature that fiox does not support yet"
+                    .into(),
+            );
+        } else if rest.len() > 2 && (rest.starts_with("0x") || rest.starts_with("0X")) {
+            let digits = rest[2..].bytes().take_while(u8::is_ascii_hexdigit).count();
+            if digits == 0 {
+                return Err(format!("'{rest}' has no hex digits after 0x"));
+            }
+            let hex = &rest[2..2 + digits];
+            let padded = if hex.len() % 2 == 1 {
+                format!("0{hex}")
+            } else {
+                hex.to_string()
+            };
+            for i in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|e| e.to_string())?);
+            }
+            rest = &rest[2 + digits..];
+        } else {
+            let len = rest
+                .char_indices()
+                .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && c == '-'))
+                .count();
+            let num = &rest[..len];
+            let n: i64 = num
+                .parse()
+                .map_err(|_| format!("'{rest}' is not a valid pattern"))?;
+            if n < i32::MIN as i64 || n > i32::MAX as i64 {
+                return Err(format!("{n} does not fit in 32 bits"));
+            }
+            let mut u = n as i32 as u32;
+            if u == 0 {
+                out.push(0);
+            }
+            while u != 0 {
+                out.push((u & 0xff) as u8);
+                u >>= 8;
+            }
+            rest = &rest[len..];
+        }
+    }
+    if out.is_empty() {
+        return Err("empty pattern".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(super) use tests::CASES;
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{run, Case};
+    use super::*;
+    use std::time::Duration;
+
+    pub static CASES: &[Case] = &[
+        ("randrepeat", "0", Some(|j| !j.rand.randrepeat)),
+        ("allrandrepeat", "1", Some(|j| j.rand.allrandrepeat)),
+        ("randseed", "1234", Some(|j| j.rand.randseed == 1234)),
+        ("randseed", "-1", None),
+        ("norandommap", "", Some(|j| j.rand.norandommap)),
+        (
+            "random_generator",
+            "lfsr",
+            Some(|j| j.rand.generator == RandomGenerator::Lfsr),
+        ),
+        ("random_generator", "mt", None),
+        (
+            "random_distribution",
+            "zipf:1.2",
+            Some(|j| j.rand.distribution == RandomDistribution::Zipf(1.2)),
+        ),
+        ("random_distribution", "zipf:1", None),
+        (
+            "random_distribution",
+            "pareto:0.5:0.25",
+            Some(|j| {
+                j.rand.distribution == RandomDistribution::Pareto(0.5)
+                    && j.rand.distribution_center == Some(0.25)
+            }),
+        ),
+        ("random_distribution", "pareto:2", None),
+        (
+            "random_distribution",
+            "normal:10",
+            Some(|j| j.rand.distribution == RandomDistribution::Normal(10.0)),
+        ),
+        (
+            "random_distribution",
+            "gauss:5",
+            Some(|j| j.rand.distribution == RandomDistribution::Normal(5.0)),
+        ),
+        (
+            "random_distribution",
+            "zoned:60/10:30/20:10/70",
+            Some(
+                |j| matches!(&j.rand.distribution, RandomDistribution::Zoned(z) if z.read.len() == 3 && z.write == z.read),
+            ),
+        ),
+        ("random_distribution", "zoned:50/10:40/90", None),
+        (
+            "random_distribution",
+            "zoned_abs:60/20g:40/100g",
+            Some(
+                |j| matches!(&j.rand.distribution, RandomDistribution::ZonedAbs(z) if z.read[0].size == (20u64 << 30) as f64),
+            ),
+        ),
+        (
+            "random_distribution",
+            "random",
+            Some(|j| j.rand.distribution == RandomDistribution::Random),
+        ),
+        ("random_distribution", "lumpy", None),
+        (
+            "percentage_random",
+            "80,20",
+            Some(|j| {
+                j.rand.percentage_random
+                    == PerDir {
+                        read: 80,
+                        write: 20,
+                        trim: 20,
+                    }
+            }),
+        ),
+        ("percentage_random", "101", None),
+        ("zero_buffers", "", Some(|j| j.buffers.zero_buffers)),
+        ("refill_buffers", "", Some(|j| j.buffers.refill_buffers)),
+        (
+            "scramble_buffers",
+            "0",
+            Some(|j| !j.buffers.scramble_buffers),
+        ),
+        (
+            "buffer_compress_percentage",
+            "50",
+            Some(|j| j.buffers.compress_percentage == Some(50)),
+        ),
+        ("buffer_compress_percentage", "101", None),
+        (
+            "buffer_compress_chunk",
+            "4k",
+            Some(|j| j.buffers.compress_chunk == 4096),
+        ),
+        (
+            "buffer_pattern",
+            "0xdeadbeef",
+            Some(|j| j.buffers.pattern == vec![0xde, 0xad, 0xbe, 0xef]),
+        ),
+        (
+            "buffer_pattern",
+            "\"ab\"0x1",
+            Some(|j| j.buffers.pattern == vec![b'a', b'b', 1]),
+        ),
+        (
+            "buffer_pattern",
+            "258",
+            Some(|j| j.buffers.pattern == vec![2, 1]),
+        ),
+        ("buffer_pattern", "\"open", None),
+        (
+            "dedupe_percentage",
+            "10",
+            Some(|j| j.buffers.dedupe_percentage == 10),
+        ),
+        (
+            "rate",
+            "10m",
+            Some(|j| j.pacing.rate == PerDir::all(10 << 20)),
+        ),
+        (
+            "rate",
+            "1m,2m",
+            Some(|j| j.pacing.rate.read == 1 << 20 && j.pacing.rate.write == 2 << 20),
+        ),
+        ("rate_min", "1k", Some(|j| j.pacing.rate_min.read == 1024)),
+        ("ratemin", "2k", Some(|j| j.pacing.rate_min.write == 2048)),
+        (
+            "rate_iops",
+            "500",
+            Some(|j| j.pacing.rate_iops == PerDir::all(500)),
+        ),
+        ("rate_iops", "-5", None),
+        (
+            "rate_iops_min",
+            "100",
+            Some(|j| j.pacing.rate_iops_min.read == 100),
+        ),
+        (
+            "rate_process",
+            "poisson",
+            Some(|j| j.pacing.rate_process == RateProcess::Poisson),
+        ),
+        (
+            "rate_cycle",
+            "500",
+            Some(|j| j.pacing.rate_cycle == Duration::from_millis(500)),
+        ),
+        (
+            "ratecycle",
+            "2s",
+            Some(|j| j.pacing.rate_cycle == Duration::from_secs(2)),
+        ),
+        (
+            "thinktime",
+            "10",
+            Some(|j| j.pacing.thinktime == Duration::from_micros(10)),
+        ),
+        (
+            "thinktime",
+            "2ms",
+            Some(|j| j.pacing.thinktime == Duration::from_millis(2)),
+        ),
+        (
+            "thinktime_spin",
+            "5",
+            Some(|j| j.pacing.thinktime_spin == Duration::from_micros(5)),
+        ),
+        (
+            "thinktime_blocks",
+            "4",
+            Some(|j| j.pacing.thinktime_blocks == 4),
+        ),
+        ("thinktime_blocks", "0", None),
+        (
+            "zonemode",
+            "strided",
+            Some(|j| j.zone.mode == ZoneMode::Strided),
+        ),
+        ("zonemode", "zbd", None),
+        ("zonesize", "256m", Some(|j| j.zone.size == 256 << 20)),
+        ("zonerange", "1g", Some(|j| j.zone.range == 1 << 30)),
+        ("zoneskip", "2g", Some(|j| j.zone.skip == 2 << 30)),
+    ];
+
+    #[test]
+    fn workload_options() {
+        run(CASES);
+    }
+}

@@ -1,0 +1,247 @@
+//! Text generated from the option table: `--help`, `--cmdhelp[=option]`,
+//! `--enghelp[=engine[,option]]` and `docs/options.md`.
+
+use crate::defs::{self, Category, OptDef};
+use crate::error::{JobError, Location};
+use crate::suggest;
+
+/// `fiox --help`.
+pub fn usage() -> String {
+    format!(
+        "fiox {} - a storage I/O benchmark that speaks fio's job language\n\n\
+Usage: fiox [switches] [--option=value ...] [jobfile ...]\n\n\
+Options before the first --name= are global; each --name= starts a job.\n\
+A job file of '-' is read from standard input.\n\n\
+Switches:\n\
+  --parse-only              Parse and check the jobs, then exit\n\
+  --showcmd                 Print the jobs as a command line\n\
+  --section=NAME            Only run this job file section (may repeat)\n\
+  --output=FILE             Write the report to FILE\n\
+  --output-format=LIST      normal, json, json+, terse (comma-separated)\n\
+  --minimal                 Same as --output-format=terse\n\
+  --eta=auto|always|never   When to show the progress line\n\
+  --status-interval=TIME    Print the report every TIME while running\n\
+  --readonly                Refuse any job that would write\n\
+  --max-jobs=N              Run at most N jobs at once\n\
+  --cmdhelp[=OPTION]        Describe all options, or one\n\
+  --enghelp[=ENGINE]        List engines, or one engine's options\n\
+  --version                 Print the version\n\
+  --help                    Print this text\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// `--cmdhelp` (empty or `all`: every option) or `--cmdhelp=NAME`.
+pub fn cmdhelp(arg: &str) -> Result<String, JobError> {
+    let arg = arg.trim();
+    if arg.is_empty() || arg == "all" {
+        let mut out = String::new();
+        for cat in categories() {
+            out.push_str(&format!("{}:\n", cat.title()));
+            for d in defs::all().filter(|d| d.category == cat) {
+                out.push_str(&format!("  {:<28}: {}\n", d.name, d.help));
+            }
+        }
+        return Ok(out);
+    }
+    match defs::lookup(arg) {
+        Some(d) => Ok(describe(d)),
+        None => Err(crate::resolve::find_def(arg, &Location::CommandLine)
+            .err()
+            .unwrap_or_else(|| {
+                JobError::new(Location::CommandLine, format!("unknown option '{arg}'"))
+            })),
+    }
+}
+
+/// Full description of one option.
+pub fn describe(d: &OptDef) -> String {
+    let mut out = format!("{:<20}: {}\n", d.name, d.help);
+    if !d.aliases.is_empty() {
+        out.push_str(&format!("{:<20}: {}\n", "alias", d.aliases.join(", ")));
+    }
+    out.push_str(&format!("{:<20}: {}\n", "type", d.kind.type_name()));
+    if !d.default.is_empty() {
+        out.push_str(&format!("{:<20}: {}\n", "default", d.default));
+    }
+    if let Some((lo, hi)) = d.range {
+        out.push_str(&format!("{:<20}: {lo} to {hi}\n", "range"));
+    }
+    out.push_str(&format!("{:<20}: {}\n", "category", d.category.title()));
+    if !d.engines.is_empty() {
+        out.push_str(&format!("{:<20}: {}\n", "engine", d.engines.join(", ")));
+    }
+    if !d.long_help.is_empty() {
+        out.push_str(&format!("\n{}\n", d.long_help));
+    }
+    out
+}
+
+/// `--enghelp` (list), `--enghelp=ENGINE` (its options), `--enghelp=ENGINE,OPTION`.
+pub fn enghelp(arg: &str) -> Result<String, JobError> {
+    let arg = arg.trim();
+    if arg.is_empty() {
+        let mut out = String::from("Available IO engines:\n");
+        for (name, what) in defs::ENGINES {
+            out.push_str(&format!("  {name:<10} {what}\n"));
+        }
+        return Ok(out);
+    }
+    let (engine, opt) = match arg.split_once(',') {
+        Some((e, o)) => (e, Some(o.trim())),
+        None => (arg, None),
+    };
+    let engine =
+        defs::canonical_engine(engine).map_err(|m| JobError::new(Location::CommandLine, m))?;
+    let own: Vec<&OptDef> = defs::all()
+        .filter(|d| d.engines.contains(&engine))
+        .collect();
+    if let Some(o) = opt {
+        return match own.iter().find(|d| d.matches(o)) {
+            Some(d) => Ok(describe(d)),
+            None => Err(JobError::new(
+                Location::CommandLine,
+                format!(
+                    "ioengine {engine} has no option '{o}'{}",
+                    suggest::closest(o, own.iter().map(|d| d.name))
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default()
+                ),
+            )),
+        };
+    }
+    if own.is_empty() {
+        return Ok(format!(
+            "ioengine {engine} has no engine-specific options\n"
+        ));
+    }
+    let mut out = format!("{engine}:\n");
+    for d in own {
+        out.push_str(&format!("  {:<20}: {}\n", d.name, d.help));
+    }
+    Ok(out)
+}
+
+fn categories() -> Vec<Category> {
+    let mut cats: Vec<Category> = defs::all().map(|d| d.category).collect();
+    cats.sort();
+    cats.dedup();
+    cats
+}
+
+/// The checked-in `docs/options.md`, generated from the table.
+pub fn options_markdown() -> String {
+    let mut out = String::from(
+        "# fiox options\n\n\
+Generated from the option table in `crates/job/src/defs/` (do not edit by hand; run\n\
+`FIOX_BLESS=1 cargo test -p fiox-job docs_options_md_is_in_sync` to regenerate).\n\n\
+Sizes accept k/m/g/t/p with optional b or ib (fio's inverted `KiB` convention under the default\n\
+`kb_base=1024`), `0x` hex and `(arithmetic)`; times accept us, ms, s, m, h, d. Per-direction\n\
+values are `read,write,trim`.\n\n",
+    );
+    for cat in categories() {
+        out.push_str(&format!("## {}\n\n", cat.title()));
+        out.push_str("| Option | Aliases | Type | Default | Range | Engine | Description |\n");
+        out.push_str("|---|---|---|---|---|---|---|\n");
+        for d in defs::all().filter(|d| d.category == cat) {
+            let range = d
+                .range
+                .map(|(a, b)| format!("{a}..{b}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+                d.name,
+                d.aliases
+                    .iter()
+                    .map(|a| format!("`{a}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                md(&d.kind.type_name()),
+                md(d.default),
+                range,
+                d.engines.join(", "),
+                md(d.long_text()),
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str("## Engines\n\n");
+    for (name, what) in defs::ENGINES {
+        out.push_str(&format!("- `{name}`: {what}\n"));
+    }
+    out.push_str(
+        "\n## fio options not supported yet\n\nUsing one of these is an error that says so.\n\n",
+    );
+    out.push_str(
+        &defs::unsupported::OPTIONS
+            .iter()
+            .map(|o| format!("`{o}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    out.push_str("\n\n## fio engines not supported yet\n\n");
+    out.push_str(
+        &defs::unsupported::ENGINES
+            .iter()
+            .map(|o| format!("`{o}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    out.push('\n');
+    out
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdhelp_one_and_all() {
+        let one = cmdhelp("rwmixread").unwrap();
+        assert!(one.contains("range               : 0 to 100"), "{one}");
+        assert!(one.contains("default             : 50"));
+        let alias = cmdhelp("blocksize").unwrap();
+        assert!(alias.starts_with("bs "));
+        let all = cmdhelp("").unwrap();
+        assert!(all.contains("iodepth") && all.contains("guasi_kick"));
+        assert_eq!(
+            cmdhelp("iodpeth").unwrap_err().to_string(),
+            "command line: unknown option 'iodpeth' (did you mean 'iodepth'?)"
+        );
+    }
+
+    #[test]
+    fn enghelp_lists_engine_options() {
+        assert!(enghelp("").unwrap().contains("io_uring"));
+        let u = enghelp("io_uring").unwrap();
+        assert!(u.contains("fixedbufs") && !u.contains("userspace_reap"));
+        assert!(enghelp("libaio,userspace_reap")
+            .unwrap()
+            .contains("engine              : libaio"));
+        assert!(enghelp("psync")
+            .unwrap()
+            .contains("no engine-specific options"));
+        assert_eq!(
+            enghelp("rbd").unwrap_err().to_string(),
+            "command line: ioengine 'rbd' is a fio engine that fiox does not support yet"
+        );
+    }
+
+    #[test]
+    fn docs_options_md_is_in_sync() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/options.md");
+        let want = options_markdown();
+        if std::env::var_os("FIOX_BLESS").is_some() {
+            std::fs::write(path, &want).expect("write docs/options.md");
+        }
+        let have = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/options.md is out of date; regenerate with FIOX_BLESS=1 cargo test -p fiox-job docs_options_md_is_in_sync"
+        );
+    }
+}

@@ -1,0 +1,380 @@
+//! Resolution: raw sections -> typed, fully derived [`JobSpec`]s. Applies `[global]`
+//! inheritance (globals accumulate from the top of each job file, command-line globals first),
+//! looks every option up in the table (unknown -> did-you-mean, fio-only -> "not supported
+//! yet"), applies values in order (`kb_base` first, since it changes how sizes read), checks
+//! engine-owned options against the final engine, derives fio's dependent defaults, expands
+//! `numjobs` and assigns reporting groups as fio does.
+
+use crate::defs::{self, OptDef, Val};
+use crate::error::{JobError, Location};
+use crate::jobfile::{RawOpt, Section};
+use crate::suggest;
+use crate::JobSpec;
+use std::collections::HashSet;
+
+/// Resolve sections (command line first, then job files in order) into jobs.
+pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
+    let cmdline_globals: Vec<RawOpt> = sections
+        .iter()
+        .filter(|s| s.global && s.file_index == 0)
+        .flat_map(|s| s.opts.iter().cloned())
+        .collect();
+    let mut globals: Vec<RawOpt> = Vec::new();
+    let mut current_file = 0;
+    let mut first_job_of_file = true;
+    let mut jobs: Vec<JobSpec> = Vec::new();
+    let mut group = GroupCounter::default();
+    for sec in sections {
+        if sec.file_index != current_file {
+            // fio reads the whole command line before any job file, so every file sees all
+            // command-line globals, and a file's [global] sections do not leak into the next.
+            current_file = sec.file_index;
+            first_job_of_file = true;
+            globals = cmdline_globals.clone();
+        }
+        if sec.global {
+            // Check names now so errors point at the [global] section even without jobs.
+            check_names(&sec.opts)?;
+            globals.extend(sec.opts.iter().cloned());
+            continue;
+        }
+        let mut opts = globals.clone();
+        opts.extend(sec.opts.iter().cloned());
+        let mut job = resolve_one(sec, &opts)?;
+        // Each job file after the first starts with a barrier, as fio separates files.
+        if first_job_of_file && sec.file_index > 1 {
+            job.stonewall = true;
+        }
+        first_job_of_file = false;
+        check_wait_for(&job, &jobs, &opts)?;
+        expand(job, &mut jobs, &mut group);
+    }
+    Ok(jobs)
+}
+
+#[derive(Default)]
+struct GroupCounter {
+    id: u32,
+    jobs_in_group: u32,
+}
+
+/// numjobs clones and fio's group numbering (a barrier starts a group only if the current
+/// group already has jobs).
+fn expand(job: JobSpec, out: &mut Vec<JobSpec>, group: &mut GroupCounter) {
+    for clone in 0..job.numjobs {
+        let mut j = job.clone();
+        j.clone_index = clone;
+        j.index = out.len() as u32;
+        if clone > 0 {
+            j.stonewall = false;
+            j.new_group = false;
+        }
+        if (j.stonewall || j.new_group) && group.jobs_in_group > 0 {
+            group.id += 1;
+            group.jobs_in_group = 0;
+        }
+        j.group_id = group.id;
+        group.jobs_in_group += 1;
+        out.push(j);
+    }
+}
+
+fn check_wait_for(job: &JobSpec, earlier: &[JobSpec], opts: &[RawOpt]) -> Result<(), JobError> {
+    let Some(target) = &job.wait_for else {
+        return Ok(());
+    };
+    let loc = opts
+        .iter()
+        .rev()
+        .find(|o| o.name.eq_ignore_ascii_case("wait_for"))
+        .map(|o| o.loc.clone())
+        .unwrap_or(Location::Nowhere);
+    let names: HashSet<&str> = earlier
+        .iter()
+        .filter(|j| &j.name == target)
+        .map(|j| j.source.as_deref().unwrap_or(""))
+        .collect();
+    let count = earlier
+        .iter()
+        .filter(|j| &j.name == target && j.clone_index == 0)
+        .count();
+    match count {
+        0 => Err(JobError::new(
+            loc,
+            format!("wait_for={target}: no earlier job is named '{target}'"),
+        )),
+        1 => Ok(()),
+        n => Err(JobError::new(
+            loc,
+            format!(
+                "wait_for={target} is ambiguous: {n} earlier jobs are named '{target}' (in {} file(s)); rename one",
+                names.len().max(1)
+            ),
+        )),
+    }
+}
+
+/// Look up an option name; unknown and fio-only names become errors.
+pub fn find_def(name: &str, loc: &Location) -> Result<&'static OptDef, JobError> {
+    if let Some(d) = defs::lookup(name) {
+        return Ok(d);
+    }
+    let lower = name.to_ascii_lowercase();
+    if defs::unsupported::OPTIONS.contains(&lower.as_str()) {
+        return Err(JobError::new(
+            loc.clone(),
+            format!("'{name}' is a fio option that fiox does not support yet"),
+        ));
+    }
+    if lower == "threads" {
+        return Err(JobError::new(
+            loc.clone(),
+            "'threads' is an option of fio's tiobench profile, which fiox does not support yet (did you mean 'thread'?)",
+        ));
+    }
+    let candidates =
+        defs::all().flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()));
+    Err(JobError::new(
+        loc.clone(),
+        match suggest::closest(name, candidates) {
+            Some(s) => format!("unknown option '{name}' (did you mean '{s}'?)"),
+            None => format!("unknown option '{name}'"),
+        },
+    ))
+}
+
+fn check_names(opts: &[RawOpt]) -> Result<(), JobError> {
+    for o in opts {
+        let def = find_def(&o.name, &o.loc)?;
+        if o.value.is_none() && !def.kind.allows_bare() {
+            return Err(needs_value(def, o));
+        }
+    }
+    Ok(())
+}
+
+fn needs_value(def: &OptDef, o: &RawOpt) -> JobError {
+    JobError::new(
+        o.loc.clone(),
+        format!("option '{}' needs a value ({}=...)", o.name, def.name),
+    )
+}
+
+/// Apply one section's effective options to a default job and derive the rest.
+pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> {
+    let mut job = JobSpec {
+        name: sec.name.clone(),
+        source: sec.source.clone(),
+        ..JobSpec::default()
+    };
+    let mut looked: Vec<(&'static OptDef, &RawOpt)> = Vec::with_capacity(opts.len());
+    for o in opts {
+        let def = find_def(&o.name, &o.loc)?;
+        if o.value.is_none() && !def.kind.allows_bare() {
+            return Err(needs_value(def, o));
+        }
+        looked.push((def, o));
+    }
+    // kb_base changes how every size is read, wherever it is written.
+    for (def, o) in looked.iter().filter(|(d, _)| d.name == "kb_base") {
+        apply(&mut job, def, o)?;
+    }
+    for (def, o) in &looked {
+        apply(&mut job, def, o)?;
+    }
+    check_engine_options(&job, &looked)?;
+    let given: HashSet<&str> = looked.iter().map(|(d, _)| d.name).collect();
+    derive(&mut job, &given);
+    job.raw_options = opts
+        .iter()
+        .filter(|o| !o.name.eq_ignore_ascii_case("name"))
+        .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
+        .collect();
+    Ok(job)
+}
+
+fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
+    let raw = o.value.as_deref().unwrap_or("");
+    let v = Val {
+        raw,
+        kb_base: job.kb_base,
+        def,
+    };
+    (def.apply)(job, &v).map_err(|m| {
+        let shown = match &o.value {
+            Some(val) => format!("{}={val}", o.name),
+            None => o.name.clone(),
+        };
+        JobError::new(o.loc.clone(), format!("{shown}: {m}"))
+    })
+}
+
+fn check_engine_options(
+    job: &JobSpec,
+    looked: &[(&'static OptDef, &RawOpt)],
+) -> Result<(), JobError> {
+    for (def, o) in looked {
+        if !def.engines.is_empty() && !def.engines.contains(&job.ioengine.as_str()) {
+            return Err(JobError::new(
+                o.loc.clone(),
+                format!(
+                    "option '{}' belongs to ioengine {}; this job uses ioengine {}",
+                    o.name,
+                    def.engines.join("/"),
+                    job.ioengine
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// fio's dependent defaults (init.c fixups) that downstream code relies on.
+fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
+    if !given.contains("iodepth_low") || job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
+        job.iodepth_low = job.iodepth;
+    }
+    if job.iodepth_batch_submit == 0 || job.iodepth_batch_submit > job.iodepth {
+        job.iodepth_batch_submit = job.iodepth;
+    }
+    if job.iodepth_batch_complete_max < job.iodepth_batch_complete_min {
+        job.iodepth_batch_complete_max = job.iodepth_batch_complete_min;
+    }
+    if job.pacing.thinktime_spin > job.pacing.thinktime {
+        job.pacing.thinktime_spin = job.pacing.thinktime;
+    }
+    let name = job.name.clone();
+    for p in [
+        &mut job.logs.write_bw_log,
+        &mut job.logs.write_lat_log,
+        &mut job.logs.write_iops_log,
+        &mut job.logs.write_hist_log,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        if p.is_empty() {
+            p.clone_from(&name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sec(name: &str, file: usize, opts: &[(&str, Option<&str>)]) -> Section {
+        Section {
+            name: name.into(),
+            global: name == "global",
+            opts: opts
+                .iter()
+                .enumerate()
+                .map(|(i, (n, v))| RawOpt {
+                    name: n.to_string(),
+                    value: v.map(str::to_string),
+                    loc: Location::File {
+                        path: format!("f{file}"),
+                        line: i + 1,
+                    },
+                })
+                .collect(),
+            loc: Location::Nowhere,
+            source: Some(format!("f{file}")),
+            file_index: file,
+        }
+    }
+
+    #[test]
+    fn groups_follow_fio() {
+        let s = vec![
+            sec("a", 1, &[("numjobs", Some("2"))]),
+            sec("b", 1, &[("stonewall", None)]),
+            sec("c", 1, &[("new_group", None), ("numjobs", Some("2"))]),
+            sec("d", 2, &[]),
+        ];
+        let jobs = resolve(&s).unwrap();
+        let groups: Vec<u32> = jobs.iter().map(|j| j.group_id).collect();
+        assert_eq!(groups, [0, 0, 1, 2, 2, 3]);
+        let clones: Vec<u32> = jobs.iter().map(|j| j.clone_index).collect();
+        assert_eq!(clones, [0, 1, 0, 0, 1, 0]);
+        assert!(jobs[5].stonewall, "second file starts with a barrier");
+    }
+
+    #[test]
+    fn first_job_stonewall_does_not_bump_group() {
+        let jobs = resolve(&[sec("a", 1, &[("stonewall", None)])]).unwrap();
+        assert_eq!(jobs[0].group_id, 0);
+    }
+
+    #[test]
+    fn globals_apply_below_only() {
+        let s = vec![
+            sec("a", 1, &[]),
+            sec("global", 1, &[("bs", Some("8k"))]),
+            sec("b", 1, &[]),
+        ];
+        let jobs = resolve(&s).unwrap();
+        assert_eq!(jobs[0].bs.read.min, 4096);
+        assert_eq!(jobs[1].bs.read.min, 8192);
+        assert_eq!(
+            jobs[1].raw_options,
+            vec![("bs".to_string(), "8k".to_string())]
+        );
+    }
+
+    #[test]
+    fn kb_base_applies_to_earlier_sizes() {
+        let jobs = resolve(&[sec(
+            "a",
+            1,
+            &[("bs", Some("4k")), ("kb_base", Some("1000"))],
+        )])
+        .unwrap();
+        assert_eq!(jobs[0].bs.read.min, 4000);
+    }
+
+    #[test]
+    fn engine_option_may_precede_ioengine() {
+        let s = vec![
+            sec("global", 1, &[("fixedbufs", None)]),
+            sec("a", 1, &[("ioengine", Some("io_uring"))]),
+        ];
+        assert!(resolve(&s).unwrap()[0].engine.fixedbufs);
+        let bad = vec![sec("a", 1, &[("fixedbufs", None)])];
+        assert_eq!(
+            resolve(&bad).unwrap_err().to_string(),
+            "f1:1: option 'fixedbufs' belongs to ioengine io_uring; this job uses ioengine psync"
+        );
+    }
+
+    #[test]
+    fn derived_depths() {
+        let jobs = resolve(&[sec(
+            "a",
+            1,
+            &[("iodepth", Some("32")), ("iodepth_batch_submit", Some("0"))],
+        )])
+        .unwrap();
+        assert_eq!(jobs[0].iodepth_low, 32);
+        assert_eq!(jobs[0].iodepth_batch_submit, 32);
+        assert_eq!(jobs[0].iodepth_batch_complete_max, 1);
+    }
+
+    #[test]
+    fn wait_for_checks() {
+        let ok = vec![sec("a", 1, &[]), sec("b", 1, &[("wait_for", Some("a"))])];
+        assert!(resolve(&ok).is_ok());
+        let missing = vec![sec("b", 1, &[("wait_for", Some("a"))])];
+        assert_eq!(
+            resolve(&missing).unwrap_err().to_string(),
+            "f1:1: wait_for=a: no earlier job is named 'a'"
+        );
+    }
+
+    #[test]
+    fn log_prefix_defaults_to_job_name() {
+        let jobs = resolve(&[sec("lj", 1, &[("write_lat_log", None)])]).unwrap();
+        assert_eq!(jobs[0].logs.write_lat_log.as_deref(), Some("lj"));
+    }
+}
