@@ -17,6 +17,14 @@
 //!   fsync): the runner then commits, reaps at least one completion and queues the unit again.
 //! - `commit` may submit fewer units than were queued when the kernel pushes back (EAGAIN/EBUSY);
 //!   the rest stay queued and go out at the next `commit`.
+//! - `getevents(min, ..)` never waits for more completions than are committed and in flight;
+//!   `min = 0` never blocks. Reap everything before dropping an engine or its buffers.
+//!
+//! Engines ([`create`] picks one from `ioengine=`): `sync`, `psync`, `pvsync`, `pvsync2`, `mmap`
+//! (synchronous; `sync.rs`, `mmap.rs`), `vsync` (merges contiguous units into one readv),
+//! `null` (sync at iodepth=1, queued above, as fio's), `libaio` (raw syscalls, `libaio.rs`),
+//! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
+//! [`guasi`]). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
