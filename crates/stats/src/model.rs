@@ -373,12 +373,13 @@ mod tests {
         assert!((s.stddev() - 4.0).abs() < 1e-9);
     }
 
-    /// Two-pass reference: exact mean and sample stddev.
+    /// Two-pass reference on values re-based to their minimum (so f64 sums stay exact).
     fn reference(v: &[u64]) -> (f64, f64) {
+        let base = *v.iter().min().unwrap();
         let n = v.len() as f64;
-        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
-        let m2: f64 = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum();
-        (mean, (m2 / (n - 1.0)).sqrt())
+        let mean = v.iter().map(|&x| (x - base) as f64).sum::<f64>() / n;
+        let m2: f64 = v.iter().map(|&x| ((x - base) as f64 - mean).powi(2)).sum();
+        (base as f64 + mean, (m2 / (n - 1.0)).sqrt())
     }
 
     #[test]
