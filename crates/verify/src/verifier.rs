@@ -5,7 +5,7 @@
 use crate::error::VerifyError;
 use crate::failure::{FailureKind, VerifyFailure, SECTOR};
 use crate::fill::{data_key, fill_random, Pattern};
-use crate::header::{HdrMethod, Header, HeaderError, VERSION};
+use crate::header::{HdrMethod, Header, HeaderError, MAX_HDR_LEN, VERSION};
 use crate::sum::{Algo, Sum};
 use crate::writelog::WriteLog;
 use fiox_job::spec::{JobSpec, VerifyMethod, VerifySpec};
@@ -203,6 +203,14 @@ impl Verifier {
     pub fn header_len(&self) -> usize {
         match self.mode {
             Mode::Header(m) => m.hdr_len(),
+            _ => 0,
+        }
+    }
+
+    /// Where the header sits inside each interval (`verify_offset`; 0 without a header).
+    pub fn header_offset(&self) -> usize {
+        match self.mode {
+            Mode::Header(_) => self.voff,
             _ => 0,
         }
     }
@@ -434,8 +442,10 @@ impl Verifier {
         abs: u64,
         expected_seq: Option<u64>,
     ) -> Option<(FailureKind, Option<Header>)> {
-        let h = m.hdr_len();
-        let hdr = match Header::decode(&phys[self.voff..self.voff + h]) {
+        // Offer the longest header any method has, so a header of another method decodes and
+        // is reported as such rather than as damage.
+        let end = phys.len().min(self.voff + MAX_HDR_LEN);
+        let hdr = match Header::decode(&phys[self.voff..end]) {
             Ok(hdr) => hdr,
             Err(e) => return Some((self.bad_header_kind(e, phys), None)),
         };
@@ -469,8 +479,7 @@ impl Verifier {
                 FailureKind::HeaderChecksum { stored, computed }
             }
             HeaderError::BadLength { hdr_len } => FailureKind::HeaderInvalid { hdr_len },
-            // Our slice is exactly one header long, so this means the length field claims a
-            // longer header than this method has.
+            // The length field claims a header longer than the interval holds.
             HeaderError::TooShort { .. } => {
                 let b = &phys[self.voff..];
                 FailureKind::HeaderInvalid {
