@@ -115,6 +115,10 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
     m.insert("minf".into(), job.minf.into());
     depth_objects(job, &mut m);
     latency_objects(job, &mut m);
+    if job.continue_on_error {
+        m.insert("total_err".into(), job.total_err.into());
+        m.insert("first_error".into(), job.first_error.into());
+    }
     if job.iodepth > 0 {
         // No latency_target mode in fiox: fio's values for unset options.
         m.insert("latency_depth".into(), job.iodepth.into());

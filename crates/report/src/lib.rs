@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod calc;
+pub mod errno;
 pub mod json;
 pub mod normal;
 pub mod terse;

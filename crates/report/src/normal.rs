@@ -99,7 +99,9 @@ pub fn job_block(job: &JobResult, group: &GroupResult) -> String {
         return String::new();
     }
     let mut out = String::new();
-    let date = units::ctime(job.start_unix);
+    // fio stamps the block with the time the report is made: the job's end (or "now" for a
+    // status report, where elapsed is the time so far).
+    let date = units::ctime(job.start_unix + job.elapsed_s);
     if job.error == 0 {
         let _ = writeln!(
             out,
@@ -394,6 +396,15 @@ fn resource_lines(job: &JobResult) -> String {
         d.write.drop_ios,
         d.trim.drop_ios
     );
+    if job.continue_on_error {
+        let _ = writeln!(
+            out,
+            "     errors    : total={}, first_error={}/<{}>",
+            job.total_err,
+            job.first_error,
+            crate::errno::strerror(job.first_error)
+        );
+    }
     if job.iodepth > 0 {
         // fiox has no latency_target mode, so target/window are 0 and the percentile 100%,
         // which is exactly what fio prints when those options are unset.

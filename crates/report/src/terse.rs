@@ -60,6 +60,9 @@ pub fn job_line(job: &JobResult, group: &GroupResult, disks: &[DiskResult]) -> S
     for d in flatten_disks(disks) {
         disk_fields(d, &mut out);
     }
+    if job.continue_on_error {
+        let _ = write!(out, ";{};{}", job.total_err, job.first_error);
+    }
     if !job.description.is_empty() {
         let _ = write!(out, ";{}", job.description);
     }

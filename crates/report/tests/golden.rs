@@ -187,7 +187,6 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
         jobs: 1,
         error: 0,
         pid,
-        start_unix: 0,
         elapsed_s: u(v, "elapsed"),
         runtime_ms: u(v, "job_runtime"),
         has_slat: dirs.read.slat.n + dirs.write.slat.n > 0,
@@ -219,6 +218,9 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
         lat_percentiles: has_pct("lat_ns"),
         slat_percentiles: has_pct("slat_ns"),
         description: v["desc"].as_str().unwrap_or("").into(),
+        continue_on_error: v.get("total_err").is_some(),
+        total_err: v["total_err"].as_u64().unwrap_or(0),
+        first_error: v["first_error"].as_i64().unwrap_or(0) as i32,
         ..Default::default()
     }
 }
@@ -290,9 +292,12 @@ fn run_from(v: &Value, members: &[(u32, u32)]) -> RunResult {
         .enumerate()
         .map(|(i, j)| {
             let (m, pid) = members.get(i).copied().unwrap_or((1, 0));
+            let job = job_from(j, pid);
             JobResult {
                 jobs: m,
-                ..job_from(j, pid)
+                // fio dates the job block when it prints the report, as its JSON timestamp.
+                start_unix: u(v, "timestamp") - job.elapsed_s,
+                ..job
             }
         })
         .collect();
@@ -344,12 +349,17 @@ fn mask_digits(s: &str) -> String {
 /// Compare our normal report with fio's: exact lines, except digits inside percentile rows
 /// and the date at the end of the job line.
 fn assert_normal_matches(ours: &str, fio: &str) {
+    assert_normal_matches_dates(ours, fio, false)
+}
+
+/// [`assert_normal_matches`], optionally comparing the job lines' dates too.
+fn assert_normal_matches_dates(ours: &str, fio: &str, exact_dates: bool) {
     let a: Vec<&str> = ours.lines().collect();
     let b: Vec<&str> = fio.lines().collect();
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
         if y.starts_with("     |") {
             assert_eq!(mask_digits(x), mask_digits(y), "percentile row {i}");
-        } else if y.contains("(groupid=") {
+        } else if y.contains("(groupid=") && !exact_dates {
             let cut = |s: &str| s[..s.rfind(": ").unwrap()].to_string();
             assert_eq!(cut(x), cut(y), "job line {i}");
         } else {
@@ -394,6 +404,22 @@ fn normal_equals_fio_for_same_numbers_two_groups_three_jobs() {
     let run = run_from(&v, &members_and_pids(&fio_normal));
     assert_eq!(run.groups.len(), 2);
     assert_normal_matches(&normal(&run), &fio_normal);
+}
+
+#[test]
+fn normal_equals_fio_with_continue_on_error_and_dates() {
+    // continue_on_error=all on the null engine: the `errors` line with no error, no disks.
+    // The captures' JSON timestamps fall in the same second as the normal report, so the job
+    // line's date is compared exactly here.
+    for file in [
+        "null-coe.all.txt",
+        "randrw-libaio.normal-jsonplus.txt",
+        "two-groups.all.txt",
+    ] {
+        let (_, v, fio_normal) = split_capture(&data(file));
+        let run = run_from(&v, &members_and_pids(&fio_normal));
+        assert_normal_matches_dates(&normal(&run), &fio_normal, true);
+    }
 }
 
 /// Job specs of the captured runs, as the job parser would resolve them.
@@ -693,6 +719,7 @@ fn json_same_keys_types_and_values_as_fio() {
         ("write-psync-group.all.txt", false),
         ("randread-pctopts.all.txt", false),
         ("two-groups.all.txt", false),
+        ("null-coe.all.txt", false),
     ] {
         let (_, fio, _) = split_capture(&data(file));
         let ours = json(&run_from(&fio, &[]), plus);
@@ -786,6 +813,7 @@ fn terse_equals_fio_for_same_numbers() {
         "write-psync-group.all.txt",
         "randread-pctopts.all.txt",
         "two-groups.all.txt",
+        "null-coe.all.txt",
     ] {
         terse_equals_capture(file);
     }
@@ -807,7 +835,10 @@ fn terse_equals_capture(file: &str) {
         let b: Vec<&str> = fio_line.split(';').collect();
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             // Percentile values come from different histogram buckets; the version differs.
-            if i == 1 || y.contains("%=") {
+            // Field 99 (ns buckets folded into the first usec bucket) depends on exact counts
+            // that fio's JSON only gives as floored percentages (0.01% for any small count), so
+            // the rebuilt counts cannot always reproduce it; the folding itself has a unit test.
+            if i == 1 || i == 99 || y.contains("%=") {
                 continue;
             }
             assert_eq!(
