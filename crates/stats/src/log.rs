@@ -280,7 +280,8 @@ pub fn rate_windows(job: &JobSpec) -> RateWindows {
 /// [`RateSink`] of the job's `RateSampler`s; call [`JobLogs::finish`] at the job's end.
 ///
 /// Write errors on the per-I/O path are kept (the first one) instead of failing the I/O loop;
-/// [`JobLogs::finish`] reports it.
+/// [`JobLogs::finish`] reports it. As in fio, nothing is logged during `ramp_time`, and times
+/// count from the end of the ramp (the job's epoch is reset there).
 #[derive(Debug, Default)]
 pub struct JobLogs {
     bw: Option<LogFile>,

@@ -123,7 +123,9 @@ impl RateSampler {
 
     /// Forget all samples and restart both windows at `now_ns` with the given running totals
     /// (end of ramp_time: pass the totals as they are now, or 0 if the runner reset them).
+    /// Like fio's `reset_all_stats`, this also moves the epoch: sink times restart from 0.
     pub fn restart(&mut self, now_ns: u64, bytes_total: u64, ios_total: u64) {
+        self.epoch_ns = now_ns;
         self.bw = Window::new(self.bw.avg_ns / 1_000_000, now_ns, bytes_total);
         self.iops = Window::new(self.iops.avg_ns / 1_000_000, now_ns, ios_total);
         self.next_due_ns = self.bw.due_ns().min(self.iops.due_ns());
@@ -255,7 +257,9 @@ mod tests {
         assert_eq!(s.bw().n, 1);
         s.restart(150 * MS, 1 << 30, 1000);
         assert_eq!(s.bw().n, 0);
-        s.tick(250 * MS, (1 << 30) + 102_400, 1025);
+        let mut rec = Rec::default();
+        s.tick_into(250 * MS, (1 << 30) + 102_400, 1025, &mut rec);
+        assert_eq!(rec.0[0].1, 100, "log time counts from the ramp's end");
         assert_eq!(
             s.bw().min,
             1000,
