@@ -4,7 +4,9 @@
 //! ENGINE `bare-pread` is a plain pread loop with the same offsets: the floor the psync engine
 //! is compared with.
 //!
-//! Usage: engine_cost [ENGINE] [FILE_DIR] [SECONDS] [IODEPTH] [rw]
+//! Usage: engine_cost [ENGINE] [FILE_DIR] [SECONDS] [IODEPTH] [read|write] [OPTS]
+//! OPTS: comma-separated engine options, e.g. `fixedbufs,registerfiles,nonvectored=1`,
+//! `guasi_submit=inline,guasi_kick=each,guasi_reap_runs,guasi_workers=4`, `direct`.
 //! defaults: null /dev/shm 2 1 read. Example: `cargo run --release -p fiox-engine --example
 //! engine_cost -- psync /dev/shm 3`.
 
@@ -29,34 +31,74 @@ fn main() {
     } else {
         IoOp::Read
     };
-    if let Err(e) = run(&engine, &dir, secs, depth, op) {
+    let opts = args.get(6).map_or("", String::as_str);
+    let mut job = JobSpec {
+        iodepth: depth,
+        ..JobSpec::default()
+    };
+    if let Err(e) = apply_opts(&mut job, opts).and_then(|()| run(&engine, &dir, secs, job, op)) {
         eprintln!("engine_cost: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(engine: &str, dir: &std::path::Path, secs: f64, depth: u32, op: IoOp) -> Result<(), String> {
+/// Engine options for A/B runs (a tiny subset of the job parser, for this tool only).
+fn apply_opts(job: &mut JobSpec, opts: &str) -> Result<(), String> {
+    let o = &mut job.engine;
+    for kv in opts.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, "1"));
+        let n = || v.parse::<u32>().map_err(|_| format!("{k}: bad number {v}"));
+        match k {
+            "direct" => job.direct = v == "1",
+            "fixedbufs" => o.fixedbufs = v == "1",
+            "registerfiles" => o.registerfiles = v == "1",
+            "sqthread_poll" => o.sqthread_poll = v == "1",
+            "nonvectored" => o.nonvectored = v.parse().map_err(|_| format!("bad {kv}"))?,
+            "force_async" => o.force_async = n()?,
+            "userspace_reap" => o.userspace_reap = v == "1",
+            "nowait" => o.nowait = v == "1",
+            "guasi_workers" => o.guasi_workers = Some(n()?),
+            "guasi_submit" => o.guasi_submit_offload = v == "offload",
+            "guasi_kick" => o.guasi_kick_each = v == "each",
+            "guasi_reap_runs" => o.guasi_reap_runs = v == "1",
+            _ => return Err(format!("unknown option {k}")),
+        }
+    }
+    Ok(())
+}
+
+fn run(
+    engine: &str,
+    dir: &std::path::Path,
+    secs: f64,
+    job: JobSpec,
+    op: IoOp,
+) -> Result<(), String> {
     let bare = engine == "bare-pread";
+    let depth = job.iodepth;
     let job = JobSpec {
         ioengine: if bare { "psync" } else { engine }.to_string(),
-        iodepth: depth,
-        ..JobSpec::default()
+        ..job
     };
     let mut e = create(&job).map_err(|e| e.to_string())?;
     let path = dir.join(format!("fiox-engine-cost-{}", std::process::id()));
     let spec = OpenSpec {
         write: true,
         create: true,
-        direct: false,
+        direct: job.direct,
         sync: SyncMode::None,
     };
     let f = open_file(&path, &spec).map_err(|e| e.to_string())?;
     let result = (|| {
         fiox_engine::sys::ftruncate(f.as_raw_fd(), FILE_SIZE).map_err(|e| e.to_string())?;
-        // Populate the page cache so reads measure the engine, not page faults of a hole.
+        // Fill the file so reads measure the engine, not holes (written through a buffered
+        // descriptor: the measured one may be O_DIRECT).
         let chunk = vec![0x5au8; 1 << 20];
+        let plain = std::fs::OpenOptions::new().write(true).open(&path);
+        let plain = plain.map_err(|e| e.to_string())?;
         for i in 0..FILE_SIZE / (1 << 20) {
-            std::os::unix::fs::FileExt::write_at(&f, &chunk, i << 20).map_err(|e| e.to_string())?;
+            std::os::unix::fs::FileExt::write_at(&plain, &chunk, i << 20)
+                .map_err(|e| e.to_string())?;
         }
         e.add_file(&EngineFile {
             fd: f.as_raw_fd(),
@@ -74,8 +116,9 @@ fn run(engine: &str, dir: &std::path::Path, secs: f64, depth: u32, op: IoOp) -> 
         };
         let ns = elapsed.as_nanos() as f64 / ios as f64;
         println!(
-            "{engine} {op:?} bs=4k iodepth={depth} dir={}: {ios} I/Os in {:.2}s = {:.0} ns/IO, {:.0} IOPS",
+            "{engine} {op:?} bs=4k iodepth={depth} dir={} {}: {ios} I/Os in {:.2}s = {:.0} ns/IO, {:.0} IOPS",
             dir.display(),
+            if job.direct { "direct" } else { "buffered" },
             elapsed.as_secs_f64(),
             ns,
             1e9 / ns
@@ -102,9 +145,11 @@ fn drive(
     let mut inflight = 0usize;
     let start = Instant::now();
     let limit = Duration::from_secs_f64(secs);
+    let mut rounds = 0u32;
     loop {
-        // Check the clock only every 1024 I/Os: the point is the engine's cost.
-        if ios & 1023 == 0 && start.elapsed() >= limit {
+        // Check the clock only every 1024 rounds: the point is the engine's cost.
+        rounds = rounds.wrapping_add(1);
+        if rounds & 1023 == 0 && start.elapsed() >= limit {
             break;
         }
         while let Some(slot) = free.pop() {

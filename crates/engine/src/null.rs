@@ -83,3 +83,49 @@ impl IoEngine for NullEngine {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BufPtr;
+
+    fn unit(op: IoOp) -> IoUnit {
+        IoUnit {
+            op,
+            file: 0,
+            offset: 0,
+            len: 4096,
+            buf: BufPtr::none(),
+        }
+    }
+
+    #[test]
+    fn depth_one_completes_in_queue() {
+        let mut e = NullEngine::new(1);
+        assert!(e.flags().sync);
+        assert_eq!(e.queue(0, &unit(IoOp::Write)).unwrap(), Queued::Done(4096));
+        assert_eq!(e.queue(0, &unit(IoOp::Fdatasync)).unwrap(), Queued::Done(0));
+    }
+
+    #[test]
+    fn deeper_queues_a_batch_and_is_busy_until_reaped() {
+        let mut e = NullEngine::new(4);
+        assert!(!e.flags().sync);
+        for id in 0..3 {
+            assert_eq!(e.queue(id, &unit(IoOp::Read)).unwrap(), Queued::Queued);
+        }
+        let mut out = Vec::new();
+        assert_eq!(
+            e.getevents(0, 8, &mut out).unwrap(),
+            0,
+            "nothing committed yet"
+        );
+        assert_eq!(e.commit().unwrap(), 3);
+        assert_eq!(e.queue(3, &unit(IoOp::Read)).unwrap(), Queued::Busy);
+        assert_eq!(e.getevents(1, 2, &mut out).unwrap(), 2);
+        assert_eq!(e.getevents(1, 2, &mut out).unwrap(), 1);
+        let ids: Vec<u32> = out.iter().map(|c| c.unit).collect();
+        assert_eq!(ids, vec![0, 1, 2]);
+        assert_eq!(e.queue(3, &unit(IoOp::Trim)).unwrap(), Queued::Queued);
+    }
+}

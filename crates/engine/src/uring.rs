@@ -444,3 +444,35 @@ impl IoEngine for UringEngine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_pool_maps_buffers_to_indexes() {
+        let o = fiox_job::spec::EngineOptions {
+            fixedbufs: true,
+            ..Default::default()
+        };
+        let mut e = match UringEngine::new(4, false, &o) {
+            Ok(e) => e,
+            Err(err) => {
+                eprintln!("skip: io_uring unavailable: {err}");
+                return;
+            }
+        };
+        let pool = BufPool::new(4, 4096, 4096).unwrap();
+        assert!(
+            e.buf_index(pool.ptr(0).as_ptr(), 4096).is_err(),
+            "before registration"
+        );
+        e.register_buffers(&pool).unwrap();
+        for i in 0..4 {
+            assert_eq!(e.buf_index(pool.ptr(i).as_ptr(), 4096).unwrap(), 0);
+        }
+        let outside = [0u8; 16];
+        let err = e.buf_index(outside.as_ptr() as *mut u8, 16).unwrap_err();
+        assert!(err.to_string().contains("fixedbufs"), "{err}");
+    }
+}
