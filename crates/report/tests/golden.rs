@@ -173,14 +173,7 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
         .find_map(Value::as_object)
         .map(|m| m.keys().map(|k| k.parse().unwrap()).collect())
         .unwrap_or_default();
-    let options = v["job options"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let options = options_from(&v["job options"]);
     JobResult {
         name: v["jobname"].as_str().unwrap().into(),
         groupid: u(v, "groupid") as u32,
@@ -306,8 +299,19 @@ fn run_from(v: &Value, members: &[(u32, u32)]) -> RunResult {
         jobs,
         disks: disks_from(v),
         start_unix_ms: u(v, "timestamp_ms"),
+        global_options: options_from(&v["global options"]),
         ..Default::default()
     }
+}
+
+fn options_from(v: &Value) -> Vec<(String, String)> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// (jobs=N, pid) of every job line in fio's normal text.
@@ -714,6 +718,14 @@ fn json_same_keys_types_and_values_as_fio() {
         assert_same_structure(&ours, &fio, "");
         assert_same_values(&ours, &fio, "");
     }
+    // A job file with [global]: `global options`, two groups, bare booleans left out.
+    let fio: Value = serde_json::from_str(&data("global-options.jsonplus.json")).unwrap();
+    let mut run = run_from(&fio, &[]);
+    run.global_options
+        .push(("time_based".into(), String::new()));
+    let ours = json(&run, true);
+    assert_same_structure(&ours, &fio, "");
+    assert_same_values(&ours, &fio, "");
     for (file, plus) in [
         ("randrw-libaio.normal-jsonplus.txt", true),
         ("write-psync-group.all.txt", false),
