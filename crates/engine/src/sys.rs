@@ -401,6 +401,62 @@ mod tests {
     }
 
     #[test]
+    fn o_direct_refused_by_the_filesystem_is_explained() {
+        // procfs has no direct I/O on any kernel (tmpfs accepts O_DIRECT since Linux 6.6).
+        let spec = OpenSpec {
+            write: false,
+            create: false,
+            direct: true,
+            sync: SyncMode::None,
+        };
+        let e = open_file(Path::new("/proc/self/status"), &spec).unwrap_err();
+        assert!(matches!(e, EngineError::DirectUnsupported(_)), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("direct=1 is not supported by the filesystem of /proc/self/status"),
+            "{msg}"
+        );
+    }
+
+    /// Read-only ioctls on the first readable block device of a non-zero size, if any.
+    #[test]
+    fn block_device_size_and_sector_size() {
+        let Ok(dir) = std::fs::read_dir("/sys/block") else {
+            eprintln!("skip: no /sys/block");
+            return;
+        };
+        let spec = OpenSpec {
+            write: false,
+            create: false,
+            direct: false,
+            sync: SyncMode::None,
+        };
+        for ent in dir.flatten() {
+            let dev = Path::new("/dev").join(ent.file_name());
+            let Ok(f) = open_file(&dev, &spec) else {
+                continue;
+            };
+            let fd = f.as_raw_fd();
+            assert!(is_block_device(fd).unwrap());
+            let size = block_device_size(fd).unwrap();
+            if size == 0 {
+                continue;
+            }
+            assert_eq!(file_size(fd).unwrap(), size);
+            let sectors: u64 = std::fs::read_to_string(ent.path().join("size"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            assert_eq!(size, sectors * 512, "{}", dev.display());
+            let lbs = logical_block_size(fd).unwrap();
+            assert!(lbs.is_power_of_two() && lbs >= 512, "{lbs}");
+            return;
+        }
+        eprintln!("skip: no readable block device");
+    }
+
+    #[test]
     fn size_fallocate_truncate_trim_on_a_file() {
         let dir = std::env::temp_dir().join(format!("fiox-sys-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
