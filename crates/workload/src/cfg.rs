@@ -20,6 +20,32 @@ pub(crate) struct DirCfg {
     pub(crate) split: Vec<(u64, u64)>,
     /// Offset alignment for random I/O (blockalign; min_bs otherwise).
     pub(crate) ba: u64,
+    /// Division by min_bs without a hardware divide when it is a power of two (hot path).
+    pub(crate) min_div: Divisor,
+}
+
+/// Divides by a constant, with a shift when the constant is a power of two.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Divisor {
+    d: u64,
+    shift: Option<u32>,
+}
+
+impl Divisor {
+    pub(crate) fn new(d: u64) -> Divisor {
+        Divisor {
+            d,
+            shift: d.is_power_of_two().then(|| d.trailing_zeros()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn div(self, x: u64) -> u64 {
+        match self.shift {
+            Some(s) => x >> s,
+            None => x / self.d,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -119,6 +145,7 @@ fn dir_cfg(job: &JobSpec, d: Ddir, random: bool) -> Result<DirCfg, WorkloadError
         max_bs,
         split,
         ba,
+        min_div: Divisor::new(min_bs),
     })
 }
 
@@ -283,6 +310,17 @@ impl Cfg {
             pass_budget,
             number_ios,
         })
+    }
+
+    /// fio's `last_block`: how many `ba`-sized slots a random offset may start in, for a
+    /// file region of `size` bytes.
+    pub(crate) fn last_block(&self, size: u64, d: Ddir) -> u64 {
+        let dc = &self.dir[d.index()];
+        let mut max_size = size;
+        if dc.min_bs > dc.ba {
+            max_size = max_size.saturating_sub(dc.min_bs - dc.ba);
+        }
+        max_size / dc.ba
     }
 
     /// Both reads and writes (fio `td_rw`): the direction comes from the rwmix draw.

@@ -61,6 +61,8 @@ pub(crate) struct FileState {
     pub(crate) map: Option<RandomMap>,
     pub(crate) lfsr: Option<Lfsr>,
     pub(crate) dist: Option<Dist>,
+    /// `Cfg::last_block` per direction, computed once.
+    pub(crate) lastb: [u64; 3],
 }
 
 /// The per-job random streams (fio's `frand_state`s in `thread_data`).
@@ -214,6 +216,7 @@ impl Generator {
                 map: None,
                 lfsr: None,
                 dist: None,
+                lastb: Ddir::ALL.map(|d| cfg.last_block(f.size.min(real), d)),
             });
         }
         let seeds = Seeds::derive(randseed, thread_number, cfg.randrepeat, cfg.random);

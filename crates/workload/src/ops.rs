@@ -7,7 +7,7 @@ use fiox_job::Ddir;
 
 use crate::cfg::{DistCfg, FileSvc};
 use crate::dist::zone_pick;
-use crate::gen::{FileState, Generator, IoReq};
+use crate::gen::{Generator, IoReq};
 
 /// Upper bound on block size redraws; fio loops until a size fits, which always terminates in
 /// practice. The cap only guards pathological bssplit tables (e.g. 0% for the only fitting size).
@@ -26,6 +26,10 @@ impl Generator {
         let n = self.files.len();
         if self.nr_done >= n {
             return None;
+        }
+        if n == 1 {
+            // Every service type picks the only file; the file stream feeds nothing else.
+            return Some(0);
         }
         if let Some(sf) = self.service_file {
             if !self.files[sf].done {
@@ -52,7 +56,10 @@ impl Generator {
         let old = self.next_file;
         loop {
             let f = self.next_file;
-            self.next_file = (self.next_file + 1) % n;
+            self.next_file += 1;
+            if self.next_file == n {
+                self.next_file = 0;
+            }
             if !self.files[f].done {
                 return Some(f);
             }
@@ -95,11 +102,11 @@ impl Generator {
         }
         if !p.busy_ok {
             if let Some(map) = &mut f.map {
-                let min_bs = self.cfg.dir[ddir.index()].min_bs;
-                let block = (p.offset - f.file_offset) / min_bs;
-                let set = map.set_nr(block, len.div_ceil(min_bs));
-                if set > 0 && set * min_bs < len {
-                    len = set * min_bs;
+                let dc = &self.cfg.dir[ddir.index()];
+                let block = dc.min_div.div(p.offset - f.file_offset);
+                let set = map.set_nr(block, dc.min_div.div(len + dc.min_bs - 1));
+                if set > 0 && set * dc.min_bs < len {
+                    len = set * dc.min_bs;
                 }
             }
         }
@@ -242,19 +249,9 @@ impl Generator {
         None
     }
 
-    /// fio's `last_block`: number of `ba`-sized slots a random offset may start in.
-    fn last_block(&self, f: &FileState, ddir: Ddir) -> u64 {
-        let dc = &self.cfg.dir[ddir.index()];
-        let mut max_size = f.io_size.min(f.real_size);
-        if dc.min_bs > dc.ba {
-            max_size = max_size.saturating_sub(dc.min_bs - dc.ba);
-        }
-        max_size / dc.ba
-    }
-
     fn rand_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
-        let lastb = self.last_block(&self.files[fi], ddir);
         let d = ddir.index();
+        let lastb = self.files[fi].lastb[d];
         match &self.cfg.dist {
             DistCfg::Random => {
                 if lastb == 0 {

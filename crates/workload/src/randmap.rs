@@ -46,11 +46,10 @@ impl RandomMap {
         self.levels[0][(bit / 64) as usize] & (1u64 << (bit % 64)) != 0
     }
 
-    /// Set one bit and propagate "word full" upwards.
-    #[inline]
-    fn set(&mut self, bit: u64) {
-        let mut idx = bit;
-        for level in 0..self.levels.len() {
+    /// Word `w` of the bottom level just became full: record it in the summary levels.
+    fn word_full(&mut self, w: u64) {
+        let mut idx = w;
+        for level in 1..self.levels.len() {
             let w = (idx / 64) as usize;
             let word = &mut self.levels[level][w];
             *word |= 1u64 << (idx % 64);
@@ -63,18 +62,50 @@ impl RandomMap {
 
     /// Set up to `nr` bits from `bit`, stopping at the first bit already set; returns how many
     /// were set (an I/O overlapping an earlier one is shortened to the untouched part).
+    /// Works a 64-bit word at a time.
+    #[inline]
     pub(crate) fn set_nr(&mut self, bit: u64, nr: u64) -> u64 {
         let cap = self.cap();
-        let mut n = 0;
-        while n < nr {
-            let b = bit + n;
-            if b >= cap || self.is_set(b) {
+        let mut done = 0;
+        while done < nr {
+            let b = bit + done;
+            if b >= cap {
                 break;
             }
-            self.set(b);
-            n += 1;
+            let w = (b / 64) as usize;
+            let shift = b % 64;
+            let n = (nr - done).min(64 - shift);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << shift
+            };
+            let word = self.levels[0][w];
+            let taken = word & mask;
+            // Only the run up to the first bit already set is ours.
+            let n = if taken != 0 {
+                taken.trailing_zeros() as u64 - shift
+            } else {
+                n
+            };
+            if n == 0 {
+                break;
+            }
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << shift
+            };
+            self.levels[0][w] = word | mask;
+            if word | mask == u64::MAX && self.levels.len() > 1 {
+                self.word_full(w as u64);
+            }
+            done += n;
+            if taken != 0 {
+                break;
+            }
         }
-        n
+        done
     }
 
     /// Smallest index `>= idx` whose bit is clear at `level`.
@@ -148,6 +179,19 @@ mod tests {
         assert_eq!(m.set_nr(8, 4), 2);
         assert!(m.is_set(8) && m.is_set(9) && !m.is_set(11));
         assert_eq!(m.set_nr(10, 4), 0);
+    }
+
+    #[test]
+    fn set_nr_crosses_words_and_marks_full_words() {
+        let mut m = RandomMap::new(64 * 64 * 2);
+        assert_eq!(m.set_nr(60, 10), 10);
+        assert!((60..70).all(|b| m.is_set(b)) && !m.is_set(59) && !m.is_set(70));
+        assert_eq!(m.set_nr(55, 10), 5);
+        assert_eq!(m.set_nr(0, 200), 55);
+        assert_eq!(m.set_nr(70, 186), 186);
+        // words 0..4 are full now: the next free block after 0 is 256
+        assert_eq!(m.next_free(0), Some(256));
+        assert_eq!(m.levels[1][0] & 0xf, 0xf);
     }
 
     #[test]
