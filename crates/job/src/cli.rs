@@ -155,11 +155,13 @@ fn option(
         return Ok(());
     }
     let def = find_def(name, &loc)?;
+    let written = value.clone();
     let value = match value {
         Some(v) => Some(v),
         None if def.kind.allows_bare() => None,
         None => Some(take_next(args, i, name)?),
     };
+    let written = value.clone();
     let value = match value {
         Some(v) => Some(
             crate::jobfile::substitute(&v, env)
@@ -170,6 +172,7 @@ fn option(
     current.opts.push(RawOpt {
         name: name.to_string(),
         value,
+        written,
         loc,
     });
     Ok(())

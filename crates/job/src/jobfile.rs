@@ -14,6 +14,8 @@ pub struct RawOpt {
     pub name: String,
     /// `None` for a bare option (`time_based`).
     pub value: Option<String>,
+    /// The value as written, before `${VAR}`/keyword substitution (for messages).
+    pub written: Option<String>,
     pub loc: Location,
 }
 
@@ -329,10 +331,11 @@ fn include_target(content: &str) -> Option<&str> {
 
 /// `name = value` / `name` -> RawOpt with substitutions applied to the value.
 pub fn split_option(content: &str, loc: &Location, env: &SubstEnv) -> Result<RawOpt, JobError> {
-    let (name, value) = match content.split_once('=') {
+    let (name, written) = match content.split_once('=') {
         Some((n, v)) => (n.trim(), Some(v.trim())),
         None => (content.trim(), None),
     };
+    let value = written;
     if name.is_empty() {
         return Err(JobError::new(
             loc.clone(),
@@ -340,14 +343,18 @@ pub fn split_option(content: &str, loc: &Location, env: &SubstEnv) -> Result<Raw
         ));
     }
     let value = match value {
-        Some(v) => Some(
-            substitute(v, env).map_err(|m| JobError::new(loc.clone(), format!("{name}: {m}")))?,
-        ),
+        Some(v) => {
+            let sub = substitute(v, env)
+                .map_err(|m| JobError::new(loc.clone(), format!("{name}: {m}")))?;
+            Some(sub)
+        }
         None => None,
     };
+
     Ok(RawOpt {
         name: name.to_string(),
         value,
+        written: written.map(str::to_string),
         loc: loc.clone(),
     })
 }
@@ -399,6 +406,19 @@ mod tests {
                 path: "t.fio".into(),
                 line: 7
             }
+        );
+    }
+
+    #[test]
+    fn empty_substitution_is_an_error() {
+        let e = env();
+        let s = FileReader::new(&e, &[])
+            .parse_text("[a]\nrw=${FIO_RW}\n", "t.fio", 1)
+            .unwrap();
+        let err = crate::resolve::resolve(&s).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.fio:2: rw=${FIO_RW}: the value is empty after substitution (is the variable set in the environment?)"
         );
     }
 

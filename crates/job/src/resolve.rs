@@ -33,8 +33,8 @@ pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
             globals = cmdline_globals.clone();
         }
         if sec.global {
-            // Check names now so errors point at the [global] section even without jobs.
-            check_names(&sec.opts)?;
+            // Names are checked when the options are applied to the jobs below (with their
+            // own locations), after the job's engine, so an unsupported engine is named first.
             globals.extend(sec.opts.iter().cloned());
             continue;
         }
@@ -143,16 +143,6 @@ pub fn find_def(name: &str, loc: &Location) -> Result<&'static OptDef, JobError>
     ))
 }
 
-fn check_names(opts: &[RawOpt]) -> Result<(), JobError> {
-    for o in opts {
-        let def = find_def(&o.name, &o.loc)?;
-        if o.value.is_none() && !def.kind.allows_bare() {
-            return Err(needs_value(def, o));
-        }
-    }
-    Ok(())
-}
-
 fn needs_value(def: &OptDef, o: &RawOpt) -> JobError {
     JobError::new(
         o.loc.clone(),
@@ -167,6 +157,16 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
         source: sec.source.clone(),
         ..JobSpec::default()
     };
+    // An unsupported engine explains everything after it (its own options), so say it first.
+    if let Some(o) = opts
+        .iter()
+        .rev()
+        .find(|o| o.name.eq_ignore_ascii_case("ioengine"))
+    {
+        let v = o.value.as_deref().unwrap_or("");
+        defs::canonical_engine(v)
+            .map_err(|m| JobError::new(o.loc.clone(), format!("ioengine={v}: {m}")))?;
+    }
     let mut looked: Vec<(&'static OptDef, &RawOpt)> = Vec::with_capacity(opts.len());
     for o in opts {
         let def = find_def(&o.name, &o.loc)?;
@@ -195,6 +195,17 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
 
 fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
     let raw = o.value.as_deref().unwrap_or("");
+    if let (Some(""), Some(w)) = (o.value.as_deref(), o.written.as_deref()) {
+        if !w.is_empty() {
+            return Err(JobError::new(
+                o.loc.clone(),
+                format!(
+                    "{}={w}: the value is empty after substitution (is the variable set in the environment?)",
+                    o.name
+                ),
+            ));
+        }
+    }
     let v = Val {
         raw,
         kb_base: job.kb_base,
@@ -273,6 +284,7 @@ mod tests {
                 .map(|(i, (n, v))| RawOpt {
                     name: n.to_string(),
                     value: v.map(str::to_string),
+                    written: v.map(str::to_string),
                     loc: Location::File {
                         path: format!("f{file}"),
                         line: i + 1,

@@ -48,12 +48,18 @@ fn seed000_both_files_make_two_groups() {
 
 #[test]
 fn seed002_aio_stress_settings() {
-    let inv = parse_invocation(&["--parse-only".into(), seed_path("seed002-aio-stress.fio")]).unwrap();
+    let inv =
+        parse_invocation(&["--parse-only".into(), seed_path("seed002-aio-stress.fio")]).unwrap();
     assert_eq!(inv.jobs.len(), 4 * 64);
     let modes: Vec<RwMode> = inv.jobs.iter().step_by(64).map(|j| j.rw.mode).collect();
     assert_eq!(
         modes,
-        [RwMode::Write, RwMode::RandWrite, RwMode::Read, RwMode::RandRead]
+        [
+            RwMode::Write,
+            RwMode::RandWrite,
+            RwMode::Read,
+            RwMode::RandRead
+        ]
     );
     for j in &inv.jobs {
         assert!(j.thread && j.direct);
@@ -98,9 +104,19 @@ fn seed004_command_lines() {
         assert_eq!(j.timing.runtime, Some(std::time::Duration::from_secs(20)));
         assert_eq!(j.direct, i < 5, "line {i}");
         assert_eq!(j.iodepth, if i == 2 || i == 3 { 1000 } else { 100 });
-        assert_eq!(j.ioengine, if i % 2 == 0 && i < 4 { "guasi" } else { "libaio" });
+        assert_eq!(
+            j.ioengine,
+            if i % 2 == 0 && i < 4 {
+                "guasi"
+            } else {
+                "libaio"
+            }
+        );
         // --name=global options are the job's inherited options, printed in JSON.
-        assert_eq!(inv.global_options[0], ("rw".to_string(), "randrw".to_string()));
+        assert_eq!(
+            inv.global_options[0],
+            ("rw".to_string(), "randrw".to_string())
+        );
         assert_eq!(j.raw_options[0], ("rw".to_string(), "randrw".to_string()));
     }
 }

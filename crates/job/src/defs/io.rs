@@ -217,6 +217,11 @@ fn per_dir_sizes<T>(
 /// `randrw:8` -> RwSpec.
 pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
     let (mode, n) = match s.split_once(':') {
+        Some((m, n)) if n.trim().starts_with('-') => {
+            return Err(format!(
+                "a negative ':N' ({m}:{n}, I/O walking backwards) is a fio feature that fiox does not support yet"
+            ))
+        }
         Some((m, n)) => {
             let n = value::parse_size(n, 1024).map_err(|e| format!("bad ':N' in '{s}': {e}"))?;
             (m, n)

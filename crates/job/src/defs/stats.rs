@@ -127,7 +127,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
-    OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-256", "sha3-512", "xxhash", "pattern", "null"]), C::Verify, "Checksum written data and verify it", |j, v| {
+    OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "pattern", "null", "meta"]), C::Verify, "Checksum written data and verify it", |j, v| {
         j.verify.method = parse_verify(&v.choice()?)?;
         Ok(())
     })
@@ -212,7 +212,12 @@ fn parse_verify(s: &str) -> Result<VerifyMethod, String> {
         "sha3-512" => VerifyMethod::Sha3_512,
         "xxhash" => VerifyMethod::Xxhash,
         "pattern" => VerifyMethod::Pattern,
-        _ => VerifyMethod::Null,
+        "null" => VerifyMethod::Null,
+        other => {
+            return Err(format!(
+                "verify={other} is a fio method that fiox does not support yet"
+            ))
+        }
     })
 }
 
@@ -309,6 +314,12 @@ mod tests {
             Some(|j| j.verify.method == VerifyMethod::Crc32c),
         ),
         ("verify", "md6", None),
+        ("verify", "meta", None),
+        (
+            "verify",
+            "null",
+            Some(|j| j.verify.method == VerifyMethod::Null),
+        ),
         ("do_verify", "0", Some(|j| !j.verify.do_verify)),
         ("verify_only", "", Some(|j| j.verify.verify_only)),
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),

@@ -185,6 +185,7 @@ pub const OPTIONS: &[&str] = &[
 
 /// fio engines that fiox rejects as "not supported yet".
 pub const ENGINES: &[&str] = &[
+    "cpp_null",
     "cpuio",
     "dev-dax",
     "dircreate",
@@ -224,6 +225,7 @@ pub const ENGINES: &[&str] = &[
     "rbd",
     "rdma",
     "sg",
+    "skeleton_external",
     "solarisaio",
     "splice",
     "windowsaio",

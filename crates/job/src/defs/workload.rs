@@ -237,13 +237,21 @@ fn parse_zones(s: &str, abs: bool, kb_base: u32) -> Result<PerDir<Vec<Zone>>, St
     }
     let mut lists = Vec::new();
     for part in &parts {
-        let mut zones = Vec::new();
-        for z in part.split(':').map(str::trim).filter(|z| !z.is_empty()) {
+        let mut zones: Vec<Zone> = Vec::new();
+        let items: Vec<&str> = part
+            .split(':')
+            .map(str::trim)
+            .filter(|z| !z.is_empty())
+            .collect();
+        for (i, z) in items.iter().enumerate() {
             let (a, b) = z
                 .split_once('/')
                 .ok_or_else(|| format!("zone '{z}' is not pct/size"))?;
             let access_pct = value::parse_float(a)?;
-            let size = if abs {
+            let size = if b.trim().is_empty() && !abs && i + 1 == items.len() {
+                // fio: a blank size on the last zone takes the rest of the file.
+                100.0 - zones.iter().map(|z| z.size).sum::<f64>()
+            } else if abs {
                 value::parse_size(b, kb_base)? as f64
             } else {
                 value::parse_float(b.trim().trim_end_matches('%'))?
@@ -380,6 +388,13 @@ mod tests {
             ),
         ),
         ("random_distribution", "zoned:50/10:40/90", None),
+        (
+            "random_distribution",
+            "zoned:50/5:30/15:20/",
+            Some(
+                |j| matches!(&j.rand.distribution, RandomDistribution::Zoned(z) if z.read[2].size == 80.0),
+            ),
+        ),
         (
             "random_distribution",
             "zoned_abs:60/20g:40/100g",
