@@ -148,11 +148,6 @@ pub fn group_of(run: &RunResult, groupid: u32) -> GroupResult {
         })
 }
 
-/// usr/sys CPU percentages exactly as the model carries them.
-pub fn cpu(job: &JobResult) -> (f64, f64) {
-    (job.usr_cpu_pct, job.sys_cpu_pct)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

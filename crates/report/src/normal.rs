@@ -361,7 +361,7 @@ fn sync_status(job: &JobResult) -> String {
 /// cpu, IO depths, submit, complete, issued rwts and latency lines.
 fn resource_lines(job: &JobResult) -> String {
     let mut out = String::new();
-    let (usr, sys) = calc::cpu(job);
+    let (usr, sys) = (job.usr_cpu_pct, job.sys_cpu_pct);
     let _ = writeln!(
         out,
         "  cpu          : usr={:3.2}%, sys={:3.2}%, ctx={}, majf={}, minf={}",

@@ -42,7 +42,7 @@ pub fn job_line(job: &JobResult, group: &GroupResult, disks: &[DiskResult]) -> S
     for d in [Ddir::Read, Ddir::Write] {
         dir_fields(job, job.dirs.get(d), group.dirs.get(d).agg_bw, &mut out);
     }
-    let (usr, sys) = calc::cpu(job);
+    let (usr, sys) = (job.usr_cpu_pct, job.sys_cpu_pct);
     let _ = write!(
         out,
         ";{:.6}%;{:.6}%;{};{};{}",
