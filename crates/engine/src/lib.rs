@@ -16,7 +16,8 @@
 //!   may return [`Queued::Busy`] when full or when an op must wait for in-flight I/O (libaio
 //!   fsync): the runner then commits, reaps at least one completion and queues the unit again.
 //! - `commit` may submit fewer units than were queued when the kernel pushes back (EAGAIN/EBUSY);
-//!   the rest stay queued and go out at the next `commit`.
+//!   the rest stay queued and go out at the next `commit` or `getevents` (which submits
+//!   leftovers before waiting, so a runner that ignores the count cannot strand them).
 //! - `getevents(min, ..)` never waits for more completions than are committed and in flight;
 //!   `min = 0` never blocks. Reap everything before dropping an engine or its buffers.
 //!

@@ -295,6 +295,10 @@ impl IoEngine for LibaioEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
+        // iocbs the kernel pushed back at the last commit go out now, so they can complete.
+        if !self.pending.is_empty() {
+            self.commit()?;
+        }
         let mut n = max.min(self.ready.len());
         out.extend(self.ready.drain(..n));
         if n >= max || self.inflight == 0 {

@@ -408,6 +408,10 @@ impl IoEngine for UringEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
+        // SQEs the kernel pushed back at the last commit go out now, so they can complete.
+        if self.queued > 0 {
+            self.commit()?;
+        }
         let mut n = max.min(self.ready.len());
         out.extend(self.ready.drain(..n));
         let min = min.min(self.inflight + n);
