@@ -167,6 +167,13 @@ impl Histogram {
             .map(|(i, &c)| (bucket_value(i), c))
     }
 
+    /// The counts as fio's 1856 buckets (`io_u_plat`): identical below fio's cap, everything
+    /// above it summed into the last bucket as fio's index clamp does. For histogram logs.
+    pub fn fio_counts(&self, out: &mut [u64; FIO_NBUCKETS]) {
+        out.copy_from_slice(&self.counts[..FIO_NBUCKETS]);
+        out[FIO_NBUCKETS - 1] += self.counts[FIO_NBUCKETS..].iter().sum::<u64>();
+    }
+
     /// Forget all samples (ramp_time end), keeping the allocation.
     pub fn reset(&mut self) {
         self.counts.fill(0);
@@ -376,6 +383,24 @@ mod tests {
         let ps: Vec<f64> = pcts.iter().map(|p| p.0).collect();
         let want: Vec<u64> = pcts.iter().map(|p| p.1).collect();
         assert_eq!(h.percentiles(&ps), want);
+    }
+
+    #[test]
+    fn fio_counts_clamp_like_fio() {
+        let mut h = Histogram::new();
+        for v in [3u64, 1 << 20, 1 << 34, 1 << 40, u64::MAX] {
+            h.record(v);
+        }
+        let mut fio = [0u64; FIO_NBUCKETS];
+        h.fio_counts(&mut fio);
+        assert_eq!(fio.iter().sum::<u64>(), 5);
+        assert_eq!(fio[3], 1);
+        assert_eq!(fio[fio_index(1 << 20)], 1);
+        assert_eq!(
+            fio[FIO_NBUCKETS - 1],
+            3,
+            "2^34 and above land in fio's last bucket"
+        );
     }
 
     #[test]

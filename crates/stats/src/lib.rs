@@ -10,6 +10,7 @@ pub mod acct;
 pub mod disk;
 pub mod group;
 pub mod hist;
+pub mod histlog;
 pub mod log;
 pub mod model;
 pub mod sampler;
@@ -18,6 +19,7 @@ pub mod sys;
 pub use disk::{DiskError, DiskStatsSampler};
 pub use group::{bw_agg_pct, group_results, merge_jobs};
 pub use hist::Histogram;
+pub use histlog::HistLog;
 pub use log::{
     rate_windows, IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions, RateWindows,
 };

@@ -1,6 +1,7 @@
 //! fio 3.33's per-job log files: `write_bw_log`, `write_iops_log` and `write_lat_log` (which
 //! writes `_lat`, `_slat` and `_clat` files), with `log_avg_msec`, `per_job_logs` and
-//! `log_offset` (iolog.c `flush_samples`, stat.c `add_log_sample`).
+//! `log_offset` (iolog.c `flush_samples`, stat.c `add_log_sample`); `write_hist_log` lines come
+//! from [`crate::histlog`] through the same [`JobLogs`].
 //!
 //! File names: `PREFIX_KIND.N.log` with N the job's 1-based number in the run, or
 //! `PREFIX_KIND.log` when `per_job_logs=0`; an empty prefix means the job's name.
@@ -17,6 +18,8 @@
 //! Memory is bounded: lines go through a 64 KiB buffered writer as they are produced and are
 //! formatted without allocating.
 
+use crate::hist::Histogram;
+use crate::histlog::HistLog;
 use crate::sampler::{RateKind, RateSink};
 use fiox_job::{Ddir, JobSpec, LogSpec, StatsSpec};
 use std::fs::File;
@@ -43,6 +46,8 @@ pub enum LogKind {
     Lat,
     Clat,
     Slat,
+    /// `write_hist_log` (see [`crate::histlog`]).
+    ClatHist,
 }
 
 impl LogKind {
@@ -54,12 +59,16 @@ impl LogKind {
             LogKind::Lat => "lat",
             LogKind::Clat => "clat",
             LogKind::Slat => "slat",
+            LogKind::ClatHist => "clat_hist",
         }
     }
 
     /// Latency logs close averaging windows strictly; rate logs get fio's 1 ms slack.
     fn is_latency(self) -> bool {
-        matches!(self, LogKind::Lat | LogKind::Clat | LogKind::Slat)
+        matches!(
+            self,
+            LogKind::Lat | LogKind::Clat | LogKind::Slat | LogKind::ClatHist
+        )
     }
 }
 
@@ -289,6 +298,7 @@ pub struct JobLogs {
     lat: Option<LogFile>,
     clat: Option<LogFile>,
     slat: Option<LogFile>,
+    hist: Option<HistLog>,
     error: Option<LogError>,
 }
 
@@ -369,13 +379,24 @@ impl JobLogs {
             lat: open(lat_log, LogKind::Lat, lat_on(stats.disable_lat), avg)?,
             clat: open(lat_log, LogKind::Clat, lat_on(stats.disable_clat), avg)?,
             slat: open(lat_log, LogKind::Slat, lat_on(stats.disable_slat), avg)?,
+            hist: match logs.write_hist_log.as_deref() {
+                Some(p) => {
+                    let p = if p.is_empty() { names.job_name } else { p };
+                    let name =
+                        log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
+                    // log_hist_coarseness is not an option fiox accepts: always full resolution.
+                    Some(HistLog::create(&dir.join(name), logs.log_hist_msec, 0)?)
+                }
+                None => None,
+            },
             error: None,
         })
     }
 
     /// Whether any log is open (the runner can skip all calls otherwise).
     pub fn any(&self) -> bool {
-        self.bw.is_some()
+        self.hist.is_some()
+            || self.bw.is_some()
             || self.iops.is_some()
             || self.lat.is_some()
             || self.clat.is_some()
@@ -384,7 +405,8 @@ impl JobLogs {
 
     /// Whether the per-I/O path has anything to write (latency logs, or unaveraged rate logs).
     pub fn wants_io_samples(&self) -> bool {
-        self.lat.is_some()
+        self.hist.is_some()
+            || self.lat.is_some()
             || self.clat.is_some()
             || self.slat.is_some()
             || self.bw.as_ref().is_some_and(LogFile::per_io)
@@ -432,8 +454,21 @@ impl JobLogs {
         }
     }
 
+    /// After a completion's clat was added to its direction's clat histogram `clat`: feed the
+    /// histogram log (`write_hist_log`), which writes a line every `log_hist_msec`.
+    pub fn clat_hist(&mut self, io: &IoSample, clat: &Histogram) {
+        if let Some(h) = self.hist.as_mut() {
+            let r = h.on_clat(io.t_ms, io.ddir, io.bytes, clat);
+            self.keep(r);
+        }
+    }
+
     /// Close every window and flush every file; the first error of the whole job, if any.
     pub fn finish(&mut self, t_ms: u64) -> Result<(), LogError> {
+        if let Some(h) = self.hist.as_mut() {
+            let r = h.finish();
+            self.keep(r);
+        }
         for f in [
             &mut self.bw,
             &mut self.iops,
@@ -673,6 +708,32 @@ mod tests {
         logs.rate_sample(RateKind::Iops, 100, Ddir::Read, 7, 4096);
         logs.finish(150).unwrap();
         assert_eq!(read(&t.0.join("seq_iops.5.log")), "100, 7, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn job_logs_histogram_log() {
+        let t = TmpDir::new("jobhist");
+        let mut spec = JobSpec::default();
+        spec.logs.write_hist_log = Some("h".into());
+        spec.logs.log_hist_msec = 100;
+        let mut logs = JobLogs::open(&t.0, &spec.logs, &spec.stats, "j", 3).unwrap();
+        assert!(logs.any() && logs.wants_io_samples());
+        let mut clat = Histogram::new();
+        for t_ms in [0u64, 50, 100] {
+            clat.record(1000);
+            let io = IoSample {
+                t_ms,
+                ddir: Ddir::Read,
+                bytes: 4096,
+                offset: 0,
+                ioprio: 0,
+            };
+            logs.clat_hist(&io, &clat);
+        }
+        logs.finish(120).unwrap();
+        let text = read(&t.0.join("h_clat_hist.3.log"));
+        assert_eq!(text.lines().count(), 1);
+        assert!(text.starts_with("100, 0, 4096, 0, "), "{}", &text[..40]);
     }
 
     #[test]
