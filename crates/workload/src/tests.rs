@@ -345,3 +345,178 @@ fn extent_offset_is_added() {
     }];
     assert_same("offset", &gen(&j, &files, 64 * K));
 }
+
+/// A time_based run: restart whenever a pass ends, keep the first `n` I/Os.
+fn gen_time_based(j: &JobSpec, files: &[FileExtent], io_bytes: u64, n: usize) -> Vec<IoReq> {
+    let mut g = Generator::new(j, files, io_bytes).unwrap();
+    let mut out = Vec::new();
+    while out.len() < n {
+        match g.next() {
+            Some(io) => out.push(io),
+            None => {
+                assert!(g.another_pass(), "time_based always continues");
+                g.restart();
+            }
+        }
+    }
+    out
+}
+
+fn time_based(mut j: JobSpec) -> JobSpec {
+    j.timing.time_based = true;
+    j
+}
+
+#[test]
+fn time_based_wraps_like_fio() {
+    let files = one_file(16 * K);
+    let j = time_based(job(RwMode::RandRead, 16 * K));
+    assert_same("tb_randread", &gen_time_based(&j, &files, 16 * K, 200));
+    let j = time_based(job(RwMode::Read, 16 * K));
+    assert_same("tb_read", &gen_time_based(&j, &files, 16 * K, 200));
+    let mut j = time_based(job(RwMode::RandRead, 16 * K));
+    j.rand.generator = RandomGenerator::Lfsr;
+    assert_same("tb_lfsr", &gen_time_based(&j, &files, 16 * K, 200));
+    let mut j = time_based(job(RwMode::Read, 16 * K));
+    j.files.nrfiles = 2;
+    let two = vec![
+        FileExtent {
+            offset: 0,
+            size: 8 * K
+        };
+        2
+    ];
+    assert_same("tb_read_2files", &gen_time_based(&j, &two, 16 * K, 200));
+}
+
+#[test]
+fn zoned_abs_matches_fio() {
+    let mut j = job(RwMode::RandRead, 1024 * K);
+    let zones = vec![
+        Zone {
+            access_pct: 60.0,
+            size: (128 * K) as f64,
+        },
+        Zone {
+            access_pct: 40.0,
+            size: (896 * K) as f64,
+        },
+    ];
+    j.rand.distribution = RandomDistribution::ZonedAbs(PerDir::all(zones));
+    let got = gen(&j, &one_file(1024 * K), 1024 * K);
+    assert_same("zoned_abs", &got);
+    let hot = got.iter().filter(|i| i.offset < 128 * K).count();
+    assert!((140..=170).contains(&hot), "{hot} of 256 in the first 128k");
+}
+
+#[test]
+fn more_file_service_types_match_fio() {
+    let mut j = job(RwMode::RandRead, 256 * K);
+    j.files.nrfiles = 4;
+    j.files.file_service_type = FileServiceType::Zipf(1.2);
+    let four = vec![
+        FileExtent {
+            offset: 0,
+            size: 64 * K
+        };
+        4
+    ];
+    assert_same("fst_zipf", &gen(&j, &four, 256 * K));
+    let mut j = job(RwMode::Read, 96 * K);
+    j.files.nrfiles = 3;
+    j.files.file_service_type = FileServiceType::RoundRobin(2);
+    assert_same("rr2", &gen(&j, &three_files(), 96 * K));
+}
+
+#[test]
+fn trims_match_fio() {
+    assert_same(
+        "randtrim",
+        &gen(&job(RwMode::RandTrim, 64 * K), &one_file(64 * K), 64 * K),
+    );
+    assert_same(
+        "trim",
+        &gen(&job(RwMode::Trim, 64 * K), &one_file(64 * K), 64 * K),
+    );
+}
+
+fn range(min: u64, max: u64) -> PerDir<BsSpec> {
+    PerDir::all(BsSpec {
+        min,
+        max,
+        split: Vec::new(),
+    })
+}
+
+#[test]
+fn odd_and_unaligned_block_ranges_match_fio() {
+    let mut j = job(RwMode::RandWrite, 256 * K);
+    j.bs = range(3 * K, 10 * K);
+    let got = gen(&j, &one_file(256 * K), 256 * K);
+    // Multiples of the minimum, except the cap: fio clamps to max after aligning.
+    assert!(got
+        .iter()
+        .all(|io| io.len as u64 % (3 * K) == 0 || io.len as u64 == 10 * K));
+    assert_same("bsrange_odd", &got);
+    let mut j = job(RwMode::RandRead, 256 * K);
+    j.bs = range(K, 9 * K);
+    j.bs_unaligned = true;
+    assert_same("bs_unaligned", &gen(&j, &one_file(256 * K), 256 * K));
+}
+
+#[test]
+fn filesize_range_sizes_and_sequence_match_fio() {
+    let mut j = job(RwMode::Read, 0);
+    j.size = None;
+    j.files.nrfiles = 4;
+    j.files.filesize = Some((16 * K, 64 * K));
+    let sizes = crate::split_size(&j, 4, None, j.rand.randseed);
+    let files: Vec<FileExtent> = sizes
+        .iter()
+        .map(|s| FileExtent {
+            offset: 0,
+            size: s.unwrap(),
+        })
+        .collect();
+    let total = files.iter().map(|f| f.size).sum();
+    let got = gen(&j, &files, total);
+    assert_same("filesize_range", &got);
+}
+
+#[test]
+fn mixed_modes_with_runs_and_loops_match_fio() {
+    let mut j = job(RwMode::RandRw, 256 * K);
+    j.rw.n = 3;
+    assert_same("randrw_seq3", &gen(&j, &one_file(256 * K), 256 * K));
+    let mut j = job(RwMode::RandRw, 64 * K);
+    j.timing.loops = 3;
+    assert_same("loops3_randrw", &gen(&j, &one_file(64 * K), 64 * K));
+}
+
+#[test]
+fn norandommap_write_uses_io_size_budget() {
+    let mut j = job(RwMode::RandWrite, 64 * K);
+    j.rand.norandommap = true;
+    j.io_size = Some(SizeSpec::Bytes(128 * K));
+    let got = gen(&j, &one_file(64 * K), 128 * K);
+    assert_eq!(bytes(&got), 128 * K);
+    assert_same("nomap_io_size", &got);
+}
+
+#[test]
+fn holes_with_block_range_match_fio() {
+    let mut j = job(RwMode::Write, 256 * K);
+    j.bs = range(4 * K, 16 * K);
+    j.rw.n = 4 * K;
+    assert_same("write_holes_bsr", &gen(&j, &one_file(256 * K), 256 * K));
+}
+
+#[test]
+fn second_job_has_its_own_streams() {
+    let mut j = job(RwMode::RandRw, 64 * K);
+    j.index = 1;
+    let got = gen(&j, &one_file(64 * K), 64 * K);
+    assert_same("second_job", &got);
+    let first = gen(&job(RwMode::RandRw, 64 * K), &one_file(64 * K), 64 * K);
+    assert_ne!(got, first);
+}
