@@ -103,29 +103,43 @@ impl Pattern {
             plain[p..p + 8].copy_from_slice(&block_offset.to_le_bytes());
         }
         let phase = (phase % len as u64) as usize;
-        let mut buf = [0u8; MAX_PATTERN_LEN];
+        // Rotate, then repeat to a few KiB so fills and compares work on large memcpy/memcmp
+        // chunks instead of one pattern length at a time.
+        let span = (EXPANDED / len) * len;
+        let mut buf = [0u8; EXPANDED];
         buf[..len - phase].copy_from_slice(&plain[phase..len]);
         buf[len - phase..len].copy_from_slice(&plain[..phase]);
-        PatBuf { buf, len }
+        let mut filled = len;
+        while filled < span {
+            let n = filled.min(span - filled);
+            buf.copy_within(0..n, filled);
+            filled += n;
+        }
+        PatBuf { buf, len, span }
     }
 }
 
+/// Size of the expanded pattern buffer.
+const EXPANDED: usize = 4096;
+
 /// A resolved, rotated pattern ready to fill or compare a buffer starting at its first byte.
 pub struct PatBuf {
-    buf: [u8; MAX_PATTERN_LEN],
+    /// The pattern repeated `span / len` times.
+    buf: [u8; EXPANDED],
     len: usize,
+    span: usize,
 }
 
 impl PatBuf {
-    fn pat(&self) -> &[u8] {
-        &self.buf[..self.len]
+    fn expanded(&self) -> &[u8] {
+        &self.buf[..self.span]
     }
 
     /// Repeats the pattern over `out`.
     pub fn fill(&self, out: &mut [u8]) {
-        let first = self.len.min(out.len());
-        out[..first].copy_from_slice(&self.pat()[..first]);
-        // Double the filled prefix (always whole patterns) until the buffer is full.
+        let first = self.span.min(out.len());
+        out[..first].copy_from_slice(&self.expanded()[..first]);
+        // Double the filled prefix (always whole spans) until the buffer is full.
         let mut filled = first;
         while filled < out.len() {
             let n = filled.min(out.len() - filled);
@@ -136,11 +150,11 @@ impl PatBuf {
 
     /// Index of the first byte of `data` that differs from the repeated pattern.
     pub fn first_mismatch(&self, data: &[u8]) -> Option<usize> {
-        let pat = self.pat();
-        for (ci, chunk) in data.chunks(self.len).enumerate() {
-            if chunk != &pat[..chunk.len()] {
-                let i = chunk.iter().zip(pat).position(|(a, b)| a != b)?;
-                return Some(ci * self.len + i);
+        let exp = self.expanded();
+        for (ci, chunk) in data.chunks(self.span).enumerate() {
+            if chunk != &exp[..chunk.len()] {
+                let i = chunk.iter().zip(exp).position(|(a, b)| a != b)?;
+                return Some(ci * self.span + i);
             }
         }
         None
@@ -202,6 +216,21 @@ mod tests {
         assert_eq!(&out[1..9], &0x0102_0304_0506_0708u64.to_le_bytes());
         assert_eq!(out[9], b'z');
         assert_eq!(&out[10..20], &out[0..10]);
+    }
+
+    #[test]
+    fn pattern_across_many_spans() {
+        let p = Pattern::new(b"1234567", &[]).unwrap();
+        let pb = p.resolve(0, 3);
+        let mut out = vec![0u8; 10_001];
+        pb.fill(&mut out);
+        for (i, &b) in out.iter().enumerate() {
+            assert_eq!(b, b"1234567"[(i + 3) % 7], "byte {i}");
+            assert_eq!(pb.byte_at(i), b);
+        }
+        assert_eq!(pb.first_mismatch(&out), None);
+        out[9000] ^= 1;
+        assert_eq!(pb.first_mismatch(&out), Some(9000));
     }
 
     #[test]
