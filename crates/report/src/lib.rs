@@ -11,6 +11,7 @@ pub mod errno;
 pub mod json;
 pub mod normal;
 pub mod terse;
+pub mod tz;
 pub mod units;
 
 pub use json::{json, json_status_line, to_fio_json_text};

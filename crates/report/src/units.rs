@@ -232,8 +232,20 @@ impl TimeUnit {
     }
 }
 
-/// A date as C's `ctime` prints it, without the newline (`Sun Nov 22 05:04:54 2026`), in UTC.
+/// A date as C's `ctime` prints it, without the newline (`Sun Nov 22 05:04:54 2026`), in the
+/// local time zone as fio prints it.
 pub fn ctime(unix_secs: u64) -> String {
+    ctime_in(unix_secs, crate::tz::local_zone())
+}
+
+/// [`ctime`] in a given zone.
+pub fn ctime_in(unix_secs: u64, zone: &crate::tz::Zone) -> String {
+    let local = unix_secs as i64 + i64::from(zone.offset_at(unix_secs as i64));
+    ctime_utc(local.max(0) as u64)
+}
+
+/// [`ctime`] in UTC.
+pub fn ctime_utc(unix_secs: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
@@ -328,8 +340,11 @@ mod tests {
 
     #[test]
     fn ctime_format() {
-        assert_eq!(ctime(1_795_323_896), "Sun Nov 22 05:04:56 2026");
-        assert_eq!(ctime(0), "Thu Jan  1 00:00:00 1970");
-        assert_eq!(ctime(951_782_400), "Tue Feb 29 00:00:00 2000");
+        assert_eq!(ctime_utc(1_795_323_896), "Sun Nov 22 05:04:56 2026");
+        assert_eq!(ctime_utc(0), "Thu Jan  1 00:00:00 1970");
+        assert_eq!(ctime_utc(951_782_400), "Tue Feb 29 00:00:00 2000");
+        let cet = crate::tz::Zone::parse(&crate::tz::tests_sample()).unwrap();
+        assert_eq!(ctime_in(1_767_225_600, &cet), "Thu Jan  1 01:00:00 2026");
+        assert_eq!(ctime_in(1_795_323_896, &cet), "Sun Nov 22 07:04:56 2026");
     }
 }

@@ -22,6 +22,12 @@ use fiox_stats::{
 };
 use serde_json::Value;
 
+/// The captures were made on a UTC machine; dates are compared in UTC whatever the local zone
+/// of the machine running the tests. Every test calls this before printing anything.
+fn utc() {
+    std::env::set_var("TZ", "UTC");
+}
+
 fn ref_dir() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/fio-3.33-output");
     assert!(
@@ -375,6 +381,7 @@ fn assert_normal_matches_dates(ours: &str, fio: &str, exact_dates: bool) {
 
 #[test]
 fn normal_equals_fio_for_same_numbers_randrw_libaio() {
+    utc();
     let (_, v, fio_normal) = split_capture(&data("randrw-libaio.normal-jsonplus.txt"));
     let run = run_from(&v, &members_and_pids(&fio_normal));
     assert_normal_matches(&normal(&run), &fio_normal);
@@ -382,6 +389,7 @@ fn normal_equals_fio_for_same_numbers_randrw_libaio() {
 
 #[test]
 fn normal_equals_fio_for_same_numbers_group_sync_description() {
+    utc();
     let (_, v, fio_normal) = split_capture(&data("write-psync-group.all.txt"));
     let members = members_and_pids(&fio_normal);
     assert_eq!(members[0].0, 2);
@@ -391,6 +399,7 @@ fn normal_equals_fio_for_same_numbers_group_sync_description() {
 
 #[test]
 fn normal_equals_fio_for_same_numbers_percentile_options_bits_si() {
+    utc();
     // lat/slat percentiles, percentile_list=50:99:99.9999, kb_base=1000, unit_base=1.
     let (_, v, fio_normal) = split_capture(&data("randread-pctopts.all.txt"));
     let mut run = run_from(&v, &members_and_pids(&fio_normal));
@@ -403,6 +412,7 @@ fn normal_equals_fio_for_same_numbers_percentile_options_bits_si() {
 
 #[test]
 fn normal_equals_fio_for_same_numbers_two_groups_three_jobs() {
+    utc();
     // Group 0: psync randwrite; group 1 (stonewall): two io_uring readers, bsrange 4k-64k.
     let (_, v, fio_normal) = split_capture(&data("two-groups.all.txt"));
     let run = run_from(&v, &members_and_pids(&fio_normal));
@@ -412,6 +422,7 @@ fn normal_equals_fio_for_same_numbers_two_groups_three_jobs() {
 
 #[test]
 fn normal_equals_fio_with_continue_on_error_and_dates() {
+    utc();
     // continue_on_error=all on the null engine: the `errors` line with no error, no disks.
     // The captures' JSON timestamps fall in the same second as the normal report, so the job
     // line's date is compared exactly here.
@@ -460,6 +471,7 @@ fn assert_header_matches(ours: &str, fio_pre: &str) {
 
 #[test]
 fn header_equals_fio() {
+    utc();
     let (pre, _, _) = split_capture(&data("randrw-libaio.normal-jsonplus.txt"));
     let job = spec("mix", RwMode::RandRw, "libaio", 8, 4096);
     assert_header_matches(&header(&[job]), &pre);
@@ -616,6 +628,7 @@ fn reference_normal_run() -> RunResult {
 
 #[test]
 fn normal_matches_project_reference() {
+    utc();
     let reference = read(ref_dir().join("randrw-libaio.normal.txt"));
     // The report starts at the blank line after "Starting 1 process".
     let report = &reference[reference.find("\n\n").unwrap() + 1..];
@@ -709,6 +722,7 @@ fn assert_same_values(ours: &Value, fio: &Value, path: &str) {
 
 #[test]
 fn json_same_keys_types_and_values_as_fio() {
+    utc();
     for (file, plus) in [
         ("randrw-libaio.json", false),
         ("randread-psync.jsonplus.json", true),
@@ -742,6 +756,7 @@ fn json_same_keys_types_and_values_as_fio() {
 
 #[test]
 fn json_plus_has_bins_like_fio() {
+    utc();
     let fio: Value =
         serde_json::from_str(&read(ref_dir().join("randread-psync.jsonplus.json"))).unwrap();
     let run = run_from(&fio, &[]);
@@ -759,6 +774,7 @@ fn json_plus_has_bins_like_fio() {
 
 #[test]
 fn json_text_layout_equals_fio_file() {
+    utc();
     // Our printer on fio's own tree reproduces fio's file byte for byte.
     for file in ["randrw-libaio.json", "randread-psync.jsonplus.json"] {
         let text = read(ref_dir().join(file));
@@ -809,6 +825,7 @@ fn assert_terse_shape(ours: &str, fio: &str) {
 
 #[test]
 fn terse_same_fields_as_fio_reference() {
+    utc();
     let fio_line = read(ref_dir().join("randrw-libaio.terse.txt"));
     let fio_json: Value =
         serde_json::from_str(&read(ref_dir().join("randrw-libaio.json"))).unwrap();
@@ -821,6 +838,7 @@ fn terse_same_fields_as_fio_reference() {
 
 #[test]
 fn terse_equals_fio_for_same_numbers() {
+    utc();
     for file in [
         "write-psync-group.all.txt",
         "randread-pctopts.all.txt",
