@@ -155,7 +155,6 @@ fn option(
         return Ok(());
     }
     let def = find_def(name, &loc)?;
-    let written = value.clone();
     let value = match value {
         Some(v) => Some(v),
         None if def.kind.allows_bare() => None,

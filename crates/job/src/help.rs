@@ -160,7 +160,11 @@ values are `read,write,trim`.\n\n",
                 md(d.default),
                 range,
                 d.engines.join(", "),
-                md(d.long_text()),
+                md(&if d.long_help.is_empty() {
+                    d.help.to_string()
+                } else {
+                    format!("{}. {}", d.help, d.long_help)
+                }),
             ));
         }
         out.push('\n');
