@@ -3,12 +3,16 @@
 //! identical, cheaply); `refill_buffers` regenerates it for every I/O; `zero_buffers` writes
 //! zeroes; `buffer_compress_percentage=P` with chunk C makes each chunk (100-P)% random and
 //! P% zero (or pattern) so the data compresses by about P%; `buffer_pattern` repeats the
-//! pattern bytes. Random data is fio's: a seed per fill from the job's buffer stream, expanded
-//! with the golden-ratio hash over 16 interleaved lanes.
+//! pattern bytes; `dedupe_percentage=D` makes D% of the buffers repeat another buffer's
+//! contents (fio's "repeat" dedupe mode). Random data is fio's: a seed per fill from the job's
+//! buffer stream, expanded with the golden-ratio hash over 16 interleaved lanes.
+//!
+//! When verification is on, the verify code owns write contents; this filler is not used then.
 
 use fiox_job::BufferSpec;
 
 use crate::rand::{hash_u64, FRand};
+use crate::seeds::{Seeds, Stream};
 
 /// Lanes of fio's random fill (`CONFIG_SEED_BUCKETS`).
 const SEED_BUCKETS: usize = 16;
@@ -32,28 +36,49 @@ pub struct BufferFiller {
     min_write: u64,
     pattern: Vec<u8>,
     state: FRand,
+    /// fio's `buf_state_prev`: what a deduplicated buffer is generated from.
+    prev: FRand,
+    dedupe_pct: u64,
+    dedupe_state: FRand,
     scrambles: u64,
 }
 
 impl BufferFiller {
-    /// `seed`: the job's buffer stream seed (`Generator::seeds().get(Stream::Buf)` matches fio).
+    /// `seed`: the job's buffer stream seed; `from_seeds` takes it (and the dedupe stream's)
+    /// from the generator's seeds, as fio does.
     pub fn new(spec: &BufferSpec, seed: u64) -> BufferFiller {
-        // fio: 100% compressible means zeroes; any other percentage implies refill_buffers.
+        Self::with_streams(spec, seed, hash_u64(seed ^ 0x5eed))
+    }
+
+    /// A filler seeded from a job's streams (`Generator::seeds()`).
+    pub fn from_seeds(spec: &BufferSpec, seeds: &Seeds) -> BufferFiller {
+        Self::with_streams(spec, seeds.get(Stream::Buf), seeds.get(Stream::Dedupe))
+    }
+
+    fn with_streams(spec: &BufferSpec, seed: u64, dedupe_seed: u64) -> BufferFiller {
+        let dedupe = spec.dedupe_percentage.min(100) as u64;
+        // fio: 100% compressible means zeroes; any other percentage, or dedupe, implies
+        // refill_buffers and per-chunk fills.
         let (mode, refill) = match spec.compress_percentage {
-            Some(100) => (Mode::Zero, spec.refill_buffers),
-            Some(p) if p > 0 => (Mode::Compress(p as u64), true),
+            Some(100) if dedupe == 0 => (Mode::Zero, spec.refill_buffers),
+            Some(p) if p > 0 => (Mode::Compress(p.min(100) as u64), true),
+            _ if dedupe > 0 => (Mode::Compress(0), true),
             _ if !spec.pattern.is_empty() => (Mode::Pattern, spec.refill_buffers),
             _ if spec.zero_buffers => (Mode::Zero, spec.refill_buffers),
             _ => (Mode::Random, spec.refill_buffers),
         };
+        let state = FRand::new(seed, false);
         BufferFiller {
             mode,
             refill,
-            scramble: spec.scramble_buffers && !matches!(mode, Mode::Compress(_)),
+            scramble: spec.scramble_buffers && mode == Mode::Random,
             chunk: spec.compress_chunk,
             min_write: 0,
             pattern: spec.pattern.clone(),
-            state: FRand::new(seed, false),
+            state,
+            prev: state,
+            dedupe_pct: dedupe,
+            dedupe_state: FRand::new(dedupe_seed, false),
             scrambles: 0,
         }
     }
@@ -70,7 +95,7 @@ impl BufferFiller {
     pub fn fill(&mut self, buf: &mut [u8], first: bool) {
         if first || self.refill {
             self.full_fill(buf);
-        } else if self.scramble && self.mode != Mode::Zero && self.mode != Mode::Pattern {
+        } else if self.scramble {
             self.scramble(buf);
         }
     }
@@ -83,18 +108,39 @@ impl BufferFiller {
                 let seed = self.state.next_seed();
                 fill_random(buf, seed);
             }
-            Mode::Compress(p) => {
-                let step = match (self.min_write, self.chunk) {
-                    (0, 0) => buf.len() as u64,
-                    (0, c) | (c, 0) => c,
-                    (m, c) => m.min(c),
-                };
-                let step = step.max(1) as usize;
-                for chunk in buf.chunks_mut(step) {
-                    let seed = self.state.next_seed();
-                    fill_compressible(chunk, seed, p, &self.pattern);
-                }
+            Mode::Compress(p) => self.chunked_fill(buf, p),
+        }
+    }
+
+    /// fio's compress/dedupe fill: the whole buffer comes either from the buffer stream or
+    /// (dedupe) from a copy of its previous state; each chunk takes the next seed.
+    fn chunked_fill(&mut self, buf: &mut [u8], p: u64) {
+        let step = match (self.min_write, self.chunk) {
+            (0, 0) => buf.len() as u64,
+            (0, c) | (c, 0) => c,
+            (m, c) => m.min(c),
+        };
+        let step = step.max(1) as usize;
+        let repeat = match self.dedupe_pct {
+            0 => false,
+            100 => {
+                self.prev = self.state;
+                false
             }
+            d => self.dedupe_state.between(1, 100) <= d,
+        };
+        let mut rs = if repeat { self.prev } else { self.state };
+        for chunk in buf.chunks_mut(step) {
+            let seed = rs.next_seed();
+            fill_compressible(chunk, seed, p, &self.pattern);
+            if self.dedupe_pct == 100 {
+                rs = self.prev;
+            } else if !repeat {
+                self.prev = rs;
+            }
+        }
+        if !repeat {
+            self.state = rs;
         }
     }
 
@@ -247,6 +293,35 @@ mod tests {
                 ratio * 100.0
             );
         }
+    }
+
+    #[test]
+    fn dedupe_percentage_repeats_that_share_of_buffers() {
+        let mut s = spec();
+        s.dedupe_percentage = 40;
+        let mut f = BufferFiller::new(&s, 9);
+        let mut seen = std::collections::HashSet::new();
+        let mut dups = 0;
+        let mut buf = vec![0u8; 4096];
+        for i in 0..1000 {
+            f.fill(&mut buf, i == 0);
+            if !seen.insert(buf.clone()) {
+                dups += 1;
+            }
+        }
+        assert!(
+            (330..=470).contains(&dups),
+            "{dups} of 1000 buffers were repeats"
+        );
+        s.dedupe_percentage = 100;
+        let mut f = BufferFiller::new(&s, 9);
+        let mut a = vec![0u8; 4096];
+        let mut b = vec![0u8; 4096];
+        f.fill(&mut a, true);
+        f.fill(&mut b, false);
+        assert_eq!(a, b);
+        // fio reuses the same seed for every chunk at 100%: every 512-byte chunk is a duplicate.
+        assert_eq!(a[..512], a[512..1024]);
     }
 
     #[test]
