@@ -54,6 +54,8 @@ pub(crate) struct UringEngine {
     inflight: usize,
     /// Completions made without the kernel (refused SQEs).
     ready: Vec<Completion>,
+    /// Buffer of an IOPOLL probe that never completed (must outlive the ring).
+    probe_buf: Option<BufPool>,
 }
 
 // SAFETY: the iovecs only hold addresses of the runner's buffer slots; the engine (ring
@@ -149,6 +151,7 @@ impl UringEngine {
             queued: 0,
             inflight: 0,
             ready: Vec::with_capacity(n),
+            probe_buf: None,
         })
     }
 
@@ -284,6 +287,55 @@ impl UringEngine {
         Ok(())
     }
 
+    /// With `hipri` every I/O fails with EOPNOTSUPP unless the file is O_DIRECT on a device
+    /// with poll queues: read one block now so that shows up as an error naming the option.
+    fn probe_iopoll(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        let pool = BufPool::new(1, 4096, 4096).map_err(|e| opt_err("hipri", e))?;
+        let e = opcode::Read::new(types::Fd(file.fd), pool.ptr(0).as_ptr(), 4096)
+            .build()
+            .user_data(u64::MAX);
+        // SAFETY: the buffer lives in `pool`, which outlives the wait for this SQE below.
+        unsafe { self.ring.submission().push(&e) }
+            .map_err(|_| opt_err("hipri", "cannot queue the probe read".into()))?;
+        let mut waited = self.ring.submit_and_wait(1);
+        let mut res = self.ring.completion().next().map(|c| c.result());
+        // IOPOLL completions are found by polling; a probe punted to a kernel worker is not
+        // on the poll list yet, so keep polling (with short sleeps) for up to 5 s.
+        let start = std::time::Instant::now();
+        while res.is_none() && waited.is_ok() && start.elapsed().as_secs() < 5 {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+            // SAFETY: a plain wait/poll for completions on our ring.
+            waited = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(0, 1, ENTER_GETEVENTS, None)
+            };
+            res = self.ring.completion().next().map(|c| c.result());
+        }
+        if res.is_none() {
+            // The read may still land in the buffer: keep it alive as long as the ring.
+            self.probe_buf = Some(pool);
+        }
+        let refused = |why: String| {
+            opt_err(
+                "hipri",
+                format!(
+                    "polled I/O (IOPOLL) does not work on {}: {why}; it needs direct=1 and a \
+                     block device with poll queues (e.g. nvme with poll_queues > 0)",
+                    file.path.display()
+                ),
+            )
+        };
+        match (waited, res) {
+            (Err(e), _) => Err(refused(e.to_string())),
+            (Ok(_), Some(r)) if r == -libc::EOPNOTSUPP || r == -libc::EINVAL => Err(refused(
+                format!("the probe read failed with {}", crate::errno_name(-r)),
+            )),
+            (Ok(_), Some(_)) => Ok(()),
+            (Ok(_), None) => Err(refused("the probe read never completed".into())),
+        }
+    }
+
     /// Move completions from the CQ ring to `out`, at most `max`.
     fn drain(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
         let mut n = 0;
@@ -314,6 +366,9 @@ impl IoEngine for UringEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        if self.iopoll && self.inflight + self.queued == 0 {
+            self.probe_iopoll(file)?;
+        }
         self.files.push(Target::of("io_uring", file)?);
         self.files_registered = self.files_registered && !self.registerfiles;
         Ok(())
