@@ -520,3 +520,131 @@ fn second_job_has_its_own_streams() {
     let first = gen(&job(RwMode::RandRw, 64 * K), &one_file(64 * K), 64 * K);
     assert_ne!(got, first);
 }
+
+/// fio 3.33 with psync on an existing 64k file and `size=10k`: the third 4k read overhangs
+/// the 10k region because the file is larger (fio checks I/O ends against the real size).
+#[test]
+fn real_file_size_allows_overhang_as_fio() {
+    let files = one_file(10 * K);
+    let opts = GenOptions {
+        real_sizes: Some(vec![64 * K]),
+        ..GenOptions::default()
+    };
+    let mut g = Generator::with_options(&job(RwMode::Read, 10 * K), &files, 10 * K, &opts).unwrap();
+    let offs: Vec<(u64, u32)> = run_all(&mut g).iter().map(|i| (i.offset, i.len)).collect();
+    assert_eq!(offs, vec![(0, 4096), (4096, 4096), (8192, 4096)]);
+    let mut j = job(RwMode::RandRead, 10 * K);
+    j.bs = range(4 * K, 8 * K);
+    let mut g = Generator::with_options(&j, &files, 10 * K, &opts).unwrap();
+    let offs: Vec<(u64, u32)> = run_all(&mut g).iter().map(|i| (i.offset, i.len)).collect();
+    assert_eq!(offs, vec![(0, 4096), (4096, 4096)]);
+}
+
+#[test]
+fn bad_jobs_are_errors_not_panics() {
+    use crate::WorkloadError as E;
+    let j = job(RwMode::Read, 64 * K);
+    assert_eq!(Generator::new(&j, &[], 64 * K).unwrap_err(), E::NoFiles);
+    let mut z = j.clone();
+    z.bs = PerDir::all(BsSpec::fixed(0));
+    assert!(matches!(
+        Generator::new(&z, &one_file(64 * K), 64 * K).unwrap_err(),
+        E::ZeroBlockSize { .. }
+    ));
+    let mut inv = j.clone();
+    inv.bs = range(16 * K, 4 * K);
+    assert!(matches!(
+        Generator::new(&inv, &one_file(64 * K), 64 * K).unwrap_err(),
+        E::BadBlockRange { .. }
+    ));
+    let mut big = j.clone();
+    big.bs = PerDir::all(BsSpec::fixed(128 * K));
+    assert!(matches!(
+        Generator::new(&big, &one_file(64 * K), 64 * K).unwrap_err(),
+        E::BlockSizeTooLarge { .. }
+    ));
+    let mut zones = job(RwMode::RandRead, 64 * K);
+    let bad = vec![Zone {
+        access_pct: 50.0,
+        size: 100.0,
+    }];
+    zones.rand.distribution = RandomDistribution::Zoned(PerDir::all(bad));
+    let e = Generator::new(&zones, &one_file(64 * K), 64 * K).unwrap_err();
+    assert!(e.to_string().contains("add up to 50"), "{e}");
+    let mut abs = job(RwMode::RandRead, 64 * K);
+    let far = vec![Zone {
+        access_pct: 100.0,
+        size: (128 * K) as f64,
+    }];
+    abs.rand.distribution = RandomDistribution::ZonedAbs(PerDir::all(far));
+    assert!(matches!(
+        Generator::new(&abs, &one_file(64 * K), 64 * K).unwrap_err(),
+        E::BadZones { .. }
+    ));
+    let mut zipf = job(RwMode::RandRead, 64 * K);
+    zipf.rand.distribution = RandomDistribution::Zipf(1.0);
+    assert!(matches!(
+        Generator::new(&zipf, &one_file(64 * K), 64 * K).unwrap_err(),
+        E::BadDistribution(_)
+    ));
+    let opts = GenOptions {
+        file_names: Some(vec![]),
+        ..GenOptions::default()
+    };
+    assert!(matches!(
+        Generator::with_options(&j, &one_file(64 * K), 64 * K, &opts).unwrap_err(),
+        E::FileListMismatch(1, 0)
+    ));
+}
+
+#[test]
+fn randrepeat_off_follows_the_supplied_seed() {
+    let mut j = job(RwMode::RandRw, 256 * K);
+    j.rand.randrepeat = false;
+    let files = one_file(256 * K);
+    let with = |seed| {
+        let opts = GenOptions {
+            seed: Some(seed),
+            ..GenOptions::default()
+        };
+        let mut g = Generator::with_options(&j, &files, 256 * K, &opts).unwrap();
+        assert_eq!(g.seed(), seed);
+        run_all(&mut g)
+    };
+    let a = with(11);
+    assert_eq!(a, with(11), "same seed, same sequence");
+    let b = with(12);
+    let a_offs: Vec<u64> = a.iter().map(|i| i.offset).collect();
+    let b_offs: Vec<u64> = b.iter().map(|i| i.offset).collect();
+    assert_ne!(
+        a_offs, b_offs,
+        "without randrepeat the seed moves offsets too"
+    );
+    assert_eq!(bytes(&a), 256 * K);
+    assert_eq!(bytes(&b), 256 * K);
+}
+
+#[test]
+fn exact_counts_for_common_shapes() {
+    for (mode, bs, size, ios) in [
+        (RwMode::Read, 4 * K, 1024 * K, 256),
+        (RwMode::Write, 64 * K, 1024 * K, 16),
+        (RwMode::RandRead, 8 * K, 1024 * K, 128),
+        (RwMode::RandWrite, 4 * K, 512 * K, 128),
+        (RwMode::RandRw, 4 * K, 1024 * K, 256),
+        (RwMode::ReadWrite, 16 * K, 1024 * K, 64),
+        (RwMode::TrimWrite, 4 * K, 64 * K, 32),
+    ] {
+        let mut j = job(mode, size);
+        j.bs = PerDir::all(BsSpec::fixed(bs));
+        let got = gen(&j, &one_file(size), size);
+        assert_eq!(got.len(), ios, "{mode:?} bs={bs} size={size}");
+        let data: u64 = got
+            .iter()
+            .filter(|i| i.ddir != Ddir::Trim || mode == RwMode::RandTrim)
+            .map(|i| i.len as u64)
+            .sum();
+        assert_eq!(data, size, "{mode:?} bytes");
+        assert!(got.iter().all(|i| i.offset + i.len as u64 <= size));
+    }
+}
