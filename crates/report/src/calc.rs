@@ -106,12 +106,15 @@ pub fn lat_pct(counts: &[u64], total: u64) -> Vec<f64> {
 
 /// I/Os issued over read, write and trim (fio's `ddir_rw_sum(total_io_u)`).
 pub fn total_rw_ios(job: &JobResult) -> u64 {
-    Ddir::ALL.iter().map(|d| job.dirs.get(*d).total_ios).sum()
+    Ddir::ALL
+        .iter()
+        .map(|d| job.dirs.get(*d).total_ios)
+        .fold(0, u64::saturating_add)
 }
 
 /// Total of a distribution's buckets (fio's `total_submit`/`total_complete`).
 pub fn bucket_total(buckets: &[u64]) -> u64 {
-    buckets.iter().sum()
+    buckets.iter().fold(0, |a, b| a.saturating_add(*b))
 }
 
 /// A job's bw mean (KiB/s) as a percentage of its group's aggregate bandwidth (bytes/s), as

@@ -94,14 +94,17 @@ pub fn normal(run: &RunResult) -> String {
 
 /// One job's block; empty for a job that did no I/O (fio skips it too).
 pub fn job_block(job: &JobResult, group: &GroupResult) -> String {
-    let total_bytes: u64 = Ddir::ALL.iter().map(|d| job.dirs.get(*d).io_bytes).sum();
+    let total_bytes = Ddir::ALL
+        .iter()
+        .map(|d| job.dirs.get(*d).io_bytes)
+        .fold(0, u64::saturating_add);
     if total_bytes == 0 && calc::total_rw_ios(job) == 0 {
         return String::new();
     }
     let mut out = String::new();
     // fio stamps the block with the time the report is made: the job's end (or "now" for a
     // status report, where elapsed is the time so far).
-    let date = units::ctime(job.start_unix + job.elapsed_s);
+    let date = units::ctime(job.start_unix.saturating_add(job.elapsed_s));
     if job.error == 0 {
         let _ = writeln!(
             out,
@@ -223,7 +226,8 @@ pub fn percentile_block(kind: &str, values: &[(f64, u64)], precision: usize) -> 
     } else {
         (scaled_max.ilog10() as usize + 1).max(5)
     };
-    let per_line = (80 - 7) / (precision + 10 + width);
+    // At least one entry per row, even for absurd precisions (fio would divide by zero).
+    let per_line = ((80 - 7) / (precision + 10 + width)).max(1);
     let mut out = format!("    {} percentiles ({}):\n     |", kind, unit.label());
     let last = values.len() - 1;
     for (j, &(p, v)) in values.iter().enumerate() {
@@ -497,7 +501,8 @@ pub fn disk_agg(d: &DiskResult) -> Option<DiskAgg> {
     if n == 0 {
         return None;
     }
-    let sum = |f: &dyn Fn(&DiskResult) -> u64| d.slaves.iter().map(f).sum::<u64>() / n;
+    let sum =
+        |f: &dyn Fn(&DiskResult) -> u64| d.slaves.iter().map(f).fold(0, u64::saturating_add) / n;
     Some(DiskAgg {
         ios: [sum(&|s| s.ios[0]), sum(&|s| s.ios[1])],
         merges: [sum(&|s| s.merges[0]), sum(&|s| s.merges[1])],

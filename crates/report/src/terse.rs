@@ -76,7 +76,7 @@ fn usec_buckets(job: &JobResult) -> Vec<f64> {
     let total = calc::total_rw_ios(job);
     let mut us = calc::lat_pct(&job.lat_buckets.us, total);
     if total > 0 {
-        let ns: u64 = job.lat_buckets.ns.iter().sum();
+        let ns = calc::bucket_total(&job.lat_buckets.ns);
         us[0] += 100.0 * ns as f64 / total as f64;
     }
     us

@@ -240,7 +240,8 @@ pub fn ctime(unix_secs: u64) -> String {
 
 /// [`ctime`] in a given zone.
 pub fn ctime_in(unix_secs: u64, zone: &crate::tz::Zone) -> String {
-    let local = unix_secs as i64 + i64::from(zone.offset_at(unix_secs as i64));
+    let t = i64::try_from(unix_secs).unwrap_or(i64::MAX);
+    let local = t.saturating_add(i64::from(zone.offset_at(t)));
     ctime_utc(local.max(0) as u64)
 }
 
