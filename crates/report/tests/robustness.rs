@@ -9,6 +9,10 @@ use fiox_stats::{DiskResult, GroupResult, JobResult, LatStat, RunResult, SampleS
 struct Gen(u64);
 
 impl Gen {
+    fn coin(&mut self) -> bool {
+        self.next() & 1 == 0
+    }
+
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
@@ -44,12 +48,12 @@ fn job(g: &mut Gen, i: u32) -> JobResult {
         usr_cpu_pct: g.next() as f64 / 7.0,
         sys_cpu_pct: f64::NAN,
         percentile_list: vec![0.0, 50.0, 99.999_999, 100.0, 120.0],
-        clat_percentiles: g.next() % 2 == 0,
-        lat_percentiles: g.next() % 2 == 0,
-        slat_percentiles: g.next() % 2 == 0,
-        has_slat: g.next() % 2 == 0,
+        clat_percentiles: g.coin(),
+        lat_percentiles: g.coin(),
+        slat_percentiles: g.coin(),
+        has_slat: g.coin(),
         iodepth: g.next() as u32,
-        continue_on_error: g.next() % 2 == 0,
+        continue_on_error: g.coin(),
         first_error: g.next() as i32,
         description: "d;e".into(),
         job_options: vec![(
