@@ -504,6 +504,14 @@ fn header_equals_fio() {
     }
     assert_header_matches(&header(&jobs), &pre);
 
+    let (pre, _, _) = split_capture(&data("randread-pctopts.all.txt"));
+    let job = JobSpec {
+        kb_base: 1000,
+        unit_base: 1,
+        ..spec("pct", RwMode::RandRead, "libaio", 4, 8192)
+    };
+    assert_header_matches(&header(&[job]), &pre);
+
     let reference = read(ref_dir().join("randrw-libaio.normal.txt"));
     let job = spec("sample", RwMode::RandRw, "libaio", 8, 4096);
     assert_header_matches(&header(&[job]), &reference);
