@@ -58,6 +58,38 @@ pub fn bucket_value(i: usize) -> u64 {
     lo + (1u64 << (error_bits - 1))
 }
 
+/// Whether a cumulative count `cum` (> 0) reaches percentile `p` of `n` samples, i.e.
+/// `cum >= p / 100 * n`, decided exactly for the binary value of `p`: `p` is `m * 2^e` with
+/// integer `m`, so the test is `100 * cum * 2^-e >= m * n` in 128-bit integers. fio evaluates
+/// it in long double, which agrees with exact arithmetic where plain f64 does not: checked
+/// against fio 3.33, p=99.95 of N=2000 is rank 2000 (the double 99.95 is slightly above
+/// 99.95; f64 arithmetic rounds the threshold down to 1999.0). `p <= 0` is always reached;
+/// `p > 100` or NaN never.
+fn reaches(cum: u64, p: f64, n: u64) -> bool {
+    if p.is_nan() || p > 100.0 {
+        return false;
+    }
+    if p <= 0.0 {
+        return true;
+    }
+    let bits = p.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), biased - 1075)
+    };
+    // p <= 100 < 2^53 makes e negative.
+    let k = (-e) as u32;
+    let lhs = u128::from(cum) * 100;
+    let rhs = u128::from(m) * u128::from(n); // < 2^117
+    if lhs.leading_zeros() <= k {
+        return true; // lhs << k >= 2^127 > rhs
+    }
+    (lhs << k) >= rhs
+}
+
 /// Counts of nanosecond values in fio-compatible log-linear buckets.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Histogram {
@@ -131,13 +163,13 @@ impl Histogram {
         }
         let mut order: Vec<usize> = (0..ps.len()).collect();
         order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
-        let n = self.total as f64;
+        let n = self.total;
         let mut next = 0;
         let mut cum = 0u64;
         for (i, &c) in self.counts.iter().enumerate() {
             cum += c;
             // `cum > 0` only matters for p <= 0, which fio cannot express (0 ends its list).
-            while next < order.len() && cum > 0 && cum as f64 >= ps[order[next]] / 100.0 * n {
+            while next < order.len() && cum > 0 && reaches(cum, ps[order[next]], n) {
                 out[order[next]] = bucket_value(i);
                 next += 1;
             }
@@ -304,6 +336,30 @@ mod tests {
             "order of the request is kept"
         );
         assert_eq!(Histogram::new().percentile(50.0), 0);
+    }
+
+    #[test]
+    fn percentile_threshold_is_exact() {
+        // Ranks observed in fio 3.33's json+ output (bins and percentiles of the same run).
+        assert!(!reaches(1999, 99.95, 2000) && reaches(2000, 99.95, 2000));
+        assert!(!reaches(14, 60.0, 25) && reaches(15, 60.0, 25));
+        assert!(reaches(5, 50.0, 10) && !reaches(4, 50.0, 10));
+        // The double nearest 99.9 is above it, so 999 of 1000 is not enough.
+        assert!(!reaches(999, 99.9, 1000) && reaches(1000, 99.9, 1000));
+        // Fractional ranks round up: 1% of 150 = 1.5 -> 2.
+        assert!(!reaches(1, 1.0, 150) && reaches(2, 1.0, 150));
+        assert!(reaches(u64::MAX, 100.0, u64::MAX) && !reaches(u64::MAX - 1, 100.0, u64::MAX));
+        assert!(reaches(1, 1e-300, u64::MAX), "tiny p: first sample");
+        assert!(reaches(1, 0.0, 10) && !reaches(10, 100.5, 10) && !reaches(10, f64::NAN, 10));
+        let mut h = Histogram::new();
+        for v in 1..=2000u64 {
+            h.record(if v == 2000 { 127 } else { v % 100 });
+        }
+        assert_eq!(
+            h.percentile(99.95),
+            127,
+            "rank 1999.0000000000000568 -> 2000"
+        );
     }
 
     #[test]
