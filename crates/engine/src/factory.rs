@@ -14,9 +14,6 @@ pub const ENGINES: &[&str] = &[
 
 /// fio 3.33 engines fiox knows by name but does not implement.
 pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
-    "libaio",
-    "io_uring",
-    "posixaio",
     "io_uring_cmd",
     "xnvme",
     "sg",
@@ -31,9 +28,6 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "filecreate",
     "filestat",
     "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
     "exec",
     "libhdfs",
     "mtd",
@@ -53,9 +47,14 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "libcufile",
     "dfs",
     "libzbc",
-    "binject",
-    "guasi_fio",
-    "skeleton_external",
+    "ime_psync",
+    "ime_psyncv",
+    "ime_aio",
+    "cpp_null",
+    "librpma_apm_client",
+    "librpma_apm_server",
+    "librpma_gpspm_client",
+    "librpma_gpspm_server",
     "external",
 ];
 
