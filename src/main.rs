@@ -1,5 +1,127 @@
-//! `fiox`: the binary is thin glue over the library crates.
+//! `fiox`: the binary is thin glue over the library crates. It parses the command line
+//! (fiox-job), handles the informational switches, prints fio's header lines, runs the jobs
+//! (fiox-runner) and prints the reports (fiox-report) in every requested format. Reports go to
+//! stdout (or `--output`), messages and warnings to stderr, so machine formats stay parseable.
+//! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`).
+
+mod output;
+mod quick;
+
+use anyhow::{Context, Result};
+use fiox_job::{Action, Invocation, OutputFormat};
+use fiox_runner::RunOptions;
+use output::Out;
+use std::io::Write;
 
 fn main() {
-    println!("fiox {}", env!("CARGO_PKG_VERSION"));
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match std::panic::catch_unwind(|| real_main(&args)) {
+        Ok(Ok(code)) => code,
+        Ok(Err(e)) => {
+            if output::is_broken_pipe(&e) {
+                0
+            } else {
+                eprintln!("fiox: {e:#}");
+                1
+            }
+        }
+        // The panic message was already printed by the default hook.
+        Err(_) => {
+            eprintln!("fiox: internal error (a bug); please report it with the command line");
+            1
+        }
+    };
+    std::process::exit(code);
+}
+
+fn real_main(args: &[String]) -> Result<i32> {
+    if args.first().map(String::as_str) == Some("quick") {
+        return quick::main(&args[1..]);
+    }
+    let inv = fiox_job::parse_invocation(args)?;
+    let mut stdout = std::io::stdout().lock();
+    match &inv.action {
+        Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
+        Action::Help(t) | Action::CmdHelp(t) | Action::EngHelp(t) | Action::ShowCmd(t) => {
+            write!(stdout, "{t}")?;
+            if !t.ends_with('\n') {
+                writeln!(stdout)?;
+            }
+        }
+        Action::ParseOnly => {}
+        Action::Run => {
+            drop(stdout);
+            return run(&inv);
+        }
+    }
+    stdout.flush()?;
+    Ok(0)
+}
+
+/// Run the jobs and print every requested report; returns the exit code.
+fn run(inv: &Invocation) -> Result<i32> {
+    let s = &inv.settings;
+    let formats = if s.output_formats.is_empty() {
+        vec![OutputFormat::Normal]
+    } else {
+        s.output_formats.clone()
+    };
+    let out = Out::open(s.output.as_deref())?;
+    let only_normal = formats.iter().all(|f| *f == OutputFormat::Normal);
+    // fio prints the header with the normal report; with machine formats it goes to stderr.
+    let mut header = String::new();
+    for job in &inv.jobs {
+        match job.clone_index {
+            0 => header.push_str(&fiox_report::normal::job_header_line(job)),
+            1 => header.push_str("...\n"),
+            _ => {}
+        }
+    }
+    header.push_str(&fiox_report::normal::version_line());
+    header.push('\n');
+    header.push_str(&fiox_runner::starting_line(&inv.jobs));
+    header.push('\n');
+    if only_normal {
+        out.write(&header)?;
+    } else {
+        eprint!("{header}");
+    }
+    if let Some(note) = fiox_runner::process_note(&inv.jobs) {
+        eprintln!("fiox: {note}");
+    }
+    fiox_runner::install_signal_handlers().context("installing signal handlers")?;
+    let opts = RunOptions {
+        messages: true,
+        readonly: s.readonly,
+        eta: s.eta,
+        status_interval: s.status_interval,
+        global_options: inv.global_options.clone(),
+    };
+    let status_out = out.clone();
+    let status_formats = formats.clone();
+    let mut on_status = move |snap: &fiox_stats::RunResult| {
+        let _ = status_out.write(&output::status_text(snap, &status_formats));
+    };
+    let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
+    if outcome.interrupted {
+        eprintln!("fiox: interrupted: reporting what was measured so far");
+    }
+    for e in &outcome.errors {
+        eprintln!("fiox: {e}");
+    }
+    let warnings = fiox_report::warnings_text(&outcome.result);
+    if !warnings.is_empty() {
+        eprint!("{warnings}");
+    }
+    for f in &formats {
+        out.write(&output::report_text(&outcome.result, *f))?;
+    }
+    out.flush()?;
+    Ok(if outcome.interrupted {
+        130
+    } else if outcome.errors.is_empty() {
+        0
+    } else {
+        1
+    })
 }

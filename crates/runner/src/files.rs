@@ -136,6 +136,13 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     let paths = file_paths(job);
     let n = paths.len() as u64;
     let start = resolve_offset(job)?;
+    let total = match job.size {
+        Some(SizeSpec::Bytes(b)) => Some(b),
+        _ => None,
+    };
+    // fio's per-file split (first files one block larger when size does not divide evenly,
+    // filesize ranges drawn from the job's stream).
+    let split = fiox_workload::split_size(job, n as u32, total, job.rand.randseed);
     let mut files = Vec::with_capacity(paths.len());
     for (i, path) in paths.into_iter().enumerate() {
         let (kind, real) = if diskless {
@@ -147,7 +154,10 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             SizeSpec::Percent(p) => (real as f64 * p / 100.0) as u64 + incr(job),
             SizeSpec::Bytes(_) => start,
         };
-        let size = file_region(job, i as u64, n, real, offset, &path, diskless)?;
+        let size = match split.get(i).copied().flatten() {
+            Some(s) => s,
+            None => file_region(job, real, offset, &path, diskless)?,
+        };
         let needs_layout = kind == FileKind::Regular
             && !diskless
             && !job.files.create_on_open
@@ -194,32 +204,17 @@ fn resolve_offset(job: &JobSpec) -> Result<u64, RunError> {
     Ok(off)
 }
 
-/// Length of the I/O region of file `i` of `n`.
+/// Length of the I/O region of a file without an explicit size: a percentage of it, or the
+/// existing file from `offset` to its end.
 fn file_region(
     job: &JobSpec,
-    i: u64,
-    n: u64,
     real: u64,
     offset: u64,
     path: &Path,
     diskless: bool,
 ) -> Result<u64, RunError> {
     let bs = min_bs(job);
-    if let Some((lo, hi)) = job.files.filesize {
-        // Each file picks within the range, deterministically from its index.
-        let span = hi.saturating_sub(lo);
-        let pick = if span == 0 {
-            lo
-        } else {
-            lo + (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % (span + 1))
-        };
-        return Ok(pick - pick % bs.max(1));
-    }
     match job.size {
-        Some(SizeSpec::Bytes(total)) => {
-            let per = total / n;
-            Ok(per - per % bs)
-        }
         Some(SizeSpec::Percent(p)) if real > 0 => {
             let avail = real.saturating_sub(offset);
             let s = (real as f64 * p / 100.0) as u64;
@@ -512,9 +507,16 @@ mod tests {
         j.files.directories = vec!["/nonexistent-fiox-dir".into()];
         let p = plan(&j, false).unwrap();
         assert_eq!(p.files.len(), 3);
-        let per = (10u64 << 20) / 3 / 4096 * 4096;
-        assert!(p.files.iter().all(|f| f.size == per && f.needs_layout));
-        assert_eq!(p.io_bytes, per * 3);
+        // fio: the first files take one block more when size does not divide evenly.
+        let sizes: Vec<u64> = p.files.iter().map(|f| f.size).collect();
+        let sum: u64 = sizes.iter().sum();
+        assert!(sum.abs_diff(10 << 20) <= 3 * 4096, "{sizes:?}");
+        assert!(
+            sizes.iter().all(|&s| s.abs_diff((10 << 20) / 3) <= 4096),
+            "{sizes:?}"
+        );
+        assert!(p.files.iter().all(|f| f.needs_layout));
+        assert_eq!(p.io_bytes, sum);
     }
 
     #[test]

@@ -2,16 +2,16 @@
 //! the engine (commit per `iodepth_batch_submit`), reaps with `getevents(min, max)` honouring
 //! `iodepth_batch_complete_min/max` and `iodepth_low`, re-issues short I/Os, applies
 //! `continue_on_error`/`ignore_error`, fsyncs every `fsync`/`fdatasync` writes, paces, and
-//! measures slat/clat/lat. Time is kept as nanoseconds since the job's start (one `Instant`).
+//! measures slat/clat/lat. Time is kept as nanoseconds since the job's start ([`Clock`]).
 
 use crate::acct::{Acct, JobState, Measure, Progress};
-use crate::gen::{Gen, IoReq};
+use crate::clock::Clock;
+use crate::gen::{BufferFiller, Generator, IoReq};
 use crate::pacing::{self, Pacer};
 use fiox_engine::{BufPool, BufPtr, Completion, IoEngine, IoOp, IoUnit, Queued};
 use fiox_job::{ContinueOnError, Ddir, JobSpec};
 use fiox_stats::RateSampler;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 /// Sync units use this direction index (accounted in `sync_lat`, not in read/write/trim).
 const SYNC: u8 = 3;
@@ -48,22 +48,20 @@ pub struct Limits {
     pub ramp_ns: Option<u64>,
     /// Absolute end (ns since start), ramp included.
     pub deadline_ns: Option<u64>,
-    pub time_based: bool,
-    pub loops: u32,
-    pub number_ios: Option<u64>,
 }
 
 /// Everything the loop needs, owned by the job thread.
 pub struct IoLoop<'a> {
     pub job: &'a JobSpec,
     pub engine: &'a mut dyn IoEngine,
-    pub gen: Gen,
+    pub gen: Generator,
+    pub filler: BufferFiller,
     pub pool: &'a mut BufPool,
     pub paths: Vec<String>,
     pub acct: Acct,
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
-    pub base: Instant,
+    pub clock: Clock,
     pub measure: Measure,
     /// bw/iops samplers of the directions the job uses.
     pub samplers: [Option<RateSampler>; 3],
@@ -111,7 +109,8 @@ impl<'a> IoLoop<'a> {
     pub fn new(
         job: &'a JobSpec,
         engine: &'a mut dyn IoEngine,
-        gen: Gen,
+        gen: Generator,
+        filler: BufferFiller,
         pool: &'a mut BufPool,
         paths: Vec<String>,
         progress: &'a Progress,
@@ -135,12 +134,13 @@ impl<'a> IoLoop<'a> {
             job,
             engine,
             gen,
+            filler,
             pool,
             paths,
             acct: Acct::default(),
             progress,
             stop,
-            base: Instant::now(),
+            clock: Clock::start(true),
             measure,
             samplers,
             next_sample_ns: 0,
@@ -167,7 +167,7 @@ impl<'a> IoLoop<'a> {
 
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.base.elapsed().as_nanos() as u64
+        self.clock.now_ns()
     }
 
     /// Run until done, out of time, stopped or failed; always drains in-flight I/O.
@@ -257,38 +257,22 @@ impl<'a> IoLoop<'a> {
         Some(id)
     }
 
-    /// Next request from the generator, restarting passes for loops/time_based.
+    /// Next request from the generator, starting further passes as fio would (loops,
+    /// time_based wrap-around, io_size larger than the files).
     fn next_request(&mut self) -> Option<IoReq> {
-        if let Some(limit) = self.limits.number_ios {
-            if self.ios_issued >= limit {
-                self.exhausted = true;
-                return None;
-            }
-        }
-        loop {
+        // A pass that yields nothing would make a time_based job spin: stop after one.
+        for _ in 0..2 {
             if let Some(r) = self.gen.next() {
                 self.ios_issued += 1;
                 return Some(r);
             }
-            if self.limits.time_based || self.limits.loops > 1 {
-                if !self.limits.time_based {
-                    self.limits.loops -= 1;
-                }
-                self.gen.restart();
-                if self.gen_is_empty_after_restart() {
-                    break;
-                }
-                continue;
+            if !self.gen.another_pass() {
+                break;
             }
-            break;
+            self.gen.restart();
         }
         self.exhausted = true;
         None
-    }
-
-    fn gen_is_empty_after_restart(&self) -> bool {
-        // A pass of zero bytes would spin forever under time_based.
-        self.limits.number_ios == Some(0)
     }
 
     #[inline]
@@ -306,23 +290,19 @@ impl<'a> IoLoop<'a> {
             op_data_only: false,
             file: req.file,
             offset: req.offset,
-            len: req.len as u32,
+            len: req.len,
             done: 0,
             start_ns: 0,
             issue_ns: 0,
         };
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
-            if self.job.buffers.refill_buffers {
-                crate::buffers::refill(
-                    self.pool.slice_mut(id as usize),
-                    req.len as usize,
-                    self.ios_issued,
-                );
-            }
+            let buf = self.pool.slice_mut(id as usize);
+            let n = (req.len as usize).min(buf.len());
+            self.filler.fill(&mut buf[..n], false);
         }
         if self.paced {
-            self.pace(d as usize, req.len);
+            self.pace(d as usize, req.len as u64);
         }
         self.stamp_start(id);
     }
@@ -331,7 +311,7 @@ impl<'a> IoLoop<'a> {
         let now = self.now_ns();
         let at = self.pacer.admit(d, len, now);
         if at > now {
-            pacing::wait_until(self.base + Duration::from_nanos(at));
+            pacing::wait_until(self.clock.instant_at(at));
         }
         if let Some((spin, sleep)) = self.pacer.think_after(1) {
             pacing::spin_for(spin);
@@ -360,16 +340,17 @@ impl<'a> IoLoop<'a> {
         };
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
-                self.acct.submit.mark_count(1);
-                self.acct.depth.mark_depth(self.inflight + 1, 1);
+                // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.measure.timed() {
                     self.now_ns()
                 } else {
                     0
                 };
+                self.acct.submit.mark_count(1);
+                self.acct.depth.mark_depth(self.inflight + 1, 1);
+                self.acct.complete.mark_count(1);
                 self.slots[id as usize].issue_ns = s.start_ns;
                 self.finish(id, res, now, true);
-                self.acct.complete.mark_count(1);
                 true
             }
             Ok(Queued::Queued) => {

@@ -8,7 +8,7 @@
 //! thread (see [`starting_line`] for the honest header line).
 
 mod acct;
-mod buffers;
+mod clock;
 mod error;
 mod eta;
 pub mod files;
@@ -23,6 +23,7 @@ pub use acct::{JobState, Progress};
 pub use error::RunError;
 
 use fiox_job::{EtaMode, JobSpec};
+use fiox_stats::disk::DiskStatsSampler;
 use fiox_stats::{JobResult, RunResult};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -116,6 +117,8 @@ pub fn run(
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
     let done = AtomicBool::new(false);
+    let mut warnings = Vec::new();
+    let disks = watch_disks(jobs, &mut warnings);
     std::thread::scope(|s| {
         let eta = s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, start_ms, on_status));
         for phase in phases(jobs) {
@@ -127,6 +130,13 @@ pub fn run(
         done.store(true, Ordering::SeqCst);
         let _ = eta.join();
     });
+    let disks = match disks.finish() {
+        Ok(d) => d,
+        Err(e) => {
+            warnings.push(disk_warning(e.to_string()));
+            Vec::new()
+        }
+    };
     let jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
     let (kb, unit) = jobs
         .first()
@@ -137,13 +147,37 @@ pub fn run(
         result: RunResult {
             jobs: jobs_out,
             groups,
-            disks: Vec::new(),
+            disks,
             global_options: opts.global_options.clone(),
             start_unix_ms: start_ms,
-            warnings: Vec::new(),
+            warnings,
         },
         errors,
         interrupted: interrupted(),
+    }
+}
+
+/// Watch the disks under every job's files (fio's `Disk stats`); null-engine jobs touch none.
+fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> DiskStatsSampler {
+    let mut d = DiskStatsSampler::new();
+    for j in jobs
+        .iter()
+        .filter(|j| !j.ioengine.eq_ignore_ascii_case("null"))
+    {
+        for p in files::file_paths(j) {
+            if let Err(e) = d.add_path(&p) {
+                warnings.push(disk_warning(format!("{}: {e}", p.display())));
+            }
+        }
+    }
+    d
+}
+
+fn disk_warning(msg: String) -> fiox_stats::Warning {
+    fiox_stats::Warning {
+        code: "disk-stats".into(),
+        message: format!("disk statistics are unavailable: {msg}"),
+        fix: "check /sys/block; results of the jobs are not affected".into(),
     }
 }
 

@@ -6,7 +6,6 @@
 use crate::acct::{JobState, Measure, Progress};
 use crate::error::RunError;
 use crate::files::{self, FileKind, FilePlan};
-use crate::gen::{FileExtent, Gen};
 use crate::ioloop::{EndReason, IoLoop, Limits};
 use crate::sys::{self, ThreadUsage};
 use crate::warn;
@@ -297,15 +296,8 @@ fn run_io(
 ) -> Result<(), RunError> {
     let job = env.job;
     let plan = &opened.plan;
-    let extents: Vec<FileExtent> = plan
-        .files
-        .iter()
-        .map(|f| FileExtent {
-            offset: f.offset,
-            size: f.size,
-        })
-        .collect();
-    let gen = Gen::new(job, &extents, plan.io_bytes);
+    let gen = crate::gen::generator(job, plan)?;
+    let mut filler = crate::gen::filler(job, &gen);
     let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
         .iter()
         .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
@@ -316,11 +308,13 @@ fn run_io(
             job: job.name.clone(),
             msg: e,
         })?;
-    crate::buffers::fill_initial(&mut pool, job);
+    for i in 0..pool.len() {
+        filler.fill(pool.slice_mut(i), true);
+    }
     engine.register_buffers(&pool)?;
     let limits = limits_of(job);
-    if !limits.time_based {
-        let total = plan.io_bytes.saturating_mul(limits.loops as u64);
+    if !job.timing.time_based {
+        let total = plan.io_bytes.saturating_mul(job.timing.loops.max(1) as u64);
         env.progress.planned_bytes.store(total, Ordering::Relaxed);
     }
     let paths = plan
@@ -333,6 +327,7 @@ fn run_io(
         job,
         engine,
         gen,
+        filler,
         &mut pool,
         paths,
         env.progress,
@@ -342,7 +337,7 @@ fn run_io(
     );
     lp.cpu_start = cpu0;
     let end = lp.run();
-    let end_ns = lp.base.elapsed().as_nanos() as u64;
+    let end_ns = lp.clock.now_ns();
     env.progress.set_state(JobState::Finishing);
     let cpu = sys::thread_usage().since(&lp.cpu_start);
     let rates = lp.take_rates();
@@ -373,9 +368,6 @@ fn limits_of(job: &JobSpec) -> Limits {
     Limits {
         ramp_ns: ramp.filter(|&r| r > 0),
         deadline_ns: deadline,
-        time_based: job.timing.time_based && deadline.is_some(),
-        loops: job.timing.loops.max(1),
-        number_ios: job.number_ios,
     }
 }
 

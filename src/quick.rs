@@ -1,0 +1,422 @@
+//! `fiox quick [DIR]`: a four-test disk check in the spirit of CrystalDiskMark — SEQ1M Q8T1,
+//! RND4K Q32T1 and RND4K Q1T1, each read and write — on a temporary file in DIR, with a compact
+//! table (MB/s, IOPS, p50/p99 latency) or JSON. Direct I/O where the filesystem allows it,
+//! io_uring where the kernel allows it; each fallback is stated in the output. The file is
+//! always removed at the end, also after Ctrl-C.
+
+use anyhow::{bail, Context, Result};
+use fiox_job::{BsSpec, EtaMode, JobSpec, PerDir, RwMode, RwSpec, SizeSpec};
+use fiox_runner::RunOptions;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// One test of the set.
+struct Test {
+    name: &'static str,
+    bs: u64,
+    depth: u32,
+    random: bool,
+}
+
+const TESTS: [Test; 3] = [
+    Test {
+        name: "SEQ1M Q8T1",
+        bs: 1 << 20,
+        depth: 8,
+        random: false,
+    },
+    Test {
+        name: "RND4K Q32T1",
+        bs: 4096,
+        depth: 32,
+        random: true,
+    },
+    Test {
+        name: "RND4K Q1T1",
+        bs: 4096,
+        depth: 1,
+        random: true,
+    },
+];
+
+struct Args {
+    dir: PathBuf,
+    size: u64,
+    runtime: Duration,
+    json: bool,
+}
+
+const USAGE: &str = "usage: fiox quick [DIR] [--size=SIZE] [--runtime=SECONDS] \
+                     [--output-format=normal|json]\n  DIR defaults to the current directory; \
+                     SIZE to 1g; SECONDS to 5 per test.";
+
+fn parse_args(args: &[String]) -> Result<Option<Args>> {
+    let mut a = Args {
+        dir: PathBuf::from("."),
+        size: 1 << 30,
+        runtime: Duration::from_secs(5),
+        json: false,
+    };
+    let mut dir_seen = false;
+    for arg in args {
+        let (k, v) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
+        match k {
+            "-h" | "--help" => return Ok(None),
+            "--size" => {
+                a.size = fiox_job::value::parse_size(v, 1024)
+                    .map_err(|e| anyhow::anyhow!("quick: --size={v}: {e}"))?
+            }
+            "--runtime" => {
+                let us = fiox_job::value::parse_time_us(v, 1_000_000)
+                    .map_err(|e| anyhow::anyhow!("quick: --runtime={v}: {e}"))?;
+                a.runtime = Duration::from_micros(us);
+            }
+            "--output-format" => {
+                a.json = match v {
+                    "json" => true,
+                    "normal" => false,
+                    _ => bail!("quick: --output-format={v}: use normal or json"),
+                }
+            }
+            _ if k.starts_with('-') => bail!("quick: unknown option {arg}\n{USAGE}"),
+            _ if !dir_seen => {
+                a.dir = PathBuf::from(arg);
+                dir_seen = true;
+            }
+            _ => bail!("quick: more than one directory given ({arg})\n{USAGE}"),
+        }
+    }
+    if a.size < (2 << 20) {
+        bail!("quick: --size must be at least 2 MiB (a SEQ1M test needs room for its queue)");
+    }
+    if a.runtime.is_zero() {
+        bail!("quick: --runtime must be above 0");
+    }
+    Ok(Some(a))
+}
+
+/// Where and how the tests run, after probing the filesystem and the kernel.
+struct Setup {
+    file: PathBuf,
+    direct: bool,
+    engine: &'static str,
+    notes: Vec<String>,
+}
+
+fn probe(a: &Args) -> Result<Setup> {
+    if !a.dir.is_dir() {
+        bail!("quick: {} is not a directory", a.dir.display());
+    }
+    let file = a
+        .dir
+        .join(format!(".fiox-quick-{}.tmp", std::process::id()));
+    if file.exists() {
+        bail!("quick: {} already exists; not touching it", file.display());
+    }
+    let mut notes = Vec::new();
+    let direct = direct_supported(&file)?;
+    if !direct {
+        notes.push(format!(
+            "the filesystem of {} refuses O_DIRECT: buffered I/O, results include the page cache",
+            a.dir.display()
+        ));
+    }
+    let probe_job = JobSpec {
+        ioengine: "io_uring".into(),
+        iodepth: 32,
+        direct,
+        ..JobSpec::default()
+    };
+    let engine = match fiox_engine::create(&probe_job) {
+        Ok(_) => "io_uring",
+        Err(e) => {
+            notes.push(format!(
+                "io_uring is unavailable ({e}); queue depths are emulated with psync threads \
+                 (QnT1 runs n threads at depth 1)"
+            ));
+            "psync"
+        }
+    };
+    Ok(Setup {
+        file,
+        direct,
+        engine,
+        notes,
+    })
+}
+
+/// Create `file` with O_DIRECT to learn whether the filesystem allows it; removes it again.
+fn direct_supported(file: &Path) -> Result<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let r = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(file);
+    match r {
+        Ok(_) => {
+            std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
+            Ok(true)
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            // tmpfs and some FUSE filesystems: O_DIRECT refused, but the file may exist now.
+            let _ = std::fs::remove_file(file);
+            Ok(false)
+        }
+        Err(e) => Err(e).with_context(|| format!("quick: cannot create {}", file.display())),
+    }
+}
+
+/// The jobs of the whole set, one stonewalled group per test and direction.
+fn jobs(a: &Args, s: &Setup) -> Vec<JobSpec> {
+    let mut out = Vec::new();
+    let mut group = 0;
+    for write in [false, true] {
+        for t in &TESTS {
+            let (depth, threads) = if s.engine == "psync" {
+                (1, t.depth)
+            } else {
+                (t.depth, 1)
+            };
+            for clone in 0..threads {
+                out.push(job(a, s, t, write, group, depth, clone, threads, out.len()));
+            }
+            group += 1;
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn job(
+    a: &Args,
+    s: &Setup,
+    t: &Test,
+    write: bool,
+    group: u32,
+    depth: u32,
+    clone: u32,
+    threads: u32,
+    index: usize,
+) -> JobSpec {
+    let mode = match (t.random, write) {
+        (false, false) => RwMode::Read,
+        (false, true) => RwMode::Write,
+        (true, false) => RwMode::RandRead,
+        (true, true) => RwMode::RandWrite,
+    };
+    let mut j = JobSpec {
+        name: format!("{} {}", t.name, if write { "write" } else { "read" }),
+        index: index as u32,
+        clone_index: clone,
+        numjobs: threads,
+        group_id: group,
+        stonewall: clone == 0,
+        rw: RwSpec { mode, n: 0 },
+        bs: PerDir::all(BsSpec::fixed(t.bs)),
+        size: Some(SizeSpec::Bytes(a.size)),
+        thread: true,
+        ioengine: s.engine.into(),
+        iodepth: depth,
+        iodepth_batch_complete_max: depth,
+        iodepth_low: depth,
+        direct: s.direct,
+        ..JobSpec::default()
+    };
+    j.files.filenames = vec![s.file.display().to_string()];
+    j.timing.runtime = Some(a.runtime);
+    j.timing.time_based = true;
+    j.stats.group_reporting = true;
+    // Random tests may revisit blocks within the time limit: no random map needed.
+    j.rand.norandommap = true;
+    j
+}
+
+/// Entry point of `fiox quick`; returns the exit code.
+pub fn main(args: &[String]) -> Result<i32> {
+    let Some(a) = parse_args(args)? else {
+        println!("{USAGE}");
+        return Ok(0);
+    };
+    let s = probe(&a)?;
+    fiox_runner::install_signal_handlers().context("installing signal handlers")?;
+    let jobs = jobs(&a, &s);
+    if !a.json {
+        println!(
+            "fiox quick: {} ({} file, {:?} per test, {}, {} I/O)",
+            a.dir.display(),
+            fiox_report::units::Units::default().bytes(a.size),
+            a.runtime,
+            s.engine,
+            if s.direct { "direct" } else { "buffered" }
+        );
+    }
+    let opts = RunOptions {
+        messages: !a.json,
+        eta: if a.json {
+            EtaMode::Never
+        } else {
+            EtaMode::Auto
+        },
+        ..Default::default()
+    };
+    let outcome = fiox_runner::run(&jobs, &opts, &mut |_| {});
+    // Remove the file whatever happened (fiox created it under a fresh name).
+    let removed = std::fs::remove_file(&s.file);
+    if let Err(e) = &removed {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            eprintln!("fiox quick: cannot remove {}: {e}", s.file.display());
+        }
+    }
+    for e in &outcome.errors {
+        eprintln!("fiox quick: {e}");
+    }
+    let rows = rows(&outcome.result);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(&a, &s, &rows))?);
+    } else {
+        print!("{}", table(&rows, &s.notes));
+    }
+    Ok(if outcome.interrupted {
+        130
+    } else if outcome.errors.is_empty() {
+        0
+    } else {
+        1
+    })
+}
+
+/// One measured line of the table.
+struct Row {
+    test: String,
+    dir: &'static str,
+    mb_s: f64,
+    iops: f64,
+    p50_ns: u64,
+    p99_ns: u64,
+}
+
+fn rows(run: &fiox_stats::RunResult) -> Vec<Row> {
+    let mut out = Vec::new();
+    for j in &run.jobs {
+        let (dir, d) = if j.dirs.write.total_ios > 0 {
+            ("write", &j.dirs.write)
+        } else {
+            ("read", &j.dirs.read)
+        };
+        let secs = d.runtime_ms.max(1) as f64 / 1000.0;
+        let lat = if d.lat.n > 0 { &d.lat } else { &d.clat };
+        out.push(Row {
+            test: j
+                .name
+                .rsplit_once(' ')
+                .map(|x| x.0)
+                .unwrap_or(&j.name)
+                .to_string(),
+            dir,
+            mb_s: d.io_bytes as f64 / 1e6 / secs,
+            iops: d.total_ios as f64 / secs,
+            p50_ns: lat.hist.percentile(50.0),
+            p99_ns: lat.hist.percentile(99.0),
+        });
+    }
+    out
+}
+
+fn lat_text(ns: u64) -> String {
+    match ns {
+        0..=9_999 => format!("{:.2} us", ns as f64 / 1e3),
+        10_000..=9_999_999 => format!("{:.0} us", ns as f64 / 1e3),
+        _ => format!("{:.1} ms", ns as f64 / 1e6),
+    }
+}
+
+fn table(rows: &[Row], notes: &[String]) -> String {
+    let mut s = format!(
+        "{:<12} {:<5} {:>10} {:>10} {:>11} {:>11}\n",
+        "test", "", "MB/s", "IOPS", "p50 lat", "p99 lat"
+    );
+    for r in rows {
+        s.push_str(&format!(
+            "{:<12} {:<5} {:>10.1} {:>10.0} {:>11} {:>11}\n",
+            r.test,
+            r.dir,
+            r.mb_s,
+            r.iops,
+            lat_text(r.p50_ns),
+            lat_text(r.p99_ns)
+        ));
+    }
+    for n in notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s
+}
+
+fn to_json(a: &Args, s: &Setup, rows: &[Row]) -> serde_json::Value {
+    json!({
+        "fiox_quick": {
+            "version": env!("CARGO_PKG_VERSION"),
+            "directory": a.dir.display().to_string(),
+            "size": a.size,
+            "runtime_ms": a.runtime.as_millis() as u64,
+            "ioengine": s.engine,
+            "direct": s.direct,
+            "notes": s.notes,
+            "tests": rows.iter().map(|r| json!({
+                "test": r.test,
+                "rw": r.dir,
+                "mb_per_s": r.mb_s,
+                "iops": r.iops,
+                "lat_p50_ns": r.p50_ns,
+                "lat_p99_ns": r.p99_ns,
+            })).collect::<Vec<_>>(),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn parses_options() {
+        let a = parse_args(&args(&[
+            "/tmp",
+            "--size=64m",
+            "--runtime=2",
+            "--output-format=json",
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(a.dir, PathBuf::from("/tmp"));
+        assert_eq!(a.size, 64 << 20);
+        assert_eq!(a.runtime, Duration::from_secs(2));
+        assert!(a.json);
+        assert!(parse_args(&args(&["--bogus"])).is_err());
+        assert!(parse_args(&args(&["--size=1k"])).is_err());
+        assert!(parse_args(&args(&["--help"])).unwrap().is_none());
+    }
+
+    #[test]
+    fn psync_fallback_uses_threads() {
+        let a = parse_args(&args(&[])).unwrap().unwrap();
+        let s = Setup {
+            file: "/nonexistent/f".into(),
+            direct: false,
+            engine: "psync",
+            notes: vec![],
+        };
+        let js = jobs(&a, &s);
+        // (8 + 32 + 1) threads, read and write.
+        assert_eq!(js.len(), 2 * 41);
+        assert!(js.iter().all(|j| j.iodepth == 1));
+        let groups: std::collections::BTreeSet<u32> = js.iter().map(|j| j.group_id).collect();
+        assert_eq!(groups.len(), 6);
+    }
+}

@@ -1,0 +1,251 @@
+//! Integration tests of the `fiox` binary: exact I/O counts against fio, JSON output, Ctrl-C
+//! handling and cleanup, `fiox quick`, and the refusal to write to a mounted block device.
+
+mod harness;
+
+use harness::*;
+use std::time::Duration;
+
+/// Size-bound jobs: fiox must issue the same number of I/Os and bytes per direction as fio
+/// (compared with fio's own JSON when fio is installed; totals are checked in any case).
+#[test]
+fn size_bound_jobs_issue_what_fio_issues() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("read", "4k", &[]),
+        ("randread", "4k", &[]),
+        ("write", "64k", &[]),
+        ("randwrite", "16k", &[]),
+        ("randrw", "4k", &["--rwmixread=70"]),
+        ("rw", "8k", &[]),
+        ("randrw", "4k-32k", &[]),
+        ("randread", "4k", &["--nrfiles=3"]),
+    ];
+    let with_fio = fio_available();
+    if !with_fio {
+        eprintln!("fio not installed: checking totals only, not fio's exact split");
+    }
+    for (rw, bs, extra) in cases {
+        let dir = TempDir::new("count");
+        let size = 8u64 << 20;
+        let mut args = vec![
+            "--name=c".to_string(),
+            "--ioengine=psync".into(),
+            format!("--rw={rw}"),
+            if bs.contains('-') {
+                format!("--bsrange={bs}")
+            } else {
+                format!("--bs={bs}")
+            },
+            format!("--size={size}"),
+            format!("--directory={}", dir.path().display()),
+            "--output-format=json".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{rw} {bs}: {}", r.stderr);
+        let v = r.json();
+        let (rd, wr) = (issued(&v, "read"), issued(&v, "write"));
+        let label = format!("rw={rw} bs={bs} {extra:?}");
+        assert!(
+            rd.1 + wr.1 <= size && rd.1 + wr.1 > size - (64 << 10),
+            "{label}: {rd:?} {wr:?}"
+        );
+        if !bs.contains('-') {
+            let b = fiox_job::value::parse_size(bs, 1024).unwrap();
+            assert_eq!((rd.0 + wr.0) * b, rd.1 + wr.1, "{label}: fixed bs");
+        }
+        if with_fio {
+            let fdir = TempDir::new("count-fio");
+            let mut fargs = args.clone();
+            fargs[5] = format!("--directory={}", fdir.path().display());
+            let fa: Vec<&str> = fargs.iter().map(String::as_str).collect();
+            let f = fio_json(&fa);
+            assert_eq!(rd, issued(&f, "read"), "{label}: read vs fio");
+            assert_eq!(wr, issued(&f, "write"), "{label}: write vs fio");
+        }
+    }
+}
+
+#[test]
+fn null_engine_json_parses_and_counts() {
+    let r = fiox(&[
+        "--name=n",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=64m",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(issued(&v, "read"), (16384, 64 << 20));
+    assert_eq!(v["jobs"][0]["jobname"], "n");
+    assert!(v["jobs"][0]["read"]["clat_ns"]["N"].as_u64() == Some(16384));
+    // Messages never reach stdout in JSON mode.
+    assert!(r.stderr.contains("Starting 1 thread"), "{}", r.stderr);
+}
+
+#[test]
+fn normal_output_has_fio_shape() {
+    let dir = TempDir::new("normal");
+    let f = dir.join("f");
+    let r = fiox(&[
+        "--name=x",
+        "--ioengine=psync",
+        "--rw=randread",
+        "--size=4m",
+        &format!("--filename={f}"),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("x: (g=0): rw=randread"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Starting 1 thread"));
+    assert!(
+        r.stdout.contains("issued rwts: total=1024,0,0,0"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Run status group 0 (all jobs):"));
+    assert!(
+        r.stderr.contains("x: Laying out IO file (1 file / 4MiB)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn bad_option_is_a_clear_error_not_a_panic() {
+    let r = fiox(&["--name=x", "--rw=sideways", "--size=1m"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("rw"), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let r = fiox(&[
+        "--name=x",
+        "--size=1m",
+        "--filename=/nonexistent-dir-fiox/f",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+/// Ctrl-C stops I/O, prints valid JSON of what was measured, removes the files fiox created for
+/// an unlink=1 job and exits with 130.
+#[test]
+fn sigint_reports_and_cleans_up() {
+    let dir = TempDir::new("sigint");
+    let f = dir.join("f");
+    let child = spawn_fiox(&[
+        "--name=t",
+        "--ioengine=psync",
+        "--rw=randrw",
+        "--size=8m",
+        "--time_based",
+        "--runtime=60",
+        "--unlink=1",
+        &format!("--filename={f}"),
+        "--output-format=json",
+    ]);
+    let pid = child.id().to_string();
+    // Wait until the file exists (laid out) and I/O is running.
+    for _ in 0..100 {
+        if std::path::Path::new(&f).exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    sh("kill", &["-INT", &pid]).expect("send SIGINT");
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr: {}", r.stderr);
+    let v = r.json();
+    let (ios, _) = issued(&v, "read");
+    assert!(ios > 0, "measured I/O before the signal");
+    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+}
+
+#[test]
+fn quick_leaves_nothing_behind() {
+    let dir = TempDir::new("quick");
+    let r = fiox(&[
+        "quick",
+        dir.path().to_str().unwrap(),
+        "--size=8m",
+        "--runtime=200ms",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let tests = v["fiox_quick"]["tests"].as_array().expect("tests");
+    assert_eq!(tests.len(), 6);
+    assert!(
+        tests.iter().all(|t| t["iops"].as_f64().unwrap() > 0.0),
+        "{v}"
+    );
+    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+}
+
+/// A loop device that is mounted (or carries a filesystem) must not be written to.
+#[test]
+fn refuses_to_write_a_mounted_loop_device() {
+    if !is_root() {
+        eprintln!("skipped: needs root to create a loop device");
+        return;
+    }
+    let dir = TempDir::under(std::path::Path::new("/tmp"), "loop");
+    let img = dir.join("img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .expect("image");
+    if let Err(e) = sh("mkfs.ext4", &["-q", "-F", &img]) {
+        eprintln!("skipped: mkfs.ext4 unavailable: {e}");
+        return;
+    }
+    let dev = match sh("losetup", &["-f", "--show", &img]) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skipped: loop devices unavailable: {e}");
+            return;
+        }
+    };
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = sh("mount", &[&dev, &mnt]);
+    let write_job = |extra: &str| {
+        fiox(&[
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=write",
+            "--size=1m",
+            &format!("--filename={dev}"),
+            extra,
+        ])
+    };
+    let r_mounted = write_job("--bs=4k");
+    if mounted.is_ok() {
+        let _ = sh("umount", &[&mnt]);
+    }
+    // Unmounted, the ext4 signature still protects it; allow_mounted_write overrides.
+    let r_sig = write_job("--bs=4k");
+    let r_forced = write_job("--allow_mounted_write=1");
+    let _ = sh("losetup", &["-d", &dev]);
+    if let Err(e) = mounted {
+        eprintln!("note: could not mount the loop device ({e}); checked the signature only");
+    } else {
+        assert_eq!(r_mounted.code, 1, "{}", r_mounted.stderr);
+        assert!(
+            r_mounted.stderr.contains("is mounted on"),
+            "{}",
+            r_mounted.stderr
+        );
+    }
+    assert_eq!(r_sig.code, 1, "{}", r_sig.stderr);
+    assert!(
+        r_sig.stderr.contains("ext2/3/4 filesystem"),
+        "{}",
+        r_sig.stderr
+    );
+    assert_eq!(r_forced.code, 0, "{}", r_forced.stderr);
+}

@@ -1,0 +1,169 @@
+//! Test harness for the `fiox` binary: run it with arguments, capture output and exit status,
+//! parse JSON, make and clean temporary directories, and optionally run fio for comparison.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+/// Path of the binary cargo built for these tests.
+pub fn fiox_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_fiox")
+}
+
+/// Result of one run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// stdout parsed as JSON, with the output in the panic message when it is not.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+/// Run fiox to completion.
+pub fn fiox(args: &[&str]) -> Run {
+    let o = Command::new(fiox_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fiox");
+    Run::from(o)
+}
+
+/// Start fiox without waiting (stdout/stderr piped).
+pub fn spawn_fiox(args: &[&str]) -> Child {
+    Command::new(fiox_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fiox")
+}
+
+pub fn wait(child: Child) -> Run {
+    Run::from(child.wait_with_output().expect("wait for fiox"))
+}
+
+/// fio 3.x if installed.
+pub fn fio_available() -> bool {
+    Command::new("fio")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Run fio with JSON output.
+pub fn fio_json(args: &[&str]) -> serde_json::Value {
+    let o = Command::new("fio")
+        .args(args)
+        .arg("--output-format=json")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fio");
+    let out = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("fio JSON ({e}): {out}"))
+}
+
+/// A temporary directory removed on drop (in /dev/shm when available: fast and no disk).
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        Self::under(
+            if Path::new("/dev/shm").is_dir() {
+                Path::new("/dev/shm")
+            } else {
+                Path::new("/tmp")
+            },
+            tag,
+        )
+    }
+
+    pub fn under(base: &Path, tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let d = base.join(format!(
+            "fiox-test-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&d).expect("create temp dir");
+        TempDir(d)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> String {
+        self.0.join(name).display().to_string()
+    }
+
+    /// Names of the entries currently in the directory.
+    pub fn entries(&self) -> Vec<String> {
+        std::fs::read_dir(&self.0)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `jobs[0][dir]` of a fio/fiox JSON report as (total_ios, io_bytes).
+pub fn issued(v: &serde_json::Value, dir: &str) -> (u64, u64) {
+    let d = &v["jobs"][0][dir];
+    (
+        d["total_ios"].as_u64().expect("total_ios"),
+        d["io_bytes"].as_u64().expect("io_bytes"),
+    )
+}
+
+pub fn is_root() -> bool {
+    std::env::var("USER").map(|u| u == "root").unwrap_or(false)
+        || Command::new("id")
+            .arg("-u")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+            .unwrap_or(false)
+}
+
+/// Run a shell command; Ok(stdout) on success, Err(stderr) otherwise.
+pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    match Command::new(cmd).args(args).output() {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
+        Ok(o) => Err(format!(
+            "{cmd} {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("{cmd}: {e}")),
+    }
+}
