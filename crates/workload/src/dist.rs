@@ -157,7 +157,9 @@ fn gauss_next(rand: &mut Taus88, nranges: u64, stddev: u64, rand_off: u64, hash:
         let r = rand.next_u32();
         let vr = (stddev as f64 * (r as f64 / 4294967296.0)) as i64;
         let mut dev = vr - (stddev / 2) as i64;
-        while (dev + sum as i64) as u64 >= nranges {
+        // fio halves until the sum fits; it would spin forever at dev == 0 with sum ==
+        // nranges (tiny files), so stop there and let the modulo below wrap instead.
+        while dev != 0 && (dev + sum as i64) as u64 >= nranges {
             dev /= 2;
         }
         sum = (sum as i64 + dev) as u64;
@@ -321,6 +323,16 @@ mod tests {
             .count();
         // The mean of 12 uniform draws has a standard deviation of range/12: ±2.4σ here.
         assert!(near > 9_500, "{near} of 10000 within ±20% of the centre");
+    }
+
+    #[test]
+    fn gauss_on_tiny_ranges_terminates() {
+        for n in 1..5 {
+            let mut g = Dist::gauss(n, 50.0, 3, false);
+            for _ in 0..1000 {
+                assert!(g.next() < n);
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@ use thiserror::Error;
 pub enum WorkloadError {
     #[error("job has no files to do I/O to")]
     NoFiles,
+    #[error("job has nothing to do: its I/O size is 0 (set size= or io_size=)")]
+    NothingToDo,
     #[error("{ddir} block size is 0")]
     ZeroBlockSize { ddir: &'static str },
     #[error("{ddir} block size range {min}-{max} is inverted (min > max)")]

@@ -171,6 +171,9 @@ impl Generator {
         if files.is_empty() {
             return Err(WorkloadError::NoFiles);
         }
+        if io_bytes == 0 && !job.timing.time_based {
+            return Err(WorkloadError::NothingToDo);
+        }
         for list in [
             opts.file_names.as_ref().map(Vec::len),
             opts.real_sizes.as_ref().map(Vec::len),
@@ -265,6 +268,8 @@ impl Generator {
             };
             let nranges = fsize.div_ceil(range_size);
             f.dist = match self.cfg.dist {
+                // An empty region has no ranges: its first offset fails and the file is done.
+                _ if nranges == 0 => None,
                 DistCfg::Zipf(t) => Some(Dist::zipf(nranges, t, seed, true)),
                 DistCfg::Pareto(h) => Some(Dist::pareto(nranges, h, seed, true)),
                 DistCfg::Gauss(s) => Some(Dist::gauss(nranges, s, seed, true)),
@@ -363,7 +368,8 @@ impl Generator {
         if bytes >= c.limit.saturating_mul(c.loops) {
             return true;
         }
-        c.number_ios != 0 && self.io_issues.iter().sum::<u64>() >= c.number_ios * c.loops
+        c.number_ios != 0
+            && self.io_issues.iter().sum::<u64>() >= c.number_ios.saturating_mul(c.loops)
     }
 
     fn file_failed(&mut self, fi: usize) {
@@ -395,18 +401,21 @@ impl Generator {
     /// consumes one of `loops`, else continues while less than the limit was done and the
     /// remainder is at least one maximum-size block. Time-based jobs always continue.
     pub fn another_pass(&mut self) -> bool {
-        if self.cfg.time_based {
-            return true;
-        }
+        // fio stops a job whose pass did no I/O at all, time_based or not.
         if self.pass_ios == 0 {
             return false;
+        }
+        if self.cfg.time_based {
+            return true;
         }
         if self.loops_left > 0 {
             self.loops_left -= 1;
             return true;
         }
         let c = &self.cfg;
-        if c.number_ios != 0 && self.io_issues.iter().sum::<u64>() >= c.number_ios * c.loops {
+        if c.number_ios != 0
+            && self.io_issues.iter().sum::<u64>() >= c.number_ios.saturating_mul(c.loops)
+        {
             return false;
         }
         let done: u64 = self.issue_bytes.iter().sum();

@@ -587,6 +587,10 @@ fn bad_jobs_are_errors_not_panics() {
         Generator::new(&zipf, &one_file(64 * K), 64 * K).unwrap_err(),
         E::BadDistribution(_)
     ));
+    assert_eq!(
+        Generator::new(&j, &one_file(64 * K), 0).unwrap_err(),
+        E::NothingToDo
+    );
     let opts = GenOptions {
         file_names: Some(vec![]),
         ..GenOptions::default()
@@ -646,5 +650,24 @@ fn exact_counts_for_common_shapes() {
             .sum();
         assert_eq!(data, size, "{mode:?} bytes");
         assert!(got.iter().all(|i| i.offset + i.len as u64 <= size));
+    }
+}
+
+#[test]
+fn empty_file_is_skipped_like_fio() {
+    let files = vec![
+        FileExtent { offset: 0, size: 0 },
+        FileExtent {
+            offset: 0,
+            size: 64 * K,
+        },
+    ];
+    for dist in [RandomDistribution::Random, RandomDistribution::Zipf(1.2)] {
+        let mut j = job(RwMode::RandRead, 64 * K);
+        j.files.nrfiles = 2;
+        j.rand.distribution = dist;
+        let got = gen(&j, &files, 64 * K);
+        assert_eq!(bytes(&got), 64 * K);
+        assert!(got.iter().all(|io| io.file == 1));
     }
 }
