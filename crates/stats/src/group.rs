@@ -199,6 +199,34 @@ mod tests {
         assert!(group_results(&[], 1000, 8).is_empty());
     }
 
+    /// Figures of a real fio 3.33 run (two jobs, one group): per-job io_bytes/runtime/bw mean
+    /// from its JSON, group line `READ: bw=3237MiB/s (3394MB/s), 463MiB/s-2777MiB/s
+    /// (485MB/s-2912MB/s), io=3263MiB (3421MB), run=1001-1008msec` and `bw_agg` per job.
+    #[test]
+    fn matches_a_real_fio_run() {
+        let mut a = job("a", 0, 485_965_824, 1001, (485_289_984, 1001));
+        let b = job("b", 0, 2_935_160_832, 1008, (0, 0));
+        a.dirs.read.bw = SampleStat::from_parts(2, 0, 0, 439_376.0, 0.0);
+        let g = &group_results(&[a.clone(), b], 1024, 0)[0];
+        let r = &g.dirs.read;
+        assert_eq!(
+            (r.agg_bw, r.min_bw, r.max_bw),
+            (3_393_974_857, 485_480_343, 2_911_865_904)
+        );
+        assert_eq!(
+            (r.io_bytes, r.min_runtime_ms, r.max_runtime_ms),
+            (3_421_126_656, 1001, 1008)
+        );
+        let w = &g.dirs.write;
+        assert_eq!(
+            (w.agg_bw, w.min_runtime_ms, w.max_runtime_ms),
+            (484_805_178, 1001, 1001)
+        );
+        let per = bw_agg_pct(a.dirs.read.bw.mean(), r);
+        assert!((per - 13.256463).abs() < 1e-6, "{per}");
+        assert!((bw_agg_pct(437_344.0, w) - 92.375304).abs() < 1e-6);
+    }
+
     #[test]
     fn per_share_of_group() {
         let g = GroupDir {
