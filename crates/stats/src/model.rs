@@ -5,8 +5,8 @@
 use crate::hist::Histogram;
 use fiox_job::PerDir;
 
-/// Running statistics of one latency kind (slat, clat or lat) in nanoseconds: exact min/max,
-/// mean and sample variance, plus a histogram for percentiles.
+/// Running statistics of one latency kind (slat, clat or lat) in nanoseconds: min/max (exact),
+/// mean and sample variance (from running sums), plus a histogram for percentiles.
 ///
 /// Mean and variance come from the sum and sum of squares of the samples' distances to a
 /// shift (the first sample), accumulated in f64: two independent additions per sample instead
