@@ -227,6 +227,40 @@ fn file_svc(t: FileServiceType) -> (FileSvc, u32) {
     }
 }
 
+/// fio's per-pass `total_bytes` and the effective `number_ios`: the extents' total, capped
+/// by `size=`; random writes without a map may go up to io_size; trimwrite counts trims too.
+fn budgets(
+    job: &JobSpec,
+    io_bytes: u64,
+    extent_total: u64,
+    min_bs_all: u64,
+    randommap: bool,
+    loops: u64,
+) -> Result<(u64, u64), WorkloadError> {
+    let mode = job.rw.mode;
+    let mut pass_budget = extent_total;
+    if let Some(SizeSpec::Bytes(s)) = job.size {
+        if s > 0 && s < extent_total {
+            pass_budget = s;
+        }
+    }
+    if pass_budget < min_bs_all {
+        return Err(WorkloadError::BlockSizeTooLarge {
+            bs: min_bs_all,
+            size: pass_budget,
+        });
+    }
+    if mode.has_write() && mode.is_random() && !randommap && job.io_size.is_some() {
+        pass_budget = pass_budget.max(io_bytes);
+    }
+    let mut number_ios = job.number_ios.unwrap_or(0);
+    if mode == RwMode::TrimWrite {
+        pass_budget += io_bytes.saturating_mul(loops);
+        number_ios = number_ios.saturating_mul(2);
+    }
+    Ok((pass_budget, number_ios))
+}
+
 impl Cfg {
     /// `extent_total`: sum of the files' I/O region sizes (what fio calls `total_size`).
     pub(crate) fn new(
@@ -252,27 +286,8 @@ impl Cfg {
         // fio's td_min_bs/rw_min_bs: over all three directions, used or not.
         let min_bs_all = dir.iter().map(|d| d.min_bs).min().unwrap_or(4096);
         let max_bs_all = dir.iter().map(|d| d.max_bs).max().unwrap_or(4096);
-        let mut pass_budget = extent_total;
-        if let Some(SizeSpec::Bytes(s)) = job.size {
-            if s > 0 && s < extent_total {
-                pass_budget = s;
-            }
-        }
-        if pass_budget < min_bs_all {
-            return Err(WorkloadError::BlockSizeTooLarge {
-                bs: min_bs_all,
-                size: pass_budget,
-            });
-        }
-        let io_size_set = job.io_size.is_some();
-        if mode.has_write() && random && !randommap && io_size_set {
-            pass_budget = pass_budget.max(io_bytes);
-        }
-        let mut number_ios = job.number_ios.unwrap_or(0);
-        if trimwrite {
-            pass_budget += io_bytes * loops;
-            number_ios *= 2;
-        }
+        let (pass_budget, number_ios) =
+            budgets(job, io_bytes, extent_total, min_bs_all, randommap, loops)?;
         let verify = job.verify.method != VerifyMethod::None;
         let seq_nr = if random { job.rw.n.max(1) } else { 1 };
         let seq_add = if random { 0 } else { job.rw.n };
@@ -305,7 +320,7 @@ impl Cfg {
             randrepeat: job.rand.randrepeat,
             verify,
             do_verify: job.verify.do_verify,
-            io_size_set,
+            io_size_set: job.io_size.is_some(),
             limit: io_bytes,
             pass_budget,
             number_ios,

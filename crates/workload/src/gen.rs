@@ -144,6 +144,48 @@ pub struct Generator {
     pub(crate) loops_left: u64,
 }
 
+/// Per-file state for the extents, checked against the real sizes.
+fn file_states(
+    cfg: &mut Cfg,
+    files: &[FileExtent],
+    opts: &GenOptions,
+) -> Result<Vec<FileState>, WorkloadError> {
+    let mut out = Vec::with_capacity(files.len());
+    for (i, f) in files.iter().enumerate() {
+        let real = match &opts.real_sizes {
+            Some(r) => r[i],
+            None => f.offset + f.size,
+        };
+        if real < f.offset + f.size {
+            return Err(WorkloadError::ExtentBeyondFile {
+                file: i,
+                offset: f.offset,
+                size: f.size,
+                real,
+            });
+        }
+        // fio switches a 32-bit Tausworthe to the 64-bit one for files of more than 2^32
+        // blocks (when the generator was left at its default).
+        let blocks = f.size.min(real) / cfg.min_bs_all;
+        if cfg.random && !cfg.lfsr && blocks > u32::MAX as u64 {
+            cfg.use64 = true;
+        }
+        out.push(FileState {
+            file_offset: f.offset,
+            io_size: f.size,
+            real_size: real,
+            last_pos: [f.offset; 3],
+            last_start: [NONE; 3],
+            done: false,
+            map: None,
+            lfsr: None,
+            dist: None,
+            lastb: Ddir::ALL.map(|d| cfg.last_block(f.size.min(real), d)),
+        });
+    }
+    Ok(out)
+}
+
 fn lfsr_err(e: LfsrError) -> WorkloadError {
     WorkloadError::Lfsr(match e {
         LfsrError::TooLarge => "file has more than 2^63 blocks",
@@ -189,39 +231,7 @@ impl Generator {
         let mut cfg = Cfg::new(job, io_bytes, total)?;
         let randseed = opts.seed.unwrap_or(job.rand.randseed);
         let thread_number = job.index + 1;
-        let mut fstates = Vec::with_capacity(files.len());
-        for (i, f) in files.iter().enumerate() {
-            let real = match &opts.real_sizes {
-                Some(r) => r[i],
-                None => f.offset + f.size,
-            };
-            if real < f.offset + f.size {
-                return Err(WorkloadError::ExtentBeyondFile {
-                    file: i,
-                    offset: f.offset,
-                    size: f.size,
-                    real,
-                });
-            }
-            // fio switches a 32-bit Tausworthe to the 64-bit one for files of more than 2^32
-            // blocks (when the generator was left at its default).
-            let blocks = f.size.min(real) / cfg.min_bs_all;
-            if cfg.random && !cfg.lfsr && blocks > u32::MAX as u64 {
-                cfg.use64 = true;
-            }
-            fstates.push(FileState {
-                file_offset: f.offset,
-                io_size: f.size,
-                real_size: real,
-                last_pos: [f.offset; 3],
-                last_start: [NONE; 3],
-                done: false,
-                map: None,
-                lfsr: None,
-                dist: None,
-                lastb: Ddir::ALL.map(|d| cfg.last_block(f.size.min(real), d)),
-            });
-        }
+        let fstates = file_states(&mut cfg, files, opts)?;
         let seeds = Seeds::derive(randseed, thread_number, cfg.randrepeat, cfg.random);
         let st = Streams::new(&cfg, &seeds, files.len());
         let mut g = Generator {
