@@ -37,7 +37,10 @@ pub(crate) struct UringEngine {
     depth: usize,
     files: Vec<Target>,
     registerfiles: bool,
+    /// The kernel holds a file table for this ring...
     files_registered: bool,
+    /// ...and it lists every added file.
+    files_current: bool,
     fixedbufs: bool,
     bufs: Option<FixedBufs>,
     vectored: bool,
@@ -138,6 +141,7 @@ impl UringEngine {
             files: Vec::new(),
             registerfiles: o.registerfiles,
             files_registered: false,
+            files_current: false,
             fixedbufs: o.fixedbufs,
             bufs: None,
             vectored: o.nonvectored == 0,
@@ -168,6 +172,7 @@ impl UringEngine {
             )
         })?;
         self.files_registered = true;
+        self.files_current = true;
         Ok(())
     }
 
@@ -370,13 +375,17 @@ impl IoEngine for UringEngine {
             self.probe_iopoll(file)?;
         }
         self.files.push(Target::of("io_uring", file)?);
-        self.files_registered = self.files_registered && !self.registerfiles;
+        self.files_current = false;
         Ok(())
     }
 
     fn register_buffers(&mut self, pool: &BufPool) -> Result<(), EngineError> {
         if !self.fixedbufs {
             return Ok(());
+        }
+        if self.bufs.take().is_some() {
+            // Registering again replaces the old pool (the kernel refuses a second table).
+            let _ = self.ring.submitter().unregister_buffers();
         }
         let slot = pool.slot_size();
         let total = slot * pool.len();
@@ -406,7 +415,7 @@ impl IoEngine for UringEngine {
         if self.inflight + self.queued >= self.depth {
             return Ok(Queued::Busy);
         }
-        if self.registerfiles && !self.files_registered {
+        if self.registerfiles && !self.files_current {
             self.register_files()?;
         }
         let e = match io.op {

@@ -163,3 +163,44 @@ fn io_uring_hipri_polls_or_is_refused_naming_the_option() {
     ];
     assert_eq!(run(e.as_mut(), 4, &units), vec![4096, 4096]);
 }
+
+#[test]
+fn io_uring_files_and_buffers_can_be_registered_again() {
+    if !available() {
+        return;
+    }
+    let Some(dir) = disk_dir("urrereg") else {
+        return;
+    };
+    let o = opts(|o| {
+        o.fixedbufs = true;
+        o.registerfiles = true;
+    });
+    let j = job("io_uring", 2, false, o);
+    let mut e = fiox_engine::create(&j).unwrap();
+    let (f, path) = open_test_file(&dir.0, &j).unwrap();
+    e.add_file(&engine_file(&f, &path)).unwrap();
+    let pool = BufPool::new(2, 4096, 4096).unwrap();
+    e.register_buffers(&pool).unwrap();
+    assert_eq!(
+        run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.ptr(0))]),
+        vec![4096]
+    );
+    // A second file after the table was registered, and a new pool.
+    let path2 = dir.0.join("second");
+    std::fs::write(&path2, vec![7u8; 8192]).unwrap();
+    let f2 = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path2)
+        .unwrap();
+    e.add_file(&engine_file(&f2, &path2)).unwrap();
+    let pool2 = BufPool::new(1, 4096, 4096).unwrap();
+    e.register_buffers(&pool2).unwrap();
+    let u = fiox_engine::IoUnit {
+        file: 1,
+        ..unit(IoOp::Read, 4096, 4096, pool2.ptr(0))
+    };
+    assert_eq!(run(e.as_mut(), 2, &[u]), vec![4096]);
+    assert!(pool2.slice(0).iter().all(|&b| b == 7));
+}
