@@ -166,7 +166,7 @@ impl IoEngine for PosixAioEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        let min = min.min(self.active.len());
+        let min = min.min(self.active.len()).min(max);
         let mut n = self.collect(max, out);
         while n < min {
             self.suspend()?;
