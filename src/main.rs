@@ -114,7 +114,13 @@ fn run(inv: &Invocation) -> Result<i32> {
         eprint!("{warnings}");
     }
     for f in &formats {
-        out.write(&output::report_text(&outcome.result, *f))?;
+        // With status reports, JSON stays one object per line to the end (valid JSON Lines).
+        let text = if s.status_interval.is_some() {
+            output::status_text(&outcome.result, &[*f])
+        } else {
+            output::report_text(&outcome.result, *f)
+        };
+        out.write(&text)?;
     }
     out.flush()?;
     Ok(if outcome.interrupted {

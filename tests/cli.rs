@@ -249,3 +249,42 @@ fn refuses_to_write_a_mounted_loop_device() {
     );
     assert_eq!(r_forced.code, 0, "{}", r_forced.stderr);
 }
+
+#[test]
+fn status_interval_json_is_json_lines() {
+    let r = fiox(&[
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=1",
+        "--status-interval=300ms",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().filter(|l| !l.is_empty()).collect();
+    assert!(lines.len() >= 2, "{}", r.stdout);
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).expect("each line is a JSON object");
+        assert_eq!(v["jobs"][0]["jobname"], "s");
+    }
+}
+
+#[test]
+fn eta_always_draws_lines_on_stderr() {
+    let r = fiox(&[
+        "--name=e",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=1g",
+        "--time_based",
+        "--runtime=1500ms",
+        "--eta=always",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("Jobs: 1 (f=1): [r(1)]["), "{}", r.stderr);
+    assert!(r.stderr.contains(" IOPS][eta "), "{}", r.stderr);
+    r.json();
+}

@@ -1,10 +1,13 @@
 //! Per-job accounting on the hot path: per-direction latency statistics plus fio's latency buckets
 //! and depth/submit/complete distributions (bucketing rules live in fiox-stats) and the
 //! lock-free counters the ETA thread reads. Everything here is owned by the job's thread; the only
-//! shared state is [`Progress`], written with relaxed stores.
+//! shared state is [`Progress`], written with relaxed stores (and a mutex-guarded snapshot that
+//! is only touched when a status report asks for it).
 
+use fiox_stats::JobResult;
 use fiox_stats::{DepthDist, DirResult, LatBuckets, LatStat};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 
 /// Which latencies a job measures (fio's disable_* and gtod_reduce).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +57,11 @@ pub struct Progress {
     pub files: AtomicU64,
     /// Bytes the job plans to transfer (0: unknown or time based), for the ETA percentage.
     pub planned_bytes: AtomicU64,
+    /// The status thread asks for a snapshot (`--status-interval`); the job clears it when the
+    /// snapshot is published.
+    pub snap_req: AtomicBool,
+    /// The latest published result of the job (its final result once done).
+    pub snapshot: Mutex<Option<JobResult>>,
 }
 
 impl Progress {

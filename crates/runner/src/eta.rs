@@ -208,40 +208,36 @@ pub fn run_eta(
     }
 }
 
-/// A status snapshot from the live counters: bytes, I/Os and elapsed time per job (latency
-/// statistics are only complete in the final report).
+/// A status snapshot: every started job publishes its current result when asked (jobs that
+/// do not answer within 250 ms, e.g. stuck in a slow I/O, are shown from their live counters).
 fn snapshot(
     jobs: &[JobSpec],
     progress: &[Progress],
     start_ms: u64,
     elapsed: Duration,
 ) -> RunResult {
-    let ms = elapsed.as_millis() as u64;
+    let live = |p: &Progress| matches!(p.state(), JobState::Running | JobState::Ramp);
+    for p in progress.iter().filter(|p| live(p)) {
+        p.snap_req.store(true, Ordering::Relaxed);
+    }
+    let until = Instant::now() + Duration::from_millis(250);
+    while Instant::now() < until
+        && progress
+            .iter()
+            .any(|p| live(p) && p.snap_req.load(Ordering::Relaxed))
+    {
+        std::thread::sleep(Duration::from_millis(2));
+    }
     let results: Vec<JobResult> = jobs
         .iter()
         .zip(progress)
+        .filter(|(_, p)| p.state() != JobState::Waiting)
         .map(|(j, p)| {
-            let mut r = JobResult {
-                name: j.name.clone(),
-                groupid: j.group_id,
-                jobs: 1,
-                pid: std::process::id(),
-                runtime_ms: ms,
-                elapsed_s: ms / 1000,
-                iodepth: j.iodepth,
-                job_options: j.raw_options.clone(),
-                percentile_list: j.stats.percentile_list.clone(),
-                ..Default::default()
-            };
-            for (d, dir) in fiox_job::Ddir::ALL.iter().enumerate() {
-                let x = r.dirs.get_mut(*dir);
-                x.io_bytes = p.bytes[d].load(Ordering::Relaxed);
-                x.total_ios = p.ios[d].load(Ordering::Relaxed);
-                x.runtime_ms = if x.total_ios > 0 { ms } else { 0 };
-            }
-            r
+            let published = p.snapshot.lock().ok().and_then(|g| g.clone());
+            published.unwrap_or_else(|| from_counters(j, p, elapsed))
         })
         .collect();
+    let results = crate::apply_group_reporting(results, jobs);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))
@@ -252,6 +248,30 @@ fn snapshot(
         start_unix_ms: start_ms,
         ..Default::default()
     }
+}
+
+/// A job's result from its live counters only (bytes, I/Os, elapsed time).
+fn from_counters(j: &JobSpec, p: &Progress, elapsed: Duration) -> JobResult {
+    let ms = elapsed.as_millis() as u64;
+    let mut r = JobResult {
+        name: j.name.clone(),
+        groupid: j.group_id,
+        jobs: 1,
+        pid: std::process::id(),
+        runtime_ms: ms,
+        elapsed_s: ms / 1000,
+        iodepth: j.iodepth,
+        job_options: j.raw_options.clone(),
+        percentile_list: j.stats.percentile_list.clone(),
+        ..Default::default()
+    };
+    for (d, dir) in fiox_job::Ddir::ALL.iter().enumerate() {
+        let x = r.dirs.get_mut(*dir);
+        x.io_bytes = p.bytes[d].load(Ordering::Relaxed);
+        x.total_ios = p.ios[d].load(Ordering::Relaxed);
+        x.runtime_ms = if x.total_ios > 0 { ms } else { 0 };
+    }
+    r
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use crate::gen::{BufferFiller, Generator, IoReq};
 use crate::pacing::{self, Pacer};
 use fiox_engine::{BufPool, BufPtr, Completion, IoEngine, IoOp, IoUnit, Queued};
 use fiox_job::{ContinueOnError, Ddir, JobSpec};
-use fiox_stats::RateSampler;
+use fiox_stats::log::{rate_windows, RateWindows};
+use fiox_stats::{IoSample, JobLogs, RateSampler};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Sync units use this direction index (accounted in `sync_lat`, not in read/write/trim).
@@ -65,11 +66,18 @@ pub struct IoLoop<'a> {
     pub measure: Measure,
     /// bw/iops samplers of the directions the job uses.
     pub samplers: [Option<RateSampler>; 3],
+    /// write_bw_log/write_lat_log/write_iops_log/write_hist_log files.
+    pub logs: JobLogs,
+    /// Per-I/O log lines are wanted (cached `logs.wants_io_samples()`).
+    log_io: bool,
+    windows: RateWindows,
     next_sample_ns: u64,
     pub pacer: Pacer,
     pub limits: Limits,
     /// ns since start when measurement (after ramp) began.
     pub measured_start_ns: u64,
+    /// Base result for `--status-interval` snapshots (None: no status reports).
+    pub status_template: Option<Box<fiox_stats::JobResult>>,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp).
@@ -111,6 +119,7 @@ impl<'a> IoLoop<'a> {
         engine: &'a mut dyn IoEngine,
         gen: Generator,
         filler: BufferFiller,
+        logs: JobLogs,
         pool: &'a mut BufPool,
         paths: Vec<String>,
         progress: &'a Progress,
@@ -121,12 +130,10 @@ impl<'a> IoLoop<'a> {
         let depth = pool.len();
         let rw = job.rw.mode;
         let active = [rw.has_read(), rw.has_write(), rw.has_trim()];
-        let (bw_ms, iops_ms) = (
-            job.stats.bwavgtime.as_millis() as u64,
-            job.stats.iopsavgtime.as_millis() as u64,
-        );
-        let samplers = [Ddir::Read, Ddir::Write, Ddir::Trim]
-            .map(|d| active[d.index()].then(|| RateSampler::new(d, 0, bw_ms, iops_ms)));
+        let windows = rate_windows(job);
+        let samplers = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| {
+            active[d.index()].then(|| RateSampler::new(d, 0, windows.bw_ms, windows.iops_ms))
+        });
         let copy_lat = engine.flags().sync;
         let mut pacer = Pacer::new(job);
         pacer.restart(0);
@@ -144,10 +151,14 @@ impl<'a> IoLoop<'a> {
             measure,
             samplers,
             next_sample_ns: 0,
+            log_io: logs.wants_io_samples(),
+            logs,
+            windows,
             paced: pacer.active(),
             copy_lat,
             pacer,
             ramp_done: limits.ramp_ns.is_none(),
+            status_template: None,
             cpu_start: crate::sys::ThreadUsage::default(),
             limits,
             measured_start_ns: 0,
@@ -483,7 +494,36 @@ impl<'a> IoLoop<'a> {
         }
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
+        if self.log_io && self.ramp_done {
+            self.log_io_sample(s, now, sync_done);
+        }
         self.after_io(di, s.len as u64, now);
+    }
+
+    /// Per-I/O lines of the latency (and unaveraged bw/iops) logs; nothing during ramp.
+    fn log_io_sample(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        let ddir = Ddir::ALL[s.ddir as usize];
+        let io = IoSample {
+            t_ms: now.saturating_sub(self.measured_start_ns) / 1_000_000,
+            ddir,
+            bytes: s.len as u64,
+            offset: s.offset,
+            ioprio: 0,
+        };
+        let m = self.measure;
+        let clat = now.saturating_sub(s.issue_ns);
+        let lat = if self.copy_lat || sync_done {
+            clat
+        } else {
+            now.saturating_sub(s.start_ns)
+        };
+        if m.slat && !sync_done {
+            self.logs.slat(&io, s.issue_ns.saturating_sub(s.start_ns));
+        }
+        self.logs
+            .completion(&io, m.clat.then_some(clat), m.lat.then_some(lat));
+        self.logs
+            .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
     }
 
     /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min.
@@ -512,6 +552,9 @@ impl<'a> IoLoop<'a> {
         if !self.ramp_done {
             self.check_ramp(now);
         }
+        if self.status_template.is_some() && self.progress.snap_req.load(Ordering::Relaxed) {
+            self.publish_snapshot(now);
+        }
         if self.measure.bw && now >= self.next_sample_ns {
             self.sample(now);
         }
@@ -527,8 +570,12 @@ impl<'a> IoLoop<'a> {
             if now >= r {
                 self.ramp_done = true;
                 self.acct.reset();
-                for s in self.samplers.iter_mut().flatten() {
-                    s.restart(now, 0, 0);
+                // New samplers: their epoch (log time zero) is the end of the ramp.
+                let w = self.windows;
+                for (i, s) in self.samplers.iter_mut().enumerate() {
+                    if s.is_some() {
+                        *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
+                    }
                 }
                 self.pacer.restart(now);
                 self.measured_start_ns = now;
@@ -538,13 +585,34 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// Publish what was measured so far for a status report.
+    fn publish_snapshot(&mut self, now: u64) {
+        let Some(t) = self.status_template.as_ref() else {
+            return;
+        };
+        let mut r = (**t).clone();
+        let cpu = crate::sys::thread_usage().since(&self.cpu_start);
+        crate::worker::fill_result(&mut r, self, now, cpu, self.measure);
+        for (i, s) in self.samplers.iter().enumerate() {
+            if let Some(s) = s {
+                let d = r.dirs.get_mut(Ddir::ALL[i]);
+                d.bw = s.bw().clone();
+                d.iops = s.iops().clone();
+            }
+        }
+        if let Ok(mut g) = self.progress.snapshot.lock() {
+            *g = Some(r);
+        }
+        self.progress.snap_req.store(false, Ordering::Relaxed);
+    }
+
     /// Feed the bw/iops samplers. They keep exact windows themselves; the loop only asks
     /// them once per millisecond so the per-I/O cost is a single comparison.
     fn sample(&mut self, now: u64) {
         for (i, s) in self.samplers.iter_mut().enumerate() {
             if let Some(s) = s {
                 let d = &self.acct.dirs[i];
-                s.tick(now, d.io_bytes, d.total_ios);
+                s.tick_into(now, d.io_bytes, d.total_ios, &mut self.logs);
             }
         }
         self.next_sample_ns = now + 1_000_000;

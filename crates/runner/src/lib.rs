@@ -183,7 +183,7 @@ fn disk_warning(msg: String) -> fiox_stats::Warning {
 
 /// With `group_reporting`, a group's jobs are reported as one merged result (fio's rule: the
 /// option of the group's first job decides).
-fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -> Vec<JobResult> {
+pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -> Vec<JobResult> {
     let mut out: Vec<JobResult> = Vec::new();
     let mut merged_groups: Vec<u32> = Vec::new();
     for r in &results {
@@ -257,6 +257,7 @@ fn run_phase(
                             messages: opts.messages,
                             readonly: opts.readonly,
                             cpus: cpus_for(job),
+                            status: opts.status_interval.is_some(),
                         };
                         let out = worker::run_job(&env);
                         if job.errors.exitall

@@ -112,3 +112,58 @@ fn number_ios_and_loops_bound_the_job() {
     let out = run(&[j], &quiet(), &mut |_| {});
     assert_eq!(out.result.jobs[0].dirs.read.total_ios, 3 * 256);
 }
+
+#[test]
+fn fsync_every_n_writes_is_counted() {
+    let d = tmpdir("fsync");
+    let mut j = job("s", RwMode::Write, 1 << 20);
+    j.files.directories = vec![d.display().to_string()];
+    j.files.unlink = true;
+    j.fsync = 32;
+    j.end_fsync = true;
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs[0];
+    assert_eq!(r.dirs.write.total_ios, 256);
+    assert_eq!(r.sync_lat.n, 256 / 32);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn queued_engine_reports_slat_and_depth() {
+    let mut j = job("q", RwMode::RandRead, 4 << 20);
+    j.ioengine = "null".into();
+    j.iodepth = 8;
+    j.iodepth_batch_submit = 8;
+    j.iodepth_batch_complete_max = 8;
+    j.iodepth_low = 8;
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs[0];
+    assert_eq!(r.dirs.read.total_ios, 1024);
+    assert!(r.has_slat);
+    assert_eq!(r.dirs.read.slat.n, 1024);
+    assert_eq!(r.dirs.read.lat.n, 1024);
+    // Every batch of 8 was queued at depth 8.
+    assert_eq!(r.io_depth.buckets[3], 1024, "{:?}", r.io_depth);
+}
+
+#[test]
+fn status_snapshots_are_published() {
+    let mut j = job("st", RwMode::Read, 1 << 30);
+    j.ioengine = "null".into();
+    j.timing.runtime = Some(std::time::Duration::from_millis(600));
+    j.timing.time_based = true;
+    let opts = RunOptions {
+        status_interval: Some(std::time::Duration::from_millis(200)),
+        ..quiet()
+    };
+    let mut seen = Vec::new();
+    let out = run(&[j], &opts, &mut |r| {
+        seen.push(r.jobs[0].dirs.read.total_ios)
+    });
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(!seen.is_empty());
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert!(*seen.last().unwrap() <= out.result.jobs[0].dirs.read.total_ios);
+}

@@ -27,6 +27,8 @@ pub struct JobEnv<'a> {
     pub readonly: bool,
     /// CPUs this job may use after `cpus_allowed_policy` was applied.
     pub cpus: Option<Vec<usize>>,
+    /// `--status-interval` is set: publish snapshots when asked.
+    pub status: bool,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -63,6 +65,11 @@ pub fn run_job(env: &JobEnv) -> JobOutcome {
         }
     };
     result.elapsed_s = t0.elapsed().as_secs_f64().round() as u64;
+    if env.status {
+        if let Ok(mut g) = env.progress.snapshot.lock() {
+            *g = Some(result.clone());
+        }
+    }
     env.progress.set_state(JobState::Done);
     JobOutcome {
         result,
@@ -178,6 +185,9 @@ fn prepare_files(
 ) -> Result<Opened, RunError> {
     let job = env.job;
     let mut plan = files::plan(job, diskless)?;
+    env.progress
+        .files
+        .store(plan.files.len() as u64, Ordering::Relaxed);
     if diskless {
         let handles = plan.files.iter().map(|_| None).collect();
         return Ok(Opened { handles, plan });
@@ -202,9 +212,6 @@ fn prepare_files(
         prepare_cache(job, f, &h)?;
         handles.push(Some(h));
     }
-    env.progress
-        .files
-        .store(plan.files.len() as u64, Ordering::Relaxed);
     Ok(Opened { handles, plan })
 }
 
@@ -323,11 +330,18 @@ fn run_io(
         .map(|f| f.path.display().to_string())
         .collect();
     let cpu0 = sys::thread_usage();
+    let logs = fiox_stats::JobLogs::for_job(std::path::Path::new("."), job).map_err(|e| {
+        RunError::Job {
+            job: job.name.clone(),
+            msg: format!("cannot open log file: {e}"),
+        }
+    })?;
     let mut lp = IoLoop::new(
         job,
         engine,
         gen,
         filler,
+        logs,
         &mut pool,
         paths,
         env.progress,
@@ -336,11 +350,16 @@ fn run_io(
         limits,
     );
     lp.cpu_start = cpu0;
+    if env.status {
+        lp.status_template = Some(Box::new(result.clone()));
+    }
     let end = lp.run();
     let end_ns = lp.clock.now_ns();
     env.progress.set_state(JobState::Finishing);
     let cpu = sys::thread_usage().since(&lp.cpu_start);
     let rates = lp.take_rates();
+    let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns) / 1_000_000;
+    let log_result = lp.logs.finish(log_end_ms);
     fill_result(result, &lp, end_ns, cpu, measure);
     for (i, r) in rates.into_iter().enumerate() {
         if let Some((bw, iops)) = r {
@@ -349,6 +368,10 @@ fn run_io(
             d.iops = iops;
         }
     }
+    log_result.map_err(|e| RunError::Job {
+        job: job.name.clone(),
+        msg: format!("writing log files: {e}"),
+    })?;
     match end {
         EndReason::Error(errno, msg) => {
             result.error = errno;
@@ -371,7 +394,8 @@ fn limits_of(job: &JobSpec) -> Limits {
     }
 }
 
-fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
+/// Store what the loop measured in `r` (also used for status snapshots mid-run).
+pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
     let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
     r.runtime_ms = runtime_ns / 1_000_000;
     let acct = &lp.acct;
