@@ -127,19 +127,60 @@ pub fn substitute(s: &str, env: &SubstEnv) -> Result<String, String> {
     Ok(out)
 }
 
+/// Where included files come from (the real file system, or memory in tests and the fuzzer).
+pub trait IncludeFs {
+    /// Does the path name something?
+    fn exists(&self, p: &Path) -> bool;
+    /// A stable identity for loop detection.
+    fn canonical(&self, p: &Path) -> std::io::Result<PathBuf>;
+    /// The file's text.
+    fn read(&self, p: &Path) -> std::io::Result<String>;
+}
+
+/// The real file system. Only regular files up to 16 MiB are read, so `include /dev/zero`
+/// is an error rather than a hang.
+pub struct RealFs;
+
+impl IncludeFs for RealFs {
+    fn exists(&self, p: &Path) -> bool {
+        p.exists()
+    }
+    fn canonical(&self, p: &Path) -> std::io::Result<PathBuf> {
+        std::fs::canonicalize(p)
+    }
+    fn read(&self, p: &Path) -> std::io::Result<String> {
+        let meta = std::fs::metadata(p)?;
+        if !meta.is_file() {
+            return Err(std::io::Error::other("not a regular file"));
+        }
+        if meta.len() > 16 << 20 {
+            return Err(std::io::Error::other("larger than 16 MiB"));
+        }
+        std::fs::read_to_string(p)
+    }
+}
+
 /// Reads job files; tracks the include chain for loop detection.
 pub struct FileReader<'a> {
     pub env: &'a SubstEnv,
     /// `--section=` filters (empty = all sections).
     pub only_sections: &'a [String],
+    fs: &'a dyn IncludeFs,
     stack: Vec<PathBuf>,
 }
 
 impl<'a> FileReader<'a> {
+    /// A reader whose includes come from the real file system.
     pub fn new(env: &'a SubstEnv, only_sections: &'a [String]) -> Self {
+        Self::with_fs(env, only_sections, &RealFs)
+    }
+
+    /// A reader whose includes come from `fs`.
+    pub fn with_fs(env: &'a SubstEnv, only_sections: &'a [String], fs: &'a dyn IncludeFs) -> Self {
         FileReader {
             env,
             only_sections,
+            fs,
             stack: Vec::new(),
         }
     }
@@ -213,14 +254,14 @@ impl<'a> FileReader<'a> {
         from: &str,
         opts: &mut Vec<RawOpt>,
     ) -> Result<(), JobError> {
-        let resolved = resolve_include(target, from);
-        let canon = std::fs::canonicalize(&resolved).map_err(|e| {
+        let resolved = resolve_include(target, from, self.fs);
+        let canon = self.fs.canonical(&resolved).map_err(|e| {
             JobError::new(
                 loc.clone(),
                 format!("cannot include '{target}': {}", io_reason(&e)),
             )
         })?;
-        let top = std::fs::canonicalize(from).ok();
+        let top = self.fs.canonical(Path::new(from)).ok();
         if self.stack.contains(&canon) || top.as_ref() == Some(&canon) {
             return Err(JobError::new(
                 loc.clone(),
@@ -233,7 +274,7 @@ impl<'a> FileReader<'a> {
                 "includes are nested more than 16 deep",
             ));
         }
-        let text = std::fs::read_to_string(&canon).map_err(|e| {
+        let text = self.fs.read(&canon).map_err(|e| {
             JobError::new(
                 loc.clone(),
                 format!("cannot include '{target}': {}", io_reason(&e)),
@@ -281,9 +322,9 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 /// fio tries the name as given, then relative to the including file's directory.
-fn resolve_include(target: &str, from: &str) -> PathBuf {
+fn resolve_include(target: &str, from: &str, fs: &dyn IncludeFs) -> PathBuf {
     let direct = PathBuf::from(target);
-    if direct.is_absolute() || direct.exists() {
+    if direct.is_absolute() || fs.exists(&direct) {
         return direct;
     }
     match Path::new(from).parent() {

@@ -67,11 +67,23 @@ pub fn parse_invocation(args: &[String]) -> Result<Invocation, JobError> {
     })
 }
 
-/// [`parse_invocation`] with an explicit environment and job file reader (for tests).
+/// [`parse_invocation`] with an explicit environment and job file reader (for tests);
+/// included files still come from the real file system.
 pub fn parse_invocation_with(
     args: &[String],
     env: &SubstEnv,
     read: &mut dyn FnMut(&str) -> std::io::Result<String>,
+) -> Result<Invocation, JobError> {
+    parse_invocation_in(args, env, read, &jobfile::RealFs)
+}
+
+/// [`parse_invocation`] with every input explicit: environment, job file reader and the file
+/// system `include` reads from (the fuzzer keeps it all in memory).
+pub fn parse_invocation_in(
+    args: &[String],
+    env: &SubstEnv,
+    read: &mut dyn FnMut(&str) -> std::io::Result<String>,
+    fs: &dyn jobfile::IncludeFs,
 ) -> Result<Invocation, JobError> {
     let cl = cli::parse_cmdline(args, env)?;
     let mut inv = Invocation {
@@ -104,7 +116,7 @@ pub fn parse_invocation_with(
         let text = read(path)
             .map_err(|e| JobError::bare(format!("cannot read job file '{shown}': {e}")))?;
         let file_sections =
-            FileReader::new(env, &cl.settings.sections).parse_text(&text, shown, i + 1)?;
+            FileReader::with_fs(env, &cl.settings.sections, fs).parse_text(&text, shown, i + 1)?;
         if !file_sections.iter().any(|s| !s.global) {
             return Err(JobError::bare(format!(
                 "{shown}: no jobs defined (a job file needs at least one [job] section{})",

@@ -22,6 +22,10 @@ pub fn distance(a: &str, b: &str) -> usize {
 /// text up to the input's last underscore) are preferred, so `blocksize_foo` suggests
 /// `blocksize_range` rather than `blocksize`.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    // Names are short; a long input is no typo of one (and would make the search quadratic).
+    if input.len() > 64 {
+        return None;
+    }
     let input_l = input.to_ascii_lowercase();
     let family = input_l.rfind('_').map(|i| &input_l[..=i]);
     let mut best: Option<(usize, usize, &str)> = None;
@@ -61,5 +65,6 @@ mod tests {
         assert_eq!(closest("iodpeth", names), Some("iodepth"));
         assert_eq!(closest("blocksize_foo", names), Some("blocksize_range"));
         assert_eq!(closest("zzzzzz", names), None);
+        assert_eq!(closest(&"iodepth".repeat(20), names), None);
     }
 }

@@ -14,6 +14,9 @@ pub(super) static OPTS: &[OptDef] = &[
         if v.str().is_empty() {
             return Err("a job name cannot be empty".into());
         }
+        if v.str().starts_with("global") {
+            return Err("a job name cannot start with 'global' (that name introduces global options)".into());
+        }
         j.name = v.str().to_string();
         Ok(())
     })
@@ -298,6 +301,7 @@ mod tests {
         ),
         ("name", "foo", Some(|j| j.name == "foo")),
         ("name", "", None),
+        ("name", "global2", None),
         (
             "wait_for",
             "first",
