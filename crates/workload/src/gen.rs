@@ -142,6 +142,8 @@ pub struct Generator {
     pub(crate) service_left: u32,
     pub(crate) nr_done: usize,
     pub(crate) loops_left: u64,
+    /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: skip random map marking.
+    pub(crate) busy_ok: bool,
 }
 
 /// Per-file state for the extents, checked against the real sizes.
@@ -252,6 +254,7 @@ impl Generator {
             service_file: None,
             service_left: 0,
             nr_done: 0,
+            busy_ok: false,
         };
         g.init_random_state(job, opts)?;
         Ok(g)

@@ -13,13 +13,6 @@ use crate::gen::{Generator, IoReq};
 /// practice. The cap only guards pathological bssplit tables (e.g. 0% for the only fitting size).
 const MAX_BS_DRAWS: u32 = 100_000;
 
-/// Where the offset came from.
-struct Placed {
-    offset: u64,
-    /// Sequential continuation inside a random job: does not mark the random map.
-    busy_ok: bool,
-}
-
 impl Generator {
     /// fio's `__get_next_file`: None when every file is done for this pass.
     pub(crate) fn next_file(&mut self) -> Option<usize> {
@@ -94,28 +87,30 @@ impl Generator {
                 Ddir::Write
             };
         }
-        let p = self.next_offset(fi, ddir)?;
-        let mut len = self.next_buflen(fi, ddir, p.offset)?;
+        let offset = self.next_offset(fi, ddir)?;
+        let mut len = self.next_buflen(fi, ddir, offset)?;
         let f = &mut self.files[fi];
-        if p.offset + len > f.real_size {
+        if offset + len > f.real_size {
             return None;
         }
-        if !p.busy_ok {
+        if !self.busy_ok {
             if let Some(map) = &mut f.map {
                 let dc = &self.cfg.dir[ddir.index()];
-                let block = dc.min_div.div(p.offset - f.file_offset);
+                let block = dc.min_div.div(offset - f.file_offset);
                 let set = map.set_nr(block, dc.min_div.div(len + dc.min_bs - 1));
                 if set > 0 && set * dc.min_bs < len {
                     len = set * dc.min_bs;
                 }
             }
         }
-        f.last_start[ddir.index()] = p.offset;
-        f.last_pos[ddir.index()] = p.offset + len;
+        f.last_start[ddir.index()] = offset;
+        f.last_pos[ddir.index()] = offset + len;
+        // The I/O unit's "may overlap" flag clears when it completes, before its next use.
+        self.busy_ok = false;
         Some(IoReq {
             ddir,
             file: fi as u32,
-            offset: p.offset,
+            offset,
             len: len as u32,
         })
     }
@@ -147,8 +142,8 @@ impl Generator {
         }
     }
 
-    /// fio's `get_next_offset`.
-    fn next_offset(&mut self, fi: usize, ddir: Ddir) -> Option<Placed> {
+    /// fio's `get_next_offset`: the absolute offset.
+    fn next_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
         let mut hit = false;
         if self.cfg.seq_nr != 0 {
             self.seq_left -= 1;
@@ -157,49 +152,37 @@ impl Generator {
                 self.seq_left = self.cfg.seq_nr;
             }
         }
-        let mut p = self.next_block(fi, ddir, hit)?;
+        let rel = self.next_block(fi, ddir, hit)?;
         let f = &self.files[fi];
-        if p.offset >= f.io_size {
+        if rel >= f.io_size {
             return None;
         }
-        p.offset += f.file_offset;
-        if p.offset >= f.real_size {
-            return None;
-        }
-        Some(p)
+        let offset = rel + f.file_offset;
+        (offset < f.real_size).then_some(offset)
     }
 
-    /// fio's `get_next_block`: returns the offset relative to the extent start.
-    fn next_block(&mut self, fi: usize, ddir: Ddir, hit: bool) -> Option<Placed> {
+    /// fio's `get_next_block`: the offset relative to the extent start. Sequential
+    /// continuations inside a random job set `busy_ok` (no map marking); like fio's I/O unit
+    /// flag it is set even when the attempt then fails, and stays set for the next attempt.
+    fn next_block(&mut self, fi: usize, ddir: Ddir, hit: bool) -> Option<u64> {
         let ba = self.cfg.dir[ddir.index()].ba;
-        let rand = |g: &mut Self, busy_ok| {
-            g.rand_block(fi, ddir).map(|b| Placed {
-                offset: b * ba,
-                busy_ok,
-            })
-        };
-        let seq = |offset| Placed {
-            offset,
-            busy_ok: true,
-        };
         if !hit {
+            self.busy_ok = true;
             return match self.seq_offset(fi, ddir) {
-                Some(o) => Some(seq(o)),
-                None => rand(self, true),
+                Some(o) => Some(o),
+                None => self.rand_block(fi, ddir).map(|b| b * ba),
             };
         }
         if !self.cfg.random {
-            return self.seq_offset(fi, ddir).map(|offset| Placed {
-                offset,
-                busy_ok: false,
-            });
+            return self.seq_offset(fi, ddir);
         }
         if self.should_do_random(ddir) {
-            return rand(self, false);
+            return self.rand_block(fi, ddir).map(|b| b * ba);
         }
+        self.busy_ok = true;
         match self.seq_offset(fi, ddir) {
-            Some(o) => Some(seq(o)),
-            None => rand(self, true),
+            Some(o) => Some(o),
+            None => self.rand_block(fi, ddir).map(|b| b * ba),
         }
     }
 
