@@ -42,7 +42,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let names = ["read", "write", "trim"];
     loop {
         while let Some(io) = g.next() {
-            println!("{} {} {} {}", names[io.ddir.index()], io.file, io.offset, io.len);
+            println!(
+                "{} {} {} {}",
+                names[io.ddir.index()],
+                io.file,
+                io.offset,
+                io.len
+            );
         }
         if !g.another_pass() {
             return Ok(());
