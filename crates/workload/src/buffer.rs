@@ -92,7 +92,9 @@ impl BufferFiller {
     }
 
     /// Fill a write buffer. `first` = initial fill of the buffer slot (fio fills once, then only
-    /// refills or scrambles).
+    /// refills or scrambles). As fio: call with `first` once per slot when it is allocated
+    /// (whole slot), then with `first == false` before every write, the first one included,
+    /// passing the write's length.
     pub fn fill(&mut self, buf: &mut [u8], first: bool) {
         if first || self.refill {
             self.full_fill(buf);
@@ -142,6 +144,24 @@ impl BufferFiller {
         }
         if !repeat {
             self.state = rs;
+        }
+    }
+
+    /// Like `fill`, with fio's exact scramble for the I/O at `offset` issued at time
+    /// `sec`/`nsec` (fio stamps the offset at a time-chosen 64-byte line of every 512-byte
+    /// block and the time at the end of the block's first line). The caller supplies the time.
+    pub fn fill_at(&mut self, buf: &mut [u8], first: bool, offset: u64, sec: u64, nsec: u64) {
+        if first || self.refill {
+            self.full_fill(buf);
+        } else if self.scramble {
+            let line = ((nsec ^ offset) & 7) as usize * 64;
+            let mut boffset = offset;
+            for block in buf.chunks_exact_mut(512) {
+                block[line..line + 8].copy_from_slice(&boffset.to_le_bytes());
+                block[48..56].copy_from_slice(&sec.to_le_bytes());
+                block[56..64].copy_from_slice(&nsec.to_le_bytes());
+                boffset += 512;
+            }
         }
     }
 
@@ -239,6 +259,20 @@ mod tests {
             changed > 0 && changed <= 8 * 8,
             "scramble changed {changed} bytes"
         );
+    }
+
+    #[test]
+    fn fill_at_stamps_offset_and_time_like_fio() {
+        let mut f = BufferFiller::new(&spec(), 1);
+        let mut buf = vec![0u8; 1024];
+        f.fill_at(&mut buf, true, 0, 0, 0);
+        f.fill_at(&mut buf, false, 8192, 7, 3);
+        let word = |i: usize| u64::from_le_bytes(buf[i..i + 8].try_into().unwrap());
+        // (3 ^ 8192) & 7 = 3: line 3 of each block holds the block's offset
+        assert_eq!(word(192), 8192);
+        assert_eq!(word(512 + 192), 8192 + 512);
+        assert_eq!((word(48), word(56)), (7, 3));
+        assert_eq!((word(512 + 48), word(512 + 56)), (7, 3));
     }
 
     #[test]
