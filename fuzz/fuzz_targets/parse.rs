@@ -82,11 +82,19 @@ fuzz_target!(|data: &[u8]| {
     let Ok(inv) = parse_invocation_in(&args, &env(), &mut read, &fs) else {
         return;
     };
-    if matches!(inv.action, Action::Run | Action::ParseOnly | Action::ShowCmd(_)) {
+    if matches!(
+        inv.action,
+        Action::Run | Action::ParseOnly | Action::ShowCmd(_)
+    ) {
         let cmd = showcmd_args(&inv.jobs);
-        let mut none = |_: &str| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
+        let mut none =
+            |_: &str| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
         let again = parse_invocation_in(&cmd, &env(), &mut none, &fs)
             .unwrap_or_else(|e| panic!("showcmd output does not parse: {e}\n{cmd:?}"));
-        assert_eq!(normalize(inv.jobs), normalize(again.jobs), "showcmd round trip differs: {cmd:?}");
+        assert_eq!(
+            normalize(inv.jobs),
+            normalize(again.jobs),
+            "showcmd round trip differs: {cmd:?}"
+        );
     }
 });

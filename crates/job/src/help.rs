@@ -7,28 +7,45 @@ use crate::suggest;
 
 /// `fiox --help`.
 pub fn usage() -> String {
-    format!(
-        "fiox {} - a storage I/O benchmark that speaks fio's job language\n\n\
-Usage: fiox [switches] [--option=value ...] [jobfile ...]\n\n\
-Options before the first --name= are global; each --name= starts a job.\n\
-A job file of '-' is read from standard input.\n\n\
-Switches:\n\
-  --parse-only              Parse and check the jobs, then exit\n\
-  --showcmd                 Print the jobs as a command line\n\
-  --section=NAME            Only run this job file section (may repeat)\n\
-  --output=FILE             Write the report to FILE\n\
-  --output-format=LIST      normal, json, json+, terse (comma-separated)\n\
-  --minimal                 Same as --output-format=terse\n\
-  --eta=auto|always|never   When to show the progress line\n\
-  --status-interval=TIME    Print the report every TIME while running\n\
-  --readonly                Refuse any job that would write\n\
-  --max-jobs=N              Run at most N jobs at once\n\
-  --cmdhelp[=OPTION]        Describe all options, or one\n\
-  --enghelp[=ENGINE]        List engines, or one engine's options\n\
-  --version                 Print the version\n\
-  --help                    Print this text\n",
+    let switches = [
+        ("--parse-only", "Parse and check the jobs, then exit"),
+        ("--showcmd", "Print the jobs as a command line"),
+        (
+            "--section=NAME",
+            "Only run this job file section (may repeat)",
+        ),
+        ("--output=FILE", "Write the report to FILE"),
+        (
+            "--output-format=LIST",
+            "normal, json, json+, terse (comma-separated)",
+        ),
+        ("--minimal", "Same as --output-format=terse"),
+        ("--eta=auto|always|never", "When to show the progress line"),
+        (
+            "--status-interval=TIME",
+            "Print the report every TIME while running",
+        ),
+        ("--readonly", "Refuse any job that would write"),
+        ("--max-jobs=N", "Run at most N jobs at once"),
+        ("--cmdhelp[=OPTION]", "Describe all options, or one"),
+        (
+            "--enghelp[=ENGINE]",
+            "List engines, or one engine's options",
+        ),
+        ("--version", "Print the version"),
+        ("--help", "Print this text"),
+    ];
+    let mut out = format!(
+        "fiox {} - a storage I/O benchmark that speaks fio's job language\n\n",
         env!("CARGO_PKG_VERSION")
-    )
+    );
+    out.push_str("Usage: fiox [switches] [--option=value ...] [jobfile ...]\n\n");
+    out.push_str("Options before the first --name= are global; each --name= starts a job.\n");
+    out.push_str("A job file of '-' is read from standard input.\n\nSwitches:\n");
+    for (s, what) in switches {
+        out.push_str(&format!("  {s:<26}{what}\n"));
+    }
+    out
 }
 
 /// `--cmdhelp` (empty or `all`: every option) or `--cmdhelp=NAME`.
@@ -202,6 +219,15 @@ fn md(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_lists_switches() {
+        let u = usage();
+        assert!(
+            u.contains("\n  --parse-only              Parse and check the jobs"),
+            "{u}"
+        );
+    }
 
     #[test]
     fn cmdhelp_one_and_all() {

@@ -314,6 +314,15 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_job_names_are_separate_jobs() {
+        // fio keeps both; only wait_for on such a name is ambiguous (see bad_inputs).
+        let jobs = resolve(&[sec("a", 1, &[("bs", Some("8k"))]), sec("a", 1, &[])]).unwrap();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!((jobs[0].bs.read.min, jobs[1].bs.read.min), (8192, 4096));
+        assert_eq!((jobs[0].index, jobs[1].index), (0, 1));
+    }
+
+    #[test]
     fn first_job_stonewall_does_not_bump_group() {
         let jobs = resolve(&[sec("a", 1, &[("stonewall", None)])]).unwrap();
         assert_eq!(jobs[0].group_id, 0);
