@@ -273,6 +273,15 @@ pub fn main(args: &[String]) -> Result<i32> {
         eprintln!("fiox quick: {e}");
     }
     let rows = rows(&outcome.result);
+    let mut notes = s.notes.clone();
+    let mut codes = Vec::new();
+    for w in outcome.result.jobs.iter().flat_map(|j| &j.warnings) {
+        if !codes.contains(&w.code) {
+            codes.push(w.code.clone());
+            notes.push(format!("{} ({})", w.message, w.fix));
+        }
+    }
+    let s = Setup { notes, ..s };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&a, &s, &rows))?);
     } else {

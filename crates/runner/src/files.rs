@@ -222,6 +222,12 @@ fn file_region(
             Ok(s - s % bs)
         }
         _ if real > offset => Ok(real - offset),
+        _ if real == 0 && path.exists() && !path.is_file() => Err(RunError::Plan(format!(
+            "job '{}': {} is neither a regular file nor a block device, so it has no size; \
+             set size=",
+            job.name,
+            path.display()
+        ))),
         _ if diskless => Err(RunError::Plan(format!(
             "job '{}': the null engine needs size= (there is no file to take it from)",
             job.name
@@ -264,6 +270,20 @@ pub fn job_writes(job: &JobSpec) -> bool {
     job.rw.mode.has_write() || job.rw.mode.has_trim()
 }
 
+/// The directory a file is to be created in must exist (fio does not create directories).
+pub fn check_parent(path: &Path) -> Result<(), RunError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(RunError::Plan(format!(
+                "directory {} of file {} does not exist",
+                dir.display(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Extend a missing or short file as fio does: read workloads get real data written so reads
 /// hit allocated blocks; write-only workloads get a fresh (preallocated) file.
 pub fn lay_out(
@@ -283,15 +303,7 @@ pub fn lay_out(
         }
         f.created = true;
     }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            return Err(RunError::Plan(format!(
-                "directory {} of file {} does not exist",
-                dir.display(),
-                path.display()
-            )));
-        }
-    }
+    check_parent(path)?;
     let mut file = OpenOptions::new()
         .write(true)
         .create(true)

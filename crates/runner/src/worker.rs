@@ -234,6 +234,9 @@ fn lay_out_all(
             plan.files[need[0]].path.display()
         )));
     }
+    for &i in &need {
+        files::check_parent(&plan.files[i].path)?;
+    }
     if env.messages {
         let total: u64 = need
             .iter()
