@@ -60,6 +60,7 @@
 #![deny(unsafe_code)]
 
 pub mod acct;
+pub mod advice;
 pub mod disk;
 pub mod group;
 pub mod hist;

@@ -1,0 +1,503 @@
+//! Advice from a finished job: warnings about queued I/O that did not queue, each backed by the
+//! run's own submission-latency evidence. This module owns two warning codes:
+//!
+//! - [`BUFFERED_LIBAIO`]: `ioengine=libaio` with `direct=0` and `iodepth>1`. Linux kernel AIO is
+//!   asynchronous only for O_DIRECT; buffered reads and writes are executed inside `io_submit`,
+//!   so the queue depth buys nothing (fio does not warn; seed 004 is exactly this mistake). The
+//!   configuration alone justifies the warning; the run's numbers decide whether it says that
+//!   the submissions were seen to block or that this run could not show it (e.g. everything
+//!   came from the page cache in microseconds).
+//! - [`SYNC_SUBMISSION`]: any queued engine at `iodepth>1` whose run shows the submissions
+//!   completing synchronously: submission latency close to the total latency, the submitting
+//!   thread inside submit calls for most of the run with slow submissions, or the IO depth
+//!   distribution stuck at 1. It is evidence-only and never fires together with
+//!   `buffered-libaio` (same cause, one warning).
+//!
+//! Everything is a pure function of the job and its result ([`analyze`]); the runner attaches
+//! the returned warnings to the job's result. The runner's own pre-run warnings (codes
+//! `iodepth-sync-engine`, `page-cache`, `memory-backed-file`, ...) are about other things.
+
+use crate::model::{DepthDist, DirResult, JobResult, Warning};
+use fiox_job::{Ddir, JobSpec};
+
+/// Code of the warning about libaio without O_DIRECT.
+pub const BUFFERED_LIBAIO: &str = "buffered-libaio";
+/// Code of the warning about a queued engine whose submissions completed synchronously.
+pub const SYNC_SUBMISSION: &str = "sync-submission";
+
+/// Engines whose `iodepth` queues I/O (fiox's queued engines; `threads` is guasi's alias).
+/// Sync engines are covered by the runner's `iodepth-sync-engine` warning, and `null`
+/// completes instantly by design.
+pub const QUEUED_ENGINES: &[&str] = &["libaio", "io_uring", "posixaio", "guasi", "threads"];
+
+/// Mean slat at or above this share of mean lat: an I/O spent most of its life inside the
+/// submit call, i.e. it completed there. Asynchronous submission of a device I/O costs a few
+/// microseconds against a latency of tens of microseconds or more (well under 10%); seed 000's
+/// fixed kernel shows 1.65 us of 134 ms.
+pub const SLAT_SHARE_BLOCKING: f64 = 0.30;
+/// Share of the run the submitting thread spent inside submit calls (sum of slat over the run
+/// time), at or above which submission is what paces the job. Seed 000's blocking kernel:
+/// 6572 us x 151 read IOPS = 99% (100% with the writes); the fixed one: 1.65 us x 123 = 0.02%.
+pub const SUBMIT_BUSY_BLOCKING: f64 = 0.50;
+/// Mean slat below this did not wait for storage: a syscall plus a 4 KiB memory copy takes a
+/// few microseconds, a device read tens of microseconds at least. A busy submitter with such
+/// fast submissions is CPU-bound on memory copies (page cache, tmpfs), which cannot show
+/// whether submission would block on a device.
+pub const MIN_BLOCKING_SLAT_NS: f64 = 10_000.0;
+/// Share of the submitted I/Os that saw depth 1, at or above which the queue never filled.
+pub const DEPTH1_STUCK: f64 = 0.90;
+
+/// Submission evidence of one direction of a finished job.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DirEvidence {
+    pub ddir: Ddir,
+    /// Mean submission latency (ns).
+    pub slat_ns: f64,
+    /// Mean total latency (ns): lat, or slat + clat when lat was not recorded.
+    pub lat_ns: f64,
+    /// `slat_ns / lat_ns`.
+    pub share: f64,
+    /// Sum of slat over the direction's run time, per job: the share of the run the submitting
+    /// thread was inside submit calls for this direction. It can exceed 1 when several I/Os are
+    /// submitted by one call (each I/O's slat covers the whole call).
+    pub busy: f64,
+    pub ios: u64,
+}
+
+/// What the run says about its submissions.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// The submissions completed synchronously; the text is the evidence.
+    Blocked(String),
+    /// Submission latencies exist but do not show blocking; the text says what they show.
+    Inconclusive(String),
+    /// No submission latencies were recorded (disable_slat, gtod_reduce, no I/O).
+    NoData,
+}
+
+/// Warnings about queued I/O that did not queue, for a finished job (see the module docs).
+pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
+    let engine = job.ioengine.trim().to_ascii_lowercase();
+    if job.iodepth <= 1 || !QUEUED_ENGINES.contains(&engine.as_str()) {
+        return Vec::new();
+    }
+    let verdict = verdict(res);
+    if engine == "libaio" && !job.direct {
+        return vec![buffered_libaio(job.iodepth, &verdict)];
+    }
+    match verdict {
+        Verdict::Blocked(evidence) => vec![sync_submission(&engine, job.iodepth, &evidence)],
+        _ => Vec::new(),
+    }
+}
+
+fn buffered_libaio(iodepth: u32, verdict: &Verdict) -> Warning {
+    let config = format!(
+        "libaio queues asynchronously only with direct=1; buffered submissions block, so \
+         iodepth={iodepth} has no effect"
+    );
+    let evidence = match verdict {
+        Verdict::Blocked(e) => format!("evidence: {e}"),
+        Verdict::Inconclusive(e) => format!(
+            "this run's evidence is inconclusive: {e}; on storage the submissions will block"
+        ),
+        Verdict::NoData => "this run recorded no submission latencies (disable_slat or \
+                            gtod_reduce), so it cannot show the blocking"
+            .to_string(),
+    };
+    Warning {
+        code: BUFFERED_LIBAIO.into(),
+        message: format!("{config}. {evidence}"),
+        fix: "use direct=1, or ioengine=io_uring or guasi".into(),
+    }
+}
+
+fn sync_submission(engine: &str, iodepth: u32, evidence: &str) -> Warning {
+    Warning {
+        code: SYNC_SUBMISSION.into(),
+        message: format!(
+            "the {engine} submissions completed synchronously, so iodepth={iodepth} did not \
+             overlap I/O: {evidence}"
+        ),
+        fix: "check that the engine can queue this I/O (direct=1 for kernel AIO; page-cache \
+              hits complete inline), or use ioengine=guasi for buffered I/O"
+            .into(),
+    }
+}
+
+/// Per-direction submission evidence (read and write; directions without I/O or without
+/// recorded slat are left out).
+pub fn evidence(res: &JobResult) -> Vec<DirEvidence> {
+    let jobs = res.jobs.max(1) as f64;
+    [Ddir::Read, Ddir::Write, Ddir::Trim]
+        .into_iter()
+        .filter_map(|dd| dir_evidence(dd, res.dirs.get(dd), res.runtime_ms, jobs))
+        .collect()
+}
+
+fn dir_evidence(ddir: Ddir, d: &DirResult, job_ms: u64, jobs: f64) -> Option<DirEvidence> {
+    if d.total_ios == 0 || d.slat.n == 0 {
+        return None;
+    }
+    let slat_ns = d.slat.mean();
+    let lat_ns = if d.lat.n > 0 {
+        d.lat.mean()
+    } else {
+        slat_ns + d.clat.mean()
+    };
+    let run_ms = if d.runtime_ms > 0 {
+        d.runtime_ms
+    } else {
+        job_ms
+    };
+    let busy = if run_ms > 0 {
+        slat_ns * d.slat.n as f64 / (run_ms as f64 * 1e6 * jobs)
+    } else {
+        0.0
+    };
+    let share = if lat_ns > 0.0 { slat_ns / lat_ns } else { 0.0 };
+    Some(DirEvidence {
+        ddir,
+        slat_ns,
+        lat_ns,
+        share,
+        busy,
+        ios: d.total_ios,
+    })
+}
+
+/// Share of the I/Os that were submitted with only one I/O in flight (None without marks).
+pub fn depth1_share(depth: &DepthDist) -> Option<f64> {
+    let total: u64 = depth.buckets.iter().sum();
+    (total > 0).then(|| depth.buckets[0] as f64 / total as f64)
+}
+
+/// Decide from the run's numbers whether its submissions completed synchronously.
+pub fn verdict(res: &JobResult) -> Verdict {
+    let ev = evidence(res);
+    if let Some(share) = depth1_share(&res.io_depth).filter(|&s| s >= DEPTH1_STUCK) {
+        let mut text = format!(
+            "IO depths 1={:.0}%: one I/O was in flight despite iodepth={}",
+            share * 100.0,
+            res.iodepth
+        );
+        if let Some(e) = ev.iter().max_by(|a, b| a.share.total_cmp(&b.share)) {
+            text.push_str(&format!("; {}", share_text(e)));
+        }
+        return Verdict::Blocked(text);
+    }
+    let Some(top) = ev.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
+        return Verdict::NoData;
+    };
+    let busy: f64 = ev.iter().map(|e| e.busy).sum();
+    let slowest = ev
+        .iter()
+        .max_by(|a, b| a.slat_ns.total_cmp(&b.slat_ns))
+        .unwrap_or(top);
+    if top.share >= SLAT_SHARE_BLOCKING && top.slat_ns >= MIN_BLOCKING_SLAT_NS {
+        return Verdict::Blocked(share_text(top));
+    }
+    if busy >= SUBMIT_BUSY_BLOCKING && slowest.slat_ns >= MIN_BLOCKING_SLAT_NS {
+        return Verdict::Blocked(format!(
+            "{}; submit calls took {} of the run",
+            share_text(slowest),
+            pct(busy)
+        ));
+    }
+    if top.share >= 0.5 {
+        // Fast submissions that are nearly the whole latency: the I/Os completed inside the
+        // submit call (page-cache hits, inline execution) — synchronous, if harmlessly fast.
+        return Verdict::Blocked(format!(
+            "{}: the I/Os completed inside the submit call",
+            share_text(top)
+        ));
+    }
+    Verdict::Inconclusive(format!(
+        "{}, submit calls took {} of the run{}",
+        share_text(slowest),
+        pct(busy),
+        if slowest.slat_ns < MIN_BLOCKING_SLAT_NS {
+            " and no submission waited for storage (the data was likely in memory)"
+        } else {
+            ""
+        }
+    ))
+}
+
+fn share_text(e: &DirEvidence) -> String {
+    format!(
+        "{} slat {} is {} of lat {}",
+        ddir_name(e.ddir),
+        us(e.slat_ns),
+        pct(e.share),
+        us(e.lat_ns)
+    )
+}
+
+fn ddir_name(d: Ddir) -> &'static str {
+    match d {
+        Ddir::Read => "read",
+        Ddir::Write => "write",
+        Ddir::Trim => "trim",
+    }
+}
+
+/// Microseconds with the precision a reader needs: 1.65 us, 65 us, 6572 us, 108.9 ms.
+fn us(ns: f64) -> String {
+    let u = ns / 1000.0;
+    if u < 10.0 {
+        format!("{u:.2} us")
+    } else if u < 10_000.0 {
+        format!("{u:.0} us")
+    } else {
+        format!("{:.1} ms", u / 1000.0)
+    }
+}
+
+fn pct(share: f64) -> String {
+    let p = share * 100.0;
+    if p > 0.0 && p < 1.0 {
+        format!("{p:.2}%")
+    } else {
+        format!("{p:.0}%")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A direction with `n` I/Os of the given slat and clat (lat = slat + clat).
+    fn dir(n: u64, slat_ns: u64, clat_ns: u64, runtime_ms: u64) -> DirResult {
+        let mut d = DirResult {
+            total_ios: n,
+            io_bytes: n * 4096,
+            runtime_ms,
+            ..Default::default()
+        };
+        for i in 0..n {
+            // A little spread so the figures are not all identical.
+            let jitter = i % 3;
+            d.slat.add(slat_ns + jitter);
+            d.clat.add(clat_ns + jitter);
+            d.lat.add(slat_ns + clat_ns + 2 * jitter);
+        }
+        d
+    }
+
+    fn result(read: DirResult, write: DirResult, runtime_ms: u64, iodepth: u32) -> JobResult {
+        let mut r = JobResult {
+            jobs: 1,
+            runtime_ms,
+            iodepth,
+            has_slat: true,
+            ..Default::default()
+        };
+        let ios = read.total_ios + write.total_ios;
+        r.dirs.read = read;
+        r.dirs.write = write;
+        // Depth bucket 32 (index 5) for every I/O: the queue was full.
+        r.io_depth.buckets[5] = ios;
+        r
+    }
+
+    fn job(engine: &str, iodepth: u32, direct: bool) -> JobSpec {
+        JobSpec {
+            ioengine: engine.into(),
+            iodepth,
+            direct,
+            ..JobSpec::default()
+        }
+    }
+
+    /// Seed 000's unpatched kernel, scaled to one second: 151 read and 151 write IOPS, read
+    /// slat 6571.88 us, clat 102349 us; write slat 24.66 us, clat 102260 us.
+    fn seed000_unpatched() -> JobResult {
+        result(
+            dir(151, 6_571_880, 102_349_310, 1000),
+            dir(151, 24_660, 102_260_250, 1000),
+            1000,
+            32,
+        )
+    }
+
+    /// Seed 000's patched kernel: 123 + 122 IOPS, slat 1.65 / 1.85 us, clat ~134 / 127 ms.
+    fn seed000_patched() -> JobResult {
+        result(
+            dir(123, 1_650, 134_150_000, 1000),
+            dir(122, 1_850, 126_590_220, 1000),
+            1000,
+            32,
+        )
+    }
+
+    fn codes(ws: &[Warning]) -> Vec<&str> {
+        ws.iter().map(|w| w.code.as_str()).collect()
+    }
+
+    #[test]
+    fn seed000_unpatched_blocks_with_evidence() {
+        let ws = analyze(&job("libaio", 32, false), &seed000_unpatched());
+        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        let m = &ws[0].message;
+        assert!(m.contains("iodepth=32 has no effect"), "{m}");
+        assert!(
+            m.contains("evidence: read slat 6572 us is 6% of lat 108.9 ms"),
+            "{m}"
+        );
+        assert!(m.contains("submit calls took 100% of the run"), "{m}");
+        assert!(ws[0].fix.contains("direct=1"));
+    }
+
+    #[test]
+    fn seed000_patched_is_inconclusive_but_still_warns() {
+        let ws = analyze(&job("libaio", 32, false), &seed000_patched());
+        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        let m = &ws[0].message;
+        assert!(m.contains("inconclusive"), "{m}");
+        assert!(!m.contains("evidence: "), "{m}");
+        assert!(
+            m.contains("write slat 1.85 us"),
+            "the slowest submission is cited: {m}"
+        );
+    }
+
+    #[test]
+    fn direct_libaio_with_async_numbers_is_quiet() {
+        assert!(analyze(&job("libaio", 32, true), &seed000_patched()).is_empty());
+        assert!(analyze(&job("io_uring", 32, false), &seed000_patched()).is_empty());
+    }
+
+    #[test]
+    fn brief_example_share_fires() {
+        // slat 65 us of lat 135 us at depth 4: the I/O waited inside io_submit.
+        let r = result(
+            dir(1000, 65_000, 70_000, 1000),
+            DirResult::default(),
+            1000,
+            4,
+        );
+        let ws = analyze(&job("libaio", 4, false), &r);
+        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        assert!(
+            ws[0]
+                .message
+                .contains("evidence: read slat 65 us is 48% of lat 135 us"),
+            "{}",
+            ws[0].message
+        );
+    }
+
+    #[test]
+    fn page_cache_speed_is_inconclusive() {
+        // 1.2 us submissions keeping the thread busy 80% of the time: memory copies.
+        let r = result(
+            dir(400_000, 1_200, 38_000, 1000),
+            dir(266_000, 1_200, 38_000, 1000),
+            1000,
+            32,
+        );
+        let v = verdict(&r);
+        match &v {
+            Verdict::Inconclusive(t) => assert!(t.contains("likely in memory"), "{t}"),
+            other => panic!("{other:?}"),
+        }
+        let ws = analyze(&job("libaio", 32, false), &r);
+        assert!(ws[0].message.contains("inconclusive"));
+        // The same numbers from io_uring are healthy: no warning.
+        assert!(analyze(&job("io_uring", 32, false), &r).is_empty());
+    }
+
+    #[test]
+    fn no_slat_says_so() {
+        let mut r = seed000_unpatched();
+        r.dirs.read.slat = Default::default();
+        r.dirs.write.slat = Default::default();
+        assert_eq!(verdict(&r), Verdict::NoData);
+        let ws = analyze(&job("libaio", 32, false), &r);
+        assert!(ws[0].message.contains("disable_slat"), "{}", ws[0].message);
+    }
+
+    #[test]
+    fn sync_submission_from_blocking_slat_on_any_queued_engine() {
+        let ws = analyze(&job("guasi", 32, true), &seed000_unpatched());
+        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert!(ws[0]
+            .message
+            .contains("guasi submissions completed synchronously"));
+        assert!(ws[0].message.contains("iodepth=32"));
+        // Not for libaio buffered (already buffered-libaio), not for sync engines or depth 1.
+        let ws = analyze(&job("libaio", 32, false), &seed000_unpatched());
+        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        assert!(analyze(&job("psync", 32, false), &seed000_unpatched()).is_empty());
+        assert!(analyze(&job("null", 32, false), &seed000_unpatched()).is_empty());
+        assert!(analyze(&job("guasi", 1, false), &seed000_unpatched()).is_empty());
+    }
+
+    #[test]
+    fn sync_submission_from_depth_stuck_at_one() {
+        let mut r = seed000_patched();
+        let total: u64 = r.io_depth.buckets.iter().sum();
+        r.io_depth.buckets = [total * 95 / 100, total - total * 95 / 100, 0, 0, 0, 0, 0];
+        let ws = analyze(&job("io_uring", 32, true), &r);
+        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert!(
+            ws[0].message.contains("IO depths 1=95%"),
+            "{}",
+            ws[0].message
+        );
+        // 85% at depth 1 is not stuck.
+        r.io_depth.buckets = [85, 15, 0, 0, 0, 0, 0];
+        assert!(analyze(&job("io_uring", 32, true), &r).is_empty());
+    }
+
+    #[test]
+    fn inline_completion_fires_even_when_fast() {
+        // io_uring on cached data: slat 2 us of lat 2.5 us.
+        let r = result(dir(1000, 2_000, 500, 1000), DirResult::default(), 1000, 32);
+        let ws = analyze(&job("io_uring", 32, false), &r);
+        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert!(ws[0].message.contains("completed inside the submit call"));
+    }
+
+    #[test]
+    fn merged_jobs_share_the_run_time() {
+        // Two jobs merged by group_reporting, each busy 40% of the run in 20 us submissions:
+        // the summed slat is 80% of one run but 40% per job, which is not blocking.
+        let mut r = result(
+            dir(40_000, 20_000, 500_000, 1000),
+            DirResult::default(),
+            1000,
+            32,
+        );
+        r.jobs = 2;
+        let e = evidence(&r);
+        assert!((e[0].busy - 0.4).abs() < 1e-3, "{e:?}");
+        assert!(matches!(verdict(&r), Verdict::Inconclusive(_)));
+        r.jobs = 1;
+        assert!(matches!(verdict(&r), Verdict::Blocked(_)));
+    }
+
+    #[test]
+    fn missing_lat_uses_slat_plus_clat() {
+        let mut r = result(
+            dir(100, 65_000, 70_000, 1000),
+            DirResult::default(),
+            1000,
+            4,
+        );
+        r.dirs.read.lat = Default::default();
+        let e = evidence(&r);
+        assert!((e[0].lat_ns - 135_002.0).abs() < 5.0, "{e:?}");
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(us(1_650.0), "1.65 us");
+        assert_eq!(us(65_000.0), "65 us");
+        assert_eq!(us(108_921_190.0), "108.9 ms");
+        assert_eq!(pct(0.0002), "0.02%");
+        assert_eq!(pct(0.48), "48%");
+        assert_eq!(pct(0.0), "0%");
+    }
+}
