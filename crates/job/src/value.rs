@@ -6,8 +6,34 @@
 
 /// Parse a byte size such as `4k`, `1.5g`, `0x1000`, `(2*4k)`.
 pub fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
+    if let Some(v) = exact_size(s.trim(), kb_base)? {
+        return Ok(v);
+    }
     let v = parse_size_f(s, kb_base, false)?;
     to_u64(v, s)
+}
+
+/// Integer sizes (no fraction, no expression) computed exactly, so large hex offsets and
+/// byte counts above 2^53 keep every bit. None: not a plain integer; use the float path.
+fn exact_size(t: &str, kb_base: u32) -> Result<Option<u64>, String> {
+    if t.starts_with(['(', '-', '+']) {
+        return Ok(None);
+    }
+    let (num, suffix) = split_number(t);
+    let n = if let Some(hex) = num.strip_prefix("0x").or_else(|| num.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) {
+        num.parse::<u64>().ok()
+    } else {
+        None
+    };
+    let Some(n) = n else {
+        return Ok(None);
+    };
+    let mult = size_multiplier(suffix, kb_base, t)?;
+    n.checked_mul(mult)
+        .map(Some)
+        .ok_or_else(|| format!("'{t}' is too large"))
 }
 
 /// Parse a size or a percentage (`50%`) as used by `size=` and `offset=`.
@@ -170,6 +196,15 @@ fn time_term(t: &str, default_unit_us: u64) -> Result<f64, String> {
 /// Parse an integer: decimal, `0x` hex, or a parenthesised expression. Size suffixes are
 /// accepted as fio does for its integer options (`fsync=1k` is 1024).
 pub fn parse_int(s: &str, kb_base: u32) -> Result<i64, String> {
+    let t = s.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, t),
+    };
+    if let Some(v) = exact_size(body, kb_base)? {
+        let v = i64::try_from(v).map_err(|_| format!("'{t}' is out of range"))?;
+        return Ok(if neg { -v } else { v });
+    }
     let v = parse_size_f(s, kb_base, true)?;
     if !v.is_finite() || v.abs() >= i64::MAX as f64 {
         return Err(format!("'{}' is out of range", s.trim()));
@@ -363,6 +398,14 @@ mod tests {
         assert_eq!(parse_size("1.5k", 1024), Ok(1536));
         assert_eq!(parse_size("512", 1024), Ok(512));
         assert_eq!(parse_size("(4k*2+1)", 1024), Ok(8193));
+        assert_eq!(
+            parse_size("0x1234567890abcdef", 1024),
+            Ok(0x1234567890abcdef)
+        );
+        assert_eq!(parse_size("9007199254740993", 1024), Ok(9007199254740993));
+        assert!(parse_size("20000000p", 1024)
+            .unwrap_err()
+            .contains("too large"));
     }
 
     #[test]
@@ -408,6 +451,8 @@ mod tests {
     fn ints_and_bools() {
         assert_eq!(parse_int("0x10", 1024), Ok(16));
         assert_eq!(parse_int("-3", 1024), Ok(-3));
+        assert_eq!(parse_int("-2k", 1024), Ok(-2048));
+        assert_eq!(parse_int("9007199254740993", 1024), Ok(9007199254740993));
         assert_eq!(parse_int("(2*3)", 1024), Ok(6));
         assert!(parse_int("abc", 1024).is_err());
         assert_eq!(parse_bool("1"), Ok(true));
