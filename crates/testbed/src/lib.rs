@@ -1,0 +1,23 @@
+//! fiox-testbed sets up test targets for experiments and for fiox's own tests — loop devices
+//! (buffered or direct I/O), size-limited tmpfs and ramfs mounts, ext4 images, and a
+//! fault-injecting FUSE file — and guarantees their cleanup: each resource registers an undo
+//! action in a process-wide registry ([`Cleanup`]) that runs when its guard drops or when a
+//! shutdown path calls [`cleanup_all`]. It also holds the safety probes (signatures, mount
+//! points) a runner needs before writing to a device.
+
+pub mod cleanup;
+pub mod error;
+pub mod loopdev;
+pub mod mount;
+pub mod probe;
+mod sys;
+pub mod temp;
+#[cfg(test)]
+mod testutil;
+
+pub use cleanup::{cleanup_all, Cleanup, CleanupGuard, Undo};
+pub use error::{Result, TestbedError};
+pub use loopdev::{loop_support, LoopDevice, LoopOptions};
+pub use mount::{mount_support, Ext4Image, TmpfsMount};
+pub use probe::{mount_points_of, probe_signatures, Signature, SignatureKind};
+pub use temp::TempDir;

@@ -1,0 +1,503 @@
+//! Loop devices over a backing file: attach through /dev/loop-control (LOOP_CTL_GET_FREE, then
+//! LOOP_CONFIGURE, falling back to LOOP_SET_FD + LOOP_SET_STATUS64 on kernels before 5.8),
+//! switch direct I/O (LOOP_SET_DIRECT_IO) and the logical block size (LOOP_SET_BLOCK_SIZE),
+//! read the binding back from /sys/block/loopN, and detach (LOOP_CLR_FD) on drop or on
+//! `cleanup_all`. Bindings are made with LO_FLAGS_AUTOCLEAR by default, so even a process
+//! killed by SIGKILL leaves no bound device behind once its descriptor is closed (unless the
+//! device is mounted, which holds it).
+
+use crate::cleanup::{Cleanup, CleanupGuard, Undo};
+use crate::error::{Result, TestbedError};
+use crate::probe::fs_type_of;
+use crate::sys;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// How a loop device is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopOptions {
+    /// Bind read-only (LO_FLAGS_READ_ONLY); the backing file is opened read-only too.
+    pub read_only: bool,
+    /// Switch direct I/O on after binding (fails with [`TestbedError::DirectIoRefused`] when
+    /// the backing filesystem cannot do O_DIRECT at the device's block size).
+    pub direct_io: bool,
+    /// Logical block size of the device (512, 1024, 2048 or 4096); `None` keeps the kernel's
+    /// default of 512.
+    pub block_size: Option<u32>,
+    /// Let the kernel detach the device when its last opener closes it (LO_FLAGS_AUTOCLEAR).
+    pub autoclear: bool,
+}
+
+impl Default for LoopOptions {
+    fn default() -> Self {
+        LoopOptions {
+            read_only: false,
+            direct_io: false,
+            block_size: None,
+            autoclear: true,
+        }
+    }
+}
+
+/// A bound loop device; detached when dropped.
+#[derive(Debug)]
+pub struct LoopDevice {
+    number: u32,
+    path: PathBuf,
+    backing: PathBuf,
+    /// Kept open for the device's lifetime: with autoclear this descriptor is what keeps the
+    /// binding alive, and it serves the ioctls.
+    file: Option<File>,
+    guard: Option<CleanupGuard>,
+}
+
+/// `Ok` when this machine can create loop devices, else [`TestbedError::Unsupported`] with the
+/// reason (tests print it and skip).
+pub fn loop_support() -> Result<()> {
+    if !Path::new("/dev/loop-control").exists() {
+        return Err(TestbedError::Unsupported(
+            "no /dev/loop-control (loop driver missing; try `modprobe loop`)".into(),
+        ));
+    }
+    require_root("loop devices")
+}
+
+pub(crate) fn require_root(what: &str) -> Result<()> {
+    // Reading /proc avoids an FFI call: the effective uid is the second field of "Uid:".
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let euid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1).map(str::to_owned));
+    if euid.as_deref() == Some("0") {
+        Ok(())
+    } else {
+        Err(TestbedError::Unsupported(format!("{what} need root")))
+    }
+}
+
+impl LoopDevice {
+    /// Bind `backing` (a regular file) to a free loop device.
+    pub fn attach(backing: &Path, opts: &LoopOptions) -> Result<LoopDevice> {
+        loop_support()?;
+        if let Some(bs) = opts.block_size {
+            check_block_size(bs)?;
+        }
+        let backing = backing
+            .canonicalize()
+            .map_err(|e| TestbedError::io("resolve backing file", backing, e))?;
+        if !std::fs::metadata(&backing).is_ok_and(|m| m.is_file()) {
+            return Err(TestbedError::Invalid(format!(
+                "loop backing {} is not a regular file",
+                backing.display()
+            )));
+        }
+        let bfile = OpenOptions::new()
+            .read(true)
+            .write(!opts.read_only)
+            .open(&backing)
+            .map_err(|e| TestbedError::io("open backing file", &backing, e))?;
+        let meta = bfile
+            .metadata()
+            .map_err(|e| TestbedError::io("stat", &backing, e))?;
+        let (number, file) = bind_free_device(&bfile, &backing, opts)?;
+        let path = PathBuf::from(format!("/dev/loop{number}"));
+        let guard = Cleanup::register(Undo::DetachLoop {
+            device: path.clone(),
+            backing_dev: meta.dev(),
+            backing_ino: meta.ino(),
+        });
+        let dev = LoopDevice {
+            number,
+            path,
+            backing,
+            file: Some(file),
+            guard: Some(guard),
+        };
+        if opts.direct_io {
+            dev.set_direct_io(true)?;
+        }
+        Ok(dev)
+    }
+
+    /// The device node, `/dev/loopN`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// N of loopN.
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// `loopN`, the name under /sys/block.
+    pub fn name(&self) -> String {
+        format!("loop{}", self.number)
+    }
+
+    /// The backing file as bound (canonical path).
+    pub fn backing_file(&self) -> &Path {
+        &self.backing
+    }
+
+    /// The backing file the kernel reports in /sys/block/loopN/loop/backing_file.
+    pub fn sys_backing_file(&self) -> Result<PathBuf> {
+        sys_backing_file(&self.name()).ok_or_else(|| {
+            TestbedError::io(
+                "read backing_file of",
+                &self.path,
+                io::Error::from_raw_os_error(libc::ENXIO),
+            )
+        })
+    }
+
+    /// Whether the kernel does direct I/O to the backing file (/sys/block/loopN/loop/dio).
+    pub fn direct_io(&self) -> Result<bool> {
+        Ok(self.sys_attr("loop/dio")? == "1")
+    }
+
+    /// Whether the device is read-only (/sys/block/loopN/ro).
+    pub fn read_only(&self) -> Result<bool> {
+        Ok(self.sys_attr("ro")? == "1")
+    }
+
+    /// Logical block size in bytes (/sys/block/loopN/queue/logical_block_size).
+    pub fn logical_block_size(&self) -> Result<u32> {
+        self.sys_number("queue/logical_block_size")
+            .map(|v| v as u32)
+    }
+
+    /// Size in bytes (/sys/block/loopN/size is in 512-byte sectors).
+    pub fn size_bytes(&self) -> Result<u64> {
+        self.sys_number("size").map(|s| s * 512)
+    }
+
+    /// (major, minor) of the device node.
+    pub fn dev_numbers(&self) -> Result<(u32, u32)> {
+        let rdev = std::fs::metadata(&self.path)
+            .map_err(|e| TestbedError::io("stat", &self.path, e))?
+            .rdev();
+        Ok((libc::major(rdev), libc::minor(rdev)))
+    }
+
+    /// Switch direct I/O on or off (LOOP_SET_DIRECT_IO), then confirm through sysfs.
+    pub fn set_direct_io(&self, on: bool) -> Result<()> {
+        let r = sys::ioctl_arg(
+            self.fd()?.as_fd(),
+            sys::LOOP_SET_DIRECT_IO,
+            on as libc::c_ulong,
+        );
+        match r {
+            Ok(_) if self.direct_io()? == on => Ok(()),
+            // Kernels before 6.11 could accept the ioctl and silently stay buffered.
+            Ok(_) => Err(self.dio_refused(io::Error::from_raw_os_error(libc::EINVAL))),
+            Err(e) if on && e.raw_os_error() == Some(libc::EINVAL) => Err(self.dio_refused(e)),
+            Err(e) => Err(TestbedError::io("LOOP_SET_DIRECT_IO", &self.path, e)),
+        }
+    }
+
+    /// Set the logical block size (LOOP_SET_BLOCK_SIZE).
+    pub fn set_block_size(&self, bs: u32) -> Result<()> {
+        check_block_size(bs)?;
+        sys::ioctl_arg(
+            self.fd()?.as_fd(),
+            sys::LOOP_SET_BLOCK_SIZE,
+            bs as libc::c_ulong,
+        )
+        .map(|_| ())
+        .map_err(|e| TestbedError::io("LOOP_SET_BLOCK_SIZE", &self.path, e))
+    }
+
+    /// Detach now, reporting failure (drop does the same and prints failures).
+    pub fn detach(mut self) -> Result<()> {
+        self.file.take();
+        self.guard.take().map_or(Ok(()), CleanupGuard::run)
+    }
+
+    fn fd(&self) -> Result<&File> {
+        self.file.as_ref().ok_or_else(|| {
+            TestbedError::io("use", &self.path, io::Error::from_raw_os_error(libc::EBADF))
+        })
+    }
+
+    fn dio_refused(&self, source: io::Error) -> TestbedError {
+        TestbedError::DirectIoRefused {
+            dev: self.path.clone(),
+            backing: self.backing.clone(),
+            fs: fs_type_of(&self.backing).unwrap_or_else(|| "unknown".into()),
+            block_size: self.logical_block_size().unwrap_or(512),
+            source,
+        }
+    }
+
+    fn sys_attr(&self, attr: &str) -> Result<String> {
+        let p = PathBuf::from(format!("/sys/block/{}/{attr}", self.name()));
+        std::fs::read_to_string(&p)
+            .map(|s| s.trim().to_string())
+            .map_err(|e| TestbedError::io("read", p, e))
+    }
+
+    fn sys_number(&self, attr: &str) -> Result<u64> {
+        let v = self.sys_attr(attr)?;
+        v.parse().map_err(|_| {
+            TestbedError::Invalid(format!("/sys/block/{}/{attr} holds {v:?}", self.name()))
+        })
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        // Close our descriptor first so LOOP_CLR_FD finds no other opener and clears at once.
+        self.file.take();
+        self.guard.take();
+    }
+}
+
+fn check_block_size(bs: u32) -> Result<()> {
+    if (512..=4096).contains(&bs) && bs.is_power_of_two() {
+        Ok(())
+    } else {
+        Err(TestbedError::Invalid(format!(
+            "loop block size {bs} (must be 512, 1024, 2048 or 4096)"
+        )))
+    }
+}
+
+/// The backing file of /sys/block/`name` (e.g. "loop3"), `None` when it is not bound.
+pub fn sys_backing_file(name: &str) -> Option<PathBuf> {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    Some(PathBuf::from(s.trim_end_matches('\n')))
+}
+
+/// Loop devices (names like "loop3") currently bound to `backing`, per sysfs.
+pub fn loops_backed_by(backing: &Path) -> Vec<String> {
+    let want = backing
+        .canonicalize()
+        .unwrap_or_else(|_| backing.to_path_buf());
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .filter(|n| sys_backing_file(n).is_some_and(|b| b == want))
+        .collect()
+}
+
+/// Find a free device and bind it; another process may grab the same free number between
+/// LOOP_CTL_GET_FREE and the bind (EBUSY), so retry a few times.
+fn bind_free_device(bfile: &File, backing: &Path, opts: &LoopOptions) -> Result<(u32, File)> {
+    let ctl_path = Path::new("/dev/loop-control");
+    let ctl = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(ctl_path)
+        .map_err(|e| TestbedError::io("open", ctl_path, e))?;
+    let mut last = None;
+    for _ in 0..16 {
+        let n = sys::ioctl_arg(ctl.as_fd(), sys::LOOP_CTL_GET_FREE, 0)
+            .map_err(|e| TestbedError::io("LOOP_CTL_GET_FREE", ctl_path, e))?;
+        let path = PathBuf::from(format!("/dev/loop{n}"));
+        let dev = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| TestbedError::io("open", &path, e))?;
+        match bind(&dev, bfile, backing, opts) {
+            Ok(()) => return Ok((n as u32, dev)),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = Some(e),
+            Err(e) => return Err(TestbedError::io("bind loop device", &path, e)),
+        }
+    }
+    Err(TestbedError::io(
+        "find a free loop device (all raced away)",
+        ctl_path,
+        last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EBUSY)),
+    ))
+}
+
+fn loop_info(backing: &Path, opts: &LoopOptions) -> sys::LoopInfo64 {
+    let mut info = sys::LoopInfo64::default();
+    if opts.read_only {
+        info.lo_flags |= sys::LO_FLAGS_READ_ONLY;
+    }
+    if opts.autoclear {
+        info.lo_flags |= sys::LO_FLAGS_AUTOCLEAR;
+    }
+    // The name is informational (losetup shows it); longer paths are cut like losetup does.
+    let name = backing.as_os_str().as_bytes();
+    let n = name.len().min(info.lo_file_name.len() - 1);
+    info.lo_file_name[..n].copy_from_slice(&name[..n]);
+    info
+}
+
+fn bind(dev: &File, bfile: &File, backing: &Path, opts: &LoopOptions) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let cfg = sys::LoopConfig {
+        fd: bfile.as_raw_fd() as u32,
+        block_size: opts.block_size.unwrap_or(0),
+        info: loop_info(backing, opts),
+        reserved: [0; 8],
+    };
+    match sys::loop_configure(dev.as_fd(), &cfg) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => {
+            // Before Linux 5.8: bind, then set flags and block size separately.
+            sys::ioctl_arg(
+                dev.as_fd(),
+                sys::LOOP_SET_FD,
+                bfile.as_raw_fd() as libc::c_ulong,
+            )?;
+            let rest = sys::loop_set_status(dev.as_fd(), &cfg.info).and_then(|()| {
+                opts.block_size.map_or(Ok(0), |bs| {
+                    sys::ioctl_arg(dev.as_fd(), sys::LOOP_SET_BLOCK_SIZE, bs as libc::c_ulong)
+                })
+            });
+            if let Err(e) = rest {
+                let _ = sys::ioctl_arg(dev.as_fd(), sys::LOOP_CLR_FD, 0);
+                return Err(e);
+            }
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::temp::{create_sparse_file, TempDir};
+    use crate::testutil::{eventually, skip};
+    use std::io::{Read, Seek, SeekFrom, Write};
+
+    fn backing(dir: &TempDir, size: u64) -> (PathBuf, CleanupGuard) {
+        let p = dir.path().join("backing.img");
+        let g = create_sparse_file(&p, size).unwrap();
+        (p.canonicalize().unwrap(), g)
+    }
+
+    fn gone(name: &str, backing: &Path) -> bool {
+        eventually(|| sys_backing_file(name).as_deref() != Some(backing))
+            && eventually(|| loops_backed_by(backing).is_empty())
+    }
+
+    #[test]
+    fn attach_write_read_detach() {
+        if skip(loop_support(), "attach_write_read_detach") {
+            return;
+        }
+        let dir = TempDir::new("loop-rw").unwrap();
+        let (img, _g) = backing(&dir, 8 << 20);
+        let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
+        assert_eq!(dev.sys_backing_file().unwrap(), img);
+        assert_eq!(dev.backing_file(), img);
+        assert_eq!(dev.size_bytes().unwrap(), 8 << 20);
+        assert!(!dev.read_only().unwrap());
+        assert!(!dev.direct_io().unwrap());
+        assert_eq!(loops_backed_by(&img), vec![dev.name()]);
+        let pattern: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut f = OpenOptions::new().write(true).open(dev.path()).unwrap();
+        f.seek(SeekFrom::Start(1 << 20)).unwrap();
+        f.write_all(&pattern).unwrap();
+        f.sync_all().unwrap();
+        drop(f);
+        let mut back = vec![0u8; 4096];
+        let mut b = File::open(&img).unwrap();
+        b.seek(SeekFrom::Start(1 << 20)).unwrap();
+        b.read_exact(&mut back).unwrap();
+        assert_eq!(
+            back, pattern,
+            "write through the loop device must land in the file"
+        );
+        let name = dev.name();
+        drop(dev);
+        assert!(gone(&name, &img), "{name} still bound to {}", img.display());
+    }
+
+    #[test]
+    fn direct_io_and_block_size_switch() {
+        if skip(loop_support(), "direct_io_and_block_size_switch") {
+            return;
+        }
+        // /tmp sits on a disk filesystem here; O_DIRECT must work there for seed 001.
+        let dir = TempDir::new("loop-dio").unwrap();
+        let (img, _g) = backing(&dir, 4 << 20);
+        let opts = LoopOptions {
+            direct_io: true,
+            block_size: Some(4096),
+            ..LoopOptions::default()
+        };
+        let dev = match LoopDevice::attach(&img, &opts) {
+            Err(e @ TestbedError::DirectIoRefused { .. }) => {
+                eprintln!("skipped direct_io_and_block_size_switch: {e}");
+                return;
+            }
+            other => other.unwrap(),
+        };
+        assert!(dev.direct_io().unwrap());
+        assert_eq!(dev.logical_block_size().unwrap(), 4096);
+        dev.set_direct_io(false).unwrap();
+        assert!(!dev.direct_io().unwrap());
+        dev.set_block_size(512).unwrap();
+        assert_eq!(dev.logical_block_size().unwrap(), 512);
+        dev.set_direct_io(true).unwrap();
+        assert!(dev.direct_io().unwrap());
+        let name = dev.name();
+        dev.detach().unwrap();
+        assert!(gone(&name, &img));
+    }
+
+    #[test]
+    fn read_only_device_refuses_writes() {
+        if skip(loop_support(), "read_only_device_refuses_writes") {
+            return;
+        }
+        let dir = TempDir::new("loop-ro").unwrap();
+        let (img, _g) = backing(&dir, 1 << 20);
+        let opts = LoopOptions {
+            read_only: true,
+            ..LoopOptions::default()
+        };
+        let dev = LoopDevice::attach(&img, &opts).unwrap();
+        assert!(dev.read_only().unwrap());
+        let opened = OpenOptions::new().write(true).open(dev.path());
+        let wrote = opened.and_then(|mut f| f.write_all(&[1u8; 512]).and_then(|()| f.sync_all()));
+        assert!(wrote.is_err(), "a read-only loop device accepted a write");
+        let mut buf = vec![1u8; 512];
+        File::open(dev.path())
+            .unwrap()
+            .read_exact(&mut buf)
+            .unwrap();
+        assert!(buf.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn bad_arguments_are_clear_errors() {
+        let dir = TempDir::new("loop-bad").unwrap();
+        let opts = LoopOptions {
+            block_size: Some(1000),
+            ..LoopOptions::default()
+        };
+        if loop_support().is_ok() {
+            let e = LoopDevice::attach(dir.path(), &opts)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("block size 1000"), "{e}");
+            let e = LoopDevice::attach(dir.path(), &LoopOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("not a regular file"), "{e}");
+            let missing = dir.path().join("missing");
+            let e = LoopDevice::attach(&missing, &LoopOptions::default())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("missing"), "{e}");
+        }
+        assert!(check_block_size(4096).is_ok());
+        assert!(check_block_size(256).is_err());
+        assert!(check_block_size(8192).is_err());
+    }
+}

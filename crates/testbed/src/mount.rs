@@ -1,0 +1,392 @@
+//! Mounted test targets: a size-limited tmpfs (ENOSPC experiments), a ramfs (a filesystem
+//! without O_DIRECT, to exercise refusals), and an ext4 image file that can be bound to a loop
+//! device and mounted (the safety tests' "mounted device" and "device with a signature").
+//! Each mount point is a fresh directory; unmount (lazy if still busy after retries) and
+//! directory removal are registered with the cleanup registry before the mount is made.
+
+use crate::cleanup::{Cleanup, CleanupGuard, Undo};
+use crate::error::{Result, TestbedError};
+use crate::loopdev::{require_root, LoopDevice, LoopOptions};
+use crate::sys;
+use crate::temp::{create_sparse_file, unique_path_in, TempDir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `Ok` when this process may mount filesystems of type `fs` (root, and the kernel knows the
+/// type), else [`TestbedError::Unsupported`].
+pub fn mount_support(fs: &str) -> Result<()> {
+    require_root("mounts")?;
+    let known = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    if known
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(fs))
+    {
+        Ok(())
+    } else {
+        Err(TestbedError::Unsupported(format!(
+            "the kernel has no {fs} filesystem (/proc/filesystems)"
+        )))
+    }
+}
+
+/// A filesystem mounted on a fresh directory; unmounted and removed on drop.
+#[derive(Debug)]
+struct Mounted {
+    dir: PathBuf,
+    mount_guard: Option<CleanupGuard>,
+    dir_guard: Option<CleanupGuard>,
+}
+
+impl Mounted {
+    fn mount(
+        parent: &Path,
+        tag: &str,
+        source: &str,
+        fs: &str,
+        flags: libc::c_ulong,
+        data: Option<&str>,
+    ) -> Result<Mounted> {
+        let dir = unique_path_in(parent, tag);
+        std::fs::create_dir(&dir).map_err(|e| TestbedError::io("create directory", &dir, e))?;
+        let dir_guard = Cleanup::register(Undo::RemoveDir(dir.clone()));
+        // Registered before mounting: a signal between the two leaves a no-op undo, never an
+        // unregistered mount.
+        let mount_guard = Cleanup::register(Undo::Unmount(dir.clone()));
+        sys::mount(source, &dir, fs, flags, data)
+            .map_err(|e| TestbedError::io("mount", &dir, e))?;
+        Ok(Mounted {
+            dir,
+            mount_guard: Some(mount_guard),
+            dir_guard: Some(dir_guard),
+        })
+    }
+
+    fn unmount(mut self) -> Result<()> {
+        let m = self.mount_guard.take().map_or(Ok(()), CleanupGuard::run);
+        let d = self.dir_guard.take().map_or(Ok(()), CleanupGuard::run);
+        m.and(d)
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        self.mount_guard.take();
+        self.dir_guard.take();
+    }
+}
+
+/// A RAM-backed mount: tmpfs with a size limit, or ramfs.
+#[derive(Debug)]
+pub struct TmpfsMount {
+    mounted: Mounted,
+    size: Option<u64>,
+    fs: &'static str,
+}
+
+impl TmpfsMount {
+    /// Mount a tmpfs limited to `size` bytes (rounded up to pages by the kernel) on a fresh
+    /// directory under the system temp dir. Writing past the limit fails with ENOSPC.
+    pub fn new(size: u64) -> Result<TmpfsMount> {
+        if size == 0 {
+            return Err(TestbedError::Invalid(
+                "tmpfs size 0 (tmpfs treats size=0 as unlimited)".into(),
+            ));
+        }
+        mount_support("tmpfs")?;
+        let data = format!("size={size},mode=0755");
+        let mounted = Mounted::mount(
+            &std::env::temp_dir(),
+            "tmpfs",
+            "fiox-testbed",
+            "tmpfs",
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some(&data),
+        )?;
+        Ok(TmpfsMount {
+            mounted,
+            size: Some(size),
+            fs: "tmpfs",
+        })
+    }
+
+    /// Mount a ramfs (no size limit, no O_DIRECT support: loop direct I/O over it is refused).
+    pub fn ramfs() -> Result<TmpfsMount> {
+        mount_support("ramfs")?;
+        let mounted = Mounted::mount(
+            &std::env::temp_dir(),
+            "ramfs",
+            "fiox-testbed",
+            "ramfs",
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some("mode=0755"),
+        )?;
+        Ok(TmpfsMount {
+            mounted,
+            size: None,
+            fs: "ramfs",
+        })
+    }
+
+    /// The mount point.
+    pub fn path(&self) -> &Path {
+        &self.mounted.dir
+    }
+
+    /// The size limit given (`None` for ramfs).
+    pub fn size(&self) -> Option<u64> {
+        self.size
+    }
+
+    /// "tmpfs" or "ramfs".
+    pub fn fs_type(&self) -> &'static str {
+        self.fs
+    }
+
+    /// Unmount and remove the directory now, reporting failure.
+    pub fn unmount(self) -> Result<()> {
+        self.mounted.unmount()
+    }
+}
+
+/// An ext4 filesystem image in a fresh temp directory, optionally bound to a loop device and
+/// mounted. Dropping unmounts, detaches, and removes the image and directory, in that order.
+#[derive(Debug)]
+pub struct Ext4Image {
+    mounted: Option<Mounted>,
+    loop_dev: Option<LoopDevice>,
+    image_guard: Option<CleanupGuard>,
+    image: PathBuf,
+    dir: Option<TempDir>,
+}
+
+impl Ext4Image {
+    /// Create a sparse `size`-byte file under the system temp dir and `mkfs.ext4 -q -F` it.
+    pub fn create(size: u64) -> Result<Ext4Image> {
+        Ext4Image::create_in(&std::env::temp_dir(), size)
+    }
+
+    /// Like [`Ext4Image::create`], with the image's directory under `parent`.
+    pub fn create_in(parent: &Path, size: u64) -> Result<Ext4Image> {
+        // mkfs.ext4 refuses filesystems below about 64 KiB; fail early with our own words.
+        if size < 1 << 20 {
+            return Err(TestbedError::Invalid(format!(
+                "ext4 image size {size} (at least 1 MiB)"
+            )));
+        }
+        let dir = TempDir::new_in(parent, "ext4")?;
+        let image = dir.path().join("ext4.img");
+        let image_guard = create_sparse_file(&image, size)?;
+        mkfs_ext4(&image)?;
+        Ok(Ext4Image {
+            mounted: None,
+            loop_dev: None,
+            image_guard: Some(image_guard),
+            image,
+            dir: Some(dir),
+        })
+    }
+
+    /// The image file.
+    pub fn image(&self) -> &Path {
+        &self.image
+    }
+
+    /// Bind the image to a loop device (once; later calls return the same device).
+    pub fn attach(&mut self, opts: &LoopOptions) -> Result<&LoopDevice> {
+        if self.loop_dev.is_none() {
+            self.loop_dev = Some(LoopDevice::attach(&self.image, opts)?);
+        }
+        Ok(self.loop_dev.as_ref().expect("just attached"))
+    }
+
+    /// The loop device, once attached.
+    pub fn loop_device(&self) -> Option<&LoopDevice> {
+        self.loop_dev.as_ref()
+    }
+
+    /// Mount the image's loop device (attaching with default options first if needed) on a
+    /// fresh directory; returns the mount point.
+    pub fn mount(&mut self) -> Result<&Path> {
+        mount_support("ext4")?;
+        if self.mounted.is_none() {
+            let dev = self.attach(&LoopOptions::default())?.path().to_path_buf();
+            let parent = self
+                .image
+                .parent()
+                .unwrap_or(Path::new("/tmp"))
+                .to_path_buf();
+            let source = dev.to_string_lossy().into_owned();
+            self.mounted = Some(Mounted::mount(&parent, "mnt", &source, "ext4", 0, None)?);
+        }
+        Ok(self.mount_point().expect("just mounted"))
+    }
+
+    /// The mount point, once mounted.
+    pub fn mount_point(&self) -> Option<&Path> {
+        self.mounted.as_ref().map(|m| m.dir.as_path())
+    }
+
+    /// Unmount (if mounted), keeping the loop device and image.
+    pub fn unmount(&mut self) -> Result<()> {
+        self.mounted.take().map_or(Ok(()), Mounted::unmount)
+    }
+}
+
+impl Drop for Ext4Image {
+    fn drop(&mut self) {
+        self.mounted.take();
+        self.loop_dev.take();
+        self.image_guard.take();
+        self.dir.take();
+    }
+}
+
+/// `mkfs.ext4 -q -F <image>`; a missing program or a failure is a [`TestbedError::Command`].
+pub fn mkfs_ext4(image: &Path) -> Result<()> {
+    let out = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(image)
+        .output()
+        .map_err(|e| TestbedError::Command {
+            cmd: "mkfs.ext4".into(),
+            detail: format!("cannot run it ({e}); install e2fsprogs"),
+        })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(TestbedError::Command {
+            cmd: format!("mkfs.ext4 -q -F {}", image.display()),
+            detail: format!(
+                "{}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loopdev::{loop_support, loops_backed_by};
+    use crate::probe::{
+        block_write_refusal, fs_type_of, is_mount_point, mount_points_of, probe_signatures,
+        SignatureKind,
+    };
+    use crate::testutil::{eventually, skip};
+    use std::io::Write;
+
+    #[test]
+    fn tmpfs_limits_size_with_enospc_and_goes_away() {
+        if skip(mount_support("tmpfs"), "tmpfs_limits_size") {
+            return;
+        }
+        let t = TmpfsMount::new(1 << 20).unwrap();
+        let dir = t.path().to_path_buf();
+        assert!(is_mount_point(&dir));
+        assert_eq!(fs_type_of(&dir).as_deref(), Some("tmpfs"));
+        assert_eq!(t.size(), Some(1 << 20));
+        let mut f = std::fs::File::create(dir.join("fill")).unwrap();
+        let chunk = vec![0xA5u8; 64 << 10];
+        let err = (0..64)
+            .find_map(|_| f.write_all(&chunk).err())
+            .expect("4 MiB fit into a 1 MiB tmpfs");
+        assert_eq!(err.raw_os_error(), Some(libc::ENOSPC), "{err}");
+        drop(f);
+        drop(t);
+        assert!(!is_mount_point(&dir));
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn busy_tmpfs_is_detached_lazily() {
+        if skip(mount_support("tmpfs"), "busy_tmpfs_is_detached_lazily") {
+            return;
+        }
+        let t = TmpfsMount::new(1 << 20).unwrap();
+        let dir = t.path().to_path_buf();
+        let held = std::fs::File::create(dir.join("held")).unwrap();
+        t.unmount().unwrap();
+        assert!(!is_mount_point(&dir));
+        assert!(!dir.exists());
+        drop(held);
+    }
+
+    #[test]
+    fn zero_size_tmpfs_is_refused() {
+        let e = TmpfsMount::new(0).unwrap_err().to_string();
+        assert!(e.contains("size 0"), "{e}");
+    }
+
+    #[test]
+    fn direct_io_over_ramfs_is_refused_clearly() {
+        if skip(
+            loop_support().and(mount_support("ramfs")),
+            "direct_io_over_ramfs",
+        ) {
+            return;
+        }
+        let r = TmpfsMount::ramfs().unwrap();
+        assert_eq!(r.fs_type(), "ramfs");
+        let img = r.path().join("img");
+        let _g = create_sparse_file(&img, 4 << 20).unwrap();
+        let opts = LoopOptions {
+            direct_io: true,
+            ..LoopOptions::default()
+        };
+        let e = LoopDevice::attach(&img, &opts).unwrap_err();
+        assert!(matches!(e, TestbedError::DirectIoRefused { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("ramfs") && msg.contains("O_DIRECT"), "{msg}");
+        // The failed attach must not leave the device bound.
+        assert!(eventually(|| loops_backed_by(&img).is_empty()));
+        // Buffered works on the same file.
+        let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
+        assert!(!dev.direct_io().unwrap());
+        assert!(dev.set_direct_io(true).is_err());
+    }
+
+    #[test]
+    fn ext4_image_mounts_on_loop_and_everything_goes_away() {
+        if skip(
+            loop_support().and(mount_support("ext4")),
+            "ext4_image_mounts",
+        ) {
+            return;
+        }
+        let mut img = Ext4Image::create(32 << 20).unwrap();
+        let path = img.image().to_path_buf();
+        let dir = path.parent().unwrap().to_path_buf();
+        let sigs = probe_signatures(&path).unwrap();
+        assert_eq!(sigs[0].kind, SignatureKind::Ext);
+        let mnt = img.mount().unwrap().to_path_buf();
+        let dev = img.loop_device().unwrap().path().to_path_buf();
+        assert!(is_mount_point(&mnt));
+        assert_eq!(fs_type_of(&mnt).as_deref(), Some("ext4"));
+        std::fs::write(mnt.join("hello"), b"world").unwrap();
+        assert_eq!(std::fs::read(mnt.join("hello")).unwrap(), b"world");
+        let mnt_s = mnt.to_string_lossy().into_owned();
+        assert_eq!(mount_points_of(&dev).unwrap(), vec![mnt_s.clone()]);
+        assert_eq!(mount_points_of(&path).unwrap(), vec![mnt_s.clone()]);
+        let why = block_write_refusal(&dev).unwrap().unwrap();
+        assert_eq!(why, format!("it is mounted on {mnt_s}"));
+        img.unmount().unwrap();
+        assert!(!is_mount_point(&mnt));
+        let why = block_write_refusal(&dev).unwrap().unwrap();
+        assert_eq!(why, "it holds an ext2/3/4 filesystem signature");
+        let again = img.mount().unwrap().to_path_buf();
+        assert!(
+            is_mount_point(&again) && again != mnt,
+            "remount on a fresh directory"
+        );
+        std::fs::write(again.join("second"), b"x").unwrap();
+        let canon = path.canonicalize().unwrap();
+        drop(img);
+        assert!(eventually(|| loops_backed_by(&canon).is_empty()));
+        assert!(!dir.exists());
+        let infos = crate::probe::mount_entries().unwrap();
+        assert!(!infos
+            .iter()
+            .any(|m| m.mount_point.starts_with(&*dir.to_string_lossy())));
+    }
+}
