@@ -49,7 +49,8 @@ fn calibrate() -> Option<f64> {
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
     base: Instant,
-    tsc: Option<(u64, f64)>,
+    /// TSC at start and ns per tick as 32.32 fixed point (one integer multiply per read).
+    tsc: Option<(u64, u64)>,
 }
 
 impl Clock {
@@ -62,7 +63,7 @@ impl Clock {
         };
         Clock {
             base: Instant::now(),
-            tsc: rate.map(|r| (rdtsc(), r)),
+            tsc: rate.map(|r| (rdtsc(), (r * (1u64 << 32) as f64) as u64)),
         }
     }
 
@@ -70,7 +71,9 @@ impl Clock {
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
         match self.tsc {
-            Some((base, rate)) => (rdtsc().wrapping_sub(base) as f64 * rate) as u64,
+            Some((base, mult)) => {
+                ((rdtsc().wrapping_sub(base) as u128 * mult as u128) >> 32) as u64
+            }
             None => self.base.elapsed().as_nanos() as u64,
         }
     }
