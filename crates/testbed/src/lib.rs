@@ -7,6 +7,7 @@
 
 pub mod cleanup;
 pub mod error;
+pub mod faultfs;
 pub mod loopdev;
 pub mod mount;
 pub mod probe;
@@ -17,6 +18,9 @@ mod testutil;
 
 pub use cleanup::{cleanup_all, Cleanup, CleanupGuard, Undo};
 pub use error::{Result, TestbedError};
+pub use faultfs::{
+    fuse_support, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule, FaultStats,
+};
 pub use loopdev::{loop_support, LoopDevice, LoopOptions};
 pub use mount::{mount_support, Ext4Image, TmpfsMount};
 pub use probe::{mount_points_of, probe_signatures, Signature, SignatureKind};
