@@ -58,6 +58,7 @@ pub(crate) struct FileState {
     pub(crate) last_pos: [u64; 3],
     pub(crate) last_start: [u64; 3],
     pub(crate) done: bool,
+    pub(crate) open: bool,
     pub(crate) map: Option<RandomMap>,
     pub(crate) lfsr: Option<Lfsr>,
     pub(crate) dist: Option<Dist>,
@@ -144,6 +145,9 @@ pub struct Generator {
     pub(crate) loops_left: u64,
     /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: skip random map marking.
     pub(crate) busy_ok: bool,
+    pub(crate) nr_open: usize,
+    /// `openfiles` (0 or more than nrfiles: all).
+    pub(crate) open_cap: usize,
 }
 
 /// Per-file state for the extents, checked against the real sizes.
@@ -179,6 +183,7 @@ fn file_states(
             last_pos: [f.offset; 3],
             last_start: [NONE; 3],
             done: false,
+            open: false,
             map: None,
             lfsr: None,
             dist: None,
@@ -255,6 +260,11 @@ impl Generator {
             service_left: 0,
             nr_done: 0,
             busy_ok: false,
+            nr_open: 0,
+            open_cap: match job.files.openfiles as usize {
+                0 => files.len(),
+                n => n.min(files.len()),
+            },
         };
         g.init_random_state(job, opts)?;
         Ok(g)
@@ -385,8 +395,12 @@ impl Generator {
             && self.io_issues.iter().sum::<u64>() >= c.number_ios.saturating_mul(c.loops)
     }
 
+    /// fio closes a file whose fill failed; non-uniform service types rewind it for later
+    /// picks, the others mark it done for this pass.
     fn file_failed(&mut self, fi: usize) {
         self.service_file = None;
+        self.files[fi].open = false;
+        self.nr_open -= 1;
         if self.cfg.fsvc.nonuniform() {
             self.reset_file(fi);
         } else {
@@ -453,10 +467,12 @@ impl Generator {
         if c.time_based || c.loops > 1 || c.do_verify {
             self.nr_done = 0;
         }
+        // All files are closed; each is rewound when next opened.
         self.service_file = None;
-        for i in 0..self.files.len() {
-            self.files[i].done = false;
-            self.reset_file(i);
+        self.nr_open = 0;
+        for f in &mut self.files {
+            f.done = false;
+            f.open = false;
         }
         if self.cfg.randrepeat {
             self.st = Streams::new(&self.cfg, &self.seeds, self.files.len());

@@ -9,42 +9,85 @@ use crate::cfg::{DistCfg, FileSvc};
 use crate::dist::zone_pick;
 use crate::gen::{Generator, IoReq};
 
+/// Outcome of choosing a file.
+enum Pick {
+    File(usize),
+    /// The file is closed and `openfiles` are open already: fio retries.
+    Busy,
+    /// Every file is done.
+    None,
+}
+
 /// Upper bound on block size redraws; fio loops until a size fits, which always terminates in
 /// practice. The cap only guards pathological bssplit tables (e.g. 0% for the only fitting size).
 const MAX_BS_DRAWS: u32 = 100_000;
 
 impl Generator {
-    /// fio's `__get_next_file`: None when every file is done for this pass.
+    /// fio's `__get_next_file`: None when every file is done for this pass. Files open
+    /// lazily, at most `openfiles` at a time; a pick that would open one more is "busy" in
+    /// fio and retried, which is what the loop does (the retry only moves the file choice).
     pub(crate) fn next_file(&mut self) -> Option<usize> {
         let n = self.files.len();
-        if self.nr_done >= n {
-            return None;
-        }
         if n == 1 {
             // Every service type picks the only file; the file stream feeds nothing else.
+            if self.nr_done >= 1 {
+                return None;
+            }
+            if !self.files[0].open {
+                self.open_file(0);
+            }
             return Some(0);
         }
-        if let Some(sf) = self.service_file {
-            if !self.files[sf].done {
-                if self.cfg.fsvc == FileSvc::Sequential {
-                    return Some(sf);
-                }
-                if self.service_left > 0 {
-                    self.service_left -= 1;
-                    return Some(sf);
+        loop {
+            if self.nr_done >= n {
+                return None;
+            }
+            if let Some(sf) = self.service_file {
+                if self.files[sf].open {
+                    if self.cfg.fsvc == FileSvc::Sequential {
+                        return Some(sf);
+                    }
+                    if self.service_left > 0 {
+                        self.service_left -= 1;
+                        return Some(sf);
+                    }
                 }
             }
+            let pick = match self.cfg.fsvc {
+                FileSvc::RoundRobin | FileSvc::Sequential => self.next_file_rr(),
+                _ => self.next_file_rand(),
+            };
+            match pick {
+                Pick::File(f) => {
+                    self.service_file = Some(f);
+                    self.service_left = self.cfg.fsvc_nr - 1;
+                    return Some(f);
+                }
+                Pick::Busy => continue,
+                Pick::None => return None,
+            }
         }
-        let f = match self.cfg.fsvc {
-            FileSvc::RoundRobin | FileSvc::Sequential => self.next_file_rr()?,
-            _ => self.next_file_rand(),
-        };
-        self.service_file = Some(f);
-        self.service_left = self.cfg.fsvc_nr - 1;
-        Some(f)
     }
 
-    fn next_file_rr(&mut self) -> Option<usize> {
+    /// Opening a file rewinds it (fio's `td_io_open_file` resets its position and map).
+    pub(crate) fn open_file(&mut self, fi: usize) {
+        self.files[fi].open = true;
+        self.nr_open += 1;
+        self.reset_file(fi);
+    }
+
+    /// A file that is not open can be used only if fewer than `openfiles` are open.
+    fn try_open(&mut self, fi: usize) -> Pick {
+        if !self.files[fi].open {
+            if self.nr_open >= self.open_cap {
+                return Pick::Busy;
+            }
+            self.open_file(fi);
+        }
+        Pick::File(fi)
+    }
+
+    fn next_file_rr(&mut self) -> Pick {
         let n = self.files.len();
         let old = self.next_file;
         loop {
@@ -54,15 +97,15 @@ impl Generator {
                 self.next_file = 0;
             }
             if !self.files[f].done {
-                return Some(f);
+                return self.try_open(f);
             }
             if self.next_file == old {
-                return None;
+                return Pick::None;
             }
         }
     }
 
-    fn next_file_rand(&mut self) -> usize {
+    fn next_file_rand(&mut self) -> Pick {
         let n = self.files.len();
         loop {
             let f = match &mut self.st.file_dist {
@@ -70,7 +113,7 @@ impl Generator {
                 None => (n as f64 * self.st.file.next_fraction()) as usize,
             };
             if f < n && !self.files[f].done {
-                return f;
+                return self.try_open(f);
             }
         }
     }
