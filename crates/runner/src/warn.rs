@@ -32,6 +32,18 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             "use ioengine=io_uring or libaio (with direct=1), or numjobs for parallelism",
         ));
     }
+    if job.ioengine.eq_ignore_ascii_case("libaio") && !job.direct && !flags.no_io {
+        out.push(w(
+            "buffered-libaio",
+            format!(
+                "libaio with buffered I/O (direct=0) is not asynchronous: io_submit performs each \
+                 I/O before returning, so iodepth={} gives little parallelism and the I/O time \
+                 shows up as submission latency (slat)",
+                job.iodepth
+            ),
+            "set direct=1, or use ioengine=io_uring for asynchronous buffered I/O",
+        ));
+    }
     if let (Some(rt), Some(ramp)) = (job.timing.runtime, job.timing.ramp_time) {
         if rt < ramp {
             out.push(w(
@@ -87,6 +99,38 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
     if !flags.no_io && job.rw.mode.has_read() {
         if let Some(m) = memory_served(job, plan) {
             out.push(m);
+        }
+    }
+    out
+}
+
+/// Warnings read from the measurements: submission taking most of the latency means the
+/// engine did not queue asynchronously (buffered libaio, a full device queue, a slow lock).
+pub fn result_warnings(job: &JobSpec, r: &fiox_stats::JobResult) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if job.iodepth <= 1 {
+        return out;
+    }
+    for (name, d) in [("reads", &r.dirs.read), ("writes", &r.dirs.write)] {
+        if d.slat.n == 0 || d.lat.n == 0 || d.lat.mean() <= 0.0 {
+            continue;
+        }
+        let share = d.slat.mean() / d.lat.mean();
+        if share > 0.5 {
+            out.push(w(
+                "submission-blocks",
+                format!(
+                    "{name} spent {:.0}% of their latency inside submission (slat avg {:.1} us of \
+                     {:.1} us): the engine completed I/O while submitting instead of queueing it, \
+                     so the effective queue depth was well below iodepth={}",
+                    share * 100.0,
+                    d.slat.mean() / 1000.0,
+                    d.lat.mean() / 1000.0,
+                    job.iodepth
+                ),
+                "with libaio use direct=1; otherwise try ioengine=io_uring",
+            ));
+            break;
         }
     }
     out
@@ -180,6 +224,20 @@ mod tests {
         j.direct = true;
         let ws = job_warnings(&j, &plan(1 << 20), f);
         assert!(!ws.iter().any(|w| w.code == "page-cache"));
+    }
+
+    #[test]
+    fn buffered_libaio_warns() {
+        let mut j = JobSpec {
+            ioengine: "libaio".into(),
+            iodepth: 32,
+            ..JobSpec::default()
+        };
+        let ws = job_warnings(&j, &plan(1 << 20), EngineFlags::default());
+        assert!(ws.iter().any(|w| w.code == "buffered-libaio"));
+        j.direct = true;
+        let ws = job_warnings(&j, &plan(1 << 20), EngineFlags::default());
+        assert!(!ws.iter().any(|w| w.code == "buffered-libaio"));
     }
 
     #[test]

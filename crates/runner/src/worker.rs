@@ -371,6 +371,8 @@ fn run_io(
             d.iops = iops;
         }
     }
+    let evidence = warn::result_warnings(job, result);
+    result.warnings.extend(evidence);
     log_result.map_err(|e| RunError::Job {
         job: job.name.clone(),
         msg: format!("writing log files: {e}"),
