@@ -354,6 +354,15 @@ impl Generator {
     #[allow(clippy::should_implement_trait)]
     #[inline]
     pub fn next(&mut self) -> Option<IoReq> {
+        self.next_rated(|d| d)
+    }
+
+    /// `next` for rate-limited jobs: `rate_pick` gets the direction the mix chose and returns
+    /// the one to issue (fio's `rate_ddir`: a mixed job whose chosen direction is ahead of
+    /// its rate while the other is behind switches to the other). The choice sticks, as in
+    /// fio. The caller owns the clock and the rate bookkeeping.
+    #[inline]
+    pub fn next_rated(&mut self, mut rate_pick: impl FnMut(Ddir) -> Ddir) -> Option<IoReq> {
         if !self.cfg.time_based
             && (self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget)
         {
@@ -361,7 +370,7 @@ impl Generator {
         }
         loop {
             let fi = self.next_file()?;
-            match self.fill(fi) {
+            match self.fill(fi, &mut rate_pick) {
                 Some(req) => {
                     let d = req.ddir.index();
                     self.io_issues[d] += 1;

@@ -120,8 +120,16 @@ impl Generator {
 
     /// fio's `fill_io_u` + the bookkeeping of `get_io_u`. None: this file cannot take another
     /// I/O this pass.
-    pub(crate) fn fill(&mut self, fi: usize) -> Option<IoReq> {
+    pub(crate) fn fill(
+        &mut self,
+        fi: usize,
+        rate_pick: &mut impl FnMut(Ddir) -> Ddir,
+    ) -> Option<IoReq> {
         let mut ddir = self.rw_ddir();
+        if self.cfg.mixed() {
+            ddir = rate_pick(ddir);
+            self.rwmix_ddir = ddir;
+        }
         if self.cfg.trimwrite {
             let f = &self.files[fi];
             ddir = if f.last_start[1] == f.last_start[2] {

@@ -671,3 +671,23 @@ fn empty_file_is_skipped_like_fio() {
         assert!(got.iter().all(|io| io.file == 1));
     }
 }
+
+#[test]
+fn rate_pick_overrides_and_sticks() {
+    let j = job(RwMode::RandRw, 256 * K);
+    let mut g = Generator::new(&j, &one_file(256 * K), 256 * K).unwrap();
+    let mut all = Vec::new();
+    while let Some(io) = g.next_rated(|_| Ddir::Write) {
+        all.push(io);
+    }
+    assert_eq!(all.len(), 64);
+    assert!(all.iter().all(|io| io.ddir == Ddir::Write));
+    // identity pick is plain next()
+    let a = gen(&j, &one_file(256 * K), 256 * K);
+    let mut g = Generator::new(&j, &one_file(256 * K), 256 * K).unwrap();
+    let mut b = Vec::new();
+    while let Some(io) = g.next_rated(|d| d) {
+        b.push(io);
+    }
+    assert_eq!(a, b);
+}
