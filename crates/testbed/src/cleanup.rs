@@ -211,6 +211,38 @@ pub fn cleanup_all() -> Vec<TestbedError> {
     Cleanup::run_all()
 }
 
+/// For programs without their own SIGINT/SIGTERM handling (experiment tools, test
+/// harnesses): install handlers for SIGINT, SIGTERM and SIGHUP that only record the signal,
+/// and a watcher thread that then runs [`cleanup_all`], reports failures on stderr and exits
+/// with status 128+signal. Idempotent. fiox's runner has its own handlers and calls
+/// [`cleanup_all`] from its shutdown path instead; do not use both in one process.
+pub fn cleanup_on_signals() -> Result<()> {
+    static INSTALLED: Mutex<bool> = Mutex::new(false);
+    let mut installed = INSTALLED.lock().unwrap_or_else(|p| p.into_inner());
+    if *installed {
+        return Ok(());
+    }
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        sys::install_recording_handler(sig)
+            .map_err(|e| TestbedError::io("sigaction", format!("signal {sig}"), e))?;
+    }
+    std::thread::Builder::new()
+        .name("fiox-testbed-signals".into())
+        .spawn(|| loop {
+            let sig = sys::last_signal();
+            if sig != 0 {
+                for e in cleanup_all() {
+                    eprintln!("fiox-testbed: cleanup failed: {e}");
+                }
+                std::process::exit(128 + sig);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        })
+        .map_err(|e| TestbedError::io("spawn signal watcher", "fiox-testbed-signals", e))?;
+    *installed = true;
+    Ok(())
+}
+
 /// Owner of one registered undo action: runs it when dropped (errors are printed to stderr,
 /// as a destructor cannot return them) or explicitly with [`CleanupGuard::run`].
 #[derive(Debug)]

@@ -16,7 +16,7 @@ pub mod temp;
 #[cfg(test)]
 mod testutil;
 
-pub use cleanup::{cleanup_all, Cleanup, CleanupGuard, Undo};
+pub use cleanup::{cleanup_all, cleanup_on_signals, Cleanup, CleanupGuard, Undo};
 pub use error::{Result, TestbedError};
 pub use faultfs::{
     fuse_support, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule, FaultStats,

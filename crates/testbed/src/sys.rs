@@ -187,6 +187,37 @@ pub fn umount2(target: &Path, flags: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// The last SIGINT/SIGTERM/SIGHUP number received by [`record_signal`] (0: none yet).
+static LAST_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn record_signal(sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe. A watcher thread does the real work.
+    LAST_SIGNAL.store(sig, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Install a handler for `sig` that only records the signal number (see [`last_signal`]).
+pub fn install_recording_handler(sig: libc::c_int) -> io::Result<()> {
+    // SAFETY: sigaction is plain data, zeroed then given a valid handler (which only stores
+    // to an atomic) and an empty mask; the pointers passed live across the call.
+    let r = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = record_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigaction(sig, &sa, std::ptr::null_mut())
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The last signal recorded by a handler from [`install_recording_handler`], 0 if none.
+pub fn last_signal() -> i32 {
+    LAST_SIGNAL.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
