@@ -288,3 +288,59 @@ fn eta_always_draws_lines_on_stderr() {
     assert!(r.stderr.contains(" IOPS][eta "), "{}", r.stderr);
     r.json();
 }
+
+/// I/O errors name the errno, file, offset and length; continue_on_error tolerates them with a
+/// warning instead of failing the job. /dev/full fails every write with ENOSPC.
+#[test]
+fn io_errors_follow_continue_on_error() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let base = [
+        "--name=f",
+        "--rw=write",
+        "--size=64k",
+        "--filename=/dev/full",
+        "--output-format=json",
+    ];
+    let r = fiox(&base);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("/dev/full: No space left on device (ENOSPC): write offset=0, length=4096"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], libc::ENOSPC);
+    let mut args = base.to_vec();
+    args.push("--continue_on_error=write");
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("16 I/O error(s) were tolerated"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], 0);
+}
+
+#[test]
+fn ramp_time_is_excluded_from_the_measured_runtime() {
+    let r = fiox(&[
+        "--name=r",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=500ms",
+        "--ramp_time=500ms",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let job = &v["jobs"][0];
+    // job_runtime counts from the end of the ramp: it is the runtime, not runtime + ramp.
+    let rt = job["job_runtime"].as_u64().unwrap();
+    assert!((500..1000).contains(&rt), "job_runtime={rt}");
+}

@@ -49,6 +49,8 @@ pub struct Limits {
     pub ramp_ns: Option<u64>,
     /// Absolute end (ns since start), ramp included.
     pub deadline_ns: Option<u64>,
+    /// `runtime`: the deadline moves to `ramp end + runtime` when the ramp actually ends.
+    pub runtime_ns: Option<u64>,
 }
 
 /// Everything the loop needs, owned by the job thread.
@@ -579,6 +581,9 @@ impl<'a> IoLoop<'a> {
                 }
                 self.pacer.restart(now);
                 self.measured_start_ns = now;
+                if let Some(rt) = self.limits.runtime_ns {
+                    self.limits.deadline_ns = Some(now + rt);
+                }
                 self.cpu_start = crate::sys::thread_usage();
                 self.progress.set_state(JobState::Running);
             }

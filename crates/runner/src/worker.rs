@@ -59,8 +59,11 @@ pub fn run_job(env: &JobEnv) -> JobOutcome {
     let err = match execute(env, &mut result, &mut leftovers) {
         Ok(()) => None,
         Err(e) => {
-            result.error = e.errno();
-            result.verror = e.to_string();
+            // A failed I/O already set its own errno and description.
+            if result.error == 0 {
+                result.error = e.errno();
+                result.verror = e.to_string();
+            }
             Some(e)
         }
     };
@@ -396,6 +399,7 @@ fn limits_of(job: &JobSpec) -> Limits {
     Limits {
         ramp_ns: ramp.filter(|&r| r > 0),
         deadline_ns: deadline,
+        runtime_ns: job.timing.runtime.map(|r| r.as_nanos() as u64),
     }
 }
 
