@@ -145,6 +145,8 @@ pub struct Generator {
     pub(crate) loops_left: u64,
     /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: skip random map marking.
     pub(crate) busy_ok: bool,
+    /// Bytes per direction since the start or the end of ramp_time (fio's `io_bytes`).
+    pub(crate) stat_bytes: [u64; 3],
     pub(crate) nr_open: usize,
     /// `openfiles` (0 or more than nrfiles: all).
     pub(crate) open_cap: usize,
@@ -260,6 +262,7 @@ impl Generator {
             service_left: 0,
             nr_done: 0,
             busy_ok: false,
+            stat_bytes: [0; 3],
             nr_open: 0,
             open_cap: match job.files.openfiles as usize {
                 0 => files.len(),
@@ -375,6 +378,7 @@ impl Generator {
                     let d = req.ddir.index();
                     self.io_issues[d] += 1;
                     self.issue_bytes[d] += req.len as u64;
+                    self.stat_bytes[d] += req.len as u64;
                     self.pass_bytes += req.len as u64;
                     self.pass_ios += 1;
                     return Some(req);
@@ -454,7 +458,7 @@ impl Generator {
         {
             return false;
         }
-        let done: u64 = self.issue_bytes.iter().sum();
+        let done: u64 = self.stat_bytes.iter().sum();
         if done >= c.limit {
             return false;
         }
@@ -463,6 +467,18 @@ impl Generator {
         }
         let files_done = self.files.iter().all(|f| f.done);
         !files_done || c.io_size_set
+    }
+
+    /// `ramp_time` ended: fio resets its issue counts (so the rwmix cycle, `number_ios` and the
+    /// extra-pass decision count from here) but not the issued bytes of the `io_size` limit.
+    pub fn ramp_over(&mut self) {
+        self.io_issues = [0; 3];
+        self.stat_bytes = [0; 3];
+        self.rwmix_issues = 0;
+        let c = &self.cfg;
+        if c.time_based || c.loops > 1 || c.do_verify {
+            self.nr_done = 0;
+        }
     }
 
     /// Start a new pass (loops=N, or time_based wrap-around): sequential restarts at the

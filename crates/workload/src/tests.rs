@@ -691,3 +691,21 @@ fn rate_pick_overrides_and_sticks() {
     }
     assert_eq!(a, b);
 }
+
+#[test]
+fn ramp_over_restarts_issue_counts() {
+    let mut j = job(RwMode::RandRead, 1024 * K);
+    j.number_ios = Some(10);
+    let mut g = Generator::new(&j, &one_file(1024 * K), 1024 * K).unwrap();
+    let mut n = 0;
+    while g.next().is_some() {
+        n += 1;
+        if n == 5 {
+            g.ramp_over();
+            assert_eq!(g.issued(), [0, 0, 0]);
+        }
+    }
+    // fio counts number_ios from the end of the ramp
+    assert_eq!(n, 15);
+    assert_eq!(g.issued_bytes()[0], 15 * 4096);
+}
