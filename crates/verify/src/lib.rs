@@ -69,8 +69,9 @@
 //!    `log.record(offset, buf.len(), seq)`. With iodepth > 1, overlapping writes in flight make
 //!    the on-disk winner unknowable; the runner should serialize overlaps as fio advises.
 //! 4. Verify phase (after the write phase, or `verify_backlog` batches, or the whole job for
-//!    `verify_only`): for each [`Run`] in `log.runs()` (or each block the workload would write,
-//!    when there is no log), read the same offset and length as the write and call
+//!    `verify_only`): for each [`Run`] in `log.runs()` that is [`Run::whole`] (a write a later
+//!    write cut into cannot be verified; fio drops those too), or each block the workload would
+//!    write when there is no log, read the same offset and length as the write and call
 //!    `verifier.check(buf, offset, Expect::Log(&log))` (`Expect::Any` without a log). Count the
 //!    error into the job's verify errors, print `"{file}: {failure}"`, dump with
 //!    [`Verifier::dump`] when `verify_dump` is set, and stop the job when `verify_fatal` is set.

@@ -15,7 +15,7 @@
 //! | 24     | 8      | granularity in bytes                             |
 //! | 32     | 8      | highest sequence number recorded                 |
 //! | 40     | 8      | number of runs N                                 |
-//! | 48     | 24 × N | runs: offset, length, sequence number (u64 each) |
+//! | 48     | 24 × N | runs: offset, length, sequence number (u64 each; bit 63 set = partial write) |
 //! | 48+24N | 4      | crc32c of all preceding bytes                    |
 //!
 //! A run is a maximal range of consecutive granules holding the same write.
@@ -25,6 +25,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 const PAGE: u64 = 4096;
+/// Flag in a granule's value: its write was partly overwritten.
+const PARTIAL: u64 = 1 << 63;
 const STATE_MAGIC: &[u8; 8] = b"fxvstate";
 const STATE_VERSION: u32 = 1;
 const STATE_FIXED: usize = 48;
@@ -38,6 +40,9 @@ pub struct Run {
     pub offset: u64,
     pub len: u64,
     pub seq: u64,
+    /// The whole write is still there. False when a later write (or a forget) cut into it:
+    /// what is left is part of a block whose header may be gone, so it cannot be verified.
+    pub whole: bool,
 }
 
 /// Identity of the job a state file belongs to.
@@ -84,26 +89,73 @@ impl WriteLog {
     }
 
     /// Records that `[offset, offset + len)` now holds write `seq` (call at completion of the
-    /// write). Granules partly covered are attributed to this write too. `seq` 0 forgets the
-    /// range (e.g. after a trim).
+    /// write; sequence numbers must be unique per write and below 2^63). Granules partly covered
+    /// are attributed to this write too. `seq` 0 forgets the range (e.g. after a trim). An older
+    /// write that this range cuts into is marked as no longer whole (see [`Run::whole`]).
     pub fn record(&mut self, offset: u64, len: u64, seq: u64) {
         if len == 0 {
             return;
         }
+        let seq = seq & !PARTIAL;
         self.last_seq = self.last_seq.max(seq);
         let first = offset / self.gran;
         let last = offset.saturating_add(len - 1) / self.gran;
+        if let Some(before) = first.checked_sub(1) {
+            self.mark_partial(first, before, false);
+        }
+        if let Some(after) = last.checked_add(1) {
+            self.mark_partial(last, after, true);
+        }
+        self.fill_range(first, last, seq);
+    }
+
+    /// If the write at granule `outside` also covers granule `inside` (so the new write cuts
+    /// it), flags its granules from `outside` outwards as belonging to a partial write.
+    fn mark_partial(&mut self, inside: u64, outside: u64, up: bool) {
+        let s = self.slot(outside) & !PARTIAL;
+        if s == 0 || self.slot(inside) & !PARTIAL != s {
+            return;
+        }
+        let mut idx = Some(outside);
+        while let Some(i) = idx {
+            if self.slot(i) & !PARTIAL != s {
+                break;
+            }
+            self.set_slot(i, s | PARTIAL);
+            idx = if up {
+                i.checked_add(1)
+            } else {
+                i.checked_sub(1)
+            };
+        }
+    }
+
+    fn slot(&self, idx: u64) -> u64 {
+        self.pages
+            .get(&(idx / PAGE))
+            .map_or(0, |p| p[(idx % PAGE) as usize])
+    }
+
+    /// Sets one granule; only called for granules that hold a write, so the page exists.
+    fn set_slot(&mut self, idx: u64, v: u64) {
+        if let Some(p) = self.pages.get_mut(&(idx / PAGE)) {
+            p[(idx % PAGE) as usize] = v;
+        }
+    }
+
+    /// Stores `raw` (sequence number, possibly flagged partial) in granules `first..=last`.
+    fn fill_range(&mut self, first: u64, last: u64, raw: u64) {
         let mut idx = first;
         loop {
             let page_no = idx / PAGE;
             let lo = (idx % PAGE) as usize;
             let hi = (last - page_no * PAGE).min(PAGE - 1) as usize;
-            if seq != 0 || self.pages.contains_key(&page_no) {
+            if raw != 0 || self.pages.contains_key(&page_no) {
                 let page = self
                     .pages
                     .entry(page_no)
                     .or_insert_with(|| vec![0u64; PAGE as usize].into_boxed_slice());
-                page[lo..=hi].fill(seq);
+                page[lo..=hi].fill(raw);
             }
             if page_no * PAGE + hi as u64 >= last {
                 break;
@@ -114,29 +166,36 @@ impl WriteLog {
 
     /// Sequence number of the write that last covered `offset`, if any.
     pub fn get(&self, offset: u64) -> Option<u64> {
-        let idx = offset / self.gran;
-        let seq = self.pages.get(&(idx / PAGE))?[(idx % PAGE) as usize];
+        let seq = self.slot(offset / self.gran) & !PARTIAL;
         (seq != 0).then_some(seq)
     }
 
     /// Every written range in offset order, consecutive granules of one write merged. This is
-    /// the list a verify pass (or a `verify_state_load` run) reads back.
+    /// the list a verify pass (or a `verify_state_load` run) reads back; runs that are not
+    /// [`Run::whole`] must be skipped (their write's header may be gone), as fio drops writes
+    /// that a later write overlapped.
     pub fn runs(&self) -> Vec<Run> {
         let mut runs: Vec<Run> = Vec::new();
         for (&page_no, page) in &self.pages {
-            for (i, &seq) in page.iter().enumerate() {
-                if seq == 0 {
+            for (i, &raw) in page.iter().enumerate() {
+                if raw == 0 {
                     continue;
                 }
                 let offset = (page_no * PAGE + i as u64) * self.gran;
+                let (seq, whole) = (raw & !PARTIAL, raw & PARTIAL == 0);
                 match runs.last_mut() {
-                    Some(r) if r.seq == seq && r.offset.checked_add(r.len) == Some(offset) => {
+                    Some(r)
+                        if r.seq == seq
+                            && r.whole == whole
+                            && r.offset.checked_add(r.len) == Some(offset) =>
+                    {
                         r.len += self.gran
                     }
                     _ => runs.push(Run {
                         offset,
                         len: self.gran,
                         seq,
+                        whole,
                     }),
                 }
             }
@@ -158,7 +217,8 @@ impl WriteLog {
         for r in &runs {
             out.extend_from_slice(&r.offset.to_le_bytes());
             out.extend_from_slice(&r.len.to_le_bytes());
-            out.extend_from_slice(&r.seq.to_le_bytes());
+            let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
+            out.extend_from_slice(&raw.to_le_bytes());
         }
         let crc = crc32c::crc32c(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -206,12 +266,16 @@ impl WriteLog {
             .map(|c| Run {
                 offset: u64_at(c, 0),
                 len: u64_at(c, 8),
-                seq: u64_at(c, 16),
+                seq: u64_at(c, 16) & !PARTIAL,
+                whole: u64_at(c, 16) & PARTIAL == 0,
             })
             .collect();
         log.check_runs(&runs)?;
         for r in &runs {
-            log.record(r.offset, r.len, r.seq);
+            let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
+            let first = r.offset / log.gran;
+            log.fill_range(first, first + (r.len / log.gran - 1), raw);
+            log.last_seq = log.last_seq.max(r.seq);
         }
         log.last_seq = log.last_seq.max(u64_at(b, 32));
         Ok((log, ident))
@@ -284,6 +348,46 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 mod tests {
     use super::*;
 
+    fn run(offset: u64, len: u64, seq: u64, whole: bool) -> Run {
+        Run {
+            offset,
+            len,
+            seq,
+            whole,
+        }
+    }
+
+    #[test]
+    fn overwrites_mark_the_older_write_partial() {
+        let mut log = WriteLog::new(512).unwrap();
+        log.record(0, 4096, 1); // granules 0..8
+        log.record(4096, 4096, 2); // adjacent, not overlapping: both stay whole
+        assert_eq!(
+            log.runs(),
+            vec![run(0, 4096, 1, true), run(4096, 4096, 2, true)]
+        );
+        log.record(1024, 1024, 3); // inside write 1: both remnants partial
+        log.record(7168, 2048, 4); // cuts the tail of write 2
+        log.record(16384, 1024, 5);
+        log.record(16384, 1024, 6); // exact overwrite: nothing left of write 5
+        assert_eq!(
+            log.runs(),
+            vec![
+                run(0, 1024, 1, false),
+                run(1024, 1024, 3, true),
+                run(2048, 2048, 1, false),
+                run(4096, 3072, 2, false),
+                run(7168, 2048, 4, true),
+                run(16384, 1024, 6, true),
+            ]
+        );
+        assert_eq!(log.get(3000), Some(1));
+        // Partial flags survive a state file.
+        let (back, _) = WriteLog::decode(&log.encode(StateIdent { job_id: 0, seed: 0 })).unwrap();
+        assert_eq!(back.runs(), log.runs());
+        assert_eq!(back.last_seq(), 6);
+    }
+
     #[test]
     fn record_get_and_runs() {
         let mut log = WriteLog::new(4096).unwrap();
@@ -303,26 +407,10 @@ mod tests {
         assert_eq!(
             runs,
             vec![
-                Run {
-                    offset: 0,
-                    len: 8192,
-                    seq: 1
-                },
-                Run {
-                    offset: 8192,
-                    len: 4096,
-                    seq: 2
-                },
-                Run {
-                    offset: 12288,
-                    len: 4096,
-                    seq: 1
-                },
-                Run {
-                    offset: 4095 * 4096,
-                    len: 3 * 4096,
-                    seq: 3
-                },
+                run(0, 8192, 1, false),
+                run(8192, 4096, 2, true),
+                run(12288, 4096, 1, false),
+                run(4095 * 4096, 3 * 4096, 3, true),
             ]
         );
         log.record(8192, 4096, 0);
