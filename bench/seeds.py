@@ -13,6 +13,9 @@ Each row is one job-file section run alone (--section) with JSON output. Columns
   ctx             context switches of the job (fio's ctx)
   load            1-minute load average when the run started (other work on the machine)
   warnings        fiox's warning codes for the job (fio has none)
+  advice          what crates/stats/src/advice.rs concludes from this row's numbers (its rules
+                  are mirrored in advice() below, so fio's runs are judged too): buffered-libaio
+                  (blocked / inconclusive) or sync-submission, "-" for nothing
 
 The disk files are created in a scratch directory (--dir, default a new one under /var/tmp) and
 removed at the end; /dev/shm/seed000-rd.dat is removed only if this script created it.
@@ -52,6 +55,7 @@ S004 = [
     ("libaio-qd100", ("fio", "fiox")),
     ("guasi-qd1000", ("fiox",)),
     ("libaio-qd1000", ("fio", "fiox")),
+    ("guasi-inline-qd100", ("fiox",)),
     ("posixaio-qd100", ("fio", "fiox")),
 ]
 EXPERIMENTS = [
@@ -87,9 +91,49 @@ def dir_figures(d):
     }
 
 
+# advice.rs thresholds (SLAT_SHARE_BLOCKING, SUBMIT_BUSY_BLOCKING, MIN_BLOCKING_SLAT_NS in us,
+# DEPTH1_STUCK) and queued engines; keep in step with the Rust module.
+SLAT_SHARE, BUSY, MIN_SLAT_US, DEPTH1 = 0.30, 0.50, 10.0, 0.90
+QUEUED = ("libaio", "io_uring", "posixaio", "guasi", "threads")
+
+
+def verdict(dirs, busy, depth1):
+    """advice::verdict on a row: 'blocked', 'inconclusive' or 'no data'."""
+    if depth1 is not None and depth1 >= DEPTH1:
+        return "blocked"
+    ev = [d for d in dirs if d["slat"] is not None and d["ios"]]
+    if not ev:
+        return "no data"
+    share = lambda d: d["slat"] / d["lat"] if d["lat"] else 0.0
+    top = max(ev, key=share)
+    slowest = max(ev, key=lambda d: d["slat"])
+    if share(top) >= SLAT_SHARE and top["slat"] >= MIN_SLAT_US:
+        return "blocked"
+    if busy >= BUSY and slowest["slat"] >= MIN_SLAT_US:
+        return "blocked"
+    if share(top) >= 0.5:
+        return "blocked"
+    return "inconclusive"
+
+
+def advice(opts, dirs, busy, depth1):
+    """advice::analyze on a row: the warning code (with the verdict for buffered-libaio)."""
+    engine = opts.get("ioengine", "psync").strip().lower()
+    depth = int(opts.get("iodepth", "1") or 1)
+    direct = opts.get("direct", "0") in ("1", "true") or opts.get("buffered", "1") in ("0", "false")
+    if depth <= 1 or engine not in QUEUED:
+        return "-"
+    v = verdict(dirs, busy, depth1)
+    if engine == "libaio" and not direct:
+        return f"buffered-libaio ({v})"
+    return "sync-submission" if v == "blocked" else "-"
+
+
 def figures(doc):
     """Row figures of the first job of a JSON document."""
     job = doc["jobs"][0]
+    opts = dict(doc.get("global options") or {})
+    opts.update(job.get("job options") or {})
     r, w = dir_figures(job["read"]), dir_figures(job["write"])
     busy = 0.0
     for d in (r, w):
@@ -97,7 +141,9 @@ def figures(doc):
             busy += d["slat_sum_ns"] / (d["runtime_ms"] * 1e6)
     share = r["slat"] / r["lat"] if r["slat"] is not None and r["lat"] else None
     warns = [w_["code"] for w_ in job.get("fiox", {}).get("warnings", [])]
+    d1 = job.get("iodepth_level", {}).get("1")
     return {
+        "advice": advice(opts, (r, w), busy, None if d1 is None else d1 / 100),
         "r": r,
         "w": w,
         "share": share,
@@ -143,13 +189,13 @@ def run_one(tool_path, jobfile, section, cwd, out):
 
 
 HEADER = ("| run | tool | r IOPS | w IOPS | r slat us | r clat us | w slat us | w clat us "
-          "| r slat/lat | submit busy | ctx | usr/sys % | load | warnings |")
-RULE = "|" + "---|" * 14
+          "| r slat/lat | submit busy | ctx | usr/sys % | load | warnings | advice |")
+RULE = "|" + "---|" * 15
 
 
 def row(section, tool, f, note, load1):
     if f is None:
-        return f"| {section} | {tool} | failed: {note} |" + " |" * 11
+        return f"| {section} | {tool} | failed: {note} |" + " |" * 12
     r, w = f["r"], f["w"]
     cpu = f"{f['cpu'][0]:.0f}/{f['cpu'][1]:.0f}"
     warns = ", ".join(f["warnings"]) if tool == "fiox" else "n/a"
@@ -157,7 +203,7 @@ def row(section, tool, f, note, load1):
     return (f"| {section}{err} | {tool} | {r['iops']:.0f} | {w['iops']:.0f} | {fmt_us(r['slat'])} "
             f"| {fmt_us(r['clat'])} | {fmt_us(w['slat'])} | {fmt_us(w['clat'])} "
             f"| {fmt_pct(f['share'])} | {fmt_pct(f['busy'])} | {f['ctx']} | {cpu} "
-            f"| {load1:.1f} | {warns or '-'} |")
+            f"| {load1:.1f} | {warns or '-'} | {f['advice']} |")
 
 
 def main():
