@@ -1,6 +1,7 @@
 //! The helper thread of a run: fio's one-line ETA on stderr
 //! (`Jobs: 1 (f=1): [r(1)][45.0%][r=107MiB/s][r=27.4k IOPS][eta 00m:05s]`) and periodic status
-//! snapshots for `--status-interval`. It only reads the jobs' relaxed counters ([`Progress`]).
+//! snapshots for `--status-interval`; it also passes a Ctrl-C on to the run's jobs. It only
+//! reads the jobs' relaxed counters ([`Progress`]).
 
 use crate::acct::{JobState, Progress};
 use crate::RunOptions;
@@ -160,6 +161,7 @@ pub fn run_eta(
     progress: &[Progress],
     opts: &RunOptions,
     done: &AtomicBool,
+    run_stop: &AtomicBool,
     start_ms: u64,
     on_status: &mut (dyn FnMut(&RunResult) + Send),
 ) {
@@ -169,15 +171,16 @@ pub fn run_eta(
         EtaMode::Never => false,
         EtaMode::Auto => tty,
     };
-    if !show && opts.status_interval.is_none() {
-        return;
-    }
     let t0 = Instant::now();
     let mut last = (t0, totals(progress));
     let mut next_status = opts.status_interval.map(|i| t0 + i);
     let mut drawn = false;
     while !done.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
+        // A signal (process-wide) stops this run's jobs.
+        if crate::stop_requested() {
+            run_stop.store(true, Ordering::Relaxed);
+        }
         let now = Instant::now();
         if show && now.duration_since(last.0) >= Duration::from_secs(1) {
             let cur = totals(progress);

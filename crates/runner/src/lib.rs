@@ -53,13 +53,17 @@ pub struct RunOutcome {
     pub interrupted: bool,
 }
 
-/// The flag every job polls; set by SIGINT/SIGTERM (see [`install_signal_handlers`]) or by
-/// `exitall`.
+/// Process-wide stop request: set by SIGINT/SIGTERM (see [`install_signal_handlers`]) or
+/// [`request_stop`]; every running [`run`] passes it on to its jobs within ~20 ms.
 static STOP: AtomicBool = AtomicBool::new(false);
 
-/// Ask all running jobs to stop (as Ctrl-C does).
+/// Ask all running jobs of every run to stop (as Ctrl-C does).
 pub fn request_stop() {
     STOP.store(true, Ordering::SeqCst);
+}
+
+fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
 }
 
 /// Install SIGINT/SIGTERM handlers: the first signal stops I/O (results are still printed), a
@@ -117,15 +121,26 @@ pub fn run(
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
     let done = AtomicBool::new(false);
+    // This run's stop flag (exitall, or a signal passed on by the helper thread).
+    let run_stop = AtomicBool::new(stop_requested());
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
     std::thread::scope(|s| {
-        let eta = s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, start_ms, on_status));
+        let eta =
+            s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
         for phase in phases(jobs) {
-            if STOP.load(Ordering::Relaxed) {
+            if run_stop.load(Ordering::Relaxed) || stop_requested() {
                 break;
             }
-            run_phase(jobs, &phase, &progress, opts, &mut results, &mut errors);
+            run_phase(
+                jobs,
+                &phase,
+                &progress,
+                opts,
+                &run_stop,
+                &mut results,
+                &mut errors,
+            );
         }
         done.store(true, Ordering::SeqCst);
         let _ = eta.join();
@@ -238,6 +253,7 @@ fn run_phase(
     phase: &[usize],
     progress: &[Progress],
     opts: &RunOptions,
+    run_stop: &AtomicBool,
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
 ) {
@@ -249,11 +265,11 @@ fn run_phase(
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
-                        wait_for(job, jobs, progress);
+                        wait_for(job, jobs, progress, run_stop);
                         let env = worker::JobEnv {
                             job,
                             progress: &progress[i],
-                            stop: &STOP,
+                            stop: run_stop,
                             messages: opts.messages,
                             readonly: opts.readonly,
                             cpus: cpus_for(job),
@@ -263,7 +279,7 @@ fn run_phase(
                         if job.errors.exitall
                             || (job.errors.exitall_on_error && out.error.is_some())
                         {
-                            request_stop();
+                            run_stop.store(true, Ordering::Relaxed);
                         }
                         out
                     });
@@ -296,12 +312,12 @@ fn run_phase(
 }
 
 /// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
-fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress]) {
+fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {
     let Some(name) = &job.wait_for else { return };
     let targets: Vec<usize> = (0..job.index as usize)
         .filter(|&k| k < jobs.len() && &jobs[k].name == name)
         .collect();
-    while !STOP.load(Ordering::Relaxed)
+    while !stop.load(Ordering::Relaxed)
         && targets
             .iter()
             .any(|&k| progress[k].state() != JobState::Done)

@@ -167,3 +167,22 @@ fn status_snapshots_are_published() {
     assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
     assert!(*seen.last().unwrap() <= out.result.jobs[0].dirs.read.total_ios);
 }
+
+#[test]
+fn exitall_stops_the_other_jobs_of_the_run_only() {
+    let mut quick = job("quick", RwMode::Read, 1 << 20);
+    quick.ioengine = "null".into();
+    quick.errors.exitall = true;
+    let mut long = job("long", RwMode::Read, 1 << 30);
+    long.ioengine = "null".into();
+    long.index = 1;
+    long.timing.runtime = Some(std::time::Duration::from_secs(600));
+    long.timing.time_based = true;
+    let out = run(&[quick, long], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(!out.interrupted);
+    // The long job ended early because the first one finished.
+    assert!(out.result.jobs[1].runtime_ms < 600_000);
+    // The stop was local to that run.
+    assert!(!stop_requested());
+}

@@ -106,6 +106,10 @@ fn execute(
 ) -> Result<(), RunError> {
     let job = env.job;
     start_delay(job, env.stop);
+    if env.stop.load(Ordering::Relaxed) {
+        // Stopped before starting: nothing to set up or measure.
+        return Ok(());
+    }
     place_thread(job, env.cpus.as_deref())?;
     if env.readonly && files::job_writes(job) {
         return Err(RunError::Refused(format!(
