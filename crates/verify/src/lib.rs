@@ -79,6 +79,38 @@
 //! 5. At job end with `verify_state_save`: `log.save(dir.join(state_file_name(name, index)),
 //!    StateIdent { job_id, seed })`.
 //!
+//! ```
+//! use fiox_job::spec::{JobSpec, VerifyMethod};
+//! use fiox_verify::{Expect, Verifier, WriteLog};
+//!
+//! let mut job = JobSpec::default();
+//! job.verify.method = VerifyMethod::Crc32c;
+//! let v = Verifier::from_job(&job, 0, 0x5eed)?.expect("verify is on");
+//! v.validate_block_len(4096)?;
+//! let mut log = WriteLog::new(4096)?;
+//! let mut disk = vec![0u8; 8 * 4096];
+//! for (seq, block) in (1..).zip(0..8u64) {
+//!     let off = block * 4096;
+//!     let buf = &mut disk[off as usize..][..4096];
+//!     v.fill_write(buf, off, seq, 0)?; // then submit the write
+//!     log.record(off, 4096, seq); // on completion
+//! }
+//! disk[3 * 4096 + 100] ^= 1; // bit rot in block 3
+//! let bad: Vec<_> = log
+//!     .runs()
+//!     .iter()
+//!     .filter(|r| r.whole)
+//!     .filter_map(|r| {
+//!         let buf = &disk[r.offset as usize..][..r.len as usize];
+//!         v.check(buf, r.offset, Expect::Log(&log)).err()
+//!     })
+//!     .collect();
+//! assert_eq!(bad.len(), 1);
+//! assert_eq!(bad[0].offset, 3 * 4096);
+//! assert_eq!(bad[0].kind.name(), "data-checksum");
+//! # Ok::<(), fiox_verify::VerifyError>(())
+//! ```
+//!
 //! Thread safety: [`Verifier`] is immutable after construction (`Send + Sync`), so
 //! `verify_async` workers can share it behind an `Arc`; the write log belongs to the submitter.
 

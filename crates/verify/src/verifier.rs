@@ -10,7 +10,8 @@ use crate::sum::{Algo, Sum};
 use crate::writelog::WriteLog;
 use fiox_job::spec::{JobSpec, VerifyMethod, VerifySpec};
 
-/// Which sequence number a block read back should carry.
+/// Which sequence number a block read back should carry. `verify=pattern` blocks carry none
+/// (only their contents are checked), so lost writes of identical patterns are invisible there.
 #[derive(Debug, Clone, Copy)]
 pub enum Expect<'a> {
     /// Accept any write of this job (verify_only without a saved state).
