@@ -61,8 +61,10 @@
 //!    [`Verifier::notes`] as warnings; call [`Verifier::validate_block_len`] for the smallest
 //!    and largest block size and turn an error into a job error. The seed must be derived from
 //!    the job's `randseed` so a later `verify_only` run with the same job file gets the same one.
-//! 2. Per file: a [`WriteLog`] with granularity = min(smallest block size, verify interval), or
-//!    the one loaded from `<dir>/`[`state_file_name`] when `verify_state_load` is set.
+//! 2. Per file: a [`WriteLog`] whose granularity divides every write's offset and length (the
+//!    smallest of block size, block alignment and verify interval), or the one loaded from
+//!    `<dir>/`[`state_file_name`] when `verify_state_load` is set (check that its
+//!    [`StateIdent`] matches the job, seed and file number).
 //! 3. Before each write of `buf` at `offset`: `seq += 1;
 //!    verifier.fill_write(buf, offset, seq, now_ns)` (after buffer contents were generated, so
 //!    the verify data replaces them). After the write completes successfully:
@@ -76,8 +78,8 @@
 //!    error into the job's verify errors, print `"{file}: {failure}"`, dump with
 //!    [`Verifier::dump`] when `verify_dump` is set, and stop the job when `verify_fatal` is set.
 //!    [`Verifier::check_all`] lists every bad interval of a block instead of the first.
-//! 5. At job end with `verify_state_save`: `log.save(dir.join(state_file_name(name, index)),
-//!    StateIdent { job_id, seed })`.
+//! 5. At job end with `verify_state_save`, per file: `log.save(&dir.join(state_file_name(name,
+//!    index, file_no)), StateIdent { job_id, seed, file_no })`.
 //!
 //! ```
 //! use fiox_job::spec::{JobSpec, VerifyMethod};

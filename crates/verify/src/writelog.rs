@@ -15,8 +15,10 @@
 //! | 24     | 8      | granularity in bytes                             |
 //! | 32     | 8      | highest sequence number recorded                 |
 //! | 40     | 8      | number of runs N                                 |
-//! | 48     | 24 × N | runs: offset, length, sequence number (u64 each; bit 63 set = partial write) |
-//! | 48+24N | 4      | crc32c of all preceding bytes                    |
+//! | 48     | 4      | file number within the job                       |
+//! | 52     | 4      | reserved (0)                                     |
+//! | 56     | 24 × N | runs: offset, length, sequence number (u64 each; bit 63 set = partial write) |
+//! | 56+24N | 4      | crc32c of all preceding bytes                    |
 //!
 //! A run is a maximal range of consecutive granules holding the same write.
 
@@ -29,7 +31,7 @@ const PAGE: u64 = 4096;
 const PARTIAL: u64 = 1 << 63;
 const STATE_MAGIC: &[u8; 8] = b"fxvstate";
 const STATE_VERSION: u32 = 1;
-const STATE_FIXED: usize = 48;
+const STATE_FIXED: usize = 56;
 const RUN_LEN: usize = 24;
 /// Refuse state files describing more granules than this (2^31 granules = 16 GiB of log).
 const MAX_STATE_GRANULES: u64 = 1 << 31;
@@ -45,11 +47,13 @@ pub struct Run {
     pub whole: bool,
 }
 
-/// Identity of the job a state file belongs to.
+/// Identity of the job and file a state file belongs to (checked by the loader's caller).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateIdent {
     pub job_id: u32,
     pub seed: u64,
+    /// Which of the job's files (0-based) the log describes.
+    pub file_no: u32,
 }
 
 /// Sequence number last written per granule of one file (0 = never written).
@@ -214,6 +218,8 @@ impl WriteLog {
         out.extend_from_slice(&self.gran.to_le_bytes());
         out.extend_from_slice(&self.last_seq.to_le_bytes());
         out.extend_from_slice(&(runs.len() as u64).to_le_bytes());
+        out.extend_from_slice(&ident.file_no.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
         for r in &runs {
             out.extend_from_slice(&r.offset.to_le_bytes());
             out.extend_from_slice(&r.len.to_le_bytes());
@@ -249,6 +255,7 @@ impl WriteLog {
         let ident = StateIdent {
             job_id: u32_at(b, 12),
             seed: u64_at(b, 16),
+            file_no: u32_at(b, 48),
         };
         let n = u64_at(b, 40);
         let want = n
@@ -326,10 +333,17 @@ impl WriteLog {
     }
 }
 
-/// fio's state file name for job `name` (slashes become dots), instance `index`:
-/// `local-<name>-<index>-verify.state`.
-pub fn state_file_name(job_name: &str, index: u32) -> String {
-    format!("local-{}-{index}-verify.state", job_name.replace('/', "."))
+/// State file name for job `name` (slashes become dots), instance `index`, file `file_no`:
+/// fio's `local-<name>-<index>-verify.state` for a job's first file, and
+/// `local-<name>-<index>-<file_no>-verify.state` for its other files (fio keeps one state per
+/// job; fiox keeps one log per file).
+pub fn state_file_name(job_name: &str, index: u32, file_no: u32) -> String {
+    let name = job_name.replace('/', ".");
+    if file_no == 0 {
+        format!("local-{name}-{index}-verify.state")
+    } else {
+        format!("local-{name}-{index}-{file_no}-verify.state")
+    }
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -383,7 +397,12 @@ mod tests {
         );
         assert_eq!(log.get(3000), Some(1));
         // Partial flags survive a state file.
-        let (back, _) = WriteLog::decode(&log.encode(StateIdent { job_id: 0, seed: 0 })).unwrap();
+        let (back, _) = WriteLog::decode(&log.encode(StateIdent {
+            job_id: 0,
+            seed: 0,
+            file_no: 0,
+        }))
+        .unwrap();
         assert_eq!(back.runs(), log.runs());
         assert_eq!(back.last_seq(), 6);
     }
@@ -441,6 +460,7 @@ mod tests {
         let ident = StateIdent {
             job_id: 3,
             seed: 99,
+            file_no: 2,
         };
         let bytes = log.encode(ident);
         let (back, id) = WriteLog::decode(&bytes).unwrap();
@@ -462,11 +482,16 @@ mod tests {
     fn save_and_load_file() {
         let dir = std::env::temp_dir().join(format!("fiox-verify-state-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(state_file_name("a/b", 2));
+        assert_eq!(state_file_name("x", 0, 3), "local-x-0-3-verify.state");
+        let path = dir.join(state_file_name("a/b", 2, 0));
         assert!(path.ends_with("local-a.b-2-verify.state"));
         let mut log = WriteLog::new(512).unwrap();
         log.record(1024, 4096, 7);
-        let ident = StateIdent { job_id: 1, seed: 2 };
+        let ident = StateIdent {
+            job_id: 1,
+            seed: 2,
+            file_no: 1,
+        };
         log.save(&path, ident).unwrap();
         let (back, id) = WriteLog::load(&path).unwrap();
         assert_eq!((back, id), (log, ident));

@@ -331,13 +331,14 @@ fn verify_only_rerun_and_state_file_find_the_same() {
 
     let dir = std::env::temp_dir().join(format!("fiox-verify-it-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let state = dir.join(fiox_verify::state_file_name("job", 0));
+    let state = dir.join(fiox_verify::state_file_name("job", 0, 0));
     d.log
         .save(
             &state,
             StateIdent {
                 job_id: JOB,
                 seed: SEED,
+                file_no: 0,
             },
         )
         .unwrap();
@@ -349,7 +350,8 @@ fn verify_only_rerun_and_state_file_find_the_same() {
         ident,
         StateIdent {
             job_id: JOB,
-            seed: SEED
+            seed: SEED,
+            file_no: 0,
         }
     );
     let mut found = Vec::new();

@@ -122,7 +122,7 @@ proptest! {
         }
         let covered: u64 = log.runs().iter().map(|r| r.len / gran).sum();
         prop_assert_eq!(covered, model.len() as u64);
-        let (back, _) = WriteLog::decode(&log.encode(fiox_verify::StateIdent { job_id: 0, seed: 0 })).unwrap();
+        let (back, _) = WriteLog::decode(&log.encode(fiox_verify::StateIdent { job_id: 0, seed: 0, file_no: 0 })).unwrap();
         prop_assert_eq!(back.runs(), log.runs());
     }
 }
