@@ -22,6 +22,6 @@ pub use faultfs::{
     fuse_support, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule, FaultStats,
 };
 pub use loopdev::{loop_support, LoopDevice, LoopOptions};
-pub use mount::{mount_support, Ext4Image, TmpfsMount};
+pub use mount::{mount_support, DeviceMount, Ext4Image, TmpfsMount};
 pub use probe::{mount_points_of, probe_signatures, Signature, SignatureKind};
 pub use temp::TempDir;

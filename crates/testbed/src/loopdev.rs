@@ -30,6 +30,9 @@ pub struct LoopOptions {
     pub block_size: Option<u32>,
     /// Let the kernel detach the device when its last opener closes it (LO_FLAGS_AUTOCLEAR).
     pub autoclear: bool,
+    /// Scan the backing file for a partition table and create loopNpM devices
+    /// (LO_FLAGS_PARTSCAN).
+    pub partscan: bool,
 }
 
 impl Default for LoopOptions {
@@ -39,6 +42,7 @@ impl Default for LoopOptions {
             direct_io: false,
             block_size: None,
             autoclear: true,
+            partscan: false,
         }
     }
 }
@@ -182,6 +186,19 @@ impl LoopDevice {
             .map_err(|e| TestbedError::io("stat", &self.path, e))?
             .rdev();
         Ok((libc::major(rdev), libc::minor(rdev)))
+    }
+
+    /// Partition devices the kernel created for this device (`/dev/loopNpM`), from sysfs.
+    pub fn partitions(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(format!("/sys/block/{}", self.name()))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.path().join("partition").exists())
+            .map(|e| Path::new("/dev").join(e.file_name()))
+            .collect();
+        v.sort();
+        v
     }
 
     /// Switch direct I/O on or off (LOOP_SET_DIRECT_IO), then confirm through sysfs.
@@ -328,6 +345,9 @@ fn loop_info(backing: &Path, opts: &LoopOptions) -> sys::LoopInfo64 {
     if opts.autoclear {
         info.lo_flags |= sys::LO_FLAGS_AUTOCLEAR;
     }
+    if opts.partscan {
+        info.lo_flags |= sys::LO_FLAGS_PARTSCAN;
+    }
     // The name is informational (losetup shows it); longer paths are cut like losetup does.
     let name = backing.as_os_str().as_bytes();
     let n = name.len().min(info.lo_file_name.len() - 1);
@@ -472,6 +492,37 @@ mod tests {
             .read_exact(&mut buf)
             .unwrap();
         assert!(buf.iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn stale_undo_leaves_someone_elses_binding_alone() {
+        if skip(
+            loop_support(),
+            "stale_undo_leaves_someone_elses_binding_alone",
+        ) {
+            return;
+        }
+        let dir = TempDir::new("loop-stale").unwrap();
+        let (img, _g) = backing(&dir, 1 << 20);
+        let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
+        let meta = std::fs::metadata(&img).unwrap();
+        // An undo recorded for another file that once had this device number.
+        let stale = Undo::DetachLoop {
+            device: dev.path().to_path_buf(),
+            backing_dev: meta.dev(),
+            backing_ino: meta.ino() + 1,
+        };
+        stale.run().unwrap();
+        assert_eq!(dev.sys_backing_file().unwrap(), img);
+        let ours = Undo::DetachLoop {
+            device: dev.path().to_path_buf(),
+            backing_dev: meta.dev(),
+            backing_ino: meta.ino(),
+        };
+        let name = dev.name();
+        ours.run().unwrap();
+        drop(dev);
+        assert!(gone(&name, &img));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 
 pub const LO_FLAGS_READ_ONLY: u32 = 1;
 pub const LO_FLAGS_AUTOCLEAR: u32 = 4;
+pub const LO_FLAGS_PARTSCAN: u32 = 8;
 
 /// `struct loop_info64` of `<linux/loop.h>`.
 #[repr(C)]
