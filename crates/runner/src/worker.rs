@@ -67,7 +67,8 @@ pub fn run_job(env: &JobEnv) -> JobOutcome {
             Some(e)
         }
     };
-    result.elapsed_s = t0.elapsed().as_secs_f64().round() as u64;
+    // fio counts started seconds: a 2.0x s job shows elapsed=3.
+    result.elapsed_s = t0.elapsed().as_secs() + 1;
     if env.status {
         if let Ok(mut g) = env.progress.snapshot.lock() {
             *g = Some(result.clone());
