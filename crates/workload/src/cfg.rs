@@ -109,6 +109,9 @@ pub(crate) struct Cfg {
     pub(crate) limit: u64,
     /// Per-pass issue budget (fio's `total_bytes` in do_io).
     pub(crate) pass_budget: u64,
+    /// Whether the engine queues I/O (fio counts only queued bytes against `pass_budget`;
+    /// I/O an engine completes inline, as every sync engine does, is not counted).
+    pub(crate) engine_queues: bool,
     pub(crate) number_ios: u64,
 }
 
@@ -227,6 +230,18 @@ fn file_svc(t: FileServiceType) -> (FileSvc, u32) {
     }
 }
 
+/// Whether fio's engine of this name returns "queued" (rather than "completed") for reads
+/// and writes. Unknown engines are taken as synchronous; `Generator::set_engine_queues`
+/// overrides.
+pub(crate) fn engine_queues(name: &str, iodepth: u32) -> bool {
+    match name {
+        "libaio" | "io_uring" | "io_uring_cmd" | "posixaio" | "vsync" | "guasi" | "windowsaio"
+        | "solarisaio" | "rdma" | "rbd" | "nfs" | "libiscsi" | "nbd" | "xnvme" => true,
+        "null" => iodepth > 1,
+        _ => false,
+    }
+}
+
 /// fio's per-pass `total_bytes` and the effective `number_ios`: the extents' total, capped
 /// by `size=`; random writes without a map may go up to io_size; trimwrite counts trims too.
 fn budgets(
@@ -323,6 +338,7 @@ impl Cfg {
             io_size_set: job.io_size.is_some(),
             limit: io_bytes,
             pass_budget,
+            engine_queues: engine_queues(&job.ioengine, job.iodepth),
             number_ios,
         })
     }

@@ -332,6 +332,14 @@ impl Generator {
         Ok(())
     }
 
+    /// Whether the engine queues reads and writes (libaio, io_uring, posixaio ...) rather
+    /// than completing them inline (psync, sync, pvsync2 ...). fio ends a pass after `size`
+    /// bytes only for queued I/O; inline I/O runs until a file ends or the io_size/loops
+    /// limit. Derived from `ioengine`; set it for engines this crate does not know.
+    pub fn set_engine_queues(&mut self, queues: bool) {
+        self.cfg.engine_queues = queues;
+    }
+
     /// The `randseed` actually used (for reports/repeatability).
     pub fn seed(&self) -> u64 {
         self.randseed
@@ -379,7 +387,10 @@ impl Generator {
                     self.io_issues[d] += 1;
                     self.issue_bytes[d] += req.len as u64;
                     self.stat_bytes[d] += req.len as u64;
-                    self.pass_bytes += req.len as u64;
+                    // Engines complete trims inline, and sync engines everything.
+                    if self.cfg.engine_queues && req.ddir != Ddir::Trim {
+                        self.pass_bytes += req.len as u64;
+                    }
                     self.pass_ios += 1;
                     return Some(req);
                 }
