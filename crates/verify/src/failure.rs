@@ -64,6 +64,8 @@ pub enum FailureKind {
         /// Absolute offset of the first bad sector.
         first_bad: u64,
         bad_sectors: u64,
+        /// How many of the bad sectors read back as zeros (unwritten or trimmed space).
+        zero_sectors: u64,
         sectors: u64,
     },
     /// Valid header but the data does not match its checksum (not sector-shaped: bit rot,
@@ -172,11 +174,12 @@ impl fmt::Display for FailureKind {
                 found_seq,
                 first_bad,
                 bad_sectors,
+                zero_sectors,
                 sectors,
             } => write!(
                 f,
                 "torn write: {bad_sectors} of {sectors} {SECTOR}-byte sectors do not hold write \
-                 #{found_seq}'s data, first at offset {first_bad}"
+                 #{found_seq}'s data ({zero_sectors} of them zeros), first at offset {first_bad}"
             ),
             DataChecksum {
                 algo,

@@ -582,6 +582,7 @@ impl Verifier {
                 found_seq: hdr.seq,
                 first_bad: hdr.offset.wrapping_add(d.first_bad_sector as u64),
                 bad_sectors: d.bad_sectors,
+                zero_sectors: d.zero_sectors,
                 sectors: d.sectors,
             },
             HdrMethod::Sum(a) => FailureKind::DataChecksum {
@@ -640,6 +641,8 @@ struct SectorDiff {
     first_bad_byte: Option<usize>,
     sectors: u64,
     bad_sectors: u64,
+    /// Bad sectors that read back as all zeros.
+    zero_sectors: u64,
     first_bad_sector: usize,
     /// Every bad sector differs in at least half its bytes (whole-sector replacement).
     all_whole: bool,
@@ -653,6 +656,7 @@ fn diff_sectors(got: &[u8], want: &[u8], base: u64) -> SectorDiff {
         first_bad_byte: None,
         sectors: 0,
         bad_sectors: 0,
+        zero_sectors: 0,
         first_bad_sector: 0,
         all_whole: true,
     };
@@ -676,6 +680,7 @@ fn diff_sectors(got: &[u8], want: &[u8], base: u64) -> SectorDiff {
                 d.first_bad_byte = i.map(|i| start + i);
             }
             d.bad_sectors += 1;
+            d.zero_sectors += u64::from(got[start..end].iter().all(|&b| b == 0));
             d.bad_bytes += bad as u64;
             if bad * 2 < end - start {
                 d.all_whole = false;

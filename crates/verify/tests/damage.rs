@@ -485,3 +485,42 @@ fn overlapping_writes_of_mixed_sizes_verify_clean_then_find_damage() {
         assert_eq!(got, want, "{method:?}");
     }
 }
+
+#[test]
+fn torn_write_details() {
+    use fiox_verify::FailureKind;
+    let v = Verifier::new(&spec(VerifyMethod::Xxhash, None, 0), JOB, SEED).unwrap();
+    let off = 16 * BS as u64;
+    let mut old = vec![0u8; BS];
+    v.fill_write(&mut old, off, 4, 0).unwrap();
+    let mut new = vec![0u8; BS];
+    v.fill_write(&mut new, off, 9, 0).unwrap();
+    // Sectors 0-2 of the new write landed, 3-5 kept the old write, 6-7 are zeros.
+    let mut got = new.clone();
+    got[1536..3072].copy_from_slice(&old[1536..3072]);
+    got[3072..].fill(0);
+    let f = v.check(&got, off, Expect::Seq(9)).unwrap_err();
+    assert_eq!(
+        f.kind,
+        FailureKind::Torn {
+            found_seq: 9,
+            first_bad: off + 1536,
+            bad_sectors: 5,
+            zero_sectors: 2,
+            sectors: 8,
+        }
+    );
+    assert!(f.to_string().contains("5 of 8 512-byte sectors"), "{f}");
+    // Only the first sector (the header) is old: the header is consistent with nothing else.
+    let mut got = new.clone();
+    got[..512].copy_from_slice(&old[..512]);
+    let f = v.check(&got, off, Expect::Seq(9)).unwrap_err();
+    match f.kind {
+        FailureKind::Torn {
+            found_seq,
+            bad_sectors,
+            ..
+        } => assert_eq!((found_seq, bad_sectors), (4, 7)),
+        k => panic!("{k:?}"),
+    }
+}
