@@ -12,6 +12,9 @@ use crate::suggest;
 use crate::JobSpec;
 use std::collections::HashSet;
 
+/// fio's limit on jobs (REAL_MAX_JOBS), counting numjobs clones.
+pub const MAX_JOBS: usize = 4096;
+
 /// Resolve sections (command line first, then job files in order) into jobs.
 pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
     let cmdline_globals: Vec<RawOpt> = sections
@@ -47,6 +50,22 @@ pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
         }
         first_job_of_file = false;
         check_wait_for(&job, &jobs, &opts)?;
+        let total = jobs.len() + job.numjobs as usize;
+        if total > MAX_JOBS {
+            let loc = opts
+                .iter()
+                .rev()
+                .find(|o| o.name.eq_ignore_ascii_case("numjobs"))
+                .map(|o| o.loc.clone())
+                .unwrap_or_else(|| sec.loc.clone());
+            return Err(JobError::new(
+                loc,
+                format!(
+                    "job '{}' brings the number of jobs to {total}; at most {MAX_JOBS} are allowed (as in fio)",
+                    job.name
+                ),
+            ));
+        }
         expand(job, &mut jobs, &mut group);
     }
     Ok(jobs)
@@ -320,6 +339,18 @@ mod tests {
         assert_eq!(jobs.len(), 2);
         assert_eq!((jobs[0].bs.read.min, jobs[1].bs.read.min), (8192, 4096));
         assert_eq!((jobs[0].index, jobs[1].index), (0, 1));
+    }
+
+    #[test]
+    fn job_count_is_limited() {
+        let s = vec![
+            sec("a", 1, &[("numjobs", Some("4000"))]),
+            sec("b", 1, &[("numjobs", Some("97"))]),
+        ];
+        assert_eq!(
+            resolve(&s).unwrap_err().to_string(),
+            "f1:1: job 'b' brings the number of jobs to 4097; at most 4096 are allowed (as in fio)"
+        );
     }
 
     #[test]
