@@ -57,33 +57,6 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             ));
         }
     }
-    for f in &plan.files {
-        let bs = crate::files::min_bs(job);
-        if f.size < bs && !flags.no_io {
-            out.push(w(
-                "file-smaller-than-bs",
-                format!(
-                    "{}: the I/O region ({} bytes) is smaller than the block size ({bs} bytes); \
-                     no I/O can be issued to it",
-                    f.path.display(),
-                    f.size
-                ),
-                "increase size= or decrease bs=",
-            ));
-        }
-    }
-    if job.files.openfiles > 0 && (job.files.openfiles as usize) < plan.files.len() {
-        out.push(w(
-            "openfiles",
-            format!(
-                "openfiles={} is below the job's {} files; fiox keeps all files open for the \
-                 whole run",
-                job.files.openfiles,
-                plan.files.len()
-            ),
-            "raise openfiles or reduce nrfiles if the open-file limit matters",
-        ));
-    }
     if job.verify.method != fiox_job::VerifyMethod::None {
         out.push(w(
             "verify-not-run",
@@ -96,6 +69,7 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             "use fio for data verification until fiox supports it",
         ));
     }
+    out.extend(file_warnings(job, plan, flags));
     if !flags.no_io && job.rw.mode.has_read() {
         if let Some(m) = memory_served(job, plan) {
             out.push(m);
@@ -132,6 +106,39 @@ pub fn result_warnings(job: &JobSpec, r: &fiox_stats::JobResult) -> Vec<Warning>
             ));
             break;
         }
+    }
+    out
+}
+
+/// Files too small for a block, and more files than `openfiles`.
+fn file_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for f in &plan.files {
+        let bs = crate::files::min_bs(job);
+        if f.size < bs && !flags.no_io {
+            out.push(w(
+                "file-smaller-than-bs",
+                format!(
+                    "{}: the I/O region ({} bytes) is smaller than the block size ({bs} bytes); \
+                     no I/O can be issued to it",
+                    f.path.display(),
+                    f.size
+                ),
+                "increase size= or decrease bs=",
+            ));
+        }
+    }
+    if job.files.openfiles > 0 && (job.files.openfiles as usize) < plan.files.len() {
+        out.push(w(
+            "openfiles",
+            format!(
+                "openfiles={} is below the job's {} files; fiox keeps all files open for the \
+                 whole run",
+                job.files.openfiles,
+                plan.files.len()
+            ),
+            "raise openfiles or reduce nrfiles if the open-file limit matters",
+        ));
     }
     out
 }

@@ -316,19 +316,7 @@ fn run_io(
     let plan = &opened.plan;
     let gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
-    let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
-        .iter()
-        .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
-        .max()
-        .unwrap_or(4096) as usize;
-    let mut pool =
-        BufPool::new(job.iodepth.max(1) as usize, max_bs, 4096).map_err(|e| RunError::Job {
-            job: job.name.clone(),
-            msg: e,
-        })?;
-    for i in 0..pool.len() {
-        filler.fill(pool.slice_mut(i), true);
-    }
+    let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
     let limits = limits_of(job);
     if !job.timing.time_based {
@@ -365,13 +353,49 @@ fn run_io(
         lp.status_template = Some(Box::new(result.clone()));
     }
     let end = lp.run();
-    let end_ns = lp.clock.now_ns();
     env.progress.set_state(JobState::Finishing);
+    collect(job, &mut lp, measure, result)?;
+    match end {
+        EndReason::Error(errno, msg) => {
+            result.error = errno;
+            result.verror = msg.clone();
+            Err(RunError::IoFailed(format!("job '{}': {msg}", job.name)))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// One aligned slot per queue entry, as large as the largest block, pre-filled for writes.
+fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<BufPool, RunError> {
+    let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
+        .iter()
+        .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
+        .max()
+        .unwrap_or(4096) as usize;
+    let mut pool =
+        BufPool::new(job.iodepth.max(1) as usize, max_bs, 4096).map_err(|e| RunError::Job {
+            job: job.name.clone(),
+            msg: e,
+        })?;
+    for i in 0..pool.len() {
+        filler.fill(pool.slice_mut(i), true);
+    }
+    Ok(pool)
+}
+
+/// After the loop: CPU use, rates, logs closed, evidence-based warnings, all into `result`.
+fn collect(
+    job: &JobSpec,
+    lp: &mut IoLoop,
+    measure: Measure,
+    result: &mut JobResult,
+) -> Result<(), RunError> {
+    let end_ns = lp.clock.now_ns();
     let cpu = sys::thread_usage().since(&lp.cpu_start);
     let rates = lp.take_rates();
     let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns) / 1_000_000;
     let log_result = lp.logs.finish(log_end_ms);
-    fill_result(result, &lp, end_ns, cpu, measure);
+    fill_result(result, lp, end_ns, cpu, measure);
     for (i, r) in rates.into_iter().enumerate() {
         if let Some((bw, iops)) = r {
             let d = result.dirs.get_mut(fiox_job::Ddir::ALL[i]);
@@ -384,15 +408,7 @@ fn run_io(
     log_result.map_err(|e| RunError::Job {
         job: job.name.clone(),
         msg: format!("writing log files: {e}"),
-    })?;
-    match end {
-        EndReason::Error(errno, msg) => {
-            result.error = errno;
-            result.verror = msg.clone();
-            Err(RunError::IoFailed(format!("job '{}': {msg}", job.name)))
-        }
-        _ => Ok(()),
-    }
+    })
 }
 
 fn limits_of(job: &JobSpec) -> Limits {
