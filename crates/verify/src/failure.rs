@@ -117,6 +117,27 @@ impl fmt::Display for FailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use FailureKind::*;
         match self {
+            Zeroed
+            | BadMagic { .. }
+            | HeaderChecksum { .. }
+            | HeaderInvalid { .. }
+            | MethodMismatch { .. }
+            | ShortBlock { .. } => self.fmt_unreadable(f),
+            WrongLength { .. }
+            | WrongOffset { .. }
+            | ForeignWriter { .. }
+            | Stale { .. }
+            | NewerThanExpected { .. } => self.fmt_identity(f),
+            Torn { .. } | DataChecksum { .. } | PatternMismatch { .. } => self.fmt_content(f),
+        }
+    }
+}
+
+impl FailureKind {
+    /// Messages for intervals without a usable header.
+    fn fmt_unreadable(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FailureKind::*;
+        match self {
             Zeroed => write!(f, "block reads back as all zeros (never written, trimmed or lost)"),
             BadMagic { found } => write!(
                 f,
@@ -141,6 +162,15 @@ impl fmt::Display for FailureKind {
                  expected version {}, verify={expected_method}",
                 crate::header::VERSION
             ),
+            ShortBlock { need } => write!(f, "block too short for a verify header ({need} bytes needed)"),
+            _ => Ok(()), // other kinds are dispatched elsewhere by `fmt`
+        }
+    }
+
+    /// Messages for a valid header that belongs to another block, write, job or run.
+    fn fmt_identity(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FailureKind::*;
+        match self {
             WrongLength { found } => write!(f, "header is for a {found}-byte interval"),
             WrongOffset { found } => write!(
                 f,
@@ -170,6 +200,14 @@ impl fmt::Display for FailureKind {
                 f,
                 "expected write #{expected_seq}, found newer write #{found_seq} (write log out of date)"
             ),
+            _ => Ok(()), // other kinds are dispatched elsewhere by `fmt`
+        }
+    }
+
+    /// Messages for a valid header whose data does not match.
+    fn fmt_content(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FailureKind::*;
+        match self {
             Torn {
                 found_seq,
                 first_bad,
@@ -204,7 +242,7 @@ impl fmt::Display for FailureKind {
                 "pattern mismatch at offset {at}: expected {expected:#04x}, found {found:#04x} \
                  ({bad_bytes} bytes differ)"
             ),
-            ShortBlock { need } => write!(f, "block too short for a verify header ({need} bytes needed)"),
+            _ => Ok(()), // other kinds are dispatched elsewhere by `fmt`
         }
     }
 }
@@ -234,6 +272,90 @@ fn hex(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_has_its_message() {
+        let sum = Sum::from_bytes(&[1, 2]);
+        let kinds = [
+            (FailureKind::Zeroed, "all zeros"),
+            (FailureKind::BadMagic { found: [0; 4] }, "no verify header"),
+            (
+                FailureKind::HeaderChecksum {
+                    stored: 1,
+                    computed: 2,
+                },
+                "header crc32c",
+            ),
+            (FailureKind::HeaderInvalid { hdr_len: 3 }, "header length 3"),
+            (
+                FailureKind::MethodMismatch {
+                    found_version: 1,
+                    found_method: 4,
+                    expected_method: "md5",
+                },
+                "method code 4",
+            ),
+            (FailureKind::WrongLength { found: 9 }, "9-byte"),
+            (FailureKind::WrongOffset { found: 77 }, "offset 77"),
+            (
+                FailureKind::ForeignWriter {
+                    expected_job: 1,
+                    found_job: 2,
+                    expected_seed: 3,
+                    found_seed: 4,
+                },
+                "found job 2",
+            ),
+            (
+                FailureKind::Stale {
+                    expected_seq: 5,
+                    found_seq: 4,
+                },
+                "lost write",
+            ),
+            (
+                FailureKind::NewerThanExpected {
+                    expected_seq: 5,
+                    found_seq: 6,
+                },
+                "newer write #6",
+            ),
+            (
+                FailureKind::Torn {
+                    found_seq: 5,
+                    first_bad: 512,
+                    bad_sectors: 1,
+                    zero_sectors: 0,
+                    sectors: 8,
+                },
+                "torn write",
+            ),
+            (
+                FailureKind::DataChecksum {
+                    algo: "crc32c",
+                    expected: sum,
+                    found: sum,
+                    first_bad: Some(3),
+                    bad_bytes: 1,
+                },
+                "crc32c mismatch: expected 0102",
+            ),
+            (
+                FailureKind::PatternMismatch {
+                    at: 1,
+                    expected: 2,
+                    found: 3,
+                    bad_bytes: 1,
+                },
+                "expected 0x02, found 0x03",
+            ),
+            (FailureKind::ShortBlock { need: 80 }, "80 bytes needed"),
+        ];
+        for (k, text) in kinds {
+            let s = k.to_string();
+            assert!(s.contains(text), "{}: {s}", k.name());
+        }
+    }
 
     #[test]
     fn messages_name_expected_and_found() {
