@@ -43,6 +43,8 @@ pub struct JobOutcome {
 struct Opened {
     handles: Vec<Option<File>>,
     plan: FilePlan,
+    /// Problems met while preparing files that do not stop the job (cache invalidation).
+    warnings: Vec<Warning>,
 }
 
 /// Run one job to completion on the calling thread.
@@ -87,7 +89,8 @@ fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
         name: job.name.clone(),
         groupid: job.group_id,
         jobs: 1,
-        pid: std::process::id(),
+        // Jobs are threads: like fio with thread=1, show the thread id.
+        pid: sys::gettid() as u32,
         start_unix,
         iodepth: job.iodepth,
         job_options: job.raw_options.clone(),
@@ -135,6 +138,7 @@ fn execute(
         })?;
     }
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
+    result.warnings.extend(opened.warnings.iter().cloned());
     let measure = Measure::of(job, flags.sync);
     result.has_slat = measure.slat;
     run_io(env, engine.as_mut(), &opened, measure, result)?;
@@ -198,7 +202,11 @@ fn prepare_files(
         .store(plan.files.len() as u64, Ordering::Relaxed);
     if diskless {
         let handles = plan.files.iter().map(|_| None).collect();
-        return Ok(Opened { handles, plan });
+        return Ok(Opened {
+            handles,
+            plan,
+            warnings: Vec::new(),
+        });
     }
     if files::job_writes(job) && !job.files.allow_mounted_write {
         for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
@@ -208,6 +216,7 @@ fn prepare_files(
     lay_out_all(env, &mut plan, leftovers)?;
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
+    let mut warnings = Vec::new();
     for f in &mut plan.files {
         let existed = f.path.exists();
         let h = fiox_engine::open_file(&f.path, &spec)?;
@@ -217,10 +226,14 @@ fn prepare_files(
                 leftovers.push(f.path.clone());
             }
         }
-        prepare_cache(job, f, &h)?;
+        warnings.extend(prepare_cache(job, f, &h)?);
         handles.push(Some(h));
     }
-    Ok(Opened { handles, plan })
+    Ok(Opened {
+        handles,
+        plan,
+        warnings,
+    })
 }
 
 fn lay_out_all(
@@ -273,15 +286,31 @@ fn lay_out_all(
 }
 
 /// invalidate (drop cached pages) and pre_read (load them) before the job.
-fn prepare_cache(job: &JobSpec, f: &files::PlannedFile, h: &File) -> Result<(), RunError> {
+/// A failed invalidation is a warning (as in fio): the job runs, but may read cached data.
+fn prepare_cache(
+    job: &JobSpec,
+    f: &files::PlannedFile,
+    h: &File,
+) -> Result<Option<Warning>, RunError> {
     let fd = h.as_raw_fd();
+    let mut warning = None;
     if job.files.invalidate && !job.direct {
         let r = match f.kind {
             FileKind::Block => fiox_engine::sys::flush_block_device(fd),
             FileKind::Regular => fiox_engine::sys::fadvise_dontneed(fd),
             FileKind::Other => Ok(()),
         };
-        r.map_err(|e| RunError::io("invalidate cache of", &f.path, e))?;
+        if let Err(e) = r {
+            warning = Some(Warning {
+                code: "invalidate-failed".into(),
+                message: format!(
+                    "dropping the cached pages of {} failed ({e}); reads may be served from \
+                     the page cache",
+                    f.path.display()
+                ),
+                fix: "run as root for block devices, or use direct=1".into(),
+            });
+        }
     }
     if job.files.pre_read {
         use std::os::unix::fs::FileExt;
@@ -301,7 +330,7 @@ fn prepare_cache(job: &JobSpec, f: &files::PlannedFile, h: &File) -> Result<(), 
             off += got as u64;
         }
     }
-    Ok(())
+    Ok(warning)
 }
 
 /// Build the loop, run it, and store what it measured in `result`.
