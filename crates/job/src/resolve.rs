@@ -38,7 +38,14 @@ pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
         if sec.global {
             // Names are checked when the options are applied to the jobs below (with their
             // own locations), after the job's engine, so an unsupported engine is named first.
-            globals.extend(sec.opts.iter().cloned());
+            // As in fio, `name=` in [global] does not rename jobs (each is named by its
+            // section); it still shows in the global options of the JSON report.
+            globals.extend(
+                sec.opts
+                    .iter()
+                    .filter(|o| !o.name.eq_ignore_ascii_case("name"))
+                    .cloned(),
+            );
             continue;
         }
         let mut opts = globals.clone();
@@ -339,6 +346,15 @@ mod tests {
         assert_eq!(jobs.len(), 2);
         assert_eq!((jobs[0].bs.read.min, jobs[1].bs.read.min), (8192, 4096));
         assert_eq!((jobs[0].index, jobs[1].index), (0, 1));
+    }
+
+    #[test]
+    fn global_name_does_not_rename_jobs() {
+        let s = vec![
+            sec("global", 1, &[("name", Some("g"))]),
+            sec("jobsec", 1, &[]),
+        ];
+        assert_eq!(resolve(&s).unwrap()[0].name, "jobsec");
     }
 
     #[test]
