@@ -239,9 +239,8 @@ pub fn main(args: &[String]) -> Result<i32> {
         println!("{USAGE}");
         return Ok(0);
     };
-    let s = probe(&a)?;
+    let mut s = probe(&a)?;
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
-    let jobs = jobs(&a, &s);
     if !a.json {
         println!(
             "fiox quick: {} ({} file, {:?} per test, {}, {} I/O)",
@@ -252,22 +251,15 @@ pub fn main(args: &[String]) -> Result<i32> {
             if s.direct { "direct" } else { "buffered" }
         );
     }
-    let opts = RunOptions {
-        messages: !a.json,
-        eta: if a.json {
-            EtaMode::Never
-        } else {
-            EtaMode::Auto
-        },
-        ..Default::default()
-    };
-    let outcome = fiox_runner::run(&jobs, &opts, &mut |_| {});
-    // Remove the file whatever happened (fiox created it under a fresh name).
-    let removed = std::fs::remove_file(&s.file);
-    if let Err(e) = &removed {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            eprintln!("fiox quick: cannot remove {}: {e}", s.file.display());
-        }
+    let mut outcome = run_set(&a, &s);
+    if s.engine == "io_uring" && !outcome.interrupted && !outcome.errors.is_empty() {
+        // io_uring can be set up yet refused at submission (seccomp, old kernels).
+        s.notes.push(format!(
+            "io_uring failed during the run ({}); the tests were repeated with psync threads",
+            outcome.errors[0]
+        ));
+        s.engine = "psync";
+        outcome = run_set(&a, &s);
     }
     for e in &outcome.errors {
         eprintln!("fiox quick: {e}");
@@ -294,6 +286,27 @@ pub fn main(args: &[String]) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// Run the whole set once and remove the file, whatever happened (fiox created it under a
+/// fresh name).
+fn run_set(a: &Args, s: &Setup) -> fiox_runner::RunOutcome {
+    let opts = RunOptions {
+        messages: !a.json,
+        eta: if a.json {
+            EtaMode::Never
+        } else {
+            EtaMode::Auto
+        },
+        ..Default::default()
+    };
+    let outcome = fiox_runner::run(&jobs(a, s), &opts, &mut |_| {});
+    if let Err(e) = std::fs::remove_file(&s.file) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            eprintln!("fiox quick: cannot remove {}: {e}", s.file.display());
+        }
+    }
+    outcome
 }
 
 /// One measured line of the table.

@@ -424,7 +424,7 @@ impl<'a> IoLoop<'a> {
                     0
                 };
                 for c in &events {
-                    self.inflight -= 1;
+                    self.inflight = self.inflight.saturating_sub(1);
                     self.finish(c.unit, c.result, now, false);
                 }
             }
