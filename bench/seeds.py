@@ -10,6 +10,9 @@ Each row is one job-file section run alone (--section) with JSON output. Columns
   submit busy     sum of slat over the run time: the share of the run the submitting thread was
                   inside submit calls (the advice module's second test; >100% when one call
                   submits several I/Os, since each I/O's slat covers the whole call)
+  paced           Little's law: mean depth x mean slat / mean lat (both directions): the share of
+                  each I/O's life the submitter spent in submit calls; near 100% = submission
+                  paced the job (advice.rs's pacing test, the one it uses)
   ctx             context switches of the job (fio's ctx)
   load            1-minute load average when the run started (other work on the machine)
   warnings        fiox's warning codes for the job (fio has none)
@@ -91,39 +94,59 @@ def dir_figures(d):
     }
 
 
-# advice.rs thresholds (SLAT_SHARE_BLOCKING, SUBMIT_BUSY_BLOCKING, MIN_BLOCKING_SLAT_NS in us,
+# advice.rs thresholds (SLAT_SHARE_BLOCKING, SUBMIT_PACED_BLOCKING, MIN_BLOCKING_SLAT_NS in us,
 # DEPTH1_STUCK) and queued engines; keep in step with the Rust module.
-SLAT_SHARE, BUSY, MIN_SLAT_US, DEPTH1 = 0.30, 0.50, 10.0, 0.90
+SLAT_SHARE, PACED, MIN_SLAT_US, DEPTH1 = 0.30, 0.80, 10.0, 0.90
 QUEUED = ("libaio", "io_uring", "posixaio", "guasi", "threads")
 
 
-def verdict(dirs, busy, depth1):
+def mean_depth(levels, iodepth):
+    """advice::mean_depth from fio's JSON iodepth_level percentages (bucket lower edges)."""
+    edges = {"1": 1, "2": 2, "4": 4, "8": 8, "16": 16, "32": 32, ">=64": iodepth}
+    total = sum(levels.get(k, 0.0) for k in edges)
+    if not total:
+        return float(iodepth)
+    return sum(levels.get(k, 0.0) * min(v, iodepth) for k, v in edges.items()) / total
+
+
+def pacing(dirs, depth):
+    """advice::pacing: depth x mean slat / mean lat over both directions (None without slat)."""
+    ev = [d for d in dirs if d["slat"] is not None and d["lat"] and d["ios"]]
+    n = sum(d["ios"] for d in ev)
+    if not n:
+        return None
+    slat = sum(d["slat"] * d["ios"] for d in ev) / n
+    lat = sum(d["lat"] * d["ios"] for d in ev) / n
+    return depth * slat / lat
+
+
+def verdict(dirs, paced, depth1):
     """advice::verdict on a row: 'blocked', 'inconclusive' or 'no data'."""
     if depth1 is not None and depth1 >= DEPTH1:
         return "blocked"
     ev = [d for d in dirs if d["slat"] is not None and d["ios"]]
-    if not ev:
+    if not ev or paced is None:
         return "no data"
     share = lambda d: d["slat"] / d["lat"] if d["lat"] else 0.0
     top = max(ev, key=share)
     slowest = max(ev, key=lambda d: d["slat"])
     if share(top) >= SLAT_SHARE and top["slat"] >= MIN_SLAT_US:
         return "blocked"
-    if busy >= BUSY and slowest["slat"] >= MIN_SLAT_US:
+    if paced >= PACED and slowest["slat"] >= MIN_SLAT_US:
         return "blocked"
     if share(top) >= 0.5:
         return "blocked"
     return "inconclusive"
 
 
-def advice(opts, dirs, busy, depth1):
+def advice(opts, dirs, paced, depth1):
     """advice::analyze on a row: the warning code (with the verdict for buffered-libaio)."""
     engine = opts.get("ioengine", "psync").strip().lower()
     depth = int(opts.get("iodepth", "1") or 1)
     direct = opts.get("direct", "0") in ("1", "true") or opts.get("buffered", "1") in ("0", "false")
     if depth <= 1 or engine not in QUEUED:
         return "-"
-    v = verdict(dirs, busy, depth1)
+    v = verdict(dirs, paced, depth1)
     if engine == "libaio" and not direct:
         return f"buffered-libaio ({v})"
     return "sync-submission" if v == "blocked" else "-"
@@ -141,9 +164,13 @@ def figures(doc):
             busy += d["slat_sum_ns"] / (d["runtime_ms"] * 1e6)
     share = r["slat"] / r["lat"] if r["slat"] is not None and r["lat"] else None
     warns = [w_["code"] for w_ in job.get("fiox", {}).get("warnings", [])]
-    d1 = job.get("iodepth_level", {}).get("1")
+    levels = job.get("iodepth_level", {})
+    depth = int(opts.get("iodepth", "1") or 1)
+    paced = pacing((r, w), mean_depth(levels, depth))
+    d1 = levels.get("1")
     return {
-        "advice": advice(opts, (r, w), busy, None if d1 is None else d1 / 100),
+        "paced": paced,
+        "advice": advice(opts, (r, w), paced, None if d1 is None else d1 / 100),
         "r": r,
         "w": w,
         "share": share,
@@ -189,20 +216,20 @@ def run_one(tool_path, jobfile, section, cwd, out):
 
 
 HEADER = ("| run | tool | r IOPS | w IOPS | r slat us | r clat us | w slat us | w clat us "
-          "| r slat/lat | submit busy | ctx | usr/sys % | load | warnings | advice |")
-RULE = "|" + "---|" * 15
+          "| r slat/lat | submit busy | paced | ctx | usr/sys % | load | warnings | advice |")
+RULE = "|" + "---|" * 16
 
 
 def row(section, tool, f, note, load1):
     if f is None:
-        return f"| {section} | {tool} | failed: {note} |" + " |" * 12
+        return f"| {section} | {tool} | failed: {note} |" + " |" * 13
     r, w = f["r"], f["w"]
     cpu = f"{f['cpu'][0]:.0f}/{f['cpu'][1]:.0f}"
     warns = ", ".join(f["warnings"]) if tool == "fiox" else "n/a"
     err = f" (err {f['error']})" if f["error"] else ""
     return (f"| {section}{err} | {tool} | {r['iops']:.0f} | {w['iops']:.0f} | {fmt_us(r['slat'])} "
             f"| {fmt_us(r['clat'])} | {fmt_us(w['slat'])} | {fmt_us(w['clat'])} "
-            f"| {fmt_pct(f['share'])} | {fmt_pct(f['busy'])} | {f['ctx']} | {cpu} "
+            f"| {fmt_pct(f['share'])} | {fmt_pct(f['busy'])} | {fmt_pct(f['paced'])} | {f['ctx']} | {cpu} "
             f"| {load1:.1f} | {warns or '-'} | {f['advice']} |")
 
 
