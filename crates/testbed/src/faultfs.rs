@@ -120,6 +120,24 @@ struct Counters {
 struct Inner {
     data: Vec<u8>,
     rules: Vec<FaultRule>,
+    /// The file's times. Reads do not move atime (as on a noatime mount).
+    atime: SystemTime,
+    mtime: SystemTime,
+    ctime: SystemTime,
+}
+
+impl Inner {
+    fn modified(&mut self) {
+        self.mtime = SystemTime::now();
+        self.ctime = self.mtime;
+    }
+}
+
+fn resolve(t: fuser::TimeOrNow) -> SystemTime {
+    match t {
+        fuser::TimeOrNow::SpecificTime(t) => t,
+        fuser::TimeOrNow::Now => SystemTime::now(),
+    }
 }
 
 struct Shared {
@@ -139,23 +157,23 @@ impl Shared {
     }
 
     fn attr(&self, ino: u64) -> Option<FileAttr> {
-        let (kind, size, perm, nlink) = match ino {
-            ROOT_INO => (FileType::Directory, 0, 0o755, 2),
-            FILE_INO => (
-                FileType::RegularFile,
-                self.lock().data.len() as u64,
-                0o644,
-                1,
-            ),
+        let born = (self.born, self.born, self.born);
+        let (kind, size, perm, nlink, (atime, mtime, ctime)) = match ino {
+            ROOT_INO => (FileType::Directory, 0, 0o755, 2, born),
+            FILE_INO => {
+                let i = self.lock();
+                let times = (i.atime, i.mtime, i.ctime);
+                (FileType::RegularFile, i.data.len() as u64, 0o644, 1, times)
+            }
             _ => return None,
         };
         Some(FileAttr {
             ino,
             size,
             blocks: size.div_ceil(512),
-            atime: self.born,
-            mtime: self.born,
-            ctime: self.born,
+            atime,
+            mtime,
+            ctime,
             crtime: self.born,
             kind,
             perm,
@@ -217,6 +235,7 @@ impl Shared {
             inner.data.resize(end, 0);
         }
         inner.data[off as usize..end].copy_from_slice(&data[..n as usize]);
+        inner.modified();
         self.counters.write_bytes.fetch_add(n, Ordering::Relaxed);
         Ok(n as u32)
     }
@@ -225,7 +244,9 @@ impl Shared {
         if size > self.capacity {
             return Err(libc::EFBIG);
         }
-        self.lock().data.resize(size as usize, 0);
+        let mut inner = self.lock();
+        inner.data.resize(size as usize, 0);
+        inner.modified();
         Ok(())
     }
 }
@@ -259,8 +280,8 @@ impl Filesystem for FaultFsServer {
         uid: Option<u32>,
         gid: Option<u32>,
         size: Option<u64>,
-        _atime: Option<fuser::TimeOrNow>,
-        _mtime: Option<fuser::TimeOrNow>,
+        atime: Option<fuser::TimeOrNow>,
+        mtime: Option<fuser::TimeOrNow>,
         _ctime: Option<SystemTime>,
         _fh: Option<u64>,
         _crtime: Option<SystemTime>,
@@ -269,13 +290,22 @@ impl Filesystem for FaultFsServer {
         _flags: Option<u32>,
         reply: ReplyAttr,
     ) {
-        // Times are accepted and not stored (attributes report the mount time); ownership
-        // and mode changes are refused rather than silently dropped.
+        // Ownership and mode are fixed: refused rather than silently dropped.
         if ino != FILE_INO || mode.is_some() || uid.is_some() || gid.is_some() {
             return reply.error(libc::EPERM);
         }
         if let Some(Err(errno)) = size.map(|s| self.0.truncate(s)) {
             return reply.error(errno);
+        }
+        if atime.is_some() || mtime.is_some() {
+            let mut inner = self.0.lock();
+            if let Some(t) = atime {
+                inner.atime = resolve(t);
+            }
+            if let Some(t) = mtime {
+                inner.mtime = resolve(t);
+            }
+            inner.ctime = SystemTime::now();
         }
         match self.0.attr(ino) {
             Some(attr) => reply.attr(&TTL, &attr),
@@ -531,6 +561,7 @@ fn validate(opts: &FaultFsOptions) -> Result<()> {
 fn shared_state(opts: &FaultFsOptions, dir: &Path) -> Result<Shared> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(dir).map_err(|e| TestbedError::io("stat", dir, e))?;
+    let now = SystemTime::now();
     let open_flags = if opts.page_cache {
         0
     } else {
@@ -540,6 +571,9 @@ fn shared_state(opts: &FaultFsOptions, dir: &Path) -> Result<Shared> {
         inner: Mutex::new(Inner {
             data: vec![0; opts.size as usize],
             rules: opts.rules.clone(),
+            atime: now,
+            mtime: now,
+            ctime: now,
         }),
         counters: Counters::default(),
         capacity: opts.size,
@@ -547,7 +581,7 @@ fn shared_state(opts: &FaultFsOptions, dir: &Path) -> Result<Shared> {
         open_flags,
         uid: meta.uid(),
         gid: meta.gid(),
-        born: SystemTime::now(),
+        born: now,
     })
 }
 
@@ -704,6 +738,31 @@ mod tests {
             f.set_len(65 << 10).unwrap_err().raw_os_error(),
             Some(libc::EFBIG)
         );
+    }
+
+    #[test]
+    fn times_follow_writes_and_setattr() {
+        let Some(fs) = mounted(64 << 10, Vec::new()) else {
+            return;
+        };
+        let f = OpenOptions::new().write(true).open(fs.file_path()).unwrap();
+        let past = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+        f.set_times(
+            std::fs::FileTimes::new()
+                .set_modified(past)
+                .set_accessed(past),
+        )
+        .unwrap();
+        let m = std::fs::metadata(fs.file_path()).unwrap();
+        assert_eq!((m.modified().unwrap(), m.accessed().unwrap()), (past, past));
+        f.write_all_at(b"x", 0).unwrap();
+        let m = std::fs::metadata(fs.file_path()).unwrap();
+        assert!(m.modified().unwrap() > past);
+        assert_eq!(m.accessed().unwrap(), past);
+        // Mode changes are refused, not ignored.
+        use std::os::unix::fs::PermissionsExt;
+        let e = std::fs::set_permissions(fs.file_path(), std::fs::Permissions::from_mode(0o600));
+        assert_eq!(e.unwrap_err().raw_os_error(), Some(libc::EPERM));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod cleanup;
 pub mod error;
+#[cfg(feature = "faultfs")]
 pub mod faultfs;
 pub mod loopdev;
 pub mod mount;
@@ -18,6 +19,7 @@ mod testutil;
 
 pub use cleanup::{cleanup_all, cleanup_on_signals, Cleanup, CleanupGuard, Undo};
 pub use error::{Result, TestbedError};
+#[cfg(feature = "faultfs")]
 pub use faultfs::{
     fuse_support, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule, FaultStats,
 };

@@ -3,9 +3,9 @@
 
 use fiox_testbed::loopdev::loops_backed_by;
 use fiox_testbed::probe::mount_entries;
-use fiox_testbed::{
-    Ext4Image, FaultFs, FaultFsOptions, LoopDevice, LoopOptions, TempDir, TmpfsMount,
-};
+use fiox_testbed::{Ext4Image, LoopDevice, LoopOptions, TempDir, TmpfsMount};
+#[cfg(feature = "faultfs")]
+use fiox_testbed::{FaultFs, FaultFsOptions};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 pub struct Everything {
     pub ext4: Ext4Image,
     pub tmpfs: TmpfsMount,
+    #[cfg(feature = "faultfs")]
     pub fuse: Option<FaultFs>,
     pub plain_loop: LoopDevice,
     pub dir: TempDir,
@@ -34,12 +35,14 @@ impl Everything {
         let mut ext4 = Ext4Image::create(16 << 20).unwrap();
         ext4.mount().unwrap();
         let tmpfs = TmpfsMount::new(1 << 20).unwrap();
+        #[cfg(feature = "faultfs")]
         let fuse = fiox_testbed::fuse_support()
             .ok()
             .map(|()| FaultFs::mount(FaultFsOptions::default()).unwrap());
         Everything {
             ext4,
             tmpfs,
+            #[cfg(feature = "faultfs")]
             fuse,
             plain_loop,
             dir,
@@ -47,22 +50,23 @@ impl Everything {
     }
 
     pub fn traces(&self) -> Traces {
-        let mut t = Traces {
+        #[cfg(feature = "faultfs")]
+        let fuse_dir = self.fuse.as_ref().map(|f| f.mount_point().to_path_buf());
+        #[cfg(not(feature = "faultfs"))]
+        let fuse_dir: Option<PathBuf> = None;
+        let paths = [
+            self.dir.path().to_path_buf(),
+            self.ext4.image().parent().unwrap().to_path_buf(),
+            self.ext4.mount_point().unwrap().to_path_buf(),
+            self.tmpfs.path().to_path_buf(),
+        ];
+        Traces {
             backing_files: vec![
                 self.plain_loop.backing_file().to_path_buf(),
                 self.ext4.image().canonicalize().unwrap(),
             ],
-            paths: vec![
-                self.dir.path().to_path_buf(),
-                self.ext4.image().parent().unwrap().to_path_buf(),
-                self.ext4.mount_point().unwrap().to_path_buf(),
-                self.tmpfs.path().to_path_buf(),
-            ],
-        };
-        if let Some(f) = &self.fuse {
-            t.paths.push(f.mount_point().to_path_buf());
+            paths: paths.into_iter().chain(fuse_dir).collect(),
         }
-        t
     }
 }
 
