@@ -4,9 +4,17 @@
 //! offsets with a random map (or lfsr, or a non-uniform distribution), block size draws, and
 //! its end-of-pass rules (per-pass budget, cumulative io_size/number_ios limits, file ends).
 //!
-//! Offsets: the caller resolves `offset=`/`offset_increment=` into each `FileExtent::offset`
-//! (fio's `file_offset`), and `size`/`filesize`/`nrfiles` into `FileExtent::size` (fio's
-//! per-file `io_size`; see `split_size`). Offsets returned are absolute within the file.
+//! Offsets: the caller resolves `offset=`/`offset_increment=`/`offset_align=` into each
+//! `FileExtent::offset` (fio's `file_offset`), and `size`/`filesize`/`nrfiles` into
+//! `FileExtent::size` (fio's per-file `io_size`; see `split_size`). Offsets returned are
+//! absolute within the file.
+//!
+//! Driving it like fio's `thread_main`: call `next` until None (end of a pass), then ask
+//! `another_pass` (fio's `keep_running`: loops, io_size larger than size, time_based) and
+//! `restart` if it says so. Call `ramp_over` when ramp_time ends, `next_rated` instead of
+//! `next` when rate limits may switch a mixed job's direction. fio ends a pass after `size`
+//! bytes only for engines that queue I/O; the engine is read from `ioengine`
+//! (`set_engine_queues` overrides).
 
 use fiox_job::{Ddir, JobSpec};
 
@@ -203,8 +211,8 @@ fn lfsr_err(e: LfsrError) -> WorkloadError {
 }
 
 impl Generator {
-    /// `io_bytes`: bytes to transfer per pass (fio: io_size if set, else size). `number_ios`
-    /// caps the count.
+    /// `io_bytes`: bytes to transfer per pass (fio: io_size if set, else size, both after
+    /// fio's fix-ups: size capped at the extents' total). `number_ios` caps the count.
     pub fn new(
         job: &JobSpec,
         files: &[FileExtent],

@@ -709,3 +709,22 @@ fn ramp_over_restarts_issue_counts() {
     assert_eq!(n, 15);
     assert_eq!(g.issued_bytes()[0], 15 * 4096);
 }
+
+/// fio 3.33 (checked with the null engine at QD1 and libaio at QD4): a sync engine's pass
+/// is not cut at `size` bytes, so a norandommap pass runs on to the loops limit without
+/// reseeding; a queueing engine ends the pass at `size` and the reseeded second loop repeats.
+#[test]
+fn pass_end_depends_on_engine_completion() {
+    let mut j = job(RwMode::RandRead, 64 * K);
+    j.rand.norandommap = true;
+    j.timing.loops = 2;
+    let sync = gen(&j, &one_file(64 * K), 64 * K);
+    assert_eq!(sync.len(), 32);
+    assert_ne!(sync[..16], sync[16..]);
+    j.ioengine = "libaio".into();
+    j.iodepth = 4;
+    let queued = gen(&j, &one_file(64 * K), 64 * K);
+    assert_eq!(queued.len(), 32);
+    assert_eq!(queued[..16], queued[16..]);
+    assert_eq!(sync[..16], queued[..16]);
+}
