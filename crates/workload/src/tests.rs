@@ -728,3 +728,14 @@ fn pass_end_depends_on_engine_completion() {
     assert_eq!(queued[..16], queued[16..]);
     assert_eq!(sync[..16], queued[..16]);
 }
+
+#[test]
+fn verify_jobs_draw_write_sizes_from_the_read_stream() {
+    let mut j = job(RwMode::RandWrite, 128 * K);
+    j.bs = range(4 * K, 16 * K);
+    j.verify.method = fiox_job::VerifyMethod::Crc32c;
+    let got = gen(&j, &one_file(128 * K), 128 * K);
+    assert_same("verify_writes", &got);
+    j.verify.method = fiox_job::VerifyMethod::None;
+    assert_ne!(gen(&j, &one_file(128 * K), 128 * K), got);
+}
