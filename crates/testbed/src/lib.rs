@@ -4,6 +4,32 @@
 //! action in a process-wide registry ([`Cleanup`]) that runs when its guard drops or when a
 //! shutdown path calls [`cleanup_all`]. It also holds the safety probes (signatures, mount
 //! points) a runner needs before writing to a device.
+//!
+//! ```no_run
+//! use fiox_testbed::{Ext4Image, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule};
+//! use fiox_testbed::{LoopOptions, TmpfsMount};
+//! # fn main() -> fiox_testbed::Result<()> {
+//! // Seed 001: ext4 on a loop device whose backing file is accessed with direct I/O.
+//! let mut img = Ext4Image::create(1 << 30)?;
+//! img.attach(&LoopOptions { direct_io: true, ..LoopOptions::default() })?;
+//! let dir = img.mount()?.to_path_buf();
+//! // Issue #5: ENOSPC on a small tmpfs, EIO on a chosen range of a FUSE file.
+//! let small = TmpfsMount::new(8 << 20)?;
+//! let faulty = FaultFs::mount(FaultFsOptions {
+//!     size: 16 << 20,
+//!     rules: vec![FaultRule {
+//!         start: 4 << 20,
+//!         end: 5 << 20,
+//!         ops: FaultOps::Read,
+//!         action: FaultAction::Error(libc::EIO),
+//!     }],
+//!     ..FaultFsOptions::default()
+//! })?;
+//! // ... run fiox against dir, small.path(), faulty.file_path() ...
+//! # let _ = (dir, small, faulty);
+//! Ok(()) // everything is unmounted, detached and removed here, newest first
+//! # }
+//! ```
 
 pub mod cleanup;
 pub mod error;

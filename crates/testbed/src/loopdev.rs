@@ -164,6 +164,12 @@ impl LoopDevice {
         Ok(self.sys_attr("loop/dio")? == "1")
     }
 
+    /// Whether the kernel detaches the device at its last close (/sys/block/loopN/loop/autoclear;
+    /// also set by a LOOP_CLR_FD that found other openers).
+    pub fn autoclear(&self) -> Result<bool> {
+        Ok(self.sys_attr("loop/autoclear")? == "1")
+    }
+
     /// Whether the device is read-only (/sys/block/loopN/ro).
     pub fn read_only(&self) -> Result<bool> {
         Ok(self.sys_attr("ro")? == "1")
@@ -417,6 +423,7 @@ mod tests {
         assert_eq!(dev.size_bytes().unwrap(), 8 << 20);
         assert!(!dev.read_only().unwrap());
         assert!(!dev.direct_io().unwrap());
+        assert!(dev.autoclear().unwrap());
         assert_eq!(loops_backed_by(&img), vec![dev.name()]);
         let pattern: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 251) as u8).collect();
         let mut f = OpenOptions::new().write(true).open(dev.path()).unwrap();
@@ -504,9 +511,14 @@ mod tests {
         }
         let dir = TempDir::new("loop-stale").unwrap();
         let (img, _g) = backing(&dir, 1 << 20);
-        let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
+        let opts = LoopOptions {
+            autoclear: false,
+            ..LoopOptions::default()
+        };
+        let dev = LoopDevice::attach(&img, &opts).unwrap();
+        assert!(!dev.autoclear().unwrap());
         let meta = std::fs::metadata(&img).unwrap();
-        // An undo recorded for another file that once had this device number.
+        // An undo recorded for another file that once had this device number: no LOOP_CLR_FD.
         let stale = Undo::DetachLoop {
             device: dev.path().to_path_buf(),
             backing_dev: meta.dev(),
@@ -514,13 +526,17 @@ mod tests {
         };
         stale.run().unwrap();
         assert_eq!(dev.sys_backing_file().unwrap(), img);
+        assert!(!dev.autoclear().unwrap());
+        // Ours matches and issues LOOP_CLR_FD; with our descriptor still open the kernel
+        // defers the detach to the last close by turning autoclear on.
         let ours = Undo::DetachLoop {
             device: dev.path().to_path_buf(),
             backing_dev: meta.dev(),
             backing_ino: meta.ino(),
         };
-        let name = dev.name();
         ours.run().unwrap();
+        let name = dev.name();
+        assert!(dev.autoclear().unwrap_or(true));
         drop(dev);
         assert!(gone(&name, &img));
     }
