@@ -344,3 +344,37 @@ fn ramp_time_is_excluded_from_the_measured_runtime() {
     let rt = job["job_runtime"].as_u64().unwrap();
     assert!((500..1000).contains(&rt), "job_runtime={rt}");
 }
+
+/// verify=crc32c: the write job checks its blocks after writing; a later read job with the same
+/// options checks them again and names a corrupted block precisely.
+#[test]
+fn verify_detects_a_flipped_bit() {
+    let dir = TempDir::new("verify");
+    let f = dir.join("f");
+    let job = |rw: &str| {
+        fiox(&[
+            "--name=v",
+            &format!("--rw={rw}"),
+            "--bs=4k",
+            "--size=1m",
+            &format!("--filename={f}"),
+            "--verify=crc32c",
+            "--output-format=json",
+        ])
+    };
+    let w = job("randwrite");
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(job("read").code, 0);
+    let mut data = std::fs::read(&f).unwrap();
+    data[5 * 4096 + 100] ^= 0x10;
+    std::fs::write(&f, &data).unwrap();
+    let r = job("read");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("verify failed at offset 20480, length 4096"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], libc::EILSEQ);
+}

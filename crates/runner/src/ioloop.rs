@@ -29,6 +29,8 @@ struct Slot {
     done: u32,
     start_ns: u64,
     issue_ns: u64,
+    /// Verify sequence number of a write (0 without verify).
+    seq: u64,
 }
 
 /// Why the loop ended.
@@ -78,6 +80,10 @@ pub struct IoLoop<'a> {
     pub limits: Limits,
     /// ns since start when measurement (after ramp) began.
     pub measured_start_ns: u64,
+    /// Data verification (verify=), if enabled.
+    pub verify: Option<crate::verify::JobVerify>,
+    /// Check blocks as they are read (a read-only job verifying earlier writes).
+    pub read_checks: bool,
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
     /// Ramp time is over (or there was none).
@@ -161,6 +167,8 @@ impl<'a> IoLoop<'a> {
             pacer,
             ramp_done: limits.ramp_ns.is_none(),
             status_template: None,
+            verify: None,
+            read_checks: false,
             cpu_start: crate::sys::ThreadUsage::default(),
             limits,
             measured_start_ns: 0,
@@ -307,12 +315,24 @@ impl<'a> IoLoop<'a> {
             done: 0,
             start_ns: 0,
             issue_ns: 0,
+            seq: 0,
         };
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
+            let now = if self.verify.is_some() {
+                self.now_ns()
+            } else {
+                0
+            };
             let buf = self.pool.slice_mut(id as usize);
             let n = (req.len as usize).min(buf.len());
             self.filler.fill(&mut buf[..n], false);
+            if let Some(v) = self.verify.as_mut() {
+                match v.fill(&mut buf[..n], req.offset, now) {
+                    Ok(seq) => self.slots[id as usize].seq = seq,
+                    Err(e) => self.end = Some(EndReason::Error(libc::EINVAL, e)),
+                }
+            }
         }
         if self.paced {
             self.pace(d as usize, req.len as u64);
@@ -471,6 +491,9 @@ impl<'a> IoLoop<'a> {
             return;
         }
         self.free.push(id);
+        if self.verify.is_some() {
+            self.verify_io(id, &s);
+        }
         self.account(&s, now, sync_done);
     }
 
@@ -500,6 +523,25 @@ impl<'a> IoLoop<'a> {
             self.log_io_sample(s, now, sync_done);
         }
         self.after_io(di, s.len as u64, now);
+    }
+
+    /// Record a completed write in the verify log, or check a read-only job's block.
+    fn verify_io(&mut self, id: u32, s: &Slot) {
+        let Some(v) = self.verify.as_mut() else {
+            return;
+        };
+        match s.ddir {
+            1 => v.written(s.file, s.offset, s.len as u64, s.seq),
+            0 if self.read_checks => {
+                let path = self.paths.get(s.file as usize).map(String::as_str);
+                let buf = &self.pool.slice(id as usize)[..s.len as usize];
+                if !v.check_read(path.unwrap_or("?"), buf, s.offset) {
+                    let first = v.first.last().cloned().unwrap_or_default();
+                    self.end = Some(EndReason::Error(libc::EILSEQ, first));
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Per-I/O lines of the latency (and unaveraged bw/iops) logs; nothing during ramp.

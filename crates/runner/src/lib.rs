@@ -16,6 +16,7 @@ mod gen;
 mod ioloop;
 mod pacing;
 pub mod sys;
+mod verify;
 mod warn;
 mod worker;
 

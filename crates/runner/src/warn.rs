@@ -57,18 +57,6 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             ));
         }
     }
-    if job.verify.method != fiox_job::VerifyMethod::None {
-        out.push(w(
-            "verify-not-run",
-            format!(
-                "verify={:?} was requested, but fiox's runner does not run verification yet: the \
-                 data written is not checked",
-                job.verify.method
-            )
-            .to_lowercase(),
-            "use fio for data verification until fiox supports it",
-        ));
-    }
     out.extend(file_warnings(job, plan, flags));
     if !flags.no_io && job.rw.mode.has_read() {
         if let Some(m) = memory_served(job, plan) {

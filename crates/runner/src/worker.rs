@@ -345,6 +345,10 @@ fn run_io(
     let plan = &opened.plan;
     let gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
+    let verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
+    if let Some(v) = &verify {
+        result.warnings.extend(v.warnings(job));
+    }
     let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
     let limits = limits_of(job);
@@ -381,9 +385,17 @@ fn run_io(
     if env.status {
         lp.status_template = Some(Box::new(result.clone()));
     }
+    lp.read_checks = !files::job_writes(job);
+    lp.verify = verify;
     let end = lp.run();
     env.progress.set_state(JobState::Finishing);
     collect(job, &mut lp, measure, result)?;
+    if matches!(end, EndReason::Done | EndReason::Time) {
+        verify_phase(env, opened, &mut lp)?;
+    }
+    if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
+        return Err(verify_failed(env, v, result));
+    }
     match end {
         EndReason::Error(errno, msg) => {
             result.error = errno;
@@ -392,6 +404,42 @@ fn run_io(
         }
         _ => Ok(()),
     }
+}
+
+/// After the write phase, read back and check every block the job wrote (`do_verify`).
+fn verify_phase(env: &JobEnv, opened: &Opened, lp: &mut IoLoop) -> Result<(), RunError> {
+    let job = env.job;
+    if !job.verify.do_verify || !files::job_writes(job) {
+        return Ok(());
+    }
+    let Some(v) = lp.verify.as_mut() else {
+        return Ok(());
+    };
+    let files: Vec<(String, Option<&File>)> = opened
+        .plan
+        .files
+        .iter()
+        .zip(&opened.handles)
+        .map(|(f, h)| (f.path.display().to_string(), h.as_ref()))
+        .collect();
+    let stop = || env.stop.load(Ordering::Relaxed);
+    v.verify_files(&files, lp.pool.slice_mut(0), &stop)
+}
+
+/// Report verification failures: each described on stderr, the job fails with EILSEQ.
+fn verify_failed(env: &JobEnv, v: &crate::verify::JobVerify, result: &mut JobResult) -> RunError {
+    if env.messages {
+        for f in &v.first {
+            eprintln!("fiox: {}: {f}", env.job.name);
+        }
+    }
+    let first = v.first.first().cloned().unwrap_or_default();
+    result.error = libc::EILSEQ;
+    result.verror = first.clone();
+    RunError::IoFailed(format!(
+        "job '{}': {} block(s) failed verification; first: {first}",
+        env.job.name, v.failures
+    ))
 }
 
 /// One aligned slot per queue entry, as large as the largest block, pre-filled for writes.

@@ -1,0 +1,228 @@
+//! Data verification in the runner, built on fiox-verify: write buffers get verifiable contents
+//! (header + generated data or pattern) and every completed write is recorded in a per-file
+//! write log; after the write phase each block still intact is read back and checked. Read-only
+//! jobs with `verify=` check every block they read (data written by an earlier job). Failures
+//! name the file, offset, length and what is wrong (zeroed, torn, stale, bit rot ...).
+
+use crate::error::RunError;
+use fiox_job::{Ddir, JobSpec};
+use fiox_stats::Warning;
+use fiox_verify::{Expect, Verifier, WriteLog};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+/// Verification state of one job.
+pub struct JobVerify {
+    v: Verifier,
+    logs: Vec<WriteLog>,
+    seq: u64,
+    fatal: bool,
+    /// Verification failures found (reads in the loop and the verify phase).
+    pub failures: u64,
+    /// Descriptions of the first failures (printed and reported).
+    pub first: Vec<String>,
+}
+
+/// How many failures are described individually.
+const DESCRIBED: usize = 10;
+
+fn job_err(job: &JobSpec, msg: String) -> RunError {
+    RunError::Job {
+        job: job.name.clone(),
+        msg,
+    }
+}
+
+impl JobVerify {
+    /// None for `verify=none`. `seed` must be the generator's seed, so a later read-back job
+    /// with the same options regenerates the same data.
+    pub fn new(job: &JobSpec, seed: u64, nfiles: usize) -> Result<Option<JobVerify>, RunError> {
+        let Some(v) = Verifier::from_job(job, job.index, seed)
+            .map_err(|e| job_err(job, format!("verify: {e}")))?
+        else {
+            return Ok(None);
+        };
+        let mut gran = u64::MAX;
+        for d in Ddir::ALL {
+            let bs = job.bs.get(d);
+            for len in [bs.min, bs.max] {
+                v.validate_block_len(len as usize)
+                    .map_err(|e| job_err(job, format!("verify with bs={len}: {e}")))?;
+            }
+            gran = gran.min(bs.min);
+            if let Some(a) = job.blockalign.get(d) {
+                gran = gran.min(*a);
+            }
+        }
+        if let Some(i) = job.verify.verify_interval {
+            gran = gran.min(i);
+        }
+        let logs = (0..nfiles)
+            .map(|_| WriteLog::new(gran.max(1)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| job_err(job, format!("verify: {e}")))?;
+        Ok(Some(JobVerify {
+            v,
+            logs,
+            seq: 0,
+            fatal: job.verify.verify_fatal,
+            failures: 0,
+            first: Vec::new(),
+        }))
+    }
+
+    /// Notes of the verifier and options fiox does not act on, as warnings.
+    pub fn warnings(&self, job: &JobSpec) -> Vec<Warning> {
+        let mut out: Vec<Warning> = self
+            .v
+            .notes()
+            .iter()
+            .map(|n| Warning {
+                code: "verify-note".into(),
+                message: n.clone(),
+                fix: "see the verify options in the documentation".into(),
+            })
+            .collect();
+        let vs = &job.verify;
+        for (on, opt) in [
+            (vs.verify_only, "verify_only"),
+            (vs.verify_backlog > 0, "verify_backlog"),
+            (vs.verify_async > 0, "verify_async"),
+            (vs.verify_state_load, "verify_state_load"),
+        ] {
+            if on {
+                out.push(Warning {
+                    code: "verify-option-ignored".into(),
+                    message: format!(
+                        "{opt} is not supported by fiox's runner: blocks are verified once, after \
+                         the write phase"
+                    ),
+                    fix: format!("remove {opt}, or use fio for this verification mode"),
+                });
+            }
+        }
+        out
+    }
+
+    /// Give a write buffer verifiable contents; returns the write's sequence number.
+    pub fn fill(&mut self, buf: &mut [u8], offset: u64, now_ns: u64) -> Result<u64, String> {
+        self.seq += 1;
+        self.v
+            .fill_write(buf, offset, self.seq, now_ns)
+            .map_err(|e| format!("verify fill at offset {offset}: {e}"))?;
+        Ok(self.seq)
+    }
+
+    /// A write completed: its blocks now hold write `seq`.
+    pub fn written(&mut self, file: u32, offset: u64, len: u64, seq: u64) {
+        if let Some(l) = self.logs.get_mut(file as usize) {
+            l.record(offset, len, seq);
+        }
+    }
+
+    /// Check a block a read-only job just read. Returns false when verify_fatal should stop.
+    pub fn check_read(&mut self, path: &str, buf: &[u8], offset: u64) -> bool {
+        match self.v.check(buf, offset, Expect::Any) {
+            Ok(()) => true,
+            Err(f) => self.failed(format!("{path}: {f}")),
+        }
+    }
+
+    fn failed(&mut self, what: String) -> bool {
+        self.failures += 1;
+        if self.first.len() < DESCRIBED {
+            self.first.push(what);
+        }
+        !self.fatal
+    }
+
+    /// The verify phase: read back every intact block each file's write log holds, into
+    /// `buf` (an aligned buffer at least as large as the largest block).
+    pub fn verify_files(
+        &mut self,
+        files: &[(String, Option<&File>)],
+        buf: &mut [u8],
+        stop: &dyn Fn() -> bool,
+    ) -> Result<(), RunError> {
+        for (i, (path, handle)) in files.iter().enumerate() {
+            let (Some(h), Some(log)) = (handle, self.logs.get(i)) else {
+                continue;
+            };
+            let runs: Vec<_> = log.runs().into_iter().filter(|r| r.whole).collect();
+            for r in runs {
+                if stop() {
+                    return Ok(());
+                }
+                let len = r.len as usize;
+                let b = buf.get_mut(..len).ok_or_else(|| {
+                    RunError::Plan(format!("verify: block of {len} bytes exceeds the buffer"))
+                })?;
+                read_exact_at(h, b, r.offset)
+                    .map_err(|e| RunError::io("verify read of", std::path::Path::new(path), e))?;
+                let log = &self.logs[i];
+                if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
+                    if !self.failed(format!("{path}: {f}")) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn read_exact_at(f: &File, buf: &mut [u8], mut off: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match f.read_at(&mut buf[done..], off)? {
+            0 => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("end of file at offset {off}"),
+                ))
+            }
+            n => {
+                done += n;
+                off += n as u64;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::VerifyMethod;
+
+    #[test]
+    fn write_log_and_check_find_corruption() {
+        let mut job = JobSpec::default();
+        job.verify.method = VerifyMethod::Crc32c;
+        let mut jv = JobVerify::new(&job, 7, 1).unwrap().unwrap();
+        let dir = std::env::temp_dir().join(format!("fiox-verify-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f");
+        let mut disk = vec![0u8; 4 * 4096];
+        for blk in 0..4u64 {
+            let off = blk * 4096;
+            let b = &mut disk[off as usize..][..4096];
+            let seq = jv.fill(b, off, 0).unwrap();
+            jv.written(0, off, 4096, seq);
+        }
+        disk[2 * 4096 + 300] ^= 0x40;
+        std::fs::write(&path, &disk).unwrap();
+        let f = File::open(&path).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let files = [(path.display().to_string(), Some(&f))];
+        jv.verify_files(&files, &mut buf, &|| false).unwrap();
+        assert_eq!(jv.failures, 1);
+        assert!(jv.first[0].contains("offset 8192"), "{}", jv.first[0]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn no_verifier_without_verify() {
+        assert!(JobVerify::new(&JobSpec::default(), 1, 1).unwrap().is_none());
+    }
+}
