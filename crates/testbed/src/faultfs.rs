@@ -9,8 +9,10 @@
 //! bypassed, so every read(2)/write(2) reaches the filesystem with the caller's offset and
 //! length and its result (an errno, a short count) is what the caller sees. Opening with
 //! O_DIRECT works in both modes. With `page_cache: true` the kernel caches pages and reads
-//! ahead, so faults hit whole readahead windows and a short read is padded with zeros by the
-//! kernel (FUSE's rule outside direct_io mode) — use it only to test cached behaviour.
+//! ahead: it asks for whole pages and readahead windows, so a rule fires for any kernel
+//! request overlapping its range (also when the caller read elsewhere in the window), a short
+//! reply ends the caller's read at that point, and cached pages are served without asking
+//! the filesystem again — use it only to test cached behaviour.
 
 use crate::cleanup::{Cleanup, CleanupGuard, Undo};
 use crate::error::{Result, TestbedError};
@@ -794,6 +796,36 @@ mod tests {
             f.read_at(buf, 4096).unwrap_err().raw_os_error(),
             Some(libc::EIO)
         );
+    }
+
+    #[test]
+    fn page_cache_mode_still_surfaces_faults() {
+        if skip(fuse_support(), "page_cache_mode_still_surfaces_faults") {
+            return;
+        }
+        let fs = FaultFs::mount(FaultFsOptions {
+            size: 1 << 20,
+            page_cache: true,
+            rules: vec![
+                rule(0, 4096, FaultOps::Read, FaultAction::Short { max: 100 }),
+                rule(
+                    512 << 10,
+                    516 << 10,
+                    FaultOps::Read,
+                    FaultAction::Error(libc::EIO),
+                ),
+            ],
+            ..FaultFsOptions::default()
+        })
+        .unwrap();
+        let f = std::fs::File::open(fs.file_path()).unwrap();
+        let mut buf = vec![0u8; 4096];
+        // The kernel's (readahead-sized) request overlaps the short range: the read ends there.
+        assert_eq!(f.read_at(&mut buf, 0).unwrap(), 100);
+        assert_eq!(std::fs::metadata(fs.file_path()).unwrap().len(), 1 << 20);
+        let e = f.read_at(&mut buf, 512 << 10).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EIO));
+        assert!(fs.stats().faults >= 2);
     }
 
     #[test]
