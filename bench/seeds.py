@@ -50,6 +50,8 @@ S000_RD = [
     ("libaio-buffered", ("fio", "fiox")),
     ("guasi-offload", ("fiox",)),
     ("guasi-inline", ("fiox",)),
+    ("guasi-kick-each", ("fiox",)),
+    ("guasi-reap-runs", ("fiox",)),
 ]
 S004 = [
     ("guasi-qd8", ("fiox",)),
