@@ -84,6 +84,9 @@ pub struct IoLoop<'a> {
     pub verify: Option<crate::verify::JobVerify>,
     /// Check blocks as they are read (a read-only job verifying earlier writes).
     pub read_checks: bool,
+    /// Hold back I/O overlapping an in-flight write (verify, serialize_overlap).
+    pub serialize: bool,
+    in_flight: Vec<bool>,
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
     /// Ramp time is over (or there was none).
@@ -169,6 +172,10 @@ impl<'a> IoLoop<'a> {
             status_template: None,
             verify: None,
             read_checks: false,
+            serialize: (job.verify.serialize_overlap
+                || job.verify.method != fiox_job::VerifyMethod::None)
+                && depth > 1,
+            in_flight: vec![false; depth],
             cpu_start: crate::sys::ThreadUsage::default(),
             limits,
             measured_start_ns: 0,
@@ -239,6 +246,11 @@ impl<'a> IoLoop<'a> {
                 Some(id) => id,
                 None => return,
             };
+            if self.serialize && self.overlaps_in_flight(id) {
+                // Wait for the overlapping write: its data must not race this one.
+                self.requeue.push(id);
+                return;
+            }
             if !self.submit(id) {
                 return;
             }
@@ -246,6 +258,18 @@ impl<'a> IoLoop<'a> {
                 self.commit();
             }
         }
+    }
+
+    /// Whether slot `id` touches a byte range of a write still in flight (or the other way).
+    fn overlaps_in_flight(&self, id: u32) -> bool {
+        let s = &self.slots[id as usize];
+        if s.ddir == SYNC {
+            return false;
+        }
+        self.slots
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j != id as usize && self.in_flight[j] && conflicts(s, o))
     }
 
     /// Pick the next unit to queue: a re-issue, an fsync that is due, or a new request.
@@ -388,6 +412,7 @@ impl<'a> IoLoop<'a> {
             }
             Ok(Queued::Queued) => {
                 self.inflight += 1;
+                self.in_flight[id as usize] = true;
                 self.pending.push(id);
                 true
             }
@@ -467,6 +492,7 @@ impl<'a> IoLoop<'a> {
     /// Account a completed unit (or re-issue its short remainder).
     fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
         let s = self.slots[id as usize];
+        self.in_flight[id as usize] = false;
         if s.ddir == SYNC {
             self.free.push(id);
             if res < 0 {
@@ -697,6 +723,16 @@ impl<'a> IoLoop<'a> {
     }
 }
 
+/// Two data units touch a common byte range of the same file and at least one writes.
+fn conflicts(a: &Slot, b: &Slot) -> bool {
+    a.ddir != SYNC
+        && b.ddir != SYNC
+        && (a.ddir == 1 || b.ddir == 1)
+        && a.file == b.file
+        && a.offset < b.offset + b.len as u64
+        && b.offset < a.offset + a.len as u64
+}
+
 fn offset_ptr(p: BufPtr, by: usize) -> BufPtr {
     if by == 0 {
         return p;
@@ -730,5 +766,37 @@ fn strip_os_error(e: &std::io::Error) -> String {
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot(ddir: u8, file: u32, offset: u64, len: u32) -> Slot {
+        Slot {
+            ddir,
+            file,
+            offset,
+            len,
+            ..Slot::default()
+        }
+    }
+
+    #[test]
+    fn overlapping_writes_conflict() {
+        let w = slot(1, 0, 4096, 4096);
+        assert!(conflicts(&w, &slot(1, 0, 6000, 4096)));
+        assert!(
+            conflicts(&w, &slot(0, 0, 4096, 512)),
+            "a read of a block being written"
+        );
+        assert!(!conflicts(&w, &slot(1, 0, 8192, 4096)), "adjacent is fine");
+        assert!(!conflicts(&w, &slot(1, 1, 4096, 4096)), "other file");
+        assert!(
+            !conflicts(&slot(0, 0, 0, 4096), &slot(0, 0, 0, 4096)),
+            "reads share"
+        );
+        assert!(!conflicts(&w, &slot(SYNC, 0, 0, 0)));
     }
 }
