@@ -1,5 +1,5 @@
 //! fiox-testbed sets up test targets for experiments and for fiox's own tests — loop devices
-//! (buffered or direct I/O), size-limited tmpfs and ramfs mounts, ext4 images, and a
+//! (buffered or direct I/O), RAM disks, size-limited tmpfs and ramfs mounts, ext4 images, and a
 //! fault-injecting FUSE file — and guarantees their cleanup: each resource registers an undo
 //! action in a process-wide registry ([`Cleanup`]) that runs when its guard drops or when a
 //! shutdown path calls [`cleanup_all`]. It also holds the safety probes (signatures, mount
@@ -50,6 +50,6 @@ pub use faultfs::{
     fuse_support, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule, FaultStats,
 };
 pub use loopdev::{loop_support, LoopDevice, LoopOptions};
-pub use mount::{mount_support, DeviceMount, Ext4Image, TmpfsMount};
+pub use mount::{mount_support, DeviceMount, Ext4Image, RamDisk, TmpfsMount};
 pub use probe::{mount_points_of, probe_signatures, Signature, SignatureKind};
 pub use temp::TempDir;

@@ -1,6 +1,7 @@
-//! Mounted test targets: a size-limited tmpfs (ENOSPC experiments), a ramfs (a filesystem
-//! without O_DIRECT, to exercise refusals), and an ext4 image file that can be bound to a loop
-//! device and mounted (the safety tests' "mounted device" and "device with a signature").
+//! Mounted test targets: a size-limited tmpfs (ENOSPC experiments), a RAM disk (loop over
+//! tmpfs), a ramfs (a filesystem without O_DIRECT, to exercise refusals), any block device
+//! mounted on a fresh directory, and an ext4 image file that can be bound to a loop device
+//! and mounted (the safety tests' "mounted device" and "device with a signature").
 //! Each mount point is a fresh directory; unmount (lazy if still busy after retries) and
 //! directory removal are registered with the cleanup registry before the mount is made.
 
@@ -145,6 +146,55 @@ impl TmpfsMount {
     /// Unmount and remove the directory now, reporting failure.
     pub fn unmount(self) -> Result<()> {
         self.mounted.unmount()
+    }
+}
+
+/// A RAM-backed block device: a loop device over a sparse file on its own size-limited
+/// tmpfs (this project's kernels have no brd ramdisk driver). Memory is used only for
+/// blocks written. With `direct_io` the loop device reads and writes the tmpfs pages without
+/// a second page cache (tmpfs accepts O_DIRECT since Linux 6.6). Dropping detaches the
+/// device, removes the file and unmounts the tmpfs.
+#[derive(Debug)]
+pub struct RamDisk {
+    loop_dev: Option<LoopDevice>,
+    file_guard: Option<CleanupGuard>,
+    tmpfs: Option<TmpfsMount>,
+}
+
+impl RamDisk {
+    /// A `size`-byte RAM disk set up with `opts`.
+    pub fn new(size: u64, opts: &LoopOptions) -> Result<RamDisk> {
+        if size == 0 {
+            return Err(TestbedError::Invalid("RAM disk size 0".into()));
+        }
+        // Room for the file's pages plus tmpfs's own accounting slack.
+        let tmpfs = TmpfsMount::new(size.saturating_add(1 << 20))?;
+        let file = tmpfs.path().join("ramdisk.img");
+        let file_guard = create_sparse_file(&file, size)?;
+        let loop_dev = LoopDevice::attach(&file, opts)?;
+        Ok(RamDisk {
+            loop_dev: Some(loop_dev),
+            file_guard: Some(file_guard),
+            tmpfs: Some(tmpfs),
+        })
+    }
+
+    /// The loop device.
+    pub fn device(&self) -> &LoopDevice {
+        self.loop_dev.as_ref().expect("present until drop")
+    }
+
+    /// The device node, `/dev/loopN`.
+    pub fn path(&self) -> &Path {
+        self.device().path()
+    }
+}
+
+impl Drop for RamDisk {
+    fn drop(&mut self) {
+        self.loop_dev.take();
+        self.file_guard.take();
+        self.tmpfs.take();
     }
 }
 
@@ -338,6 +388,50 @@ mod tests {
         assert!(!is_mount_point(&dir));
         assert!(!dir.exists());
         drop(held);
+    }
+
+    #[test]
+    fn ram_disk_with_direct_io_round_trips_and_goes_away() {
+        if skip(loop_support().and(mount_support("tmpfs")), "ram_disk") {
+            return;
+        }
+        use std::os::unix::fs::{FileExt, OpenOptionsExt};
+        let opts = LoopOptions {
+            direct_io: true,
+            block_size: Some(4096),
+            ..LoopOptions::default()
+        };
+        let rd = match RamDisk::new(16 << 20, &opts) {
+            Err(e @ TestbedError::DirectIoRefused { .. }) => {
+                eprintln!("skipped ram_disk: tmpfs without O_DIRECT (Linux < 6.6): {e}");
+                return;
+            }
+            other => other.unwrap(),
+        };
+        assert!(rd.device().direct_io().unwrap());
+        assert_eq!(rd.device().size_bytes().unwrap(), 16 << 20);
+        let backing = rd.device().backing_file().to_path_buf();
+        assert_eq!(fs_type_of(&backing).as_deref(), Some("tmpfs"));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(rd.path())
+            .unwrap();
+        let mut raw = vec![0u8; 3 << 12];
+        let at = raw.as_ptr().align_offset(4096);
+        let buf = &mut raw[at..at + 4096];
+        buf.fill(0x3C);
+        f.write_all_at(buf, 8 << 20).unwrap();
+        buf.fill(0);
+        f.read_exact_at(buf, 8 << 20).unwrap();
+        assert!(buf.iter().all(|&b| b == 0x3C));
+        drop(f);
+        let mnt = backing.parent().unwrap().to_path_buf();
+        drop(rd);
+        assert!(eventually(|| loops_backed_by(&backing).is_empty()));
+        assert!(!is_mount_point(&mnt) && !mnt.exists());
+        assert!(RamDisk::new(0, &LoopOptions::default()).is_err());
     }
 
     #[test]
