@@ -115,9 +115,7 @@ fn buffered_libaio(iodepth: u32, verdict: &Verdict) -> Warning {
     );
     let evidence = match verdict {
         Verdict::Blocked(e) => format!("evidence: {e}"),
-        Verdict::Inconclusive(e) => format!(
-            "this run's evidence is inconclusive: {e}; on storage the submissions will block"
-        ),
+        Verdict::Inconclusive(e) => format!("this run does not show the blocking: {e}"),
         Verdict::NoData => "this run recorded no submission latencies (disable_slat or \
                             gtod_reduce), so it cannot show the blocking"
             .to_string(),
@@ -281,16 +279,14 @@ pub fn verdict(res: &JobResult, iodepth: u32) -> Verdict {
             share_text(top)
         ));
     }
-    Verdict::Inconclusive(format!(
-        "{}; {}{}",
-        share_text(slowest),
-        pacing_text(&p),
-        if slowest.slat_ns < MIN_BLOCKING_SLAT_NS {
-            " and no submission waited for storage (the data was likely in memory)"
-        } else {
-            ""
-        }
-    ))
+    let why = if p.paced >= SUBMIT_PACED_BLOCKING {
+        // Busy but fast: CPU-bound memory copies, which say nothing about storage.
+        "; the submissions were fast but kept the thread busy: the data was likely in memory \
+         (page cache, tmpfs), where nothing waits for storage"
+    } else {
+        "; the submissions did not pace the job"
+    };
+    Verdict::Inconclusive(format!("{}; {}{why}", share_text(slowest), pacing_text(&p)))
 }
 
 fn share_text(e: &DirEvidence) -> String {
@@ -325,7 +321,9 @@ fn us(ns: f64) -> String {
 
 fn pct(share: f64) -> String {
     let p = share * 100.0;
-    if p > 0.0 && p < 1.0 {
+    if p > 0.0 && p < 0.01 {
+        "<0.01%".to_string()
+    } else if p > 0.0 && p < 1.0 {
         format!("{p:.2}%")
     } else {
         format!("{p:.0}%")
@@ -426,8 +424,9 @@ mod tests {
         let ws = analyze(&job("libaio", 32, false), &seed000_patched());
         assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
         let m = &ws[0].message;
-        assert!(m.contains("inconclusive"), "{m}");
-        assert!(!m.contains("evidence: "), "{m}");
+        assert!(m.contains("this run does not show the blocking"), "{m}");
+        assert!(m.contains("did not pace the job"), "{m}");
+        assert!(!m.contains("evidence: ") && !m.contains("in memory"), "{m}");
         assert!(
             m.contains("write slat 1.85 us"),
             "the slowest submission is cited: {m}"
@@ -475,7 +474,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let ws = analyze(&job("libaio", 32, false), &r);
-        assert!(ws[0].message.contains("inconclusive"));
+        assert!(ws[0].message.contains("does not show the blocking"));
         // The same numbers from io_uring are healthy: no warning.
         assert!(analyze(&job("io_uring", 32, false), &r).is_empty());
     }
@@ -633,5 +632,6 @@ mod tests {
         assert_eq!(pct(0.0002), "0.02%");
         assert_eq!(pct(0.48), "48%");
         assert_eq!(pct(0.0), "0%");
+        assert_eq!(pct(0.000_015), "<0.01%");
     }
 }
