@@ -40,8 +40,8 @@ pub const SLAT_SHARE_BLOCKING: f64 = 0.30;
 /// with D I/Os in flight the job completes D per mean lat, and submitting them takes
 /// D x mean slat, so `D x slat / lat` near 1 means submission paced the job (the submitter was
 /// always inside a submit call). Seed 000's blocking kernel: 32 x 3298 us / 105.6 ms = 1.00;
-/// the fixed one: 0.0004. Measured here (docs/experiments.md): blocking runs 0.95-1.1,
-/// guasi offload on a loaded 2-vCPU VM 0.44-0.64, libaio direct QD32 0.3.
+/// the fixed one: 0.0004. Measured (docs/experiments.md): blocking runs 0.93-1.05, libaio
+/// direct=1 0.13-0.30, guasi offload on a disk of a loaded 2-vCPU VM 0.02-0.68.
 pub const SUBMIT_PACED_BLOCKING: f64 = 0.80;
 /// Mean slat below this did not wait for storage: a syscall plus a 4 KiB memory copy takes a
 /// few microseconds, a device read tens of microseconds at least. A busy submitter with such
