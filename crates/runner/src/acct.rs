@@ -92,6 +92,8 @@ pub struct Acct {
     /// I/O errors tolerated by continue_on_error / ignore_error, and the first one described.
     pub tolerated_errors: u64,
     pub first_tolerated: Option<String>,
+    /// Completions the engine reported for units that were not in flight (dropped).
+    pub bogus_completions: u64,
 }
 
 impl Acct {

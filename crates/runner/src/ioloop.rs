@@ -469,6 +469,17 @@ impl<'a> IoLoop<'a> {
                     0
                 };
                 for c in &events {
+                    if !self
+                        .in_flight
+                        .get(c.unit as usize)
+                        .copied()
+                        .unwrap_or(false)
+                    {
+                        // An engine bug: a completion for a unit that is not in flight. Using
+                        // it would corrupt another I/O's slot; count it and drop it.
+                        self.acct.bogus_completions += 1;
+                        continue;
+                    }
                     self.inflight = self.inflight.saturating_sub(1);
                     self.finish(c.unit, c.result, now, false);
                 }

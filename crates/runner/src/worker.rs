@@ -532,6 +532,18 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     r.ctx = cpu.ctx;
     r.majf = cpu.majf;
     r.minf = cpu.minf;
+    if acct.bogus_completions > 0 {
+        r.warnings.push(Warning {
+            code: "engine-bogus-completions".into(),
+            message: format!(
+                "the {} engine reported {} completion(s) for I/O units that were not in flight; \
+                 they were ignored",
+                lp.engine.name(),
+                acct.bogus_completions
+            ),
+            fix: "this is an engine bug: please report it with the job".into(),
+        });
+    }
     if acct.tolerated_errors > 0 {
         r.warnings.push(Warning {
             code: "io-errors-tolerated".into(),
