@@ -98,7 +98,7 @@ pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
     if job.iodepth <= 1 || !QUEUED_ENGINES.contains(&engine.as_str()) {
         return Vec::new();
     }
-    let verdict = verdict(res, job.iodepth);
+    let verdict = verdict(res, job.iodepth, !self_paced(job));
     if engine == "libaio" && !job.direct {
         return vec![buffered_libaio(job.iodepth, &verdict)];
     }
@@ -106,6 +106,14 @@ pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
         Verdict::Blocked(evidence) => vec![sync_submission(&engine, job.iodepth, &evidence)],
         _ => Vec::new(),
     }
+}
+
+/// A job that limits its own pace (rate, rate_iops, thinktime) may keep one I/O in flight on
+/// purpose, so a shallow depth distribution is no evidence against its engine.
+fn self_paced(job: &JobSpec) -> bool {
+    let p = &job.pacing;
+    let any = |d: &fiox_job::PerDir<u64>| d.read > 0 || d.write > 0 || d.trim > 0;
+    any(&p.rate) || any(&p.rate_iops) || !p.thinktime.is_zero()
 }
 
 fn buffered_libaio(iodepth: u32, verdict: &Verdict) -> Warning {
@@ -153,7 +161,8 @@ pub fn evidence(res: &JobResult) -> Vec<DirEvidence> {
 }
 
 fn dir_evidence(ddir: Ddir, d: &DirResult, job_ms: u64, jobs: f64) -> Option<DirEvidence> {
-    if d.total_ios == 0 || d.slat.n == 0 {
+    // Without clat or lat there is nothing to compare the submission time with.
+    if d.total_ios == 0 || d.slat.n == 0 || (d.lat.n == 0 && d.clat.n == 0) {
         return None;
     }
     let slat_ns = d.slat.mean();
@@ -242,10 +251,12 @@ fn pacing_text(p: &Pacing) -> String {
     )
 }
 
-/// Decide from the run's numbers whether its submissions blocked (`iodepth`: the job's).
-pub fn verdict(res: &JobResult, iodepth: u32) -> Verdict {
+/// Decide from the run's numbers whether its submissions blocked (`iodepth`: the job's;
+/// `depth_rule`: whether IO depths stuck at 1 count as evidence — not for self-paced jobs).
+pub fn verdict(res: &JobResult, iodepth: u32, depth_rule: bool) -> Verdict {
     let ev = evidence(res);
-    if let Some(share) = depth1_share(&res.io_depth).filter(|&s| s >= DEPTH1_STUCK) {
+    let stuck = depth1_share(&res.io_depth).filter(|&s| depth_rule && s >= DEPTH1_STUCK);
+    if let Some(share) = stuck {
         let mut text = format!(
             "IO depths 1={:.0}%: one I/O was in flight despite iodepth={iodepth}",
             share * 100.0
@@ -468,7 +479,7 @@ mod tests {
             1000,
             32,
         );
-        let v = verdict(&r, 32);
+        let v = verdict(&r, 32, true);
         match &v {
             Verdict::Inconclusive(t) => assert!(t.contains("likely in memory"), "{t}"),
             other => panic!("{other:?}"),
@@ -484,7 +495,7 @@ mod tests {
         let mut r = seed000_unpatched();
         r.dirs.read.slat = Default::default();
         r.dirs.write.slat = Default::default();
-        assert_eq!(verdict(&r, 32), Verdict::NoData);
+        assert_eq!(verdict(&r, 32, true), Verdict::NoData);
         let ws = analyze(&job("libaio", 32, false), &r);
         assert!(ws[0].message.contains("disable_slat"), "{}", ws[0].message);
     }
@@ -515,6 +526,13 @@ mod tests {
             "{}",
             ws[0].message
         );
+        // Not for a job that paces itself (one I/O in flight may be the rate limit's doing).
+        let mut paced_job = job("io_uring", 32, true);
+        paced_job.pacing.rate_iops.read = 100;
+        assert!(analyze(&paced_job, &r).is_empty());
+        paced_job.pacing.rate_iops.read = 0;
+        paced_job.pacing.thinktime = std::time::Duration::from_micros(50);
+        assert!(analyze(&paced_job, &r).is_empty());
         // 85% at depth 1 is not stuck.
         r.io_depth.buckets = [85, 15, 0, 0, 0, 0, 0];
         assert!(analyze(&job("io_uring", 32, true), &r).is_empty());
@@ -555,17 +573,33 @@ mod tests {
         );
         let p = pacing(&r, 32).unwrap();
         assert!((p.depth - 32.0).abs() < 1e-9 && p.paced > 2.0, "{p:?}");
-        assert!(matches!(verdict(&r, 32), Verdict::Blocked(_)));
+        assert!(matches!(verdict(&r, 32, true), Verdict::Blocked(_)));
         r.io_depth.buckets = [600, 400, 0, 0, 0, 0, 0];
         let p = pacing(&r, 32).unwrap();
         assert!((p.depth - 1.4).abs() < 1e-9, "{p:?}");
-        assert!(matches!(verdict(&r, 32), Verdict::Inconclusive(_)));
+        assert!(matches!(verdict(&r, 32, true), Verdict::Inconclusive(_)));
         // The open >=64 bucket counts as iodepth; edges never exceed iodepth.
         r.io_depth.buckets = [0, 0, 0, 0, 0, 0, 10];
         assert_eq!(mean_depth(&r.io_depth, 1000), 1000.0);
         r.io_depth.buckets = [0, 0, 0, 0, 0, 10, 0];
         assert_eq!(mean_depth(&r.io_depth, 20), 20.0);
         assert_eq!(mean_depth(&DepthDist::default(), 8), 8.0);
+    }
+
+    #[test]
+    fn no_completion_latency_is_no_evidence() {
+        // disable_clat + disable_lat: slat alone cannot be compared with anything.
+        let mut r = result(
+            dir(100, 65_000, 70_000, 1000),
+            DirResult::default(),
+            1000,
+            4,
+        );
+        r.dirs.read.lat = Default::default();
+        r.dirs.read.clat = Default::default();
+        assert!(evidence(&r).is_empty());
+        assert_eq!(verdict(&r, 4, true), Verdict::NoData);
+        assert!(analyze(&job("io_uring", 4, true), &r).is_empty());
     }
 
     #[test]
