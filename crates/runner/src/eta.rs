@@ -71,33 +71,43 @@ fn totals(progress: &[Progress]) -> ([u64; 3], [u64; 3]) {
 }
 
 /// Fraction done and seconds left, from time limits where jobs have them, else bytes.
-fn completion(jobs: &[JobSpec], progress: &[Progress], elapsed: Duration) -> (f64, u64) {
+/// `elapsed[i]`: how long job `i` has been running (zero before it started). Jobs still
+/// waiting for their group add their time limit (the longest per group) to what is left.
+fn completion(jobs: &[JobSpec], progress: &[Progress], elapsed: &[Duration]) -> (f64, u64) {
     let mut frac_sum = 0.0;
     let mut left: u64 = 0;
-    for (j, p) in jobs.iter().zip(progress) {
+    let mut waiting: Vec<(u32, u64)> = Vec::new();
+    for ((j, p), el) in jobs.iter().zip(progress).zip(elapsed) {
         let planned = p.planned_bytes.load(Ordering::Relaxed);
         let done: u64 = p.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
         let limit = j
             .timing
             .runtime
             .map(|r| r + j.timing.ramp_time.unwrap_or_default());
-        let f = match p.state() {
-            JobState::Done => 1.0,
-            _ => match limit {
-                Some(l) if j.timing.time_based || planned == 0 => {
-                    (elapsed.as_secs_f64() / l.as_secs_f64().max(1e-9)).min(1.0)
+        let f = match (p.state(), limit) {
+            (JobState::Done, _) => 1.0,
+            (JobState::Waiting, l) => {
+                let secs = l.map(|l| l.as_secs()).unwrap_or(0);
+                match waiting.iter_mut().find(|(g, _)| *g == j.group_id) {
+                    Some((_, s)) => *s = (*s).max(secs),
+                    None => waiting.push((j.group_id, secs)),
                 }
-                _ if planned > 0 => (done as f64 / planned as f64).min(1.0),
-                _ => 0.0,
-            },
+                0.0
+            }
+            (_, Some(l)) if j.timing.time_based || planned == 0 => {
+                (el.as_secs_f64() / l.as_secs_f64().max(1e-9)).min(1.0)
+            }
+            _ if planned > 0 => (done as f64 / planned as f64).min(1.0),
+            _ => 0.0,
         };
         frac_sum += f;
         if f > 0.0 && f < 1.0 {
-            let rest = elapsed.as_secs_f64() * (1.0 - f) / f;
+            let rest = el.as_secs_f64() * (1.0 - f) / f;
             left = left.max(rest.round() as u64);
         }
     }
-    (frac_sum / jobs.len().max(1) as f64, left)
+    let queued: u64 = waiting.iter().map(|(_, s)| s).sum();
+    (frac_sum / jobs.len().max(1) as f64, left + queued)
 }
 
 fn eta_text(secs: u64) -> String {
@@ -113,7 +123,7 @@ fn eta_text(secs: u64) -> String {
 fn eta_line(
     jobs: &[JobSpec],
     progress: &[Progress],
-    elapsed: Duration,
+    elapsed: &[Duration],
     rates: ([u64; 3], [u64; 3]),
 ) -> String {
     let running = progress
@@ -175,6 +185,7 @@ pub fn run_eta(
     let mut last = (t0, totals(progress));
     let mut next_status = opts.status_interval.map(|i| t0 + i);
     let mut drawn = false;
+    let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         // A signal (process-wide) stops this run's jobs.
@@ -182,13 +193,22 @@ pub fn run_eta(
             run_stop.store(true, Ordering::Relaxed);
         }
         let now = Instant::now();
+        for (st, p) in started.iter_mut().zip(progress) {
+            if st.is_none() && p.state() != JobState::Waiting {
+                *st = Some(now);
+            }
+        }
         if show && now.duration_since(last.0) >= Duration::from_secs(1) {
             let cur = totals(progress);
             let dt = now.duration_since(last.0).as_secs_f64();
             let rate =
                 |a: [u64; 3], b: [u64; 3]| [0, 1, 2].map(|d| ((a[d] - b[d]) as f64 / dt) as u64);
             let rates = (rate(cur.0, last.1 .0), rate(cur.1, last.1 .1));
-            let line = eta_line(jobs, progress, now - t0, rates);
+            let elapsed: Vec<Duration> = started
+                .iter()
+                .map(|s| s.map(|s| now - s).unwrap_or_default())
+                .collect();
+            let line = eta_line(jobs, progress, &elapsed, rates);
             let mut err = std::io::stderr().lock();
             let _ = if tty {
                 write!(err, "\r{line}\x1b[K")
@@ -296,6 +316,20 @@ mod tests {
     }
 
     #[test]
+    fn waiting_groups_add_their_runtime() {
+        let mut a = JobSpec::default();
+        a.timing.runtime = Some(Duration::from_secs(10));
+        a.timing.time_based = true;
+        let mut b = a.clone();
+        b.group_id = 1;
+        let p: Vec<Progress> = (0..2).map(|_| Progress::default()).collect();
+        p[0].set_state(JobState::Running);
+        let (frac, left) = completion(&[a, b], &p, &[Duration::from_secs(5), Duration::ZERO]);
+        assert!((frac - 0.25).abs() < 1e-9, "{frac}");
+        assert_eq!(left, 5 + 10);
+    }
+
+    #[test]
     fn eta_line_shape() {
         let mut j = JobSpec::default();
         j.rw.mode = RwMode::RandRead;
@@ -307,7 +341,7 @@ mod tests {
         let line = eta_line(
             &[j],
             &p,
-            Duration::from_millis(4500),
+            &[Duration::from_millis(4500)],
             ([112_197_632, 0, 0], [27_400, 0, 0]),
         );
         assert_eq!(
