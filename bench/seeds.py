@@ -97,8 +97,8 @@ def dir_figures(d):
 
 
 # advice.rs thresholds (SLAT_SHARE_BLOCKING, SUBMIT_PACED_BLOCKING, MIN_BLOCKING_SLAT_NS in us,
-# DEPTH1_STUCK) and queued engines; keep in step with the Rust module.
-SLAT_SHARE, PACED, MIN_SLAT_US, DEPTH1 = 0.30, 0.80, 10.0, 0.90
+# DEPTH1_STUCK, INLINE_COMPLETION_SHARE) and queued engines; keep in step with the Rust module.
+SLAT_SHARE, PACED, MIN_SLAT_US, DEPTH1, INLINE = 0.30, 0.80, 10.0, 0.90, 0.50
 QUEUED = ("libaio", "io_uring", "posixaio", "guasi", "threads")
 
 
@@ -136,7 +136,7 @@ def verdict(dirs, paced, depth1):
         return "blocked"
     if paced >= PACED and slowest["slat"] >= MIN_SLAT_US:
         return "blocked"
-    if share(top) >= 0.5:
+    if share(top) >= INLINE:
         return "blocked"
     return "inconclusive"
 

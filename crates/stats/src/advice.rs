@@ -11,8 +11,8 @@
 //!   blocking — the I/O ran inside the submit call, or the call waited for room in a full
 //!   device queue (libaio direct=1 at a depth above the device's nr_requests): submission
 //!   latency close to the total latency, the submitting thread inside slow submit calls for
-//!   most of the run, or the IO depth distribution stuck at 1. It is evidence-only and never fires together with
-//!   `buffered-libaio` (same cause, one warning).
+//!   most of the time, or the IO depth distribution stuck at 1. It is evidence-only and never
+//!   fires together with `buffered-libaio` (same cause, one warning).
 //!
 //! Everything is a pure function of the job and its result ([`analyze`]); the runner attaches
 //! the returned warnings to the job's result. The runner's own pre-run warnings (codes
@@ -48,6 +48,9 @@ pub const SUBMIT_PACED_BLOCKING: f64 = 0.80;
 /// fast submissions is CPU-bound on memory copies (page cache, tmpfs), which cannot show
 /// whether submission would block on a device.
 pub const MIN_BLOCKING_SLAT_NS: f64 = 10_000.0;
+/// Mean slat at or above this share of mean lat, however fast: the I/Os completed inside the
+/// submit call (page-cache hits completing inline), so the queue depth overlapped nothing.
+pub const INLINE_COMPLETION_SHARE: f64 = 0.50;
 /// Share of the submitted I/Os that saw depth 1, at or above which the queue never filled.
 pub const DEPTH1_STUCK: f64 = 0.90;
 
@@ -282,7 +285,7 @@ pub fn verdict(res: &JobResult, iodepth: u32, depth_rule: bool) -> Verdict {
     if p.paced >= SUBMIT_PACED_BLOCKING && slowest.slat_ns >= MIN_BLOCKING_SLAT_NS {
         return Verdict::Blocked(format!("{}; {}", share_text(slowest), pacing_text(&p)));
     }
-    if top.share >= 0.5 {
+    if top.share >= INLINE_COMPLETION_SHARE {
         // Fast submissions that are nearly the whole latency: the I/Os completed inside the
         // submit call (page-cache hits, inline execution) — synchronous, if harmlessly fast.
         return Verdict::Blocked(format!(
