@@ -78,7 +78,24 @@ fn system_mb_memory() -> u64 {
         .unwrap_or(0)
 }
 
+/// fio's `$ncpus` is the number of configured CPUs (cpuN entries in sysfs), not the ones this
+/// process may run on.
 fn system_ncpus() -> u64 {
+    let configured = std::fs::read_dir("/sys/devices/system/cpu")
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.strip_prefix("cpu")
+                        .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+                })
+                .count() as u64
+        })
+        .unwrap_or(0);
+    if configured > 0 {
+        return configured;
+    }
     std::thread::available_parallelism()
         .map(|n| n.get() as u64)
         .unwrap_or(1)
@@ -411,6 +428,14 @@ mod tests {
             mb_memory: 1000,
             ncpus: 4,
         }
+    }
+
+    #[test]
+    fn system_values_are_plausible() {
+        let e = SubstEnv::from_system();
+        assert!(e.pagesize >= 4096 && e.pagesize.is_power_of_two());
+        assert!(e.ncpus >= 1);
+        assert!(e.mb_memory >= 1);
     }
 
     #[test]
