@@ -366,11 +366,18 @@ impl<'a> IoLoop<'a> {
 
     fn pace(&mut self, d: usize, len: u64) {
         let now = self.now_ns();
-        let at = self.pacer.admit(d, len, now);
+        // Never wait past the end of the run.
+        let at = self
+            .pacer
+            .admit(d, len, now)
+            .min(self.limits.deadline_ns.unwrap_or(u64::MAX));
         if at > now {
+            // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
+            self.quiesce();
             pacing::wait_until(self.clock.instant_at(at));
         }
         if let Some((spin, sleep)) = self.pacer.think_after(1) {
+            self.quiesce();
             pacing::spin_for(spin);
             if !sleep.is_zero() {
                 std::thread::sleep(sleep);
@@ -487,6 +494,14 @@ impl<'a> IoLoop<'a> {
             Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
         }
         self.events = events;
+    }
+
+    /// Submit what is queued and wait until nothing is in flight.
+    fn quiesce(&mut self) {
+        self.commit();
+        while self.inflight > 0 && self.end.is_none() {
+            self.reap(1);
+        }
     }
 
     /// Wait for everything in flight (also after errors: buffers must outlive the I/O).
