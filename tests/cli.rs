@@ -404,3 +404,25 @@ fn verify_with_a_deep_queue_and_rewrites_passes() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(issued(&r.json(), "write"), (1024, 4 << 20));
 }
+
+/// rate_iops caps the job: without pacing the null engine would do millions of IOPS. Only an
+/// upper bound is checked (a loaded machine can only make it slower).
+#[test]
+fn rate_iops_paces_the_job() {
+    let r = fiox(&[
+        "--name=p",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=64m",
+        "--rate_iops=500",
+        "--time_based",
+        "--runtime=600ms",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let (ios, _) = issued(&v, "read");
+    let ms = v["jobs"][0]["read"]["runtime"].as_u64().unwrap().max(1);
+    let iops = ios as f64 * 1000.0 / ms as f64;
+    assert!(ios > 0 && iops <= 550.0, "{ios} I/Os in {ms} ms");
+}
