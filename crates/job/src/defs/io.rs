@@ -254,13 +254,15 @@ pub fn parse_bssplit(s: &str, kb_base: u32) -> Result<Vec<(u64, u32)>, String> {
         if bs == 0 {
             return Err(format!("block size in '{part}' must be at least 1 byte"));
         }
+        // As fio: a fraction is truncated, and a share of 0 counts as blank.
         let pct = if pct.is_empty() {
             None
         } else {
-            let p: u32 = pct
-                .parse()
-                .map_err(|_| format!("'{pct}' in '{part}' is not a percentage"))?;
-            Some(p)
+            let p = value::parse_float(pct)
+                .ok()
+                .filter(|p| *p >= 0.0)
+                .ok_or_else(|| format!("'{pct}' in '{part}' is not a percentage"))?;
+            Some(p.min(1000.0) as u32).filter(|p| *p > 0)
         };
         entries.push((bs, pct));
     }
@@ -279,15 +281,10 @@ pub fn parse_bssplit(s: &str, kb_base: u32) -> Result<Vec<(u64, u32)>, String> {
     let blanks = entries.iter().filter(|e| e.1.is_none()).count() as u32;
     let rest = 100 - given;
     let mut out: Vec<(u64, u32)> = Vec::new();
-    let mut blank_i = 0;
     for (bs, p) in entries {
-        let p = p.unwrap_or_else(|| {
-            // Even split of what is left; the first blanks absorb the remainder.
-            let share = rest / blanks + u32::from(blank_i < rest % blanks);
-            blank_i += 1;
-            share
-        });
-        out.push((bs, p));
+        // Blanks split what is left evenly (rounded down, as fio); the last size takes any
+        // remainder below.
+        out.push((bs, p.unwrap_or(rest / blanks.max(1))));
     }
     let total: u32 = out.iter().map(|e| e.1).sum();
     if let Some(last) = out.last_mut() {
@@ -411,6 +408,16 @@ mod tests {
             }),
         ),
         ("bssplit", "4k/x", None),
+        (
+            "bssplit",
+            "1k/:2k/:4k/",
+            Some(|j| j.bs.read.split == vec![(1024, 33), (2048, 33), (4096, 34)]),
+        ),
+        (
+            "bssplit",
+            "4k/0:8k/50.7",
+            Some(|j| j.bs.read.split == vec![(4096, 50), (8192, 50)]),
+        ),
         ("bs_unaligned", "", Some(|j| j.bs_unaligned)),
         ("blocksize_unaligned", "1", Some(|j| j.bs_unaligned)),
         (
