@@ -125,6 +125,10 @@ fn execute(
     let mut engine = fiox_engine::create(job)?;
     let flags = engine.flags();
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
+    if env.stop.load(Ordering::Relaxed) {
+        // Stopped while laying out: the files may be incomplete, so do no I/O on them.
+        return finish_files(job, &mut opened, flags.no_io, leftovers);
+    }
     for (i, f) in opened.plan.files.iter().enumerate() {
         let fd = opened.handles[i]
             .as_ref()
