@@ -186,3 +186,22 @@ fn exitall_stops_the_other_jobs_of_the_run_only() {
     // The stop was local to that run.
     assert!(!stop_requested());
 }
+
+#[test]
+fn jobs_sharing_a_file_lay_it_out_once() {
+    let d = tmpdir("shared");
+    let f = d.join("shared");
+    let mut jobs = Vec::new();
+    for i in 0..4 {
+        let mut j = job("s", RwMode::RandRead, 2 << 20);
+        j.files.filenames = vec![f.display().to_string()];
+        j.index = i;
+        j.clone_index = i;
+        jobs.push(j);
+    }
+    let out = run(&jobs, &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(out.result.jobs.iter().all(|r| r.dirs.read.total_ios == 512));
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 20);
+    std::fs::remove_dir_all(&d).unwrap();
+}

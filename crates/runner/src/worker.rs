@@ -246,6 +246,16 @@ fn lay_out_all(
     leftovers: &mut Vec<std::path::PathBuf>,
 ) -> Result<(), RunError> {
     let job = env.job;
+    // Jobs sharing a file must not lay it out concurrently: one does, the others find it
+    // large enough once they get the lock.
+    static LAYOUT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = LAYOUT.lock().unwrap_or_else(|p| p.into_inner());
+    for f in plan.files.iter_mut().filter(|f| f.needs_layout) {
+        if let Ok(m) = std::fs::metadata(&f.path) {
+            f.real_size = m.len();
+            f.needs_layout = m.len() < f.offset + f.size;
+        }
+    }
     let need: Vec<usize> = (0..plan.files.len())
         .filter(|&i| plan.files[i].needs_layout)
         .collect();
