@@ -6,10 +6,10 @@
 
 use crate::error::RunError;
 use crate::sys;
-use fiox_job::{FallocateMode, JobSpec, SizeSpec, SyncMode};
+use fiox_job::{FallocateMode, JobSpec, SizeSpec};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// What kind of target a path is.
@@ -243,26 +243,6 @@ fn file_region(
             }
         ))),
     }
-}
-
-/// Open flags for the job's I/O.
-pub fn open_options(job: &JobSpec, write: bool, direct: bool) -> OpenOptions {
-    let mut o = OpenOptions::new();
-    o.read(true);
-    if write {
-        o.write(true);
-    }
-    let mut flags = 0;
-    if direct {
-        flags |= libc::O_DIRECT;
-    }
-    flags |= match job.sync {
-        SyncMode::None => 0,
-        SyncMode::Sync => libc::O_SYNC,
-        SyncMode::Dsync => libc::O_DSYNC,
-    };
-    o.custom_flags(flags);
-    o
 }
 
 /// Whether the job ever writes (writes, trims, or write phases of mixed modes).

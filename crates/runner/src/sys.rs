@@ -1,7 +1,7 @@
 //! Thin safe wrappers over the few libc calls the runner needs that std does not offer: CPU
-//! affinity, per-thread nice and I/O priority, per-thread CPU usage, page-cache advice,
-//! preallocation, block-device size and signal handlers. Each `unsafe` block states why it is
-//! sound; nothing here keeps state.
+//! affinity, per-thread nice and I/O priority, per-thread CPU usage, preallocation,
+//! block-device size and signal handlers. Each `unsafe` block states why it is sound; the only
+//! state is the count of stop signals received.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -39,13 +39,6 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: set is a valid, initialised cpu_set_t and we pass its exact size; pid 0 = caller.
     check(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
     Ok(())
-}
-
-/// Number of CPUs the process may run on (for `cpus_allowed_policy=split` and warnings).
-pub fn online_cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
 }
 
 /// Set the nice value of the calling thread (Linux applies PRIO_PROCESS to a tid per thread).
@@ -117,23 +110,6 @@ pub fn thread_usage() -> ThreadUsage {
         majf: ru.ru_majflt as u64,
         minf: ru.ru_minflt as u64,
     }
-}
-
-/// posix_fadvise(fd, off, len, POSIX_FADV_DONTNEED): drop the file's cached pages.
-pub fn fadvise_dontneed(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
-    // SAFETY: plain integer arguments; an invalid fd only yields an error code.
-    let r = unsafe {
-        libc::posix_fadvise(
-            fd,
-            off as libc::off_t,
-            len as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(())
 }
 
 /// fallocate(2) with `mode` (0 = allocate and extend, FALLOC_FL_KEEP_SIZE = keep size).
@@ -211,40 +187,6 @@ pub fn stderr_is_tty() -> bool {
     std::io::stderr().is_terminal()
 }
 
-/// Name of an errno value (`EIO`), or its number when unknown.
-pub fn errno_name(e: i32) -> String {
-    let name = match e {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EINTR => "EINTR",
-        libc::EIO => "EIO",
-        libc::ENXIO => "ENXIO",
-        libc::EBADF => "EBADF",
-        libc::EAGAIN => "EAGAIN",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EFAULT => "EFAULT",
-        libc::EBUSY => "EBUSY",
-        libc::EEXIST => "EEXIST",
-        libc::ENODEV => "ENODEV",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::EFBIG => "EFBIG",
-        libc::ENOSPC => "ENOSPC",
-        libc::ESPIPE => "ESPIPE",
-        libc::EROFS => "EROFS",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::EDQUOT => "EDQUOT",
-        libc::ECANCELED => "ECANCELED",
-        libc::EILSEQ => "EILSEQ",
-        libc::ENODATA => "ENODATA",
-        libc::EOVERFLOW => "EOVERFLOW",
-        _ => return format!("errno {e}"),
-    };
-    name.to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,14 +204,9 @@ mod tests {
     }
 
     #[test]
-    fn errno_names() {
-        assert_eq!(errno_name(libc::EIO), "EIO");
-        assert_eq!(errno_name(99999), "errno 99999");
-    }
-
-    #[test]
     fn affinity_to_all_online_cpus_works() {
-        let cpus: Vec<usize> = (0..online_cpus()).collect();
+        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cpus: Vec<usize> = (0..n).collect();
         // May fail in restricted cpusets; only check it does not panic and errors are typed.
         let _ = set_affinity(&cpus);
         assert!(set_affinity(&[usize::MAX]).is_err());
