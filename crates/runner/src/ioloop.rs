@@ -211,12 +211,30 @@ impl<'a> IoLoop<'a> {
         } else {
             JobState::Ramp
         });
+        let mut idle_rounds = 0u32;
         while self.end.is_none() {
+            let before = self.ios_issued;
             self.fill_queue(depth);
             self.commit();
             if self.inflight == 0 {
                 if self.exhausted && self.requeue.is_empty() {
                     self.end.get_or_insert(EndReason::Done);
+                }
+                // Nothing in flight and nothing new accepted: an engine that keeps answering
+                // Busy with an empty queue would spin here forever.
+                idle_rounds = if self.ios_issued == before {
+                    idle_rounds + 1
+                } else {
+                    0
+                };
+                if idle_rounds > 1_000_000 {
+                    self.end = Some(EndReason::Error(
+                        libc::EIO,
+                        format!(
+                            "the {} engine accepts no I/O (busy with an empty queue)",
+                            self.engine.name()
+                        ),
+                    ));
                 }
                 continue;
             }
