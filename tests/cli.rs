@@ -426,3 +426,41 @@ fn rate_iops_paces_the_job() {
     let iops = ios as f64 * 1000.0 / ms as f64;
     assert!(ios > 0 && iops <= 550.0, "{ios} I/Os in {ms} ms");
 }
+
+/// A block device is a target like a file; without size= the job covers the whole device, and
+/// a blank device (no mount, no signature) may be written.
+#[test]
+fn blank_loop_device_is_a_target_sized_from_the_device() {
+    if !is_root() {
+        eprintln!("skipped: needs root to create a loop device");
+        return;
+    }
+    let dir = TempDir::under(std::path::Path::new("/tmp"), "blank-loop");
+    let img = dir.join("img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(8 << 20))
+        .expect("image");
+    let dev = match sh("losetup", &["-f", "--show", &img]) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("skipped: loop devices unavailable: {e}");
+            return;
+        }
+    };
+    let job = |rw: &str| {
+        fiox(&[
+            "--name=b",
+            &format!("--rw={rw}"),
+            "--bs=64k",
+            &format!("--filename={dev}"),
+            "--output-format=json",
+        ])
+    };
+    let w = job("write");
+    let r = job("randread");
+    let _ = sh("losetup", &["-d", &dev]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(issued(&w.json(), "write"), (128, 8 << 20));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(issued(&r.json(), "read"), (128, 8 << 20));
+}
