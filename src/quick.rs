@@ -108,9 +108,9 @@ fn probe(a: &Args) -> Result<Setup> {
     if !a.dir.is_dir() {
         bail!("quick: {} is not a directory", a.dir.display());
     }
-    let file = a
-        .dir
-        .join(format!(".fiox-quick-{}.tmp", std::process::id()));
+    // Show where the test really ran (`.` says little in a saved result).
+    let dir = a.dir.canonicalize().unwrap_or_else(|_| a.dir.clone());
+    let file = dir.join(format!(".fiox-quick-{}.tmp", std::process::id()));
     if file.exists() {
         bail!("quick: {} already exists; not touching it", file.display());
     }
@@ -244,7 +244,7 @@ pub fn main(args: &[String]) -> Result<i32> {
     if !a.json {
         println!(
             "fiox quick: {} ({} file, {:?} per test, {}, {} I/O)",
-            a.dir.display(),
+            s.file.parent().unwrap_or(&a.dir).display(),
             fiox_report::units::Units::default().bytes(a.size),
             a.runtime,
             s.engine,
@@ -380,7 +380,7 @@ fn to_json(a: &Args, s: &Setup, rows: &[Row]) -> serde_json::Value {
     json!({
         "fiox_quick": {
             "version": env!("CARGO_PKG_VERSION"),
-            "directory": a.dir.display().to_string(),
+            "directory": s.file.parent().unwrap_or(&a.dir).display().to_string(),
             "size": a.size,
             "runtime_ms": a.runtime.as_millis() as u64,
             "ioengine": s.engine,
