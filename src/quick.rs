@@ -252,7 +252,11 @@ pub fn main(args: &[String]) -> Result<i32> {
         );
     }
     let mut outcome = run_set(&a, &s);
-    if s.engine == "io_uring" && !outcome.interrupted && !outcome.errors.is_empty() {
+    let engine_failed = outcome
+        .errors
+        .iter()
+        .any(|e| matches!(e, fiox_runner::RunError::Engine(_)));
+    if s.engine == "io_uring" && !outcome.interrupted && engine_failed {
         // io_uring can be set up yet refused at submission (seccomp, old kernels).
         s.notes.push(format!(
             "io_uring failed during the run ({}); the tests were repeated with psync threads",
