@@ -252,10 +252,9 @@ pub fn main(args: &[String]) -> Result<i32> {
         );
     }
     let mut outcome = run_set(&a, &s);
-    let engine_failed = outcome
-        .errors
-        .iter()
-        .any(|e| matches!(e, fiox_runner::RunError::Engine(_)));
+    let engine_failed = outcome.errors.iter().any(|e| {
+        matches!(e, fiox_runner::RunError::Engine(_)) || e.to_string().contains("io_uring")
+    });
     if s.engine == "io_uring" && !outcome.interrupted && engine_failed {
         // io_uring can be set up yet refused at submission (seccomp, old kernels).
         s.notes.push(format!(
