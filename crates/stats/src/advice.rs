@@ -40,8 +40,8 @@ pub const SLAT_SHARE_BLOCKING: f64 = 0.30;
 /// with D I/Os in flight the job completes D per mean lat, and submitting them takes
 /// D x mean slat, so `D x slat / lat` near 1 means submission paced the job (the submitter was
 /// always inside a submit call). Seed 000's blocking kernel: 32 x 3298 us / 105.6 ms = 1.00;
-/// the fixed one: 0.0004. Measured (docs/experiments.md): blocking runs 0.93-1.05, libaio
-/// direct=1 0.13-0.30, guasi offload on a disk of a loaded 2-vCPU VM 0.02-0.68.
+/// the fixed one: 0.0004. Measured (docs/experiments.md): blocking runs 0.90-1.05, libaio
+/// direct=1 at QD8-100 0.13-0.37, guasi offload on a disk of a loaded 2-vCPU VM 0.01-0.72.
 pub const SUBMIT_PACED_BLOCKING: f64 = 0.80;
 /// Mean slat below this did not wait for storage: a syscall plus a 4 KiB memory copy takes a
 /// few microseconds, a device read tens of microseconds at least. A busy submitter with such
@@ -144,7 +144,8 @@ fn sync_submission(engine: &str, iodepth: u32, evidence: &str) -> Warning {
         message: format!(
             "the {engine} submissions did not queue asynchronously, so iodepth={iodepth} \
              overlapped little I/O: the submitting thread waited in its submit calls (the I/O \
-             ran inside them, or the device queue was full). evidence: {evidence}"
+             ran inside them, the device queue was full, or the thread was preempted in them). \
+             evidence: {evidence}"
         ),
         fix:
             "keep iodepth within the device queue (/sys/block/DEV/queue/nr_requests), use \
