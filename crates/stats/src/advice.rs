@@ -15,8 +15,10 @@
 //!   fires together with `buffered-libaio` (same cause, one warning).
 //!
 //! Everything is a pure function of the job and its result ([`analyze`]); the runner attaches
-//! the returned warnings to the job's result. The runner's own pre-run warnings (codes
-//! `iodepth-sync-engine`, `page-cache`, `memory-backed-file`, ...) are about other things.
+//! the returned warnings to the job's result. Most of the runner's own warnings
+//! (`iodepth-sync-engine`, `page-cache`, `memory-backed-file`, ...) are about other things; its
+//! pre-run `buffered-libaio` and post-run `submission-blocks` (slat over half of lat, which no
+//! blocking run measured in docs/experiments.md reached) overlap with these and should give way.
 
 use crate::model::{DepthDist, DirResult, JobResult, Warning};
 use fiox_job::{Ddir, JobSpec};
