@@ -82,7 +82,7 @@ def load_json(path):
 
 
 def dir_figures(d):
-    """(iops, slat mean us, clat mean us, lat mean us, slat sum ns, runtime ms) of one direction."""
+    """One direction: iops, mean slat/clat/lat in us (None if not recorded), slat sum, runtime."""
     slat, clat, lat = d.get("slat_ns", {}), d.get("clat_ns", {}), d.get("lat_ns", {})
     slat_n = slat.get("N", 0)
     return {
