@@ -322,7 +322,10 @@ fn io_errors_follow_continue_on_error() {
         "{}",
         r.stderr
     );
-    assert_eq!(r.json()["jobs"][0]["error"], 0);
+    let v = r.json();
+    assert_eq!(v["jobs"][0]["error"], 0);
+    assert_eq!(v["jobs"][0]["total_err"], 16, "{v}");
+    assert_eq!(v["jobs"][0]["first_error"], libc::ENOSPC);
 }
 
 #[test]

@@ -92,6 +92,8 @@ pub struct Acct {
     /// I/O errors tolerated by continue_on_error / ignore_error, and the first one described.
     pub tolerated_errors: u64,
     pub first_tolerated: Option<String>,
+    /// errno of the first tolerated error (0: none).
+    pub first_tolerated_errno: i32,
     /// Completions the engine reported for units that were not in flight (dropped).
     pub bogus_completions: u64,
 }
