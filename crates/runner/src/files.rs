@@ -153,14 +153,16 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
         let offset = match job.offset {
             SizeSpec::Percent(p) => (real as f64 * p / 100.0) as u64 + incr(job),
             SizeSpec::Bytes(_) => start,
-        };
+        } + if job.files.file_append { real } else { 0 };
         let size = match split.get(i).copied().flatten() {
             Some(s) => s,
             None => file_region(job, real, offset, &path, diskless)?,
         };
+        // file_append writes past the end on purpose: nothing to lay out.
         let needs_layout = kind == FileKind::Regular
             && !diskless
             && !job.files.create_on_open
+            && !job.files.file_append
             && offset + size > real;
         files.push(PlannedFile {
             path,
@@ -295,6 +297,11 @@ pub fn lay_out(
     if needs_data {
         write_data(&mut file, f.real_size, target, stop)
             .map_err(|e| RunError::io("lay out", path, e))?;
+    }
+    if job.files.create_fsync {
+        // fio's create_fsync (default on): the laid-out data is on the device before the job.
+        file.sync_all()
+            .map_err(|e| RunError::io("fsync after laying out", path, e))?;
     }
     f.real_size = f.real_size.max(target);
     f.needs_layout = false;

@@ -205,3 +205,23 @@ fn jobs_sharing_a_file_lay_it_out_once() {
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 20);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn file_append_writes_after_the_existing_data() {
+    let d = tmpdir("append");
+    let f = d.join("a");
+    std::fs::write(&f, vec![7u8; 1 << 20]).unwrap();
+    let mut j = job("a", RwMode::Write, 1 << 20);
+    j.files.filenames = vec![f.display().to_string()];
+    j.files.file_append = true;
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.result.jobs[0].dirs.write.io_bytes, 1 << 20);
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(data.len(), 2 << 20);
+    assert!(
+        data[..1 << 20].iter().all(|&b| b == 7),
+        "existing data kept"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
