@@ -96,6 +96,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         eta: s.eta,
         status_interval: s.status_interval,
         global_options: inv.global_options.clone(),
+        max_jobs: s.max_jobs,
     };
     let status_out = out.clone();
     let status_formats = formats.clone();

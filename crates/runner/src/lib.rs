@@ -41,6 +41,34 @@ pub struct RunOptions {
     pub status_interval: Option<Duration>,
     /// `[global]` options for the result's `global options`.
     pub global_options: Vec<(String, String)>,
+    /// `--max-jobs`: at most this many jobs run at the same time (None: no limit).
+    pub max_jobs: Option<u32>,
+}
+
+/// A counting semaphore for `--max-jobs`.
+struct Slots {
+    free: std::sync::Mutex<u32>,
+    cv: std::sync::Condvar,
+}
+
+impl Slots {
+    fn new(n: u32) -> Slots {
+        Slots {
+            free: std::sync::Mutex::new(n.max(1)),
+            cv: std::sync::Condvar::new(),
+        }
+    }
+    fn acquire(&self) {
+        let mut g = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *g == 0 {
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+        *g -= 1;
+    }
+    fn release(&self) {
+        *self.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.cv.notify_one();
+    }
 }
 
 /// What a run produced.
@@ -258,6 +286,8 @@ fn run_phase(
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
 ) {
+    let slots = opts.max_jobs.map(Slots::new);
+    let slots = &slots;
     let outcomes: Vec<(usize, worker::JobOutcome)> = std::thread::scope(|s| {
         let handles: Vec<_> = phase
             .iter()
@@ -276,7 +306,13 @@ fn run_phase(
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
                         };
+                        if let Some(sl) = &slots {
+                            sl.acquire();
+                        }
                         let out = worker::run_job(&env);
+                        if let Some(sl) = &slots {
+                            sl.release();
+                        }
                         if job.errors.exitall
                             || (job.errors.exitall_on_error && out.error.is_some())
                         {

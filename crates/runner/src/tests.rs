@@ -225,3 +225,23 @@ fn file_append_writes_after_the_existing_data() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn max_jobs_still_runs_every_job() {
+    let jobs: Vec<JobSpec> = (0..4)
+        .map(|i| {
+            let mut j = job("m", RwMode::Read, 1 << 20);
+            j.ioengine = "null".into();
+            j.index = i;
+            j.clone_index = i;
+            j
+        })
+        .collect();
+    let opts = RunOptions {
+        max_jobs: Some(1),
+        ..quiet()
+    };
+    let out = run(&jobs, &opts, &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert!(out.result.jobs.iter().all(|r| r.dirs.read.total_ios == 256));
+}
