@@ -97,6 +97,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         status_interval: s.status_interval,
         global_options: inv.global_options.clone(),
         max_jobs: s.max_jobs,
+        allow_destructive: s.allow_destructive,
     };
     let status_out = out.clone();
     let status_formats = formats.clone();

@@ -229,6 +229,15 @@ fn refuses_to_write_a_mounted_loop_device() {
     }
     // Unmounted, the ext4 signature still protects it; allow_mounted_write overrides.
     let r_sig = write_job("--bs=4k");
+    let r_global = fiox(&[
+        "--allow-destructive",
+        "--name=w",
+        "--ioengine=psync",
+        "--rw=write",
+        "--size=64k",
+        "--offset=1m",
+        &format!("--filename={dev}"),
+    ]);
     let r_forced = write_job("--allow_mounted_write=1");
     let _ = sh("losetup", &["-d", &dev]);
     if let Err(e) = mounted {
@@ -247,6 +256,7 @@ fn refuses_to_write_a_mounted_loop_device() {
         "{}",
         r_sig.stderr
     );
+    assert_eq!(r_global.code, 0, "{}", r_global.stderr);
     assert_eq!(r_forced.code, 0, "{}", r_forced.stderr);
 }
 

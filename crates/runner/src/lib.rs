@@ -43,6 +43,9 @@ pub struct RunOptions {
     pub global_options: Vec<(String, String)>,
     /// `--max-jobs`: at most this many jobs run at the same time (None: no limit).
     pub max_jobs: Option<u32>,
+    /// `--allow-destructive`: skip the mounted/signature checks of block devices for every
+    /// job (as `allow_mounted_write=1` does per job).
+    pub allow_destructive: bool,
 }
 
 /// A counting semaphore for `--max-jobs`.
@@ -303,6 +306,7 @@ fn run_phase(
                             stop: run_stop,
                             messages: opts.messages,
                             readonly: opts.readonly,
+                            allow_destructive: opts.allow_destructive,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
                         };

@@ -25,6 +25,8 @@ pub struct JobEnv<'a> {
     /// Print fio's informational lines ("Laying out IO file ...") on stderr.
     pub messages: bool,
     pub readonly: bool,
+    /// Skip the block-device safety checks (`--allow-destructive`).
+    pub allow_destructive: bool,
     /// CPUs this job may use after `cpus_allowed_policy` was applied.
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.
@@ -212,7 +214,7 @@ fn prepare_files(
             warnings: Vec::new(),
         });
     }
-    if files::job_writes(job) && !job.files.allow_mounted_write {
+    if files::job_writes(job) && !job.files.allow_mounted_write && !env.allow_destructive {
         for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
             files::check_block_write(&f.path)?;
         }
