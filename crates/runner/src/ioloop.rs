@@ -325,7 +325,16 @@ impl<'a> IoLoop<'a> {
     fn next_request(&mut self) -> Option<IoReq> {
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
-            if let Some(r) = self.gen.next() {
+            let next = if self.paced && self.job.rw.mode.has_read() && self.job.rw.mode.has_write()
+            {
+                let now = self.now_ns();
+                let pacer = &self.pacer;
+                self.gen
+                    .next_rated(|d| Ddir::ALL[pacer.pick(d.index(), now)])
+            } else {
+                self.gen.next()
+            };
+            if let Some(r) = next {
                 self.ios_issued += 1;
                 return Some(r);
             }
@@ -693,6 +702,7 @@ impl<'a> IoLoop<'a> {
                 }
                 self.pacer.restart(now);
                 self.measured_start_ns = now;
+                self.gen.ramp_over();
                 if let Some(rt) = self.limits.runtime_ns {
                     self.limits.deadline_ns = Some(now + rt);
                 }

@@ -70,6 +70,22 @@ impl Pacer {
         ((self.rng >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
+    /// fio's `rate_ddir` for mixed jobs: when the direction the mix chose is ahead of its rate
+    /// and the other one is not, issue the other one.
+    pub fn pick(&self, chosen: usize, now_ns: u64) -> usize {
+        let other = match chosen {
+            0 => 1,
+            1 => 0,
+            _ => return chosen,
+        };
+        let limited = |d: usize| self.rate[d] > 0 || self.iops[d] > 0;
+        if limited(chosen) && self.next_ns[chosen] > now_ns && self.next_ns[other] <= now_ns {
+            other
+        } else {
+            chosen
+        }
+    }
+
     /// The time (ns since epoch) at which an I/O of `len` bytes in direction `d` may start;
     /// books the I/O against the rate.
     pub fn admit(&mut self, d: usize, len: u64, now_ns: u64) -> u64 {
@@ -178,6 +194,20 @@ mod tests {
         assert_eq!(p.admit(0, 4096, 0), 0);
         assert_eq!(p.admit(0, 4096, 0), 1_000_000);
         assert_eq!(p.admit(0, 4096, 0), 2_000_000);
+    }
+
+    #[test]
+    fn mixed_job_switches_to_the_direction_behind_its_rate() {
+        let mut j = JobSpec::default();
+        j.pacing.rate_iops.read = 1000;
+        j.pacing.rate_iops.write = 1000;
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        p.admit(0, 4096, 0);
+        // Reads are booked until 1 ms; writes may go now.
+        assert_eq!(p.pick(0, 10), 1);
+        assert_eq!(p.pick(1, 10), 1);
+        assert_eq!(p.pick(0, 2_000_000), 0);
     }
 
     #[test]
