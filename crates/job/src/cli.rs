@@ -338,6 +338,9 @@ mod tests {
         assert_eq!(s.status_interval, Some(std::time::Duration::from_secs(2)));
         assert!(s.readonly && s.parse_only);
         assert_eq!(s.sections, ["x"]);
+        let d = parse_cmdline(&args("--allow-destructive --max-jobs=3"), &env()).unwrap();
+        assert!(d.settings.allow_destructive);
+        assert_eq!(d.settings.max_jobs, Some(3));
         let m = parse_cmdline(&args("--minimal"), &env()).unwrap();
         assert_eq!(m.settings.output_formats, [OutputFormat::Terse]);
     }

@@ -27,6 +27,10 @@ pub fn usage() -> String {
         ),
         ("--readonly", "Refuse any job that would write"),
         ("--max-jobs=N", "Run at most N jobs at once"),
+        (
+            "--allow-destructive",
+            "Allow write jobs on devices that may hold data",
+        ),
         ("--cmdhelp[=OPTION]", "Describe all options, or one"),
         (
             "--enghelp[=ENGINE]",
