@@ -96,6 +96,9 @@ pub(super) static OPTS: &[OptDef] = &[
     .alias(&["fileoffset"])
     .def("0"),
     OptDef::new("offset_increment", K::Size, C::Io, "Add this times the clone number to offset", |j, v| {
+        if v.str().ends_with('%') {
+            return Err("a percentage offset_increment is a fio feature that fiox does not support yet".into());
+        }
         j.offset_increment = v.size()?;
         Ok(())
     })
@@ -452,6 +455,7 @@ mod tests {
             "1m",
             Some(|j| j.offset_increment == 1 << 20),
         ),
+        ("offset_increment", "10%", None),
         ("offset_align", "4k", Some(|j| j.offset_align == 4096)),
         ("number_ios", "1000", Some(|j| j.number_ios == Some(1000))),
         ("number_ios", "0", Some(|j| j.number_ios.is_none())),
