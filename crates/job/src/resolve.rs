@@ -75,7 +75,25 @@ pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
         }
         expand(job, &mut jobs, &mut group);
     }
+    check_groups(&jobs)?;
     Ok(jobs)
+}
+
+/// fio requires the jobs of a reporting group (with stats) to agree on lat_percentiles.
+fn check_groups(jobs: &[JobSpec]) -> Result<(), JobError> {
+    for j in jobs.iter().filter(|j| j.stats.stats) {
+        if let Some(first) = jobs
+            .iter()
+            .find(|o| o.group_id == j.group_id && o.stats.stats)
+            .filter(|o| o.stats.lat_percentiles != j.stats.lat_percentiles)
+        {
+            return Err(JobError::bare(format!(
+                "job '{}': lat_percentiles differs from job '{}' in the same reporting group {} (as fio, all jobs of a group must agree)",
+                j.name, first.name, j.group_id
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -277,6 +295,19 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.iodepth_batch_complete_max < job.iodepth_batch_complete_min {
         job.iodepth_batch_complete_max = job.iodepth_batch_complete_min;
     }
+    // fio: loops=0 means once; a disabled latency has no percentiles.
+    if job.timing.loops == 0 {
+        job.timing.loops = 1;
+    }
+    if job.stats.disable_lat {
+        job.stats.lat_percentiles = false;
+    }
+    if job.stats.disable_clat {
+        job.stats.clat_percentiles = false;
+    }
+    if job.stats.disable_slat {
+        job.stats.slat_percentiles = false;
+    }
     if job.pacing.thinktime_spin > job.pacing.thinktime {
         job.pacing.thinktime_spin = job.pacing.thinktime;
     }
@@ -355,6 +386,35 @@ mod tests {
             sec("jobsec", 1, &[]),
         ];
         assert_eq!(resolve(&s).unwrap()[0].name, "jobsec");
+    }
+
+    #[test]
+    fn lat_percentiles_must_agree_within_a_group() {
+        let s = vec![
+            sec("a", 1, &[]),
+            sec("b", 1, &[("lat_percentiles", Some("1"))]),
+        ];
+        assert_eq!(
+            resolve(&s).unwrap_err().to_string(),
+            "job 'b': lat_percentiles differs from job 'a' in the same reporting group 0 (as fio, all jobs of a group must agree)"
+        );
+        let split = vec![
+            sec("a", 1, &[]),
+            sec(
+                "b",
+                1,
+                &[("lat_percentiles", Some("1")), ("new_group", None)],
+            ),
+        ];
+        assert!(resolve(&split).is_ok());
+    }
+
+    #[test]
+    fn disabled_latencies_have_no_percentiles() {
+        let jobs =
+            resolve(&[sec("a", 1, &[("disable_clat", None), ("loops", Some("0"))])]).unwrap();
+        assert!(!jobs[0].stats.clat_percentiles);
+        assert_eq!(jobs[0].timing.loops, 1);
     }
 
     #[test]

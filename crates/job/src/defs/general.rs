@@ -69,7 +69,8 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("1")
-    .range(1, u32::MAX as i64),
+    .range(0, u32::MAX as i64)
+    .long("0 means once, as in fio."),
     OptDef::new("startdelay", K::Time("s"), C::Timing, "Wait this long before starting (range a-b picks at random)", |j, v| {
         let (lo, hi) = value::split_range(v.raw);
         let lo = value::parse_time_us(lo, 1_000_000)?;
