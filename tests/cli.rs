@@ -377,6 +377,8 @@ fn verify_detects_a_flipped_bit() {
     };
     let w = job("randwrite");
     assert_eq!(w.code, 0, "{}", w.stderr);
+    // As in fio, the verify phase shows as the job's reads.
+    assert_eq!(issued(&w.json(), "read"), (256, 1 << 20));
     assert_eq!(job("read").code, 0);
     let mut data = std::fs::read(&f).unwrap();
     data[5 * 4096 + 100] ^= 0x10;

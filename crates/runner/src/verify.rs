@@ -137,12 +137,14 @@ impl JobVerify {
     }
 
     /// The verify phase: read back every intact block each file's write log holds, into
-    /// `buf` (an aligned buffer at least as large as the largest block).
+    /// `buf` (an aligned buffer at least as large as the largest block). `on_read` is told the
+    /// length and read time (ns) of every block read (the runner counts them as the job's reads, as fio does).
     pub fn verify_files(
         &mut self,
         files: &[(String, Option<&File>)],
         buf: &mut [u8],
         stop: &dyn Fn() -> bool,
+        on_read: &mut dyn FnMut(u64, u64),
     ) -> Result<(), RunError> {
         for (i, (path, handle)) in files.iter().enumerate() {
             let (Some(h), Some(log)) = (handle, self.logs.get(i)) else {
@@ -157,8 +159,10 @@ impl JobVerify {
                 let b = buf.get_mut(..len).ok_or_else(|| {
                     RunError::Plan(format!("verify: block of {len} bytes exceeds the buffer"))
                 })?;
+                let t = std::time::Instant::now();
                 read_exact_at(h, b, r.offset)
                     .map_err(|e| RunError::io("verify read of", std::path::Path::new(path), e))?;
+                on_read(r.len, t.elapsed().as_nanos() as u64);
                 let log = &self.logs[i];
                 if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
                     if !self.failed(format!("{path}: {f}")) {
@@ -215,7 +219,10 @@ mod tests {
         let f = File::open(&path).unwrap();
         let mut buf = vec![0u8; 4096];
         let files = [(path.display().to_string(), Some(&f))];
-        jv.verify_files(&files, &mut buf, &|| false).unwrap();
+        let mut reads = 0;
+        jv.verify_files(&files, &mut buf, &|| false, &mut |_, _| reads += 1)
+            .unwrap();
+        assert_eq!(reads, 4);
         assert_eq!(jv.failures, 1);
         assert!(jv.first[0].contains("offset 8192"), "{}", jv.first[0]);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -407,7 +407,7 @@ fn run_io(
     env.progress.set_state(JobState::Finishing);
     collect(job, &mut lp, measure, result)?;
     if matches!(end, EndReason::Done | EndReason::Time) {
-        verify_phase(env, opened, &mut lp)?;
+        verify_phase(env, opened, &mut lp, result)?;
     }
     if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
         return Err(verify_failed(env, v, result));
@@ -423,7 +423,14 @@ fn run_io(
 }
 
 /// After the write phase, read back and check every block the job wrote (`do_verify`).
-fn verify_phase(env: &JobEnv, opened: &Opened, lp: &mut IoLoop) -> Result<(), RunError> {
+/// The verify reads count as the job's reads (fio reports them in the read section), and
+/// their time extends the job's runtime.
+fn verify_phase(
+    env: &JobEnv,
+    opened: &Opened,
+    lp: &mut IoLoop,
+    result: &mut JobResult,
+) -> Result<(), RunError> {
     let job = env.job;
     if !job.verify.do_verify || !files::job_writes(job) {
         return Ok(());
@@ -439,7 +446,24 @@ fn verify_phase(env: &JobEnv, opened: &Opened, lp: &mut IoLoop) -> Result<(), Ru
         .map(|(f, h)| (f.path.display().to_string(), h.as_ref()))
         .collect();
     let stop = || env.stop.load(Ordering::Relaxed);
-    v.verify_files(&files, lp.pool.slice_mut(0), &stop)
+    let clock = lp.clock;
+    let t0 = clock.now_ns();
+    let rd = &mut result.dirs.read;
+    let buckets = &mut result.lat_buckets;
+    let mut on_read = |len: u64, ns: u64| {
+        buckets.add(ns);
+        rd.io_bytes += len;
+        rd.total_ios += 1;
+        rd.clat.add(ns);
+        rd.lat.add(ns);
+    };
+    let r = v.verify_files(&files, lp.pool.slice_mut(0), &stop, &mut on_read);
+    let ms = clock.now_ns().saturating_sub(t0) / 1_000_000;
+    if result.dirs.read.total_ios > 0 {
+        result.dirs.read.runtime_ms += ms;
+    }
+    result.runtime_ms += ms;
+    r
 }
 
 /// Report verification failures: each described on stderr, the job fails with EILSEQ.
