@@ -79,9 +79,10 @@ pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
     Ok(jobs)
 }
 
-/// fio requires the jobs of a reporting group (with stats) to agree on lat_percentiles.
+/// fio requires a job with group_reporting to agree on lat_percentiles with the jobs (with
+/// stats) of its reporting group, since their latencies are merged.
 fn check_groups(jobs: &[JobSpec]) -> Result<(), JobError> {
-    for j in jobs.iter().filter(|j| j.stats.stats) {
+    for j in jobs.iter().filter(|j| j.stats.group_reporting) {
         if let Some(first) = jobs
             .iter()
             .find(|o| o.group_id == j.group_id && o.stats.stats)
@@ -392,8 +393,17 @@ mod tests {
     fn lat_percentiles_must_agree_within_a_group() {
         let s = vec![
             sec("a", 1, &[]),
+            sec(
+                "b",
+                1,
+                &[("lat_percentiles", Some("1")), ("group_reporting", None)],
+            ),
+        ];
+        let no_merge = vec![
+            sec("a", 1, &[]),
             sec("b", 1, &[("lat_percentiles", Some("1"))]),
         ];
+        assert!(resolve(&no_merge).is_ok());
         assert_eq!(
             resolve(&s).unwrap_err().to_string(),
             "job 'b': lat_percentiles differs from job 'a' in the same reporting group 0 (as fio, all jobs of a group must agree)"
@@ -403,7 +413,11 @@ mod tests {
             sec(
                 "b",
                 1,
-                &[("lat_percentiles", Some("1")), ("new_group", None)],
+                &[
+                    ("lat_percentiles", Some("1")),
+                    ("new_group", None),
+                    ("group_reporting", None),
+                ],
             ),
         ];
         assert!(resolve(&split).is_ok());
