@@ -479,3 +479,29 @@ fn blank_loop_device_is_a_target_sized_from_the_device() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(issued(&r.json(), "read"), (128, 8 << 20));
 }
+
+/// Ctrl-C during `fiox quick` still removes its temporary file and exits with 130.
+#[test]
+fn quick_interrupted_removes_its_file() {
+    let dir = TempDir::new("quick-int");
+    let child = spawn_fiox(&[
+        "quick",
+        dir.path().to_str().unwrap(),
+        "--size=8m",
+        "--runtime=30",
+        "--output-format=json",
+    ]);
+    let pid = child.id().to_string();
+    for _ in 0..100 {
+        if !dir.entries().is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    sh("kill", &["-INT", &pid]).expect("send SIGINT");
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr: {}", r.stderr);
+    r.json();
+    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+}
