@@ -245,3 +245,61 @@ fn max_jobs_still_runs_every_job() {
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     assert!(out.result.jobs.iter().all(|r| r.dirs.read.total_ios == 256));
 }
+
+/// A FUSE file that answers every read with at most 1000 bytes, or None when FUSE is
+/// unavailable here (the tests then say why and skip).
+fn fault_file(action: fiox_testbed::FaultAction, end: u64) -> Option<fiox_testbed::FaultFs> {
+    use fiox_testbed::{FaultFs, FaultFsOptions, FaultOps, FaultRule};
+    let opts = FaultFsOptions {
+        size: 1 << 20,
+        rules: vec![FaultRule {
+            start: 0,
+            end,
+            ops: FaultOps::Read,
+            action,
+        }],
+        ..FaultFsOptions::default()
+    };
+    match FaultFs::mount(opts) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            eprintln!("skipped: FUSE fault file unavailable: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn short_reads_are_counted_and_reissued() {
+    let Some(fs) = fault_file(fiox_testbed::FaultAction::Short { max: 1000 }, 1 << 20) else {
+        return;
+    };
+    let mut j = job("short", RwMode::RandRead, 64 << 10);
+    j.files.filenames = vec![fs.file_path().display().to_string()];
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs[0].dirs.read;
+    assert_eq!((r.total_ios, r.io_bytes), (16, 64 << 10));
+    // 4096 bytes in pieces of at most 1000: four short transfers per I/O.
+    assert_eq!(r.short_ios, 16 * 4);
+}
+
+#[test]
+fn read_error_names_the_offset_and_stops_the_job() {
+    let Some(fs) = fault_file(fiox_testbed::FaultAction::Error(libc::EIO), 8192) else {
+        return;
+    };
+    let mut j = job("eio", RwMode::Read, 64 << 10);
+    j.files.filenames = vec![fs.file_path().display().to_string()];
+    let out = run(&[j.clone()], &quiet(), &mut |_| {});
+    assert_eq!(out.errors.len(), 1);
+    let msg = out.errors[0].to_string();
+    assert!(msg.contains("(EIO): read offset=0, length=4096"), "{msg}");
+    assert_eq!(out.result.jobs[0].error, libc::EIO);
+    j.errors.continue_on_error = fiox_job::ContinueOnError::Read;
+    let out = run(&[j], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs[0];
+    assert_eq!((r.total_err, r.first_error), (2, libc::EIO));
+    assert_eq!(r.dirs.read.total_ios, 14);
+}
