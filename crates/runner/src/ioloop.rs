@@ -92,7 +92,7 @@ pub struct IoLoop<'a> {
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp).
-    pub cpu_start: crate::sys::ThreadUsage,
+    pub cpu_start: fiox_stats::sys::ThreadUsage,
     pub writes_since_sync: u64,
     pub ios_issued: u64,
     /// Pacing or thinktime configured (checked per I/O, so cached).
@@ -176,7 +176,7 @@ impl<'a> IoLoop<'a> {
                 || job.verify.method != fiox_job::VerifyMethod::None)
                 && depth > 1,
             in_flight: vec![false; depth],
-            cpu_start: crate::sys::ThreadUsage::default(),
+            cpu_start: fiox_stats::sys::ThreadUsage::default(),
             limits,
             measured_start_ns: 0,
             writes_since_sync: 0,

@@ -1,8 +1,9 @@
 //! Thin safe wrappers over the few libc calls the runner needs that std does not offer: CPU
-//! affinity, per-thread nice and I/O priority, per-thread CPU usage, preallocation,
+//! affinity, per-thread nice and I/O priority, preallocation,
 //! block-device size and signal handlers. Each `unsafe` block states why it is sound; the only
 //! state is the count of stop signals received.
 
+pub use fiox_stats::sys::ThreadUsage;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -68,48 +69,10 @@ pub fn set_thread_ioprio(class: u32, level: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// CPU time and fault/context-switch counters of the calling thread.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ThreadUsage {
-    pub user_us: u64,
-    pub sys_us: u64,
-    pub ctx: u64,
-    pub majf: u64,
-    pub minf: u64,
-}
-
-impl ThreadUsage {
-    /// Counters accumulated since `earlier`.
-    pub fn since(&self, earlier: &ThreadUsage) -> ThreadUsage {
-        ThreadUsage {
-            user_us: self.user_us.saturating_sub(earlier.user_us),
-            sys_us: self.sys_us.saturating_sub(earlier.sys_us),
-            ctx: self.ctx.saturating_sub(earlier.ctx),
-            majf: self.majf.saturating_sub(earlier.majf),
-            minf: self.minf.saturating_sub(earlier.minf),
-        }
-    }
-}
-
-fn tv_us(tv: libc::timeval) -> u64 {
-    tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64
-}
-
-/// getrusage(RUSAGE_THREAD): what this job's own thread used.
+/// CPU counters of the calling thread (fiox-stats' getrusage(RUSAGE_THREAD) wrapper); zero
+/// counters when the call fails, so a missing figure never stops a job.
 pub fn thread_usage() -> ThreadUsage {
-    // SAFETY: rusage is plain data; zeroed is valid and getrusage fills it.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: &mut ru points to a valid rusage for the duration of the call.
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
-        return ThreadUsage::default();
-    }
-    ThreadUsage {
-        user_us: tv_us(ru.ru_utime),
-        sys_us: tv_us(ru.ru_stime),
-        ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
-        majf: ru.ru_majflt as u64,
-        minf: ru.ru_minflt as u64,
-    }
+    ThreadUsage::now().unwrap_or_default()
 }
 
 /// fallocate(2) with `mode` (0 = allocate and extend, FALLOC_FL_KEEP_SIZE = keep size).
@@ -200,7 +163,7 @@ mod tests {
         }
         std::hint::black_box(x);
         let b = thread_usage();
-        assert!(b.user_us + b.sys_us >= a.user_us + a.sys_us);
+        assert!(b.usr_us + b.sys_us >= a.usr_us + a.sys_us);
     }
 
     #[test]

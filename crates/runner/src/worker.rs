@@ -567,7 +567,7 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     r.submit = acct.submit;
     r.complete = acct.complete;
     let run_us = (runtime_ns / 1000).max(1) as f64;
-    r.usr_cpu_pct = cpu.user_us as f64 * 100.0 / run_us;
+    r.usr_cpu_pct = cpu.usr_us as f64 * 100.0 / run_us;
     r.sys_cpu_pct = cpu.sys_us as f64 * 100.0 / run_us;
     r.continue_on_error = lp.job.errors.continue_on_error != fiox_job::ContinueOnError::None;
     r.total_err = acct.tolerated_errors;
