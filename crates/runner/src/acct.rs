@@ -45,6 +45,8 @@ pub enum JobState {
     Ramp = 3,
     Finishing = 4,
     Done = 5,
+    /// Reading back what was written (verify phase).
+    Verifying = 6,
 }
 
 /// Counters one job publishes for the ETA thread and status reports.
@@ -75,6 +77,7 @@ impl Progress {
             2 => JobState::Running,
             3 => JobState::Ramp,
             4 => JobState::Finishing,
+            6 => JobState::Verifying,
             _ => JobState::Done,
         }
     }

@@ -19,6 +19,7 @@ fn state_char(job: &JobSpec, st: JobState) -> char {
         JobState::Setup => 'I',
         JobState::Ramp => '/',
         JobState::Finishing => 'f',
+        JobState::Verifying => 'V',
         JobState::Done => '_',
         JobState::Running => {
             let c = match job.rw.mode {

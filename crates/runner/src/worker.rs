@@ -446,6 +446,7 @@ fn verify_phase(
         .map(|(f, h)| (f.path.display().to_string(), h.as_ref()))
         .collect();
     let stop = || env.stop.load(Ordering::Relaxed);
+    env.progress.set_state(JobState::Verifying);
     let clock = lp.clock;
     let t0 = clock.now_ns();
     let rd = &mut result.dirs.read;
