@@ -60,6 +60,10 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
     for (on, opt) in [
         (job.files.unlink_each_loop, "unlink_each_loop"),
         (job.files.fill_device, "fill_device"),
+        (
+            job.zone.mode != fiox_job::ZoneMode::None,
+            "zonemode=strided (zonesize/zonerange/zoneskip)",
+        ),
     ] {
         if on {
             out.push(w(
