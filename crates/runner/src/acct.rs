@@ -21,7 +21,8 @@ pub struct Measure {
 impl Measure {
     pub fn of(job: &fiox_job::JobSpec, sync_engine: bool) -> Measure {
         let s = &job.stats;
-        let reduce = s.gtod_reduce;
+        // stats=0: measure nothing per I/O (counts are still kept).
+        let reduce = s.gtod_reduce || !s.stats;
         Measure {
             slat: !reduce && !s.disable_slat && !sync_engine,
             clat: !reduce && !s.disable_clat,

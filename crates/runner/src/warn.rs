@@ -61,6 +61,10 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
         (job.files.unlink_each_loop, "unlink_each_loop"),
         (job.files.fill_device, "fill_device"),
         (
+            job.io_submit_mode == fiox_job::IoSubmitMode::Offload,
+            "io_submit_mode=offload (fiox submits from the job's thread)",
+        ),
+        (
             job.zone.mode != fiox_job::ZoneMode::None,
             "zonemode=strided (zonesize/zonerange/zoneskip)",
         ),
