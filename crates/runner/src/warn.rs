@@ -32,18 +32,6 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             "use ioengine=io_uring or libaio (with direct=1), or numjobs for parallelism",
         ));
     }
-    if job.ioengine.eq_ignore_ascii_case("libaio") && !job.direct && !flags.no_io {
-        out.push(w(
-            "buffered-libaio",
-            format!(
-                "libaio with buffered I/O (direct=0) is not asynchronous: io_submit performs each \
-                 I/O before returning, so iodepth={} gives little parallelism and the I/O time \
-                 shows up as submission latency (slat)",
-                job.iodepth
-            ),
-            "set direct=1, or use ioengine=io_uring for asynchronous buffered I/O",
-        ));
-    }
     if let (Some(rt), Some(ramp)) = (job.timing.runtime, job.timing.ramp_time) {
         if rt < ramp {
             out.push(w(
@@ -86,36 +74,11 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
     out
 }
 
-/// Warnings read from the measurements: submission taking most of the latency means the
-/// engine did not queue asynchronously (buffered libaio, a full device queue, a slow lock).
+/// Warnings read from the measurements: buffered libaio and queued engines whose submissions
+/// completed the I/O instead of queueing it, judged on the run's own slat/lat/depth evidence
+/// (`fiox_stats::advice`, one rule set shared with the experiments' tables).
 pub fn result_warnings(job: &JobSpec, r: &fiox_stats::JobResult) -> Vec<Warning> {
-    let mut out = Vec::new();
-    if job.iodepth <= 1 {
-        return out;
-    }
-    for (name, d) in [("reads", &r.dirs.read), ("writes", &r.dirs.write)] {
-        if d.slat.n == 0 || d.lat.n == 0 || d.lat.mean() <= 0.0 {
-            continue;
-        }
-        let share = d.slat.mean() / d.lat.mean();
-        if share > 0.5 {
-            out.push(w(
-                "submission-blocks",
-                format!(
-                    "{name} spent {:.0}% of their latency inside submission (slat avg {:.1} us of \
-                     {:.1} us): the engine completed I/O while submitting instead of queueing it, \
-                     so the effective queue depth was well below iodepth={}",
-                    share * 100.0,
-                    d.slat.mean() / 1000.0,
-                    d.lat.mean() / 1000.0,
-                    job.iodepth
-                ),
-                "with libaio use direct=1; otherwise try ioengine=io_uring",
-            ));
-            break;
-        }
-    }
-    out
+    fiox_stats::advice::analyze(job, r)
 }
 
 /// Files too small for a block, and more files than `openfiles`.
@@ -242,17 +205,25 @@ mod tests {
     }
 
     #[test]
-    fn buffered_libaio_warns() {
+    fn buffered_libaio_warns_once_from_the_result() {
         let mut j = JobSpec {
             ioengine: "libaio".into(),
             iodepth: 32,
             ..JobSpec::default()
         };
         let ws = job_warnings(&j, &plan(1 << 20), EngineFlags::default());
-        assert!(ws.iter().any(|w| w.code == "buffered-libaio"));
+        assert!(!ws.iter().any(|w| w.code == "buffered-libaio"), "{ws:?}");
+        let r = fiox_stats::JobResult::default();
+        let ws = result_warnings(&j, &r);
+        assert_eq!(
+            ws.iter().filter(|w| w.code == "buffered-libaio").count(),
+            1,
+            "{ws:?}"
+        );
         j.direct = true;
-        let ws = job_warnings(&j, &plan(1 << 20), EngineFlags::default());
-        assert!(!ws.iter().any(|w| w.code == "buffered-libaio"));
+        assert!(!result_warnings(&j, &r)
+            .iter()
+            .any(|w| w.code == "buffered-libaio"));
     }
 
     #[test]

@@ -15,10 +15,9 @@
 //!   fires together with `buffered-libaio` (same cause, one warning).
 //!
 //! Everything is a pure function of the job and its result ([`analyze`]); the runner attaches
-//! the returned warnings to the job's result. Most of the runner's own warnings
-//! (`iodepth-sync-engine`, `page-cache`, `memory-backed-file`, ...) are about other things; its
-//! pre-run `buffered-libaio` and post-run `submission-blocks` (slat over half of lat, which no
-//! blocking run measured in docs/experiments.md reached) overlap with these and should give way.
+//! the returned warnings to the job's result (`runner::warn::result_warnings`). The runner's
+//! other warnings (`iodepth-sync-engine`, `page-cache`, `memory-backed-file`, ...) are about
+//! other things.
 
 use crate::model::{DepthDist, DirResult, JobResult, Warning};
 use fiox_job::{Ddir, JobSpec};
