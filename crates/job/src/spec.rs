@@ -544,6 +544,60 @@ pub struct JobSpec {
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for fio's JSON `job options` and `--showcmd`.
     pub raw_options: Vec<(String, String)>,
+    /// fio options, option values and engines this job uses that fiox parses and checks but
+    /// cannot execute yet, in the order written (one entry per option name, the last value
+    /// wins). Non-empty means the job must not run: see [`JobSpec::refusal`].
+    pub unsupported: Vec<Unsupported>,
+}
+
+/// One fio feature a job uses that fiox does not support yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The option as fio names it (`ioengine` for an engine).
+    pub option: String,
+    /// The value as written (empty for a bare option).
+    pub value: String,
+    /// `"option"` (the option itself), `"value"` (this value of an option fiox implements)
+    /// or `"engine"` (`ioengine=value`).
+    pub what: &'static str,
+    /// Extra hint appended in parentheses (may be empty).
+    pub note: String,
+}
+
+impl Unsupported {
+    /// The sentence that names it, e.g. "`flow` is a fio option that fiox does not support yet".
+    pub fn describe(&self) -> String {
+        let head = match self.what {
+            "engine" => format!(
+                "ioengine `{}` is a fio engine that fiox does not support yet",
+                self.value
+            ),
+            "value" => format!(
+                "`{}={}` is a fio option value that fiox does not support yet",
+                self.option, self.value
+            ),
+            _ => format!(
+                "`{}` is a fio option that fiox does not support yet",
+                self.option
+            ),
+        };
+        if self.note.is_empty() {
+            head
+        } else {
+            format!("{head} ({})", self.note)
+        }
+    }
+}
+
+impl JobSpec {
+    /// Why this job must not run, one line per unsupported feature ("job X: ...; this job
+    /// will not run"); empty when fiox can run it.
+    pub fn refusal(&self) -> Vec<String> {
+        self.unsupported
+            .iter()
+            .map(|u| format!("job {}: {}; this job will not run", self.name, u.describe()))
+            .collect()
+    }
 }
 
 /// Global switches and settings that are not per job.
@@ -761,6 +815,7 @@ impl Default for JobSpec {
                 skip: 0,
             },
             raw_options: Vec::new(),
+            unsupported: Vec::new(),
         }
     }
 }
