@@ -68,7 +68,8 @@ fn run(inv: &Invocation) -> Result<i32> {
     };
     let out = Out::open(s.output.as_deref())?;
     let only_normal = formats.iter().all(|f| *f == OutputFormat::Normal);
-    // fio prints the header with the normal report; with machine formats it goes to stderr.
+    // fio prints the header with the normal report only; beside a machine format on stdout it
+    // goes to stderr, and a machine format alone gets none (as fio).
     let mut header = String::new();
     for job in &inv.jobs {
         match job.clone_index {
@@ -83,7 +84,7 @@ fn run(inv: &Invocation) -> Result<i32> {
     header.push('\n');
     if only_normal {
         out.write(&header)?;
-    } else {
+    } else if formats.contains(&OutputFormat::Normal) {
         eprint!("{header}");
     }
     if let Some(note) = fiox_runner::process_note(&inv.jobs) {
