@@ -176,12 +176,13 @@ impl Pool {
     }
 
     /// Hand a batch to the workers (draining `batch`). In inline mode the first request runs
-    /// here and its completion is returned to be reported at the next reap.
-    pub fn submit(&self, batch: &mut Vec<Request>) -> Option<Completion> {
-        let mut first = None;
+    /// here; its completion joins the done list behind every earlier one, so a reaper taking
+    /// one completion at a time still gets them oldest first (serving the inline one first
+    /// starved older completions until the end of the run).
+    pub fn submit(&self, batch: &mut Vec<Request>) {
         let mut start = 0;
         if !self.cfg.offload && !batch.is_empty() {
-            first = Some(batch[0].execute());
+            self.shared.complete(batch[0].execute());
             start = 1;
         }
         if self.cfg.kick_each {
@@ -199,7 +200,6 @@ impl Pool {
             }
         }
         batch.clear();
-        first
     }
 
     /// Move up to `max` completions to `out`, waiting until at least `min` arrived. With
@@ -258,8 +258,6 @@ pub(crate) struct GuasiEngine {
     depth: usize,
     pending: Vec<Request>,
     inflight: usize,
-    /// Completion of a request run inline at commit.
-    ready: Option<Completion>,
 }
 
 impl GuasiEngine {
@@ -297,7 +295,6 @@ impl GuasiEngine {
             depth,
             pending: Vec::with_capacity(depth),
             inflight: 0,
-            ready: None,
         })
     }
 }
@@ -342,13 +339,7 @@ impl IoEngine for GuasiEngine {
     fn commit(&mut self) -> Result<usize, EngineError> {
         let n = self.pending.len();
         self.inflight += n;
-        if let Some(c) = self.pool.submit(&mut self.pending) {
-            // Only one inline completion can wait: the runner reaps before committing again,
-            // but never lose one if it does not.
-            if let Some(prev) = self.ready.replace(c) {
-                self.pool.shared.complete(prev);
-            }
-        }
+        self.pool.submit(&mut self.pending);
         Ok(n)
     }
 
@@ -358,15 +349,8 @@ impl IoEngine for GuasiEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        let mut n = 0;
-        if max > 0 {
-            if let Some(c) = self.ready.take() {
-                out.push(c);
-                n = 1;
-            }
-        }
         let min = min.min(self.inflight);
-        n += self.pool.reap(min.saturating_sub(n), max - n, out);
+        let n = self.pool.reap(min, max, out);
         self.inflight -= n;
         Ok(n)
     }
@@ -430,10 +414,10 @@ mod tests {
             for op in [IoOp::Write, IoOp::Read] {
                 let slot = |i| if op == IoOp::Write { i } else { 64 + i };
                 let mut batch: Vec<Request> = (0..64).map(|i| req(i, op, slot(i))).collect();
-                let mut out: Vec<Completion> = pool.submit(&mut batch).into_iter().collect();
+                pool.submit(&mut batch);
                 assert!(batch.is_empty());
-                let want = 64 - out.len();
-                assert_eq!(pool.reap(want, 64, &mut out), want);
+                let mut out = Vec::new();
+                assert_eq!(pool.reap(64, 64, &mut out), 64);
                 let mut tags: Vec<u32> = out.iter().map(|c| c.unit).collect();
                 tags.sort();
                 assert_eq!(tags, (0..64).collect::<Vec<u32>>(), "{c:?}");
@@ -469,6 +453,112 @@ mod tests {
         assert_eq!(pool.reap(1, 8, &mut out), 1);
         assert_eq!(out[0].unit, 7);
         assert_eq!(out[0].result, -(libc::EBADF as i64));
+    }
+
+    /// A guasi engine on a fresh 64 KiB file at `path`.
+    fn engine_on(
+        path: &std::path::Path,
+        depth: u32,
+        offload: bool,
+    ) -> (GuasiEngine, std::fs::File) {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        f.set_len(64 * 1024).unwrap();
+        let mut job = fiox_job::spec::JobSpec {
+            iodepth: depth,
+            ..Default::default()
+        };
+        job.engine.guasi_workers = Some(2);
+        job.engine.guasi_submit_offload = offload;
+        let mut e = GuasiEngine::new(&job).unwrap();
+        let ef = EngineFile {
+            fd: f.as_raw_fd(),
+            path: path.to_path_buf(),
+            size: 64 * 1024,
+            writable: true,
+        };
+        e.add_file(&ef).unwrap();
+        (e, f)
+    }
+
+    /// Drive the engine like the runner at its defaults (iodepth_batch_submit=1,
+    /// iodepth_batch_complete_max=1): fill the queue one commit per unit, then reap one and
+    /// re-issue it, `rounds` times. Returns the order in which units completed.
+    fn runner_like(
+        e: &mut GuasiEngine,
+        bufs: &crate::BufPool,
+        depth: u32,
+        rounds: usize,
+    ) -> Vec<u32> {
+        let unit = |id: u32| IoUnit {
+            op: IoOp::Read,
+            file: 0,
+            offset: u64::from(id) * 512,
+            len: 512,
+            buf: bufs.ptr(id as usize),
+        };
+        for id in 0..depth {
+            assert_eq!(e.queue(id, &unit(id)).unwrap(), Queued::Queued);
+            assert_eq!(e.commit().unwrap(), 1);
+        }
+        let mut order = Vec::new();
+        let mut out = Vec::new();
+        for _ in 0..rounds {
+            out.clear();
+            assert_eq!(e.getevents(1, 1, &mut out).unwrap(), 1);
+            let id = out[0].unit;
+            assert_eq!(out[0].result, 512);
+            order.push(id);
+            assert_eq!(e.queue(id, &unit(id)).unwrap(), Queued::Queued);
+            e.commit().unwrap();
+        }
+        out.clear();
+        while e.inflight > 0 {
+            e.getevents(1, depth as usize, &mut out).unwrap();
+        }
+        order
+    }
+
+    /// Regression: inline mode used to hand out the request it ran at commit before older
+    /// completions, so with one completion reaped per call the first `depth - 1` I/Os stayed
+    /// queued until the end of the run. Completions must come back oldest first.
+    #[test]
+    fn inline_completions_are_not_starved_by_newer_ones() {
+        let dir = std::env::temp_dir().join(format!("fiox-guasi-starve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bufs = crate::BufPool::new(8, 512, 512).unwrap();
+        let (mut e, _f) = engine_on(&dir.join("f"), 8, false);
+        let order = runner_like(&mut e, &bufs, 8, 24);
+        // With a single submitted unit per commit, inline mode runs every request at commit,
+        // so the completion order is exactly the submission order.
+        let want: Vec<u32> = (0..24).map(|i| i % 8).collect();
+        assert_eq!(order, want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Offload mode under the same driving: every queued unit completes without new
+    /// submissions having to push it out (each one is reaped within the rounds).
+    #[test]
+    fn offload_completes_every_unit_under_one_at_a_time_reaping() {
+        let dir = std::env::temp_dir().join(format!("fiox-guasi-offl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bufs = crate::BufPool::new(8, 512, 512).unwrap();
+        let (mut e, _f) = engine_on(&dir.join("f"), 8, true);
+        let order = runner_like(&mut e, &bufs, 8, 8);
+        let mut seen = order.clone();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(
+            seen.len(),
+            8,
+            "every unit comes back once in 8 reaps: {order:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
