@@ -108,6 +108,10 @@ def main():
         print(f"{n:<22} {fi:>11.0f} {xi:>11.0f} {xi / fi:>7.2f} {fc:>10.0f} {xc:>10.0f} {xc / fc:>8.2f}",
               flush=True)
     print("# command: fio|fiox <case args> --output-format=json; see bench/vs_fio.py cases()")
+    # The data files were laid out by this script's runs: remove them.
+    for path in ("/dev/shm/fiox-bench.dat", os.path.join(a.ext4_dir, "fiox-bench.dat")):
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 if __name__ == "__main__":
