@@ -276,7 +276,8 @@ pub fn lay_out(
     let path = &f.path;
     let target = f.offset + f.size;
     let needs_data = job.rw.mode.has_read() || job.files.overwrite;
-    if f.real_size == 0 {
+    // An existing empty file is the user's: only a missing one is created (and marked).
+    if !path.exists() {
         if !job.files.allow_file_create {
             return Err(RunError::Plan(format!(
                 "{} does not exist and allow_file_create=0 forbids creating it",
@@ -292,6 +293,10 @@ pub fn lay_out(
         .truncate(needs_data && f.created)
         .open(path)
         .map_err(|e| RunError::io("create", path, e))?;
+    if f.created {
+        // Marked before it grows, so a job sharing the file never sees it unmarked with data.
+        crate::owned::mark(path)?;
+    }
     preallocate(job.files.fallocate, &file, target)
         .map_err(|e| RunError::io("fallocate", path, e))?;
     if needs_data {

@@ -14,6 +14,7 @@ mod eta;
 mod files;
 mod gen;
 mod ioloop;
+mod owned;
 mod pacing;
 mod sys;
 mod verify;
@@ -149,6 +150,12 @@ pub fn run(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
+    if opts.readonly {
+        let refused = owned::readonly_refusals(jobs);
+        if !refused.is_empty() {
+            return refused_run(jobs, refused, opts, start_ms);
+        }
+    }
     let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
@@ -201,6 +208,41 @@ pub fn run(
         },
         errors,
         interrupted: interrupted(),
+    }
+}
+
+/// The outcome of a run refused before any job started: each refused job reports its error
+/// (EPERM, as other refusals), the others report nothing done.
+fn refused_run(
+    jobs: &[JobSpec],
+    errors: Vec<(usize, RunError)>,
+    opts: &RunOptions,
+    start_ms: u64,
+) -> RunOutcome {
+    let mut results: Vec<JobResult> = jobs
+        .iter()
+        .map(|j| worker::base_result(j, start_ms / 1000))
+        .collect();
+    for (i, e) in &errors {
+        results[*i].error = e.errno();
+        results[*i].verror = e.to_string();
+    }
+    let jobs_out = apply_group_reporting(results, jobs);
+    let (kb, unit) = jobs
+        .first()
+        .map(|j| (j.kb_base, j.unit_base))
+        .unwrap_or((1024, 0));
+    RunOutcome {
+        result: RunResult {
+            groups: fiox_stats::group_results(&jobs_out, kb, unit),
+            jobs: jobs_out,
+            disks: Vec::new(),
+            global_options: opts.global_options.clone(),
+            start_unix_ms: start_ms,
+            warnings: Vec::new(),
+        },
+        errors: errors.into_iter().map(|(_, e)| e).collect(),
+        interrupted: false,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Thin safe wrappers over the few libc calls the runner needs that std does not offer: CPU
 //! affinity, per-thread nice and I/O priority, preallocation,
-//! block-device size and signal handlers. Each `unsafe` block states why it is sound; the only
+//! block-device size, extended attributes and signal handlers. Each `unsafe` block states why it is sound; the only
 //! state is the count of stop signals received.
 
 pub use fiox_stats::sys::ThreadUsage;
@@ -137,6 +137,43 @@ pub fn install_stop_handlers() -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+fn c_path(path: &std::path::Path) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Set extended attribute `name` of `path` to `value` (follows symlinks).
+pub fn set_xattr(path: &std::path::Path, name: &str, value: &[u8]) -> io::Result<()> {
+    let p = c_path(path)?;
+    let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: both strings are NUL-terminated and live across the call; value is a valid
+    // slice of value.len() bytes the kernel only reads.
+    check(unsafe {
+        libc::setxattr(
+            p.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    })?;
+    Ok(())
+}
+
+/// Length of extended attribute `name` of `path` (Err(ENODATA) when it is not set).
+pub fn xattr_len(path: &std::path::Path, name: &str) -> io::Result<usize> {
+    let p = c_path(path)?;
+    let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: NUL-terminated strings; a null buffer of size 0 asks only for the length.
+    let r = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), std::ptr::null_mut(), 0) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
 }
 
 /// How many SIGINT/SIGTERM arrived since the handlers were installed.

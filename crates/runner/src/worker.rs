@@ -86,7 +86,7 @@ pub fn run_job(env: &JobEnv) -> JobOutcome {
     }
 }
 
-fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
+pub(crate) fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
     JobResult {
         name: job.name.clone(),
         groupid: job.group_id,
@@ -214,6 +214,7 @@ fn prepare_files(
             warnings: Vec::new(),
         });
     }
+    crate::owned::check_user_files(job, &plan, env.allow_destructive)?;
     if files::job_writes(job) && !job.files.allow_mounted_write && !env.allow_destructive {
         for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
             files::check_block_write(&f.path)?;
@@ -227,6 +228,7 @@ fn prepare_files(
         let existed = f.path.exists();
         let h = fiox_engine::open_file(&f.path, &spec)?;
         if !existed {
+            crate::owned::mark(&f.path)?;
             f.created = true;
             if job.files.unlink {
                 leftovers.push(f.path.clone());
@@ -602,7 +604,7 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     }
 }
 
-/// end_fsync, fsync_on_close, close, unlink (only files fiox created).
+/// end_fsync, fsync_on_close, close, unlink (see [`crate::owned::finish_files`]).
 fn finish_files(
     job: &JobSpec,
     opened: &mut Opened,
@@ -612,24 +614,5 @@ fn finish_files(
     if diskless {
         return Ok(());
     }
-    let writes = files::job_writes(job);
-    for (i, h) in opened.handles.iter_mut().enumerate() {
-        let path = &opened.plan.files[i].path;
-        if let Some(f) = h.take() {
-            if writes && (job.end_fsync || job.fsync_on_close) {
-                f.sync_all().map_err(|e| RunError::io("fsync", path, e))?;
-            }
-        }
-    }
-    if job.files.unlink {
-        for f in opened.plan.files.iter().filter(|f| f.created) {
-            if let Err(e) = std::fs::remove_file(&f.path) {
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    return Err(RunError::io("unlink", &f.path, e));
-                }
-            }
-            leftovers.retain(|p| p != &f.path);
-        }
-    }
-    Ok(())
+    crate::owned::finish_files(job, &mut opened.handles, &opened.plan, leftovers)
 }
