@@ -700,6 +700,8 @@ impl Default for JobSpec {
             ioengine: "psync".to_string(),
             engine: EngineOptions {
                 hipri_percentage: 100,
+                // guasi's point: submission never blocks (inline is for A/B runs).
+                guasi_submit_offload: true,
                 ..Default::default()
             },
             iodepth: 1,

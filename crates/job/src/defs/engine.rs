@@ -75,18 +75,18 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .engines(&["libaio"]),
-    OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth)", |j, v| {
+    OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
     })
     .engines(GUASI)
     .range(1, 4096),
-    OptDef::new("guasi_submit", K::Choice(&["inline", "offload"]), C::Engine, "Submit requests from the job thread (inline) or a helper (offload)", |j, v| {
+    OptDef::new("guasi_submit", K::Choice(&["offload", "inline"]), C::Engine, "Hand every request to the workers (offload: submission never blocks) or run the first of each batch in the job thread (inline, like a blocking io_submit)", |j, v| {
         j.engine.guasi_submit_offload = v.choice()? == "offload";
         Ok(())
     })
     .engines(GUASI)
-    .def("inline"),
+    .def("offload"),
     OptDef::new("guasi_kick", K::Choice(&["batch", "each"]), C::Engine, "Wake workers once per batch or once per request", |j, v| {
         j.engine.guasi_kick_each = v.choice()? == "each";
         Ok(())
@@ -142,6 +142,11 @@ mod tests {
             "guasi_submit",
             "offload",
             Some(|j| j.engine.guasi_submit_offload),
+        ),
+        (
+            "guasi_submit",
+            "inline",
+            Some(|j| !j.engine.guasi_submit_offload),
         ),
         ("guasi_submit", "sideways", None),
         ("guasi_kick", "each", Some(|j| j.engine.guasi_kick_each)),
