@@ -65,7 +65,7 @@ pub fn cmdhelp(arg: &str) -> Result<String, JobError> {
         }
         return Ok(out);
     }
-    match defs::lookup(arg) {
+    match defs::lookup(arg).or_else(|| defs::fio_only::lookup(arg)) {
         Some(d) => Ok(describe(d)),
         None => Err(crate::resolve::find_def(arg, &Location::CommandLine)
             .err()
@@ -194,17 +194,9 @@ values are `read,write,trim`.\n\n",
     for (name, what) in defs::ENGINES {
         out.push_str(&format!("- `{name}`: {what}\n"));
     }
-    out.push_str(
-        "\n## fio options not supported yet\n\nUsing one of these is an error that says so.\n\n",
-    );
-    out.push_str(
-        &defs::unsupported::OPTIONS
-            .iter()
-            .map(|o| format!("`{o}`"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    );
-    out.push_str("\n\n## fio engines not supported yet\n\n");
+    out.push_str(&fio_only_markdown());
+    out.push_str("\n## fio engines not supported yet\n\n");
+    out.push_str("A job using one parses (with the engine's options) but is refused when run.\n\n");
     out.push_str(
         &defs::unsupported::ENGINES
             .iter()
@@ -213,6 +205,30 @@ values are `read,write,trim`.\n\n",
             .join(", "),
     );
     out.push('\n');
+    out
+}
+
+/// The fio options fiox parses and checks but cannot run yet, as a table.
+fn fio_only_markdown() -> String {
+    let mut out = String::from(
+        "\n## fio options not supported yet\n\nThese parse and are checked (type, range, owning \
+engine) like any other option, so `--parse-only` accepts them, but a job using one is refused \
+when run, naming the option.\n\n| Option | Type | Range | Engine |\n|---|---|---|---|\n",
+    );
+    for d in defs::fio_only::OPTS {
+        let mut names = format!("`{}`", d.name);
+        for a in d.aliases {
+            names.push_str(&format!(", `{a}`"));
+        }
+        out.push_str(&format!(
+            "| {names} | {} | {} | {} |\n",
+            md(&d.kind.type_name()),
+            d.range
+                .map(|(lo, hi)| format!("{lo}..{hi}"))
+                .unwrap_or_default(),
+            d.engines.join(", "),
+        ));
+    }
     out
 }
 

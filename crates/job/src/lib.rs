@@ -54,6 +54,29 @@ pub struct Invocation {
     pub global_options: Vec<(String, String)>,
 }
 
+impl Invocation {
+    /// Why these jobs must not run: one line per fio feature fiox does not support yet, for
+    /// each job (numjobs clones once), e.g. "job a: `flow` is a fio option that fiox does not
+    /// support yet; this job will not run". `--parse-only` prints them and succeeds; a run is
+    /// refused with them before any I/O.
+    pub fn refusals(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.clone_index == 0)
+            .flat_map(JobSpec::refusal)
+            .collect()
+    }
+
+    /// Notes about how the jobs' options were read ("job a: ..."), numjobs clones once.
+    pub fn notes(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.clone_index == 0)
+            .flat_map(|j| j.notes.iter().map(move |n| format!("job {}: {n}", j.name)))
+            .collect()
+    }
+}
+
 /// Parse `fiox [switches] [--option=value ...] [jobfile ...]`. `args` excludes the program
 /// name (`std::env::args().skip(1)`). Job files are read from disk (`-` = stdin), `${VAR}`
 /// comes from the process environment.

@@ -1,7 +1,7 @@
 //! Resolution: raw sections -> typed, fully derived [`JobSpec`]s. Applies `[global]`
 //! inheritance (globals accumulate from the top of each job file, command-line globals first),
-//! looks every option up in the table (unknown -> did-you-mean, fio-only -> "not supported
-//! yet"), applies values in order (`kb_base` first, since it changes how sizes read), checks
+//! looks every option up in the table (unknown -> did-you-mean; fio options fiox cannot run
+//! yet are checked and recorded in `JobSpec::unsupported`), applies values in order (`kb_base` first, since it changes how sizes read), checks
 //! engine-owned options against the final engine, derives fio's dependent defaults, expands
 //! `numjobs` and assigns reporting groups as fio does.
 
@@ -159,23 +159,11 @@ fn check_wait_for(job: &JobSpec, earlier: &[JobSpec], opts: &[RawOpt]) -> Result
     }
 }
 
-/// Look up an option name; unknown and fio-only names become errors.
+/// Look up an option name: implemented options first, then fio options fiox knows but cannot
+/// run yet (see [`defs::fio_only`]); an unknown name becomes an error with a did-you-mean.
 pub fn find_def(name: &str, loc: &Location) -> Result<&'static OptDef, JobError> {
-    if let Some(d) = defs::lookup(name) {
+    if let Some(d) = defs::lookup(name).or_else(|| defs::fio_only::lookup(name)) {
         return Ok(d);
-    }
-    let lower = name.to_ascii_lowercase();
-    if defs::unsupported::OPTIONS.contains(&lower.as_str()) {
-        return Err(JobError::new(
-            loc.clone(),
-            format!("'{name}' is a fio option that fiox does not support yet"),
-        ));
-    }
-    if lower == "threads" {
-        return Err(JobError::new(
-            loc.clone(),
-            "'threads' is an option of fio's tiobench profile, which fiox does not support yet (did you mean 'thread'?)",
-        ));
     }
     let candidates =
         defs::all().flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()));
@@ -202,21 +190,29 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
         source: sec.source.clone(),
         ..JobSpec::default()
     };
-    // An unsupported engine explains everything after it (its own options), so say it first.
-    if let Some(o) = opts
-        .iter()
-        .rev()
-        .find(|o| o.name.eq_ignore_ascii_case("ioengine"))
-    {
-        let v = o.value.as_deref().unwrap_or("");
-        defs::canonical_engine(v)
-            .map_err(|m| JobError::new(o.loc.clone(), format!("ioengine={v}: {m}")))?;
-    }
+    let engine = final_engine(opts)?;
+    let inherited = opts.len().saturating_sub(sec.opts.len());
     let mut looked: Vec<(&'static OptDef, &RawOpt)> = Vec::with_capacity(opts.len());
-    for o in opts {
-        let def = find_def(&o.name, &o.loc)?;
+    for (i, o) in opts.iter().enumerate() {
+        // Engines may share an option name (rdma's and net's `proto`): prefer the job's.
+        let def = match defs::fio_only::lookup_for(&o.name, engine) {
+            Some(d) if defs::lookup(&o.name).is_none() => d,
+            _ => find_def(&o.name, &o.loc)?,
+        };
         if o.value.is_none() && !def.kind.allows_bare() {
             return Err(needs_value(def, o));
+        }
+        let foreign = (i < inherited)
+            .then(|| foreign_global_engine(def, engine, &opts[..inherited]))
+            .flatten();
+        if let Some(other) = foreign {
+            // As in fio, a job that switches engine does not get [global]'s options of the
+            // other engine; say so rather than drop them silently.
+            job.notes.push(format!(
+                "`{}` (set in [global] for ioengine {other}) does not apply to this job's ioengine {engine}; ignored, as in fio",
+                o.name,
+            ));
+            continue;
         }
         looked.push((def, o));
     }
@@ -226,16 +222,60 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     }
     for (def, o) in &looked {
         apply(&mut job, def, o)?;
+        if defs::fio_only::contains(def) {
+            defs::record(
+                &mut job,
+                crate::Unsupported {
+                    option: def.name.to_string(),
+                    value: o.value.clone().unwrap_or_default(),
+                    what: "option",
+                    note: defs::fio_only::note(def).to_string(),
+                },
+            );
+        }
     }
     check_engine_options(&job, &looked)?;
     let given: HashSet<&str> = looked.iter().map(|(d, _)| d.name).collect();
     derive(&mut job, &given);
+    // Dropped [global] options of another engine are not this job's (nor in fio's report).
     job.raw_options = opts
         .iter()
         .filter(|o| !o.name.eq_ignore_ascii_case("name"))
+        .filter(|o| looked.iter().any(|(_, l)| std::ptr::eq(*l, *o)))
         .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
         .collect();
     Ok(job)
+}
+
+/// The job's engine (its last `ioengine=`; fio's default psync). An unknown engine explains
+/// everything after it (its own options), so it is reported before any option.
+fn final_engine(opts: &[RawOpt]) -> Result<&'static str, JobError> {
+    let Some(o) = opts
+        .iter()
+        .rev()
+        .find(|o| o.name.eq_ignore_ascii_case("ioengine"))
+    else {
+        return Ok("psync");
+    };
+    let v = o.value.as_deref().unwrap_or("");
+    if let Some(e) = defs::fio_only_engine(v) {
+        return Ok(e);
+    }
+    defs::canonical_engine(v)
+        .map_err(|m| JobError::new(o.loc.clone(), format!("ioengine={v}: {m}")))
+}
+
+/// If `def` is an option of another engine than the job's, inherited from [global] where an
+/// `ioengine=` owns it (valid where written, so fio accepts and drops it), that engine.
+fn foreign_global_engine(def: &OptDef, engine: &str, globals: &[RawOpt]) -> Option<&'static str> {
+    if def.engines.is_empty() || def.engines.contains(&engine) {
+        return None;
+    }
+    globals
+        .iter()
+        .filter(|g| g.name.eq_ignore_ascii_case("ioengine"))
+        .filter_map(|g| final_engine(std::slice::from_ref(g)).ok())
+        .find(|e| def.engines.contains(e))
 }
 
 fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
@@ -486,8 +526,91 @@ mod tests {
         let bad = vec![sec("a", 1, &[("fixedbufs", None)])];
         assert_eq!(
             resolve(&bad).unwrap_err().to_string(),
-            "f1:1: option 'fixedbufs' belongs to ioengine io_uring; this job uses ioengine psync"
+            "f1:1: option 'fixedbufs' belongs to ioengine io_uring/io_uring_cmd; this job uses ioengine psync"
         );
+    }
+
+    #[test]
+    fn global_options_of_another_engine_are_dropped_with_a_note() {
+        let s = vec![
+            sec(
+                "global",
+                1,
+                &[("ioengine", Some("io_uring")), ("fixedbufs", None)],
+            ),
+            sec("a", 1, &[("ioengine", Some("libaio"))]),
+            sec("b", 1, &[]),
+        ];
+        let jobs = resolve(&s).unwrap();
+        assert!(!jobs[0].engine.fixedbufs && jobs[1].engine.fixedbufs);
+        assert_eq!(
+            jobs[0].notes,
+            ["`fixedbufs` (set in [global] for ioengine io_uring) does not apply to this job's ioengine libaio; ignored, as in fio"]
+        );
+        assert!(jobs[1].notes.is_empty());
+        assert_eq!(
+            jobs[0].raw_options,
+            [("ioengine", "io_uring"), ("ioengine", "libaio")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+        );
+        // Without an owning engine in [global] it is an error, as in fio.
+        let bad = vec![
+            sec("global", 1, &[("fixedbufs", None)]),
+            sec("a", 1, &[("ioengine", Some("libaio"))]),
+        ];
+        assert!(resolve(&bad).is_err());
+    }
+
+    #[test]
+    fn fio_only_options_and_engines_are_recorded() {
+        let s = vec![
+            sec(
+                "global",
+                1,
+                &[("ioengine", Some("http")), ("flow", Some("2"))],
+            ),
+            sec("a", 1, &[("http_host", Some("h")), ("flow", Some("3"))]),
+            sec("b", 1, &[("ioengine", Some("psync"))]),
+        ];
+        let jobs = resolve(&s).unwrap();
+        assert_eq!(jobs[0].ioengine, "http");
+        assert_eq!(
+            jobs[0].refusal(),
+            [
+                "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
+                "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
+                "job a: `flow` is a fio option that fiox does not support yet; this job will not run",
+            ]
+        );
+        assert_eq!(jobs[0].unsupported[2].value, "3");
+        // b switches to psync: the engine record goes, flow stays.
+        assert_eq!(jobs[1].unsupported.len(), 1);
+        assert_eq!(jobs[1].unsupported[0].option, "flow");
+        let bad = vec![sec(
+            "a",
+            1,
+            &[
+                ("ioengine", Some("libaio")),
+                ("cmdprio_percentage", Some("50,101")),
+            ],
+        )];
+        assert_eq!(
+            resolve(&bad).unwrap_err().to_string(),
+            "f1:2: cmdprio_percentage=50,101: 101 is above the maximum 100"
+        );
+        // rdma's `proto` (verb) and net's `proto` (protocol) are told apart by the engine.
+        let rdma = vec![sec(
+            "a",
+            1,
+            &[("ioengine", Some("rdma")), ("proto", Some("read"))],
+        )];
+        assert_eq!(resolve(&rdma).unwrap()[0].unsupported[1].option, "verb");
+        let net = vec![sec(
+            "a",
+            1,
+            &[("ioengine", Some("net")), ("proto", Some("read"))],
+        )];
+        assert!(resolve(&net).is_err());
     }
 
     #[test]

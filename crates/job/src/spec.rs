@@ -548,6 +548,9 @@ pub struct JobSpec {
     /// cannot execute yet, in the order written (one entry per option name, the last value
     /// wins). Non-empty means the job must not run: see [`JobSpec::refusal`].
     pub unsupported: Vec<Unsupported>,
+    /// Notes about how options were read that the user should see (printed by `--parse-only`
+    /// and before a run), e.g. a `[global]` option of another engine that fio drops.
+    pub notes: Vec<String>,
 }
 
 /// One fio feature a job uses that fiox does not support yet.
@@ -818,6 +821,7 @@ impl Default for JobSpec {
             },
             raw_options: Vec::new(),
             unsupported: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }

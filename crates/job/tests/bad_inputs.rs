@@ -47,17 +47,19 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\niodpeth=4\n", "job.fio:2: unknown option 'iodpeth' (did you mean 'iodepth'?)"),
     ("[a]\nzzzzqqq=1\n", "job.fio:2: unknown option 'zzzzqqq'"),
     ("[global]\nrwmixred=70\n[a]\n", "job.fio:2: unknown option 'rwmixred' (did you mean 'rwmixread'?)"),
-    // fio options and engines fiox does not implement
-    ("[a]\nlatency_target=10ms\n", "job.fio:2: 'latency_target' is a fio option that fiox does not support yet"),
-    ("[a]\nioengine=rbd\nclientname=admin\n", "job.fio:2: ioengine=rbd: ioengine 'rbd' is a fio engine that fiox does not support yet"),
-    ("[a]\nioengine=splice\n", "job.fio:2: ioengine=splice: ioengine 'splice' is a fio engine that fiox does not support yet"),
+    // unknown engines, and fio options/engines fiox parses (then refuses to run) given bad values
     ("[a]\nioengine=libaoi\n", "job.fio:2: ioengine=libaoi: unknown ioengine 'libaoi' (did you mean 'libaio'?)"),
     ("[a]\nioengine=external:/x.so\n", "job.fio:2: ioengine=external:/x.so: ioengine 'external:/x.so': external engines are a fio feature that fiox does not support yet"),
-    ("[a]\nthreads=1\n", "job.fio:2: 'threads' is an option of fio's tiobench profile, which fiox does not support yet (did you mean 'thread'?)"),
-    ("[a]\nzonemode=zbd\n", "job.fio:2: zonemode=zbd: zonemode=zbd is a fio mode that fiox does not support yet"),
+    ("[a]\nioengine=http\nhttp_mode=ftp\n", "job.fio:3: http_mode=ftp: 'ftp' is not one of webdav, s3, swift"),
+    ("[a]\nhttp_host=h\n", "job.fio:2: option 'http_host' belongs to ioengine http; this job uses ioengine psync"),
+    ("[a]\nioengine=libaio\ncmdprio_percentage=101\n", "job.fio:3: cmdprio_percentage=101: 101 is above the maximum 100"),
+    ("[a]\nlatency_target=10x\n", "job.fio:2: latency_target=10x: bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)"),
+    ("[a]\nflow\n", "job.fio:2: option 'flow' needs a value (flow=...)"),
+    ("[a]\nthreads=many\n", "job.fio:2: threads=many: 'many' is not a valid number"),
+    ("[a]\nrw=read:-8q\n", "job.fio:2: rw=read:-8q: bad ':N' in 'read:8q': bad size suffix 'q' in '8q' (expected k, m, g, t, p with optional b or ib)"),
     // engine options with the wrong engine
-    ("[a]\nfixedbufs\n", "job.fio:2: option 'fixedbufs' belongs to ioengine io_uring; this job uses ioengine psync"),
-    ("[a]\nioengine=libaio\nhipri\n", "job.fio:3: option 'hipri' belongs to ioengine pvsync2/io_uring; this job uses ioengine libaio"),
+    ("[a]\nfixedbufs\n", "job.fio:2: option 'fixedbufs' belongs to ioengine io_uring/io_uring_cmd; this job uses ioengine psync"),
+    ("[a]\nioengine=libaio\nhipri\n", "job.fio:3: option 'hipri' belongs to ioengine pvsync2/io_uring/io_uring_cmd; this job uses ioengine libaio"),
     ("[a]\nuserspace_reap\nioengine=io_uring\n", "job.fio:2: option 'userspace_reap' belongs to ioengine libaio; this job uses ioengine io_uring"),
     ("[a]\nguasi_kick=each\n", "job.fio:2: option 'guasi_kick' belongs to ioengine guasi; this job uses ioengine psync"),
     // sizes
@@ -110,6 +112,39 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\nname=global2\n", "job.fio:2: name=global2: a job name cannot start with 'global' (that name introduces global options)"),
     ("[a]\nnumjobs=5000\n", "job.fio:2: numjobs=5000: 5000 is above the maximum 4096"),
 ];
+
+/// Jobs that parse (`--parse-only` succeeds) but use fio features fiox cannot run yet: the
+/// exact lines `--parse-only` prints and a run refuses with.
+const REFUSAL_CASES: &[(&str, &[&str])] = &[
+    ("[a]\nlatency_target=10ms\n", &["job a: `latency_target` is a fio option that fiox does not support yet; this job will not run"]),
+    ("[a]\nioengine=rbd\nclientname=admin\n", &[
+        "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
+        "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
+    ]),
+    ("[a]\nioengine=splice\n", &["job a: ioengine `splice` is a fio engine that fiox does not support yet; this job will not run"]),
+    ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
+    ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
+    ("[a]\nrw=read:-8k\n", &["job a: `rw=read:-8k` is a fio option value that fiox does not support yet (I/O walking backwards); this job will not run"]),
+    ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
+    // numjobs clones are named once; the later value of an option replaces the earlier one.
+    ("[global]\nflow=1\n[a]\nnumjobs=3\nflow=2\n[b]\n", &[
+        "job a: `flow` is a fio option that fiox does not support yet; this job will not run",
+        "job b: `flow` is a fio option that fiox does not support yet; this job will not run",
+    ]),
+    // a supported value later on clears the record
+    ("[global]\nioengine=http\n[a]\nioengine=libaio\nverify=meta\nverify=md5\n", &[]),
+];
+
+#[test]
+fn refused_jobs_parse_and_say_why() {
+    for (text, want) in REFUSAL_CASES {
+        let args: Vec<String> = ["--parse-only", "job.fio"].map(String::from).to_vec();
+        let mut read = |_: &str| Ok(text.to_string());
+        let inv = parse_invocation_with(&args, &env(), &mut read)
+            .unwrap_or_else(|e| panic!("input {text:?}: {e}"));
+        assert_eq!(inv.refusals(), *want, "input: {text:?}");
+    }
+}
 
 #[test]
 fn bad_job_files() {

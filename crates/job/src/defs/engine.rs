@@ -4,9 +4,11 @@
 
 use super::{Category as C, Kind as K, OptDef};
 
-const URING: &[&str] = &["io_uring"];
-const SYNC2_URING: &[&str] = &["pvsync2", "io_uring"];
-const NOWAIT: &[&str] = &["pvsync2", "io_uring", "libaio"];
+// fio's io_uring_cmd engine shares io_uring's option table; fiox parses it (a job using it
+// is refused when run, see `unsupported`), so io_uring's options belong to it too.
+const URING: &[&str] = &["io_uring", "io_uring_cmd"];
+const SYNC2_URING: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd"];
+const NOWAIT: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "libaio"];
 const GUASI: &[&str] = &["guasi"];
 
 pub(super) static OPTS: &[OptDef] = &[

@@ -6,7 +6,17 @@ use crate::{BsSpec, IoSubmitMode, RwMode, RwSpec, SyncMode};
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
-        j.rw = parse_rw(&v.choice()?)?;
+        super::forget(j, "rw");
+        let word = v.choice()?;
+        j.rw = match word.split_once(':') {
+            Some((m, n)) if n.trim().starts_with('-') => {
+                // fio walks backwards by N; the value is checked, the job recorded as unsupported.
+                parse_rw(&format!("{m}:{}", &n.trim()[1..]))?;
+                super::record_value(j, "rw", v.raw, "I/O walking backwards");
+                parse_rw(m)?
+            }
+            _ => parse_rw(&word)?,
+        };
         Ok(())
     })
     .alias(&["readwrite"])
@@ -115,11 +125,23 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0"),
     OptDef::new("ioengine", K::Str, C::Io, "I/O engine", |j, v| {
+        super::forget(j, "ioengine");
+        if let Some(e) = super::fio_only_engine(v.str()) {
+            // Kept as named so the engine's own options are checked against it.
+            j.ioengine = e.to_string();
+            super::record(j, crate::Unsupported {
+                option: "ioengine".into(),
+                value: e.into(),
+                what: "engine",
+                note: String::new(),
+            });
+            return Ok(());
+        }
         j.ioengine = super::canonical_engine(v.str())?.to_string();
         Ok(())
     })
     .def("psync")
-    .long("See `--enghelp` for the list. fio engines that fiox does not implement are rejected by name."),
+    .long("See `--enghelp` for the list. A fio engine that fiox does not implement parses (with its options) but a job using it is refused when run."),
     OptDef::new("iodepth", K::Int, C::Io, "I/Os kept in flight", |j, v| {
         j.iodepth = v.u32()?;
         Ok(())
@@ -220,11 +242,6 @@ fn per_dir_sizes<T>(
 /// `randrw:8` -> RwSpec.
 pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
     let (mode, n) = match s.split_once(':') {
-        Some((m, n)) if n.trim().starts_with('-') => {
-            return Err(format!(
-                "a negative ':N' ({m}:{n}, I/O walking backwards) is a fio feature that fiox does not support yet"
-            ))
-        }
         Some((m, n)) => {
             let n = value::parse_size(n, 1024).map_err(|e| format!("bad ':N' in '{s}': {e}"))?;
             (m, n)
@@ -338,6 +355,12 @@ mod tests {
             }),
         ),
         ("rw", "randomread", None),
+        (
+            "rw",
+            "read:-8k",
+            Some(|j| j.rw.mode == RwMode::Read && j.unsupported[0].value == "read:-8k"),
+        ),
+        ("rw", "read:-8q", None),
         ("rw", "trimwrite", Some(|j| j.rw.mode == RwMode::TrimWrite)),
         ("rwmixread", "70", Some(|j| j.rwmixread == 70)),
         ("rwmixread", "101", None),
@@ -461,7 +484,12 @@ mod tests {
         ("number_ios", "0", Some(|j| j.number_ios.is_none())),
         ("ioengine", "libaio", Some(|j| j.ioengine == "libaio")),
         ("ioengine", "threads", Some(|j| j.ioengine == "guasi")),
-        ("ioengine", "rbd", None),
+        (
+            "ioengine",
+            "rbd",
+            Some(|j| j.ioengine == "rbd" && j.unsupported[0].what == "engine"),
+        ),
+        ("ioengine", "external:/x.so", None),
         ("ioengine", "nonsense", None),
         ("iodepth", "32", Some(|j| j.iodepth == 32)),
         ("iodepth", "0", None),

@@ -1,6 +1,7 @@
 //! The option table: one [`OptDef`] per option fiox implements (name, aliases, type, default,
 //! range, category, help, owning engine and the function that stores the parsed value into a
-//! [`JobSpec`]), plus the names of fio options and engines fiox knows but does not implement.
+//! [`JobSpec`]), plus the fio options ([`fio_only`]) and engines ([`unsupported`]) fiox
+//! parses and checks but cannot run yet; those are recorded in `JobSpec::unsupported`.
 //! Parsing, validation, `--cmdhelp`, `--enghelp` and `docs/options.md` are all driven by it.
 //!
 //! The definitions live in one file per category; each definition has its test cases in the
@@ -8,6 +9,7 @@
 
 mod engine;
 mod files;
+pub mod fio_only;
 mod general;
 mod io;
 mod stats;
@@ -304,6 +306,37 @@ pub const ENGINES: &[(&str, &str)] = &[
     ("guasi", "fiox thread-pool engine (alias: threads)"),
 ];
 
+/// The fio engine fiox parses but cannot run yet that `name` names, if any.
+pub fn fio_only_engine(name: &str) -> Option<&'static str> {
+    let n = name.trim().to_ascii_lowercase();
+    unsupported::ENGINES.iter().copied().find(|e| *e == n)
+}
+
+/// Record an unsupported feature on the job; a later setting of the same option replaces an
+/// earlier one (as the later value wins in fio).
+pub fn record(job: &mut JobSpec, u: crate::Unsupported) {
+    forget(job, &u.option);
+    job.unsupported.push(u);
+}
+
+/// Drop the record of `option` (a later, supported value overrides it).
+pub fn forget(job: &mut JobSpec, option: &str) {
+    job.unsupported.retain(|x| x.option != option);
+}
+
+/// Record `option=value` as a value of an implemented option that fiox cannot run yet.
+pub fn record_value(job: &mut JobSpec, option: &str, value: &str, note: &str) {
+    record(
+        job,
+        crate::Unsupported {
+            option: option.to_string(),
+            value: value.trim().to_string(),
+            what: "value",
+            note: note.to_string(),
+        },
+    );
+}
+
 /// Canonical engine name for `ioengine=` input, or the error sentence.
 pub fn canonical_engine(name: &str) -> Result<&'static str, String> {
     let n = name.trim().to_ascii_lowercase();
@@ -387,10 +420,34 @@ mod tests {
 
     #[test]
     fn implemented_options_are_not_listed_as_unsupported() {
+        let mut seen = HashSet::new();
         for d in all() {
             for n in std::iter::once(&d.name).chain(d.aliases) {
-                assert!(!unsupported::OPTIONS.contains(n), "{n} in both lists");
+                seen.insert(n.to_ascii_lowercase());
             }
+        }
+        // fio-only names may repeat only between different engines (rdma's and net's `proto`).
+        let mut fio_seen: Vec<(String, &[&str])> = Vec::new();
+        for d in fio_only::OPTS {
+            for n in std::iter::once(&d.name).chain(d.aliases) {
+                let n = n.to_ascii_lowercase();
+                assert!(!seen.contains(&n), "{n} is both implemented and fio-only");
+                for (m, engines) in &fio_seen {
+                    assert!(
+                        *m != n
+                            || (!engines.is_empty()
+                                && !engines.iter().any(|e| d.engines.contains(e))),
+                        "{n} is listed twice"
+                    );
+                }
+                fio_seen.push((n, d.engines));
+            }
+        }
+        for (e, _) in ENGINES {
+            assert!(
+                !unsupported::ENGINES.contains(e),
+                "engine {e} in both lists"
+            );
         }
     }
 

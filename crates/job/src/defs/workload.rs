@@ -131,9 +131,14 @@ pub(super) static OPTS: &[OptDef] = &[
     .def("1")
     .range(1, u32::MAX as i64),
     OptDef::new("zonemode", K::Choice(&["none", "strided", "zbd"]), C::Io, "How zonesize/zonerange/zoneskip divide the file", |j, v| {
+        super::forget(j, "zonemode");
         j.zone.mode = match v.choice()?.as_str() {
             "strided" => ZoneMode::Strided,
-            "zbd" => return Err("zonemode=zbd is a fio mode that fiox does not support yet".into()),
+            "zbd" => {
+                // Zoned block devices: parsed, the job is refused when run.
+                super::record_value(j, "zonemode", "zbd", "zoned block devices");
+                ZoneMode::None
+            }
             _ => ZoneMode::None,
         };
         Ok(())
@@ -524,7 +529,11 @@ mod tests {
             "strided",
             Some(|j| j.zone.mode == ZoneMode::Strided),
         ),
-        ("zonemode", "zbd", None),
+        (
+            "zonemode",
+            "zbd",
+            Some(|j| j.zone.mode == ZoneMode::None && j.unsupported[0].option == "zonemode"),
+        ),
         ("zonesize", "256m", Some(|j| j.zone.size == 256 << 20)),
         ("zonerange", "1g", Some(|j| j.zone.range == 1 << 30)),
         ("zoneskip", "2g", Some(|j| j.zone.skip == 2 << 30)),

@@ -1,0 +1,405 @@
+//! fio 3.33 options that fiox knows but cannot execute yet: the core options fiox does not
+//! implement, the `threads` option of fio's tiobench profile, and the options of every fio
+//! engine (including engine options of engines fiox does implement, such as `cmdprio`).
+//!
+//! Each entry has fio's type, range and owning engines (facts gathered from fio's option
+//! tables; no help text is taken from fio). Parsing checks the value exactly as for an
+//! implemented option, then records the option in [`crate::JobSpec::unsupported`] instead of
+//! failing, so `--parse-only` accepts every fio job file while running such a job is refused
+//! with a message naming the option. Nothing here changes a job's settings.
+
+use super::{Category as C, Kind as K, OptDef, Val};
+use crate::JobSpec;
+
+const HELP: &str = "fio option that fiox parses and checks but does not run yet";
+
+/// Check the value by kind and range; the job is left unchanged (the caller records it).
+fn check(_: &mut JobSpec, v: &Val) -> Result<(), String> {
+    check_one(v, v.raw)
+}
+
+/// fio's per-direction options take `read,write,trim` values; each part is checked.
+fn check_per_dir(_: &mut JobSpec, v: &Val) -> Result<(), String> {
+    let parts: Vec<&str> = v.raw.split(',').collect();
+    if parts.len() > 3 {
+        return Err(format!(
+            "at most 3 comma-separated values (read,write,trim), got {}",
+            parts.len()
+        ));
+    }
+    for p in parts.into_iter().filter(|p| !p.trim().is_empty()) {
+        check_one(v, p)?;
+    }
+    Ok(())
+}
+
+fn check_one(v: &Val, raw: &str) -> Result<(), String> {
+    let part = Val {
+        raw,
+        kb_base: v.kb_base,
+        def: v.def,
+    };
+    match v.def.kind {
+        K::Bool => part.bool().map(drop),
+        K::Int => part.int().map(drop),
+        K::Size => part.size().map(drop),
+        K::SizeOrPercent => part.size_pct().map(drop),
+        K::Time(_) => part.time_us().map(drop),
+        K::Choice(_) => part.choice().map(drop),
+        K::Complex("list of numbers") => check_number_list(raw),
+        K::Str | K::OptStr | K::Complex(_) => Ok(()),
+    }
+}
+
+/// fio's float lists: numbers separated by `:`.
+fn check_number_list(raw: &str) -> Result<(), String> {
+    for n in raw.split(':') {
+        n.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("'{}' is not a number (expected N[:N...])", n.trim()))?;
+    }
+    Ok(())
+}
+
+const fn known(name: &'static str, kind: K, cat: C) -> OptDef {
+    OptDef::new(name, kind, cat, HELP, check)
+}
+
+const fn known_per_dir(name: &'static str, kind: K, cat: C) -> OptDef {
+    OptDef::new(name, kind, cat, HELP, check_per_dir)
+}
+
+/// Find a fio-only option by name or alias (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static OptDef> {
+    OPTS.iter().find(|d| d.matches(name))
+}
+
+/// Like [`lookup`], preferring the definition that belongs to `engine` (fio engines may give
+/// different options the same name).
+pub fn lookup_for(name: &str, engine: &str) -> Option<&'static OptDef> {
+    let mut found = OPTS.iter().filter(|d| d.matches(name));
+    let first = found.clone().next()?;
+    Some(found.find(|d| d.engines.contains(&engine)).unwrap_or(first))
+}
+
+/// Is `def` one of these (rather than an implemented option)?
+pub fn contains(def: &OptDef) -> bool {
+    OPTS.iter().any(|d| std::ptr::eq(d, def))
+}
+
+/// The hint shown with an option, if any.
+pub fn note(def: &OptDef) -> &'static str {
+    match def.name {
+        "threads" => "an option of fio's tiobench profile; did you mean `thread`?",
+        _ => "",
+    }
+}
+
+/// Every fio-only option, sorted by name.
+pub static OPTS: &[OptDef] = &[
+    known("arguments", K::Str, C::Engine).engines(&["exec"]),
+    known("atomic", K::Bool, C::Io),
+    known("bindname", K::Str, C::Engine).engines(&["rdma"]),
+    known("block_error_percentiles", K::Bool, C::Logs),
+    known("brick", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
+    known("bs_is_seq_rand", K::Bool, C::Io),
+    known("busy_poll", K::Bool, C::Engine).engines(&["rados", "rbd"]),
+    known("busy_wait_polling", K::Bool, C::Engine).engines(&[
+        "librpma_apm_client",
+        "librpma_apm_server",
+        "librpma_gpspm_client",
+        "librpma_gpspm_server",
+    ]),
+    known("cgroup", K::Str, C::General),
+    known("cgroup_nodelete", K::Bool, C::General),
+    known("cgroup_weight", K::Int, C::General).range(100, 1000),
+    known("chunk_size", K::Int, C::Engine)
+        .alias(&["chunck_size"])
+        .engines(&["dfs", "libhdfs"]),
+    known("clientname", K::Str, C::Engine).engines(&["rados", "rbd"]),
+    known(
+        "clocksource",
+        K::Choice(&["gettimeofday", "clock_gettime", "cpu"]),
+        C::General,
+    ),
+    known("clustername", K::Str, C::Engine).engines(&["rados", "rbd"]),
+    known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
+    known_per_dir("cmdprio", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "libaio"]),
+    known("cmdprio_bssplit", K::Str, C::Engine).engines(&["io_uring", "io_uring_cmd", "libaio"]),
+    known_per_dir("cmdprio_class", K::Int, C::Engine).engines(&[
+        "io_uring",
+        "io_uring_cmd",
+        "libaio",
+    ]),
+    known_per_dir("cmdprio_percentage", K::Int, C::Engine)
+        .range(0, 100)
+        .engines(&["io_uring", "io_uring_cmd", "libaio"]),
+    known("conf", K::Str, C::Engine).engines(&["rados"]),
+    known("cont", K::Str, C::Engine).engines(&["dfs"]),
+    known("cpuchunks", K::Int, C::Engine).engines(&["cpuio"]),
+    known("cpuload", K::Int, C::Engine).engines(&["cpuio"]),
+    known("cpumode", K::Choice(&["noop", "qsort"]), C::Engine).engines(&["cpuio"]),
+    known("create_only", K::Bool, C::Files),
+    known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
+    known("dedupe_global", K::Bool, C::Io),
+    known("dedupe_mode", K::Choice(&["repeat", "working_set"]), C::Io),
+    known("dedupe_working_set_percentage", K::Int, C::Io).range(0, 100),
+    known("direct_write_to_pmem", K::Bool, C::Engine).engines(&[
+        "librpma_apm_client",
+        "librpma_apm_server",
+        "librpma_gpspm_client",
+        "librpma_gpspm_server",
+    ]),
+    known("disk_util", K::Bool, C::Stats),
+    known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
+    known("error_dump", K::Bool, C::General),
+    known("exec_postrun", K::Str, C::General),
+    known("exec_prerun", K::Str, C::General),
+    known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
+    known(
+        "exit_what",
+        K::Choice(&["group", "stonewall", "all"]),
+        C::General,
+    ),
+    known("experimental_verify", K::Bool, C::Io),
+    known(
+        "fadvise_hint",
+        K::Choice(&["0", "1", "random", "sequential"]),
+        C::Files,
+    ),
+    known("flow", K::Int, C::Io),
+    known("flow_id", K::Int, C::Io),
+    known("flow_sleep", K::Int, C::Io),
+    known("flow_watermark", K::Str, C::Io),
+    known("gid", K::Int, C::General),
+    known("gpu_dev_id", K::Int, C::General),
+    known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
+    known("grace_time", K::Int, C::Engine)
+        .range(0, i64::MAX)
+        .engines(&["exec"]),
+    known("gtod_cpu", K::Int, C::General),
+    known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
+    known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
+    known("hostname", K::Str, C::Engine).engines(&["libhdfs", "net", "netsplice", "rdma"]),
+    known("http_host", K::Str, C::Engine).engines(&["http"]),
+    known(
+        "http_mode",
+        K::Choice(&["webdav", "s3", "swift"]),
+        C::Engine,
+    )
+    .engines(&["http"]),
+    known("http_pass", K::Str, C::Engine).engines(&["http"]),
+    known("http_s3_key", K::Str, C::Engine).engines(&["http"]),
+    known("http_s3_keyid", K::Str, C::Engine).engines(&["http"]),
+    known("http_s3_region", K::Str, C::Engine).engines(&["http"]),
+    known("http_s3_sse_customer_algorithm", K::Str, C::Engine).engines(&["http"]),
+    known("http_s3_sse_customer_key", K::Str, C::Engine).engines(&["http"]),
+    known("http_s3_storage_class", K::Str, C::Engine).engines(&["http"]),
+    known("http_swift_auth_token", K::Str, C::Engine).engines(&["http"]),
+    known("http_user", K::Str, C::Engine).engines(&["http"]),
+    known("http_verbose", K::Int, C::Engine).engines(&["http"]),
+    known("https", K::Choice(&["off", "on", "insecure"]), C::Engine).engines(&["http"]),
+    known("hugepage-size", K::Int, C::General),
+    known("ignore_zone_limits", K::Bool, C::Io),
+    known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
+    known("inplace", K::Int, C::Engine)
+        .range(0, 1)
+        .engines(&["e4defrag"]),
+    known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
+    known("iomem_align", K::Int, C::Io)
+        .alias(&["mem_align"])
+        .range(0, i64::MAX),
+    known("ioscheduler", K::Str, C::Files),
+    known("job_max_open_zones", K::Int, C::Io),
+    known("latency_percentile", K::Complex("list of numbers"), C::Io),
+    known("latency_run", K::Bool, C::Io),
+    known("latency_target", K::Time("us"), C::Io),
+    known("latency_window", K::Time("us"), C::Io),
+    known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
+    known("lockmem", K::Size, C::General),
+    known("log_alternate_epoch", K::Bool, C::Logs),
+    known("log_alternate_epoch_clock_id", K::Int, C::Logs),
+    known("log_compression", K::Int, C::Logs),
+    known("log_compression_cpus", K::Str, C::Logs),
+    known("log_entries", K::Int, C::Logs),
+    known("log_hist_coarseness", K::Int, C::Logs),
+    known("log_max_value", K::Bool, C::Logs),
+    known("log_prio", K::Bool, C::Logs),
+    known("log_store_compressed", K::Bool, C::Logs),
+    known("log_unix_epoch", K::Bool, C::Logs),
+    known_per_dir("max_latency", K::Int, C::Io),
+    known("max_open_zones", K::Int, C::Io),
+    known(
+        "mem",
+        K::Choice(&[
+            "malloc",
+            "shm",
+            "shmhuge",
+            "mmap",
+            "mmapshared",
+            "mmaphuge",
+            "cudamalloc",
+        ]),
+        C::Io,
+    )
+    .alias(&["iomem"]),
+    known("merge_blktrace_file", K::Str, C::Io),
+    known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),
+    known(
+        "merge_blktrace_scalars",
+        K::Complex("list of numbers"),
+        C::Io,
+    ),
+    known("mss", K::Int, C::Engine)
+        .range(0, i64::MAX)
+        .engines(&["netsplice", "net"]),
+    known("namenode", K::Str, C::Engine).engines(&["libhdfs"]),
+    known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
+    known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
+    known("nodelay", K::Bool, C::Engine).engines(&["netsplice", "net"]),
+    known("numa_cpu_nodes", K::Str, C::General),
+    known("numa_mem_policy", K::Str, C::General),
+    known("object_class", K::Str, C::Engine).engines(&["dfs"]),
+    known("opendir", K::Str, C::Files),
+    known("percentage_sequential", K::Str, C::Io),
+    known("pingpong", K::Bool, C::Engine).engines(&["netsplice", "net"]),
+    known("pool", K::Str, C::Engine).engines(&["dfs", "rados", "rbd"]),
+    known("port", K::Int, C::Engine).range(1, 65535).engines(&[
+        "libhdfs",
+        "librpma_apm_client",
+        "librpma_apm_server",
+        "librpma_gpspm_client",
+        "librpma_gpspm_server",
+        "net",
+        "netsplice",
+        "rdma",
+    ]),
+    known("profile", K::Str, C::General),
+    known("program", K::Str, C::Engine).engines(&["exec"]),
+    known(
+        "protocol",
+        K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix"]),
+        C::Engine,
+    )
+    .alias(&["proto"])
+    .engines(&["netsplice", "net"]),
+    known("rate_ignore_thinktime", K::Bool, C::Io),
+    known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
+    known("read_beyond_wp", K::Bool, C::Io),
+    known("read_iolog", K::Str, C::Io),
+    known("read_iolog_chunked", K::Bool, C::Io),
+    known("readfua", K::Bool, C::Engine).engines(&["sg"]),
+    known("replay_align", K::Int, C::Io),
+    known("replay_no_stall", K::Bool, C::Io),
+    known("replay_redirect", K::Str, C::Io),
+    known("replay_scale", K::Int, C::Io),
+    known("replay_skip", K::Str, C::Io),
+    known("replay_time_scale", K::Int, C::Io).range(1, i64::MAX),
+    known(
+        "rw_sequencer",
+        K::Choice(&["sequential", "identical"]),
+        C::Io,
+    ),
+    known("rwmixcycle", K::Str, C::Io),
+    known("serverip", K::Str, C::Engine).engines(&[
+        "librpma_apm_client",
+        "librpma_apm_server",
+        "librpma_gpspm_client",
+        "librpma_gpspm_server",
+    ]),
+    known(
+        "sg_write_mode",
+        K::Choice(&[
+            "write",
+            "write_and_verify",
+            "verify",
+            "write_same",
+            "same",
+            "write_same_ndob",
+            "verify_bytchk_00",
+            "verify_bytchk_01",
+            "verify_bytchk_11",
+            "write_stream",
+        ]),
+        C::Engine,
+    )
+    .engines(&["sg"]),
+    known("significant_figures", K::Int, C::Stats).range(1, 10),
+    known("single-instance", K::Bool, C::Engine).engines(&["gfapi", "gfapi_async"]),
+    known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
+    known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
+    known("softrandommap", K::Bool, C::Io),
+    known(
+        "stat_type",
+        K::Choice(&["stat", "lstat", "statx"]),
+        C::Engine,
+    )
+    .engines(&["filestat"]),
+    known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
+    known(
+        "steadystate",
+        K::Choice(&["iops", "iops_slope", "bw", "bw_slope"]),
+        C::General,
+    )
+    .alias(&["ss"]),
+    known("steadystate_duration", K::Time("s"), C::General).alias(&["ss_dur"]),
+    known("steadystate_ramp_time", K::Time("s"), C::General).alias(&["ss_ramp"]),
+    known("stream_id", K::Int, C::Engine).engines(&["sg"]),
+    known("svcl", K::Str, C::Engine).engines(&["dfs"]),
+    known("sync_file_range", K::Str, C::Files),
+    known(
+        "thinktime_blocks_type",
+        K::Choice(&["complete", "issue"]),
+        C::Io,
+    ),
+    known("thinktime_iotime", K::Int, C::Io),
+    known("thp", K::Int, C::Engine).engines(&["mmap"]),
+    known("threads", K::Int, C::General),
+    known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
+    known("trim_backlog", K::Size, C::Io),
+    known("trim_backlog_batch", K::Int, C::Io),
+    known("trim_percentage", K::Int, C::Io).range(0, 100),
+    known("trim_verify_zero", K::Bool, C::Io),
+    known("ttl", K::Int, C::Engine)
+        .range(0, i64::MAX)
+        .engines(&["netsplice", "net"]),
+    known("uid", K::Int, C::General),
+    known(
+        "unified_rw_reporting",
+        K::Choice(&["none", "mixed", "both", "0", "1", "2"]),
+        C::General,
+    ),
+    known("unique_filename", K::Bool, C::Files),
+    known("uri", K::Str, C::Engine).engines(&["nbd"]),
+    known(
+        "verb",
+        K::Choice(&["write", "read", "send", "recv"]),
+        C::Engine,
+    )
+    .alias(&["proto"])
+    .engines(&["rdma"]),
+    known("verify_async_cpus", K::Str, C::Io),
+    known("verifysort", K::Str, C::Io),
+    known("verifysort_nr", K::Str, C::Io),
+    known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
+    known("window_size", K::Int, C::Engine)
+        .range(0, i64::MAX)
+        .engines(&["netsplice", "net"]),
+    known("write_barrier", K::Int, C::Io),
+    known(
+        "write_hint",
+        K::Choice(&["none", "short", "medium", "long", "extreme"]),
+        C::Engine,
+    ),
+    known("write_iolog", K::Str, C::Io),
+    known("writefua", K::Bool, C::Engine).engines(&["sg"]),
+    known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
+    known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),
+    known("xnvme_be", K::Str, C::Engine).engines(&["xnvme"]),
+    known("xnvme_dev_nsid", K::Int, C::Engine).engines(&["xnvme"]),
+    known("xnvme_iovec", K::Bool, C::Engine).engines(&["xnvme"]),
+    known("xnvme_sync", K::Str, C::Engine).engines(&["xnvme"]),
+    known("zone_reset_frequency", K::Complex("list of numbers"), C::Io),
+    known("zone_reset_threshold", K::Complex("list of numbers"), C::Io),
+    known("zonecapacity", K::Size, C::Io),
+];
