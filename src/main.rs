@@ -48,9 +48,25 @@ fn real_main(args: &[String]) -> Result<i32> {
                 writeln!(stdout)?;
             }
         }
-        Action::ParseOnly => {}
+        Action::ParseOnly => {
+            // The jobs parsed; say which of them fiox would refuse to run, and why.
+            for line in inv.notes().iter().chain(&inv.refusals()) {
+                eprintln!("fiox: {line}");
+            }
+        }
         Action::Run => {
             drop(stdout);
+            for note in inv.notes() {
+                eprintln!("fiox: {note}");
+            }
+            // Jobs using fio features fiox cannot execute are refused before any I/O.
+            let refusals = inv.refusals();
+            if !refusals.is_empty() {
+                for line in &refusals {
+                    eprintln!("fiox: {line}");
+                }
+                return Ok(1);
+            }
             return run(&inv);
         }
     }

@@ -1,0 +1,68 @@
+//! The `fiox` binary with jobs that use fio features fiox parses but cannot run yet:
+//! `--parse-only` succeeds and names them on stderr; a run is refused before any I/O with
+//! the same lines and exit code 1.
+
+mod harness;
+
+use harness::*;
+
+const FLOW_LINE: &str =
+    "fiox: job a: `flow` is a fio option that fiox does not support yet; this job will not run\n";
+const HTTP_LINE: &str = "fiox: job b: ioengine `http` is a fio engine that fiox does not support yet; this job will not run\n";
+
+fn job_file(dir: &TempDir) -> String {
+    let path = dir.join("u.fio");
+    let text = format!(
+        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nflow=2\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
+        dir.path().display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn parse_only_names_what_is_not_supported() {
+    let dir = TempDir::new("unsup-parse");
+    let file = job_file(&dir);
+    let r = fiox(&["--parse-only", &file]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "{FLOW_LINE}{HTTP_LINE}fiox: job b: `http_host` is a fio option that fiox does not support yet; this job will not run\n\
+             fiox: job b: `http_mode` is a fio option that fiox does not support yet; this job will not run\n"
+        )
+    );
+}
+
+#[test]
+fn running_is_refused_before_any_io() {
+    let dir = TempDir::new("unsup-run");
+    let file = job_file(&dir);
+    let r = fiox(&[&file]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.starts_with(FLOW_LINE), "{}", r.stderr);
+    assert!(r.stderr.contains(HTTP_LINE), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "no report: {}", r.stdout);
+    // Nothing was laid out or written: only the job file is in the directory.
+    assert_eq!(dir.entries(), ["u.fio"]);
+    let bad = fiox(&["--parse-only", "--name=x", "--ioengine=http", "--http_mode=ftp"]);
+    assert_eq!(bad.code, 1);
+    assert_eq!(
+        bad.stderr,
+        "fiox: command line: http_mode=ftp: 'ftp' is not one of webdav, s3, swift\n"
+    );
+}
+
+#[test]
+fn a_later_supported_value_clears_the_refusal() {
+    let r = fiox(&[
+        "--parse-only",
+        "--name=c",
+        "--verify=meta",
+        "--verify=crc32c",
+        "--ioengine=http",
+        "--ioengine=psync",
+    ]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+}
