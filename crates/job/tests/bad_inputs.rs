@@ -131,6 +131,11 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
         "job a: `flow` is a fio option that fiox does not support yet; this job will not run",
         "job b: `flow` is a fio option that fiox does not support yet; this job will not run",
     ]),
+    ("[a]\nlockfile=exclusive\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
+        "job a: `lockfile=exclusive` is a fio option value that fiox does not support yet; this job will not run",
+        "job a: `offset_increment=10%` is a fio option value that fiox does not support yet (a percentage of the file size); this job will not run",
+        "job a: `buffer_pattern='p.bin'` is a fio option value that fiox does not support yet (a pattern read from a file); this job will not run",
+    ]),
     // a supported value later on clears the record
     ("[global]\nioengine=http\n[a]\nioengine=libaio\nverify=meta\nverify=md5\n", &[]),
 ];

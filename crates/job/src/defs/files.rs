@@ -127,15 +127,13 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0"),
     OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {
+        super::forget(j, "lockfile");
         match v.choice()?.as_str() {
-            "none" => {
-                j.files.lockfile_none = true;
-                Ok(())
-            }
-            other => Err(format!(
-                "lockfile={other} is a fio mode that fiox does not support yet"
-            )),
+            "none" => j.files.lockfile_none = true,
+            // fio's file locks: parsed, the job is refused when run.
+            other => super::record_value(j, "lockfile", other, ""),
         }
+        Ok(())
     })
     .def("none"),
     OptDef::new("fill_device", K::Bool, C::Files, "Write until the device or file system is full", |j, v| {
@@ -272,7 +270,12 @@ mod tests {
             Some(|j| j.files.allow_mounted_write),
         ),
         ("lockfile", "none", Some(|j| j.files.lockfile_none)),
-        ("lockfile", "exclusive", None),
+        (
+            "lockfile",
+            "exclusive",
+            Some(|j| j.unsupported[0].value == "exclusive"),
+        ),
+        ("lockfile", "sideways", None),
         ("fill_device", "1", Some(|j| j.files.fill_device)),
         ("fill_fs", "1", Some(|j| j.files.fill_device)),
         ("file_append", "1", Some(|j| j.files.file_append)),

@@ -106,8 +106,12 @@ pub(super) static OPTS: &[OptDef] = &[
     .alias(&["fileoffset"])
     .def("0"),
     OptDef::new("offset_increment", K::Size, C::Io, "Add this times the clone number to offset", |j, v| {
+        super::forget(j, "offset_increment");
         if v.str().ends_with('%') {
-            return Err("a percentage offset_increment is a fio feature that fiox does not support yet".into());
+            // fio's percentage of the file size: checked, the job is refused when run.
+            value::parse_size_or_percent(v.str(), v.kb_base)?;
+            super::record_value(j, "offset_increment", v.raw, "a percentage of the file size");
+            return Ok(());
         }
         j.offset_increment = v.size()?;
         Ok(())
@@ -478,7 +482,12 @@ mod tests {
             "1m",
             Some(|j| j.offset_increment == 1 << 20),
         ),
-        ("offset_increment", "10%", None),
+        (
+            "offset_increment",
+            "10%",
+            Some(|j| j.unsupported[0].value == "10%" && j.offset_increment == 0),
+        ),
+        ("offset_increment", "150%", None),
         ("offset_align", "4k", Some(|j| j.offset_align == 4096)),
         ("number_ios", "1000", Some(|j| j.number_ios == Some(1000))),
         ("number_ios", "0", Some(|j| j.number_ios.is_none())),

@@ -182,6 +182,11 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     }),
     OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
+        super::forget(j, "verify_pattern");
+        if let Some(note) = super::workload::pattern_feature(v.raw) {
+            super::record_value(j, "verify_pattern", v.raw, note);
+            return Ok(());
+        }
         j.verify.verify_pattern = super::workload::parse_pattern(v.raw.trim())?;
         Ok(())
     }),
@@ -359,7 +364,16 @@ mod tests {
             "0xff",
             Some(|j| j.verify.verify_pattern == vec![0xff]),
         ),
-        ("verify_pattern", "%o", None),
+        (
+            "verify_pattern",
+            "%o",
+            Some(|j| j.unsupported[0].note == "a pattern format such as %o"),
+        ),
+        (
+            "verify_pattern",
+            "\"%o\"",
+            Some(|j| j.verify.verify_pattern == b"%o"),
+        ),
         (
             "verify_state_save",
             "0",

@@ -79,6 +79,11 @@ pub(super) static OPTS: &[OptDef] = &[
     .def("512")
     .range(1, 1 << 30),
     OptDef::new("buffer_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Buffers, "Fill buffers with this byte pattern", |j, v| {
+        super::forget(j, "buffer_pattern");
+        if let Some(note) = pattern_feature(v.raw) {
+            super::record_value(j, "buffer_pattern", v.raw, note);
+            return Ok(());
+        }
         j.buffers.pattern = parse_pattern(v.raw.trim())?;
         Ok(())
     }),
@@ -278,6 +283,21 @@ fn parse_zones(s: &str, abs: bool, kb_base: u32) -> Result<PerDir<Vec<Zone>>, St
     Ok(PerDir { read, write, trim })
 }
 
+/// The fio pattern feature fiox cannot use yet that `s` uses, if any: a `'file'` to read the
+/// pattern from, or a `%o` format (outside "strings"). Such a job parses and is refused when run.
+pub(super) fn pattern_feature(s: &str) -> Option<&'static str> {
+    let mut in_string = false;
+    for c in s.chars() {
+        match c {
+            '"' => in_string = !in_string,
+            '\'' if !in_string => return Some("a pattern read from a file"),
+            '%' if !in_string => return Some("a pattern format such as %o"),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// fio's pattern syntax: `0x` hex bytes, `"text"`, decimal integers (little-endian, minimal
 /// length), concatenated without separators.
 pub fn parse_pattern(s: &str) -> Result<Vec<u8>, String> {
@@ -460,6 +480,14 @@ mod tests {
             Some(|j| j.buffers.pattern == vec![2, 1]),
         ),
         ("buffer_pattern", "\"open", None),
+        (
+            "buffer_pattern",
+            "'pattern.bin'",
+            Some(|j| {
+                j.unsupported[0].note == "a pattern read from a file"
+                    && j.buffers.pattern.is_empty()
+            }),
+        ),
         (
             "dedupe_percentage",
             "10",
