@@ -173,7 +173,8 @@ const CMD_CASES: &[(&str, &str)] = &[
     ("--name=a -x", "command line: unknown switch '-x' (options are written --name=value)"),
     ("--name=a --max-jobs=0", "command line: --max-jobs=0: not a positive number"),
     ("--cmdhelp=iodpeth", "command line: unknown option 'iodpeth' (did you mean 'iodepth'?)"),
-    ("--enghelp=http", "command line: ioengine 'http' is a fio engine that fiox does not support yet"),
+    ("--enghelp=http,http_hots", "command line: ioengine http has no option 'http_hots' (did you mean 'http_host'?)"),
+    ("--enghelp=ceph", "command line: unknown ioengine 'ceph'"),
     ("--name=a --ioengine=io_uring --userspace_reap", "command line: option 'userspace_reap' belongs to ioengine libaio; this job uses ioengine io_uring"),
     ("missing.fio", "cannot read job file 'missing.fio': No such file or directory"),
 ];
