@@ -48,6 +48,18 @@ pub fn fiox(args: &[&str]) -> Run {
     Run::from(o)
 }
 
+/// Run fiox to completion in directory `cwd` (for files fiox puts in the current directory:
+/// verify state files, logs).
+pub fn fiox_in(cwd: &Path, args: &[&str]) -> Run {
+    let o = Command::new(fiox_bin())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fiox");
+    Run::from(o)
+}
+
 /// Start fiox without waiting (stdout/stderr piped).
 pub fn spawn_fiox(args: &[&str]) -> Child {
     Command::new(fiox_bin())

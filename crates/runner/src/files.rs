@@ -248,8 +248,9 @@ fn file_region(
 }
 
 /// Whether the job ever writes (writes, trims, or write phases of mixed modes).
+/// `verify_only` jobs never write: they check what an earlier run wrote.
 pub fn job_writes(job: &JobSpec) -> bool {
-    job.rw.mode.has_write() || job.rw.mode.has_trim()
+    (job.rw.mode.has_write() || job.rw.mode.has_trim()) && !job.verify.verify_only
 }
 
 /// The directory a file is to be created in must exist (fio does not create directories).

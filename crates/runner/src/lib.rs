@@ -18,6 +18,8 @@ mod owned;
 mod pacing;
 mod sys;
 mod verify;
+mod vphase;
+mod vstate;
 mod warn;
 mod worker;
 

@@ -17,6 +17,8 @@ pub struct JobVerify {
     logs: Vec<WriteLog>,
     seq: u64,
     fatal: bool,
+    /// `verify_dump`: write received/expected copies of each failing interval.
+    dump: bool,
     /// Verification failures found (reads in the loop and the verify phase).
     pub failures: u64,
     /// Descriptions of the first failures (printed and reported).
@@ -66,6 +68,7 @@ impl JobVerify {
             logs,
             seq: 0,
             fatal: job.verify.verify_fatal,
+            dump: job.verify.verify_dump,
             failures: 0,
             first: Vec::new(),
         }))
@@ -84,11 +87,20 @@ impl JobVerify {
             })
             .collect();
         let vs = &job.verify;
+        if vs.verify_state_load && !vs.verify_only {
+            out.push(Warning {
+                code: "verify-option-ignored".into(),
+                message: "verify_state_load has an effect only with verify_only=1 (it tells a \
+                          verify-only run which writes an earlier run made)"
+                    .into(),
+                fix: "add verify_only=1 to check an earlier run's data, or remove \
+                      verify_state_load"
+                    .into(),
+            });
+        }
         for (on, opt) in [
-            (vs.verify_only, "verify_only"),
             (vs.verify_backlog > 0, "verify_backlog"),
             (vs.verify_async > 0, "verify_async"),
-            (vs.verify_state_load, "verify_state_load"),
         ] {
             if on {
                 out.push(Warning {
@@ -124,7 +136,61 @@ impl JobVerify {
     pub fn check_read(&mut self, path: &str, buf: &[u8], offset: u64) -> bool {
         match self.v.check(buf, offset, Expect::Any) {
             Ok(()) => true,
-            Err(f) => self.failed(format!("{path}: {f}")),
+            Err(f) => {
+                let what = self.describe(path, buf, &f);
+                self.failed(what)
+            }
+        }
+    }
+
+    /// `"{file}: {failure}"`, plus where `verify_dump` put the received and expected copies
+    /// (next to the data file, as fio does).
+    fn describe(&self, path: &str, block: &[u8], f: &fiox_verify::VerifyFailure) -> String {
+        if !self.dump {
+            return format!("{path}: {f}");
+        }
+        let dir = std::path::Path::new(path)
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        match self.v.dump(dir, path, block, f) {
+            Ok(d) => format!(
+                "{path}: {f} (dumped to {}{})",
+                d.received.display(),
+                d.expected
+                    .map(|e| format!(" and {}", e.display()))
+                    .unwrap_or_default()
+            ),
+            Err(e) => format!("{path}: {f} (verify_dump failed: {e})"),
+        }
+    }
+
+    /// The write log of each file (for verify_state_save).
+    pub fn logs(&self) -> &[WriteLog] {
+        &self.logs
+    }
+
+    /// Replace file `file`'s write log (verify_state_load).
+    pub fn set_log(&mut self, file: usize, log: WriteLog) {
+        if let Some(l) = self.logs.get_mut(file) {
+            self.seq = self.seq.max(log.last_seq());
+            *l = log;
+        }
+    }
+
+    /// Record a write of the job's sequence replayed without doing it (verify_only): it gets
+    /// the sequence number the writing run gave it.
+    pub fn replay_write(&mut self, file: u32, offset: u64, len: u64) {
+        self.seq += 1;
+        self.written(file, offset, len, self.seq);
+    }
+
+    /// The verifier's identity for state files.
+    pub fn ident(&self, file_no: u32) -> fiox_verify::StateIdent {
+        fiox_verify::StateIdent {
+            job_id: self.v.job_id(),
+            seed: self.v.seed(),
+            file_no,
         }
     }
 
@@ -165,7 +231,8 @@ impl JobVerify {
                 on_read(r.len, t.elapsed().as_nanos() as u64);
                 let log = &self.logs[i];
                 if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
-                    if !self.failed(format!("{path}: {f}")) {
+                    let what = self.describe(path, b, &f);
+                    if !self.failed(what) {
                         return Ok(());
                     }
                 }

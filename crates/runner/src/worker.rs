@@ -42,9 +42,9 @@ pub struct JobOutcome {
 }
 
 /// Files opened for the run (kept open until the end of the job).
-struct Opened {
-    handles: Vec<Option<File>>,
-    plan: FilePlan,
+pub(crate) struct Opened {
+    pub handles: Vec<Option<File>>,
+    pub plan: FilePlan,
     /// Problems met while preparing files that do not stop the job (cache invalidation).
     warnings: Vec<Warning>,
 }
@@ -215,6 +215,7 @@ fn prepare_files(
         });
     }
     crate::owned::check_user_files(job, &plan, env.allow_destructive)?;
+    crate::vstate::check_targets(job, &plan)?;
     if files::job_writes(job) && !job.files.allow_mounted_write && !env.allow_destructive {
         for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
             files::check_block_write(&f.path)?;
@@ -361,13 +362,16 @@ fn run_io(
 ) -> Result<(), RunError> {
     let job = env.job;
     let plan = &opened.plan;
-    let gen = crate::gen::generator(job, plan)?;
+    let mut gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
     let verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
     if let Some(v) = &verify {
         result.warnings.extend(v.warnings(job));
     }
     let mut pool = buffer_pool(job, &mut filler)?;
+    if job.verify.verify_only {
+        return crate::vphase::verify_only(env, opened, &mut gen, verify, &mut pool, result);
+    }
     engine.register_buffers(&pool)?;
     let limits = limits_of(job);
     if !job.timing.time_based {
@@ -408,11 +412,13 @@ fn run_io(
     let end = lp.run();
     env.progress.set_state(JobState::Finishing);
     collect(job, &mut lp, measure, result)?;
+    let early = !matches!(end, EndReason::Done);
+    crate::vstate::save_after_write(job, lp.verify.as_ref(), early)?;
     if matches!(end, EndReason::Done | EndReason::Time) {
-        verify_phase(env, opened, &mut lp, result)?;
+        crate::vphase::verify_phase(env, opened, &mut lp, result)?;
     }
     if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
-        return Err(verify_failed(env, v, result));
+        return Err(crate::vphase::verify_failed(env, v, result));
     }
     match end {
         EndReason::Error(errno, msg) => {
@@ -422,67 +428,6 @@ fn run_io(
         }
         _ => Ok(()),
     }
-}
-
-/// After the write phase, read back and check every block the job wrote (`do_verify`).
-/// The verify reads count as the job's reads (fio reports them in the read section), and
-/// their time extends the job's runtime.
-fn verify_phase(
-    env: &JobEnv,
-    opened: &Opened,
-    lp: &mut IoLoop,
-    result: &mut JobResult,
-) -> Result<(), RunError> {
-    let job = env.job;
-    if !job.verify.do_verify || !files::job_writes(job) {
-        return Ok(());
-    }
-    let Some(v) = lp.verify.as_mut() else {
-        return Ok(());
-    };
-    let files: Vec<(String, Option<&File>)> = opened
-        .plan
-        .files
-        .iter()
-        .zip(&opened.handles)
-        .map(|(f, h)| (f.path.display().to_string(), h.as_ref()))
-        .collect();
-    let stop = || env.stop.load(Ordering::Relaxed);
-    env.progress.set_state(JobState::Verifying);
-    let clock = lp.clock;
-    let t0 = clock.now_ns();
-    let rd = &mut result.dirs.read;
-    let buckets = &mut result.lat_buckets;
-    let mut on_read = |len: u64, ns: u64| {
-        buckets.add(ns);
-        rd.io_bytes += len;
-        rd.total_ios += 1;
-        rd.clat.add(ns);
-        rd.lat.add(ns);
-    };
-    let r = v.verify_files(&files, lp.pool.slice_mut(0), &stop, &mut on_read);
-    let ms = clock.now_ns().saturating_sub(t0) / 1_000_000;
-    if result.dirs.read.total_ios > 0 {
-        result.dirs.read.runtime_ms += ms;
-    }
-    result.runtime_ms += ms;
-    r
-}
-
-/// Report verification failures: each described on stderr, the job fails with EILSEQ.
-fn verify_failed(env: &JobEnv, v: &crate::verify::JobVerify, result: &mut JobResult) -> RunError {
-    if env.messages {
-        for f in &v.first {
-            eprintln!("fiox: {}: {f}", env.job.name);
-        }
-    }
-    let first = v.first.first().cloned().unwrap_or_default();
-    result.error = libc::EILSEQ;
-    result.verror = first.clone();
-    RunError::IoFailed(format!(
-        "job '{}': {} block(s) failed verification; first: {first}",
-        env.job.name, v.failures
-    ))
 }
 
 /// One aligned slot per queue entry, as large as the largest block, pre-filled for writes.

@@ -1,0 +1,133 @@
+//! `verify_only` and the verify state files. A `verify_only` job does no writes: it learns
+//! which write each block must hold — from the state files an earlier run saved
+//! (`verify_state_load`), or by replaying the job's write sequence (same options, same seed,
+//! so the same offsets, lengths and sequence numbers) — then reads every block back and checks
+//! it. A writing verify job whose write phase ends early (runtime, Ctrl-C, an error) saves its
+//! write logs (`verify_state_save`, on by default as in fio) as `local-<job>-<index>-verify.state`
+//! in the current directory, fio's name and place.
+
+use crate::error::RunError;
+use crate::files::FilePlan;
+use crate::gen::Generator;
+use crate::verify::JobVerify;
+use fiox_job::{Ddir, JobSpec};
+use fiox_verify::{state_file_name, WriteLog};
+use std::path::PathBuf;
+
+fn job_err(job: &JobSpec, msg: String) -> RunError {
+    RunError::Job {
+        job: job.name.clone(),
+        msg,
+    }
+}
+
+/// Where file `file_no`'s state of this job lives.
+pub fn state_path(job: &JobSpec, file_no: u32) -> PathBuf {
+    PathBuf::from(state_file_name(&job.name, job.index, file_no))
+}
+
+/// A `verify_only` job checks data that must already be there: every file must exist and
+/// cover the job's region (nothing is laid out or created).
+pub fn check_targets(job: &JobSpec, plan: &FilePlan) -> Result<(), RunError> {
+    if !job.verify.verify_only {
+        return Ok(());
+    }
+    for f in &plan.files {
+        if f.real_size < f.offset + f.size {
+            return Err(job_err(
+                job,
+                format!(
+                    "verify_only=1 checks data written earlier, but {} {}",
+                    f.path.display(),
+                    if f.real_size == 0 {
+                        "does not exist or is empty".to_string()
+                    } else {
+                        format!("has only {} of {} bytes", f.real_size, f.offset + f.size)
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Save every file's write log after a write phase that ended early (`verify_state_save`).
+pub fn save_after_write(
+    job: &JobSpec,
+    jv: Option<&JobVerify>,
+    ended_early: bool,
+) -> Result<(), RunError> {
+    let Some(jv) = jv else { return Ok(()) };
+    if !ended_early || !job.verify.verify_state_save || !crate::files::job_writes(job) {
+        return Ok(());
+    }
+    for (i, log) in jv.logs().iter().enumerate() {
+        let path = state_path(job, i as u32);
+        log.save(&path, jv.ident(i as u32))
+            .map_err(|e| job_err(job, format!("verify_state_save: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Fill the write logs for `verify_only`: from the saved state with `verify_state_load`,
+/// else by replaying the write sequence of a size-bound job.
+pub fn expected_writes(
+    job: &JobSpec,
+    gen: &mut Generator,
+    jv: &mut JobVerify,
+    nfiles: usize,
+) -> Result<(), RunError> {
+    if job.verify.verify_state_load {
+        return load(job, jv, nfiles);
+    }
+    if job.timing.time_based {
+        return Err(job_err(
+            job,
+            "verify_only=1 on a time_based job cannot know how far the writing run got; \
+             set verify_state_load=1 to use the state it saved"
+                .into(),
+        ));
+    }
+    replay(gen, jv);
+    Ok(())
+}
+
+/// Load `local-<job>-<index>[-<file>]-verify.state` for every file, checking it belongs to
+/// this job (same job id, seed and file).
+fn load(job: &JobSpec, jv: &mut JobVerify, nfiles: usize) -> Result<(), RunError> {
+    for i in 0..nfiles {
+        let path = state_path(job, i as u32);
+        let (log, ident) =
+            WriteLog::load(&path).map_err(|e| job_err(job, format!("verify_state_load: {e}")))?;
+        let want = jv.ident(i as u32);
+        if ident != want {
+            return Err(job_err(
+                job,
+                format!(
+                    "verify_state_load: {} was saved by another job or seed ({ident:?}, this \
+                     job is {want:?}); run with the options of the writing job",
+                    path.display()
+                ),
+            ));
+        }
+        jv.set_log(i, log);
+    }
+    Ok(())
+}
+
+/// Every write of the job in order, numbered as the writing run numbered them.
+fn replay(gen: &mut Generator, jv: &mut JobVerify) {
+    loop {
+        let mut any = false;
+        while let Some(r) = gen.next() {
+            any = true;
+            if r.ddir == Ddir::Write {
+                jv.replay_write(r.file, r.offset, r.len as u64);
+            }
+        }
+        if !any || !gen.another_pass() {
+            return;
+        }
+        gen.restart();
+    }
+}

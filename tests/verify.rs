@@ -1,0 +1,166 @@
+//! Integration tests of the verify options the runner acts on: verify_only (check an earlier
+//! run's data without writing), verify_state_save/verify_state_load (a time-bound write run
+//! saves what it wrote, a verify_only run loads it), verify_dump and verify_fatal. Failures
+//! must name the file, offset and length, set err=84 (EILSEQ) and exit non-zero.
+
+mod harness;
+
+use harness::*;
+use std::path::Path;
+
+const EILSEQ: i64 = libc::EILSEQ as i64;
+
+fn verify_job(dir: &Path, f: &str, rw: &str, extra: &[&str]) -> Run {
+    let mut a = vec![
+        "--name=v".to_string(),
+        format!("--rw={rw}"),
+        "--bs=4k".into(),
+        "--size=1m".into(),
+        format!("--filename={f}"),
+        "--verify=crc32c".into(),
+        "--output-format=json".into(),
+    ];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    fiox_in(dir, &a)
+}
+
+fn flip(f: &str, at: usize) {
+    let mut data = std::fs::read(f).unwrap();
+    data[at] ^= 0x04;
+    std::fs::write(f, &data).unwrap();
+}
+
+/// verify_only checks what the write run left without writing; a flipped bit is found and
+/// named, with err=84 and exit status 1.
+#[test]
+fn verify_only_checks_an_earlier_run() {
+    let dir = TempDir::new("vonly");
+    let f = dir.join("f");
+    let w = verify_job(dir.path(), &f, "randwrite", &[]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let before = std::fs::read(&f).unwrap();
+    let mtime = std::fs::metadata(&f).unwrap().modified().unwrap();
+    let r = verify_job(dir.path(), &f, "randwrite", &["--verify_only=1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(issued(&v, "write"), (0, 0), "verify_only wrote");
+    assert_eq!(issued(&v, "read"), (256, 1 << 20));
+    assert_eq!(std::fs::read(&f).unwrap(), before);
+    assert_eq!(std::fs::metadata(&f).unwrap().modified().unwrap(), mtime);
+    // verify_only writes nothing, so --readonly allows it.
+    let r = verify_job(
+        dir.path(),
+        &f,
+        "randwrite",
+        &["--verify_only=1", "--readonly"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    flip(&f, 7 * 4096 + 1000);
+    let r = verify_job(dir.path(), &f, "randwrite", &["--verify_only=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("{f}: verify failed at offset 28672, length 4096")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], EILSEQ);
+    // The normal report's job line carries fio's err= with the description.
+    let r = verify_job(
+        dir.path(),
+        &f,
+        "randwrite",
+        &["--verify_only=1", "--output-format=normal"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let want = format!("err=84 ({f}: verify failed at offset 28672, length 4096");
+    assert!(r.stdout.contains(&want), "{}", r.stdout);
+}
+
+/// verify_only needs data to check: a missing file is a clear error, not a layout.
+#[test]
+fn verify_only_on_a_missing_file_is_an_error() {
+    let dir = TempDir::new("vonly-missing");
+    let f = dir.join("none");
+    let r = verify_job(dir.path(), &f, "write", &["--verify_only=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("does not exist"), "{}", r.stderr);
+    assert!(!Path::new(&f).exists(), "verify_only created the file");
+}
+
+/// A time-bound write run saves its write log (fio's local-<job>-<index>-verify.state in the
+/// current directory); verify_only needs it for a time_based job and checks with it.
+#[test]
+fn verify_state_is_saved_and_loaded() {
+    let dir = TempDir::new("vstate");
+    let f = dir.join("f");
+    let timed = ["--time_based", "--runtime=300ms"];
+    let w = verify_job(dir.path(), &f, "write", &timed);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let state = dir.path().join("local-v-0-verify.state");
+    assert!(state.exists(), "no state file: {:?}", dir.entries());
+    let mut only = timed.to_vec();
+    only.push("--verify_only=1");
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("verify_state_load=1"), "{}", r.stderr);
+    only.push("--verify_state_load=1");
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        issued(&r.json(), "read"),
+        (256, 1 << 20),
+        "every block written"
+    );
+    flip(&f, 100);
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("offset 0, length 4096"), "{}", r.stderr);
+    std::fs::remove_file(&state).unwrap();
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("verify_state_load"), "{}", r.stderr);
+}
+
+/// verify_dump writes the received and expected interval next to the data file; verify_fatal
+/// stops at the first failure, otherwise every bad block is counted.
+#[test]
+fn verify_dump_and_fatal() {
+    let dir = TempDir::new("vdump");
+    let f = dir.join("f");
+    assert_eq!(verify_job(dir.path(), &f, "write", &[]).code, 0);
+    flip(&f, 2 * 4096 + 200);
+    flip(&f, 9 * 4096 + 200);
+    let r = verify_job(dir.path(), &f, "read", &["--verify_dump=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("2 block(s) failed verification"),
+        "{}",
+        r.stderr
+    );
+    let received = dir.path().join("f.8192.received");
+    let expected = dir.path().join("f.8192.expected");
+    assert!(
+        r.stderr.contains(&received.display().to_string()),
+        "{}",
+        r.stderr
+    );
+    let (got, want) = (
+        std::fs::read(&received).unwrap(),
+        std::fs::read(&expected).unwrap(),
+    );
+    let data = std::fs::read(&f).unwrap();
+    assert_eq!(got, data[8192..12288]);
+    assert_eq!(want.len(), 4096);
+    let diff: Vec<usize> = (0..4096).filter(|&i| got[i] != want[i]).collect();
+    assert_eq!(diff, vec![200], "exactly the flipped byte differs");
+    let r = verify_job(dir.path(), &f, "read", &["--verify_fatal=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("1 block(s) failed verification"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], EILSEQ);
+}
