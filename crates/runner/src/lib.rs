@@ -158,6 +158,15 @@ pub fn run(
             return refused_run(jobs, refused, opts, start_ms);
         }
     }
+    // Jobs using fio features fiox cannot execute (JobSpec::unsupported) never start.
+    let unsupported: Vec<(usize, RunError)> = jobs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, j)| j.refusal().into_iter().map(move |m| (i, RunError::Refused(m))))
+        .collect();
+    if !unsupported.is_empty() {
+        return refused_run(jobs, unsupported, opts, start_ms);
+    }
     let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
