@@ -1,14 +1,24 @@
 //! `posixaio`: POSIX AIO as glibc implements it (a pool of helper threads doing pread/pwrite),
 //! kept as the baseline that fiox's own `guasi` engine is compared with. Like fio's, `queue`
 //! hands the request to glibc right away (aio_read/aio_write/aio_fsync), `commit` has nothing to
-//! do, and `getevents` polls aio_error over the in-flight control blocks, sleeping in
-//! aio_suspend while fewer than `min` are done. Control blocks live in a boxed slice so their
+//! do, and `getevents` polls aio_error over the in-flight control blocks in slot order, sleeping
+//! in aio_suspend while fewer than `min` are done. Control blocks live in a boxed slice so their
 //! addresses never change while glibc owns them. Trims run synchronously once nothing is in
 //! flight.
+//!
+//! aio_suspend waits on at most [`SUSPEND_ENTRIES`] control blocks, as fio's engine does. Waiting
+//! on every in-flight block looks more precise but is the wrong trade with glibc: it serves one
+//! file's requests one at a time, so the reaper woke (two context switches) for every single
+//! completion, and each aio_suspend registers every listed block under glibc's global AIO lock
+//! (a linear search per block), contending with the helper thread that needs the same lock to
+//! finish the next request. A short list lets completions pile up between wake-ups.
 
 use crate::sys::errno;
 use crate::target::{target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+
+/// Most control blocks one aio_suspend waits on (fio's engine uses the same bound).
+pub(crate) const SUSPEND_ENTRIES: usize = 8;
 
 pub(crate) struct PosixAioEngine {
     files: Vec<Target>,
@@ -16,9 +26,11 @@ pub(crate) struct PosixAioEngine {
     /// Unit id per control block.
     unit: Vec<u32>,
     free: Vec<usize>,
-    /// Control blocks owned by glibc, in submission order.
-    active: Vec<usize>,
-    /// aio_suspend's argument, rebuilt from `active` before each wait.
+    /// Per control block: owned by glibc (submitted, not yet returned).
+    busy: Vec<bool>,
+    /// How many control blocks are busy.
+    active: usize,
+    /// aio_suspend's argument: the first in-flight blocks (slot order) seen by the last scan.
     wait_list: Vec<*const libc::aiocb>,
 }
 
@@ -39,8 +51,9 @@ impl PosixAioEngine {
             cbs: cbs.into_boxed_slice(),
             unit: vec![0; depth],
             free: (0..depth).rev().collect(),
-            active: Vec::with_capacity(depth),
-            wait_list: Vec::with_capacity(depth),
+            busy: vec![false; depth],
+            active: 0,
+            wait_list: Vec::with_capacity(SUSPEND_ENTRIES),
         }
     }
 
@@ -68,16 +81,24 @@ impl PosixAioEngine {
         }
     }
 
-    /// Collect finished control blocks (at most `max`).
+    /// Collect finished control blocks (at most `max`) in slot order. A scan that reaches the
+    /// end leaves the first [`SUSPEND_ENTRIES`] still in flight in `wait_list`.
     fn collect(&mut self, max: usize, out: &mut Vec<Completion>) -> usize {
+        self.wait_list.clear();
         let mut n = 0;
-        let mut k = 0;
-        while k < self.active.len() && n < max {
-            let i = self.active[k];
+        for i in 0..self.cbs.len() {
+            if n >= max {
+                break;
+            }
+            if !self.busy[i] {
+                continue;
+            }
             // SAFETY: cbs[i] was submitted and not yet returned.
             let e = unsafe { libc::aio_error(&self.cbs[i]) };
             if e == libc::EINPROGRESS {
-                k += 1;
+                if self.wait_list.len() < SUSPEND_ENTRIES {
+                    self.wait_list.push(&self.cbs[i] as *const libc::aiocb);
+                }
                 continue;
             }
             // SAFETY: the request is complete; aio_return releases it.
@@ -87,18 +108,19 @@ impl PosixAioEngine {
                 unit: self.unit[i],
                 result,
             });
-            self.active.remove(k);
+            self.busy[i] = false;
+            self.active -= 1;
             self.free.push(i);
             n += 1;
         }
         n
     }
 
+    /// Sleep until one of the blocks in `wait_list` (filled by the last full `collect`) is done.
     fn suspend(&mut self) -> Result<(), EngineError> {
-        self.wait_list.clear();
-        let cbs = &self.cbs;
-        self.wait_list
-            .extend(self.active.iter().map(|&i| &cbs[i] as *const libc::aiocb));
+        if self.wait_list.is_empty() {
+            return Ok(());
+        }
         // SAFETY: the list holds pointers to in-flight control blocks; no timeout.
         let r = unsafe {
             libc::aio_suspend(
@@ -135,7 +157,7 @@ impl IoEngine for PosixAioEngine {
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target("posixaio", &self.files, io.file)?;
         if io.op == IoOp::Trim {
-            if !self.active.is_empty() {
+            if self.active > 0 {
                 return Ok(Queued::Busy);
             }
             return Ok(Queued::Done(trim(t, io.offset, io.len)));
@@ -146,12 +168,13 @@ impl IoEngine for PosixAioEngine {
         match self.submit(i, t, io) {
             0 => {
                 self.unit[i] = id;
-                self.active.push(i);
+                self.busy[i] = true;
+                self.active += 1;
                 Ok(Queued::Queued)
             }
             e => {
                 self.free.push(i);
-                if e == libc::EAGAIN && !self.active.is_empty() {
+                if e == libc::EAGAIN && self.active > 0 {
                     Ok(Queued::Busy)
                 } else {
                     Ok(Queued::Done(-(e as i64)))
@@ -166,9 +189,10 @@ impl IoEngine for PosixAioEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        let min = min.min(self.active.len()).min(max);
+        let min = min.min(self.active).min(max);
         let mut n = self.collect(max, out);
         while n < min {
+            // n < min <= max: the scan reached the end, so wait_list is current.
             self.suspend()?;
             n += self.collect(max - n, out);
         }
@@ -179,12 +203,14 @@ impl IoEngine for PosixAioEngine {
 impl Drop for PosixAioEngine {
     fn drop(&mut self) {
         // glibc's helpers must be done with our control blocks before they are freed.
-        for &i in &self.active {
-            // SAFETY: cancelling one of our in-flight requests.
-            unsafe { libc::aio_cancel(self.cbs[i].aio_fildes, &mut self.cbs[i]) };
+        for i in 0..self.cbs.len() {
+            if self.busy[i] {
+                // SAFETY: cancelling one of our in-flight requests.
+                unsafe { libc::aio_cancel(self.cbs[i].aio_fildes, &mut self.cbs[i]) };
+            }
         }
-        while !self.active.is_empty() {
-            let mut sink = Vec::new();
+        let mut sink = Vec::new();
+        while self.active > 0 {
             let n = self.collect(usize::MAX, &mut sink);
             if n == 0 && self.suspend().is_err() {
                 break;
