@@ -303,3 +303,28 @@ fn read_error_names_the_offset_and_stops_the_job() {
     assert_eq!((r.total_err, r.first_error), (2, libc::EIO));
     assert_eq!(r.dirs.read.total_ios, 14);
 }
+
+#[test]
+fn jobs_with_unsupported_fio_features_never_start() {
+    let d = tmpdir("unsupported");
+    let mut w = job("w", RwMode::Write, 1 << 20);
+    w.files.directories = vec![d.display().to_string()];
+    let mut flow = w.clone();
+    flow.name = "f".into();
+    flow.unsupported.push(fiox_job::Unsupported {
+        option: "flow".into(),
+        value: "2".into(),
+        what: "option",
+        note: String::new(),
+    });
+    let out = run(&[w, flow], &quiet(), &mut |_| {});
+    let msgs: Vec<String> = out.errors.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        msgs,
+        ["job f: `flow` is a fio option that fiox does not support yet; this job will not run"]
+    );
+    // No job ran, not even the supported one: nothing was written.
+    assert_eq!(out.result.jobs[0].dirs.write.total_ios, 0);
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
