@@ -162,7 +162,11 @@ pub fn run(
     let unsupported: Vec<(usize, RunError)> = jobs
         .iter()
         .enumerate()
-        .flat_map(|(i, j)| j.refusal().into_iter().map(move |m| (i, RunError::Refused(m))))
+        .flat_map(|(i, j)| {
+            j.refusal()
+                .into_iter()
+                .map(move |m| (i, RunError::Refused(m)))
+        })
         .collect();
     if !unsupported.is_empty() {
         return refused_run(jobs, unsupported, opts, start_ms);
