@@ -403,3 +403,76 @@ pub static OPTS: &[OptDef] = &[
     known("zone_reset_threshold", K::Complex("list of numbers"), C::Io),
     known("zonecapacity", K::Size, C::Io),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_raw(d: &OptDef, raw: &str) -> Result<(), String> {
+        let v = Val {
+            raw,
+            kb_base: 1024,
+            def: d,
+        };
+        (d.apply)(&mut JobSpec::default(), &v)
+    }
+
+    /// A value fio accepts for this definition, and one it rejects (None for free text).
+    fn samples(d: &OptDef) -> (String, Option<&'static str>) {
+        let in_range = |v: i64| match d.range {
+            Some((lo, hi)) => v.clamp(lo, hi),
+            None => v,
+        };
+        match d.kind {
+            K::Bool => ("1".into(), Some("maybe")),
+            K::Int => (in_range(1).to_string(), Some("lots")),
+            K::Size => (in_range(4096).to_string(), Some("4q")),
+            K::SizeOrPercent => ("10%".into(), Some("4q")),
+            K::Time(_) => ("10ms".into(), Some("10x")),
+            K::Choice(list) => (list[0].to_string(), Some("no-such-word")),
+            K::Complex("list of numbers") => ("1.5:2".into(), Some("1:x")),
+            K::Str | K::OptStr | K::Complex(_) => ("anything".into(), None),
+        }
+    }
+
+    #[test]
+    fn every_entry_checks_its_values() {
+        for d in OPTS {
+            let (good, bad) = samples(d);
+            assert_eq!(check_raw(d, &good), Ok(()), "{}={good}", d.name);
+            if let Some(bad) = bad {
+                assert!(check_raw(d, bad).is_err(), "{}={bad} accepted", d.name);
+            }
+        }
+    }
+
+    #[test]
+    fn ranges_and_per_direction_values() {
+        let pct = lookup("cmdprio_percentage").unwrap();
+        assert_eq!(check_raw(pct, "10,20"), Ok(()));
+        assert_eq!(
+            check_raw(pct, "10,101"),
+            Err("101 is above the maximum 100".into())
+        );
+        assert!(check_raw(pct, "1,2,3,4").is_err());
+        let ws = lookup("dedupe_working_set_percentage").unwrap();
+        assert!(check_raw(ws, "101").is_err());
+        assert_eq!(
+            check_raw(lookup("latency_target").unwrap(), "10x"),
+            Err("bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)".into())
+        );
+    }
+
+    #[test]
+    fn engines_may_share_a_name() {
+        assert_eq!(lookup_for("proto", "rdma").unwrap().name, "verb");
+        assert_eq!(lookup_for("proto", "net").unwrap().name, "protocol");
+        assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
+        assert!(contains(lookup("flow").unwrap()));
+        assert!(!contains(crate::defs::lookup("bs").unwrap()));
+        assert_eq!(
+            note(lookup("threads").unwrap()),
+            "an option of fio's tiobench profile; did you mean `thread`?"
+        );
+    }
+}
