@@ -45,6 +45,9 @@ fn normalize(mut jobs: Vec<JobSpec>) -> Vec<JobSpec> {
     for j in &mut jobs {
         j.source = None;
         j.raw_options.retain(|(k, _)| k != "stonewall");
+        // Notes tell how the input was read (a dropped [global] option of another engine is
+        // not part of the job, so the command line does not repeat it).
+        j.notes.clear();
     }
     jobs
 }

@@ -12,7 +12,9 @@ pub fn showcmd_args(jobs: &[JobSpec]) -> Vec<String> {
     for j in jobs.iter().filter(|j| j.clone_index == 0) {
         out.push(format!("--name={}", j.name));
         for (k, v) in &j.raw_options {
-            let bare = v.is_empty() && defs::lookup(k).is_some_and(|d| d.kind.allows_bare());
+            let bare = v.is_empty()
+                && (defs::lookup(k).or_else(|| defs::fio_only::lookup(k)))
+                    .is_some_and(|d| d.kind.allows_bare());
             out.push(if bare {
                 format!("--{k}")
             } else {
@@ -60,5 +62,30 @@ mod tests {
         assert_eq!(shell_quote("--description=a b"), "'--description=a b'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote("--filename=$x"), "'--filename=$x'");
+    }
+
+    #[test]
+    fn fio_only_options_round_trip() {
+        let jobs = crate::parse_job_text(
+            "[a]\nioengine=rdma\nverb=read\natomic\nflow=2\nrw=read:-8k\n",
+            "t.fio",
+        )
+        .unwrap();
+        let args = showcmd_args(&jobs);
+        assert_eq!(
+            args,
+            [
+                "--name=a",
+                "--ioengine=rdma",
+                "--verb=read",
+                "--atomic",
+                "--flow=2",
+                "--rw=read:-8k"
+            ]
+        );
+        let env = crate::jobfile::SubstEnv::from_system();
+        let again = crate::parse_invocation_with(&args, &env, &mut |_| Ok(String::new())).unwrap();
+        assert_eq!(again.jobs[0].unsupported, jobs[0].unsupported);
+        assert_eq!(again.jobs[0].unsupported.len(), 5);
     }
 }
