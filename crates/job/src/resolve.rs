@@ -229,7 +229,7 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
                     option: def.name.to_string(),
                     value: o.value.clone().unwrap_or_default(),
                     what: "option",
-                    note: defs::fio_only::note(def).to_string(),
+                    note: fio_only_note(def, &o.name),
                 },
             );
         }
@@ -245,6 +245,18 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
         .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
         .collect();
     Ok(job)
+}
+
+/// The hint for a fio-only option, naming the alias it was written as.
+fn fio_only_note(def: &OptDef, written: &str) -> String {
+    let hint = defs::fio_only::note(def);
+    if written.eq_ignore_ascii_case(def.name) {
+        hint.to_string()
+    } else if hint.is_empty() {
+        format!("written as `{written}`")
+    } else {
+        format!("written as `{written}`; {hint}")
+    }
 }
 
 /// The job's engine (its last `ioengine=`; fio's default psync). An unknown engine explains
@@ -604,7 +616,11 @@ mod tests {
             1,
             &[("ioengine", Some("rdma")), ("proto", Some("read"))],
         )];
-        assert_eq!(resolve(&rdma).unwrap()[0].unsupported[1].option, "verb");
+        let verb = &resolve(&rdma).unwrap()[0].unsupported[1];
+        assert_eq!(
+            (verb.option.as_str(), verb.note.as_str()),
+            ("verb", "written as `proto`")
+        );
         let net = vec![sec(
             "a",
             1,
