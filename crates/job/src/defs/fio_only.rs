@@ -227,7 +227,7 @@ pub static OPTS: &[OptDef] = &[
     known("log_prio", K::Bool, C::Logs),
     known("log_store_compressed", K::Bool, C::Logs),
     known("log_unix_epoch", K::Bool, C::Logs),
-    known_per_dir("max_latency", K::Int, C::Io),
+    known_per_dir("max_latency", K::Time("us"), C::Io),
     known("max_open_zones", K::Int, C::Io),
     known(
         "mem",
@@ -352,7 +352,7 @@ pub static OPTS: &[OptDef] = &[
         K::Choice(&["complete", "issue"]),
         C::Io,
     ),
-    known("thinktime_iotime", K::Int, C::Io),
+    known("thinktime_iotime", K::Time("s"), C::Io),
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
     known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
@@ -457,6 +457,9 @@ mod tests {
         assert!(check_raw(pct, "1,2,3,4").is_err());
         let ws = lookup("dedupe_working_set_percentage").unwrap();
         assert!(check_raw(ws, "101").is_err());
+        // fio reads these integers as times (is_time).
+        assert_eq!(check_raw(lookup("max_latency").unwrap(), "10ms,2s"), Ok(()));
+        assert_eq!(check_raw(lookup("thinktime_iotime").unwrap(), "2m"), Ok(()));
         assert_eq!(
             check_raw(lookup("latency_target").unwrap(), "10x"),
             Err("bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)".into())
