@@ -164,3 +164,27 @@ fn verify_dump_and_fatal() {
     );
     assert_eq!(r.json()["jobs"][0]["error"], EILSEQ);
 }
+
+/// verify_backlog verifies while writing: every verify_backlog writes, verify_backlog_batch of
+/// them are read back (counted as the job's reads, as in fio).
+#[test]
+fn verify_backlog_reads_back_while_writing() {
+    let dir = TempDir::new("vbacklog");
+    let f = dir.join("f");
+    let no_final = ["--do_verify=0", "--verify_backlog=16"];
+    let r = verify_job(dir.path(), &f, "randwrite", &no_final);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(issued(&v, "write"), (256, 1 << 20));
+    assert_eq!(issued(&v, "read"), (256, 1 << 20), "every block verified");
+    let mut batch = no_final.to_vec();
+    batch.push("--verify_backlog_batch=4");
+    let r = verify_job(dir.path(), &f, "randwrite", &batch);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(issued(&r.json(), "read"), (64, 256 << 10), "4 of every 16");
+    assert!(
+        !r.stderr.contains("verify_backlog is not supported"),
+        "{}",
+        r.stderr
+    );
+}

@@ -260,6 +260,9 @@ impl<'a> IoLoop<'a> {
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     fn fill_queue(&mut self, depth: u32) {
         while self.inflight < depth && self.end.is_none() {
+            if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
+                self.verify_backlog();
+            }
             let id = match self.next_slot() {
                 Some(id) => id,
                 None => return,
@@ -531,6 +534,31 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// verify_backlog: with nothing in flight, read back and check the recent writes; the
+    /// reads count as the job's reads (as in fio).
+    fn verify_backlog(&mut self) {
+        self.quiesce();
+        let Some(mut v) = self.verify.take() else {
+            return;
+        };
+        let d = &mut self.acct.dirs[0];
+        let mut on_read = |len: u64, ns: u64| {
+            d.io_bytes += len;
+            d.total_ios += 1;
+            d.clat.add(ns);
+            d.lat.add(ns);
+        };
+        match v.check_backlog(&self.paths, &mut on_read) {
+            Ok(true) => {}
+            Ok(false) => {
+                let first = v.first.last().cloned().unwrap_or_default();
+                self.end = Some(EndReason::Error(libc::EILSEQ, first));
+            }
+            Err(e) => self.end = Some(EndReason::Error(e.errno(), e.to_string())),
+        }
+        self.verify = Some(v);
+    }
+
     /// Wait for everything in flight (also after errors: buffers must outlive the I/O).
     fn drain(&mut self) {
         self.commit();
@@ -752,13 +780,11 @@ impl<'a> IoLoop<'a> {
 
     /// Apply continue_on_error / ignore_error to a failed unit.
     fn fail(&mut self, s: &Slot, errno: i32) {
-        let ddir = match s.ddir {
-            0 => Some(Ddir::Read),
-            1 => Some(Ddir::Write),
-            2 => Some(Ddir::Trim),
-            _ => None,
-        };
-        let what = describe(s, errno, self.paths.get(s.file as usize));
+        let ddir = Ddir::ALL.get(s.ddir as usize).copied();
+        let op = crate::ioerr::op_name(s.ddir, s.op_data_only);
+        let path = self.paths.get(s.file as usize).map(String::as_str);
+        let what =
+            crate::ioerr::describe(op, errno, path, s.offset + s.done as u64, s.len - s.done);
         let ignored = ddir.is_some_and(|d| self.job.errors.ignore_error.get(d).contains(&errno));
         let coe = self.job.errors.continue_on_error;
         let cont = ignored
@@ -795,35 +821,6 @@ fn offset_ptr(p: BufPtr, by: usize) -> BufPtr {
         return p;
     }
     p.add(by)
-}
-
-/// fio-style description of a failed I/O: errno name, file, offset, length.
-fn describe(s: &Slot, errno: i32, path: Option<&String>) -> String {
-    let op = match s.ddir {
-        0 => "read",
-        1 => "write",
-        2 => "trim",
-        _ if s.op_data_only => "fdatasync",
-        _ => "fsync",
-    };
-    let err = std::io::Error::from_raw_os_error(errno);
-    format!(
-        "io_u error on file {}: {} ({}): {op} offset={}, length={}",
-        path.map(String::as_str).unwrap_or("?"),
-        strip_os_error(&err),
-        fiox_engine::errno_name(errno),
-        s.offset + s.done as u64,
-        s.len - s.done
-    )
-}
-
-/// `Input/output error` without std's ` (os error 5)` suffix.
-fn strip_os_error(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod error;
 mod eta;
 mod files;
 mod gen;
+mod ioerr;
 mod ioloop;
 mod owned;
 mod pacing;
