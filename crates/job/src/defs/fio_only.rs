@@ -2,8 +2,9 @@
 //! implement, the `threads` option of fio's tiobench profile, and the options of every fio
 //! engine (including engine options of engines fiox does implement, such as `cmdprio`).
 //!
-//! Each entry has fio's type, range and owning engines (facts gathered from fio's option
-//! tables; no help text is taken from fio). Parsing checks the value exactly as for an
+//! Each entry has fio's type, range and owning engines: facts read from fio's option tables by
+//! `crates/job/tools/gen_fio_only.py` (which regenerates `OPTS` exactly; no help text is taken
+//! from fio). Parsing checks the value exactly as for an
 //! implemented option, then records the option in [`crate::JobSpec::unsupported`] instead of
 //! failing, so `--parse-only` accepts every fio job file while running such a job is refused
 //! with a message naming the option. Nothing here changes a job's settings.
