@@ -8,8 +8,10 @@
 //! completions. Its knobs ([`PoolConfig`]):
 //! - `offload` (default): the whole batch goes on the run list under ONE lock with ONE wake-up;
 //!   a woken worker that sees more work and idle peers wakes the next one (a wake chain), so the
-//!   submitter's cost does not grow with the batch. Without it (`inline`), the submitter runs
-//!   the first request itself, like the old blocking io_submit, for A/B comparisons.
+//!   submitter's cost does not grow with the batch. While a signalled worker has not woken
+//!   yet, further commits add no wake-up at all (the chain covers them). Without it (`inline`),
+//!   the submitter runs the first request itself, like the old blocking io_submit, for A/B
+//!   comparisons.
 //! - `kick_each`: one lock and one wake-up per request instead of per batch.
 //! - `reap_runs`: a reaper that has to wait runs queued requests itself instead of sleeping.
 //!
@@ -68,8 +70,28 @@ pub struct PoolConfig {
 
 struct RunList {
     queue: VecDeque<Request>,
+    /// Workers waiting on `work` (signalled or not).
     idle: usize,
+    /// Signals sent to idle workers that have not woken yet. While one is pending, `submit`
+    /// does not signal again: the woken worker chains to the next one if work remains, so a
+    /// burst of commits costs the submitter one futex wake instead of one per commit.
+    waking: usize,
     shutdown: bool,
+}
+
+impl RunList {
+    /// Whether a sleeping worker that nobody signalled yet should be woken for queued work.
+    fn should_wake(&self) -> bool {
+        !self.queue.is_empty() && self.idle > self.waking
+    }
+
+    /// Sleepers to signal so that every queued request has a worker coming for it; takes
+    /// their credit in `waking`.
+    fn take_wakes(&mut self) -> usize {
+        let n = self.queue.len().min(self.idle.saturating_sub(self.waking));
+        self.waking += n;
+        n
+    }
 }
 
 struct DoneList {
@@ -111,9 +133,11 @@ impl Shared {
         let mut r = lock(&self.run);
         loop {
             if let Some(req) = r.queue.pop_front() {
-                let chain = !r.queue.is_empty() && r.idle > 0;
+                // Wake a worker for each request still queued at once (not one after the
+                // other: a chain of single wake-ups serialises on scheduling latency).
+                let wakes = r.take_wakes();
                 drop(r);
-                if chain {
+                for _ in 0..wakes {
                     self.work.notify_one();
                 }
                 return Some(req);
@@ -124,6 +148,9 @@ impl Shared {
             r.idle += 1;
             r = self.work.wait(r).unwrap_or_else(|p| p.into_inner());
             r.idle -= 1;
+            // A spurious wake-up may take a signal's credit too: under-counting only costs an
+            // extra wake later, never a missed one.
+            r.waking = r.waking.saturating_sub(1);
         }
     }
 
@@ -147,6 +174,7 @@ impl Pool {
             run: Mutex::new(RunList {
                 queue: VecDeque::with_capacity(64),
                 idle: 0,
+                waking: 0,
                 shutdown: false,
             }),
             work: Condvar::new(),
@@ -187,15 +215,24 @@ impl Pool {
         }
         if self.cfg.kick_each {
             for req in &batch[start..] {
-                lock(&self.shared.run).queue.push_back(*req);
+                let mut r = lock(&self.shared.run);
+                r.queue.push_back(*req);
+                // Take a signal's credit only when a sleeper can receive it (see `waking`).
+                if r.idle > r.waking {
+                    r.waking += 1;
+                }
+                drop(r);
                 self.shared.work.notify_one();
             }
         } else if batch.len() > start {
             let mut r = lock(&self.shared.run);
             r.queue.extend(batch[start..].iter().copied());
-            let idle = r.idle;
+            let wake = r.waking == 0 && r.should_wake();
+            if wake {
+                r.waking += 1;
+            }
             drop(r);
-            if idle > 0 {
+            if wake {
                 self.shared.work.notify_one();
             }
         }
@@ -559,6 +596,51 @@ mod tests {
             "every unit comes back once in 8 reaps: {order:?}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Single-request commits while signalled workers have not woken yet (the submitter then
+    /// skips its wake-up and relies on the woken workers): nothing may be left sleeping in the
+    /// run list. A lost wake-up would hang `reap`.
+    #[test]
+    fn one_at_a_time_submits_never_strand_requests() {
+        for workers in [1, 2, 16] {
+            let pool = Pool::new(cfg(workers, true, false, false)).unwrap();
+            let mut b = [0u8; 8];
+            let mut out = Vec::new();
+            let mut inflight = 0;
+            for i in 0..3000u32 {
+                let mut batch = vec![Request {
+                    tag: i,
+                    op: IoOp::Read,
+                    fd: -1,
+                    is_block: false,
+                    buf: b.as_mut_ptr(),
+                    len: 8,
+                    offset: 0,
+                    rwf: 0,
+                }];
+                pool.submit(&mut batch);
+                inflight += 1;
+                if inflight == 24 {
+                    inflight -= pool.reap(1, 1, &mut out);
+                }
+            }
+            while inflight > 0 {
+                inflight -= pool.reap(1, 64, &mut out);
+            }
+            let mut tags: Vec<u32> = out.iter().map(|c| c.unit).collect();
+            tags.sort();
+            assert_eq!(tags, (0..3000).collect::<Vec<u32>>(), "workers={workers}");
+        }
+    }
+
+    #[test]
+    fn default_submission_is_offload() {
+        assert!(
+            fiox_job::spec::JobSpec::default()
+                .engine
+                .guasi_submit_offload
+        );
     }
 
     #[test]
