@@ -254,6 +254,10 @@ impl<'a> IoLoop<'a> {
             }
         }
         self.drain();
+        if !self.ramp_done {
+            self.acct.reset(); // ended within ramp_time: nothing counts, as in fio
+            self.measured_start_ns = self.now_ns();
+        }
         self.end.clone().unwrap_or(EndReason::Done)
     }
 
@@ -534,8 +538,7 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// verify_backlog: with nothing in flight, read back and check the recent writes; the
-    /// reads count as the job's reads (as in fio).
+    /// verify_backlog: with nothing in flight, check recent writes (counted as reads, as fio).
     fn verify_backlog(&mut self) {
         self.quiesce();
         let Some(mut v) = self.verify.take() else {

@@ -1,0 +1,182 @@
+//! Ctrl-C at each phase of a job: laying out a file, ramp, I/O and verify. fiox must exit with
+//! 130, print valid JSON of what was measured, and remove the files it created for an
+//! unlink=1 job; a second SIGINT exits at once. Phases are recognised from fiox's stderr (the
+//! layout message and the ETA line's job state), never from timing.
+
+mod harness;
+
+use harness::*;
+use std::io::Read;
+use std::process::Child;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// fiox's stderr as it arrives, split at newlines and carriage returns (ETA lines).
+struct Stderr {
+    rx: mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl Stderr {
+    fn watch(child: &mut Child) -> Stderr {
+        let mut err = child.stderr.take().expect("stderr piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut line = Vec::new();
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                for &b in &buf[..n] {
+                    if b == b'\n' || b == b'\r' {
+                        let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                        line.clear();
+                    } else {
+                        line.push(b);
+                    }
+                }
+            }
+            let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+        });
+        Stderr {
+            rx,
+            seen: String::new(),
+        }
+    }
+
+    /// Block until a line contains `marker` (panics if fiox ends first; the generous limit
+    /// only turns a hang into a failure, it measures nothing).
+    fn wait_for(&mut self, marker: &str) {
+        loop {
+            match self.rx.recv_timeout(Duration::from_secs(120)) {
+                Ok(l) => {
+                    self.seen.push_str(&l);
+                    self.seen.push('\n');
+                    if l.contains(marker) {
+                        return;
+                    }
+                }
+                Err(_) => panic!("never saw {marker:?}; stderr so far:\n{}", self.seen),
+            }
+        }
+    }
+}
+
+fn sigint(child: &Child) {
+    sh("kill", &["-INT", &child.id().to_string()]).expect("send SIGINT");
+}
+
+/// Start fiox with `args` (plus JSON output and the ETA on stderr), wait for `marker` on
+/// stderr, interrupt it, and check exit status, JSON and cleanup of `dir`.
+fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value {
+    let mut a = args.to_vec();
+    a.extend(["--output-format=json", "--eta=always", "--unlink=1"]);
+    let mut child = spawn_fiox(&a);
+    let mut err = Stderr::watch(&mut child);
+    err.wait_for(marker);
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait for fiox");
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let v: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}"));
+    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+    v
+}
+
+#[test]
+fn sigint_while_laying_out() {
+    let dir = TempDir::under(std::path::Path::new("/tmp"), "sig-layout");
+    let f = dir.join("big");
+    // A read job lays out 2 GiB of data before its first I/O.
+    let args = [
+        "--name=l",
+        "--rw=read",
+        "--size=2g",
+        "--time_based",
+        "--runtime=60",
+        &format!("--filename={f}") as &str,
+    ];
+    let v = interrupt_at(&dir, &args, "Laying out IO file");
+    assert_eq!(v["jobs"][0]["jobname"], "l");
+}
+
+#[test]
+fn sigint_during_ramp() {
+    let dir = TempDir::new("sig-ramp");
+    let f = dir.join("f");
+    let args = [
+        "--name=r",
+        "--rw=randwrite",
+        "--size=8m",
+        "--ramp_time=60",
+        "--time_based",
+        "--runtime=60",
+        &format!("--filename={f}") as &str,
+    ];
+    let v = interrupt_at(&dir, &args, "[/(1)]");
+    // Nothing is measured during the ramp.
+    assert_eq!(issued(&v, "write").0, 0, "{v}");
+}
+
+#[test]
+fn sigint_during_io() {
+    let dir = TempDir::new("sig-io");
+    let f = dir.join("f");
+    let args = [
+        "--name=i",
+        "--rw=randrw",
+        "--size=8m",
+        "--time_based",
+        "--runtime=60",
+        &format!("--filename={f}") as &str,
+    ];
+    let v = interrupt_at(&dir, &args, "[m(1)]");
+    assert!(issued(&v, "read").0 > 0, "{v}");
+}
+
+#[test]
+fn sigint_during_verify() {
+    let dir = TempDir::new("sig-verify");
+    let f = dir.join("f");
+    // sha3-512 over 512 MiB keeps the verify phase busy for several ETA lines.
+    let args = [
+        "--name=v",
+        "--rw=write",
+        "--bs=1m",
+        "--size=512m",
+        "--verify=sha3-512",
+        &format!("--filename={f}") as &str,
+    ];
+    let v = interrupt_at(&dir, &args, "[V(1)]");
+    let (reads, _) = issued(&v, "read");
+    assert!(
+        reads < 512,
+        "the verify phase stopped early: {reads} blocks read"
+    );
+}
+
+/// A second SIGINT exits at once with 130, whatever the job was doing.
+#[test]
+fn second_sigint_forces_exit() {
+    let dir = TempDir::new("sig-twice");
+    let f = dir.join("f");
+    let mut child = spawn_fiox(&[
+        "--name=t",
+        "--rw=randread",
+        "--size=8m",
+        "--ramp_time=60",
+        "--time_based",
+        "--runtime=60",
+        "--eta=always",
+        &format!("--filename={f}"),
+        "--output-format=json",
+    ]);
+    let mut err = Stderr::watch(&mut child);
+    err.wait_for("[/(1)]");
+    sigint(&child);
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait for fiox");
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+}
