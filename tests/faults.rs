@@ -76,16 +76,17 @@ fn enospc_is_counted_with_continue_on_error() {
     let f = m.path().join("f");
     let r = write_4m(&f, &["--continue_on_error=write"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("I/O error(s) were tolerated"),
-        "{}",
-        r.stderr
-    );
     let v = r.json();
     let job = &v["jobs"][0];
+    let failed = job["total_err"].as_u64().unwrap();
+    let counts = format!(
+        "{failed} I/O error(s) were tolerated by continue_on_error/ignore_error (ENOSPC: {failed})"
+    );
+    assert!(r.stderr.contains(&counts), "{}", r.stderr);
+    let warning = &job["fiox"]["warnings"][0]["message"];
+    assert!(warning.as_str().unwrap().contains(&counts), "{v}");
     assert_eq!(job["error"], 0, "{v}");
     assert_eq!(job["first_error"], libc::ENOSPC, "{v}");
-    let failed = job["total_err"].as_u64().unwrap();
     let (ios, bytes) = issued(&v, "write");
     assert!(failed >= 48, "at most 1 MiB of 4 fits: {failed} errors");
     assert_eq!(ios + failed, 64, "every block issued once");

@@ -98,11 +98,40 @@ pub struct Acct {
     pub first_tolerated: Option<String>,
     /// errno of the first tolerated error (0: none).
     pub first_tolerated_errno: i32,
+    /// Tolerated errors per errno, in the order first seen.
+    pub tolerated_by_errno: Vec<(i32, u64)>,
     /// Completions the engine reported for units that were not in flight (dropped).
     pub bogus_completions: u64,
 }
 
 impl Acct {
+    /// Count an I/O error that continue_on_error/ignore_error lets the job survive.
+    pub fn tolerate(&mut self, errno: i32, what: String) {
+        if self.tolerated_errors == 0 {
+            self.first_tolerated_errno = errno;
+        }
+        self.tolerated_errors += 1;
+        self.first_tolerated.get_or_insert(what);
+        match self
+            .tolerated_by_errno
+            .iter_mut()
+            .find(|(e, _)| *e == errno)
+        {
+            Some((_, n)) => *n += 1,
+            None => self.tolerated_by_errno.push((errno, 1)),
+        }
+    }
+
+    /// `ENOSPC: 3, EIO: 1`: the tolerated errors per errno name.
+    pub fn tolerated_summary(&self) -> String {
+        let parts: Vec<String> = self
+            .tolerated_by_errno
+            .iter()
+            .map(|(e, n)| format!("{}: {n}", fiox_engine::errno_name(*e)))
+            .collect();
+        parts.join(", ")
+    }
+
     /// Forget what was measured (end of ramp_time), keeping allocations.
     pub fn reset(&mut self) {
         for d in &mut self.dirs {
@@ -126,5 +155,22 @@ impl Acct {
         self.submit = DepthDist::default();
         self.complete = DepthDist::default();
         self.sync_lat.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tolerated_errors_are_counted_per_errno() {
+        let mut a = Acct::default();
+        a.tolerate(libc::ENOSPC, "first".into());
+        a.tolerate(libc::EIO, "second".into());
+        a.tolerate(libc::ENOSPC, "third".into());
+        assert_eq!(a.tolerated_errors, 3);
+        assert_eq!(a.first_tolerated_errno, libc::ENOSPC);
+        assert_eq!(a.first_tolerated.as_deref(), Some("first"));
+        assert_eq!(a.tolerated_summary(), "ENOSPC: 2, EIO: 1");
     }
 }

@@ -798,11 +798,7 @@ impl<'a> IoLoop<'a> {
                     | (ContinueOnError::Write, Some(Ddir::Write))
             );
         if cont {
-            if self.acct.tolerated_errors == 0 {
-                self.acct.first_tolerated_errno = errno;
-            }
-            self.acct.tolerated_errors += 1;
-            self.acct.first_tolerated.get_or_insert(what);
+            self.acct.tolerate(errno, what);
         } else {
             self.end = Some(EndReason::Error(errno, what));
         }

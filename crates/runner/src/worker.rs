@@ -539,8 +539,10 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
         r.warnings.push(Warning {
             code: "io-errors-tolerated".into(),
             message: format!(
-                "{} I/O error(s) were tolerated by continue_on_error/ignore_error; first: {}",
+                "{} I/O error(s) were tolerated by continue_on_error/ignore_error ({}); first: \
+                 {}",
                 acct.tolerated_errors,
+                acct.tolerated_summary(),
                 acct.first_tolerated.as_deref().unwrap_or("?")
             ),
             fix: "the results exclude the failed I/Os; check the device and the error settings"
