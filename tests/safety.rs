@@ -7,11 +7,19 @@ mod harness;
 use harness::*;
 use std::path::Path;
 
+/// Extended attribute `name` of `path` through Python's os module (no xattr tools needed);
+/// Err when it is not set or the filesystem has none.
+fn getxattr(path: &str, name: &str) -> Result<String, String> {
+    let code = "import os,sys; print(os.getxattr(sys.argv[1], sys.argv[2]).decode())";
+    sh("python3", &["-c", code, path, name])
+}
+
 /// Whether the directory's filesystem stores user extended attributes (fiox's ownership mark).
 fn xattrs_supported(dir: &TempDir) -> bool {
     let p = dir.join("xattr-probe");
     std::fs::write(&p, b"x").unwrap();
-    let ok = sh("setfattr", &["-n", "user.fiox.probe", "-v", "1", &p]).is_ok();
+    let code = "import os,sys; os.setxattr(sys.argv[1], 'user.fiox.probe', b'1')";
+    let ok = sh("python3", &["-c", code, &p]).is_ok();
     std::fs::remove_file(&p).unwrap();
     ok
 }
@@ -92,7 +100,7 @@ fn file_fiox_created_is_reused_and_unlinked() {
     let f = dir.join("fiox-made");
     let r = write_job(&f, &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    sh("getfattr", &["-n", "user.fiox.created", &f]).expect("fiox marked the file it created");
+    getxattr(&f, "user.fiox.created").expect("fiox marked the file it created");
     let r = write_job(&f, &[]);
     assert_eq!(r.code, 0, "second run: {}", r.stderr);
     let r = write_job(&f, &["--unlink=1"]);
@@ -168,4 +176,31 @@ fn readonly_keeps_every_byte() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("must be laid out"), "{}", r.stderr);
     assert!(!Path::new(&missing).exists());
+}
+
+/// On a filesystem without user extended attributes (ramfs) fiox cannot mark its files: it
+/// still creates and uses them, but a later run cannot tell them from a user's file, so it is
+/// refused with the reason and how to allow it.
+#[test]
+fn without_xattrs_a_later_run_needs_the_allow() {
+    let m = match fiox_testbed::mount::TmpfsMount::ramfs() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("skipped: cannot mount a ramfs: {e}");
+            return;
+        }
+    };
+    let f = m.path().join("f").display().to_string();
+    let r = write_job(&f, &[]);
+    assert_eq!(r.code, 0, "first run creates the file: {}", r.stderr);
+    let r = write_job(&f, &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("does not support the extended attribute user.fiox.created")
+            && r.stderr.contains("--allow-destructive"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(write_job(&f, &["--allow-destructive"]).code, 0);
 }
