@@ -46,7 +46,12 @@ fn running_is_refused_before_any_io() {
     assert!(r.stdout.is_empty(), "no report: {}", r.stdout);
     // Nothing was laid out or written: only the job file is in the directory.
     assert_eq!(dir.entries(), ["u.fio"]);
-    let bad = fiox(&["--parse-only", "--name=x", "--ioengine=http", "--http_mode=ftp"]);
+    let bad = fiox(&[
+        "--parse-only",
+        "--name=x",
+        "--ioengine=http",
+        "--http_mode=ftp",
+    ]);
     assert_eq!(bad.code, 1);
     assert_eq!(
         bad.stderr,

@@ -45,26 +45,6 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             ));
         }
     }
-    for (on, opt) in [
-        (job.files.unlink_each_loop, "unlink_each_loop"),
-        (job.files.fill_device, "fill_device"),
-        (
-            job.io_submit_mode == fiox_job::IoSubmitMode::Offload,
-            "io_submit_mode=offload (fiox submits from the job's thread)",
-        ),
-        (
-            job.zone.mode != fiox_job::ZoneMode::None,
-            "zonemode=strided (zonesize/zonerange/zoneskip)",
-        ),
-    ] {
-        if on {
-            out.push(w(
-                "option-not-supported",
-                format!("{opt} is not supported by fiox's runner and has no effect"),
-                &format!("remove {opt}, or use fio for this job"),
-            ));
-        }
-    }
     out.extend(file_warnings(job, plan, flags));
     if !flags.no_io && job.rw.mode.has_read() {
         if let Some(m) = memory_served(job, plan) {

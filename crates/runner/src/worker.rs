@@ -493,6 +493,12 @@ fn limits_of(job: &JobSpec) -> Limits {
 pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
     let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
     r.runtime_ms = runtime_ns / 1_000_000;
+    let did_io = lp.acct.dirs.iter().any(|d| d.total_ios > 0);
+    if did_io && r.runtime_ms == 0 {
+        // A job shorter than a millisecond still ran: fio reports it as 1 msec, and a zero
+        // runtime would hide its direction lines and rates.
+        r.runtime_ms = 1;
+    }
     let acct = &lp.acct;
     let mut dirs = acct.dirs.clone();
     for d in dirs.iter_mut() {
@@ -515,8 +521,10 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     r.submit = acct.submit;
     r.complete = acct.complete;
     let run_us = (runtime_ns / 1000).max(1) as f64;
-    r.usr_cpu_pct = cpu.usr_us as f64 * 100.0 / run_us;
-    r.sys_cpu_pct = cpu.sys_us as f64 * 100.0 / run_us;
+    // RUSAGE_THREAD counts one thread, which cannot use more than 100% of the wall time; the
+    // kernel charges CPU in scheduler ticks, so a run shorter than a tick can read above that.
+    r.usr_cpu_pct = (cpu.usr_us as f64 * 100.0 / run_us).min(100.0);
+    r.sys_cpu_pct = (cpu.sys_us as f64 * 100.0 / run_us).min(100.0 - r.usr_cpu_pct);
     r.continue_on_error = lp.job.errors.continue_on_error != fiox_job::ContinueOnError::None;
     r.total_err = acct.tolerated_errors;
     r.first_error = acct.first_tolerated_errno;

@@ -181,6 +181,10 @@ pub(super) static OPTS: &[OptDef] = &[
     .long("Defaults to iodepth."),
     OptDef::new("io_submit_mode", K::Choice(&["inline", "offload"]), C::Io, "Submit I/O from the job (inline) or a helper thread (offload)", |j, v| {
         j.io_submit_mode = if v.choice()? == "offload" { IoSubmitMode::Offload } else { IoSubmitMode::Inline };
+        super::forget(j, "io_submit_mode");
+        if j.io_submit_mode == IoSubmitMode::Offload {
+            super::record_value(j, "io_submit_mode", "offload", "ioengine=guasi offloads submission");
+        }
         Ok(())
     })
     .def("inline"),
@@ -527,7 +531,14 @@ mod tests {
         (
             "io_submit_mode",
             "offload",
-            Some(|j| j.io_submit_mode == IoSubmitMode::Offload),
+            Some(|j| {
+                j.io_submit_mode == IoSubmitMode::Offload && j.unsupported[0].value == "offload"
+            }),
+        ),
+        (
+            "io_submit_mode",
+            "inline",
+            Some(|j| j.io_submit_mode == IoSubmitMode::Inline && j.unsupported.is_empty()),
         ),
         ("io_submit_mode", "later", None),
         ("direct", "1", Some(|j| j.direct)),

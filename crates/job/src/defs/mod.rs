@@ -337,6 +337,23 @@ pub fn record_value(job: &mut JobSpec, option: &str, value: &str, note: &str) {
     );
 }
 
+/// Record (or, when `on` is false, forget) a boolean option that parses into `JobSpec` but
+/// that the runner cannot act on yet, so the job is refused when run instead of ignoring it.
+pub fn flag_unimplemented(job: &mut JobSpec, option: &str, on: bool, note: &str) {
+    forget(job, option);
+    if on {
+        record(
+            job,
+            crate::Unsupported {
+                option: option.to_string(),
+                value: String::new(),
+                what: "option",
+                note: note.to_string(),
+            },
+        );
+    }
+}
+
 /// Canonical engine name for `ioengine=` input, or the error sentence.
 pub fn canonical_engine(name: &str) -> Result<&'static str, String> {
     let n = name.trim().to_ascii_lowercase();

@@ -138,7 +138,11 @@ pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("zonemode", K::Choice(&["none", "strided", "zbd"]), C::Io, "How zonesize/zonerange/zoneskip divide the file", |j, v| {
         super::forget(j, "zonemode");
         j.zone.mode = match v.choice()?.as_str() {
-            "strided" => ZoneMode::Strided,
+            "strided" => {
+                // Parsed; the generator has no zones yet, so the job is refused when run.
+                super::record_value(j, "zonemode", "strided", "");
+                ZoneMode::Strided
+            }
             "zbd" => {
                 // Zoned block devices: parsed, the job is refused when run.
                 super::record_value(j, "zonemode", "zbd", "zoned block devices");
@@ -555,7 +559,7 @@ mod tests {
         (
             "zonemode",
             "strided",
-            Some(|j| j.zone.mode == ZoneMode::Strided),
+            Some(|j| j.zone.mode == ZoneMode::Strided && j.unsupported[0].value == "strided"),
         ),
         (
             "zonemode",
