@@ -65,7 +65,15 @@ fn verify_only_checks_an_earlier_run() {
         "{}",
         r.stderr
     );
-    assert_eq!(r.json()["jobs"][0]["error"], EILSEQ);
+    let v = r.json();
+    assert_eq!(v["jobs"][0]["error"], EILSEQ);
+    let warnings = v["jobs"][0]["fiox"]["warnings"].as_array().unwrap();
+    let w = warnings
+        .iter()
+        .find(|w| w["code"] == "verify-failed")
+        .unwrap_or_else(|| panic!("no verify-failed warning: {v}"));
+    let want = format!("1 block(s) failed verification: {f}: verify failed at offset 28672");
+    assert!(w["message"].as_str().unwrap().starts_with(&want), "{v}");
     // The normal report's job line carries fio's err= with the description.
     let r = verify_job(
         dir.path(),

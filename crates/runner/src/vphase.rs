@@ -119,6 +119,23 @@ pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> Run
     let first = v.first.first().cloned().unwrap_or_default();
     result.error = libc::EILSEQ;
     result.verror = first.clone();
+    // fio's JSON has only err=84; the blocks themselves reach JSON readers as a warning.
+    result.warnings.push(fiox_stats::Warning {
+        code: "verify-failed".into(),
+        message: format!(
+            "{} block(s) failed verification: {}{}",
+            v.failures,
+            v.first.join("; "),
+            if v.failures > v.first.len() as u64 {
+                "; ..."
+            } else {
+                ""
+            }
+        ),
+        fix: "the data read back is not what was written: check the device, cache settings \
+              and other writers of the file"
+            .into(),
+    });
     RunError::IoFailed(format!(
         "job '{}': {} block(s) failed verification; first: {first}",
         env.job.name, v.failures
