@@ -131,3 +131,57 @@ fn replay(gen: &mut Generator, jv: &mut JobVerify) {
         gen.restart();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::{RwMode, RwSpec, SizeSpec, VerifyMethod};
+
+    fn job(mode: RwMode) -> JobSpec {
+        let mut j = JobSpec {
+            name: "vs".into(),
+            rw: RwSpec { mode, n: 0 },
+            size: Some(SizeSpec::Bytes(4 * 4096)),
+            ..JobSpec::default()
+        };
+        j.verify.method = VerifyMethod::Crc32c;
+        j.files.filenames = vec!["/nonexistent-fiox-dir/f".into()];
+        j
+    }
+
+    #[test]
+    fn replay_numbers_writes_as_the_writing_run() {
+        let j = job(RwMode::Write);
+        let plan = crate::files::plan(&j, true).unwrap();
+        let mut gen = crate::gen::generator(&j, &plan).unwrap();
+        let mut jv = JobVerify::new(&j, gen.seed(), 1).unwrap().unwrap();
+        expected_writes(&j, &mut gen, &mut jv, 1).unwrap();
+        let log = &jv.logs()[0];
+        let seqs: Vec<_> = (0..4).map(|b| log.get(b * 4096)).collect();
+        assert_eq!(seqs, vec![Some(1), Some(2), Some(3), Some(4)]);
+    }
+
+    #[test]
+    fn time_based_verify_only_needs_the_state() {
+        let mut j = job(RwMode::Write);
+        j.timing.time_based = true;
+        let plan = crate::files::plan(&j, true).unwrap();
+        let mut gen = crate::gen::generator(&j, &plan).unwrap();
+        let mut jv = JobVerify::new(&j, gen.seed(), 1).unwrap().unwrap();
+        let e = expected_writes(&j, &mut gen, &mut jv, 1).unwrap_err();
+        assert!(e.to_string().contains("verify_state_load=1"), "{e}");
+    }
+
+    #[test]
+    fn verify_only_needs_existing_data() {
+        let mut j = job(RwMode::Write);
+        let plan = crate::files::plan(&j, false).unwrap();
+        assert!(
+            check_targets(&j, &plan).is_ok(),
+            "a writing job may create its file"
+        );
+        j.verify.verify_only = true;
+        let e = check_targets(&j, &plan).unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+}
