@@ -203,4 +203,18 @@ fn without_xattrs_a_later_run_needs_the_allow() {
         r.stderr
     );
     assert_eq!(write_job(&f, &["--allow-destructive"]).code, 0);
+    // Within one run fiox remembers what it created: a second job may write the file.
+    std::fs::remove_file(&f).unwrap();
+    let r = write_job(
+        &f,
+        &[
+            "--name=again",
+            "--rw=randwrite",
+            "--stonewall",
+            &format!("--filename={f}"),
+            "--size=256k",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["jobs"].as_array().unwrap().len(), 2);
 }

@@ -31,9 +31,35 @@ fn unsupported(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EPERM))
 }
 
+/// A file's identity: device, inode and birth time (when the filesystem records one, so an
+/// inode number reused by a later file does not match).
+type Identity = (u64, u64, Option<std::time::SystemTime>);
+
+/// Files this process created: known to be fiox's even where the filesystem cannot carry
+/// the mark, so a later job of the same run may write them.
+static CREATED: std::sync::Mutex<Vec<Identity>> = std::sync::Mutex::new(Vec::new());
+
+fn identity(path: &Path) -> Option<Identity> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.created().ok()))
+}
+
+fn created_by_this_run(path: &Path) -> bool {
+    let Some(id) = identity(path) else {
+        return false;
+    };
+    let list = CREATED.lock().unwrap_or_else(|p| p.into_inner());
+    list.contains(&id)
+}
+
 /// Mark a file fiox just created. Where the filesystem has no user extended attributes the
-/// file stays unmarked (a later run asks for the explicit allow); other failures are errors.
+/// file stays unmarked (a later run asks for the explicit allow; this run remembers it);
+/// other failures are errors.
 pub fn mark(path: &Path) -> Result<(), RunError> {
+    if let Some(id) = identity(path) {
+        CREATED.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+    }
     match crate::sys::set_xattr(path, MARK, b"1") {
         Ok(()) => Ok(()),
         Err(e) if unsupported(&e) => Ok(()),
@@ -41,8 +67,11 @@ pub fn mark(path: &Path) -> Result<(), RunError> {
     }
 }
 
-/// Read a file's mark.
+/// Read a file's mark (files this run created count as marked).
 pub fn mark_of(path: &Path) -> Mark {
+    if created_by_this_run(path) {
+        return Mark::Marked;
+    }
     match crate::sys::xattr_len(path, MARK) {
         Ok(_) => Mark::Marked,
         Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Mark::Unmarked,
@@ -138,6 +167,13 @@ pub fn finish_files(
         .iter()
         .filter(|f| f.kind == FileKind::Regular && may_unlink(f))
     {
+        if let Some(id) = identity(&f.path) {
+            // The inode may be reused by someone else's file once this one is gone.
+            CREATED
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|c| *c != id);
+        }
         if let Err(e) = std::fs::remove_file(&f.path) {
             if e.kind() != io::ErrorKind::NotFound {
                 return Err(RunError::io("unlink", &f.path, e));
