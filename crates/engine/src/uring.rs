@@ -73,9 +73,45 @@ fn opt_err(option: &'static str, reason: String) -> EngineError {
     }
 }
 
+/// How many of the completion-delivery setup flags [`taskrun_flags`] can add.
+const TASKRUN_LEVELS: u8 = 3;
+
+/// Completion-delivery setup flags, as fio 3.33 sets them (level 3: all of them). Without
+/// them, every completion an io-wq worker posts (all buffered tmpfs reads, for one) interrupts
+/// the submitting thread with task work; COOP_TASKRUN drops that interrupt and DEFER_TASKRUN
+/// (with SINGLE_ISSUER: the ring is created and used by the job's own thread) runs the task
+/// work in batches when the thread waits for completions. CQSIZE sizes the completion ring
+/// to the queue depth.
+fn taskrun_flags(b: &mut io_uring::Builder, depth: u32, level: u8) {
+    if level >= 1 {
+        b.setup_cqsize(depth);
+    }
+    if level >= 2 {
+        b.setup_coop_taskrun();
+    }
+    if level >= 3 {
+        b.setup_single_issuer();
+        b.setup_defer_taskrun();
+    }
+}
+
 /// Build the ring with the options' setup flags; if the kernel refuses, find which option it
 /// refuses by retrying with one flag at a time.
 fn build_ring(depth: u32, o: &fiox_job::spec::EngineOptions) -> Result<IoUring, EngineError> {
+    if !o.sqthread_poll {
+        // Task-run flags as fio sets them, dropped one step at a time where the kernel is too
+        // old (the same fallback order as fio's).
+        for level in (1..=TASKRUN_LEVELS).rev() {
+            let mut b = IoUring::builder();
+            taskrun_flags(&mut b, depth, level);
+            if o.hipri {
+                b.setup_iopoll();
+            }
+            if let Ok(r) = b.build(depth) {
+                return Ok(r);
+            }
+        }
+    }
     let build = |sqpoll: bool, cpu: Option<u32>, iopoll: bool| {
         let mut b = IoUring::builder();
         if sqpoll {
