@@ -101,17 +101,17 @@ impl JobVerify {
                     .into(),
             });
         }
-        for (on, opt) in [(vs.verify_async > 0, "verify_async")] {
-            if on {
-                out.push(Warning {
-                    code: "verify-option-ignored".into(),
-                    message: format!(
-                        "{opt} is not supported by fiox's runner: blocks are verified once, after \
-                         the write phase"
-                    ),
-                    fix: format!("remove {opt}, or use fio for this verification mode"),
-                });
-            }
+        if vs.verify_async > 0 {
+            out.push(Warning {
+                code: "verify-option-ignored".into(),
+                message: format!(
+                    "verify_async={} has no effect: fiox checks blocks on the job's own thread \
+                     (results are the same; only the CPU placement of checksumming differs)",
+                    vs.verify_async
+                ),
+                fix: "remove verify_async, or use fio to offload verification to other threads"
+                    .into(),
+            });
         }
         out
     }
@@ -423,6 +423,31 @@ mod tests {
         assert!(jv.first[0].contains("offset 4096"), "{}", jv.first[0]);
         assert!(!jv.backlog_due(), "the backlog is forgotten after a check");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn options_without_effect_are_warned_about() {
+        let mut job = JobSpec::default();
+        job.verify.method = VerifyMethod::Crc32c;
+        job.verify.verify_backlog = 8;
+        let jv = JobVerify::new(&job, 1, 1).unwrap().unwrap();
+        assert!(
+            jv.warnings(&job).is_empty(),
+            "verify_backlog is implemented"
+        );
+        job.verify.verify_async = 2;
+        job.verify.verify_state_load = true;
+        let w: Vec<String> = jv.warnings(&job).into_iter().map(|w| w.message).collect();
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w.iter()
+                .any(|m| m.starts_with("verify_async=2 has no effect")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter().any(|m| m.contains("only with verify_only=1")),
+            "{w:?}"
+        );
     }
 
     #[test]
