@@ -199,3 +199,49 @@ fn second_sigint_forces_exit() {
         r.stdout
     );
 }
+
+/// Ctrl-C during the write phase of a verify job saves its write log (verify_state_save, as
+/// fio): a verify_only run with verify_state_load then checks exactly what was written.
+#[test]
+fn sigint_saves_the_verify_state() {
+    let dir = TempDir::new("sig-vstate");
+    let f = dir.join("f");
+    let job = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=s".to_string(),
+            "--rw=randwrite".into(),
+            "--bs=4k".into(),
+            "--size=64m".into(),
+            "--verify=crc32c".into(),
+            "--time_based".into(),
+            "--runtime=60".into(),
+            format!("--filename={f}"),
+            "--output-format=json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let a = job(&["--eta=always"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let mut child = spawn_fiox_in(dir.path(), &a);
+    let mut err = Stderr::watch(&mut child);
+    err.wait_for("[w(1)]");
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait for fiox");
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let written = issued(&v, "write").0;
+    assert!(written > 0, "{v}");
+    assert!(
+        dir.path().join("local-s-0-verify.state").exists(),
+        "{:?}",
+        dir.entries()
+    );
+    let a = job(&["--verify_only=1", "--verify_state_load=1"]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let r = fiox_in(dir.path(), &a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (checked, _) = issued(&r.json(), "read");
+    // Every block still holding its last write is checked (rewritten blocks once).
+    assert!(checked > 0 && checked <= written, "{checked} of {written}");
+}

@@ -71,6 +71,18 @@ pub fn spawn_fiox(args: &[&str]) -> Child {
         .expect("spawn fiox")
 }
 
+/// Start fiox in directory `cwd` without waiting (stdout/stderr piped).
+pub fn spawn_fiox_in(cwd: &Path, args: &[&str]) -> Child {
+    Command::new(fiox_bin())
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fiox")
+}
+
 pub fn wait(child: Child) -> Run {
     Run::from(child.wait_with_output().expect("wait for fiox"))
 }
