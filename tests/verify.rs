@@ -163,6 +163,27 @@ fn verify_dump_and_fatal() {
     assert_eq!(want.len(), 4096);
     let diff: Vec<usize> = (0..4096).filter(|&i| got[i] != want[i]).collect();
     assert_eq!(diff, vec![200], "exactly the flipped byte differs");
+    // verify_async checks on other threads and finds the same blocks.
+    let r = verify_job(dir.path(), &f, "read", &["--verify_async=2"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("2 block(s) failed verification"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("verify_async"),
+        "no warning: {}",
+        r.stderr
+    );
+    let only = ["--verify_only=1", "--verify_async=3"];
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("2 block(s) failed verification"),
+        "{}",
+        r.stderr
+    );
     let r = verify_job(dir.path(), &f, "read", &["--verify_fatal=1"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(

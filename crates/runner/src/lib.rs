@@ -18,6 +18,7 @@ mod ioloop;
 mod owned;
 mod pacing;
 mod sys;
+mod vasync;
 mod verify;
 mod vphase;
 mod vstate;

@@ -3,17 +3,20 @@
 //! write log; after the write phase each block still intact is read back and checked. Read-only
 //! jobs with `verify=` check every block they read (data written by an earlier job). Failures
 //! name the file, offset, length and what is wrong (zeroed, torn, stale, bit rot ...).
+//! With `verify_async` the checks of blocks read back run on other threads ([`crate::vasync`]).
 
 use crate::error::RunError;
+use crate::vasync::{AsyncChecks, Want};
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
 use fiox_verify::{Expect, Verifier, WriteLog};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::sync::Arc;
 
 /// Verification state of one job.
 pub struct JobVerify {
-    v: Verifier,
+    v: Arc<Verifier>,
     logs: Vec<WriteLog>,
     seq: u64,
     fatal: bool,
@@ -21,6 +24,8 @@ pub struct JobVerify {
     dump: bool,
     /// `verify_backlog`: writes (file, offset, len, seq) completed since the last backlog check.
     backlog: Backlog,
+    /// `verify_async`: the checking threads.
+    offload: Option<AsyncChecks>,
     /// Verification failures found (reads in the loop and the verify phase).
     pub failures: u64,
     /// Descriptions of the first failures (printed and reported).
@@ -65,9 +70,19 @@ impl JobVerify {
             .map(|_| WriteLog::new(gran.max(1)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| job_err(job, format!("verify: {e}")))?;
+        let v = Arc::new(v);
+        let offload = match job.verify.verify_async {
+            0 => None,
+            n => Some(
+                AsyncChecks::start(n, Arc::clone(&v), job.verify.verify_dump).map_err(|e| {
+                    job_err(job, format!("verify_async: cannot start threads: {e}"))
+                })?,
+            ),
+        };
         Ok(Some(JobVerify {
             v,
             logs,
+            offload,
             seq: 0,
             fatal: job.verify.verify_fatal,
             dump: job.verify.verify_dump,
@@ -101,18 +116,6 @@ impl JobVerify {
                     .into(),
             });
         }
-        if vs.verify_async > 0 {
-            out.push(Warning {
-                code: "verify-option-ignored".into(),
-                message: format!(
-                    "verify_async={} has no effect: fiox checks blocks on the job's own thread \
-                     (results are the same; only the CPU placement of checksumming differs)",
-                    vs.verify_async
-                ),
-                fix: "remove verify_async, or use fio to offload verification to other threads"
-                    .into(),
-            });
-        }
         out
     }
 
@@ -137,6 +140,10 @@ impl JobVerify {
 
     /// Check a block a read-only job just read. Returns false when verify_fatal should stop.
     pub fn check_read(&mut self, path: &str, buf: &[u8], offset: u64) -> bool {
+        if let Some(o) = &mut self.offload {
+            o.submit(path, offset, buf, Want::Any);
+            return self.take_offloaded();
+        }
         match self.v.check(buf, offset, Expect::Any) {
             Ok(()) => true,
             Err(f) => {
@@ -146,25 +153,31 @@ impl JobVerify {
         }
     }
 
-    /// `"{file}: {failure}"`, plus where `verify_dump` put the received and expected copies
-    /// (next to the data file, as fio does).
     fn describe(&self, path: &str, block: &[u8], f: &fiox_verify::VerifyFailure) -> String {
-        if !self.dump {
-            return format!("{path}: {f}");
+        crate::vasync::describe(&self.v, self.dump, path, block, f)
+    }
+
+    /// Count the failures the verify_async threads found so far. False when verify_fatal
+    /// should stop the job.
+    fn take_offloaded(&mut self) -> bool {
+        let found = self.offload.as_mut().map(|o| o.found()).unwrap_or_default();
+        let mut go_on = true;
+        for f in found {
+            // Every failure is counted, even after one that stops the job.
+            go_on &= self.failed(f);
         }
-        let dir = std::path::Path::new(path)
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
-        match self.v.dump(dir, path, block, f) {
-            Ok(d) => format!(
-                "{path}: {f} (dumped to {}{})",
-                d.received.display(),
-                d.expected
-                    .map(|e| format!(" and {}", e.display()))
-                    .unwrap_or_default()
-            ),
-            Err(e) => format!("{path}: {f} (verify_dump failed: {e})"),
+        go_on
+    }
+
+    /// Wait for the verify_async threads to check every block queued and count what they found.
+    pub fn finish_offloaded(&mut self) {
+        let found = self
+            .offload
+            .as_mut()
+            .map(|o| o.finish())
+            .unwrap_or_default();
+        for f in found {
+            self.failed(f);
         }
     }
 
@@ -281,6 +294,14 @@ impl JobVerify {
                 read_exact_at(h, b, r.offset)
                     .map_err(|e| RunError::io("verify read of", std::path::Path::new(path), e))?;
                 on_read(r.len, t.elapsed().as_nanos() as u64);
+                if let Some(o) = &mut self.offload {
+                    // A whole run: every interval carries the run's sequence number.
+                    o.submit(path, r.offset, b, Want::Seq(r.seq));
+                    if !self.take_offloaded() {
+                        return Ok(());
+                    }
+                    continue;
+                }
                 let log = &self.logs[i];
                 if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
                     let what = self.describe(path, b, &f);
@@ -435,18 +456,35 @@ mod tests {
             jv.warnings(&job).is_empty(),
             "verify_backlog is implemented"
         );
-        job.verify.verify_async = 2;
+        job.verify.verify_async = 2; // implemented too
         job.verify.verify_state_load = true;
         let w: Vec<String> = jv.warnings(&job).into_iter().map(|w| w.message).collect();
-        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("only with verify_only=1"), "{w:?}");
+    }
+
+    #[test]
+    fn verify_async_finds_what_inline_checks_find() {
+        let mut job = JobSpec::default();
+        job.verify.method = VerifyMethod::Crc32c;
+        job.verify.verify_async = 2;
+        let mut jv = JobVerify::new(&job, 3, 1).unwrap().unwrap();
+        let mut blocks = Vec::new();
+        for blk in 0..8u64 {
+            let mut b = vec![0u8; 4096];
+            jv.fill(&mut b, blk * 4096, 0).unwrap();
+            blocks.push(b);
+        }
+        blocks[5][700] ^= 2;
+        for (i, b) in blocks.iter().enumerate() {
+            jv.check_read("f", b, i as u64 * 4096);
+        }
+        jv.finish_offloaded();
+        assert_eq!(jv.failures, 1);
         assert!(
-            w.iter()
-                .any(|m| m.starts_with("verify_async=2 has no effect")),
-            "{w:?}"
-        );
-        assert!(
-            w.iter().any(|m| m.contains("only with verify_only=1")),
-            "{w:?}"
+            jv.first[0].starts_with("f: verify failed at offset 20480"),
+            "{}",
+            jv.first[0]
         );
     }
 

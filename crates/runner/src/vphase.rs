@@ -51,6 +51,7 @@ fn verify_reads(
         rd.lat.add(ns);
     };
     let r = v.verify_files(&files, buf, &stop, &mut on_read);
+    v.finish_offloaded();
     let ms = now_ns().saturating_sub(t0) / 1_000_000;
     if result.dirs.read.total_ios > 0 {
         result.dirs.read.runtime_ms += ms;

@@ -410,6 +410,9 @@ fn run_io(
     lp.read_checks = !files::job_writes(job);
     lp.verify = verify;
     let end = lp.run();
+    if let Some(v) = lp.verify.as_mut() {
+        v.finish_offloaded(); // a read job's verify_async checks still queued
+    }
     env.progress.set_state(JobState::Finishing);
     collect(job, &mut lp, measure, result)?;
     let early = !matches!(end, EndReason::Done);
