@@ -39,6 +39,11 @@ def cases(runtime, ext4_dir):
                                 "--iodepth=32", f"--filename={shm}"] + rt,
         "libaio-tmpfs-qd32": ["--name=aio", "--ioengine=libaio", "--rw=randread", "--bs=4k", "--size=512m",
                               "--iodepth=32", f"--filename={shm}"] + rt,
+        # glibc's POSIX AIO: IOPS plus CPU per I/O show the reaper's wake-up pattern.
+        "posixaio-ext4-qd32": ["--name=paio", "--ioengine=posixaio", "--rw=randread", "--bs=4k", "--size=512m",
+                               "--iodepth=32", "--direct=1", f"--filename={ext4}"] + rt,
+        "posixaio-ext4-qd100": ["--name=paio", "--ioengine=posixaio", "--rw=randread", "--bs=4k", "--size=512m",
+                                "--iodepth=100", "--direct=1", f"--filename={ext4}"] + rt,
         "peak-io_uring-tmpfs": ["--name=peak", "--ioengine=io_uring", "--rw=randread", "--bs=4k", "--size=512m",
                                 "--iodepth=128", "--iodepth_batch_submit=32", "--iodepth_batch_complete_min=32",
                                 "--iodepth_batch_complete_max=32", "--gtod_reduce=1", f"--filename={shm}"] + rt,
