@@ -127,7 +127,13 @@ pub(super) static OPTS: &[OptDef] = &[
         j.files.allow_mounted_write = v.bool()?;
         Ok(())
     })
-    .def("0"),
+    .def("0")
+    .long(
+        "fiox refuses to write to a block device that is mounted or holds a file system or \
+         partition signature, and to write over existing bytes of a regular file it did not \
+         create (files fiox lays out carry the xattr user.fiox.created). Setting this option \
+         (or the --allow-destructive switch) allows both.",
+    ),
     OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {
         super::forget(j, "lockfile");
         match v.choice()?.as_str() {
