@@ -18,7 +18,7 @@ pub fn generator(job: &JobSpec, plan: &FilePlan) -> Result<Generator, RunError> 
         })
         .collect();
     let opts = GenOptions {
-        seed: None,
+        seed: fresh_seed(job),
         file_names: Some(
             plan.files
                 .iter()
@@ -38,8 +38,48 @@ pub fn generator(job: &JobSpec, plan: &FilePlan) -> Result<Generator, RunError> 
     })
 }
 
+/// With `randrepeat=0` and no explicit `randseed`, fio seeds every run differently; the
+/// generator itself reads no clocks or entropy, so the seed is drawn here.
+fn fresh_seed(job: &JobSpec) -> Option<u64> {
+    let explicit = job.raw_options.iter().any(|(k, _)| k == "randseed");
+    if job.rand.randrepeat || explicit {
+        return None;
+    }
+    let mut bytes = [0u8; 8];
+    let from_urandom = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes))
+        .is_ok();
+    if from_urandom {
+        return Some(u64::from_le_bytes(bytes));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Some(now.as_nanos() as u64 ^ (u64::from(job.index) << 48))
+}
+
 /// The write-buffer filler seeded as fio seeds it (the generator's buffer stream).
 pub fn filler(job: &JobSpec, gen: &Generator) -> BufferFiller {
     let min_write = job.bs.write.min;
     BufferFiller::new(&job.buffers, gen.seeds().get(Stream::Buf)).with_min_write(min_write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn randrepeat_off_draws_a_new_seed_unless_randseed_is_given() {
+        let mut job = JobSpec::default();
+        assert_eq!(
+            fresh_seed(&job),
+            None,
+            "randrepeat=1 keeps fio's fixed seed"
+        );
+        job.rand.randrepeat = false;
+        let (a, b) = (fresh_seed(&job), fresh_seed(&job));
+        assert!(a.is_some() && a != b, "{a:?} {b:?}");
+        job.raw_options.push(("randseed".into(), "42".into()));
+        assert_eq!(fresh_seed(&job), None, "an explicit randseed wins");
+    }
 }
