@@ -211,9 +211,5 @@ fn verify_backlog_reads_back_while_writing() {
     let r = verify_job(dir.path(), &f, "randwrite", &batch);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(issued(&r.json(), "read"), (64, 256 << 10), "4 of every 16");
-    assert!(
-        !r.stderr.contains("verify-option-ignored"),
-        "{}",
-        r.stderr
-    );
+    assert!(!r.stderr.contains("verify-option-ignored"), "{}", r.stderr);
 }
