@@ -250,8 +250,9 @@ pub enum SyncMode {
 }
 
 /// Engine-specific options. Only the fields of the chosen engine matter; the parser rejects an
-/// engine option used with a different engine (as fio does).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// engine option used with a different engine (as fio does). `Default` is fio's defaults
+/// (and guasi's offload submission), the same as in `JobSpec::default()`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct EngineOptions {
     // pvsync2 / io_uring
     pub hipri: bool,
@@ -272,6 +273,29 @@ pub struct EngineOptions {
     pub guasi_submit_offload: bool,
     pub guasi_kick_each: bool,
     pub guasi_reap_runs: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            hipri: false,
+            hipri_percentage: 100,
+            nowait: false,
+            uncached: 0,
+            fixedbufs: false,
+            registerfiles: false,
+            sqthread_poll: false,
+            sqthread_poll_cpu: None,
+            nonvectored: 0,
+            force_async: 0,
+            userspace_reap: false,
+            guasi_workers: None,
+            // guasi's point: submission never blocks (inline is for A/B runs).
+            guasi_submit_offload: true,
+            guasi_kick_each: false,
+            guasi_reap_runs: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -701,12 +725,7 @@ impl Default for JobSpec {
             files: FileSpec::default(),
             thread: false,
             ioengine: "psync".to_string(),
-            engine: EngineOptions {
-                hipri_percentage: 100,
-                // guasi's point: submission never blocks (inline is for A/B runs).
-                guasi_submit_offload: true,
-                ..Default::default()
-            },
+            engine: EngineOptions::default(),
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
