@@ -202,6 +202,10 @@ def run_one(tool_path, jobfile, section, cwd, out):
     """Run one section; returns (figures or None, note, load1, wall seconds)."""
     load1 = os.getloadavg()[0]
     args = [tool_path, "--output-format=json", f"--output={out}", f"--section={section}", jobfile]
+    if os.path.basename(tool_path).startswith("fiox"):
+        # The data files live in this script's own scratch directory and fio may have laid
+        # them out first; fiox refuses to write over files it did not create unless told so.
+        args.insert(1, "--allow-destructive")
     t0 = time.monotonic()
     try:
         p = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=180)

@@ -116,6 +116,7 @@
 //! Thread safety: [`Verifier`] is immutable after construction (`Send + Sync`), so
 //! `verify_async` workers can share it behind an `Arc`; the write log belongs to the submitter.
 
+#![forbid(unsafe_code)]
 pub mod dump;
 pub mod error;
 pub mod failure;
