@@ -485,37 +485,9 @@ pub fn flatten_disks(disks: &[DiskResult]) -> Vec<&DiskResult> {
     out
 }
 
-/// Averages over a stacked device's slaves as fio shows them (`aggrios=` etc).
-pub struct DiskAgg {
-    pub ios: [u64; 2],
-    pub merges: [u64; 2],
-    pub ticks: [u64; 2],
-    pub in_queue: u64,
-    /// Utilization of the busiest slave, capped at 100.
-    pub util: f64,
-}
-
-/// The `aggr*` figures of a device with slaves, None for a plain device.
-pub fn disk_agg(d: &DiskResult) -> Option<DiskAgg> {
-    let n = d.slaves.len() as u64;
-    if n == 0 {
-        return None;
-    }
-    let sum =
-        |f: &dyn Fn(&DiskResult) -> u64| d.slaves.iter().map(f).fold(0, u64::saturating_add) / n;
-    Some(DiskAgg {
-        ios: [sum(&|s| s.ios[0]), sum(&|s| s.ios[1])],
-        merges: [sum(&|s| s.merges[0]), sum(&|s| s.merges[1])],
-        ticks: [sum(&|s| s.ticks[0]), sum(&|s| s.ticks[1])],
-        in_queue: sum(&|s| s.in_queue),
-        util: d
-            .slaves
-            .iter()
-            .map(|s| s.util)
-            .fold(0.0, f64::max)
-            .min(100.0),
-    })
-}
+/// The `aggr*` figures of a device with slaves (None for a plain device): fio's averages over
+/// the slaves, computed where the disk stats are gathered.
+pub use fiox_stats::disk::{slave_aggregate as disk_agg, SlaveAggregate as DiskAgg};
 
 fn disk_line(d: &DiskResult) -> String {
     let agg = disk_agg(d);

@@ -301,18 +301,21 @@ pub fn slave_aggregate(d: &DiskResult) -> Option<SlaveAggregate> {
         return None;
     }
     let sum2 = |f: fn(&DiskResult) -> [u64; 2]| {
-        let s = d
-            .slaves
-            .iter()
-            .map(f)
-            .fold([0, 0], |a, b| [a[0] + b[0], a[1] + b[1]]);
+        let s = d.slaves.iter().map(f).fold([0u64, 0], |a, b| {
+            [a[0].saturating_add(b[0]), a[1].saturating_add(b[1])]
+        });
         [s[0] / n, s[1] / n]
     };
     Some(SlaveAggregate {
         ios: sum2(|s| s.ios),
         merges: sum2(|s| s.merges),
         ticks: sum2(|s| s.ticks),
-        in_queue: d.slaves.iter().map(|s| s.in_queue).sum::<u64>() / n,
+        in_queue: d
+            .slaves
+            .iter()
+            .map(|s| s.in_queue)
+            .fold(0, u64::saturating_add)
+            / n,
         util: d
             .slaves
             .iter()
