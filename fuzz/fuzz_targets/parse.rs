@@ -44,6 +44,9 @@ fn env() -> SubstEnv {
 fn normalize(mut jobs: Vec<JobSpec>) -> Vec<JobSpec> {
     for j in &mut jobs {
         j.source = None;
+        // How the job's own options are listed (fio's JSON `job options`) depends on where they
+        // were written, not on what the job does.
+        j.own_options.clear();
         j.raw_options.retain(|(k, _)| k != "stonewall");
         // Notes tell how the input was read (a dropped [global] option of another engine is
         // not part of the job, so the command line does not repeat it).

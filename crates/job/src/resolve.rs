@@ -244,6 +244,20 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
         .filter(|o| looked.iter().any(|(_, l)| std::ptr::eq(*l, *o)))
         .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
         .collect();
+    // On the command line `--name=` is itself an option of the job, and fio lists it first.
+    let cli_name = sec
+        .source
+        .is_none()
+        .then(|| ("name".to_string(), sec.name.clone()));
+    job.own_options = cli_name
+        .into_iter()
+        .chain(
+            opts[inherited..]
+                .iter()
+                .filter(|o| !o.name.eq_ignore_ascii_case("name"))
+                .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default())),
+        )
+        .collect();
     Ok(job)
 }
 
@@ -657,5 +671,23 @@ mod tests {
     fn log_prefix_defaults_to_job_name() {
         let jobs = resolve(&[sec("lj", 1, &[("write_lat_log", None)])]).unwrap();
         assert_eq!(jobs[0].logs.write_lat_log.as_deref(), Some("lj"));
+    }
+
+    #[test]
+    fn own_options_leave_out_globals_as_fios_job_options() {
+        let inv = crate::parse_invocation(&[
+            "--ioengine=null".to_string(),
+            "--name=a".to_string(),
+            "--rw=randread".to_string(),
+        ])
+        .unwrap();
+        let j = &inv.jobs[0];
+        let own: Vec<(&str, &str)> = j
+            .own_options
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(own, [("name", "a"), ("rw", "randread")]);
+        assert!(j.raw_options.iter().any(|(k, _)| k == "ioengine"));
     }
 }

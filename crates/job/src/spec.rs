@@ -566,8 +566,12 @@ pub struct JobSpec {
     pub zone: ZoneSpec,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
-    /// defaults), in order, for fio's JSON `job options` and `--showcmd`.
+    /// defaults), in order, for `--showcmd`.
     pub raw_options: Vec<(String, String)>,
+    /// Only the options written in the job's own section (with `name` when it was given as an
+    /// option, as on the command line), in order: fio's JSON `job options`, which leaves out
+    /// what `[global]` set.
+    pub own_options: Vec<(String, String)>,
     /// fio options, option values and engines this job uses that fiox parses and checks but
     /// cannot execute yet, in the order written (one entry per option name, the last value
     /// wins). Non-empty means the job must not run: see [`JobSpec::refusal`].
@@ -839,6 +843,7 @@ impl Default for JobSpec {
                 skip: 0,
             },
             raw_options: Vec::new(),
+            own_options: Vec::new(),
             unsupported: Vec::new(),
             notes: Vec::new(),
         }

@@ -125,10 +125,13 @@ fn parse(args: Vec<String>, files: &[String]) -> Vec<JobSpec> {
         .jobs
 }
 
-/// Where a job came from legitimately differs (file vs command line).
+/// Where a job came from legitimately differs (file vs command line), and so does how its
+/// own options are listed for fio's JSON `job options` (`name` is an option only on the
+/// command line; globals may become job options).
 fn normalize(mut jobs: Vec<JobSpec>) -> Vec<JobSpec> {
     for j in &mut jobs {
         j.source = None;
+        j.own_options.clear();
     }
     jobs
 }

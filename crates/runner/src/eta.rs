@@ -285,7 +285,7 @@ fn from_counters(j: &JobSpec, p: &Progress, elapsed: Duration) -> JobResult {
         runtime_ms: ms,
         elapsed_s: ms / 1000,
         iodepth: j.iodepth,
-        job_options: j.raw_options.clone(),
+        job_options: j.own_options.clone(),
         percentile_list: j.stats.percentile_list.clone(),
         ..Default::default()
     };

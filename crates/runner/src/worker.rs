@@ -95,7 +95,7 @@ pub(crate) fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
         pid: sys::gettid() as u32,
         start_unix,
         iodepth: job.iodepth,
-        job_options: job.raw_options.clone(),
+        job_options: job.own_options.clone(),
         percentile_list: job.stats.percentile_list.clone(),
         clat_percentiles: job.stats.clat_percentiles,
         lat_percentiles: job.stats.lat_percentiles,
