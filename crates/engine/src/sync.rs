@@ -8,7 +8,7 @@
 //! file position is not already at the offset, as fio does).
 
 use crate::sys::{errno, ret};
-use crate::target::{run_positional, sync_file, target, trim, Target};
+use crate::target::{replace, run_positional, sync_file, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// RWF_* values from <linux/fs.h>.
@@ -229,6 +229,13 @@ impl IoEngine for SyncEngine {
         Ok(())
     }
 
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace(self.name(), &mut self.files, index, file)?;
+        // A new open file description starts at offset 0: forget the cached position.
+        self.pos[index as usize] = u64::MAX;
+        Ok(())
+    }
+
     #[inline]
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target(self.name(), &self.files, io.file)?;
@@ -325,6 +332,12 @@ impl IoEngine for VsyncEngine {
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
         self.files.push(Target::of("vsync", file)?);
         self.pos.push(u64::MAX);
+        Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace("vsync", &mut self.files, index, file)?;
+        self.pos[index as usize] = u64::MAX;
         Ok(())
     }
 

@@ -45,6 +45,18 @@ pub(crate) fn target(
         })
 }
 
+/// `reopen_file` for engines that keep only a `Target` per file: replace entry `idx`.
+pub(crate) fn replace(
+    engine: &'static str,
+    files: &mut [Target],
+    idx: u32,
+    f: &EngineFile,
+) -> Result<(), EngineError> {
+    target(engine, files, idx)?;
+    files[idx as usize] = Target::of(engine, f)?;
+    Ok(())
+}
+
 /// Trim a range synchronously: `len` on success, `-errno` otherwise.
 pub(crate) fn trim(t: Target, offset: u64, len: u32) -> i64 {
     match sys::trim(t.fd, t.is_block, offset, len as u64) {
