@@ -144,3 +144,64 @@ fn without_the_cap_files_stay_open_from_setup() {
         "no gate without openfiles"
     );
 }
+
+/// Run a create_on_open job in a fresh directory: (stderr, JSON, sorted (name, size) of files).
+fn create_on_open_run(
+    fio: bool,
+    extra: &[&str],
+) -> (String, serde_json::Value, Vec<(String, u64)>) {
+    let dir = TempDir::new("create-on-open");
+    let mut args = job_args(&dir, extra);
+    args.retain(|a| a != "--rw=randrw");
+    args.extend(["--rw=write".to_string(), "--io_size=128k".into()]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (stderr, v) = if fio {
+        (String::new(), fio_json(&a))
+    } else {
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v = r.json();
+        (r.stderr, v)
+    };
+    let mut files: Vec<(String, u64)> = dir
+        .entries()
+        .into_iter()
+        .map(|n| {
+            let len = std::fs::metadata(dir.path().join(&n)).unwrap().len();
+            (n, len)
+        })
+        .collect();
+    files.sort();
+    (stderr, v, files)
+}
+
+#[test]
+fn create_on_open_creates_files_as_the_job_reaches_them() {
+    // io_size covers two of the four 64 KiB files: only those two are ever opened.
+    let on = ["--ioengine=psync", "--openfiles=1", "--create_on_open=1"];
+    let (stderr, v, files) = create_on_open_run(false, &on);
+    assert!(!stderr.contains("Laying out"), "{stderr}");
+    assert_eq!(issued(&v, "write"), (32, 128 << 10));
+    let want = vec![("of.0.0".to_string(), 65536), ("of.0.1".to_string(), 65536)];
+    assert_eq!(files, want);
+    // Without create_on_open every file is laid out first, as fio does.
+    let (stderr, _, files) = create_on_open_run(false, &on[..2]);
+    assert!(stderr.contains("Laying out"), "{stderr}");
+    assert_eq!(files.len(), 4, "{files:?}");
+    if fio_available() {
+        let (_, f, fio_files) = create_on_open_run(true, &on);
+        assert_eq!(issued(&v, "write"), issued(&f, "write"), "vs fio");
+        assert_eq!(want, fio_files, "files vs fio");
+    }
+    // Every file open at once (openfiles unset): round robin writes half of each file, and
+    // still nothing is laid out first.
+    let all = ["--ioengine=psync", "--create_on_open=1"];
+    let (stderr, _, files) = create_on_open_run(false, &all);
+    assert!(!stderr.contains("Laying out"), "{stderr}");
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert!(files.iter().all(|f| f.1 == 32768), "{files:?}");
+    if fio_available() {
+        let (_, _, fio_files) = create_on_open_run(true, &all);
+        assert_eq!(files, fio_files, "files vs fio");
+    }
+}

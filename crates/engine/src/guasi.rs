@@ -352,6 +352,7 @@ impl IoEngine for GuasiEngine {
     }
 
     fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        probe_rwf("guasi", file, &self.rwf.options())?;
         replace("guasi", &mut self.files, index, file)
     }
 

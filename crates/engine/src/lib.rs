@@ -89,6 +89,7 @@ pub enum Queued {
 /// A file opened by the runner (with the job's O_DIRECT/O_SYNC flags) and handed to the engine.
 #[derive(Debug, Clone)]
 pub struct EngineFile {
+    /// -1: not open yet (`create_on_open`); the engine gets the fd from `reopen_file`.
     pub fd: RawFd,
     pub path: PathBuf,
     /// Bytes of the file or device the job may touch (for mmap).

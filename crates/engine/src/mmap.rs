@@ -41,7 +41,12 @@ impl MmapEngine {
             what: format!("{what} {}", file.path.display()),
             source,
         };
-        let len = sys::file_size(file.fd).map_err(|e| os("size of", e))?;
+        // fd -1: not open yet (create_on_open), mapped when `reopen_file` brings the fd.
+        let len = if file.fd < 0 {
+            0
+        } else {
+            sys::file_size(file.fd).map_err(|e| os("size of", e))?
+        };
         if len == 0 {
             return Ok(Mapping {
                 base: std::ptr::null_mut(),

@@ -98,7 +98,8 @@ pub(crate) fn probe_rwf(
     f: &EngineFile,
     flags: &[(i32, &'static str)],
 ) -> Result<(), EngineError> {
-    if flags.is_empty() {
+    if flags.is_empty() || f.fd < 0 {
+        // No fd yet (create_on_open): probed when the file is opened.
         return Ok(());
     }
     let pool = crate::BufPool::new(1, 4096, 4096).map_err(|e| EngineError::Option {
@@ -230,6 +231,9 @@ impl IoEngine for SyncEngine {
     }
 
     fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        if self.kind == SyncKind::Pvsync2 {
+            probe_rwf(self.name(), file, &self.rwf.options())?;
+        }
         replace(self.name(), &mut self.files, index, file)?;
         // A new open file description starts at offset 0: forget the cached position.
         self.pos[index as usize] = u64::MAX;

@@ -16,6 +16,13 @@ pub(crate) struct Target {
 
 impl Target {
     pub fn of(engine: &'static str, f: &EngineFile) -> Result<Target, EngineError> {
+        if f.fd < 0 {
+            // Not open yet (create_on_open): `reopen_file` brings the real fd.
+            return Ok(Target {
+                fd: f.fd,
+                is_block: false,
+            });
+        }
         let is_block = sys::is_block_device(f.fd).map_err(|source| EngineError::Os {
             engine,
             what: format!("fstat of {}", f.path.display()),

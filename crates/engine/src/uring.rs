@@ -425,7 +425,7 @@ impl IoEngine for UringEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        if self.iopoll && self.inflight + self.queued == 0 {
+        if self.iopoll && self.inflight + self.queued == 0 && file.fd >= 0 {
             self.probe_iopoll(file)?;
         }
         self.files.push(Target::of("io_uring", file)?);

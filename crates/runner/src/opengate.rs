@@ -7,7 +7,8 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
-use fiox_engine::{EngineError, EngineFile, IoEngine, OpenSpec};
+use crate::error::RunError;
+use fiox_engine::{EngineFile, IoEngine, OpenSpec};
 
 /// The files of one job whose opens are driven by the generator.
 pub(crate) struct OpenGate {
@@ -55,10 +56,15 @@ impl OpenGate {
         self.files.get(i).is_some_and(|f| f.handle.is_some())
     }
 
-    /// Open file `i` (creating it when the job may) and hand the new fd to the engine.
-    pub(crate) fn open(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), EngineError> {
+    /// Open file `i` (creating it when the job may: `create_on_open`) and hand the new fd to
+    /// the engine. A file this open created is marked as fiox's, as setup would have.
+    pub(crate) fn open(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
         let f = &mut self.files[i];
+        let existed = f.path.exists();
         let h = fiox_engine::open_file(&f.path, &self.spec)?;
+        if !existed {
+            crate::owned::mark(&f.path)?;
+        }
         engine.reopen_file(
             i as u32,
             &EngineFile {
@@ -77,7 +83,7 @@ impl OpenGate {
 
     /// Close file `i`: the engine drops its per-file state first, then the fd is closed.
     /// The caller guarantees no I/O to the file is queued or in flight.
-    pub(crate) fn close(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), EngineError> {
+    pub(crate) fn close(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
         if self.files[i].handle.is_none() {
             return Ok(());
         }
@@ -88,7 +94,7 @@ impl OpenGate {
     }
 
     /// Close every file (end of the I/O phase).
-    pub(crate) fn close_all(&mut self, engine: &mut dyn IoEngine) -> Result<(), EngineError> {
+    pub(crate) fn close_all(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
         for i in 0..self.files.len() {
             self.close(engine, i)?;
         }

@@ -166,7 +166,9 @@ fn lazy_open_gate(
     }
     let mut list = Vec::with_capacity(opened.plan.files.len());
     for (i, f) in opened.plan.files.iter().enumerate() {
-        engine.close_file(i as u32)?;
+        if opened.handles[i].is_some() {
+            engine.close_file(i as u32)?;
+        }
         opened.handles[i] = None;
         list.push((f.path.clone(), f.real_size.max(f.offset + f.size)));
     }
@@ -248,8 +250,14 @@ fn prepare_files(
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
     let mut warnings = Vec::new();
+    // create_on_open: a missing file is created by its first open during the I/O phase.
+    let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
     for f in &mut plan.files {
         let existed = f.path.exists();
+        if defer && !existed {
+            handles.push(None);
+            continue;
+        }
         let h = fiox_engine::open_file(&f.path, &spec)?;
         if !existed {
             crate::owned::mark(&f.path)?;
