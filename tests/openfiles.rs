@@ -40,6 +40,8 @@ fn run_fiox(extra: &[&str]) -> (serde_json::Value, (u64, u64)) {
     let o = std::process::Command::new(harness::fiox_bin())
         .args(&a)
         .env("FIOX_DEBUG_OPENFILES", "1")
+        // verify state files land in the working directory: keep them in the temp dir.
+        .current_dir(dir.path())
         .output()
         .expect("run fiox");
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -129,6 +131,47 @@ fn openfiles_issues_what_fio_issues() {
             "{extra:?}: write vs fio"
         );
         assert!(peak <= 2, "{extra:?}: peak {peak}");
+    }
+}
+
+#[test]
+fn write_then_verify_reads_back_every_file() {
+    for extra in [
+        &[
+            "--ioengine=psync",
+            "--openfiles=1",
+            "--rw=write",
+            "--verify=crc32c",
+        ][..],
+        &[
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--openfiles=2",
+            "--rw=randwrite",
+            "--verify=md5",
+        ],
+    ] {
+        let (v, (peak, _)) = run_fiox(extra);
+        assert_eq!(issued(&v, "write"), (64, 256 << 10), "{extra:?}");
+        assert_eq!(
+            issued(&v, "read"),
+            (64, 256 << 10),
+            "{extra:?}: verify reads"
+        );
+        assert!(peak <= 2, "{extra:?}: peak {peak}");
+        if fio_available() {
+            let fdir = TempDir::new("openfiles-verify-fio");
+            let args = job_args(&fdir, extra);
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            // fio saves its verify state in the working directory: keep it in the temp dir.
+            let o = std::process::Command::new("fio")
+                .args(&a)
+                .current_dir(fdir.path())
+                .output()
+                .expect("run fio");
+            let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fio json");
+            assert_eq!(issued(&v, "read"), issued(&f, "read"), "{extra:?}: vs fio");
+        }
     }
 }
 
