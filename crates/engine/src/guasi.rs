@@ -23,7 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::sync::{probe_rwf, Rwf};
-use crate::target::{run_positional, target, Target};
+use crate::target::{replace, run_positional, target, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// One syscall for a worker to run.
@@ -349,6 +349,11 @@ impl IoEngine for GuasiEngine {
         probe_rwf("guasi", file, &self.rwf.options())?;
         self.files.push(Target::of("guasi", file)?);
         Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        probe_rwf("guasi", file, &self.rwf.options())?;
+        replace("guasi", &mut self.files, index, file)
     }
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {

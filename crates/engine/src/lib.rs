@@ -89,6 +89,7 @@ pub enum Queued {
 /// A file opened by the runner (with the job's O_DIRECT/O_SYNC flags) and handed to the engine.
 #[derive(Debug, Clone)]
 pub struct EngineFile {
+    /// -1: not open yet (`create_on_open`); the engine gets the fd from `reopen_file`.
     pub fd: RawFd,
     pub path: PathBuf,
     /// Bytes of the file or device the job may touch (for mmap).
@@ -157,6 +158,19 @@ pub trait IoEngine: Send {
         _out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
         Ok(0)
+    }
+    /// `openfiles`: the runner is about to close file `index` (no I/O to it is queued or in
+    /// flight). Engines that hold more than the fd (a mapping, a registered slot) drop it here.
+    fn close_file(&mut self, _index: u32) -> Result<(), EngineError> {
+        Ok(())
+    }
+    /// `openfiles`: file `index` was opened again (its fd may differ from the one `add_file`
+    /// saw). Engines keep per-file state by index, so each engine updates its own entry.
+    fn reopen_file(&mut self, _index: u32, _file: &EngineFile) -> Result<(), EngineError> {
+        Err(EngineError::NotSupported(format!(
+            "{} with openfiles below nrfiles",
+            self.name()
+        )))
     }
     /// Make the job's buffer pool known before the first `queue` (io_uring `fixedbufs`
     /// registers it with the kernel). The pool must outlive the engine's use of it.

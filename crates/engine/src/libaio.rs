@@ -14,7 +14,7 @@
 use std::sync::atomic::{fence, Ordering};
 
 use crate::sys::errno;
-use crate::target::{sync_file, target, trim, Target};
+use crate::target::{replace, sync_file, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// `struct iocb` from <linux/aio_abi.h> (little-endian field order for key/rw_flags).
@@ -241,6 +241,10 @@ impl IoEngine for LibaioEngine {
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
         self.files.push(Target::of("libaio", file)?);
         Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace("libaio", &mut self.files, index, file)
     }
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {

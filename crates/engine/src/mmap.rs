@@ -8,7 +8,7 @@
 //! (0 at or past it) and writes crossing it fail with `-EINVAL` instead.
 
 use crate::sys;
-use crate::target::{target, trim, Target};
+use crate::target::{replace, target, trim, Target};
 use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 struct Mapping {
@@ -41,7 +41,12 @@ impl MmapEngine {
             what: format!("{what} {}", file.path.display()),
             source,
         };
-        let len = sys::file_size(file.fd).map_err(|e| os("size of", e))?;
+        // fd -1: not open yet (create_on_open), mapped when `reopen_file` brings the fd.
+        let len = if file.fd < 0 {
+            0
+        } else {
+            sys::file_size(file.fd).map_err(|e| os("size of", e))?
+        };
         if len == 0 {
             return Ok(Mapping {
                 base: std::ptr::null_mut(),
@@ -131,6 +136,26 @@ impl IoEngine for MmapEngine {
         let m = self.map(file)?;
         self.files.push(t);
         self.maps.push(m);
+        Ok(())
+    }
+
+    fn close_file(&mut self, index: u32) -> Result<(), EngineError> {
+        target("mmap", &self.files, index)?;
+        let m = &mut self.maps[index as usize];
+        if m.len > 0 {
+            // SAFETY: unmapping exactly what map() created; no I/O to this file is queued.
+            unsafe { libc::munmap(m.base.cast(), m.len as usize) };
+        }
+        m.base = std::ptr::null_mut();
+        m.len = 0;
+        Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        self.close_file(index)?;
+        let m = self.map(file)?;
+        replace("mmap", &mut self.files, index, file)?;
+        self.maps[index as usize] = m;
         Ok(())
     }
 

@@ -48,6 +48,10 @@ impl IoEngine for NullEngine {
         Ok(())
     }
 
+    fn reopen_file(&mut self, _index: u32, _file: &EngineFile) -> Result<(), EngineError> {
+        Ok(())
+    }
+
     #[inline]
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         if self.sync {

@@ -14,7 +14,7 @@
 //! finish the next request. A short list lets completions pile up between wake-ups.
 
 use crate::sys::errno;
-use crate::target::{target, trim, Target};
+use crate::target::{replace, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// Most control blocks one aio_suspend waits on (fio's engine uses the same bound).
@@ -152,6 +152,10 @@ impl IoEngine for PosixAioEngine {
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
         self.files.push(Target::of("posixaio", file)?);
         Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace("posixaio", &mut self.files, index, file)
     }
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {

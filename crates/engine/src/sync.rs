@@ -8,7 +8,7 @@
 //! file position is not already at the offset, as fio does).
 
 use crate::sys::{errno, ret};
-use crate::target::{run_positional, sync_file, target, trim, Target};
+use crate::target::{replace, run_positional, sync_file, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// RWF_* values from <linux/fs.h>.
@@ -98,7 +98,8 @@ pub(crate) fn probe_rwf(
     f: &EngineFile,
     flags: &[(i32, &'static str)],
 ) -> Result<(), EngineError> {
-    if flags.is_empty() {
+    if flags.is_empty() || f.fd < 0 {
+        // No fd yet (create_on_open): probed when the file is opened.
         return Ok(());
     }
     let pool = crate::BufPool::new(1, 4096, 4096).map_err(|e| EngineError::Option {
@@ -229,6 +230,16 @@ impl IoEngine for SyncEngine {
         Ok(())
     }
 
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        if self.kind == SyncKind::Pvsync2 {
+            probe_rwf(self.name(), file, &self.rwf.options())?;
+        }
+        replace(self.name(), &mut self.files, index, file)?;
+        // A new open file description starts at offset 0: forget the cached position.
+        self.pos[index as usize] = u64::MAX;
+        Ok(())
+    }
+
     #[inline]
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target(self.name(), &self.files, io.file)?;
@@ -325,6 +336,12 @@ impl IoEngine for VsyncEngine {
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
         self.files.push(Target::of("vsync", file)?);
         self.pos.push(u64::MAX);
+        Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace("vsync", &mut self.files, index, file)?;
+        self.pos[index as usize] = u64::MAX;
         Ok(())
     }
 

@@ -16,6 +16,13 @@ pub(crate) struct Target {
 
 impl Target {
     pub fn of(engine: &'static str, f: &EngineFile) -> Result<Target, EngineError> {
+        if f.fd < 0 {
+            // Not open yet (create_on_open): `reopen_file` brings the real fd.
+            return Ok(Target {
+                fd: f.fd,
+                is_block: false,
+            });
+        }
         let is_block = sys::is_block_device(f.fd).map_err(|source| EngineError::Os {
             engine,
             what: format!("fstat of {}", f.path.display()),
@@ -43,6 +50,18 @@ pub(crate) fn target(
                 files.len()
             ),
         })
+}
+
+/// `reopen_file` for engines that keep only a `Target` per file: replace entry `idx`.
+pub(crate) fn replace(
+    engine: &'static str,
+    files: &mut [Target],
+    idx: u32,
+    f: &EngineFile,
+) -> Result<(), EngineError> {
+    target(engine, files, idx)?;
+    files[idx as usize] = Target::of(engine, f)?;
+    Ok(())
 }
 
 /// Trim a range synchronously: `len` on success, `-errno` otherwise.

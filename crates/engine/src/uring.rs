@@ -13,7 +13,7 @@
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::sync::{RWF_DONTCACHE, RWF_NOWAIT};
-use crate::target::{target, trim, Target};
+use crate::target::{replace, target, trim, Target};
 use crate::{
     BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
 };
@@ -212,6 +212,24 @@ impl UringEngine {
         Ok(())
     }
 
+    /// Point registered file slot `index` at `fd` (-1: empty) so the table holds no reference
+    /// to a closed file; the table is registered lazily, so before that nothing is needed.
+    fn update_slot(&mut self, index: u32, fd: i32) -> Result<(), EngineError> {
+        if !(self.registerfiles && self.files_registered && self.files_current) {
+            return Ok(());
+        }
+        self.ring
+            .submitter()
+            .register_files_update(index, &[fd])
+            .map_err(|e| {
+                opt_err(
+                    "registerfiles",
+                    format!("IORING_REGISTER_FILES_UPDATE failed: {e}"),
+                )
+            })?;
+        Ok(())
+    }
+
     /// Index of the registered buffer holding `[p, p+len)`.
     fn buf_index(&self, p: *mut u8, len: u32) -> Result<u16, EngineError> {
         let Some(b) = &self.bufs else {
@@ -407,12 +425,24 @@ impl IoEngine for UringEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        if self.iopoll && self.inflight + self.queued == 0 {
+        if self.iopoll && self.inflight + self.queued == 0 && file.fd >= 0 {
             self.probe_iopoll(file)?;
         }
         self.files.push(Target::of("io_uring", file)?);
         self.files_current = false;
         Ok(())
+    }
+
+    fn close_file(&mut self, index: u32) -> Result<(), EngineError> {
+        target("io_uring", &self.files, index)?;
+        // A later first registration must not see the closed fd (-1 is an empty slot).
+        self.files[index as usize].fd = -1;
+        self.update_slot(index, -1)
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace("io_uring", &mut self.files, index, file)?;
+        self.update_slot(index, file.fd)
     }
 
     fn register_buffers(&mut self, pool: &BufPool) -> Result<(), EngineError> {

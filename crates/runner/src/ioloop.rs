@@ -107,6 +107,10 @@ pub struct IoLoop<'a> {
     pending: Vec<u32>,
     inflight: u32,
     events: Vec<Completion>,
+    /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
+    pub(crate) gate: Option<crate::opengate::OpenGate>,
+    /// File of the last request: a due fsync goes to it when files open lazily.
+    last_file: u32,
     exhausted: bool,
     end: Option<EndReason>,
     ios_since_clock: u32,
@@ -187,6 +191,8 @@ impl<'a> IoLoop<'a> {
             pending: Vec::with_capacity(depth),
             inflight: 0,
             events: Vec::with_capacity(depth),
+            gate: None,
+            last_file: 0,
             exhausted: false,
             end: None,
             ios_since_clock: 0,
@@ -254,6 +260,12 @@ impl<'a> IoLoop<'a> {
             }
         }
         self.drain();
+        if let Some(g) = self.gate.as_mut() {
+            if let Err(e) = g.close_all(self.engine) {
+                self.end
+                    .get_or_insert(EndReason::Error(libc::EIO, e.to_string()));
+            }
+        }
         if !self.ramp_done {
             self.acct.reset(); // ended within ramp_time: nothing counts, as in fio
             self.measured_start_ns = self.now_ns();
@@ -316,12 +328,21 @@ impl<'a> IoLoop<'a> {
             self.slots[id as usize] = Slot {
                 ddir: SYNC,
                 op_data_only: self.job.fsync == 0,
+                file: if self.gate.is_some() {
+                    self.last_file
+                } else {
+                    0
+                },
                 ..Default::default()
             };
             self.stamp_start(id);
             return Some(id);
         }
         let req = self.next_request()?;
+        if !self.follow_opens(req.file) {
+            return None;
+        }
+        self.last_file = req.file;
         let id = self.free.pop()?;
         self.prepare(id, req);
         Some(id)
@@ -352,6 +373,61 @@ impl<'a> IoLoop<'a> {
         }
         self.exhausted = true;
         None
+    }
+
+    /// `openfiles`: close the files the generator closed (once their I/O is out), then open
+    /// `file` if it is not open yet. False when an open or close failed (the job ends).
+    fn follow_opens(&mut self, file: u32) -> bool {
+        let Some(mut gate) = self.gate.take() else {
+            return true;
+        };
+        let mut res = Ok(());
+        for i in 0..gate.len() {
+            if res.is_ok() && gate.is_open(i) && !self.gen.is_open(i) {
+                self.quiesce_file(i as u32);
+                res = gate.close(self.engine, i);
+            }
+        }
+        if res.is_ok() && !gate.is_open(file as usize) {
+            res = gate.open(self.engine, file as usize);
+        }
+        self.gate = Some(gate);
+        if let Err(e) = res {
+            self.end
+                .get_or_insert(EndReason::Error(libc::EIO, e.to_string()));
+            return false;
+        }
+        self.end.is_none()
+    }
+
+    /// Wait until no unit for `file` is queued, in flight or waiting to be re-issued (fio
+    /// closes a file only after its last I/O completed).
+    fn quiesce_file(&mut self, file: u32) {
+        while self.end.is_none() {
+            if let Some(pos) = self
+                .requeue
+                .iter()
+                .position(|&id| self.slots[id as usize].file == file)
+            {
+                let id = self.requeue.remove(pos);
+                self.submit(id);
+                self.commit();
+                if self.inflight > 0 {
+                    self.reap(1);
+                }
+                continue;
+            }
+            let busy = self
+                .slots
+                .iter()
+                .zip(&self.in_flight)
+                .any(|(s, &f)| f && s.file == file);
+            if !busy {
+                return;
+            }
+            self.commit();
+            self.reap(1);
+        }
     }
 
     #[inline]

@@ -15,6 +15,7 @@ mod files;
 mod gen;
 mod ioerr;
 mod ioloop;
+mod opengate;
 mod owned;
 mod pacing;
 mod sys;

@@ -31,13 +31,12 @@ fn file_list(opened: &Opened) -> Vec<(String, Option<&File>)> {
 /// elapsed nanoseconds as measured by `now_ns`.
 fn verify_reads(
     env: &JobEnv,
-    opened: &Opened,
+    files: &[(String, Option<&File>)],
     v: &mut JobVerify,
     buf: &mut [u8],
     now_ns: &dyn Fn() -> u64,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
-    let files = file_list(opened);
     let stop = || env.stop.load(Ordering::Relaxed);
     env.progress.set_state(JobState::Verifying);
     let t0 = now_ns();
@@ -50,7 +49,7 @@ fn verify_reads(
         rd.clat.add(ns);
         rd.lat.add(ns);
     };
-    let r = v.verify_files(&files, buf, &stop, &mut on_read);
+    let r = v.verify_files(files, buf, &stop, &mut on_read);
     v.finish_offloaded();
     let ms = now_ns().saturating_sub(t0) / 1_000_000;
     if result.dirs.read.total_ios > 0 {
@@ -72,17 +71,48 @@ pub fn verify_phase(
         return Ok(());
     }
     let clock = lp.clock;
+    // Files that opened lazily (openfiles, create_on_open) were closed by the write phase:
+    // open them again to read back, read-only and never creating one.
+    let reopened: Vec<Option<File>> = if lp.gate.is_some() {
+        reopen_closed(job, opened)?
+    } else {
+        Vec::new()
+    };
+    let files: Vec<(String, Option<&File>)> = file_list(opened)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (p, h))| (p, h.or(reopened.get(i).and_then(Option::as_ref))))
+        .collect();
     let Some(v) = lp.verify.as_mut() else {
         return Ok(());
     };
     verify_reads(
         env,
-        opened,
+        &files,
         v,
         lp.pool.slice_mut(0),
         &|| clock.now_ns(),
         result,
     )
+}
+
+/// Open for reading every file without a setup handle; a file the job never created (a
+/// `create_on_open` file it did not reach) stays `None`, as it holds no written block.
+fn reopen_closed(job: &fiox_job::JobSpec, opened: &Opened) -> Result<Vec<Option<File>>, RunError> {
+    let spec = fiox_engine::OpenSpec {
+        write: false,
+        create: false,
+        ..fiox_engine::OpenSpec::from_job(job)
+    };
+    let mut out = Vec::with_capacity(opened.handles.len());
+    for (f, h) in opened.plan.files.iter().zip(&opened.handles) {
+        if h.is_some() || !f.path.exists() {
+            out.push(None);
+            continue;
+        }
+        out.push(Some(fiox_engine::open_file(&f.path, &spec)?));
+    }
+    Ok(out)
 }
 
 /// `verify_only=1`: no writes; check every block the writing run left (its saved state or
@@ -103,7 +133,8 @@ pub fn verify_only(
     crate::vstate::expected_writes(job, gen, &mut v, opened.plan.files.len())?;
     let t0 = std::time::Instant::now();
     let now = || t0.elapsed().as_nanos() as u64;
-    verify_reads(env, opened, &mut v, pool.slice_mut(0), &now, result)?;
+    let files = file_list(opened);
+    verify_reads(env, &files, &mut v, pool.slice_mut(0), &now, result)?;
     if v.failures > 0 {
         return Err(verify_failed(env, &v, result));
     }

@@ -79,14 +79,15 @@ fn file_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warn
             ));
         }
     }
-    if job.files.openfiles > 0 && (job.files.openfiles as usize) < plan.files.len() {
+    let n = plan.files.len();
+    let capped = job.files.openfiles > 0 && (job.files.openfiles as usize) < n;
+    if capped && !flags.no_io && !crate::files::lazy_open(job, n, flags.no_io) {
         out.push(w(
             "openfiles",
             format!(
-                "openfiles={} is below the job's {} files; fiox keeps all files open for the \
-                 whole run",
+                "openfiles={} is below the job's {n} files; a verify_only job keeps all files \
+                 open for the whole run",
                 job.files.openfiles,
-                plan.files.len()
             ),
             "raise openfiles or reduce nrfiles if the open-file limit matters",
         ));

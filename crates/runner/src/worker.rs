@@ -7,6 +7,7 @@ use crate::acct::{JobState, Measure, Progress};
 use crate::error::RunError;
 use crate::files::{self, FileKind, FilePlan};
 use crate::ioloop::{EndReason, IoLoop, Limits};
+use crate::opengate::OpenGate;
 use crate::sys::{self, ThreadUsage};
 use crate::warn;
 use fiox_engine::{BufPool, EngineFile, IoEngine, OpenSpec};
@@ -143,12 +144,36 @@ fn execute(
             writable: files::job_writes(job),
         })?;
     }
+    let gate = lazy_open_gate(job, &mut opened, engine.as_mut(), flags.no_io)?;
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
     let measure = Measure::of(job, flags.sync);
     result.has_slat = measure.slat;
-    run_io(env, engine.as_mut(), &opened, measure, result)?;
+    run_io(env, engine.as_mut(), &opened, gate, measure, result)?;
     finish_files(job, &mut opened, flags.no_io, leftovers)
+}
+
+/// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
+/// hand them to a gate that reopens each when the generator first uses it.
+fn lazy_open_gate(
+    job: &JobSpec,
+    opened: &mut Opened,
+    engine: &mut dyn IoEngine,
+    diskless: bool,
+) -> Result<Option<OpenGate>, RunError> {
+    if !files::lazy_open(job, opened.plan.files.len(), diskless) {
+        return Ok(None);
+    }
+    let mut list = Vec::with_capacity(opened.plan.files.len());
+    for (i, f) in opened.plan.files.iter().enumerate() {
+        if opened.handles[i].is_some() {
+            engine.close_file(i as u32)?;
+        }
+        opened.handles[i] = None;
+        list.push((f.path.clone(), f.real_size.max(f.offset + f.size)));
+    }
+    let spec = fiox_engine::OpenSpec::from_job(job);
+    Ok(Some(OpenGate::new(list, spec, files::job_writes(job))))
 }
 
 /// Sleep `startdelay` (a range picks a point in it), waking early when stopped.
@@ -225,8 +250,14 @@ fn prepare_files(
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
     let mut warnings = Vec::new();
+    // create_on_open: a missing file is created by its first open during the I/O phase.
+    let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
     for f in &mut plan.files {
         let existed = f.path.exists();
+        if defer && !existed {
+            handles.push(None);
+            continue;
+        }
         let h = fiox_engine::open_file(&f.path, &spec)?;
         if !existed {
             crate::owned::mark(&f.path)?;
@@ -357,6 +388,7 @@ fn run_io(
     env: &JobEnv,
     engine: &mut dyn IoEngine,
     opened: &Opened,
+    gate: Option<OpenGate>,
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
@@ -409,7 +441,11 @@ fn run_io(
     }
     lp.read_checks = !files::job_writes(job);
     lp.verify = verify;
+    lp.gate = gate;
     let end = lp.run();
+    if let Some(g) = lp.gate.as_ref() {
+        debug_open_counts(job, g);
+    }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
@@ -573,4 +609,15 @@ fn finish_files(
         return Ok(());
     }
     crate::owned::finish_files(job, &mut opened.handles, &opened.plan, leftovers)
+}
+
+/// Debug builds only, on request (`FIOX_DEBUG_OPENFILES=1`): print how many files the job had
+/// open at most and how many opens it did, so tests can check `openfiles` without timing.
+fn debug_open_counts(job: &JobSpec, g: &OpenGate) {
+    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
+        eprintln!(
+            "fiox-debug: job {}: files open at most {}, opens {}",
+            job.name, g.max_open, g.opens
+        );
+    }
 }

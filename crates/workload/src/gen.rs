@@ -441,6 +441,12 @@ impl Generator {
         }
     }
 
+    /// Whether file `fi` is open in fio's model (`openfiles`): opened when first picked,
+    /// closed when its fill fails or a new pass starts. The runner mirrors this with real fds.
+    pub fn is_open(&self, fi: usize) -> bool {
+        self.files.get(fi).is_some_and(|f| f.open)
+    }
+
     /// fio's `fio_file_reset`: rewind, forget the map, restart the lfsr.
     pub(crate) fn reset_file(&mut self, fi: usize) {
         let seed = self.seeds.get(Stream::Block);

@@ -1,0 +1,148 @@
+//! `openfiles` below `nrfiles`: the job's real file descriptors follow the generator's model of
+//! which files are open (fio's lazy open and close-when-done), so at most `openfiles` files are
+//! open during the I/O phase. The gate owns the fds of its files, opens one when the generator
+//! first uses it and closes it (after the engine forgot it) when the generator closes it.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+use crate::error::RunError;
+use fiox_engine::{EngineFile, IoEngine, OpenSpec};
+
+/// The files of one job whose opens are driven by the generator.
+pub(crate) struct OpenGate {
+    files: Vec<GateFile>,
+    spec: OpenSpec,
+    writable: bool,
+    open_now: usize,
+    /// Highest number of files open at once (checked by tests against `openfiles`).
+    pub(crate) max_open: usize,
+    /// Opens done by the gate (each lazy open of a file counts).
+    pub(crate) opens: u64,
+}
+
+struct GateFile {
+    path: PathBuf,
+    size: u64,
+    handle: Option<File>,
+}
+
+impl OpenGate {
+    /// A gate over `(path, size)` files, all closed; the engine already knows each by index.
+    pub(crate) fn new(files: Vec<(PathBuf, u64)>, spec: OpenSpec, writable: bool) -> OpenGate {
+        OpenGate {
+            files: files
+                .into_iter()
+                .map(|(path, size)| GateFile {
+                    path,
+                    size,
+                    handle: None,
+                })
+                .collect(),
+            spec,
+            writable,
+            open_now: 0,
+            max_open: 0,
+            opens: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub(crate) fn is_open(&self, i: usize) -> bool {
+        self.files.get(i).is_some_and(|f| f.handle.is_some())
+    }
+
+    /// Open file `i` (creating it when the job may: `create_on_open`) and hand the new fd to
+    /// the engine. A file this open created is marked as fiox's, as setup would have.
+    pub(crate) fn open(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
+        let f = &mut self.files[i];
+        let existed = f.path.exists();
+        let h = fiox_engine::open_file(&f.path, &self.spec)?;
+        if !existed {
+            crate::owned::mark(&f.path)?;
+        }
+        engine.reopen_file(
+            i as u32,
+            &EngineFile {
+                fd: h.as_raw_fd(),
+                path: f.path.clone(),
+                size: f.size,
+                writable: self.writable,
+            },
+        )?;
+        f.handle = Some(h);
+        self.open_now += 1;
+        self.opens += 1;
+        self.max_open = self.max_open.max(self.open_now);
+        Ok(())
+    }
+
+    /// Close file `i`: the engine drops its per-file state first, then the fd is closed.
+    /// The caller guarantees no I/O to the file is queued or in flight.
+    pub(crate) fn close(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
+        if self.files[i].handle.is_none() {
+            return Ok(());
+        }
+        engine.close_file(i as u32)?;
+        self.files[i].handle = None;
+        self.open_now -= 1;
+        Ok(())
+    }
+
+    /// Close every file (end of the I/O phase).
+    pub(crate) fn close_all(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
+        for i in 0..self.files.len() {
+            self.close(engine, i)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::JobSpec;
+
+    #[test]
+    fn opens_and_closes_track_the_engine_and_the_peak() {
+        let dir = std::env::temp_dir().join(format!("fiox-opengate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let job = JobSpec {
+            ioengine: "psync".into(),
+            ..Default::default()
+        };
+        let mut engine = fiox_engine::create(&job).unwrap();
+        let spec = OpenSpec::from_job(&job);
+        let mut files = Vec::new();
+        for n in 0..3 {
+            let p = dir.join(format!("f{n}"));
+            std::fs::write(&p, vec![7u8; 4096]).unwrap();
+            let h = fiox_engine::open_file(&p, &spec).unwrap();
+            engine
+                .add_file(&EngineFile {
+                    fd: h.as_raw_fd(),
+                    path: p.clone(),
+                    size: 4096,
+                    writable: false,
+                })
+                .unwrap();
+            files.push((p, 4096));
+        }
+        let mut g = OpenGate::new(files, spec, false);
+        assert_eq!(g.len(), 3);
+        g.open(engine.as_mut(), 0).unwrap();
+        g.close(engine.as_mut(), 0).unwrap();
+        g.open(engine.as_mut(), 2).unwrap();
+        assert!(g.is_open(2) && !g.is_open(0));
+        g.open(engine.as_mut(), 1).unwrap();
+        g.close_all(engine.as_mut()).unwrap();
+        assert!(!g.is_open(1) && !g.is_open(2));
+        assert_eq!((g.opens, g.max_open), (3, 2));
+        drop(engine);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

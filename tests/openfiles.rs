@@ -1,0 +1,250 @@
+//! `openfiles` below `nrfiles`: fiox opens files lazily, never more than `openfiles` at once,
+//! and issues exactly what fio 3.33 issues for the same size-bound job.
+
+mod harness;
+
+use harness::{fio_available, fio_json, fiox, issued, TempDir};
+
+/// `(files open at most, opens)` from the debug line a debug build prints on request.
+fn open_counts(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("fiox-debug: job"))
+        .unwrap_or_else(|| panic!("no open counts in stderr:\n{stderr}"));
+    let num = |key: &str| -> u64 {
+        let rest = &line[line.find(key).expect(key) + key.len()..];
+        let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        digits.parse().expect("count")
+    };
+    (num("open at most "), num("opens "))
+}
+
+fn job_args(dir: &TempDir, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        "--name=of".to_string(),
+        "--nrfiles=4".into(),
+        "--size=256k".into(),
+        "--bs=4k".into(),
+        "--rw=randrw".into(),
+        format!("--directory={}", dir.path().display()),
+        "--output-format=json".into(),
+    ];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+fn run_fiox(extra: &[&str]) -> (serde_json::Value, (u64, u64)) {
+    let dir = TempDir::new("openfiles");
+    let args = job_args(&dir, extra);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = std::process::Command::new(harness::fiox_bin())
+        .args(&a)
+        .env("FIOX_DEBUG_OPENFILES", "1")
+        // verify state files land in the working directory: keep them in the temp dir.
+        .current_dir(dir.path())
+        .output()
+        .expect("run fiox");
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{extra:?}: {stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    let warned = v["jobs"][0]["fiox"]["warnings"]
+        .as_array()
+        .is_some_and(|w| w.iter().any(|w| w["code"] == "openfiles"));
+    assert!(
+        !warned,
+        "{extra:?}: openfiles is honoured: {}",
+        v["jobs"][0]["fiox"]
+    );
+    (v, open_counts(&stderr))
+}
+
+#[test]
+fn openfiles_caps_open_files_for_every_engine() {
+    for (engine, cap) in [
+        ("--ioengine=psync", 1),
+        ("--ioengine=sync", 2),
+        ("--ioengine=libaio", 1),
+        ("--ioengine=io_uring", 1),
+        ("--ioengine=mmap", 3),
+        ("--ioengine=posixaio", 1),
+        ("--ioengine=guasi", 1),
+        ("--ioengine=vsync", 1),
+        ("--ioengine=pvsync2", 2),
+    ] {
+        let of = format!("--openfiles={cap}");
+        let mut extra = vec![engine, of.as_str(), "--iodepth=4"];
+        if engine.ends_with("io_uring") {
+            extra.push("--registerfiles=1");
+        }
+        let (v, (peak, opens)) = run_fiox(&extra);
+        let (rd, wr) = (issued(&v, "read"), issued(&v, "write"));
+        assert_eq!(rd.1 + wr.1, 256 << 10, "{extra:?}: {rd:?} {wr:?}");
+        assert_eq!(peak, cap, "{extra:?}: files open at most");
+        assert!(opens >= 4, "{extra:?}: every file is opened ({opens})");
+    }
+}
+
+#[test]
+fn openfiles_issues_what_fio_issues() {
+    if !fio_available() {
+        eprintln!("fio not installed: comparison skipped");
+        return;
+    }
+    for extra in [
+        &["--ioengine=psync", "--openfiles=1"][..],
+        &[
+            "--ioengine=psync",
+            "--openfiles=2",
+            "--file_service_type=random",
+        ][..],
+        &[
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--openfiles=1",
+            "--rw=randwrite",
+        ][..],
+        &[
+            "--ioengine=psync",
+            "--openfiles=1",
+            "--loops=2",
+            "--rw=read",
+        ][..],
+        &[
+            "--ioengine=io_uring",
+            "--openfiles=3",
+            "--file_service_type=sequential",
+        ][..],
+    ] {
+        let (v, (peak, _)) = run_fiox(extra);
+        let fdir = TempDir::new("openfiles-fio");
+        let args = job_args(&fdir, extra);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let f = fio_json(&a);
+        assert_eq!(
+            issued(&v, "read"),
+            issued(&f, "read"),
+            "{extra:?}: read vs fio"
+        );
+        assert_eq!(
+            issued(&v, "write"),
+            issued(&f, "write"),
+            "{extra:?}: write vs fio"
+        );
+        assert!(peak <= 2, "{extra:?}: peak {peak}");
+    }
+}
+
+#[test]
+fn write_then_verify_reads_back_every_file() {
+    for extra in [
+        &[
+            "--ioengine=psync",
+            "--openfiles=1",
+            "--rw=write",
+            "--verify=crc32c",
+        ][..],
+        &[
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--openfiles=2",
+            "--rw=randwrite",
+            "--verify=md5",
+        ],
+    ] {
+        let (v, (peak, _)) = run_fiox(extra);
+        assert_eq!(issued(&v, "write"), (64, 256 << 10), "{extra:?}");
+        assert_eq!(
+            issued(&v, "read"),
+            (64, 256 << 10),
+            "{extra:?}: verify reads"
+        );
+        assert!(peak <= 2, "{extra:?}: peak {peak}");
+        if fio_available() {
+            let fdir = TempDir::new("openfiles-verify-fio");
+            let args = job_args(&fdir, extra);
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            // fio saves its verify state in the working directory: keep it in the temp dir.
+            let o = std::process::Command::new("fio")
+                .args(&a)
+                .current_dir(fdir.path())
+                .output()
+                .expect("run fio");
+            let f: serde_json::Value = serde_json::from_slice(&o.stdout).expect("fio json");
+            assert_eq!(issued(&v, "read"), issued(&f, "read"), "{extra:?}: vs fio");
+        }
+    }
+}
+
+#[test]
+fn without_the_cap_files_stay_open_from_setup() {
+    let dir = TempDir::new("openfiles-all");
+    let args = job_args(&dir, &["--ioengine=psync"]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("fiox-debug"),
+        "no gate without openfiles"
+    );
+}
+
+/// Run a create_on_open job in a fresh directory: (stderr, JSON, sorted (name, size) of files).
+fn create_on_open_run(
+    fio: bool,
+    extra: &[&str],
+) -> (String, serde_json::Value, Vec<(String, u64)>) {
+    let dir = TempDir::new("create-on-open");
+    let mut args = job_args(&dir, extra);
+    args.retain(|a| a != "--rw=randrw");
+    args.extend(["--rw=write".to_string(), "--io_size=128k".into()]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (stderr, v) = if fio {
+        (String::new(), fio_json(&a))
+    } else {
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v = r.json();
+        (r.stderr, v)
+    };
+    let mut files: Vec<(String, u64)> = dir
+        .entries()
+        .into_iter()
+        .map(|n| {
+            let len = std::fs::metadata(dir.path().join(&n)).unwrap().len();
+            (n, len)
+        })
+        .collect();
+    files.sort();
+    (stderr, v, files)
+}
+
+#[test]
+fn create_on_open_creates_files_as_the_job_reaches_them() {
+    // io_size covers two of the four 64 KiB files: only those two are ever opened.
+    let on = ["--ioengine=psync", "--openfiles=1", "--create_on_open=1"];
+    let (stderr, v, files) = create_on_open_run(false, &on);
+    assert!(!stderr.contains("Laying out"), "{stderr}");
+    assert_eq!(issued(&v, "write"), (32, 128 << 10));
+    let want = vec![("of.0.0".to_string(), 65536), ("of.0.1".to_string(), 65536)];
+    assert_eq!(files, want);
+    // Without create_on_open every file is laid out first, as fio does.
+    let (stderr, _, files) = create_on_open_run(false, &on[..2]);
+    assert!(stderr.contains("Laying out"), "{stderr}");
+    assert_eq!(files.len(), 4, "{files:?}");
+    if fio_available() {
+        let (_, f, fio_files) = create_on_open_run(true, &on);
+        assert_eq!(issued(&v, "write"), issued(&f, "write"), "vs fio");
+        assert_eq!(want, fio_files, "files vs fio");
+    }
+    // Every file open at once (openfiles unset): round robin writes half of each file, and
+    // still nothing is laid out first.
+    let all = ["--ioengine=psync", "--create_on_open=1"];
+    let (stderr, _, files) = create_on_open_run(false, &all);
+    assert!(!stderr.contains("Laying out"), "{stderr}");
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert!(files.iter().all(|f| f.1 == 32768), "{files:?}");
+    if fio_available() {
+        let (_, _, fio_files) = create_on_open_run(true, &all);
+        assert_eq!(files, fio_files, "files vs fio");
+    }
+}
