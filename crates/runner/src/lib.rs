@@ -407,7 +407,11 @@ fn run_phase(
             errors.push(e);
         }
         for p in out.leftovers {
-            let _ = std::fs::remove_file(p);
+            // Only what fiox created: a file created later at its first open may never have
+            // been created at all, or a path may have been replaced by someone else since.
+            if matches!(owned::mark_of(&p), owned::Mark::Marked) {
+                let _ = std::fs::remove_file(p);
+            }
         }
     }
 }

@@ -255,6 +255,11 @@ fn prepare_files(
     for f in &mut plan.files {
         let existed = f.path.exists();
         if defer && !existed {
+            // Created at its first open (create_on_open): still removed on an aborted run,
+            // by path, once it carries fiox's mark (see the cleanup in lib.rs).
+            if job.files.unlink {
+                leftovers.push(f.path.clone());
+            }
             handles.push(None);
             continue;
         }
