@@ -69,39 +69,19 @@ pub fn lat_summary(s: &LatStat) -> Option<(u64, u64, f64, f64)> {
 
 /// Depth/submit/complete bucket percentages; a non-empty bucket shows at least 0.1%.
 pub fn dist_pct(buckets: &[u64], total: u64) -> Vec<f64> {
-    buckets
-        .iter()
-        .map(|&c| {
-            if total == 0 {
-                return 0.0;
-            }
-            let p = c as f64 / total as f64 * 100.0;
-            if p < 0.1 && c > 0 {
-                0.1
-            } else {
-                p
-            }
-        })
-        .collect()
+    floored_pct(buckets, total, 0.1)
 }
 
 /// Latency bucket percentages of all read/write/trim I/Os; a non-empty bucket shows at least
 /// 0.01%.
 pub fn lat_pct(counts: &[u64], total: u64) -> Vec<f64> {
-    counts
-        .iter()
-        .map(|&c| {
-            if total == 0 {
-                return 0.0;
-            }
-            let p = c as f64 / total as f64 * 100.0;
-            if p < 0.01 && c > 0 {
-                0.01
-            } else {
-                p
-            }
-        })
-        .collect()
+    floored_pct(counts, total, 0.01)
+}
+
+fn floored_pct(counts: &[u64], total: u64, floor: f64) -> Vec<f64> {
+    let mut out = vec![0.0; counts.len()];
+    fiox_stats::acct::pct_into(counts, total, floor, &mut out);
+    out
 }
 
 /// I/Os issued over read, write and trim (fio's `ddir_rw_sum(total_io_u)`).

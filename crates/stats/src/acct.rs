@@ -109,16 +109,24 @@ fn lat_pct<const N: usize>(buckets: &[u64; N], total: u64) -> [f64; N] {
 
 fn pct_with_floor<const N: usize>(buckets: &[u64; N], total: u64, floor: f64) -> [f64; N] {
     let mut out = [0.0; N];
-    if total == 0 {
-        return out;
-    }
+    pct_into(buckets, total, floor, &mut out);
+    out
+}
+
+/// fio's bucket percentages: each count as a percent of `total` into `out`, a non-empty bucket
+/// shown as at least `floor` (0.01 for latency buckets, 0.1 for depth distributions); all zero
+/// when `total` is 0.
+pub fn pct_into(buckets: &[u64], total: u64, floor: f64, out: &mut [f64]) {
     for (o, &c) in out.iter_mut().zip(buckets) {
+        *o = 0.0;
+        if total == 0 {
+            continue;
+        }
         *o = c as f64 / total as f64 * 100.0;
         if c > 0 && *o < floor {
             *o = floor;
         }
     }
-    out
 }
 
 impl DepthDist {
