@@ -55,27 +55,20 @@ impl SubstEnv {
 
 fn system_pagesize() -> u64 {
     // KernelPageSize of the first mapping is the base page size; 4 KiB is the fallback.
-    std::fs::read_to_string("/proc/self/smaps")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("KernelPageSize:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map(|kb| kb * 1024)
-        .unwrap_or(4096)
+    proc_kb_field("/proc/self/smaps", "KernelPageSize:").map_or(4096, |kb| kb * 1024)
 }
 
 fn system_mb_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map(|kb| kb / 1024)
-        .unwrap_or(0)
+    proc_kb_field("/proc/meminfo", "MemTotal:").map_or(0, |kb| kb / 1024)
+}
+
+/// The first `<key> N kB` line of a /proc file, as N.
+fn proc_kb_field(path: &str, key: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok().and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+    })
 }
 
 /// fio's `$ncpus` is the number of configured CPUs (cpuN entries in sysfs), not the ones this
