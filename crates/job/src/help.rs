@@ -29,7 +29,7 @@ pub fn usage() -> String {
         ("--max-jobs=N", "Run at most N jobs at once"),
         (
             "--allow-destructive",
-            "Allow write jobs on devices that may hold data",
+            "Allow writes to devices and files that may hold data",
         ),
         ("--cmdhelp[=OPTION]", "Describe all options, or one"),
         (
