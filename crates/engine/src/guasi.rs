@@ -502,6 +502,7 @@ mod tests {
         path: &std::path::Path,
         depth: u32,
         offload: bool,
+        workers: u32,
     ) -> (GuasiEngine, std::fs::File) {
         let f = std::fs::OpenOptions::new()
             .create(true)
@@ -515,7 +516,7 @@ mod tests {
             iodepth: depth,
             ..Default::default()
         };
-        job.engine.guasi_workers = Some(2);
+        job.engine.guasi_workers = Some(workers);
         job.engine.guasi_submit_offload = offload;
         let mut e = GuasiEngine::new(&job).unwrap();
         let ef = EngineFile {
@@ -574,7 +575,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("fiox-guasi-starve-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bufs = crate::BufPool::new(8, 512, 512).unwrap();
-        let (mut e, _f) = engine_on(&dir.join("f"), 8, false);
+        let (mut e, _f) = engine_on(&dir.join("f"), 8, false, 2);
         let order = runner_like(&mut e, &bufs, 8, 24);
         // With a single submitted unit per commit, inline mode runs every request at commit,
         // so the completion order is exactly the submission order.
@@ -584,13 +585,15 @@ mod tests {
     }
 
     /// Offload mode under the same driving: every queued unit completes without new
-    /// submissions having to push it out (each one is reaped within the rounds).
+    /// submissions having to push it out (each one is reaped within the rounds). One worker
+    /// makes the order deterministic: with several, a re-queued unit may legitimately finish
+    /// before an older one whose worker was preempted, which says nothing about starvation.
     #[test]
     fn offload_completes_every_unit_under_one_at_a_time_reaping() {
         let dir = std::env::temp_dir().join(format!("fiox-guasi-offl-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let bufs = crate::BufPool::new(8, 512, 512).unwrap();
-        let (mut e, _f) = engine_on(&dir.join("f"), 8, true);
+        let (mut e, _f) = engine_on(&dir.join("f"), 8, true, 1);
         let order = runner_like(&mut e, &bufs, 8, 8);
         let mut seen = order.clone();
         seen.sort();
