@@ -181,15 +181,19 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_offset = v.size()?;
         Ok(())
     }),
-    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
+    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, %o (write offset), concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
         super::forget(j, "verify_pattern");
-        if let Some(note) = super::workload::pattern_feature(v.raw) {
-            super::record_value(j, "verify_pattern", v.raw, note);
+        let raw = v.raw.trim();
+        if reads_a_file(raw) {
+            super::record_value(j, "verify_pattern", v.raw, "a pattern read from a file");
             return Ok(());
         }
-        j.verify.verify_pattern = super::workload::parse_pattern(v.raw.trim())?;
+        let (bytes, offsets) = parse_verify_pattern(raw)?;
+        j.verify.verify_pattern = bytes;
+        j.verify.verify_pattern_offsets = offsets;
         Ok(())
-    }),
+    })
+    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write."),
     OptDef::new("verify_state_save", K::Bool, C::Verify, "Save verify state when the job ends", |j, v| {
         j.verify.verify_state_save = v.bool()?;
         Ok(())
@@ -206,6 +210,67 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0"),
 ];
+
+/// fio's pattern formats: `%o` reserves 8 bytes for the offset of each write (fio's
+/// `paste_blockoff`, `io_u->offset` little-endian).
+const OFFSET_FORMAT: &str = "%o";
+const OFFSET_LEN: usize = 8;
+/// fio keeps at most this many formats per pattern (`verify_fmt[8]` in thread_options.h).
+const MAX_FORMATS: usize = 8;
+
+/// Does the pattern name a file to read it from (`'name'` outside a "string")? fiox does not
+/// read patterns from files yet; such a job parses and is refused when run.
+fn reads_a_file(s: &str) -> bool {
+    let mut in_string = false;
+    for c in s.chars() {
+        match c {
+            '"' => in_string = !in_string,
+            '\'' if !in_string => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `verify_pattern=` as fio parses it: the bytes of the pattern and the positions of the 8
+/// bytes each `%o` reserves (zeros here; the verifier pastes each write's offset there). A `%`
+/// inside a "string" is a plain character; any other `%` format is an error, as in fio.
+fn parse_verify_pattern(raw: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
+    let mut bytes = Vec::new();
+    let mut offsets = Vec::new();
+    let mut in_string = false;
+    let mut part_start = 0;
+    for (i, c) in raw.char_indices() {
+        match c {
+            '"' => in_string = !in_string,
+            '%' if !in_string => {
+                if i > part_start {
+                    bytes.extend(super::workload::parse_pattern(&raw[part_start..i])?);
+                }
+                if !raw[i..].starts_with(OFFSET_FORMAT) {
+                    return Err(format!(
+                        "unknown pattern format '{}': the only format is %o (the offset of each write)",
+                        raw[i..].chars().take(2).collect::<String>()
+                    ));
+                }
+                if offsets.len() == MAX_FORMATS {
+                    return Err(format!("at most {MAX_FORMATS} %o formats fit in a pattern"));
+                }
+                offsets.push(bytes.len());
+                bytes.extend([0u8; OFFSET_LEN]);
+                part_start = i + OFFSET_FORMAT.len();
+            }
+            _ => {}
+        }
+    }
+    if part_start < raw.len() {
+        bytes.extend(super::workload::parse_pattern(&raw[part_start..])?);
+    }
+    if bytes.is_empty() {
+        return Err("an empty pattern".into());
+    }
+    Ok((bytes, offsets))
+}
 
 /// fiox's method for a `verify=` word already checked against the choice list; None for
 /// the fio methods fiox does not implement.
@@ -367,7 +432,47 @@ mod tests {
         (
             "verify_pattern",
             "%o",
-            Some(|j| j.unsupported[0].note == "a pattern format such as %o"),
+            Some(|j| {
+                j.unsupported.is_empty()
+                    && j.verify.verify_pattern == [0; 8]
+                    && j.verify.verify_pattern_offsets == [0]
+            }),
+        ),
+        // fio's own example (HOWTO): 0xff, 8 offset bytes, "abcd", -12 as 4 bytes.
+        (
+            "verify_pattern",
+            "0xff%o\"abcd\"-12",
+            Some(|j| {
+                j.verify.verify_pattern
+                    == [
+                        0xff, 0, 0, 0, 0, 0, 0, 0, 0, b'a', b'b', b'c', b'd', 0xf4, 0xff, 0xff,
+                        0xff,
+                    ]
+                    && j.verify.verify_pattern_offsets == [1]
+            }),
+        ),
+        (
+            "verify_pattern",
+            "%o0xdeadbeef%o",
+            Some(|j| {
+                j.verify.verify_pattern.len() == 20
+                    && j.verify.verify_pattern[8..12] == [0xde, 0xad, 0xbe, 0xef]
+                    && j.verify.verify_pattern_offsets == [0, 12]
+            }),
+        ),
+        (
+            "verify_pattern",
+            "%o%o%o%o%o%o%o%o",
+            Some(|j| j.verify.verify_pattern_offsets.len() == 8),
+        ),
+        ("verify_pattern", "%o%o%o%o%o%o%o%o%o", None),
+        ("verify_pattern", "%x", None),
+        ("verify_pattern", "%", None),
+        ("verify_pattern", "%oabc", None),
+        (
+            "verify_pattern",
+            "'file'",
+            Some(|j| j.unsupported[0].note == "a pattern read from a file"),
         ),
         (
             "verify_pattern",
