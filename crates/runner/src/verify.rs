@@ -30,6 +30,8 @@ pub struct JobVerify {
     pub failures: u64,
     /// Descriptions of the first failures (printed and reported).
     pub first: Vec<String>,
+    /// Job name once [`JobVerify::echo_failures`] was called: every failure is printed as found.
+    echo: Option<String>,
 }
 
 /// How many failures are described individually.
@@ -89,6 +91,7 @@ impl JobVerify {
             backlog: Backlog::new(job),
             failures: 0,
             first: Vec::new(),
+            echo: None,
         }))
     }
 
@@ -261,10 +264,32 @@ impl JobVerify {
 
     fn failed(&mut self, what: String) -> bool {
         self.failures += 1;
+        if let Some(job) = &self.echo {
+            eprintln!("fiox: {job}: {what}");
+        }
         if self.first.len() < DESCRIBED {
             self.first.push(what);
         }
         !self.fatal
+    }
+
+    /// From now on print every failure on stderr as it is found, as fio logs every bad block
+    /// (only the first few are kept for the report); the failures found so far are printed
+    /// first. Called by the verify phase, which may find any number of bad blocks.
+    pub fn echo_failures(&mut self, job: &str) {
+        for f in &self.first {
+            eprintln!("fiox: {job}: {f}");
+        }
+        let undescribed = self.failures.saturating_sub(self.first.len() as u64);
+        if undescribed > 0 {
+            eprintln!("fiox: {job}: {undescribed} more verify failure(s) found while writing");
+        }
+        self.echo = Some(job.to_string());
+    }
+
+    /// Whether every failure was printed already (see [`JobVerify::echo_failures`]).
+    pub fn echoing(&self) -> bool {
+        self.echo.is_some()
     }
 
     /// The verify phase: read back every intact block each file's write log holds, into

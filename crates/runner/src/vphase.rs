@@ -2,7 +2,8 @@
 //! (`verify_only`, see [`crate::vstate`] for where the expected writes come from). Verify reads
 //! count as the job's reads (fio reports them in the read section) and their time extends the
 //! job's runtime. Failures fail the job with EILSEQ (fio's err=84), naming file, offset, length
-//! and what was found instead of what was expected.
+//! and what was found instead of what was expected; each is printed as it is found (fio logs
+//! every bad block), however many there are.
 
 use crate::acct::JobState;
 use crate::error::RunError;
@@ -39,6 +40,9 @@ fn verify_reads(
 ) -> Result<(), RunError> {
     let stop = || env.stop.load(Ordering::Relaxed);
     env.progress.set_state(JobState::Verifying);
+    if env.messages {
+        v.echo_failures(&env.job.name);
+    }
     let t0 = now_ns();
     let rd = &mut result.dirs.read;
     let buckets = &mut result.lat_buckets;
@@ -143,7 +147,7 @@ pub fn verify_only(
 
 /// Report verification failures: each described on stderr, the job fails with EILSEQ.
 pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> RunError {
-    if env.messages {
+    if env.messages && !v.echoing() {
         for f in &v.first {
             eprintln!("fiox: {}: {f}", env.job.name);
         }

@@ -1,0 +1,383 @@
+//! Corruption matrix: for every data engine and every verify method, fiox writes a verified
+//! file, the test damages chosen blocks outside fiox (flips a byte, zeroes a block, swaps two
+//! blocks, restores an older copy of a block = a lost write), then fiox verifies. Every damaged
+//! block must be reported, at its offset and with the right kind, and no other block; the job
+//! fails with err=84 (EILSEQ) in valid JSON and exit status 1. `verify=null` checks nothing, so
+//! the same damage must pass unreported.
+//!
+//! Two verify passes per file: `verify_only=1` (pread, knows which write each block must hold,
+//! so a lost write shows as stale data), and a read job through the engine under test (it
+//! checks what it reads without a write log: a lost write that left an intact older block of
+//! the same job is invisible there, as in fio, whose read-only verify takes any seed).
+
+mod harness;
+
+use harness::*;
+use std::collections::BTreeMap;
+
+const BS: usize = 4096;
+const BLOCKS: usize = 32;
+const EILSEQ: i64 = libc::EILSEQ as i64;
+
+/// Every engine that moves data (the `null` engine has no data to verify).
+const ENGINES: &[&str] = &[
+    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "libaio", "io_uring", "posixaio",
+    "guasi",
+];
+
+/// Every `verify=` method fiox implements (fio's sha3-224, sha3-384 and meta are refused).
+const METHODS: &[&str] = &[
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-256",
+    "sha3-512",
+    "xxhash",
+    "pattern",
+    "null",
+];
+
+/// Bytes flipped: (block, byte in block). Past the largest header (sha512: 128 bytes), and the
+/// last byte of a block.
+const FLIPS: &[(usize, usize)] = &[(1, 1000), (13, 200), (30, BS - 1)];
+const ZEROED: &[usize] = &[4, 17];
+/// Swapped pairs, one of them neighbours.
+const SWAPS: &[(usize, usize)] = &[(6, 22), (9, 10)];
+/// Blocks given back the content of the first write run (lost writes of the second run).
+const DROPPED: &[usize] = &[26, 27, 31];
+
+/// The pattern of `verify=pattern`: `%o` makes misplaced blocks detectable; the first run uses
+/// other text so that a restored block of it differs.
+const PATTERN_NEW: &str = "%o\"new!\"";
+const PATTERN_OLD: &str = "%o\"old!\"";
+
+struct Combo<'a> {
+    engine: &'a str,
+    method: &'a str,
+    file: String,
+}
+
+impl Combo<'_> {
+    fn args(&self, rw: &str, extra: &[&str]) -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--name=c",
+            &format!("--filename={}", self.file),
+            &format!("--ioengine={}", self.engine),
+            &format!("--rw={rw}"),
+            "--bs=4k",
+            &format!("--size={}", BS * BLOCKS),
+            &format!("--verify={}", self.method),
+            "--output-format=json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if !matches!(
+            self.engine,
+            "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" | "mmap"
+        ) {
+            a.push("--iodepth=4".into());
+        }
+        if self.method == "pattern" {
+            a.push(format!("--verify_pattern={PATTERN_NEW}"));
+        }
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    }
+
+    fn run(&self, rw: &str, extra: &[&str]) -> Run {
+        let a = self.args(rw, extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        fiox(&a)
+    }
+
+    fn what(&self) -> String {
+        format!("ioengine={} verify={}", self.engine, self.method)
+    }
+}
+
+/// Write the file twice: a first run (whose blocks become the "older copies"), then the
+/// verified run the verification expects — two passes (loops=2), so with a header method every block holds
+/// a newer write of the same job than the first run left (the first pass rewrites the same
+/// data as the first run). Returns the first run's file contents.
+fn write_runs(c: &Combo) -> Vec<u8> {
+    let first_extra: Vec<String> = if c.method == "pattern" {
+        vec![format!("--verify_pattern={PATTERN_OLD}")]
+    } else {
+        Vec::new()
+    };
+    let mut first: Vec<&str> = first_extra.iter().map(String::as_str).collect();
+    first.push("--do_verify=0");
+    let r = c.run("write", &first);
+    assert_eq!(r.code, 0, "{}: first write: {}", c.what(), r.stderr);
+    let old = std::fs::read(&c.file).unwrap();
+    // A verified write phase: the data is good before the test damages it.
+    let r = c.run("write", &["--loops=2"]);
+    assert_eq!(r.code, 0, "{}: second write: {}", c.what(), r.stderr);
+    // verify=null reads back too (fio 3.33 does: it only pretends to check).
+    let reads = issued(&r.json(), "read").0;
+    assert_eq!(reads, BLOCKS as u64, "{}: verify phase", c.what());
+    old
+}
+
+/// Apply every damage to the file.
+fn damage(file: &str, old: &[u8]) {
+    let mut d = std::fs::read(file).unwrap();
+    assert_eq!(d.len(), BS * BLOCKS);
+    for &(b, i) in FLIPS {
+        d[b * BS + i] ^= 0x04;
+    }
+    for &b in ZEROED {
+        d[b * BS..(b + 1) * BS].fill(0);
+    }
+    for &(x, y) in SWAPS {
+        let bx = d[x * BS..(x + 1) * BS].to_vec();
+        d.copy_within(y * BS..(y + 1) * BS, x * BS);
+        d[y * BS..(y + 1) * BS].copy_from_slice(&bx);
+    }
+    for &b in DROPPED {
+        d[b * BS..(b + 1) * BS].copy_from_slice(&old[b * BS..(b + 1) * BS]);
+    }
+    std::fs::write(file, &d).unwrap();
+}
+
+/// What the report of each damaged block must say: block -> phrases of its message.
+/// `with_log`: the verifier knows which write each block holds (verify_only).
+fn expected(method: &str, with_log: bool) -> BTreeMap<usize, Vec<String>> {
+    let pattern = method == "pattern";
+    let mut want = BTreeMap::new();
+    for &(b, i) in FLIPS {
+        let at = b * BS + i;
+        let says = if pattern {
+            vec![
+                format!("pattern mismatch at offset {at}: "),
+                "(1 bytes differ)".into(),
+            ]
+        } else {
+            // The checksum fails, and the regenerated data names the flipped byte.
+            vec![
+                " mismatch: expected ".into(),
+                format!("; 1 bytes differ, first at offset {at}"),
+            ]
+        };
+        want.insert(b, says);
+    }
+    for &b in ZEROED {
+        want.insert(b, vec!["block reads back as all zeros".into()]);
+    }
+    for &(x, y) in SWAPS {
+        for (at, from) in [(x, y), (y, x)] {
+            let says = if pattern {
+                // %o little-endian: the first byte that differs between the two offsets.
+                let a = ((at * BS) as u64).to_le_bytes();
+                let f = ((from * BS) as u64).to_le_bytes();
+                let i = (0..8).find(|&i| a[i] != f[i]).unwrap();
+                format!("pattern mismatch at offset {}: ", at * BS + i)
+            } else {
+                format!("header says this data belongs at offset {}", from * BS)
+            };
+            want.insert(at, vec![says]);
+        }
+    }
+    for &b in DROPPED {
+        if pattern {
+            // "new!" and "old!" differ from their first byte, right after the offset.
+            want.insert(
+                b,
+                vec![format!("pattern mismatch at offset {}: ", b * BS + 8)],
+            );
+        } else if with_log {
+            // Block b got write #b+1 in the first pass and #BLOCKS+b+1 in the second.
+            want.insert(
+                b,
+                vec![format!(
+                    "stale data (lost write): expected write #{}, found older write #{}",
+                    BLOCKS + b + 1,
+                    b + 1
+                )],
+            );
+        }
+    }
+    want
+}
+
+/// The blocks reported on stderr and their messages; panics on a report that is not one
+/// block-aligned 4 KiB block of the file.
+fn reported(c: &Combo, stderr: &str) -> BTreeMap<usize, String> {
+    let prefix = format!("fiox: c: {}: verify failed at offset ", c.file);
+    let mut out = BTreeMap::new();
+    for line in stderr.lines() {
+        let Some(rest) = line.strip_prefix(&prefix) else {
+            continue;
+        };
+        let off: usize = rest.split(',').next().unwrap().parse().unwrap();
+        assert_eq!(off % BS, 0, "{}: {line}", c.what());
+        let block = format!("{off}, length {BS} (block offset {off}, length {BS}): ");
+        assert!(rest.starts_with(&block), "{}: {line}", c.what());
+        let dup = out.insert(off / BS, rest.to_string());
+        assert!(
+            dup.is_none(),
+            "{}: block {} reported twice",
+            c.what(),
+            off / BS
+        );
+    }
+    out
+}
+
+/// How many failures a read job (verification inside the I/O loop) describes; the verify
+/// phase and verify_only describe every one.
+const READ_JOB_DESCRIBED: usize = 10;
+
+/// Run a verify pass and check its reports against `want`. `all_listed`: every failure is
+/// described (verify_only), else only the first [`READ_JOB_DESCRIBED`] are, and the count
+/// covers the rest.
+fn check_pass(
+    c: &Combo,
+    pass: &str,
+    r: &Run,
+    want: &BTreeMap<usize, Vec<String>>,
+    all_listed: bool,
+) {
+    let what = format!("{} ({pass})", c.what());
+    let v = r.json(); // the report is valid JSON whatever happened
+    let got = reported(c, &r.stderr);
+    if want.is_empty() {
+        assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+        assert!(got.is_empty(), "{what}: {}", r.stderr);
+        assert_eq!(v["jobs"][0]["error"], 0, "{what}");
+        return;
+    }
+    assert_eq!(r.code, 1, "{what}: {}", r.stderr);
+    assert_eq!(v["jobs"][0]["error"], EILSEQ, "{what}");
+    let blocks_got: Vec<usize> = got.keys().copied().collect();
+    let blocks_want: Vec<usize> = want.keys().copied().collect();
+    if all_listed {
+        assert_eq!(
+            blocks_got, blocks_want,
+            "{what}: reported blocks\n{}",
+            r.stderr
+        );
+    } else {
+        // Checked in completion order: which ten are described may vary with the engine.
+        assert_eq!(
+            blocks_got.len(),
+            want.len().min(READ_JOB_DESCRIBED),
+            "{what}: {}",
+            r.stderr
+        );
+        let stray: Vec<_> = blocks_got
+            .iter()
+            .filter(|b| !want.contains_key(b))
+            .collect();
+        assert!(
+            stray.is_empty(),
+            "{what}: undamaged blocks {stray:?} reported\n{}",
+            r.stderr
+        );
+    }
+    for (b, says) in &got {
+        for p in &want[b] {
+            assert!(
+                says.contains(p.as_str()),
+                "{what}: block {b}: want '{p}' in '{says}'"
+            );
+        }
+    }
+    let total = format!("{} block(s) failed verification", want.len());
+    assert!(r.stderr.contains(&total), "{what}: {}", r.stderr);
+}
+
+/// Every method on one engine.
+fn matrix(engine: &str) {
+    let dir = TempDir::new(&format!("corrupt-{engine}"));
+    for method in METHODS {
+        let c = Combo {
+            engine,
+            method,
+            file: dir.join(&format!("f-{method}")),
+        };
+        let old = write_runs(&c);
+        damage(&c.file, &old);
+        // verify=null writes and checks nothing: the damage must pass unreported.
+        let want = |with_log| match *method {
+            "null" => BTreeMap::new(),
+            m => expected(m, with_log),
+        };
+        let r = c.run("write", &["--loops=2", "--verify_only=1"]);
+        check_pass(&c, "verify_only", &r, &want(true), true);
+        let r = c.run("read", &[]);
+        check_pass(&c, "read", &r, &want(false), false);
+        std::fs::remove_file(&c.file).unwrap();
+    }
+}
+
+#[test]
+fn sync() {
+    matrix("sync");
+}
+
+#[test]
+fn psync() {
+    matrix("psync");
+}
+
+#[test]
+fn vsync() {
+    matrix("vsync");
+}
+
+#[test]
+fn pvsync() {
+    matrix("pvsync");
+}
+
+#[test]
+fn pvsync2() {
+    matrix("pvsync2");
+}
+
+#[test]
+fn mmap() {
+    matrix("mmap");
+}
+
+#[test]
+fn libaio() {
+    matrix("libaio");
+}
+
+#[test]
+fn io_uring() {
+    matrix("io_uring");
+}
+
+#[test]
+fn posixaio() {
+    matrix("posixaio");
+}
+
+#[test]
+fn guasi() {
+    matrix("guasi");
+}
+
+/// The matrix covers every engine with a test of its own.
+#[test]
+fn every_engine_is_covered() {
+    assert_eq!(ENGINES.len(), 10);
+    let src = include_str!("corruption.rs");
+    for e in ENGINES {
+        assert!(
+            src.contains(&format!("fn {e}() {{\n    matrix(\"{e}\");")),
+            "{e}"
+        );
+    }
+}
