@@ -1,7 +1,8 @@
-//! Ctrl-C at each phase of a job: laying out a file, ramp, I/O and verify. fiox must exit with
-//! 130, print valid JSON of what was measured, and remove the files it created for an
-//! unlink=1 job; a second SIGINT exits at once. Phases are recognised from fiox's stderr (the
-//! layout message and the ETA line's job state), never from timing.
+//! Ctrl-C (or SIGTERM) at each phase of a job: laying out a file, ramp, I/O, verify and the
+//! final fsync (end_fsync). fiox must exit with 130, print valid JSON of what was measured,
+//! and remove the files it created for an unlink=1 job; a second signal exits at once. Phases
+//! are recognised from fiox's stderr (the layout message and the ETA line's job state) and
+//! /proc (a thread inside fsync(2)), never from timing.
 
 mod harness;
 
@@ -60,6 +61,25 @@ impl Stderr {
                 Err(_) => panic!("never saw {marker:?}; stderr so far:\n{}", self.seen),
             }
         }
+    }
+}
+
+impl Stderr {
+    /// Like `wait_for`, but fail after `lines` lines without `marker` (ETA lines come about
+    /// once a second, so a job stuck in another phase fails instead of hanging the test).
+    fn wait_for_within(&mut self, marker: &str, lines: usize) {
+        for _ in 0..lines {
+            let l = self
+                .rx
+                .recv_timeout(Duration::from_secs(120))
+                .unwrap_or_else(|_| panic!("fiox ended before {marker:?}:\n{}", self.seen));
+            self.seen.push_str(&l);
+            self.seen.push('\n');
+            if l.contains(marker) {
+                return;
+            }
+        }
+        panic!("no {marker:?} in {lines} lines:\n{}", self.seen);
     }
 }
 
@@ -244,4 +264,209 @@ fn sigint_saves_the_verify_state() {
     let (checked, _) = issued(&r.json(), "read");
     // Every block still holding its last write is checked (rewritten blocks once).
     assert!(checked > 0 && checked <= written, "{checked} of {written}");
+}
+
+/// A file system whose writeback hangs until the test says so: ext4 on a loop device whose
+/// image lives on another ext4 (in /dev/shm) that the test freezes. Writes to the inner file
+/// system go to the page cache as usual, but an fsync blocks until the outer one is thawed,
+/// so the end_fsync phase lasts exactly as long as the test wants (no timing involved).
+/// None (the test is skipped) without root, loop devices, mkfs.ext4 or fsfreeze.
+struct StalledFs {
+    // Drop thaws first, then the fields go in declaration order: the inner image (mounted
+    // inside the outer one) before the outer.
+    inner: fiox_testbed::Ext4Image,
+    outer: fiox_testbed::Ext4Image,
+    frozen: bool,
+}
+
+impl StalledFs {
+    fn new() -> Option<StalledFs> {
+        let setup = || -> Result<StalledFs, String> {
+            let mut outer =
+                fiox_testbed::Ext4Image::create_in(std::path::Path::new("/dev/shm"), 64 << 20)
+                    .map_err(|e| e.to_string())?;
+            let o = outer.mount().map_err(|e| e.to_string())?.to_path_buf();
+            let mut inner =
+                fiox_testbed::Ext4Image::create_in(&o, 32 << 20).map_err(|e| e.to_string())?;
+            inner.mount().map_err(|e| e.to_string())?;
+            Ok(StalledFs {
+                outer,
+                inner,
+                frozen: false,
+            })
+        };
+        match setup() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("skipped: cannot stack two ext4 images: {e}");
+                None
+            }
+        }
+    }
+
+    /// Where the test's files go.
+    fn dir(&self) -> &std::path::Path {
+        self.inner.mount_point().expect("mounted")
+    }
+
+    fn outer_dir(&self) -> String {
+        self.outer
+            .mount_point()
+            .expect("mounted")
+            .display()
+            .to_string()
+    }
+
+    /// Stall every write the inner file system sends to its device. False if the kernel
+    /// cannot freeze (the test is then skipped).
+    fn stall(&mut self) -> bool {
+        match sh("fsfreeze", &["-f", &self.outer_dir()]) {
+            Ok(_) => {
+                self.frozen = true;
+                true
+            }
+            Err(e) => {
+                eprintln!("skipped: {e}");
+                false
+            }
+        }
+    }
+
+    fn resume(&mut self) {
+        if self.frozen {
+            sh("fsfreeze", &["-u", &self.outer_dir()]).expect("thaw");
+            self.frozen = false;
+        }
+    }
+}
+
+impl Drop for StalledFs {
+    fn drop(&mut self) {
+        // Never leave a frozen file system behind: unmounting would hang on it.
+        if self.frozen {
+            let _ = sh("fsfreeze", &["-u", &self.outer_dir()]);
+        }
+    }
+}
+
+/// Whether a thread of process `pid` is inside system call `nr` (from /proc, no timing).
+fn thread_in_syscall(pid: u32, nr: i64) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        std::fs::read_to_string(t.path().join("syscall"))
+            .is_ok_and(|s| s.split_whitespace().next() == Some(&nr.to_string()))
+    })
+}
+
+/// Poll (without measuring time) until `done` holds; `what` names it in the failure.
+fn poll_until(what: &str, done: impl Fn() -> bool) {
+    let mut polls = 0;
+    while !done() {
+        polls += 1;
+        assert!(polls < 60_000, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Start an end_fsync job on `fs` whose final fsync hangs; returns it once the ETA line shows
+/// the job finishing ('f') and one of its threads sits in fsync(2).
+fn start_stalled_end_fsync(fs: &mut StalledFs) -> Option<(Child, Stderr)> {
+    if !fs.stall() {
+        return None;
+    }
+    let f = fs.dir().join("f").display().to_string();
+    let mut child = spawn_fiox(&[
+        "--name=e",
+        "--rw=write",
+        "--bs=1m",
+        "--size=8m",
+        "--end_fsync=1",
+        // No fsync after laying the file out (it would hang there, before any I/O).
+        "--create_fsync=0",
+        "--unlink=1",
+        &format!("--filename={f}"),
+        "--output-format=json",
+        "--eta=always",
+    ]);
+    let mut err = Stderr::watch(&mut child);
+    err.wait_for_within("[f(1)]", 120);
+    let pid = child.id();
+    poll_until("a thread in fsync", || {
+        thread_in_syscall(pid, libc::SYS_fsync)
+    });
+    Some((child, err))
+}
+
+/// SIGTERM during end_fsync: fiox cannot interrupt the fsync, so it finishes it, then prints
+/// what it measured (valid JSON), removes the file it created (unlink=1) and exits with 130.
+#[test]
+fn sigterm_during_end_fsync() {
+    let Some(mut fs) = StalledFs::new() else {
+        return;
+    };
+    let Some((child, mut err)) = start_stalled_end_fsync(&mut fs) else {
+        return;
+    };
+    sh("kill", &["-TERM", &child.id().to_string()]).expect("send SIGTERM");
+    fs.resume();
+    let out = child.wait_with_output().expect("wait for fiox");
+    while let Ok(l) = err.rx.try_recv() {
+        err.seen.push_str(&l);
+        err.seen.push('\n');
+    }
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    // Every write completed before the final fsync.
+    assert_eq!(issued(&v, "write"), (8, 8 << 20), "{v}");
+    let left: Vec<_> = std::fs::read_dir(fs.dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "lost+found")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// A second signal during a hung end_fsync forces the exit: the main thread is gone (the
+/// process is a zombie waiting only for the thread stuck in fsync), no report is printed, and
+/// the status is 130 once the fsync returns.
+#[test]
+fn second_signal_during_end_fsync_forces_exit() {
+    let Some(mut fs) = StalledFs::new() else {
+        return;
+    };
+    let Some((child, _err)) = start_stalled_end_fsync(&mut fs) else {
+        return;
+    };
+    let pid = child.id();
+    sh("kill", &["-TERM", &pid.to_string()]).expect("send SIGTERM");
+    sigint(&child);
+    let leader_exited = || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map(|s| {
+                s.lines()
+                    .any(|l| l.starts_with("State:") && l.contains('Z'))
+            })
+            .unwrap_or(true)
+    };
+    poll_until("fiox exits while its fsync still hangs", leader_exited);
+    assert!(
+        thread_in_syscall(pid, libc::SYS_fsync),
+        "the fsync was still hung"
+    );
+    fs.resume();
+    let r = wait(child);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(
+        r.stdout.is_empty(),
+        "a forced exit prints no report: {}",
+        r.stdout
+    );
 }
