@@ -248,3 +248,57 @@ fn create_on_open_creates_files_as_the_job_reaches_them() {
         assert_eq!(files, fio_files, "files vs fio");
     }
 }
+
+/// `(files open at most, opens)` of the verify phase after the writes, from its debug line.
+fn verify_open_counts(stderr: &str) -> (u64, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("fiox-debug: verify phase of job"))
+        .unwrap_or_else(|| panic!("no verify phase open counts in stderr:\n{stderr}"));
+    open_counts(&line.replacen("verify phase of job", "job", 1))
+}
+
+/// The verify phase after the writes keeps within `openfiles` too: each file the job wrote is
+/// opened once, read back and closed before the next; a create_on_open file the job never
+/// reached is not opened (it does not exist). Every block is still checked.
+#[test]
+fn verify_phase_keeps_within_openfiles() {
+    for (extra, files, blocks) in [
+        (&["--ioengine=psync", "--openfiles=1"][..], 4, 64),
+        (
+            &["--ioengine=libaio", "--iodepth=4", "--openfiles=2"][..],
+            4,
+            64,
+        ),
+        (
+            &[
+                "--ioengine=psync",
+                "--openfiles=1",
+                "--create_on_open=1",
+                "--io_size=128k",
+            ][..],
+            2,
+            32,
+        ),
+    ] {
+        let dir = TempDir::new("openfiles-vphase");
+        let mut args = job_args(&dir, extra);
+        args.retain(|a| a != "--rw=randrw");
+        args.extend(["--rw=randwrite".to_string(), "--verify=crc32c".into()]);
+        let o = std::process::Command::new(harness::fiox_bin())
+            .args(&args)
+            .env("FIOX_DEBUG_OPENFILES", "1")
+            .current_dir(dir.path())
+            .output()
+            .expect("run fiox");
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{extra:?}: {stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(issued(&v, "read"), (blocks, blocks * 4096), "{extra:?}");
+        assert_eq!(
+            verify_open_counts(&stderr),
+            (1, files),
+            "{extra:?}: verify phase (open at most, opens)"
+        );
+    }
+}

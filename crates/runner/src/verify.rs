@@ -303,40 +303,65 @@ impl JobVerify {
         on_read: &mut dyn FnMut(u64, u64),
     ) -> Result<(), RunError> {
         for (i, (path, handle)) in files.iter().enumerate() {
-            let (Some(h), Some(log)) = (handle, self.logs.get(i)) else {
+            let Some(h) = handle else {
                 continue;
             };
-            let runs: Vec<_> = log.runs().into_iter().filter(|r| r.whole).collect();
-            for r in runs {
-                if stop() {
-                    return Ok(());
-                }
-                let len = r.len as usize;
-                let b = buf.get_mut(..len).ok_or_else(|| {
-                    RunError::Plan(format!("verify: block of {len} bytes exceeds the buffer"))
-                })?;
-                let t = std::time::Instant::now();
-                read_exact_at(h, b, r.offset)
-                    .map_err(|e| RunError::io("verify read of", std::path::Path::new(path), e))?;
-                on_read(r.len, t.elapsed().as_nanos() as u64);
-                if let Some(o) = &mut self.offload {
-                    // A whole run: every interval carries the run's sequence number.
-                    o.submit(path, r.offset, b, Want::Seq(r.seq));
-                    if !self.take_offloaded() {
-                        return Ok(());
-                    }
-                    continue;
-                }
-                let log = &self.logs[i];
-                if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
-                    let what = self.describe(path, b, &f);
-                    if !self.failed(what) {
-                        return Ok(());
-                    }
-                }
+            if !self.verify_file(i, path, h, buf, stop, on_read)? {
+                break;
             }
         }
         Ok(())
+    }
+
+    /// Whether file `i` had a write recorded (a file the job never wrote holds nothing to check).
+    pub fn wrote_to(&self, i: usize) -> bool {
+        self.logs.get(i).is_some_and(|l| l.last_seq() > 0)
+    }
+
+    /// The verify phase for file `i` (see [`JobVerify::verify_files`]), read through `h`.
+    /// Returns false when the phase must end: stopped, or verify_fatal after a failure.
+    pub fn verify_file(
+        &mut self,
+        i: usize,
+        path: &str,
+        h: &File,
+        buf: &mut [u8],
+        stop: &dyn Fn() -> bool,
+        on_read: &mut dyn FnMut(u64, u64),
+    ) -> Result<bool, RunError> {
+        let Some(log) = self.logs.get(i) else {
+            return Ok(true);
+        };
+        let runs: Vec<_> = log.runs().into_iter().filter(|r| r.whole).collect();
+        for r in runs {
+            if stop() {
+                return Ok(false);
+            }
+            let len = r.len as usize;
+            let b = buf.get_mut(..len).ok_or_else(|| {
+                RunError::Plan(format!("verify: block of {len} bytes exceeds the buffer"))
+            })?;
+            let t = std::time::Instant::now();
+            read_exact_at(h, b, r.offset)
+                .map_err(|e| RunError::io("verify read of", std::path::Path::new(path), e))?;
+            on_read(r.len, t.elapsed().as_nanos() as u64);
+            if let Some(o) = &mut self.offload {
+                // A whole run: every interval carries the run's sequence number.
+                o.submit(path, r.offset, b, Want::Seq(r.seq));
+                if !self.take_offloaded() {
+                    return Ok(false);
+                }
+                continue;
+            }
+            let log = &self.logs[i];
+            if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
+                let what = self.describe(path, b, &f);
+                if !self.failed(what) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 }
 

@@ -28,11 +28,18 @@ fn file_list(opened: &Opened) -> Vec<(String, Option<&File>)> {
         .collect()
 }
 
-/// Read back every block `v`'s logs hold, counting the reads into `result`; returns the
-/// elapsed nanoseconds as measured by `now_ns`.
+/// What the verify phase reads: every block `v`'s logs hold, of files open already, or of
+/// files it opens one at a time (`openfiles`, whose cap holds in this phase too).
+enum Source<'a> {
+    Open(Vec<(String, Option<&'a File>)>),
+    OneAtATime(&'a Opened),
+}
+
+/// Read back every block `v`'s logs hold, counting the reads into `result` and their time
+/// (measured by `now_ns`) into the job's runtime.
 fn verify_reads(
     env: &JobEnv,
-    files: &[(String, Option<&File>)],
+    src: Source<'_>,
     v: &mut JobVerify,
     buf: &mut [u8],
     now_ns: &dyn Fn() -> u64,
@@ -53,7 +60,10 @@ fn verify_reads(
         rd.clat.add(ns);
         rd.lat.add(ns);
     };
-    let r = v.verify_files(files, buf, &stop, &mut on_read);
+    let r = match src {
+        Source::Open(files) => v.verify_files(&files, buf, &stop, &mut on_read),
+        Source::OneAtATime(opened) => one_at_a_time(env.job, opened, v, buf, &stop, &mut on_read),
+    };
     v.finish_offloaded();
     let ms = now_ns().saturating_sub(t0) / 1_000_000;
     if result.dirs.read.total_ios > 0 {
@@ -76,23 +86,18 @@ pub fn verify_phase(
     }
     let clock = lp.clock;
     // Files that opened lazily (openfiles, create_on_open) were closed by the write phase:
-    // open them again to read back, read-only and never creating one.
-    let reopened: Vec<Option<File>> = if lp.gate.is_some() {
-        reopen_closed(job, opened)?
+    // open them again one at a time, so this phase keeps within openfiles as the writes did.
+    let src = if lp.gate.is_some() {
+        Source::OneAtATime(opened)
     } else {
-        Vec::new()
+        Source::Open(file_list(opened))
     };
-    let files: Vec<(String, Option<&File>)> = file_list(opened)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (p, h))| (p, h.or(reopened.get(i).and_then(Option::as_ref))))
-        .collect();
     let Some(v) = lp.verify.as_mut() else {
         return Ok(());
     };
     verify_reads(
         env,
-        &files,
+        src,
         v,
         lp.pool.slice_mut(0),
         &|| clock.now_ns(),
@@ -100,23 +105,58 @@ pub fn verify_phase(
     )
 }
 
-/// Open for reading every file without a setup handle; a file the job never created (a
-/// `create_on_open` file it did not reach) stays `None`, as it holds no written block.
-fn reopen_closed(job: &fiox_job::JobSpec, opened: &Opened) -> Result<Vec<Option<File>>, RunError> {
+/// Verify every file the job wrote, each through its setup handle when it has one, else
+/// opened read-only (never created) for its own checks and closed before the next.
+fn one_at_a_time(
+    job: &fiox_job::JobSpec,
+    opened: &Opened,
+    v: &mut JobVerify,
+    buf: &mut [u8],
+    stop: &dyn Fn() -> bool,
+    on_read: &mut dyn FnMut(u64, u64),
+) -> Result<(), RunError> {
     let spec = fiox_engine::OpenSpec {
         write: false,
         create: false,
         ..fiox_engine::OpenSpec::from_job(job)
     };
-    let mut out = Vec::with_capacity(opened.handles.len());
-    for (f, h) in opened.plan.files.iter().zip(&opened.handles) {
-        if h.is_some() || !f.path.exists() {
-            out.push(None);
+    let (mut opens, mut open_now, mut max_open) = (0u64, 0usize, 0usize);
+    for (i, (f, setup)) in opened.plan.files.iter().zip(&opened.handles).enumerate() {
+        // A create_on_open file the job never reached does not exist and holds no write.
+        if !v.wrote_to(i) || (setup.is_none() && !f.path.exists()) {
             continue;
         }
-        out.push(Some(fiox_engine::open_file(&f.path, &spec)?));
+        let path = f.path.display().to_string();
+        let own = match setup {
+            Some(_) => None,
+            None => Some(fiox_engine::open_file(&f.path, &spec)?),
+        };
+        if own.is_some() {
+            opens += 1;
+            open_now += 1;
+            max_open = max_open.max(open_now);
+        }
+        let Some(h) = setup.as_ref().or(own.as_ref()) else {
+            continue;
+        };
+        let go_on = v.verify_file(i, &path, h, buf, stop, on_read)?;
+        if own.is_some() {
+            drop(own);
+            open_now -= 1;
+        }
+        if !go_on {
+            break;
+        }
     }
-    Ok(out)
+    // Debug builds, on request: this phase's peak, for the openfiles tests (the worker
+    // prints the I/O phase's the same way).
+    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
+        eprintln!(
+            "fiox-debug: verify phase of job {}: files open at most {max_open}, opens {opens}",
+            job.name
+        );
+    }
+    Ok(())
 }
 
 /// `verify_only=1`: no writes; check every block the writing run left (its saved state or
@@ -137,8 +177,8 @@ pub fn verify_only(
     crate::vstate::expected_writes(job, gen, &mut v, opened.plan.files.len())?;
     let t0 = std::time::Instant::now();
     let now = || t0.elapsed().as_nanos() as u64;
-    let files = file_list(opened);
-    verify_reads(env, &files, &mut v, pool.slice_mut(0), &now, result)?;
+    let src = Source::Open(file_list(opened));
+    verify_reads(env, src, &mut v, pool.slice_mut(0), &now, result)?;
     if v.failures > 0 {
         return Err(verify_failed(env, &v, result));
     }
