@@ -1,4 +1,5 @@
-//! Corruption matrix: for every data engine and every verify method, fiox writes a verified
+//! Corruption matrix: for every data engine and every verify method (with fio's pattern_hdr,
+//! `verify_pattern` without `verify=`), fiox writes a verified
 //! file, the test damages chosen blocks outside fiox (flips a byte, zeroes a block, swaps two
 //! blocks, restores an older copy of a block = a lost write), then fiox verifies. Every damaged
 //! block must be reported, at its offset and with the right kind, and no other block; the job
@@ -25,8 +26,11 @@ const ENGINES: &[&str] = &[
     "guasi",
 ];
 
-/// Every `verify=` method fiox implements (fio's sha3-224, sha3-384 and meta are refused).
+/// Every `verify=` method fiox implements (fio's sha3-224, sha3-384 and meta are refused),
+/// and `pattern_hdr`: fio's header + pattern verification, chosen by giving `verify_pattern`
+/// without `verify=`.
 const METHODS: &[&str] = &[
+    "pattern_hdr",
     "md5",
     "crc64",
     "crc32c",
@@ -73,12 +77,15 @@ impl Combo<'_> {
             &format!("--rw={rw}"),
             "--bs=4k",
             &format!("--size={}", BS * BLOCKS),
-            &format!("--verify={}", self.method),
             "--output-format=json",
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
+        match self.method {
+            "pattern_hdr" => a.push(format!("--verify_pattern={PATTERN_NEW}")),
+            m => a.push(format!("--verify={m}")),
+        }
         if !matches!(
             self.engine,
             "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" | "mmap"
@@ -151,11 +158,14 @@ fn damage(file: &str, old: &[u8]) {
 /// What the report of each damaged block must say: block -> phrases of its message.
 /// `with_log`: the verifier knows which write each block holds (verify_only).
 fn expected(method: &str, with_log: bool) -> BTreeMap<usize, Vec<String>> {
+    // verify=pattern: the block is the pattern, no header; pattern_hdr: a header, then the
+    // pattern (checked against the pattern, not a checksum).
     let pattern = method == "pattern";
+    let pattern_data = pattern || method == "pattern_hdr";
     let mut want = BTreeMap::new();
     for &(b, i) in FLIPS {
         let at = b * BS + i;
-        let says = if pattern {
+        let says = if pattern_data {
             vec![
                 format!("pattern mismatch at offset {at}: "),
                 "(1 bytes differ)".into(),

@@ -301,3 +301,43 @@ fn verify_pattern_carries_the_write_offset() {
         );
     }
 }
+
+/// As in fio, `verify_pattern` without `verify=` turns verification on: each block gets a
+/// header and the pattern, and the verify phase reads every block back (fio reads as many);
+/// a `verify=` method given with it wins, in either order.
+#[test]
+fn verify_pattern_alone_verifies_with_a_header() {
+    let dir = TempDir::new("vpatonly");
+    let f = dir.join("f");
+    let file_arg = format!("--filename={f}");
+    let base = ["--name=p", "--rw=write", "--bs=4k", "--size=64k", &file_arg];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        a.push("--output-format=json");
+        let r = fiox_in(dir.path(), &a);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        (issued(&r.json(), "read"), std::fs::read(&f).unwrap())
+    };
+    let (reads, data) = run(&["--verify_pattern=0xab"]);
+    assert_eq!(reads, (16, 64 << 10), "the verify phase ran");
+    // Header (magic, format 1, method code 13 = pattern_hdr, 64-byte header), then the pattern.
+    assert_eq!(&data[..6], b"fxVB\x01\x0d");
+    assert!(data[64..4096].iter().all(|&b| b == 0xab));
+    if fio_available() {
+        let mut a = base.to_vec();
+        a.push("--verify_pattern=0xab");
+        let g = dir.join("fio-file");
+        let fio_file = format!("--filename={g}");
+        a[4] = &fio_file;
+        assert_eq!(issued(&fio_json(&a), "read"), reads, "vs fio");
+    }
+    for order in [
+        ["--verify_pattern=0xab", "--verify=crc32c"],
+        ["--verify=crc32c", "--verify_pattern=0xab"],
+    ] {
+        let (reads, data) = run(&order);
+        assert_eq!(reads, (16, 64 << 10), "{order:?}");
+        assert_eq!(&data[..6], b"fxVB\x01\x02", "{order:?}: crc32c header");
+    }
+}

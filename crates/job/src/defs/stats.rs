@@ -191,9 +191,14 @@ pub(super) static OPTS: &[OptDef] = &[
         let (bytes, offsets) = parse_verify_pattern(raw)?;
         j.verify.verify_pattern = bytes;
         j.verify.verify_pattern_offsets = offsets;
+        // fio: a pattern without a verify method turns on verification of it, with a header
+        // (fio's VERIFY_PATTERN, `pattern_hdr`); a later verify= still picks the method.
+        if j.verify.method == VerifyMethod::None {
+            j.verify.method = VerifyMethod::PatternHdr;
+        }
         Ok(())
     })
-    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write."),
+    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write. Without verify=, blocks get a verify header and the pattern is checked (fio's pattern_hdr)."),
     OptDef::new("verify_state_save", K::Bool, C::Verify, "Save verify state when the job ends", |j, v| {
         j.verify.verify_state_save = v.bool()?;
         Ok(())
@@ -427,7 +432,9 @@ mod tests {
         (
             "verify_pattern",
             "0xff",
-            Some(|j| j.verify.verify_pattern == vec![0xff]),
+            Some(|j| {
+                j.verify.verify_pattern == vec![0xff] && j.verify.method == VerifyMethod::PatternHdr
+            }),
         ),
         (
             "verify_pattern",
