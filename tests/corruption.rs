@@ -1,7 +1,7 @@
 //! Corruption matrix: for every data engine and every verify method (with fio's pattern_hdr,
-//! `verify_pattern` without `verify=`), fiox writes a verified
-//! file, the test damages chosen blocks outside fiox (flips a byte, zeroes a block, swaps two
-//! blocks, restores an older copy of a block = a lost write), then fiox verifies. Every damaged
+//! `verify_pattern` without `verify=`), fiox writes a verified file, the test damages chosen
+//! blocks outside fiox (flips a byte, zeroes a block, swaps two blocks, restores an older copy
+//! of a block = a lost write), then fiox verifies. Every damaged
 //! block must be reported, at its offset and with the right kind, and no other block; the job
 //! fails with err=84 (EILSEQ) in valid JSON and exit status 1. `verify=null` checks nothing, so
 //! the same damage must pass unreported.
@@ -323,6 +323,15 @@ fn matrix(engine: &str) {
         };
         let r = c.run("write", &["--loops=2", "--verify_only=1"]);
         check_pass(&c, "verify_only", &r, &want(true), true);
+        if engine == "psync" {
+            // verify_only reads with pread whatever the engine: check the verify_async
+            // threads once, with one engine.
+            let r = c.run(
+                "write",
+                &["--loops=2", "--verify_only=1", "--verify_async=2"],
+            );
+            check_pass(&c, "verify_only, verify_async=2", &r, &want(true), true);
+        }
         let r = c.run("read", &[]);
         check_pass(&c, "read", &r, &want(false), false);
         std::fs::remove_file(&c.file).unwrap();
@@ -389,5 +398,95 @@ fn every_engine_is_covered() {
             src.contains(&format!("fn {e}() {{\n    matrix(\"{e}\");")),
             "{e}"
         );
+    }
+}
+
+/// With verify_interval (and verify_offset moving each header into its interval) the same
+/// damage is found, each block reported once, at its first bad interval: the byte flipped
+/// near the end of a block names the block's last 1 KiB interval.
+#[test]
+fn damage_with_verify_interval_and_offset() {
+    let dir = TempDir::new("corrupt-interval");
+    for (method, layout) in [
+        ("md5", &["--verify_interval=1k"][..]),
+        (
+            "crc32c",
+            &["--verify_interval=1k", "--verify_offset=512"][..],
+        ),
+        (
+            "sha512",
+            &["--verify_interval=2k", "--verify_offset=1k"][..],
+        ),
+        ("pattern_hdr", &["--verify_interval=1k"][..]),
+    ] {
+        let c = Combo {
+            engine: "psync",
+            method,
+            file: dir.join(&format!("f-{method}")),
+        };
+        let interval = if layout[0].ends_with("2k") {
+            2048
+        } else {
+            1024
+        };
+        fn with<'a>(layout: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+            [layout, extra].concat()
+        }
+        let r = c.run("write", &with(layout, &["--do_verify=0"]));
+        assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+        let old = std::fs::read(&c.file).unwrap();
+        let r = c.run("write", &with(layout, &["--loops=2"]));
+        assert_eq!(r.code, 0, "{method}: {}", r.stderr);
+        damage(&c.file, &old);
+        let r = c.run("write", &with(layout, &["--loops=2", "--verify_only=1"]));
+        assert_eq!(r.code, 1, "{method}: {}", r.stderr);
+        let v = r.json();
+        assert_eq!(v["jobs"][0]["error"], EILSEQ, "{method}");
+        // (block, interval) of each report, and its message.
+        let prefix = format!("fiox: c: {}: verify failed at offset ", c.file);
+        let mut got = BTreeMap::new();
+        for line in r.stderr.lines() {
+            let Some(rest) = line.strip_prefix(&prefix) else {
+                continue;
+            };
+            let off: usize = rest.split(',').next().unwrap().parse().unwrap();
+            let head = format!(
+                "{off}, length {interval} (block offset {}, length {BS}): ",
+                off / BS * BS
+            );
+            assert!(rest.starts_with(&head), "{method}: {line}");
+            assert!(
+                got.insert(off / BS, (off % BS / interval, rest.to_string()))
+                    .is_none(),
+                "{line}"
+            );
+        }
+        let want = expected(method, true);
+        let blocks: Vec<_> = got.keys().copied().collect();
+        assert_eq!(
+            blocks,
+            want.keys().copied().collect::<Vec<_>>(),
+            "{method}:\n{}",
+            r.stderr
+        );
+        for (b, (iv, says)) in &got {
+            let last = FLIPS.iter().any(|&(fb, i)| fb == *b && i >= BS - interval);
+            let want_iv = if last { BS / interval - 1 } else { 0 };
+            assert_eq!(*iv, want_iv, "{method}: block {b}: {says}");
+            // With verify_offset the data is checked in logical order: the flipped byte's
+            // position is named in that order, so only the kind is compared there.
+            let moved = layout.iter().any(|o| o.starts_with("--verify_offset"));
+            for p in &want[b] {
+                if moved && p.contains("first at offset") {
+                    continue;
+                }
+                assert!(
+                    says.contains(p.as_str()),
+                    "{method}: block {b}: want '{p}' in '{says}'"
+                );
+            }
+        }
+        let total = format!("{} block(s) failed verification", want.len());
+        assert!(r.stderr.contains(&total), "{method}: {}", r.stderr);
     }
 }

@@ -90,12 +90,17 @@ fn sigint(child: &Child) {
 /// Start fiox with `args` (plus JSON output and the ETA on stderr), wait for `marker` on
 /// stderr, interrupt it, and check exit status, JSON and cleanup of `dir`.
 fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value {
+    signal_at(dir, args, marker, "INT")
+}
+
+/// [`interrupt_at`] with signal `sig` (a `kill -s` name).
+fn signal_at(dir: &TempDir, args: &[&str], marker: &str, sig: &str) -> serde_json::Value {
     let mut a = args.to_vec();
     a.extend(["--output-format=json", "--eta=always", "--unlink=1"]);
     let mut child = spawn_fiox(&a);
     let mut err = Stderr::watch(&mut child);
     err.wait_for(marker);
-    sigint(&child);
+    sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
     let out = child.wait_with_output().expect("wait for fiox");
     assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -154,6 +159,23 @@ fn sigint_during_io() {
     ];
     let v = interrupt_at(&dir, &args, "[m(1)]");
     assert!(issued(&v, "read").0 > 0, "{v}");
+}
+
+/// SIGTERM stops a job as Ctrl-C does (fio handles both alike): report, cleanup, 130.
+#[test]
+fn sigterm_during_io() {
+    let dir = TempDir::new("sig-term-io");
+    let f = dir.join("f");
+    let args = [
+        "--name=t",
+        "--rw=randwrite",
+        "--size=8m",
+        "--time_based",
+        "--runtime=60",
+        &format!("--filename={f}") as &str,
+    ];
+    let v = signal_at(&dir, &args, "[w(1)]", "TERM");
+    assert!(issued(&v, "write").0 > 0, "{v}");
 }
 
 #[test]
