@@ -242,20 +242,9 @@ fn reported(c: &Combo, stderr: &str) -> BTreeMap<usize, String> {
     out
 }
 
-/// How many failures a read job (verification inside the I/O loop) describes; the verify
-/// phase and verify_only describe every one.
-const READ_JOB_DESCRIBED: usize = 10;
-
-/// Run a verify pass and check its reports against `want`. `all_listed`: every failure is
-/// described (verify_only), else only the first [`READ_JOB_DESCRIBED`] are, and the count
-/// covers the rest.
-fn check_pass(
-    c: &Combo,
-    pass: &str,
-    r: &Run,
-    want: &BTreeMap<usize, Vec<String>>,
-    all_listed: bool,
-) {
+/// Run a verify pass and check its reports against `want`: every damaged block is described
+/// (on stderr), none other.
+fn check_pass(c: &Combo, pass: &str, r: &Run, want: &BTreeMap<usize, Vec<String>>) {
     let what = format!("{} ({pass})", c.what());
     let v = r.json(); // the report is valid JSON whatever happened
     let got = reported(c, &r.stderr);
@@ -269,30 +258,11 @@ fn check_pass(
     assert_eq!(v["jobs"][0]["error"], EILSEQ, "{what}");
     let blocks_got: Vec<usize> = got.keys().copied().collect();
     let blocks_want: Vec<usize> = want.keys().copied().collect();
-    if all_listed {
-        assert_eq!(
-            blocks_got, blocks_want,
-            "{what}: reported blocks\n{}",
-            r.stderr
-        );
-    } else {
-        // Checked in completion order: which ten are described may vary with the engine.
-        assert_eq!(
-            blocks_got.len(),
-            want.len().min(READ_JOB_DESCRIBED),
-            "{what}: {}",
-            r.stderr
-        );
-        let stray: Vec<_> = blocks_got
-            .iter()
-            .filter(|b| !want.contains_key(b))
-            .collect();
-        assert!(
-            stray.is_empty(),
-            "{what}: undamaged blocks {stray:?} reported\n{}",
-            r.stderr
-        );
-    }
+    assert_eq!(
+        blocks_got, blocks_want,
+        "{what}: reported blocks\n{}",
+        r.stderr
+    );
     for (b, says) in &got {
         for p in &want[b] {
             assert!(
@@ -322,7 +292,7 @@ fn matrix(engine: &str) {
             m => expected(m, with_log),
         };
         let r = c.run("write", &["--loops=2", "--verify_only=1"]);
-        check_pass(&c, "verify_only", &r, &want(true), true);
+        check_pass(&c, "verify_only", &r, &want(true));
         if engine == "psync" {
             // verify_only reads with pread whatever the engine: check the verify_async
             // threads once, with one engine.
@@ -330,10 +300,10 @@ fn matrix(engine: &str) {
                 "write",
                 &["--loops=2", "--verify_only=1", "--verify_async=2"],
             );
-            check_pass(&c, "verify_only, verify_async=2", &r, &want(true), true);
+            check_pass(&c, "verify_only, verify_async=2", &r, &want(true));
         }
         let r = c.run("read", &[]);
-        check_pass(&c, "read", &r, &want(false), false);
+        check_pass(&c, "read", &r, &want(false));
         std::fs::remove_file(&c.file).unwrap();
     }
 }

@@ -32,7 +32,15 @@ pub struct JobVerify {
     pub first: Vec<String>,
     /// Job name once [`JobVerify::echo_failures`] was called: every failure is printed as found.
     echo: Option<String>,
+    /// Descriptions not printed yet (found before echo was on, e.g. by a read job's checks),
+    /// at most [`UNPRINTED_KEPT`]; `unprinted_dropped` counts the ones beyond.
+    unprinted: Vec<String>,
+    unprinted_dropped: u64,
 }
+
+/// How many unprinted failure descriptions are kept for [`JobVerify::unprinted`]
+/// (a few MB at most, however much of a device is bad).
+const UNPRINTED_KEPT: usize = 10_000;
 
 /// How many failures are described individually.
 const DESCRIBED: usize = 10;
@@ -92,6 +100,8 @@ impl JobVerify {
             failures: 0,
             first: Vec::new(),
             echo: None,
+            unprinted: Vec::new(),
+            unprinted_dropped: 0,
         }))
     }
 
@@ -266,6 +276,10 @@ impl JobVerify {
         self.failures += 1;
         if let Some(job) = &self.echo {
             eprintln!("fiox: {job}: {what}");
+        } else if self.unprinted.len() < UNPRINTED_KEPT {
+            self.unprinted.push(what.clone());
+        } else {
+            self.unprinted_dropped += 1;
         }
         if self.first.len() < DESCRIBED {
             self.first.push(what);
@@ -273,23 +287,19 @@ impl JobVerify {
         !self.fatal
     }
 
+    /// The failures not printed yet, and how many more were found but not kept.
+    pub fn unprinted(&self) -> (&[String], u64) {
+        (&self.unprinted, self.unprinted_dropped)
+    }
+
     /// From now on print every failure on stderr as it is found, as fio logs every bad block
     /// (only the first few are kept for the report); the failures found so far are printed
     /// first. Called by the verify phase, which may find any number of bad blocks.
     pub fn echo_failures(&mut self, job: &str) {
-        for f in &self.first {
-            eprintln!("fiox: {job}: {f}");
-        }
-        let undescribed = self.failures.saturating_sub(self.first.len() as u64);
-        if undescribed > 0 {
-            eprintln!("fiox: {job}: {undescribed} more verify failure(s) found while writing");
-        }
+        print_failures(job, self.unprinted());
+        self.unprinted = Vec::new();
+        self.unprinted_dropped = 0;
         self.echo = Some(job.to_string());
-    }
-
-    /// Whether every failure was printed already (see [`JobVerify::echo_failures`]).
-    pub fn echoing(&self) -> bool {
-        self.echo.is_some()
     }
 
     /// The verify phase: read back every intact block each file's write log holds, into
@@ -362,6 +372,16 @@ impl JobVerify {
             }
         }
         Ok(true)
+    }
+}
+
+/// Print failure descriptions of job `job` on stderr, then how many more were not kept.
+pub fn print_failures(job: &str, (found, dropped): (&[String], u64)) {
+    for f in found {
+        eprintln!("fiox: {job}: {f}");
+    }
+    if dropped > 0 {
+        eprintln!("fiox: {job}: {dropped} more verify failure(s) not listed");
     }
 }
 
@@ -536,6 +556,29 @@ mod tests {
             "{}",
             jv.first[0]
         );
+    }
+
+    #[test]
+    fn every_failure_is_kept_for_printing_until_echoed() {
+        let mut job = JobSpec::default();
+        job.verify.method = VerifyMethod::Crc32c;
+        let mut jv = JobVerify::new(&job, 5, 1).unwrap().unwrap();
+        let mut good = vec![0u8; 4096];
+        jv.fill(&mut good, 0, 0).unwrap();
+        // More failures than the report describes: all are kept to be printed.
+        for blk in 1..=(DESCRIBED as u64 + 5) {
+            assert!(jv.check_read("f", &good, blk * 4096));
+        }
+        assert_eq!(jv.failures, DESCRIBED as u64 + 5);
+        assert_eq!(jv.first.len(), DESCRIBED);
+        let (kept, dropped) = jv.unprinted();
+        assert_eq!((kept.len(), dropped), (DESCRIBED + 5, 0));
+        assert!(kept[14].contains("offset 61440"), "{}", kept[14]);
+        // Once echoing, failures are printed as found and nothing waits.
+        jv.echo_failures("j");
+        assert!(jv.check_read("f", &good, 4096));
+        assert_eq!(jv.unprinted(), (&[][..], 0));
+        assert_eq!(jv.failures, DESCRIBED as u64 + 6);
     }
 
     #[test]

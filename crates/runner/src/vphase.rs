@@ -187,10 +187,8 @@ pub fn verify_only(
 
 /// Report verification failures: each described on stderr, the job fails with EILSEQ.
 pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> RunError {
-    if env.messages && !v.echoing() {
-        for f in &v.first {
-            eprintln!("fiox: {}: {f}", env.job.name);
-        }
+    if env.messages {
+        crate::verify::print_failures(&env.job.name, v.unprinted());
     }
     let first = v.first.first().cloned().unwrap_or_default();
     result.error = libc::EILSEQ;
