@@ -91,8 +91,12 @@ pub struct IoLoop<'a> {
     pub status_template: Option<Box<fiox_stats::JobResult>>,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
-    /// Thread CPU counters when measurement began (reset at the end of ramp).
+    /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
+    /// helper threads included.
     pub cpu_start: fiox_stats::sys::ThreadUsage,
+    /// The engine's helper threads (guasi workers, offload submit threads): their CPU time
+    /// and context switches are the job's too.
+    helpers: Vec<libc::pid_t>,
     pub writes_since_sync: u64,
     pub ios_issued: u64,
     /// Pacing or thinktime configured (checked per I/O, so cached).
@@ -150,6 +154,7 @@ impl<'a> IoLoop<'a> {
             active[d.index()].then(|| RateSampler::new(d, 0, windows.bw_ms, windows.iops_ms))
         });
         let copy_lat = engine.flags().sync;
+        let helpers = engine.helper_threads();
         let mut pacer = Pacer::new(job);
         pacer.restart(0);
         IoLoop {
@@ -180,7 +185,8 @@ impl<'a> IoLoop<'a> {
                 || job.verify.method != fiox_job::VerifyMethod::None)
                 && depth > 1,
             in_flight: vec![false; depth],
-            cpu_start: fiox_stats::sys::ThreadUsage::default(),
+            cpu_start: crate::sys::job_usage(&helpers),
+            helpers,
             limits,
             measured_start_ns: 0,
             writes_since_sync: 0,
@@ -813,10 +819,20 @@ impl<'a> IoLoop<'a> {
                 if let Some(rt) = self.limits.runtime_ns {
                     self.limits.deadline_ns = Some(now + rt);
                 }
-                self.cpu_start = crate::sys::thread_usage();
+                self.cpu_start = self.cpu_usage();
                 self.progress.set_state(JobState::Running);
             }
         }
+    }
+
+    /// CPU counters of the job: its thread plus the engine's helper threads.
+    pub fn cpu_usage(&self) -> fiox_stats::sys::ThreadUsage {
+        crate::sys::job_usage(&self.helpers)
+    }
+
+    /// Threads whose CPU the job's counters add up: its own and the engine's helpers.
+    pub fn cpu_threads(&self) -> usize {
+        1 + self.helpers.len()
     }
 
     /// Publish what was measured so far for a status report.
@@ -825,7 +841,7 @@ impl<'a> IoLoop<'a> {
             return;
         };
         let mut r = (**t).clone();
-        let cpu = crate::sys::thread_usage().since(&self.cpu_start);
+        let cpu = self.cpu_usage().since(&self.cpu_start);
         crate::worker::fill_result(&mut r, self, now, cpu, self.measure);
         for (i, s) in self.samplers.iter().enumerate() {
             if let Some(s) = s {

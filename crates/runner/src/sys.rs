@@ -75,6 +75,18 @@ pub fn thread_usage() -> ThreadUsage {
     ThreadUsage::now().unwrap_or_default()
 }
 
+/// CPU counters of the calling thread plus the given helper threads of this process (an
+/// engine's workers); a helper whose counters cannot be read (it exited) adds nothing.
+pub fn job_usage(helpers: &[libc::pid_t]) -> ThreadUsage {
+    let mut u = thread_usage();
+    for &tid in helpers {
+        if let Ok(h) = ThreadUsage::of_task(tid) {
+            u.add(&h);
+        }
+    }
+    u
+}
+
 /// fallocate(2) with `mode` (0 = allocate and extend, FALLOC_FL_KEEP_SIZE = keep size).
 pub fn fallocate(fd: RawFd, mode: i32, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain integer arguments; touches no memory of ours.

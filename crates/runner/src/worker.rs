@@ -420,7 +420,6 @@ fn run_io(
         .iter()
         .map(|f| f.path.display().to_string())
         .collect();
-    let cpu0 = sys::thread_usage();
     let logs = fiox_stats::JobLogs::for_job(std::path::Path::new("."), job).map_err(|e| {
         RunError::Job {
             job: job.name.clone(),
@@ -440,7 +439,6 @@ fn run_io(
         measure,
         limits,
     );
-    lp.cpu_start = cpu0;
     if env.status {
         lp.status_template = Some(Box::new(result.clone()));
     }
@@ -500,7 +498,7 @@ fn collect(
     result: &mut JobResult,
 ) -> Result<(), RunError> {
     let end_ns = lp.clock.now_ns();
-    let cpu = sys::thread_usage().since(&lp.cpu_start);
+    let cpu = lp.cpu_usage().since(&lp.cpu_start);
     let rates = lp.take_rates();
     let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns) / 1_000_000;
     let log_result = lp.logs.finish(log_end_ms);
@@ -565,10 +563,12 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     r.submit = acct.submit;
     r.complete = acct.complete;
     let run_us = (runtime_ns / 1000).max(1) as f64;
-    // RUSAGE_THREAD counts one thread, which cannot use more than 100% of the wall time; the
-    // kernel charges CPU in scheduler ticks, so a run shorter than a tick can read above that.
-    r.usr_cpu_pct = (cpu.usr_us as f64 * 100.0 / run_us).min(100.0);
-    r.sys_cpu_pct = (cpu.sys_us as f64 * 100.0 / run_us).min(100.0 - r.usr_cpu_pct);
+    // A thread cannot use more than 100% of the wall time (the job's thread plus any engine
+    // helper threads); the kernel charges CPU in scheduler ticks, so a run shorter than a
+    // tick can read above that.
+    let cap = 100.0 * lp.cpu_threads() as f64;
+    r.usr_cpu_pct = (cpu.usr_us as f64 * 100.0 / run_us).min(cap);
+    r.sys_cpu_pct = (cpu.sys_us as f64 * 100.0 / run_us).min(cap - r.usr_cpu_pct);
     r.continue_on_error = lp.job.errors.continue_on_error != fiox_job::ContinueOnError::None;
     r.total_err = acct.tolerated_errors;
     r.first_error = acct.first_tolerated_errno;
