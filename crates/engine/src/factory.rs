@@ -1,7 +1,7 @@
 //! Engine selection: maps `ioengine=` to an engine built from the job's options, and tells a
 //! fio engine fiox does not implement (NotSupported) from a name nobody knows (Unknown).
 
-use fiox_job::spec::JobSpec;
+use fiox_job::spec::{IoSubmitMode, JobSpec};
 
 use crate::null::NullEngine;
 use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
@@ -62,6 +62,15 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
 /// `job.direct`. Names are matched case-insensitively; fio's `external:path` form is refused as
 /// unsupported.
 pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
+    if job.io_submit_mode == IoSubmitMode::Offload {
+        return Ok(Box::new(crate::offload::OffloadEngine::new(job)?));
+    }
+    build(job, true)
+}
+
+/// The engine itself. `one_thread`: only the creating thread will use it (otherwise engines
+/// that tie themselves to their creator, io_uring's SINGLE_ISSUER ring, must not).
+pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>, EngineError> {
     let name = job.ioengine.trim().to_ascii_lowercase();
     let depth = job.iodepth.max(1);
     let rwf = || Rwf::from_options(&job.engine, job.direct);
@@ -80,6 +89,7 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
             depth,
             job.direct,
             &job.engine,
+            one_thread,
         )?),
         _ => return Err(unknown(&name)),
     };

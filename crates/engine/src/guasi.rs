@@ -4,24 +4,12 @@
 //! blocks on I/O, which makes buffered I/O truly asynchronous where kernel AIO is not (libaio
 //! does buffered I/O inside io_submit).
 //!
-//! [`Pool`] is the reusable part: `submit` appends a batch to the run list and `reap` collects
-//! completions. Its knobs ([`PoolConfig`]):
-//! - `offload` (default): the whole batch goes on the run list under ONE lock with ONE wake-up;
-//!   a woken worker that sees more work and idle peers wakes the next one (a wake chain), so the
-//!   submitter's cost does not grow with the batch. While a signalled worker has not woken
-//!   yet, further commits add no wake-up at all (the chain covers them). Without it (`inline`),
-//!   the submitter runs the first request itself, like the old blocking io_submit, for A/B
-//!   comparisons.
-//! - `kick_each`: one lock and one wake-up per request instead of per batch.
-//! - `reap_runs`: a reaper that has to wait runs queued requests itself instead of sleeping.
-//!
-//! Completions go to a done list; workers only signal the reaper's condvar when it sleeps and
-//! enough completions for it have arrived, so a busy pipeline costs no futex wake-ups there.
+//! The worker pool itself lives in `pool.rs` ([`Pool`], shared with `io_submit_mode=offload`);
+//! this module runs plain syscalls on it. Its knobs are `guasi_workers`, `guasi_submit`
+//! (offload|inline), `guasi_kick` (batch|each) and `guasi_reap_runs` ([`PoolConfig`]).
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-
+use crate::pool::Work;
+pub use crate::pool::{Pool, PoolConfig};
 use crate::sync::{probe_rwf, Rwf};
 use crate::target::{replace, run_positional, target, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
@@ -60,236 +48,23 @@ impl Request {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolConfig {
-    pub workers: usize,
-    pub offload: bool,
-    pub kick_each: bool,
-    pub reap_runs: bool,
-}
-
-struct RunList {
-    queue: VecDeque<Request>,
-    /// Workers waiting on `work` (signalled or not).
-    idle: usize,
-    /// Signals sent to idle workers that have not woken yet. While one is pending, `submit`
-    /// does not signal again: the woken worker chains to the next one if work remains, so a
-    /// burst of commits costs the submitter one futex wake instead of one per commit.
-    waking: usize,
-    shutdown: bool,
-}
-
-impl RunList {
-    /// Whether a sleeping worker that nobody signalled yet should be woken for queued work.
-    fn should_wake(&self) -> bool {
-        !self.queue.is_empty() && self.idle > self.waking
-    }
-
-    /// Sleepers to signal so that every queued request has a worker coming for it; takes
-    /// their credit in `waking`.
-    fn take_wakes(&mut self) -> usize {
-        let n = self.queue.len().min(self.idle.saturating_sub(self.waking));
-        self.waking += n;
-        n
+impl Work for Request {
+    type Ctx = ();
+    fn run(self, _: &()) -> Completion {
+        self.execute()
     }
 }
 
-struct DoneList {
-    done: Vec<Completion>,
-    /// Completions the sleeping reaper waits for (0: nobody sleeps).
-    wanted: usize,
-}
-
-struct Shared {
-    run: Mutex<RunList>,
-    work: Condvar,
-    done: Mutex<DoneList>,
-    reaped: Condvar,
-}
-
-/// Poisoning only means a worker panicked while holding the lock; the lists stay consistent
-/// (every critical section is a push or pop), so keep going.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl Shared {
-    fn complete(&self, c: Completion) {
-        let mut d = lock(&self.done);
-        d.done.push(c);
-        let wake = d.wanted > 0 && d.done.len() >= d.wanted;
-        if wake {
-            d.wanted = 0;
-        }
-        drop(d);
-        if wake {
-            self.reaped.notify_one();
-        }
-    }
-
-    /// Next request for a worker, or None at shutdown. Wakes a further idle worker when work
-    /// remains (the wake chain that lets `submit` wake only one).
-    fn next(&self) -> Option<Request> {
-        let mut r = lock(&self.run);
-        loop {
-            if let Some(req) = r.queue.pop_front() {
-                // Wake a worker for each request still queued at once (not one after the
-                // other: a chain of single wake-ups serialises on scheduling latency).
-                let wakes = r.take_wakes();
-                drop(r);
-                for _ in 0..wakes {
-                    self.work.notify_one();
-                }
-                return Some(req);
-            }
-            if r.shutdown {
-                return None;
-            }
-            r.idle += 1;
-            r = self.work.wait(r).unwrap_or_else(|p| p.into_inner());
-            r.idle -= 1;
-            // A spurious wake-up may take a signal's credit too: under-counting only costs an
-            // extra wake later, never a missed one.
-            r.waking = r.waking.saturating_sub(1);
-        }
-    }
-
-    fn worker(&self) {
-        while let Some(req) = self.next() {
-            self.complete(req.execute());
-        }
-    }
-}
-
-/// A pool of I/O worker threads with a run list and a done list.
-pub struct Pool {
-    shared: Arc<Shared>,
-    threads: Vec<JoinHandle<()>>,
-    cfg: PoolConfig,
-}
-
-impl Pool {
-    pub fn new(cfg: PoolConfig) -> std::io::Result<Pool> {
-        let shared = Arc::new(Shared {
-            run: Mutex::new(RunList {
-                queue: VecDeque::with_capacity(64),
-                idle: 0,
-                waking: 0,
-                shutdown: false,
-            }),
-            work: Condvar::new(),
-            done: Mutex::new(DoneList {
-                done: Vec::with_capacity(64),
-                wanted: 0,
-            }),
-            reaped: Condvar::new(),
-        });
-        let mut pool = Pool {
-            shared,
-            threads: Vec::new(),
-            cfg,
-        };
-        for i in 0..cfg.workers.max(1) {
-            let s = Arc::clone(&pool.shared);
-            let t = std::thread::Builder::new()
-                .name(format!("fiox-guasi-{i}"))
-                .spawn(move || s.worker())?;
-            pool.threads.push(t);
-        }
-        Ok(pool)
-    }
-
-    pub fn config(&self) -> PoolConfig {
-        self.cfg
-    }
-
-    /// Hand a batch to the workers (draining `batch`). In inline mode the first request runs
-    /// here; its completion joins the done list behind every earlier one, so a reaper taking
-    /// one completion at a time still gets them oldest first (serving the inline one first
-    /// starved older completions until the end of the run).
-    pub fn submit(&self, batch: &mut Vec<Request>) {
-        let mut start = 0;
-        if !self.cfg.offload && !batch.is_empty() {
-            self.shared.complete(batch[0].execute());
-            start = 1;
-        }
-        if self.cfg.kick_each {
-            for req in &batch[start..] {
-                let mut r = lock(&self.shared.run);
-                r.queue.push_back(*req);
-                // Take a signal's credit only when a sleeper can receive it (see `waking`).
-                if r.idle > r.waking {
-                    r.waking += 1;
-                }
-                drop(r);
-                self.shared.work.notify_one();
-            }
-        } else if batch.len() > start {
-            let mut r = lock(&self.shared.run);
-            r.queue.extend(batch[start..].iter().copied());
-            let wake = r.waking == 0 && r.should_wake();
-            if wake {
-                r.waking += 1;
-            }
-            drop(r);
-            if wake {
-                self.shared.work.notify_one();
-            }
-        }
-        batch.clear();
-    }
-
-    /// Move up to `max` completions to `out`, waiting until at least `min` arrived. With
-    /// `reap_runs` the waiting thread runs queued requests itself.
-    pub fn reap(&self, min: usize, max: usize, out: &mut Vec<Completion>) -> usize {
-        let mut n = 0;
-        loop {
-            let mut d = lock(&self.shared.done);
-            let take = d.done.len().min(max - n);
-            out.extend(d.done.drain(..take));
-            n += take;
-            if n >= min || n >= max {
-                return n;
-            }
-            if self.cfg.reap_runs {
-                drop(d);
-                let req = lock(&self.shared.run).queue.pop_front();
-                if let Some(req) = req {
-                    out.push(req.execute());
-                    n += 1;
-                    continue;
-                }
-                d = lock(&self.shared.done);
-                if !d.done.is_empty() {
-                    continue;
-                }
-            }
-            d.wanted = min - n;
-            while d.wanted > 0 {
-                d = self
-                    .shared
-                    .reaped
-                    .wait(d)
-                    .unwrap_or_else(|p| p.into_inner());
-            }
-        }
-    }
-}
-
-impl Drop for Pool {
-    fn drop(&mut self) {
-        // Workers finish what is queued (buffers stay reserved until then) and exit.
-        lock(&self.shared.run).shutdown = true;
-        self.shared.work.notify_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
+impl Pool<Request> {
+    /// A pool of `cfg.workers` syscall threads (`fiox-guasi-<i>`).
+    pub fn new(cfg: PoolConfig) -> std::io::Result<Pool<Request>> {
+        Pool::with_context(cfg, "fiox-guasi", ())
     }
 }
 
 /// The `guasi` engine: [`Pool`] behind the queue/commit/getevents trait.
 pub(crate) struct GuasiEngine {
-    pool: Pool,
+    pool: Pool<Request>,
     files: Vec<Target>,
     rwf: Rwf,
     depth: usize,
@@ -395,6 +170,10 @@ impl IoEngine for GuasiEngine {
         let n = self.pool.reap(min, max, out);
         self.inflight -= n;
         Ok(n)
+    }
+
+    fn helper_threads(&self) -> Vec<libc::pid_t> {
+        self.pool.thread_ids().to_vec()
     }
 }
 

@@ -36,6 +36,8 @@ pub mod guasi;
 mod libaio;
 mod mmap;
 mod null;
+mod offload;
+pub mod pool;
 mod posixaio;
 mod sync;
 pub mod sys;
@@ -176,5 +178,10 @@ pub trait IoEngine: Send {
     /// registers it with the kernel). The pool must outlive the engine's use of it.
     fn register_buffers(&mut self, _pool: &BufPool) -> Result<(), EngineError> {
         Ok(())
+    }
+    /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit
+    /// threads), so the runner can count their CPU time and context switches as the job's.
+    fn helper_threads(&self) -> Vec<libc::pid_t> {
+        Vec::new()
     }
 }

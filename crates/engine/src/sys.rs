@@ -127,6 +127,20 @@ fn raw_open(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<File> {
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
+/// A second open file description of the file open at `fd`, with the same access and status
+/// flags (O_DIRECT, O_SYNC ...) but its own file position: what threads that seek need.
+pub fn reopen_fd(fd: RawFd) -> io::Result<File> {
+    // SAFETY: F_GETFL takes no pointer; an invalid fd fails with EBADF.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let keep = flags & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
+    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}"))
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    raw_open(&path, keep | libc::O_CLOEXEC)
+}
+
 fn cvt(r: libc::c_int) -> io::Result<()> {
     if r < 0 {
         Err(io::Error::last_os_error())

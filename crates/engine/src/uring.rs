@@ -97,11 +97,18 @@ fn taskrun_flags(b: &mut io_uring::Builder, depth: u32, level: u8) {
 
 /// Build the ring with the options' setup flags; if the kernel refuses, find which option it
 /// refuses by retrying with one flag at a time.
-fn build_ring(depth: u32, o: &fiox_job::spec::EngineOptions) -> Result<IoUring, EngineError> {
+fn build_ring(
+    depth: u32,
+    o: &fiox_job::spec::EngineOptions,
+    one_thread: bool,
+) -> Result<IoUring, EngineError> {
     if !o.sqthread_poll {
         // Task-run flags as fio sets them, dropped one step at a time where the kernel is too
-        // old (the same fallback order as fio's).
-        for level in (1..=TASKRUN_LEVELS).rev() {
+        // old (the same fallback order as fio's). A ring that several threads may use
+        // (io_submit_mode=offload) cannot be SINGLE_ISSUER: the kernel fails io_uring_enter
+        // from any other thread with EEXIST.
+        let top = if one_thread { TASKRUN_LEVELS } else { 2 };
+        for level in (1..=top).rev() {
             let mut b = IoUring::builder();
             taskrun_flags(&mut b, depth, level);
             if o.hipri {
@@ -152,13 +159,16 @@ fn build_ring(depth: u32, o: &fiox_job::spec::EngineOptions) -> Result<IoUring, 
 }
 
 impl UringEngine {
+    /// `one_thread`: only the creating thread will submit (the job thread), which allows
+    /// fio's SINGLE_ISSUER|DEFER_TASKRUN setup.
     pub fn new(
         iodepth: u32,
         direct: bool,
         o: &fiox_job::spec::EngineOptions,
+        one_thread: bool,
     ) -> Result<Self, EngineError> {
         let depth = iodepth.max(1);
-        let ring = build_ring(depth, o)?;
+        let ring = build_ring(depth, o, one_thread)?;
         let mut rw_flags = 0;
         if o.nowait {
             rw_flags |= RWF_NOWAIT;
@@ -589,7 +599,7 @@ mod tests {
             fixedbufs: true,
             ..Default::default()
         };
-        let mut e = match UringEngine::new(4, false, &o) {
+        let mut e = match UringEngine::new(4, false, &o, true) {
             Ok(e) => e,
             Err(err) => {
                 eprintln!("skip: io_uring unavailable: {err}");

@@ -60,8 +60,18 @@ pub fn shm_dir(tag: &str) -> Option<TempDir> {
     }
 }
 
+/// Every job this test binary builds uses io_submit_mode=offload (set by tests/offload.rs,
+/// whose tests all run the batteries through the offload adapter; other binaries never set it).
+#[allow(dead_code)]
+pub static OFFLOAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub fn job(engine: &str, iodepth: u32, direct: bool, opts: EngineOptions) -> JobSpec {
     let mut j = JobSpec {
+        io_submit_mode: if OFFLOAD.load(std::sync::atomic::Ordering::Relaxed) {
+            fiox_job::spec::IoSubmitMode::Offload
+        } else {
+            fiox_job::spec::IoSubmitMode::Inline
+        },
         ioengine: engine.to_string(),
         iodepth,
         direct,
