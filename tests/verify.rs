@@ -332,6 +332,30 @@ fn verify_pattern_alone_verifies_with_a_header() {
         a[4] = &fio_file;
         assert_eq!(issued(&fio_json(&a), "read"), reads, "vs fio");
     }
+    // With %o the pattern's phase runs from the start of each write, header included, as in
+    // fio: past both tools' headers (fiox 64 bytes, fio's fewer) every byte is fio's.
+    let (_, data) = run(&["--verify_pattern=\"abc\"%o"]);
+    for blk in 0..16 {
+        let unit = [&b"abc"[..], &(blk as u64 * 4096).to_le_bytes()].concat();
+        let b = &data[blk * 4096..][..4096];
+        assert!((64..4096).all(|i| b[i] == unit[i % 11]), "block {blk}");
+    }
+    if fio_available() {
+        let g = dir.join("fio-file2");
+        let fio_file = format!("--filename={g}");
+        let mut a = base.to_vec();
+        a[4] = &fio_file;
+        a.extend(["--verify_pattern=\"abc\"%o", "--output-format=terse"]);
+        sh("fio", &a).unwrap();
+        let theirs = std::fs::read(&g).unwrap();
+        for blk in 0..16 {
+            let r = blk * 4096 + 64..(blk + 1) * 4096;
+            assert!(
+                theirs[r.clone()] == data[r],
+                "block {blk}: data part differs from fio's"
+            );
+        }
+    }
     for order in [
         ["--verify_pattern=0xab", "--verify=crc32c"],
         ["--verify=crc32c", "--verify_pattern=0xab"],
