@@ -3,9 +3,12 @@
 //! trims punch a hole (or BLKDISCARD). As in fio, the mapping gets MADV_RANDOM or
 //! MADV_SEQUENTIAL from the job's pattern.
 //!
-//! The mapping covers the file's size at `add_file` time (the runner lays files out first).
-//! Touching a page past end of file would raise SIGBUS, so reads crossing the end are short
-//! (0 at or past it) and writes crossing it fail with `-EINVAL` instead.
+//! The mapping covers the file's size at `add_file` time (the runner lays files out first). A
+//! writable regular file shorter than the range the job may touch (a file `create_on_open`
+//! just created, which nothing laid out) is first extended to that size with ftruncate:
+//! fio 3.33 maps it as it is and dies of SIGBUS at the first write. Touching a page past end
+//! of file would raise SIGBUS, so reads crossing the end are short (0 at or past it) and
+//! writes crossing it fail with `-EINVAL` instead.
 
 use crate::sys;
 use crate::target::{replace, target, trim, Target};
@@ -42,11 +45,19 @@ impl MmapEngine {
             source,
         };
         // fd -1: not open yet (create_on_open), mapped when `reopen_file` brings the fd.
-        let len = if file.fd < 0 {
+        let mut len = if file.fd < 0 {
             0
         } else {
             sys::file_size(file.fd).map_err(|e| os("size of", e))?
         };
+        if file.fd >= 0
+            && file.writable
+            && len < file.size
+            && !sys::is_block_device(file.fd).unwrap_or(true)
+        {
+            sys::ftruncate(file.fd, file.size).map_err(|e| os("extending", e))?;
+            len = file.size;
+        }
         if len == 0 {
             return Ok(Mapping {
                 base: std::ptr::null_mut(),
