@@ -125,6 +125,18 @@ fn verify_state_is_saved_and_loaded() {
     let r = verify_job(dir.path(), &f, "write", &only);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("offset 0, length 4096"), "{}", r.stderr);
+    // Another seed is another run: its state is refused, naming both.
+    let mut other = only.clone();
+    other.push("--randseed=5");
+    let r = verify_job(dir.path(), &f, "write", &other);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("was saved by another job or seed (job 0, seed 0x")
+            && r.stderr.contains("; this job is job 0, seed 0x"),
+        "{}",
+        r.stderr
+    );
     std::fs::remove_file(&state).unwrap();
     let r = verify_job(dir.path(), &f, "write", &only);
     assert_eq!(r.code, 1, "{}", r.stderr);

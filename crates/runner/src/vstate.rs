@@ -104,15 +104,25 @@ fn load(job: &JobSpec, jv: &mut JobVerify, nfiles: usize) -> Result<(), RunError
             return Err(job_err(
                 job,
                 format!(
-                    "verify_state_load: {} was saved by another job or seed ({ident:?}, this \
-                     job is {want:?}); run with the options of the writing job",
-                    path.display()
+                    "verify_state_load: {} was saved by another job or seed ({}; this job \
+                     is {}); run with the options of the writing job",
+                    path.display(),
+                    describe(&ident),
+                    describe(&want)
                 ),
             ));
         }
         jv.set_log(i, log);
     }
     Ok(())
+}
+
+/// A state file's identity in words.
+fn describe(id: &fiox_verify::StateIdent) -> String {
+    format!(
+        "job {}, seed {:#x}, file {}",
+        id.job_id, id.seed, id.file_no
+    )
 }
 
 /// Every write of the job in order, numbered as the writing run numbered them.
