@@ -111,9 +111,9 @@ impl Combo<'_> {
 }
 
 /// Write the file twice: a first run (whose blocks become the "older copies"), then the
-/// verified run the verification expects — two passes (loops=2), so with a header method every block holds
-/// a newer write of the same job than the first run left (the first pass rewrites the same
-/// data as the first run). Returns the first run's file contents.
+/// verified run the verification expects — two passes (loops=2), so with a header method
+/// every block holds a newer write of the same job than the first run left (the first pass
+/// rewrites the same data as the first run). Returns the first run's file contents.
 fn write_runs(c: &Combo) -> Vec<u8> {
     let first_extra: Vec<String> = if c.method == "pattern" {
         vec![format!("--verify_pattern={PATTERN_OLD}")]
