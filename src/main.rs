@@ -115,6 +115,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         global_options: inv.global_options.clone(),
         max_jobs: s.max_jobs,
         allow_destructive: s.allow_destructive,
+        bandwidth_log: s.bandwidth_log,
     };
     let status_out = out.clone();
     let status_formats = formats.clone();

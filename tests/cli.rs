@@ -505,3 +505,74 @@ fn quick_interrupted_removes_its_file() {
     r.json();
     assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
 }
+
+/// Seed 000's command line (`fio job.fio --max-jobs=2 --latency-log --bandwidth-log`) runs:
+/// --latency-log (fio 2.x; fio 3.33 rejects it) writes each job's latency logs, said on
+/// stderr; --bandwidth-log writes fio 3.33's aggregate logs with one line per interval and
+/// direction, the read and write sums over both jobs.
+#[test]
+fn old_and_new_log_switches_of_seed_000_command_line() {
+    let dir = TempDir::new("loglines");
+    let data = dir.join("d");
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--max-jobs=2",
+            "--latency-log",
+            "--bandwidth-log",
+            "--name=a",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=64m",
+            "--runtime=1200ms",
+            "--time_based",
+            "--rate=8m,4m",
+            "--name=b",
+            &format!("--filename={data}"),
+            "--ioengine=null",
+            "--rw=randrw",
+            "--size=64m",
+            "--runtime=1200ms",
+            "--time_based",
+            "--rate=8m,4m",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--latency-log (a fio 2.x switch"),
+        "{}",
+        r.stderr
+    );
+    r.json();
+    let names = dir.entries();
+    for f in ["a_lat.1.log", "a_clat.1.log", "b_lat.2.log", "b_clat.2.log"] {
+        assert!(names.iter().any(|n| n == f), "{f} in {names:?}");
+    }
+    for (file, ddir, kib) in [
+        ("agg-read_bw.log", 0, 16384.0),
+        ("agg-write_bw.log", 1, 8192.0),
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        let lines: Vec<Vec<u64>> = text
+            .lines()
+            .map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert!(lines.len() >= 2, "{file}: {text}");
+        for l in &lines {
+            assert_eq!(
+                (l.len(), l[2], l[3], l[4]),
+                (5, ddir, 0, 0),
+                "{file}: {text}"
+            );
+        }
+        // rate=8m,4m per job, two jobs: the full-interval samples sit near the sum.
+        let mid = lines[1][1] as f64;
+        assert!((mid - kib).abs() / kib < 0.4, "{file}: {text}");
+    }
+    let trim = std::fs::read_to_string(dir.path().join("agg-trim_bw.log")).unwrap();
+    assert!(
+        trim.lines().all(|l| l.split(", ").nth(1) == Some("0")),
+        "{trim}"
+    );
+}

@@ -47,13 +47,13 @@ const SWITCHES: &[&str] = &[
     "enghelp",
     "max-jobs",
     "allow-destructive",
+    "bandwidth-log",
+    "latency-log",
 ];
 
 /// fio switches fiox does not implement yet.
 const FIO_SWITCHES: &[&str] = &[
     "debug",
-    "bandwidth-log",
-    "latency-log",
     "terse-version",
     "append-terse",
     "eta-newline",
@@ -214,6 +214,14 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
         }
         "readonly" => s.readonly = true,
+        "bandwidth-log" | "latency-log" if value.is_some() => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                format!("switch '--{name}' takes no value"),
+            ))
+        }
+        "bandwidth-log" => s.bandwidth_log = true,
+        "latency-log" => s.latency_log = true,
         "allow-destructive" => s.allow_destructive = true,
         "max-jobs" => {
             let v = need(value)?;
@@ -355,6 +363,19 @@ mod tests {
     }
 
     #[test]
+    fn log_switches_of_old_and_new_fio() {
+        let cl = parse_cmdline(&args("--latency-log --bandwidth-log --name=x"), &env()).unwrap();
+        assert!(cl.settings.latency_log && cl.settings.bandwidth_log);
+        let cl = parse_cmdline(&args("--name=x"), &env()).unwrap();
+        assert!(!cl.settings.latency_log && !cl.settings.bandwidth_log);
+        let e = parse_cmdline(&args("--bandwidth-log=1"), &env()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "command line: switch '--bandwidth-log' takes no value"
+        );
+    }
+
+    #[test]
     fn bad_switches() {
         let e = parse_cmdline(&args("--output-format=xml"), &env()).unwrap_err();
         assert_eq!(
@@ -366,10 +387,10 @@ mod tests {
             e.to_string(),
             "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"
         );
-        let e = parse_cmdline(&args("--latency-log"), &env()).unwrap_err();
+        let e = parse_cmdline(&args("--debug=io"), &env()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "command line: '--latency-log' is a fio switch that fiox does not support yet"
+            "command line: '--debug' is a fio switch that fiox does not support yet"
         );
     }
 }

@@ -28,6 +28,14 @@ pub fn usage() -> String {
         ("--readonly", "Refuse any job that would write"),
         ("--max-jobs=N", "Run at most N jobs at once"),
         (
+            "--bandwidth-log",
+            "Aggregate bandwidth logs agg-{read,write,trim}_bw.log",
+        ),
+        (
+            "--latency-log",
+            "fio 2.x: per-job latency logs (as write_lat_log=<job name>)",
+        ),
+        (
             "--allow-destructive",
             "Allow writes to devices and files that may hold data",
         ),

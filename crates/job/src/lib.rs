@@ -77,6 +77,20 @@ impl Invocation {
     }
 }
 
+/// `--latency-log`, as fio 2.x had it (fio 3.33 rejects it as deprecated, which would stop
+/// seed command lines like `fio job.fio --latency-log --bandwidth-log`): every job without a
+/// latency log of its own logs as `write_lat_log=<job name>` would.
+fn old_latency_logs(jobs: &mut [JobSpec]) {
+    for j in jobs.iter_mut().filter(|j| j.logs.write_lat_log.is_none()) {
+        j.logs.write_lat_log = Some(j.name.clone());
+        j.notes.push(format!(
+            "--latency-log (a fio 2.x switch fio 3.33 rejects): writing latency logs as \
+             write_lat_log={} would",
+            j.name
+        ));
+    }
+}
+
 /// Parse `fiox [switches] [--option=value ...] [jobfile ...]`. `args` excludes the program
 /// name (`std::env::args().skip(1)`). Job files are read from disk (`-` = stdin), `${VAR}`
 /// comes from the process environment.
@@ -154,6 +168,9 @@ pub fn parse_invocation_in(
     }
     inv.global_options = global_options(&sections);
     inv.jobs = resolve::resolve(&sections)?;
+    if cl.settings.latency_log {
+        old_latency_logs(&mut inv.jobs);
+    }
     inv.action = if cl.settings.showcmd {
         Action::ShowCmd(showcmd(&inv.jobs))
     } else if cl.settings.parse_only {

@@ -645,6 +645,12 @@ pub struct RunSettings {
     pub allow_destructive: bool,
     /// `--max-jobs=N`: at most N jobs run at once (None = no limit).
     pub max_jobs: Option<u32>,
+    /// `--bandwidth-log`: fio's aggregate bandwidth logs (agg-read_bw.log, agg-write_bw.log,
+    /// agg-trim_bw.log: the sum over all jobs every bw_avg_time).
+    pub bandwidth_log: bool,
+    /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
+    /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
+    pub latency_log: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -46,6 +46,28 @@ fn seed000_both_files_make_two_groups() {
     assert_eq!(inv.settings.max_jobs, Some(2));
 }
 
+/// The seed's own command line: `fio rand-rw-disk.fio --max-jobs=2 --latency-log
+/// --bandwidth-log` (fio 2.x switches after the job file).
+#[test]
+fn seed000_command_line_as_written() {
+    let inv = parse_invocation(&[
+        seed_path("seed000-rand-rw-disk.fio"),
+        "--max-jobs=2".into(),
+        "--latency-log".into(),
+        "--bandwidth-log".into(),
+    ])
+    .unwrap();
+    assert!(inv.settings.bandwidth_log && inv.settings.latency_log);
+    let j = &inv.jobs[0];
+    assert_eq!(j.logs.write_lat_log.as_deref(), Some(j.name.as_str()));
+    assert!(
+        inv.notes()[0].contains("--latency-log"),
+        "{:?}",
+        inv.notes()
+    );
+    assert!(inv.refusals().is_empty(), "{:?}", inv.refusals());
+}
+
 #[test]
 fn seed002_aio_stress_settings() {
     let inv =

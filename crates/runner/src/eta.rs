@@ -187,6 +187,7 @@ pub fn run_eta(
     let mut next_status = opts.status_interval.map(|i| t0 + i);
     let mut drawn = false;
     let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
+    let mut agg = agg_log(opts, jobs, t0);
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         // A signal (process-wide) stops this run's jobs.
@@ -197,6 +198,13 @@ pub fn run_eta(
         for (st, p) in started.iter_mut().zip(progress) {
             if st.is_none() && p.state() != JobState::Waiting {
                 *st = Some(now);
+            }
+        }
+        if let Some(a) = agg.as_mut() {
+            let ramping = progress.iter().any(|p| p.state() == JobState::Ramp);
+            if let Err(e) = a.tick(now, t0, totals(progress).0, ramping) {
+                eprintln!("fiox: --bandwidth-log: {e}");
+                agg = None;
             }
         }
         if show && now.duration_since(last.0) >= Duration::from_secs(1) {
@@ -230,6 +238,22 @@ pub fn run_eta(
     if drawn {
         let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
+    if let Some(a) = agg {
+        if let Err(e) = a.finish(t0.elapsed().as_millis() as u64) {
+            eprintln!("fiox: --bandwidth-log: {e}");
+        }
+    }
+}
+
+/// `--bandwidth-log`: the aggregate logs in the current directory (None when not asked for,
+/// or when they cannot be created, which is reported and does not stop the run).
+fn agg_log(opts: &RunOptions, jobs: &[JobSpec], t0: Instant) -> Option<crate::agglog::AggBwLog> {
+    if !opts.bandwidth_log {
+        return None;
+    }
+    crate::agglog::AggBwLog::create(std::path::Path::new("."), jobs, t0)
+        .map_err(|e| eprintln!("fiox: --bandwidth-log: {e}"))
+        .ok()
 }
 
 /// A status snapshot: every started job publishes its current result when asked (jobs that

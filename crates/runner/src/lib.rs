@@ -8,6 +8,7 @@
 //! thread (see [`starting_line`] for the honest header line).
 
 mod acct;
+mod agglog;
 mod clock;
 mod error;
 mod eta;
@@ -52,6 +53,8 @@ pub struct RunOptions {
     /// `--allow-destructive`: skip the mounted/signature checks of block devices for every
     /// job (as `allow_mounted_write=1` does per job).
     pub allow_destructive: bool,
+    /// `--bandwidth-log`: write fio's aggregate bandwidth logs (agg-*_bw.log).
+    pub bandwidth_log: bool,
 }
 
 /// A counting semaphore for `--max-jobs`.
