@@ -237,6 +237,7 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     check_engine_options(&job, &looked)?;
     let given: HashSet<&str> = looked.iter().map(|(d, _)| d.name).collect();
     derive(&mut job, &given);
+    offload_note(&mut job);
     // Dropped [global] options of another engine are not this job's (nor in fio's report).
     job.raw_options = opts
         .iter()
@@ -352,6 +353,26 @@ fn check_engine_options(
 }
 
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
+/// fio caps iodepth at 1 for synchronous engines, offloaded or not, so its offload runs one
+/// submit thread for them; fiox runs `iodepth` of them. Say so where the two differ.
+fn offload_note(job: &mut JobSpec) {
+    const SYNC: [&str; 7] = [
+        "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null",
+    ];
+    let engine = job.ioengine.to_ascii_lowercase();
+    if job.io_submit_mode == crate::IoSubmitMode::Offload
+        && job.iodepth > 1
+        && SYNC.contains(&engine.as_str())
+    {
+        job.notes.push(format!(
+            "io_submit_mode=offload with ioengine={engine}: fiox runs iodepth={} submit threads \
+             in parallel; fio 3.33 caps a synchronous engine at depth 1 (set iodepth=1 for \
+             fio's behaviour)",
+            job.iodepth
+        ));
+    }
+}
+
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if !given.contains("iodepth_low") || job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
         job.iodepth_low = job.iodepth;
@@ -435,6 +456,25 @@ mod tests {
         let clones: Vec<u32> = jobs.iter().map(|j| j.clone_index).collect();
         assert_eq!(clones, [0, 1, 0, 0, 1, 0]);
         assert!(jobs[5].stonewall, "second file starts with a barrier");
+    }
+
+    #[test]
+    fn offloaded_sync_engines_are_noted_where_fio_differs() {
+        let job = |opts: &[(&str, Option<&str>)]| resolve(&[sec("a", 1, opts)]).unwrap().remove(0);
+        let off = ("io_submit_mode", Some("offload"));
+        let j = job(&[("ioengine", Some("psync")), ("iodepth", Some("8")), off]);
+        assert!(
+            j.notes[0].contains("fiox runs iodepth=8 submit threads"),
+            "{:?}",
+            j.notes
+        );
+        // Depth 1, an async engine, or inline submission: fio and fiox agree, no note.
+        assert!(job(&[("ioengine", Some("psync")), off]).notes.is_empty());
+        let aio = job(&[("ioengine", Some("libaio")), ("iodepth", Some("8")), off]);
+        assert!(aio.notes.is_empty());
+        assert!(job(&[("ioengine", Some("psync")), ("iodepth", Some("8"))])
+            .notes
+            .is_empty());
     }
 
     #[test]
