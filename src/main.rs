@@ -103,9 +103,6 @@ fn run(inv: &Invocation) -> Result<i32> {
     } else if formats.contains(&OutputFormat::Normal) {
         eprint!("{header}");
     }
-    if let Some(note) = fiox_runner::process_note(&inv.jobs) {
-        eprintln!("fiox: {note}");
-    }
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let opts = RunOptions {
         messages: true,

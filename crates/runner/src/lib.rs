@@ -135,18 +135,6 @@ pub fn starting_line(jobs: &[JobSpec]) -> String {
     format!("Starting {n} thread{}", if n == 1 { "" } else { "s" })
 }
 
-/// A note for jobs that asked for fio's default process model.
-pub fn process_note(jobs: &[JobSpec]) -> Option<String> {
-    let procs = jobs.iter().filter(|j| !j.thread).count();
-    (procs > 0).then(|| {
-        format!(
-            "note: {procs} job{} asked for processes (fio's default); fiox runs every job as a \
-             thread of one process",
-            if procs == 1 { "" } else { "s" }
-        )
-    })
-}
-
 /// Run all jobs: each stonewalled phase after the previous one, the jobs of a phase in
 /// parallel threads. `on_status` receives periodic snapshots when `status_interval` is set.
 pub fn run(
