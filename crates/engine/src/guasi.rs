@@ -8,8 +8,8 @@
 //! this module runs plain syscalls on it. Its knobs are `guasi_workers`, `guasi_submit`
 //! (offload|inline), `guasi_kick` (batch|each) and `guasi_reap_runs` ([`PoolConfig`]).
 
-use crate::pool::Work;
 pub use crate::pool::{Pool, PoolConfig};
+use crate::pool::{Queue, Work};
 use crate::sync::{probe_rwf, Rwf};
 use crate::target::{replace, run_positional, target, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
@@ -64,12 +64,9 @@ impl Pool<Request> {
 
 /// The `guasi` engine: [`Pool`] behind the queue/commit/getevents trait.
 pub(crate) struct GuasiEngine {
-    pool: Pool<Request>,
+    queue: Queue<Request>,
     files: Vec<Target>,
     rwf: Rwf,
-    depth: usize,
-    pending: Vec<Request>,
-    inflight: usize,
 }
 
 impl GuasiEngine {
@@ -101,12 +98,9 @@ impl GuasiEngine {
             source,
         })?;
         Ok(GuasiEngine {
-            pool,
+            queue: Queue::new(pool, depth),
             files: Vec::new(),
             rwf: Rwf::from_options(o, job.direct),
-            depth,
-            pending: Vec::with_capacity(depth),
-            inflight: 0,
         })
     }
 }
@@ -133,14 +127,14 @@ impl IoEngine for GuasiEngine {
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target("guasi", &self.files, io.file)?;
-        if self.pending.len() + self.inflight >= self.depth {
+        if self.queue.full() {
             return Ok(Queued::Busy);
         }
         let rwf = match io.op {
             IoOp::Read | IoOp::Write => self.rwf.next(),
             _ => 0,
         };
-        self.pending.push(Request {
+        self.queue.push(Request {
             tag: id,
             op: io.op,
             fd: t.fd,
@@ -154,10 +148,7 @@ impl IoEngine for GuasiEngine {
     }
 
     fn commit(&mut self) -> Result<usize, EngineError> {
-        let n = self.pending.len();
-        self.inflight += n;
-        self.pool.submit(&mut self.pending);
-        Ok(n)
+        Ok(self.queue.commit())
     }
 
     fn getevents(
@@ -166,14 +157,11 @@ impl IoEngine for GuasiEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        let min = min.min(self.inflight);
-        let n = self.pool.reap(min, max, out);
-        self.inflight -= n;
-        Ok(n)
+        Ok(self.queue.reap(min, max, out))
     }
 
     fn helper_threads(&self) -> Vec<libc::pid_t> {
-        self.pool.thread_ids().to_vec()
+        self.queue.pool().thread_ids().to_vec()
     }
 }
 
@@ -340,7 +328,7 @@ mod tests {
             e.commit().unwrap();
         }
         out.clear();
-        while e.inflight > 0 {
+        while e.queue.in_flight() > 0 {
             e.getevents(1, depth as usize, &mut out).unwrap();
         }
         order

@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use fiox_job::spec::{IoSubmitMode, JobSpec};
 
-use crate::pool::{Pool, PoolConfig, Work};
+use crate::pool::{Pool, PoolConfig, Queue, Work};
 use crate::{BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoUnit, Queued};
 
 /// One engine instance and its completion buffer, owned by whichever thread holds the lock.
@@ -178,10 +178,7 @@ fn stalled(engine: &'static str, what: &str) -> EngineError {
 pub(crate) struct OffloadEngine {
     name: &'static str,
     flags: EngineFlags,
-    pool: Pool<Offloaded>,
-    depth: usize,
-    pending: Vec<Offloaded>,
-    inflight: usize,
+    queue: Queue<Offloaded>,
 }
 
 impl OffloadEngine {
@@ -226,10 +223,7 @@ impl OffloadEngine {
         Ok(OffloadEngine {
             name: first,
             flags,
-            pool,
-            depth,
-            pending: Vec::with_capacity(depth),
-            inflight: 0,
+            queue: Queue::new(pool, depth),
         })
     }
 }
@@ -244,7 +238,7 @@ impl IoEngine for OffloadEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        let ctx = self.pool.context();
+        let ctx = self.queue.pool().context();
         ctx.each(|s| {
             let index = s.own.len();
             let f = s.file_for(index, file, ctx.seeks)?;
@@ -253,18 +247,15 @@ impl IoEngine for OffloadEngine {
     }
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        if self.pending.len() + self.inflight >= self.depth {
+        if self.queue.full() {
             return Ok(Queued::Busy);
         }
-        self.pending.push(Offloaded { id, unit: *io });
+        self.queue.push(Offloaded { id, unit: *io });
         Ok(Queued::Queued)
     }
 
     fn commit(&mut self) -> Result<usize, EngineError> {
-        let n = self.pending.len();
-        self.inflight += n;
-        self.pool.submit(&mut self.pending);
-        Ok(n)
+        Ok(self.queue.commit())
     }
 
     fn getevents(
@@ -273,17 +264,15 @@ impl IoEngine for OffloadEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        let min = min.min(self.inflight);
-        let n = self.pool.reap(min, max, out);
-        self.inflight -= n;
-        match lock(&self.pool.context().failure).take() {
+        let n = self.queue.reap(min, max, out);
+        match lock(&self.queue.pool().context().failure).take() {
             Some(e) => Err(e),
             None => Ok(n),
         }
     }
 
     fn close_file(&mut self, index: u32) -> Result<(), EngineError> {
-        self.pool.context().each(|s| {
+        self.queue.pool().context().each(|s| {
             s.engine.close_file(index)?;
             if let Some(own) = s.own.get_mut(index as usize) {
                 *own = None;
@@ -293,7 +282,7 @@ impl IoEngine for OffloadEngine {
     }
 
     fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        let ctx = self.pool.context();
+        let ctx = self.queue.pool().context();
         ctx.each(|s| {
             let f = s.file_for(index as usize, file, ctx.seeks)?;
             s.engine.reopen_file(index, &f)
@@ -301,12 +290,13 @@ impl IoEngine for OffloadEngine {
     }
 
     fn register_buffers(&mut self, pool: &BufPool) -> Result<(), EngineError> {
-        self.pool
+        self.queue
+            .pool()
             .context()
             .each(|s| s.engine.register_buffers(pool))
     }
 
     fn helper_threads(&self) -> Vec<libc::pid_t> {
-        self.pool.thread_ids().to_vec()
+        self.queue.pool().thread_ids().to_vec()
     }
 }

@@ -277,3 +277,57 @@ impl<R: Work> Drop for Pool<R> {
         }
     }
 }
+
+/// A pool as an engine drives it: the batch `queue` builds, what is in flight, and the depth
+/// limit (`queue` answers Busy when full). Shared by guasi and the offload adapter.
+pub struct Queue<R: Work> {
+    pool: Pool<R>,
+    pending: Vec<R>,
+    inflight: usize,
+    depth: usize,
+}
+
+impl<R: Work> Queue<R> {
+    pub fn new(pool: Pool<R>, depth: usize) -> Queue<R> {
+        Queue {
+            pool,
+            pending: Vec::with_capacity(depth),
+            inflight: 0,
+            depth,
+        }
+    }
+
+    pub fn pool(&self) -> &Pool<R> {
+        &self.pool
+    }
+
+    /// Requests handed to the workers and not reaped yet.
+    pub fn in_flight(&self) -> usize {
+        self.inflight
+    }
+
+    /// `depth` requests are queued or in flight: reap before queueing more.
+    pub fn full(&self) -> bool {
+        self.pending.len() + self.inflight >= self.depth
+    }
+
+    /// Add a request to the batch the next `commit` hands over.
+    pub fn push(&mut self, req: R) {
+        self.pending.push(req);
+    }
+
+    /// Hand the batch to the workers; returns how many requests it held.
+    pub fn commit(&mut self) -> usize {
+        let n = self.pending.len();
+        self.inflight += n;
+        self.pool.submit(&mut self.pending);
+        n
+    }
+
+    /// [`Pool::reap`], never waiting for more than is in flight.
+    pub fn reap(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> usize {
+        let n = self.pool.reap(min.min(self.inflight), max, out);
+        self.inflight -= n;
+        n
+    }
+}
