@@ -87,6 +87,33 @@ fn sigint(child: &Child) {
     sh("kill", &["-INT", &child.id().to_string()]).expect("send SIGINT");
 }
 
+/// Whether signal `sig` is pending for process `pid` (process- or thread-directed), from
+/// /proc: a second identical signal sent while the first is pending merges with it.
+fn pending(pid: u32, sig: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let bit = 1u64 << (sig - 1);
+    status
+        .lines()
+        .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+        .filter_map(|l| u64::from_str_radix(l.split_whitespace().nth(1)?, 16).ok())
+        .any(|mask| mask & bit != 0)
+}
+
+/// Ctrl-C twice: the second SIGINT is sent once the first was taken (not pending any more),
+/// as a person pressing twice would; sent back to back they can merge into one.
+fn sigint_twice(child: &Child) {
+    sigint(child);
+    let mut polls = 0;
+    while pending(child.id(), libc::SIGINT) {
+        polls += 1;
+        assert!(polls < 60_000, "the first SIGINT was never taken");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    sigint(child);
+}
+
 /// Start fiox with `args` (plus JSON output and the ETA on stderr), wait for `marker` on
 /// stderr, interrupt it, and check exit status, JSON and cleanup of `dir`.
 fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value {
@@ -285,8 +312,7 @@ fn second_sigint_forces_exit() {
         assert!(polls < 60_000, "the job never blocked on the FIFO");
         std::thread::sleep(Duration::from_millis(5));
     }
-    sigint(&child);
-    sigint(&child);
+    sigint_twice(&child);
     let r = wait(child);
     assert_eq!(r.code, 130, "{}", r.stderr);
     assert!(
