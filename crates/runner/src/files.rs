@@ -313,8 +313,10 @@ pub fn lay_out(
         write_data(&mut file, f.real_size, target, stop)
             .map_err(|e| RunError::io("lay out", path, e))?;
     }
-    if job.files.create_fsync {
+    if job.files.create_fsync && needs_data {
         // fio's create_fsync (default on): the laid-out data is on the device before the job.
+        // A file only created or extended (a write job's) has no data to sync, and fio does
+        // not fsync it.
         file.sync_all()
             .map_err(|e| RunError::io("fsync after laying out", path, e))?;
     }

@@ -15,6 +15,8 @@ pub(crate) struct OpenGate {
     files: Vec<GateFile>,
     spec: OpenSpec,
     writable: bool,
+    /// `fsync_on_close`: each close of a written file fsyncs it first, as fio does.
+    fsync_on_close: bool,
     open_now: usize,
     /// Highest number of files open at once (checked by tests against `openfiles`).
     pub(crate) max_open: usize,
@@ -42,10 +44,17 @@ impl OpenGate {
                 .collect(),
             spec,
             writable,
+            fsync_on_close: false,
             open_now: 0,
             max_open: 0,
             opens: 0,
         }
+    }
+
+    /// fsync each file before closing it (`fsync_on_close` of a writing job).
+    pub(crate) fn fsync_on_close(mut self, on: bool) -> OpenGate {
+        self.fsync_on_close = on && self.writable;
+        self
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -84,10 +93,14 @@ impl OpenGate {
     /// Close file `i`: the engine drops its per-file state first, then the fd is closed.
     /// The caller guarantees no I/O to the file is queued or in flight.
     pub(crate) fn close(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
-        if self.files[i].handle.is_none() {
+        let Some(h) = self.files[i].handle.as_ref() else {
             return Ok(());
-        }
+        };
         engine.close_file(i as u32)?;
+        if self.fsync_on_close {
+            h.sync_all()
+                .map_err(|e| RunError::io("fsync on close", &self.files[i].path, e))?;
+        }
         self.files[i].handle = None;
         self.open_now -= 1;
         Ok(())

@@ -153,10 +153,21 @@ pub fn finish_files(
     let writes = files::job_writes(job);
     for (i, h) in handles.iter_mut().enumerate() {
         let path = &plan.files[i].path;
-        if let Some(f) = h.take() {
-            if writes && (job.end_fsync || job.fsync_on_close) {
+        match h.take() {
+            Some(f) if writes && (job.end_fsync || job.fsync_on_close) => {
                 f.sync_all().map_err(|e| RunError::io("fsync", path, e))?;
             }
+            // Closed by the openfiles gate (which fsyncs on close itself): end_fsync still
+            // covers every file of the job, as in fio.
+            None if writes && job.end_fsync && path.is_file() => {
+                let f = File::options()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| RunError::io("open for end_fsync", path, e))?;
+                f.sync_all()
+                    .map_err(|e| RunError::io("end_fsync", path, e))?;
+            }
+            _ => {}
         }
     }
     if !job.files.unlink {

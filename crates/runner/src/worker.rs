@@ -173,7 +173,8 @@ fn lazy_open_gate(
         list.push((f.path.clone(), f.real_size.max(f.offset + f.size)));
     }
     let spec = fiox_engine::OpenSpec::from_job(job);
-    Ok(Some(OpenGate::new(list, spec, files::job_writes(job))))
+    let gate = OpenGate::new(list, spec, files::job_writes(job));
+    Ok(Some(gate.fsync_on_close(job.fsync_on_close)))
 }
 
 /// Sleep `startdelay` (a range picks a point in it), waking early when stopped.
