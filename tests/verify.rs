@@ -273,7 +273,7 @@ fn verify_pattern_carries_the_write_offset() {
             let fio_file = format!("--filename={g}");
             let mut fa = vec!["--name=p", "--rw=write", "--output-format=terse", &fio_file];
             fa.extend(opts);
-            sh("fio", &fa).unwrap();
+            sh_in(dir.path(), "fio", &fa).unwrap();
             assert!(
                 std::fs::read(&g).unwrap() == data,
                 "{pattern}: fio wrote other bytes"
@@ -358,7 +358,7 @@ fn verify_pattern_alone_verifies_with_a_header() {
         let mut a = base.to_vec();
         a[4] = &fio_file;
         a.extend(["--verify_pattern=\"abc\"%o", "--output-format=terse"]);
-        sh("fio", &a).unwrap();
+        sh_in(dir.path(), "fio", &a).unwrap();
         let theirs = std::fs::read(&g).unwrap();
         for blk in 0..16 {
             let r = blk * 4096 + 64..(blk + 1) * 4096;

@@ -98,7 +98,10 @@ pub fn fio_available() -> bool {
 
 /// Run fio with JSON output.
 pub fn fio_json(args: &[&str]) -> serde_json::Value {
+    // fio leaves verify state files in its working directory: give it a throwaway one.
+    let cwd = TempDir::new("fio-cwd");
     let o = Command::new("fio")
+        .current_dir(cwd.path())
         .args(args)
         .arg("--output-format=json")
         .stdin(Stdio::null())
@@ -181,7 +184,13 @@ pub fn is_root() -> bool {
 
 /// Run a shell command; Ok(stdout) on success, Err(stderr) otherwise.
 pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
-    match Command::new(cmd).args(args).output() {
+    sh_in(Path::new("."), cmd, args)
+}
+
+/// [`sh`] in directory `dir` (fio writes verify state files into its working directory).
+#[allow(dead_code)]
+pub fn sh_in(dir: &Path, cmd: &str, args: &[&str]) -> Result<String, String> {
+    match Command::new(cmd).args(args).current_dir(dir).output() {
         Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).trim().to_string()),
         Ok(o) => Err(format!(
             "{cmd} {}: {}",
