@@ -227,26 +227,42 @@ fn sigint_during_verify() {
 }
 
 /// A second signal at the phase `marker` shows forces the exit: status 130 at once, no
-/// report (fio has no such exit: a second signal only repeats its termination request).
-fn force_at(args: &[&str], marker: &str) {
+/// report, and the job's file (created by fiox, unlink=1) removed (fio has no such exit: a
+/// second signal only repeats its termination request).
+fn force_at(args: &[&str], file: &str, marker: &str) {
     let mut a = args.to_vec();
-    a.extend(["--output-format=json", "--eta=always", "--unlink=1"]);
+    let filename = format!("--filename={file}");
+    a.extend([
+        filename.as_str(),
+        "--output-format=json",
+        "--eta=always",
+        "--unlink=1",
+    ]);
     let mut child = spawn_fiox(&a);
     let mut err = Stderr::watch(&mut child);
     err.wait_for(marker);
+    // The layout message comes just before the file: wait until it is there.
+    let mut polls = 0;
+    while !std::path::Path::new(file).exists() {
+        polls += 1;
+        assert!(polls < 10_000, "{marker}: fiox never created {file}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     sh("kill", &["-s", "TERM", &child.id().to_string()]).expect("send SIGTERM");
     sigint(&child);
     let out = child.wait_with_output().expect("wait for fiox");
     assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
-    // Files are left as they are (no cleanup on a forced exit): the temp dirs remove them.
     assert!(out.stdout.is_empty(), "a forced exit prints no report");
+    assert!(
+        !std::path::Path::new(file).exists(),
+        "{marker}: a forced exit still removes the file fiox created for unlink=1"
+    );
 }
 
 #[test]
 fn second_signal_forces_exit_at_every_phase() {
     let layout = TempDir::under(std::path::Path::new("/tmp"), "sig-force-layout");
     let f = layout.join("big");
-    let file = format!("--filename={f}");
     let read = [
         "--name=l",
         "--rw=read",
@@ -254,30 +270,26 @@ fn second_signal_forces_exit_at_every_phase() {
         "--time_based",
         "--runtime=60",
     ];
-    force_at(
-        &[&read[..], &[file.as_str()]].concat(),
-        "Laying out IO file",
-    );
+    force_at(&read, &f, "Laying out IO file");
     let dir = TempDir::new("sig-force");
-    let file = format!("--filename={}", dir.join("f"));
-    let timed = ["--size=8m", "--time_based", "--runtime=60", file.as_str()];
+    let f = dir.join("f");
+    let timed = ["--size=8m", "--time_based", "--runtime=60"];
     let ramp = [
         &["--name=r", "--rw=randwrite", "--ramp_time=60"][..],
         &timed,
     ]
     .concat();
-    force_at(&ramp, "[/(1)]");
+    force_at(&ramp, &f, "[/(1)]");
     let io = [&["--name=i", "--rw=randrw"][..], &timed].concat();
-    force_at(&io, "[m(1)]");
+    force_at(&io, &f, "[m(1)]");
     let verify = [
         "--name=v",
         "--rw=write",
         "--bs=1m",
         "--size=512m",
         "--verify=sha3-512",
-        file.as_str(),
     ];
-    force_at(&verify, "[V(1)]");
+    force_at(&verify, &f, "[V(1)]");
 }
 
 /// Whether a thread of process `pid` sleeps in kernel function `wchan`.

@@ -108,20 +108,39 @@ fn stop_requested() -> bool {
 }
 
 /// Install SIGINT/SIGTERM handlers: the first signal stops I/O (results are still printed), a
-/// second one exits at once with status 130. A watcher thread turns the signal count into the
-/// stop flag.
+/// second one exits with status 130 without a report, after removing the files fiox created
+/// for jobs with `unlink` (a third signal exits at once). A watcher thread turns the signal
+/// count into the stop flag and the forced exit.
 pub fn install_signal_handlers() -> std::io::Result<()> {
     sys::install_stop_handlers()?;
     std::thread::Builder::new()
         .name("fiox-signals".into())
         .spawn(|| loop {
-            if sys::signals_seen() > 0 {
+            let n = sys::signals_seen();
+            if n > 0 {
                 request_stop();
-                return;
+            }
+            if n > 1 {
+                forced_exit();
             }
             std::thread::sleep(Duration::from_millis(20));
         })?;
     Ok(())
+}
+
+/// The second signal: remove what must not be left behind, then exit 130 at once. The removal
+/// runs in its own thread and gets one second: an unlink on a frozen or hung filesystem must
+/// not keep fiox from exiting.
+fn forced_exit() -> ! {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = std::thread::Builder::new()
+        .name("fiox-cleanup".into())
+        .spawn(move || {
+            owned::remove_left_files();
+            let _ = tx.send(());
+        });
+    let _ = rx.recv_timeout(Duration::from_secs(1));
+    sys::exit_now(130)
 }
 
 /// Whether a signal asked the run to stop.
@@ -401,8 +420,9 @@ fn run_phase(
             // Only what fiox created: a file created later at its first open may never have
             // been created at all, or a path may have been replaced by someone else since.
             if matches!(owned::mark_of(&p), owned::Mark::Marked) {
-                let _ = std::fs::remove_file(p);
+                let _ = std::fs::remove_file(&p);
             }
+            owned::forget(&p);
         }
     }
 }

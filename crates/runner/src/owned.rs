@@ -53,6 +53,37 @@ fn created_by_this_run(path: &Path) -> bool {
     list.contains(&id)
 }
 
+/// Files fiox created for jobs that asked for `unlink`: what a forced exit (second Ctrl-C)
+/// still removes, since the jobs never reach their own cleanup.
+static UNLINK_ON_EXIT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Remember a file this job created and must remove: in the job's `leftovers` (removed if
+/// the job is aborted) and for a forced exit.
+pub fn leave(leftovers: &mut Vec<PathBuf>, path: &Path) {
+    leftovers.push(path.to_path_buf());
+    UNLINK_ON_EXIT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(path.to_path_buf());
+}
+
+/// The file is gone (or left to its job's cleanup): a forced exit need not remove it.
+pub fn forget(path: &Path) {
+    UNLINK_ON_EXIT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|p| p != path);
+}
+
+/// On a forced exit: remove every file still registered by [`leave`] that carries fiox's
+/// mark (someone may have replaced it since). Best effort; returns how many were removed.
+pub fn remove_left_files() -> usize {
+    let list = std::mem::take(&mut *UNLINK_ON_EXIT.lock().unwrap_or_else(|p| p.into_inner()));
+    list.iter()
+        .filter(|p| matches!(mark_of(p), Mark::Marked) && std::fs::remove_file(p).is_ok())
+        .count()
+}
+
 /// Mark a file fiox just created. Where the filesystem has no user extended attributes the
 /// file stays unmarked (a later run asks for the explicit allow; this run remembers it);
 /// other failures are errors.
@@ -191,6 +222,7 @@ pub fn finish_files(
             }
         }
         leftovers.retain(|p| p != &f.path);
+        forget(&f.path);
     }
     Ok(())
 }

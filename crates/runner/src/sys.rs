@@ -128,11 +128,18 @@ static SIGNALS: AtomicU32 = AtomicU32::new(0);
 extern "C" fn on_signal(_sig: libc::c_int) {
     // Only an atomic store/exit here: both are async-signal-safe.
     let n = SIGNALS.fetch_add(1, Ordering::SeqCst) + 1;
-    if n >= 2 {
-        // A second Ctrl-C forces exit without cleanup, like fio.
+    if n >= 3 {
+        // The second signal's forced exit (run by the watcher thread) did not happen: a third
+        // one exits here and now, without any cleanup.
         // SAFETY: _exit is async-signal-safe and ends the process immediately.
         unsafe { libc::_exit(130) };
     }
+}
+
+/// End the process at once with `code`: no destructors, no buffered output (a forced exit).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit has no preconditions; it never returns.
+    unsafe { libc::_exit(code) }
 }
 
 /// Install SIGINT/SIGTERM handlers that count signals (see [`signals_seen`]).

@@ -259,7 +259,7 @@ fn prepare_files(
             // Created at its first open (create_on_open): still removed on an aborted run,
             // by path, once it carries fiox's mark (see the cleanup in lib.rs).
             if job.files.unlink {
-                leftovers.push(f.path.clone());
+                crate::owned::leave(leftovers, &f.path);
             }
             handles.push(None);
             continue;
@@ -269,7 +269,7 @@ fn prepare_files(
             crate::owned::mark(&f.path)?;
             f.created = true;
             if job.files.unlink {
-                leftovers.push(f.path.clone());
+                crate::owned::leave(leftovers, &f.path);
             }
         }
         warnings.extend(prepare_cache(job, f, &h)?);
@@ -333,10 +333,12 @@ fn lay_out_all(
     let stop = || env.stop.load(Ordering::Relaxed);
     for &i in &need {
         let f = &mut plan.files[i];
-        files::lay_out(job, f, &stop)?;
-        if f.created && job.files.unlink {
-            leftovers.push(f.path.clone());
+        // Registered before it exists, so a forced exit during the layout removes it too
+        // (only once it carries fiox's mark: a file someone else made there is never touched).
+        if job.files.unlink && !f.path.exists() {
+            crate::owned::leave(leftovers, &f.path);
         }
+        files::lay_out(job, f, &stop)?;
     }
     Ok(())
 }
