@@ -495,6 +495,9 @@ pub struct VerifySpec {
     /// of 8 reserved bytes that are replaced by the block's offset (little-endian u64) when the
     /// pattern is written and checked (fio's `paste_blockoff`). Empty when the pattern has no `%o`.
     pub verify_pattern_offsets: Vec<usize>,
+    /// `verify=` was written (any value, 0 included): `verify_pattern` then leaves the method
+    /// alone, in whichever order the two come (fio's `fio_option_is_set(verify)`).
+    pub method_given: bool,
     pub verify_state_save: bool,
     pub verify_state_load: bool,
     pub serialize_overlap: bool,
@@ -836,6 +839,7 @@ impl Default for JobSpec {
                 verify_offset: 0,
                 verify_pattern: Vec::new(),
                 verify_pattern_offsets: Vec::new(),
+                method_given: false,
                 verify_state_save: true,
                 verify_state_load: false,
                 serialize_overlap: false,

@@ -130,6 +130,7 @@ pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "pattern", "null", "meta"]), C::Verify, "Checksum written data and verify it", |j, v| {
         super::forget(j, "verify");
         let word = v.choice()?;
+        j.verify.method_given = true;
         match parse_verify(&word) {
             Some(m) => j.verify.method = m,
             // A fio method (sha3-224, sha3-384, meta): parsed, the job is refused when run.
@@ -191,9 +192,9 @@ pub(super) static OPTS: &[OptDef] = &[
         let (bytes, offsets) = parse_verify_pattern(raw)?;
         j.verify.verify_pattern = bytes;
         j.verify.verify_pattern_offsets = offsets;
-        // fio: a pattern without a verify method turns on verification of it, with a header
-        // (fio's VERIFY_PATTERN, `pattern_hdr`); a later verify= still picks the method.
-        if j.verify.method == VerifyMethod::None {
+        // fio: a pattern without verify= turns on verification of it, with a header (fio's
+        // VERIFY_PATTERN, `pattern_hdr`); any verify= (0 too, before or after) decides alone.
+        if !j.verify.method_given {
             j.verify.method = VerifyMethod::PatternHdr;
         }
         Ok(())
@@ -506,5 +507,24 @@ mod tests {
     #[test]
     fn stats_log_verify_options() {
         run(CASES);
+    }
+
+    /// verify_pattern turns verification on only when no verify= was written, in any order.
+    #[test]
+    fn verify_pattern_and_verify_in_either_order() {
+        use super::super::testutil::apply_to;
+        let method = |opts: &[(&str, &str)]| {
+            let mut j = crate::JobSpec::default();
+            for (k, v) in opts {
+                apply_to(&mut j, k, v).unwrap();
+            }
+            j.verify.method
+        };
+        let pat = ("verify_pattern", "0xab");
+        assert_eq!(method(&[pat]), VerifyMethod::PatternHdr);
+        assert_eq!(method(&[("verify", "0"), pat]), VerifyMethod::None);
+        assert_eq!(method(&[pat, ("verify", "0")]), VerifyMethod::None);
+        assert_eq!(method(&[("verify", "md5"), pat]), VerifyMethod::Md5);
+        assert_eq!(method(&[pat, ("verify", "pattern")]), VerifyMethod::Pattern);
     }
 }
