@@ -102,6 +102,12 @@ pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
     if job.iodepth <= 1 || !QUEUED_ENGINES.contains(&engine.as_str()) {
         return Vec::new();
     }
+    // io_submit_mode=offload: iodepth submit threads each run the engine at depth 1, so a
+    // blocking submit (buffered libaio's included) blocks one of them, not the queue: the
+    // depth comes from the threads, and the job thread's slat is only the hand-off.
+    if job.io_submit_mode == fiox_job::IoSubmitMode::Offload {
+        return Vec::new();
+    }
     let verdict = verdict(res, job.iodepth, !self_paced(job));
     if engine == "libaio" && !job.direct {
         return vec![buffered_libaio(job.iodepth, &verdict)];
@@ -447,6 +453,17 @@ mod tests {
             m.contains("write slat 1.85 us"),
             "the slowest submission is cited: {m}"
         );
+    }
+
+    /// Offloaded submission: the depth comes from the submit threads, so even the unpatched
+    /// seed's blocking numbers say nothing about iodepth being ignored.
+    #[test]
+    fn offloaded_submission_is_not_judged() {
+        let mut j = job("libaio", 32, false);
+        j.io_submit_mode = fiox_job::IoSubmitMode::Offload;
+        assert!(analyze(&j, &seed000_unpatched()).is_empty());
+        j.ioengine = "io_uring".into();
+        assert!(analyze(&j, &seed000_unpatched()).is_empty());
     }
 
     #[test]
