@@ -377,3 +377,63 @@ fn verify_pattern_alone_verifies_with_a_header() {
         assert_eq!(&data[..6], b"fxVB\x01\x02", "{order:?}: crc32c header");
     }
 }
+
+/// numjobs with offset_increment: four jobs write and verify their own quarter of one file;
+/// verify_only (same job line) re-checks all four, and a block zeroed outside fiox in the third
+/// job's quarter is reported at its offset, by that job only.
+#[test]
+fn numjobs_with_offset_increment_verify_their_own_regions() {
+    let dir = TempDir::new("vnumjobs");
+    let f = dir.join("f");
+    let file_arg = format!("--filename={f}");
+    let args = [
+        "--name=nj",
+        &file_arg,
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=256k",
+        "--numjobs=4",
+        "--offset_increment=256k",
+        "--verify=crc32c",
+        "--output-format=json",
+    ];
+    let jobs = |r: &Run| -> Vec<(u64, u64, u64)> {
+        r.json()["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let n = |d: &str| j[d]["total_ios"].as_u64().unwrap();
+                (j["error"].as_u64().unwrap(), n("write"), n("read"))
+            })
+            .collect()
+    };
+    let w = fiox_in(dir.path(), &args);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(jobs(&w), vec![(0, 64, 64); 4]);
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 20);
+    let mut only = args.to_vec();
+    only.push("--verify_only=1");
+    let r = fiox_in(dir.path(), &only);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(jobs(&r), vec![(0, 0, 64); 4]);
+    // Block 150 (offset 614400) is in the third job's quarter (512k..768k).
+    let mut data = std::fs::read(&f).unwrap();
+    data[150 * 4096..151 * 4096].fill(0);
+    std::fs::write(&f, &data).unwrap();
+    let r = fiox_in(dir.path(), &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let errs: Vec<u64> = jobs(&r).iter().map(|j| j.0).collect();
+    assert_eq!(errs, [0, 0, 84, 0], "{}", r.stderr);
+    let bad: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("verify failed at offset"))
+        .collect();
+    assert!(!bad.is_empty(), "{}", r.stderr);
+    assert!(
+        bad.iter().all(|l| l.contains("offset 614400,")),
+        "{}",
+        r.stderr
+    );
+}
