@@ -513,31 +513,24 @@ fn quick_interrupted_removes_its_file() {
 #[test]
 fn old_and_new_log_switches_of_seed_000_command_line() {
     let dir = TempDir::new("loglines");
-    let data = dir.join("d");
-    let r = fiox_in(
-        dir.path(),
-        &[
-            "--max-jobs=2",
-            "--latency-log",
-            "--bandwidth-log",
-            "--name=a",
+    let data = format!("--filename={}", dir.join("d"));
+    // Two rate-capped jobs (8 MiB/s read, 4 MiB/s write each); b also names a file.
+    let job = |name: &'static str| {
+        [
+            name,
             "--ioengine=null",
             "--rw=randrw",
             "--size=64m",
             "--runtime=1200ms",
             "--time_based",
             "--rate=8m,4m",
-            "--name=b",
-            &format!("--filename={data}"),
-            "--ioengine=null",
-            "--rw=randrw",
-            "--size=64m",
-            "--runtime=1200ms",
-            "--time_based",
-            "--rate=8m,4m",
-            "--output-format=json",
-        ],
-    );
+        ]
+    };
+    let mut args = vec!["--max-jobs=2", "--latency-log", "--bandwidth-log"];
+    args.extend(job("--name=a"));
+    args.extend(job("--name=b"));
+    args.extend([data.as_str(), "--output-format=json"]);
+    let r = fiox_in(dir.path(), &args);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stderr.contains("--latency-log (a fio 2.x switch"),

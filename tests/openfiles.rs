@@ -33,20 +33,23 @@ fn job_args(dir: &TempDir, extra: &[&str]) -> Vec<String> {
     a
 }
 
-fn run_fiox(extra: &[&str]) -> (serde_json::Value, (u64, u64)) {
-    let dir = TempDir::new("openfiles");
-    let args = job_args(&dir, extra);
-    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+/// Run fiox with `args` in `dir` (verify state files land in the working directory) and the
+/// open-count debug line on: (JSON report, stderr). The run must succeed.
+fn run_debug(dir: &TempDir, args: &[String]) -> (serde_json::Value, String) {
     let o = std::process::Command::new(harness::fiox_bin())
-        .args(&a)
+        .args(args)
         .env("FIOX_DEBUG_OPENFILES", "1")
-        // verify state files land in the working directory: keep them in the temp dir.
         .current_dir(dir.path())
         .output()
         .expect("run fiox");
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{extra:?}: {stderr}");
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert!(o.status.success(), "{args:?}: {stderr}");
+    (serde_json::from_slice(&o.stdout).expect("json"), stderr)
+}
+
+fn run_fiox(extra: &[&str]) -> (serde_json::Value, (u64, u64)) {
+    let dir = TempDir::new("openfiles");
+    let (v, stderr) = run_debug(&dir, &job_args(&dir, extra));
     let warned = v["jobs"][0]["fiox"]["warnings"]
         .as_array()
         .is_some_and(|w| w.iter().any(|w| w["code"] == "openfiles"));
@@ -285,15 +288,7 @@ fn verify_phase_keeps_within_openfiles() {
         let mut args = job_args(&dir, extra);
         args.retain(|a| a != "--rw=randrw");
         args.extend(["--rw=randwrite".to_string(), "--verify=crc32c".into()]);
-        let o = std::process::Command::new(harness::fiox_bin())
-            .args(&args)
-            .env("FIOX_DEBUG_OPENFILES", "1")
-            .current_dir(dir.path())
-            .output()
-            .expect("run fiox");
-        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert!(o.status.success(), "{extra:?}: {stderr}");
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+        let (v, stderr) = run_debug(&dir, &args);
         assert_eq!(issued(&v, "read"), (blocks, blocks * 4096), "{extra:?}");
         assert_eq!(
             verify_open_counts(&stderr),
