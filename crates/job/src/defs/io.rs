@@ -179,7 +179,7 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .range(0, 65536)
     .long("Defaults to iodepth."),
-    OptDef::new("io_submit_mode", K::Choice(&["inline", "offload"]), C::Io, "Submit I/O from the job (inline) or a helper thread (offload)", |j, v| {
+    OptDef::new("io_submit_mode", K::Choice(&["inline", "offload"]), C::Io, "Submit I/O from the job thread (inline) or from iodepth submit threads (offload)", |j, v| {
         j.io_submit_mode = if v.choice()? == "offload" { IoSubmitMode::Offload } else { IoSubmitMode::Inline };
         Ok(())
     })
