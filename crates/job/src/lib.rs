@@ -83,6 +83,10 @@ impl Invocation {
 fn old_latency_logs(jobs: &mut [JobSpec]) {
     for j in jobs.iter_mut().filter(|j| j.logs.write_lat_log.is_none()) {
         j.logs.write_lat_log = Some(j.name.clone());
+        // --showcmd (and anything else reading the options as written) sees the option the
+        // switch stands for.
+        j.raw_options
+            .push(("write_lat_log".to_string(), j.name.clone()));
         j.notes.push(format!(
             "--latency-log (a fio 2.x switch fio 3.33 rejects): writing latency logs as \
              write_lat_log={} would",
