@@ -114,3 +114,20 @@ fn showcmd_text() {
     };
     assert!(cmd.ends_with("--name=c --stonewall"), "{cmd}");
 }
+
+/// fio's `--exitall_on_error` and `--profile` switches are also job options: they parse as
+/// options (so `--showcmd` output carrying them parses again, which the fuzzer checks):
+/// exitall_on_error applies to every job, profile is refused as not supported yet.
+#[test]
+fn switches_that_are_also_job_options_parse_as_options() {
+    let inv = run(&["--exitall_on_error", "--name=a", "--name=b"], &[]).unwrap();
+    assert!(inv.jobs.iter().all(|j| j.errors.exitall_on_error));
+    let inv = run(&["--name=a", "--profile=tiobench"], &[]).unwrap();
+    let refusals = inv.refusals();
+    assert!(
+        refusals.len() == 1 && refusals[0].contains("`profile` is a fio option"),
+        "{refusals:?}"
+    );
+    let shown = fiox_job::showcmd(&inv.jobs);
+    assert!(shown.contains("--profile=tiobench"), "{shown}");
+}
