@@ -68,7 +68,10 @@ fn seed000_command_line_as_written() {
     assert!(inv.refusals().is_empty(), "{:?}", inv.refusals());
     // --showcmd shows the option the switch stands for, so its output runs the same jobs.
     let shown = fiox_job::showcmd(&inv.jobs);
-    assert!(shown.contains(&format!("--write_lat_log={}", j.name)), "{shown}");
+    assert!(
+        shown.contains(&format!("--write_lat_log={}", j.name)),
+        "{shown}"
+    );
 }
 
 #[test]
