@@ -79,11 +79,19 @@ fn openfiles_caps_open_files_for_every_engine() {
         if engine.ends_with("io_uring") {
             extra.push("--registerfiles=1");
         }
-        let (v, (peak, opens)) = run_fiox(&extra);
-        let (rd, wr) = (issued(&v, "read"), issued(&v, "write"));
-        assert_eq!(rd.1 + wr.1, 256 << 10, "{extra:?}: {rd:?} {wr:?}");
-        assert_eq!(peak, cap, "{extra:?}: files open at most");
-        assert!(opens >= 4, "{extra:?}: every file is opened ({opens})");
+        // Inline, and behind io_submit_mode=offload (every submit thread's engine instance
+        // forgets and re-learns each file as the gate closes and reopens it).
+        for offload in [false, true] {
+            let mut extra = extra.clone();
+            if offload {
+                extra.push("--io_submit_mode=offload");
+            }
+            let (v, (peak, opens)) = run_fiox(&extra);
+            let (rd, wr) = (issued(&v, "read"), issued(&v, "write"));
+            assert_eq!(rd.1 + wr.1, 256 << 10, "{extra:?}: {rd:?} {wr:?}");
+            assert_eq!(peak, cap, "{extra:?}: files open at most");
+            assert!(opens >= 4, "{extra:?}: every file is opened ({opens})");
+        }
     }
 }
 
