@@ -80,7 +80,10 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "pvsync" => Box::new(SyncEngine::new(SyncKind::Pvsync, rwf())),
         "pvsync2" => Box::new(SyncEngine::new(SyncKind::Pvsync2, rwf())),
         "vsync" => Box::new(VsyncEngine::new(depth)),
-        "mmap" => Box::new(crate::mmap::MmapEngine::new(job.rw.mode.is_random())),
+        "mmap" => Box::new(crate::mmap::MmapEngine::new(
+            job.rw.mode.is_random(),
+            job.files.fadvise_hint != fiox_job::FadviseHint::None,
+        )),
         "null" => Box::new(NullEngine::new(depth)),
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
         "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),

@@ -1,7 +1,7 @@
 //! `mmap`: each file is mapped whole (MAP_SHARED) when added; reads and writes are memcpys
 //! between the mapping and the unit's buffer, fsync/fdatasync are msync(MS_SYNC) of the mapping,
 //! trims punch a hole (or BLKDISCARD). As in fio, the mapping gets MADV_RANDOM or
-//! MADV_SEQUENTIAL from the job's pattern.
+//! MADV_SEQUENTIAL from the job's pattern (none with fadvise_hint=0).
 //!
 //! The mapping covers the file's size at `add_file` time (the runner lays files out first). A
 //! writable regular file shorter than the range the job may touch (a file `create_on_open`
@@ -22,6 +22,8 @@ struct Mapping {
 
 pub(crate) struct MmapEngine {
     random: bool,
+    /// madvise the mapping (fio skips it with fadvise_hint=0).
+    advise: bool,
     files: Vec<Target>,
     maps: Vec<Mapping>,
 }
@@ -30,9 +32,10 @@ pub(crate) struct MmapEngine {
 unsafe impl Send for MmapEngine {}
 
 impl MmapEngine {
-    pub fn new(random: bool) -> MmapEngine {
+    pub fn new(random: bool, advise: bool) -> MmapEngine {
         MmapEngine {
             random,
+            advise,
             files: Vec::new(),
             maps: Vec::new(),
         }
@@ -85,8 +88,10 @@ impl MmapEngine {
         } else {
             libc::MADV_SEQUENTIAL
         };
-        // SAFETY: advice on the mapping just created; failure only loses a hint.
-        unsafe { libc::madvise(p, len as usize, advice) };
+        if self.advise {
+            // SAFETY: advice on the mapping just created; failure only loses a hint.
+            unsafe { libc::madvise(p, len as usize, advice) };
+        }
         Ok(Mapping {
             base: p.cast(),
             len,

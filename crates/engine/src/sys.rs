@@ -150,6 +150,16 @@ fn cvt(r: libc::c_int) -> io::Result<()> {
 }
 
 /// Drop the file's cached pages (`invalidate=1`): POSIX_FADV_DONTNEED over the whole file.
+/// posix_fadvise(2) over `len` bytes from `offset` (`advice`: a POSIX_FADV_* value).
+pub fn fadvise(fd: RawFd, offset: u64, len: u64, advice: i32) -> io::Result<()> {
+    // SAFETY: plain syscall on an fd; no memory is passed.
+    let r = unsafe { libc::posix_fadvise(fd, offset as libc::off_t, len as libc::off_t, advice) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
 pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
     // SAFETY: plain syscall on an fd; no memory is passed.
     let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };

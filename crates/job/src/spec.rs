@@ -197,6 +197,8 @@ pub struct FileSpec {
     pub fallocate: FallocateMode,
     pub pre_read: bool,
     pub invalidate: bool,
+    /// `fadvise_hint=`: the posix_fadvise access hint given for every file when it is opened.
+    pub fadvise_hint: FadviseHint,
     pub overwrite: bool,
     pub allow_mounted_write: bool,
     /// `lockfile=`; only `none` is supported for now.
@@ -211,6 +213,17 @@ pub struct FileSpec {
     pub fill_device: bool,
     /// `file_append=`: I/O starts at the end of each file.
     pub file_append: bool,
+}
+
+/// `fadvise_hint=` (fio default `1`: the job's own pattern).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// `0`: no hint (and no madvise for mmap).
+    None,
+    /// `1`: POSIX_FADV_RANDOM for random jobs, POSIX_FADV_SEQUENTIAL otherwise.
+    Pattern,
+    Random,
+    Sequential,
 }
 
 /// `zonemode=`: how `zonesize`/`zonerange`/`zoneskip` divide the file.
@@ -694,6 +707,7 @@ impl Default for FileSpec {
             fallocate: FallocateMode::Native,
             pre_read: false,
             invalidate: true,
+            fadvise_hint: FadviseHint::Pattern,
             overwrite: false,
             allow_mounted_write: false,
             lockfile_none: true,

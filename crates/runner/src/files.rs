@@ -6,7 +6,7 @@
 
 use crate::error::RunError;
 use crate::sys;
-use fiox_job::{FallocateMode, JobSpec, SizeSpec};
+use fiox_job::{FadviseHint, FallocateMode, JobSpec, SizeSpec};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
@@ -111,6 +111,32 @@ fn resolve_size(spec: SizeSpec, whole: u64) -> u64 {
 }
 
 /// Smallest block size over the directions the job uses.
+/// The POSIX_FADV_* hint `fadvise_hint` gives the job's files (None: no hint).
+pub fn access_advice(job: &JobSpec) -> Option<i32> {
+    match job.files.fadvise_hint {
+        FadviseHint::None => None,
+        FadviseHint::Random => Some(libc::POSIX_FADV_RANDOM),
+        FadviseHint::Sequential => Some(libc::POSIX_FADV_SEQUENTIAL),
+        FadviseHint::Pattern if job.rw.mode.is_random() => Some(libc::POSIX_FADV_RANDOM),
+        FadviseHint::Pattern => Some(libc::POSIX_FADV_SEQUENTIAL),
+    }
+}
+
+/// Give a just-opened file of the job its access hint over the job's region, as fio does at
+/// every open (so a random buffered job gets no readahead). Only regular files and block
+/// devices take it; a failure only loses the hint, and is returned for a warning.
+pub fn advise_access(
+    job: &JobSpec,
+    fd: std::os::fd::RawFd,
+    offset: u64,
+    len: u64,
+) -> std::io::Result<()> {
+    match access_advice(job) {
+        Some(advice) => fiox_engine::sys::fadvise(fd, offset, len, advice),
+        None => Ok(()),
+    }
+}
+
 pub fn min_bs(job: &JobSpec) -> u64 {
     let mut m = u64::MAX;
     let rw = job.rw.mode;

@@ -17,6 +17,8 @@ pub(crate) struct OpenGate {
     writable: bool,
     /// `fsync_on_close`: each close of a written file fsyncs it first, as fio does.
     fsync_on_close: bool,
+    /// `fadvise_hint`'s POSIX_FADV_* value, given at every open (as fio does).
+    advice: Option<i32>,
     open_now: usize,
     /// Highest number of files open at once (checked by tests against `openfiles`).
     pub(crate) max_open: usize,
@@ -45,6 +47,7 @@ impl OpenGate {
             spec,
             writable,
             fsync_on_close: false,
+            advice: None,
             open_now: 0,
             max_open: 0,
             opens: 0,
@@ -54,6 +57,12 @@ impl OpenGate {
     /// fsync each file before closing it (`fsync_on_close` of a writing job).
     pub(crate) fn fsync_on_close(mut self, on: bool) -> OpenGate {
         self.fsync_on_close = on && self.writable;
+        self
+    }
+
+    /// Give each file this POSIX_FADV_* hint when it is opened.
+    pub(crate) fn advise(mut self, advice: Option<i32>) -> OpenGate {
+        self.advice = advice;
         self
     }
 
@@ -73,6 +82,11 @@ impl OpenGate {
         let h = fiox_engine::open_file(&f.path, &self.spec)?;
         if !existed {
             crate::owned::mark(&f.path)?;
+        }
+        if let Some(advice) = self.advice {
+            // Over the whole file (the gate does not track regions); a failure only loses
+            // the hint.
+            let _ = fiox_engine::sys::fadvise(h.as_raw_fd(), 0, 0, advice);
         }
         engine.reopen_file(
             i as u32,

@@ -174,7 +174,10 @@ fn lazy_open_gate(
     }
     let spec = fiox_engine::OpenSpec::from_job(job);
     let gate = OpenGate::new(list, spec, files::job_writes(job));
-    Ok(Some(gate.fsync_on_close(job.fsync_on_close)))
+    Ok(Some(
+        gate.fsync_on_close(job.fsync_on_close)
+            .advise(files::access_advice(job)),
+    ))
 }
 
 /// Sleep `startdelay` (a range picks a point in it), waking early when stopped.
@@ -349,9 +352,22 @@ fn prepare_cache(
     job: &JobSpec,
     f: &files::PlannedFile,
     h: &File,
-) -> Result<Option<Warning>, RunError> {
+) -> Result<Vec<Warning>, RunError> {
     let fd = h.as_raw_fd();
-    let mut warning = None;
+    let mut warnings = Vec::new();
+    if matches!(f.kind, FileKind::Regular | FileKind::Block) {
+        if let Err(e) = files::advise_access(job, fd, f.offset, f.size) {
+            warnings.push(Warning {
+                code: "fadvise-failed".into(),
+                message: format!(
+                    "the fadvise_hint access hint for {} failed ({e}); the kernel's default \
+                     readahead applies",
+                    f.path.display()
+                ),
+                fix: "fadvise_hint=0 to run without the hint".into(),
+            });
+        }
+    }
     if job.files.invalidate && !job.direct {
         let r = match f.kind {
             FileKind::Block => fiox_engine::sys::flush_block_device(fd),
@@ -359,7 +375,7 @@ fn prepare_cache(
             FileKind::Other => Ok(()),
         };
         if let Err(e) = r {
-            warning = Some(Warning {
+            warnings.push(Warning {
                 code: "invalidate-failed".into(),
                 message: format!(
                     "dropping the cached pages of {} failed ({e}); reads may be served from \
@@ -388,7 +404,7 @@ fn prepare_cache(
             off += got as u64;
         }
     }
-    Ok(warning)
+    Ok(warnings)
 }
 
 /// Build the loop, run it, and store what it measured in `result`.

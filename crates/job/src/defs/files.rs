@@ -2,7 +2,7 @@
 
 use super::{Category as C, Kind as K, OptDef};
 use crate::value;
-use crate::{FallocateMode, FileServiceType};
+use crate::{FadviseHint, FallocateMode, FileServiceType};
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("filename", K::Complex("name[:name...] (\\: for a literal colon)"), C::Files, "File or device names to use", |j, v| {
@@ -118,6 +118,17 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("1"),
+    OptDef::new("fadvise_hint", K::Choice(&["0", "1", "random", "sequential"]), C::Files, "posix_fadvise access hint for every file: 1 = the job's pattern", |j, v| {
+        j.files.fadvise_hint = match v.choice()?.as_str() {
+            "0" => FadviseHint::None,
+            "random" => FadviseHint::Random,
+            "sequential" => FadviseHint::Sequential,
+            _ => FadviseHint::Pattern,
+        };
+        Ok(())
+    })
+    .def("1")
+    .long("Given to each regular file and block device when it is opened, over the job's region: 1 gives POSIX_FADV_RANDOM to random jobs and POSIX_FADV_SEQUENTIAL to the others (so a random buffered job gets no readahead), random/sequential force one, 0 gives none (and the mmap engine then skips its madvise)."),
     OptDef::new("overwrite", K::Bool, C::Files, "Write the whole file before a write job so writes overwrite", |j, v| {
         j.files.overwrite = v.bool()?;
         Ok(())
@@ -281,6 +292,27 @@ mod tests {
         ("fallocate", "maybe", None),
         ("pre_read", "1", Some(|j| j.files.pre_read)),
         ("invalidate", "0", Some(|j| !j.files.invalidate)),
+        (
+            "fadvise_hint",
+            "0",
+            Some(|j| j.files.fadvise_hint == FadviseHint::None),
+        ),
+        (
+            "fadvise_hint",
+            "1",
+            Some(|j| j.files.fadvise_hint == FadviseHint::Pattern),
+        ),
+        (
+            "fadvise_hint",
+            "random",
+            Some(|j| j.files.fadvise_hint == FadviseHint::Random),
+        ),
+        (
+            "fadvise_hint",
+            "sequential",
+            Some(|j| j.files.fadvise_hint == FadviseHint::Sequential),
+        ),
+        ("fadvise_hint", "2", None),
         ("overwrite", "1", Some(|j| j.files.overwrite)),
         (
             "allow_mounted_write",

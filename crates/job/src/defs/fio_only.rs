@@ -163,11 +163,6 @@ pub static OPTS: &[OptDef] = &[
         C::General,
     ),
     known("experimental_verify", K::Bool, C::Io),
-    known(
-        "fadvise_hint",
-        K::Choice(&["0", "1", "random", "sequential"]),
-        C::Files,
-    ),
     known("flow", K::Int, C::Io),
     known("flow_id", K::Int, C::Io),
     known("flow_sleep", K::Int, C::Io),
