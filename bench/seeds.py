@@ -277,19 +277,31 @@ def main():
         shutil.rmtree(outdir)
 
 
+def clean_page_cache():
+    """Write back dirty pages and drop the page cache (root only; otherwise only the sync)."""
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+    except OSError:
+        pass
+
+
 def run_experiment(title, jobfile, sections, tools, scratch, outdir):
     path = os.path.join(SEEDS, jobfile)
     print(f"\n### {title}\n\n`{jobfile}`, one section per row (`--section=NAME`)\n")
     print(HEADER)
     print(RULE, flush=True)
     for i, (section, want) in enumerate(sections):
-        # Alternate which tool runs first: the second run of a buffered job finds the pages
-        # the first one dirtied still cached (a start-of-job DONTNEED cannot drop them).
+        # Alternate which tool runs first, and start every run from a clean page cache: a
+        # buffered run right after another finds the pages that one dirtied still cached (the
+        # job's start-of-run DONTNEED cannot drop dirty pages).
         order = [t for t in want if t in tools]
         if i % 2:
             order.reverse()
         rows = {}
         for tool in order:
+            clean_page_cache()
             out = os.path.join(outdir, f"{jobfile[:-4]}.{section}.{tool}.json")
             f, note, load1, _wall = run_one(tools[tool], path, section, scratch, out)
             rows[tool] = row(section, tool, f, note, load1)
