@@ -352,13 +352,11 @@ fn check_engine_options(
     Ok(())
 }
 
-/// fio's dependent defaults (init.c fixups) that downstream code relies on.
 /// fio caps iodepth at 1 for synchronous engines, offloaded or not, so its offload runs one
 /// submit thread for them; fiox runs `iodepth` of them. Say so where the two differ.
 fn offload_note(job: &mut JobSpec) {
-    const SYNC: [&str; 7] = [
-        "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null",
-    ];
+    // fio's FIO_SYNCIO engines (its null engine is not one: fio queues it at any depth).
+    const SYNC: [&str; 6] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"];
     let engine = job.ioengine.to_ascii_lowercase();
     if job.io_submit_mode == crate::IoSubmitMode::Offload
         && job.iodepth > 1
@@ -373,6 +371,7 @@ fn offload_note(job: &mut JobSpec) {
     }
 }
 
+/// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if !given.contains("iodepth_low") || job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
         job.iodepth_low = job.iodepth;
