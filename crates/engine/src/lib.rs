@@ -106,6 +106,9 @@ pub struct EngineFlags {
     pub sync: bool,
     /// The engine does not touch real storage (null): page cache warnings do not apply.
     pub no_io: bool,
+    /// The engine reads and writes at the fd's file position (lseek + read/write: sync,
+    /// vsync), so two threads must not share an open file description.
+    pub seeks: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

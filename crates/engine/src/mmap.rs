@@ -144,6 +144,7 @@ impl IoEngine for MmapEngine {
         EngineFlags {
             sync: true,
             no_io: false,
+            seeks: false,
         }
     }
 

@@ -41,6 +41,7 @@ impl IoEngine for NullEngine {
         EngineFlags {
             sync: self.sync,
             no_io: true,
+            seeks: false,
         }
     }
 

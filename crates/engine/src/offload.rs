@@ -197,13 +197,18 @@ impl OffloadEngine {
                 own: Vec::new(),
             }));
         }
-        let first = lock(&slots[0]).engine.as_ref().name();
+        let (first, inner) = {
+            let s = lock(&slots[0]);
+            (s.engine.name(), s.engine.flags())
+        };
+        // Completions come from getevents; each thread's engine has its own file descriptions.
         let flags = EngineFlags {
             sync: false,
-            no_io: lock(&slots[0]).engine.flags().no_io,
+            no_io: inner.no_io,
+            seeks: false,
         };
         let ctx = Engines {
-            seeks: matches!(first, "sync" | "vsync"),
+            seeks: inner.seeks,
             slots,
             next: AtomicUsize::new(0),
             failure: Mutex::new(None),

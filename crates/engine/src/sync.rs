@@ -217,6 +217,7 @@ impl IoEngine for SyncEngine {
         EngineFlags {
             sync: true,
             no_io: false,
+            seeks: self.kind == SyncKind::Sync,
         }
     }
 
@@ -330,7 +331,10 @@ impl IoEngine for VsyncEngine {
     }
 
     fn flags(&self) -> EngineFlags {
-        EngineFlags::default()
+        EngineFlags {
+            seeks: true,
+            ..EngineFlags::default()
+        }
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {

@@ -164,7 +164,7 @@ mod tests {
         };
         let f = EngineFlags {
             sync: true,
-            no_io: false,
+            ..EngineFlags::default()
         };
         let ws = job_warnings(&j, &plan(1 << 20), f);
         assert!(ws.iter().any(|w| w.code == "iodepth-sync-engine"));
