@@ -346,12 +346,29 @@ impl UringEngine {
         }
         // SAFETY: the SQE refers to a buffer slot (or iovec slot) that stays valid until its
         // completion is reaped, per the IoUnit contract.
-        unsafe { self.ring.submission().push(&e) }.map_err(|_| {
-            opt_err(
+        let mut pushed = unsafe { self.ring.submission().push(&e) }.is_ok();
+        // With sqthread_poll the kernel thread frees SQ slots only after a whole batch, so
+        // completions can be reaped before their slots are: wait for free slots (SQ_WAIT).
+        let mut waits = 0;
+        while !pushed && self.sqpoll && waits < 8 {
+            self.ring
+                .submitter()
+                .squeue_wait()
+                .map_err(|source| EngineError::Os {
+                    engine: "io_uring",
+                    what: "io_uring_enter (SQ_WAIT)".into(),
+                    source,
+                })?;
+            waits += 1;
+            // SAFETY: as above.
+            pushed = unsafe { self.ring.submission().push(&e) }.is_ok();
+        }
+        if !pushed {
+            return Err(opt_err(
                 "iodepth",
                 "submission ring full although below iodepth".into(),
-            )
-        })?;
+            ));
+        }
         self.queued += 1;
         Ok(())
     }
