@@ -113,6 +113,8 @@ pub struct IoLoop<'a> {
     events: Vec<Completion>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
     pub(crate) gate: Option<crate::opengate::OpenGate>,
+    /// What a new pass does to the files' page cache (`invalidate`, as fio).
+    pub(crate) pass_cache: Option<crate::cache::PassCache>,
     /// File of the last request: a due fsync goes to it when files open lazily.
     last_file: u32,
     exhausted: bool,
@@ -198,6 +200,7 @@ impl<'a> IoLoop<'a> {
             inflight: 0,
             events: Vec::with_capacity(depth),
             gate: None,
+            pass_cache: None,
             last_file: 0,
             exhausted: false,
             end: None,
@@ -370,12 +373,20 @@ impl<'a> IoLoop<'a> {
             };
             if let Some(r) = next {
                 self.ios_issued += 1;
+                if let Some(file) = self.gen.take_wrapped() {
+                    if let Some(c) = &self.pass_cache {
+                        c.wrapped(file);
+                    }
+                }
                 return Some(r);
             }
             if !self.gen.another_pass() {
                 break;
             }
             self.gen.restart();
+            if let Some(c) = &self.pass_cache {
+                c.new_pass();
+            }
         }
         self.exhausted = true;
         None

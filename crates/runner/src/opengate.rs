@@ -8,6 +8,7 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use crate::error::RunError;
+use crate::files::FileKind;
 use fiox_engine::{EngineFile, IoEngine, OpenSpec};
 
 /// The files of one job whose opens are driven by the generator.
@@ -19,6 +20,8 @@ pub(crate) struct OpenGate {
     fsync_on_close: bool,
     /// `fadvise_hint`'s POSIX_FADV_* value, given at every open (as fio does).
     advice: Option<i32>,
+    /// `invalidate=1`: drop each file's cached pages when it is opened, as fio does.
+    invalidate: bool,
     open_now: usize,
     /// Highest number of files open at once (checked by tests against `openfiles`).
     pub(crate) max_open: usize,
@@ -48,6 +51,7 @@ impl OpenGate {
             writable,
             fsync_on_close: false,
             advice: None,
+            invalidate: false,
             open_now: 0,
             max_open: 0,
             opens: 0,
@@ -63,6 +67,12 @@ impl OpenGate {
     /// Give each file this POSIX_FADV_* hint when it is opened.
     pub(crate) fn advise(mut self, advice: Option<i32>) -> OpenGate {
         self.advice = advice;
+        self
+    }
+
+    /// Drop each file's page cache when it is opened (`invalidate=1`).
+    pub(crate) fn invalidate(mut self, on: bool) -> OpenGate {
+        self.invalidate = on;
         self
     }
 
@@ -82,6 +92,17 @@ impl OpenGate {
         let h = fiox_engine::open_file(&f.path, &self.spec)?;
         if !existed {
             crate::owned::mark(&f.path)?;
+        }
+        if self.invalidate {
+            use std::os::unix::fs::FileTypeExt;
+            let block = h.metadata().is_ok_and(|m| m.file_type().is_block_device());
+            let kind = if block {
+                FileKind::Block
+            } else {
+                FileKind::Regular
+            };
+            // As at setup: a failed drop only means reads may be cached (fio goes on too).
+            let _ = crate::cache::drop_cached(kind, h.as_raw_fd(), 0, f.size);
         }
         if let Some(advice) = self.advice {
             // Over the whole file (the gate does not track regions); a failure only loses

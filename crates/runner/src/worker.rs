@@ -176,7 +176,8 @@ fn lazy_open_gate(
     let gate = OpenGate::new(list, spec, files::job_writes(job));
     Ok(Some(
         gate.fsync_on_close(job.fsync_on_close)
-            .advise(files::access_advice(job)),
+            .advise(files::access_advice(job))
+            .invalidate(job.files.invalidate),
     ))
 }
 
@@ -346,7 +347,7 @@ fn lay_out_all(
     Ok(())
 }
 
-/// invalidate (drop cached pages) and pre_read (load them) before the job.
+/// invalidate (drop cached pages), the access hint and pre_read (load them) before the job.
 /// A failed invalidation is a warning (as in fio): the job runs, but may read cached data.
 fn prepare_cache(
     job: &JobSpec,
@@ -355,6 +356,20 @@ fn prepare_cache(
 ) -> Result<Vec<Warning>, RunError> {
     let fd = h.as_raw_fd();
     let mut warnings = Vec::new();
+    // fio's order at every open: drop the cache (even for direct jobs), then the hint.
+    if job.files.invalidate {
+        if let Err(e) = crate::cache::drop_cached(f.kind, fd, f.offset, f.size) {
+            warnings.push(Warning {
+                code: "invalidate-failed".into(),
+                message: format!(
+                    "dropping the cached pages of {} failed ({e}); reads may be served from \
+                     the page cache",
+                    f.path.display()
+                ),
+                fix: "run as root for block devices, or use direct=1".into(),
+            });
+        }
+    }
     if matches!(f.kind, FileKind::Regular | FileKind::Block) {
         if let Err(e) = files::advise_access(job, fd, f.offset, f.size) {
             warnings.push(Warning {
@@ -365,24 +380,6 @@ fn prepare_cache(
                     f.path.display()
                 ),
                 fix: "fadvise_hint=0 to run without the hint".into(),
-            });
-        }
-    }
-    if job.files.invalidate && !job.direct {
-        let r = match f.kind {
-            FileKind::Block => fiox_engine::sys::flush_block_device(fd),
-            FileKind::Regular => fiox_engine::sys::fadvise_dontneed(fd),
-            FileKind::Other => Ok(()),
-        };
-        if let Err(e) = r {
-            warnings.push(Warning {
-                code: "invalidate-failed".into(),
-                message: format!(
-                    "dropping the cached pages of {} failed ({e}); reads may be served from \
-                     the page cache",
-                    f.path.display()
-                ),
-                fix: "run as root for block devices, or use direct=1".into(),
             });
         }
     }
@@ -463,6 +460,14 @@ fn run_io(
     }
     lp.read_checks = !files::job_writes(job);
     lp.verify = verify;
+    if gate.is_none() {
+        let fds: Vec<_> = opened
+            .handles
+            .iter()
+            .map(|h| h.as_ref().map_or(-1, |h| h.as_raw_fd()))
+            .collect();
+        lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
+    }
     lp.gate = gate;
     let end = lp.run();
     if let Some(g) = lp.gate.as_ref() {

@@ -158,6 +158,9 @@ pub struct Generator {
     pub(crate) nr_open: usize,
     /// `openfiles` (0 or more than nrfiles: all).
     pub(crate) open_cap: usize,
+    /// Files that wrapped around inside a pass since the caller last asked (a time_based job
+    /// rewinding its file): fio drops their page cache then.
+    pub(crate) wrapped: Vec<u32>,
 }
 
 /// Per-file state for the extents, checked against the real sizes.
@@ -272,6 +275,7 @@ impl Generator {
             busy_ok: false,
             stat_bytes: [0; 3],
             nr_open: 0,
+            wrapped: Vec::new(),
             open_cap: match job.files.openfiles as usize {
                 0 => files.len(),
                 n => n.min(files.len()),
@@ -368,10 +372,18 @@ impl Generator {
         self.issue_bytes
     }
 
+    /// Files that wrapped around inside the pass since the last call (fio's
+    /// `loop_cache_invalidate` points); empty almost always, so cheap to poll per I/O.
+    #[inline]
+    pub fn take_wrapped(&mut self) -> Option<u32> {
+        self.wrapped.pop()
+    }
+
     /// Next I/O; None when this pass is complete (io_bytes transferred or number_ios reached).
     // Not an `Iterator`: after None, `restart` begins another pass and `next` yields again.
     #[allow(clippy::should_implement_trait)]
     #[inline]
+
     pub fn next(&mut self) -> Option<IoReq> {
         self.next_rated(|d| d)
     }

@@ -245,16 +245,25 @@ impl Generator {
         self.st.seq_rand[ddir.index()].between(1, 100) <= p as u64
     }
 
+    /// Remember that file `fi` wrapped (at most once until the caller takes it).
+    fn note_wrap(&mut self, fi: usize) {
+        if !self.wrapped.contains(&(fi as u32)) {
+            self.wrapped.push(fi as u32);
+        }
+    }
+
     /// fio's `get_next_seq_offset`, including its wrap rules for holes and time_based runs.
     fn seq_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
         let d = ddir.index();
         let single = self.files.len() == 1;
         let time_based = self.cfg.time_based;
         let add = self.cfg.seq_add;
-        let f = &mut self.files[fi];
+        let f = &self.files[fi];
         if f.last_pos[d] >= f.io_size + f.file_offset && time_based && single {
-            f.last_pos[d] = f.file_offset;
+            self.files[fi].last_pos[d] = self.files[fi].file_offset;
+            self.note_wrap(fi);
         }
+        let f = &mut self.files[fi];
         if f.last_pos[d] >= f.real_size {
             return None;
         }
@@ -278,6 +287,7 @@ impl Generator {
         }
         if self.cfg.time_based || self.cfg.fsvc.nonuniform() {
             self.reset_file(fi);
+            self.note_wrap(fi);
             return self.rand_offset(fi, ddir);
         }
         None
