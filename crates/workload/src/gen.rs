@@ -383,7 +383,6 @@ impl Generator {
     // Not an `Iterator`: after None, `restart` begins another pass and `next` yields again.
     #[allow(clippy::should_implement_trait)]
     #[inline]
-
     pub fn next(&mut self) -> Option<IoReq> {
         self.next_rated(|d| d)
     }
