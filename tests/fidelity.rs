@@ -191,3 +191,57 @@ fn wrapped_buffered_read_bandwidth_matches_fio() {
         "fiox {ours:?} KiB/s vs fio {theirs:?} KiB/s"
     );
 }
+
+/// The page-cache warning rests on evidence (cachestat on the job's files as its I/O begins and
+/// ends, reported under `fiox.page_cache`): a slow rate-limited read of a file whose cache was
+/// dropped stays quiet (it warned before), and a read of pages that are all cached (written
+/// just before, `invalidate=0` so nothing drops them) warns with the numbers (it was silent).
+#[test]
+fn page_cache_warning_rests_on_cachestat() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "cachestat");
+    let f = dir.join("f");
+    std::fs::write(&f, vec![3u8; 8 << 20]).unwrap();
+    sh("sync", &[]).unwrap();
+    let file = format!("--filename={f}");
+    let base = [
+        "--name=c",
+        file.as_str(),
+        "--bs=4k",
+        "--size=8m",
+        "--output-format=json",
+    ];
+    let slow = fiox(
+        &[
+            &base[..],
+            &["--rw=randread", "--rate_iops=500", "--number_ios=200"],
+        ]
+        .concat(),
+    );
+    assert_eq!(slow.code, 0, "{}", slow.stderr);
+    let job = &slow.json()["jobs"][0];
+    let pc = &job["fiox"]["page_cache"];
+    assert_eq!(pc["region_bytes"], 8 << 20, "{pc}");
+    assert_eq!(pc["cached_before_bytes"], 0, "{pc}");
+    assert!(
+        job["fiox"]["warnings"].as_array().unwrap().is_empty(),
+        "{job}"
+    );
+    assert!(slow.stderr.is_empty(), "{}", slow.stderr);
+
+    std::fs::write(&f, vec![4u8; 8 << 20]).unwrap();
+    let hot = fiox(&[&base[..], &["--rw=read", "--invalidate=0"]].concat());
+    assert_eq!(hot.code, 0, "{}", hot.stderr);
+    let job = &hot.json()["jobs"][0];
+    assert_eq!(
+        job["fiox"]["page_cache"]["cached_before_bytes"],
+        8 << 20,
+        "{job}"
+    );
+    let w = &job["fiox"]["warnings"][0];
+    assert_eq!(w["code"], "page-cache", "{job}");
+    let msg = w["message"].as_str().unwrap();
+    assert!(
+        msg.contains("8.0 MiB (100%) cached when the I/O began"),
+        "{msg}"
+    );
+}

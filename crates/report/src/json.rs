@@ -63,6 +63,17 @@ fn options_object(opts: &[(String, String)]) -> Option<Value> {
     (!m.is_empty()).then_some(Value::Object(m))
 }
 
+/// The page-cache evidence of a reading job: bytes of its region cached as its I/O began and
+/// ended, and how it was measured.
+fn page_cache_json(pc: &fiox_stats::PageCache) -> Value {
+    let mut m = Map::new();
+    m.insert("method".into(), pc.method.clone().into());
+    m.insert("region_bytes".into(), pc.region_bytes.into());
+    m.insert("cached_before_bytes".into(), pc.cached_before.into());
+    m.insert("cached_after_bytes".into(), pc.cached_after.into());
+    Value::Object(m)
+}
+
 fn warnings_json(ws: &[Warning]) -> Value {
     ws.iter()
         .map(|w| {
@@ -131,6 +142,9 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
     }
     let mut fiox = Map::new();
     fiox.insert("warnings".into(), warnings_json(&job.warnings));
+    if let Some(pc) = &job.page_cache {
+        fiox.insert("page_cache".into(), page_cache_json(pc));
+    }
     m.insert("fiox".into(), Value::Object(fiox));
     Value::Object(m)
 }

@@ -4,12 +4,15 @@
 //! (`loops`, and each pass of a time_based job over several files), and a buffered time_based job
 //! drops the cache again each time it wraps around a file inside a pass (fio's
 //! loop_cache_invalidate). Without this a wrapped buffered read is served from memory and reports
-//! 4-8x fio's bandwidth.
+//! 4-8x fio's bandwidth. Also measures how much of the job's region is cached when its I/O
+//! begins and ends (cachestat(2)), the evidence behind the `page-cache` warning.
 
 use crate::files::{self, FileKind, PlannedFile};
+use fiox_engine::sys::CacheProbe;
 use fiox_job::JobSpec;
+use fiox_stats::PageCache;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 
 /// Drop the cached pages of the job's region of one open file: POSIX_FADV_DONTNEED over
 /// `(offset, len)` for regular files (fio's range), BLKFLSBUF for block devices.
@@ -81,5 +84,53 @@ impl PassCache {
         if let Some(f) = self.files.get(file as usize).filter(|f| f.fd >= 0) {
             let _ = drop_cached(f.kind, f.fd, f.offset, f.size);
         }
+    }
+}
+
+/// Bytes of the job's regions in the page cache now, summed over its regular files and block
+/// devices, and how it was measured. None when nothing could be measured.
+pub(crate) fn residency(files: &[PlannedFile]) -> Option<(u64, u64, CacheProbe)> {
+    let mut found = None;
+    let (mut region, mut cached) = (0, 0);
+    for f in files.iter().filter(|f| f.kind != FileKind::Other) {
+        // A read-only open by path works whether or not the job holds the file open now
+        // (openfiles, create_on_open) and does not change what is cached.
+        let Ok(h) = std::fs::File::open(&f.path) else {
+            continue;
+        };
+        if let Ok((bytes, how)) = fiox_engine::sys::cached_bytes(h.as_raw_fd(), f.offset, f.size) {
+            region += f.size;
+            cached += bytes;
+            found = Some(how);
+        }
+    }
+    found.map(|how| (region, cached, how))
+}
+
+/// Measures the job's region before and after its I/O.
+pub(crate) struct Residency {
+    before: Option<(u64, u64, CacheProbe)>,
+}
+
+impl Residency {
+    /// Measure now, as the I/O begins (after `invalidate` and `pre_read`). Only reading jobs
+    /// on storage are measured: their numbers are the ones the cache can inflate.
+    pub(crate) fn begin(job: &JobSpec, files: &[PlannedFile], diskless: bool) -> Residency {
+        let reads = job.rw.mode.has_read() || job.verify.verify_only;
+        Residency {
+            before: (reads && !diskless).then(|| residency(files)).flatten(),
+        }
+    }
+
+    /// Measure again as the I/O ends: the evidence for the report.
+    pub(crate) fn end(&self, files: &[PlannedFile]) -> Option<PageCache> {
+        let (region, before, how) = self.before?;
+        let after = residency(files).map_or(0, |r| r.1);
+        Some(PageCache {
+            method: how.name().to_string(),
+            region_bytes: region,
+            cached_before: before,
+            cached_after: after,
+        })
     }
 }

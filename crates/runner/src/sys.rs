@@ -114,14 +114,6 @@ pub fn blkdev_size(fd: RawFd) -> io::Result<u64> {
     Ok(size)
 }
 
-/// Bytes of memory currently free or reclaimable (MemAvailable), for the page-cache warning.
-pub fn mem_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Signals seen since start: SIGINT/SIGTERM count, read by the run loop and the binary.
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
 

@@ -47,7 +47,7 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
     }
     out.extend(file_warnings(job, plan, flags));
     if !flags.no_io && job.rw.mode.has_read() {
-        if let Some(m) = memory_served(job, plan) {
+        if let Some(m) = memory_served(plan) {
             out.push(m);
         }
     }
@@ -95,8 +95,9 @@ fn file_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warn
     out
 }
 
-/// Buffered reads of a working set that fits in free memory, or of a file in tmpfs/ramfs.
-fn memory_served(job: &JobSpec, plan: &FilePlan) -> Option<Warning> {
+/// Reads of a file in tmpfs/ramfs (the page cache is the storage there). Whether reads on real
+/// storage came from memory is judged after the run ([`page_cache_warning`]).
+fn memory_served(plan: &FilePlan) -> Option<Warning> {
     if let Some(f) = plan.files.iter().find(|f| {
         f.kind == FileKind::Regular
             && fiox_engine::sys::fs_magic(&f.path)
@@ -112,28 +113,69 @@ fn memory_served(job: &JobSpec, plan: &FilePlan) -> Option<Warning> {
             "put the file on the storage you want to measure",
         ));
     }
-    if job.direct {
+    None
+}
+
+/// Buffered reads served from memory, judged on the run's evidence (cachestat before and after
+/// the I/O, see `cache::Residency`), not on sizes: part of the region was cached when the reads
+/// began (dirty pages `invalidate` cannot drop, such as a write just before; `invalidate=0`;
+/// `pre_read`), or the job re-read blocks without dropping the cache in between and most of
+/// the region was cached by the end.
+pub fn page_cache_warning(job: &JobSpec, r: &fiox_stats::JobResult) -> Option<Warning> {
+    let pc = r.page_cache.as_ref()?;
+    let read = r.dirs.read.io_bytes;
+    let on_memory = r.warnings.iter().any(|w| w.code == "memory-backed-file");
+    if job.direct || read == 0 || pc.region_bytes == 0 || on_memory {
         return None;
     }
-    let ws: u64 = plan.files.iter().map(|f| f.size).sum();
-    let avail = crate::sys::mem_available()?;
-    let rereads = plan.io_bytes > ws
-        || job.timing.time_based
-        || job.timing.loops > 1
-        || !job.files.invalidate;
-    if ws < avail && rereads {
-        return Some(w(
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let pct = |b: u64| 100.0 * b as f64 / pc.region_bytes as f64;
+    let head = format!(
+        "buffered reads of {:.1} MiB from a {:.1} MiB region were {} served from the page \
+         cache ({}: {:.1} MiB ({:.0}%) cached when the I/O began, {:.1} MiB ({:.0}%) at the end)",
+        mib(read),
+        mib(pc.region_bytes),
+        if pc.cached_before * 10 >= pc.region_bytes * 9 {
+            "likely"
+        } else {
+            "partly"
+        },
+        pc.method,
+        mib(pc.cached_before),
+        pct(pc.cached_before),
+        mib(pc.cached_after),
+        pct(pc.cached_after)
+    );
+    let cached_at_start = pc.cached_before * 10 >= pc.region_bytes;
+    let rereads = read > pc.region_bytes && rereads_undropped(job);
+    let cached_at_end = pc.cached_after * 2 >= pc.region_bytes;
+    if cached_at_start {
+        Some(w(
             "page-cache",
-            format!(
-                "buffered reads of a {} MiB working set (smaller than the {} MiB of free \
-                 memory) were likely served from the page cache",
-                ws >> 20,
-                avail >> 20
-            ),
-            "use direct=1, or a working set larger than memory",
-        ));
+            head,
+            "use direct=1; sync (or end_fsync=1 in the job that wrote the file) so invalidate can \
+             drop its pages before reading",
+        ))
+    } else if rereads && cached_at_end {
+        Some(w(
+            "page-cache",
+            head,
+            "use direct=1, or invalidate=1 with a workload that does not re-read blocks \
+             (a random map, a region larger than memory)",
+        ))
+    } else {
+        None
     }
-    None
+}
+
+/// Whether the job reads blocks again without fio dropping the cache between the reads:
+/// `invalidate=0`, or random reads that repeat blocks within a pass (no random map, or a
+/// non-uniform distribution).
+fn rereads_undropped(job: &JobSpec) -> bool {
+    let repeats = job.rw.mode.is_random()
+        && (job.rand.norandommap
+            || !matches!(job.rand.distribution, fiox_job::RandomDistribution::Random));
+    !job.files.invalidate || repeats
 }
 
 #[cfg(test)]
@@ -173,16 +215,42 @@ mod tests {
         assert!(!ws.iter().any(|w| w.code == "iodepth-sync-engine"));
     }
 
+    fn read_result(read: u64, before: u64, after: u64) -> fiox_stats::JobResult {
+        let mut r = fiox_stats::JobResult::default();
+        r.dirs.read.io_bytes = read;
+        r.page_cache = Some(fiox_stats::PageCache {
+            method: "cachestat".into(),
+            region_bytes: 32 << 20,
+            cached_before: before,
+            cached_after: after,
+        });
+        r
+    }
+
+    /// The warning follows the evidence, not the sizes: a slow rate-limited read that found
+    /// nothing cached is quiet; one that found the region cached (pages written just before)
+    /// warns with the numbers; re-reads without a drop warn when the region ended up cached.
     #[test]
-    fn time_based_small_buffered_read_warns_page_cache() {
+    fn page_cache_warning_follows_the_evidence() {
         let mut j = JobSpec::default();
-        j.timing.time_based = true;
-        let f = EngineFlags::default();
-        let ws = job_warnings(&j, &plan(1 << 20), f);
-        assert!(ws.iter().any(|w| w.code == "page-cache"), "{ws:?}");
+        j.rw.mode = fiox_job::RwMode::RandRead;
+        let quiet = read_result(2 << 20, 0, 2 << 20);
+        assert_eq!(page_cache_warning(&j, &quiet), None);
+        let hot = read_result(200 << 20, 32 << 20, 32 << 20);
+        let wn = page_cache_warning(&j, &hot).expect("cached region warns");
+        assert!(
+            wn.message
+                .contains("32.0 MiB (100%) cached when the I/O began"),
+            "{}",
+            wn.message
+        );
+        // Random map on, invalidate on: passes re-read only after a drop.
+        let wrapped = read_result(200 << 20, 0, 32 << 20);
+        assert_eq!(page_cache_warning(&j, &wrapped), None);
+        j.rand.norandommap = true;
+        assert!(page_cache_warning(&j, &wrapped).is_some());
         j.direct = true;
-        let ws = job_warnings(&j, &plan(1 << 20), f);
-        assert!(!ws.iter().any(|w| w.code == "page-cache"));
+        assert_eq!(page_cache_warning(&j, &hot), None);
     }
 
     #[test]

@@ -149,7 +149,13 @@ fn execute(
     result.warnings.extend(opened.warnings.iter().cloned());
     let measure = Measure::of(job, flags.sync);
     result.has_slat = measure.slat;
-    run_io(env, engine.as_mut(), &opened, gate, measure, result)?;
+    let cache = crate::cache::Residency::begin(job, &opened.plan.files, flags.no_io);
+    let ran = run_io(env, engine.as_mut(), &opened, gate, measure, result);
+    result.page_cache = cache.end(&opened.plan.files);
+    result
+        .warnings
+        .extend(warn::page_cache_warning(job, result));
+    ran?;
     finish_files(job, &mut opened, flags.no_io, leftovers)
 }
 

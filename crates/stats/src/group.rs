@@ -115,6 +115,11 @@ pub fn merge_jobs(jobs: &[JobResult]) -> JobResult {
         m.lat_buckets.merge(&j.lat_buckets);
         m.has_slat |= j.has_slat;
         merge_warnings(&mut m.warnings, &j.warnings);
+        match (&mut m.page_cache, &j.page_cache) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
     }
     if m.runtime_ms > 0 {
         m.usr_cpu_pct = usr_ms * 100.0 / m.runtime_ms as f64;

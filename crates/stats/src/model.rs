@@ -243,6 +243,28 @@ pub struct LatBuckets {
     pub ms: [u64; 12],
 }
 
+/// Page-cache residency of a job's I/O region, measured with cachestat(2) (or mincore).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageCache {
+    /// `cachestat` or `mincore`.
+    pub method: String,
+    /// Bytes of the job's region over all its files.
+    pub region_bytes: u64,
+    /// Cached bytes of the region when the I/O began (after `invalidate`).
+    pub cached_before: u64,
+    /// Cached bytes of the region when the I/O ended.
+    pub cached_after: u64,
+}
+
+impl PageCache {
+    /// Sum over jobs (group_reporting).
+    pub fn merge(&mut self, o: &PageCache) {
+        self.region_bytes += o.region_bytes;
+        self.cached_before += o.cached_before;
+        self.cached_after += o.cached_after;
+    }
+}
+
 /// A warning attached to a result: what is wrong with the numbers and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
@@ -284,6 +306,9 @@ pub struct JobResult {
     /// Options as the user wrote them, for JSON `job options`.
     pub job_options: Vec<(String, String)>,
     pub warnings: Vec<Warning>,
+    /// How much of the job's files was in the page cache when its I/O began and when it ended
+    /// (reading jobs on storage; the evidence behind the `page-cache` warning).
+    pub page_cache: Option<PageCache>,
     /// Percentiles to print (0..=100) and whether each latency kind shows them.
     pub percentile_list: Vec<f64>,
     pub clat_percentiles: bool,
