@@ -48,6 +48,13 @@ fn real_main(args: &[String]) -> Result<i32> {
                 writeln!(stdout)?;
             }
         }
+        Action::NoJobs(usage, why) => {
+            // fio: usage on stdout, "No job(s) defined" on stderr, exit 1.
+            write!(stdout, "{usage}")?;
+            stdout.flush()?;
+            eprintln!("No job(s) defined: {why}");
+            return Ok(1);
+        }
         Action::ParseOnly => {
             // The jobs parsed; say which of them fiox would refuse to run, and why.
             for line in inv.notes().iter().chain(&inv.refusals()) {

@@ -639,3 +639,26 @@ fn fadvise_hint_advises_like_fio() {
         }
     }
 }
+
+/// Options without `--name=`, or no arguments at all, define no job: fio prints its usage,
+/// says "No job(s) defined" on stderr and exits 1, so a script never takes a run that did
+/// nothing for a success. fiox used to print the help and exit 0.
+#[test]
+fn no_job_defined_fails_like_fio() {
+    for args in [&["--rw=read", "--size=16m"][..], &[]] {
+        let r = fiox(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.starts_with("No job(s) defined"), "{}", r.stderr);
+        assert!(r.stdout.contains("Usage"), "{}", r.stdout);
+        if fio_available() {
+            let code = std::process::Command::new("fio")
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .code();
+            assert_eq!(code, Some(1), "fio {args:?}");
+        }
+    }
+    assert_eq!(fiox(&["--help"]).code, 0);
+}

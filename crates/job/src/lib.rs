@@ -38,8 +38,12 @@ pub enum Action {
     EngHelp(String),
     /// `--version`: print the version and exit.
     Version,
-    /// `--help` or no jobs at all: print this text and exit.
+    /// `--help`: print this text and exit.
     Help(String),
+    /// No job was defined (no arguments, or options without a `--name=`): print the usage
+    /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
+    /// that did nothing for a success. The second field explains what was missing.
+    NoJobs(String, String),
 }
 
 /// A parsed command line with its jobs resolved.
@@ -144,7 +148,14 @@ pub fn parse_invocation_in(
     }
     let has_cmdline_jobs = cl.sections.iter().any(|s| !s.global);
     if cl.job_files.is_empty() && !has_cmdline_jobs {
-        inv.action = Action::Help(help::usage());
+        let why = if cl.sections.is_empty() {
+            "no job file and no --name= given".to_string()
+        } else {
+            "options were given, but no --name= starts a job (options before the first \
+             --name= are global)"
+                .to_string()
+        };
+        inv.action = Action::NoJobs(help::usage(), why);
         return Ok(inv);
     }
     let mut sections = cl.sections.clone();

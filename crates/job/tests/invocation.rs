@@ -81,7 +81,12 @@ fn stdin_job_file() {
 
 #[test]
 fn actions() {
-    assert!(matches!(run(&[], &[]).unwrap().action, Action::Help(_)));
+    assert!(matches!(run(&[], &[]).unwrap().action, Action::NoJobs(..)));
+    match run(&["--rw=read", "--size=16m"], &[]).unwrap().action {
+        Action::NoJobs(_, why) => assert!(why.contains("no --name="), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(run(&["--help"], &[]).unwrap().action, Action::Help(_)));
     assert_eq!(run(&["--version"], &[]).unwrap().action, Action::Version);
     assert!(
         matches!(run(&["--cmdhelp=bs"], &[]).unwrap().action, Action::CmdHelp(t) if t.starts_with("bs "))
