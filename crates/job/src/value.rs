@@ -4,13 +4,23 @@
 //!
 //! Every function returns `Err(String)` with a sentence fragment; callers add file/line/option.
 
-/// Parse a byte size such as `4k`, `1.5g`, `0x1000`, `(2*4k)`.
+/// The largest size or offset fio accepts: its values are signed 64-bit (`long long`), so a
+/// larger one fails to parse there, and would wrap offset arithmetic here.
+pub const MAX_SIZE: u64 = i64::MAX as u64;
+
+/// Parse a byte size such as `4k`, `1.5g`, `0x1000`, `(2*4k)`, at most [`MAX_SIZE`].
 pub fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
-    if let Some(v) = exact_size(s.trim(), kb_base)? {
-        return Ok(v);
+    let v = match exact_size(s.trim(), kb_base)? {
+        Some(v) => v,
+        None => to_u64(parse_size_f(s, kb_base, false)?, s)?,
+    };
+    if v > MAX_SIZE {
+        return Err(format!(
+            "'{}' is too large: sizes and offsets are at most 2^63-1 ({MAX_SIZE}) bytes, as in fio",
+            s.trim()
+        ));
     }
-    let v = parse_size_f(s, kb_base, false)?;
-    to_u64(v, s)
+    Ok(v)
 }
 
 /// Integer sizes (no fraction, no expression) computed exactly, so large hex offsets and
@@ -420,6 +430,13 @@ mod tests {
             .unwrap_err()
             .contains("division by zero"));
         assert!(parse_size("(1+", 1024).is_err());
+        // fio: "failed parsing offset=18446744073709543424"; 2^63-1 itself is accepted.
+        let e = parse_size("18446744073709543424", 1024).unwrap_err();
+        assert!(e.contains("at most 2^63-1"), "{e}");
+        assert!(parse_size("9223372036854775808", 1024).is_err());
+        assert!(parse_size("0x8000000000000000", 1024).is_err());
+        assert!(parse_size("8e", 1024).is_err(), "8 EiB is 2^63");
+        assert_eq!(parse_size("9223372036854775807", 1024), Ok(MAX_SIZE));
     }
 
     #[test]

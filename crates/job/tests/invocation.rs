@@ -86,7 +86,10 @@ fn actions() {
         Action::NoJobs(_, why) => assert!(why.contains("no --name="), "{why}"),
         other => panic!("{other:?}"),
     }
-    assert!(matches!(run(&["--help"], &[]).unwrap().action, Action::Help(_)));
+    assert!(matches!(
+        run(&["--help"], &[]).unwrap().action,
+        Action::Help(_)
+    ));
     assert_eq!(run(&["--version"], &[]).unwrap().action, Action::Version);
     assert!(
         matches!(run(&["--cmdhelp=bs"], &[]).unwrap().action, Action::CmdHelp(t) if t.starts_with("bs "))

@@ -102,9 +102,34 @@ pub struct Acct {
     pub tolerated_by_errno: Vec<(i32, u64)>,
     /// Completions the engine reported for units that were not in flight (dropped).
     pub bogus_completions: u64,
+    /// errno of the error that ended the job (0: none); fio counts it in `total_err` too.
+    pub fatal_errno: i32,
+    /// The first I/O of a direct job failed with EINVAL (fio's "first direct IO errored").
+    pub first_direct_einval: bool,
 }
 
 impl Acct {
+    /// The error that ends the job: fio's update_error_count counts it as well.
+    pub fn count_fatal(&mut self, errno: i32) {
+        if self.fatal_errno == 0 {
+            self.fatal_errno = errno;
+        }
+    }
+
+    /// fio's `total_err`: every error, the tolerated ones and the one that ended the job.
+    pub fn total_errors(&self) -> u64 {
+        self.tolerated_errors + u64::from(self.fatal_errno != 0)
+    }
+
+    /// fio's `first_error`.
+    pub fn first_errno(&self) -> i32 {
+        if self.tolerated_errors > 0 {
+            self.first_tolerated_errno
+        } else {
+            self.fatal_errno
+        }
+    }
+
     /// Count an I/O error that continue_on_error/ignore_error lets the job survive.
     pub fn tolerate(&mut self, errno: i32, what: String) {
         if self.tolerated_errors == 0 {

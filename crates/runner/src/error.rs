@@ -8,6 +8,10 @@ pub enum RunError {
     /// The job cannot run as described (sizes, names, directories).
     #[error("{0}")]
     Plan(String),
+    /// The target cannot be used as given, with the errno fio reports for it (EISDIR for a
+    /// directory given as filename=).
+    #[error("{msg}")]
+    Target { msg: String, errno: i32 },
     /// A safety check refused the target (mounted device, filesystem signature, --readonly).
     #[error("{0}")]
     Refused(String),
@@ -43,6 +47,7 @@ impl RunError {
                 source.raw_os_error().unwrap_or(libc::EIO)
             }
             RunError::Refused(_) => libc::EPERM,
+            RunError::Target { errno, .. } => *errno,
             _ => libc::EINVAL,
         }
     }

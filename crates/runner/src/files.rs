@@ -90,10 +90,14 @@ fn probe(path: &Path) -> Result<(FileKind, u64), RunError> {
                     .map_err(|e| RunError::io("get size of block device", path, e))?;
                 Ok((FileKind::Block, size))
             } else if ft.is_dir() {
-                Err(RunError::Plan(format!(
-                    "{} is a directory; use directory= for where files go and filename= for files",
-                    path.display()
-                )))
+                Err(RunError::Target {
+                    msg: format!(
+                        "{} is a directory; use directory= for where files go and filename= for \
+                         files",
+                        path.display()
+                    ),
+                    errno: libc::EISDIR,
+                })
             } else {
                 Ok((FileKind::Other, 0))
             }
@@ -177,13 +181,15 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             probe(&path)?
         };
         let offset = match job.offset {
-            SizeSpec::Percent(p) => (real as f64 * p / 100.0) as u64 + incr(job),
+            SizeSpec::Percent(p) => ((real as f64 * p / 100.0) as u64).saturating_add(incr(job)),
             SizeSpec::Bytes(_) => start,
-        } + if job.files.file_append { real } else { 0 };
+        }
+        .saturating_add(if job.files.file_append { real } else { 0 });
         let size = match split.get(i).copied().flatten() {
             Some(s) => s,
             None => file_region(job, real, offset, &path, diskless)?,
         };
+        check_region_end(job, &path, offset, size)?;
         // file_append writes past the end on purpose: nothing to lay out.
         let needs_layout = kind == FileKind::Regular
             && !diskless
@@ -217,7 +223,23 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
 }
 
 fn incr(job: &JobSpec) -> u64 {
-    job.offset_increment * job.clone_index as u64
+    job.offset_increment.saturating_mul(job.clone_index as u64)
+}
+
+/// The region must end at a real file offset: past 2^63-1 the kernel refuses every I/O (fio
+/// fails in ftruncate with EINVAL) and the arithmetic of offsets would wrap.
+fn check_region_end(job: &JobSpec, path: &Path, offset: u64, size: u64) -> Result<(), RunError> {
+    const MAX: u64 = i64::MAX as u64;
+    match offset.checked_add(size) {
+        Some(end) if end <= MAX => Ok(()),
+        _ => Err(RunError::Plan(format!(
+            "job '{}': the I/O region of {} (offset {offset} + size {size}) ends beyond the \
+             largest file offset, 2^63-1; nothing can be done there (check offset=, \
+             offset_increment= and size=)",
+            job.name,
+            path.display()
+        ))),
+    }
 }
 
 fn resolve_offset(job: &JobSpec) -> Result<u64, RunError> {
@@ -225,7 +247,7 @@ fn resolve_offset(job: &JobSpec) -> Result<u64, RunError> {
         SizeSpec::Bytes(b) => b,
         SizeSpec::Percent(_) => 0,
     };
-    let mut off = base + incr(job);
+    let mut off = base.saturating_add(incr(job));
     if job.offset_align > 0 {
         off -= off % job.offset_align;
     }

@@ -9,7 +9,7 @@ use crate::clock::Clock;
 use crate::gen::{BufferFiller, Generator, IoReq};
 use crate::pacing::{self, Pacer};
 use fiox_engine::{BufPool, BufPtr, Completion, IoEngine, IoOp, IoUnit, Queued};
-use fiox_job::{ContinueOnError, Ddir, JobSpec};
+use fiox_job::{Ddir, JobSpec};
 use fiox_stats::log::{rate_windows, RateWindows};
 use fiox_stats::{IoSample, JobLogs, RateSampler};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -891,18 +891,18 @@ impl<'a> IoLoop<'a> {
         let path = self.paths.get(s.file as usize).map(String::as_str);
         let what =
             crate::ioerr::describe(op, errno, path, s.offset + s.done as u64, s.len - s.done);
-        let ignored = ddir.is_some_and(|d| self.job.errors.ignore_error.get(d).contains(&errno));
-        let coe = self.job.errors.continue_on_error;
-        let cont = ignored
-            || matches!(
-                (coe, ddir),
-                (ContinueOnError::All | ContinueOnError::Io, _)
-                    | (ContinueOnError::Read, Some(Ddir::Read))
-                    | (ContinueOnError::Write, Some(Ddir::Write))
-            );
-        if cont {
+        // fio counts every queued I/O as issued, failed ones included.
+        if let Some(d) = ddir {
+            let n = &mut self.acct.dirs[d.index()].total_ios;
+            *n += 1;
+            if *n == 1 && errno == libc::EINVAL && self.job.direct {
+                self.acct.first_direct_einval = true;
+            }
+        }
+        if crate::ioerr::tolerated(&self.job.errors, ddir, errno) {
             self.acct.tolerate(errno, what);
         } else {
+            self.acct.count_fatal(errno);
             self.end = Some(EndReason::Error(errno, what));
         }
     }

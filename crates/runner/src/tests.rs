@@ -301,7 +301,10 @@ fn read_error_names_the_offset_and_stops_the_job() {
     assert!(out.errors.is_empty(), "{:?}", out.errors);
     let r = &out.result.jobs[0];
     assert_eq!((r.total_err, r.first_error), (2, libc::EIO));
-    assert_eq!(r.dirs.read.total_ios, 14);
+    // fio counts every issued I/O, the 2 that failed included; their bytes are not counted.
+    assert_eq!(r.dirs.read.total_ios, 16);
+    assert_eq!(r.dirs.read.io_bytes, 14 * 4096);
+    assert_eq!(r.error, libc::EIO, "fio reports a survived error as the job's error");
 }
 
 #[test]

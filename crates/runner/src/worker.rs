@@ -574,7 +574,9 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     let acct = &lp.acct;
     let mut dirs = acct.dirs.clone();
     for d in dirs.iter_mut() {
-        if d.total_ios > 0 {
+        // fio gives a direction its runtime only when it moved bytes (a job whose only I/O
+        // failed has no group line).
+        if d.io_bytes > 0 {
             d.runtime_ms = r.runtime_ms;
         }
         if lp.copy_lat && m.lat && m.clat {
@@ -599,9 +601,15 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     let cap = 100.0 * lp.cpu_threads() as f64;
     r.usr_cpu_pct = (cpu.usr_us as f64 * 100.0 / run_us).min(cap);
     r.sys_cpu_pct = (cpu.sys_us as f64 * 100.0 / run_us).min(cap - r.usr_cpu_pct);
-    r.continue_on_error = lp.job.errors.continue_on_error != fiox_job::ContinueOnError::None;
-    r.total_err = acct.tolerated_errors;
-    r.first_error = acct.first_tolerated_errno;
+    r.continue_on_error = crate::ioerr::continue_bits(&lp.job.errors) != 0;
+    r.total_err = acct.total_errors();
+    r.first_error = acct.first_errno();
+    if r.error == 0 && r.continue_on_error && acct.tolerated_errors > 0 {
+        // fio: a job that survived errors still reports the first one as its error (the exit
+        // status stays 0).
+        r.error = acct.first_tolerated_errno;
+        r.verror = acct.first_tolerated.clone().unwrap_or_default();
+    }
     r.ctx = cpu.ctx;
     r.majf = cpu.majf;
     r.minf = cpu.minf;
@@ -615,6 +623,18 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
                 acct.bogus_completions
             ),
             fix: "this is an engine bug: please report it with the job".into(),
+        });
+    }
+    if acct.first_direct_einval {
+        r.warnings.push(Warning {
+            code: "direct-io-einval".into(),
+            message: "the first direct I/O failed with EINVAL: the file system may not support \
+                      direct I/O, or the block size, offset or buffer alignment does not suit \
+                      the device's logical block size"
+                .into(),
+            fix: "use a block size and offset that are multiples of the logical block size \
+                  (often 512 or 4096; iomem_align= for buffers), or try direct=0"
+                .into(),
         });
     }
     if acct.tolerated_errors > 0 {
