@@ -9,6 +9,7 @@
 
 mod acct;
 mod agglog;
+mod blockdev;
 mod clock;
 mod error;
 mod eta;

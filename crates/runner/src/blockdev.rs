@@ -1,0 +1,124 @@
+//! The safety check before a job writes or trims a block device, and the exclusive claim that
+//! keeps the device safe while the job runs. Refused (unless `allow_mounted_write=1` or
+//! `--allow-destructive`): a device that is mounted, held by another device, or that carries
+//! any signature libblkid knows, on itself or any partition the kernel lists (fiox-testbed's
+//! `block_write_refusal`); a loop device over a regular file fiox did not create (the same
+//! protection a file gets, see owned.rs); and a device someone else has open exclusively
+//! (open with O_EXCL fails with EBUSY: mounted in another mount namespace, claimed by
+//! dm/md/bcache, or being formatted). A device that passes stays claimed with O_EXCL for as
+//! long as a job of this process writes it, so nobody can mount it mid-run; the job's own
+//! I/O descriptors are opened without O_EXCL, which a claim does not block.
+
+use crate::error::RunError;
+use crate::owned::{self, Mark};
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+
+/// An exclusive (O_EXCL) open of a block device, shared by every job of this process that
+/// writes it; released when the last one drops its claim.
+#[derive(Debug, Clone)]
+pub struct BlockClaim {
+    _file: Arc<File>,
+}
+
+/// Claims held now, by device number: a second O_EXCL open from this same process would
+/// fail with EBUSY, so jobs sharing a device share one claim.
+static CLAIMS: Mutex<Vec<(u64, Weak<File>)>> = Mutex::new(Vec::new());
+
+impl BlockClaim {
+    /// Claim `path` exclusively, or join this process's existing claim on it.
+    fn take(path: &Path) -> std::io::Result<BlockClaim> {
+        let rdev = std::fs::metadata(path)?.rdev();
+        let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
+        claims.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(f) = claims
+            .iter()
+            .find(|(d, _)| *d == rdev)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok(BlockClaim { _file: f });
+        }
+        // Read-only is enough: O_EXCL claims the device whatever the access mode.
+        let f = Arc::new(
+            File::options()
+                .read(true)
+                .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+                .open(path)?,
+        );
+        claims.push((rdev, Arc::downgrade(&f)));
+        Ok(BlockClaim { _file: f })
+    }
+}
+
+fn refusal(path: &Path, why: &str) -> RunError {
+    RunError::Refused(format!(
+        "refusing to write to block device {}: {why}; writing would destroy its data \
+         (set allow_mounted_write=1 in the job or pass --allow-destructive to override)",
+        path.display()
+    ))
+}
+
+/// Check block device `path` before a job writes or trims it; on success the returned claim
+/// must be kept until the job's I/O is over. The caller skips this when the user allowed
+/// destructive writes.
+pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
+    // Claim first, so nothing can be mounted between the checks and the I/O.
+    let claim = match BlockClaim::take(path) {
+        Ok(c) => Some(c),
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => None,
+        Err(e) => {
+            return Err(RunError::Refused(format!(
+                "refusing to write to block device {}: cannot open it to claim it ({e})",
+                path.display()
+            )))
+        }
+    };
+    // A busy device still gets the specific reason when one can be found (mounted on ...).
+    match fiox_testbed::probe::block_write_refusal(path) {
+        Ok(None) => {}
+        Ok(Some(why)) => return Err(refusal(path, &why)),
+        Err(e) => {
+            return Err(RunError::Refused(format!(
+                "refusing to write to block device {}: cannot check whether it is in use ({e})",
+                path.display()
+            )))
+        }
+    }
+    if let Some(why) = loop_backing_owner(path) {
+        return Err(refusal(path, &why));
+    }
+    claim.ok_or_else(|| {
+        refusal(
+            path,
+            "it is in use: mounted (perhaps in another mount namespace) or held by another \
+             device or program (opening it with O_EXCL failed with EBUSY)",
+        )
+    })
+}
+
+/// A loop device (or a partition of one) over a regular file with data that fiox did not
+/// create: writing the device writes that file, so it gets the file's protection.
+fn loop_backing_owner(path: &Path) -> Option<String> {
+    let backing = fiox_testbed::probe::loop_backing_file(path)?;
+    let meta = std::fs::metadata(&backing).ok()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return None;
+    }
+    let whose = match owned::mark_of(&backing) {
+        Mark::Marked => return None,
+        Mark::Unmarked => "fiox did not create it".to_string(),
+        Mark::Unsupported(e) => format!(
+            "fiox cannot tell whether it created it: its filesystem does not support the \
+             extended attribute {} ({e})",
+            owned::MARK
+        ),
+    };
+    Some(format!(
+        "it is a loop device over the regular file {}, which holds {} bytes of existing data, \
+         and {whose}",
+        backing.display(),
+        meta.len()
+    ))
+}
