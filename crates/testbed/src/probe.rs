@@ -230,12 +230,20 @@ pub fn fs_type_of(path: &Path) -> Option<String> {
         .map(|m| m.fs_type)
 }
 
-/// Mount point of device `maj:min`, if mounted (fiox-runner's `mounted_at`).
+/// Mount point of device `maj:min`, if mounted. Matched by the mount's device number, and
+/// by its source device node: btrfs (and other filesystems spanning devices) mount with an
+/// anonymous device number, so only the source names the device.
 pub fn mounted_at(maj: u32, min: u32) -> Option<String> {
+    let want = libc::makedev(maj, min);
     mount_entries()
         .ok()?
         .into_iter()
-        .find(|m| m.major == maj && m.minor == min)
+        .find(|m| {
+            (m.major == maj && m.minor == min)
+                || (m.source.starts_with('/')
+                    && std::fs::metadata(&m.source)
+                        .is_ok_and(|s| s.file_type().is_block_device() && s.rdev() == want))
+        })
         .map(|m| m.mount_point)
 }
 
