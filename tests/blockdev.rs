@@ -375,21 +375,24 @@ fn running_job_keeps_its_device_claimed() {
     let made = fiox_made_file(&dir, "8m");
     let dev = LoopDevice::attach(Path::new(&made), &LoopOptions::default()).unwrap();
     // The verify pass saves its state files in the working directory.
-    let child = spawn_fiox_in(dir.path(), &[
-        "--name=hold",
-        "--rw=randwrite",
-        "--bs=4k",
-        "--size=4m",
-        "--numjobs=2",
-        "--offset_increment=4m",
-        "--io_submit_mode=offload",
-        "--time_based",
-        "--runtime=3",
-        "--verify=crc32c",
-        "--verify_backlog=64",
-        &format!("--filename={}", dev.path().display()),
-        "--output-format=json",
-    ]);
+    let child = spawn_fiox_in(
+        dir.path(),
+        &[
+            "--name=hold",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=4m",
+            "--numjobs=2",
+            "--offset_increment=4m",
+            "--io_submit_mode=offload",
+            "--time_based",
+            "--runtime=3",
+            "--verify=crc32c",
+            "--verify_backlog=64",
+            &format!("--filename={}", dev.path().display()),
+            "--output-format=json",
+        ],
+    );
     let mut child = child;
     let mut busy = false;
     while child.try_wait().unwrap().is_none() {

@@ -28,8 +28,9 @@ pub struct BlockClaim {
 static CLAIMS: Mutex<Vec<(u64, Weak<File>)>> = Mutex::new(Vec::new());
 
 impl BlockClaim {
-    /// Claim `path` exclusively, or join this process's existing claim on it.
-    fn take(path: &Path) -> std::io::Result<BlockClaim> {
+    /// Claim `path` exclusively, or join this process's existing claim on it (then `true`:
+    /// the device passed the checks when it was claimed and nobody could claim it since).
+    fn take(path: &Path) -> std::io::Result<(BlockClaim, bool)> {
         let rdev = std::fs::metadata(path)?.rdev();
         let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
         claims.retain(|(_, w)| w.strong_count() > 0);
@@ -38,7 +39,7 @@ impl BlockClaim {
             .find(|(d, _)| *d == rdev)
             .and_then(|(_, w)| w.upgrade())
         {
-            return Ok(BlockClaim { _file: f });
+            return Ok((BlockClaim { _file: f }, true));
         }
         // Read-only is enough: O_EXCL claims the device whatever the access mode.
         let f = Arc::new(
@@ -48,7 +49,7 @@ impl BlockClaim {
                 .open(path)?,
         );
         claims.push((rdev, Arc::downgrade(&f)));
-        Ok(BlockClaim { _file: f })
+        Ok((BlockClaim { _file: f }, false))
     }
 }
 
@@ -66,7 +67,10 @@ fn refusal(path: &Path, why: &str) -> RunError {
 pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
     // Claim first, so nothing can be mounted between the checks and the I/O.
     let claim = match BlockClaim::take(path) {
-        Ok(c) => Some(c),
+        // Another job of this run checked and claimed it, and may be writing it already (its
+        // data must not be mistaken for a signature): nothing to check again.
+        Ok((c, true)) => return Ok(c),
+        Ok((c, false)) => Some(c),
         Err(e) if e.raw_os_error() == Some(libc::EBUSY) => None,
         Err(e) => {
             return Err(RunError::Refused(format!(
@@ -121,4 +125,46 @@ fn loop_backing_owner(path: &Path) -> Option<String> {
         backing.display(),
         meta.len()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_testbed::{LoopDevice, LoopOptions, TempDir};
+
+    fn excl_open(p: &Path) -> std::io::Result<File> {
+        File::options()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(p)
+    }
+
+    #[test]
+    fn jobs_share_one_claim_that_ends_with_the_last() {
+        if let Err(e) = fiox_testbed::loop_support() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        let d = TempDir::new("claim").unwrap();
+        let img = d.path().join("img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(1 << 20))
+            .unwrap();
+        owned::mark(&img).unwrap();
+        let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
+        let first = check_block_write(dev.path()).unwrap();
+        let second = check_block_write(dev.path()).expect("a second job joins the claim");
+        let busy = excl_open(dev.path()).unwrap_err();
+        assert_eq!(busy.raw_os_error(), Some(libc::EBUSY));
+        drop(first);
+        assert!(
+            excl_open(dev.path()).is_err(),
+            "still claimed by the second job"
+        );
+        drop(second);
+        let held = excl_open(dev.path()).expect("released with the last job");
+        let e = check_block_write(dev.path()).unwrap_err().to_string();
+        assert!(e.contains("O_EXCL failed with EBUSY"), "{e}");
+        drop(held);
+    }
 }

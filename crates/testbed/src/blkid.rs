@@ -116,6 +116,10 @@ pub fn probe_library(path: &Path) -> Option<Result<Report>> {
 }
 
 fn library_report(lib: &'static sys::Libblkid, path: &Path) -> Result<Report> {
+    // libblkid's lazy global setup (debug mask, config) is not guarded against concurrent
+    // first calls; jobs checking devices at the same time take turns.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let err = |what: &'static str, e: std::io::Error| TestbedError::io(what, path, e);
     let flags = sys::BLKID_SUBLKS_TYPE
         | sys::BLKID_SUBLKS_USAGE
