@@ -276,13 +276,20 @@ fn loop_over_a_user_file_is_refused_over_a_fiox_file_runs() {
     let user = dir.path().join("user-data");
     let data: Vec<u8> = (0..4u32 << 20).map(|i| (i % 251) as u8).collect();
     std::fs::write(&user, &data).unwrap();
-    let dev = LoopDevice::attach(&user, &LoopOptions::default()).unwrap();
+    let opts = LoopOptions {
+        partscan: true,
+        ..LoopOptions::default()
+    };
+    let dev = LoopDevice::attach(&user, &opts).unwrap();
     let words = [
         "loop device over the regular file",
         "fiox did not create it",
     ];
     assert_refused(dev.path(), &user, &words, &[]);
     assert_refused(dev.path(), &user, &words, &["--rw=trim"]);
+    // A partition of the loop device writes the same file.
+    let part = add_partition(&dev, 4);
+    assert_refused(Path::new(&part), &user, &words, &[]);
     assert_eq!(std::fs::read(&user).unwrap(), data);
     assert_allowed(dev.path(), &[]);
     drop(dev);
@@ -292,6 +299,23 @@ fn loop_over_a_user_file_is_refused_over_a_fiox_file_runs() {
     let r = write_dev(dev.path(), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(issued(&r.json(), "write"), (64, 256 << 10));
+}
+
+/// Partition 1 of `dev` (bound with partscan), from 1 MiB to the end of its `mib` MiB, made
+/// without any partition table: the kernel is told directly (BLKPG, as after a wipe).
+fn add_partition(dev: &LoopDevice, mib: u64) -> String {
+    let sectors = ((mib << 20) / 512 - 2048).to_string();
+    run(
+        "addpart",
+        &[dev.path().to_str().unwrap(), "1", "2048", &sectors],
+    );
+    let part = format!("{}p1", dev.path().display());
+    let appeared = (0..250).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        Path::new(&part).exists()
+    });
+    assert!(appeared, "{part} did not appear after addpart");
+    part
 }
 
 /// A whole disk whose partition table was wiped while the kernel still lists its partition:
@@ -308,18 +332,7 @@ fn listed_partition_is_probed_after_the_table_is_gone() {
         ..LoopOptions::default()
     };
     let dev = LoopDevice::attach(Path::new(&made), &opts).unwrap();
-    // No partition table at all: the kernel is told of the partition directly (BLKPG).
-    let sectors = ((64u64 << 20) / 512 - 2048).to_string();
-    run(
-        "addpart",
-        &[dev.path().to_str().unwrap(), "1", "2048", &sectors],
-    );
-    let part = format!("{}p1", dev.path().display());
-    let appeared = (0..100).any(|_| {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        Path::new(&part).exists()
-    });
-    assert!(appeared, "{part} did not appear after addpart");
+    let part = add_partition(&dev, 64);
     run("mkfs.ext4", &["-q", "-F", &part]);
     let pname = format!("its partition {}", &part["/dev/".len()..]);
     assert_refused(
