@@ -70,16 +70,11 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
         // Another job of this run checked and claimed it, and may be writing it already (its
         // data must not be mistaken for a signature): nothing to check again.
         Ok((c, true)) => return Ok(c),
-        Ok((c, false)) => Some(c),
-        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => None,
-        Err(e) => {
-            return Err(RunError::Refused(format!(
-                "refusing to write to block device {}: cannot open it to claim it ({e})",
-                path.display()
-            )))
-        }
+        Ok((c, false)) => Ok(c),
+        Err(e) => Err(e),
     };
-    // A busy device still gets the specific reason when one can be found (mounted on ...).
+    // A device that cannot be claimed still gets the specific reason when one can be found
+    // (mounted on ..., holds ...).
     match fiox_testbed::probe::block_write_refusal(path) {
         Ok(None) => {}
         Ok(Some(why)) => return Err(refusal(path, &why)),
@@ -93,12 +88,16 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
     if let Some(why) = loop_backing_owner(path) {
         return Err(refusal(path, &why));
     }
-    claim.ok_or_else(|| {
-        refusal(
+    claim.map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) => refusal(
             path,
             "it is in use: mounted (perhaps in another mount namespace) or held by another \
              device or program (opening it with O_EXCL failed with EBUSY)",
-        )
+        ),
+        _ => RunError::Refused(format!(
+            "refusing to write to block device {}: cannot open it to claim it ({e})",
+            path.display()
+        )),
     })
 }
 
