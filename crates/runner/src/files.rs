@@ -1,8 +1,7 @@
 //! File planning and preparation: which paths a job uses (`filename`, `directory`, `nrfiles`,
 //! `filename_format`), the region of each it may touch (`size`, `filesize`, `offset`,
 //! `offset_increment`), laying out missing or short files the way fio does, opening them with the
-//! job's flags, and the safety checks that keep fiox from writing over mounted block devices or
-//! devices holding a filesystem.
+//! job's flags (the block-device safety check is blockdev.rs's).
 
 use crate::error::RunError;
 use crate::sys;
@@ -413,25 +412,6 @@ fn write_data(file: &mut File, from: u64, to: u64, stop: &dyn Fn() -> bool) -> s
         left -= n as u64;
     }
     Ok(())
-}
-
-/// Refuse to write to a block device that is mounted, in use by another device (holders,
-/// partitions mounted) or that carries a filesystem/partition/RAID signature, unless
-/// `allow_mounted_write=1`. The probes are fiox-testbed's (mountinfo with escapes, loop
-/// devices, every common signature).
-pub fn check_block_write(path: &Path) -> Result<(), RunError> {
-    match fiox_testbed::probe::block_write_refusal(path) {
-        Ok(None) => Ok(()),
-        Ok(Some(why)) => Err(RunError::Refused(format!(
-            "refusing to write to block device {}: {why}; writing would destroy its data \
-             (set allow_mounted_write=1 to override)",
-            path.display()
-        ))),
-        Err(e) => Err(RunError::Refused(format!(
-            "refusing to write to block device {}: cannot check whether it is in use ({e})",
-            path.display()
-        ))),
-    }
 }
 
 #[cfg(test)]

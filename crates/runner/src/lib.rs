@@ -9,6 +9,7 @@
 
 mod acct;
 mod agglog;
+mod blockdev;
 mod cache;
 mod clock;
 mod error;

@@ -48,6 +48,9 @@ pub(crate) struct Opened {
     pub plan: FilePlan,
     /// Problems met while preparing files that do not stop the job (cache invalidation).
     warnings: Vec<Warning>,
+    /// Exclusive claims on the block devices the job writes, held until the job is done so
+    /// nobody mounts them mid-run.
+    _claims: Vec<crate::blockdev::BlockClaim>,
 }
 
 /// Run one job to completion on the calling thread.
@@ -248,13 +251,15 @@ fn prepare_files(
             handles,
             plan,
             warnings: Vec::new(),
+            _claims: Vec::new(),
         });
     }
     crate::owned::check_user_files(job, &plan, env.allow_destructive)?;
     crate::vstate::check_targets(job, &plan)?;
+    let mut claims = Vec::new();
     if files::job_writes(job) && !job.files.allow_mounted_write && !env.allow_destructive {
         for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
-            files::check_block_write(&f.path)?;
+            claims.push(crate::blockdev::check_block_write(&f.path)?);
         }
     }
     lay_out_all(env, &mut plan, leftovers)?;
@@ -289,6 +294,7 @@ fn prepare_files(
         handles,
         plan,
         warnings,
+        _claims: claims,
     })
 }
 

@@ -2,8 +2,9 @@
 //! (buffered or direct I/O), RAM disks, size-limited tmpfs and ramfs mounts, ext4 images, and a
 //! fault-injecting FUSE file — and guarantees their cleanup: each resource registers an undo
 //! action in a process-wide registry ([`Cleanup`]) that runs when its guard drops or when a
-//! shutdown path calls [`cleanup_all`]. It also holds the safety probes (signatures, mount
-//! points) a runner needs before writing to a device.
+//! shutdown path calls [`cleanup_all`]. It also holds the safety probes (libblkid and magic
+//! signatures, mount points, holders, loop backing files) a runner needs before writing to a
+//! device.
 //!
 //! ```no_run
 //! use fiox_testbed::{Ext4Image, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule};
@@ -31,6 +32,7 @@
 //! # }
 //! ```
 
+pub mod blkid;
 pub mod cleanup;
 pub mod error;
 #[cfg(feature = "faultfs")]

@@ -549,7 +549,7 @@ mod tests {
         assert!(mount_points_of(dev.path()).unwrap().is_empty());
         assert_eq!(
             block_write_refusal(dev.path()).unwrap().unwrap(),
-            "it holds a DOS/MBR partition table signature"
+            "it holds a signature found by libblkid: dos partition table at byte 510"
         );
     }
 
@@ -580,7 +580,10 @@ mod tests {
         img.unmount().unwrap();
         assert!(!is_mount_point(&mnt));
         let why = block_write_refusal(&dev).unwrap().unwrap();
-        assert_eq!(why, "it holds an ext2/3/4 filesystem signature");
+        assert_eq!(
+            why,
+            "it holds a signature found by libblkid: ext4 filesystem at byte 1080"
+        );
         let again = img.mount().unwrap().to_path_buf();
         assert!(
             is_mount_point(&again) && again != mnt,

@@ -1,8 +1,9 @@
-//! Safety probes for a write target: on-disk signatures (filesystems, partition tables, swap,
-//! LVM, LUKS, MD RAID) found in a device's or file's first 68 KiB, and where a device, one of
-//! its partitions, or a loop device backed by a file is mounted (/proc/self/mountinfo matched
-//! by major:minor). A superset of the checks in fiox-runner's files.rs with the same
-//! `signature(head)` answer, so the runner can switch to these.
+//! Safety probes for a write target: on-disk signatures (libblkid's, see [`crate::blkid`],
+//! then a small magic list of filesystems, partition tables, swap, LVM, LUKS and MD RAID found
+//! in the first 68 KiB), where a device, one of its partitions, or a loop device backed by a
+//! file is mounted (/proc/self/mountinfo matched by major:minor), which devices hold it, and
+//! what a loop device's backing file is. fiox-runner's block-device check is built on
+//! [`block_write_refusal`].
 
 use crate::error::{Result, TestbedError};
 use std::fs::File;
@@ -229,12 +230,20 @@ pub fn fs_type_of(path: &Path) -> Option<String> {
         .map(|m| m.fs_type)
 }
 
-/// Mount point of device `maj:min`, if mounted (fiox-runner's `mounted_at`).
+/// Mount point of device `maj:min`, if mounted. Matched by the mount's device number, and
+/// by its source device node: btrfs (and other filesystems spanning devices) mount with an
+/// anonymous device number, so only the source names the device.
 pub fn mounted_at(maj: u32, min: u32) -> Option<String> {
+    let want = libc::makedev(maj, min);
     mount_entries()
         .ok()?
         .into_iter()
-        .find(|m| m.major == maj && m.minor == min)
+        .find(|m| {
+            (m.major == maj && m.minor == min)
+                || (m.source.starts_with('/')
+                    && std::fs::metadata(&m.source)
+                        .is_ok_and(|s| s.file_type().is_block_device() && s.rdev() == want))
+        })
         .map(|m| m.mount_point)
 }
 
@@ -308,29 +317,178 @@ pub fn mount_points_of(target: &Path) -> Result<Vec<String>> {
         .collect())
 }
 
+/// How deep loop devices over loop devices are followed (each level is a real device).
+const MAX_LOOP_DEPTH: u32 = 4;
+
 /// Why writing to block device `path` would destroy data, or `None` when it looks unused:
-/// mounted, a partition mounted, held by another device, or carrying a signature. The
-/// phrases match fiox-runner's `check_block_write` ("it is mounted on /mnt", ...), so the
-/// runner can wrap the answer in its own refusal message.
+/// it or one of its partitions is mounted or held by another device (device-mapper, MD...);
+/// it is a loop device whose backing file is bound to another loop device that is mounted or
+/// held, or whose backing file or device carries a signature; or it or any partition the
+/// kernel lists (even after its partition table was wiped) carries a signature that libblkid
+/// (or `blkid -p`, or the magic list in [`signatures_in`]) recognises. The answer is a phrase
+/// like "it is mounted on /mnt" or "it holds a signature found by libblkid: exfat filesystem
+/// at byte 3", for the runner to wrap in its own refusal. Whether fiox owns a loop device's
+/// backing file is the runner's question (see [`loop_backing_file`]).
 pub fn block_write_refusal(path: &Path) -> Result<Option<String>> {
+    refusal_at_depth(path, 0)
+}
+
+fn refusal_at_depth(path: &Path, depth: u32) -> Result<Option<String>> {
     let meta = std::fs::metadata(path).map_err(|e| TestbedError::io("stat", path, e))?;
     let (maj, min) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
-    if let Some(mnt) = mounted_at(maj, min) {
-        return Ok(Some(format!("it is mounted on {mnt}")));
-    }
-    for (part, pmaj, pmin) in partitions(maj, min) {
-        if let Some(mnt) = mounted_at(pmaj, pmin) {
-            return Ok(Some(format!("its partition {part} is mounted on {mnt}")));
+    let parts = partitions(maj, min);
+    let mut devs = vec![(None, maj, min)];
+    devs.extend(parts.iter().map(|(n, a, b)| (Some(n.as_str()), *a, *b)));
+    for &(part, a, b) in &devs {
+        let who = part.map_or("it".to_string(), |p| format!("its partition {p}"));
+        if let Some(mnt) = mounted_at(a, b) {
+            return Ok(Some(format!("{who} is mounted on {mnt}")));
+        }
+        if let Some(h) = holders(a, b) {
+            return Ok(Some(format!(
+                "{who} is in use by {h}{} (see /sys/block/*/holders)",
+                holder_detail(&h)
+            )));
         }
     }
-    if let Some(h) = holders(maj, min) {
-        return Ok(Some(format!(
-            "it is in use by {h} (see /sys/block/*/holders)"
-        )));
+    let backing = loop_backing_of(maj, min);
+    if let Some(b) = &backing {
+        if let Some(why) = shared_backing_refusal(b, (maj, min))? {
+            return Ok(Some(why));
+        }
+    }
+    if let Some(d) = signatures_of(path)? {
+        return Ok(Some(format!("it holds {d}")));
+    }
+    for (name, _, _) in &parts {
+        let node = Path::new("/dev").join(name);
+        if !node.exists() {
+            return Ok(Some(format!(
+                "its partition {name} has no device node {} to probe for a filesystem",
+                node.display()
+            )));
+        }
+        if let Some(d) = signatures_of(&node)? {
+            return Ok(Some(format!("its partition {name} holds {d}")));
+        }
+    }
+    match backing {
+        Some(b) => backing_content_refusal(&b, depth),
+        None => Ok(None),
+    }
+}
+
+/// What a target holds, phrased to follow "it holds": libblkid's (or `blkid -p`'s) findings,
+/// else the first magic of [`signatures_in`] (which knows a few layouts libblkid may call
+/// ambivalent or skip), else `None`.
+pub fn signatures_of(path: &Path) -> Result<Option<String>> {
+    if let Some(d) = crate::blkid::probe(path)?.and_then(|r| r.describe()) {
+        return Ok(Some(d));
     }
     Ok(probe_signatures(path)?
         .first()
-        .map(|s| format!("it holds {} signature", s.kind.description())))
+        .map(|s| format!("{} signature", s.kind.description())))
+}
+
+/// " (dm-0 holds a signature found by libblkid: ext4 filesystem at byte 1080)" for the
+/// first holder that carries a signature, else "". Best effort: only adds detail to a
+/// refusal that stands anyway.
+fn holder_detail(holders: &str) -> String {
+    holders
+        .split(", ")
+        .find_map(|h| {
+            let d = signatures_of(&Path::new("/dev").join(h)).ok()??;
+            Some(format!(" ({h} holds {d})"))
+        })
+        .unwrap_or_default()
+}
+
+/// The backing file (or device) of loop device `dev` or of a partition of one (loopNpM),
+/// from /sys/block/loopN/loop/backing_file; `None` for other devices or an unbound loop.
+pub fn loop_backing_file(dev: &Path) -> Option<PathBuf> {
+    let rdev = std::fs::metadata(dev).ok()?.rdev();
+    loop_backing_of(libc::major(rdev), libc::minor(rdev))
+}
+
+fn loop_backing_of(maj: u32, min: u32) -> Option<PathBuf> {
+    let mut dir = std::fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    if dir.join("partition").exists() {
+        dir = dir.parent()?.to_path_buf();
+    }
+    let s = std::fs::read_to_string(dir.join("loop/backing_file")).ok()?;
+    Some(PathBuf::from(s.trim_end_matches('\n')))
+}
+
+/// Loop devices other than `me` whose backing file is `backing` (same device and inode):
+/// (name, major, minor).
+fn other_loops_over(backing: &std::fs::Metadata, me: (u32, u32)) -> Vec<(String, u32, u32)> {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .filter_map(|n| {
+            let b = crate::loopdev::sys_backing_file(&n)?;
+            let m = std::fs::metadata(b).ok()?;
+            if (m.dev(), m.ino()) != (backing.dev(), backing.ino()) {
+                return None;
+            }
+            let dev = std::fs::read_to_string(format!("/sys/block/{n}/dev")).ok()?;
+            let (a, b) = dev.trim().split_once(':')?;
+            Some((n, a.parse().ok()?, b.parse().ok()?))
+        })
+        .filter(|&(_, a, b)| (a, b) != me)
+        .collect()
+}
+
+/// A loop device's backing file is bound to another loop device that is mounted or held:
+/// the same bytes, in use under another name.
+fn shared_backing_refusal(backing: &Path, me: (u32, u32)) -> Result<Option<String>> {
+    let f = backing.display();
+    let meta = match std::fs::metadata(backing) {
+        Ok(m) => m,
+        // Deleted (the kernel shows "path (deleted)") or unreachable from here.
+        Err(e) => {
+            return Ok(Some(format!(
+                "its backing file {f} cannot be examined ({e})"
+            )))
+        }
+    };
+    for (name, a, b) in other_loops_over(&meta, me) {
+        let mut devs = vec![(a, b)];
+        devs.extend(partitions(a, b).into_iter().map(|(_, a, b)| (a, b)));
+        for (a, b) in devs {
+            if let Some(mnt) = mounted_at(a, b) {
+                return Ok(Some(format!(
+                    "its backing file {f} is also bound to /dev/{name}, which is mounted on {mnt}"
+                )));
+            }
+            if let Some(h) = holders(a, b) {
+                return Ok(Some(format!(
+                    "its backing file {f} is also bound to /dev/{name}, which is in use by {h}"
+                )));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// A loop device's backing device in use or carrying a signature, or its backing file
+/// carrying a signature (the device may start at an offset into it).
+fn backing_content_refusal(backing: &Path, depth: u32) -> Result<Option<String>> {
+    let f = backing.display();
+    let meta = std::fs::metadata(backing).map_err(|e| TestbedError::io("stat", backing, e))?;
+    if meta.file_type().is_block_device() {
+        if depth >= MAX_LOOP_DEPTH {
+            return Ok(Some(format!(
+                "its backing device {f} is more than {MAX_LOOP_DEPTH} loop devices deep"
+            )));
+        }
+        return Ok(refusal_at_depth(backing, depth + 1)?
+            .map(|why| format!("its backing device {f} is unsafe to write: {why}")));
+    }
+    Ok(signatures_of(backing)?.map(|d| format!("its backing file {f} holds {d}")))
 }
 
 #[cfg(test)]

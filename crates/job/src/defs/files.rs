@@ -140,10 +140,13 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long(
-        "fiox refuses to write to a block device that is mounted or holds a file system or \
-         partition signature, and to write over existing bytes of a regular file it did not \
-         create (files fiox lays out carry the xattr user.fiox.created). Setting this option \
-         (or the --allow-destructive switch) allows both.",
+        "fiox refuses to write to a block device that is mounted, held by another device or \
+         open exclusively elsewhere (O_EXCL), or that holds a file system, RAID, encryption or \
+         partition signature (libblkid's list; every kernel-listed partition is probed too), to \
+         a loop device over a file fiox did not create, and to write over existing bytes of a \
+         regular file it did not create (files fiox lays out carry the xattr \
+         user.fiox.created). Setting this option (or the --allow-destructive switch) allows \
+         all of these.",
     ),
     OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {
         super::forget(j, "lockfile");

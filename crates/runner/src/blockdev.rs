@@ -1,0 +1,169 @@
+//! The safety check before a job writes or trims a block device, and the exclusive claim that
+//! keeps the device safe while the job runs. Refused (unless `allow_mounted_write=1` or
+//! `--allow-destructive`): a device that is mounted, held by another device, or that carries
+//! any signature libblkid knows, on itself or any partition the kernel lists (fiox-testbed's
+//! `block_write_refusal`); a loop device over a regular file fiox did not create (the same
+//! protection a file gets, see owned.rs); and a device someone else has open exclusively
+//! (open with O_EXCL fails with EBUSY: mounted in another mount namespace, claimed by
+//! dm/md/bcache, or being formatted). A device that passes stays claimed with O_EXCL for as
+//! long as a job of this process writes it, so nobody can mount it mid-run; the job's own
+//! I/O descriptors are opened without O_EXCL, which a claim does not block.
+
+use crate::error::RunError;
+use crate::owned::{self, Mark};
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
+
+/// An exclusive (O_EXCL) open of a block device, shared by every job of this process that
+/// writes it; released when the last one drops its claim.
+#[derive(Debug, Clone)]
+pub struct BlockClaim {
+    _file: Arc<File>,
+}
+
+/// Claims held now, by device number: a second O_EXCL open from this same process would
+/// fail with EBUSY, so jobs sharing a device share one claim.
+static CLAIMS: Mutex<Vec<(u64, Weak<File>)>> = Mutex::new(Vec::new());
+
+impl BlockClaim {
+    /// Claim `path` exclusively, or join this process's existing claim on it (then `true`:
+    /// the device passed the checks when it was claimed and nobody could claim it since).
+    fn take(path: &Path) -> std::io::Result<(BlockClaim, bool)> {
+        let rdev = std::fs::metadata(path)?.rdev();
+        let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
+        claims.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(f) = claims
+            .iter()
+            .find(|(d, _)| *d == rdev)
+            .and_then(|(_, w)| w.upgrade())
+        {
+            return Ok((BlockClaim { _file: f }, true));
+        }
+        // Read-only is enough: O_EXCL claims the device whatever the access mode.
+        let f = Arc::new(
+            File::options()
+                .read(true)
+                .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+                .open(path)?,
+        );
+        claims.push((rdev, Arc::downgrade(&f)));
+        Ok((BlockClaim { _file: f }, false))
+    }
+}
+
+fn refusal(path: &Path, why: &str) -> RunError {
+    RunError::Refused(format!(
+        "refusing to write to block device {}: {why}; writing would destroy its data \
+         (set allow_mounted_write=1 in the job or pass --allow-destructive to override)",
+        path.display()
+    ))
+}
+
+/// Check block device `path` before a job writes or trims it; on success the returned claim
+/// must be kept until the job's I/O is over. The caller skips this when the user allowed
+/// destructive writes.
+pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
+    // Claim first, so nothing can be mounted between the checks and the I/O.
+    let claim = match BlockClaim::take(path) {
+        // Another job of this run checked and claimed it, and may be writing it already (its
+        // data must not be mistaken for a signature): nothing to check again.
+        Ok((c, true)) => return Ok(c),
+        Ok((c, false)) => Ok(c),
+        Err(e) => Err(e),
+    };
+    // A device that cannot be claimed still gets the specific reason when one can be found
+    // (mounted on ..., holds ...).
+    match fiox_testbed::probe::block_write_refusal(path) {
+        Ok(None) => {}
+        Ok(Some(why)) => return Err(refusal(path, &why)),
+        Err(e) => {
+            return Err(RunError::Refused(format!(
+                "refusing to write to block device {}: cannot check whether it is in use ({e})",
+                path.display()
+            )))
+        }
+    }
+    if let Some(why) = loop_backing_owner(path) {
+        return Err(refusal(path, &why));
+    }
+    claim.map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) => refusal(
+            path,
+            "it is in use: mounted (perhaps in another mount namespace) or held by another \
+             device or program (opening it with O_EXCL failed with EBUSY)",
+        ),
+        _ => RunError::Refused(format!(
+            "refusing to write to block device {}: cannot open it to claim it ({e})",
+            path.display()
+        )),
+    })
+}
+
+/// A loop device (or a partition of one) over a regular file with data that fiox did not
+/// create: writing the device writes that file, so it gets the file's protection.
+fn loop_backing_owner(path: &Path) -> Option<String> {
+    let backing = fiox_testbed::probe::loop_backing_file(path)?;
+    let meta = std::fs::metadata(&backing).ok()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return None;
+    }
+    let whose = match owned::mark_of(&backing) {
+        Mark::Marked => return None,
+        Mark::Unmarked => "fiox did not create it".to_string(),
+        Mark::Unsupported(e) => format!(
+            "fiox cannot tell whether it created it: its filesystem does not support the \
+             extended attribute {} ({e})",
+            owned::MARK
+        ),
+    };
+    Some(format!(
+        "it is a loop device over the regular file {}, which holds {} bytes of existing data, \
+         and {whose}",
+        backing.display(),
+        meta.len()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_testbed::{LoopDevice, LoopOptions, TempDir};
+
+    fn excl_open(p: &Path) -> std::io::Result<File> {
+        File::options()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(p)
+    }
+
+    #[test]
+    fn jobs_share_one_claim_that_ends_with_the_last() {
+        if let Err(e) = fiox_testbed::loop_support() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        let d = TempDir::new("claim").unwrap();
+        let img = d.path().join("img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(1 << 20))
+            .unwrap();
+        owned::mark(&img).unwrap();
+        let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
+        let first = check_block_write(dev.path()).unwrap();
+        let second = check_block_write(dev.path()).expect("a second job joins the claim");
+        let busy = excl_open(dev.path()).unwrap_err();
+        assert_eq!(busy.raw_os_error(), Some(libc::EBUSY));
+        drop(first);
+        assert!(
+            excl_open(dev.path()).is_err(),
+            "still claimed by the second job"
+        );
+        drop(second);
+        let held = excl_open(dev.path()).expect("released with the last job");
+        let e = check_block_write(dev.path()).unwrap_err().to_string();
+        assert!(e.contains("O_EXCL failed with EBUSY"), "{e}");
+        drop(held);
+    }
+}
