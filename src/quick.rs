@@ -59,8 +59,20 @@ fn parse_args(args: &[String]) -> Result<Option<Args>> {
         json: false,
     };
     let mut dir_seen = false;
-    for arg in args {
-        let (k, v) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (k, v) = match arg.split_once('=') {
+            Some((k, v)) => (k, v.to_string()),
+            // `--opt value`, as fio's command line takes it too.
+            None if ["--size", "--runtime", "--output-format"].contains(&arg.as_str()) => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("quick: {arg} needs a value\n{USAGE}"))?;
+                (arg.as_str(), v.clone())
+            }
+            None => (arg.as_str(), String::new()),
+        };
+        let v = v.as_str();
         match k {
             "-h" | "--help" => return Ok(None),
             "--size" => {
@@ -426,6 +438,23 @@ mod tests {
         assert!(parse_args(&args(&["--bogus"])).is_err());
         assert!(parse_args(&args(&["--size=1k"])).is_err());
         assert!(parse_args(&args(&["--help"])).unwrap().is_none());
+        // `--opt value` (the issue's `fiox quick DIR --size 64m --runtime 1` failed).
+        let b = parse_args(&args(&[
+            "/tmp",
+            "--size",
+            "64m",
+            "--runtime",
+            "2",
+            "--output-format",
+            "json",
+        ]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (b.dir, b.size, b.runtime, b.json),
+            (a.dir, a.size, a.runtime, a.json)
+        );
+        assert!(parse_args(&args(&["--size"])).is_err());
     }
 
     #[test]

@@ -95,6 +95,10 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
         if arg.starts_with("--") {
             let (name, value) = match body.split_once('=') {
                 Some((n, v)) => (n, Some(v.to_string())),
+                // fio's switches with a required argument take it as the next word too.
+                None if VALUE_SWITCHES.contains(&body) => {
+                    (body, Some(take_next(args, &mut i, body)?))
+                }
                 None => (body, None),
             };
             if switch(&mut cl, name, value.as_deref())? {
@@ -187,6 +191,18 @@ fn take_next(args: &[String], i: &mut usize, name: &str) -> Result<String, JobEr
     *i += 1;
     Ok(v)
 }
+
+/// Switches whose value is required, so `--switch value` works as `--switch=value` (fio's
+/// getopt table marks them `required_argument`; `--cmdhelp`/`--enghelp` take theirs only
+/// after `=`).
+const VALUE_SWITCHES: &[&str] = &[
+    "section",
+    "output",
+    "output-format",
+    "eta",
+    "status-interval",
+    "max-jobs",
+];
 
 /// Handle a switch; Ok(false) if `name` is not a switch.
 fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, JobError> {
@@ -355,6 +371,16 @@ mod tests {
 
     #[test]
     fn value_in_next_argument() {
+        let sw = parse_cmdline(
+            &args("--output-format json --output /tmp/o --eta never --max-jobs 2 --section s --status-interval 1"),
+            &env(),
+        )
+        .unwrap()
+        .settings;
+        assert_eq!(sw.output_formats, [OutputFormat::Json]);
+        assert_eq!(sw.output.as_deref(), Some("/tmp/o"));
+        assert_eq!((sw.max_jobs, sw.sections.len()), (Some(2), 1));
+        assert!(parse_cmdline(&args("--output"), &env()).is_err());
         let cl = parse_cmdline(&args("--name x --bs 4k --time_based"), &env()).unwrap();
         let opts = &cl.sections[0].opts;
         assert_eq!(cl.sections[0].name, "x");

@@ -304,7 +304,11 @@ fn read_error_names_the_offset_and_stops_the_job() {
     // fio counts every issued I/O, the 2 that failed included; their bytes are not counted.
     assert_eq!(r.dirs.read.total_ios, 16);
     assert_eq!(r.dirs.read.io_bytes, 14 * 4096);
-    assert_eq!(r.error, libc::EIO, "fio reports a survived error as the job's error");
+    assert_eq!(
+        r.error,
+        libc::EIO,
+        "fio reports a survived error as the job's error"
+    );
 }
 
 #[test]
