@@ -106,7 +106,7 @@ fn run(inv: &Invocation) -> Result<i32> {
     header.push_str(&fiox_runner::starting_line(&inv.jobs));
     header.push('\n');
     if only_normal {
-        out.write(&header)?;
+        out.write_early(&header)?;
     } else if formats.contains(&OutputFormat::Normal) {
         eprint!("{header}");
     }
@@ -147,9 +147,13 @@ fn run(inv: &Invocation) -> Result<i32> {
         out.write(&text)?;
     }
     out.flush()?;
+    let lost = out.failure();
+    if let Some(why) = &lost {
+        eprintln!("fiox: {why}");
+    }
     Ok(if outcome.interrupted {
         130
-    } else if outcome.errors.is_empty() {
+    } else if outcome.errors.is_empty() && lost.is_none() {
         0
     } else {
         1

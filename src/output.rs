@@ -10,7 +10,15 @@ use std::sync::{Arc, Mutex};
 /// A shared report sink.
 #[derive(Clone)]
 pub struct Out {
-    w: Arc<Mutex<Box<dyn Write + Send>>>,
+    w: Arc<Mutex<Sink>>,
+}
+
+struct Sink {
+    w: Box<dyn Write + Send>,
+    /// `--output` path (None: stdout).
+    path: Option<String>,
+    /// Writing to `path` failed during the run: reports went to stdout instead.
+    failed: Option<std::io::Error>,
 }
 
 impl Out {
@@ -24,18 +32,66 @@ impl Out {
             None => Box::new(std::io::stdout()),
         };
         Ok(Out {
-            w: Arc::new(Mutex::new(w)),
+            w: Arc::new(Mutex::new(Sink {
+                w,
+                path: path.map(str::to_string),
+                failed: None,
+            })),
         })
     }
 
+    /// Write before any I/O (the header): a sink that cannot take it is an error naming the
+    /// file, and nothing runs.
+    pub fn write_early(&self, text: &str) -> Result<()> {
+        let mut s = self.w.lock().unwrap_or_else(|p| p.into_inner());
+        let r = s.w.write_all(text.as_bytes()).and_then(|()| s.w.flush());
+        match (&s.path, r) {
+            (_, Ok(())) => Ok(()),
+            (Some(p), Err(e)) => Err(anyhow::anyhow!(
+                "cannot write to --output file {p} ({e}); nothing was run"
+            )),
+            (None, Err(e)) => Err(e.into()),
+        }
+    }
+
+    /// Write a report. When the `--output` file fails mid-run (a full disk, /dev/full), the
+    /// results are not lost: they go to stdout from then on, and [`Out::failure`] says why.
     pub fn write(&self, text: &str) -> std::io::Result<()> {
-        let mut w = self.w.lock().unwrap_or_else(|p| p.into_inner());
-        w.write_all(text.as_bytes())?;
-        w.flush()
+        let mut s = self.w.lock().unwrap_or_else(|p| p.into_inner());
+        if s.failed.is_none() {
+            match s.w.write_all(text.as_bytes()).and_then(|()| s.w.flush()) {
+                Ok(()) => return Ok(()),
+                Err(e) if s.path.is_none() => return Err(e),
+                Err(e) => {
+                    s.failed = Some(e);
+                    s.w = Box::new(std::io::stdout());
+                }
+            }
+        }
+        s.w.write_all(text.as_bytes())?;
+        s.w.flush()
     }
 
     pub fn flush(&self) -> std::io::Result<()> {
-        self.w.lock().unwrap_or_else(|p| p.into_inner()).flush()
+        let mut s = self.w.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(e) = s.w.flush() {
+            if s.path.is_none() || s.failed.is_some() {
+                return Err(e);
+            }
+            s.failed = Some(e);
+        }
+        Ok(())
+    }
+
+    /// The `--output` file could not take the reports: its path and the error.
+    pub fn failure(&self) -> Option<String> {
+        let s = self.w.lock().unwrap_or_else(|p| p.into_inner());
+        let e = s.failed.as_ref()?;
+        Some(format!(
+            "writing the report to --output file {} failed ({e}); it was printed on stdout \
+             instead",
+            s.path.as_deref().unwrap_or("?")
+        ))
     }
 }
 

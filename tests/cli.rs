@@ -669,3 +669,40 @@ fn no_job_defined_fails_like_fio() {
     }
     assert_eq!(fiox(&["--help"]).code, 0);
 }
+
+/// `--output` that cannot take the report: the header check stops the run before any I/O,
+/// naming the file; a report that fails late is printed on stdout (still valid JSON) with a
+/// message naming the file, and the exit status is 1. The results used to be lost with a
+/// message that named no file.
+#[test]
+fn unwritable_output_loses_no_results() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("skipped: no /dev/full");
+        return;
+    }
+    let job = [
+        "--name=o",
+        "--ioengine=null",
+        "--size=1m",
+        "--output=/dev/full",
+    ];
+    let r = fiox(&job);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--output file /dev/full") && r.stderr.contains("nothing was run"),
+        "{}",
+        r.stderr
+    );
+    let r = fiox(&[&job[..], &["--output-format=json"]].concat());
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--output file /dev/full"), "{}", r.stderr);
+    assert_eq!(issued(&r.json(), "read").1, 1 << 20);
+    let r = fiox(&[
+        "--name=o",
+        "--ioengine=null",
+        "--size=1m",
+        "--output=/nonexistent-dir/x",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("/nonexistent-dir/x"), "{}", r.stderr);
+}
