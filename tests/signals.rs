@@ -584,3 +584,47 @@ fn second_signal_during_end_fsync_forces_exit() {
         r.stdout
     );
 }
+
+/// Ctrl-C and SIGTERM stop a job that is waiting between I/Os: a thinktime of 11 days, a rate
+/// of 1 KiB/s (a 4 KiB block every 4 s, and a rate_iops of 1). fiox used to sleep out the
+/// wait (19 s for thinktime=20s, 16 minutes for a huge one) before reporting. The limit below
+/// only turns a hang into a failure; it measures nothing.
+#[test]
+fn signals_wake_thinktime_and_rate_waits() {
+    for (wait, sig) in [
+        ("--thinktime=1000000s", "INT"),
+        ("--rate=1k", "TERM"),
+        ("--rate_iops=1", "INT"),
+    ] {
+        let dir = TempDir::new("sig-wait");
+        let file = format!("--filename={}", dir.join("f"));
+        let mut child = spawn_fiox(&[
+            "--name=w",
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            &file,
+            wait,
+            "--unlink=1",
+            "--output-format=json",
+            "--eta=always",
+        ]);
+        let mut err = Stderr::watch(&mut child);
+        err.wait_for("[R(1)]");
+        sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
+        let mut polls = 0;
+        while child.try_wait().expect("poll fiox").is_none() {
+            polls += 1;
+            if polls > 600 {
+                let _ = child.kill();
+                panic!("{wait}: still waiting 60 s after SIG{sig}:\n{}", err.seen);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let out = child.wait_with_output().expect("wait for fiox");
+        assert_eq!(out.status.code(), Some(130), "{wait}: {}", err.seen);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+        assert!(issued(&v, "read").0 >= 1, "{wait}: {v}");
+        assert!(dir.entries().is_empty(), "{wait}: left {:?}", dir.entries());
+    }
+}

@@ -80,7 +80,11 @@ impl Clock {
 
     /// The `Instant` corresponding to `ns` on this clock (for sleeping until then).
     pub fn instant_at(&self, ns: u64) -> Instant {
-        self.base + Duration::from_nanos(ns)
+        // A thinktime of centuries would overflow Instant: a year is as good as forever here.
+        let far = Duration::from_secs(365 * 24 * 3600);
+        self.base
+            .checked_add(Duration::from_nanos(ns).min(far))
+            .unwrap_or(self.base + far)
     }
 }
 

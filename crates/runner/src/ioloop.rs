@@ -501,13 +501,16 @@ impl<'a> IoLoop<'a> {
         if at > now {
             // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
             self.quiesce();
-            pacing::wait_until(self.clock.instant_at(at));
+            pacing::wait_until(self.clock.instant_at(at), self.stop);
         }
         if let Some((spin, sleep)) = self.pacer.think_after(1) {
             self.quiesce();
-            pacing::spin_for(spin);
+            pacing::spin_for(spin, self.stop);
             if !sleep.is_zero() {
-                std::thread::sleep(sleep);
+                // Not past the end of the run, and woken by a stop (both within 20 ms).
+                let end = self.now_ns().saturating_add(sleep.as_nanos() as u64);
+                let end = end.min(self.limits.deadline_ns.unwrap_or(u64::MAX));
+                pacing::wait_until(self.clock.instant_at(end), self.stop);
             }
         }
     }

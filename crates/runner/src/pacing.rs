@@ -3,6 +3,7 @@
 //! `thinktime_blocks`. The pacer only computes when the next I/O may go; the I/O loop waits.
 
 use fiox_job::{JobSpec, RateProcess};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
@@ -155,27 +156,40 @@ impl Pacer {
     }
 }
 
-/// Wait until `until` (spinning for the last stretch, which sleep cannot hit precisely).
-pub fn wait_until(until: Instant) {
+/// Longest single sleep: a stop (Ctrl-C, SIGTERM, exitall) is seen within this long, however
+/// long the thinktime or rate wait.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+/// Wait until `until` (spinning for the last stretch, which sleep cannot hit precisely), or
+/// until `stop` is set. Returns false when stopped early.
+pub fn wait_until(until: Instant, stop: &AtomicBool) -> bool {
     const SPIN: Duration = Duration::from_micros(60);
     loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
         let now = Instant::now();
         if now >= until {
-            return;
+            return true;
         }
         let left = until - now;
         if left > SPIN {
-            std::thread::sleep(left - SPIN);
+            std::thread::sleep((left - SPIN).min(STOP_POLL));
         } else {
             std::hint::spin_loop();
         }
     }
 }
 
-/// Busy-wait `d` (thinktime_spin: burn CPU as the application would).
-pub fn spin_for(d: Duration) {
+/// Busy-wait `d` (thinktime_spin: burn CPU as the application would), or until `stop`.
+pub fn spin_for(d: Duration, stop: &AtomicBool) {
     let end = Instant::now() + d;
+    let mut n = 0u32;
     while Instant::now() < end {
+        n = n.wrapping_add(1);
+        if n % 1024 == 0 && stop.load(Ordering::Relaxed) {
+            return;
+        }
         std::hint::spin_loop();
     }
 }
