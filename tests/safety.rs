@@ -323,8 +323,7 @@ fn file_backing_a_loop_device_is_refused() {
     };
     let f = dir.join("backing");
     assert_eq!(write_job(&f, &["--size=4m"]).code, 0);
-    let lo = match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&f), &Default::default())
-    {
+    let lo = match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&f), &Default::default()) {
         Ok(lo) => lo,
         Err(e) => {
             eprintln!("skipped: cannot attach a loop device: {e}");
@@ -335,7 +334,8 @@ fn file_backing_a_loop_device_is_refused() {
     let r = write_job(&f, &["--size=4m"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(
-        r.stderr.contains(&format!("backs loop device {}", lo.path().display())),
+        r.stderr
+            .contains(&format!("backs loop device {}", lo.path().display())),
         "{}",
         r.stderr
     );
@@ -381,7 +381,11 @@ fn create_on_open_refuses_a_file_that_appeared_after_the_check() {
         "{}",
         r.stderr
     );
-    assert_eq!(std::fs::read(&second).unwrap(), data, "the user's file was written");
+    assert_eq!(
+        std::fs::read(&second).unwrap(),
+        data,
+        "the user's file was written"
+    );
 }
 
 /// --bandwidth-log's implicit `agg-*_bw.log` in the working directory: a user's file of that

@@ -660,5 +660,8 @@ fn interrupted_layout_is_laid_out_again() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("Laying out IO file"), "{}", r.stderr);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 30);
-    assert!(!has_zero_block(&f), "the second run used a half-laid-out file");
+    assert!(
+        !has_zero_block(&f),
+        "the second run used a half-laid-out file"
+    );
 }

@@ -7,7 +7,7 @@
 use crate::error::RunError;
 use crate::sys;
 use fiox_job::{FadviseHint, FallocateMode, JobSpec, SizeSpec};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -184,12 +184,13 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             Some(s) => s,
             None => file_region(job, real, offset, &path, diskless)?,
         };
-        // file_append writes past the end on purpose: nothing to lay out.
+        // file_append writes past the end on purpose: nothing to lay out. A file whose
+        // layout by fiox was interrupted is laid out again.
         let needs_layout = kind == FileKind::Regular
             && !diskless
             && !job.files.create_on_open
             && !job.files.file_append
-            && offset + size > real;
+            && (offset + size > real || (real > 0 && crate::owned::layout_incomplete(&path)));
         files.push(PlannedFile {
             path,
             kind,
@@ -303,41 +304,53 @@ pub fn check_parent(path: &Path) -> Result<(), RunError> {
 }
 
 /// Extend a missing or short file as fio does: read workloads get real data written so reads
-/// hit allocated blocks; write-only workloads get a fresh (preallocated) file.
+/// hit allocated blocks; write-only workloads get a fresh (preallocated) file. A missing file
+/// is created with O_EXCL, an existing one checked on the open descriptor (see
+/// [`crate::safeopen::open_for_layout`]; `allow`: the user allowed writing over anything). A
+/// file fiox owns is marked as being laid out until the layout finished (and was fsynced
+/// with create_fsync), so a layout stopped by Ctrl-C or a crash is redone by the next run.
 pub fn lay_out(
     job: &JobSpec,
     f: &mut PlannedFile,
+    allow: bool,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), RunError> {
+    use crate::owned::{Layout, Mark};
     let path = &f.path;
     let target = f.offset + f.size;
     let needs_data = job.rw.mode.has_read() || job.files.overwrite;
-    // An existing empty file is the user's: only a missing one is created (and marked).
-    if !path.exists() {
-        if !job.files.allow_file_create {
-            return Err(RunError::Plan(format!(
-                "{} does not exist and allow_file_create=0 forbids creating it",
-                path.display()
-            )));
-        }
-        f.created = true;
-    }
     check_parent(path)?;
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(needs_data && f.created)
-        .open(path)
-        .map_err(|e| RunError::io("create", path, e))?;
-    if f.created {
+    let who = crate::safeopen::Writer {
+        job: &job.name,
+        allow,
+    };
+    let (mut file, mark, created) =
+        crate::safeopen::open_for_layout(&who, path, job.files.allow_file_create)?;
+    f.created |= created;
+    let size = file
+        .metadata()
+        .map_err(|e| RunError::io("stat", path, e))?
+        .len();
+    let ours = matches!(mark, Mark::Ours(_));
+    // An earlier layout that did not finish: its bytes are fiox's but of unknown state.
+    let from = if matches!(mark, Mark::Ours(Layout::Partial)) {
+        0
+    } else {
+        size
+    };
+    if ours {
         // Marked before it grows, so a job sharing the file never sees it unmarked with data.
-        crate::owned::mark(path)?;
+        crate::owned::mark(&file, path, Layout::Partial)?;
     }
     preallocate(job.files.fallocate, &file, target)
         .map_err(|e| RunError::io("fallocate", path, e))?;
     if needs_data {
-        write_data(&mut file, f.real_size, target, stop)
+        let done = write_data(&mut file, from, target, stop)
             .map_err(|e| RunError::io("lay out", path, e))?;
+        if !done {
+            // Stopped: the file stays marked incomplete and the job does no I/O on it.
+            return Ok(());
+        }
     }
     if job.files.create_fsync && needs_data {
         // fio's create_fsync (default on): the laid-out data is on the device before the job.
@@ -346,7 +359,10 @@ pub fn lay_out(
         file.sync_all()
             .map_err(|e| RunError::io("fsync after laying out", path, e))?;
     }
-    f.real_size = f.real_size.max(target);
+    if ours {
+        crate::owned::mark(&file, path, Layout::Complete)?;
+    }
+    f.real_size = size.max(target);
     f.needs_layout = false;
     Ok(())
 }
@@ -371,8 +387,14 @@ fn preallocate(mode: FallocateMode, file: &File, len: u64) -> std::io::Result<()
     }
 }
 
-/// Write pseudo-random data from `from` to `to` in large chunks.
-fn write_data(file: &mut File, from: u64, to: u64, stop: &dyn Fn() -> bool) -> std::io::Result<()> {
+/// Write pseudo-random data from `from` to `to` in large chunks; false when `stop` ended it
+/// early.
+fn write_data(
+    file: &mut File,
+    from: u64,
+    to: u64,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<bool> {
     use std::io::{Seek, SeekFrom};
     const CHUNK: usize = 1 << 20;
     let mut buf = vec![0u8; CHUNK];
@@ -390,7 +412,7 @@ fn write_data(file: &mut File, from: u64, to: u64, stop: &dyn Fn() -> bool) -> s
         file.write_all(&buf[..n])?;
         left -= n as u64;
     }
-    Ok(())
+    Ok(left == 0)
 }
 
 /// Refuse to write to a block device that is mounted, in use by another device (holders,
@@ -477,7 +499,7 @@ mod tests {
         j.size = Some(SizeSpec::Bytes(3 << 20));
         j.files.directories = vec![dir.to_string_lossy().into()];
         let mut p = plan(&j, false).unwrap();
-        lay_out(&j, &mut p.files[0], &|| false).unwrap();
+        lay_out(&j, &mut p.files[0], false, &|| false).unwrap();
         assert!(p.files[0].created);
         assert_eq!(std::fs::metadata(&p.files[0].path).unwrap().len(), 3 << 20);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -144,7 +144,7 @@ fn execute(
             writable: files::job_writes(job),
         })?;
     }
-    let gate = lazy_open_gate(job, &mut opened, engine.as_mut(), flags.no_io)?;
+    let gate = lazy_open_gate(env, &mut opened, engine.as_mut(), flags.no_io)?;
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
     let measure = Measure::of(job, flags.sync);
@@ -156,11 +156,12 @@ fn execute(
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
 /// hand them to a gate that reopens each when the generator first uses it.
 fn lazy_open_gate(
-    job: &JobSpec,
+    env: &JobEnv,
     opened: &mut Opened,
     engine: &mut dyn IoEngine,
     diskless: bool,
 ) -> Result<Option<OpenGate>, RunError> {
+    let (job, allow) = (env.job, allow_all(env));
     if !files::lazy_open(job, opened.plan.files.len(), diskless) {
         return Ok(None);
     }
@@ -170,10 +171,10 @@ fn lazy_open_gate(
             engine.close_file(i as u32)?;
         }
         opened.handles[i] = None;
-        list.push((f.path.clone(), f.real_size.max(f.offset + f.size)));
+        list.push((f.path.clone(), f.real_size.max(f.offset + f.size), f.offset));
     }
     let spec = fiox_engine::OpenSpec::from_job(job);
-    let gate = OpenGate::new(list, spec, files::job_writes(job));
+    let gate = OpenGate::new(list, spec, files::job_writes(job), &job.name, allow);
     Ok(Some(
         gate.fsync_on_close(job.fsync_on_close)
             .advise(files::access_advice(job)),
@@ -256,9 +257,12 @@ fn prepare_files(
     let mut warnings = Vec::new();
     // create_on_open: a missing file is created by its first open during the I/O phase.
     let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
+    let who = crate::safeopen::Writer {
+        job: &job.name,
+        allow: allow_all(env),
+    };
     for f in &mut plan.files {
-        let existed = f.path.exists();
-        if defer && !existed {
+        if defer && !f.path.exists() {
             // Created at its first open (create_on_open): still removed on an aborted run,
             // by path, once it carries fiox's mark (see the cleanup in lib.rs).
             if job.files.unlink {
@@ -267,9 +271,9 @@ fn prepare_files(
             handles.push(None);
             continue;
         }
-        let h = fiox_engine::open_file(&f.path, &spec)?;
-        if !existed {
-            crate::owned::mark(&f.path)?;
+        let o = crate::safeopen::open_job_file(&who, &f.path, &spec, f.offset, None)?;
+        let h = o.file;
+        if o.created {
             f.created = true;
             if job.files.unlink {
                 crate::owned::leave(leftovers, &f.path);
@@ -285,6 +289,11 @@ fn prepare_files(
     })
 }
 
+/// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).
+fn allow_all(env: &JobEnv) -> bool {
+    env.job.files.allow_mounted_write || env.allow_destructive
+}
+
 fn lay_out_all(
     env: &JobEnv,
     plan: &mut FilePlan,
@@ -298,7 +307,8 @@ fn lay_out_all(
     for f in plan.files.iter_mut().filter(|f| f.needs_layout) {
         if let Ok(m) = std::fs::metadata(&f.path) {
             f.real_size = m.len();
-            f.needs_layout = m.len() < f.offset + f.size;
+            f.needs_layout =
+                m.len() < f.offset + f.size || crate::owned::layout_incomplete(&f.path);
         }
     }
     let need: Vec<usize> = (0..plan.files.len())
@@ -341,7 +351,7 @@ fn lay_out_all(
         if job.files.unlink && !f.path.exists() {
             crate::owned::leave(leftovers, &f.path);
         }
-        files::lay_out(job, f, &stop)?;
+        files::lay_out(job, f, allow_all(env), &stop)?;
     }
     Ok(())
 }
@@ -439,12 +449,13 @@ fn run_io(
         .iter()
         .map(|f| f.path.display().to_string())
         .collect();
-    let logs = fiox_stats::JobLogs::for_job(std::path::Path::new("."), job).map_err(|e| {
-        RunError::Job {
+    let here = std::path::Path::new(".");
+    let create = crate::safeopen::create_output;
+    let logs =
+        fiox_stats::JobLogs::for_job_with(here, job, &create).map_err(|e| RunError::Job {
             job: job.name.clone(),
             msg: format!("cannot open log file: {e}"),
-        }
-    })?;
+        })?;
     let mut lp = IoLoop::new(
         job,
         engine,
