@@ -504,4 +504,52 @@ mod tests {
         assert_eq!(std::fs::metadata(&p.files[0].path).unwrap().len(), 3 << 20);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A user's file that appears after the job was planned and checked (while another job
+    /// lays out) is found by the layout's O_EXCL create and refused, not overwritten.
+    #[test]
+    fn layout_refuses_a_file_that_appeared_after_the_plan() {
+        let dir = std::env::temp_dir().join(format!("fiox-files-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut j = job("race");
+        j.rw = RwSpec {
+            mode: RwMode::RandRead,
+            n: 0,
+        };
+        j.size = Some(SizeSpec::Bytes(1 << 20));
+        j.files.directories = vec![dir.to_string_lossy().into()];
+        let mut p = plan(&j, false).unwrap();
+        assert!(p.files[0].needs_layout && p.files[0].real_size == 0);
+        let data: Vec<u8> = (0..64u32 << 10).map(|i| (i % 229) as u8).collect();
+        std::fs::write(&p.files[0].path, &data).unwrap();
+        // The layout writes only past the end of someone's file: allowed, and the data stays.
+        lay_out(&j, &mut p.files[0], false, &|| false).unwrap();
+        assert!(!p.files[0].created);
+        let now = std::fs::read(&p.files[0].path).unwrap();
+        assert!(
+            now[..data.len()] == data[..],
+            "the user's bytes were overwritten"
+        );
+        // A write job's region covers them: its open for I/O is refused.
+        let mut w = j.clone();
+        w.rw.mode = RwMode::Write;
+        let path = p.files[0].path.clone();
+        std::fs::remove_file(&path).unwrap();
+        let mut p = plan(&w, false).unwrap();
+        std::fs::write(&path, &data).unwrap();
+        let f = &mut p.files[0];
+        lay_out(&w, f, false, &|| false).unwrap();
+        let who = crate::safeopen::Writer {
+            job: "race",
+            allow: false,
+        };
+        let spec = fiox_engine::OpenSpec::from_job(&w);
+        let e = crate::safeopen::open_job_file(&who, &path, &spec, f.offset, None)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("refusing to write to"), "{e}");
+        assert!(std::fs::read(&path).unwrap()[..data.len()] == data[..]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -225,7 +225,11 @@ pub fn mark_of(path: &Path) -> Mark {
 /// Whether fiox owns the file at `path` but did not finish laying it out (an earlier run was
 /// interrupted): such a file is laid out again.
 pub fn layout_incomplete(path: &Path) -> bool {
-    matches!(mark_of(path), Mark::Ours(Layout::Partial))
+    // The file the job's I/O would use: a symbolic link is followed, as the job's open does.
+    match crate::safeopen::open_to_check(path) {
+        Ok(Some(f)) => matches!(mark_of_file(&f), Mark::Ours(Layout::Partial)),
+        _ => false,
+    }
 }
 
 /// `unlink=1`: remove `path` only if it is still a regular file fiox created (this run's

@@ -141,9 +141,10 @@ pub(super) static OPTS: &[OptDef] = &[
     .def("0")
     .long(
         "fiox refuses to write to a block device that is mounted or holds a file system or \
-         partition signature, and to write over existing bytes of a regular file it did not \
-         create (files fiox lays out carry the xattr user.fiox.created). Setting this option \
-         (or the --allow-destructive switch) allows both.",
+         partition signature, to a regular file that backs a loop device or holds such a \
+         signature, and over existing bytes of a regular file it did not create (files fiox \
+         lays out carry the xattr user.fiox.created, bound to that inode: a copy does not \
+         count). Setting this option (or the --allow-destructive switch) allows all of these.",
     ),
     OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {
         super::forget(j, "lockfile");
