@@ -461,3 +461,54 @@ fn job_logs_spare_user_files() {
         assert_eq!(r.code, 0, "{}", r.stderr);
     }
 }
+
+/// verify_dump's `<file>.<offset>.received/expected` next to the data file: a symbolic link
+/// there is not followed and a user's file is not overwritten; fiox's own dumps are replaced.
+#[test]
+fn verify_dump_spares_user_files_and_symlinks() {
+    let dir = TempDir::new("vdump-user");
+    let f = dir.join("f");
+    let job = |rw: &str, extra: &[&str]| {
+        let mut a = vec![
+            "--name=v".to_string(),
+            format!("--rw={rw}"),
+            "--bs=4k".into(),
+            "--size=64k".into(),
+            format!("--filename={f}"),
+            "--verify=crc32c".into(),
+            "--output-format=json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        fiox_in(dir.path(), &a)
+    };
+    assert_eq!(job("write", &[]).code, 0);
+    let mut data = std::fs::read(&f).unwrap();
+    data[8192 + 100] ^= 0x04;
+    std::fs::write(&f, &data).unwrap();
+    let elsewhere = TempDir::new("vdump-target");
+    let target = elsewhere.join("precious");
+    std::fs::write(&target, b"precious\n").unwrap();
+    let received = dir.path().join("f.8192.received");
+    let expected = dir.path().join("f.8192.expected");
+    std::os::unix::fs::symlink(&target, &received).unwrap();
+    std::fs::write(&expected, b"mine\n").unwrap();
+    let r = job("read", &["--verify_dump=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("verify_dump failed") && r.stderr.contains("symbolic link"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious\n");
+    std::fs::remove_file(&received).unwrap();
+    let r = job("read", &["--verify_dump=1"]);
+    assert!(r.stderr.contains("fiox did not create it"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&expected).unwrap(), b"mine\n");
+    std::fs::remove_file(&expected).unwrap();
+    for _ in 0..2 {
+        let r = job("read", &["--verify_dump=1"]);
+        assert!(!r.stderr.contains("verify_dump failed"), "{}", r.stderr);
+        assert_eq!(std::fs::read(&expected).unwrap().len(), 4096);
+    }
+}
