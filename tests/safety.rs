@@ -340,8 +340,16 @@ fn file_backing_a_loop_device_is_refused() {
         r.stderr
     );
     assert_eq!(std::fs::read(&f).unwrap(), before, "refused job wrote");
+    // The path the loop device was bound through is gone (sysfs shows "(deleted)"), the inode
+    // lives on under another name: found by the device's own record of its backing inode.
+    let other = dir.join("other-name");
+    std::fs::hard_link(&f, &other).unwrap();
+    std::fs::remove_file(&f).unwrap();
+    let r = write_job(&other, &["--size=4m"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("backs loop device"), "{}", r.stderr);
     lo.detach().unwrap();
-    assert_eq!(write_job(&f, &["--size=4m"]).code, 0);
+    assert_eq!(write_job(&other, &["--size=4m"]).code, 0);
 }
 
 /// create_on_open: a user's file that appears at the path after the job's safety check, before

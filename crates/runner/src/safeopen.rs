@@ -102,19 +102,24 @@ fn refusal(who: &Writer, path: &Path, why: &str) -> RunError {
     ))
 }
 
-/// The loop device (`/dev/loopN`) whose backing file is this inode, per sysfs (the backing
-/// file's current path, which follows renames). A backing path this process cannot see
-/// (another mount namespace) is not found.
+/// The loop device (`/dev/loopN`) whose backing file is this inode: per sysfs (the backing
+/// file's current path, which follows renames), or where that path does not resolve here
+/// (another mount namespace, a removed name of a file still linked elsewhere), per the
+/// device's LOOP_GET_STATUS64 (needs permission to open the device; without it such a
+/// device is not found).
 fn loop_backed_by(id: &Identity) -> Option<String> {
+    use fiox_testbed::loopdev;
     use std::os::unix::fs::MetadataExt;
     let rd = std::fs::read_dir("/sys/block").ok()?;
     rd.flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("loop"))
-        .find(|n| {
-            fiox_testbed::loopdev::sys_backing_file(n)
-                .and_then(|b| std::fs::metadata(b).ok())
-                .is_some_and(|m| (m.dev(), m.ino()) == id.dev_ino())
+        .find(|n| match loopdev::sys_backing_file(n) {
+            None => false, // not bound
+            Some(b) => match std::fs::metadata(b) {
+                Ok(m) => (m.dev(), m.ino()) == id.dev_ino(),
+                Err(_) => loopdev::backing_dev_ino(n) == Some(id.dev_ino()),
+            },
         })
         .map(|n| format!("/dev/{n}"))
 }
