@@ -30,6 +30,16 @@ pub(crate) struct OpenGate {
     pub(crate) opens: u64,
 }
 
+/// One file handed to the gate.
+pub(crate) struct GateEntry {
+    pub path: PathBuf,
+    pub size: u64,
+    /// Where the job's region starts.
+    pub offset: u64,
+    /// The inode setup already created or checked, if it opened the file.
+    pub checked: Option<Identity>,
+}
+
 struct GateFile {
     path: PathBuf,
     size: u64,
@@ -42,11 +52,11 @@ struct GateFile {
 }
 
 impl OpenGate {
-    /// A gate over `(path, size, region offset)` files, all closed; the engine already
-    /// knows each by index. `job` and `allow` (the user allowed writing over anything) are
-    /// for the ownership checks of opens that write.
+    /// A gate over `files`, all closed; the engine already knows each by index. `job` and
+    /// `allow` (the user allowed writing over anything) are for the ownership checks of opens
+    /// that write.
     pub(crate) fn new(
-        files: Vec<(PathBuf, u64, u64)>,
+        files: Vec<GateEntry>,
         spec: OpenSpec,
         writable: bool,
         job: &str,
@@ -55,12 +65,12 @@ impl OpenGate {
         OpenGate {
             files: files
                 .into_iter()
-                .map(|(path, size, offset)| GateFile {
-                    path,
-                    size,
-                    offset,
+                .map(|e| GateFile {
+                    path: e.path,
+                    size: e.size,
+                    offset: e.offset,
                     handle: None,
-                    checked: None,
+                    checked: e.checked,
                 })
                 .collect(),
             spec,
@@ -188,7 +198,12 @@ mod tests {
                     writable: false,
                 })
                 .unwrap();
-            files.push((p, 4096, 0));
+            files.push(GateEntry {
+                path: p,
+                size: 4096,
+                offset: 0,
+                checked: None,
+            });
         }
         let mut g = OpenGate::new(files, spec, false, "j", false);
         assert_eq!(g.len(), 3);

@@ -46,6 +46,9 @@ pub struct JobOutcome {
 pub(crate) struct Opened {
     pub handles: Vec<Option<File>>,
     pub plan: FilePlan,
+    /// Per file, the inode its setup open created or checked (None: not opened at setup), so
+    /// a lazy reopen of the same inode is not checked again.
+    checked: Vec<Option<crate::owned::Identity>>,
     /// Problems met while preparing files that do not stop the job (cache invalidation).
     warnings: Vec<Warning>,
 }
@@ -171,7 +174,12 @@ fn lazy_open_gate(
             engine.close_file(i as u32)?;
         }
         opened.handles[i] = None;
-        list.push((f.path.clone(), f.real_size.max(f.offset + f.size), f.offset));
+        list.push(crate::opengate::GateEntry {
+            path: f.path.clone(),
+            size: f.real_size.max(f.offset + f.size),
+            offset: f.offset,
+            checked: opened.checked[i],
+        });
     }
     let spec = fiox_engine::OpenSpec::from_job(job);
     let gate = OpenGate::new(list, spec, files::job_writes(job), &job.name, allow);
@@ -239,6 +247,7 @@ fn prepare_files(
     if diskless {
         let handles = plan.files.iter().map(|_| None).collect();
         return Ok(Opened {
+            checked: vec![None; plan.files.len()],
             handles,
             plan,
             warnings: Vec::new(),
@@ -255,6 +264,7 @@ fn prepare_files(
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
     let mut warnings = Vec::new();
+    let mut checked = Vec::with_capacity(plan.files.len());
     // create_on_open: a missing file is created by its first open during the I/O phase.
     let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
     let who = crate::safeopen::Writer {
@@ -269,9 +279,11 @@ fn prepare_files(
                 crate::owned::leave(leftovers, &f.path);
             }
             handles.push(None);
+            checked.push(None);
             continue;
         }
         let o = crate::safeopen::open_job_file(&who, &f.path, &spec, f.offset, None)?;
+        checked.push(Some(o.id));
         let h = o.file;
         if o.created {
             f.created = true;
@@ -285,6 +297,7 @@ fn prepare_files(
     Ok(Opened {
         handles,
         plan,
+        checked,
         warnings,
     })
 }
