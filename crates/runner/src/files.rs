@@ -324,8 +324,9 @@ pub fn lay_out(
         job: &job.name,
         allow,
     };
+    let job_from = job_writes(job).then_some(f.offset);
     let (mut file, mark, created) =
-        crate::safeopen::open_for_layout(&who, path, job.files.allow_file_create)?;
+        crate::safeopen::open_for_layout(&who, path, job.files.allow_file_create, job_from)?;
     f.created |= created;
     let size = file
         .metadata()
@@ -530,26 +531,21 @@ mod tests {
             now[..data.len()] == data[..],
             "the user's bytes were overwritten"
         );
-        // A write job's region covers them: its open for I/O is refused.
+        // A write job's region covers them: refused before the layout touches the file.
         let mut w = j.clone();
         w.rw.mode = RwMode::Write;
         let path = p.files[0].path.clone();
         std::fs::remove_file(&path).unwrap();
         let mut p = plan(&w, false).unwrap();
         std::fs::write(&path, &data).unwrap();
-        let f = &mut p.files[0];
-        lay_out(&w, f, false, &|| false).unwrap();
-        let who = crate::safeopen::Writer {
-            job: "race",
-            allow: false,
-        };
-        let spec = fiox_engine::OpenSpec::from_job(&w);
-        let e = crate::safeopen::open_job_file(&who, &path, &spec, f.offset, None)
-            .err()
-            .expect("refused")
+        let e = lay_out(&w, &mut p.files[0], false, &|| false)
+            .unwrap_err()
             .to_string();
         assert!(e.contains("refusing to write to"), "{e}");
-        assert!(std::fs::read(&path).unwrap()[..data.len()] == data[..]);
+        assert!(
+            std::fs::read(&path).unwrap() == data,
+            "the user's file changed"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -194,13 +194,15 @@ fn identity(f: &File, path: &Path) -> Result<Identity, RunError> {
 }
 
 /// Open a file to lay it out (read-write): created with O_EXCL when missing (marked as being
-/// laid out), else checked on the descriptor for writing from its current end on (or from 0
-/// when fiox's earlier layout of it did not finish). Returns the file, its mark, and whether
-/// this open created it.
+/// laid out), else checked on the descriptor for writing from its current end on, from
+/// `job_from` on when the job itself writes there (so a file the job may not write is not
+/// even extended), or from 0 when fiox's earlier layout of it did not finish. Returns the
+/// file, its mark, and whether this open created it.
 pub fn open_for_layout(
     who: &Writer,
     path: &Path,
     may_create: bool,
+    job_from: Option<u64>,
 ) -> Result<(File, Mark, bool), RunError> {
     if may_create {
         if let Some(f) = create_new(path)? {
@@ -226,10 +228,13 @@ pub fn open_for_layout(
     let mark = owned::mark_of_file(&f);
     let from = match mark {
         Mark::Ours(Layout::Partial) => 0,
-        _ => f
-            .metadata()
-            .map_err(|e| RunError::io("stat", path, e))?
-            .len(),
+        _ => {
+            let size = f
+                .metadata()
+                .map_err(|e| RunError::io("stat", path, e))?
+                .len();
+            job_from.map_or(size, |j| j.min(size))
+        }
     };
     check_writable(who, &f, path, from)?;
     Ok((f, mark, false))
