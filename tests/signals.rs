@@ -641,7 +641,7 @@ fn interrupted_layout_is_laid_out_again() {
     let job = [
         "--name=l",
         "--rw=read",
-        "--size=1g",
+        "--size=2g",
         "--io_size=4k",
         &format!("--filename={f}") as &str,
         "--output-format=json",
@@ -653,13 +653,13 @@ fn interrupted_layout_is_laid_out_again() {
     let out = child.wait_with_output().expect("wait for fiox");
     assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
     let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
-    if len == 1 << 30 {
+    if len == 2 << 30 {
         assert!(has_zero_block(&f), "the layout was not interrupted");
     }
     let r = fiox(&job);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("Laying out IO file"), "{}", r.stderr);
-    assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 30);
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 30);
     assert!(
         !has_zero_block(&f),
         "the second run used a half-laid-out file"
