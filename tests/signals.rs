@@ -628,3 +628,84 @@ fn signals_wake_thinktime_and_rate_waits() {
         assert!(dir.entries().is_empty(), "{wait}: left {:?}", dir.entries());
     }
 }
+
+/// unlink=1 removes only the inode fiox created: a user's file renamed over fiox's file while
+/// the job runs is left in place, bytes unchanged.
+#[test]
+fn unlink_spares_a_file_renamed_over_fioxs_mid_run() {
+    let dir = TempDir::new("unlink-replaced");
+    let f = dir.join("f");
+    let mut child = spawn_fiox(&[
+        "--name=u",
+        "--rw=randwrite",
+        "--size=8m",
+        "--time_based",
+        "--runtime=60",
+        &format!("--filename={f}"),
+        "--unlink=1",
+        "--output-format=json",
+        "--eta=always",
+    ]);
+    let mut err = Stderr::watch(&mut child);
+    err.wait_for("[w(1)]");
+    let mine = dir.join("mine");
+    std::fs::write(&mine, b"the user's data\n").unwrap();
+    std::fs::rename(&mine, &f).unwrap();
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait for fiox");
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    assert_eq!(
+        std::fs::read(&f).expect("unlink=1 removed the user's file"),
+        b"the user's data\n"
+    );
+}
+
+/// Whether some 4 KiB block of `path` is all zeros (never written by a layout, whose data is
+/// pseudo-random).
+fn has_zero_block(path: &str) -> bool {
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            return false;
+        }
+        if buf[..n].chunks(4096).any(|b| b.iter().all(|&x| x == 0)) {
+            return true;
+        }
+    }
+}
+
+/// Ctrl-C while laying out leaves a file fiox knows is incomplete: the next run lays it out
+/// again instead of reading the unwritten parts.
+#[test]
+fn interrupted_layout_is_laid_out_again() {
+    let dir = TempDir::under(std::path::Path::new("/tmp"), "sig-relayout");
+    let f = dir.join("big");
+    let job = [
+        "--name=l",
+        "--rw=read",
+        "--size=2g",
+        "--io_size=4k",
+        &format!("--filename={f}") as &str,
+        "--output-format=json",
+    ];
+    let mut child = spawn_fiox(&job);
+    let mut err = Stderr::watch(&mut child);
+    err.wait_for("Laying out IO file");
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait for fiox");
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+    if len == 2 << 30 {
+        assert!(has_zero_block(&f), "the layout was not interrupted");
+    }
+    let r = fiox(&job);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("Laying out IO file"), "{}", r.stderr);
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 30);
+    assert!(
+        !has_zero_block(&f),
+        "the second run used a half-laid-out file"
+    );
+}

@@ -3,6 +3,8 @@
 //! in that interval, KiB/s, one line per direction into `agg-read_bw.log`, `agg-write_bw.log`
 //! and `agg-trim_bw.log` in the current directory, with fio's log line format
 //! (`msec, KiB/s, ddir, 0, 0`; msec since the run started). No samples while a job ramps up.
+//! Unlike fio, which truncates whatever has those names, fiox replaces only its own earlier
+//! logs: a user's file or a symbolic link there is reported and left alone.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -22,7 +24,9 @@ pub struct AggBwLog {
 const NAMES: [&str; 3] = ["agg-read_bw.log", "agg-write_bw.log", "agg-trim_bw.log"];
 
 impl AggBwLog {
-    /// Create the three files in `dir` (truncating them), sampling every min bw_avg_time.
+    /// Create the three files in `dir`, sampling every min bw_avg_time. A file of that name
+    /// is replaced only when fiox wrote it, and a symbolic link is never followed (see
+    /// [`crate::safeopen::create_output`]).
     pub fn create(dir: &Path, jobs: &[JobSpec], start: Instant) -> Result<AggBwLog, LogError> {
         let interval_ms = jobs
             .iter()
@@ -36,7 +40,10 @@ impl AggBwLog {
         };
         let files = NAMES
             .iter()
-            .map(|n| LogFile::create(&dir.join(n), LogKind::Bw, opts))
+            .map(|n| {
+                let create = crate::safeopen::create_output;
+                LogFile::create_with(&dir.join(n), LogKind::Bw, opts, &create)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(AggBwLog {
             files,

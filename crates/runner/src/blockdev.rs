@@ -10,7 +10,7 @@
 //! I/O descriptors are opened without O_EXCL, which a claim does not block.
 
 use crate::error::RunError;
-use crate::owned::{self, Mark};
+use crate::owned;
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -109,15 +109,7 @@ fn loop_backing_owner(path: &Path) -> Option<String> {
     if !meta.is_file() || meta.len() == 0 {
         return None;
     }
-    let whose = match owned::mark_of(&backing) {
-        Mark::Marked => return None,
-        Mark::Unmarked => "fiox did not create it".to_string(),
-        Mark::Unsupported(e) => format!(
-            "fiox cannot tell whether it created it: its filesystem does not support the \
-             extended attribute {} ({e})",
-            owned::MARK
-        ),
-    };
+    let whose = owned::mark_of(&backing).why_not_ours()?;
     Some(format!(
         "it is a loop device over the regular file {}, which holds {} bytes of existing data, \
          and {whose}",
@@ -146,10 +138,10 @@ mod tests {
         }
         let d = TempDir::new("claim").unwrap();
         let img = d.path().join("img");
-        std::fs::File::create(&img)
-            .and_then(|f| f.set_len(1 << 20))
-            .unwrap();
-        owned::mark(&img).unwrap();
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(1 << 20).unwrap();
+        owned::mark(&f, &img, owned::Layout::Complete).unwrap();
+        drop(f);
         let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
         let first = check_block_write(dev.path()).unwrap();
         let second = check_block_write(dev.path()).expect("a second job joins the claim");

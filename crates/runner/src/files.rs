@@ -6,7 +6,7 @@
 use crate::error::RunError;
 use crate::sys;
 use fiox_job::{FadviseHint, FallocateMode, JobSpec, SizeSpec};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -189,12 +189,13 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             None => file_region(job, real, offset, &path, diskless)?,
         };
         check_region_end(job, &path, offset, size)?;
-        // file_append writes past the end on purpose: nothing to lay out.
+        // file_append writes past the end on purpose: nothing to lay out. A file whose
+        // layout by fiox was interrupted is laid out again.
         let needs_layout = kind == FileKind::Regular
             && !diskless
             && !job.files.create_on_open
             && !job.files.file_append
-            && offset + size > real;
+            && (offset + size > real || (real > 0 && crate::owned::layout_incomplete(&path)));
         files.push(PlannedFile {
             path,
             kind,
@@ -324,41 +325,54 @@ pub fn check_parent(path: &Path) -> Result<(), RunError> {
 }
 
 /// Extend a missing or short file as fio does: read workloads get real data written so reads
-/// hit allocated blocks; write-only workloads get a fresh (preallocated) file.
+/// hit allocated blocks; write-only workloads get a fresh (preallocated) file. A missing file
+/// is created with O_EXCL, an existing one checked on the open descriptor (see
+/// [`crate::safeopen::open_for_layout`]; `allow`: the user allowed writing over anything). A
+/// file fiox owns is marked as being laid out until the layout finished (and was fsynced
+/// with create_fsync), so a layout stopped by Ctrl-C or a crash is redone by the next run.
 pub fn lay_out(
     job: &JobSpec,
     f: &mut PlannedFile,
+    allow: bool,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), RunError> {
+    use crate::owned::{Layout, Mark};
     let path = &f.path;
     let target = f.offset + f.size;
     let needs_data = job.rw.mode.has_read() || job.files.overwrite;
-    // An existing empty file is the user's: only a missing one is created (and marked).
-    if !path.exists() {
-        if !job.files.allow_file_create {
-            return Err(RunError::Plan(format!(
-                "{} does not exist and allow_file_create=0 forbids creating it",
-                path.display()
-            )));
-        }
-        f.created = true;
-    }
     check_parent(path)?;
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(needs_data && f.created)
-        .open(path)
-        .map_err(|e| RunError::io("create", path, e))?;
-    if f.created {
+    let who = crate::safeopen::Writer {
+        job: &job.name,
+        allow,
+    };
+    let job_from = job_writes(job).then_some(f.offset);
+    let (mut file, mark, created) =
+        crate::safeopen::open_for_layout(&who, path, job.files.allow_file_create, job_from)?;
+    f.created |= created;
+    let size = file
+        .metadata()
+        .map_err(|e| RunError::io("stat", path, e))?
+        .len();
+    let ours = matches!(mark, Mark::Ours(_));
+    // An earlier layout that did not finish: its bytes are fiox's but of unknown state.
+    let from = if matches!(mark, Mark::Ours(Layout::Partial)) {
+        0
+    } else {
+        size
+    };
+    if ours {
         // Marked before it grows, so a job sharing the file never sees it unmarked with data.
-        crate::owned::mark(path)?;
+        crate::owned::mark(&file, path, Layout::Partial)?;
     }
     preallocate(job.files.fallocate, &file, target)
         .map_err(|e| RunError::io("fallocate", path, e))?;
     if needs_data {
-        write_data(&mut file, f.real_size, target, stop)
+        let done = write_data(&mut file, from, target, stop)
             .map_err(|e| RunError::io("lay out", path, e))?;
+        if !done {
+            // Stopped: the file stays marked incomplete and the job does no I/O on it.
+            return Ok(());
+        }
     }
     if job.files.create_fsync && needs_data {
         // fio's create_fsync (default on): the laid-out data is on the device before the job.
@@ -367,7 +381,10 @@ pub fn lay_out(
         file.sync_all()
             .map_err(|e| RunError::io("fsync after laying out", path, e))?;
     }
-    f.real_size = f.real_size.max(target);
+    if ours {
+        crate::owned::mark(&file, path, Layout::Complete)?;
+    }
+    f.real_size = size.max(target);
     f.needs_layout = false;
     Ok(())
 }
@@ -392,8 +409,14 @@ fn preallocate(mode: FallocateMode, file: &File, len: u64) -> std::io::Result<()
     }
 }
 
-/// Write pseudo-random data from `from` to `to` in large chunks.
-fn write_data(file: &mut File, from: u64, to: u64, stop: &dyn Fn() -> bool) -> std::io::Result<()> {
+/// Write pseudo-random data from `from` to `to` in large chunks; false when `stop` ended it
+/// early.
+fn write_data(
+    file: &mut File,
+    from: u64,
+    to: u64,
+    stop: &dyn Fn() -> bool,
+) -> std::io::Result<bool> {
     use std::io::{Seek, SeekFrom};
     const CHUNK: usize = 1 << 20;
     let mut buf = vec![0u8; CHUNK];
@@ -411,7 +434,7 @@ fn write_data(file: &mut File, from: u64, to: u64, stop: &dyn Fn() -> bool) -> s
         file.write_all(&buf[..n])?;
         left -= n as u64;
     }
-    Ok(())
+    Ok(left == 0)
 }
 
 #[cfg(test)]
@@ -479,9 +502,52 @@ mod tests {
         j.size = Some(SizeSpec::Bytes(3 << 20));
         j.files.directories = vec![dir.to_string_lossy().into()];
         let mut p = plan(&j, false).unwrap();
-        lay_out(&j, &mut p.files[0], &|| false).unwrap();
+        lay_out(&j, &mut p.files[0], false, &|| false).unwrap();
         assert!(p.files[0].created);
         assert_eq!(std::fs::metadata(&p.files[0].path).unwrap().len(), 3 << 20);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A user's file that appears after the job was planned and checked (while another job
+    /// lays out) is found by the layout's O_EXCL create and refused, not overwritten.
+    #[test]
+    fn layout_refuses_a_file_that_appeared_after_the_plan() {
+        let dir = std::env::temp_dir().join(format!("fiox-files-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut j = job("race");
+        j.rw = RwSpec {
+            mode: RwMode::RandRead,
+            n: 0,
+        };
+        j.size = Some(SizeSpec::Bytes(1 << 20));
+        j.files.directories = vec![dir.to_string_lossy().into()];
+        let mut p = plan(&j, false).unwrap();
+        assert!(p.files[0].needs_layout && p.files[0].real_size == 0);
+        let data: Vec<u8> = (0..64u32 << 10).map(|i| (i % 229) as u8).collect();
+        std::fs::write(&p.files[0].path, &data).unwrap();
+        // The layout writes only past the end of someone's file: allowed, and the data stays.
+        lay_out(&j, &mut p.files[0], false, &|| false).unwrap();
+        assert!(!p.files[0].created);
+        let now = std::fs::read(&p.files[0].path).unwrap();
+        assert!(
+            now[..data.len()] == data[..],
+            "the user's bytes were overwritten"
+        );
+        // A write job's region covers them: refused before the layout touches the file.
+        let mut w = j.clone();
+        w.rw.mode = RwMode::Write;
+        let path = p.files[0].path.clone();
+        std::fs::remove_file(&path).unwrap();
+        let mut p = plan(&w, false).unwrap();
+        std::fs::write(&path, &data).unwrap();
+        let e = lay_out(&w, &mut p.files[0], false, &|| false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("refusing to write to"), "{e}");
+        assert!(
+            std::fs::read(&path).unwrap() == data,
+            "the user's file changed"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -21,6 +21,7 @@ mod ioloop;
 mod opengate;
 mod owned;
 mod pacing;
+mod safeopen;
 mod sys;
 mod vasync;
 mod verify;
@@ -421,9 +422,7 @@ fn run_phase(
         for p in out.leftovers {
             // Only what fiox created: a file created later at its first open may never have
             // been created at all, or a path may have been replaced by someone else since.
-            if matches!(owned::mark_of(&p), owned::Mark::Marked) {
-                let _ = std::fs::remove_file(&p);
-            }
+            let _ = owned::unlink_owned(&p);
             owned::forget(&p);
         }
     }

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use crate::error::RunError;
 use crate::files::FileKind;
+use crate::owned::Identity;
 use fiox_engine::{EngineFile, IoEngine, OpenSpec};
 
 /// The files of one job whose opens are driven by the generator.
@@ -16,6 +17,9 @@ pub(crate) struct OpenGate {
     files: Vec<GateFile>,
     spec: OpenSpec,
     writable: bool,
+    /// Job name and the user's allow, for the checks of each open that writes.
+    job: String,
+    allow: bool,
     /// `fsync_on_close`: each close of a written file fsyncs it first, as fio does.
     fsync_on_close: bool,
     /// `fadvise_hint`'s POSIX_FADV_* value, given at every open (as fio does).
@@ -29,26 +33,53 @@ pub(crate) struct OpenGate {
     pub(crate) opens: u64,
 }
 
+/// One file handed to the gate.
+pub(crate) struct GateEntry {
+    pub path: PathBuf,
+    pub size: u64,
+    /// Where the job's region starts.
+    pub offset: u64,
+    /// The inode setup already created or checked, if it opened the file.
+    pub checked: Option<Identity>,
+}
+
 struct GateFile {
     path: PathBuf,
     size: u64,
+    /// Where the job's region starts (writes over bytes from here on need ownership).
+    offset: u64,
     handle: Option<File>,
+    /// The inode an earlier open of this file created or checked: reopening it needs no
+    /// new check.
+    checked: Option<Identity>,
 }
 
 impl OpenGate {
-    /// A gate over `(path, size)` files, all closed; the engine already knows each by index.
-    pub(crate) fn new(files: Vec<(PathBuf, u64)>, spec: OpenSpec, writable: bool) -> OpenGate {
+    /// A gate over `files`, all closed; the engine already knows each by index. `job` and
+    /// `allow` (the user allowed writing over anything) are for the ownership checks of opens
+    /// that write.
+    pub(crate) fn new(
+        files: Vec<GateEntry>,
+        spec: OpenSpec,
+        writable: bool,
+        job: &str,
+        allow: bool,
+    ) -> OpenGate {
         OpenGate {
             files: files
                 .into_iter()
-                .map(|(path, size)| GateFile {
-                    path,
-                    size,
+                .map(|e| GateFile {
+                    path: e.path,
+                    size: e.size,
+                    offset: e.offset,
                     handle: None,
+                    checked: e.checked,
                 })
                 .collect(),
             spec,
             writable,
+            job: job.to_string(),
+            allow,
             fsync_on_close: false,
             advice: None,
             invalidate: false,
@@ -85,14 +116,24 @@ impl OpenGate {
     }
 
     /// Open file `i` (creating it when the job may: `create_on_open`) and hand the new fd to
-    /// the engine. A file this open created is marked as fiox's, as setup would have.
+    /// the engine. A file this open created (O_EXCL) is marked as fiox's, as setup would
+    /// have; one that was already there is checked on the descriptor before any write (a
+    /// user's file may have appeared since the job's checks).
     pub(crate) fn open(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
         let f = &mut self.files[i];
-        let existed = f.path.exists();
-        let h = fiox_engine::open_file(&f.path, &self.spec)?;
-        if !existed {
-            crate::owned::mark(&f.path)?;
-        }
+        let who = crate::safeopen::Writer {
+            job: &self.job,
+            allow: self.allow,
+        };
+        let o = crate::safeopen::open_job_file(
+            &who,
+            &f.path,
+            &self.spec,
+            f.offset,
+            f.checked.as_ref(),
+        )?;
+        f.checked = Some(o.id);
+        let h = o.file;
         if self.invalidate {
             use std::os::unix::fs::FileTypeExt;
             let block = h.metadata().is_ok_and(|m| m.file_type().is_block_device());
@@ -178,9 +219,14 @@ mod tests {
                     writable: false,
                 })
                 .unwrap();
-            files.push((p, 4096));
+            files.push(GateEntry {
+                path: p,
+                size: 4096,
+                offset: 0,
+                checked: None,
+            });
         }
-        let mut g = OpenGate::new(files, spec, false);
+        let mut g = OpenGate::new(files, spec, false, "j", false);
         assert_eq!(g.len(), 3);
         g.open(engine.as_mut(), 0).unwrap();
         g.close(engine.as_mut(), 0).unwrap();

@@ -1,56 +1,145 @@
 //! Which regular files fiox owns, so that it never destroys a user's data: every file fiox
-//! creates carries the extended attribute [`MARK`]; a job that would write over existing bytes
-//! of a file without it is refused unless the user allowed it (`allow_mounted_write=1`, fio's
-//! name, or `--allow-destructive`), and `unlink=1` removes only files fiox created (in this run
-//! or marked by an earlier one). Filesystems without user extended attributes cannot carry
-//! the mark: existing files there are treated as the user's, and the refusal says so.
-//! Also the end of a job's file handling (end_fsync, fsync_on_close, close, unlink).
+//! creates carries the extended attribute [`MARK`], whose value binds it to that one inode
+//! (device, inode number, birth time) and says whether its layout finished. A copy (`cp -a`,
+//! `rsync -X`: a new inode), a forged value or the plain "1" of older fiox versions does not
+//! count. A job that would write over existing bytes of a file that is not fiox's is refused
+//! unless the user allowed it (`allow_mounted_write=1`, fio's name, or `--allow-destructive`;
+//! see [`crate::safeopen`] for the checks made on the open descriptor), and `unlink=1` removes
+//! only a path that is still the inode fiox created or marked. Filesystems without user
+//! extended attributes cannot carry the mark: existing files there are treated as the user's,
+//! and the refusal says so. Also the end of a job's file handling (end_fsync, fsync_on_close,
+//! close, unlink).
 
 use crate::error::RunError;
-use crate::files::{self, FileKind, FilePlan, PlannedFile};
+use crate::files::{self, FileKind, FilePlan};
 use fiox_job::JobSpec;
 use std::fs::File;
 use std::io;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
 
 /// The extended attribute that marks a file fiox created.
 pub const MARK: &str = "user.fiox.created";
 
+/// Whether fiox finished laying out a file it owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Being laid out, or the layout was interrupted (Ctrl-C, crash): lay it out again.
+    Partial,
+    /// Ready for I/O.
+    Complete,
+}
+
 /// What a file's mark says.
 #[derive(Debug)]
 pub enum Mark {
-    /// fiox created it.
-    Marked,
-    /// No mark: a file fiox did not create (or created before marking existed).
+    /// fiox created this very inode.
+    Ours(Layout),
+    /// No mark: a file fiox did not create.
     Unmarked,
+    /// A mark that does not belong to this inode: written by an older fiox (value "1"),
+    /// copied with the file, or forged.
+    Foreign,
     /// The filesystem cannot tell (no user extended attributes).
     Unsupported(io::Error),
+}
+
+impl Mark {
+    /// Why a file with this mark is not fiox's (for refusals); None when it is.
+    pub fn why_not_ours(&self) -> Option<String> {
+        match self {
+            Mark::Ours(_) => None,
+            Mark::Unmarked => Some("fiox did not create it".into()),
+            Mark::Foreign => Some(format!(
+                "its {MARK} mark does not belong to this file (marked by an older fiox or \
+                 copied, e.g. with cp -a or rsync -X), so fiox cannot tell it created it"
+            )),
+            Mark::Unsupported(e) => Some(format!(
+                "fiox cannot tell whether it created it: the filesystem does not support the \
+                 extended attribute {MARK} ({e})"
+            )),
+        }
+    }
 }
 
 fn unsupported(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EPERM))
 }
 
-/// A file's identity: device, inode and birth time (when the filesystem records one, so an
-/// inode number reused by a later file does not match).
-type Identity = (u64, u64, Option<std::time::SystemTime>);
-
-/// Files this process created: known to be fiox's even where the filesystem cannot carry
-/// the mark, so a later job of the same run may write them.
-static CREATED: std::sync::Mutex<Vec<Identity>> = std::sync::Mutex::new(Vec::new());
-
-fn identity(path: &Path) -> Option<Identity> {
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.dev(), m.ino(), m.created().ok()))
+/// A file's identity: device, inode number and birth time (when the filesystem records one,
+/// so an inode number reused by a later file does not match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Identity {
+    dev: u64,
+    ino: u64,
+    /// Nanoseconds since the epoch.
+    btime: Option<i128>,
 }
 
-fn created_by_this_run(path: &Path) -> bool {
-    let Some(id) = identity(path) else {
-        return false;
-    };
-    let list = CREATED.lock().unwrap_or_else(|p| p.into_inner());
-    list.contains(&id)
+impl Identity {
+    pub fn of(m: &std::fs::Metadata) -> Identity {
+        use std::os::unix::fs::MetadataExt;
+        let btime = m
+            .created()
+            .ok()
+            .map(|t| match t.duration_since(UNIX_EPOCH) {
+                Ok(d) => d.as_nanos() as i128,
+                Err(e) => -(e.duration().as_nanos() as i128),
+            });
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            btime,
+        }
+    }
+
+    /// Device and inode number (what the kernel reports for a loop device's backing file).
+    pub fn dev_ino(&self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
+    /// The mark's value for this inode in state `layout`: "v2:dev:ino:btime:state".
+    fn mark_value(&self, layout: Layout) -> String {
+        let state = match layout {
+            Layout::Partial => "partial",
+            Layout::Complete => "done",
+        };
+        format!("{}{state}", self.mark_prefix())
+    }
+
+    fn mark_prefix(&self) -> String {
+        let btime = self.btime.map_or("-".to_string(), |b| b.to_string());
+        format!("v2:{}:{}:{btime}:", self.dev, self.ino)
+    }
+
+    /// What a mark read from this inode (or the error reading it) says.
+    fn judge(&self, value: io::Result<Vec<u8>>) -> Mark {
+        match value {
+            Ok(v) => match String::from_utf8_lossy(&v).strip_prefix(&self.mark_prefix()) {
+                Some("done") => Mark::Ours(Layout::Complete),
+                Some("partial") => Mark::Ours(Layout::Partial),
+                _ => Mark::Foreign,
+            },
+            Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Mark::Unmarked,
+            Err(e) if unsupported(&e) => Mark::Unsupported(e),
+            // Unreadable attributes: treat as the user's file (the safe side).
+            Err(_) => Mark::Unmarked,
+        }
+    }
+}
+
+/// Files this process created, with their layout state: known to be fiox's even where the
+/// filesystem cannot carry the mark, so a later job of the same run may write them.
+static CREATED: std::sync::Mutex<Vec<(Identity, Layout)>> = std::sync::Mutex::new(Vec::new());
+
+fn created() -> std::sync::MutexGuard<'static, Vec<(Identity, Layout)>> {
+    CREATED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Whether this process created the inode, and its layout state.
+pub fn created_here(id: &Identity) -> Option<Layout> {
+    created().iter().find(|(c, _)| c == id).map(|(_, l)| *l)
 }
 
 /// Files fiox created for jobs that asked for `unlink`: what a forced exit (second Ctrl-C)
@@ -75,67 +164,124 @@ pub fn forget(path: &Path) {
         .retain(|p| p != path);
 }
 
-/// On a forced exit: remove every file still registered by [`leave`] that carries fiox's
-/// mark (someone may have replaced it since). Best effort; returns how many were removed.
+/// On a forced exit: remove every file still registered by [`leave`] that is still fiox's
+/// (see [`unlink_owned`]; someone may have replaced it since). Best effort; returns how
+/// many were removed.
 pub fn remove_left_files() -> usize {
     let list = std::mem::take(&mut *UNLINK_ON_EXIT.lock().unwrap_or_else(|p| p.into_inner()));
     list.iter()
-        .filter(|p| matches!(mark_of(p), Mark::Marked) && std::fs::remove_file(p).is_ok())
+        .filter(|p| unlink_owned(p).unwrap_or(false))
         .count()
 }
 
-/// Mark a file fiox just created. Where the filesystem has no user extended attributes the
-/// file stays unmarked (a later run asks for the explicit allow; this run remembers it);
-/// other failures are errors.
-pub fn mark(path: &Path) -> Result<(), RunError> {
-    if let Some(id) = identity(path) {
-        CREATED.lock().unwrap_or_else(|p| p.into_inner()).push(id);
+/// Mark the file open as `file`, which fiox created, with its layout state. Where the
+/// filesystem has no user extended attributes the file stays unmarked (a later run asks for
+/// the explicit allow; this run remembers it); other failures are errors.
+pub fn mark(file: &File, path: &Path, layout: Layout) -> Result<(), RunError> {
+    let m = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
+    let id = Identity::of(&m);
+    {
+        let mut list = created();
+        match list.iter_mut().find(|(c, _)| *c == id) {
+            Some(entry) => entry.1 = layout,
+            None => list.push((id, layout)),
+        }
     }
-    match crate::sys::set_xattr(path, MARK, b"1") {
+    let value = id.mark_value(layout);
+    match crate::sys::fset_xattr(file.as_raw_fd(), MARK, value.as_bytes()) {
         Ok(()) => Ok(()),
         Err(e) if unsupported(&e) => Ok(()),
         Err(e) => Err(RunError::io("mark as created by fiox", path, e)),
     }
 }
 
-/// Read a file's mark (files this run created count as marked).
-pub fn mark_of(path: &Path) -> Mark {
-    if created_by_this_run(path) {
-        return Mark::Marked;
+/// The mark of the file open as `file` (files this run created count as marked).
+pub fn mark_of_file(file: &File) -> Mark {
+    let Ok(m) = file.metadata() else {
+        return Mark::Unmarked;
+    };
+    let id = Identity::of(&m);
+    if let Some(l) = created_here(&id) {
+        return Mark::Ours(l);
     }
-    match crate::sys::xattr_len(path, MARK) {
-        Ok(_) => Mark::Marked,
-        Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Mark::Unmarked,
-        Err(e) if unsupported(&e) => Mark::Unsupported(e),
-        // Unreadable attributes: treat as the user's file (the safe side).
-        Err(_) => Mark::Unmarked,
+    id.judge(crate::sys::fget_xattr(file.as_raw_fd(), MARK))
+}
+
+/// The mark of `path` itself (a symbolic link is not followed, and is never fiox's).
+pub fn mark_of(path: &Path) -> Mark {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return Mark::Unmarked;
+    };
+    if !m.is_file() {
+        return Mark::Unmarked;
+    }
+    let id = Identity::of(&m);
+    if let Some(l) = created_here(&id) {
+        return Mark::Ours(l);
+    }
+    id.judge(crate::sys::lget_xattr(path, MARK))
+}
+
+/// Whether fiox owns the file at `path` but did not finish laying it out (an earlier run was
+/// interrupted): such a file is laid out again.
+pub fn layout_incomplete(path: &Path) -> bool {
+    // The file the job's I/O would use: a symbolic link is followed, as the job's open does.
+    match crate::safeopen::open_to_check(path) {
+        Ok(Some(f)) => matches!(mark_of_file(&f), Mark::Ours(Layout::Partial)),
+        _ => false,
     }
 }
 
+/// `unlink=1`: remove `path` only if it is still a regular file fiox created (this run's
+/// inode, or one whose mark binds it); a symbolic link, a user's file renamed over fiox's,
+/// or a copy stays. Returns whether it was removed.
+///
+/// Residual window: Linux cannot unlink "this path if it is still this inode", so a rename
+/// over the path between the check and unlink(2) (microseconds) would still lose the
+/// renamed file.
+pub fn unlink_owned(path: &Path) -> io::Result<bool> {
+    let m = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if !m.is_file() || !matches!(mark_of(path), Mark::Ours(_)) {
+        return Ok(false);
+    }
+    // Checked on this inode, then removed by path (the window above).
+    let id = Identity::of(&m);
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    // The inode number may be reused by someone else's file once this one is gone.
+    created().retain(|(c, _)| *c != id);
+    Ok(true)
+}
+
 /// Refuse a writing job whose region covers existing bytes of a regular file fiox did not
-/// create, unless `allow_mounted_write=1` or `--allow-destructive` allows it. Files that are
-/// only read, missing, empty, or written only past their end (file_append) are fine.
+/// create, or that writes to a file backing a loop device or holding a filesystem signature
+/// (see [`crate::safeopen::check_writable`]), unless `allow_mounted_write=1` or
+/// `--allow-destructive` allows it. Files that are only read, missing, empty, or written only
+/// past their end (file_append) are fine. Checked again on the descriptor of every open that
+/// writes, since the path may change after this check.
 pub fn check_user_files(job: &JobSpec, plan: &FilePlan, allow: bool) -> Result<(), RunError> {
     if !files::job_writes(job) || job.files.allow_mounted_write || allow {
         return Ok(());
     }
-    for f in plan.files.iter().filter(|f| at_risk(f)) {
-        let why = match mark_of(&f.path) {
-            Mark::Marked => continue,
-            Mark::Unmarked => "fiox did not create it".to_string(),
-            Mark::Unsupported(e) => format!(
-                "fiox cannot tell whether it created it: the filesystem does not support the \
-                 extended attribute {MARK} ({e})"
-            ),
-        };
-        return Err(RunError::Refused(format!(
-            "job '{}': refusing to write to {}: it holds {} bytes of existing data and {why}; \
-             writing would destroy that data (set allow_mounted_write=1 in the job or pass \
-             --allow-destructive to write to it anyway)",
-            job.name,
-            f.path.display(),
-            f.real_size
-        )));
+    let who = crate::safeopen::Writer {
+        job: &job.name,
+        allow: false,
+    };
+    for f in plan
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Regular && f.real_size > 0)
+    {
+        if let Some(h) = crate::safeopen::open_to_check(&f.path)? {
+            crate::safeopen::check_writable(&who, &h, &f.path, f.offset)?;
+        }
     }
     Ok(())
 }
@@ -163,18 +309,8 @@ pub fn readonly_refusals(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
     out
 }
 
-/// A regular file with data where the job's region starts.
-fn at_risk(f: &PlannedFile) -> bool {
-    f.kind == FileKind::Regular && f.real_size > 0 && f.offset < f.real_size
-}
-
-/// Whether `unlink=1` may remove this file: fiox created it now or in an earlier run.
-pub fn may_unlink(f: &PlannedFile) -> bool {
-    f.created || matches!(mark_of(&f.path), Mark::Marked)
-}
-
 /// end_fsync, fsync_on_close, close, then unlink (only files fiox created, see
-/// [`may_unlink`]). Files removed are dropped from `leftovers`.
+/// [`unlink_owned`]). Files removed are dropped from `leftovers`.
 pub fn finish_files(
     job: &JobSpec,
     handles: &mut [Option<File>],
@@ -204,25 +340,11 @@ pub fn finish_files(
     if !job.files.unlink {
         return Ok(());
     }
-    for f in plan
-        .files
-        .iter()
-        .filter(|f| f.kind == FileKind::Regular && may_unlink(f))
-    {
-        if let Some(id) = identity(&f.path) {
-            // The inode may be reused by someone else's file once this one is gone.
-            CREATED
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .retain(|c| *c != id);
+    for f in plan.files.iter().filter(|f| f.kind == FileKind::Regular) {
+        if unlink_owned(&f.path).map_err(|e| RunError::io("unlink", &f.path, e))? {
+            leftovers.retain(|p| p != &f.path);
+            forget(&f.path);
         }
-        if let Err(e) = std::fs::remove_file(&f.path) {
-            if e.kind() != io::ErrorKind::NotFound {
-                return Err(RunError::io("unlink", &f.path, e));
-            }
-        }
-        leftovers.retain(|p| p != &f.path);
-        forget(&f.path);
     }
     Ok(())
 }
@@ -254,10 +376,18 @@ mod tests {
 
     fn xattrs_work(d: &Path) -> bool {
         let p = d.join("probe");
-        std::fs::write(&p, b"x").unwrap();
-        let ok = crate::sys::set_xattr(&p, MARK, b"1").is_ok();
+        let f = File::create(&p).unwrap();
+        let ok = crate::sys::fset_xattr(f.as_raw_fd(), MARK, b"1").is_ok();
         std::fs::remove_file(&p).unwrap();
         ok
+    }
+
+    /// A new file at `p` with `data`, marked by fiox.
+    fn fiox_file(p: &Path, data: &[u8]) -> File {
+        let f = crate::safeopen::create_new(p).unwrap().unwrap();
+        std::fs::write(p, data).unwrap();
+        mark(&f, p, Layout::Complete).unwrap();
+        f
     }
 
     #[test]
@@ -273,10 +403,70 @@ mod tests {
         assert!(e.contains("allow_mounted_write=1"), "{e}");
         assert!(e.contains(&p.display().to_string()), "{e}");
         assert!(check_user_files(&job, &plan, true).is_ok());
-        if xattrs_work(&d) {
-            mark(&p).unwrap();
-            assert!(check_user_files(&job, &plan, false).is_ok());
+        std::fs::remove_file(&p).unwrap();
+        fiox_file(&p, &[7u8; 64 << 10]);
+        assert!(check_user_files(&job, &plan, false).is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// The mark's value binds it to one inode: the same value on a copy, a forged value and
+    /// the old "1" are foreign; a partial layout is told apart from a complete one.
+    #[test]
+    fn mark_binds_to_the_inode_and_records_the_layout() {
+        let d = dir("bind");
+        if !xattrs_work(&d) {
+            eprintln!("skipped: {} has no user extended attributes", d.display());
+            return;
         }
+        let p = d.join("f");
+        let f = fiox_file(&p, b"data");
+        let value = crate::sys::fget_xattr(f.as_raw_fd(), MARK).unwrap();
+        assert!(matches!(mark_of(&p), Mark::Ours(Layout::Complete)));
+        let copy = d.join("copy");
+        std::fs::copy(&p, &copy).unwrap();
+        let c = File::options().write(true).open(&copy).unwrap();
+        for v in [&value[..], b"0", b"1", b"v2:0:0:-:done"] {
+            crate::sys::fset_xattr(c.as_raw_fd(), MARK, v).unwrap();
+            assert!(matches!(mark_of(&copy), Mark::Foreign), "{v:?}");
+            let why = mark_of_file(&c).why_not_ours().unwrap();
+            assert!(why.contains("marked by an older fiox or copied"), "{why}");
+        }
+        // Judged from the attribute alone (a later run has no memory of this one).
+        let id = Identity::of(&f.metadata().unwrap());
+        assert!(matches!(
+            id.judge(Ok(value.clone())),
+            Mark::Ours(Layout::Complete)
+        ));
+        assert!(matches!(
+            id.judge(Ok(id.mark_value(Layout::Partial).into_bytes())),
+            Mark::Ours(Layout::Partial)
+        ));
+        mark(&f, &p, Layout::Partial).unwrap();
+        assert!(layout_incomplete(&p));
+        mark(&f, &p, Layout::Complete).unwrap();
+        assert!(!layout_incomplete(&p));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// unlink removes fiox's inode only: not a symbolic link to it, not a file renamed over it.
+    #[test]
+    fn unlink_owned_checks_the_path_is_still_fioxs_inode() {
+        let d = dir("unlink-owned");
+        let p = d.join("f");
+        fiox_file(&p, b"fiox");
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        assert!(!unlink_owned(&link).unwrap());
+        assert!(std::fs::symlink_metadata(&link).is_ok());
+        let mine = d.join("mine");
+        std::fs::write(&mine, b"user").unwrap();
+        std::fs::rename(&mine, &p).unwrap();
+        assert!(!unlink_owned(&p).unwrap());
+        assert_eq!(std::fs::read(&p).unwrap(), b"user");
+        std::fs::remove_file(&p).unwrap();
+        fiox_file(&p, b"fiox");
+        assert!(unlink_owned(&p).unwrap());
+        assert!(!p.exists());
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -187,7 +187,7 @@ pub fn spin_for(d: Duration, stop: &AtomicBool) {
     let mut n = 0u32;
     while Instant::now() < end {
         n = n.wrapping_add(1);
-        if n % 1024 == 0 && stop.load(Ordering::Relaxed) {
+        if n.is_multiple_of(1024) && stop.load(Ordering::Relaxed) {
             return;
         }
         std::hint::spin_loop();

@@ -156,35 +156,43 @@ fn c_path(path: &std::path::Path) -> io::Result<std::ffi::CString> {
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-/// Set extended attribute `name` of `path` to `value` (follows symlinks).
-pub fn set_xattr(path: &std::path::Path, name: &str, value: &[u8]) -> io::Result<()> {
-    let p = c_path(path)?;
+/// Set extended attribute `name` of the file open at `fd` to `value`.
+pub fn fset_xattr(fd: RawFd, name: &str, value: &[u8]) -> io::Result<()> {
     let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: both strings are NUL-terminated and live across the call; value is a valid
-    // slice of value.len() bytes the kernel only reads.
-    check(unsafe {
-        libc::setxattr(
-            p.as_ptr(),
-            n.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    })?;
+    // SAFETY: the name is NUL-terminated and lives across the call; value is a valid slice of
+    // value.len() bytes the kernel only reads.
+    check(unsafe { libc::fsetxattr(fd, n.as_ptr(), value.as_ptr().cast(), value.len(), 0) })?;
     Ok(())
 }
 
-/// Length of extended attribute `name` of `path` (Err(ENODATA) when it is not set).
-pub fn xattr_len(path: &std::path::Path, name: &str) -> io::Result<usize> {
+/// Extended attribute values are short here: a longer one is not fiox's (ERANGE).
+const XATTR_MAX: usize = 256;
+
+/// Extended attribute `name` of the file open at `fd` (Err(ENODATA) when it is not set).
+pub fn fget_xattr(fd: RawFd, name: &str) -> io::Result<Vec<u8>> {
+    let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut buf = vec![0u8; XATTR_MAX];
+    // SAFETY: NUL-terminated name; buf is valid for buf.len() bytes of writes.
+    let r = unsafe { libc::fgetxattr(fd, n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(r as usize);
+    Ok(buf)
+}
+
+/// Extended attribute `name` of `path` itself, not following a symbolic link (lgetxattr).
+pub fn lget_xattr(path: &std::path::Path, name: &str) -> io::Result<Vec<u8>> {
     let p = c_path(path)?;
     let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: NUL-terminated strings; a null buffer of size 0 asks only for the length.
-    let r = unsafe { libc::getxattr(p.as_ptr(), n.as_ptr(), std::ptr::null_mut(), 0) };
+    let mut buf = vec![0u8; XATTR_MAX];
+    // SAFETY: NUL-terminated strings; buf is valid for buf.len() bytes of writes.
+    let r = unsafe { libc::lgetxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r as usize)
+        return Err(io::Error::last_os_error());
     }
+    buf.truncate(r as usize);
+    Ok(buf)
 }
 
 /// How many SIGINT/SIGTERM arrived since the handlers were installed.

@@ -44,7 +44,9 @@ pub fn describe(v: &Verifier, dump: bool, path: &str, block: &[u8], f: &VerifyFa
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    match v.dump(dir, path, block, f) {
+    // Named by fiox next to the data file: a user's file of that name or a symbolic link
+    // there is left alone (see safeopen::create_output).
+    match v.dump_with(dir, path, block, f, &crate::safeopen::create_output) {
         Ok(d) => format!(
             "{path}: {f} (dumped to {}{})",
             d.received.display(),

@@ -46,6 +46,9 @@ pub struct JobOutcome {
 pub(crate) struct Opened {
     pub handles: Vec<Option<File>>,
     pub plan: FilePlan,
+    /// Per file, the inode its setup open created or checked (None: not opened at setup), so
+    /// a lazy reopen of the same inode is not checked again.
+    checked: Vec<Option<crate::owned::Identity>>,
     /// Problems met while preparing files that do not stop the job (cache invalidation).
     warnings: Vec<Warning>,
     /// Exclusive claims on the block devices the job writes, held until the job is done so
@@ -147,7 +150,7 @@ fn execute(
             writable: files::job_writes(job),
         })?;
     }
-    let gate = lazy_open_gate(job, &mut opened, engine.as_mut(), flags.no_io)?;
+    let gate = lazy_open_gate(env, &mut opened, engine.as_mut(), flags.no_io)?;
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
     let measure = Measure::of(job, flags.sync);
@@ -165,11 +168,12 @@ fn execute(
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
 /// hand them to a gate that reopens each when the generator first uses it.
 fn lazy_open_gate(
-    job: &JobSpec,
+    env: &JobEnv,
     opened: &mut Opened,
     engine: &mut dyn IoEngine,
     diskless: bool,
 ) -> Result<Option<OpenGate>, RunError> {
+    let (job, allow) = (env.job, allow_all(env));
     if !files::lazy_open(job, opened.plan.files.len(), diskless) {
         return Ok(None);
     }
@@ -179,10 +183,15 @@ fn lazy_open_gate(
             engine.close_file(i as u32)?;
         }
         opened.handles[i] = None;
-        list.push((f.path.clone(), f.real_size.max(f.offset + f.size)));
+        list.push(crate::opengate::GateEntry {
+            path: f.path.clone(),
+            size: f.real_size.max(f.offset + f.size),
+            offset: f.offset,
+            checked: opened.checked[i],
+        });
     }
     let spec = fiox_engine::OpenSpec::from_job(job);
-    let gate = OpenGate::new(list, spec, files::job_writes(job));
+    let gate = OpenGate::new(list, spec, files::job_writes(job), &job.name, allow);
     Ok(Some(
         gate.fsync_on_close(job.fsync_on_close)
             .advise(files::access_advice(job))
@@ -248,6 +257,7 @@ fn prepare_files(
     if diskless {
         let handles = plan.files.iter().map(|_| None).collect();
         return Ok(Opened {
+            checked: vec![None; plan.files.len()],
             handles,
             plan,
             warnings: Vec::new(),
@@ -266,22 +276,28 @@ fn prepare_files(
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
     let mut warnings = Vec::new();
+    let mut checked = Vec::with_capacity(plan.files.len());
     // create_on_open: a missing file is created by its first open during the I/O phase.
     let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
+    let who = crate::safeopen::Writer {
+        job: &job.name,
+        allow: allow_all(env),
+    };
     for f in &mut plan.files {
-        let existed = f.path.exists();
-        if defer && !existed {
+        if defer && !f.path.exists() {
             // Created at its first open (create_on_open): still removed on an aborted run,
             // by path, once it carries fiox's mark (see the cleanup in lib.rs).
             if job.files.unlink {
                 crate::owned::leave(leftovers, &f.path);
             }
             handles.push(None);
+            checked.push(None);
             continue;
         }
-        let h = fiox_engine::open_file(&f.path, &spec)?;
-        if !existed {
-            crate::owned::mark(&f.path)?;
+        let o = crate::safeopen::open_job_file(&who, &f.path, &spec, f.offset, None)?;
+        checked.push(Some(o.id));
+        let h = o.file;
+        if o.created {
             f.created = true;
             if job.files.unlink {
                 crate::owned::leave(leftovers, &f.path);
@@ -293,9 +309,15 @@ fn prepare_files(
     Ok(Opened {
         handles,
         plan,
+        checked,
         warnings,
         _claims: claims,
     })
+}
+
+/// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).
+fn allow_all(env: &JobEnv) -> bool {
+    env.job.files.allow_mounted_write || env.allow_destructive
 }
 
 fn lay_out_all(
@@ -311,7 +333,8 @@ fn lay_out_all(
     for f in plan.files.iter_mut().filter(|f| f.needs_layout) {
         if let Ok(m) = std::fs::metadata(&f.path) {
             f.real_size = m.len();
-            f.needs_layout = m.len() < f.offset + f.size;
+            f.needs_layout =
+                m.len() < f.offset + f.size || crate::owned::layout_incomplete(&f.path);
         }
     }
     let need: Vec<usize> = (0..plan.files.len())
@@ -354,7 +377,7 @@ fn lay_out_all(
         if job.files.unlink && !f.path.exists() {
             crate::owned::leave(leftovers, &f.path);
         }
-        files::lay_out(job, f, &stop)?;
+        files::lay_out(job, f, allow_all(env), &stop)?;
     }
     Ok(())
 }
@@ -448,12 +471,13 @@ fn run_io(
         .iter()
         .map(|f| f.path.display().to_string())
         .collect();
-    let logs = fiox_stats::JobLogs::for_job(std::path::Path::new("."), job).map_err(|e| {
-        RunError::Job {
+    let here = std::path::Path::new(".");
+    let create = crate::safeopen::create_output;
+    let logs =
+        fiox_stats::JobLogs::for_job_with(here, job, &create).map_err(|e| RunError::Job {
             job: job.name.clone(),
             msg: format!("cannot open log file: {e}"),
-        }
-    })?;
+        })?;
     let mut lp = IoLoop::new(
         job,
         engine,

@@ -40,7 +40,17 @@ impl HistLog {
     /// Create (truncate) `path`. `hist_msec` 0 writes no lines (fio creates the file anyway);
     /// `coarseness` is capped at 6 (fio's maximum).
     pub fn create(path: &Path, hist_msec: u64, coarseness: u32) -> Result<HistLog, LogError> {
-        let file = File::create(path).map_err(|source| LogError::Create {
+        Self::create_with(path, hist_msec, coarseness, &crate::log::create_nofollow)
+    }
+
+    /// As [`HistLog::create`], creating the file with `open`.
+    pub fn create_with(
+        path: &Path,
+        hist_msec: u64,
+        coarseness: u32,
+        open: crate::log::Opener<'_>,
+    ) -> Result<HistLog, LogError> {
+        let file = open(path).map_err(|source| LogError::Create {
             path: path.to_path_buf(),
             source,
         })?;

@@ -75,7 +75,8 @@ pub use group::{bw_agg_pct, group_results, merge_jobs};
 pub use hist::Histogram;
 pub use histlog::HistLog;
 pub use log::{
-    rate_windows, IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions, RateWindows,
+    create_nofollow, rate_windows, IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions,
+    Opener, RateWindows,
 };
 pub use model::*;
 pub use sampler::{NoSink, RateKind, RateSampler, RateSink};

@@ -99,6 +99,21 @@ struct AvgWindow {
     start_ms: u64,
 }
 
+/// How log files are created: given the path, an open file to write from its start.
+pub type Opener<'a> = &'a dyn Fn(&Path) -> io::Result<File>;
+
+/// Create or truncate `path` for writing, failing (ELOOP) where it is a symbolic link: a log
+/// name never leads fiox into a file elsewhere.
+pub fn create_nofollow(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
 /// One open log file.
 #[derive(Debug)]
 pub struct LogFile {
@@ -115,9 +130,19 @@ fn prio_column(ioprio: u32) -> u32 {
 }
 
 impl LogFile {
-    /// Create (truncate) `path`.
+    /// Create (truncate) `path`, not following a symbolic link there (see [`create_nofollow`]).
     pub fn create(path: &Path, kind: LogKind, opts: LogOptions) -> Result<LogFile, LogError> {
-        let file = File::create(path).map_err(|source| LogError::Create {
+        Self::create_with(path, kind, opts, &create_nofollow)
+    }
+
+    /// Create `path` with `open` (the caller's rule for what may be replaced).
+    pub fn create_with(
+        path: &Path,
+        kind: LogKind,
+        opts: LogOptions,
+        open: Opener<'_>,
+    ) -> Result<LogFile, LogError> {
+        let file = open(path).map_err(|source| LogError::Create {
             path: path.to_path_buf(),
             source,
         })?;
@@ -319,12 +344,17 @@ impl JobLogs {
     /// `"."`), named after the job's 1-based number in the run (`job.index + 1`), with the
     /// bw/iops averaging windows of [`rate_windows`].
     pub fn for_job(dir: &Path, job: &JobSpec) -> Result<JobLogs, LogError> {
+        Self::for_job_with(dir, job, &create_nofollow)
+    }
+
+    /// As [`JobLogs::for_job`], creating each file with `open`.
+    pub fn for_job_with(dir: &Path, job: &JobSpec, open: Opener<'_>) -> Result<JobLogs, LogError> {
         let w = rate_windows(job);
         let names = LogNames {
             job_name: &job.name,
             job_number: job.index + 1,
         };
-        Self::open_with(dir, &job.logs, &job.stats, names, w)
+        Self::open_with(dir, &job.logs, &job.stats, names, w, open)
     }
 
     /// As [`JobLogs::for_job`] from the parts of a job: `job_name` is the prefix when an option
@@ -349,7 +379,7 @@ impl JobLogs {
             job_name,
             job_number,
         };
-        Self::open_with(dir, logs, stats, names, w)
+        Self::open_with(dir, logs, stats, names, w, &create_nofollow)
     }
 
     fn open_with(
@@ -358,6 +388,7 @@ impl JobLogs {
         stats: &StatsSpec,
         names: LogNames<'_>,
         w: RateWindows,
+        opener: Opener<'_>,
     ) -> Result<JobLogs, LogError> {
         let open = |prefix: &Option<String>, kind: LogKind, enabled: bool, avg_msec: u64| {
             let Some(p) = prefix.as_deref().filter(|_| enabled) else {
@@ -369,7 +400,7 @@ impl JobLogs {
                 avg_msec,
                 log_offset: logs.log_offset,
             };
-            LogFile::create(&dir.join(name), kind, opts).map(Some)
+            LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
         };
         let lat_on = |disabled: bool| !disabled && !stats.gtod_reduce;
         let (lat_log, avg) = (&logs.write_lat_log, logs.log_avg_msec);
@@ -385,7 +416,8 @@ impl JobLogs {
                     let name =
                         log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
                     // log_hist_coarseness is not an option fiox accepts: always full resolution.
-                    Some(HistLog::create(&dir.join(name), logs.log_hist_msec, 0)?)
+                    let path = dir.join(name);
+                    Some(HistLog::create_with(&path, logs.log_hist_msec, 0, opener)?)
                 }
                 None => None,
             },

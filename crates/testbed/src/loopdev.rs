@@ -296,6 +296,16 @@ pub fn sys_backing_file(name: &str) -> Option<PathBuf> {
     Some(PathBuf::from(s.trim_end_matches('\n')))
 }
 
+/// Device and inode number of the backing file of /dev/`name` (e.g. "loop3") as the kernel
+/// holds them (LOOP_GET_STATUS64): right even where the backing path in sysfs names a file
+/// this process cannot see (another mount namespace, a deleted or moved file). `None` when
+/// the device is unbound or cannot be opened (permissions).
+pub fn backing_dev_ino(name: &str) -> Option<(u64, u64)> {
+    let f = File::open(format!("/dev/{name}")).ok()?;
+    let info = sys::loop_get_status(f.as_fd()).ok()?;
+    Some((info.lo_device, info.lo_inode))
+}
+
 /// Loop devices (names like "loop3") currently bound to `backing`, per sysfs.
 pub fn loops_backed_by(backing: &Path) -> Vec<String> {
     let want = backing

@@ -36,6 +36,21 @@ impl Verifier {
         block: &[u8],
         failure: &VerifyFailure,
     ) -> Result<DumpFiles, VerifyError> {
+        self.dump_with(dir, file_name, block, failure, &|p| {
+            std::fs::File::create(p)
+        })
+    }
+
+    /// As [`Verifier::dump`], creating each file with `open` (the caller's rule for what may
+    /// be replaced and whether a symbolic link is followed).
+    pub fn dump_with(
+        &self,
+        dir: &Path,
+        file_name: &str,
+        block: &[u8],
+        failure: &VerifyFailure,
+        open: &dyn Fn(&Path) -> std::io::Result<std::fs::File>,
+    ) -> Result<DumpFiles, VerifyError> {
         let start = failure.offset.wrapping_sub(failure.block_offset);
         let start = usize::try_from(start)
             .unwrap_or(usize::MAX)
@@ -43,11 +58,11 @@ impl Verifier {
         let len = usize::try_from(failure.len).unwrap_or(usize::MAX);
         let end = start.saturating_add(len).min(block.len());
         let received = dump_path(dir, file_name, failure.offset, "received");
-        write(&received, &block[start..end])?;
+        write(&received, &block[start..end], open)?;
         let expected = match self.expected_bytes(failure) {
             Some(bytes) => {
                 let p = dump_path(dir, file_name, failure.offset, "expected");
-                write(&p, &bytes)?;
+                write(&p, &bytes, open)?;
                 Some(p)
             }
             None => None,
@@ -56,11 +71,18 @@ impl Verifier {
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), VerifyError> {
-    std::fs::write(path, bytes).map_err(|source| VerifyError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+fn write(
+    path: &Path,
+    bytes: &[u8],
+    open: &dyn Fn(&Path) -> std::io::Result<std::fs::File>,
+) -> Result<(), VerifyError> {
+    use std::io::Write;
+    open(path)
+        .and_then(|mut f| f.write_all(bytes))
+        .map_err(|source| VerifyError::Io {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -143,9 +143,10 @@ pub(super) static OPTS: &[OptDef] = &[
         "fiox refuses to write to a block device that is mounted, held by another device or \
          open exclusively elsewhere (O_EXCL), or that holds a file system, RAID, encryption or \
          partition signature (libblkid's list; every kernel-listed partition is probed too), to \
-         a loop device over a file fiox did not create, and to write over existing bytes of a \
-         regular file it did not create (files fiox lays out carry the xattr \
-         user.fiox.created). Setting this option (or the --allow-destructive switch) allows \
+         a loop device over a file fiox did not create, to a regular file that backs a loop \
+         device or holds such a signature, and over existing bytes of a regular file it did not \
+         create (files fiox lays out carry the xattr user.fiox.created, bound to that inode: a \
+         copy does not count). Setting this option (or the --allow-destructive switch) allows \
          all of these.",
     ),
     OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {

@@ -1,0 +1,294 @@
+//! Opening files fiox writes without trusting a check made earlier on the path: a file fiox
+//! means to create is created with O_CREAT|O_EXCL (and O_NOFOLLOW, so a symbolic link there
+//! is never followed into someone's file), and a file that already exists is checked on the
+//! open descriptor (fstat, fgetxattr) before any byte is written: it must carry fiox's mark
+//! for this inode (see [`crate::owned`]) when the job writes over existing bytes, and it must
+//! neither back a loop device nor hold a filesystem or partition signature (a filesystem
+//! image, even one fiox once laid out). Also the implicit outputs fiox names itself (logs in
+//! the working directory): they replace only a file fiox wrote.
+
+use crate::error::RunError;
+use crate::owned::{self, Identity, Layout, Mark};
+use fiox_engine::OpenSpec;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Who writes, for refusal messages, and whether the user allowed writing over anything
+/// (`allow_mounted_write=1` or `--allow-destructive`).
+pub struct Writer<'a> {
+    pub job: &'a str,
+    pub allow: bool,
+}
+
+/// Create `path` only if nothing is there (not even a symbolic link), read-write. None when
+/// something already exists.
+pub fn create_new(path: &Path) -> Result<Option<File>, RunError> {
+    let r = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path);
+    match r {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+        Err(e) => Err(RunError::io("create", path, e)),
+    }
+}
+
+/// Open an existing file read-only to check it (non-blocking, so a FIFO put there does not
+/// hang the check). None when it is gone.
+pub fn open_to_check(path: &Path) -> Result<Option<File>, RunError> {
+    let r = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path);
+    match r {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(RunError::io("open to check", path, e)),
+    }
+}
+
+/// Refuse writing to the regular file open as `file` (at `path`, from byte `from` on) unless
+/// the user allowed it: when it backs a loop device, holds a filesystem or partition
+/// signature (not checked for files this run created: their data is fiox's), or has bytes
+/// at or after `from` and is not fiox's. Other file types are checked elsewhere (block
+/// devices by path before the job).
+pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Result<(), RunError> {
+    let m = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
+    if who.allow || !m.is_file() {
+        return Ok(());
+    }
+    let id = Identity::of(&m);
+    if let Some(dev) = loop_backed_by(&id) {
+        return Err(refusal(
+            who,
+            path,
+            &format!("it backs loop device {dev}, so it is a disk image in use"),
+        ));
+    }
+    if m.len() > 0 && owned::created_here(&id).is_none() {
+        if let Some(what) = signature_of(file, path)? {
+            return Err(refusal(
+                who,
+                path,
+                &format!("it holds {what}, so it is a disk image"),
+            ));
+        }
+    }
+    if m.len() > from {
+        if let Some(why) = owned::mark_of_file(file).why_not_ours() {
+            return Err(refusal(
+                who,
+                path,
+                &format!("it holds {} bytes of existing data and {why}", m.len()),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn refusal(who: &Writer, path: &Path, why: &str) -> RunError {
+    RunError::Refused(format!(
+        "job '{}': refusing to write to {}: {why}; writing would destroy that data (set \
+         allow_mounted_write=1 in the job or pass --allow-destructive to write to it anyway)",
+        who.job,
+        path.display()
+    ))
+}
+
+/// The loop device (`/dev/loopN`) whose backing file is this inode: per sysfs (the backing
+/// file's current path, which follows renames), or where that path does not resolve here
+/// (another mount namespace, a removed name of a file still linked elsewhere), per the
+/// device's LOOP_GET_STATUS64 (needs permission to open the device; without it such a
+/// device is not found).
+fn loop_backed_by(id: &Identity) -> Option<String> {
+    use fiox_testbed::loopdev;
+    use std::os::unix::fs::MetadataExt;
+    let rd = std::fs::read_dir("/sys/block").ok()?;
+    rd.flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .find(|n| match loopdev::sys_backing_file(n) {
+            None => false, // not bound
+            Some(b) => match std::fs::metadata(b) {
+                Ok(m) => (m.dev(), m.ino()) == id.dev_ino(),
+                Err(_) => loopdev::backing_dev_ino(n) == Some(id.dev_ino()),
+            },
+        })
+        .map(|n| format!("/dev/{n}"))
+}
+
+/// The filesystem, partition-table, RAID, swap or LUKS signature of the file open as `file`
+/// (libblkid, see `file_signature`), probed through /proc/self/fd (the same inode, not the
+/// path).
+fn signature_of(file: &File, path: &Path) -> Result<Option<String>, RunError> {
+    let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    match fiox_testbed::probe::file_signature(Path::new(&fd_path)) {
+        Ok(found) => Ok(found),
+        Err(e) => Err(RunError::Refused(format!(
+            "refusing to write to {}: cannot read its first bytes to check for a filesystem \
+             signature ({e}) (set allow_mounted_write=1 or pass --allow-destructive to write \
+             to it anyway)",
+            path.display()
+        ))),
+    }
+}
+
+/// A job's file opened for I/O, and what fiox knows about it.
+pub struct Opened {
+    pub file: File,
+    pub id: Identity,
+    /// This open created the file.
+    pub created: bool,
+}
+
+/// Open a job's file with the job's flags. A file the job may create is created first with
+/// O_EXCL (and marked, complete: nothing to lay out); the job's own open must then find that
+/// inode. An existing file opened for writing is checked on the descriptor
+/// ([`check_writable`], writes from `from` on) unless it is `known`: the inode this job
+/// already checked.
+pub fn open_job_file(
+    who: &Writer,
+    path: &Path,
+    spec: &OpenSpec,
+    from: u64,
+    known: Option<&Identity>,
+) -> Result<Opened, RunError> {
+    let mut made = None;
+    if spec.create {
+        if let Some(f) = create_new(path)? {
+            owned::mark(&f, path, Layout::Complete)?;
+            made = Some(identity(&f, path)?);
+        }
+    }
+    let file = fiox_engine::open_file(path, spec)?;
+    let id = identity(&file, path)?;
+    match made {
+        Some(m) if m != id => {
+            return Err(RunError::Refused(format!(
+                "job '{}': {} was replaced by another file while fiox opened the file it had \
+                 just created; not writing to it",
+                who.job,
+                path.display()
+            )))
+        }
+        Some(_) => {}
+        None if spec.write && known != Some(&id) => check_writable(who, &file, path, from)?,
+        None => {}
+    }
+    Ok(Opened {
+        file,
+        id,
+        created: made.is_some(),
+    })
+}
+
+fn identity(f: &File, path: &Path) -> Result<Identity, RunError> {
+    let m = f.metadata().map_err(|e| RunError::io("stat", path, e))?;
+    Ok(Identity::of(&m))
+}
+
+/// Open a file to lay it out (read-write): created with O_EXCL when missing (marked as being
+/// laid out), else checked on the descriptor for writing from its current end on, from
+/// `job_from` on when the job itself writes there (so a file the job may not write is not
+/// even extended), or from 0 when fiox's earlier layout of it did not finish. Returns the
+/// file, its mark, and whether this open created it.
+pub fn open_for_layout(
+    who: &Writer,
+    path: &Path,
+    may_create: bool,
+    job_from: Option<u64>,
+) -> Result<(File, Mark, bool), RunError> {
+    if may_create {
+        if let Some(f) = create_new(path)? {
+            owned::mark(&f, path, Layout::Partial)?;
+            return Ok((f, Mark::Ours(Layout::Partial), true));
+        }
+    }
+    let f = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && !may_create => {
+            return Err(RunError::Plan(format!(
+                "{} does not exist and allow_file_create=0 forbids creating it",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(RunError::io("open to lay out", path, e)),
+    };
+    let mark = owned::mark_of_file(&f);
+    let from = match mark {
+        Mark::Ours(Layout::Partial) => 0,
+        _ => {
+            let size = f
+                .metadata()
+                .map_err(|e| RunError::io("stat", path, e))?
+                .len();
+            job_from.map_or(size, |j| j.min(size))
+        }
+    };
+    check_writable(who, &f, path, from)?;
+    Ok((f, mark, false))
+}
+
+/// Create an output file fiox names itself (a log in the working directory), as fio does
+/// but without destroying anything: a new file is created (O_EXCL) and marked; an existing
+/// one is replaced (truncated) only when it is a regular file fiox wrote (its mark binds it);
+/// a symbolic link is never followed. The error says what was found and what to do.
+pub fn create_output(path: &Path) -> io::Result<File> {
+    let new = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path);
+    match new {
+        Ok(f) => {
+            owned::mark(&f, path, Layout::Complete).map_err(io::Error::other)?;
+            return Ok(f);
+        }
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        Err(_) => {}
+    }
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "it is a symbolic link, which fiox does not follow for a file it names \
+                 itself; remove the link or run in another directory",
+            ),
+            _ => e,
+        })?;
+    if !f.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "it exists and is not a regular file; remove it or run in another directory",
+        ));
+    }
+    match owned::mark_of_file(&f).why_not_ours() {
+        None => {
+            f.set_len(0)?;
+            Ok(f)
+        }
+        Some(why) => Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "it exists and {why}; fiox replaces only files it wrote: move it away or run \
+                 in another directory"
+            ),
+        )),
+    }
+}
