@@ -12,6 +12,7 @@ use crate::files::FilePlan;
 use crate::gen::Generator;
 use crate::verify::JobVerify;
 use fiox_job::{Ddir, JobSpec};
+use fiox_stats::Warning;
 use fiox_verify::{state_file_name, WriteLog};
 use std::path::PathBuf;
 
@@ -67,18 +68,27 @@ pub fn check_targets(job: &JobSpec, plan: &FilePlan) -> Result<(), RunError> {
 
 /// Save every file's write log after the write phase (`verify_state_save`), complete or not:
 /// as fio rewrites its state on every run, a state left by an earlier run never outlives the
-/// run that overwrote its blocks.
-pub fn save_after_write(job: &JobSpec, jv: Option<&JobVerify>) -> Result<(), RunError> {
-    let Some(jv) = jv else { return Ok(()) };
+/// run that overwrote its blocks. A state that cannot be saved (a file of that name that is
+/// not a state file, a symlink, an unwritable directory) is a warning, as in fio: the job's
+/// I/O and checks are done; only a later `verify_state_load` lacks it.
+pub fn save_after_write(job: &JobSpec, jv: Option<&JobVerify>) -> Option<Warning> {
+    let jv = jv?;
     if !job.verify.verify_state_save || !crate::files::job_writes(job) {
-        return Ok(());
+        return None;
     }
     for (i, log) in jv.logs().iter().enumerate() {
         let path = state_path(job, i as u32);
-        log.save(&path, jv.ident(i as u32))
-            .map_err(|e| job_err(job, format!("verify_state_save: {e}")))?;
+        if let Err(e) = log.save(&path, jv.ident(i as u32)) {
+            return Some(Warning {
+                code: "verify-state-not-saved".into(),
+                message: format!("verify_state_save: {e}"),
+                fix: "a later verify_only=1 verify_state_load=1 run cannot use this run's \
+                      state; run in a directory where fiox may write its state file"
+                    .into(),
+            });
+        }
     }
-    Ok(())
+    None
 }
 
 /// Fill the write logs for `verify_only`: from the saved state with `verify_state_load`,

@@ -482,7 +482,7 @@ fn run_io(
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
-    crate::vstate::save_after_write(job, lp.verify.as_ref())?;
+    let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
     let reads_before = lp.acct.dirs[0].total_ios;
     let phase = crate::vphase::verify_phase(env, &mut lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
@@ -490,6 +490,7 @@ fn run_io(
         .as_ref()
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, &mut lp, measure, result)?;
+    result.warnings.extend(state_warning);
     if let Some(ms) = phase_ms {
         crate::vphase::split_runtime(result, ms, reads_before);
     }
