@@ -83,9 +83,10 @@ pub fn verify_phase(
 }
 
 /// fio's per-direction runtimes with a verify phase: the write phase's time goes to the
-/// directions it moved data in, the verify phase's to reads (`phase_ms` is the verify phase,
-/// `reads_before` the reads of the write phase: verify_backlog's or a mixed workload's).
-pub fn split_runtime(result: &mut JobResult, phase_ms: u64, reads_before: u64) {
+/// directions the workload has (`rw`), the verify phase's to reads (`phase_ms`). Reads of the
+/// write phase that the workload does not have (verify_backlog's) add no time of their own, as
+/// in fio, which times a direction's phase only when the job does that direction.
+pub fn split_runtime(result: &mut JobResult, phase_ms: u64, rw: fiox_job::RwMode) {
     let write_ms = result.runtime_ms.saturating_sub(phase_ms);
     let dirs = &mut result.dirs;
     for d in [&mut dirs.write, &mut dirs.trim] {
@@ -95,10 +96,9 @@ pub fn split_runtime(result: &mut JobResult, phase_ms: u64, reads_before: u64) {
     }
     let rd = &mut dirs.read;
     if rd.total_ios > 0 {
-        rd.runtime_ms = if reads_before > 0 { write_ms } else { 0 };
-        if rd.total_ios > reads_before {
-            rd.runtime_ms += phase_ms;
-        }
+        let before = if rw.has_read() { write_ms } else { 0 };
+        // A direction with I/O never shows 0 ms (its rates would divide by zero).
+        rd.runtime_ms = (before + phase_ms).max(1);
     }
 }
 
@@ -141,4 +141,42 @@ pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> Run
         "job '{}': {} block(s) failed verification; first: {first}",
         env.job.name, v.failures
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::RwMode;
+
+    fn result(reads: u64, writes: u64, runtime_ms: u64) -> JobResult {
+        let mut r = JobResult {
+            runtime_ms,
+            ..Default::default()
+        };
+        r.dirs.read.total_ios = reads;
+        r.dirs.write.total_ios = writes;
+        r
+    }
+
+    #[test]
+    fn the_verify_phase_time_goes_to_reads_the_write_phase_to_the_workload() {
+        // 300 ms in all, 100 of them verifying; backlog reads in a write job add nothing.
+        let mut r = result(256, 256, 300);
+        split_runtime(&mut r, 100, RwMode::Write);
+        assert_eq!(
+            (r.dirs.read.runtime_ms, r.dirs.write.runtime_ms),
+            (100, 200)
+        );
+        // A mixed workload reads in both phases.
+        let mut r = result(512, 256, 300);
+        split_runtime(&mut r, 100, RwMode::RandRw);
+        assert_eq!(
+            (r.dirs.read.runtime_ms, r.dirs.write.runtime_ms),
+            (300, 200)
+        );
+        // A verify phase under a millisecond still shows 1 ms for its reads.
+        let mut r = result(4, 0, 5);
+        split_runtime(&mut r, 0, RwMode::Write);
+        assert_eq!((r.dirs.read.runtime_ms, r.dirs.write.runtime_ms), (1, 0));
+    }
 }

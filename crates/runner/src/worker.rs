@@ -483,7 +483,6 @@ fn run_io(
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
     let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
-    let reads_before = lp.acct.dirs[0].total_ios;
     let phase = crate::vphase::verify_phase(env, &mut lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
     let phase_ms = phase
@@ -492,7 +491,7 @@ fn run_io(
     collect(job, &mut lp, measure, result)?;
     result.warnings.extend(state_warning);
     if let Some(ms) = phase_ms {
-        crate::vphase::split_runtime(result, ms, reads_before);
+        crate::vphase::split_runtime(result, ms, job.rw.mode);
     }
     if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
         return Err(crate::vphase::verify_failed(env, v, result));
