@@ -101,6 +101,9 @@ pub struct IoLoop<'a> {
     vq: std::collections::VecDeque<VerifyRead>,
     /// The verify phase: the loop issues only `vq`'s reads and ends when they are done.
     verify_phase: bool,
+    /// The engine moves no data (null): reads are counted but not checked, as fio does for
+    /// its FIO_FAKEIO engines.
+    fake_io: bool,
     in_flight: Vec<bool>,
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
@@ -169,6 +172,7 @@ impl<'a> IoLoop<'a> {
             active[d.index()].then(|| RateSampler::new(d, 0, windows.bw_ms, windows.iops_ms))
         });
         let copy_lat = engine.flags().sync;
+        let fake_io = engine.flags().no_io;
         let helpers = engine.helper_threads();
         let mut pacer = Pacer::new(job);
         pacer.restart(0);
@@ -202,6 +206,7 @@ impl<'a> IoLoop<'a> {
             in_flight: vec![false; depth],
             vq: std::collections::VecDeque::new(),
             verify_phase: false,
+            fake_io,
             cpu_start: crate::sys::job_usage(&helpers),
             helpers,
             limits,
@@ -816,6 +821,7 @@ impl<'a> IoLoop<'a> {
         };
         match s.ddir {
             1 => v.written(s.file, s.offset, s.len as u64, s.seq),
+            0 if self.fake_io => {}
             0 if s.check => {
                 let path = self.paths.get(s.file as usize).map(String::as_str);
                 let buf = &self.pool.slice(id as usize)[..s.len as usize];
