@@ -386,3 +386,41 @@ fn end_fsync_and_fsync_on_close_cover_files_openfiles_closed() {
         Vec::<String>::new()
     );
 }
+
+/// verify_only keeps within `openfiles` too (its reads go through the same loop): a writing
+/// workload's verify phase opens each file once, one at a time; a read workload opens files
+/// as its reads reach them. Every block is checked and nothing is warned about.
+#[test]
+fn verify_only_keeps_within_openfiles() {
+    let dir = TempDir::new("openfiles-vonly");
+    let mut write = job_args(&dir, &["--ioengine=psync", "--openfiles=1"]);
+    write.retain(|a| a != "--rw=randrw");
+    write.extend(["--rw=randwrite".to_string(), "--verify=crc32c".into()]);
+    run_debug(&dir, &write);
+    for (rw, engine) in [
+        ("randwrite", "psync"),
+        ("randwrite", "libaio"),
+        ("read", "libaio"),
+    ] {
+        let mut only = write.clone();
+        only.retain(|a| !a.starts_with("--rw=") && !a.starts_with("--ioengine="));
+        only.extend([
+            format!("--rw={rw}"),
+            format!("--ioengine={engine}"),
+            "--verify_only=1".into(),
+        ]);
+        if engine == "libaio" {
+            only.push("--iodepth=4".into());
+        }
+        let (v, stderr) = run_debug(&dir, &only);
+        let what = format!("rw={rw} ioengine={engine}");
+        assert_eq!(issued(&v, "read"), (64, 256 << 10), "{what}");
+        assert!(!stderr.contains("[openfiles]"), "{what}: {stderr}");
+        let counts = if rw == "read" {
+            open_counts(&stderr)
+        } else {
+            verify_open_counts(&stderr)
+        };
+        assert_eq!(counts, (1, 4), "{what}: (open at most, opens)");
+    }
+}
