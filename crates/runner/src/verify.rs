@@ -255,14 +255,16 @@ impl JobVerify {
     pub fn phase_reads(&self) -> Vec<VerifyRead> {
         let mut out = Vec::new();
         for (i, log) in self.logs.iter().enumerate() {
-            for r in log.runs().into_iter().filter(|r| r.whole && !r.checked) {
-                out.push(VerifyRead {
-                    file: i as u32,
-                    offset: r.offset,
-                    len: r.len as u32,
-                    seq: r.seq,
-                });
-            }
+            log.visit_runs(|r| {
+                if r.whole && !r.checked {
+                    out.push(VerifyRead {
+                        file: i as u32,
+                        offset: r.offset,
+                        len: r.len as u32,
+                        seq: r.seq,
+                    });
+                }
+            });
         }
         out
     }

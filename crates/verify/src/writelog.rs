@@ -213,7 +213,21 @@ impl WriteLog {
     /// [`Run::whole`] must be skipped (their write's header may be gone), as fio drops writes
     /// that a later write overlapped.
     pub fn runs(&self) -> Vec<Run> {
-        let mut runs: Vec<Run> = Vec::new();
+        let mut runs = Vec::new();
+        self.for_each_run(true, |r| runs.push(r));
+        runs
+    }
+
+    /// [`WriteLog::runs`] one at a time, without collecting them.
+    pub fn visit_runs(&self, f: impl FnMut(Run)) {
+        self.for_each_run(true, f);
+    }
+
+    /// Calls `f` with every run in offset order without collecting them (a log of a large
+    /// device holds millions). `split_checked`: a run ends where [`Run::checked`] changes
+    /// (else every run reports `checked: false`, as in state files).
+    fn for_each_run(&self, split_checked: bool, mut f: impl FnMut(Run)) {
+        let mut cur: Option<Run> = None;
         for (&page_no, page) in &self.pages {
             for (i, &raw) in page.iter().enumerate() {
                 if raw == 0 {
@@ -221,8 +235,8 @@ impl WriteLog {
                 }
                 let offset = (page_no * PAGE + i as u64) * self.gran;
                 let (seq, whole) = (raw & !FLAGS, raw & PARTIAL == 0);
-                let checked = raw & CHECKED != 0;
-                match runs.last_mut() {
+                let checked = split_checked && raw & CHECKED != 0;
+                match cur.as_mut() {
                     Some(r)
                         if r.seq == seq
                             && r.whole == whole
@@ -231,41 +245,64 @@ impl WriteLog {
                     {
                         r.len += self.gran
                     }
-                    _ => runs.push(Run {
-                        offset,
-                        len: self.gran,
-                        seq,
-                        whole,
-                        checked,
-                    }),
+                    _ => {
+                        if let Some(done) = cur.take() {
+                            f(done);
+                        }
+                        cur = Some(Run {
+                            offset,
+                            len: self.gran,
+                            seq,
+                            whole,
+                            checked,
+                        });
+                    }
                 }
             }
         }
-        runs
+        if let Some(done) = cur {
+            f(done);
+        }
     }
 
     /// Serialises the log in the state-file format.
     pub fn encode(&self, ident: StateIdent) -> Vec<u8> {
-        let runs = self.runs();
-        let mut out = Vec::with_capacity(STATE_FIXED + runs.len() * RUN_LEN + 4);
-        out.extend_from_slice(STATE_MAGIC);
-        out.extend_from_slice(&STATE_VERSION.to_le_bytes());
-        out.extend_from_slice(&ident.job_id.to_le_bytes());
-        out.extend_from_slice(&ident.seed.to_le_bytes());
-        out.extend_from_slice(&self.gran.to_le_bytes());
-        out.extend_from_slice(&self.last_seq.to_le_bytes());
-        out.extend_from_slice(&(runs.len() as u64).to_le_bytes());
-        out.extend_from_slice(&ident.file_no.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        for r in &runs {
-            out.extend_from_slice(&r.offset.to_le_bytes());
-            out.extend_from_slice(&r.len.to_le_bytes());
-            let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
-            out.extend_from_slice(&raw.to_le_bytes());
-        }
-        let crc = crc32c::crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.encode_to(ident, &mut out);
         out
+    }
+
+    /// Writes the state-file format to `w`, run by run (nothing the size of the log is held).
+    fn encode_to(&self, ident: StateIdent, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut n = 0u64;
+        self.for_each_run(false, |_| n += 1);
+        let mut head = Vec::with_capacity(STATE_FIXED);
+        head.extend_from_slice(STATE_MAGIC);
+        head.extend_from_slice(&STATE_VERSION.to_le_bytes());
+        head.extend_from_slice(&ident.job_id.to_le_bytes());
+        head.extend_from_slice(&ident.seed.to_le_bytes());
+        head.extend_from_slice(&self.gran.to_le_bytes());
+        head.extend_from_slice(&self.last_seq.to_le_bytes());
+        head.extend_from_slice(&n.to_le_bytes());
+        head.extend_from_slice(&ident.file_no.to_le_bytes());
+        head.extend_from_slice(&0u32.to_le_bytes());
+        w.write_all(&head)?;
+        let mut crc = crc32c::crc32c(&head);
+        let mut res = Ok(());
+        self.for_each_run(false, |r| {
+            let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
+            let mut rec = [0u8; RUN_LEN];
+            rec[..8].copy_from_slice(&r.offset.to_le_bytes());
+            rec[8..16].copy_from_slice(&r.len.to_le_bytes());
+            rec[16..].copy_from_slice(&raw.to_le_bytes());
+            crc = crc32c::crc32c_append(crc, &rec);
+            if res.is_ok() {
+                res = w.write_all(&rec);
+            }
+        });
+        res?;
+        w.write_all(&crc.to_le_bytes())
     }
 
     /// Parses a state file's bytes. Never panics; the error says what is wrong.
@@ -366,9 +403,12 @@ impl WriteLog {
             path: path.to_path_buf(),
             source,
         };
-        let (tmp, mut f) = create_temp(path).map_err(io)?;
-        let written = std::io::Write::write_all(&mut f, &self.encode(ident))
-            .and_then(|()| f.sync_all())
+        let (tmp, f) = create_temp(path).map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let written = self
+            .encode_to(ident, &mut w)
+            .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
+            .and_then(|f| f.sync_all())
             .and_then(|()| std::fs::rename(&tmp, path));
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);
