@@ -670,7 +670,13 @@ impl<'a> IoLoop<'a> {
                 .verify
                 .as_ref()
                 .is_some_and(|v| v.holds(r.file, r.offset, r.len as u64, r.seq));
-            if !current {
+            // A backlog entry of a file `openfiles` closed since: the verify phase checks it.
+            let closed = !self.verify_phase
+                && self
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| !g.is_open(r.file as usize));
+            if !current || closed {
                 self.vq.pop_front();
                 continue;
             }
