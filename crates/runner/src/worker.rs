@@ -471,6 +471,19 @@ fn run_io(
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     lp.gate = gate;
+    run_phases(env, &mut lp, verify_phase_only, measure, result)
+}
+
+/// The I/O phase (none for a writing workload's `verify_only`), the verify state, the verify
+/// phase; then what they measured into `result`, and the job's error if any.
+fn run_phases(
+    env: &JobEnv,
+    lp: &mut IoLoop,
+    verify_phase_only: bool,
+    measure: Measure,
+    result: &mut JobResult,
+) -> Result<(), RunError> {
+    let job = env.job;
     let end = if verify_phase_only {
         EndReason::Done
     } else {
@@ -483,12 +496,12 @@ fn run_io(
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
     let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
-    let phase = crate::vphase::verify_phase(env, &mut lp, &end, verify_phase_only);
+    let phase = crate::vphase::verify_phase(env, lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
     let phase_ms = phase
         .as_ref()
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
-    collect(job, &mut lp, measure, result)?;
+    collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
     if let Some(ms) = phase_ms {
         crate::vphase::split_runtime(result, ms, job.rw.mode);
