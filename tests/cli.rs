@@ -365,16 +365,20 @@ fn ramp_time_is_excluded_from_the_measured_runtime() {
 fn verify_detects_a_flipped_bit() {
     let dir = TempDir::new("verify");
     let f = dir.join("f");
+    // The write job saves its verify state in the working directory: the temp dir.
     let job = |rw: &str| {
-        fiox(&[
-            "--name=v",
-            &format!("--rw={rw}"),
-            "--bs=4k",
-            "--size=1m",
-            &format!("--filename={f}"),
-            "--verify=crc32c",
-            "--output-format=json",
-        ])
+        fiox_in(
+            dir.path(),
+            &[
+                "--name=v",
+                &format!("--rw={rw}"),
+                "--bs=4k",
+                "--size=1m",
+                &format!("--filename={f}"),
+                "--verify=crc32c",
+                "--output-format=json",
+            ],
+        )
     };
     let w = job("randwrite");
     assert_eq!(w.code, 0, "{}", w.stderr);
@@ -400,19 +404,23 @@ fn verify_detects_a_flipped_bit() {
 #[test]
 fn verify_with_a_deep_queue_and_rewrites_passes() {
     let dir = TempDir::new("verify-qd");
-    let r = fiox(&[
-        "--name=v",
-        "--rw=randwrite",
-        "--norandommap",
-        "--bs=4k",
-        "--size=256k",
-        "--io_size=4m",
-        "--ioengine=io_uring",
-        "--iodepth=16",
-        "--verify=md5",
-        &format!("--directory={}", dir.path().display()),
-        "--output-format=json",
-    ]);
+    // The verify state lands in the working directory: the temp dir.
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--name=v",
+            "--rw=randwrite",
+            "--norandommap",
+            "--bs=4k",
+            "--size=256k",
+            "--io_size=4m",
+            "--ioengine=io_uring",
+            "--iodepth=16",
+            "--verify=md5",
+            &format!("--directory={}", dir.path().display()),
+            "--output-format=json",
+        ],
+    );
     if r.code != 0 && r.stderr.contains("io_uring") && !r.stderr.contains("verify") {
         eprintln!("skipped: io_uring unavailable: {}", r.stderr);
         return;

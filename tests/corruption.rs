@@ -6,8 +6,8 @@
 //! fails with err=84 (EILSEQ) in valid JSON and exit status 1. `verify=null` checks nothing, so
 //! the same damage must pass unreported.
 //!
-//! Two verify passes per file: `verify_only=1` (pread, knows which write each block must hold,
-//! so a lost write shows as stale data), and a read job through the engine under test (it
+//! Two verify passes per file: `verify_only=1` (through the engine under test, knows which write
+//! each block must hold, so a lost write shows as stale data), and a read job (it
 //! checks what it reads without a write log: a lost write that left an intact older block of
 //! the same job is invisible there, as in fio, whose read-only verify takes any seed).
 
@@ -25,6 +25,9 @@ const ENGINES: &[&str] = &[
     "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "libaio", "io_uring", "posixaio",
     "guasi",
 ];
+
+/// Engines with one I/O in flight at a time (iodepth is not given to them).
+const SYNC_ENGINES: &[&str] = &["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"];
 
 /// Every `verify=` method fiox implements (fio's sha3-224, sha3-384 and meta are refused),
 /// and `pattern_hdr`: fio's header + pattern verification, chosen by giving `verify_pattern`
@@ -86,10 +89,7 @@ impl Combo<'_> {
             "pattern_hdr" => a.push(format!("--verify_pattern={PATTERN_NEW}")),
             m => a.push(format!("--verify={m}")),
         }
-        if !matches!(
-            self.engine,
-            "sync" | "psync" | "vsync" | "pvsync" | "pvsync2" | "mmap"
-        ) {
+        if !SYNC_ENGINES.contains(&self.engine) {
             a.push("--iodepth=4".into());
         }
         if self.method == "pattern" {
@@ -102,7 +102,9 @@ impl Combo<'_> {
     fn run(&self, rw: &str, extra: &[&str]) -> Run {
         let a = self.args(rw, extra);
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        fiox(&a)
+        // Verify state files go to the working directory: keep them with the data file.
+        let dir = std::path::Path::new(&self.file).parent().unwrap();
+        fiox_in(dir, &a)
     }
 
     fn what(&self) -> String {
@@ -294,8 +296,7 @@ fn matrix(engine: &str) {
         let r = c.run("write", &["--loops=2", "--verify_only=1"]);
         check_pass(&c, "verify_only", &r, &want(true));
         if engine == "psync" {
-            // verify_only reads with pread whatever the engine: check the verify_async
-            // threads once, with one engine.
+            // The verify_async threads check what any engine read: once, with one engine.
             let r = c.run(
                 "write",
                 &["--loops=2", "--verify_only=1", "--verify_async=2"],
@@ -583,6 +584,79 @@ fn damage_after_random_writes_at_depth() {
                 !says.is_some_and(|l| l.contains(sequential[b][0].as_str()))
             });
             assert!(differs, "{}: sequential order?\n{}", c.what(), r.stderr);
+        }
+    }
+}
+
+/// The damage on a 16 MiB file: a byte flipped in block 7, block 100 zeroed, block 999
+/// copied over block 1000. verify_only finds exactly these three with a read workload (every
+/// block read and checked as read) and with the writing workload (every block written checked
+/// against its write), with every engine and the common methods; with
+/// continue_on_error=verify the job reports err=84, total_err=3, first_error=84, fio 3.33's
+/// values (tests/verify.rs compares them with fio's).
+#[test]
+fn verify_only_read_and_write_find_the_damage_on_every_engine() {
+    const BLOCKS_16M: usize = 4096;
+    let dir = TempDir::new("corrupt-vonly");
+    for engine in ENGINES {
+        for method in ["crc32c", "md5", "sha256", "xxhash"] {
+            let f = dir.join(&format!("f-{engine}-{method}"));
+            let file = format!("--filename={f}");
+            let (eng, verify) = (format!("--ioengine={engine}"), format!("--verify={method}"));
+            let run = |rw: &str, extra: &[&str]| {
+                let rw = format!("--rw={rw}");
+                let mut a = vec!["--name=c", &file, &eng, &rw, "--bs=4k", "--size=16m"];
+                a.extend([verify.as_str(), "--output-format=json"]);
+                if !SYNC_ENGINES.contains(engine) {
+                    a.push("--iodepth=4");
+                }
+                a.extend(extra);
+                fiox_in(dir.path(), &a)
+            };
+            let what = format!("ioengine={engine} verify={method}");
+            let w = run("write", &["--do_verify=0"]);
+            assert_eq!(w.code, 0, "{what}: {}", w.stderr);
+            let mut d = std::fs::read(&f).unwrap();
+            assert_eq!(d.len(), BS * BLOCKS_16M);
+            d[7 * BS + 1000] ^= 0x04;
+            d[100 * BS..101 * BS].fill(0);
+            d.copy_within(999 * BS..1000 * BS, 1000 * BS);
+            std::fs::write(&f, &d).unwrap();
+            for rw in ["read", "write"] {
+                let what = format!("{what} rw={rw}");
+                let r = run(rw, &["--verify_only=1", "--continue_on_error=verify"]);
+                assert_eq!(r.code, 1, "{what}: {}", r.stderr);
+                let v = r.json();
+                let j = &v["jobs"][0];
+                assert_eq!(issued(&v, "read"), (4096, 16 << 20), "{what}");
+                assert_eq!(issued(&v, "write"), (0, 0), "{what}");
+                let got = (&j["error"], &j["total_err"], &j["first_error"]);
+                assert_eq!(got, (&EILSEQ.into(), &3.into(), &EILSEQ.into()), "{what}");
+                let c = Combo {
+                    engine,
+                    method,
+                    file: f.clone(),
+                };
+                let found = reported(&c, &r.stderr);
+                let blocks: Vec<usize> = found.keys().copied().collect();
+                assert_eq!(blocks, [7, 100, 1000], "{what}:\n{}", r.stderr);
+                let says = [
+                    (7, " mismatch: expected ".to_string()),
+                    (100, "block reads back as all zeros".into()),
+                    (
+                        1000,
+                        format!("header says this data belongs at offset {}", 999 * BS),
+                    ),
+                ];
+                for (b, p) in says {
+                    assert!(found[&b].contains(&p), "{what}: block {b}: {}", found[&b]);
+                }
+                assert!(
+                    r.stderr.contains("3 block(s) failed verification"),
+                    "{what}"
+                );
+            }
+            std::fs::remove_file(&f).unwrap();
         }
     }
 }

@@ -124,7 +124,9 @@ fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value
 fn signal_at(dir: &TempDir, args: &[&str], marker: &str, sig: &str) -> serde_json::Value {
     let mut a = args.to_vec();
     a.extend(["--output-format=json", "--eta=always", "--unlink=1"]);
-    let mut child = spawn_fiox(&a);
+    // A verify job saves its state in the working directory: not in the source tree.
+    let cwd = TempDir::new("sig-cwd");
+    let mut child = spawn_fiox_in(cwd.path(), &a);
     let mut err = Stderr::watch(&mut child);
     err.wait_for(marker);
     sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
@@ -238,7 +240,9 @@ fn force_at(args: &[&str], file: &str, marker: &str) {
         "--eta=always",
         "--unlink=1",
     ]);
-    let mut child = spawn_fiox(&a);
+    // A verify job saves its state in the working directory: not in the source tree.
+    let cwd = TempDir::new("force-cwd");
+    let mut child = spawn_fiox_in(cwd.path(), &a);
     let mut err = Stderr::watch(&mut child);
     err.wait_for(marker);
     // The layout message comes just before the file: wait until it is there.

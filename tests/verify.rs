@@ -206,26 +206,6 @@ fn verify_dump_and_fatal() {
     assert_eq!(r.json()["jobs"][0]["error"], EILSEQ);
 }
 
-/// verify_backlog verifies while writing: every verify_backlog writes, verify_backlog_batch of
-/// them are read back (counted as the job's reads, as in fio).
-#[test]
-fn verify_backlog_reads_back_while_writing() {
-    let dir = TempDir::new("vbacklog");
-    let f = dir.join("f");
-    let no_final = ["--do_verify=0", "--verify_backlog=16"];
-    let r = verify_job(dir.path(), &f, "randwrite", &no_final);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let v = r.json();
-    assert_eq!(issued(&v, "write"), (256, 1 << 20));
-    assert_eq!(issued(&v, "read"), (256, 1 << 20), "every block verified");
-    let mut batch = no_final.to_vec();
-    batch.push("--verify_backlog_batch=4");
-    let r = verify_job(dir.path(), &f, "randwrite", &batch);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(issued(&r.json(), "read"), (64, 256 << 10), "4 of every 16");
-    assert!(!r.stderr.contains("verify-option-ignored"), "{}", r.stderr);
-}
-
 /// One repeat of the test patterns below for the write at `offset`.
 fn offset_pattern(pattern: &str, offset: u64) -> Vec<u8> {
     match pattern {
@@ -436,4 +416,336 @@ fn numjobs_with_offset_increment_verify_their_own_regions() {
         "{}",
         r.stderr
     );
+}
+
+/// A disk-backed temporary directory (O_DIRECT needs a filesystem that supports it).
+fn disk_dir(tag: &str) -> TempDir {
+    TempDir::under(&std::env::temp_dir(), tag)
+}
+
+/// `iodepth_level` of a JSON report as (depth label, percent) pairs.
+fn depth_levels(v: &serde_json::Value) -> Vec<(String, f64)> {
+    v["jobs"][0]["iodepth_level"]
+        .as_object()
+        .expect("iodepth_level")
+        .iter()
+        .map(|(k, p)| (k.clone(), p.as_f64().unwrap()))
+        .collect()
+}
+
+/// The verify phase reads through the job's engine at the job's depth, as fio's does: with
+/// libaio at iodepth=8 the verify reads fill the queue, so the IO depths histogram (writes and
+/// verify reads together) is ~100% at 8, the reads have submission latencies, and their count
+/// is fio's.
+#[test]
+fn verify_phase_reads_at_the_job_depth_through_the_engine() {
+    let dir = disk_dir("vdepth");
+    let f = dir.join("v");
+    let args = [
+        "--ioengine=libaio",
+        "--direct=1",
+        "--iodepth=8",
+        "--size=8m",
+    ];
+    let r = verify_job(dir.path(), &f, "randwrite", &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(issued(&v, "read"), (2048, 8 << 20));
+    let levels = depth_levels(&v);
+    let sum: f64 = levels.iter().map(|l| l.1).sum();
+    assert!(
+        (99.0..=101.0).contains(&sum),
+        "depths add up to {sum}: {levels:?}"
+    );
+    let at8 = levels.iter().find(|l| l.0 == "8").unwrap().1;
+    assert!(at8 > 95.0, "{levels:?}");
+    let rd = &v["jobs"][0]["read"];
+    assert_eq!(rd["slat_ns"]["N"], 2048, "verify reads are submitted: {rd}");
+    if fio_available() {
+        let fdir = disk_dir("vdepth-fio");
+        let ff = fdir.join("v");
+        let file = format!("--filename={ff}");
+        let mut a = vec![
+            "--name=v",
+            "--rw=randwrite",
+            "--bs=4k",
+            &file,
+            "--verify=crc32c",
+        ];
+        a.extend(args);
+        let fv = fio_json(&a);
+        assert_eq!(issued(&fv, "read"), issued(&v, "read"), "vs fio");
+        let fio8 = depth_levels(&fv).iter().find(|l| l.0 == "8").unwrap().1;
+        assert!((fio8 - at8).abs() < 2.0, "depth 8: fio {fio8}, fiox {at8}");
+        assert_eq!(fv["jobs"][0]["read"]["slat_ns"]["N"], 2048, "fio");
+    }
+}
+
+/// verify_backlog verifies each written block once (fio: 256 reads for 256 writes, whatever
+/// the batch), while writing: the first verify read completes long before the last write. The
+/// final verify phase checks only what the backlog did not. With do_verify=0 nothing is
+/// verified, as in fio (its backlog reads the write history only do_verify keeps).
+#[test]
+fn verify_backlog_verifies_each_block_once() {
+    let dir = TempDir::new("vbacklog1");
+    let f = dir.join("f");
+    for (extra, reads) in [
+        (&["--verify_backlog=16"][..], 256),
+        (&["--verify_backlog=16", "--verify_backlog_batch=4"], 256),
+        (&["--verify_backlog=16", "--verify_backlog_batch=32"], 256),
+        (&["--verify_backlog=16", "--do_verify=0"], 0),
+        (
+            &["--verify_backlog=16", "--ioengine=libaio", "--iodepth=8"],
+            256,
+        ),
+    ] {
+        let mut a = extra.to_vec();
+        a.extend(["--write_lat_log=bl", "--log_offset=1"]);
+        let r = verify_job(dir.path(), &f, "write", &a);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let v = r.json();
+        assert_eq!(issued(&v, "write"), (256, 1 << 20), "{extra:?}");
+        assert_eq!(issued(&v, "read").0, reads, "{extra:?}");
+        // Completion order from the per-I/O clat log: `time, clat, ddir, bs, offset`.
+        let log = std::fs::read_to_string(dir.path().join("bl_clat.1.log")).unwrap();
+        let ddirs: Vec<&str> = log
+            .lines()
+            .map(|l| l.split(", ").nth(2).unwrap_or("?"))
+            .collect();
+        let first_read = ddirs.iter().position(|d| *d == "0");
+        let last_write = ddirs.iter().rposition(|d| *d == "1").unwrap();
+        if reads > 0 {
+            let first_read = first_read.unwrap_or(usize::MAX);
+            assert!(
+                first_read < last_write / 2,
+                "{extra:?}: first verify read at completion {first_read}, last write at {last_write}"
+            );
+        } else {
+            assert_eq!(first_read, None, "{extra:?}");
+        }
+        if fio_available() {
+            let file = format!("--filename={}", dir.join("fio"));
+            let mut a = vec![
+                "--name=v",
+                "--rw=write",
+                "--bs=4k",
+                "--size=1m",
+                &file,
+                "--verify=crc32c",
+            ];
+            a.extend(extra);
+            let fv = fio_json(&a);
+            assert_eq!(issued(&fv, "read"), issued(&v, "read"), "{extra:?}: vs fio");
+        }
+    }
+}
+
+/// Write a 16 MiB verified file without checking it, then damage three blocks as in the issue:
+/// a byte flipped in block 7, block 100 zeroed, block 999 copied over block 1000.
+fn damaged_16m(dir: &Path, f: &str, extra: &[&str]) {
+    let mut a = vec!["--size=16m", "--do_verify=0"];
+    a.extend(extra);
+    let w = verify_job(dir, f, "write", &a);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    damage_three(f);
+}
+
+/// The issue's damage: flip a byte in block 7, zero block 100, copy block 999 over 1000.
+fn damage_three(f: &str) {
+    const B: usize = 4096;
+    let mut d = std::fs::read(f).unwrap();
+    d[7 * B + 1000] ^= 0x04;
+    d[100 * B..101 * B].fill(0);
+    d.copy_within(999 * B..1000 * B, 1000 * B);
+    std::fs::write(f, &d).unwrap();
+}
+
+/// verify_only with a read workload reads the whole file and checks every block (fio: all
+/// three damaged blocks named, err=84, total_err=3, first_error=84 with
+/// continue_on_error=verify). total_err/first_error appear only with continue_on_error, as in
+/// fio. A trim-only workload has nothing to verify and is refused.
+#[test]
+fn verify_only_with_a_read_workload_checks_every_block() {
+    let dir = TempDir::new("vonly-read");
+    let f = dir.join("v");
+    damaged_16m(dir.path(), &f, &[]);
+    for rw in ["read", "randread"] {
+        let only = [
+            "--size=16m",
+            "--verify_only=1",
+            "--continue_on_error=verify",
+        ];
+        let r = verify_job(dir.path(), &f, rw, &only);
+        assert_eq!(r.code, 1, "{rw}: {}", r.stderr);
+        let v = r.json();
+        let j = &v["jobs"][0];
+        assert_eq!(issued(&v, "read"), (4096, 16 << 20), "{rw}");
+        assert_eq!(issued(&v, "write"), (0, 0), "{rw}");
+        assert_eq!(
+            (&j["error"], &j["total_err"], &j["first_error"]),
+            (&EILSEQ.into(), &3.into(), &EILSEQ.into()),
+            "{rw}"
+        );
+        for off in [28672, 409600, 4096000] {
+            let at = format!("{f}: verify failed at offset {off}, length 4096");
+            assert!(r.stderr.contains(&at), "{rw}: {off}: {}", r.stderr);
+        }
+        if fio_available() {
+            // fio checks a file fio wrote (fio's headers), damaged the same way.
+            let ff = dir.join(&format!("fio-{rw}"));
+            let file = format!("--filename={ff}");
+            let fio = |rw: &str, extra: &[&str]| {
+                let rw = format!("--rw={rw}");
+                let mut a = vec!["--name=v", &file, &rw, "--bs=4k", "--size=16m"];
+                a.extend(["--verify=crc32c"]);
+                a.extend(extra);
+                fio_json(&a)
+            };
+            fio("write", &["--do_verify=0"]);
+            damage_three(&ff);
+            let fv = fio(rw, &only[1..]);
+            let fj = &fv["jobs"][0];
+            assert_eq!(issued(&fv, "read"), issued(&v, "read"), "{rw}: vs fio");
+            for k in ["error", "total_err", "first_error"] {
+                assert_eq!(fj[k], j[k], "{rw}: {k} vs fio");
+            }
+        }
+        // Without continue_on_error fio prints neither key.
+        let r = verify_job(dir.path(), &f, rw, &only[..2]);
+        assert_eq!(r.code, 1, "{rw}: {}", r.stderr);
+        let j = &r.json()["jobs"][0];
+        assert_eq!(j["error"], EILSEQ, "{rw}");
+        assert!(j.get("total_err").is_none() && j.get("first_error").is_none());
+    }
+    // An intact file: both keys, both 0 (fio's values).
+    let good = dir.join("good");
+    let w = verify_job(dir.path(), &good, "write", &["--size=16m", "--do_verify=0"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let only = [
+        "--size=16m",
+        "--verify_only=1",
+        "--continue_on_error=verify",
+    ];
+    let r = verify_job(dir.path(), &good, "read", &only);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = &r.json()["jobs"][0];
+    assert_eq!(
+        (&j["error"], &j["total_err"], &j["first_error"]),
+        (&0.into(), &0.into(), &0.into())
+    );
+    let before = std::fs::read(&f).unwrap();
+    let r = verify_job(dir.path(), &f, "trim", &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("verify_only=1 with rw=trim"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        before,
+        "trim verify_only changed the file"
+    );
+}
+
+/// A complete verify run rewrites the state file (as fio does on every run): a state left by
+/// an earlier, interrupted run is not what verify_state_load checks afterwards.
+#[test]
+fn a_complete_run_rewrites_the_verify_state() {
+    let dir = TempDir::new("vstate-stale");
+    let f = dir.join("f");
+    // Interrupted: 1m at 1 MiB/s for 200 ms writes the first ~50 blocks, then saves its state.
+    let w = verify_job(dir.path(), &f, "write", &["--rate=1m", "--runtime=200ms"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let state = dir.path().join("local-v-0-verify.state");
+    let old = std::fs::read(&state).expect("interrupted run saved its state");
+    let w = verify_job(dir.path(), &f, "write", &[]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let new = std::fs::read(&state).unwrap();
+    assert!(new != old, "state not rewritten ({} bytes both)", old.len());
+    let load = ["--verify_only=1", "--verify_state_load=1"];
+    let r = verify_job(dir.path(), &f, "write", &load);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(issued(&r.json(), "read"), (256, 1 << 20), "every block");
+    flip(&f, 250 * 4096 + 100);
+    let r = verify_job(dir.path(), &f, "write", &load);
+    assert_eq!(r.code, 1, "damage past the old state passed: {}", r.stderr);
+    assert!(
+        r.stderr.contains("offset 1024000, length 4096"),
+        "{}",
+        r.stderr
+    );
+    let leftovers: Vec<String> = dir
+        .entries()
+        .into_iter()
+        .filter(|e| e.contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+/// The state file's implicit name never replaces a file fiox did not write and never follows
+/// a symlink: the run refuses to save, saying what is there and how to proceed (a warning, as
+/// fio's failed state save: the job's I/O and checks are done), and leaves it alone.
+#[test]
+fn verify_state_never_replaces_a_foreign_file_or_follows_a_symlink() {
+    let dir = TempDir::new("vstate-foreign");
+    let f = dir.join("f");
+    let state = dir.path().join("local-v-0-verify.state");
+    std::fs::write(&state, b"my own notes\n").unwrap();
+    let r = verify_job(dir.path(), &f, "write", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("verify-state-not-saved"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("not a fiox verify state file")
+            && r.stderr.contains("verify_state_save=0"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&state).unwrap(), b"my own notes\n");
+    std::fs::remove_file(&state).unwrap();
+    let target = dir.path().join("precious");
+    std::fs::write(&target, b"keep me\n").unwrap();
+    std::os::unix::fs::symlink(&target, &state).unwrap();
+    let r = verify_job(dir.path(), &f, "write", &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert_eq!(std::fs::read(&target).unwrap(), b"keep me\n");
+    assert!(std::fs::symlink_metadata(&state)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    // With the state off, the name is not touched and nothing is said.
+    let r = verify_job(dir.path(), &f, "write", &["--verify_state_save=0"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("verify_state_save"), "{}", r.stderr);
+    let mut names = dir.entries();
+    names.sort();
+    assert_eq!(names, ["f", "local-v-0-verify.state", "precious"]);
+}
+
+/// The null engine moves no data: its verify reads are counted (through the engine, as the
+/// verify phase's reads are) but not checked, as fio does for engines that fake their I/O.
+#[test]
+fn null_engine_verify_reads_are_counted_not_checked() {
+    let dir = TempDir::new("vnull");
+    let f = dir.join("n");
+    for rw in ["write", "read"] {
+        let r = verify_job(dir.path(), &f, rw, &["--ioengine=null"]);
+        assert_eq!(r.code, 0, "{rw}: {}", r.stderr);
+        let v = r.json();
+        assert_eq!(issued(&v, "read"), (256, 1 << 20), "{rw}");
+        assert_eq!(v["jobs"][0]["error"], 0, "{rw}");
+        if fio_available() {
+            let fv = fio_json(&[
+                "--name=v",
+                &format!("--rw={rw}"),
+                "--bs=4k",
+                "--size=1m",
+                "--ioengine=null",
+                "--verify=crc32c",
+            ]);
+            assert_eq!(issued(&fv, "read"), issued(&v, "read"), "{rw}: vs fio");
+            assert_eq!(fv["jobs"][0]["error"], 0, "{rw}: fio");
+        }
+    }
 }

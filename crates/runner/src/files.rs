@@ -295,17 +295,17 @@ fn file_region(
     }
 }
 
-/// Whether the job ever writes (writes, trims, or write phases of mixed modes).
-/// `verify_only` jobs never write: they check what an earlier run wrote.
 /// Whether the job's files open lazily, at most `openfiles` at a time (fio's model), and
-/// with `create_on_open` are created by that open. A verify_only job reads through the file
-/// handles opened at setup, so it keeps all open.
+/// with `create_on_open` are created by that open. verify_only jobs too: their reads go
+/// through the same loop (a writing workload's verify phase opens one file at a time).
 pub fn lazy_open(job: &JobSpec, nfiles: usize, diskless: bool) -> bool {
     let cap = job.files.openfiles as usize;
     let capped = cap > 0 && cap < nfiles;
-    (capped || job.files.create_on_open) && !diskless && !job.verify.verify_only
+    (capped || job.files.create_on_open) && !diskless
 }
 
+/// Whether the job ever writes (writes, trims, or write phases of mixed modes).
+/// `verify_only` jobs never write: they check what an earlier run wrote.
 pub fn job_writes(job: &JobSpec) -> bool {
     (job.rw.mode.has_write() || job.rw.mode.has_trim()) && !job.verify.verify_only
 }

@@ -31,6 +31,17 @@ struct Slot {
     issue_ns: u64,
     /// Verify sequence number of a write (0 without verify).
     seq: u64,
+    /// A verify read (verify phase, verify_backlog): checked against the write log.
+    check: bool,
+}
+
+/// A verify read waiting to be issued: a range of a file and the write it must hold.
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyRead {
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub seq: u64,
 }
 
 /// Why the loop ended.
@@ -86,6 +97,13 @@ pub struct IoLoop<'a> {
     pub read_checks: bool,
     /// Hold back I/O overlapping an in-flight write (verify, serialize_overlap).
     pub serialize: bool,
+    /// Verify reads to issue before anything else (a verify_backlog batch, the verify phase).
+    vq: std::collections::VecDeque<VerifyRead>,
+    /// The verify phase: the loop issues only `vq`'s reads and ends when they are done.
+    verify_phase: bool,
+    /// The engine moves no data (null): reads are counted but not checked, as fio does for
+    /// its FIO_FAKEIO engines.
+    fake_io: bool,
     in_flight: Vec<bool>,
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
@@ -156,6 +174,7 @@ impl<'a> IoLoop<'a> {
             active[d.index()].then(|| RateSampler::new(d, 0, windows.bw_ms, windows.iops_ms))
         });
         let copy_lat = engine.flags().sync;
+        let fake_io = engine.flags().no_io;
         let helpers = engine.helper_threads();
         let mut pacer = Pacer::new(job);
         pacer.restart(0);
@@ -187,6 +206,9 @@ impl<'a> IoLoop<'a> {
                 || job.verify.method != fiox_job::VerifyMethod::None)
                 && depth > 1,
             in_flight: vec![false; depth],
+            vq: std::collections::VecDeque::new(),
+            verify_phase: false,
+            fake_io,
             cpu_start: crate::sys::job_usage(&helpers),
             helpers,
             limits,
@@ -221,11 +243,13 @@ impl<'a> IoLoop<'a> {
         } else {
             self.job.iodepth_low.min(depth)
         };
-        self.progress.set_state(if self.ramp_done {
-            JobState::Running
-        } else {
-            JobState::Ramp
-        });
+        if !self.verify_phase {
+            self.progress.set_state(if self.ramp_done {
+                JobState::Running
+            } else {
+                JobState::Ramp
+            });
+        }
         let mut idle_rounds = 0u32;
         while self.end.is_none() {
             let before = self.ios_issued;
@@ -286,7 +310,7 @@ impl<'a> IoLoop<'a> {
     fn fill_queue(&mut self, depth: u32) {
         while self.inflight < depth && self.end.is_none() {
             if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
-                self.verify_backlog();
+                self.queue_backlog();
             }
             let id = match self.next_slot() {
                 Some(id) => id,
@@ -322,6 +346,9 @@ impl<'a> IoLoop<'a> {
     fn next_slot(&mut self) -> Option<u32> {
         if let Some(id) = self.requeue.pop() {
             return Some(id);
+        }
+        if self.verify_phase || !self.vq.is_empty() {
+            return self.next_verify_read();
         }
         if self.exhausted {
             return None;
@@ -467,6 +494,7 @@ impl<'a> IoLoop<'a> {
             start_ns: 0,
             issue_ns: 0,
             seq: 0,
+            check: false,
         };
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -634,28 +662,103 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// verify_backlog: with nothing in flight, check recent writes (counted as reads, as fio).
-    fn verify_backlog(&mut self) {
-        self.quiesce();
-        let Some(mut v) = self.verify.take() else {
+    /// verify_backlog: queue a batch of the writes completed since the last batch; they are
+    /// read back next, through the engine like any read (fio's backlog verify).
+    fn queue_backlog(&mut self) {
+        if let Some(v) = self.verify.as_mut() {
+            self.vq.extend(v.take_backlog());
+        }
+    }
+
+    /// The next verify read as slot (None: none left, no free slot, or an open failed).
+    fn next_verify_read(&mut self) -> Option<u32> {
+        loop {
+            let Some(r) = self.vq.front().copied() else {
+                if self.verify_phase {
+                    self.exhausted = true;
+                }
+                return None;
+            };
+            // A backlog entry a later write replaced is not read: that write is checked later.
+            let current = self
+                .verify
+                .as_ref()
+                .is_some_and(|v| v.holds(r.file, r.offset, r.len as u64, r.seq));
+            // A backlog entry of a file `openfiles` closed since: the verify phase checks it.
+            let closed = !self.verify_phase
+                && self
+                    .gate
+                    .as_ref()
+                    .is_some_and(|g| !g.is_open(r.file as usize));
+            if !current || closed {
+                self.vq.pop_front();
+                continue;
+            }
+            if !self.open_for_verify(r.file) {
+                return None;
+            }
+            let id = self.free.pop()?;
+            self.vq.pop_front();
+            self.slots[id as usize] = Slot {
+                ddir: 0,
+                file: r.file,
+                offset: r.offset,
+                len: r.len,
+                seq: r.seq,
+                check: true,
+                ..Slot::default()
+            };
+            self.stamp_start(id);
+            return Some(id);
+        }
+    }
+
+    /// `openfiles` in the verify phase: the files are read back one at a time, so before the
+    /// first read of `file` the previous file's I/O completes and it is closed. False when an
+    /// open or close failed (the phase ends).
+    fn open_for_verify(&mut self, file: u32) -> bool {
+        if !self.verify_phase {
+            return true;
+        }
+        let Some(mut gate) = self.gate.take() else {
+            return true;
+        };
+        let mut res = Ok(());
+        if !gate.is_open(file as usize) {
+            self.quiesce();
+            res = gate
+                .close_all(self.engine)
+                .and_then(|()| gate.open(self.engine, file as usize));
+        }
+        self.gate = Some(gate);
+        if let Err(e) = res {
+            self.end
+                .get_or_insert(EndReason::Error(libc::EIO, e.to_string()));
+            return false;
+        }
+        self.end.is_none()
+    }
+
+    /// Start the verify phase after the write phase (or as the whole job, `verify_only`): every
+    /// block the write logs hold and no backlog batch checked yet is read back through the
+    /// engine at the job's depth by the next [`IoLoop::run`], counted as the job's reads. The
+    /// phase is not bound by `runtime`.
+    pub fn begin_verify_phase(&mut self) {
+        let Some(v) = self.verify.as_ref() else {
             return;
         };
-        let d = &mut self.acct.dirs[0];
-        let mut on_read = |len: u64, ns: u64| {
-            d.io_bytes += len;
-            d.total_ios += 1;
-            d.clat.add(ns);
-            d.lat.add(ns);
-        };
-        match v.check_backlog(&self.paths, &mut on_read) {
-            Ok(true) => {}
-            Ok(false) => {
-                let first = v.first.last().cloned().unwrap_or_default();
-                self.end = Some(EndReason::Error(libc::EILSEQ, first));
-            }
-            Err(e) => self.end = Some(EndReason::Error(e.errno(), e.to_string())),
+        self.vq = v.phase_reads().into();
+        self.verify_phase = true;
+        self.exhausted = false;
+        self.end = None;
+        self.limits.deadline_ns = None;
+        // Every verify read counts, also after a write phase that ended within ramp_time.
+        self.ramp_done = true;
+        if let Some(g) = self.gate.as_mut() {
+            g.max_open = 0;
+            g.opens = 0;
         }
-        self.verify = Some(v);
+        self.progress.set_state(JobState::Verifying);
     }
 
     /// Wait for everything in flight (also after errors: buffers must outlive the I/O).
@@ -738,6 +841,15 @@ impl<'a> IoLoop<'a> {
         };
         match s.ddir {
             1 => v.written(s.file, s.offset, s.len as u64, s.seq),
+            0 if self.fake_io => {}
+            0 if s.check => {
+                let path = self.paths.get(s.file as usize).map(String::as_str);
+                let buf = &self.pool.slice(id as usize)[..s.len as usize];
+                if !v.check_logged(s.file, path.unwrap_or("?"), buf, s.offset) {
+                    let first = v.first.last().cloned().unwrap_or_default();
+                    self.end = Some(EndReason::Error(libc::EILSEQ, first));
+                }
+            }
             0 if self.read_checks => {
                 let path = self.paths.get(s.file as usize).map(String::as_str);
                 let buf = &self.pool.slice(id as usize)[..s.len as usize];
@@ -808,7 +920,7 @@ impl<'a> IoLoop<'a> {
         if self.measure.bw && now >= self.next_sample_ns {
             self.sample(now);
         }
-        if self.paced && self.ramp_done {
+        if self.paced && self.ramp_done && !self.verify_phase {
             if let Some(msg) = self.pacer.check_min(di, bytes, now) {
                 self.end = Some(EndReason::Error(libc::EIO, msg));
             }

@@ -6,12 +6,11 @@
 //! With `verify_async` the checks of blocks read back run on other threads ([`crate::vasync`]).
 
 use crate::error::RunError;
+use crate::ioloop::VerifyRead;
 use crate::vasync::{AsyncChecks, Want};
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
 use fiox_verify::{Expect, Verifier, WriteLog};
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 /// Verification state of one job.
@@ -146,7 +145,12 @@ impl JobVerify {
         if let Some(l) = self.logs.get_mut(file as usize) {
             l.record(offset, len, seq);
             if self.backlog.every > 0 {
-                self.backlog.pending.push((file, offset, len, seq));
+                self.backlog.pending.push(VerifyRead {
+                    file,
+                    offset,
+                    len: len as u32,
+                    seq,
+                });
             }
         }
     }
@@ -228,48 +232,64 @@ impl JobVerify {
         self.backlog.every > 0 && self.backlog.pending.len() as u64 >= self.backlog.every
     }
 
-    /// Verify up to `verify_backlog_batch` of the pending writes (oldest first) that no later
-    /// write has cut into, then forget the backlog. Call with no I/O in flight. `on_read` is told
-    /// each read's length and time. Returns false when verify_fatal should stop the job.
-    pub fn check_backlog(
-        &mut self,
-        paths: &[String],
-        on_read: &mut dyn FnMut(u64, u64),
-    ) -> Result<bool, RunError> {
+    /// The next `verify_backlog` batch: up to `verify_backlog_batch` of the writes completed
+    /// since the last batch, oldest first; the backlog is then forgotten (writes left out are
+    /// checked by the verify phase, as in fio, so every block is read back once).
+    pub fn take_backlog(&mut self) -> Vec<VerifyRead> {
         let pending = std::mem::take(&mut self.backlog.pending);
-        for (file, offset, len, seq) in pending.into_iter().take(self.backlog.batch as usize) {
-            let Some(log) = self.logs.get(file as usize) else {
-                continue;
-            };
-            let gran = log.granularity();
-            if (0..len / gran).any(|g| log.get(offset + g * gran) != Some(seq)) {
-                continue; // rewritten since: the newer write is in the backlog or was checked
-            }
-            let path = paths.get(file as usize).map(String::as_str).unwrap_or("?");
-            let mut buf = std::mem::take(&mut self.backlog.buf);
-            buf.resize(len as usize, 0);
-            let t = std::time::Instant::now();
-            let h = self.backlog.reader(file, path)?;
-            read_exact_at(h, &mut buf, offset).map_err(|e| {
-                RunError::io("verify_backlog read of", std::path::Path::new(path), e)
-            })?;
-            on_read(len, t.elapsed().as_nanos() as u64);
-            let r = self
-                .v
-                .check(&buf, offset, Expect::Log(&self.logs[file as usize]));
-            let go_on = match r {
-                Ok(()) => true,
-                Err(f) => {
-                    let what = self.describe(path, &buf, &f);
-                    self.failed(what)
+        pending
+            .into_iter()
+            .take(self.backlog.batch as usize)
+            .collect()
+    }
+
+    /// Whether `[offset, offset + len)` of file `file` still holds write `seq`.
+    pub fn holds(&self, file: u32, offset: u64, len: u64, seq: u64) -> bool {
+        self.logs
+            .get(file as usize)
+            .is_some_and(|l| l.holds(offset, len, seq))
+    }
+
+    /// The reads of the verify phase: every whole run of every file's log that no backlog
+    /// batch checked already, in file and offset order.
+    pub fn phase_reads(&self) -> Vec<VerifyRead> {
+        let mut out = Vec::new();
+        for (i, log) in self.logs.iter().enumerate() {
+            log.visit_runs(|r| {
+                if r.whole && !r.checked {
+                    out.push(VerifyRead {
+                        file: i as u32,
+                        offset: r.offset,
+                        len: r.len as u32,
+                        seq: r.seq,
+                    });
                 }
-            };
-            self.backlog.buf = buf;
-            if !go_on {
-                return Ok(false);
+            });
+        }
+        out
+    }
+
+    /// Check a verify read of file `file` (verify phase, verify_backlog) against the write
+    /// its log says the range holds, and mark it checked. False when verify_fatal should stop.
+    pub fn check_logged(&mut self, file: u32, path: &str, buf: &[u8], offset: u64) -> bool {
+        let Some(log) = self.logs.get_mut(file as usize) else {
+            return true;
+        };
+        let seq = log.get(offset).unwrap_or(0);
+        log.mark_checked(offset, buf.len() as u64, seq);
+        if let Some(o) = &mut self.offload {
+            // A whole run: every interval carries the run's sequence number.
+            o.submit(path, offset, buf, Want::Seq(seq));
+            return self.take_offloaded();
+        }
+        let log = &self.logs[file as usize];
+        match self.v.check(buf, offset, Expect::Log(log)) {
+            Ok(()) => true,
+            Err(f) => {
+                let what = self.describe(path, buf, &f);
+                self.failed(what)
             }
         }
-        Ok(true)
     }
 
     fn failed(&mut self, what: String) -> bool {
@@ -301,78 +321,6 @@ impl JobVerify {
         self.unprinted_dropped = 0;
         self.echo = Some(job.to_string());
     }
-
-    /// The verify phase: read back every intact block each file's write log holds, into
-    /// `buf` (an aligned buffer at least as large as the largest block). `on_read` is told the
-    /// length and read time (ns) of every block read (the runner counts them as the job's reads, as fio does).
-    pub fn verify_files(
-        &mut self,
-        files: &[(String, Option<&File>)],
-        buf: &mut [u8],
-        stop: &dyn Fn() -> bool,
-        on_read: &mut dyn FnMut(u64, u64),
-    ) -> Result<(), RunError> {
-        for (i, (path, handle)) in files.iter().enumerate() {
-            let Some(h) = handle else {
-                continue;
-            };
-            if !self.verify_file(i, path, h, buf, stop, on_read)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Whether file `i` had a write recorded (a file the job never wrote holds nothing to check).
-    pub fn wrote_to(&self, i: usize) -> bool {
-        self.logs.get(i).is_some_and(|l| l.last_seq() > 0)
-    }
-
-    /// The verify phase for file `i` (see [`JobVerify::verify_files`]), read through `h`.
-    /// Returns false when the phase must end: stopped, or verify_fatal after a failure.
-    pub fn verify_file(
-        &mut self,
-        i: usize,
-        path: &str,
-        h: &File,
-        buf: &mut [u8],
-        stop: &dyn Fn() -> bool,
-        on_read: &mut dyn FnMut(u64, u64),
-    ) -> Result<bool, RunError> {
-        let Some(log) = self.logs.get(i) else {
-            return Ok(true);
-        };
-        let runs: Vec<_> = log.runs().into_iter().filter(|r| r.whole).collect();
-        for r in runs {
-            if stop() {
-                return Ok(false);
-            }
-            let len = r.len as usize;
-            let b = buf.get_mut(..len).ok_or_else(|| {
-                RunError::Plan(format!("verify: block of {len} bytes exceeds the buffer"))
-            })?;
-            let t = std::time::Instant::now();
-            read_exact_at(h, b, r.offset)
-                .map_err(|e| RunError::io("verify read of", std::path::Path::new(path), e))?;
-            on_read(r.len, t.elapsed().as_nanos() as u64);
-            if let Some(o) = &mut self.offload {
-                // A whole run: every interval carries the run's sequence number.
-                o.submit(path, r.offset, b, Want::Seq(r.seq));
-                if !self.take_offloaded() {
-                    return Ok(false);
-                }
-                continue;
-            }
-            let log = &self.logs[i];
-            if let Err(f) = self.v.check(b, r.offset, Expect::Log(log)) {
-                let what = self.describe(path, b, &f);
-                if !self.failed(what) {
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
-    }
 }
 
 /// Print failure descriptions of job `job` on stderr, then how many more were not kept.
@@ -385,20 +333,22 @@ pub fn print_failures(job: &str, (found, dropped): (&[String], u64)) {
     }
 }
 
-/// `verify_backlog`/`verify_backlog_batch` state: what to check next and how to read it (a
-/// buffered read-only handle per file, separate from the engine's, so no I/O unit's buffer is
-/// touched).
+/// `verify_backlog`/`verify_backlog_batch` state: the writes completed since the last batch.
 struct Backlog {
     every: u64,
     batch: u64,
-    pending: Vec<(u32, u64, u64, u64)>,
-    readers: Vec<Option<File>>,
-    buf: Vec<u8>,
+    pending: Vec<VerifyRead>,
 }
 
 impl Backlog {
     fn new(job: &JobSpec) -> Backlog {
-        let every = job.verify.verify_backlog;
+        // fio keeps the write history its backlog reads only with do_verify: without it,
+        // verify_backlog verifies nothing.
+        let every = if job.verify.do_verify {
+            job.verify.verify_backlog
+        } else {
+            0
+        };
         // fio: the batch defaults to the backlog (every block written is verified).
         let batch = match job.verify.verify_backlog_batch {
             0 => every,
@@ -408,45 +358,8 @@ impl Backlog {
             every,
             batch,
             pending: Vec::new(),
-            readers: Vec::new(),
-            buf: Vec::new(),
         }
     }
-
-    fn reader(&mut self, file: u32, path: &str) -> Result<&File, RunError> {
-        let i = file as usize;
-        if self.readers.len() <= i {
-            self.readers.resize_with(i + 1, || None);
-        }
-        let slot = &mut self.readers[i];
-        if slot.is_none() {
-            let f = File::open(path).map_err(|e| {
-                RunError::io("open for verify_backlog", std::path::Path::new(path), e)
-            })?;
-            *slot = Some(f);
-        }
-        slot.as_ref()
-            .ok_or_else(|| RunError::Plan(format!("verify_backlog: {path} is not open")))
-    }
-}
-
-fn read_exact_at(f: &File, buf: &mut [u8], mut off: u64) -> std::io::Result<()> {
-    let mut done = 0;
-    while done < buf.len() {
-        match f.read_at(&mut buf[done..], off)? {
-            0 => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    format!("end of file at offset {off}"),
-                ))
-            }
-            n => {
-                done += n;
-                off += n as u64;
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -459,9 +372,6 @@ mod tests {
         let mut job = JobSpec::default();
         job.verify.method = VerifyMethod::Crc32c;
         let mut jv = JobVerify::new(&job, 7, 1).unwrap().unwrap();
-        let dir = std::env::temp_dir().join(format!("fiox-verify-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
         let mut disk = vec![0u8; 4 * 4096];
         for blk in 0..4u64 {
             let off = blk * 4096;
@@ -470,29 +380,24 @@ mod tests {
             jv.written(0, off, 4096, seq);
         }
         disk[2 * 4096 + 300] ^= 0x40;
-        std::fs::write(&path, &disk).unwrap();
-        let f = File::open(&path).unwrap();
-        let mut buf = vec![0u8; 4096];
-        let files = [(path.display().to_string(), Some(&f))];
-        let mut reads = 0;
-        jv.verify_files(&files, &mut buf, &|| false, &mut |_, _| reads += 1)
-            .unwrap();
-        assert_eq!(reads, 4);
+        let reads = jv.phase_reads();
+        assert_eq!(reads.len(), 4);
+        for r in &reads {
+            let b = &disk[r.offset as usize..][..r.len as usize];
+            assert!(jv.check_logged(r.file, "f", b, r.offset));
+        }
         assert_eq!(jv.failures, 1);
         assert!(jv.first[0].contains("offset 8192"), "{}", jv.first[0]);
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(jv.phase_reads().is_empty(), "every block was checked");
     }
 
     #[test]
-    fn backlog_checks_recent_writes_in_batches() {
+    fn backlog_batches_recent_writes_and_the_phase_reads_the_rest() {
         let mut job = JobSpec::default();
         job.verify.method = VerifyMethod::Crc32c;
         job.verify.verify_backlog = 4;
         job.verify.verify_backlog_batch = 2;
         let mut jv = JobVerify::new(&job, 9, 1).unwrap().unwrap();
-        let dir = std::env::temp_dir().join(format!("fiox-backlog-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
         let mut disk = vec![0u8; 4 * 4096];
         for blk in 0..4u64 {
             let off = blk * 4096;
@@ -502,18 +407,24 @@ mod tests {
             jv.written(0, off, 4096, seq);
         }
         assert!(jv.backlog_due());
-        // Block 1 is in the batch (the two oldest), block 3 is not.
-        disk[4096 + 500] ^= 1;
-        disk[3 * 4096 + 500] ^= 1;
-        std::fs::write(&path, &disk).unwrap();
-        let paths = [path.display().to_string()];
-        let mut reads = 0;
-        assert!(jv.check_backlog(&paths, &mut |_, _| reads += 1).unwrap());
-        assert_eq!(reads, 2);
-        assert_eq!(jv.failures, 1);
-        assert!(jv.first[0].contains("offset 4096"), "{}", jv.first[0]);
-        assert!(!jv.backlog_due(), "the backlog is forgotten after a check");
-        std::fs::remove_dir_all(&dir).unwrap();
+        let batch = jv.take_backlog();
+        let offsets: Vec<u64> = batch.iter().map(|r| r.offset).collect();
+        assert_eq!(offsets, [0, 4096], "the two oldest");
+        assert!(!jv.backlog_due(), "the backlog is forgotten after a batch");
+        for r in &batch {
+            assert!(jv.holds(r.file, r.offset, r.len as u64, r.seq));
+            let b = &disk[r.offset as usize..][..4096];
+            assert!(jv.check_logged(r.file, "f", b, r.offset));
+        }
+        let rest: Vec<u64> = jv.phase_reads().iter().map(|r| r.offset).collect();
+        assert_eq!(rest, [8192, 12288], "checked blocks are not read again");
+        // Without do_verify there is no backlog (fio keeps no write history then).
+        job.verify.do_verify = false;
+        let mut jv = JobVerify::new(&job, 9, 1).unwrap().unwrap();
+        for blk in 0..8u64 {
+            jv.written(0, blk * 4096, 4096, blk + 1);
+        }
+        assert!(!jv.backlog_due());
     }
 
     #[test]

@@ -1,188 +1,105 @@
 //! The verify phase of a job: after the write phase (`do_verify`), or as the whole job
-//! (`verify_only`, see [`crate::vstate`] for where the expected writes come from). Verify reads
-//! count as the job's reads (fio reports them in the read section) and their time extends the
-//! job's runtime. Failures fail the job with EILSEQ (fio's err=84), naming file, offset, length
-//! and what was found instead of what was expected; each is printed as it is found (fio logs
-//! every bad block), however many there are.
+//! (`verify_only` of a writing workload, see [`crate::vstate`] for where the expected writes
+//! come from). The phase runs in the job's I/O loop: every block is read back through the
+//! job's engine at the job's iodepth, as fio's verify does, so the reads count in the read
+//! statistics, the IO depth histograms and the job's runtime exactly like fio's. Failures fail
+//! the job with EILSEQ (fio's err=84), naming file, offset, length and what was found instead
+//! of what was expected; each is printed as it is found (fio logs every bad block), however
+//! many there are. With `continue_on_error=verify` (or `all`) they are also counted in
+//! `total_err`/`first_error`, as fio counts them.
 
-use crate::acct::JobState;
 use crate::error::RunError;
-use crate::files;
 use crate::gen::Generator;
-use crate::ioloop::IoLoop;
+use crate::ioloop::{EndReason, IoLoop};
 use crate::verify::JobVerify;
-use crate::worker::{JobEnv, Opened};
-use fiox_engine::BufPool;
+use crate::worker::JobEnv;
+use fiox_job::{ContinueOnError, JobSpec};
 use fiox_stats::JobResult;
-use std::fs::File;
-use std::sync::atomic::Ordering;
 
-/// (path, handle) of every file of the job, in file order.
-fn file_list(opened: &Opened) -> Vec<(String, Option<&File>)> {
-    opened
-        .plan
-        .files
-        .iter()
-        .zip(&opened.handles)
-        .map(|(f, h)| (f.path.display().to_string(), h.as_ref()))
-        .collect()
-}
-
-/// What the verify phase reads: every block `v`'s logs hold, of files open already, or of
-/// files it opens one at a time (`openfiles`, whose cap holds in this phase too).
-enum Source<'a> {
-    Open(Vec<(String, Option<&'a File>)>),
-    OneAtATime(&'a Opened),
-}
-
-/// Read back every block `v`'s logs hold, counting the reads into `result` and their time
-/// (measured by `now_ns`) into the job's runtime.
-fn verify_reads(
-    env: &JobEnv,
-    src: Source<'_>,
-    v: &mut JobVerify,
-    buf: &mut [u8],
-    now_ns: &dyn Fn() -> u64,
-    result: &mut JobResult,
-) -> Result<(), RunError> {
-    let stop = || env.stop.load(Ordering::Relaxed);
-    env.progress.set_state(JobState::Verifying);
-    if env.messages {
-        v.echo_failures(&env.job.name);
-    }
-    let t0 = now_ns();
-    let rd = &mut result.dirs.read;
-    let buckets = &mut result.lat_buckets;
-    let mut on_read = |len: u64, ns: u64| {
-        buckets.add(ns);
-        rd.io_bytes += len;
-        rd.total_ios += 1;
-        rd.clat.add(ns);
-        rd.lat.add(ns);
-    };
-    let r = match src {
-        Source::Open(files) => v.verify_files(&files, buf, &stop, &mut on_read),
-        Source::OneAtATime(opened) => one_at_a_time(env.job, opened, v, buf, &stop, &mut on_read),
-    };
-    v.finish_offloaded();
-    let ms = now_ns().saturating_sub(t0) / 1_000_000;
-    if result.dirs.read.total_ios > 0 {
-        result.dirs.read.runtime_ms += ms;
-    }
-    result.runtime_ms += ms;
-    r
-}
-
-/// After the write phase, read back and check every block the job wrote (`do_verify`).
-pub fn verify_phase(
-    env: &JobEnv,
-    opened: &Opened,
-    lp: &mut IoLoop,
-    result: &mut JobResult,
-) -> Result<(), RunError> {
-    let job = env.job;
-    if !job.verify.do_verify || !files::job_writes(job) {
-        return Ok(());
-    }
-    let clock = lp.clock;
-    // Files that opened lazily (openfiles, create_on_open) were closed by the write phase:
-    // open them again one at a time, so this phase keeps within openfiles as the writes did.
-    let src = if lp.gate.is_some() {
-        Source::OneAtATime(opened)
-    } else {
-        Source::Open(file_list(opened))
-    };
-    let Some(v) = lp.verify.as_mut() else {
-        return Ok(());
-    };
-    verify_reads(
-        env,
-        src,
-        v,
-        lp.pool.slice_mut(0),
-        &|| clock.now_ns(),
-        result,
-    )
-}
-
-/// Verify every file the job wrote, each through its setup handle when it has one, else
-/// opened read-only (never created) for its own checks and closed before the next.
-fn one_at_a_time(
-    job: &fiox_job::JobSpec,
-    opened: &Opened,
-    v: &mut JobVerify,
-    buf: &mut [u8],
-    stop: &dyn Fn() -> bool,
-    on_read: &mut dyn FnMut(u64, u64),
-) -> Result<(), RunError> {
-    let spec = fiox_engine::OpenSpec {
-        write: false,
-        create: false,
-        ..fiox_engine::OpenSpec::from_job(job)
-    };
-    let (mut opens, mut open_now, mut max_open) = (0u64, 0usize, 0usize);
-    for (i, (f, setup)) in opened.plan.files.iter().zip(&opened.handles).enumerate() {
-        // A create_on_open file the job never reached does not exist and holds no write.
-        if !v.wrote_to(i) || (setup.is_none() && !f.path.exists()) {
-            continue;
-        }
-        let path = f.path.display().to_string();
-        let own = match setup {
-            Some(_) => None,
-            None => Some(fiox_engine::open_file(&f.path, &spec)?),
-        };
-        if own.is_some() {
-            opens += 1;
-            open_now += 1;
-            max_open = max_open.max(open_now);
-        }
-        let Some(h) = setup.as_ref().or(own.as_ref()) else {
-            continue;
-        };
-        let go_on = v.verify_file(i, &path, h, buf, stop, on_read)?;
-        if own.is_some() {
-            drop(own);
-            open_now -= 1;
-        }
-        if !go_on {
-            break;
-        }
-    }
-    // Debug builds, on request: this phase's peak, for the openfiles tests (the worker
-    // prints the I/O phase's the same way).
-    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
-        eprintln!(
-            "fiox-debug: verify phase of job {}: files open at most {max_open}, opens {opens}",
-            job.name
-        );
-    }
-    Ok(())
-}
-
-/// `verify_only=1`: no writes; check every block the writing run left (its saved state or
-/// its replayed write sequence).
-pub fn verify_only(
-    env: &JobEnv,
-    opened: &Opened,
+/// `verify_only=1` of a workload that writes: nothing is written; learn which write each block
+/// must hold (the writing run's saved state, or its replayed write sequence). The verify phase
+/// then checks them.
+pub fn prepare_verify_only(
+    job: &JobSpec,
     gen: &mut Generator,
-    verify: Option<JobVerify>,
-    pool: &mut BufPool,
-    result: &mut JobResult,
+    verify: Option<&mut JobVerify>,
+    nfiles: usize,
 ) -> Result<(), RunError> {
-    let job = env.job;
-    let mut v = verify.ok_or_else(|| RunError::Job {
+    let v = verify.ok_or_else(|| no_method(job))?;
+    crate::vstate::expected_writes(job, gen, v, nfiles)
+}
+
+/// `verify_only=1` without `verify=`: there is nothing to check with.
+pub fn no_method(job: &JobSpec) -> RunError {
+    RunError::Job {
         job: job.name.clone(),
         msg: "verify_only=1 needs a verify method (verify=crc32c, md5, ...)".into(),
-    })?;
-    crate::vstate::expected_writes(job, gen, &mut v, opened.plan.files.len())?;
-    let t0 = std::time::Instant::now();
-    let now = || t0.elapsed().as_nanos() as u64;
-    let src = Source::Open(file_list(opened));
-    verify_reads(env, src, &mut v, pool.slice_mut(0), &now, result)?;
-    if v.failures > 0 {
-        return Err(verify_failed(env, &v, result));
     }
-    Ok(())
+}
+
+/// What the verify phase did: how it ended and when it began (ns of the loop's clock).
+pub struct PhaseEnd {
+    pub end: EndReason,
+    pub start_ns: u64,
+}
+
+/// Read back and check every block the job wrote (`do_verify` after a write phase that ran to
+/// its end, or `verify_only`), through the loop. None when there is no verify phase.
+pub fn verify_phase(
+    env: &JobEnv,
+    lp: &mut IoLoop,
+    write_end: &EndReason,
+    verify_only: bool,
+) -> Option<PhaseEnd> {
+    let job = env.job;
+    let wanted = verify_only
+        || (job.verify.do_verify
+            && crate::files::job_writes(job)
+            && matches!(write_end, EndReason::Done | EndReason::Time));
+    if !wanted {
+        return None;
+    }
+    let v = lp.verify.as_mut()?;
+    if env.messages {
+        v.echo_failures(&job.name);
+    }
+    let start_ns = lp.clock.now_ns();
+    lp.begin_verify_phase();
+    let end = lp.run();
+    if let Some(v) = lp.verify.as_mut() {
+        v.finish_offloaded();
+    }
+    // Debug builds, on request: the phase's open-file peak, for the openfiles tests (the
+    // worker prints the I/O phase's the same way).
+    if let Some(g) = lp.gate.as_ref() {
+        if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
+            eprintln!(
+                "fiox-debug: verify phase of job {}: files open at most {}, opens {}",
+                job.name, g.max_open, g.opens
+            );
+        }
+    }
+    Some(PhaseEnd { end, start_ns })
+}
+
+/// fio's per-direction runtimes with a verify phase: the write phase's time goes to the
+/// directions the workload has (`rw`), the verify phase's to reads (`phase_ms`). Reads of the
+/// write phase that the workload does not have (verify_backlog's) add no time of their own, as
+/// in fio, which times a direction's phase only when the job does that direction.
+pub fn split_runtime(result: &mut JobResult, phase_ms: u64, rw: fiox_job::RwMode) {
+    let write_ms = result.runtime_ms.saturating_sub(phase_ms);
+    let dirs = &mut result.dirs;
+    for d in [&mut dirs.write, &mut dirs.trim] {
+        if d.total_ios > 0 {
+            d.runtime_ms = write_ms;
+        }
+    }
+    let rd = &mut dirs.read;
+    if rd.total_ios > 0 {
+        let before = if rw.has_read() { write_ms } else { 0 };
+        // A direction with I/O never shows 0 ms (its rates would divide by zero).
+        rd.runtime_ms = (before + phase_ms).max(1);
+    }
 }
 
 /// Report verification failures: each described on stderr, the job fails with EILSEQ.
@@ -193,6 +110,16 @@ pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> Run
     let first = v.first.first().cloned().unwrap_or_default();
     result.error = libc::EILSEQ;
     result.verror = first.clone();
+    if matches!(
+        env.job.errors.continue_on_error,
+        ContinueOnError::Verify | ContinueOnError::All
+    ) {
+        // fio counts each bad block as a tolerated error (total_err=3, first_error=84).
+        if result.total_err == 0 {
+            result.first_error = libc::EILSEQ;
+        }
+        result.total_err += v.failures;
+    }
     // fio's JSON has only err=84; the blocks themselves reach JSON readers as a warning.
     result.warnings.push(fiox_stats::Warning {
         code: "verify-failed".into(),
@@ -214,4 +141,42 @@ pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> Run
         "job '{}': {} block(s) failed verification; first: {first}",
         env.job.name, v.failures
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_job::RwMode;
+
+    fn result(reads: u64, writes: u64, runtime_ms: u64) -> JobResult {
+        let mut r = JobResult {
+            runtime_ms,
+            ..Default::default()
+        };
+        r.dirs.read.total_ios = reads;
+        r.dirs.write.total_ios = writes;
+        r
+    }
+
+    #[test]
+    fn the_verify_phase_time_goes_to_reads_the_write_phase_to_the_workload() {
+        // 300 ms in all, 100 of them verifying; backlog reads in a write job add nothing.
+        let mut r = result(256, 256, 300);
+        split_runtime(&mut r, 100, RwMode::Write);
+        assert_eq!(
+            (r.dirs.read.runtime_ms, r.dirs.write.runtime_ms),
+            (100, 200)
+        );
+        // A mixed workload reads in both phases.
+        let mut r = result(512, 256, 300);
+        split_runtime(&mut r, 100, RwMode::RandRw);
+        assert_eq!(
+            (r.dirs.read.runtime_ms, r.dirs.write.runtime_ms),
+            (300, 200)
+        );
+        // A verify phase under a millisecond still shows 1 ms for its reads.
+        let mut r = result(4, 0, 5);
+        split_runtime(&mut r, 0, RwMode::Write);
+        assert_eq!((r.dirs.read.runtime_ms, r.dirs.write.runtime_ms), (1, 0));
+    }
 }

@@ -2,15 +2,17 @@
 //! which write each block must hold — from the state files an earlier run saved
 //! (`verify_state_load`), or by replaying the job's write sequence (same options, same seed,
 //! so the same offsets, lengths and sequence numbers) — then reads every block back and checks
-//! it. A writing verify job whose write phase ends early (runtime, Ctrl-C, an error) saves its
-//! write logs (`verify_state_save`, on by default as in fio) as `local-<job>-<index>-verify.state`
-//! in the current directory, fio's name and place.
+//! it. A writing verify job saves its write logs after every write phase, complete or not
+//! (`verify_state_save`, on by default as in fio), as `local-<job>-<index>-verify.state` in the
+//! current directory, fio's name and place; a file of that name fiox did not write is never
+//! replaced (see `WriteLog::save`).
 
 use crate::error::RunError;
 use crate::files::FilePlan;
 use crate::gen::Generator;
 use crate::verify::JobVerify;
 use fiox_job::{Ddir, JobSpec};
+use fiox_stats::Warning;
 use fiox_verify::{state_file_name, WriteLog};
 use std::path::PathBuf;
 
@@ -32,6 +34,19 @@ pub fn check_targets(job: &JobSpec, plan: &FilePlan) -> Result<(), RunError> {
     if !job.verify.verify_only {
         return Ok(());
     }
+    let rw = job.rw.mode;
+    if rw.has_trim() && !rw.has_write() {
+        // fio would run the trims (discarding the data it is asked to verify) and check nothing.
+        return Err(job_err(
+            job,
+            format!(
+                "verify_only=1 with rw={}: a trim workload leaves no data to verify, and \
+                 verify_only never modifies the target; use rw=read (check every block) or \
+                 the rw= of the job that wrote the data",
+                rw.fio_name()
+            ),
+        ));
+    }
     for f in &plan.files {
         if f.real_size < f.offset + f.size {
             return Err(job_err(
@@ -51,22 +66,29 @@ pub fn check_targets(job: &JobSpec, plan: &FilePlan) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Save every file's write log after a write phase that ended early (`verify_state_save`).
-pub fn save_after_write(
-    job: &JobSpec,
-    jv: Option<&JobVerify>,
-    ended_early: bool,
-) -> Result<(), RunError> {
-    let Some(jv) = jv else { return Ok(()) };
-    if !ended_early || !job.verify.verify_state_save || !crate::files::job_writes(job) {
-        return Ok(());
+/// Save every file's write log after the write phase (`verify_state_save`), complete or not:
+/// as fio rewrites its state on every run, a state left by an earlier run never outlives the
+/// run that overwrote its blocks. A state that cannot be saved (a file of that name that is
+/// not a state file, a symlink, an unwritable directory) is a warning, as in fio: the job's
+/// I/O and checks are done; only a later `verify_state_load` lacks it.
+pub fn save_after_write(job: &JobSpec, jv: Option<&JobVerify>) -> Option<Warning> {
+    let jv = jv?;
+    if !job.verify.verify_state_save || !crate::files::job_writes(job) {
+        return None;
     }
     for (i, log) in jv.logs().iter().enumerate() {
         let path = state_path(job, i as u32);
-        log.save(&path, jv.ident(i as u32))
-            .map_err(|e| job_err(job, format!("verify_state_save: {e}")))?;
+        if let Err(e) = log.save(&path, jv.ident(i as u32)) {
+            return Some(Warning {
+                code: "verify-state-not-saved".into(),
+                message: format!("verify_state_save: {e}"),
+                fix: "a later verify_only=1 verify_state_load=1 run cannot use this run's \
+                      state; run in a directory where fiox may write its state file"
+                    .into(),
+            });
+        }
     }
-    Ok(())
+    None
 }
 
 /// Fill the write logs for `verify_only`: from the saved state with `verify_state_load`,

@@ -61,7 +61,7 @@ pub fn result_warnings(job: &JobSpec, r: &fiox_stats::JobResult) -> Vec<Warning>
     fiox_stats::advice::analyze(job, r)
 }
 
-/// Files too small for a block, and more files than `openfiles`.
+/// Files too small for a block.
 fn file_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warning> {
     let mut out = Vec::new();
     for f in &plan.files {
@@ -78,19 +78,6 @@ fn file_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warn
                 "increase size= or decrease bs=",
             ));
         }
-    }
-    let n = plan.files.len();
-    let capped = job.files.openfiles > 0 && (job.files.openfiles as usize) < n;
-    if capped && !flags.no_io && !crate::files::lazy_open(job, n, flags.no_io) {
-        out.push(w(
-            "openfiles",
-            format!(
-                "openfiles={} is below the job's {n} files; a verify_only job keeps all files \
-                 open for the whole run",
-                job.files.openfiles,
-            ),
-            "raise openfiles or reduce nrfiles if the open-file limit matters",
-        ));
     }
     out
 }

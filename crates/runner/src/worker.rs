@@ -452,14 +452,21 @@ fn run_io(
     let plan = &opened.plan;
     let mut gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
-    let verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
+    let mut verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
     if let Some(v) = &verify {
         result.warnings.extend(v.warnings(job));
     }
-    let mut pool = buffer_pool(job, &mut filler)?;
-    if job.verify.verify_only {
-        return crate::vphase::verify_only(env, opened, &mut gen, verify, &mut pool, result);
+    // verify_only of a writing workload: no write phase, only the verify phase. Of a read
+    // workload: the reads run as usual, each block checked as it is read (as fio does).
+    let only = job.verify.verify_only;
+    let verify_phase_only = only && job.rw.mode.has_write();
+    if only && verify.is_none() {
+        return Err(crate::vphase::no_method(job));
     }
+    if verify_phase_only {
+        crate::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?;
+    }
+    let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
     let limits = limits_of(job);
     if !job.timing.time_based {
@@ -494,7 +501,7 @@ fn run_io(
     if env.status {
         lp.status_template = Some(Box::new(result.clone()));
     }
-    lp.read_checks = !files::job_writes(job);
+    lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     if gate.is_none() {
         let fds: Vec<_> = opened
@@ -505,23 +512,49 @@ fn run_io(
         lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
-    let end = lp.run();
+    run_phases(env, &mut lp, verify_phase_only, measure, result)
+}
+
+/// The I/O phase (none for a writing workload's `verify_only`), the verify state, the verify
+/// phase; then what they measured into `result`, and the job's error if any.
+fn run_phases(
+    env: &JobEnv,
+    lp: &mut IoLoop,
+    verify_phase_only: bool,
+    measure: Measure,
+    result: &mut JobResult,
+) -> Result<(), RunError> {
+    let job = env.job;
+    let end = if verify_phase_only {
+        EndReason::Done
+    } else {
+        lp.run()
+    };
     if let Some(g) = lp.gate.as_ref() {
         debug_open_counts(job, g);
     }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
+    let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
+    let phase = crate::vphase::verify_phase(env, lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
-    collect(job, &mut lp, measure, result)?;
-    let early = !matches!(end, EndReason::Done);
-    crate::vstate::save_after_write(job, lp.verify.as_ref(), early)?;
-    if matches!(end, EndReason::Done | EndReason::Time) {
-        crate::vphase::verify_phase(env, opened, &mut lp, result)?;
+    let phase_ms = phase
+        .as_ref()
+        .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
+    collect(job, lp, measure, result)?;
+    result.warnings.extend(state_warning);
+    if let Some(ms) = phase_ms {
+        crate::vphase::split_runtime(result, ms, job.rw.mode);
     }
     if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
         return Err(crate::vphase::verify_failed(env, v, result));
     }
+    // An error of the write phase, else one of the verify phase (a failed read).
+    let end = match (end, phase.map(|p| p.end)) {
+        (EndReason::Error(e, m), _) | (_, Some(EndReason::Error(e, m))) => EndReason::Error(e, m),
+        (end, _) => end,
+    };
     match end {
         EndReason::Error(errno, msg) => {
             result.error = errno;

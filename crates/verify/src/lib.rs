@@ -72,14 +72,17 @@
 //!    the on-disk winner unknowable; the runner should serialize overlaps as fio advises.
 //! 4. Verify phase (after the write phase, or `verify_backlog` batches, or the whole job for
 //!    `verify_only`): for each [`Run`] in `log.runs()` that is [`Run::whole`] (a write a later
-//!    write cut into cannot be verified; fio drops those too), or each block the workload would
-//!    write when there is no log, read the same offset and length as the write and call
+//!    write cut into cannot be verified; fio drops those too) and not [`Run::checked`] (a
+//!    `verify_backlog` batch read it back already: `log.mark_checked`), or each block the
+//!    workload would write when there is no log, read the same offset and length as the write
+//!    and call
 //!    `verifier.check(buf, offset, Expect::Log(&log))` (`Expect::Any` without a log). Count the
 //!    error into the job's verify errors, print `"{file}: {failure}"`, dump with
 //!    [`Verifier::dump`] when `verify_dump` is set, and stop the job when `verify_fatal` is set.
 //!    [`Verifier::check_all`] lists every bad interval of a block instead of the first.
-//! 5. At job end with `verify_state_save`, per file: `log.save(&dir.join(state_file_name(name,
-//!    index, file_no)), StateIdent { job_id, seed, file_no })`.
+//! 5. At the end of every write phase with `verify_state_save` (as fio rewrites its state on
+//!    every run), per file: `log.save(&dir.join(state_file_name(name, index, file_no)),
+//!    StateIdent { job_id, seed, file_no })`; `save` replaces only an earlier state file.
 //!
 //! ```
 //! use fiox_job::spec::{JobSpec, VerifyMethod};

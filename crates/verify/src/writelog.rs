@@ -29,6 +29,11 @@ use std::path::Path;
 const PAGE: u64 = 4096;
 /// Flag in a granule's value: its write was partly overwritten.
 const PARTIAL: u64 = 1 << 63;
+/// Flag in a granule's value: its write was read back and found intact (`verify_backlog`), so
+/// the final verify pass need not read it again. Never saved in state files.
+const CHECKED: u64 = 1 << 62;
+/// Both flags: what is not the sequence number.
+const FLAGS: u64 = PARTIAL | CHECKED;
 const STATE_MAGIC: &[u8; 8] = b"fxvstate";
 const STATE_VERSION: u32 = 1;
 const STATE_FIXED: usize = 56;
@@ -45,6 +50,8 @@ pub struct Run {
     /// The whole write is still there. False when a later write (or a forget) cut into it:
     /// what is left is part of a block whose header may be gone, so it cannot be verified.
     pub whole: bool,
+    /// Read back intact already (`verify_backlog`, see [`WriteLog::mark_checked`]).
+    pub checked: bool,
 }
 
 /// Identity of the job and file a state file belongs to (checked by the loader's caller).
@@ -93,14 +100,14 @@ impl WriteLog {
     }
 
     /// Records that `[offset, offset + len)` now holds write `seq` (call at completion of the
-    /// write; sequence numbers must be unique per write and below 2^63). Granules partly covered
+    /// write; sequence numbers must be unique per write and below 2^62). Granules partly covered
     /// are attributed to this write too. `seq` 0 forgets the range (e.g. after a trim). An older
     /// write that this range cuts into is marked as no longer whole (see [`Run::whole`]).
     pub fn record(&mut self, offset: u64, len: u64, seq: u64) {
         if len == 0 {
             return;
         }
-        let seq = seq & !PARTIAL;
+        let seq = seq & !FLAGS;
         self.last_seq = self.last_seq.max(seq);
         let first = offset / self.gran;
         let last = offset.saturating_add(len - 1) / self.gran;
@@ -116,13 +123,13 @@ impl WriteLog {
     /// If the write at granule `outside` also covers granule `inside` (so the new write cuts
     /// it), flags its granules from `outside` outwards as belonging to a partial write.
     fn mark_partial(&mut self, inside: u64, outside: u64, up: bool) {
-        let s = self.slot(outside) & !PARTIAL;
-        if s == 0 || self.slot(inside) & !PARTIAL != s {
+        let s = self.slot(outside) & !FLAGS;
+        if s == 0 || self.slot(inside) & !FLAGS != s {
             return;
         }
         let mut idx = Some(outside);
         while let Some(i) = idx {
-            if self.slot(i) & !PARTIAL != s {
+            if self.slot(i) & !FLAGS != s {
                 break;
             }
             self.set_slot(i, s | PARTIAL);
@@ -170,8 +177,35 @@ impl WriteLog {
 
     /// Sequence number of the write that last covered `offset`, if any.
     pub fn get(&self, offset: u64) -> Option<u64> {
-        let seq = self.slot(offset / self.gran) & !PARTIAL;
+        let seq = self.slot(offset / self.gran) & !FLAGS;
         (seq != 0).then_some(seq)
+    }
+
+    /// Whether every granule of `[offset, offset + len)` still holds write `seq`.
+    pub fn holds(&self, offset: u64, len: u64, seq: u64) -> bool {
+        if len == 0 || seq == 0 {
+            return false;
+        }
+        let first = offset / self.gran;
+        let last = offset.saturating_add(len - 1) / self.gran;
+        (first..=last).all(|i| self.slot(i) & !FLAGS == seq)
+    }
+
+    /// `[offset, offset + len)` was read back intact while it held write `seq`: flag it so
+    /// [`WriteLog::runs`] reports it as [`Run::checked`]. Granules holding another write are
+    /// left alone.
+    pub fn mark_checked(&mut self, offset: u64, len: u64, seq: u64) {
+        if len == 0 || seq == 0 {
+            return;
+        }
+        let first = offset / self.gran;
+        let last = offset.saturating_add(len - 1) / self.gran;
+        for i in first..=last {
+            let raw = self.slot(i);
+            if raw & !FLAGS == seq {
+                self.set_slot(i, raw | CHECKED);
+            }
+        }
     }
 
     /// Every written range in offset order, consecutive granules of one write merged. This is
@@ -179,56 +213,96 @@ impl WriteLog {
     /// [`Run::whole`] must be skipped (their write's header may be gone), as fio drops writes
     /// that a later write overlapped.
     pub fn runs(&self) -> Vec<Run> {
-        let mut runs: Vec<Run> = Vec::new();
+        let mut runs = Vec::new();
+        self.for_each_run(true, |r| runs.push(r));
+        runs
+    }
+
+    /// [`WriteLog::runs`] one at a time, without collecting them.
+    pub fn visit_runs(&self, f: impl FnMut(Run)) {
+        self.for_each_run(true, f);
+    }
+
+    /// Calls `f` with every run in offset order without collecting them (a log of a large
+    /// device holds millions). `split_checked`: a run ends where [`Run::checked`] changes
+    /// (else every run reports `checked: false`, as in state files).
+    fn for_each_run(&self, split_checked: bool, mut f: impl FnMut(Run)) {
+        let mut cur: Option<Run> = None;
         for (&page_no, page) in &self.pages {
             for (i, &raw) in page.iter().enumerate() {
                 if raw == 0 {
                     continue;
                 }
                 let offset = (page_no * PAGE + i as u64) * self.gran;
-                let (seq, whole) = (raw & !PARTIAL, raw & PARTIAL == 0);
-                match runs.last_mut() {
+                let (seq, whole) = (raw & !FLAGS, raw & PARTIAL == 0);
+                let checked = split_checked && raw & CHECKED != 0;
+                match cur.as_mut() {
                     Some(r)
                         if r.seq == seq
                             && r.whole == whole
+                            && r.checked == checked
                             && r.offset.checked_add(r.len) == Some(offset) =>
                     {
                         r.len += self.gran
                     }
-                    _ => runs.push(Run {
-                        offset,
-                        len: self.gran,
-                        seq,
-                        whole,
-                    }),
+                    _ => {
+                        if let Some(done) = cur.take() {
+                            f(done);
+                        }
+                        cur = Some(Run {
+                            offset,
+                            len: self.gran,
+                            seq,
+                            whole,
+                            checked,
+                        });
+                    }
                 }
             }
         }
-        runs
+        if let Some(done) = cur {
+            f(done);
+        }
     }
 
     /// Serialises the log in the state-file format.
     pub fn encode(&self, ident: StateIdent) -> Vec<u8> {
-        let runs = self.runs();
-        let mut out = Vec::with_capacity(STATE_FIXED + runs.len() * RUN_LEN + 4);
-        out.extend_from_slice(STATE_MAGIC);
-        out.extend_from_slice(&STATE_VERSION.to_le_bytes());
-        out.extend_from_slice(&ident.job_id.to_le_bytes());
-        out.extend_from_slice(&ident.seed.to_le_bytes());
-        out.extend_from_slice(&self.gran.to_le_bytes());
-        out.extend_from_slice(&self.last_seq.to_le_bytes());
-        out.extend_from_slice(&(runs.len() as u64).to_le_bytes());
-        out.extend_from_slice(&ident.file_no.to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        for r in &runs {
-            out.extend_from_slice(&r.offset.to_le_bytes());
-            out.extend_from_slice(&r.len.to_le_bytes());
-            let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
-            out.extend_from_slice(&raw.to_le_bytes());
-        }
-        let crc = crc32c::crc32c(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail.
+        let _ = self.encode_to(ident, &mut out);
         out
+    }
+
+    /// Writes the state-file format to `w`, run by run (nothing the size of the log is held).
+    fn encode_to(&self, ident: StateIdent, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut n = 0u64;
+        self.for_each_run(false, |_| n += 1);
+        let mut head = Vec::with_capacity(STATE_FIXED);
+        head.extend_from_slice(STATE_MAGIC);
+        head.extend_from_slice(&STATE_VERSION.to_le_bytes());
+        head.extend_from_slice(&ident.job_id.to_le_bytes());
+        head.extend_from_slice(&ident.seed.to_le_bytes());
+        head.extend_from_slice(&self.gran.to_le_bytes());
+        head.extend_from_slice(&self.last_seq.to_le_bytes());
+        head.extend_from_slice(&n.to_le_bytes());
+        head.extend_from_slice(&ident.file_no.to_le_bytes());
+        head.extend_from_slice(&0u32.to_le_bytes());
+        w.write_all(&head)?;
+        let mut crc = crc32c::crc32c(&head);
+        let mut res = Ok(());
+        self.for_each_run(false, |r| {
+            let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
+            let mut rec = [0u8; RUN_LEN];
+            rec[..8].copy_from_slice(&r.offset.to_le_bytes());
+            rec[8..16].copy_from_slice(&r.len.to_le_bytes());
+            rec[16..].copy_from_slice(&raw.to_le_bytes());
+            crc = crc32c::crc32c_append(crc, &rec);
+            if res.is_ok() {
+                res = w.write_all(&rec);
+            }
+        });
+        res?;
+        w.write_all(&crc.to_le_bytes())
     }
 
     /// Parses a state file's bytes. Never panics; the error says what is wrong.
@@ -275,6 +349,7 @@ impl WriteLog {
                 len: u64_at(c, 8),
                 seq: u64_at(c, 16) & !PARTIAL,
                 whole: u64_at(c, 16) & PARTIAL == 0,
+                checked: false,
             })
             .collect();
         log.check_runs(&runs)?;
@@ -292,7 +367,12 @@ impl WriteLog {
     fn check_runs(&self, runs: &[Run]) -> Result<(), String> {
         let mut granules = 0u64;
         for r in runs {
-            if r.seq == 0 || r.len == 0 || r.offset % self.gran != 0 || r.len % self.gran != 0 {
+            if r.seq == 0
+                || r.seq & CHECKED != 0
+                || r.len == 0
+                || r.offset % self.gran != 0
+                || r.len % self.gran != 0
+            {
                 return Err(format!(
                     "invalid run: offset {} length {} write #{} (granularity {})",
                     r.offset, r.len, r.seq, self.gran
@@ -308,16 +388,33 @@ impl WriteLog {
         Ok(())
     }
 
-    /// Writes the state file atomically (temporary file, then rename).
+    /// Writes the state file atomically: into a new temporary file created exclusively
+    /// (`O_EXCL`, so never through a symlink or over another file) in the same directory, then
+    /// renamed over `path`, only when `path` is absent or is a state file fiox wrote. Anything
+    /// else at `path` (a user's file, a symlink, a directory) is left alone and refused: the
+    /// name is implicit (`local-<job>-<index>-verify.state`), the user never asked to replace it.
     pub fn save(&self, path: &Path, ident: StateIdent) -> Result<(), VerifyError> {
+        let refuse = |reason: String| VerifyError::StateFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        check_replaceable(path).map_err(refuse)?;
         let io = |source| VerifyError::Io {
             path: path.to_path_buf(),
             source,
         };
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        std::fs::write(&tmp, self.encode(ident)).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)
+        let (tmp, f) = create_temp(path).map_err(io)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        let written = self
+            .encode_to(ident, &mut w)
+            .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
+            .and_then(|f| f.sync_all())
+            .and_then(|()| std::fs::rename(&tmp, path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io(e));
+        }
+        Ok(())
     }
 
     /// Reads a state file written by [`WriteLog::save`].
@@ -330,6 +427,77 @@ impl WriteLog {
             path: path.to_path_buf(),
             reason,
         })
+    }
+}
+
+/// Whether a state file may be written at `path`: nothing is there, or a regular file that
+/// is a verify state file — a previous fiox run's (its magic) or fio's (same name; fio rewrites
+/// it on every run). Err says what is there instead.
+fn check_replaceable(path: &Path) -> Result<(), String> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("cannot inspect it: {e}")),
+    };
+    const HOW: &str = "move it away or set verify_state_save=0";
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return Err(format!(
+            "it is a symbolic link, which fiox never writes through; {HOW}"
+        ));
+    }
+    if !kind.is_file() {
+        return Err(format!("it is not a regular file; {HOW}"));
+    }
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| {
+        std::io::Read::read_to_end(&mut std::io::Read::take(f, FIO_STATE_MAX), &mut head)
+    });
+    if read.is_ok() && (head.starts_with(STATE_MAGIC) || is_fio_state(&head)) {
+        return Ok(());
+    }
+    Err(format!(
+        "it exists and is not a fiox verify state file ({} bytes, no '{}' magic) nor fio's, \
+         so it is not replaced; {HOW}",
+        meta.len(),
+        String::from_utf8_lossy(STATE_MAGIC)
+    ))
+}
+
+/// Largest fio state file recognised (fio's holds a few records per file and queue entry).
+const FIO_STATE_MAX: u64 = 1 << 20;
+
+/// fio's verify state file: header (version 3, body size, crc32c of the body; u64 LE each),
+/// then the body. fio's crc32c leaves out the final inversion (0x8278299a where the standard
+/// value is 0x7d87d665).
+fn is_fio_state(b: &[u8]) -> bool {
+    const HDR: usize = 24;
+    if b.len() < HDR {
+        return false;
+    }
+    let (version, size, crc) = (u64_at(b, 0), u64_at(b, 8), u64_at(b, 16));
+    let body = crc32c::crc32c(&b[HDR..]);
+    version == 3 && size == (b.len() - HDR) as u64 && (crc == u64::from(!body))
+}
+
+/// A new file next to `path` named `<path>.<pid>.<n>.tmp`, created exclusively.
+fn create_temp(path: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    loop {
+        let mut name = path.as_os_str().to_owned();
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        name.push(format!(".{}.{n}.tmp", std::process::id()));
+        let tmp = std::path::PathBuf::from(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -368,6 +536,7 @@ mod tests {
             len,
             seq,
             whole,
+            checked: false,
         }
     }
 
@@ -508,5 +677,83 @@ mod tests {
         let missing = WriteLog::load(&dir.join("nope")).unwrap_err().to_string();
         assert!(missing.contains("nope"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn save_replaces_only_state_files_and_never_follows_a_symlink() {
+        let dir = std::env::temp_dir().join(format!("fiox-verify-replace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("local-j-0-verify.state");
+        let ident = StateIdent {
+            job_id: 0,
+            seed: 1,
+            file_no: 0,
+        };
+        let mut log = WriteLog::new(4096).unwrap();
+        log.record(0, 4096, 1);
+        log.save(&path, ident).unwrap();
+        log.record(4096, 4096, 2);
+        log.save(&path, ident)
+            .expect("a previous fiox state is replaced");
+        assert_eq!(WriteLog::load(&path).unwrap().0, log);
+        // fio's state file of the same name (header: version 3, size, fio's crc32c).
+        let body = vec![7u8; 168];
+        let mut fio = 3u64.to_le_bytes().to_vec();
+        fio.extend(168u64.to_le_bytes());
+        fio.extend(u64::from(!crc32c::crc32c(&body)).to_le_bytes());
+        fio.extend(&body);
+        std::fs::write(&path, &fio).unwrap();
+        log.save(&path, ident).expect("fio's state is replaced");
+        // A user's file is not.
+        std::fs::write(&path, b"notes").unwrap();
+        let e = log.save(&path, ident).unwrap_err().to_string();
+        assert!(e.contains("not a fiox verify state file"), "{e}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"notes");
+        // Nor is anything behind a symlink, even a state file.
+        let target = dir.join("target.state");
+        log.save(&target, ident).unwrap();
+        let before = std::fs::read(&target).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let e = log.save(&path, ident).unwrap_err().to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read(&target).unwrap(), before);
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["local-j-0-verify.state", "target.state"],
+            "no temp files"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn checked_runs_are_flagged_and_not_saved() {
+        let mut log = WriteLog::new(4096).unwrap();
+        log.record(0, 8192, 1);
+        log.record(8192, 4096, 2);
+        assert!(log.holds(0, 8192, 1) && !log.holds(0, 12288, 1));
+        log.mark_checked(0, 8192, 1);
+        log.mark_checked(8192, 4096, 9); // another write: untouched
+        let runs = log.runs();
+        assert_eq!(
+            runs.iter().map(|r| (r.seq, r.checked)).collect::<Vec<_>>(),
+            [(1, true), (2, false)]
+        );
+        assert_eq!(log.get(0), Some(1));
+        let ident = StateIdent {
+            job_id: 0,
+            seed: 0,
+            file_no: 0,
+        };
+        let (back, _) = WriteLog::decode(&log.encode(ident)).unwrap();
+        assert!(back.runs().iter().all(|r| !r.checked));
+        // A newer write over a checked block is not checked.
+        log.record(0, 4096, 3);
+        assert!(!log.runs()[0].checked);
     }
 }
