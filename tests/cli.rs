@@ -587,28 +587,9 @@ fn old_and_new_log_switches_of_seed_000_command_line() {
 
 /// The non-DONTNEED posix_fadvise calls a run makes, fds dropped: `offset, len, advice`.
 fn fadvise_calls(tool: &str, dir: &TempDir, args: &[&str]) -> Vec<String> {
-    let trace = dir.path().join("fadvise.trace");
-    let out = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=fadvise64", "-o"])
-        .arg(&trace)
-        .arg(tool)
-        .args(args)
-        .current_dir(dir.path())
-        .output()
-        .expect("run strace");
-    assert!(
-        out.status.success(),
-        "{tool} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(&trace)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains("fadvise64(") && !l.contains("DONTNEED"))
-        .filter_map(|l| {
-            let args = l.split_once("fadvise64(")?.1.split_once(')')?.0;
-            Some(args.split_once(", ")?.1.to_string())
-        })
+    fadvise_trace(tool, dir.path(), args)
+        .into_iter()
+        .filter(|c| !c.contains("DONTNEED"))
         .collect()
 }
 

@@ -11,28 +11,7 @@ use std::process::Command;
 
 /// The fadvise64 calls `tool` makes for `args` (run in `dir`), as "offset, len, ADVICE".
 fn fadvise_calls(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
-    let trace = dir.join("fadvise.trace");
-    let out = Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=fadvise64", "-o"])
-        .arg(&trace)
-        .arg(tool)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run strace");
-    assert!(
-        out.status.success(),
-        "{tool} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(&trace)
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let args = l.split_once("fadvise64(")?.1.split_once(')')?.0;
-            Some(args.split_once(", ")?.1.to_string())
-        })
-        .collect()
+    fadvise_trace(tool, dir, args)
 }
 
 fn strace_ok() -> bool {

@@ -200,3 +200,55 @@ pub fn sh_in(dir: &Path, cmd: &str, args: &[&str]) -> Result<String, String> {
         Err(e) => Err(format!("{cmd}: {e}")),
     }
 }
+
+/// The posix_fadvise calls `tool` makes for `args` (run in `dir`), as "offset, len, ADVICE",
+/// in order. Calls on descriptors opened through /proc/self/fd are left out: that is fiox's
+/// signature probe (libblkid advises its own descriptor), not the job's I/O.
+pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
+    let trace = dir.join("fadvise.trace");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fadvise64,openat,close", "-o"])
+        .arg(&trace)
+        .arg(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run strace");
+    assert!(
+        out.status.success(),
+        "{tool} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut probe_fds = std::collections::HashSet::new();
+    let mut calls = Vec::new();
+    for l in text.lines() {
+        // "PID openat(AT_FDCWD, "/proc/self/fd/3", O_RDONLY...) = 7"
+        let ret = l
+            .rsplit_once("= ")
+            .and_then(|(_, r)| r.trim().parse::<i64>().ok());
+        if l.contains("openat(") {
+            if let Some(fd) = ret.filter(|_| l.contains("\"/proc/self/fd/")) {
+                probe_fds.insert(fd);
+            }
+        } else if let Some(args) = l.split_once("close(").map(|(_, a)| a) {
+            if let Some(fd) = args.split(')').next().and_then(|f| f.parse::<i64>().ok()) {
+                probe_fds.remove(&fd);
+            }
+        } else if let Some(args) = l.split_once("fadvise64(").map(|(_, a)| a) {
+            // A call another thread interrupted in strace's output: "... <unfinished ...>".
+            let end = args.find(" <unfinished").or_else(|| args.find(')'));
+            let Some(args) = end.map(|e| &args[..e]) else {
+                continue;
+            };
+            let Some((fd, rest)) = args.split_once(", ") else {
+                continue;
+            };
+            if fd.parse::<i64>().is_ok_and(|fd| probe_fds.contains(&fd)) {
+                continue;
+            }
+            calls.push(rest.to_string());
+        }
+    }
+    calls
+}

@@ -76,6 +76,13 @@ impl PassCache {
         }
     }
 
+    /// The verify phase begins, where fio closes and reopens the files (clear_io_state): the
+    /// same drop and hint as a new pass, so verify reads do not come from pages the writes
+    /// left clean in the cache.
+    pub(crate) fn before_verify(&self) {
+        self.new_pass();
+    }
+
     /// File `file` wrapped around inside a pass (a time_based job rewinding it).
     pub(crate) fn wrapped(&self, file: u32) {
         if !self.on_wrap {

@@ -748,6 +748,9 @@ impl<'a> IoLoop<'a> {
             return;
         };
         self.vq = v.phase_reads().into();
+        if let Some(c) = &self.pass_cache {
+            c.before_verify();
+        }
         self.verify_phase = true;
         self.exhausted = false;
         self.end = None;
