@@ -695,3 +695,29 @@ fn unwritable_output_loses_no_results() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("/nonexistent-dir/x"), "{}", r.stderr);
 }
+
+/// A depth above what the kernel allows names the real limit: io_uring's 32768 submission
+/// entries (it said only "io_uring_setup(65536): Invalid argument").
+#[test]
+fn too_deep_io_uring_names_the_limit() {
+    let dir = TempDir::new("deep");
+    let file = format!("--filename={}", dir.join("f"));
+    let r = fiox(&[
+        "--name=d",
+        "--ioengine=io_uring",
+        "--iodepth=65536",
+        "--rw=randread",
+        "--size=1m",
+        &file,
+    ]);
+    if r.stderr.contains("io_uring_disabled = 2") {
+        eprintln!("skipped: io_uring is disabled in this kernel");
+        return;
+    }
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("at most 32768 submission entries") && r.stderr.contains("iodepth=32768"),
+        "{}",
+        r.stderr
+    );
+}

@@ -92,6 +92,25 @@ fn os(what: &str, source: std::io::Error) -> EngineError {
     }
 }
 
+/// Why io_setup refused `depth` events: the kernel reserves twice the depth (at least 4 per
+/// CPU, doubled) against the system-wide /proc/sys/fs/aio-max-nr, minus what other AIO
+/// contexts hold (aio-nr).
+fn aio_limit_hint(depth: usize) -> String {
+    let read = |p: &str| std::fs::read_to_string(p).ok()?.trim().parse::<u64>().ok();
+    let (Some(max), Some(used)) = (read("/proc/sys/fs/aio-max-nr"), read("/proc/sys/fs/aio-nr"))
+    else {
+        return " (iodepth exceeds what /proc/sys/fs/aio-max-nr allows)".to_string();
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let reserved = (depth as u64).max(cpus * 4) * 2;
+    format!(
+        " (the kernel reserves {reserved} AIO events for iodepth={depth}, twice the depth, \
+         against fs.aio-max-nr={max} with {used} already in use: use iodepth={} or less, or \
+         raise /proc/sys/fs/aio-max-nr)",
+        max.saturating_sub(used) / 2
+    )
+}
+
 impl LibaioEngine {
     pub fn new(iodepth: u32, opts: &fiox_job::spec::EngineOptions) -> Result<Self, EngineError> {
         let depth = iodepth.max(1) as usize;
@@ -101,9 +120,9 @@ impl LibaioEngine {
         if r < 0 {
             let e = std::io::Error::last_os_error();
             let hint = if e.raw_os_error() == Some(libc::EAGAIN) {
-                " (iodepth exceeds /proc/sys/fs/aio-max-nr)"
+                aio_limit_hint(depth)
             } else {
-                ""
+                String::new()
             };
             return Err(os(&format!("io_setup({depth}){hint}"), e));
         }
@@ -333,6 +352,15 @@ impl Drop for LibaioEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aio_limit_hint_names_the_sysctl_and_the_usable_depth() {
+        let h = aio_limit_hint(65536);
+        assert!(
+            h.contains("131072 AIO events") && h.contains("fs.aio-max-nr="),
+            "{h}"
+        );
+    }
 
     #[test]
     fn abi_sizes_match_the_kernel() {

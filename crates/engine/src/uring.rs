@@ -18,6 +18,9 @@ use crate::{
     BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
 };
 
+/// The kernel's IORING_MAX_ENTRIES: the largest SQ ring io_uring_setup accepts.
+const MAX_SQ_ENTRIES: u32 = 32768;
+
 /// The kernel's limit for one registered buffer.
 const MAX_REG_BUF: usize = 1 << 30;
 /// IORING_ENTER_GETEVENTS from <linux/io_uring.h>.
@@ -137,9 +140,16 @@ fn build_ring(
         Err(e) => e,
     };
     if let Err(e) = build(false, None, false) {
-        let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-            .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
-            .unwrap_or_default();
+        let disabled = if depth > MAX_SQ_ENTRIES && e.raw_os_error() == Some(libc::EINVAL) {
+            format!(
+                " (an io_uring holds at most {MAX_SQ_ENTRIES} submission entries, the kernel's \
+                 IORING_MAX_ENTRIES: use iodepth={MAX_SQ_ENTRIES} or less)"
+            )
+        } else {
+            std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
+                .unwrap_or_default()
+        };
         return Err(EngineError::Os {
             engine: "io_uring",
             what: format!("io_uring_setup({depth}){disabled}"),

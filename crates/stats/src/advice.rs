@@ -236,7 +236,8 @@ pub fn pacing(res: &JobResult, iodepth: u32) -> Option<Pacing> {
     }
     let slat_ns = ev.iter().map(|e| e.slat_ns * e.ios as f64).sum::<f64>() / n;
     let lat_ns = ev.iter().map(|e| e.lat_ns * e.ios as f64).sum::<f64>() / n;
-    let depth = mean_depth(&res.io_depth, iodepth);
+    // No more I/Os can be in flight than the job issued (iodepth=65536 on a 256-I/O job).
+    let depth = mean_depth(&res.io_depth, iodepth.min(n as u32).max(1));
     let paced = if lat_ns > 0.0 {
         depth * slat_ns / lat_ns
     } else {
@@ -422,6 +423,24 @@ mod tests {
 
     fn codes(ws: &[Warning]) -> Vec<&str> {
         ws.iter().map(|w| w.code.as_str()).collect()
+    }
+
+    /// iodepth=65536 on a 256-I/O job: at most 256 I/Os were ever in flight, so the Little's
+    /// law figure uses 256, not 65536 (it said "submit calls took 81385% of the time").
+    #[test]
+    fn depth_is_capped_at_the_ios_issued() {
+        let mut r = result(
+            dir(256, 40_000, 5_000_000, 100),
+            DirResult::default(),
+            100,
+            65536,
+        );
+        r.io_depth.buckets = [0; 7];
+        r.io_depth.buckets[6] = 256; // all in the open `>=64` bucket
+        let p = pacing(&r, 65536).unwrap();
+        assert_eq!(p.depth, 256.0);
+        let text = analyze(&job("libaio", 65536, false), &r)[0].message.clone();
+        assert!(text.contains("with 256 I/Os in flight"), "{text}");
     }
 
     #[test]
