@@ -24,8 +24,8 @@ for r in $(seq "$rounds"); do
     for t in "${order[@]}"; do
         case $t in
             bare) read -r n s < <("$bin" "$file" "$secs"); bare+=("$(python3 -c "print(int($n/$s))")") ;;
-            fiox) fiox+=("$(target/release/fiox "${job[@]}" | iops_of)") ;;
-            fio) fio+=("$(fio "${job[@]}" | iops_of)") ;;
+            fiox) fiox+=("$(target/release/fiox "${job[@]}" 2>/dev/null | iops_of)") ;;
+            fio) fio+=("$(fio "${job[@]}" 2>/dev/null | iops_of)") ;;
         esac
     done
 done
