@@ -1,0 +1,61 @@
+//! fiox-plot: charts of fio and fiox results. [`Inputs`] reads JSON/json+ results, fio-format
+//! logs and comparison documents; [`chart::build`] turns them into charts (over time, latency
+//! percentiles and histograms, bars with confidence intervals, an iodepth x numjobs heatmap);
+//! [`html::page`] writes one self-contained page with inline SVG, and `--format svg|png` writes
+//! one file per chart ([`svg::render`], [`png::svg_to_png`]). [`cli`] is `fiox plot`.
+
+pub mod axis;
+pub mod chart;
+pub mod cli;
+pub mod compare;
+mod compare_chart;
+pub mod fiolog;
+pub mod html;
+pub mod input;
+pub mod png;
+pub mod result;
+pub mod svg;
+
+pub use input::{InputError, Inputs};
+
+use std::path::{Path, PathBuf};
+
+/// Errors of `fiox plot` and `--html`.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Png(#[from] png::PngError),
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// The report page of `inputs`.
+pub fn html_page(title: &str, inputs: &Inputs) -> String {
+    html::page(title, inputs, &chart::build(inputs))
+}
+
+/// Write `text` to `path`, naming the path on failure.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PlotError> {
+    std::fs::write(path, bytes).map_err(|source| PlotError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The page for a run that just finished: its json+ tree plus the fio-format logs it wrote.
+pub fn run_page(result: &serde_json::Value, logs: &[PathBuf]) -> Result<String, PlotError> {
+    let mut inputs = Inputs::default();
+    inputs.add_json_value(result, "this run", Path::new("(this run)"))?;
+    for l in logs {
+        inputs.add_path(l)?;
+    }
+    Ok(html_page("fiox report", &inputs))
+}
