@@ -43,10 +43,16 @@ pub fn page(title: &str, inputs: &Inputs, charts: &[Chart]) -> String {
 
 fn header(s: &mut String, inputs: &Inputs) {
     s.push_str("<section class=\"meta\">");
+    // Many results (a sweep) would push the charts far down: then they start folded.
+    let open = if inputs.results.len() <= 3 {
+        " open"
+    } else {
+        ""
+    };
     for r in &inputs.results {
         let _ = write!(
             s,
-            "<details open><summary><b>{}</b> <span class=\"path\">{}</span></summary><table>",
+            "<details{open}><summary><b>{}</b> <span class=\"path\">{}</span></summary><table>",
             esc(&r.label),
             esc(&r.path.display().to_string())
         );

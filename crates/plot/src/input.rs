@@ -91,6 +91,10 @@ impl Inputs {
     }
 
     fn add_json_file(&mut self, path: &Path) -> Result<(), InputError> {
+        self.add_json_file_as(path, &label_of(path))
+    }
+
+    fn add_json_file_as(&mut self, path: &Path, label: &str) -> Result<(), InputError> {
         let text = std::fs::read_to_string(path).map_err(|source| InputError::Io {
             path: path.to_path_buf(),
             source,
@@ -102,12 +106,12 @@ impl Inputs {
                  `fiox compare --format json`, or a fio log file named like NAME_bw.1.log)",
             )
         })?;
-        self.add_json_value(&v, &label_of(path), path)
+        self.add_json_value(&v, label, path)
     }
 
     fn add_dir(&mut self, dir: &Path) -> Result<(), InputError> {
         let before = self.results.len() + self.logs.len() + self.comparisons.len();
-        self.add_dir_entries(dir)?;
+        self.add_dir_entries(dir, dir)?;
         if self.results.len() + self.logs.len() + self.comparisons.len() == before {
             return Err(InputError::format(
                 dir,
@@ -119,7 +123,9 @@ impl Inputs {
     }
 
     /// Add what `dir` and its subdirectories hold; empty subdirectories are fine.
-    fn add_dir_entries(&mut self, dir: &Path) -> Result<(), InputError> {
+    /// Results are labelled by their path under `top` (`qd4/result`), so variants of an
+    /// experiment that name their files alike stay apart.
+    fn add_dir_entries(&mut self, top: &Path, dir: &Path) -> Result<(), InputError> {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|source| InputError::Io {
                 path: dir.to_path_buf(),
@@ -127,7 +133,7 @@ impl Inputs {
             })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .collect();
-        entries.sort();
+        entries.sort_by(|a, b| natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
         let dir_label = label_of(dir);
         for p in entries {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -137,11 +143,12 @@ impl Inputs {
             }
             if p.is_dir() {
                 // Experiment results directories keep one subdirectory per variant.
-                self.add_dir_entries(&p)?;
+                self.add_dir_entries(top, &p)?;
             } else if fiolog::log_name(&p).is_some() {
                 self.logs.extend(fiolog::read(&p, &dir_label)?);
             } else if name.ends_with(".json") {
-                match self.add_json_file(&p) {
+                let rel = p.strip_prefix(top).unwrap_or(&p).with_extension("");
+                match self.add_json_file_as(&p, &rel.display().to_string()) {
                     Ok(()) => {}
                     Err(e) => self.skipped.push(e.to_string()),
                 }
@@ -154,6 +161,35 @@ impl Inputs {
         }
         Ok(())
     }
+}
+
+/// Order names as a person would: `qd4` before `qd16`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a, b);
+    loop {
+        let (da, db) = (digits(a), digits(b));
+        if da > 0 && db > 0 {
+            let (na, nb) = (&a[..da], &b[..db]);
+            let (ta, tb) = (na.trim_start_matches('0'), nb.trim_start_matches('0'));
+            let ord = ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb));
+            if ord.is_ne() {
+                return ord;
+            }
+            (a, b) = (&a[da..], &b[db..]);
+            continue;
+        }
+        let mut ca = a.chars();
+        let mut cb = b.chars();
+        match (ca.next(), cb.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (x, y) if x != y => return x.cmp(&y),
+            _ => (a, b) = (ca.as_str(), cb.as_str()),
+        }
+    }
+}
+
+fn digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
 }
 
 /// A short label for a file or directory: its name without `.json`.
@@ -195,6 +231,13 @@ mod tests {
         let text = "fio-3.33\nsome text {not json\n{\"a\":1}\n{\"a\":2}\n";
         assert_eq!(last_json_object(text).unwrap()["a"], 2);
         assert!(last_json_object("no json here").is_none());
+    }
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["qd16", "qd4", "qd1", "a", "qd04x"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["a", "qd1", "qd4", "qd04x", "qd16"]);
     }
 
     #[test]
