@@ -7,6 +7,7 @@
 
 mod output;
 mod quick;
+mod report_page;
 
 use anyhow::{Context, Result};
 use fiox_job::{Action, Invocation, OutputFormat};
@@ -151,6 +152,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         out.write(&text)?;
     }
     out.flush()?;
+    report_page::write(inv, &outcome.result)?;
     let lost = out.failure();
     if let Some(why) = &lost {
         eprintln!("fiox: {why}");

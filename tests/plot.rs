@@ -314,3 +314,32 @@ fn plot_errors_name_the_input() {
     let r = fiox(&["plot"]);
     assert!(r.stderr.contains("no RESULT given"), "{}", r.stderr);
 }
+
+#[test]
+fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
+    let dir = TempDir::new("plot-html-switch");
+    let page = dir.join("run.html");
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--html",
+            &page,
+            "--name=plain",
+            "--filename=plain.dat",
+            "--size=8m",
+            "--rw=randrw",
+            "--runtime=1",
+            "--time_based",
+            "--write_iops_log=plain",
+            "--log_avg_msec=100",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // stdout is still the JSON report alone.
+    r.json();
+    let look = check_page(Path::new(&page), "html-switch.png", false);
+    assert_eq!(data_count(&look, "chart-time-iops"), 2, "{:?}", look.charts);
+    // json+ histograms even though stdout was plain json.
+    assert!(chart_ids(&look).contains(&"chart-clat-read-histogram"));
+}

@@ -80,6 +80,40 @@ pub fn log_name(path: &Path) -> Option<(String, LogKind)> {
     Some((job, kind))
 }
 
+/// The log files a run with these log prefixes wrote (`P_bw.1.log`, `P_clat.log`...), sorted
+/// and without duplicates; prefixes may hold a directory part.
+pub fn files_with_prefixes(prefixes: &[String]) -> Vec<std::path::PathBuf> {
+    let mut out = std::collections::BTreeSet::new();
+    for p in prefixes {
+        let p = Path::new(p);
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let Some(base) = p.file_name().and_then(|b| b.to_str()) else {
+            continue;
+        };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let path = e.path();
+            if let Some((job, _)) = log_name(&path) {
+                // `base` itself (per_job_logs=0) or `base.N`.
+                let ours = job == base
+                    || job
+                        .strip_prefix(base)
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|n| n.bytes().all(|c| c.is_ascii_digit()));
+                if ours {
+                    out.insert(path);
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Read a log file into one series per direction present.
 pub fn read(path: &Path, source: &str) -> Result<Vec<LogSeries>, InputError> {
     let (job, kind) = log_name(path)
@@ -187,6 +221,29 @@ mod tests {
         assert_eq!(n("agg-read_bw.log"), Some(("agg-read".into(), LogKind::Bw)));
         assert_eq!(n("x_clat_hist.1.log"), None);
         assert_eq!(n("x_bw.1.txt"), None);
+    }
+
+    #[test]
+    fn files_of_a_prefix_and_not_of_a_longer_one() {
+        let dir = std::env::temp_dir().join(format!("fiox-plot-prefix-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in [
+            "a_bw.1.log",
+            "a_clat.2.log",
+            "a_lat.log",
+            "ab_bw.1.log",
+            "a_bw.x.log",
+            "a.json",
+        ] {
+            std::fs::write(dir.join(n), "").unwrap();
+        }
+        let found = files_with_prefixes(&[dir.join("a").display().to_string()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let names: Vec<String> = found
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a_bw.1.log", "a_clat.2.log", "a_lat.log"]);
     }
 
     #[test]
