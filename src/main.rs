@@ -5,6 +5,9 @@
 //! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`); `fiox plot` charts results
 //! (fiox-plot).
 
+// The man page and completions are generated (and kept in sync) by its tests.
+#[cfg(test)]
+mod clidoc;
 mod output;
 mod quick;
 mod report_page;

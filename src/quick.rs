@@ -51,6 +51,38 @@ const USAGE: &str = "usage: fiox quick [DIR] [--size=SIZE] [--runtime=SECONDS] \
                      [--output-format=normal|json]\n  DIR defaults to the current directory; \
                      SIZE to 1g; SECONDS to 5 per test.";
 
+/// The switches, for the man page and the completions (a test holds them equal to USAGE).
+pub const FLAGS: &[fiox_job::help::Flag] = &[
+    fiox_job::help::Flag {
+        long: "size",
+        short: None,
+        value: Some("SIZE"),
+        choices: &[],
+        help: "Size of the test file (default 1g, at least 2m)",
+    },
+    fiox_job::help::Flag {
+        long: "runtime",
+        short: None,
+        value: Some("SECONDS"),
+        choices: &[],
+        help: "Run time of each test (default 5)",
+    },
+    fiox_job::help::Flag {
+        long: "output-format",
+        short: None,
+        value: Some("FORMAT"),
+        choices: &["normal", "json"],
+        help: "normal (a table, the default) or json",
+    },
+    fiox_job::help::Flag {
+        long: "help",
+        short: Some('h'),
+        value: None,
+        choices: &[],
+        help: "Print the usage",
+    },
+];
+
 fn parse_args(args: &[String]) -> Result<Option<Args>> {
     let mut a = Args {
         dir: PathBuf::from("."),
@@ -248,7 +280,10 @@ fn job(
 /// Entry point of `fiox quick`; returns the exit code.
 pub fn main(args: &[String]) -> Result<i32> {
     let Some(a) = parse_args(args)? else {
-        println!("{USAGE}");
+        println!(
+            "{USAGE}\n\nSwitches:\n{}",
+            fiox_job::help::flags_text(FLAGS).trim_end()
+        );
         return Ok(0);
     };
     let mut s = probe(&a)?;

@@ -343,3 +343,37 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
     // json+ histograms even though stdout was plain json.
     assert!(chart_ids(&look).contains(&"chart-clat-read-histogram"));
 }
+
+#[test]
+fn help_lists_every_subcommand_and_each_has_its_own_help() {
+    let top = fiox(&["--help"]);
+    assert_eq!(top.code, 0);
+    for s in fiox_job::help::SWITCHES {
+        assert!(
+            top.stdout.contains(s.spelling),
+            "{} missing:\n{}",
+            s.spelling,
+            top.stdout
+        );
+    }
+    for sub in fiox_job::help::SUBCOMMANDS {
+        assert!(
+            top.stdout
+                .contains(&format!("\n  {:<26}{}", sub.name, sub.about)),
+            "{}",
+            top.stdout
+        );
+        let r = fiox(&[sub.name, "--help"]);
+        assert_eq!(r.code, 0, "fiox {} --help: {}", sub.name, r.stderr);
+        assert!(
+            r.stdout.contains("--help"),
+            "fiox {} --help:\n{}",
+            sub.name,
+            r.stdout
+        );
+    }
+    let plot = fiox(&["plot", "--help"]).stdout;
+    for f in fiox_plot::cli::FLAGS {
+        assert!(plot.contains(&f.spelling()), "{plot}");
+    }
+}

@@ -86,6 +86,40 @@ pub const SWITCHES: &[Switch] = &[
     sw("--help", "Print this text"),
 ];
 
+/// One switch of a subcommand: long name, short name, value placeholder, help.
+#[derive(Debug, Clone, Copy)]
+pub struct Flag {
+    pub long: &'static str,
+    pub short: Option<char>,
+    /// `None` for a switch without a value.
+    pub value: Option<&'static str>,
+    /// Completion words for the value (empty: a file name or free text).
+    pub choices: &'static [&'static str],
+    pub help: &'static str,
+}
+
+impl Flag {
+    /// `-o, --output=PATH` as help texts show it.
+    pub fn spelling(&self) -> String {
+        let mut name = format!("--{}", self.long);
+        if let Some(v) = self.value {
+            name = format!("{name}={v}");
+        }
+        if let Some(c) = self.short {
+            name = format!("-{c}, {name}");
+        }
+        name
+    }
+}
+
+/// A subcommand's switches as the lines of its `--help`.
+pub fn flags_text(flags: &[Flag]) -> String {
+    flags
+        .iter()
+        .map(|f| format!("  {:<24}{}\n", f.spelling(), f.help))
+        .collect()
+}
+
 /// A subcommand, for `fiox --help`, the man page and the completions.
 pub struct Subcommand {
     pub name: &'static str,

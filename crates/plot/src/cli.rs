@@ -2,19 +2,8 @@
 //! live in [`FLAGS`], which also feeds `fiox --help`, the man page and the shell completions.
 
 use crate::{chart, html_page, png, svg, Inputs, PlotError};
+pub use fiox_job::help::Flag;
 use std::path::{Path, PathBuf};
-
-/// One switch of a subcommand: long name, short name, value placeholder, help.
-#[derive(Debug, Clone, Copy)]
-pub struct Flag {
-    pub long: &'static str,
-    pub short: Option<char>,
-    /// `None` for a switch without a value.
-    pub value: Option<&'static str>,
-    /// Completion words for the value (empty: a file name).
-    pub choices: &'static [&'static str],
-    pub help: &'static str,
-}
 
 /// `fiox plot`'s switches.
 pub const FLAGS: &[Flag] = &[
@@ -60,16 +49,7 @@ pub fn usage() -> String {
          (NAME_bw.1.log, NAME_clat.1.log...) or a directory of those (experiment results\n\
          directories included).\n\nSwitches:\n"
     );
-    for f in FLAGS {
-        let mut name = format!("--{}", f.long);
-        if let Some(v) = f.value {
-            name = format!("{name}={v}");
-        }
-        if let Some(c) = f.short {
-            name = format!("-{c}, {name}");
-        }
-        s.push_str(&format!("  {name:<24}{}\n", f.help));
-    }
+    s.push_str(&fiox_job::help::flags_text(FLAGS));
     s
 }
 
