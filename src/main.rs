@@ -2,7 +2,7 @@
 //! (fiox-job), handles the informational switches, prints fio's header lines, runs the jobs
 //! (fiox-runner) and prints the reports (fiox-report) in every requested format. Reports go to
 //! stdout (or `--output`), messages and warnings to stderr, so machine formats stay parseable.
-//! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`); `fiox plot` charts results
+//! `fiox quick [DIR]` is a six-test disk check (see `quick.rs`); `fiox plot` charts results
 //! (fiox-plot).
 
 // The man page and completions are generated (and kept in sync) by its tests.

@@ -1,4 +1,4 @@
-//! `fiox quick [DIR]`: a four-test disk check in the spirit of CrystalDiskMark — SEQ1M Q8T1,
+//! `fiox quick [DIR]`: a six-test disk check in the spirit of CrystalDiskMark — SEQ1M Q8T1,
 //! RND4K Q32T1 and RND4K Q1T1, each read and write — on a temporary file in DIR, with a compact
 //! table (MB/s, IOPS, p50/p99 latency) or JSON. Direct I/O where the filesystem allows it,
 //! io_uring where the kernel allows it; each fallback is stated in the output. The file is

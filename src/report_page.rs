@@ -31,7 +31,12 @@ pub fn write(inv: &Invocation, result: &fiox_stats::RunResult) -> Result<()> {
         prefixes.extend(["agg-read", "agg-write", "agg-trim"].map(String::from));
     }
     let logs = fiox_plot::fiolog::files_with_prefixes(&prefixes);
-    let page = fiox_plot::run_page(&json, &logs)?;
+    let mut facts = Vec::new();
+    // The result JSON does not say which kernel ran it; the page can, as it is made here.
+    if let Ok(k) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
+        facts.push(("kernel".to_string(), k.trim().to_string()));
+    }
+    let page = fiox_plot::run_page(&json, &logs, &facts)?;
     fiox_plot::write_file(Path::new(path), page.as_bytes())?;
     Ok(())
 }

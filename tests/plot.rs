@@ -338,6 +338,11 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     // stdout is still the JSON report alone.
     r.json();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<th>kernel</th>"),
+        "the header names the kernel"
+    );
     let look = check_page(Path::new(&page), "html-switch.png", false);
     assert_eq!(data_count(&look, "chart-time-iops"), 2, "{:?}", look.charts);
     // json+ histograms even though stdout was plain json.

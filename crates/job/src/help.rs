@@ -157,7 +157,7 @@ pub fn usage_with(subcommands: &[Subcommand]) -> String {
 pub const SUBCOMMANDS: &[Subcommand] = &[
     Subcommand {
         name: "quick",
-        about: "Four-test disk check (SEQ1M Q8T1, RND4K Q32T1/Q1T1, read and write)",
+        about: "Six-test disk check: SEQ1M Q8T1, RND4K Q32T1 and RND4K Q1T1, read and write",
     },
     Subcommand {
         name: "plot",

@@ -152,9 +152,10 @@ fn over_time(inputs: &Inputs) -> Vec<Chart> {
                     "Bandwidth over time",
                     Axis::new("Bandwidth", Unit::BytesPerSec, Scale::Linear),
                 ),
-                LogKind::Lat => ("Total latency over time", lat_axis(Scale::Linear)),
-                LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Linear)),
-                LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Linear)),
+                // Log scale: one slow I/O would flatten every other line on a linear axis.
+                LogKind::Lat => ("Total latency over time", lat_axis(Scale::Log)),
+                LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Log)),
+                LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Log)),
             };
             Chart {
                 id: format!("time-{}", kind.suffix()),

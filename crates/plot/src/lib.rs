@@ -50,10 +50,18 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PlotError> {
     })
 }
 
-/// The page for a run that just finished: its json+ tree plus the fio-format logs it wrote.
-pub fn run_page(result: &serde_json::Value, logs: &[PathBuf]) -> Result<String, PlotError> {
+/// The page for a run that just finished: its json+ tree plus the fio-format logs it wrote;
+/// `facts` (the kernel...) join the header.
+pub fn run_page(
+    result: &serde_json::Value,
+    logs: &[PathBuf],
+    facts: &[(String, String)],
+) -> Result<String, PlotError> {
     let mut inputs = Inputs::default();
     inputs.add_json_value(result, "this run", Path::new("(this run)"))?;
+    if let Some(r) = inputs.results.last_mut() {
+        r.facts.extend(facts.iter().cloned());
+    }
     for l in logs {
         inputs.add_path(l)?;
     }
