@@ -1,5 +1,5 @@
 # fish completion for fiox (generated from fiox's option table; do not edit)
-complete -c fiox -n '__fish_use_subcommand' -a quick -d 'Four-test disk check (SEQ1M Q8T1, RND4K Q32T1/Q1T1, read and write)'
+complete -c fiox -n '__fish_use_subcommand' -a quick -d 'Six-test disk check: SEQ1M Q8T1, RND4K Q32T1 and RND4K Q1T1, read and write'
 complete -c fiox -n '__fish_seen_subcommand_from quick' -l size -r -d 'Size of the test file (default 1g, at least 2m)'
 complete -c fiox -n '__fish_seen_subcommand_from quick' -l runtime -r -d 'Run time of each test (default 5)'
 complete -c fiox -n '__fish_seen_subcommand_from quick' -l output-format -r -f -a 'normal json' -d 'normal (a table, the default) or json'
