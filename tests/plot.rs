@@ -382,3 +382,36 @@ fn help_lists_every_subcommand_and_each_has_its_own_help() {
         assert!(plot.contains(&f.spelling()), "{plot}");
     }
 }
+
+#[test]
+fn status_interval_reports_become_values_over_time() {
+    let dir = TempDir::new("plot-status");
+    let out = dir.join("status.json");
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--name=st",
+            "--filename=st.dat",
+            "--size=8m",
+            "--rw=randread",
+            "--runtime=1",
+            "--time_based",
+            "--status-interval=200ms",
+            "--output-format=json",
+            &format!("--output={out}"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = dir.join("status.html");
+    let r = fiox(&["plot", &out, "-o", &page]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let look = check_page(Path::new(&page), "status-interval.png", false);
+    for id in ["chart-time-iops", "chart-time-bw", "chart-time-clat"] {
+        assert_eq!(data_count(&look, id), 1, "{id}: {:?}", look.charts);
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    // At least three intervals in one second at 200 ms.
+    let path = html.split("class=\"data line c0\" d=\"").nth(1).unwrap();
+    let points = path.split('"').next().unwrap().matches('L').count() + 1;
+    assert!(points >= 3, "{points} points");
+}

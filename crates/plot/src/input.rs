@@ -99,7 +99,10 @@ impl Inputs {
             path: path.to_path_buf(),
             source,
         })?;
-        let v = last_json_object(&text).ok_or_else(|| {
+        let mut all = json_objects(&text);
+        // --status-interval reports: values over time from the differences between them.
+        self.logs.extend(crate::status::series(&all, label));
+        let v = all.pop().ok_or_else(|| {
             InputError::format(
                 path,
                 "no JSON object found (expected fio/fiox --output-format=json or json+, \
@@ -206,20 +209,25 @@ pub fn label_of(path: &Path) -> String {
 /// The last complete top-level JSON object in `text`: fio prints text before its JSON when
 /// output formats are mixed, and `--status-interval` writes one object per report.
 pub fn last_json_object(text: &str) -> Option<Value> {
-    let mut last = None;
+    json_objects(text).pop()
+}
+
+/// Every complete top-level JSON object in `text`, in order (text between them is skipped).
+pub fn json_objects(text: &str) -> Vec<Value> {
+    let mut all = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find('{') {
         let mut stream = serde_json::Deserializer::from_str(&rest[start..]).into_iter::<Value>();
         match stream.next() {
             Some(Ok(v)) if v.is_object() => {
                 let used = stream.byte_offset();
-                last = Some(v);
+                all.push(v);
                 rest = &rest[start + used..];
             }
             _ => rest = &rest[start + 1..],
         }
     }
-    last
+    all
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! fiox-plot: charts of fio and fiox results. [`Inputs`] reads JSON/json+ results, fio-format
-//! logs and comparison documents; [`chart::build`] turns them into charts (over time, latency
-//! percentiles and histograms, bars with confidence intervals, an iodepth x numjobs heatmap);
-//! [`html::page`] writes one self-contained page with inline SVG, and `--format svg|png` writes
-//! one file per chart ([`svg::render`], [`png::svg_to_png`]). [`cli`] is `fiox plot`.
+//! logs, `--status-interval` reports and comparison documents; [`chart::build`] turns them into
+//! charts (over time, latency percentiles and histograms, bars with confidence intervals, an
+//! iodepth x numjobs heatmap); [`html::page`] writes one self-contained page with inline SVG,
+//! and `--format svg|png` writes one file per chart ([`svg::render`], [`png::svg_to_png`]).
+//! [`cli`] is `fiox plot`.
 
 pub mod axis;
 pub mod chart;
@@ -14,6 +15,7 @@ pub mod html;
 pub mod input;
 pub mod png;
 pub mod result;
+mod status;
 pub mod svg;
 
 pub use input::{InputError, Inputs};
