@@ -243,7 +243,9 @@ fn latency(results: &[ResultDoc]) -> Vec<Chart> {
 
 /// (percentile, ns) points: from json+ bins when present (every bucket), else fio's list.
 pub fn percentile_curve(l: &LatRes) -> Vec<(f64, f64)> {
-    if l.bins.is_empty() {
+    let total: u64 = l.bins.iter().map(|b| b.1).sum();
+    // No histogram (plain json), or one of zero counts (hand-made input): fio's list.
+    if total == 0 {
         return l
             .percentiles
             .iter()
@@ -251,7 +253,6 @@ pub fn percentile_curve(l: &LatRes) -> Vec<(f64, f64)> {
             .copied()
             .collect();
     }
-    let total: u64 = l.bins.iter().map(|b| b.1).sum();
     let mut cum = 0u64;
     let mut pts = vec![(0.0, l.bins[0].0.max(1.0))];
     for (ns, c) in &l.bins {
@@ -431,6 +432,7 @@ mod tests {
         assert!(c.iter().all(|(p, _)| *p < 100.0), "{c:?}");
         // Without bins, fio's list minus the unplottable 100th percentile.
         assert_eq!(percentile_curve(&lat(vec![])), vec![(50.0, 10.0)]);
+        assert_eq!(percentile_curve(&lat(vec![(5.0, 0)])), vec![(50.0, 10.0)]);
     }
 
     #[test]

@@ -69,3 +69,32 @@ pub fn run_page(
     }
     Ok(html_page("fiox report", &inputs))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Odd but well-formed inputs render a page (no panic, no NaN in the SVG).
+    #[test]
+    fn odd_inputs_render_without_panics_or_nan() {
+        let docs = [
+            json!({"jobs": []}),
+            json!({"jobs": [{"jobname": "z", "read": {"total_ios": 1, "io_bytes": 1, "iops": -5.0,
+                   "clat_ns": {"N": 1, "mean": 0.0, "percentile": {"50.000000": 0}, "bins": {"0": 1}}}}]}),
+            json!({"jobs": [{"read": {"total_ios": 1e300, "io_bytes": 1, "iops": 1e300,
+                   "lat_ns": {"N": 3, "mean": 1e300, "bins": {"1e300": 3}}}}]}),
+            json!({"sides": ["a"], "rows": [{"job": "j", "metric": "m", "summaries": [null]}]}),
+        ];
+        for (i, d) in docs.iter().enumerate() {
+            let mut inputs = Inputs::default();
+            inputs.add_json_value(d, "odd", Path::new("odd.json")).unwrap();
+            let page = html_page("odd", &inputs);
+            assert!(page.ends_with("</html>\n"), "doc {i}");
+            assert!(!page.contains("NaN") && !page.contains("inf"), "doc {i}: {page}");
+            for c in chart::build(&inputs) {
+                png::svg_to_png(&svg::render(&c, &svg::LIGHT), 0.5).unwrap();
+            }
+        }
+    }
+}

@@ -409,7 +409,7 @@ fn viridis(t: f64) -> (String, bool) {
 /// (name, is a bar swatch) per legend entry.
 fn legend_items(chart: &Chart) -> Vec<(String, bool)> {
     match &chart.body {
-        Body::Lines(series) if series.len() > 1 || !series[0].name.is_empty() => {
+        Body::Lines(series) if series.len() > 1 || series.iter().any(|x| !x.name.is_empty()) => {
             series.iter().map(|x| (x.name.clone(), false)).collect()
         }
         Body::Bars(b) => b.variants.iter().map(|v| (v.clone(), true)).collect(),
