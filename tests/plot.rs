@@ -415,3 +415,37 @@ fn status_interval_reports_become_values_over_time() {
     let points = path.split('"').next().unwrap().matches('L').count() + 1;
     assert!(points >= 3, "{points} points");
 }
+
+/// The browser check can fail: a page with a script error, a console error and a request
+/// to a (loopback) server is caught on each count.
+#[test]
+fn the_browser_check_sees_console_errors_and_requests() {
+    let dir = TempDir::new("plot-bad-page");
+    let page = dir.path().join("bad.html");
+    std::fs::write(
+        &page,
+        "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\">\
+         <svg class=\"chart\" id=\"chart-empty\"></svg>\
+         <script>console.error('boom'); undefined_function();</script></body></html>",
+    )
+    .unwrap();
+    let look = chromium::look_at(&page, 800, false);
+    assert!(
+        look.errors.iter().any(|e| e.contains("boom")),
+        "{:?}",
+        look.errors
+    );
+    assert!(
+        look.errors.iter().any(|e| e.contains("undefined_function")),
+        "{:?}",
+        look.errors
+    );
+    assert!(
+        look.requests
+            .iter()
+            .any(|u| u.starts_with("http://127.0.0.1:9/")),
+        "{:?}",
+        look.requests
+    );
+    assert_eq!(look.charts, [("chart-empty".to_string(), 0)]);
+}

@@ -49,7 +49,20 @@ struct Browser {
 }
 
 impl Drop for Browser {
+    /// Close Chromium as a user would (its helper processes exit with it), killing it only
+    /// when it does not go within 5 s, also after a failed assertion.
     fn drop(&mut self) {
+        let _ = self
+            .stdin
+            .write_all(b"{\"id\":999999,\"method\":\"Browser.close\",\"params\":{}}\0");
+        let _ = self.stdin.flush();
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -218,8 +231,8 @@ pub fn look_at(page: &Path, width: u32, dark: bool) -> Look {
     );
     let shot = b.call(s, "Page.captureScreenshot", json!({"format": "png"}));
     let png = base64(shot["data"].as_str().expect("screenshot data"));
-    let _ = b.call(None, "Browser.close", json!({}));
     let (errors, requests) = problems(&b.events, &url);
+    drop(b);
     let _ = std::fs::remove_dir_all(&profile);
     Look {
         errors,
