@@ -88,10 +88,15 @@ mod tests {
         ];
         for (i, d) in docs.iter().enumerate() {
             let mut inputs = Inputs::default();
-            inputs.add_json_value(d, "odd", Path::new("odd.json")).unwrap();
+            inputs
+                .add_json_value(d, "odd", Path::new("odd.json"))
+                .unwrap();
             let page = html_page("odd", &inputs);
             assert!(page.ends_with("</html>\n"), "doc {i}");
-            assert!(!page.contains("NaN") && !page.contains("inf"), "doc {i}: {page}");
+            assert!(
+                !page.contains("NaN") && !page.contains("inf"),
+                "doc {i}: {page}"
+            );
             for c in chart::build(&inputs) {
                 png::svg_to_png(&svg::render(&c, &svg::LIGHT), 0.5).unwrap();
             }
