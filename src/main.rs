@@ -2,10 +2,15 @@
 //! (fiox-job), handles the informational switches, prints fio's header lines, runs the jobs
 //! (fiox-runner) and prints the reports (fiox-report) in every requested format. Reports go to
 //! stdout (or `--output`), messages and warnings to stderr, so machine formats stay parseable.
-//! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`).
+//! `fiox quick [DIR]` is a six-test disk check (see `quick.rs`); `fiox plot` charts results
+//! (fiox-plot).
 
+// The man page and completions are generated (and kept in sync) by its tests.
+#[cfg(test)]
+mod clidoc;
 mod output;
 mod quick;
+mod report_page;
 
 use anyhow::{Context, Result};
 use fiox_job::{Action, Invocation, OutputFormat};
@@ -37,6 +42,9 @@ fn main() {
 fn real_main(args: &[String]) -> Result<i32> {
     if args.first().map(String::as_str) == Some("quick") {
         return quick::main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("plot") {
+        return Ok(fiox_plot::cli::run(&args[1..])?);
     }
     let inv = fiox_job::parse_invocation(args)?;
     let mut stdout = std::io::stdout().lock();
@@ -147,6 +155,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         out.write(&text)?;
     }
     out.flush()?;
+    report_page::write(inv, &outcome.result)?;
     let lost = out.failure();
     if let Some(why) = &lost {
         eprintln!("fiox: {why}");

@@ -1,4 +1,4 @@
-//! `fiox quick [DIR]`: a four-test disk check in the spirit of CrystalDiskMark — SEQ1M Q8T1,
+//! `fiox quick [DIR]`: a six-test disk check in the spirit of CrystalDiskMark — SEQ1M Q8T1,
 //! RND4K Q32T1 and RND4K Q1T1, each read and write — on a temporary file in DIR, with a compact
 //! table (MB/s, IOPS, p50/p99 latency) or JSON. Direct I/O where the filesystem allows it,
 //! io_uring where the kernel allows it; each fallback is stated in the output. The file is
@@ -50,6 +50,38 @@ struct Args {
 const USAGE: &str = "usage: fiox quick [DIR] [--size=SIZE] [--runtime=SECONDS] \
                      [--output-format=normal|json]\n  DIR defaults to the current directory; \
                      SIZE to 1g; SECONDS to 5 per test.";
+
+/// The switches, for the man page and the completions (a test holds them equal to USAGE).
+pub const FLAGS: &[fiox_job::help::Flag] = &[
+    fiox_job::help::Flag {
+        long: "size",
+        short: None,
+        value: Some("SIZE"),
+        choices: &[],
+        help: "Size of the test file (default 1g, at least 2m)",
+    },
+    fiox_job::help::Flag {
+        long: "runtime",
+        short: None,
+        value: Some("SECONDS"),
+        choices: &[],
+        help: "Run time of each test (default 5)",
+    },
+    fiox_job::help::Flag {
+        long: "output-format",
+        short: None,
+        value: Some("FORMAT"),
+        choices: &["normal", "json"],
+        help: "normal (a table, the default) or json",
+    },
+    fiox_job::help::Flag {
+        long: "help",
+        short: Some('h'),
+        value: None,
+        choices: &[],
+        help: "Print the usage",
+    },
+];
 
 fn parse_args(args: &[String]) -> Result<Option<Args>> {
     let mut a = Args {
@@ -248,7 +280,10 @@ fn job(
 /// Entry point of `fiox quick`; returns the exit code.
 pub fn main(args: &[String]) -> Result<i32> {
     let Some(a) = parse_args(args)? else {
-        println!("{USAGE}");
+        println!(
+            "{USAGE}\n\nSwitches:\n{}",
+            fiox_job::help::flags_text(FLAGS).trim_end()
+        );
         return Ok(0);
     };
     let mut s = probe(&a)?;

@@ -31,7 +31,7 @@ pub struct CmdLine {
 }
 
 /// Switches fiox implements (for did-you-mean).
-const SWITCHES: &[&str] = &[
+pub(crate) const SWITCHES: &[&str] = &[
     "parse-only",
     "showcmd",
     "section",
@@ -49,6 +49,7 @@ const SWITCHES: &[&str] = &[
     "allow-destructive",
     "bandwidth-log",
     "latency-log",
+    "html",
 ];
 
 /// fio switches fiox does not implement yet. fio's `--profile` and `--exitall_on_error` are
@@ -195,13 +196,14 @@ fn take_next(args: &[String], i: &mut usize, name: &str) -> Result<String, JobEr
 /// Switches whose value is required, so `--switch value` works as `--switch=value` (fio's
 /// getopt table marks them `required_argument`; `--cmdhelp`/`--enghelp` take theirs only
 /// after `=`).
-const VALUE_SWITCHES: &[&str] = &[
+pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "section",
     "output",
     "output-format",
     "eta",
     "status-interval",
     "max-jobs",
+    "html",
 ];
 
 /// Handle a switch; Ok(false) if `name` is not a switch.
@@ -220,6 +222,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "showcmd" => s.showcmd = true,
         "section" => s.sections.push(need(value)?),
         "output" => s.output = Some(need(value)?),
+        "html" => s.html = Some(need(value)?),
         "output-format" => s.output_formats = parse_formats(&need(value)?)?,
         "minimal" => s.output_formats = vec![OutputFormat::Terse],
         "eta" => s.eta = parse_eta(&need(value)?)?,
@@ -365,6 +368,9 @@ mod tests {
         let d = parse_cmdline(&args("--allow-destructive --max-jobs=3"), &env()).unwrap();
         assert!(d.settings.allow_destructive);
         assert_eq!(d.settings.max_jobs, Some(3));
+        let h = parse_cmdline(&args("--html report.html --name=x"), &env()).unwrap();
+        assert_eq!(h.settings.html.as_deref(), Some("report.html"));
+        assert!(parse_cmdline(&args("--html"), &env()).is_err());
         let m = parse_cmdline(&args("--minimal"), &env()).unwrap();
         assert_eq!(m.settings.output_formats, [OutputFormat::Terse]);
     }

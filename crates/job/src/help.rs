@@ -5,59 +5,169 @@ use crate::defs::{self, Category, OptDef};
 use crate::error::{JobError, Location};
 use crate::suggest;
 
-/// `fiox --help`.
-pub fn usage() -> String {
-    let switches = [
-        ("--parse-only", "Parse and check the jobs, then exit"),
-        ("--showcmd", "Print the jobs as a command line"),
-        (
-            "--section=NAME",
-            "Only run this job file section (may repeat)",
-        ),
-        ("--output=FILE", "Write the report to FILE"),
-        (
-            "--output-format=LIST",
-            "normal, json, json+, terse (comma-separated)",
-        ),
-        ("--minimal", "Same as --output-format=terse"),
-        ("--eta=auto|always|never", "When to show the progress line"),
-        (
-            "--status-interval=TIME",
-            "Print the report every TIME while running",
-        ),
-        ("--readonly", "Refuse any job that would write"),
-        ("--max-jobs=N", "Run at most N jobs at once"),
-        (
-            "--bandwidth-log",
-            "Aggregate bandwidth logs agg-{read,write,trim}_bw.log",
-        ),
-        (
-            "--latency-log",
-            "fio 2.x: per-job latency logs (as write_lat_log=<job name>)",
-        ),
-        (
-            "--allow-destructive",
-            "Allow writes to devices and files that may hold data",
-        ),
-        ("--cmdhelp[=OPTION]", "Describe all options, or one"),
-        (
-            "--enghelp[=ENGINE]",
-            "List engines, or one engine's options",
-        ),
-        ("--version", "Print the version"),
-        ("--help", "Print this text"),
-    ];
+/// One switch of `fiox` (not a job option): name with its value placeholder, and help.
+pub struct Switch {
+    /// `--name`, or `--name=VALUE`, or `--name[=VALUE]` for an optional value.
+    pub spelling: &'static str,
+    pub help: &'static str,
+    /// Completion words for the value (empty: none or a file name).
+    pub choices: &'static [&'static str],
+}
+
+impl Switch {
+    /// The switch's name without dashes or value.
+    pub fn name(&self) -> &'static str {
+        let s = self.spelling.trim_start_matches('-');
+        s.split(['=', '[']).next().unwrap_or(s)
+    }
+
+    /// Whether the switch takes a value (required or optional).
+    pub fn takes_value(&self) -> bool {
+        self.spelling.contains('=')
+    }
+}
+
+const fn sw(spelling: &'static str, help: &'static str) -> Switch {
+    Switch {
+        spelling,
+        help,
+        choices: &[],
+    }
+}
+
+/// Every switch `fiox` accepts, in `--help` order; also drives the man page and completions.
+pub const SWITCHES: &[Switch] = &[
+    sw("--parse-only", "Parse and check the jobs, then exit"),
+    sw("--showcmd", "Print the jobs as a command line"),
+    sw(
+        "--section=NAME",
+        "Only run this job file section (may repeat)",
+    ),
+    sw("--output=FILE", "Write the report to FILE"),
+    Switch {
+        spelling: "--output-format=LIST",
+        help: "normal, json, json+, terse (comma-separated)",
+        choices: &["normal", "json", "json+", "terse"],
+    },
+    sw("--minimal", "Same as --output-format=terse"),
+    sw(
+        "--html=FILE",
+        "Also write the report page with charts to FILE",
+    ),
+    Switch {
+        spelling: "--eta=WHEN",
+        help: "When to show the progress line: auto, always, never",
+        choices: &["auto", "always", "never"],
+    },
+    sw(
+        "--status-interval=TIME",
+        "Print the report every TIME while running",
+    ),
+    sw("--readonly", "Refuse any job that would write"),
+    sw("--max-jobs=N", "Run at most N jobs at once"),
+    sw(
+        "--bandwidth-log",
+        "Aggregate bandwidth logs agg-{read,write,trim}_bw.log",
+    ),
+    sw(
+        "--latency-log",
+        "fio 2.x: per-job latency logs (as write_lat_log=<job name>)",
+    ),
+    sw(
+        "--allow-destructive",
+        "Allow writes to devices and files that may hold data",
+    ),
+    sw("--cmdhelp[=OPTION]", "Describe all options, or one"),
+    sw(
+        "--enghelp[=ENGINE]",
+        "List engines, or one engine's options",
+    ),
+    sw("--version", "Print the version"),
+    sw("--help", "Print this text"),
+];
+
+/// One switch of a subcommand: long name, short name, value placeholder, help.
+#[derive(Debug, Clone, Copy)]
+pub struct Flag {
+    pub long: &'static str,
+    pub short: Option<char>,
+    /// `None` for a switch without a value.
+    pub value: Option<&'static str>,
+    /// Completion words for the value (empty: a file name or free text).
+    pub choices: &'static [&'static str],
+    pub help: &'static str,
+}
+
+impl Flag {
+    /// `-o, --output=PATH` as help texts show it.
+    pub fn spelling(&self) -> String {
+        let mut name = format!("--{}", self.long);
+        if let Some(v) = self.value {
+            name = format!("{name}={v}");
+        }
+        if let Some(c) = self.short {
+            name = format!("-{c}, {name}");
+        }
+        name
+    }
+}
+
+/// A subcommand's switches as the lines of its `--help`.
+pub fn flags_text(flags: &[Flag]) -> String {
+    flags
+        .iter()
+        .map(|f| format!("  {:<24}{}\n", f.spelling(), f.help))
+        .collect()
+}
+
+/// A subcommand, for `fiox --help`, the man page and the completions.
+pub struct Subcommand {
+    pub name: &'static str,
+    pub about: &'static str,
+}
+
+/// `fiox --help`; `subcommands` are listed after the switches.
+pub fn usage_with(subcommands: &[Subcommand]) -> String {
     let mut out = format!(
         "fiox {} - a storage I/O benchmark that speaks fio's job language\n\n",
         env!("CARGO_PKG_VERSION")
     );
-    out.push_str("Usage: fiox [switches] [--option=value ...] [jobfile ...]\n\n");
-    out.push_str("Options before the first --name= are global; each --name= starts a job.\n");
-    out.push_str("A job file of '-' is read from standard input.\n\nSwitches:\n");
-    for (s, what) in switches {
-        out.push_str(&format!("  {s:<26}{what}\n"));
+    out.push_str("Usage: fiox [switches] [--option=value ...] [jobfile ...]\n");
+    if !subcommands.is_empty() {
+        out.push_str("       fiox SUBCOMMAND [ARGS...] (each has --help)\n");
+    }
+    out.push_str("\nOptions before the first --name= are global; each --name= starts a job.\n");
+    out.push_str("A job file of '-' is read from standard input. Every job option is listed by\n");
+    out.push_str("--cmdhelp and in the man page (man fiox).\n");
+    if !subcommands.is_empty() {
+        out.push_str("\nSubcommands:\n");
+        for c in subcommands {
+            out.push_str(&format!("  {:<26}{}\n", c.name, c.about));
+        }
+    }
+    out.push_str("\nSwitches:\n");
+    for s in SWITCHES {
+        out.push_str(&format!("  {:<26}{}\n", s.spelling, s.help));
     }
     out
+}
+
+/// The subcommands the `fiox` binary dispatches before reading fio's command line (a test in
+/// the binary runs `fiox NAME --help` for each).
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "quick",
+        about: "Six-test disk check: SEQ1M Q8T1, RND4K Q32T1 and RND4K Q1T1, read and write",
+    },
+    Subcommand {
+        name: "plot",
+        about: "Chart results: an HTML page with inline SVG, or SVG/PNG files",
+    },
+];
+
+/// `fiox --help`.
+pub fn usage() -> String {
+    usage_with(SUBCOMMANDS)
 }
 
 /// `--cmdhelp` (empty or `all`: every option) or `--cmdhelp=NAME`.
@@ -263,6 +373,23 @@ fn md(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_switch_table_matches_the_parser() {
+        let mut table: Vec<&str> = SWITCHES.iter().map(Switch::name).collect();
+        let mut parsed: Vec<&str> = crate::cli::SWITCHES.to_vec();
+        table.sort();
+        parsed.sort();
+        assert_eq!(table, parsed);
+        for s in SWITCHES {
+            assert_eq!(
+                s.takes_value() && !s.spelling.contains('['),
+                crate::cli::VALUE_SWITCHES.contains(&s.name()),
+                "{}",
+                s.spelling
+            );
+        }
+    }
 
     #[test]
     fn usage_lists_switches() {

@@ -667,6 +667,8 @@ pub struct RunSettings {
     /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
     /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
     pub latency_log: bool,
+    /// `--html=FILE`: also write the run's report page (charts) to FILE.
+    pub html: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

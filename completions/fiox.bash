@@ -1,0 +1,121 @@
+# bash completion for fiox (generated from fiox's option table; do not edit)
+_fiox() {
+    local cur prev opt words i
+    COMPREPLY=()
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    opt=""
+    if [[ $cur == "=" ]]; then opt="$prev"; cur="";
+    elif [[ $prev == "=" ]]; then opt="${COMP_WORDS[COMP_CWORD-2]}"; fi
+    case "${COMP_WORDS[1]}" in
+    quick)
+        if [[ $COMP_CWORD -gt 1 ]]; then
+            case "$opt" in
+            --output-format) COMPREPLY=($(compgen -W "normal json" -- "$cur")); return;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--size= --runtime= --output-format= --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            return
+        fi;;
+    plot)
+        if [[ $COMP_CWORD -gt 1 ]]; then
+            case "$opt" in
+            --format) COMPREPLY=($(compgen -W "html svg png" -- "$cur")); return;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output= --format= --title= --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            return
+        fi;;
+    esac
+    case "$opt" in
+    --output-format) COMPREPLY=($(compgen -W "normal json json+ terse" -- "$cur")); return;;
+    --eta) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
+    --stonewall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --wait_for_previous) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --new_group) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --group_reporting) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --kb_base) COMPREPLY=($(compgen -W "1024 1000" -- "$cur")); return;;
+    --unit_base) COMPREPLY=($(compgen -W "0 1 8" -- "$cur")); return;;
+    --time_based) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --thread) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --exitall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --exitall_on_error) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --continue_on_error) COMPREPLY=($(compgen -W "none read write io verify all 0 1" -- "$cur")); return;;
+    --cpus_allowed_policy) COMPREPLY=($(compgen -W "shared split" -- "$cur")); return;;
+    --file_service_type) COMPREPLY=($(compgen -W "random roundrobin sequential zipf pareto normal gauss" -- "$cur")); return;;
+    --create_on_open) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --create_serialize) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --create_fsync) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --unlink) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --unlink_each_loop) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --allow_file_create) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --fallocate) COMPREPLY=($(compgen -W "none native posix keep truncate 0 1" -- "$cur")); return;;
+    --pre_read) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --invalidate) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --fadvise_hint) COMPREPLY=($(compgen -W "0 1 random sequential" -- "$cur")); return;;
+    --overwrite) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --allow_mounted_write) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --lockfile) COMPREPLY=($(compgen -W "none exclusive readwrite" -- "$cur")); return;;
+    --fill_device) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --fill_fs) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --file_append) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --rw) COMPREPLY=($(compgen -W "read write trim randread randwrite randtrim rw readwrite randrw trimwrite" -- "$cur")); return;;
+    --readwrite) COMPREPLY=($(compgen -W "read write trim randread randwrite randtrim rw readwrite randrw trimwrite" -- "$cur")); return;;
+    --bs_unaligned) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --blocksize_unaligned) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --ioengine) COMPREPLY=($(compgen -W "sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi" -- "$cur")); return;;
+    --io_submit_mode) COMPREPLY=($(compgen -W "inline offload" -- "$cur")); return;;
+    --direct) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --buffered) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --sync) COMPREPLY=($(compgen -W "none 0 1 sync dsync" -- "$cur")); return;;
+    --end_fsync) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --fsync_on_close) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --randrepeat) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --allrandrepeat) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --norandommap) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --random_generator) COMPREPLY=($(compgen -W "tausworthe lfsr tausworthe64" -- "$cur")); return;;
+    --random_distribution) COMPREPLY=($(compgen -W "random zipf pareto normal gauss zoned zoned_abs" -- "$cur")); return;;
+    --zero_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --refill_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --scramble_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --rate_process) COMPREPLY=($(compgen -W "linear poisson" -- "$cur")); return;;
+    --zonemode) COMPREPLY=($(compgen -W "none strided zbd" -- "$cur")); return;;
+    --clat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --lat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --slat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --disable_lat) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --disable_clat) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --disable_slat) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --disable_bw_measurement) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --disable_bw) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --gtod_reduce) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --stats) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --per_job_logs) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --log_offset) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --verify) COMPREPLY=($(compgen -W "0 none md5 crc64 crc32c crc32c-intel crc32 crc16 crc7 sha1 sha256 sha512 sha3-224 sha3-256 sha3-384 sha3-512 xxhash pattern null meta" -- "$cur")); return;;
+    --do_verify) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --verify_only) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --verify_fatal) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --verify_dump) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --verify_state_save) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --verify_state_load) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --serialize_overlap) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --hipri) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --nowait) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --fixedbufs) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --registerfiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --sqthread_poll) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --userspace_reap) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --guasi_submit) COMPREPLY=($(compgen -W "offload inline" -- "$cur")); return;;
+    --guasi_kick) COMPREPLY=($(compgen -W "batch each" -- "$cur")); return;;
+    esac
+    if [[ -n $opt ]]; then COMPREPLY=($(compgen -f -- "$cur")); return; fi
+    if [[ $cur == -* ]]; then
+        words="--parse-only --showcmd --section= --output= --output-format= --minimal --html= --eta= --status-interval= --readonly --max-jobs= --bandwidth-log --latency-log --allow-destructive --cmdhelp --enghelp --version --help --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --thread --exitall --exitall_on_error --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --stats --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --verify= --do_verify --verify_only --verify_fatal --verify_dump --verify_async= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs="
+        COMPREPLY=($(compgen -W "$words" -- "$cur"))
+        [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace
+    elif [[ $COMP_CWORD -eq 1 ]]; then
+        COMPREPLY=($(compgen -W "quick plot" -- "$cur") $(compgen -f -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -F _fiox fiox

@@ -1,0 +1,450 @@
+//! The charts a report holds, built from [`Inputs`]: values over time from logs, latency
+//! percentile curves and histograms from json+ (several results overlaid), bars per job and
+//! result or per test and variant of a comparison (with 95% CI error bars), and an iodepth x
+//! numjobs heatmap when results sweep both. A chart is data only; `svg` draws it.
+
+use crate::axis::{Axis, Scale, Unit};
+use crate::fiolog::LogKind;
+use crate::input::Inputs;
+use crate::result::{LatRes, ResultDoc};
+use std::collections::BTreeMap;
+
+/// Where a chart goes on the page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Section {
+    OverTime,
+    Latency,
+    Comparison,
+    Matrix,
+}
+
+impl Section {
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::OverTime => "Over time",
+            Section::Latency => "Latency",
+            Section::Comparison => "Comparisons",
+            Section::Matrix => "iodepth x numjobs",
+        }
+    }
+}
+
+/// One chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// Unique within a report; also the file name of `--format svg|png`.
+    pub id: String,
+    pub title: String,
+    pub section: Section,
+    pub x: Axis,
+    pub y: Axis,
+    pub body: Body,
+}
+
+/// What is drawn.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Lines(Vec<Series>),
+    Bars(Bars),
+    Heat(Heat),
+}
+
+/// A named line.
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Grouped bars: `values[group][variant]`.
+#[derive(Debug, Clone)]
+pub struct Bars {
+    pub groups: Vec<String>,
+    pub variants: Vec<String>,
+    pub values: Vec<Vec<Option<Bar>>>,
+}
+
+/// One bar, with its 95% confidence interval and a note (relative change) when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub value: f64,
+    pub ci: Option<(f64, f64)>,
+    pub note: String,
+}
+
+/// A grid of values: `cells[y][x]`.
+#[derive(Debug, Clone)]
+pub struct Heat {
+    pub xs: Vec<String>,
+    pub ys: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
+}
+
+/// Every chart the inputs allow, in page order.
+pub fn build(inputs: &Inputs) -> Vec<Chart> {
+    let mut charts = Vec::new();
+    charts.extend(over_time(inputs));
+    charts.extend(latency(&inputs.results));
+    charts.extend(result_bars(&inputs.results));
+    for c in &inputs.comparisons {
+        charts.extend(crate::compare_chart::charts(c));
+    }
+    charts.extend(heatmap(&inputs.results));
+    let mut seen = BTreeMap::new();
+    for c in &mut charts {
+        // Ids become file names: keep them unique.
+        let n = seen.entry(c.id.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            c.id = format!("{}-{n}", c.id);
+        }
+    }
+    charts
+}
+
+/// A file-name-safe id.
+pub fn slug(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let mut out = String::new();
+    for part in s.split('-').filter(|p| !p.is_empty()) {
+        if !out.is_empty() {
+            out.push('-');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+fn over_time(inputs: &Inputs) -> Vec<Chart> {
+    let sources: std::collections::BTreeSet<&str> =
+        inputs.logs.iter().map(|l| l.source.as_str()).collect();
+    let mut by_kind: BTreeMap<LogKind, Vec<Series>> = BTreeMap::new();
+    for l in &inputs.logs {
+        let name = if sources.len() > 1 {
+            format!("{}: {} {}", l.source, l.job, l.ddir)
+        } else {
+            format!("{} {}", l.job, l.ddir)
+        };
+        let scale = if l.kind == LogKind::Bw { 1024.0 } else { 1.0 };
+        by_kind.entry(l.kind).or_default().push(Series {
+            name,
+            points: l.points.iter().map(|(t, v)| (*t, v * scale)).collect(),
+        });
+    }
+    by_kind
+        .into_iter()
+        .map(|(kind, series)| {
+            let (title, y) = match kind {
+                LogKind::Iops => (
+                    "IOPS over time",
+                    Axis::new("IOPS", Unit::Iops, Scale::Linear),
+                ),
+                LogKind::Bw => (
+                    "Bandwidth over time",
+                    Axis::new("Bandwidth", Unit::BytesPerSec, Scale::Linear),
+                ),
+                // Log scale: one slow I/O would flatten every other line on a linear axis.
+                LogKind::Lat => ("Total latency over time", lat_axis(Scale::Log)),
+                LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Log)),
+                LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Log)),
+            };
+            Chart {
+                id: format!("time-{}", kind.suffix()),
+                title: title.to_string(),
+                section: Section::OverTime,
+                x: Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
+                y,
+                body: Body::Lines(series),
+            }
+        })
+        .collect()
+}
+
+fn lat_axis(scale: Scale) -> Axis {
+    Axis::new("Latency", Unit::Nanos, scale)
+}
+
+fn lat_name(kind: &str) -> &'static str {
+    match kind {
+        "clat" => "Completion latency",
+        "slat" => "Submission latency",
+        _ => "Total latency",
+    }
+}
+
+/// Percentile curves (and histograms where json+ bins exist) per latency kind and direction.
+fn latency(results: &[ResultDoc]) -> Vec<Chart> {
+    // (kind, ddir) -> [(series name, latency)].
+    let mut groups: BTreeMap<(&str, &str), Vec<(String, &LatRes)>> = BTreeMap::new();
+    for r in results {
+        for j in &r.jobs {
+            for d in &j.dirs {
+                for l in &d.lats {
+                    let name = if results.len() > 1 {
+                        format!("{}: {}", r.label, j.name)
+                    } else {
+                        j.name.clone()
+                    };
+                    groups.entry((l.kind, d.ddir)).or_default().push((name, l));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((kind, ddir), lats) in groups {
+        let curves: Vec<Series> = lats
+            .iter()
+            .map(|(n, l)| Series {
+                name: n.clone(),
+                points: percentile_curve(l),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect();
+        if !curves.is_empty() {
+            out.push(Chart {
+                id: format!("{kind}-{ddir}-percentiles"),
+                title: format!("{} percentiles ({ddir})", lat_name(kind)),
+                section: Section::Latency,
+                x: Axis::new("Percentile", Unit::Percent, Scale::Nines),
+                y: lat_axis(Scale::Log),
+                body: Body::Lines(curves),
+            });
+        }
+        let hists: Vec<Series> = lats
+            .iter()
+            .filter(|(_, l)| !l.bins.is_empty())
+            .map(|(n, l)| Series {
+                name: n.clone(),
+                points: histogram(&l.bins),
+            })
+            .collect();
+        if !hists.is_empty() {
+            out.push(Chart {
+                id: format!("{kind}-{ddir}-histogram"),
+                title: format!("{} histogram ({ddir})", lat_name(kind)),
+                section: Section::Latency,
+                x: lat_axis(Scale::Log),
+                y: Axis::new("Share of I/Os", Unit::Percent, Scale::Linear),
+                body: Body::Lines(hists),
+            });
+        }
+    }
+    out
+}
+
+/// (percentile, ns) points: from json+ bins when present (every bucket), else fio's list.
+pub fn percentile_curve(l: &LatRes) -> Vec<(f64, f64)> {
+    let total: u64 = l.bins.iter().map(|b| b.1).sum();
+    // No histogram (plain json), or one of zero counts (hand-made input): fio's list.
+    if total == 0 {
+        return l
+            .percentiles
+            .iter()
+            .filter(|(p, v)| *p < 100.0 && *v > 0.0)
+            .copied()
+            .collect();
+    }
+    let mut cum = 0u64;
+    let mut pts = vec![(0.0, l.bins[0].0.max(1.0))];
+    for (ns, c) in &l.bins {
+        // The share of I/Os at or below the previous bucket: this bucket's value is reached
+        // right after it, which gives the staircase of an HdrHistogram percentile plot.
+        let before = 100.0 * cum as f64 / total as f64;
+        cum += c;
+        let after = 100.0 * cum as f64 / total as f64;
+        pts.push((before, ns.max(1.0)));
+        if cum < total {
+            pts.push((after, ns.max(1.0)));
+        }
+    }
+    pts
+}
+
+/// Share of I/Os (%) per bucket of 10 per decade, as a step line over latency.
+pub fn histogram(bins: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut buckets: BTreeMap<i64, u64> = BTreeMap::new();
+    for (ns, c) in bins {
+        *buckets
+            .entry((ns.max(1.0).log10() * 10.0).floor() as i64)
+            .or_default() += c;
+    }
+    let mut pts = Vec::new();
+    for (b, c) in buckets {
+        let share = 100.0 * c as f64 / total as f64;
+        let (lo, hi) = (
+            10f64.powf(b as f64 / 10.0),
+            10f64.powf((b + 1) as f64 / 10.0),
+        );
+        pts.extend([(lo, 0.0), (lo, share), (hi, share), (hi, 0.0)]);
+    }
+    pts
+}
+
+/// IOPS and mean latency per job and direction, one bar per result.
+fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
+    let variants: Vec<String> = results.iter().map(|r| r.label.clone()).collect();
+    let mut groups: Vec<String> = Vec::new();
+    let mut iops: BTreeMap<(String, usize), f64> = BTreeMap::new();
+    let mut lat: BTreeMap<(String, usize), (f64, u32)> = BTreeMap::new();
+    for (ri, r) in results.iter().enumerate() {
+        for j in &r.jobs {
+            for d in &j.dirs {
+                let g = format!("{} {}", j.name, d.ddir);
+                if !groups.contains(&g) {
+                    groups.push(g.clone());
+                }
+                // numjobs clones share a name: their IOPS add up, latencies average.
+                *iops.entry((g.clone(), ri)).or_default() += d.iops;
+                if let Some(l) = d.lats.iter().find(|l| l.kind == "lat").or(d.lats.first()) {
+                    let e = lat.entry((g, ri)).or_default();
+                    e.0 += l.mean_ns;
+                    e.1 += 1;
+                }
+            }
+        }
+    }
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    let bars = |get: &dyn Fn(&String, usize) -> Option<f64>| Bars {
+        groups: groups.clone(),
+        variants: variants.clone(),
+        values: groups
+            .iter()
+            .map(|g| {
+                (0..variants.len())
+                    .map(|v| {
+                        get(g, v).map(|value| Bar {
+                            value,
+                            ci: None,
+                            note: String::new(),
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    let mut out = vec![Chart {
+        id: "iops-per-job".into(),
+        title: "IOPS per job".into(),
+        section: Section::Comparison,
+        x: Axis::new("Job", Unit::Plain, Scale::Linear),
+        y: Axis::new("IOPS", Unit::Iops, Scale::Linear),
+        body: Body::Bars(bars(&|g, v| iops.get(&(g.clone(), v)).copied())),
+    }];
+    if !lat.is_empty() {
+        out.push(Chart {
+            id: "mean-latency-per-job".into(),
+            title: "Mean latency per job".into(),
+            section: Section::Comparison,
+            x: Axis::new("Job", Unit::Plain, Scale::Linear),
+            y: lat_axis(Scale::Linear),
+            body: Body::Bars(bars(&|g, v| {
+                lat.get(&(g.clone(), v)).map(|(s, n)| s / *n as f64)
+            })),
+        });
+    }
+    out
+}
+
+/// Total IOPS by iodepth (x) and numjobs (y), when the results vary both or one of them over
+/// at least three settings.
+fn heatmap(results: &[ResultDoc]) -> Option<Chart> {
+    // (iodepth, numjobs) -> per (result, job name) total IOPS.
+    let mut cells: BTreeMap<(u64, u64), BTreeMap<(usize, String), f64>> = BTreeMap::new();
+    for (ri, r) in results.iter().enumerate() {
+        for j in &r.jobs {
+            let get = |k: &str| {
+                r.option(j, k)
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(1)
+            };
+            let iops: f64 = j.dirs.iter().map(|d| d.iops).sum();
+            *cells
+                .entry((get("iodepth"), get("numjobs")))
+                .or_default()
+                .entry((ri, j.name.clone()))
+                .or_default() += iops;
+        }
+    }
+    let xs: std::collections::BTreeSet<u64> = cells.keys().map(|k| k.0).collect();
+    let ys: std::collections::BTreeSet<u64> = cells.keys().map(|k| k.1).collect();
+    if cells.len() < 3 || xs.len() < 2 && ys.len() < 2 {
+        return None;
+    }
+    let grid = ys
+        .iter()
+        .map(|y| {
+            xs.iter()
+                .map(|x| {
+                    let c = cells.get(&(*x, *y))?;
+                    Some(c.values().sum::<f64>() / c.len() as f64)
+                })
+                .collect()
+        })
+        .collect();
+    Some(Chart {
+        id: "iodepth-numjobs-iops".into(),
+        title: "IOPS by iodepth and numjobs".into(),
+        section: Section::Matrix,
+        x: Axis::new("iodepth", Unit::Plain, Scale::Linear),
+        y: Axis::new("numjobs", Unit::Plain, Scale::Linear),
+        body: Body::Heat(Heat {
+            xs: xs.iter().map(u64::to_string).collect(),
+            ys: ys.iter().map(u64::to_string).collect(),
+            cells: grid,
+        }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lat(bins: Vec<(f64, u64)>) -> LatRes {
+        LatRes {
+            kind: "clat",
+            mean_ns: 0.0,
+            percentiles: vec![(50.0, 10.0), (100.0, 20.0)],
+            bins,
+        }
+    }
+
+    #[test]
+    fn curve_from_bins_reaches_the_last_bucket() {
+        let c = percentile_curve(&lat(vec![(1000.0, 90), (5000.0, 9), (20000.0, 1)]));
+        assert_eq!(c.first(), Some(&(0.0, 1000.0)));
+        assert!(c.contains(&(90.0, 5000.0)), "{c:?}");
+        assert!(c.contains(&(99.0, 20000.0)), "{c:?}");
+        assert!(c.iter().all(|(p, _)| *p < 100.0), "{c:?}");
+        // Without bins, fio's list minus the unplottable 100th percentile.
+        assert_eq!(percentile_curve(&lat(vec![])), vec![(50.0, 10.0)]);
+        assert_eq!(percentile_curve(&lat(vec![(5.0, 0)])), vec![(50.0, 10.0)]);
+    }
+
+    #[test]
+    fn histogram_shares_add_to_100() {
+        let h = histogram(&[(1000.0, 3), (1010.0, 1), (1e6, 4)]);
+        let total: f64 = h.chunks(4).map(|c| c[1].1).sum();
+        assert!((total - 100.0).abs() < 1e-9, "{h:?}");
+        assert_eq!(h.chunks(4).count(), 2);
+    }
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("Read IOPS (base vs dio)"), "read-iops-base-vs-dio");
+    }
+}
