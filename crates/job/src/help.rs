@@ -39,6 +39,14 @@ pub fn usage() -> String {
             "--allow-destructive",
             "Allow writes to devices and files that may hold data",
         ),
+        (
+            "--warnings=report|stderr",
+            "fiox's advice: in the report only, or also on stderr",
+        ),
+        (
+            "--warnings-fatal, -w",
+            "Notes on the jobs stop the run; advice goes to stderr, exit 1",
+        ),
         ("--cmdhelp[=OPTION]", "Describe all options, or one"),
         (
             "--enghelp[=ENGINE]",

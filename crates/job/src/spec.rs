@@ -667,6 +667,11 @@ pub struct RunSettings {
     /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
     /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
     pub latency_log: bool,
+    /// `--warnings=stderr`: fiox's advice also on stderr (it is always in the report).
+    pub warnings_stderr: bool,
+    /// `--warnings-fatal` (fio's `-w`): notes about how the jobs were read stop the run
+    /// before any I/O, and fiox's advice is printed on stderr and makes the exit status 1.
+    pub warnings_fatal: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
