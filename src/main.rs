@@ -62,15 +62,19 @@ fn real_main(args: &[String]) -> Result<i32> {
         Action::ParseOnly => {
             // The jobs parsed: notes on how they were read go where fio's parser notes go
             // (stdout); which of them fiox would refuse to run, and why, on stderr.
-            for line in inv.notes() {
-                writeln!(stdout, "fiox: {line}")?;
+            let notes = inv.notes();
+            let fatal = inv.settings.warnings_fatal && !notes.is_empty();
+            if !fatal {
+                for line in &notes {
+                    writeln!(stdout, "fiox: {line}")?;
+                }
+                stdout.flush()?;
             }
-            stdout.flush()?;
             for line in inv.refusals() {
                 eprintln!("fiox: {line}");
             }
-            if inv.settings.warnings_fatal && !inv.notes().is_empty() {
-                return Ok(warnings_fatal_stop(&inv.notes()));
+            if fatal {
+                return Ok(warnings_fatal_stop(&notes));
             }
         }
         Action::Run => {

@@ -150,6 +150,17 @@ fn notes_go_to_stdout_or_json_and_warnings_fatal_stops_on_them() {
         "nothing runs: {:?}",
         dir.entries()
     );
+    // --parse-only: the note where fio prints its parser notes; with -w it fails.
+    let r = fiox(&[&["--parse-only"], &job[..]].concat());
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(r.stdout.starts_with(note), "{}", r.stdout);
+    let r = fiox(&[&["--parse-only", "-w"], &job[..]].concat());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(note) && r.stdout.is_empty(),
+        "{}",
+        r.stderr
+    );
 }
 
 /// fiox's advice is a block of the normal report (after fio's lines) and JSON's
