@@ -23,6 +23,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l max-jobs -r 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l bandwidth-log -d 'Aggregate bandwidth logs agg-{read,write,trim}_bw.log'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l latency-log -d 'fio 2.x: per-job latency logs (as write_lat_log=<job name>)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l allow-destructive -d 'Allow writes to devices and files that may hold data'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l warnings -r -f -a 'report stderr' -d 'fiox\'s advice: in the report only (report), or also on stderr (stderr)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l warnings-fatal -d 'Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l cmdhelp -d 'Describe all options, or one'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l enghelp -d 'List engines, or one engine\'s options'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot' -l version -d 'Print the version'

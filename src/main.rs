@@ -1,7 +1,10 @@
 //! `fiox`: the binary is thin glue over the library crates. It parses the command line
 //! (fiox-job), handles the informational switches, prints fio's header lines, runs the jobs
-//! (fiox-runner) and prints the reports (fiox-report) in every requested format. Reports go to
-//! stdout (or `--output`), messages and warnings to stderr, so machine formats stay parseable.
+//! (fiox-runner) and prints the reports (fiox-report) in every requested format. As in fio,
+//! stderr is for errors only: reports, the header, informational lines and the ETA go to stdout
+//! (or `--output`); with JSON the informational lines go into the document under `fiox.notes`
+//! and fiox's advice under `fiox.warnings` (the normal report ends with a `fiox advice` block),
+//! so stdout stays one JSON document and a run that goes well says nothing on stderr.
 //! `fiox quick [DIR]` is a six-test disk check (see `quick.rs`); `fiox plot` charts results
 //! (fiox-plot).
 
@@ -17,6 +20,7 @@ use fiox_job::{Action, Invocation, OutputFormat};
 use fiox_runner::RunOptions;
 use output::Out;
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,16 +68,25 @@ fn real_main(args: &[String]) -> Result<i32> {
             return Ok(1);
         }
         Action::ParseOnly => {
-            // The jobs parsed; say which of them fiox would refuse to run, and why.
-            for line in inv.notes().iter().chain(&inv.refusals()) {
+            // The jobs parsed: notes on how they were read go where fio's parser notes go
+            // (stdout); which of them fiox would refuse to run, and why, on stderr.
+            let notes = inv.notes();
+            let fatal = inv.settings.warnings_fatal && !notes.is_empty();
+            if !fatal {
+                for line in &notes {
+                    writeln!(stdout, "fiox: {line}")?;
+                }
+                stdout.flush()?;
+            }
+            for line in inv.refusals() {
                 eprintln!("fiox: {line}");
+            }
+            if fatal {
+                return Ok(warnings_fatal_stop(&notes));
             }
         }
         Action::Run => {
             drop(stdout);
-            for note in inv.notes() {
-                eprintln!("fiox: {note}");
-            }
             // Jobs using fio features fiox cannot execute are refused before any I/O.
             let refusals = inv.refusals();
             if !refusals.is_empty() {
@@ -82,6 +95,10 @@ fn real_main(args: &[String]) -> Result<i32> {
                 }
                 return Ok(1);
             }
+            let notes = inv.notes();
+            if inv.settings.warnings_fatal && !notes.is_empty() {
+                return Ok(warnings_fatal_stop(&notes));
+            }
             return run(&inv);
         }
     }
@@ -89,18 +106,18 @@ fn real_main(args: &[String]) -> Result<i32> {
     Ok(0)
 }
 
-/// Run the jobs and print every requested report; returns the exit code.
-fn run(inv: &Invocation) -> Result<i32> {
-    let s = &inv.settings;
-    let formats = if s.output_formats.is_empty() {
-        vec![OutputFormat::Normal]
-    } else {
-        s.output_formats.clone()
-    };
-    let out = Out::open(s.output.as_deref())?;
-    let only_normal = formats.iter().all(|f| *f == OutputFormat::Normal);
-    // fio prints the header with the normal report only; beside a machine format on stdout it
-    // goes to stderr, and a machine format alone gets none (as fio).
+/// `--warnings-fatal` with notes on how the jobs were read: fio's parser warnings stop it
+/// before any I/O; say each on stderr and exit 1.
+fn warnings_fatal_stop(notes: &[String]) -> i32 {
+    for note in notes {
+        eprintln!("fiox: {note}");
+    }
+    eprintln!("fiox: --warnings-fatal: stopping on the note(s) above; nothing was run");
+    1
+}
+
+/// fio's header lines before a run: each job's line (a clone as `...`), version, `Starting`.
+fn header_text(inv: &Invocation) -> String {
     let mut header = String::new();
     for job in &inv.jobs {
         match job.clone_index {
@@ -113,16 +130,64 @@ fn run(inv: &Invocation) -> Result<i32> {
     header.push('\n');
     header.push_str(&fiox_runner::starting_line(&inv.jobs));
     header.push('\n');
-    if only_normal {
-        out.write_early(&header)?;
-    } else if formats.contains(&OutputFormat::Normal) {
-        eprint!("{header}");
+    header
+}
+
+/// Run the jobs and print every requested report; returns the exit code.
+fn run(inv: &Invocation) -> Result<i32> {
+    let s = &inv.settings;
+    let formats = if s.output_formats.is_empty() {
+        vec![OutputFormat::Normal]
+    } else {
+        s.output_formats.clone()
+    };
+    let out = Out::open(s.output.as_deref())?;
+    let normal = formats.contains(&OutputFormat::Normal);
+    let json = formats
+        .iter()
+        .any(|f| matches!(f, OutputFormat::Json | OutputFormat::JsonPlus));
+    let notes: Vec<String> = inv.notes();
+    // Where fio prints them (stdout or --output): the notes before the header (fio's parser
+    // notes come first), the header with the normal report only (as fio). JSON alone on stdout
+    // stays one document: the notes go into it instead.
+    let mut early = String::new();
+    if normal || !json {
+        for n in &notes {
+            early.push_str(&format!("fiox: {n}\n"));
+        }
     }
+    if normal {
+        early.push_str(&header_text(inv));
+    }
+    if !early.is_empty() {
+        out.write_early(&early)?;
+    }
+    // Informational lines of the run: printed with the normal report (fio prints "Laying out
+    // IO file" with it only), kept for the JSON's fiox.notes.
+    let json_notes = Arc::new(Mutex::new(notes));
+    let info = {
+        let (out, json_notes) = (out.clone(), json_notes.clone());
+        fiox_runner::InfoSink::new(move |line: &str| {
+            if normal {
+                let _ = out.write(line);
+            }
+            if json {
+                let mut n = json_notes.lock().unwrap_or_else(|p| p.into_inner());
+                n.push(line.trim_end().to_string());
+            }
+        })
+    };
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let opts = RunOptions {
         messages: true,
+        info,
         readonly: s.readonly,
-        eta: s.eta,
+        // fio draws no ETA line when a machine format alone goes to stdout.
+        eta: if !normal && s.output.is_none() {
+            fiox_job::EtaMode::Never
+        } else {
+            s.eta
+        },
         status_interval: s.status_interval,
         global_options: inv.global_options.clone(),
         max_jobs: s.max_jobs,
@@ -132,7 +197,7 @@ fn run(inv: &Invocation) -> Result<i32> {
     let status_out = out.clone();
     let status_formats = formats.clone();
     let mut on_status = move |snap: &fiox_stats::RunResult| {
-        let _ = status_out.write(&output::status_text(snap, &status_formats));
+        let _ = status_out.write(&output::status_text(snap, &status_formats, &[]));
     };
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
     if outcome.interrupted {
@@ -141,28 +206,32 @@ fn run(inv: &Invocation) -> Result<i32> {
     for e in &outcome.errors {
         eprintln!("fiox: {e}");
     }
+    // fiox's advice is in the report; on stderr only when asked.
     let warnings = fiox_report::warnings_text(&outcome.result);
-    if !warnings.is_empty() {
+    if !warnings.is_empty() && (s.warnings_stderr || s.warnings_fatal) {
         eprint!("{warnings}");
     }
+    let notes = json_notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
     for f in &formats {
         // With status reports, JSON stays one object per line to the end (valid JSON Lines).
         let text = if s.status_interval.is_some() {
-            output::status_text(&outcome.result, &[*f])
+            output::status_text(&outcome.result, &[*f], &notes)
         } else {
-            output::report_text(&outcome.result, *f)
+            output::report_text(&outcome.result, *f, &notes)
         };
         out.write(&text)?;
     }
     out.flush()?;
     report_page::write(inv, &outcome.result)?;
     let lost = out.failure();
+    // --warnings-fatal: advice (printed on stderr above) fails the run.
+    let fatal_advice = s.warnings_fatal && !warnings.is_empty();
     if let Some(why) = &lost {
         eprintln!("fiox: {why}");
     }
     Ok(if outcome.interrupted {
         130
-    } else if outcome.errors.is_empty() && lost.is_none() {
+    } else if outcome.errors.is_empty() && lost.is_none() && !fatal_advice {
         0
     } else {
         1

@@ -95,25 +95,40 @@ impl Out {
     }
 }
 
-/// The final report in one format.
-pub fn report_text(run: &RunResult, f: OutputFormat) -> String {
+/// The final report in one format. `notes` are the informational lines fio prints on stdout
+/// before its report ("Laying out IO file", notes on the options): JSON carries them under
+/// `fiox.notes` so stdout stays one JSON document. The normal report ends with fiox's advice.
+pub fn report_text(run: &RunResult, f: OutputFormat, notes: &[String]) -> String {
     match f {
-        OutputFormat::Normal => fiox_report::normal(run),
-        OutputFormat::Json => fiox_report::to_fio_json_text(&fiox_report::json(run, false)),
-        OutputFormat::JsonPlus => fiox_report::to_fio_json_text(&fiox_report::json(run, true)),
+        OutputFormat::Normal => fiox_report::normal(run) + &fiox_report::fiox_block(run),
+        OutputFormat::Json => fiox_report::to_fio_json_text(&json_doc(run, false, notes)),
+        OutputFormat::JsonPlus => fiox_report::to_fio_json_text(&json_doc(run, true, notes)),
         OutputFormat::Terse => fiox_report::terse(run),
     }
 }
 
+/// fio's JSON document with fiox's notes under `fiox.notes` (always there, maybe empty).
+fn json_doc(run: &RunResult, plus: bool, notes: &[String]) -> serde_json::Value {
+    let mut v = fiox_report::json(run, plus);
+    if let Some(fiox) = v.get_mut("fiox").and_then(serde_json::Value::as_object_mut) {
+        fiox.insert("notes".into(), notes.into());
+    }
+    v
+}
+
 /// A periodic status report: JSON formats as one object per line (valid JSON Lines, unlike
 /// fio's concatenated objects), text formats as a full report.
-pub fn status_text(run: &RunResult, formats: &[OutputFormat]) -> String {
+pub fn status_text(run: &RunResult, formats: &[OutputFormat], notes: &[String]) -> String {
     formats
         .iter()
         .map(|f| match f {
-            OutputFormat::Json => fiox_report::json_status_line(run, false),
-            OutputFormat::JsonPlus => fiox_report::json_status_line(run, true),
-            other => report_text(run, *other),
+            OutputFormat::Json | OutputFormat::JsonPlus => {
+                let plus = *f == OutputFormat::JsonPlus;
+                let mut line = json_doc(run, plus, notes).to_string();
+                line.push('\n');
+                line
+            }
+            other => report_text(run, *other, notes),
         })
         .collect()
 }

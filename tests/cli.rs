@@ -81,8 +81,10 @@ fn null_engine_json_parses_and_counts() {
     assert_eq!(issued(&v, "read"), (16384, 64 << 20));
     assert_eq!(v["jobs"][0]["jobname"], "n");
     assert!(v["jobs"][0]["read"]["clat_ns"]["N"].as_u64() == Some(16384));
-    // A machine format alone gets no header lines at all (as fio), on stdout or stderr.
-    assert!(!r.stderr.contains("Starting 1 thread"), "{}", r.stderr);
+    // A machine format alone gets no header lines at all (as fio), on stdout or stderr, and a
+    // run that goes well prints nothing on stderr.
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    assert_eq!(v["fiox"]["notes"], serde_json::json!([]));
 }
 
 #[test]
@@ -109,11 +111,16 @@ fn normal_output_has_fio_shape() {
         r.stdout
     );
     assert!(r.stdout.contains("Run status group 0 (all jobs):"));
+    // Where fio prints it: stdout, after the header, before the report.
+    let layout = r.stdout.find("x: Laying out IO file (1 file / 4MiB)\n");
+    let starting = r.stdout.find("Starting 1 thread\n");
+    let report = r.stdout.find("x: (groupid=0");
     assert!(
-        r.stderr.contains("x: Laying out IO file (1 file / 4MiB)"),
+        starting < layout && layout.is_some() && layout < report,
         "{}",
-        r.stderr
+        r.stdout
     );
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
 
 #[test]
@@ -277,9 +284,14 @@ fn status_interval_json_is_json_lines() {
     }
 }
 
+/// fio draws the ETA line on stdout (with `--eta=always` also when stdout is not a terminal),
+/// each line ended by a carriage return, and none when a machine format alone goes to stdout
+/// (it would break the JSON); stderr stays quiet.
 #[test]
-fn eta_always_draws_lines_on_stderr() {
-    let r = fiox(&[
+fn eta_always_draws_lines_on_stdout() {
+    let dir = TempDir::new("eta");
+    let out = dir.join("out.json");
+    let eta = [
         "--name=e",
         "--ioengine=null",
         "--rw=randread",
@@ -287,12 +299,37 @@ fn eta_always_draws_lines_on_stderr() {
         "--time_based",
         "--runtime=1500ms",
         "--eta=always",
-        "--output-format=json",
-    ]);
+    ];
+    let r = fiox(&[&eta[..], &["--output-format=json"]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("Jobs: 1 (f=1): [r(1)]["), "{}", r.stderr);
-    assert!(r.stderr.contains(" IOPS][eta "), "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
     r.json();
+    let to_file = format!("--output={out}");
+    let r = fiox(&[&eta[..], &["--output-format=json", &to_file]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    assert!(r.stdout.contains("Jobs: 1 (f=1): [r(1)]["), "{}", r.stdout);
+    assert!(r.stdout.contains(" IOPS][eta "), "{}", r.stdout);
+    assert!(r.stdout.contains("]\r"), "{:?}", r.stdout);
+    serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let normal = fiox(&eta);
+    assert!(normal.stdout.contains(" IOPS][eta "), "{}", normal.stdout);
+    assert!(normal.stderr.is_empty(), "{}", normal.stderr);
+    if fio_available() {
+        let fio = |args: &[&str]| {
+            let o = std::process::Command::new("fio")
+                .args(args)
+                .output()
+                .unwrap();
+            (o.stdout, o.stderr)
+        };
+        let (stdout, stderr) = fio(&[&eta[..], &["--output-format=json"]].concat());
+        assert!(stderr.is_empty());
+        assert!(!String::from_utf8_lossy(&stdout).contains("Jobs: "));
+        let (stdout, stderr) = fio(&eta);
+        assert!(stderr.is_empty());
+        assert!(String::from_utf8_lossy(&stdout).contains("Jobs: 1 (f=1)"));
+    }
 }
 
 /// I/O errors name the errno, file, offset and length. As in fio 3.33, continue_on_error alone
@@ -547,12 +584,16 @@ fn old_and_new_log_switches_of_seed_000_command_line() {
     args.extend([data.as_str(), "--output-format=json"]);
     let r = fiox_in(dir.path(), &args);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let v = r.json();
     assert!(
-        r.stderr.contains("--latency-log (a fio 2.x switch"),
+        v["fiox"]["notes"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("--latency-log (a fio 2.x switch"),
         "{}",
-        r.stderr
+        v["fiox"]
     );
-    r.json();
     let names = dir.entries();
     for f in ["a_lat.1.log", "a_clat.1.log", "b_lat.2.log", "b_clat.2.log"] {
         assert!(names.iter().any(|n| n == f), "{f} in {names:?}");

@@ -199,7 +199,8 @@ fn without_the_cap_files_stay_open_from_setup() {
     );
 }
 
-/// Run a create_on_open job in a fresh directory: (stderr, JSON, sorted (name, size) of files).
+/// Run a create_on_open job in a fresh directory: (fiox's notes, which with JSON output hold
+/// the "Laying out IO file" lines, JSON, sorted (name, size) of files).
 fn create_on_open_run(
     fio: bool,
     extra: &[&str],
@@ -214,8 +215,13 @@ fn create_on_open_run(
     } else {
         let r = fiox(&a);
         assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            r.stderr.is_empty(),
+            "a good run is quiet on stderr: {}",
+            r.stderr
+        );
         let v = r.json();
-        (r.stderr, v)
+        (v["fiox"]["notes"].to_string(), v)
     };
     let mut files: Vec<(String, u64)> = dir
         .entries()
@@ -233,14 +239,14 @@ fn create_on_open_run(
 fn create_on_open_creates_files_as_the_job_reaches_them() {
     // io_size covers two of the four 64 KiB files: only those two are ever opened.
     let on = ["--ioengine=psync", "--openfiles=1", "--create_on_open=1"];
-    let (stderr, v, files) = create_on_open_run(false, &on);
-    assert!(!stderr.contains("Laying out"), "{stderr}");
+    let (notes, v, files) = create_on_open_run(false, &on);
+    assert!(!notes.contains("Laying out"), "{notes}");
     assert_eq!(issued(&v, "write"), (32, 128 << 10));
     let want = vec![("of.0.0".to_string(), 65536), ("of.0.1".to_string(), 65536)];
     assert_eq!(files, want);
     // Without create_on_open every file is laid out first, as fio does.
-    let (stderr, _, files) = create_on_open_run(false, &on[..2]);
-    assert!(stderr.contains("Laying out"), "{stderr}");
+    let (notes, _, files) = create_on_open_run(false, &on[..2]);
+    assert!(notes.contains("Laying out"), "{notes}");
     assert_eq!(files.len(), 4, "{files:?}");
     if fio_available() {
         let (_, f, fio_files) = create_on_open_run(true, &on);
@@ -250,8 +256,8 @@ fn create_on_open_creates_files_as_the_job_reaches_them() {
     // Every file open at once (openfiles unset): round robin writes half of each file, and
     // still nothing is laid out first.
     let all = ["--ioengine=psync", "--create_on_open=1"];
-    let (stderr, _, files) = create_on_open_run(false, &all);
-    assert!(!stderr.contains("Laying out"), "{stderr}");
+    let (notes, _, files) = create_on_open_run(false, &all);
+    assert!(!notes.contains("Laying out"), "{notes}");
     assert_eq!(files.len(), 4, "{files:?}");
     assert!(files.iter().all(|f| f.1 == 32768), "{files:?}");
     if fio_available() {

@@ -1,8 +1,9 @@
 //! Ctrl-C (or SIGTERM) at each phase of a job: laying out a file, ramp, I/O, verify and the
 //! final fsync (end_fsync). fiox must exit with 130, print valid JSON of what was measured,
 //! and remove the files it created for an unlink=1 job; a second signal exits at once. Phases
-//! are recognised from fiox's stderr (the layout message and the ETA line's job state) and
-//! /proc (a thread inside fsync(2)), never from timing.
+//! are recognised from fiox's stdout, where fio prints them too (the layout message and the
+//! ETA line's job state, with `--output-format=json,normal --eta=always`), and /proc (a thread
+//! inside fsync(2)), never from timing.
 
 mod harness;
 
@@ -12,23 +13,33 @@ use std::process::Child;
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// fiox's stderr as it arrives, split at newlines and carriage returns (ETA lines).
-struct Stderr {
+/// What the watched runs print: as fio, the header and layout line, the ETA lines (drawn on
+/// stdout with `--eta=always`), then the JSON report and the normal one.
+const STREAM: [&str; 2] = ["--output-format=json,normal", "--eta=always"];
+
+/// fiox's stdout as it arrives, split at newlines and carriage returns (ETA lines); the whole
+/// text is kept for the report at the end.
+struct Stdout {
     rx: mpsc::Receiver<String>,
     seen: String,
+    all: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
-impl Stderr {
-    fn watch(child: &mut Child) -> Stderr {
-        let mut err = child.stderr.take().expect("stderr piped");
+impl Stdout {
+    fn watch(child: &mut Child) -> Stdout {
+        let mut out = child.stdout.take().expect("stdout piped");
         let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
+        let all = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = all.clone();
+        let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             let mut line = Vec::new();
-            while let Ok(n) = err.read(&mut buf) {
+            while let Ok(n) = out.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
+                keep.lock().unwrap().extend_from_slice(&buf[..n]);
                 for &b in &buf[..n] {
                     if b == b'\n' || b == b'\r' {
                         let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
@@ -40,10 +51,38 @@ impl Stderr {
             }
             let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
         });
-        Stderr {
+        Stdout {
             rx,
             seen: String::new(),
+            all,
+            reader: Some(reader),
         }
+    }
+
+    /// Everything fiox printed on stdout (call after it exited).
+    fn text(&mut self) -> String {
+        if let Some(r) = self.reader.take() {
+            r.join().expect("stdout reader");
+        }
+        String::from_utf8_lossy(&self.all.lock().unwrap()).into_owned()
+    }
+
+    /// The JSON report (fio's layout: from a `{` line to the first `}` line), with the whole
+    /// stdout in the panic message when there is none.
+    fn json(&mut self) -> serde_json::Value {
+        let text = self.text();
+        let doc = text.find("\n{\n").and_then(|start| {
+            let end = text[start..].find("\n}\n")? + start + 3;
+            Some(&text[start + 1..end])
+        });
+        doc.and_then(|d| serde_json::from_str(d).ok())
+            .unwrap_or_else(|| panic!("no JSON report on stdout:\n{text}"))
+    }
+
+    /// Whether a report was printed (a forced exit prints none).
+    fn has_report(&mut self) -> bool {
+        let text = self.text();
+        text.contains("\"fio version\"") || text.contains("Run status group")
     }
 
     /// Block until a line contains `marker` (panics if fiox ends first; the generous limit
@@ -58,13 +97,13 @@ impl Stderr {
                         return;
                     }
                 }
-                Err(_) => panic!("never saw {marker:?}; stderr so far:\n{}", self.seen),
+                Err(_) => panic!("never saw {marker:?}; stdout so far:\n{}", self.seen),
             }
         }
     }
 }
 
-impl Stderr {
+impl Stdout {
     /// Like `wait_for`, but fail after `lines` lines without `marker` (ETA lines come about
     /// once a second, so a job stuck in another phase fails instead of hanging the test).
     fn wait_for_within(&mut self, marker: &str, lines: usize) {
@@ -81,6 +120,33 @@ impl Stderr {
         }
         panic!("no {marker:?} in {lines} lines:\n{}", self.seen);
     }
+}
+
+/// Deliver signals `sigs` (kill -s names, all different) to `pid` at the same instant: the
+/// process is stopped, the signals are queued (checked in /proc), then it continues with all
+/// of them pending.
+fn signals_together(pid: u32, sigs: &[&str]) {
+    let id = pid.to_string();
+    sh("kill", &["-s", "STOP", &id]).expect("send SIGSTOP");
+    poll_until("fiox stops", || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('T'))
+        })
+    });
+    for sig in sigs {
+        sh("kill", &["-s", sig, &id]).expect("send the signal");
+    }
+    for sig in sigs {
+        let nr = match *sig {
+            "INT" => libc::SIGINT,
+            "TERM" => libc::SIGTERM,
+            other => panic!("signal {other} not handled here"),
+        };
+        poll_until(&format!("SIG{sig} pending"), || pending(pid, nr));
+    }
+    sh("kill", &["-s", "CONT", &id]).expect("send SIGCONT");
 }
 
 fn sigint(child: &Child) {
@@ -114,8 +180,8 @@ fn sigint_twice(child: &Child) {
     sigint(child);
 }
 
-/// Start fiox with `args` (plus JSON output and the ETA on stderr), wait for `marker` on
-/// stderr, interrupt it, and check exit status, JSON and cleanup of `dir`.
+/// Start fiox with `args` (plus JSON and normal output and the ETA, on stdout), wait for
+/// `marker` on stdout, interrupt it, and check exit status, JSON and cleanup of `dir`.
 fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value {
     signal_at(dir, args, marker, "INT")
 }
@@ -123,18 +189,17 @@ fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value
 /// [`interrupt_at`] with signal `sig` (a `kill -s` name).
 fn signal_at(dir: &TempDir, args: &[&str], marker: &str, sig: &str) -> serde_json::Value {
     let mut a = args.to_vec();
-    a.extend(["--output-format=json", "--eta=always", "--unlink=1"]);
+    a.extend(STREAM);
+    a.push("--unlink=1");
     // A verify job saves its state in the working directory: not in the source tree.
     let cwd = TempDir::new("sig-cwd");
     let mut child = spawn_fiox_in(cwd.path(), &a);
-    let mut err = Stderr::watch(&mut child);
-    err.wait_for(marker);
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for(marker);
     sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
-    let out = child.wait_with_output().expect("wait for fiox");
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let v: serde_json::Value = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}"));
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
+    let v = out.json();
     assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
     v
 }
@@ -231,32 +296,33 @@ fn sigint_during_verify() {
 /// A second signal at the phase `marker` shows forces the exit: status 130 at once, no
 /// report, and the job's file (created by fiox, unlink=1) removed (fio has no such exit: a
 /// second signal only repeats its termination request).
+///
+/// Both signals reach fiox together: it is stopped (SIGSTOP) while SIGTERM and SIGINT are
+/// queued (two different signals never merge), then continued. Sent one after the other to a
+/// running fiox, the first could end the run (report printed, exit 130) before the second
+/// arrived on a loaded machine, which once failed this test.
 fn force_at(args: &[&str], file: &str, marker: &str) {
     let mut a = args.to_vec();
     let filename = format!("--filename={file}");
-    a.extend([
-        filename.as_str(),
-        "--output-format=json",
-        "--eta=always",
-        "--unlink=1",
-    ]);
+    a.extend([filename.as_str(), "--unlink=1"]);
+    a.extend(STREAM);
     // A verify job saves its state in the working directory: not in the source tree.
     let cwd = TempDir::new("force-cwd");
     let mut child = spawn_fiox_in(cwd.path(), &a);
-    let mut err = Stderr::watch(&mut child);
-    err.wait_for(marker);
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for(marker);
     // The layout message comes just before the file: wait until it is there.
-    let mut polls = 0;
-    while !std::path::Path::new(file).exists() {
-        polls += 1;
-        assert!(polls < 10_000, "{marker}: fiox never created {file}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    sh("kill", &["-s", "TERM", &child.id().to_string()]).expect("send SIGTERM");
-    sigint(&child);
-    let out = child.wait_with_output().expect("wait for fiox");
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
-    assert!(out.stdout.is_empty(), "a forced exit prints no report");
+    poll_until(&format!("{marker}: fiox creates {file}"), || {
+        std::path::Path::new(file).exists()
+    });
+    signals_together(child.id(), &["TERM", "INT"]);
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
+    assert!(
+        !out.has_report(),
+        "a forced exit prints no report:\n{}",
+        out.text()
+    );
     assert!(
         !std::path::Path::new(file).exists(),
         "{marker}: a forced exit still removes the file fiox created for unlink=1"
@@ -354,20 +420,19 @@ fn sigint_saves_the_verify_state() {
             "--time_based".into(),
             "--runtime=60".into(),
             format!("--filename={f}"),
-            "--output-format=json".into(),
         ];
         a.extend(extra.iter().map(|s| s.to_string()));
         a
     };
-    let a = job(&["--eta=always"]);
+    let a = job(&STREAM);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let mut child = spawn_fiox_in(dir.path(), &a);
-    let mut err = Stderr::watch(&mut child);
-    err.wait_for("[w(1)]");
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for("[w(1)]");
     sigint(&child);
-    let out = child.wait_with_output().expect("wait for fiox");
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
+    let v = out.json();
     let written = issued(&v, "write").0;
     assert!(written > 0, "{v}");
     assert!(
@@ -375,7 +440,11 @@ fn sigint_saves_the_verify_state() {
         "{:?}",
         dir.entries()
     );
-    let a = job(&["--verify_only=1", "--verify_state_load=1"]);
+    let a = job(&[
+        "--verify_only=1",
+        "--verify_state_load=1",
+        "--output-format=json",
+    ]);
     let a: Vec<&str> = a.iter().map(String::as_str).collect();
     let r = fiox_in(dir.path(), &a);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -490,7 +559,7 @@ fn poll_until(what: &str, done: impl Fn() -> bool) {
 
 /// Start an end_fsync job on `fs` whose final fsync hangs; returns it once the ETA line shows
 /// the job finishing ('f') and one of its threads sits in fsync(2).
-fn start_stalled_end_fsync(fs: &mut StalledFs) -> Option<(Child, Stderr)> {
+fn start_stalled_end_fsync(fs: &mut StalledFs) -> Option<(Child, Stdout)> {
     if !fs.stall() {
         return None;
     }
@@ -505,16 +574,16 @@ fn start_stalled_end_fsync(fs: &mut StalledFs) -> Option<(Child, Stderr)> {
         "--create_fsync=0",
         "--unlink=1",
         &format!("--filename={f}"),
-        "--output-format=json",
-        "--eta=always",
+        STREAM[0],
+        STREAM[1],
     ]);
-    let mut err = Stderr::watch(&mut child);
-    err.wait_for_within("[f(1)]", 120);
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for_within("[f(1)]", 120);
     let pid = child.id();
     poll_until("a thread in fsync", || {
         thread_in_syscall(pid, libc::SYS_fsync)
     });
-    Some((child, err))
+    Some((child, out))
 }
 
 /// SIGTERM during end_fsync: fiox cannot interrupt the fsync, so it finishes it, then prints
@@ -524,23 +593,20 @@ fn sigterm_during_end_fsync() {
     let Some(mut fs) = StalledFs::new() else {
         return;
     };
-    let Some((child, mut err)) = start_stalled_end_fsync(&mut fs) else {
+    let Some((child, mut out)) = start_stalled_end_fsync(&mut fs) else {
         return;
     };
     sh("kill", &["-TERM", &child.id().to_string()]).expect("send SIGTERM");
     fs.resume();
-    let out = child.wait_with_output().expect("wait for fiox");
-    while let Ok(l) = err.rx.try_recv() {
-        err.seen.push_str(&l);
-        err.seen.push('\n');
-    }
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    });
+    let r = wait(child);
+    assert_eq!(
+        r.code,
+        130,
+        "stderr:\n{}\nstdout:\n{}",
+        r.stderr,
+        out.text()
+    );
+    let v = out.json();
     // Every write completed before the final fsync.
     assert_eq!(issued(&v, "write"), (8, 8 << 20), "{v}");
     let left: Vec<_> = std::fs::read_dir(fs.dir())
@@ -560,7 +626,7 @@ fn second_signal_during_end_fsync_forces_exit() {
     let Some(mut fs) = StalledFs::new() else {
         return;
     };
-    let Some((child, _err)) = start_stalled_end_fsync(&mut fs) else {
+    let Some((child, mut out)) = start_stalled_end_fsync(&mut fs) else {
         return;
     };
     let pid = child.id();
@@ -583,9 +649,9 @@ fn second_signal_during_end_fsync_forces_exit() {
     let r = wait(child);
     assert_eq!(r.code, 130, "{}", r.stderr);
     assert!(
-        r.stdout.is_empty(),
-        "a forced exit prints no report: {}",
-        r.stdout
+        !out.has_report(),
+        "a forced exit prints no report:\n{}",
+        out.text()
     );
 }
 
@@ -610,24 +676,24 @@ fn signals_wake_thinktime_and_rate_waits() {
             &file,
             wait,
             "--unlink=1",
-            "--output-format=json",
-            "--eta=always",
+            STREAM[0],
+            STREAM[1],
         ]);
-        let mut err = Stderr::watch(&mut child);
-        err.wait_for("[R(1)]");
+        let mut out = Stdout::watch(&mut child);
+        out.wait_for("[R(1)]");
         sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
         let mut polls = 0;
         while child.try_wait().expect("poll fiox").is_none() {
             polls += 1;
             if polls > 600 {
                 let _ = child.kill();
-                panic!("{wait}: still waiting 60 s after SIG{sig}:\n{}", err.seen);
+                panic!("{wait}: still waiting 60 s after SIG{sig}:\n{}", out.seen);
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        let out = child.wait_with_output().expect("wait for fiox");
-        assert_eq!(out.status.code(), Some(130), "{wait}: {}", err.seen);
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+        let r = harness::wait(child);
+        assert_eq!(r.code, 130, "{wait}: {}\n{}", r.stderr, out.seen);
+        let v = out.json();
         assert!(issued(&v, "read").0 >= 1, "{wait}: {v}");
         assert!(dir.entries().is_empty(), "{wait}: left {:?}", dir.entries());
     }
@@ -647,17 +713,17 @@ fn unlink_spares_a_file_renamed_over_fioxs_mid_run() {
         "--runtime=60",
         &format!("--filename={f}"),
         "--unlink=1",
-        "--output-format=json",
-        "--eta=always",
+        STREAM[0],
+        STREAM[1],
     ]);
-    let mut err = Stderr::watch(&mut child);
-    err.wait_for("[w(1)]");
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for("[w(1)]");
     let mine = dir.join("mine");
     std::fs::write(&mine, b"the user's data\n").unwrap();
     std::fs::rename(&mine, &f).unwrap();
     sigint(&child);
-    let out = child.wait_with_output().expect("wait for fiox");
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
     assert_eq!(
         std::fs::read(&f).expect("unlink=1 removed the user's file"),
         b"the user's data\n"
@@ -692,21 +758,21 @@ fn interrupted_layout_is_laid_out_again() {
         "--size=2g",
         "--io_size=4k",
         &format!("--filename={f}") as &str,
-        "--output-format=json",
     ];
     let mut child = spawn_fiox(&job);
-    let mut err = Stderr::watch(&mut child);
-    err.wait_for("Laying out IO file");
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for("Laying out IO file");
     sigint(&child);
-    let out = child.wait_with_output().expect("wait for fiox");
-    assert_eq!(out.status.code(), Some(130), "stderr:\n{}", err.seen);
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
     let len = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
     if len == 2 << 30 {
         assert!(has_zero_block(&f), "the layout was not interrupted");
     }
     let r = fiox(&job);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stderr.contains("Laying out IO file"), "{}", r.stderr);
+    assert!(r.stdout.contains("l: Laying out IO file"), "{}", r.stdout);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 2 << 30);
     assert!(
         !has_zero_block(&f),

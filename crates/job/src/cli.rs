@@ -50,6 +50,8 @@ pub(crate) const SWITCHES: &[&str] = &[
     "bandwidth-log",
     "latency-log",
     "html",
+    "warnings",
+    "warnings-fatal",
 ];
 
 /// fio switches fiox does not implement yet. fio's `--profile` and `--exitall_on_error` are
@@ -74,7 +76,6 @@ const FIO_SWITCHES: &[&str] = &[
     "inflate-log",
     "crctest",
     "alloc-size",
-    "warnings-fatal",
     "cpuclock-test",
     "merge-blktrace-only",
     "showcmd-all",
@@ -110,6 +111,7 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
         }
         match body {
             "h" => cl.early = cl.early.take().or(Some(Early::Help)),
+            "w" => cl.settings.warnings_fatal = true,
             "v" => cl.early = cl.early.take().or(Some(Early::Version)),
             _ => {
                 return Err(JobError::new(
@@ -204,6 +206,7 @@ pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "status-interval",
     "max-jobs",
     "html",
+    "warnings",
 ];
 
 /// Handle a switch; Ok(false) if `name` is not a switch.
@@ -242,6 +245,14 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "bandwidth-log" => s.bandwidth_log = true,
         "latency-log" => s.latency_log = true,
         "allow-destructive" => s.allow_destructive = true,
+        "warnings" => s.warnings_stderr = parse_warnings(&need(value)?)?,
+        "warnings-fatal" if value.is_some() => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                "switch '--warnings-fatal' takes no value",
+            ))
+        }
+        "warnings-fatal" => s.warnings_fatal = true,
         "max-jobs" => {
             let v = need(value)?;
             let n: u32 = v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -306,6 +317,18 @@ pub fn parse_formats(s: &str) -> Result<Vec<OutputFormat>, JobError> {
         }
     }
     Ok(out)
+}
+
+/// `--warnings=report|stderr`: true when the advice also goes to stderr.
+fn parse_warnings(s: &str) -> Result<bool, JobError> {
+    match s {
+        "report" => Ok(false),
+        "stderr" => Ok(true),
+        other => Err(JobError::new(
+            Location::CommandLine,
+            format!("--warnings={other}: use report (the default) or stderr"),
+        )),
+    }
 }
 
 fn parse_eta(s: &str) -> Result<EtaMode, JobError> {
@@ -405,6 +428,26 @@ mod tests {
             e.to_string(),
             "command line: switch '--bandwidth-log' takes no value"
         );
+    }
+
+    #[test]
+    fn warning_switches() {
+        let s = parse_cmdline(&args("--name=x"), &env()).unwrap().settings;
+        assert!(!s.warnings_stderr && !s.warnings_fatal);
+        let s = parse_cmdline(&args("--warnings=stderr --warnings-fatal"), &env())
+            .unwrap()
+            .settings;
+        assert!(s.warnings_stderr && s.warnings_fatal);
+        let s = parse_cmdline(&args("--warnings report -w"), &env())
+            .unwrap()
+            .settings;
+        assert!(!s.warnings_stderr && s.warnings_fatal);
+        let e = parse_cmdline(&args("--warnings=loud"), &env()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "command line: --warnings=loud: use report (the default) or stderr"
+        );
+        assert!(parse_cmdline(&args("--warnings-fatal=1"), &env()).is_err());
     }
 
     #[test]

@@ -77,6 +77,15 @@ pub const SWITCHES: &[Switch] = &[
         "--allow-destructive",
         "Allow writes to devices and files that may hold data",
     ),
+    Switch {
+        spelling: "--warnings=WHERE",
+        help: "fiox's advice: in the report only (report), or also on stderr (stderr)",
+        choices: &["report", "stderr"],
+    },
+    sw(
+        "--warnings-fatal",
+        "Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)",
+    ),
     sw("--cmdhelp[=OPTION]", "Describe all options, or one"),
     sw(
         "--enghelp[=ENGINE]",

@@ -669,6 +669,11 @@ pub struct RunSettings {
     pub latency_log: bool,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
+    /// `--warnings=stderr`: fiox's advice also on stderr (it is always in the report).
+    pub warnings_stderr: bool,
+    /// `--warnings-fatal` (fio's `-w`): notes about how the jobs were read stop the run
+    /// before any I/O, and fiox's advice is printed on stderr and makes the exit status 1.
+    pub warnings_fatal: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

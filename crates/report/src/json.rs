@@ -40,6 +40,7 @@ pub fn json(run: &RunResult, plus: bool) -> Value {
     let mut fiox = Map::new();
     fiox.insert("version".into(), env!("CARGO_PKG_VERSION").into());
     fiox.insert("warnings".into(), warnings_json(&run.warnings));
+    fiox.insert("backing_disks".into(), backing_disks_json(&run.disks));
     root.insert("fiox".into(), Value::Object(fiox));
     Value::Object(root)
 }
@@ -283,6 +284,22 @@ fn keyed(keys: &[&str], values: &[f64]) -> Value {
     Value::Object(m)
 }
 
+/// The disks holding loop devices' backing files (fio's `disk_util` shows a loop device
+/// alone): each as a `disk_util` entry plus `backs`, the loop device's name.
+fn backing_disks_json(disks: &[DiskResult]) -> Value {
+    let mut out = Vec::new();
+    for d in flatten_disks(disks) {
+        for b in &d.backing {
+            let mut v = disk_json(b);
+            if let Some(m) = v.as_object_mut() {
+                m.insert("backs".into(), d.name.clone().into());
+            }
+            out.push(v);
+        }
+    }
+    Value::Array(out)
+}
+
 /// One `disk_util` entry; stacked devices add fio's `aggr_*` keys (including fio's spelling
 /// `aggr_write_merge`).
 fn disk_json(d: &DiskResult) -> Value {
@@ -455,6 +472,33 @@ mod tests {
         assert_eq!(line.matches('\n').count(), 1);
         let back: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back["jobs"][0]["jobname"], "sample");
+    }
+
+    /// fio's disk_util shows a loop device alone; its backing disk is under fiox's key.
+    #[test]
+    fn loop_backing_disk_under_fiox_key() {
+        let run = RunResult {
+            jobs: vec![sample_job()],
+            disks: vec![DiskResult {
+                name: "loop0".into(),
+                backing: vec![DiskResult {
+                    name: "vda".into(),
+                    ios: [2, 0],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let v = json(&run, false);
+        let du = v["disk_util"].as_array().unwrap();
+        assert_eq!(du.len(), 1);
+        assert_eq!(du[0]["name"], "loop0");
+        assert!(du[0].get("aggr_read_ios").is_none());
+        let b = &v["fiox"]["backing_disks"];
+        assert_eq!(b[0]["name"], "vda");
+        assert_eq!(b[0]["backs"], "loop0");
+        assert_eq!(b[0]["read_ios"], 2);
     }
 
     #[test]

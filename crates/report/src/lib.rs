@@ -50,9 +50,34 @@ pub fn render(run: &RunResult, formats: &[OutputFormat]) -> String {
     out
 }
 
+/// fiox's own part of the normal report, after fio's lines: the disks under loop devices,
+/// then the advice (see [`advice_block`]). Empty when there is nothing to add.
+pub fn fiox_block(run: &RunResult) -> String {
+    normal::backing_disk_stats(&run.disks) + &advice_block(run)
+}
+
+/// fiox's advice block of the normal report, after fio's lines (which it leaves unchanged):
+/// `fiox advice:` and each warning as `  [code] (job NAME): message` with an indented `fix:`
+/// line. Empty when there is nothing to say (JSON has the same under `fiox.warnings`).
+pub fn advice_block(run: &RunResult) -> String {
+    let text = warnings_text(run);
+    if text.is_empty() {
+        return text;
+    }
+    let mut out = String::from("\nfiox advice:\n");
+    for line in text.lines() {
+        let line = line.strip_prefix("fiox: warning ").unwrap_or(line);
+        out.push_str("  ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Human text for every warning of a run (run-wide first, then per job), one block per
 /// warning: `fiox: warning [code] (job NAME): message` and an indented `fix:` line. Empty when
-/// there is nothing to say. The binary prints this on stderr so stdout stays parseable.
+/// there is nothing to say. The binary prints this on stderr when asked (`--warnings=stderr`,
+/// `--warnings-fatal`); the normal report carries it as [`advice_block`].
 pub fn warnings_text(run: &RunResult) -> String {
     let mut out = String::new();
     for w in &run.warnings {
@@ -153,5 +178,11 @@ mod tests {
              fiox: warning [buffered-libaio] (job j1): numbers come from the page cache\n  fix: use direct=1\n"
         );
         assert_eq!(warnings_text(&RunResult::default()), "");
+        assert_eq!(
+            advice_block(&run),
+            "\nfiox advice:\n  [page-cache]: numbers come from the page cache\n    fix: use direct=1\n  \
+             [buffered-libaio] (job j1): numbers come from the page cache\n    fix: use direct=1\n"
+        );
+        assert_eq!(advice_block(&RunResult::default()), "");
     }
 }

@@ -1,7 +1,8 @@
 //! Golden tests against real fio 3.33 output.
 //!
 //! Two sources:
-//! - `../shared/reference/fio-3.33-output/` beside the repo (the project's reference runs);
+//! - `tests/data/fio-3.33-reference/`: the project's reference runs of fio 3.33 (copied into
+//!   the repository so a plain clone tests without any sibling directory);
 //! - `tests/data/*.txt`: fio 3.33 runs captured with several output formats at once
 //!   (`--output-format=normal,json+` etc.), so the normal text and the JSON describe the very
 //!   same numbers.
@@ -29,14 +30,7 @@ fn utc() {
 }
 
 fn ref_dir() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/fio-3.33-output");
-    assert!(
-        p.is_dir(),
-        "fio reference outputs not found at {}: check the repo out with `shared/` beside it \
-         (../shared/reference/fio-3.33-output from the repo root)",
-        p.display()
-    );
-    p
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-3.33-reference")
 }
 
 fn read(p: PathBuf) -> String {

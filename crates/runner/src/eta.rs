@@ -1,4 +1,6 @@
-//! The helper thread of a run: fio's one-line ETA on stderr
+//! The helper thread of a run: fio's one-line ETA on stdout, as fio prints it (on a terminal,
+//! or always with `--eta=always`; the binary turns it off when a machine format alone goes to
+//! stdout, as fio does)
 //! (`Jobs: 1 (f=1): [r(1)][45.0%][r=107MiB/s][r=27.4k IOPS][eta 00m:05s]`) and periodic status
 //! snapshots for `--status-interval`; it also passes a Ctrl-C on to the run's jobs. It only
 //! reads the jobs' relaxed counters ([`Progress`]).
@@ -176,7 +178,7 @@ pub fn run_eta(
     start_ms: u64,
     on_status: &mut (dyn FnMut(&RunResult) + Send),
 ) {
-    let tty = crate::sys::stderr_is_tty();
+    let tty = crate::sys::stdout_is_tty();
     let show = match opts.eta {
         EtaMode::Always => true,
         EtaMode::Never => false,
@@ -218,14 +220,15 @@ pub fn run_eta(
                 .map(|s| s.map(|s| now - s).unwrap_or_default())
                 .collect();
             let line = eta_line(jobs, progress, &elapsed, rates);
-            let mut err = std::io::stderr().lock();
+            let mut out = std::io::stdout().lock();
+            // fio ends each line with a carriage return, also when stdout is not a terminal.
             let _ = if tty {
-                write!(err, "\r{line}\x1b[K")
+                write!(out, "\r{line}\x1b[K")
             } else {
-                writeln!(err, "{line}")
+                write!(out, "{line}\r")
             };
-            let _ = err.flush();
-            drawn = tty;
+            let _ = out.flush();
+            drawn = true;
             last = (now, cur);
         }
         if let (Some(at), Some(iv)) = (next_status, opts.status_interval) {
@@ -236,7 +239,9 @@ pub fn run_eta(
         }
     }
     if drawn {
-        let _ = write!(std::io::stderr(), "\r\x1b[K");
+        // A terminal's line is cleared; elsewhere the last line is ended, as fio does before
+        // its report.
+        let _ = write!(std::io::stdout(), "{}", if tty { "\r\x1b[K" } else { "\n" });
     }
     if let Some(a) = agg {
         if let Err(e) = a.finish(t0.elapsed().as_millis() as u64) {

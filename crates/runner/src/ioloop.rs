@@ -942,6 +942,7 @@ impl<'a> IoLoop<'a> {
                         *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
                     }
                 }
+                self.next_sample_ns = 0;
                 self.pacer.restart(now);
                 self.measured_start_ns = now;
                 self.gen.ramp_over();
@@ -985,16 +986,19 @@ impl<'a> IoLoop<'a> {
         self.progress.snap_req.store(false, Ordering::Relaxed);
     }
 
-    /// Feed the bw/iops samplers. They keep exact windows themselves; the loop only asks
-    /// them once per millisecond so the per-I/O cost is a single comparison.
+    /// Feed the bw/iops samplers. They keep fio's sampling grid themselves; the loop asks
+    /// them when the earliest is due, so the per-I/O cost is a single comparison and a sample
+    /// is late only by the I/O that was in flight.
     fn sample(&mut self, now: u64) {
+        let mut next = u64::MAX;
         for (i, s) in self.samplers.iter_mut().enumerate() {
             if let Some(s) = s {
                 let d = &self.acct.dirs[i];
                 s.tick_into(now, d.io_bytes, d.total_ios, &mut self.logs);
+                next = next.min(s.next_due_ns());
             }
         }
-        self.next_sample_ns = now + 1_000_000;
+        self.next_sample_ns = next;
     }
 
     /// The bw/iops statistics per direction (consumes the samplers).

@@ -42,8 +42,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// How a run behaves beyond the jobs themselves.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Print fio's informational lines (file layout) on stderr.
+    /// Print fio's informational lines (file layout) through `info`.
     pub messages: bool,
+    /// Where informational lines go (fio's `log_info`: stdout by default; the binary sends
+    /// them to the report sink or into the JSON's `fiox.notes`).
+    pub info: InfoSink,
     /// `--readonly`: refuse every write.
     pub readonly: bool,
     pub eta: EtaMode,
@@ -58,6 +61,43 @@ pub struct RunOptions {
     pub allow_destructive: bool,
     /// `--bandwidth-log`: write fio's aggregate bandwidth logs (agg-*_bw.log).
     pub bandwidth_log: bool,
+}
+
+/// Where a run's informational lines ("Laying out IO file ...") go: stdout, as fio's log_info,
+/// unless a consumer is given. Never stderr, which is for errors.
+#[derive(Clone, Default)]
+pub struct InfoSink(Option<std::sync::Arc<SayFn>>);
+
+/// A consumer of informational lines.
+type SayFn = dyn Fn(&str) + Send + Sync;
+
+impl InfoSink {
+    /// Hand every line (with its newline) to `f`.
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> InfoSink {
+        InfoSink(Some(std::sync::Arc::new(f)))
+    }
+
+    /// Say `line` (one line, with its newline).
+    pub fn say(&self, line: &str) {
+        match &self.0 {
+            Some(f) => f(line),
+            None => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(line.as_bytes()).and_then(|()| out.flush());
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for InfoSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "InfoSink(custom)"
+        } else {
+            "InfoSink(stdout)"
+        })
+    }
 }
 
 /// A counting semaphore for `--max-jobs`.
@@ -378,6 +418,7 @@ fn run_phase(
                             progress: &progress[i],
                             stop: run_stop,
                             messages: opts.messages,
+                            info: &opts.info,
                             readonly: opts.readonly,
                             allow_destructive: opts.allow_destructive,
                             cpus: cpus_for(job),

@@ -200,10 +200,10 @@ pub fn signals_seen() -> u32 {
     SIGNALS.load(Ordering::Relaxed)
 }
 
-/// Whether stderr is a terminal (the ETA line is only drawn there by default).
-pub fn stderr_is_tty() -> bool {
+/// Whether stdout is a terminal (fio draws its ETA line there, by default only on a terminal).
+pub fn stdout_is_tty() -> bool {
     use std::io::IsTerminal;
-    std::io::stderr().is_terminal()
+    std::io::stdout().is_terminal()
 }
 
 #[cfg(test)]

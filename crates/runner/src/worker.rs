@@ -23,8 +23,9 @@ pub struct JobEnv<'a> {
     pub job: &'a JobSpec,
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
-    /// Print fio's informational lines ("Laying out IO file ...") on stderr.
+    /// Print fio's informational lines ("Laying out IO file ...") through `info`.
     pub messages: bool,
+    pub info: &'a crate::InfoSink,
     pub readonly: bool,
     /// Skip the block-device safety checks (`--allow-destructive`).
     pub allow_destructive: bool,
@@ -359,15 +360,15 @@ fn lay_out_all(
             .map(|&i| plan.files[i].offset + plan.files[i].size)
             .sum();
         let n = need.len();
-        eprintln!(
-            "{}: Laying out IO file{} ({} file{} / {}{}MiB)",
+        env.info.say(&format!(
+            "{}: Laying out IO file{} ({} file{} / {}{}MiB)\n",
             job.name,
             if n > 1 { "s" } else { "" },
             n,
             if n > 1 { "s" } else { "" },
             if n > 1 { "total " } else { "" },
             total >> 20
-        );
+        ));
     }
     let stop = || env.stop.load(Ordering::Relaxed);
     for &i in &need {

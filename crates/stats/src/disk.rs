@@ -4,9 +4,11 @@
 //! Resolution follows fio's diskutil.c, plus loop devices: `stat` the path (a block device
 //! special file stands for itself) → `major:minor` → `/sys/dev/block/M:m` → if that is a
 //! partition, its parent disk. Stacked devices get their underlying disks as `slaves`:
-//! dm/md through `/sys/block/DEV/slaves/*` (recursively, partitions mapped to their disks), and
-//! a loop device through the disk holding its `loop/backing_file` (fio does not follow those).
-//! Files on filesystems without a block device (tmpfs, major 0) have no disk.
+//! dm/md through `/sys/block/DEV/slaves/*` (recursively, partitions mapped to their disks), as
+//! fio. A loop device is a plain device for fio (no slaves, no `aggr*` figures); the disk
+//! holding its `loop/backing_file` is tracked as its `backing`, which only fiox's own part of
+//! the reports shows. Files on filesystems without a block device (tmpfs, major 0) have no
+//! disk; a file not created yet is on its directory's device.
 //!
 //! [`DiskStatsSampler::add_path`] snapshots a device's counters when it is first seen;
 //! [`DiskStatsSampler::finish`] reads them again and returns the deltas, with
@@ -102,6 +104,8 @@ struct Tracked {
     before: DiskCounters,
     since: Instant,
     slaves: Vec<Tracked>,
+    /// A loop device's backing disk (not one of fio's slaves).
+    backing: Vec<Tracked>,
 }
 
 /// Watches the disks under a run's files.
@@ -123,7 +127,11 @@ fn device_of(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let md = match std::fs::metadata(path) {
         Ok(md) => md,
-        Err(_) => std::fs::metadata(path.parent().filter(|p| !p.as_os_str().is_empty())?).ok()?,
+        // A bare relative name (`--filename=f`) lives in the current directory.
+        Err(_) => match path.parent()? {
+            p if p.as_os_str().is_empty() => std::fs::metadata(".").ok()?,
+            p => std::fs::metadata(p).ok()?,
+        },
     };
     let dev = if md.file_type().is_block_device() {
         md.rdev()
@@ -181,11 +189,20 @@ impl DiskStatsSampler {
         seen.insert(dir.clone());
         let before = DiskCounters::read(&dir.join("stat"))?;
         let mut slaves = Vec::new();
-        for s in self.lower_devices(&dir) {
+        for s in self.slave_devices(&dir) {
             if seen.contains(&s) {
                 continue;
             }
             slaves.push(self.track(s, seen)?);
+        }
+        // Its own `seen`: the backing disk does not keep a job's file on that disk from being
+        // one of fio's devices.
+        let mut backing = Vec::new();
+        for b in self.loop_backing(&dir) {
+            let mut own = seen.clone();
+            if !own.contains(&b) {
+                backing.push(self.track(b, &mut own)?);
+            }
         }
         let name = dir
             .file_name()
@@ -197,21 +214,26 @@ impl DiskStatsSampler {
             before,
             since: Instant::now(),
             slaves,
+            backing,
         })
     }
 
-    /// Whole-disk directories under a stacked device: dm/md slaves and a loop's backing disk.
-    fn lower_devices(&self, dir: &Path) -> Vec<PathBuf> {
+    /// Whole-disk directories under a stacked device (dm/md slaves), as fio reads them.
+    fn slave_devices(&self, dir: &Path) -> Vec<PathBuf> {
+        let Ok(entries) = std::fs::read_dir(dir.join("slaves")) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+        paths.sort();
+        paths
+            .into_iter()
+            .filter_map(|p| whole_disk(std::fs::canonicalize(p).ok()?))
+            .collect()
+    }
+
+    /// The whole-disk directory holding a loop device's backing file (none for tmpfs).
+    fn loop_backing(&self, dir: &Path) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        if let Ok(entries) = std::fs::read_dir(dir.join("slaves")) {
-            let mut paths: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
-            paths.sort();
-            out.extend(
-                paths
-                    .into_iter()
-                    .filter_map(|p| whole_disk(std::fs::canonicalize(p).ok()?)),
-            );
-        }
         if let Ok(backing) = std::fs::read_to_string(dir.join("loop/backing_file")) {
             let backing = backing.trim_end_matches('\n');
             let backing = backing.strip_suffix(" (deleted)").unwrap_or(backing);
@@ -229,7 +251,8 @@ impl DiskStatsSampler {
         fn again(t: &mut Tracked) -> Result<(), DiskError> {
             t.before = DiskCounters::read(&t.dir.join("stat"))?;
             t.since = Instant::now();
-            t.slaves.iter_mut().try_for_each(again)
+            t.slaves.iter_mut().try_for_each(again)?;
+            t.backing.iter_mut().try_for_each(again)
         }
         self.disks.iter_mut().try_for_each(again)
     }
@@ -272,6 +295,7 @@ fn result_of(t: &Tracked) -> Result<DiskResult, DiskError> {
         in_queue: d.in_queue,
         util: util_pct(d.io_ticks, elapsed_ms),
         slaves: t.slaves.iter().map(result_of).collect::<Result<_, _>>()?,
+        backing: t.backing.iter().map(result_of).collect::<Result<_, _>>()?,
     })
 }
 

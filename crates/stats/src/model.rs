@@ -364,8 +364,11 @@ pub struct DiskResult {
     pub in_queue: u64,
     /// Percent of the run the device was busy.
     pub util: f64,
-    /// For stacked devices (loop over a disk, md, dm): the devices underneath, aggregated.
+    /// For stacked devices (md, dm): the devices underneath, aggregated (fio's slaves).
     pub slaves: Vec<DiskResult>,
+    /// For a loop device: the disk holding its backing file. fio does not follow loop devices,
+    /// so this is shown only in fiox's part of the reports (JSON `fiox.backing_disks`).
+    pub backing: Vec<DiskResult>,
 }
 
 /// A whole run: what every report format prints.

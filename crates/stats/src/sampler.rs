@@ -1,16 +1,18 @@
 //! Periodic bandwidth and IOPS samples of one direction of one job: fio's `bw (KiB/s)` and
 //! `iops` rows (stat.c `__add_samples`), optionally forwarded to a log through [`RateSink`].
 //!
-//! fio's rule, reproduced here: a sample is taken once at least `bwavgtime` (resp. `iopsavgtime`)
-//! whole milliseconds have passed since the previous one; its value is the bytes (I/Os) moved
-//! since the previous sample times 1000 over those milliseconds (integer arithmetic; bw further
-//! divided by 1024 for KiB/s). A window in which nothing completed gives *no* sample, but still
-//! restarts the window. The next window starts at the moment of sampling (not at the ideal
-//! boundary), like fio's `parent_tv = t`. No partial sample is taken when the job ends.
+//! fio's rule, reproduced here: samples are taken at fio's instants, the multiples of
+//! `bwavgtime` (resp. `iopsavgtime`) since the start (or the end of the ramp): fio's helper
+//! thread wakes on that grid, shortening its next sleep by however late it woke, so its
+//! samples do not drift (fio: 500, 1000, 1501 ms; 4 samples on a 2 s run). A sample's value is
+//! the bytes (I/Os) moved since the previous sample times 1000 over the whole milliseconds
+//! since it (integer arithmetic; bw further divided by 1024 for KiB/s), like fio's
+//! `parent_tv = t`. A window in which nothing completed gives *no* sample, but still restarts
+//! the window. No partial sample is taken when the job ends.
 //!
-//! fio wakes a helper thread to sample and allows 1 ms of slack for its late wake-ups; the
-//! runner calls [`RateSampler::tick`] from its own loop right after I/O, so no slack is needed
-//! and a window is never cut short. The check is one comparison when no window is due.
+//! The runner calls [`RateSampler::tick`] from its own loop right after I/O, as soon as
+//! [`RateSampler::next_due_ns`] has passed, so a sample is late only by the I/O that was in
+//! flight; the check is one comparison when no window is due.
 
 use crate::model::SampleStat;
 use fiox_job::Ddir;
@@ -42,38 +44,48 @@ impl RateSink for NoSink {
 #[derive(Debug, Clone)]
 struct Window {
     avg_ns: u64,
+    /// Origin of the sampling grid (start, or end of the ramp).
+    start_ns: u64,
+    /// When the previous sample was taken (the rate's time base, fio's `parent_tv`).
     last_ns: u64,
+    /// The next grid instant.
+    next_ns: u64,
     last_total: u64,
     stat: SampleStat,
 }
 
 impl Window {
     fn new(avg_ms: u64, now_ns: u64, total: u64) -> Window {
+        let avg_ns = avg_ms.max(1) * 1_000_000;
         Window {
-            avg_ns: avg_ms.max(1) * 1_000_000,
+            avg_ns,
+            start_ns: now_ns,
             last_ns: now_ns,
+            next_ns: now_ns.saturating_add(avg_ns),
             last_total: total,
             stat: SampleStat::default(),
         }
     }
 
     fn due_ns(&self) -> u64 {
-        self.last_ns.saturating_add(self.avg_ns)
+        self.next_ns
     }
 
     /// Take the sample if the window has elapsed; returns the value if one was recorded.
     fn sample(&mut self, now_ns: u64, total: u64, scale: u64) -> Option<u64> {
-        if now_ns < self.due_ns() {
+        if now_ns < self.next_ns {
             return None;
         }
         let spent_ms = (now_ns - self.last_ns) / 1_000_000;
         let delta = total.saturating_sub(self.last_total);
         self.last_ns = now_ns;
         self.last_total = total;
-        if delta == 0 {
+        // The next grid instant after now: a late sample does not push the later ones back.
+        let k = (now_ns - self.start_ns) / self.avg_ns + 1;
+        self.next_ns = self.start_ns.saturating_add(k.saturating_mul(self.avg_ns));
+        if delta == 0 || spent_ms == 0 {
             return None;
         }
-        // spent_ms >= avg >= 1 ms here, so the division is defined.
         let rate = (delta as u128 * 1000 / spent_ms as u128 / scale as u128) as u64;
         self.stat.add(rate);
         Some(rate)
@@ -135,6 +147,12 @@ impl RateSampler {
     #[inline]
     pub fn due(&self, now_ns: u64) -> bool {
         now_ns >= self.next_due_ns
+    }
+
+    /// When the next sample is due (the earlier of the bw and iops grid instants).
+    #[inline]
+    pub fn next_due_ns(&self) -> u64 {
+        self.next_due_ns
     }
 
     /// Sample with the direction's running totals (bytes and I/Os completed since the start).
@@ -235,19 +253,50 @@ mod tests {
         assert_eq!(s.iops().min, 10, "1 I/O over 100 ms");
     }
 
+    /// A late sample measures the time since the previous one, but the next stays on the
+    /// grid (fio's helper thread shortens its next sleep by its lateness).
     #[test]
-    fn window_restarts_at_sampling_time_and_intervals_differ() {
+    fn late_sample_keeps_the_grid_and_intervals_differ() {
         let mut s = RateSampler::new(Ddir::Read, 0, 100, 300);
         s.tick(130 * MS, 1024 * 130, 13); // late tick: bw window is 130 ms long
         assert_eq!(s.bw().min, 1000 * 1024 * 130 / 130 / 1024);
         assert_eq!(s.iops().n, 0, "iops window is 300 ms");
-        s.tick(229 * MS, 1024 * 229, 22); // 99 ms since 130: not due
-        assert_eq!(s.bw().n, 1);
+        assert_eq!(s.next_due_ns(), 200 * MS, "next on the grid, not at 230 ms");
+        s.tick(199 * MS, 1024 * 199, 19);
+        assert_eq!(s.bw().n, 1, "not due before 200 ms");
+        s.tick(200 * MS, 1024 * 200, 20); // 70 ms since 130
+        assert_eq!((s.bw().n, s.bw().max), (2, 1000 * 1024 * 70 / 70 / 1024));
         s.tick(300 * MS, 1024 * 300, 30);
-        assert_eq!((s.bw().n, s.iops().n), (2, 1));
+        assert_eq!((s.bw().n, s.iops().n), (3, 1));
         assert_eq!(s.iops().min, 100);
         let (bw, iops) = s.into_stats();
-        assert_eq!((bw.n, iops.n), (2, 1));
+        assert_eq!((bw.n, iops.n), (3, 1));
+    }
+
+    /// fio's instants on a 2 s run with 500 ms windows, each sample a little late (the I/O in
+    /// flight): 4 samples, logged at 500, 1000, 1500, 2000 ms (they drifted to 501, 1002,
+    /// 1505 and only 3 fitted in the run).
+    #[test]
+    fn samples_stay_on_fio_grid() {
+        let mut s = RateSampler::new(Ddir::Read, 0, 500, 500);
+        let mut rec = Rec::default();
+        // An I/O every 0.7 ms, up to the first one ending at or after the 2 s deadline.
+        let mut now = 0;
+        loop {
+            now += 700_000;
+            s.tick_into(now, now / 1000, now / 1_000_000, &mut rec);
+            if now >= 2000 * MS {
+                break;
+            }
+        }
+        let times: Vec<u64> = rec
+            .0
+            .iter()
+            .filter(|r| r.0 == RateKind::Bw)
+            .map(|r| r.1)
+            .collect();
+        assert_eq!(times, [500, 1000, 1500, 2000]);
+        assert_eq!(s.bw().n, 4);
     }
 
     #[test]
