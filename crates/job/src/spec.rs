@@ -496,6 +496,10 @@ pub struct VerifySpec {
     pub method: VerifyMethod,
     pub do_verify: bool,
     pub verify_only: bool,
+    /// fiox's `verify_strict`: a block must also carry this job's thread number and the write
+    /// seed of the expected write (on by itself with `verify_only`, which replays the job's
+    /// own writes).
+    pub verify_strict: bool,
     pub verify_fatal: bool,
     pub verify_dump: bool,
     pub verify_async: u32,
@@ -844,6 +848,7 @@ impl Default for JobSpec {
                 method: VerifyMethod::None,
                 do_verify: true,
                 verify_only: false,
+                verify_strict: false,
                 verify_fatal: false,
                 verify_dump: false,
                 verify_async: 0,

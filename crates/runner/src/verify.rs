@@ -55,11 +55,14 @@ impl JobVerify {
     /// None for `verify=none`. `seed` must be the generator's seed, so a later read-back job
     /// with the same options regenerates the same data.
     pub fn new(job: &JobSpec, seed: u64, nfiles: usize) -> Result<Option<JobVerify>, RunError> {
-        let Some(v) = Verifier::from_job(job, job.index, seed)
+        let Some(mut v) = Verifier::from_job(job, job.index, seed)
             .map_err(|e| job_err(job, format!("verify: {e}")))?
         else {
             return Ok(None);
         };
+        // Identity checks only when asked, or when verify_only replays the job's own writes;
+        // otherwise what another job, run or fio wrote verifies as in fio.
+        v.set_strict(job.verify.verify_strict || job.verify.verify_only);
         let mut gran = u64::MAX;
         for d in Ddir::ALL {
             let bs = job.bs.get(d);

@@ -149,6 +149,12 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_only = v.bool()?;
         Ok(())
     }),
+    OptDef::new("verify_strict", K::Bool, C::Verify, "Also check that this job wrote each block (fiox)", |j, v| {
+        j.verify.verify_strict = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. On by itself with verify_only, which replays the job's own writes."),
     OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
         j.verify.verify_fatal = v.bool()?;
         Ok(())
@@ -406,6 +412,7 @@ mod tests {
         ),
         ("do_verify", "0", Some(|j| !j.verify.do_verify)),
         ("verify_only", "", Some(|j| j.verify.verify_only)),
+        ("verify_strict", "1", Some(|j| j.verify.verify_strict)),
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),
