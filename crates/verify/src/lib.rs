@@ -84,7 +84,8 @@
 //!    [`Verifier::check_all`] lists every bad interval of a block instead of the first.
 //! 5. At the end of every write phase with `verify_state_save` (as fio rewrites its state on
 //!    every run), per file: `log.save(&dir.join(state_file_name(name, index, file_no)),
-//!    StateIdent { job_id, seed, file_no })`; `save` replaces only an earlier state file.
+//!    StateIdent { job_id, seed, file_no }, &fio_state)` (fio's state of the whole job first,
+//!    so fio can load it); `save` replaces only an earlier state file.
 //!
 //! ```
 //! use fiox_job::spec::{JobSpec, VerifyMethod};
@@ -126,6 +127,7 @@ pub mod dump;
 pub mod error;
 pub mod failure;
 pub mod fill;
+pub mod fiostate;
 pub mod header;
 pub mod sum;
 pub mod verifier;
@@ -134,7 +136,8 @@ pub mod writelog;
 pub use dump::{dump_path, DumpFiles};
 pub use error::VerifyError;
 pub use failure::{FailureKind, VerifyFailure, SECTOR};
+pub use fiostate::FioState;
 pub use header::{HdrMethod, Header, HeaderError};
 pub use sum::{Algo, Sum};
 pub use verifier::{Expect, Verifier};
-pub use writelog::{state_file_name, Run, StateIdent, WriteLog};
+pub use writelog::{state_file_name, Run, SavedState, StateIdent, WriteLog};

@@ -340,12 +340,13 @@ fn verify_only_rerun_and_state_file_find_the_same() {
                 seed: SEED,
                 file_no: 0,
             },
+            &fiox_verify::FioState::default(),
         )
         .unwrap();
 
     // A later run: a new verifier from the same job values, the log from the state file.
     let v2 = Verifier::new(&s, JOB, SEED).unwrap();
-    let (log, ident) = WriteLog::load(&state).unwrap();
+    let (log, ident) = WriteLog::load(&state).unwrap().log.unwrap();
     assert_eq!(
         ident,
         StateIdent {
