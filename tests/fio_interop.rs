@@ -1,0 +1,267 @@
+//! Verification across jobs and tools, against fio 3.33 on the same jobs: a reader job verifies
+//! what a writer job of the same run wrote; fiox verifies data fio wrote and fio verifies data
+//! fiox wrote, for every checksum method both implement (fio's block header and digests, byte
+//! for byte), each finding the same injected damage; and each tool loads the verify state file
+//! the other saved.
+
+mod harness;
+
+use harness::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Every method both tools implement, and fiox's `verify_pattern` alone (fio's pattern with a
+/// header).
+const METHODS: [&str; 13] = [
+    "md5",
+    "crc64",
+    "crc32",
+    "crc32c",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-256",
+    "sha3-512",
+    "xxhash",
+    "pattern_hdr",
+];
+
+/// The options that select `m` (fio has no `verify=pattern_hdr`: a pattern alone means it).
+fn method_args(m: &str) -> Vec<String> {
+    if m == "pattern_hdr" {
+        vec!["--verify_pattern=\"abc\"0x1234".into()]
+    } else {
+        vec![format!("--verify={m}")]
+    }
+}
+
+/// fio's exit status, its error field (terse) and stderr, run in `dir`.
+fn fio_in(dir: &Path, args: &[String]) -> (i32, i64, String) {
+    assert!(fio_available(), "fio 3.33 is needed (.ci/run installs it)");
+    let o = Command::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .args(["--output-format=terse", "--terse-version=3"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fio");
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let err = out
+        .lines()
+        .find(|l| l.starts_with("3;"))
+        .and_then(|l| l.split(';').nth(4))
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(-1);
+    (
+        o.status.code().unwrap_or(-1),
+        err,
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+fn fiox_args(dir: &Path, args: &[String]) -> Run {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    fiox_in(dir, &a)
+}
+
+fn job(name: &str, rw: &str, file: &str, m: &str, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        format!("--name={name}"),
+        format!("--rw={rw}"),
+        "--bs=4k".into(),
+        "--size=64k".into(),
+        format!("--filename={file}"),
+    ];
+    a.extend(method_args(m));
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+/// Flips one byte in the data part of block `blk`, in its last 1 KiB interval (fio 3.33 logs
+/// a bad interval of a block but reports an error only when the last interval checked is bad:
+/// the next good one clears it without verify_fatal), 268 bytes in: past every header and
+/// within the 128 data bytes fio's "sha512" covers (data bytes 88..128 of a 1 KiB interval).
+fn damage(file: &str, blk: usize) {
+    damage_at(file, blk * 4096 + 3072 + 268);
+}
+
+fn damage_at(file: &str, at: usize) {
+    let mut d = std::fs::read(file).unwrap();
+    d[at] ^= 0x20;
+    std::fs::write(file, &d).unwrap();
+}
+
+/// A stonewalled reader job with verify= checks what the writer job wrote, in fio and in
+/// fiox; with fiox's verify_strict=1 the reader insists on its own writes.
+#[test]
+fn reader_job_verifies_what_a_writer_job_wrote() {
+    let dir = TempDir::new("xjob");
+    for tool in ["fio", "fiox"] {
+        let f = dir.join(&format!("{tool}-data"));
+        let mut a = job("w", "write", &f, "crc32c", &["--do_verify=0"]);
+        a.extend(job("r", "read", &f, "crc32c", &["--stonewall"]));
+        if tool == "fio" {
+            let (code, err, stderr) = fio_in(dir.path(), &a);
+            assert_eq!((code, err), (0, 0), "fio: {stderr}");
+        } else {
+            let r = fiox_args(dir.path(), &a);
+            assert_eq!(r.code, 0, "fiox: {}", r.stderr);
+            assert!(!r.stderr.contains("verify failed"), "{}", r.stderr);
+            a.push("--verify_strict=1".into());
+            let r = fiox_args(dir.path(), &a);
+            assert_eq!(r.code, 1, "strict reader: {}", r.stderr);
+            assert!(
+                r.stderr.contains("written by another job or run"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// fio writes, fiox verifies: every method passes clean data and names the damaged block.
+#[test]
+fn fiox_verifies_what_fio_wrote() {
+    let dir = TempDir::new("fio2fiox");
+    for m in METHODS {
+        let f = dir.join(&format!("{m}.dat"));
+        let w = job(
+            "w",
+            "randwrite",
+            &f,
+            m,
+            &["--do_verify=0", "--verify_interval=1k"],
+        );
+        let (code, err, stderr) = fio_in(dir.path(), &w);
+        assert_eq!((code, err), (0, 0), "fio {m}: {stderr}");
+        let r = job("r", "read", &f, m, &["--verify_interval=1k"]);
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 0, "fiox {m} on fio's data: {}", run.stderr);
+        damage(&f, 5);
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 1, "{m}: damage not found: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("verify failed at offset 23552, length 1024"),
+            "{m}: {}",
+            run.stderr
+        );
+        // fio's verdict on the same damaged file is the same.
+        let (_, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!(err, 84, "fio {m} on damaged data: {stderr}");
+        assert!(stderr.contains("offset 23552"), "fio {m}: {stderr}");
+    }
+}
+
+/// fiox writes, fio verifies: every method passes clean data and fio finds the damage.
+#[test]
+fn fio_verifies_what_fiox_wrote() {
+    let dir = TempDir::new("fiox2fio");
+    for m in METHODS {
+        let f = dir.join(&format!("{m}.dat"));
+        let w = job(
+            "w",
+            "randwrite",
+            &f,
+            m,
+            &["--do_verify=0", "--verify_interval=1k"],
+        );
+        let run = fiox_args(dir.path(), &w);
+        assert_eq!(run.code, 0, "fiox {m}: {}", run.stderr);
+        let r = job("r", "read", &f, m, &["--verify_interval=1k"]);
+        let (code, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!((code, err), (0, 0), "fio {m} on fiox's data: {stderr}");
+        damage(&f, 9);
+        let (_, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!(err, 84, "fio {m}: damage not found: {stderr}");
+        assert!(stderr.contains("offset 39936"), "fio {m}: {stderr}");
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 1, "fiox {m}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("verify failed at offset 39936"),
+            "{m}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// fio's verify_state_save file loads in fiox's verify_only run and fiox's in fio's; both
+/// check every block of the other's data and find the damage.
+#[test]
+fn verify_state_files_load_in_both_tools() {
+    for (writer, reader) in [("fio", "fiox"), ("fiox", "fio")] {
+        let dir = TempDir::new(&format!("vstate-{writer}"));
+        let f = dir.join("data");
+        let w = job(
+            "st",
+            "write",
+            &f,
+            "sha256",
+            &["--do_verify=0", "--iodepth=4"],
+        );
+        if writer == "fio" {
+            let (code, err, stderr) = fio_in(dir.path(), &w);
+            assert_eq!((code, err), (0, 0), "{stderr}");
+        } else {
+            let run = fiox_args(dir.path(), &w);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+        }
+        let state = dir.path().join("local-st-0-verify.state");
+        assert!(state.exists(), "{writer} saved no state");
+        let v = job(
+            "st",
+            "write",
+            &f,
+            "sha256",
+            &["--verify_only=1", "--verify_state_load=1", "--iodepth=4"],
+        );
+        let check = |expect_bad: bool| {
+            if reader == "fio" {
+                let (_, err, stderr) = fio_in(dir.path(), &v);
+                assert_eq!(err, if expect_bad { 84 } else { 0 }, "fio: {stderr}");
+            } else {
+                let mut v = v.clone();
+                v.push("--output-format=json".into());
+                let run = fiox_args(dir.path(), &v);
+                assert_eq!(run.code, i32::from(expect_bad), "fiox: {}", run.stderr);
+                if !expect_bad {
+                    assert_eq!(issued(&run.json(), "read"), (16, 64 << 10));
+                }
+            }
+        };
+        check(false);
+        damage(&f, 3);
+        check(true);
+    }
+}
+
+/// fio's "sha512" stores 128 bytes of the data instead of a digest, so fio misses damage
+/// elsewhere in a block; fiox finds it in data it wrote (regenerated from the header), and,
+/// like fio, cannot tell in data fio wrote.
+#[test]
+fn sha512_damage_fio_cannot_see() {
+    let dir = TempDir::new("sha512");
+    let f = dir.join("fiox.dat");
+    let w = job("w", "write", &f, "sha512", &["--do_verify=0"]);
+    assert_eq!(fiox_args(dir.path(), &w).code, 0);
+    damage_at(&f, 2 * 4096 + 2000);
+    let r = job("r", "read", &f, "sha512", &[]);
+    let (_, err, stderr) = fio_in(dir.path(), &r);
+    assert_eq!(err, 0, "fio's sha512 covers this byte after all: {stderr}");
+    let run = fiox_args(dir.path(), &r);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 bytes differ, first at offset 10192"),
+        "{}",
+        run.stderr
+    );
+    let g = dir.join("fio.dat");
+    let w = job("w", "write", &g, "sha512", &["--do_verify=0"]);
+    assert_eq!(fio_in(dir.path(), &w).1, 0);
+    damage_at(&g, 2 * 4096 + 2000);
+    let r = job("r", "read", &g, "sha512", &[]);
+    assert_eq!(fio_in(dir.path(), &r).1, 0);
+    assert_eq!(fiox_args(dir.path(), &r).code, 0);
+}
