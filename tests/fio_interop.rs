@@ -265,3 +265,75 @@ fn sha512_damage_fio_cannot_see() {
     assert_eq!(fio_in(dir.path(), &r).1, 0);
     assert_eq!(fiox_args(dir.path(), &r).code, 0);
 }
+
+/// `buffer_pattern` and `verify_pattern` in every form fio's parser takes: the bytes both
+/// tools write are the same, byte for byte.
+#[test]
+fn patterns_write_fios_bytes() {
+    let dir = TempDir::new("patterns");
+    let forms = [
+        "\"abcd\"-120xdeadface",
+        "0xFF0X1",
+        "-1024",
+        "66",
+        "0xabc\"x\"7",
+        "\"123\"0xFFeeCC",
+    ];
+    let mut n = 0;
+    for form in forms {
+        for (opt, extra) in [
+            ("buffer_pattern", vec![]),
+            ("verify_pattern", vec!["--verify=pattern", "--do_verify=0"]),
+        ] {
+            let mut files = Vec::new();
+            for tool in ["fio", "fiox"] {
+                n += 1;
+                let f = dir.join(&format!("{tool}-{n}"));
+                let mut a = vec![
+                    "--name=p".to_string(),
+                    "--rw=write".into(),
+                    "--bs=4k".into(),
+                    "--size=16k".into(),
+                    format!("--filename={f}"),
+                    format!("--{opt}={form}"),
+                ];
+                a.extend(extra.iter().map(|s| s.to_string()));
+                if tool == "fio" {
+                    let (code, _, stderr) = fio_in(dir.path(), &a);
+                    assert_eq!(code, 0, "fio {opt}={form}: {stderr}");
+                } else {
+                    let r = fiox_args(dir.path(), &a);
+                    assert_eq!(r.code, 0, "fiox {opt}={form}: {}", r.stderr);
+                }
+                files.push(std::fs::read(&f).unwrap());
+            }
+            assert!(
+                files[0] == files[1],
+                "{opt}={form}: bytes differ from fio's"
+            );
+        }
+    }
+    // %o: the offset of each write pasted into the pattern, checked by fio's verify.
+    let f = dir.join("offsets");
+    let a = job(
+        "w",
+        "write",
+        &f,
+        "pattern_hdr",
+        &[
+            "--verify=pattern",
+            "--verify_pattern=-100xab\"1\"%o\"2\"",
+            "--do_verify=0",
+        ],
+    );
+    assert_eq!(fiox_args(dir.path(), &a).code, 0);
+    let r = job(
+        "r",
+        "read",
+        &f,
+        "pattern_hdr",
+        &["--verify=pattern", "--verify_pattern=-100xab\"1\"%o\"2\""],
+    );
+    let (_, err, stderr) = fio_in(dir.path(), &r);
+    assert_eq!(err, 0, "{stderr}");
+}

@@ -248,40 +248,7 @@ fn reads_a_file(s: &str) -> bool {
 /// bytes each `%o` reserves (zeros here; the verifier pastes each write's offset there). A `%`
 /// inside a "string" is a plain character; any other `%` format is an error, as in fio.
 fn parse_verify_pattern(raw: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
-    let mut bytes = Vec::new();
-    let mut offsets = Vec::new();
-    let mut in_string = false;
-    let mut part_start = 0;
-    for (i, c) in raw.char_indices() {
-        match c {
-            '"' => in_string = !in_string,
-            '%' if !in_string => {
-                if i > part_start {
-                    bytes.extend(super::workload::parse_pattern(&raw[part_start..i])?);
-                }
-                if !raw[i..].starts_with(OFFSET_FORMAT) {
-                    return Err(format!(
-                        "unknown pattern format '{}': the only format is %o (the offset of each write)",
-                        raw[i..].chars().take(2).collect::<String>()
-                    ));
-                }
-                if offsets.len() == MAX_FORMATS {
-                    return Err(format!("at most {MAX_FORMATS} %o formats fit in a pattern"));
-                }
-                offsets.push(bytes.len());
-                bytes.extend([0u8; OFFSET_LEN]);
-                part_start = i + OFFSET_FORMAT.len();
-            }
-            _ => {}
-        }
-    }
-    if part_start < raw.len() {
-        bytes.extend(super::workload::parse_pattern(&raw[part_start..])?);
-    }
-    if bytes.is_empty() {
-        return Err("an empty pattern".into());
-    }
-    Ok((bytes, offsets))
+    super::workload::parse_fio_pattern(raw, Some((OFFSET_FORMAT, OFFSET_LEN, MAX_FORMATS)))
 }
 
 /// fiox's method for a `verify=` word already checked against the choice list; None for
