@@ -337,3 +337,57 @@ fn patterns_write_fios_bytes() {
     let (_, err, stderr) = fio_in(dir.path(), &r);
     assert_eq!(err, 0, "{stderr}");
 }
+
+/// Block sizes fio reads leniently (trailing characters after a number and its unit ignored,
+/// bsrange split at its first separator, bssplit shares read with atoi) give fio's totals, and
+/// fiox says what was ignored.
+#[test]
+fn lenient_block_sizes_match_fio() {
+    let dir = TempDir::new("lenient");
+    for (i, opt) in [
+        "--bs=65536)",
+        "--bsrange=16k/25:16k:25:2k:25:4k/25",
+        "--bssplit=8k/50):8k/x",
+        "--bs=4kfoo",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let f = dir.join(&format!("f{i}"));
+        let g = dir.join(&format!("g{i}"));
+        let a = |file: &str| {
+            vec![
+                "--name=l".to_string(),
+                "--rw=write".into(),
+                "--size=1m".into(),
+                format!("--filename={file}"),
+                opt.to_string(),
+            ]
+        };
+        let fa = a(&g);
+        let fa: Vec<&str> = fa.iter().map(String::as_str).collect();
+        let theirs = issued(&fio_json(&fa), "write");
+        let mut xa = a(&f);
+        xa.push("--output-format=json".into());
+        let run = fiox_args(dir.path(), &xa);
+        assert_eq!(run.code, 0, "{opt}: {}", run.stderr);
+        assert_eq!(
+            issued(&run.json(), "write"),
+            theirs,
+            "{opt}: totals differ from fio's"
+        );
+        assert!(
+            run.stderr.contains("ignored"),
+            "{opt}: no note: {}",
+            run.stderr
+        );
+    }
+    // What fio refuses, fiox refuses.
+    for opt in ["--bs=k", "--bsrange=4k", "--bssplit=x/10"] {
+        let run = fiox_args(
+            dir.path(),
+            &["--name=l".into(), opt.into(), "--parse-only".into()],
+        );
+        assert_eq!(run.code, 1, "{opt} accepted");
+    }
+}
