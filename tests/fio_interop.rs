@@ -391,3 +391,72 @@ fn lenient_block_sizes_match_fio() {
         assert_eq!(run.code, 1, "{opt} accepted");
     }
 }
+
+/// unified_rw_reporting=mixed (1): one `mixed` direction with every I/O, in normal, JSON and
+/// terse output, as fio; `both` is refused (not supported yet), none/0 report per direction.
+#[test]
+fn unified_rw_reporting_mixed_as_fio() {
+    let dir = TempDir::new("unified");
+    let args = |file: &str, v: &str, fmt: &str| {
+        vec![
+            "--name=u".to_string(),
+            "--rw=randrw".into(),
+            "--bs=4k".into(),
+            "--size=1m".into(),
+            format!("--filename={file}"),
+            format!("--unified_rw_reporting={v}"),
+            format!("--output-format={fmt}"),
+        ]
+    };
+    let fio_out = |a: &[String]| {
+        let o = Command::new("fio")
+            .current_dir(dir.path())
+            .args(a)
+            .output()
+            .expect("run fio");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let (f, g) = (dir.join("x"), dir.join("f"));
+    for v in ["mixed", "1"] {
+        let theirs = fio_out(&args(&f, v, "normal"));
+        let run = fiox_args(dir.path(), &args(&g, v, "normal"));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for out in [&theirs, &run.stdout] {
+            assert!(out.contains("  mixed: IOPS="), "{out}");
+            assert!(out.contains("  MIXED: bw="), "{out}");
+            assert!(out.contains("issued rwts: total=256,0,0,0"), "{out}");
+            assert!(
+                !out.contains("  read: IOPS") && !out.contains(" READ: bw"),
+                "{out}"
+            );
+        }
+        let theirs: serde_json::Value =
+            serde_json::from_str(&fio_out(&args(&f, v, "json"))).unwrap();
+        let run = fiox_args(dir.path(), &args(&g, v, "json"));
+        let ours = run.json();
+        for j in [&theirs["jobs"][0], &ours["jobs"][0]] {
+            assert_eq!(j["mixed"]["total_ios"], 256, "{j}");
+            assert_eq!(j["mixed"]["io_bytes"], 1 << 20);
+            for k in ["read", "write", "trim", "sync"] {
+                assert!(j.get(k).is_none(), "{k} in {j}");
+            }
+        }
+        let t = fio_out(&args(&f, v, "terse"));
+        let theirs: Vec<&str> = t.lines().last().unwrap().split(';').collect();
+        let run = fiox_args(dir.path(), &args(&g, v, "terse"));
+        let ours: Vec<&str> = run.stdout.lines().last().unwrap().split(';').collect();
+        // One direction only (fio leaves the write section out), holding every I/O.
+        assert_eq!(ours.len(), theirs.len(), "{ours:?}");
+        assert_eq!((ours[5], theirs[5]), ("1024", "1024"));
+    }
+    let run = fiox_args(dir.path(), &args(&g, "both", "normal"));
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("unified_rw_reporting"),
+        "{}",
+        run.stderr
+    );
+    let run = fiox_args(dir.path(), &args(&g, "0", "normal"));
+    assert!(run.stdout.contains("  read: IOPS="), "{}", run.stdout);
+}

@@ -432,6 +432,9 @@ pub struct StatsSpec {
     pub iopsavgtime: Duration,
     pub group_reporting: bool,
     pub stats: bool,
+    /// `unified_rw_reporting=mixed` (or 1): reads, writes and trims reported as one `mixed`
+    /// direction.
+    pub unified_mixed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -820,6 +823,7 @@ impl Default for JobSpec {
                 iopsavgtime: Duration::from_millis(500),
                 group_reporting: false,
                 stats: true,
+                unified_mixed: false,
             },
             logs: LogSpec {
                 write_bw_log: None,
