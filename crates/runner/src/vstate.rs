@@ -211,13 +211,16 @@ fn replay(gen: &mut Generator, jv: &mut JobVerify) {
     replay_until(gen, jv, None, &mut |_, _| {});
 }
 
+/// (file, offset, length) of a replayed write.
+type ReplayedWrite = (u32, u64, u64);
+
 /// Replays the job's writes (at most `limit`), calling `each` with (file, offset, len) of
 /// each one after it was recorded.
 fn replay_until(
     gen: &mut Generator,
     jv: &mut JobVerify,
     limit: Option<u64>,
-    each: &mut dyn FnMut(&JobVerify, (u32, u64, u64)),
+    each: &mut dyn FnMut(&JobVerify, ReplayedWrite),
 ) {
     loop {
         let mut any = false;

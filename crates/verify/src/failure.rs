@@ -27,6 +27,9 @@ pub struct VerifyFailure {
 }
 
 /// What was wrong.
+// The checksum variant carries two digests of up to 128 bytes (fio's sha512 area); failures
+// are rare and travel boxed (`VerifyFailure` in a `Box`), so the size costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailureKind {
     /// The interval reads back as zeros: never written, trimmed, or a lost write to fresh space.
