@@ -460,3 +460,70 @@ fn unified_rw_reporting_mixed_as_fio() {
     let run = fiox_args(dir.path(), &args(&g, "0", "normal"));
     assert!(run.stdout.contains("  read: IOPS="), "{}", run.stdout);
 }
+
+/// zonemode=strided (zonesize, zonerange, zoneskip): the same offsets as fio, in the same
+/// order (sequential and random), read from both tools' latency logs; fio's refusals kept.
+#[test]
+fn strided_zones_issue_fios_offsets() {
+    let dir = TempDir::new("strided");
+    let cases: [&[&str]; 4] = [
+        &["--rw=write"],
+        &["--rw=randread"],
+        &["--rw=randwrite", "--zoneskip=512k"],
+        &["--rw=read", "--zonesize=256k", "--zonerange=64k"],
+    ];
+    for (i, extra) in cases.into_iter().enumerate() {
+        let mut offsets = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let f = dir.join(&format!("{tool}{i}"));
+            let log = dir.join(&format!("{tool}{i}log"));
+            let mut a = vec![
+                "--name=z".to_string(),
+                "--bs=4k".into(),
+                "--size=4m".into(),
+                "--zonemode=strided".into(),
+                "--zonesize=64k".into(),
+                "--zonerange=1m".into(),
+                format!("--filename={f}"),
+                format!("--write_lat_log={log}"),
+                "--log_offset=1".into(),
+                "--output=/dev/null".into(),
+            ];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            if tool == "fio" {
+                let (code, _, stderr) = fio_in(dir.path(), &a);
+                assert_eq!(code, 0, "{stderr}");
+            } else {
+                let r = fiox_args(dir.path(), &a);
+                assert_eq!(r.code, 0, "{}", r.stderr);
+            }
+            let text = std::fs::read_to_string(format!("{log}_clat.1.log")).unwrap();
+            let offs: Vec<u64> = text
+                .lines()
+                .map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap())
+                .collect();
+            offsets.push(offs);
+        }
+        assert_eq!(offsets[0].len(), 1024, "{extra:?}");
+        assert!(
+            offsets[0] == offsets[1],
+            "{extra:?}: offsets differ from fio's"
+        );
+    }
+    // fio refuses zonesize without zonemode=strided, and strided without zonesize.
+    for a in [&["--zonesize=64k"][..], &["--zonemode=strided"]] {
+        let f = dir.join("r");
+        let mut args = vec![
+            "--name=z".to_string(),
+            "--rw=read".into(),
+            "--size=1m".into(),
+            format!("--filename={f}"),
+        ];
+        args.extend(a.iter().map(|s| s.to_string()));
+        let (code, _, _) = fio_in(dir.path(), &args);
+        assert_ne!(code, 0, "fio accepted {a:?}");
+        let r = fiox_args(dir.path(), &args);
+        assert_eq!(r.code, 1, "fiox accepted {a:?}");
+        assert!(r.stderr.contains("zone"), "{}", r.stderr);
+    }
+}

@@ -326,6 +326,28 @@ mod tests {
         ("numjobs", "4", Some(|j| j.numjobs == 4)),
         ("numjobs", "0", None),
         ("group_reporting", "", Some(|j| j.stats.group_reporting)),
+        (
+            "unified_rw_reporting",
+            "mixed",
+            Some(|j| j.stats.unified_mixed),
+        ),
+        ("unified_rw_reporting", "1", Some(|j| j.stats.unified_mixed)),
+        (
+            "unified_rw_reporting",
+            "0",
+            Some(|j| !j.stats.unified_mixed),
+        ),
+        (
+            "unified_rw_reporting",
+            "none",
+            Some(|j| !j.stats.unified_mixed),
+        ),
+        (
+            "unified_rw_reporting",
+            "both",
+            Some(|j| j.unsupported[0].option == "unified_rw_reporting"),
+        ),
+        ("unified_rw_reporting", "3", None),
         ("kb_base", "1000", Some(|j| j.kb_base == 1000)),
         ("kb_base", "1001", None),
         ("unit_base", "8", Some(|j| j.unit_base == 8)),
