@@ -190,7 +190,7 @@ impl Generator {
         if f.last_pos[d] >= f.file_offset.saturating_add(z.range) {
             f.last_pos[d] = f.file_offset;
         }
-        if self.zone_bytes % z.range == 0 {
+        if self.zone_bytes.is_multiple_of(z.range) {
             self.reset_file(fi);
         }
     }
