@@ -527,3 +527,27 @@ fn strided_zones_issue_fios_offsets() {
         assert!(r.stderr.contains("zone"), "{}", r.stderr);
     }
 }
+
+/// verify_offset moves the header inside each interval as fio does: each tool verifies the
+/// other's blocks.
+#[test]
+fn verify_offset_layout_is_fios() {
+    let dir = TempDir::new("voffset");
+    let opts = ["--verify_offset=512", "--verify_interval=1k"];
+    for writer in ["fio", "fiox"] {
+        let f = dir.join(&format!("{writer}.dat"));
+        let mut w = job("w", "write", &f, "md5", &["--do_verify=0"]);
+        w.extend(opts.iter().map(|s| s.to_string()));
+        let mut r = job("r", "read", &f, "md5", &[]);
+        r.extend(opts.iter().map(|s| s.to_string()));
+        if writer == "fio" {
+            assert_eq!(fio_in(dir.path(), &w).0, 0);
+            let run = fiox_args(dir.path(), &r);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+        } else {
+            assert_eq!(fiox_args(dir.path(), &w).code, 0);
+            let (code, err, stderr) = fio_in(dir.path(), &r);
+            assert_eq!((code, err), (0, 0), "{stderr}");
+        }
+    }
+}
