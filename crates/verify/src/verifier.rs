@@ -529,8 +529,9 @@ impl Verifier {
             }
             // A valid header whose type needs a longer header than the interval holds.
             HeaderError::TooShort { .. } => {
-                let b = &phys[self.voff..];
-                let found = u16::from_le_bytes([b[2], b[3]]);
+                let found = phys
+                    .get(self.voff + 2..self.voff + 4)
+                    .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
                 FailureKind::MethodMismatch {
                     found_method: found,
                     expected_method: self.method_name(),
