@@ -322,9 +322,10 @@ fn verify_pattern_alone_verifies_with_a_header() {
     };
     let (reads, data) = run(&["--verify_pattern=0xab"]);
     assert_eq!(reads, (16, 64 << 10), "the verify phase ran");
-    // Header (magic, format 1, method code 13 = pattern_hdr, 64-byte header), then the pattern.
-    assert_eq!(&data[..6], b"fxVB\x01\x0d");
-    assert!(data[64..4096].iter().all(|&b| b == 0xab));
+    // fio's header (magic 0xacca, verify type 17 = pattern with header, length 4096; 40
+    // bytes), then the pattern.
+    assert_eq!(&data[..6], b"\xca\xac\x11\x00\x00\x10");
+    assert!(data[40..4096].iter().all(|&b| b == 0xab));
     if fio_available() {
         let mut a = base.to_vec();
         a.push("--verify_pattern=0xab");
@@ -334,12 +335,12 @@ fn verify_pattern_alone_verifies_with_a_header() {
         assert_eq!(issued(&fio_json(&a), "read"), reads, "vs fio");
     }
     // With %o the pattern's phase runs from the start of each write, header included, as in
-    // fio: past both tools' headers (fiox 64 bytes, fio's fewer) every byte is fio's.
+    // fio: past the 40-byte header (the same layout in both tools) every byte is fio's.
     let (_, data) = run(&["--verify_pattern=\"abc\"%o"]);
     for blk in 0..16 {
         let unit = [&b"abc"[..], &(blk as u64 * 4096).to_le_bytes()].concat();
         let b = &data[blk * 4096..][..4096];
-        assert!((64..4096).all(|i| b[i] == unit[i % 11]), "block {blk}");
+        assert!((40..4096).all(|i| b[i] == unit[i % 11]), "block {blk}");
     }
     if fio_available() {
         let g = dir.join("fio-file2");
@@ -350,7 +351,7 @@ fn verify_pattern_alone_verifies_with_a_header() {
         sh_in(dir.path(), "fio", &a).unwrap();
         let theirs = std::fs::read(&g).unwrap();
         for blk in 0..16 {
-            let r = blk * 4096 + 64..(blk + 1) * 4096;
+            let r = blk * 4096 + 40..(blk + 1) * 4096;
             assert!(
                 theirs[r.clone()] == data[r],
                 "block {blk}: data part differs from fio's"
@@ -363,7 +364,7 @@ fn verify_pattern_alone_verifies_with_a_header() {
     ] {
         let (reads, data) = run(&order);
         assert_eq!(reads, (16, 64 << 10), "{order:?}");
-        assert_eq!(&data[..6], b"fxVB\x01\x02", "{order:?}: crc32c header");
+        assert_eq!(&data[..4], b"\xca\xac\x05\x00", "{order:?}: crc32c header");
     }
 }
 

@@ -51,6 +51,7 @@ fn check(v: &Verifier, block: &[u8], offset: u64, expect: Expect<'_>) {
 fuzz_target!(|data: &[u8]| {
     let _ = Header::decode(data);
     let _ = WriteLog::decode(data);
+    let _ = fiox_verify::SavedState::decode(data);
     if data.len() < 4 {
         return;
     }

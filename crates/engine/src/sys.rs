@@ -31,11 +31,13 @@ pub struct OpenSpec {
 }
 
 impl OpenSpec {
-    /// fio opens read-only for pure read jobs, O_RDWR as soon as the job writes or trims; files
+    /// fio opens read-only for pure read jobs, O_RDWR as soon as the job writes or trims (not
+    /// with verify_only, which only reads back); files
     /// are created only when writing and `allow_file_create` is set.
     pub fn from_job(job: &JobSpec) -> Self {
         let mode = job.rw.mode;
-        let write = mode.has_write() || mode.has_trim();
+        // verify_only never writes: read-only, so data another tool wrote can be checked.
+        let write = (mode.has_write() || mode.has_trim()) && !job.verify.verify_only;
         OpenSpec {
             write,
             create: write && job.files.allow_file_create,

@@ -432,6 +432,9 @@ pub struct StatsSpec {
     pub iopsavgtime: Duration,
     pub group_reporting: bool,
     pub stats: bool,
+    /// `unified_rw_reporting=mixed` (or 1): reads, writes and trims reported as one `mixed`
+    /// direction.
+    pub unified_mixed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -496,6 +499,10 @@ pub struct VerifySpec {
     pub method: VerifyMethod,
     pub do_verify: bool,
     pub verify_only: bool,
+    /// fiox's `verify_strict`: a block must also carry this job's thread number and the write
+    /// seed of the expected write (on by itself with `verify_only`, which replays the job's
+    /// own writes).
+    pub verify_strict: bool,
     pub verify_fatal: bool,
     pub verify_dump: bool,
     pub verify_async: u32,
@@ -823,6 +830,7 @@ impl Default for JobSpec {
                 iopsavgtime: Duration::from_millis(500),
                 group_reporting: false,
                 stats: true,
+                unified_mixed: false,
             },
             logs: LogSpec {
                 write_bw_log: None,
@@ -851,6 +859,7 @@ impl Default for JobSpec {
                 method: VerifyMethod::None,
                 do_verify: true,
                 verify_only: false,
+                verify_strict: false,
                 verify_fatal: false,
                 verify_dump: false,
                 verify_async: 0,

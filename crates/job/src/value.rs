@@ -23,6 +23,90 @@ pub fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
     Ok(v)
 }
 
+/// A size as fio 3.33's `str_to_decimal` reads one where fiox's own syntax fails: `strtoll`
+/// (base 16 when `0x` appears anywhere) then a unit taken from the first letters after the
+/// digits (`k...` is kilo, whatever follows), and anything else after them ignored. Returns the
+/// value and the text fio ignored (empty when nothing was). Errors where fio errors (no digits)
+/// and where fio's value is not a size (negative, `%`, overflow).
+pub fn fio_lenient_size(s: &str, kb_base: u32) -> Result<(u64, String), String> {
+    let t = s.trim_start();
+    let b = t.as_bytes();
+    let hex = t.contains("0x") || t.contains("0X");
+    let mut i = 0;
+    let neg = matches!(b.first(), Some(b'-'));
+    if matches!(b.first(), Some(b'-' | b'+')) {
+        i += 1;
+    }
+    if hex
+        && b.len() > i + 2
+        && b[i] == b'0'
+        && (b[i + 1] | 0x20) == b'x'
+        && b[i + 2].is_ascii_hexdigit()
+    {
+        i += 2;
+    }
+    let radix = if hex { 16 } else { 10 };
+    let d = b[i..]
+        .iter()
+        .take_while(|c| (*c).is_ascii_digit() || hex && c.is_ascii_hexdigit())
+        .count();
+    if d == 0 {
+        return Err(format!("'{}' is not a number", s.trim()));
+    }
+    let n = u64::from_str_radix(&t[i..i + d], radix)
+        .ok()
+        .filter(|&n| n <= MAX_SIZE && !(neg && n > 0))
+        .ok_or_else(|| format!("'{}' is not a size fio accepts", s.trim()))?;
+    let mut end = i + d;
+    // fio looks for the unit right after the decimal digits (for hex, after the leading 0).
+    let unit_at = if hex {
+        b[..end]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == b'-' || **c == b'+')
+            .count()
+    } else {
+        end
+    };
+    let mut mult = 1u64;
+    if !hex || unit_at == end {
+        let (m, used) = fio_unit(&t[unit_at..], kb_base);
+        if t[unit_at..].starts_with('%') {
+            return Err(format!("'{}' is a percentage, not a size", s.trim()));
+        }
+        mult = m;
+        end = end.max(unit_at + used);
+    }
+    let v = n
+        .checked_mul(mult)
+        .filter(|&v| v <= MAX_SIZE)
+        .ok_or_else(|| format!("'{}' is too large", s.trim()))?;
+    Ok((v, t[end..].to_string()))
+}
+
+/// fio's `__get_mult_bytes` on the text after the digits: the multiplier and how many
+/// characters of unit it recognised (its prefix tests: `kib`, then `kb`/`k`, per power).
+fn fio_unit(u: &str, kb_base: u32) -> (u64, usize) {
+    let l = u.to_ascii_lowercase();
+    let Some(first) = l.bytes().next().filter(u8::is_ascii_alphabetic) else {
+        return (1, 0);
+    };
+    let pow = match first {
+        b'k' => 1,
+        b'm' => 2,
+        b'g' => 3,
+        b't' => 4,
+        b'p' => 5,
+        _ => return (1, 0),
+    };
+    let base = u64::from(kb_base);
+    let swapped: u64 = if kb_base == 1000 { 1024 } else { 1000 };
+    if l[1..].starts_with("ib") {
+        return (swapped.pow(pow), 3);
+    }
+    let used = if l[1..].starts_with('b') { 2 } else { 1 };
+    (base.pow(pow), used)
+}
+
 /// Integer sizes (no fraction, no expression) computed exactly, so large hex offsets and
 /// byte counts above 2^53 keep every bit. None: not a plain integer; use the float path.
 fn exact_size(t: &str, kb_base: u32) -> Result<Option<u64>, String> {

@@ -103,6 +103,13 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
     if let Some(opts) = options_object(&job.job_options) {
         m.insert("job options".into(), opts);
     }
+    if job.mixed {
+        // fio: one "mixed" object and no per-direction or sync objects.
+        let share = group.dirs.get(Ddir::Read).agg_bw;
+        let mixed = dir_json(job, job.dirs.get(Ddir::Read), share, plus);
+        m.insert("mixed".into(), mixed);
+        return job_tail(job, m);
+    }
     for (d, key) in [
         (Ddir::Read, "read"),
         (Ddir::Write, "write"),
@@ -119,6 +126,11 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
         lat_json(job, &job.sync_lat, sync_pct, plus),
     );
     m.insert("sync".into(), Value::Object(sync));
+    job_tail(job, m)
+}
+
+/// The job object's fields after the directions: runtime, cpu, depths, latency buckets, ...
+fn job_tail(job: &JobResult, mut m: Map<String, Value>) -> Value {
     m.insert("job_runtime".into(), job.runtime_ms.into());
     m.insert("usr_cpu".into(), float(job.usr_cpu_pct));
     m.insert("sys_cpu".into(), float(job.sys_cpu_pct));

@@ -156,10 +156,11 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
     } else {
         ""
     };
+    let name = if job.mixed { "mixed" } else { ddir_name(d) };
     let _ = writeln!(
         out,
         "  {}: IOPS={}, {}{}",
-        ddir_name(d),
+        name,
         units::count(iops),
         u.bw_summary(r.io_bytes, r.runtime_ms),
         post
@@ -425,8 +426,9 @@ fn resource_lines(job: &JobResult) -> String {
 pub fn group_status(g: &GroupResult) -> String {
     let u = Units::new(g.kb_base, g.unit_base);
     let mut out = format!("\nRun status group {} (all jobs):\n", g.groupid);
+    let read = if g.mixed { "  MIXED" } else { "   READ" };
     for (d, label) in [
-        (Ddir::Read, "   READ"),
+        (Ddir::Read, read),
         (Ddir::Write, "  WRITE"),
         (Ddir::Trim, "   TRIM"),
     ] {

@@ -39,7 +39,13 @@ pub fn job_line(job: &JobResult, group: &GroupResult, disks: &[DiskResult]) -> S
         job.groupid,
         job.error
     );
-    for d in [Ddir::Read, Ddir::Write] {
+    // unified_rw_reporting=mixed: fio writes the mixed direction alone.
+    let dirs: &[Ddir] = if job.mixed {
+        &[Ddir::Read]
+    } else {
+        &[Ddir::Read, Ddir::Write]
+    };
+    for &d in dirs {
         dir_fields(job, job.dirs.get(d), group.dirs.get(d).agg_bw, &mut out);
     }
     let (usr, sys) = (job.usr_cpu_pct, job.sys_cpu_pct);

@@ -248,6 +248,7 @@ fn groups_for(jobs: &[JobResult]) -> Vec<GroupResult> {
             }
             GroupResult {
                 groupid: gid,
+                mixed: false,
                 dirs,
                 kb_base: 1024,
                 unit_base: 0,

@@ -364,6 +364,15 @@ pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -
             .collect();
         out.push(fiox_stats::merge_jobs(&members));
     }
+    for r in &mut out {
+        let spec = jobs
+            .iter()
+            .filter(|j| j.group_id == r.groupid)
+            .find(|j| j.name == r.name || j.stats.group_reporting);
+        if spec.is_some_and(|j| j.stats.unified_mixed) {
+            fiox_stats::fold_mixed(r);
+        }
+    }
     out
 }
 

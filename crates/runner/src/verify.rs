@@ -10,7 +10,8 @@ use crate::ioloop::VerifyRead;
 use crate::vasync::{AsyncChecks, Want};
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
-use fiox_verify::{Expect, Verifier, WriteLog};
+use fiox_verify::{Expect, FioState, Verifier, WriteLog};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Verification state of one job.
@@ -25,6 +26,10 @@ pub struct JobVerify {
     backlog: Backlog,
     /// `verify_async`: the checking threads.
     offload: Option<AsyncChecks>,
+    /// Offsets of each file's most recent completed writes, newest last, at most `depth`
+    /// (fio's state file lists them: writes still in flight when a run stopped are not).
+    recent: Vec<VecDeque<u64>>,
+    depth: u32,
     /// Verification failures found (reads in the loop and the verify phase).
     pub failures: u64,
     /// Descriptions of the first failures (printed and reported).
@@ -55,11 +60,14 @@ impl JobVerify {
     /// None for `verify=none`. `seed` must be the generator's seed, so a later read-back job
     /// with the same options regenerates the same data.
     pub fn new(job: &JobSpec, seed: u64, nfiles: usize) -> Result<Option<JobVerify>, RunError> {
-        let Some(v) = Verifier::from_job(job, job.index, seed)
+        let Some(mut v) = Verifier::from_job(job, job.index, seed)
             .map_err(|e| job_err(job, format!("verify: {e}")))?
         else {
             return Ok(None);
         };
+        // Identity checks only when asked, or when verify_only replays the job's own writes;
+        // otherwise what another job, run or fio wrote verifies as in fio.
+        v.set_strict(job.verify.verify_strict || job.verify.verify_only);
         let mut gran = u64::MAX;
         for d in Ddir::ALL {
             let bs = job.bs.get(d);
@@ -92,6 +100,8 @@ impl JobVerify {
             v,
             logs,
             offload,
+            recent: vec![VecDeque::new(); nfiles],
+            depth: job.iodepth.max(1),
             seq: 0,
             fatal: job.verify.verify_fatal,
             dump: job.verify.verify_dump,
@@ -142,6 +152,12 @@ impl JobVerify {
 
     /// A write completed: its blocks now hold write `seq`.
     pub fn written(&mut self, file: u32, offset: u64, len: u64, seq: u64) {
+        if let Some(r) = self.recent.get_mut(file as usize) {
+            if r.len() == self.depth as usize {
+                r.pop_front();
+            }
+            r.push_back(offset);
+        }
         if let Some(l) = self.logs.get_mut(file as usize) {
             l.record(offset, len, seq);
             if self.backlog.every > 0 {
@@ -216,6 +232,54 @@ impl JobVerify {
     pub fn replay_write(&mut self, file: u32, offset: u64, len: u64) {
         self.seq += 1;
         self.written(file, offset, len, self.seq);
+    }
+
+    /// fio's state of this job for its state file: writes issued, iodepth, files, and each
+    /// file's most recent completed writes, newest first.
+    pub fn fio_state(&self, job: &JobSpec) -> FioState {
+        let comps = (0u64..)
+            .zip(&self.recent)
+            .flat_map(|(f, r)| r.iter().rev().map(move |&o| (f, o)))
+            .collect();
+        FioState {
+            numberio: self.seq,
+            depth: self.depth,
+            nofiles: self.recent.len() as u32,
+            index: u64::from(job.index),
+            name: job.name.clone(),
+            comps,
+        }
+    }
+
+    /// Turns the identity checks off (the writes to check are fio's, known from its state
+    /// file, not this job's own). Called before any block is checked.
+    pub fn relax_identity(&mut self, job: &JobSpec) -> Result<(), RunError> {
+        let mut v = (*self.v).clone();
+        v.set_strict(job.verify.verify_strict);
+        self.v = Arc::new(v);
+        if self.offload.is_some() {
+            self.offload = None;
+            let n = job.verify.verify_async;
+            self.offload = Some(
+                AsyncChecks::start(n, Arc::clone(&self.v), self.dump).map_err(|e| {
+                    job_err(job, format!("verify_async: cannot start threads: {e}"))
+                })?,
+            );
+        }
+        Ok(())
+    }
+
+    /// Forget the write at `offset` of file `file` (it was in flight when the writing run
+    /// stopped, so its data may not be there).
+    pub fn forget(&mut self, file: u32, offset: u64, len: u64) {
+        if let Some(l) = self.logs.get_mut(file as usize) {
+            l.record(offset, len, 0);
+        }
+    }
+
+    /// Writes issued so far (replayed ones included).
+    pub fn issued(&self) -> u64 {
+        self.seq
     }
 
     /// The verifier's identity for state files.

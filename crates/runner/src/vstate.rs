@@ -13,7 +13,7 @@ use crate::gen::Generator;
 use crate::verify::JobVerify;
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
-use fiox_verify::{state_file_name, WriteLog};
+use fiox_verify::{state_file_name, FioState, WriteLog};
 use std::path::PathBuf;
 
 fn job_err(job: &JobSpec, msg: String) -> RunError {
@@ -76,9 +76,10 @@ pub fn save_after_write(job: &JobSpec, jv: Option<&JobVerify>) -> Option<Warning
     if !job.verify.verify_state_save || !crate::files::job_writes(job) {
         return None;
     }
+    let fio = jv.fio_state(job);
     for (i, log) in jv.logs().iter().enumerate() {
         let path = state_path(job, i as u32);
-        if let Err(e) = log.save(&path, jv.ident(i as u32)) {
+        if let Err(e) = log.save(&path, jv.ident(i as u32), &fio) {
             return Some(Warning {
                 code: "verify-state-not-saved".into(),
                 message: format!("verify_state_save: {e}"),
@@ -100,7 +101,7 @@ pub fn expected_writes(
     nfiles: usize,
 ) -> Result<(), RunError> {
     if job.verify.verify_state_load {
-        return load(job, jv, nfiles);
+        return load(job, gen, jv, nfiles);
     }
     if job.timing.time_based {
         return Err(job_err(
@@ -116,11 +117,52 @@ pub fn expected_writes(
 
 /// Load `local-<job>-<index>[-<file>]-verify.state` for every file, checking it belongs to
 /// this job (same job id, seed and file).
-fn load(job: &JobSpec, jv: &mut JobVerify, nfiles: usize) -> Result<(), RunError> {
+fn load(
+    job: &JobSpec,
+    gen: &mut Generator,
+    jv: &mut JobVerify,
+    nfiles: usize,
+) -> Result<(), RunError> {
+    let loaded = WriteLog::load(&state_path(job, 0))
+        .map_err(|e| job_err(job, format!("verify_state_load: {e}")))?;
+    match (loaded.log, loaded.fio) {
+        (Some(first), _) => load_logs(job, jv, nfiles, first),
+        (None, Some(fio)) => {
+            jv.relax_identity(job)?;
+            replay_fio(gen, jv, &fio);
+            Ok(())
+        }
+        // decode returns at least one of the two.
+        (None, None) => Ok(()),
+    }
+}
+
+/// fiox's own write logs (after fio's state in each file): every write, with its number.
+fn load_logs(
+    job: &JobSpec,
+    jv: &mut JobVerify,
+    nfiles: usize,
+    first: (WriteLog, fiox_verify::StateIdent),
+) -> Result<(), RunError> {
+    let mut next = Some(first);
     for i in 0..nfiles {
         let path = state_path(job, i as u32);
-        let (log, ident) =
-            WriteLog::load(&path).map_err(|e| job_err(job, format!("verify_state_load: {e}")))?;
+        let (log, ident) = match next.take() {
+            Some(l) => l,
+            None => WriteLog::load(&path)
+                .map_err(|e| job_err(job, format!("verify_state_load: {e}")))?
+                .log
+                .ok_or_else(|| {
+                    job_err(
+                        job,
+                        format!(
+                            "verify_state_load: {} holds fio's state but not fiox's log of \
+                             file {i}",
+                            path.display()
+                        ),
+                    )
+                })?,
+        };
         let want = jv.ident(i as u32);
         if ident != want {
             return Err(job_err(
@@ -139,7 +181,24 @@ fn load(job: &JobSpec, jv: &mut JobVerify, nfiles: usize) -> Result<(), RunError
     Ok(())
 }
 
-/// A state file's identity in words.
+/// fio's state (from fio, or a fiox state without its log): replay the job's first
+/// `numberio` writes, as fio's verify_only does, and leave out those of the last `depth`
+/// that the state does not list as completed (fio stops its verification there).
+fn replay_fio(gen: &mut Generator, jv: &mut JobVerify, fio: &FioState) {
+    let depth = u64::from(fio.depth);
+    let mut tail = Vec::new();
+    replay_until(gen, jv, Some(fio.numberio), &mut |jv, r| {
+        if jv.issued() + depth > fio.numberio {
+            tail.push(r);
+        }
+    });
+    for (file, offset, len) in tail {
+        if !fio.comps.contains(&(u64::from(file), offset)) {
+            jv.forget(file, offset, len);
+        }
+    }
+}
+
 fn describe(id: &fiox_verify::StateIdent) -> String {
     format!(
         "job {}, seed {:#x}, file {}",
@@ -149,12 +208,30 @@ fn describe(id: &fiox_verify::StateIdent) -> String {
 
 /// Every write of the job in order, numbered as the writing run numbered them.
 fn replay(gen: &mut Generator, jv: &mut JobVerify) {
+    replay_until(gen, jv, None, &mut |_, _| {});
+}
+
+/// (file, offset, length) of a replayed write.
+type ReplayedWrite = (u32, u64, u64);
+
+/// Replays the job's writes (at most `limit`), calling `each` with (file, offset, len) of
+/// each one after it was recorded.
+fn replay_until(
+    gen: &mut Generator,
+    jv: &mut JobVerify,
+    limit: Option<u64>,
+    each: &mut dyn FnMut(&JobVerify, ReplayedWrite),
+) {
     loop {
         let mut any = false;
         while let Some(r) = gen.next() {
             any = true;
+            if limit.is_some_and(|l| jv.issued() >= l) {
+                return;
+            }
             if r.ddir == Ddir::Write {
                 jv.replay_write(r.file, r.offset, r.len as u64);
+                each(jv, (r.file, r.offset, r.len as u64));
             }
         }
         if !any || !gen.another_pass() {

@@ -27,6 +27,7 @@ pub fn group_results(jobs: &[JobResult], kb_base: u32, unit_base: u32) -> Vec<Gr
             }
             GroupResult {
                 groupid: gid,
+                mixed: members.iter().any(|j| j.mixed),
                 dirs,
                 kb_base,
                 unit_base,
@@ -131,6 +132,19 @@ pub fn merge_jobs(jobs: &[JobResult]) -> JobResult {
 /// CPU milliseconds behind a percentage of a runtime (inverse of fio's `usr_time*100/runtime`).
 fn cpu_ms(pct: f64, runtime_ms: u64) -> f64 {
     pct * runtime_ms as f64 / 100.0
+}
+
+/// `unified_rw_reporting=mixed`: writes and trims summed into the read slot (fio sums them
+/// into one direction the same way), which reports print as `mixed`.
+pub fn fold_mixed(job: &mut JobResult) {
+    if job.mixed {
+        return;
+    }
+    for d in [Ddir::Write, Ddir::Trim] {
+        let other = std::mem::take(job.dirs.get_mut(d));
+        merge_dir(job.dirs.get_mut(Ddir::Read), &other);
+    }
+    job.mixed = true;
 }
 
 fn merge_dir(a: &mut DirResult, b: &DirResult) {

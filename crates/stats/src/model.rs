@@ -316,6 +316,9 @@ pub struct JobResult {
     pub slat_percentiles: bool,
     /// Whether slat is meaningful (false for sync engines: fio prints no slat line).
     pub has_slat: bool,
+    /// `unified_rw_reporting=mixed`: every direction was folded into the read slot, which is
+    /// reported as `mixed`.
+    pub mixed: bool,
     /// `description=` of the job (empty: none), printed as fio's `Description  : [..]`.
     pub description: String,
     /// Text fio shows after a non-zero `err=` (e.g. `file:engine, func=io_u error,
@@ -346,6 +349,8 @@ pub struct GroupDir {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GroupResult {
     pub groupid: u32,
+    /// The group's jobs report one `mixed` direction (in the read slot).
+    pub mixed: bool,
     pub dirs: PerDir<GroupDir>,
     pub kb_base: u32,
     pub unit_base: u32,

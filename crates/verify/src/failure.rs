@@ -27,27 +27,28 @@ pub struct VerifyFailure {
 }
 
 /// What was wrong.
+// The checksum variant carries two digests of up to 128 bytes (fio's sha512 area); failures
+// are rare and travel boxed (`VerifyFailure` in a `Box`), so the size costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailureKind {
     /// The interval reads back as zeros: never written, trimmed, or a lost write to fresh space.
     Zeroed,
     /// No header where one must be: garbage, or data not written by this verifier.
-    BadMagic { found: [u8; 4] },
+    BadMagic { found: [u8; 2] },
     /// The header magic is present but the header checksum does not match (header damaged).
     HeaderChecksum { stored: u32, computed: u32 },
-    /// The header magic is present but its length field is impossible (header damaged).
-    HeaderInvalid { hdr_len: u16 },
-    /// A valid header written with another format version or verify method.
+    /// A valid header written with another verify method (fio's verify type number).
     MethodMismatch {
-        found_version: u8,
-        found_method: u8,
+        found_method: u16,
         expected_method: &'static str,
     },
     /// A valid header for an interval of another length (block size or verify_interval differ).
     WrongLength { found: u32 },
     /// A valid header belonging to another offset: misplaced write or wrong block read.
     WrongOffset { found: u64 },
-    /// A valid header from another job or run (job id / seed differ).
+    /// A valid header from another job or run (strict mode: thread number or write seed
+    /// differ).
     ForeignWriter {
         expected_job: u32,
         found_job: u32,
@@ -98,7 +99,6 @@ impl FailureKind {
             FailureKind::Zeroed => "zeroed",
             FailureKind::BadMagic { .. } => "bad-magic",
             FailureKind::HeaderChecksum { .. } => "header-checksum",
-            FailureKind::HeaderInvalid { .. } => "header-invalid",
             FailureKind::MethodMismatch { .. } => "method-mismatch",
             FailureKind::WrongLength { .. } => "wrong-length",
             FailureKind::WrongOffset { .. } => "wrong-offset",
@@ -120,7 +120,6 @@ impl fmt::Display for FailureKind {
             Zeroed
             | BadMagic { .. }
             | HeaderChecksum { .. }
-            | HeaderInvalid { .. }
             | MethodMismatch { .. }
             | ShortBlock { .. } => self.fmt_unreadable(f),
             WrongLength { .. }
@@ -142,26 +141,25 @@ impl FailureKind {
             BadMagic { found } => write!(
                 f,
                 "no verify header: expected magic {}, found {} (garbage or not written by this job)",
-                hex(&crate::header::MAGIC),
+                hex(&crate::header::MAGIC.to_le_bytes()),
                 hex(found)
             ),
             HeaderChecksum { stored, computed } => write!(
                 f,
                 "verify header corrupt: header crc32c stored {stored:#010x}, computed {computed:#010x}"
             ),
-            HeaderInvalid { hdr_len } => {
-                write!(f, "verify header corrupt: impossible header length {hdr_len}")
-            }
             MethodMismatch {
-                found_version,
                 found_method,
                 expected_method,
-            } => write!(
-                f,
-                "header written with format version {found_version}, method code {found_method}; \
-                 expected version {}, verify={expected_method}",
-                crate::header::VERSION
-            ),
+            } => {
+                let name = crate::header::HdrMethod::from_code(*found_method)
+                    .map_or("unknown", |m| m.name());
+                write!(
+                    f,
+                    "header written with verify type {found_method} ({name}); expected \
+                     verify={expected_method}"
+                )
+            }
             ShortBlock { need } => write!(f, "block too short for a verify header ({need} bytes needed)"),
             _ => Ok(()), // other kinds are dispatched elsewhere by `fmt`
         }
@@ -183,8 +181,8 @@ impl FailureKind {
                 found_seed,
             } => write!(
                 f,
-                "written by another job or run: expected job {expected_job} seed {expected_seed:#x}, \
-                 found job {found_job} seed {found_seed:#x}"
+                "written by another job or run: expected thread {expected_job} seed \
+                 {expected_seed:#x}, found thread {found_job} seed {found_seed:#x}"
             ),
             Stale {
                 expected_seq,
@@ -278,7 +276,7 @@ mod tests {
         let sum = Sum::from_bytes(&[1, 2]);
         let kinds = [
             (FailureKind::Zeroed, "all zeros"),
-            (FailureKind::BadMagic { found: [0; 4] }, "no verify header"),
+            (FailureKind::BadMagic { found: [0; 2] }, "no verify header"),
             (
                 FailureKind::HeaderChecksum {
                     stored: 1,
@@ -286,14 +284,12 @@ mod tests {
                 },
                 "header crc32c",
             ),
-            (FailureKind::HeaderInvalid { hdr_len: 3 }, "header length 3"),
             (
                 FailureKind::MethodMismatch {
-                    found_version: 1,
                     found_method: 4,
                     expected_method: "md5",
                 },
-                "method code 4",
+                "verify type 4 (crc32)",
             ),
             (FailureKind::WrongLength { found: 9 }, "9-byte"),
             (FailureKind::WrongOffset { found: 77 }, "offset 77"),
@@ -304,7 +300,7 @@ mod tests {
                     expected_seed: 3,
                     found_seed: 4,
                 },
-                "found job 2",
+                "found thread 2",
             ),
             (
                 FailureKind::Stale {
@@ -376,10 +372,10 @@ mod tests {
         assert!(s.contains("expected write #9"), "{s}");
         assert!(s.contains("older write #3"), "{s}");
         let k = FailureKind::BadMagic {
-            found: [0xde, 0xad, 0xbe, 0xef],
+            found: [0xde, 0xad],
         };
-        assert!(k.to_string().contains("found 0xdeadbeef"));
-        assert!(k.to_string().contains("expected magic 0x66785642"));
+        assert!(k.to_string().contains("found 0xdead"));
+        assert!(k.to_string().contains("expected magic 0xcaac"));
         let w = VerifyFailure {
             kind: FailureKind::WrongLength { found: 512 },
             ..f

@@ -27,6 +27,13 @@ pub fn data_key(seed: u64, job_id: u32, offset: u64, seq: u64) -> u64 {
     mix(k ^ u64::from(job_id))
 }
 
+/// The key of an interval's data: the write's seed (stored in every header of the write)
+/// mixed with the interval's absolute offset (also in the header), so the data can be
+/// regenerated from the header alone.
+pub fn interval_key(write_seed: u64, offset: u64) -> u64 {
+    mix(mix(write_seed ^ GOLDEN) ^ offset)
+}
+
 /// Fills `out` with the data stream of `key`: word `i` (8 bytes, little-endian) is
 /// `mix(key + (i + 1) * GOLDEN)`; a tail shorter than 8 bytes takes the first bytes of its word.
 pub fn fill_random(key: u64, out: &mut [u8]) {

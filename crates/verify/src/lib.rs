@@ -11,32 +11,31 @@
 //! (every checksum, and `pattern_hdr`) each interval is, before `verify_offset` is applied:
 //!
 //! ```text
-//! [ header: 64 bytes fixed + digest, padded to 8 | data: interval - header bytes ]
+//! [ header: 40 bytes fixed + digest area | data: interval - header bytes ]
 //! ```
 //!
-//! Header format version 1, all integers little-endian:
+//! The header is fio 3.33's `struct verify_header` followed by its `vhdr_*` digest structure,
+//! so fio verifies blocks fiox wrote and fiox verifies blocks fio wrote. All integers
+//! little-endian:
 //!
 //! | offset | size | field                                                                |
 //! |--------|------|----------------------------------------------------------------------|
-//! | 0      | 4    | magic `fxVB`                                                         |
-//! | 4      | 1    | format version (1)                                                   |
-//! | 5      | 1    | method code: 1 md5, 2 crc32c, 3 crc64, 4 sha1, 5 sha256, 6 sha512, 7 xxhash, 8 crc32, 9 crc16, 10 crc7, 11 sha3-256, 12 sha3-512, 13 pattern_hdr |
-//! | 6      | 2    | header length (64 + digest length rounded up to 8)                   |
-//! | 8      | 4    | interval length (header + data)                                      |
-//! | 12     | 4    | job id                                                               |
+//! | 0      | 2    | magic 0xacca                                                         |
+//! | 2      | 2    | verify type (fio's numbers): 2 md5, 3 crc64, 4 crc32, 5 crc32c (6 crc32c-intel is read as crc32c), 7 crc16, 8 crc7, 9 sha256, 10 sha512, 12 sha3-256, 14 sha3-512, 15 xxhash, 16 sha1, 17 pattern_hdr |
+//! | 4      | 4    | interval length (header + data)                                      |
+//! | 8      | 8    | data seed of the write (fiox: derived from job seed, job and write number) |
 //! | 16     | 8    | absolute file offset of the interval                                 |
-//! | 24     | 8    | verify seed of the writing job                                       |
-//! | 32     | 8    | sequence number of the write (1-based per job)                       |
-//! | 40     | 8    | write time in ns (writer's clock; informational, never checked)      |
-//! | 48     | 8    | offset of the whole write (I/O unit) the interval belongs to         |
-//! | 56     | 4    | length of that write                                                 |
-//! | 60     | 4    | crc32c of bytes 0..60 and 64..header length (the header checksum)    |
-//! | 64     | D    | digest of the data part (D = 16 md5, 4 crc32c/crc32, 8 crc64/xxhash, 20 sha1, 32 sha256/sha3-256, 64 sha512/sha3-512, 2 crc16, 1 crc7, 0 pattern_hdr), zero-padded to 8 |
+//! | 24     | 4+4  | write time, seconds and nanoseconds (informational, never checked)   |
+//! | 32     | 2    | thread number of the writing job (1-based)                           |
+//! | 34     | 2    | write number within the job (0-based, low 16 bits)                   |
+//! | 36     | 4    | fio's crc32c (no final inversion) of bytes 0..36                     |
+//! | 40     | D    | digest of the data part as fio stores it (D = 16 md5, 8 crc64, 4 crc32/crc32c/xxhash, 2 crc16, 1 crc7, 64 sha256, 128 sha512, 32 sha3-256, 64 sha3-512, 20 sha1, 0 pattern_hdr; see [`sum`] for fio's quirks) |
 //!
 //! The data part is `verify_pattern` when one is set (repeated from the start of the write,
 //! `%o` replaced by the write's offset as a little-endian u64), otherwise a pseudo-random
-//! stream keyed by (seed, job id, interval offset, sequence number) — so a reader regenerates
-//! the exact expected bytes from a header (or from the write log) without storing data.
+//! stream keyed by (header seed, interval offset) — so a reader regenerates the exact expected
+//! bytes of a fiox write from its header without storing data (fio's data comes from its own
+//! generator and is checked by digest only).
 //!
 //! `verify_offset=N` (N = 0 or N >= header length, and N + header length <= interval) swaps the
 //! header with the N-th..N+header-length bytes of the interval after filling; the checker
@@ -48,12 +47,15 @@
 //! # What a failure says
 //!
 //! Checks per interval, in this order (see [`FailureKind`]): all zero bytes → `Zeroed`; no
-//! magic → `BadMagic` (garbage); header checksum wrong → `HeaderChecksum`; other method or
-//! version → `MethodMismatch`; header for another length → `WrongLength`; for another offset →
-//! `WrongOffset` (misplaced write, swapped blocks); other job/seed → `ForeignWriter`; data not
-//! matching the header: regenerate the data and compare per 512-byte sector — whole sectors of
-//! other content → `Torn`, otherwise `DataChecksum` (bit rot) or `PatternMismatch`; intact but
-//! older than expected → `Stale` (a lost write); newer → `NewerThanExpected`.
+//! magic → `BadMagic` (garbage); header checksum wrong → `HeaderChecksum`; other method →
+//! `MethodMismatch`; header for another length → `WrongLength`; for another offset →
+//! `WrongOffset` (misplaced write, swapped blocks); data not matching the header: regenerate
+//! the data and compare per 512-byte sector — whole sectors of other content → `Torn`,
+//! otherwise `DataChecksum` (bit rot) or `PatternMismatch`; intact but an older write number
+//! than the write log expects → `Stale` (a lost write); newer → `NewerThanExpected`. Only in
+//! strict mode ([`Verifier::set_strict`]): another thread number or write seed →
+//! `ForeignWriter`. Without strict mode any intact block in place verifies, whoever wrote it,
+//! as in fio.
 //!
 //! # Integrating in the runner
 //!
@@ -82,7 +84,8 @@
 //!    [`Verifier::check_all`] lists every bad interval of a block instead of the first.
 //! 5. At the end of every write phase with `verify_state_save` (as fio rewrites its state on
 //!    every run), per file: `log.save(&dir.join(state_file_name(name, index, file_no)),
-//!    StateIdent { job_id, seed, file_no })`; `save` replaces only an earlier state file.
+//!    StateIdent { job_id, seed, file_no }, &fio_state)` (fio's state of the whole job first,
+//!    so fio can load it); `save` replaces only an earlier state file.
 //!
 //! ```
 //! use fiox_job::spec::{JobSpec, VerifyMethod};
@@ -124,6 +127,7 @@ pub mod dump;
 pub mod error;
 pub mod failure;
 pub mod fill;
+pub mod fiostate;
 pub mod header;
 pub mod sum;
 pub mod verifier;
@@ -132,7 +136,8 @@ pub mod writelog;
 pub use dump::{dump_path, DumpFiles};
 pub use error::VerifyError;
 pub use failure::{FailureKind, VerifyFailure, SECTOR};
+pub use fiostate::FioState;
 pub use header::{HdrMethod, Header, HeaderError};
 pub use sum::{Algo, Sum};
 pub use verifier::{Expect, Verifier};
-pub use writelog::{state_file_name, Run, StateIdent, WriteLog};
+pub use writelog::{state_file_name, Run, SavedState, StateIdent, WriteLog};

@@ -2,29 +2,47 @@
 //! list of byte segments (so a block whose header was moved by `verify_offset` can be hashed in
 //! logical order without copying it), and the fixed-size [`Sum`] value that lands in headers.
 //!
-//! Choices (fiox writes its own header layout, so bit-compatibility with fio is not required,
-//! but where it costs nothing the algorithm is the same one fio uses):
-//! - `crc32c`: Castagnoli, hardware-accelerated (SSE4.2 / ARMv8 CRC) with software fallback.
-//! - `crc64`: the Jones polynomial, reflected, init 0 — the same function as fio's crc64
-//!   (catalogued as CRC-64/REDIS).
-//! - `crc32`: the common zlib/IEEE CRC-32 (CRC-32/ISO-HDLC).
-//! - `crc16`: CRC-16/ARC (poly 0x8005 reflected, init 0), the same function as fio's crc16.
-//! - `crc7`: CRC-7/MMC (poly 0x09).
-//! - `xxhash`: XXH3-64 (fio uses XXH32; XXH3 is faster on 64-bit machines).
-//! - `md5`, `sha1`, `sha256`, `sha512`, `sha3-256`, `sha3-512`: the RustCrypto implementations
-//!   (SHA-NI used where the CPU has it).
+//! Every digest is the exact byte string fio 3.33 stores in its `vhdr_*` structure, so blocks
+//! written by either tool verify with the other (checked against fio-written files in
+//! tests/fio_interop.rs). Several of fio's functions are not the textbook ones:
+//! - `crc32c`: Castagnoli, init all ones, *no* final inversion (hardware-accelerated).
+//! - `crc32`: poly 0x04C11DB7, not reflected, init 0, no final xor (POSIX `cksum` table
+//!   without the length step).
+//! - `crc64`: the Jones polynomial, reflected, init 0 (CRC-64/REDIS).
+//! - `crc16`: CRC-16/ARC; `crc7`: CRC-7/MMC.
+//! - `xxhash`: XXH32 with seed 1.
+//! - `md5`, `sha3-256`, `sha3-512`: the standard digests.
+//! - `sha1`: the five state words stored little-endian (the standard digest with each 4-byte
+//!   word reversed).
+//! - `sha256`: fio's final step stores the low byte of each of the 8 state words over the
+//!   first 8 bytes of its 64-byte block buffer and keeps the last padded block (with the bit
+//!   count little-endian, which also makes the state differ from standard SHA-256) in the
+//!   other 56: a 64-byte value.
+//! - `sha512`: fio never finalises; the 128 bytes stored are its input buffer: the tail of the
+//!   data after the last whole 128-byte block over the first 128 bytes of the data.
 
-use crc::{Crc, Table, CRC_16_ARC, CRC_32_ISO_HDLC, CRC_64_REDIS, CRC_7_MMC};
+use crc::{Crc, Table, CRC_16_ARC, CRC_64_REDIS, CRC_7_MMC};
 use sha2::Digest;
 use std::fmt;
 
 static CRC64: Crc<u64, Table<16>> = Crc::<u64, Table<16>>::new(&CRC_64_REDIS);
-static CRC32: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISO_HDLC);
+/// fio's crc32 (crc/crc32.c): non-reflected 0x04C11DB7, init 0, no final xor.
+const CRC_32_FIO: crc::Algorithm<u32> = crc::Algorithm {
+    width: 32,
+    poly: 0x04c1_1db7,
+    init: 0,
+    refin: false,
+    refout: false,
+    xorout: 0,
+    check: 0x89a1_897f,
+    residue: 0,
+};
+static CRC32: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_FIO);
 static CRC16: Crc<u16, Table<16>> = Crc::<u16, Table<16>>::new(&CRC_16_ARC);
 static CRC7: Crc<u8, Table<16>> = Crc::<u8, Table<16>>::new(&CRC_7_MMC);
 
-/// Longest digest any algorithm produces (sha512 / sha3-512).
-pub const MAX_SUM_LEN: usize = 64;
+/// Longest digest any algorithm stores (fio's 128-byte sha512 area).
+pub const MAX_SUM_LEN: usize = 128;
 
 /// A checksum algorithm that can protect the data part of a verified block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,15 +78,16 @@ impl Algo {
         Algo::Sha3_512,
     ];
 
-    /// Size of the digest in bytes, as stored in the header.
+    /// Size of the digest area in bytes, as fio's `vhdr_*` structure stores it.
     pub const fn digest_len(self) -> usize {
         match self {
             Algo::Md5 => 16,
-            Algo::Crc32c | Algo::Crc32 => 4,
-            Algo::Crc64 | Algo::Xxhash => 8,
+            Algo::Crc32c | Algo::Crc32 | Algo::Xxhash => 4,
+            Algo::Crc64 => 8,
             Algo::Sha1 => 20,
-            Algo::Sha256 | Algo::Sha3_256 => 32,
-            Algo::Sha512 | Algo::Sha3_512 => 64,
+            Algo::Sha3_256 => 32,
+            Algo::Sha256 | Algo::Sha3_512 => 64,
+            Algo::Sha512 => 128,
             Algo::Crc16 => 2,
             Algo::Crc7 => 1,
         }
@@ -92,18 +111,25 @@ impl Algo {
         }
     }
 
-    /// Checksum of the concatenation of `segs`.
+    /// Checksum of the concatenation of `segs`, as fio stores it.
     pub fn sum(self, segs: &[&[u8]]) -> Sum {
         match self {
             Algo::Md5 => digest_sum::<md5::Md5>(segs),
-            Algo::Sha1 => digest_sum::<sha1::Sha1>(segs),
-            Algo::Sha256 => digest_sum::<sha2::Sha256>(segs),
-            Algo::Sha512 => digest_sum::<sha2::Sha512>(segs),
+            Algo::Sha1 => {
+                let d = digest_sum::<sha1::Sha1>(segs);
+                let mut b = [0u8; 20];
+                for (o, w) in b.chunks_exact_mut(4).zip(d.as_bytes().chunks_exact(4)) {
+                    o.copy_from_slice(&[w[3], w[2], w[1], w[0]]);
+                }
+                Sum::from_bytes(&b)
+            }
+            Algo::Sha256 => fio_sha256(segs),
+            Algo::Sha512 => fio_sha512(segs),
             Algo::Sha3_256 => digest_sum::<sha3::Sha3_256>(segs),
             Algo::Sha3_512 => digest_sum::<sha3::Sha3_512>(segs),
             Algo::Crc32c => {
                 let crc = segs.iter().fold(0, |c, s| crc32c::crc32c_append(c, s));
-                Sum::from_bytes(&crc.to_le_bytes())
+                Sum::from_bytes(&(!crc).to_le_bytes())
             }
             Algo::Crc64 => {
                 let mut d = CRC64.digest();
@@ -126,11 +152,113 @@ impl Algo {
                 Sum::from_bytes(&[d.finalize()])
             }
             Algo::Xxhash => {
-                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                let mut h = xxhash_rust::xxh32::Xxh32::new(1);
                 segs.iter().for_each(|s| h.update(s));
                 Sum::from_bytes(&h.digest().to_le_bytes())
             }
         }
+    }
+}
+
+/// fio's crc32c (no final inversion) of one buffer, as used for its header checksum.
+pub fn fio_crc32c(b: &[u8]) -> u32 {
+    !crc32c::crc32c(b)
+}
+
+/// Feeds the concatenation of `segs` to `block` in whole 64-byte blocks and returns the tail
+/// (fewer than 64 bytes) with its length.
+fn blocks64(segs: &[&[u8]], mut block: impl FnMut(&[u8; 64])) -> ([u8; 64], usize) {
+    let mut buf = [0u8; 64];
+    let mut have = 0usize;
+    for s in segs {
+        let mut s: &[u8] = s;
+        if have > 0 {
+            let n = (64 - have).min(s.len());
+            buf[have..have + n].copy_from_slice(&s[..n]);
+            have += n;
+            s = &s[n..];
+            if have < 64 {
+                continue;
+            }
+            block(&buf);
+        }
+        let mut chunks = s.chunks_exact(64);
+        for c in &mut chunks {
+            // chunks_exact yields 64-byte slices, so the conversion cannot fail.
+            if let Ok(a) = <&[u8; 64]>::try_from(c) {
+                block(a);
+            }
+        }
+        let rest = chunks.remainder();
+        buf[..rest.len()].copy_from_slice(rest);
+        have = rest.len();
+    }
+    (buf, have)
+}
+
+/// fio 3.33's "sha256" value (see the module notes): 64 bytes.
+fn fio_sha256(segs: &[&[u8]]) -> Sum {
+    const H0: [u32; 8] = [
+        0x6a09_e667,
+        0xbb67_ae85,
+        0x3c6e_f372,
+        0xa54f_f53a,
+        0x510e_527f,
+        0x9b05_688c,
+        0x1f83_d9ab,
+        0x5be0_cd19,
+    ];
+    let mut st = H0;
+    let total: u64 = segs.iter().map(|s| s.len() as u64).sum();
+    let compress = |st: &mut [u32; 8], b: &[u8; 64]| {
+        sha2::block_api::compress256(st, std::slice::from_ref(b));
+    };
+    let (tail, r) = blocks64(segs, |b| compress(&mut st, b));
+    // fio counts bytes in a u32 and appends the bit count in host (little-endian) order.
+    let bits = (u64::from(total as u32) << 3).to_le_bytes();
+    let mut last = [0u8; 64];
+    last[..r].copy_from_slice(&tail[..r]);
+    last[r] = 0x80;
+    if r >= 56 {
+        compress(&mut st, &last);
+        last = [0u8; 64];
+    }
+    last[56..].copy_from_slice(&bits);
+    compress(&mut st, &last);
+    for (b, w) in last.iter_mut().zip(st) {
+        *b = w as u8;
+    }
+    Sum::from_bytes(&last)
+}
+
+/// fio 3.33's "sha512" value: its 128-byte input buffer after `update` without `final`.
+fn fio_sha512(segs: &[&[u8]]) -> Sum {
+    let total: usize = segs.iter().map(|s| s.len()).sum();
+    let mut out = [0u8; 128];
+    copy_range(segs, 0, &mut out[..total.min(128)]);
+    if total >= 128 {
+        let whole = total - total % 128;
+        let n = total - whole;
+        copy_range(segs, whole, &mut out[..n]);
+    }
+    Sum::from_bytes(&out)
+}
+
+/// Copies `out.len()` bytes of the concatenation of `segs`, starting at `start`.
+fn copy_range(segs: &[&[u8]], mut start: usize, out: &mut [u8]) {
+    let mut filled = 0;
+    for s in segs {
+        if filled == out.len() {
+            break;
+        }
+        if start >= s.len() {
+            start -= s.len();
+            continue;
+        }
+        let n = (s.len() - start).min(out.len() - filled);
+        out[filled..filled + n].copy_from_slice(&s[start..start + n]);
+        filled += n;
+        start = 0;
     }
 }
 
@@ -193,13 +321,15 @@ mod tests {
     fn known_answers() {
         let m = b"123456789";
         // Check values from the CRC catalogue / hash standards.
+        // fio's crc32c is the catalogue value without the final inversion.
         assert_eq!(
             Algo::Crc32c.sum(&[m]).as_bytes(),
-            0xe306_9283u32.to_le_bytes()
+            (!0xe306_9283u32).to_le_bytes()
         );
+        // fio's crc32 is CRC-32/POSIX without the length step and final inversion.
         assert_eq!(
             Algo::Crc32.sum(&[m]).as_bytes(),
-            0xcbf4_3926u32.to_le_bytes()
+            (!0x765e_7680u32).to_le_bytes()
         );
         assert_eq!(Algo::Crc16.sum(&[m]).as_bytes(), 0xbb3du16.to_le_bytes());
         assert_eq!(Algo::Crc7.sum(&[m]).as_bytes(), [0x75]);
@@ -211,12 +341,15 @@ mod tests {
             hex(Algo::Md5.sum(&[b"abc"])),
             "900150983cd24fb0d6963f7d28e17f72"
         );
+        // The standard a9993e36 4706816a ba3e2571 ... with each word stored little-endian.
         assert_eq!(
             hex(Algo::Sha1.sum(&[b"abc"])),
-            "a9993e364706816aba3e25717850c26c9cd0d89d"
+            "363e99a96a81064771253eba6cc250789dd8d09c"
         );
-        assert!(hex(Algo::Sha256.sum(&[b"abc"])).starts_with("ba7816bf8f01cfea"));
-        assert!(hex(Algo::Sha512.sum(&[b"abc"])).starts_with("ddaf35a193617aba"));
+        assert_eq!(
+            Algo::Xxhash.sum(&[b""]).as_bytes(),
+            xxhash_rust::xxh32::xxh32(b"", 1).to_le_bytes()
+        );
         assert!(hex(Algo::Sha3_256.sum(&[b"abc"])).starts_with("3a985da74fe225b2"));
         assert!(hex(Algo::Sha3_512.sum(&[b"abc"])).starts_with("b751850b1a57168a"));
     }
@@ -238,6 +371,31 @@ mod tests {
             }
         }
         assert_eq!(Algo::Crc64.sum(&[&data]).as_bytes(), crc.to_le_bytes());
+    }
+
+    /// fio's sha256 value: state low bytes, then the last padded block (length little-endian).
+    #[test]
+    fn sha256_is_fios_value() {
+        let s = Algo::Sha256.sum(&[b"abc"]);
+        let b = s.as_bytes();
+        assert_eq!(b.len(), 64);
+        // Block bytes 8..56 are padding zeros for a 3-byte input; the bit count is 24 LE.
+        assert!(b[8..56].iter().all(|&x| x == 0));
+        assert_eq!(&b[56..], &24u64.to_le_bytes());
+        // A 60-byte input spills the padding into a second block of zeros.
+        let s = Algo::Sha256.sum(&[&[7u8; 60]]);
+        assert!(s.as_bytes()[8..56].iter().all(|&x| x == 0));
+        assert_eq!(&s.as_bytes()[56..], &480u64.to_le_bytes());
+    }
+
+    /// fio's sha512 value: the data tail over the first 128 bytes.
+    #[test]
+    fn sha512_is_fios_buffer() {
+        let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
+        let s = Algo::Sha512.sum(&[&data[..100], &data[100..]]);
+        let b = s.as_bytes();
+        assert_eq!(&b[..44], &data[256..300]);
+        assert_eq!(&b[44..128], &data[44..128]);
     }
 
     #[test]

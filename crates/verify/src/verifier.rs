@@ -4,8 +4,8 @@
 
 use crate::error::VerifyError;
 use crate::failure::{FailureKind, VerifyFailure, SECTOR};
-use crate::fill::{data_key, fill_random, Pattern};
-use crate::header::{HdrMethod, Header, HeaderError, MAX_HDR_LEN, VERSION};
+use crate::fill::{data_key, fill_random, interval_key, Pattern};
+use crate::header::{HdrMethod, Header, HeaderError, MAX_HDR_LEN};
 use crate::sum::{Algo, Sum};
 use crate::writelog::WriteLog;
 use fiox_job::spec::{JobSpec, VerifyMethod, VerifySpec};
@@ -42,15 +42,6 @@ enum Mode {
     Null,
 }
 
-/// Everything that determines an interval's bytes besides the verifier's own settings.
-#[derive(Debug, Clone, Copy)]
-struct Stamp {
-    io_offset: u64,
-    io_len: u32,
-    seq: u64,
-    time_ns: u64,
-}
-
 /// The verification engine of one job. Cheap to share: all methods take `&self`.
 #[derive(Debug, Clone)]
 pub struct Verifier {
@@ -60,6 +51,9 @@ pub struct Verifier {
     interval: Option<u64>,
     voff: usize,
     pattern: Option<Pattern>,
+    /// Check that each block was written by this job (thread number and write seed), not
+    /// only that it is intact and in place (see [`Verifier::set_strict`]).
+    strict: bool,
     notes: Vec<String>,
 }
 
@@ -112,6 +106,7 @@ impl Verifier {
             interval: spec.verify_interval,
             voff,
             pattern,
+            strict: false,
             notes: Vec::new(),
         };
         v.validate_layout(spec)?;
@@ -181,6 +176,28 @@ impl Verifier {
     /// print once per job).
     pub fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// Strict identity checks: a block whose header carries another thread number, or a write
+    /// seed this job would not have used for the expected write, is reported as written by
+    /// another job or run. Off by default, as in fio: any intact block in place verifies,
+    /// whoever wrote it (fio or fiox, this job or another).
+    pub fn set_strict(&mut self, strict: bool) {
+        self.strict = strict;
+    }
+
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+
+    /// The thread number stamped in headers (fio's 1-based `thread_number`).
+    fn thread(&self) -> u16 {
+        (self.job_id as u16).wrapping_add(1)
+    }
+
+    /// The data seed of write `seq` (stored in each of its headers).
+    pub fn write_seed(&self, seq: u64) -> u64 {
+        data_key(self.seed, self.job_id, 0, seq)
     }
 
     pub fn job_id(&self) -> u32 {
@@ -279,15 +296,11 @@ impl Verifier {
             }
             Mode::Header(m) => {
                 self.validate_block_len(buf.len())?;
-                let stamp = Stamp {
-                    io_offset: offset,
-                    io_len: buf.len() as u32,
-                    seq,
-                    time_ns: write_time_ns,
-                };
                 let iv = self.interval_len(buf.len());
                 for (i, chunk) in buf.chunks_mut(iv).enumerate() {
-                    self.fill_interval(m, chunk, (i * iv) as u64, stamp);
+                    let pos = (i * iv) as u64;
+                    let tpl = self.template(offset.wrapping_add(pos), seq, write_time_ns);
+                    self.fill_interval(m, chunk, offset, pos, tpl);
                 }
                 Ok(())
             }
@@ -303,33 +316,41 @@ impl Verifier {
         }
     }
 
+    /// The header fields (all but type, length and digest) of the interval at `offset` of
+    /// write `seq`.
+    fn template(&self, offset: u64, seq: u64, time_ns: u64) -> Header {
+        Header {
+            verify_type: 0,
+            len: 0,
+            rand_seed: self.write_seed(seq),
+            offset,
+            time_sec: (time_ns / 1_000_000_000) as u32,
+            time_nsec: (time_ns % 1_000_000_000) as u32,
+            thread: self.thread(),
+            numberio: seq.wrapping_sub(1) as u16,
+            sum: Sum::from_bytes(&[]),
+        }
+    }
+
     /// Writes one interval in logical layout (header, data), then swaps the header to
-    /// `verify_offset`. `pos` is the interval's position inside the write.
-    fn fill_interval(&self, m: HdrMethod, chunk: &mut [u8], pos: u64, st: Stamp) {
+    /// `verify_offset`. `pos` is the interval's position inside the write at `io_offset`;
+    /// `tpl` gives the header fields, and its seed and offset the data.
+    fn fill_interval(&self, m: HdrMethod, chunk: &mut [u8], io_offset: u64, pos: u64, tpl: Header) {
         let h = m.hdr_len();
-        let offset = st.io_offset.wrapping_add(pos);
         let (hdr, data) = chunk.split_at_mut(h);
         match &self.pattern {
-            Some(p) => p.resolve(st.io_offset, pos + h as u64).fill(data),
-            None => fill_random(data_key(self.seed, self.job_id, offset, st.seq), data),
+            Some(p) => p.resolve(io_offset, pos + h as u64).fill(data),
+            None => fill_random(interval_key(tpl.rand_seed, tpl.offset), data),
         }
         let sum = match m {
             HdrMethod::Sum(a) => a.sum(&[data]),
             HdrMethod::Pattern => Sum::from_bytes(&[]),
         };
         let header = Header {
-            version: VERSION,
-            method: m.code(),
-            hdr_len: h as u16,
+            verify_type: m.code(),
             len: chunk_len_u32(hdr.len() + data.len()),
-            job_id: self.job_id,
-            offset,
-            seed: self.seed,
-            seq: st.seq,
-            write_time_ns: st.time_ns,
-            io_offset: st.io_offset,
-            io_len: st.io_len,
             sum,
+            ..tpl
         };
         header.encode(hdr);
         if self.voff > 0 {
@@ -404,7 +425,8 @@ impl Verifier {
                 for (i, chunk) in buf.chunks(iv).enumerate() {
                     let abs = offset.wrapping_add((i * iv) as u64);
                     let exp = expect.seq_at(abs);
-                    if let Some((kind, hdr)) = self.check_interval(m, chunk, abs, exp) {
+                    let at = (offset, (i * iv) as u64);
+                    if let Some((kind, hdr)) = self.check_interval(m, chunk, at, exp) {
                         if !report(failure(i * iv, chunk.len(), kind, hdr, exp)) {
                             return;
                         }
@@ -435,14 +457,16 @@ impl Verifier {
     }
 
     /// The problem with one interval (physical layout, header possibly at `verify_offset`),
-    /// with the header found if it was valid; `None` when the interval is good.
+    /// with the header found if it was valid; `None` when the interval is good. `at` is the
+    /// block's offset and the interval's position in it.
     fn check_interval(
         &self,
         m: HdrMethod,
         phys: &[u8],
-        abs: u64,
+        at: (u64, u64),
         expected_seq: Option<u64>,
     ) -> Option<(FailureKind, Option<Header>)> {
+        let abs = at.0.wrapping_add(at.1);
         // Offer the longest header any method has, so a header of another method decodes and
         // is reported as such rather than as damage.
         let end = phys.len().min(self.voff + MAX_HDR_LEN);
@@ -453,21 +477,45 @@ impl Verifier {
         if let Some(kind) = self.header_mismatch(m, &hdr, phys.len(), abs) {
             return Some((kind, Some(hdr)));
         }
-        if !self.data_matches(m, phys, &hdr) {
-            return Some((self.bad_data_kind(m, phys, &hdr), Some(hdr)));
+        if !self.data_matches(m, phys, &hdr, at) {
+            return Some((self.bad_data_kind(m, phys, &hdr, at), Some(hdr)));
         }
-        let kind = match expected_seq {
-            Some(e) if hdr.seq < e => FailureKind::Stale {
-                expected_seq: e,
-                found_seq: hdr.seq,
-            },
-            Some(e) if hdr.seq > e => FailureKind::NewerThanExpected {
-                expected_seq: e,
-                found_seq: hdr.seq,
-            },
-            _ => return None,
+        if let Some(kind) = self.weak_digest_damage(m, phys, &hdr, at) {
+            return Some((kind, Some(hdr)));
+        }
+        self.writer_mismatch(&hdr, expected_seq)
+            .map(|kind| (kind, Some(hdr)))
+    }
+
+    /// An intact block against the write the caller expects there: an older or newer write
+    /// number (fio's numberio check, modulo 2^16 as fio stores it), and in strict mode another
+    /// writer (thread number or write seed).
+    fn writer_mismatch(&self, hdr: &Header, expected_seq: Option<u64>) -> Option<FailureKind> {
+        let foreign = |expected_seed: u64| FailureKind::ForeignWriter {
+            expected_job: u32::from(self.thread()),
+            found_job: u32::from(hdr.thread),
+            expected_seed,
+            found_seed: hdr.rand_seed,
         };
-        Some((kind, Some(hdr)))
+        let Some(e) = expected_seq else {
+            return (self.strict && hdr.thread != self.thread()).then(|| foreign(0));
+        };
+        let d = hdr.numberio.wrapping_sub(e.wrapping_sub(1) as u16) as i16;
+        let found = e.wrapping_add_signed(i64::from(d));
+        if self.strict && (hdr.thread != self.thread() || hdr.rand_seed != self.write_seed(found)) {
+            return Some(foreign(self.write_seed(e)));
+        }
+        match d {
+            0 => None,
+            d if d < 0 => Some(FailureKind::Stale {
+                expected_seq: e,
+                found_seq: found,
+            }),
+            _ => Some(FailureKind::NewerThanExpected {
+                expected_seq: e,
+                found_seq: found,
+            }),
+        }
     }
 
     fn bad_header_kind(&self, e: HeaderError, phys: &[u8]) -> FailureKind {
@@ -479,18 +527,21 @@ impl Verifier {
             HeaderError::Checksum { stored, computed } => {
                 FailureKind::HeaderChecksum { stored, computed }
             }
-            HeaderError::BadLength { hdr_len } => FailureKind::HeaderInvalid { hdr_len },
-            // The length field claims a header longer than the interval holds.
+            // A valid header whose type needs a longer header than the interval holds.
             HeaderError::TooShort { .. } => {
-                let b = &phys[self.voff..];
-                FailureKind::HeaderInvalid {
-                    hdr_len: u16::from_le_bytes([b[6], b[7]]),
+                let found = phys
+                    .get(self.voff + 2..self.voff + 4)
+                    .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+                FailureKind::MethodMismatch {
+                    found_method: found,
+                    expected_method: self.method_name(),
                 }
             }
         }
     }
 
-    /// The header's fields against what this interval must carry.
+    /// The header's fields against what this interval must carry (fio's checks: type, length,
+    /// offset).
     fn header_mismatch(
         &self,
         m: HdrMethod,
@@ -498,10 +549,9 @@ impl Verifier {
         len: usize,
         abs: u64,
     ) -> Option<FailureKind> {
-        if hdr.version != VERSION || hdr.method != m.code() || hdr.hdr_len as usize != m.hdr_len() {
+        if hdr.hdr_method() != Some(m) {
             return Some(FailureKind::MethodMismatch {
-                found_version: hdr.version,
-                found_method: hdr.method,
+                found_method: hdr.verify_type,
                 expected_method: m.name(),
             });
         }
@@ -510,14 +560,6 @@ impl Verifier {
         }
         if hdr.offset != abs {
             return Some(FailureKind::WrongOffset { found: hdr.offset });
-        }
-        if hdr.job_id != self.job_id || hdr.seed != self.seed {
-            return Some(FailureKind::ForeignWriter {
-                expected_job: self.job_id,
-                found_job: hdr.job_id,
-                expected_seed: self.seed,
-                found_seed: hdr.seed,
-            });
         }
         None
     }
@@ -533,22 +575,17 @@ impl Verifier {
         }
     }
 
-    /// Fast path: does the data match the header (checksum) or the pattern?
-    fn data_matches(&self, m: HdrMethod, phys: &[u8], hdr: &Header) -> bool {
+    /// Fast path: does the data match the header (checksum) or the pattern? The pattern
+    /// starts at the block's first byte (`at`: block offset, interval position), as fio fills.
+    fn data_matches(&self, m: HdrMethod, phys: &[u8], hdr: &Header, at: (u64, u64)) -> bool {
         let h = m.hdr_len();
         let segs = self.data_segments(phys, h);
         match m {
             HdrMethod::Sum(a) => a.sum(&segs) == hdr.sum,
             HdrMethod::Pattern => {
-                let mut phase = hdr
-                    .offset
-                    .wrapping_sub(hdr.io_offset)
-                    .wrapping_add(h as u64);
+                let mut phase = at.1.wrapping_add(h as u64);
                 segs.iter().all(|s| {
-                    let ok = self
-                        .pattern_of(hdr.io_offset, phase)
-                        .first_mismatch(s)
-                        .is_none();
+                    let ok = self.pattern_of(at.0, phase).first_mismatch(s).is_none();
                     phase = phase.wrapping_add(s.len() as u64);
                     ok
                 })
@@ -556,30 +593,68 @@ impl Verifier {
         }
     }
 
-    /// Slow path after a data mismatch: regenerate what the header's write produced and compare
-    /// sector by sector to tell a torn write from corruption.
-    fn bad_data_kind(&self, m: HdrMethod, phys: &[u8], hdr: &Header) -> FailureKind {
+    /// Compares the interval with what the header's write produced (fiox's data is a function
+    /// of the header's seed and offset), sector by sector.
+    fn regen_diff(&self, m: HdrMethod, phys: &[u8], hdr: &Header, at: (u64, u64)) -> SectorDiff {
         let mut exp = vec![0u8; phys.len()];
-        let stamp = Stamp {
-            io_offset: hdr.io_offset,
-            io_len: hdr.io_len,
-            seq: hdr.seq,
-            time_ns: hdr.write_time_ns,
-        };
-        self.fill_interval(m, &mut exp, hdr.offset.wrapping_sub(hdr.io_offset), stamp);
-        let d = diff_sectors(phys, &exp, hdr.offset);
+        self.fill_interval(m, &mut exp, at.0, at.1, *hdr);
+        diff_sectors(phys, &exp, hdr.offset)
+    }
+
+    /// fio's "sha512" value covers only 128 bytes of the data (see `sum`), so an intact digest
+    /// proves little: the data is also compared with its regeneration. Data that differs in
+    /// every sector was not written by fiox's generator (fio's own data) and passes, as in fio.
+    fn weak_digest_damage(
+        &self,
+        m: HdrMethod,
+        phys: &[u8],
+        hdr: &Header,
+        at: (u64, u64),
+    ) -> Option<FailureKind> {
+        if m != HdrMethod::Sum(Algo::Sha512) {
+            return None;
+        }
+        let d = self.regen_diff(m, phys, hdr, at);
+        if d.bad_sectors == 0 || d.bad_sectors == d.sectors && d.all_whole {
+            return None;
+        }
+        Some(self.kind_of_diff(m, phys, hdr, d))
+    }
+
+    /// Slow path after a data mismatch: regenerate what the header's write produced and compare
+    /// sector by sector to tell a torn write from corruption. Data that differs everywhere was
+    /// not regenerable (written by fio, whose generator fiox does not share) and is reported as
+    /// a checksum mismatch.
+    fn bad_data_kind(
+        &self,
+        m: HdrMethod,
+        phys: &[u8],
+        hdr: &Header,
+        at: (u64, u64),
+    ) -> FailureKind {
+        let mut d = self.regen_diff(m, phys, hdr, at);
+        if matches!(m, HdrMethod::Sum(_)) && d.bad_sectors == d.sectors && d.all_whole {
+            d.first_bad_byte = None;
+            d.bad_bytes = 0;
+            d.all_whole = false;
+        }
+        self.kind_of_diff(m, phys, hdr, d)
+    }
+
+    /// The failure a sector comparison shows.
+    fn kind_of_diff(&self, m: HdrMethod, phys: &[u8], hdr: &Header, d: SectorDiff) -> FailureKind {
         match m {
             HdrMethod::Pattern => {
                 let i = d.first_bad_byte.unwrap_or(0);
                 FailureKind::PatternMismatch {
                     at: hdr.offset.wrapping_add(i as u64),
-                    expected: exp.get(i).copied().unwrap_or(0),
+                    expected: d.first_expected,
                     found: phys.get(i).copied().unwrap_or(0),
                     bad_bytes: d.bad_bytes,
                 }
             }
             HdrMethod::Sum(_) if d.bad_sectors > 0 && d.all_whole => FailureKind::Torn {
-                found_seq: hdr.seq,
+                found_seq: u64::from(hdr.numberio) + 1,
                 first_bad: hdr.offset.wrapping_add(d.first_bad_sector as u64),
                 bad_sectors: d.bad_sectors,
                 zero_sectors: d.zero_sectors,
@@ -610,20 +685,26 @@ impl Verifier {
                 Some(v)
             }
             Mode::Header(m) => {
-                let own = f.header.filter(|h| h.offset == f.offset);
-                let seq = f.expected_seq.or(own.map(|h| h.seq))?;
-                let time_ns = own.filter(|h| h.seq == seq).map_or(0, |h| h.write_time_ns);
                 if len < self.min_interval() {
                     return None;
                 }
-                let mut v = vec![0u8; len];
-                let stamp = Stamp {
-                    io_offset: f.block_offset,
-                    io_len: u32::try_from(f.block_len).ok()?,
-                    seq,
-                    time_ns,
+                let own = f.header.filter(|h| h.offset == f.offset);
+                let tpl = match f.expected_seq {
+                    Some(seq) => {
+                        let mut t = self.template(f.offset, seq, 0);
+                        // The write time is known when the header found is the expected one.
+                        if let Some(h) =
+                            own.filter(|h| h.rand_seed == t.rand_seed && h.numberio == t.numberio)
+                        {
+                            (t.time_sec, t.time_nsec, t.thread) =
+                                (h.time_sec, h.time_nsec, h.thread);
+                        }
+                        t
+                    }
+                    None => own?,
                 };
-                self.fill_interval(m, &mut v, pos, stamp);
+                let mut v = vec![0u8; len];
+                self.fill_interval(m, &mut v, f.block_offset, pos, tpl);
                 Some(v)
             }
         }
@@ -644,6 +725,8 @@ struct SectorDiff {
     /// Bad sectors that read back as all zeros.
     zero_sectors: u64,
     first_bad_sector: usize,
+    /// The regenerated byte at `first_bad_byte`.
+    first_expected: u8,
     /// Every bad sector differs in at least half its bytes (whole-sector replacement).
     all_whole: bool,
 }
@@ -658,6 +741,7 @@ fn diff_sectors(got: &[u8], want: &[u8], base: u64) -> SectorDiff {
         bad_sectors: 0,
         zero_sectors: 0,
         first_bad_sector: 0,
+        first_expected: 0,
         all_whole: true,
     };
     let mut start = 0usize;
@@ -678,6 +762,7 @@ fn diff_sectors(got: &[u8], want: &[u8], base: u64) -> SectorDiff {
                     .zip(&want[start..end])
                     .position(|(a, b)| a != b);
                 d.first_bad_byte = i.map(|i| start + i);
+                d.first_expected = i.map_or(0, |i| want[start + i]);
             }
             d.bad_sectors += 1;
             d.zero_sectors += u64::from(got[start..end].iter().all(|&b| b == 0));
@@ -736,10 +821,10 @@ mod tests {
             Verifier::new(&s, 0, 0),
             Err(VerifyError::IntervalZero)
         ));
-        s.verify_interval = Some(64);
+        s.verify_interval = Some(48);
         let e = Verifier::new(&s, 0, 0).unwrap_err().to_string();
         assert!(
-            e.contains("verify_interval=64") && e.contains("80 bytes"),
+            e.contains("verify_interval=48") && e.contains("56 bytes"),
             "{e}"
         );
         s.verify_interval = None;
@@ -756,14 +841,14 @@ mod tests {
     #[test]
     fn block_length_validation() {
         let v = Verifier::new(&spec(VerifyMethod::Sha512), 0, 0).unwrap();
-        assert_eq!(v.header_len(), 128);
-        assert!(v.validate_block_len(128).is_ok());
+        assert_eq!(v.header_len(), 168);
+        assert!(v.validate_block_len(168).is_ok());
         let e = v.validate_block_len(100).unwrap_err().to_string();
         assert!(e.contains("block size 100") && e.contains("sha512"), "{e}");
         let mut small = vec![0u8; 100];
         assert!(v.fill_write(&mut small, 0, 1, 0).is_err());
         let f = v.check(&small, 0, Expect::Any).unwrap_err();
-        assert_eq!(f.kind, FailureKind::ShortBlock { need: 128 });
+        assert_eq!(f.kind, FailureKind::ShortBlock { need: 168 });
     }
 
     #[test]
@@ -778,8 +863,8 @@ mod tests {
         for i in 0..4u64 {
             let h = Header::decode(&b[(i * 1024) as usize..]).unwrap();
             assert_eq!(
-                (h.offset, h.len, h.seq, h.io_offset, h.io_len),
-                (8192 + i * 1024, 1024, 3, 8192, 4096)
+                (h.offset, h.len, h.numberio, h.rand_seed),
+                (8192 + i * 1024, 1024, 2, v.write_seed(3))
             );
         }
         assert_eq!(v.check(&b, 8192, Expect::Seq(3)), Ok(()));
@@ -793,7 +878,7 @@ mod tests {
         let b = written(&v, 4096, 0, 1);
         assert!(Header::decode(&b).is_err());
         let h = Header::decode(&b[512..]).unwrap();
-        assert_eq!((h.job_id, h.seed, h.offset), (5, 6, 0));
+        assert_eq!((h.thread, h.rand_seed, h.offset), (6, v.write_seed(1), 0));
         assert_eq!(v.check(&b, 0, Expect::Seq(1)), Ok(()));
         let mut bad = b.clone();
         bad[3000] ^= 1;
@@ -890,7 +975,7 @@ mod tests {
             let f = v.check(&bad, 40960, Expect::Seq(9)).unwrap_err();
             let exp = v.expected_bytes(&f).unwrap();
             // Write-time field and header crc of the swapped header differ.
-            let (hs, he, cs) = (256 + 40, 256 + 48, 256 + 60);
+            let (hs, he, cs) = (256 + 24, 256 + 32, 256 + 36);
             assert!(exp[..hs] == b[2048..2048 + hs]);
             assert!(exp[he..cs] == b[2048 + he..2048 + cs]);
             assert!(exp[cs + 4..] == b[2048 + cs + 4..3072]);

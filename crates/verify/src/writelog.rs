@@ -3,8 +3,9 @@
 //! self-consistent block behind, is caught). Memory is one `u64` per granule (the smallest block
 //! or verify interval) of the parts of the file that were touched, kept in 32 KiB pages.
 //!
-//! `save`/`load` implement `verify_state_save` / `verify_state_load` with a versioned binary
-//! file (all integers little-endian):
+//! `save`/`load` implement `verify_state_save` / `verify_state_load`. A state file is fio's
+//! (see [`crate::fiostate`]), which fio loads, followed by fiox's write log in this versioned
+//! binary form, which fio ignores (all integers little-endian; offsets from its start):
 //!
 //! | offset | size   | field                                            |
 //! |--------|--------|--------------------------------------------------|
@@ -23,6 +24,7 @@
 //! A run is a maximal range of consecutive granules holding the same write.
 
 use crate::error::VerifyError;
+use crate::fiostate::FioState;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -388,12 +390,12 @@ impl WriteLog {
         Ok(())
     }
 
-    /// Writes the state file atomically: into a new temporary file created exclusively
+    /// Writes the state file (`fio`'s state, then this log) atomically: into a new temporary file created exclusively
     /// (`O_EXCL`, so never through a symlink or over another file) in the same directory, then
     /// renamed over `path`, only when `path` is absent or is a state file fiox wrote. Anything
     /// else at `path` (a user's file, a symlink, a directory) is left alone and refused: the
     /// name is implicit (`local-<job>-<index>-verify.state`), the user never asked to replace it.
-    pub fn save(&self, path: &Path, ident: StateIdent) -> Result<(), VerifyError> {
+    pub fn save(&self, path: &Path, ident: StateIdent, fio: &FioState) -> Result<(), VerifyError> {
         let refuse = |reason: String| VerifyError::StateFile {
             path: path.to_path_buf(),
             reason,
@@ -405,8 +407,8 @@ impl WriteLog {
         };
         let (tmp, f) = create_temp(path).map_err(io)?;
         let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        let written = self
-            .encode_to(ident, &mut w)
+        let written = std::io::Write::write_all(&mut w, &fio.encode())
+            .and_then(|()| self.encode_to(ident, &mut w))
             .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
             .and_then(|f| f.sync_all())
             .and_then(|()| std::fs::rename(&tmp, path));
@@ -417,15 +419,47 @@ impl WriteLog {
         Ok(())
     }
 
-    /// Reads a state file written by [`WriteLog::save`].
-    pub fn load(path: &Path) -> Result<(WriteLog, StateIdent), VerifyError> {
+    /// Reads a state file: fio's (written by fio, or by [`WriteLog::save`] with fiox's log
+    /// after it), or an older fiox's log alone.
+    pub fn load(path: &Path) -> Result<SavedState, VerifyError> {
         let bytes = std::fs::read(path).map_err(|source| VerifyError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        WriteLog::decode(&bytes).map_err(|reason| VerifyError::StateFile {
+        SavedState::decode(&bytes).map_err(|reason| VerifyError::StateFile {
             path: path.to_path_buf(),
             reason,
+        })
+    }
+}
+
+/// What a state file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedState {
+    /// fio's part (absent in an older fiox's file).
+    pub fio: Option<FioState>,
+    /// fiox's write log and whose it is (absent in a file fio wrote).
+    pub log: Option<(WriteLog, StateIdent)>,
+}
+
+impl SavedState {
+    /// Parses a state file's bytes. Never panics; the error says what is wrong.
+    pub fn decode(b: &[u8]) -> Result<SavedState, String> {
+        if b.starts_with(STATE_MAGIC) {
+            return Ok(SavedState {
+                fio: None,
+                log: Some(WriteLog::decode(b)?),
+            });
+        }
+        let (fio, rest) = FioState::decode(b)?;
+        let log = if rest.is_empty() {
+            None
+        } else {
+            Some(WriteLog::decode(rest).map_err(|e| format!("fiox's log after fio's state: {e}"))?)
+        };
+        Ok(SavedState {
+            fio: Some(fio),
+            log,
         })
     }
 }
@@ -453,7 +487,7 @@ fn check_replaceable(path: &Path) -> Result<(), String> {
     let read = std::fs::File::open(path).and_then(|f| {
         std::io::Read::read_to_end(&mut std::io::Read::take(f, FIO_STATE_MAX), &mut head)
     });
-    if read.is_ok() && (head.starts_with(STATE_MAGIC) || is_fio_state(&head)) {
+    if read.is_ok() && (head.starts_with(STATE_MAGIC) || FioState::is_fio_state(&head)) {
         return Ok(());
     }
     Err(format!(
@@ -466,19 +500,6 @@ fn check_replaceable(path: &Path) -> Result<(), String> {
 
 /// Largest fio state file recognised (fio's holds a few records per file and queue entry).
 const FIO_STATE_MAX: u64 = 1 << 20;
-
-/// fio's verify state file: header (version 3, body size, crc32c of the body; u64 LE each),
-/// then the body. fio's crc32c leaves out the final inversion (0x8278299a where the standard
-/// value is 0x7d87d665).
-fn is_fio_state(b: &[u8]) -> bool {
-    const HDR: usize = 24;
-    if b.len() < HDR {
-        return false;
-    }
-    let (version, size, crc) = (u64_at(b, 0), u64_at(b, 8), u64_at(b, 16));
-    let body = crc32c::crc32c(&b[HDR..]);
-    version == 3 && size == (b.len() - HDR) as u64 && (crc == u64::from(!body))
-}
 
 /// A new file next to `path` named `<path>.<pid>.<n>.tmp`, created exclusively.
 fn create_temp(path: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
@@ -661,8 +682,8 @@ mod tests {
             seed: 2,
             file_no: 1,
         };
-        log.save(&path, ident).unwrap();
-        let (back, id) = WriteLog::load(&path).unwrap();
+        log.save(&path, ident, &FioState::default()).unwrap();
+        let (back, id) = WriteLog::load(&path).unwrap().log.unwrap();
         assert_eq!((back, id), (log, ident));
         std::fs::write(
             &path,
@@ -691,31 +712,40 @@ mod tests {
         };
         let mut log = WriteLog::new(4096).unwrap();
         log.record(0, 4096, 1);
-        log.save(&path, ident).unwrap();
+        log.save(&path, ident, &FioState::default()).unwrap();
         log.record(4096, 4096, 2);
-        log.save(&path, ident)
+        log.save(&path, ident, &FioState::default())
             .expect("a previous fiox state is replaced");
-        assert_eq!(WriteLog::load(&path).unwrap().0, log);
+        assert_eq!(WriteLog::load(&path).unwrap().log.unwrap().0, log);
         // fio's state file of the same name (header: version 3, size, fio's crc32c).
-        let body = vec![7u8; 168];
+        let mut body = vec![0u8; 168];
+        body[8] = 1; // depth 1
+        body[12] = 1; // one file
         let mut fio = 3u64.to_le_bytes().to_vec();
         fio.extend(168u64.to_le_bytes());
         fio.extend(u64::from(!crc32c::crc32c(&body)).to_le_bytes());
         fio.extend(&body);
         std::fs::write(&path, &fio).unwrap();
-        log.save(&path, ident).expect("fio's state is replaced");
+        log.save(&path, ident, &FioState::default())
+            .expect("fio's state is replaced");
         // A user's file is not.
         std::fs::write(&path, b"notes").unwrap();
-        let e = log.save(&path, ident).unwrap_err().to_string();
+        let e = log
+            .save(&path, ident, &FioState::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not a fiox verify state file"), "{e}");
         assert_eq!(std::fs::read(&path).unwrap(), b"notes");
         // Nor is anything behind a symlink, even a state file.
         let target = dir.join("target.state");
-        log.save(&target, ident).unwrap();
+        log.save(&target, ident, &FioState::default()).unwrap();
         let before = std::fs::read(&target).unwrap();
         std::fs::remove_file(&path).unwrap();
         std::os::unix::fs::symlink(&target, &path).unwrap();
-        let e = log.save(&path, ident).unwrap_err().to_string();
+        let e = log
+            .save(&path, ident, &FioState::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("symbolic link"), "{e}");
         assert_eq!(std::fs::read(&target).unwrap(), before);
         let mut names: Vec<_> = std::fs::read_dir(&dir)

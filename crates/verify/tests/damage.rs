@@ -340,12 +340,13 @@ fn verify_only_rerun_and_state_file_find_the_same() {
                 seed: SEED,
                 file_no: 0,
             },
+            &fiox_verify::FioState::default(),
         )
         .unwrap();
 
     // A later run: a new verifier from the same job values, the log from the state file.
     let v2 = Verifier::new(&s, JOB, SEED).unwrap();
-    let (log, ident) = WriteLog::load(&state).unwrap();
+    let (log, ident) = WriteLog::load(&state).unwrap().log.unwrap();
     assert_eq!(
         ident,
         StateIdent {
@@ -375,9 +376,19 @@ fn verify_only_rerun_and_state_file_find_the_same() {
     assert!(dir.join(format!("datafile.{}.received", 6 * BS)).exists());
     std::fs::remove_dir_all(&dir).unwrap();
 
-    // Another job or seed reading the file sees foreign blocks.
-    let other = Verifier::new(&s, JOB + 1, SEED).unwrap();
+    // Another job reading the file accepts the intact blocks (as fio does); in strict mode it
+    // sees foreign blocks, by thread number alone or by the write seed of the expected write.
+    let mut other = Verifier::new(&s, JOB + 1, SEED).unwrap();
+    assert_eq!(other.check(&d.data[..BS], 0, Expect::Any), Ok(()));
+    other.set_strict(true);
     let f = other.check(&d.data[..BS], 0, Expect::Any).unwrap_err();
+    assert_eq!(f.kind.name(), "foreign-writer");
+    let mut reseeded = Verifier::new(&s, JOB, SEED + 1).unwrap();
+    assert_eq!(reseeded.check(&d.data[..BS], 0, Expect::Log(&log)), Ok(()));
+    reseeded.set_strict(true);
+    let f = reseeded
+        .check(&d.data[..BS], 0, Expect::Log(&log))
+        .unwrap_err();
     assert_eq!(f.kind.name(), "foreign-writer");
 }
 

@@ -5,7 +5,7 @@
 
 use fiox_job::{
     Ddir, FileServiceType, JobSpec, RandomDistribution, RandomGenerator, RwMode, SizeSpec,
-    VerifyMethod, Zone,
+    VerifyMethod, Zone, ZoneMode,
 };
 
 use crate::dist::{zone_table, ZoneSlot};
@@ -113,6 +113,37 @@ pub(crate) struct Cfg {
     /// I/O an engine completes inline, as every sync engine does, is not counted).
     pub(crate) engine_queues: bool,
     pub(crate) number_ios: u64,
+    /// `zonemode=strided`: I/O moves through zones of the file (None: whole file).
+    pub(crate) strided: Option<Strided>,
+}
+
+/// fio's strided zones: `size` bytes of I/O in the `range` bytes from the zone start, then
+/// the zone start moves by `range + skip` (back to the file's start past its end).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Strided {
+    pub(crate) size: u64,
+    pub(crate) range: u64,
+    pub(crate) skip: u64,
+}
+
+/// fio's zone options check (`fixup_options`): strided needs zonesize; zonesize needs
+/// strided; zonerange defaults to zonesize.
+fn strided(job: &JobSpec) -> Result<Option<Strided>, WorkloadError> {
+    let z = &job.zone;
+    match (z.mode, z.size) {
+        (ZoneMode::Strided, 0) => Err(WorkloadError::BadZoneMode(
+            "zonemode=strided needs zonesize (fio refuses it too)",
+        )),
+        (ZoneMode::Strided, size) => Ok(Some(Strided {
+            size,
+            range: if z.range == 0 { size } else { z.range },
+            skip: z.skip,
+        })),
+        (ZoneMode::None, 0) => Ok(None),
+        (ZoneMode::None, _) => Err(WorkloadError::BadZoneMode(
+            "zonesize needs zonemode=strided (fio refuses zonemode=none with zonesize too)",
+        )),
+    }
 }
 
 const DIR_NAMES: [&str; 3] = ["read", "write", "trim"];
@@ -340,6 +371,7 @@ impl Cfg {
             pass_budget,
             engine_queues: engine_queues(&job.ioengine, job.iodepth),
             number_ios,
+            strided: strided(job)?,
         })
     }
 

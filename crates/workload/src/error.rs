@@ -20,6 +20,8 @@ pub enum WorkloadError {
     BlockSizeTooLarge { bs: u64, size: u64 },
     #[error("random_distribution=zoned{abs}: {what}")]
     BadZones { abs: &'static str, what: String },
+    #[error("{0}")]
+    BadZoneMode(&'static str),
     #[error("random_distribution: {0}")]
     BadDistribution(String),
     #[error("random_generator=lfsr: {0}")]

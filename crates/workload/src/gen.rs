@@ -61,6 +61,9 @@ pub(crate) const NONE: u64 = u64::MAX;
 #[derive(Debug, Clone)]
 pub(crate) struct FileState {
     pub(crate) file_offset: u64,
+    /// Where the extent starts (`file_offset` moves with strided zones; fio's
+    /// `get_start_offset` brings it back here).
+    pub(crate) start_offset: u64,
     pub(crate) io_size: u64,
     pub(crate) real_size: u64,
     pub(crate) last_pos: [u64; 3],
@@ -161,6 +164,8 @@ pub struct Generator {
     /// Files that wrapped around inside a pass since the caller last asked (a time_based job
     /// rewinding its file): fio drops their page cache then.
     pub(crate) wrapped: Vec<u32>,
+    /// Bytes of I/O in the current strided zone (fio's `zone_bytes`).
+    pub(crate) zone_bytes: u64,
 }
 
 /// Per-file state for the extents, checked against the real sizes.
@@ -189,8 +194,14 @@ fn file_states(
         if cfg.random && !cfg.lfsr && blocks > u32::MAX as u64 {
             cfg.use64 = true;
         }
+        // Strided zones: random offsets are drawn inside one zone range (fio's last_block).
+        let span = match cfg.strided {
+            Some(z) => z.range,
+            None => f.size.min(real),
+        };
         out.push(FileState {
             file_offset: f.offset,
+            start_offset: f.offset,
             io_size: f.size,
             real_size: real,
             last_pos: [f.offset; 3],
@@ -200,7 +211,7 @@ fn file_states(
             map: None,
             lfsr: None,
             dist: None,
-            lastb: Ddir::ALL.map(|d| cfg.last_block(f.size.min(real), d)),
+            lastb: Ddir::ALL.map(|d| cfg.last_block(span, d)),
         });
     }
     Ok(out)
@@ -251,6 +262,14 @@ impl Generator {
         let mut cfg = Cfg::new(job, io_bytes, total)?;
         let randseed = opts.seed.unwrap_or(job.rand.randseed);
         let thread_number = job.index + 1;
+        // fio: strided zones only work with one file open at a time.
+        let open = match job.files.openfiles as usize {
+            0 => files.len(),
+            n => n.min(files.len()),
+        };
+        if open > 1 {
+            cfg.strided = None;
+        }
         let fstates = file_states(&mut cfg, files, opts)?;
         let seeds = Seeds::derive(randseed, thread_number, cfg.randrepeat, cfg.random);
         let st = Streams::new(&cfg, &seeds, files.len());
@@ -276,6 +295,7 @@ impl Generator {
             stat_bytes: [0; 3],
             nr_open: 0,
             wrapped: Vec::new(),
+            zone_bytes: 0,
             open_cap: match job.files.openfiles as usize {
                 0 => files.len(),
                 n => n.min(files.len()),
@@ -293,8 +313,9 @@ impl Generator {
         let range_size = self.cfg.dir[0].min_bs.min(self.cfg.dir[1].min_bs);
         let tn = job.index + 1;
         let block_seed = self.seeds.get(Stream::Block);
+        let zone_range = self.cfg.strided.map(|z| z.range);
         for (i, f) in self.files.iter_mut().enumerate() {
-            let fsize = f.real_size.min(f.io_size);
+            let fsize = zone_range.unwrap_or(f.real_size.min(f.io_size));
             let seed = if self.cfg.randrepeat {
                 let h = match &opts.file_names {
                     Some(n) => jhash(n[i].as_bytes(), 0),

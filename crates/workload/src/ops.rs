@@ -138,6 +138,9 @@ impl Generator {
                 Ddir::Write
             };
         }
+        if self.cfg.strided.is_some() {
+            self.strided_zone(fi, ddir);
+        }
         let offset = self.next_offset(fi, ddir)?;
         let mut len = self.next_buflen(fi, ddir, offset)?;
         let f = &mut self.files[fi];
@@ -158,12 +161,38 @@ impl Generator {
         f.last_pos[ddir.index()] = offset + len;
         // The I/O unit's "may overlap" flag clears when it completes, before its next use.
         self.busy_ok = false;
+        self.zone_bytes += len;
         Some(IoReq {
             ddir,
             file: fi as u32,
             offset,
             len: len as u32,
         })
+    }
+
+    /// fio's `setup_strided_zone_mode`: after `zonesize` bytes move to the next zone (wrapping
+    /// to the start past the file's end); inside a zone, wrap to its start past `zonerange`;
+    /// at each `zonerange` of I/O reset the file's random map.
+    fn strided_zone(&mut self, fi: usize, ddir: Ddir) {
+        let Some(z) = self.cfg.strided else {
+            return;
+        };
+        let d = ddir.index();
+        let f = &mut self.files[fi];
+        if self.zone_bytes >= z.size {
+            self.zone_bytes = 0;
+            f.file_offset = f.file_offset.saturating_add(z.range.saturating_add(z.skip));
+            if f.file_offset >= f.real_size {
+                f.file_offset = f.start_offset;
+            }
+            f.last_pos[d] = f.file_offset;
+        }
+        if f.last_pos[d] >= f.file_offset.saturating_add(z.range) {
+            f.last_pos[d] = f.file_offset;
+        }
+        if self.zone_bytes.is_multiple_of(z.range) {
+            self.reset_file(fi);
+        }
     }
 
     /// fio's `get_rw_ddir`: for mixed jobs, stay in a direction for a while, then redraw.

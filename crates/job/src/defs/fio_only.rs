@@ -360,11 +360,6 @@ pub static OPTS: &[OptDef] = &[
         .range(0, i64::MAX)
         .engines(&["netsplice", "net"]),
     known("uid", K::Int, C::General),
-    known(
-        "unified_rw_reporting",
-        K::Choice(&["none", "mixed", "both", "0", "1", "2"]),
-        C::General,
-    ),
     known("unique_filename", K::Bool, C::Files),
     known("uri", K::Str, C::Engine).engines(&["nbd"]),
     known(

@@ -36,7 +36,9 @@ pub(super) static OPTS: &[OptDef] = &[
     .range(0, 100)
     .long("Sets rwmixread to 100 minus this value; the last of the two given wins."),
     OptDef::new("bs", K::Complex("size[,size][,size] (read,write,trim)"), C::Io, "Block size, per direction", |j, v| {
-        let parsed = per_dir_sizes(v, |s| value::parse_size(s, v.kb_base))?;
+        let mut notes = Vec::new();
+        let parsed = per_dir_sizes(v, |s| lenient_bs(s, v.kb_base, "bs", &mut notes))?;
+        j.notes.append(&mut notes);
         for (d, bs) in parsed {
             if bs == 0 {
                 return Err("block size must be at least 1 byte".into());
@@ -60,10 +62,9 @@ pub(super) static OPTS: &[OptDef] = &[
     .alias(&["blockalign"])
     .long("Defaults to the minimum block size of the direction."),
     OptDef::new("bsrange", K::Complex("range[,range][,range] (a-b)"), C::Io, "Block size range, per direction", |j, v| {
-        let parsed = per_dir_sizes(v, |s| {
-            let (a, b) = value::split_range(s);
-            Ok((value::parse_size(a, v.kb_base)?, value::parse_size(b, v.kb_base)?))
-        })?;
+        let mut notes = Vec::new();
+        let parsed = per_dir_sizes(v, |s| parse_bsrange(s, v.kb_base, &mut notes))?;
+        j.notes.append(&mut notes);
         for (d, (lo, hi)) in parsed {
             if lo == 0 {
                 return Err("block size must be at least 1 byte".into());
@@ -76,7 +77,10 @@ pub(super) static OPTS: &[OptDef] = &[
     .alias(&["blocksize_range"])
     .long("Sizes are multiples of the minimum unless bs_unaligned is set."),
     OptDef::new("bssplit", K::Complex("bs/pct:bs/pct...[,...][,...]"), C::Io, "Weighted mix of block sizes, per direction", |j, v| {
-        for (d, split) in per_dir_sizes(v, |s| parse_bssplit(s, v.kb_base))? {
+        let mut notes = Vec::new();
+        let parsed = per_dir_sizes(v, |s| parse_bssplit_noted(s, v.kb_base, &mut notes))?;
+        j.notes.append(&mut notes);
+        for (d, split) in parsed {
             let min = split.iter().map(|e| e.0).min().unwrap_or(4096);
             let max = split.iter().map(|e| e.0).max().unwrap_or(4096);
             *j.bs.get_mut(d) = BsSpec { min, max, split };
@@ -229,7 +233,7 @@ pub(super) static OPTS: &[OptDef] = &[
 /// Apply a per-direction triplet: returns the directions given and their parsed values.
 fn per_dir_sizes<T>(
     v: &Val,
-    parse: impl Fn(&str) -> Result<T, String>,
+    mut parse: impl FnMut(&str) -> Result<T, String>,
 ) -> Result<Vec<(crate::Ddir, T)>, String> {
     let parts = value::split_triplet(v.raw)?;
     let mut out = Vec::new();
@@ -242,6 +246,116 @@ fn per_dir_sizes<T>(
         return Err("no value given".into());
     }
     Ok(out)
+}
+
+/// A block size in fiox's syntax, else as fio reads it ([`value::fio_lenient_size`]) with a
+/// note naming what fio (and so fiox) ignored.
+fn lenient_bs(s: &str, kb_base: u32, opt: &str, notes: &mut Vec<String>) -> Result<u64, String> {
+    let strict = match value::parse_size(s, kb_base) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    // Where fio refuses too, fiox's own message says more.
+    let (v, ignored) = value::fio_lenient_size(s, kb_base).map_err(|_| strict)?;
+    if !ignored.is_empty() {
+        notes.push(format!(
+            "{opt}: '{}' read as {v} bytes, as fio 3.33 reads it: '{ignored}' ignored",
+            s.trim()
+        ));
+    }
+    Ok(v)
+}
+
+/// One `bsrange` field as fio reads it: split at the first `-`, else the first `:`, each side
+/// a size with whatever follows its number and unit ignored (so
+/// `512/25:1k:25:2k:25:4k/25` is 512-1k); the bounds in either order.
+fn parse_bsrange(s: &str, kb_base: u32, notes: &mut Vec<String>) -> Result<(u64, u64), String> {
+    let t = s.trim();
+    // As fio: no separator is an error (fio does not read `4k` as 4k-4k).
+    let at = t
+        .find('-')
+        .or_else(|| t.find(':'))
+        .ok_or_else(|| format!("'{t}' is not a range: write low-high, e.g. 4k-16k"))?;
+    let (a, b) = value::split_range(s);
+    if let (Ok(a), Ok(b)) = (value::parse_size(a, kb_base), value::parse_size(b, kb_base)) {
+        return Ok((a, b));
+    }
+    let mut lost = Vec::new();
+    let mut side = |x: &str| -> Result<u64, String> {
+        let (v, ignored) = value::fio_lenient_size(x, kb_base)?;
+        if !ignored.is_empty() {
+            lost.push(format!("'{ignored}' after {v}"));
+        }
+        Ok(v)
+    };
+    let (lo, hi) = (side(&t[..at])?, side(&t[at + 1..])?);
+    notes.push(format!(
+        "bsrange: '{t}' read as {}-{} as fio 3.33 reads it: {} ignored",
+        lo.min(hi),
+        lo.max(hi),
+        lost.join(", ")
+    ));
+    Ok((lo, hi))
+}
+
+/// `bssplit` with fio's leniency where fiox's syntax fails: sizes as fio reads them, shares
+/// read with atoi, and the list ending at an empty entry; a note says what was ignored.
+fn parse_bssplit_noted(
+    s: &str,
+    kb_base: u32,
+    notes: &mut Vec<String>,
+) -> Result<Vec<(u64, u32)>, String> {
+    let strict = parse_bssplit(s, kb_base);
+    if strict.is_ok() || s.trim().is_empty() {
+        return strict;
+    }
+    let mut fixed = Vec::new();
+    let mut lost = Vec::new();
+    let t = s.trim();
+    let mut parts = t.split(':');
+    for part in parts.by_ref() {
+        if part.is_empty() {
+            lost.push("the entries after an empty one".to_string());
+            break;
+        }
+        let (bs, pct) = part.split_once('/').unwrap_or((part, ""));
+        let Ok((v, ignored)) = value::fio_lenient_size(bs, kb_base) else {
+            return strict;
+        };
+        if !ignored.is_empty() {
+            lost.push(format!("'{ignored}' after {v}"));
+        }
+        let digits = pct
+            .trim_start()
+            .trim_start_matches(['+', '-'])
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        let lead = pct.len() - pct.trim_start().len();
+        let sign = usize::from(pct.trim_start().starts_with(['+', '-']));
+        let kept = &pct[..lead + sign + digits];
+        if kept.len() < pct.len() {
+            lost.push(format!(
+                "'{}' after share {}",
+                &pct[kept.len()..],
+                kept.trim()
+            ));
+        }
+        let kept = kept.trim();
+        if kept.is_empty() || kept.parse::<i64>().unwrap_or(0) <= 0 {
+            fixed.push(format!("{v}"));
+        } else {
+            fixed.push(format!("{v}/{}", kept.trim_start_matches('+')));
+        }
+    }
+    // Where fio's reading fails too, fiox's own message (about the value as written) stands.
+    let split = parse_bssplit(&fixed.join(":"), kb_base).or(strict)?;
+    notes.push(format!(
+        "bssplit: '{t}' read as '{}' as fio 3.33 reads it: {} ignored",
+        fixed.join(":"),
+        lost.join(", ")
+    ));
+    Ok(split)
 }
 
 /// `randrw:8` -> RwSpec.
@@ -387,7 +501,11 @@ mod tests {
             Some(|j| j.bs.read.min == 4096 && j.bs.write.min == 8192 && j.bs.trim.min == 4096),
         ),
         ("bs", "0", None),
-        ("bs", "4q", None),
+        (
+            "bs",
+            "4q",
+            Some(|j| j.bs.read.min == 4 && j.notes[0].contains("'q' ignored")),
+        ),
         (
             "ba",
             "4k",
@@ -410,6 +528,33 @@ mod tests {
             "blocksize_range",
             "1k:4k,8k-16k",
             Some(|j| j.bs.read.max == 4096 && j.bs.write.min == 8192),
+        ),
+        // fio's leniency: what follows a number and its unit is ignored, with a note.
+        (
+            "bsrange",
+            "512/25:1k:25:2k:25:4k/25",
+            Some(|j| {
+                (j.bs.read.min, j.bs.read.max, j.bs.write.max) == (512, 1024, 1024)
+                    && j.notes[0].contains("'/25' after 512")
+                    && j.notes[0].contains("':25:2k:25:4k/25' after 1024")
+            }),
+        ),
+        (
+            "bs",
+            "65536)",
+            Some(|j| j.bs.read.min == 65536 && j.notes[0].contains("')' ignored")),
+        ),
+        ("bs", "4kfoo", Some(|j| j.bs.read.min == 4096)),
+        ("bs", "k", None),
+        ("bs", ")4k", None),
+        ("bsrange", "4k", None),
+        (
+            "bssplit",
+            "4k/50):8k/x::16k/10",
+            Some(|j| {
+                j.bs.read.split == vec![(4096, 50), (8192, 50)]
+                    && j.notes[0].contains("'4096/50:8192'")
+            }),
         ),
         (
             "bssplit",
@@ -438,7 +583,11 @@ mod tests {
                 j.bs.read.split.len() == 2 && j.bs.write.split == vec![(4096, 90), (8192, 10)]
             }),
         ),
-        ("bssplit", "4k/x", None),
+        (
+            "bssplit",
+            "4k/x",
+            Some(|j| j.bs.read.split == vec![(4096, 100)] && !j.notes.is_empty()),
+        ),
         (
             "bssplit",
             "1k/:2k/:4k/",

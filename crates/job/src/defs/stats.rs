@@ -149,6 +149,12 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_only = v.bool()?;
         Ok(())
     }),
+    OptDef::new("verify_strict", K::Bool, C::Verify, "Also check that this job wrote each block (fiox)", |j, v| {
+        j.verify.verify_strict = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. On by itself with verify_only, which replays the job's own writes."),
     OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
         j.verify.verify_fatal = v.bool()?;
         Ok(())
@@ -242,40 +248,7 @@ fn reads_a_file(s: &str) -> bool {
 /// bytes each `%o` reserves (zeros here; the verifier pastes each write's offset there). A `%`
 /// inside a "string" is a plain character; any other `%` format is an error, as in fio.
 fn parse_verify_pattern(raw: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
-    let mut bytes = Vec::new();
-    let mut offsets = Vec::new();
-    let mut in_string = false;
-    let mut part_start = 0;
-    for (i, c) in raw.char_indices() {
-        match c {
-            '"' => in_string = !in_string,
-            '%' if !in_string => {
-                if i > part_start {
-                    bytes.extend(super::workload::parse_pattern(&raw[part_start..i])?);
-                }
-                if !raw[i..].starts_with(OFFSET_FORMAT) {
-                    return Err(format!(
-                        "unknown pattern format '{}': the only format is %o (the offset of each write)",
-                        raw[i..].chars().take(2).collect::<String>()
-                    ));
-                }
-                if offsets.len() == MAX_FORMATS {
-                    return Err(format!("at most {MAX_FORMATS} %o formats fit in a pattern"));
-                }
-                offsets.push(bytes.len());
-                bytes.extend([0u8; OFFSET_LEN]);
-                part_start = i + OFFSET_FORMAT.len();
-            }
-            _ => {}
-        }
-    }
-    if part_start < raw.len() {
-        bytes.extend(super::workload::parse_pattern(&raw[part_start..])?);
-    }
-    if bytes.is_empty() {
-        return Err("an empty pattern".into());
-    }
-    Ok((bytes, offsets))
+    super::workload::parse_fio_pattern(raw, Some((OFFSET_FORMAT, OFFSET_LEN, MAX_FORMATS)))
 }
 
 /// fiox's method for a `verify=` word already checked against the choice list; None for
@@ -406,6 +379,7 @@ mod tests {
         ),
         ("do_verify", "0", Some(|j| !j.verify.do_verify)),
         ("verify_only", "", Some(|j| j.verify.verify_only)),
+        ("verify_strict", "1", Some(|j| j.verify.verify_strict)),
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),

@@ -80,7 +80,7 @@ pub(super) static OPTS: &[OptDef] = &[
     .range(1, 1 << 30),
     OptDef::new("buffer_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Buffers, "Fill buffers with this byte pattern", |j, v| {
         super::forget(j, "buffer_pattern");
-        if let Some(note) = pattern_feature(v.raw) {
+        if let Some(note) = pattern_feature(v.raw).filter(|n| n.contains("file")) {
             super::record_value(j, "buffer_pattern", v.raw, note);
             return Ok(());
         }
@@ -138,11 +138,7 @@ pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("zonemode", K::Choice(&["none", "strided", "zbd"]), C::Io, "How zonesize/zonerange/zoneskip divide the file", |j, v| {
         super::forget(j, "zonemode");
         j.zone.mode = match v.choice()?.as_str() {
-            "strided" => {
-                // Parsed; the generator has no zones yet, so the job is refused when run.
-                super::record_value(j, "zonemode", "strided", "");
-                ZoneMode::Strided
-            }
+            "strided" => ZoneMode::Strided,
             "zbd" => {
                 // Zoned block devices: parsed, the job is refused when run.
                 super::record_value(j, "zonemode", "zbd", "zoned block devices");
@@ -302,65 +298,172 @@ pub(super) fn pattern_feature(s: &str) -> Option<&'static str> {
     None
 }
 
-/// fio's pattern syntax: `0x` hex bytes, `"text"`, decimal integers (little-endian, minimal
-/// length), concatenated without separators.
+/// fio's pattern syntax (fio 3.33's lib/pattern.c): `0x` hex bytes, `"text"`, decimal
+/// integers (little-endian, minimal length), concatenated without separators. No `%` formats
+/// (fio refuses them in `buffer_pattern`).
 pub fn parse_pattern(s: &str) -> Result<Vec<u8>, String> {
+    parse_fio_pattern(s, None).map(|(b, _)| b)
+}
+
+/// Longest pattern fio accepts (its MAX_PATTERN_SIZE).
+pub const MAX_PATTERN: usize = 512;
+
+/// fio's `parse_and_fill_pattern`: the bytes, and for each `format` (such as `%o`) found the
+/// position of the `len` zero bytes it reserves. `formats` None: any `%` is an error.
+pub fn parse_fio_pattern(
+    s: &str,
+    formats: Option<(&str, usize, usize)>,
+) -> Result<(Vec<u8>, Vec<usize>), String> {
     let mut out = Vec::new();
+    let mut at = Vec::new();
     let mut rest = s;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('"') {
-            let end = r.find('"').ok_or("unterminated \"string\" in pattern")?;
-            out.extend_from_slice(&r.as_bytes()[..end]);
-            rest = &r[end + 1..];
-        } else if rest.starts_with('\'') {
-            return Err("a pattern read from a file ('name') is a fio feature that fiox does not support yet".into());
-        } else if rest.starts_with('%') {
-            return Err(
-                "pattern formats such as %o are a fio feature that fiox does not support yet"
-                    .into(),
-            );
-        } else if rest.len() > 2 && (rest.starts_with("0x") || rest.starts_with("0X")) {
-            let digits = rest[2..].bytes().take_while(u8::is_ascii_hexdigit).count();
-            if digits == 0 {
-                return Err(format!("'{rest}' has no hex digits after 0x"));
-            }
-            let hex = &rest[2..2 + digits];
-            let padded = if hex.len() % 2 == 1 {
-                format!("0{hex}")
-            } else {
-                hex.to_string()
-            };
-            for i in (0..padded.len()).step_by(2) {
-                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|e| e.to_string())?);
-            }
-            rest = &rest[2 + digits..];
-        } else {
-            let len = rest
-                .char_indices()
-                .take_while(|&(i, c)| c.is_ascii_digit() || (i == 0 && c == '-'))
-                .count();
-            let num = &rest[..len];
-            let n: i64 = num
-                .parse()
-                .map_err(|_| format!("'{rest}' is not a valid pattern"))?;
-            if n < i32::MIN as i64 || n > i32::MAX as i64 {
-                return Err(format!("{n} does not fit in 32 bits"));
-            }
-            let mut u = n as i32 as u32;
-            if u == 0 {
-                out.push(0);
-            }
-            while u != 0 {
-                out.push((u & 0xff) as u8);
-                u >>= 8;
-            }
-            rest = &rest[len..];
-        }
-    }
-    if out.is_empty() {
+    if rest.is_empty() {
         return Err("empty pattern".into());
     }
-    Ok(out)
+    while !rest.is_empty() {
+        let before = out.len();
+        rest = match rest.as_bytes()[0] {
+            b'"' => {
+                let r = &rest[1..];
+                let end = r.find('"').ok_or("unterminated \"string\" in pattern")?;
+                if end == 0 {
+                    return Err("an empty \"\" string in a pattern (fio aborts on it)".into());
+                }
+                out.extend_from_slice(&r.as_bytes()[..end]);
+                &r[end + 1..]
+            }
+            b'\'' => {
+                return Err("a pattern read from a file ('name') is a fio feature that fiox does not support yet".into());
+            }
+            b'%' => {
+                let Some((fmt, len, max)) = formats else {
+                    return Err("pattern formats such as %o are not allowed here (fio refuses them in buffer_pattern)".into());
+                };
+                if !rest.starts_with(fmt) {
+                    return Err(format!(
+                        "unknown pattern format '{}': the only format is {fmt} (the offset of each write)",
+                        rest.chars().take(2).collect::<String>()
+                    ));
+                }
+                if at.len() == max {
+                    return Err(format!("at most {max} {fmt} formats fit in a pattern"));
+                }
+                at.push(out.len());
+                out.extend(std::iter::repeat_n(0u8, len));
+                &rest[fmt.len()..]
+            }
+            _ => {
+                let (bytes, used) = pattern_number(rest)?;
+                out.extend(bytes);
+                &rest[used..]
+            }
+        };
+        if out.len() > MAX_PATTERN {
+            return Err(format!(
+                "pattern longer than fio's {MAX_PATTERN} bytes ({} bytes)",
+                out.len()
+            ));
+        }
+        if out.len() == before {
+            // fio asserts (aborts) on a part that fills nothing, such as 0x0x1.
+            return Err(format!("'{s}': a part of the pattern gives no bytes"));
+        }
+    }
+    Ok((out, at))
+}
+
+/// One number of a pattern at the start of `s`: its bytes and how many characters it used.
+/// Hex (`0x` then digits, big-endian digit order, an odd count giving a leading nibble byte;
+/// a trailing `0` followed by `x` starts the next number, as in `0xff0x14`) or decimal in
+/// [-2^31, 2^31) as its low non-zero bytes, little-endian. A decimal ends where the next `0x`
+/// anywhere later in the value begins (fio looks ahead for it: `-120xab` is -12 then 0xab),
+/// and fio refuses a decimal when that `0x` is 24 or more characters away.
+fn pattern_number(s: &str) -> Result<(Vec<u8>, usize), String> {
+    let b = s.as_bytes();
+    let hex_prefix = b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x';
+    let digits = if hex_prefix {
+        b[2..].iter().take_while(|c| c.is_ascii_hexdigit()).count()
+    } else {
+        0
+    };
+    let bad = || format!("'{s}' is not a valid pattern");
+    if digits > 0 {
+        let mut n = digits;
+        if b.get(2 + n).is_some_and(|&c| c | 0x20 == b'x') && b[1 + n] == b'0' {
+            n -= 1;
+        }
+        let hex = &s[2..2 + n];
+        let mut out = Vec::with_capacity(n.div_ceil(2));
+        let (head, tail) = hex.split_at(n % 2);
+        if !head.is_empty() {
+            out.push(u8::from_str_radix(head, 16).map_err(|_| bad())?);
+        }
+        for i in (0..tail.len()).step_by(2) {
+            out.push(u8::from_str_radix(&tail[i..i + 2], 16).map_err(|_| bad())?);
+        }
+        return Ok((out, 2 + n));
+    }
+    // Decimal: strtol over the characters before the next "0x" (fio's strntol when one
+    // follows, which skips leading spaces and refuses 24 characters or more).
+    let lookahead = s.to_ascii_lowercase().find("0x").filter(|&i| i > 0);
+    let (start, limit) = match lookahead {
+        Some(i) => {
+            let spaces = b[..i].iter().take_while(|&&c| c == b' ').count();
+            let sz = i - spaces;
+            if sz == 0 || sz >= 24 {
+                return Err(bad());
+            }
+            (spaces, i)
+        }
+        None => (0, s.len()),
+    };
+    let (val, used) = strtol(&s[start..limit]).ok_or_else(bad)?;
+    let used = start + used;
+    if used == 0 || val > i64::from(i32::MAX) || val < i64::from(i32::MIN) {
+        return Err(bad());
+    }
+    let mut u = val as i32 as u32;
+    let mut out = Vec::new();
+    if u == 0 {
+        out.push(0);
+    }
+    while u != 0 {
+        out.push((u & 0xff) as u8);
+        u >>= 8;
+    }
+    Ok((out, used))
+}
+
+/// C's strtol in base 10: leading whitespace, a sign, digits (saturating like strtol). The
+/// value and the characters used, None when no digit follows.
+fn strtol(s: &str) -> Option<(i64, usize)> {
+    let b = s.as_bytes();
+    let mut i = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    let neg = match b.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let d = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if d == 0 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in &b[i..i + d] {
+        let x = i64::from(c - b'0');
+        v = if neg {
+            v.saturating_mul(10).saturating_sub(x)
+        } else {
+            v.saturating_mul(10).saturating_add(x)
+        };
+    }
+    Some((v, i + d))
 }
 
 #[cfg(test)]
@@ -559,7 +662,7 @@ mod tests {
         (
             "zonemode",
             "strided",
-            Some(|j| j.zone.mode == ZoneMode::Strided && j.unsupported[0].value == "strided"),
+            Some(|j| j.zone.mode == ZoneMode::Strided && j.unsupported.is_empty()),
         ),
         (
             "zonemode",
@@ -570,6 +673,53 @@ mod tests {
         ("zonerange", "1g", Some(|j| j.zone.range == 1 << 30)),
         ("zoneskip", "2g", Some(|j| j.zone.skip == 2 << 30)),
     ];
+
+    /// The examples in fio 3.33's lib/pattern.c, and its look-ahead for "0x".
+    #[test]
+    fn patterns_parse_as_fio() {
+        let p = |s: &str| parse_pattern(s);
+        assert_eq!(p("\"abcd\"").unwrap(), b"abcd");
+        assert_eq!(p("-1024").unwrap(), [0x00, 0xfc, 0xff, 0xff]);
+        assert_eq!(p("66").unwrap(), [0x42]);
+        assert_eq!(p("0xFF0X1").unwrap(), [0xff, 0x01]);
+        assert_eq!(
+            p("\"123\"0xFFeeCC").unwrap(),
+            [0x31, 0x32, 0x33, 0xff, 0xee, 0xcc]
+        );
+        assert_eq!(p("0xabc").unwrap(), [0x0a, 0xbc]);
+        assert_eq!(p("0").unwrap(), [0]);
+        assert_eq!(
+            p("\"abcd\"-120xdeadface").unwrap(),
+            [0x61, 0x62, 0x63, 0x64, 0xf4, 0xff, 0xff, 0xff, 0xde, 0xad, 0xfa, 0xce]
+        );
+        let off = Some(("%o", 8, 8));
+        let (b, at) = parse_fio_pattern("-100xab\"1\"%o\"2\"", off).unwrap();
+        assert_eq!(
+            b,
+            [0xf6, 0xff, 0xff, 0xff, 0xab, 0x31, 0, 0, 0, 0, 0, 0, 0, 0, 0x32]
+        );
+        assert_eq!(at, [6]);
+        let (b, at) = parse_fio_pattern("%o0xdeadbeef%o", off).unwrap();
+        assert_eq!(b.len(), 20);
+        assert_eq!(&b[8..12], &[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(at, [0, 12]);
+        // What fio refuses: %o in buffer_pattern, spaces, out-of-range decimals, a "0x" too
+        // far ahead of a decimal, empty parts, over 512 bytes.
+        for bad in [
+            "%o",
+            " 0x12",
+            "2147483648",
+            "1\"aaaaaaaaaaaaaaaaaaaaaaaa\"0x1",
+            "\"\"",
+            "0x0x1",
+            "abc",
+            "0x",
+        ] {
+            assert!(p(bad).is_err(), "{bad} accepted");
+        }
+        assert_eq!(p("-2147483648").unwrap(), [0, 0, 0, 0x80]);
+        assert!(p(&format!("0x{}", "ab".repeat(513))).is_err());
+    }
 
     #[test]
     fn workload_options() {

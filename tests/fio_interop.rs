@@ -1,0 +1,553 @@
+//! Verification across jobs and tools, against fio 3.33 on the same jobs: a reader job verifies
+//! what a writer job of the same run wrote; fiox verifies data fio wrote and fio verifies data
+//! fiox wrote, for every checksum method both implement (fio's block header and digests, byte
+//! for byte), each finding the same injected damage; and each tool loads the verify state file
+//! the other saved.
+
+mod harness;
+
+use harness::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Every method both tools implement, and fiox's `verify_pattern` alone (fio's pattern with a
+/// header).
+const METHODS: [&str; 13] = [
+    "md5",
+    "crc64",
+    "crc32",
+    "crc32c",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha256",
+    "sha512",
+    "sha3-256",
+    "sha3-512",
+    "xxhash",
+    "pattern_hdr",
+];
+
+/// The options that select `m` (fio has no `verify=pattern_hdr`: a pattern alone means it).
+fn method_args(m: &str) -> Vec<String> {
+    if m == "pattern_hdr" {
+        vec!["--verify_pattern=\"abc\"0x1234".into()]
+    } else {
+        vec![format!("--verify={m}")]
+    }
+}
+
+/// fio's exit status, its error field (terse) and stderr, run in `dir`.
+fn fio_in(dir: &Path, args: &[String]) -> (i32, i64, String) {
+    assert!(fio_available(), "fio 3.33 is needed (.ci/run installs it)");
+    let o = Command::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .args(["--output-format=terse", "--terse-version=3"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fio");
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let err = out
+        .lines()
+        .find(|l| l.starts_with("3;"))
+        .and_then(|l| l.split(';').nth(4))
+        .and_then(|e| e.parse().ok())
+        .unwrap_or(-1);
+    (
+        o.status.code().unwrap_or(-1),
+        err,
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    )
+}
+
+fn fiox_args(dir: &Path, args: &[String]) -> Run {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    fiox_in(dir, &a)
+}
+
+fn job(name: &str, rw: &str, file: &str, m: &str, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        format!("--name={name}"),
+        format!("--rw={rw}"),
+        "--bs=4k".into(),
+        "--size=64k".into(),
+        format!("--filename={file}"),
+    ];
+    a.extend(method_args(m));
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+/// Flips one byte in the data part of block `blk`, in its last 1 KiB interval (fio 3.33 logs
+/// a bad interval of a block but reports an error only when the last interval checked is bad:
+/// the next good one clears it without verify_fatal), 268 bytes in: past every header and
+/// within the 128 data bytes fio's "sha512" covers (data bytes 88..128 of a 1 KiB interval).
+fn damage(file: &str, blk: usize) {
+    damage_at(file, blk * 4096 + 3072 + 268);
+}
+
+fn damage_at(file: &str, at: usize) {
+    let mut d = std::fs::read(file).unwrap();
+    d[at] ^= 0x20;
+    std::fs::write(file, &d).unwrap();
+}
+
+/// A stonewalled reader job with verify= checks what the writer job wrote, in fio and in
+/// fiox; with fiox's verify_strict=1 the reader insists on its own writes.
+#[test]
+fn reader_job_verifies_what_a_writer_job_wrote() {
+    let dir = TempDir::new("xjob");
+    for tool in ["fio", "fiox"] {
+        let f = dir.join(&format!("{tool}-data"));
+        let mut a = job("w", "write", &f, "crc32c", &["--do_verify=0"]);
+        a.extend(job("r", "read", &f, "crc32c", &["--stonewall"]));
+        if tool == "fio" {
+            let (code, err, stderr) = fio_in(dir.path(), &a);
+            assert_eq!((code, err), (0, 0), "fio: {stderr}");
+        } else {
+            let r = fiox_args(dir.path(), &a);
+            assert_eq!(r.code, 0, "fiox: {}", r.stderr);
+            assert!(!r.stderr.contains("verify failed"), "{}", r.stderr);
+            a.push("--verify_strict=1".into());
+            let r = fiox_args(dir.path(), &a);
+            assert_eq!(r.code, 1, "strict reader: {}", r.stderr);
+            assert!(
+                r.stderr.contains("written by another job or run"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
+}
+
+/// fio writes, fiox verifies: every method passes clean data and names the damaged block.
+#[test]
+fn fiox_verifies_what_fio_wrote() {
+    let dir = TempDir::new("fio2fiox");
+    for m in METHODS {
+        let f = dir.join(&format!("{m}.dat"));
+        let w = job(
+            "w",
+            "randwrite",
+            &f,
+            m,
+            &["--do_verify=0", "--verify_interval=1k"],
+        );
+        let (code, err, stderr) = fio_in(dir.path(), &w);
+        assert_eq!((code, err), (0, 0), "fio {m}: {stderr}");
+        let r = job("r", "read", &f, m, &["--verify_interval=1k"]);
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 0, "fiox {m} on fio's data: {}", run.stderr);
+        damage(&f, 5);
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 1, "{m}: damage not found: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("verify failed at offset 23552, length 1024"),
+            "{m}: {}",
+            run.stderr
+        );
+        // fio's verdict on the same damaged file is the same.
+        let (_, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!(err, 84, "fio {m} on damaged data: {stderr}");
+        assert!(stderr.contains("offset 23552"), "fio {m}: {stderr}");
+    }
+}
+
+/// fiox writes, fio verifies: every method passes clean data and fio finds the damage.
+#[test]
+fn fio_verifies_what_fiox_wrote() {
+    let dir = TempDir::new("fiox2fio");
+    for m in METHODS {
+        let f = dir.join(&format!("{m}.dat"));
+        let w = job(
+            "w",
+            "randwrite",
+            &f,
+            m,
+            &["--do_verify=0", "--verify_interval=1k"],
+        );
+        let run = fiox_args(dir.path(), &w);
+        assert_eq!(run.code, 0, "fiox {m}: {}", run.stderr);
+        let r = job("r", "read", &f, m, &["--verify_interval=1k"]);
+        let (code, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!((code, err), (0, 0), "fio {m} on fiox's data: {stderr}");
+        damage(&f, 9);
+        let (_, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!(err, 84, "fio {m}: damage not found: {stderr}");
+        assert!(stderr.contains("offset 39936"), "fio {m}: {stderr}");
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 1, "fiox {m}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("verify failed at offset 39936"),
+            "{m}: {}",
+            run.stderr
+        );
+    }
+}
+
+/// fio's verify_state_save file loads in fiox's verify_only run and fiox's in fio's; both
+/// check every block of the other's data and find the damage.
+#[test]
+fn verify_state_files_load_in_both_tools() {
+    for (writer, reader) in [("fio", "fiox"), ("fiox", "fio")] {
+        let dir = TempDir::new(&format!("vstate-{writer}"));
+        let f = dir.join("data");
+        let w = job(
+            "st",
+            "write",
+            &f,
+            "sha256",
+            &["--do_verify=0", "--iodepth=4"],
+        );
+        if writer == "fio" {
+            let (code, err, stderr) = fio_in(dir.path(), &w);
+            assert_eq!((code, err), (0, 0), "{stderr}");
+        } else {
+            let run = fiox_args(dir.path(), &w);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+        }
+        let state = dir.path().join("local-st-0-verify.state");
+        assert!(state.exists(), "{writer} saved no state");
+        let v = job(
+            "st",
+            "write",
+            &f,
+            "sha256",
+            &["--verify_only=1", "--verify_state_load=1", "--iodepth=4"],
+        );
+        let check = |expect_bad: bool| {
+            if reader == "fio" {
+                let (_, err, stderr) = fio_in(dir.path(), &v);
+                assert_eq!(err, if expect_bad { 84 } else { 0 }, "fio: {stderr}");
+            } else {
+                let mut v = v.clone();
+                v.push("--output-format=json".into());
+                let run = fiox_args(dir.path(), &v);
+                assert_eq!(run.code, i32::from(expect_bad), "fiox: {}", run.stderr);
+                if !expect_bad {
+                    assert_eq!(issued(&run.json(), "read"), (16, 64 << 10));
+                }
+            }
+        };
+        check(false);
+        damage(&f, 3);
+        check(true);
+    }
+}
+
+/// fio's "sha512" stores 128 bytes of the data instead of a digest, so fio misses damage
+/// elsewhere in a block; fiox finds it in data it wrote (regenerated from the header), and,
+/// like fio, cannot tell in data fio wrote.
+#[test]
+fn sha512_damage_fio_cannot_see() {
+    let dir = TempDir::new("sha512");
+    let f = dir.join("fiox.dat");
+    let w = job("w", "write", &f, "sha512", &["--do_verify=0"]);
+    assert_eq!(fiox_args(dir.path(), &w).code, 0);
+    damage_at(&f, 2 * 4096 + 2000);
+    let r = job("r", "read", &f, "sha512", &[]);
+    let (_, err, stderr) = fio_in(dir.path(), &r);
+    assert_eq!(err, 0, "fio's sha512 covers this byte after all: {stderr}");
+    let run = fiox_args(dir.path(), &r);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 bytes differ, first at offset 10192"),
+        "{}",
+        run.stderr
+    );
+    let g = dir.join("fio.dat");
+    let w = job("w", "write", &g, "sha512", &["--do_verify=0"]);
+    assert_eq!(fio_in(dir.path(), &w).1, 0);
+    damage_at(&g, 2 * 4096 + 2000);
+    let r = job("r", "read", &g, "sha512", &[]);
+    assert_eq!(fio_in(dir.path(), &r).1, 0);
+    assert_eq!(fiox_args(dir.path(), &r).code, 0);
+}
+
+/// `buffer_pattern` and `verify_pattern` in every form fio's parser takes: the bytes both
+/// tools write are the same, byte for byte.
+#[test]
+fn patterns_write_fios_bytes() {
+    let dir = TempDir::new("patterns");
+    let forms = [
+        "\"abcd\"-120xdeadface",
+        "0xFF0X1",
+        "-1024",
+        "66",
+        "0xabc\"x\"7",
+        "\"123\"0xFFeeCC",
+    ];
+    let mut n = 0;
+    for form in forms {
+        for (opt, extra) in [
+            ("buffer_pattern", vec![]),
+            ("verify_pattern", vec!["--verify=pattern", "--do_verify=0"]),
+        ] {
+            let mut files = Vec::new();
+            for tool in ["fio", "fiox"] {
+                n += 1;
+                let f = dir.join(&format!("{tool}-{n}"));
+                let mut a = vec![
+                    "--name=p".to_string(),
+                    "--rw=write".into(),
+                    "--bs=4k".into(),
+                    "--size=16k".into(),
+                    format!("--filename={f}"),
+                    format!("--{opt}={form}"),
+                ];
+                a.extend(extra.iter().map(|s| s.to_string()));
+                if tool == "fio" {
+                    let (code, _, stderr) = fio_in(dir.path(), &a);
+                    assert_eq!(code, 0, "fio {opt}={form}: {stderr}");
+                } else {
+                    let r = fiox_args(dir.path(), &a);
+                    assert_eq!(r.code, 0, "fiox {opt}={form}: {}", r.stderr);
+                }
+                files.push(std::fs::read(&f).unwrap());
+            }
+            assert!(
+                files[0] == files[1],
+                "{opt}={form}: bytes differ from fio's"
+            );
+        }
+    }
+    // %o: the offset of each write pasted into the pattern, checked by fio's verify.
+    let f = dir.join("offsets");
+    let a = job(
+        "w",
+        "write",
+        &f,
+        "pattern_hdr",
+        &[
+            "--verify=pattern",
+            "--verify_pattern=-100xab\"1\"%o\"2\"",
+            "--do_verify=0",
+        ],
+    );
+    assert_eq!(fiox_args(dir.path(), &a).code, 0);
+    let r = job(
+        "r",
+        "read",
+        &f,
+        "pattern_hdr",
+        &["--verify=pattern", "--verify_pattern=-100xab\"1\"%o\"2\""],
+    );
+    let (_, err, stderr) = fio_in(dir.path(), &r);
+    assert_eq!(err, 0, "{stderr}");
+}
+
+/// Block sizes fio reads leniently (trailing characters after a number and its unit ignored,
+/// bsrange split at its first separator, bssplit shares read with atoi) give fio's totals, and
+/// fiox says what was ignored.
+#[test]
+fn lenient_block_sizes_match_fio() {
+    let dir = TempDir::new("lenient");
+    for (i, opt) in [
+        "--bs=65536)",
+        "--bsrange=16k/25:16k:25:2k:25:4k/25",
+        "--bssplit=8k/50):8k/x",
+        "--bs=4kfoo",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let f = dir.join(&format!("f{i}"));
+        let g = dir.join(&format!("g{i}"));
+        let a = |file: &str| {
+            vec![
+                "--name=l".to_string(),
+                "--rw=write".into(),
+                "--size=1m".into(),
+                format!("--filename={file}"),
+                opt.to_string(),
+            ]
+        };
+        let fa = a(&g);
+        let fa: Vec<&str> = fa.iter().map(String::as_str).collect();
+        let theirs = issued(&fio_json(&fa), "write");
+        let mut xa = a(&f);
+        xa.push("--output-format=json".into());
+        let run = fiox_args(dir.path(), &xa);
+        assert_eq!(run.code, 0, "{opt}: {}", run.stderr);
+        assert_eq!(
+            issued(&run.json(), "write"),
+            theirs,
+            "{opt}: totals differ from fio's"
+        );
+        assert!(
+            run.stderr.contains("ignored"),
+            "{opt}: no note: {}",
+            run.stderr
+        );
+    }
+    // What fio refuses, fiox refuses.
+    for opt in ["--bs=k", "--bsrange=4k", "--bssplit=x/10"] {
+        let run = fiox_args(
+            dir.path(),
+            &["--name=l".into(), opt.into(), "--parse-only".into()],
+        );
+        assert_eq!(run.code, 1, "{opt} accepted");
+    }
+}
+
+/// unified_rw_reporting=mixed (1): one `mixed` direction with every I/O, in normal, JSON and
+/// terse output, as fio; `both` is refused (not supported yet), none/0 report per direction.
+#[test]
+fn unified_rw_reporting_mixed_as_fio() {
+    let dir = TempDir::new("unified");
+    let args = |file: &str, v: &str, fmt: &str| {
+        vec![
+            "--name=u".to_string(),
+            "--rw=randrw".into(),
+            "--bs=4k".into(),
+            "--size=1m".into(),
+            format!("--filename={file}"),
+            format!("--unified_rw_reporting={v}"),
+            format!("--output-format={fmt}"),
+        ]
+    };
+    let fio_out = |a: &[String]| {
+        let o = Command::new("fio")
+            .current_dir(dir.path())
+            .args(a)
+            .output()
+            .expect("run fio");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let (f, g) = (dir.join("x"), dir.join("f"));
+    for v in ["mixed", "1"] {
+        let theirs = fio_out(&args(&f, v, "normal"));
+        let run = fiox_args(dir.path(), &args(&g, v, "normal"));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for out in [&theirs, &run.stdout] {
+            assert!(out.contains("  mixed: IOPS="), "{out}");
+            assert!(out.contains("  MIXED: bw="), "{out}");
+            assert!(out.contains("issued rwts: total=256,0,0,0"), "{out}");
+            assert!(
+                !out.contains("  read: IOPS") && !out.contains(" READ: bw"),
+                "{out}"
+            );
+        }
+        let theirs: serde_json::Value =
+            serde_json::from_str(&fio_out(&args(&f, v, "json"))).unwrap();
+        let run = fiox_args(dir.path(), &args(&g, v, "json"));
+        let ours = run.json();
+        for j in [&theirs["jobs"][0], &ours["jobs"][0]] {
+            assert_eq!(j["mixed"]["total_ios"], 256, "{j}");
+            assert_eq!(j["mixed"]["io_bytes"], 1 << 20);
+            for k in ["read", "write", "trim", "sync"] {
+                assert!(j.get(k).is_none(), "{k} in {j}");
+            }
+        }
+        let t = fio_out(&args(&f, v, "terse"));
+        let theirs: Vec<&str> = t.lines().last().unwrap().split(';').collect();
+        let run = fiox_args(dir.path(), &args(&g, v, "terse"));
+        let ours: Vec<&str> = run.stdout.lines().last().unwrap().split(';').collect();
+        // One direction only (fio leaves the write section out), holding every I/O.
+        assert_eq!(ours.len(), theirs.len(), "{ours:?}");
+        assert_eq!((ours[5], theirs[5]), ("1024", "1024"));
+    }
+    let run = fiox_args(dir.path(), &args(&g, "both", "normal"));
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("unified_rw_reporting"),
+        "{}",
+        run.stderr
+    );
+    let run = fiox_args(dir.path(), &args(&g, "0", "normal"));
+    assert!(run.stdout.contains("  read: IOPS="), "{}", run.stdout);
+}
+
+/// zonemode=strided (zonesize, zonerange, zoneskip): the same offsets as fio, in the same
+/// order (sequential and random), read from both tools' latency logs; fio's refusals kept.
+#[test]
+fn strided_zones_issue_fios_offsets() {
+    let dir = TempDir::new("strided");
+    let cases: [&[&str]; 4] = [
+        &["--rw=write"],
+        &["--rw=randread"],
+        &["--rw=randwrite", "--zoneskip=512k"],
+        &["--rw=read", "--zonesize=256k", "--zonerange=64k"],
+    ];
+    for (i, extra) in cases.into_iter().enumerate() {
+        let mut offsets = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let f = dir.join(&format!("{tool}{i}"));
+            let log = dir.join(&format!("{tool}{i}log"));
+            let mut a = vec![
+                "--name=z".to_string(),
+                "--bs=4k".into(),
+                "--size=4m".into(),
+                "--zonemode=strided".into(),
+                "--zonesize=64k".into(),
+                "--zonerange=1m".into(),
+                format!("--filename={f}"),
+                format!("--write_lat_log={log}"),
+                "--log_offset=1".into(),
+                "--output=/dev/null".into(),
+            ];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            if tool == "fio" {
+                let (code, _, stderr) = fio_in(dir.path(), &a);
+                assert_eq!(code, 0, "{stderr}");
+            } else {
+                let r = fiox_args(dir.path(), &a);
+                assert_eq!(r.code, 0, "{}", r.stderr);
+            }
+            let text = std::fs::read_to_string(format!("{log}_clat.1.log")).unwrap();
+            let offs: Vec<u64> = text
+                .lines()
+                .map(|l| l.split(',').nth(4).unwrap().trim().parse().unwrap())
+                .collect();
+            offsets.push(offs);
+        }
+        assert_eq!(offsets[0].len(), 1024, "{extra:?}");
+        assert!(
+            offsets[0] == offsets[1],
+            "{extra:?}: offsets differ from fio's"
+        );
+    }
+    // fio refuses zonesize without zonemode=strided, and strided without zonesize.
+    for a in [&["--zonesize=64k"][..], &["--zonemode=strided"]] {
+        let f = dir.join("r");
+        let mut args = vec![
+            "--name=z".to_string(),
+            "--rw=read".into(),
+            "--size=1m".into(),
+            format!("--filename={f}"),
+        ];
+        args.extend(a.iter().map(|s| s.to_string()));
+        let (code, _, _) = fio_in(dir.path(), &args);
+        assert_ne!(code, 0, "fio accepted {a:?}");
+        let r = fiox_args(dir.path(), &args);
+        assert_eq!(r.code, 1, "fiox accepted {a:?}");
+        assert!(r.stderr.contains("zone"), "{}", r.stderr);
+    }
+}
+
+/// verify_offset moves the header inside each interval as fio does: each tool verifies the
+/// other's blocks.
+#[test]
+fn verify_offset_layout_is_fios() {
+    let dir = TempDir::new("voffset");
+    let opts = ["--verify_offset=512", "--verify_interval=1k"];
+    for writer in ["fio", "fiox"] {
+        let f = dir.join(&format!("{writer}.dat"));
+        let mut w = job("w", "write", &f, "md5", &["--do_verify=0"]);
+        w.extend(opts.iter().map(|s| s.to_string()));
+        let mut r = job("r", "read", &f, "md5", &[]);
+        r.extend(opts.iter().map(|s| s.to_string()));
+        if writer == "fio" {
+            assert_eq!(fio_in(dir.path(), &w).0, 0);
+            let run = fiox_args(dir.path(), &r);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+        } else {
+            assert_eq!(fiox_args(dir.path(), &w).code, 0);
+            let (code, err, stderr) = fio_in(dir.path(), &r);
+            assert_eq!((code, err), (0, 0), "{stderr}");
+        }
+    }
+}
