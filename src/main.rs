@@ -200,6 +200,9 @@ fn run(inv: &Invocation) -> Result<i32> {
         let _ = status_out.write(&output::status_text(snap, &status_formats, &[]));
     };
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
+    // A second signal means "exit now, no report", even if the run ended before the signal
+    // watcher acted on it.
+    fiox_runner::exit_if_forced();
     if outcome.interrupted {
         eprintln!("fiox: interrupted: reporting what was measured so far");
     }

@@ -186,6 +186,15 @@ fn forced_exit() -> ! {
     sys::exit_now(130)
 }
 
+/// Call before printing the report: when a second signal has already arrived, exit as the
+/// watcher thread would (it polls every 20 ms, and the run may end within that time after a
+/// first signal stopped it), so two signals never give a report.
+pub fn exit_if_forced() {
+    if sys::signals_seen() > 1 {
+        forced_exit();
+    }
+}
+
 /// Whether a signal asked the run to stop.
 pub fn interrupted() -> bool {
     sys::signals_seen() > 0
