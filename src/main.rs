@@ -2,8 +2,10 @@
 //! (fiox-job), handles the informational switches, prints fio's header lines, runs the jobs
 //! (fiox-runner) and prints the reports (fiox-report) in every requested format. Reports go to
 //! stdout (or `--output`), messages and warnings to stderr, so machine formats stay parseable.
-//! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`).
+//! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`); `fiox compare` compares
+//! results with statistics (`compare.rs`).
 
+mod compare;
 mod output;
 mod quick;
 
@@ -37,6 +39,9 @@ fn main() {
 fn real_main(args: &[String]) -> Result<i32> {
     if args.first().map(String::as_str) == Some("quick") {
         return quick::main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("compare") {
+        return compare::main(&args[1..]);
     }
     let inv = fiox_job::parse_invocation(args)?;
     let mut stdout = std::io::stdout().lock();

@@ -1,0 +1,497 @@
+//! The comparison of two or more sides: per job and metric, each side's summary and, for every
+//! side after the first, its change against the first (relative change with a 95% confidence
+//! interval, Welch and Mann-Whitney p-values, and a verdict at the chosen alpha). Rendered as a
+//! text table shaped like seed 002's (mean and stddev per variant per test), markdown, CSV or
+//! JSON.
+
+use crate::load::{higher_is_better, Side};
+use crate::stats::{self, MannWhitney, Summary, Welch};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// The metrics the text and markdown tables show unless asked for others.
+pub const DEFAULT_METRICS: [&str; 4] = ["iops", "bw_mib", "lat_mean_us", "lat_p99_us"];
+
+/// A side's change against the first side.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// (mean - base mean) / base mean.
+    pub rel: f64,
+    /// 95% confidence interval of `rel` (Welch's interval of the difference over the base mean).
+    pub rel_ci: Option<(f64, f64)>,
+    pub welch: Option<Welch>,
+    pub mann_whitney: Option<MannWhitney>,
+    /// "better", "worse", "different" (telemetry), "no difference" or "too few runs".
+    pub verdict: String,
+}
+
+/// One job x metric line.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub job: String,
+    pub metric: String,
+    /// Per side (in order); `None` where the side has no value.
+    pub summaries: Vec<Option<Summary>>,
+    /// Per side after the first.
+    pub changes: Vec<Option<Change>>,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub sides: Vec<String>,
+    pub runs: Vec<usize>,
+    pub alpha: f64,
+    pub rows: Vec<Row>,
+    pub warnings: Vec<String>,
+}
+
+/// Compare `sides` (the first is the base) at significance level `alpha`.
+pub fn compare(sides: &[Side], alpha: f64) -> Comparison {
+    let mut keys: BTreeSet<(String, String)> = BTreeSet::new();
+    for s in sides {
+        for r in &s.runs {
+            for (job, m) in &r.jobs {
+                keys.extend(m.keys().map(|k| (job.clone(), k.clone())));
+            }
+        }
+    }
+    let rows: Vec<Row> = keys
+        .into_iter()
+        .map(|(job, metric)| row(sides, job, metric, alpha))
+        .collect();
+    let mut warnings = Vec::new();
+    for s in sides {
+        if s.runs.len() < 3 {
+            warnings.push(format!(
+                "{}: {} run(s); at least 3 per side are needed for the tests to mean much",
+                s.name,
+                s.runs.len()
+            ));
+        }
+    }
+    for r in &rows {
+        for (s, sum) in sides.iter().zip(&r.summaries) {
+            if let Some(sum) = sum
+                .as_ref()
+                .filter(|x| x.cv > 0.1 && is_headline(&r.metric))
+            {
+                warnings.push(format!(
+                    "{} {} {}: noisy (CV {:.1}%): more runs or a quieter machine",
+                    s.name,
+                    r.job,
+                    r.metric,
+                    sum.cv * 100.0
+                ));
+            }
+        }
+    }
+    warnings.extend(env_differences(sides));
+    Comparison {
+        sides: sides.iter().map(|s| s.name.clone()).collect(),
+        runs: sides.iter().map(|s| s.runs.len()).collect(),
+        alpha,
+        rows,
+        warnings,
+    }
+}
+
+fn is_headline(metric: &str) -> bool {
+    DEFAULT_METRICS.iter().any(|m| metric.ends_with(m))
+}
+
+fn samples(side: &Side, job: &str, metric: &str) -> Vec<f64> {
+    side.runs
+        .iter()
+        .filter_map(|r| r.jobs.get(job)?.get(metric).copied())
+        .collect()
+}
+
+fn row(sides: &[Side], job: String, metric: String, alpha: f64) -> Row {
+    let data: Vec<Vec<f64>> = sides.iter().map(|s| samples(s, &job, &metric)).collect();
+    let summaries = data.iter().map(|d| stats::summary(d)).collect();
+    let changes = data
+        .iter()
+        .skip(1)
+        .map(|d| change(&data[0], d, &metric, alpha))
+        .collect();
+    Row {
+        job,
+        metric,
+        summaries,
+        changes,
+    }
+}
+
+fn change(base: &[f64], other: &[f64], metric: &str, alpha: f64) -> Option<Change> {
+    let (sa, sb) = (stats::summary(base)?, stats::summary(other)?);
+    let rel = if sa.mean != 0.0 {
+        (sb.mean - sa.mean) / sa.mean.abs()
+    } else {
+        0.0
+    };
+    let welch = stats::welch(base, other);
+    let rel_ci = welch
+        .filter(|_| sa.mean != 0.0)
+        .map(|w| (w.diff_ci.0 / sa.mean.abs(), w.diff_ci.1 / sa.mean.abs()));
+    let verdict = match welch {
+        None => "too few runs".to_string(),
+        Some(w) if w.p >= alpha || sb.mean == sa.mean => "no difference".to_string(),
+        Some(_) => match higher_is_better(metric) {
+            None => "different".to_string(),
+            Some(up) if up == (sb.mean > sa.mean) => "better".to_string(),
+            Some(_) => "worse".to_string(),
+        },
+    };
+    Some(Change {
+        rel,
+        rel_ci,
+        welch,
+        mann_whitney: stats::mann_whitney(base, other),
+        verdict,
+    })
+}
+
+/// Warnings where the sides' recorded environments differ ("kernel differs").
+fn env_differences(sides: &[Side]) -> Vec<String> {
+    const FIELDS: [(&str, &str); 5] = [
+        ("/kernel/release", "kernel"),
+        ("/kernel/cmdline", "kernel command line"),
+        ("/cpu/model", "CPU model"),
+        ("/cpu/governor", "CPU governor"),
+        ("/fiox/version", "fiox version"),
+    ];
+    let first_env = |s: &Side| s.runs.iter().find_map(|r| r.env.clone());
+    let Some(base) = sides.first().and_then(first_env) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for s in &sides[1..] {
+        let Some(env) = first_env(s) else { continue };
+        for (ptr, what) in FIELDS {
+            let (a, b) = (base.pointer(ptr), env.pointer(ptr));
+            if a.is_some() && b.is_some() && a != b {
+                out.push(format!(
+                    "{what} differs: {} has {}, {} has {}",
+                    sides[0].name,
+                    show(a),
+                    s.name,
+                    show(b)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn show(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "-".into(),
+    }
+}
+
+/// Whether `metric` is selected by `wanted` (suffix match: "iops" selects "read.iops").
+pub fn selected(metric: &str, wanted: &[String]) -> bool {
+    wanted.is_empty()
+        || wanted
+            .iter()
+            .any(|w| metric == w || metric.ends_with(&format!(".{w}")))
+}
+
+fn fmt_num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn fmt_change(c: &Change) -> String {
+    let mut s = format!("{:+.1}%", c.rel * 100.0);
+    if let Some((lo, hi)) = c.rel_ci {
+        let _ = write!(s, " [{:+.1},{:+.1}]", lo * 100.0, hi * 100.0);
+    }
+    s
+}
+
+fn fmt_p(p: Option<f64>) -> String {
+    p.map_or("-".into(), |p| {
+        if p < 0.001 {
+            "<0.001".into()
+        } else {
+            format!("{p:.3}")
+        }
+    })
+}
+
+/// The text table: one block per metric, one line per job, mean and stddev per side, then the
+/// change of each further side.
+pub fn to_text(c: &Comparison, wanted: &[String]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "sides: {}",
+        c.sides
+            .iter()
+            .zip(&c.runs)
+            .map(|(s, n)| format!("{s} ({n} runs)"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let metrics: BTreeSet<&str> = c
+        .rows
+        .iter()
+        .map(|r| r.metric.as_str())
+        .filter(|m| selected(m, wanted))
+        .collect();
+    for metric in metrics {
+        text_block(&mut out, c, metric);
+    }
+    for w in &c.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+fn text_block(out: &mut String, c: &Comparison, metric: &str) {
+    let _ = writeln!(out, "\n{metric}");
+    let mut head = format!("{:<24}", "test");
+    for s in &c.sides {
+        let _ = write!(head, " {:>12} {:>10}", trunc(s, 12), "stddev");
+    }
+    for s in &c.sides[1..] {
+        let _ = write!(
+            head,
+            "  {:<24} {:>7} {:>7} verdict",
+            format!("{} vs {}", trunc(s, 10), trunc(&c.sides[0], 10)),
+            "p(t)",
+            "p(U)",
+        );
+    }
+    let _ = writeln!(out, "{}", head.trim_end());
+    for r in c.rows.iter().filter(|r| r.metric == metric) {
+        let mut line = format!("{:<24}", trunc(&r.job, 24));
+        for s in &r.summaries {
+            match s {
+                Some(s) => write!(line, " {:>12} {:>10}", fmt_num(s.mean), fmt_num(s.sd)),
+                None => write!(line, " {:>12} {:>10}", "-", "-"),
+            }
+            .ok();
+        }
+        for ch in &r.changes {
+            match ch {
+                Some(ch) => write!(
+                    line,
+                    "  {:<24} {:>7} {:>7} {}",
+                    fmt_change(ch),
+                    fmt_p(ch.welch.map(|w| w.p)),
+                    fmt_p(ch.mann_whitney.map(|m| m.p)),
+                    ch.verdict
+                ),
+                None => write!(line, "  {:<24}", "-"),
+            }
+            .ok();
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+fn trunc(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// A markdown table: job, metric, mean ± sd per side, change, p-values, verdict.
+pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
+    let mut out = String::from("| test | metric |");
+    for s in &c.sides {
+        let _ = write!(
+            out,
+            " {s} (n={}) |",
+            c.runs[c.sides.iter().position(|x| x == s).unwrap_or(0)]
+        );
+    }
+    for s in &c.sides[1..] {
+        let _ = write!(
+            out,
+            " {s} vs {} | p (Welch) | p (M-W) | verdict |",
+            c.sides[0]
+        );
+    }
+    out.push_str("\n|---|---|");
+    for _ in 0..c.sides.len() + 4 * (c.sides.len() - 1) {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for r in c.rows.iter().filter(|r| selected(&r.metric, wanted)) {
+        let _ = write!(out, "| {} | {} |", r.job, r.metric);
+        for s in &r.summaries {
+            match s {
+                Some(s) => write!(out, " {} ± {} |", fmt_num(s.mean), fmt_num(s.sd)),
+                None => write!(out, " - |"),
+            }
+            .ok();
+        }
+        for ch in &r.changes {
+            match ch {
+                Some(ch) => write!(
+                    out,
+                    " {} | {} | {} | {} |",
+                    fmt_change(ch),
+                    fmt_p(ch.welch.map(|w| w.p)),
+                    fmt_p(ch.mann_whitney.map(|m| m.p)),
+                    ch.verdict
+                ),
+                None => write!(out, " - | - | - | - |"),
+            }
+            .ok();
+        }
+        out.push('\n');
+    }
+    for w in &c.warnings {
+        let _ = writeln!(out, "\n> warning: {w}");
+    }
+    out
+}
+
+/// CSV in long form: one line per job, metric and side.
+pub fn to_csv(c: &Comparison, wanted: &[String]) -> String {
+    let mut out = String::from(
+        "job,metric,side,n,mean,sd,cv,ci_low,ci_high,change,change_ci_low,change_ci_high,\
+         p_welch,p_mann_whitney,verdict\n",
+    );
+    for r in c.rows.iter().filter(|r| selected(&r.metric, wanted)) {
+        for (i, s) in r.summaries.iter().enumerate() {
+            let Some(s) = s else { continue };
+            let (lo, hi) = s.ci.map_or((String::new(), String::new()), |(a, b)| {
+                (a.to_string(), b.to_string())
+            });
+            let _ = write!(
+                out,
+                "{},{},{},{},{},{},{},{lo},{hi}",
+                csv(&r.job),
+                csv(&r.metric),
+                csv(&c.sides[i]),
+                s.n,
+                s.mean,
+                s.sd,
+                s.cv
+            );
+            match i.checked_sub(1).and_then(|k| r.changes[k].as_ref()) {
+                Some(ch) => {
+                    let (clo, chi) = ch.rel_ci.map_or((String::new(), String::new()), |(a, b)| {
+                        (a.to_string(), b.to_string())
+                    });
+                    let opt = |p: Option<f64>| p.map_or(String::new(), |p| p.to_string());
+                    let _ = writeln!(
+                        out,
+                        ",{},{clo},{chi},{},{},{}",
+                        ch.rel,
+                        opt(ch.welch.map(|w| w.p)),
+                        opt(ch.mann_whitney.map(|m| m.p)),
+                        ch.verdict
+                    );
+                }
+                None => out.push_str(",,,,,,\n"),
+            }
+        }
+    }
+    out
+}
+
+fn csv(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// The comparison as pretty JSON.
+pub fn to_json(c: &Comparison, wanted: &[String]) -> String {
+    let mut c = c.clone();
+    c.rows.retain(|r| selected(&r.metric, wanted));
+    serde_json::to_string_pretty(&c).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::Run;
+
+    fn side(name: &str, vals: &[f64]) -> Side {
+        Side {
+            name: name.into(),
+            runs: vals
+                .iter()
+                .map(|v| {
+                    let mut r = Run::default();
+                    r.jobs
+                        .entry("randread".into())
+                        .or_default()
+                        .insert("read.iops".into(), *v);
+                    r.jobs
+                        .entry("randread".into())
+                        .or_default()
+                        .insert("read.lat_mean_us".into(), 1e6 / v);
+                    r
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn verdicts_follow_the_metric_direction() {
+        // Same numbers as stats' scipy reference: p(Welch) = 0.0054.
+        let a = side("base", &[8015.0, 8102.0, 7950.0, 8060.0, 7990.0]);
+        let b = side("dio", &[8136.0, 8210.0, 8090.0, 8175.0, 8150.0]);
+        let c = compare(&[a, b], 0.05);
+        let iops = c.rows.iter().find(|r| r.metric == "read.iops").unwrap();
+        let ch = iops.changes[0].as_ref().unwrap();
+        assert_eq!(ch.verdict, "better");
+        assert!((ch.rel - 0.0164).abs() < 1e-3, "{}", ch.rel);
+        let (lo, hi) = ch.rel_ci.unwrap();
+        assert!((lo - 51.13820762912755 / 8023.4).abs() < 1e-9, "{lo}");
+        assert!((hi - 206.46179237087281 / 8023.4).abs() < 1e-9, "{hi}");
+        let lat = c
+            .rows
+            .iter()
+            .find(|r| r.metric == "read.lat_mean_us")
+            .unwrap();
+        assert_eq!(lat.changes[0].as_ref().unwrap().verdict, "better");
+        let strict = compare(
+            &[side("a", &[1.0, 2.0, 3.0]), side("b", &[1.5, 2.5, 3.5])],
+            0.05,
+        );
+        assert_eq!(
+            strict.rows[0].changes[0].as_ref().unwrap().verdict,
+            "no difference"
+        );
+        let text = to_text(&c, &[]);
+        assert!(text.contains("read.iops"), "{text}");
+        assert!(text.contains("better"), "{text}");
+        let csv = to_csv(&c, &["iops".into()]);
+        assert_eq!(csv.lines().count(), 3, "{csv}");
+        let md = to_markdown(&c, &[]);
+        assert!(
+            md.contains("| randread | read.iops | 8023 ± 59.4 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn one_run_per_side_says_too_few() {
+        let c = compare(&[side("a", &[1.0]), side("b", &[2.0])], 0.05);
+        assert_eq!(
+            c.rows[0].changes[0].as_ref().unwrap().verdict,
+            "too few runs"
+        );
+        assert!(c.warnings.iter().any(|w| w.contains("at least 3")));
+    }
+}
