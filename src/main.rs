@@ -8,6 +8,7 @@
 mod compare;
 mod output;
 mod quick;
+mod testbed;
 
 use anyhow::{Context, Result};
 use fiox_job::{Action, Invocation, OutputFormat};
@@ -40,8 +41,10 @@ fn real_main(args: &[String]) -> Result<i32> {
     if args.first().map(String::as_str) == Some("quick") {
         return quick::main(&args[1..]);
     }
-    if args.first().map(String::as_str) == Some("compare") {
-        return compare::main(&args[1..]);
+    match args.first().map(String::as_str) {
+        Some("compare") => return compare::main(&args[1..]),
+        Some("testbed") => return testbed::main(&args[1..]),
+        _ => {}
     }
     let inv = fiox_job::parse_invocation(args)?;
     let mut stdout = std::io::stdout().lock();

@@ -99,3 +99,152 @@ fn compare_fiox_json_in_csv_and_markdown() {
     assert_eq!(bad.code, 1);
     assert!(bad.stderr.contains("at least two sides"), "{}", bad.stderr);
 }
+
+/// fiox with the testbed state directory `state`.
+fn fiox_tb(state: &TempDir, args: &[&str]) -> Run {
+    let o = Command::new(fiox_bin())
+        .env("FIOX_TESTBED_DIR", state.path())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run fiox");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// The `key=value` of a `testbed up` line.
+fn field(line: &str, key: &str) -> String {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        .to_string()
+}
+
+fn mounts() -> String {
+    std::fs::read_to_string("/proc/mounts").unwrap()
+}
+
+#[test]
+fn testbed_loop_direct_io_on_and_off() {
+    let state = TempDir::new("tbstate");
+    for (dio, want) in [("on", "1"), ("off", "0")] {
+        let r = fiox_tb(
+            &state,
+            &[
+                "testbed",
+                "up",
+                "loop",
+                "--size=32m",
+                &format!("--direct_io={dio}"),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let dev = field(&r.stdout, "device");
+        let backing = field(&r.stdout, "backing");
+        let name = dev.trim_start_matches("/dev/");
+        let sys = std::fs::read_to_string(format!("/sys/block/{name}/loop/dio")).unwrap();
+        assert_eq!(sys.trim(), want, "{}", r.stdout);
+        assert_eq!(field(&r.stdout, "direct_io"), dio);
+        let tb = r.stdout.split_whitespace().next().unwrap().to_string();
+        assert!(fiox_tb(&state, &["testbed", "list"]).stdout.contains(&tb));
+        let d = fiox_tb(&state, &["testbed", "down", &tb]);
+        assert_eq!(d.code, 0, "{}", d.stderr);
+        assert!(!sh("losetup", &["-a"]).unwrap().contains(&backing));
+        assert!(!std::path::Path::new(&backing).exists());
+    }
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+}
+
+#[test]
+fn testbed_tmpfs_ramfs_and_filesystems_mount_and_go() {
+    let state = TempDir::new("tbstate");
+    let kinds: &[(&[&str], &str)] = &[
+        (&["tmpfs", "--size=16m"], "tmpfs"),
+        (&["ramfs"], "ramfs"),
+        (&["fs", "--fs=ext4", "--size=64m", "--direct_io=on"], "ext4"),
+        (
+            &["fs", "--fs=xfs", "--size=320m", "--mount_options=noatime"],
+            "xfs",
+        ),
+        (&["fs", "--fs=btrfs", "--size=128m"], "btrfs"),
+    ];
+    let mut made = Vec::new();
+    for (args, fs) in kinds {
+        let mut a = vec!["testbed", "up"];
+        a.extend_from_slice(args);
+        let r = fiox_tb(&state, &a);
+        assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+        let mnt = field(&r.stdout, "mount");
+        let line = mounts()
+            .lines()
+            .find(|l| l.split(' ').nth(1) == Some(&mnt))
+            .map(String::from);
+        let line = line.unwrap_or_else(|| panic!("{mnt} not mounted"));
+        assert_eq!(line.split(' ').nth(2), Some(*fs), "{line}");
+        // The target takes a file.
+        std::fs::write(format!("{mnt}/probe"), b"x").unwrap();
+        made.push(mnt);
+    }
+    let d = fiox_tb(&state, &["testbed", "down", "--all"]);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let m = mounts();
+    for mnt in &made {
+        assert!(!m.contains(mnt.as_str()), "{mnt} still mounted");
+        assert!(!std::path::Path::new(mnt).exists(), "{mnt} left behind");
+    }
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+}
+
+#[test]
+fn testbed_cleanup_after_kill_9_leaves_the_system_as_it_was() {
+    use std::io::{BufRead, BufReader};
+    let state = TempDir::new("tbstate");
+    let kept = fiox_tb(
+        &state,
+        &["testbed", "up", "tmpfs", "--size=8m", "--name=kept"],
+    );
+    assert_eq!(kept.code, 0, "{}", kept.stderr);
+    let mut child = Command::new(fiox_bin())
+        .env("FIOX_TESTBED_DIR", state.path())
+        .args([
+            "testbed",
+            "up",
+            "fs",
+            "--size=64m",
+            "--hold",
+            "--name=victim",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let backing = field(&line, "backing");
+    let mnt = field(&line, "mount");
+    assert!(sh("losetup", &["-a"]).unwrap().contains(&backing));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let list = fiox_tb(&state, &["testbed", "list"]).stdout;
+    assert!(
+        list.contains("victim") && list.contains("owner gone"),
+        "{list}"
+    );
+    let c = fiox_tb(&state, &["testbed", "cleanup"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(c.stderr.contains("victim"), "{}", c.stderr);
+    // The kept testbed stays; the victim's loop device, mount and files are gone (other tests
+    // and processes make their own loops and mounts meanwhile: only ours are compared).
+    assert!(fiox_tb(&state, &["testbed", "list"])
+        .stdout
+        .contains("kept"));
+    assert_eq!(fiox_tb(&state, &["testbed", "down", "kept"]).code, 0);
+    assert!(!sh("losetup", &["-a"]).unwrap().contains(&backing));
+    assert!(!mounts().contains(&mnt), "{mnt} still mounted");
+    assert!(!std::path::Path::new(&backing).parent().unwrap().exists());
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+}
