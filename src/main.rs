@@ -3,9 +3,11 @@
 //! (fiox-runner) and prints the reports (fiox-report) in every requested format. Reports go to
 //! stdout (or `--output`), messages and warnings to stderr, so machine formats stay parseable.
 //! `fiox quick [DIR]` is a four-test disk check (see `quick.rs`); `fiox compare` compares
-//! results with statistics (`compare.rs`).
+//! results with statistics (`compare.rs`); `fiox testbed` manages test targets (`testbed.rs`);
+//! `fiox experiment` and `fiox env` are in `experiment.rs`.
 
 mod compare;
+mod experiment;
 mod output;
 mod quick;
 mod testbed;
@@ -44,6 +46,8 @@ fn real_main(args: &[String]) -> Result<i32> {
     match args.first().map(String::as_str) {
         Some("compare") => return compare::main(&args[1..]),
         Some("testbed") => return testbed::main(&args[1..]),
+        Some("experiment") => return experiment::main(&args[1..]),
+        Some("env") => return experiment::env_main(&args[1..]),
         _ => {}
     }
     let inv = fiox_job::parse_invocation(args)?;

@@ -248,3 +248,113 @@ fn testbed_cleanup_after_kill_9_leaves_the_system_as_it_was() {
     assert!(!std::path::Path::new(&backing).parent().unwrap().exists());
     assert!(state.entries().is_empty(), "{:?}", state.entries());
 }
+
+/// Run `fiox experiment` with its own testbed state directory.
+fn experiment(state: &TempDir, args: &[&str]) -> Run {
+    let mut a = vec!["experiment"];
+    a.extend_from_slice(args);
+    fiox_tb(state, &a)
+}
+
+fn manifest_runs(out: &std::path::Path) -> Vec<serde_json::Value> {
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    m["runs"].as_array().unwrap().clone()
+}
+
+/// The CI experiment: 2 variants (loop buffered, loop direct I/O) x 3 repetitions, then a
+/// resume that adds a fourth repetition only.
+#[test]
+fn experiment_two_loop_variants_three_runs_then_resume() {
+    let state = TempDir::new("tbstate");
+    let out = TempDir::new("exp-out");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/experiments/loop-dio-quick.toml"
+    );
+    let o = out.join("r");
+    let r = experiment(&state, &[file, &format!("--out={o}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("read.iops") && r.stdout.contains("dio vs buffered"),
+        "{}",
+        r.stdout
+    );
+    let outp = std::path::Path::new(&o);
+    let runs = manifest_runs(outp);
+    let order: Vec<&str> = runs
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["buffered", "dio", "buffered", "dio", "buffered", "dio"]
+    );
+    for run in &runs {
+        let doc: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(outp.join(run["file"].as_str().unwrap())).unwrap(),
+        )
+        .unwrap();
+        assert!(doc["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+        let f = &doc["fiox"];
+        assert!(
+            f["telemetry"]["summary"]["ctxt"].as_f64().unwrap() > 0.0,
+            "{f}"
+        );
+        let dio = if run["variant"] == "dio" { "1" } else { "0" };
+        assert_eq!(
+            f["env"]["targets"][0]["devices"][0]["loop_direct_io"], dio,
+            "{f}"
+        );
+        assert_eq!(f["experiment"]["variant"], run["variant"]);
+    }
+    // The testbeds went with the experiment.
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    let r = experiment(&state, &[file, &format!("--out={o}"), "--repeat=4"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("resuming: 6 run(s)"), "{}", r.stderr);
+    assert_eq!(manifest_runs(outp).len(), 8);
+    let cmp = fiox(&["compare", "--format=json", &o]).json();
+    assert_eq!(cmp["sides"], serde_json::json!(["buffered", "dio"]));
+    assert_eq!(cmp["runs"], serde_json::json!([4, 4]));
+}
+
+/// Ctrl-C in the middle: the testbeds are removed, the finished runs stay in the manifest, and
+/// the same command finishes the rest.
+#[test]
+fn experiment_interrupted_then_resumed() {
+    let state = TempDir::new("tbstate");
+    let out = TempDir::new("exp-int");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/experiments/loop-dio-quick.toml"
+    );
+    let o = out.join("r");
+    let child = Command::new(fiox_bin())
+        .env("FIOX_TESTBED_DIR", state.path())
+        .args(["experiment", file, &format!("--out={o}")])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let outp = std::path::Path::new(&o).to_path_buf();
+    // Wait for the first finished run, then interrupt.
+    let t0 = std::time::Instant::now();
+    while !outp.join("runs/buffered-000.json").exists() {
+        assert!(t0.elapsed().as_secs() < 60, "no run finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    sh("kill", &["-INT", &child.id().to_string()]).unwrap();
+    let r = wait(child);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(r.stderr.contains("to resume"), "{}", r.stderr);
+    assert!(
+        state.entries().is_empty(),
+        "testbeds left: {:?}",
+        state.entries()
+    );
+    let before = manifest_runs(&outp).len();
+    assert!((1..6).contains(&before), "{before}");
+    let r = experiment(&state, &[file, &format!("--out={o}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(manifest_runs(&outp).len(), 6);
+}

@@ -4,5 +4,9 @@
 //! prints the comparison as text, markdown, CSV or JSON.
 
 pub mod compare;
+pub mod config;
+pub mod env;
 pub mod load;
+pub mod run;
 pub mod stats;
+pub mod telemetry;

@@ -2,7 +2,7 @@
 //! with text before it or several status objects in one file, of which the last counts) becomes
 //! one [`Run`]: per job name, the metrics compare reports. Jobs sharing a name (numjobs clones
 //! without group_reporting) are merged: IOPS, bandwidth and context switches add up, latencies
-//! are weighted by each clone's I/O count. Telemetry deltas under the top-level `fiox` key
+//! are weighted by each clone's I/O count. The telemetry summary under the top-level `fiox` key
 //! become metrics of the pseudo-job `(system)`. A side is a file, a directory of JSON files, or
 //! an experiment results directory (one side per variant, from its manifest).
 
@@ -88,7 +88,7 @@ pub fn run_from_value(path: &Path, doc: &Value) -> Run {
     }
     let mut jobs: BTreeMap<String, JobMetrics> =
         acc.into_iter().map(|(k, a)| (k, a.finish())).collect();
-    let tele = &doc["fiox"]["telemetry"]["deltas"];
+    let tele = &doc["fiox"]["telemetry"]["summary"];
     if let Some(obj) = tele.as_object() {
         let m: JobMetrics = obj
             .iter()
