@@ -10,6 +10,7 @@ mod compare;
 mod experiment;
 mod output;
 mod quick;
+mod telemetry;
 mod testbed;
 
 use anyhow::{Context, Result};
@@ -50,6 +51,9 @@ fn real_main(args: &[String]) -> Result<i32> {
         Some("env") => return experiment::env_main(&args[1..]),
         _ => {}
     }
+    // fiox's own switch (fio has no such option): strip it before fio's command line parser.
+    let (args, telemetry) = telemetry::take_switch(args)?;
+    let args = &args[..];
     let inv = fiox_job::parse_invocation(args)?;
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
@@ -86,7 +90,7 @@ fn real_main(args: &[String]) -> Result<i32> {
                 }
                 return Ok(1);
             }
-            return run(&inv);
+            return run(&inv, telemetry);
         }
     }
     stdout.flush()?;
@@ -94,7 +98,7 @@ fn real_main(args: &[String]) -> Result<i32> {
 }
 
 /// Run the jobs and print every requested report; returns the exit code.
-fn run(inv: &Invocation) -> Result<i32> {
+fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> {
     let s = &inv.settings;
     let formats = if s.output_formats.is_empty() {
         vec![OutputFormat::Normal]
@@ -138,7 +142,9 @@ fn run(inv: &Invocation) -> Result<i32> {
     let mut on_status = move |snap: &fiox_stats::RunResult| {
         let _ = status_out.write(&output::status_text(snap, &status_formats));
     };
+    let sampler = telemetry.map(|every| telemetry::start(&inv.jobs, every));
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
+    let tele = sampler.map(fiox_experiment::telemetry::Sampler::finish);
     if outcome.interrupted {
         eprintln!("fiox: interrupted: reporting what was measured so far");
     }
@@ -154,7 +160,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         let text = if s.status_interval.is_some() {
             output::status_text(&outcome.result, &[*f])
         } else {
-            output::report_text(&outcome.result, *f)
+            output::report_text(&outcome.result, *f, tele.as_ref())
         };
         out.write(&text)?;
     }

@@ -4,6 +4,7 @@
 use anyhow::{Context, Result};
 use fiox_job::OutputFormat;
 use fiox_stats::RunResult;
+use serde_json::Value;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -95,12 +96,26 @@ impl Out {
     }
 }
 
-/// The final report in one format.
-pub fn report_text(run: &RunResult, f: OutputFormat) -> String {
+/// The final report in one format, with `--telemetry`'s section when there is one (a block
+/// after the normal report; `fiox.telemetry` in JSON; terse has no place for it).
+pub fn report_text(run: &RunResult, f: OutputFormat, telemetry: Option<&Value>) -> String {
+    let json = |plus| {
+        let mut v = fiox_report::json(run, plus);
+        if let (Some(t), Some(fiox)) = (telemetry, v.get_mut("fiox")) {
+            fiox["telemetry"] = t.clone();
+        }
+        fiox_report::to_fio_json_text(&v)
+    };
     match f {
-        OutputFormat::Normal => fiox_report::normal(run),
-        OutputFormat::Json => fiox_report::to_fio_json_text(&fiox_report::json(run, false)),
-        OutputFormat::JsonPlus => fiox_report::to_fio_json_text(&fiox_report::json(run, true)),
+        OutputFormat::Normal => {
+            let mut s = fiox_report::normal(run);
+            if let Some(t) = telemetry {
+                s.push_str(&fiox_experiment::telemetry::text_block(t));
+            }
+            s
+        }
+        OutputFormat::Json => json(false),
+        OutputFormat::JsonPlus => json(true),
         OutputFormat::Terse => fiox_report::terse(run),
     }
 }
@@ -113,7 +128,7 @@ pub fn status_text(run: &RunResult, formats: &[OutputFormat]) -> String {
         .map(|f| match f {
             OutputFormat::Json => fiox_report::json_status_line(run, false),
             OutputFormat::JsonPlus => fiox_report::json_status_line(run, true),
-            other => report_text(run, *other),
+            other => report_text(run, *other, None),
         })
         .collect()
 }

@@ -358,3 +358,71 @@ fn experiment_interrupted_then_resumed() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(manifest_runs(&outp).len(), 6);
 }
+
+/// `--telemetry`: a `fiox.telemetry` section in JSON with the run's context switches and the
+/// memory levels, a block after the normal report; nothing of it without the switch.
+#[test]
+fn telemetry_switch_adds_json_section_and_normal_block() {
+    let dir = TempDir::new("tele");
+    let f = dir.join("f");
+    let job = [
+        "--name=t",
+        "--ioengine=psync",
+        "--rw=write",
+        "--bs=64k",
+        "--size=8m",
+    ];
+    let mut a: Vec<&str> = job.to_vec();
+    let fname = format!("--filename={f}");
+    a.extend([fname.as_str(), "--output-format=json", "--telemetry=100"]);
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let t = &r.json()["fiox"]["telemetry"];
+    assert_eq!(t["interval_ms"], 100);
+    assert!(t["samples"].as_u64().unwrap() >= 2, "{t}");
+    assert!(t["summary"]["ctxt"].as_f64().unwrap() > 0.0, "{t}");
+    assert!(
+        t["summary"]["Cached_kb.mean"].as_f64().unwrap() > 0.0,
+        "{t}"
+    );
+    assert!(t["series"].as_array().unwrap().len() >= 2);
+    a.pop();
+    let plain = fiox(&a);
+    assert!(plain.json()["fiox"].get("telemetry").is_none());
+    let normal = fiox(&[
+        job[0],
+        job[1],
+        job[2],
+        job[3],
+        job[4],
+        &fname,
+        "--telemetry",
+    ]);
+    assert_eq!(normal.code, 0, "{}", normal.stderr);
+    assert!(
+        normal.stdout.contains("System telemetry ("),
+        "{}",
+        normal.stdout
+    );
+    assert!(
+        normal.stdout.contains("memory: Buffers="),
+        "{}",
+        normal.stdout
+    );
+    let bad = fiox(&[job[0], "--telemetry=0"]);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("--telemetry=0"), "{}", bad.stderr);
+}
+
+#[test]
+fn env_describes_the_kernel_and_a_target() {
+    let r = fiox(&["env", "/proc", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let e = r.json();
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert_eq!(e["kernel"]["release"], release.trim());
+    assert_eq!(e["targets"][0]["filesystem"], "proc");
+    let t = fiox(&["env"]);
+    assert!(t.stdout.starts_with("kernel: "), "{}", t.stdout);
+    assert_eq!(fiox(&["env", "/no/such/path"]).code, 1);
+}

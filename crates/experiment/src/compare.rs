@@ -156,12 +156,14 @@ fn change(base: &[f64], other: &[f64], metric: &str, alpha: f64) -> Option<Chang
 
 /// Warnings where the sides' recorded environments differ ("kernel differs").
 fn env_differences(sides: &[Side]) -> Vec<String> {
-    const FIELDS: [(&str, &str); 5] = [
+    const FIELDS: [(&str, &str); 7] = [
         ("/kernel/release", "kernel"),
         ("/kernel/cmdline", "kernel command line"),
         ("/cpu/model", "CPU model"),
         ("/cpu/governor", "CPU governor"),
         ("/fiox/version", "fiox version"),
+        ("/targets/0/devices/0/scheduler", "scheduler"),
+        ("/thp", "transparent huge pages"),
     ];
     let first_env = |s: &Side| s.runs.iter().find_map(|r| r.env.clone());
     let Some(base) = sides.first().and_then(first_env) else {
