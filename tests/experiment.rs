@@ -295,7 +295,12 @@ fn experiment_two_loop_variants_three_runs_then_resume() {
             &std::fs::read_to_string(outp.join(run["file"].as_str().unwrap())).unwrap(),
         )
         .unwrap();
-        assert!(doc["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+        // randwrite, then randread: the runs may write to the experiment's own loop device.
+        assert!(
+            doc["jobs"][0]["write"]["iops"].as_f64().unwrap() > 0.0,
+            "{doc}"
+        );
+        assert!(doc["jobs"][1]["read"]["iops"].as_f64().unwrap() > 0.0);
         let f = &doc["fiox"];
         assert!(
             f["telemetry"]["summary"]["ctxt"].as_f64().unwrap() > 0.0,
@@ -339,7 +344,7 @@ fn experiment_interrupted_then_resumed() {
     let outp = std::path::Path::new(&o).to_path_buf();
     // Wait for the first finished run, then interrupt.
     let t0 = std::time::Instant::now();
-    while !outp.join("runs/buffered-000.json").exists() {
+    while !outp.join("manifest.json").exists() || manifest_runs(&outp).is_empty() {
         assert!(t0.elapsed().as_secs() < 60, "no run finished");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -425,4 +430,27 @@ fn env_describes_the_kernel_and_a_target() {
     let t = fiox(&["env"]);
     assert!(t.stdout.starts_with("kernel: "), "{}", t.stdout);
     assert_eq!(fiox(&["env", "/no/such/path"]).code, 1);
+}
+
+/// Every committed experiment file parses, names its job file, and its jobs parse.
+#[test]
+fn example_experiment_files_are_valid() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/experiments");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let (exp, jobs) = fiox_experiment::config::Experiment::load(&p)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        assert!(exp.variants.len() >= 2, "{}", p.display());
+        let tmp = TempDir::new("jobs");
+        let f = tmp.join("j.fio");
+        std::fs::write(&f, &jobs).unwrap();
+        let r = fiox(&["--parse-only", &f]);
+        assert_eq!(r.code, 0, "{}: {}", p.display(), r.stderr);
+        n += 1;
+    }
+    assert!(n >= 3);
 }

@@ -46,6 +46,39 @@ pub struct Comparison {
     pub alpha: f64,
     pub rows: Vec<Row>,
     pub warnings: Vec<String>,
+    /// Samples with a coefficient of variation above 10%.
+    pub noisy: Vec<Noisy>,
+}
+
+/// A side's sample of one job and metric that varies too much to say much.
+#[derive(Debug, Clone, Serialize)]
+pub struct Noisy {
+    pub side: String,
+    pub job: String,
+    pub metric: String,
+    pub cv: f64,
+}
+
+impl Noisy {
+    fn text(&self) -> String {
+        format!(
+            "{} {} {}: noisy (CV {:.1}%): more runs or a quieter machine",
+            self.side,
+            self.job,
+            self.metric,
+            self.cv * 100.0
+        )
+    }
+}
+
+/// The general warnings and the noise warnings of the selected metrics.
+fn warnings_of<'a>(c: &'a Comparison, wanted: &'a [String]) -> impl Iterator<Item = String> + 'a {
+    c.warnings.iter().cloned().chain(
+        c.noisy
+            .iter()
+            .filter(|n| selected(&n.metric, wanted))
+            .map(Noisy::text),
+    )
 }
 
 /// Compare `sides` (the first is the base) at significance level `alpha`.
@@ -72,19 +105,16 @@ pub fn compare(sides: &[Side], alpha: f64) -> Comparison {
             ));
         }
     }
+    let mut noisy = Vec::new();
     for r in &rows {
         for (s, sum) in sides.iter().zip(&r.summaries) {
-            if let Some(sum) = sum
-                .as_ref()
-                .filter(|x| x.cv > 0.1 && is_headline(&r.metric))
-            {
-                warnings.push(format!(
-                    "{} {} {}: noisy (CV {:.1}%): more runs or a quieter machine",
-                    s.name,
-                    r.job,
-                    r.metric,
-                    sum.cv * 100.0
-                ));
+            if let Some(sum) = sum.as_ref().filter(|x| x.cv > 0.1) {
+                noisy.push(Noisy {
+                    side: s.name.clone(),
+                    job: r.job.clone(),
+                    metric: r.metric.clone(),
+                    cv: sum.cv,
+                });
             }
         }
     }
@@ -95,11 +125,8 @@ pub fn compare(sides: &[Side], alpha: f64) -> Comparison {
         alpha,
         rows,
         warnings,
+        noisy,
     }
-}
-
-fn is_headline(metric: &str) -> bool {
-    DEFAULT_METRICS.iter().any(|m| metric.ends_with(m))
 }
 
 fn samples(side: &Side, job: &str, metric: &str) -> Vec<f64> {
@@ -256,7 +283,7 @@ pub fn to_text(c: &Comparison, wanted: &[String]) -> String {
     for metric in metrics {
         text_block(&mut out, c, metric);
     }
-    for w in &c.warnings {
+    for w in warnings_of(c, wanted) {
         let _ = writeln!(out, "warning: {w}");
     }
     out
@@ -356,7 +383,7 @@ pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
         }
         out.push('\n');
     }
-    for w in &c.warnings {
+    for w in warnings_of(c, wanted) {
         let _ = writeln!(out, "\n> warning: {w}");
     }
     out
@@ -419,6 +446,7 @@ fn csv(s: &str) -> String {
 pub fn to_json(c: &Comparison, wanted: &[String]) -> String {
     let mut c = c.clone();
     c.rows.retain(|r| selected(&r.metric, wanted));
+    c.noisy.retain(|n| selected(&n.metric, wanted));
     serde_json::to_string_pretty(&c).unwrap_or_default() + "\n"
 }
 

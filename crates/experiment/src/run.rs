@@ -71,6 +71,10 @@ struct Ready {
     job_file: PathBuf,
     env: BTreeMap<String, String>,
     target: Option<PathBuf>,
+    /// The target is a block device of a testbed this experiment made: its runs may write to
+    /// it (the data there is the experiment's own scratch, which fiox's safety check cannot
+    /// know: it sees a loop device over a file some other process created).
+    own_device: bool,
     fiox_env: Value,
 }
 
@@ -207,6 +211,7 @@ fn prepare(
         variant: v.name.clone(),
         source,
     };
+    let made = v.testbed.is_some();
     let target = if let Some(t) = &v.testbed {
         let (kind, pairs) =
             testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
@@ -251,6 +256,7 @@ fn prepare(
         name: v.name.clone(),
         job_file,
         env: envs,
+        own_device: made && target.as_ref().is_some_and(|t| !t.is_dir()),
         target,
         fiox_env,
     })
@@ -282,7 +288,11 @@ fn run_one(
     let sampler = (exp.telemetry_ms > 0)
         .then(|| telemetry::Sampler::start(devices, Duration::from_millis(exp.telemetry_ms)));
     let t0 = Instant::now();
-    let mut child = Command::new(&o.fiox_exe)
+    let mut cmd = Command::new(&o.fiox_exe);
+    if r.own_device {
+        cmd.arg("--allow-destructive");
+    }
+    let mut child = cmd
         .arg("--output-format=json")
         .arg(format!("--output={}", tmp.display()))
         .arg(&r.job_file)
