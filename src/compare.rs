@@ -10,9 +10,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage: fiox compare A B [C...] [--format=text|markdown|csv|json] \
-                     [--alpha=0.05] [--metric=NAME[,NAME...]|--all]\n  A, B...: experiment \
+                     [--alpha=0.05] [--metric=NAME[,NAME...]|--all] [--latency]\n  A, B...: experiment \
                      results directories, JSON result files (fiox or fio --output-format=json), \
-                     or directories of them; the first side is the base.";
+                     or directories of them; the first side is the base. --latency adds completion \
+                     latency percentiles per side (merged json+ histograms where the runs have \
+                     them).";
 
 #[derive(PartialEq)]
 enum Format {
@@ -28,6 +30,7 @@ pub fn main(args: &[String]) -> Result<i32> {
     let mut format = Format::Text;
     let mut alpha = 0.05;
     let mut metrics: Option<Vec<String>> = None;
+    let mut latency = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let (key, inline) = match a.split_once('=') {
@@ -69,6 +72,7 @@ pub fn main(args: &[String]) -> Result<i32> {
                 metrics = Some(value()?.split(',').map(str::to_string).collect())
             }
             "--all" => metrics = Some(Vec::new()),
+            "--latency" => latency = true,
             k if k.starts_with('-') => bail!("unknown switch {k}\n{USAGE}"),
             _ => paths.push(PathBuf::from(a)),
         }
@@ -93,7 +97,18 @@ pub fn main(args: &[String]) -> Result<i32> {
         Format::Text => compare::to_text(&c, &wanted),
         Format::Markdown => compare::to_markdown(&c, &wanted),
         Format::Csv => compare::to_csv(&c, &wanted),
+        Format::Json if latency => {
+            // The comparison with the latency table beside it.
+            let mut v: serde_json::Value = serde_json::from_str(&compare::to_json(&c, &wanted))?;
+            v["latency_us"] = serde_json::json!(compare::latency_table(&sides));
+            serde_json::to_string_pretty(&v)? + "\n"
+        }
         Format::Json => compare::to_json(&c, &wanted),
+    };
+    let text = if latency && matches!(format, Format::Text | Format::Markdown) {
+        text + &compare::latency_text(&sides)
+    } else {
+        text
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(0)

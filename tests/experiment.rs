@@ -95,6 +95,13 @@ fn compare_fiox_json_in_csv_and_markdown() {
         "too few runs not warned:\n{}",
         md.stdout
     );
+    let lat = fiox(&["compare", "--latency", pa, pb]);
+    assert!(
+        lat.stdout.contains("completion latency (us), rr/read"),
+        "{}",
+        lat.stdout
+    );
+    assert!(lat.stdout.contains("\n99.9 "), "{}", lat.stdout);
     let bad = fiox(&["compare", pa]);
     assert_eq!(bad.code, 1);
     assert!(bad.stderr.contains("at least two sides"), "{}", bad.stderr);

@@ -34,6 +34,18 @@ pub struct Run {
     pub jobs: BTreeMap<String, JobMetrics>,
     /// The `fiox.env` section, when the run recorded one.
     pub env: Option<Value>,
+    /// Completion latency per "job/direction": json+ histograms merged over clones, or else
+    /// the reported percentiles.
+    pub latency: BTreeMap<String, LatDist>,
+}
+
+/// One run's latency distribution of a job and direction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LatDist {
+    /// fio's json+ `bins`: latency in ns -> count.
+    Bins(BTreeMap<u64, u64>),
+    /// Percentile (e.g. 99.9) -> latency in ns, I/O-weighted over clones.
+    Percentiles(BTreeMap<String, f64>),
 }
 
 /// The runs of one side of a comparison.
@@ -82,10 +94,13 @@ fn last_json_object(text: &str) -> Option<Value> {
 /// Build a run from a parsed fio-shaped document.
 pub fn run_from_value(path: &Path, doc: &Value) -> Run {
     let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
+    let mut latency = BTreeMap::new();
     for job in doc["jobs"].as_array().into_iter().flatten() {
         let name = job["jobname"].as_str().unwrap_or("?").to_string();
+        add_latency(&mut latency, &name, job);
         acc.entry(name).or_default().add(job);
     }
+    finish_latency(&mut latency);
     let mut jobs: BTreeMap<String, JobMetrics> =
         acc.into_iter().map(|(k, a)| (k, a.finish())).collect();
     let tele = &doc["fiox"]["telemetry"]["summary"];
@@ -103,6 +118,54 @@ pub fn run_from_value(path: &Path, doc: &Value) -> Run {
         source: path.to_path_buf(),
         jobs,
         env,
+        latency,
+    }
+}
+
+/// Merge one job's completion-latency distributions into `out` (clones add up).
+fn add_latency(out: &mut BTreeMap<String, LatDist>, name: &str, job: &Value) {
+    for dir in ["read", "write", "trim"] {
+        let d = &job[dir];
+        let ios = d["total_ios"].as_f64().unwrap_or(0.0);
+        if ios <= 0.0 {
+            continue;
+        }
+        let key = format!("{name}/{dir}");
+        if let Some(bins) = d["clat_ns"]["bins"].as_object() {
+            let entry = out
+                .entry(key)
+                .or_insert_with(|| LatDist::Bins(BTreeMap::new()));
+            if let LatDist::Bins(b) = entry {
+                for (k, v) in bins {
+                    if let (Ok(k), Some(v)) = (k.parse::<u64>(), v.as_u64()) {
+                        *b.entry(k).or_default() += v;
+                    }
+                }
+            }
+        } else if let Some(p) = d["clat_ns"]["percentile"].as_object() {
+            // Clones: weight each clone's percentiles by its I/O count (divided out below).
+            let entry = out
+                .entry(key)
+                .or_insert_with(|| LatDist::Percentiles(BTreeMap::new()));
+            if let LatDist::Percentiles(m) = entry {
+                let w = m.entry("_ios".into()).or_default();
+                *w += ios;
+                for (k, v) in p {
+                    *m.entry(k.clone()).or_default() += v.as_f64().unwrap_or(0.0) * ios;
+                }
+            }
+        }
+    }
+}
+
+/// Divide the I/O-weighted percentile sums by their weights.
+fn finish_latency(out: &mut BTreeMap<String, LatDist>) {
+    for dist in out.values_mut() {
+        if let LatDist::Percentiles(m) = dist {
+            if let Some(w) = m.remove("_ios") {
+                m.values_mut().for_each(|v| *v /= w);
+            }
+        }
     }
 }
 
@@ -266,6 +329,19 @@ mod tests {
                    "write": {"total_ios": 0}})
         };
         let doc = json!({"jobs": [job(100.0, 1000.0), job(300.0, 3000.0)]});
+        let lat = run_from_value(Path::new("x"), &doc).latency;
+        assert_eq!(
+            lat["rr/read"],
+            LatDist::Percentiles(
+                [
+                    ("50.000000", 1000.0),
+                    ("99.000000", 4000.0),
+                    ("99.900000", 8000.0)
+                ]
+                .map(|(k, v)| (k.to_string(), v))
+                .into()
+            )
+        );
         let text = format!("fio: some note\n{doc}\n");
         let dir = std::env::temp_dir().join(format!("fiox-load-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
