@@ -383,8 +383,12 @@ pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
         }
         out.push('\n');
     }
-    for w in warnings_of(c, wanted) {
-        let _ = writeln!(out, "\n> warning: {w}");
+    let warnings: Vec<String> = warnings_of(c, wanted).collect();
+    if !warnings.is_empty() {
+        out.push_str("\nWarnings:\n\n");
+        for w in warnings {
+            let _ = writeln!(out, "- {w}");
+        }
     }
     out
 }
