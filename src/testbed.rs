@@ -8,7 +8,8 @@ use fiox_testbed::managed::{self, Record, Spec, SPEC_KEYS};
 
 const USAGE: &str = "usage: fiox testbed up KIND [--name=N] [--hold] [--KEY=VALUE...]\n       \
      fiox testbed list\n       fiox testbed down NAME...|--all\n       fiox testbed cleanup\n  \
-     KIND: loop, tmpfs, ramfs or fs (mkfs on a fiox loop device)\n  --hold: keep it only until \
+     KIND: loop, tmpfs, ramfs, fs (mkfs on a fiox loop device) or slow (a FUSE file with a \
+     per-request delay and error rate, served by a fiox process)\n  --hold: keep it only until \
      Ctrl-C (a kill -9 leaves it to `cleanup`)\n  KEY: ";
 
 /// Entry point; returns the exit code.
@@ -16,6 +17,7 @@ pub fn main(args: &[String]) -> Result<i32> {
     let usage = || format!("{USAGE}{SPEC_KEYS}");
     match args.first().map(String::as_str) {
         Some("up") => up(&args[1..]),
+        Some("serve-slow") => serve_slow(&args[1..]),
         Some("list") => {
             for r in managed::list()? {
                 println!("{}", describe(&r));
@@ -80,7 +82,8 @@ fn up(args: &[String]) -> Result<i32> {
             pairs.push((k, v));
         }
     }
-    let spec = Spec::from_pairs(kind, &pairs)?;
+    let mut spec = Spec::from_pairs(kind, &pairs)?;
+    spec.server = Some(std::env::current_exe()?);
     if hold {
         // Installed before anything is made: Ctrl-C during `up` still reaches the teardown.
         fiox_runner::install_signal_handlers()?;
@@ -94,6 +97,38 @@ fn up(args: &[String]) -> Result<i32> {
         managed::down(&rec.name)?;
         eprintln!("fiox: testbed {} removed", rec.name);
     }
+    Ok(0)
+}
+
+/// `testbed serve-slow --size=N --delay_us=N --error_rate=R` (started by `up slow`): serve a
+/// FaultFs file, print "ready MOUNT FILE", and unmount it on SIGTERM or SIGINT.
+fn serve_slow(args: &[String]) -> Result<i32> {
+    use fiox_testbed::{FaultFs, FaultFsOptions};
+    let mut pairs = Vec::new();
+    for a in args {
+        let Some((k, v)) = a.strip_prefix("--").and_then(|kv| kv.split_once('=')) else {
+            bail!("testbed serve-slow: unexpected {a:?}");
+        };
+        pairs.push((k.to_string(), v.to_string()));
+    }
+    let spec = Spec::from_pairs("slow", &pairs)?;
+    fiox_runner::install_signal_handlers()?;
+    let fs = FaultFs::mount(FaultFsOptions {
+        file_name: "slow.dat".into(),
+        size: spec.size,
+        delay: std::time::Duration::from_micros(spec.delay_us),
+        error_rate: spec.error_rate,
+        ..FaultFsOptions::default()
+    })?;
+    println!(
+        "ready {} {}",
+        fs.mount_point().display(),
+        fs.file_path().display()
+    );
+    while !fiox_runner::interrupted() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    fs.unmount()?;
     Ok(0)
 }
 

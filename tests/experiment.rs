@@ -461,3 +461,68 @@ fn example_experiment_files_are_valid() {
     }
     assert!(n >= 3);
 }
+
+/// The slow testbed: a FUSE file whose requests each wait `delay_us`, served by a fiox process;
+/// `down` stops it and unmounts; after a kill -9 of the server, `cleanup` removes the rest.
+#[test]
+fn testbed_slow_device_delays_requests_and_goes_away() {
+    let state = TempDir::new("tbstate");
+    let r = fiox_tb(
+        &state,
+        &[
+            "testbed",
+            "up",
+            "slow",
+            "--size=4m",
+            "--delay_us=2000",
+            "--name=s",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let file = field(&r.stdout, "file");
+    let mnt = field(&r.stdout, "mount");
+    let pid = field(&r.stdout, "server_pid");
+    // 50 direct 4 KiB reads at 2 ms each: at least 100 ms (a lower bound; load only adds).
+    let t0 = std::time::Instant::now();
+    let job = fiox(&[
+        "--name=s",
+        "--ioengine=psync",
+        "--rw=randread",
+        "--number_ios=50",
+        "--size=4m",
+        &format!("--filename={file}"),
+        "--output-format=json",
+    ]);
+    assert_eq!(job.code, 0, "{}", job.stderr);
+    assert!(t0.elapsed() >= std::time::Duration::from_millis(100));
+    assert_eq!(job.json()["jobs"][0]["read"]["total_ios"], 50);
+    assert_eq!(fiox_tb(&state, &["testbed", "down", "s"]).code, 0);
+    assert!(!mounts().contains(&mnt), "{mnt} still mounted");
+    // Gone, or a zombie waiting for whichever process inherited it to reap it.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "server {pid} still runs: {stat}"
+    );
+    // kill -9 of the server: the record says so, cleanup unmounts the dead mount.
+    let r = fiox_tb(&state, &["testbed", "up", "slow", "--size=1m", "--name=k"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (mnt, pid) = (field(&r.stdout, "mount"), field(&r.stdout, "server_pid"));
+    sh("kill", &["-9", &pid]).unwrap();
+    let t0 = std::time::Instant::now();
+    while !fiox_tb(&state, &["testbed", "list"])
+        .stdout
+        .contains("owner gone")
+    {
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "the dead server is not noticed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let c = fiox_tb(&state, &["testbed", "cleanup"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(!mounts().contains(&mnt), "{mnt} still mounted");
+    assert!(!std::path::Path::new(&mnt).exists());
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+}

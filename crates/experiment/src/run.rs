@@ -215,7 +215,8 @@ fn prepare(
     let target = if let Some(t) = &v.testbed {
         let (kind, pairs) =
             testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
-        let spec = managed::Spec::from_pairs(&kind, &pairs).map_err(tb_err)?;
+        let mut spec = managed::Spec::from_pairs(&kind, &pairs).map_err(tb_err)?;
+        spec.server = Some(o.fiox_exe.clone());
         let name = format!("exp{}-{}", std::process::id(), v.name);
         let rec = managed::up(&spec, Some(&name), false).map_err(tb_err)?;
         beds.0.push(rec.name.clone());

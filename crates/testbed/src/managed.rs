@@ -1,7 +1,9 @@
 //! Named testbeds that outlive the process that made them (`fiox testbed up|list|down|
 //! cleanup`, and experiments): a loop device over a backing file (direct I/O on or off,
 //! logical block size), a size-limited tmpfs, a ramfs, or a filesystem (mkfs ext4, xfs or
-//! btrfs, with options) on a loop device fiox made, mounted with options.
+//! btrfs, with options) on a loop device fiox made, mounted with options, or a slow device
+//! (`slow`: a FaultFs file served by a fiox process of its own, with a per-request delay and
+//! an error rate).
 //!
 //! Each testbed is a record file in the state directory (`$FIOX_TESTBED_DIR`, else
 //! /run/fiox/testbeds as root, else `$XDG_RUNTIME_DIR/fiox/testbeds`), created with O_EXCL so
@@ -33,6 +35,7 @@ pub enum Kind {
     Tmpfs,
     Ramfs,
     Fs,
+    Slow,
 }
 
 impl Kind {
@@ -42,12 +45,13 @@ impl Kind {
             Kind::Tmpfs => "tmpfs",
             Kind::Ramfs => "ramfs",
             Kind::Fs => "fs",
+            Kind::Slow => "slow",
         }
     }
 }
 
 /// A testbed's description (from `fiox testbed up` switches or an experiment file).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
     pub kind: Kind,
     /// Bytes of the backing file (loop, fs) or the tmpfs limit.
@@ -64,11 +68,18 @@ pub struct Spec {
     pub mkfs_options: Vec<String>,
     /// Mount options (comma separated) for `fs` and tmpfs.
     pub mount_options: String,
+    /// `slow`: microseconds each read or write request waits (served one at a time).
+    pub delay_us: u64,
+    /// `slow`: share of requests failing with EIO.
+    pub error_rate: f64,
+    /// `slow`: the program serving the file, run as `SERVER testbed serve-slow ...` (the fiox
+    /// binary; set by the caller, not by a key).
+    pub server: Option<PathBuf>,
 }
 
 /// Keys [`Spec::from_pairs`] accepts.
 pub const SPEC_KEYS: &str = "size, direct_io (on|off), block_size, dir, fs (ext4|xfs|btrfs), \
-                             mkfs_options, mount_options";
+                             mkfs_options, mount_options; slow: size, delay_us, error_rate";
 
 impl Spec {
     /// Build a spec from a kind name and `key=value` pairs (see [`SPEC_KEYS`]).
@@ -78,9 +89,10 @@ impl Spec {
             "tmpfs" => Kind::Tmpfs,
             "ramfs" => Kind::Ramfs,
             "fs" => Kind::Fs,
+            "slow" => Kind::Slow,
             k => {
                 return Err(TestbedError::Invalid(format!(
-                    "testbed kind {k:?}: expected loop, tmpfs, ramfs or fs"
+                    "testbed kind {k:?}: expected loop, tmpfs, ramfs, fs or slow"
                 )))
             }
         };
@@ -93,7 +105,14 @@ impl Spec {
             fs: "ext4".into(),
             mkfs_options: Vec::new(),
             mount_options: String::new(),
+            delay_us: 0,
+            error_rate: 0.0,
+            server: None,
         };
+        if s.kind == Kind::Slow {
+            // FaultFs keeps the file in memory.
+            s.size = 64 << 20;
+        }
         for (k, v) in pairs {
             s.set(k, v)?;
         }
@@ -121,6 +140,14 @@ impl Spec {
             },
             "mkfs_options" => self.mkfs_options = v.split_whitespace().map(String::from).collect(),
             "mount_options" => self.mount_options = v.into(),
+            "delay_us" => self.delay_us = v.parse().map_err(|_| bad("expected microseconds"))?,
+            "error_rate" => {
+                self.error_rate = v
+                    .parse()
+                    .ok()
+                    .filter(|r| (0.0..=1.0).contains(r))
+                    .ok_or_else(|| bad("expected a share between 0 and 1"))?
+            }
             _ => return Err(bad(&format!("unknown key; known: {SPEC_KEYS}"))),
         }
         Ok(())
@@ -152,6 +179,8 @@ pub enum Step {
     /// Every loop device bound to the file with this device and inode number (the backing
     /// file fiox created at `path`).
     LoopsOver { path: PathBuf, dev: u64, ino: u64 },
+    /// A server process fiox started (pid, start time): stopped with SIGTERM, then SIGKILL.
+    Process { pid: u32, start: u64 },
 }
 
 /// A testbed's record.
@@ -188,6 +217,7 @@ impl Record {
                 Step::LoopsOver { path, dev, ino } => {
                     writeln!(t, "loops-over {dev} {ino} {}", path.display())
                 }
+                Step::Process { pid, start } => writeln!(t, "process {pid} {start}"),
             };
         }
         t
@@ -225,6 +255,12 @@ impl Record {
                     r.info.insert(k.into(), v.into());
                 }
                 "tree" => r.steps.push(Step::Tree(rest.into())),
+                "process" => {
+                    let (p, s) = rest.split_once(' ').ok_or_else(|| bad(line))?;
+                    let pid = p.parse().map_err(|_| bad(line))?;
+                    let start = s.parse().map_err(|_| bad(line))?;
+                    r.steps.push(Step::Process { pid, start });
+                }
                 "mount" => r.steps.push(Step::Mount(rest.into())),
                 "loops-over" => {
                     let mut f = rest.splitn(3, ' ');
@@ -244,10 +280,16 @@ impl Record {
         Ok(r)
     }
 
-    /// Whether the owner process is gone (a kept testbed has no owner and is never orphaned).
+    /// Whether the owner process is gone, or a server process the testbed needs (a kept
+    /// testbed has no owner; it is orphaned only by losing its server).
     pub fn orphaned(&self) -> bool {
-        self.owner
-            .is_some_and(|(pid, start)| process_start(pid) != Some(start))
+        let gone = |pid: u32, start: u64| process_start(pid) != Some(start);
+        self.owner.is_some_and(|(pid, start)| gone(pid, start))
+            || (self.ready
+                && self.steps.iter().any(|s| match s {
+                    Step::Process { pid, start } => gone(*pid, *start),
+                    _ => false,
+                }))
     }
 }
 
@@ -386,6 +428,7 @@ fn build(m: &mut Maker, spec: &Spec) -> Result<()> {
     match spec.kind {
         Kind::Tmpfs | Kind::Ramfs => build_ram(m, spec),
         Kind::Loop | Kind::Fs => build_loop(m, spec),
+        Kind::Slow => build_slow(m, spec),
     }
 }
 
@@ -566,6 +609,85 @@ fn mount_fs(dev: &Path, mnt: &Path, fs: &str, options: &str) -> Result<()> {
     .map_err(|e| TestbedError::io("mount", mnt, e))
 }
 
+/// The slow device: a FaultFs served by `SERVER testbed serve-slow`, in its own process group
+/// (a Ctrl-C in the terminal that made it does not stop it), which prints "ready MOUNT FILE".
+fn build_slow(m: &mut Maker, spec: &Spec) -> Result<()> {
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    let server = spec.server.clone().ok_or_else(|| {
+        TestbedError::Invalid("a slow testbed needs the fiox binary to serve it".into())
+    })?;
+    let mut child = Command::new(&server)
+        .args(["testbed", "serve-slow"])
+        .arg(format!("--size={}", spec.size))
+        .arg(format!("--delay_us={}", spec.delay_us))
+        .arg(format!("--error_rate={}", spec.error_rate))
+        .process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| TestbedError::io("start slow-device server", &server, e))?;
+    let pid = child.id();
+    m.step(Step::Process {
+        pid,
+        start: process_start(pid).unwrap_or(0),
+    })?;
+    let mut line = String::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+    }
+    let mut words = line.split_whitespace();
+    let (Some("ready"), Some(mnt), Some(file)) = (words.next(), words.next(), words.next()) else {
+        let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+        return Err(TestbedError::Command {
+            cmd: format!("{} testbed serve-slow", server.display()),
+            detail: format!("did not get ready ({status}); run it by hand to see why"),
+        });
+    };
+    m.step(Step::Tree(mnt.into()))?;
+    m.step(Step::Mount(mnt.into()))?;
+    m.rec.target = file.into();
+    let info = &mut m.rec.info;
+    info.insert("file".into(), file.into());
+    info.insert("mount".into(), mnt.into());
+    info.insert("size".into(), spec.size.to_string());
+    info.insert("delay_us".into(), spec.delay_us.to_string());
+    info.insert("error_rate".into(), spec.error_rate.to_string());
+    info.insert("server_pid".into(), pid.to_string());
+    m.save()
+}
+
+/// Stop server `pid` if it is still the process fiox started: SIGTERM, up to 3 s, SIGKILL.
+fn stop_process(pid: u32, start: u64) -> Result<()> {
+    let alive = || process_start(pid) == Some(start) && !is_zombie(pid);
+    for (sig, wait_ms) in [("-TERM", 3000u64), ("-KILL", 1000)] {
+        if !alive() {
+            return Ok(());
+        }
+        let _ = Command::new("kill").args([sig, &pid.to_string()]).status();
+        let t0 = std::time::Instant::now();
+        while alive() && t0.elapsed() < std::time::Duration::from_millis(wait_ms) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    if alive() {
+        Err(TestbedError::Invalid(format!(
+            "server process {pid} does not stop"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// A zombie has exited (its parent has not reaped it yet): it holds nothing.
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
+        .unwrap_or(false)
+}
+
 /// Undo a record's steps newest first; returns the first failure after trying them all.
 pub fn teardown(rec: &Record) -> Result<()> {
     let mut first = None;
@@ -575,6 +697,7 @@ pub fn teardown(rec: &Record) -> Result<()> {
             Step::Mount(p) if is_mount_point(p) => Undo::Unmount(p.clone()).run(),
             Step::Mount(_) => Ok(()),
             Step::LoopsOver { dev, ino, .. } => detach_loops_over(*dev, *ino),
+            Step::Process { pid, start } => stop_process(*pid, *start),
         };
         if let Err(e) = r {
             first.get_or_insert(e);
