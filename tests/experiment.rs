@@ -313,6 +313,14 @@ fn experiment_two_loop_variants_three_runs_then_resume() {
             f["telemetry"]["summary"]["ctxt"].as_f64().unwrap() > 0.0,
             "{f}"
         );
+        let log = outp.join(
+            run["file"]
+                .as_str()
+                .unwrap()
+                .replace(".json", ".telemetry.csv"),
+        );
+        let log = std::fs::read_to_string(&log).unwrap();
+        assert!(log.starts_with("t_s,") && log.lines().count() >= 3, "{log}");
         let dio = if run["variant"] == "dio" { "1" } else { "0" };
         assert_eq!(
             f["env"]["targets"][0]["devices"][0]["loop_direct_io"], dio,

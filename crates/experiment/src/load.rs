@@ -200,6 +200,7 @@ impl Acc {
             let (lat, n) = self.lat.entry(dir).or_default();
             *n += ios;
             *lat.entry("lat_mean_us").or_default() += num(&d["lat_ns"]["mean"]) / 1e3 * ios;
+            *lat.entry("slat_mean_us").or_default() += num(&d["slat_ns"]["mean"]) / 1e3 * ios;
             let pct = if d["lat_ns"]["percentile"].is_object() {
                 &d["lat_ns"]["percentile"]
             } else {

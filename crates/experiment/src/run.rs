@@ -336,6 +336,8 @@ fn run_one(
         *fiox = json!({});
     }
     if let Some(t) = tele {
+        let log = file.with_extension("telemetry.csv");
+        std::fs::write(&log, telemetry::series_csv(&t)).map_err(io_err(&log))?;
         fiox["telemetry"] = t;
     }
     fiox["env"] = r.fiox_env.clone();

@@ -304,6 +304,36 @@ pub fn summarise(samples: &[Sample], interval: Duration) -> Value {
     })
 }
 
+/// The series as CSV (a header line of names, then one line per sample: seconds since the
+/// start, then each value; counters are cumulative as the kernel reports them), the telemetry
+/// counterpart of fio's log files.
+pub fn series_csv(t: &Value) -> String {
+    let rows = t["series"].as_array().cloned().unwrap_or_default();
+    let Some(first) = rows.first().and_then(Value::as_object) else {
+        return String::new();
+    };
+    let keys: Vec<&String> = first.keys().filter(|k| *k != "t").collect();
+    let mut out = String::from("t_s");
+    for k in &keys {
+        out.push(',');
+        out.push_str(k);
+    }
+    out.push('\n');
+    for r in &rows {
+        out += &format!("{:.3}", r["t"].as_f64().unwrap_or(0.0));
+        for k in &keys {
+            out += &format!(
+                ",{}",
+                r[k.as_str()]
+                    .as_f64()
+                    .map_or(String::new(), |v| v.to_string())
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The short text block of normal output.
 pub fn text_block(t: &Value) -> String {
     let s = &t["summary"];
@@ -403,6 +433,13 @@ mod tests {
         assert_eq!(s["Buffers_kb.delta"], 100.0);
         assert_eq!(s["cpu_user_pct"], 25.0);
         assert_eq!(v["series"].as_array().unwrap().len(), 3);
+        let csv = series_csv(&v);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "t_s,Buffers_kb,cpu_idle_ticks,cpu_user_ticks,ctxt"
+        );
+        assert_eq!(lines[2], "1.000,300,75,25,1500");
     }
 
     #[test]
