@@ -144,7 +144,12 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
     };
     let sampler = telemetry.map(|every| telemetry::start(&inv.jobs, every));
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
-    let tele = sampler.map(fiox_experiment::telemetry::Sampler::finish);
+    let tele = sampler.map(|s| {
+        serde_json::json!({
+            "telemetry": s.finish(),
+            "env": telemetry::env(&inv.jobs),
+        })
+    });
     if outcome.interrupted {
         eprintln!("fiox: interrupted: reporting what was measured so far");
     }

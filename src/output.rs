@@ -96,20 +96,23 @@ impl Out {
     }
 }
 
-/// The final report in one format, with `--telemetry`'s section when there is one (a block
-/// after the normal report; `fiox.telemetry` in JSON; terse has no place for it).
-pub fn report_text(run: &RunResult, f: OutputFormat, telemetry: Option<&Value>) -> String {
+/// The final report in one format, with `--telemetry`'s sections when there are some
+/// (`{"telemetry": .., "env": ..}`: both under `fiox` in JSON; the telemetry as a block after
+/// the normal report; terse has no place for them).
+pub fn report_text(run: &RunResult, f: OutputFormat, extra: Option<&Value>) -> String {
     let json = |plus| {
         let mut v = fiox_report::json(run, plus);
-        if let (Some(t), Some(fiox)) = (telemetry, v.get_mut("fiox")) {
-            fiox["telemetry"] = t.clone();
+        if let (Some(Value::Object(m)), Some(fiox)) = (extra, v.get_mut("fiox")) {
+            for (k, x) in m {
+                fiox[k] = x.clone();
+            }
         }
         fiox_report::to_fio_json_text(&v)
     };
     match f {
         OutputFormat::Normal => {
             let mut s = fiox_report::normal(run);
-            if let Some(t) = telemetry {
+            if let Some(t) = extra.and_then(|e| e.get("telemetry")) {
                 s.push_str(&fiox_experiment::telemetry::text_block(t));
             }
             s

@@ -1,12 +1,13 @@
 //! `--telemetry[=MS]` on a fio command line: system telemetry (fiox-experiment's sampler)
 //! around the run, for the jobs' targets and the devices below them; reported under
-//! `fiox.telemetry` in JSON and as a block after the normal report. Off by default, so plain
+//! `fiox.telemetry` in JSON and as a block after the normal report, with `fiox env`'s
+//! description of the machine and the targets under `fiox.env`. Off by default, so plain
 //! fio command lines run and print exactly as fio's.
 
 use anyhow::{bail, Result};
 use fiox_experiment::telemetry::{devices_for, Sampler};
 use fiox_job::JobSpec;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Remove `--telemetry` / `--telemetry=MS` from `args`; returns the rest and the interval.
@@ -28,20 +29,45 @@ pub fn take_switch(args: &[String]) -> Result<(Vec<String>, Option<Duration>)> {
     Ok((rest, every))
 }
 
-/// Start sampling the system and the devices under the jobs' files and directories.
-pub fn start(jobs: &[JobSpec], every: Duration) -> Sampler {
-    let mut devices: Vec<String> = Vec::new();
+/// The jobs' targets: their files and directories (the current directory for jobs naming
+/// neither), each once.
+fn targets(jobs: &[JobSpec]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
     for j in jobs {
-        let paths = j.files.filenames.iter().chain(&j.files.directories);
-        let mut found: Vec<String> = paths.flat_map(|p| devices_for(Path::new(p))).collect();
-        if j.files.filenames.is_empty() && j.files.directories.is_empty() {
-            found = devices_for(Path::new("."));
+        let mut paths: Vec<PathBuf> = j
+            .files
+            .filenames
+            .iter()
+            .chain(&j.files.directories)
+            .map(PathBuf::from)
+            .collect();
+        if paths.is_empty() {
+            paths.push(PathBuf::from("."));
         }
-        for d in found {
-            if !devices.contains(&d) {
-                devices.push(d);
+        for p in paths {
+            if !out.contains(&p) {
+                out.push(p);
             }
         }
     }
+    out
+}
+
+/// Start sampling the system and the devices under the jobs' targets.
+pub fn start(jobs: &[JobSpec], every: Duration) -> Sampler {
+    let mut devices: Vec<String> = Vec::new();
+    for d in targets(jobs).iter().flat_map(|p| devices_for(p)) {
+        if !devices.contains(&d) {
+            devices.push(d);
+        }
+    }
     Sampler::start(devices, every)
+}
+
+/// `fiox env`'s description of the machine and the jobs' targets, for `fiox.env`.
+pub fn env(jobs: &[JobSpec]) -> serde_json::Value {
+    let t = targets(jobs);
+    let refs: Vec<&Path> = t.iter().map(PathBuf::as_path).collect();
+    let cmd: Vec<String> = std::env::args().collect();
+    fiox_experiment::env::collect(&refs, env!("CARGO_PKG_VERSION"), &cmd)
 }

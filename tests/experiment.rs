@@ -406,6 +406,9 @@ fn telemetry_switch_adds_json_section_and_normal_block() {
         "{t}"
     );
     assert!(t["series"].as_array().unwrap().len() >= 2);
+    let env = &r.json()["fiox"]["env"];
+    assert!(env["kernel"]["release"].is_string(), "{env}");
+    assert_eq!(env["targets"][0]["path"], f.as_str(), "{env}");
     a.pop();
     let plain = fiox(&a);
     assert!(plain.json()["fiox"].get("telemetry").is_none());
@@ -533,4 +536,93 @@ fn testbed_slow_device_delays_requests_and_goes_away() {
     assert!(!mounts().contains(&mnt), "{mnt} still mounted");
     assert!(!std::path::Path::new(&mnt).exists());
     assert!(state.entries().is_empty(), "{:?}", state.entries());
+}
+
+/// An experiment of two label-only variants on a rate-limited null job (steady IOPS).
+fn null_experiment(dir: &TempDir, stop: &str) -> String {
+    let f = dir.join("e.toml");
+    let text = format!(
+        "name = \"null\"\nrepetitions = 2\ntelemetry_ms = 0\njobs = \"\"\"\n[n]\n\
+         ioengine=null\nrw=randread\nsize=1g\ntime_based\nruntime=1\nrate_iops=2000\n\"\"\"\n\
+         {stop}\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\noptions = {{ rate_iops = \"1000\" }}\n"
+    );
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+/// The adaptive stop: a precise enough metric stops at the repetitions; an unreachable
+/// precision runs to max_runs.
+#[test]
+fn experiment_adaptive_stop() {
+    let dir = TempDir::new("adapt");
+    let f = null_experiment(&dir, "[stop]\nci = 0.5\nmax_runs = 4");
+    let state = TempDir::new("tbstate");
+    let o = dir.join("loose");
+    let r = experiment(&state, &[&f, &format!("--out={o}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        manifest_runs(std::path::Path::new(&o)).len(),
+        4,
+        "{}",
+        r.stderr
+    );
+    // b's override halves the rate.
+    assert!(r.stdout.contains("b vs a"), "{}", r.stdout);
+    let f = null_experiment(&dir, "[stop]\nci = 0.000001\nmax_runs = 3");
+    let o = dir.join("strict");
+    let r = experiment(&state, &[&f, &format!("--out={o}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let runs = manifest_runs(std::path::Path::new(&o));
+    let order: Vec<&str> = runs
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap())
+        .collect();
+    assert_eq!(order, ["a", "b", "a", "b", "a", "b"]);
+}
+
+/// kill -9 of a running experiment: its testbeds are orphaned, and `fiox testbed cleanup`
+/// removes its loop devices, mounts and directories.
+#[test]
+fn experiment_killed_then_testbed_cleanup() {
+    let state = TempDir::new("tbstate");
+    let out = TempDir::new("exp-kill");
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/experiments/loop-dio-quick.toml"
+    );
+    let o = out.join("r");
+    let mut child = Command::new(fiox_bin())
+        .env("FIOX_TESTBED_DIR", state.path())
+        .args(["experiment", file, &format!("--out={o}")])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let outp = std::path::Path::new(&o).to_path_buf();
+    let t0 = std::time::Instant::now();
+    while !outp.join("manifest.json").exists() || manifest_runs(&outp).is_empty() {
+        assert!(t0.elapsed().as_secs() < 60, "no run finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let list = fiox_tb(&state, &["testbed", "list"]).stdout;
+    let backings: Vec<String> = list.lines().map(|l| field(l, "backing")).collect();
+    assert_eq!(backings.len(), 2, "{list}");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let c = fiox_tb(&state, &["testbed", "cleanup"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    // A run the experiment had started may still hold its loop device open for a moment;
+    // LOOP_CLR_FD then leaves the detach to the kernel at the last close.
+    let t0 = std::time::Instant::now();
+    loop {
+        let loops = sh("losetup", &["-a"]).unwrap();
+        if backings.iter().all(|b| !loops.contains(b.as_str())) {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 20, "loop devices left: {loops}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for b in &backings {
+        assert!(!std::path::Path::new(b).parent().unwrap().exists(), "{b}");
+    }
 }
