@@ -539,11 +539,11 @@ fn testbed_slow_device_delays_requests_and_goes_away() {
 }
 
 /// An experiment of two label-only variants on a rate-limited null job (steady IOPS).
-fn null_experiment(dir: &TempDir, stop: &str) -> String {
+fn null_experiment(dir: &TempDir, stop: &str, rate: &str) -> String {
     let f = dir.join("e.toml");
     let text = format!(
         "name = \"null\"\nrepetitions = 2\ntelemetry_ms = 0\njobs = \"\"\"\n[n]\n\
-         ioengine=null\nrw=randread\nsize=1g\ntime_based\nruntime=1\nrate_iops=2000\n\"\"\"\n\
+         ioengine=null\nrw=randread\nsize=1g\ntime_based\nruntime=1\n{rate}\n\"\"\"\n\
          {stop}\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\noptions = {{ rate_iops = \"1000\" }}\n"
     );
     std::fs::write(&f, text).unwrap();
@@ -551,11 +551,11 @@ fn null_experiment(dir: &TempDir, stop: &str) -> String {
 }
 
 /// The adaptive stop: a precise enough metric stops at the repetitions; an unreachable
-/// precision runs to max_runs.
+/// precision (unlimited null-engine IOPS never repeat to 1e-6) runs to max_runs.
 #[test]
 fn experiment_adaptive_stop() {
     let dir = TempDir::new("adapt");
-    let f = null_experiment(&dir, "[stop]\nci = 0.5\nmax_runs = 4");
+    let f = null_experiment(&dir, "[stop]\nci = 0.5\nmax_runs = 4", "rate_iops=2000");
     let state = TempDir::new("tbstate");
     let o = dir.join("loose");
     let r = experiment(&state, &[&f, &format!("--out={o}")]);
@@ -568,7 +568,7 @@ fn experiment_adaptive_stop() {
     );
     // b's override halves the rate.
     assert!(r.stdout.contains("b vs a"), "{}", r.stdout);
-    let f = null_experiment(&dir, "[stop]\nci = 0.000001\nmax_runs = 3");
+    let f = null_experiment(&dir, "[stop]\nci = 0.000001\nmax_runs = 3", "");
     let o = dir.join("strict");
     let r = experiment(&state, &[&f, &format!("--out={o}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
