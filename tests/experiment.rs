@@ -578,6 +578,21 @@ fn experiment_adaptive_stop() {
         .map(|r| r["variant"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["a", "b", "a", "b", "a", "b"]);
+    // One variant's runs appended later (a kernel A/B across a reboot): only "a" runs.
+    let r = experiment(
+        &state,
+        &[&f, &format!("--out={o}"), "--variant=a", "--repeat=4"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let runs = manifest_runs(std::path::Path::new(&o));
+    assert_eq!(runs.len(), 7);
+    assert_eq!(runs[6]["variant"], "a");
+    let bad = experiment(&state, &[&f, &format!("--out={o}"), "--variant=zzz"]);
+    assert!(
+        bad.stderr.contains("no such variant; the file has a, b"),
+        "{}",
+        bad.stderr
+    );
 }
 
 /// kill -9 of a running experiment: its testbeds are orphaned, and `fiox testbed cleanup`

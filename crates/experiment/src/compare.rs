@@ -643,6 +643,26 @@ mod tests {
     }
 
     #[test]
+    fn differing_environments_are_named() {
+        let mut a = side("a", &[1.0, 2.0, 3.0]);
+        let mut b = side("b", &[1.0, 2.0, 3.0]);
+        let env = |rel: &str, sched: &str| {
+            serde_json::json!({"kernel": {"release": rel}, "cpu": {"model": "x"},
+                               "targets": [{"devices": [{"scheduler": sched}]}]})
+        };
+        a.runs[0].env = Some(env("6.1", "none"));
+        b.runs[1].env = Some(env("6.18", "mq-deadline"));
+        let c = compare(&[a, b], 0.05);
+        let w = c.warnings.join("\n");
+        assert!(w.contains("kernel differs: a has 6.1, b has 6.18"), "{w}");
+        assert!(
+            w.contains("scheduler differs: a has none, b has mq-deadline"),
+            "{w}"
+        );
+        assert!(!w.contains("CPU model"), "{w}");
+    }
+
+    #[test]
     fn one_run_per_side_says_too_few() {
         let c = compare(&[side("a", &[1.0]), side("b", &[2.0])], 0.05);
         assert_eq!(
