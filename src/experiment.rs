@@ -64,6 +64,7 @@ pub fn main(args: &[String]) -> Result<i32> {
         variant,
         fiox_exe: std::env::current_exe().context("finding the fiox binary")?,
         version: env!("CARGO_PKG_VERSION").into(),
+        commit: env!("FIOX_COMMIT").into(),
         command_line: std::env::args().collect(),
         interrupted: &interrupted,
     };
@@ -111,7 +112,11 @@ pub fn env_main(args: &[String]) -> Result<i32> {
         }
     }
     let cmd: Vec<String> = std::env::args().collect();
-    let e = env::collect(&paths, env!("CARGO_PKG_VERSION"), &cmd);
+    let e = env::collect(
+        &paths,
+        (env!("CARGO_PKG_VERSION"), env!("FIOX_COMMIT")),
+        &cmd,
+    );
     if json {
         println!("{}", serde_json::to_string_pretty(&e)?);
     } else {

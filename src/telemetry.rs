@@ -69,5 +69,6 @@ pub fn env(jobs: &[JobSpec]) -> serde_json::Value {
     let t = targets(jobs);
     let refs: Vec<&Path> = t.iter().map(PathBuf::as_path).collect();
     let cmd: Vec<String> = std::env::args().collect();
-    fiox_experiment::env::collect(&refs, env!("CARGO_PKG_VERSION"), &cmd)
+    let fiox = (env!("CARGO_PKG_VERSION"), env!("FIOX_COMMIT"));
+    fiox_experiment::env::collect(&refs, fiox, &cmd)
 }

@@ -445,6 +445,14 @@ fn env_describes_the_kernel_and_a_target() {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert_eq!(e["kernel"]["release"], release.trim());
     assert_eq!(e["targets"][0]["filesystem"], "proc");
+    let head = sh(
+        "git",
+        &["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"],
+    );
+    if let Ok(head) = head {
+        // Built from this checkout (a test run rebuilds when HEAD moved).
+        assert_eq!(e["fiox"]["commit"], head.trim(), "{e}");
+    }
     let t = fiox(&["env"]);
     assert!(t.stdout.starts_with("kernel: "), "{}", t.stdout);
     assert_eq!(fiox(&["env", "/no/such/path"]).code, 1);

@@ -15,7 +15,8 @@ fn read(p: impl AsRef<Path>) -> Option<String> {
 }
 
 /// The environment as JSON; `targets` are the paths the jobs use.
-pub fn collect(targets: &[&Path], fiox_version: &str, command_line: &[String]) -> Value {
+/// `fiox` is (version, commit).
+pub fn collect(targets: &[&Path], fiox: (&str, &str), command_line: &[String]) -> Value {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -60,7 +61,7 @@ pub fn collect(targets: &[&Path], fiox_version: &str, command_line: &[String]) -
         "memory": { "total_kb": mem_kb },
         "thp": read("/sys/kernel/mm/transparent_hugepage/enabled"),
         "targets": targets.iter().map(|t| target(t)).collect::<Vec<_>>(),
-        "fiox": { "version": fiox_version },
+        "fiox": { "version": fiox.0, "commit": fiox.1 },
         "command_line": command_line,
     })
 }
@@ -122,9 +123,14 @@ fn mount_of(path: &Path) -> Option<(String, String)> {
 
 /// A human-readable summary of [`collect`]'s JSON.
 pub fn text(env: &Value) -> String {
-    let s = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+    // Absent facts (no cpufreq in a VM, no device model) print as "-".
+    let s = |v: &Value| match v {
+        Value::Null => "-".to_string(),
+        Value::String(x) => x.clone(),
+        other => other.to_string(),
+    };
     let mut out = format!(
-        "kernel: {}\ncmdline: {}\ncpu: {} x {} (governor {})\nmemory: {} MiB\nthp: {}\nfiox: {}\n",
+        "kernel: {}\ncmdline: {}\ncpu: {} x {} (governor {})\nmemory: {} MiB\nthp: {}\nfiox: {} (commit {})\n",
         s(&env["kernel"]["release"]),
         s(&env["kernel"]["cmdline"]),
         env["cpu"]["count"],
@@ -133,6 +139,7 @@ pub fn text(env: &Value) -> String {
         env["memory"]["total_kb"].as_u64().unwrap_or(0) / 1024,
         s(&env["thp"]),
         s(&env["fiox"]["version"]),
+        s(&env["fiox"]["commit"]),
     );
     for t in env["targets"].as_array().into_iter().flatten() {
         out += &format!(
@@ -185,5 +192,6 @@ mod tests {
         assert!(env["cpu"]["count"].as_u64().unwrap() >= 1);
         assert_eq!(env["targets"][0]["filesystem"], "proc");
         assert!(text(&env).contains("target /proc: proc"));
+        assert!(text(&env).contains("fiox: 0.1.0 (commit abc)"));
     }
 }

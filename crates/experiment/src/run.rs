@@ -52,6 +52,7 @@ pub struct Options<'a> {
     /// The fiox binary that runs the jobs.
     pub fiox_exe: PathBuf,
     pub version: String,
+    pub commit: String,
     pub command_line: Vec<String>,
     /// Polled between runs and while one runs (Ctrl-C).
     pub interrupted: &'a dyn Fn() -> bool,
@@ -252,7 +253,7 @@ fn prepare(
         envs.insert("TARGET".into(), t.display().to_string());
     }
     let targets: Vec<&Path> = target.iter().map(PathBuf::as_path).collect();
-    let fiox_env = env::collect(&targets, &o.version, &o.command_line);
+    let fiox_env = env::collect(&targets, (&o.version, &o.commit), &o.command_line);
     Ok(Ready {
         name: v.name.clone(),
         job_file,
