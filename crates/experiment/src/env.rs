@@ -182,7 +182,7 @@ mod tests {
     fn env_names_the_kernel_cpu_and_the_target_mount() {
         let env = collect(
             &[Path::new("/proc")],
-            "0.1.0",
+            ("0.1.0", "abc"),
             &["fiox".into(), "env".into()],
         );
         assert_eq!(
