@@ -162,6 +162,32 @@ fn testbed_loop_direct_io_on_and_off() {
         assert!(!sh("losetup", &["-a"]).unwrap().contains(&backing));
         assert!(!std::path::Path::new(&backing).exists());
     }
+    let r = fiox_tb(
+        &state,
+        &[
+            "testbed",
+            "up",
+            "loop",
+            "--size=8m",
+            "--block_size=4096",
+            "--name=bs",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let name = field(&r.stdout, "device")
+        .trim_start_matches("/dev/")
+        .to_string();
+    let lbs = std::fs::read_to_string(format!("/sys/block/{name}/queue/logical_block_size"));
+    assert_eq!(lbs.unwrap().trim(), "4096");
+    assert_eq!(field(&r.stdout, "block_size"), "4096");
+    assert_eq!(fiox_tb(&state, &["testbed", "down", "bs"]).code, 0);
+    let bad = fiox_tb(&state, &["testbed", "up", "loop", "--block_size=1000"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("loop block size 1000"),
+        "{}",
+        bad.stderr
+    );
     assert!(state.entries().is_empty(), "{:?}", state.entries());
 }
 
