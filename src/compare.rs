@@ -24,8 +24,17 @@ enum Format {
     Json,
 }
 
-/// Entry point; returns the exit code.
-pub fn main(args: &[String]) -> Result<i32> {
+/// The parsed command line.
+struct Args {
+    paths: Vec<PathBuf>,
+    format: Format,
+    alpha: f64,
+    metrics: Option<Vec<String>>,
+    latency: bool,
+}
+
+/// Parse the switches; `None` after printing the help.
+fn parse(args: &[String]) -> Result<Option<Args>> {
     let mut paths = Vec::new();
     let mut format = Format::Text;
     let mut alpha = 0.05;
@@ -49,7 +58,7 @@ pub fn main(args: &[String]) -> Result<i32> {
         match key {
             "-h" | "--help" => {
                 println!("{USAGE}");
-                return Ok(0);
+                return Ok(None);
             }
             "--format" | "--output-format" => {
                 format = match value()?.as_str() {
@@ -77,6 +86,27 @@ pub fn main(args: &[String]) -> Result<i32> {
             _ => paths.push(PathBuf::from(a)),
         }
     }
+    Ok(Some(Args {
+        paths,
+        format,
+        alpha,
+        metrics,
+        latency,
+    }))
+}
+
+/// Entry point; returns the exit code.
+pub fn main(args: &[String]) -> Result<i32> {
+    let Some(Args {
+        paths,
+        format,
+        alpha,
+        metrics,
+        latency,
+    }) = parse(args)?
+    else {
+        return Ok(0);
+    };
     let mut sides = Vec::new();
     for p in &paths {
         sides.extend(load::load_sides(p)?);

@@ -107,20 +107,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
     // Runs start in the results directory; every path handed to them must be absolute.
     let out = out.canonicalize().map_err(io_err(&out))?;
     let mut manifest = Manifest::open(&out, exp.name.as_deref().unwrap_or(&stem), &o.file)?;
-    let chosen: Vec<&Variant> = match &o.variant {
-        Some(v) => {
-            let found: Vec<&Variant> = exp.variants.iter().filter(|x| &x.name == v).collect();
-            if found.is_empty() {
-                let names: Vec<&str> = exp.variants.iter().map(|x| x.name.as_str()).collect();
-                return Err(RunError::Other(format!(
-                    "--variant {v}: no such variant; the file has {}",
-                    names.join(", ")
-                )));
-            }
-            found
-        }
-        None => exp.variants.iter().collect(),
-    };
+    let chosen = select(&exp, o.variant.as_deref())?;
     for v in &exp.variants {
         manifest.add_variant(&v.name);
     }
@@ -176,6 +163,22 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
         runs_done: done,
         interrupted: (o.interrupted)(),
     })
+}
+
+/// The variants to run: all, or the one `--variant` names.
+fn select<'a>(exp: &'a Experiment, only: Option<&str>) -> Result<Vec<&'a Variant>, RunError> {
+    let Some(v) = only else {
+        return Ok(exp.variants.iter().collect());
+    };
+    let found: Vec<&Variant> = exp.variants.iter().filter(|x| x.name == v).collect();
+    if found.is_empty() {
+        let names: Vec<&str> = exp.variants.iter().map(|x| x.name.as_str()).collect();
+        return Err(RunError::Other(format!(
+            "--variant {v}: no such variant; the file has {}",
+            names.join(", ")
+        )));
+    }
+    Ok(found)
 }
 
 fn progress(i: usize, total: usize, p: &Planned, started: Instant) {
@@ -290,6 +293,37 @@ fn run_one(
     let sampler = (exp.telemetry_ms > 0)
         .then(|| telemetry::Sampler::start(devices, Duration::from_millis(exp.telemetry_ms)));
     let t0 = Instant::now();
+    let Some(status) = spawn_and_wait(r, o, out, &tmp, &errlog)? else {
+        return Ok(false);
+    };
+    let seconds = t0.elapsed().as_secs_f64();
+    let tele = sampler.map(telemetry::Sampler::finish);
+    if !status.success() {
+        let why = std::fs::read_to_string(&errlog).unwrap_or_default();
+        return Err(RunError::Other(format!(
+            "run {rel} failed ({status}); its messages ({}):\n{}",
+            errlog.display(),
+            why.trim_end()
+        )));
+    }
+    write_result(&tmp, &file, tele, r, p)?;
+    let _ = std::fs::remove_file(&tmp);
+    if std::fs::metadata(&errlog).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&errlog);
+    }
+    manifest.record(p, &rel, seconds)?;
+    Ok(true)
+}
+
+/// Run the fiox binary on the variant's job file with JSON output to `tmp`; `None` when a
+/// signal interrupted it (it is asked to stop as Ctrl-C would, so it removes its own files).
+fn spawn_and_wait(
+    r: &Ready,
+    o: &Options,
+    out: &Path,
+    tmp: &Path,
+    errlog: &Path,
+) -> Result<Option<std::process::ExitStatus>, RunError> {
     let mut cmd = Command::new(&o.fiox_exe);
     if r.own_device {
         cmd.arg("--allow-destructive");
@@ -302,34 +336,34 @@ fn run_one(
         .current_dir(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&errlog).map_err(io_err(&errlog))?)
+        .stderr(std::fs::File::create(errlog).map_err(io_err(errlog))?)
         .spawn()
         .map_err(io_err(&o.fiox_exe))?;
-    let status = loop {
+    loop {
         if let Some(s) = child.try_wait().map_err(io_err(&o.fiox_exe))? {
-            break s;
+            return Ok(Some(s));
         }
         if (o.interrupted)() {
-            // Ask the run to stop as Ctrl-C would, so it removes its own files.
             let _ = Command::new("kill")
                 .args(["-INT", &child.id().to_string()])
                 .status();
             let _ = child.wait();
-            return Ok(false);
+            return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    let seconds = t0.elapsed().as_secs_f64();
-    let tele = sampler.map(telemetry::Sampler::finish);
-    if !status.success() {
-        let why = std::fs::read_to_string(&errlog).unwrap_or_default();
-        return Err(RunError::Other(format!(
-            "run {rel} failed ({status}); its messages ({}):\n{}",
-            errlog.display(),
-            why.trim_end()
-        )));
     }
-    let text = std::fs::read_to_string(&tmp).map_err(io_err(&tmp))?;
+}
+
+/// The run's JSON from `tmp` with `fiox.telemetry` (its series also as a CSV log beside it),
+/// `fiox.env` and `fiox.experiment` added, written to `file`.
+fn write_result(
+    tmp: &Path,
+    file: &Path,
+    tele: Option<Value>,
+    r: &Ready,
+    p: &Planned,
+) -> Result<(), RunError> {
+    let text = std::fs::read_to_string(tmp).map_err(io_err(tmp))?;
     let mut doc: Value = serde_json::from_str(&text)
         .map_err(|e| RunError::Other(format!("{}: not JSON: {e}", tmp.display())))?;
     let fiox = &mut doc["fiox"];
@@ -344,13 +378,7 @@ fn run_one(
     fiox["env"] = r.fiox_env.clone();
     fiox["experiment"] = json!({"variant": p.variant, "index": p.index, "warmup": p.warmup});
     let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    std::fs::write(&file, pretty + "\n").map_err(io_err(&file))?;
-    let _ = std::fs::remove_file(&tmp);
-    if std::fs::metadata(&errlog).is_ok_and(|m| m.len() == 0) {
-        let _ = std::fs::remove_file(&errlog);
-    }
-    manifest.record(p, &rel, seconds)?;
-    Ok(true)
+    std::fs::write(file, pretty + "\n").map_err(io_err(file))
 }
 
 /// sync, then drop the page cache, dentries and inodes.
