@@ -107,6 +107,25 @@ pub fn compare(sides: &[Side], alpha: f64) -> Comparison {
     }
     let mut noisy = Vec::new();
     for r in &rows {
+        for s in sides {
+            let xs = samples(s, &r.job, &r.metric);
+            let out = stats::outliers(&xs);
+            if !out.is_empty() && is_selected_default(&r.metric) {
+                let vals: Vec<String> = out.iter().map(|&i| fmt_num(xs[i])).collect();
+                warnings.push(format!(
+                    "{} {} {}: outlier run(s) {} of {} (values {}): look at what else ran then",
+                    s.name,
+                    r.job,
+                    r.metric,
+                    out.iter()
+                        .map(|i| (i + 1).to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    xs.len(),
+                    vals.join(", ")
+                ));
+            }
+        }
         for (s, sum) in sides.iter().zip(&r.summaries) {
             if let Some(sum) = sum.as_ref().filter(|x| x.cv > 0.1) {
                 noisy.push(Noisy {
@@ -221,6 +240,12 @@ fn show(v: Option<&Value>) -> String {
         Some(v) => v.to_string(),
         None => "-".into(),
     }
+}
+
+/// Whether `metric` is one of the headline metrics (outlier warnings are given for these).
+fn is_selected_default(metric: &str) -> bool {
+    let d: Vec<String> = DEFAULT_METRICS.iter().map(|m| m.to_string()).collect();
+    selected(metric, &d)
 }
 
 /// Whether `metric` is selected by `wanted` (suffix match: "iops" selects "read.iops").
@@ -660,6 +685,19 @@ mod tests {
             "{w}"
         );
         assert!(!w.contains("CPU model"), "{w}");
+    }
+
+    #[test]
+    fn an_outlier_run_is_named() {
+        let a = side("a", &[100.0, 101.0, 99.0, 100.0, 102.0, 98.0, 40.0]);
+        let b = side("b", &[100.0, 101.0, 99.0, 100.0, 102.0]);
+        let c = compare(&[a, b], 0.05);
+        let w = c.warnings.join("\n");
+        assert!(
+            w.contains("a randread read.iops: outlier run(s) 7 of 7 (values 40.0)"),
+            "{w}"
+        );
+        assert!(!w.contains("b randread read.iops: outlier"), "{w}");
     }
 
     #[test]

@@ -58,6 +58,31 @@ fn t_quantile(p: f64, df: f64) -> f64 {
     }
 }
 
+/// Indices of outliers in `xs` by the modified z-score (Iglewicz and Hoaglin): |x - median|
+/// / (1.4826 MAD) above 3.5. Needs at least 5 values; none when the MAD is 0.
+pub fn outliers(xs: &[f64]) -> Vec<usize> {
+    if xs.len() < 5 {
+        return Vec::new();
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    };
+    let m = median(&mut xs.to_vec());
+    let mad = median(&mut xs.iter().map(|x| (x - m).abs()).collect());
+    if mad == 0.0 {
+        return Vec::new();
+    }
+    (0..xs.len())
+        .filter(|&i| (xs[i] - m).abs() / (1.4826 * mad) > 3.5)
+        .collect()
+}
+
 /// Welch's two-sample t-test of `b` against `a`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Welch {
@@ -233,6 +258,19 @@ mod tests {
         assert!(summary(&[]).is_none());
         let one = summary(&[3.0]).unwrap();
         assert_eq!((one.sd, one.ci), (0.0, None));
+    }
+
+    #[test]
+    fn outliers_by_modified_z_score() {
+        // Median 11, MAD 1 (|deviations| 0,0,1,1,2,2,29): 40 has z = 29/1.4826 = 19.6.
+        let xs = [10.0, 9.0, 11.0, 11.0, 9.0, 12.0, 40.0];
+        assert_eq!(outliers(&xs), vec![6]);
+        // Without it: median 10.5, MAD 1; 12 has z = 1.5/1.4826 = 1.01.
+        assert!(outliers(&xs[..6]).is_empty());
+        assert!(
+            outliers(&[1.0, 100.0, 1.0, 1.0]).is_empty(),
+            "too few values"
+        );
     }
 
     #[test]
