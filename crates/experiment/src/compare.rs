@@ -320,7 +320,7 @@ fn text_block(out: &mut String, c: &Comparison, metric: &str) {
     for s in &c.sides {
         let _ = write!(head, " {:>12} {:>10}", trunc(s, 12), "stddev");
     }
-    for s in &c.sides[1..] {
+    for s in c.sides.get(1..).unwrap_or_default() {
         let _ = write!(
             head,
             "  {:<24} {:>7} {:>7} verdict",
@@ -371,7 +371,7 @@ pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
             c.runs[c.sides.iter().position(|x| x == s).unwrap_or(0)]
         );
     }
-    for s in &c.sides[1..] {
+    for s in c.sides.get(1..).unwrap_or_default() {
         let _ = write!(
             out,
             " {s} vs {} | p (Welch) | p (M-W) | verdict |",
@@ -379,7 +379,7 @@ pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
         );
     }
     out.push_str("\n|---|---|");
-    for _ in 0..c.sides.len() + 4 * (c.sides.len() - 1) {
+    for _ in 0..c.sides.len() + 4 * c.sides.len().saturating_sub(1) {
         out.push_str("---:|");
     }
     out.push('\n');

@@ -134,10 +134,10 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
             if (o.interrupted)() {
                 break;
             }
-            let r = ready
-                .iter()
-                .find(|r| r.name == p.variant)
-                .expect("planned from ready");
+            // The plan is made from `ready`'s names.
+            let Some(r) = ready.iter().find(|r| r.name == p.variant) else {
+                continue;
+            };
             progress(i, total, p, started);
             if exp.drop_caches {
                 drop_caches()?;

@@ -142,7 +142,8 @@ pub struct MannWhitney {
     pub u: f64,
     /// Two-sided p-value.
     pub p: f64,
-    /// Whether the exact distribution was used (no ties, a side of at most 8 values).
+    /// Whether the exact distribution was used (no ties, a side of at most 8 values, at most
+    /// 10,000 pairs).
     pub exact: bool,
 }
 
@@ -157,7 +158,9 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
     let nm = (n1 * n2) as f64;
     let u_max = u1.max(nm - u1);
-    let exact = tie_term == 0.0 && (n1 <= 8 || n2 <= 8);
+    // scipy's rule (exact without ties when a side has at most 8 values), bounded so the
+    // exact table stays small: beyond 10,000 pairs the normal approximation is as good.
+    let exact = tie_term == 0.0 && (n1 <= 8 || n2 <= 8) && n1 * n2 <= 10_000;
     let p = if exact {
         // P(U >= u_max) from the exact null distribution, doubled for two sides.
         let counts = u_counts(n1, n2);

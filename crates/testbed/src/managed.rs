@@ -298,7 +298,7 @@ impl Record {
 fn process_start(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    let after = &stat[stat.rfind(')')? + 2..];
+    let after = stat.get(stat.rfind(')')? + 2..)?;
     after.split_whitespace().nth(19)?.parse().ok()
 }
 
@@ -684,7 +684,7 @@ fn stop_process(pid: u32, start: u64) -> Result<()> {
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| Some(s[s.rfind(')')? + 2..].starts_with('Z')))
+        .and_then(|s| Some(s.get(s.rfind(')')? + 2..)?.starts_with('Z')))
         .unwrap_or(false)
 }
 
