@@ -692,18 +692,102 @@ fn is_zombie(pid: u32) -> bool {
 pub fn teardown(rec: &Record) -> Result<()> {
     let mut first = None;
     for s in rec.steps.iter().rev() {
-        let r = match s {
-            Step::Tree(p) => Undo::RemoveTree(p.clone()).run(),
-            Step::Mount(p) if is_mount_point(p) => Undo::Unmount(p.clone()).run(),
-            Step::Mount(_) => Ok(()),
-            Step::LoopsOver { dev, ino, .. } => detach_loops_over(*dev, *ino),
-            Step::Process { pid, start } => stop_process(*pid, *start),
+        let r = match check_step(s) {
+            Ok(true) => undo_step(s),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
         };
         if let Err(e) = r {
             first.get_or_insert(e);
         }
     }
     first.map_or(Ok(()), Err)
+}
+
+/// Whether a path is (under) a directory fiox made for a testbed: every directory fiox
+/// creates for one is named `fiox-testbed-...`.
+fn in_testbed_dir(p: &Path) -> bool {
+    p.ancestors().any(|a| {
+        a.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("fiox-testbed-"))
+    })
+}
+
+/// Refuse a step that cannot be fiox's, whatever the record file says (a record is only a
+/// file: removal, unmount, detach and kill must stay within what fiox makes). `Ok(false)`:
+/// nothing of fiox's is left to undo.
+fn check_step(s: &Step) -> Result<bool> {
+    let refuse = |what: String| {
+        Err(TestbedError::Invalid(format!(
+            "testbed record step refused: {what} is not something fiox makes"
+        )))
+    };
+    match s {
+        Step::Tree(p)
+            if !p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("fiox-testbed-")) =>
+        {
+            refuse(format!("directory {}", p.display()))
+        }
+        Step::Mount(p) if !in_testbed_dir(p) => refuse(format!("mount {}", p.display())),
+        Step::LoopsOver { path, dev, ino } => {
+            // The backing file must still be the recorded inode in a testbed directory; once
+            // it is gone no loop device can be bound to it by path, and the inode number may
+            // be reused by someone else's file.
+            let same = std::fs::metadata(path).is_ok_and(|m| m.dev() == *dev && m.ino() == *ino);
+            if !in_testbed_dir(path) {
+                refuse(format!("backing file {}", path.display()))
+            } else {
+                Ok(same)
+            }
+        }
+        Step::Process { pid, start } => {
+            if process_start(*pid) != Some(*start) || is_zombie(*pid) {
+                // Exited (or the pid now belongs to another process): nothing to stop.
+                return Ok(false);
+            }
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if cmd.split(|b| *b == 0).any(|w| w == b"serve-slow") {
+                Ok(true)
+            } else {
+                refuse(format!("process {pid}"))
+            }
+        }
+        _ => Ok(true),
+    }
+}
+
+fn undo_step(s: &Step) -> Result<()> {
+    match s {
+        Step::Tree(p) => Undo::RemoveTree(p.clone()).run(),
+        Step::Mount(p) if is_mount_point(p) => Undo::Unmount(p.clone()).run(),
+        Step::Mount(_) => Ok(()),
+        Step::LoopsOver { dev, ino, .. } => detach_loops_over(*dev, *ino),
+        Step::Process { pid, start } => stop_process(*pid, *start),
+    }
+}
+
+/// Read a record file, which must belong to this user and be writable by nobody else (a
+/// record names things to remove, so a planted one must not be taken for fiox's).
+fn read_record(p: &Path) -> Result<Record> {
+    let meta = std::fs::symlink_metadata(p).map_err(|e| TestbedError::io("stat", p, e))?;
+    let euid = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|st| {
+            st.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u32>().ok())
+        });
+    if !meta.is_file() || Some(meta.uid()) != euid || meta.mode() & 0o022 != 0 {
+        return Err(TestbedError::Invalid(format!(
+            "testbed record {} is not a regular file of yours writable only by you; fiox does \
+             not act on it (remove it by hand)",
+            p.display()
+        )));
+    }
+    let text = std::fs::read_to_string(p).map_err(|e| TestbedError::io("read", p, e))?;
+    Record::parse(&text, p)
 }
 
 /// Detach every loop device bound to inode (`dev`, `ino`).
@@ -738,8 +822,7 @@ pub fn list() -> Result<Vec<Record>> {
     for e in rd.flatten() {
         let p = e.path();
         if p.extension().is_some_and(|x| x == "testbed") {
-            let text = std::fs::read_to_string(&p).map_err(|e| TestbedError::io("read", &p, e))?;
-            out.push(Record::parse(&text, &p)?);
+            out.push(read_record(&p)?);
         }
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -750,14 +833,13 @@ pub fn list() -> Result<Vec<Record>> {
 pub fn down(name: &str) -> Result<()> {
     check_name(name)?;
     let path = record_path(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => TestbedError::Invalid(format!(
+    if !path.exists() {
+        return Err(TestbedError::Invalid(format!(
             "no testbed named {name} (in {}); see `fiox testbed list`",
             state_dir().display()
-        )),
-        _ => TestbedError::io("read", &path, e),
-    })?;
-    let rec = Record::parse(&text, &path)?;
+        )));
+    }
+    let rec = read_record(&path)?;
     teardown(&rec)?;
     std::fs::remove_file(&path).map_err(|e| TestbedError::io("remove testbed record", &path, e))
 }
@@ -777,6 +859,41 @@ pub fn cleanup() -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_outside_fiox_testbed_dirs_are_refused() {
+        let refused = |s: Step| check_step(&s).unwrap_err().to_string();
+        assert!(refused(Step::Tree("/etc".into())).contains("directory /etc"));
+        assert!(refused(Step::Mount("/mnt".into())).contains("mount /mnt"));
+        let e = refused(Step::LoopsOver {
+            path: "/var/lib/x.img".into(),
+            dev: 1,
+            ino: 2,
+        });
+        assert!(e.contains("backing file /var/lib/x.img"), "{e}");
+        // pid 1 is not a slow-device server.
+        let init = process_start(1).unwrap();
+        let e = refused(Step::Process {
+            pid: 1,
+            start: init,
+        });
+        assert!(e.contains("process 1"), "{e}");
+        // A pid whose start time differs is another process: nothing to stop.
+        assert!(!check_step(&Step::Process {
+            pid: 1,
+            start: init + 1
+        })
+        .unwrap());
+        // A testbed's own directory passes; a backing file no longer there is nothing to undo.
+        let tree = Step::Tree("/var/tmp/fiox-testbed-x-1".into());
+        assert!(check_step(&tree).unwrap());
+        let gone = Step::LoopsOver {
+            path: "/var/tmp/fiox-testbed-x-1/backing.img".into(),
+            dev: 1,
+            ino: 2,
+        };
+        assert!(!check_step(&gone).unwrap());
+    }
 
     #[test]
     fn record_round_trips_and_sizes_parse() {
