@@ -360,6 +360,16 @@ fn experiment_two_loop_variants_three_runs_then_resume() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("resuming: 6 run(s)"), "{}", r.stderr);
     assert_eq!(manifest_runs(outp).len(), 8);
+    // The runs carry json+ histograms: --latency merges them.
+    let lat = fiox(&["compare", "--latency", &o]).stdout;
+    assert!(
+        lat.contains("completion latency (us), randread/read"),
+        "{lat}"
+    );
+    assert!(
+        lat.contains("\n100 "),
+        "no maximum from merged histograms: {lat}"
+    );
     let cmp = fiox(&["compare", "--format=json", &o]).json();
     assert_eq!(cmp["sides"], serde_json::json!(["buffered", "dio"]));
     assert_eq!(cmp["runs"], serde_json::json!([4, 4]));

@@ -329,7 +329,8 @@ fn spawn_and_wait(
         cmd.arg("--allow-destructive");
     }
     let mut child = cmd
-        .arg("--output-format=json")
+        // json+: the latency histograms, so compare can merge them over runs.
+        .arg("--output-format=json+")
         .arg(format!("--output={}", tmp.display()))
         .arg(&r.job_file)
         .envs(&r.env)
