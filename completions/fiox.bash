@@ -24,6 +24,35 @@ _fiox() {
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--output= --format= --title= --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
             return
         fi;;
+    compare)
+        if [[ $COMP_CWORD -gt 1 ]]; then
+            case "$opt" in
+            --format) COMPREPLY=($(compgen -W "text markdown csv json" -- "$cur")); return;;
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--format= --alpha= --metric= --all --latency --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            return
+        fi;;
+    testbed)
+        if [[ $COMP_CWORD -gt 1 ]]; then
+            case "$opt" in
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--name= --hold --all --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            return
+        fi;;
+    experiment)
+        if [[ $COMP_CWORD -gt 1 ]]; then
+            case "$opt" in
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--repeat= --runtime= --out= --variant= --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            return
+        fi;;
+    env)
+        if [[ $COMP_CWORD -gt 1 ]]; then
+            case "$opt" in
+            esac
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--json --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            return
+        fi;;
     esac
     case "$opt" in
     --output-format) COMPREPLY=($(compgen -W "normal json json+ terse" -- "$cur")); return;;
@@ -112,11 +141,11 @@ _fiox() {
     esac
     if [[ -n $opt ]]; then COMPREPLY=($(compgen -f -- "$cur")); return; fi
     if [[ $cur == -* ]]; then
-        words="--parse-only --showcmd --section= --output= --output-format= --minimal --html= --eta= --status-interval= --readonly --max-jobs= --bandwidth-log --latency-log --allow-destructive --warnings= --warnings-fatal --cmdhelp --enghelp --version --help --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --unified_rw_reporting= --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --thread --exitall --exitall_on_error --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --stats --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --verify= --do_verify --verify_only --verify_strict --verify_fatal --verify_dump --verify_async= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs="
+        words="--parse-only --showcmd --section= --output= --output-format= --minimal --html= --eta= --status-interval= --readonly --max-jobs= --bandwidth-log --latency-log --allow-destructive --telemetry --warnings= --warnings-fatal --cmdhelp --enghelp --version --help --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --unified_rw_reporting= --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --thread --exitall --exitall_on_error --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --stats --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --verify= --do_verify --verify_only --verify_strict --verify_fatal --verify_dump --verify_async= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs="
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
         [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace
     elif [[ $COMP_CWORD -eq 1 ]]; then
-        COMPREPLY=($(compgen -W "quick plot" -- "$cur") $(compgen -f -- "$cur"))
+        COMPREPLY=($(compgen -W "quick plot compare testbed experiment env" -- "$cur") $(compgen -f -- "$cur"))
     else
         COMPREPLY=($(compgen -f -- "$cur"))
     fi

@@ -12,6 +12,10 @@ pub fn flags_of(sub: &str) -> Option<&'static [Flag]> {
     match sub {
         "quick" => Some(crate::quick::FLAGS),
         "plot" => Some(fiox_plot::cli::FLAGS),
+        "compare" => Some(crate::compare::FLAGS),
+        "testbed" => Some(crate::testbed::FLAGS),
+        "experiment" => Some(crate::experiment::FLAGS),
+        "env" => Some(crate::experiment::ENV_FLAGS),
         _ => None,
     }
 }

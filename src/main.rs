@@ -6,14 +6,20 @@
 //! and fiox's advice under `fiox.warnings` (the normal report ends with a `fiox advice` block),
 //! so stdout stays one JSON document and a run that goes well says nothing on stderr.
 //! `fiox quick [DIR]` is a six-test disk check (see `quick.rs`); `fiox plot` charts results
-//! (fiox-plot).
+//! (fiox-plot); `fiox compare` compares results with statistics (`compare.rs`); `fiox testbed`
+//! manages test targets (`testbed.rs`); `fiox experiment` and `fiox env` are in
+//! `experiment.rs`.
 
 // The man page and completions are generated (and kept in sync) by its tests.
 #[cfg(test)]
 mod clidoc;
+mod compare;
+mod experiment;
 mod output;
 mod quick;
 mod report_page;
+mod telemetry;
+mod testbed;
 
 use anyhow::{Context, Result};
 use fiox_job::{Action, Invocation, OutputFormat};
@@ -47,8 +53,13 @@ fn real_main(args: &[String]) -> Result<i32> {
     if args.first().map(String::as_str) == Some("quick") {
         return quick::main(&args[1..]);
     }
-    if args.first().map(String::as_str) == Some("plot") {
-        return Ok(fiox_plot::cli::run(&args[1..])?);
+    match args.first().map(String::as_str) {
+        Some("plot") => return Ok(fiox_plot::cli::run(&args[1..])?),
+        Some("compare") => return compare::main(&args[1..]),
+        Some("testbed") => return testbed::main(&args[1..]),
+        Some("experiment") => return experiment::main(&args[1..]),
+        Some("env") => return experiment::env_main(&args[1..]),
+        _ => {}
     }
     let inv = fiox_job::parse_invocation(args)?;
     let mut stdout = std::io::stdout().lock();
@@ -99,7 +110,7 @@ fn real_main(args: &[String]) -> Result<i32> {
             if inv.settings.warnings_fatal && !notes.is_empty() {
                 return Ok(warnings_fatal_stop(&notes));
             }
-            return run(&inv);
+            return run(&inv, inv.settings.telemetry);
         }
     }
     stdout.flush()?;
@@ -133,8 +144,9 @@ fn header_text(inv: &Invocation) -> String {
     header
 }
 
-/// Run the jobs and print every requested report; returns the exit code.
-fn run(inv: &Invocation) -> Result<i32> {
+/// Run the jobs and print every requested report; returns the exit code. `telemetry`:
+/// `--telemetry`'s sampling interval.
+fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> {
     let s = &inv.settings;
     let formats = if s.output_formats.is_empty() {
         vec![OutputFormat::Normal]
@@ -199,10 +211,17 @@ fn run(inv: &Invocation) -> Result<i32> {
     let mut on_status = move |snap: &fiox_stats::RunResult| {
         let _ = status_out.write(&output::status_text(snap, &status_formats, &[]));
     };
+    let sampler = telemetry.map(|every| telemetry::start(&inv.jobs, every));
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
     // A second signal means "exit now, no report", even if the run ended before the signal
     // watcher acted on it.
     fiox_runner::exit_if_forced();
+    let tele = sampler.map(|s| {
+        serde_json::json!({
+            "telemetry": s.finish(),
+            "env": telemetry::env(&inv.jobs),
+        })
+    });
     if outcome.interrupted {
         eprintln!("fiox: interrupted: reporting what was measured so far");
     }
@@ -220,7 +239,7 @@ fn run(inv: &Invocation) -> Result<i32> {
         let text = if s.status_interval.is_some() {
             output::status_text(&outcome.result, &[*f], &notes)
         } else {
-            output::report_text(&outcome.result, *f, &notes)
+            output::report_text(&outcome.result, *f, &notes, tele.as_ref())
         };
         out.write(&text)?;
     }

@@ -4,6 +4,7 @@
 use anyhow::{Context, Result};
 use fiox_job::OutputFormat;
 use fiox_stats::RunResult;
+use serde_json::Value;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -98,20 +99,40 @@ impl Out {
 /// The final report in one format. `notes` are the informational lines fio prints on stdout
 /// before its report ("Laying out IO file", notes on the options): JSON carries them under
 /// `fiox.notes` so stdout stays one JSON document. The normal report ends with fiox's advice.
-pub fn report_text(run: &RunResult, f: OutputFormat, notes: &[String]) -> String {
+/// `extra`: `--telemetry`'s sections (`{"telemetry": .., "env": ..}`), both under `fiox` in
+/// JSON, the telemetry as a block after the normal report (terse has no place for them).
+pub fn report_text(
+    run: &RunResult,
+    f: OutputFormat,
+    notes: &[String],
+    extra: Option<&Value>,
+) -> String {
+    let json = |plus| fiox_report::to_fio_json_text(&json_doc(run, plus, notes, extra));
     match f {
-        OutputFormat::Normal => fiox_report::normal(run) + &fiox_report::fiox_block(run),
-        OutputFormat::Json => fiox_report::to_fio_json_text(&json_doc(run, false, notes)),
-        OutputFormat::JsonPlus => fiox_report::to_fio_json_text(&json_doc(run, true, notes)),
+        OutputFormat::Normal => {
+            let mut s = fiox_report::normal(run) + &fiox_report::fiox_block(run);
+            if let Some(t) = extra.and_then(|e| e.get("telemetry")) {
+                s.push_str(&fiox_experiment::telemetry::text_block(t));
+            }
+            s
+        }
+        OutputFormat::Json => json(false),
+        OutputFormat::JsonPlus => json(true),
         OutputFormat::Terse => fiox_report::terse(run),
     }
 }
 
-/// fio's JSON document with fiox's notes under `fiox.notes` (always there, maybe empty).
-fn json_doc(run: &RunResult, plus: bool, notes: &[String]) -> serde_json::Value {
+/// fio's JSON document with fiox's notes under `fiox.notes` (always there, maybe empty) and
+/// the `extra` sections beside them.
+fn json_doc(run: &RunResult, plus: bool, notes: &[String], extra: Option<&Value>) -> Value {
     let mut v = fiox_report::json(run, plus);
-    if let Some(fiox) = v.get_mut("fiox").and_then(serde_json::Value::as_object_mut) {
+    if let Some(fiox) = v.get_mut("fiox").and_then(Value::as_object_mut) {
         fiox.insert("notes".into(), notes.into());
+        if let Some(Value::Object(m)) = extra {
+            for (k, x) in m {
+                fiox.insert(k.clone(), x.clone());
+            }
+        }
     }
     v
 }
@@ -124,11 +145,11 @@ pub fn status_text(run: &RunResult, formats: &[OutputFormat], notes: &[String]) 
         .map(|f| match f {
             OutputFormat::Json | OutputFormat::JsonPlus => {
                 let plus = *f == OutputFormat::JsonPlus;
-                let mut line = json_doc(run, plus, notes).to_string();
+                let mut line = json_doc(run, plus, notes, None).to_string();
                 line.push('\n');
                 line
             }
-            other => report_text(run, *other, notes),
+            other => report_text(run, *other, notes, None),
         })
         .collect()
 }

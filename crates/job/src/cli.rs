@@ -49,6 +49,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "allow-destructive",
     "bandwidth-log",
     "latency-log",
+    "telemetry",
     "html",
     "warnings",
     "warnings-fatal",
@@ -244,6 +245,25 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "bandwidth-log" => s.bandwidth_log = true,
         "latency-log" => s.latency_log = true,
+        "telemetry" => {
+            let ms = match value {
+                None => 1000,
+                Some(v) => v
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&ms| ms > 0)
+                    .ok_or_else(|| {
+                        JobError::new(
+                            Location::CommandLine,
+                            format!(
+                            "--telemetry={v}: expected a sampling interval in milliseconds above 0"
+                        ),
+                        )
+                    })?,
+            };
+            s.telemetry = Some(std::time::Duration::from_millis(ms));
+        }
         "allow-destructive" => s.allow_destructive = true,
         "warnings" => s.warnings_stderr = parse_warnings(&need(value)?)?,
         "warnings-fatal" if value.is_some() => {

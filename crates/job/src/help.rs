@@ -77,6 +77,10 @@ pub const SWITCHES: &[Switch] = &[
         "--allow-destructive",
         "Allow writes to devices and files that may hold data",
     ),
+    sw(
+        "--telemetry[=MS]",
+        "Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run",
+    ),
     Switch {
         spelling: "--warnings=WHERE",
         help: "fiox's advice: in the report only (report), or also on stderr (stderr)",
@@ -171,6 +175,22 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     Subcommand {
         name: "plot",
         about: "Chart results: an HTML page with inline SVG, or SVG/PNG files",
+    },
+    Subcommand {
+        name: "compare",
+        about: "Compare results with statistics: mean, CI, change, p-values, verdict",
+    },
+    Subcommand {
+        name: "testbed",
+        about: "Make, list and remove test targets: loop, tmpfs, ramfs, fs, slow",
+    },
+    Subcommand {
+        name: "experiment",
+        about: "Run an experiment file: variants x repetitions, telemetry, resumable",
+    },
+    Subcommand {
+        name: "env",
+        about: "Describe this machine and its targets as results record it",
     },
 ];
 

@@ -674,6 +674,8 @@ pub struct RunSettings {
     /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
     /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
     pub latency_log: bool,
+    /// `--telemetry[=MS]` (fiox's): sample the system every MS around the run.
+    pub telemetry: Option<std::time::Duration>,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
     /// `--warnings=stderr`: fiox's advice also on stderr (it is always in the report).

@@ -76,7 +76,7 @@ impl FaultRule {
 }
 
 /// How a FaultFs is set up.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FaultFsOptions {
     /// Name of the one file in the root directory.
     pub file_name: String,
@@ -86,6 +86,13 @@ pub struct FaultFsOptions {
     /// Let the kernel cache the file's pages (see the module documentation).
     pub page_cache: bool,
     pub rules: Vec<FaultRule>,
+    /// Every read and write request waits this long before it is served. One server thread
+    /// serves the requests one at a time, so this is a slow device with a queue depth of one
+    /// (the `slow` testbed; seed 000's blocking submissions).
+    pub delay: Duration,
+    /// Share (0..1) of read and write requests that fail with EIO, picked by a fixed
+    /// pseudo-random sequence over the request numbers (the same run fails the same requests).
+    pub error_rate: f64,
 }
 
 impl Default for FaultFsOptions {
@@ -95,6 +102,8 @@ impl Default for FaultFsOptions {
             size: 1 << 20,
             page_cache: false,
             rules: Vec::new(),
+            delay: Duration::ZERO,
+            error_rate: 0.0,
         }
     }
 }
@@ -151,9 +160,35 @@ struct Shared {
     uid: u32,
     gid: u32,
     born: SystemTime,
+    delay: Duration,
+    error_rate: f64,
+    requests: AtomicU64,
+}
+
+/// splitmix64: a well-mixed hash of the request number.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 impl Shared {
+    /// The slow-device model: wait, then maybe fail the request at the configured rate.
+    fn slow_down(&self) -> std::result::Result<(), i32> {
+        if !self.delay.is_zero() {
+            std::thread::sleep(self.delay);
+        }
+        if self.error_rate > 0.0 {
+            let n = self.requests.fetch_add(1, Ordering::Relaxed);
+            if (mix(n) as f64 / u64::MAX as f64) < self.error_rate {
+                self.counters.faults.fetch_add(1, Ordering::Relaxed);
+                return Err(libc::EIO);
+            }
+        }
+        Ok(())
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -203,6 +238,7 @@ impl Shared {
 
     fn read(&self, off: u64, len: u32) -> std::result::Result<Vec<u8>, i32> {
         self.counters.reads.fetch_add(1, Ordering::Relaxed);
+        self.slow_down()?;
         let mut want = len as u64;
         match self.fault(false, off, want) {
             Some(FaultAction::Error(errno)) => return Err(errno),
@@ -221,6 +257,7 @@ impl Shared {
 
     fn write(&self, off: u64, data: &[u8]) -> std::result::Result<u32, i32> {
         self.counters.writes.fetch_add(1, Ordering::Relaxed);
+        self.slow_down()?;
         let mut n = data.len() as u64;
         match self.fault(true, off, n) {
             Some(FaultAction::Error(errno)) => return Err(errno),
@@ -551,6 +588,12 @@ fn validate(opts: &FaultFsOptions) -> Result<()> {
             opts.size
         )));
     }
+    if !(0.0..=1.0).contains(&opts.error_rate) {
+        return Err(TestbedError::Invalid(format!(
+            "FaultFs error rate {} (a share between 0 and 1)",
+            opts.error_rate
+        )));
+    }
     let name = &opts.file_name;
     if name.is_empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0') {
         return Err(TestbedError::Invalid(format!(
@@ -584,6 +627,9 @@ fn shared_state(opts: &FaultFsOptions, dir: &Path) -> Result<Shared> {
         uid: meta.uid(),
         gid: meta.gid(),
         born: now,
+        delay: opts.delay,
+        error_rate: opts.error_rate,
+        requests: AtomicU64::new(0),
     })
 }
 
@@ -826,6 +872,37 @@ mod tests {
         let e = f.read_at(&mut buf, 512 << 10).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::EIO));
         assert!(fs.stats().faults >= 2);
+    }
+
+    #[test]
+    fn delay_and_error_rate_make_a_slow_flaky_file() {
+        if skip(
+            fuse_support(),
+            "delay_and_error_rate_make_a_slow_flaky_file",
+        ) {
+            return;
+        }
+        let fs = FaultFs::mount(FaultFsOptions {
+            size: 1 << 20,
+            delay: Duration::from_millis(2),
+            error_rate: 0.25,
+            ..FaultFsOptions::default()
+        })
+        .unwrap();
+        let f = std::fs::File::open(fs.file_path()).unwrap();
+        let mut buf = vec![0u8; 4096];
+        let t = std::time::Instant::now();
+        let failed = (0..200u64)
+            .filter(|i| f.read_at(&mut buf, i * 4096).is_err())
+            .count();
+        // Each of the 200 requests waited 2 ms (a lower bound, which load cannot break).
+        assert!(
+            t.elapsed() >= Duration::from_millis(400),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!((25..=75).contains(&failed), "{failed} of 200 failed");
+        assert_eq!(fs.stats().faults, failed as u64);
     }
 
     #[test]

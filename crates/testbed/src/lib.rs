@@ -4,7 +4,8 @@
 //! action in a process-wide registry ([`Cleanup`]) that runs when its guard drops or when a
 //! shutdown path calls [`cleanup_all`]. It also holds the safety probes (libblkid and magic
 //! signatures, mount points, holders, loop backing files) a runner needs before writing to a
-//! device.
+//! device. [`managed`] keeps named testbeds that outlive their maker (`fiox testbed`), with a
+//! state directory and `cleanup` after a kill -9.
 //!
 //! ```no_run
 //! use fiox_testbed::{Ext4Image, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule};
@@ -38,6 +39,7 @@ pub mod error;
 #[cfg(feature = "faultfs")]
 pub mod faultfs;
 pub mod loopdev;
+pub mod managed;
 pub mod mount;
 pub mod probe;
 mod sys;

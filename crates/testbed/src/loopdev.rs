@@ -235,6 +235,18 @@ impl LoopDevice {
         .map_err(|e| TestbedError::io("LOOP_SET_BLOCK_SIZE", &self.path, e))
     }
 
+    /// Leave the binding in place after this value (and the process) is gone: the cleanup
+    /// registry forgets it and our descriptor closes. For testbeds that outlive their maker
+    /// (bind without autoclear, or the kernel detaches at the close); whoever keeps it must
+    /// record it to detach it later. Returns the device node.
+    pub fn persist(mut self) -> PathBuf {
+        self.file.take();
+        if let Some(g) = self.guard.take() {
+            g.disarm();
+        }
+        std::mem::take(&mut self.path)
+    }
+
     /// Detach now, reporting failure (drop does the same and prints failures).
     pub fn detach(mut self) -> Result<()> {
         self.file.take();

@@ -1,0 +1,345 @@
+//! Experiment files (TOML): what to run (a fio job file, by path or inline), the variants to
+//! compare (each a name with a testbed to make, an existing target, option overrides,
+//! environment variables for the job file's `${VAR}`s, or just a label for "this machine as
+//! it is now"), repetitions, warm-up runs, order, cache dropping and an adaptive stop. Also the
+//! job-text rewriting that applies a variant (its overrides and target go at the end of every
+//! job section, where they win over the job's own lines) and the run order.
+//!
+//! ```toml
+//! name = "loop-dio"
+//! job_file = "loop-dio.fio"        # or: jobs = """[randread]\nrw=randread ..."""
+//! repetitions = 3
+//! warmup = 0
+//! order = "interleaved"            # or "shuffled", "sequential"
+//! drop_caches = true
+//! [stop]                           # optional adaptive stop
+//! ci = 0.02                        # 95% CI half-width under 2% of the mean...
+//! max_runs = 10                    # ...or at most 10 runs per variant
+//! metric = "iops"
+//! [[variant]]
+//! name = "buffered"
+//! testbed = { kind = "loop", size = "256m", direct_io = "off" }
+//! [[variant]]
+//! name = "dio"
+//! testbed = { kind = "loop", size = "256m", direct_io = "on" }
+//! options = { iodepth = "4" }
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Errors reading an experiment file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {why}", path.display())]
+    Invalid { path: PathBuf, why: String },
+}
+
+/// A parsed experiment file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub name: Option<String>,
+    /// A fio job file, relative to the experiment file.
+    pub job_file: Option<PathBuf>,
+    /// Or the job file's text inline.
+    pub jobs: Option<String>,
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    #[serde(default)]
+    pub warmup: u32,
+    #[serde(default)]
+    pub order: Order,
+    #[serde(default)]
+    pub drop_caches: bool,
+    /// Telemetry sampling interval in milliseconds (0: off).
+    #[serde(default = "thousand")]
+    pub telemetry_ms: u64,
+    /// Environment variables for every variant.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Option overrides for every variant (a variant's own win).
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    pub stop: Option<Stop>,
+    #[serde(rename = "variant")]
+    pub variants: Vec<Variant>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn thousand() -> u64 {
+    1000
+}
+
+/// Order of runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// v1 v2 v1 v2 ...: drift spreads over all variants.
+    #[default]
+    Interleaved,
+    /// Each round in a seeded random order.
+    Shuffled,
+    /// All runs of v1, then v2 (for comparison with naive runs).
+    Sequential,
+}
+
+/// Adaptive stop: keep adding rounds until the relative 95% CI half-width of `metric` (summed
+/// over the jobs) is under `ci` for every variant, or `max_runs` measured runs per variant.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    pub ci: f64,
+    pub max_runs: u32,
+    #[serde(default = "iops")]
+    pub metric: String,
+}
+
+fn iops() -> String {
+    "iops".into()
+}
+
+/// One variant.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    pub name: String,
+    /// A testbed to make before the runs and remove after: `kind` plus fiox-testbed's keys.
+    pub testbed: Option<BTreeMap<String, toml::Value>>,
+    /// An existing target: a directory (directory=) or a device/file (filename=).
+    pub target: Option<PathBuf>,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl Experiment {
+    /// Read and check an experiment file; returns it with the job text.
+    pub fn load(path: &Path) -> Result<(Experiment, String), ConfigError> {
+        let io = |source| ConfigError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let bad = |why: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            why,
+        };
+        let text = std::fs::read_to_string(path).map_err(io)?;
+        let exp: Experiment = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let jobs = match (&exp.job_file, &exp.jobs) {
+            (Some(f), None) => {
+                let p = path.parent().unwrap_or(Path::new(".")).join(f);
+                std::fs::read_to_string(&p).map_err(|source| ConfigError::Io { path: p, source })?
+            }
+            (None, Some(j)) => j.clone(),
+            _ => return Err(bad("give exactly one of job_file and jobs".into())),
+        };
+        exp.check().map_err(bad)?;
+        Ok((exp, jobs))
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.variants.is_empty() {
+            return Err("no [[variant]]".into());
+        }
+        if self.repetitions == 0 {
+            return Err("repetitions = 0".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for v in &self.variants {
+            let ok = !v.name.is_empty()
+                && v.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !ok {
+                return Err(format!(
+                    "variant name {:?}: use letters, digits, '-', '_' or '.'",
+                    v.name
+                ));
+            }
+            if !seen.insert(&v.name) {
+                return Err(format!("variant {} appears twice", v.name));
+            }
+            if v.testbed.is_some() && v.target.is_some() {
+                return Err(format!(
+                    "variant {}: give a testbed or a target, not both",
+                    v.name
+                ));
+            }
+        }
+        if let Some(s) = &self.stop {
+            if !(s.ci > 0.0 && s.ci < 1.0) || s.max_runs < self.repetitions {
+                return Err("[stop]: ci must be in (0, 1) and max_runs >= repetitions".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The testbed table as fiox-testbed `key=value` pairs (kind first, then the rest).
+pub fn testbed_pairs(
+    t: &BTreeMap<String, toml::Value>,
+) -> Result<(String, Vec<(String, String)>), String> {
+    let kind = t
+        .get("kind")
+        .and_then(toml::Value::as_str)
+        .ok_or("testbed needs kind = \"loop\"|\"tmpfs\"|\"ramfs\"|\"fs\"")?
+        .to_string();
+    let pairs = t
+        .iter()
+        .filter(|(k, _)| *k != "kind")
+        .map(|(k, v)| {
+            let s = match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                other => other.to_string(),
+            };
+            (k.clone(), s)
+        })
+        .collect();
+    Ok((kind, pairs))
+}
+
+/// Append `lines` at the end of every job section of `jobs` (not `[global]`), where they
+/// override the section's own settings.
+pub fn apply_overrides(jobs: &str, lines: &[String]) -> String {
+    if lines.is_empty() {
+        return jobs.to_string();
+    }
+    let mut out = String::new();
+    let mut in_job = false;
+    let flush = |out: &mut String| {
+        for l in lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for line in jobs.lines() {
+        let t = line.trim();
+        if t.starts_with('[') && t.ends_with(']') {
+            if in_job {
+                flush(&mut out);
+            }
+            in_job = !t[1..t.len() - 1].trim().eq_ignore_ascii_case("global");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if in_job {
+        flush(&mut out);
+    }
+    out
+}
+
+/// One planned run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub variant: String,
+    /// 0-based index among the variant's runs (warm-ups first).
+    pub index: u32,
+    pub warmup: bool,
+}
+
+/// The runs of rounds `from..to` (a round is one run of every variant), in `order`; warm-up
+/// rounds come first and are never shuffled out of the front.
+pub fn plan(exp: &Experiment, names: &[String], from: u32, to: u32, seed: u64) -> Vec<Planned> {
+    let mut out = Vec::new();
+    let mut rng = seed | 1;
+    let rounds: Vec<u32> = (from..to).collect();
+    if exp.order == Order::Sequential {
+        for n in names {
+            for &r in &rounds {
+                out.push(planned(n, r, exp.warmup));
+            }
+        }
+        return out;
+    }
+    for &r in &rounds {
+        let mut round: Vec<&String> = names.iter().collect();
+        if exp.order == Order::Shuffled {
+            // Fisher-Yates with xorshift64: the same seed gives the same plan on resume.
+            for i in (1..round.len()).rev() {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                round.swap(i, (rng % (i as u64 + 1)) as usize);
+            }
+        }
+        out.extend(round.into_iter().map(|n| planned(n, r, exp.warmup)));
+    }
+    out
+}
+
+fn planned(name: &str, round: u32, warmup: u32) -> Planned {
+    Planned {
+        variant: name.to_string(),
+        index: round,
+        warmup: round < warmup,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_land_at_the_end_of_every_job_section() {
+        let jobs = "[global]\nbs=4k\n[a]\nrw=read\n[b]\nrw=write\n";
+        let out = apply_overrides(jobs, &["bs=8k".into()]);
+        assert_eq!(
+            out,
+            "[global]\nbs=4k\n[a]\nrw=read\nbs=8k\n[b]\nrw=write\nbs=8k\n"
+        );
+    }
+
+    #[test]
+    fn plans_interleave_and_shuffle_reproducibly() {
+        let exp: Experiment = toml::from_str(
+            "jobs = \"\"\nrepetitions = 2\nwarmup = 1\n[[variant]]\nname = \"a\"\n\
+             [[variant]]\nname = \"b\"\n",
+        )
+        .unwrap();
+        let names = vec!["a".to_string(), "b".to_string()];
+        let p = plan(&exp, &names, 0, 3, 7);
+        let order: Vec<(&str, u32, bool)> = p
+            .iter()
+            .map(|x| (x.variant.as_str(), x.index, x.warmup))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("a", 0, true),
+                ("b", 0, true),
+                ("a", 1, false),
+                ("b", 1, false),
+                ("a", 2, false),
+                ("b", 2, false)
+            ]
+        );
+        let mut shuffled = exp.clone();
+        shuffled.order = Order::Shuffled;
+        let names: Vec<String> = (0..6).map(|i| format!("v{i}")).collect();
+        let (x, y) = (
+            plan(&shuffled, &names, 0, 4, 9),
+            plan(&shuffled, &names, 0, 4, 9),
+        );
+        assert_eq!(x, y);
+        let names_of = |r: &[Planned]| r.iter().map(|p| p.variant.clone()).collect::<Vec<_>>();
+        let rounds: Vec<Vec<String>> = x.chunks(6).map(names_of).collect();
+        assert!(
+            rounds.iter().any(|r| *r != rounds[0]),
+            "rounds should differ: {rounds:?}"
+        );
+    }
+}

@@ -1,0 +1,363 @@
+//! Loading results into samples: a fio-shaped JSON document (fiox's, or fio 3.33's own, also
+//! with text before it or several status objects in one file, of which the last counts) becomes
+//! one [`Run`]: per job name, the metrics compare reports. Jobs sharing a name (numjobs clones
+//! without group_reporting) are merged: IOPS, bandwidth and context switches add up, latencies
+//! are weighted by each clone's I/O count. The telemetry summary under the top-level `fiox` key
+//! become metrics of the pseudo-job `(system)`. A side is a file, a directory of JSON files, or
+//! an experiment results directory (one side per variant, from its manifest).
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Errors while loading results.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("reading {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {why}", path.display())]
+    Format { path: PathBuf, why: String },
+}
+
+/// Metrics of one job in one run, by metric name ("read.iops", "ctx", ...).
+pub type JobMetrics = BTreeMap<String, f64>;
+
+/// One run's results.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    pub source: PathBuf,
+    /// Job name -> metrics.
+    pub jobs: BTreeMap<String, JobMetrics>,
+    /// The `fiox.env` section, when the run recorded one.
+    pub env: Option<Value>,
+    /// Completion latency per "job/direction": json+ histograms merged over clones, or else
+    /// the reported percentiles.
+    pub latency: BTreeMap<String, LatDist>,
+}
+
+/// One run's latency distribution of a job and direction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LatDist {
+    /// fio's json+ `bins`: latency in ns -> count.
+    Bins(BTreeMap<u64, u64>),
+    /// Percentile (e.g. 99.9) -> latency in ns, I/O-weighted over clones.
+    Percentiles(BTreeMap<String, f64>),
+}
+
+/// The runs of one side of a comparison.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub name: String,
+    pub runs: Vec<Run>,
+}
+
+/// Whether a larger value of `metric` is better (IOPS, bandwidth) or worse (latency, CPU,
+/// context switches); `None` for telemetry, where neither is implied.
+pub fn higher_is_better(metric: &str) -> Option<bool> {
+    let last = metric.rsplit('.').next().unwrap_or(metric);
+    if metric.starts_with("telemetry.") {
+        None
+    } else if last == "iops" || last == "bw_mib" {
+        Some(true)
+    } else {
+        Some(false)
+    }
+}
+
+/// Parse one results file.
+pub fn load_run(path: &Path) -> Result<Run, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let doc = last_json_object(&text).ok_or_else(|| LoadError::Format {
+        path: path.to_path_buf(),
+        why: "no JSON object with a \"jobs\" array (make it with --output-format=json)".into(),
+    })?;
+    Ok(run_from_value(path, &doc))
+}
+
+/// The last JSON object with "jobs" in `text`, skipping any text before the first `{`.
+fn last_json_object(text: &str) -> Option<Value> {
+    let start = text.find('{')?;
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<Value>()
+        .map_while(Result::ok)
+        .filter(|v| v.get("jobs").is_some_and(Value::is_array))
+        .last()
+}
+
+/// Build a run from a parsed fio-shaped document.
+pub fn run_from_value(path: &Path, doc: &Value) -> Run {
+    let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
+    let mut latency = BTreeMap::new();
+    for job in doc["jobs"].as_array().into_iter().flatten() {
+        let name = job["jobname"].as_str().unwrap_or("?").to_string();
+        add_latency(&mut latency, &name, job);
+        acc.entry(name).or_default().add(job);
+    }
+    finish_latency(&mut latency);
+    let mut jobs: BTreeMap<String, JobMetrics> =
+        acc.into_iter().map(|(k, a)| (k, a.finish())).collect();
+    let tele = &doc["fiox"]["telemetry"]["summary"];
+    if let Some(obj) = tele.as_object() {
+        let m: JobMetrics = obj
+            .iter()
+            .filter_map(|(k, v)| Some((format!("telemetry.{k}"), v.as_f64()?)))
+            .collect();
+        if !m.is_empty() {
+            jobs.insert("(system)".into(), m);
+        }
+    }
+    let env = doc["fiox"].get("env").cloned();
+    Run {
+        source: path.to_path_buf(),
+        jobs,
+        env,
+        latency,
+    }
+}
+
+/// Merge one job's completion-latency distributions into `out` (clones add up).
+fn add_latency(out: &mut BTreeMap<String, LatDist>, name: &str, job: &Value) {
+    for dir in ["read", "write", "trim"] {
+        let d = &job[dir];
+        let ios = d["total_ios"].as_f64().unwrap_or(0.0);
+        if ios <= 0.0 {
+            continue;
+        }
+        let key = format!("{name}/{dir}");
+        if let Some(bins) = d["clat_ns"]["bins"].as_object() {
+            let entry = out
+                .entry(key)
+                .or_insert_with(|| LatDist::Bins(BTreeMap::new()));
+            if let LatDist::Bins(b) = entry {
+                for (k, v) in bins {
+                    if let (Ok(k), Some(v)) = (k.parse::<u64>(), v.as_u64()) {
+                        *b.entry(k).or_default() += v;
+                    }
+                }
+            }
+        } else if let Some(p) = d["clat_ns"]["percentile"].as_object() {
+            // Clones: weight each clone's percentiles by its I/O count (divided out below).
+            let entry = out
+                .entry(key)
+                .or_insert_with(|| LatDist::Percentiles(BTreeMap::new()));
+            if let LatDist::Percentiles(m) = entry {
+                let w = m.entry("_ios".into()).or_default();
+                *w += ios;
+                for (k, v) in p {
+                    *m.entry(k.clone()).or_default() += v.as_f64().unwrap_or(0.0) * ios;
+                }
+            }
+        }
+    }
+}
+
+/// Divide the I/O-weighted percentile sums by their weights.
+fn finish_latency(out: &mut BTreeMap<String, LatDist>) {
+    for dist in out.values_mut() {
+        if let LatDist::Percentiles(m) = dist {
+            if let Some(w) = m.remove("_ios") {
+                m.values_mut().for_each(|v| *v /= w);
+            }
+        }
+    }
+}
+
+/// Sums and I/O-weighted latency sums of the clones of one job name.
+#[derive(Default)]
+struct Acc {
+    sums: BTreeMap<String, f64>,
+    /// Per direction: (weighted latency sums by metric, total ios).
+    lat: BTreeMap<&'static str, (BTreeMap<&'static str, f64>, f64)>,
+    cpu_us: f64,
+    ios: f64,
+}
+
+const PCTS: [(&str, &str); 3] = [
+    ("lat_p50_us", "50.000000"),
+    ("lat_p99_us", "99.000000"),
+    ("lat_p999_us", "99.900000"),
+];
+
+impl Acc {
+    fn add(&mut self, job: &Value) {
+        for dir in ["read", "write", "trim"] {
+            let d = &job[dir];
+            let ios = d["total_ios"].as_f64().unwrap_or(0.0);
+            if ios <= 0.0 {
+                continue;
+            }
+            self.ios += ios;
+            *self.sums.entry(format!("{dir}.iops")).or_default() += num(&d["iops"]);
+            // fio's "bw" is KiB/s.
+            *self.sums.entry(format!("{dir}.bw_mib")).or_default() += num(&d["bw"]) / 1024.0;
+            let (lat, n) = self.lat.entry(dir).or_default();
+            *n += ios;
+            *lat.entry("lat_mean_us").or_default() += num(&d["lat_ns"]["mean"]) / 1e3 * ios;
+            *lat.entry("slat_mean_us").or_default() += num(&d["slat_ns"]["mean"]) / 1e3 * ios;
+            let pct = if d["lat_ns"]["percentile"].is_object() {
+                &d["lat_ns"]["percentile"]
+            } else {
+                &d["clat_ns"]["percentile"]
+            };
+            for (metric, key) in PCTS {
+                if let Some(v) = pct[key].as_f64() {
+                    *lat.entry(metric).or_default() += v / 1e3 * ios;
+                }
+            }
+        }
+        *self.sums.entry("ctx".into()).or_default() += num(&job["ctx"]);
+        let cpu_pct = num(&job["usr_cpu"]) + num(&job["sys_cpu"]);
+        self.cpu_us += cpu_pct / 100.0 * num(&job["job_runtime"]) * 1e3;
+    }
+
+    fn finish(self) -> JobMetrics {
+        let mut m = self.sums;
+        for (dir, (lat, n)) in self.lat {
+            for (metric, sum) in lat {
+                m.insert(format!("{dir}.{metric}"), sum / n);
+            }
+        }
+        if self.ios > 0.0 {
+            m.insert("cpu_us_per_io".into(), self.cpu_us / self.ios);
+        }
+        m
+    }
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// The sides named by one command-line argument: a file is one side; a directory with a
+/// `manifest.json` is one side per variant; any other directory is one side of its `*.json`.
+pub fn load_sides(arg: &Path) -> Result<Vec<Side>, LoadError> {
+    let io = |source| LoadError::Io {
+        path: arg.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::metadata(arg).map_err(io)?;
+    let name = arg
+        .file_name()
+        .map_or_else(|| arg.display().to_string(), |n| n.to_string_lossy().into());
+    if meta.is_file() {
+        return Ok(vec![Side {
+            name: name.trim_end_matches(".json").to_string(),
+            runs: vec![load_run(arg)?],
+        }]);
+    }
+    let manifest = arg.join("manifest.json");
+    if manifest.exists() {
+        return load_manifest(arg, &manifest);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(arg)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(LoadError::Format {
+            path: arg.to_path_buf(),
+            why: "directory holds no .json results and no manifest.json".into(),
+        });
+    }
+    let runs = files
+        .iter()
+        .map(|p| load_run(p))
+        .collect::<Result<_, _>>()?;
+    Ok(vec![Side { name, runs }])
+}
+
+/// One side per variant of an experiment results directory, in the manifest's variant order;
+/// only completed, measured (not warm-up) runs count.
+fn load_manifest(dir: &Path, manifest: &Path) -> Result<Vec<Side>, LoadError> {
+    let bad = |why: String| LoadError::Format {
+        path: manifest.to_path_buf(),
+        why,
+    };
+    let text = std::fs::read_to_string(manifest).map_err(|source| LoadError::Io {
+        path: manifest.to_path_buf(),
+        source,
+    })?;
+    let m: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let variants = m["variants"]
+        .as_array()
+        .ok_or_else(|| bad("no \"variants\" array".into()))?;
+    let mut sides = Vec::new();
+    for v in variants {
+        let vname = v
+            .as_str()
+            .ok_or_else(|| bad("variant is not a string".into()))?;
+        let mut runs = Vec::new();
+        for r in m["runs"].as_array().into_iter().flatten() {
+            let done = r["status"] == "done" && r["warmup"] != true;
+            if done && r["variant"] == vname {
+                let file = r["file"]
+                    .as_str()
+                    .ok_or_else(|| bad("run without file".into()))?;
+                runs.push(load_run(&dir.join(file))?);
+            }
+        }
+        sides.push(Side {
+            name: vname.to_string(),
+            runs,
+        });
+    }
+    Ok(sides)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn clones_merge_and_text_before_json_is_skipped() {
+        let job = |iops: f64, mean: f64| {
+            json!({"jobname": "rr", "ctx": 10, "usr_cpu": 10.0, "sys_cpu": 40.0,
+                   "job_runtime": 1000,
+                   "read": {"total_ios": 100, "iops": iops, "bw": 2048.0,
+                            "lat_ns": {"mean": mean},
+                            "clat_ns": {"percentile": {"50.000000": 1000, "99.000000": 4000,
+                                                       "99.900000": 8000}}},
+                   "write": {"total_ios": 0}})
+        };
+        let doc = json!({"jobs": [job(100.0, 1000.0), job(300.0, 3000.0)]});
+        let lat = run_from_value(Path::new("x"), &doc).latency;
+        assert_eq!(
+            lat["rr/read"],
+            LatDist::Percentiles(
+                [
+                    ("50.000000", 1000.0),
+                    ("99.000000", 4000.0),
+                    ("99.900000", 8000.0)
+                ]
+                .map(|(k, v)| (k.to_string(), v))
+                .into()
+            )
+        );
+        let text = format!("fio: some note\n{doc}\n");
+        let dir = std::env::temp_dir().join(format!("fiox-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("a.json");
+        std::fs::write(&f, text).unwrap();
+        let run = load_run(&f).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let m = &run.jobs["rr"];
+        assert_eq!(m["read.iops"], 400.0);
+        assert_eq!(m["read.bw_mib"], 4.0);
+        assert_eq!(m["read.lat_mean_us"], 2.0);
+        assert_eq!(m["read.lat_p99_us"], 4.0);
+        assert_eq!(m["ctx"], 20.0);
+        // 50% of 1 s on each of two clones over 200 I/Os.
+        assert_eq!(m["cpu_us_per_io"], 5000.0);
+        assert!(!m.contains_key("write.iops"));
+    }
+}

@@ -1,0 +1,503 @@
+//! Running an experiment: make the variants' testbeds (owned by this process, so `fiox
+//! testbed cleanup` removes them after a kill -9), run the fiox binary once per planned run in
+//! the planned order with telemetry sampled around it, write each run's fio-shaped JSON (with
+//! `fiox.telemetry`, `fiox.env` and `fiox.experiment` added) and the manifest after every run,
+//! so an interrupted experiment resumes where it stopped; then add rounds while the adaptive
+//! stop asks for them, and remove the testbeds (also after Ctrl-C).
+
+use crate::config::{apply_overrides, plan, testbed_pairs, Experiment, Planned, Variant};
+use crate::{env, load, stats, telemetry};
+use fiox_testbed::managed;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Errors of an experiment run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("{} : {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("variant {variant}: testbed: {source}")]
+    Testbed {
+        variant: String,
+        #[source]
+        source: fiox_testbed::TestbedError,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
+    move |source| RunError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// How to run an experiment (command-line overrides included).
+pub struct Options<'a> {
+    pub file: PathBuf,
+    pub out: Option<PathBuf>,
+    pub repeat: Option<u32>,
+    pub runtime: Option<String>,
+    pub variant: Option<String>,
+    /// The fiox binary that runs the jobs.
+    pub fiox_exe: PathBuf,
+    pub version: String,
+    pub commit: String,
+    pub command_line: Vec<String>,
+    /// Polled between runs and while one runs (Ctrl-C).
+    pub interrupted: &'a dyn Fn() -> bool,
+}
+
+/// What a finished (or interrupted) experiment did.
+#[derive(Debug)]
+pub struct Outcome {
+    pub out: PathBuf,
+    pub runs_done: usize,
+    pub interrupted: bool,
+}
+
+/// A variant ready to run: its job file and environment.
+struct Ready {
+    name: String,
+    job_file: PathBuf,
+    env: BTreeMap<String, String>,
+    target: Option<PathBuf>,
+    /// The target is a block device of a testbed this experiment made: its runs may write to
+    /// it (the data there is the experiment's own scratch, which fiox's safety check cannot
+    /// know: it sees a loop device over a file some other process created).
+    own_device: bool,
+    fiox_env: Value,
+}
+
+/// Testbeds this run made; removed on drop (normal end, error, Ctrl-C).
+struct Testbeds(Vec<String>);
+
+impl Drop for Testbeds {
+    fn drop(&mut self) {
+        for n in self.0.drain(..).rev() {
+            if let Err(e) = managed::down(&n) {
+                eprintln!("fiox: removing testbed {n}: {e} (`fiox testbed cleanup` retries)");
+            }
+        }
+    }
+}
+
+/// Run the experiment.
+pub fn run(o: &Options) -> Result<Outcome, RunError> {
+    let (exp, jobs) = Experiment::load(&o.file)?;
+    let stem = o
+        .file
+        .file_stem()
+        .map_or("experiment".into(), |s| s.to_string_lossy().into_owned());
+    let out = o
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{stem}-results")));
+    std::fs::create_dir_all(out.join("runs")).map_err(io_err(&out))?;
+    // Runs start in the results directory; every path handed to them must be absolute.
+    let out = out.canonicalize().map_err(io_err(&out))?;
+    let mut manifest = Manifest::open(&out, exp.name.as_deref().unwrap_or(&stem), &o.file)?;
+    let chosen = select(&exp, o.variant.as_deref())?;
+    for v in &exp.variants {
+        manifest.add_variant(&v.name);
+    }
+    manifest.save()?;
+    let mut beds = Testbeds(Vec::new());
+    let mut ready = Vec::new();
+    for v in &chosen {
+        ready.push(prepare(&exp, &jobs, v, o, &out, &mut beds)?);
+    }
+    let names: Vec<String> = ready.iter().map(|r| r.name.clone()).collect();
+    let reps = o.repeat.unwrap_or(exp.repetitions);
+    let seed = names.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, n| {
+        n.bytes()
+            .fold(h, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    });
+    let mut rounds = exp.warmup + reps;
+    let mut todo = plan(&exp, &names, 0, rounds, seed);
+    let mut done = 0;
+    loop {
+        todo.retain(|p| !manifest.has(p));
+        let total = todo.len();
+        let started = Instant::now();
+        for (i, p) in todo.iter().enumerate() {
+            if (o.interrupted)() {
+                break;
+            }
+            // The plan is made from `ready`'s names.
+            let Some(r) = ready.iter().find(|r| r.name == p.variant) else {
+                continue;
+            };
+            progress(i, total, p, started);
+            if exp.drop_caches {
+                drop_caches()?;
+            }
+            if run_one(&exp, r, p, o, &out, &mut manifest)? {
+                done += 1;
+            }
+        }
+        if (o.interrupted)() {
+            break;
+        }
+        match &exp.stop {
+            Some(s) if rounds - exp.warmup < s.max_runs && !precise(&manifest, &out, &names, s) => {
+                todo = plan(&exp, &names, rounds, rounds + 1, seed);
+                rounds += 1;
+            }
+            _ => break,
+        }
+    }
+    drop(beds);
+    Ok(Outcome {
+        out,
+        runs_done: done,
+        interrupted: (o.interrupted)(),
+    })
+}
+
+/// The variants to run: all, or the one `--variant` names.
+fn select<'a>(exp: &'a Experiment, only: Option<&str>) -> Result<Vec<&'a Variant>, RunError> {
+    let Some(v) = only else {
+        return Ok(exp.variants.iter().collect());
+    };
+    let found: Vec<&Variant> = exp.variants.iter().filter(|x| x.name == v).collect();
+    if found.is_empty() {
+        let names: Vec<&str> = exp.variants.iter().map(|x| x.name.as_str()).collect();
+        return Err(RunError::Other(format!(
+            "--variant {v}: no such variant; the file has {}",
+            names.join(", ")
+        )));
+    }
+    Ok(found)
+}
+
+fn progress(i: usize, total: usize, p: &Planned, started: Instant) {
+    let el = started.elapsed().as_secs_f64();
+    let left = if i > 0 {
+        el / i as f64 * (total - i) as f64
+    } else {
+        f64::NAN
+    };
+    let left = if left.is_finite() {
+        format!(", ~{left:.0}s left")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "fiox: run {}/{total}: {} #{}{} ({el:.0}s elapsed{left})",
+        i + 1,
+        p.variant,
+        p.index,
+        if p.warmup { " (warm-up)" } else { "" }
+    );
+}
+
+/// Make the variant's testbed (if any) and write its job file.
+fn prepare(
+    exp: &Experiment,
+    jobs: &str,
+    v: &Variant,
+    o: &Options,
+    out: &Path,
+    beds: &mut Testbeds,
+) -> Result<Ready, RunError> {
+    let tb_err = |source| RunError::Testbed {
+        variant: v.name.clone(),
+        source,
+    };
+    let made = v.testbed.is_some();
+    let target = if let Some(t) = &v.testbed {
+        let (kind, pairs) =
+            testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
+        let mut spec = managed::Spec::from_pairs(&kind, &pairs).map_err(tb_err)?;
+        spec.server = Some(o.fiox_exe.clone());
+        let name = format!("exp{}-{}", std::process::id(), v.name);
+        let rec = managed::up(&spec, Some(&name), false).map_err(tb_err)?;
+        beds.0.push(rec.name.clone());
+        eprintln!(
+            "fiox: variant {}: testbed {} at {}",
+            v.name,
+            rec.name,
+            rec.target.display()
+        );
+        Some(rec.target)
+    } else {
+        v.target.clone()
+    };
+    let mut lines: Vec<String> = exp
+        .options
+        .iter()
+        .filter(|(k, _)| !v.options.contains_key(*k))
+        .chain(&v.options)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if let Some(rt) = &o.runtime {
+        lines.push(format!("runtime={rt}"));
+    }
+    if let Some(t) = target.as_ref().filter(|_| !jobs.contains("${TARGET}")) {
+        let key = if t.is_dir() { "directory" } else { "filename" };
+        lines.push(format!("{key}={}", t.display()));
+    }
+    let job_file = out.join(format!("{}.fio", v.name));
+    std::fs::write(&job_file, apply_overrides(jobs, &lines)).map_err(io_err(&job_file))?;
+    let mut envs = exp.env.clone();
+    envs.extend(v.env.clone());
+    if let Some(t) = &target {
+        envs.insert("TARGET".into(), t.display().to_string());
+    }
+    let targets: Vec<&Path> = target.iter().map(PathBuf::as_path).collect();
+    let fiox_env = env::collect(&targets, (&o.version, &o.commit), &o.command_line);
+    Ok(Ready {
+        name: v.name.clone(),
+        job_file,
+        env: envs,
+        own_device: made && target.as_ref().is_some_and(|t| !t.is_dir()),
+        target,
+        fiox_env,
+    })
+}
+
+/// Run one planned run; false when it was interrupted (not recorded).
+fn run_one(
+    exp: &Experiment,
+    r: &Ready,
+    p: &Planned,
+    o: &Options,
+    out: &Path,
+    manifest: &mut Manifest,
+) -> Result<bool, RunError> {
+    let rel = format!(
+        "runs/{}-{:03}{}.json",
+        p.variant,
+        p.index,
+        if p.warmup { "-warmup" } else { "" }
+    );
+    let file = out.join(&rel);
+    let tmp = file.with_extension("partial");
+    let errlog = file.with_extension("stderr");
+    let devices = r
+        .target
+        .as_deref()
+        .map(telemetry::devices_for)
+        .unwrap_or_default();
+    let sampler = (exp.telemetry_ms > 0)
+        .then(|| telemetry::Sampler::start(devices, Duration::from_millis(exp.telemetry_ms)));
+    let t0 = Instant::now();
+    let Some(status) = spawn_and_wait(r, o, out, &tmp, &errlog)? else {
+        return Ok(false);
+    };
+    let seconds = t0.elapsed().as_secs_f64();
+    let tele = sampler.map(telemetry::Sampler::finish);
+    if !status.success() {
+        let why = std::fs::read_to_string(&errlog).unwrap_or_default();
+        return Err(RunError::Other(format!(
+            "run {rel} failed ({status}); its messages ({}):\n{}",
+            errlog.display(),
+            why.trim_end()
+        )));
+    }
+    write_result(&tmp, &file, tele, r, p)?;
+    let _ = std::fs::remove_file(&tmp);
+    if std::fs::metadata(&errlog).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&errlog);
+    }
+    manifest.record(p, &rel, seconds)?;
+    Ok(true)
+}
+
+/// Run the fiox binary on the variant's job file with JSON output to `tmp`; `None` when a
+/// signal interrupted it (it is asked to stop as Ctrl-C would, so it removes its own files).
+fn spawn_and_wait(
+    r: &Ready,
+    o: &Options,
+    out: &Path,
+    tmp: &Path,
+    errlog: &Path,
+) -> Result<Option<std::process::ExitStatus>, RunError> {
+    let mut cmd = Command::new(&o.fiox_exe);
+    if r.own_device {
+        cmd.arg("--allow-destructive");
+    }
+    let mut child = cmd
+        // json+: the latency histograms, so compare can merge them over runs.
+        .arg("--output-format=json+")
+        .arg(format!("--output={}", tmp.display()))
+        .arg(&r.job_file)
+        .envs(&r.env)
+        .current_dir(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(errlog).map_err(io_err(errlog))?)
+        .spawn()
+        .map_err(io_err(&o.fiox_exe))?;
+    loop {
+        if let Some(s) = child.try_wait().map_err(io_err(&o.fiox_exe))? {
+            return Ok(Some(s));
+        }
+        if (o.interrupted)() {
+            let _ = Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The run's JSON from `tmp` with `fiox.telemetry` (its series also as a CSV log beside it),
+/// `fiox.env` and `fiox.experiment` added, written to `file`.
+fn write_result(
+    tmp: &Path,
+    file: &Path,
+    tele: Option<Value>,
+    r: &Ready,
+    p: &Planned,
+) -> Result<(), RunError> {
+    let text = std::fs::read_to_string(tmp).map_err(io_err(tmp))?;
+    let mut doc: Value = serde_json::from_str(&text)
+        .map_err(|e| RunError::Other(format!("{}: not JSON: {e}", tmp.display())))?;
+    let fiox = &mut doc["fiox"];
+    if !fiox.is_object() {
+        *fiox = json!({});
+    }
+    if let Some(t) = tele {
+        let log = file.with_extension("telemetry.csv");
+        std::fs::write(&log, telemetry::series_csv(&t)).map_err(io_err(&log))?;
+        fiox["telemetry"] = t;
+    }
+    fiox["env"] = r.fiox_env.clone();
+    fiox["experiment"] = json!({"variant": p.variant, "index": p.index, "warmup": p.warmup});
+    let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    std::fs::write(file, pretty + "\n").map_err(io_err(file))
+}
+
+/// sync, then drop the page cache, dentries and inodes.
+fn drop_caches() -> Result<(), RunError> {
+    let _ = Command::new("sync").status();
+    let p = Path::new("/proc/sys/vm/drop_caches");
+    std::fs::write(p, "3\n").map_err(|e| {
+        RunError::Other(format!(
+            "drop_caches = true needs root: writing {}: {e}; set drop_caches = false",
+            p.display()
+        ))
+    })
+}
+
+/// Whether every variant's measured runs give a 95% CI half-width of the stop metric under
+/// the target share of the mean.
+fn precise(m: &Manifest, out: &Path, names: &[String], s: &crate::config::Stop) -> bool {
+    names.iter().all(|n| {
+        let vals: Vec<f64> = m
+            .runs
+            .iter()
+            .filter(|r| r["variant"] == n.as_str() && r["warmup"] == false)
+            .filter_map(|r| load::load_run(&out.join(r["file"].as_str()?)).ok())
+            .map(|run| {
+                run.jobs
+                    .values()
+                    .flat_map(|j| j.iter())
+                    .filter(|(k, _)| crate::compare::selected(k, std::slice::from_ref(&s.metric)))
+                    .map(|(_, v)| v)
+                    .sum()
+            })
+            .collect();
+        stats::summary(&vals)
+            .and_then(|x| Some((x.ci?.1 - x.mean) / x.mean.abs()))
+            .is_some_and(|h| h < s.ci)
+    })
+}
+
+/// manifest.json: the variants and the finished runs.
+struct Manifest {
+    path: PathBuf,
+    name: String,
+    file: PathBuf,
+    variants: Vec<String>,
+    runs: Vec<Value>,
+}
+
+impl Manifest {
+    fn open(out: &Path, name: &str, file: &Path) -> Result<Manifest, RunError> {
+        let path = out.join("manifest.json");
+        let mut m = Manifest {
+            path: path.clone(),
+            name: name.to_string(),
+            file: file.to_path_buf(),
+            variants: Vec::new(),
+            runs: Vec::new(),
+        };
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let v: Value = serde_json::from_str(&text)
+                .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+            if v["name"] != name {
+                return Err(RunError::Other(format!(
+                    "{} belongs to experiment {}; use another --out",
+                    path.display(),
+                    v["name"]
+                )));
+            }
+            m.variants = v["variants"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect();
+            m.runs = v["runs"].as_array().cloned().unwrap_or_default();
+            if !m.runs.is_empty() {
+                eprintln!(
+                    "fiox: resuming: {} run(s) already in {}",
+                    m.runs.len(),
+                    out.display()
+                );
+            }
+        }
+        Ok(m)
+    }
+
+    fn add_variant(&mut self, v: &str) {
+        if !self.variants.iter().any(|x| x == v) {
+            self.variants.push(v.to_string());
+        }
+    }
+
+    fn has(&self, p: &Planned) -> bool {
+        self.runs.iter().any(|r| {
+            r["variant"] == p.variant.as_str() && r["index"] == p.index && r["status"] == "done"
+        })
+    }
+
+    fn record(&mut self, p: &Planned, file: &str, seconds: f64) -> Result<(), RunError> {
+        self.runs.push(json!({
+            "variant": p.variant, "index": p.index, "warmup": p.warmup, "file": file,
+            "status": "done", "seconds": seconds,
+        }));
+        self.save()
+    }
+
+    fn save(&self) -> Result<(), RunError> {
+        let v = json!({
+            "name": self.name,
+            "experiment_file": self.file.display().to_string(),
+            "variants": self.variants,
+            "runs": self.runs,
+        });
+        let tmp = self.path.with_extension("tmp");
+        std::fs::write(
+            &tmp,
+            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
+        )
+        .and_then(|()| std::fs::rename(&tmp, &self.path))
+        .map_err(io_err(&self.path))
+    }
+}
