@@ -144,6 +144,24 @@ fn header_text(inv: &Invocation) -> String {
     header
 }
 
+/// fiox's sections of a JSON result beside fio's: `env` (machine, targets, fiox build: what a
+/// reader needs to trust or reproduce the numbers) in every JSON result, and `--telemetry`'s
+/// samples when asked. None when neither applies (no JSON, no telemetry).
+fn fiox_sections(
+    inv: &Invocation,
+    sampler: Option<fiox_experiment::telemetry::Sampler>,
+    json: bool,
+) -> Option<serde_json::Value> {
+    let mut m = serde_json::Map::new();
+    if let Some(s) = sampler {
+        m.insert("telemetry".into(), s.finish());
+    }
+    if json || !m.is_empty() {
+        m.insert("env".into(), telemetry::env(&inv.jobs));
+    }
+    (!m.is_empty()).then_some(serde_json::Value::Object(m))
+}
+
 /// Run the jobs and print every requested report; returns the exit code. `telemetry`:
 /// `--telemetry`'s sampling interval.
 fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> {
@@ -216,12 +234,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
     // A second signal means "exit now, no report", even if the run ended before the signal
     // watcher acted on it.
     fiox_runner::exit_if_forced();
-    let tele = sampler.map(|s| {
-        serde_json::json!({
-            "telemetry": s.finish(),
-            "env": telemetry::env(&inv.jobs),
-        })
-    });
+    let tele = fiox_sections(inv, sampler, json);
     if outcome.interrupted {
         eprintln!("fiox: interrupted: reporting what was measured so far");
     }

@@ -762,3 +762,17 @@ fn too_deep_io_uring_names_the_limit() {
         r.stderr
     );
 }
+
+/// Every JSON result describes where it was made (issue 11's self-describing results): kernel,
+/// CPU, memory and the fiox build under `fiox.env`, and the job's target.
+#[test]
+fn json_results_carry_the_environment() {
+    let dir = TempDir::new("env");
+    let file = format!("--filename={}", dir.join("f"));
+    let r = fiox(&["--name=e", &file, "--size=1m", "--output-format=json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let env = &r.json()["fiox"]["env"];
+    for key in ["kernel", "cpu", "memory", "fiox", "targets"] {
+        assert!(!env[key].is_null(), "{key} missing: {env}");
+    }
+}
