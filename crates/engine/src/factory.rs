@@ -40,6 +40,7 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "rbd",
     "gfapi",
     "gfapi_async",
+    "libblkio",
     "libiscsi",
     "nfs",
     "windowsaio",

@@ -272,7 +272,7 @@ pub fn enghelp(arg: &str) -> Result<String, JobError> {
         }
     };
     let own: Vec<&OptDef> = defs::all()
-        .chain(defs::fio_only::OPTS)
+        .chain(defs::fio_only::all())
         .filter(|d| d.engines.contains(&engine))
         .collect();
     if let Some(o) = opt {
@@ -378,7 +378,7 @@ fn fio_only_markdown() -> String {
 engine) like any other option, so `--parse-only` accepts them, but a job using one is refused \
 when run, naming the option.\n\n| Option | Type | Range | Engine |\n|---|---|---|---|\n",
     );
-    for d in defs::fio_only::OPTS {
+    for d in defs::fio_only::all() {
         let mut names = format!("`{}`", d.name);
         for a in d.aliases {
             names.push_str(&format!(", `{a}`"));

@@ -305,6 +305,16 @@ fn foreign_global_engine(def: &OptDef, engine: &str, globals: &[RawOpt]) -> Opti
         .find(|e| def.engines.contains(e))
 }
 
+/// A size written as a count of zones (`524z`), fio 3.42's syntax for zoned devices.
+fn zone_count(def: &OptDef, raw: &str) -> bool {
+    use crate::defs::Kind;
+    let t = raw.trim();
+    matches!(def.kind, Kind::Size | Kind::SizeOrPercent)
+        && t.len() > 1
+        && t[..t.len() - 1].bytes().all(|b| b.is_ascii_digit())
+        && t.ends_with(['z', 'Z'])
+}
+
 fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
     let raw = o.value.as_deref().unwrap_or("");
     if let (Some(""), Some(w)) = (o.value.as_deref(), o.written.as_deref()) {
@@ -317,6 +327,17 @@ fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
                 ),
             ));
         }
+    }
+    if zone_count(def, raw) {
+        // fio 3.42 reads `Nz` as N zones of a zoned block device (zonemode=zbd).
+        defs::record_value(
+            job,
+            def.name,
+            raw,
+            "the `z` suffix (fio 3.42) counts zones of a zoned block device (zonemode=zbd), \
+             which fiox does not support yet",
+        );
+        return Ok(());
     }
     let v = Val {
         raw,

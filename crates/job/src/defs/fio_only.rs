@@ -62,30 +62,35 @@ fn check_number_list(raw: &str) -> Result<(), String> {
     Ok(())
 }
 
-const fn known(name: &'static str, kind: K, cat: C) -> OptDef {
+pub(super) const fn known(name: &'static str, kind: K, cat: C) -> OptDef {
     OptDef::new(name, kind, cat, HELP, check)
 }
 
-const fn known_per_dir(name: &'static str, kind: K, cat: C) -> OptDef {
+pub(super) const fn known_per_dir(name: &'static str, kind: K, cat: C) -> OptDef {
     OptDef::new(name, kind, cat, HELP, check_per_dir)
+}
+
+/// Every fio option fiox parses but does not run: fio 3.33's, then those fio added up to 3.42.
+pub fn all() -> impl Iterator<Item = &'static OptDef> + Clone {
+    OPTS.iter().chain(super::fio342::OPTS)
 }
 
 /// Find a fio-only option by name or alias (case-insensitive).
 pub fn lookup(name: &str) -> Option<&'static OptDef> {
-    OPTS.iter().find(|d| d.matches(name))
+    all().find(|d| d.matches(name))
 }
 
 /// Like [`lookup`], preferring the definition that belongs to `engine` (fio engines may give
 /// different options the same name).
 pub fn lookup_for(name: &str, engine: &str) -> Option<&'static OptDef> {
-    let mut found = OPTS.iter().filter(|d| d.matches(name));
+    let mut found = all().filter(|d| d.matches(name));
     let first = found.clone().next()?;
     Some(found.find(|d| d.engines.contains(&engine)).unwrap_or(first))
 }
 
 /// Is `def` one of these (rather than an implemented option)?
 pub fn contains(def: &OptDef) -> bool {
-    OPTS.iter().any(|d| std::ptr::eq(d, def))
+    all().any(|d| std::ptr::eq(d, def))
 }
 
 /// The hint shown with an option, if any.
@@ -274,7 +279,8 @@ pub static OPTS: &[OptDef] = &[
     known("program", K::Str, C::Engine).engines(&["exec"]),
     known(
         "protocol",
-        K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix"]),
+        // vsock: fio 3.42.
+        K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix", "vsock"]),
         C::Engine,
     )
     .alias(&["proto"])

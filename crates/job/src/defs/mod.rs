@@ -9,6 +9,7 @@
 
 mod engine;
 mod files;
+pub mod fio342;
 pub mod fio_only;
 mod general;
 mod io;
@@ -445,7 +446,7 @@ mod tests {
         }
         // fio-only names may repeat only between different engines (rdma's and net's `proto`).
         let mut fio_seen: Vec<(String, &[&str])> = Vec::new();
-        for d in fio_only::OPTS {
+        for d in fio_only::all() {
             for n in std::iter::once(&d.name).chain(d.aliases) {
                 let n = n.to_ascii_lowercase();
                 assert!(!seen.contains(&n), "{n} is both implemented and fio-only");

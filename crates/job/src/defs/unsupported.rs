@@ -1,4 +1,4 @@
-//! fio 3.33 engines that fiox does not implement yet. `ioengine=` with one of them parses (its
+//! fio engines (3.33's, and libblkio of 3.42) that fiox does not implement yet. `ioengine=` with one of them parses (its
 //! options are known, see `fio_only`) and is recorded in `JobSpec::unsupported`, so the job is
 //! refused when run, never silently run with another engine.
 
@@ -27,6 +27,7 @@ pub const ENGINES: &[&str] = &[
     "io_uring_cmd",
     "libcufile",
     "libhdfs",
+    "libblkio", // fio 3.42
     "libiscsi",
     "libpmem",
     "librpma_apm_client",
