@@ -48,6 +48,13 @@ fn real_main(args: &[String]) -> Result<i32> {
                 writeln!(stdout)?;
             }
         }
+        // fio switches that act without jobs (--server, --crctest, --inflate-log...).
+        Action::NoJobs(..) if !inv.refusals().is_empty() => {
+            for line in &inv.refusals() {
+                eprintln!("fiox: {line}");
+            }
+            return Ok(1);
+        }
         Action::NoJobs(usage, why) => {
             // fio: usage on stdout, "No job(s) defined" on stderr, exit 1.
             write!(stdout, "{usage}")?;
@@ -56,9 +63,14 @@ fn real_main(args: &[String]) -> Result<i32> {
             return Ok(1);
         }
         Action::ParseOnly => {
-            // The jobs parsed; say which of them fiox would refuse to run, and why.
-            for line in inv.notes().iter().chain(&inv.refusals()) {
+            // The jobs parsed; say which of them fiox would refuse to run, and why. A script
+            // checking a job file with --parse-only must not take "will not run" for a pass.
+            let refusals = inv.refusals();
+            for line in inv.notes().iter().chain(&refusals) {
                 eprintln!("fiox: {line}");
+            }
+            if !refusals.is_empty() {
+                return Ok(1);
             }
         }
         Action::Run => {

@@ -28,7 +28,8 @@ use jobfile::{FileReader, Section, SubstEnv};
 pub enum Action {
     /// Run the jobs.
     Run,
-    /// `--parse-only`: the jobs parsed; exit 0.
+    /// `--parse-only`: the jobs parsed; exit 0 when fiox can run them all, 1 when a refusal
+    /// says a job (or a switch) will not run.
     ParseOnly,
     /// `--showcmd`: print this command line and exit.
     ShowCmd(String),
@@ -61,13 +62,18 @@ pub struct Invocation {
 impl Invocation {
     /// Why these jobs must not run: one line per fio feature fiox does not support yet, for
     /// each job (numjobs clones once), e.g. "job a: `flow` is a fio option that fiox does not
-    /// support yet; this job will not run". `--parse-only` prints them and succeeds; a run is
-    /// refused with them before any I/O.
+    /// support yet; this job will not run", after one line per unsupported switch.
+    /// `--parse-only` prints them and exits 1; a run is refused with them before any I/O.
     pub fn refusals(&self) -> Vec<String> {
-        self.jobs
-            .iter()
-            .filter(|j| j.clone_index == 0)
-            .flat_map(JobSpec::refusal)
+        let switches = self.settings.unsupported_switches.iter();
+        switches
+            .map(cli::UnsupportedSwitch::describe)
+            .chain(
+                self.jobs
+                    .iter()
+                    .filter(|j| j.clone_index == 0)
+                    .flat_map(JobSpec::refusal),
+            )
             .collect()
     }
 

@@ -667,6 +667,8 @@ pub struct RunSettings {
     /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
     /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
     pub latency_log: bool,
+    /// fio switches given that fiox parses but cannot act on yet: nothing runs.
+    pub unsupported_switches: Vec<crate::cli::UnsupportedSwitch>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
