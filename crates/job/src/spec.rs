@@ -376,6 +376,36 @@ pub struct BufferSpec {
     pub pattern: Vec<u8>,
     /// `dedupe_percentage=`
     pub dedupe_percentage: u32,
+    /// `mem=`/`iomem=`: what backs the I/O buffers.
+    pub mem: MemKind,
+    /// The file after `mem=mmap:`, `mmapshared:` or `mmaphuge:`.
+    pub mmapfile: Option<String>,
+    /// `iomem_align=`: the first buffer starts this far past a page boundary.
+    pub mem_align: u64,
+    /// `hugepage-size=`: huge backings are rounded up to it.
+    pub hugepage_size: u64,
+    /// `lockmem=`: bytes pinned with mlock(2) while the job runs (0 = none).
+    pub lockmem: u64,
+}
+
+/// fio's `mem=` backings of the I/O buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemKind {
+    /// The heap (fio: malloc(3)); the default.
+    #[default]
+    Malloc,
+    /// SysV shared memory (shmget(2)).
+    Shm,
+    /// SysV shared memory in huge pages (SHM_HUGETLB).
+    ShmHuge,
+    /// A private mapping: anonymous, or of `mmapfile`.
+    Mmap,
+    /// A shared mapping: anonymous, or of `mmapfile`.
+    MmapShared,
+    /// Huge pages: an anonymous MAP_HUGETLB mapping, or a shared map of a hugetlbfs file.
+    MmapHuge,
+    /// GPU memory (not supported: needs CUDA hardware).
+    CudaMalloc,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -792,6 +822,11 @@ impl Default for JobSpec {
                 compress_chunk: 512,
                 pattern: Vec::new(),
                 dedupe_percentage: 0,
+                mem: MemKind::Malloc,
+                mmapfile: None,
+                mem_align: 0,
+                hugepage_size: 2 << 20,
+                lockmem: 0,
             },
             pacing: PacingSpec {
                 rate: PerDir::all(0),

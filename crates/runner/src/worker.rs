@@ -10,7 +10,7 @@ use crate::ioloop::{EndReason, IoLoop, Limits};
 use crate::opengate::OpenGate;
 use crate::sys::{self, ThreadUsage};
 use crate::warn;
-use fiox_engine::{BufPool, EngineFile, IoEngine, OpenSpec};
+use fiox_engine::{BufPool, EngineFile, IoEngine, MemSpec, OpenSpec, Pinned};
 use fiox_job::JobSpec;
 use fiox_stats::{JobResult, Warning};
 use std::fs::File;
@@ -468,6 +468,8 @@ fn run_io(
     }
     let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
+    // lockmem: pinned for as long as the job's I/O runs (dropped with this frame).
+    let _pinned = pin_memory(job, result)?;
     let limits = limits_of(job);
     if !job.timing.time_based {
         let total = plan.io_bytes.saturating_mul(job.timing.loops.max(1) as u64);
@@ -565,6 +567,40 @@ fn run_phases(
     }
 }
 
+/// `lockmem`: pin that much memory while the job runs; a smaller pin (fio leaves 128 MiB of
+/// the machine unpinned) is said in a warning, as fio says it.
+fn pin_memory(job: &JobSpec, result: &mut JobResult) -> Result<Option<Pinned>, RunError> {
+    if job.buffers.lockmem == 0 {
+        return Ok(None);
+    }
+    let want = usize::try_from(job.buffers.lockmem).unwrap_or(usize::MAX);
+    let pinned = Pinned::new(want).map_err(|msg| RunError::Job {
+        job: job.name.clone(),
+        msg,
+    })?;
+    if pinned.len < want {
+        result.warnings.push(fiox_stats::Warning {
+            code: "lockmem-limited".into(),
+            message: format!(
+                "job {}: limiting mlocked memory to {}MiB",
+                job.name,
+                pinned.len >> 20
+            ),
+            fix: "lockmem leaves 128 MiB of the machine unpinned, as fio does".into(),
+        });
+    }
+    Ok(Some(pinned))
+}
+
+/// fio's `mem=`, `iomem_align` and `hugepage-size` as the engine crate takes them.
+fn mem_spec(job: &JobSpec) -> MemSpec {
+    MemSpec {
+        kind: job.buffers.mem,
+        file: job.buffers.mmapfile.clone(),
+        hugepage_size: usize::try_from(job.buffers.hugepage_size).unwrap_or(usize::MAX),
+    }
+}
+
 /// One aligned slot per queue entry, as large as the largest block, pre-filled for writes.
 fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<BufPool, RunError> {
     let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
@@ -572,11 +608,14 @@ fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<B
         .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
         .max()
         .unwrap_or(4096) as usize;
-    let mut pool =
-        BufPool::new(job.iodepth.max(1) as usize, max_bs, 4096).map_err(|e| RunError::Job {
+    let depth = job.iodepth.max(1) as usize;
+    let offset = usize::try_from(job.buffers.mem_align).unwrap_or(usize::MAX);
+    let mut pool = BufPool::new_in(&mem_spec(job), depth, max_bs, 4096, offset).map_err(|e| {
+        RunError::Job {
             job: job.name.clone(),
             msg: e,
-        })?;
+        }
+    })?;
     for i in 0..pool.len() {
         filler.fill(pool.slice_mut(i), true);
     }

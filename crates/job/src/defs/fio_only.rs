@@ -195,16 +195,12 @@ pub static OPTS: &[OptDef] = &[
     known("http_user", K::Str, C::Engine).engines(&["http"]),
     known("http_verbose", K::Int, C::Engine).engines(&["http"]),
     known("https", K::Choice(&["off", "on", "insecure"]), C::Engine).engines(&["http"]),
-    known("hugepage-size", K::Int, C::General),
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
     known("inplace", K::Int, C::Engine)
         .range(0, 1)
         .engines(&["e4defrag"]),
     known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
-    known("iomem_align", K::Int, C::Io)
-        .alias(&["mem_align"])
-        .range(0, i64::MAX),
     known("ioscheduler", K::Str, C::Files),
     known("job_max_open_zones", K::Int, C::Io),
     known("latency_percentile", K::Complex("list of numbers"), C::Io),
@@ -212,7 +208,6 @@ pub static OPTS: &[OptDef] = &[
     known("latency_target", K::Time("us"), C::Io),
     known("latency_window", K::Time("us"), C::Io),
     known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
-    known("lockmem", K::Size, C::General),
     known("log_alternate_epoch", K::Bool, C::Logs),
     known("log_alternate_epoch_clock_id", K::Int, C::Logs),
     known("log_compression", K::Int, C::Logs),
@@ -225,20 +220,6 @@ pub static OPTS: &[OptDef] = &[
     known("log_unix_epoch", K::Bool, C::Logs),
     known_per_dir("max_latency", K::Time("us"), C::Io),
     known("max_open_zones", K::Int, C::Io),
-    known(
-        "mem",
-        K::Choice(&[
-            "malloc",
-            "shm",
-            "shmhuge",
-            "mmap",
-            "mmapshared",
-            "mmaphuge",
-            "cudamalloc",
-        ]),
-        C::Io,
-    )
-    .alias(&["iomem"]),
     known("merge_blktrace_file", K::Str, C::Io),
     known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),
     known(

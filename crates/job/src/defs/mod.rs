@@ -12,6 +12,7 @@ mod files;
 pub mod fio_only;
 mod general;
 mod io;
+mod memory;
 mod stats;
 pub mod unsupported;
 mod workload;
@@ -279,6 +280,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         .chain(files::OPTS)
         .chain(io::OPTS)
         .chain(workload::OPTS)
+        .chain(memory::OPTS)
         .chain(stats::OPTS)
         .chain(engine::OPTS)
 }
@@ -475,6 +477,7 @@ mod tests {
             .chain(files::CASES)
             .chain(io::CASES)
             .chain(workload::CASES)
+            .chain(memory::tests::CASES)
             .chain(stats::CASES)
             .chain(engine::CASES)
             .map(|c| c.0)
