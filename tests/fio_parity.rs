@@ -99,3 +99,147 @@ fn huge_backings_without_huge_pages_fail_like_fio() {
         }
     }
 }
+
+/// Run fio in `dir` with the normal report; (exit code, stdout).
+fn fio_normal(dir: &Path, args: &[&str]) -> (i32, String) {
+    let o = std::process::Command::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run fio");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    (o.status.code().unwrap_or(-1), out)
+}
+
+/// The parts of a normal report that do not depend on timing: the header line and the
+/// `(io/` and `io=... (...)` figures of the direction and group lines.
+fn stable_parts(report: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in report.lines() {
+        if l.contains("(g=0)") {
+            out.push(l.to_string());
+        }
+        if let Some(i) = l.find(")(") {
+            out.push(l[i..].split('/').next().unwrap_or("").to_string());
+        }
+        if let Some(i) = l.find(" io=") {
+            out.push(l[i..].split(", run=").next().unwrap_or("").to_string());
+        }
+    }
+    out
+}
+
+/// significant_figures=6 prints sizes and rates with 6 digits, and bs_is_seq_rand's header
+/// names it instead of the trim size, as fio.
+#[test]
+fn significant_figures_and_bs_is_seq_rand_print_like_fio() {
+    let args = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=12345",
+        "--size=1234500",
+        "--significant_figures=6",
+        "--bs_is_seq_rand=1",
+    ];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = stable_parts(&r.stdout);
+    assert_eq!(
+        ours,
+        [
+            "s: (g=0): rw=read, bs=(R) 12345B-12345B, (W) 12345B-12345B, bs_is_seq_rand, ioengine=null, iodepth=1",
+            ")(1205.6KiB",
+            " io=1205.6KiB (1234.5kB)",
+        ]
+    );
+    if fio_available() {
+        let dir = TempDir::new("sigfig");
+        let (code, out) = fio_normal(dir.path(), &args);
+        assert_eq!(code, 0);
+        assert_eq!(stable_parts(&out), ours, "vs fio");
+    }
+}
+
+/// rw=randtrimwrite: every trim is followed by a write of the same block (the sequence
+/// itself is checked I/O by I/O against fio in fiox-workload's sweep), with fio's totals. On a
+/// loop device: fio 3.33 trims only block devices (ENOTTY on a regular file).
+#[test]
+fn randtrimwrite_runs_like_fio() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "rtw");
+    let backing = dir.join("backing");
+    std::fs::File::create(&backing)
+        .and_then(|f| f.set_len(1 << 20))
+        .unwrap();
+    let lo =
+        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
+            Ok(lo) => lo,
+            Err(e) => {
+                eprintln!("skipped: cannot attach a loop device: {e}");
+                return;
+            }
+        };
+    let file = format!("--filename={}", lo.path().display());
+    let args = [
+        "--name=t",
+        file.as_str(),
+        "--rw=randtrimwrite",
+        "--bsrange=4k-16k",
+        "--size=512k",
+        "--output-format=json",
+        // The test's own scratch device: fiox otherwise protects a loop device's backing file.
+        "--allow-destructive",
+    ];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = r.json();
+    let (trims, trimmed) = issued(&ours, "trim");
+    let (writes, written) = issued(&ours, "write");
+    assert_eq!(
+        (trims, trimmed),
+        (writes, written),
+        "each trim has its write"
+    );
+    assert!(trims > 0);
+    if fio_available() {
+        let theirs = fio_json(&args[..5]);
+        assert_eq!(theirs["jobs"][0]["error"], 0, "fio");
+        for d in ["trim", "write", "read"] {
+            assert_eq!(issued(&ours, d), issued(&theirs, d), "{d} vs fio");
+        }
+    }
+    lo.detach().unwrap();
+}
+
+/// create_only: the file is laid out and nothing else is done, as fio.
+#[test]
+fn create_only_lays_out_and_does_no_io_like_fio() {
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let dir = TempDir::new("createonly");
+        let file = format!("--filename={}", dir.join("f"));
+        let args = [
+            "--name=c",
+            file.as_str(),
+            "--rw=randrw",
+            "--size=1m",
+            "--create_only=1",
+            "--output-format=json",
+        ];
+        let v = if tool == "fiox" {
+            let r = fiox(&args);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            r.json()
+        } else {
+            fio_json(&args[..5])
+        };
+        assert_eq!(v["jobs"][0]["error"], 0, "{tool}");
+        for d in ["read", "write"] {
+            assert_eq!(issued(&v, d), (0, 0), "{tool} {d}");
+        }
+        let len = std::fs::metadata(dir.join("f")).map(|m| m.len());
+        assert_eq!(len.ok(), Some(1 << 20), "{tool} laid the file out");
+    }
+}

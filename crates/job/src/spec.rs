@@ -73,13 +73,19 @@ pub enum RwMode {
     ReadWrite,
     RandRw,
     TrimWrite,
+    /// Random trims, each followed by a write of the block just trimmed.
+    RandTrimWrite,
 }
 
 impl RwMode {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandTrim | RwMode::RandRw
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandTrim
+                | RwMode::RandRw
+                | RwMode::RandTrimWrite
         )
     }
     pub fn has_read(self) -> bool {
@@ -96,10 +102,14 @@ impl RwMode {
                 | RwMode::ReadWrite
                 | RwMode::RandRw
                 | RwMode::TrimWrite
+                | RwMode::RandTrimWrite
         )
     }
     pub fn has_trim(self) -> bool {
-        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite)
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
     }
     /// fio's name as printed in the job header line (`rw=randrw`).
     pub fn fio_name(self) -> &'static str {
@@ -113,6 +123,7 @@ impl RwMode {
             RwMode::ReadWrite => "rw",
             RwMode::RandRw => "randrw",
             RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
 }
@@ -209,6 +220,8 @@ pub struct FileSpec {
     pub create_fsync: bool,
     /// `unlink_each_loop=`: unlink files after every loop.
     pub unlink_each_loop: bool,
+    /// `create_only`: lay the files out (and open them), then end the job without I/O.
+    pub create_only: bool,
     /// `fill_device=`/`fill_fs=`: write until ENOSPC.
     pub fill_device: bool,
     /// `file_append=`: I/O starts at the end of each file.
@@ -462,6 +475,9 @@ pub struct StatsSpec {
     pub iopsavgtime: Duration,
     pub group_reporting: bool,
     pub stats: bool,
+    /// `significant_figures=` 1..=10 (fio's default 4): digits of sizes, rates and IOPS in
+    /// the normal report.
+    pub sig_figs: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -571,6 +587,9 @@ pub struct JobSpec {
     pub bs: PerDir<BsSpec>,
     pub blockalign: PerDir<Option<u64>>,
     pub bs_unaligned: bool,
+    /// `bs_is_seq_rand`: the read,write sizes of `bs`/`bsrange`/`bssplit` are the sizes of
+    /// sequential,random I/O instead.
+    pub bs_is_seq_rand: bool,
     pub size: Option<SizeSpec>,
     pub io_size: Option<SizeSpec>,
     pub offset: SizeSpec,
@@ -746,6 +765,7 @@ impl Default for FileSpec {
             create_serialize: true,
             create_fsync: true,
             unlink_each_loop: false,
+            create_only: false,
             fill_device: false,
             file_append: false,
         }
@@ -774,6 +794,7 @@ impl Default for JobSpec {
             bs: PerDir::all(BsSpec::fixed(4096)),
             blockalign: PerDir::all(None),
             bs_unaligned: false,
+            bs_is_seq_rand: false,
             size: None,
             io_size: None,
             offset: SizeSpec::Bytes(0),
@@ -853,6 +874,7 @@ impl Default for JobSpec {
                 iopsavgtime: Duration::from_millis(500),
                 group_reporting: false,
                 stats: true,
+                sig_figs: 4,
             },
             logs: LogSpec {
                 write_bw_log: None,

@@ -86,7 +86,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     // structured values
     ("[a]\nbssplit=4k/60:8k/50\n", "job.fio:2: bssplit=4k/60:8k/50: block size shares add up to 110%, more than 100%"),
     ("[a]\nbssplit=4k/x\n", "job.fio:2: bssplit=4k/x: 'x' in '4k/x' is not a percentage"),
-    ("[a]\nrw=randomread\n", "job.fio:2: rw=randomread: 'randomread' is not one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite"),
+    ("[a]\nrw=randomread\n", "job.fio:2: rw=randomread: 'randomread' is not one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, randtrimwrite"),
     ("[a]\nrandom_distribution=zipf:1\n", "job.fio:2: random_distribution=zipf:1: zipf theta must be above 0 and not 1 (got 1)"),
     ("[a]\nrandom_distribution=zoned:50/10:40/90\n", "job.fio:2: random_distribution=zoned:50/10:40/90: zone access shares add up to 90%, not 100%"),
     ("[a]\npercentile_list=50:101\n", "job.fio:2: percentile_list=50:101: percentile 101 is outside 0..100"),

@@ -36,19 +36,24 @@ pub fn header(jobs: &[JobSpec]) -> String {
 
 /// `name: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=libaio, iodepth=8`.
 pub fn job_header_line(job: &JobSpec) -> String {
-    let u = Units::new(job.kb_base, job.unit_base);
+    let u = Units::new(job.kb_base, job.unit_base).sig(job.stats.sig_figs);
     let bs = |d: Ddir| {
         let b = job.bs.get(d);
         format!("{}-{}", u.bytes(b.min), u.bytes(b.max))
     };
+    // With bs_is_seq_rand the two sizes are sequential and random, and there is no trim one.
+    let trim = if job.bs_is_seq_rand {
+        "bs_is_seq_rand".to_string()
+    } else {
+        format!("(T) {}", bs(Ddir::Trim))
+    };
     format!(
-        "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}\n",
+        "{}: (g={}): rw={}, bs=(R) {}, (W) {}, {trim}, ioengine={}, iodepth={}\n",
         job.name,
         job.group_id,
         job.rw.mode.fio_name(),
         bs(Ddir::Read),
         bs(Ddir::Write),
-        bs(Ddir::Trim),
         job.ioengine,
         job.iodepth
     )
@@ -146,7 +151,7 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
     if r.runtime_ms == 0 {
         return String::new();
     }
-    let u = Units::new(group.kb_base, group.unit_base);
+    let u = Units::new(group.kb_base, group.unit_base).sig(job.sig_figs);
     let mut out = String::new();
     let iops = units::iops_int(r.total_ios, r.runtime_ms);
     // fio appends the zoned-device reset count to every write line; fiox has no zoned mode,
@@ -160,7 +165,7 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
         out,
         "  {}: IOPS={}, {}{}",
         ddir_name(d),
-        units::count(iops),
+        u.count(iops),
         u.bw_summary(r.io_bytes, r.runtime_ms),
         post
     );
@@ -423,7 +428,7 @@ fn resource_lines(job: &JobResult) -> String {
 
 /// `\nRun status group N (all jobs):` and one line per direction that ran.
 pub fn group_status(g: &GroupResult) -> String {
-    let u = Units::new(g.kb_base, g.unit_base);
+    let u = Units::new(g.kb_base, g.unit_base).sig(g.sig_figs);
     let mut out = format!("\nRun status group {} (all jobs):\n", g.groupid);
     for (d, label) in [
         (Ddir::Read, "   READ"),

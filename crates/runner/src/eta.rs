@@ -25,7 +25,9 @@ fn state_char(job: &JobSpec, st: JobState) -> char {
             let c = match job.rw.mode {
                 RwMode::Read | RwMode::RandRead => 'r',
                 RwMode::Write | RwMode::RandWrite => 'w',
-                RwMode::ReadWrite | RwMode::RandRw | RwMode::TrimWrite => 'm',
+                RwMode::ReadWrite | RwMode::RandRw | RwMode::TrimWrite | RwMode::RandTrimWrite => {
+                    'm'
+                }
                 RwMode::Trim | RwMode::RandTrim => 'd',
             };
             if job.rw.mode.is_random() {

@@ -108,6 +108,7 @@ pub(crate) fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
         lat_percentiles: job.stats.lat_percentiles,
         slat_percentiles: job.stats.slat_percentiles,
         description: job.description.clone().unwrap_or_default(),
+        sig_figs: job.stats.sig_figs,
         ..Default::default()
     }
 }
@@ -134,8 +135,9 @@ fn execute(
     let mut engine = fiox_engine::create(job)?;
     let flags = engine.flags();
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
-    if env.stop.load(Ordering::Relaxed) {
-        // Stopped while laying out: the files may be incomplete, so do no I/O on them.
+    // Stopped while laying out: the files may be incomplete, so do no I/O on them.
+    // create_only: the setup was the whole job (fio marks the job done after file setup).
+    if env.stop.load(Ordering::Relaxed) || job.files.create_only {
         return finish_files(job, &mut opened, flags.no_io, leftovers);
     }
     for (i, f) in opened.plan.files.iter().enumerate() {

@@ -278,6 +278,8 @@ pub struct Warning {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobResult {
     pub name: String,
+    /// `significant_figures` (0 = fio's default 4).
+    pub sig_figs: u32,
     pub groupid: u32,
     /// How many jobs were merged into this result (`jobs=N` in the header line).
     pub jobs: u32,
@@ -349,6 +351,8 @@ pub struct GroupResult {
     pub dirs: PerDir<GroupDir>,
     pub kb_base: u32,
     pub unit_base: u32,
+    /// `significant_figures` of the group's last job, as fio takes it (0 = default 4).
+    pub sig_figs: u32,
 }
 
 /// `/sys/block/DEV/stat` deltas over the run, plus the underlying disks of stacked devices.

@@ -91,6 +91,11 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("create_only", K::Bool, C::Files, "Only lay out the files; do no I/O", |j, v| {
+        j.files.create_only = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
     OptDef::new("allow_file_create", K::Bool, C::Files, "Allow creating files that do not exist", |j, v| {
         j.files.allow_file_create = v.bool()?;
         Ok(())
@@ -268,6 +273,7 @@ mod tests {
         ("create_serialize", "0", Some(|j| !j.files.create_serialize)),
         ("create_fsync", "0", Some(|j| !j.files.create_fsync)),
         ("unlink", "1", Some(|j| j.files.unlink)),
+        ("create_only", "1", Some(|j| j.files.create_only)),
         (
             "unlink_each_loop",
             "1",

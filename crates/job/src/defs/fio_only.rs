@@ -103,7 +103,6 @@ pub static OPTS: &[OptDef] = &[
     known("bindname", K::Str, C::Engine).engines(&["rdma"]),
     known("block_error_percentiles", K::Bool, C::Logs),
     known("brick", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
-    known("bs_is_seq_rand", K::Bool, C::Io),
     known("busy_poll", K::Bool, C::Engine).engines(&["rados", "rbd"]),
     known("busy_wait_polling", K::Bool, C::Engine).engines(&[
         "librpma_apm_client",
@@ -140,7 +139,6 @@ pub static OPTS: &[OptDef] = &[
     known("cpuchunks", K::Int, C::Engine).engines(&["cpuio"]),
     known("cpuload", K::Int, C::Engine).engines(&["cpuio"]),
     known("cpumode", K::Choice(&["noop", "qsort"]), C::Engine).engines(&["cpuio"]),
-    known("create_only", K::Bool, C::Files),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
     known("dedupe_global", K::Bool, C::Io),
     known("dedupe_mode", K::Choice(&["repeat", "working_set"]), C::Io),
@@ -301,7 +299,6 @@ pub static OPTS: &[OptDef] = &[
         C::Engine,
     )
     .engines(&["sg"]),
-    known("significant_figures", K::Int, C::Stats).range(1, 10),
     known("single-instance", K::Bool, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),

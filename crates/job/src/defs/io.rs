@@ -5,7 +5,7 @@ use crate::value;
 use crate::{BsSpec, IoSubmitMode, RwMode, RwSpec, SyncMode};
 
 pub(super) static OPTS: &[OptDef] = &[
-    OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
+    OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
         super::forget(j, "rw");
         let word = v.choice()?;
         j.rw = match word.split_once(':') {
@@ -89,6 +89,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .alias(&["blocksize_unaligned"]),
+    OptDef::new("bs_is_seq_rand", K::Bool, C::Io, "The read,write block sizes are for sequential,random I/O", |j, v| {
+        j.bs_is_seq_rand = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As fio: `bs=4k,64k` then gives sequential I/O (of any direction) 4k and random I/O 64k; the trim size is not used."),
     OptDef::new("size", K::SizeOrPercent, C::Io, "Total bytes of I/O per job (or % of the file/device)", |j, v| {
         j.size = Some(v.size_pct()?);
         Ok(())
@@ -262,7 +268,8 @@ pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
         "randtrim" => RwMode::RandTrim,
         "rw" | "readwrite" => RwMode::ReadWrite,
         "randrw" => RwMode::RandRw,
-        _ => RwMode::TrimWrite,
+        "trimwrite" => RwMode::TrimWrite,
+        _ => RwMode::RandTrimWrite,
     };
     Ok(RwSpec { mode, n })
 }
@@ -451,6 +458,12 @@ mod tests {
         ),
         ("bs_unaligned", "", Some(|j| j.bs_unaligned)),
         ("blocksize_unaligned", "1", Some(|j| j.bs_unaligned)),
+        ("bs_is_seq_rand", "1", Some(|j| j.bs_is_seq_rand)),
+        (
+            "rw",
+            "randtrimwrite",
+            Some(|j| j.rw.mode == RwMode::RandTrimWrite && j.rw.mode.is_random()),
+        ),
         (
             "size",
             "1g",

@@ -84,6 +84,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("500"),
+    OptDef::new("significant_figures", K::Int, C::Stats, "Digits of sizes, rates and IOPS in the normal report", |j, v| {
+        j.stats.sig_figs = v.u32()?;
+        Ok(())
+    })
+    .range(1, 10)
+    .def("4"),
     OptDef::new("stats", K::Bool, C::Stats, "Collect statistics for this job", |j, v| {
         j.stats.stats = v.bool()?;
         Ok(())
@@ -351,6 +357,8 @@ mod tests {
             Some(|j| j.stats.iopsavgtime == Duration::from_millis(250)),
         ),
         ("stats", "0", Some(|j| !j.stats.stats)),
+        ("significant_figures", "6", Some(|j| j.stats.sig_figs == 6)),
+        ("significant_figures", "11", None),
         (
             "write_bw_log",
             "bw",
