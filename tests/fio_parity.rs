@@ -243,3 +243,61 @@ fn create_only_lays_out_and_does_no_io_like_fio() {
         assert_eq!(len.ok(), Some(1 << 20), "{tool} laid the file out");
     }
 }
+
+/// The lines of an I/O log without their time stamps, checking the stamps never go back.
+fn iolog_lines(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("fio version 3 iolog"));
+    let mut last = 0u64;
+    lines
+        .map(|l| {
+            let (t, rest) = l.split_once(' ').unwrap();
+            let t: u64 = t.parse().unwrap();
+            assert!(t >= last, "time stamps go back: {l}");
+            last = t;
+            rest.to_string()
+        })
+        .collect()
+}
+
+/// write_iolog writes fio's version 3 log: the same file actions and I/Os, line by line.
+#[test]
+fn write_iolog_writes_fios_log() {
+    let tools = if fio_available() {
+        vec!["fiox", "fio"]
+    } else {
+        vec!["fiox"]
+    };
+    let mut logs = Vec::new();
+    for tool in tools {
+        let dir = TempDir::new("wiolog");
+        let args = [
+            "--name=t",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=64k",
+            "--nrfiles=2",
+            "--write_iolog=io.log",
+            "--output-format=terse",
+        ];
+        let code = if tool == "fiox" {
+            fiox_in(dir.path(), &args).code
+        } else {
+            fio_normal(dir.path(), &args).0
+        };
+        assert_eq!(code, 0, "{tool}");
+        logs.push(iolog_lines(&dir.join("io.log")));
+    }
+    let ours = &logs[0];
+    assert_eq!(&ours[..3], ["t.0.0 add", "t.0.1 add", "t.0.0 open"]);
+    assert_eq!(
+        ours.iter()
+            .filter(|l| l.contains(" read ") || l.contains(" write "))
+            .count(),
+        16
+    );
+    if let Some(theirs) = logs.get(1) {
+        assert_eq!(ours, theirs, "vs fio");
+    }
+}

@@ -457,6 +457,8 @@ pub struct LogSpec {
     pub log_hist_msec: u64,
     pub per_job_logs: bool,
     pub log_offset: bool,
+    /// `write_iolog=`: fio's version 3 I/O log of every I/O queued.
+    pub write_iolog: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -878,6 +880,7 @@ impl Default for JobSpec {
             },
             logs: LogSpec {
                 write_bw_log: None,
+                write_iolog: None,
                 write_lat_log: None,
                 write_iops_log: None,
                 write_hist_log: None,

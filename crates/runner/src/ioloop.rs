@@ -107,6 +107,8 @@ pub struct IoLoop<'a> {
     in_flight: Vec<bool>,
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
+    /// `write_iolog`: every I/O as it is queued.
+    pub iolog: Option<crate::iolog::IoLogWriter>,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -148,6 +150,17 @@ fn op_of(ddir: u8, data_only: bool) -> IoOp {
         2 => IoOp::Trim,
         _ if data_only => IoOp::Fdatasync,
         _ => IoOp::Fsync,
+    }
+}
+
+/// fio's name of an I/O direction in its I/O log.
+fn iolog_name(op: IoOp) -> &'static str {
+    match op {
+        IoOp::Read => "read",
+        IoOp::Write => "write",
+        IoOp::Trim => "trim",
+        IoOp::Fdatasync => "datasync",
+        _ => "sync",
     }
 }
 
@@ -200,6 +213,7 @@ impl<'a> IoLoop<'a> {
             pacer,
             ramp_done: limits.ramp_ns.is_none(),
             status_template: None,
+            iolog: None,
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -302,6 +316,9 @@ impl<'a> IoLoop<'a> {
         if !self.ramp_done {
             self.acct.reset(); // ended within ramp_time: nothing counts, as in fio
             self.measured_start_ns = self.now_ns();
+        }
+        if let Some(l) = self.iolog.as_mut() {
+            l.close_files();
         }
         self.end.clone().unwrap_or(EndReason::Done)
     }
@@ -560,6 +577,9 @@ impl<'a> IoLoop<'a> {
             len: s.len - s.done,
             buf,
         };
+        if let Some(l) = self.iolog.as_mut() {
+            l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
+        }
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.

@@ -17,6 +17,7 @@ mod eta;
 mod files;
 mod gen;
 mod ioerr;
+mod iolog;
 mod ioloop;
 mod opengate;
 mod owned;

@@ -505,6 +505,14 @@ fn run_io(
     if env.status {
         lp.status_template = Some(Box::new(result.clone()));
     }
+    if let Some(name) = &job.logs.write_iolog {
+        let names = lp.paths.clone();
+        let w = crate::iolog::IoLogWriter::create(std::path::Path::new(name), names);
+        lp.iolog = Some(w.map_err(|e| RunError::Job {
+            job: job.name.clone(),
+            msg: format!("cannot create write_iolog file '{name}': {e}"),
+        })?);
+    }
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     if gate.is_none() {
@@ -548,6 +556,12 @@ fn run_phases(
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
+    if let Some(e) = lp.iolog.as_mut().and_then(|l| l.finish().err()) {
+        return Err(RunError::Job {
+            job: job.name.clone(),
+            msg: format!("writing the write_iolog file: {e}"),
+        });
+    }
     if let Some(ms) = phase_ms {
         crate::vphase::split_runtime(result, ms, job.rw.mode);
     }

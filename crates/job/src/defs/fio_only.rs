@@ -365,7 +365,6 @@ pub static OPTS: &[OptDef] = &[
         K::Choice(&["none", "short", "medium", "long", "extreme"]),
         C::Engine,
     ),
-    known("write_iolog", K::Str, C::Io),
     known("writefua", K::Bool, C::Engine).engines(&["sg"]),
     known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),

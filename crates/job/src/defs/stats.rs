@@ -95,6 +95,15 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("1"),
+    OptDef::new("write_iolog", K::Str, C::Logs, "Write fio's I/O log (version 3) of every I/O to this file", |j, v| {
+        let p = v.str();
+        if p.is_empty() {
+            return Err("needs a file name".into());
+        }
+        j.logs.write_iolog = Some(p.to_string());
+        Ok(())
+    })
+    .long("One line per file action (`add`, `open`, `close`) and per I/O (`read`, `write`, `trim`, `sync`, `datasync` with offset and length), each stamped in microseconds since the log began; `read_iolog` replays it."),
     OptDef::new("write_bw_log", K::OptStr, C::Logs, "Write a bandwidth log with this prefix", |j, v| {
         j.logs.write_bw_log = Some(v.str().to_string());
         Ok(())
@@ -358,6 +367,11 @@ mod tests {
         ),
         ("stats", "0", Some(|j| !j.stats.stats)),
         ("significant_figures", "6", Some(|j| j.stats.sig_figs == 6)),
+        (
+            "write_iolog",
+            "io.log",
+            Some(|j| j.logs.write_iolog.as_deref() == Some("io.log")),
+        ),
         ("significant_figures", "11", None),
         (
             "write_bw_log",
