@@ -301,3 +301,165 @@ fn write_iolog_writes_fios_log() {
         assert_eq!(ours, theirs, "vs fio");
     }
 }
+
+/// The reads and writes `tool` makes on the files of `dir` as "pread64 LEN OFFSET", in order:
+/// only descriptors opened by a relative path or one in `dir` count (not the loader's
+/// libraries, nor fiox's signature probe, which opens through /proc/self/fd).
+fn io_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
+    let trace = dir.join("io.trace");
+    let out = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-s0",
+            "-e",
+            "trace=pread64,pwrite64,openat,close",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run strace");
+    assert!(
+        out.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut job_fds = std::collections::HashSet::new();
+    let here = format!("\"{}", dir.display());
+    let mut calls = Vec::new();
+    for l in text.lines() {
+        let ret = l
+            .rsplit_once("= ")
+            .and_then(|(_, r)| r.trim().parse::<i64>().ok());
+        if let Some(a) = l.split_once("openat(").map(|(_, a)| a) {
+            let path = a.split_once(", ").map_or("", |(_, p)| p);
+            if !path.starts_with("\"/") || path.starts_with(&here) {
+                job_fds.extend(ret);
+            }
+        } else if let Some(a) = l.split_once("close(").map(|(_, a)| a) {
+            if let Some(fd) = a.split(')').next().and_then(|f| f.parse::<i64>().ok()) {
+                job_fds.remove(&fd);
+            }
+        } else if let Some((call, a)) = ["pread64(", "pwrite64("]
+            .iter()
+            .find_map(|c| l.split_once(c).map(|(_, a)| (c.trim_end_matches('('), a)))
+        {
+            let Some(a) = a.split(')').next() else {
+                continue;
+            };
+            let f: Vec<&str> = a.split(", ").collect();
+            if f.len() < 4 || !f[0].parse::<i64>().is_ok_and(|fd| job_fds.contains(&fd)) {
+                continue;
+            }
+            calls.push(format!("{call} {} {}", f[f.len() - 2], f[f.len() - 1]));
+        }
+    }
+    calls
+}
+
+/// read_iolog replays a version 3 log (here one fiox wrote) with fio's I/Os in fio's order,
+/// and fio's totals.
+#[test]
+fn read_iolog_replays_like_fio() {
+    if sh("strace", &["-V"]).is_err() {
+        eprintln!("skip: strace is not installed");
+        return;
+    }
+    let dir = TempDir::under(Path::new("/var/tmp"), "riolog");
+    let make = [
+        "--name=t",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=64k",
+        "--nrfiles=2",
+        "--write_iolog=orig.log",
+        "--output-format=terse",
+    ];
+    assert_eq!(fiox_in(dir.path(), &make).code, 0);
+    let replay = ["--name=r", "--read_iolog=orig.log", "--output-format=terse"];
+    let ours = io_trace(fiox_bin(), dir.path(), &replay);
+    assert_eq!(ours.len(), 16, "{ours:?}");
+    assert!(ours[0].starts_with("pread64 4096 "), "{ours:?}");
+    if fio_available() {
+        assert_eq!(io_trace("fio", dir.path(), &replay), ours, "vs fio");
+        let mut a = replay.to_vec();
+        a[2] = "--output-format=json";
+        let r = fiox_in(dir.path(), &a);
+        let theirs = {
+            let o = std::process::Command::new("fio")
+                .current_dir(dir.path())
+                .args(&replay[..2])
+                .arg("--output-format=json")
+                .output()
+                .unwrap();
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+        };
+        for d in ["read", "write"] {
+            assert_eq!(issued(&r.json(), d), issued(&theirs, d), "{d}");
+        }
+    }
+}
+
+/// A version 2 log with replay_redirect, replay_scale and replay_align: the I/Os land on the
+/// one file, offsets divided then aligned, as fio replays them.
+#[test]
+fn read_iolog_v2_redirect_scale_align_like_fio() {
+    if sh("strace", &["-V"]).is_err() {
+        eprintln!("skip: strace is not installed");
+        return;
+    }
+    let dir = TempDir::under(Path::new("/var/tmp"), "riolog2");
+    std::fs::write(dir.join("target"), vec![0u8; 64 << 10]).unwrap();
+    let log = "fio version 2 iolog\n/nowhere/a add\n/nowhere/b add\n/nowhere/a open\n\
+               /nowhere/a write 40960 4096\n/nowhere/b read 20000 4096\n/nowhere/a close\n";
+    std::fs::write(dir.join("v2.log"), log).unwrap();
+    let args = [
+        "--name=r",
+        "--read_iolog=v2.log",
+        "--replay_redirect=target",
+        "--replay_scale=2",
+        "--replay_align=4096",
+        "--output-format=terse",
+        // The test's own file, which fiox did not create: fiox otherwise refuses to write it.
+        "--allow-destructive",
+    ];
+    let ours = io_trace(fiox_bin(), dir.path(), &args);
+    assert_eq!(ours, ["pwrite64 4096 20480", "pread64 4096 8192"]);
+    if fio_available() {
+        let fio_args = &args[..args.len() - 1];
+        assert_eq!(io_trace("fio", dir.path(), fio_args), ours, "vs fio");
+    }
+}
+
+/// Version 3 time stamps are waited out (scaled by replay_time_scale); replay_no_stall
+/// ignores them. Lower bounds only: a wait is never shorter than asked.
+#[test]
+fn read_iolog_keeps_the_logs_timing() {
+    let dir = TempDir::new("riolog3");
+    std::fs::write(dir.join("f"), vec![0u8; 8192]).unwrap();
+    let log = "fio version 3 iolog\n1 f add\n2 f open\n10 f read 0 4096\n600010 f read 4096 4096\n";
+    std::fs::write(dir.join("v3.log"), log).unwrap();
+    let run = |extra: &str| {
+        let t = std::time::Instant::now();
+        let r = fiox_in(
+            dir.path(),
+            &[
+                "--name=r",
+                "--read_iolog=v3.log",
+                extra,
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(issued(&r.json(), "read"), (2, 8192));
+        t.elapsed()
+    };
+    assert!(run("--replay_time_scale=100") >= std::time::Duration::from_millis(600));
+    assert!(run("--replay_time_scale=200") >= std::time::Duration::from_millis(300));
+    // The log's 600 ms are not waited: far less than that (generous: a loaded machine).
+    assert!(run("--replay_no_stall=1") < std::time::Duration::from_millis(590));
+}

@@ -373,6 +373,10 @@ fn offload_note(job: &mut JobSpec) {
 
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
+    if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
+        job.notes
+            .push("read_iolog overrides write_iolog (no I/O log is written), as in fio".into());
+    }
     if !given.contains("iodepth_low") || job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
         job.iodepth_low = job.iodepth;
     }

@@ -401,6 +401,36 @@ pub struct BufferSpec {
     pub lockmem: u64,
 }
 
+/// `read_iolog=` and how the log is replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplaySpec {
+    /// The log to replay (None: the job generates its I/O).
+    pub read_iolog: Option<String>,
+    /// `replay_no_stall`: ignore the log's timing.
+    pub no_stall: bool,
+    /// `replay_redirect`: every I/O goes to this file instead of the log's.
+    pub redirect: Option<String>,
+    /// `replay_scale`: offsets are divided by it (0 and 1: unchanged).
+    pub scale: u64,
+    /// `replay_align`: offsets are aligned down to it (0: unchanged).
+    pub align: u64,
+    /// `replay_time_scale`: percent of the log's speed (100: as logged).
+    pub time_scale: u32,
+}
+
+impl Default for ReplaySpec {
+    fn default() -> Self {
+        ReplaySpec {
+            read_iolog: None,
+            no_stall: false,
+            redirect: None,
+            scale: 1,
+            align: 0,
+            time_scale: 100,
+        }
+    }
+}
+
 /// fio's `mem=` backings of the I/O buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MemKind {
@@ -631,6 +661,8 @@ pub struct JobSpec {
     pub unit_base: u32,
     /// `zonemode`, `zonesize`, `zonerange`, `zoneskip`.
     pub zone: ZoneSpec,
+    /// `read_iolog` and the `replay_*` options.
+    pub replay: ReplaySpec,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for `--showcmd`.
@@ -928,6 +960,7 @@ impl Default for JobSpec {
                 range: 0,
                 skip: 0,
             },
+            replay: ReplaySpec::default(),
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

@@ -109,6 +109,8 @@ pub struct IoLoop<'a> {
     pub status_template: Option<Box<fiox_stats::JobResult>>,
     /// `write_iolog`: every I/O as it is queued.
     pub iolog: Option<crate::iolog::IoLogWriter>,
+    /// `read_iolog`: the log's I/Os replace the generator's.
+    pub replay: Option<crate::replay::ReplayQueue>,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -214,6 +216,7 @@ impl<'a> IoLoop<'a> {
             ramp_done: limits.ramp_ns.is_none(),
             status_template: None,
             iolog: None,
+            replay: None,
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -370,6 +373,9 @@ impl<'a> IoLoop<'a> {
         if self.exhausted {
             return None;
         }
+        if self.replay.is_some() {
+            return self.next_replayed();
+        }
         let sync_every = if self.job.fsync > 0 {
             self.job.fsync
         } else {
@@ -399,6 +405,64 @@ impl<'a> IoLoop<'a> {
         let id = self.free.pop()?;
         self.prepare(id, req);
         Some(id)
+    }
+
+    /// The next unit of a `read_iolog` replay, once its time has come.
+    fn next_replayed(&mut self) -> Option<u32> {
+        use crate::replay::Act;
+        loop {
+            if self.free.is_empty() {
+                return None;
+            }
+            let q = self.replay.as_mut()?;
+            let Some(e) = q.pop() else {
+                self.exhausted = true;
+                return None;
+            };
+            if let Some(at) = q.due(&e) {
+                if !pacing::wait_until(at, self.stop) {
+                    self.exhausted = true;
+                    return None;
+                }
+            }
+            let id = match e.act {
+                Act::WaitUntilMs(_) => continue,
+                Act::Sync | Act::Datasync => {
+                    let id = self.free.pop()?;
+                    self.slots[id as usize] = Slot {
+                        ddir: SYNC,
+                        op_data_only: e.act == Act::Datasync,
+                        file: e.file,
+                        ..Default::default()
+                    };
+                    self.stamp_start(id);
+                    id
+                }
+                Act::Io(ddir) => {
+                    if !self.follow_opens(e.file) {
+                        if let Some(q) = self.replay.as_mut() {
+                            q.push_front(e);
+                        }
+                        return None;
+                    }
+                    self.ios_issued += 1;
+                    self.last_file = e.file;
+                    let id = self.free.pop()?;
+                    let req = IoReq {
+                        ddir,
+                        file: e.file,
+                        offset: e.offset,
+                        len: e.len,
+                    };
+                    self.prepare(id, req);
+                    id
+                }
+            };
+            if let Some(q) = self.replay.as_mut() {
+                q.issued();
+            }
+            return Some(id);
+        }
     }
 
     /// Next request from the generator, starting further passes as fio would (loops,

@@ -22,6 +22,7 @@ mod ioloop;
 mod opengate;
 mod owned;
 mod pacing;
+mod replay;
 mod safeopen;
 mod sys;
 mod vasync;
@@ -169,6 +170,12 @@ pub fn run(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
+    // read_iolog jobs take their files, size and direction from the log.
+    let reshaped = match replay_jobs(jobs) {
+        Ok(v) => v,
+        Err(errors) => return refused_run(jobs, errors, opts, start_ms),
+    };
+    let jobs = &reshaped[..];
     if opts.readonly {
         let refused = owned::readonly_refusals(jobs);
         if !refused.is_empty() {
@@ -240,6 +247,33 @@ pub fn run(
         },
         errors,
         interrupted: interrupted(),
+    }
+}
+
+/// The jobs, each `read_iolog` job reshaped by its log; the logs that cannot be read.
+fn replay_jobs(jobs: &[JobSpec]) -> Result<Vec<JobSpec>, Vec<(usize, RunError)>> {
+    let mut out = Vec::with_capacity(jobs.len());
+    let mut errors = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        if j.replay.read_iolog.is_none() {
+            out.push(j.clone());
+            continue;
+        }
+        match replay::load(j) {
+            Ok(r) => out.push(replay::reshape(j, &r)),
+            Err(msg) => errors.push((
+                i,
+                RunError::Job {
+                    job: j.name.clone(),
+                    msg,
+                },
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
     }
 }
 

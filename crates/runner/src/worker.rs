@@ -513,6 +513,9 @@ fn run_io(
             msg: format!("cannot create write_iolog file '{name}': {e}"),
         })?);
     }
+    if job.replay.read_iolog.is_some() {
+        lp.replay = Some(replay_queue(job, result)?);
+    }
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     if gate.is_none() {
@@ -581,6 +584,34 @@ fn run_phases(
         }
         _ => Ok(()),
     }
+}
+
+/// The log of a `read_iolog` job (already reshaped by it: the files must still be the same).
+fn replay_queue(
+    job: &JobSpec,
+    result: &mut JobResult,
+) -> Result<crate::replay::ReplayQueue, RunError> {
+    let err = |msg: String| RunError::Job {
+        job: job.name.clone(),
+        msg,
+    };
+    let r = crate::replay::load(job).map_err(err)?;
+    if r.files != job.files.filenames {
+        return Err(err(
+            "the read_iolog file changed while the run started".into()
+        ));
+    }
+    if r.skipped_trims > 0 {
+        result.warnings.push(fiox_stats::Warning {
+            code: "replay-trims".into(),
+            message: format!(
+                "job {}: read_iolog: {} trim(s) in the log were not replayed",
+                job.name, r.skipped_trims
+            ),
+            fix: "fio 3.33 does not replay trims from an I/O log either".into(),
+        });
+    }
+    Ok(crate::replay::ReplayQueue::new(r))
 }
 
 /// `lockmem`: pin that much memory while the job runs; a smaller pin (fio leaves 128 MiB of

@@ -13,6 +13,7 @@ pub mod fio_only;
 mod general;
 mod io;
 mod memory;
+mod replay;
 mod stats;
 pub mod unsupported;
 mod workload;
@@ -281,6 +282,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         .chain(io::OPTS)
         .chain(workload::OPTS)
         .chain(memory::OPTS)
+        .chain(replay::OPTS)
         .chain(stats::OPTS)
         .chain(engine::OPTS)
 }
@@ -478,6 +480,7 @@ mod tests {
             .chain(io::CASES)
             .chain(workload::CASES)
             .chain(memory::tests::CASES)
+            .chain(replay::tests::CASES)
             .chain(stats::CASES)
             .chain(engine::CASES)
             .map(|c| c.0)
