@@ -42,6 +42,14 @@ fn real_main(args: &[String]) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
         Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
+        Action::InflateLog(path) => {
+            // fio's --inflate-log: the text of a log stored with log_store_compressed.
+            let data = std::fs::read(path).with_context(|| format!("--inflate-log: {path}"))?;
+            let mut out = std::io::BufWriter::new(&mut stdout);
+            fiox_stats::gzlog::inflate(&data, &mut out)
+                .map_err(|e| anyhow::anyhow!("--inflate-log: {path}: {e}"))?;
+            out.flush()?;
+        }
         Action::Help(t) | Action::CmdHelp(t) | Action::EngHelp(t) | Action::ShowCmd(t) => {
             write!(stdout, "{t}")?;
             if !t.ends_with('\n') {

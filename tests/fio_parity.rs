@@ -463,3 +463,94 @@ fn read_iolog_keeps_the_logs_timing() {
     // The log's 600 ms are not waited: far less than that (generous: a loaded machine).
     assert!(run("--replay_no_stall=1") < std::time::Duration::from_millis(590));
 }
+
+/// `tool --inflate-log=FILE` in `dir`: (exit code, stdout).
+fn inflate_with(tool: &str, dir: &Path, file: &str) -> (i32, String) {
+    let o = std::process::Command::new(tool)
+        .current_dir(dir)
+        .arg(format!("--inflate-log={file}"))
+        .output()
+        .expect("run --inflate-log");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// log_store_compressed writes fio's `.log.fz` files: fio's --inflate-log reads fiox's, fiox's
+/// reads fio's, both print the same text; log_compression alone leaves the text logs as they
+/// are (fio's are too).
+#[test]
+fn compressed_logs_are_fios() {
+    let dir = TempDir::new("gzlog");
+    let job = |prefix: &str, store: &str| -> Vec<String> {
+        [
+            "--name=t",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=64k",
+            &format!("--write_lat_log={prefix}"),
+            &format!("--write_bw_log={prefix}"),
+            "--log_offset=1",
+            "--log_compression=1m",
+            &format!("--log_store_compressed={store}"),
+            "--output-format=terse",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let a = job("x", "1");
+    let r = fiox_in(
+        dir.path(),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, ours) = inflate_with(fiox_bin(), dir.path(), "x_clat.1.log.fz");
+    assert_eq!(code, 0);
+    // One line per I/O: "time, clat, ddir, 4096, offset, 0".
+    assert_eq!(ours.lines().count(), 16, "{ours}");
+    assert!(
+        ours.lines()
+            .all(|l| l.split(", ").count() == 6 && l.contains(", 4096, ")),
+        "{ours}"
+    );
+    let plain = job("p", "0");
+    let r = fiox_in(
+        dir.path(),
+        &plain.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.join("p_clat.1.log")).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        16,
+        "log_compression keeps the text log"
+    );
+    if fio_available() {
+        for f in ["x_clat.1.log.fz", "x_bw.1.log.fz", "x_lat.1.log.fz"] {
+            assert_eq!(
+                inflate_with("fio", dir.path(), f),
+                inflate_with(fiox_bin(), dir.path(), f),
+                "{f}"
+            );
+        }
+        let theirs = job("f", "1");
+        let (code, _) = fio_normal(
+            dir.path(),
+            &theirs.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        assert_eq!(code, 0);
+        let (c1, fio_text) = inflate_with("fio", dir.path(), "f_clat.1.log.fz");
+        let (c2, our_text) = inflate_with(fiox_bin(), dir.path(), "f_clat.1.log.fz");
+        assert_eq!((c1, c2), (0, 0));
+        assert_eq!(our_text, fio_text, "fiox inflates fio's log");
+        assert_eq!(fio_text.lines().count(), 16);
+    }
+    let bad = fiox_in(dir.path(), &["--inflate-log=p_clat.1.log"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("--inflate-log: p_clat.1.log"),
+        "{}",
+        bad.stderr
+    );
+}

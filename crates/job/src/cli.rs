@@ -18,6 +18,8 @@ pub enum Early {
     CmdHelp(String),
     /// `--enghelp[=engine[,option]]` (empty = list engines).
     EngHelp(String),
+    /// `--inflate-log=FILE`: print a compressed log (`log_store_compressed`) as text.
+    InflateLog(String),
 }
 
 /// The command line split into its parts.
@@ -49,6 +51,7 @@ const SWITCHES: &[&str] = &[
     "allow-destructive",
     "bandwidth-log",
     "latency-log",
+    "inflate-log",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -97,7 +100,6 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
         "idle-prof",
         "fio's idleness profiling threads are not implemented yet",
     ),
-    ("inflate-log", "compressed logs are not implemented yet"),
     ("crctest", "fio's checksum speed test is not implemented"),
     ("memcpytest", "fio's memcpy speed test is not implemented"),
     ("cpuclock-test", "fio's CPU clock test is not implemented"),
@@ -404,6 +406,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "help" => set_early(cl, Early::Help),
         "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
+        "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
         _ if FIO_SWITCHES.iter().any(|(n, _)| *n == name) => {
             let reason = FIO_SWITCHES
                 .iter()

@@ -41,6 +41,8 @@ pub enum Action {
     Version,
     /// `--help`: print this text and exit.
     Help(String),
+    /// `--inflate-log=FILE`: print the compressed log FILE as text and exit.
+    InflateLog(String),
     /// No job was defined (no arguments, or options without a `--name=`): print the usage
     /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
     /// that did nothing for a success. The second field explains what was missing.
@@ -149,6 +151,7 @@ pub fn parse_invocation_in(
             cli::Early::Version => Action::Version,
             cli::Early::CmdHelp(o) => Action::CmdHelp(help::cmdhelp(o)?),
             cli::Early::EngHelp(e) => Action::EngHelp(help::enghelp(e)?),
+            cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
         };
         return Ok(inv);
     }

@@ -489,6 +489,11 @@ pub struct LogSpec {
     pub log_offset: bool,
     /// `write_iolog=`: fio's version 3 I/O log of every I/O queued.
     pub write_iolog: Option<String>,
+    /// `log_compression=`: fio's in-memory chunk size (0: off). fiox writes its logs as it
+    /// goes, so memory is bounded either way and the log is the same.
+    pub log_compression: u64,
+    /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
+    pub log_store_compressed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -913,6 +918,8 @@ impl Default for JobSpec {
             logs: LogSpec {
                 write_bw_log: None,
                 write_iolog: None,
+                log_compression: 0,
+                log_store_compressed: false,
                 write_lat_log: None,
                 write_iops_log: None,
                 write_hist_log: None,

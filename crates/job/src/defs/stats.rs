@@ -104,6 +104,18 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("One line per file action (`add`, `open`, `close`) and per I/O (`read`, `write`, `trim`, `sync`, `datasync` with offset and length), each stamped in microseconds since the log began; `read_iolog` replays it."),
+    OptDef::new("log_compression", K::Int, C::Logs, "fio compresses its logs in memory in chunks of this size", |j, v| {
+        j.logs.log_compression = v.u64()?;
+        Ok(())
+    })
+    .range(1024, i64::MAX)
+    .long("fio keeps its logs in memory until the job ends and compresses them in chunks of this size to save memory. fiox writes each log line as it comes, so its memory is bounded without it; the value is checked and the logs are the same."),
+    OptDef::new("log_store_compressed", K::Bool, C::Logs, "Store the bw/iops/lat logs compressed, as fio's .log.fz files", |j, v| {
+        j.logs.log_store_compressed = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio's format: its binary samples in zlib streams; `--inflate-log=FILE` (fio's or fiox's) prints the text log. write_hist_log is stored as text."),
     OptDef::new("write_bw_log", K::OptStr, C::Logs, "Write a bandwidth log with this prefix", |j, v| {
         j.logs.write_bw_log = Some(v.str().to_string());
         Ok(())
@@ -371,6 +383,17 @@ mod tests {
             "write_iolog",
             "io.log",
             Some(|j| j.logs.write_iolog.as_deref() == Some("io.log")),
+        ),
+        (
+            "log_compression",
+            "1m",
+            Some(|j| j.logs.log_compression == 1 << 20),
+        ),
+        ("log_compression", "512", None),
+        (
+            "log_store_compressed",
+            "1",
+            Some(|j| j.logs.log_store_compressed),
         ),
         ("significant_figures", "11", None),
         (
