@@ -554,3 +554,83 @@ fn compressed_logs_are_fios() {
         bad.stderr
     );
 }
+
+/// The keys of a JSON object, recursively ("a.b"), for comparing shapes.
+fn shape(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    if let Some(m) = v.as_object() {
+        for (k, x) in m {
+            let p = format!("{at}.{k}");
+            out.push(p.clone());
+            shape(x, &p, out);
+        }
+    }
+}
+
+/// steadystate: a rate-limited job is steady within its window and stops early (far before
+/// its runtime), with fio's `steadystate` JSON section; a criterion that cannot hold runs the
+/// whole runtime and says attained=0.
+#[test]
+fn steadystate_stops_early_with_fios_section() {
+    let steady = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=100g",
+        "--time_based",
+        "--runtime=30",
+        "--ss=iops:50%",
+        "--ss_dur=2",
+        "--rate_iops=2000",
+    ];
+    let mut a = steady.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let job = &v["jobs"][0];
+    let ss = &job["steadystate"];
+    assert_eq!(ss["attained"], 1, "{ss}");
+    assert_eq!(ss["ss"], "iops:50.000000%");
+    assert_eq!(ss["duration"], 2);
+    assert_eq!(ss["data"]["iops"].as_array().map(Vec::len), Some(2));
+    assert!(
+        job["read"]["runtime"].as_u64().unwrap() < 30_000,
+        "stopped early"
+    );
+    let mut ours = Vec::new();
+    shape(ss, "steadystate", &mut ours);
+    if fio_available() {
+        let theirs = fio_json(&steady);
+        let fss = &theirs["jobs"][0]["steadystate"];
+        assert_eq!(fss["attained"], 1, "fio: {fss}");
+        let mut fshape = Vec::new();
+        shape(fss, "steadystate", &mut fshape);
+        assert_eq!(ours, fshape, "same section");
+    }
+    let never = [
+        "--name=n",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=100g",
+        "--time_based",
+        "--runtime=2500ms",
+        "--ss=iops:0%",
+        "--ss_dur=2",
+        "--output-format=normal",
+    ];
+    let r = fiox(&never);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("steadystate  :"))
+        .unwrap_or("");
+    assert!(
+        line.starts_with("  steadystate  : attained=no, bw="),
+        "{}",
+        r.stdout
+    );
+    assert!(line.contains(", iops mean dev="), "{line}");
+}

@@ -401,6 +401,43 @@ pub struct BufferSpec {
     pub lockmem: u64,
 }
 
+/// What steady state is judged on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SsCriterion {
+    #[default]
+    Iops,
+    Bw,
+}
+
+/// fio's steady state detection (`ss`, `ss_dur`, `ss_ramp`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadySpec {
+    pub criterion: SsCriterion,
+    /// Judge the slope of the window (else its largest deviation from the mean).
+    pub slope: bool,
+    /// `limit` is a percentage of the window's mean.
+    pub pct: bool,
+    /// IOPS, bytes/s, or percent.
+    pub limit: f64,
+    /// `ss_dur` in whole seconds (0: off).
+    pub dur_s: u64,
+    /// `ss_ramp` in microseconds.
+    pub ramp_us: u64,
+}
+
+impl Default for SteadySpec {
+    fn default() -> Self {
+        SteadySpec {
+            criterion: SsCriterion::Iops,
+            slope: true,
+            pct: true,
+            limit: 0.01,
+            dur_s: 0,
+            ramp_us: 0,
+        }
+    }
+}
+
 /// `read_iolog=` and how the log is replayed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplaySpec {
@@ -668,6 +705,8 @@ pub struct JobSpec {
     pub zone: ZoneSpec,
     /// `read_iolog` and the `replay_*` options.
     pub replay: ReplaySpec,
+    /// `steadystate`, `ss_dur`, `ss_ramp`.
+    pub steadystate: SteadySpec,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for `--showcmd`.
@@ -968,6 +1007,7 @@ impl Default for JobSpec {
                 skip: 0,
             },
             replay: ReplaySpec::default(),
+            steadystate: SteadySpec::default(),
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

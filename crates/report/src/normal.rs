@@ -134,6 +134,9 @@ pub fn job_block(job: &JobResult, group: &GroupResult) -> String {
     out.push_str(&latency_buckets(job));
     out.push_str(&sync_status(job));
     out.push_str(&resource_lines(job));
+    if let Some(ss) = &job.steadystate {
+        out.push_str(&steadystate_line(job, group, ss));
+    }
     out
 }
 
@@ -424,6 +427,29 @@ fn resource_lines(job: &JobResult) -> String {
         );
     }
     out
+}
+
+/// fio's `  steadystate  : attained=yes, bw=8006KiB/s (8006kB/s), iops=2001, iops mean
+/// dev=0.025%`: the window's mean bandwidth in units of kb_base, its mean IOPS, the criterion.
+pub fn steadystate_line(
+    job: &JobResult,
+    group: &GroupResult,
+    ss: &fiox_stats::model::SteadyResult,
+) -> String {
+    let u = Units::new(group.kb_base, group.unit_base).sig(job.sig_figs);
+    let kb = u64::from(u.kb_base);
+    let bw = |pow2| units::num2str(ss.bw_mean / kb, u.sig_figs, kb, pow2, u.rate_unit);
+    format!(
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}\n",
+        if ss.attained { "yes" } else { "no" },
+        bw(u.pow2),
+        bw(!u.pow2),
+        u.count(ss.iops_mean),
+        if ss.iops { "iops" } else { "bw" },
+        if ss.slope { " slope" } else { " mean dev" },
+        ss.criterion,
+        if ss.pct { "%" } else { "" }
+    )
 }
 
 /// `\nRun status group N (all jobs):` and one line per direction that ran.

@@ -190,6 +190,9 @@ pub fn run_eta(
     let mut drawn = false;
     let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
     let mut agg = agg_log(opts, jobs, t0);
+    let mut ss = crate::steady::setup(jobs);
+    let mut next_ss = t0 + Duration::from_millis(1000);
+    publish_steady(&ss, progress);
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         // A signal (process-wide) stops this run's jobs.
@@ -201,6 +204,10 @@ pub fn run_eta(
             if st.is_none() && p.state() != JobState::Waiting {
                 *st = Some(now);
             }
+        }
+        if ss.iter().any(Option::is_some) && now >= next_ss {
+            next_ss += Duration::from_millis(1000);
+            steady_check(jobs, progress, &mut ss, &started, t0, now);
         }
         if let Some(a) = agg.as_mut() {
             let ramping = progress.iter().any(|p| p.state() == JobState::Ramp);
@@ -243,6 +250,46 @@ pub fn run_eta(
     if let Some(a) = agg {
         if let Err(e) = a.finish(t0.elapsed().as_millis() as u64) {
             eprintln!("fiox: --bandwidth-log: {e}");
+        }
+    }
+}
+
+/// fio's once-a-second steady state look: stop the jobs that attained it, publish the data.
+fn steady_check(
+    jobs: &[JobSpec],
+    progress: &[Progress],
+    ss: &mut [Option<crate::steady::JobSs>],
+    started: &[Option<Instant>],
+    t0: Instant,
+    now: Instant,
+) {
+    let ms = |t: Instant| t.duration_since(t0).as_millis() as u64;
+    let looks: Vec<crate::steady::Look> = progress
+        .iter()
+        .zip(started)
+        .map(|(p, st)| crate::steady::Look {
+            running: matches!(
+                p.state(),
+                JobState::Running | JobState::Ramp | JobState::Verifying
+            ),
+            since_start_us: st.map_or(0, |s| now.duration_since(s).as_micros() as u64),
+            start_ms: st.map_or(0, ms),
+            ios: (0..3).map(|d| p.ios[d].load(Ordering::Relaxed)).sum(),
+            bytes: (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum(),
+        })
+        .collect();
+    for k in crate::steady::check(jobs, ss, &looks, ms(now)) {
+        progress[k].terminate.store(true, Ordering::Relaxed);
+    }
+    publish_steady(ss, progress);
+}
+
+fn publish_steady(ss: &[Option<crate::steady::JobSs>], progress: &[Progress]) {
+    for (s, p) in ss.iter().zip(progress) {
+        if let Some(t) = s.as_ref().and_then(|s| s.tracker.as_ref()) {
+            if let Ok(mut g) = p.steady.lock() {
+                *g = Some(t.result());
+            }
         }
     }
 }

@@ -982,6 +982,11 @@ impl<'a> IoLoop<'a> {
             self.end.get_or_insert(EndReason::Stopped);
             return;
         }
+        if self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase {
+            // Steady state attained: the job ends as fio's terminated job does.
+            self.end.get_or_insert(EndReason::Time);
+            return;
+        }
         let now = if self.measure.timed() {
             now
         } else {

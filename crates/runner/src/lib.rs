@@ -24,6 +24,7 @@ mod owned;
 mod pacing;
 mod replay;
 mod safeopen;
+mod steady;
 mod sys;
 mod vasync;
 mod verify;
@@ -230,6 +231,12 @@ pub fn run(
             Vec::new()
         }
     };
+    // Steady state sections, kept by the status thread on the jobs that hold the data.
+    for (r, p) in results.iter_mut().zip(&progress) {
+        if let (Some(r), Ok(ss)) = (r.as_mut(), p.steady.lock()) {
+            r.steadystate = ss.clone();
+        }
+    }
     let jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
     let (kb, unit) = jobs
         .first()
@@ -357,7 +364,10 @@ pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -
             .filter(|m| m.groupid == gid)
             .cloned()
             .collect();
-        out.push(fiox_stats::merge_jobs(&members));
+        let mut merged = fiox_stats::merge_jobs(&members);
+        // fio keeps a group's steady state on its last job.
+        merged.steadystate = members.iter().rev().find_map(|m| m.steadystate.clone());
+        out.push(merged);
     }
     out
 }

@@ -311,6 +311,8 @@ pub struct JobResult {
     /// How much of the job's files was in the page cache when its I/O began and when it ended
     /// (reading jobs on storage; the evidence behind the `page-cache` warning).
     pub page_cache: Option<PageCache>,
+    /// fio's steady state detection (`ss_dur` set): its window and verdict.
+    pub steadystate: Option<SteadyResult>,
     /// Percentiles to print (0..=100) and whether each latency kind shows them.
     pub percentile_list: Vec<f64>,
     pub clat_percentiles: bool,
@@ -466,4 +468,30 @@ mod tests {
         assert!((a.mean() - all.mean()).abs() < 1e-9);
         assert!((a.stddev() - all.stddev()).abs() < 1e-6);
     }
+}
+
+/// fio's `steadystate` section: the criterion, the window's samples (oldest first) and
+/// whether steady state was attained.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SteadyResult {
+    /// Judged on IOPS (else bandwidth).
+    pub iops: bool,
+    /// By slope (else by largest deviation from the mean).
+    pub slope: bool,
+    /// The limit and criterion are percentages of the mean.
+    pub pct: bool,
+    pub limit: f64,
+    /// `ss_dur` in seconds (samples in the window).
+    pub duration: u64,
+    pub attained: bool,
+    /// The last value of the criterion.
+    pub criterion: f64,
+    pub max_deviation: f64,
+    pub slope_value: f64,
+    /// Bytes/s per sample.
+    pub bw: Vec<u64>,
+    /// IOPS per sample.
+    pub iops_data: Vec<u64>,
+    pub bw_mean: u64,
+    pub iops_mean: u64,
 }

@@ -302,14 +302,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["filestat"]),
     known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
-    known(
-        "steadystate",
-        K::Choice(&["iops", "iops_slope", "bw", "bw_slope"]),
-        C::General,
-    )
-    .alias(&["ss"]),
-    known("steadystate_duration", K::Time("s"), C::General).alias(&["ss_dur"]),
-    known("steadystate_ramp_time", K::Time("s"), C::General).alias(&["ss_ramp"]),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
     known("sync_file_range", K::Str, C::Files),

@@ -15,6 +15,7 @@ mod io;
 mod memory;
 mod replay;
 mod stats;
+mod steady;
 pub mod unsupported;
 mod workload;
 
@@ -283,6 +284,7 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         .chain(workload::OPTS)
         .chain(memory::OPTS)
         .chain(replay::OPTS)
+        .chain(steady::OPTS)
         .chain(stats::OPTS)
         .chain(engine::OPTS)
 }
@@ -481,6 +483,7 @@ mod tests {
             .chain(workload::CASES)
             .chain(memory::tests::CASES)
             .chain(replay::tests::CASES)
+            .chain(steady::tests::CASES)
             .chain(stats::CASES)
             .chain(engine::CASES)
             .map(|c| c.0)
