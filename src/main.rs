@@ -140,11 +140,14 @@ fn run(inv: &Invocation) -> Result<i32> {
         max_jobs: s.max_jobs,
         allow_destructive: s.allow_destructive,
         bandwidth_log: s.bandwidth_log,
+        eta_interval: s.eta_interval,
+        eta_newline: s.eta_newline,
     };
     let status_out = out.clone();
     let status_formats = formats.clone();
+    let tv = s.terse_version;
     let mut on_status = move |snap: &fiox_stats::RunResult| {
-        let _ = status_out.write(&output::status_text(snap, &status_formats));
+        let _ = status_out.write(&output::status_text(snap, &status_formats, tv));
     };
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
     if outcome.interrupted {
@@ -160,9 +163,9 @@ fn run(inv: &Invocation) -> Result<i32> {
     for f in &formats {
         // With status reports, JSON stays one object per line to the end (valid JSON Lines).
         let text = if s.status_interval.is_some() {
-            output::status_text(&outcome.result, &[*f])
+            output::status_text(&outcome.result, &[*f], tv)
         } else {
-            output::report_text(&outcome.result, *f)
+            output::report_text(&outcome.result, *f, tv)
         };
         out.write(&text)?;
     }

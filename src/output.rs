@@ -95,25 +95,25 @@ impl Out {
     }
 }
 
-/// The final report in one format.
-pub fn report_text(run: &RunResult, f: OutputFormat) -> String {
+/// The final report in one format (`terse_version` 2..=5, 0 for fio's default 3).
+pub fn report_text(run: &RunResult, f: OutputFormat, terse_version: u32) -> String {
     match f {
         OutputFormat::Normal => fiox_report::normal(run),
         OutputFormat::Json => fiox_report::to_fio_json_text(&fiox_report::json(run, false)),
         OutputFormat::JsonPlus => fiox_report::to_fio_json_text(&fiox_report::json(run, true)),
-        OutputFormat::Terse => fiox_report::terse(run),
+        OutputFormat::Terse => fiox_report::terse::terse_version(run, terse_version),
     }
 }
 
 /// A periodic status report: JSON formats as one object per line (valid JSON Lines, unlike
 /// fio's concatenated objects), text formats as a full report.
-pub fn status_text(run: &RunResult, formats: &[OutputFormat]) -> String {
+pub fn status_text(run: &RunResult, formats: &[OutputFormat], terse_version: u32) -> String {
     formats
         .iter()
         .map(|f| match f {
             OutputFormat::Json => fiox_report::json_status_line(run, false),
             OutputFormat::JsonPlus => fiox_report::json_status_line(run, true),
-            other => report_text(run, *other),
+            other => report_text(run, *other, terse_version),
         })
         .collect()
 }

@@ -634,3 +634,90 @@ fn steadystate_stops_early_with_fios_section() {
     );
     assert!(line.contains(", iops mean dev="), "{line}");
 }
+
+/// `--terse-version` 2 to 5: fio's field counts, version fields and I/O totals.
+#[test]
+fn terse_versions_are_fios() {
+    for v in 2..=5 {
+        let tv = format!("--terse-version={v}");
+        let args = [
+            "--name=t",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1m",
+            "--minimal",
+            tv.as_str(),
+        ];
+        let r = fiox(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let f: Vec<&str> = r.stdout.trim_end().split(';').collect();
+        let want = [161, 121, 162, 180][v - 2];
+        assert_eq!(f.len(), want, "v{v}: {}", r.stdout);
+        assert_eq!(f[0], v.to_string());
+        // read KiB, then write KiB one direction later: 1 MiB in all.
+        let (read_at, per_dir) = if v == 2 { (4, 41) } else { (5, 41) };
+        let per_dir = if v == 5 { per_dir + 6 } else { per_dir };
+        let kib = |i: usize| f[i].parse::<u64>().unwrap();
+        assert_eq!(kib(read_at) + kib(read_at + per_dir), 1024, "v{v}");
+        if fio_available() {
+            let dir = TempDir::new("terse");
+            let (code, out) = fio_normal(dir.path(), &args);
+            assert_eq!(code, 0);
+            let g: Vec<&str> = out.trim_end().split(';').collect();
+            assert_eq!(g.len(), f.len(), "v{v} vs fio");
+            assert_eq!(g[read_at], f[read_at], "v{v} read KiB vs fio");
+        }
+    }
+    let bad = fiox(&["--terse-version=6", "--name=x"]);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("bad terse version"), "{}", bad.stderr);
+}
+
+/// --append-terse adds the terse line to the normal report (fio's output_format |= terse);
+/// --eta-interval updates the ETA line that often; too short periods are refused as fio does.
+#[test]
+fn append_terse_and_eta_switches() {
+    let r = fiox(&[
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1m",
+        "--append-terse",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Run status group 0"), "{}", r.stdout);
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.starts_with("3;")).count(),
+        1,
+        "{}",
+        r.stdout
+    );
+    let eta_lines = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=e",
+            "--ioengine=null",
+            "--rw=read",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1700ms",
+            "--rate_iops=100",
+            "--eta=always",
+        ];
+        a.extend_from_slice(extra);
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stderr.lines().filter(|l| l.starts_with("Jobs: ")).count()
+    };
+    // A lower bound: the job lasts 1.7 s at least, so a 250 ms period draws 4 lines or more.
+    assert!(eta_lines(&["--eta-interval=250ms"]) >= 4);
+    assert!(eta_lines(&["--eta-newline=1"]) >= 1);
+    for (arg, msg) in [
+        ("--eta-interval=100ms", "too short (250 ms at least)"),
+        ("--eta-newline=0", "too short"),
+    ] {
+        let bad = fiox(&["--name=x", arg]);
+        assert_eq!(bad.code, 1);
+        assert!(bad.stderr.contains(msg), "{arg}: {}", bad.stderr);
+    }
+}

@@ -52,6 +52,11 @@ const SWITCHES: &[&str] = &[
     "bandwidth-log",
     "latency-log",
     "inflate-log",
+    "terse-version",
+    "append-terse",
+    "eta-newline",
+    "eta-interval",
+    "alloc-size",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -64,10 +69,6 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
         "debug",
         "fio's internal debug logging has no fiox counterpart yet",
     ),
-    ("terse-version", "fiox writes terse version 3 only"),
-    ("append-terse", "not implemented yet"),
-    ("eta-newline", "not implemented yet"),
-    ("eta-interval", "not implemented yet"),
     (
         "client",
         "fiox has no client/server mode (a network service)",
@@ -113,7 +114,6 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
 /// fio switches without a value (`no_argument` in fio's getopt table); the rest need one,
 /// except `--crctest`, whose value is optional.
 const FIO_BARE_SWITCHES: &[&str] = &[
-    "append-terse",
     "cpuclock-test",
     "memcpytest",
     "merge-blktrace-only",
@@ -364,6 +364,55 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "output" => s.output = Some(need(value)?),
         "output-format" => s.output_formats = parse_formats(&need(value)?)?,
         "minimal" => s.output_formats = vec![OutputFormat::Terse],
+        "append-terse" if value.is_some() => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                "switch '--append-terse' takes no value",
+            ))
+        }
+        // fio: terse output in addition to the formats chosen so far.
+        "append-terse" => {
+            if s.output_formats.is_empty() {
+                s.output_formats.push(OutputFormat::Normal);
+            }
+            if !s.output_formats.contains(&OutputFormat::Terse) {
+                s.output_formats.push(OutputFormat::Terse);
+            }
+        }
+        "terse-version" => {
+            let v = need(value)?;
+            s.terse_version = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (2..=5).contains(n))
+                .ok_or_else(|| {
+                    JobError::new(
+                        Location::CommandLine,
+                        format!("--terse-version={v}: bad terse version (use 2, 3, 4 or 5)"),
+                    )
+                })?;
+        }
+        "eta-newline" | "eta-interval" => {
+            let v = need(value)?;
+            let us = crate::value::parse_time_us(&v, 1_000_000)
+                .map_err(|m| JobError::new(Location::CommandLine, format!("--{name}: {m}")))?;
+            let ms = us / 1000;
+            // fio's limits: a new line needs a period, ETA updates at least 250 ms apart.
+            let min = if name == "eta-newline" { 1 } else { 250 };
+            if ms < min {
+                return Err(JobError::new(
+                    Location::CommandLine,
+                    format!("--{name}={v}: too short ({min} ms at least)"),
+                ));
+            }
+            let d = Some(std::time::Duration::from_millis(ms));
+            if name == "eta-newline" {
+                s.eta_newline = d;
+            } else {
+                s.eta_interval = d;
+            }
+        }
         "eta" => s.eta = parse_eta(&need(value)?)?,
         "status-interval" => {
             let us = crate::value::parse_time_us(&need(value)?, 1_000_000).map_err(|m| {

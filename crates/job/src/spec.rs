@@ -794,6 +794,12 @@ pub struct RunSettings {
     /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
     /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
     pub latency_log: bool,
+    /// `--terse-version` 2..=5 (0: fio's default 3).
+    pub terse_version: u32,
+    /// `--eta-newline`: start a new ETA line this often (a terminal's line is redrawn).
+    pub eta_newline: Option<Duration>,
+    /// `--eta-interval`: the ETA line's update period (default 1 s).
+    pub eta_interval: Option<Duration>,
     /// fio switches given that fiox parses but cannot act on yet: nothing runs.
     pub unsupported_switches: Vec<crate::cli::UnsupportedSwitch>,
 }

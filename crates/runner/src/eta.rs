@@ -188,6 +188,11 @@ pub fn run_eta(
     let mut last = (t0, totals(progress));
     let mut next_status = opts.status_interval.map(|i| t0 + i);
     let mut drawn = false;
+    let interval = opts.eta_interval.unwrap_or(Duration::from_secs(1));
+    // --eta-newline: a terminal's redrawn line is left standing this often (fio's
+    // eta_new_line_pending: the next line starts on a new row).
+    let mut last_newline = t0;
+    let mut newline_pending = false;
     let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
     let mut agg = agg_log(opts, jobs, t0);
     let mut ss = crate::steady::setup(jobs);
@@ -216,7 +221,7 @@ pub fn run_eta(
                 agg = None;
             }
         }
-        if show && now.duration_since(last.0) >= Duration::from_secs(1) {
+        if show && now.duration_since(last.0) >= interval {
             let cur = totals(progress);
             let dt = now.duration_since(last.0).as_secs_f64();
             let rate =
@@ -228,8 +233,20 @@ pub fn run_eta(
                 .collect();
             let line = eta_line(jobs, progress, &elapsed, rates);
             let mut err = std::io::stderr().lock();
+            let nl = if std::mem::take(&mut newline_pending) {
+                "\n"
+            } else {
+                ""
+            };
+            if opts
+                .eta_newline
+                .is_some_and(|p| now.duration_since(last_newline) > p)
+            {
+                last_newline = now;
+                newline_pending = true;
+            }
             let _ = if tty {
-                write!(err, "\r{line}\x1b[K")
+                write!(err, "{nl}\r{line}\x1b[K")
             } else {
                 writeln!(err, "{line}")
             };

@@ -61,6 +61,10 @@ pub struct RunOptions {
     pub allow_destructive: bool,
     /// `--bandwidth-log`: write fio's aggregate bandwidth logs (agg-*_bw.log).
     pub bandwidth_log: bool,
+    /// `--eta-interval` (None: every second).
+    pub eta_interval: Option<Duration>,
+    /// `--eta-newline`: begin a new ETA line this often.
+    pub eta_newline: Option<Duration>,
 }
 
 /// A counting semaphore for `--max-jobs`.
