@@ -142,6 +142,11 @@ fn run(inv: &Invocation) -> Result<i32> {
         bandwidth_log: s.bandwidth_log,
         eta_interval: s.eta_interval,
         eta_newline: s.eta_newline,
+        trigger: fiox_runner::Trigger {
+            file: s.trigger_file.clone().map(Into::into),
+            timeout: s.trigger_timeout,
+            cmd: s.trigger_cmd.clone(),
+        },
     };
     let status_out = out.clone();
     let status_formats = formats.clone();

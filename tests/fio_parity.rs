@@ -721,3 +721,76 @@ fn append_terse_and_eta_switches() {
         assert!(bad.stderr.contains(msg), "{arg}: {}", bad.stderr);
     }
 }
+
+/// --aux-path: the verify state files go there, as fio's do (fio names them the same way).
+#[test]
+fn aux_path_holds_the_verify_state() {
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let dir = TempDir::new("auxpath");
+        let aux = TempDir::new("auxpath-state");
+        let aux_arg = format!("--aux-path={}", aux.path().display());
+        let args = [
+            aux_arg.as_str(),
+            "--name=v",
+            "--rw=write",
+            "--size=64k",
+            "--verify=crc32c",
+            "--output-format=terse",
+        ];
+        let code = if tool == "fiox" {
+            fiox_in(dir.path(), &args).code
+        } else {
+            fio_normal(dir.path(), &args).0
+        };
+        assert_eq!(code, 0, "{tool}");
+        assert!(
+            Path::new(&aux.join("local-v-0-verify.state")).exists(),
+            "{tool}: {:?}",
+            aux.entries()
+        );
+        assert!(
+            !dir.entries().iter().any(|e| e.ends_with(".state")),
+            "{tool}: {:?}",
+            dir.entries()
+        );
+    }
+}
+
+/// --trigger-timeout and --trigger-file stop every job (fio's local trigger) and run
+/// --trigger's command; the trigger file is removed.
+#[test]
+fn triggers_stop_the_run_and_run_the_command() {
+    let dir = TempDir::new("trigger");
+    let fired = dir.join("fired");
+    let cmd = format!("--trigger=touch {fired}");
+    let job = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=60",
+        "--output-format=json",
+    ];
+    let mut a = vec!["--trigger-timeout=1", cmd.as_str()];
+    a.extend_from_slice(&job);
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.json()["jobs"][0]["read"]["runtime"].as_u64().unwrap() < 60_000);
+    assert!(Path::new(&fired).exists(), "the trigger command ran");
+    std::fs::remove_file(&fired).unwrap();
+    let tf = dir.join("go");
+    let tf_arg = format!("--trigger-file={tf}");
+    let mut a = vec![tf_arg.as_str(), cmd.as_str()];
+    a.extend_from_slice(&job);
+    let child = spawn_fiox(&a);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&tf, b"").unwrap();
+    let r = wait(child);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(Path::new(&fired).exists(), "the trigger command ran");
+    assert!(!Path::new(&tf).exists(), "the trigger file is removed");
+}

@@ -57,6 +57,10 @@ const SWITCHES: &[&str] = &[
     "eta-newline",
     "eta-interval",
     "alloc-size",
+    "aux-path",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -89,14 +93,10 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
         "remote-config",
         "fiox has no client/server mode (a network service)",
     ),
-    ("trigger-file", "not implemented yet"),
-    ("trigger-timeout", "not implemented yet"),
-    ("trigger", "not implemented yet"),
     (
         "trigger-remote",
         "fiox has no client/server mode (a network service)",
     ),
-    ("aux-path", "not implemented yet"),
     (
         "idle-prof",
         "fio's idleness profiling threads are not implemented yet",
@@ -378,6 +378,17 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             if !s.output_formats.contains(&OutputFormat::Terse) {
                 s.output_formats.push(OutputFormat::Terse);
             }
+        }
+        "aux-path" => s.aux_path = Some(need(value)?),
+        "trigger-file" => s.trigger_file = Some(need(value)?),
+        "trigger" => s.trigger_cmd = Some(need(value)?),
+        "trigger-timeout" => {
+            let v = need(value)?;
+            let us = crate::value::parse_time_us(&v, 1_000_000).map_err(|m| {
+                JobError::new(Location::CommandLine, format!("--trigger-timeout: {m}"))
+            })?;
+            // fio keeps whole seconds.
+            s.trigger_timeout = Some(std::time::Duration::from_secs(us / 1_000_000));
         }
         "terse-version" => {
             let v = need(value)?;

@@ -192,6 +192,9 @@ pub fn parse_invocation_in(
     }
     inv.global_options = global_options(&sections);
     inv.jobs = resolve::resolve(&sections)?;
+    for j in &mut inv.jobs {
+        j.aux_path.clone_from(&cl.settings.aux_path);
+    }
     if cl.settings.latency_log {
         old_latency_logs(&mut inv.jobs);
     }

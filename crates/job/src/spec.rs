@@ -719,6 +719,8 @@ pub struct JobSpec {
     /// cannot execute yet, in the order written (one entry per option name, the last value
     /// wins). Non-empty means the job must not run: see [`JobSpec::refusal`].
     pub unsupported: Vec<Unsupported>,
+    /// `--aux-path`: where verify state files and verify dumps go (None: as without it).
+    pub aux_path: Option<String>,
     /// Notes about how options were read that the user should see (printed by `--parse-only`
     /// and before a run), e.g. a `[global]` option of another engine that fio drops.
     pub notes: Vec<String>,
@@ -794,6 +796,15 @@ pub struct RunSettings {
     /// `--latency-log` (fio 2.x; 3.33 rejects it as deprecated): per-job latency logs, as
     /// `write_lat_log=<job name>` on every job that sets no lat log of its own.
     pub latency_log: bool,
+    /// `--aux-path`: the directory of fio's state files (verify state, verify dumps).
+    pub aux_path: Option<String>,
+    /// `--trigger-file`: when this file appears, it is removed and the run stops (then
+    /// `--trigger` runs).
+    pub trigger_file: Option<String>,
+    /// `--trigger-timeout`: the same, this long after the start.
+    pub trigger_timeout: Option<Duration>,
+    /// `--trigger`: the shell command run when triggered.
+    pub trigger_cmd: Option<String>,
     /// `--terse-version` 2..=5 (0: fio's default 3).
     pub terse_version: u32,
     /// `--eta-newline`: start a new ETA line this often (a terminal's line is redrawn).
@@ -1017,6 +1028,7 @@ impl Default for JobSpec {
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),
+            aux_path: None,
             notes: Vec::new(),
         }
     }

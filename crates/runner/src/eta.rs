@@ -196,6 +196,7 @@ pub fn run_eta(
     let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
     let mut agg = agg_log(opts, jobs, t0);
     let mut ss = crate::steady::setup(jobs);
+    let mut timeout_left = opts.trigger.timeout;
     let mut next_ss = t0 + Duration::from_millis(1000);
     publish_steady(&ss, progress);
     while !done.load(Ordering::Relaxed) {
@@ -209,6 +210,11 @@ pub fn run_eta(
             if st.is_none() && p.state() != JobState::Waiting {
                 *st = Some(now);
             }
+        }
+        if fired(&opts.trigger, &mut timeout_left, now - t0) {
+            // fio: terminate every job, then run the trigger command.
+            run_stop.store(true, Ordering::Relaxed);
+            run_trigger(opts.trigger.cmd.as_deref());
         }
         if ss.iter().any(Option::is_some) && now >= next_ss {
             next_ss += Duration::from_millis(1000);
@@ -268,6 +274,34 @@ pub fn run_eta(
         if let Err(e) = a.finish(t0.elapsed().as_millis() as u64) {
             eprintln!("fiox: --bandwidth-log: {e}");
         }
+    }
+}
+
+/// The trigger file appeared (it is removed, as fio removes it) or the trigger timeout passed
+/// (once).
+fn fired(t: &crate::Trigger, timeout_left: &mut Option<Duration>, elapsed: Duration) -> bool {
+    if let Some(f) = &t.file {
+        if f.symlink_metadata().is_ok() {
+            if let Err(e) = std::fs::remove_file(f) {
+                eprintln!("fiox: failed to unlink {}: {e}", f.display());
+            }
+            return true;
+        }
+    }
+    if timeout_left.is_some_and(|d| elapsed >= d) {
+        *timeout_left = None;
+        return true;
+    }
+    false
+}
+
+/// fio's `exec_trigger`: the command through the shell.
+fn run_trigger(cmd: Option<&str>) {
+    let Some(cmd) = cmd.filter(|c| !c.is_empty()) else {
+        return;
+    };
+    if let Err(e) = std::process::Command::new("sh").arg("-c").arg(cmd).status() {
+        eprintln!("fiox: failed executing {cmd} trigger: {e}");
     }
 }
 

@@ -65,6 +65,17 @@ pub struct RunOptions {
     pub eta_interval: Option<Duration>,
     /// `--eta-newline`: begin a new ETA line this often.
     pub eta_newline: Option<Duration>,
+    /// `--trigger-file`, `--trigger-timeout`, `--trigger` (fio's local trigger).
+    pub trigger: Trigger,
+}
+
+/// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
+/// start, every job stops as at the end of its runtime and `cmd` runs in a shell.
+#[derive(Debug, Clone, Default)]
+pub struct Trigger {
+    pub file: Option<std::path::PathBuf>,
+    pub timeout: Option<Duration>,
+    pub cmd: Option<String>,
 }
 
 /// A counting semaphore for `--max-jobs`.

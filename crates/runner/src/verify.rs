@@ -20,7 +20,7 @@ pub struct JobVerify {
     seq: u64,
     fatal: bool,
     /// `verify_dump`: write received/expected copies of each failing interval.
-    dump: bool,
+    dump: crate::vasync::Dump,
     /// `verify_backlog`: writes (file, offset, len, seq) completed since the last backlog check.
     backlog: Backlog,
     /// `verify_async`: the checking threads.
@@ -83,9 +83,9 @@ impl JobVerify {
         let offload = match job.verify.verify_async {
             0 => None,
             n => Some(
-                AsyncChecks::start(n, Arc::clone(&v), job.verify.verify_dump).map_err(|e| {
-                    job_err(job, format!("verify_async: cannot start threads: {e}"))
-                })?,
+                AsyncChecks::start(n, Arc::clone(&v), crate::vasync::dump_of(job)).map_err(
+                    |e| job_err(job, format!("verify_async: cannot start threads: {e}")),
+                )?,
             ),
         };
         Ok(Some(JobVerify {
@@ -94,7 +94,7 @@ impl JobVerify {
             offload,
             seq: 0,
             fatal: job.verify.verify_fatal,
-            dump: job.verify.verify_dump,
+            dump: crate::vasync::dump_of(job),
             backlog: Backlog::new(job),
             failures: 0,
             first: Vec::new(),
@@ -171,7 +171,7 @@ impl JobVerify {
     }
 
     fn describe(&self, path: &str, block: &[u8], f: &fiox_verify::VerifyFailure) -> String {
-        crate::vasync::describe(&self.v, self.dump, path, block, f)
+        crate::vasync::describe(&self.v, &self.dump, path, block, f)
     }
 
     /// Count the failures the verify_async threads found so far. False when verify_fatal
