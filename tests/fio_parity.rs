@@ -794,3 +794,36 @@ fn triggers_stop_the_run_and_run_the_command() {
     assert!(Path::new(&fired).exists(), "the trigger command ran");
     assert!(!Path::new(&tf).exists(), "the trigger file is removed");
 }
+
+/// flow: two jobs of one flow_id with weights 1 and 3 issue I/O about 1:3, as fio's do (with
+/// and without flow_sleep); a job of another flow_id is not held. The exact 1:3 of the
+/// algorithm is checked in fiox-runner's flow tests: here a job that starts or ends first
+/// (threads on a loaded machine) runs alone for a while, in fio and fiox alike.
+#[test]
+fn flow_keeps_the_weights_like_fio() {
+    let dir = TempDir::new("flow");
+    let file = dir.join("flow.fio");
+    for sleep in ["0", "100"] {
+        let text = format!(
+            "[global]\nioengine=null\nrw=read\nbs=4k\nsize=1g\ntime_based\nruntime=2\nflow_sleep={sleep}\n\
+             [a]\nflow=1\n[b]\nflow=3\n[c]\nflow=1\nflow_id=9\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let ratio = |v: &serde_json::Value| {
+            let n = |i: usize| v["jobs"][i]["read"]["total_ios"].as_f64().unwrap();
+            (n(1) / n(0), n(2))
+        };
+        let r = fiox(&[file.as_str(), "--output-format=json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let (ours, c) = ratio(&r.json());
+        assert!(
+            (2.0..4.5).contains(&ours),
+            "flow_sleep={sleep}: b/a = {ours}"
+        );
+        assert!(c > 0.0);
+        if fio_available() {
+            let (theirs, _) = ratio(&fio_json(&[file.as_str()]));
+            assert!((2.0..4.5).contains(&theirs), "fio: b/a = {theirs}");
+        }
+    }
+}

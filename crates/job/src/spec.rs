@@ -401,6 +401,17 @@ pub struct BufferSpec {
     pub lockmem: u64,
 }
 
+/// fio's token-based proportions between jobs of one `flow_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlowSpec {
+    /// `flow`: this job's weight (0: not in a flow).
+    pub weight: u32,
+    /// `flow_id`.
+    pub id: i64,
+    /// `flow_sleep`: microseconds to wait when held back.
+    pub sleep_us: u64,
+}
+
 /// What steady state is judged on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SsCriterion {
@@ -707,6 +718,8 @@ pub struct JobSpec {
     pub replay: ReplaySpec,
     /// `steadystate`, `ss_dur`, `ss_ramp`.
     pub steadystate: SteadySpec,
+    /// `flow`, `flow_id`, `flow_sleep`.
+    pub flow: FlowSpec,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for `--showcmd`.
@@ -1025,6 +1038,7 @@ impl Default for JobSpec {
             },
             replay: ReplaySpec::default(),
             steadystate: SteadySpec::default(),
+            flow: FlowSpec::default(),
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

@@ -111,6 +111,10 @@ pub struct IoLoop<'a> {
     pub iolog: Option<crate::iolog::IoLogWriter>,
     /// `read_iolog`: the log's I/Os replace the generator's.
     pub replay: Option<crate::replay::ReplayQueue>,
+    /// `flow`: this job's part in its flow.
+    pub flow: Option<crate::flow::Member>,
+    /// The flow held the job back in this round (not an idle engine).
+    flow_held: bool,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -217,6 +221,8 @@ impl<'a> IoLoop<'a> {
             status_template: None,
             iolog: None,
             replay: None,
+            flow: None,
+            flow_held: false,
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -270,6 +276,7 @@ impl<'a> IoLoop<'a> {
         let mut idle_rounds = 0u32;
         while self.end.is_none() {
             let before = self.ios_issued;
+            self.flow_held = false;
             self.fill_queue(depth);
             self.commit();
             if self.inflight == 0 {
@@ -278,7 +285,7 @@ impl<'a> IoLoop<'a> {
                 }
                 // Nothing in flight and nothing new accepted: an engine that keeps answering
                 // Busy with an empty queue would spin here forever.
-                idle_rounds = if self.ios_issued == before {
+                idle_rounds = if self.ios_issued == before && !self.flow_held {
                     idle_rounds + 1
                 } else {
                     0
@@ -329,6 +336,10 @@ impl<'a> IoLoop<'a> {
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     fn fill_queue(&mut self, depth: u32) {
         while self.inflight < depth && self.end.is_none() {
+            if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
+                self.hold_for_flow();
+                return;
+            }
             if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
                 self.queue_backlog();
             }
@@ -347,6 +358,32 @@ impl<'a> IoLoop<'a> {
             if self.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
                 self.commit();
             }
+        }
+    }
+
+    /// fio's flow hold: with `flow_sleep`, finish the I/O in flight and sleep; then check the
+    /// stop flags and the runtime (no completion may come to check them).
+    fn hold_for_flow(&mut self) {
+        self.flow_held = true;
+        let sleep = self.flow.as_ref().map_or(0, |f| f.sleep_us);
+        if sleep > 0 {
+            self.drain();
+            pacing::wait_until(
+                std::time::Instant::now() + std::time::Duration::from_micros(sleep),
+                self.stop,
+            );
+        } else {
+            std::thread::yield_now();
+        }
+        let terminated = self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase;
+        let late = self
+            .limits
+            .deadline_ns
+            .is_some_and(|dl| self.now_ns() >= dl);
+        if self.stop.load(Ordering::Relaxed) {
+            self.end.get_or_insert(EndReason::Stopped);
+        } else if terminated || late {
+            self.end.get_or_insert(EndReason::Time);
         }
     }
 

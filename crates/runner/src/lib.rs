@@ -15,6 +15,7 @@ mod clock;
 mod error;
 mod eta;
 mod files;
+mod flow;
 mod gen;
 mod ioerr;
 mod iolog;
@@ -219,6 +220,7 @@ pub fn run(
     let run_stop = AtomicBool::new(stop_requested());
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
+    let flows = flow::table(jobs);
     std::thread::scope(|s| {
         let eta =
             s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
@@ -234,6 +236,7 @@ pub fn run(
                 &run_stop,
                 &mut results,
                 &mut errors,
+                &flows,
             );
         }
         done.store(true, Ordering::SeqCst);
@@ -413,6 +416,8 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     })
 }
 
+// The run's shared state, passed as it is (a struct for it would only rename the fields).
+#[allow(clippy::too_many_arguments)]
 fn run_phase(
     jobs: &[JobSpec],
     phase: &[usize],
@@ -421,6 +426,7 @@ fn run_phase(
     run_stop: &AtomicBool,
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
+    flows: &[Option<std::sync::Arc<flow::Flow>>],
 ) {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
@@ -442,6 +448,7 @@ fn run_phase(
                             allow_destructive: opts.allow_destructive,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
+                            flow: flows[i].clone(),
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();

@@ -32,6 +32,8 @@ pub struct JobEnv<'a> {
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.
     pub status: bool,
+    /// The job's flow (`flow` > 0).
+    pub flow: Option<std::sync::Arc<crate::flow::Flow>>,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -516,6 +518,7 @@ fn run_io(
     if job.replay.read_iolog.is_some() {
         lp.replay = Some(replay_queue(job, result)?);
     }
+    lp.flow = env.flow.clone().map(|f| crate::flow::Member::new(f, job));
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     if gate.is_none() {

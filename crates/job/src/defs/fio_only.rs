@@ -161,10 +161,6 @@ pub static OPTS: &[OptDef] = &[
         C::General,
     ),
     known("experimental_verify", K::Bool, C::Io),
-    known("flow", K::Int, C::Io),
-    known("flow_id", K::Int, C::Io),
-    known("flow_sleep", K::Int, C::Io),
-    known("flow_watermark", K::Str, C::Io),
     known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
@@ -428,7 +424,7 @@ mod tests {
         assert_eq!(lookup_for("proto", "rdma").unwrap().name, "verb");
         assert_eq!(lookup_for("proto", "net").unwrap().name, "protocol");
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
-        assert!(contains(lookup("flow").unwrap()));
+        assert!(contains(lookup("numa_cpu_nodes").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));
         assert_eq!(
             note(lookup("threads").unwrap()),

@@ -89,6 +89,28 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .alias(&["blocksize_unaligned"]),
+    OptDef::new("flow", K::Int, C::Rate, "Weight of this job in its flow (0: none)", |j, v| {
+        j.flow.weight = v.u32()?;
+        Ok(())
+    })
+    .range(0, 1000)
+    .def("0")
+    .long("Jobs with the same flow_id issue I/O in proportion to their weights: flow=1 and flow=3 give 1:3."),
+    OptDef::new("flow_id", K::Int, C::Rate, "The flow this job belongs to", |j, v| {
+        j.flow.id = v.int()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("flow_sleep", K::Int, C::Rate, "Microseconds to wait when the flow holds the job back", |j, v| {
+        j.flow.sleep_us = v.u64()?;
+        Ok(())
+    })
+    .range(0, i64::MAX)
+    .def("0"),
+    OptDef::new("flow_watermark", K::Str, C::Rate, "Deprecated in fio (no effect)", |j, _| {
+        j.notes.push("flow_watermark is deprecated in fio and has no effect".into());
+        Ok(())
+    }),
     OptDef::new("bs_is_seq_rand", K::Bool, C::Io, "The read,write block sizes are for sequential,random I/O", |j, v| {
         j.bs_is_seq_rand = v.bool()?;
         Ok(())
@@ -459,6 +481,11 @@ mod tests {
         ("bs_unaligned", "", Some(|j| j.bs_unaligned)),
         ("blocksize_unaligned", "1", Some(|j| j.bs_unaligned)),
         ("bs_is_seq_rand", "1", Some(|j| j.bs_is_seq_rand)),
+        ("flow", "3", Some(|j| j.flow.weight == 3)),
+        ("flow", "1001", None),
+        ("flow_id", "7", Some(|j| j.flow.id == 7)),
+        ("flow_sleep", "100", Some(|j| j.flow.sleep_us == 100)),
+        ("flow_watermark", "2", Some(|j| !j.notes.is_empty())),
         (
             "rw",
             "randtrimwrite",
