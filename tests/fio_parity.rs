@@ -827,3 +827,73 @@ fn flow_keeps_the_weights_like_fio() {
         }
     }
 }
+
+/// latency_target probing: a target every I/O meets takes the depth up to iodepth, then one
+/// final window runs at it and the job ends, with fio's latency fields; a target no I/O meets
+/// fails at depth 1 with ETIMEDOUT, as fio's does.
+#[test]
+fn latency_target_probes_the_depth_like_fio() {
+    let met = [
+        "--name=lt",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=64g",
+        "--iodepth=16",
+        "--latency_target=1s",
+        "--latency_window=100ms",
+        "--latency_percentile=95",
+        "--time_based",
+        "--runtime=30",
+    ];
+    let fields = |v: &serde_json::Value| {
+        let j = &v["jobs"][0];
+        [
+            "latency_depth",
+            "latency_target",
+            "latency_percentile",
+            "latency_window",
+            "error",
+        ]
+        .map(|k| j[k].to_string())
+    };
+    let mut a = met.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = r.json();
+    assert_eq!(fields(&ours), ["16", "1000000000", "95.0", "100000", "0"]);
+    // Only the final window is reported, and the job ended long before its runtime.
+    assert!(ours["jobs"][0]["read"]["runtime"].as_u64().unwrap() < 30_000);
+    if fio_available() {
+        assert_eq!(fields(&fio_json(&met)), fields(&ours), "vs fio");
+    }
+    let dir = TempDir::under(Path::new("/var/tmp"), "lt");
+    let file = format!("--filename={}", dir.join("f"));
+    let missed = [
+        "--name=lt",
+        file.as_str(),
+        "--rw=randread",
+        "--size=8m",
+        "--direct=1",
+        "--iodepth=4",
+        "--ioengine=libaio",
+        "--latency_target=1",
+        "--latency_window=100ms",
+    ];
+    let mut a = missed.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("exceeds specified max (1000 nsec)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], 110);
+    if fio_available() {
+        // fio prints the job's error line on stdout before the JSON.
+        let (_, out) = fio_normal(dir.path(), &a);
+        let v: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+        assert_eq!(v["jobs"][0]["error"], 110, "fio");
+    }
+}

@@ -401,6 +401,30 @@ pub struct BufferSpec {
     pub lockmem: u64,
 }
 
+/// fio's queue-depth probing for a latency target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatTargetSpec {
+    /// `latency_target` in ns (0: off).
+    pub target_ns: u64,
+    /// `latency_window` in µs.
+    pub window_us: u64,
+    /// `latency_percentile`: share of I/Os that must meet the target (default 100).
+    pub percentile: f64,
+    /// `latency_run`: keep probing instead of settling on a depth.
+    pub run: bool,
+}
+
+impl Default for LatTargetSpec {
+    fn default() -> Self {
+        LatTargetSpec {
+            target_ns: 0,
+            window_us: 0,
+            percentile: 100.0,
+            run: false,
+        }
+    }
+}
+
 /// fio's token-based proportions between jobs of one `flow_id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FlowSpec {
@@ -720,6 +744,8 @@ pub struct JobSpec {
     pub steadystate: SteadySpec,
     /// `flow`, `flow_id`, `flow_sleep`.
     pub flow: FlowSpec,
+    /// `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
+    pub lat_target: LatTargetSpec,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for `--showcmd`.
@@ -1039,6 +1065,7 @@ impl Default for JobSpec {
             replay: ReplaySpec::default(),
             steadystate: SteadySpec::default(),
             flow: FlowSpec::default(),
+            lat_target: LatTargetSpec::default(),
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

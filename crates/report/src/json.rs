@@ -130,8 +130,13 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
         m.insert("total_err".into(), job.total_err.into());
         m.insert("first_error".into(), job.first_error.into());
     }
-    if job.iodepth > 0 {
-        // No latency_target mode in fiox: fio's values for unset options.
+    if let Some((depth, target, window, pct)) = job.lat_target {
+        m.insert("latency_depth".into(), depth.into());
+        m.insert("latency_target".into(), target.into());
+        m.insert("latency_percentile".into(), float(pct));
+        m.insert("latency_window".into(), window.into());
+    } else if job.iodepth > 0 {
+        // Without latency_target: fio's values for unset options.
         m.insert("latency_depth".into(), job.iodepth.into());
         m.insert("latency_target".into(), 0.into());
         m.insert("latency_percentile".into(), float(100.0));

@@ -417,9 +417,14 @@ fn resource_lines(job: &JobResult) -> String {
             crate::errno::strerror(job.first_error)
         );
     }
-    if job.iodepth > 0 {
-        // fiox has no latency_target mode, so target/window are 0 and the percentile 100%,
-        // which is exactly what fio prints when those options are unset.
+    if let Some((depth, target, window, pct)) = job.lat_target {
+        let _ = writeln!(
+            out,
+            "     latency   : target={target}, window={window}, percentile={pct:.2}%, depth={depth}"
+        );
+    } else if job.iodepth > 0 {
+        // Without latency_target, target/window are 0 and the percentile 100%, which is
+        // exactly what fio prints when those options are unset.
         let _ = writeln!(
             out,
             "     latency   : target=0, window=0, percentile=100.00%, depth={}",

@@ -115,6 +115,9 @@ pub struct IoLoop<'a> {
     pub flow: Option<crate::flow::Member>,
     /// The flow held the job back in this round (not an idle engine).
     flow_held: bool,
+    /// `latency_target`: the depth being probed, and what the last completion asked for.
+    pub lat_target: Option<crate::latarget::LatTarget>,
+    lat_step: crate::latarget::Step,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -223,6 +226,8 @@ impl<'a> IoLoop<'a> {
             replay: None,
             flow: None,
             flow_held: false,
+            lat_target: None,
+            lat_step: crate::latarget::Step::Nothing,
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -277,6 +282,8 @@ impl<'a> IoLoop<'a> {
         while self.end.is_none() {
             let before = self.ios_issued;
             self.flow_held = false;
+            // latency_target: only the depth being probed is used.
+            let depth = self.lat_target.as_ref().map_or(depth, |t| t.qd.min(depth));
             self.fill_queue(depth);
             self.commit();
             if self.inflight == 0 {
@@ -315,6 +322,7 @@ impl<'a> IoLoop<'a> {
             } else {
                 self.reap(0);
             }
+            self.lat_target_step();
         }
         self.drain();
         if let Some(g) = self.gate.as_mut() {
@@ -357,6 +365,38 @@ impl<'a> IoLoop<'a> {
             }
             if self.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
                 self.commit();
+            }
+        }
+    }
+
+    /// latency_target after completions: judge the window, act on what was asked.
+    fn lat_target_step(&mut self) {
+        use crate::latarget::Step;
+        let Some(t) = self.lat_target.as_mut() else {
+            return;
+        };
+        let mut step = std::mem::replace(&mut self.lat_step, Step::Nothing);
+        if step == Step::Nothing && self.ramp_done && !self.verify_phase {
+            let now = self.clock.now_ns();
+            let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
+            step = t.check(now, ios);
+        }
+        match step {
+            Step::Nothing | Step::Fatal => {}
+            Step::Quiesce => self.drain(),
+            Step::FinalWindow => {
+                // Only the settled depth's results count, as in fio.
+                self.drain();
+                self.acct.reset();
+                let now = self.now_ns();
+                self.measured_start_ns = now;
+                // The final window counts from the reset I/O counts.
+                if let Some(t) = self.lat_target.as_mut() {
+                    t.new_cycle(now, 0);
+                }
+            }
+            Step::Done => {
+                self.end.get_or_insert(EndReason::Done);
             }
         }
     }
@@ -952,6 +992,9 @@ impl<'a> IoLoop<'a> {
         }
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
+        if di < 2 && m.timed() {
+            self.lat_target_io(s, now);
+        }
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
@@ -1010,6 +1053,31 @@ impl<'a> IoLoop<'a> {
             .completion(&io, m.clat.then_some(clat), m.lat.then_some(lat));
         self.logs
             .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
+    }
+
+    /// latency_target: an I/O over the target is a miss (at depth 1 with 100%, the error).
+    fn lat_target_io(&mut self, s: &Slot, now: u64) {
+        let Some(t) = self.lat_target.as_mut() else {
+            return;
+        };
+        let lat = now.saturating_sub(s.start_ns);
+        let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
+        match t.completed(lat, now, ios) {
+            crate::latarget::Step::Fatal => {
+                let target = t.target_ns();
+                let path = self.paths.get(s.file as usize).cloned().unwrap_or_default();
+                let msg = format!(
+                    "latency of {lat} nsec exceeds specified max ({target} nsec): {path} {} {} {}",
+                    ["read", "write"][s.ddir as usize],
+                    s.offset,
+                    s.len
+                );
+                self.end
+                    .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
+            }
+            crate::latarget::Step::Nothing => {}
+            step => self.lat_step = step,
+        }
     }
 
     /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min.

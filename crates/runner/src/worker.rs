@@ -519,6 +519,15 @@ fn run_io(
         lp.replay = Some(replay_queue(job, result)?);
     }
     lp.flow = env.flow.clone().map(|f| crate::flow::Member::new(f, job));
+    if job.lat_target.target_ns > 0 {
+        let now = lp.clock.now_ns();
+        lp.lat_target = Some(crate::latarget::LatTarget::new(
+            job.lat_target,
+            job.iodepth,
+            now,
+            0,
+        ));
+    }
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     if gate.is_none() {
@@ -562,6 +571,10 @@ fn run_phases(
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
+    if let Some(t) = &lp.lat_target {
+        let s = job.lat_target;
+        result.lat_target = Some((t.qd, s.target_ns, s.window_us, s.percentile));
+    }
     if let Some(e) = lp.iolog.as_mut().and_then(|l| l.finish().err()) {
         return Err(RunError::Job {
             job: job.name.clone(),

@@ -311,6 +311,8 @@ pub struct JobResult {
     /// How much of the job's files was in the page cache when its I/O began and when it ended
     /// (reading jobs on storage; the evidence behind the `page-cache` warning).
     pub page_cache: Option<PageCache>,
+    /// `latency_target`: (final depth, target ns, window µs, percentile).
+    pub lat_target: Option<(u32, u64, u64, f64)>,
     /// fio's steady state detection (`ss_dur` set): its window and verdict.
     pub steadystate: Option<SteadyResult>,
     /// Percentiles to print (0..=100) and whether each latency kind shows them.

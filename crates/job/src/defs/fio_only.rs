@@ -197,10 +197,6 @@ pub static OPTS: &[OptDef] = &[
     known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
     known("ioscheduler", K::Str, C::Files),
     known("job_max_open_zones", K::Int, C::Io),
-    known("latency_percentile", K::Complex("list of numbers"), C::Io),
-    known("latency_run", K::Bool, C::Io),
-    known("latency_target", K::Time("us"), C::Io),
-    known("latency_window", K::Time("us"), C::Io),
     known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("log_alternate_epoch", K::Bool, C::Logs),
     known("log_alternate_epoch_clock_id", K::Int, C::Logs),
@@ -414,7 +410,7 @@ mod tests {
         assert_eq!(check_raw(lookup("max_latency").unwrap(), "10ms,2s"), Ok(()));
         assert_eq!(check_raw(lookup("thinktime_iotime").unwrap(), "2m"), Ok(()));
         assert_eq!(
-            check_raw(lookup("latency_target").unwrap(), "10x"),
+            check_raw(lookup("thinktime_iotime").unwrap(), "10x"),
             Err("bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)".into())
         );
     }

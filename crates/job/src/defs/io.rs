@@ -111,6 +111,31 @@ pub(super) static OPTS: &[OptDef] = &[
         j.notes.push("flow_watermark is deprecated in fio and has no effect".into());
         Ok(())
     }),
+    OptDef::new("latency_target", K::Time("us"), C::Io, "Find the queue depth whose latency meets this target", |j, v| {
+        j.lat_target.target_ns = v.time_us()?.saturating_mul(1000);
+        Ok(())
+    })
+    .def("0")
+    .long("fio's probing: the depth starts at 1 and is raised (doubled, then bisected) after each latency_window in which latency_percentile of the I/Os met the target, lowered after one that did not; at depth 1 an I/O over the target is an error (ETIMEDOUT). Once the depth settles, stats are reset and one more window runs at it."),
+    OptDef::new("latency_window", K::Time("us"), C::Io, "Window of latency_target's probing", |j, v| {
+        j.lat_target.window_us = v.time_us()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("latency_percentile", K::Complex("percent"), C::Io, "Share of I/Os that must meet latency_target", |j, v| {
+        let p = crate::value::parse_float(v.raw.trim())?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(format!("{p} is outside 0..100"));
+        }
+        j.lat_target.percentile = p;
+        Ok(())
+    })
+    .def("100"),
+    OptDef::new("latency_run", K::Bool, C::Io, "Keep probing the depth for the whole run", |j, v| {
+        j.lat_target.run = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
     OptDef::new("bs_is_seq_rand", K::Bool, C::Io, "The read,write block sizes are for sequential,random I/O", |j, v| {
         j.bs_is_seq_rand = v.bool()?;
         Ok(())
@@ -482,6 +507,24 @@ mod tests {
         ("blocksize_unaligned", "1", Some(|j| j.bs_unaligned)),
         ("bs_is_seq_rand", "1", Some(|j| j.bs_is_seq_rand)),
         ("flow", "3", Some(|j| j.flow.weight == 3)),
+        (
+            "latency_target",
+            "10ms",
+            Some(|j| j.lat_target.target_ns == 10_000_000),
+        ),
+        ("latency_target", "10x", None),
+        (
+            "latency_window",
+            "1s",
+            Some(|j| j.lat_target.window_us == 1_000_000),
+        ),
+        (
+            "latency_percentile",
+            "99.5",
+            Some(|j| j.lat_target.percentile == 99.5),
+        ),
+        ("latency_percentile", "101", None),
+        ("latency_run", "1", Some(|j| j.lat_target.run)),
         ("flow", "1001", None),
         ("flow_id", "7", Some(|j| j.flow.id == 7)),
         ("flow_sleep", "100", Some(|j| j.flow.sleep_us == 100)),
