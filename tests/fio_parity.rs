@@ -897,3 +897,33 @@ fn latency_target_probes_the_depth_like_fio() {
         assert_eq!(v["jobs"][0]["error"], 110, "fio");
     }
 }
+
+/// clocksource=gettimeofday: latencies in whole microseconds, as fio's; the other sources
+/// parse and run.
+#[test]
+fn clocksource_gettimeofday_times_in_microseconds_like_fio() {
+    let args = [
+        "--name=c",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=16m",
+        "--clocksource=gettimeofday",
+    ];
+    let whole_us = |v: &serde_json::Value| {
+        let l = &v["jobs"][0]["read"]["lat_ns"];
+        let (min, max) = (l["min"].as_u64().unwrap(), l["max"].as_u64().unwrap());
+        min.is_multiple_of(1000) && max.is_multiple_of(1000)
+    };
+    let mut a = args.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(whole_us(&r.json()), "{}", r.stdout);
+    if fio_available() {
+        assert!(whole_us(&fio_json(&args)), "fio");
+    }
+    for src in ["--clocksource=clock_gettime", "--clocksource=cpu"] {
+        let r = fiox(&["--name=c", "--ioengine=null", "--size=1m", src]);
+        assert_eq!(r.code, 0, "{src}: {}", r.stderr);
+    }
+}

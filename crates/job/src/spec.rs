@@ -401,6 +401,17 @@ pub struct BufferSpec {
     pub lockmem: u64,
 }
 
+/// fio's `clocksource` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The wall clock at microsecond resolution.
+    Gettimeofday,
+    /// CLOCK_MONOTONIC.
+    ClockGettime,
+    /// The CPU's time-stamp counter.
+    Cpu,
+}
+
 /// fio's queue-depth probing for a latency target.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatTargetSpec {
@@ -746,6 +757,9 @@ pub struct JobSpec {
     pub flow: FlowSpec,
     /// `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
     pub lat_target: LatTargetSpec,
+    /// `clocksource=`: how I/O times are read (None: fio's default choice, the TSC where the
+    /// kernel trusts it, else clock_gettime).
+    pub clocksource: Option<ClockSource>,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for `--showcmd`.
@@ -1066,6 +1080,7 @@ impl Default for JobSpec {
             steadystate: SteadySpec::default(),
             flow: FlowSpec::default(),
             lat_target: LatTargetSpec::default(),
+            clocksource: None,
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

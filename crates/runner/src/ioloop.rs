@@ -210,7 +210,7 @@ impl<'a> IoLoop<'a> {
             acct: Acct::default(),
             progress,
             stop,
-            clock: Clock::start(true),
+            clock: Clock::for_source(job.clocksource),
             measure,
             samplers,
             next_sample_ns: 0,

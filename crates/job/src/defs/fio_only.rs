@@ -117,11 +117,6 @@ pub static OPTS: &[OptDef] = &[
         .alias(&["chunck_size"])
         .engines(&["dfs", "libhdfs"]),
     known("clientname", K::Str, C::Engine).engines(&["rados", "rbd"]),
-    known(
-        "clocksource",
-        K::Choice(&["gettimeofday", "clock_gettime", "cpu"]),
-        C::General,
-    ),
     known("clustername", K::Str, C::Engine).engines(&["rados", "rbd"]),
     known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known_per_dir("cmdprio", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "libaio"]),

@@ -5,6 +5,15 @@ use crate::value;
 use crate::{ContinueOnError, CpusAllowedPolicy};
 
 pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("clocksource", K::Choice(&["gettimeofday", "clock_gettime", "cpu"]), C::General, "Clock for I/O times", |j, v| {
+        j.clocksource = Some(match v.choice()?.as_str() {
+            "gettimeofday" => crate::ClockSource::Gettimeofday,
+            "clock_gettime" => crate::ClockSource::ClockGettime,
+            _ => crate::ClockSource::Cpu,
+        });
+        Ok(())
+    })
+    .long("Unset, fiox does as fio: the CPU's TSC when the kernel trusts it (clocksource tsc), else clock_gettime. `cpu` asks for the TSC (clock_gettime where it cannot be used: not x86_64, or the kernel does not trust it), `clock_gettime` for CLOCK_MONOTONIC, `gettimeofday` for the wall clock at microsecond resolution."),
     OptDef::new("description", K::Str, C::General, "Text description of the job", |j, v| {
         j.description = Some(v.str().to_string());
         Ok(())
@@ -295,6 +304,17 @@ mod tests {
     use std::time::Duration;
 
     pub static CASES: &[Case] = &[
+        (
+            "clocksource",
+            "gettimeofday",
+            Some(|j| j.clocksource == Some(crate::ClockSource::Gettimeofday)),
+        ),
+        (
+            "clocksource",
+            "cpu",
+            Some(|j| j.clocksource == Some(crate::ClockSource::Cpu)),
+        ),
+        ("clocksource", "hpet", None),
         (
             "description",
             "a test",
