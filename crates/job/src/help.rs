@@ -310,9 +310,7 @@ mod tests {
             .unwrap()
             .contains("type                : webdav|s3|swift"));
         assert!(enghelp("io_uring_cmd").unwrap().contains("cmd_type"));
-        assert!(cmdhelp("numa_cpu_nodes")
-            .unwrap()
-            .contains("does not run yet"));
+        assert!(cmdhelp("cgroup").unwrap().contains("does not run yet"));
     }
 
     #[test]

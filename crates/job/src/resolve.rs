@@ -636,13 +636,9 @@ mod tests {
             sec(
                 "global",
                 1,
-                &[("ioengine", Some("http")), ("numa_cpu_nodes", Some("0"))],
+                &[("ioengine", Some("http")), ("cgroup", Some("a"))],
             ),
-            sec(
-                "a",
-                1,
-                &[("http_host", Some("h")), ("numa_cpu_nodes", Some("1"))],
-            ),
+            sec("a", 1, &[("http_host", Some("h")), ("cgroup", Some("b"))]),
             sec("b", 1, &[("ioengine", Some("psync"))]),
         ];
         let jobs = resolve(&s).unwrap();
@@ -652,13 +648,13 @@ mod tests {
             [
                 "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
                 "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
-                "job a: `numa_cpu_nodes` is a fio option that fiox does not support yet; this job will not run",
+                "job a: `cgroup` is a fio option that fiox does not support yet; this job will not run",
             ]
         );
-        assert_eq!(jobs[0].unsupported[2].value, "1");
-        // b switches to psync: the engine record goes, numa_cpu_nodes stays.
+        assert_eq!(jobs[0].unsupported[2].value, "b");
+        // b switches to psync: the engine record goes, cgroup stays.
         assert_eq!(jobs[1].unsupported.len(), 1);
-        assert_eq!(jobs[1].unsupported[0].option, "numa_cpu_nodes");
+        assert_eq!(jobs[1].unsupported[0].option, "cgroup");
         let bad = vec![sec(
             "a",
             1,

@@ -143,7 +143,10 @@ mod tests {
         let g = Clock::for_source(Some(S::Gettimeofday));
         std::thread::sleep(Duration::from_millis(5));
         let n = g.now_ns();
-        assert!(n >= 4_000_000 && n.is_multiple_of(1000), "{n}: whole microseconds");
+        assert!(
+            n >= 4_000_000 && n.is_multiple_of(1000),
+            "{n}: whole microseconds"
+        );
         assert_eq!(
             Clock::for_source(Some(S::Cpu)).uses_tsc(),
             Clock::start(true).uses_tsc()
