@@ -927,3 +927,90 @@ fn clocksource_gettimeofday_times_in_microseconds_like_fio() {
         assert_eq!(r.code, 0, "{src}: {}", r.stderr);
     }
 }
+
+/// ioscheduler: the loop device's scheduler is switched for the job and put back afterwards
+/// (fio switches it and leaves it); a scheduler the device lacks fails the job, in both.
+#[test]
+fn ioscheduler_switches_and_restores() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "iosched");
+    let backing = dir.join("backing");
+    std::fs::File::create(&backing)
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    let lo =
+        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
+            Ok(lo) => lo,
+            Err(e) => {
+                eprintln!("skipped: cannot attach a loop device: {e}");
+                return;
+            }
+        };
+    let sched = format!("/sys/block/{}/queue/scheduler", lo.name());
+    let current = || {
+        let t = std::fs::read_to_string(&sched).unwrap_or_default();
+        t.split_whitespace()
+            .find(|w| w.starts_with('['))
+            .map(|w| w.trim_matches(['[', ']']).to_string())
+    };
+    let Some(before) = current() else {
+        eprintln!("skipped: {sched} is not tunable on this kernel");
+        return;
+    };
+    let other = if before == "none" {
+        "mq-deadline"
+    } else {
+        "none"
+    };
+    let file = format!("--filename={}", lo.path().display());
+    let want = format!("--ioscheduler={other}");
+    let args = [
+        "--name=s",
+        file.as_str(),
+        "--rw=read",
+        "--time_based",
+        "--runtime=3",
+        want.as_str(),
+        "--output-format=terse",
+    ];
+    let child = spawn_fiox(&args);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let during = current();
+    let r = wait(child);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(during.as_deref(), Some(other), "switched while the job ran");
+    assert_eq!(current(), Some(before.clone()), "put back afterwards");
+    let bad = [
+        "--name=s",
+        file.as_str(),
+        "--rw=read",
+        "--size=1m",
+        "--ioscheduler=nosuch",
+    ];
+    let r = fiox(&bad);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("unable to set io scheduler to nosuch"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(current(), Some(before.clone()));
+    if fio_available() {
+        let fio = std::process::Command::new("fio")
+            .args(bad)
+            .output()
+            .unwrap();
+        assert!(!fio.status.success() || String::from_utf8_lossy(&fio.stderr).contains("nosuch"));
+        let ok = [
+            "--name=s",
+            file.as_str(),
+            "--rw=read",
+            "--size=1m",
+            want.as_str(),
+        ];
+        let fio = std::process::Command::new("fio").args(ok).output().unwrap();
+        assert!(fio.status.success());
+        assert_eq!(current().as_deref(), Some(other), "fio leaves it switched");
+        std::fs::write(&sched, &before).unwrap();
+    }
+    lo.detach().unwrap();
+}

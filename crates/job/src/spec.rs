@@ -757,6 +757,8 @@ pub struct JobSpec {
     pub flow: FlowSpec,
     /// `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
     pub lat_target: LatTargetSpec,
+    /// `ioscheduler=`: the I/O scheduler to switch the job's disks to.
+    pub ioscheduler: Option<String>,
     /// `clocksource=`: how I/O times are read (None: fio's default choice, the TSC where the
     /// kernel trusts it, else clock_gettime).
     pub clocksource: Option<ClockSource>,
@@ -1081,6 +1083,7 @@ impl Default for JobSpec {
             flow: FlowSpec::default(),
             lat_target: LatTargetSpec::default(),
             clocksource: None,
+            ioscheduler: None,
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

@@ -20,6 +20,7 @@ mod gen;
 mod ioerr;
 mod iolog;
 mod ioloop;
+mod iosched;
 mod latarget;
 mod opengate;
 mod owned;

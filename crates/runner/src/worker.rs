@@ -142,6 +142,23 @@ fn execute(
     if env.stop.load(Ordering::Relaxed) || job.files.create_only {
         return finish_files(job, &mut opened, flags.no_io, leftovers);
     }
+    // ioscheduler: switched for the job's I/O, put back when this frame ends.
+    let mut _sched = crate::iosched::Switched::default();
+    if let (Some(name), false) = (&job.ioscheduler, flags.no_io) {
+        let paths: Vec<_> = opened.plan.files.iter().map(|f| f.path.clone()).collect();
+        let notes =
+            crate::iosched::switch(&paths, name, &mut _sched).map_err(|msg| RunError::Job {
+                job: job.name.clone(),
+                msg,
+            })?;
+        for n in notes {
+            result.warnings.push(fiox_stats::Warning {
+                code: "ioscheduler-not-tunable".into(),
+                message: format!("job {}: {n}", job.name),
+                fix: "the device has no scheduler to switch (fio says the same)".into(),
+            });
+        }
+    }
     for (i, f) in opened.plan.files.iter().enumerate() {
         let fd = opened.handles[i]
             .as_ref()

@@ -205,7 +205,6 @@ pub static OPTS: &[OptDef] = &[
         .range(0, 1)
         .engines(&["e4defrag"]),
     known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
-    known("ioscheduler", K::Str, C::Files),
     known("job_max_open_zones", K::Int, C::Io),
     known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("log_alternate_epoch", K::Bool, C::Logs),
