@@ -1014,3 +1014,39 @@ fn ioscheduler_switches_and_restores() {
     }
     lo.detach().unwrap();
 }
+
+/// verify=meta: written and checked by its header alone (fio's VERIFY_HDR_ONLY), with fio's
+/// totals; with a verify_pattern the data is checked too.
+#[test]
+fn verify_meta_runs_like_fio() {
+    let dir = TempDir::new("vmeta");
+    for extra in [None, Some("--verify_pattern=0xaa555aa5")] {
+        let file = format!("--filename={}", dir.join("f"));
+        let mut args = vec![
+            "--name=m",
+            file.as_str(),
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--verify=meta",
+        ];
+        args.extend(extra);
+        let mut a = args.clone();
+        a.push("--output-format=json");
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let ours = r.json();
+        assert_eq!(
+            issued(&ours, "read"),
+            (64, 256 << 10),
+            "verified every block"
+        );
+        if fio_available() {
+            let theirs = fio_json(&args);
+            assert_eq!(theirs["jobs"][0]["error"], 0);
+            for d in ["read", "write"] {
+                assert_eq!(issued(&ours, d), issued(&theirs, d), "{extra:?} {d}");
+            }
+        }
+    }
+}

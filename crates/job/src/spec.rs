@@ -655,6 +655,9 @@ pub enum VerifyMethod {
     Crc7,
     Sha3_256,
     Sha3_512,
+    /// fio's `meta`: the header alone is checked (offset, sequence, header checksum), not the
+    /// data (fio keeps it for old job files; its header always carries this information).
+    Meta,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -25,6 +25,8 @@ pub enum HdrMethod {
     /// Data is the verify pattern; compared byte by byte, no digest (`verify=pattern_hdr`,
     /// or `verify_pattern=` without `verify=`).
     Pattern,
+    /// Only the header is checked (`verify=meta`); the data too when a verify_pattern fills it.
+    Meta,
 }
 
 impl HdrMethod {
@@ -46,6 +48,7 @@ impl HdrMethod {
                 Algo::Sha3_512 => 12,
             },
             HdrMethod::Pattern => 13,
+            HdrMethod::Meta => 14,
         }
     }
 
@@ -64,6 +67,7 @@ impl HdrMethod {
             11 => Algo::Sha3_256,
             12 => Algo::Sha3_512,
             13 => return Some(HdrMethod::Pattern),
+            14 => return Some(HdrMethod::Meta),
             _ => return None,
         };
         Some(HdrMethod::Sum(algo))
@@ -73,7 +77,7 @@ impl HdrMethod {
     pub const fn sum_len(self) -> usize {
         match self {
             HdrMethod::Sum(a) => a.digest_len(),
-            HdrMethod::Pattern => 0,
+            HdrMethod::Pattern | HdrMethod::Meta => 0,
         }
     }
 
@@ -86,6 +90,7 @@ impl HdrMethod {
         match self {
             HdrMethod::Sum(a) => a.name(),
             HdrMethod::Pattern => "pattern_hdr",
+            HdrMethod::Meta => "meta",
         }
     }
 }
@@ -246,6 +251,7 @@ mod tests {
     fn round_trip_every_method() {
         let mut methods: Vec<HdrMethod> = Algo::ALL.iter().map(|&a| HdrMethod::Sum(a)).collect();
         methods.push(HdrMethod::Pattern);
+        methods.push(HdrMethod::Meta);
         for m in methods {
             assert_eq!(HdrMethod::from_code(m.code()), Some(m));
             let h = sample(m);

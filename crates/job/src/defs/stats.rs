@@ -160,7 +160,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.method_given = true;
         match parse_verify(&word) {
             Some(m) => j.verify.method = m,
-            // A fio method (sha3-224, sha3-384, meta): parsed, the job is refused when run.
+            // A fio method (sha3-224, sha3-384): parsed, the job is refused when run.
             None => super::record_value(j, "verify", &word, ""),
         }
         Ok(())
@@ -324,6 +324,7 @@ fn parse_verify(s: &str) -> Option<VerifyMethod> {
         "xxhash" => VerifyMethod::Xxhash,
         "pattern" => VerifyMethod::Pattern,
         "null" => VerifyMethod::Null,
+        "meta" => VerifyMethod::Meta,
         _ => return None,
     })
 }
@@ -442,7 +443,7 @@ mod tests {
         (
             "verify",
             "meta",
-            Some(|j| j.unsupported[0].what == "value" && j.unsupported[0].value == "meta"),
+            Some(|j| j.verify.method == VerifyMethod::Meta && j.unsupported.is_empty()),
         ),
         (
             "verify",
