@@ -20,7 +20,7 @@
 //! |--------|------|----------------------------------------------------------------------|
 //! | 0      | 4    | magic `fxVB`                                                         |
 //! | 4      | 1    | format version (1)                                                   |
-//! | 5      | 1    | method code: 1 md5, 2 crc32c, 3 crc64, 4 sha1, 5 sha256, 6 sha512, 7 xxhash, 8 crc32, 9 crc16, 10 crc7, 11 sha3-256, 12 sha3-512, 13 pattern_hdr |
+//! | 5      | 1    | method code: 1 md5, 2 crc32c, 3 crc64, 4 sha1, 5 sha256, 6 sha512, 7 xxhash, 8 crc32, 9 crc16, 10 crc7, 11 sha3-256, 12 sha3-512, 13 pattern_hdr, 14 meta |
 //! | 6      | 2    | header length (64 + digest length rounded up to 8)                   |
 //! | 8      | 4    | interval length (header + data)                                      |
 //! | 12     | 4    | job id                                                               |
@@ -31,7 +31,7 @@
 //! | 48     | 8    | offset of the whole write (I/O unit) the interval belongs to         |
 //! | 56     | 4    | length of that write                                                 |
 //! | 60     | 4    | crc32c of bytes 0..60 and 64..header length (the header checksum)    |
-//! | 64     | D    | digest of the data part (D = 16 md5, 4 crc32c/crc32, 8 crc64/xxhash, 20 sha1, 32 sha256/sha3-256, 64 sha512/sha3-512, 2 crc16, 1 crc7, 0 pattern_hdr), zero-padded to 8 |
+//! | 64     | D    | digest of the data part (D = 16 md5, 4 crc32c/crc32, 8 crc64/xxhash, 20 sha1, 32 sha256/sha3-256, 64 sha512/sha3-512, 2 crc16, 1 crc7, 0 pattern_hdr and meta), zero-padded to 8 |
 //!
 //! The data part is `verify_pattern` when one is set (repeated from the start of the write,
 //! `%o` replaced by the write's offset as a little-endian u64), otherwise a pseudo-random
