@@ -364,6 +364,76 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "output" => s.output = Some(need(value)?),
         "output-format" => s.output_formats = parse_formats(&need(value)?)?,
         "minimal" => s.output_formats = vec![OutputFormat::Terse],
+        "eta" => s.eta = parse_eta(&need(value)?)?,
+        "status-interval" => {
+            let us = crate::value::parse_time_us(&need(value)?, 1_000_000).map_err(|m| {
+                JobError::new(Location::CommandLine, format!("--status-interval: {m}"))
+            })?;
+            s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
+        }
+        "readonly" => s.readonly = true,
+        "bandwidth-log" | "latency-log" if value.is_some() => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                format!("switch '--{name}' takes no value"),
+            ))
+        }
+        "bandwidth-log" => s.bandwidth_log = true,
+        "latency-log" => s.latency_log = true,
+        "allow-destructive" => s.allow_destructive = true,
+        "max-jobs" => {
+            let v = need(value)?;
+            let n: u32 = v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                JobError::new(
+                    Location::CommandLine,
+                    format!("--max-jobs={v}: not a positive number"),
+                )
+            })?;
+            s.max_jobs = Some(n);
+        }
+        "version" => set_early(cl, Early::Version),
+        "help" => set_early(cl, Early::Help),
+        "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
+        "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
+        "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
+        _ if more_switches(s, name, value)? => {}
+        _ if FIO_SWITCHES.iter().any(|(n, _)| *n == name) => {
+            let reason = FIO_SWITCHES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or("", |f| f.1);
+            fio_switch(s, name, value, reason)?;
+        }
+        _ if defs::lookup(name).is_none()
+            && defs::fio_only::lookup(name).is_none()
+            && !name.contains('_')
+            && name.contains('-') =>
+        {
+            let hint = suggest::closest(name, SWITCHES.iter().copied())
+                .map(|s| format!(" (did you mean '--{s}'?)"))
+                .unwrap_or_default();
+            return Err(JobError::new(
+                Location::CommandLine,
+                format!("unknown switch '--{name}'{hint}"),
+            ));
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The switches fio has beyond the basic ones: output details, ETA timing, state path,
+/// triggers, pool size. Ok(false) if `name` is none of them.
+fn more_switches(s: &mut RunSettings, name: &str, value: Option<&str>) -> Result<bool, JobError> {
+    let need = |v: Option<&str>| -> Result<String, JobError> {
+        v.map(str::to_string).ok_or_else(|| {
+            JobError::new(
+                Location::CommandLine,
+                format!("switch '--{name}' needs a value (--{name}=...)"),
+            )
+        })
+    };
+    match name {
         "append-terse" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
@@ -404,53 +474,9 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
                     )
                 })?;
         }
-        "eta-newline" | "eta-interval" => {
-            let v = need(value)?;
-            let us = crate::value::parse_time_us(&v, 1_000_000)
-                .map_err(|m| JobError::new(Location::CommandLine, format!("--{name}: {m}")))?;
-            let ms = us / 1000;
-            // fio's limits: a new line needs a period, ETA updates at least 250 ms apart.
-            let min = if name == "eta-newline" { 1 } else { 250 };
-            if ms < min {
-                return Err(JobError::new(
-                    Location::CommandLine,
-                    format!("--{name}={v}: too short ({min} ms at least)"),
-                ));
-            }
-            let d = Some(std::time::Duration::from_millis(ms));
-            if name == "eta-newline" {
-                s.eta_newline = d;
-            } else {
-                s.eta_interval = d;
-            }
-        }
-        "eta" => s.eta = parse_eta(&need(value)?)?,
-        "status-interval" => {
-            let us = crate::value::parse_time_us(&need(value)?, 1_000_000).map_err(|m| {
-                JobError::new(Location::CommandLine, format!("--status-interval: {m}"))
-            })?;
-            s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
-        }
-        "readonly" => s.readonly = true,
-        "bandwidth-log" | "latency-log" if value.is_some() => {
-            return Err(JobError::new(
-                Location::CommandLine,
-                format!("switch '--{name}' takes no value"),
-            ))
-        }
-        "bandwidth-log" => s.bandwidth_log = true,
-        "latency-log" => s.latency_log = true,
-        "allow-destructive" => s.allow_destructive = true,
-        "max-jobs" => {
-            let v = need(value)?;
-            let n: u32 = v.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                JobError::new(
-                    Location::CommandLine,
-                    format!("--max-jobs={v}: not a positive number"),
-                )
-            })?;
-            s.max_jobs = Some(n);
-        }
+        "eta-newline" => s.eta_newline = Some(eta_period(name, &need(value)?, 1)?),
+        // fio's limit: ETA updates at least 250 ms apart.
+        "eta-interval" => s.eta_interval = Some(eta_period(name, &need(value)?, 250)?),
         // fio sizes its shared-memory allocator (smalloc) with it; fiox allocates job state
         // from the heap, so the pool has nothing to size. The value is checked as fio reads it.
         "alloc-size" => {
@@ -462,34 +488,22 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
                 )
             })?;
         }
-        "version" => set_early(cl, Early::Version),
-        "help" => set_early(cl, Early::Help),
-        "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
-        "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
-        "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
-        _ if FIO_SWITCHES.iter().any(|(n, _)| *n == name) => {
-            let reason = FIO_SWITCHES
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or("", |f| f.1);
-            fio_switch(s, name, value, reason)?;
-        }
-        _ if defs::lookup(name).is_none()
-            && defs::fio_only::lookup(name).is_none()
-            && !name.contains('_')
-            && name.contains('-') =>
-        {
-            let hint = suggest::closest(name, SWITCHES.iter().copied())
-                .map(|s| format!(" (did you mean '--{s}'?)"))
-                .unwrap_or_default();
-            return Err(JobError::new(
-                Location::CommandLine,
-                format!("unknown switch '--{name}'{hint}"),
-            ));
-        }
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// `--eta-newline`/`--eta-interval`: a time (seconds by default) of at least `min_ms`.
+fn eta_period(name: &str, v: &str, min_ms: u64) -> Result<std::time::Duration, JobError> {
+    let us = crate::value::parse_time_us(v, 1_000_000)
+        .map_err(|m| JobError::new(Location::CommandLine, format!("--{name}: {m}")))?;
+    if us / 1000 < min_ms {
+        return Err(JobError::new(
+            Location::CommandLine,
+            format!("--{name}={v}: too short ({min_ms} ms at least)"),
+        ));
+    }
+    Ok(std::time::Duration::from_millis(us / 1000))
 }
 
 fn set_early(cl: &mut CmdLine, e: Early) {

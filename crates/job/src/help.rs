@@ -20,12 +20,37 @@ pub fn usage() -> String {
             "normal, json, json+, terse (comma-separated)",
         ),
         ("--minimal", "Same as --output-format=terse"),
+        ("--append-terse", "Add the terse format to the others"),
+        (
+            "--terse-version=2..5",
+            "fio's terse format version (default 3)",
+        ),
         ("--eta=auto|always|never", "When to show the progress line"),
         (
             "--status-interval=TIME",
             "Print the report every TIME while running",
         ),
+        (
+            "--eta-interval=TIME",
+            "Update the progress line this often (default 1s)",
+        ),
+        ("--eta-newline=TIME", "Start a new progress line this often"),
         ("--readonly", "Refuse any job that would write"),
+        ("--aux-path=DIR", "Where verify state files and dumps go"),
+        (
+            "--trigger-file=FILE",
+            "Stop all jobs when FILE appears (it is removed)",
+        ),
+        ("--trigger-timeout=TIME", "Stop all jobs after TIME"),
+        ("--trigger=CMD", "Run CMD (through sh) when triggered"),
+        (
+            "--inflate-log=FILE",
+            "Print a log stored with log_store_compressed",
+        ),
+        (
+            "--alloc-size=KIB",
+            "Accepted for fio (sizes no pool in fiox)",
+        ),
         ("--max-jobs=N", "Run at most N jobs at once"),
         (
             "--bandwidth-log",
