@@ -1050,3 +1050,33 @@ fn verify_meta_runs_like_fio() {
         }
     }
 }
+
+/// write_iolog with numjobs: every clone appends its own log to the same file, as fio's do
+/// (fio opens it with "a").
+#[test]
+fn write_iolog_clones_append() {
+    let dir = TempDir::new("wiolog-clones");
+    let args = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=16k",
+        "--numjobs=2",
+        "--write_iolog=io.log",
+        "--output-format=terse",
+    ];
+    assert_eq!(fiox_in(dir.path(), &args).code, 0);
+    let text = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| *l == "fio version 3 iolog").count(),
+        2,
+        "{text}"
+    );
+    for f in ["t.0.0", "t.1.0"] {
+        let reads = text
+            .lines()
+            .filter(|l| l.contains(&format!(" {f} read ")))
+            .count();
+        assert_eq!(reads, 4, "{f}: {text}");
+    }
+}

@@ -22,11 +22,17 @@ pub struct IoLogWriter {
 }
 
 impl IoLogWriter {
-    /// Create the log (as fiox creates its logs: see `safeopen::create_output`), write the
-    /// version line and an `add` line per file.
+    /// Open the log (created as fiox creates its logs: see `safeopen::append_output`) for
+    /// appending, as fio opens it ("a": numjobs clones and reruns add to the same file), then
+    /// write the version line and an `add` line per file.
     pub fn create(path: &Path, names: Vec<String>) -> io::Result<IoLogWriter> {
-        let f = crate::safeopen::create_output(path)?;
-        f.set_len(0)?;
+        let checked = crate::safeopen::append_output(path)?;
+        // The descriptor just checked, opened again with O_APPEND: clones writing the same
+        // log add to its end instead of overwriting each other.
+        let f = std::fs::OpenOptions::new().append(true).open(format!(
+            "/proc/self/fd/{}",
+            std::os::fd::AsRawFd::as_raw_fd(&checked)
+        ))?;
         let mut w = IoLogWriter {
             out: BufWriter::with_capacity(8192, f),
             start: Instant::now(),
