@@ -1080,3 +1080,26 @@ fn write_iolog_clones_append() {
         assert_eq!(reads, 4, "{f}: {text}");
     }
 }
+
+/// A job of a flow that fails before its I/O takes its weight out of the flow (as fio's job
+/// exit does): the other job is not held back forever.
+#[test]
+fn flow_member_that_fails_does_not_stall_the_flow() {
+    let dir = TempDir::new("flowfail");
+    let file = dir.join("flow.fio");
+    let text = format!(
+        "[global]\nflow=1\nruntime=20\n[a]\nfilename={}/missing/dir/f\nrw=read\nsize=1m\n\
+         [b]\nioengine=null\nrw=read\nsize=1m\n",
+        dir.path().display()
+    );
+    std::fs::write(&file, text).unwrap();
+    let r = fiox(&[file.as_str(), "--output-format=json"]);
+    assert_eq!(r.code, 1, "job a fails: {}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        v["jobs"][1]["read"]["io_bytes"],
+        1 << 20,
+        "b finished: {}",
+        r.stdout
+    );
+}

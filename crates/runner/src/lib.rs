@@ -450,7 +450,9 @@ fn run_phase(
                             allow_destructive: opts.allow_destructive,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
-                            flow: flows[i].clone(),
+                            flow: std::sync::Mutex::new(
+                                flows[i].clone().map(|f| flow::Member::new(f, job)),
+                            ),
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();

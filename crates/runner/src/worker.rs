@@ -32,8 +32,9 @@ pub struct JobEnv<'a> {
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.
     pub status: bool,
-    /// The job's flow (`flow` > 0).
-    pub flow: Option<std::sync::Arc<crate::flow::Flow>>,
+    /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
+    /// before its I/O drops it with the environment, which takes its weight out of the flow.
+    pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -535,7 +536,7 @@ fn run_io(
     if job.replay.read_iolog.is_some() {
         lp.replay = Some(replay_queue(job, result)?);
     }
-    lp.flow = env.flow.clone().map(|f| crate::flow::Member::new(f, job));
+    lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
     if job.lat_target.target_ns > 0 {
         let now = lp.clock.now_ns();
         lp.lat_target = Some(crate::latarget::LatTarget::new(
