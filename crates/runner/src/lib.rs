@@ -214,6 +214,9 @@ pub fn run(
     if !unsupported.is_empty() {
         return refused_run(jobs, unsupported, opts, start_ms);
     }
+    if let Err(errors) = prepare_iologs(jobs) {
+        return refused_run(jobs, errors, opts, start_ms);
+    }
     let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
@@ -275,6 +278,33 @@ pub fn run(
         errors,
         interrupted: interrupted(),
     }
+}
+
+/// Create each `write_iolog` file once, before any job starts: numjobs clones sharing one
+/// then only open a file fiox already created and marked (creating it from two threads at
+/// once, one would find the other's file before its mark and refuse it).
+fn prepare_iologs(jobs: &[JobSpec]) -> Result<(), Vec<(usize, RunError)>> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = j.logs.write_iolog.as_deref() else {
+            continue;
+        };
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        if let Err(e) = safeopen::append_output(std::path::Path::new(name)) {
+            let msg = format!("cannot create write_iolog file '{name}': {e}");
+            return Err(vec![(
+                i,
+                RunError::Job {
+                    job: j.name.clone(),
+                    msg,
+                },
+            )]);
+        }
+    }
+    Ok(())
 }
 
 /// The jobs, each `read_iolog` job reshaped by its log; the logs that cannot be read.
