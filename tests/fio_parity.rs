@@ -441,7 +441,8 @@ fn read_iolog_v2_redirect_scale_align_like_fio() {
 fn read_iolog_keeps_the_logs_timing() {
     let dir = TempDir::new("riolog3");
     std::fs::write(dir.join("f"), vec![0u8; 8192]).unwrap();
-    let log = "fio version 3 iolog\n1 f add\n2 f open\n10 f read 0 4096\n2000010 f read 4096 4096\n";
+    let log =
+        "fio version 3 iolog\n1 f add\n2 f open\n10 f read 0 4096\n2000010 f read 4096 4096\n";
     std::fs::write(dir.join("v3.log"), log).unwrap();
     let run = |extra: &str| {
         let t = std::time::Instant::now();
@@ -968,13 +969,20 @@ fn ioscheduler_switches_and_restores() {
         file.as_str(),
         "--rw=read",
         "--time_based",
-        "--runtime=3",
+        "--runtime=5",
         want.as_str(),
         "--output-format=terse",
     ];
     let child = spawn_fiox(&args);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let during = current();
+    // Look while the job runs (polled: a loaded machine may start it late).
+    let mut during = None;
+    for _ in 0..40 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        during = current();
+        if during.as_deref() == Some(other) {
+            break;
+        }
+    }
     let r = wait(child);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(during.as_deref(), Some(other), "switched while the job ran");
