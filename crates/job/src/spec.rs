@@ -760,6 +760,9 @@ pub struct JobSpec {
     pub flow: FlowSpec,
     /// `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
     pub lat_target: LatTargetSpec,
+    /// `exec_prerun=` / `exec_postrun=`: shell commands run before the job's I/O and after it.
+    pub exec_prerun: Option<String>,
+    pub exec_postrun: Option<String>,
     /// `ioscheduler=`: the I/O scheduler to switch the job's disks to.
     pub ioscheduler: Option<String>,
     /// `clocksource=`: how I/O times are read (None: fio's default choice, the TSC where the
@@ -1087,6 +1090,8 @@ impl Default for JobSpec {
             lat_target: LatTargetSpec::default(),
             clocksource: None,
             ioscheduler: None,
+            exec_prerun: None,
+            exec_postrun: None,
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),

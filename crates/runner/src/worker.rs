@@ -70,7 +70,12 @@ pub fn run_job(env: &JobEnv) -> JobOutcome {
     env.progress.set_state(JobState::Setup);
     let mut result = base_result(job, start_wall);
     let mut leftovers = Vec::new();
-    let err = match execute(env, &mut result, &mut leftovers) {
+    let ran = execute(env, &mut result, &mut leftovers);
+    // exec_postrun: after a job that ran to its end (fio skips it on its error path).
+    if let (Some(cmd), Ok(())) = (&job.exec_postrun, &ran) {
+        exec_string(env, cmd, "postrun");
+    }
+    let err = match ran {
         Ok(()) => None,
         Err(e) => {
             // A failed I/O already set its own errno and description.
@@ -142,6 +147,12 @@ fn execute(
     // create_only: the setup was the whole job (fio marks the job done after file setup).
     if env.stop.load(Ordering::Relaxed) || job.files.create_only {
         return finish_files(job, &mut opened, flags.no_io, leftovers);
+    }
+    // exec_prerun: a failing command ends the job before its I/O (fio: no error recorded).
+    if let Some(cmd) = &job.exec_prerun {
+        if !exec_string(env, cmd, "prerun") {
+            return finish_files(job, &mut opened, flags.no_io, leftovers);
+        }
     }
     // ioscheduler: switched for the job's I/O, put back when this frame ends.
     let mut _sched = crate::iosched::Switched::default();
@@ -646,6 +657,27 @@ fn replay_queue(
         });
     }
     Ok(crate::replay::ReplayQueue::new(r))
+}
+
+/// fio's `exec_string`: `CMD > JOB.MODE.txt 2>&1` through the shell (the redirection applies
+/// to the command's last part, exactly as in fio). True when it exited with status 0.
+fn exec_string(env: &JobEnv, cmd: &str, mode: &str) -> bool {
+    let name = &env.job.name;
+    if env.messages {
+        eprintln!("{name} : Saving output of {mode} in {name}.{mode}.txt");
+    }
+    let line = format!("{cmd} > {name}.{mode}.txt 2>&1");
+    match std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .status()
+    {
+        Ok(s) => s.success(),
+        Err(e) => {
+            eprintln!("fiox: exec of cmd <{line}> failed: {e}");
+            false
+        }
+    }
 }
 
 /// `lockmem`: pin that much memory while the job runs; a smaller pin (fio leaves 128 MiB of

@@ -162,8 +162,6 @@ pub static OPTS: &[OptDef] = &[
     known("disk_util", K::Bool, C::Stats),
     known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
     known("error_dump", K::Bool, C::General),
-    known("exec_postrun", K::Str, C::General),
-    known("exec_prerun", K::Str, C::General),
     known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
     known(
         "exit_what",

@@ -5,6 +5,16 @@ use crate::value;
 use crate::{ContinueOnError, CpusAllowedPolicy};
 
 pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("exec_prerun", K::Str, C::General, "Shell command run before the job's I/O", |j, v| {
+        j.exec_prerun = Some(v.str().to_string()).filter(|s| !s.is_empty());
+        Ok(())
+    })
+    .long("As fio: run through the shell as `CMD > JOB.prerun.txt 2>&1` after the files are set up; when it fails, the job does no I/O."),
+    OptDef::new("exec_postrun", K::Str, C::General, "Shell command run after the job's I/O", |j, v| {
+        j.exec_postrun = Some(v.str().to_string()).filter(|s| !s.is_empty());
+        Ok(())
+    })
+    .long("As fio: run through the shell as `CMD > JOB.postrun.txt 2>&1` when the job ends."),
     OptDef::new("clocksource", K::Choice(&["gettimeofday", "clock_gettime", "cpu"]), C::General, "Clock for I/O times", |j, v| {
         j.clocksource = Some(match v.choice()?.as_str() {
             "gettimeofday" => crate::ClockSource::Gettimeofday,
@@ -304,6 +314,16 @@ mod tests {
     use std::time::Duration;
 
     pub static CASES: &[Case] = &[
+        (
+            "exec_prerun",
+            "echo a",
+            Some(|j| j.exec_prerun.as_deref() == Some("echo a")),
+        ),
+        (
+            "exec_postrun",
+            "echo b",
+            Some(|j| j.exec_postrun.as_deref() == Some("echo b")),
+        ),
         (
             "clocksource",
             "gettimeofday",
