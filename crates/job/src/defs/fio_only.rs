@@ -101,6 +101,7 @@ pub fn note(def: &OptDef) -> &'static str {
         | "read_beyond_wp"
         | "ignore_zone_limits" => "zoned block devices",
         "numa_cpu_nodes" | "numa_mem_policy" => "NUMA placement",
+        "uid" | "gid" => "fiox runs jobs as threads of one process, which share one user",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
         "merge_blktrace_file"
