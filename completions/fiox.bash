@@ -58,6 +58,7 @@ _fiox() {
     --output-format) COMPREPLY=($(compgen -W "normal json json+ terse" -- "$cur")); return;;
     --eta) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
     --warnings) COMPREPLY=($(compgen -W "report stderr" -- "$cur")); return;;
+    --clocksource) COMPREPLY=($(compgen -W "gettimeofday clock_gettime cpu" -- "$cur")); return;;
     --stonewall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --wait_for_previous) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --new_group) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -77,6 +78,7 @@ _fiox() {
     --create_fsync) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --unlink) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --unlink_each_loop) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --create_only) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --allow_file_create) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --fallocate) COMPREPLY=($(compgen -W "none native posix keep truncate 0 1" -- "$cur")); return;;
     --pre_read) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -88,10 +90,12 @@ _fiox() {
     --fill_device) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --fill_fs) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --file_append) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
-    --rw) COMPREPLY=($(compgen -W "read write trim randread randwrite randtrim rw readwrite randrw trimwrite" -- "$cur")); return;;
-    --readwrite) COMPREPLY=($(compgen -W "read write trim randread randwrite randtrim rw readwrite randrw trimwrite" -- "$cur")); return;;
+    --rw) COMPREPLY=($(compgen -W "read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite" -- "$cur")); return;;
+    --readwrite) COMPREPLY=($(compgen -W "read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite" -- "$cur")); return;;
     --bs_unaligned) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --blocksize_unaligned) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --latency_run) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --bs_is_seq_rand) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --ioengine) COMPREPLY=($(compgen -W "sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi" -- "$cur")); return;;
     --io_submit_mode) COMPREPLY=($(compgen -W "inline offload" -- "$cur")); return;;
     --direct) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -109,6 +113,11 @@ _fiox() {
     --scramble_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --rate_process) COMPREPLY=($(compgen -W "linear poisson" -- "$cur")); return;;
     --zonemode) COMPREPLY=($(compgen -W "none strided zbd" -- "$cur")); return;;
+    --mem) COMPREPLY=($(compgen -W "malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc" -- "$cur")); return;;
+    --iomem) COMPREPLY=($(compgen -W "malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc" -- "$cur")); return;;
+    --replay_no_stall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --steadystate) COMPREPLY=($(compgen -W "iops iops_slope bw bw_slope" -- "$cur")); return;;
+    --ss) COMPREPLY=($(compgen -W "iops iops_slope bw bw_slope" -- "$cur")); return;;
     --clat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --lat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --slat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -119,6 +128,7 @@ _fiox() {
     --disable_bw) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --gtod_reduce) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --stats) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --log_store_compressed) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --per_job_logs) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --log_offset) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --verify) COMPREPLY=($(compgen -W "0 none md5 crc64 crc32c crc32c-intel crc32 crc16 crc7 sha1 sha256 sha512 sha3-224 sha3-256 sha3-384 sha3-512 xxhash pattern null meta" -- "$cur")); return;;
@@ -141,7 +151,7 @@ _fiox() {
     esac
     if [[ -n $opt ]]; then COMPREPLY=($(compgen -f -- "$cur")); return; fi
     if [[ $cur == -* ]]; then
-        words="--parse-only --showcmd --section= --output= --output-format= --minimal --html= --eta= --status-interval= --readonly --max-jobs= --bandwidth-log --latency-log --allow-destructive --telemetry --warnings= --warnings-fatal --cmdhelp --enghelp --version --help --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --unified_rw_reporting= --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --thread --exitall --exitall_on_error --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --stats --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --verify= --do_verify --verify_only --verify_strict --verify_fatal --verify_dump --verify_async= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs="
+        words="--parse-only --showcmd --section= --output= --output-format= --minimal --append-terse --terse-version= --html= --eta= --status-interval= --eta-interval= --eta-newline= --readonly --aux-path= --trigger-file= --trigger-timeout= --trigger= --inflate-log= --alloc-size= --max-jobs= --bandwidth-log --latency-log --allow-destructive --telemetry --warnings= --warnings-fatal --cmdhelp --enghelp --version --help --exec_prerun= --exec_postrun= --clocksource= --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --unified_rw_reporting= --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --thread --exitall --exitall_on_error --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --ioscheduler= --create_only --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --flow= --flow_id= --flow_sleep= --flow_watermark= --latency_target= --latency_window= --latency_percentile= --latency_run --bs_is_seq_rand --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --mem= --iomem= --iomem_align= --mem_align= --hugepage-size= --lockmem= --read_iolog= --replay_no_stall --replay_redirect= --replay_scale= --replay_align= --replay_time_scale= --steadystate= --ss= --steadystate_duration= --ss_dur= --steadystate_ramp_time= --ss_ramp= --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --significant_figures= --stats --write_iolog= --log_compression= --log_store_compressed --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --verify= --do_verify --verify_only --verify_strict --verify_fatal --verify_dump --verify_async= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs="
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
         [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace
     elif [[ $COMP_CWORD -eq 1 ]]; then

@@ -65,11 +65,26 @@ fn real_main(args: &[String]) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
         Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
+        Action::InflateLog(path) => {
+            // fio's --inflate-log: the text of a log stored with log_store_compressed.
+            let data = std::fs::read(path).with_context(|| format!("--inflate-log: {path}"))?;
+            let mut out = std::io::BufWriter::new(&mut stdout);
+            fiox_stats::gzlog::inflate(&data, &mut out)
+                .map_err(|e| anyhow::anyhow!("--inflate-log: {path}: {e}"))?;
+            out.flush()?;
+        }
         Action::Help(t) | Action::CmdHelp(t) | Action::EngHelp(t) | Action::ShowCmd(t) => {
             write!(stdout, "{t}")?;
             if !t.ends_with('\n') {
                 writeln!(stdout)?;
             }
+        }
+        // fio switches that act without jobs (--server, --crctest, --inflate-log...).
+        Action::NoJobs(..) if !inv.refusals().is_empty() => {
+            for line in &inv.refusals() {
+                eprintln!("fiox: {line}");
+            }
+            return Ok(1);
         }
         Action::NoJobs(usage, why) => {
             // fio: usage on stdout, "No job(s) defined" on stderr, exit 1.
@@ -80,7 +95,8 @@ fn real_main(args: &[String]) -> Result<i32> {
         }
         Action::ParseOnly => {
             // The jobs parsed: notes on how they were read go where fio's parser notes go
-            // (stdout); which of them fiox would refuse to run, and why, on stderr.
+            // (stdout); which of them fiox would refuse to run, and why, on stderr. A script
+            // checking a job file with --parse-only must not take "will not run" for a pass.
             let notes = inv.notes();
             let fatal = inv.settings.warnings_fatal && !notes.is_empty();
             if !fatal {
@@ -89,11 +105,15 @@ fn real_main(args: &[String]) -> Result<i32> {
                 }
                 stdout.flush()?;
             }
-            for line in inv.refusals() {
+            let refusals = inv.refusals();
+            for line in &refusals {
                 eprintln!("fiox: {line}");
             }
             if fatal {
                 return Ok(warnings_fatal_stop(&notes));
+            }
+            if !refusals.is_empty() {
+                return Ok(1);
             }
         }
         Action::Run => {
@@ -223,11 +243,19 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
         max_jobs: s.max_jobs,
         allow_destructive: s.allow_destructive,
         bandwidth_log: s.bandwidth_log,
+        eta_interval: s.eta_interval,
+        eta_newline: s.eta_newline,
+        trigger: fiox_runner::Trigger {
+            file: s.trigger_file.clone().map(Into::into),
+            timeout: s.trigger_timeout,
+            cmd: s.trigger_cmd.clone(),
+        },
     };
     let status_out = out.clone();
     let status_formats = formats.clone();
+    let tv = s.terse_version;
     let mut on_status = move |snap: &fiox_stats::RunResult| {
-        let _ = status_out.write(&output::status_text(snap, &status_formats, &[]));
+        let _ = status_out.write(&output::status_text(snap, &status_formats, &[], tv));
     };
     let sampler = telemetry.map(|every| telemetry::start(&inv.jobs, every));
     let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
@@ -250,9 +278,9 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
     for f in &formats {
         // With status reports, JSON stays one object per line to the end (valid JSON Lines).
         let text = if s.status_interval.is_some() {
-            output::status_text(&outcome.result, &[*f], &notes)
+            output::status_text(&outcome.result, &[*f], &notes, tv)
         } else {
-            output::report_text(&outcome.result, *f, &notes, tele.as_ref())
+            output::report_text(&outcome.result, *f, &notes, tele.as_ref(), tv)
         };
         out.write(&text)?;
     }

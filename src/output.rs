@@ -101,11 +101,13 @@ impl Out {
 /// `fiox.notes` so stdout stays one JSON document. The normal report ends with fiox's advice.
 /// `extra`: `--telemetry`'s sections (`{"telemetry": .., "env": ..}`), both under `fiox` in
 /// JSON, the telemetry as a block after the normal report (terse has no place for them).
+/// `terse_version`: 2..=5, 0 for fio's default 3.
 pub fn report_text(
     run: &RunResult,
     f: OutputFormat,
     notes: &[String],
     extra: Option<&Value>,
+    terse_version: u32,
 ) -> String {
     let json = |plus| fiox_report::to_fio_json_text(&json_doc(run, plus, notes, extra));
     match f {
@@ -118,7 +120,7 @@ pub fn report_text(
         }
         OutputFormat::Json => json(false),
         OutputFormat::JsonPlus => json(true),
-        OutputFormat::Terse => fiox_report::terse(run),
+        OutputFormat::Terse => fiox_report::terse::terse_version(run, terse_version),
     }
 }
 
@@ -139,7 +141,12 @@ fn json_doc(run: &RunResult, plus: bool, notes: &[String], extra: Option<&Value>
 
 /// A periodic status report: JSON formats as one object per line (valid JSON Lines, unlike
 /// fio's concatenated objects), text formats as a full report.
-pub fn status_text(run: &RunResult, formats: &[OutputFormat], notes: &[String]) -> String {
+pub fn status_text(
+    run: &RunResult,
+    formats: &[OutputFormat],
+    notes: &[String],
+    terse_version: u32,
+) -> String {
     formats
         .iter()
         .map(|f| match f {
@@ -149,7 +156,7 @@ pub fn status_text(run: &RunResult, formats: &[OutputFormat], notes: &[String]) 
                 line.push('\n');
                 line
             }
-            other => report_text(run, *other, notes, None),
+            other => report_text(run, *other, notes, None, terse_version),
         })
         .collect()
 }

@@ -1,19 +1,19 @@
 //! The `fiox` binary with jobs that use fio features fiox parses but cannot run yet:
-//! `--parse-only` succeeds and names them on stderr; a run is refused before any I/O with
-//! the same lines and exit code 1.
+//! `--parse-only` names them on stderr and exits 1 (the jobs parsed, but will not run); a run
+//! is refused before any I/O with the same lines and exit code 1.
 
 mod harness;
 
 use harness::*;
 
 const FLOW_LINE: &str =
-    "fiox: job a: `flow` is a fio option that fiox does not support yet; this job will not run\n";
+    "fiox: job a: `cgroup` is a fio option that fiox does not support yet; this job will not run\n";
 const HTTP_LINE: &str = "fiox: job b: ioengine `http` is a fio engine that fiox does not support yet; this job will not run\n";
 
 fn job_file(dir: &TempDir) -> String {
     let path = dir.join("u.fio");
     let text = format!(
-        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nflow=2\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
+        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\ncgroup=x\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
         dir.path().display()
     );
     std::fs::write(&path, text).unwrap();
@@ -25,7 +25,7 @@ fn parse_only_names_what_is_not_supported() {
     let dir = TempDir::new("unsup-parse");
     let file = job_file(&dir);
     let r = fiox(&["--parse-only", &file]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         r.stderr,
         format!(
@@ -70,4 +70,30 @@ fn a_later_supported_value_clears_the_refusal() {
         "--ioengine=psync",
     ]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+}
+
+#[test]
+fn fio_switches_parse_and_refuse_with_the_reason() {
+    let r = fiox(&["--parse-only", "--debug=io,file", "--name=x", "--size=1m"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "fiox: `--debug=io,file` is a fio switch that fiox does not support yet (fio's internal \
+         debug logging has no fiox counterpart yet); nothing will run\n"
+    );
+    // A switch that acts without jobs (fio's server) is refused, not answered with the usage.
+    let r = fiox(&["--server=localhost"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.contains("client/server mode"), "{}", r.stderr);
+    let bad = fiox(&["--parse-only", "--debug=disk", "--name=x"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("unknown category 'disk'"),
+        "{}",
+        bad.stderr
+    );
+    // --alloc-size sizes fio's shared-memory pool, which fiox does not have: accepted.
+    let ok = fiox(&["--parse-only", "--alloc-size=32768", "--name=x"]);
+    assert_eq!((ok.code, ok.stderr.as_str()), (0, ""));
 }

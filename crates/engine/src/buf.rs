@@ -1,8 +1,9 @@
 //! Aligned I/O buffers: one allocation split into equal, aligned slots, preallocated before the
 //! job starts so the hot path never allocates. Alignment satisfies O_DIRECT (page size by
-//! default).
+//! default); fio's `iomem_align` moves the first slot that many bytes past the boundary, and
+//! `mem=` picks the memory behind them (see [`crate::mem`]).
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use crate::mem::{MemSpec, Region};
 use std::ptr::NonNull;
 
 /// A pointer to one buffer slot. Copyable so it can travel inside an `IoUnit`; it stays valid for
@@ -33,37 +34,54 @@ impl BufPtr {
     }
 }
 
-/// `count` slots of `slot_size` bytes, each aligned to `align`.
+/// `count` slots of `slot_size` bytes, each aligned to `align` (plus the pool's offset).
 pub struct BufPool {
     base: NonNull<u8>,
-    layout: Layout,
     slot: usize,
     count: usize,
+    /// Owns the memory; `base` points into it.
+    _region: Region,
 }
 
 // SAFETY: the pool owns its allocation exclusively; moving it between threads is fine.
 unsafe impl Send for BufPool {}
 
 impl BufPool {
-    /// Allocate zeroed slots. `align` must be a power of two; `slot_size` is rounded up to it.
+    /// Allocate zeroed slots from the heap. `align` must be a power of two; `slot_size` is
+    /// rounded up to it.
     pub fn new(count: usize, slot_size: usize, align: usize) -> Result<Self, String> {
+        Self::new_in(&MemSpec::default(), count, slot_size, align, 0)
+    }
+
+    /// Allocate zeroed slots from `mem`, the first one `offset` bytes past an `align`
+    /// boundary (fio's `iomem_align`), the others following at the slot size.
+    pub fn new_in(
+        mem: &MemSpec,
+        count: usize,
+        slot_size: usize,
+        align: usize,
+        offset: usize,
+    ) -> Result<Self, String> {
         if !align.is_power_of_two() {
             return Err(format!("buffer alignment {align} is not a power of two"));
         }
         let slot = slot_size.max(1).div_ceil(align) * align;
         let total = slot
             .checked_mul(count.max(1))
+            .and_then(|t| t.checked_add(offset))
             .ok_or_else(|| format!("buffer pool of {count} x {slot} bytes overflows"))?;
-        let layout = Layout::from_size_align(total, align).map_err(|e| e.to_string())?;
-        // SAFETY: layout has non-zero size (slot >= align >= 1, count >= 1).
-        let p = unsafe { alloc_zeroed(layout) };
-        let base = NonNull::new(p)
-            .ok_or_else(|| format!("cannot allocate {total} bytes for I/O buffers"))?;
+        let region = Region::new(mem, total, align)?;
+        // Kernel backings are page aligned; a larger `align` is met by the heap's layout only.
+        if !(region.base.as_ptr() as usize).is_multiple_of(align) {
+            return Err(format!("mem backing is not aligned to {align} bytes"));
+        }
+        // SAFETY: offset < total <= the region's length, so the pointer stays inside it.
+        let base = unsafe { NonNull::new_unchecked(region.base.as_ptr().add(offset)) };
         Ok(BufPool {
             base,
-            layout,
             slot,
             count: count.max(1),
+            _region: region,
         })
     }
 
@@ -100,13 +118,6 @@ impl BufPool {
     }
 }
 
-impl Drop for BufPool {
-    fn drop(&mut self) {
-        // SAFETY: base was allocated with exactly this layout.
-        unsafe { dealloc(self.base.as_ptr(), self.layout) }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +133,19 @@ mod tests {
         for i in 0..4 {
             assert!(p.slice(i).iter().all(|&b| b == i as u8));
         }
+    }
+
+    #[test]
+    fn iomem_align_offsets_the_first_slot() {
+        let spec = MemSpec {
+            kind: fiox_job::MemKind::Shm,
+            ..MemSpec::default()
+        };
+        let mut p = BufPool::new_in(&spec, 2, 4096, 4096, 512).unwrap();
+        assert_eq!(p.ptr(0).as_ptr() as usize % 4096, 512);
+        assert_eq!(p.ptr(1).as_ptr() as usize % 4096, 512);
+        p.slice_mut(1).fill(7);
+        assert!(p.slice(1).iter().all(|&b| b == 7));
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub mod buf;
 mod factory;
 pub mod guasi;
 mod libaio;
+pub mod mem;
 mod mmap;
 mod null;
 mod offload;
@@ -46,6 +47,7 @@ mod uring;
 
 pub use buf::{BufPool, BufPtr};
 pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};
+pub use mem::{MemSpec, Pinned};
 pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};
 
 /// What an I/O unit asks the engine to do.

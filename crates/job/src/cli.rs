@@ -18,6 +18,8 @@ pub enum Early {
     CmdHelp(String),
     /// `--enghelp[=engine[,option]]` (empty = list engines).
     EngHelp(String),
+    /// `--inflate-log=FILE`: print a compressed log (`log_store_compressed`) as text.
+    InflateLog(String),
 }
 
 /// The command line split into its parts.
@@ -53,34 +55,153 @@ pub(crate) const SWITCHES: &[&str] = &[
     "html",
     "warnings",
     "warnings-fatal",
-];
-
-/// fio switches fiox does not implement yet. fio's `--profile` and `--exitall_on_error` are
-/// not here: they are also job options, and parse as such (`exitall_on_error` runs; `profile`
-/// is refused as not supported yet), so `--showcmd` output that carries them parses again.
-const FIO_SWITCHES: &[&str] = &[
-    "debug",
+    "inflate-log",
     "terse-version",
     "append-terse",
     "eta-newline",
     "eta-interval",
-    "client",
-    "server",
-    "daemonize",
-    "remote-config",
+    "alloc-size",
+    "aux-path",
     "trigger-file",
     "trigger-timeout",
     "trigger",
-    "trigger-remote",
-    "aux-path",
-    "idle-prof",
-    "inflate-log",
-    "crctest",
-    "alloc-size",
-    "cpuclock-test",
-    "merge-blktrace-only",
-    "showcmd-all",
 ];
+
+/// fio switches fiox parses but does not implement yet, each with the reason. They are
+/// recorded in [`RunSettings::unsupported_switches`]: `--parse-only` names them and exits 1,
+/// a run is refused before any I/O. fio's `--profile` and `--exitall_on_error` are not here:
+/// they are also job options, and parse as such (`exitall_on_error` runs; `profile` is
+/// refused as not supported yet), so `--showcmd` output that carries them parses again.
+const FIO_SWITCHES: &[(&str, &str)] = &[
+    (
+        "debug",
+        "fio's internal debug logging has no fiox counterpart yet",
+    ),
+    (
+        "client",
+        "fiox has no client/server mode (a network service)",
+    ),
+    (
+        "server",
+        "fiox has no client/server mode (a network service)",
+    ),
+    (
+        "server-internal",
+        "fiox has no client/server mode (a network service)",
+    ),
+    (
+        "daemonize",
+        "fiox has no client/server mode (a network service)",
+    ),
+    (
+        "remote-config",
+        "fiox has no client/server mode (a network service)",
+    ),
+    (
+        "trigger-remote",
+        "fiox has no client/server mode (a network service)",
+    ),
+    (
+        "idle-prof",
+        "fio's idleness profiling threads are not implemented yet",
+    ),
+    ("crctest", "fio's checksum speed test is not implemented"),
+    ("memcpytest", "fio's memcpy speed test is not implemented"),
+    ("cpuclock-test", "fio's CPU clock test is not implemented"),
+    (
+        "merge-blktrace-only",
+        "blktrace replay is not implemented yet",
+    ),
+];
+
+/// fio switches without a value (`no_argument` in fio's getopt table); the rest need one,
+/// except `--crctest`, whose value is optional.
+const FIO_BARE_SWITCHES: &[&str] = &["cpuclock-test", "memcpytest", "merge-blktrace-only"];
+
+/// fio's `--debug` categories (plus `all` and `?`).
+const DEBUG_CATEGORIES: &[&str] = &[
+    "process",
+    "file",
+    "io",
+    "mem",
+    "blktrace",
+    "verify",
+    "random",
+    "parse",
+    "diskutil",
+    "job",
+    "mutex",
+    "profile",
+    "time",
+    "net",
+    "rate",
+    "compress",
+    "steadystate",
+    "helperthread",
+    "zbd",
+    "all",
+];
+
+/// A fio switch fiox parses but cannot act on yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedSwitch {
+    /// The switch without dashes.
+    pub name: String,
+    /// Its value, if given.
+    pub value: Option<String>,
+    /// Why it cannot run (a missing feature, an external service...).
+    pub reason: &'static str,
+}
+
+impl UnsupportedSwitch {
+    /// "`--debug=io` is a fio switch that fiox does not support yet (reason); nothing will run".
+    pub fn describe(&self) -> String {
+        let shown = match &self.value {
+            Some(v) => format!("--{}={v}", self.name),
+            None => format!("--{}", self.name),
+        };
+        format!(
+            "`{shown}` is a fio switch that fiox does not support yet ({}); nothing will run",
+            self.reason
+        )
+    }
+}
+
+/// Check a fio-only switch's value as fio would, then record it.
+fn fio_switch(
+    s: &mut RunSettings,
+    name: &str,
+    value: Option<&str>,
+    reason: &'static str,
+) -> Result<(), JobError> {
+    let err = |m: String| JobError::new(Location::CommandLine, m);
+    let bare = FIO_BARE_SWITCHES.contains(&name);
+    match (bare, value) {
+        (true, Some(_)) => return Err(err(format!("switch '--{name}' takes no value"))),
+        (false, None) if name != "crctest" => {
+            return Err(err(format!(
+                "switch '--{name}' needs a value (--{name}=...)"
+            )))
+        }
+        _ => {}
+    }
+    if name == "debug" {
+        for c in value.unwrap_or("").split(',').map(str::trim) {
+            if !DEBUG_CATEGORIES.contains(&c) {
+                return Err(err(format!(
+                    "--debug: unknown category '{c}' (use {})",
+                    DEBUG_CATEGORIES.join(", ")
+                )));
+            }
+        }
+    }
+    s.unsupported_switches.push(UnsupportedSwitch {
+        name: name.to_string(),
+        value: value.map(str::to_string),
+        reason,
+    });
+    Ok(())
+}
 
 /// Parse the arguments (without the program name).
 pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobError> {
@@ -208,6 +329,22 @@ pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "max-jobs",
     "html",
     "warnings",
+    "debug",
+    "terse-version",
+    "eta-newline",
+    "eta-interval",
+    "client",
+    "server",
+    "daemonize",
+    "remote-config",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "trigger-remote",
+    "aux-path",
+    "idle-prof",
+    "inflate-log",
+    "alloc-size",
 ];
 
 /// Handle a switch; Ok(false) if `name` is not a switch.
@@ -287,13 +424,20 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "help" => set_early(cl, Early::Help),
         "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
-        _ if FIO_SWITCHES.contains(&name) => {
-            return Err(JobError::new(
-                Location::CommandLine,
-                format!("'--{name}' is a fio switch that fiox does not support yet"),
-            ))
+        "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
+        _ if more_switches(s, name, value)? => {}
+        _ if FIO_SWITCHES.iter().any(|(n, _)| *n == name) => {
+            let reason = FIO_SWITCHES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or("", |f| f.1);
+            fio_switch(s, name, value, reason)?;
         }
-        _ if defs::lookup(name).is_none() && !name.contains('_') && name.contains('-') => {
+        _ if defs::lookup(name).is_none()
+            && defs::fio_only::lookup(name).is_none()
+            && !name.contains('_')
+            && name.contains('-') =>
+        {
             let hint = suggest::closest(name, SWITCHES.iter().copied())
                 .map(|s| format!(" (did you mean '--{s}'?)"))
                 .unwrap_or_default();
@@ -305,6 +449,90 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         _ => return Ok(false),
     }
     Ok(true)
+}
+
+/// The switches fio has beyond the basic ones: output details, ETA timing, state path,
+/// triggers, pool size. Ok(false) if `name` is none of them.
+fn more_switches(s: &mut RunSettings, name: &str, value: Option<&str>) -> Result<bool, JobError> {
+    let need = |v: Option<&str>| -> Result<String, JobError> {
+        v.map(str::to_string).ok_or_else(|| {
+            JobError::new(
+                Location::CommandLine,
+                format!("switch '--{name}' needs a value (--{name}=...)"),
+            )
+        })
+    };
+    match name {
+        "append-terse" if value.is_some() => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                "switch '--append-terse' takes no value",
+            ))
+        }
+        // fio: terse output in addition to the formats chosen so far.
+        "append-terse" => {
+            if s.output_formats.is_empty() {
+                s.output_formats.push(OutputFormat::Normal);
+            }
+            if !s.output_formats.contains(&OutputFormat::Terse) {
+                s.output_formats.push(OutputFormat::Terse);
+            }
+        }
+        "aux-path" => s.aux_path = Some(need(value)?),
+        "trigger-file" => s.trigger_file = Some(need(value)?),
+        "trigger" => s.trigger_cmd = Some(need(value)?),
+        "trigger-timeout" => {
+            let v = need(value)?;
+            let us = crate::value::parse_time_us(&v, 1_000_000).map_err(|m| {
+                JobError::new(Location::CommandLine, format!("--trigger-timeout: {m}"))
+            })?;
+            // fio keeps whole seconds.
+            s.trigger_timeout = Some(std::time::Duration::from_secs(us / 1_000_000));
+        }
+        "terse-version" => {
+            let v = need(value)?;
+            s.terse_version = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| (2..=5).contains(n))
+                .ok_or_else(|| {
+                    JobError::new(
+                        Location::CommandLine,
+                        format!("--terse-version={v}: bad terse version (use 2, 3, 4 or 5)"),
+                    )
+                })?;
+        }
+        "eta-newline" => s.eta_newline = Some(eta_period(name, &need(value)?, 1)?),
+        // fio's limit: ETA updates at least 250 ms apart.
+        "eta-interval" => s.eta_interval = Some(eta_period(name, &need(value)?, 250)?),
+        // fio sizes its shared-memory allocator (smalloc) with it; fiox allocates job state
+        // from the heap, so the pool has nothing to size. The value is checked as fio reads it.
+        "alloc-size" => {
+            let v = need(value)?;
+            v.trim().parse::<u32>().map_err(|_| {
+                JobError::new(
+                    Location::CommandLine,
+                    format!("--alloc-size={v}: not a number of KiB"),
+                )
+            })?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// `--eta-newline`/`--eta-interval`: a time (seconds by default) of at least `min_ms`.
+fn eta_period(name: &str, v: &str, min_ms: u64) -> Result<std::time::Duration, JobError> {
+    let us = crate::value::parse_time_us(v, 1_000_000)
+        .map_err(|m| JobError::new(Location::CommandLine, format!("--{name}: {m}")))?;
+    if us / 1000 < min_ms {
+        return Err(JobError::new(
+            Location::CommandLine,
+            format!("--{name}={v}: too short ({min_ms} ms at least)"),
+        ));
+    }
+    Ok(std::time::Duration::from_millis(us / 1000))
 }
 
 fn set_early(cl: &mut CmdLine, e: Early) {
@@ -482,10 +710,15 @@ mod tests {
             e.to_string(),
             "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"
         );
-        let e = parse_cmdline(&args("--debug=io"), &env()).unwrap_err();
+        let cl = parse_cmdline(&args("--debug=io"), &env()).unwrap();
+        assert_eq!(cl.settings.unsupported_switches[0].name, "debug");
+        // fio options with a dash in their name are options, not unknown switches.
+        let cl = parse_cmdline(&args("--name=x --hugepage-size=2m"), &env()).unwrap();
+        assert_eq!(cl.sections[0].opts[0].name, "hugepage-size");
+        let e = parse_cmdline(&args("--append-terse=1"), &env()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "command line: '--debug' is a fio switch that fiox does not support yet"
+            "command line: switch '--append-terse' takes no value"
         );
     }
 }

@@ -50,6 +50,11 @@ pub const SWITCHES: &[Switch] = &[
         choices: &["normal", "json", "json+", "terse"],
     },
     sw("--minimal", "Same as --output-format=terse"),
+    sw("--append-terse", "Add the terse format to the others"),
+    sw(
+        "--terse-version=2..5",
+        "fio's terse format version (default 3)",
+    ),
     sw(
         "--html=FILE",
         "Also write the report page with charts to FILE",
@@ -63,7 +68,27 @@ pub const SWITCHES: &[Switch] = &[
         "--status-interval=TIME",
         "Print the report every TIME while running",
     ),
+    sw(
+        "--eta-interval=TIME",
+        "Update the progress line this often (default 1s)",
+    ),
+    sw("--eta-newline=TIME", "Start a new progress line this often"),
     sw("--readonly", "Refuse any job that would write"),
+    sw("--aux-path=DIR", "Where verify state files and dumps go"),
+    sw(
+        "--trigger-file=FILE",
+        "Stop all jobs when FILE appears (it is removed)",
+    ),
+    sw("--trigger-timeout=TIME", "Stop all jobs after TIME"),
+    sw("--trigger=CMD", "Run CMD (through sh) when triggered"),
+    sw(
+        "--inflate-log=FILE",
+        "Print a log stored with log_store_compressed",
+    ),
+    sw(
+        "--alloc-size=KIB",
+        "Accepted for fio (sizes no pool in fiox)",
+    ),
     sw("--max-jobs=N", "Run at most N jobs at once"),
     sw(
         "--bandwidth-log",
@@ -466,7 +491,7 @@ mod tests {
             .unwrap()
             .contains("type                : webdav|s3|swift"));
         assert!(enghelp("io_uring_cmd").unwrap().contains("cmd_type"));
-        assert!(cmdhelp("flow").unwrap().contains("does not run yet"));
+        assert!(cmdhelp("cgroup").unwrap().contains("does not run yet"));
     }
 
     #[test]

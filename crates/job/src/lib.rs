@@ -28,7 +28,8 @@ use jobfile::{FileReader, Section, SubstEnv};
 pub enum Action {
     /// Run the jobs.
     Run,
-    /// `--parse-only`: the jobs parsed; exit 0.
+    /// `--parse-only`: the jobs parsed; exit 0 when fiox can run them all, 1 when a refusal
+    /// says a job (or a switch) will not run.
     ParseOnly,
     /// `--showcmd`: print this command line and exit.
     ShowCmd(String),
@@ -40,6 +41,8 @@ pub enum Action {
     Version,
     /// `--help`: print this text and exit.
     Help(String),
+    /// `--inflate-log=FILE`: print the compressed log FILE as text and exit.
+    InflateLog(String),
     /// No job was defined (no arguments, or options without a `--name=`): print the usage
     /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
     /// that did nothing for a success. The second field explains what was missing.
@@ -61,13 +64,18 @@ pub struct Invocation {
 impl Invocation {
     /// Why these jobs must not run: one line per fio feature fiox does not support yet, for
     /// each job (numjobs clones once), e.g. "job a: `flow` is a fio option that fiox does not
-    /// support yet; this job will not run". `--parse-only` prints them and succeeds; a run is
-    /// refused with them before any I/O.
+    /// support yet; this job will not run", after one line per unsupported switch.
+    /// `--parse-only` prints them and exits 1; a run is refused with them before any I/O.
     pub fn refusals(&self) -> Vec<String> {
-        self.jobs
-            .iter()
-            .filter(|j| j.clone_index == 0)
-            .flat_map(JobSpec::refusal)
+        let switches = self.settings.unsupported_switches.iter();
+        switches
+            .map(cli::UnsupportedSwitch::describe)
+            .chain(
+                self.jobs
+                    .iter()
+                    .filter(|j| j.clone_index == 0)
+                    .flat_map(JobSpec::refusal),
+            )
             .collect()
     }
 
@@ -143,6 +151,7 @@ pub fn parse_invocation_in(
             cli::Early::Version => Action::Version,
             cli::Early::CmdHelp(o) => Action::CmdHelp(help::cmdhelp(o)?),
             cli::Early::EngHelp(e) => Action::EngHelp(help::enghelp(e)?),
+            cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
         };
         return Ok(inv);
     }
@@ -183,6 +192,9 @@ pub fn parse_invocation_in(
     }
     inv.global_options = global_options(&sections);
     inv.jobs = resolve::resolve(&sections)?;
+    for j in &mut inv.jobs {
+        j.aux_path.clone_from(&cl.settings.aux_path);
+    }
     if cl.settings.latency_log {
         old_latency_logs(&mut inv.jobs);
     }

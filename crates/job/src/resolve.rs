@@ -394,6 +394,10 @@ fn offload_note(job: &mut JobSpec) {
 
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
+    if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
+        job.notes
+            .push("read_iolog overrides write_iolog (no I/O log is written), as in fio".into());
+    }
     if !given.contains("iodepth_low") || job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
         job.iodepth_low = job.iodepth;
     }
@@ -653,9 +657,9 @@ mod tests {
             sec(
                 "global",
                 1,
-                &[("ioengine", Some("http")), ("flow", Some("2"))],
+                &[("ioengine", Some("http")), ("cgroup", Some("a"))],
             ),
-            sec("a", 1, &[("http_host", Some("h")), ("flow", Some("3"))]),
+            sec("a", 1, &[("http_host", Some("h")), ("cgroup", Some("b"))]),
             sec("b", 1, &[("ioengine", Some("psync"))]),
         ];
         let jobs = resolve(&s).unwrap();
@@ -665,13 +669,13 @@ mod tests {
             [
                 "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
                 "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
-                "job a: `flow` is a fio option that fiox does not support yet; this job will not run",
+                "job a: `cgroup` is a fio option that fiox does not support yet; this job will not run",
             ]
         );
-        assert_eq!(jobs[0].unsupported[2].value, "3");
-        // b switches to psync: the engine record goes, flow stays.
+        assert_eq!(jobs[0].unsupported[2].value, "b");
+        // b switches to psync: the engine record goes, cgroup stays.
         assert_eq!(jobs[1].unsupported.len(), 1);
-        assert_eq!(jobs[1].unsupported[0].option, "flow");
+        assert_eq!(jobs[1].unsupported[0].option, "cgroup");
         let bad = vec![sec(
             "a",
             1,

@@ -73,13 +73,19 @@ pub enum RwMode {
     ReadWrite,
     RandRw,
     TrimWrite,
+    /// Random trims, each followed by a write of the block just trimmed.
+    RandTrimWrite,
 }
 
 impl RwMode {
     pub fn is_random(self) -> bool {
         matches!(
             self,
-            RwMode::RandRead | RwMode::RandWrite | RwMode::RandTrim | RwMode::RandRw
+            RwMode::RandRead
+                | RwMode::RandWrite
+                | RwMode::RandTrim
+                | RwMode::RandRw
+                | RwMode::RandTrimWrite
         )
     }
     pub fn has_read(self) -> bool {
@@ -96,10 +102,14 @@ impl RwMode {
                 | RwMode::ReadWrite
                 | RwMode::RandRw
                 | RwMode::TrimWrite
+                | RwMode::RandTrimWrite
         )
     }
     pub fn has_trim(self) -> bool {
-        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite)
+        matches!(
+            self,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
+        )
     }
     /// fio's name as printed in the job header line (`rw=randrw`).
     pub fn fio_name(self) -> &'static str {
@@ -113,6 +123,7 @@ impl RwMode {
             RwMode::ReadWrite => "rw",
             RwMode::RandRw => "randrw",
             RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
         }
     }
 }
@@ -209,6 +220,8 @@ pub struct FileSpec {
     pub create_fsync: bool,
     /// `unlink_each_loop=`: unlink files after every loop.
     pub unlink_each_loop: bool,
+    /// `create_only`: lay the files out (and open them), then end the job without I/O.
+    pub create_only: bool,
     /// `fill_device=`/`fill_fs=`: write until ENOSPC.
     pub fill_device: bool,
     /// `file_append=`: I/O starts at the end of each file.
@@ -376,6 +389,149 @@ pub struct BufferSpec {
     pub pattern: Vec<u8>,
     /// `dedupe_percentage=`
     pub dedupe_percentage: u32,
+    /// `mem=`/`iomem=`: what backs the I/O buffers.
+    pub mem: MemKind,
+    /// The file after `mem=mmap:`, `mmapshared:` or `mmaphuge:`.
+    pub mmapfile: Option<String>,
+    /// `iomem_align=`: the first buffer starts this far past a page boundary.
+    pub mem_align: u64,
+    /// `hugepage-size=`: huge backings are rounded up to it.
+    pub hugepage_size: u64,
+    /// `lockmem=`: bytes pinned with mlock(2) while the job runs (0 = none).
+    pub lockmem: u64,
+}
+
+/// fio's `clocksource` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The wall clock at microsecond resolution.
+    Gettimeofday,
+    /// CLOCK_MONOTONIC.
+    ClockGettime,
+    /// The CPU's time-stamp counter.
+    Cpu,
+}
+
+/// fio's queue-depth probing for a latency target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatTargetSpec {
+    /// `latency_target` in ns (0: off).
+    pub target_ns: u64,
+    /// `latency_window` in µs.
+    pub window_us: u64,
+    /// `latency_percentile`: share of I/Os that must meet the target (default 100).
+    pub percentile: f64,
+    /// `latency_run`: keep probing instead of settling on a depth.
+    pub run: bool,
+}
+
+impl Default for LatTargetSpec {
+    fn default() -> Self {
+        LatTargetSpec {
+            target_ns: 0,
+            window_us: 0,
+            percentile: 100.0,
+            run: false,
+        }
+    }
+}
+
+/// fio's token-based proportions between jobs of one `flow_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlowSpec {
+    /// `flow`: this job's weight (0: not in a flow).
+    pub weight: u32,
+    /// `flow_id`.
+    pub id: i64,
+    /// `flow_sleep`: microseconds to wait when held back.
+    pub sleep_us: u64,
+}
+
+/// What steady state is judged on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SsCriterion {
+    #[default]
+    Iops,
+    Bw,
+}
+
+/// fio's steady state detection (`ss`, `ss_dur`, `ss_ramp`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadySpec {
+    pub criterion: SsCriterion,
+    /// Judge the slope of the window (else its largest deviation from the mean).
+    pub slope: bool,
+    /// `limit` is a percentage of the window's mean.
+    pub pct: bool,
+    /// IOPS, bytes/s, or percent.
+    pub limit: f64,
+    /// `ss_dur` in whole seconds (0: off).
+    pub dur_s: u64,
+    /// `ss_ramp` in microseconds.
+    pub ramp_us: u64,
+}
+
+impl Default for SteadySpec {
+    fn default() -> Self {
+        SteadySpec {
+            criterion: SsCriterion::Iops,
+            slope: true,
+            pct: true,
+            limit: 0.01,
+            dur_s: 0,
+            ramp_us: 0,
+        }
+    }
+}
+
+/// `read_iolog=` and how the log is replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplaySpec {
+    /// The log to replay (None: the job generates its I/O).
+    pub read_iolog: Option<String>,
+    /// `replay_no_stall`: ignore the log's timing.
+    pub no_stall: bool,
+    /// `replay_redirect`: every I/O goes to this file instead of the log's.
+    pub redirect: Option<String>,
+    /// `replay_scale`: offsets are divided by it (0 and 1: unchanged).
+    pub scale: u64,
+    /// `replay_align`: offsets are aligned down to it (0: unchanged).
+    pub align: u64,
+    /// `replay_time_scale`: percent of the log's speed (100: as logged).
+    pub time_scale: u32,
+}
+
+impl Default for ReplaySpec {
+    fn default() -> Self {
+        ReplaySpec {
+            read_iolog: None,
+            no_stall: false,
+            redirect: None,
+            scale: 1,
+            align: 0,
+            time_scale: 100,
+        }
+    }
+}
+
+/// fio's `mem=` backings of the I/O buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MemKind {
+    /// The heap (fio: malloc(3)); the default.
+    #[default]
+    Malloc,
+    /// SysV shared memory (shmget(2)).
+    Shm,
+    /// SysV shared memory in huge pages (SHM_HUGETLB).
+    ShmHuge,
+    /// A private mapping: anonymous, or of `mmapfile`.
+    Mmap,
+    /// A shared mapping: anonymous, or of `mmapfile`.
+    MmapShared,
+    /// Huge pages: an anonymous MAP_HUGETLB mapping, or a shared map of a hugetlbfs file.
+    MmapHuge,
+    /// GPU memory (not supported: needs CUDA hardware).
+    CudaMalloc,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -414,6 +570,13 @@ pub struct LogSpec {
     pub log_hist_msec: u64,
     pub per_job_logs: bool,
     pub log_offset: bool,
+    /// `write_iolog=`: fio's version 3 I/O log of every I/O queued.
+    pub write_iolog: Option<String>,
+    /// `log_compression=`: fio's in-memory chunk size (0: off). fiox writes its logs as it
+    /// goes, so memory is bounded either way and the log is the same.
+    pub log_compression: u64,
+    /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
+    pub log_store_compressed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -435,6 +598,9 @@ pub struct StatsSpec {
     /// `unified_rw_reporting=mixed` (or 1): reads, writes and trims reported as one `mixed`
     /// direction.
     pub unified_mixed: bool,
+    /// `significant_figures=` 1..=10 (fio's default 4): digits of sizes, rates and IOPS in
+    /// the normal report.
+    pub sig_figs: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -492,6 +658,9 @@ pub enum VerifyMethod {
     Crc7,
     Sha3_256,
     Sha3_512,
+    /// fio's `meta`: the header alone is checked (offset, sequence, header checksum), not the
+    /// data (fio keeps it for old job files; its header always carries this information).
+    Meta,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -548,6 +717,9 @@ pub struct JobSpec {
     pub bs: PerDir<BsSpec>,
     pub blockalign: PerDir<Option<u64>>,
     pub bs_unaligned: bool,
+    /// `bs_is_seq_rand`: the read,write sizes of `bs`/`bsrange`/`bssplit` are the sizes of
+    /// sequential,random I/O instead.
+    pub bs_is_seq_rand: bool,
     pub size: Option<SizeSpec>,
     pub io_size: Option<SizeSpec>,
     pub offset: SizeSpec,
@@ -587,6 +759,22 @@ pub struct JobSpec {
     pub unit_base: u32,
     /// `zonemode`, `zonesize`, `zonerange`, `zoneskip`.
     pub zone: ZoneSpec,
+    /// `read_iolog` and the `replay_*` options.
+    pub replay: ReplaySpec,
+    /// `steadystate`, `ss_dur`, `ss_ramp`.
+    pub steadystate: SteadySpec,
+    /// `flow`, `flow_id`, `flow_sleep`.
+    pub flow: FlowSpec,
+    /// `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
+    pub lat_target: LatTargetSpec,
+    /// `exec_prerun=` / `exec_postrun=`: shell commands run before the job's I/O and after it.
+    pub exec_prerun: Option<String>,
+    pub exec_postrun: Option<String>,
+    /// `ioscheduler=`: the I/O scheduler to switch the job's disks to.
+    pub ioscheduler: Option<String>,
+    /// `clocksource=`: how I/O times are read (None: fio's default choice, the TSC where the
+    /// kernel trusts it, else clock_gettime).
+    pub clocksource: Option<ClockSource>,
 
     /// Options exactly as written for this job (after `[global]` inheritance, before
     /// defaults), in order, for `--showcmd`.
@@ -599,6 +787,8 @@ pub struct JobSpec {
     /// cannot execute yet, in the order written (one entry per option name, the last value
     /// wins). Non-empty means the job must not run: see [`JobSpec::refusal`].
     pub unsupported: Vec<Unsupported>,
+    /// `--aux-path`: where verify state files and verify dumps go (None: as without it).
+    pub aux_path: Option<String>,
     /// Notes about how options were read that the user should see (printed by `--parse-only`
     /// and before a run), e.g. a `[global]` option of another engine that fio drops.
     pub notes: Vec<String>,
@@ -683,6 +873,23 @@ pub struct RunSettings {
     /// `--warnings-fatal` (fio's `-w`): notes about how the jobs were read stop the run
     /// before any I/O, and fiox's advice is printed on stderr and makes the exit status 1.
     pub warnings_fatal: bool,
+    /// `--aux-path`: the directory of fio's state files (verify state, verify dumps).
+    pub aux_path: Option<String>,
+    /// `--trigger-file`: when this file appears, it is removed and the run stops (then
+    /// `--trigger` runs).
+    pub trigger_file: Option<String>,
+    /// `--trigger-timeout`: the same, this long after the start.
+    pub trigger_timeout: Option<Duration>,
+    /// `--trigger`: the shell command run when triggered.
+    pub trigger_cmd: Option<String>,
+    /// `--terse-version` 2..=5 (0: fio's default 3).
+    pub terse_version: u32,
+    /// `--eta-newline`: start a new ETA line this often (a terminal's line is redrawn).
+    pub eta_newline: Option<Duration>,
+    /// `--eta-interval`: the ETA line's update period (default 1 s).
+    pub eta_interval: Option<Duration>,
+    /// fio switches given that fiox parses but cannot act on yet: nothing runs.
+    pub unsupported_switches: Vec<crate::cli::UnsupportedSwitch>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -730,6 +937,7 @@ impl Default for FileSpec {
             create_serialize: true,
             create_fsync: true,
             unlink_each_loop: false,
+            create_only: false,
             fill_device: false,
             file_append: false,
         }
@@ -758,6 +966,7 @@ impl Default for JobSpec {
             bs: PerDir::all(BsSpec::fixed(4096)),
             blockalign: PerDir::all(None),
             bs_unaligned: false,
+            bs_is_seq_rand: false,
             size: None,
             io_size: None,
             offset: SizeSpec::Bytes(0),
@@ -806,6 +1015,11 @@ impl Default for JobSpec {
                 compress_chunk: 512,
                 pattern: Vec::new(),
                 dedupe_percentage: 0,
+                mem: MemKind::Malloc,
+                mmapfile: None,
+                mem_align: 0,
+                hugepage_size: 2 << 20,
+                lockmem: 0,
             },
             pacing: PacingSpec {
                 rate: PerDir::all(0),
@@ -833,9 +1047,13 @@ impl Default for JobSpec {
                 group_reporting: false,
                 stats: true,
                 unified_mixed: false,
+                sig_figs: 4,
             },
             logs: LogSpec {
                 write_bw_log: None,
+                write_iolog: None,
+                log_compression: 0,
+                log_store_compressed: false,
                 write_lat_log: None,
                 write_iops_log: None,
                 write_hist_log: None,
@@ -884,9 +1102,18 @@ impl Default for JobSpec {
                 range: 0,
                 skip: 0,
             },
+            replay: ReplaySpec::default(),
+            steadystate: SteadySpec::default(),
+            flow: FlowSpec::default(),
+            lat_target: LatTargetSpec::default(),
+            clocksource: None,
+            ioscheduler: None,
+            exec_prerun: None,
+            exec_postrun: None,
             raw_options: Vec::new(),
             own_options: Vec::new(),
             unsupported: Vec::new(),
+            aux_path: None,
             notes: Vec::new(),
         }
     }

@@ -59,7 +59,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\nrw=read:-8q\n", "job.fio:2: rw=read:-8q: bad ':N' in 'read:8q': bad size suffix 'q' in '8q' (expected k, m, g, t, p with optional b or ib)"),
     // engine options with the wrong engine
     ("[a]\nfixedbufs\n", "job.fio:2: option 'fixedbufs' belongs to ioengine io_uring/io_uring_cmd; this job uses ioengine psync"),
-    ("[a]\nioengine=libaio\nhipri\n", "job.fio:3: option 'hipri' belongs to ioengine pvsync2/io_uring/io_uring_cmd; this job uses ioengine libaio"),
+    ("[a]\nioengine=libaio\nhipri\n", "job.fio:3: option 'hipri' belongs to ioengine pvsync2/io_uring/io_uring_cmd/sg; this job uses ioengine libaio"),
     ("[a]\nuserspace_reap\nioengine=io_uring\n", "job.fio:2: option 'userspace_reap' belongs to ioengine libaio; this job uses ioengine io_uring"),
     ("[a]\nguasi_kick=each\n", "job.fio:2: option 'guasi_kick' belongs to ioengine guasi; this job uses ioengine psync"),
     // sizes
@@ -86,7 +86,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     // structured values
     ("[a]\nbssplit=4k/60:8k/50\n", "job.fio:2: bssplit=4k/60:8k/50: block size shares add up to 110%, more than 100%"),
     ("[a]\nbssplit=x/10\n", "job.fio:2: bssplit=x/10: 'x' is not a valid number"),
-    ("[a]\nrw=randomread\n", "job.fio:2: rw=randomread: 'randomread' is not one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite"),
+    ("[a]\nrw=randomread\n", "job.fio:2: rw=randomread: 'randomread' is not one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, randtrimwrite"),
     ("[a]\nrandom_distribution=zipf:1\n", "job.fio:2: random_distribution=zipf:1: zipf theta must be above 0 and not 1 (got 1)"),
     ("[a]\nrandom_distribution=zoned:50/10:40/90\n", "job.fio:2: random_distribution=zoned:50/10:40/90: zone access shares add up to 90%, not 100%"),
     ("[a]\npercentile_list=50:101\n", "job.fio:2: percentile_list=50:101: percentile 101 is outside 0..100"),
@@ -113,10 +113,10 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\nnumjobs=5000\n", "job.fio:2: numjobs=5000: 5000 is above the maximum 4096"),
 ];
 
-/// Jobs that parse (`--parse-only` succeeds) but use fio features fiox cannot run yet: the
+/// Jobs that parse (`--parse-only` names what will not run and exits 1) but use fio features fiox cannot run yet: the
 /// exact lines `--parse-only` prints and a run refuses with.
 const REFUSAL_CASES: &[(&str, &[&str])] = &[
-    ("[a]\nlatency_target=10ms\n", &["job a: `latency_target` is a fio option that fiox does not support yet; this job will not run"]),
+    ("[a]\ngtod_cpu=1\n", &["job a: `gtod_cpu` is a fio option that fiox does not support yet; this job will not run"]),
     ("[a]\nioengine=rbd\nclientname=admin\n", &[
         "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
@@ -127,9 +127,9 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nrw=read:-8k\n", &["job a: `rw=read:-8k` is a fio option value that fiox does not support yet (I/O walking backwards); this job will not run"]),
     ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
-    ("[global]\nflow=1\n[a]\nnumjobs=3\nflow=2\n[b]\n", &[
-        "job a: `flow` is a fio option that fiox does not support yet; this job will not run",
-        "job b: `flow` is a fio option that fiox does not support yet; this job will not run",
+    ("[global]\ncgroup=a\n[a]\nnumjobs=3\ncgroup=b\n[b]\n", &[
+        "job a: `cgroup` is a fio option that fiox does not support yet; this job will not run",
+        "job b: `cgroup` is a fio option that fiox does not support yet; this job will not run",
     ]),
     ("[a]\nlockfile=exclusive\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
         "job a: `lockfile=exclusive` is a fio option value that fiox does not support yet; this job will not run",
@@ -169,7 +169,7 @@ const CMD_CASES: &[(&str, &str)] = &[
     ("--name=a --eta=sometimes", "command line: --eta=sometimes: use auto, always or never"),
     ("--name=a --status-interval=5q", "command line: --status-interval: bad time suffix 'q' in '5q' (expected us, ms, s, m, h or d)"),
     ("--name=a --parse-onyl", "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"),
-    ("--debug=io --name=a", "command line: '--debug' is a fio switch that fiox does not support yet"),
+    ("--debug=io2 --name=a", "command line: --debug: unknown category 'io2' (use process, file, io, mem, blktrace, verify, random, parse, diskutil, job, mutex, profile, time, net, rate, compress, steadystate, helperthread, zbd, all)"),
     ("--latency-log=1 --name=a", "command line: switch '--latency-log' takes no value"),
     ("--name=a -x", "command line: unknown switch '-x' (options are written --name=value)"),
     ("--name=a --max-jobs=0", "command line: --max-jobs=0: not a positive number"),

@@ -133,9 +133,9 @@ fn refusals_name_the_option_or_engine() {
     };
     let env = example_env();
     let cases = [
-        ("butterfly.fio", "`flow` is a fio option"),
+        ("butterfly.fio", "`rw=read:-8k` is a fio option value"),
         ("http-s3.fio", "ioengine `http` is a fio engine"),
-        ("surface-scan.fio", "`verify=meta` is a fio option value"),
+        ("surface-scan.fio", "`fill_device` is a fio option"),
         (
             "steadystate.fio",
             "`threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?)",

@@ -143,8 +143,13 @@ fn job_tail(job: &JobResult, mut m: Map<String, Value>) -> Value {
         m.insert("total_err".into(), job.total_err.into());
         m.insert("first_error".into(), job.first_error.into());
     }
-    if job.iodepth > 0 {
-        // No latency_target mode in fiox: fio's values for unset options.
+    if let Some((depth, target, window, pct)) = job.lat_target {
+        m.insert("latency_depth".into(), depth.into());
+        m.insert("latency_target".into(), target.into());
+        m.insert("latency_percentile".into(), float(pct));
+        m.insert("latency_window".into(), window.into());
+    } else if job.iodepth > 0 {
+        // Without latency_target: fio's values for unset options.
         m.insert("latency_depth".into(), job.iodepth.into());
         m.insert("latency_target".into(), 0.into());
         m.insert("latency_percentile".into(), float(100.0));
@@ -153,12 +158,46 @@ fn job_tail(job: &JobResult, mut m: Map<String, Value>) -> Value {
     if !job.description.is_empty() {
         m.insert("desc".into(), job.description.clone().into());
     }
+    if let Some(ss) = &job.steadystate {
+        m.insert("steadystate".into(), steadystate_json(ss));
+    }
     let mut fiox = Map::new();
     fiox.insert("warnings".into(), warnings_json(&job.warnings));
     if let Some(pc) = &job.page_cache {
         fiox.insert("page_cache".into(), page_cache_json(pc));
     }
     m.insert("fiox".into(), Value::Object(fiox));
+    Value::Object(m)
+}
+
+/// fio's `steadystate` object (stat.c): limit and criterion as `%f` text.
+fn steadystate_json(ss: &fiox_stats::model::SteadyResult) -> Value {
+    let pct = if ss.pct { "%" } else { "" };
+    let mut m = Map::new();
+    m.insert(
+        "ss".into(),
+        format!(
+            "{}{}:{:.6}{pct}",
+            if ss.iops { "iops" } else { "bw" },
+            if ss.slope { "_slope" } else { "" },
+            ss.limit as f32
+        )
+        .into(),
+    );
+    m.insert("duration".into(), ss.duration.into());
+    m.insert("attained".into(), u32::from(ss.attained).into());
+    m.insert(
+        "criterion".into(),
+        format!("{:.6}{pct}", ss.criterion as f32).into(),
+    );
+    m.insert("max_deviation".into(), float(ss.max_deviation));
+    m.insert("slope".into(), float(ss.slope_value));
+    let mut data = Map::new();
+    data.insert("bw_mean".into(), ss.bw_mean.into());
+    data.insert("iops_mean".into(), ss.iops_mean.into());
+    data.insert("iops".into(), ss.iops_data.clone().into());
+    data.insert("bw".into(), ss.bw.clone().into());
+    m.insert("data".into(), Value::Object(data));
     Value::Object(m)
 }
 

@@ -36,19 +36,24 @@ pub fn header(jobs: &[JobSpec]) -> String {
 
 /// `name: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=libaio, iodepth=8`.
 pub fn job_header_line(job: &JobSpec) -> String {
-    let u = Units::new(job.kb_base, job.unit_base);
+    let u = Units::new(job.kb_base, job.unit_base).sig(job.stats.sig_figs);
     let bs = |d: Ddir| {
         let b = job.bs.get(d);
         format!("{}-{}", u.bytes(b.min), u.bytes(b.max))
     };
+    // With bs_is_seq_rand the two sizes are sequential and random, and there is no trim one.
+    let trim = if job.bs_is_seq_rand {
+        "bs_is_seq_rand".to_string()
+    } else {
+        format!("(T) {}", bs(Ddir::Trim))
+    };
     format!(
-        "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}\n",
+        "{}: (g={}): rw={}, bs=(R) {}, (W) {}, {trim}, ioengine={}, iodepth={}\n",
         job.name,
         job.group_id,
         job.rw.mode.fio_name(),
         bs(Ddir::Read),
         bs(Ddir::Write),
-        bs(Ddir::Trim),
         job.ioengine,
         job.iodepth
     )
@@ -129,6 +134,9 @@ pub fn job_block(job: &JobResult, group: &GroupResult) -> String {
     out.push_str(&latency_buckets(job));
     out.push_str(&sync_status(job));
     out.push_str(&resource_lines(job));
+    if let Some(ss) = &job.steadystate {
+        out.push_str(&steadystate_line(job, group, ss));
+    }
     out
 }
 
@@ -146,7 +154,7 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
     if r.runtime_ms == 0 {
         return String::new();
     }
-    let u = Units::new(group.kb_base, group.unit_base);
+    let u = Units::new(group.kb_base, group.unit_base).sig(job.sig_figs);
     let mut out = String::new();
     let iops = units::iops_int(r.total_ios, r.runtime_ms);
     // fio appends the zoned-device reset count to every write line; fiox has no zoned mode,
@@ -161,7 +169,7 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
         out,
         "  {}: IOPS={}, {}{}",
         name,
-        units::count(iops),
+        u.count(iops),
         u.bw_summary(r.io_bytes, r.runtime_ms),
         post
     );
@@ -410,9 +418,14 @@ fn resource_lines(job: &JobResult) -> String {
             crate::errno::strerror(job.first_error)
         );
     }
-    if job.iodepth > 0 {
-        // fiox has no latency_target mode, so target/window are 0 and the percentile 100%,
-        // which is exactly what fio prints when those options are unset.
+    if let Some((depth, target, window, pct)) = job.lat_target {
+        let _ = writeln!(
+            out,
+            "     latency   : target={target}, window={window}, percentile={pct:.2}%, depth={depth}"
+        );
+    } else if job.iodepth > 0 {
+        // Without latency_target, target/window are 0 and the percentile 100%, which is
+        // exactly what fio prints when those options are unset.
         let _ = writeln!(
             out,
             "     latency   : target=0, window=0, percentile=100.00%, depth={}",
@@ -422,9 +435,32 @@ fn resource_lines(job: &JobResult) -> String {
     out
 }
 
+/// fio's `  steadystate  : attained=yes, bw=8006KiB/s (8006kB/s), iops=2001, iops mean
+/// dev=0.025%`: the window's mean bandwidth in units of kb_base, its mean IOPS, the criterion.
+pub fn steadystate_line(
+    job: &JobResult,
+    group: &GroupResult,
+    ss: &fiox_stats::model::SteadyResult,
+) -> String {
+    let u = Units::new(group.kb_base, group.unit_base).sig(job.sig_figs);
+    let kb = u64::from(u.kb_base);
+    let bw = |pow2| units::num2str(ss.bw_mean / kb, u.sig_figs, kb, pow2, u.rate_unit);
+    format!(
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={:.3}{}\n",
+        if ss.attained { "yes" } else { "no" },
+        bw(u.pow2),
+        bw(!u.pow2),
+        u.count(ss.iops_mean),
+        if ss.iops { "iops" } else { "bw" },
+        if ss.slope { " slope" } else { " mean dev" },
+        ss.criterion,
+        if ss.pct { "%" } else { "" }
+    )
+}
+
 /// `\nRun status group N (all jobs):` and one line per direction that ran.
 pub fn group_status(g: &GroupResult) -> String {
-    let u = Units::new(g.kb_base, g.unit_base);
+    let u = Units::new(g.kb_base, g.unit_base).sig(g.sig_figs);
     let mut out = format!("\nRun status group {} (all jobs):\n", g.groupid);
     let read = if g.mixed { "  MIXED" } else { "   READ" };
     for (d, label) in [

@@ -1,8 +1,11 @@
-//! fio's terse output, version 3 (`--minimal`, `--output-format=terse`): one `;`-separated line
-//! per job with a fixed field order — general info, read and write status (41 fields each),
-//! cpu, IO depths, latency buckets (ns folded into the first usec bucket), disk utilization,
-//! then the description if any. Field positions never move, so scripts indexing fields keep
-//! working.
+//! fio's terse output (`--minimal`, `--output-format=terse`), version 3 by default: one
+//! `;`-separated line per job with a fixed field order — general info, read and write status
+//! (41 fields each), cpu, IO depths, latency buckets (ns folded into the first usec bucket),
+//! disk utilization, then the description if any. Field positions never move, so scripts
+//! indexing fields keep working. `--terse-version` picks fio's others (stat.c): 2 (no fio
+//! version field, a trim status, no disk utilization, the description on a line of its own),
+//! 4 (a trim status) and 5 (a trim status; bw sample count and IOPS min/max/mean/dev/samples
+//! after each direction).
 
 use std::fmt::Write as _;
 
@@ -18,35 +21,60 @@ pub const TERSE_VERSION: u32 = 3;
 
 /// One terse v3 line per job.
 pub fn terse(run: &RunResult) -> String {
+    terse_version(run, TERSE_VERSION)
+}
+
+/// One terse line per job in fio's terse format `ver` (2..=5; anything else is 3).
+pub fn terse_version(run: &RunResult, ver: u32) -> String {
+    let ver = if (2..=5).contains(&ver) {
+        ver
+    } else {
+        TERSE_VERSION
+    };
     let mut out = String::new();
     for job in &run.jobs {
-        out.push_str(&job_line(
+        out.push_str(&job_line_v(
             job,
             &calc::group_of(run, job.groupid),
             &run.disks,
+            ver,
         ));
     }
     out
 }
 
-/// One job's terse line, newline included.
+/// One job's terse v3 line, newline included.
 pub fn job_line(job: &JobResult, group: &GroupResult, disks: &[DiskResult]) -> String {
-    let mut out = format!(
-        "{};{};{};{};{}",
-        TERSE_VERSION,
-        version_line(),
-        job.name,
-        job.groupid,
-        job.error
-    );
+    job_line_v(job, group, disks, TERSE_VERSION)
+}
+
+/// One job's terse line in format `ver`, newline included.
+pub fn job_line_v(job: &JobResult, group: &GroupResult, disks: &[DiskResult], ver: u32) -> String {
+    let mut out = if ver == 2 {
+        format!("2;{};{};{}", job.name, job.groupid, job.error)
+    } else {
+        format!(
+            "{};{};{};{};{}",
+            ver,
+            version_line(),
+            job.name,
+            job.groupid,
+            job.error
+        )
+    };
     // unified_rw_reporting=mixed: fio writes the mixed direction alone.
     let dirs: &[Ddir] = if job.mixed {
         &[Ddir::Read]
-    } else {
+    } else if ver == 3 {
         &[Ddir::Read, Ddir::Write]
+    } else {
+        &Ddir::ALL
     };
     for &d in dirs {
         dir_fields(job, job.dirs.get(d), group.dirs.get(d).agg_bw, &mut out);
+        if ver == 5 {
+            v5_fields(job.dirs.get(d), &mut out);
+        }
     }
     let (usr, sys) = (job.usr_cpu_pct, job.sys_cpu_pct);
     let _ = write!(
@@ -63,13 +91,18 @@ pub fn job_line(job: &JobResult, group: &GroupResult, disks: &[DiskResult]) -> S
     for p in calc::lat_pct(&job.lat_buckets.ms, calc::total_rw_ios(job)) {
         let _ = write!(out, ";{p:3.2}%");
     }
-    for d in flatten_disks(disks) {
-        disk_fields(d, &mut out);
+    if ver >= 3 {
+        for d in flatten_disks(disks) {
+            disk_fields(d, &mut out);
+        }
     }
     if job.continue_on_error {
         let _ = write!(out, ";{};{}", job.total_err, job.first_error);
     }
     if !job.description.is_empty() {
+        if ver == 2 {
+            out.push('\n');
+        }
         let _ = write!(out, ";{}", job.description);
     }
     out.push('\n');
@@ -102,6 +135,25 @@ fn lat_fields(s: &LatStat, out: &mut String) {
             );
         }
         None => out.push_str(";0;0;0.000000;0.000000"),
+    }
+}
+
+/// Version 5's fields after a direction: bw samples, then IOPS min;max;mean;dev;samples.
+fn v5_fields(r: &DirResult, out: &mut String) {
+    let _ = write!(out, ";{}", r.bw.n);
+    let s = &r.iops;
+    if s.n > 0 {
+        let _ = write!(
+            out,
+            ";{};{};{:.6};{:.6};{}",
+            s.min,
+            s.max,
+            s.mean(),
+            s.stddev(),
+            s.n
+        );
+    } else {
+        out.push_str(";0;0;0.000000;0.000000;0");
     }
 }
 

@@ -107,6 +107,8 @@ pub struct Units {
     pub rate_unit: Unit,
     /// The raw `kb_base` (1024 or 1000), used by bw sample rows.
     pub kb_base: u32,
+    /// Digits of sizes, rates and IOPS (fio's `significant_figures`, default 4).
+    pub sig_figs: usize,
 }
 
 impl Units {
@@ -122,27 +124,41 @@ impl Units {
                 Unit::BytePerSec
             },
             kb_base,
+            sig_figs: SIG_FIGS,
         }
+    }
+
+    /// With `significant_figures=n` (0 = fio's default 4).
+    pub fn sig(mut self, n: u32) -> Self {
+        if n > 0 {
+            self.sig_figs = n as usize;
+        }
+        self
+    }
+
+    /// A plain count with an SI prefix (`27.4k`), for IOPS.
+    pub fn count(&self, n: u64) -> String {
+        num2str(n, self.sig_figs, 1, false, Unit::None)
     }
 
     /// A byte count in the primary prefix system (`214MiB`).
     pub fn bytes(&self, n: u64) -> String {
-        num2str(n, SIG_FIGS, 1, self.pow2, Unit::Byte)
+        num2str(n, self.sig_figs, 1, self.pow2, Unit::Byte)
     }
 
     /// A byte count in the other prefix system (`224MB`).
     pub fn bytes_alt(&self, n: u64) -> String {
-        num2str(n, SIG_FIGS, 1, !self.pow2, Unit::Byte)
+        num2str(n, self.sig_figs, 1, !self.pow2, Unit::Byte)
     }
 
     /// A rate in bytes/s, primary prefix system (`107MiB/s`).
     pub fn rate(&self, bytes_per_sec: u64) -> String {
-        num2str(bytes_per_sec, SIG_FIGS, 1, self.pow2, self.rate_unit)
+        num2str(bytes_per_sec, self.sig_figs, 1, self.pow2, self.rate_unit)
     }
 
     /// A rate in bytes/s, other prefix system (`112MB/s`).
     pub fn rate_alt(&self, bytes_per_sec: u64) -> String {
-        num2str(bytes_per_sec, SIG_FIGS, 1, !self.pow2, self.rate_unit)
+        num2str(bytes_per_sec, self.sig_figs, 1, !self.pow2, self.rate_unit)
     }
 
     /// fio's per-direction `BW=107MiB/s (112MB/s)(214MiB/2001msec)`.

@@ -252,6 +252,7 @@ fn groups_for(jobs: &[JobResult]) -> Vec<GroupResult> {
                 dirs,
                 kb_base: 1024,
                 unit_base: 0,
+                sig_figs: 0,
             }
         })
         .collect()

@@ -65,6 +65,10 @@ pub struct Progress {
     pub snap_req: AtomicBool,
     /// The latest published result of the job (its final result once done).
     pub snapshot: Mutex<Option<JobResult>>,
+    /// Steady state was attained (ss_dur): the job stops as at the end of its runtime.
+    pub terminate: AtomicBool,
+    /// The job's steady state section, kept by the status thread.
+    pub steady: Mutex<Option<fiox_stats::model::SteadyResult>>,
 }
 
 impl Progress {

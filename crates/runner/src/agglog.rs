@@ -37,6 +37,7 @@ impl AggBwLog {
         let opts = LogOptions {
             avg_msec: 0,
             log_offset: false,
+            store_compressed: false,
         };
         let files = NAMES
             .iter()

@@ -51,6 +51,15 @@ pub struct Clock {
     base: Instant,
     /// TSC at start and ns per tick as 32.32 fixed point (one integer multiply per read).
     tsc: Option<(u64, u64)>,
+    /// `clocksource=gettimeofday`: the wall clock in whole µs at start.
+    gtod_us: Option<u64>,
+}
+
+/// The wall clock in whole microseconds (gettimeofday's resolution).
+fn wall_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
 }
 
 impl Clock {
@@ -64,12 +73,36 @@ impl Clock {
         Clock {
             base: Instant::now(),
             tsc: rate.map(|r| (rdtsc(), (r * (1u64 << 32) as f64) as u64)),
+            gtod_us: None,
         }
+    }
+
+    /// The clock a job's `clocksource` asks for (None: fio's default, see [`Clock::start`]).
+    pub fn for_source(src: Option<fiox_job::ClockSource>) -> Clock {
+        use fiox_job::ClockSource as S;
+        match src {
+            None | Some(S::Cpu) => Clock::start(true),
+            Some(S::ClockGettime) => Clock::start(false),
+            Some(S::Gettimeofday) => Clock {
+                gtod_us: Some(wall_us()),
+                ..Clock::start(false)
+            },
+        }
+    }
+
+    /// Whether the TSC is read.
+    #[cfg(test)]
+    pub fn uses_tsc(&self) -> bool {
+        self.tsc.is_some()
     }
 
     /// Nanoseconds since the clock started.
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
+        if let Some(base) = self.gtod_us {
+            // A wall clock may step back: never before the start.
+            return wall_us().saturating_sub(base) * 1000;
+        }
         match self.tsc {
             Some((base, mult)) => {
                 ((rdtsc().wrapping_sub(base) as u128 * mult as u128) >> 32) as u64
@@ -101,6 +134,23 @@ mod tests {
         // Both count from (almost) the same moment; allow 2 ms of start skew and drift.
         assert!(x.abs_diff(y) < 2_000_000, "tsc {x} ns vs instant {y} ns");
         assert!(x >= 30_000_000 && y >= 30_000_000);
+    }
+
+    #[test]
+    fn sources() {
+        use fiox_job::ClockSource as S;
+        assert!(!Clock::for_source(Some(S::ClockGettime)).uses_tsc());
+        let g = Clock::for_source(Some(S::Gettimeofday));
+        std::thread::sleep(Duration::from_millis(5));
+        let n = g.now_ns();
+        assert!(
+            n >= 4_000_000 && n.is_multiple_of(1000),
+            "{n}: whole microseconds"
+        );
+        assert_eq!(
+            Clock::for_source(Some(S::Cpu)).uses_tsc(),
+            Clock::start(true).uses_tsc()
+        );
     }
 
     #[test]

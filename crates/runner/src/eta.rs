@@ -27,7 +27,9 @@ fn state_char(job: &JobSpec, st: JobState) -> char {
             let c = match job.rw.mode {
                 RwMode::Read | RwMode::RandRead => 'r',
                 RwMode::Write | RwMode::RandWrite => 'w',
-                RwMode::ReadWrite | RwMode::RandRw | RwMode::TrimWrite => 'm',
+                RwMode::ReadWrite | RwMode::RandRw | RwMode::TrimWrite | RwMode::RandTrimWrite => {
+                    'm'
+                }
                 RwMode::Trim | RwMode::RandTrim => 'd',
             };
             if job.rw.mode.is_random() {
@@ -188,8 +190,17 @@ pub fn run_eta(
     let mut last = (t0, totals(progress));
     let mut next_status = opts.status_interval.map(|i| t0 + i);
     let mut drawn = false;
+    let interval = opts.eta_interval.unwrap_or(Duration::from_secs(1));
+    // --eta-newline: a terminal's redrawn line is left standing this often (fio's
+    // eta_new_line_pending: the next line starts on a new row).
+    let mut last_newline = t0;
+    let mut newline_pending = false;
     let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
     let mut agg = agg_log(opts, jobs, t0);
+    let mut ss = crate::steady::setup(jobs);
+    let mut timeout_left = opts.trigger.timeout;
+    let mut next_ss = t0 + Duration::from_millis(1000);
+    publish_steady(&ss, progress);
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         // A signal (process-wide) stops this run's jobs.
@@ -202,6 +213,15 @@ pub fn run_eta(
                 *st = Some(now);
             }
         }
+        if fired(&opts.trigger, &mut timeout_left, now - t0) {
+            // fio: terminate every job, then run the trigger command.
+            run_stop.store(true, Ordering::Relaxed);
+            run_trigger(opts.trigger.cmd.as_deref());
+        }
+        if ss.iter().any(Option::is_some) && now >= next_ss {
+            next_ss += Duration::from_millis(1000);
+            steady_check(jobs, progress, &mut ss, &started, t0, now);
+        }
         if let Some(a) = agg.as_mut() {
             let ramping = progress.iter().any(|p| p.state() == JobState::Ramp);
             if let Err(e) = a.tick(now, t0, totals(progress).0, ramping) {
@@ -209,7 +229,7 @@ pub fn run_eta(
                 agg = None;
             }
         }
-        if show && now.duration_since(last.0) >= Duration::from_secs(1) {
+        if show && now.duration_since(last.0) >= interval {
             let cur = totals(progress);
             let dt = now.duration_since(last.0).as_secs_f64();
             let rate =
@@ -221,9 +241,21 @@ pub fn run_eta(
                 .collect();
             let line = eta_line(jobs, progress, &elapsed, rates);
             let mut out = std::io::stdout().lock();
+            let nl = if std::mem::take(&mut newline_pending) {
+                "\n"
+            } else {
+                ""
+            };
+            if opts
+                .eta_newline
+                .is_some_and(|p| now.duration_since(last_newline) > p)
+            {
+                last_newline = now;
+                newline_pending = true;
+            }
             // fio ends each line with a carriage return, also when stdout is not a terminal.
             let _ = if tty {
-                write!(out, "\r{line}\x1b[K")
+                write!(out, "{nl}\r{line}\x1b[K")
             } else {
                 write!(out, "{line}\r")
             };
@@ -246,6 +278,74 @@ pub fn run_eta(
     if let Some(a) = agg {
         if let Err(e) = a.finish(t0.elapsed().as_millis() as u64) {
             eprintln!("fiox: --bandwidth-log: {e}");
+        }
+    }
+}
+
+/// The trigger file appeared (it is removed, as fio removes it) or the trigger timeout passed
+/// (once).
+fn fired(t: &crate::Trigger, timeout_left: &mut Option<Duration>, elapsed: Duration) -> bool {
+    if let Some(f) = &t.file {
+        if f.symlink_metadata().is_ok() {
+            if let Err(e) = std::fs::remove_file(f) {
+                eprintln!("fiox: failed to unlink {}: {e}", f.display());
+            }
+            return true;
+        }
+    }
+    if timeout_left.is_some_and(|d| elapsed >= d) {
+        *timeout_left = None;
+        return true;
+    }
+    false
+}
+
+/// fio's `exec_trigger`: the command through the shell.
+fn run_trigger(cmd: Option<&str>) {
+    let Some(cmd) = cmd.filter(|c| !c.is_empty()) else {
+        return;
+    };
+    if let Err(e) = std::process::Command::new("sh").arg("-c").arg(cmd).status() {
+        eprintln!("fiox: failed executing {cmd} trigger: {e}");
+    }
+}
+
+/// fio's once-a-second steady state look: stop the jobs that attained it, publish the data.
+fn steady_check(
+    jobs: &[JobSpec],
+    progress: &[Progress],
+    ss: &mut [Option<crate::steady::JobSs>],
+    started: &[Option<Instant>],
+    t0: Instant,
+    now: Instant,
+) {
+    let ms = |t: Instant| t.duration_since(t0).as_millis() as u64;
+    let looks: Vec<crate::steady::Look> = progress
+        .iter()
+        .zip(started)
+        .map(|(p, st)| crate::steady::Look {
+            running: matches!(
+                p.state(),
+                JobState::Running | JobState::Ramp | JobState::Verifying
+            ),
+            since_start_us: st.map_or(0, |s| now.duration_since(s).as_micros() as u64),
+            start_ms: st.map_or(0, ms),
+            ios: (0..3).map(|d| p.ios[d].load(Ordering::Relaxed)).sum(),
+            bytes: (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum(),
+        })
+        .collect();
+    for k in crate::steady::check(jobs, ss, &looks, ms(now)) {
+        progress[k].terminate.store(true, Ordering::Relaxed);
+    }
+    publish_steady(ss, progress);
+}
+
+fn publish_steady(ss: &[Option<crate::steady::JobSs>], progress: &[Progress]) {
+    for (s, p) in ss.iter().zip(progress) {
+        if let Some(t) = s.as_ref().and_then(|s| s.tracker.as_ref()) {
+            if let Ok(mut g) = p.steady.lock() {
+                *g = Some(t.result());
+            }
         }
     }
 }

@@ -107,6 +107,17 @@ pub struct IoLoop<'a> {
     in_flight: Vec<bool>,
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
+    /// `write_iolog`: every I/O as it is queued.
+    pub iolog: Option<crate::iolog::IoLogWriter>,
+    /// `read_iolog`: the log's I/Os replace the generator's.
+    pub replay: Option<crate::replay::ReplayQueue>,
+    /// `flow`: this job's part in its flow.
+    pub flow: Option<crate::flow::Member>,
+    /// The flow held the job back in this round (not an idle engine).
+    flow_held: bool,
+    /// `latency_target`: the depth being probed, and what the last completion asked for.
+    pub lat_target: Option<crate::latarget::LatTarget>,
+    lat_step: crate::latarget::Step,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -151,6 +162,17 @@ fn op_of(ddir: u8, data_only: bool) -> IoOp {
     }
 }
 
+/// fio's name of an I/O direction in its I/O log.
+fn iolog_name(op: IoOp) -> &'static str {
+    match op {
+        IoOp::Read => "read",
+        IoOp::Write => "write",
+        IoOp::Trim => "trim",
+        IoOp::Fdatasync => "datasync",
+        _ => "sync",
+    }
+}
+
 impl<'a> IoLoop<'a> {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
@@ -188,7 +210,7 @@ impl<'a> IoLoop<'a> {
             acct: Acct::default(),
             progress,
             stop,
-            clock: Clock::start(true),
+            clock: Clock::for_source(job.clocksource),
             measure,
             samplers,
             next_sample_ns: 0,
@@ -200,6 +222,12 @@ impl<'a> IoLoop<'a> {
             pacer,
             ramp_done: limits.ramp_ns.is_none(),
             status_template: None,
+            iolog: None,
+            replay: None,
+            flow: None,
+            flow_held: false,
+            lat_target: None,
+            lat_step: crate::latarget::Step::Nothing,
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -253,6 +281,9 @@ impl<'a> IoLoop<'a> {
         let mut idle_rounds = 0u32;
         while self.end.is_none() {
             let before = self.ios_issued;
+            self.flow_held = false;
+            // latency_target: only the depth being probed is used.
+            let depth = self.lat_target.as_ref().map_or(depth, |t| t.qd.min(depth));
             self.fill_queue(depth);
             self.commit();
             if self.inflight == 0 {
@@ -261,7 +292,7 @@ impl<'a> IoLoop<'a> {
                 }
                 // Nothing in flight and nothing new accepted: an engine that keeps answering
                 // Busy with an empty queue would spin here forever.
-                idle_rounds = if self.ios_issued == before {
+                idle_rounds = if self.ios_issued == before && !self.flow_held {
                     idle_rounds + 1
                 } else {
                     0
@@ -291,6 +322,7 @@ impl<'a> IoLoop<'a> {
             } else {
                 self.reap(0);
             }
+            self.lat_target_step();
         }
         self.drain();
         if let Some(g) = self.gate.as_mut() {
@@ -303,12 +335,19 @@ impl<'a> IoLoop<'a> {
             self.acct.reset(); // ended within ramp_time: nothing counts, as in fio
             self.measured_start_ns = self.now_ns();
         }
+        if let Some(l) = self.iolog.as_mut() {
+            l.close_files();
+        }
         self.end.clone().unwrap_or(EndReason::Done)
     }
 
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     fn fill_queue(&mut self, depth: u32) {
         while self.inflight < depth && self.end.is_none() {
+            if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
+                self.hold_for_flow();
+                return;
+            }
             if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
                 self.queue_backlog();
             }
@@ -327,6 +366,64 @@ impl<'a> IoLoop<'a> {
             if self.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
                 self.commit();
             }
+        }
+    }
+
+    /// latency_target after completions: judge the window, act on what was asked.
+    fn lat_target_step(&mut self) {
+        use crate::latarget::Step;
+        let Some(t) = self.lat_target.as_mut() else {
+            return;
+        };
+        let mut step = std::mem::replace(&mut self.lat_step, Step::Nothing);
+        if step == Step::Nothing && self.ramp_done && !self.verify_phase {
+            let now = self.clock.now_ns();
+            let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
+            step = t.check(now, ios);
+        }
+        match step {
+            Step::Nothing | Step::Fatal => {}
+            Step::Quiesce => self.drain(),
+            Step::FinalWindow => {
+                // Only the settled depth's results count, as in fio.
+                self.drain();
+                self.acct.reset();
+                let now = self.now_ns();
+                self.measured_start_ns = now;
+                // The final window counts from the reset I/O counts.
+                if let Some(t) = self.lat_target.as_mut() {
+                    t.new_cycle(now, 0);
+                }
+            }
+            Step::Done => {
+                self.end.get_or_insert(EndReason::Done);
+            }
+        }
+    }
+
+    /// fio's flow hold: with `flow_sleep`, finish the I/O in flight and sleep; then check the
+    /// stop flags and the runtime (no completion may come to check them).
+    fn hold_for_flow(&mut self) {
+        self.flow_held = true;
+        let sleep = self.flow.as_ref().map_or(0, |f| f.sleep_us);
+        if sleep > 0 {
+            self.drain();
+            pacing::wait_until(
+                std::time::Instant::now() + std::time::Duration::from_micros(sleep),
+                self.stop,
+            );
+        } else {
+            std::thread::yield_now();
+        }
+        let terminated = self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase;
+        let late = self
+            .limits
+            .deadline_ns
+            .is_some_and(|dl| self.now_ns() >= dl);
+        if self.stop.load(Ordering::Relaxed) {
+            self.end.get_or_insert(EndReason::Stopped);
+        } else if terminated || late {
+            self.end.get_or_insert(EndReason::Time);
         }
     }
 
@@ -352,6 +449,9 @@ impl<'a> IoLoop<'a> {
         }
         if self.exhausted {
             return None;
+        }
+        if self.replay.is_some() {
+            return self.next_replayed();
         }
         let sync_every = if self.job.fsync > 0 {
             self.job.fsync
@@ -382,6 +482,64 @@ impl<'a> IoLoop<'a> {
         let id = self.free.pop()?;
         self.prepare(id, req);
         Some(id)
+    }
+
+    /// The next unit of a `read_iolog` replay, once its time has come.
+    fn next_replayed(&mut self) -> Option<u32> {
+        use crate::replay::Act;
+        loop {
+            if self.free.is_empty() {
+                return None;
+            }
+            let q = self.replay.as_mut()?;
+            let Some(e) = q.pop() else {
+                self.exhausted = true;
+                return None;
+            };
+            if let Some(at) = q.due(&e) {
+                if !pacing::wait_until(at, self.stop) {
+                    self.exhausted = true;
+                    return None;
+                }
+            }
+            let id = match e.act {
+                Act::WaitUntilMs(_) => continue,
+                Act::Sync | Act::Datasync => {
+                    let id = self.free.pop()?;
+                    self.slots[id as usize] = Slot {
+                        ddir: SYNC,
+                        op_data_only: e.act == Act::Datasync,
+                        file: e.file,
+                        ..Default::default()
+                    };
+                    self.stamp_start(id);
+                    id
+                }
+                Act::Io(ddir) => {
+                    if !self.follow_opens(e.file) {
+                        if let Some(q) = self.replay.as_mut() {
+                            q.push_front(e);
+                        }
+                        return None;
+                    }
+                    self.ios_issued += 1;
+                    self.last_file = e.file;
+                    let id = self.free.pop()?;
+                    let req = IoReq {
+                        ddir,
+                        file: e.file,
+                        offset: e.offset,
+                        len: e.len,
+                    };
+                    self.prepare(id, req);
+                    id
+                }
+            };
+            if let Some(q) = self.replay.as_mut() {
+                q.issued();
+            }
+            return Some(id);
+        }
     }
 
     /// Next request from the generator, starting further passes as fio would (loops,
@@ -560,6 +718,9 @@ impl<'a> IoLoop<'a> {
             len: s.len - s.done,
             buf,
         };
+        if let Some(l) = self.iolog.as_mut() {
+            l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
+        }
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
@@ -831,6 +992,9 @@ impl<'a> IoLoop<'a> {
         }
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
+        if di < 2 && m.timed() {
+            self.lat_target_io(s, now);
+        }
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
@@ -891,11 +1055,41 @@ impl<'a> IoLoop<'a> {
             .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
     }
 
+    /// latency_target: an I/O over the target is a miss (at depth 1 with 100%, the error).
+    fn lat_target_io(&mut self, s: &Slot, now: u64) {
+        let Some(t) = self.lat_target.as_mut() else {
+            return;
+        };
+        let lat = now.saturating_sub(s.start_ns);
+        let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
+        match t.completed(lat, now, ios) {
+            crate::latarget::Step::Fatal => {
+                let target = t.target_ns();
+                let path = self.paths.get(s.file as usize).cloned().unwrap_or_default();
+                let msg = format!(
+                    "latency of {lat} nsec exceeds specified max ({target} nsec): {path} {} {} {}",
+                    ["read", "write"][s.ddir as usize],
+                    s.offset,
+                    s.len
+                );
+                self.end
+                    .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
+            }
+            crate::latarget::Step::Nothing => {}
+            step => self.lat_step = step,
+        }
+    }
+
     /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min.
     #[inline]
     fn after_io(&mut self, di: usize, bytes: u64, now: u64) {
         if self.stop.load(Ordering::Relaxed) {
             self.end.get_or_insert(EndReason::Stopped);
+            return;
+        }
+        if self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase {
+            // Steady state attained: the job ends as fio's terminated job does.
+            self.end.get_or_insert(EndReason::Time);
             return;
         }
         let now = if self.measure.timed() {

@@ -15,13 +15,19 @@ mod clock;
 mod error;
 mod eta;
 mod files;
+mod flow;
 mod gen;
 mod ioerr;
+mod iolog;
 mod ioloop;
+mod iosched;
+mod latarget;
 mod opengate;
 mod owned;
 mod pacing;
+mod replay;
 mod safeopen;
+mod steady;
 mod sys;
 mod vasync;
 mod verify;
@@ -61,6 +67,21 @@ pub struct RunOptions {
     pub allow_destructive: bool,
     /// `--bandwidth-log`: write fio's aggregate bandwidth logs (agg-*_bw.log).
     pub bandwidth_log: bool,
+    /// `--eta-interval` (None: every second).
+    pub eta_interval: Option<Duration>,
+    /// `--eta-newline`: begin a new ETA line this often.
+    pub eta_newline: Option<Duration>,
+    /// `--trigger-file`, `--trigger-timeout`, `--trigger` (fio's local trigger).
+    pub trigger: Trigger,
+}
+
+/// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
+/// start, every job stops as at the end of its runtime and `cmd` runs in a shell.
+#[derive(Debug, Clone, Default)]
+pub struct Trigger {
+    pub file: Option<std::path::PathBuf>,
+    pub timeout: Option<Duration>,
+    pub cmd: Option<String>,
 }
 
 /// Where a run's informational lines ("Laying out IO file ...") go: stdout, as fio's log_info,
@@ -217,6 +238,12 @@ pub fn run(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
+    // read_iolog jobs take their files, size and direction from the log.
+    let reshaped = match replay_jobs(jobs) {
+        Ok(v) => v,
+        Err(errors) => return refused_run(jobs, errors, opts, start_ms),
+    };
+    let jobs = &reshaped[..];
     if opts.readonly {
         let refused = owned::readonly_refusals(jobs);
         if !refused.is_empty() {
@@ -236,6 +263,9 @@ pub fn run(
     if !unsupported.is_empty() {
         return refused_run(jobs, unsupported, opts, start_ms);
     }
+    if let Err(errors) = prepare_iologs(jobs) {
+        return refused_run(jobs, errors, opts, start_ms);
+    }
     let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
@@ -244,6 +274,7 @@ pub fn run(
     let run_stop = AtomicBool::new(stop_requested());
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
+    let flows = flow::table(jobs);
     std::thread::scope(|s| {
         let eta =
             s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
@@ -259,6 +290,7 @@ pub fn run(
                 &run_stop,
                 &mut results,
                 &mut errors,
+                &flows,
             );
         }
         done.store(true, Ordering::SeqCst);
@@ -271,6 +303,12 @@ pub fn run(
             Vec::new()
         }
     };
+    // Steady state sections, kept by the status thread on the jobs that hold the data.
+    for (r, p) in results.iter_mut().zip(&progress) {
+        if let (Some(r), Ok(ss)) = (r.as_mut(), p.steady.lock()) {
+            r.steadystate = ss.clone();
+        }
+    }
     let jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
     let (kb, unit) = jobs
         .first()
@@ -288,6 +326,60 @@ pub fn run(
         },
         errors,
         interrupted: interrupted(),
+    }
+}
+
+/// Create each `write_iolog` file once, before any job starts: numjobs clones sharing one
+/// then only open a file fiox already created and marked (creating it from two threads at
+/// once, one would find the other's file before its mark and refuse it).
+fn prepare_iologs(jobs: &[JobSpec]) -> Result<(), Vec<(usize, RunError)>> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = j.logs.write_iolog.as_deref() else {
+            continue;
+        };
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        if let Err(e) = safeopen::append_output(std::path::Path::new(name)) {
+            let msg = format!("cannot create write_iolog file '{name}': {e}");
+            return Err(vec![(
+                i,
+                RunError::Job {
+                    job: j.name.clone(),
+                    msg,
+                },
+            )]);
+        }
+    }
+    Ok(())
+}
+
+/// The jobs, each `read_iolog` job reshaped by its log; the logs that cannot be read.
+fn replay_jobs(jobs: &[JobSpec]) -> Result<Vec<JobSpec>, Vec<(usize, RunError)>> {
+    let mut out = Vec::with_capacity(jobs.len());
+    let mut errors = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        if j.replay.read_iolog.is_none() {
+            out.push(j.clone());
+            continue;
+        }
+        match replay::load(j) {
+            Ok(r) => out.push(replay::reshape(j, &r)),
+            Err(msg) => errors.push((
+                i,
+                RunError::Job {
+                    job: j.name.clone(),
+                    msg,
+                },
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
     }
 }
 
@@ -371,7 +463,10 @@ pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -
             .filter(|m| m.groupid == gid)
             .cloned()
             .collect();
-        out.push(fiox_stats::merge_jobs(&members));
+        let mut merged = fiox_stats::merge_jobs(&members);
+        // fio keeps a group's steady state on its last job.
+        merged.steadystate = members.iter().rev().find_map(|m| m.steadystate.clone());
+        out.push(merged);
     }
     for r in &mut out {
         let spec = jobs
@@ -411,6 +506,8 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     })
 }
 
+// The run's shared state, passed as it is (a struct for it would only rename the fields).
+#[allow(clippy::too_many_arguments)]
 fn run_phase(
     jobs: &[JobSpec],
     phase: &[usize],
@@ -419,6 +516,7 @@ fn run_phase(
     run_stop: &AtomicBool,
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
+    flows: &[Option<std::sync::Arc<flow::Flow>>],
 ) {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
@@ -441,6 +539,9 @@ fn run_phase(
                             allow_destructive: opts.allow_destructive,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
+                            flow: std::sync::Mutex::new(
+                                flows[i].clone().map(|f| flow::Member::new(f, job)),
+                            ),
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();

@@ -246,6 +246,16 @@ pub fn open_for_layout(
 /// one is replaced (truncated) only when it is a regular file fiox wrote (its mark binds it);
 /// a symbolic link is never followed. The error says what was found and what to do.
 pub fn create_output(path: &Path) -> io::Result<File> {
+    open_output(path, true)
+}
+
+/// As [`create_output`], but an existing file fiox wrote is kept as it is (for logs fio
+/// appends to, such as `write_iolog`).
+pub fn append_output(path: &Path) -> io::Result<File> {
+    open_output(path, false)
+}
+
+fn open_output(path: &Path, truncate: bool) -> io::Result<File> {
     let new = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -280,7 +290,9 @@ pub fn create_output(path: &Path) -> io::Result<File> {
     }
     match owned::mark_of_file(&f).why_not_ours() {
         None => {
-            f.set_len(0)?;
+            if truncate {
+                f.set_len(0)?;
+            }
             Ok(f)
         }
         Some(why) => Err(io::Error::new(

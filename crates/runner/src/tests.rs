@@ -319,7 +319,7 @@ fn jobs_with_unsupported_fio_features_never_start() {
     let mut flow = w.clone();
     flow.name = "f".into();
     flow.unsupported.push(fiox_job::Unsupported {
-        option: "flow".into(),
+        option: "cgroup".into(),
         value: "2".into(),
         what: "option",
         note: String::new(),
@@ -328,7 +328,7 @@ fn jobs_with_unsupported_fio_features_never_start() {
     let msgs: Vec<String> = out.errors.iter().map(|e| e.to_string()).collect();
     assert_eq!(
         msgs,
-        ["job f: `flow` is a fio option that fiox does not support yet; this job will not run"]
+        ["job f: `cgroup` is a fio option that fiox does not support yet; this job will not run"]
     );
     // No job ran, not even the supported one: nothing was written.
     assert_eq!(out.result.jobs[0].dirs.write.total_ios, 0);

@@ -36,14 +36,16 @@ pub struct AsyncChecks {
 
 /// `"{file}: {failure}"`, plus where `verify_dump` put the received and expected copies
 /// (next to the data file, as fio does).
-pub fn describe(v: &Verifier, dump: bool, path: &str, block: &[u8], f: &VerifyFailure) -> String {
-    if !dump {
+pub fn describe(v: &Verifier, dump: &Dump, path: &str, block: &[u8], f: &VerifyFailure) -> String {
+    let Some(aux) = dump else {
         return format!("{path}: {f}");
-    }
-    let dir = std::path::Path::new(path)
+    };
+    let next_to = std::path::Path::new(path)
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
+    // --aux-path: fio's dumps go there.
+    let dir = aux.as_deref().unwrap_or(next_to);
     // Named by fiox next to the data file: a user's file of that name or a symbolic link
     // there is left alone (see safeopen::create_output).
     match v.dump_with(dir, path, block, f, &crate::safeopen::create_output) {
@@ -58,18 +60,30 @@ pub fn describe(v: &Verifier, dump: bool, path: &str, block: &[u8], f: &VerifyFa
     }
 }
 
+/// `verify_dump`: None = off; Some(None) = next to the data file; Some(Some(dir)) = in the
+/// `--aux-path` directory.
+pub type Dump = Option<Option<std::path::PathBuf>>;
+
+/// The job's [`Dump`].
+pub fn dump_of(job: &fiox_job::JobSpec) -> Dump {
+    job.verify
+        .verify_dump
+        .then(|| job.aux_path.as_ref().map(std::path::PathBuf::from))
+}
+
 impl AsyncChecks {
     /// Start `n` checking threads sharing `v`.
-    pub fn start(n: u32, v: Arc<Verifier>, dump: bool) -> std::io::Result<AsyncChecks> {
+    pub fn start(n: u32, v: Arc<Verifier>, dump: Dump) -> std::io::Result<AsyncChecks> {
         let (tx, rx) = mpsc::sync_channel::<Work>(n as usize * 4);
         let (ftx, answers) = mpsc::channel();
         let rx = Arc::new(Mutex::new(rx));
         let mut workers = Vec::with_capacity(n as usize);
         for i in 0..n {
             let (rx, ftx, v) = (Arc::clone(&rx), ftx.clone(), Arc::clone(&v));
+            let dump = dump.clone();
             let h = std::thread::Builder::new()
                 .name(format!("fiox-verify-{i}"))
-                .spawn(move || check_loop(&rx, &ftx, &v, dump))?;
+                .spawn(move || check_loop(&rx, &ftx, &v, &dump))?;
             workers.push(h);
         }
         Ok(AsyncChecks {
@@ -133,7 +147,7 @@ fn check_loop(
     rx: &Mutex<Receiver<Work>>,
     out: &mpsc::Sender<Option<String>>,
     v: &Verifier,
-    dump: bool,
+    dump: &Dump,
 ) {
     loop {
         let next = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();

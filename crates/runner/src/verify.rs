@@ -21,7 +21,7 @@ pub struct JobVerify {
     seq: u64,
     fatal: bool,
     /// `verify_dump`: write received/expected copies of each failing interval.
-    dump: bool,
+    dump: crate::vasync::Dump,
     /// `verify_backlog`: writes (file, offset, len, seq) completed since the last backlog check.
     backlog: Backlog,
     /// `verify_async`: the checking threads.
@@ -91,9 +91,9 @@ impl JobVerify {
         let offload = match job.verify.verify_async {
             0 => None,
             n => Some(
-                AsyncChecks::start(n, Arc::clone(&v), job.verify.verify_dump).map_err(|e| {
-                    job_err(job, format!("verify_async: cannot start threads: {e}"))
-                })?,
+                AsyncChecks::start(n, Arc::clone(&v), crate::vasync::dump_of(job)).map_err(
+                    |e| job_err(job, format!("verify_async: cannot start threads: {e}")),
+                )?,
             ),
         };
         Ok(Some(JobVerify {
@@ -104,7 +104,7 @@ impl JobVerify {
             depth: job.iodepth.max(1),
             seq: 0,
             fatal: job.verify.verify_fatal,
-            dump: job.verify.verify_dump,
+            dump: crate::vasync::dump_of(job),
             backlog: Backlog::new(job),
             failures: 0,
             first: Vec::new(),
@@ -187,7 +187,7 @@ impl JobVerify {
     }
 
     fn describe(&self, path: &str, block: &[u8], f: &fiox_verify::VerifyFailure) -> String {
-        crate::vasync::describe(&self.v, self.dump, path, block, f)
+        crate::vasync::describe(&self.v, &self.dump, path, block, f)
     }
 
     /// Count the failures the verify_async threads found so far. False when verify_fatal
@@ -261,7 +261,7 @@ impl JobVerify {
             self.offload = None;
             let n = job.verify.verify_async;
             self.offload = Some(
-                AsyncChecks::start(n, Arc::clone(&self.v), self.dump).map_err(|e| {
+                AsyncChecks::start(n, Arc::clone(&self.v), self.dump.clone()).map_err(|e| {
                     job_err(job, format!("verify_async: cannot start threads: {e}"))
                 })?,
             );

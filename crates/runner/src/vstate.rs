@@ -25,7 +25,12 @@ fn job_err(job: &JobSpec, msg: String) -> RunError {
 
 /// Where file `file_no`'s state of this job lives.
 pub fn state_path(job: &JobSpec, file_no: u32) -> PathBuf {
-    PathBuf::from(state_file_name(&job.name, job.index, file_no))
+    let name = state_file_name(&job.name, job.index, file_no);
+    // --aux-path: fio keeps its state files there.
+    match &job.aux_path {
+        Some(dir) => std::path::Path::new(dir).join(name),
+        None => PathBuf::from(name),
+    }
 }
 
 /// A `verify_only` job checks data that must already be there: every file must exist and

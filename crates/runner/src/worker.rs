@@ -10,7 +10,7 @@ use crate::ioloop::{EndReason, IoLoop, Limits};
 use crate::opengate::OpenGate;
 use crate::sys::{self, ThreadUsage};
 use crate::warn;
-use fiox_engine::{BufPool, EngineFile, IoEngine, OpenSpec};
+use fiox_engine::{BufPool, EngineFile, IoEngine, MemSpec, OpenSpec, Pinned};
 use fiox_job::JobSpec;
 use fiox_stats::{JobResult, Warning};
 use std::fs::File;
@@ -33,6 +33,9 @@ pub struct JobEnv<'a> {
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.
     pub status: bool,
+    /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
+    /// before its I/O drops it with the environment, which takes its weight out of the flow.
+    pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -68,7 +71,12 @@ pub fn run_job(env: &JobEnv) -> JobOutcome {
     env.progress.set_state(JobState::Setup);
     let mut result = base_result(job, start_wall);
     let mut leftovers = Vec::new();
-    let err = match execute(env, &mut result, &mut leftovers) {
+    let ran = execute(env, &mut result, &mut leftovers);
+    // exec_postrun: after a job that ran to its end (fio skips it on its error path).
+    if let (Some(cmd), Ok(())) = (&job.exec_postrun, &ran) {
+        exec_string(env, cmd, "postrun");
+    }
+    let err = match ran {
         Ok(()) => None,
         Err(e) => {
             // A failed I/O already set its own errno and description.
@@ -109,6 +117,7 @@ pub(crate) fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
         lat_percentiles: job.stats.lat_percentiles,
         slat_percentiles: job.stats.slat_percentiles,
         description: job.description.clone().unwrap_or_default(),
+        sig_figs: job.stats.sig_figs,
         ..Default::default()
     }
 }
@@ -135,9 +144,33 @@ fn execute(
     let mut engine = fiox_engine::create(job)?;
     let flags = engine.flags();
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
-    if env.stop.load(Ordering::Relaxed) {
-        // Stopped while laying out: the files may be incomplete, so do no I/O on them.
+    // Stopped while laying out: the files may be incomplete, so do no I/O on them.
+    // create_only: the setup was the whole job (fio marks the job done after file setup).
+    if env.stop.load(Ordering::Relaxed) || job.files.create_only {
         return finish_files(job, &mut opened, flags.no_io, leftovers);
+    }
+    // exec_prerun: a failing command ends the job before its I/O (fio: no error recorded).
+    if let Some(cmd) = &job.exec_prerun {
+        if !exec_string(env, cmd, "prerun") {
+            return finish_files(job, &mut opened, flags.no_io, leftovers);
+        }
+    }
+    // ioscheduler: switched for the job's I/O, put back when this frame ends.
+    let mut _sched = crate::iosched::Switched::default();
+    if let (Some(name), false) = (&job.ioscheduler, flags.no_io) {
+        let paths: Vec<_> = opened.plan.files.iter().map(|f| f.path.clone()).collect();
+        let notes =
+            crate::iosched::switch(&paths, name, &mut _sched).map_err(|msg| RunError::Job {
+                job: job.name.clone(),
+                msg,
+            })?;
+        for n in notes {
+            result.warnings.push(fiox_stats::Warning {
+                code: "ioscheduler-not-tunable".into(),
+                message: format!("job {}: {n}", job.name),
+                fix: "the device has no scheduler to switch (fio says the same)".into(),
+            });
+        }
     }
     for (i, f) in opened.plan.files.iter().enumerate() {
         let fd = opened.handles[i]
@@ -469,6 +502,8 @@ fn run_io(
     }
     let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
+    // lockmem: pinned for as long as the job's I/O runs (dropped with this frame).
+    let _pinned = pin_memory(job, result)?;
     let limits = limits_of(job);
     if !job.timing.time_based {
         let total = plan.io_bytes.saturating_mul(job.timing.loops.max(1) as u64);
@@ -501,6 +536,27 @@ fn run_io(
     );
     if env.status {
         lp.status_template = Some(Box::new(result.clone()));
+    }
+    if let Some(name) = &job.logs.write_iolog {
+        let names = lp.paths.clone();
+        let w = crate::iolog::IoLogWriter::create(std::path::Path::new(name), names);
+        lp.iolog = Some(w.map_err(|e| RunError::Job {
+            job: job.name.clone(),
+            msg: format!("cannot create write_iolog file '{name}': {e}"),
+        })?);
+    }
+    if job.replay.read_iolog.is_some() {
+        lp.replay = Some(replay_queue(job, result)?);
+    }
+    lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
+    if job.lat_target.target_ns > 0 {
+        let now = lp.clock.now_ns();
+        lp.lat_target = Some(crate::latarget::LatTarget::new(
+            job.lat_target,
+            job.iodepth,
+            now,
+            0,
+        ));
     }
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
@@ -545,6 +601,16 @@ fn run_phases(
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
+    if let Some(t) = &lp.lat_target {
+        let s = job.lat_target;
+        result.lat_target = Some((t.qd, s.target_ns, s.window_us, s.percentile));
+    }
+    if let Some(e) = lp.iolog.as_mut().and_then(|l| l.finish().err()) {
+        return Err(RunError::Job {
+            job: job.name.clone(),
+            msg: format!("writing the write_iolog file: {e}"),
+        });
+    }
     if let Some(ms) = phase_ms {
         crate::vphase::split_runtime(result, ms, job.rw.mode);
     }
@@ -566,6 +632,89 @@ fn run_phases(
     }
 }
 
+/// The log of a `read_iolog` job (already reshaped by it: the files must still be the same).
+fn replay_queue(
+    job: &JobSpec,
+    result: &mut JobResult,
+) -> Result<crate::replay::ReplayQueue, RunError> {
+    let err = |msg: String| RunError::Job {
+        job: job.name.clone(),
+        msg,
+    };
+    let r = crate::replay::load(job).map_err(err)?;
+    if r.files != job.files.filenames {
+        return Err(err(
+            "the read_iolog file changed while the run started".into()
+        ));
+    }
+    if r.skipped_trims > 0 {
+        result.warnings.push(fiox_stats::Warning {
+            code: "replay-trims".into(),
+            message: format!(
+                "job {}: read_iolog: {} trim(s) in the log were not replayed",
+                job.name, r.skipped_trims
+            ),
+            fix: "fio 3.33 does not replay trims from an I/O log either".into(),
+        });
+    }
+    Ok(crate::replay::ReplayQueue::new(r))
+}
+
+/// fio's `exec_string`: `CMD > JOB.MODE.txt 2>&1` through the shell (the redirection applies
+/// to the command's last part, exactly as in fio). True when it exited with status 0.
+fn exec_string(env: &JobEnv, cmd: &str, mode: &str) -> bool {
+    let name = &env.job.name;
+    if env.messages {
+        eprintln!("{name} : Saving output of {mode} in {name}.{mode}.txt");
+    }
+    let line = format!("{cmd} > {name}.{mode}.txt 2>&1");
+    match std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .status()
+    {
+        Ok(s) => s.success(),
+        Err(e) => {
+            eprintln!("fiox: exec of cmd <{line}> failed: {e}");
+            false
+        }
+    }
+}
+
+/// `lockmem`: pin that much memory while the job runs; a smaller pin (fio leaves 128 MiB of
+/// the machine unpinned) is said in a warning, as fio says it.
+fn pin_memory(job: &JobSpec, result: &mut JobResult) -> Result<Option<Pinned>, RunError> {
+    if job.buffers.lockmem == 0 {
+        return Ok(None);
+    }
+    let want = usize::try_from(job.buffers.lockmem).unwrap_or(usize::MAX);
+    let pinned = Pinned::new(want).map_err(|msg| RunError::Job {
+        job: job.name.clone(),
+        msg,
+    })?;
+    if pinned.len < want {
+        result.warnings.push(fiox_stats::Warning {
+            code: "lockmem-limited".into(),
+            message: format!(
+                "job {}: limiting mlocked memory to {}MiB",
+                job.name,
+                pinned.len >> 20
+            ),
+            fix: "lockmem leaves 128 MiB of the machine unpinned, as fio does".into(),
+        });
+    }
+    Ok(Some(pinned))
+}
+
+/// fio's `mem=`, `iomem_align` and `hugepage-size` as the engine crate takes them.
+fn mem_spec(job: &JobSpec) -> MemSpec {
+    MemSpec {
+        kind: job.buffers.mem,
+        file: job.buffers.mmapfile.clone(),
+        hugepage_size: usize::try_from(job.buffers.hugepage_size).unwrap_or(usize::MAX),
+    }
+}
+
 /// One aligned slot per queue entry, as large as the largest block, pre-filled for writes.
 fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<BufPool, RunError> {
     let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
@@ -573,11 +722,14 @@ fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<B
         .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
         .max()
         .unwrap_or(4096) as usize;
-    let mut pool =
-        BufPool::new(job.iodepth.max(1) as usize, max_bs, 4096).map_err(|e| RunError::Job {
+    let depth = job.iodepth.max(1) as usize;
+    let offset = usize::try_from(job.buffers.mem_align).unwrap_or(usize::MAX);
+    let mut pool = BufPool::new_in(&mem_spec(job), depth, max_bs, 4096, offset).map_err(|e| {
+        RunError::Job {
             job: job.name.clone(),
             msg: e,
-        })?;
+        }
+    })?;
     for i in 0..pool.len() {
         filler.fill(pool.slice_mut(i), true);
     }

@@ -31,6 +31,8 @@ pub fn group_results(jobs: &[JobResult], kb_base: u32, unit_base: u32) -> Vec<Gr
                 dirs,
                 kb_base,
                 unit_base,
+                // fio takes the group's figures from its last job.
+                sig_figs: members.last().map_or(0, |j| j.sig_figs),
             }
         })
         .collect()

@@ -63,6 +63,7 @@ pub mod acct;
 pub mod advice;
 pub mod disk;
 pub mod group;
+pub mod gzlog;
 pub mod hist;
 pub mod histlog;
 pub mod log;

@@ -88,6 +88,8 @@ pub struct LogOptions {
     pub avg_msec: u64,
     /// `log_offset`: add the I/O's offset column.
     pub log_offset: bool,
+    /// `log_store_compressed`: fio's binary samples in zlib chunks (see [`crate::gzlog`]).
+    pub store_compressed: bool,
 }
 
 /// Running mean of one direction's values inside the current averaging window.
@@ -115,10 +117,11 @@ pub fn create_nofollow(path: &Path) -> io::Result<File> {
 }
 
 /// One open log file.
-#[derive(Debug)]
 pub struct LogFile {
     path: PathBuf,
     out: BufWriter<File>,
+    /// `log_store_compressed`: samples go here instead of text lines into `out`.
+    gz: Option<crate::gzlog::SampleEncoder<BufWriter<File>>>,
     kind: LogKind,
     opts: LogOptions,
     win: [AvgWindow; 3],
@@ -127,6 +130,16 @@ pub struct LogFile {
 /// ioprio class of a raw ioprio value is bits 13..; class 1 is real-time.
 fn prio_column(ioprio: u32) -> u32 {
     u32::from(ioprio >> 13 == 1)
+}
+
+impl std::fmt::Debug for LogFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogFile")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("compressed", &self.gz.is_some())
+            .finish()
+    }
 }
 
 impl LogFile {
@@ -146,9 +159,20 @@ impl LogFile {
             path: path.to_path_buf(),
             source,
         })?;
+        let gz = if opts.store_compressed {
+            let f = file.try_clone().map_err(|source| LogError::Create {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let w = BufWriter::with_capacity(BUF_BYTES, f);
+            Some(crate::gzlog::SampleEncoder::new(w, opts.log_offset))
+        } else {
+            None
+        };
         Ok(LogFile {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(BUF_BYTES, file),
+            gz,
             kind,
             opts,
             win: [AvgWindow::default(); 3],
@@ -221,7 +245,9 @@ impl LogFile {
         prio: u32,
     ) -> Result<(), LogError> {
         let d = ddir.index();
-        let r = if self.opts.log_offset {
+        let r = if let Some(gz) = self.gz.as_mut() {
+            gz.push(t_ms, value, d as u32, bs, offset, prio)
+        } else if self.opts.log_offset {
             writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}")
         } else {
             writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {prio}")
@@ -238,6 +264,12 @@ impl LogFile {
             for d in Ddir::ALL {
                 self.flush_window(d, t_ms)?;
             }
+        }
+        if let Some(gz) = self.gz.as_mut() {
+            gz.finish().map_err(|source| LogError::Write {
+                path: self.path.clone(),
+                source,
+            })?;
         }
         self.out.flush().map_err(|source| LogError::Write {
             path: self.path.clone(),
@@ -395,10 +427,14 @@ impl JobLogs {
                 return Ok(None);
             };
             let p = if p.is_empty() { names.job_name } else { p };
-            let name = log_file_name(p, kind, names.job_number, logs.per_job_logs);
+            let mut name = log_file_name(p, kind, names.job_number, logs.per_job_logs);
+            if logs.log_store_compressed {
+                name.push_str(".fz"); // fio's `log.fz` suffix
+            }
             let opts = LogOptions {
                 avg_msec,
                 log_offset: logs.log_offset,
+                store_compressed: logs.log_store_compressed,
             };
             LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
         };
@@ -594,6 +630,7 @@ mod tests {
         let opts = LogOptions {
             avg_msec: 0,
             log_offset: true,
+            store_compressed: false,
         };
         let mut f = LogFile::create(&p, LogKind::Lat, opts).unwrap();
         f.sample(7, 5, Ddir::Trim, 512, 123_456, 2 << 13).unwrap(); // BE class
@@ -608,6 +645,7 @@ mod tests {
         let opts = LogOptions {
             avg_msec: 500,
             log_offset: false,
+            store_compressed: false,
         };
         let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
         // Window [0,500) is closed by the sample at 500, which counts in it (as in fio):
@@ -636,6 +674,7 @@ mod tests {
         let opts = LogOptions {
             avg_msec: 500,
             log_offset: false,
+            store_compressed: false,
         };
         let pb = t.0.join("bw.log");
         let mut bw = LogFile::create(&pb, LogKind::Bw, opts).unwrap();

@@ -278,6 +278,8 @@ pub struct Warning {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct JobResult {
     pub name: String,
+    /// `significant_figures` (0 = fio's default 4).
+    pub sig_figs: u32,
     pub groupid: u32,
     /// How many jobs were merged into this result (`jobs=N` in the header line).
     pub jobs: u32,
@@ -309,6 +311,10 @@ pub struct JobResult {
     /// How much of the job's files was in the page cache when its I/O began and when it ended
     /// (reading jobs on storage; the evidence behind the `page-cache` warning).
     pub page_cache: Option<PageCache>,
+    /// `latency_target`: (final depth, target ns, window µs, percentile).
+    pub lat_target: Option<(u32, u64, u64, f64)>,
+    /// fio's steady state detection (`ss_dur` set): its window and verdict.
+    pub steadystate: Option<SteadyResult>,
     /// Percentiles to print (0..=100) and whether each latency kind shows them.
     pub percentile_list: Vec<f64>,
     pub clat_percentiles: bool,
@@ -354,6 +360,8 @@ pub struct GroupResult {
     pub dirs: PerDir<GroupDir>,
     pub kb_base: u32,
     pub unit_base: u32,
+    /// `significant_figures` of the group's last job, as fio takes it (0 = default 4).
+    pub sig_figs: u32,
 }
 
 /// `/sys/block/DEV/stat` deltas over the run, plus the underlying disks of stacked devices.
@@ -470,4 +478,30 @@ mod tests {
         assert!((a.mean() - all.mean()).abs() < 1e-9);
         assert!((a.stddev() - all.stddev()).abs() < 1e-6);
     }
+}
+
+/// fio's `steadystate` section: the criterion, the window's samples (oldest first) and
+/// whether steady state was attained.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SteadyResult {
+    /// Judged on IOPS (else bandwidth).
+    pub iops: bool,
+    /// By slope (else by largest deviation from the mean).
+    pub slope: bool,
+    /// The limit and criterion are percentages of the mean.
+    pub pct: bool,
+    pub limit: f64,
+    /// `ss_dur` in seconds (samples in the window).
+    pub duration: u64,
+    pub attained: bool,
+    /// The last value of the criterion.
+    pub criterion: f64,
+    pub max_deviation: f64,
+    pub slope_value: f64,
+    /// Bytes/s per sample.
+    pub bw: Vec<u64>,
+    /// IOPS per sample.
+    pub iops_data: Vec<u64>,
+    pub bw_mean: u64,
+    pub iops_mean: u64,
 }

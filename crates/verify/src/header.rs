@@ -24,6 +24,8 @@ pub enum HdrMethod {
     /// Data is the verify pattern; compared byte by byte, no digest (`verify=pattern_hdr`,
     /// or `verify_pattern=` without `verify=`).
     Pattern,
+    /// Only the header is checked (`verify=meta`); the data too when a verify_pattern fills it.
+    Meta,
 }
 
 impl HdrMethod {
@@ -45,15 +47,18 @@ impl HdrMethod {
                 Algo::Sha1 => 16,
             },
             HdrMethod::Pattern => 17,
+            // fio's verify=meta is VERIFY_HDR_ONLY.
+            HdrMethod::Meta => 1,
         }
     }
 
     /// The method of a `verify_type` value; fio's crc32c-intel (6) is crc32c. Types fiox does
-    /// not implement (meta, sha3-224, sha3-384) give `None`.
+    /// not implement (sha3-224, sha3-384) give `None`.
     pub fn from_code(code: u16) -> Option<HdrMethod> {
         let algo = match code {
             2 => Algo::Md5,
             3 => Algo::Crc64,
+            1 => return Some(HdrMethod::Meta),
             4 => Algo::Crc32,
             5 | 6 => Algo::Crc32c,
             7 => Algo::Crc16,
@@ -74,7 +79,7 @@ impl HdrMethod {
     pub const fn sum_len(self) -> usize {
         match self {
             HdrMethod::Sum(a) => a.digest_len(),
-            HdrMethod::Pattern => 0,
+            HdrMethod::Pattern | HdrMethod::Meta => 0,
         }
     }
 
@@ -87,6 +92,7 @@ impl HdrMethod {
         match self {
             HdrMethod::Sum(a) => a.name(),
             HdrMethod::Pattern => "pattern_hdr",
+            HdrMethod::Meta => "meta",
         }
     }
 }
@@ -223,6 +229,7 @@ mod tests {
     fn round_trip_every_method() {
         let mut methods: Vec<HdrMethod> = Algo::ALL.iter().map(|&a| HdrMethod::Sum(a)).collect();
         methods.push(HdrMethod::Pattern);
+        methods.push(HdrMethod::Meta);
         for m in methods {
             assert_eq!(HdrMethod::from_code(m.code()), Some(m));
             let h = sample(m);

@@ -63,6 +63,7 @@ fn mode_of(method: VerifyMethod) -> Result<Mode, VerifyError> {
         VerifyMethod::Null => return Ok(Mode::Null),
         VerifyMethod::Pattern => return Ok(Mode::PatternOnly),
         VerifyMethod::PatternHdr => return Ok(Mode::Header(HdrMethod::Pattern)),
+        VerifyMethod::Meta => return Ok(Mode::Header(HdrMethod::Meta)),
         VerifyMethod::Md5 => Algo::Md5,
         VerifyMethod::Crc32c => Algo::Crc32c,
         VerifyMethod::Crc64 => Algo::Crc64,
@@ -344,7 +345,7 @@ impl Verifier {
         }
         let sum = match m {
             HdrMethod::Sum(a) => a.sum(&[data]),
-            HdrMethod::Pattern => Sum::from_bytes(&[]),
+            HdrMethod::Pattern | HdrMethod::Meta => Sum::from_bytes(&[]),
         };
         let header = Header {
             verify_type: m.code(),
@@ -582,7 +583,9 @@ impl Verifier {
         let segs = self.data_segments(phys, h);
         match m {
             HdrMethod::Sum(a) => a.sum(&segs) == hdr.sum,
-            HdrMethod::Pattern => {
+            // meta: the data is not checked unless a verify_pattern gives it (as fio).
+            HdrMethod::Meta if self.pattern.is_none() => true,
+            HdrMethod::Pattern | HdrMethod::Meta => {
                 let mut phase = at.1.wrapping_add(h as u64);
                 segs.iter().all(|s| {
                     let ok = self.pattern_of(at.0, phase).first_mismatch(s).is_none();
@@ -644,7 +647,7 @@ impl Verifier {
     /// The failure a sector comparison shows.
     fn kind_of_diff(&self, m: HdrMethod, phys: &[u8], hdr: &Header, d: SectorDiff) -> FailureKind {
         match m {
-            HdrMethod::Pattern => {
+            HdrMethod::Pattern | HdrMethod::Meta => {
                 let i = d.first_bad_byte.unwrap_or(0);
                 FailureKind::PatternMismatch {
                     at: hdr.offset.wrapping_add(i as u64),
@@ -945,6 +948,31 @@ mod tests {
             v.check(&bad, 0x10000, Expect::Any).unwrap_err().kind,
             FailureKind::PatternMismatch { at, .. } if at == 0x10000 + h as u64 + 9
         ));
+    }
+
+    #[test]
+    fn meta_checks_the_header_not_the_data() {
+        let v = Verifier::new(&spec(VerifyMethod::Meta), 3, 9).unwrap();
+        let mut b = vec![0u8; 4096];
+        v.fill_write(&mut b, 0x2000, 1, 0).unwrap();
+        assert_eq!(v.check(&b, 0x2000, Expect::Seq(1)), Ok(()));
+        let mut data = b.clone();
+        data[4000] ^= 1;
+        assert_eq!(
+            v.check(&data, 0x2000, Expect::Seq(1)),
+            Ok(()),
+            "data is not checked"
+        );
+        assert!(
+            v.check(&b, 0x3000, Expect::Seq(1)).is_err(),
+            "the offset in the header is"
+        );
+        let mut hdr = b.clone();
+        hdr[20] ^= 1;
+        assert!(
+            v.check(&hdr, 0x2000, Expect::Seq(1)).is_err(),
+            "and its checksum"
+        );
     }
 
     #[test]

@@ -85,6 +85,10 @@ pub(crate) struct Cfg {
     pub(crate) trimwrite: bool,
     pub(crate) dir: [DirCfg; 3],
     pub(crate) bs_unaligned: bool,
+    /// rw=randtrimwrite: each write rewrites the block the trim before it trimmed.
+    pub(crate) randtrimwrite: bool,
+    /// `bs_is_seq_rand`: block sizes by sequential (read's) or random (write's) offset.
+    pub(crate) bs_is_seq_rand: bool,
     pub(crate) max_bs_all: u64,
     pub(crate) min_bs_all: u64,
     /// Random modes: I/Os per newly drawn random offset (fio `ddir_seq_nr`).
@@ -300,7 +304,7 @@ fn budgets(
         pass_budget = pass_budget.max(io_bytes);
     }
     let mut number_ios = job.number_ios.unwrap_or(0);
-    if mode == RwMode::TrimWrite {
+    if matches!(mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
         pass_budget += io_bytes.saturating_mul(loops);
         number_ios = number_ios.saturating_mul(2);
     }
@@ -327,7 +331,7 @@ impl Cfg {
         let randommap =
             !job.rand.norandommap && matches!(dist, DistCfg::Random) && aligned && !lfsr;
         let (fsvc, fsvc_nr) = file_svc(job.files.file_service_type);
-        let trimwrite = mode == RwMode::TrimWrite;
+        let trimwrite = matches!(mode, RwMode::TrimWrite | RwMode::RandTrimWrite);
         let loops = job.timing.loops.max(1) as u64;
         // fio's td_min_bs/rw_min_bs: over all three directions, used or not.
         let min_bs_all = dir.iter().map(|d| d.min_bs).min().unwrap_or(4096);
@@ -343,6 +347,8 @@ impl Cfg {
             write: mode.has_write(),
             random,
             trimwrite,
+            randtrimwrite: mode == RwMode::RandTrimWrite,
+            bs_is_seq_rand: job.bs_is_seq_rand,
             dir,
             bs_unaligned: job.bs_unaligned,
             max_bs_all,

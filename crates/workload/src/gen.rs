@@ -156,6 +156,8 @@ pub struct Generator {
     pub(crate) loops_left: u64,
     /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: skip random map marking.
     pub(crate) busy_ok: bool,
+    /// fio's `is_random` of the offset just chosen (picks the size with bs_is_seq_rand).
+    pub(crate) is_random: bool,
     /// Bytes per direction since the start or the end of ramp_time (fio's `io_bytes`).
     pub(crate) stat_bytes: [u64; 3],
     pub(crate) nr_open: usize,
@@ -292,6 +294,7 @@ impl Generator {
             service_left: 0,
             nr_done: 0,
             busy_ok: false,
+            is_random: false,
             stat_bytes: [0; 3],
             nr_open: 0,
             wrapped: Vec::new(),

@@ -233,12 +233,21 @@ impl Generator {
             }
         }
         let rel = self.next_block(fi, ddir, hit)?;
-        let f = &self.files[fi];
+        let f = &mut self.files[fi];
         if rel >= f.io_size {
             return None;
         }
         let offset = rel + f.file_offset;
-        (offset < f.real_size).then_some(offset)
+        if offset >= f.real_size {
+            return None;
+        }
+        // randtrimwrite picks trim or write by whether the last trim and write start at the
+        // same offset: a new trim that lands where the last pair was must still be followed
+        // by its write, so the write's mark is moved off (as fio does).
+        if self.cfg.randtrimwrite && ddir == Ddir::Trim && f.last_start[2] == offset {
+            f.last_start[1] = f.last_start[1].wrapping_sub(1);
+        }
+        Some(offset)
     }
 
     /// fio's `get_next_block`: the offset relative to the extent start. Sequential
@@ -246,6 +255,14 @@ impl Generator {
     /// flag it is set even when the attempt then fails, and stays set for the next attempt.
     fn next_block(&mut self, fi: usize, ddir: Ddir, hit: bool) -> Option<u64> {
         let ba = self.cfg.dir[ddir.index()].ba;
+        self.is_random = false;
+        if self.cfg.randtrimwrite && ddir == Ddir::Write {
+            // The write goes where the trim before it went (not marked in the random map).
+            self.busy_ok = true;
+            self.is_random = true;
+            let f = &self.files[fi];
+            return Some(f.last_start[2] - f.file_offset);
+        }
         if !hit {
             self.busy_ok = true;
             return match self.seq_offset(fi, ddir) {
@@ -257,6 +274,7 @@ impl Generator {
             return self.seq_offset(fi, ddir);
         }
         if self.should_do_random(ddir) {
+            self.is_random = true;
             return self.rand_block(fi, ddir).map(|b| b * ba);
         }
         self.busy_ok = true;
@@ -381,7 +399,15 @@ impl Generator {
 
     /// fio's `get_next_buflen`. None (fio: length 0) when the smallest size does not fit.
     fn next_buflen(&mut self, fi: usize, ddir: Ddir, offset: u64) -> Option<u64> {
-        let d = ddir.index();
+        if self.cfg.randtrimwrite && ddir == Ddir::Write {
+            let f = &self.files[fi];
+            return Some(f.last_pos[2] - f.last_start[2]);
+        }
+        let d = match (self.cfg.bs_is_seq_rand, self.is_random) {
+            (false, _) => ddir.index(),
+            (true, false) => Ddir::Read.index(),
+            (true, true) => Ddir::Write.index(),
+        };
         let dc = &self.cfg.dir[d];
         let (minbs, maxbs) = (dc.min_bs, dc.max_bs);
         if minbs == maxbs {

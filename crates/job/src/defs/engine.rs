@@ -8,6 +8,9 @@ use super::{Category as C, Kind as K, OptDef};
 // is refused when run, see `unsupported`), so io_uring's options belong to it too.
 const URING: &[&str] = &["io_uring", "io_uring_cmd"];
 const SYNC2_URING: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd"];
+// fio's sg engine has a `hipri` of its own; a job using sg is refused (unsupported engine), so
+// the option only has to parse there.
+const HIPRI: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "sg"];
 const NOWAIT: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "libaio"];
 const GUASI: &[&str] = &["guasi"];
 
@@ -16,7 +19,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.engine.hipri = v.bool()?;
         Ok(())
     })
-    .engines(SYNC2_URING)
+    .engines(HIPRI)
     .long("pvsync2 sets RWF_HIPRI; io_uring sets up an I/O-polled ring. Needs direct=1 and a device with poll queues."),
     OptDef::new("hipri_percentage", K::Int, C::Engine, "Percent of I/Os issued with RWF_HIPRI", |j, v| {
         j.engine.hipri_percentage = v.u32()?;

@@ -91,6 +91,20 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("ioscheduler", K::Str, C::Files, "Switch the disks of the job's files to this I/O scheduler", |j, v| {
+        let s = v.str();
+        if s.is_empty() {
+            return Err("needs a scheduler name (e.g. mq-deadline, none)".into());
+        }
+        j.ioscheduler = Some(s.to_string());
+        Ok(())
+    })
+    .long("As fio, before the job's I/O; unlike fio, the previous scheduler is put back when the job ends."),
+    OptDef::new("create_only", K::Bool, C::Files, "Only lay out the files; do no I/O", |j, v| {
+        j.files.create_only = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
     OptDef::new("allow_file_create", K::Bool, C::Files, "Allow creating files that do not exist", |j, v| {
         j.files.allow_file_create = v.bool()?;
         Ok(())
@@ -268,6 +282,12 @@ mod tests {
         ("create_serialize", "0", Some(|j| !j.files.create_serialize)),
         ("create_fsync", "0", Some(|j| !j.files.create_fsync)),
         ("unlink", "1", Some(|j| j.files.unlink)),
+        ("create_only", "1", Some(|j| j.files.create_only)),
+        (
+            "ioscheduler",
+            "mq-deadline",
+            Some(|j| j.ioscheduler.as_deref() == Some("mq-deadline")),
+        ),
         (
             "unlink_each_loop",
             "1",

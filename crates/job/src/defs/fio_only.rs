@@ -93,10 +93,26 @@ pub fn contains(def: &OptDef) -> bool {
     all().any(|d| std::ptr::eq(d, def))
 }
 
-/// The hint shown with an option, if any.
+/// The hint shown with an option, if any: why it cannot run here, where that is not just
+/// missing work (README lists them all).
 pub fn note(def: &OptDef) -> &'static str {
     match def.name {
         "threads" => "an option of fio's tiobench profile; did you mean `thread`?",
+        "max_open_zones"
+        | "job_max_open_zones"
+        | "zonecapacity"
+        | "zone_reset_frequency"
+        | "zone_reset_threshold"
+        | "read_beyond_wp"
+        | "ignore_zone_limits" => "zoned block devices",
+        "numa_cpu_nodes" | "numa_mem_policy" => "NUMA placement",
+        "uid" | "gid" => "fiox runs jobs as threads of one process, which share one user",
+        "gpu_dev_id" => "needs a CUDA GPU",
+        "unique_filename" => "fio's client/server mode",
+        "merge_blktrace_file"
+        | "merge_blktrace_iters"
+        | "merge_blktrace_scalars"
+        | "replay_skip" => "blktrace replay",
         _ => "",
     }
 }
@@ -108,7 +124,6 @@ pub static OPTS: &[OptDef] = &[
     known("bindname", K::Str, C::Engine).engines(&["rdma"]),
     known("block_error_percentiles", K::Bool, C::Logs),
     known("brick", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
-    known("bs_is_seq_rand", K::Bool, C::Io),
     known("busy_poll", K::Bool, C::Engine).engines(&["rados", "rbd"]),
     known("busy_wait_polling", K::Bool, C::Engine).engines(&[
         "librpma_apm_client",
@@ -123,11 +138,6 @@ pub static OPTS: &[OptDef] = &[
         .alias(&["chunck_size"])
         .engines(&["dfs", "libhdfs"]),
     known("clientname", K::Str, C::Engine).engines(&["rados", "rbd"]),
-    known(
-        "clocksource",
-        K::Choice(&["gettimeofday", "clock_gettime", "cpu"]),
-        C::General,
-    ),
     known("clustername", K::Str, C::Engine).engines(&["rados", "rbd"]),
     known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known_per_dir("cmdprio", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "libaio"]),
@@ -145,7 +155,6 @@ pub static OPTS: &[OptDef] = &[
     known("cpuchunks", K::Int, C::Engine).engines(&["cpuio"]),
     known("cpuload", K::Int, C::Engine).engines(&["cpuio"]),
     known("cpumode", K::Choice(&["noop", "qsort"]), C::Engine).engines(&["cpuio"]),
-    known("create_only", K::Bool, C::Files),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
     known("dedupe_global", K::Bool, C::Io),
     known("dedupe_mode", K::Choice(&["repeat", "working_set"]), C::Io),
@@ -159,8 +168,6 @@ pub static OPTS: &[OptDef] = &[
     known("disk_util", K::Bool, C::Stats),
     known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
     known("error_dump", K::Bool, C::General),
-    known("exec_postrun", K::Str, C::General),
-    known("exec_prerun", K::Str, C::General),
     known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
     known(
         "exit_what",
@@ -168,10 +175,6 @@ pub static OPTS: &[OptDef] = &[
         C::General,
     ),
     known("experimental_verify", K::Bool, C::Io),
-    known("flow", K::Int, C::Io),
-    known("flow_id", K::Int, C::Io),
-    known("flow_sleep", K::Int, C::Io),
-    known("flow_watermark", K::Str, C::Io),
     known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
@@ -200,50 +203,24 @@ pub static OPTS: &[OptDef] = &[
     known("http_user", K::Str, C::Engine).engines(&["http"]),
     known("http_verbose", K::Int, C::Engine).engines(&["http"]),
     known("https", K::Choice(&["off", "on", "insecure"]), C::Engine).engines(&["http"]),
-    known("hugepage-size", K::Int, C::General),
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
     known("inplace", K::Int, C::Engine)
         .range(0, 1)
         .engines(&["e4defrag"]),
     known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
-    known("iomem_align", K::Int, C::Io)
-        .alias(&["mem_align"])
-        .range(0, i64::MAX),
-    known("ioscheduler", K::Str, C::Files),
     known("job_max_open_zones", K::Int, C::Io),
-    known("latency_percentile", K::Complex("list of numbers"), C::Io),
-    known("latency_run", K::Bool, C::Io),
-    known("latency_target", K::Time("us"), C::Io),
-    known("latency_window", K::Time("us"), C::Io),
     known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
-    known("lockmem", K::Size, C::General),
     known("log_alternate_epoch", K::Bool, C::Logs),
     known("log_alternate_epoch_clock_id", K::Int, C::Logs),
-    known("log_compression", K::Int, C::Logs),
     known("log_compression_cpus", K::Str, C::Logs),
     known("log_entries", K::Int, C::Logs),
     known("log_hist_coarseness", K::Int, C::Logs),
     known("log_max_value", K::Bool, C::Logs),
     known("log_prio", K::Bool, C::Logs),
-    known("log_store_compressed", K::Bool, C::Logs),
     known("log_unix_epoch", K::Bool, C::Logs),
     known_per_dir("max_latency", K::Time("us"), C::Io),
     known("max_open_zones", K::Int, C::Io),
-    known(
-        "mem",
-        K::Choice(&[
-            "malloc",
-            "shm",
-            "shmhuge",
-            "mmap",
-            "mmapshared",
-            "mmaphuge",
-            "cudamalloc",
-        ]),
-        C::Io,
-    )
-    .alias(&["iomem"]),
     known("merge_blktrace_file", K::Str, C::Io),
     known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),
     known(
@@ -288,15 +265,9 @@ pub static OPTS: &[OptDef] = &[
     known("rate_ignore_thinktime", K::Bool, C::Io),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
-    known("read_iolog", K::Str, C::Io),
     known("read_iolog_chunked", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["sg"]),
-    known("replay_align", K::Int, C::Io),
-    known("replay_no_stall", K::Bool, C::Io),
-    known("replay_redirect", K::Str, C::Io),
-    known("replay_scale", K::Int, C::Io),
     known("replay_skip", K::Str, C::Io),
-    known("replay_time_scale", K::Int, C::Io).range(1, i64::MAX),
     known(
         "rw_sequencer",
         K::Choice(&["sequential", "identical"]),
@@ -326,7 +297,6 @@ pub static OPTS: &[OptDef] = &[
         C::Engine,
     )
     .engines(&["sg"]),
-    known("significant_figures", K::Int, C::Stats).range(1, 10),
     known("single-instance", K::Bool, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
@@ -338,14 +308,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["filestat"]),
     known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
-    known(
-        "steadystate",
-        K::Choice(&["iops", "iops_slope", "bw", "bw_slope"]),
-        C::General,
-    )
-    .alias(&["ss"]),
-    known("steadystate_duration", K::Time("s"), C::General).alias(&["ss_dur"]),
-    known("steadystate_ramp_time", K::Time("s"), C::General).alias(&["ss_ramp"]),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
     known("sync_file_range", K::Str, C::Files),
@@ -388,7 +350,6 @@ pub static OPTS: &[OptDef] = &[
         K::Choice(&["none", "short", "medium", "long", "extreme"]),
         C::Engine,
     ),
-    known("write_iolog", K::Str, C::Io),
     known("writefua", K::Bool, C::Engine).engines(&["sg"]),
     known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),
@@ -458,7 +419,7 @@ mod tests {
         assert_eq!(check_raw(lookup("max_latency").unwrap(), "10ms,2s"), Ok(()));
         assert_eq!(check_raw(lookup("thinktime_iotime").unwrap(), "2m"), Ok(()));
         assert_eq!(
-            check_raw(lookup("latency_target").unwrap(), "10x"),
+            check_raw(lookup("thinktime_iotime").unwrap(), "10x"),
             Err("bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)".into())
         );
     }
@@ -468,7 +429,7 @@ mod tests {
         assert_eq!(lookup_for("proto", "rdma").unwrap().name, "verb");
         assert_eq!(lookup_for("proto", "net").unwrap().name, "protocol");
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
-        assert!(contains(lookup("flow").unwrap()));
+        assert!(contains(lookup("cgroup").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));
         assert_eq!(
             note(lookup("threads").unwrap()),

@@ -5,6 +5,25 @@ use crate::value;
 use crate::{ContinueOnError, CpusAllowedPolicy};
 
 pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("exec_prerun", K::Str, C::General, "Shell command run before the job's I/O", |j, v| {
+        j.exec_prerun = Some(v.str().to_string()).filter(|s| !s.is_empty());
+        Ok(())
+    })
+    .long("As fio: run through the shell as `CMD > JOB.prerun.txt 2>&1` after the files are set up; when it fails, the job does no I/O."),
+    OptDef::new("exec_postrun", K::Str, C::General, "Shell command run after the job's I/O", |j, v| {
+        j.exec_postrun = Some(v.str().to_string()).filter(|s| !s.is_empty());
+        Ok(())
+    })
+    .long("As fio: run through the shell as `CMD > JOB.postrun.txt 2>&1` when the job ends."),
+    OptDef::new("clocksource", K::Choice(&["gettimeofday", "clock_gettime", "cpu"]), C::General, "Clock for I/O times", |j, v| {
+        j.clocksource = Some(match v.choice()?.as_str() {
+            "gettimeofday" => crate::ClockSource::Gettimeofday,
+            "clock_gettime" => crate::ClockSource::ClockGettime,
+            _ => crate::ClockSource::Cpu,
+        });
+        Ok(())
+    })
+    .long("Unset, fiox does as fio: the CPU's TSC when the kernel trusts it (clocksource tsc), else clock_gettime. `cpu` asks for the TSC (clock_gettime where it cannot be used: not x86_64, or the kernel does not trust it), `clock_gettime` for CLOCK_MONOTONIC, `gettimeofday` for the wall clock at microsecond resolution."),
     OptDef::new("description", K::Str, C::General, "Text description of the job", |j, v| {
         j.description = Some(v.str().to_string());
         Ok(())
@@ -306,6 +325,27 @@ mod tests {
     use std::time::Duration;
 
     pub static CASES: &[Case] = &[
+        (
+            "exec_prerun",
+            "echo a",
+            Some(|j| j.exec_prerun.as_deref() == Some("echo a")),
+        ),
+        (
+            "exec_postrun",
+            "echo b",
+            Some(|j| j.exec_postrun.as_deref() == Some("echo b")),
+        ),
+        (
+            "clocksource",
+            "gettimeofday",
+            Some(|j| j.clocksource == Some(crate::ClockSource::Gettimeofday)),
+        ),
+        (
+            "clocksource",
+            "cpu",
+            Some(|j| j.clocksource == Some(crate::ClockSource::Cpu)),
+        ),
+        ("clocksource", "hpet", None),
         (
             "description",
             "a test",

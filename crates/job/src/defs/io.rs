@@ -5,7 +5,7 @@ use crate::value;
 use crate::{BsSpec, IoSubmitMode, RwMode, RwSpec, SyncMode};
 
 pub(super) static OPTS: &[OptDef] = &[
-    OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
+    OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
         super::forget(j, "rw");
         let word = v.choice()?;
         j.rw = match word.split_once(':') {
@@ -93,6 +93,59 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .alias(&["blocksize_unaligned"]),
+    OptDef::new("flow", K::Int, C::Rate, "Weight of this job in its flow (0: none)", |j, v| {
+        j.flow.weight = v.u32()?;
+        Ok(())
+    })
+    .range(0, 1000)
+    .def("0")
+    .long("Jobs with the same flow_id issue I/O in proportion to their weights: flow=1 and flow=3 give 1:3."),
+    OptDef::new("flow_id", K::Int, C::Rate, "The flow this job belongs to", |j, v| {
+        j.flow.id = v.int()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("flow_sleep", K::Int, C::Rate, "Microseconds to wait when the flow holds the job back", |j, v| {
+        j.flow.sleep_us = v.u64()?;
+        Ok(())
+    })
+    .range(0, i64::MAX)
+    .def("0"),
+    OptDef::new("flow_watermark", K::Str, C::Rate, "Deprecated in fio (no effect)", |j, _| {
+        j.notes.push("flow_watermark is deprecated in fio and has no effect".into());
+        Ok(())
+    }),
+    OptDef::new("latency_target", K::Time("us"), C::Io, "Find the queue depth whose latency meets this target", |j, v| {
+        j.lat_target.target_ns = v.time_us()?.saturating_mul(1000);
+        Ok(())
+    })
+    .def("0")
+    .long("fio's probing: the depth starts at 1 and is raised (doubled, then bisected) after each latency_window in which latency_percentile of the I/Os met the target, lowered after one that did not; at depth 1 an I/O over the target is an error (ETIMEDOUT). Once the depth settles, stats are reset and one more window runs at it."),
+    OptDef::new("latency_window", K::Time("us"), C::Io, "Window of latency_target's probing", |j, v| {
+        j.lat_target.window_us = v.time_us()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("latency_percentile", K::Complex("percent"), C::Io, "Share of I/Os that must meet latency_target", |j, v| {
+        let p = crate::value::parse_float(v.raw.trim())?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(format!("{p} is outside 0..100"));
+        }
+        j.lat_target.percentile = p;
+        Ok(())
+    })
+    .def("100"),
+    OptDef::new("latency_run", K::Bool, C::Io, "Keep probing the depth for the whole run", |j, v| {
+        j.lat_target.run = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("bs_is_seq_rand", K::Bool, C::Io, "The read,write block sizes are for sequential,random I/O", |j, v| {
+        j.bs_is_seq_rand = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As fio: `bs=4k,64k` then gives sequential I/O (of any direction) 4k and random I/O 64k; the trim size is not used."),
     OptDef::new("size", K::SizeOrPercent, C::Io, "Total bytes of I/O per job (or % of the file/device)", |j, v| {
         j.size = Some(v.size_pct()?);
         Ok(())
@@ -376,7 +429,8 @@ pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
         "randtrim" => RwMode::RandTrim,
         "rw" | "readwrite" => RwMode::ReadWrite,
         "randrw" => RwMode::RandRw,
-        _ => RwMode::TrimWrite,
+        "trimwrite" => RwMode::TrimWrite,
+        _ => RwMode::RandTrimWrite,
     };
     Ok(RwSpec { mode, n })
 }
@@ -600,6 +654,35 @@ mod tests {
         ),
         ("bs_unaligned", "", Some(|j| j.bs_unaligned)),
         ("blocksize_unaligned", "1", Some(|j| j.bs_unaligned)),
+        ("bs_is_seq_rand", "1", Some(|j| j.bs_is_seq_rand)),
+        ("flow", "3", Some(|j| j.flow.weight == 3)),
+        (
+            "latency_target",
+            "10ms",
+            Some(|j| j.lat_target.target_ns == 10_000_000),
+        ),
+        ("latency_target", "10x", None),
+        (
+            "latency_window",
+            "1s",
+            Some(|j| j.lat_target.window_us == 1_000_000),
+        ),
+        (
+            "latency_percentile",
+            "99.5",
+            Some(|j| j.lat_target.percentile == 99.5),
+        ),
+        ("latency_percentile", "101", None),
+        ("latency_run", "1", Some(|j| j.lat_target.run)),
+        ("flow", "1001", None),
+        ("flow_id", "7", Some(|j| j.flow.id == 7)),
+        ("flow_sleep", "100", Some(|j| j.flow.sleep_us == 100)),
+        ("flow_watermark", "2", Some(|j| !j.notes.is_empty())),
+        (
+            "rw",
+            "randtrimwrite",
+            Some(|j| j.rw.mode == RwMode::RandTrimWrite && j.rw.mode.is_random()),
+        ),
         (
             "size",
             "1g",

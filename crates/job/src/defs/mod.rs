@@ -13,7 +13,10 @@ pub mod fio342;
 pub mod fio_only;
 mod general;
 mod io;
+mod memory;
+mod replay;
 mod stats;
+mod steady;
 pub mod unsupported;
 mod workload;
 
@@ -280,6 +283,9 @@ pub fn all() -> impl Iterator<Item = &'static OptDef> {
         .chain(files::OPTS)
         .chain(io::OPTS)
         .chain(workload::OPTS)
+        .chain(memory::OPTS)
+        .chain(replay::OPTS)
+        .chain(steady::OPTS)
         .chain(stats::OPTS)
         .chain(engine::OPTS)
 }
@@ -476,6 +482,9 @@ mod tests {
             .chain(files::CASES)
             .chain(io::CASES)
             .chain(workload::CASES)
+            .chain(memory::tests::CASES)
+            .chain(replay::tests::CASES)
+            .chain(steady::tests::CASES)
             .chain(stats::CASES)
             .chain(engine::CASES)
             .map(|c| c.0)

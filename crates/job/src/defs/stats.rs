@@ -84,11 +84,38 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("500"),
+    OptDef::new("significant_figures", K::Int, C::Stats, "Digits of sizes, rates and IOPS in the normal report", |j, v| {
+        j.stats.sig_figs = v.u32()?;
+        Ok(())
+    })
+    .range(1, 10)
+    .def("4"),
     OptDef::new("stats", K::Bool, C::Stats, "Collect statistics for this job", |j, v| {
         j.stats.stats = v.bool()?;
         Ok(())
     })
     .def("1"),
+    OptDef::new("write_iolog", K::Str, C::Logs, "Write fio's I/O log (version 3) of every I/O to this file", |j, v| {
+        let p = v.str();
+        if p.is_empty() {
+            return Err("needs a file name".into());
+        }
+        j.logs.write_iolog = Some(p.to_string());
+        Ok(())
+    })
+    .long("One line per file action (`add`, `open`, `close`) and per I/O (`read`, `write`, `trim`, `sync`, `datasync` with offset and length), each stamped in microseconds since the log began; `read_iolog` replays it."),
+    OptDef::new("log_compression", K::Int, C::Logs, "fio compresses its logs in memory in chunks of this size", |j, v| {
+        j.logs.log_compression = v.u64()?;
+        Ok(())
+    })
+    .range(1024, i64::MAX)
+    .long("fio keeps its logs in memory until the job ends and compresses them in chunks of this size to save memory. fiox writes each log line as it comes, so its memory is bounded without it; the value is checked and the logs are the same."),
+    OptDef::new("log_store_compressed", K::Bool, C::Logs, "Store the bw/iops/lat logs compressed, as fio's .log.fz files", |j, v| {
+        j.logs.log_store_compressed = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio's format: its binary samples in zlib streams; `--inflate-log=FILE` (fio's or fiox's) prints the text log. write_hist_log is stored as text."),
     OptDef::new("write_bw_log", K::OptStr, C::Logs, "Write a bandwidth log with this prefix", |j, v| {
         j.logs.write_bw_log = Some(v.str().to_string());
         Ok(())
@@ -133,7 +160,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.method_given = true;
         match parse_verify(&word) {
             Some(m) => j.verify.method = m,
-            // A fio method (sha3-224, sha3-384, meta): parsed, the job is refused when run.
+            // A fio method (sha3-224, sha3-384): parsed, the job is refused when run.
             None => super::record_value(j, "verify", &word, ""),
         }
         Ok(())
@@ -270,6 +297,7 @@ fn parse_verify(s: &str) -> Option<VerifyMethod> {
         "xxhash" => VerifyMethod::Xxhash,
         "pattern" => VerifyMethod::Pattern,
         "null" => VerifyMethod::Null,
+        "meta" => VerifyMethod::Meta,
         _ => return None,
     })
 }
@@ -324,6 +352,24 @@ mod tests {
             Some(|j| j.stats.iopsavgtime == Duration::from_millis(250)),
         ),
         ("stats", "0", Some(|j| !j.stats.stats)),
+        ("significant_figures", "6", Some(|j| j.stats.sig_figs == 6)),
+        (
+            "write_iolog",
+            "io.log",
+            Some(|j| j.logs.write_iolog.as_deref() == Some("io.log")),
+        ),
+        (
+            "log_compression",
+            "1m",
+            Some(|j| j.logs.log_compression == 1 << 20),
+        ),
+        ("log_compression", "512", None),
+        (
+            "log_store_compressed",
+            "1",
+            Some(|j| j.logs.log_store_compressed),
+        ),
+        ("significant_figures", "11", None),
         (
             "write_bw_log",
             "bw",
@@ -370,7 +416,7 @@ mod tests {
         (
             "verify",
             "meta",
-            Some(|j| j.unsupported[0].what == "value" && j.unsupported[0].value == "meta"),
+            Some(|j| j.verify.method == VerifyMethod::Meta && j.unsupported.is_empty()),
         ),
         (
             "verify",

@@ -1,0 +1,85 @@
+//! `read_iolog` and its `replay_*` options: replaying fio's version 2 and 3 I/O logs (what
+//! `write_iolog` writes), as fio 3.33 does.
+
+use super::{Category as C, Kind as K, OptDef};
+
+pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("read_iolog", K::Str, C::Io, "Replay the I/O of this fio I/O log (version 2 or 3)", |j, v| {
+        let p = v.str();
+        if p.is_empty() {
+            return Err("needs a file name".into());
+        }
+        j.replay.read_iolog = Some(p.to_string());
+        Ok(())
+    })
+    .long("The files, directions, offsets and lengths come from the log (its `add` lines name the files); version 3 logs also give the time between I/Os, which the replay keeps. Trims in a log are skipped, as fio 3.33 skips them; `open`/`close` lines are followed only in the log written back."),
+    OptDef::new("replay_no_stall", K::Bool, C::Io, "Replay as fast as possible, ignoring the log's timing", |j, v| {
+        j.replay.no_stall = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("replay_redirect", K::Str, C::Io, "Replay every I/O of the log on this one file or device", |j, v| {
+        let p = v.str();
+        if p.is_empty() {
+            return Err("needs a file or device name".into());
+        }
+        j.replay.redirect = Some(p.to_string());
+        Ok(())
+    }),
+    OptDef::new("replay_scale", K::Int, C::Io, "Divide the log's offsets by this", |j, v| {
+        j.replay.scale = v.u64()?;
+        Ok(())
+    })
+    .range(0, i64::MAX)
+    .def("1"),
+    OptDef::new("replay_align", K::Int, C::Io, "Align the log's offsets down to this power of two", |j, v| {
+        let a = v.u64()?;
+        if a != 0 && !a.is_power_of_two() {
+            return Err(format!("{a} is not a power of two"));
+        }
+        j.replay.align = a;
+        Ok(())
+    })
+    .range(0, i64::MAX)
+    .def("0"),
+    OptDef::new("replay_time_scale", K::Int, C::Io, "Replay at this percentage of the log's speed", |j, v| {
+        j.replay.time_scale = v.u32()?;
+        Ok(())
+    })
+    .range(1, i64::MAX)
+    .def("100")
+    .long("200 replays twice as fast (half the time between I/Os), 50 half as fast."),
+];
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::testutil::*;
+
+    pub static CASES: &[Case] = &[
+        (
+            "read_iolog",
+            "io.log",
+            Some(|j| j.replay.read_iolog.as_deref() == Some("io.log")),
+        ),
+        ("replay_no_stall", "1", Some(|j| j.replay.no_stall)),
+        (
+            "replay_redirect",
+            "/dev/sdb",
+            Some(|j| j.replay.redirect.as_deref() == Some("/dev/sdb")),
+        ),
+        ("replay_scale", "4", Some(|j| j.replay.scale == 4)),
+        ("replay_align", "4096", Some(|j| j.replay.align == 4096)),
+        ("replay_align", "3000", None),
+        (
+            "replay_time_scale",
+            "200",
+            Some(|j| j.replay.time_scale == 200),
+        ),
+        ("replay_time_scale", "0", None),
+    ];
+
+    #[test]
+    fn replay_options() {
+        run(CASES);
+    }
+}

@@ -1,0 +1,1156 @@
+//! fio 3.33 features of issue 10 that fiox runs, each compared with fio itself where fio is
+//! installed (same totals, same report shapes): I/O memory (`mem`, `iomem_align`, `lockmem`,
+//! `hugepage-size`), ...
+
+mod harness;
+
+use harness::*;
+use std::path::Path;
+
+/// A verified random write through buffers of `mem` starting 512 bytes past a page boundary,
+/// with O_DIRECT (so the kernel reads and writes that memory itself).
+fn mem_args(file: &str, mem: &str) -> Vec<String> {
+    [
+        "--name=m",
+        &format!("--filename={file}"),
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=256k",
+        "--direct=1",
+        "--iomem_align=512",
+        "--iodepth=4",
+        "--ioengine=io_uring",
+        "--verify=crc32c",
+        "--lockmem=1m",
+        &format!("--mem={mem}"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Every `mem=` backing fio runs here runs in fiox, with fio's totals and a clean verify.
+#[test]
+fn every_mem_backing_runs_like_fio() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "mem");
+    let file = dir.join("f");
+    let map_file = dir.join("buffers");
+    for mem in [
+        "malloc".to_string(),
+        "shm".into(),
+        "mmap".into(),
+        "mmapshared".into(),
+        format!("mmap:{map_file}"),
+        format!("mmapshared:{map_file}"),
+    ] {
+        let args = mem_args(&file, &mem);
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.push("--output-format=json");
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "mem={mem}: {}", r.stderr);
+        let ours = r.json();
+        assert_eq!(ours["jobs"][0]["error"], 0, "mem={mem}");
+        // Writes, then the verify phase's reads, all through that memory.
+        assert_eq!(issued(&ours, "write"), (64, 256 << 10), "mem={mem}");
+        assert_eq!(issued(&ours, "read"), (64, 256 << 10), "mem={mem}");
+        assert!(!Path::new(&map_file).exists(), "the buffer file is removed");
+        // fio 3.33 does not size the file of `mmapshared:FILE` and dies of SIGBUS on its
+        // first buffer; fiox sizes it (checked above), so there is nothing to compare.
+        if fio_available() && !mem.starts_with("mmapshared:") {
+            a.pop();
+            let theirs = fio_json(&a);
+            assert_eq!(theirs["jobs"][0]["error"], 0, "fio mem={mem}");
+            for d in ["read", "write"] {
+                assert_eq!(issued(&ours, d), issued(&theirs, d), "mem={mem} {d}");
+            }
+        }
+    }
+}
+
+/// With no huge pages reserved, huge backings fail as in fio (the job errors, nothing is
+/// written), and fiox says where huge pages are reserved.
+#[test]
+fn huge_backings_without_huge_pages_fail_like_fio() {
+    let reserved = std::fs::read_to_string("/proc/sys/vm/nr_hugepages").unwrap_or_default();
+    if reserved.trim() != "0" {
+        eprintln!(
+            "skipped: this machine reserves huge pages ({})",
+            reserved.trim()
+        );
+        return;
+    }
+    let dir = TempDir::new("memhuge");
+    let file = format!("--filename={}", dir.join("f"));
+    for mem in ["shmhuge", "mmaphuge"] {
+        let m = format!("--mem={mem}");
+        let a = [
+            "--name=h",
+            &file,
+            "--rw=write",
+            "--size=64k",
+            &m,
+            "--hugepage-size=2m",
+        ];
+        let r = fiox(&a);
+        assert_eq!(r.code, 1, "{mem}: {}", r.stderr);
+        assert!(r.stderr.contains("nr_hugepages"), "{mem}: {}", r.stderr);
+        if fio_available() {
+            let fio = std::process::Command::new("fio").args(a).output().unwrap();
+            assert!(!fio.status.success(), "fio {mem}");
+        }
+    }
+}
+
+/// Run fio in `dir` with the normal report; (exit code, stdout).
+fn fio_normal(dir: &Path, args: &[&str]) -> (i32, String) {
+    let o = std::process::Command::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run fio");
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    (o.status.code().unwrap_or(-1), out)
+}
+
+/// The parts of a normal report that do not depend on timing: the header line and the
+/// `(io/` and `io=... (...)` figures of the direction and group lines.
+fn stable_parts(report: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in report.lines() {
+        if l.contains("(g=0)") {
+            out.push(l.to_string());
+        }
+        if let Some(i) = l.find(")(") {
+            out.push(l[i..].split('/').next().unwrap_or("").to_string());
+        }
+        if let Some(i) = l.find(" io=") {
+            out.push(l[i..].split(", run=").next().unwrap_or("").to_string());
+        }
+    }
+    out
+}
+
+/// significant_figures=6 prints sizes and rates with 6 digits, and bs_is_seq_rand's header
+/// names it instead of the trim size, as fio.
+#[test]
+fn significant_figures_and_bs_is_seq_rand_print_like_fio() {
+    let args = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=12345",
+        "--size=1234500",
+        "--significant_figures=6",
+        "--bs_is_seq_rand=1",
+    ];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = stable_parts(&r.stdout);
+    assert_eq!(
+        ours,
+        [
+            "s: (g=0): rw=read, bs=(R) 12345B-12345B, (W) 12345B-12345B, bs_is_seq_rand, ioengine=null, iodepth=1",
+            ")(1205.6KiB",
+            " io=1205.6KiB (1234.5kB)",
+        ]
+    );
+    if fio_available() {
+        let dir = TempDir::new("sigfig");
+        let (code, out) = fio_normal(dir.path(), &args);
+        assert_eq!(code, 0);
+        assert_eq!(stable_parts(&out), ours, "vs fio");
+    }
+}
+
+/// rw=randtrimwrite: every trim is followed by a write of the same block (the sequence
+/// itself is checked I/O by I/O against fio in fiox-workload's sweep), with fio's totals. On a
+/// loop device: fio 3.33 trims only block devices (ENOTTY on a regular file).
+#[test]
+fn randtrimwrite_runs_like_fio() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "rtw");
+    let backing = dir.join("backing");
+    std::fs::File::create(&backing)
+        .and_then(|f| f.set_len(1 << 20))
+        .unwrap();
+    let lo =
+        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
+            Ok(lo) => lo,
+            Err(e) => {
+                eprintln!("skipped: cannot attach a loop device: {e}");
+                return;
+            }
+        };
+    let file = format!("--filename={}", lo.path().display());
+    let args = [
+        "--name=t",
+        file.as_str(),
+        "--rw=randtrimwrite",
+        "--bsrange=4k-16k",
+        "--size=512k",
+        "--output-format=json",
+        // The test's own scratch device: fiox otherwise protects a loop device's backing file.
+        "--allow-destructive",
+    ];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = r.json();
+    let (trims, trimmed) = issued(&ours, "trim");
+    let (writes, written) = issued(&ours, "write");
+    assert_eq!(
+        (trims, trimmed),
+        (writes, written),
+        "each trim has its write"
+    );
+    assert!(trims > 0);
+    if fio_available() {
+        let theirs = fio_json(&args[..5]);
+        assert_eq!(theirs["jobs"][0]["error"], 0, "fio");
+        for d in ["trim", "write", "read"] {
+            assert_eq!(issued(&ours, d), issued(&theirs, d), "{d} vs fio");
+        }
+    }
+    lo.detach().unwrap();
+}
+
+/// create_only: the file is laid out and nothing else is done, as fio.
+#[test]
+fn create_only_lays_out_and_does_no_io_like_fio() {
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let dir = TempDir::new("createonly");
+        let file = format!("--filename={}", dir.join("f"));
+        let args = [
+            "--name=c",
+            file.as_str(),
+            "--rw=randrw",
+            "--size=1m",
+            "--create_only=1",
+            "--output-format=json",
+        ];
+        let v = if tool == "fiox" {
+            let r = fiox(&args);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            r.json()
+        } else {
+            fio_json(&args[..5])
+        };
+        assert_eq!(v["jobs"][0]["error"], 0, "{tool}");
+        for d in ["read", "write"] {
+            assert_eq!(issued(&v, d), (0, 0), "{tool} {d}");
+        }
+        let len = std::fs::metadata(dir.join("f")).map(|m| m.len());
+        assert_eq!(len.ok(), Some(1 << 20), "{tool} laid the file out");
+    }
+}
+
+/// The lines of an I/O log without their time stamps, checking the stamps never go back.
+fn iolog_lines(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("fio version 3 iolog"));
+    let mut last = 0u64;
+    lines
+        .map(|l| {
+            let (t, rest) = l.split_once(' ').unwrap();
+            let t: u64 = t.parse().unwrap();
+            assert!(t >= last, "time stamps go back: {l}");
+            last = t;
+            rest.to_string()
+        })
+        .collect()
+}
+
+/// write_iolog writes fio's version 3 log: the same file actions and I/Os, line by line.
+#[test]
+fn write_iolog_writes_fios_log() {
+    let tools = if fio_available() {
+        vec!["fiox", "fio"]
+    } else {
+        vec!["fiox"]
+    };
+    let mut logs = Vec::new();
+    for tool in tools {
+        let dir = TempDir::new("wiolog");
+        let args = [
+            "--name=t",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=64k",
+            "--nrfiles=2",
+            "--write_iolog=io.log",
+            "--output-format=terse",
+        ];
+        let code = if tool == "fiox" {
+            fiox_in(dir.path(), &args).code
+        } else {
+            fio_normal(dir.path(), &args).0
+        };
+        assert_eq!(code, 0, "{tool}");
+        logs.push(iolog_lines(&dir.join("io.log")));
+    }
+    let ours = &logs[0];
+    assert_eq!(&ours[..3], ["t.0.0 add", "t.0.1 add", "t.0.0 open"]);
+    assert_eq!(
+        ours.iter()
+            .filter(|l| l.contains(" read ") || l.contains(" write "))
+            .count(),
+        16
+    );
+    if let Some(theirs) = logs.get(1) {
+        assert_eq!(ours, theirs, "vs fio");
+    }
+}
+
+/// The reads and writes `tool` makes on the files of `dir` as "pread64 LEN OFFSET", in order:
+/// only descriptors opened by a relative path or one in `dir` count (not the loader's
+/// libraries, nor fiox's signature probe, which opens through /proc/self/fd).
+fn io_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
+    let trace = dir.join("io.trace");
+    let out = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-s0",
+            "-e",
+            "trace=pread64,pwrite64,openat,close",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run strace");
+    assert!(
+        out.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let mut job_fds = std::collections::HashSet::new();
+    let here = format!("\"{}", dir.display());
+    let mut calls = Vec::new();
+    for l in text.lines() {
+        let ret = l
+            .rsplit_once("= ")
+            .and_then(|(_, r)| r.trim().parse::<i64>().ok());
+        if let Some(a) = l.split_once("openat(").map(|(_, a)| a) {
+            let path = a.split_once(", ").map_or("", |(_, p)| p);
+            if !path.starts_with("\"/") || path.starts_with(&here) {
+                job_fds.extend(ret);
+            }
+        } else if let Some(a) = l.split_once("close(").map(|(_, a)| a) {
+            if let Some(fd) = a.split(')').next().and_then(|f| f.parse::<i64>().ok()) {
+                job_fds.remove(&fd);
+            }
+        } else if let Some((call, a)) = ["pread64(", "pwrite64("]
+            .iter()
+            .find_map(|c| l.split_once(c).map(|(_, a)| (c.trim_end_matches('('), a)))
+        {
+            let Some(a) = a.split(')').next() else {
+                continue;
+            };
+            let f: Vec<&str> = a.split(", ").collect();
+            if f.len() < 4 || !f[0].parse::<i64>().is_ok_and(|fd| job_fds.contains(&fd)) {
+                continue;
+            }
+            calls.push(format!("{call} {} {}", f[f.len() - 2], f[f.len() - 1]));
+        }
+    }
+    calls
+}
+
+/// read_iolog replays a version 3 log (here one fiox wrote) with fio's I/Os in fio's order,
+/// and fio's totals.
+#[test]
+fn read_iolog_replays_like_fio() {
+    if sh("strace", &["-V"]).is_err() {
+        eprintln!("skip: strace is not installed");
+        return;
+    }
+    let dir = TempDir::under(Path::new("/var/tmp"), "riolog");
+    let make = [
+        "--name=t",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=64k",
+        "--nrfiles=2",
+        "--write_iolog=orig.log",
+        "--output-format=terse",
+    ];
+    assert_eq!(fiox_in(dir.path(), &make).code, 0);
+    let replay = ["--name=r", "--read_iolog=orig.log", "--output-format=terse"];
+    let ours = io_trace(fiox_bin(), dir.path(), &replay);
+    assert_eq!(ours.len(), 16, "{ours:?}");
+    assert!(ours[0].starts_with("pread64 4096 "), "{ours:?}");
+    if fio_available() {
+        assert_eq!(io_trace("fio", dir.path(), &replay), ours, "vs fio");
+        let mut a = replay.to_vec();
+        a[2] = "--output-format=json";
+        let r = fiox_in(dir.path(), &a);
+        let theirs = {
+            let o = std::process::Command::new("fio")
+                .current_dir(dir.path())
+                .args(&replay[..2])
+                .arg("--output-format=json")
+                .output()
+                .unwrap();
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+        };
+        for d in ["read", "write"] {
+            assert_eq!(issued(&r.json(), d), issued(&theirs, d), "{d}");
+        }
+    }
+}
+
+/// A version 2 log with replay_redirect, replay_scale and replay_align: the I/Os land on the
+/// one file, offsets divided then aligned, as fio replays them.
+#[test]
+fn read_iolog_v2_redirect_scale_align_like_fio() {
+    if sh("strace", &["-V"]).is_err() {
+        eprintln!("skip: strace is not installed");
+        return;
+    }
+    let dir = TempDir::under(Path::new("/var/tmp"), "riolog2");
+    std::fs::write(dir.join("target"), vec![0u8; 64 << 10]).unwrap();
+    let log = "fio version 2 iolog\n/nowhere/a add\n/nowhere/b add\n/nowhere/a open\n\
+               /nowhere/a write 40960 4096\n/nowhere/b read 20000 4096\n/nowhere/a close\n";
+    std::fs::write(dir.join("v2.log"), log).unwrap();
+    let args = [
+        "--name=r",
+        "--read_iolog=v2.log",
+        "--replay_redirect=target",
+        "--replay_scale=2",
+        "--replay_align=4096",
+        "--output-format=terse",
+        // The test's own file, which fiox did not create: fiox otherwise refuses to write it.
+        "--allow-destructive",
+    ];
+    let ours = io_trace(fiox_bin(), dir.path(), &args);
+    assert_eq!(ours, ["pwrite64 4096 20480", "pread64 4096 8192"]);
+    if fio_available() {
+        let fio_args = &args[..args.len() - 1];
+        assert_eq!(io_trace("fio", dir.path(), fio_args), ours, "vs fio");
+    }
+}
+
+/// Version 3 time stamps are waited out (scaled by replay_time_scale); replay_no_stall
+/// ignores them. Lower bounds only: a wait is never shorter than asked.
+#[test]
+fn read_iolog_keeps_the_logs_timing() {
+    let dir = TempDir::new("riolog3");
+    std::fs::write(dir.join("f"), vec![0u8; 8192]).unwrap();
+    let log =
+        "fio version 3 iolog\n1 f add\n2 f open\n10 f read 0 4096\n2000010 f read 4096 4096\n";
+    std::fs::write(dir.join("v3.log"), log).unwrap();
+    let run = |extra: &str| {
+        let t = std::time::Instant::now();
+        let r = fiox_in(
+            dir.path(),
+            &[
+                "--name=r",
+                "--read_iolog=v3.log",
+                extra,
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(issued(&r.json(), "read"), (2, 8192));
+        t.elapsed()
+    };
+    assert!(run("--replay_time_scale=100") >= std::time::Duration::from_millis(2000));
+    assert!(run("--replay_time_scale=200") >= std::time::Duration::from_millis(1000));
+    // The log's 2 s are not waited (generous: a loaded machine still runs this in far less).
+    assert!(run("--replay_no_stall=1") < std::time::Duration::from_millis(1900));
+}
+
+/// `tool --inflate-log=FILE` in `dir`: (exit code, stdout).
+fn inflate_with(tool: &str, dir: &Path, file: &str) -> (i32, String) {
+    let o = std::process::Command::new(tool)
+        .current_dir(dir)
+        .arg(format!("--inflate-log={file}"))
+        .output()
+        .expect("run --inflate-log");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// log_store_compressed writes fio's `.log.fz` files: fio's --inflate-log reads fiox's, fiox's
+/// reads fio's, both print the same text; log_compression alone leaves the text logs as they
+/// are (fio's are too).
+#[test]
+fn compressed_logs_are_fios() {
+    let dir = TempDir::new("gzlog");
+    let job = |prefix: &str, store: &str| -> Vec<String> {
+        [
+            "--name=t",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=64k",
+            &format!("--write_lat_log={prefix}"),
+            &format!("--write_bw_log={prefix}"),
+            "--log_offset=1",
+            "--log_compression=1m",
+            &format!("--log_store_compressed={store}"),
+            "--output-format=terse",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let a = job("x", "1");
+    let r = fiox_in(
+        dir.path(),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (code, ours) = inflate_with(fiox_bin(), dir.path(), "x_clat.1.log.fz");
+    assert_eq!(code, 0);
+    // One line per I/O: "time, clat, ddir, 4096, offset, 0".
+    assert_eq!(ours.lines().count(), 16, "{ours}");
+    assert!(
+        ours.lines()
+            .all(|l| l.split(", ").count() == 6 && l.contains(", 4096, ")),
+        "{ours}"
+    );
+    let plain = job("p", "0");
+    let r = fiox_in(
+        dir.path(),
+        &plain.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(dir.join("p_clat.1.log")).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        16,
+        "log_compression keeps the text log"
+    );
+    if fio_available() {
+        for f in ["x_clat.1.log.fz", "x_bw.1.log.fz", "x_lat.1.log.fz"] {
+            assert_eq!(
+                inflate_with("fio", dir.path(), f),
+                inflate_with(fiox_bin(), dir.path(), f),
+                "{f}"
+            );
+        }
+        let theirs = job("f", "1");
+        let (code, _) = fio_normal(
+            dir.path(),
+            &theirs.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        assert_eq!(code, 0);
+        let (c1, fio_text) = inflate_with("fio", dir.path(), "f_clat.1.log.fz");
+        let (c2, our_text) = inflate_with(fiox_bin(), dir.path(), "f_clat.1.log.fz");
+        assert_eq!((c1, c2), (0, 0));
+        assert_eq!(our_text, fio_text, "fiox inflates fio's log");
+        assert_eq!(fio_text.lines().count(), 16);
+    }
+    let bad = fiox_in(dir.path(), &["--inflate-log=p_clat.1.log"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("--inflate-log: p_clat.1.log"),
+        "{}",
+        bad.stderr
+    );
+}
+
+/// The keys of a JSON object, recursively ("a.b"), for comparing shapes.
+fn shape(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    if let Some(m) = v.as_object() {
+        for (k, x) in m {
+            let p = format!("{at}.{k}");
+            out.push(p.clone());
+            shape(x, &p, out);
+        }
+    }
+}
+
+/// steadystate: a rate-limited job is steady within its window and stops early (far before
+/// its runtime), with fio's `steadystate` JSON section; a criterion that cannot hold runs the
+/// whole runtime and says attained=0.
+#[test]
+fn steadystate_stops_early_with_fios_section() {
+    let steady = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=100g",
+        "--time_based",
+        "--runtime=30",
+        "--ss=iops:50%",
+        "--ss_dur=2",
+        "--rate_iops=2000",
+    ];
+    let mut a = steady.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let job = &v["jobs"][0];
+    let ss = &job["steadystate"];
+    assert_eq!(ss["attained"], 1, "{ss}");
+    assert_eq!(ss["ss"], "iops:50.000000%");
+    assert_eq!(ss["duration"], 2);
+    assert_eq!(ss["data"]["iops"].as_array().map(Vec::len), Some(2));
+    assert!(
+        job["read"]["runtime"].as_u64().unwrap() < 30_000,
+        "stopped early"
+    );
+    let mut ours = Vec::new();
+    shape(ss, "steadystate", &mut ours);
+    if fio_available() {
+        let theirs = fio_json(&steady);
+        let fss = &theirs["jobs"][0]["steadystate"];
+        assert_eq!(fss["attained"], 1, "fio: {fss}");
+        let mut fshape = Vec::new();
+        shape(fss, "steadystate", &mut fshape);
+        assert_eq!(ours, fshape, "same section");
+    }
+    let never = [
+        "--name=n",
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=100g",
+        "--time_based",
+        "--runtime=2500ms",
+        "--ss=iops:0%",
+        "--ss_dur=2",
+        "--output-format=normal",
+    ];
+    let r = fiox(&never);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("steadystate  :"))
+        .unwrap_or("");
+    assert!(
+        line.starts_with("  steadystate  : attained=no, bw="),
+        "{}",
+        r.stdout
+    );
+    assert!(line.contains(", iops mean dev="), "{line}");
+}
+
+/// `--terse-version` 2 to 5: fio's field counts, version fields and I/O totals.
+#[test]
+fn terse_versions_are_fios() {
+    for v in 2..=5 {
+        let tv = format!("--terse-version={v}");
+        let args = [
+            "--name=t",
+            "--ioengine=null",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1m",
+            "--minimal",
+            tv.as_str(),
+        ];
+        let r = fiox(&args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let f: Vec<&str> = r.stdout.trim_end().split(';').collect();
+        let want = [161, 121, 162, 180][v - 2];
+        assert_eq!(f.len(), want, "v{v}: {}", r.stdout);
+        assert_eq!(f[0], v.to_string());
+        // read KiB, then write KiB one direction later: 1 MiB in all.
+        let (read_at, per_dir) = if v == 2 { (4, 41) } else { (5, 41) };
+        let per_dir = if v == 5 { per_dir + 6 } else { per_dir };
+        let kib = |i: usize| f[i].parse::<u64>().unwrap();
+        assert_eq!(kib(read_at) + kib(read_at + per_dir), 1024, "v{v}");
+        if fio_available() {
+            let dir = TempDir::new("terse");
+            let (code, out) = fio_normal(dir.path(), &args);
+            assert_eq!(code, 0);
+            let g: Vec<&str> = out.trim_end().split(';').collect();
+            assert_eq!(g.len(), f.len(), "v{v} vs fio");
+            assert_eq!(g[read_at], f[read_at], "v{v} read KiB vs fio");
+        }
+    }
+    let bad = fiox(&["--terse-version=6", "--name=x"]);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("bad terse version"), "{}", bad.stderr);
+}
+
+/// --append-terse adds the terse line to the normal report (fio's output_format |= terse);
+/// --eta-interval updates the ETA line that often; too short periods are refused as fio does.
+#[test]
+fn append_terse_and_eta_switches() {
+    let r = fiox(&[
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1m",
+        "--append-terse",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Run status group 0"), "{}", r.stdout);
+    assert_eq!(
+        r.stdout.lines().filter(|l| l.starts_with("3;")).count(),
+        1,
+        "{}",
+        r.stdout
+    );
+    let eta_lines = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=e",
+            "--ioengine=null",
+            "--rw=read",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1700ms",
+            "--rate_iops=100",
+            "--eta=always",
+        ];
+        a.extend_from_slice(extra);
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stderr.lines().filter(|l| l.starts_with("Jobs: ")).count()
+    };
+    // A lower bound: the job lasts 1.7 s at least, so a 250 ms period draws 4 lines or more.
+    assert!(eta_lines(&["--eta-interval=250ms"]) >= 4);
+    assert!(eta_lines(&["--eta-newline=1"]) >= 1);
+    for (arg, msg) in [
+        ("--eta-interval=100ms", "too short (250 ms at least)"),
+        ("--eta-newline=0", "too short"),
+    ] {
+        let bad = fiox(&["--name=x", arg]);
+        assert_eq!(bad.code, 1);
+        assert!(bad.stderr.contains(msg), "{arg}: {}", bad.stderr);
+    }
+}
+
+/// --aux-path: the verify state files go there, as fio's do (fio names them the same way).
+#[test]
+fn aux_path_holds_the_verify_state() {
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let dir = TempDir::new("auxpath");
+        let aux = TempDir::new("auxpath-state");
+        let aux_arg = format!("--aux-path={}", aux.path().display());
+        let args = [
+            aux_arg.as_str(),
+            "--name=v",
+            "--rw=write",
+            "--size=64k",
+            "--verify=crc32c",
+            "--output-format=terse",
+        ];
+        let code = if tool == "fiox" {
+            fiox_in(dir.path(), &args).code
+        } else {
+            fio_normal(dir.path(), &args).0
+        };
+        assert_eq!(code, 0, "{tool}");
+        assert!(
+            Path::new(&aux.join("local-v-0-verify.state")).exists(),
+            "{tool}: {:?}",
+            aux.entries()
+        );
+        assert!(
+            !dir.entries().iter().any(|e| e.ends_with(".state")),
+            "{tool}: {:?}",
+            dir.entries()
+        );
+    }
+}
+
+/// --trigger-timeout and --trigger-file stop every job (fio's local trigger) and run
+/// --trigger's command; the trigger file is removed.
+#[test]
+fn triggers_stop_the_run_and_run_the_command() {
+    let dir = TempDir::new("trigger");
+    let fired = dir.join("fired");
+    let cmd = format!("--trigger=touch {fired}");
+    let job = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=60",
+        "--output-format=json",
+    ];
+    let mut a = vec!["--trigger-timeout=1", cmd.as_str()];
+    a.extend_from_slice(&job);
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.json()["jobs"][0]["read"]["runtime"].as_u64().unwrap() < 60_000);
+    assert!(Path::new(&fired).exists(), "the trigger command ran");
+    std::fs::remove_file(&fired).unwrap();
+    let tf = dir.join("go");
+    let tf_arg = format!("--trigger-file={tf}");
+    let mut a = vec![tf_arg.as_str(), cmd.as_str()];
+    a.extend_from_slice(&job);
+    let child = spawn_fiox(&a);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::write(&tf, b"").unwrap();
+    let r = wait(child);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(Path::new(&fired).exists(), "the trigger command ran");
+    assert!(!Path::new(&tf).exists(), "the trigger file is removed");
+}
+
+/// flow: two jobs of one flow_id with weights 1 and 3 issue I/O about 1:3, as fio's do (with
+/// and without flow_sleep); a job of another flow_id is not held. The exact 1:3 of the
+/// algorithm is checked in fiox-runner's flow tests: here a job that starts or ends first
+/// (threads on a loaded machine) runs alone for a while, in fio and fiox alike.
+#[test]
+fn flow_keeps_the_weights_like_fio() {
+    let dir = TempDir::new("flow");
+    let file = dir.join("flow.fio");
+    for sleep in ["0", "100"] {
+        let text = format!(
+            "[global]\nioengine=null\nrw=read\nbs=4k\nsize=1g\ntime_based\nruntime=2\nflow_sleep={sleep}\n\
+             [a]\nflow=1\n[b]\nflow=3\n[c]\nflow=1\nflow_id=9\n"
+        );
+        std::fs::write(&file, text).unwrap();
+        let ratio = |v: &serde_json::Value| {
+            let n = |i: usize| v["jobs"][i]["read"]["total_ios"].as_f64().unwrap();
+            (n(1) / n(0), n(2))
+        };
+        let r = fiox(&[file.as_str(), "--output-format=json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let (ours, c) = ratio(&r.json());
+        assert!(
+            (2.0..4.5).contains(&ours),
+            "flow_sleep={sleep}: b/a = {ours}"
+        );
+        assert!(c > 0.0);
+        if fio_available() {
+            let (theirs, _) = ratio(&fio_json(&[file.as_str()]));
+            assert!((1.5..6.0).contains(&theirs), "fio: b/a = {theirs}");
+        }
+    }
+}
+
+/// latency_target probing: a target every I/O meets takes the depth up to iodepth, then one
+/// final window runs at it and the job ends, with fio's latency fields; a target no I/O meets
+/// fails at depth 1 with ETIMEDOUT, as fio's does.
+#[test]
+fn latency_target_probes_the_depth_like_fio() {
+    let met = [
+        "--name=lt",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=64g",
+        "--iodepth=16",
+        "--latency_target=1s",
+        "--latency_window=100ms",
+        "--latency_percentile=95",
+        "--time_based",
+        "--runtime=30",
+    ];
+    let fields = |v: &serde_json::Value| {
+        let j = &v["jobs"][0];
+        [
+            "latency_depth",
+            "latency_target",
+            "latency_percentile",
+            "latency_window",
+            "error",
+        ]
+        .map(|k| j[k].to_string())
+    };
+    let mut a = met.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = r.json();
+    assert_eq!(fields(&ours), ["16", "1000000000", "95.0", "100000", "0"]);
+    // Only the final window is reported, and the job ended long before its runtime.
+    assert!(ours["jobs"][0]["read"]["runtime"].as_u64().unwrap() < 30_000);
+    if fio_available() {
+        assert_eq!(fields(&fio_json(&met)), fields(&ours), "vs fio");
+    }
+    let dir = TempDir::under(Path::new("/var/tmp"), "lt");
+    let file = format!("--filename={}", dir.join("f"));
+    let missed = [
+        "--name=lt",
+        file.as_str(),
+        "--rw=randread",
+        "--size=8m",
+        "--direct=1",
+        "--iodepth=4",
+        "--ioengine=libaio",
+        "--latency_target=1",
+        "--latency_window=100ms",
+    ];
+    let mut a = missed.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("exceeds specified max (1000 nsec)"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.json()["jobs"][0]["error"], 110);
+    if fio_available() {
+        // fio prints the job's error line on stdout before the JSON.
+        let (_, out) = fio_normal(dir.path(), &a);
+        let v: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+        assert_eq!(v["jobs"][0]["error"], 110, "fio");
+    }
+}
+
+/// clocksource=gettimeofday: latencies in whole microseconds, as fio's; the other sources
+/// parse and run.
+#[test]
+fn clocksource_gettimeofday_times_in_microseconds_like_fio() {
+    let args = [
+        "--name=c",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=16m",
+        "--clocksource=gettimeofday",
+    ];
+    let whole_us = |v: &serde_json::Value| {
+        let l = &v["jobs"][0]["read"]["lat_ns"];
+        let (min, max) = (l["min"].as_u64().unwrap(), l["max"].as_u64().unwrap());
+        min.is_multiple_of(1000) && max.is_multiple_of(1000)
+    };
+    let mut a = args.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(whole_us(&r.json()), "{}", r.stdout);
+    if fio_available() {
+        assert!(whole_us(&fio_json(&args)), "fio");
+    }
+    for src in ["--clocksource=clock_gettime", "--clocksource=cpu"] {
+        let r = fiox(&["--name=c", "--ioengine=null", "--size=1m", src]);
+        assert_eq!(r.code, 0, "{src}: {}", r.stderr);
+    }
+}
+
+/// ioscheduler: the loop device's scheduler is switched for the job and put back afterwards
+/// (fio switches it and leaves it); a scheduler the device lacks fails the job, in both.
+#[test]
+fn ioscheduler_switches_and_restores() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "iosched");
+    let backing = dir.join("backing");
+    std::fs::File::create(&backing)
+        .and_then(|f| f.set_len(16 << 20))
+        .unwrap();
+    let lo =
+        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
+            Ok(lo) => lo,
+            Err(e) => {
+                eprintln!("skipped: cannot attach a loop device: {e}");
+                return;
+            }
+        };
+    let sched = format!("/sys/block/{}/queue/scheduler", lo.name());
+    let current = || {
+        let t = std::fs::read_to_string(&sched).unwrap_or_default();
+        t.split_whitespace()
+            .find(|w| w.starts_with('['))
+            .map(|w| w.trim_matches(['[', ']']).to_string())
+    };
+    let Some(before) = current() else {
+        eprintln!("skipped: {sched} is not tunable on this kernel");
+        return;
+    };
+    let other = if before == "none" {
+        "mq-deadline"
+    } else {
+        "none"
+    };
+    let file = format!("--filename={}", lo.path().display());
+    let want = format!("--ioscheduler={other}");
+    let args = [
+        "--name=s",
+        file.as_str(),
+        "--rw=read",
+        "--time_based",
+        "--runtime=5",
+        want.as_str(),
+        "--output-format=terse",
+    ];
+    let child = spawn_fiox(&args);
+    // Look while the job runs (polled: a loaded machine may start it late).
+    let mut during = None;
+    for _ in 0..40 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        during = current();
+        if during.as_deref() == Some(other) {
+            break;
+        }
+    }
+    let r = wait(child);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(during.as_deref(), Some(other), "switched while the job ran");
+    assert_eq!(current(), Some(before.clone()), "put back afterwards");
+    let bad = [
+        "--name=s",
+        file.as_str(),
+        "--rw=read",
+        "--size=1m",
+        "--ioscheduler=nosuch",
+    ];
+    let r = fiox(&bad);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("unable to set io scheduler to nosuch"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(current(), Some(before.clone()));
+    if fio_available() {
+        let fio = std::process::Command::new("fio")
+            .args(bad)
+            .output()
+            .unwrap();
+        assert!(!fio.status.success() || String::from_utf8_lossy(&fio.stderr).contains("nosuch"));
+        let ok = [
+            "--name=s",
+            file.as_str(),
+            "--rw=read",
+            "--size=1m",
+            want.as_str(),
+        ];
+        let fio = std::process::Command::new("fio").args(ok).output().unwrap();
+        assert!(fio.status.success());
+        assert_eq!(current().as_deref(), Some(other), "fio leaves it switched");
+        std::fs::write(&sched, &before).unwrap();
+    }
+    lo.detach().unwrap();
+}
+
+/// verify=meta: written and checked by its header alone (fio's VERIFY_HDR_ONLY), with fio's
+/// totals; with a verify_pattern the data is checked too.
+#[test]
+fn verify_meta_runs_like_fio() {
+    let dir = TempDir::new("vmeta");
+    for extra in [None, Some("--verify_pattern=0xaa555aa5")] {
+        let file = format!("--filename={}", dir.join("f"));
+        let mut args = vec![
+            "--name=m",
+            file.as_str(),
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--verify=meta",
+        ];
+        args.extend(extra);
+        let mut a = args.clone();
+        a.push("--output-format=json");
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let ours = r.json();
+        assert_eq!(
+            issued(&ours, "read"),
+            (64, 256 << 10),
+            "verified every block"
+        );
+        if fio_available() {
+            let theirs = fio_json(&args);
+            assert_eq!(theirs["jobs"][0]["error"], 0);
+            for d in ["read", "write"] {
+                assert_eq!(issued(&ours, d), issued(&theirs, d), "{extra:?} {d}");
+            }
+        }
+    }
+}
+
+/// write_iolog with numjobs: every clone appends its own log to the same file, as fio's do
+/// (fio opens it with "a").
+#[test]
+fn write_iolog_clones_append() {
+    let dir = TempDir::new("wiolog-clones");
+    let args = [
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=16k",
+        "--numjobs=2",
+        "--write_iolog=io.log",
+        "--output-format=terse",
+    ];
+    assert_eq!(fiox_in(dir.path(), &args).code, 0);
+    let text = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| *l == "fio version 3 iolog").count(),
+        2,
+        "{text}"
+    );
+    for f in ["t.0.0", "t.1.0"] {
+        let reads = text
+            .lines()
+            .filter(|l| l.contains(&format!(" {f} read ")))
+            .count();
+        assert_eq!(reads, 4, "{f}: {text}");
+    }
+}
+
+/// A job of a flow that fails before its I/O takes its weight out of the flow (as fio's job
+/// exit does): the other job is not held back forever.
+#[test]
+fn flow_member_that_fails_does_not_stall_the_flow() {
+    let dir = TempDir::new("flowfail");
+    let file = dir.join("flow.fio");
+    let text = format!(
+        "[global]\nflow=1\nruntime=20\n[a]\nfilename={}/missing/dir/f\nrw=read\nsize=1m\n\
+         [b]\nioengine=null\nrw=read\nsize=1m\n",
+        dir.path().display()
+    );
+    std::fs::write(&file, text).unwrap();
+    let r = fiox(&[file.as_str(), "--output-format=json"]);
+    assert_eq!(r.code, 1, "job a fails: {}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        v["jobs"][1]["read"]["io_bytes"],
+        1 << 20,
+        "b finished: {}",
+        r.stdout
+    );
+}
+
+/// exec_prerun / exec_postrun: run through the shell with fio's redirection into
+/// JOB.prerun.txt / JOB.postrun.txt; a failing prerun leaves the job without I/O (and without
+/// an error), as in fio.
+#[test]
+fn exec_prerun_and_postrun_like_fio() {
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let dir = TempDir::new("exec");
+        let run = |extra: &[&str]| -> serde_json::Value {
+            let mut a = vec![
+                "--name=e",
+                "--ioengine=null",
+                "--size=1m",
+                "--output-format=json",
+            ];
+            a.extend_from_slice(extra);
+            if tool == "fiox" {
+                let r = fiox_in(dir.path(), &a);
+                assert_eq!(r.code, 0, "{}", r.stderr);
+                r.json()
+            } else {
+                let (code, out) = fio_normal(dir.path(), &a);
+                assert_eq!(code, 0);
+                serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap()
+            }
+        };
+        let v = run(&["--exec_prerun=echo pre", "--exec_postrun=echo post"]);
+        assert_eq!(issued(&v, "read"), (256, 1 << 20), "{tool}");
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+        assert_eq!(read("e.prerun.txt"), "pre\n", "{tool}");
+        assert_eq!(read("e.postrun.txt"), "post\n", "{tool}");
+        let v = run(&["--exec_prerun=exit 2"]);
+        assert_eq!(
+            issued(&v, "read"),
+            (0, 0),
+            "{tool}: no I/O after a failed prerun"
+        );
+        assert_eq!(v["jobs"][0]["error"], 0, "{tool}");
+    }
+}
