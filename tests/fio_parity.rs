@@ -708,7 +708,11 @@ fn append_terse_and_eta_switches() {
         a.extend_from_slice(extra);
         let r = fiox(&a);
         assert_eq!(r.code, 0, "{}", r.stderr);
-        r.stderr.lines().filter(|l| l.starts_with("Jobs: ")).count()
+        // The ETA line goes to stdout as fio's (each ends with a carriage return).
+        r.stdout
+            .split(['\r', '\n'])
+            .filter(|l| l.starts_with("Jobs: "))
+            .count()
     };
     // A lower bound: the job lasts 1.7 s at least, so a 250 ms period draws 4 lines or more.
     assert!(eta_lines(&["--eta-interval=250ms"]) >= 4);
