@@ -41,20 +41,13 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
     let mut alpha = 0.05;
     let mut metrics: Option<Vec<String>> = None;
     let mut latency = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (key, inline) = match a.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
+    let mut w = fiox_job::help::Words::new(args);
+    while let Some(key) = w.next_key() {
+        let a = w.word();
         let mut value = || -> Result<String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => it
-                    .next()
-                    .cloned()
-                    .with_context(|| format!("{key} needs a value")),
-            }
+            w.value()
+                .map(str::to_string)
+                .with_context(|| format!("{key} needs a value"))
         };
         match key {
             "-h" | "--help" => {

@@ -72,20 +72,13 @@ pub const ENV_FLAGS: &[Flag] = &[
 pub fn main(args: &[String]) -> Result<i32> {
     let mut file = None;
     let (mut out, mut repeat, mut runtime, mut variant) = (None, None, None, None);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (key, inline) = match a.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
+    let mut w = fiox_job::help::Words::new(args);
+    while let Some(key) = w.next_key() {
+        let a = w.word();
         let mut value = || -> Result<String> {
-            match inline.clone() {
-                Some(v) => Ok(v),
-                None => it
-                    .next()
-                    .cloned()
-                    .with_context(|| format!("{key} needs a value")),
-            }
+            w.value()
+                .map(str::to_string)
+                .with_context(|| format!("{key} needs a value"))
         };
         match key {
             "-h" | "--help" => {

@@ -91,32 +91,29 @@ fn parse_args(args: &[String]) -> Result<Option<Args>> {
         json: false,
     };
     let mut dir_seen = false;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (k, v) = match arg.split_once('=') {
-            Some((k, v)) => (k, v.to_string()),
-            // `--opt value`, as fio's command line takes it too.
-            None if ["--size", "--runtime", "--output-format"].contains(&arg.as_str()) => {
-                let v = it
-                    .next()
-                    .ok_or_else(|| anyhow::anyhow!("quick: {arg} needs a value\n{USAGE}"))?;
-                (arg.as_str(), v.clone())
-            }
-            None => (arg.as_str(), String::new()),
+    let mut w = fiox_job::help::Words::new(args);
+    while let Some(k) = w.next_key() {
+        let arg = w.word();
+        // `--opt=value` or `--opt value`, as fio's command line takes them.
+        let mut value = || {
+            w.value()
+                .ok_or_else(|| anyhow::anyhow!("quick: {arg} needs a value\n{USAGE}"))
         };
-        let v = v.as_str();
         match k {
             "-h" | "--help" => return Ok(None),
             "--size" => {
+                let v = value()?;
                 a.size = fiox_job::value::parse_size(v, 1024)
                     .map_err(|e| anyhow::anyhow!("quick: --size={v}: {e}"))?
             }
             "--runtime" => {
+                let v = value()?;
                 let us = fiox_job::value::parse_time_us(v, 1_000_000)
                     .map_err(|e| anyhow::anyhow!("quick: --runtime={v}: {e}"))?;
                 a.runtime = Duration::from_micros(us);
             }
             "--output-format" => {
+                let v = value()?;
                 a.json = match v {
                     "json" => true,
                     "normal" => false,

@@ -75,19 +75,13 @@ fn parse(args: &[String]) -> Result<Option<Args>, PlotError> {
         format: Format::Html,
         title: "fiox report".into(),
     };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (key, inline) = match arg.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => (k, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
+    let mut w = fiox_job::help::Words::new(args);
+    while let Some(key) = w.next_key() {
+        let arg = w.word();
         let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| {
-                    PlotError::Usage(format!("plot: {key} needs a value (see fiox plot --help)"))
-                })
+            w.value().map(str::to_string).ok_or_else(|| {
+                PlotError::Usage(format!("plot: {key} needs a value (see fiox plot --help)"))
+            })
         };
         match key {
             "-h" | "--help" => return Ok(None),
