@@ -306,28 +306,12 @@ fn write_iolog_writes_fios_log() {
 /// only descriptors opened by a relative path or one in `dir` count (not the loader's
 /// libraries, nor fiox's signature probe, which opens through /proc/self/fd).
 fn io_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
-    let trace = dir.join("io.trace");
-    let out = std::process::Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-s0",
-            "-e",
-            "trace=pread64,pwrite64,openat,close",
-            "-o",
-        ])
-        .arg(&trace)
-        .arg(tool)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run strace");
-    assert!(
-        out.status.success(),
-        "{tool}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = strace_text(
+        tool,
+        dir,
+        args,
+        &["-s0", "-e", "trace=pread64,pwrite64,openat,close"],
     );
-    let text = std::fs::read_to_string(&trace).unwrap();
     let mut job_fds = std::collections::HashSet::new();
     let here = format!("\"{}", dir.display());
     let mut calls = Vec::new();

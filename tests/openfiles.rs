@@ -314,36 +314,23 @@ fn verify_phase_keeps_within_openfiles() {
 
 /// Paths fsync(2)ed by a fiox run traced with strace (`-y` resolves fds to paths).
 fn fsynced_paths(dir: &TempDir, extra: &[&str]) -> Vec<String> {
-    let trace = dir.path().join("strace.out");
+    let directory = format!("--directory={}", dir.path().display());
     let mut args = vec![
-        "-f".to_string(),
-        "-qq".into(),
-        "-y".into(),
-        "-e".into(),
-        "trace=fsync".into(),
-        "-o".into(),
-        trace.display().to_string(),
-        harness::fiox_bin().to_string(),
-        "--name=fs".into(),
-        "--nrfiles=4".into(),
-        "--size=256k".into(),
-        "--bs=4k".into(),
-        "--rw=write".into(),
-        format!("--directory={}", dir.path().display()),
-        "--output-format=json".into(),
+        "--name=fs",
+        "--nrfiles=4",
+        "--size=256k",
+        "--bs=4k",
+        "--rw=write",
+        directory.as_str(),
+        "--output-format=json",
     ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let o = std::process::Command::new("strace")
-        .args(&args)
-        .current_dir(dir.path())
-        .output()
-        .expect("run strace");
-    assert!(
-        o.status.success(),
-        "{extra:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
+    args.extend_from_slice(extra);
+    let text = harness::strace_text(
+        harness::fiox_bin(),
+        dir.path(),
+        &args,
+        &["-y", "-e", "trace=fsync"],
     );
-    let text = std::fs::read_to_string(&trace).unwrap();
     let mut paths: Vec<String> = text
         .lines()
         .filter_map(|l| {

@@ -201,13 +201,14 @@ pub fn sh_in(dir: &Path, cmd: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
-/// The posix_fadvise calls `tool` makes for `args` (run in `dir`), as "offset, len, ADVICE",
-/// in order. Calls on descriptors opened through /proc/self/fd are left out: that is fiox's
-/// signature probe (libblkid advises its own descriptor), not the job's I/O.
-pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
-    let trace = dir.join("fadvise.trace");
+/// Run `tool args` in `dir` under `strace -f -qq STRACE_ARGS` (which must pass the assertion
+/// that the run succeeded) and return the trace.
+pub fn strace_text(tool: &str, dir: &Path, args: &[&str], strace_args: &[&str]) -> String {
+    let trace = dir.join("strace.trace");
     let out = Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=fadvise64,openat,close", "-o"])
+        .args(["-f", "-qq"])
+        .args(strace_args)
+        .arg("-o")
         .arg(&trace)
         .arg(tool)
         .args(args)
@@ -220,6 +221,15 @@ pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    text
+}
+
+/// The posix_fadvise calls `tool` makes for `args` (run in `dir`), as "offset, len, ADVICE",
+/// in order. Calls on descriptors opened through /proc/self/fd are left out: that is fiox's
+/// signature probe (libblkid advises its own descriptor), not the job's I/O.
+pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
+    let text = strace_text(tool, dir, args, &["-e", "trace=fadvise64,openat,close"]);
     let mut probe_fds = std::collections::HashSet::new();
     let mut calls = Vec::new();
     for l in text.lines() {
