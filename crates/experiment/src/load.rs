@@ -81,14 +81,11 @@ pub fn load_run(path: &Path) -> Result<Run, LoadError> {
     Ok(run_from_value(path, &doc))
 }
 
-/// The last JSON object with "jobs" in `text`, skipping any text before the first `{`.
+/// The last JSON object with "jobs" in `text` (fio's result; text around it is skipped).
 fn last_json_object(text: &str) -> Option<Value> {
-    let start = text.find('{')?;
-    serde_json::Deserializer::from_str(&text[start..])
-        .into_iter::<Value>()
-        .map_while(Result::ok)
-        .filter(|v| v.get("jobs").is_some_and(Value::is_array))
-        .last()
+    fiox_report::json_objects(text)
+        .into_iter()
+        .rfind(|v| v.get("jobs").is_some_and(Value::is_array))
 }
 
 /// Build a run from a parsed fio-shaped document.

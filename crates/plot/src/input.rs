@@ -212,23 +212,7 @@ pub fn last_json_object(text: &str) -> Option<Value> {
     json_objects(text).pop()
 }
 
-/// Every complete top-level JSON object in `text`, in order (text between them is skipped).
-pub fn json_objects(text: &str) -> Vec<Value> {
-    let mut all = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('{') {
-        let mut stream = serde_json::Deserializer::from_str(&rest[start..]).into_iter::<Value>();
-        match stream.next() {
-            Some(Ok(v)) if v.is_object() => {
-                let used = stream.byte_offset();
-                all.push(v);
-                rest = &rest[start + used..];
-            }
-            _ => rest = &rest[start + 1..],
-        }
-    }
-    all
-}
+pub use fiox_report::json_objects;
 
 #[cfg(test)]
 mod tests {

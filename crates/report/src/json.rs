@@ -45,6 +45,26 @@ pub fn json(run: &RunResult, plus: bool) -> Value {
     Value::Object(root)
 }
 
+/// Every complete top-level JSON object in `text`, in order, as fio prints them: text before
+/// the JSON (fio's notes on stdout, a normal report beside it) and between objects
+/// (`--status-interval` writes one per report) is skipped.
+pub fn json_objects(text: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let mut stream = serde_json::Deserializer::from_str(&rest[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(v)) if v.is_object() => {
+                let used = stream.byte_offset();
+                all.push(v);
+                rest = &rest[start + used..];
+            }
+            _ => rest = &rest[start + 1..],
+        }
+    }
+    all
+}
+
 /// One status report as a single line of compact JSON followed by `\n`, so a stream of them is
 /// valid JSON Lines.
 pub fn json_status_line(run: &RunResult, plus: bool) -> String {
