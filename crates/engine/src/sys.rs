@@ -151,7 +151,6 @@ fn cvt(r: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// Drop the file's cached pages (`invalidate=1`): POSIX_FADV_DONTNEED over the whole file.
 /// posix_fadvise(2) over `len` bytes from `offset` (`advice`: a POSIX_FADV_* value).
 pub fn fadvise(fd: RawFd, offset: u64, len: u64, advice: i32) -> io::Result<()> {
     // SAFETY: plain syscall on an fd; no memory is passed.
@@ -162,14 +161,6 @@ pub fn fadvise(fd: RawFd, offset: u64, len: u64, advice: i32) -> io::Result<()> 
     Ok(())
 }
 
-pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
-    // SAFETY: plain syscall on an fd; no memory is passed.
-    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if r != 0 {
-        return Err(io::Error::from_raw_os_error(r));
-    }
-    Ok(())
-}
 
 /// How [`cached_bytes`] found out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -641,7 +632,7 @@ mod tests {
         assert_eq!(file_size(fd).unwrap(), 16384);
         fsync(fd).unwrap();
         fdatasync(fd).unwrap();
-        fadvise_dontneed(fd).unwrap();
+        fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED).unwrap();
         match trim(fd, false, 4096, 4096) {
             Ok(()) => assert_eq!(file_size(fd).unwrap(), 16384),
             Err(e) => assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP)),
