@@ -161,7 +161,6 @@ pub fn fadvise(fd: RawFd, offset: u64, len: u64, advice: i32) -> io::Result<()> 
     Ok(())
 }
 
-
 /// How [`cached_bytes`] found out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheProbe {
