@@ -20,6 +20,8 @@
 //! after them: fio ignores it, fiox uses it when it belongs to the job (it names every write,
 //! not only the last D).
 
+use crate::writelog::{u32_at, u64_at};
+
 /// fio's `VSTATE_HDR_VERSION`.
 pub const FIO_STATE_VERSION: u64 = 3;
 /// Size of `struct verify_state_hdr`.
@@ -137,18 +139,6 @@ impl FioState {
     pub fn is_fio_state(b: &[u8]) -> bool {
         FioState::decode(b).is_ok()
     }
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(a)
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
 }
 
 #[cfg(test)]
