@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod cmdprio;
 pub mod defs;
 pub mod error;
 pub mod help;

@@ -237,6 +237,7 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     check_engine_options(&job, &looked)?;
     let given: HashSet<&str> = looked.iter().map(|(d, _)| d.name).collect();
     derive(&mut job, &given);
+    resolve_cmdprio(&mut job, &looked)?;
     offload_note(&mut job);
     // Dropped [global] options of another engine are not this job's (nor in fio's report).
     job.raw_options = opts
@@ -371,6 +372,41 @@ fn check_engine_options(
         }
     }
     Ok(())
+}
+
+/// The cmdprio plan from the engine's cmdprio options (fio checks them when the engine starts;
+/// here before anything runs). An error names the last cmdprio option written.
+fn resolve_cmdprio(
+    job: &mut JobSpec,
+    looked: &[(&'static OptDef, &RawOpt)],
+) -> Result<(), JobError> {
+    let active = [job.rw.mode.has_read(), job.rw.mode.has_write()];
+    let plan = crate::cmdprio::plan(
+        &job.engine.cmdprio,
+        job.default_ioprio(),
+        active,
+        job.kb_base,
+    );
+    match plan {
+        Ok(p) => {
+            job.cmdprio = p;
+            Ok(())
+        }
+        Err(m) => {
+            // Only a cmdprio_percentage or cmdprio_bssplit value can make the plan fail.
+            let at = looked
+                .iter()
+                .rev()
+                .find(|(d, _)| d.name.starts_with("cmdprio_"));
+            Err(match at {
+                Some((_, o)) => JobError::new(
+                    o.loc.clone(),
+                    format!("{}={}: {m}", o.name, o.value.as_deref().unwrap_or("")),
+                ),
+                None => JobError::new(Location::Nowhere, m),
+            })
+        }
+    }
 }
 
 /// fio caps iodepth at 1 for synchronous engines, offloaded or not, so its offload runs one

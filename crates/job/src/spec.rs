@@ -299,6 +299,8 @@ pub struct EngineOptions {
     pub guasi_submit_offload: bool,
     pub guasi_kick_each: bool,
     pub guasi_reap_runs: bool,
+    // io_uring and libaio: per-command priorities as written (resolved into JobSpec::cmdprio)
+    pub cmdprio: crate::cmdprio::CmdPrioOptions,
 }
 
 impl Default for EngineOptions {
@@ -319,6 +321,7 @@ impl Default for EngineOptions {
             // guasi's point: submission never blocks (inline is for A/B runs).
             guasi_submit_offload: true,
             guasi_kick_each: false,
+            cmdprio: Default::default(),
             guasi_reap_runs: false,
         }
     }
@@ -577,6 +580,9 @@ pub struct LogSpec {
     pub log_compression: u64,
     /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
     pub log_store_compressed: bool,
+    /// `log_prio`: the last column of bw/iops/lat logs is the I/O's ioprio value in hex
+    /// (`0x2004`) instead of 1 for the real-time class and 0 otherwise.
+    pub log_prio: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -598,6 +604,8 @@ pub struct StatsSpec {
     /// `unified_rw_reporting=mixed` (or 1): reads, writes and trims reported as one `mixed`
     /// direction.
     pub unified_mixed: bool,
+    /// `unified_rw_reporting=both` (or 2): each direction and then the `mixed` sum of them.
+    pub unified_both: bool,
     /// `significant_figures=` 1..=10 (fio's default 4): digits of sizes, rates and IOPS in
     /// the normal report.
     pub sig_figs: u32,
@@ -767,6 +775,9 @@ pub struct JobSpec {
     pub flow: FlowSpec,
     /// `latency_target`, `latency_window`, `latency_percentile`, `latency_run`.
     pub lat_target: LatTargetSpec,
+    /// `cmdprio_percentage` / `cmdprio_bssplit` (io_uring, libaio): which I/Os get which
+    /// priority; None when the job uses neither (every I/O has the job's default priority).
+    pub cmdprio: Option<crate::cmdprio::CmdPrio>,
     /// `exec_prerun=` / `exec_postrun=`: shell commands run before the job's I/O and after it.
     pub exec_prerun: Option<String>,
     pub exec_postrun: Option<String>,
@@ -834,6 +845,15 @@ impl Unsupported {
 }
 
 impl JobSpec {
+    /// The job's own ioprio value (fio's `td->ioprio`): `prioclass`/`prio` as fio combines them
+    /// (class 0 or unset is best-effort, level unset is 0), or 0 when neither is set.
+    pub fn default_ioprio(&self) -> u16 {
+        match (self.cpu.prioclass, self.cpu.prio) {
+            (None, None) => 0,
+            (c, l) => crate::cmdprio::ioprio_value(c.unwrap_or(0), l.unwrap_or(0)),
+        }
+    }
+
     /// Why this job must not run, one line per unsupported feature ("job X: ...; this job
     /// will not run"); empty when fiox can run it.
     pub fn refusal(&self) -> Vec<String> {
@@ -1047,6 +1067,7 @@ impl Default for JobSpec {
                 group_reporting: false,
                 stats: true,
                 unified_mixed: false,
+                unified_both: false,
                 sig_figs: 4,
             },
             logs: LogSpec {
@@ -1054,6 +1075,7 @@ impl Default for JobSpec {
                 write_iolog: None,
                 log_compression: 0,
                 log_store_compressed: false,
+                log_prio: false,
                 write_lat_log: None,
                 write_iops_log: None,
                 write_hist_log: None,
@@ -1115,6 +1137,7 @@ impl Default for JobSpec {
             unsupported: Vec::new(),
             aux_path: None,
             notes: Vec::new(),
+            cmdprio: None,
         }
     }
 }

@@ -13,6 +13,20 @@ const SYNC2_URING: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd"];
 const HIPRI: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "sg"];
 const NOWAIT: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "libaio"];
 const GUASI: &[&str] = &["guasi"];
+// fio 3.33's cmdprio options (engines/cmdprio.c), shared by io_uring and libaio.
+const CMDPRIO: &[&str] = &["io_uring", "io_uring_cmd", "libaio"];
+
+/// `read,write` integers of a cmdprio option, each checked against the option's range; as in
+/// fio a single value applies to both directions and a trim value is ignored.
+fn cmdprio_pair(v: &super::Val, out: &mut [u32; 2]) -> Result<(), String> {
+    let parts = crate::value::split_triplet(v.raw)?;
+    for (slot, part) in out.iter_mut().zip(parts) {
+        if let Some(raw) = part {
+            *slot = super::Val { raw, ..*v }.u32()?;
+        }
+    }
+    Ok(())
+}
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("hipri", K::Bool, C::Engine, "Use polled (high priority) I/O", |j, v| {
@@ -105,6 +119,30 @@ pub(super) static OPTS: &[OptDef] = &[
     .engines(GUASI)
     .def("0")
     .range(0, 1),
+    OptDef::new("cmdprio_percentage", K::Complex("int[,int]"), C::Engine, "Percent of I/Os issued with the cmdprio priority (read,write)", |j, v| {
+        cmdprio_pair(v, &mut j.engine.cmdprio.percentage)
+    })
+    .engines(CMDPRIO)
+    .def("0")
+    .range(0, 100)
+    .long("Each chosen I/O carries `cmdprio_class`/`cmdprio` in its request (io_uring `sqe->ioprio`, libaio `aio_reqprio`); the others keep the job's `prioclass`/`prio`. Reports then show latencies per priority, as fio. Not with `cmdprio_bssplit`."),
+    OptDef::new("cmdprio_class", K::Complex("int[,int]"), C::Engine, "I/O priority class of cmdprio I/Os (read,write; default 1, real-time)", |j, v| {
+        cmdprio_pair(v, &mut j.engine.cmdprio.class)
+    })
+    .engines(CMDPRIO)
+    .range(1, 3),
+    OptDef::new("cmdprio", K::Complex("int[,int]"), C::Engine, "I/O priority level of cmdprio I/Os (read,write; 0 highest .. 7)", |j, v| {
+        cmdprio_pair(v, &mut j.engine.cmdprio.level)
+    })
+    .engines(CMDPRIO)
+    .def("0")
+    .range(0, 7),
+    OptDef::new("cmdprio_bssplit", K::Complex("bs/pct[/class/level]:...[,...]"), C::Engine, "Percent of I/Os of each block size issued with a priority", |j, v| {
+        j.engine.cmdprio.bssplit = v.str().to_string();
+        Ok(())
+    })
+    .engines(CMDPRIO)
+    .long("`4k/30:64k/10/3/0`: 30% of 4 KiB I/Os get `cmdprio_class`/`cmdprio`, 10% of 64 KiB I/Os class 3 level 0; `read,write` lists per direction. Not with `cmdprio_percentage`."),
 ];
 
 #[cfg(test)]
@@ -115,6 +153,30 @@ mod tests {
     use super::super::testutil::{run, Case};
 
     pub static CASES: &[Case] = &[
+        (
+            "cmdprio_percentage",
+            "30,40",
+            Some(|j| j.engine.cmdprio.percentage == [30, 40]),
+        ),
+        (
+            "cmdprio_percentage",
+            "25",
+            Some(|j| j.engine.cmdprio.percentage == [25, 25]),
+        ),
+        ("cmdprio_percentage", "50,101", None),
+        (
+            "cmdprio_class",
+            "3,2",
+            Some(|j| j.engine.cmdprio.class == [3, 2]),
+        ),
+        ("cmdprio_class", "0", None),
+        ("cmdprio", ",5", Some(|j| j.engine.cmdprio.level == [0, 5])),
+        ("cmdprio", "8", None),
+        (
+            "cmdprio_bssplit",
+            "4k/10",
+            Some(|j| j.engine.cmdprio.bssplit == "4k/10"),
+        ),
         ("hipri", "", Some(|j| j.engine.hipri)),
         (
             "hipri_percentage",

@@ -1,6 +1,6 @@
 //! fio 3.33 options that fiox knows but cannot execute yet: the core options fiox does not
 //! implement, the `threads` option of fio's tiobench profile, and the options of every fio
-//! engine (including engine options of engines fiox does implement, such as `cmdprio`).
+//! engine (including engine options of engines fiox does implement).
 //!
 //! Each entry has fio's type, range and owning engines: facts read from fio's option tables by
 //! `crates/job/tools/gen_fio_only.py` (which regenerates `OPTS` exactly; no help text is taken
@@ -140,16 +140,6 @@ pub static OPTS: &[OptDef] = &[
     known("clientname", K::Str, C::Engine).engines(&["rados", "rbd"]),
     known("clustername", K::Str, C::Engine).engines(&["rados", "rbd"]),
     known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
-    known_per_dir("cmdprio", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "libaio"]),
-    known("cmdprio_bssplit", K::Str, C::Engine).engines(&["io_uring", "io_uring_cmd", "libaio"]),
-    known_per_dir("cmdprio_class", K::Int, C::Engine).engines(&[
-        "io_uring",
-        "io_uring_cmd",
-        "libaio",
-    ]),
-    known_per_dir("cmdprio_percentage", K::Int, C::Engine)
-        .range(0, 100)
-        .engines(&["io_uring", "io_uring_cmd", "libaio"]),
     known("conf", K::Str, C::Engine).engines(&["rados"]),
     known("cont", K::Str, C::Engine).engines(&["dfs"]),
     known("cpuchunks", K::Int, C::Engine).engines(&["cpuio"]),
@@ -217,7 +207,6 @@ pub static OPTS: &[OptDef] = &[
     known("log_entries", K::Int, C::Logs),
     known("log_hist_coarseness", K::Int, C::Logs),
     known("log_max_value", K::Bool, C::Logs),
-    known("log_prio", K::Bool, C::Logs),
     known("log_unix_epoch", K::Bool, C::Logs),
     known_per_dir("max_latency", K::Time("us"), C::Io),
     known("max_open_zones", K::Int, C::Io),
@@ -406,13 +395,12 @@ mod tests {
 
     #[test]
     fn ranges_and_per_direction_values() {
-        let pct = lookup("cmdprio_percentage").unwrap();
-        assert_eq!(check_raw(pct, "10,20"), Ok(()));
+        let pct = lookup("trim_percentage").unwrap();
         assert_eq!(
-            check_raw(pct, "10,101"),
+            check_raw(pct, "101"),
             Err("101 is above the maximum 100".into())
         );
-        assert!(check_raw(pct, "1,2,3,4").is_err());
+        assert!(check_raw(lookup("max_latency").unwrap(), "1,2,3,4").is_err());
         let ws = lookup("dedupe_working_set_percentage").unwrap();
         assert!(check_raw(ws, "101").is_err());
         // fio reads these integers as times (is_time).

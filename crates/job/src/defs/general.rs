@@ -69,16 +69,13 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .long("Aggregates the statistics of all jobs in a reporting group into one report."),
     OptDef::new("unified_rw_reporting", K::Choice(&["none", "mixed", "both", "0", "1", "2"]), C::Stats, "Report reads, writes and trims as one mixed direction", |j, v| {
-        super::forget(j, "unified_rw_reporting");
         let word = v.choice()?;
         j.stats.unified_mixed = matches!(word.as_str(), "mixed" | "1");
-        if matches!(word.as_str(), "both" | "2") {
-            super::record_value(j, "unified_rw_reporting", &word, "separate and mixed reports");
-        }
+        j.stats.unified_both = matches!(word.as_str(), "both" | "2");
         Ok(())
     })
     .def("none")
-    .long("`mixed` (or 1): one `mixed` line per job and a `MIXED` group line (JSON key `mixed`) with the sums of all directions, as fio; `none` (or 0) reports each direction. fio's `both` (2) is not supported yet."),
+    .long("`mixed` (or 1): one `mixed` line per job and a `MIXED` group line (JSON key `mixed`) with the sums of all directions, as fio; `none` (or 0) reports each direction; `both` (or 2) reports each direction and then the `mixed` sums (normal `mixed:` block and `MIXED:` group line, JSON `mixed` object, terse fields after trim), as fio."),
     OptDef::new("kb_base", K::Choice(&["1024", "1000"]), C::General, "Base of k/m/g: 1024 (k=KiB, fio's default) or 1000", |j, v| {
         j.kb_base = match v.choice()?.as_str() {
             "1000" => 1000,
@@ -385,7 +382,7 @@ mod tests {
         (
             "unified_rw_reporting",
             "both",
-            Some(|j| j.unsupported[0].option == "unified_rw_reporting"),
+            Some(|j| j.stats.unified_both && !j.stats.unified_mixed && j.unsupported.is_empty()),
         ),
         ("unified_rw_reporting", "3", None),
         ("kb_base", "1000", Some(|j| j.kb_base == 1000)),

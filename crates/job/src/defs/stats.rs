@@ -154,6 +154,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("log_prio", K::Bool, C::Logs, "Log each I/O's priority value (hex) instead of 1 for real-time, 0 otherwise", |j, v| {
+        j.logs.log_prio = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("The last column of bw/iops/lat/clat/slat logs becomes the ioprio value as fio prints it (`0x2004`: class 1 << 13 | level 4)."),
     OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "pattern", "null", "meta"]), C::Verify, "Checksum written data and verify it", |j, v| {
         super::forget(j, "verify");
         let word = v.choice()?;
@@ -402,6 +408,7 @@ mod tests {
         ),
         ("per_job_logs", "0", Some(|j| !j.logs.per_job_logs)),
         ("log_offset", "1", Some(|j| j.logs.log_offset)),
+        ("log_prio", "1", Some(|j| j.logs.log_prio)),
         (
             "verify",
             "crc32c",
