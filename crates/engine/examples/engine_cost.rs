@@ -162,6 +162,7 @@ fn drive(
                 offset: (rng % blocks) * BS as u64,
                 len: BS,
                 buf: pool.ptr(slot as usize),
+                ioprio: 0,
             };
             match e.queue(slot, &io).map_err(|e| e.to_string())? {
                 fiox_engine::Queued::Done(r) => {

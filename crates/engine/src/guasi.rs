@@ -311,6 +311,7 @@ mod tests {
             offset: u64::from(id) * 512,
             len: 512,
             buf: bufs.ptr(id as usize),
+            ioprio: 0,
         };
         for id in 0..depth {
             assert_eq!(e.queue(id, &unit(id)).unwrap(), Queued::Queued);

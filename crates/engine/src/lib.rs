@@ -70,6 +70,9 @@ pub struct IoUnit {
     pub offset: u64,
     pub len: u32,
     pub buf: BufPtr,
+    /// ioprio value (`class << 13 | level`) for engines that set one per request (io_uring
+    /// `sqe->ioprio`, libaio `aio_reqprio`); 0: none, the submitting thread's priority applies.
+    pub ioprio: u16,
 }
 
 /// A finished I/O: `result` is the byte count transferred, or `-errno`.

@@ -17,6 +17,9 @@ use crate::sys::errno;
 use crate::target::{replace, sync_file, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
+/// `aio_flags` bit: `aio_reqprio` holds an ioprio value for this request (<linux/aio_abi.h>).
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
+
 /// `struct iocb` from <linux/aio_abi.h> (little-endian field order for key/rw_flags).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -231,7 +234,16 @@ impl LibaioEngine {
     }
 
     fn iocb(&self, id: u32, t: Target, io: &IoUnit) -> Iocb {
+        // A priority of its own only when the unit has one (fio sets it for cmdprio I/Os; the
+        // job's default priority is the submitting thread's ioprio, which aio uses anyway).
+        let (aio_flags, aio_reqprio) = if io.ioprio != 0 {
+            (IOCB_FLAG_IOPRIO, io.ioprio as i16)
+        } else {
+            (0, 0)
+        };
         Iocb {
+            aio_flags,
+            aio_reqprio,
             aio_data: id as u64,
             aio_rw_flags: self.rw_flags,
             aio_lio_opcode: if io.op == IoOp::Read {

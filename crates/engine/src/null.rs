@@ -101,6 +101,7 @@ mod tests {
             offset: 0,
             len: 4096,
             buf: BufPtr::none(),
+            ioprio: 0,
         }
     }
 

@@ -277,6 +277,8 @@ impl UringEngine {
     ) -> Result<squeue::Entry, EngineError> {
         let read = io.op == IoOp::Read;
         let (p, len, off, fl) = (io.buf.as_ptr(), io.len, io.offset, self.rw_flags);
+        // As fio: every read/write carries its priority (the job's default, or its cmdprio).
+        let prio = io.ioprio;
         let mut slot = None;
         macro_rules! build {
             ($fd:expr) => {{
@@ -286,11 +288,13 @@ impl UringEngine {
                         opcode::ReadFixed::new($fd, p, len, bi)
                             .offset(off)
                             .rw_flags(fl)
+                            .ioprio(prio)
                             .build()
                     } else {
                         opcode::WriteFixed::new($fd, p, len, bi)
                             .offset(off)
                             .rw_flags(fl)
+                            .ioprio(prio)
                             .build()
                     }
                 } else if !self.vectored {
@@ -298,11 +302,13 @@ impl UringEngine {
                         opcode::Read::new($fd, p, len)
                             .offset(off)
                             .rw_flags(fl)
+                            .ioprio(prio)
                             .build()
                     } else {
                         opcode::Write::new($fd, p, len)
                             .offset(off)
                             .rw_flags(fl)
+                            .ioprio(prio)
                             .build()
                     }
                 } else {
@@ -317,11 +323,13 @@ impl UringEngine {
                         opcode::Readv::new($fd, iov, 1)
                             .offset(off)
                             .rw_flags(fl)
+                            .ioprio(prio)
                             .build()
                     } else {
                         opcode::Writev::new($fd, iov, 1)
                             .offset(off)
                             .rw_flags(fl)
+                            .ioprio(prio)
                             .build()
                     }
                 }

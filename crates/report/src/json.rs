@@ -146,6 +146,13 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
         lat_json(job, &job.sync_lat, sync_pct, plus),
     );
     m.insert("sync".into(), Value::Object(sync));
+    if job.unified_both {
+        // fio: the sum of the directions after them, as a "mixed" direction object.
+        let mixed = fiox_stats::mixed_view(job);
+        let share = group.dirs.get(Ddir::Read).agg_bw;
+        let obj = dir_json(&mixed, mixed.dirs.get(Ddir::Read), share, plus);
+        m.insert("mixed".into(), obj);
+    }
     job_tail(job, m)
 }
 
@@ -250,6 +257,10 @@ fn dir_json(job: &JobResult, r: &DirResult, group_agg: u64, plus: bool) -> Value
         "lat_ns".into(),
         lat_json(job, &r.lat, job.lat_percentiles, plus),
     );
+    let prios = calc::shown_prios(r);
+    if !prios.is_empty() {
+        m.insert("prios".into(), prios_json(job, &prios, plus));
+    }
     let (bmin, bmax, per, bmean, bdev) = if r.bw.n > 0 {
         let mean = r.bw.mean();
         let per = calc::bw_share(group_agg, mean);
@@ -275,6 +286,26 @@ fn dir_json(job: &JobResult, r: &DirResult, group_agg: u64, plus: bool) -> Value
     m.insert("iops_stddev".into(), float(idev));
     m.insert("iops_samples".into(), s.n.into());
     Value::Object(m)
+}
+
+/// fio's `prios` array: `{prioclass, prio, clat_ns}` per priority with samples (`lat_ns` with
+/// lat_percentiles), percentiles when either of clat/lat percentiles is on.
+fn prios_json(job: &JobResult, prios: &[&fiox_stats::PrioStat], plus: bool) -> Value {
+    let key = if job.lat_percentiles {
+        "lat_ns"
+    } else {
+        "clat_ns"
+    };
+    let pct = job.clat_percentiles || job.lat_percentiles;
+    let list = prios.iter().map(|p| {
+        let (class, level) = calc::prio_class_level(p.ioprio);
+        let mut o = Map::new();
+        o.insert("prioclass".into(), class.into());
+        o.insert("prio".into(), level.into());
+        o.insert(key.into(), lat_json(job, &p.stat, pct, plus));
+        Value::Object(o)
+    });
+    Value::Array(list.collect())
 }
 
 /// `{min, max, mean, stddev, N[, percentile{..}[, bins{..}]]}`.

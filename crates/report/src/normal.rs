@@ -131,6 +131,9 @@ pub fn job_block(job: &JobResult, group: &GroupResult) -> String {
             out.push_str(&dir_status(job, d, group));
         }
     }
+    if job.unified_both && !job.mixed {
+        out.push_str(&both_mixed_status(job, group));
+    }
     out.push_str(&latency_buckets(job));
     out.push_str(&sync_status(job));
     out.push_str(&resource_lines(job));
@@ -178,6 +181,15 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
     }
     out.push_str(&stat_line("clat", &r.clat));
     out.push_str(&stat_line(" lat", &r.lat));
+    let prios = calc::shown_prios(r);
+    let prio_kind = if job.lat_percentiles { "lat" } else { "clat" };
+    for p in &prios {
+        let (class, level) = calc::prio_class_level(p.ioprio);
+        out.push_str(&stat_line(
+            &format!("{prio_kind} prio {class}/{level}"),
+            &p.stat,
+        ));
+    }
     let blocks = [
         (job.slat_percentiles && job.has_slat, "slat", &r.slat),
         (job.clat_percentiles, "clat", &r.clat),
@@ -190,9 +202,37 @@ fn dir_status(job: &JobResult, d: Ddir, group: &GroupResult) -> String {
             out.push_str(&percentile_block(kind, &values, precision));
         }
     }
+    if job.clat_percentiles || job.lat_percentiles {
+        let total = if job.lat_percentiles {
+            r.lat.n
+        } else {
+            r.clat.n
+        };
+        for p in &prios {
+            let (class, level) = calc::prio_class_level(p.ioprio);
+            let share = 100.0 * p.stat.n as f64 / total as f64;
+            let kind = format!("{prio_kind} prio {class}/{level} ({share:.2}% of IOs)");
+            let values = calc::percentiles(&job.percentile_list, &p.stat.hist);
+            out.push_str(&percentile_block(&kind, &values, precision));
+        }
+    }
     out.push_str(&bw_row(&r.bw, group.dirs.get(d).agg_bw, u));
     out.push_str(&iops_row(&r.iops));
     out
+}
+
+/// `unified_rw_reporting=both`: the `mixed` block after the directions. fio builds it from a
+/// thread_stat that never got the job's significant figures (0), so its first line's numbers
+/// all print as 0 (`mixed: IOPS=0, BW=0 (0)(0B/13msec)`); the lines below it are complete.
+fn both_mixed_status(job: &JobResult, group: &GroupResult) -> String {
+    let m = fiox_stats::mixed_view(job);
+    let r = m.dirs.get(Ddir::Read);
+    if r.runtime_ms == 0 {
+        return String::new();
+    }
+    let block = dir_status(&m, Ddir::Read, group);
+    let rest = block.split_once('\n').map_or("", |(_, rest)| rest);
+    format!("  mixed: IOPS=0, BW=0 (0)(0B/{}msec)\n{rest}", r.runtime_ms)
 }
 
 /// `    clat (usec): min=22, max=2809, avg=151.59, stdev=55.63`; empty without samples.
@@ -488,7 +528,43 @@ pub fn group_status(g: &GroupResult) -> String {
             r.max_runtime_ms
         );
     }
+    if g.both && !g.mixed {
+        out.push_str(&group_mixed_line(g, u));
+    }
     out
+}
+
+/// `unified_rw_reporting=both`: the group's `MIXED` line (fio's `show_mixed_group_stats`):
+/// over the directions that ran, bytes and aggregate rates summed, the extremes of min/max
+/// rates and runtimes.
+fn group_mixed_line(g: &GroupResult, u: Units) -> String {
+    let (mut io, mut agg, mut min_bw, mut max_bw) = (0u64, 0u64, u64::MAX, 0u64);
+    let (mut min_run, mut max_run) = (u64::MAX, 0u64);
+    for d in Ddir::ALL {
+        let r = g.dirs.get(d);
+        if r.max_runtime_ms == 0 {
+            continue;
+        }
+        io = io.saturating_add(r.io_bytes);
+        agg = agg.saturating_add(r.agg_bw);
+        min_bw = min_bw.min(r.min_bw);
+        max_bw = max_bw.max(r.max_bw);
+        min_run = min_run.min(r.min_runtime_ms);
+        max_run = max_run.max(r.max_runtime_ms);
+    }
+    format!(
+        "  MIXED: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec\n",
+        u.rate(agg),
+        u.rate_alt(agg),
+        u.rate(min_bw),
+        u.rate(max_bw),
+        u.rate_alt(min_bw),
+        u.rate_alt(max_bw),
+        u.bytes(io),
+        u.bytes_alt(io),
+        min_run,
+        max_run
+    )
 }
 
 /// `\nDisk stats (read/write):` and one line per device; a stacked device first shows its own

@@ -76,6 +76,15 @@ pub fn job_line_v(job: &JobResult, group: &GroupResult, disks: &[DiskResult], ve
             v5_fields(job.dirs.get(d), &mut out);
         }
     }
+    if job.unified_both && !job.mixed {
+        // unified_rw_reporting=both: the mixed direction's fields after the others.
+        let m = fiox_stats::mixed_view(job);
+        let r = m.dirs.get(Ddir::Read);
+        dir_fields(&m, r, group.dirs.get(Ddir::Read).agg_bw, &mut out);
+        if ver == 5 {
+            v5_fields(r, &mut out);
+        }
+    }
     let (usr, sys) = (job.usr_cpu_pct, job.sys_cpu_pct);
     let _ = write!(
         out,

@@ -172,10 +172,15 @@ impl Acct {
             s.reset();
             c.reset();
             l.reset();
+            let mut prios = std::mem::take(&mut d.prios);
+            for p in &mut prios {
+                p.stat.reset();
+            }
             *d = DirResult {
                 slat: s,
                 clat: c,
                 lat: l,
+                prios,
                 ..Default::default()
             };
         }

@@ -33,6 +33,9 @@ struct Slot {
     seq: u64,
     /// A verify read (verify phase, verify_backlog): checked against the write log.
     check: bool,
+    /// The I/O's priority: index into its direction's per-priority statistics, and the value.
+    prio: u8,
+    ioprio: u16,
 }
 
 /// A verify read waiting to be issued: a range of a file and the write it must hold.
@@ -149,6 +152,19 @@ pub struct IoLoop<'a> {
     exhausted: bool,
     end: Option<EndReason>,
     ios_since_clock: u32,
+    /// Each I/O's priority (the job's, or cmdprio's pick).
+    prio: crate::prio::PrioPicker,
+    /// Per-priority statistics hold lat (lat_percentiles) rather than clat, as fio's.
+    prio_on_lat: bool,
+}
+
+/// Fresh accounting, with empty per-priority statistics where the job has cmdprio.
+fn acct_with_prios(job: &JobSpec) -> Acct {
+    let mut acct = Acct::default();
+    for (d, p) in acct.dirs.iter_mut().zip(crate::prio::prio_stats(job)) {
+        d.prios = p;
+    }
+    acct
 }
 
 #[inline]
@@ -207,7 +223,7 @@ impl<'a> IoLoop<'a> {
             filler,
             pool,
             paths,
-            acct: Acct::default(),
+            acct: acct_with_prios(job),
             progress,
             stop,
             clock: Clock::for_source(job.clocksource),
@@ -255,6 +271,8 @@ impl<'a> IoLoop<'a> {
             exhausted: false,
             end: None,
             ios_since_clock: 0,
+            prio: crate::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
+            prio_on_lat: job.stats.lat_percentiles,
         }
     }
 
@@ -655,6 +673,8 @@ impl<'a> IoLoop<'a> {
             issue_ns: 0,
             seq: 0,
             check: false,
+            prio: 0,
+            ioprio: 0,
         };
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -705,7 +725,11 @@ impl<'a> IoLoop<'a> {
 
     /// Hand slot `id` to the engine; returns false when the engine is busy.
     fn submit(&mut self, id: u32) -> bool {
-        let s = self.slots[id as usize];
+        let mut s = self.slots[id as usize];
+        if s.ddir != SYNC {
+            (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
+            self.slots[id as usize] = s;
+        }
         let buf = if s.ddir == SYNC {
             BufPtr::none()
         } else {
@@ -719,6 +743,7 @@ impl<'a> IoLoop<'a> {
             offset: s.offset + s.done as u64,
             len: s.len - s.done,
             buf,
+            ioprio: s.ioprio,
         };
         if let Some(l) = self.iolog.as_mut() {
             l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
@@ -991,6 +1016,16 @@ impl<'a> IoLoop<'a> {
             if m.lat && !self.copy_lat {
                 d.lat.add(now.saturating_sub(s.start_ns));
             }
+            // Jobs without cmdprio have no per-priority statistics: one length check.
+            if let Some(p) = d.prios.get_mut(s.prio as usize) {
+                if self.prio_on_lat {
+                    if m.lat {
+                        p.stat.add(now.saturating_sub(s.start_ns));
+                    }
+                } else if m.clat {
+                    p.stat.add(clat);
+                }
+            }
         }
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
@@ -1039,7 +1074,7 @@ impl<'a> IoLoop<'a> {
             ddir,
             bytes: s.len as u64,
             offset: s.offset,
-            ioprio: 0,
+            ioprio: u32::from(s.ioprio),
         };
         let m = self.measure;
         let clat = now.saturating_sub(s.issue_ns);

@@ -25,6 +25,7 @@ mod latarget;
 mod opengate;
 mod owned;
 mod pacing;
+mod prio;
 mod replay;
 mod safeopen;
 mod steady;

@@ -118,6 +118,8 @@ pub(crate) fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
         slat_percentiles: job.stats.slat_percentiles,
         description: job.description.clone().unwrap_or_default(),
         sig_figs: job.stats.sig_figs,
+        ioprio: u32::from(job.default_ioprio()),
+        unified_both: job.stats.unified_both,
         ..Default::default()
     }
 }
@@ -268,9 +270,9 @@ fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
             .map_err(|e| fail(&format!("nice={}", job.cpu.nice), e))?;
     }
     if job.cpu.prio.is_some() || job.cpu.prioclass.is_some() {
-        // fio: prioclass defaults to best-effort (2) when only prio is given, prio to 4.
-        let class = job.cpu.prioclass.unwrap_or(2);
-        let level = job.cpu.prio.unwrap_or(4);
+        // fio's ioprio_value: an unset or 0 class is best-effort, an unset level 0.
+        let v = u32::from(job.default_ioprio());
+        let (class, level) = (v >> fiox_job::cmdprio::IOPRIO_CLASS_SHIFT, v & 7);
         sys::set_thread_ioprio(class, level)
             .map_err(|e| fail(&format!("prioclass={class}/prio={level}"), e))?;
     }

@@ -3,7 +3,7 @@
 //! bandwidth (`per=` / JSON `bw_agg`, [`bw_agg_pct`]), with fio 3.33's definitions
 //! (stat.c: `__show_run_stats`, `sum_thread_stats`, `convert_agg_kbytes_percent`).
 
-use crate::model::{DirResult, GroupDir, GroupResult, JobResult, Warning};
+use crate::model::{DirResult, GroupDir, GroupResult, JobResult, PrioStat, Warning};
 use fiox_job::{Ddir, PerDir};
 
 /// One `GroupResult` per distinct `groupid`, ascending.
@@ -28,6 +28,7 @@ pub fn group_results(jobs: &[JobResult], kb_base: u32, unit_base: u32) -> Vec<Gr
             GroupResult {
                 groupid: gid,
                 mixed: members.iter().any(|j| j.mixed),
+                both: members.iter().any(|j| j.unified_both),
                 dirs,
                 kb_base,
                 unit_base,
@@ -124,6 +125,7 @@ pub fn merge_jobs(jobs: &[JobResult]) -> JobResult {
             _ => {}
         }
     }
+    merge_prios(&mut m, jobs);
     if m.runtime_ms > 0 {
         m.usr_cpu_pct = usr_ms * 100.0 / m.runtime_ms as f64;
         m.sys_cpu_pct = sys_ms * 100.0 / m.runtime_ms as f64;
@@ -136,17 +138,78 @@ fn cpu_ms(pct: f64, runtime_ms: u64) -> f64 {
     pct * runtime_ms as f64 / 100.0
 }
 
+/// Per-priority statistics of a group_reporting merge, as fio's `sum_clat_prio_stats`: kept
+/// when some job has them (cmdprio) or the jobs ran at different priorities; then each job
+/// adds its lists, or its whole clat (lat with lat_percentiles) under its own priority.
+fn merge_prios(m: &mut JobResult, jobs: &[JobResult]) {
+    let any_lists = jobs
+        .iter()
+        .any(|j| Ddir::ALL.iter().any(|&d| !j.dirs.get(d).prios.is_empty()));
+    let mixed_prios = jobs.iter().any(|j| j.ioprio != m.ioprio);
+    if !any_lists && !mixed_prios {
+        return;
+    }
+    for d in Ddir::ALL {
+        let mut out = Vec::new();
+        for j in jobs {
+            add_prios(&mut out, &prio_view(j, d));
+        }
+        m.dirs.get_mut(d).prios = out;
+    }
+}
+
+/// A direction's per-priority statistics; a direction without them is all at the job's
+/// priority (fio's `sum_clat_prio_stats_src_single_prio`).
+fn prio_view(job: &JobResult, d: Ddir) -> Vec<PrioStat> {
+    let r = job.dirs.get(d);
+    if !r.prios.is_empty() {
+        return r.prios.clone();
+    }
+    let stat = if job.lat_percentiles { &r.lat } else { &r.clat };
+    vec![PrioStat {
+        ioprio: job.ioprio,
+        stat: stat.clone(),
+    }]
+}
+
+/// Add `from` into `into` by priority; priorities new to `into` go at the end, in order.
+fn add_prios(into: &mut Vec<PrioStat>, from: &[PrioStat]) {
+    for p in from {
+        match into.iter_mut().find(|x| x.ioprio == p.ioprio) {
+            Some(x) => x.stat.merge(&p.stat),
+            None => into.push(p.clone()),
+        }
+    }
+}
+
 /// `unified_rw_reporting=mixed`: writes and trims summed into the read slot (fio sums them
-/// into one direction the same way), which reports print as `mixed`.
+/// into one direction the same way), which reports print as `mixed`. Per-priority statistics,
+/// where the job has them, are summed by priority across the directions.
 pub fn fold_mixed(job: &mut JobResult) {
     if job.mixed {
         return;
+    }
+    let has_prios = Ddir::ALL.iter().any(|&d| !job.dirs.get(d).prios.is_empty());
+    let mut prios = Vec::new();
+    if has_prios {
+        for d in Ddir::ALL {
+            add_prios(&mut prios, &prio_view(job, d));
+        }
     }
     for d in [Ddir::Write, Ddir::Trim] {
         let other = std::mem::take(job.dirs.get_mut(d));
         merge_dir(job.dirs.get_mut(Ddir::Read), &other);
     }
+    job.dirs.get_mut(Ddir::Read).prios = prios;
     job.mixed = true;
+}
+
+/// `unified_rw_reporting=both`: the `mixed` figures printed after the directions (fio's
+/// `gen_mixed_ddir_stats_from_ts`), in the read slot of a copy of the job.
+pub fn mixed_view(job: &JobResult) -> JobResult {
+    let mut m = job.clone();
+    fold_mixed(&mut m);
+    m
 }
 
 fn merge_dir(a: &mut DirResult, b: &DirResult) {

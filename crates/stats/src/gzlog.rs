@@ -21,22 +21,25 @@ const CHUNK_SAMPLES: usize = 1024;
 pub struct SampleEncoder<W: Write> {
     out: W,
     log_offset: bool,
+    log_prio: bool,
     buf: Vec<u8>,
     n: usize,
 }
 
 impl<W: Write> SampleEncoder<W> {
-    pub fn new(out: W, log_offset: bool) -> Self {
+    /// `log_prio` sets fio's priority flag bit, so the log shows raw priorities.
+    pub fn new(out: W, log_offset: bool, log_prio: bool) -> Self {
         let size = if log_offset { SAMPLE_OFFSET } else { SAMPLE };
         SampleEncoder {
             out,
             log_offset,
+            log_prio,
             buf: Vec::with_capacity(size * CHUNK_SAMPLES),
             n: 0,
         }
     }
 
-    /// One sample; `prio` is the log's priority column (1: the real-time class).
+    /// One sample; `ioprio` is the I/O's raw priority value, stored as fio stores it.
     pub fn push(
         &mut self,
         t_ms: u64,
@@ -44,10 +47,12 @@ impl<W: Write> SampleEncoder<W> {
         ddir: u32,
         bs: u64,
         offset: u64,
-        prio: u32,
+        ioprio: u16,
     ) -> io::Result<()> {
-        let flags = if self.log_offset { OFFSET_BIT } else { 0 };
-        let ioprio: u16 = if prio == 1 { 1 << 13 } else { 0 };
+        let mut flags = if self.log_offset { OFFSET_BIT } else { 0 };
+        if self.log_prio {
+            flags |= PRIO_BIT;
+        }
         self.buf.extend_from_slice(&t_ms.to_le_bytes());
         self.buf.extend_from_slice(&value.to_le_bytes());
         self.buf.extend_from_slice(&(ddir | flags).to_le_bytes());
@@ -143,7 +148,7 @@ mod tests {
     fn samples_round_trip_through_chunks() {
         for log_offset in [false, true] {
             let mut file = Vec::new();
-            let mut e = SampleEncoder::new(&mut file, log_offset);
+            let mut e = SampleEncoder::new(&mut file, log_offset, false);
             let mut want = String::new();
             for i in 0..2500u64 {
                 e.push(
@@ -152,7 +157,7 @@ mod tests {
                     (i % 2) as u32,
                     4096,
                     i * 4096,
-                    (i % 3 == 0) as u32,
+                    if i % 3 == 0 { 1 << 13 } else { 2 << 13 },
                 )
                 .unwrap();
                 if log_offset {
@@ -172,6 +177,14 @@ mod tests {
             inflate(&file, &mut text).unwrap();
             assert_eq!(String::from_utf8(text).unwrap(), want);
         }
+        // log_prio: the raw priority, in hex.
+        let mut file = Vec::new();
+        let mut e = SampleEncoder::new(&mut file, false, true);
+        e.push(5, 6, 1, 4096, 0, (1 << 13) | 4).unwrap();
+        e.finish().unwrap();
+        let mut text = Vec::new();
+        inflate(&file, &mut text).unwrap();
+        assert_eq!(String::from_utf8(text).unwrap(), "5, 6, 1, 4096, 0x2004\n");
         let mut out = Vec::new();
         assert!(inflate(b"not zlib", &mut out).is_err());
     }

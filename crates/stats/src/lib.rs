@@ -72,7 +72,7 @@ pub mod sampler;
 pub mod sys;
 
 pub use disk::{DiskError, DiskStatsSampler};
-pub use group::{bw_agg_pct, fold_mixed, group_results, merge_jobs};
+pub use group::{bw_agg_pct, fold_mixed, group_results, merge_jobs, mixed_view};
 pub use hist::Histogram;
 pub use histlog::HistLog;
 pub use log::{

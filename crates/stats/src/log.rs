@@ -6,8 +6,8 @@
 //! File names: `PREFIX_KIND.N.log` with N the job's 1-based number in the run, or
 //! `PREFIX_KIND.log` when `per_job_logs=0`; an empty prefix means the job's name.
 //! A line is `time_ms, value, ddir, bs, prio` — or `time_ms, value, ddir, bs, offset, prio` with
-//! `log_offset=1`. `prio` is 1 when the I/O had the real-time priority class, else 0 (fio without
-//! `log_prio`). Latencies are in ns, bw in KiB/s, iops in I/Os per second.
+//! `log_offset=1`. `prio` is 1 when the I/O had the real-time priority class, else 0, or with
+//! `log_prio` the I/O's ioprio value in hex (`0x2004`), as fio. Latencies are in ns, bw in KiB/s, iops in I/Os per second.
 //!
 //! Without `log_avg_msec` every I/O is a line (bw/iops logs too: the I/O's own rate, and 1).
 //! With it, each direction's values are averaged over windows aligned to multiples of
@@ -90,6 +90,8 @@ pub struct LogOptions {
     pub log_offset: bool,
     /// `log_store_compressed`: fio's binary samples in zlib chunks (see [`crate::gzlog`]).
     pub store_compressed: bool,
+    /// `log_prio`: the last column is the raw ioprio value in hex instead of 1 (real-time) / 0.
+    pub log_prio: bool,
 }
 
 /// Running mean of one direction's values inside the current averaging window.
@@ -127,9 +129,20 @@ pub struct LogFile {
     win: [AvgWindow; 3],
 }
 
-/// ioprio class of a raw ioprio value is bits 13..; class 1 is real-time.
-fn prio_column(ioprio: u32) -> u32 {
-    u32::from(ioprio >> 13 == 1)
+/// The last column of a line: without `log_prio` 1 for the real-time class (bits 13.. of the
+/// ioprio value are the class) and 0 otherwise; with it the raw value as fio prints it.
+enum PrioCol {
+    Flag(u32),
+    Hex(u16),
+}
+
+impl std::fmt::Display for PrioCol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrioCol::Flag(v) => write!(f, "{v}"),
+            PrioCol::Hex(v) => write!(f, "0x{v:04x}"),
+        }
+    }
 }
 
 impl std::fmt::Debug for LogFile {
@@ -165,7 +178,11 @@ impl LogFile {
                 source,
             })?;
             let w = BufWriter::with_capacity(BUF_BYTES, f);
-            Some(crate::gzlog::SampleEncoder::new(w, opts.log_offset))
+            Some(crate::gzlog::SampleEncoder::new(
+                w,
+                opts.log_offset,
+                opts.log_prio,
+            ))
         } else {
             None
         };
@@ -205,7 +222,7 @@ impl LogFile {
     ) -> Result<(), LogError> {
         let avg = self.opts.avg_msec;
         if avg == 0 {
-            return self.line(t_ms, value, ddir, bs, offset, prio_column(ioprio));
+            return self.line(t_ms, value, ddir, bs, offset, ioprio as u16);
         }
         let w = &mut self.win[ddir.index()];
         w.sum += u128::from(value);
@@ -242,11 +259,16 @@ impl LogFile {
         ddir: Ddir,
         bs: u64,
         offset: u64,
-        prio: u32,
+        ioprio: u16,
     ) -> Result<(), LogError> {
         let d = ddir.index();
+        let prio = if self.opts.log_prio {
+            PrioCol::Hex(ioprio)
+        } else {
+            PrioCol::Flag(u32::from(ioprio >> 13 == 1))
+        };
         let r = if let Some(gz) = self.gz.as_mut() {
-            gz.push(t_ms, value, d as u32, bs, offset, prio)
+            gz.push(t_ms, value, d as u32, bs, offset, ioprio)
         } else if self.opts.log_offset {
             writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}")
         } else {
@@ -435,6 +457,7 @@ impl JobLogs {
                 avg_msec,
                 log_offset: logs.log_offset,
                 store_compressed: logs.log_store_compressed,
+                log_prio: logs.log_prio,
             };
             LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
         };
@@ -631,11 +654,33 @@ mod tests {
             avg_msec: 0,
             log_offset: true,
             store_compressed: false,
+            log_prio: false,
         };
         let mut f = LogFile::create(&p, LogKind::Lat, opts).unwrap();
         f.sample(7, 5, Ddir::Trim, 512, 123_456, 2 << 13).unwrap(); // BE class
         f.finish(8).unwrap();
         assert_eq!(read(&p), "7, 5, 2, 512, 123456, 0\n");
+    }
+
+    #[test]
+    fn log_prio_prints_the_raw_priority_in_hex() {
+        let t = TmpDir::new("prio");
+        let p = t.0.join("p.log");
+        let opts = LogOptions {
+            avg_msec: 0,
+            log_offset: true,
+            store_compressed: false,
+            log_prio: true,
+        };
+        let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
+        f.sample(1, 10, Ddir::Read, 4096, 8192, (1 << 13) | 4)
+            .unwrap();
+        f.sample(2, 11, Ddir::Write, 4096, 0, 0).unwrap();
+        f.finish(3).unwrap();
+        assert_eq!(
+            read(&p),
+            "1, 10, 0, 4096, 8192, 0x2004\n2, 11, 1, 4096, 0, 0x0000\n"
+        );
     }
 
     #[test]
@@ -646,6 +691,7 @@ mod tests {
             avg_msec: 500,
             log_offset: false,
             store_compressed: false,
+            log_prio: false,
         };
         let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
         // Window [0,500) is closed by the sample at 500, which counts in it (as in fio):
@@ -675,6 +721,7 @@ mod tests {
             avg_msec: 500,
             log_offset: false,
             store_compressed: false,
+            log_prio: false,
         };
         let pb = t.0.join("bw.log");
         let mut bw = LogFile::create(&pb, LogKind::Bw, opts).unwrap();

@@ -224,6 +224,18 @@ pub struct DirResult {
     /// Bandwidth samples in KiB/s (every `bwavgtime`).
     pub bw: SampleStat,
     pub iops: SampleStat,
+    /// Per-priority latencies (fio's `clat_prio`), in the order fio keeps them (the job's
+    /// default priority first); empty when the job has no per-priority statistics.
+    pub prios: Vec<PrioStat>,
+}
+
+/// The latencies of one priority's I/Os: clat, or lat with `lat_percentiles` (fio reports one
+/// kind per priority).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PrioStat {
+    /// ioprio value: `class << 13 | level`.
+    pub ioprio: u32,
+    pub stat: LatStat,
 }
 
 /// Distribution buckets fio prints as `IO depths`, `submit`, `complete`.
@@ -305,6 +317,11 @@ pub struct JobResult {
     pub complete: DepthDist,
     pub lat_buckets: LatBuckets,
     pub iodepth: u32,
+    /// The job's own ioprio value (`prio`/`prioclass`; 0 when unset): fio's `ts->ioprio`, the
+    /// priority of every I/O that cmdprio did not pick.
+    pub ioprio: u32,
+    /// `unified_rw_reporting=both`: the directions, then their `mixed` sum.
+    pub unified_both: bool,
     /// Options as the user wrote them, for JSON `job options`.
     pub job_options: Vec<(String, String)>,
     pub warnings: Vec<Warning>,
@@ -357,6 +374,8 @@ pub struct GroupResult {
     pub groupid: u32,
     /// The group's jobs report one `mixed` direction (in the read slot).
     pub mixed: bool,
+    /// `unified_rw_reporting=both`: a `MIXED` line follows the per-direction lines.
+    pub both: bool,
     pub dirs: PerDir<GroupDir>,
     pub kb_base: u32,
     pub unit_base: u32,

@@ -115,6 +115,7 @@ pub fn unit(op: IoOp, offset: u64, len: u32, buf: BufPtr) -> IoUnit {
         offset,
         len,
         buf,
+        ioprio: 0,
     }
 }
 
