@@ -392,7 +392,7 @@ fn lenient_block_sizes_match_fio() {
 }
 
 /// unified_rw_reporting=mixed (1): one `mixed` direction with every I/O, in normal, JSON and
-/// terse output, as fio; `both` is refused (not supported yet), none/0 report per direction.
+/// terse output, as fio; none/0 report per direction (`both`: tests/cmdprio.rs).
 #[test]
 fn unified_rw_reporting_mixed_as_fio() {
     let dir = TempDir::new("unified");
@@ -449,13 +449,6 @@ fn unified_rw_reporting_mixed_as_fio() {
         assert_eq!(ours.len(), theirs.len(), "{ours:?}");
         assert_eq!((ours[5], theirs[5]), ("1024", "1024"));
     }
-    let run = fiox_args(dir.path(), &args(&g, "both", "normal"));
-    assert_eq!(run.code, 1);
-    assert!(
-        run.stderr.contains("unified_rw_reporting"),
-        "{}",
-        run.stderr
-    );
     let run = fiox_args(dir.path(), &args(&g, "0", "normal"));
     assert!(run.stdout.contains("  read: IOPS="), "{}", run.stdout);
 }
