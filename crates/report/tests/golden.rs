@@ -19,7 +19,7 @@ use fiox_job::{Ddir, JobSpec, PerDir, RwMode, RwSpec};
 use fiox_report::{header, json, normal, terse, to_fio_json_text};
 use fiox_stats::{
     DepthDist, DirResult, DiskResult, GroupDir, GroupResult, Histogram, JobResult, LatBuckets,
-    LatStat, RunResult, SampleStat,
+    LatStat, PrioStat, RunResult, SampleStat,
 };
 use serde_json::Value;
 
@@ -111,8 +111,25 @@ fn lat_from(v: &Value) -> LatStat {
     )
 }
 
+/// fio's per-priority `prios` entries (clat_ns, or lat_ns with lat_percentiles).
+fn prios_from(v: &Value) -> Vec<PrioStat> {
+    let Some(list) = v["prios"].as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(|p| {
+            let stat = p.get("clat_ns").or_else(|| p.get("lat_ns")).unwrap();
+            PrioStat {
+                ioprio: (u(p, "prioclass") << 13 | u(p, "prio")) as u32,
+                stat: lat_from(stat),
+            }
+        })
+        .collect()
+}
+
 fn dir_from(v: &Value) -> DirResult {
     DirResult {
+        prios: prios_from(v),
         io_bytes: u(v, "io_bytes"),
         total_ios: u(v, "total_ios"),
         short_ios: u(v, "short_ios"),
@@ -140,14 +157,22 @@ fn dir_from(v: &Value) -> DirResult {
 
 /// Counts that reproduce fio's percentages over `total`. fio's floors (0.1% for depths, 0.01%
 /// for latency buckets) stand for a handful of I/Os, so they become a count of 1.
+/// The total passed for distributions whose total fio does not print (submit, complete).
+const UNKNOWN_TOTAL: u64 = 1_000_000;
+
 fn counts<const N: usize>(obj: &Value, total: u64) -> [u64; N] {
     let mut out = [0u64; N];
     for (i, (_, p)) in obj.as_object().unwrap().iter().enumerate() {
         let p = p.as_f64().unwrap();
-        out[i] = if p == 0.1 || p == 0.01 {
+        // fio shows a non-empty bucket as at least 0.1% (depths) or 0.01% (latencies): out of
+        // an unknown total that is one I/O; out of a known one, at least one.
+        let n = (p / 100.0 * total as f64).round() as u64;
+        out[i] = if (p == 0.1 || p == 0.01) && total == UNKNOWN_TOTAL {
             1
+        } else if p > 0.0 {
+            n.max(1)
         } else {
-            (p / 100.0 * total as f64).round() as u64
+            n
         };
     }
     out
@@ -194,10 +219,10 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
             buckets: counts(&v["iodepth_level"], total),
         },
         submit: DepthDist {
-            buckets: counts(&v["iodepth_submit"], 1_000_000),
+            buckets: counts(&v["iodepth_submit"], UNKNOWN_TOTAL),
         },
         complete: DepthDist {
-            buckets: counts(&v["iodepth_complete"], 1_000_000),
+            buckets: counts(&v["iodepth_complete"], UNKNOWN_TOTAL),
         },
         lat_buckets: LatBuckets {
             ns: counts(&v["latency_ns"], total),
@@ -214,6 +239,8 @@ fn job_from(v: &Value, pid: u32) -> JobResult {
         continue_on_error: v.get("total_err").is_some(),
         total_err: v["total_err"].as_u64().unwrap_or(0),
         first_error: v["first_error"].as_i64().unwrap_or(0) as i32,
+        // unified_rw_reporting=both: fio prints "mixed" beside the directions.
+        unified_both: v.get("mixed").is_some() && v.get("read").is_some(),
         ..Default::default()
     }
 }
@@ -249,6 +276,7 @@ fn groups_for(jobs: &[JobResult]) -> Vec<GroupResult> {
             GroupResult {
                 groupid: gid,
                 mixed: false,
+                both: jobs.iter().any(|j| j.groupid == gid && j.unified_both),
                 dirs,
                 kb_base: 1024,
                 unit_base: 0,
@@ -379,6 +407,28 @@ fn assert_normal_matches_dates(ours: &str, fio: &str, exact_dates: bool) {
 fn normal_equals_fio_for_same_numbers_randrw_libaio() {
     utc();
     let (_, v, fio_normal) = split_capture(&data("randrw-libaio.normal-jsonplus.txt"));
+    let run = run_from(&v, &members_and_pids(&fio_normal));
+    assert_normal_matches(&normal(&run), &fio_normal);
+}
+
+/// cmdprio_percentage=30 with cmdprio_class=3 on io_uring: fio's `clat prio 0/0` and
+/// `clat prio 3/0` lines and their percentile blocks with the share of I/Os, per direction.
+#[test]
+fn normal_equals_fio_for_same_numbers_cmdprio() {
+    utc();
+    let (_, v, fio_normal) = split_capture(&data("cmdprio-uring.normal-jsonplus.txt"));
+    assert!(fio_normal.contains("    clat prio 3/0 (30.21% of IOs) percentiles (usec):"));
+    let run = run_from(&v, &members_and_pids(&fio_normal));
+    assert_normal_matches(&normal(&run), &fio_normal);
+}
+
+/// unified_rw_reporting=both: the `mixed` block after the directions (fio's line of zeros
+/// first, then the merged latencies) and the `MIXED` group line.
+#[test]
+fn normal_equals_fio_for_same_numbers_unified_both() {
+    utc();
+    let (_, v, fio_normal) = split_capture(&data("both-psync.normal-jsonplus.txt"));
+    assert!(fio_normal.contains("  mixed: IOPS=0, BW=0 (0)(0B/93msec)"));
     let run = run_from(&v, &members_and_pids(&fio_normal));
     assert_normal_matches(&normal(&run), &fio_normal);
 }
@@ -750,6 +800,8 @@ fn json_same_keys_types_and_values_as_fio() {
         ("randread-pctopts.all.txt", false),
         ("two-groups.all.txt", false),
         ("null-coe.all.txt", false),
+        ("cmdprio-uring.normal-jsonplus.txt", true),
+        ("both-psync.normal-jsonplus.txt", true),
     ] {
         let (_, fio, _) = split_capture(&data(file));
         let ours = json(&run_from(&fio, &[]), plus);
