@@ -131,6 +131,22 @@ pub fn group_of(run: &RunResult, groupid: u32) -> GroupResult {
         })
 }
 
+/// The per-priority statistics fio prints for a direction: those with samples, in order, and
+/// only when at least two priorities have samples (stat.c `get_nr_prios_with_samples`).
+pub fn shown_prios(r: &fiox_stats::DirResult) -> Vec<&fiox_stats::PrioStat> {
+    let with: Vec<&fiox_stats::PrioStat> = r.prios.iter().filter(|p| p.stat.n > 0).collect();
+    if with.len() >= 2 {
+        with
+    } else {
+        Vec::new()
+    }
+}
+
+/// `(class, level)` of an ioprio value as fio prints them (`>> 13` and `& 7`).
+pub fn prio_class_level(ioprio: u32) -> (u32, u32) {
+    (ioprio >> 13, ioprio & 7)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,20 +190,4 @@ mod tests {
         assert!((p - 97.977_467).abs() < 1e-5, "{p}");
         assert_eq!(bw_share(500, 10.0), 100.0);
     }
-}
-
-/// The per-priority statistics fio prints for a direction: those with samples, in order, and
-/// only when at least two priorities have samples (stat.c `get_nr_prios_with_samples`).
-pub fn shown_prios(r: &fiox_stats::DirResult) -> Vec<&fiox_stats::PrioStat> {
-    let with: Vec<&fiox_stats::PrioStat> = r.prios.iter().filter(|p| p.stat.n > 0).collect();
-    if with.len() >= 2 {
-        with
-    } else {
-        Vec::new()
-    }
-}
-
-/// `(class, level)` of an ioprio value as fio prints them (`>> 13` and `& 7`).
-pub fn prio_class_level(ioprio: u32) -> (u32, u32) {
-    (ioprio >> 13, ioprio & 7)
 }
