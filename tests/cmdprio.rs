@@ -428,3 +428,57 @@ fn unified_rw_reporting_both_as_fio() {
         );
     }
 }
+
+/// group_reporting: per-priority statistics summed by priority over the group's jobs, as
+/// fio's `sum_clat_prio_stats` — for cmdprio jobs, and for jobs without cmdprio that run at
+/// different `prio`s (each counted whole under its own priority).
+#[test]
+fn group_reporting_merges_prios_as_fio() {
+    let dir = TempDir::new("cmdprio-group");
+    let cases: [(&str, Vec<&str>); 2] = [
+        (
+            "cmdprio",
+            vec![
+                "--numjobs=2",
+                "--cmdprio_percentage=50",
+                "--cmdprio_class=3",
+            ],
+        ),
+        ("prio", vec!["--prioclass=2", "--prio=0"]),
+    ];
+    for (what, extra) in cases {
+        let [theirs, ours] = both_json(dir.path(), |f| {
+            let mut a = vec!["--group_reporting".to_string()];
+            a.extend(job("io_uring", f, 300, &extra));
+            a.push("--rw=randread".into());
+            if what == "prio" {
+                // A second job at another priority, same group.
+                a.extend(job(
+                    "io_uring",
+                    &format!("{f}.2"),
+                    300,
+                    &["--prioclass=2", "--prio=3"],
+                ));
+                a.push("--rw=randread".into());
+            }
+            a
+        });
+        let (t, o) = (&theirs["jobs"][0]["read"], &ours["jobs"][0]["read"]);
+        assert_eq!(shape(&t["prios"]), shape(&o["prios"]), "{what}");
+        let classes = |p: Vec<(u64, u64, u64)>| p.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>();
+        assert_eq!(
+            classes(prios(t, "clat_ns")),
+            classes(prios(o, "clat_ns")),
+            "{what}"
+        );
+        let total: u64 = prios(o, "clat_ns").iter().map(|x| x.2).sum();
+        assert_eq!(total, 600, "{what}: {o}");
+        if what == "prio" {
+            assert_eq!(
+                prios(o, "clat_ns"),
+                prios(t, "clat_ns"),
+                "300 I/Os at each priority"
+            );
+        }
+    }
+}

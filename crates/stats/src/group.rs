@@ -323,6 +323,56 @@ mod tests {
         assert_eq!(bw_agg_pct(5.0, &GroupDir::default()), 100.0);
     }
 
+    fn prio(ioprio: u32, vals: &[u64]) -> PrioStat {
+        let mut stat = LatStat::default();
+        for &v in vals {
+            stat.add(v);
+        }
+        PrioStat { ioprio, stat }
+    }
+
+    #[test]
+    fn prios_merge_by_priority_as_fio() {
+        // a: cmdprio (default 0 and RT 0); b: no cmdprio, its whole clat at its own prio 0.
+        let mut a = job("a", 0, 4096, 10, (0, 0));
+        a.dirs.read.prios = vec![prio(0, &[10, 20]), prio(1 << 13, &[30])];
+        let mut b = job("b", 0, 4096, 10, (0, 0));
+        b.dirs.read.clat.add(40);
+        let m = merge_jobs(&[b.clone(), a.clone()]);
+        let got: Vec<(u32, u64)> = m
+            .dirs
+            .read
+            .prios
+            .iter()
+            .map(|p| (p.ioprio, p.stat.n))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(0, 3), (1 << 13, 1)],
+            "b's entry first, a's merged in"
+        );
+        // Same priority, no cmdprio: no per-priority statistics at all.
+        assert!(merge_jobs(&[b.clone(), b.clone()])
+            .dirs
+            .read
+            .prios
+            .is_empty());
+        // mixed: directions summed by priority; a job without lists keeps none.
+        let mut c = a.clone();
+        c.dirs.write.prios = vec![prio(0, &[5]), prio(3 << 13, &[6])];
+        fold_mixed(&mut c);
+        let got: Vec<(u32, u64)> = c
+            .dirs
+            .read
+            .prios
+            .iter()
+            .map(|p| (p.ioprio, p.stat.n))
+            .collect();
+        assert_eq!(got, vec![(0, 3), (1 << 13, 1), (3 << 13, 1)]);
+        fold_mixed(&mut b);
+        assert!(b.dirs.read.prios.is_empty());
+    }
+
     #[test]
     fn merge_follows_sum_thread_stats() {
         let mut a = job("first", 2, 1000, 1000, (0, 0));
