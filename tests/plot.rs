@@ -378,9 +378,15 @@ fn help_lists_every_subcommand_and_each_has_its_own_help() {
         );
     }
     let plot = fiox(&["plot", "--help"]).stdout;
-    for f in fiox_plot::cli::FLAGS {
-        assert!(plot.contains(&f.spelling()), "{plot}");
+    let cmd = <fiox_plot::cli::PlotArgs as clap::Args>::augment_args(clap::Command::new("plot"));
+    for a in cmd.get_arguments().filter_map(|a| a.get_long()) {
+        assert!(plot.contains(&format!("--{a}")), "{plot}");
     }
+    // A misspelt switch: exit 1, with a suggestion, on stderr only.
+    let r = fiox(&["plot", "--formt=svg", "x.json"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.contains("'--format'"), "{}", r.stderr);
 }
 
 #[test]
