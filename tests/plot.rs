@@ -455,3 +455,57 @@ fn the_browser_check_sees_console_errors_and_requests() {
     );
     assert_eq!(look.charts, [("chart-empty".to_string(), 0)]);
 }
+
+/// Two stonewalled groups, the first with a ramp, bandwidth logs and telemetry: the page marks
+/// where each group starts and where the ramp ends on every over-time chart, and draws the
+/// telemetry (CPU, context switches, page cache) on the same time axis.
+#[test]
+fn groups_ramps_and_telemetry_share_the_time_axis() {
+    let dir = TempDir::new("plot-groups");
+    let out = dir.join("groups.json");
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--filename=g.dat",
+            "--size=8m",
+            "--time_based",
+            "--runtime=1",
+            "--write_bw_log=g",
+            "--log_avg_msec=100",
+            "--telemetry=200",
+            "--output-format=json+",
+            &format!("--output={out}"),
+            "--name=warm",
+            "--rw=randread",
+            "--ramp_time=500ms",
+            "--name=after",
+            "--rw=read",
+            "--stonewall",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = dir.join("groups.html");
+    let r = fiox(&["plot", &out, dir.path().to_str().unwrap(), "-o", &page]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let look = check_page(Path::new(&page), "groups-telemetry.png", false);
+    let ids = chart_ids(&look);
+    for id in [
+        "chart-time-bw",
+        "chart-telemetry-cpu",
+        "chart-telemetry-ctx",
+        "chart-telemetry-page-cache",
+    ] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    assert_eq!(data_count(&look, "chart-time-bw"), 2, "{:?}", look.charts);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for svg in html.split("<svg").filter(|s| s.contains("id=\"chart-t")) {
+        let id = svg.split('"').nth(5).unwrap_or("?");
+        assert!(svg.contains("Time since run start"), "{id}");
+        assert!(
+            svg.contains(">group 1: after</text>"),
+            "{id}: no group mark"
+        );
+        assert!(svg.contains(">ramp_time ends</text>"), "{id}: no ramp mark");
+    }
+}

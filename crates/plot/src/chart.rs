@@ -7,6 +7,8 @@ use crate::axis::{Axis, Scale, Unit};
 use crate::fiolog::LogKind;
 use crate::input::Inputs;
 use crate::result::{LatRes, ResultDoc};
+pub use crate::timeline::Mark;
+use crate::timeline::Timeline;
 use std::collections::BTreeMap;
 
 /// Where a chart goes on the page.
@@ -39,6 +41,26 @@ pub struct Chart {
     pub x: Axis,
     pub y: Axis,
     pub body: Body,
+    /// Vertical lines on the x axis (group starts, ramp ends on a time axis).
+    pub marks: Vec<Mark>,
+    /// The x span to show, when charts must line up (every over-time chart of a page).
+    pub x_range: Option<(f64, f64)>,
+}
+
+impl Chart {
+    /// A chart without marks, its x span from its data.
+    pub fn new(id: String, title: String, section: Section, x: Axis, y: Axis, body: Body) -> Self {
+        Chart {
+            id,
+            title,
+            section,
+            x,
+            y,
+            body,
+            marks: Vec::new(),
+            x_range: None,
+        }
+    }
 }
 
 /// What is drawn.
@@ -124,7 +146,14 @@ pub fn slug(s: &str) -> String {
     out
 }
 
+/// Values over time from logs and status reports, then the telemetry series. With one result
+/// among the inputs, its logs are placed on the run's clock (see [`Timeline`]) with its group
+/// starts and ramp ends marked; every over-time chart then shows the same time span.
 fn over_time(inputs: &Inputs) -> Vec<Chart> {
+    let timeline = match inputs.results.as_slice() {
+        [one] => Some(Timeline::of(one)),
+        _ => None,
+    };
     let sources: std::collections::BTreeSet<&str> =
         inputs.logs.iter().map(|l| l.source.as_str()).collect();
     let mut by_kind: BTreeMap<LogKind, Vec<Series>> = BTreeMap::new();
@@ -135,38 +164,85 @@ fn over_time(inputs: &Inputs) -> Vec<Chart> {
             format!("{} {}", l.job, l.ddir)
         };
         let scale = if l.kind == LogKind::Bw { 1024.0 } else { 1.0 };
+        // Aggregate logs (--bandwidth-log) already count from the start of the run.
+        let shift = timeline
+            .as_ref()
+            .and_then(|t| t.log_zero(&l.job))
+            .unwrap_or(0.0);
         by_kind.entry(l.kind).or_default().push(Series {
             name,
-            points: l.points.iter().map(|(t, v)| (*t, v * scale)).collect(),
+            points: l
+                .points
+                .iter()
+                .map(|(t, v)| (t + shift, v * scale))
+                .collect(),
         });
     }
-    by_kind
+    let x = || match timeline {
+        Some(_) => Axis::new("Time since run start", Unit::Seconds, Scale::Linear),
+        None => Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
+    };
+    let mut charts: Vec<Chart> = by_kind
         .into_iter()
         .map(|(kind, series)| {
-            let (title, y) = match kind {
-                LogKind::Iops => (
-                    "IOPS over time",
-                    Axis::new("IOPS", Unit::Iops, Scale::Linear),
-                ),
-                LogKind::Bw => (
-                    "Bandwidth over time",
-                    Axis::new("Bandwidth", Unit::BytesPerSec, Scale::Linear),
-                ),
-                // Log scale: one slow I/O would flatten every other line on a linear axis.
-                LogKind::Lat => ("Total latency over time", lat_axis(Scale::Log)),
-                LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Log)),
-                LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Log)),
-            };
-            Chart {
-                id: format!("time-{}", kind.suffix()),
-                title: title.to_string(),
-                section: Section::OverTime,
-                x: Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
+            let (title, y) = log_chart(kind);
+            let id = format!("time-{}", kind.suffix());
+            Chart::new(
+                id,
+                title.into(),
+                Section::OverTime,
+                x(),
                 y,
-                body: Body::Lines(series),
-            }
+                Body::Lines(series),
+            )
         })
-        .collect()
+        .collect();
+    charts.extend(crate::telemetry_chart::charts(&inputs.results, x()));
+    let marks = timeline.map(|t| t.marks).unwrap_or_default();
+    align(&mut charts, &marks);
+    charts
+}
+
+/// Title and y axis of a log kind's chart.
+fn log_chart(kind: LogKind) -> (&'static str, Axis) {
+    match kind {
+        LogKind::Iops => (
+            "IOPS over time",
+            Axis::new("IOPS", Unit::Iops, Scale::Linear),
+        ),
+        LogKind::Bw => (
+            "Bandwidth over time",
+            Axis::new("Bandwidth", Unit::BytesPerSec, Scale::Linear),
+        ),
+        // Log scale: one slow I/O would flatten every other line on a linear axis.
+        LogKind::Lat => ("Total latency over time", lat_axis(Scale::Log)),
+        LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Log)),
+        LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Log)),
+    }
+}
+
+/// Give the over-time `charts` the same marks and one x span (their data's and the marks'),
+/// so a moment is at the same place in each.
+fn align(charts: &mut [Chart], marks: &[Mark]) {
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for c in charts.iter() {
+        if let Body::Lines(series) = &c.body {
+            for (x, _) in series.iter().flat_map(|s| &s.points) {
+                lo = lo.min(*x);
+                hi = hi.max(*x);
+            }
+        }
+    }
+    for m in marks {
+        lo = lo.min(m.x);
+        hi = hi.max(m.x);
+    }
+    let range = (lo.is_finite() && hi.is_finite()).then_some((lo, hi));
+    for c in charts.iter_mut() {
+        c.marks = marks.to_vec();
+        c.x_range = range;
+    }
 }
 
 fn lat_axis(scale: Scale) -> Axis {
@@ -217,6 +293,8 @@ fn latency(results: &[ResultDoc]) -> Vec<Chart> {
                 x: Axis::new("Percentile", Unit::Percent, Scale::Nines),
                 y: lat_axis(Scale::Log),
                 body: Body::Lines(curves),
+                marks: Vec::new(),
+                x_range: None,
             });
         }
         let hists: Vec<Series> = lats
@@ -235,6 +313,8 @@ fn latency(results: &[ResultDoc]) -> Vec<Chart> {
                 x: lat_axis(Scale::Log),
                 y: Axis::new("Share of I/Os", Unit::Percent, Scale::Linear),
                 body: Body::Lines(hists),
+                marks: Vec::new(),
+                x_range: None,
             });
         }
     }
@@ -344,6 +424,8 @@ fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
         x: Axis::new("Job", Unit::Plain, Scale::Linear),
         y: Axis::new("IOPS", Unit::Iops, Scale::Linear),
         body: Body::Bars(bars(&|g, v| iops.get(&(g.clone(), v)).copied())),
+        marks: Vec::new(),
+        x_range: None,
     }];
     if !lat.is_empty() {
         out.push(Chart {
@@ -355,6 +437,8 @@ fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
             body: Body::Bars(bars(&|g, v| {
                 lat.get(&(g.clone(), v)).map(|(s, n)| s / *n as f64)
             })),
+            marks: Vec::new(),
+            x_range: None,
         });
     }
     out
@@ -407,6 +491,8 @@ fn heatmap(results: &[ResultDoc]) -> Option<Chart> {
             ys: ys.iter().map(u64::to_string).collect(),
             cells: grid,
         }),
+        marks: Vec::new(),
+        x_range: None,
     })
 }
 
@@ -441,6 +527,49 @@ mod tests {
         let total: f64 = h.chunks(4).map(|c| c[1].1).sum();
         assert!((total - 100.0).abs() < 1e-9, "{h:?}");
         assert_eq!(h.chunks(4).count(), 2);
+    }
+
+    #[test]
+    fn logs_of_one_result_sit_on_the_run_clock_with_group_and_ramp_marks() {
+        use crate::fiolog::LogSeries;
+        let doc = serde_json::json!({"jobs": [
+            {"jobname": "a", "groupid": 0, "job_runtime": 2000,
+             "job options": {"ramp_time": "1"}},
+            {"jobname": "b", "groupid": 1, "job_runtime": 2000}
+        ]});
+        let mut inputs = Inputs::default();
+        inputs
+            .add_json_value(&doc, "r", std::path::Path::new("r.json"))
+            .unwrap();
+        let log = |job: &str| LogSeries {
+            source: "d".into(),
+            job: job.into(),
+            kind: LogKind::Bw,
+            ddir: "read",
+            points: vec![(0.5, 1.0), (1.5, 1.0)],
+        };
+        inputs.logs = vec![log("a.1"), log("b.2"), log("agg-read")];
+        let charts = build(&inputs);
+        let bw = charts.iter().find(|c| c.id == "time-bw").unwrap();
+        let Body::Lines(s) = &bw.body else {
+            panic!("lines")
+        };
+        // a: after its 1 s ramp; b: after group 0's 3 s; the aggregate log as it is.
+        assert_eq!(s[0].points[0].0, 1.5);
+        assert_eq!(s[1].points[0].0, 3.5);
+        assert_eq!(s[2].points[0].0, 0.5);
+        let labels: Vec<&str> = bw.marks.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(labels, ["group 0: a", "ramp_time ends", "group 1: b"]);
+        assert_eq!(bw.x_range, Some((0.0, 4.5)));
+        assert_eq!(bw.x.quantity, "Time since run start");
+        // Two results: each log keeps its own job's clock, nothing is marked.
+        inputs
+            .add_json_value(&doc, "r2", std::path::Path::new("r2.json"))
+            .unwrap();
+        let charts = build(&inputs);
+        let bw = charts.iter().find(|c| c.id == "time-bw").unwrap();
+        assert!(bw.marks.is_empty());
+        assert_eq!(bw.x.quantity, "Time since job start");
     }
 
     #[test]

@@ -1,0 +1,175 @@
+//! Where a result's jobs sit on the run's clock, from what its JSON tells: the jobs of a group
+//! start together (each after its `startdelay`), a later group starts when the one before it
+//! is done (stonewall: the longest `startdelay + ramp_time + job_runtime` of its jobs), and a
+//! job measures only after its `ramp_time`. fio-format logs and `--status-interval` reports
+//! count time from the end of their own job's ramp (fio resets the job's epoch then), so a
+//! log is shifted by its job's start and ramp to share one axis with the other jobs' logs and
+//! with telemetry, which is sampled from the start of the run. [`Mark`]s are the vertical lines
+//! the over-time charts draw there: where each group starts and where a ramp ends. The setup
+//! between groups (file layout) is not in the JSON, so a later group may sit that much early.
+
+use crate::result::ResultDoc;
+use std::collections::BTreeMap;
+
+/// A labelled vertical line on a time axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// Seconds since the run started.
+    pub x: f64,
+    pub label: String,
+}
+
+/// The run's clock for one result.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    /// Per job of the JSON (same order): its name and the run time (s) of its log time zero.
+    jobs: Vec<(String, f64)>,
+    pub marks: Vec<Mark>,
+}
+
+impl Timeline {
+    /// The timeline of `doc`'s jobs.
+    pub fn of(doc: &ResultDoc) -> Timeline {
+        // groupid -> (the jobs' indices, the group's length in seconds).
+        let mut groups: BTreeMap<u64, (Vec<usize>, f64)> = BTreeMap::new();
+        let secs = |i: usize, key: &str| {
+            doc.option(&doc.jobs[i], key)
+                .and_then(|v| parse_secs(&v))
+                .unwrap_or(0.0)
+        };
+        for (i, j) in doc.jobs.iter().enumerate() {
+            let len = secs(i, "startdelay") + secs(i, "ramp_time") + j.runtime_ms / 1000.0;
+            let g = groups.entry(j.group).or_default();
+            g.0.push(i);
+            g.1 = g.1.max(len);
+        }
+        let mut t = Timeline {
+            jobs: doc.jobs.iter().map(|j| (j.name.clone(), 0.0)).collect(),
+            marks: Vec::new(),
+        };
+        let many = groups.len() > 1;
+        let mut start = 0.0;
+        for (gid, (members, len)) in &groups {
+            if many {
+                let first = &doc.jobs[members[0]].name;
+                t.marks.push(Mark {
+                    x: start,
+                    label: format!("group {gid}: {}", shorten(first, 18)),
+                });
+            }
+            let mut ramp_ends: Vec<f64> = Vec::new();
+            for &i in members {
+                let (delay, ramp) = (secs(i, "startdelay"), secs(i, "ramp_time"));
+                t.jobs[i].1 = start + delay + ramp;
+                if ramp > 0.0 && !ramp_ends.contains(&(start + delay + ramp)) {
+                    ramp_ends.push(start + delay + ramp);
+                }
+            }
+            for x in ramp_ends {
+                t.marks.push(Mark {
+                    x,
+                    label: "ramp_time ends".into(),
+                });
+            }
+            start += len;
+        }
+        t
+    }
+
+    /// The run time (s) of the log time zero of the job a log names (`NAME.N`: job number N,
+    /// 1-based over the run; `NAME`: the first job of that name); None when no job matches.
+    pub fn log_zero(&self, job: &str) -> Option<f64> {
+        // The number decides: a log prefix need not be the job's name.
+        if let Some(n) = job
+            .rsplit_once('.')
+            .and_then(|(_, n)| n.parse::<usize>().ok())
+        {
+            return self.jobs.get(n.checked_sub(1)?).map(|j| j.1);
+        }
+        self.jobs.iter().find(|(n, _)| n == job).map(|(_, z)| *z)
+    }
+}
+
+/// fio's time values as job options hold them: a number with an optional unit (us, ms, s, m,
+/// h, d; seconds without one). None for anything else.
+pub fn parse_secs(v: &str) -> Option<f64> {
+    let v = v.trim().to_ascii_lowercase();
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult = match unit.trim() {
+        "" | "s" | "sec" => 1.0,
+        "us" | "usec" => 1e-6,
+        "ms" | "msec" => 1e-3,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return None,
+    };
+    Some(n * mult).filter(|s| s.is_finite())
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(max - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::path::Path;
+
+    fn doc(v: serde_json::Value) -> ResultDoc {
+        ResultDoc::from_json(&v, "r", Path::new("r.json")).unwrap()
+    }
+
+    #[test]
+    fn fio_times() {
+        assert_eq!(parse_secs("2"), Some(2.0));
+        assert_eq!(parse_secs("500ms"), Some(0.5));
+        assert_eq!(parse_secs("1m"), Some(60.0));
+        assert_eq!(parse_secs("x"), None);
+        assert_eq!(parse_secs("2q"), None);
+    }
+
+    #[test]
+    fn stonewalled_groups_follow_each_other_and_ramps_are_marked() {
+        let d = doc(json!({"jobs": [
+            {"jobname": "warm", "groupid": 0, "job_runtime": 3000,
+             "job options": {"ramp_time": "1"}},
+            {"jobname": "seq", "groupid": 1, "job_runtime": 2000},
+            {"jobname": "rand", "groupid": 1, "job_runtime": 2500,
+             "job options": {"startdelay": "500ms"}},
+        ]}));
+        let t = Timeline::of(&d);
+        assert_eq!(t.log_zero("warm.1"), Some(1.0));
+        assert_eq!(t.log_zero("seq.2"), Some(4.0));
+        assert_eq!(t.log_zero("rand.3"), Some(4.5));
+        // By name when the log has no job number (per_job_logs=0).
+        assert_eq!(t.log_zero("seq"), Some(4.0));
+        assert_eq!(t.log_zero("other.9"), None);
+        let marks: Vec<(f64, &str)> = t.marks.iter().map(|m| (m.x, m.label.as_str())).collect();
+        assert_eq!(
+            marks,
+            [
+                (0.0, "group 0: warm"),
+                (1.0, "ramp_time ends"),
+                (4.0, "group 1: seq")
+            ]
+        );
+    }
+
+    #[test]
+    fn one_group_without_ramp_has_no_marks() {
+        let d = doc(json!({"jobs": [{"jobname": "a", "job_runtime": 1000}]}));
+        assert!(Timeline::of(&d).marks.is_empty());
+    }
+}
