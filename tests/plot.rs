@@ -509,3 +509,55 @@ fn groups_ramps_and_telemetry_share_the_time_axis() {
         assert!(svg.contains(">ramp_time ends</text>"), "{id}: no ramp mark");
     }
 }
+
+/// `fiox plot` of a real experiment results directory: its manifest's measured runs (not the
+/// warm-up), one bar per variant with an error bar over the repetitions, and the runs'
+/// telemetry drawn over time.
+#[test]
+fn an_experiment_results_directory_plots_variants_with_error_bars() {
+    let dir = TempDir::new("plot-experiment");
+    let target = dir.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let exp = dir.path().join("small.toml");
+    let t = target.display();
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"small\"\nrepetitions = 2\nwarmup = 1\ntelemetry_ms = 100\n\
+             jobs = \"\"\"\n[rr]\nrw=randread\nsize=4m\nruntime=300ms\ntime_based=1\n\"\"\"\n\
+             [[variant]]\nname = \"bs4k\"\ntarget = \"{t}\"\noptions = {{ bs = \"4k\" }}\n\
+             [[variant]]\nname = \"bs64k\"\ntarget = \"{t}\"\noptions = {{ bs = \"64k\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("results");
+    let r = fiox(&["experiment", exp.to_str().unwrap(), &format!("--out={out}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = dir.join("experiment.html");
+    let r = fiox(&["plot", &out, "-o", &page]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("bs4k #1") && html.contains("bs64k #2"),
+        "run labels"
+    );
+    assert!(!html.contains("warmup"), "a warm-up run was plotted");
+    assert!(
+        !html.contains("manifest.json"),
+        "the manifest was read as a result"
+    );
+    let look = check_page(Path::new(&page), "experiment.png", false);
+    // Two variants: two bars, each with its error bar over two runs.
+    assert_eq!(
+        data_count(&look, "chart-iops-per-job"),
+        2,
+        "{:?}",
+        look.charts
+    );
+    let iops = html
+        .split("<svg")
+        .find(|s| s.contains("id=\"chart-iops-per-job\""))
+        .unwrap();
+    assert_eq!(iops.matches("class=\"errbar\"").count(), 2, "{iops}");
+    assert!(chart_ids(&look).contains(&"chart-telemetry-cpu"));
+}

@@ -373,10 +373,23 @@ pub fn histogram(bins: &[(f64, u64)]) -> Vec<(f64, f64)> {
     pts
 }
 
-/// IOPS and mean latency per job and direction, one bar per result.
+/// IOPS and mean latency per job and direction, one bar per result; the runs of one
+/// experiment variant make one bar, their mean with a 95% confidence interval.
 fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
-    let variants: Vec<String> = results.iter().map(|r| r.label.clone()).collect();
+    // A bar per variant (a run without one is its own), in order of appearance.
+    let mut variants: Vec<String> = Vec::new();
+    let column: Vec<usize> = results
+        .iter()
+        .map(|r| {
+            let v = r.variant.clone().unwrap_or_else(|| r.label.clone());
+            variants.iter().position(|x| *x == v).unwrap_or_else(|| {
+                variants.push(v);
+                variants.len() - 1
+            })
+        })
+        .collect();
     let mut groups: Vec<String> = Vec::new();
+    // (group, result) -> total IOPS; -> (latency sum, count).
     let mut iops: BTreeMap<(String, usize), f64> = BTreeMap::new();
     let mut lat: BTreeMap<(String, usize), (f64, u32)> = BTreeMap::new();
     for (ri, r) in results.iter().enumerate() {
@@ -399,49 +412,71 @@ fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
     if groups.is_empty() {
         return Vec::new();
     }
-    let bars = |get: &dyn Fn(&String, usize) -> Option<f64>| Bars {
-        groups: groups.clone(),
-        variants: variants.clone(),
-        values: groups
-            .iter()
-            .map(|g| {
-                (0..variants.len())
-                    .map(|v| {
-                        get(g, v).map(|value| Bar {
-                            value,
-                            ci: None,
-                            note: String::new(),
-                        })
-                    })
-                    .collect()
-            })
-            .collect(),
+    let lat: BTreeMap<(String, usize), f64> = lat
+        .into_iter()
+        .map(|(k, (sum, n))| (k, sum / n as f64))
+        .collect();
+    let repeated = column
+        .iter()
+        .any(|c| column.iter().filter(|x| *x == c).count() > 1);
+    let title = |t: &str| match repeated {
+        true => format!("{t} (mean and 95% CI of each variant's runs)"),
+        false => t.to_string(),
     };
-    let mut out = vec![Chart {
-        id: "iops-per-job".into(),
-        title: "IOPS per job".into(),
-        section: Section::Comparison,
-        x: Axis::new("Job", Unit::Plain, Scale::Linear),
-        y: Axis::new("IOPS", Unit::Iops, Scale::Linear),
-        body: Body::Bars(bars(&|g, v| iops.get(&(g.clone(), v)).copied())),
-        marks: Vec::new(),
-        x_range: None,
-    }];
+    let mut out = vec![Chart::new(
+        "iops-per-job".into(),
+        title("IOPS per job"),
+        Section::Comparison,
+        Axis::new("Job", Unit::Plain, Scale::Linear),
+        Axis::new("IOPS", Unit::Iops, Scale::Linear),
+        Body::Bars(variant_bars(&groups, &variants, &column, &iops)),
+    )];
     if !lat.is_empty() {
-        out.push(Chart {
-            id: "mean-latency-per-job".into(),
-            title: "Mean latency per job".into(),
-            section: Section::Comparison,
-            x: Axis::new("Job", Unit::Plain, Scale::Linear),
-            y: lat_axis(Scale::Linear),
-            body: Body::Bars(bars(&|g, v| {
-                lat.get(&(g.clone(), v)).map(|(s, n)| s / *n as f64)
-            })),
-            marks: Vec::new(),
-            x_range: None,
-        });
+        out.push(Chart::new(
+            "mean-latency-per-job".into(),
+            title("Mean latency per job"),
+            Section::Comparison,
+            Axis::new("Job", Unit::Plain, Scale::Linear),
+            lat_axis(Scale::Linear),
+            Body::Bars(variant_bars(&groups, &variants, &column, &lat)),
+        ));
     }
     out
+}
+
+/// Bars of `values[(group, result)]`, one per group and variant (`column[result]`): the
+/// value of a single run, or the mean of several with its 95% CI (Student's t, as
+/// `fiox compare` computes it).
+fn variant_bars(
+    groups: &[String],
+    variants: &[String],
+    column: &[usize],
+    values: &BTreeMap<(String, usize), f64>,
+) -> Bars {
+    let bar = |g: &String, v: usize| {
+        let xs: Vec<f64> = (0..column.len())
+            .filter(|ri| column[*ri] == v)
+            .filter_map(|ri| values.get(&(g.clone(), ri)).copied())
+            .collect();
+        let s = fiox_experiment::stats::summary(&xs)?;
+        Some(Bar {
+            value: s.mean,
+            ci: s.ci.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()),
+            note: if s.n > 1 {
+                format!("n={}", s.n)
+            } else {
+                String::new()
+            },
+        })
+    };
+    Bars {
+        groups: groups.to_vec(),
+        variants: variants.to_vec(),
+        values: groups
+            .iter()
+            .map(|g| (0..variants.len()).map(|v| bar(g, v)).collect())
+            .collect(),
+    }
 }
 
 /// Total IOPS by iodepth (x) and numjobs (y), when the results vary both or one of them over
@@ -570,6 +605,33 @@ mod tests {
         let bw = charts.iter().find(|c| c.id == "time-bw").unwrap();
         assert!(bw.marks.is_empty());
         assert_eq!(bw.x.quantity, "Time since job start");
+    }
+
+    #[test]
+    fn runs_of_a_variant_make_one_bar_with_a_confidence_interval() {
+        let mut inputs = Inputs::default();
+        for (label, variant, iops) in [("a1", "a", 10.0), ("a2", "a", 12.0), ("b1", "b", 20.0)] {
+            let doc = serde_json::json!({"jobs": [{"jobname": "rr",
+                "read": {"total_ios": 1, "io_bytes": 1, "iops": iops}}]});
+            inputs
+                .add_json_value(&doc, label, std::path::Path::new("r.json"))
+                .unwrap();
+            inputs.results.last_mut().unwrap().variant = Some(variant.into());
+        }
+        let charts = build(&inputs);
+        let c = charts.iter().find(|c| c.id == "iops-per-job").unwrap();
+        assert!(c.title.contains("95% CI"), "{}", c.title);
+        let Body::Bars(b) = &c.body else {
+            panic!("bars")
+        };
+        assert_eq!(b.variants, ["a", "b"]);
+        let a = b.values[0][0].as_ref().unwrap();
+        assert_eq!((a.value, a.note.as_str()), (11.0, "n=2"));
+        // t(0.975, 1) = 12.706, sd = sqrt(2), n = 2: half-width 12.706.
+        let (lo, hi) = a.ci.unwrap();
+        assert!((hi - 11.0 - 12.706).abs() < 0.01 && (11.0 - lo - 12.706).abs() < 0.01);
+        let bb = b.values[0][1].as_ref().unwrap();
+        assert_eq!((bb.value, bb.ci), (20.0, None));
     }
 
     #[test]

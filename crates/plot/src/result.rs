@@ -22,6 +22,9 @@ pub struct ResultDoc {
     /// `fiox.telemetry.series`: (seconds since the sampler started, about when the run did;
     /// values by name), counters cumulative as the kernel reports them.
     pub telemetry: Vec<(f64, BTreeMap<String, f64>)>,
+    /// The experiment variant this run belongs to (read from an experiment's manifest): runs
+    /// of one variant become one bar with a confidence interval.
+    pub variant: Option<String>,
 }
 
 /// One job (one clone) of a result.
@@ -80,6 +83,7 @@ impl ResultDoc {
             global_options: options(v.get("global options")),
             jobs,
             telemetry: telemetry(v),
+            variant: None,
         })
     }
 
