@@ -279,7 +279,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
         out.write(&text)?;
     }
     out.flush()?;
-    report_page::write(inv, &outcome.result)?;
+    report_page::write(inv, &outcome.result, tele.as_ref())?;
     let lost = out.failure();
     // --warnings-fatal: advice (printed on stderr above) fails the run.
     let fatal_advice = s.warnings_fatal && !warnings.is_empty();

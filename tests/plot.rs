@@ -332,6 +332,7 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
             "--time_based",
             "--write_iops_log=plain",
             "--log_avg_msec=100",
+            "--telemetry=200",
             "--output-format=json",
         ],
     );
@@ -347,6 +348,12 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
     assert_eq!(data_count(&look, "chart-time-iops"), 2, "{:?}", look.charts);
     // json+ histograms even though stdout was plain json.
     assert!(chart_ids(&look).contains(&"chart-clat-read-histogram"));
+    // --telemetry's samples are on the page too.
+    assert!(
+        chart_ids(&look).contains(&"chart-telemetry-cpu"),
+        "{:?}",
+        look.charts
+    );
 }
 
 #[test]
