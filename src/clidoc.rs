@@ -165,8 +165,31 @@ pub fn man_page() -> String {
     m
 }
 
+/// A subcommand's section: what it does, its usage lines (a nested command's each), what
+/// its help says after the switches, then the switches.
 fn man_subcommand(m: &mut String, s: &Subcommand) {
     m.push_str(&format!(".SS fiox {}\n{}\n", s.name, roff(s.about)));
+    let cmd = crate::cli::command();
+    if let Some(c) = cmd.find_subcommand(s.name) {
+        let nested: Vec<&clap::Command> =
+            c.get_subcommands().filter(|n| !n.is_hide_set()).collect();
+        let uses: Vec<&clap::Command> = if nested.is_empty() { vec![c] } else { nested };
+        for u in uses {
+            let mut u = u.clone();
+            let usage = u.render_usage().to_string();
+            let usage = usage.trim_start_matches("Usage: ").trim();
+            let about = u.get_about().map(|a| format!(": {a}")).unwrap_or_default();
+            let about = if u.get_name() == s.name {
+                String::new()
+            } else {
+                about
+            };
+            m.push_str(&format!(".br\n\\fB{}\\fR{}\n", roff(usage), roff(&about)));
+        }
+        if let Some(after) = c.get_after_help() {
+            m.push_str(&format!(".PP\n{}\n", roff(&after.to_string())));
+        }
+    }
     for f in flags_of(s.name).unwrap_or_default() {
         m.push_str(&format!(
             ".TP\n.B {}\n{}\n",
@@ -445,8 +468,22 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_switch_table() {
         for s in SUBCOMMANDS {
-            assert!(flags_of(s.name).is_some(), "{}: no flags table", s.name);
+            let flags = flags_of(s.name).unwrap_or_default();
+            assert!(
+                flags.iter().any(|f| f.long == "help"),
+                "{}: no switches read from its clap command",
+                s.name
+            );
         }
+        let tb = flags_of("testbed").unwrap();
+        let dio = tb.iter().find(|f| f.long == "direct_io").unwrap();
+        assert_eq!(dio.help, "loop, fs: the loop device's direct I/O (up)");
+        let m = man_page();
+        assert!(
+            m.contains("\\fBfiox testbed down [OPTIONS] [NAME]...\\fR: Remove the named"),
+            "{m}"
+        );
+        assert!(m.contains("\\fBfiox quick [OPTIONS] [DIR]\\fR\n"));
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub struct Mark {
 pub struct Timeline {
     /// Per job of the JSON (same order): its name and the run time (s) of its log time zero.
     jobs: Vec<(String, f64)>,
+    /// Whether a log's job number is its place among the JSON's jobs: not with
+    /// group_reporting, where one entry stands for a whole group.
+    by_number: bool,
     pub marks: Vec<Mark>,
 }
 
@@ -43,8 +46,13 @@ impl Timeline {
             g.0.push(i);
             g.1 = g.1.max(len);
         }
+        let grouped = doc
+            .jobs
+            .iter()
+            .any(|j| doc.option(j, "group_reporting").is_some());
         let mut t = Timeline {
             jobs: doc.jobs.iter().map(|j| (j.name.clone(), 0.0)).collect(),
+            by_number: !grouped,
             marks: Vec::new(),
         };
         let many = groups.len() > 1;
@@ -77,15 +85,18 @@ impl Timeline {
     }
 
     /// The run time (s) of the log time zero of the job a log names (`NAME.N`: job number N,
-    /// 1-based over the run; `NAME`: the first job of that name); None when no job matches.
+    /// 1-based over the run; `NAME`: the first job of that name, as with group_reporting,
+    /// where fio names a group's entry after its first job); None when no job matches.
     pub fn log_zero(&self, job: &str) -> Option<f64> {
-        // The number decides: a log prefix need not be the job's name.
-        if let Some(n) = job
+        let numbered = job
             .rsplit_once('.')
-            .and_then(|(_, n)| n.parse::<usize>().ok())
-        {
-            return self.jobs.get(n.checked_sub(1)?).map(|j| j.1);
-        }
+            .and_then(|(name, n)| Some((name, n.parse::<usize>().ok()?)));
+        let job = match numbered {
+            // The number decides: a log prefix need not be the job's name.
+            Some((_, n)) if self.by_number => return self.jobs.get(n.checked_sub(1)?).map(|j| j.1),
+            Some((name, _)) => name,
+            None => job,
+        };
         self.jobs.iter().find(|(n, _)| n == job).map(|(_, z)| *z)
     }
 }
@@ -165,6 +176,19 @@ mod tests {
                 (4.0, "group 1: seq")
             ]
         );
+    }
+
+    #[test]
+    fn with_group_reporting_logs_find_their_group_by_name() {
+        let d = doc(json!({"global options": {"group_reporting": "1"}, "jobs": [
+            {"jobname": "a", "groupid": 0, "job_runtime": 2000},
+            {"jobname": "b", "groupid": 1, "job_runtime": 2000,
+             "job options": {"ramp_time": "1"}},
+        ]}));
+        let t = Timeline::of(&d);
+        // numjobs=4 each: b's clones are jobs 5..8 of the run.
+        assert_eq!(t.log_zero("b.7"), Some(3.0));
+        assert_eq!(t.log_zero("a.2"), Some(0.0));
     }
 
     #[test]
