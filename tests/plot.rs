@@ -491,6 +491,13 @@ fn groups_ramps_and_telemetry_share_the_time_axis() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // Where each job's I/O began, for the page's clock: the second group after the first's
+    // ramp and runtime (a lower bound, whatever the machine's speed).
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let io_start = |i: usize| v["jobs"][i]["fiox"]["io_start_unix_ms"].as_u64().unwrap();
+    assert!(io_start(0) >= v["timestamp_ms"].as_u64().unwrap());
+    assert!(io_start(1) >= io_start(0) + 1500, "{v}");
     let page = dir.join("groups.html");
     let r = fiox(&["plot", &out, dir.path().to_str().unwrap(), "-o", &page]);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -35,6 +35,9 @@ pub struct JobRes {
     pub group: u64,
     /// `job_runtime`: ms of measured I/O (after ramp_time).
     pub runtime_ms: f64,
+    /// fiox's `fiox.io_start_unix_ms` less the run's `timestamp_ms`: seconds from the run's
+    /// start to the job's first I/O (before its ramp). None in fio's JSON.
+    pub io_start_s: Option<f64>,
     pub options: Vec<(String, String)>,
     pub dirs: Vec<DirRes>,
 }
@@ -74,7 +77,7 @@ impl ResultDoc {
                 )
             })?
             .iter()
-            .map(job)
+            .map(|j| job(j, v.get("timestamp_ms").and_then(Value::as_f64)))
             .collect();
         Ok(ResultDoc {
             label: label.to_string(),
@@ -175,7 +178,8 @@ fn flatten(prefix: &str, m: &serde_json::Map<String, Value>, out: &mut Vec<(Stri
     }
 }
 
-fn job(v: &Value) -> JobRes {
+/// One job; `run_start_ms`: the document's `timestamp_ms` (fiox: the run's start).
+fn job(v: &Value, run_start_ms: Option<f64>) -> JobRes {
     let dirs = ["read", "write", "trim"]
         .into_iter()
         .filter_map(|d| dir(v.get(d)?, d))
@@ -192,6 +196,12 @@ fn job(v: &Value) -> JobRes {
             .and_then(Value::as_f64)
             .filter(|t| t.is_finite() && *t >= 0.0)
             .unwrap_or(0.0),
+        io_start_s: v
+            .pointer("/fiox/io_start_unix_ms")
+            .and_then(Value::as_f64)
+            .zip(run_start_ms)
+            .map(|(io, run)| (io - run) / 1000.0)
+            .filter(|s| s.is_finite() && *s >= 0.0),
         options: options(v.get("job options")),
         dirs,
     }

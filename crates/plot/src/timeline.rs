@@ -6,7 +6,9 @@
 //! log is shifted by its job's start and ramp to share one axis with the other jobs' logs and
 //! with telemetry, which is sampled from the start of the run. [`Mark`]s are the vertical lines
 //! the over-time charts draw there: where each group starts and where a ramp ends. The setup
-//! between groups (file layout) is not in the JSON, so a later group may sit that much early.
+//! between groups (file layout) is not in fio's JSON, so there a later group may sit that
+//! much early; fiox's JSON says when each job's I/O began (`fiox.io_start_unix_ms`, with the
+//! run's start in `timestamp_ms`), which is then used instead.
 
 use crate::result::ResultDoc;
 use std::collections::BTreeMap;
@@ -56,21 +58,34 @@ impl Timeline {
             marks: Vec::new(),
         };
         let many = groups.len() > 1;
+        // Where the next group starts: estimated, or after the measured end of this one.
         let mut start = 0.0;
         for (gid, (members, len)) in &groups {
+            // Each job's first I/O: measured by fiox, else estimated from the group's start.
+            let io: Vec<f64> = members
+                .iter()
+                .map(|&i| {
+                    doc.jobs[i]
+                        .io_start_s
+                        .unwrap_or(start + secs(i, "startdelay"))
+                })
+                .collect();
+            let g_start = io.iter().copied().fold(f64::INFINITY, f64::min);
             if many {
                 let first = &doc.jobs[members[0]].name;
                 t.marks.push(Mark {
-                    x: start,
+                    x: g_start,
                     label: format!("group {gid}: {}", shorten(first, 18)),
                 });
             }
             let mut ramp_ends: Vec<f64> = Vec::new();
-            for &i in members {
-                let (delay, ramp) = (secs(i, "startdelay"), secs(i, "ramp_time"));
-                t.jobs[i].1 = start + delay + ramp;
-                if ramp > 0.0 && !ramp_ends.contains(&(start + delay + ramp)) {
-                    ramp_ends.push(start + delay + ramp);
+            let mut end: f64 = start + len;
+            for (&i, &io_s) in members.iter().zip(&io) {
+                let ramp = secs(i, "ramp_time");
+                t.jobs[i].1 = io_s + ramp;
+                end = end.max(io_s + ramp + doc.jobs[i].runtime_ms / 1000.0);
+                if ramp > 0.0 && !ramp_ends.iter().any(|x| (x - (io_s + ramp)).abs() < 0.05) {
+                    ramp_ends.push(io_s + ramp);
                 }
             }
             for x in ramp_ends {
@@ -79,7 +94,7 @@ impl Timeline {
                     label: "ramp_time ends".into(),
                 });
             }
-            start += len;
+            start = end;
         }
         t
     }
@@ -189,6 +204,29 @@ mod tests {
         // numjobs=4 each: b's clones are jobs 5..8 of the run.
         assert_eq!(t.log_zero("b.7"), Some(3.0));
         assert_eq!(t.log_zero("a.2"), Some(0.0));
+    }
+
+    #[test]
+    fn fiox_measured_starts_win_over_the_estimate() {
+        let d = doc(json!({"timestamp_ms": 10_000, "jobs": [
+            {"jobname": "a", "groupid": 0, "job_runtime": 1000,
+             "fiox": {"io_start_unix_ms": 10_200}},
+            {"jobname": "b", "groupid": 1, "job_runtime": 1000,
+             "job options": {"ramp_time": "1"},
+             "fiox": {"io_start_unix_ms": 11_500}},
+        ]}));
+        let t = Timeline::of(&d);
+        assert_eq!(t.log_zero("a.1"), Some(0.2));
+        assert_eq!(t.log_zero("b.2"), Some(2.5));
+        let marks: Vec<(f64, &str)> = t.marks.iter().map(|m| (m.x, m.label.as_str())).collect();
+        assert_eq!(
+            marks,
+            [
+                (0.2, "group 0: a"),
+                (1.5, "group 1: b"),
+                (2.5, "ramp_time ends")
+            ]
+        );
     }
 
     #[test]
