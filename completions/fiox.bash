@@ -38,6 +38,7 @@ _fiox() {
             --direct_io) COMPREPLY=($(compgen -W "on off 1 0 true false yes no" -- "$cur")); return;;
             --fs) COMPREPLY=($(compgen -W "ext4 xfs btrfs" -- "$cur")); return;;
             esac
+            if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then COMPREPLY=($(compgen -W "up list down cleanup" -- "$cur")); return; fi
             if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--name= --hold --size= --direct_io= --block_size= --dir= --fs= --mkfs_options= --mount_options= --delay_us= --error_rate= --all --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
             return
         fi;;

@@ -94,6 +94,20 @@ pub fn flags_of(sub: &str) -> Option<Vec<Flag>> {
     Some(out)
 }
 
+/// A subcommand's own visible subcommands (`testbed up|list|down|cleanup`), with their help.
+fn nested_of(sub: &str) -> Vec<(String, String)> {
+    let cmd = crate::cli::command();
+    cmd.find_subcommand(sub)
+        .into_iter()
+        .flat_map(|c| c.get_subcommands())
+        .filter(|n| !n.is_hide_set())
+        .map(|n| {
+            let about = n.get_about().map(|a| a.to_string()).unwrap_or_default();
+            (n.get_name().to_string(), about)
+        })
+        .collect()
+}
+
 /// Words a job option's value completes to (its fixed choices).
 fn choices(d: &OptDef) -> Vec<&'static str> {
     match d.kind {
@@ -277,6 +291,13 @@ pub fn bash() -> String {
             ));
         }
         s.push_str("            esac\n");
+        let nested: Vec<String> = nested_of(sub.name).into_iter().map(|n| n.0).collect();
+        if !nested.is_empty() {
+            s.push_str(&format!(
+                "            if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return; fi\n",
+                nested.join(" ")
+            ));
+        }
         let words: Vec<String> = flags
             .iter()
             .map(|f| format!("--{}{}", f.long, if f.value.is_some() { "=" } else { "" }))
@@ -346,6 +367,10 @@ pub fn zsh() -> String {
                 s.push_str(&format!("    '-{c}[{}]{value}' \\\n", zsh_text(&f.help)));
             }
         }
+        let nested: Vec<String> = nested_of(sub.name).into_iter().map(|n| n.0).collect();
+        if !nested.is_empty() {
+            s.push_str(&format!("    '1:command:({})' \\\n", nested.join(" ")));
+        }
         s.push_str("    '*:file:_files'\n}\n\n");
     }
     s.push_str("_fiox() {\n  if (( CURRENT > 2 )); then\n    case $words[2] in\n");
@@ -397,6 +422,16 @@ pub fn fish() -> String {
             sub.name,
             fish_text(sub.about)
         ));
+        let nested = nested_of(sub.name);
+        let names: Vec<&str> = nested.iter().map(|n| n.0.as_str()).collect();
+        for (name, about) in &nested {
+            s.push_str(&format!(
+                "complete -c fiox -n '__fish_seen_subcommand_from {}; and not __fish_seen_subcommand_from {}' -f -a {name} -d '{}'\n",
+                sub.name,
+                names.join(" "),
+                fish_text(about)
+            ));
+        }
         for f in flags_of(sub.name).unwrap_or_default() {
             let mut line = format!(
                 "complete -c fiox -n '__fish_seen_subcommand_from {}' -l {}",
@@ -549,6 +584,9 @@ mod tests {
         assert_eq!(bash_complete(&["fiox", "plot", "--fo"]).trim(), "--format=");
         let fmt = bash_complete(&["fiox", "plot", "--format", "=", ""]);
         assert_eq!(fmt.lines().collect::<Vec<_>>(), ["html", "svg", "png"]);
+        assert_eq!(bash_complete(&["fiox", "testbed", "d"]).trim(), "down");
+        let fs = bash_complete(&["fiox", "testbed", "up", "fs", "--fs", "=", "x"]);
+        assert_eq!(fs.trim(), "xfs");
     }
 
     #[test]
@@ -565,10 +603,13 @@ mod tests {
         let (cok, cout) = run("fish", &["--no-config", "-c", &probe]);
         let probe = format!("source {}; complete -C 'fiox --rw=randr'", f.display());
         let (rok, rout) = run("fish", &["--no-config", "-c", &probe]);
+        let probe = format!("source {}; complete -C 'fiox testbed cl'", f.display());
+        let (tok, tout) = run("fish", &["--no-config", "-c", &probe]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(zok, "zsh -n: {zout}");
         assert!(fok, "fish -n: {fout}");
         assert!(cok && cout.contains("--format=svg"), "{cout}");
         assert!(rok && rout.contains("--rw=randread"), "{rout}");
+        assert!(tok && tout.starts_with("cleanup\t"), "{tout}");
     }
 }
