@@ -178,9 +178,10 @@ fn over_time(inputs: &Inputs) -> Vec<Chart> {
                 .collect(),
         });
     }
-    let x = || match timeline {
-        Some(_) => Axis::new("Time since run start", Unit::Seconds, Scale::Linear),
-        None => Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
+    // Telemetry alone (several runs, no logs) also counts from each run's start.
+    let x = || match timeline.is_some() || inputs.logs.is_empty() {
+        true => Axis::new("Time since run start", Unit::Seconds, Scale::Linear),
+        false => Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
     };
     let mut charts: Vec<Chart> = by_kind
         .into_iter()
