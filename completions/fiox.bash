@@ -35,8 +35,11 @@ _fiox() {
     testbed)
         if [[ $COMP_CWORD -gt 1 ]]; then
             case "$opt" in
+            --direct_io) COMPREPLY=($(compgen -W "on off 1 0 true false yes no" -- "$cur")); return;;
+            --fs) COMPREPLY=($(compgen -W "ext4 xfs btrfs" -- "$cur")); return;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--name= --hold --all --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then COMPREPLY=($(compgen -W "up list down cleanup" -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--name= --hold --size= --direct_io= --block_size= --dir= --fs= --mkfs_options= --mount_options= --delay_us= --error_rate= --all --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
             return
         fi;;
     experiment)
@@ -49,8 +52,9 @@ _fiox() {
     env)
         if [[ $COMP_CWORD -gt 1 ]]; then
             case "$opt" in
+            --output-format) COMPREPLY=($(compgen -W "normal json" -- "$cur")); return;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--json --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--json --output-format= --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
             return
         fi;;
     esac

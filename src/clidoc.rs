@@ -1,23 +1,111 @@
 //! The man page (`docs/fiox.1`) and the bash, zsh and fish completions (`completions/`),
 //! generated from the tables the parsers use: fiox's switches and subcommands
-//! (`fiox_job::help`), each subcommand's switches, and the job option table (one man section
-//! per option group), the way ripgrep generates both from its flag table. A test below keeps
+//! (`fiox_job::help`), each subcommand's switches (read from its clap command), and the job
+//! option table (one man section per option group), the way ripgrep generates both from its flag table. A test below keeps
 //! the checked-in files equal to what these functions make (`FIOX_BLESS=1` rewrites them).
 
 use fiox_job::defs::{self, Kind, OptDef};
-use fiox_job::help::{Flag, Subcommand, SUBCOMMANDS, SWITCHES};
+use fiox_job::help::{Subcommand, SUBCOMMANDS, SWITCHES};
 
-/// The switches of a subcommand listed in `SUBCOMMANDS`.
-pub fn flags_of(sub: &str) -> Option<&'static [Flag]> {
-    match sub {
-        "quick" => Some(crate::quick::FLAGS),
-        "plot" => Some(fiox_plot::cli::FLAGS),
-        "compare" => Some(crate::compare::FLAGS),
-        "testbed" => Some(crate::testbed::FLAGS),
-        "experiment" => Some(crate::experiment::FLAGS),
-        "env" => Some(crate::experiment::ENV_FLAGS),
-        _ => None,
+/// One switch of a subcommand, as its clap command defines it.
+#[derive(Debug, PartialEq)]
+pub struct Flag {
+    pub long: String,
+    pub short: Option<char>,
+    /// `None` for a switch without a value.
+    pub value: Option<String>,
+    /// Completion words for the value (empty: a file name or free text).
+    pub choices: Vec<String>,
+    pub help: String,
+}
+
+impl Flag {
+    /// `-o, --output=PATH` as help texts show it.
+    pub fn spelling(&self) -> String {
+        let mut name = format!("--{}", self.long);
+        if let Some(v) = &self.value {
+            name = format!("{name}={v}");
+        }
+        if let Some(c) = self.short {
+            name = format!("-{c}, {name}");
+        }
+        name
     }
+
+    fn of(a: &clap::Arg) -> Option<Flag> {
+        let long = a.get_long()?;
+        let takes = a.get_num_args().is_some_and(|n| n.takes_values());
+        Some(Flag {
+            long: long.to_string(),
+            short: a.get_short(),
+            value: takes.then(|| {
+                a.get_value_names()
+                    .and_then(|v| v.first())
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "VALUE".into())
+            }),
+            choices: a
+                .get_possible_values()
+                .iter()
+                .filter(|p| !p.is_hide_set())
+                .map(|p| p.get_name().to_string())
+                .collect(),
+            help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+        })
+    }
+}
+
+/// The switches of a subcommand listed in `SUBCOMMANDS` (with those of its own visible
+/// subcommands, as `testbed up`'s), `--help` last.
+pub fn flags_of(sub: &str) -> Option<Vec<Flag>> {
+    let cmd = crate::cli::command();
+    let c = cmd.find_subcommand(sub)?;
+    let mut out: Vec<Flag> = Vec::new();
+    let mut add = |f: Flag| {
+        if !out.iter().any(|o| o.long == f.long) {
+            out.push(f);
+        }
+    };
+    for n in c.get_subcommands().filter(|n| !n.is_hide_set()) {
+        for mut f in n
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .filter_map(Flag::of)
+        {
+            // Say which nested command takes it (`--hold (up)`), but --help is everyone's.
+            if f.long != "help" {
+                f.help = format!("{} ({})", f.help, n.get_name());
+            }
+            add(f);
+        }
+    }
+    for f in c
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter_map(Flag::of)
+    {
+        add(f);
+    }
+    // Each nested command has its own --help; one is listed, last.
+    if let Some(i) = out.iter().position(|f| f.long == "help") {
+        let h = out.remove(i);
+        out.push(h);
+    }
+    Some(out)
+}
+
+/// A subcommand's own visible subcommands (`testbed up|list|down|cleanup`), with their help.
+fn nested_of(sub: &str) -> Vec<(String, String)> {
+    let cmd = crate::cli::command();
+    cmd.find_subcommand(sub)
+        .into_iter()
+        .flat_map(|c| c.get_subcommands())
+        .filter(|n| !n.is_hide_set())
+        .map(|n| {
+            let about = n.get_about().map(|a| a.to_string()).unwrap_or_default();
+            (n.get_name().to_string(), about)
+        })
+        .collect()
 }
 
 /// Words a job option's value completes to (its fixed choices).
@@ -91,13 +179,36 @@ pub fn man_page() -> String {
     m
 }
 
+/// A subcommand's section: what it does, its usage lines (a nested command's each), what
+/// its help says after the switches, then the switches.
 fn man_subcommand(m: &mut String, s: &Subcommand) {
     m.push_str(&format!(".SS fiox {}\n{}\n", s.name, roff(s.about)));
-    for f in flags_of(s.name).unwrap_or(&[]) {
+    let cmd = crate::cli::command();
+    if let Some(c) = cmd.find_subcommand(s.name) {
+        let nested: Vec<&clap::Command> =
+            c.get_subcommands().filter(|n| !n.is_hide_set()).collect();
+        let uses: Vec<&clap::Command> = if nested.is_empty() { vec![c] } else { nested };
+        for u in uses {
+            let mut u = u.clone();
+            let usage = u.render_usage().to_string();
+            let usage = usage.trim_start_matches("Usage: ").trim();
+            let about = u.get_about().map(|a| format!(": {a}")).unwrap_or_default();
+            let about = if u.get_name() == s.name {
+                String::new()
+            } else {
+                about
+            };
+            m.push_str(&format!(".br\n\\fB{}\\fR{}\n", roff(usage), roff(&about)));
+        }
+        if let Some(after) = c.get_after_help() {
+            m.push_str(&format!(".PP\n{}\n", roff(&after.to_string())));
+        }
+    }
+    for f in flags_of(s.name).unwrap_or_default() {
         m.push_str(&format!(
             ".TP\n.B {}\n{}\n",
             roff(&f.spelling()),
-            roff(f.help)
+            roff(&f.help)
         ));
     }
 }
@@ -166,7 +277,7 @@ pub fn bash() -> String {
     );
     s.push_str("    case \"${COMP_WORDS[1]}\" in\n");
     for sub in SUBCOMMANDS {
-        let flags = flags_of(sub.name).unwrap_or(&[]);
+        let flags = flags_of(sub.name).unwrap_or_default();
         s.push_str(&format!(
             "    {})\n        if [[ $COMP_CWORD -gt 1 ]]; then\n",
             sub.name
@@ -180,6 +291,13 @@ pub fn bash() -> String {
             ));
         }
         s.push_str("            esac\n");
+        let nested: Vec<String> = nested_of(sub.name).into_iter().map(|n| n.0).collect();
+        if !nested.is_empty() {
+            s.push_str(&format!(
+                "            if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); return; fi\n",
+                nested.join(" ")
+            ));
+        }
         let words: Vec<String> = flags
             .iter()
             .map(|f| format!("--{}{}", f.long, if f.value.is_some() { "=" } else { "" }))
@@ -233,21 +351,25 @@ pub fn zsh() -> String {
     );
     for sub in SUBCOMMANDS {
         s.push_str(&format!("_fiox_{}() {{\n  _arguments -s \\\n", sub.name));
-        for f in flags_of(sub.name).unwrap_or(&[]) {
-            let value = match (f.value, f.choices) {
+        for f in flags_of(sub.name).unwrap_or_default() {
+            let value = match (&f.value, f.choices.as_slice()) {
                 (None, _) => String::new(),
-                (Some(v), []) => format!(":{}:_files", v.to_lowercase()),
-                (Some(v), c) => format!(":{}:({})", v.to_lowercase(), c.join(" ")),
+                (Some(v), []) => format!(":{}:_files", zsh_text(&v.to_lowercase())),
+                (Some(v), c) => format!(":{}:({})", zsh_text(&v.to_lowercase()), c.join(" ")),
             };
             let eq = if f.value.is_some() { "=" } else { "" };
             s.push_str(&format!(
                 "    '--{}{eq}[{}]{value}' \\\n",
                 f.long,
-                zsh_text(f.help)
+                zsh_text(&f.help)
             ));
             if let Some(c) = f.short {
-                s.push_str(&format!("    '-{c}[{}]{value}' \\\n", zsh_text(f.help)));
+                s.push_str(&format!("    '-{c}[{}]{value}' \\\n", zsh_text(&f.help)));
             }
+        }
+        let nested: Vec<String> = nested_of(sub.name).into_iter().map(|n| n.0).collect();
+        if !nested.is_empty() {
+            s.push_str(&format!("    '1:command:({})' \\\n", nested.join(" ")));
         }
         s.push_str("    '*:file:_files'\n}\n\n");
     }
@@ -300,7 +422,17 @@ pub fn fish() -> String {
             sub.name,
             fish_text(sub.about)
         ));
-        for f in flags_of(sub.name).unwrap_or(&[]) {
+        let nested = nested_of(sub.name);
+        let names: Vec<&str> = nested.iter().map(|n| n.0.as_str()).collect();
+        for (name, about) in &nested {
+            s.push_str(&format!(
+                "complete -c fiox -n '__fish_seen_subcommand_from {}; and not __fish_seen_subcommand_from {}' -f -a {name} -d '{}'\n",
+                sub.name,
+                names.join(" "),
+                fish_text(about)
+            ));
+        }
+        for f in flags_of(sub.name).unwrap_or_default() {
             let mut line = format!(
                 "complete -c fiox -n '__fish_seen_subcommand_from {}' -l {}",
                 sub.name, f.long
@@ -314,7 +446,7 @@ pub fn fish() -> String {
             if !f.choices.is_empty() {
                 line.push_str(&format!(" -f -a '{}'", f.choices.join(" ")));
             }
-            line.push_str(&format!(" -d '{}'\n", fish_text(f.help)));
+            line.push_str(&format!(" -d '{}'\n", fish_text(&f.help)));
             s.push_str(&line);
         }
     }
@@ -371,8 +503,22 @@ mod tests {
     #[test]
     fn every_subcommand_has_its_switch_table() {
         for s in SUBCOMMANDS {
-            assert!(flags_of(s.name).is_some(), "{}: no flags table", s.name);
+            let flags = flags_of(s.name).unwrap_or_default();
+            assert!(
+                flags.iter().any(|f| f.long == "help"),
+                "{}: no switches read from its clap command",
+                s.name
+            );
         }
+        let tb = flags_of("testbed").unwrap();
+        let dio = tb.iter().find(|f| f.long == "direct_io").unwrap();
+        assert_eq!(dio.help, "loop, fs: the loop device's direct I/O (up)");
+        let m = man_page();
+        assert!(
+            m.contains("\\fBfiox testbed down [OPTIONS] [NAME]...\\fR: Remove the named"),
+            "{m}"
+        );
+        assert!(m.contains("\\fBfiox quick [OPTIONS] [DIR]\\fR\n"));
     }
 
     #[test]
@@ -438,6 +584,9 @@ mod tests {
         assert_eq!(bash_complete(&["fiox", "plot", "--fo"]).trim(), "--format=");
         let fmt = bash_complete(&["fiox", "plot", "--format", "=", ""]);
         assert_eq!(fmt.lines().collect::<Vec<_>>(), ["html", "svg", "png"]);
+        assert_eq!(bash_complete(&["fiox", "testbed", "d"]).trim(), "down");
+        let fs = bash_complete(&["fiox", "testbed", "up", "fs", "--fs", "=", "x"]);
+        assert_eq!(fs.trim(), "xfs");
     }
 
     #[test]
@@ -454,10 +603,13 @@ mod tests {
         let (cok, cout) = run("fish", &["--no-config", "-c", &probe]);
         let probe = format!("source {}; complete -C 'fiox --rw=randr'", f.display());
         let (rok, rout) = run("fish", &["--no-config", "-c", &probe]);
+        let probe = format!("source {}; complete -C 'fiox testbed cl'", f.display());
+        let (tok, tout) = run("fish", &["--no-config", "-c", &probe]);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(zok, "zsh -n: {zout}");
         assert!(fok, "fish -n: {fout}");
         assert!(cok && cout.contains("--format=svg"), "{cout}");
         assert!(rok && rout.contains("--rw=randread"), "{rout}");
+        assert!(tok && tout.starts_with("cleanup\t"), "{tout}");
     }
 }

@@ -3,157 +3,87 @@
 //! standard deviations, confidence intervals, Welch and Mann-Whitney p-values and a verdict.
 //! The statistics live in fiox-experiment; this file parses switches and prints.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use fiox_experiment::compare::{self, DEFAULT_METRICS};
 use fiox_experiment::load;
-use fiox_job::help::Flag;
 use std::io::Write;
 use std::path::PathBuf;
 
-const USAGE: &str = "usage: fiox compare A B [C...] [--format=text|markdown|csv|json] \
-                     [--alpha=0.05] [--metric=NAME[,NAME...]|--all] [--latency]\n  A, B...: experiment \
-                     results directories, JSON result files (fiox or fio --output-format=json), \
-                     or directories of them; the first side is the base. --latency adds completion \
-                     latency percentiles per side (merged json+ histograms where the runs have \
-                     them).";
+/// What `fiox compare` reads, after the switches in its `--help`.
+const AFTER_HELP: &str = "A, B...: experiment results directories, JSON result files (fiox or \
+fio --output-format=json), or directories of them; the first side is the base. --latency adds \
+completion latency percentiles per side (merged json+ histograms where the runs have them).";
 
-#[derive(PartialEq)]
-enum Format {
+/// What `--format` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[value(alias = "normal")]
     Text,
+    #[value(alias = "md")]
     Markdown,
     Csv,
     Json,
 }
 
-/// The parsed command line.
-struct Args {
+/// `fiox compare`'s command line.
+#[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
+pub struct CompareArgs {
+    /// The sides to compare, base first
+    #[arg(value_name = "SIDE")]
     paths: Vec<PathBuf>,
+    /// Output: text (default), markdown, csv or json
+    #[arg(long, alias = "output-format", value_name = "FORMAT", value_enum,
+          default_value_t = Format::Text, hide_default_value = true)]
     format: Format,
+    /// Significance level for the verdict (default 0.05)
+    #[arg(long, value_name = "P", value_parser = parse_alpha, default_value_t = 0.05,
+          hide_default_value = true)]
     alpha: f64,
-    metrics: Option<Vec<String>>,
+    /// Only these metrics
+    #[arg(
+        long,
+        alias = "metrics",
+        value_name = "NAME[,NAME...]",
+        value_delimiter = ',',
+        conflicts_with = "all"
+    )]
+    metric: Option<Vec<String>>,
+    /// Every metric, not only the main ones
+    #[arg(long)]
+    all: bool,
+    /// Completion latency percentiles per side
+    #[arg(long)]
     latency: bool,
 }
 
-/// Parse the switches; `None` after printing the help.
-fn parse(args: &[String]) -> Result<Option<Args>> {
-    let mut paths = Vec::new();
-    let mut format = Format::Text;
-    let mut alpha = 0.05;
-    let mut metrics: Option<Vec<String>> = None;
-    let mut latency = false;
-    let mut w = fiox_job::help::Words::new(args);
-    while let Some(key) = w.next_key() {
-        let a = w.word();
-        let mut value = || -> Result<String> {
-            w.value()
-                .map(str::to_string)
-                .with_context(|| format!("{key} needs a value"))
-        };
-        match key {
-            "-h" | "--help" => {
-                println!("{USAGE}\n\n{}", fiox_job::help::flags_text(FLAGS));
-                return Ok(None);
-            }
-            "--format" | "--output-format" => {
-                format = match value()?.as_str() {
-                    "text" | "normal" => Format::Text,
-                    "markdown" | "md" => Format::Markdown,
-                    "csv" => Format::Csv,
-                    "json" => Format::Json,
-                    v => bail!("--format={v}: expected text, markdown, csv or json"),
-                }
-            }
-            "--alpha" => {
-                let v = value()?;
-                alpha = v
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|a| *a > 0.0 && *a < 1.0)
-                    .with_context(|| format!("--alpha={v}: expected a number between 0 and 1"))?;
-            }
-            "--metric" | "--metrics" => {
-                metrics = Some(value()?.split(',').map(str::to_string).collect())
-            }
-            "--all" => metrics = Some(Vec::new()),
-            "--latency" => latency = true,
-            k if k.starts_with('-') => bail!("unknown switch {k}\n{USAGE}"),
-            _ => paths.push(PathBuf::from(a)),
-        }
-    }
-    Ok(Some(Args {
-        paths,
-        format,
-        alpha,
-        metrics,
-        latency,
-    }))
+/// `--alpha`: a probability strictly between 0 and 1.
+fn parse_alpha(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a < 1.0)
+        .ok_or_else(|| "expected a number between 0 and 1".to_string())
 }
 
-/// The switches of `fiox compare`, for the man page and the completions.
-pub const FLAGS: &[Flag] = &[
-    Flag {
-        long: "format",
-        short: None,
-        value: Some("FORMAT"),
-        choices: &["text", "markdown", "csv", "json"],
-        help: "Output: text (default), markdown, csv or json",
-    },
-    Flag {
-        long: "alpha",
-        short: None,
-        value: Some("P"),
-        choices: &[],
-        help: "Significance level for the verdict (default 0.05)",
-    },
-    Flag {
-        long: "metric",
-        short: None,
-        value: Some("NAME[,NAME...]"),
-        choices: &[],
-        help: "Only these metrics",
-    },
-    Flag {
-        long: "all",
-        short: None,
-        value: None,
-        choices: &[],
-        help: "Every metric, not only the main ones",
-    },
-    Flag {
-        long: "latency",
-        short: None,
-        value: None,
-        choices: &[],
-        help: "Completion latency percentiles per side",
-    },
-    Flag {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        choices: &[],
-        help: "Print this text",
-    },
-];
-
 /// Entry point; returns the exit code.
-pub fn main(args: &[String]) -> Result<i32> {
-    let Some(Args {
+pub fn main(args: CompareArgs) -> Result<i32> {
+    let CompareArgs {
         paths,
         format,
         alpha,
-        metrics,
+        metric,
+        all,
         latency,
-    }) = parse(args)?
-    else {
-        return Ok(0);
-    };
+    } = args;
+    // --all: every metric (an empty list).
+    let metrics = if all { Some(Vec::new()) } else { metric };
     let mut sides = Vec::new();
     for p in &paths {
         sides.extend(load::load_sides(p)?);
     }
     if sides.len() < 2 {
         bail!(
-            "compare needs at least two sides, found {}\n{USAGE}",
+            "compare needs at least two sides, found {} (see fiox compare --help)",
             sides.len()
         );
     }

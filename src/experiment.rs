@@ -4,107 +4,66 @@
 
 use anyhow::{bail, Context, Result};
 use fiox_experiment::{compare, env, load, run};
-use fiox_job::help::Flag;
 use std::path::{Path, PathBuf};
 
-const USAGE: &str = "usage: fiox experiment FILE.toml [--repeat=N] [--runtime=SECONDS] \
-                     [--out=DIR] [--variant=NAME]\n  Results go to DIR (default FILE-results): \
-                     one JSON per run and manifest.json; running again resumes.";
+/// `fiox experiment`'s command line.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Results go to DIR (default FILE-results): one JSON per run and \
+manifest.json; running again resumes."
+)]
+pub struct ExperimentArgs {
+    /// The experiment file (TOML)
+    #[arg(value_name = "FILE.toml")]
+    file: PathBuf,
+    /// Runs per variant (overrides the file)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: Option<u32>,
+    /// Runtime of each run (overrides the file)
+    #[arg(long, value_name = "SECONDS")]
+    runtime: Option<String>,
+    /// Results directory (default FILE-results)
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Run only this variant
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
+}
 
-/// The switches of `fiox experiment`, for the man page and the completions.
-pub const FLAGS: &[Flag] = &[
-    Flag {
-        long: "repeat",
-        short: None,
-        value: Some("N"),
-        choices: &[],
-        help: "Runs per variant (overrides the file)",
-    },
-    Flag {
-        long: "runtime",
-        short: None,
-        value: Some("SECONDS"),
-        choices: &[],
-        help: "Runtime of each run (overrides the file)",
-    },
-    Flag {
-        long: "out",
-        short: None,
-        value: Some("DIR"),
-        choices: &[],
-        help: "Results directory (default FILE-results)",
-    },
-    Flag {
-        long: "variant",
-        short: None,
-        value: Some("NAME"),
-        choices: &[],
-        help: "Run only this variant",
-    },
-    Flag {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        choices: &[],
-        help: "Print this text",
-    },
-];
+/// What `fiox env` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EnvFormat {
+    Normal,
+    Json,
+}
 
-/// The switches of `fiox env`.
-pub const ENV_FLAGS: &[Flag] = &[
-    Flag {
-        long: "json",
-        short: None,
-        value: None,
-        choices: &[],
-        help: "As JSON",
-    },
-    Flag {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        choices: &[],
-        help: "Print this text",
-    },
-];
+/// `fiox env`'s command line.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The machine, and each TARGET (file, directory or device), as results \
+record them."
+)]
+pub struct EnvArgs {
+    /// Files, directories or devices to describe
+    #[arg(value_name = "TARGET")]
+    targets: Vec<PathBuf>,
+    /// As JSON
+    #[arg(long)]
+    json: bool,
+    /// normal or json (as --json)
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    output_format: Option<EnvFormat>,
+}
 
 /// `fiox experiment`; returns the exit code.
-pub fn main(args: &[String]) -> Result<i32> {
-    let mut file = None;
-    let (mut out, mut repeat, mut runtime, mut variant) = (None, None, None, None);
-    let mut w = fiox_job::help::Words::new(args);
-    while let Some(key) = w.next_key() {
-        let a = w.word();
-        let mut value = || -> Result<String> {
-            w.value()
-                .map(str::to_string)
-                .with_context(|| format!("{key} needs a value"))
-        };
-        match key {
-            "-h" | "--help" => {
-                println!("{USAGE}\n\n{}", fiox_job::help::flags_text(FLAGS));
-                return Ok(0);
-            }
-            "--out" => out = Some(PathBuf::from(value()?)),
-            "--repeat" => {
-                let v = value()?;
-                repeat = Some(
-                    v.parse::<u32>()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .with_context(|| format!("--repeat={v}: expected a count above 0"))?,
-                );
-            }
-            "--runtime" => runtime = Some(value()?),
-            "--variant" => variant = Some(value()?),
-            k if k.starts_with('-') => bail!("unknown switch {k}\n{USAGE}"),
-            _ if file.is_none() => file = Some(PathBuf::from(a)),
-            _ => bail!("one experiment file at a time ({a:?} too)\n{USAGE}"),
-        }
-    }
-    let Some(file) = file else {
-        bail!("{USAGE}");
-    };
+pub fn main(args: ExperimentArgs) -> Result<i32> {
+    let ExperimentArgs {
+        file,
+        out,
+        repeat,
+        runtime,
+        variant,
+    } = args;
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let interrupted = fiox_runner::interrupted;
     let opts = run::Options {
@@ -147,24 +106,10 @@ fn print_comparison(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `fiox env [PATH...] [--json]`: the environment, with PATHs' devices and filesystems.
-pub fn env_main(args: &[String]) -> Result<i32> {
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        println!(
-            "usage: fiox env [--json] [TARGET...]\n  The machine, and each TARGET (file, \
-             directory or device), as results record them.\n\n{}",
-            fiox_job::help::flags_text(ENV_FLAGS)
-        );
-        return Ok(0);
-    }
-    let json = args
-        .iter()
-        .any(|a| a == "--json" || a == "--output-format=json");
-    let paths: Vec<&Path> = args
-        .iter()
-        .filter(|a| !a.starts_with("--"))
-        .map(Path::new)
-        .collect();
+/// `fiox env [TARGET...] [--json]`: the environment, with the targets' devices and filesystems.
+pub fn env_main(args: EnvArgs) -> Result<i32> {
+    let json = args.json || args.output_format == Some(EnvFormat::Json);
+    let paths: Vec<&Path> = args.targets.iter().map(PathBuf::as_path).collect();
     for p in &paths {
         if !p.exists() {
             bail!("fiox env: {} does not exist", p.display());

@@ -5,12 +5,13 @@
 //! (or `--output`); with JSON the informational lines go into the document under `fiox.notes`
 //! and fiox's advice under `fiox.warnings` (the normal report ends with a `fiox advice` block),
 //! so stdout stays one JSON document and a run that goes well says nothing on stderr.
-//! `fiox quick [DIR]` is a six-test disk check (see `quick.rs`); `fiox plot` charts results
-//! (fiox-plot); `fiox compare` compares results with statistics (`compare.rs`); `fiox testbed`
-//! manages test targets (`testbed.rs`); `fiox experiment` and `fiox env` are in
-//! `experiment.rs`.
+//! The subcommands are parsed by clap (`cli.rs`): `fiox quick [DIR]` is a six-test disk check
+//! (see `quick.rs`); `fiox plot` charts results (fiox-plot); `fiox compare` compares results
+//! with statistics (`compare.rs`); `fiox testbed` manages test targets (`testbed.rs`);
+//! `fiox experiment` and `fiox env` are in `experiment.rs`.
 
 // The man page and completions are generated (and kept in sync) by its tests.
+mod cli;
 #[cfg(test)]
 mod clidoc;
 mod compare;
@@ -50,16 +51,9 @@ fn main() {
 }
 
 fn real_main(args: &[String]) -> Result<i32> {
-    if args.first().map(String::as_str) == Some("quick") {
-        return quick::main(&args[1..]);
-    }
-    match args.first().map(String::as_str) {
-        Some("plot") => return Ok(fiox_plot::cli::run(&args[1..])?),
-        Some("compare") => return compare::main(&args[1..]),
-        Some("testbed") => return testbed::main(&args[1..]),
-        Some("experiment") => return experiment::main(&args[1..]),
-        Some("env") => return experiment::env_main(&args[1..]),
-        _ => {}
+    // Subcommands have clap's parser; everything else is fio's command line.
+    if args.first().is_some_and(|a| cli::is_subcommand(a)) {
+        return cli::run(args);
     }
     let inv = fiox_job::parse_invocation(args)?;
     let mut stdout = std::io::stdout().lock();
@@ -285,7 +279,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
         out.write(&text)?;
     }
     out.flush()?;
-    report_page::write(inv, &outcome.result)?;
+    report_page::write(inv, &outcome.result, tele.as_ref())?;
     let lost = out.failure();
     // --warnings-fatal: advice (printed on stderr above) fails the run.
     let fatal_advice = s.warnings_fatal && !warnings.is_empty();

@@ -126,7 +126,7 @@ pub fn report_text(
 
 /// fio's JSON document with fiox's notes under `fiox.notes` (always there, maybe empty) and
 /// the `extra` sections beside them.
-fn json_doc(run: &RunResult, plus: bool, notes: &[String], extra: Option<&Value>) -> Value {
+pub fn json_doc(run: &RunResult, plus: bool, notes: &[String], extra: Option<&Value>) -> Value {
     let mut v = fiox_report::json(run, plus);
     if let Some(fiox) = v.get_mut("fiox").and_then(Value::as_object_mut) {
         fiox.insert("notes".into(), notes.into());

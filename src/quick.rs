@@ -47,94 +47,62 @@ struct Args {
     json: bool,
 }
 
-const USAGE: &str = "usage: fiox quick [DIR] [--size=SIZE] [--runtime=SECONDS] \
-                     [--output-format=normal|json]\n  DIR defaults to the current directory; \
-                     SIZE to 1g; SECONDS to 5 per test.";
+/// What `--output-format` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuickFormat {
+    Normal,
+    Json,
+}
 
-/// The switches, for the man page and the completions (a test holds them equal to USAGE).
-pub const FLAGS: &[fiox_job::help::Flag] = &[
-    fiox_job::help::Flag {
-        long: "size",
-        short: None,
-        value: Some("SIZE"),
-        choices: &[],
-        help: "Size of the test file (default 1g, at least 2m)",
-    },
-    fiox_job::help::Flag {
-        long: "runtime",
-        short: None,
-        value: Some("SECONDS"),
-        choices: &[],
-        help: "Run time of each test (default 5)",
-    },
-    fiox_job::help::Flag {
-        long: "output-format",
-        short: None,
-        value: Some("FORMAT"),
-        choices: &["normal", "json"],
-        help: "normal (a table, the default) or json",
-    },
-    fiox_job::help::Flag {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        choices: &[],
-        help: "Print the usage",
-    },
-];
+/// `fiox quick`'s command line.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "DIR defaults to the current directory. The test file is removed at \
+the end, also after Ctrl-C."
+)]
+pub struct QuickArgs {
+    /// Directory for the temporary test file (default .)
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Size of the test file (default 1g, at least 2m)
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    size: Option<u64>,
+    /// Run time of each test (default 5)
+    #[arg(long, value_name = "SECONDS", value_parser = parse_runtime)]
+    runtime: Option<Duration>,
+    /// normal (a table, the default) or json
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = QuickFormat::Normal,
+          hide_default_value = true)]
+    output_format: QuickFormat,
+}
 
-fn parse_args(args: &[String]) -> Result<Option<Args>> {
-    let mut a = Args {
-        dir: PathBuf::from("."),
-        size: 1 << 30,
-        runtime: Duration::from_secs(5),
-        json: false,
-    };
-    let mut dir_seen = false;
-    let mut w = fiox_job::help::Words::new(args);
-    while let Some(k) = w.next_key() {
-        let arg = w.word();
-        // `--opt=value` or `--opt value`, as fio's command line takes them.
-        let mut value = || {
-            w.value()
-                .ok_or_else(|| anyhow::anyhow!("quick: {arg} needs a value\n{USAGE}"))
-        };
-        match k {
-            "-h" | "--help" => return Ok(None),
-            "--size" => {
-                let v = value()?;
-                a.size = fiox_job::value::parse_size(v, 1024)
-                    .map_err(|e| anyhow::anyhow!("quick: --size={v}: {e}"))?
-            }
-            "--runtime" => {
-                let v = value()?;
-                let us = fiox_job::value::parse_time_us(v, 1_000_000)
-                    .map_err(|e| anyhow::anyhow!("quick: --runtime={v}: {e}"))?;
-                a.runtime = Duration::from_micros(us);
-            }
-            "--output-format" => {
-                let v = value()?;
-                a.json = match v {
-                    "json" => true,
-                    "normal" => false,
-                    _ => bail!("quick: --output-format={v}: use normal or json"),
-                }
-            }
-            _ if k.starts_with('-') => bail!("quick: unknown option {arg}\n{USAGE}"),
-            _ if !dir_seen => {
-                a.dir = PathBuf::from(arg);
-                dir_seen = true;
-            }
-            _ => bail!("quick: more than one directory given ({arg})\n{USAGE}"),
+/// `--size`: fio's size syntax, at least 2 MiB (a SEQ1M test needs room for its queue).
+fn parse_size(v: &str) -> Result<u64, String> {
+    let n = fiox_job::value::parse_size(v, 1024).map_err(|e| e.to_string())?;
+    if n < (2 << 20) {
+        return Err("at least 2 MiB (a SEQ1M test needs room for its queue)".into());
+    }
+    Ok(n)
+}
+
+/// `--runtime`: fio's time syntax, seconds by default, above 0.
+fn parse_runtime(v: &str) -> Result<Duration, String> {
+    let us = fiox_job::value::parse_time_us(v, 1_000_000).map_err(|e| e.to_string())?;
+    if us == 0 {
+        return Err("must be above 0".into());
+    }
+    Ok(Duration::from_micros(us))
+}
+
+impl QuickArgs {
+    fn resolve(self) -> Args {
+        Args {
+            dir: self.dir.unwrap_or_else(|| PathBuf::from(".")),
+            size: self.size.unwrap_or(1 << 30),
+            runtime: self.runtime.unwrap_or(Duration::from_secs(5)),
+            json: self.output_format == QuickFormat::Json,
         }
     }
-    if a.size < (2 << 20) {
-        bail!("quick: --size must be at least 2 MiB (a SEQ1M test needs room for its queue)");
-    }
-    if a.runtime.is_zero() {
-        bail!("quick: --runtime must be above 0");
-    }
-    Ok(Some(a))
 }
 
 /// Where and how the tests run, after probing the filesystem and the kernel.
@@ -275,14 +243,8 @@ fn job(
 }
 
 /// Entry point of `fiox quick`; returns the exit code.
-pub fn main(args: &[String]) -> Result<i32> {
-    let Some(a) = parse_args(args)? else {
-        println!(
-            "{USAGE}\n\nSwitches:\n{}",
-            fiox_job::help::flags_text(FLAGS).trim_end()
-        );
-        return Ok(0);
-    };
+pub fn main(args: QuickArgs) -> Result<i32> {
+    let a = args.resolve();
     let mut s = probe(&a)?;
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     if !a.json {
@@ -449,8 +411,21 @@ fn to_json(a: &Args, s: &Setup, rows: &[Row]) -> serde_json::Value {
 mod tests {
     use super::*;
 
-    fn args(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    #[derive(clap::Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        a: QuickArgs,
+    }
+
+    /// `fiox quick ARGS`' parsed switches, or clap's error.
+    fn parse_args(v: &[&str]) -> Result<Option<Args>, clap::Error> {
+        use clap::Parser;
+        let c = Cmd::try_parse_from(std::iter::once("fiox quick").chain(v.iter().copied()))?;
+        Ok(Some(c.a.resolve()))
+    }
+
+    fn args<'a>(v: &[&'a str]) -> Vec<&'a str> {
+        v.to_vec()
     }
 
     #[test]
@@ -469,7 +444,14 @@ mod tests {
         assert!(a.json);
         assert!(parse_args(&args(&["--bogus"])).is_err());
         assert!(parse_args(&args(&["--size=1k"])).is_err());
-        assert!(parse_args(&args(&["--help"])).unwrap().is_none());
+        assert_eq!(
+            parse_args(&args(&["--help"])).err().map(|e| e.kind()),
+            Some(clap::error::ErrorKind::DisplayHelp)
+        );
+        assert!(parse_args(&args(&["--runtime=0"])).is_err());
+        assert!(parse_args(&args(&["/tmp", "/var"])).is_err());
+        let e = parse_args(&args(&["--sise=1g"])).err().unwrap().to_string();
+        assert!(e.contains("'--size'"), "a suggestion: {e}");
         // `--opt value` (the issue's `fiox quick DIR --size 64m --runtime 1` failed).
         let b = parse_args(&args(&[
             "/tmp",

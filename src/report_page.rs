@@ -1,17 +1,23 @@
 //! `--html=FILE` on a plain run: the run's json+ tree and the fio-format logs its jobs wrote
 //! (write_bw_log, write_iops_log, write_lat_log, --bandwidth-log) become the same page
-//! `fiox plot` makes, without a second command.
+//! `fiox plot` makes, without a second command; with `--telemetry`, its charts too (the
+//! samples go into the page's JSON as into the run's JSON output).
 
 use anyhow::Result;
 use fiox_job::Invocation;
 use std::path::Path;
 
-/// Write the page when `--html` was given.
-pub fn write(inv: &Invocation, result: &fiox_stats::RunResult) -> Result<()> {
+/// Write the page when `--html` was given; `extra`: the `fiox` sections beside the report
+/// (`--telemetry`'s samples, the environment).
+pub fn write(
+    inv: &Invocation,
+    result: &fiox_stats::RunResult,
+    extra: Option<&serde_json::Value>,
+) -> Result<()> {
     let Some(path) = &inv.settings.html else {
         return Ok(());
     };
-    let json = fiox_report::json::json(result, true);
+    let json = crate::output::json_doc(result, true, &[], extra);
     let mut prefixes = Vec::new();
     for job in &inv.jobs {
         let l = &job.logs;

@@ -3,125 +3,163 @@
 //! recorded in a state directory so `down` and `cleanup` (after a kill -9) remove exactly what
 //! fiox made. The work is fiox-testbed's `managed` module; this file parses switches and prints.
 
-use anyhow::{bail, Result};
-use fiox_job::help::Flag;
-use fiox_testbed::managed::{self, Record, Spec, SPEC_KEYS};
+use anyhow::Result;
+use fiox_testbed::managed::{self, Record, Spec};
 
-const USAGE: &str = "usage: fiox testbed up KIND [--name=N] [--hold] [--KEY=VALUE...]\n       \
-     fiox testbed list\n       fiox testbed down NAME...|--all\n       fiox testbed cleanup\n  \
-     KIND: loop, tmpfs, ramfs, fs (mkfs on a fiox loop device) or slow (a FUSE file with a \
-     per-request delay and error rate, served by a fiox process)\n  --hold: keep it only until \
-     Ctrl-C (a kill -9 leaves it to `cleanup`)\n  KEY: ";
+/// `fiox testbed`'s command line.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "KIND: loop, tmpfs, ramfs, fs (mkfs on a fiox loop device) or slow (a \
+FUSE file with a per-request delay and error rate, served by a fiox process). `up --hold` keeps \
+it only until Ctrl-C (a kill -9 leaves it to `cleanup`)."
+)]
+pub struct TestbedArgs {
+    #[command(subcommand)]
+    action: Action,
+}
 
-/// The switches of `fiox testbed`, for the man page and the completions.
-pub const FLAGS: &[Flag] = &[
-    Flag {
-        long: "name",
-        short: None,
-        value: Some("N"),
-        choices: &[],
-        help: "Name of the testbed to make (up)",
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Make a named testbed and print "NAME KIND TARGET key=value..."
+    Up(UpArgs),
+    /// List the testbeds, one line each
+    List,
+    /// Remove the named testbeds
+    Down {
+        /// Testbeds to remove
+        #[arg(value_name = "NAME", required_unless_present = "all")]
+        names: Vec<String>,
+        /// Remove every testbed
+        #[arg(long, conflicts_with = "names")]
+        all: bool,
     },
-    Flag {
-        long: "hold",
-        short: None,
-        value: None,
-        choices: &[],
-        help: "Keep it only until Ctrl-C (up)",
-    },
-    Flag {
-        long: "all",
-        short: None,
-        value: None,
-        choices: &[],
-        help: "Remove every testbed (down)",
-    },
-    Flag {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        choices: &[],
-        help: "Print this text",
-    },
-];
+    /// Remove the testbeds whose owner is gone (after a kill -9)
+    Cleanup,
+    /// Serve a slow testbed's FUSE file (started by `up slow`)
+    #[command(hide = true)]
+    ServeSlow(SpecKeys),
+}
+
+/// `testbed up`'s switches.
+#[derive(Debug, clap::Args)]
+struct UpArgs {
+    /// What to make
+    #[arg(value_name = "KIND", value_parser = ["loop", "tmpfs", "ramfs", "fs", "slow"])]
+    kind: String,
+    /// Name of the testbed to make
+    #[arg(long, value_name = "N")]
+    name: Option<String>,
+    /// Keep it only until Ctrl-C
+    #[arg(long)]
+    hold: bool,
+    #[command(flatten)]
+    keys: SpecKeys,
+}
+
+/// The keys of a testbed spec (fiox-testbed's `Spec::from_pairs` checks the values).
+#[derive(Debug, clap::Args)]
+struct SpecKeys {
+    /// Size (default 1g; slow: 64m)
+    #[arg(long, value_name = "SIZE")]
+    size: Option<String>,
+    /// loop, fs: the loop device's direct I/O
+    #[arg(long = "direct_io", alias = "direct-io", alias = "dio", value_name = "on|off",
+          value_parser = ["on", "off", "1", "0", "true", "false", "yes", "no"])]
+    direct_io: Option<String>,
+    /// loop, fs: logical block size, 512..4096
+    #[arg(
+        long = "block_size",
+        alias = "block-size",
+        alias = "bs",
+        value_name = "BYTES"
+    )]
+    block_size: Option<String>,
+    /// Where the backing file or mount point goes
+    #[arg(long, value_name = "DIR")]
+    dir: Option<String>,
+    /// fs: the filesystem to make
+    #[arg(long, value_name = "FS", value_parser = ["ext4", "xfs", "btrfs"])]
+    fs: Option<String>,
+    /// fs: options for mkfs (split at spaces)
+    #[arg(
+        long = "mkfs_options",
+        alias = "mkfs-options",
+        value_name = "OPTS",
+        allow_hyphen_values = true
+    )]
+    mkfs_options: Option<String>,
+    /// fs: mount options
+    #[arg(long = "mount_options", alias = "mount-options", value_name = "OPTS")]
+    mount_options: Option<String>,
+    /// slow: delay of each request in microseconds
+    #[arg(long = "delay_us", alias = "delay-us", value_name = "US")]
+    delay_us: Option<String>,
+    /// slow: share of requests failing with EIO, 0..1
+    #[arg(long = "error_rate", alias = "error-rate", value_name = "SHARE")]
+    error_rate: Option<String>,
+}
+
+impl SpecKeys {
+    /// The keys given, as `Spec::from_pairs` takes them.
+    fn pairs(&self) -> Vec<(String, String)> {
+        let keys = [
+            ("size", &self.size),
+            ("direct_io", &self.direct_io),
+            ("block_size", &self.block_size),
+            ("dir", &self.dir),
+            ("fs", &self.fs),
+            ("mkfs_options", &self.mkfs_options),
+            ("mount_options", &self.mount_options),
+            ("delay_us", &self.delay_us),
+            ("error_rate", &self.error_rate),
+        ];
+        keys.into_iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.clone()?)))
+            .collect()
+    }
+}
 
 /// Entry point; returns the exit code.
-pub fn main(args: &[String]) -> Result<i32> {
-    let usage = || format!("{USAGE}{SPEC_KEYS}");
-    match args.first().map(String::as_str) {
-        Some("up") => up(&args[1..]),
-        Some("serve-slow") => serve_slow(&args[1..]),
-        Some("list") => {
+pub fn main(args: TestbedArgs) -> Result<i32> {
+    match args.action {
+        Action::Up(up_args) => up(up_args),
+        Action::ServeSlow(keys) => serve_slow(&keys),
+        Action::List => {
             for r in managed::list()? {
                 println!("{}", describe(&r));
             }
             Ok(0)
         }
-        Some("down") => {
-            let names: Vec<String> = if args[1..].iter().any(|a| a == "--all") {
+        Action::Down { names, all } => {
+            let names: Vec<String> = if all {
                 managed::list()?.into_iter().map(|r| r.name).collect()
             } else {
-                args[1..].to_vec()
+                names
             };
-            if names.is_empty() {
-                bail!("testbed down needs a NAME or --all\n{}", usage());
-            }
             for n in names {
                 managed::down(&n)?;
                 eprintln!("fiox: testbed {n} removed");
             }
             Ok(0)
         }
-        Some("cleanup") => {
+        Action::Cleanup => {
             for n in managed::cleanup()? {
                 eprintln!("fiox: testbed {n} removed (its owner is gone)");
             }
             Ok(0)
         }
-        Some("-h" | "--help") => {
-            println!("{}\n\n{}", usage(), fiox_job::help::flags_text(FLAGS));
-            Ok(0)
-        }
-        _ => bail!("{}", usage()),
     }
 }
 
-fn up(args: &[String]) -> Result<i32> {
-    let Some(kind) = args.first() else {
-        bail!("testbed up needs a KIND\n{USAGE}{SPEC_KEYS}");
-    };
-    let mut name = None;
-    let mut hold = false;
-    let mut pairs = Vec::new();
-    let mut it = args[1..].iter();
-    while let Some(a) = it.next() {
-        if a == "--hold" {
-            hold = true;
-            continue;
-        }
-        let Some(kv) = a.strip_prefix("--") else {
-            bail!("testbed up: unexpected {a:?} (options are --KEY=VALUE)");
-        };
-        let (k, v) = match kv.split_once('=') {
-            Some((k, v)) => (k.to_string(), v.to_string()),
-            None => match it.next() {
-                Some(v) => (kv.to_string(), v.clone()),
-                None => bail!("testbed up: --{kv} needs a value"),
-            },
-        };
-        if k == "name" {
-            name = Some(v);
-        } else {
-            pairs.push((k, v));
-        }
-    }
-    let mut spec = Spec::from_pairs(kind, &pairs)?;
+fn up(args: UpArgs) -> Result<i32> {
+    let hold = args.hold;
+    let mut spec = Spec::from_pairs(&args.kind, &args.keys.pairs())?;
     spec.server = Some(std::env::current_exe()?);
     if hold {
         // Installed before anything is made: Ctrl-C during `up` still reaches the teardown.
         fiox_runner::install_signal_handlers()?;
     }
-    let rec = managed::up(&spec, name.as_deref(), !hold)?;
+    let rec = managed::up(&spec, args.name.as_deref(), !hold)?;
     println!("{}", describe(&rec));
     if hold {
         while !fiox_runner::interrupted() {
@@ -135,16 +173,9 @@ fn up(args: &[String]) -> Result<i32> {
 
 /// `testbed serve-slow --size=N --delay_us=N --error_rate=R` (started by `up slow`): serve a
 /// FaultFs file, print "ready MOUNT FILE", and unmount it on SIGTERM or SIGINT.
-fn serve_slow(args: &[String]) -> Result<i32> {
+fn serve_slow(keys: &SpecKeys) -> Result<i32> {
     use fiox_testbed::{FaultFs, FaultFsOptions};
-    let mut pairs = Vec::new();
-    for a in args {
-        let Some((k, v)) = a.strip_prefix("--").and_then(|kv| kv.split_once('=')) else {
-            bail!("testbed serve-slow: unexpected {a:?}");
-        };
-        pairs.push((k.to_string(), v.to_string()));
-    }
-    let spec = Spec::from_pairs("slow", &pairs)?;
+    let spec = Spec::from_pairs("slow", &keys.pairs())?;
     fiox_runner::install_signal_handlers()?;
     let fs = FaultFs::mount(FaultFsOptions {
         file_name: "slow.dat".into(),

@@ -332,6 +332,7 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
             "--time_based",
             "--write_iops_log=plain",
             "--log_avg_msec=100",
+            "--telemetry=200",
             "--output-format=json",
         ],
     );
@@ -347,6 +348,12 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
     assert_eq!(data_count(&look, "chart-time-iops"), 2, "{:?}", look.charts);
     // json+ histograms even though stdout was plain json.
     assert!(chart_ids(&look).contains(&"chart-clat-read-histogram"));
+    // --telemetry's samples are on the page too.
+    assert!(
+        chart_ids(&look).contains(&"chart-telemetry-cpu"),
+        "{:?}",
+        look.charts
+    );
 }
 
 #[test]
@@ -378,9 +385,15 @@ fn help_lists_every_subcommand_and_each_has_its_own_help() {
         );
     }
     let plot = fiox(&["plot", "--help"]).stdout;
-    for f in fiox_plot::cli::FLAGS {
-        assert!(plot.contains(&f.spelling()), "{plot}");
+    let cmd = <fiox_plot::cli::PlotArgs as clap::Args>::augment_args(clap::Command::new("plot"));
+    for a in cmd.get_arguments().filter_map(|a| a.get_long()) {
+        assert!(plot.contains(&format!("--{a}")), "{plot}");
     }
+    // A misspelt switch: exit 1, with a suggestion, on stderr only.
+    let r = fiox(&["plot", "--formt=svg", "x.json"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(r.stderr.contains("'--format'"), "{}", r.stderr);
 }
 
 #[test]
@@ -448,4 +461,117 @@ fn the_browser_check_sees_console_errors_and_requests() {
         look.requests
     );
     assert_eq!(look.charts, [("chart-empty".to_string(), 0)]);
+}
+
+/// Two stonewalled groups, the first with a ramp, bandwidth logs and telemetry: the page marks
+/// where each group starts and where the ramp ends on every over-time chart, and draws the
+/// telemetry (CPU, context switches, page cache) on the same time axis.
+#[test]
+fn groups_ramps_and_telemetry_share_the_time_axis() {
+    let dir = TempDir::new("plot-groups");
+    let out = dir.join("groups.json");
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--filename=g.dat",
+            "--size=8m",
+            "--time_based",
+            "--runtime=1",
+            "--write_bw_log=g",
+            "--log_avg_msec=100",
+            "--telemetry=200",
+            "--output-format=json+",
+            &format!("--output={out}"),
+            "--name=warm",
+            "--rw=randread",
+            "--ramp_time=500ms",
+            "--name=after",
+            "--rw=read",
+            "--stonewall",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Where each job's I/O began, for the page's clock: the second group after the first's
+    // ramp and runtime (a lower bound, whatever the machine's speed).
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let io_start = |i: usize| v["jobs"][i]["fiox"]["io_start_unix_ms"].as_u64().unwrap();
+    assert!(io_start(0) >= v["timestamp_ms"].as_u64().unwrap());
+    assert!(io_start(1) >= io_start(0) + 1500, "{v}");
+    let page = dir.join("groups.html");
+    let r = fiox(&["plot", &out, dir.path().to_str().unwrap(), "-o", &page]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let look = check_page(Path::new(&page), "groups-telemetry.png", false);
+    let ids = chart_ids(&look);
+    for id in [
+        "chart-time-bw",
+        "chart-telemetry-cpu",
+        "chart-telemetry-ctx",
+        "chart-telemetry-page-cache",
+    ] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    assert_eq!(data_count(&look, "chart-time-bw"), 2, "{:?}", look.charts);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for svg in html.split("<svg").filter(|s| s.contains("id=\"chart-t")) {
+        let id = svg.split('"').nth(5).unwrap_or("?");
+        assert!(svg.contains("Time since run start"), "{id}");
+        assert!(
+            svg.contains(">group 1: after</text>"),
+            "{id}: no group mark"
+        );
+        assert!(svg.contains(">ramp_time ends</text>"), "{id}: no ramp mark");
+    }
+}
+
+/// `fiox plot` of a real experiment results directory: its manifest's measured runs (not the
+/// warm-up), one bar per variant with an error bar over the repetitions, and the runs'
+/// telemetry drawn over time.
+#[test]
+fn an_experiment_results_directory_plots_variants_with_error_bars() {
+    let dir = TempDir::new("plot-experiment");
+    let target = dir.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let exp = dir.path().join("small.toml");
+    let t = target.display();
+    std::fs::write(
+        &exp,
+        format!(
+            "name = \"small\"\nrepetitions = 2\nwarmup = 1\ntelemetry_ms = 100\n\
+             jobs = \"\"\"\n[rr]\nrw=randread\nsize=4m\nruntime=300ms\ntime_based=1\n\"\"\"\n\
+             [[variant]]\nname = \"bs4k\"\ntarget = \"{t}\"\noptions = {{ bs = \"4k\" }}\n\
+             [[variant]]\nname = \"bs64k\"\ntarget = \"{t}\"\noptions = {{ bs = \"64k\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("results");
+    let r = fiox(&["experiment", exp.to_str().unwrap(), &format!("--out={out}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = dir.join("experiment.html");
+    let r = fiox(&["plot", &out, "-o", &page]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("bs4k #1") && html.contains("bs64k #2"),
+        "run labels"
+    );
+    assert!(!html.contains("warmup"), "a warm-up run was plotted");
+    assert!(
+        !html.contains("manifest.json"),
+        "the manifest was read as a result"
+    );
+    let look = check_page(Path::new(&page), "experiment.png", false);
+    // Two variants: two bars, each with its error bar over two runs.
+    assert_eq!(
+        data_count(&look, "chart-iops-per-job"),
+        2,
+        "{:?}",
+        look.charts
+    );
+    let iops = html
+        .split("<svg")
+        .find(|s| s.contains("id=\"chart-iops-per-job\""))
+        .unwrap();
+    assert_eq!(iops.matches("class=\"errbar\"").count(), 2, "{iops}");
+    assert!(chart_ids(&look).contains(&"chart-telemetry-cpu"));
 }

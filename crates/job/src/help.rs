@@ -124,83 +124,6 @@ pub const SWITCHES: &[Switch] = &[
     sw("--help", "Print this text"),
 ];
 
-/// One switch of a subcommand: long name, short name, value placeholder, help.
-#[derive(Debug, Clone, Copy)]
-pub struct Flag {
-    pub long: &'static str,
-    pub short: Option<char>,
-    /// `None` for a switch without a value.
-    pub value: Option<&'static str>,
-    /// Completion words for the value (empty: a file name or free text).
-    pub choices: &'static [&'static str],
-    pub help: &'static str,
-}
-
-impl Flag {
-    /// `-o, --output=PATH` as help texts show it.
-    pub fn spelling(&self) -> String {
-        let mut name = format!("--{}", self.long);
-        if let Some(v) = self.value {
-            name = format!("{name}={v}");
-        }
-        if let Some(c) = self.short {
-            name = format!("-{c}, {name}");
-        }
-        name
-    }
-}
-
-/// A subcommand's command line read one word at a time, its switches written `--key=value` or
-/// `--key value` alike (as fio's command line takes them). The value of a switch is taken only
-/// when the caller asks for it, so switches without one never swallow the next word.
-pub struct Words<'a> {
-    it: std::slice::Iter<'a, String>,
-    word: &'a str,
-    inline: Option<&'a str>,
-}
-
-impl<'a> Words<'a> {
-    pub fn new(args: &'a [String]) -> Words<'a> {
-        Words {
-            it: args.iter(),
-            word: "",
-            inline: None,
-        }
-    }
-
-    /// The next word's key: a switch's name (`--key` of `--key=value`), or the whole word.
-    pub fn next_key(&mut self) -> Option<&'a str> {
-        self.word = self.it.next()?.as_str();
-        let (key, inline) = match self.word.split_once('=') {
-            Some((k, v)) if k.starts_with("--") => (k, Some(v)),
-            _ => (self.word, None),
-        };
-        self.inline = inline;
-        Some(key)
-    }
-
-    /// The word [`Words::next_key`] last read, as written (`--key=value` included).
-    pub fn word(&self) -> &'a str {
-        self.word
-    }
-
-    /// The value of the switch just read: after its `=`, else the next word (None: none left).
-    pub fn value(&mut self) -> Option<&'a str> {
-        match self.inline.take() {
-            Some(v) => Some(v),
-            None => self.it.next().map(String::as_str),
-        }
-    }
-}
-
-/// A subcommand's switches as the lines of its `--help`.
-pub fn flags_text(flags: &[Flag]) -> String {
-    flags
-        .iter()
-        .map(|f| format!("  {:<24}{}\n", f.spelling(), f.help))
-        .collect()
-}
-
 /// A subcommand, for `fiox --help`, the man page and the completions.
 pub struct Subcommand {
     pub name: &'static str,
@@ -535,22 +458,6 @@ mod tests {
             .contains("type                : webdav|s3|swift"));
         assert!(enghelp("io_uring_cmd").unwrap().contains("cmd_type"));
         assert!(cmdhelp("cgroup").unwrap().contains("does not run yet"));
-    }
-
-    #[test]
-    fn words_take_values_after_equals_or_as_the_next_word() {
-        let args: Vec<String> = ["--out=a", "--out", "b", "file", "--all", "x=y", "--last"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let mut w = Words::new(&args);
-        assert_eq!((w.next_key(), w.value()), (Some("--out"), Some("a")));
-        assert_eq!((w.next_key(), w.value()), (Some("--out"), Some("b")));
-        assert_eq!(w.next_key(), Some("file"));
-        assert_eq!(w.next_key(), Some("--all"));
-        assert_eq!((w.next_key(), w.word()), (Some("x=y"), "x=y"));
-        assert_eq!((w.next_key(), w.value()), (Some("--last"), None));
-        assert_eq!(w.next_key(), None);
     }
 
     #[test]

@@ -7,6 +7,8 @@ use crate::axis::{Axis, Scale, Unit};
 use crate::fiolog::LogKind;
 use crate::input::Inputs;
 use crate::result::{LatRes, ResultDoc};
+pub use crate::timeline::Mark;
+use crate::timeline::Timeline;
 use std::collections::BTreeMap;
 
 /// Where a chart goes on the page.
@@ -39,6 +41,26 @@ pub struct Chart {
     pub x: Axis,
     pub y: Axis,
     pub body: Body,
+    /// Vertical lines on the x axis (group starts, ramp ends on a time axis).
+    pub marks: Vec<Mark>,
+    /// The x span to show, when charts must line up (every over-time chart of a page).
+    pub x_range: Option<(f64, f64)>,
+}
+
+impl Chart {
+    /// A chart without marks, its x span from its data.
+    pub fn new(id: String, title: String, section: Section, x: Axis, y: Axis, body: Body) -> Self {
+        Chart {
+            id,
+            title,
+            section,
+            x,
+            y,
+            body,
+            marks: Vec::new(),
+            x_range: None,
+        }
+    }
 }
 
 /// What is drawn.
@@ -124,7 +146,14 @@ pub fn slug(s: &str) -> String {
     out
 }
 
+/// Values over time from logs and status reports, then the telemetry series. With one result
+/// among the inputs, its logs are placed on the run's clock (see [`Timeline`]) with its group
+/// starts and ramp ends marked; every over-time chart then shows the same time span.
 fn over_time(inputs: &Inputs) -> Vec<Chart> {
+    let timeline = match inputs.results.as_slice() {
+        [one] => Some(Timeline::of(one)),
+        _ => None,
+    };
     let sources: std::collections::BTreeSet<&str> =
         inputs.logs.iter().map(|l| l.source.as_str()).collect();
     let mut by_kind: BTreeMap<LogKind, Vec<Series>> = BTreeMap::new();
@@ -135,38 +164,86 @@ fn over_time(inputs: &Inputs) -> Vec<Chart> {
             format!("{} {}", l.job, l.ddir)
         };
         let scale = if l.kind == LogKind::Bw { 1024.0 } else { 1.0 };
+        // Aggregate logs (--bandwidth-log) already count from the start of the run.
+        let shift = timeline
+            .as_ref()
+            .and_then(|t| t.log_zero(&l.job))
+            .unwrap_or(0.0);
         by_kind.entry(l.kind).or_default().push(Series {
             name,
-            points: l.points.iter().map(|(t, v)| (*t, v * scale)).collect(),
+            points: l
+                .points
+                .iter()
+                .map(|(t, v)| (t + shift, v * scale))
+                .collect(),
         });
     }
-    by_kind
+    // Telemetry alone (several runs, no logs) also counts from each run's start.
+    let x = || match timeline.is_some() || inputs.logs.is_empty() {
+        true => Axis::new("Time since run start", Unit::Seconds, Scale::Linear),
+        false => Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
+    };
+    let mut charts: Vec<Chart> = by_kind
         .into_iter()
         .map(|(kind, series)| {
-            let (title, y) = match kind {
-                LogKind::Iops => (
-                    "IOPS over time",
-                    Axis::new("IOPS", Unit::Iops, Scale::Linear),
-                ),
-                LogKind::Bw => (
-                    "Bandwidth over time",
-                    Axis::new("Bandwidth", Unit::BytesPerSec, Scale::Linear),
-                ),
-                // Log scale: one slow I/O would flatten every other line on a linear axis.
-                LogKind::Lat => ("Total latency over time", lat_axis(Scale::Log)),
-                LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Log)),
-                LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Log)),
-            };
-            Chart {
-                id: format!("time-{}", kind.suffix()),
-                title: title.to_string(),
-                section: Section::OverTime,
-                x: Axis::new("Time since job start", Unit::Seconds, Scale::Linear),
+            let (title, y) = log_chart(kind);
+            let id = format!("time-{}", kind.suffix());
+            Chart::new(
+                id,
+                title.into(),
+                Section::OverTime,
+                x(),
                 y,
-                body: Body::Lines(series),
-            }
+                Body::Lines(series),
+            )
         })
-        .collect()
+        .collect();
+    charts.extend(crate::telemetry_chart::charts(&inputs.results, x()));
+    let marks = timeline.map(|t| t.marks).unwrap_or_default();
+    align(&mut charts, &marks);
+    charts
+}
+
+/// Title and y axis of a log kind's chart.
+fn log_chart(kind: LogKind) -> (&'static str, Axis) {
+    match kind {
+        LogKind::Iops => (
+            "IOPS over time",
+            Axis::new("IOPS", Unit::Iops, Scale::Linear),
+        ),
+        LogKind::Bw => (
+            "Bandwidth over time",
+            Axis::new("Bandwidth", Unit::BytesPerSec, Scale::Linear),
+        ),
+        // Log scale: one slow I/O would flatten every other line on a linear axis.
+        LogKind::Lat => ("Total latency over time", lat_axis(Scale::Log)),
+        LogKind::Clat => ("Completion latency over time", lat_axis(Scale::Log)),
+        LogKind::Slat => ("Submission latency over time", lat_axis(Scale::Log)),
+    }
+}
+
+/// Give the over-time `charts` the same marks and one x span (their data's and the marks'),
+/// so a moment is at the same place in each.
+fn align(charts: &mut [Chart], marks: &[Mark]) {
+    let mut lo = f64::INFINITY;
+    let mut hi = f64::NEG_INFINITY;
+    for c in charts.iter() {
+        if let Body::Lines(series) = &c.body {
+            for (x, _) in series.iter().flat_map(|s| &s.points) {
+                lo = lo.min(*x);
+                hi = hi.max(*x);
+            }
+        }
+    }
+    for m in marks {
+        lo = lo.min(m.x);
+        hi = hi.max(m.x);
+    }
+    let range = (lo.is_finite() && hi.is_finite()).then_some((lo, hi));
+    for c in charts.iter_mut() {
+        c.marks = marks.to_vec();
+        c.x_range = range;
+    }
 }
 
 fn lat_axis(scale: Scale) -> Axis {
@@ -217,6 +294,8 @@ fn latency(results: &[ResultDoc]) -> Vec<Chart> {
                 x: Axis::new("Percentile", Unit::Percent, Scale::Nines),
                 y: lat_axis(Scale::Log),
                 body: Body::Lines(curves),
+                marks: Vec::new(),
+                x_range: None,
             });
         }
         let hists: Vec<Series> = lats
@@ -235,6 +314,8 @@ fn latency(results: &[ResultDoc]) -> Vec<Chart> {
                 x: lat_axis(Scale::Log),
                 y: Axis::new("Share of I/Os", Unit::Percent, Scale::Linear),
                 body: Body::Lines(hists),
+                marks: Vec::new(),
+                x_range: None,
             });
         }
     }
@@ -293,10 +374,23 @@ pub fn histogram(bins: &[(f64, u64)]) -> Vec<(f64, f64)> {
     pts
 }
 
-/// IOPS and mean latency per job and direction, one bar per result.
+/// IOPS and mean latency per job and direction, one bar per result; the runs of one
+/// experiment variant make one bar, their mean with a 95% confidence interval.
 fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
-    let variants: Vec<String> = results.iter().map(|r| r.label.clone()).collect();
+    // A bar per variant (a run without one is its own), in order of appearance.
+    let mut variants: Vec<String> = Vec::new();
+    let column: Vec<usize> = results
+        .iter()
+        .map(|r| {
+            let v = r.variant.clone().unwrap_or_else(|| r.label.clone());
+            variants.iter().position(|x| *x == v).unwrap_or_else(|| {
+                variants.push(v);
+                variants.len() - 1
+            })
+        })
+        .collect();
     let mut groups: Vec<String> = Vec::new();
+    // (group, result) -> total IOPS; -> (latency sum, count).
     let mut iops: BTreeMap<(String, usize), f64> = BTreeMap::new();
     let mut lat: BTreeMap<(String, usize), (f64, u32)> = BTreeMap::new();
     for (ri, r) in results.iter().enumerate() {
@@ -319,45 +413,71 @@ fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
     if groups.is_empty() {
         return Vec::new();
     }
-    let bars = |get: &dyn Fn(&String, usize) -> Option<f64>| Bars {
-        groups: groups.clone(),
-        variants: variants.clone(),
-        values: groups
-            .iter()
-            .map(|g| {
-                (0..variants.len())
-                    .map(|v| {
-                        get(g, v).map(|value| Bar {
-                            value,
-                            ci: None,
-                            note: String::new(),
-                        })
-                    })
-                    .collect()
-            })
-            .collect(),
+    let lat: BTreeMap<(String, usize), f64> = lat
+        .into_iter()
+        .map(|(k, (sum, n))| (k, sum / n as f64))
+        .collect();
+    let repeated = column
+        .iter()
+        .any(|c| column.iter().filter(|x| *x == c).count() > 1);
+    let title = |t: &str| match repeated {
+        true => format!("{t} (mean and 95% CI of each variant's runs)"),
+        false => t.to_string(),
     };
-    let mut out = vec![Chart {
-        id: "iops-per-job".into(),
-        title: "IOPS per job".into(),
-        section: Section::Comparison,
-        x: Axis::new("Job", Unit::Plain, Scale::Linear),
-        y: Axis::new("IOPS", Unit::Iops, Scale::Linear),
-        body: Body::Bars(bars(&|g, v| iops.get(&(g.clone(), v)).copied())),
-    }];
+    let mut out = vec![Chart::new(
+        "iops-per-job".into(),
+        title("IOPS per job"),
+        Section::Comparison,
+        Axis::new("Job", Unit::Plain, Scale::Linear),
+        Axis::new("IOPS", Unit::Iops, Scale::Linear),
+        Body::Bars(variant_bars(&groups, &variants, &column, &iops)),
+    )];
     if !lat.is_empty() {
-        out.push(Chart {
-            id: "mean-latency-per-job".into(),
-            title: "Mean latency per job".into(),
-            section: Section::Comparison,
-            x: Axis::new("Job", Unit::Plain, Scale::Linear),
-            y: lat_axis(Scale::Linear),
-            body: Body::Bars(bars(&|g, v| {
-                lat.get(&(g.clone(), v)).map(|(s, n)| s / *n as f64)
-            })),
-        });
+        out.push(Chart::new(
+            "mean-latency-per-job".into(),
+            title("Mean latency per job"),
+            Section::Comparison,
+            Axis::new("Job", Unit::Plain, Scale::Linear),
+            lat_axis(Scale::Linear),
+            Body::Bars(variant_bars(&groups, &variants, &column, &lat)),
+        ));
     }
     out
+}
+
+/// Bars of `values[(group, result)]`, one per group and variant (`column[result]`): the
+/// value of a single run, or the mean of several with its 95% CI (Student's t, as
+/// `fiox compare` computes it).
+fn variant_bars(
+    groups: &[String],
+    variants: &[String],
+    column: &[usize],
+    values: &BTreeMap<(String, usize), f64>,
+) -> Bars {
+    let bar = |g: &String, v: usize| {
+        let xs: Vec<f64> = (0..column.len())
+            .filter(|ri| column[*ri] == v)
+            .filter_map(|ri| values.get(&(g.clone(), ri)).copied())
+            .collect();
+        let s = fiox_experiment::stats::summary(&xs)?;
+        Some(Bar {
+            value: s.mean,
+            ci: s.ci.filter(|(lo, hi)| lo.is_finite() && hi.is_finite()),
+            note: if s.n > 1 {
+                format!("n={}", s.n)
+            } else {
+                String::new()
+            },
+        })
+    };
+    Bars {
+        groups: groups.to_vec(),
+        variants: variants.to_vec(),
+        values: groups
+            .iter()
+            .map(|g| (0..variants.len()).map(|v| bar(g, v)).collect())
+            .collect(),
+    }
 }
 
 /// Total IOPS by iodepth (x) and numjobs (y), when the results vary both or one of them over
@@ -407,6 +527,8 @@ fn heatmap(results: &[ResultDoc]) -> Option<Chart> {
             ys: ys.iter().map(u64::to_string).collect(),
             cells: grid,
         }),
+        marks: Vec::new(),
+        x_range: None,
     })
 }
 
@@ -441,6 +563,76 @@ mod tests {
         let total: f64 = h.chunks(4).map(|c| c[1].1).sum();
         assert!((total - 100.0).abs() < 1e-9, "{h:?}");
         assert_eq!(h.chunks(4).count(), 2);
+    }
+
+    #[test]
+    fn logs_of_one_result_sit_on_the_run_clock_with_group_and_ramp_marks() {
+        use crate::fiolog::LogSeries;
+        let doc = serde_json::json!({"jobs": [
+            {"jobname": "a", "groupid": 0, "job_runtime": 2000,
+             "job options": {"ramp_time": "1"}},
+            {"jobname": "b", "groupid": 1, "job_runtime": 2000}
+        ]});
+        let mut inputs = Inputs::default();
+        inputs
+            .add_json_value(&doc, "r", std::path::Path::new("r.json"))
+            .unwrap();
+        let log = |job: &str| LogSeries {
+            source: "d".into(),
+            job: job.into(),
+            kind: LogKind::Bw,
+            ddir: "read",
+            points: vec![(0.5, 1.0), (1.5, 1.0)],
+        };
+        inputs.logs = vec![log("a.1"), log("b.2"), log("agg-read")];
+        let charts = build(&inputs);
+        let bw = charts.iter().find(|c| c.id == "time-bw").unwrap();
+        let Body::Lines(s) = &bw.body else {
+            panic!("lines")
+        };
+        // a: after its 1 s ramp; b: after group 0's 3 s; the aggregate log as it is.
+        assert_eq!(s[0].points[0].0, 1.5);
+        assert_eq!(s[1].points[0].0, 3.5);
+        assert_eq!(s[2].points[0].0, 0.5);
+        let labels: Vec<&str> = bw.marks.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(labels, ["group 0: a", "ramp_time ends", "group 1: b"]);
+        assert_eq!(bw.x_range, Some((0.0, 4.5)));
+        assert_eq!(bw.x.quantity, "Time since run start");
+        // Two results: each log keeps its own job's clock, nothing is marked.
+        inputs
+            .add_json_value(&doc, "r2", std::path::Path::new("r2.json"))
+            .unwrap();
+        let charts = build(&inputs);
+        let bw = charts.iter().find(|c| c.id == "time-bw").unwrap();
+        assert!(bw.marks.is_empty());
+        assert_eq!(bw.x.quantity, "Time since job start");
+    }
+
+    #[test]
+    fn runs_of_a_variant_make_one_bar_with_a_confidence_interval() {
+        let mut inputs = Inputs::default();
+        for (label, variant, iops) in [("a1", "a", 10.0), ("a2", "a", 12.0), ("b1", "b", 20.0)] {
+            let doc = serde_json::json!({"jobs": [{"jobname": "rr",
+                "read": {"total_ios": 1, "io_bytes": 1, "iops": iops}}]});
+            inputs
+                .add_json_value(&doc, label, std::path::Path::new("r.json"))
+                .unwrap();
+            inputs.results.last_mut().unwrap().variant = Some(variant.into());
+        }
+        let charts = build(&inputs);
+        let c = charts.iter().find(|c| c.id == "iops-per-job").unwrap();
+        assert!(c.title.contains("95% CI"), "{}", c.title);
+        let Body::Bars(b) = &c.body else {
+            panic!("bars")
+        };
+        assert_eq!(b.variants, ["a", "b"]);
+        let a = b.values[0][0].as_ref().unwrap();
+        assert_eq!((a.value, a.note.as_str()), (11.0, "n=2"));
+        // t(0.975, 1) = 12.706, sd = sqrt(2), n = 2: half-width 12.706.
+        let (lo, hi) = a.ci.unwrap();
+        assert!((hi - 11.0 - 12.706).abs() < 0.01 && (11.0 - lo - 12.706).abs() < 0.01);
+        let bb = b.values[0][1].as_ref().unwrap();
+        assert_eq!((bb.value, bb.ci), (20.0, None));
     }
 
     #[test]

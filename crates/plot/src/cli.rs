@@ -1,126 +1,58 @@
-//! `fiox plot RESULT... [-o FILE|DIR] [--format=html|svg|png] [--title=TEXT]`. The switches
-//! live in [`FLAGS`], which also feeds `fiox --help`, the man page and the shell completions.
+//! `fiox plot RESULT... [-o FILE|DIR] [--format=html|svg|png] [--title=TEXT]`: the switches
+//! as a clap parser ([`PlotArgs`]), which the `fiox` binary also walks for its man page and
+//! shell completions.
 
 use crate::{chart, html_page, png, svg, Inputs, PlotError};
-pub use fiox_job::help::Flag;
 use std::path::{Path, PathBuf};
-
-/// `fiox plot`'s switches.
-pub const FLAGS: &[Flag] = &[
-    Flag {
-        long: "output",
-        short: Some('o'),
-        value: Some("PATH"),
-        choices: &[],
-        help: "HTML file to write (default fiox-report.html), or with --format=svg|png the \
-               directory for one file per chart (default .)",
-    },
-    Flag {
-        long: "format",
-        short: None,
-        value: Some("FORMAT"),
-        choices: &["html", "svg", "png"],
-        help: "html (one self-contained page, the default), svg or png (one file per chart)",
-    },
-    Flag {
-        long: "title",
-        short: None,
-        value: Some("TEXT"),
-        choices: &[],
-        help: "Page title (default: fiox report)",
-    },
-    Flag {
-        long: "help",
-        short: Some('h'),
-        value: None,
-        choices: &[],
-        help: "Print this text",
-    },
-];
 
 /// One line saying what `fiox plot` does.
 pub const ABOUT: &str = "Chart results: an HTML page with inline SVG, or SVG/PNG files";
 
-/// `fiox plot --help`.
-pub fn usage() -> String {
-    let mut s = format!(
-        "fiox plot - {ABOUT}\n\nUsage: fiox plot RESULT... [-o FILE|DIR] [--format=html|svg|png]\n\n\
-         RESULT is a fio or fiox JSON/json+ file, a `fiox compare --format json` file, a fio log\n\
-         (NAME_bw.1.log, NAME_clat.1.log...) or a directory of those (experiment results\n\
-         directories included).\n\nSwitches:\n"
-    );
-    s.push_str(&fiox_job::help::flags_text(FLAGS));
-    s
-}
+/// What RESULT may be, after the switches in `fiox plot --help`.
+const AFTER_HELP: &str = "RESULT is a fio or fiox JSON/json+ file, a `fiox compare --format json` \
+file, a fio log (NAME_bw.1.log, NAME_clat.1.log...) or a directory of those (experiment results \
+directories included).";
 
-#[derive(Debug, PartialEq)]
-enum Format {
+/// What `--format` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
     Html,
     Svg,
     Png,
 }
 
-#[derive(Debug)]
-struct Args {
-    inputs: Vec<PathBuf>,
-    output: Option<PathBuf>,
-    format: Format,
-    title: String,
+/// `fiox plot`'s command line.
+#[derive(Debug, clap::Parser)]
+#[command(name = "fiox plot", about = ABOUT, after_help = AFTER_HELP)]
+pub struct PlotArgs {
+    /// Results to chart (JSON, json+, fio logs, comparison documents, directories of them)
+    #[arg(value_name = "RESULT")]
+    pub inputs: Vec<PathBuf>,
+    /// HTML file to write (default fiox-report.html), or with --format=svg|png the directory
+    /// for one file per chart (default .)
+    #[arg(short, long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// html (one self-contained page, the default), svg or png (one file per chart)
+    #[arg(long, value_enum, default_value_t = Format::Html, hide_default_value = true)]
+    pub format: Format,
+    /// Page title (default: fiox report)
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "fiox report",
+        hide_default_value = true
+    )]
+    pub title: String,
 }
 
-fn parse(args: &[String]) -> Result<Option<Args>, PlotError> {
-    let mut a = Args {
-        inputs: Vec::new(),
-        output: None,
-        format: Format::Html,
-        title: "fiox report".into(),
-    };
-    let mut w = fiox_job::help::Words::new(args);
-    while let Some(key) = w.next_key() {
-        let arg = w.word();
-        let mut value = || {
-            w.value().map(str::to_string).ok_or_else(|| {
-                PlotError::Usage(format!("plot: {key} needs a value (see fiox plot --help)"))
-            })
-        };
-        match key {
-            "-h" | "--help" => return Ok(None),
-            "-o" | "--output" => a.output = Some(PathBuf::from(value()?)),
-            "--title" => a.title = value()?,
-            "--format" => {
-                a.format = match value()?.as_str() {
-                    "html" => Format::Html,
-                    "svg" => Format::Svg,
-                    "png" => Format::Png,
-                    v => {
-                        return Err(PlotError::Usage(format!(
-                            "plot: --format={v}: use html, svg or png"
-                        )))
-                    }
-                }
-            }
-            k if k.starts_with('-') && k.len() > 1 => {
-                return Err(PlotError::Usage(format!(
-                    "plot: unknown switch {arg} (see fiox plot --help)"
-                )))
-            }
-            _ => a.inputs.push(PathBuf::from(arg)),
-        }
-    }
+/// Run `fiox plot`; returns the exit code. The help text goes to stdout, nothing else does.
+pub fn run(a: PlotArgs) -> Result<i32, PlotError> {
+    // Not a clap requirement: the message says what a RESULT can be.
     if a.inputs.is_empty() {
         return Err(PlotError::Usage(
             "plot: no RESULT given (a JSON result, a fio log or a directory of them; see fiox plot --help)".into(),
         ));
     }
-    Ok(Some(a))
-}
-
-/// Run `fiox plot`; returns the exit code. The help text goes to stdout, nothing else does.
-pub fn run(args: &[String]) -> Result<i32, PlotError> {
-    let Some(a) = parse(args)? else {
-        print!("{}", usage());
-        return Ok(0);
-    };
     let mut inputs = Inputs::default();
     for p in &a.inputs {
         inputs.add_path(p)?;
@@ -166,43 +98,48 @@ fn write_charts(inputs: &Inputs, dir: &Path, png: bool) -> Result<Vec<PathBuf>, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
-    fn args(s: &[&str]) -> Vec<String> {
-        s.iter().map(|x| x.to_string()).collect()
+    fn parse(s: &[&str]) -> Result<PlotArgs, clap::Error> {
+        PlotArgs::try_parse_from(std::iter::once("fiox plot").chain(s.iter().copied()))
     }
 
     #[test]
     fn switches_parse_in_both_spellings() {
-        let a = parse(&args(&["r.json", "-o", "x.html", "--format=svg"]))
-            .unwrap()
-            .unwrap();
+        let a = parse(&["r.json", "-o", "x.html", "--format=svg"]).unwrap();
         assert_eq!(a.inputs, [PathBuf::from("r.json")]);
         assert_eq!(a.output, Some(PathBuf::from("x.html")));
         assert_eq!(a.format, Format::Svg);
-        assert!(parse(&args(&["--help"])).unwrap().is_none());
-        let e = parse(&args(&["r.json", "--format=pdf"]))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(e, "plot: --format=pdf: use html, svg or png");
-        let e = parse(&args(&["r.json", "--bogus"]))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("unknown switch --bogus"), "{e}");
-        assert!(parse(&args(&[]))
-            .unwrap_err()
-            .to_string()
-            .contains("no RESULT"));
-        assert!(parse(&args(&["r.json", "-o"]))
-            .unwrap_err()
-            .to_string()
-            .contains("needs a value"));
+        let b = parse(&["--output=y", "--format", "png", "r.json"]).unwrap();
+        assert_eq!(
+            (b.output, b.format),
+            (Some(PathBuf::from("y")), Format::Png)
+        );
+        assert_eq!(
+            parse(&["--help"]).unwrap_err().kind(),
+            clap::error::ErrorKind::DisplayHelp
+        );
+        let e = parse(&["r.json", "--format=pdf"]).unwrap_err().to_string();
+        assert!(
+            e.contains("invalid value 'pdf' for '--format <FORMAT>'")
+                && e.contains("[possible values: html, svg, png]"),
+            "{e}"
+        );
+        let e = parse(&["r.json", "--formt=svg"]).unwrap_err().to_string();
+        assert!(
+            e.contains("unexpected argument '--formt' found") && e.contains("'--format'"),
+            "{e}"
+        );
+        let e = parse(&["r.json", "-o"]).unwrap_err().to_string();
+        assert!(
+            e.contains("a value is required for '--output <PATH>'"),
+            "{e}"
+        );
     }
 
     #[test]
-    fn usage_lists_every_flag() {
-        let u = usage();
-        for f in FLAGS {
-            assert!(u.contains(&format!("--{}", f.long)), "{u}");
-        }
+    fn no_result_is_a_usage_error() {
+        let e = run(parse(&[]).unwrap()).unwrap_err().to_string();
+        assert!(e.contains("no RESULT given"), "{e}");
     }
 }

@@ -56,6 +56,8 @@ pub fn charts(c: &Comparison) -> Vec<Chart> {
                     variants: c.sides.clone(),
                     values,
                 }),
+                marks: Vec::new(),
+                x_range: None,
             }
         })
         .collect()

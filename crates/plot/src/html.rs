@@ -145,7 +145,7 @@ fn css() -> String {
          @media (prefers-color-scheme: dark){{body{{background:{dbg};color:{dfg}}}\
          h2{{border-color:{dgrid}}}svg.chart .bg{{fill:{dbg}}}svg.chart .fg{{fill:{dfg}}}\
          svg.chart .muted{{fill:{dmuted}}}svg.chart .grid{{stroke:{dgrid}}}\
-         svg.chart .axisline{{stroke:{dmuted}}}svg.chart .errbar{{stroke:{dfg}}}{dark}}}",
+         svg.chart .axisline,svg.chart .markline{{stroke:{dmuted}}}svg.chart .errbar{{stroke:{dfg}}}{dark}}}",
         lbg = LIGHT.bg,
         lfg = LIGHT.fg,
         lgrid = LIGHT.grid,

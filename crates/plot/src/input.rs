@@ -129,6 +129,9 @@ impl Inputs {
     /// Results are labelled by their path under `top` (`qd4/result`), so variants of an
     /// experiment that name their files alike stay apart.
     fn add_dir_entries(&mut self, top: &Path, dir: &Path) -> Result<(), InputError> {
+        if self.add_experiment(dir)? {
+            return Ok(());
+        }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|source| InputError::Io {
                 path: dir.to_path_buf(),
@@ -163,6 +166,54 @@ impl Inputs {
             }
         }
         Ok(())
+    }
+}
+
+impl Inputs {
+    /// An experiment results directory (`fiox experiment`): the finished, measured runs its
+    /// `manifest.json` lists (warm-ups left out, as `fiox compare` does), in variant order,
+    /// each labelled `VARIANT #INDEX` and tagged with its variant. False when `dir` has no
+    /// experiment manifest (then it is read as any directory).
+    fn add_experiment(&mut self, dir: &Path) -> Result<bool, InputError> {
+        let manifest = dir.join("manifest.json");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            return Ok(false);
+        };
+        let Ok(m) = serde_json::from_str::<Value>(&text) else {
+            return Ok(false);
+        };
+        let (Some(variants), Some(runs)) = (m["variants"].as_array(), m["runs"].as_array()) else {
+            return Ok(false);
+        };
+        self.first_time(&manifest);
+        for v in variants.iter().filter_map(Value::as_str) {
+            let measured = runs
+                .iter()
+                .filter(|r| r["variant"] == v && r["status"] == "done" && r["warmup"] != true);
+            for r in measured {
+                let Some(file) = r["file"].as_str() else {
+                    let why = format!("a run of variant {v} names no file");
+                    self.skipped.push(format!("{}: {why}", manifest.display()));
+                    continue;
+                };
+                let path = dir.join(file);
+                if !self.first_time(&path) {
+                    continue;
+                }
+                let before = self.results.len();
+                let label = format!("{v} #{}", r["index"].as_u64().unwrap_or(0));
+                match self.add_json_file_as(&path, &label) {
+                    Ok(()) if self.results.len() > before => {
+                        if let Some(last) = self.results.last_mut() {
+                            last.variant = Some(v.to_string());
+                        }
+                    }
+                    Ok(()) => {}
+                    Err(e) => self.skipped.push(e.to_string()),
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -247,5 +298,49 @@ mod tests {
         let e = Inputs::default().add_path(&dir).unwrap_err().to_string();
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(e.contains("no fio logs"), "{e}");
+    }
+
+    #[test]
+    fn an_experiment_directory_gives_its_measured_runs_by_variant() {
+        let dir = std::env::temp_dir().join(format!("fiox-plot-exp-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("runs")).unwrap();
+        let result = |iops: f64| {
+            format!(
+                r#"{{"jobs": [{{"jobname": "rr", "read": {{"total_ios": 1, "io_bytes": 1, "iops": {iops}}}}}]}}"#
+            )
+        };
+        for (f, iops) in [
+            ("a-000-warmup", 1.0),
+            ("a-001", 10.0),
+            ("a-002", 12.0),
+            ("b-001", 20.0),
+        ] {
+            std::fs::write(dir.join(format!("runs/{f}.json")), result(iops)).unwrap();
+        }
+        let manifest = serde_json::json!({"name": "x", "variants": ["a", "b"], "runs": [
+            {"variant": "a", "index": 0, "warmup": true, "file": "runs/a-000-warmup.json", "status": "done"},
+            {"variant": "b", "index": 1, "warmup": false, "file": "runs/b-001.json", "status": "done"},
+            {"variant": "a", "index": 1, "warmup": false, "file": "runs/a-001.json", "status": "done"},
+            {"variant": "a", "index": 2, "warmup": false, "file": "runs/a-002.json", "status": "done"}
+        ]});
+        std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+        let mut i = Inputs::default();
+        let r = i.add_path(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        r.unwrap();
+        let got: Vec<(&str, Option<&str>)> = i
+            .results
+            .iter()
+            .map(|r| (r.label.as_str(), r.variant.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a #1", Some("a")),
+                ("a #2", Some("a")),
+                ("b #1", Some("b"))
+            ]
+        );
+        assert!(i.skipped.is_empty(), "{:?}", i.skipped);
     }
 }

@@ -17,6 +17,8 @@ pub mod png;
 pub mod result;
 mod status;
 pub mod svg;
+mod telemetry_chart;
+pub mod timeline;
 
 pub use input::{InputError, Inputs};
 

@@ -1,10 +1,13 @@
 //! A fio or fiox JSON/json+ result as numbers: per job and direction the IOPS, bandwidth and
 //! the `lat_ns`/`clat_ns`/`slat_ns` summaries with their percentiles and (json+) histogram
 //! `bins`; the header facts (versions, time, disks, `fiox.env` when present) and the job
-//! options. Keys follow fio 3.33's json output; anything absent is simply not shown.
+//! options, the job's group and runtime (for [`crate::timeline`]), and fiox's telemetry
+//! samples (`fiox.telemetry.series`) when the run recorded them. Keys follow fio 3.33's json
+//! output; anything absent is simply not shown.
 
 use crate::input::InputError;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One result file.
@@ -16,12 +19,25 @@ pub struct ResultDoc {
     pub facts: Vec<(String, String)>,
     pub global_options: Vec<(String, String)>,
     pub jobs: Vec<JobRes>,
+    /// `fiox.telemetry.series`: (seconds since the sampler started, about when the run did;
+    /// values by name), counters cumulative as the kernel reports them.
+    pub telemetry: Vec<(f64, BTreeMap<String, f64>)>,
+    /// The experiment variant this run belongs to (read from an experiment's manifest): runs
+    /// of one variant become one bar with a confidence interval.
+    pub variant: Option<String>,
 }
 
 /// One job (one clone) of a result.
 #[derive(Debug, Clone)]
 pub struct JobRes {
     pub name: String,
+    /// `groupid`: jobs of a later group start when the earlier group is done (stonewall).
+    pub group: u64,
+    /// `job_runtime`: ms of measured I/O (after ramp_time).
+    pub runtime_ms: f64,
+    /// fiox's `fiox.io_start_unix_ms` less the run's `timestamp_ms`: seconds from the run's
+    /// start to the job's first I/O (before its ramp). None in fio's JSON.
+    pub io_start_s: Option<f64>,
     pub options: Vec<(String, String)>,
     pub dirs: Vec<DirRes>,
 }
@@ -61,7 +77,7 @@ impl ResultDoc {
                 )
             })?
             .iter()
-            .map(job)
+            .map(|j| job(j, v.get("timestamp_ms").and_then(Value::as_f64)))
             .collect();
         Ok(ResultDoc {
             label: label.to_string(),
@@ -69,6 +85,8 @@ impl ResultDoc {
             facts: facts(v),
             global_options: options(v.get("global options")),
             jobs,
+            telemetry: telemetry(v),
+            variant: None,
         })
     }
 
@@ -78,6 +96,29 @@ impl ResultDoc {
             |o: &[(String, String)]| o.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
         find(&job.options).or_else(|| find(&self.global_options))
     }
+}
+
+/// `fiox.telemetry.series` as (t, values); samples without a time are dropped.
+fn telemetry(v: &Value) -> Vec<(f64, BTreeMap<String, f64>)> {
+    let rows = v
+        .pointer("/fiox/telemetry/series")
+        .and_then(Value::as_array);
+    let mut out: Vec<(f64, BTreeMap<String, f64>)> = rows
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            let m = r.as_object()?;
+            let t = m.get("t")?.as_f64().filter(|t| t.is_finite())?;
+            let vals = m
+                .iter()
+                .filter(|(k, _)| *k != "t")
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64().filter(|x| x.is_finite())?)))
+                .collect();
+            Some((t, vals))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
 }
 
 fn options(v: Option<&Value>) -> Vec<(String, String)> {
@@ -137,7 +178,8 @@ fn flatten(prefix: &str, m: &serde_json::Map<String, Value>, out: &mut Vec<(Stri
     }
 }
 
-fn job(v: &Value) -> JobRes {
+/// One job; `run_start_ms`: the document's `timestamp_ms` (fiox: the run's start).
+fn job(v: &Value, run_start_ms: Option<f64>) -> JobRes {
     let dirs = ["read", "write", "trim"]
         .into_iter()
         .filter_map(|d| dir(v.get(d)?, d))
@@ -148,6 +190,18 @@ fn job(v: &Value) -> JobRes {
             .and_then(Value::as_str)
             .unwrap_or("?")
             .to_string(),
+        group: v.get("groupid").and_then(Value::as_u64).unwrap_or(0),
+        runtime_ms: v
+            .get("job_runtime")
+            .and_then(Value::as_f64)
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .unwrap_or(0.0),
+        io_start_s: v
+            .pointer("/fiox/io_start_unix_ms")
+            .and_then(Value::as_f64)
+            .zip(run_start_ms)
+            .map(|(io, run)| (io - run) / 1000.0)
+            .filter(|s| s.is_finite() && *s >= 0.0),
         options: options(v.get("job options")),
         dirs,
     }

@@ -118,7 +118,10 @@ fn bounds(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
 
 fn lines(s: &mut String, chart: &Chart, series: &[Series], theme: &Theme) {
     let pts = || series.iter().flat_map(|x| x.points.iter());
-    let (xl, xh) = bounds(pts().map(|p| p.0), chart.x.scale == Scale::Log);
+    let (xl, xh) = match chart.x_range {
+        Some(r) => r,
+        None => bounds(pts().map(|p| p.0), chart.x.scale == Scale::Log),
+    };
     let (yl, yh) = bounds(pts().map(|p| p.1), chart.y.scale == Scale::Log);
     let (xl, xh) = chart.x.domain(xl, xh);
     let (yl, yh) = chart.y.domain(yl, yh);
@@ -137,6 +140,7 @@ fn lines(s: &mut String, chart: &Chart, series: &[Series], theme: &Theme) {
         p1: TOP,
     };
     frame(s, chart, &mx, &my, theme);
+    marks(s, chart, &mx, theme);
     let _ = write!(
         s,
         r#"<clipPath id="clip-{}"><rect x="{LEFT}" y="{TOP}" width="{}" height="{PLOT_H}"/></clipPath><g clip-path="url(#clip-{})">"#,
@@ -170,6 +174,34 @@ fn lines(s: &mut String, chart: &Chart, series: &[Series], theme: &Theme) {
         );
     }
     s.push_str("</g>");
+}
+
+/// The chart's marks: dashed vertical lines, each labelled at the top of the plot (labels
+/// step down a row when they would overlap the one before).
+fn marks(s: &mut String, chart: &Chart, mx: &Map, theme: &Theme) {
+    let mut last_end = f64::NEG_INFINITY;
+    let mut row = 0.0;
+    for m in chart.marks.iter().filter(|m| m.x >= mx.lo && m.x <= mx.hi) {
+        let x = mx.px(m.x);
+        // About 6.5 px per character at 11 px.
+        let width = 6.5 * m.label.chars().count() as f64;
+        row = if x + 3.0 < last_end {
+            (row + 1.0) % 3.0
+        } else {
+            0.0
+        };
+        last_end = last_end.max(x + 3.0 + width);
+        let _ = write!(
+            s,
+            r#"<g class="mark"><line class="markline" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{}" stroke="{}" stroke-dasharray="4 3"/><text class="muted" x="{:.1}" y="{:.1}" font-size="11" fill="{}">{}</text></g>"#,
+            TOP + PLOT_H,
+            theme.muted,
+            x + 3.0,
+            TOP + 11.0 + row * 12.0,
+            theme.muted,
+            esc(&m.label)
+        );
+    }
 }
 
 /// Grid, ticks, axis lines and titles.
@@ -516,6 +548,8 @@ mod tests {
                     })
                     .collect(),
             ),
+            marks: Vec::new(),
+            x_range: None,
         }
     }
 

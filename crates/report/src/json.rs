@@ -190,6 +190,10 @@ fn job_tail(job: &JobResult, mut m: Map<String, Value>) -> Value {
     }
     let mut fiox = Map::new();
     fiox.insert("warnings".into(), warnings_json(&job.warnings));
+    if job.io_start_unix_ms > 0 {
+        // With the top-level timestamp_ms (the run's start): where the job sits in the run.
+        fiox.insert("io_start_unix_ms".into(), job.io_start_unix_ms.into());
+    }
     if let Some(pc) = &job.page_cache {
         fiox.insert("page_cache".into(), page_cache_json(pc));
     }

@@ -746,6 +746,11 @@ fn collect(
     result: &mut JobResult,
 ) -> Result<(), RunError> {
     let end_ns = lp.clock.now_ns();
+    // The loop's clock counts from its start: the wall time then is now less that count.
+    let wall_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    result.io_start_unix_ms = wall_ms.saturating_sub(end_ns / 1_000_000);
     let cpu = lp.cpu_usage().since(&lp.cpu_start);
     let rates = lp.take_rates();
     let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns) / 1_000_000;

@@ -302,6 +302,9 @@ pub struct JobResult {
     pub start_unix: u64,
     /// Seconds from job start to end, including ramp (`elapsed`).
     pub elapsed_s: u64,
+    /// Wall-clock ms since the epoch when the job's I/O began (after setup, before its
+    /// ramp_time; 0: unknown): where `fiox plot` places the job's logs on the run's clock.
+    pub io_start_unix_ms: u64,
     /// Milliseconds of measured run time (fio's `job_runtime`).
     pub runtime_ms: u64,
     pub dirs: PerDir<DirResult>,
