@@ -389,6 +389,16 @@ pub struct BufferSpec {
     pub pattern: Vec<u8>,
     /// `dedupe_percentage=`
     pub dedupe_percentage: u32,
+    /// `dedupe_mode=`: what a deduplicated buffer repeats.
+    pub dedupe_mode: DedupeMode,
+    /// `dedupe_working_set_percentage=`: the share of `size` whose pages the working set
+    /// mode repeats (fio's default 5).
+    pub dedupe_working_set_percentage: u32,
+    /// `dedupe_global=`: the working set spans the buffer streams of every job.
+    pub dedupe_global: bool,
+    /// With `dedupe_global`: the `randseed` of every job of the run, in job order (filled by
+    /// the resolver, which sees them all), to rebuild their buffer streams.
+    pub dedupe_peer_seeds: Vec<u64>,
     /// `mem=`/`iomem=`: what backs the I/O buffers.
     pub mem: MemKind,
     /// The file after `mem=mmap:`, `mmapshared:` or `mmaphuge:`.
@@ -512,6 +522,16 @@ impl Default for ReplaySpec {
             time_scale: 100,
         }
     }
+}
+
+/// fio's `dedupe_mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DedupeMode {
+    /// A deduplicated buffer repeats the last unique one.
+    #[default]
+    Repeat,
+    /// A deduplicated buffer repeats a page drawn from a working set generated up front.
+    WorkingSet,
 }
 
 /// fio's `mem=` backings of the I/O buffers.
@@ -638,6 +658,9 @@ pub struct ErrorSpec {
     pub ignore_error: PerDir<Vec<i32>>,
     pub exitall: bool,
     pub exitall_on_error: bool,
+    /// `error_dump`: print each I/O error a job survives (fio's `__io_u_log_error`; fatal
+    /// errors are always printed).
+    pub error_dump: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -675,6 +698,8 @@ pub struct VerifySpec {
     pub verify_fatal: bool,
     pub verify_dump: bool,
     pub verify_async: u32,
+    /// `verify_async_cpus=`: the CPUs the verify_async threads may run on; None = no restriction.
+    pub verify_async_cpus: Option<Vec<usize>>,
     pub verify_backlog: u64,
     pub verify_backlog_batch: u64,
     pub verify_interval: Option<u64>,
@@ -1015,6 +1040,10 @@ impl Default for JobSpec {
                 compress_chunk: 512,
                 pattern: Vec::new(),
                 dedupe_percentage: 0,
+                dedupe_mode: DedupeMode::Repeat,
+                dedupe_working_set_percentage: 5,
+                dedupe_global: false,
+                dedupe_peer_seeds: Vec::new(),
                 mem: MemKind::Malloc,
                 mmapfile: None,
                 mem_align: 0,
@@ -1074,6 +1103,7 @@ impl Default for JobSpec {
                 ignore_error: PerDir::default(),
                 exitall: false,
                 exitall_on_error: false,
+                error_dump: false,
             },
             verify: VerifySpec {
                 method: VerifyMethod::None,
@@ -1083,6 +1113,7 @@ impl Default for JobSpec {
                 verify_fatal: false,
                 verify_dump: false,
                 verify_async: 0,
+                verify_async_cpus: None,
                 verify_backlog: 0,
                 verify_backlog_batch: 0,
                 verify_interval: None,

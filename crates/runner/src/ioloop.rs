@@ -1218,6 +1218,11 @@ impl<'a> IoLoop<'a> {
             }
         }
         if crate::ioerr::tolerated(&self.job.errors, ddir, errno) {
+            // fio's error_dump: a survived error is printed as it happens (a fatal one is
+            // printed by the caller of the run, once).
+            if self.job.errors.error_dump {
+                eprintln!("fiox: {}: {what}", self.job.name);
+            }
             self.acct.tolerate(errno, what);
         } else {
             self.acct.count_fatal(errno);

@@ -91,9 +91,13 @@ impl JobVerify {
         let offload = match job.verify.verify_async {
             0 => None,
             n => Some(
-                AsyncChecks::start(n, Arc::clone(&v), crate::vasync::dump_of(job)).map_err(
-                    |e| job_err(job, format!("verify_async: cannot start threads: {e}")),
-                )?,
+                AsyncChecks::start(
+                    n,
+                    Arc::clone(&v),
+                    crate::vasync::dump_of(job),
+                    job.verify.verify_async_cpus.as_deref(),
+                )
+                .map_err(|e| job_err(job, format!("verify_async: cannot start threads: {e}")))?,
             ),
         };
         Ok(Some(JobVerify {
@@ -261,9 +265,13 @@ impl JobVerify {
             self.offload = None;
             let n = job.verify.verify_async;
             self.offload = Some(
-                AsyncChecks::start(n, Arc::clone(&self.v), self.dump.clone()).map_err(|e| {
-                    job_err(job, format!("verify_async: cannot start threads: {e}"))
-                })?,
+                AsyncChecks::start(
+                    n,
+                    Arc::clone(&self.v),
+                    self.dump.clone(),
+                    job.verify.verify_async_cpus.as_deref(),
+                )
+                .map_err(|e| job_err(job, format!("verify_async: cannot start threads: {e}")))?,
             );
         }
         Ok(())

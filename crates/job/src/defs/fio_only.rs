@@ -156,9 +156,6 @@ pub static OPTS: &[OptDef] = &[
     known("cpuload", K::Int, C::Engine).engines(&["cpuio"]),
     known("cpumode", K::Choice(&["noop", "qsort"]), C::Engine).engines(&["cpuio"]),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
-    known("dedupe_global", K::Bool, C::Io),
-    known("dedupe_mode", K::Choice(&["repeat", "working_set"]), C::Io),
-    known("dedupe_working_set_percentage", K::Int, C::Io).range(0, 100),
     known("direct_write_to_pmem", K::Bool, C::Engine).engines(&[
         "librpma_apm_client",
         "librpma_apm_server",
@@ -167,7 +164,6 @@ pub static OPTS: &[OptDef] = &[
     ]),
     known("disk_util", K::Bool, C::Stats),
     known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
-    known("error_dump", K::Bool, C::General),
     known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
     known(
         "exit_what",
@@ -337,9 +333,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .alias(&["proto"])
     .engines(&["rdma"]),
-    known("verify_async_cpus", K::Str, C::Io),
-    known("verifysort", K::Str, C::Io),
-    known("verifysort_nr", K::Str, C::Io),
     known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("window_size", K::Int, C::Engine)
         .range(0, i64::MAX)
@@ -413,8 +406,8 @@ mod tests {
             Err("101 is above the maximum 100".into())
         );
         assert!(check_raw(pct, "1,2,3,4").is_err());
-        let ws = lookup("dedupe_working_set_percentage").unwrap();
-        assert!(check_raw(ws, "101").is_err());
+        let weight = lookup("cgroup_weight").unwrap();
+        assert!(check_raw(weight, "1001").is_err());
         // fio reads these integers as times (is_time).
         assert_eq!(check_raw(lookup("max_latency").unwrap(), "10ms,2s"), Ok(()));
         assert_eq!(check_raw(lookup("thinktime_iotime").unwrap(), "2m"), Ok(()));

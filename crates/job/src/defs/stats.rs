@@ -198,6 +198,19 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .range(0, 1024),
+    OptDef::new("verify_async_cpus", K::Complex("cpu list, e.g. 0-3,6"), C::Verify, "CPUs the verify_async threads may run on", |j, v| {
+        j.verify.verify_async_cpus = Some(super::general::parse_cpu_list(v.raw)?);
+        Ok(())
+    })
+    .long("Comma-separated CPU numbers and ranges (`0-3,6`), as cpus_allowed; applies to the threads of verify_async (none without it)."),
+    OptDef::new("verifysort", K::Str, C::Verify, "Deprecated in fio (no effect)", |j, _| {
+        j.notes.push("Option verifysort is deprecated (fio ignores it)".into());
+        Ok(())
+    }),
+    OptDef::new("verifysort_nr", K::Str, C::Verify, "Deprecated in fio (no effect)", |j, _| {
+        j.notes.push("Option verifysort_nr is deprecated (fio ignores it)".into());
+        Ok(())
+    }),
     OptDef::new("verify_backlog", K::Int, C::Verify, "Verify after every N written blocks", |j, v| {
         j.verify.verify_backlog = v.u64()?;
         Ok(())
@@ -429,6 +442,22 @@ mod tests {
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),
+        (
+            "verify_async_cpus",
+            "0,2-3",
+            Some(|j| j.verify.verify_async_cpus == Some(vec![0, 2, 3])),
+        ),
+        ("verify_async_cpus", "x", None),
+        (
+            "verifysort",
+            "1",
+            Some(|j| j.notes[0].contains("verifysort is deprecated")),
+        ),
+        (
+            "verifysort_nr",
+            "8",
+            Some(|j| j.notes[0].contains("verifysort_nr is deprecated")),
+        ),
         (
             "verify_backlog",
             "1024",
