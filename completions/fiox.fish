@@ -257,6 +257,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_pattern -r -d 'Fill and check blocks with this pattern'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_state_save -f -a '0 1' -d 'Save verify state when the job ends'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_state_load -f -a '0 1' -d 'Load saved verify state before verifying'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l experimental_verify -f -a '0 1' -d 'Verify by replaying the I/O sequence'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l serialize_overlap -f -a '0 1' -d 'Never have overlapping I/Os in flight'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l hipri -f -a '0 1' -d 'Use polled (high priority) I/O'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l hipri_percentage -r -d 'Percent of I/Os issued with RWF_HIPRI'

@@ -715,6 +715,9 @@ pub struct VerifySpec {
     pub verify_state_save: bool,
     pub verify_state_load: bool,
     pub serialize_overlap: bool,
+    /// `experimental_verify`: the verify phase replays the job's I/O sequence (same seeds)
+    /// instead of reading the write log, checking each write against exactly that write.
+    pub experimental_verify: bool,
 }
 
 /// One job after `[global]` inheritance, numjobs expansion and derivation of defaults.
@@ -1124,6 +1127,7 @@ impl Default for JobSpec {
                 verify_state_save: true,
                 verify_state_load: false,
                 serialize_overlap: false,
+                experimental_verify: false,
             },
             kb_base: 1024,
             unit_base: 0,

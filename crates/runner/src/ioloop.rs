@@ -1012,9 +1012,18 @@ impl<'a> IoLoop<'a> {
             1 => v.written(s.file, s.offset, s.len as u64, s.seq),
             0 if self.fake_io => {}
             0 if s.check => {
-                let path = self.paths.get(s.file as usize).map(String::as_str);
+                let path = self
+                    .paths
+                    .get(s.file as usize)
+                    .map(String::as_str)
+                    .unwrap_or("?");
                 let buf = &self.pool.slice(id as usize)[..s.len as usize];
-                if !v.check_logged(s.file, path.unwrap_or("?"), buf, s.offset) {
+                let ok = if v.replays() {
+                    v.check_replayed(path, buf, s.offset, s.seq)
+                } else {
+                    v.check_logged(s.file, path, buf, s.offset)
+                };
+                if !ok {
                     let first = v.first.last().cloned().unwrap_or_default();
                     self.end = Some(EndReason::Error(libc::EILSEQ, first));
                 }

@@ -40,7 +40,13 @@ pub struct JobVerify {
     /// at most [`UNPRINTED_KEPT`]; `unprinted_dropped` counts the ones beyond.
     unprinted: Vec<String>,
     unprinted_dropped: u64,
+    /// `experimental_verify`: the verify phase's reads, from replaying the job's I/O sequence
+    /// (set after the write phase); each is checked against its own write, not the log.
+    replayed: Option<Vec<VerifyRead>>,
 }
+
+/// The `seq` of a verify read whose range was trimmed: it must read back as zeroes.
+pub const TRIMMED: u64 = u64::MAX;
 
 /// How many unprinted failure descriptions are kept for [`JobVerify::unprinted`]
 /// (a few MB at most, however much of a device is bad).
@@ -115,6 +121,7 @@ impl JobVerify {
             echo: None,
             unprinted: Vec::new(),
             unprinted_dropped: 0,
+            replayed: None,
         }))
     }
 
@@ -316,15 +323,34 @@ impl JobVerify {
     }
 
     /// Whether `[offset, offset + len)` of file `file` still holds write `seq`.
+    /// (A replayed read always is: experimental_verify checks every write, overwritten or not.)
     pub fn holds(&self, file: u32, offset: u64, len: u64, seq: u64) -> bool {
+        if self.replayed.is_some() {
+            return true;
+        }
         self.logs
             .get(file as usize)
             .is_some_and(|l| l.holds(offset, len, seq))
     }
 
+    /// `experimental_verify`: the verify phase reads these (the replayed I/O sequence)
+    /// instead of the write log.
+    pub fn set_replayed(&mut self, reads: Vec<VerifyRead>) {
+        self.replayed = Some(reads);
+    }
+
+    /// Whether the verify phase checks replayed writes (`experimental_verify`).
+    pub fn replays(&self) -> bool {
+        self.replayed.is_some()
+    }
+
     /// The reads of the verify phase: every whole run of every file's log that no backlog
-    /// batch checked already, in file and offset order.
+    /// batch checked already, in file and offset order; with `experimental_verify` the
+    /// replayed sequence.
     pub fn phase_reads(&self) -> Vec<VerifyRead> {
+        if let Some(r) = &self.replayed {
+            return r.clone();
+        }
         let mut out = Vec::new();
         for (i, log) in self.logs.iter().enumerate() {
             log.visit_runs(|r| {
@@ -356,6 +382,32 @@ impl JobVerify {
         }
         let log = &self.logs[file as usize];
         match self.v.check(buf, offset, Expect::Log(log)) {
+            Ok(()) => true,
+            Err(f) => {
+                let what = self.describe(path, buf, &f);
+                self.failed(what)
+            }
+        }
+    }
+
+    /// Check a replayed read (`experimental_verify`): the block must hold write `seq` exactly,
+    /// or zeroes where the replay trimmed ([`TRIMMED`]). False when verify_fatal should stop.
+    pub fn check_replayed(&mut self, path: &str, buf: &[u8], offset: u64, seq: u64) -> bool {
+        if seq == TRIMMED {
+            return match buf.iter().position(|&b| b != 0) {
+                None => true,
+                Some(at) => self.failed(format!(
+                    "trim: verify failed at file {path} offset {offset}, length {}, block offset \
+                     {at}: a trimmed block does not read back as zeroes",
+                    buf.len()
+                )),
+            };
+        }
+        if let Some(o) = &mut self.offload {
+            o.submit(path, offset, buf, Want::Seq(seq));
+            return self.take_offloaded();
+        }
+        match self.v.check(buf, offset, Expect::Seq(seq)) {
             Ok(()) => true,
             Err(f) => {
                 let what = self.describe(path, buf, &f);
@@ -416,7 +468,8 @@ impl Backlog {
     fn new(job: &JobSpec) -> Backlog {
         // fio keeps the write history its backlog reads only with do_verify: without it,
         // verify_backlog verifies nothing.
-        let every = if job.verify.do_verify {
+        // Nor with experimental_verify, which keeps none.
+        let every = if job.verify.do_verify && !job.verify.experimental_verify {
             job.verify.verify_backlog
         } else {
             0

@@ -11,7 +11,7 @@ use crate::opengate::OpenGate;
 use crate::sys::{self, ThreadUsage};
 use crate::warn;
 use fiox_engine::{BufPool, EngineFile, IoEngine, MemSpec, OpenSpec, Pinned};
-use fiox_job::JobSpec;
+use fiox_job::{Ddir, JobSpec};
 use fiox_stats::{JobResult, Warning};
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -500,6 +500,9 @@ fn run_io(
     if verify_phase_only {
         crate::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?;
     }
+    // experimental_verify replays the I/O sequence: a copy of the generator as it starts.
+    let replay = (job.verify.experimental_verify && verify.is_some() && !verify_phase_only)
+        .then(|| gen.clone());
     let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
     // lockmem: pinned for as long as the job's I/O runs (dropped with this frame).
@@ -569,15 +572,17 @@ fn run_io(
         lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
-    run_phases(env, &mut lp, verify_phase_only, measure, result)
+    run_phases(env, &mut lp, verify_phase_only, replay, measure, result)
 }
 
 /// The I/O phase (none for a writing workload's `verify_only`), the verify state, the verify
-/// phase; then what they measured into `result`, and the job's error if any.
+/// phase; then what they measured into `result`, and the job's error if any. `replay`: the
+/// generator copy experimental_verify replays.
 fn run_phases(
     env: &JobEnv,
     lp: &mut IoLoop,
     verify_phase_only: bool,
+    replay: Option<crate::gen::Generator>,
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
@@ -592,6 +597,12 @@ fn run_phases(
     }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
+    }
+    if let (Some(mut g), Some(v)) = (replay, lp.verify.as_mut()) {
+        let done = &lp.acct.dirs;
+        let bytes = done[Ddir::Write.index()].io_bytes + done[Ddir::Trim.index()].io_bytes;
+        let min_bs = job.bs.write.min.min(job.bs.read.min).min(job.bs.trim.min);
+        v.set_replayed(crate::vstate::replayed_reads(&mut g, bytes, min_bs));
     }
     let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
     let phase = crate::vphase::verify_phase(env, lp, &end, verify_phase_only);

@@ -170,7 +170,6 @@ pub static OPTS: &[OptDef] = &[
         K::Choice(&["group", "stonewall", "all"]),
         C::General,
     ),
-    known("experimental_verify", K::Bool, C::Io),
     known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),

@@ -256,6 +256,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("experimental_verify", K::Bool, C::Verify, "Verify by replaying the I/O sequence", |j, v| {
+        j.verify.experimental_verify = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As fio: the verify phase regenerates the job's I/O sequence from its seeds instead of keeping a log of the writes: each write is read back and must hold exactly that write (an overwritten block fails), each trim must read back as zeroes, reads are skipped; it stops once as many bytes were verified as the write phase wrote and trimmed. No verify_backlog then (fio keeps no log)."),
     OptDef::new("serialize_overlap", K::Bool, C::Verify, "Never have overlapping I/Os in flight", |j, v| {
         j.verify.serialize_overlap = v.bool()?;
         Ok(())
@@ -442,6 +448,11 @@ mod tests {
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),
+        (
+            "experimental_verify",
+            "1",
+            Some(|j| j.verify.experimental_verify),
+        ),
         (
             "verify_async_cpus",
             "0,2-3",
