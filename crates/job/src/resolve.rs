@@ -92,6 +92,37 @@ fn share_dedupe_seeds(jobs: &mut [JobSpec]) {
     }
 }
 
+/// fio's verify-trim acts only where it logs writes for verification, and trims only with
+/// `trim_backlog`; fio 3.33 aborts (an assertion) when the trims would come from a workload
+/// that does not trim, so fiox refuses that job.
+fn check_trim_verify(job: &mut JobSpec) -> Result<(), String> {
+    let v = &job.verify;
+    if v.trim_percentage == 0 {
+        return Ok(());
+    }
+    let active = v.method != crate::VerifyMethod::None && v.do_verify && !v.experimental_verify;
+    if !active {
+        job.notes.push(
+            "trim_percentage has no effect without verify= and do_verify=1 (and with \
+             experimental_verify), as in fio"
+                .into(),
+        );
+    } else if v.trim_backlog == 0 {
+        job.notes.push(
+            "trim_percentage without trim_backlog trims nothing (fio 3.33 picks the blocks but \
+             never trims them); set trim_backlog=N"
+                .into(),
+        );
+    } else if !job.rw.mode.has_trim() {
+        return Err(format!(
+            "trim_percentage with trim_backlog needs a workload that trims (rw=trimwrite or \
+             randtrimwrite): fio 3.33 aborts on rw={} with these options",
+            job.rw.mode.fio_name()
+        ));
+    }
+    Ok(())
+}
+
 /// fio's checks of the dedupe working set (its `fixup_options`): it is sized from `size`, for
 /// one file, and its unique pages must leave room for the duplicates asked for.
 fn check_dedupe(job: &JobSpec, given: &HashSet<&str>) -> Result<(), String> {
@@ -280,6 +311,7 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     let given: HashSet<&str> = looked.iter().map(|(d, _)| d.name).collect();
     derive(&mut job, &given);
     check_dedupe(&job, &given).map_err(|m| JobError::new(sec.loc.clone(), m))?;
+    check_trim_verify(&mut job).map_err(|m| JobError::new(sec.loc.clone(), m))?;
     offload_note(&mut job);
     // Dropped [global] options of another engine are not this job's (nor in fio's report).
     job.raw_options = opts

@@ -718,6 +718,15 @@ pub struct VerifySpec {
     /// `experimental_verify`: the verify phase replays the job's I/O sequence (same seeds)
     /// instead of reading the write log, checking each write against exactly that write.
     pub experimental_verify: bool,
+    /// `trim_percentage`: share of the logged writes fio's verify-trim discards.
+    pub trim_percentage: u32,
+    /// `trim_verify_zero`: trimmed blocks must read back as zeroes (else they are not checked).
+    pub trim_verify_zero: bool,
+    /// `trim_backlog`: the picked writes are trimmed whenever the log holds a multiple of this
+    /// many writes (0: never, as in fio).
+    pub trim_backlog: u64,
+    /// `trim_backlog_batch`: trims per round (0: `trim_backlog`).
+    pub trim_backlog_batch: u64,
 }
 
 /// One job after `[global]` inheritance, numjobs expansion and derivation of defaults.
@@ -1128,6 +1137,10 @@ impl Default for JobSpec {
                 verify_state_load: false,
                 serialize_overlap: false,
                 experimental_verify: false,
+                trim_percentage: 0,
+                trim_verify_zero: true,
+                trim_backlog: 0,
+                trim_backlog_batch: 0,
             },
             kb_base: 1024,
             unit_base: 0,

@@ -35,13 +35,15 @@ struct Slot {
     check: bool,
 }
 
-/// A verify read waiting to be issued: a range of a file and the write it must hold.
+/// A verify read waiting to be issued: a range of a file and the write it must hold; or
+/// (`trim`) a verify-trim of that write's range (`trim_percentage`).
 #[derive(Debug, Clone, Copy)]
 pub struct VerifyRead {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
     pub seq: u64,
+    pub trim: bool,
 }
 
 /// Why the loop ended.
@@ -99,6 +101,9 @@ pub struct IoLoop<'a> {
     pub serialize: bool,
     /// Verify reads to issue before anything else (a verify_backlog batch, the verify phase).
     vq: std::collections::VecDeque<VerifyRead>,
+    /// Direction of the unit last submitted (fio's `last_ddir`: verify-trim rounds do not
+    /// start right after a read).
+    last_ddir: u8,
     /// The verify phase: the loop issues only `vq`'s reads and ends when they are done.
     verify_phase: bool,
     /// The engine moves no data (null): reads are counted but not checked, as fio does for
@@ -235,6 +240,7 @@ impl<'a> IoLoop<'a> {
                 && depth > 1,
             in_flight: vec![false; depth],
             vq: std::collections::VecDeque::new(),
+            last_ddir: 1,
             verify_phase: false,
             fake_io,
             cpu_start: crate::sys::job_usage(&helpers),
@@ -350,6 +356,9 @@ impl<'a> IoLoop<'a> {
             }
             if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
                 self.queue_backlog();
+            }
+            if self.job.verify.trim_backlog > 0 && !self.verify_phase {
+                self.queue_trim();
             }
             let id = match self.next_slot() {
                 Some(id) => id,
@@ -706,6 +715,7 @@ impl<'a> IoLoop<'a> {
     /// Hand slot `id` to the engine; returns false when the engine is busy.
     fn submit(&mut self, id: u32) -> bool {
         let s = self.slots[id as usize];
+        self.last_ddir = s.ddir;
         let buf = if s.ddir == SYNC {
             BufPtr::none()
         } else {
@@ -833,6 +843,15 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// trim_backlog: the next verify-trim of a picked write, when a round is due (fio's
+    /// `check_get_trim`, asked before every I/O of the write phase).
+    fn queue_trim(&mut self) {
+        let after_read = self.last_ddir == 0;
+        if let Some(t) = self.verify.as_mut().and_then(|v| v.next_trim(after_read)) {
+            self.vq.push_back(t);
+        }
+    }
+
     /// The next verify read as slot (None: none left, no free slot, or an open failed).
     fn next_verify_read(&mut self) -> Option<u32> {
         loop {
@@ -863,7 +882,7 @@ impl<'a> IoLoop<'a> {
             let id = self.free.pop()?;
             self.vq.pop_front();
             self.slots[id as usize] = Slot {
-                ddir: 0,
+                ddir: if r.trim { 2 } else { 0 },
                 file: r.file,
                 offset: r.offset,
                 len: r.len,
@@ -1010,6 +1029,7 @@ impl<'a> IoLoop<'a> {
         };
         match s.ddir {
             1 => v.written(s.file, s.offset, s.len as u64, s.seq),
+            2 if s.check => v.trim_done(s.file, s.offset, s.len as u64),
             0 if self.fake_io => {}
             0 if s.check => {
                 let path = self

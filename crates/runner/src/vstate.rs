@@ -247,6 +247,7 @@ pub fn replayed_reads(gen: &mut Generator, bytes: u64, min_bs: u64) -> Vec<Verif
                 offset: r.offset,
                 len: r.len,
                 seq: seq_of,
+                trim: false,
             });
         }
         if !any || !gen.another_pass() {

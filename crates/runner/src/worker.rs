@@ -487,8 +487,9 @@ fn run_io(
     let mut gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
     let mut verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
-    if let Some(v) = &verify {
+    if let Some(v) = verify.as_mut() {
         result.warnings.extend(v.warnings(job));
+        v.enable_trim(job, gen.seeds());
     }
     // verify_only of a writing workload: no write phase, only the verify phase. Of a read
     // workload: the reads run as usual, each block checked as it is read (as fio does).

@@ -315,10 +315,6 @@ pub static OPTS: &[OptDef] = &[
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
     known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
-    known("trim_backlog", K::Size, C::Io),
-    known("trim_backlog_batch", K::Int, C::Io),
-    known("trim_percentage", K::Int, C::Io).range(0, 100),
-    known("trim_verify_zero", K::Bool, C::Io),
     known("ttl", K::Int, C::Engine)
         .range(0, i64::MAX)
         .engines(&["netsplice", "net"]),

@@ -262,6 +262,29 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("As fio: the verify phase regenerates the job's I/O sequence from its seeds instead of keeping a log of the writes: each write is read back and must hold exactly that write (an overwritten block fails), each trim must read back as zeroes, reads are skipped; it stops once as many bytes were verified as the write phase wrote and trimmed. No verify_backlog then (fio keeps no log)."),
+    OptDef::new("trim_percentage", K::Int, C::Verify, "Share of verified writes to trim (discard)", |j, v| {
+        j.verify.trim_percentage = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .range(0, 100)
+    .long("fio's verify-trim: each write logged for verification is picked with this probability (the job's trim random stream); with trim_backlog the picked blocks are trimmed during the write phase, and the verify phase checks that they read back as zeroes (trim_verify_zero). As in fio 3.33, it needs a workload that trims (rw=trimwrite or randtrimwrite; fio aborts otherwise) and without trim_backlog nothing is trimmed."),
+    OptDef::new("trim_verify_zero", K::Bool, C::Verify, "Trimmed blocks must read back as zeroes", |j, v| {
+        j.verify.trim_verify_zero = v.bool()?;
+        Ok(())
+    })
+    .def("1")
+    .long("Off: trimmed blocks are dropped from verification instead."),
+    OptDef::new("trim_backlog", K::Size, C::Verify, "Trim the picked writes every N logged writes", |j, v| {
+        j.verify.trim_backlog = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("trim_backlog_batch", K::Int, C::Verify, "Trims per trim_backlog round", |j, v| {
+        j.verify.trim_backlog_batch = v.u64()?;
+        Ok(())
+    })
+    .def("0"),
     OptDef::new("serialize_overlap", K::Bool, C::Verify, "Never have overlapping I/Os in flight", |j, v| {
         j.verify.serialize_overlap = v.bool()?;
         Ok(())
@@ -452,6 +475,23 @@ mod tests {
             "experimental_verify",
             "1",
             Some(|j| j.verify.experimental_verify),
+        ),
+        (
+            "trim_percentage",
+            "30",
+            Some(|j| j.verify.trim_percentage == 30),
+        ),
+        ("trim_percentage", "101", None),
+        (
+            "trim_verify_zero",
+            "0",
+            Some(|j| !j.verify.trim_verify_zero),
+        ),
+        ("trim_backlog", "8", Some(|j| j.verify.trim_backlog == 8)),
+        (
+            "trim_backlog_batch",
+            "2",
+            Some(|j| j.verify.trim_backlog_batch == 2),
         ),
         (
             "verify_async_cpus",
