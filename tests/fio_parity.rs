@@ -1234,3 +1234,47 @@ fn verify_trim_runs_like_fio() {
     );
     lo.detach().unwrap();
 }
+
+/// `block_error_percentiles`: a job that trims nothing prints fio 3.33's two lines (every
+/// state 0, no percentile) and no JSON `block`; a job that trims every block twice reports
+/// each block trimmed twice at every percentile. (fio 3.33 aborts on an assertion as soon as a
+/// block was trimmed, so only the first is compared with it.)
+#[test]
+fn block_error_percentiles_report_trims_per_block() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "blockerr");
+    let f = format!("--filename={}", dir.join("f"));
+    let base = ["--name=t", f.as_str(), "--bs=4k", "--size=256k"];
+    let lines = |text: &str| -> Vec<String> {
+        let at = text.find("  block lifetime").expect("block lines");
+        text[at..].lines().take(2).map(String::from).collect()
+    };
+    let mut a = base.to_vec();
+    a.extend(["--rw=write", "--block_error_percentiles=1"]);
+    let r = fiox(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = lines(&r.stdout);
+    assert_eq!(
+        ours[1],
+        "   |        states               : unwritten=0, trimmed=0, written=0, trim failure=0, \
+         write failure=0"
+    );
+    let mut j = a.clone();
+    j.push("--output-format=json");
+    assert!(fiox(&j).json()["jobs"][0].get("block").is_none());
+    if fio_available() {
+        let o = std::process::Command::new("fio").args(&a).output().unwrap();
+        assert_eq!(lines(&String::from_utf8_lossy(&o.stdout)), ours, "vs fio");
+    }
+    let mut t = base.to_vec();
+    t.extend(["--rw=trim", "--loops=2", "--block_error_percentiles=1"]);
+    t.extend(["--percentile_list=50:1:99.9", "--output-format=json"]);
+    let r = fiox(&t);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let block = &v["jobs"][0]["block"];
+    assert_eq!(block["states"]["trimmed"], 64, "{block}");
+    assert_eq!(block["states"]["unwritten"], 0, "{block}");
+    for p in ["1.000000", "50.000000", "99.900000"] {
+        assert_eq!(block["percentiles"][p], 2, "{block}");
+    }
+}

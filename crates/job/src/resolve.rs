@@ -312,6 +312,15 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     derive(&mut job, &given);
     check_dedupe(&job, &given).map_err(|m| JobError::new(sec.loc.clone(), m))?;
     check_trim_verify(&mut job).map_err(|m| JobError::new(sec.loc.clone(), m))?;
+    if job.stats.block_error_percentiles && job.files.nrfiles != 1 {
+        return Err(JobError::new(
+            sec.loc.clone(),
+            format!(
+                "block_error_percentiles works with one file per job, but nrfiles={} (as in fio)",
+                job.files.nrfiles
+            ),
+        ));
+    }
     offload_note(&mut job);
     // Dropped [global] options of another engine are not this job's (nor in fio's report).
     job.raw_options = opts

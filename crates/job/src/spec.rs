@@ -603,6 +603,9 @@ pub struct LogSpec {
 pub struct StatsSpec {
     /// Percentiles to report, each 0.0..=100.0 (default fio list).
     pub percentile_list: Vec<f64>,
+    /// `block_error_percentiles`: count trims per trim-sized block and report their
+    /// percentiles and the blocks' states.
+    pub block_error_percentiles: bool,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -1075,6 +1078,7 @@ impl Default for JobSpec {
             },
             stats: StatsSpec {
                 percentile_list: DEFAULT_PERCENTILES.to_vec(),
+                block_error_percentiles: false,
                 clat_percentiles: true,
                 lat_percentiles: false,
                 slat_percentiles: false,

@@ -122,6 +122,8 @@ pub struct IoLoop<'a> {
     flow_held: bool,
     /// `latency_target`: the depth being probed, and what the last completion asked for.
     pub lat_target: Option<crate::latarget::LatTarget>,
+    /// `block_error_percentiles`: trims and failures per trim-sized block of the file.
+    pub blocks: Option<fiox_stats::blocks::BlockInfos>,
     lat_step: crate::latarget::Step,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
@@ -232,6 +234,7 @@ impl<'a> IoLoop<'a> {
             flow: None,
             flow_held: false,
             lat_target: None,
+            blocks: None,
             lat_step: crate::latarget::Step::Nothing,
             verify: None,
             read_checks: false,
@@ -988,6 +991,9 @@ impl<'a> IoLoop<'a> {
         if self.verify.is_some() {
             self.verify_io(id, &s);
         }
+        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 2) {
+            b.trimmed(s.offset);
+        }
         self.account(&s, now, sync_done);
     }
 
@@ -1234,6 +1240,9 @@ impl<'a> IoLoop<'a> {
     /// Apply continue_on_error / ignore_error to a failed unit.
     fn fail(&mut self, s: &Slot, errno: i32) {
         let ddir = Ddir::ALL.get(s.ddir as usize).copied();
+        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 1 || s.ddir == 2) {
+            b.failed(s.offset, s.ddir == 2);
+        }
         let op = crate::ioerr::op_name(s.ddir, s.op_data_only);
         let path = self.paths.get(s.file as usize).map(String::as_str);
         let what =

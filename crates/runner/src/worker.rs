@@ -573,7 +573,29 @@ fn run_io(
         lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
+    lp.blocks = block_infos(job, plan)?;
     run_phases(env, &mut lp, verify_phase_only, replay, measure, result)
+}
+
+/// `block_error_percentiles`: the blocks of the job's one file, of the trim block size (fio
+/// fails a job whose file has none or more than 8192).
+fn block_infos(
+    job: &JobSpec,
+    plan: &FilePlan,
+) -> Result<Option<fiox_stats::blocks::BlockInfos>, RunError> {
+    let Some(f) = plan
+        .files
+        .first()
+        .filter(|_| job.stats.block_error_percentiles)
+    else {
+        return Ok(None);
+    };
+    fiox_stats::blocks::BlockInfos::new(f.size, job.bs.trim.min, f.offset)
+        .map(Some)
+        .map_err(|msg| RunError::Job {
+            job: job.name.clone(),
+            msg,
+        })
 }
 
 /// The I/O phase (none for a writing workload's `verify_only`), the verify state, the verify
@@ -613,6 +635,7 @@ fn run_phases(
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
+    result.block_infos = lp.blocks.take().map(|b| b.into_infos());
     if let Some(t) = &lp.lat_target {
         let s = job.lat_target;
         result.lat_target = Some((t.qd, s.target_ns, s.window_us, s.percentile));

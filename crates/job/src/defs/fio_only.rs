@@ -122,7 +122,6 @@ pub static OPTS: &[OptDef] = &[
     known("arguments", K::Str, C::Engine).engines(&["exec"]),
     known("atomic", K::Bool, C::Io),
     known("bindname", K::Str, C::Engine).engines(&["rdma"]),
-    known("block_error_percentiles", K::Bool, C::Logs),
     known("brick", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("busy_poll", K::Bool, C::Engine).engines(&["rados", "rbd"]),
     known("busy_wait_polling", K::Bool, C::Engine).engines(&[

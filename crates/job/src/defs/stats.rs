@@ -5,6 +5,12 @@ use crate::value;
 use crate::VerifyMethod;
 
 pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("block_error_percentiles", K::Bool, C::Stats, "Histogram of trims per block", |j, v| {
+        j.stats.block_error_percentiles = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio's block error histogram: every trim-sized block of the job's one file counts its trims and its state (unwritten, trimmed, or a failed trim or write); the report gives the percentiles (percentile_list) of the trim counts of the touched blocks and the blocks per state (`block lifetime percentiles`, JSON `block`). At most 8192 blocks. fio 3.33 aborts (an assertion) as soon as a block was trimmed; fiox reports what fio's code means to."),
     OptDef::new("percentile_list", K::Complex("p:p:p... (each 0..100, at most 20)"), C::Stats, "Latency percentiles to report", |j, v| {
         let mut list = Vec::new();
         for p in v.raw.split(':').map(str::trim).filter(|p| !p.is_empty()) {
@@ -482,6 +488,11 @@ mod tests {
             Some(|j| j.verify.trim_percentage == 30),
         ),
         ("trim_percentage", "101", None),
+        (
+            "block_error_percentiles",
+            "1",
+            Some(|j| j.stats.block_error_percentiles),
+        ),
         (
             "trim_verify_zero",
             "0",
