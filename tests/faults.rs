@@ -145,3 +145,48 @@ fn continue_on_error_all_still_stops_on_enospc() {
         assert_eq!(fios, fbytes / (64 << 10) + 1, "fio: {fj}");
     }
 }
+
+/// `error_dump=1` prints every error the job survives as it happens (fio 3.33 prints one
+/// `io_u error` line per failed write on stderr); `error_dump=0`, fio's default, prints none.
+/// Both tools print the same number of lines for the same job.
+#[test]
+fn error_dump_prints_each_survived_error() {
+    let Some(m) = small_tmpfs() else { return };
+    let f = m.path().join("f");
+    let mut counts = Vec::new();
+    for dump in ["0", "1"] {
+        let _ = std::fs::remove_file(&f);
+        let r = write_4m(
+            &f,
+            &["--ignore_error=,ENOSPC", &format!("--error_dump={dump}")],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let failed = r.json()["jobs"][0]["total_err"].as_u64().unwrap();
+        let lines = r
+            .stderr
+            .lines()
+            .filter(|l| l.contains("io_u error"))
+            .count();
+        counts.push((failed, lines as u64));
+    }
+    assert_eq!(counts[0].1, 0, "error_dump=0 prints nothing");
+    assert!(counts[1].0 > 0);
+    assert_eq!(counts[1].1, counts[1].0, "one line per survived error");
+    if fio_available() {
+        let _ = std::fs::remove_file(&f);
+        let out = std::process::Command::new("fio")
+            .args(["--name=full", "--rw=write", "--bs=64k", "--size=4m"])
+            .arg(format!("--filename={}", f.display()))
+            .args([
+                "--ignore_error=,ENOSPC",
+                "--error_dump=1",
+                "--output=/dev/null",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let fio_lines = err.lines().filter(|l| l.contains("io_u error")).count();
+        assert_eq!(fio_lines as u64, counts[1].0, "fio: {err}");
+    }
+}

@@ -543,3 +543,97 @@ fn verify_offset_layout_is_fios() {
         }
     }
 }
+
+/// The dedupe modes write fio 3.33's bytes: `dedupe_percentage` in repeat mode (fiox used to
+/// draw the dedupe decisions from a stream of its own), `dedupe_mode=working_set` alone, with
+/// compression and with a working set of less than one page, and `dedupe_global` across two
+/// jobs, each of which repeats pages of the other's stream.
+#[test]
+fn dedupe_modes_write_fios_bytes() {
+    let dir = TempDir::new("dedupe");
+    let cases: [&[&str]; 5] = [
+        &["--dedupe_percentage=50"],
+        &["--dedupe_percentage=50", "--dedupe_mode=working_set"],
+        &[
+            "--dedupe_percentage=30",
+            "--dedupe_mode=working_set",
+            "--dedupe_working_set_percentage=20",
+            "--buffer_compress_percentage=40",
+            "--rw=randwrite",
+        ],
+        &[
+            "--dedupe_percentage=50",
+            "--dedupe_mode=working_set",
+            "--dedupe_working_set_percentage=1",
+        ],
+        &[
+            "--dedupe_percentage=60",
+            "--dedupe_mode=working_set",
+            "--dedupe_working_set_percentage=20",
+            "--dedupe_global=1",
+        ],
+    ];
+    for (n, extra) in cases.iter().enumerate() {
+        let mut bytes = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let mut a = vec![
+                "--rw=write".to_string(),
+                "--bs=4k".into(),
+                "--size=256k".into(),
+            ];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            let files: Vec<String> = (0..2)
+                .map(|j| dir.join(&format!("{tool}-{n}-{j}")))
+                .collect();
+            for (j, f) in files.iter().enumerate() {
+                a.push(format!("--name=j{j}"));
+                a.push(format!("--filename={f}"));
+            }
+            if tool == "fio" {
+                let (code, _, stderr) = fio_in(dir.path(), &a);
+                assert_eq!(code, 0, "fio {extra:?}: {stderr}");
+            } else {
+                let r = fiox_args(dir.path(), &a);
+                assert_eq!(r.code, 0, "fiox {extra:?}: {}", r.stderr);
+            }
+            bytes.push(
+                files
+                    .iter()
+                    .map(|f| std::fs::read(f).unwrap())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        for (j, (fio, fiox)) in bytes[0].iter().zip(&bytes[1]).enumerate() {
+            assert!(fio == fiox, "{extra:?}: job {j}'s bytes differ from fio's");
+        }
+    }
+}
+
+/// fio refuses a dedupe working set it cannot size or reach; so does fiox, before any I/O.
+#[test]
+fn dedupe_working_set_is_refused_where_fio_refuses_it() {
+    let dir = TempDir::new("dedupe-refused");
+    let f = dir.join("f");
+    for (extra, says) in [
+        (
+            vec!["--size=1m", "--dedupe_percentage=96"],
+            "cannot be reached",
+        ),
+        (vec!["--dedupe_percentage=50"], "needs size="),
+    ] {
+        let mut a = vec![
+            "--name=d".to_string(),
+            "--rw=write".into(),
+            format!("--filename={f}"),
+            "--dedupe_mode=working_set".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        if std::path::Path::new(&f).exists() || extra.len() == 1 {
+            std::fs::write(&f, vec![0u8; 65536]).unwrap();
+        }
+        assert_ne!(fio_in(dir.path(), &a).0, 0, "fio accepts {extra:?}");
+        let r = fiox_args(dir.path(), &a);
+        assert_eq!(r.code, 1, "{extra:?}");
+        assert!(r.stderr.contains(says), "{}", r.stderr);
+    }
+}

@@ -76,7 +76,80 @@ pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {
         expand(job, &mut jobs, &mut group);
     }
     check_groups(&jobs)?;
+    share_dedupe_seeds(&mut jobs);
     Ok(jobs)
+}
+
+/// `dedupe_global`: each such job rebuilds the buffer streams of every job of the run, so it
+/// gets their `randseed`s (fio reads them from the other jobs' thread data).
+fn share_dedupe_seeds(jobs: &mut [JobSpec]) {
+    if !jobs.iter().any(|j| j.buffers.dedupe_global) {
+        return;
+    }
+    let seeds: Vec<u64> = jobs.iter().map(|j| j.rand.randseed).collect();
+    for j in jobs.iter_mut().filter(|j| j.buffers.dedupe_global) {
+        j.buffers.dedupe_peer_seeds.clone_from(&seeds);
+    }
+}
+
+/// fio's verify-trim acts only where it logs writes for verification, and trims only with
+/// `trim_backlog`; fio 3.33 aborts (an assertion) when the trims would come from a workload
+/// that does not trim, so fiox refuses that job.
+fn check_trim_verify(job: &mut JobSpec) -> Result<(), String> {
+    let v = &job.verify;
+    if v.trim_percentage == 0 {
+        return Ok(());
+    }
+    let active = v.method != crate::VerifyMethod::None && v.do_verify && !v.experimental_verify;
+    if !active {
+        job.notes.push(
+            "trim_percentage has no effect without verify= and do_verify=1 (and with \
+             experimental_verify), as in fio"
+                .into(),
+        );
+    } else if v.trim_backlog == 0 {
+        job.notes.push(
+            "trim_percentage without trim_backlog trims nothing (fio 3.33 picks the blocks but \
+             never trims them); set trim_backlog=N"
+                .into(),
+        );
+    } else if !job.rw.mode.has_trim() {
+        return Err(format!(
+            "trim_percentage with trim_backlog needs a workload that trims (rw=trimwrite or \
+             randtrimwrite): fio 3.33 aborts on rw={} with these options",
+            job.rw.mode.fio_name()
+        ));
+    }
+    Ok(())
+}
+
+/// fio's checks of the dedupe working set (its `fixup_options`): it is sized from `size`, for
+/// one file, and its unique pages must leave room for the duplicates asked for.
+fn check_dedupe(job: &JobSpec, given: &HashSet<&str>) -> Result<(), String> {
+    let b = &job.buffers;
+    if b.dedupe_percentage == 0 || b.dedupe_mode != crate::DedupeMode::WorkingSet {
+        return Ok(());
+    }
+    if !given.contains("size") {
+        return Err(
+            "dedupe_mode=working_set needs size= (the working set is a share of it), as in fio"
+                .into(),
+        );
+    }
+    if job.files.nrfiles != 1 {
+        return Err(format!(
+            "dedupe_mode=working_set works with one file per job, but nrfiles={} (as in fio)",
+            job.files.nrfiles
+        ));
+    }
+    if b.dedupe_working_set_percentage + b.dedupe_percentage > 100 {
+        return Err(format!(
+            "dedupe_percentage={} cannot be reached: dedupe_working_set_percentage={} of size \
+             is unique pages; lower one so they add up to 100 at most (as fio requires)",
+            b.dedupe_percentage, b.dedupe_working_set_percentage
+        ));
+    }
+    Ok(())
 }
 
 /// fio requires a job with group_reporting to agree on lat_percentiles with the jobs (with
@@ -238,6 +311,17 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     let given: HashSet<&str> = looked.iter().map(|(d, _)| d.name).collect();
     derive(&mut job, &given);
     resolve_cmdprio(&mut job, &looked)?;
+    check_dedupe(&job, &given).map_err(|m| JobError::new(sec.loc.clone(), m))?;
+    check_trim_verify(&mut job).map_err(|m| JobError::new(sec.loc.clone(), m))?;
+    if job.stats.block_error_percentiles && job.files.nrfiles != 1 {
+        return Err(JobError::new(
+            sec.loc.clone(),
+            format!(
+                "block_error_percentiles works with one file per job, but nrfiles={} (as in fio)",
+                job.files.nrfiles
+            ),
+        ));
+    }
     offload_note(&mut job);
     // Dropped [global] options of another engine are not this job's (nor in fio's report).
     job.raw_options = opts

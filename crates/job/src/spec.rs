@@ -392,6 +392,16 @@ pub struct BufferSpec {
     pub pattern: Vec<u8>,
     /// `dedupe_percentage=`
     pub dedupe_percentage: u32,
+    /// `dedupe_mode=`: what a deduplicated buffer repeats.
+    pub dedupe_mode: DedupeMode,
+    /// `dedupe_working_set_percentage=`: the share of `size` whose pages the working set
+    /// mode repeats (fio's default 5).
+    pub dedupe_working_set_percentage: u32,
+    /// `dedupe_global=`: the working set spans the buffer streams of every job.
+    pub dedupe_global: bool,
+    /// With `dedupe_global`: the `randseed` of every job of the run, in job order (filled by
+    /// the resolver, which sees them all), to rebuild their buffer streams.
+    pub dedupe_peer_seeds: Vec<u64>,
     /// `mem=`/`iomem=`: what backs the I/O buffers.
     pub mem: MemKind,
     /// The file after `mem=mmap:`, `mmapshared:` or `mmaphuge:`.
@@ -517,6 +527,16 @@ impl Default for ReplaySpec {
     }
 }
 
+/// fio's `dedupe_mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DedupeMode {
+    /// A deduplicated buffer repeats the last unique one.
+    #[default]
+    Repeat,
+    /// A deduplicated buffer repeats a page drawn from a working set generated up front.
+    WorkingSet,
+}
+
 /// fio's `mem=` backings of the I/O buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MemKind {
@@ -589,6 +609,9 @@ pub struct LogSpec {
 pub struct StatsSpec {
     /// Percentiles to report, each 0.0..=100.0 (default fio list).
     pub percentile_list: Vec<f64>,
+    /// `block_error_percentiles`: count trims per trim-sized block and report their
+    /// percentiles and the blocks' states.
+    pub block_error_percentiles: bool,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -646,6 +669,9 @@ pub struct ErrorSpec {
     pub ignore_error: PerDir<Vec<i32>>,
     pub exitall: bool,
     pub exitall_on_error: bool,
+    /// `error_dump`: print each I/O error a job survives (fio's `__io_u_log_error`; fatal
+    /// errors are always printed).
+    pub error_dump: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -683,6 +709,8 @@ pub struct VerifySpec {
     pub verify_fatal: bool,
     pub verify_dump: bool,
     pub verify_async: u32,
+    /// `verify_async_cpus=`: the CPUs the verify_async threads may run on; None = no restriction.
+    pub verify_async_cpus: Option<Vec<usize>>,
     pub verify_backlog: u64,
     pub verify_backlog_batch: u64,
     pub verify_interval: Option<u64>,
@@ -698,6 +726,18 @@ pub struct VerifySpec {
     pub verify_state_save: bool,
     pub verify_state_load: bool,
     pub serialize_overlap: bool,
+    /// `experimental_verify`: the verify phase replays the job's I/O sequence (same seeds)
+    /// instead of reading the write log, checking each write against exactly that write.
+    pub experimental_verify: bool,
+    /// `trim_percentage`: share of the logged writes fio's verify-trim discards.
+    pub trim_percentage: u32,
+    /// `trim_verify_zero`: trimmed blocks must read back as zeroes (else they are not checked).
+    pub trim_verify_zero: bool,
+    /// `trim_backlog`: the picked writes are trimmed whenever the log holds a multiple of this
+    /// many writes (0: never, as in fio).
+    pub trim_backlog: u64,
+    /// `trim_backlog_batch`: trims per round (0: `trim_backlog`).
+    pub trim_backlog_batch: u64,
 }
 
 /// One job after `[global]` inheritance, numjobs expansion and derivation of defaults.
@@ -1035,6 +1075,10 @@ impl Default for JobSpec {
                 compress_chunk: 512,
                 pattern: Vec::new(),
                 dedupe_percentage: 0,
+                dedupe_mode: DedupeMode::Repeat,
+                dedupe_working_set_percentage: 5,
+                dedupe_global: false,
+                dedupe_peer_seeds: Vec::new(),
                 mem: MemKind::Malloc,
                 mmapfile: None,
                 mem_align: 0,
@@ -1054,6 +1098,7 @@ impl Default for JobSpec {
             },
             stats: StatsSpec {
                 percentile_list: DEFAULT_PERCENTILES.to_vec(),
+                block_error_percentiles: false,
                 clat_percentiles: true,
                 lat_percentiles: false,
                 slat_percentiles: false,
@@ -1096,6 +1141,7 @@ impl Default for JobSpec {
                 ignore_error: PerDir::default(),
                 exitall: false,
                 exitall_on_error: false,
+                error_dump: false,
             },
             verify: VerifySpec {
                 method: VerifyMethod::None,
@@ -1105,6 +1151,7 @@ impl Default for JobSpec {
                 verify_fatal: false,
                 verify_dump: false,
                 verify_async: 0,
+                verify_async_cpus: None,
                 verify_backlog: 0,
                 verify_backlog_batch: 0,
                 verify_interval: None,
@@ -1115,6 +1162,11 @@ impl Default for JobSpec {
                 verify_state_save: true,
                 verify_state_load: false,
                 serialize_overlap: false,
+                experimental_verify: false,
+                trim_percentage: 0,
+                trim_verify_zero: true,
+                trim_backlog: 0,
+                trim_backlog_batch: 0,
             },
             kb_base: 1024,
             unit_base: 0,

@@ -185,6 +185,9 @@ fn job_tail(job: &JobResult, mut m: Map<String, Value>) -> Value {
     if !job.description.is_empty() {
         m.insert("desc".into(), job.description.clone().into());
     }
+    if let Some(block) = block_json(job) {
+        m.insert("block".into(), block);
+    }
     if let Some(ss) = &job.steadystate {
         m.insert("steadystate".into(), steadystate_json(ss));
     }
@@ -199,6 +202,27 @@ fn job_tail(job: &JobResult, mut m: Map<String, Value>) -> Value {
     }
     m.insert("fiox".into(), Value::Object(fiox));
     Value::Object(m)
+}
+
+/// fio's `block` object of `block_error_percentiles`: the trim-count percentiles (keys as
+/// `%f`) and the blocks per state; none when no block left the unwritten state.
+fn block_json(job: &JobResult) -> Option<Value> {
+    use fiox_stats::blocks::{block_percentiles, STATE_NAMES};
+    let infos = job.block_infos.as_ref()?;
+    let (pcts, states) = block_percentiles(infos, &job.percentile_list)?;
+    let p: Map<String, Value> = pcts
+        .iter()
+        .map(|(p, n)| (format!("{p:.6}"), Value::from(*n)))
+        .collect();
+    let s: Map<String, Value> = STATE_NAMES
+        .iter()
+        .zip(states)
+        .map(|(name, n)| (name.to_string(), Value::from(n)))
+        .collect();
+    let mut m = Map::new();
+    m.insert("percentiles".into(), Value::Object(p));
+    m.insert("states".into(), Value::Object(s));
+    Some(Value::Object(m))
 }
 
 /// fio's `steadystate` object (stat.c): limit and criterion as `%f` text.

@@ -472,7 +472,40 @@ fn resource_lines(job: &JobResult) -> String {
             job.iodepth
         );
     }
+    if let Some(infos) = &job.block_infos {
+        block_lines(&mut out, infos, &job.percentile_list);
+    }
     out
+}
+
+/// fio's lines of `block_error_percentiles` (its `show_block_infos`): the trim-count
+/// percentiles, wrapped at 75 columns, then the blocks per state. When every block is
+/// unwritten fio prints no percentile and zero for every state, on the percentiles' line.
+fn block_lines(out: &mut String, infos: &[u32], plist: &[f64]) {
+    use fiox_stats::blocks::{block_percentiles, STATE_NAMES};
+    const LINE: usize = 75;
+    let (pcts, states) = block_percentiles(infos, plist).unwrap_or_default();
+    out.push_str("  block lifetime percentiles :\n   |");
+    let mut pos = 0;
+    for (i, (p, n)) in pcts.iter().enumerate() {
+        let end = if i + 1 == pcts.len() { '\n' } else { ',' };
+        let s = format!(" {p:3.2}th={n}{end}");
+        if pos + s.len() > LINE {
+            pos = 0;
+            out.push_str("\n   |");
+        }
+        out.push_str(&s);
+        pos += s.len();
+    }
+    out.push_str("        states               :");
+    for (i, (name, n)) in STATE_NAMES.iter().zip(states).enumerate() {
+        let end = if i + 1 == STATE_NAMES.len() {
+            '\n'
+        } else {
+            ','
+        };
+        let _ = write!(out, " {name}={n}{end}");
+    }
 }
 
 /// fio's `  steadystate  : attained=yes, bw=8006KiB/s (8006kB/s), iops=2001, iops mean

@@ -58,10 +58,35 @@ fn fresh_seed(job: &JobSpec) -> Option<u64> {
     Some(now.as_nanos() as u64 ^ (u64::from(job.index) << 48))
 }
 
-/// The write-buffer filler seeded as fio seeds it (the generator's buffer stream).
+/// The write-buffer filler seeded as fio seeds it (the generator's buffer and dedupe
+/// streams), with the dedupe working set when the job asks for one.
 pub fn filler(job: &JobSpec, gen: &Generator) -> BufferFiller {
     let min_write = job.bs.write.min;
-    BufferFiller::new(&job.buffers, gen.seeds().get(Stream::Buf)).with_min_write(min_write)
+    let f = BufferFiller::from_seeds(&job.buffers, gen.seeds()).with_min_write(min_write);
+    let b = &job.buffers;
+    if b.dedupe_percentage == 0 || b.dedupe_mode != fiox_job::DedupeMode::WorkingSet {
+        return f;
+    }
+    // fio sizes the set from `size=` as written (the resolver requires it).
+    let size = match job.size {
+        Some(fiox_job::SizeSpec::Bytes(n)) => n,
+        _ => 0,
+    };
+    let pages =
+        size.saturating_mul(u64::from(b.dedupe_working_set_percentage)) / 100 / min_write.max(1);
+    // Another job's buffer stream is seeded from its randseed and its place in the run.
+    let peers: Vec<u64> = b
+        .dedupe_peer_seeds
+        .iter()
+        .enumerate()
+        .map(|(k, &seed)| match k == job.index as usize {
+            true => gen.seeds().get(Stream::Buf),
+            false => {
+                fiox_workload::Seeds::derive(seed, k as u32 + 1, false, false).get(Stream::Buf)
+            }
+        })
+        .collect();
+    f.with_working_set(pages, &peers, job.index as usize)
 }
 
 #[cfg(test)]

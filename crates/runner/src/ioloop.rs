@@ -38,13 +38,15 @@ struct Slot {
     ioprio: u16,
 }
 
-/// A verify read waiting to be issued: a range of a file and the write it must hold.
+/// A verify read waiting to be issued: a range of a file and the write it must hold; or
+/// (`trim`) a verify-trim of that write's range (`trim_percentage`).
 #[derive(Debug, Clone, Copy)]
 pub struct VerifyRead {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
     pub seq: u64,
+    pub trim: bool,
 }
 
 /// Why the loop ended.
@@ -102,6 +104,9 @@ pub struct IoLoop<'a> {
     pub serialize: bool,
     /// Verify reads to issue before anything else (a verify_backlog batch, the verify phase).
     vq: std::collections::VecDeque<VerifyRead>,
+    /// Direction of the unit last submitted (fio's `last_ddir`: verify-trim rounds do not
+    /// start right after a read).
+    last_ddir: u8,
     /// The verify phase: the loop issues only `vq`'s reads and ends when they are done.
     verify_phase: bool,
     /// The engine moves no data (null): reads are counted but not checked, as fio does for
@@ -120,6 +125,8 @@ pub struct IoLoop<'a> {
     flow_held: bool,
     /// `latency_target`: the depth being probed, and what the last completion asked for.
     pub lat_target: Option<crate::latarget::LatTarget>,
+    /// `block_error_percentiles`: trims and failures per trim-sized block of the file.
+    pub blocks: Option<fiox_stats::blocks::BlockInfos>,
     lat_step: crate::latarget::Step,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
@@ -243,6 +250,7 @@ impl<'a> IoLoop<'a> {
             flow: None,
             flow_held: false,
             lat_target: None,
+            blocks: None,
             lat_step: crate::latarget::Step::Nothing,
             verify: None,
             read_checks: false,
@@ -251,6 +259,7 @@ impl<'a> IoLoop<'a> {
                 && depth > 1,
             in_flight: vec![false; depth],
             vq: std::collections::VecDeque::new(),
+            last_ddir: 1,
             verify_phase: false,
             fake_io,
             cpu_start: crate::sys::job_usage(&helpers),
@@ -368,6 +377,9 @@ impl<'a> IoLoop<'a> {
             }
             if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
                 self.queue_backlog();
+            }
+            if self.job.verify.trim_backlog > 0 && !self.verify_phase {
+                self.queue_trim();
             }
             let id = match self.next_slot() {
                 Some(id) => id,
@@ -730,6 +742,7 @@ impl<'a> IoLoop<'a> {
             (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
             self.slots[id as usize] = s;
         }
+        self.last_ddir = s.ddir;
         let buf = if s.ddir == SYNC {
             BufPtr::none()
         } else {
@@ -858,6 +871,15 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// trim_backlog: the next verify-trim of a picked write, when a round is due (fio's
+    /// `check_get_trim`, asked before every I/O of the write phase).
+    fn queue_trim(&mut self) {
+        let after_read = self.last_ddir == 0;
+        if let Some(t) = self.verify.as_mut().and_then(|v| v.next_trim(after_read)) {
+            self.vq.push_back(t);
+        }
+    }
+
     /// The next verify read as slot (None: none left, no free slot, or an open failed).
     fn next_verify_read(&mut self) -> Option<u32> {
         loop {
@@ -888,7 +910,7 @@ impl<'a> IoLoop<'a> {
             let id = self.free.pop()?;
             self.vq.pop_front();
             self.slots[id as usize] = Slot {
-                ddir: 0,
+                ddir: if r.trim { 2 } else { 0 },
                 file: r.file,
                 offset: r.offset,
                 len: r.len,
@@ -994,6 +1016,9 @@ impl<'a> IoLoop<'a> {
         if self.verify.is_some() {
             self.verify_io(id, &s);
         }
+        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 2) {
+            b.trimmed(s.offset);
+        }
         self.account(&s, now, sync_done);
     }
 
@@ -1045,11 +1070,21 @@ impl<'a> IoLoop<'a> {
         };
         match s.ddir {
             1 => v.written(s.file, s.offset, s.len as u64, s.seq),
+            2 if s.check => v.trim_done(s.file, s.offset, s.len as u64),
             0 if self.fake_io => {}
             0 if s.check => {
-                let path = self.paths.get(s.file as usize).map(String::as_str);
+                let path = self
+                    .paths
+                    .get(s.file as usize)
+                    .map(String::as_str)
+                    .unwrap_or("?");
                 let buf = &self.pool.slice(id as usize)[..s.len as usize];
-                if !v.check_logged(s.file, path.unwrap_or("?"), buf, s.offset) {
+                let ok = if v.replays() {
+                    v.check_replayed(path, buf, s.offset, s.seq)
+                } else {
+                    v.check_logged(s.file, path, buf, s.offset)
+                };
+                if !ok {
                     let first = v.first.last().cloned().unwrap_or_default();
                     self.end = Some(EndReason::Error(libc::EILSEQ, first));
                 }
@@ -1240,6 +1275,9 @@ impl<'a> IoLoop<'a> {
     /// Apply continue_on_error / ignore_error to a failed unit.
     fn fail(&mut self, s: &Slot, errno: i32) {
         let ddir = Ddir::ALL.get(s.ddir as usize).copied();
+        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 1 || s.ddir == 2) {
+            b.failed(s.offset, s.ddir == 2);
+        }
         let op = crate::ioerr::op_name(s.ddir, s.op_data_only);
         let path = self.paths.get(s.file as usize).map(String::as_str);
         let what =
@@ -1253,6 +1291,11 @@ impl<'a> IoLoop<'a> {
             }
         }
         if crate::ioerr::tolerated(&self.job.errors, ddir, errno) {
+            // fio's error_dump: a survived error is printed as it happens (a fatal one is
+            // printed by the caller of the run, once).
+            if self.job.errors.error_dump {
+                eprintln!("fiox: {}: {what}", self.job.name);
+            }
             self.acct.tolerate(errno, what);
         } else {
             self.acct.count_fatal(errno);

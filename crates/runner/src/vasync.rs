@@ -72,26 +72,48 @@ pub fn dump_of(job: &fiox_job::JobSpec) -> Dump {
 }
 
 impl AsyncChecks {
-    /// Start `n` checking threads sharing `v`.
-    pub fn start(n: u32, v: Arc<Verifier>, dump: Dump) -> std::io::Result<AsyncChecks> {
+    /// Start `n` checking threads sharing `v`, each restricted to `cpus` when given
+    /// (`verify_async_cpus`); fails when a thread cannot start or take that affinity.
+    pub fn start(
+        n: u32,
+        v: Arc<Verifier>,
+        dump: Dump,
+        cpus: Option<&[usize]>,
+    ) -> std::io::Result<AsyncChecks> {
         let (tx, rx) = mpsc::sync_channel::<Work>(n as usize * 4);
         let (ftx, answers) = mpsc::channel();
+        let (ready_tx, ready) = mpsc::channel::<std::io::Result<()>>();
         let rx = Arc::new(Mutex::new(rx));
-        let mut workers = Vec::with_capacity(n as usize);
-        for i in 0..n {
-            let (rx, ftx, v) = (Arc::clone(&rx), ftx.clone(), Arc::clone(&v));
-            let dump = dump.clone();
-            let h = std::thread::Builder::new()
-                .name(format!("fiox-verify-{i}"))
-                .spawn(move || check_loop(&rx, &ftx, &v, &dump))?;
-            workers.push(h);
-        }
-        Ok(AsyncChecks {
+        let mut checks = AsyncChecks {
             tx: Some(tx),
             answers,
             outstanding: 0,
-            workers,
-        })
+            workers: Vec::with_capacity(n as usize),
+        };
+        for i in 0..n {
+            let (rx, ftx, v) = (Arc::clone(&rx), ftx.clone(), Arc::clone(&v));
+            let (dump, cpus, ready_tx) =
+                (dump.clone(), cpus.map(<[usize]>::to_vec), ready_tx.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("fiox-verify-{i}"))
+                .spawn(move || {
+                    let pinned = cpus.map_or(Ok(()), |c| crate::sys::set_affinity(&c));
+                    let ok = pinned.is_ok();
+                    let _ = ready_tx.send(pinned);
+                    // The starter waits for every thread's answer, never for this sender.
+                    drop(ready_tx);
+                    if ok {
+                        check_loop(&rx, &ftx, &v, &dump);
+                    }
+                })?;
+            checks.workers.push(h);
+        }
+        drop(ready_tx);
+        // Dropping `checks` on an error joins the threads already started.
+        for r in ready.iter() {
+            r.map_err(|e| std::io::Error::new(e.kind(), format!("verify_async_cpus: {e}")))?;
+        }
+        Ok(checks)
     }
 
     /// Queue a copy of `data`, read at `offset` of `path`, for checking.
@@ -161,5 +183,63 @@ fn check_loop(
             .err()
             .map(|f| describe(v, dump, &w.path, &w.data, &f));
         let _ = out.send(answer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verifier() -> Arc<Verifier> {
+        let mut job = fiox_job::JobSpec::default();
+        job.verify.method = fiox_job::VerifyMethod::Crc32c;
+        Arc::new(Verifier::new(&job.verify, 0, 1).unwrap())
+    }
+
+    /// The `Cpus_allowed_list` of each live thread of this process named `fiox-verify-*`.
+    fn verify_thread_cpus() -> Vec<String> {
+        let mut out = Vec::new();
+        for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+            if !comm.starts_with("fiox-verify-") {
+                continue;
+            }
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            let list = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"));
+            out.extend(list.map(|l| l.trim().to_string()));
+        }
+        out
+    }
+
+    /// verify_async_cpus pins the checking threads (and only them: the caller keeps its own).
+    #[test]
+    fn verify_async_cpus_pins_the_checking_threads() {
+        let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+        let before = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let checks = AsyncChecks::start(2, verifier(), None, Some(&[cpu])).unwrap();
+        let pinned = verify_thread_cpus()
+            .iter()
+            .filter(|l| **l == cpu.to_string())
+            .count();
+        assert!(pinned >= 2, "{:?}", verify_thread_cpus());
+        drop(checks);
+        let after = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let allowed = |s: &str| {
+            s.lines()
+                .find(|l| l.starts_with("Cpus_allowed_list"))
+                .map(String::from)
+        };
+        assert_eq!(allowed(&before), allowed(&after));
+    }
+
+    /// A CPU the system cannot address is an error naming the option, as fio fails the job.
+    #[test]
+    fn verify_async_cpus_beyond_the_system_fails() {
+        let e = AsyncChecks::start(1, verifier(), None, Some(&[1 << 20]))
+            .err()
+            .expect("an impossible CPU must fail");
+        assert!(e.to_string().contains("verify_async_cpus"), "{e}");
     }
 }

@@ -40,7 +40,32 @@ pub struct JobVerify {
     /// at most [`UNPRINTED_KEPT`]; `unprinted_dropped` counts the ones beyond.
     unprinted: Vec<String>,
     unprinted_dropped: u64,
+    /// `experimental_verify`: the verify phase's reads, from replaying the job's I/O sequence
+    /// (set after the write phase); each is checked against its own write, not the log.
+    replayed: Option<Vec<VerifyRead>>,
+    /// `trim_percentage` with `trim_backlog`: fio's verify-trim.
+    trim: Option<TrimVerify>,
 }
+
+/// fio's verify-trim: writes picked as they are logged, trimmed in rounds during the write
+/// phase; a trimmed block must read back as zeroes (`trim_verify_zero`) or is not checked.
+struct TrimVerify {
+    picker: fiox_workload::TrimPicker,
+    every: u64,
+    batch: u64,
+    zero: bool,
+    /// Picked writes not trimmed yet, oldest first.
+    pending: VecDeque<VerifyRead>,
+    /// fio's `io_hist_len`: writes the log holds (a trim without the zero check drops one).
+    hist_len: u64,
+    /// Trims left in the current round.
+    left: u64,
+    /// Trimmed writes, (file, offset) -> length, until checked or written again.
+    trimmed: std::collections::HashMap<(u32, u64), u64>,
+}
+
+/// The `seq` of a verify read whose range was trimmed: it must read back as zeroes.
+pub const TRIMMED: u64 = u64::MAX;
 
 /// How many unprinted failure descriptions are kept for [`JobVerify::unprinted`]
 /// (a few MB at most, however much of a device is bad).
@@ -91,9 +116,13 @@ impl JobVerify {
         let offload = match job.verify.verify_async {
             0 => None,
             n => Some(
-                AsyncChecks::start(n, Arc::clone(&v), crate::vasync::dump_of(job)).map_err(
-                    |e| job_err(job, format!("verify_async: cannot start threads: {e}")),
-                )?,
+                AsyncChecks::start(
+                    n,
+                    Arc::clone(&v),
+                    crate::vasync::dump_of(job),
+                    job.verify.verify_async_cpus.as_deref(),
+                )
+                .map_err(|e| job_err(job, format!("verify_async: cannot start threads: {e}")))?,
             ),
         };
         Ok(Some(JobVerify {
@@ -111,6 +140,8 @@ impl JobVerify {
             echo: None,
             unprinted: Vec::new(),
             unprinted_dropped: 0,
+            replayed: None,
+            trim: None,
         }))
     }
 
@@ -150,8 +181,89 @@ impl JobVerify {
         Ok(self.seq)
     }
 
+    /// `trim_percentage` with `trim_backlog` (and verification that logs writes): pick writes
+    /// from the job's trim stream (`seeds`) to trim during the write phase.
+    pub fn enable_trim(&mut self, job: &JobSpec, seeds: &fiox_workload::Seeds) {
+        let v = &job.verify;
+        let logs = v.do_verify && !v.experimental_verify;
+        if v.trim_percentage == 0 || v.trim_backlog == 0 || !logs {
+            return;
+        }
+        let use64 = job.rand.generator == fiox_job::RandomGenerator::Tausworthe64;
+        self.trim = Some(TrimVerify {
+            picker: fiox_workload::TrimPicker::new(seeds, v.trim_percentage, use64),
+            every: v.trim_backlog,
+            batch: v.trim_backlog_batch,
+            zero: v.trim_verify_zero,
+            pending: VecDeque::new(),
+            hist_len: 0,
+            left: 0,
+            trimmed: std::collections::HashMap::new(),
+        });
+    }
+
+    /// The next verify-trim, asked before each I/O of the write phase (fio's
+    /// `check_get_trim`): a round starts when the log holds a multiple of `trim_backlog`
+    /// writes and the last I/O was no read, and trims `trim_backlog_batch` (or
+    /// `trim_backlog`) picked writes after the first; rounds repeat while that holds.
+    pub fn next_trim(&mut self, after_read: bool) -> Option<VerifyRead> {
+        let logs = &self.logs;
+        let t = self.trim.as_mut()?;
+        // A picked write a later write replaced is no longer in fio's list.
+        while let Some(r) = t.pending.front() {
+            let current = logs
+                .get(r.file as usize)
+                .is_some_and(|l| l.holds(r.offset, r.len as u64, r.seq));
+            if current {
+                break;
+            }
+            t.pending.pop_front();
+        }
+        if t.pending.is_empty() {
+            return None;
+        }
+        if t.left > 0 {
+            t.left -= 1;
+        } else if t.hist_len % t.every == 0 && !after_read {
+            t.left = if t.batch == 0 { t.every } else { t.batch };
+        } else {
+            return None;
+        }
+        let r = t.pending.pop_front()?;
+        if !t.zero {
+            t.hist_len = t.hist_len.saturating_sub(1);
+        }
+        Some(r)
+    }
+
+    /// A verify-trim completed: the range must now read back as zeroes, or (without
+    /// `trim_verify_zero`) is no longer verified.
+    pub fn trim_done(&mut self, file: u32, offset: u64, len: u64) {
+        let Some(t) = self.trim.as_mut() else {
+            return;
+        };
+        if t.zero {
+            t.trimmed.insert((file, offset), len);
+        } else if let Some(l) = self.logs.get_mut(file as usize) {
+            l.record(offset, len, 0);
+        }
+    }
+
     /// A write completed: its blocks now hold write `seq`.
     pub fn written(&mut self, file: u32, offset: u64, len: u64, seq: u64) {
+        if let Some(t) = self.trim.as_mut() {
+            t.hist_len += 1;
+            t.trimmed.remove(&(file, offset));
+            if t.picker.pick() {
+                t.pending.push_back(VerifyRead {
+                    file,
+                    offset,
+                    len: len as u32,
+                    seq,
+                    trim: true,
+                });
+            }
+        }
         if let Some(r) = self.recent.get_mut(file as usize) {
             if r.len() == self.depth as usize {
                 r.pop_front();
@@ -166,6 +278,7 @@ impl JobVerify {
                     offset,
                     len: len as u32,
                     seq,
+                    trim: false,
                 });
             }
         }
@@ -261,9 +374,13 @@ impl JobVerify {
             self.offload = None;
             let n = job.verify.verify_async;
             self.offload = Some(
-                AsyncChecks::start(n, Arc::clone(&self.v), self.dump.clone()).map_err(|e| {
-                    job_err(job, format!("verify_async: cannot start threads: {e}"))
-                })?,
+                AsyncChecks::start(
+                    n,
+                    Arc::clone(&self.v),
+                    self.dump.clone(),
+                    job.verify.verify_async_cpus.as_deref(),
+                )
+                .map_err(|e| job_err(job, format!("verify_async: cannot start threads: {e}")))?,
             );
         }
         Ok(())
@@ -308,15 +425,34 @@ impl JobVerify {
     }
 
     /// Whether `[offset, offset + len)` of file `file` still holds write `seq`.
+    /// (A replayed read always is: experimental_verify checks every write, overwritten or not.)
     pub fn holds(&self, file: u32, offset: u64, len: u64, seq: u64) -> bool {
+        if self.replayed.is_some() {
+            return true;
+        }
         self.logs
             .get(file as usize)
             .is_some_and(|l| l.holds(offset, len, seq))
     }
 
+    /// `experimental_verify`: the verify phase reads these (the replayed I/O sequence)
+    /// instead of the write log.
+    pub fn set_replayed(&mut self, reads: Vec<VerifyRead>) {
+        self.replayed = Some(reads);
+    }
+
+    /// Whether the verify phase checks replayed writes (`experimental_verify`).
+    pub fn replays(&self) -> bool {
+        self.replayed.is_some()
+    }
+
     /// The reads of the verify phase: every whole run of every file's log that no backlog
-    /// batch checked already, in file and offset order.
+    /// batch checked already, in file and offset order; with `experimental_verify` the
+    /// replayed sequence.
     pub fn phase_reads(&self) -> Vec<VerifyRead> {
+        if let Some(r) = &self.replayed {
+            return r.clone();
+        }
         let mut out = Vec::new();
         for (i, log) in self.logs.iter().enumerate() {
             log.visit_runs(|r| {
@@ -326,6 +462,7 @@ impl JobVerify {
                         offset: r.offset,
                         len: r.len as u32,
                         seq: r.seq,
+                        trim: false,
                     });
                 }
             });
@@ -336,9 +473,18 @@ impl JobVerify {
     /// Check a verify read of file `file` (verify phase, verify_backlog) against the write
     /// its log says the range holds, and mark it checked. False when verify_fatal should stop.
     pub fn check_logged(&mut self, file: u32, path: &str, buf: &[u8], offset: u64) -> bool {
+        let trimmed = self
+            .trim
+            .as_mut()
+            .and_then(|t| t.trimmed.remove(&(file, offset)));
         let Some(log) = self.logs.get_mut(file as usize) else {
             return true;
         };
+        if trimmed.is_some() {
+            let seq = log.get(offset).unwrap_or(0);
+            log.mark_checked(offset, buf.len() as u64, seq);
+            return self.check_zero(path, buf, offset);
+        }
         let seq = log.get(offset).unwrap_or(0);
         log.mark_checked(offset, buf.len() as u64, seq);
         if let Some(o) = &mut self.offload {
@@ -353,6 +499,37 @@ impl JobVerify {
                 let what = self.describe(path, buf, &f);
                 self.failed(what)
             }
+        }
+    }
+
+    /// Check a replayed read (`experimental_verify`): the block must hold write `seq` exactly,
+    /// or zeroes where the replay trimmed ([`TRIMMED`]). False when verify_fatal should stop.
+    pub fn check_replayed(&mut self, path: &str, buf: &[u8], offset: u64, seq: u64) -> bool {
+        if seq == TRIMMED {
+            return self.check_zero(path, buf, offset);
+        }
+        if let Some(o) = &mut self.offload {
+            o.submit(path, offset, buf, Want::Seq(seq));
+            return self.take_offloaded();
+        }
+        match self.v.check(buf, offset, Expect::Seq(seq)) {
+            Ok(()) => true,
+            Err(f) => {
+                let what = self.describe(path, buf, &f);
+                self.failed(what)
+            }
+        }
+    }
+
+    /// A trimmed block must read back as zeroes (fio's `verify_trimmed_io_u`).
+    fn check_zero(&mut self, path: &str, buf: &[u8], offset: u64) -> bool {
+        match buf.iter().position(|&b| b != 0) {
+            None => true,
+            Some(at) => self.failed(format!(
+                "trim: verify failed at file {path} offset {offset}, length {}, block offset \
+                 {at}: a trimmed block does not read back as zeroes",
+                buf.len()
+            )),
         }
     }
 
@@ -408,7 +585,8 @@ impl Backlog {
     fn new(job: &JobSpec) -> Backlog {
         // fio keeps the write history its backlog reads only with do_verify: without it,
         // verify_backlog verifies nothing.
-        let every = if job.verify.do_verify {
+        // Nor with experimental_verify, which keeps none.
+        let every = if job.verify.do_verify && !job.verify.experimental_verify {
             job.verify.verify_backlog
         } else {
             0
@@ -554,6 +732,37 @@ mod tests {
         assert!(jv.check_read("f", &good, 4096));
         assert_eq!(jv.unprinted(), (&[][..], 0));
         assert_eq!(jv.failures, DESCRIBED as u64 + 6);
+    }
+
+    /// verify-trim: picked writes are trimmed in rounds of trim_backlog_batch once the log
+    /// holds a multiple of trim_backlog writes (not right after a read); a trimmed block must
+    /// then read back as zeroes.
+    #[test]
+    fn verify_trim_rounds_and_zero_check() {
+        let mut j = JobSpec::default();
+        j.verify.method = VerifyMethod::Crc32c;
+        j.verify.trim_percentage = 100;
+        j.verify.trim_backlog = 2;
+        j.verify.trim_backlog_batch = 1;
+        let mut jv = JobVerify::new(&j, 1, 1).unwrap().unwrap();
+        jv.enable_trim(&j, &fiox_workload::Seeds::derive(0x89, 1, true, false));
+        jv.written(0, 0, 4096, 1);
+        assert!(jv.next_trim(false).is_none(), "1 write logged: no round");
+        jv.written(0, 4096, 4096, 2);
+        assert!(jv.next_trim(true).is_none(), "no round right after a read");
+        let first = jv.next_trim(false).unwrap();
+        let second = jv.next_trim(false).unwrap();
+        assert_eq!((first.offset, second.offset), (0, 4096));
+        assert!(first.trim && jv.next_trim(false).is_none());
+        jv.trim_done(0, 0, 4096);
+        let zero = vec![0u8; 4096];
+        assert!(jv.check_logged(0, "f", &zero, 0));
+        jv.trim_done(0, 4096, 4096);
+        let mut stale = vec![0u8; 4096];
+        stale[100] = 1;
+        jv.check_logged(0, "f", &stale, 4096);
+        assert_eq!(jv.failures, 1);
+        assert!(jv.first[0].contains("block offset 100"), "{}", jv.first[0]);
     }
 
     #[test]

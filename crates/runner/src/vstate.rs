@@ -10,6 +10,7 @@
 use crate::error::RunError;
 use crate::files::FilePlan;
 use crate::gen::Generator;
+use crate::ioloop::VerifyRead;
 use crate::verify::JobVerify;
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
@@ -216,6 +217,47 @@ fn replay(gen: &mut Generator, jv: &mut JobVerify) {
     replay_until(gen, jv, None, &mut |_, _| {});
 }
 
+/// `experimental_verify`: the verify phase's reads, from `gen` (a copy of the job's generator
+/// taken before the write phase, so the same sequence): each write becomes a read that must
+/// hold that write (numbered as the write phase numbered them), each trim a read that must
+/// return zeroes; reads are skipped. As fio, it stops before the bytes checked would pass the
+/// `bytes` the write phase wrote and trimmed. fio verifies after each of `loops` passes; fiox
+/// verifies once, after the last, so only the last pass's I/O is read back (the earlier
+/// passes' data is overwritten by then), numbered as the write phase numbered it.
+pub fn replayed_reads(gen: &mut Generator, bytes: u64, min_bs: u64) -> Vec<VerifyRead> {
+    let (mut out, mut seq, mut planned) = (Vec::new(), 0u64, 0u64);
+    loop {
+        let mut any = false;
+        while let Some(r) = gen.next() {
+            any = true;
+            if planned + min_bs.max(1) > bytes {
+                return out;
+            }
+            let seq_of = match r.ddir {
+                Ddir::Write => {
+                    seq += 1;
+                    seq
+                }
+                Ddir::Trim => crate::verify::TRIMMED,
+                _ => continue,
+            };
+            planned += r.len as u64;
+            out.push(VerifyRead {
+                file: r.file,
+                offset: r.offset,
+                len: r.len,
+                seq: seq_of,
+                trim: false,
+            });
+        }
+        if !any || !gen.another_pass() {
+            return out;
+        }
+        out.clear();
+        gen.restart();
+    }
+}
+
 /// (file, offset, length) of a replayed write.
 type ReplayedWrite = (u32, u64, u64);
 
@@ -273,6 +315,35 @@ mod tests {
         let log = &jv.logs()[0];
         let seqs: Vec<_> = (0..4).map(|b| log.get(b * 4096)).collect();
         assert_eq!(seqs, vec![Some(1), Some(2), Some(3), Some(4)]);
+    }
+
+    /// experimental_verify: writes are read back numbered in order, trims must read zeroes,
+    /// reads are left out; of several loops only the last pass is read back, and no more
+    /// bytes than the write phase moved.
+    #[test]
+    fn replayed_reads_follow_the_io_sequence() {
+        let mut j = job(RwMode::TrimWrite);
+        j.timing.loops = 2;
+        let plan = crate::files::plan(&j, true).unwrap();
+        let mut gen = crate::gen::generator(&j, &plan).unwrap();
+        let reads = replayed_reads(&mut gen.clone(), u64::MAX, 4096);
+        let seqs: Vec<u64> = reads.iter().map(|r| r.seq).collect();
+        let t = crate::verify::TRIMMED;
+        assert_eq!(
+            seqs,
+            vec![t, 5, t, 6, t, 7, t, 8],
+            "the second pass, trims and writes"
+        );
+        let first = replayed_reads(&mut gen, 3 * 4096, 4096);
+        assert_eq!(first.len(), 3, "{first:?}");
+        let mut mixed = job(RwMode::RandRw);
+        mixed.size = Some(SizeSpec::Bytes(64 * 4096));
+        let plan = crate::files::plan(&mixed, true).unwrap();
+        let mut gen = crate::gen::generator(&mixed, &plan).unwrap();
+        let reads = replayed_reads(&mut gen, u64::MAX, 4096);
+        let seqs: Vec<u64> = reads.iter().map(|r| r.seq).collect();
+        assert!(!seqs.is_empty() && seqs.len() < 64, "{}", seqs.len());
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::opengate::OpenGate;
 use crate::sys::{self, ThreadUsage};
 use crate::warn;
 use fiox_engine::{BufPool, EngineFile, IoEngine, MemSpec, OpenSpec, Pinned};
-use fiox_job::JobSpec;
+use fiox_job::{Ddir, JobSpec};
 use fiox_stats::{JobResult, Warning};
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -489,8 +489,9 @@ fn run_io(
     let mut gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
     let mut verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
-    if let Some(v) = &verify {
+    if let Some(v) = verify.as_mut() {
         result.warnings.extend(v.warnings(job));
+        v.enable_trim(job, gen.seeds());
     }
     // verify_only of a writing workload: no write phase, only the verify phase. Of a read
     // workload: the reads run as usual, each block checked as it is read (as fio does).
@@ -502,6 +503,9 @@ fn run_io(
     if verify_phase_only {
         crate::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?;
     }
+    // experimental_verify replays the I/O sequence: a copy of the generator as it starts.
+    let replay = (job.verify.experimental_verify && verify.is_some() && !verify_phase_only)
+        .then(|| gen.clone());
     let mut pool = buffer_pool(job, &mut filler)?;
     engine.register_buffers(&pool)?;
     // lockmem: pinned for as long as the job's I/O runs (dropped with this frame).
@@ -571,15 +575,39 @@ fn run_io(
         lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
-    run_phases(env, &mut lp, verify_phase_only, measure, result)
+    lp.blocks = block_infos(job, plan)?;
+    run_phases(env, &mut lp, verify_phase_only, replay, measure, result)
+}
+
+/// `block_error_percentiles`: the blocks of the job's one file, of the trim block size (fio
+/// fails a job whose file has none or more than 8192).
+fn block_infos(
+    job: &JobSpec,
+    plan: &FilePlan,
+) -> Result<Option<fiox_stats::blocks::BlockInfos>, RunError> {
+    let Some(f) = plan
+        .files
+        .first()
+        .filter(|_| job.stats.block_error_percentiles)
+    else {
+        return Ok(None);
+    };
+    fiox_stats::blocks::BlockInfos::new(f.size, job.bs.trim.min, f.offset)
+        .map(Some)
+        .map_err(|msg| RunError::Job {
+            job: job.name.clone(),
+            msg,
+        })
 }
 
 /// The I/O phase (none for a writing workload's `verify_only`), the verify state, the verify
-/// phase; then what they measured into `result`, and the job's error if any.
+/// phase; then what they measured into `result`, and the job's error if any. `replay`: the
+/// generator copy experimental_verify replays.
 fn run_phases(
     env: &JobEnv,
     lp: &mut IoLoop,
     verify_phase_only: bool,
+    replay: Option<crate::gen::Generator>,
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
@@ -595,6 +623,12 @@ fn run_phases(
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
+    if let (Some(mut g), Some(v)) = (replay, lp.verify.as_mut()) {
+        let done = &lp.acct.dirs;
+        let bytes = done[Ddir::Write.index()].io_bytes + done[Ddir::Trim.index()].io_bytes;
+        let min_bs = job.bs.write.min.min(job.bs.read.min).min(job.bs.trim.min);
+        v.set_replayed(crate::vstate::replayed_reads(&mut g, bytes, min_bs));
+    }
     let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
     let phase = crate::vphase::verify_phase(env, lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
@@ -603,6 +637,7 @@ fn run_phases(
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
+    result.block_infos = lp.blocks.take().map(|b| b.into_infos());
     if let Some(t) = &lp.lat_target {
         let s = job.lat_target;
         result.lat_target = Some((t.qd, s.target_ns, s.window_us, s.percentile));

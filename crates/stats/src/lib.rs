@@ -61,6 +61,7 @@
 
 pub mod acct;
 pub mod advice;
+pub mod blocks;
 pub mod disk;
 pub mod group;
 pub mod gzlog;

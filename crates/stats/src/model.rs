@@ -333,6 +333,8 @@ pub struct JobResult {
     pub page_cache: Option<PageCache>,
     /// `latency_target`: (final depth, target ns, window µs, percentile).
     pub lat_target: Option<(u32, u64, u64, f64)>,
+    /// `block_error_percentiles`: the job's blocks as fio encodes them (see [`crate::blocks`]).
+    pub block_infos: Option<Vec<u32>>,
     /// fio's steady state detection (`ss_dur` set): its window and verdict.
     pub steadystate: Option<SteadyResult>,
     /// Percentiles to print (0..=100) and whether each latency kind shows them.

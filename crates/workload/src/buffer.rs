@@ -4,8 +4,10 @@
 //! zeroes; `buffer_compress_percentage=P` with chunk C makes each chunk (100-P)% random and
 //! P% zero (or pattern) so the data compresses by about P%; `buffer_pattern` repeats the
 //! pattern bytes; `dedupe_percentage=D` makes D% of the buffers repeat another buffer's
-//! contents (fio's "repeat" dedupe mode). Random data is fio's: a seed per fill from the job's
-//! buffer stream, expanded with the golden-ratio hash over 4 interleaved lanes.
+//! contents: the last unique one (fio's "repeat" dedupe mode) or a page of a working set
+//! generated up front from the buffer streams (`dedupe_mode=working_set`, across jobs with
+//! `dedupe_global`). Random data is fio's: a seed per fill from the job's buffer stream,
+//! expanded with the golden-ratio hash over 4 interleaved lanes.
 //!
 //! When verification is on, the verify code owns write contents; this filler is not used then.
 
@@ -41,6 +43,10 @@ pub struct BufferFiller {
     prev: FRand,
     dedupe_pct: u64,
     dedupe_state: FRand,
+    /// `dedupe_mode=working_set`: the buffer-stream states a deduplicated buffer starts from
+    /// (empty in repeat mode), and the stream that picks one.
+    working_set: Vec<FRand>,
+    ws_index: FRand,
     scrambles: u64,
 }
 
@@ -48,15 +54,20 @@ impl BufferFiller {
     /// `seed`: the job's buffer stream seed; `from_seeds` takes it (and the dedupe stream's)
     /// from the generator's seeds, as fio does.
     pub fn new(spec: &BufferSpec, seed: u64) -> BufferFiller {
-        Self::with_streams(spec, seed, hash_u64(seed ^ 0x5eed))
+        Self::with_streams(spec, seed, hash_u64(seed ^ 0x5eed), hash_u64(seed ^ 0x5e7))
     }
 
     /// A filler seeded from a job's streams (`Generator::seeds()`).
     pub fn from_seeds(spec: &BufferSpec, seeds: &Seeds) -> BufferFiller {
-        Self::with_streams(spec, seeds.get(Stream::Buf), seeds.get(Stream::Dedupe))
+        Self::with_streams(
+            spec,
+            seeds.get(Stream::Buf),
+            seeds.get(Stream::Dedupe),
+            seeds.get(Stream::DedupeWorkingSet),
+        )
     }
 
-    fn with_streams(spec: &BufferSpec, seed: u64, dedupe_seed: u64) -> BufferFiller {
+    fn with_streams(spec: &BufferSpec, seed: u64, dedupe_seed: u64, ws_seed: u64) -> BufferFiller {
         let dedupe = spec.dedupe_percentage.min(100) as u64;
         // fio: 100% compressible means zeroes; any other percentage, or dedupe, implies
         // refill_buffers and per-chunk fills.
@@ -80,8 +91,63 @@ impl BufferFiller {
             prev: state,
             dedupe_pct: dedupe,
             dedupe_state: FRand::new(dedupe_seed, false),
+            working_set: Vec::new(),
+            ws_index: FRand::new(ws_seed, false),
             scrambles: 0,
         }
+    }
+
+    /// `dedupe_mode=working_set`: pregenerate the `pages` states deduplicated buffers start
+    /// from, as fio's `init_dedupe_working_set_seeds`: from the job's initial buffer state,
+    /// each page `min_write / chunk` seeds further on. `peers` (with `dedupe_global`): the
+    /// buffer-stream seeds of every job of the run, `index` this job's place among them; every
+    /// `pages / jobs` pages the stream switches to the next job's, so the jobs' working sets
+    /// hold each other's pages. Call after `with_min_write`.
+    pub fn with_working_set(mut self, pages: u64, peers: &[u64], index: usize) -> BufferFiller {
+        if self.dedupe_pct == 0 {
+            return self;
+        }
+        let advances = self.min_write / self.step_for(self.min_write).max(1);
+        let per_seed = (pages / peers.len().max(1) as u64).max(1);
+        let mut st = self.state;
+        let mut from = index;
+        // fio stores the first state even for a working set of no page.
+        let mut set = Vec::with_capacity(pages.max(1) as usize);
+        set.push(st);
+        for i in 1..pages {
+            for _ in 0..advances {
+                st.next_seed();
+            }
+            if !peers.is_empty() && i % per_seed == 0 {
+                from = (from + 1) % peers.len();
+                st = FRand::new(peers[from], false);
+            }
+            set.push(st);
+        }
+        self.working_set = set;
+        self
+    }
+
+    /// fio's fill unit of compressible/dedupe data: `min(min_write, chunk)`, either when the
+    /// other is 0, the whole buffer when both are.
+    fn step_for(&self, len: u64) -> u64 {
+        match (self.min_write, self.chunk) {
+            (0, 0) => len,
+            (0, c) | (c, 0) => c,
+            (m, c) => m.min(c),
+        }
+    }
+
+    /// The state a deduplicated buffer starts from: the last unique one's, or (working set) a
+    /// page drawn at random. fio draws from 0 to pages - 1, which for no page wraps to a draw
+    /// whose result is 0.
+    fn dedupe_source(&mut self) -> FRand {
+        if self.working_set.is_empty() {
+            return self.prev;
+        }
+        let n = self.working_set.len() as u64;
+        let i = self.ws_index.between(0, n - 1);
+        self.working_set[i.min(n - 1) as usize]
     }
 
     /// The write minimum block size; fio fills compressible data in chunks of
@@ -118,12 +184,7 @@ impl BufferFiller {
     /// fio's compress/dedupe fill: the whole buffer comes either from the buffer stream or
     /// (dedupe) from a copy of its previous state; each chunk takes the next seed.
     fn chunked_fill(&mut self, buf: &mut [u8], p: u64) {
-        let step = match (self.min_write, self.chunk) {
-            (0, 0) => buf.len() as u64,
-            (0, c) | (c, 0) => c,
-            (m, c) => m.min(c),
-        };
-        let step = step.max(1) as usize;
+        let step = self.step_for(buf.len() as u64).max(1) as usize;
         let repeat = match self.dedupe_pct {
             0 => false,
             100 => {
@@ -132,7 +193,11 @@ impl BufferFiller {
             }
             d => self.dedupe_state.between(1, 100) <= d,
         };
-        let mut rs = if repeat { self.prev } else { self.state };
+        let mut rs = if repeat {
+            self.dedupe_source()
+        } else {
+            self.state
+        };
         for chunk in buf.chunks_mut(step) {
             let seed = rs.next_seed();
             fill_compressible(chunk, seed, p, &self.pattern);
@@ -357,6 +422,64 @@ mod tests {
         assert_eq!(a, b);
         // fio reuses the same seed for every chunk at 100%: every 512-byte chunk is a duplicate.
         assert_eq!(a[..512], a[512..1024]);
+    }
+
+    /// dedupe_mode=working_set: every repeated buffer is one of the working set's pages, so
+    /// the distinct buffers are the unique fills plus at most the set's pages.
+    #[test]
+    fn working_set_repeats_only_its_pages() {
+        let mut s = spec();
+        s.dedupe_percentage = 50;
+        let seeds = Seeds::derive(0x89, 1, true, false);
+        let mut f = BufferFiller::from_seeds(&s, &seeds)
+            .with_min_write(4096)
+            .with_working_set(4, &[], 0);
+        assert_eq!(f.working_set.len(), 4);
+        // fio: page i starts min_write / chunk (4096 / 512) seeds after page i - 1.
+        let mut st = f.state;
+        for _ in 0..8 {
+            st.next_seed();
+        }
+        assert_eq!(f.working_set[1], st);
+        let mut page = |st: FRand| {
+            let mut b = vec![0u8; 4096];
+            let mut g = f.clone();
+            g.dedupe_pct = 0;
+            g.state = st;
+            g.fill(&mut b, true);
+            b
+        };
+        let pages: Vec<Vec<u8>> = f.working_set.clone().into_iter().map(&mut page).collect();
+        let mut buf = vec![0u8; 4096];
+        let (mut repeats, mut seen) = (0, std::collections::HashSet::new());
+        for _ in 0..400 {
+            f.fill(&mut buf, false);
+            if !seen.insert(buf.clone()) {
+                repeats += 1;
+                assert!(pages.contains(&buf), "a repeat that is no page of the set");
+            }
+        }
+        assert!(seen.len() <= 400 - repeats, "{}", seen.len());
+        assert!((150..=250).contains(&repeats), "{repeats} repeats of 400");
+    }
+
+    /// dedupe_global: every `pages / jobs` pages the set continues from the next job's stream.
+    #[test]
+    fn global_working_set_takes_pages_from_every_job() {
+        let mut s = spec();
+        s.dedupe_percentage = 20;
+        let f = BufferFiller::new(&s, 1)
+            .with_min_write(4096)
+            .with_working_set(6, &[11, 22, 33], 1);
+        let ws = &f.working_set;
+        assert_eq!(ws[0], f.state);
+        assert_eq!(ws[2], FRand::new(33, false), "job 1 continues with job 2");
+        assert_eq!(ws[4], FRand::new(11, false), "then wraps to job 0");
+        let mut after = ws[2];
+        for _ in 0..8 {
+            after.next_seed();
+        }
+        assert_eq!(ws[3], after);
     }
 
     #[test]

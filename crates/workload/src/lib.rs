@@ -19,12 +19,14 @@ mod ops;
 mod rand;
 mod randmap;
 mod seeds;
+mod trimpick;
 
 pub use buffer::BufferFiller;
 pub use error::WorkloadError;
 pub use files::split_size;
 pub use gen::{FileExtent, GenOptions, Generator, IoReq};
 pub use seeds::{Seeds, Stream, FIO_RANDSEED};
+pub use trimpick::TrimPicker;
 
 #[cfg(test)]
 mod tests;

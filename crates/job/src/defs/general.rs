@@ -140,6 +140,12 @@ pub(super) static OPTS: &[OptDef] = &[
         j.errors.exitall_on_error = v.bool()?;
         Ok(())
     }),
+    OptDef::new("error_dump", K::Bool, C::Process, "Print each I/O error the job survives", |j, v| {
+        j.errors.error_dump = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As fio: an error that stops the job is always printed; with error_dump=1, each error survived through continue_on_error/ignore_error is printed to stderr too, as it happens (`fiox: io_u error on file F: ...`)."),
     OptDef::new("continue_on_error", K::Choice(&["none", "read", "write", "io", "verify", "all", "0", "1"]), C::Process, "Keep going after non-fatal I/O errors of these kinds", |j, v| {
         j.errors.continue_on_error = match v.choice()?.as_str() {
             "none" | "0" => ContinueOnError::None,
@@ -422,6 +428,8 @@ mod tests {
         ("thread", "", Some(|j| j.thread)),
         ("exitall", "", Some(|j| j.errors.exitall)),
         ("exitall_on_error", "1", Some(|j| j.errors.exitall_on_error)),
+        ("error_dump", "1", Some(|j| j.errors.error_dump)),
+        ("error_dump", "maybe", None),
         (
             "continue_on_error",
             "io",

@@ -5,6 +5,12 @@ use crate::value;
 use crate::VerifyMethod;
 
 pub(super) static OPTS: &[OptDef] = &[
+    OptDef::new("block_error_percentiles", K::Bool, C::Stats, "Histogram of trims per block", |j, v| {
+        j.stats.block_error_percentiles = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio's block error histogram: every trim-sized block of the job's one file counts its trims and its state (unwritten, trimmed, or a failed trim or write); the report gives the percentiles (percentile_list) of the trim counts of the touched blocks and the blocks per state (`block lifetime percentiles`, JSON `block`). At most 8192 blocks. fio 3.33 aborts (an assertion) as soon as a block was trimmed; fiox reports what fio's code means to."),
     OptDef::new("percentile_list", K::Complex("p:p:p... (each 0..100, at most 20)"), C::Stats, "Latency percentiles to report", |j, v| {
         let mut list = Vec::new();
         for p in v.raw.split(':').map(str::trim).filter(|p| !p.is_empty()) {
@@ -204,6 +210,19 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .range(0, 1024),
+    OptDef::new("verify_async_cpus", K::Complex("cpu list, e.g. 0-3,6"), C::Verify, "CPUs the verify_async threads may run on", |j, v| {
+        j.verify.verify_async_cpus = Some(super::general::parse_cpu_list(v.raw)?);
+        Ok(())
+    })
+    .long("Comma-separated CPU numbers and ranges (`0-3,6`), as cpus_allowed; applies to the threads of verify_async (none without it)."),
+    OptDef::new("verifysort", K::Str, C::Verify, "Deprecated in fio (no effect)", |j, _| {
+        j.notes.push("Option verifysort is deprecated (fio ignores it)".into());
+        Ok(())
+    }),
+    OptDef::new("verifysort_nr", K::Str, C::Verify, "Deprecated in fio (no effect)", |j, _| {
+        j.notes.push("Option verifysort_nr is deprecated (fio ignores it)".into());
+        Ok(())
+    }),
     OptDef::new("verify_backlog", K::Int, C::Verify, "Verify after every N written blocks", |j, v| {
         j.verify.verify_backlog = v.u64()?;
         Ok(())
@@ -246,6 +265,35 @@ pub(super) static OPTS: &[OptDef] = &[
     .def("1"),
     OptDef::new("verify_state_load", K::Bool, C::Verify, "Load saved verify state before verifying", |j, v| {
         j.verify.verify_state_load = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("experimental_verify", K::Bool, C::Verify, "Verify by replaying the I/O sequence", |j, v| {
+        j.verify.experimental_verify = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As fio: the verify phase regenerates the job's I/O sequence from its seeds instead of keeping a log of the writes: each write is read back and must hold exactly that write (an overwritten block fails), each trim must read back as zeroes, reads are skipped; it stops once as many bytes were verified as the write phase wrote and trimmed. No verify_backlog then (fio keeps no log)."),
+    OptDef::new("trim_percentage", K::Int, C::Verify, "Share of verified writes to trim (discard)", |j, v| {
+        j.verify.trim_percentage = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .range(0, 100)
+    .long("fio's verify-trim: each write logged for verification is picked with this probability (the job's trim random stream); with trim_backlog the picked blocks are trimmed during the write phase, and the verify phase checks that they read back as zeroes (trim_verify_zero). As in fio 3.33, it needs a workload that trims (rw=trimwrite or randtrimwrite; fio aborts otherwise) and without trim_backlog nothing is trimmed."),
+    OptDef::new("trim_verify_zero", K::Bool, C::Verify, "Trimmed blocks must read back as zeroes", |j, v| {
+        j.verify.trim_verify_zero = v.bool()?;
+        Ok(())
+    })
+    .def("1")
+    .long("Off: trimmed blocks are dropped from verification instead."),
+    OptDef::new("trim_backlog", K::Size, C::Verify, "Trim the picked writes every N logged writes", |j, v| {
+        j.verify.trim_backlog = v.size()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("trim_backlog_batch", K::Int, C::Verify, "Trims per trim_backlog round", |j, v| {
+        j.verify.trim_backlog_batch = v.u64()?;
         Ok(())
     })
     .def("0"),
@@ -436,6 +484,49 @@ mod tests {
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),
+        (
+            "experimental_verify",
+            "1",
+            Some(|j| j.verify.experimental_verify),
+        ),
+        (
+            "trim_percentage",
+            "30",
+            Some(|j| j.verify.trim_percentage == 30),
+        ),
+        ("trim_percentage", "101", None),
+        (
+            "block_error_percentiles",
+            "1",
+            Some(|j| j.stats.block_error_percentiles),
+        ),
+        (
+            "trim_verify_zero",
+            "0",
+            Some(|j| !j.verify.trim_verify_zero),
+        ),
+        ("trim_backlog", "8", Some(|j| j.verify.trim_backlog == 8)),
+        (
+            "trim_backlog_batch",
+            "2",
+            Some(|j| j.verify.trim_backlog_batch == 2),
+        ),
+        (
+            "verify_async_cpus",
+            "0,2-3",
+            Some(|j| j.verify.verify_async_cpus == Some(vec![0, 2, 3])),
+        ),
+        ("verify_async_cpus", "x", None),
+        (
+            "verifysort",
+            "1",
+            Some(|j| j.notes[0].contains("verifysort is deprecated")),
+        ),
+        (
+            "verifysort_nr",
+            "8",
+            Some(|j| j.notes[0].contains("verifysort_nr is deprecated")),
+        ),
         (
             "verify_backlog",
             "1024",

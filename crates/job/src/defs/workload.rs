@@ -2,7 +2,7 @@
 
 use super::{Category as C, Kind as K, OptDef};
 use crate::value;
-use crate::{PerDir, RandomDistribution, RandomGenerator, RateProcess, Zone, ZoneMode};
+use crate::{DedupeMode, PerDir, RandomDistribution, RandomGenerator, RateProcess, Zone, ZoneMode};
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("randrepeat", K::Bool, C::Random, "Same random offsets on every run", |j, v| {
@@ -93,6 +93,27 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .range(0, 100),
+    OptDef::new("dedupe_mode", K::Choice(&["repeat", "working_set"]), C::Buffers, "What a deduplicated buffer repeats", |j, v| {
+        j.buffers.dedupe_mode = match v.choice()?.as_str() {
+            "working_set" => DedupeMode::WorkingSet,
+            _ => DedupeMode::Repeat,
+        };
+        Ok(())
+    })
+    .def("repeat")
+    .long("As fio: `repeat` repeats the last unique buffer; `working_set` repeats a page drawn at random from a working set of dedupe_working_set_percentage of `size` (which must be given), generated up front from the buffer stream."),
+    OptDef::new("dedupe_working_set_percentage", K::Int, C::Buffers, "Share of size the dedupe working set covers", |j, v| {
+        j.buffers.dedupe_working_set_percentage = v.u32()?;
+        Ok(())
+    })
+    .def("5")
+    .range(0, 100),
+    OptDef::new("dedupe_global", K::Bool, C::Buffers, "Share the dedupe working set across jobs", |j, v| {
+        j.buffers.dedupe_global = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("With dedupe_mode=working_set: the pages of the working set are taken in turn from the buffer streams of every job of the run, as fio does, so jobs repeat each other's data."),
     OptDef::new("rate", K::Complex("size/s[,size/s][,size/s]"), C::Rate, "Bandwidth cap in bytes/s, per direction", |j, v| {
         set_rates(&mut j.pacing.rate, v.raw, v.kb_base, true)
     })
@@ -587,6 +608,19 @@ mod tests {
             Some(|j| j.buffers.pattern == vec![2, 1]),
         ),
         ("buffer_pattern", "\"open", None),
+        (
+            "dedupe_mode",
+            "working_set",
+            Some(|j| j.buffers.dedupe_mode == DedupeMode::WorkingSet),
+        ),
+        ("dedupe_mode", "sometimes", None),
+        (
+            "dedupe_working_set_percentage",
+            "30",
+            Some(|j| j.buffers.dedupe_working_set_percentage == 30),
+        ),
+        ("dedupe_working_set_percentage", "101", None),
+        ("dedupe_global", "1", Some(|j| j.buffers.dedupe_global)),
         (
             "buffer_pattern",
             "'pattern.bin'",
