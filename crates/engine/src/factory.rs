@@ -3,14 +3,32 @@
 
 use fiox_job::spec::{IoSubmitMode, JobSpec};
 
+use crate::fileops::{FileOp, FileOpEngine};
 use crate::null::NullEngine;
 use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
 use crate::{EngineError, IoEngine};
 
 /// The engines fiox implements (`threads` is an alias of `guasi`).
 pub const ENGINES: &[&str] = &[
-    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null", "libaio", "io_uring", "posixaio",
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "mmap",
+    "null",
+    "libaio",
+    "io_uring",
+    "posixaio",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
 ];
+
+/// fio's file-operation engines: one measured operation per file (see `fileops.rs`).
+const FILE_OP_ENGINES: &[&str] = &["filecreate", "filestat", "filedelete"];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
 pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
@@ -23,11 +41,6 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "rdma",
     "cpuio",
     "e4defrag",
-    "falloc",
-    "ftruncate",
-    "filecreate",
-    "filestat",
-    "filedelete",
     "exec",
     "libhdfs",
     "mtd",
@@ -64,6 +77,17 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
 /// unsupported.
 pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
     if job.io_submit_mode == IoSubmitMode::Offload {
+        let name = job.ioengine.trim().to_ascii_lowercase();
+        if FILE_OP_ENGINES.contains(&name.as_str()) {
+            return Err(EngineError::Option {
+                engine: "offload",
+                option: "io_submit_mode",
+                reason: format!(
+                    "ioengine={name} does its work when a file is opened, not on submit \
+                     threads; use io_submit_mode=inline (the default)"
+                ),
+            });
+        }
         return Ok(Box::new(crate::offload::OffloadEngine::new(job)?));
     }
     build(job, true)
@@ -89,6 +113,11 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
         "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),
         "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
+        "falloc" => Box::new(crate::falloc::FallocEngine::new()),
+        "ftruncate" => Box::new(crate::ftruncate::FtruncateEngine::new()),
+        "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
+        "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
+        "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,

@@ -25,13 +25,17 @@
 //! (synchronous; `sync.rs`, `mmap.rs`), `vsync` (merges contiguous units into one readv),
 //! `null` (sync at iodepth=1, queued above, as fio's), `libaio` (raw syscalls, `libaio.rs`),
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
-//! [`guasi`]). [`sys`] has the file helpers the runner needs around them.
+//! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
+//! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 pub mod buf;
 mod factory;
+mod falloc;
+mod fileops;
+mod ftruncate;
 pub mod guasi;
 mod libaio;
 pub mod mem;
@@ -111,6 +115,20 @@ pub struct EngineFlags {
     /// The engine reads and writes at the fd's file position (lseek + read/write: sync,
     /// vsync), so two threads must not share an open file description.
     pub seeks: bool,
+    /// fio's file-operation engines (filecreate, filestat, filedelete; fio's FIO_NOSTATS):
+    /// the measured work is one [`IoEngine::file_op`] per file, done when the job opens the
+    /// file; the I/Os themselves complete at once and are counted without any latency.
+    pub file_ops: bool,
+}
+
+/// What [`IoEngine::file_op`] did.
+#[derive(Debug)]
+pub struct FileOpDone {
+    /// How long the operation's syscall took (the latency fio records for it).
+    pub ns: u64,
+    /// The file the operation created (filecreate), open, so the runner can mark it as
+    /// fiox's before closing it; None when the file was already there.
+    pub created: Option<std::fs::File>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -183,6 +201,15 @@ pub trait IoEngine: Send {
     /// registers it with the kernel). The pool must outlive the engine's use of it.
     fn register_buffers(&mut self, _pool: &BufPool) -> Result<(), EngineError> {
         Ok(())
+    }
+    /// `file_ops` engines: do the engine's operation on file `index` (create, stat or
+    /// delete it), as fio does when it opens the file; the runner records `ns` as the
+    /// operation's completion latency.
+    fn file_op(&mut self, _index: u32) -> Result<FileOpDone, EngineError> {
+        Err(EngineError::NotSupported(format!(
+            "file operations on {}",
+            self.name()
+        )))
     }
     /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit
     /// threads), so the runner can count their CPU time and context switches as the job's.

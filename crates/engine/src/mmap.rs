@@ -145,6 +145,7 @@ impl IoEngine for MmapEngine {
             sync: true,
             no_io: false,
             seeks: false,
+            file_ops: false,
         }
     }
 

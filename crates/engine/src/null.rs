@@ -42,6 +42,7 @@ impl IoEngine for NullEngine {
             sync: self.sync,
             no_io: true,
             seeks: false,
+            file_ops: false,
         }
     }
 

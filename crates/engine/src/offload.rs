@@ -206,6 +206,7 @@ impl OffloadEngine {
             sync: false,
             no_io: inner.no_io,
             seeks: false,
+            file_ops: false,
         };
         let ctx = Engines {
             seeks: inner.seeks,

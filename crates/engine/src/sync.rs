@@ -218,6 +218,7 @@ impl IoEngine for SyncEngine {
             sync: true,
             no_io: false,
             seeks: self.kind == SyncKind::Sync,
+            file_ops: false,
         }
     }
 

@@ -294,6 +294,8 @@ pub struct EngineOptions {
     pub force_async: u32,
     // libaio
     pub userspace_reap: bool,
+    // filestat
+    pub stat_type: StatType,
     // guasi (fiox's thread-pool engine)
     pub guasi_workers: Option<u32>,
     pub guasi_submit_offload: bool,
@@ -315,11 +317,31 @@ impl Default for EngineOptions {
             nonvectored: 0,
             force_async: 0,
             userspace_reap: false,
+            stat_type: StatType::Stat,
             guasi_workers: None,
             // guasi's point: submission never blocks (inline is for A/B runs).
             guasi_submit_offload: true,
             guasi_kick_each: false,
             guasi_reap_runs: false,
+        }
+    }
+}
+
+/// `stat_type=` of the filestat engine: which system call it measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatType {
+    Stat,
+    Lstat,
+    Statx,
+}
+
+impl StatType {
+    /// The system call's name (fio's option value).
+    pub fn syscall(self) -> &'static str {
+        match self {
+            StatType::Stat => "stat",
+            StatType::Lstat => "lstat",
+            StatType::Statx => "statx",
         }
     }
 }

@@ -140,6 +140,8 @@ pub struct IoLoop<'a> {
     pending: Vec<u32>,
     inflight: u32,
     events: Vec<Completion>,
+    /// fio's file-operation engines: the operation done at each open of a file.
+    pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
     pub(crate) gate: Option<crate::opengate::OpenGate>,
     /// What a new pass does to the files' page cache (`invalidate`, as fio).
@@ -249,6 +251,7 @@ impl<'a> IoLoop<'a> {
             pending: Vec::with_capacity(depth),
             inflight: 0,
             events: Vec::with_capacity(depth),
+            file_ops: None,
             gate: None,
             pass_cache: None,
             last_file: 0,
@@ -479,6 +482,9 @@ impl<'a> IoLoop<'a> {
         if self.gate.is_some() && !self.follow_opens(req.file) {
             return None;
         }
+        if self.file_ops.is_some() && !self.file_op(req.file) {
+            return None;
+        }
         self.last_file = req.file;
         let id = self.free.pop()?;
         self.prepare(id, req);
@@ -601,6 +607,22 @@ impl<'a> IoLoop<'a> {
             return false;
         }
         self.end.is_none()
+    }
+
+    /// fio's file-operation engines: the engine's operation when the generator opened `file`
+    /// since the last one. False when it failed (the job ends with its errno, as in fio).
+    fn file_op(&mut self, file: u32) -> bool {
+        let Some(ops) = self.file_ops.as_mut() else {
+            return true;
+        };
+        let path = self.paths.get(file as usize).map(String::as_str);
+        match ops.before_io(self.engine, &self.gen, file, path, &mut self.acct) {
+            Ok(()) => true,
+            Err((errno, msg)) => {
+                self.end.get_or_insert(EndReason::Error(errno, msg));
+                false
+            }
+        }
     }
 
     /// Wait until no unit for `file` is queued, in flight or waiting to be re-issued (fio

@@ -14,6 +14,7 @@ mod cache;
 mod clock;
 mod error;
 mod eta;
+mod fileop;
 mod files;
 mod flow;
 mod gen;

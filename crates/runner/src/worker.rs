@@ -143,6 +143,9 @@ fn execute(
     }
     let mut engine = fiox_engine::create(job)?;
     let flags = engine.flags();
+    if engine.name() == "filedelete" {
+        crate::owned::check_deletable(job, allow_all(env))?;
+    }
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
     // Stopped while laying out: the files may be incomplete, so do no I/O on them.
     // create_only: the setup was the whole job (fio marks the job done after file setup).
@@ -187,16 +190,36 @@ fn execute(
     let gate = lazy_open_gate(env, &mut opened, engine.as_mut(), flags.no_io)?;
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
-    let measure = Measure::of(job, flags.sync);
+    let mut measure = Measure::of(job, flags.sync);
+    // fio's file-operation engines time the operation on each file, not the I/Os.
+    let file_ops = flags
+        .file_ops
+        .then(|| crate::fileop::FileOps::new(job, opened.plan.files.len(), measure.lat));
+    if file_ops.is_some() {
+        measure = Measure {
+            slat: false,
+            clat: false,
+            lat: false,
+            bw: measure.bw,
+        };
+    }
     result.has_slat = measure.slat;
     let cache = crate::cache::Residency::begin(job, &opened.plan.files, flags.no_io);
-    let ran = run_io(env, engine.as_mut(), &opened, gate, measure, result);
+    let ran = run_io(
+        env,
+        engine.as_mut(),
+        &opened,
+        (gate, file_ops),
+        measure,
+        result,
+    );
     result.page_cache = cache.end(&opened.plan.files);
     result
         .warnings
         .extend(warn::page_cache_warning(job, result));
     ran?;
-    finish_files(job, &mut opened, flags.no_io, leftovers)
+    // filecreate is diskless but unlink=1 removes the files it created, as fio's does.
+    finish_files(job, &mut opened, flags.no_io && !flags.file_ops, leftovers)
 }
 
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
@@ -478,7 +501,7 @@ fn run_io(
     env: &JobEnv,
     engine: &mut dyn IoEngine,
     opened: &Opened,
-    gate: Option<OpenGate>,
+    (gate, file_ops): (Option<OpenGate>, Option<crate::fileop::FileOps>),
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
@@ -569,6 +592,7 @@ fn run_io(
         lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
+    lp.file_ops = file_ops;
     run_phases(env, &mut lp, verify_phase_only, measure, result)
 }
 

@@ -80,6 +80,17 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .engines(&["libaio"]),
+    OptDef::new("stat_type", K::Choice(&["stat", "lstat", "statx"]), C::Engine, "System call the filestat engine times", |j, v| {
+        j.engine.stat_type = match v.choice()?.as_str() {
+            "lstat" => crate::StatType::Lstat,
+            "statx" => crate::StatType::Statx,
+            _ => crate::StatType::Stat,
+        };
+        Ok(())
+    })
+    .engines(&["filestat"])
+    .def("stat")
+    .long("`stat` (stat(2), default), `lstat` (lstat(2): a symbolic link itself) or `statx` (statx(2) of every basic field, as fio asks)."),
     OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
@@ -137,6 +148,12 @@ mod tests {
         ("nonvectored", "2", None),
         ("force_async", "4", Some(|j| j.engine.force_async == 4)),
         ("userspace_reap", "", Some(|j| j.engine.userspace_reap)),
+        (
+            "stat_type",
+            "statx",
+            Some(|j| j.engine.stat_type == crate::StatType::Statx),
+        ),
+        ("stat_type", "fstat", None),
         (
             "guasi_workers",
             "8",

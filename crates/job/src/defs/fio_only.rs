@@ -301,12 +301,6 @@ pub static OPTS: &[OptDef] = &[
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
     known("softrandommap", K::Bool, C::Io),
-    known(
-        "stat_type",
-        K::Choice(&["stat", "lstat", "statx"]),
-        C::Engine,
-    )
-    .engines(&["filestat"]),
     known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),

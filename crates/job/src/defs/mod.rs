@@ -311,6 +311,17 @@ pub const ENGINES: &[(&str, &str)] = &[
     ("io_uring", "Linux io_uring"),
     ("posixaio", "POSIX aio_read/aio_write"),
     ("guasi", "fiox thread-pool engine (alias: threads)"),
+    (
+        "falloc",
+        "fallocate(2) per I/O: read keeps the size, write extends, trim punches",
+    ),
+    ("ftruncate", "ftruncate(2) to each write's offset"),
+    ("filecreate", "times open(2) with O_CREAT of each file"),
+    (
+        "filestat",
+        "times stat(2)/lstat(2)/statx(2) of each file (stat_type)",
+    ),
+    ("filedelete", "times unlink(2) of each file"),
 ];
 
 /// The fio engine fiox parses but cannot run yet that `name` names, if any.
