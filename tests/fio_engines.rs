@@ -1,0 +1,341 @@
+//! fio's special-purpose engines (falloc, ftruncate, filecreate, filestat, filedelete) run the
+//! same jobs as fio 3.33 and give the same counts, directions and files; and fio's own example
+//! job files that use them run under fiox (shrunk: a scratch directory instead of /scratch,
+//! fewer files, a shorter runtime).
+
+mod harness;
+
+use harness::*;
+use serde_json::Value;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Run `tool` (fiox or fio) with JSON output; fio prints an error line before its JSON when a
+/// job fails, so the report starts at the first `{`.
+fn run_json(tool: &str, cwd: &Path, args: &[&str]) -> (i32, Value) {
+    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
+    let o = Command::new(bin)
+        .current_dir(cwd)
+        .args(args)
+        .arg("--output-format=json")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let at = out.find('{').unwrap_or(0);
+    let v = serde_json::from_str(&out[at..]).unwrap_or_else(|e| {
+        panic!(
+            "{tool} JSON ({e}): {out}\nstderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o.status.code().unwrap_or(-1), v)
+}
+
+/// The tools to compare: fiox always, fio when installed.
+fn tools() -> Vec<&'static str> {
+    if fio_available() {
+        vec!["fiox", "fio"]
+    } else {
+        eprintln!("fio not installed: checking fiox alone");
+        vec!["fiox"]
+    }
+}
+
+/// One line of a [`summary`]: a name and four counts.
+type Line = (String, u64, u64, u64, u64);
+
+/// What must agree between fio and fiox for one job: error, and per direction the I/O count,
+/// bytes and how many completion / total latencies were recorded.
+fn summary(v: &Value) -> Vec<Line> {
+    let j = &v["jobs"][0];
+    let mut out = vec![("error".into(), j["error"].as_u64().unwrap_or(99), 0, 0, 0)];
+    for d in ["read", "write", "trim"] {
+        let x = &j[d];
+        out.push((
+            d.into(),
+            x["total_ios"].as_u64().unwrap_or(0),
+            x["io_bytes"].as_u64().unwrap_or(0),
+            x["clat_ns"]["N"].as_u64().unwrap_or(0),
+            x["lat_ns"]["N"].as_u64().unwrap_or(0),
+        ));
+    }
+    out
+}
+
+/// Size and allocated 512-byte blocks of every file in `dir`, by name.
+fn files_of(dir: &Path) -> Vec<(String, u64, u64)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                m.len(),
+                m.blocks(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Run `jobs` (argument lists without the directory) with each tool in a fresh directory;
+/// the summaries and the files left must agree.
+fn compare(tag: &str, jobs: &[&[&str]]) -> Vec<(Vec<Line>, i32)> {
+    let mut seen: Vec<(String, Vec<_>, Vec<_>)> = Vec::new();
+    let mut ours = Vec::new();
+    for tool in tools() {
+        let dir = TempDir::new(&format!("{tag}-{tool}"));
+        let dflag = format!("--directory={}", dir.path().display());
+        let mut sums = Vec::new();
+        for job in jobs {
+            let mut args = vec![dflag.as_str()];
+            args.extend_from_slice(job);
+            let (code, v) = run_json(tool, dir.path(), &args);
+            sums.push(summary(&v));
+            if tool == "fiox" {
+                ours.push((summary(&v), code));
+            }
+        }
+        seen.push((tool.to_string(), sums, files_of(dir.path())));
+    }
+    if let [(_, a, fa), (_, b, fb)] = &seen[..] {
+        assert_eq!(a, b, "{tag}: fiox (left) vs fio (right)");
+        assert_eq!(fa, fb, "{tag}: files left, fiox (left) vs fio (right)");
+    }
+    ours
+}
+
+/// falloc: writes allocate and extend, trims punch holes, reads allocate keeping the size.
+#[test]
+fn falloc_runs_like_fio() {
+    let ours = compare(
+        "falloc",
+        &[
+            &[
+                "--name=w",
+                "--ioengine=falloc",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=1m",
+            ],
+            &[
+                "--name=t",
+                "--ioengine=falloc",
+                "--rw=randtrim",
+                "--bs=8k",
+                "--size=512k",
+            ],
+            &[
+                "--name=r",
+                "--ioengine=falloc",
+                "--rw=read",
+                "--bs=64k",
+                "--size=1m",
+            ],
+            &[
+                "--name=w",
+                "--ioengine=falloc",
+                "--rw=randtrim",
+                "--bs=4k",
+                "--size=1m",
+                "--number_ios=64",
+            ],
+        ],
+    );
+    assert_eq!(ours[0].0[2].1, 256, "256 fallocate writes");
+    assert!(ours.iter().all(|(s, code)| s[0].1 == 0 && *code == 0));
+}
+
+/// ftruncate: every write truncates to its offset; a read fails with EINVAL, as in fio.
+#[test]
+fn ftruncate_runs_like_fio() {
+    let ours = compare(
+        "ftrunc",
+        &[
+            &[
+                "--name=g",
+                "--ioengine=ftruncate",
+                "--rw=write",
+                "--bs=4k",
+                "--size=1m",
+            ],
+            &[
+                "--name=r",
+                "--ioengine=ftruncate",
+                "--rw=randwrite",
+                "--norandommap",
+                "--bs=4k",
+                "--size=1m",
+            ],
+            &[
+                "--name=x",
+                "--ioengine=ftruncate",
+                "--rw=read",
+                "--bs=4k",
+                "--size=64k",
+            ],
+        ],
+    );
+    assert_eq!(ours[0].0[2].1, 256);
+    assert_eq!(ours[2].0[0].1, 22, "reads fail with EINVAL");
+    assert_ne!(ours[2].1, 0);
+}
+
+/// filecreate: one open(O_CREAT) per file, timed as the read direction's clat (lat is not
+/// recorded); each file's blocks count as I/Os that move nothing, and the files stay empty.
+#[test]
+fn filecreate_runs_like_fio() {
+    let ours = compare(
+        "fcreate",
+        &[
+            &[
+                "--name=c",
+                "--ioengine=filecreate",
+                "--create_on_open=1",
+                "--nrfiles=40",
+                "--filesize=8k",
+                "--bs=4k",
+                "--openfiles=1",
+                "--fallocate=none",
+            ],
+            &[
+                "--name=w",
+                "--ioengine=filecreate",
+                "--rw=randwrite",
+                "--nrfiles=10",
+                "--filesize=4k",
+            ],
+        ],
+    );
+    assert_eq!(ours[0].0[1], ("read".into(), 80, 80 * 4096, 40, 0));
+    assert_eq!(ours[1].0[2], ("write".into(), 10, 10 * 4096, 10, 0));
+}
+
+/// filestat (each stat_type) and filedelete: one timed call per file on files laid out at
+/// setup; filedelete leaves nothing.
+#[test]
+fn filestat_and_filedelete_run_like_fio() {
+    let base = ["--nrfiles=20", "--filesize=8k"];
+    let job = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["--name=s"];
+        v.extend_from_slice(&base);
+        v.extend_from_slice(extra);
+        v
+    };
+    let stat = job(&["--ioengine=filestat"]);
+    let lstat = job(&["--ioengine=filestat", "--stat_type=lstat", "--rw=randwrite"]);
+    let statx = job(&["--ioengine=filestat", "--stat_type=statx"]);
+    let delete = job(&["--ioengine=filedelete", "--unlink=0"]);
+    let ours = compare("fstat", &[&stat, &lstat, &statx, &delete]);
+    assert_eq!(ours[0].0[1], ("read".into(), 40, 20 * 8192, 20, 0));
+    assert_eq!(ours[1].0[2], ("write".into(), 40, 20 * 8192, 20, 0));
+    assert_eq!(ours[3].0[1], ("read".into(), 40, 20 * 8192, 20, 0));
+}
+
+/// filedelete never deletes a file fiox did not create, unless allowed.
+#[test]
+fn filedelete_keeps_files_fiox_did_not_create() {
+    let dir = TempDir::new("fdel-user");
+    let user = dir.path().join("d.0.0");
+    std::fs::write(&user, b"mine").unwrap();
+    let d = format!("--directory={}", dir.path().display());
+    let args = [
+        "--name=d",
+        d.as_str(),
+        "--ioengine=filedelete",
+        "--filesize=4k",
+    ];
+    let r = fiox(&args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("would delete") && r.stderr.contains("--allow-destructive"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&user).unwrap(), b"mine", "untouched");
+    let mut allowed = args.to_vec();
+    allowed.push("--allow-destructive");
+    let r = fiox(&allowed);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!user.exists());
+    let r = fiox(&[
+        "--readonly",
+        "--name=d",
+        d.as_str(),
+        "--ioengine=filedelete",
+    ]);
+    assert!(
+        r.stderr.contains("filedelete removes its files"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// fio's example job files for these engines run under fiox: the same sections, with a
+/// scratch directory for /scratch, fewer files and less time (`shrink`).
+#[test]
+fn fio_examples_of_these_engines_run() {
+    let Some(dir) = examples_dir() else {
+        eprintln!("skipped: fio's examples not found (set FIO_SRC to a fio source tree)");
+        return;
+    };
+    for name in [
+        "falloc.fio",
+        "ftruncate.fio",
+        "filecreate-ioengine.fio",
+        "filestat-ioengine.fio",
+        "filedelete-ioengine.fio",
+    ] {
+        let scratch = TempDir::under(Path::new("/var/tmp"), "example");
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        let job = scratch.path().join(name);
+        std::fs::write(&job, shrink(&text, scratch.path())).unwrap();
+        let r = fiox_in(
+            scratch.path(),
+            &[job.to_str().unwrap(), "--output-format=json"],
+        );
+        assert_eq!(r.code, 0, "{name}: {}", r.stderr);
+        assert!(r.stderr.is_empty(), "{name}: quiet stderr: {}", r.stderr);
+        let v = r.json();
+        for j in v["jobs"].as_array().unwrap() {
+            let ios: u64 = ["read", "write", "trim"]
+                .iter()
+                .map(|d| j[d]["total_ios"].as_u64().unwrap())
+                .sum();
+            assert!(ios > 0, "{name}: job {} did I/O", j["jobname"]);
+            assert_eq!(j["error"], 0, "{name}");
+        }
+    }
+}
+
+fn examples_dir() -> Option<std::path::PathBuf> {
+    let d = std::env::var_os("FIO_SRC")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "/work/fio-src".into())
+        .join("examples");
+    d.is_dir().then_some(d)
+}
+
+/// An example made small: /scratch becomes `dir`, sizes, file counts and runtimes shrink.
+fn shrink(text: &str, dir: &Path) -> String {
+    text.lines()
+        .map(|l| {
+            let l = l.trim();
+            match l.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+                Some(("directory", _)) => format!("directory={}", dir.display()),
+                Some(("size" | "filesize", v)) if v.contains('M') || v.contains("k ;") => {
+                    format!("{}=4m", l.split('=').next().unwrap_or("size"))
+                }
+                Some(("nrfiles", _)) => "nrfiles=50".into(),
+                Some(("runtime", _)) => "runtime=1".into(),
+                Some(("numjobs", _)) => "numjobs=1".into(),
+                _ => l.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
