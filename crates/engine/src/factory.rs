@@ -25,10 +25,12 @@ pub const ENGINES: &[&str] = &[
     "filecreate",
     "filestat",
     "filedelete",
+    "cpuio",
 ];
 
-/// fio's file-operation engines: one measured operation per file (see `fileops.rs`).
-const FILE_OP_ENGINES: &[&str] = &["filecreate", "filestat", "filedelete"];
+/// Engines that need the job's own thread (their work is tied to opens, or they set the
+/// job's thinktime), so io_submit_mode=offload cannot wrap them.
+const INLINE_ONLY: &[&str] = &["filecreate", "filestat", "filedelete", "cpuio"];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
 pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
@@ -78,12 +80,12 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
 pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
     if job.io_submit_mode == IoSubmitMode::Offload {
         let name = job.ioengine.trim().to_ascii_lowercase();
-        if FILE_OP_ENGINES.contains(&name.as_str()) {
+        if INLINE_ONLY.contains(&name.as_str()) {
             return Err(EngineError::Option {
                 engine: "offload",
                 option: "io_submit_mode",
                 reason: format!(
-                    "ioengine={name} does its work when a file is opened, not on submit \
+                    "ioengine={name} works on the job's own thread, not on submit \
                      threads; use io_submit_mode=inline (the default)"
                 ),
             });
@@ -118,6 +120,7 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
         "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
+        "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,
@@ -152,7 +155,9 @@ mod tests {
     #[test]
     fn every_listed_engine_is_built_under_its_name() {
         for &name in ENGINES {
-            let e = create(&job(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut j = job(name);
+            j.engine.cpuload = 50;
+            let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);
         }

@@ -99,6 +99,7 @@ impl IoEngine for FileOpEngine {
             no_io: self.op == FileOp::Create,
             seeks: false,
             file_ops: true,
+            zero_bytes: false,
         }
     }
 

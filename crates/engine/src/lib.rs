@@ -26,12 +26,14 @@
 //! `null` (sync at iodepth=1, queued above, as fio's), `libaio` (raw syscalls, `libaio.rs`),
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
-//! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`). [`sys`] has the file helpers the runner needs around them.
+//! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
+//! `cpuio` (burns CPU instead of doing I/O). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 pub mod buf;
+mod cpuio;
 mod factory;
 mod falloc;
 mod fileops;
@@ -119,6 +121,8 @@ pub struct EngineFlags {
     /// the measured work is one [`IoEngine::file_op`] per file, done when the job opens the
     /// file; the I/Os themselves complete at once and are counted without any latency.
     pub file_ops: bool,
+    /// fio's FIO_NOIO (cpuio): a unit moves no data, so it counts as an I/O of 0 bytes.
+    pub zero_bytes: bool,
 }
 
 /// What [`IoEngine::file_op`] did.
@@ -210,6 +214,11 @@ pub trait IoEngine: Send {
             "file operations on {}",
             self.name()
         )))
+    }
+    /// An engine that sets the job's thinktime itself (cpuio: the sleep after each burn that
+    /// makes the load `cpuload` percent); asked again before every I/O, as it may change.
+    fn thinktime(&self) -> Option<std::time::Duration> {
+        None
     }
     /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit
     /// threads), so the runner can count their CPU time and context switches as the job's.

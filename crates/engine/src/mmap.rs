@@ -146,6 +146,7 @@ impl IoEngine for MmapEngine {
             no_io: false,
             seeks: false,
             file_ops: false,
+            zero_bytes: false,
         }
     }
 

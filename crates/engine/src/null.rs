@@ -43,6 +43,7 @@ impl IoEngine for NullEngine {
             no_io: true,
             seeks: false,
             file_ops: false,
+            zero_bytes: false,
         }
     }
 

@@ -207,6 +207,7 @@ impl OffloadEngine {
             no_io: inner.no_io,
             seeks: false,
             file_ops: false,
+            zero_bytes: false,
         };
         let ctx = Engines {
             seeks: inner.seeks,

@@ -219,6 +219,7 @@ impl IoEngine for SyncEngine {
             no_io: false,
             seeks: self.kind == SyncKind::Sync,
             file_ops: false,
+            zero_bytes: false,
         }
     }
 

@@ -423,6 +423,14 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.pacing.thinktime_spin > job.pacing.thinktime {
         job.pacing.thinktime_spin = job.pacing.thinktime;
     }
+    if job.ioengine.trim().eq_ignore_ascii_case("cpuio") {
+        // fio's cpuio moves no data, so no byte count ever ends it: it runs until its runtime
+        // is over (or forever), on one file (fio sets nr_files = open_files = 1).
+        job.timing.time_based = true;
+        job.files.nrfiles = 1;
+        job.files.openfiles = 1;
+        job.size.get_or_insert(crate::SizeSpec::Bytes(1 << 20));
+    }
     let name = job.name.clone();
     for p in [
         &mut job.logs.write_bw_log,

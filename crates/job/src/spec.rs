@@ -296,6 +296,14 @@ pub struct EngineOptions {
     pub userspace_reap: bool,
     // filestat
     pub stat_type: StatType,
+    // cpuio
+    /// Percent of one CPU to burn (0: not set, which cpuio refuses as fio does).
+    pub cpuload: u32,
+    /// Length of one burn cycle in microseconds.
+    pub cpuchunks: u32,
+    /// `cpumode=qsort` (else noop: spin).
+    pub cpumode_qsort: bool,
+    pub exit_on_io_done: bool,
     // guasi (fiox's thread-pool engine)
     pub guasi_workers: Option<u32>,
     pub guasi_submit_offload: bool,
@@ -318,6 +326,10 @@ impl Default for EngineOptions {
             force_async: 0,
             userspace_reap: false,
             stat_type: StatType::Stat,
+            cpuload: 0,
+            cpuchunks: 50_000,
+            cpumode_qsort: false,
+            exit_on_io_done: false,
             guasi_workers: None,
             // guasi's point: submission never blocks (inline is for A/B runs).
             guasi_submit_offload: true,

@@ -140,6 +140,12 @@ pub struct IoLoop<'a> {
     pending: Vec<u32>,
     inflight: u32,
     events: Vec<Completion>,
+    /// The engine moves no data (cpuio, fio's FIO_NOIO): its I/Os count 0 bytes.
+    zero_bytes: bool,
+    /// The engine sets the thinktime itself (cpuio), asked before every I/O.
+    engine_think: bool,
+    /// cpuio's `exit_on_io_done`: true once every I/O job of the run has finished.
+    pub(crate) io_jobs_done: Option<Box<dyn Fn() -> bool + 'a>>,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -201,7 +207,12 @@ impl<'a> IoLoop<'a> {
         let fake_io = engine.flags().no_io;
         let helpers = engine.helper_threads();
         let mut pacer = Pacer::new(job);
+        let engine_think = engine.thinktime();
+        if let Some(t) = engine_think {
+            pacer.engine_think(t);
+        }
         pacer.restart(0);
+        let zero_bytes = engine.flags().zero_bytes;
         IoLoop {
             job,
             engine,
@@ -219,7 +230,7 @@ impl<'a> IoLoop<'a> {
             log_io: logs.wants_io_samples(),
             logs,
             windows,
-            paced: pacer.active(),
+            paced: pacer.active() || engine_think.is_some(),
             copy_lat,
             pacer,
             ramp_done: limits.ramp_ns.is_none(),
@@ -251,6 +262,9 @@ impl<'a> IoLoop<'a> {
             pending: Vec::with_capacity(depth),
             inflight: 0,
             events: Vec::with_capacity(depth),
+            zero_bytes,
+            engine_think: engine_think.is_some(),
+            io_jobs_done: None,
             file_ops: None,
             gate: None,
             pass_cache: None,
@@ -451,6 +465,11 @@ impl<'a> IoLoop<'a> {
             return self.next_verify_read();
         }
         if self.exhausted {
+            return None;
+        }
+        if self.io_jobs_done.as_ref().is_some_and(|done| done()) {
+            // cpuio's exit_on_io_done: the job is done, as fio sets td->done.
+            self.exhausted = true;
             return None;
         }
         if self.replay.is_some() {
@@ -712,6 +731,11 @@ impl<'a> IoLoop<'a> {
             // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
             self.quiesce();
             pacing::wait_until(self.clock.instant_at(at), self.stop);
+        }
+        if self.engine_think {
+            if let Some(t) = self.engine.thinktime() {
+                self.pacer.engine_think(t);
+            }
         }
         if let Some((spin, sleep)) = self.pacer.think_after(1) {
             self.quiesce();
@@ -998,7 +1022,8 @@ impl<'a> IoLoop<'a> {
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
-        d.io_bytes += s.len as u64;
+        let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
+        d.io_bytes += bytes;
         d.total_ios += 1;
         let m = self.measure;
         if m.timed() {
@@ -1022,7 +1047,7 @@ impl<'a> IoLoop<'a> {
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
-        self.after_io(di, s.len as u64, now);
+        self.after_io(di, bytes, now);
     }
 
     /// Record a completed write in the verify log, or check a read-only job's block.

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub struct JobEnv<'a> {
     pub job: &'a JobSpec,
     pub progress: &'a Progress,
+    /// Every job of the run and its progress (cpuio's exit_on_io_done watches them).
+    pub run: (&'a [JobSpec], &'a [Progress]),
     pub stop: &'a AtomicBool,
     /// Print fio's informational lines ("Laying out IO file ...") through `info`.
     pub messages: bool,
@@ -593,6 +595,17 @@ fn run_io(
     }
     lp.gate = gate;
     lp.file_ops = file_ops;
+    if crate::cpuload::is_cpuio(job) {
+        if env.messages {
+            env.info.say(&crate::cpuload::start_line(job));
+        }
+        if job.engine.exit_on_io_done {
+            let (jobs, progress) = env.run;
+            lp.io_jobs_done = Some(Box::new(move || {
+                crate::cpuload::io_jobs_done(jobs, progress)
+            }));
+        }
+    }
     run_phases(env, &mut lp, verify_phase_only, measure, result)
 }
 

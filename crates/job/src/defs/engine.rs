@@ -91,6 +91,32 @@ pub(super) static OPTS: &[OptDef] = &[
     .engines(&["filestat"])
     .def("stat")
     .long("`stat` (stat(2), default), `lstat` (lstat(2): a symbolic link itself) or `statx` (statx(2) of every basic field, as fio asks)."),
+    OptDef::new("cpuload", K::Int, C::Engine, "Percent of one CPU the cpuio engine burns", |j, v| {
+        j.engine.cpuload = v.u32()?;
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .long("Required with cpuio (fio refuses a cpuio job without it); above 100 counts as 100. Each I/O burns `cpuchunks` microseconds, then the job sleeps long enough to make the load this percentage."),
+    OptDef::new("cpuchunks", K::Int, C::Engine, "Length of one cpuio burn cycle in microseconds", |j, v| {
+        j.engine.cpuchunks = v.u32()?;
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .def("50000"),
+    OptDef::new("cpumode", K::Choice(&["noop", "qsort"]), C::Engine, "How cpuio burns CPU", |j, v| {
+        j.engine.cpumode_qsort = v.choice()? == "qsort";
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .def("noop")
+    .long("`noop` spins for `cpuchunks` microseconds per I/O; `qsort` sorts 256 Ki integers four ways per I/O (as fio) and sets the sleep from how long that took."),
+    OptDef::new("exit_on_io_done", K::Bool, C::Engine, "End the cpuio job when every I/O job has finished", |j, v| {
+        j.engine.exit_on_io_done = v.bool()?;
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .def("0")
+    .long("As fio: jobs of later groups count as not finished; with no I/O job at all the cpuio job runs to its own end."),
     OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
@@ -154,6 +180,12 @@ mod tests {
             Some(|j| j.engine.stat_type == crate::StatType::Statx),
         ),
         ("stat_type", "fstat", None),
+        ("cpuload", "50", Some(|j| j.engine.cpuload == 50)),
+        ("cpuload", "x", None),
+        ("cpuchunks", "1000", Some(|j| j.engine.cpuchunks == 1000)),
+        ("cpumode", "qsort", Some(|j| j.engine.cpumode_qsort)),
+        ("cpumode", "spin", None),
+        ("exit_on_io_done", "1", Some(|j| j.engine.exit_on_io_done)),
         (
             "guasi_workers",
             "8",

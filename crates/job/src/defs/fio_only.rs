@@ -152,9 +152,6 @@ pub static OPTS: &[OptDef] = &[
         .engines(&["io_uring", "io_uring_cmd", "libaio"]),
     known("conf", K::Str, C::Engine).engines(&["rados"]),
     known("cont", K::Str, C::Engine).engines(&["dfs"]),
-    known("cpuchunks", K::Int, C::Engine).engines(&["cpuio"]),
-    known("cpuload", K::Int, C::Engine).engines(&["cpuio"]),
-    known("cpumode", K::Choice(&["noop", "qsort"]), C::Engine).engines(&["cpuio"]),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
     known("dedupe_global", K::Bool, C::Io),
     known("dedupe_mode", K::Choice(&["repeat", "working_set"]), C::Io),
@@ -168,7 +165,6 @@ pub static OPTS: &[OptDef] = &[
     known("disk_util", K::Bool, C::Stats),
     known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
     known("error_dump", K::Bool, C::General),
-    known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
     known(
         "exit_what",
         K::Choice(&["group", "stonewall", "all"]),

@@ -322,6 +322,10 @@ pub const ENGINES: &[(&str, &str)] = &[
         "times stat(2)/lstat(2)/statx(2) of each file (stat_type)",
     ),
     ("filedelete", "times unlink(2) of each file"),
+    (
+        "cpuio",
+        "burns CPU (cpuload percent of one CPU) instead of doing I/O",
+    ),
 ];
 
 /// The fio engine fiox parses but cannot run yet that `name` names, if any.

@@ -5,7 +5,6 @@
 /// fio engines fiox parses but cannot run yet (names as fio spells them).
 pub const ENGINES: &[&str] = &[
     "cpp_null",
-    "cpuio",
     "dev-dax",
     "dircreate",
     "dirdelete",
