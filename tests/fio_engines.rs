@@ -275,6 +275,119 @@ fn filedelete_keeps_files_fiox_did_not_create() {
     );
 }
 
+/// What a cpuio job reports that must agree with fio: error, and per direction bytes and
+/// whether I/Os, clat and lat were recorded (and whether their counts agree).
+fn cpu_shape(v: &Value) -> Vec<(String, u64, bool, bool)> {
+    let j = &v["jobs"][0];
+    let mut out = vec![(
+        "error".into(),
+        j["error"].as_u64().unwrap_or(99),
+        false,
+        false,
+    )];
+    for d in ["read", "write", "trim"] {
+        let n = j[d]["total_ios"].as_u64().unwrap_or(0);
+        out.push((
+            d.into(),
+            j[d]["io_bytes"].as_u64().unwrap_or(99),
+            n > 0,
+            j[d]["clat_ns"]["N"].as_u64() == Some(n) && j[d]["lat_ns"]["N"].as_u64() == Some(n),
+        ));
+    }
+    out
+}
+
+/// cpuio: I/Os of 0 bytes whose latency is the burn, in both modes; cpuload is required;
+/// fio's start line is printed.
+#[test]
+fn cpuio_runs_like_fio() {
+    let dir = TempDir::new("cpuio");
+    for mode in ["noop", "qsort"] {
+        let m = format!("--cpumode={mode}");
+        let args = [
+            "--name=c",
+            "--ioengine=cpuio",
+            "--cpuload=50",
+            "--cpuchunks=20000",
+            m.as_str(),
+            "--runtime=1",
+        ];
+        let mut shapes = Vec::new();
+        for tool in tools() {
+            let (code, v) = run_json(tool, dir.path(), &args);
+            assert_eq!(code, 0, "{tool} {mode}");
+            shapes.push(cpu_shape(&v));
+        }
+        let want = vec![
+            ("error".to_string(), 0, false, false),
+            ("read".to_string(), 0, true, true),
+            ("write".to_string(), 0, false, true),
+            ("trim".to_string(), 0, false, true),
+        ];
+        for s in &shapes {
+            assert_eq!(s, &want, "{mode}");
+        }
+        let r = fiox(&args);
+        assert!(
+            r.stdout.contains(&format!(
+                "c ({mode}): ioengine=cpuio, cpuload=50, cpucycle=20000\n"
+            )),
+            "{}",
+            r.stdout
+        );
+        assert!(!r.stdout.contains("Disk stats"), "diskless: {}", r.stdout);
+    }
+    for tool in tools() {
+        let (code, v) = run_json(
+            tool,
+            dir.path(),
+            &["--name=c", "--ioengine=cpuio", "--runtime=1"],
+        );
+        assert_ne!(code, 0, "{tool}: no cpuload");
+        assert_eq!(v["jobs"][0]["error"], 22, "{tool}");
+    }
+}
+
+/// exit_on_io_done: the cpuio job (no runtime) ends when the I/O job is done.
+#[test]
+fn cpuio_exit_on_io_done_ends_with_the_io_jobs() {
+    for tool in tools() {
+        let dir = TempDir::new("cpuio-exit");
+        let job = dir.path().join("j.fio");
+        let text = format!(
+            "[c]\nioengine=cpuio\ncpuload=20\ncpuchunks=2000\nexit_on_io_done=1\n\
+             [w]\nrw=write\nsize=1m\nrate=2m\ndirectory={}\n",
+            dir.path().display()
+        );
+        std::fs::write(&job, text).unwrap();
+        // Without exit_on_io_done the cpuio job would run until killed: the timeout is a
+        // guard against a hang, not a timing check.
+        let (code, v) = run_json_timeout(tool, dir.path(), &[job.to_str().unwrap()], 60);
+        assert_eq!(code, 0, "{tool}");
+        let jobs = v["jobs"].as_array().unwrap();
+        assert!(jobs[0]["read"]["total_ios"].as_u64().unwrap() > 0, "{tool}");
+        assert_eq!(jobs[1]["write"]["total_ios"], 256, "{tool}");
+    }
+}
+
+/// [`run_json`] that kills the tool after `secs` (a hang fails the test instead of stalling).
+fn run_json_timeout(tool: &str, cwd: &Path, args: &[&str], secs: u32) -> (i32, Value) {
+    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
+    let o = Command::new("timeout")
+        .arg(secs.to_string())
+        .arg(bin)
+        .current_dir(cwd)
+        .args(args)
+        .arg("--output-format=json")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let at = out.find('{').unwrap_or(0);
+    let v = serde_json::from_str(&out[at..]).unwrap_or_else(|e| panic!("{tool} JSON ({e}): {out}"));
+    (o.status.code().unwrap_or(-1), v)
+}
+
 /// fio's example job files for these engines run under fiox: the same sections, with a
 /// scratch directory for /scratch, fewer files and less time (`shrink`).
 #[test]
@@ -289,6 +402,7 @@ fn fio_examples_of_these_engines_run() {
         "filecreate-ioengine.fio",
         "filestat-ioengine.fio",
         "filedelete-ioengine.fio",
+        "cpuio.fio",
     ] {
         let scratch = TempDir::under(Path::new("/var/tmp"), "example");
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
