@@ -370,6 +370,67 @@ fn cpuio_exit_on_io_done_ends_with_the_io_jobs() {
     }
 }
 
+/// exec: the program runs with fio's %r/%n expanded, its output in NAME.stdout, and the job's
+/// I/Os are 0-byte ticks; a program still running at the end is stopped (SIGTERM past the
+/// runtime, SIGKILL when the job ends); a missing `program` is an error, as in fio.
+#[test]
+fn exec_runs_like_fio() {
+    for tool in tools() {
+        let dir = TempDir::new("exec");
+        let args = [
+            "--name=e",
+            "--ioengine=exec",
+            "--program=/bin/echo",
+            "--arguments=hi %n %r",
+            "--runtime=1",
+            "--grace_time=0",
+        ];
+        let (code, v) = run_json(tool, dir.path(), &args);
+        assert_eq!(code, 0, "{tool}");
+        let want = vec![
+            ("error".to_string(), 0, false, false),
+            ("read".to_string(), 0, true, true),
+            ("write".to_string(), 0, false, true),
+            ("trim".to_string(), 0, false, true),
+        ];
+        assert_eq!(cpu_shape(&v), want, "{tool}");
+        let out = std::fs::read_to_string(dir.path().join("e.stdout")).unwrap();
+        assert_eq!(out, "hi e 1\n", "{tool}");
+        assert!(dir.path().join("e.stderr").exists(), "{tool}");
+        // A program that outlives the job is stopped with it.
+        // A seconds count unique to this test run names the process for pgrep.
+        let secs = 100_000 + std::process::id() % 100_000;
+        let marker = format!("sleep {secs}");
+        let long = format!("--arguments={secs}");
+        let (code, _) = run_json_timeout(
+            tool,
+            dir.path(),
+            &[
+                "--name=s",
+                "--ioengine=exec",
+                "--program=sleep",
+                &long,
+                "--runtime=1",
+                "--grace_time=0",
+            ],
+            60,
+        );
+        assert_eq!(code, 0, "{tool}");
+        let left = Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        assert!(left.stdout.is_empty(), "{tool}: the program was stopped");
+        let (code, v) = run_json(
+            tool,
+            dir.path(),
+            &["--name=m", "--ioengine=exec", "--runtime=1"],
+        );
+        assert_ne!(code, 0, "{tool}: no program");
+        assert_eq!(v["jobs"][0]["error"], 22, "{tool}");
+    }
+}
+
 /// [`run_json`] that kills the tool after `secs` (a hang fails the test instead of stalling).
 fn run_json_timeout(tool: &str, cwd: &Path, args: &[&str], secs: u32) -> (i32, Value) {
     let bin = if tool == "fio" { "fio" } else { fiox_bin() };
@@ -403,6 +464,7 @@ fn fio_examples_of_these_engines_run() {
         "filestat-ioengine.fio",
         "filedelete-ioengine.fio",
         "cpuio.fio",
+        "exec.fio",
     ] {
         let scratch = TempDir::under(Path::new("/var/tmp"), "example");
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
@@ -447,6 +509,10 @@ fn shrink(text: &str, dir: &Path) -> String {
                 Some(("nrfiles", _)) => "nrfiles=50".into(),
                 Some(("runtime", _)) => "runtime=1".into(),
                 Some(("numjobs", _)) => "numjobs=1".into(),
+                // exec.fio's turbostat reports every 5 s; a 1 s run wants every second.
+                Some(("arguments", v)) => {
+                    format!("arguments={}", v.replace("--interval 5", "--interval 1"))
+                }
                 _ => l.to_string(),
             }
         })

@@ -26,11 +26,12 @@ pub const ENGINES: &[&str] = &[
     "filestat",
     "filedelete",
     "cpuio",
+    "exec",
 ];
 
 /// Engines that need the job's own thread (their work is tied to opens, or they set the
 /// job's thinktime), so io_submit_mode=offload cannot wrap them.
-const INLINE_ONLY: &[&str] = &["filecreate", "filestat", "filedelete", "cpuio"];
+const INLINE_ONLY: &[&str] = &["filecreate", "filestat", "filedelete", "cpuio", "exec"];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
 pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
@@ -41,9 +42,7 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "netsplice",
     "splice",
     "rdma",
-    "cpuio",
     "e4defrag",
-    "exec",
     "libhdfs",
     "mtd",
     "pmemblk",
@@ -121,6 +120,7 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
         "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
+        "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,
@@ -157,6 +157,7 @@ mod tests {
         for &name in ENGINES {
             let mut j = job(name);
             j.engine.cpuload = 50;
+            j.engine.program = Some("true".into());
             let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);

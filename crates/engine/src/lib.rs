@@ -27,13 +27,14 @@
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
 //! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
-//! `cpuio` (burns CPU instead of doing I/O). [`sys`] has the file helpers the runner needs around them.
+//! `cpuio` (burns CPU instead of doing I/O) and `exec` (runs a program for the runtime). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 pub mod buf;
 mod cpuio;
+mod exec;
 mod factory;
 mod falloc;
 mod fileops;
@@ -52,6 +53,7 @@ mod target;
 mod uring;
 
 pub use buf::{BufPool, BufPtr};
+pub use exec::expand as exec_arguments;
 pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};
 pub use mem::{MemSpec, Pinned};
 pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};

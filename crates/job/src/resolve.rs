@@ -423,9 +423,10 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.pacing.thinktime_spin > job.pacing.thinktime {
         job.pacing.thinktime_spin = job.pacing.thinktime;
     }
-    if job.ioengine.trim().eq_ignore_ascii_case("cpuio") {
-        // fio's cpuio moves no data, so no byte count ever ends it: it runs until its runtime
-        // is over (or forever), on one file (fio sets nr_files = open_files = 1).
+    let engine = job.ioengine.trim().to_ascii_lowercase();
+    if engine == "cpuio" || engine == "exec" {
+        // fio's cpuio and exec move no data, so no byte count ever ends them: they run until
+        // their runtime is over (or forever), on one file (fio sets nr_files = open_files = 1).
         job.timing.time_based = true;
         job.files.nrfiles = 1;
         job.files.openfiles = 1;

@@ -304,6 +304,14 @@ pub struct EngineOptions {
     /// `cpumode=qsort` (else noop: spin).
     pub cpumode_qsort: bool,
     pub exit_on_io_done: bool,
+    // exec
+    pub program: Option<String>,
+    /// `arguments=`, with fio's `%r` (runtime in seconds) and `%n` (job name) unexpanded.
+    pub arguments: Option<String>,
+    /// Seconds between SIGTERM and SIGKILL.
+    pub grace_time: u64,
+    /// Send the program's stdout/stderr to `NAME.stdout`/`NAME.stderr`.
+    pub std_redirect: bool,
     // guasi (fiox's thread-pool engine)
     pub guasi_workers: Option<u32>,
     pub guasi_submit_offload: bool,
@@ -330,6 +338,10 @@ impl Default for EngineOptions {
             cpuchunks: 50_000,
             cpumode_qsort: false,
             exit_on_io_done: false,
+            program: None,
+            arguments: None,
+            grace_time: 1,
+            std_redirect: true,
             guasi_workers: None,
             // guasi's point: submission never blocks (inline is for A/B runs).
             guasi_submit_offload: true,

@@ -12,7 +12,6 @@ mod agglog;
 mod blockdev;
 mod cache;
 mod clock;
-mod cpuload;
 mod error;
 mod eta;
 mod fileop;
@@ -24,6 +23,7 @@ mod iolog;
 mod ioloop;
 mod iosched;
 mod latarget;
+mod noio;
 mod opengate;
 mod owned;
 mod pacing;
@@ -425,7 +425,7 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
     let mut d = DiskStatsSampler::new();
     // fio's diskless engines (FIO_DISKLESSIO) have no disks to watch.
     let diskless = |j: &&JobSpec| {
-        ["null", "cpuio", "filecreate"]
+        ["null", "cpuio", "exec", "filecreate"]
             .iter()
             .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))
     };

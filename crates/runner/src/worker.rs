@@ -595,15 +595,16 @@ fn run_io(
     }
     lp.gate = gate;
     lp.file_ops = file_ops;
-    if crate::cpuload::is_cpuio(job) {
+    if crate::noio::is_exec(job) && env.messages {
+        env.info.say(&crate::noio::exec_lines(job));
+    }
+    if crate::noio::is_cpuio(job) {
         if env.messages {
-            env.info.say(&crate::cpuload::start_line(job));
+            env.info.say(&crate::noio::start_line(job));
         }
         if job.engine.exit_on_io_done {
             let (jobs, progress) = env.run;
-            lp.io_jobs_done = Some(Box::new(move || {
-                crate::cpuload::io_jobs_done(jobs, progress)
-            }));
+            lp.io_jobs_done = Some(Box::new(move || crate::noio::io_jobs_done(jobs, progress)));
         }
     }
     run_phases(env, &mut lp, verify_phase_only, measure, result)

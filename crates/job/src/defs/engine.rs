@@ -117,6 +117,32 @@ pub(super) static OPTS: &[OptDef] = &[
     .engines(&["cpuio"])
     .def("0")
     .long("As fio: jobs of later groups count as not finished; with no I/O job at all the cpuio job runs to its own end."),
+    OptDef::new("program", K::Str, C::Engine, "Program the exec engine runs", |j, v| {
+        j.engine.program = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(&["exec"])
+    .long("Required with exec (fio refuses an exec job without it). Looked up in PATH; started at the job's first I/O, sent SIGTERM once the runtime is over, SIGKILL `grace_time` seconds later (or when the job ends)."),
+    OptDef::new("arguments", K::Str, C::Engine, "Arguments of the exec engine's program", |j, v| {
+        j.engine.arguments = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(&["exec"])
+    .long("Split at spaces, as fio (no quoting). `%r` becomes the job's runtime in seconds, `%n` its name."),
+    OptDef::new("grace_time", K::Int, C::Engine, "Seconds between the exec program's SIGTERM and SIGKILL", |j, v| {
+        j.engine.grace_time = v.u64()?;
+        Ok(())
+    })
+    .engines(&["exec"])
+    .def("1")
+    .range(0, i64::MAX),
+    OptDef::new("std_redirect", K::Bool, C::Engine, "Save the exec program's stdout and stderr in NAME.stdout and NAME.stderr", |j, v| {
+        j.engine.std_redirect = v.bool()?;
+        Ok(())
+    })
+    .engines(&["exec"])
+    .def("1")
+    .long("Created in the working directory, as fio; with 0 the program writes to fiox's own stdout and stderr."),
     OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
@@ -186,6 +212,19 @@ mod tests {
         ("cpumode", "qsort", Some(|j| j.engine.cpumode_qsort)),
         ("cpumode", "spin", None),
         ("exit_on_io_done", "1", Some(|j| j.engine.exit_on_io_done)),
+        (
+            "program",
+            "/bin/sleep",
+            Some(|j| j.engine.program.as_deref() == Some("/bin/sleep")),
+        ),
+        (
+            "arguments",
+            "%r x",
+            Some(|j| j.engine.arguments.as_deref() == Some("%r x")),
+        ),
+        ("grace_time", "3", Some(|j| j.engine.grace_time == 3)),
+        ("grace_time", "-1", None),
+        ("std_redirect", "0", Some(|j| !j.engine.std_redirect)),
         (
             "guasi_workers",
             "8",

@@ -119,7 +119,6 @@ pub fn note(def: &OptDef) -> &'static str {
 
 /// Every fio-only option, sorted by name.
 pub static OPTS: &[OptDef] = &[
-    known("arguments", K::Str, C::Engine).engines(&["exec"]),
     known("atomic", K::Bool, C::Io),
     known("bindname", K::Str, C::Engine).engines(&["rdma"]),
     known("block_error_percentiles", K::Bool, C::Logs),
@@ -174,9 +173,6 @@ pub static OPTS: &[OptDef] = &[
     known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
-    known("grace_time", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["exec"]),
     known("gtod_cpu", K::Int, C::General),
     known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
@@ -249,7 +245,6 @@ pub static OPTS: &[OptDef] = &[
         "rdma",
     ]),
     known("profile", K::Str, C::General),
-    known("program", K::Str, C::Engine).engines(&["exec"]),
     known(
         "protocol",
         // vsock: fio 3.42.
@@ -297,7 +292,6 @@ pub static OPTS: &[OptDef] = &[
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
     known("softrandommap", K::Bool, C::Io),
-    known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
     known("sync_file_range", K::Str, C::Files),

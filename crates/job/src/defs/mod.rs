@@ -326,6 +326,10 @@ pub const ENGINES: &[(&str, &str)] = &[
         "cpuio",
         "burns CPU (cpuload percent of one CPU) instead of doing I/O",
     ),
+    (
+        "exec",
+        "runs a program for the job's runtime, then stops it",
+    ),
 ];
 
 /// The fio engine fiox parses but cannot run yet that `name` names, if any.

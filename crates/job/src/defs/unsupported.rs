@@ -11,7 +11,6 @@ pub const ENGINES: &[&str] = &[
     "dirstat",
     "dfs",
     "e4defrag",
-    "exec",
     "gfapi",
     "gfapi_async",
     "http",
