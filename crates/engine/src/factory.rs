@@ -27,6 +27,7 @@ pub const ENGINES: &[&str] = &[
     "filedelete",
     "cpuio",
     "exec",
+    "splice",
 ];
 
 /// Engines that need the job's own thread (their work is tied to opens, or they set the
@@ -40,7 +41,6 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "sg",
     "net",
     "netsplice",
-    "splice",
     "rdma",
     "e4defrag",
     "libhdfs",
@@ -121,6 +121,7 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
         "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
         "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
+        "splice" => Box::new(crate::splice::SpliceEngine::new()?),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,

@@ -27,7 +27,8 @@
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
 //! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
-//! `cpuio` (burns CPU instead of doing I/O) and `exec` (runs a program for the runtime). [`sys`] has the file helpers the runner needs around them.
+//! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
+//! `splice` (data through a pipe with splice(2)/vmsplice(2)). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -47,6 +48,7 @@ mod null;
 mod offload;
 pub mod pool;
 mod posixaio;
+mod splice;
 mod sync;
 pub mod sys;
 mod target;

@@ -330,6 +330,7 @@ pub const ENGINES: &[(&str, &str)] = &[
         "exec",
         "runs a program for the job's runtime, then stops it",
     ),
+    ("splice", "splice(2)/vmsplice(2) through a pipe"),
 ];
 
 /// The fio engine fiox parses but cannot run yet that `name` names, if any.

@@ -40,7 +40,6 @@ pub const ENGINES: &[&str] = &[
     "sg",
     "skeleton_external",
     "solarisaio",
-    "splice",
     "windowsaio",
     "xnvme",
 ];
