@@ -475,6 +475,119 @@ fn exec_runs_like_fio() {
     }
 }
 
+/// A receiver and a sender net job over localhost, as fio's examples/netio.fio (the sender
+/// starts a second later: fio's does not retry a refused connection).
+fn net_job(dir: &Path, port: u32, global: &str, receiver: &str, sender: &str) -> String {
+    let p = dir.join("net.fio");
+    let text = format!(
+        "[global]\nport={port}\nbs=4k\nsize=4m\n{global}\n[receiver]\nrw=read\n{receiver}\n\
+         [sender]\nhostname=localhost\nrw=write\nstartdelay=1\n{sender}\n"
+    );
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// Per job of a report: (error, read ios, read bytes, dropped reads, write ios, write bytes).
+fn net_counts(v: &Value) -> Vec<[u64; 6]> {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let n = |d: &str, k: &str| j[d][k].as_u64().unwrap_or(u64::MAX);
+            [
+                j["error"].as_u64().unwrap_or(99),
+                n("read", "total_ios"),
+                n("read", "io_bytes"),
+                n("read", "drop_ios"),
+                n("write", "total_ios"),
+                n("write", "io_bytes"),
+            ]
+        })
+        .collect()
+}
+
+/// net and netsplice over TCP (plain and pingpong) and UDP, receiver and sender on
+/// localhost: the sender's counts are fio's; fiox's receiver gets every byte over TCP (fio's
+/// receives short blocks and may stop early, so only its error is compared), and over UDP
+/// what it got plus what it counted as dropped never exceeds what was sent.
+#[test]
+fn net_runs_like_fio() {
+    let base = 20_000 + (std::process::id() % 10_000) * 4;
+    let cases: [(&str, &str, &str); 4] = [
+        ("ioengine=net\nprotocol=tcp", "listen", ""),
+        (
+            "ioengine=net\nprotocol=tcp\npingpong=1\nnodelay=1",
+            "listen",
+            "",
+        ),
+        (
+            "ioengine=netsplice\nprotocol=tcp\nwindow_size=262144",
+            "listen",
+            "",
+        ),
+        ("ioengine=net\nprotocol=udp", "", ""),
+    ];
+    for (n, (global, rx, tx)) in cases.iter().enumerate() {
+        let mut seen = Vec::new();
+        for (t, tool) in tools().into_iter().enumerate() {
+            let dir = TempDir::new("net");
+            let port = base + (n as u32) * 2 + t as u32;
+            let job = net_job(dir.path(), port, global, rx, tx);
+            let (code, v) = run_json_timeout(tool, dir.path(), &[&job], 60);
+            assert_eq!(code, 0, "{tool} {global}: {v}");
+            let c = net_counts(&v);
+            assert_eq!(c[1], [0, 0, 0, 0, 1024, 4 << 20], "{tool} {global}: sender");
+            assert_eq!(c[0][0], 0, "{tool} {global}: receiver error");
+            if global.contains("udp") {
+                assert!(c[0][1] > 0 && c[0][1] + c[0][3] <= 1024, "{tool}: {c:?}");
+            } else if tool == "fiox" {
+                assert_eq!(
+                    c[0],
+                    [0, 1024, 4 << 20, 0, 0, 0],
+                    "{tool} {global}: receiver"
+                );
+            }
+            seen.push(c[1]);
+        }
+        if let [a, b] = &seen[..] {
+            assert_eq!(a, b, "{global}: sender, fiox vs fio");
+        }
+    }
+}
+
+/// Unix sockets: the reader listens on the path. (fio 3.33 ends both jobs of this job with
+/// EISCONN, so fiox alone is checked.)
+#[test]
+fn net_unix_socket_transfers_everything() {
+    let dir = TempDir::new("netunix");
+    let sock = dir.path().join("sock");
+    let p = dir.path().join("u.fio");
+    std::fs::write(
+        &p,
+        format!(
+            "[global]\nioengine=net\nprotocol=unix\nfilename={}\nbs=8k\nsize=2m\n\
+             [receiver]\nrw=read\n[sender]\nrw=write\n",
+            sock.display()
+        ),
+    )
+    .unwrap();
+    let (code, v) = run_json_timeout("fiox", dir.path(), &[p.to_str().unwrap()], 120);
+    assert_eq!(code, 0, "{v}");
+    let c = net_counts(&v);
+    assert_eq!(c[0], [0, 256, 2 << 20, 0, 0, 0]);
+    assert_eq!(c[1], [0, 0, 0, 0, 256, 2 << 20]);
+    let r = fiox(&[
+        "--name=x",
+        "--ioengine=net",
+        "--port=9",
+        "--rw=randread",
+        "--size=1m",
+        "--listen",
+    ]);
+    assert!(r.stderr.contains("can't be random"), "{}", r.stderr);
+}
+
 /// [`run_json`] that kills the tool after `secs` (a hang fails the test instead of stalling).
 fn run_json_timeout(tool: &str, cwd: &Path, args: &[&str], secs: u32) -> (i32, Value) {
     let bin = if tool == "fio" { "fio" } else { fiox_bin() };
@@ -509,6 +622,7 @@ fn fio_examples_of_these_engines_run() {
         "filedelete-ioengine.fio",
         "cpuio.fio",
         "exec.fio",
+        "netio.fio",
     ] {
         let scratch = TempDir::under(Path::new("/var/tmp"), "example");
         let text = std::fs::read_to_string(dir.join(name)).unwrap();
@@ -547,7 +661,9 @@ fn shrink(text: &str, dir: &Path) -> String {
             let l = l.trim();
             match l.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
                 Some(("directory", _)) => format!("directory={}", dir.display()),
-                Some(("size" | "filesize", v)) if v.contains('M') || v.contains("k ;") => {
+                Some(("size" | "filesize", v))
+                    if v.contains('M') || v.contains('g') || v.contains("k ;") =>
+                {
                     format!("{}=4m", l.split('=').next().unwrap_or("size"))
                 }
                 Some(("nrfiles", _)) => "nrfiles=50".into(),

@@ -28,19 +28,27 @@ pub const ENGINES: &[&str] = &[
     "cpuio",
     "exec",
     "splice",
+    "net",
+    "netsplice",
 ];
 
 /// Engines that need the job's own thread (their work is tied to opens, or they set the
 /// job's thinktime), so io_submit_mode=offload cannot wrap them.
-const INLINE_ONLY: &[&str] = &["filecreate", "filestat", "filedelete", "cpuio", "exec"];
+const INLINE_ONLY: &[&str] = &[
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "cpuio",
+    "exec",
+    "net",
+    "netsplice",
+];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
 pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "io_uring_cmd",
     "xnvme",
     "sg",
-    "net",
-    "netsplice",
     "rdma",
     "e4defrag",
     "libhdfs",
@@ -122,6 +130,8 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
         "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
         "splice" => Box::new(crate::splice::SpliceEngine::new()?),
+        "net" => Box::new(crate::net::NetEngine::new(job, false)?),
+        "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,
@@ -159,6 +169,9 @@ mod tests {
             let mut j = job(name);
             j.engine.cpuload = 50;
             j.engine.program = Some("true".into());
+            // The net engines bind their port when built: a listening reader on a free one.
+            j.engine.listen = true;
+            j.engine.port = 20_000 + std::process::id() % 20_000;
             let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);

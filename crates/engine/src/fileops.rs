@@ -100,6 +100,7 @@ impl IoEngine for FileOpEngine {
             seeks: false,
             file_ops: true,
             zero_bytes: false,
+            eof_ends: false,
         }
     }
 

@@ -28,7 +28,7 @@
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
 //! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
 //! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
-//! `splice` (data through a pipe with splice(2)/vmsplice(2)). [`sys`] has the file helpers the runner needs around them.
+//! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -44,6 +44,8 @@ pub mod guasi;
 mod libaio;
 pub mod mem;
 mod mmap;
+mod net;
+mod netsplice;
 mod null;
 mod offload;
 pub mod pool;
@@ -127,6 +129,9 @@ pub struct EngineFlags {
     pub file_ops: bool,
     /// fio's FIO_NOIO (cpuio): a unit moves no data, so it counts as an I/O of 0 bytes.
     pub zero_bytes: bool,
+    /// A read that completes with 0 bytes means the peer is done (net: the sender closed the
+    /// connection or sent fio's UDP close message): the job ends normally, not with EIO.
+    pub eof_ends: bool,
 }
 
 /// What [`IoEngine::file_op`] did.
@@ -223,6 +228,11 @@ pub trait IoEngine: Send {
     /// makes the load `cpuload` percent); asked again before every I/O, as it may change.
     fn thinktime(&self) -> Option<std::time::Duration> {
         None
+    }
+    /// I/Os the peer sent that never arrived (net over UDP: gaps in the sequence), reported
+    /// as the read direction's dropped I/Os.
+    fn dropped(&self) -> u64 {
+        0
     }
     /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit
     /// threads), so the runner can count their CPU time and context switches as the job's.

@@ -147,6 +147,7 @@ impl IoEngine for MmapEngine {
             seeks: false,
             file_ops: false,
             zero_bytes: false,
+            eof_ends: false,
         }
     }
 

@@ -44,6 +44,7 @@ impl IoEngine for NullEngine {
             seeks: false,
             file_ops: false,
             zero_bytes: false,
+            eof_ends: false,
         }
     }
 

@@ -208,6 +208,7 @@ impl OffloadEngine {
             seeks: false,
             file_ops: false,
             zero_bytes: false,
+            eof_ends: false,
         };
         let ctx = Engines {
             seeks: inner.seeks,

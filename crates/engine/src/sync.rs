@@ -220,6 +220,7 @@ impl IoEngine for SyncEngine {
             seeks: self.kind == SyncKind::Sync,
             file_ops: false,
             zero_bytes: false,
+            eof_ends: false,
         }
     }
 

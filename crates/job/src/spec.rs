@@ -312,6 +312,22 @@ pub struct EngineOptions {
     pub grace_time: u64,
     /// Send the program's stdout/stderr to `NAME.stdout`/`NAME.stderr`.
     pub std_redirect: bool,
+    // net, netsplice
+    pub hostname: Option<String>,
+    /// 0: not set.
+    pub port: u32,
+    pub protocol: NetProto,
+    pub listen: bool,
+    pub pingpong: bool,
+    pub nodelay: bool,
+    /// SO_RCVBUF/SO_SNDBUF (0: the system's).
+    pub window_size: u32,
+    /// TCP_MAXSEG (0: the system's).
+    pub mss: u32,
+    /// Multicast TTL.
+    pub ttl: u32,
+    /// Multicast interface address.
+    pub interface: Option<String>,
     // guasi (fiox's thread-pool engine)
     pub guasi_workers: Option<u32>,
     pub guasi_submit_offload: bool,
@@ -342,12 +358,44 @@ impl Default for EngineOptions {
             arguments: None,
             grace_time: 1,
             std_redirect: true,
+            hostname: None,
+            port: 0,
+            protocol: NetProto::Tcp,
+            listen: false,
+            pingpong: false,
+            nodelay: false,
+            window_size: 0,
+            mss: 0,
+            ttl: 1,
+            interface: None,
             guasi_workers: None,
             // guasi's point: submission never blocks (inline is for A/B runs).
             guasi_submit_offload: true,
             guasi_kick_each: false,
             guasi_reap_runs: false,
         }
+    }
+}
+
+/// `protocol=` of the net engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetProto {
+    Tcp,
+    Tcpv6,
+    Udp,
+    Udpv6,
+    Unix,
+}
+
+impl NetProto {
+    pub fn is_udp(self) -> bool {
+        matches!(self, NetProto::Udp | NetProto::Udpv6)
+    }
+    pub fn is_tcp(self) -> bool {
+        matches!(self, NetProto::Tcp | NetProto::Tcpv6)
+    }
+    pub fn is_ipv6(self) -> bool {
+        matches!(self, NetProto::Tcpv6 | NetProto::Udpv6)
     }
 }
 

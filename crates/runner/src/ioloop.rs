@@ -144,6 +144,8 @@ pub struct IoLoop<'a> {
     zero_bytes: bool,
     /// The engine sets the thinktime itself (cpuio), asked before every I/O.
     engine_think: bool,
+    /// A 0-byte read means the peer is done (net): the job ends normally.
+    eof_ends: bool,
     /// cpuio's `exit_on_io_done`: true once every I/O job of the run has finished.
     pub(crate) io_jobs_done: Option<Box<dyn Fn() -> bool + 'a>>,
     /// fio's file-operation engines: the operation done at each open of a file.
@@ -213,6 +215,7 @@ impl<'a> IoLoop<'a> {
         }
         pacer.restart(0);
         let zero_bytes = engine.flags().zero_bytes;
+        let eof_ends = engine.flags().eof_ends;
         IoLoop {
             job,
             engine,
@@ -263,6 +266,7 @@ impl<'a> IoLoop<'a> {
             inflight: 0,
             events: Vec::with_capacity(depth),
             zero_bytes,
+            eof_ends,
             engine_think: engine_think.is_some(),
             io_jobs_done: None,
             file_ops: None,
@@ -342,6 +346,7 @@ impl<'a> IoLoop<'a> {
             self.lat_target_step();
         }
         self.drain();
+        self.acct.dirs[0].drop_ios += self.engine.dropped();
         if let Some(g) = self.gate.as_mut() {
             if let Err(e) = g.close_all(self.engine) {
                 self.end
@@ -998,6 +1003,13 @@ impl<'a> IoLoop<'a> {
             return;
         }
         let want = (s.len - s.done) as i64;
+        if res == 0 && want > 0 && self.eof_ends {
+            // The peer finished (net): no more I/O, and this unit moved nothing.
+            self.free.push(id);
+            self.exhausted = true;
+            self.end.get_or_insert(EndReason::Done);
+            return;
+        }
         if res < 0 || (res == 0 && want > 0) {
             self.free.push(id);
             let errno = if res < 0 { (-res) as i32 } else { libc::EIO };

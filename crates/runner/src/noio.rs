@@ -39,6 +39,15 @@ pub(crate) fn exec_lines(job: &JobSpec) -> String {
     format!("{n} : program={program}, arguments={raw}\n{start}")
 }
 
+/// A net job that waits for its peer to connect (fio says "fio: waiting for connection").
+pub(crate) fn net_waits(job: &JobSpec) -> bool {
+    let e = job.ioengine.trim().to_ascii_lowercase();
+    let proto = job.engine.protocol;
+    (e == "net" || e == "netsplice")
+        && ((proto.is_tcp() && job.engine.listen)
+            || (proto == fiox_job::NetProto::Unix && job.rw.mode.has_read()))
+}
+
 /// fio's informational line for a cpuio job.
 pub(crate) fn start_line(job: &JobSpec) -> String {
     let e = &job.engine;

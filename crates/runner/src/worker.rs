@@ -177,6 +177,9 @@ fn execute(
             });
         }
     }
+    if env.messages && crate::noio::net_waits(job) {
+        env.info.say("fio: waiting for connection\n");
+    }
     for (i, f) in opened.plan.files.iter().enumerate() {
         let fd = opened.handles[i]
             .as_ref()

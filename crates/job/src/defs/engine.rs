@@ -13,6 +13,7 @@ const SYNC2_URING: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd"];
 const HIPRI: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "sg"];
 const NOWAIT: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd", "libaio"];
 const GUASI: &[&str] = &["guasi"];
+const NET: &[&str] = &["net", "netsplice"];
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("hipri", K::Bool, C::Engine, "Use polled (high priority) I/O", |j, v| {
@@ -143,6 +144,78 @@ pub(super) static OPTS: &[OptDef] = &[
     .engines(&["exec"])
     .def("1")
     .long("Created in the working directory, as fio; with 0 the program writes to fiox's own stdout and stderr."),
+    OptDef::new("hostname", K::Str, C::Engine, "Host the net engine's sender connects to", |j, v| {
+        j.engine.hostname = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(NET)
+    .long("A name or an address; as in fio it also becomes the job's filename (for `protocol=unix` the socket's path)."),
+    OptDef::new("port", K::Int, C::Engine, "TCP/UDP port of the net engines", |j, v| {
+        j.engine.port = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .range(1, 65535)
+    .long("Required for tcp and udp, refused for unix; each numjobs clone uses the next port, as fio."),
+    OptDef::new("protocol", K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix", "vsock"]), C::Engine, "Protocol of the net engines", |j, v| {
+        j.engine.protocol = match v.choice()?.as_str() {
+            "tcpv6" => crate::NetProto::Tcpv6,
+            "udp" => crate::NetProto::Udp,
+            "udpv6" => crate::NetProto::Udpv6,
+            "unix" => crate::NetProto::Unix,
+            "vsock" => {
+                super::record_value(j, "protocol", "vsock", "fio 3.42's vsock sockets");
+                return Ok(());
+            }
+            _ => crate::NetProto::Tcp,
+        };
+        super::forget(j, "protocol");
+        Ok(())
+    })
+    .alias(&["proto"])
+    .engines(NET)
+    .def("tcp"),
+    OptDef::new("listen", K::Bool, C::Engine, "The net job listens for its peer (TCP)", |j, v| {
+        j.engine.listen = v.bool()?;
+        Ok(())
+    })
+    .engines(NET)
+    .long("Only for tcp/tcpv6; with udp and unix the reading job is the one that listens."),
+    OptDef::new("pingpong", K::Bool, C::Engine, "Each net I/O waits for the peer to send it back", |j, v| {
+        j.engine.pingpong = v.bool()?;
+        Ok(())
+    })
+    .engines(NET)
+    .long("The writer sends a block and reads it back, the reader receives and returns it, so the latency is a round trip."),
+    OptDef::new("nodelay", K::Bool, C::Engine, "Set TCP_NODELAY on the connection", |j, v| {
+        j.engine.nodelay = v.bool()?;
+        Ok(())
+    })
+    .engines(NET),
+    OptDef::new("window_size", K::Int, C::Engine, "Socket buffer size (SO_RCVBUF/SO_SNDBUF)", |j, v| {
+        j.engine.window_size = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .range(0, u32::MAX as i64),
+    OptDef::new("mss", K::Int, C::Engine, "TCP maximum segment size (TCP_MAXSEG)", |j, v| {
+        j.engine.mss = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .range(0, u32::MAX as i64),
+    OptDef::new("ttl", K::Int, C::Engine, "Multicast TTL of a UDP sender", |j, v| {
+        j.engine.ttl = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .def("1")
+    .range(0, u32::MAX as i64),
+    OptDef::new("interface", K::Str, C::Engine, "Interface address for UDP multicast", |j, v| {
+        j.engine.interface = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(NET),
     OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
@@ -225,6 +298,34 @@ mod tests {
         ("grace_time", "3", Some(|j| j.engine.grace_time == 3)),
         ("grace_time", "-1", None),
         ("std_redirect", "0", Some(|j| !j.engine.std_redirect)),
+        (
+            "hostname",
+            "localhost",
+            Some(|j| j.engine.hostname.as_deref() == Some("localhost")),
+        ),
+        ("port", "8888", Some(|j| j.engine.port == 8888)),
+        ("port", "70000", None),
+        (
+            "protocol",
+            "udp",
+            Some(|j| j.engine.protocol == crate::NetProto::Udp),
+        ),
+        ("protocol", "sctp", None),
+        ("listen", "", Some(|j| j.engine.listen)),
+        ("pingpong", "1", Some(|j| j.engine.pingpong)),
+        ("nodelay", "1", Some(|j| j.engine.nodelay)),
+        (
+            "window_size",
+            "65536",
+            Some(|j| j.engine.window_size == 65536),
+        ),
+        ("mss", "1400", Some(|j| j.engine.mss == 1400)),
+        ("ttl", "4", Some(|j| j.engine.ttl == 4)),
+        (
+            "interface",
+            "127.0.0.1",
+            Some(|j| j.engine.interface.as_deref() == Some("127.0.0.1")),
+        ),
         (
             "guasi_workers",
             "8",

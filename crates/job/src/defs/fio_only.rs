@@ -176,7 +176,7 @@ pub static OPTS: &[OptDef] = &[
     known("gtod_cpu", K::Int, C::General),
     known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
-    known("hostname", K::Str, C::Engine).engines(&["libhdfs", "net", "netsplice", "rdma"]),
+    known("hostname", K::Str, C::Engine).engines(&["libhdfs", "rdma"]),
     known("http_host", K::Str, C::Engine).engines(&["http"]),
     known(
         "http_mode",
@@ -200,9 +200,7 @@ pub static OPTS: &[OptDef] = &[
     known("inplace", K::Int, C::Engine)
         .range(0, 1)
         .engines(&["e4defrag"]),
-    known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
     known("job_max_open_zones", K::Int, C::Io),
-    known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("log_alternate_epoch", K::Bool, C::Logs),
     known("log_alternate_epoch_clock_id", K::Int, C::Logs),
     known("log_compression_cpus", K::Str, C::Logs),
@@ -220,19 +218,14 @@ pub static OPTS: &[OptDef] = &[
         K::Complex("list of numbers"),
         C::Io,
     ),
-    known("mss", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["netsplice", "net"]),
     known("namenode", K::Str, C::Engine).engines(&["libhdfs"]),
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
     known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
-    known("nodelay", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("numa_cpu_nodes", K::Str, C::General),
     known("numa_mem_policy", K::Str, C::General),
     known("object_class", K::Str, C::Engine).engines(&["dfs"]),
     known("opendir", K::Str, C::Files),
     known("percentage_sequential", K::Str, C::Io),
-    known("pingpong", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("pool", K::Str, C::Engine).engines(&["dfs", "rados", "rbd"]),
     known("port", K::Int, C::Engine).range(1, 65535).engines(&[
         "libhdfs",
@@ -240,19 +233,9 @@ pub static OPTS: &[OptDef] = &[
         "librpma_apm_server",
         "librpma_gpspm_client",
         "librpma_gpspm_server",
-        "net",
-        "netsplice",
         "rdma",
     ]),
     known("profile", K::Str, C::General),
-    known(
-        "protocol",
-        // vsock: fio 3.42.
-        K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix", "vsock"]),
-        C::Engine,
-    )
-    .alias(&["proto"])
-    .engines(&["netsplice", "net"]),
     known("rate_ignore_thinktime", K::Bool, C::Io),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
@@ -308,9 +291,6 @@ pub static OPTS: &[OptDef] = &[
     known("trim_backlog_batch", K::Int, C::Io),
     known("trim_percentage", K::Int, C::Io).range(0, 100),
     known("trim_verify_zero", K::Bool, C::Io),
-    known("ttl", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["netsplice", "net"]),
     known("uid", K::Int, C::General),
     known("unique_filename", K::Bool, C::Files),
     known("uri", K::Str, C::Engine).engines(&["nbd"]),
@@ -325,9 +305,6 @@ pub static OPTS: &[OptDef] = &[
     known("verifysort", K::Str, C::Io),
     known("verifysort_nr", K::Str, C::Io),
     known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
-    known("window_size", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["netsplice", "net"]),
     known("write_barrier", K::Int, C::Io),
     known(
         "write_hint",
@@ -411,7 +388,8 @@ mod tests {
     #[test]
     fn engines_may_share_a_name() {
         assert_eq!(lookup_for("proto", "rdma").unwrap().name, "verb");
-        assert_eq!(lookup_for("proto", "net").unwrap().name, "protocol");
+        // net's `protocol` (alias `proto`) is fiox's own now: the fio-only table has rdma's.
+        assert_eq!(crate::defs::lookup("proto").unwrap().name, "protocol");
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
         assert!(contains(lookup("cgroup").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));

@@ -30,8 +30,6 @@ pub const ENGINES: &[&str] = &[
     "libzbc",
     "mtd",
     "nbd",
-    "net",
-    "netsplice",
     "nfs",
     "pmemblk",
     "rados",
