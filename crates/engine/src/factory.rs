@@ -30,6 +30,7 @@ pub const ENGINES: &[&str] = &[
     "splice",
     "net",
     "netsplice",
+    "e4defrag",
 ];
 
 /// Engines that need the job's own thread (their work is tied to opens, or they set the
@@ -50,7 +51,6 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "xnvme",
     "sg",
     "rdma",
-    "e4defrag",
     "libhdfs",
     "mtd",
     "pmemblk",
@@ -132,6 +132,7 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "splice" => Box::new(crate::splice::SpliceEngine::new()?),
         "net" => Box::new(crate::net::NetEngine::new(job, false)?),
         "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
+        "e4defrag" => Box::new(crate::e4defrag::E4defragEngine::new(job)?),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,
@@ -172,10 +173,16 @@ mod tests {
             // The net engines bind their port when built: a listening reader on a free one.
             j.engine.listen = true;
             j.engine.port = 20_000 + std::process::id() % 20_000;
+            let donor = std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id()));
+            j.engine.donorname = Some(donor.display().to_string());
+            j.engine.inplace = true;
             let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);
         }
+        let _ = std::fs::remove_file(
+            std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id())),
+        );
         assert_eq!(create(&job("PSync")).unwrap().name(), "psync");
     }
 

@@ -28,13 +28,15 @@
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
 //! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
 //! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
-//! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets). [`sys`] has the file helpers the runner needs around them.
+//! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets), `e4defrag`
+//! (ext4's EXT4_IOC_MOVE_EXT). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 pub mod buf;
 mod cpuio;
+mod e4defrag;
 mod exec;
 mod factory;
 mod falloc;
@@ -57,6 +59,7 @@ mod target;
 mod uring;
 
 pub use buf::{BufPool, BufPtr};
+pub use e4defrag::donor_path as e4defrag_donor;
 pub use exec::expand as exec_arguments;
 pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};
 pub use mem::{MemSpec, Pinned};

@@ -328,6 +328,9 @@ pub struct EngineOptions {
     pub ttl: u32,
     /// Multicast interface address.
     pub interface: Option<String>,
+    // e4defrag
+    pub donorname: Option<String>,
+    pub inplace: bool,
     // guasi (fiox's thread-pool engine)
     pub guasi_workers: Option<u32>,
     pub guasi_submit_offload: bool,
@@ -368,6 +371,8 @@ impl Default for EngineOptions {
             mss: 0,
             ttl: 1,
             interface: None,
+            donorname: None,
+            inplace: false,
             guasi_workers: None,
             // guasi's point: submission never blocks (inline is for A/B runs).
             guasi_submit_offload: true,

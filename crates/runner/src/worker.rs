@@ -143,7 +143,12 @@ fn execute(
             job.rw.mode.fio_name()
         )));
     }
+    let e4defrag = job.ioengine.trim().eq_ignore_ascii_case("e4defrag");
+    let new_donor = e4defrag && crate::owned::check_donor(job, allow_all(env))?;
     let mut engine = fiox_engine::create(job)?;
+    if new_donor {
+        crate::owned::mark_created_donor(job)?;
+    }
     let flags = engine.flags();
     if engine.name() == "filedelete" {
         crate::owned::check_deletable(job, allow_all(env))?;

@@ -216,6 +216,18 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .engines(NET),
+    OptDef::new("donorname", K::Str, C::Engine, "Donor file of the e4defrag engine (in the job's directory)", |j, v| {
+        j.engine.donorname = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(&["e4defrag"])
+    .long("Required with e4defrag. Created if missing; an existing file fiox did not create is refused unless allowed (its blocks would be exchanged)."),
+    OptDef::new("inplace", K::Int, C::Engine, "Allocate and free the donor's space per I/O (1) or once (0)", |j, v| {
+        j.engine.inplace = v.int()? == 1;
+        Ok(())
+    })
+    .engines(&["e4defrag"])
+    .range(0, 1),
     OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
@@ -298,6 +310,13 @@ mod tests {
         ("grace_time", "3", Some(|j| j.engine.grace_time == 3)),
         ("grace_time", "-1", None),
         ("std_redirect", "0", Some(|j| !j.engine.std_redirect)),
+        (
+            "donorname",
+            "d.def",
+            Some(|j| j.engine.donorname.as_deref() == Some("d.def")),
+        ),
+        ("inplace", "1", Some(|j| j.engine.inplace)),
+        ("inplace", "2", None),
         (
             "hostname",
             "localhost",

@@ -162,7 +162,6 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_server",
     ]),
     known("disk_util", K::Bool, C::Stats),
-    known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
     known("error_dump", K::Bool, C::General),
     known(
         "exit_what",
@@ -197,9 +196,6 @@ pub static OPTS: &[OptDef] = &[
     known("https", K::Choice(&["off", "on", "insecure"]), C::Engine).engines(&["http"]),
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
-    known("inplace", K::Int, C::Engine)
-        .range(0, 1)
-        .engines(&["e4defrag"]),
     known("job_max_open_zones", K::Int, C::Io),
     known("log_alternate_epoch", K::Bool, C::Logs),
     known("log_alternate_epoch_clock_id", K::Int, C::Logs),

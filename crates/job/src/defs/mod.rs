@@ -339,6 +339,10 @@ pub const ENGINES: &[(&str, &str)] = &[
         "netsplice",
         "net, moving TCP data with splice(2)/vmsplice(2)",
     ),
+    (
+        "e4defrag",
+        "ext4 online defragmentation (EXT4_IOC_MOVE_EXT) per write",
+    ),
 ];
 
 /// The fio engine fiox parses but cannot run yet that `name` names, if any.

@@ -10,7 +10,6 @@ pub const ENGINES: &[&str] = &[
     "dirdelete",
     "dirstat",
     "dfs",
-    "e4defrag",
     "gfapi",
     "gfapi_async",
     "http",
