@@ -253,6 +253,15 @@ fn filecreate_runs_like_fio() {
                 "--nrfiles=10",
                 "--filesize=4k",
             ],
+            // unlink=1 removes the files the job created (the comparison of files left
+            // shows none of u.*, as with fio).
+            &[
+                "--name=u",
+                "--ioengine=filecreate",
+                "--nrfiles=5",
+                "--filesize=4k",
+                "--unlink=1",
+            ],
         ],
     );
     assert_eq!(ours[0].0[1], ("read".into(), 80, 80 * 4096, 40, 0));

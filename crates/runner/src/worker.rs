@@ -154,6 +154,13 @@ fn execute(
         crate::owned::check_deletable(job, allow_all(env))?;
     }
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
+    if flags.file_ops && flags.no_io && job.files.unlink {
+        // filecreate creates its files during the run: an aborted run removes them too
+        // (only those that carry fiox's mark by then).
+        for f in opened.plan.files.iter().filter(|f| !f.path.exists()) {
+            crate::owned::leave(leftovers, &f.path);
+        }
+    }
     // Stopped while laying out: the files may be incomplete, so do no I/O on them.
     // create_only: the setup was the whole job (fio marks the job done after file setup).
     if env.stop.load(Ordering::Relaxed) || job.files.create_only {
