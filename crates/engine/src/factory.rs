@@ -3,13 +3,46 @@
 
 use fiox_job::spec::{IoSubmitMode, JobSpec};
 
+use crate::fileops::{FileOp, FileOpEngine};
 use crate::null::NullEngine;
 use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
 use crate::{EngineError, IoEngine};
 
 /// The engines fiox implements (`threads` is an alias of `guasi`).
 pub const ENGINES: &[&str] = &[
-    "sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "null", "libaio", "io_uring", "posixaio",
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "mmap",
+    "null",
+    "libaio",
+    "io_uring",
+    "posixaio",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "cpuio",
+    "exec",
+    "splice",
+    "net",
+    "netsplice",
+    "e4defrag",
+];
+
+/// Engines that need the job's own thread (their work is tied to opens, or they set the
+/// job's thinktime), so io_submit_mode=offload cannot wrap them.
+const INLINE_ONLY: &[&str] = &[
+    "filecreate",
+    "filestat",
+    "filedelete",
+    "cpuio",
+    "exec",
+    "net",
+    "netsplice",
 ];
 
 /// fio 3.33 engines fiox knows by name but does not implement.
@@ -17,18 +50,7 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "io_uring_cmd",
     "xnvme",
     "sg",
-    "net",
-    "netsplice",
-    "splice",
     "rdma",
-    "cpuio",
-    "e4defrag",
-    "falloc",
-    "ftruncate",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "exec",
     "libhdfs",
     "mtd",
     "pmemblk",
@@ -64,6 +86,17 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
 /// unsupported.
 pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
     if job.io_submit_mode == IoSubmitMode::Offload {
+        let name = job.ioengine.trim().to_ascii_lowercase();
+        if INLINE_ONLY.contains(&name.as_str()) {
+            return Err(EngineError::Option {
+                engine: "offload",
+                option: "io_submit_mode",
+                reason: format!(
+                    "ioengine={name} works on the job's own thread, not on submit \
+                     threads; use io_submit_mode=inline (the default)"
+                ),
+            });
+        }
         return Ok(Box::new(crate::offload::OffloadEngine::new(job)?));
     }
     build(job, true)
@@ -89,6 +122,17 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
         "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),
         "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
+        "falloc" => Box::new(crate::falloc::FallocEngine::new()),
+        "ftruncate" => Box::new(crate::ftruncate::FtruncateEngine::new()),
+        "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
+        "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
+        "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
+        "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
+        "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
+        "splice" => Box::new(crate::splice::SpliceEngine::new()?),
+        "net" => Box::new(crate::net::NetEngine::new(job, false)?),
+        "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
+        "e4defrag" => Box::new(crate::e4defrag::E4defragEngine::new(job)?),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,
@@ -123,10 +167,22 @@ mod tests {
     #[test]
     fn every_listed_engine_is_built_under_its_name() {
         for &name in ENGINES {
-            let e = create(&job(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut j = job(name);
+            j.engine.cpuload = 50;
+            j.engine.program = Some("true".into());
+            // The net engines bind their port when built: a listening reader on a free one.
+            j.engine.listen = true;
+            j.engine.port = 20_000 + std::process::id() % 20_000;
+            let donor = std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id()));
+            j.engine.donorname = Some(donor.display().to_string());
+            j.engine.inplace = true;
+            let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);
         }
+        let _ = std::fs::remove_file(
+            std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id())),
+        );
         assert_eq!(create(&job("PSync")).unwrap().name(), "psync");
     }
 

@@ -25,27 +25,42 @@
 //! (synchronous; `sync.rs`, `mmap.rs`), `vsync` (merges contiguous units into one readv),
 //! `null` (sync at iodepth=1, queued above, as fio's), `libaio` (raw syscalls, `libaio.rs`),
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
-//! [`guasi`]). [`sys`] has the file helpers the runner needs around them.
+//! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
+//! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
+//! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
+//! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets), `e4defrag`
+//! (ext4's EXT4_IOC_MOVE_EXT). [`sys`] has the file helpers the runner needs around them.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 pub mod buf;
+mod cpuio;
+mod e4defrag;
+mod exec;
 mod factory;
+mod falloc;
+mod fileops;
+mod ftruncate;
 pub mod guasi;
 mod libaio;
 pub mod mem;
 mod mmap;
+mod net;
+mod netsplice;
 mod null;
 mod offload;
 pub mod pool;
 mod posixaio;
+mod splice;
 mod sync;
 pub mod sys;
 mod target;
 mod uring;
 
 pub use buf::{BufPool, BufPtr};
+pub use e4defrag::donor_path as e4defrag_donor;
+pub use exec::expand as exec_arguments;
 pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};
 pub use mem::{MemSpec, Pinned};
 pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};
@@ -114,6 +129,25 @@ pub struct EngineFlags {
     /// The engine reads and writes at the fd's file position (lseek + read/write: sync,
     /// vsync), so two threads must not share an open file description.
     pub seeks: bool,
+    /// fio's file-operation engines (filecreate, filestat, filedelete; fio's FIO_NOSTATS):
+    /// the measured work is one [`IoEngine::file_op`] per file, done when the job opens the
+    /// file; the I/Os themselves complete at once and are counted without any latency.
+    pub file_ops: bool,
+    /// fio's FIO_NOIO (cpuio): a unit moves no data, so it counts as an I/O of 0 bytes.
+    pub zero_bytes: bool,
+    /// A read that completes with 0 bytes means the peer is done (net: the sender closed the
+    /// connection or sent fio's UDP close message): the job ends normally, not with EIO.
+    pub eof_ends: bool,
+}
+
+/// What [`IoEngine::file_op`] did.
+#[derive(Debug)]
+pub struct FileOpDone {
+    /// How long the operation's syscall took (the latency fio records for it).
+    pub ns: u64,
+    /// The file the operation created (filecreate), open, so the runner can mark it as
+    /// fiox's before closing it; None when the file was already there.
+    pub created: Option<std::fs::File>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -186,6 +220,25 @@ pub trait IoEngine: Send {
     /// registers it with the kernel). The pool must outlive the engine's use of it.
     fn register_buffers(&mut self, _pool: &BufPool) -> Result<(), EngineError> {
         Ok(())
+    }
+    /// `file_ops` engines: do the engine's operation on file `index` (create, stat or
+    /// delete it), as fio does when it opens the file; the runner records `ns` as the
+    /// operation's completion latency.
+    fn file_op(&mut self, _index: u32) -> Result<FileOpDone, EngineError> {
+        Err(EngineError::NotSupported(format!(
+            "file operations on {}",
+            self.name()
+        )))
+    }
+    /// An engine that sets the job's thinktime itself (cpuio: the sleep after each burn that
+    /// makes the load `cpuload` percent); asked again before every I/O, as it may change.
+    fn thinktime(&self) -> Option<std::time::Duration> {
+        None
+    }
+    /// I/Os the peer sent that never arrived (net over UDP: gaps in the sequence), reported
+    /// as the read direction's dropped I/Os.
+    fn dropped(&self) -> u64 {
+        0
     }
     /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit
     /// threads), so the runner can count their CPU time and context switches as the job's.

@@ -145,6 +145,9 @@ impl IoEngine for MmapEngine {
             sync: true,
             no_io: false,
             seeks: false,
+            file_ops: false,
+            zero_bytes: false,
+            eof_ends: false,
         }
     }
 

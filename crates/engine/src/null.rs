@@ -42,6 +42,9 @@ impl IoEngine for NullEngine {
             sync: self.sync,
             no_io: true,
             seeks: false,
+            file_ops: false,
+            zero_bytes: false,
+            eof_ends: false,
         }
     }
 

@@ -206,6 +206,9 @@ impl OffloadEngine {
             sync: false,
             no_io: inner.no_io,
             seeks: false,
+            file_ops: false,
+            zero_bytes: false,
+            eof_ends: false,
         };
         let ctx = Engines {
             seeks: inner.seeks,

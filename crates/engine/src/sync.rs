@@ -218,6 +218,9 @@ impl IoEngine for SyncEngine {
             sync: true,
             no_io: false,
             seeks: self.kind == SyncKind::Sync,
+            file_ops: false,
+            zero_bytes: false,
+            eof_ends: false,
         }
     }
 

@@ -37,7 +37,9 @@ impl OpenSpec {
     pub fn from_job(job: &JobSpec) -> Self {
         let mode = job.rw.mode;
         // verify_only never writes: read-only, so data another tool wrote can be checked.
-        let write = (mode.has_write() || mode.has_trim()) && !job.verify.verify_only;
+        // fio's falloc opens O_RDWR whatever the direction: a read is fallocate(2) too.
+        let falloc = job.ioengine.trim().eq_ignore_ascii_case("falloc");
+        let write = (mode.has_write() || mode.has_trim() || falloc) && !job.verify.verify_only;
         OpenSpec {
             write,
             create: write && job.files.allow_file_create,

@@ -438,7 +438,9 @@ mod tests {
     #[test]
     fn enghelp_lists_engine_options() {
         let list = enghelp("").unwrap();
-        assert!(list.contains("io_uring") && list.contains("does not run yet:\n  cpp_null cpuio"));
+        assert!(
+            list.contains("io_uring") && list.contains("does not run yet:\n  cpp_null dev-dax")
+        );
         let u = enghelp("io_uring").unwrap();
         assert!(u.contains("fixedbufs") && !u.contains("userspace_reap"));
         assert!(enghelp("libaio,userspace_reap")

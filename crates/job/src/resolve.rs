@@ -267,9 +267,14 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     let inherited = opts.len().saturating_sub(sec.opts.len());
     let mut looked: Vec<(&'static OptDef, &RawOpt)> = Vec::with_capacity(opts.len());
     for (i, o) in opts.iter().enumerate() {
-        // Engines may share an option name (rdma's and net's `proto`): prefer the job's.
-        let def = match defs::fio_only::lookup_for(&o.name, engine) {
-            Some(d) if defs::lookup(&o.name).is_none() => d,
+        // Engines may share an option name (rdma's and net's `proto`, `hostname`, `port`):
+        // the definition of the job's engine wins, fiox's own before a fio-only one.
+        let def = match (
+            defs::fio_only::lookup_for(&o.name, engine),
+            defs::lookup(&o.name),
+        ) {
+            (Some(d), _) if d.engines.contains(&engine) => d,
+            (Some(d), None) => d,
             _ => find_def(&o.name, &o.loc)?,
         };
         if o.value.is_none() && !def.kind.allows_bare() {
@@ -542,6 +547,26 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     }
     if job.pacing.thinktime_spin > job.pacing.thinktime {
         job.pacing.thinktime_spin = job.pacing.thinktime;
+    }
+    let engine = job.ioengine.trim().to_ascii_lowercase();
+    if engine == "cpuio" || engine == "exec" {
+        // fio's cpuio and exec move no data, so no byte count ever ends them: they run until
+        // their runtime is over (or forever), on one file (fio sets nr_files = open_files = 1).
+        job.timing.time_based = true;
+        job.files.nrfiles = 1;
+        job.files.openfiles = 1;
+        job.size.get_or_insert(crate::SizeSpec::Bytes(1 << 20));
+    }
+    if engine == "net" || engine == "netsplice" {
+        // As fio: hostname= is the job's file name (a unix socket's path), one "file".
+        if let Some(h) = job.engine.hostname.clone() {
+            job.files.filenames = vec![h];
+        }
+        job.files.nrfiles = 1;
+        // fio's net engine is bit based: rates are shown in bits unless unit_base says.
+        if engine == "net" && job.unit_base == 0 {
+            job.unit_base = 8;
+        }
     }
     let name = job.name.clone();
     for p in [

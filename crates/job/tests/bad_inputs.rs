@@ -124,7 +124,7 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
         "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
     ]),
-    ("[a]\nioengine=splice\n", &["job a: ioengine `splice` is a fio engine that fiox does not support yet; this job will not run"]),
+    ("[a]\nioengine=libpmem\n", &["job a: ioengine `libpmem` is a fio engine that fiox does not support yet; this job will not run"]),
     ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
     ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
     ("[a]\nrw=read:-8k\n", &["job a: `rw=read:-8k` is a fio option value that fiox does not support yet (I/O walking backwards); this job will not run"]),

@@ -150,6 +150,16 @@ pub struct IoLoop<'a> {
     pending: Vec<u32>,
     inflight: u32,
     events: Vec<Completion>,
+    /// The engine moves no data (cpuio, fio's FIO_NOIO): its I/Os count 0 bytes.
+    zero_bytes: bool,
+    /// The engine sets the thinktime itself (cpuio), asked before every I/O.
+    engine_think: bool,
+    /// A 0-byte read means the peer is done (net): the job ends normally.
+    eof_ends: bool,
+    /// cpuio's `exit_on_io_done`: true once every I/O job of the run has finished.
+    pub(crate) io_jobs_done: Option<Box<dyn Fn() -> bool + 'a>>,
+    /// fio's file-operation engines: the operation done at each open of a file.
+    pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
     pub(crate) gate: Option<crate::opengate::OpenGate>,
     /// What a new pass does to the files' page cache (`invalidate`, as fio).
@@ -222,7 +232,13 @@ impl<'a> IoLoop<'a> {
         let fake_io = engine.flags().no_io;
         let helpers = engine.helper_threads();
         let mut pacer = Pacer::new(job);
+        let engine_think = engine.thinktime();
+        if let Some(t) = engine_think {
+            pacer.engine_think(t);
+        }
         pacer.restart(0);
+        let zero_bytes = engine.flags().zero_bytes;
+        let eof_ends = engine.flags().eof_ends;
         IoLoop {
             job,
             engine,
@@ -240,7 +256,7 @@ impl<'a> IoLoop<'a> {
             log_io: logs.wants_io_samples(),
             logs,
             windows,
-            paced: pacer.active(),
+            paced: pacer.active() || engine_think.is_some(),
             copy_lat,
             pacer,
             ramp_done: limits.ramp_ns.is_none(),
@@ -274,6 +290,11 @@ impl<'a> IoLoop<'a> {
             pending: Vec::with_capacity(depth),
             inflight: 0,
             events: Vec::with_capacity(depth),
+            zero_bytes,
+            eof_ends,
+            engine_think: engine_think.is_some(),
+            io_jobs_done: None,
+            file_ops: None,
             gate: None,
             pass_cache: None,
             last_file: 0,
@@ -352,6 +373,7 @@ impl<'a> IoLoop<'a> {
             self.lat_target_step();
         }
         self.drain();
+        self.acct.dirs[0].drop_ios += self.engine.dropped();
         if let Some(g) = self.gate.as_mut() {
             if let Err(e) = g.close_all(self.engine) {
                 self.end
@@ -480,6 +502,11 @@ impl<'a> IoLoop<'a> {
         if self.exhausted {
             return None;
         }
+        if self.io_jobs_done.as_ref().is_some_and(|done| done()) {
+            // cpuio's exit_on_io_done: the job is done, as fio sets td->done.
+            self.exhausted = true;
+            return None;
+        }
         if self.replay.is_some() {
             return self.next_replayed();
         }
@@ -507,6 +534,9 @@ impl<'a> IoLoop<'a> {
         let req = self.next_request()?;
         // Most jobs keep every file open: skip the gate's bookkeeping call.
         if self.gate.is_some() && !self.follow_opens(req.file) {
+            return None;
+        }
+        if self.file_ops.is_some() && !self.file_op(req.file) {
             return None;
         }
         self.last_file = req.file;
@@ -633,6 +663,22 @@ impl<'a> IoLoop<'a> {
         self.end.is_none()
     }
 
+    /// fio's file-operation engines: the engine's operation when the generator opened `file`
+    /// since the last one. False when it failed (the job ends with its errno, as in fio).
+    fn file_op(&mut self, file: u32) -> bool {
+        let Some(ops) = self.file_ops.as_mut() else {
+            return true;
+        };
+        let path = self.paths.get(file as usize).map(String::as_str);
+        match ops.before_io(self.engine, &self.gen, file, path, &mut self.acct) {
+            Ok(()) => true,
+            Err((errno, msg)) => {
+                self.end.get_or_insert(EndReason::Error(errno, msg));
+                false
+            }
+        }
+    }
+
     /// Wait until no unit for `file` is queued, in flight or waiting to be re-issued (fio
     /// closes a file only after its last I/O completed).
     fn quiesce_file(&mut self, file: u32) {
@@ -722,6 +768,11 @@ impl<'a> IoLoop<'a> {
             // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
             self.quiesce();
             pacing::wait_until(self.clock.instant_at(at), self.stop);
+        }
+        if self.engine_think {
+            if let Some(t) = self.engine.thinktime() {
+                self.pacer.engine_think(t);
+            }
         }
         if let Some((spin, sleep)) = self.pacer.think_after(1) {
             self.quiesce();
@@ -999,6 +1050,13 @@ impl<'a> IoLoop<'a> {
             return;
         }
         let want = (s.len - s.done) as i64;
+        if res == 0 && want > 0 && self.eof_ends {
+            // The peer finished (net): no more I/O, and this unit moved nothing.
+            self.free.push(id);
+            self.exhausted = true;
+            self.end.get_or_insert(EndReason::Done);
+            return;
+        }
         if res < 0 || (res == 0 && want > 0) {
             self.free.push(id);
             let errno = if res < 0 { (-res) as i32 } else { libc::EIO };
@@ -1026,7 +1084,8 @@ impl<'a> IoLoop<'a> {
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
-        d.io_bytes += s.len as u64;
+        let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
+        d.io_bytes += bytes;
         d.total_ios += 1;
         let m = self.measure;
         if m.timed() {
@@ -1060,7 +1119,7 @@ impl<'a> IoLoop<'a> {
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
-        self.after_io(di, s.len as u64, now);
+        self.after_io(di, bytes, now);
     }
 
     /// Record a completed write in the verify log, or check a read-only job's block.

@@ -14,6 +14,7 @@ mod cache;
 mod clock;
 mod error;
 mod eta;
+mod fileop;
 mod files;
 mod flow;
 mod gen;
@@ -22,6 +23,7 @@ mod iolog;
 mod ioloop;
 mod iosched;
 mod latarget;
+mod noio;
 mod opengate;
 mod owned;
 mod pacing;
@@ -422,10 +424,13 @@ fn refused_run(
 /// Watch the disks under every job's files (fio's `Disk stats`); null-engine jobs touch none.
 fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> DiskStatsSampler {
     let mut d = DiskStatsSampler::new();
-    for j in jobs
-        .iter()
-        .filter(|j| !j.ioengine.eq_ignore_ascii_case("null"))
-    {
+    // fio's diskless engines (FIO_DISKLESSIO) have no disks to watch.
+    let diskless = |j: &&JobSpec| {
+        ["null", "cpuio", "exec", "filecreate"]
+            .iter()
+            .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))
+    };
+    for j in jobs.iter().filter(|j| !diskless(j)) {
         for p in files::file_paths(j) {
             if let Err(e) = d.add_path(&p) {
                 warnings.push(disk_warning(format!("{}: {e}", p.display())));
@@ -533,6 +538,7 @@ fn run_phase(
                         let env = worker::JobEnv {
                             job,
                             progress: &progress[i],
+                            run: (jobs, progress),
                             stop: run_stop,
                             messages: opts.messages,
                             info: &opts.info,

@@ -286,13 +286,74 @@ pub fn check_user_files(job: &JobSpec, plan: &FilePlan, allow: bool) -> Result<(
     Ok(())
 }
 
+/// `ioengine=filedelete` unlinks every file of the job: checked before setup, a file that
+/// exists must be fiox's (laid out by an earlier run) unless the user allowed it
+/// (`allow_mounted_write=1`, `--allow-destructive`); missing files are laid out by fiox.
+pub fn check_deletable(job: &JobSpec, allow: bool) -> Result<(), RunError> {
+    if allow || job.files.allow_mounted_write {
+        return Ok(());
+    }
+    for path in files::file_paths(job) {
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        if let Some(why) = mark_of(&path).why_not_ours() {
+            return Err(RunError::Refused(format!(
+                "job '{}': ioengine=filedelete would delete {}, but {why}; set \
+                 allow_mounted_write=1 or pass --allow-destructive to allow it",
+                job.name,
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `ioengine=e4defrag` exchanges blocks with its donor file (`donorname`), whose old data is
+/// lost: an existing donor must be fiox's unless the user allowed it. Returns whether the
+/// donor is missing (the engine creates it; [`mark_created_donor`] marks it then).
+pub fn check_donor(job: &JobSpec, allow: bool) -> Result<bool, RunError> {
+    let Some(path) = fiox_engine::e4defrag_donor(job) else {
+        return Ok(false); // the engine refuses a job without donorname
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(true);
+    }
+    if allow || job.files.allow_mounted_write {
+        return Ok(false);
+    }
+    match mark_of(&path).why_not_ours() {
+        None => Ok(false),
+        Some(why) => Err(RunError::Refused(format!(
+            "job '{}': e4defrag would exchange blocks with donor {}, but {why}; set \
+             allow_mounted_write=1 or pass --allow-destructive to allow it",
+            job.name,
+            path.display()
+        ))),
+    }
+}
+
+/// Mark the donor the e4defrag engine just created as fiox's.
+pub fn mark_created_donor(job: &JobSpec) -> Result<(), RunError> {
+    let Some(path) = fiox_engine::e4defrag_donor(job) else {
+        return Ok(());
+    };
+    let f = File::open(&path).map_err(|e| RunError::io("open the donor", &path, e))?;
+    mark(&f, &path, Layout::Complete)
+}
+
 /// `--readonly`: every job that would write, trim, or unlink its files, refused before any
 /// job starts (laying out is refused per file when a job finds its file missing or short).
 pub fn readonly_refusals(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
     let mut out = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
+        let engine = j.ioengine.trim().to_ascii_lowercase();
         let what = if files::job_writes(j) {
             format!("rw={} writes", j.rw.mode.fio_name())
+        } else if engine == "filedelete" {
+            "ioengine=filedelete removes its files".to_string()
+        } else if engine == "filecreate" {
+            "ioengine=filecreate creates its files".to_string()
         } else if j.files.unlink {
             "unlink=1 removes its files".to_string()
         } else {

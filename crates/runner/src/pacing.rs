@@ -109,6 +109,14 @@ impl Pacer {
         at
     }
 
+    /// An engine's own thinktime (cpuio): `think` after every I/O, all of it asleep, as fio's
+    /// cpuio sets thinktime, thinktime_blocks=1 and thinktime_spin=0.
+    pub fn engine_think(&mut self, think: Duration) {
+        self.think = think;
+        self.think_spin = Duration::ZERO;
+        self.think_blocks = 1;
+    }
+
     /// Count `n` I/Os toward thinktime; returns how long to spin and then sleep.
     pub fn think_after(&mut self, n: u32) -> Option<(Duration, Duration)> {
         if self.think.is_zero() {

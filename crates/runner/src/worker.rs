@@ -22,6 +22,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub struct JobEnv<'a> {
     pub job: &'a JobSpec,
     pub progress: &'a Progress,
+    /// Every job of the run and its progress (cpuio's exit_on_io_done watches them).
+    pub run: (&'a [JobSpec], &'a [Progress]),
     pub stop: &'a AtomicBool,
     /// Print fio's informational lines ("Laying out IO file ...") through `info`.
     pub messages: bool,
@@ -143,9 +145,24 @@ fn execute(
             job.rw.mode.fio_name()
         )));
     }
+    let e4defrag = job.ioengine.trim().eq_ignore_ascii_case("e4defrag");
+    let new_donor = e4defrag && crate::owned::check_donor(job, allow_all(env))?;
     let mut engine = fiox_engine::create(job)?;
+    if new_donor {
+        crate::owned::mark_created_donor(job)?;
+    }
     let flags = engine.flags();
+    if engine.name() == "filedelete" {
+        crate::owned::check_deletable(job, allow_all(env))?;
+    }
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
+    if flags.file_ops && flags.no_io && job.files.unlink {
+        // filecreate creates its files during the run: an aborted run removes them too
+        // (only those that carry fiox's mark by then).
+        for f in opened.plan.files.iter().filter(|f| !f.path.exists()) {
+            crate::owned::leave(leftovers, &f.path);
+        }
+    }
     // Stopped while laying out: the files may be incomplete, so do no I/O on them.
     // create_only: the setup was the whole job (fio marks the job done after file setup).
     if env.stop.load(Ordering::Relaxed) || job.files.create_only {
@@ -174,6 +191,9 @@ fn execute(
             });
         }
     }
+    if env.messages && crate::noio::net_waits(job) {
+        env.info.say("fio: waiting for connection\n");
+    }
     for (i, f) in opened.plan.files.iter().enumerate() {
         let fd = opened.handles[i]
             .as_ref()
@@ -189,16 +209,36 @@ fn execute(
     let gate = lazy_open_gate(env, &mut opened, engine.as_mut(), flags.no_io)?;
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
-    let measure = Measure::of(job, flags.sync);
+    let mut measure = Measure::of(job, flags.sync);
+    // fio's file-operation engines time the operation on each file, not the I/Os.
+    let file_ops = flags
+        .file_ops
+        .then(|| crate::fileop::FileOps::new(job, opened.plan.files.len(), measure.lat));
+    if file_ops.is_some() {
+        measure = Measure {
+            slat: false,
+            clat: false,
+            lat: false,
+            bw: measure.bw,
+        };
+    }
     result.has_slat = measure.slat;
     let cache = crate::cache::Residency::begin(job, &opened.plan.files, flags.no_io);
-    let ran = run_io(env, engine.as_mut(), &opened, gate, measure, result);
+    let ran = run_io(
+        env,
+        engine.as_mut(),
+        &opened,
+        (gate, file_ops),
+        measure,
+        result,
+    );
     result.page_cache = cache.end(&opened.plan.files);
     result
         .warnings
         .extend(warn::page_cache_warning(job, result));
     ran?;
-    finish_files(job, &mut opened, flags.no_io, leftovers)
+    // filecreate is diskless but unlink=1 removes the files it created, as fio's does.
+    finish_files(job, &mut opened, flags.no_io && !flags.file_ops, leftovers)
 }
 
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
@@ -480,7 +520,7 @@ fn run_io(
     env: &JobEnv,
     engine: &mut dyn IoEngine,
     opened: &Opened,
-    gate: Option<OpenGate>,
+    (gate, file_ops): (Option<OpenGate>, Option<crate::fileop::FileOps>),
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
@@ -575,6 +615,19 @@ fn run_io(
         lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
+    lp.file_ops = file_ops;
+    if crate::noio::is_exec(job) && env.messages {
+        env.info.say(&crate::noio::exec_lines(job));
+    }
+    if crate::noio::is_cpuio(job) {
+        if env.messages {
+            env.info.say(&crate::noio::start_line(job));
+        }
+        if job.engine.exit_on_io_done {
+            let (jobs, progress) = env.run;
+            lp.io_jobs_done = Some(Box::new(move || crate::noio::io_jobs_done(jobs, progress)));
+        }
+    }
     lp.blocks = block_infos(job, plan)?;
     run_phases(env, &mut lp, verify_phase_only, replay, measure, result)
 }

@@ -70,6 +70,9 @@ pub(crate) struct FileState {
     pub(crate) last_start: [u64; 3],
     pub(crate) done: bool,
     pub(crate) open: bool,
+    /// How many times the file was opened (fio opens a file at its first use in a pass, and
+    /// again after an `openfiles` close): the runner's file-operation engines act per open.
+    pub(crate) opens: u64,
     pub(crate) map: Option<RandomMap>,
     pub(crate) lfsr: Option<Lfsr>,
     pub(crate) dist: Option<Dist>,
@@ -210,6 +213,7 @@ fn file_states(
             last_start: [NONE; 3],
             done: false,
             open: false,
+            opens: 0,
             map: None,
             lfsr: None,
             dist: None,
@@ -480,6 +484,11 @@ impl Generator {
     /// closed when its fill fails or a new pass starts. The runner mirrors this with real fds.
     pub fn is_open(&self, fi: usize) -> bool {
         self.files.get(fi).is_some_and(|f| f.open)
+    }
+
+    /// How many times file `fi` was opened in fio's model (0 for an unknown index).
+    pub fn opens(&self, fi: usize) -> u64 {
+        self.files.get(fi).map_or(0, |f| f.opens)
     }
 
     /// fio's `fio_file_reset`: rewind, forget the map, restart the lfsr.

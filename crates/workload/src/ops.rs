@@ -72,6 +72,7 @@ impl Generator {
     /// Opening a file rewinds it (fio's `td_io_open_file` resets its position and map).
     pub(crate) fn open_file(&mut self, fi: usize) {
         self.files[fi].open = true;
+        self.files[fi].opens += 1;
         self.nr_open += 1;
         self.reset_file(fi);
     }

@@ -27,6 +27,7 @@ fn cmdprio_pair(v: &super::Val, out: &mut [u32; 2]) -> Result<(), String> {
     }
     Ok(())
 }
+const NET: &[&str] = &["net", "netsplice"];
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("hipri", K::Bool, C::Engine, "Use polled (high priority) I/O", |j, v| {
@@ -94,6 +95,153 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .engines(&["libaio"]),
+    OptDef::new("stat_type", K::Choice(&["stat", "lstat", "statx"]), C::Engine, "System call the filestat engine times", |j, v| {
+        j.engine.stat_type = match v.choice()?.as_str() {
+            "lstat" => crate::StatType::Lstat,
+            "statx" => crate::StatType::Statx,
+            _ => crate::StatType::Stat,
+        };
+        Ok(())
+    })
+    .engines(&["filestat"])
+    .def("stat")
+    .long("`stat` (stat(2), default), `lstat` (lstat(2): a symbolic link itself) or `statx` (statx(2) of every basic field, as fio asks)."),
+    OptDef::new("cpuload", K::Int, C::Engine, "Percent of one CPU the cpuio engine burns", |j, v| {
+        j.engine.cpuload = v.u32()?;
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .long("Required with cpuio (fio refuses a cpuio job without it); above 100 counts as 100. Each I/O burns `cpuchunks` microseconds, then the job sleeps long enough to make the load this percentage."),
+    OptDef::new("cpuchunks", K::Int, C::Engine, "Length of one cpuio burn cycle in microseconds", |j, v| {
+        j.engine.cpuchunks = v.u32()?;
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .def("50000"),
+    OptDef::new("cpumode", K::Choice(&["noop", "qsort"]), C::Engine, "How cpuio burns CPU", |j, v| {
+        j.engine.cpumode_qsort = v.choice()? == "qsort";
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .def("noop")
+    .long("`noop` spins for `cpuchunks` microseconds per I/O; `qsort` sorts 256 Ki integers four ways per I/O (as fio) and sets the sleep from how long that took."),
+    OptDef::new("exit_on_io_done", K::Bool, C::Engine, "End the cpuio job when every I/O job has finished", |j, v| {
+        j.engine.exit_on_io_done = v.bool()?;
+        Ok(())
+    })
+    .engines(&["cpuio"])
+    .def("0")
+    .long("As fio: jobs of later groups count as not finished; with no I/O job at all the cpuio job runs to its own end."),
+    OptDef::new("program", K::Str, C::Engine, "Program the exec engine runs", |j, v| {
+        j.engine.program = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(&["exec"])
+    .long("Required with exec (fio refuses an exec job without it). Looked up in PATH; started at the job's first I/O, sent SIGTERM once the runtime is over, SIGKILL `grace_time` seconds later (or when the job ends)."),
+    OptDef::new("arguments", K::Str, C::Engine, "Arguments of the exec engine's program", |j, v| {
+        j.engine.arguments = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(&["exec"])
+    .long("Split at spaces, as fio (no quoting). `%r` becomes the job's runtime in seconds, `%n` its name."),
+    OptDef::new("grace_time", K::Int, C::Engine, "Seconds between the exec program's SIGTERM and SIGKILL", |j, v| {
+        j.engine.grace_time = v.u64()?;
+        Ok(())
+    })
+    .engines(&["exec"])
+    .def("1")
+    .range(0, i64::MAX),
+    OptDef::new("std_redirect", K::Bool, C::Engine, "Save the exec program's stdout and stderr in NAME.stdout and NAME.stderr", |j, v| {
+        j.engine.std_redirect = v.bool()?;
+        Ok(())
+    })
+    .engines(&["exec"])
+    .def("1")
+    .long("Created in the working directory, as fio; with 0 the program writes to fiox's own stdout and stderr."),
+    OptDef::new("hostname", K::Str, C::Engine, "Host the net engine's sender connects to", |j, v| {
+        j.engine.hostname = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(NET)
+    .long("A name or an address; as in fio it also becomes the job's filename (for `protocol=unix` the socket's path)."),
+    OptDef::new("port", K::Int, C::Engine, "TCP/UDP port of the net engines", |j, v| {
+        j.engine.port = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .range(1, 65535)
+    .long("Required for tcp and udp, refused for unix; each numjobs clone uses the next port, as fio."),
+    OptDef::new("protocol", K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix", "vsock"]), C::Engine, "Protocol of the net engines", |j, v| {
+        j.engine.protocol = match v.choice()?.as_str() {
+            "tcpv6" => crate::NetProto::Tcpv6,
+            "udp" => crate::NetProto::Udp,
+            "udpv6" => crate::NetProto::Udpv6,
+            "unix" => crate::NetProto::Unix,
+            "vsock" => {
+                super::record_value(j, "protocol", "vsock", "fio 3.42's vsock sockets");
+                return Ok(());
+            }
+            _ => crate::NetProto::Tcp,
+        };
+        super::forget(j, "protocol");
+        Ok(())
+    })
+    .alias(&["proto"])
+    .engines(NET)
+    .def("tcp"),
+    OptDef::new("listen", K::Bool, C::Engine, "The net job listens for its peer (TCP)", |j, v| {
+        j.engine.listen = v.bool()?;
+        Ok(())
+    })
+    .engines(NET)
+    .long("Only for tcp/tcpv6; with udp and unix the reading job is the one that listens."),
+    OptDef::new("pingpong", K::Bool, C::Engine, "Each net I/O waits for the peer to send it back", |j, v| {
+        j.engine.pingpong = v.bool()?;
+        Ok(())
+    })
+    .engines(NET)
+    .long("The writer sends a block and reads it back, the reader receives and returns it, so the latency is a round trip."),
+    OptDef::new("nodelay", K::Bool, C::Engine, "Set TCP_NODELAY on the connection", |j, v| {
+        j.engine.nodelay = v.bool()?;
+        Ok(())
+    })
+    .engines(NET),
+    OptDef::new("window_size", K::Int, C::Engine, "Socket buffer size (SO_RCVBUF/SO_SNDBUF)", |j, v| {
+        j.engine.window_size = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .range(0, u32::MAX as i64),
+    OptDef::new("mss", K::Int, C::Engine, "TCP maximum segment size (TCP_MAXSEG)", |j, v| {
+        j.engine.mss = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .range(0, u32::MAX as i64),
+    OptDef::new("ttl", K::Int, C::Engine, "Multicast TTL of a UDP sender", |j, v| {
+        j.engine.ttl = v.u32()?;
+        Ok(())
+    })
+    .engines(NET)
+    .def("1")
+    .range(0, u32::MAX as i64),
+    OptDef::new("interface", K::Str, C::Engine, "Interface address for UDP multicast", |j, v| {
+        j.engine.interface = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(NET),
+    OptDef::new("donorname", K::Str, C::Engine, "Donor file of the e4defrag engine (in the job's directory)", |j, v| {
+        j.engine.donorname = Some(v.str().to_string());
+        Ok(())
+    })
+    .engines(&["e4defrag"])
+    .long("Required with e4defrag. Created if missing; an existing file fiox did not create is refused unless allowed (its blocks would be exchanged)."),
+    OptDef::new("inplace", K::Int, C::Engine, "Allocate and free the donor's space per I/O (1) or once (0)", |j, v| {
+        j.engine.inplace = v.int()? == 1;
+        Ok(())
+    })
+    .engines(&["e4defrag"])
+    .range(0, 1),
     OptDef::new("guasi_workers", K::Int, C::Engine, "Worker threads of the guasi engine (default: iodepth, at most 64)", |j, v| {
         j.engine.guasi_workers = Some(v.u32()?);
         Ok(())
@@ -199,6 +347,66 @@ mod tests {
         ("nonvectored", "2", None),
         ("force_async", "4", Some(|j| j.engine.force_async == 4)),
         ("userspace_reap", "", Some(|j| j.engine.userspace_reap)),
+        (
+            "stat_type",
+            "statx",
+            Some(|j| j.engine.stat_type == crate::StatType::Statx),
+        ),
+        ("stat_type", "fstat", None),
+        ("cpuload", "50", Some(|j| j.engine.cpuload == 50)),
+        ("cpuload", "x", None),
+        ("cpuchunks", "1000", Some(|j| j.engine.cpuchunks == 1000)),
+        ("cpumode", "qsort", Some(|j| j.engine.cpumode_qsort)),
+        ("cpumode", "spin", None),
+        ("exit_on_io_done", "1", Some(|j| j.engine.exit_on_io_done)),
+        (
+            "program",
+            "/bin/sleep",
+            Some(|j| j.engine.program.as_deref() == Some("/bin/sleep")),
+        ),
+        (
+            "arguments",
+            "%r x",
+            Some(|j| j.engine.arguments.as_deref() == Some("%r x")),
+        ),
+        ("grace_time", "3", Some(|j| j.engine.grace_time == 3)),
+        ("grace_time", "-1", None),
+        ("std_redirect", "0", Some(|j| !j.engine.std_redirect)),
+        (
+            "donorname",
+            "d.def",
+            Some(|j| j.engine.donorname.as_deref() == Some("d.def")),
+        ),
+        ("inplace", "1", Some(|j| j.engine.inplace)),
+        ("inplace", "2", None),
+        (
+            "hostname",
+            "localhost",
+            Some(|j| j.engine.hostname.as_deref() == Some("localhost")),
+        ),
+        ("port", "8888", Some(|j| j.engine.port == 8888)),
+        ("port", "70000", None),
+        (
+            "protocol",
+            "udp",
+            Some(|j| j.engine.protocol == crate::NetProto::Udp),
+        ),
+        ("protocol", "sctp", None),
+        ("listen", "", Some(|j| j.engine.listen)),
+        ("pingpong", "1", Some(|j| j.engine.pingpong)),
+        ("nodelay", "1", Some(|j| j.engine.nodelay)),
+        (
+            "window_size",
+            "65536",
+            Some(|j| j.engine.window_size == 65536),
+        ),
+        ("mss", "1400", Some(|j| j.engine.mss == 1400)),
+        ("ttl", "4", Some(|j| j.engine.ttl == 4)),
+        (
+            "interface",
+            "127.0.0.1",
+            Some(|j| j.engine.interface.as_deref() == Some("127.0.0.1")),
+        ),
         (
             "guasi_workers",
             "8",

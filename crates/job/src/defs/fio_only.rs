@@ -119,7 +119,6 @@ pub fn note(def: &OptDef) -> &'static str {
 
 /// Every fio-only option, sorted by name.
 pub static OPTS: &[OptDef] = &[
-    known("arguments", K::Str, C::Engine).engines(&["exec"]),
     known("atomic", K::Bool, C::Io),
     known("bindname", K::Str, C::Engine).engines(&["rdma"]),
     known("brick", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
@@ -141,9 +140,6 @@ pub static OPTS: &[OptDef] = &[
     known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known("conf", K::Str, C::Engine).engines(&["rados"]),
     known("cont", K::Str, C::Engine).engines(&["dfs"]),
-    known("cpuchunks", K::Int, C::Engine).engines(&["cpuio"]),
-    known("cpuload", K::Int, C::Engine).engines(&["cpuio"]),
-    known("cpumode", K::Choice(&["noop", "qsort"]), C::Engine).engines(&["cpuio"]),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
     known("direct_write_to_pmem", K::Bool, C::Engine).engines(&[
         "librpma_apm_client",
@@ -152,8 +148,6 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_server",
     ]),
     known("disk_util", K::Bool, C::Stats),
-    known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
-    known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
     known(
         "exit_what",
         K::Choice(&["group", "stonewall", "all"]),
@@ -162,13 +156,10 @@ pub static OPTS: &[OptDef] = &[
     known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
-    known("grace_time", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["exec"]),
     known("gtod_cpu", K::Int, C::General),
     known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
-    known("hostname", K::Str, C::Engine).engines(&["libhdfs", "net", "netsplice", "rdma"]),
+    known("hostname", K::Str, C::Engine).engines(&["libhdfs", "rdma"]),
     known("http_host", K::Str, C::Engine).engines(&["http"]),
     known(
         "http_mode",
@@ -189,12 +180,7 @@ pub static OPTS: &[OptDef] = &[
     known("https", K::Choice(&["off", "on", "insecure"]), C::Engine).engines(&["http"]),
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
-    known("inplace", K::Int, C::Engine)
-        .range(0, 1)
-        .engines(&["e4defrag"]),
-    known("interface", K::Str, C::Engine).engines(&["netsplice", "net"]),
     known("job_max_open_zones", K::Int, C::Io),
-    known("listen", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("log_alternate_epoch", K::Bool, C::Logs),
     known("log_alternate_epoch_clock_id", K::Int, C::Logs),
     known("log_compression_cpus", K::Str, C::Logs),
@@ -211,19 +197,14 @@ pub static OPTS: &[OptDef] = &[
         K::Complex("list of numbers"),
         C::Io,
     ),
-    known("mss", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["netsplice", "net"]),
     known("namenode", K::Str, C::Engine).engines(&["libhdfs"]),
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
     known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
-    known("nodelay", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("numa_cpu_nodes", K::Str, C::General),
     known("numa_mem_policy", K::Str, C::General),
     known("object_class", K::Str, C::Engine).engines(&["dfs"]),
     known("opendir", K::Str, C::Files),
     known("percentage_sequential", K::Str, C::Io),
-    known("pingpong", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("pool", K::Str, C::Engine).engines(&["dfs", "rados", "rbd"]),
     known("port", K::Int, C::Engine).range(1, 65535).engines(&[
         "libhdfs",
@@ -231,20 +212,9 @@ pub static OPTS: &[OptDef] = &[
         "librpma_apm_server",
         "librpma_gpspm_client",
         "librpma_gpspm_server",
-        "net",
-        "netsplice",
         "rdma",
     ]),
     known("profile", K::Str, C::General),
-    known("program", K::Str, C::Engine).engines(&["exec"]),
-    known(
-        "protocol",
-        // vsock: fio 3.42.
-        K::Choice(&["tcp", "tcpv6", "udp", "udpv6", "unix", "vsock"]),
-        C::Engine,
-    )
-    .alias(&["proto"])
-    .engines(&["netsplice", "net"]),
     known("rate_ignore_thinktime", K::Bool, C::Io),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
@@ -284,13 +254,6 @@ pub static OPTS: &[OptDef] = &[
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
     known("softrandommap", K::Bool, C::Io),
-    known(
-        "stat_type",
-        K::Choice(&["stat", "lstat", "statx"]),
-        C::Engine,
-    )
-    .engines(&["filestat"]),
-    known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
     known("sync_file_range", K::Str, C::Files),
@@ -303,9 +266,6 @@ pub static OPTS: &[OptDef] = &[
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
     known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
-    known("ttl", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["netsplice", "net"]),
     known("uid", K::Int, C::General),
     known("unique_filename", K::Bool, C::Files),
     known("uri", K::Str, C::Engine).engines(&["nbd"]),
@@ -317,9 +277,6 @@ pub static OPTS: &[OptDef] = &[
     .alias(&["proto"])
     .engines(&["rdma"]),
     known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
-    known("window_size", K::Int, C::Engine)
-        .range(0, i64::MAX)
-        .engines(&["netsplice", "net"]),
     known("write_barrier", K::Int, C::Io),
     known(
         "write_hint",
@@ -400,7 +357,8 @@ mod tests {
     #[test]
     fn engines_may_share_a_name() {
         assert_eq!(lookup_for("proto", "rdma").unwrap().name, "verb");
-        assert_eq!(lookup_for("proto", "net").unwrap().name, "protocol");
+        // net's `protocol` (alias `proto`) is fiox's own now: the fio-only table has rdma's.
+        assert_eq!(crate::defs::lookup("proto").unwrap().name, "protocol");
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
         assert!(contains(lookup("cgroup").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));

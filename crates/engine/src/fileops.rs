@@ -1,0 +1,242 @@
+//! fio's file-operation engines: `filecreate` (open(2) with O_CREAT), `filestat` (stat(2),
+//! lstat(2) or statx(2), `stat_type=`) and `filedelete` (unlink(2)). They measure metadata
+//! operations, not data transfer: as in fio (engines/fileoperations.c), the operation is done
+//! once per file when the job opens it, and its duration is the job's completion latency (in
+//! the job's direction: read unless the job only writes). The I/Os that follow complete at
+//! once, moving no data; they are counted (io_bytes, total_ios) without latency or bandwidth
+//! samples, as fio's FIO_NOSTATS does. `filecreate` is diskless (fio's FIO_DISKLESSIO: files are
+//! not laid out, the operation creates them); `filestat` and `filedelete` work on files laid
+//! out at setup.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::os::fd::FromRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use fiox_job::spec::StatType;
+
+use crate::{EngineError, EngineFile, EngineFlags, FileOpDone, IoEngine, IoOp, IoUnit, Queued};
+
+/// Which operation the engine measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileOp {
+    Create,
+    Stat(StatType),
+    Delete,
+}
+
+pub(crate) struct FileOpEngine {
+    op: FileOp,
+    /// Per file added: its path, as given and NUL-terminated for the syscalls.
+    files: Vec<(PathBuf, CString)>,
+}
+
+impl FileOpEngine {
+    pub fn new(op: FileOp) -> FileOpEngine {
+        FileOpEngine {
+            op,
+            files: Vec::new(),
+        }
+    }
+
+    fn file(&self, index: u32) -> Result<&(PathBuf, CString), EngineError> {
+        self.files
+            .get(index as usize)
+            .ok_or_else(|| EngineError::Option {
+                engine: self.name(),
+                option: "file",
+                reason: format!(
+                    "operation on file {index} but only {} were added",
+                    self.files.len()
+                ),
+            })
+    }
+}
+
+/// The clock around one syscall: its duration in ns and its return value.
+fn timed<T>(f: impl FnOnce() -> T) -> (u64, T) {
+    let t = Instant::now();
+    let r = f();
+    (t.elapsed().as_nanos() as u64, r)
+}
+
+/// statx(2) of `path` with every basic field, as fio asks (STATX_ALL).
+fn statx(path: &CString) -> libc::c_int {
+    // SAFETY: zeroed statx is a valid out buffer; path is NUL-terminated and outlives the call.
+    let mut buf: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: see above; AT_FDCWD makes a relative path relative to the working directory.
+    unsafe { libc::statx(libc::AT_FDCWD, path.as_ptr(), 0, libc::STATX_ALL, &mut buf) }
+}
+
+/// stat(2) or lstat(2) of `path`.
+fn stat(path: &CString, follow: bool) -> libc::c_int {
+    // SAFETY: zeroed stat is a valid out buffer; path is NUL-terminated and outlives the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: see above.
+    unsafe {
+        if follow {
+            libc::stat(path.as_ptr(), &mut st)
+        } else {
+            libc::lstat(path.as_ptr(), &mut st)
+        }
+    }
+}
+
+impl IoEngine for FileOpEngine {
+    fn name(&self) -> &'static str {
+        match self.op {
+            FileOp::Create => "filecreate",
+            FileOp::Stat(_) => "filestat",
+            FileOp::Delete => "filedelete",
+        }
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags {
+            sync: true,
+            no_io: self.op == FileOp::Create,
+            seeks: false,
+            file_ops: true,
+            zero_bytes: false,
+            eof_ends: false,
+        }
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        let c = CString::new(file.path.as_os_str().as_bytes()).map_err(|_| EngineError::File {
+            path: file.path.clone(),
+            what: "file name".into(),
+            source: std::io::Error::from_raw_os_error(libc::EINVAL),
+        })?;
+        self.files.push((file.path.clone(), c));
+        Ok(())
+    }
+
+    fn reopen_file(&mut self, _index: u32, _file: &EngineFile) -> Result<(), EngineError> {
+        // The engine never uses the runner's descriptors: only paths.
+        Ok(())
+    }
+
+    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        // fio's queue of these engines completes every unit untouched.
+        Ok(Queued::Done(match io.op {
+            IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
+            IoOp::Fsync | IoOp::Fdatasync => 0,
+        }))
+    }
+
+    fn file_op(&mut self, index: u32) -> Result<FileOpDone, EngineError> {
+        let (path, c) = self.file(index)?;
+        let (what, ns, r, created) = match self.op {
+            FileOp::Create => {
+                // Whether this open creates the file, asked before the clock starts.
+                let existed = std::fs::symlink_metadata(path).is_ok();
+                // SAFETY: c is NUL-terminated; the mode is passed as open(2)'s third argument.
+                let (ns, fd) = timed(|| unsafe {
+                    libc::open(
+                        c.as_ptr(),
+                        libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+                        0o600,
+                    )
+                });
+                // SAFETY: fd was just returned by open(2) and is owned by nobody else.
+                let file = (fd >= 0).then(|| unsafe { File::from_raw_fd(fd) });
+                ("open", ns, fd.min(0), file.filter(|_| !existed))
+            }
+            FileOp::Stat(t) => {
+                let (ns, r) = match t {
+                    StatType::Stat => timed(|| stat(c, true)),
+                    StatType::Lstat => timed(|| stat(c, false)),
+                    StatType::Statx => timed(|| statx(c)),
+                };
+                (t.syscall(), ns, r, None)
+            }
+            FileOp::Delete => {
+                // SAFETY: c is NUL-terminated and outlives the call.
+                let (ns, r) = timed(|| unsafe { libc::unlink(c.as_ptr()) });
+                ("unlink", ns, r, None)
+            }
+        };
+        if r < 0 {
+            return Err(EngineError::File {
+                path: path.clone(),
+                what: format!("{}: {what}", self.name()),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(FileOpDone { ns, created })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BufPtr;
+
+    fn dir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fiox-fileops-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn add(e: &mut FileOpEngine, p: &std::path::Path) {
+        e.add_file(&EngineFile {
+            fd: -1,
+            path: p.to_path_buf(),
+            size: 4096,
+            writable: false,
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn create_stat_delete_do_their_syscall_once_per_call() {
+        let d = dir("all");
+        let p = d.join("f");
+        let mut c = FileOpEngine::new(FileOp::Create);
+        add(&mut c, &p);
+        assert!(c.flags().file_ops && c.flags().no_io && c.flags().sync);
+        let done = c.file_op(0).unwrap();
+        assert!(done.created.is_some(), "the open created the file");
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 0);
+        assert!(
+            c.file_op(0).unwrap().created.is_none(),
+            "second open finds it"
+        );
+        for t in [StatType::Stat, StatType::Lstat, StatType::Statx] {
+            let mut s = FileOpEngine::new(FileOp::Stat(t));
+            add(&mut s, &p);
+            assert!(!s.flags().no_io);
+            s.file_op(0).unwrap();
+        }
+        let mut del = FileOpEngine::new(FileOp::Delete);
+        add(&mut del, &p);
+        del.file_op(0).unwrap();
+        assert!(!p.exists());
+        let e = del.file_op(0).unwrap_err().to_string();
+        assert!(
+            e.contains("filedelete: unlink") && e.contains("No such file"),
+            "{e}"
+        );
+        assert!(
+            del.file_op(3).is_err(),
+            "unknown index is an error, not a panic"
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn units_complete_untouched() {
+        let mut e = FileOpEngine::new(FileOp::Stat(StatType::Stat));
+        let io = IoUnit {
+            op: IoOp::Write,
+            file: 0,
+            offset: 0,
+            len: 8192,
+            buf: BufPtr::none(),
+        };
+        assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(8192));
+    }
+}

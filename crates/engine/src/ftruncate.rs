@@ -1,0 +1,102 @@
+//! fio's `ftruncate` engine: every write is an ftruncate(2) of the file to the unit's offset
+//! (fio's engines/ftruncate.c), to measure how a filesystem grows and shrinks files. Reads and
+//! trims fail with EINVAL, as in fio; no buffer is touched. Synchronous.
+
+use crate::sys::ret;
+use crate::target::{replace, target, Target};
+use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+
+pub(crate) struct FtruncateEngine {
+    files: Vec<Target>,
+}
+
+impl FtruncateEngine {
+    pub fn new() -> FtruncateEngine {
+        FtruncateEngine { files: Vec::new() }
+    }
+}
+
+impl IoEngine for FtruncateEngine {
+    fn name(&self) -> &'static str {
+        "ftruncate"
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags {
+            sync: true,
+            ..EngineFlags::default()
+        }
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        self.files.push(Target::of(self.name(), file)?);
+        Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace(self.name(), &mut self.files, index, file)
+    }
+
+    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        let t = target(self.name(), &self.files, io.file)?;
+        let r = match io.op {
+            IoOp::Write => {
+                // SAFETY: plain syscall on the registered fd.
+                let r = ret(unsafe { libc::ftruncate(t.fd, io.offset as libc::off_t) } as isize);
+                if r < 0 {
+                    r
+                } else {
+                    io.len as i64
+                }
+            }
+            IoOp::Fsync => crate::target::sync_file(t.fd, false),
+            IoOp::Fdatasync => crate::target::sync_file(t.fd, true),
+            IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
+        };
+        Ok(Queued::Done(r))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::BufPtr;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_write_truncates_to_its_offset_and_reads_fail() {
+        let p = std::env::temp_dir().join(format!("fiox-ftruncate-{}", std::process::id()));
+        std::fs::write(&p, vec![1u8; 65536]).unwrap();
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        let mut e = FtruncateEngine::new();
+        e.add_file(&EngineFile {
+            fd: f.as_raw_fd(),
+            path: p.clone(),
+            size: 65536,
+            writable: true,
+        })
+        .unwrap();
+        let unit = |op, offset| IoUnit {
+            op,
+            file: 0,
+            offset,
+            len: 4096,
+            buf: BufPtr::none(),
+        };
+        assert_eq!(
+            e.queue(0, &unit(IoOp::Write, 8192)).unwrap(),
+            Queued::Done(4096)
+        );
+        assert_eq!(f.metadata().unwrap().len(), 8192);
+        assert_eq!(
+            e.queue(0, &unit(IoOp::Write, 100_000)).unwrap(),
+            Queued::Done(4096)
+        );
+        assert_eq!(f.metadata().unwrap().len(), 100_000);
+        let einval = Queued::Done(-(libc::EINVAL as i64));
+        assert_eq!(e.queue(0, &unit(IoOp::Read, 0)).unwrap(), einval);
+        assert_eq!(e.queue(0, &unit(IoOp::Trim, 0)).unwrap(), einval);
+        drop(f);
+        std::fs::remove_file(&p).unwrap();
+    }
+}
