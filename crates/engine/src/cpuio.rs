@@ -166,6 +166,7 @@ mod tests {
             offset: 0,
             len: 4096,
             buf: BufPtr::none(),
+            ioprio: 0,
         };
         assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(4096));
         let d = e.data.as_ref().unwrap();

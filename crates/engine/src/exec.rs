@@ -209,6 +209,7 @@ mod tests {
             offset: 0,
             len: 4096,
             buf: BufPtr::none(),
+            ioprio: 0,
         };
         assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(4096));
         assert!(e.child.is_some());

@@ -81,6 +81,7 @@ mod tests {
             offset,
             len,
             buf: BufPtr::none(),
+            ioprio: 0,
         }
     }
 

@@ -236,6 +236,7 @@ mod tests {
             offset: 0,
             len: 8192,
             buf: BufPtr::none(),
+            ioprio: 0,
         };
         assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(8192));
     }

@@ -82,6 +82,7 @@ mod tests {
             offset,
             len: 4096,
             buf: BufPtr::none(),
+            ioprio: 0,
         };
         assert_eq!(
             e.queue(0, &unit(IoOp::Write, 8192)).unwrap(),

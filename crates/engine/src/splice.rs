@@ -217,6 +217,7 @@ mod tests {
             offset: 4096,
             len: len as u32,
             buf,
+            ioprio: 0,
         };
         assert_eq!(
             e.queue(0, &unit(IoOp::Write, w)).unwrap(),
