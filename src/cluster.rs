@@ -6,7 +6,7 @@
 //! with several processes instead of letting each run and report alone.
 
 use anyhow::Result;
-use fiox_job::JobSpec;
+use fiox_job::{Invocation, JobSpec};
 use fiox_runner::RunOutcome;
 use fiox_stats::RunResult;
 use serde_json::Value;
@@ -20,7 +20,11 @@ pub trait Peers {
     /// Keeps the phases of every process in step (None: alone).
     fn sync(&self) -> Option<&dyn fiox_runner::GroupSync>;
     /// Every process's outcome combined; every process receives the same.
-    fn reduce(&self, jobs: &[JobSpec], outcome: RunOutcome) -> Result<Reduced>;
+    fn reduce(&self, inv: &Invocation, outcome: RunOutcome) -> Result<Reduced>;
+    /// What this process puts into the names of the logs it writes for the whole run.
+    fn log_tag(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A run's outcome over all its processes.
@@ -48,7 +52,7 @@ impl Peers for Alone {
     fn sync(&self) -> Option<&dyn fiox_runner::GroupSync> {
         None
     }
-    fn reduce(&self, _jobs: &[JobSpec], outcome: RunOutcome) -> Result<Reduced> {
+    fn reduce(&self, _inv: &Invocation, outcome: RunOutcome) -> Result<Reduced> {
         Ok(Reduced {
             errors: outcome.errors.iter().map(ToString::to_string).collect(),
             result: outcome.result,

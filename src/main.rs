@@ -268,7 +268,10 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
         })
     };
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
-    let opts = run_options(inv, info, normal, lead);
+    let opts = RunOptions {
+        log_tag: peers.log_tag(),
+        ..run_options(inv, info, normal, lead)
+    };
     let status_out = out.clone();
     let status_formats = formats.clone();
     let tv = s.terse_version;
@@ -282,7 +285,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     // A second signal means "exit now, no report", even if the run ended before the signal
     // watcher acted on it.
     fiox_runner::exit_if_forced();
-    let all = peers.reduce(&inv.jobs, outcome)?;
+    let all = peers.reduce(inv, outcome)?;
     let lost = out.failure();
     // --warnings-fatal: advice (printed on stderr below) fails the run.
     let warnings = fiox_report::warnings_text(&all.result);
@@ -364,5 +367,6 @@ fn run_options(
             timeout: s.trigger_timeout,
             cmd: s.trigger_cmd.clone(),
         },
+        log_tag: None,
     }
 }

@@ -21,6 +21,8 @@ pub struct RankReport {
     pub errors: Vec<String>,
     pub interrupted: bool,
     pub phases: Vec<Phase>,
+    /// `--bandwidth-log`: the texts of this rank's agg-read/write/trim logs.
+    pub agg_logs: Vec<String>,
 }
 
 /// A rank's view of one phase (fiox_runner::PhaseSync as data).
@@ -55,8 +57,37 @@ impl RankReport {
                 })
                 .collect(),
             result: o.result,
+            agg_logs: Vec::new(),
         }
     }
+}
+
+/// The ranks' aggregate bandwidth logs (`msec, KiB/s, ddir, 0, 0` lines) as one: the n-th
+/// sample of every rank (the same interval from the common start) summed, at rank 0's time.
+pub fn sum_agg_logs(texts: &[&str]) -> String {
+    let parsed: Vec<Vec<Vec<&str>>> = texts
+        .iter()
+        .map(|t| {
+            t.lines()
+                .map(|l| l.split(',').map(str::trim).collect::<Vec<_>>())
+                .filter(|f| f.len() >= 3)
+                .collect()
+        })
+        .collect();
+    let n = parsed.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for k in 0..n {
+        let Some(first) = parsed.iter().find_map(|p| p.get(k)) else {
+            continue;
+        };
+        let sum: u64 = parsed
+            .iter()
+            .filter_map(|p| p.get(k)?.get(1)?.parse::<u64>().ok())
+            .sum();
+        let rest = first[2..].join(", ");
+        out.push_str(&format!("{}, {sum}, {rest}\n", first[0]));
+    }
+    out
 }
 
 /// Every rank's report as one.
@@ -457,7 +488,18 @@ mod tests {
             errors: Vec::new(),
             interrupted: false,
             phases: Vec::new(),
+            agg_logs: Vec::new(),
         }
+    }
+
+    #[test]
+    fn aggregate_logs_add_the_ranks_samples_of_each_interval() {
+        let a = "500, 100, 0, 0, 0\n1000, 200, 0, 0, 0\n";
+        let b = "501, 10, 0, 0, 0\n1002, 20, 0, 0, 0\n1500, 5, 0, 0, 0\n";
+        assert_eq!(
+            sum_agg_logs(&[a, b]),
+            "500, 110, 0, 0, 0\n1000, 220, 0, 0, 0\n1500, 5, 0, 0, 0\n"
+        );
     }
 
     fn spec(group_reporting: bool) -> Vec<JobSpec> {

@@ -102,7 +102,9 @@ impl Cluster {
             };
         }
         let mine = place(&inv, self.rank);
-        self.shared_files = self.size > 1 && shares_files(&mine.jobs, &place(&inv, 1).jobs);
+        // Decided alike on every rank: each makes the same number of exchanges.
+        self.shared_files =
+            self.size > 1 && shares_files(&place(&inv, 0).jobs, &place(&inv, 1).jobs);
         crate::act(&mine, self)
     }
 
@@ -185,8 +187,19 @@ impl Peers for Cluster {
     fn sync(&self) -> Option<&dyn GroupSync> {
         Some(self)
     }
-    fn reduce(&self, jobs: &[JobSpec], outcome: RunOutcome) -> Result<Reduced> {
-        let mine = merge::RankReport::new(self.rank, &self.host, outcome);
+    fn log_tag(&self) -> Option<String> {
+        Some(format!("rank{}", self.rank))
+    }
+
+    fn reduce(&self, inv: &Invocation, outcome: RunOutcome) -> Result<Reduced> {
+        let mut mine = merge::RankReport::new(self.rank, &self.host, outcome);
+        if inv.settings.bandwidth_log {
+            // This rank's aggregate logs (in its working directory), for rank 0's sum.
+            mine.agg_logs = fiox_runner::agg_log_names(self.log_tag().as_deref())
+                .iter()
+                .map(|n| std::fs::read_to_string(n).unwrap_or_default())
+                .collect();
+        }
         let bytes = serde_json::to_vec(&mine)?;
         let mut reports = Vec::with_capacity(self.size as usize);
         for (rank, b) in self.gather(&bytes).iter().enumerate() {
@@ -194,7 +207,27 @@ impl Peers for Cluster {
                 .map_err(|e| anyhow::anyhow!("the results of rank {rank} did not arrive: {e}"))?;
             reports.push(r);
         }
-        Ok(merge::combine(jobs, reports))
+        if inv.settings.bandwidth_log && self.lead_rank() {
+            write_agg_logs(&reports);
+        }
+        Ok(merge::combine(&inv.jobs, reports))
+    }
+}
+
+/// `--bandwidth-log` over all ranks: fio's aggregate logs in rank 0's working directory, each
+/// sample the sum of the ranks' samples of the same interval.
+fn write_agg_logs(reports: &[merge::RankReport]) {
+    for (d, name) in fiox_runner::agg_log_names(None).iter().enumerate() {
+        let texts: Vec<&str> = reports
+            .iter()
+            .filter_map(|r| r.agg_logs.get(d).map(String::as_str))
+            .collect();
+        let written = fiox_runner::create_output(std::path::Path::new(name)).and_then(|mut f| {
+            std::io::Write::write_all(&mut f, merge::sum_agg_logs(&texts).as_bytes())
+        });
+        if let Err(e) = written {
+            eprintln!("fiox: --bandwidth-log: {name}: {e}");
+        }
     }
 }
 

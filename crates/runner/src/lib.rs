@@ -38,7 +38,9 @@ mod warn;
 mod worker;
 
 pub use acct::{JobState, Progress};
+pub use agglog::names as agg_log_names;
 pub use error::RunError;
+pub use safeopen::create_output;
 pub use sync::{GroupSync, PhaseSync, SyncFlags};
 
 use fiox_job::{EtaMode, JobSpec};
@@ -75,6 +77,9 @@ pub struct RunOptions {
     pub eta_newline: Option<Duration>,
     /// `--trigger-file`, `--trigger-timeout`, `--trigger` (fio's local trigger).
     pub trigger: Trigger,
+    /// Put into the names of the aggregate bandwidth logs (`agg-read_bw.TAG.log`): each rank
+    /// of an MPI run writes its own, and rank 0 their sum under fio's names.
+    pub log_tag: Option<String>,
 }
 
 /// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
@@ -658,15 +663,10 @@ fn run_phase(
             };
             let (mut rec, stop) = driver.drive(&live);
             rec.jobs = phase.to_vec();
-            for &i in phase {
-                let p = &progress[i];
-                rec.planned_bytes += p.planned_bytes.load(Ordering::Relaxed);
-                rec.done_bytes += p
-                    .bytes
-                    .iter()
-                    .map(|b| b.load(Ordering::Relaxed))
-                    .sum::<u64>();
-            }
+            rec.planned_bytes = phase
+                .iter()
+                .map(|&i| progress[i].planned_bytes.load(Ordering::Relaxed))
+                .sum();
             synced = Some((rec, stop));
         }
         handles
@@ -683,6 +683,15 @@ fn run_phase(
             })
             .collect()
     });
+    if let Some((rec, _)) = &mut synced {
+        // The jobs' own measure (from the common start, without ramp) is finer than the
+        // exchanges' interval.
+        for (_, out) in &outcomes {
+            let d = &out.result.dirs;
+            rec.done_bytes += d.read.io_bytes + d.write.io_bytes + d.trim.io_bytes;
+            rec.elapsed_ms = rec.elapsed_ms.max(out.result.runtime_ms);
+        }
+    }
     for (i, out) in outcomes {
         results[i] = Some(out.result);
         if let Some(e) = out.error {
@@ -714,7 +723,6 @@ impl PhaseDriver<'_> {
     /// is still running. Returns what this process saw and whether the run is to stop.
     fn drive(&self, live: &dyn Fn() -> bool) -> (PhaseSync, bool) {
         let mut rec = PhaseSync::default();
-        let mut start: Option<std::time::Instant> = None;
         let mut agreed_stop = self.take_turns(live);
         loop {
             if self.run_stop.load(Ordering::Relaxed) || stop_requested() {
@@ -722,15 +730,12 @@ impl PhaseDriver<'_> {
                 self.phase_stop.store(true, Ordering::Relaxed);
             }
             let running = live();
-            if let (false, Some(t), 0) = (running, start, rec.elapsed_ms) {
-                rec.elapsed_ms = (t.elapsed().as_millis() as u64).max(1);
-            }
             let stopped = self.phase_stop.load(Ordering::Relaxed);
             let all = self.sync.exchange(SyncFlags {
                 setting_up: self.gate.pending() > 0,
                 running,
                 stop: self.run_stop.load(Ordering::Relaxed),
-                finished: self.stonewall && start.is_some() && !running && !stopped,
+                finished: self.stonewall && rec.started && !running && !stopped,
                 laying_out: false,
             });
             if all.stop {
@@ -742,9 +747,8 @@ impl PhaseDriver<'_> {
                 rec.stonewalled = true;
                 self.phase_stop.store(true, Ordering::Relaxed);
             }
-            if start.is_none() && !all.setting_up && !all.stop {
+            if !rec.started && !all.setting_up && !all.stop {
                 // Every job of every process is at the gate (or ended): the common start.
-                start = Some(std::time::Instant::now());
                 rec.started = true;
                 self.gate.open();
             }

@@ -76,11 +76,12 @@ pub struct PhaseSync {
     pub started: bool,
     /// The phase asked for stonewall_ranks and was ended by the first process to finish.
     pub stonewalled: bool,
-    /// Milliseconds from the common start until this process's jobs had all ended.
+    /// Milliseconds from the common start until this process's jobs had all ended (their
+    /// longest measured runtime).
     pub elapsed_ms: u64,
     /// Bytes this process's jobs planned to transfer (0: time based or unknown).
     pub planned_bytes: u64,
-    /// Bytes they transferred (ramp included: what the planned amount is counted against).
+    /// Bytes they transferred (as reported: after any ramp).
     pub done_bytes: u64,
 }
 
