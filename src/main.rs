@@ -14,8 +14,11 @@
 mod cli;
 #[cfg(test)]
 mod clidoc;
+mod cluster;
 mod compare;
 mod experiment;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod output;
 mod quick;
 mod report_page;
@@ -23,9 +26,11 @@ mod telemetry;
 mod testbed;
 
 use anyhow::{Context, Result};
+use cluster::Peers;
 use fiox_job::{Action, Invocation, OutputFormat};
 use fiox_runner::RunOptions;
 use output::Out;
+use serde_json::Value;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -47,6 +52,12 @@ fn main() {
             1
         }
     };
+    // Under MPI an error that ended this process outside the agreed points would leave the
+    // others waiting for it: end them all (the error was printed above, with rank and host).
+    #[cfg(feature = "mpi")]
+    if code != 0 {
+        mpi::abort_if_unfinished(code);
+    }
     std::process::exit(code);
 }
 
@@ -55,7 +66,20 @@ fn real_main(args: &[String]) -> Result<i32> {
     if args.first().is_some_and(|a| cli::is_subcommand(a)) {
         return cli::run(args);
     }
+    if let Some(launch) = cluster::launched() {
+        #[cfg(feature = "mpi")]
+        return mpi::main(args, launch);
+        #[cfg(not(feature = "mpi"))]
+        if let Some(why) = cluster::refuse_without_mpi(launch) {
+            anyhow::bail!(why);
+        }
+    }
     let inv = fiox_job::parse_invocation(args)?;
+    act(&inv, &cluster::Alone)
+}
+
+/// Do what the command line asks; `peers`: the other processes of a run under MPI.
+fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
         Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
@@ -112,19 +136,24 @@ fn real_main(args: &[String]) -> Result<i32> {
         }
         Action::Run => {
             drop(stdout);
-            // Jobs using fio features fiox cannot execute are refused before any I/O.
+            // Jobs using fio features fiox cannot execute are refused before any I/O. Every
+            // process of an MPI run read the same jobs and stops alike; rank 0 says why.
             let refusals = inv.refusals();
             if !refusals.is_empty() {
-                for line in &refusals {
+                for line in refusals.iter().filter(|_| peers.lead()) {
                     eprintln!("fiox: {line}");
                 }
                 return Ok(1);
             }
             let notes = inv.notes();
             if inv.settings.warnings_fatal && !notes.is_empty() {
-                return Ok(warnings_fatal_stop(&notes));
+                return Ok(if peers.lead() {
+                    warnings_fatal_stop(&notes)
+                } else {
+                    1
+                });
             }
-            return run(&inv, inv.settings.telemetry);
+            return run(inv, inv.settings.telemetry, peers);
         }
     }
     stdout.flush()?;
@@ -141,8 +170,9 @@ fn warnings_fatal_stop(notes: &[String]) -> i32 {
     1
 }
 
-/// fio's header lines before a run: each job's line (a clone as `...`), version, `Starting`.
-fn header_text(inv: &Invocation) -> String {
+/// fio's header lines before a run: each job's line (a clone as `...`), version, `Starting`
+/// (with every rank's threads under MPI).
+fn header_text(inv: &Invocation, ranks: u32) -> String {
     let mut header = String::new();
     for job in &inv.jobs {
         match job.clone_index {
@@ -153,7 +183,11 @@ fn header_text(inv: &Invocation) -> String {
     }
     header.push_str(&fiox_report::normal::version_line());
     header.push('\n');
-    header.push_str(&fiox_runner::starting_line(&inv.jobs));
+    header.push_str(&if ranks > 1 {
+        cluster::starting_line(&inv.jobs, ranks)
+    } else {
+        fiox_runner::starting_line(&inv.jobs)
+    });
     header.push('\n');
     header
 }
@@ -177,15 +211,21 @@ fn fiox_sections(
 }
 
 /// Run the jobs and print every requested report; returns the exit code. `telemetry`:
-/// `--telemetry`'s sampling interval.
-fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> {
+/// `--telemetry`'s sampling interval. Under MPI every rank runs its jobs and rank 0 alone
+/// prints: the header, its own informational lines and ETA, then the combined reports.
+fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Peers) -> Result<i32> {
     let s = &inv.settings;
+    let lead = peers.lead();
     let formats = if s.output_formats.is_empty() {
         vec![OutputFormat::Normal]
     } else {
         s.output_formats.clone()
     };
-    let out = Out::open(s.output.as_deref())?;
+    let out = if lead {
+        Out::open(s.output.as_deref())?
+    } else {
+        Out::discard()
+    };
     let normal = formats.contains(&OutputFormat::Normal);
     let json = formats
         .iter()
@@ -201,7 +241,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
         }
     }
     if normal {
-        early.push_str(&header_text(inv));
+        early.push_str(&header_text(inv, peers.ranks()));
     }
     if !early.is_empty() {
         out.write_early(&early)?;
@@ -223,11 +263,88 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
     };
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let opts = RunOptions {
+        log_tag: peers.log_tag(),
+        ..run_options(inv, info, normal, lead)
+    };
+    let status_out = out.clone();
+    let status_formats = formats.clone();
+    let tv = s.terse_version;
+    let mut on_status = move |snap: &fiox_stats::RunResult| {
+        let _ = status_out.write(&output::status_text(snap, &status_formats, &[], tv));
+    };
+    let sampler = telemetry
+        .filter(|_| lead)
+        .map(|every| telemetry::start(&inv.jobs, every));
+    let outcome = fiox_runner::run_synced(&inv.jobs, &opts, &mut on_status, peers.sync());
+    // A second signal means "exit now, no report", even if the run ended before the signal
+    // watcher acted on it.
+    fiox_runner::exit_if_forced();
+    let all = peers.reduce(inv, outcome)?;
+    let lost = out.failure();
+    // --warnings-fatal: advice (printed on stderr below) fails the run.
+    let warnings = fiox_report::warnings_text(&all.result);
+    let fatal_advice = s.warnings_fatal && !warnings.is_empty();
+    let code = if all.interrupted {
+        130
+    } else if all.errors.is_empty() && lost.is_none() && !fatal_advice {
+        0
+    } else {
+        1
+    };
+    if !lead {
+        return Ok(code);
+    }
+    let mut tele = fiox_sections(inv, sampler, json);
+    if let (Some(Value::Object(m)), Some(sec)) = (&mut tele, &all.section) {
+        m.insert("mpi".into(), sec.clone());
+    }
+    if all.interrupted {
+        eprintln!("fiox: interrupted: reporting what was measured so far");
+    }
+    for e in &all.errors {
+        eprintln!("fiox: {e}");
+    }
+    // fiox's advice is in the report; on stderr only when asked.
+    if !warnings.is_empty() && (s.warnings_stderr || s.warnings_fatal) {
+        eprint!("{warnings}");
+    }
+    let notes = json_notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for f in &formats {
+        // With status reports, JSON stays one object per line to the end (valid JSON Lines).
+        let mut text = if s.status_interval.is_some() {
+            output::status_text(&all.result, &[*f], &notes, tv)
+        } else {
+            output::report_text(&all.result, *f, &notes, tele.as_ref(), tv)
+        };
+        if *f == OutputFormat::Normal {
+            text.push_str(&all.text);
+        }
+        out.write(&text)?;
+    }
+    out.flush()?;
+    report_page::write(inv, &all.result, tele.as_ref())?;
+    let lost = out.failure();
+    if let Some(why) = &lost {
+        eprintln!("fiox: {why}");
+    }
+    Ok(if code == 0 && lost.is_some() { 1 } else { code })
+}
+
+/// The runner's options from the command line. `normal`: the normal report is asked for;
+/// `lead`: this process prints (the other ranks of an MPI run draw no ETA line).
+fn run_options(
+    inv: &Invocation,
+    info: fiox_runner::InfoSink,
+    normal: bool,
+    lead: bool,
+) -> RunOptions {
+    let s = &inv.settings;
+    RunOptions {
         messages: true,
         info,
         readonly: s.readonly,
         // fio draws no ETA line when a machine format alone goes to stdout.
-        eta: if !normal && s.output.is_none() {
+        eta: if !lead || (!normal && s.output.is_none()) {
             fiox_job::EtaMode::Never
         } else {
             s.eta
@@ -244,53 +361,6 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
             timeout: s.trigger_timeout,
             cmd: s.trigger_cmd.clone(),
         },
-    };
-    let status_out = out.clone();
-    let status_formats = formats.clone();
-    let tv = s.terse_version;
-    let mut on_status = move |snap: &fiox_stats::RunResult| {
-        let _ = status_out.write(&output::status_text(snap, &status_formats, &[], tv));
-    };
-    let sampler = telemetry.map(|every| telemetry::start(&inv.jobs, every));
-    let outcome = fiox_runner::run(&inv.jobs, &opts, &mut on_status);
-    // A second signal means "exit now, no report", even if the run ended before the signal
-    // watcher acted on it.
-    fiox_runner::exit_if_forced();
-    let tele = fiox_sections(inv, sampler, json);
-    if outcome.interrupted {
-        eprintln!("fiox: interrupted: reporting what was measured so far");
+        log_tag: None,
     }
-    for e in &outcome.errors {
-        eprintln!("fiox: {e}");
-    }
-    // fiox's advice is in the report; on stderr only when asked.
-    let warnings = fiox_report::warnings_text(&outcome.result);
-    if !warnings.is_empty() && (s.warnings_stderr || s.warnings_fatal) {
-        eprint!("{warnings}");
-    }
-    let notes = json_notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    for f in &formats {
-        // With status reports, JSON stays one object per line to the end (valid JSON Lines).
-        let text = if s.status_interval.is_some() {
-            output::status_text(&outcome.result, &[*f], &notes, tv)
-        } else {
-            output::report_text(&outcome.result, *f, &notes, tele.as_ref(), tv)
-        };
-        out.write(&text)?;
-    }
-    out.flush()?;
-    report_page::write(inv, &outcome.result, tele.as_ref())?;
-    let lost = out.failure();
-    // --warnings-fatal: advice (printed on stderr above) fails the run.
-    let fatal_advice = s.warnings_fatal && !warnings.is_empty();
-    if let Some(why) = &lost {
-        eprintln!("fiox: {why}");
-    }
-    Ok(if outcome.interrupted {
-        130
-    } else if outcome.errors.is_empty() && lost.is_none() && !fatal_advice {
-        0
-    } else {
-        1
-    })
 }

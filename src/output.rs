@@ -41,6 +41,17 @@ impl Out {
         })
     }
 
+    /// A sink that drops everything: the ranks of an MPI run other than rank 0 print nothing.
+    pub fn discard() -> Out {
+        Out {
+            w: Arc::new(Mutex::new(Sink {
+                w: Box::new(std::io::sink()),
+                path: None,
+                failed: None,
+            })),
+        }
+    }
+
     /// Write before any I/O (the header): a sink that cannot take it is an error naming the
     /// file, and nothing runs.
     pub fn write_early(&self, text: &str) -> Result<()> {

@@ -27,6 +27,7 @@ impl Ddir {
 
 /// One value per direction (fio's `read,write,trim` triplets).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PerDir<T> {
     pub read: T,
     pub write: T,
@@ -679,6 +680,9 @@ pub struct TimingSpec {
     /// `startdelay=a-b` picks uniformly in the range.
     pub startdelay: (Duration, Duration),
     pub loops: u32,
+    /// `stonewall_ranks` (fiox, under MPI): the first rank whose jobs of the phase finish
+    /// their I/O stops every rank (IOR's stonewalling).
+    pub stonewall_ranks: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1155,6 +1159,7 @@ impl Default for JobSpec {
                 ramp_time: None,
                 startdelay: (Duration::ZERO, Duration::ZERO),
                 loops: 1,
+                stonewall_ranks: false,
             },
             rand: RandSpec {
                 randrepeat: true,

@@ -20,14 +20,25 @@ pub struct AggBwLog {
     prev: [u64; 3],
 }
 
-/// fio's names, in ddir order.
-const NAMES: [&str; 3] = ["agg-read_bw.log", "agg-write_bw.log", "agg-trim_bw.log"];
+/// fio's names, in ddir order; with a `tag` (one rank's logs under MPI, `rank3`), the tag
+/// before `.log`: `agg-read_bw.rank3.log`.
+pub fn names(tag: Option<&str>) -> [String; 3] {
+    ["read", "write", "trim"].map(|d| match tag {
+        Some(t) => format!("agg-{d}_bw.{t}.log"),
+        None => format!("agg-{d}_bw.log"),
+    })
+}
 
 impl AggBwLog {
     /// Create the three files in `dir`, sampling every min bw_avg_time. A file of that name
     /// is replaced only when fiox wrote it, and a symbolic link is never followed (see
     /// [`crate::safeopen::create_output`]).
-    pub fn create(dir: &Path, jobs: &[JobSpec], start: Instant) -> Result<AggBwLog, LogError> {
+    pub fn create(
+        dir: &Path,
+        jobs: &[JobSpec],
+        start: Instant,
+        tag: Option<&str>,
+    ) -> Result<AggBwLog, LogError> {
         let interval_ms = jobs
             .iter()
             .map(|j| fiox_stats::rate_windows(j).bw_ms)
@@ -40,7 +51,7 @@ impl AggBwLog {
             store_compressed: false,
             log_prio: false,
         };
-        let files = NAMES
+        let files = names(tag)
             .iter()
             .map(|n| {
                 let create = crate::safeopen::create_output;
@@ -105,7 +116,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let t0 = Instant::now();
         let jobs = vec![JobSpec::default()];
-        let mut log = AggBwLog::create(&dir, &jobs, t0).unwrap();
+        let mut log = AggBwLog::create(&dir, &jobs, t0, None).unwrap();
         assert_eq!(log.interval_ms, 500);
         // Too early: nothing.
         log.tick(t0 + Duration::from_millis(200), t0, [1 << 20, 0, 0], false)

@@ -356,7 +356,8 @@ fn agg_log(opts: &RunOptions, jobs: &[JobSpec], t0: Instant) -> Option<crate::ag
     if !opts.bandwidth_log {
         return None;
     }
-    crate::agglog::AggBwLog::create(std::path::Path::new("."), jobs, t0)
+    let tag = opts.log_tag.as_deref();
+    crate::agglog::AggBwLog::create(std::path::Path::new("."), jobs, t0, tag)
         .map_err(|e| eprintln!("fiox: --bandwidth-log: {e}"))
         .ok()
 }

@@ -31,6 +31,7 @@ mod prio;
 mod replay;
 mod safeopen;
 mod steady;
+pub mod sync;
 mod sys;
 mod vasync;
 mod verify;
@@ -40,7 +41,10 @@ mod warn;
 mod worker;
 
 pub use acct::{JobState, Progress};
+pub use agglog::names as agg_log_names;
 pub use error::RunError;
+pub use safeopen::create_output;
+pub use sync::{GroupSync, PhaseSync, SyncFlags};
 
 use fiox_job::{EtaMode, JobSpec};
 use fiox_stats::disk::DiskStatsSampler;
@@ -76,6 +80,9 @@ pub struct RunOptions {
     pub eta_newline: Option<Duration>,
     /// `--trigger-file`, `--trigger-timeout`, `--trigger` (fio's local trigger).
     pub trigger: Trigger,
+    /// Put into the names of the aggregate bandwidth logs (`agg-read_bw.TAG.log`): each rank
+    /// of an MPI run writes its own, and rank 0 their sum under fio's names.
+    pub log_tag: Option<String>,
 }
 
 /// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
@@ -159,6 +166,8 @@ pub struct RunOutcome {
     pub errors: Vec<RunError>,
     /// A SIGINT/SIGTERM stopped the run.
     pub interrupted: bool,
+    /// With a [`GroupSync`] ([`run_synced`]): what this process saw of each phase it ran.
+    pub phases: Vec<PhaseSync>,
 }
 
 /// Process-wide stop request: set by SIGINT/SIGTERM (see [`install_signal_handlers`]) or
@@ -237,20 +246,57 @@ pub fn run(
     opts: &RunOptions,
     on_status: &mut (dyn FnMut(&RunResult) + Send),
 ) -> RunOutcome {
+    run_synced(jobs, opts, on_status, None)
+}
+
+/// [`run`] in step with other processes through `sync` (see the `sync` module): one exchange
+/// before any I/O (a process that refuses its jobs stops every process), then each phase
+/// starts on all processes together and ends on all at the same exchange.
+pub fn run_synced(
+    jobs: &[JobSpec],
+    opts: &RunOptions,
+    on_status: &mut (dyn FnMut(&RunResult) + Send),
+    sync: Option<&dyn GroupSync>,
+) -> RunOutcome {
     let start_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
+    let checked = check_jobs(jobs, opts);
+    if let Some(sync) = sync {
+        let refused = checked.is_err();
+        let all = sync.exchange(SyncFlags {
+            stop: refused,
+            ..SyncFlags::default()
+        });
+        if all.stop && !refused {
+            // Another process refused: nothing runs anywhere; that process says why.
+            return refused_run(jobs, Vec::new(), opts, start_ms);
+        }
+    }
+    let reshaped = match checked {
+        Ok(v) => v,
+        Err((jobs, errors)) => return refused_run(&jobs, errors, opts, start_ms),
+    };
+    run_checked(&reshaped, opts, on_status, sync, start_ms)
+}
+
+/// A refusal before any I/O: the jobs as far as they were reshaped, and the refused ones.
+type Refusal = (Vec<JobSpec>, Vec<(usize, RunError)>);
+
+/// The checks before any I/O: the jobs as they will run (read_iolog jobs reshaped by their
+/// log), or why they cannot.
+fn check_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<Vec<JobSpec>, Refusal> {
     // read_iolog jobs take their files, size and direction from the log.
     let reshaped = match replay_jobs(jobs) {
         Ok(v) => v,
-        Err(errors) => return refused_run(jobs, errors, opts, start_ms),
+        Err(errors) => return Err((jobs.to_vec(), errors)),
     };
     let jobs = &reshaped[..];
     if opts.readonly {
         let refused = owned::readonly_refusals(jobs);
         if !refused.is_empty() {
-            return refused_run(jobs, refused, opts, start_ms);
+            return Err((reshaped, refused));
         }
     }
     // Jobs using fio features fiox cannot execute (JobSpec::unsupported) never start.
@@ -264,11 +310,22 @@ pub fn run(
         })
         .collect();
     if !unsupported.is_empty() {
-        return refused_run(jobs, unsupported, opts, start_ms);
+        return Err((reshaped, unsupported));
     }
     if let Err(errors) = prepare_iologs(jobs) {
-        return refused_run(jobs, errors, opts, start_ms);
+        return Err((reshaped, errors));
     }
+    Ok(reshaped)
+}
+
+/// Run jobs that passed [`check_jobs`].
+fn run_checked(
+    jobs: &[JobSpec],
+    opts: &RunOptions,
+    on_status: &mut (dyn FnMut(&RunResult) + Send),
+    sync: Option<&dyn GroupSync>,
+    start_ms: u64,
+) -> RunOutcome {
     let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
     let mut errors = Vec::new();
@@ -278,14 +335,22 @@ pub fn run(
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
+    let mut synced = Vec::new();
     std::thread::scope(|s| {
         let eta =
             s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
+        // With other processes, whether to go on is what they agreed at the last exchange
+        // (a stop seen here later reaches them at the next phase's first exchange).
+        let mut agreed_stop = false;
         for phase in phases(jobs) {
-            if run_stop.load(Ordering::Relaxed) || stop_requested() {
+            let stop = match sync {
+                Some(_) => agreed_stop,
+                None => run_stop.load(Ordering::Relaxed) || stop_requested(),
+            };
+            if stop {
                 break;
             }
-            run_phase(
+            let ran = run_phase(
                 jobs,
                 &phase,
                 &progress,
@@ -294,7 +359,12 @@ pub fn run(
                 &mut results,
                 &mut errors,
                 &flows,
+                sync,
             );
+            if let Some((rec, stop)) = ran {
+                synced.push(rec);
+                agreed_stop = stop;
+            }
         }
         done.store(true, Ordering::SeqCst);
         let _ = eta.join();
@@ -329,6 +399,7 @@ pub fn run(
         },
         errors,
         interrupted: interrupted(),
+        phases: synced,
     }
 }
 
@@ -418,6 +489,7 @@ fn refused_run(
         },
         errors: errors.into_iter().map(|(_, e)| e).collect(),
         interrupted: false,
+        phases: Vec::new(),
     }
 }
 
@@ -513,6 +585,10 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
 }
 
 // The run's shared state, passed as it is (a struct for it would only rename the fields).
+/// Run one phase's jobs in parallel threads and collect their results. With `sync`, the jobs
+/// wait for the common start and this thread exchanges state with the other processes until
+/// the phase has ended everywhere; returns what it saw and whether the processes agreed to
+/// stop the run.
 #[allow(clippy::too_many_arguments)]
 fn run_phase(
     jobs: &[JobSpec],
@@ -523,9 +599,20 @@ fn run_phase(
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
     flows: &[Option<std::sync::Arc<flow::Flow>>],
-) {
+    sync: Option<&dyn GroupSync>,
+) -> Option<(PhaseSync, bool)> {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
+    let turns = sync.and_then(|s| s.turns());
+    let gate = sync::StartGate::new(phase.len(), turns.is_some());
+    // With other processes the jobs obey the phase's own stop flag, set from the exchanges
+    // (a stonewall_ranks stop ends this phase only); alone, the run's flag as always.
+    let phase_stop = AtomicBool::new(run_stop.load(Ordering::Relaxed));
+    let (job_stop, gate_ref) = match sync {
+        Some(_) => (&phase_stop, Some(&gate)),
+        None => (run_stop, None),
+    };
+    let mut synced = None;
     let outcomes: Vec<(usize, worker::JobOutcome)> = std::thread::scope(|s| {
         let handles: Vec<_> = phase
             .iter()
@@ -534,12 +621,12 @@ fn run_phase(
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
-                        wait_for(job, jobs, progress, run_stop);
+                        wait_for(job, jobs, progress, job_stop);
                         let env = worker::JobEnv {
                             job,
                             progress: &progress[i],
                             run: (jobs, progress),
-                            stop: run_stop,
+                            stop: job_stop,
                             messages: opts.messages,
                             info: &opts.info,
                             readonly: opts.readonly,
@@ -549,6 +636,7 @@ fn run_phase(
                             flow: std::sync::Mutex::new(
                                 flows[i].clone().map(|f| flow::Member::new(f, job)),
                             ),
+                            start: gate_ref.map(sync::Ticket::new),
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();
@@ -567,6 +655,27 @@ fn run_phase(
                 (i, h)
             })
             .collect();
+        if let Some(sync) = sync {
+            let live = || {
+                handles
+                    .iter()
+                    .any(|(_, h)| h.as_ref().is_ok_and(|h| !h.is_finished()))
+            };
+            let driver = PhaseDriver {
+                sync,
+                gate: &gate,
+                phase_stop: &phase_stop,
+                run_stop,
+                stonewall: phase.iter().any(|&i| jobs[i].timing.stonewall_ranks),
+            };
+            let (mut rec, stop) = driver.drive(&live);
+            rec.jobs = phase.to_vec();
+            rec.planned_bytes = phase
+                .iter()
+                .map(|&i| progress[i].planned_bytes.load(Ordering::Relaxed))
+                .sum();
+            synced = Some((rec, stop));
+        }
         handles
             .into_iter()
             .filter_map(|(i, h)| match h {
@@ -581,6 +690,15 @@ fn run_phase(
             })
             .collect()
     });
+    if let Some((rec, _)) = &mut synced {
+        // The jobs' own measure (from the common start, without ramp) is finer than the
+        // exchanges' interval.
+        for (_, out) in &outcomes {
+            let d = &out.result.dirs;
+            rec.done_bytes += d.read.io_bytes + d.write.io_bytes + d.trim.io_bytes;
+            rec.elapsed_ms = rec.elapsed_ms.max(out.result.runtime_ms);
+        }
+    }
     for (i, out) in outcomes {
         results[i] = Some(out.result);
         if let Some(e) = out.error {
@@ -592,6 +710,93 @@ fn run_phase(
             let _ = owned::unlink_owned(&p);
             owned::forget(&p);
         }
+    }
+    synced
+}
+
+/// The thread that called [`run_synced`] during a phase: exchanges state with the other
+/// processes until the phase has ended on all of them.
+struct PhaseDriver<'a> {
+    sync: &'a dyn GroupSync,
+    gate: &'a sync::StartGate,
+    phase_stop: &'a AtomicBool,
+    run_stop: &'a AtomicBool,
+    /// A job of the phase asks for stonewall_ranks.
+    stonewall: bool,
+}
+
+impl PhaseDriver<'_> {
+    /// Exchange until no process has a job of the phase left; `live`: a job of this process
+    /// is still running. Returns what this process saw and whether the run is to stop.
+    fn drive(&self, live: &dyn Fn() -> bool) -> (PhaseSync, bool) {
+        let mut rec = PhaseSync::default();
+        let mut agreed_stop = self.take_turns(live);
+        loop {
+            if self.run_stop.load(Ordering::Relaxed) || stop_requested() {
+                self.run_stop.store(true, Ordering::Relaxed);
+                self.phase_stop.store(true, Ordering::Relaxed);
+            }
+            let running = live();
+            let stopped = self.phase_stop.load(Ordering::Relaxed);
+            let all = self.sync.exchange(SyncFlags {
+                setting_up: self.gate.pending() > 0,
+                running,
+                stop: self.run_stop.load(Ordering::Relaxed),
+                finished: self.stonewall && rec.started && !running && !stopped,
+                laying_out: false,
+            });
+            if all.stop {
+                agreed_stop = true;
+                self.run_stop.store(true, Ordering::Relaxed);
+                self.phase_stop.store(true, Ordering::Relaxed);
+            }
+            if self.stonewall && all.finished && !self.phase_stop.load(Ordering::Relaxed) {
+                rec.stonewalled = true;
+                self.phase_stop.store(true, Ordering::Relaxed);
+            }
+            if !rec.started && !all.setting_up && !all.stop {
+                // Every job of every process is at the gate (or ended): the common start.
+                rec.started = true;
+                self.gate.open();
+            }
+            if !all.running && !all.setting_up {
+                return (rec, agreed_stop);
+            }
+            std::thread::sleep(self.sync.interval());
+        }
+    }
+
+    /// With shared files ([`GroupSync::turns`]): let this process's jobs set up in its turn,
+    /// rank after rank. Returns whether the processes agreed to stop meanwhile.
+    fn take_turns(&self, live: &dyn Fn() -> bool) -> bool {
+        let Some((me, ranks)) = self.sync.turns() else {
+            return false;
+        };
+        for turn in 0..ranks {
+            if turn == me {
+                self.gate.allow_setup();
+            }
+            loop {
+                if self.run_stop.load(Ordering::Relaxed) || stop_requested() {
+                    self.run_stop.store(true, Ordering::Relaxed);
+                }
+                let all = self.sync.exchange(SyncFlags {
+                    laying_out: turn == me && self.gate.pending() > 0 && live(),
+                    stop: self.run_stop.load(Ordering::Relaxed),
+                    ..SyncFlags::default()
+                });
+                if all.stop {
+                    self.run_stop.store(true, Ordering::Relaxed);
+                    self.phase_stop.store(true, Ordering::Relaxed);
+                    return true;
+                }
+                if !all.laying_out {
+                    break;
+                }
+                std::thread::sleep(self.sync.interval());
+            }
+        }
+        false
     }
 }
 

@@ -335,3 +335,133 @@ fn jobs_with_unsupported_fio_features_never_start() {
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// (accumulated bits, last result, arrived, generation) of a [`FakeGroup`], and its signal.
+type FakeState = (std::sync::Mutex<(u32, u32, usize, u64)>, std::sync::Condvar);
+
+/// An in-process [`GroupSync`] for `n` "processes" (threads each calling [`run_synced`]): each
+/// exchange waits for all of them and returns the OR of their flags, as MPI_Allreduce does.
+struct FakeGroup {
+    state: std::sync::Arc<FakeState>,
+    n: usize,
+}
+
+impl GroupSync for FakeGroup {
+    fn exchange(&self, local: SyncFlags) -> SyncFlags {
+        let (m, cv) = &*self.state;
+        let mut g = m.lock().unwrap();
+        let gen = g.3;
+        g.0 |= local.to_bits();
+        g.2 += 1;
+        if g.2 == self.n {
+            *g = (0, g.0, 0, gen + 1);
+            cv.notify_all();
+        } else {
+            while g.3 == gen {
+                g = cv.wait(g).unwrap();
+            }
+        }
+        SyncFlags::from_bits(g.1)
+    }
+}
+
+/// Run `sets[k]` as process k of a fake group; the outcomes in process order.
+fn run_group(sets: Vec<(Vec<JobSpec>, RunOptions)>) -> Vec<RunOutcome> {
+    let state = std::sync::Arc::new(FakeState::default());
+    let n = sets.len();
+    let handles: Vec<_> = sets
+        .into_iter()
+        .map(|(jobs, opts)| {
+            let sync = FakeGroup {
+                state: state.clone(),
+                n,
+            };
+            std::thread::spawn(move || run_synced(&jobs, &opts, &mut |_| {}, Some(&sync)))
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn stonewall_ranks_stops_every_process_when_the_first_finishes() {
+    let mut small = job("sw", RwMode::Read, 4 << 20);
+    small.ioengine = "null".into();
+    small.timing.stonewall_ranks = true;
+    // 1 TiB of null I/O would take minutes: only the stonewall ends it.
+    let mut big = small.clone();
+    big.size = Some(SizeSpec::Bytes(1 << 40));
+    // Bounded, so that without the stonewall this fails instead of hanging.
+    big.timing.runtime = Some(Duration::from_secs(5));
+    let out = run_group(vec![(vec![small], quiet()), (vec![big], quiet())]);
+    for o in &out {
+        assert!(o.errors.is_empty(), "{:?}", o.errors);
+        assert_eq!(o.phases.len(), 1);
+        assert!(
+            o.phases[0].started && o.phases[0].stonewalled,
+            "{:?}",
+            o.phases
+        );
+    }
+    assert_eq!(
+        out[0].phases[0].done_bytes,
+        4 << 20,
+        "the first did all its I/O"
+    );
+    let b = &out[1].phases[0];
+    assert!(
+        b.done_bytes < b.planned_bytes,
+        "the other was stopped: {b:?}"
+    );
+    assert_eq!(out[1].result.jobs[0].dirs.read.io_bytes, b.done_bytes);
+}
+
+#[test]
+fn a_process_that_refuses_its_jobs_stops_every_process_before_any_io() {
+    let mut w = job("w", RwMode::Write, 1 << 40);
+    w.ioengine = "null".into();
+    let ro = RunOptions {
+        readonly: true,
+        ..quiet()
+    };
+    let out = run_group(vec![(vec![w.clone()], ro), (vec![w], quiet())]);
+    assert!(out[0].errors[0].to_string().contains("--readonly"));
+    assert!(
+        out[1].errors.is_empty(),
+        "the other says nothing of its own"
+    );
+    assert_eq!(
+        out[1].result.jobs[0].dirs.write.io_bytes, 0,
+        "and ran nothing"
+    );
+}
+
+#[test]
+fn phases_start_together_and_a_stop_on_one_process_ends_the_run_on_all() {
+    let mut a = job("a", RwMode::Read, 1 << 20);
+    a.ioengine = "null".into();
+    let mut b = a.clone();
+    b.name = "b".into();
+    b.stonewall = true;
+    b.index = 1;
+    // Process 0's first phase ends at once with exitall, which stops its whole run; process 1
+    // would read 1 TiB without that stop.
+    let mut stopper = a.clone();
+    stopper.errors.exitall = true;
+    let mut long = a.clone();
+    long.size = Some(SizeSpec::Bytes(1 << 40));
+    long.timing.runtime = Some(Duration::from_secs(5));
+    let out = run_group(vec![
+        (vec![stopper, b.clone()], quiet()),
+        (vec![long, b], quiet()),
+    ]);
+    for o in &out {
+        assert_eq!(
+            o.phases.len(),
+            1,
+            "the second phase ran nowhere: {:?}",
+            o.phases
+        );
+        assert!(o.phases[0].started);
+    }
+    assert!(out[1].phases[0].done_bytes < 1 << 40);
+}

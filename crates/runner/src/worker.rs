@@ -38,6 +38,9 @@ pub struct JobEnv<'a> {
     /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
     /// before its I/O drops it with the environment, which takes its weight out of the flow.
     pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
+    /// In a run with other processes: the job's place at its phase's start gate, where it waits
+    /// after its setup for the common start (None: start at once).
+    pub start: Option<crate::sync::Ticket<'a>>,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -145,6 +148,13 @@ fn execute(
             job.rw.mode.fio_name()
         )));
     }
+    if let Some(ticket) = &env.start {
+        // Files shared with other processes are laid out by one process at a time.
+        ticket.wait_setup(env.stop);
+        if env.stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+    }
     let e4defrag = job.ioengine.trim().eq_ignore_ascii_case("e4defrag");
     let new_donor = e4defrag && crate::owned::check_donor(job, allow_all(env))?;
     let mut engine = fiox_engine::create(job)?;
@@ -207,6 +217,13 @@ fn execute(
         })?;
     }
     let gate = lazy_open_gate(env, &mut opened, engine.as_mut(), flags.no_io)?;
+    if let Some(ticket) = &env.start {
+        ticket.wait(env.stop);
+        if env.stop.load(Ordering::Relaxed) {
+            // Another process failed or was stopped before the common start: no I/O.
+            return finish_files(job, &mut opened, flags.no_io, leftovers);
+        }
+    }
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
     let mut measure = Measure::of(job, flags.sync);

@@ -13,6 +13,7 @@ use fiox_job::PerDir;
 /// of Welford's dependent division (about 4x cheaper per I/O), and — the values being centred —
 /// no cancellation: integer-valued partial sums stay exact up to 2^53.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LatStat {
     pub n: u64,
     pub min: u64,
@@ -127,6 +128,7 @@ impl LatStat {
 
 /// Summary of periodic samples (bw in KiB/s or IOPS), as fio's `bw (...)` and `iops` rows.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SampleStat {
     pub n: u64,
     pub min: u64,
@@ -211,6 +213,7 @@ impl SampleStat {
 
 /// One direction (read, write or trim) of one job.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DirResult {
     pub io_bytes: u64,
     pub total_ios: u64,
@@ -241,6 +244,7 @@ pub struct PrioStat {
 /// Distribution buckets fio prints as `IO depths`, `submit`, `complete`.
 /// Depth buckets: 1, 2, 4, 8, 16, 32, >=64. Submit/complete buckets: 0, 4, 8, 16, 32, 64, >=64.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DepthDist {
     pub buckets: [u64; 7],
 }
@@ -249,6 +253,7 @@ pub struct DepthDist {
 /// counted per I/O on its completion latency (clat), as fio does; see [`LatBuckets::add`].
 /// ns and us: 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000; ms adds 2000 and >=2000.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LatBuckets {
     pub ns: [u64; 10],
     pub us: [u64; 10],
@@ -257,6 +262,7 @@ pub struct LatBuckets {
 
 /// Page-cache residency of a job's I/O region, measured with cachestat(2) (or mincore).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PageCache {
     /// `cachestat` or `mincore`.
     pub method: String,
@@ -279,6 +285,7 @@ impl PageCache {
 
 /// A warning attached to a result: what is wrong with the numbers and how to fix it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Warning {
     /// Stable identifier, e.g. `buffered-libaio`, `page-cache`.
     pub code: String,
@@ -288,6 +295,7 @@ pub struct Warning {
 
 /// Everything one job measured (or several, merged for group_reporting).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct JobResult {
     pub name: String,
     /// `significant_figures` (0 = fio's default 4).
@@ -363,6 +371,7 @@ pub struct JobResult {
 
 /// One reporting group's totals per direction (`Run status group N`).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct GroupDir {
     pub io_bytes: u64,
     /// Aggregate bandwidth: io_bytes over the longest runtime, bytes/s.
@@ -375,6 +384,7 @@ pub struct GroupDir {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct GroupResult {
     pub groupid: u32,
     /// The group's jobs report one `mixed` direction (in the read slot).
@@ -390,6 +400,7 @@ pub struct GroupResult {
 
 /// `/sys/block/DEV/stat` deltas over the run, plus the underlying disks of stacked devices.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DiskResult {
     pub name: String,
     /// read, write
@@ -410,6 +421,7 @@ pub struct DiskResult {
 
 /// A whole run: what every report format prints.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RunResult {
     pub jobs: Vec<JobResult>,
     pub groups: Vec<GroupResult>,
@@ -507,6 +519,7 @@ mod tests {
 /// fio's `steadystate` section: the criterion, the window's samples (oldest first) and
 /// whether steady state was attained.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SteadyResult {
     /// Judged on IOPS (else bandwidth).
     pub iops: bool,

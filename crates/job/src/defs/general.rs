@@ -128,6 +128,11 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("I/O runs during the ramp but statistics are reset when it ends."),
+    OptDef::new("stonewall_ranks", K::Bool, C::Timing, "Under MPI, stop every rank when the first finishes (fiox)", |j, v| {
+        j.timing.stonewall_ranks = v.bool()?;
+        Ok(())
+    })
+    .long("fiox, for runs under mpirun/srun (built with the mpi feature): when the first rank's jobs of a stonewall group have done their fixed amount of I/O, every rank stops, as IOR's stonewalling does. The report gives the stonewalled rate and, per rank, the time it would have needed to finish (`fiox.mpi.stonewall` in JSON). In a run of one process it changes nothing: that process is the first to finish."),
     OptDef::new("thread", K::Bool, C::Process, "Run jobs as threads instead of processes", |j, v| {
         j.thread = v.bool()?;
         Ok(())
@@ -426,6 +431,7 @@ mod tests {
             Some(|j| j.timing.ramp_time == Some(Duration::from_millis(500))),
         ),
         ("thread", "", Some(|j| j.thread)),
+        ("stonewall_ranks", "1", Some(|j| j.timing.stonewall_ranks)),
         ("exitall", "", Some(|j| j.errors.exitall)),
         ("exitall_on_error", "1", Some(|j| j.errors.exitall_on_error)),
         ("error_dump", "1", Some(|j| j.errors.error_dump)),

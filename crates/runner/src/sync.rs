@@ -1,0 +1,191 @@
+//! Running in step with other processes (fiox under MPI: one process per rank). The runner
+//! knows nothing of MPI: [`crate::run_synced`] calls a [`GroupSync`] on its own thread at fixed
+//! points, and every process makes the same calls in the same order, so an implementation can
+//! turn each call into one collective operation. A phase's jobs wait at a [`StartGate`] once
+//! their files are laid out and opened, until every process is ready: all processes start the
+//! phase's I/O together, and ramp_time and runtime count from that common start. While the
+//! phase runs the processes exchange their state every [`GroupSync::interval`], which passes a
+//! stop (Ctrl-C, exitall, a refusal) from any process to all, and ends the phase on every
+//! process at the same exchange. Without a `GroupSync` none of this runs (plain [`crate::run`]).
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Coordination with the other processes of a run.
+pub trait GroupSync {
+    /// Combine this process's flags with every other process's (a logical OR of each flag);
+    /// every process receives the same result.
+    fn exchange(&self, local: SyncFlags) -> SyncFlags;
+
+    /// How often the processes exchange their state while a phase runs.
+    fn interval(&self) -> Duration {
+        Duration::from_millis(10)
+    }
+
+    /// `Some((rank, ranks))` when the processes share files: they then set up (lay out) one
+    /// after the other, in rank order, so none finds another's file half made. None: all at
+    /// once.
+    fn turns(&self) -> Option<(u32, u32)> {
+        None
+    }
+}
+
+/// One process's state at an exchange; combined, the state of the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncFlags {
+    /// A job of the phase is still setting up (neither at the start gate nor ended).
+    pub setting_up: bool,
+    /// A job of the phase is still running.
+    pub running: bool,
+    /// Stop the run: a signal, exitall, or a refusal before any I/O.
+    pub stop: bool,
+    /// Every job of the phase ended on its own (its I/O done), the phase asks for
+    /// `stonewall_ranks` and nothing stopped it: the first process to get there stops all.
+    pub finished: bool,
+    /// This process is setting up in its turn (see [`GroupSync::turns`]).
+    pub laying_out: bool,
+}
+
+impl SyncFlags {
+    /// The flags as bits, for an implementation that ORs integers.
+    pub fn to_bits(self) -> u32 {
+        u32::from(self.setting_up)
+            | u32::from(self.running) << 1
+            | u32::from(self.stop) << 2
+            | u32::from(self.finished) << 3
+            | u32::from(self.laying_out) << 4
+    }
+
+    pub fn from_bits(b: u32) -> SyncFlags {
+        SyncFlags {
+            setting_up: b & 1 != 0,
+            running: b & 2 != 0,
+            stop: b & 4 != 0,
+            finished: b & 8 != 0,
+            laying_out: b & 16 != 0,
+        }
+    }
+}
+
+/// What one process saw of one phase: the raw figures behind a report of many processes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhaseSync {
+    /// Indices of the phase's jobs.
+    pub jobs: Vec<usize>,
+    /// The phase's I/O started (every process was ready); false when a stop came first.
+    pub started: bool,
+    /// The phase asked for stonewall_ranks and was ended by the first process to finish.
+    pub stonewalled: bool,
+    /// Milliseconds from the common start until this process's jobs had all ended (their
+    /// longest measured runtime).
+    pub elapsed_ms: u64,
+    /// Bytes this process's jobs planned to transfer (0: time based or unknown).
+    pub planned_bytes: u64,
+    /// Bytes they transferred (as reported: after any ramp).
+    pub done_bytes: u64,
+}
+
+/// Where a phase's jobs wait, after their setup, for the common start.
+#[derive(Debug, Default)]
+pub struct StartGate {
+    /// Jobs that have neither arrived nor ended.
+    pending: AtomicUsize,
+    open: AtomicBool,
+    /// The jobs may set up (lay out their files): at once, or in this process's turn.
+    setup: AtomicBool,
+}
+
+impl StartGate {
+    /// A gate for `jobs` jobs; `in_turn`: they wait for [`StartGate::allow_setup`] before
+    /// their setup.
+    pub fn new(jobs: usize, in_turn: bool) -> StartGate {
+        StartGate {
+            pending: AtomicUsize::new(jobs),
+            open: AtomicBool::new(false),
+            setup: AtomicBool::new(!in_turn),
+        }
+    }
+
+    pub fn allow_setup(&self) {
+        self.setup.store(true, Ordering::SeqCst);
+    }
+
+    /// Jobs still setting up.
+    pub fn pending(&self) -> usize {
+        self.pending.load(Ordering::SeqCst)
+    }
+
+    pub fn open(&self) {
+        self.open.store(true, Ordering::SeqCst);
+    }
+}
+
+/// One job's place at a [`StartGate`]: it counts once, when the job arrives or (if it never
+/// arrives, failing or stopping in its setup) when the ticket is dropped with the job.
+#[derive(Debug)]
+pub struct Ticket<'a> {
+    gate: &'a StartGate,
+    used: AtomicBool,
+}
+
+impl<'a> Ticket<'a> {
+    pub fn new(gate: &'a StartGate) -> Ticket<'a> {
+        Ticket {
+            gate,
+            used: AtomicBool::new(false),
+        }
+    }
+
+    fn settle(&self) {
+        if !self.used.swap(true, Ordering::SeqCst) {
+            self.gate.pending.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Wait for this process's turn to set up (or `stop`).
+    pub fn wait_setup(&self, stop: &AtomicBool) {
+        while !self.gate.setup.load(Ordering::SeqCst) && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+
+    /// Arrive and wait until the gate opens or `stop` is set. Polls: the wait is once per
+    /// phase, and 200 µs is far below the exchange interval that opens the gate.
+    pub fn wait(&self, stop: &AtomicBool) {
+        self.settle();
+        while !self.gate.open.load(Ordering::SeqCst) && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        self.settle();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_round_trip_through_bits() {
+        for b in 0..32 {
+            assert_eq!(SyncFlags::from_bits(b).to_bits(), b);
+        }
+    }
+
+    #[test]
+    fn a_ticket_counts_once_whether_it_arrives_or_is_dropped() {
+        let gate = StartGate::new(2, false);
+        let stop = AtomicBool::new(true);
+        let a = Ticket::new(&gate);
+        a.wait(&stop);
+        assert_eq!(gate.pending(), 1);
+        drop(a);
+        assert_eq!(gate.pending(), 1, "arrived, then dropped: counted once");
+        drop(Ticket::new(&gate));
+        assert_eq!(gate.pending(), 0);
+    }
+}
