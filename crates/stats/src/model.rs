@@ -235,6 +235,7 @@ pub struct DirResult {
 /// The latencies of one priority's I/Os: clat, or lat with `lat_percentiles` (fio reports one
 /// kind per priority).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PrioStat {
     /// ioprio value: `class << 13 | level`.
     pub ioprio: u32,
