@@ -278,6 +278,9 @@ impl<'a> IoLoop<'a> {
                 JobState::Ramp
             });
         }
+        if self.plain_sync() {
+            self.run_plain_sync();
+        }
         let mut idle_rounds = 0u32;
         while self.end.is_none() {
             let before = self.ios_issued;
@@ -339,6 +342,46 @@ impl<'a> IoLoop<'a> {
             l.close_files();
         }
         self.end.clone().unwrap_or(EndReason::Done)
+    }
+
+    /// Whether the job can take the lean loop: a synchronous engine (every unit completes in
+    /// `queue`) and none of the features that hook into the loop per I/O. Decided once per
+    /// run, so a plain job pays one branch for all of them instead of one each.
+    fn plain_sync(&self) -> bool {
+        self.copy_lat
+            && self.verify.is_none()
+            && self.replay.is_none()
+            && self.flow.is_none()
+            && self.lat_target.is_none()
+            && self.iolog.is_none()
+            && self.gate.is_none()
+            && !self.paced
+            && !self.serialize
+            && self.job.fsync == 0
+            && self.job.fdatasync == 0
+            && !self.verify_phase
+            && self.vq.is_empty()
+    }
+
+    /// The loop of a plain job on a synchronous engine ([`IoLoop::plain_sync`]): request,
+    /// prepare, queue (which completes and accounts the unit), until the job ends. Anything
+    /// out of the ordinary (a short I/O to re-issue, a busy engine, a unit left in flight, an
+    /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
+    fn run_plain_sync(&mut self) {
+        while self.end.is_none() && self.inflight == 0 && self.requeue.is_empty() {
+            if self.free.is_empty() {
+                return;
+            }
+            let Some(req) = self.next_request() else {
+                return;
+            };
+            self.last_file = req.file;
+            let Some(id) = self.free.pop() else {
+                return;
+            };
+            self.prepare(id, req);
+            self.submit(id);
+        }
     }
 
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
@@ -545,6 +588,7 @@ impl<'a> IoLoop<'a> {
 
     /// Next request from the generator, starting further passes as fio would (loops,
     /// time_based wrap-around, io_size larger than the files).
+    #[inline(always)]
     fn next_request(&mut self) -> Option<IoReq> {
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
@@ -641,7 +685,7 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Set up slot `id` for `req`, fill its buffer for writes and pace it.
-    #[inline]
+    #[inline(always)]
     fn prepare(&mut self, id: u32, req: IoReq) {
         let d = req.ddir.index() as u8;
         self.slots[id as usize] = Slot {
@@ -994,13 +1038,22 @@ impl<'a> IoLoop<'a> {
         }
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
-        if di < 2 && m.timed() {
+        // One branch for the per-I/O hooks most jobs do not use.
+        if self.log_io || self.lat_target.is_some() {
+            self.account_hooks(s, now, sync_done);
+        }
+        self.after_io(di, s.len as u64, now);
+    }
+
+    /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
+    #[inline(never)]
+    fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        if s.ddir < 2 && self.measure.timed() {
             self.lat_target_io(s, now);
         }
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
-        self.after_io(di, s.len as u64, now);
     }
 
     /// Record a completed write in the verify log, or check a read-only job's block.

@@ -263,25 +263,20 @@ impl Generator {
             let f = &self.files[fi];
             return Some(f.last_start[2] - f.file_offset);
         }
-        if !hit {
-            self.busy_ok = true;
-            return match self.seq_offset(fi, ddir) {
-                Some(o) => Some(o),
-                None => self.rand_block(fi, ddir).map(|b| b * ba),
-            };
-        }
-        if !self.cfg.random {
+        if hit && !self.cfg.random {
             return self.seq_offset(fi, ddir);
         }
-        if self.should_do_random(ddir) {
+        // One call site for the random draw (the per-I/O path of random jobs), so it inlines.
+        if hit && self.should_do_random(ddir) {
             self.is_random = true;
-            return self.rand_block(fi, ddir).map(|b| b * ba);
+        } else {
+            // A sequential continuation, falling back to a random block at the end.
+            self.busy_ok = true;
+            if let Some(o) = self.seq_offset(fi, ddir) {
+                return Some(o);
+            }
         }
-        self.busy_ok = true;
-        match self.seq_offset(fi, ddir) {
-            Some(o) => Some(o),
-            None => self.rand_block(fi, ddir).map(|b| b * ba),
-        }
+        self.rand_block(fi, ddir).map(|b| b * ba)
     }
 
     fn should_do_random(&mut self, ddir: Ddir) -> bool {
