@@ -335,3 +335,22 @@ fn jobs_with_unsupported_fio_features_never_start() {
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn only_writing_jobs_fill_their_buffers_up_front() {
+    let mut j = job("b", RwMode::RandRead, 1 << 20);
+    j.iodepth = 4;
+    let spec = fiox_workload::GenOptions::default();
+    let plan_files = [fiox_workload::FileExtent {
+        offset: 0,
+        size: 1 << 20,
+    }];
+    for (mode, filled) in [(RwMode::RandRead, false), (RwMode::RandWrite, true)] {
+        j.rw.mode = mode;
+        let gen = fiox_workload::Generator::with_options(&j, &plan_files, 1 << 20, &spec).unwrap();
+        let mut filler = crate::gen::filler(&j, &gen);
+        let pool = crate::worker::buffer_pool(&j, &mut filler).unwrap();
+        let touched = (0..pool.len()).any(|i| pool.slice(i).iter().any(|&b| b != 0));
+        assert_eq!(touched, filled, "{mode:?}");
+    }
+}
