@@ -983,6 +983,7 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Account a completed unit (or re-issue its short remainder).
+    #[inline]
     fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
         let s = self.slots[id as usize];
         self.in_flight[id as usize] = false;
