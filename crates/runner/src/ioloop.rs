@@ -78,7 +78,9 @@ pub struct IoLoop<'a> {
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
     pub clock: Clock,
-    pub measure: Measure,
+    pub(crate) measure: Measure,
+    /// `measure.timed()`, asked several times per I/O (the measure is fixed at construction).
+    timed: bool,
     /// bw/iops samplers of the directions the job uses.
     pub samplers: [Option<RateSampler>; 3],
     /// write_bw_log/write_lat_log/write_iops_log/write_hist_log files.
@@ -212,6 +214,7 @@ impl<'a> IoLoop<'a> {
             stop,
             clock: Clock::for_source(job.clocksource),
             measure,
+            timed: measure.timed(),
             samplers,
             next_sample_ns: 0,
             log_io: logs.wants_io_samples(),
@@ -679,7 +682,7 @@ impl<'a> IoLoop<'a> {
 
     #[inline]
     fn stamp_start(&mut self, id: u32) {
-        if self.measure.timed() {
+        if self.timed {
             self.slots[id as usize].start_ns = self.now_ns();
         }
     }
@@ -770,11 +773,7 @@ impl<'a> IoLoop<'a> {
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
-                let now = if self.measure.timed() {
-                    self.now_ns()
-                } else {
-                    0
-                };
+                let now = if self.timed { self.now_ns() } else { 0 };
                 self.acct.submit.mark_count(1);
                 self.acct.depth.mark_depth(self.inflight + 1, 1);
                 self.acct.complete.mark_count(1);
@@ -811,11 +810,7 @@ impl<'a> IoLoop<'a> {
         }
         self.acct.submit.mark_count(n as u64);
         self.acct.depth.mark_depth(self.inflight, n as u64);
-        let now = if self.measure.timed() {
-            self.now_ns()
-        } else {
-            0
-        };
+        let now = if self.timed { self.now_ns() } else { 0 };
         for &id in &self.pending {
             self.slots[id as usize].issue_ns = now;
         }
@@ -835,7 +830,7 @@ impl<'a> IoLoop<'a> {
         match r {
             Ok(_) => {
                 self.acct.complete.mark_count(events.len() as u64);
-                let now = if self.measure.timed() || !events.is_empty() {
+                let now = if self.timed || !events.is_empty() {
                     self.now_ns()
                 } else {
                     0
@@ -983,7 +978,7 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Account a completed unit (or re-issue its short remainder).
-    #[inline]
+    #[inline(always)]
     fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
         let s = self.slots[id as usize];
         self.in_flight[id as usize] = false;
@@ -1024,7 +1019,7 @@ impl<'a> IoLoop<'a> {
         d.io_bytes += s.len as u64;
         d.total_ios += 1;
         let m = self.measure;
-        if m.timed() {
+        if self.timed {
             let clat = now.saturating_sub(s.issue_ns);
             if m.clat {
                 d.clat.add(clat);
@@ -1049,7 +1044,7 @@ impl<'a> IoLoop<'a> {
     /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
     #[inline(never)]
     fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
-        if s.ddir < 2 && self.measure.timed() {
+        if s.ddir < 2 && self.timed {
             self.lat_target_io(s, now);
         }
         if self.log_io && self.ramp_done {
@@ -1148,7 +1143,7 @@ impl<'a> IoLoop<'a> {
             self.end.get_or_insert(EndReason::Time);
             return;
         }
-        let now = if self.measure.timed() {
+        let now = if self.timed {
             now
         } else {
             // Without per-I/O clocks (gtod_reduce), read the clock every 64 completions.
