@@ -264,6 +264,35 @@ mod tests {
         assert_eq!(out[0].result, -(libc::EBADF as i64));
     }
 
+    fn threads_of_process() -> usize {
+        std::fs::read_dir("/proc/self/task").unwrap().count()
+    }
+
+    /// Seed 004 ran depths up to 10000: guasi's default pool must not become one thread per
+    /// outstanding I/O (10000 threads), only an explicit guasi_workers may ask for more.
+    #[test]
+    fn depth_10000_starts_a_bounded_pool() {
+        let job = fiox_job::spec::JobSpec {
+            iodepth: 10_000,
+            ..Default::default()
+        };
+        let before = threads_of_process();
+        let e = GuasiEngine::new(&job).unwrap();
+        let during = threads_of_process();
+        assert_eq!(e.helper_threads().len(), 64);
+        // Other tests of this binary start and stop threads meanwhile: allow for them, far
+        // below the 10000 an unbounded pool would add.
+        assert!(
+            during < before + 64 + 200,
+            "{before} threads before, {during} with the engine"
+        );
+        drop(e);
+        let mut explicit = job.clone();
+        explicit.engine.guasi_workers = Some(100);
+        let e = GuasiEngine::new(&explicit).unwrap();
+        assert_eq!(e.helper_threads().len(), 100, "guasi_workers is obeyed");
+    }
+
     /// A guasi engine on a fresh 64 KiB file at `path`.
     fn engine_on(
         path: &std::path::Path,

@@ -1,8 +1,9 @@
 //! The per-I/O clock. `clock_gettime` through the vDSO costs about 95 ns on this project's VMs,
 //! more than the null engine's whole I/O; like fio's `clocksource=cpu`, fiox reads the TSC
-//! directly when the kernel itself trusts it (current clocksource `tsc`, which implies an
-//! invariant TSC synchronised across CPUs), calibrated once against `CLOCK_MONOTONIC`.
-//! Otherwise, and on other architectures, it uses `Instant`.
+//! directly when it is invariant (`constant_tsc`, `nonstop_tsc`) and the kernel itself trusts
+//! it (current clocksource `tsc`: synchronised across CPUs), calibrated once against
+//! `CLOCK_MONOTONIC`. Otherwise, and on other architectures, it uses `Instant`; a job that
+//! asked for `clocksource=cpu` then gets a warning saying why ([`tsc_distrust`]).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -10,10 +11,53 @@ use std::time::{Duration, Instant};
 /// Nanoseconds per TSC tick, measured once per process (None: TSC not usable).
 static TSC_NS_PER_TICK: OnceLock<Option<f64>> = OnceLock::new();
 
-fn kernel_uses_tsc() -> bool {
-    std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-        .map(|s| s.trim() == "tsc")
-        .unwrap_or(false)
+/// Why the TSC cannot be trusted as a clock here, or None when it can: the CPU must report an
+/// invariant TSC (`constant_tsc`: fixed rate whatever the frequency; `nonstop_tsc`: keeps
+/// counting in deep C-states) and the kernel must use it as its clocksource (it switches away
+/// when it finds the TSCs of different CPUs unsynchronised). `cpuinfo` is /proc/cpuinfo's text,
+/// `clocksource` the current clocksource's name.
+pub fn tsc_distrust(cpuinfo: &str, clocksource: &str) -> Option<String> {
+    if !cfg!(target_arch = "x86_64") {
+        return Some("the CPU has no TSC (not x86_64)".into());
+    }
+    let flags = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .and_then(|l| l.split_once(':'))
+        .map_or("", |(_, f)| f);
+    let has = |f: &str| flags.split_whitespace().any(|x| x == f);
+    let missing: Vec<&str> = ["constant_tsc", "nonstop_tsc"]
+        .into_iter()
+        .filter(|f| !has(f))
+        .collect();
+    if !missing.is_empty() {
+        return Some(format!(
+            "the CPU does not report an invariant TSC (no {} in /proc/cpuinfo)",
+            missing.join(", ")
+        ));
+    }
+    let cs = clocksource.trim();
+    if cs != "tsc" {
+        return Some(format!(
+            "the kernel's clocksource is '{cs}', not 'tsc' (it does not trust the TSC as \
+             synchronised across CPUs)"
+        ));
+    }
+    None
+}
+
+/// [`tsc_distrust`] for this machine, read once per process.
+pub fn tsc_distrust_here() -> Option<String> {
+    static WHY: OnceLock<Option<String>> = OnceLock::new();
+    WHY.get_or_init(|| {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cs = std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .unwrap_or_else(|_| "unknown".into());
+        tsc_distrust(&cpuinfo, &cs)
+    })
+    .clone()
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -32,7 +76,7 @@ fn rdtsc() -> u64 {
 
 /// Measure the TSC rate against the monotonic clock over ~20 ms.
 fn calibrate() -> Option<f64> {
-    if !cfg!(target_arch = "x86_64") || !kernel_uses_tsc() {
+    if tsc_distrust_here().is_some() {
         return None;
     }
     let (t0, c0) = (Instant::now(), rdtsc());
@@ -151,6 +195,27 @@ mod tests {
             Clock::for_source(Some(S::Cpu)).uses_tsc(),
             Clock::start(true).uses_tsc()
         );
+    }
+
+    #[test]
+    fn tsc_trust_needs_invariant_flags_and_the_kernels_tsc_clocksource() {
+        let good = "processor\t: 0\nflags\t\t: fpu tsc constant_tsc rdtscp nonstop_tsc\n";
+        if !cfg!(target_arch = "x86_64") {
+            assert!(tsc_distrust(good, "tsc").is_some());
+            return;
+        }
+        assert_eq!(tsc_distrust(good, "tsc\n"), None);
+        let why = tsc_distrust(good, "hpet\n").unwrap();
+        assert!(why.contains("'hpet'"), "{why}");
+        let why = tsc_distrust("flags\t: fpu tsc constant_tsc\n", "tsc").unwrap();
+        assert!(
+            why.contains("nonstop_tsc") && !why.contains("constant_tsc"),
+            "{why}"
+        );
+        let why = tsc_distrust("flags\t: fpu tsc\n", "tsc").unwrap();
+        assert!(why.contains("constant_tsc, nonstop_tsc"), "{why}");
+        // A flag name inside another must not count (`tsc` is not `constant_tsc`).
+        assert!(tsc_distrust("flags\t: xconstant_tsc nonstop_tscx\n", "tsc").is_some());
     }
 
     #[test]

@@ -83,7 +83,9 @@ pub struct IoLoop<'a> {
     pub progress: &'a Progress,
     pub stop: &'a AtomicBool,
     pub clock: Clock,
-    pub measure: Measure,
+    pub(crate) measure: Measure,
+    /// `measure.timed()`, asked several times per I/O (the measure is fixed at construction).
+    timed: bool,
     /// bw/iops samplers of the directions the job uses.
     pub samplers: [Option<RateSampler>; 3],
     /// write_bw_log/write_lat_log/write_iops_log/write_hist_log files.
@@ -251,6 +253,7 @@ impl<'a> IoLoop<'a> {
             stop,
             clock: Clock::for_source(job.clocksource),
             measure,
+            timed: measure.timed(),
             samplers,
             next_sample_ns: 0,
             log_io: logs.wants_io_samples(),
@@ -326,6 +329,9 @@ impl<'a> IoLoop<'a> {
                 JobState::Ramp
             });
         }
+        if self.plain_sync() {
+            self.run_plain_sync();
+        }
         let mut idle_rounds = 0u32;
         while self.end.is_none() {
             let before = self.ios_issued;
@@ -388,6 +394,46 @@ impl<'a> IoLoop<'a> {
             l.close_files();
         }
         self.end.clone().unwrap_or(EndReason::Done)
+    }
+
+    /// Whether the job can take the lean loop: a synchronous engine (every unit completes in
+    /// `queue`) and none of the features that hook into the loop per I/O. Decided once per
+    /// run, so a plain job pays one branch for all of them instead of one each.
+    fn plain_sync(&self) -> bool {
+        self.copy_lat
+            && self.verify.is_none()
+            && self.replay.is_none()
+            && self.flow.is_none()
+            && self.lat_target.is_none()
+            && self.iolog.is_none()
+            && self.gate.is_none()
+            && !self.paced
+            && !self.serialize
+            && self.job.fsync == 0
+            && self.job.fdatasync == 0
+            && !self.verify_phase
+            && self.vq.is_empty()
+    }
+
+    /// The loop of a plain job on a synchronous engine ([`IoLoop::plain_sync`]): request,
+    /// prepare, queue (which completes and accounts the unit), until the job ends. Anything
+    /// out of the ordinary (a short I/O to re-issue, a busy engine, a unit left in flight, an
+    /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
+    fn run_plain_sync(&mut self) {
+        while self.end.is_none() && self.inflight == 0 && self.requeue.is_empty() {
+            if self.free.is_empty() {
+                return;
+            }
+            let Some(req) = self.next_request() else {
+                return;
+            };
+            self.last_file = req.file;
+            let Some(id) = self.free.pop() else {
+                return;
+            };
+            self.prepare(id, req);
+            self.submit(id);
+        }
     }
 
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
@@ -605,6 +651,7 @@ impl<'a> IoLoop<'a> {
 
     /// Next request from the generator, starting further passes as fio would (loops,
     /// time_based wrap-around, io_size larger than the files).
+    #[inline(always)]
     fn next_request(&mut self) -> Option<IoReq> {
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
@@ -711,13 +758,13 @@ impl<'a> IoLoop<'a> {
 
     #[inline]
     fn stamp_start(&mut self, id: u32) {
-        if self.measure.timed() {
+        if self.timed {
             self.slots[id as usize].start_ns = self.now_ns();
         }
     }
 
     /// Set up slot `id` for `req`, fill its buffer for writes and pace it.
-    #[inline]
+    #[inline(always)]
     fn prepare(&mut self, id: u32, req: IoReq) {
         let d = req.ddir.index() as u8;
         self.slots[id as usize] = Slot {
@@ -815,11 +862,7 @@ impl<'a> IoLoop<'a> {
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
-                let now = if self.measure.timed() {
-                    self.now_ns()
-                } else {
-                    0
-                };
+                let now = if self.timed { self.now_ns() } else { 0 };
                 self.acct.submit.mark_count(1);
                 self.acct.depth.mark_depth(self.inflight + 1, 1);
                 self.acct.complete.mark_count(1);
@@ -856,11 +899,7 @@ impl<'a> IoLoop<'a> {
         }
         self.acct.submit.mark_count(n as u64);
         self.acct.depth.mark_depth(self.inflight, n as u64);
-        let now = if self.measure.timed() {
-            self.now_ns()
-        } else {
-            0
-        };
+        let now = if self.timed { self.now_ns() } else { 0 };
         for &id in &self.pending {
             self.slots[id as usize].issue_ns = now;
         }
@@ -880,7 +919,7 @@ impl<'a> IoLoop<'a> {
         match r {
             Ok(_) => {
                 self.acct.complete.mark_count(events.len() as u64);
-                let now = if self.measure.timed() || !events.is_empty() {
+                let now = if self.timed || !events.is_empty() {
                     self.now_ns()
                 } else {
                     0
@@ -1037,6 +1076,7 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Account a completed unit (or re-issue its short remainder).
+    #[inline(always)]
     fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
         let s = self.slots[id as usize];
         self.in_flight[id as usize] = false;
@@ -1088,7 +1128,7 @@ impl<'a> IoLoop<'a> {
         d.io_bytes += bytes;
         d.total_ios += 1;
         let m = self.measure;
-        if m.timed() {
+        if self.timed {
             let clat = now.saturating_sub(s.issue_ns);
             if m.clat {
                 d.clat.add(clat);
@@ -1113,13 +1153,22 @@ impl<'a> IoLoop<'a> {
         }
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
-        if di < 2 && m.timed() {
+        // One branch for the per-I/O hooks most jobs do not use.
+        if self.log_io || self.lat_target.is_some() {
+            self.account_hooks(s, now, sync_done);
+        }
+        self.after_io(di, bytes, now);
+    }
+
+    /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
+    #[inline(never)]
+    fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        if s.ddir < 2 && self.timed {
             self.lat_target_io(s, now);
         }
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
-        self.after_io(di, bytes, now);
     }
 
     /// Record a completed write in the verify log, or check a read-only job's block.
@@ -1223,7 +1272,7 @@ impl<'a> IoLoop<'a> {
             self.end.get_or_insert(EndReason::Time);
             return;
         }
-        let now = if self.measure.timed() {
+        let now = if self.timed {
             now
         } else {
             // Without per-I/O clocks (gtod_reduce), read the clock every 64 completions.

@@ -465,3 +465,22 @@ fn phases_start_together_and_a_stop_on_one_process_ends_the_run_on_all() {
     }
     assert!(out[1].phases[0].done_bytes < 1 << 40);
 }
+
+#[test]
+fn only_writing_jobs_fill_their_buffers_up_front() {
+    let mut j = job("b", RwMode::RandRead, 1 << 20);
+    j.iodepth = 4;
+    let spec = fiox_workload::GenOptions::default();
+    let plan_files = [fiox_workload::FileExtent {
+        offset: 0,
+        size: 1 << 20,
+    }];
+    for (mode, filled) in [(RwMode::RandRead, false), (RwMode::RandWrite, true)] {
+        j.rw.mode = mode;
+        let gen = fiox_workload::Generator::with_options(&j, &plan_files, 1 << 20, &spec).unwrap();
+        let mut filler = crate::gen::filler(&j, &gen);
+        let pool = crate::worker::buffer_pool(&j, &mut filler).unwrap();
+        let touched = (0..pool.len()).any(|i| pool.slice(i).iter().any(|&b| b != 0));
+        assert_eq!(touched, filled, "{mode:?}");
+    }
+}

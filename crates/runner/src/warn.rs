@@ -45,6 +45,15 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
             ));
         }
     }
+    if job.clocksource == Some(fiox_job::ClockSource::Cpu) {
+        if let Some(why) = crate::clock::tsc_distrust_here() {
+            out.push(w(
+                "clocksource-cpu-fallback",
+                format!("clocksource=cpu: {why}; fiox reads CLOCK_MONOTONIC instead"),
+                "use clocksource=clock_gettime to ask for that clock directly",
+            ));
+        }
+    }
     out.extend(file_warnings(job, plan, flags));
     if !flags.no_io && job.rw.mode.has_read() {
         if let Some(m) = memory_served(plan) {

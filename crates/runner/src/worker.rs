@@ -823,7 +823,12 @@ fn mem_spec(job: &JobSpec) -> MemSpec {
 }
 
 /// One aligned slot per queue entry, as large as the largest block, pre-filled for writes.
-fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<BufPool, RunError> {
+/// A job that does not write leaves them as allocated (zero pages the kernel maps only when
+/// the I/O touches them), as fio does: filling 64 jobs' depth-64 pools cost 33 MB of RSS.
+pub(crate) fn buffer_pool(
+    job: &JobSpec,
+    filler: &mut crate::gen::BufferFiller,
+) -> Result<BufPool, RunError> {
     let max_bs = [&job.bs.read, &job.bs.write, &job.bs.trim]
         .iter()
         .map(|b| b.max.max(b.split.iter().map(|s| s.0).max().unwrap_or(0)))
@@ -837,8 +842,10 @@ fn buffer_pool(job: &JobSpec, filler: &mut crate::gen::BufferFiller) -> Result<B
             msg: e,
         }
     })?;
-    for i in 0..pool.len() {
-        filler.fill(pool.slice_mut(i), true);
+    if job.rw.mode.has_write() {
+        for i in 0..pool.len() {
+            filler.fill(pool.slice_mut(i), true);
+        }
     }
     Ok(pool)
 }

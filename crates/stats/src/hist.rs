@@ -10,8 +10,9 @@
 //! below 2^34 ns the bucket index and the reported value are exactly fio's, which makes json+
 //! `bins` keys and percentiles directly comparable with fio's output for the same samples.
 //!
-//! Memory is fixed and allocated up front (3776 counters, 30 KiB), so [`Histogram::record`] is
-//! one index computation and one increment: no allocation check on the per-I/O path.
+//! The 3776 counters (30 KiB) are allocated in pages of one group as values arrive, so a
+//! histogram costs what its values span (a few KiB for a job's latencies) and at most 59
+//! allocations over a run, none once its groups are seen.
 
 /// Bits of sub-bucket resolution per power of two (fio's `FIO_IO_U_PLAT_BITS`).
 const BITS: u32 = 6;
@@ -90,12 +91,36 @@ fn reaches(cum: u64, p: f64, n: u64) -> bool {
     (lhs << k) >= rhs
 }
 
+/// Buckets per page: one group (a power of two split in 64).
+const PAGE: usize = VAL as usize;
+/// Pages: one per group.
+const NPAGES: usize = NBUCKETS / PAGE;
+
 /// Counts of nanosecond values in fio-compatible log-linear buckets.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// The buckets are kept in pages of one group (64 counters, 512 bytes), each allocated when the
+/// first value lands in its group: a job's latencies fall in a few groups, so a used histogram
+/// costs a few KiB instead of the 30 KiB of all 3776 counters, an unused one (slat of a
+/// synchronous engine, the write side of a read job) only its page table, and copies of results
+/// copy only what was filled. At most 59 allocations per histogram over a whole run.
+#[derive(Clone)]
 pub struct Histogram {
-    counts: Box<[u64; NBUCKETS]>,
+    pages: [Option<Box<[u64; PAGE]>>; NPAGES],
     total: u64,
 }
+
+impl PartialEq for Histogram {
+    /// Equal counts, whichever pages happen to be allocated (a reset keeps zeroed pages).
+    fn eq(&self, other: &Self) -> bool {
+        self.total == other.total
+            && self.pages.iter().zip(&other.pages).all(|(a, b)| {
+                let zero = [0u64; PAGE];
+                a.as_deref().unwrap_or(&zero) == b.as_deref().unwrap_or(&zero)
+            })
+    }
+}
+
+impl Eq for Histogram {}
 
 impl Default for Histogram {
     fn default() -> Self {
@@ -114,20 +139,33 @@ impl std::fmt::Debug for Histogram {
 }
 
 impl Histogram {
-    /// An empty histogram with all buckets allocated (so `record` never allocates).
+    /// An empty histogram; no bucket page is allocated yet.
     pub fn new() -> Self {
-        let counts: Box<[u64; NBUCKETS]> = vec![0u64; NBUCKETS]
-            .into_boxed_slice()
-            .try_into()
-            .unwrap_or_else(|_| unreachable!("vec has exactly NBUCKETS elements"));
-        Histogram { counts, total: 0 }
+        Histogram {
+            pages: [const { None }; NPAGES],
+            total: 0,
+        }
     }
 
-    /// Count one value. Per-I/O hot path: one leading-zeros, a shift and two increments.
+    /// Count one value. Per-I/O hot path: one leading-zeros, a shift, a page pointer and two
+    /// increments; only the first value of a group allocates (see [`Histogram`]).
     #[inline]
     pub fn record(&mut self, v: u64) {
-        self.counts[index(v)] += 1;
+        let i = index(v);
+        match self.pages.get_mut(i / PAGE) {
+            Some(Some(p)) => p[i % PAGE] += 1,
+            _ => self.first_in_group(i),
+        }
         self.total += 1;
+    }
+
+    /// The first value of bucket `i`'s group: allocate its page.
+    #[cold]
+    #[inline(never)]
+    fn first_in_group(&mut self, i: usize) {
+        if let Some(slot) = self.pages.get_mut(i / PAGE) {
+            slot.get_or_insert_with(|| Box::new([0; PAGE]))[i % PAGE] += 1;
+        }
     }
 
     pub fn count(&self) -> u64 {
@@ -138,12 +176,32 @@ impl Histogram {
         self.total == 0
     }
 
+    /// Bytes of bucket pages allocated (the page table itself is part of the struct).
+    pub fn page_bytes(&self) -> usize {
+        self.pages.iter().flatten().count() * std::mem::size_of::<[u64; PAGE]>()
+    }
+
+    /// (bucket index, count) of every bucket in an allocated page, ascending; buckets of
+    /// unallocated pages are zero.
+    fn counts(&self) -> impl DoubleEndedIterator<Item = (usize, u64)> + '_ {
+        self.pages.iter().enumerate().flat_map(|(g, p)| {
+            p.iter()
+                .flat_map(|p| p.iter().enumerate())
+                .map(move |(k, &c)| (g * PAGE + k, c))
+        })
+    }
+
     pub fn merge(&mut self, other: &Histogram) {
         if other.total == 0 {
             return;
         }
-        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
-            *a += *b;
+        for (mine, theirs) in self.pages.iter_mut().zip(&other.pages) {
+            if let Some(t) = theirs {
+                let m = mine.get_or_insert_with(|| Box::new([0; PAGE]));
+                for (a, b) in m.iter_mut().zip(t.iter()) {
+                    *a += *b;
+                }
+            }
         }
         self.total += other.total;
     }
@@ -166,7 +224,8 @@ impl Histogram {
         let n = self.total;
         let mut next = 0;
         let mut cum = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
+        // Unallocated pages hold zeros: skipping them leaves `cum` and every decision as is.
+        for (i, c) in self.counts() {
             cum += c;
             // `cum > 0` only matters for p <= 0, which fio cannot express (0 ends its list).
             while next < order.len() && cum > 0 && reaches(cum, ps[order[next]], n) {
@@ -186,29 +245,32 @@ impl Histogram {
     }
 
     fn highest_bucket(&self) -> Option<usize> {
-        self.counts.iter().rposition(|&c| c > 0)
+        self.counts().rev().find(|&(_, c)| c > 0).map(|(i, _)| i)
     }
 
     /// Non-empty buckets as (reported value, count), ascending: json+ `bins`. For values below
     /// about 17.2 s the keys are exactly fio's; above, fio would lump everything into one bucket.
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (bucket_value(i), c))
+        self.counts()
+            .filter(|&(_, c)| c > 0)
+            .map(|(i, c)| (bucket_value(i), c))
     }
 
     /// The counts as fio's 1856 buckets (`io_u_plat`): identical below fio's cap, everything
     /// above it summed into the last bucket as fio's index clamp does. For histogram logs.
     pub fn fio_counts(&self, out: &mut [u64; FIO_NBUCKETS]) {
-        out.copy_from_slice(&self.counts[..FIO_NBUCKETS]);
-        out[FIO_NBUCKETS - 1] += self.counts[FIO_NBUCKETS..].iter().sum::<u64>();
+        out.fill(0);
+        for (i, c) in self.counts() {
+            out[i.min(FIO_NBUCKETS - 1)] += c;
+        }
     }
 
-    /// Forget all samples (ramp_time end), keeping the allocation.
+    /// Forget all samples (ramp_time end), keeping the allocated pages (no allocation for
+    /// the groups already seen).
     pub fn reset(&mut self) {
-        self.counts.fill(0);
+        for p in self.pages.iter_mut().flatten() {
+            p.fill(0);
+        }
         self.total = 0;
     }
 }
@@ -470,6 +532,28 @@ mod tests {
         let ps: Vec<f64> = pcts.iter().map(|p| p.0).collect();
         let want: Vec<u64> = pcts.iter().map(|p| p.1).collect();
         assert_eq!(h.percentiles(&ps), want);
+    }
+
+    #[test]
+    fn pages_are_allocated_only_for_the_groups_values_land_in() {
+        let mut h = Histogram::new();
+        assert_eq!(h.page_bytes(), 0, "an unused histogram holds no buckets");
+        // 20-40 us: the groups of 2^14 and 2^15 ns.
+        for v in (20_000..40_000u64).step_by(7) {
+            h.record(v);
+        }
+        assert_eq!(h.page_bytes(), 2 * 512);
+        assert_eq!(h.clone().page_bytes(), 2 * 512, "a copy copies only those");
+        let mut big = Histogram::new();
+        big.merge(&h);
+        assert_eq!((big.page_bytes(), big.count()), (1024, h.count()));
+        assert_eq!(big, h);
+        // A reset keeps the pages (no allocation at the end of a ramp) and equals a new one.
+        big.reset();
+        assert_eq!(big.page_bytes(), 1024);
+        assert_eq!(big, Histogram::new());
+        assert_eq!(big.percentile(50.0), 0);
+        assert_eq!(big.bins().count(), 0);
     }
 
     #[test]

@@ -26,9 +26,9 @@ impl Generator {
     /// fio's `__get_next_file`: None when every file is done for this pass. Files open
     /// lazily, at most `openfiles` at a time; a pick that would open one more is "busy" in
     /// fio and retried, which is what the loop does (the retry only moves the file choice).
+    #[inline]
     pub(crate) fn next_file(&mut self) -> Option<usize> {
-        let n = self.files.len();
-        if n == 1 {
+        if self.files.len() == 1 {
             // Every service type picks the only file; the file stream feeds nothing else.
             if self.nr_done >= 1 {
                 return None;
@@ -38,6 +38,12 @@ impl Generator {
             }
             return Some(0);
         }
+        self.next_file_of_many()
+    }
+
+    /// `next_file` with more than one file: the service types decide.
+    fn next_file_of_many(&mut self) -> Option<usize> {
+        let n = self.files.len();
         loop {
             if self.nr_done >= n {
                 return None;
@@ -224,6 +230,7 @@ impl Generator {
     }
 
     /// fio's `get_next_offset`: the absolute offset.
+    #[inline]
     fn next_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
         let mut hit = false;
         if self.cfg.seq_nr != 0 {
@@ -264,25 +271,20 @@ impl Generator {
             let f = &self.files[fi];
             return Some(f.last_start[2] - f.file_offset);
         }
-        if !hit {
-            self.busy_ok = true;
-            return match self.seq_offset(fi, ddir) {
-                Some(o) => Some(o),
-                None => self.rand_block(fi, ddir).map(|b| b * ba),
-            };
-        }
-        if !self.cfg.random {
+        if hit && !self.cfg.random {
             return self.seq_offset(fi, ddir);
         }
-        if self.should_do_random(ddir) {
+        // One call site for the random draw (the per-I/O path of random jobs), so it inlines.
+        if hit && self.should_do_random(ddir) {
             self.is_random = true;
-            return self.rand_block(fi, ddir).map(|b| b * ba);
+        } else {
+            // A sequential continuation, falling back to a random block at the end.
+            self.busy_ok = true;
+            if let Some(o) = self.seq_offset(fi, ddir) {
+                return Some(o);
+            }
         }
-        self.busy_ok = true;
-        match self.seq_offset(fi, ddir) {
-            Some(o) => Some(o),
-            None => self.rand_block(fi, ddir).map(|b| b * ba),
-        }
+        self.rand_block(fi, ddir).map(|b| b * ba)
     }
 
     fn should_do_random(&mut self, ddir: Ddir) -> bool {
@@ -341,6 +343,7 @@ impl Generator {
         None
     }
 
+    #[inline]
     fn rand_offset(&mut self, fi: usize, ddir: Ddir) -> Option<u64> {
         let d = ddir.index();
         let lastb = self.files[fi].lastb[d];
@@ -386,6 +389,7 @@ impl Generator {
 
     /// fio's `__get_next_rand_offset`: a uniform block in `0..lastb` (or the lfsr's next),
     /// moved to the next free block when the map says it was done already.
+    #[inline]
     fn uniform_block(&mut self, fi: usize, lastb: u64) -> Option<u64> {
         let f = &mut self.files[fi];
         let b = match &mut f.lfsr {
@@ -399,7 +403,21 @@ impl Generator {
     }
 
     /// fio's `get_next_buflen`. None (fio: length 0) when the smallest size does not fit.
+    #[inline]
     fn next_buflen(&mut self, fi: usize, ddir: Ddir, offset: u64) -> Option<u64> {
+        // The per-I/O case: one block size, no per-offset-kind sizes.
+        if !self.cfg.randtrimwrite && !self.cfg.bs_is_seq_rand {
+            let dc = &self.cfg.dir[ddir.index()];
+            if dc.min_bs == dc.max_bs {
+                return Some(dc.min_bs);
+            }
+        }
+        self.next_buflen_drawn(fi, ddir, offset)
+    }
+
+    /// `next_buflen` for the other cases: randtrimwrite's pairs, bs_is_seq_rand, size ranges
+    /// and bssplit tables drawn from the block size stream.
+    fn next_buflen_drawn(&mut self, fi: usize, ddir: Ddir, offset: u64) -> Option<u64> {
         if self.cfg.randtrimwrite && ddir == Ddir::Write {
             let f = &self.files[fi];
             return Some(f.last_pos[2] - f.last_start[2]);
