@@ -275,6 +275,7 @@ mod tests {
                 offset: u64::from(i) * 4096,
                 len: 4096,
                 buf: bufs.ptr(i as usize),
+                ioprio: 0,
             };
             assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
         }
