@@ -283,7 +283,7 @@ impl serde::Serialize for Histogram {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let mut seq = s.serialize_seq(None)?;
-        for (i, &c) in self.counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+        for (i, c) in self.counts().filter(|&(_, c)| c > 0) {
             seq.serialize_element(&(i as u32, c))?;
         }
         seq.end()
@@ -296,10 +296,15 @@ impl<'de> serde::Deserialize<'de> for Histogram {
         let pairs: Vec<(u32, u64)> = serde::Deserialize::deserialize(d)?;
         let mut h = Histogram::new();
         for (i, c) in pairs {
-            let slot = h.counts.get_mut(i as usize).ok_or_else(|| {
-                serde::de::Error::custom(format!("histogram bucket {i} is beyond {NBUCKETS}"))
-            })?;
-            *slot += c;
+            let i = i as usize;
+            let page = h
+                .pages
+                .get_mut(i / PAGE)
+                .filter(|_| i < NBUCKETS)
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("histogram bucket {i} is beyond {NBUCKETS}"))
+                })?;
+            page.get_or_insert_with(|| Box::new([0; PAGE]))[i % PAGE] += c;
             h.total += c;
         }
         Ok(h)
