@@ -71,9 +71,11 @@ _fiox() {
     --kb_base) COMPREPLY=($(compgen -W "1024 1000" -- "$cur")); return;;
     --unit_base) COMPREPLY=($(compgen -W "0 1 8" -- "$cur")); return;;
     --time_based) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --stonewall_ranks) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --thread) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --exitall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --exitall_on_error) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --error_dump) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --continue_on_error) COMPREPLY=($(compgen -W "none read write io verify all 0 1" -- "$cur")); return;;
     --cpus_allowed_policy) COMPREPLY=($(compgen -W "shared split" -- "$cur")); return;;
     --file_service_type) COMPREPLY=($(compgen -W "random roundrobin sequential zipf pareto normal gauss" -- "$cur")); return;;
@@ -100,7 +102,7 @@ _fiox() {
     --blocksize_unaligned) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --latency_run) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --bs_is_seq_rand) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
-    --ioengine) COMPREPLY=($(compgen -W "sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi" -- "$cur")); return;;
+    --ioengine) COMPREPLY=($(compgen -W "sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi falloc ftruncate filecreate filestat filedelete cpuio exec splice net netsplice e4defrag" -- "$cur")); return;;
     --io_submit_mode) COMPREPLY=($(compgen -W "inline offload" -- "$cur")); return;;
     --direct) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --buffered) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -115,6 +117,8 @@ _fiox() {
     --zero_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --refill_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --scramble_buffers) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --dedupe_mode) COMPREPLY=($(compgen -W "repeat working_set" -- "$cur")); return;;
+    --dedupe_global) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --rate_process) COMPREPLY=($(compgen -W "linear poisson" -- "$cur")); return;;
     --zonemode) COMPREPLY=($(compgen -W "none strided zbd" -- "$cur")); return;;
     --mem) COMPREPLY=($(compgen -W "malloc shm shmhuge mmap mmapshared mmaphuge cudamalloc" -- "$cur")); return;;
@@ -122,6 +126,7 @@ _fiox() {
     --replay_no_stall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --steadystate) COMPREPLY=($(compgen -W "iops iops_slope bw bw_slope" -- "$cur")); return;;
     --ss) COMPREPLY=($(compgen -W "iops iops_slope bw bw_slope" -- "$cur")); return;;
+    --block_error_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --clat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --lat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --slat_percentiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -144,6 +149,8 @@ _fiox() {
     --verify_dump) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --verify_state_save) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --verify_state_load) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --experimental_verify) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --trim_verify_zero) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --serialize_overlap) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --hipri) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --nowait) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
@@ -151,12 +158,21 @@ _fiox() {
     --registerfiles) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --sqthread_poll) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --userspace_reap) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --stat_type) COMPREPLY=($(compgen -W "stat lstat statx" -- "$cur")); return;;
+    --cpumode) COMPREPLY=($(compgen -W "noop qsort" -- "$cur")); return;;
+    --exit_on_io_done) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --std_redirect) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --protocol) COMPREPLY=($(compgen -W "tcp tcpv6 udp udpv6 unix vsock" -- "$cur")); return;;
+    --proto) COMPREPLY=($(compgen -W "tcp tcpv6 udp udpv6 unix vsock" -- "$cur")); return;;
+    --listen) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --pingpong) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
+    --nodelay) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --guasi_submit) COMPREPLY=($(compgen -W "offload inline" -- "$cur")); return;;
     --guasi_kick) COMPREPLY=($(compgen -W "batch each" -- "$cur")); return;;
     esac
     if [[ -n $opt ]]; then COMPREPLY=($(compgen -f -- "$cur")); return; fi
     if [[ $cur == -* ]]; then
-        words="--parse-only --showcmd --section= --output= --output-format= --minimal --append-terse --terse-version= --html= --eta= --status-interval= --eta-interval= --eta-newline= --readonly --aux-path= --trigger-file= --trigger-timeout= --trigger= --inflate-log= --alloc-size= --max-jobs= --bandwidth-log --latency-log --allow-destructive --telemetry --warnings= --warnings-fatal --cmdhelp --enghelp --version --help --exec_prerun= --exec_postrun= --clocksource= --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --unified_rw_reporting= --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --thread --exitall --exitall_on_error --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --ioscheduler= --create_only --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --flow= --flow_id= --flow_sleep= --flow_watermark= --latency_target= --latency_window= --latency_percentile= --latency_run --bs_is_seq_rand --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --mem= --iomem= --iomem_align= --mem_align= --hugepage-size= --lockmem= --read_iolog= --replay_no_stall --replay_redirect= --replay_scale= --replay_align= --replay_time_scale= --steadystate= --ss= --steadystate_duration= --ss_dur= --steadystate_ramp_time= --ss_ramp= --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --significant_figures= --stats --write_iolog= --log_compression= --log_store_compressed --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --log_prio --verify= --do_verify --verify_only --verify_strict --verify_fatal --verify_dump --verify_async= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs= --cmdprio_percentage= --cmdprio_class= --cmdprio= --cmdprio_bssplit="
+        words="--parse-only --showcmd --section= --output= --output-format= --minimal --append-terse --terse-version= --html= --eta= --status-interval= --eta-interval= --eta-newline= --readonly --aux-path= --trigger-file= --trigger-timeout= --trigger= --inflate-log= --alloc-size= --max-jobs= --bandwidth-log --latency-log --allow-destructive --telemetry --warnings= --warnings-fatal --cmdhelp --enghelp --version --help --exec_prerun= --exec_postrun= --clocksource= --description= --name= --wait_for= --stonewall --wait_for_previous --new_group --numjobs= --group_reporting --unified_rw_reporting= --kb_base= --unit_base= --loops= --startdelay= --runtime= --timeout= --time_based --ramp_time= --stonewall_ranks --thread --exitall --exitall_on_error --error_dump --continue_on_error= --ignore_error= --nice= --prio= --prioclass= --cpus_allowed= --cpumask= --cpus_allowed_policy= --filename= --directory= --filename_format= --nrfiles= --nr_files= --openfiles= --file_service_type= --filesize= --create_on_open --create_serialize --create_fsync --unlink --unlink_each_loop --ioscheduler= --create_only --allow_file_create --fallocate= --pre_read --invalidate --fadvise_hint= --overwrite --allow_mounted_write --lockfile= --fill_device --fill_fs --file_append --rw= --readwrite= --rwmixread= --rwmixwrite= --bs= --blocksize= --ba= --blockalign= --bsrange= --blocksize_range= --bssplit= --bs_unaligned --blocksize_unaligned --flow= --flow_id= --flow_sleep= --flow_watermark= --latency_target= --latency_window= --latency_percentile= --latency_run --bs_is_seq_rand --size= --io_size= --io_limit= --offset= --fileoffset= --offset_increment= --offset_align= --number_ios= --ioengine= --iodepth= --iodepth_batch_submit= --iodepth_batch= --iodepth_batch_complete_min= --iodepth_batch_complete= --iodepth_batch_complete_max= --iodepth_low= --io_submit_mode= --direct --buffered --sync= --fsync= --fdatasync= --end_fsync --fsync_on_close --randrepeat --allrandrepeat --randseed= --norandommap --random_generator= --random_distribution= --percentage_random= --zero_buffers --refill_buffers --scramble_buffers --buffer_compress_percentage= --buffer_compress_chunk= --buffer_pattern= --dedupe_percentage= --dedupe_mode= --dedupe_working_set_percentage= --dedupe_global --rate= --rate_min= --ratemin= --rate_iops= --rate_iops_min= --rate_process= --rate_cycle= --ratecycle= --thinktime= --thinktime_spin= --thinktime_blocks= --zonemode= --zonesize= --zonerange= --zoneskip= --mem= --iomem= --iomem_align= --mem_align= --hugepage-size= --lockmem= --read_iolog= --replay_no_stall --replay_redirect= --replay_scale= --replay_align= --replay_time_scale= --steadystate= --ss= --steadystate_duration= --ss_dur= --steadystate_ramp_time= --ss_ramp= --block_error_percentiles --percentile_list= --clat_percentiles --lat_percentiles --slat_percentiles --disable_lat --disable_clat --disable_slat --disable_bw_measurement --disable_bw --gtod_reduce --bwavgtime= --iopsavgtime= --significant_figures= --stats --write_iolog= --log_compression= --log_store_compressed --write_bw_log --write_lat_log --write_iops_log --write_hist_log --log_avg_msec= --log_hist_msec= --per_job_logs --log_offset --log_prio --verify= --do_verify --verify_only --verify_strict --verify_fatal --verify_dump --verify_async= --verify_async_cpus= --verifysort= --verifysort_nr= --verify_backlog= --verify_backlog_batch= --verify_interval= --verify_offset= --verify_pattern= --verify_state_save --verify_state_load --experimental_verify --trim_percentage= --trim_verify_zero --trim_backlog= --trim_backlog_batch= --serialize_overlap --hipri --hipri_percentage= --uncached= --nowait --fixedbufs --registerfiles --sqthread_poll --sqthread_poll_cpu= --nonvectored= --force_async= --userspace_reap --stat_type= --cpuload= --cpuchunks= --cpumode= --exit_on_io_done --program= --arguments= --grace_time= --std_redirect --hostname= --port= --protocol= --proto= --listen --pingpong --nodelay --window_size= --mss= --ttl= --interface= --donorname= --inplace= --guasi_workers= --guasi_submit= --guasi_kick= --guasi_reap_runs= --cmdprio_percentage= --cmdprio_class= --cmdprio= --cmdprio_bssplit="
         COMPREPLY=($(compgen -W "$words" -- "$cur"))
         [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace
     elif [[ $COMP_CWORD -eq 1 ]]; then
