@@ -423,6 +423,9 @@ pub struct LatTargetSpec {
     pub percentile: f64,
     /// `latency_run`: keep probing instead of settling on a depth.
     pub run: bool,
+    /// `max_latency` in ns per direction (read, write, trim; 0: off): a completion whose
+    /// total latency exceeds it ends the job with ETIMEDOUT, as in fio.
+    pub max_ns: PerDir<u64>,
 }
 
 impl Default for LatTargetSpec {
@@ -432,6 +435,7 @@ impl Default for LatTargetSpec {
             window_us: 0,
             percentile: 100.0,
             run: false,
+            max_ns: PerDir::all(0),
         }
     }
 }
@@ -546,6 +550,14 @@ pub struct PacingSpec {
     pub thinktime: Duration,
     pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks` was given (fio: with `thinktime_iotime`, the default 1 is ignored).
+    pub thinktime_blocks_set: bool,
+    /// `thinktime_blocks_type=issue`: count issued I/Os instead of completed ones.
+    pub thinktime_blocks_issue: bool,
+    /// `thinktime_iotime`: think after this long of I/O (zero: off).
+    pub thinktime_iotime: Duration,
+    /// `rate_ignore_thinktime`: the rate does not catch up on the time spent thinking.
+    pub rate_ignore_thinktime: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -601,6 +613,8 @@ pub struct StatsSpec {
     /// `significant_figures=` 1..=10 (fio's default 4): digits of sizes, rates and IOPS in
     /// the normal report.
     pub sig_figs: u32,
+    /// `disk_util`: report the disks' utilization (the `Disk stats` block).
+    pub disk_util: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -638,6 +652,20 @@ pub struct ErrorSpec {
     pub ignore_error: PerDir<Vec<i32>>,
     pub exitall: bool,
     pub exitall_on_error: bool,
+    /// `exit_what`: which jobs a finishing job stops when `exitall` is set.
+    pub exit_what: ExitWhat,
+}
+
+/// fio's `exit_what`: the jobs `exitall` terminates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of the finishing job's group (fio's default).
+    #[default]
+    Group,
+    /// Every job running now, in any group; later stonewalled groups still run.
+    Stonewall,
+    /// Every job, including those not started yet.
+    All,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1031,6 +1059,10 @@ impl Default for JobSpec {
                 thinktime: Duration::ZERO,
                 thinktime_spin: Duration::ZERO,
                 thinktime_blocks: 1,
+                thinktime_blocks_set: false,
+                thinktime_blocks_issue: false,
+                thinktime_iotime: Duration::ZERO,
+                rate_ignore_thinktime: false,
             },
             stats: StatsSpec {
                 percentile_list: DEFAULT_PERCENTILES.to_vec(),
@@ -1048,6 +1080,7 @@ impl Default for JobSpec {
                 stats: true,
                 unified_mixed: false,
                 sig_figs: 4,
+                disk_util: true,
             },
             logs: LogSpec {
                 write_bw_log: None,
@@ -1074,6 +1107,7 @@ impl Default for JobSpec {
                 ignore_error: PerDir::default(),
                 exitall: false,
                 exitall_on_error: false,
+                exit_what: ExitWhat::Group,
             },
             verify: VerifySpec {
                 method: VerifyMethod::None,

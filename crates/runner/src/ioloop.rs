@@ -118,6 +118,8 @@ pub struct IoLoop<'a> {
     /// `latency_target`: the depth being probed, and what the last completion asked for.
     pub lat_target: Option<crate::latarget::LatTarget>,
     lat_step: crate::latarget::Step,
+    /// `max_latency` in ns for reads and writes (0: off).
+    max_lat_ns: [u64; 2],
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -228,6 +230,7 @@ impl<'a> IoLoop<'a> {
             flow_held: false,
             lat_target: None,
             lat_step: crate::latarget::Step::Nothing,
+            max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -691,8 +694,10 @@ impl<'a> IoLoop<'a> {
             self.quiesce();
             pacing::wait_until(self.clock.instant_at(at), self.stop);
         }
-        if let Some((spin, sleep)) = self.pacer.think_after(1) {
+        let done = self.acct.dirs.iter().map(|d| d.total_ios).sum();
+        if let Some((spin, sleep)) = self.pacer.think_due(done, now) {
             self.quiesce();
+            let t0 = std::time::Instant::now();
             pacing::spin_for(spin, self.stop);
             if !sleep.is_zero() {
                 // Not past the end of the run, and woken by a stop (both within 20 ms).
@@ -700,6 +705,7 @@ impl<'a> IoLoop<'a> {
                 let end = end.min(self.limits.deadline_ns.unwrap_or(u64::MAX));
                 pacing::wait_until(self.clock.instant_at(end), self.stop);
             }
+            self.pacer.thought(d, t0.elapsed());
         }
     }
 
@@ -996,6 +1002,9 @@ impl<'a> IoLoop<'a> {
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         if di < 2 && m.timed() {
             self.lat_target_io(s, now);
+            if m.lat && self.max_lat_ns[di] != 0 {
+                self.max_latency_io(s, di, now);
+            }
         }
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
@@ -1057,6 +1066,28 @@ impl<'a> IoLoop<'a> {
             .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
     }
 
+    /// max_latency: an I/O slower than its direction's limit ends the job (fio's lat_fatal).
+    fn max_latency_io(&mut self, s: &Slot, di: usize, now: u64) {
+        let lat = now.saturating_sub(s.start_ns);
+        let max = self.max_lat_ns[di];
+        if lat > max {
+            let msg = self.lat_fatal_msg(s, lat, max);
+            self.end
+                .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
+        }
+    }
+
+    /// fio's message for an I/O over a latency limit.
+    fn lat_fatal_msg(&self, s: &Slot, lat: u64, max: u64) -> String {
+        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        format!(
+            "latency of {lat} nsec exceeds specified max ({max} nsec): {path} {} {} {}",
+            ["read", "write"][(s.ddir as usize).min(1)],
+            s.offset,
+            s.len
+        )
+    }
+
     /// latency_target: an I/O over the target is a miss (at depth 1 with 100%, the error).
     fn lat_target_io(&mut self, s: &Slot, now: u64) {
         let Some(t) = self.lat_target.as_mut() else {
@@ -1067,13 +1098,7 @@ impl<'a> IoLoop<'a> {
         match t.completed(lat, now, ios) {
             crate::latarget::Step::Fatal => {
                 let target = t.target_ns();
-                let path = self.paths.get(s.file as usize).cloned().unwrap_or_default();
-                let msg = format!(
-                    "latency of {lat} nsec exceeds specified max ({target} nsec): {path} {} {} {}",
-                    ["read", "write"][s.ddir as usize],
-                    s.offset,
-                    s.len
-                );
+                let msg = self.lat_fatal_msg(s, lat, target);
                 self.end
                     .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
             }

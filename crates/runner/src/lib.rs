@@ -421,9 +421,10 @@ fn refused_run(
 /// Watch the disks under every job's files (fio's `Disk stats`); null-engine jobs touch none.
 fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> DiskStatsSampler {
     let mut d = DiskStatsSampler::new();
+    // disk_util=0: that job's disks are not watched (fio's init_disk_util, per job).
     for j in jobs
         .iter()
-        .filter(|j| !j.ioengine.eq_ignore_ascii_case("null"))
+        .filter(|j| j.stats.disk_util && !j.ioengine.eq_ignore_ascii_case("null"))
     {
         for p in files::file_paths(j) {
             if let Err(e) = d.add_path(&p) {
@@ -520,6 +521,8 @@ fn run_phase(
 ) {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
+    // fio: `exitall` on any job makes every job's end terminate others (a global setting).
+    let exitall = jobs.iter().any(|j| j.errors.exitall);
     let outcomes: Vec<(usize, worker::JobOutcome)> = std::thread::scope(|s| {
         let handles: Vec<_> = phase
             .iter()
@@ -550,10 +553,8 @@ fn run_phase(
                         if let Some(sl) = &slots {
                             sl.release();
                         }
-                        if job.errors.exitall
-                            || (job.errors.exitall_on_error && out.error.is_some())
-                        {
-                            run_stop.store(true, Ordering::Relaxed);
+                        if exitall || (job.errors.exitall_on_error && out.error.is_some()) {
+                            terminate(jobs, i, progress);
                         }
                         out
                     });
@@ -588,6 +589,27 @@ fn run_phase(
     }
 }
 
+/// fio's `fio_terminate_threads` when job `i` ends with `exitall` (or fails with
+/// `exitall_on_error`): its `exit_what` picks the jobs to stop. Marked jobs end as at the end
+/// of their runtime; those not started yet never start.
+fn terminate(jobs: &[JobSpec], i: usize, progress: &[Progress]) {
+    let me = &jobs[i];
+    for (k, (j, p)) in jobs.iter().zip(progress).enumerate() {
+        let hit = match me.errors.exit_what {
+            fiox_job::ExitWhat::Group => j.group_id == me.group_id,
+            // fio: the jobs in or past TD_RUNNING (not those still ramping or set up).
+            fiox_job::ExitWhat::Stonewall => matches!(
+                p.state(),
+                JobState::Running | JobState::Verifying | JobState::Finishing
+            ),
+            fiox_job::ExitWhat::All => true,
+        };
+        if hit && k != i {
+            p.terminate.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {
     let Some(name) = &job.wait_for else { return };
@@ -595,6 +617,9 @@ fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &Atomi
         .filter(|&k| k < jobs.len() && &jobs[k].name == name)
         .collect();
     while !stop.load(Ordering::Relaxed)
+        && !progress
+            .get(job.index as usize)
+            .is_some_and(|p| p.terminate.load(Ordering::Relaxed))
         && targets
             .iter()
             .any(|&k| progress[k].state() != JobState::Done)

@@ -128,8 +128,11 @@ fn execute(
     leftovers: &mut Vec<std::path::PathBuf>,
 ) -> Result<(), RunError> {
     let job = env.job;
-    start_delay(job, env.stop);
-    if env.stop.load(Ordering::Relaxed) {
+    // Stopped, or terminated by another job's exitall (fio: start_delay is then 0).
+    let halted =
+        || env.stop.load(Ordering::Relaxed) || env.progress.terminate.load(Ordering::Relaxed);
+    start_delay(job, &halted);
+    if halted() {
         // Stopped before starting: nothing to set up or measure.
         return Ok(());
     }
@@ -234,7 +237,7 @@ fn lazy_open_gate(
 }
 
 /// Sleep `startdelay` (a range picks a point in it), waking early when stopped.
-fn start_delay(job: &JobSpec, stop: &AtomicBool) {
+fn start_delay(job: &JobSpec, stop: &dyn Fn() -> bool) {
     let (lo, hi) = job.timing.startdelay;
     let d = if hi > lo {
         let span = (hi - lo).as_nanos() as u64;
@@ -245,7 +248,7 @@ fn start_delay(job: &JobSpec, stop: &AtomicBool) {
         lo
     };
     let end = Instant::now() + d;
-    while !stop.load(Ordering::Relaxed) {
+    while !stop() {
         let now = Instant::now();
         if now >= end {
             break;

@@ -165,15 +165,9 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_client",
         "librpma_gpspm_server",
     ]),
-    known("disk_util", K::Bool, C::Stats),
     known("donorname", K::Str, C::Engine).engines(&["e4defrag"]),
     known("error_dump", K::Bool, C::General),
     known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
-    known(
-        "exit_what",
-        K::Choice(&["group", "stonewall", "all"]),
-        C::General,
-    ),
     known("experimental_verify", K::Bool, C::Io),
     known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
@@ -219,7 +213,6 @@ pub static OPTS: &[OptDef] = &[
     known("log_max_value", K::Bool, C::Logs),
     known("log_prio", K::Bool, C::Logs),
     known("log_unix_epoch", K::Bool, C::Logs),
-    known_per_dir("max_latency", K::Time("us"), C::Io),
     known("max_open_zones", K::Int, C::Io),
     known("merge_blktrace_file", K::Str, C::Io),
     known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),
@@ -262,7 +255,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .alias(&["proto"])
     .engines(&["netsplice", "net"]),
-    known("rate_ignore_thinktime", K::Bool, C::Io),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
     known("read_iolog_chunked", K::Bool, C::Io),
@@ -311,12 +303,6 @@ pub static OPTS: &[OptDef] = &[
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
     known("sync_file_range", K::Str, C::Files),
-    known(
-        "thinktime_blocks_type",
-        K::Choice(&["complete", "issue"]),
-        C::Io,
-    ),
-    known("thinktime_iotime", K::Time("s"), C::Io),
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
     known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
@@ -416,10 +402,10 @@ mod tests {
         let ws = lookup("dedupe_working_set_percentage").unwrap();
         assert!(check_raw(ws, "101").is_err());
         // fio reads these integers as times (is_time).
-        assert_eq!(check_raw(lookup("max_latency").unwrap(), "10ms,2s"), Ok(()));
-        assert_eq!(check_raw(lookup("thinktime_iotime").unwrap(), "2m"), Ok(()));
+        let t = lookup("steadystate_check_interval").unwrap();
+        assert_eq!(check_raw(t, "2m"), Ok(()));
         assert_eq!(
-            check_raw(lookup("thinktime_iotime").unwrap(), "10x"),
+            check_raw(t, "10x"),
             Err("bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)".into())
         );
     }

@@ -2,7 +2,7 @@
 
 use super::{Category as C, Kind as K, OptDef};
 use crate::value;
-use crate::{ContinueOnError, CpusAllowedPolicy};
+use crate::{ContinueOnError, CpusAllowedPolicy, ExitWhat};
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("exec_prerun", K::Str, C::General, "Shell command run before the job's I/O", |j, v| {
@@ -139,6 +139,17 @@ pub(super) static OPTS: &[OptDef] = &[
         j.errors.exitall = v.bool()?;
         Ok(())
     }),
+    OptDef::new("exit_what", K::Choice(&["group", "stonewall", "all"]), C::Process, "Which jobs exitall stops", |j, v| {
+        j.errors.exit_what = match v.choice()?.as_str() {
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            _ => ExitWhat::Group,
+        };
+        Ok(())
+    })
+    .def("group")
+    .long("With exitall, a finishing job stops: `group` the jobs of its group (later groups still run), `stonewall` every job running now in any group (the next stonewalled group still runs), `all` every job, started or not. As in fio, `exitall` on any job applies to every job of the run.")
+    ,
     OptDef::new("exitall_on_error", K::Bool, C::Process, "Stop all jobs when one fails", |j, v| {
         j.errors.exitall_on_error = v.bool()?;
         Ok(())
@@ -425,6 +436,17 @@ mod tests {
         ("thread", "", Some(|j| j.thread)),
         ("exitall", "", Some(|j| j.errors.exitall)),
         ("exitall_on_error", "1", Some(|j| j.errors.exitall_on_error)),
+        (
+            "exit_what",
+            "stonewall",
+            Some(|j| j.errors.exit_what == ExitWhat::Stonewall),
+        ),
+        (
+            "exit_what",
+            "all",
+            Some(|j| j.errors.exit_what == ExitWhat::All),
+        ),
+        ("exit_what", "some", None),
         (
             "continue_on_error",
             "io",

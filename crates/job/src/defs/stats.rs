@@ -90,6 +90,12 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .range(1, 10)
     .def("4"),
+    OptDef::new("disk_util", K::Bool, C::Stats, "Report disk utilization (the Disk stats block)", |j, v| {
+        j.stats.disk_util = v.bool()?;
+        Ok(())
+    })
+    .def("1")
+    .long("As fio: when any job sets it to 0, no disk is watched and the Disk stats block (disk_util in JSON) is left out."),
     OptDef::new("stats", K::Bool, C::Stats, "Collect statistics for this job", |j, v| {
         j.stats.stats = v.bool()?;
         Ok(())
@@ -370,6 +376,7 @@ mod tests {
             Some(|j| j.logs.log_store_compressed),
         ),
         ("significant_figures", "11", None),
+        ("disk_util", "0", Some(|j| !j.stats.disk_util)),
         (
             "write_bw_log",
             "bw",

@@ -131,10 +131,28 @@ pub(super) static OPTS: &[OptDef] = &[
     .long("Capped at thinktime."),
     OptDef::new("thinktime_blocks", K::Int, C::Rate, "I/Os between think times", |j, v| {
         j.pacing.thinktime_blocks = v.u32()?;
+        j.pacing.thinktime_blocks_set = true;
         Ok(())
     })
     .def("1")
     .range(1, u32::MAX as i64),
+    OptDef::new("thinktime_blocks_type", K::Choice(&["complete", "issue"]), C::Rate, "Count completed or issued I/Os toward thinktime_blocks", |j, v| {
+        j.pacing.thinktime_blocks_issue = v.choice()? == "issue";
+        Ok(())
+    })
+    .def("complete"),
+    OptDef::new("thinktime_iotime", K::Time("s"), C::Rate, "Think after this long of I/O", |j, v| {
+        j.pacing.thinktime_iotime = v.duration()?;
+        Ok(())
+    })
+    .def("0")
+    .long("Repeats a cycle of this long of I/O, then thinktime. With thinktime_blocks also given, whichever comes first starts the think time (as fio: without it, the default thinktime_blocks=1 is not used)."),
+    OptDef::new("rate_ignore_thinktime", K::Bool, C::Rate, "Do not catch up on the rate after a think time", |j, v| {
+        j.pacing.rate_ignore_thinktime = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("By default a rate-limited job issues faster after a think time until it is back on its rate; with this, the time spent thinking is not made up."),
     OptDef::new("zonemode", K::Choice(&["none", "strided", "zbd"]), C::Io, "How zonesize/zonerange/zoneskip divide the file", |j, v| {
         super::forget(j, "zonemode");
         j.zone.mode = match v.choice()?.as_str() {
@@ -659,6 +677,23 @@ mod tests {
             Some(|j| j.pacing.thinktime_blocks == 4),
         ),
         ("thinktime_blocks", "0", None),
+        (
+            "thinktime_blocks_type",
+            "issue",
+            Some(|j| j.pacing.thinktime_blocks_issue),
+        ),
+        ("thinktime_blocks_type", "later", None),
+        (
+            "thinktime_iotime",
+            "2m",
+            Some(|j| j.pacing.thinktime_iotime == Duration::from_secs(120)),
+        ),
+        ("thinktime_iotime", "10x", None),
+        (
+            "rate_ignore_thinktime",
+            "1",
+            Some(|j| j.pacing.rate_ignore_thinktime),
+        ),
         (
             "zonemode",
             "strided",

@@ -1,0 +1,235 @@
+//! fio 3.33's job-flow options of issue 10 (`exit_what`, `max_latency`, `thinktime_iotime`,
+//! `rate_ignore_thinktime`, `thinktime_blocks_type`, `disk_util`), each run by fiox and, where
+//! fio is installed, by fio with the same arguments; what they must agree on is compared
+//! (which jobs ran or were cut short, the error and exit code, the I/O counts).
+
+mod harness;
+
+use harness::*;
+use std::process::{Command, Stdio};
+
+/// fio's JSON and exit code; fio prints its `fio: pid=...` error lines on stdout before the
+/// JSON document, so the document starts at the first line that is `{`.
+fn fio_json_code(args: &[&str]) -> (serde_json::Value, i32) {
+    let cwd = TempDir::new("fio-cwd");
+    let o = Command::new("fio")
+        .current_dir(cwd.path())
+        .args(args)
+        .arg("--output-format=json")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fio");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let start = out.find("{\n").unwrap_or(0);
+    let v = serde_json::from_str(&out[start..]).unwrap_or_else(|e| panic!("fio JSON ({e}): {out}"));
+    (v, o.status.code().unwrap_or(-1))
+}
+
+fn fiox_json_code(args: &[&str]) -> (serde_json::Value, i32, String) {
+    let mut a = args.to_vec();
+    a.push("--output-format=json");
+    let r = fiox(&a);
+    (r.json(), r.code, r.stderr)
+}
+
+/// Per job: (name, ran at all, cut short of its own runtime).
+fn fates(v: &serde_json::Value, runtimes_ms: &[u64]) -> Vec<(String, bool, bool)> {
+    v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(runtimes_ms)
+        .map(|(j, &want)| {
+            let ran = j["read"]["total_ios"].as_u64().unwrap() > 0;
+            let got = j["job_runtime"].as_u64().unwrap();
+            // Half the runtime: a job cut short ends when a 500 ms job ends, others run 3 s.
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                ran,
+                ran && got < want / 2,
+            )
+        })
+        .collect()
+}
+
+/// exitall with each exit_what stops the jobs fio stops: `group` the finishing job's group
+/// only (the next groups run whole), `stonewall` every running job (a job of another group
+/// running beside it too), `all` every job, started or not.
+#[test]
+fn exit_what_stops_the_jobs_fio_stops() {
+    let job = [
+        "--ioengine=null",
+        "--size=1g",
+        "--time_based",
+        "--exitall",
+        "--name=a",
+        "--runtime=500ms",
+        "--name=b",
+        "--runtime=3s",
+        "--name=c",
+        "--stonewall",
+        "--runtime=500ms",
+        "--name=d",
+        "--new_group",
+        "--runtime=3s",
+    ];
+    let runtimes = [500, 3000, 500, 3000];
+    let expect = |w: &str| -> Vec<(String, bool, bool)> {
+        let f = |n: &str, ran, cut| (n.to_string(), ran, cut);
+        match w {
+            "group" => vec![
+                f("a", true, false),
+                f("b", true, true),
+                f("c", true, false),
+                f("d", true, false),
+            ],
+            "stonewall" => vec![
+                f("a", true, false),
+                f("b", true, true),
+                f("c", true, false),
+                f("d", true, true),
+            ],
+            _ => vec![
+                f("a", true, false),
+                f("b", true, true),
+                f("c", false, false),
+                f("d", false, false),
+            ],
+        }
+    };
+    for w in ["group", "stonewall", "all"] {
+        let what = format!("--exit_what={w}");
+        let mut args = vec![what.as_str()];
+        args.extend_from_slice(&job);
+        let (ours, code, err) = fiox_json_code(&args);
+        assert_eq!(code, 0, "{w}: {err}");
+        assert!(err.is_empty(), "{w}: {err}");
+        assert_eq!(fates(&ours, &runtimes), expect(w), "fiox, exit_what={w}");
+        if fio_available() {
+            let (theirs, code) = fio_json_code(&args);
+            assert_eq!(code, 0);
+            assert_eq!(fates(&theirs, &runtimes), expect(w), "fio, exit_what={w}");
+        }
+    }
+}
+
+/// max_latency: the first I/O over the limit ends the job with fio's ETIMEDOUT (110), its
+/// message and exit code 1.
+#[test]
+fn max_latency_ends_the_job_with_etimedout_like_fio() {
+    let dir = TempDir::new("maxlat");
+    let file = dir.join("f");
+    let fname = format!("--filename={file}");
+    let args = [
+        "--name=ml",
+        fname.as_str(),
+        "--size=1m",
+        "--rw=randread",
+        "--ioengine=psync",
+        "--max_latency=1",
+    ];
+    let (ours, code, err) = fiox_json_code(&args);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(ours["jobs"][0]["error"], 110);
+    assert_eq!(issued(&ours, "read").0, 1);
+    let want = format!("exceeds specified max (1000 nsec): {file} read ");
+    assert!(err.contains("latency of ") && err.contains(&want), "{err}");
+    // A limit no I/O reaches changes nothing; writes have their own (the second value).
+    let (ok, code, err) = fiox_json_code(&[
+        "--name=ml",
+        fname.as_str(),
+        "--size=1m",
+        "--rw=randread",
+        "--max_latency=1h,1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(ok["jobs"][0]["error"], 0);
+    assert_eq!(issued(&ok, "read").0, 256);
+    if fio_available() {
+        let (theirs, code) = fio_json_code(&args);
+        assert_eq!(code, 1);
+        assert_eq!(theirs["jobs"][0]["error"], 110);
+        assert_eq!(issued(&theirs, "read").0, 1);
+    }
+}
+
+fn read_ios(v: &serde_json::Value) -> f64 {
+    v["jobs"][0]["read"]["total_ios"].as_u64().unwrap() as f64
+}
+
+/// thinktime_iotime (I/O for 500 ms, think 500 ms) with a rate: by default the rate catches
+/// up after each think time (about the full rate's count), with rate_ignore_thinktime the
+/// thinking is lost (about 3/4 of it over 2 s); fio's counts move the same way.
+#[test]
+fn thinktime_iotime_and_rate_ignore_thinktime_like_fio() {
+    let base = [
+        "--name=t",
+        "--ioengine=null",
+        "--size=1g",
+        "--time_based",
+        "--runtime=2s",
+        "--rate_iops=200",
+        "--thinktime=500ms",
+        "--thinktime_iotime=500ms",
+    ];
+    let counts = |tool: &dyn Fn(&[&str]) -> serde_json::Value| {
+        let mut a = base.to_vec();
+        let catch_up = read_ios(&tool(&a));
+        a.push("--rate_ignore_thinktime=1");
+        let ignore = read_ios(&tool(&a));
+        (catch_up, ignore)
+    };
+    let ours = |a: &[&str]| {
+        let (v, code, err) = fiox_json_code(a);
+        assert_eq!(code, 0, "{err}");
+        v
+    };
+    let (catch_up, ignore) = counts(&ours);
+    // Bounds on the ratio, not on time: a loaded machine slows both runs alike.
+    let r = ignore / catch_up;
+    assert!((0.6..0.9).contains(&r), "{ignore} / {catch_up}");
+    if fio_available() {
+        let theirs = |a: &[&str]| fio_json_code(a).0;
+        let (c2, i2) = counts(&theirs);
+        let r2 = i2 / c2;
+        assert!((0.6..0.9).contains(&r2), "fio: {i2} / {c2}");
+    }
+}
+
+/// thinktime_blocks_type=issue runs (it was refused before) and does the job's whole size.
+#[test]
+fn thinktime_blocks_type_issue_runs() {
+    for t in ["issue", "complete"] {
+        let ty = format!("--thinktime_blocks_type={t}");
+        let (v, code, err) = fiox_json_code(&[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64k",
+            "--iodepth=4",
+            "--thinktime=1ms",
+            "--thinktime_blocks=4",
+            ty.as_str(),
+        ]);
+        assert_eq!(code, 0, "{t}: {err}");
+        assert_eq!(issued(&v, "read").0, 16, "{t}");
+    }
+}
+
+/// disk_util=0: no Disk stats block and no disk_util key, as fio.
+#[test]
+fn disk_util_off_leaves_out_the_disk_stats() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "du");
+    let file = dir.join("f");
+    let fname = format!("--filename={file}");
+    let args = ["--name=d", fname.as_str(), "--size=256k", "--disk_util=0"];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("Run status group 0"), "{}", r.stdout);
+    assert!(!r.stdout.contains("Disk stats"), "{}", r.stdout);
+    let (v, _, _) = fiox_json_code(&args);
+    assert!(v.get("disk_util").is_none());
+    if fio_available() {
+        let (theirs, _) = fio_json_code(&args);
+        assert!(theirs.get("disk_util").is_none());
+    }
+}
