@@ -186,11 +186,18 @@ fn fiox_sections(
 /// `--telemetry`'s sampling interval.
 fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> {
     let s = &inv.settings;
-    let formats = if s.output_formats.is_empty() {
+    let mut formats = if s.output_formats.is_empty() {
         vec![OutputFormat::Normal]
     } else {
         s.output_formats.clone()
     };
+    // fio prints its reports in one order whatever order they were asked in (its output
+    // buffers: terse, JSON, normal), so `--append-terse` puts the terse lines first.
+    formats.sort_by_key(|f| match f {
+        OutputFormat::Terse => 0,
+        OutputFormat::Json | OutputFormat::JsonPlus => 1,
+        OutputFormat::Normal => 2,
+    });
     let out = Out::open(s.output.as_deref())?;
     let normal = formats.contains(&OutputFormat::Normal);
     let json = formats

@@ -233,3 +233,54 @@ fn disk_util_off_leaves_out_the_disk_stats() {
         assert!(theirs.get("disk_util").is_none());
     }
 }
+
+/// The kind of each report line: terse, blank, a job's normal report header, or other.
+fn line_kinds(stdout: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for l in stdout.lines() {
+        let k = if l.starts_with("3;") {
+            "terse"
+        } else if l.is_empty() {
+            "blank"
+        } else if l.contains(": (groupid=") {
+            "job"
+        } else if l.starts_with("Run status group") {
+            "group"
+        } else {
+            continue;
+        };
+        out.push(k);
+    }
+    out
+}
+
+/// --append-terse (and --output-format=normal,terse): fio prints the terse lines before the
+/// normal report, whatever the order asked.
+#[test]
+fn terse_lines_come_before_the_normal_report_like_fio() {
+    let base = [
+        "--ioengine=null",
+        "--size=1m",
+        "--name=t",
+        "--name=u",
+        "--disk_util=0",
+    ];
+    for extra in ["--append-terse", "--output-format=normal,terse"] {
+        let mut a = base.to_vec();
+        a.push(extra);
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let ours = line_kinds(&r.stdout);
+        assert_eq!(
+            ours[..4],
+            ["terse", "terse", "blank", "job"],
+            "{extra}: {}",
+            r.stdout
+        );
+        if fio_available() {
+            let o = Command::new("fio").args(&a).output().expect("run fio");
+            let theirs = line_kinds(&String::from_utf8_lossy(&o.stdout));
+            assert_eq!(ours, theirs, "{extra}");
+        }
+    }
+}
