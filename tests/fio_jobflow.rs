@@ -284,3 +284,96 @@ fn terse_lines_come_before_the_normal_report_like_fio() {
         }
     }
 }
+
+/// The fcntl(2) calls of a run that set write hints (cmd 1036 F_SET_RW_HINT, 1038
+/// F_SET_FILE_RW_HINT), with the hint value strace decodes.
+fn hint_calls(tool: &str, dir: &std::path::Path, args: &[&str]) -> Vec<String> {
+    strace_text(tool, dir, args, &["-e", "trace=fcntl"])
+        .lines()
+        .filter(|l| l.contains("RW_HINT") || l.contains("0x40c") || l.contains("0x40e"))
+        .map(|l| {
+            let cmd = if l.contains("FILE_RW_HINT") || l.contains("0x40e") {
+                "file"
+            } else {
+                "inode"
+            };
+            let ok = if l.contains("= 0") { "ok" } else { "fail" };
+            format!("{cmd} {ok}")
+        })
+        .collect()
+}
+
+/// write_hint: fio's fcntl on the file at open (on the inode for buffered I/O), and with
+/// direct=1 on the open file, which kernels since 5.18 refuse (EINVAL, the job's error).
+#[test]
+fn write_hint_sets_the_hint_like_fio() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "wh");
+    let file = dir.join("f");
+    let fname = format!("--filename={file}");
+    let args = [
+        "--name=wh",
+        fname.as_str(),
+        "--size=256k",
+        "--rw=write",
+        "--write_hint=short",
+    ];
+    let (v, code, err) = fiox_json_code(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["jobs"][0]["error"], 0);
+    let ours = hint_calls(fiox_bin(), dir.path(), &args);
+    assert!(ours.iter().any(|c| c == "inode ok"), "{ours:?}");
+    let mut direct = args.to_vec();
+    direct.push("--direct=1");
+    let (v, code, err) = fiox_json_code(&direct);
+    let refused = v["jobs"][0]["error"].as_i64().unwrap();
+    if refused != 0 {
+        assert_eq!(refused, 22, "{err}");
+        assert_eq!(code, 1);
+        assert!(err.contains("fcntl write hint"), "{err}");
+    }
+    if fio_available() {
+        assert_eq!(ours, hint_calls("fio", dir.path(), &args));
+        let (theirs, _) = fio_json_code(&direct);
+        assert_eq!(theirs["jobs"][0]["error"].as_i64().unwrap(), refused);
+    }
+}
+
+/// opendir: every regular file under the directory, at any depth (links skipped), is one of
+/// the job's files: the same bytes read as fio reads, and fio's count of files added.
+#[test]
+fn opendir_uses_every_file_below_like_fio() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "opendir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("sub/deeper")).unwrap();
+    std::fs::write(root.join("a"), vec![1u8; 64 << 10]).unwrap();
+    std::fs::write(root.join("sub/b"), vec![2u8; 128 << 10]).unwrap();
+    std::fs::write(root.join("sub/deeper/c"), vec![3u8; 64 << 10]).unwrap();
+    std::os::unix::fs::symlink("a", root.join("link")).unwrap();
+    let od = format!("--opendir={}", root.display());
+    let args = ["--name=o", od.as_str(), "--rw=read"];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("opendir added 3 files"), "{}", r.stdout);
+    let (v, code, err) = fiox_json_code(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(issued(&v, "read"), (64, 256 << 10));
+    // A directory that cannot be read is an error before anything runs.
+    let bad = fiox(&["--name=o", "--opendir=/nonexistent-fiox-dir"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("opendir(/nonexistent-fiox-dir)"),
+        "{}",
+        bad.stderr
+    );
+    if fio_available() {
+        let o = Command::new("fio").args(args).output().expect("run fio");
+        assert!(String::from_utf8_lossy(&o.stdout).contains("opendir added 3 files"));
+        let (theirs, _) = fio_json_code(&args);
+        assert_eq!(issued(&theirs, "read"), (64, 256 << 10));
+        let o = Command::new("fio")
+            .args(["--name=o", "--opendir=/nonexistent-fiox-dir"])
+            .output()
+            .expect("run fio");
+        assert_eq!(o.status.code(), Some(1));
+    }
+}

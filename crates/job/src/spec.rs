@@ -226,6 +226,9 @@ pub struct FileSpec {
     pub fill_device: bool,
     /// `file_append=`: I/O starts at the end of each file.
     pub file_append: bool,
+    /// `write_hint=`: the RWH_WRITE_LIFE_* value (1 none .. 5 extreme) set with fcntl(2) on
+    /// every open of a regular file or block device, as fio does.
+    pub write_hint: Option<u64>,
 }
 
 /// `fadvise_hint=` (fio default `1`: the job's own pattern).
@@ -968,6 +971,7 @@ impl Default for FileSpec {
             create_only: false,
             fill_device: false,
             file_append: false,
+            write_hint: None,
         }
     }
 }

@@ -94,6 +94,17 @@ pub fn fallocate(fd: RawFd, mode: i32, off: u64, len: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// fcntl(2) write life hint (RWH_WRITE_LIFE_*): on the open file (F_SET_FILE_RW_HINT) or
+/// on its inode (F_SET_RW_HINT).
+pub fn set_write_hint(fd: RawFd, hint: u64, on_file: bool) -> io::Result<()> {
+    // F_LINUX_SPECIFIC_BASE (1024) + 14 and + 12.
+    let cmd = if on_file { 1024 + 14 } else { 1024 + 12 };
+    let v: u64 = hint;
+    // SAFETY: the kernel reads one u64 from the pointer, which lives across the call.
+    check(unsafe { libc::fcntl(fd, cmd, &v as *const u64) })?;
+    Ok(())
+}
+
 /// posix_fallocate(3).
 pub fn posix_fallocate(fd: RawFd, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain integer arguments.

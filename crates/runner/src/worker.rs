@@ -232,6 +232,7 @@ fn lazy_open_gate(
     Ok(Some(
         gate.fsync_on_close(job.fsync_on_close)
             .advise(files::access_advice(job))
+            .write_hint(job.files.write_hint, job.direct)
             .invalidate(job.files.invalidate),
     ))
 }
@@ -428,6 +429,9 @@ fn prepare_cache(
 ) -> Result<Vec<Warning>, RunError> {
     let fd = h.as_raw_fd();
     let mut warnings = Vec::new();
+    if matches!(f.kind, FileKind::Regular | FileKind::Block) {
+        files::apply_write_hint(job, fd, &f.path)?;
+    }
     // fio's order at every open: drop the cache (even for direct jobs), then the hint.
     if job.files.invalidate {
         if let Err(e) = crate::cache::drop_cached(f.kind, fd, f.offset, f.size) {

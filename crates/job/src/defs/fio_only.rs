@@ -231,7 +231,6 @@ pub static OPTS: &[OptDef] = &[
     known("numa_cpu_nodes", K::Str, C::General),
     known("numa_mem_policy", K::Str, C::General),
     known("object_class", K::Str, C::Engine).engines(&["dfs"]),
-    known("opendir", K::Str, C::Files),
     known("percentage_sequential", K::Str, C::Io),
     known("pingpong", K::Bool, C::Engine).engines(&["netsplice", "net"]),
     known("pool", K::Str, C::Engine).engines(&["dfs", "rados", "rbd"]),
@@ -331,11 +330,6 @@ pub static OPTS: &[OptDef] = &[
         .range(0, i64::MAX)
         .engines(&["netsplice", "net"]),
     known("write_barrier", K::Int, C::Io),
-    known(
-        "write_hint",
-        K::Choice(&["none", "short", "medium", "long", "extreme"]),
-        C::Engine,
-    ),
     known("writefua", K::Bool, C::Engine).engines(&["sg"]),
     known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),
