@@ -82,6 +82,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l time_based -f -a '0 1' -d 'Keep running until runtime expires, repeating the workload'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ramp_time -r -d 'Run this long before recording statistics'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l thread -f -a '0 1' -d 'Run jobs as threads instead of processes'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l uid -r -d 'Run the job as this user ID'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l gid -r -d 'Run the job as this group ID'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l exitall -f -a '0 1' -d 'Stop all jobs when one finishes'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l exit_what -r -f -a 'group stonewall all' -d 'Which jobs exitall stops'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l exitall_on_error -f -a '0 1' -d 'Stop all jobs when one fails'

@@ -377,3 +377,53 @@ fn opendir_uses_every_file_below_like_fio() {
         assert_eq!(o.status.code(), Some(1));
     }
 }
+
+/// uid/gid: the job opens its files as that user, as fio's job process does: a file only
+/// root may read fails with EACCES (13), one of that user's is read; a new file is laid out
+/// (as root, before the switch) and then cannot be opened for writing, as in fio.
+#[test]
+fn uid_and_gid_run_the_job_as_that_user_like_fio() {
+    use std::os::unix::fs::PermissionsExt;
+    if !is_root() {
+        eprintln!("skipped: switching users needs root");
+        return;
+    }
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "uid");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let secret = dir.join("secret");
+    let own = dir.join("own");
+    for f in [&secret, &own] {
+        std::fs::write(f, vec![0u8; 64 << 10]).unwrap();
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    std::os::unix::fs::chown(&own, Some(65534), Some(65534)).unwrap();
+    let run = |tool: &str, file: &str, rw: &str| -> (i32, serde_json::Value) {
+        let _ = std::fs::remove_file(dir.join("new"));
+        let f = format!("--filename={file}");
+        let rw = format!("--rw={rw}");
+        let args = [
+            "--name=u",
+            f.as_str(),
+            rw.as_str(),
+            "--size=64k",
+            "--uid=65534",
+            "--gid=65534",
+        ];
+        let (v, code) = if tool == "fio" {
+            fio_json_code(&args)
+        } else {
+            let (v, code, _) = fiox_json_code(&args);
+            (v, code)
+        };
+        (code, v["jobs"][0]["error"].clone())
+    };
+    let new = dir.join("new");
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        assert_eq!(run(tool, &secret, "read"), (1, 13.into()), "{tool}");
+        assert_eq!(run(tool, &own, "read"), (0, 0.into()), "{tool}");
+        assert_eq!(run(tool, &new, "write"), (1, 13.into()), "{tool}");
+    }
+}

@@ -635,6 +635,10 @@ pub struct CpuSpec {
     /// `prio=` 0..=7 and `prioclass=` 0..=3 (ioprio_set).
     pub prio: Option<u32>,
     pub prioclass: Option<u32>,
+    /// `uid=`/`gid=`: the job's thread takes these credentials before any work (fio's
+    /// setgid/setuid in the job's process).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
 }
 
 /// `continue_on_error=` kinds.
@@ -1105,6 +1109,8 @@ impl Default for JobSpec {
                 nice: 0,
                 prio: None,
                 prioclass: None,
+                uid: None,
+                gid: None,
             },
             errors: ErrorSpec {
                 continue_on_error: ContinueOnError::None,

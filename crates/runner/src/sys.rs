@@ -42,6 +42,25 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
+/// setgid(2) then setuid(2) for the calling thread only: the raw system calls (glibc's
+/// wrappers change every thread of the process).
+pub fn set_thread_creds(
+    uid: Option<u32>,
+    gid: Option<u32>,
+) -> Result<(), (&'static str, io::Error)> {
+    if let Some(g) = gid {
+        // SAFETY: setgid takes one integer and touches no memory of ours.
+        check(unsafe { libc::syscall(libc::SYS_setgid, g as libc::c_long) } as i32)
+            .map_err(|e| ("setgid", e))?;
+    }
+    if let Some(u) = uid {
+        // SAFETY: setuid takes one integer and touches no memory of ours.
+        check(unsafe { libc::syscall(libc::SYS_setuid, u as libc::c_long) } as i32)
+            .map_err(|e| ("setuid", e))?;
+    }
+    Ok(())
+}
+
 /// Set the nice value of the calling thread (Linux applies PRIO_PROCESS to a tid per thread).
 pub fn set_thread_nice(nice: i32) -> io::Result<()> {
     // SAFETY: setpriority takes plain integers; a tid selects only this thread.

@@ -293,6 +293,7 @@ fn prepare_files(
         .files
         .store(plan.files.len() as u64, Ordering::Relaxed);
     if diskless {
+        take_creds(job)?;
         let handles = plan.files.iter().map(|_| None).collect();
         return Ok(Opened {
             checked: vec![None; plan.files.len()],
@@ -311,6 +312,7 @@ fn prepare_files(
         }
     }
     lay_out_all(env, &mut plan, leftovers)?;
+    take_creds(job)?;
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
     let mut warnings = Vec::new();
@@ -350,6 +352,16 @@ fn prepare_files(
         checked,
         warnings,
         _claims: claims,
+    })
+}
+
+/// uid/gid: the job's thread becomes that user once its files are laid out and before it
+/// opens them, as in fio (whose parent process lays the files out, create_serialize being
+/// on by default, before the job's process calls setgid/setuid and opens them).
+fn take_creds(job: &JobSpec) -> Result<(), RunError> {
+    sys::set_thread_creds(job.cpu.uid, job.cpu.gid).map_err(|(what, e)| RunError::Target {
+        msg: format!("job '{}': {what}: {e}", job.name),
+        errno: e.raw_os_error().unwrap_or(libc::EPERM),
     })
 }
 

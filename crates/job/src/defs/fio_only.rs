@@ -106,7 +106,6 @@ pub fn note(def: &OptDef) -> &'static str {
         | "read_beyond_wp"
         | "ignore_zone_limits" => "zoned block devices",
         "numa_cpu_nodes" | "numa_mem_policy" => "NUMA placement",
-        "uid" | "gid" => "fiox runs jobs as threads of one process, which share one user",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
         "merge_blktrace_file"
@@ -169,7 +168,6 @@ pub static OPTS: &[OptDef] = &[
     known("error_dump", K::Bool, C::General),
     known("exit_on_io_done", K::Bool, C::Engine).engines(&["cpuio"]),
     known("experimental_verify", K::Bool, C::Io),
-    known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
     known("grace_time", K::Int, C::Engine)
@@ -312,7 +310,6 @@ pub static OPTS: &[OptDef] = &[
     known("ttl", K::Int, C::Engine)
         .range(0, i64::MAX)
         .engines(&["netsplice", "net"]),
-    known("uid", K::Int, C::General),
     known("unique_filename", K::Bool, C::Files),
     known("uri", K::Str, C::Engine).engines(&["nbd"]),
     known(

@@ -135,6 +135,16 @@ pub(super) static OPTS: &[OptDef] = &[
         j.thread = v.bool()?;
         Ok(())
     }),
+    OptDef::new("uid", K::Int, C::Process, "Run the job as this user ID", |j, v| {
+        j.cpu.uid = Some(v.u32()?);
+        Ok(())
+    })
+    .long("The job's thread switches to this user after its files are laid out and before it opens them, as fio's job process does (fio lays files out beforehand, as the user running it): a file that user may not open fails the job (EACCES). The kernel keeps credentials per thread, so the rest of fiox keeps its own; with thread=1 fio's setuid changes the whole fio process instead. Needs privilege (CAP_SETUID); without it the job fails with EPERM as fio's does."),
+    OptDef::new("gid", K::Int, C::Process, "Run the job as this group ID", |j, v| {
+        j.cpu.gid = Some(v.u32()?);
+        Ok(())
+    })
+    .long("Set before uid (a new group needs the privilege uid may drop), as in fio; see uid."),
     OptDef::new("exitall", K::Bool, C::Process, "Stop all jobs when one finishes", |j, v| {
         j.errors.exitall = v.bool()?;
         Ok(())
@@ -466,6 +476,9 @@ mod tests {
             }),
         ),
         ("ignore_error", "EWHAT", None),
+        ("uid", "65534", Some(|j| j.cpu.uid == Some(65534))),
+        ("uid", "-1", None),
+        ("gid", "100", Some(|j| j.cpu.gid == Some(100))),
         ("nice", "-5", Some(|j| j.cpu.nice == -5)),
         ("nice", "20", None),
         ("prio", "4", Some(|j| j.cpu.prio == Some(4))),
