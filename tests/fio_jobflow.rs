@@ -427,3 +427,110 @@ fn uid_and_gid_run_the_job_as_that_user_like_fio() {
         assert_eq!(run(tool, &new, "write"), (1, 13.into()), "{tool}");
     }
 }
+
+/// The lines of a log file, split into columns.
+fn log_rows(path: &std::path::Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(", ").map(|c| c.trim().parse().unwrap()).collect())
+        .collect()
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// log_unix_epoch, log_alternate_epoch (CLOCK_MONOTONIC), log_max_value, log_hist_coarseness
+/// and log_entries: the logs' times count from the clock's epoch, and the histogram log has
+/// fio's number of columns, in fiox's logs as in fio's.
+#[test]
+fn log_epochs_max_value_and_coarseness_like_fio() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "logs");
+    let run_in = |tool: &str, sub: &str, extra: &[&str]| -> std::path::PathBuf {
+        let d = dir.path().join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut a = vec![
+            "--name=l",
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1200ms",
+            "--rate_iops=2000",
+            "--write_bw_log=l",
+            "--write_lat_log=l",
+            "--write_hist_log=l",
+            "--log_avg_msec=200",
+            "--log_hist_msec=200",
+            "--log_entries=2048",
+        ];
+        a.extend_from_slice(extra);
+        let ok = if tool == "fio" {
+            Command::new("fio")
+                .args(&a)
+                .current_dir(&d)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        } else {
+            fiox_in(&d, &a).code == 0
+        };
+        assert!(ok, "{tool} {extra:?}");
+        d
+    };
+    let mut tools = vec!["fiox"];
+    if fio_available() {
+        tools.push("fio");
+    }
+    for tool in tools {
+        let before = unix_ms();
+        let d = run_in(
+            tool,
+            &format!("{tool}-unix"),
+            &["--log_unix_epoch=1", "--log_hist_coarseness=2"],
+        );
+        let after = unix_ms();
+        for log in ["l_bw.1.log", "l_clat.1.log"] {
+            let rows = log_rows(&d.join(log));
+            assert!(!rows.is_empty(), "{tool} {log}");
+            for r in &rows {
+                assert!((before..=after).contains(&r[0]), "{tool} {log}: {r:?}");
+            }
+        }
+        let hist = log_rows(&d.join("l_clat_hist.1.log"));
+        assert!(!hist.is_empty(), "{tool}");
+        for r in &hist {
+            assert!((before..=after).contains(&r[0]), "{tool} hist: {}", r[0]);
+            // time, direction, bs, then fio's 1856 buckets summed in fours.
+            assert_eq!(r.len(), 3 + 1856 / 4, "{tool} hist columns");
+        }
+        // CLOCK_MONOTONIC: times near the system's uptime, not near the Unix epoch.
+        let d = run_in(
+            tool,
+            &format!("{tool}-mono"),
+            &[
+                "--log_alternate_epoch=1",
+                "--log_alternate_epoch_clock_id=1",
+                "--log_max_value=1",
+            ],
+        );
+        let up: f64 = std::fs::read_to_string("/proc/uptime")
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let rows = log_rows(&d.join("l_clat.1.log"));
+        assert!(!rows.is_empty(), "{tool}");
+        for r in &rows {
+            let t = r[0] as f64 / 1000.0;
+            assert!((t - up).abs() < 120.0, "{tool}: {t} vs uptime {up}");
+            assert!(r[1] > 0, "{tool}: {r:?}");
+        }
+    }
+}

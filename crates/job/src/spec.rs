@@ -592,6 +592,19 @@ pub struct LogSpec {
     pub log_compression: u64,
     /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
     pub log_store_compressed: bool,
+    /// `log_max_value`: averaged lines hold the window's maximum instead of its mean.
+    pub log_max_value: bool,
+    /// `log_hist_coarseness` (0..=6): histogram log buckets summed in groups of 2^k.
+    pub log_hist_coarseness: u32,
+    /// `log_unix_epoch` or `log_alternate_epoch` (fio ORs them): log times count from the
+    /// epoch of clock `log_alternate_epoch_clock_id` (CLOCK_REALTIME by default) instead of
+    /// the job's start.
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+    pub log_epoch_clock_id: i32,
+    /// `log_entries`: fio's initial in-memory log size. fiox writes its logs as it goes, so it
+    /// changes no output; kept for `--showcmd` and the JSON job options.
+    pub log_entries: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1095,6 +1108,12 @@ impl Default for JobSpec {
                 write_iolog: None,
                 log_compression: 0,
                 log_store_compressed: false,
+                log_max_value: false,
+                log_hist_coarseness: 0,
+                log_unix_epoch: false,
+                log_alternate_epoch: false,
+                log_epoch_clock_id: 0,
+                log_entries: 1024,
                 write_lat_log: None,
                 write_iops_log: None,
                 write_hist_log: None,

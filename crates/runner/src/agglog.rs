@@ -38,6 +38,7 @@ impl AggBwLog {
             avg_msec: 0,
             log_offset: false,
             store_compressed: false,
+            ..LogOptions::default()
         };
         let files = NAMES
             .iter()

@@ -275,6 +275,7 @@ impl<'a> IoLoop<'a> {
             self.job.iodepth_low.min(depth)
         };
         if !self.verify_phase {
+            self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {
                 JobState::Running
             } else {
@@ -1151,6 +1152,27 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// `log_unix_epoch`/`log_alternate_epoch`: the logs' times count from the clock's time at
+    /// the job's epoch (its start, then the end of ramp), as fio's set_epoch_time. A clock the
+    /// kernel does not know ends the job (fio would log garbage times).
+    fn set_log_epoch(&mut self) {
+        let l = &self.job.logs;
+        if !(l.log_unix_epoch || l.log_alternate_epoch) {
+            return;
+        }
+        let id = l.log_epoch_clock_id;
+        match crate::sys::clock_ms(id) {
+            Ok(ms) => {
+                let since = self.now_ns().saturating_sub(self.measured_start_ns) / 1_000_000;
+                self.logs.set_epoch_ms(ms.saturating_sub(since));
+            }
+            Err(e) => {
+                let msg = format!("log_alternate_epoch_clock_id={id}: clock_gettime: {e}");
+                self.end.get_or_insert(EndReason::Error(libc::EINVAL, msg));
+            }
+        }
+    }
+
     fn check_ramp(&mut self, now: u64) {
         if let Some(r) = self.limits.ramp_ns {
             if now >= r {
@@ -1166,6 +1188,7 @@ impl<'a> IoLoop<'a> {
                 self.next_sample_ns = 0;
                 self.pacer.restart(now);
                 self.measured_start_ns = now;
+                self.set_log_epoch();
                 self.gen.ramp_over();
                 if let Some(rt) = self.limits.runtime_ns {
                     self.limits.deadline_ns = Some(now + rt);

@@ -61,6 +61,17 @@ pub fn set_thread_creds(
     Ok(())
 }
 
+/// clock_gettime(2) of clock `id`, in ms.
+pub fn clock_ms(id: i32) -> io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec the kernel writes; an unknown id only returns EINVAL.
+    check(unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) })?;
+    Ok(ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000)
+}
+
 /// Set the nice value of the calling thread (Linux applies PRIO_PROCESS to a tid per thread).
 pub fn set_thread_nice(nice: i32) -> io::Result<()> {
     // SAFETY: setpriority takes plain integers; a tid selects only this thread.
