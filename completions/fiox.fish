@@ -214,6 +214,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l replay_scale -r -d 'Divide the log\'s offsets by this'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l replay_align -r -d 'Align the log\'s offsets down to this power of two'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l replay_time_scale -r -d 'Replay at this percentage of the log\'s speed'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l read_iolog_chunked -f -a '0 1' -d 'Read the read_iolog bit by bit'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l replay_skip -r -d 'Directions a blktrace replay leaves out'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l steadystate -r -f -a 'iops iops_slope bw bw_slope' -d 'Criterion and limit of steady state (iops:10%, bw_slope:1m...)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ss -r -f -a 'iops iops_slope bw bw_slope' -d 'Criterion and limit of steady state (iops:10%, bw_slope:1m...)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l steadystate_duration -r -d 'Window of steady state detection (0: off)'

@@ -534,3 +534,44 @@ fn log_epochs_max_value_and_coarseness_like_fio() {
         }
     }
 }
+
+/// read_iolog_chunked and replay_skip with a text I/O log: as in fio 3.33, every I/O of the
+/// log is replayed (fio honours replay_skip in blktrace replays only).
+#[test]
+fn replay_skip_and_chunked_replay_every_io_like_fio() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "rskip");
+    let file = dir.join("rf");
+    let f = format!("--filename={file}");
+    let made = fiox(&["--name=mk", f.as_str(), "--rw=write", "--size=1m"]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let log = dir.path().join("log2.txt");
+    let mut text = format!("fio version 2 iolog\n{file} add\n{file} open\n");
+    for i in 0..100 {
+        text.push_str(&format!("{file} read {} 4096\n", i * 4096));
+    }
+    text.push_str(&format!("{file} write 0 8192\n{file} close\n"));
+    std::fs::write(&log, text).unwrap();
+    let rl = format!("--read_iolog={}", log.display());
+    let args = [
+        "--name=r",
+        rl.as_str(),
+        "--read_iolog_chunked=1",
+        "--replay_skip=write,trim",
+    ];
+    let (v, code, err) = fiox_json_code(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(issued(&v, "read"), (100, 409_600));
+    assert_eq!(issued(&v, "write"), (1, 8192));
+    let bad = fiox(&["--name=r", rl.as_str(), "--replay_skip=writes"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("unknown skip type 'writes'"),
+        "{}",
+        bad.stderr
+    );
+    if fio_available() {
+        let (theirs, _) = fio_json_code(&args);
+        assert_eq!(issued(&theirs, "read"), (100, 409_600));
+        assert_eq!(issued(&theirs, "write"), (1, 8192));
+    }
+}

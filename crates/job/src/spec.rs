@@ -506,6 +506,12 @@ pub struct ReplaySpec {
     pub align: u64,
     /// `replay_time_scale`: percent of the log's speed (100: as logged).
     pub time_scale: u32,
+    /// `read_iolog_chunked`: fio reads the log bit by bit; fiox reads it whole before the
+    /// run either way (the replay is the same).
+    pub chunked: bool,
+    /// `replay_skip`: directions to skip (bits 0 read, 1 write, 2 trim, 3 sync). In fio 3.33
+    /// only blktrace replays honour it; text I/O logs replay every I/O anyway.
+    pub skip: u8,
 }
 
 impl Default for ReplaySpec {
@@ -517,6 +523,8 @@ impl Default for ReplaySpec {
             scale: 1,
             align: 0,
             time_scale: 100,
+            chunked: false,
+            skip: 0,
         }
     }
 }

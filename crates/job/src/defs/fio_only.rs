@@ -108,10 +108,9 @@ pub fn note(def: &OptDef) -> &'static str {
         "numa_cpu_nodes" | "numa_mem_policy" => "NUMA placement",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
-        "merge_blktrace_file"
-        | "merge_blktrace_iters"
-        | "merge_blktrace_scalars"
-        | "replay_skip" => "blktrace replay",
+        "merge_blktrace_file" | "merge_blktrace_iters" | "merge_blktrace_scalars" => {
+            "blktrace replay"
+        }
         _ => "",
     }
 }
@@ -248,9 +247,7 @@ pub static OPTS: &[OptDef] = &[
     .engines(&["netsplice", "net"]),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
-    known("read_iolog_chunked", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["sg"]),
-    known("replay_skip", K::Str, C::Io),
     known(
         "rw_sequencer",
         K::Choice(&["sequential", "identical"]),
