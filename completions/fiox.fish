@@ -174,6 +174,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allrandrepeat -f -a '0 1' -d 'Seed every random generator repeatably'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l randseed -r -d 'Seed for the random generators'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l norandommap -f -a '0 1' -d 'Do not track visited blocks (random offsets may repeat)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l softrandommap -f -a '0 1' -d 'Run without the random map when it cannot be allocated'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l rw_sequencer -r -f -a 'sequential identical' -d 'What the I/Os between new random offsets of rw=randX:N do'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l random_generator -r -f -a 'tausworthe lfsr tausworthe64' -d 'Random number generator'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l random_distribution -r -f -a 'random zipf pareto normal gauss zoned zoned_abs' -d 'Distribution of random offsets'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l percentage_random -r -d 'Percent of random I/O in a random job, per direction'

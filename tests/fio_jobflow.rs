@@ -575,3 +575,99 @@ fn replay_skip_and_chunked_replay_every_io_like_fio() {
         assert_eq!(issued(&theirs, "write"), (1, 8192));
     }
 }
+
+/// The `read OFFSET LEN` lines of a write_iolog (version 3: a time stamp first).
+fn iolog_reads(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() == 5 && f[2] == "read").then(|| format!("{} {}", f[3], f[4]))
+        })
+        .collect()
+}
+
+/// rw_sequencer=identical with rw=randread:4: each random offset is read 4 times; the same
+/// offsets in the same order as fio (seen through write_iolog); `sequential` continues from it.
+#[test]
+fn rw_sequencer_identical_repeats_offsets_like_fio() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "rwseq");
+    let file = dir.join("f");
+    let f = format!("--filename={file}");
+    let made = fiox(&["--name=mk", f.as_str(), "--rw=write", "--size=64k"]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let trace = |tool: &str, seq: &str| -> Vec<String> {
+        let log = dir.path().join(format!("{tool}-{seq}.iolog"));
+        let wl = format!("--write_iolog={}", log.display());
+        let s = format!("--rw_sequencer={seq}");
+        let args = [
+            "--name=r",
+            f.as_str(),
+            "--rw=randread:4",
+            "--size=64k",
+            s.as_str(),
+            wl.as_str(),
+        ];
+        let ok = if tool == "fio" {
+            let o = Command::new("fio").args(args).output().unwrap();
+            o.status.success()
+        } else {
+            fiox(&args).code == 0
+        };
+        assert!(ok, "{tool} {seq}");
+        iolog_reads(&log)
+    };
+    let ours = trace("fiox", "identical");
+    assert_eq!(ours.len(), 16);
+    for chunk in ours.chunks(4) {
+        assert!(chunk.iter().all(|c| c == &chunk[0]), "{ours:?}");
+    }
+    let seq = trace("fiox", "sequential");
+    assert_ne!(
+        seq[0..4]
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        1
+    );
+    if fio_available() {
+        assert_eq!(ours, trace("fio", "identical"));
+        assert_eq!(seq, trace("fio", "sequential"));
+    }
+}
+
+/// softrandommap: a random map too large for memory (512 PiB at 512 bytes a block) fails the
+/// job without it (no I/O done, fio's advice named), and with it the job runs without a map;
+/// fio's I/O counts are the same.
+#[test]
+fn softrandommap_runs_without_a_map_that_cannot_be_had_like_fio() {
+    let base = [
+        "--name=h",
+        "--ioengine=null",
+        "--size=512p",
+        "--bs=512",
+        "--rw=randread",
+        "--random_generator=tausworthe64",
+        "--number_ios=10",
+    ];
+    let r = fiox(&base);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("failed allocating the random map"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("softrandommap"), "{}", r.stderr);
+    let mut soft = base.to_vec();
+    soft.push("--softrandommap=1");
+    let (v, code, err) = fiox_json_code(&soft);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(issued(&v, "read").0, 10);
+    if fio_available() {
+        let (theirs, _) = fio_json_code(&base);
+        assert_eq!(issued(&theirs, "read").0, 0);
+        let (theirs, _) = fio_json_code(&soft);
+        assert_eq!(issued(&theirs, "read").0, 10);
+    }
+}

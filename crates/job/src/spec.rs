@@ -379,6 +379,12 @@ pub struct RandSpec {
     /// value sits, 0.0..=1.0 of the range. None = fio's default (random for zipf/pareto, 0.5 for
     /// normal).
     pub distribution_center: Option<f64>,
+    /// `rw_sequencer=identical`: with `rw=randX:N`, the I/Os between new random offsets
+    /// repeat the last offset instead of continuing sequentially from it.
+    pub rw_seq_identical: bool,
+    /// `softrandommap`: when a file's random map cannot be allocated, run that file without
+    /// one (as norandommap) instead of failing.
+    pub softrandommap: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -1063,6 +1069,8 @@ impl Default for JobSpec {
                 percentage_random: PerDir::all(100),
                 allrandrepeat: false,
                 distribution_center: None,
+                rw_seq_identical: false,
+                softrandommap: false,
             },
             buffers: BufferSpec {
                 zero_buffers: false,

@@ -7,7 +7,7 @@ use fiox_job::Ddir;
 
 use crate::cfg::{DistCfg, FileSvc};
 use crate::dist::zone_pick;
-use crate::gen::{Generator, IoReq};
+use crate::gen::{Generator, IoReq, NONE};
 
 /// Outcome of choosing a file.
 enum Pick {
@@ -265,6 +265,16 @@ impl Generator {
         }
         if !hit {
             self.busy_ok = true;
+            if self.cfg.seq_identical {
+                // fio's RW_SEQ_IDENT: where the last I/O of this direction started.
+                let f = &self.files[fi];
+                let last = f.last_start[ddir.index()];
+                return Some(if last == NONE {
+                    0
+                } else {
+                    last - f.file_offset
+                });
+            }
             return match self.seq_offset(fi, ddir) {
                 Some(o) => Some(o),
                 None => self.rand_block(fi, ddir).map(|b| b * ba),

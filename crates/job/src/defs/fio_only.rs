@@ -248,11 +248,6 @@ pub static OPTS: &[OptDef] = &[
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["sg"]),
-    known(
-        "rw_sequencer",
-        K::Choice(&["sequential", "identical"]),
-        C::Io,
-    ),
     known("rwmixcycle", K::Str, C::Io),
     known("serverip", K::Str, C::Engine).engines(&[
         "librpma_apm_client",
@@ -280,7 +275,6 @@ pub static OPTS: &[OptDef] = &[
     known("single-instance", K::Bool, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
-    known("softrandommap", K::Bool, C::Io),
     known(
         "stat_type",
         K::Choice(&["stat", "lstat", "statx"]),

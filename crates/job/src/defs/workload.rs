@@ -24,6 +24,18 @@ pub(super) static OPTS: &[OptDef] = &[
         j.rand.norandommap = v.bool()?;
         Ok(())
     }),
+    OptDef::new("softrandommap", K::Bool, C::Random, "Run without the random map when it cannot be allocated", |j, v| {
+        j.rand.softrandommap = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("A file whose random map does not fit in memory (one bit per block) is then done as with norandommap; without it such a job fails, as fio's does."),
+    OptDef::new("rw_sequencer", K::Choice(&["sequential", "identical"]), C::Random, "What the I/Os between new random offsets of rw=randX:N do", |j, v| {
+        j.rand.rw_seq_identical = v.choice()? == "identical";
+        Ok(())
+    })
+    .def("sequential")
+    .long("With rw=randread:8, a new random offset is drawn every 8 I/Os; the 7 between continue sequentially from it (`sequential`) or repeat it (`identical`). No effect without :N or on sequential modes."),
     OptDef::new("random_generator", K::Choice(&["tausworthe", "lfsr", "tausworthe64"]), C::Random, "Random number generator", |j, v| {
         j.rand.generator = match v.choice()?.as_str() {
             "lfsr" => RandomGenerator::Lfsr,
@@ -499,6 +511,13 @@ mod tests {
         ("randseed", "1234", Some(|j| j.rand.randseed == 1234)),
         ("randseed", "-1", None),
         ("norandommap", "", Some(|j| j.rand.norandommap)),
+        ("softrandommap", "1", Some(|j| j.rand.softrandommap)),
+        (
+            "rw_sequencer",
+            "identical",
+            Some(|j| j.rand.rw_seq_identical),
+        ),
+        ("rw_sequencer", "random", None),
         (
             "random_generator",
             "lfsr",
