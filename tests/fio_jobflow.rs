@@ -671,3 +671,87 @@ fn softrandommap_runs_without_a_map_that_cannot_be_had_like_fio() {
         assert_eq!(issued(&theirs, "read").0, 10);
     }
 }
+
+/// The blkio cgroup hierarchy (cgroup v1 `blkio`, else cgroup2), as fio finds it.
+fn blkio_mount() -> Option<(std::path::PathBuf, bool)> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let v1 = f[2] == "cgroup" && f[3].split(',').any(|o| o == "blkio");
+        (v1 || f[2] == "cgroup2").then(|| (std::path::PathBuf::from(f[1]), f[2] == "cgroup2"))
+    })
+}
+
+/// cgroup: the job runs inside the group (its thread listed there while it runs), a group the
+/// run created is removed at the end unless cgroup_nodelete, and cgroup_weight without a
+/// blkio.weight file fails as fio's (EACCES); the same as fio.
+#[test]
+fn cgroup_puts_the_job_in_the_group_like_fio() {
+    if !is_root() {
+        eprintln!("skipped: creating cgroups needs root");
+        return;
+    }
+    let Some((mnt, v2)) = blkio_mount() else {
+        eprintln!("skipped: no blkio cgroup hierarchy is mounted");
+        return;
+    };
+    let name = format!("fiox-test-{}", std::process::id());
+    let group = mnt.join(&name);
+    let members = if v2 { "cgroup.procs" } else { "tasks" };
+    let cg = format!("--cgroup={name}");
+    let run = |tool: &str, extra: &[&str]| -> (i32, i64, bool) {
+        let mut a = vec![
+            "--name=c",
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=1500ms",
+            "--rate_iops=100",
+            cg.as_str(),
+        ];
+        a.extend_from_slice(extra);
+        a.push("--output-format=json");
+        let prog = if tool == "fio" { "fio" } else { fiox_bin() };
+        let child = Command::new(prog)
+            .args(&a)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // While it runs, a thread of it is in the group.
+        let mut seen = false;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            let t = std::fs::read_to_string(group.join(members)).unwrap_or_default();
+            if !t.trim().is_empty() {
+                seen = true;
+                break;
+            }
+        }
+        let o = child.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let v: serde_json::Value = serde_json::from_str(&out[out.find("{\n").unwrap_or(0)..])
+            .unwrap_or_else(|e| panic!("{tool} JSON ({e}): {out}"));
+        let err = v["jobs"][0]["error"].as_i64().unwrap();
+        (o.status.code().unwrap_or(-1), err, seen)
+    };
+    let mut tools = vec!["fiox"];
+    if fio_available() {
+        tools.push("fio");
+    }
+    for tool in tools {
+        let _ = std::fs::remove_dir(&group);
+        assert_eq!(run(tool, &[]), (0, 0, true), "{tool}");
+        assert!(!group.exists(), "{tool}: the group it created is removed");
+        assert_eq!(run(tool, &["--cgroup_nodelete=1"]), (0, 0, true), "{tool}");
+        assert!(group.exists(), "{tool}: cgroup_nodelete keeps it");
+        let members_left = std::fs::read_to_string(group.join(members)).unwrap_or_default();
+        assert!(members_left.trim().is_empty(), "{tool}: {members_left}");
+        std::fs::remove_dir(&group).unwrap();
+        if !v2 && !group.parent().unwrap().join("blkio.weight").exists() {
+            let (code, err, _) = run(tool, &["--cgroup_weight=500"]);
+            assert_eq!((code, err), (1, 13), "{tool}");
+            assert!(!group.exists(), "{tool}");
+        }
+    }
+}

@@ -534,7 +534,9 @@ mod tests {
             .unwrap()
             .contains("type                : webdav|s3|swift"));
         assert!(enghelp("io_uring_cmd").unwrap().contains("cmd_type"));
-        assert!(cmdhelp("cgroup").unwrap().contains("does not run yet"));
+        assert!(cmdhelp("merge_blktrace_file")
+            .unwrap()
+            .contains("does not run yet"));
     }
 
     #[test]

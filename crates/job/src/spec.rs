@@ -666,6 +666,12 @@ pub struct CpuSpec {
     /// setgid/setuid in the job's process).
     pub uid: Option<u32>,
     pub gid: Option<u32>,
+    /// `cgroup=`: the job's thread joins this blkio (or cgroup2) group, created if missing.
+    pub cgroup: Option<String>,
+    /// `cgroup_weight=` 100..=1000 (0: not set): written to the group's blkio.weight.
+    pub cgroup_weight: u32,
+    /// `cgroup_nodelete`: a group the run created is left in place.
+    pub cgroup_nodelete: bool,
 }
 
 /// `continue_on_error=` kinds.
@@ -1146,6 +1152,9 @@ impl Default for JobSpec {
                 prioclass: None,
                 uid: None,
                 gid: None,
+                cgroup: None,
+                cgroup_weight: 0,
+                cgroup_nodelete: false,
             },
             errors: ErrorSpec {
                 continue_on_error: ContinueOnError::None,

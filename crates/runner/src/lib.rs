@@ -11,6 +11,7 @@ mod acct;
 mod agglog;
 mod blockdev;
 mod cache;
+mod cgroup;
 mod clock;
 mod error;
 mod eta;
@@ -275,6 +276,7 @@ pub fn run(
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
+    let cgroups = cgroup::Created::default();
     std::thread::scope(|s| {
         let eta =
             s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
@@ -291,11 +293,14 @@ pub fn run(
                 &mut results,
                 &mut errors,
                 &flows,
+                &cgroups,
             );
         }
         done.store(true, Ordering::SeqCst);
         let _ = eta.join();
     });
+    // The groups the run created are empty now: every job went back to the root group.
+    cgroups.remove_all();
     let disks = match disks.finish() {
         Ok(d) => d,
         Err(e) => {
@@ -518,6 +523,7 @@ fn run_phase(
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
     flows: &[Option<std::sync::Arc<flow::Flow>>],
+    cgroups: &cgroup::Created,
 ) {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
@@ -545,6 +551,7 @@ fn run_phase(
                             flow: std::sync::Mutex::new(
                                 flows[i].clone().map(|f| flow::Member::new(f, job)),
                             ),
+                            cgroups,
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();

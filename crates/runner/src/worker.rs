@@ -36,6 +36,8 @@ pub struct JobEnv<'a> {
     /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
     /// before its I/O drops it with the environment, which takes its weight out of the flow.
     pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
+    /// The cgroups this run created (`cgroup=`), removed when the run ends.
+    pub(crate) cgroups: &'a crate::cgroup::Created,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -137,6 +139,8 @@ fn execute(
         return Ok(());
     }
     place_thread(job, env.cpus.as_deref())?;
+    // cgroup=: the thread is in the group until this frame ends.
+    let _cgroup = crate::cgroup::join(job, env.cgroups)?;
     if env.readonly && files::job_writes(job) {
         return Err(RunError::Refused(format!(
             "job '{}': rw={} writes, but --readonly was given",

@@ -129,9 +129,6 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_client",
         "librpma_gpspm_server",
     ]),
-    known("cgroup", K::Str, C::General),
-    known("cgroup_nodelete", K::Bool, C::General),
-    known("cgroup_weight", K::Int, C::General).range(100, 1000),
     known("chunk_size", K::Int, C::Engine)
         .alias(&["chunck_size"])
         .engines(&["dfs", "libhdfs"]),
@@ -391,7 +388,7 @@ mod tests {
         assert_eq!(lookup_for("proto", "rdma").unwrap().name, "verb");
         assert_eq!(lookup_for("proto", "net").unwrap().name, "protocol");
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
-        assert!(contains(lookup("cgroup").unwrap()));
+        assert!(contains(lookup("gpu_dev_id").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));
         assert_eq!(
             note(lookup("threads").unwrap()),

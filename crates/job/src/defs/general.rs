@@ -135,6 +135,26 @@ pub(super) static OPTS: &[OptDef] = &[
         j.thread = v.bool()?;
         Ok(())
     }),
+    OptDef::new("cgroup", K::Str, C::Process, "Put the job in this blkio cgroup", |j, v| {
+        let name = v.str();
+        if name.is_empty() {
+            return Err("needs a group name".into());
+        }
+        j.cpu.cgroup = Some(name.to_string());
+        Ok(())
+    })
+    .long("As fio: the group is a directory under the first mounted cgroup v1 hierarchy with the blkio controller (else the cgroup2 mount), created if missing and removed at the end of the run if the run created it (unless cgroup_nodelete). The job's thread joins it (v1 `tasks`; with cgroup2 `cgroup.procs` moves the whole fiox process, as fio's does with thread=1) and returns to the root group when the job ends."),
+    OptDef::new("cgroup_weight", K::Int, C::Process, "blkio.weight of the job's cgroup", |j, v| {
+        j.cpu.cgroup_weight = v.u32()?;
+        Ok(())
+    })
+    .range(100, 1000)
+    .long("Only with cgroup=, as in fio. Kernels without a weight-based I/O scheduler have no blkio.weight file: the job then fails (EACCES), as fio's does; with cgroup2 fio refuses the weight, and so does fiox."),
+    OptDef::new("cgroup_nodelete", K::Bool, C::Process, "Leave a cgroup the run created", |j, v| {
+        j.cpu.cgroup_nodelete = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
     OptDef::new("uid", K::Int, C::Process, "Run the job as this user ID", |j, v| {
         j.cpu.uid = Some(v.u32()?);
         Ok(())
@@ -476,6 +496,15 @@ mod tests {
             }),
         ),
         ("ignore_error", "EWHAT", None),
+        (
+            "cgroup",
+            "fio-a",
+            Some(|j| j.cpu.cgroup.as_deref() == Some("fio-a")),
+        ),
+        ("cgroup", "", None),
+        ("cgroup_weight", "500", Some(|j| j.cpu.cgroup_weight == 500)),
+        ("cgroup_weight", "50", None),
+        ("cgroup_nodelete", "1", Some(|j| j.cpu.cgroup_nodelete)),
         ("uid", "65534", Some(|j| j.cpu.uid == Some(65534))),
         ("uid", "-1", None),
         ("gid", "100", Some(|j| j.cpu.gid == Some(100))),
