@@ -755,3 +755,103 @@ fn cgroup_puts_the_job_in_the_group_like_fio() {
         }
     }
 }
+
+/// The job's NUMA calls in a trace: the CPU lists of `sched_setaffinity(0, ...)` (the calling
+/// thread) and the modes of set_mempolicy with the first word of their node mask (library
+/// probes of other modes left out).
+fn numa_calls(tool: &str, dir: &std::path::Path, args: &[&str]) -> Vec<String> {
+    let text = strace_text(
+        tool,
+        dir,
+        args,
+        &["-e", "trace=set_mempolicy,sched_setaffinity"],
+    );
+    let mut out = Vec::new();
+    for l in text.lines() {
+        if let Some(a) = l.split_once("sched_setaffinity(0, ").map(|(_, a)| a) {
+            let cpus = a.split_once('[').and_then(|(_, c)| c.split_once(']'));
+            out.push(format!("cpus {}", cpus.map_or("?", |(c, _)| c)));
+        } else if let Some(a) = l.split_once("set_mempolicy(").map(|(_, a)| a) {
+            let mode = a.split(',').next().unwrap_or("");
+            if matches!(
+                mode,
+                "MPOL_BIND" | "MPOL_INTERLEAVE" | "MPOL_PREFERRED" | "MPOL_LOCAL"
+            ) {
+                let word = a.split_once('[').map_or("0", |(_, w)| {
+                    w.split(',').next().unwrap_or("").trim_start_matches("0x")
+                });
+                let word = word.trim_start_matches('0');
+                out.push(format!(
+                    "{mode} {}",
+                    if word.is_empty() { "0" } else { word }
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// numa_cpu_nodes and numa_mem_policy: the job's thread runs on the CPUs of node 0 and takes
+/// the memory policy, the same system calls as fio's (through libnuma); a node that is not
+/// online fails the job.
+#[test]
+fn numa_placement_makes_fios_calls() {
+    if !std::path::Path::new("/sys/devices/system/node/node0").exists() {
+        eprintln!("skipped: the kernel has no NUMA nodes in sysfs");
+        return;
+    }
+    let dir = TempDir::new("numa");
+    let cpus = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist").unwrap();
+    for policy in ["bind:0", "interleave", "prefer:0", "local", "default"] {
+        let p = format!("--numa_mem_policy={policy}");
+        let args = [
+            "--name=n",
+            "--ioengine=null",
+            "--size=64k",
+            "--numa_cpu_nodes=0",
+            p.as_str(),
+        ];
+        let ours = numa_calls(fiox_bin(), dir.path(), &args);
+        assert!(
+            !ours.is_empty() && ours[0].starts_with("cpus "),
+            "{policy}: {ours:?}"
+        );
+        let n = parse_cpu_count(&cpus);
+        assert_eq!(
+            ours[0].split(' ').count() - 1,
+            n,
+            "{policy}: {ours:?} vs {cpus}"
+        );
+        assert_eq!(
+            ours.len(),
+            if policy == "default" { 1 } else { 2 },
+            "{policy}: {ours:?}"
+        );
+        if fio_available() {
+            assert_eq!(ours, numa_calls("fio", dir.path(), &args), "{policy}");
+        }
+    }
+    let r = fiox(&[
+        "--name=n",
+        "--ioengine=null",
+        "--size=64k",
+        "--numa_cpu_nodes=1000",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("NUMA node 1000 is not online"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// How many CPUs a kernel list (`0-3,8`) names.
+fn parse_cpu_count(list: &str) -> usize {
+    list.trim()
+        .split(',')
+        .map(|p| match p.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+            None => 1,
+        })
+        .sum()
+}

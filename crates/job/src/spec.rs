@@ -672,6 +672,33 @@ pub struct CpuSpec {
     pub cgroup_weight: u32,
     /// `cgroup_nodelete`: a group the run created is left in place.
     pub cgroup_nodelete: bool,
+    /// `numa_cpu_nodes=`: the job runs on the CPUs of these NUMA nodes.
+    pub numa_cpu_nodes: Option<NumaNodes>,
+    /// `numa_mem_policy=`: the job thread's memory policy (set_mempolicy(2)).
+    pub numa_mem_policy: Option<NumaMemPolicy>,
+}
+
+/// A NUMA node list as libnuma's numa_parse_nodestring reads it (`all`, `0-1,3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumaNodes {
+    /// Every online node.
+    All,
+    /// These nodes (sorted, no repeats).
+    List(Vec<usize>),
+}
+
+/// fio's `numa_mem_policy` modes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumaMemPolicy {
+    Default,
+    /// `prefer:N`: allocate on node N when it can.
+    Prefer(usize),
+    /// `bind:list`: allocate only on these nodes.
+    Bind(NumaNodes),
+    /// `interleave[:list]`: spread pages over these nodes (all by default).
+    Interleave(NumaNodes),
+    /// `local`: allocate on the node of the CPU that asks.
+    Local,
 }
 
 /// `continue_on_error=` kinds.
@@ -1155,6 +1182,8 @@ impl Default for JobSpec {
                 cgroup: None,
                 cgroup_weight: 0,
                 cgroup_nodelete: false,
+                numa_cpu_nodes: None,
+                numa_mem_policy: None,
             },
             errors: ErrorSpec {
                 continue_on_error: ContinueOnError::None,

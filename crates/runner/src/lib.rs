@@ -23,6 +23,7 @@ mod iolog;
 mod ioloop;
 mod iosched;
 mod latarget;
+mod numa;
 mod opengate;
 mod owned;
 mod pacing;

@@ -61,6 +61,32 @@ pub fn set_thread_creds(
     Ok(())
 }
 
+/// set_mempolicy(2) for the calling thread: `mode` (MPOL_*) over `nodes` (each below 1024).
+pub fn set_mempolicy(mode: i32, nodes: &[usize]) -> io::Result<()> {
+    let mut mask = [0u64; 16];
+    for &n in nodes.iter().filter(|&&n| n < 1024) {
+        mask[n / 64] |= 1 << (n % 64);
+    }
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        // One more than the mask's bits, as libnuma passes it (the kernel reads maxnode - 1).
+        (mask.as_ptr(), 1025)
+    };
+    // SAFETY: the kernel reads at most (maxnode - 1) bits = 16 words from ptr (or nothing
+    // when it is null), and `mask` lives across the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            mode as libc::c_long,
+            ptr,
+            maxnode as libc::c_ulong,
+        )
+    };
+    check(r as i32)?;
+    Ok(())
+}
+
 /// clock_gettime(2) of clock `id`, in ms.
 pub fn clock_ms(id: i32) -> io::Result<u64> {
     let mut ts = libc::timespec {

@@ -282,7 +282,8 @@ fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
         sys::set_thread_ioprio(class, level)
             .map_err(|e| fail(&format!("prioclass={class}/prio={level}"), e))?;
     }
-    Ok(())
+    // After cpus_allowed, as fio: numa_cpu_nodes replaces the CPU set.
+    crate::numa::place(job)
 }
 
 /// Plan, check, lay out and open the job's files.

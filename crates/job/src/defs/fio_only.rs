@@ -105,7 +105,6 @@ pub fn note(def: &OptDef) -> &'static str {
         | "zone_reset_threshold"
         | "read_beyond_wp"
         | "ignore_zone_limits" => "zoned block devices",
-        "numa_cpu_nodes" | "numa_mem_policy" => "NUMA placement",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
         "merge_blktrace_file" | "merge_blktrace_iters" | "merge_blktrace_scalars" => {
@@ -216,8 +215,6 @@ pub static OPTS: &[OptDef] = &[
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
     known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
     known("nodelay", K::Bool, C::Engine).engines(&["netsplice", "net"]),
-    known("numa_cpu_nodes", K::Str, C::General),
-    known("numa_mem_policy", K::Str, C::General),
     known("object_class", K::Str, C::Engine).engines(&["dfs"]),
     known("percentage_sequential", K::Str, C::Io),
     known("pingpong", K::Bool, C::Engine).engines(&["netsplice", "net"]),

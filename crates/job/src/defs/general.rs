@@ -135,6 +135,16 @@ pub(super) static OPTS: &[OptDef] = &[
         j.thread = v.bool()?;
         Ok(())
     }),
+    OptDef::new("numa_cpu_nodes", K::Complex("node list: all, N, N-M, comma-separated"), C::Process, "Run the job on the CPUs of these NUMA nodes", |j, v| {
+        j.cpu.numa_cpu_nodes = Some(parse_node_list(v.str())?);
+        Ok(())
+    })
+    .long("As fio's numa_run_on_node_mask: the job's thread may run on every CPU of these nodes (this replaces cpus_allowed). A node that is not online fails the job when it starts (fio refuses it when parsing)."),
+    OptDef::new("numa_mem_policy", K::Complex("default | prefer:N | bind:list | interleave[:list] | local"), C::Process, "NUMA memory policy of the job", |j, v| {
+        j.cpu.numa_mem_policy = Some(parse_mem_policy(v.str())?);
+        Ok(())
+    })
+    .long("Set with set_mempolicy(2) on the job's thread before its buffers are allocated, as fio does through libnuma: prefer one node, bind to nodes, interleave over nodes (all online nodes without a list), allocate locally, or the default policy."),
     OptDef::new("cgroup", K::Str, C::Process, "Put the job in this blkio cgroup", |j, v| {
         let name = v.str();
         if name.is_empty() {
@@ -261,6 +271,46 @@ fn dur(us: u64) -> std::time::Duration {
 }
 
 /// `0-3,6` -> [0,1,2,3,6] (sorted, deduplicated).
+/// libnuma's node strings, the forms fio's examples use: `all`, or numbers and ranges.
+fn parse_node_list(s: &str) -> Result<crate::NumaNodes, String> {
+    if s == "all" {
+        return Ok(crate::NumaNodes::All);
+    }
+    let nodes = parse_cpu_list(s)
+        .map_err(|_| format!("'{s}' is not a NUMA node list (all, N, N-M, comma-separated)"))?;
+    if nodes.iter().any(|&n| n >= 1024) {
+        return Err(format!("'{s}': NUMA nodes are numbered below 1024"));
+    }
+    Ok(crate::NumaNodes::List(nodes))
+}
+
+/// fio's str_numa_mpol_cb rules: a node list only where the mode takes one.
+fn parse_mem_policy(s: &str) -> Result<crate::NumaMemPolicy, String> {
+    use crate::NumaMemPolicy as P;
+    let (mode, list) = match s.split_once(':') {
+        Some((m, l)) => (m, Some(l)),
+        None => (s, None),
+    };
+    match (mode, list) {
+        ("default", None) => Ok(P::Default),
+        ("local", None) => Ok(P::Local),
+        ("default" | "local", Some(_)) => Err(format!("no node list for '{mode}'")),
+        ("prefer", Some(n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => n
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n < 1024)
+            .map(P::Prefer)
+            .ok_or_else(|| format!("'{n}' is not a NUMA node")),
+        ("prefer", _) => Err("one node is needed for 'prefer' (prefer:N)".into()),
+        ("bind", Some(l)) => Ok(P::Bind(parse_node_list(l)?)),
+        ("bind", None) => Err("a node list is needed for 'bind' (bind:list)".into()),
+        ("interleave", l) => Ok(P::Interleave(parse_node_list(l.unwrap_or("all"))?)),
+        _ => Err(format!(
+            "'{mode}' is not a memory policy (default, prefer, bind, interleave, local)"
+        )),
+    }
+}
+
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -363,6 +413,7 @@ pub(super) use tests::CASES;
 mod tests {
     use super::super::testutil::{run, Case};
     use super::*;
+    use crate::{NumaMemPolicy, NumaNodes};
     use std::time::Duration;
 
     pub static CASES: &[Case] = &[
@@ -502,6 +553,42 @@ mod tests {
             Some(|j| j.cpu.cgroup.as_deref() == Some("fio-a")),
         ),
         ("cgroup", "", None),
+        (
+            "numa_cpu_nodes",
+            "0-1,3",
+            Some(|j| j.cpu.numa_cpu_nodes == Some(NumaNodes::List(vec![0, 1, 3]))),
+        ),
+        (
+            "numa_cpu_nodes",
+            "all",
+            Some(|j| j.cpu.numa_cpu_nodes == Some(NumaNodes::All)),
+        ),
+        ("numa_cpu_nodes", "x", None),
+        (
+            "numa_mem_policy",
+            "bind:0",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Bind(NumaNodes::List(vec![0])))),
+        ),
+        (
+            "numa_mem_policy",
+            "interleave",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Interleave(NumaNodes::All))),
+        ),
+        (
+            "numa_mem_policy",
+            "prefer:1",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Prefer(1))),
+        ),
+        ("numa_mem_policy", "prefer:1,2", None),
+        ("numa_mem_policy", "prefer", None),
+        ("numa_mem_policy", "bind", None),
+        ("numa_mem_policy", "local:0", None),
+        (
+            "numa_mem_policy",
+            "local",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Local)),
+        ),
+        ("numa_mem_policy", "spread", None),
         ("cgroup_weight", "500", Some(|j| j.cpu.cgroup_weight == 500)),
         ("cgroup_weight", "50", None),
         ("cgroup_nodelete", "1", Some(|j| j.cpu.cgroup_nodelete)),
