@@ -65,6 +65,12 @@ fn real_main(args: &[String]) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
         Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
+        Action::IdleCalibrate => {
+            // fio's --idle-prof=calibrate: the unit of work timed on every CPU, no jobs run.
+            let p = fiox_runner::idleprof::IdleProf::start(fiox_job::IdleProfMode::Calibrate)
+                .context("--idle-prof=calibrate: cannot start its threads")?;
+            write!(stdout, "{}", fiox_report::normal::idle_stats(&p.finish()))?;
+        }
         Action::InflateLog(path) => {
             // fio's --inflate-log: the text of a log stored with log_store_compressed.
             let data = std::fs::read(path).with_context(|| format!("--inflate-log: {path}"))?;
@@ -257,6 +263,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
             timeout: s.trigger_timeout,
             cmd: s.trigger_cmd.clone(),
         },
+        idle_prof: s.idle_prof,
     };
     let status_out = out.clone();
     let status_formats = formats.clone();

@@ -855,3 +855,83 @@ fn parse_cpu_count(list: &str) -> usize {
         })
         .sum()
 }
+
+/// The CPU idleness block of a normal report with its numbers replaced by `N`.
+fn idle_shape(stdout: &str) -> Vec<String> {
+    let Some(at) = stdout.find("CPU idleness:") else {
+        return Vec::new();
+    };
+    stdout[at..]
+        .lines()
+        .map(|l| {
+            let mut out = String::new();
+            let mut in_num = false;
+            for c in l.chars() {
+                let num = c.is_ascii_digit() || c == '.' || (in_num && c == 'n');
+                if num && !in_num {
+                    out.push('N');
+                }
+                if !num {
+                    out.push(c);
+                }
+                in_num = num;
+            }
+            out.replace("nan", "N")
+        })
+        .collect()
+}
+
+/// --idle-prof: fio's `CPU idleness` block (system, percpu for each CPU, unit of work) and
+/// JSON `cpu_idleness` keys; `calibrate` prints the unit of work alone and runs no job; an
+/// unknown mode fails as fio's.
+#[test]
+fn idle_prof_reports_cpu_idleness_like_fio() {
+    let job = ["--name=i", "--ioengine=null", "--size=64m"];
+    let run = |tool: &str, extra: &[&str]| -> (i32, String) {
+        let mut a: Vec<&str> = job.to_vec();
+        a.extend_from_slice(extra);
+        let prog = if tool == "fio" { "fio" } else { fiox_bin() };
+        let o = Command::new(prog).args(&a).output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (code, out) = run(fiox_bin(), &["--idle-prof=percpu"]);
+    assert_eq!(code, 0, "{out}");
+    let shape = idle_shape(&out);
+    let percpu = format!("  percpu: {}", vec!["N%"; ncpu].join(", "));
+    assert_eq!(
+        shape,
+        [
+            "CPU idleness:",
+            "  system: N%",
+            percpu.as_str(),
+            "  unit work: mean=Nus, stddev=N"
+        ],
+        "{out}"
+    );
+    let (v, code, err) = fiox_json_code(&[job[0], job[1], job[2], "--idle-prof=system"]);
+    assert_eq!(code, 0, "{err}");
+    let keys: Vec<&String> = v["cpu_idleness"].as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["system", "unit_mean", "unit_stddev"]);
+    let (code, cal) = run(fiox_bin(), &["--idle-prof=calibrate"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        idle_shape(&cal),
+        ["CPU idleness:", "  unit work: mean=Nus, stddev=N"]
+    );
+    assert!(!cal.contains("groupid"), "no job runs: {cal}");
+    assert_eq!(run(fiox_bin(), &["--idle-prof=most"]).0, 1);
+    if fio_available() {
+        let (_, theirs) = run("fio", &["--idle-prof=percpu"]);
+        assert_eq!(shape, idle_shape(&theirs));
+        let (_, theirs) = run("fio", &["--idle-prof=calibrate"]);
+        assert_eq!(idle_shape(&cal), idle_shape(&theirs));
+        assert_eq!(run("fio", &["--idle-prof=most"]).0, 1);
+        let v = fio_json(&[job[0], job[1], job[2], "--idle-prof=system"]);
+        let theirs: Vec<&String> = v["cpu_idleness"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, theirs);
+    }
+}

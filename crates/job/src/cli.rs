@@ -7,7 +7,7 @@ use crate::defs;
 use crate::error::{JobError, Location};
 use crate::jobfile::{RawOpt, Section, SubstEnv};
 use crate::resolve::find_def;
-use crate::{suggest, EtaMode, OutputFormat, RunSettings};
+use crate::{suggest, EtaMode, IdleProfMode, OutputFormat, RunSettings};
 
 /// What the command line asks for before any job is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub enum Early {
     EngHelp(String),
     /// `--inflate-log=FILE`: print a compressed log (`log_store_compressed`) as text.
     InflateLog(String),
+    /// `--idle-prof=calibrate`: measure the idle profiler's unit of work, print it, exit.
+    IdleCalibrate,
 }
 
 /// The command line split into its parts.
@@ -65,6 +67,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "trigger-file",
     "trigger-timeout",
     "trigger",
+    "idle-prof",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -100,10 +103,6 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
     (
         "trigger-remote",
         "fiox has no client/server mode (a network service)",
-    ),
-    (
-        "idle-prof",
-        "fio's idleness profiling threads are not implemented yet",
     ),
     ("crctest", "fio's checksum speed test is not implemented"),
     ("memcpytest", "fio's memcpy speed test is not implemented"),
@@ -425,6 +424,20 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
         "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
+        // fio's idle profiling; `calibrate` measures and exits without running jobs.
+        "idle-prof" => match need(value)?.as_str() {
+            "calibrate" => set_early(cl, Early::IdleCalibrate),
+            "system" => s.idle_prof = Some(IdleProfMode::System),
+            "percpu" => s.idle_prof = Some(IdleProfMode::Percpu),
+            v => {
+                return Err(JobError::new(
+                    Location::CommandLine,
+                    format!(
+                        "--idle-prof: incorrect option '{v}' (use calibrate, system or percpu)"
+                    ),
+                ))
+            }
+        },
         _ if more_switches(s, name, value)? => {}
         _ if FIO_SWITCHES.iter().any(|(n, _)| *n == name) => {
             let reason = FIO_SWITCHES

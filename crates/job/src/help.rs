@@ -89,6 +89,11 @@ pub const SWITCHES: &[Switch] = &[
         "--alloc-size=KIB",
         "Accepted for fio (sizes no pool in fiox)",
     ),
+    Switch {
+        spelling: "--idle-prof=MODE",
+        help: "CPU idleness while the jobs run: system, percpu; calibrate alone",
+        choices: &["calibrate", "system", "percpu"],
+    },
     sw("--max-jobs=N", "Run at most N jobs at once"),
     sw(
         "--bandwidth-log",

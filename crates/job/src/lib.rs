@@ -43,6 +43,8 @@ pub enum Action {
     Help(String),
     /// `--inflate-log=FILE`: print the compressed log FILE as text and exit.
     InflateLog(String),
+    /// `--idle-prof=calibrate`: print the idle profiler's calibration and exit.
+    IdleCalibrate,
     /// No job was defined (no arguments, or options without a `--name=`): print the usage
     /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
     /// that did nothing for a success. The second field explains what was missing.
@@ -152,6 +154,7 @@ pub fn parse_invocation_in(
             cli::Early::CmdHelp(o) => Action::CmdHelp(help::cmdhelp(o)?),
             cli::Early::EngHelp(e) => Action::EngHelp(help::enghelp(e)?),
             cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
+            cli::Early::IdleCalibrate => Action::IdleCalibrate,
         };
         return Ok(inv);
     }

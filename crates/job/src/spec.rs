@@ -985,6 +985,8 @@ pub struct RunSettings {
     pub eta_interval: Option<Duration>,
     /// fio switches given that fiox parses but cannot act on yet: nothing runs.
     pub unsupported_switches: Vec<crate::cli::UnsupportedSwitch>,
+    /// `--idle-prof=system|percpu`: measure CPU idleness while the jobs run.
+    pub idle_prof: Option<IdleProfMode>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -993,6 +995,17 @@ pub enum OutputFormat {
     Json,
     JsonPlus,
     Terse,
+}
+
+/// fio's `--idle-prof` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleProfMode {
+    /// Calibrate only and exit.
+    Calibrate,
+    /// The mean idleness of all CPUs.
+    System,
+    /// And each CPU's.
+    Percpu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -18,6 +18,7 @@ mod eta;
 mod files;
 mod flow;
 mod gen;
+pub mod idleprof;
 mod ioerr;
 mod iolog;
 mod ioloop;
@@ -75,6 +76,8 @@ pub struct RunOptions {
     pub eta_newline: Option<Duration>,
     /// `--trigger-file`, `--trigger-timeout`, `--trigger` (fio's local trigger).
     pub trigger: Trigger,
+    /// `--idle-prof=system|percpu`: profile CPU idleness while the jobs run.
+    pub idle_prof: Option<fiox_job::IdleProfMode>,
 }
 
 /// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
@@ -278,6 +281,19 @@ pub fn run(
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
     let cgroups = cgroup::Created::default();
+    // Calibrated before the jobs start, stopped once they are all done (fio's order).
+    let idle = match opts.idle_prof.map(idleprof::IdleProf::start) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            warnings.push(fiox_stats::Warning {
+                code: "idle-prof".into(),
+                message: format!("--idle-prof: cannot start its threads: {e}"),
+                fix: "run without --idle-prof, or with fewer other threads".into(),
+            });
+            None
+        }
+        None => None,
+    };
     std::thread::scope(|s| {
         let eta =
             s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
@@ -302,6 +318,7 @@ pub fn run(
     });
     // The groups the run created are empty now: every job went back to the root group.
     cgroups.remove_all();
+    let idle = idle.map(idleprof::IdleProf::finish);
     let disks = match disks.finish() {
         Ok(d) => d,
         Err(e) => {
@@ -329,6 +346,7 @@ pub fn run(
             global_options: opts.global_options.clone(),
             start_unix_ms: start_ms,
             warnings,
+            idle,
         },
         errors,
         interrupted: interrupted(),
@@ -418,6 +436,7 @@ fn refused_run(
             global_options: opts.global_options.clone(),
             start_unix_ms: start_ms,
             warnings: Vec::new(),
+            idle: None,
         },
         errors: errors.into_iter().map(|(_, e)| e).collect(),
         interrupted: false,

@@ -87,6 +87,21 @@ pub fn set_mempolicy(mode: i32, nodes: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
+/// The number of CPUs configured (fio's cpus_configured), at least 1.
+pub fn cpus_configured() -> usize {
+    // SAFETY: sysconf takes an integer and reads no memory of ours.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// The calling thread to SCHED_IDLE (runs only when nothing else wants the CPU).
+pub fn set_sched_idle() -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: p is a valid sched_param that lives across the call; pid 0 is this thread.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) })?;
+    Ok(())
+}
+
 /// clock_gettime(2) of clock `id`, in ms.
 pub fn clock_ms(id: i32) -> io::Result<u64> {
     let mut ts = libc::timespec {
