@@ -50,6 +50,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l trigger -r -d 'Run CMD (through sh) when triggered'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l inflate-log -r -d 'Print a log stored with log_store_compressed'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l alloc-size -r -d 'Accepted for fio (sizes no pool in fiox)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l debug -r -d 'fio\'s debug lines: process, file, io, parse (others accepted); ? lists'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l idle-prof -r -f -a 'calibrate system percpu' -d 'CPU idleness while the jobs run: system, percpu; calibrate alone'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l max-jobs -r -d 'Run at most N jobs at once'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l bandwidth-log -d 'Aggregate bandwidth logs agg-{read,write,trim}_bw.log'

@@ -65,6 +65,11 @@ fn real_main(args: &[String]) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
         Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
+        Action::DebugList => {
+            // fio's --debug=?: the categories it knows, on one line.
+            let all = fiox_job::cli::DEBUG_CATEGORIES.join(",");
+            writeln!(stdout, "fiox: dumping debug options:{all}")?;
+        }
         Action::IdleCalibrate => {
             // fio's --idle-prof=calibrate: the unit of work timed on every CPU, no jobs run.
             let p = fiox_runner::idleprof::IdleProf::start(fiox_job::IdleProfMode::Calibrate)
@@ -191,6 +196,9 @@ fn fiox_sections(
 /// Run the jobs and print every requested report; returns the exit code. `telemetry`:
 /// `--telemetry`'s sampling interval.
 fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> {
+    if let Some(d) = &inv.settings.debug {
+        debug_setup(d, inv);
+    }
     let s = &inv.settings;
     let mut formats = if s.output_formats.is_empty() {
         vec![OutputFormat::Normal]
@@ -313,4 +321,28 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>) -> Result<i32> 
     } else {
         1
     })
+}
+
+/// `--debug=LIST`: say which categories are on (as fio does when parsing), turn them on, and
+/// print fio's `parse` lines: each job's options as given.
+fn debug_setup(list: &str, inv: &Invocation) {
+    use fiox_runner::debug;
+    let Some(mask) = debug::mask_of(list) else {
+        return; // checked by the parser already
+    };
+    if mask == u32::MAX {
+        println!("fiox: set all debug options");
+    } else {
+        for c in list.split(',').map(str::trim) {
+            println!("fiox: set debug option {c}");
+        }
+    }
+    debug::enable(mask);
+    if debug::on(debug::PARSE) {
+        for j in &inv.jobs {
+            for (k, v) in &j.raw_options {
+                debug::log(debug::PARSE, format_args!("handle_option={k}, ptr={v}"));
+            }
+        }
+    }
 }

@@ -935,3 +935,72 @@ fn idle_prof_reports_cpu_idleness_like_fio() {
         assert_eq!(keys, theirs);
     }
 }
+
+/// The `io` debug lines of an I/O unit's life, without the thread id and the unit's address.
+fn debug_io_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("io "))
+        .filter_map(|l| {
+            let (_, msg) = l.split_once(": io_u ")?;
+            let verb = l.split_whitespace().nth(2)?;
+            let (_, fields) = msg.split_once(": ")?;
+            Some(format!("{verb} {fields}"))
+        })
+        .collect()
+}
+
+/// --debug: fio's categories (`?` lists them, an unknown one fails), and for `io` the same
+/// fill/prep/queue/complete lines for each I/O as fio's, `process` run states and `file`
+/// opens as fio prints them.
+#[test]
+fn debug_prints_fios_lines() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "debug");
+    let file = dir.join("f");
+    let f = format!("--filename={file}");
+    let made = fiox(&["--name=mk", f.as_str(), "--rw=write", "--size=16k"]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let args = [
+        "--debug=io,process,file",
+        "--name=d",
+        f.as_str(),
+        "--size=16k",
+        "--rw=randread",
+    ];
+    let r = fiox(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let ours = debug_io_lines(&r.stdout);
+    assert_eq!(ours.len(), 4 * 4, "{}", r.stdout);
+    assert!(ours[0].starts_with("fill: off=0x"), "{ours:?}");
+    assert!(
+        r.stdout.contains(&format!("fd open {file}")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(": runstate SETTING_UP -> RUNNING"),
+        "{}",
+        r.stdout
+    );
+    let list = fiox(&["--debug=?"]);
+    assert_eq!(list.code, 0);
+    let bad = fiox(&["--debug=disks", "--name=x"]);
+    assert_eq!(bad.code, 1);
+    if fio_available() {
+        let o = Command::new("fio").args(args).output().unwrap();
+        let theirs = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(ours, debug_io_lines(&theirs));
+        assert!(theirs.contains(&format!("fd open {file}")));
+        assert!(theirs.contains(": runstate INITIALIZED -> RUNNING"));
+        let o = Command::new("fio").arg("--debug=?").output().unwrap();
+        let theirs = String::from_utf8_lossy(&o.stdout);
+        let cats = |t: &str| t.split_once("options:").map(|(_, c)| c.trim().to_string());
+        assert_eq!(cats(&list.stdout), cats(&theirs));
+        let o = Command::new("fio")
+            .args(["--debug=disks", "--name=x"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+    }
+}

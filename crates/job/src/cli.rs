@@ -22,6 +22,8 @@ pub enum Early {
     InflateLog(String),
     /// `--idle-prof=calibrate`: measure the idle profiler's unit of work, print it, exit.
     IdleCalibrate,
+    /// `--debug=?`: list fio's debug categories and exit.
+    DebugList,
 }
 
 /// The command line split into its parts.
@@ -68,6 +70,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "trigger-timeout",
     "trigger",
     "idle-prof",
+    "debug",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -76,10 +79,6 @@ pub(crate) const SWITCHES: &[&str] = &[
 /// they are also job options, and parse as such (`exitall_on_error` runs; `profile` is
 /// refused as not supported yet), so `--showcmd` output that carries them parses again.
 const FIO_SWITCHES: &[(&str, &str)] = &[
-    (
-        "debug",
-        "fio's internal debug logging has no fiox counterpart yet",
-    ),
     (
         "client",
         "fiox has no client/server mode (a network service)",
@@ -117,8 +116,8 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
 /// except `--crctest`, whose value is optional.
 const FIO_BARE_SWITCHES: &[&str] = &["cpuclock-test", "memcpytest", "merge-blktrace-only"];
 
-/// fio's `--debug` categories (plus `all` and `?`).
-const DEBUG_CATEGORIES: &[&str] = &[
+/// fio's `--debug` categories (plus `all`; `?` lists them).
+pub const DEBUG_CATEGORIES: &[&str] = &[
     "process",
     "file",
     "io",
@@ -183,16 +182,6 @@ fn fio_switch(
             )))
         }
         _ => {}
-    }
-    if name == "debug" {
-        for c in value.unwrap_or("").split(',').map(str::trim) {
-            if !DEBUG_CATEGORIES.contains(&c) {
-                return Err(err(format!(
-                    "--debug: unknown category '{c}' (use {})",
-                    DEBUG_CATEGORIES.join(", ")
-                )));
-            }
-        }
     }
     s.unsupported_switches.push(UnsupportedSwitch {
         name: name.to_string(),
@@ -424,6 +413,26 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
         "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
+        // fio's debug categories; `?` lists them and exits.
+        "debug" => {
+            let v = need(value)?;
+            if v == "?" {
+                set_early(cl, Early::DebugList);
+            } else {
+                for c in v.split(',').map(str::trim) {
+                    if !DEBUG_CATEGORIES.contains(&c) {
+                        return Err(JobError::new(
+                            Location::CommandLine,
+                            format!(
+                                "--debug: unknown category '{c}' (use {})",
+                                DEBUG_CATEGORIES.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                s.debug = Some(v);
+            }
+        }
         // fio's idle profiling; `calibrate` measures and exits without running jobs.
         "idle-prof" => match need(value)?.as_str() {
             "calibrate" => set_early(cl, Early::IdleCalibrate),
@@ -723,8 +732,11 @@ mod tests {
             e.to_string(),
             "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"
         );
-        let cl = parse_cmdline(&args("--debug=io"), &env()).unwrap();
-        assert_eq!(cl.settings.unsupported_switches[0].name, "debug");
+        let cl = parse_cmdline(&args("--debug=io,file"), &env()).unwrap();
+        assert_eq!(cl.settings.debug.as_deref(), Some("io,file"));
+        assert!(cl.settings.unsupported_switches.is_empty());
+        let cl = parse_cmdline(&args("--debug=?"), &env()).unwrap();
+        assert_eq!(cl.early, Some(Early::DebugList));
         // fio options with a dash in their name are options, not unknown switches.
         let cl = parse_cmdline(&args("--name=x --hugepage-size=2m"), &env()).unwrap();
         assert_eq!(cl.sections[0].opts[0].name, "hugepage-size");

@@ -89,6 +89,10 @@ pub const SWITCHES: &[Switch] = &[
         "--alloc-size=KIB",
         "Accepted for fio (sizes no pool in fiox)",
     ),
+    sw(
+        "--debug=LIST",
+        "fio's debug lines: process, file, io, parse (others accepted); ? lists",
+    ),
     Switch {
         spelling: "--idle-prof=MODE",
         help: "CPU idleness while the jobs run: system, percpu; calibrate alone",

@@ -45,6 +45,8 @@ pub enum Action {
     InflateLog(String),
     /// `--idle-prof=calibrate`: print the idle profiler's calibration and exit.
     IdleCalibrate,
+    /// `--debug=?`: list the debug categories and exit.
+    DebugList,
     /// No job was defined (no arguments, or options without a `--name=`): print the usage
     /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
     /// that did nothing for a success. The second field explains what was missing.
@@ -155,6 +157,7 @@ pub fn parse_invocation_in(
             cli::Early::EngHelp(e) => Action::EngHelp(help::enghelp(e)?),
             cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
             cli::Early::IdleCalibrate => Action::IdleCalibrate,
+            cli::Early::DebugList => Action::DebugList,
         };
         return Ok(inv);
     }

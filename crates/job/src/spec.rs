@@ -987,6 +987,8 @@ pub struct RunSettings {
     pub unsupported_switches: Vec<crate::cli::UnsupportedSwitch>,
     /// `--idle-prof=system|percpu`: measure CPU idleness while the jobs run.
     pub idle_prof: Option<IdleProfMode>,
+    /// `--debug=LIST`: fio's debug categories to print (checked names, comma-separated).
+    pub debug: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -120,6 +120,8 @@ pub struct IoLoop<'a> {
     lat_step: crate::latarget::Step,
     /// `max_latency` in ns for reads and writes (0: off).
     max_lat_ns: [u64; 2],
+    /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
+    dbg_io: bool,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -231,6 +233,7 @@ impl<'a> IoLoop<'a> {
             lat_target: None,
             lat_step: crate::latarget::Step::Nothing,
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
+            dbg_io: crate::debug::on(crate::debug::IO),
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -681,6 +684,24 @@ impl<'a> IoLoop<'a> {
             self.pace(d as usize, req.len as u64);
         }
         self.stamp_start(id);
+        if self.dbg_io {
+            let s = self.slots[id as usize];
+            self.debug_io("fill", id, &s);
+            self.debug_io("prep", id, &s);
+        }
+    }
+
+    /// fio's `--debug=io` line for an I/O unit (the slot number stands for fio's pointer).
+    #[cold]
+    fn debug_io(&self, what: &str, id: u32, s: &Slot) {
+        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        crate::debug::log(
+            crate::debug::IO,
+            format_args!(
+                "{what}: io_u {:#x}: off={:#x},len={:#x},ddir={},file={path}",
+                id, s.offset, s.len, s.ddir
+            ),
+        );
     }
 
     fn pace(&mut self, d: usize, len: u64) {
@@ -729,6 +750,9 @@ impl<'a> IoLoop<'a> {
         };
         if let Some(l) = self.iolog.as_mut() {
             l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
+        }
+        if self.dbg_io {
+            self.debug_io("queue", id, &s);
         }
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
@@ -975,6 +999,9 @@ impl<'a> IoLoop<'a> {
         self.free.push(id);
         if self.verify.is_some() {
             self.verify_io(id, &s);
+        }
+        if self.dbg_io {
+            self.debug_io("complete", id, &s);
         }
         self.account(&s, now, sync_done);
     }

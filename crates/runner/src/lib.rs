@@ -13,6 +13,7 @@ mod blockdev;
 mod cache;
 mod cgroup;
 mod clock;
+pub mod debug;
 mod error;
 mod eta;
 mod files;
@@ -557,6 +558,7 @@ fn run_phase(
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
+                        dprint!(debug::PROCESS, "jobs pid={} started", sys::gettid());
                         wait_for(job, jobs, progress, run_stop);
                         let env = worker::JobEnv {
                             job,
@@ -621,6 +623,7 @@ fn run_phase(
 /// of their runtime; those not started yet never start.
 fn terminate(jobs: &[JobSpec], i: usize, progress: &[Progress]) {
     let me = &jobs[i];
+    dprint!(debug::PROCESS, "terminate group_id={}", me.group_id);
     for (k, (j, p)) in jobs.iter().zip(progress).enumerate() {
         let hit = match me.errors.exit_what {
             fiox_job::ExitWhat::Group => j.group_id == me.group_id,

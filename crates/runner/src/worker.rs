@@ -149,6 +149,7 @@ fn execute(
         )));
     }
     let mut engine = fiox_engine::create(job)?;
+    crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
     // Stopped while laying out: the files may be incomplete, so do no I/O on them.
@@ -293,6 +294,7 @@ fn prepare_files(
     leftovers: &mut Vec<std::path::PathBuf>,
 ) -> Result<Opened, RunError> {
     let job = env.job;
+    crate::dprint!(crate::debug::FILE, "setup files");
     let mut plan = files::plan(job, diskless)?;
     env.progress
         .files
@@ -902,6 +904,13 @@ fn finish_files(
 ) -> Result<(), RunError> {
     if diskless {
         return Ok(());
+    }
+    if crate::debug::on(crate::debug::FILE) {
+        for (f, h) in opened.plan.files.iter().zip(&opened.handles) {
+            if h.is_some() {
+                crate::dprint!(crate::debug::FILE, "fd close {}", f.path.display());
+            }
+        }
     }
     crate::owned::finish_files(job, &mut opened.handles, &opened.plan, leftovers)
 }
