@@ -84,6 +84,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l time_based -f -a '0 1' -d 'Keep running until runtime expires, repeating the workload'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ramp_time -r -d 'Run this long before recording statistics'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l thread -f -a '0 1' -d 'Run jobs as threads instead of processes'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l gtod_cpu -r -d 'A thread on this CPU keeps the time for every job'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l numa_cpu_nodes -r -d 'Run the job on the CPUs of these NUMA nodes'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l numa_mem_policy -r -d 'NUMA memory policy of the job'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cgroup -r -d 'Put the job in this blkio cgroup'

@@ -672,6 +672,9 @@ pub struct CpuSpec {
     pub cgroup_weight: u32,
     /// `cgroup_nodelete`: a group the run created is left in place.
     pub cgroup_nodelete: bool,
+    /// `gtod_cpu=`: a thread on this CPU keeps the time for every job (and this job leaves
+    /// the CPU out of `cpus_allowed`).
+    pub gtod_cpu: Option<u32>,
     /// `numa_cpu_nodes=`: the job runs on the CPUs of these NUMA nodes.
     pub numa_cpu_nodes: Option<NumaNodes>,
     /// `numa_mem_policy=`: the job thread's memory policy (set_mempolicy(2)).
@@ -1197,6 +1200,7 @@ impl Default for JobSpec {
                 cgroup: None,
                 cgroup_weight: 0,
                 cgroup_nodelete: false,
+                gtod_cpu: None,
                 numa_cpu_nodes: None,
                 numa_mem_policy: None,
             },

@@ -19,6 +19,7 @@ mod eta;
 mod files;
 mod flow;
 mod gen;
+mod gtod;
 pub mod idleprof;
 mod ioerr;
 mod iolog;
@@ -282,6 +283,28 @@ pub fn run(
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
     let cgroups = cgroup::Created::default();
+    // gtod_cpu: one thread keeps the time for every job while the run lasts.
+    let _gtod = match jobs.iter().find_map(|j| j.cpu.gtod_cpu) {
+        Some(cpu) => match gtod::start(cpu) {
+            Ok((g, warn)) => {
+                warnings.extend(warn.map(|m| fiox_stats::Warning {
+                    code: "gtod-cpu".into(),
+                    message: m,
+                    fix: "name a CPU this machine has in gtod_cpu".into(),
+                }));
+                Some(g)
+            }
+            Err(e) => {
+                warnings.push(fiox_stats::Warning {
+                    code: "gtod-cpu".into(),
+                    message: format!("gtod_cpu: cannot start the time thread: {e}"),
+                    fix: "run without gtod_cpu".into(),
+                });
+                None
+            }
+        },
+        None => None,
+    };
     // Calibrated before the jobs start, stopped once they are all done (fio's order).
     let idle = match opts.idle_prof.map(idleprof::IdleProf::start) {
         Some(Ok(p)) => Some(p),
@@ -527,8 +550,12 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     if set.is_empty() {
         return None;
     }
+    let set = gtod::exclude(set.clone(), job.cpu.gtod_cpu);
+    if set.is_empty() {
+        return None;
+    }
     Some(match job.cpu.policy {
-        fiox_job::CpusAllowedPolicy::Shared => set.clone(),
+        fiox_job::CpusAllowedPolicy::Shared => set,
         fiox_job::CpusAllowedPolicy::Split => vec![set[job.clone_index as usize % set.len()]],
     })
 }

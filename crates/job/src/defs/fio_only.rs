@@ -168,7 +168,6 @@ pub static OPTS: &[OptDef] = &[
     known("grace_time", K::Int, C::Engine)
         .range(0, i64::MAX)
         .engines(&["exec"]),
-    known("gtod_cpu", K::Int, C::General),
     known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
     known("hostname", K::Str, C::Engine).engines(&["libhdfs", "net", "netsplice", "rdma"]),

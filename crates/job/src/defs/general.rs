@@ -135,6 +135,11 @@ pub(super) static OPTS: &[OptDef] = &[
         j.thread = v.bool()?;
         Ok(())
     }),
+    OptDef::new("gtod_cpu", K::Int, C::Process, "A thread on this CPU keeps the time for every job", |j, v| {
+        j.cpu.gtod_cpu = Some(v.u32()?);
+        Ok(())
+    })
+    .long("As fio: while the run lasts, a thread pinned to this CPU reads the wall clock (µs) into a shared word and every job's latencies are taken from it (so in whole microseconds); a job naming the CPU leaves it out of its cpus_allowed set (fio skips that for CPU 0)."),
     OptDef::new("numa_cpu_nodes", K::Complex("node list: all, N, N-M, comma-separated"), C::Process, "Run the job on the CPUs of these NUMA nodes", |j, v| {
         j.cpu.numa_cpu_nodes = Some(parse_node_list(v.str())?);
         Ok(())
@@ -553,6 +558,8 @@ mod tests {
             Some(|j| j.cpu.cgroup.as_deref() == Some("fio-a")),
         ),
         ("cgroup", "", None),
+        ("gtod_cpu", "1", Some(|j| j.cpu.gtod_cpu == Some(1))),
+        ("gtod_cpu", "-1", None),
         (
             "numa_cpu_nodes",
             "0-1,3",
