@@ -106,6 +106,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l filename -r -d 'File or device names to use'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l directory -r -d 'Directory (or directories) for the job\'s files'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l opendir -r -d 'Use every regular file under this directory, recursively'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l sync_file_range -r -d 'sync_file_range(2) every N writes (default 1)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l write_hint -r -f -a 'none short medium long extreme' -d 'Expected life time of the data written (fcntl write hint)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l filename_format -r -d 'Pattern for generated file names ($jobname, $jobnum, $filenum)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l nrfiles -r -d 'Number of files per job'

@@ -1066,3 +1066,35 @@ fn gtod_cpu_keeps_the_time_on_one_cpu_like_fio() {
         eprintln!("one CPU: the affinity part needs two");
     }
 }
+
+/// sync_file_range: every N writes, sync_file_range(2) over the range written since the last
+/// sync, with the flags named: the same calls as fio's (none after the last write).
+#[test]
+fn sync_file_range_makes_fios_calls() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "sfr");
+    let calls = |tool: &str, name: &str, sfr: &str| -> Vec<String> {
+        let f = format!("--filename={}", dir.join(name));
+        let s = format!("--sync_file_range={sfr}");
+        let args = [
+            "--name=s",
+            f.as_str(),
+            "--rw=write",
+            "--size=64k",
+            s.as_str(),
+        ];
+        strace_text(tool, dir.path(), &args, &["-e", "trace=sync_file_range"])
+            .lines()
+            .filter_map(|l| l.split_once("sync_file_range(").map(|(_, a)| a))
+            // Without the descriptor number.
+            .filter_map(|a| a.split_once(", ").map(|(_, rest)| rest.to_string()))
+            .collect()
+    };
+    for sfr in ["write:4", "wait_before,write,wait_after:3"] {
+        let ours = calls(fiox_bin(), "ours", sfr);
+        assert_eq!(ours.len(), if sfr == "write:4" { 3 } else { 5 }, "{ours:?}");
+        assert!(ours[0].starts_with("0, "), "{ours:?}");
+        if fio_available() {
+            assert_eq!(ours, calls("fio", "theirs", sfr), "{sfr}");
+        }
+    }
+}

@@ -14,7 +14,7 @@
 use std::sync::atomic::{fence, Ordering};
 
 use crate::sys::errno;
-use crate::target::{replace, sync_file, target, trim, Target};
+use crate::target::{replace, sync_file, sync_range, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// `struct iocb` from <linux/aio_abi.h> (little-endian field order for key/rw_flags).
@@ -274,6 +274,9 @@ impl IoEngine for LibaioEngine {
             IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
             IoOp::Fsync => return Ok(Queued::Done(sync_file(t.fd, false))),
             IoOp::Fdatasync => return Ok(Queued::Done(sync_file(t.fd, true))),
+            IoOp::SyncRange(f) => {
+                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+            }
         }
         if self.inflight + self.pending.len() >= self.depth {
             return Ok(Queued::Busy);

@@ -229,6 +229,8 @@ pub struct FileSpec {
     /// `write_hint=`: the RWH_WRITE_LIFE_* value (1 none .. 5 extreme) set with fcntl(2) on
     /// every open of a regular file or block device, as fio does.
     pub write_hint: Option<u64>,
+    /// `sync_file_range=flags:N`: the SYNC_FILE_RANGE_* flags and every how many writes.
+    pub sync_file_range: Option<(u32, u64)>,
 }
 
 /// `fadvise_hint=` (fio default `1`: the job's own pattern).
@@ -1054,6 +1056,7 @@ impl Default for FileSpec {
             fill_device: false,
             file_append: false,
             write_hint: None,
+            sync_file_range: None,
         }
     }
 }

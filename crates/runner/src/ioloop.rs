@@ -33,6 +33,8 @@ struct Slot {
     seq: u64,
     /// A verify read (verify phase, verify_backlog): checked against the write log.
     check: bool,
+    /// A sync slot of `sync_file_range`: its SYNC_FILE_RANGE_* flags (0: fsync/fdatasync).
+    sfr: u32,
 }
 
 /// A verify read waiting to be issued: a range of a file and the write it must hold.
@@ -122,6 +124,12 @@ pub struct IoLoop<'a> {
     max_lat_ns: [u64; 2],
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
+    /// `sync_file_range`: per file, the range (first, end) written since its last sync
+    /// (empty without the option: nothing is tracked).
+    sfr_ranges: Vec<(u64, u64)>,
+    /// The request drawn to see that one more I/O follows a due `sync_file_range` (fio
+    /// syncs only before a next I/O), issued after the sync.
+    held: Option<IoReq>,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -173,6 +181,7 @@ fn iolog_name(op: IoOp) -> &'static str {
         IoOp::Write => "write",
         IoOp::Trim => "trim",
         IoOp::Fdatasync => "datasync",
+        IoOp::SyncRange(_) => "sync_file_range",
         _ => "sync",
     }
 }
@@ -193,6 +202,7 @@ impl<'a> IoLoop<'a> {
         limits: Limits,
     ) -> IoLoop<'a> {
         let depth = pool.len();
+        let nfiles = paths.len();
         let rw = job.rw.mode;
         let active = [rw.has_read(), rw.has_write(), rw.has_trim()];
         let windows = rate_windows(job);
@@ -234,6 +244,12 @@ impl<'a> IoLoop<'a> {
             lat_step: crate::latarget::Step::Nothing,
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             dbg_io: crate::debug::on(crate::debug::IO),
+            held: None,
+            sfr_ranges: if job.files.sync_file_range.is_some() {
+                vec![(u64::MAX, 0); nfiles]
+            } else {
+                Vec::new()
+            },
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -481,7 +497,13 @@ impl<'a> IoLoop<'a> {
             self.stamp_start(id);
             return Some(id);
         }
-        let req = self.next_request()?;
+        if let Some(id) = self.sync_range_due(sync_every) {
+            return Some(id);
+        }
+        let req = match self.held.take() {
+            Some(r) => r,
+            None => self.next_request()?,
+        };
         // Most jobs keep every file open: skip the gate's bookkeeping call.
         if self.gate.is_some() && !self.follow_opens(req.file) {
             return None;
@@ -489,6 +511,47 @@ impl<'a> IoLoop<'a> {
         self.last_file = req.file;
         let id = self.free.pop()?;
         self.prepare(id, req);
+        Some(id)
+    }
+
+    /// fio's `sync_file_range`: every N writes (when no fsync/fdatasync interval is set), a
+    /// sync over the range of the current file written since its last sync.
+    fn sync_range_due(&mut self, sync_every: u64) -> Option<u32> {
+        let (flags, every) = self.job.files.sync_file_range?;
+        if sync_every > 0 || self.writes_since_sync < every {
+            return None;
+        }
+        if self.held.is_none() {
+            // The last write of the job is not followed by a sync (fio's loop ends first).
+            self.held = Some(self.next_request()?);
+        }
+        let id = self.free.pop()?;
+        self.writes_since_sync = 0;
+        let file = if self.gate.is_some() {
+            self.last_file
+        } else {
+            0
+        };
+        let (first, end) = self
+            .sfr_ranges
+            .get(file as usize)
+            .copied()
+            .unwrap_or((0, 0));
+        // Longer than a unit's 32-bit length: u32::MAX, which the engine syncs to the end.
+        let (offset, len) = if end > first {
+            (first, (end - first).min(u64::from(u32::MAX)) as u32)
+        } else {
+            (0, 0)
+        };
+        self.slots[id as usize] = Slot {
+            ddir: SYNC,
+            sfr: flags,
+            file,
+            offset,
+            len,
+            ..Default::default()
+        };
+        self.stamp_start(id);
         Some(id)
     }
 
@@ -662,6 +725,7 @@ impl<'a> IoLoop<'a> {
             issue_ns: 0,
             seq: 0,
             check: false,
+            sfr: 0,
         };
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -742,7 +806,11 @@ impl<'a> IoLoop<'a> {
             offset_ptr(p, s.done as usize)
         };
         let unit = IoUnit {
-            op: op_of(s.ddir, s.op_data_only),
+            op: if s.sfr != 0 {
+                IoOp::SyncRange(s.sfr)
+            } else {
+                op_of(s.ddir, s.op_data_only)
+            },
             file: s.file,
             offset: s.offset + s.done as u64,
             len: s.len - s.done,
@@ -975,6 +1043,10 @@ impl<'a> IoLoop<'a> {
         self.in_flight[id as usize] = false;
         if s.ddir == SYNC {
             self.free.push(id);
+            // Any sync starts the file's written range afresh (fio's first/last_write).
+            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+                *r = (u64::MAX, 0);
+            }
             if res < 0 {
                 self.fail(&s, (-res) as i32);
             } else if self.measure.clat {
@@ -997,6 +1069,13 @@ impl<'a> IoLoop<'a> {
             return;
         }
         self.free.push(id);
+        if s.ddir == 1 && !self.sfr_ranges.is_empty() {
+            // sync_file_range: the file's written range grows (fio's file_log_write_comp).
+            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+                let end = s.offset + u64::from(s.len);
+                *r = (r.0.min(s.offset), r.1.max(end));
+            }
+        }
         if self.verify.is_some() {
             self.verify_io(id, &s);
         }

@@ -37,6 +37,27 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("Read when the option is parsed, as fio: each regular file found (in directory order, not following symbolic links) is one of the job's files, after any filename= given before it; fiox notes how many were added. A directory that cannot be read is an error."),
+    OptDef::new("sync_file_range", K::Complex("wait_before,write,wait_after[:N]"), C::Files, "sync_file_range(2) every N writes (default 1)", |j, v| {
+        let (words, n) = match v.str().split_once(':') {
+            Some((w, n)) => {
+                let n: u64 = n.trim().parse().map_err(|_| format!("'{n}' is not a number of writes"))?;
+                (w, n)
+            }
+            None => (v.str(), 1),
+        };
+        let mut flags = 0;
+        for w in words.split(',').map(str::trim) {
+            flags |= match w {
+                "wait_before" => 1,
+                "write" => 2,
+                "wait_after" => 4,
+                _ => return Err(format!("'{w}' is not one of wait_before, write, wait_after")),
+            };
+        }
+        j.files.sync_file_range = (n > 0).then_some((flags, n));
+        Ok(())
+    })
+    .long("As fio: every N writes (counting the job's writes issued), sync_file_range(2) over the range of the current file written since the last sync, with SYNC_FILE_RANGE_WAIT_BEFORE, _WRITE, _WAIT_AFTER as named. fsync= and fdatasync= take precedence when also given."),
     OptDef::new("write_hint", K::Choice(&["none", "short", "medium", "long", "extreme"]), C::Files, "Expected life time of the data written (fcntl write hint)", |j, v| {
         // fio's RWH_WRITE_LIFE_* numbers.
         j.files.write_hint = Some(match v.choice()?.as_str() {
@@ -298,6 +319,18 @@ mod tests {
             Some(|j| j.files.write_hint == Some(5)),
         ),
         ("write_hint", "forever", None),
+        (
+            "sync_file_range",
+            "wait_before,write:8",
+            Some(|j| j.files.sync_file_range == Some((3, 8))),
+        ),
+        (
+            "sync_file_range",
+            "wait_after",
+            Some(|j| j.files.sync_file_range == Some((4, 1))),
+        ),
+        ("sync_file_range", "flush:2", None),
+        ("sync_file_range", "write:x", None),
         (
             "directory",
             "/mnt/a:/mnt/b",

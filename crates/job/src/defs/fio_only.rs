@@ -277,7 +277,6 @@ pub static OPTS: &[OptDef] = &[
     known("std_redirect", K::Bool, C::Engine).engines(&["exec"]),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
-    known("sync_file_range", K::Str, C::Files),
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
     known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
