@@ -83,6 +83,17 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
     let mut stdout = std::io::stdout().lock();
     match &inv.action {
         Action::Version => writeln!(stdout, "{}", fiox_report::normal::version_line())?,
+        Action::DebugList => {
+            // fio's --debug=?: the categories it knows, on one line.
+            let all = fiox_job::cli::DEBUG_CATEGORIES.join(",");
+            writeln!(stdout, "fiox: dumping debug options:{all}")?;
+        }
+        Action::IdleCalibrate => {
+            // fio's --idle-prof=calibrate: the unit of work timed on every CPU, no jobs run.
+            let p = fiox_runner::idleprof::IdleProf::start(fiox_job::IdleProfMode::Calibrate)
+                .context("--idle-prof=calibrate: cannot start its threads")?;
+            write!(stdout, "{}", fiox_report::normal::idle_stats(&p.finish()))?;
+        }
         Action::InflateLog(path) => {
             // fio's --inflate-log: the text of a log stored with log_store_compressed.
             let data = std::fs::read(path).with_context(|| format!("--inflate-log: {path}"))?;
@@ -214,13 +225,23 @@ fn fiox_sections(
 /// `--telemetry`'s sampling interval. Under MPI every rank runs its jobs and rank 0 alone
 /// prints: the header, its own informational lines and ETA, then the combined reports.
 fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Peers) -> Result<i32> {
+    if let Some(d) = &inv.settings.debug {
+        debug_setup(d, inv);
+    }
     let s = &inv.settings;
     let lead = peers.lead();
-    let formats = if s.output_formats.is_empty() {
+    let mut formats = if s.output_formats.is_empty() {
         vec![OutputFormat::Normal]
     } else {
         s.output_formats.clone()
     };
+    // fio prints its reports in one order whatever order they were asked in (its output
+    // buffers: terse, JSON, normal), so `--append-terse` puts the terse lines first.
+    formats.sort_by_key(|f| match f {
+        OutputFormat::Terse => 0,
+        OutputFormat::Json | OutputFormat::JsonPlus => 1,
+        OutputFormat::Normal => 2,
+    });
     let out = if lead {
         Out::open(s.output.as_deref())?
     } else {
@@ -362,5 +383,30 @@ fn run_options(
             cmd: s.trigger_cmd.clone(),
         },
         log_tag: None,
+        idle_prof: s.idle_prof,
+    }
+}
+
+/// `--debug=LIST`: say which categories are on (as fio does when parsing), turn them on, and
+/// print fio's `parse` lines: each job's options as given.
+fn debug_setup(list: &str, inv: &Invocation) {
+    use fiox_runner::debug;
+    let Some(mask) = debug::mask_of(list) else {
+        return; // checked by the parser already
+    };
+    if mask == u32::MAX {
+        println!("fiox: set all debug options");
+    } else {
+        for c in list.split(',').map(str::trim) {
+            println!("fiox: set debug option {c}");
+        }
+    }
+    debug::enable(mask);
+    if debug::on(debug::PARSE) {
+        for j in &inv.jobs {
+            for (k, v) in &j.raw_options {
+                debug::log(debug::PARSE, format_args!("handle_option={k}, ptr={v}"));
+            }
+        }
     }
 }

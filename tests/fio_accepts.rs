@@ -127,6 +127,11 @@ fn sample(d: &OptDef) -> String {
         "ioengine" => "psync",
         "sync_file_range" => "wait_before",
         "log_entries" => "1024",
+        // fiox reads the directory when the option is parsed (fio skips that with
+        // --parse-only): a small directory that is always there.
+        "opendir" => "/proc/sys/kernel/random",
+        // fio checks the words only when it runs (not with --parse-only).
+        "replay_skip" => "write",
         "log_compression" => "1m",
         "profile" => "tiobench",
         "steadystate" | "ss" => "iops:10%",

@@ -7,13 +7,13 @@ mod harness;
 use harness::*;
 
 const FLOW_LINE: &str =
-    "fiox: job a: `cgroup` is a fio option that fiox does not support yet; this job will not run\n";
+    "fiox: job a: `atomic` is a fio option that fiox does not support yet; this job will not run\n";
 const HTTP_LINE: &str = "fiox: job b: ioengine `http` is a fio engine that fiox does not support yet; this job will not run\n";
 
 fn job_file(dir: &TempDir) -> String {
     let path = dir.join("u.fio");
     let text = format!(
-        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\ncgroup=x\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
+        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\natomic=1\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
         dir.path().display()
     );
     std::fs::write(&path, text).unwrap();
@@ -74,13 +74,16 @@ fn a_later_supported_value_clears_the_refusal() {
 
 #[test]
 fn fio_switches_parse_and_refuse_with_the_reason() {
-    let r = fiox(&["--parse-only", "--debug=io,file", "--name=x", "--size=1m"]);
+    let r = fiox(&["--parse-only", "--crctest=md5", "--name=x", "--size=1m"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "fiox: `--debug=io,file` is a fio switch that fiox does not support yet (fio's internal \
-         debug logging has no fiox counterpart yet); nothing will run\n"
+        "fiox: `--crctest=md5` is a fio switch that fiox does not support yet (fio's checksum \
+         speed test is not implemented); nothing will run\n"
     );
+    // --debug runs (tests/fio_jobflow.rs): accepted.
+    let ok = fiox(&["--parse-only", "--debug=io,file", "--name=x", "--size=1m"]);
+    assert_eq!((ok.code, ok.stderr.as_str()), (0, ""));
     // A switch that acts without jobs (fio's server) is refused, not answered with the usage.
     let r = fiox(&["--server=localhost"]);
     assert_eq!(r.code, 1, "{}", r.stderr);

@@ -191,6 +191,7 @@ impl IoEngine for E4defragEngine {
             IoOp::Write => self.defrag(t, io.offset, io.len as u64),
             IoOp::Fsync => crate::target::sync_file(t.fd, false),
             IoOp::Fdatasync => crate::target::sync_file(t.fd, true),
+            IoOp::SyncRange(f) => crate::target::sync_range(t.fd, io.offset, io.len as u64, f),
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
         };
         Ok(Queued::Done(r))

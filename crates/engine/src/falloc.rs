@@ -23,7 +23,7 @@ pub(crate) fn mode_of(op: IoOp) -> libc::c_int {
     match op {
         IoOp::Read => libc::FALLOC_FL_KEEP_SIZE,
         IoOp::Trim => libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-        IoOp::Write | IoOp::Fsync | IoOp::Fdatasync => 0,
+        IoOp::Write | IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => 0,
     }
 }
 
@@ -53,6 +53,7 @@ impl IoEngine for FallocEngine {
         let r = match io.op {
             IoOp::Fsync => crate::target::sync_file(t.fd, false),
             IoOp::Fdatasync => crate::target::sync_file(t.fd, true),
+            IoOp::SyncRange(f) => crate::target::sync_range(t.fd, io.offset, io.len as u64, f),
             op => {
                 let (off, len) = (io.offset as libc::off_t, io.len as libc::off_t);
                 // SAFETY: plain syscall on the registered fd; no memory is passed.

@@ -123,7 +123,7 @@ impl IoEngine for FileOpEngine {
         // fio's queue of these engines completes every unit untouched.
         Ok(Queued::Done(match io.op {
             IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
-            IoOp::Fsync | IoOp::Fdatasync => 0,
+            IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => 0,
         }))
     }
 

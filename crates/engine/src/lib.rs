@@ -73,6 +73,9 @@ pub enum IoOp {
     Trim,
     Fsync,
     Fdatasync,
+    /// sync_file_range(2) over `offset`/`len` with these SYNC_FILE_RANGE_* flags (fio's
+    /// `sync_file_range`); a zero length syncs nothing, as in fio.
+    SyncRange(u32),
 }
 
 /// One I/O request, valid for the duration of the `queue` call. Queued engines must copy what

@@ -14,7 +14,7 @@
 use std::sync::atomic::{fence, Ordering};
 
 use crate::sys::errno;
-use crate::target::{replace, sync_file, target, trim, Target};
+use crate::target::{replace, sync_file, sync_range, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// `aio_flags` bit: `aio_reqprio` holds an ioprio value for this request (<linux/aio_abi.h>).
@@ -286,6 +286,9 @@ impl IoEngine for LibaioEngine {
             IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
             IoOp::Fsync => return Ok(Queued::Done(sync_file(t.fd, false))),
             IoOp::Fdatasync => return Ok(Queued::Done(sync_file(t.fd, true))),
+            IoOp::SyncRange(f) => {
+                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+            }
         }
         if self.inflight + self.pending.len() >= self.depth {
             return Ok(Queued::Busy);

@@ -185,7 +185,8 @@ impl IoEngine for MmapEngine {
         let r = match io.op {
             IoOp::Read | IoOp::Write => transfer(m, io),
             IoOp::Trim => trim(t, io.offset, io.len),
-            IoOp::Fsync | IoOp::Fdatasync => msync(m),
+            // fio's mmap engine msyncs the mapping for every kind of sync.
+            IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => msync(m),
         };
         Ok(Queued::Done(r))
     }

@@ -28,7 +28,7 @@ impl NullEngine {
 fn result_of(io: &IoUnit) -> i64 {
     match io.op {
         IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
-        IoOp::Fsync | IoOp::Fdatasync => 0,
+        IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => 0,
     }
 }
 

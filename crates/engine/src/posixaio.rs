@@ -19,7 +19,7 @@
 //! depth 1000 a third of fio's IOPS.
 
 use crate::sys::errno;
-use crate::target::{replace, target, trim, Target};
+use crate::target::{replace, sync_range, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// Most control blocks one aio_suspend waits on (fio's engine uses the same bound).
@@ -173,11 +173,14 @@ impl IoEngine for PosixAioEngine {
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target("posixaio", &self.files, io.file)?;
-        if io.op == IoOp::Trim {
+        if let IoOp::Trim | IoOp::SyncRange(_) = io.op {
             if self.active > 0 {
                 return Ok(Queued::Busy);
             }
-            return Ok(Queued::Done(trim(t, io.offset, io.len)));
+            return Ok(Queued::Done(match io.op {
+                IoOp::SyncRange(f) => sync_range(t.fd, io.offset, io.len as u64, f),
+                _ => trim(t, io.offset, io.len),
+            }));
         }
         let Some(i) = self.free.pop() else {
             return Ok(Queued::Busy);

@@ -8,7 +8,7 @@
 //! file position is not already at the offset, as fio does).
 
 use crate::sys::{errno, ret};
-use crate::target::{replace, run_positional, sync_file, target, trim, Target};
+use crate::target::{replace, run_positional, sync_file, sync_range, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// RWF_* values from <linux/fs.h>.
@@ -361,6 +361,9 @@ impl IoEngine for VsyncEngine {
             IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
             IoOp::Fsync => return Ok(Queued::Done(sync_file(t.fd, false))),
             IoOp::Fdatasync => return Ok(Queued::Done(sync_file(t.fd, true))),
+            IoOp::SyncRange(f) => {
+                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+            }
         }
         if !self.appendable(io) {
             return Ok(Queued::Busy);

@@ -85,6 +85,26 @@ pub(crate) fn sync_file(fd: RawFd, data_only: bool) -> i64 {
     ret(r as isize)
 }
 
+/// sync_file_range(2): `0` or `-errno`; nothing to do (0) for an empty range, as fio's
+/// do_sync_file_range (the kernel would take length 0 as "to the end of the file"). A unit's
+/// length is 32 bits: `u32::MAX` stands for a longer range and syncs to the end of the file.
+pub(crate) fn sync_range(fd: RawFd, offset: u64, len: u64, flags: u32) -> i64 {
+    if len == 0 {
+        return 0;
+    }
+    let len = if len == u64::from(u32::MAX) { 0 } else { len };
+    // SAFETY: a plain syscall on an fd with integer arguments.
+    let r = unsafe {
+        libc::sync_file_range(
+            fd,
+            offset as libc::off64_t,
+            len as libc::off64_t,
+            flags as libc::c_uint,
+        )
+    };
+    ret(r as isize)
+}
+
 /// Run one unit with positional syscalls (psync semantics); `rwf` != 0 switches reads and
 /// writes to preadv2/pwritev2 with those flags.
 #[inline]
@@ -127,5 +147,6 @@ pub(crate) fn run_positional(
         IoOp::Trim => trim(t, offset, len),
         IoOp::Fsync => sync_file(t.fd, false),
         IoOp::Fdatasync => sync_file(t.fd, true),
+        IoOp::SyncRange(f) => sync_range(t.fd, offset, len.into(), f),
     }
 }

@@ -13,7 +13,7 @@
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::sync::{RWF_DONTCACHE, RWF_NOWAIT};
-use crate::target::{replace, target, trim, Target};
+use crate::target::{replace, sync_range, target, trim, Target};
 use crate::{
     BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
 };
@@ -534,8 +534,14 @@ impl IoEngine for UringEngine {
             IoOp::Fsync | IoOp::Fdatasync => {
                 self.sync_entry(io.file, t, io.op).user_data(id as u64)
             }
-            IoOp::Trim if self.inflight + self.queued > 0 => return Ok(Queued::Busy),
+            IoOp::Trim | IoOp::SyncRange(_) if self.inflight + self.queued > 0 => {
+                return Ok(Queued::Busy)
+            }
             IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
+            // After the writes before it, as the ring's own op would be ordered by fio.
+            IoOp::SyncRange(f) => {
+                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+            }
         };
         self.push(e)?;
         Ok(Queued::Queued)

@@ -7,7 +7,7 @@ use crate::defs;
 use crate::error::{JobError, Location};
 use crate::jobfile::{RawOpt, Section, SubstEnv};
 use crate::resolve::find_def;
-use crate::{suggest, EtaMode, OutputFormat, RunSettings};
+use crate::{suggest, EtaMode, IdleProfMode, OutputFormat, RunSettings};
 
 /// What the command line asks for before any job is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,10 @@ pub enum Early {
     EngHelp(String),
     /// `--inflate-log=FILE`: print a compressed log (`log_store_compressed`) as text.
     InflateLog(String),
+    /// `--idle-prof=calibrate`: measure the idle profiler's unit of work, print it, exit.
+    IdleCalibrate,
+    /// `--debug=?`: list fio's debug categories and exit.
+    DebugList,
 }
 
 /// The command line split into its parts.
@@ -65,6 +69,8 @@ pub(crate) const SWITCHES: &[&str] = &[
     "trigger-file",
     "trigger-timeout",
     "trigger",
+    "idle-prof",
+    "debug",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -73,10 +79,6 @@ pub(crate) const SWITCHES: &[&str] = &[
 /// they are also job options, and parse as such (`exitall_on_error` runs; `profile` is
 /// refused as not supported yet), so `--showcmd` output that carries them parses again.
 const FIO_SWITCHES: &[(&str, &str)] = &[
-    (
-        "debug",
-        "fio's internal debug logging has no fiox counterpart yet",
-    ),
     (
         "client",
         "fiox has no client/server mode (a network service)",
@@ -101,10 +103,6 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
         "trigger-remote",
         "fiox has no client/server mode (a network service)",
     ),
-    (
-        "idle-prof",
-        "fio's idleness profiling threads are not implemented yet",
-    ),
     ("crctest", "fio's checksum speed test is not implemented"),
     ("memcpytest", "fio's memcpy speed test is not implemented"),
     ("cpuclock-test", "fio's CPU clock test is not implemented"),
@@ -118,8 +116,8 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
 /// except `--crctest`, whose value is optional.
 const FIO_BARE_SWITCHES: &[&str] = &["cpuclock-test", "memcpytest", "merge-blktrace-only"];
 
-/// fio's `--debug` categories (plus `all` and `?`).
-const DEBUG_CATEGORIES: &[&str] = &[
+/// fio's `--debug` categories (plus `all`; `?` lists them).
+pub const DEBUG_CATEGORIES: &[&str] = &[
     "process",
     "file",
     "io",
@@ -184,16 +182,6 @@ fn fio_switch(
             )))
         }
         _ => {}
-    }
-    if name == "debug" {
-        for c in value.unwrap_or("").split(',').map(str::trim) {
-            if !DEBUG_CATEGORIES.contains(&c) {
-                return Err(err(format!(
-                    "--debug: unknown category '{c}' (use {})",
-                    DEBUG_CATEGORIES.join(", ")
-                )));
-            }
-        }
     }
     s.unsupported_switches.push(UnsupportedSwitch {
         name: name.to_string(),
@@ -425,6 +413,40 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
         "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
+        // fio's debug categories; `?` lists them and exits.
+        "debug" => {
+            let v = need(value)?;
+            if v == "?" {
+                set_early(cl, Early::DebugList);
+            } else {
+                for c in v.split(',').map(str::trim) {
+                    if !DEBUG_CATEGORIES.contains(&c) {
+                        return Err(JobError::new(
+                            Location::CommandLine,
+                            format!(
+                                "--debug: unknown category '{c}' (use {})",
+                                DEBUG_CATEGORIES.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                s.debug = Some(v);
+            }
+        }
+        // fio's idle profiling; `calibrate` measures and exits without running jobs.
+        "idle-prof" => match need(value)?.as_str() {
+            "calibrate" => set_early(cl, Early::IdleCalibrate),
+            "system" => s.idle_prof = Some(IdleProfMode::System),
+            "percpu" => s.idle_prof = Some(IdleProfMode::Percpu),
+            v => {
+                return Err(JobError::new(
+                    Location::CommandLine,
+                    format!(
+                        "--idle-prof: incorrect option '{v}' (use calibrate, system or percpu)"
+                    ),
+                ))
+            }
+        },
         _ if more_switches(s, name, value)? => {}
         _ if FIO_SWITCHES.iter().any(|(n, _)| *n == name) => {
             let reason = FIO_SWITCHES
@@ -710,8 +732,11 @@ mod tests {
             e.to_string(),
             "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"
         );
-        let cl = parse_cmdline(&args("--debug=io"), &env()).unwrap();
-        assert_eq!(cl.settings.unsupported_switches[0].name, "debug");
+        let cl = parse_cmdline(&args("--debug=io,file"), &env()).unwrap();
+        assert_eq!(cl.settings.debug.as_deref(), Some("io,file"));
+        assert!(cl.settings.unsupported_switches.is_empty());
+        let cl = parse_cmdline(&args("--debug=?"), &env()).unwrap();
+        assert_eq!(cl.early, Some(Early::DebugList));
         // fio options with a dash in their name are options, not unknown switches.
         let cl = parse_cmdline(&args("--name=x --hugepage-size=2m"), &env()).unwrap();
         assert_eq!(cl.sections[0].opts[0].name, "hugepage-size");

@@ -89,6 +89,15 @@ pub const SWITCHES: &[Switch] = &[
         "--alloc-size=KIB",
         "Accepted for fio (sizes no pool in fiox)",
     ),
+    sw(
+        "--debug=LIST",
+        "fio's debug lines: process, file, io, parse (others accepted); ? lists",
+    ),
+    Switch {
+        spelling: "--idle-prof=MODE",
+        help: "CPU idleness while the jobs run: system, percpu; calibrate alone",
+        choices: &["calibrate", "system", "percpu"],
+    },
     sw("--max-jobs=N", "Run at most N jobs at once"),
     sw(
         "--bandwidth-log",
@@ -459,7 +468,9 @@ mod tests {
             .unwrap()
             .contains("type                : webdav|s3|swift"));
         assert!(enghelp("io_uring_cmd").unwrap().contains("cmd_type"));
-        assert!(cmdhelp("cgroup").unwrap().contains("does not run yet"));
+        assert!(cmdhelp("merge_blktrace_file")
+            .unwrap()
+            .contains("does not run yet"));
     }
 
     #[test]

@@ -44,6 +44,10 @@ pub enum Action {
     Help(String),
     /// `--inflate-log=FILE`: print the compressed log FILE as text and exit.
     InflateLog(String),
+    /// `--idle-prof=calibrate`: print the idle profiler's calibration and exit.
+    IdleCalibrate,
+    /// `--debug=?`: list the debug categories and exit.
+    DebugList,
     /// No job was defined (no arguments, or options without a `--name=`): print the usage
     /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
     /// that did nothing for a success. The second field explains what was missing.
@@ -153,6 +157,8 @@ pub fn parse_invocation_in(
             cli::Early::CmdHelp(o) => Action::CmdHelp(help::cmdhelp(o)?),
             cli::Early::EngHelp(e) => Action::EngHelp(help::enghelp(e)?),
             cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
+            cli::Early::IdleCalibrate => Action::IdleCalibrate,
+            cli::Early::DebugList => Action::DebugList,
         };
         return Ok(inv);
     }

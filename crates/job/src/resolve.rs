@@ -802,9 +802,16 @@ mod tests {
             sec(
                 "global",
                 1,
-                &[("ioengine", Some("http")), ("cgroup", Some("a"))],
+                &[
+                    ("ioengine", Some("http")),
+                    ("merge_blktrace_file", Some("a")),
+                ],
             ),
-            sec("a", 1, &[("http_host", Some("h")), ("cgroup", Some("b"))]),
+            sec(
+                "a",
+                1,
+                &[("http_host", Some("h")), ("merge_blktrace_file", Some("b"))],
+            ),
             sec("b", 1, &[("ioengine", Some("psync"))]),
         ];
         let jobs = resolve(&s).unwrap();
@@ -814,13 +821,13 @@ mod tests {
             [
                 "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
                 "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
-                "job a: `cgroup` is a fio option that fiox does not support yet; this job will not run",
+                "job a: `merge_blktrace_file` is a fio option that fiox does not support yet (blktrace replay); this job will not run",
             ]
         );
         assert_eq!(jobs[0].unsupported[2].value, "b");
-        // b switches to psync: the engine record goes, cgroup stays.
+        // b switches to psync: the engine record goes, merge_blktrace_file stays.
         assert_eq!(jobs[1].unsupported.len(), 1);
-        assert_eq!(jobs[1].unsupported[0].option, "cgroup");
+        assert_eq!(jobs[1].unsupported[0].option, "merge_blktrace_file");
         let bad = vec![sec(
             "a",
             1,

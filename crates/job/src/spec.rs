@@ -227,6 +227,11 @@ pub struct FileSpec {
     pub fill_device: bool,
     /// `file_append=`: I/O starts at the end of each file.
     pub file_append: bool,
+    /// `write_hint=`: the RWH_WRITE_LIFE_* value (1 none .. 5 extreme) set with fcntl(2) on
+    /// every open of a regular file or block device, as fio does.
+    pub write_hint: Option<u64>,
+    /// `sync_file_range=flags:N`: the SYNC_FILE_RANGE_* flags and every how many writes.
+    pub sync_file_range: Option<(u32, u64)>,
 }
 
 /// `fadvise_hint=` (fio default `1`: the job's own pattern).
@@ -479,6 +484,12 @@ pub struct RandSpec {
     /// value sits, 0.0..=1.0 of the range. None = fio's default (random for zipf/pareto, 0.5 for
     /// normal).
     pub distribution_center: Option<f64>,
+    /// `rw_sequencer=identical`: with `rw=randX:N`, the I/Os between new random offsets
+    /// repeat the last offset instead of continuing sequentially from it.
+    pub rw_seq_identical: bool,
+    /// `softrandommap`: when a file's random map cannot be allocated, run that file without
+    /// one (as norandommap) instead of failing.
+    pub softrandommap: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -536,6 +547,9 @@ pub struct LatTargetSpec {
     pub percentile: f64,
     /// `latency_run`: keep probing instead of settling on a depth.
     pub run: bool,
+    /// `max_latency` in ns per direction (read, write, trim; 0: off): a completion whose
+    /// total latency exceeds it ends the job with ETIMEDOUT, as in fio.
+    pub max_ns: PerDir<u64>,
 }
 
 impl Default for LatTargetSpec {
@@ -545,6 +559,7 @@ impl Default for LatTargetSpec {
             window_us: 0,
             percentile: 100.0,
             run: false,
+            max_ns: PerDir::all(0),
         }
     }
 }
@@ -612,6 +627,12 @@ pub struct ReplaySpec {
     pub align: u64,
     /// `replay_time_scale`: percent of the log's speed (100: as logged).
     pub time_scale: u32,
+    /// `read_iolog_chunked`: fio reads the log bit by bit; fiox reads it whole before the
+    /// run either way (the replay is the same).
+    pub chunked: bool,
+    /// `replay_skip`: directions to skip (bits 0 read, 1 write, 2 trim, 3 sync). In fio 3.33
+    /// only blktrace replays honour it; text I/O logs replay every I/O anyway.
+    pub skip: u8,
 }
 
 impl Default for ReplaySpec {
@@ -623,6 +644,8 @@ impl Default for ReplaySpec {
             scale: 1,
             align: 0,
             time_scale: 100,
+            chunked: false,
+            skip: 0,
         }
     }
 }
@@ -669,6 +692,14 @@ pub struct PacingSpec {
     pub thinktime: Duration,
     pub thinktime_spin: Duration,
     pub thinktime_blocks: u32,
+    /// `thinktime_blocks` was given (fio: with `thinktime_iotime`, the default 1 is ignored).
+    pub thinktime_blocks_set: bool,
+    /// `thinktime_blocks_type=issue`: count issued I/Os instead of completed ones.
+    pub thinktime_blocks_issue: bool,
+    /// `thinktime_iotime`: think after this long of I/O (zero: off).
+    pub thinktime_iotime: Duration,
+    /// `rate_ignore_thinktime`: the rate does not catch up on the time spent thinking.
+    pub rate_ignore_thinktime: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -706,6 +737,19 @@ pub struct LogSpec {
     /// `log_prio`: the last column of bw/iops/lat logs is the I/O's ioprio value in hex
     /// (`0x2004`) instead of 1 for the real-time class and 0 otherwise.
     pub log_prio: bool,
+    /// `log_max_value`: averaged lines hold the window's maximum instead of its mean.
+    pub log_max_value: bool,
+    /// `log_hist_coarseness` (0..=6): histogram log buckets summed in groups of 2^k.
+    pub log_hist_coarseness: u32,
+    /// `log_unix_epoch` or `log_alternate_epoch` (fio ORs them): log times count from the
+    /// epoch of clock `log_alternate_epoch_clock_id` (CLOCK_REALTIME by default) instead of
+    /// the job's start.
+    pub log_unix_epoch: bool,
+    pub log_alternate_epoch: bool,
+    pub log_epoch_clock_id: i32,
+    /// `log_entries`: fio's initial in-memory log size. fiox writes its logs as it goes, so it
+    /// changes no output; kept for `--showcmd` and the JSON job options.
+    pub log_entries: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -735,6 +779,8 @@ pub struct StatsSpec {
     /// `significant_figures=` 1..=10 (fio's default 4): digits of sizes, rates and IOPS in
     /// the normal report.
     pub sig_figs: u32,
+    /// `disk_util`: report the disks' utilization (the `Disk stats` block).
+    pub disk_util: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -752,6 +798,46 @@ pub struct CpuSpec {
     /// `prio=` 0..=7 and `prioclass=` 0..=3 (ioprio_set).
     pub prio: Option<u32>,
     pub prioclass: Option<u32>,
+    /// `uid=`/`gid=`: the job's thread takes these credentials before any work (fio's
+    /// setgid/setuid in the job's process).
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    /// `cgroup=`: the job's thread joins this blkio (or cgroup2) group, created if missing.
+    pub cgroup: Option<String>,
+    /// `cgroup_weight=` 100..=1000 (0: not set): written to the group's blkio.weight.
+    pub cgroup_weight: u32,
+    /// `cgroup_nodelete`: a group the run created is left in place.
+    pub cgroup_nodelete: bool,
+    /// `gtod_cpu=`: a thread on this CPU keeps the time for every job (and this job leaves
+    /// the CPU out of `cpus_allowed`).
+    pub gtod_cpu: Option<u32>,
+    /// `numa_cpu_nodes=`: the job runs on the CPUs of these NUMA nodes.
+    pub numa_cpu_nodes: Option<NumaNodes>,
+    /// `numa_mem_policy=`: the job thread's memory policy (set_mempolicy(2)).
+    pub numa_mem_policy: Option<NumaMemPolicy>,
+}
+
+/// A NUMA node list as libnuma's numa_parse_nodestring reads it (`all`, `0-1,3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumaNodes {
+    /// Every online node.
+    All,
+    /// These nodes (sorted, no repeats).
+    List(Vec<usize>),
+}
+
+/// fio's `numa_mem_policy` modes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumaMemPolicy {
+    Default,
+    /// `prefer:N`: allocate on node N when it can.
+    Prefer(usize),
+    /// `bind:list`: allocate only on these nodes.
+    Bind(NumaNodes),
+    /// `interleave[:list]`: spread pages over these nodes (all by default).
+    Interleave(NumaNodes),
+    /// `local`: allocate on the node of the CPU that asks.
+    Local,
 }
 
 /// `continue_on_error=` kinds.
@@ -775,6 +861,20 @@ pub struct ErrorSpec {
     /// `error_dump`: print each I/O error a job survives (fio's `__io_u_log_error`; fatal
     /// errors are always printed).
     pub error_dump: bool,
+    /// `exit_what`: which jobs a finishing job stops when `exitall` is set.
+    pub exit_what: ExitWhat,
+}
+
+/// fio's `exit_what`: the jobs `exitall` terminates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExitWhat {
+    /// The jobs of the finishing job's group (fio's default).
+    #[default]
+    Group,
+    /// Every job running now, in any group; later stonewalled groups still run.
+    Stonewall,
+    /// Every job, including those not started yet.
+    All,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1053,6 +1153,10 @@ pub struct RunSettings {
     pub eta_interval: Option<Duration>,
     /// fio switches given that fiox parses but cannot act on yet: nothing runs.
     pub unsupported_switches: Vec<crate::cli::UnsupportedSwitch>,
+    /// `--idle-prof=system|percpu`: measure CPU idleness while the jobs run.
+    pub idle_prof: Option<IdleProfMode>,
+    /// `--debug=LIST`: fio's debug categories to print (checked names, comma-separated).
+    pub debug: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1061,6 +1165,17 @@ pub enum OutputFormat {
     Json,
     JsonPlus,
     Terse,
+}
+
+/// fio's `--idle-prof` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleProfMode {
+    /// Calibrate only and exit.
+    Calibrate,
+    /// The mean idleness of all CPUs.
+    System,
+    /// And each CPU's.
+    Percpu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -1103,6 +1218,8 @@ impl Default for FileSpec {
             create_only: false,
             fill_device: false,
             file_append: false,
+            write_hint: None,
+            sync_file_range: None,
         }
     }
 }
@@ -1170,6 +1287,8 @@ impl Default for JobSpec {
                 percentage_random: PerDir::all(100),
                 allrandrepeat: false,
                 distribution_center: None,
+                rw_seq_identical: false,
+                softrandommap: false,
             },
             buffers: BufferSpec {
                 zero_buffers: false,
@@ -1199,6 +1318,10 @@ impl Default for JobSpec {
                 thinktime: Duration::ZERO,
                 thinktime_spin: Duration::ZERO,
                 thinktime_blocks: 1,
+                thinktime_blocks_set: false,
+                thinktime_blocks_issue: false,
+                thinktime_iotime: Duration::ZERO,
+                rate_ignore_thinktime: false,
             },
             stats: StatsSpec {
                 percentile_list: DEFAULT_PERCENTILES.to_vec(),
@@ -1218,6 +1341,7 @@ impl Default for JobSpec {
                 unified_mixed: false,
                 unified_both: false,
                 sig_figs: 4,
+                disk_util: true,
             },
             logs: LogSpec {
                 write_bw_log: None,
@@ -1225,6 +1349,12 @@ impl Default for JobSpec {
                 log_compression: 0,
                 log_store_compressed: false,
                 log_prio: false,
+                log_max_value: false,
+                log_hist_coarseness: 0,
+                log_unix_epoch: false,
+                log_alternate_epoch: false,
+                log_epoch_clock_id: 0,
+                log_entries: 1024,
                 write_lat_log: None,
                 write_iops_log: None,
                 write_hist_log: None,
@@ -1239,6 +1369,14 @@ impl Default for JobSpec {
                 nice: 0,
                 prio: None,
                 prioclass: None,
+                uid: None,
+                gid: None,
+                cgroup: None,
+                cgroup_weight: 0,
+                cgroup_nodelete: false,
+                gtod_cpu: None,
+                numa_cpu_nodes: None,
+                numa_mem_policy: None,
             },
             errors: ErrorSpec {
                 continue_on_error: ContinueOnError::None,
@@ -1246,6 +1384,7 @@ impl Default for JobSpec {
                 exitall: false,
                 exitall_on_error: false,
                 error_dump: false,
+                exit_what: ExitWhat::Group,
             },
             verify: VerifySpec {
                 method: VerifyMethod::None,

@@ -119,7 +119,7 @@ const FILE_CASES: &[(&str, &str)] = &[
 /// Jobs that parse (`--parse-only` names what will not run and exits 1) but use fio features fiox cannot run yet: the
 /// exact lines `--parse-only` prints and a run refuses with.
 const REFUSAL_CASES: &[(&str, &[&str])] = &[
-    ("[a]\ngtod_cpu=1\n", &["job a: `gtod_cpu` is a fio option that fiox does not support yet; this job will not run"]),
+    ("[a]\nblock_error_percentiles=1\n", &["job a: `block_error_percentiles` is a fio option that fiox does not support yet; this job will not run"]),
     ("[a]\nioengine=rbd\nclientname=admin\n", &[
         "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
@@ -130,9 +130,9 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nrw=read:-8k\n", &["job a: `rw=read:-8k` is a fio option value that fiox does not support yet (I/O walking backwards); this job will not run"]),
     ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
-    ("[global]\ncgroup=a\n[a]\nnumjobs=3\ncgroup=b\n[b]\n", &[
-        "job a: `cgroup` is a fio option that fiox does not support yet; this job will not run",
-        "job b: `cgroup` is a fio option that fiox does not support yet; this job will not run",
+    ("[global]\natomic=0\n[a]\nnumjobs=3\natomic=1\n[b]\n", &[
+        "job a: `atomic` is a fio option that fiox does not support yet; this job will not run",
+        "job b: `atomic` is a fio option that fiox does not support yet; this job will not run",
     ]),
     ("[a]\nlockfile=exclusive\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
         "job a: `lockfile=exclusive` is a fio option value that fiox does not support yet; this job will not run",

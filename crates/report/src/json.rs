@@ -37,6 +37,19 @@ pub fn json(run: &RunResult, plus: bool) -> Value {
         let disks = flatten_disks(&run.disks).into_iter().map(disk_json);
         root.insert("disk_util".into(), Value::Array(disks.collect()));
     }
+    if let Some(i) = &run.idle {
+        // fio's cpu_idleness object: system, cpu-N with percpu, the unit of work.
+        let mut o = Map::new();
+        o.insert("system".into(), json_f64(i.system));
+        if i.percpu_shown {
+            for (n, p) in i.percpu.iter().enumerate() {
+                o.insert(format!("cpu-{n}"), json_f64(*p));
+            }
+        }
+        o.insert("unit_mean".into(), json_f64(i.unit_mean));
+        o.insert("unit_stddev".into(), json_f64(i.unit_stddev));
+        root.insert("cpu_idleness".into(), Value::Object(o));
+    }
     let mut fiox = Map::new();
     fiox.insert("version".into(), env!("CARGO_PKG_VERSION").into());
     fiox.insert("warnings".into(), warnings_json(&run.warnings));
@@ -515,6 +528,11 @@ fn print_value(v: &Value, level: usize, out: &mut String) {
             out.push('}');
         }
     }
+}
+
+/// A float as fio's JSON writes it (NaN, which fio prints for one CPU's stddev, as null).
+fn json_f64(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
 
 #[cfg(test)]

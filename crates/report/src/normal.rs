@@ -94,6 +94,31 @@ pub fn normal(run: &RunResult) -> String {
         out.push_str(&group_status(group));
     }
     out.push_str(&disk_stats(&run.disks));
+    if let Some(i) = &run.idle {
+        out.push_str(&idle_stats(i));
+    }
+    out
+}
+
+/// fio's show_idle_prof_stats: `CPU idleness:` (after a blank line, except for calibration
+/// alone), the system and per-CPU idleness, and the calibrated unit of work.
+pub fn idle_stats(i: &fiox_stats::model::IdleResult) -> String {
+    let mut out = String::new();
+    if i.calibrate_only {
+        out.push_str("CPU idleness:\n");
+    } else {
+        out.push_str("\nCPU idleness:\n");
+        let _ = writeln!(out, "  system: {:3.2}%", i.system);
+        if i.percpu_shown {
+            let each: Vec<String> = i.percpu.iter().map(|p| format!("{p:3.2}%")).collect();
+            let _ = writeln!(out, "  percpu: {}", each.join(", "));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  unit work: mean={:3.2}us, stddev={:3.2}",
+        i.unit_mean, i.unit_stddev
+    );
     out
 }
 

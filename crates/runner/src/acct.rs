@@ -50,6 +50,21 @@ pub enum JobState {
     Verifying = 6,
 }
 
+impl JobState {
+    /// fio's name of the run state (its `--debug=process` lines).
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            JobState::Waiting => "NOT_CREATED",
+            JobState::Setup => "SETTING_UP",
+            JobState::Running => "RUNNING",
+            JobState::Ramp => "RAMP",
+            JobState::Finishing => "FINISHING",
+            JobState::Done => "EXITED",
+            JobState::Verifying => "VERIFYING",
+        }
+    }
+}
+
 /// Counters one job publishes for the ETA thread and status reports.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -73,10 +88,26 @@ pub struct Progress {
 
 impl Progress {
     pub fn set_state(&self, s: JobState) {
-        self.state.store(s as u8, Ordering::Relaxed);
+        let old = self.state.swap(s as u8, Ordering::Relaxed);
+        if crate::debug::on(crate::debug::PROCESS) && old != s as u8 {
+            let old = JobState::from_u8(old);
+            crate::dprint!(
+                crate::debug::PROCESS,
+                "pid={}: runstate {} -> {}",
+                crate::sys::gettid(),
+                old.fio_name(),
+                s.fio_name()
+            );
+        }
     }
     pub fn state(&self) -> JobState {
-        match self.state.load(Ordering::Relaxed) {
+        JobState::from_u8(self.state.load(Ordering::Relaxed))
+    }
+}
+
+impl JobState {
+    fn from_u8(v: u8) -> JobState {
+        match v {
             0 => JobState::Waiting,
             1 => JobState::Setup,
             2 => JobState::Running,

@@ -49,7 +49,7 @@ impl AggBwLog {
             avg_msec: 0,
             log_offset: false,
             store_compressed: false,
-            log_prio: false,
+            ..LogOptions::default()
         };
         let files = names(tag)
             .iter()

@@ -97,6 +97,8 @@ pub struct Clock {
     tsc: Option<(u64, u64)>,
     /// `clocksource=gettimeofday`: the wall clock in whole µs at start.
     gtod_us: Option<u64>,
+    /// `gtod_cpu`: that wall clock is read from the gtod thread's shared word.
+    shared: bool,
 }
 
 /// The wall clock in whole microseconds (gettimeofday's resolution).
@@ -118,12 +120,21 @@ impl Clock {
             base: Instant::now(),
             tsc: rate.map(|r| (rdtsc(), (r * (1u64 << 32) as f64) as u64)),
             gtod_us: None,
+            shared: false,
         }
     }
 
     /// The clock a job's `clocksource` asks for (None: fio's default, see [`Clock::start`]).
     pub fn for_source(src: Option<fiox_job::ClockSource>) -> Clock {
         use fiox_job::ClockSource as S;
+        if crate::gtod::active() {
+            // gtod_cpu: every job copies the gtod thread's time, whatever its clocksource.
+            return Clock {
+                gtod_us: Some(crate::gtod::now_us()),
+                shared: true,
+                ..Clock::start(false)
+            };
+        }
         match src {
             None | Some(S::Cpu) => Clock::start(true),
             Some(S::ClockGettime) => Clock::start(false),
@@ -144,8 +155,13 @@ impl Clock {
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
         if let Some(base) = self.gtod_us {
+            let now = if self.shared {
+                crate::gtod::now_us()
+            } else {
+                wall_us()
+            };
             // A wall clock may step back: never before the start.
-            return wall_us().saturating_sub(base) * 1000;
+            return now.saturating_sub(base) * 1000;
         }
         match self.tsc {
             Some((base, mult)) => {

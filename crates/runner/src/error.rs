@@ -43,9 +43,10 @@ impl RunError {
     pub fn errno(&self) -> i32 {
         match self {
             RunError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
-            RunError::Engine(fiox_engine::EngineError::Os { source, .. }) => {
-                source.raw_os_error().unwrap_or(libc::EIO)
-            }
+            RunError::Engine(
+                fiox_engine::EngineError::Os { source, .. }
+                | fiox_engine::EngineError::File { source, .. },
+            ) => source.raw_os_error().unwrap_or(libc::EIO),
             RunError::Refused(_) => libc::EPERM,
             RunError::Target { errno, .. } => *errno,
             _ => libc::EINVAL,

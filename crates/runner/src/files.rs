@@ -140,6 +140,21 @@ pub fn advise_access(
     }
 }
 
+/// `write_hint`: set the job's write life hint on a just-opened file, as fio at every open:
+/// on the open file for direct jobs, on the inode otherwise. A failure is the job's error
+/// (fio's "fcntl write hint").
+pub fn apply_write_hint(
+    job: &JobSpec,
+    fd: std::os::fd::RawFd,
+    path: &std::path::Path,
+) -> Result<(), crate::RunError> {
+    match job.files.write_hint {
+        Some(h) => crate::sys::set_write_hint(fd, h, job.direct)
+            .map_err(|e| crate::RunError::io("fcntl write hint", path, e)),
+        None => Ok(()),
+    }
+}
+
 pub fn min_bs(job: &JobSpec) -> u64 {
     let mut m = u64::MAX;
     let rw = job.rw.mode;

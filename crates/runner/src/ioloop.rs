@@ -36,6 +36,8 @@ struct Slot {
     /// The I/O's priority: index into its direction's per-priority statistics, and the value.
     prio: u8,
     ioprio: u16,
+    /// A sync slot of `sync_file_range`: its SYNC_FILE_RANGE_* flags (0: fsync/fdatasync).
+    sfr: u32,
 }
 
 /// A verify read waiting to be issued: a range of a file and the write it must hold; or
@@ -130,6 +132,18 @@ pub struct IoLoop<'a> {
     /// `block_error_percentiles`: trims and failures per trim-sized block of the file.
     pub blocks: Option<fiox_stats::blocks::BlockInfos>,
     lat_step: crate::latarget::Step,
+    /// `max_latency` in ns for reads and writes (0: off).
+    max_lat_ns: [u64; 2],
+    /// `max_latency` is set for reads or writes (then `account` takes its hooks).
+    max_lat_on: bool,
+    /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
+    dbg_io: bool,
+    /// `sync_file_range`: per file, the range (first, end) written since its last sync
+    /// (empty without the option: nothing is tracked).
+    sfr_ranges: Vec<(u64, u64)>,
+    /// The request drawn to see that one more I/O follows a due `sync_file_range` (fio
+    /// syncs only before a next I/O), issued after the sync.
+    held: Option<IoReq>,
     /// Ramp time is over (or there was none).
     pub ramp_done: bool,
     /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
@@ -204,6 +218,7 @@ fn iolog_name(op: IoOp) -> &'static str {
         IoOp::Write => "write",
         IoOp::Trim => "trim",
         IoOp::Fdatasync => "datasync",
+        IoOp::SyncRange(_) => "sync_file_range",
         _ => "sync",
     }
 }
@@ -224,6 +239,7 @@ impl<'a> IoLoop<'a> {
         limits: Limits,
     ) -> IoLoop<'a> {
         let depth = pool.len();
+        let nfiles = paths.len();
         let rw = job.rw.mode;
         let active = [rw.has_read(), rw.has_write(), rw.has_trim()];
         let windows = rate_windows(job);
@@ -271,6 +287,15 @@ impl<'a> IoLoop<'a> {
             lat_target: None,
             blocks: None,
             lat_step: crate::latarget::Step::Nothing,
+            max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
+            max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
+            dbg_io: crate::debug::on(crate::debug::IO),
+            held: None,
+            sfr_ranges: if job.files.sync_file_range.is_some() {
+                vec![(u64::MAX, 0); nfiles]
+            } else {
+                Vec::new()
+            },
             verify: None,
             read_checks: false,
             serialize: (job.verify.serialize_overlap
@@ -323,6 +348,7 @@ impl<'a> IoLoop<'a> {
             self.job.iodepth_low.min(depth)
         };
         if !self.verify_phase {
+            self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {
                 JobState::Running
             } else {
@@ -577,7 +603,13 @@ impl<'a> IoLoop<'a> {
             self.stamp_start(id);
             return Some(id);
         }
-        let req = self.next_request()?;
+        if let Some(id) = self.sync_range_due(sync_every) {
+            return Some(id);
+        }
+        let req = match self.held.take() {
+            Some(r) => r,
+            None => self.next_request()?,
+        };
         // Most jobs keep every file open: skip the gate's bookkeeping call.
         if self.gate.is_some() && !self.follow_opens(req.file) {
             return None;
@@ -588,6 +620,47 @@ impl<'a> IoLoop<'a> {
         self.last_file = req.file;
         let id = self.free.pop()?;
         self.prepare(id, req);
+        Some(id)
+    }
+
+    /// fio's `sync_file_range`: every N writes (when no fsync/fdatasync interval is set), a
+    /// sync over the range of the current file written since its last sync.
+    fn sync_range_due(&mut self, sync_every: u64) -> Option<u32> {
+        let (flags, every) = self.job.files.sync_file_range?;
+        if sync_every > 0 || self.writes_since_sync < every {
+            return None;
+        }
+        if self.held.is_none() {
+            // The last write of the job is not followed by a sync (fio's loop ends first).
+            self.held = Some(self.next_request()?);
+        }
+        let id = self.free.pop()?;
+        self.writes_since_sync = 0;
+        let file = if self.gate.is_some() {
+            self.last_file
+        } else {
+            0
+        };
+        let (first, end) = self
+            .sfr_ranges
+            .get(file as usize)
+            .copied()
+            .unwrap_or((0, 0));
+        // Longer than a unit's 32-bit length: u32::MAX, which the engine syncs to the end.
+        let (offset, len) = if end > first {
+            (first, (end - first).min(u64::from(u32::MAX)) as u32)
+        } else {
+            (0, 0)
+        };
+        self.slots[id as usize] = Slot {
+            ddir: SYNC,
+            sfr: flags,
+            file,
+            offset,
+            len,
+            ..Default::default()
+        };
+        self.stamp_start(id);
         Some(id)
     }
 
@@ -780,6 +853,7 @@ impl<'a> IoLoop<'a> {
             check: false,
             prio: 0,
             ioprio: 0,
+            sfr: 0,
         };
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -802,6 +876,24 @@ impl<'a> IoLoop<'a> {
             self.pace(d as usize, req.len as u64);
         }
         self.stamp_start(id);
+        if self.dbg_io {
+            let s = self.slots[id as usize];
+            self.debug_io("fill", id, &s);
+            self.debug_io("prep", id, &s);
+        }
+    }
+
+    /// fio's `--debug=io` line for an I/O unit (the slot number stands for fio's pointer).
+    #[cold]
+    fn debug_io(&self, what: &str, id: u32, s: &Slot) {
+        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        crate::debug::log(
+            crate::debug::IO,
+            format_args!(
+                "{what}: io_u {:#x}: off={:#x},len={:#x},ddir={},file={path}",
+                id, s.offset, s.len, s.ddir
+            ),
+        );
     }
 
     fn pace(&mut self, d: usize, len: u64) {
@@ -821,8 +913,10 @@ impl<'a> IoLoop<'a> {
                 self.pacer.engine_think(t);
             }
         }
-        if let Some((spin, sleep)) = self.pacer.think_after(1) {
+        let done = self.acct.dirs.iter().map(|d| d.total_ios).sum();
+        if let Some((spin, sleep)) = self.pacer.think_due(done, now) {
             self.quiesce();
+            let t0 = std::time::Instant::now();
             pacing::spin_for(spin, self.stop);
             if !sleep.is_zero() {
                 // Not past the end of the run, and woken by a stop (both within 20 ms).
@@ -830,6 +924,7 @@ impl<'a> IoLoop<'a> {
                 let end = end.min(self.limits.deadline_ns.unwrap_or(u64::MAX));
                 pacing::wait_until(self.clock.instant_at(end), self.stop);
             }
+            self.pacer.thought(d, t0.elapsed());
         }
     }
 
@@ -849,7 +944,11 @@ impl<'a> IoLoop<'a> {
             offset_ptr(p, s.done as usize)
         };
         let unit = IoUnit {
-            op: op_of(s.ddir, s.op_data_only),
+            op: if s.sfr != 0 {
+                IoOp::SyncRange(s.sfr)
+            } else {
+                op_of(s.ddir, s.op_data_only)
+            },
             file: s.file,
             offset: s.offset + s.done as u64,
             len: s.len - s.done,
@@ -858,6 +957,9 @@ impl<'a> IoLoop<'a> {
         };
         if let Some(l) = self.iolog.as_mut() {
             l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
+        }
+        if self.dbg_io {
+            self.debug_io("queue", id, &s);
         }
         match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
@@ -1082,6 +1184,10 @@ impl<'a> IoLoop<'a> {
         self.in_flight[id as usize] = false;
         if s.ddir == SYNC {
             self.free.push(id);
+            // Any sync starts the file's written range afresh (fio's first/last_write).
+            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+                *r = (u64::MAX, 0);
+            }
             if res < 0 {
                 self.fail(&s, (-res) as i32);
             } else if self.measure.clat {
@@ -1111,11 +1217,21 @@ impl<'a> IoLoop<'a> {
             return;
         }
         self.free.push(id);
+        if s.ddir == 1 && !self.sfr_ranges.is_empty() {
+            // sync_file_range: the file's written range grows (fio's file_log_write_comp).
+            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+                let end = s.offset + u64::from(s.len);
+                *r = (r.0.min(s.offset), r.1.max(end));
+            }
+        }
         if self.verify.is_some() {
             self.verify_io(id, &s);
         }
         if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 2) {
             b.trimmed(s.offset);
+        }
+        if self.dbg_io {
+            self.debug_io("complete", id, &s);
         }
         self.account(&s, now, sync_done);
     }
@@ -1154,7 +1270,7 @@ impl<'a> IoLoop<'a> {
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         // One branch for the per-I/O hooks most jobs do not use.
-        if self.log_io || self.lat_target.is_some() {
+        if self.log_io || self.max_lat_on || self.lat_target.is_some() {
             self.account_hooks(s, now, sync_done);
         }
         self.after_io(di, bytes, now);
@@ -1165,6 +1281,10 @@ impl<'a> IoLoop<'a> {
     fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
         if s.ddir < 2 && self.timed {
             self.lat_target_io(s, now);
+            let di = s.ddir as usize;
+            if self.measure.lat && self.max_lat_ns[di] != 0 {
+                self.max_latency_io(s, di, now);
+            }
         }
         if self.log_io && self.ramp_done {
             self.log_io_sample(s, now, sync_done);
@@ -1235,6 +1355,28 @@ impl<'a> IoLoop<'a> {
             .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
     }
 
+    /// max_latency: an I/O slower than its direction's limit ends the job (fio's lat_fatal).
+    fn max_latency_io(&mut self, s: &Slot, di: usize, now: u64) {
+        let lat = now.saturating_sub(s.start_ns);
+        let max = self.max_lat_ns[di];
+        if lat > max {
+            let msg = self.lat_fatal_msg(s, lat, max);
+            self.end
+                .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
+        }
+    }
+
+    /// fio's message for an I/O over a latency limit.
+    fn lat_fatal_msg(&self, s: &Slot, lat: u64, max: u64) -> String {
+        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        format!(
+            "latency of {lat} nsec exceeds specified max ({max} nsec): {path} {} {} {}",
+            ["read", "write"][(s.ddir as usize).min(1)],
+            s.offset,
+            s.len
+        )
+    }
+
     /// latency_target: an I/O over the target is a miss (at depth 1 with 100%, the error).
     fn lat_target_io(&mut self, s: &Slot, now: u64) {
         let Some(t) = self.lat_target.as_mut() else {
@@ -1245,13 +1387,7 @@ impl<'a> IoLoop<'a> {
         match t.completed(lat, now, ios) {
             crate::latarget::Step::Fatal => {
                 let target = t.target_ns();
-                let path = self.paths.get(s.file as usize).cloned().unwrap_or_default();
-                let msg = format!(
-                    "latency of {lat} nsec exceeds specified max ({target} nsec): {path} {} {} {}",
-                    ["read", "write"][s.ddir as usize],
-                    s.offset,
-                    s.len
-                );
+                let msg = self.lat_fatal_msg(s, lat, target);
                 self.end
                     .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
             }
@@ -1304,6 +1440,27 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// `log_unix_epoch`/`log_alternate_epoch`: the logs' times count from the clock's time at
+    /// the job's epoch (its start, then the end of ramp), as fio's set_epoch_time. A clock the
+    /// kernel does not know ends the job (fio would log garbage times).
+    fn set_log_epoch(&mut self) {
+        let l = &self.job.logs;
+        if !(l.log_unix_epoch || l.log_alternate_epoch) {
+            return;
+        }
+        let id = l.log_epoch_clock_id;
+        match crate::sys::clock_ms(id) {
+            Ok(ms) => {
+                let since = self.now_ns().saturating_sub(self.measured_start_ns) / 1_000_000;
+                self.logs.set_epoch_ms(ms.saturating_sub(since));
+            }
+            Err(e) => {
+                let msg = format!("log_alternate_epoch_clock_id={id}: clock_gettime: {e}");
+                self.end.get_or_insert(EndReason::Error(libc::EINVAL, msg));
+            }
+        }
+    }
+
     fn check_ramp(&mut self, now: u64) {
         if let Some(r) = self.limits.ramp_ns {
             if now >= r {
@@ -1319,6 +1476,7 @@ impl<'a> IoLoop<'a> {
                 self.next_sample_ns = 0;
                 self.pacer.restart(now);
                 self.measured_start_ns = now;
+                self.set_log_epoch();
                 self.gen.ramp_over();
                 if let Some(rt) = self.limits.runtime_ns {
                     self.limits.deadline_ns = Some(now + rt);

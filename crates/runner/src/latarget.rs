@@ -146,6 +146,7 @@ mod tests {
             window_us: 1,
             percentile: pct,
             run: false,
+            ..LatTargetSpec::default()
         }
     }
 

@@ -11,19 +11,24 @@ mod acct;
 mod agglog;
 mod blockdev;
 mod cache;
+mod cgroup;
 mod clock;
+pub mod debug;
 mod error;
 mod eta;
 mod fileop;
 mod files;
 mod flow;
 mod gen;
+mod gtod;
+pub mod idleprof;
 mod ioerr;
 mod iolog;
 mod ioloop;
 mod iosched;
 mod latarget;
 mod noio;
+mod numa;
 mod opengate;
 mod owned;
 mod pacing;
@@ -83,6 +88,8 @@ pub struct RunOptions {
     /// Put into the names of the aggregate bandwidth logs (`agg-read_bw.TAG.log`): each rank
     /// of an MPI run writes its own, and rank 0 their sum under fio's names.
     pub log_tag: Option<String>,
+    /// `--idle-prof=system|percpu`: profile CPU idleness while the jobs run.
+    pub idle_prof: Option<fiox_job::IdleProfMode>,
 }
 
 /// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
@@ -336,6 +343,42 @@ fn run_checked(
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
     let mut synced = Vec::new();
+    let cgroups = cgroup::Created::default();
+    // gtod_cpu: one thread keeps the time for every job while the run lasts.
+    let _gtod = match jobs.iter().find_map(|j| j.cpu.gtod_cpu) {
+        Some(cpu) => match gtod::start(cpu) {
+            Ok((g, warn)) => {
+                warnings.extend(warn.map(|m| fiox_stats::Warning {
+                    code: "gtod-cpu".into(),
+                    message: m,
+                    fix: "name a CPU this machine has in gtod_cpu".into(),
+                }));
+                Some(g)
+            }
+            Err(e) => {
+                warnings.push(fiox_stats::Warning {
+                    code: "gtod-cpu".into(),
+                    message: format!("gtod_cpu: cannot start the time thread: {e}"),
+                    fix: "run without gtod_cpu".into(),
+                });
+                None
+            }
+        },
+        None => None,
+    };
+    // Calibrated before the jobs start, stopped once they are all done (fio's order).
+    let idle = match opts.idle_prof.map(idleprof::IdleProf::start) {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            warnings.push(fiox_stats::Warning {
+                code: "idle-prof".into(),
+                message: format!("--idle-prof: cannot start its threads: {e}"),
+                fix: "run without --idle-prof, or with fewer other threads".into(),
+            });
+            None
+        }
+        None => None,
+    };
     std::thread::scope(|s| {
         let eta =
             s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
@@ -360,6 +403,7 @@ fn run_checked(
                 &mut errors,
                 &flows,
                 sync,
+                &cgroups,
             );
             if let Some((rec, stop)) = ran {
                 synced.push(rec);
@@ -369,6 +413,9 @@ fn run_checked(
         done.store(true, Ordering::SeqCst);
         let _ = eta.join();
     });
+    // The groups the run created are empty now: every job went back to the root group.
+    cgroups.remove_all();
+    let idle = idle.map(idleprof::IdleProf::finish);
     let disks = match disks.finish() {
         Ok(d) => d,
         Err(e) => {
@@ -396,6 +443,7 @@ fn run_checked(
             global_options: opts.global_options.clone(),
             start_unix_ms: start_ms,
             warnings,
+            idle,
         },
         errors,
         interrupted: interrupted(),
@@ -486,6 +534,7 @@ fn refused_run(
             global_options: opts.global_options.clone(),
             start_unix_ms: start_ms,
             warnings: Vec::new(),
+            idle: None,
         },
         errors: errors.into_iter().map(|(_, e)| e).collect(),
         interrupted: false,
@@ -496,13 +545,14 @@ fn refused_run(
 /// Watch the disks under every job's files (fio's `Disk stats`); null-engine jobs touch none.
 fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> DiskStatsSampler {
     let mut d = DiskStatsSampler::new();
-    // fio's diskless engines (FIO_DISKLESSIO) have no disks to watch.
+    // fio's diskless engines (FIO_DISKLESSIO) have no disks to watch; disk_util=0: that job's
+    // disks are not watched (fio's init_disk_util, per job).
     let diskless = |j: &&JobSpec| {
         ["null", "cpuio", "exec", "filecreate"]
             .iter()
             .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))
     };
-    for j in jobs.iter().filter(|j| !diskless(j)) {
+    for j in jobs.iter().filter(|j| j.stats.disk_util && !diskless(j)) {
         for p in files::file_paths(j) {
             if let Err(e) = d.add_path(&p) {
                 warnings.push(disk_warning(format!("{}: {e}", p.display())));
@@ -578,8 +628,12 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     if set.is_empty() {
         return None;
     }
+    let set = gtod::exclude(set.clone(), job.cpu.gtod_cpu);
+    if set.is_empty() {
+        return None;
+    }
     Some(match job.cpu.policy {
-        fiox_job::CpusAllowedPolicy::Shared => set.clone(),
+        fiox_job::CpusAllowedPolicy::Shared => set,
         fiox_job::CpusAllowedPolicy::Split => vec![set[job.clone_index as usize % set.len()]],
     })
 }
@@ -600,9 +654,13 @@ fn run_phase(
     errors: &mut Vec<RunError>,
     flows: &[Option<std::sync::Arc<flow::Flow>>],
     sync: Option<&dyn GroupSync>,
+    cgroups: &cgroup::Created,
 ) -> Option<(PhaseSync, bool)> {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
+    // fio: `exitall` on any job makes every job's end terminate others (a global setting).
+    let exitall = jobs.iter().any(|j| j.errors.exitall);
+    let synced_run = sync.is_some();
     let turns = sync.and_then(|s| s.turns());
     let gate = sync::StartGate::new(phase.len(), turns.is_some());
     // With other processes the jobs obey the phase's own stop flag, set from the exchanges
@@ -621,6 +679,7 @@ fn run_phase(
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
+                        dprint!(debug::PROCESS, "jobs pid={} started", sys::gettid());
                         wait_for(job, jobs, progress, job_stop);
                         let env = worker::JobEnv {
                             job,
@@ -637,6 +696,7 @@ fn run_phase(
                                 flows[i].clone().map(|f| flow::Member::new(f, job)),
                             ),
                             start: gate_ref.map(sync::Ticket::new),
+                            cgroups,
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();
@@ -645,10 +705,13 @@ fn run_phase(
                         if let Some(sl) = &slots {
                             sl.release();
                         }
-                        if job.errors.exitall
-                            || (job.errors.exitall_on_error && out.error.is_some())
-                        {
-                            run_stop.store(true, Ordering::Relaxed);
+                        if exitall || (job.errors.exitall_on_error && out.error.is_some()) {
+                            terminate(jobs, i, progress);
+                            // exit_what=all ends every job, started or not: with other
+                            // processes that is the run's stop, which the exchanges carry.
+                            if synced_run && job.errors.exit_what == fiox_job::ExitWhat::All {
+                                run_stop.store(true, Ordering::Relaxed);
+                            }
                         }
                         out
                     });
@@ -800,6 +863,28 @@ impl PhaseDriver<'_> {
     }
 }
 
+/// fio's `fio_terminate_threads` when job `i` ends with `exitall` (or fails with
+/// `exitall_on_error`): its `exit_what` picks the jobs to stop. Marked jobs end as at the end
+/// of their runtime; those not started yet never start.
+fn terminate(jobs: &[JobSpec], i: usize, progress: &[Progress]) {
+    let me = &jobs[i];
+    dprint!(debug::PROCESS, "terminate group_id={}", me.group_id);
+    for (k, (j, p)) in jobs.iter().zip(progress).enumerate() {
+        let hit = match me.errors.exit_what {
+            fiox_job::ExitWhat::Group => j.group_id == me.group_id,
+            // fio: the jobs in or past TD_RUNNING (not those still ramping or set up).
+            fiox_job::ExitWhat::Stonewall => matches!(
+                p.state(),
+                JobState::Running | JobState::Verifying | JobState::Finishing
+            ),
+            fiox_job::ExitWhat::All => true,
+        };
+        if hit && k != i {
+            p.terminate.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {
     let Some(name) = &job.wait_for else { return };
@@ -807,6 +892,9 @@ fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &Atomi
         .filter(|&k| k < jobs.len() && &jobs[k].name == name)
         .collect();
     while !stop.load(Ordering::Relaxed)
+        && !progress
+            .get(job.index as usize)
+            .is_some_and(|p| p.terminate.load(Ordering::Relaxed))
         && targets
             .iter()
             .any(|&k| progress[k].state() != JobState::Done)

@@ -26,6 +26,8 @@ pub(crate) struct OpenGate {
     advice: Option<i32>,
     /// `invalidate=1`: drop each file's cached pages when it is opened, as fio does.
     invalidate: bool,
+    /// `write_hint`: the hint and whether it goes on the open file (direct) or the inode.
+    write_hint: Option<(u64, bool)>,
     open_now: usize,
     /// Highest number of files open at once (checked by tests against `openfiles`).
     pub(crate) max_open: usize,
@@ -83,6 +85,7 @@ impl OpenGate {
             fsync_on_close: false,
             advice: None,
             invalidate: false,
+            write_hint: None,
             open_now: 0,
             max_open: 0,
             opens: 0,
@@ -98,6 +101,13 @@ impl OpenGate {
     /// Give each file this POSIX_FADV_* hint when it is opened.
     pub(crate) fn advise(mut self, advice: Option<i32>) -> OpenGate {
         self.advice = advice;
+        self
+    }
+
+    /// Set this write life hint on each file when it is opened (`write_hint`; `on_file`: on
+    /// the open file rather than the inode, for direct jobs).
+    pub(crate) fn write_hint(mut self, hint: Option<u64>, on_file: bool) -> OpenGate {
+        self.write_hint = hint.map(|h| (h, on_file));
         self
     }
 
@@ -134,6 +144,10 @@ impl OpenGate {
         )?;
         f.checked = Some(o.id);
         let h = o.file;
+        if let Some((hint, on_file)) = self.write_hint {
+            crate::sys::set_write_hint(h.as_raw_fd(), hint, on_file)
+                .map_err(|e| RunError::io("fcntl write hint", &f.path, e))?;
+        }
         if self.invalidate {
             use std::os::unix::fs::FileTypeExt;
             let block = h.metadata().is_ok_and(|m| m.file_type().is_block_device());

@@ -17,7 +17,19 @@ pub struct Pacer {
     think: Duration,
     think_spin: Duration,
     think_blocks: u32,
-    since_think: u32,
+    /// `thinktime_blocks_type=issue`: count issued I/Os (else completed ones).
+    think_on_issue: bool,
+    /// `thinktime_iotime` in ns (0: off), and whether `thinktime_blocks` was given with it.
+    iotime_ns: u64,
+    blocks_set: bool,
+    /// I/Os counted and the time at the last think time (fio's last_thinktime_blocks and
+    /// last_thinktime).
+    last_think_blocks: u64,
+    last_think_ns: u64,
+    /// I/Os issued since the pacing epoch (counted by `think_due`).
+    issued: u64,
+    /// `rate_ignore_thinktime`: the schedule moves on by the time spent thinking.
+    ignore_think: bool,
     min_rate: [u64; 3],
     min_iops: [u64; 3],
     cycle_ns: u64,
@@ -39,7 +51,13 @@ impl Pacer {
             think: p.thinktime,
             think_spin: p.thinktime_spin.min(p.thinktime),
             think_blocks: p.thinktime_blocks.max(1),
-            since_think: 0,
+            think_on_issue: p.thinktime_blocks_issue,
+            iotime_ns: p.thinktime_iotime.as_nanos().min(u64::MAX as u128) as u64,
+            blocks_set: p.thinktime_blocks_set,
+            last_think_blocks: 0,
+            last_think_ns: 0,
+            issued: 0,
+            ignore_think: p.rate_ignore_thinktime,
             min_rate: arr(&p.rate_min),
             min_iops: arr(&p.rate_iops_min),
             cycle_ns: p.rate_cycle.as_nanos().max(1) as u64,
@@ -59,6 +77,10 @@ impl Pacer {
     /// Restart the epoch at `now_ns` (job start, end of ramp).
     pub fn restart(&mut self, now_ns: u64) {
         self.next_ns = [now_ns; 3];
+        // The I/O counts restart too (the end of ramp resets them).
+        self.last_think_blocks = 0;
+        self.last_think_ns = now_ns;
+        self.issued = 0;
         self.cycle_start_ns = now_ns;
         self.cycle_bytes = [0; 3];
         self.cycle_ios = [0; 3];
@@ -117,17 +139,50 @@ impl Pacer {
         self.think_blocks = 1;
     }
 
-    /// Count `n` I/Os toward thinktime; returns how long to spin and then sleep.
-    pub fn think_after(&mut self, n: u32) -> Option<(Duration, Duration)> {
+    /// fio's `handle_thinktime` test, before an I/O is issued with `completed` I/Os done so
+    /// far: is a think time due now? Returns how long to spin and then sleep.
+    pub fn think_due(&mut self, completed: u64, now_ns: u64) -> Option<(Duration, Duration)> {
         if self.think.is_zero() {
             return None;
         }
-        self.since_think += n;
-        if self.since_think < self.think_blocks {
+        // Checked before each issue: the I/Os issued before this one (fio checks after).
+        let issued = self.issued;
+        self.issued += 1;
+        let mut stall = false;
+        if self.iotime_ns > 0 {
+            let cycle = self.iotime_ns.saturating_add(self.think.as_nanos() as u64);
+            if now_ns.saturating_sub(self.last_think_ns) >= cycle {
+                stall = true;
+            } else if !self.blocks_set {
+                // fio: the default thinktime_blocks=1 does not apply with thinktime_iotime.
+                return None;
+            }
+        }
+        let b = if self.think_on_issue {
+            issued
+        } else {
+            completed
+        };
+        if b >= self.last_think_blocks + self.think_blocks as u64 {
+            stall = true;
+        }
+        if !stall {
             return None;
         }
-        self.since_think = 0;
+        self.last_think_blocks = b;
+        if self.iotime_ns > 0 {
+            self.last_think_ns = now_ns;
+        }
         Some((self.think_spin, self.think - self.think_spin))
+    }
+
+    /// After a think time of `spent` before an I/O in direction `d`: with
+    /// `rate_ignore_thinktime`, the rate schedule moves on by it, so the job does not issue
+    /// faster afterwards to make it up (fio counts the bytes it would have done meanwhile).
+    pub fn thought(&mut self, d: usize, spent: Duration) {
+        if self.ignore_think && d < 3 && (self.rate[d] > 0 || self.iops[d] > 0) {
+            self.next_ns[d] = self.next_ns[d].saturating_add(spent.as_nanos() as u64);
+        }
     }
 
     /// Account completed bytes; at the end of each `rate_cycle` check `rate_min`/`rate_iops_min`
@@ -248,16 +303,77 @@ mod tests {
     }
 
     #[test]
-    fn thinktime_every_n_blocks() {
+    fn thinktime_every_n_completed_blocks() {
         let mut j = JobSpec::default();
         j.pacing.thinktime = Duration::from_micros(100);
         j.pacing.thinktime_blocks = 2;
         let mut p = Pacer::new(&j);
-        assert!(p.think_after(1).is_none());
+        p.restart(0);
+        assert!(p.think_due(0, 0).is_none());
+        // Issued I/Os do not count by default, completed ones do.
+        assert!(p.think_due(1, 0).is_none());
         assert_eq!(
-            p.think_after(1),
+            p.think_due(2, 0),
             Some((Duration::ZERO, Duration::from_micros(100)))
         );
+        assert!(p.think_due(3, 0).is_none());
+        assert!(p.think_due(4, 0).is_some());
+    }
+
+    #[test]
+    fn thinktime_blocks_type_issue_counts_issued_ios() {
+        let mut j = JobSpec::default();
+        j.pacing.thinktime = Duration::from_micros(100);
+        j.pacing.thinktime_blocks = 2;
+        j.pacing.thinktime_blocks_issue = true;
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        // Nothing completes (a deep queue): issues alone trigger it, after every 2nd.
+        let due: Vec<bool> = (0..5).map(|_| p.think_due(0, 0).is_some()).collect();
+        assert_eq!(due, [false, false, true, false, true]);
+    }
+
+    #[test]
+    fn thinktime_iotime_thinks_after_that_much_io() {
+        let mut j = JobSpec::default();
+        j.pacing.thinktime = Duration::from_millis(1);
+        j.pacing.thinktime_iotime = Duration::from_millis(9);
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        // The default thinktime_blocks=1 is ignored: no think for 10 ms, whatever completes.
+        assert!(p.think_due(100, 5_000_000).is_none());
+        assert!(p.think_due(200, 9_999_999).is_none());
+        assert!(p.think_due(300, 10_000_000).is_some());
+        assert!(p.think_due(400, 15_000_000).is_none());
+        assert!(p.think_due(500, 20_000_000).is_some());
+        // With thinktime_blocks given as well, whichever comes first.
+        j.pacing.thinktime_blocks = 10;
+        j.pacing.thinktime_blocks_set = true;
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        assert!(p.think_due(9, 1_000).is_none());
+        assert!(p.think_due(10, 2_000).is_some());
+        assert!(p.think_due(11, 10_002_000).is_some());
+    }
+
+    #[test]
+    fn rate_ignore_thinktime_moves_the_schedule_on() {
+        let mut j = JobSpec::default();
+        j.pacing.rate_iops.read = 1000;
+        j.pacing.thinktime = Duration::from_millis(100);
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        assert_eq!(p.admit(0, 4096, 0), 0);
+        // Default: after 100 ms of thinking the next I/Os catch up (due in the past).
+        p.thought(0, Duration::from_millis(100));
+        assert_eq!(p.admit(0, 4096, 100_000_000), 1_000_000);
+        j.pacing.rate_ignore_thinktime = true;
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        assert_eq!(p.admit(0, 4096, 0), 0);
+        p.thought(0, Duration::from_millis(100));
+        // The schedule moved by the think time: the next I/O is due 1 ms after it.
+        assert_eq!(p.admit(0, 4096, 100_000_000), 101_000_000);
     }
 
     #[test]

@@ -182,6 +182,7 @@ pub fn open_job_file(
         None if spec.write && known != Some(&id) => check_writable(who, &file, path, from)?,
         None => {}
     }
+    crate::dprint!(crate::debug::FILE, "fd open {}", path.display());
     Ok(Opened {
         file,
         id,

@@ -42,6 +42,77 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
+/// setgid(2) then setuid(2) for the calling thread only: the raw system calls (glibc's
+/// wrappers change every thread of the process).
+pub fn set_thread_creds(
+    uid: Option<u32>,
+    gid: Option<u32>,
+) -> Result<(), (&'static str, io::Error)> {
+    if let Some(g) = gid {
+        // SAFETY: setgid takes one integer and touches no memory of ours.
+        check(unsafe { libc::syscall(libc::SYS_setgid, g as libc::c_long) } as i32)
+            .map_err(|e| ("setgid", e))?;
+    }
+    if let Some(u) = uid {
+        // SAFETY: setuid takes one integer and touches no memory of ours.
+        check(unsafe { libc::syscall(libc::SYS_setuid, u as libc::c_long) } as i32)
+            .map_err(|e| ("setuid", e))?;
+    }
+    Ok(())
+}
+
+/// set_mempolicy(2) for the calling thread: `mode` (MPOL_*) over `nodes` (each below 1024).
+pub fn set_mempolicy(mode: i32, nodes: &[usize]) -> io::Result<()> {
+    let mut mask = [0u64; 16];
+    for &n in nodes.iter().filter(|&&n| n < 1024) {
+        mask[n / 64] |= 1 << (n % 64);
+    }
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        // One more than the mask's bits, as libnuma passes it (the kernel reads maxnode - 1).
+        (mask.as_ptr(), 1025)
+    };
+    // SAFETY: the kernel reads at most (maxnode - 1) bits = 16 words from ptr (or nothing
+    // when it is null), and `mask` lives across the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            mode as libc::c_long,
+            ptr,
+            maxnode as libc::c_ulong,
+        )
+    };
+    check(r as i32)?;
+    Ok(())
+}
+
+/// The number of CPUs configured (fio's cpus_configured), at least 1.
+pub fn cpus_configured() -> usize {
+    // SAFETY: sysconf takes an integer and reads no memory of ours.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// The calling thread to SCHED_IDLE (runs only when nothing else wants the CPU).
+pub fn set_sched_idle() -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: p is a valid sched_param that lives across the call; pid 0 is this thread.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) })?;
+    Ok(())
+}
+
+/// clock_gettime(2) of clock `id`, in ms.
+pub fn clock_ms(id: i32) -> io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec the kernel writes; an unknown id only returns EINVAL.
+    check(unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) })?;
+    Ok(ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000)
+}
+
 /// Set the nice value of the calling thread (Linux applies PRIO_PROCESS to a tid per thread).
 pub fn set_thread_nice(nice: i32) -> io::Result<()> {
     // SAFETY: setpriority takes plain integers; a tid selects only this thread.
@@ -91,6 +162,17 @@ pub fn job_usage(helpers: &[libc::pid_t]) -> ThreadUsage {
 pub fn fallocate(fd: RawFd, mode: i32, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain integer arguments; touches no memory of ours.
     check(unsafe { libc::fallocate(fd, mode, off as libc::off_t, len as libc::off_t) })?;
+    Ok(())
+}
+
+/// fcntl(2) write life hint (RWH_WRITE_LIFE_*): on the open file (F_SET_FILE_RW_HINT) or
+/// on its inode (F_SET_RW_HINT).
+pub fn set_write_hint(fd: RawFd, hint: u64, on_file: bool) -> io::Result<()> {
+    // F_LINUX_SPECIFIC_BASE (1024) + 14 and + 12.
+    let cmd = if on_file { 1024 + 14 } else { 1024 + 12 };
+    let v: u64 = hint;
+    // SAFETY: the kernel reads one u64 from the pointer, which lives across the call.
+    check(unsafe { libc::fcntl(fd, cmd, &v as *const u64) })?;
     Ok(())
 }
 

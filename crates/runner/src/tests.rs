@@ -443,10 +443,11 @@ fn phases_start_together_and_a_stop_on_one_process_ends_the_run_on_all() {
     b.name = "b".into();
     b.stonewall = true;
     b.index = 1;
-    // Process 0's first phase ends at once with exitall, which stops its whole run; process 1
+    // Process 0's first phase ends at once with exitall and exit_what=all, which stops its whole run; process 1
     // would read 1 TiB without that stop.
     let mut stopper = a.clone();
     stopper.errors.exitall = true;
+    stopper.errors.exit_what = fiox_job::ExitWhat::All;
     let mut long = a.clone();
     long.size = Some(SizeSpec::Bytes(1 << 40));
     long.timing.runtime = Some(Duration::from_secs(5));

@@ -41,6 +41,8 @@ pub struct JobEnv<'a> {
     /// In a run with other processes: the job's place at its phase's start gate, where it waits
     /// after its setup for the common start (None: start at once).
     pub start: Option<crate::sync::Ticket<'a>>,
+    /// The cgroups this run created (`cgroup=`), removed when the run ends.
+    pub(crate) cgroups: &'a crate::cgroup::Created,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -135,12 +137,17 @@ fn execute(
     leftovers: &mut Vec<std::path::PathBuf>,
 ) -> Result<(), RunError> {
     let job = env.job;
-    start_delay(job, env.stop);
-    if env.stop.load(Ordering::Relaxed) {
+    // Stopped, or terminated by another job's exitall (fio: start_delay is then 0).
+    let halted =
+        || env.stop.load(Ordering::Relaxed) || env.progress.terminate.load(Ordering::Relaxed);
+    start_delay(job, &halted);
+    if halted() {
         // Stopped before starting: nothing to set up or measure.
         return Ok(());
     }
     place_thread(job, env.cpus.as_deref())?;
+    // cgroup=: the thread is in the group until this frame ends.
+    let _cgroup = crate::cgroup::join(job, env.cgroups)?;
     if env.readonly && files::job_writes(job) {
         return Err(RunError::Refused(format!(
             "job '{}': rw={} writes, but --readonly was given",
@@ -161,6 +168,7 @@ fn execute(
     if new_donor {
         crate::owned::mark_created_donor(job)?;
     }
+    crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
     if engine.name() == "filedelete" {
         crate::owned::check_deletable(job, allow_all(env))?;
@@ -288,12 +296,13 @@ fn lazy_open_gate(
     Ok(Some(
         gate.fsync_on_close(job.fsync_on_close)
             .advise(files::access_advice(job))
+            .write_hint(job.files.write_hint, job.direct)
             .invalidate(job.files.invalidate),
     ))
 }
 
 /// Sleep `startdelay` (a range picks a point in it), waking early when stopped.
-fn start_delay(job: &JobSpec, stop: &AtomicBool) {
+fn start_delay(job: &JobSpec, stop: &dyn Fn() -> bool) {
     let (lo, hi) = job.timing.startdelay;
     let d = if hi > lo {
         let span = (hi - lo).as_nanos() as u64;
@@ -304,7 +313,7 @@ fn start_delay(job: &JobSpec, stop: &AtomicBool) {
         lo
     };
     let end = Instant::now() + d;
-    while !stop.load(Ordering::Relaxed) {
+    while !stop() {
         let now = Instant::now();
         if now >= end {
             break;
@@ -333,7 +342,8 @@ fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
         sys::set_thread_ioprio(class, level)
             .map_err(|e| fail(&format!("prioclass={class}/prio={level}"), e))?;
     }
-    Ok(())
+    // After cpus_allowed, as fio: numa_cpu_nodes replaces the CPU set.
+    crate::numa::place(job)
 }
 
 /// Plan, check, lay out and open the job's files.
@@ -343,11 +353,13 @@ fn prepare_files(
     leftovers: &mut Vec<std::path::PathBuf>,
 ) -> Result<Opened, RunError> {
     let job = env.job;
+    crate::dprint!(crate::debug::FILE, "setup files");
     let mut plan = files::plan(job, diskless)?;
     env.progress
         .files
         .store(plan.files.len() as u64, Ordering::Relaxed);
     if diskless {
+        take_creds(job)?;
         let handles = plan.files.iter().map(|_| None).collect();
         return Ok(Opened {
             checked: vec![None; plan.files.len()],
@@ -366,6 +378,7 @@ fn prepare_files(
         }
     }
     lay_out_all(env, &mut plan, leftovers)?;
+    take_creds(job)?;
     let spec = OpenSpec::from_job(job);
     let mut handles = Vec::with_capacity(plan.files.len());
     let mut warnings = Vec::new();
@@ -405,6 +418,16 @@ fn prepare_files(
         checked,
         warnings,
         _claims: claims,
+    })
+}
+
+/// uid/gid: the job's thread becomes that user once its files are laid out and before it
+/// opens them, as in fio (whose parent process lays the files out, create_serialize being
+/// on by default, before the job's process calls setgid/setuid and opens them).
+fn take_creds(job: &JobSpec) -> Result<(), RunError> {
+    sys::set_thread_creds(job.cpu.uid, job.cpu.gid).map_err(|(what, e)| RunError::Target {
+        msg: format!("job '{}': {what}: {e}", job.name),
+        errno: e.raw_os_error().unwrap_or(libc::EPERM),
     })
 }
 
@@ -484,6 +507,9 @@ fn prepare_cache(
 ) -> Result<Vec<Warning>, RunError> {
     let fd = h.as_raw_fd();
     let mut warnings = Vec::new();
+    if matches!(f.kind, FileKind::Regular | FileKind::Block) {
+        files::apply_write_hint(job, fd, &f.path)?;
+    }
     // fio's order at every open: drop the cache (even for direct jobs), then the hint.
     if job.files.invalidate {
         if let Err(e) = crate::cache::drop_cached(f.kind, fd, f.offset, f.size) {
@@ -997,6 +1023,13 @@ fn finish_files(
 ) -> Result<(), RunError> {
     if diskless {
         return Ok(());
+    }
+    if crate::debug::on(crate::debug::FILE) {
+        for (f, h) in opened.plan.files.iter().zip(&opened.handles) {
+            if h.is_some() {
+                crate::dprint!(crate::debug::FILE, "fd close {}", f.path.display());
+            }
+        }
     }
     crate::owned::finish_files(job, &mut opened.handles, &opened.plan, leftovers)
 }

@@ -27,6 +27,8 @@ pub struct HistLog {
     /// Per direction: fio-bucket counts at the previous line.
     last: [Box<[u64; FIO_NBUCKETS]>; 3],
     scratch: Box<[u64; FIO_NBUCKETS]>,
+    /// Added to every time written (see [`HistLog::set_epoch_ms`]).
+    epoch_ms: u64,
 }
 
 fn zeroed() -> Box<[u64; FIO_NBUCKETS]> {
@@ -62,6 +64,7 @@ impl HistLog {
             window_start: [None; 3],
             last: [zeroed(), zeroed(), zeroed()],
             scratch: zeroed(),
+            epoch_ms: 0,
         })
     }
 
@@ -97,6 +100,7 @@ impl HistLog {
         clat: &Histogram,
     ) -> Result<(), LogError> {
         let d = ddir.index();
+        let t_ms = t_ms.saturating_add(self.epoch_ms);
         clat.fio_counts(&mut self.scratch);
         let r = (|| {
             write!(self.out, "{t_ms}, {d}, {bs}")?;
@@ -113,6 +117,12 @@ impl HistLog {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// Times written from now on are `epoch_ms` plus the time since the job's epoch
+    /// (`log_unix_epoch`, `log_alternate_epoch`).
+    pub fn set_epoch_ms(&mut self, epoch_ms: u64) {
+        self.epoch_ms = epoch_ms;
     }
 
     /// Flush the file (no partial window is written, as in fio).

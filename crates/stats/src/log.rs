@@ -92,6 +92,8 @@ pub struct LogOptions {
     pub store_compressed: bool,
     /// `log_prio`: the last column is the raw ioprio value in hex instead of 1 (real-time) / 0.
     pub log_prio: bool,
+    /// `log_max_value`: an averaged line holds the window's largest value, not its mean.
+    pub max_value: bool,
 }
 
 /// Running mean of one direction's values inside the current averaging window.
@@ -99,6 +101,7 @@ pub struct LogOptions {
 struct AvgWindow {
     sum: u128,
     n: u64,
+    max: u64,
     /// Start of the current window, ms since the epoch.
     start_ms: u64,
 }
@@ -127,6 +130,9 @@ pub struct LogFile {
     kind: LogKind,
     opts: LogOptions,
     win: [AvgWindow; 3],
+    /// Added to every time written (`log_unix_epoch`/`log_alternate_epoch`: that clock's
+    /// time in ms when the job's epoch began; 0 otherwise).
+    epoch_ms: u64,
 }
 
 /// The last column of a line: without `log_prio` 1 for the real-time class (bits 13.. of the
@@ -193,6 +199,7 @@ impl LogFile {
             kind,
             opts,
             win: [AvgWindow::default(); 3],
+            epoch_ms: 0,
         })
     }
 
@@ -227,6 +234,7 @@ impl LogFile {
         let w = &mut self.win[ddir.index()];
         w.sum += u128::from(value);
         w.n += 1;
+        w.max = w.max.max(value);
         if t_ms < w.start_ms {
             return Ok(());
         }
@@ -246,10 +254,16 @@ impl LogFile {
             return Ok(());
         }
         // fio rounds the window mean to nearest (mean + 0.5, truncated).
-        let mean = ((w.sum as f64 / w.n as f64) + 0.5) as u64;
-        w.sum = 0;
-        w.n = 0;
-        self.line(t_ms, mean, ddir, 0, 0, 0)
+        let v = if self.opts.max_value {
+            w.max
+        } else {
+            ((w.sum as f64 / w.n as f64) + 0.5) as u64
+        };
+        *w = AvgWindow {
+            start_ms: w.start_ms,
+            ..AvgWindow::default()
+        };
+        self.line(t_ms, v, ddir, 0, 0, 0)
     }
 
     fn line(
@@ -267,6 +281,7 @@ impl LogFile {
         } else {
             PrioCol::Flag(u32::from(ioprio >> 13 == 1))
         };
+        let t_ms = t_ms.saturating_add(self.epoch_ms);
         let r = if let Some(gz) = self.gz.as_mut() {
             gz.push(t_ms, value, d as u32, bs, offset, ioprio)
         } else if self.opts.log_offset {
@@ -278,6 +293,11 @@ impl LogFile {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// Times written from now on are `epoch_ms` plus the time since the job's epoch.
+    pub fn set_epoch_ms(&mut self, epoch_ms: u64) {
+        self.epoch_ms = epoch_ms;
     }
 
     /// Write the partial windows (at `t_ms`, the job's end) and flush the file.
@@ -458,6 +478,7 @@ impl JobLogs {
                 log_offset: logs.log_offset,
                 store_compressed: logs.log_store_compressed,
                 log_prio: logs.log_prio,
+                max_value: logs.log_max_value,
             };
             LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
         };
@@ -474,14 +495,40 @@ impl JobLogs {
                     let p = if p.is_empty() { names.job_name } else { p };
                     let name =
                         log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
-                    // log_hist_coarseness is not an option fiox accepts: always full resolution.
                     let path = dir.join(name);
-                    Some(HistLog::create_with(&path, logs.log_hist_msec, 0, opener)?)
+                    let coarse = logs.log_hist_coarseness;
+                    Some(HistLog::create_with(
+                        &path,
+                        logs.log_hist_msec,
+                        coarse,
+                        opener,
+                    )?)
                 }
                 None => None,
             },
             error: None,
         })
+    }
+
+    /// `log_unix_epoch`/`log_alternate_epoch`: every log's times from now on start at
+    /// `epoch_ms` (that clock's time when the job's epoch began), as fio adds its
+    /// alternate_epoch to each sample.
+    pub fn set_epoch_ms(&mut self, epoch_ms: u64) {
+        for f in [
+            &mut self.bw,
+            &mut self.iops,
+            &mut self.lat,
+            &mut self.clat,
+            &mut self.slat,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            f.set_epoch_ms(epoch_ms);
+        }
+        if let Some(h) = self.hist.as_mut() {
+            h.set_epoch_ms(epoch_ms);
+        }
     }
 
     /// Whether any log is open (the runner can skip all calls otherwise).
@@ -654,12 +701,35 @@ mod tests {
             avg_msec: 0,
             log_offset: true,
             store_compressed: false,
-            log_prio: false,
+            ..LogOptions::default()
         };
         let mut f = LogFile::create(&p, LogKind::Lat, opts).unwrap();
         f.sample(7, 5, Ddir::Trim, 512, 123_456, 2 << 13).unwrap(); // BE class
         f.finish(8).unwrap();
         assert_eq!(read(&p), "7, 5, 2, 512, 123456, 0\n");
+    }
+
+    /// log_max_value: a window's line holds its largest sample; the epoch shifts every time.
+    #[test]
+    fn max_value_windows_and_epoch_offset() {
+        let t = TmpDir::new("max");
+        let p = t.0.join("m.log");
+        let opts = LogOptions {
+            avg_msec: 500,
+            max_value: true,
+            ..LogOptions::default()
+        };
+        let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
+        f.set_epoch_ms(1_700_000_000_000);
+        f.sample(100, 10, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(200, 90, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(500, 30, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(700, 5, Ddir::Read, 4096, 0, 0).unwrap();
+        f.finish(800).unwrap();
+        assert_eq!(
+            read(&p),
+            "1700000000500, 90, 0, 0, 0\n1700000000800, 5, 0, 0, 0\n"
+        );
     }
 
     #[test]
@@ -671,6 +741,7 @@ mod tests {
             log_offset: true,
             store_compressed: false,
             log_prio: true,
+            ..LogOptions::default()
         };
         let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
         f.sample(1, 10, Ddir::Read, 4096, 8192, (1 << 13) | 4)
@@ -691,7 +762,7 @@ mod tests {
             avg_msec: 500,
             log_offset: false,
             store_compressed: false,
-            log_prio: false,
+            ..LogOptions::default()
         };
         let mut f = LogFile::create(&p, LogKind::Clat, opts).unwrap();
         // Window [0,500) is closed by the sample at 500, which counts in it (as in fio):
@@ -721,7 +792,7 @@ mod tests {
             avg_msec: 500,
             log_offset: false,
             store_compressed: false,
-            log_prio: false,
+            ..LogOptions::default()
         };
         let pb = t.0.join("bw.log");
         let mut bw = LogFile::create(&pb, LogKind::Bw, opts).unwrap();

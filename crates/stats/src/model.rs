@@ -431,6 +431,26 @@ pub struct RunResult {
     pub global_options: Vec<(String, String)>,
     pub start_unix_ms: u64,
     pub warnings: Vec<Warning>,
+    /// `--idle-prof=system|percpu`: the CPU idleness measured while the jobs ran.
+    pub idle: Option<IdleResult>,
+}
+
+/// fio's idle profiling (`--idle-prof`): how much of each CPU a lowest-priority thread could
+/// use while the jobs ran, from the work it got done against its calibrated speed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct IdleResult {
+    /// `percpu`: each CPU's idleness is reported too.
+    pub percpu_shown: bool,
+    /// `calibrate`: only the unit of work was measured (no jobs ran).
+    pub calibrate_only: bool,
+    /// Mean idleness over all CPUs, in percent.
+    pub system: f64,
+    /// Each CPU's idleness, in percent.
+    pub percpu: Vec<f64>,
+    /// Mean and standard deviation over the CPUs of the time one unit of work took when
+    /// calibrating, in µs.
+    pub unit_mean: f64,
+    pub unit_stddev: f64,
 }
 
 #[cfg(test)]

@@ -95,6 +95,10 @@ pub(crate) struct Cfg {
     pub(crate) seq_nr: u64,
     /// Sequential modes: bytes skipped after each I/O (fio `ddir_seq_add`).
     pub(crate) seq_add: u64,
+    /// `rw_sequencer=identical`: the I/Os between new random offsets repeat the last one.
+    pub(crate) seq_identical: bool,
+    /// `softrandommap`: a random map that cannot be allocated is done without.
+    pub(crate) softrandommap: bool,
     pub(crate) rwmix: [u64; 2],
     pub(crate) perc_rand: [u32; 3],
     pub(crate) randommap: bool,
@@ -355,6 +359,8 @@ impl Cfg {
             min_bs_all,
             seq_nr,
             seq_add,
+            seq_identical: job.rand.rw_seq_identical,
+            softrandommap: job.rand.softrandommap,
             rwmix: [rr, 100 - rr],
             perc_rand: [
                 job.rand.percentage_random.read,

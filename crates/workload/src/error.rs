@@ -26,6 +26,11 @@ pub enum WorkloadError {
     BadDistribution(String),
     #[error("random_generator=lfsr: {0}")]
     Lfsr(&'static str),
+    #[error(
+        "file {file}: failed allocating the random map ({blocks} blocks); set norandommap, \
+         or softrandommap to run without the map when it cannot be had"
+    )]
+    RandomMap { file: usize, blocks: u64 },
     #[error("{0} file extents given but {1} file names/sizes")]
     FileListMismatch(usize, usize),
     #[error("file {file}: extent offset {offset} + size {size} exceeds real size {real}")]

@@ -348,7 +348,10 @@ impl Generator {
             if self.cfg.lfsr {
                 f.lfsr = Some(Lfsr::new(blocks, block_seed).map_err(lfsr_err)?);
             } else if self.cfg.randommap {
-                f.map = Some(RandomMap::new(blocks));
+                f.map = RandomMap::try_new(blocks);
+                if f.map.is_none() && !self.cfg.softrandommap {
+                    return Err(WorkloadError::RandomMap { file: i, blocks });
+                }
             }
         }
         self.check_zones_fit()

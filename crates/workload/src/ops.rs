@@ -7,7 +7,7 @@ use fiox_job::Ddir;
 
 use crate::cfg::{DistCfg, FileSvc};
 use crate::dist::zone_pick;
-use crate::gen::{Generator, IoReq};
+use crate::gen::{Generator, IoReq, NONE};
 
 /// Outcome of choosing a file.
 enum Pick {
@@ -270,6 +270,17 @@ impl Generator {
             self.is_random = true;
             let f = &self.files[fi];
             return Some(f.last_start[2] - f.file_offset);
+        }
+        if !hit && self.cfg.seq_identical {
+            // fio's RW_SEQ_IDENT: where the last I/O of this direction started.
+            self.busy_ok = true;
+            let f = &self.files[fi];
+            let last = f.last_start[ddir.index()];
+            return Some(if last == NONE {
+                0
+            } else {
+                last - f.file_offset
+            });
         }
         if hit && !self.cfg.random {
             return self.seq_offset(fi, ddir);

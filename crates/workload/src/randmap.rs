@@ -12,6 +12,26 @@ pub(crate) struct RandomMap {
 }
 
 impl RandomMap {
+    /// A map of `nr_bits` blocks, or None when the memory for it cannot be had (fio's
+    /// failed axmap_new: the job fails, or runs without a map with `softrandommap`).
+    pub(crate) fn try_new(nr_bits: u64) -> Option<Self> {
+        let mut levels = Vec::new();
+        let mut words = nr_bits.div_ceil(64).max(1);
+        loop {
+            let n = usize::try_from(words).ok()?;
+            let mut level: Vec<u64> = Vec::new();
+            level.try_reserve_exact(n).ok()?;
+            level.resize(n, 0);
+            levels.push(level);
+            if words == 1 {
+                break;
+            }
+            words = words.div_ceil(64);
+        }
+        Some(RandomMap { nr_bits, levels })
+    }
+
+    #[cfg(test)]
     pub(crate) fn new(nr_bits: u64) -> Self {
         let mut levels = Vec::new();
         let mut words = nr_bits.div_ceil(64).max(1);
@@ -179,6 +199,13 @@ impl RandomMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_map_too_large_for_memory_is_none() {
+        assert!(RandomMap::try_new(u64::MAX).is_none());
+        assert!(RandomMap::try_new(1 << 62).is_none());
+        assert_eq!(RandomMap::try_new(130).unwrap().cap(), 192);
+    }
 
     #[test]
     fn next_free_wraps_and_reports_full() {

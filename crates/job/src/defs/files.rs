@@ -23,6 +23,53 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("Files are created in this directory; with several `:`-separated directories they are spread round-robin."),
+    OptDef::new("opendir", K::Str, C::Files, "Use every regular file under this directory, recursively", |j, v| {
+        let dir = v.str();
+        if dir.is_empty() {
+            return Err("no directory given".into());
+        }
+        let mut found = Vec::new();
+        add_dir_files(dir, &mut found)?;
+        // fio's add_dir_files: the files join those named so far, and are the job's files.
+        j.notes.push(format!("opendir added {} files", found.len()));
+        j.files.filenames.append(&mut found);
+        j.files.nrfiles = (j.files.filenames.len() as u32).max(1);
+        Ok(())
+    })
+    .long("Read when the option is parsed, as fio: each regular file found (in directory order, not following symbolic links) is one of the job's files, after any filename= given before it; fiox notes how many were added. A directory that cannot be read is an error."),
+    OptDef::new("sync_file_range", K::Complex("wait_before,write,wait_after[:N]"), C::Files, "sync_file_range(2) every N writes (default 1)", |j, v| {
+        let (words, n) = match v.str().split_once(':') {
+            Some((w, n)) => {
+                let n: u64 = n.trim().parse().map_err(|_| format!("'{n}' is not a number of writes"))?;
+                (w, n)
+            }
+            None => (v.str(), 1),
+        };
+        let mut flags = 0;
+        for w in words.split(',').map(str::trim) {
+            flags |= match w {
+                "wait_before" => 1,
+                "write" => 2,
+                "wait_after" => 4,
+                _ => return Err(format!("'{w}' is not one of wait_before, write, wait_after")),
+            };
+        }
+        j.files.sync_file_range = (n > 0).then_some((flags, n));
+        Ok(())
+    })
+    .long("As fio: every N writes (counting the job's writes issued), sync_file_range(2) over the range of the current file written since the last sync, with SYNC_FILE_RANGE_WAIT_BEFORE, _WRITE, _WAIT_AFTER as named. fsync= and fdatasync= take precedence when also given."),
+    OptDef::new("write_hint", K::Choice(&["none", "short", "medium", "long", "extreme"]), C::Files, "Expected life time of the data written (fcntl write hint)", |j, v| {
+        // fio's RWH_WRITE_LIFE_* numbers.
+        j.files.write_hint = Some(match v.choice()?.as_str() {
+            "none" => 1,
+            "short" => 2,
+            "medium" => 3,
+            "long" => 4,
+            _ => 5,
+        });
+        Ok(())
+    })
+    .long("Set on every file at open with fcntl(2), as fio: F_SET_RW_HINT (on the inode) for buffered jobs, F_SET_FILE_RW_HINT (on the open file) with direct=1. Kernels since 5.18 no longer know the latter: such a job fails with EINVAL, as fio's does."),
     OptDef::new("filename_format", K::Str, C::Files, "Pattern for generated file names ($jobname, $jobnum, $filenum)", |j, v| {
         if v.str().is_empty() {
             return Err("the format cannot be empty".into());
@@ -217,6 +264,28 @@ fn parse_file_service(s: &str) -> Result<FileServiceType, String> {
     })
 }
 
+/// fio's `recurse_dir`: every regular file under `dir` (directory order; symbolic links and
+/// other kinds skipped), named `dir/name` as fio names them.
+fn add_dir_files(dir: &str, out: &mut Vec<String>) -> Result<(), String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("opendir({dir}): {e}"))?;
+    for entry in rd {
+        let entry = entry.map_err(|e| format!("opendir({dir}): {e}"))?;
+        let path = format!("{dir}/{}", entry.file_name().to_string_lossy());
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            // Gone since the listing: fio skips it too.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("stat {path}: {e}")),
+        };
+        if meta.is_file() {
+            out.push(path);
+        } else if meta.is_dir() {
+            add_dir_files(&path, out)?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(super) use tests::CASES;
 
@@ -237,6 +306,31 @@ mod tests {
             Some(|j| j.files.filenames == vec!["a", "b:c"]),
         ),
         ("filename", "", None),
+        ("opendir", "/nonexistent-fiox-dir", None),
+        ("opendir", "", None),
+        (
+            "write_hint",
+            "short",
+            Some(|j| j.files.write_hint == Some(2)),
+        ),
+        (
+            "write_hint",
+            "extreme",
+            Some(|j| j.files.write_hint == Some(5)),
+        ),
+        ("write_hint", "forever", None),
+        (
+            "sync_file_range",
+            "wait_before,write:8",
+            Some(|j| j.files.sync_file_range == Some((3, 8))),
+        ),
+        (
+            "sync_file_range",
+            "wait_after",
+            Some(|j| j.files.sync_file_range == Some((4, 1))),
+        ),
+        ("sync_file_range", "flush:2", None),
+        ("sync_file_range", "write:x", None),
         (
             "directory",
             "/mnt/a:/mnt/b",
@@ -362,5 +456,40 @@ mod tests {
     #[test]
     fn file_options() {
         run(CASES);
+    }
+
+    /// opendir: regular files at any depth, after the names given before; links skipped.
+    #[test]
+    fn opendir_adds_the_files_under_the_directory() {
+        let base = std::env::temp_dir().join(format!("fiox-opendir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(base.join("sub/deeper")).unwrap();
+        std::fs::write(base.join("a"), b"x").unwrap();
+        std::fs::write(base.join("sub/deeper/c"), b"x").unwrap();
+        std::os::unix::fs::symlink("a", base.join("link")).unwrap();
+        let dir = base.display().to_string();
+        let mut j = crate::JobSpec::default();
+        let def = super::super::lookup("filename").unwrap();
+        let v = super::super::Val {
+            raw: "first",
+            kb_base: 1024,
+            def,
+        };
+        (def.apply)(&mut j, &v).unwrap();
+        let def = super::super::lookup("opendir").unwrap();
+        let v = super::super::Val {
+            raw: &dir,
+            kb_base: 1024,
+            def,
+        };
+        let r = (def.apply)(&mut j, &v);
+        let _ = std::fs::remove_dir_all(&base);
+        r.unwrap();
+        let mut found = j.files.filenames[1..].to_vec();
+        found.sort();
+        assert_eq!(j.files.filenames[0], "first");
+        assert_eq!(found, [format!("{dir}/a"), format!("{dir}/sub/deeper/c")]);
+        assert_eq!(j.files.nrfiles, 3);
+        assert_eq!(j.notes, ["opendir added 2 files"]);
     }
 }

@@ -19,21 +19,6 @@ fn check(_: &mut JobSpec, v: &Val) -> Result<(), String> {
     check_one(v, v.raw)
 }
 
-/// fio's per-direction options take `read,write,trim` values; each part is checked.
-fn check_per_dir(_: &mut JobSpec, v: &Val) -> Result<(), String> {
-    let parts: Vec<&str> = v.raw.split(',').collect();
-    if parts.len() > 3 {
-        return Err(format!(
-            "at most 3 comma-separated values (read,write,trim), got {}",
-            parts.len()
-        ));
-    }
-    for p in parts.into_iter().filter(|p| !p.trim().is_empty()) {
-        check_one(v, p)?;
-    }
-    Ok(())
-}
-
 fn check_one(v: &Val, raw: &str) -> Result<(), String> {
     let part = Val {
         raw,
@@ -64,10 +49,6 @@ fn check_number_list(raw: &str) -> Result<(), String> {
 
 pub(super) const fn known(name: &'static str, kind: K, cat: C) -> OptDef {
     OptDef::new(name, kind, cat, HELP, check)
-}
-
-pub(super) const fn known_per_dir(name: &'static str, kind: K, cat: C) -> OptDef {
-    OptDef::new(name, kind, cat, HELP, check_per_dir)
 }
 
 /// Every fio option fiox parses but does not run: fio 3.33's, then those fio added up to 3.42.
@@ -105,14 +86,11 @@ pub fn note(def: &OptDef) -> &'static str {
         | "zone_reset_threshold"
         | "read_beyond_wp"
         | "ignore_zone_limits" => "zoned block devices",
-        "numa_cpu_nodes" | "numa_mem_policy" => "NUMA placement",
-        "uid" | "gid" => "fiox runs jobs as threads of one process, which share one user",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
-        "merge_blktrace_file"
-        | "merge_blktrace_iters"
-        | "merge_blktrace_scalars"
-        | "replay_skip" => "blktrace replay",
+        "merge_blktrace_file" | "merge_blktrace_iters" | "merge_blktrace_scalars" => {
+            "blktrace replay"
+        }
         _ => "",
     }
 }
@@ -129,9 +107,6 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_client",
         "librpma_gpspm_server",
     ]),
-    known("cgroup", K::Str, C::General),
-    known("cgroup_nodelete", K::Bool, C::General),
-    known("cgroup_weight", K::Int, C::General).range(100, 1000),
     known("chunk_size", K::Int, C::Engine)
         .alias(&["chunck_size"])
         .engines(&["dfs", "libhdfs"]),
@@ -147,16 +122,8 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_client",
         "librpma_gpspm_server",
     ]),
-    known("disk_util", K::Bool, C::Stats),
-    known(
-        "exit_what",
-        K::Choice(&["group", "stonewall", "all"]),
-        C::General,
-    ),
-    known("gid", K::Int, C::General),
     known("gpu_dev_id", K::Int, C::General),
     known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
-    known("gtod_cpu", K::Int, C::General),
     known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
     known("hostname", K::Str, C::Engine).engines(&["libhdfs", "rdma"]),
@@ -181,14 +148,7 @@ pub static OPTS: &[OptDef] = &[
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
     known("job_max_open_zones", K::Int, C::Io),
-    known("log_alternate_epoch", K::Bool, C::Logs),
-    known("log_alternate_epoch_clock_id", K::Int, C::Logs),
     known("log_compression_cpus", K::Str, C::Logs),
-    known("log_entries", K::Int, C::Logs),
-    known("log_hist_coarseness", K::Int, C::Logs),
-    known("log_max_value", K::Bool, C::Logs),
-    known("log_unix_epoch", K::Bool, C::Logs),
-    known_per_dir("max_latency", K::Time("us"), C::Io),
     known("max_open_zones", K::Int, C::Io),
     known("merge_blktrace_file", K::Str, C::Io),
     known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),
@@ -200,10 +160,7 @@ pub static OPTS: &[OptDef] = &[
     known("namenode", K::Str, C::Engine).engines(&["libhdfs"]),
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
     known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
-    known("numa_cpu_nodes", K::Str, C::General),
-    known("numa_mem_policy", K::Str, C::General),
     known("object_class", K::Str, C::Engine).engines(&["dfs"]),
-    known("opendir", K::Str, C::Files),
     known("percentage_sequential", K::Str, C::Io),
     known("pool", K::Str, C::Engine).engines(&["dfs", "rados", "rbd"]),
     known("port", K::Int, C::Engine).range(1, 65535).engines(&[
@@ -215,17 +172,9 @@ pub static OPTS: &[OptDef] = &[
         "rdma",
     ]),
     known("profile", K::Str, C::General),
-    known("rate_ignore_thinktime", K::Bool, C::Io),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
-    known("read_iolog_chunked", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["sg"]),
-    known("replay_skip", K::Str, C::Io),
-    known(
-        "rw_sequencer",
-        K::Choice(&["sequential", "identical"]),
-        C::Io,
-    ),
     known("rwmixcycle", K::Str, C::Io),
     known("serverip", K::Str, C::Engine).engines(&[
         "librpma_apm_client",
@@ -253,20 +202,11 @@ pub static OPTS: &[OptDef] = &[
     known("single-instance", K::Bool, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("single_instance", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("skip_bad", K::Bool, C::Engine).engines(&["mtd"]),
-    known("softrandommap", K::Bool, C::Io),
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
-    known("sync_file_range", K::Str, C::Files),
-    known(
-        "thinktime_blocks_type",
-        K::Choice(&["complete", "issue"]),
-        C::Io,
-    ),
-    known("thinktime_iotime", K::Time("s"), C::Io),
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
     known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
-    known("uid", K::Int, C::General),
     known("unique_filename", K::Bool, C::Files),
     known("uri", K::Str, C::Engine).engines(&["nbd"]),
     known(
@@ -278,11 +218,6 @@ pub static OPTS: &[OptDef] = &[
     .engines(&["rdma"]),
     known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("write_barrier", K::Int, C::Io),
-    known(
-        "write_hint",
-        K::Choice(&["none", "short", "medium", "long", "extreme"]),
-        C::Engine,
-    ),
     known("writefua", K::Bool, C::Engine).engines(&["sg"]),
     known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),
@@ -346,10 +281,10 @@ mod tests {
         assert!(check_raw(find("dedupe_working_set_percentage"), "101").is_err());
         assert!(check_raw(find("cgroup_weight"), "1001").is_err());
         // fio reads these integers as times (is_time).
-        assert_eq!(check_raw(find("max_latency"), "10ms,2s"), Ok(()));
-        assert_eq!(check_raw(find("thinktime_iotime"), "2m"), Ok(()));
+        let t = find("steadystate_check_interval");
+        assert_eq!(check_raw(t, "2m"), Ok(()));
         assert_eq!(
-            check_raw(find("thinktime_iotime"), "10x"),
+            check_raw(t, "10x"),
             Err("bad time suffix 'x' in '10x' (expected us, ms, s, m, h or d)".into())
         );
     }
@@ -360,7 +295,7 @@ mod tests {
         // net's `protocol` (alias `proto`) is fiox's own now: the fio-only table has rdma's.
         assert_eq!(crate::defs::lookup("proto").unwrap().name, "protocol");
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
-        assert!(contains(lookup("cgroup").unwrap()));
+        assert!(contains(lookup("gpu_dev_id").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));
         assert_eq!(
             note(lookup("threads").unwrap()),

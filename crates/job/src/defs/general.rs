@@ -2,7 +2,7 @@
 
 use super::{Category as C, Kind as K, OptDef};
 use crate::value;
-use crate::{ContinueOnError, CpusAllowedPolicy};
+use crate::{ContinueOnError, CpusAllowedPolicy, ExitWhat};
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("exec_prerun", K::Str, C::General, "Shell command run before the job's I/O", |j, v| {
@@ -137,10 +137,66 @@ pub(super) static OPTS: &[OptDef] = &[
         j.thread = v.bool()?;
         Ok(())
     }),
+    OptDef::new("gtod_cpu", K::Int, C::Process, "A thread on this CPU keeps the time for every job", |j, v| {
+        j.cpu.gtod_cpu = Some(v.u32()?);
+        Ok(())
+    })
+    .long("As fio: while the run lasts, a thread pinned to this CPU reads the wall clock (µs) into a shared word and every job's latencies are taken from it (so in whole microseconds); a job naming the CPU leaves it out of its cpus_allowed set (fio skips that for CPU 0)."),
+    OptDef::new("numa_cpu_nodes", K::Complex("node list: all, N, N-M, comma-separated"), C::Process, "Run the job on the CPUs of these NUMA nodes", |j, v| {
+        j.cpu.numa_cpu_nodes = Some(parse_node_list(v.str())?);
+        Ok(())
+    })
+    .long("As fio's numa_run_on_node_mask: the job's thread may run on every CPU of these nodes (this replaces cpus_allowed). A node that is not online fails the job when it starts (fio refuses it when parsing)."),
+    OptDef::new("numa_mem_policy", K::Complex("default | prefer:N | bind:list | interleave[:list] | local"), C::Process, "NUMA memory policy of the job", |j, v| {
+        j.cpu.numa_mem_policy = Some(parse_mem_policy(v.str())?);
+        Ok(())
+    })
+    .long("Set with set_mempolicy(2) on the job's thread before its buffers are allocated, as fio does through libnuma: prefer one node, bind to nodes, interleave over nodes (all online nodes without a list), allocate locally, or the default policy."),
+    OptDef::new("cgroup", K::Str, C::Process, "Put the job in this blkio cgroup", |j, v| {
+        let name = v.str();
+        if name.is_empty() {
+            return Err("needs a group name".into());
+        }
+        j.cpu.cgroup = Some(name.to_string());
+        Ok(())
+    })
+    .long("As fio: the group is a directory under the first mounted cgroup v1 hierarchy with the blkio controller (else the cgroup2 mount), created if missing and removed at the end of the run if the run created it (unless cgroup_nodelete). The job's thread joins it (v1 `tasks`; with cgroup2 `cgroup.procs` moves the whole fiox process, as fio's does with thread=1) and returns to the root group when the job ends."),
+    OptDef::new("cgroup_weight", K::Int, C::Process, "blkio.weight of the job's cgroup", |j, v| {
+        j.cpu.cgroup_weight = v.u32()?;
+        Ok(())
+    })
+    .range(100, 1000)
+    .long("Only with cgroup=, as in fio. Kernels without a weight-based I/O scheduler have no blkio.weight file: the job then fails (EACCES), as fio's does; with cgroup2 fio refuses the weight, and so does fiox."),
+    OptDef::new("cgroup_nodelete", K::Bool, C::Process, "Leave a cgroup the run created", |j, v| {
+        j.cpu.cgroup_nodelete = v.bool()?;
+        Ok(())
+    })
+    .def("0"),
+    OptDef::new("uid", K::Int, C::Process, "Run the job as this user ID", |j, v| {
+        j.cpu.uid = Some(v.u32()?);
+        Ok(())
+    })
+    .long("The job's thread switches to this user after its files are laid out and before it opens them, as fio's job process does (fio lays files out beforehand, as the user running it): a file that user may not open fails the job (EACCES). The kernel keeps credentials per thread, so the rest of fiox keeps its own; with thread=1 fio's setuid changes the whole fio process instead. Needs privilege (CAP_SETUID); without it the job fails with EPERM as fio's does."),
+    OptDef::new("gid", K::Int, C::Process, "Run the job as this group ID", |j, v| {
+        j.cpu.gid = Some(v.u32()?);
+        Ok(())
+    })
+    .long("Set before uid (a new group needs the privilege uid may drop), as in fio; see uid."),
     OptDef::new("exitall", K::Bool, C::Process, "Stop all jobs when one finishes", |j, v| {
         j.errors.exitall = v.bool()?;
         Ok(())
     }),
+    OptDef::new("exit_what", K::Choice(&["group", "stonewall", "all"]), C::Process, "Which jobs exitall stops", |j, v| {
+        j.errors.exit_what = match v.choice()?.as_str() {
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            _ => ExitWhat::Group,
+        };
+        Ok(())
+    })
+    .def("group")
+    .long("With exitall, a finishing job stops: `group` the jobs of its group (later groups still run), `stonewall` every job running now in any group (the next stonewalled group still runs), `all` every job, started or not. As in fio, `exitall` on any job applies to every job of the run.")
+    ,
     OptDef::new("exitall_on_error", K::Bool, C::Process, "Stop all jobs when one fails", |j, v| {
         j.errors.exitall_on_error = v.bool()?;
         Ok(())
@@ -228,6 +284,46 @@ fn dur(us: u64) -> std::time::Duration {
 }
 
 /// `0-3,6` -> [0,1,2,3,6] (sorted, deduplicated).
+/// libnuma's node strings, the forms fio's examples use: `all`, or numbers and ranges.
+fn parse_node_list(s: &str) -> Result<crate::NumaNodes, String> {
+    if s == "all" {
+        return Ok(crate::NumaNodes::All);
+    }
+    let nodes = parse_cpu_list(s)
+        .map_err(|_| format!("'{s}' is not a NUMA node list (all, N, N-M, comma-separated)"))?;
+    if nodes.iter().any(|&n| n >= 1024) {
+        return Err(format!("'{s}': NUMA nodes are numbered below 1024"));
+    }
+    Ok(crate::NumaNodes::List(nodes))
+}
+
+/// fio's str_numa_mpol_cb rules: a node list only where the mode takes one.
+fn parse_mem_policy(s: &str) -> Result<crate::NumaMemPolicy, String> {
+    use crate::NumaMemPolicy as P;
+    let (mode, list) = match s.split_once(':') {
+        Some((m, l)) => (m, Some(l)),
+        None => (s, None),
+    };
+    match (mode, list) {
+        ("default", None) => Ok(P::Default),
+        ("local", None) => Ok(P::Local),
+        ("default" | "local", Some(_)) => Err(format!("no node list for '{mode}'")),
+        ("prefer", Some(n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => n
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n < 1024)
+            .map(P::Prefer)
+            .ok_or_else(|| format!("'{n}' is not a NUMA node")),
+        ("prefer", _) => Err("one node is needed for 'prefer' (prefer:N)".into()),
+        ("bind", Some(l)) => Ok(P::Bind(parse_node_list(l)?)),
+        ("bind", None) => Err("a node list is needed for 'bind' (bind:list)".into()),
+        ("interleave", l) => Ok(P::Interleave(parse_node_list(l.unwrap_or("all"))?)),
+        _ => Err(format!(
+            "'{mode}' is not a memory policy (default, prefer, bind, interleave, local)"
+        )),
+    }
+}
+
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -330,6 +426,7 @@ pub(super) use tests::CASES;
 mod tests {
     use super::super::testutil::{run, Case};
     use super::*;
+    use crate::{NumaMemPolicy, NumaNodes};
     use std::time::Duration;
 
     pub static CASES: &[Case] = &[
@@ -437,6 +534,17 @@ mod tests {
         ("error_dump", "1", Some(|j| j.errors.error_dump)),
         ("error_dump", "maybe", None),
         (
+            "exit_what",
+            "stonewall",
+            Some(|j| j.errors.exit_what == ExitWhat::Stonewall),
+        ),
+        (
+            "exit_what",
+            "all",
+            Some(|j| j.errors.exit_what == ExitWhat::All),
+        ),
+        ("exit_what", "some", None),
+        (
             "continue_on_error",
             "io",
             Some(|j| j.errors.continue_on_error == ContinueOnError::Io),
@@ -455,6 +563,56 @@ mod tests {
             }),
         ),
         ("ignore_error", "EWHAT", None),
+        (
+            "cgroup",
+            "fio-a",
+            Some(|j| j.cpu.cgroup.as_deref() == Some("fio-a")),
+        ),
+        ("cgroup", "", None),
+        ("gtod_cpu", "1", Some(|j| j.cpu.gtod_cpu == Some(1))),
+        ("gtod_cpu", "-1", None),
+        (
+            "numa_cpu_nodes",
+            "0-1,3",
+            Some(|j| j.cpu.numa_cpu_nodes == Some(NumaNodes::List(vec![0, 1, 3]))),
+        ),
+        (
+            "numa_cpu_nodes",
+            "all",
+            Some(|j| j.cpu.numa_cpu_nodes == Some(NumaNodes::All)),
+        ),
+        ("numa_cpu_nodes", "x", None),
+        (
+            "numa_mem_policy",
+            "bind:0",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Bind(NumaNodes::List(vec![0])))),
+        ),
+        (
+            "numa_mem_policy",
+            "interleave",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Interleave(NumaNodes::All))),
+        ),
+        (
+            "numa_mem_policy",
+            "prefer:1",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Prefer(1))),
+        ),
+        ("numa_mem_policy", "prefer:1,2", None),
+        ("numa_mem_policy", "prefer", None),
+        ("numa_mem_policy", "bind", None),
+        ("numa_mem_policy", "local:0", None),
+        (
+            "numa_mem_policy",
+            "local",
+            Some(|j| j.cpu.numa_mem_policy == Some(NumaMemPolicy::Local)),
+        ),
+        ("numa_mem_policy", "spread", None),
+        ("cgroup_weight", "500", Some(|j| j.cpu.cgroup_weight == 500)),
+        ("cgroup_weight", "50", None),
+        ("cgroup_nodelete", "1", Some(|j| j.cpu.cgroup_nodelete)),
+        ("uid", "65534", Some(|j| j.cpu.uid == Some(65534))),
+        ("uid", "-1", None),
+        ("gid", "100", Some(|j| j.cpu.gid == Some(100))),
         ("nice", "-5", Some(|j| j.cpu.nice == -5)),
         ("nice", "20", None),
         ("prio", "4", Some(|j| j.cpu.prio == Some(4))),

@@ -140,6 +140,16 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("max_latency", K::Complex("time[,time][,time] (default unit us)"), C::Io, "End the job (ETIMEDOUT) when an I/O's latency exceeds this, per direction", |j, v| {
+        for (d, p) in crate::Ddir::ALL.into_iter().zip(value::split_triplet(v.raw)?) {
+            if let Some(p) = p {
+                *j.lat_target.max_ns.get_mut(d) = value::parse_time_us(p, 1)?.saturating_mul(1000);
+            }
+        }
+        Ok(())
+    })
+    .def("0")
+    .long("As fio: a read or write whose total latency (submission to completion) is over the limit of its direction ends the job with error 110 (ETIMEDOUT) and fio's message naming the file, direction, offset and length. 0 means no limit; trims are not checked."),
     OptDef::new("bs_is_seq_rand", K::Bool, C::Io, "The read,write block sizes are for sequential,random I/O", |j, v| {
         j.bs_is_seq_rand = v.bool()?;
         Ok(())
@@ -662,6 +672,26 @@ mod tests {
             Some(|j| j.lat_target.target_ns == 10_000_000),
         ),
         ("latency_target", "10x", None),
+        (
+            "max_latency",
+            "10ms,2s",
+            Some(|j| {
+                j.lat_target.max_ns.read == 10_000_000
+                    && j.lat_target.max_ns.write == 2_000_000_000
+                    && j.lat_target.max_ns.trim == 2_000_000_000
+            }),
+        ),
+        (
+            "max_latency",
+            "250",
+            Some(|j| j.lat_target.max_ns == crate::PerDir::all(250_000)),
+        ),
+        (
+            "max_latency",
+            ",1s,",
+            Some(|j| j.lat_target.max_ns.read == 0 && j.lat_target.max_ns.write == 1_000_000_000),
+        ),
+        ("max_latency", "5x", None),
         (
             "latency_window",
             "1s",

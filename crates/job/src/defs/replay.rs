@@ -49,6 +49,26 @@ pub(super) static OPTS: &[OptDef] = &[
     .range(1, i64::MAX)
     .def("100")
     .long("200 replays twice as fast (half the time between I/Os), 50 half as fast."),
+    OptDef::new("read_iolog_chunked", K::Bool, C::Io, "Read the read_iolog bit by bit", |j, v| {
+        j.replay.chunked = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio reads a long log gradually with it; fiox reads the log before the run either way, and the replay is the same."),
+    OptDef::new("replay_skip", K::Complex("read,write,trim,sync (any of them)"), C::Io, "Directions a blktrace replay leaves out", |j, v| {
+        // fio's str_replay_skip_cb: blanks around the list, exact lowercase words.
+        for w in v.str().split(',') {
+            j.replay.skip |= match w {
+                "read" => 1,
+                "write" => 2,
+                "trim" => 4,
+                "sync" => 8,
+                _ => return Err(format!("unknown skip type '{w}' (read, write, trim or sync)")),
+            };
+        }
+        Ok(())
+    })
+    .long("As in fio 3.33, only blktrace replays leave these out (fio's text I/O logs replay every I/O whatever the option says, and so does fiox); fiox does not replay blktrace files."),
 ];
 
 #[cfg(test)]
@@ -76,6 +96,14 @@ pub(super) mod tests {
             Some(|j| j.replay.time_scale == 200),
         ),
         ("replay_time_scale", "0", None),
+        ("read_iolog_chunked", "1", Some(|j| j.replay.chunked)),
+        (
+            "replay_skip",
+            "write,sync",
+            Some(|j| j.replay.skip == 2 | 8),
+        ),
+        ("replay_skip", "Write", None),
+        ("replay_skip", "read,", None),
     ];
 
     #[test]

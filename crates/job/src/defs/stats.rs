@@ -96,6 +96,12 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .range(1, 10)
     .def("4"),
+    OptDef::new("disk_util", K::Bool, C::Stats, "Report disk utilization (the Disk stats block)", |j, v| {
+        j.stats.disk_util = v.bool()?;
+        Ok(())
+    })
+    .def("1")
+    .long("As fio: when any job sets it to 0, no disk is watched and the Disk stats block (disk_util in JSON) is left out."),
     OptDef::new("stats", K::Bool, C::Stats, "Collect statistics for this job", |j, v| {
         j.stats.stats = v.bool()?;
         Ok(())
@@ -150,6 +156,43 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("log_hist_coarseness", K::Int, C::Logs, "Sum histogram log buckets in groups of 2^N (0-6)", |j, v| {
+        j.logs.log_hist_coarseness = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .long("Each line of the write_hist_log then has 1856 >> N bucket columns (fio 3.33's buckets; its help text still says 1216); values over 6 count as 6."),
+    OptDef::new("log_max_value", K::Bool, C::Logs, "Averaged log lines hold the window's maximum", |j, v| {
+        j.logs.log_max_value = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("With log_avg_msec, each line of the bw, iops and latency logs holds the largest sample of its window instead of the mean."),
+    OptDef::new("log_unix_epoch", K::Bool, C::Logs, "Log times are Unix epoch milliseconds", |j, v| {
+        j.logs.log_unix_epoch = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("The time column is the clock's time in ms (CLOCK_REALTIME, or log_alternate_epoch_clock_id) instead of the time since the job began: fio adds the clock's time at the job's start to each sample."),
+    OptDef::new("log_alternate_epoch", K::Bool, C::Logs, "Log times count from the epoch of log_alternate_epoch_clock_id", |j, v| {
+        j.logs.log_alternate_epoch = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As log_unix_epoch (fio treats the two alike), with the clock given by log_alternate_epoch_clock_id."),
+    OptDef::new("log_alternate_epoch_clock_id", K::Int, C::Logs, "clock_gettime(2) clock of log_unix_epoch/log_alternate_epoch", |j, v| {
+        j.logs.log_epoch_clock_id = i32::try_from(v.int()?).map_err(|_| "not a clock id".to_string())?;
+        Ok(())
+    })
+    .def("0")
+    .long("0 is CLOCK_REALTIME, 1 CLOCK_MONOTONIC, 7 CLOCK_BOOTTIME...; a clock the kernel does not know fails the job (EINVAL)."),
+    OptDef::new("log_entries", K::Int, C::Logs, "fio's initial in-memory log size, in samples", |j, v| {
+        j.logs.log_entries = v.u64()?;
+        Ok(())
+    })
+    .def("1024")
+    .range(1024, 1024 * 1024)
+    .long("fio keeps samples in memory and grows its log from this size; fiox writes each log as it goes, so the option changes no output (the value is checked as fio checks it)."),
     OptDef::new("per_job_logs", K::Bool, C::Logs, "Put the job number in log file names", |j, v| {
         j.logs.per_job_logs = v.bool()?;
         Ok(())
@@ -424,6 +467,7 @@ mod tests {
             Some(|j| j.logs.log_store_compressed),
         ),
         ("significant_figures", "11", None),
+        ("disk_util", "0", Some(|j| !j.stats.disk_util)),
         (
             "write_bw_log",
             "bw",
@@ -454,6 +498,26 @@ mod tests {
             "2s",
             Some(|j| j.logs.log_hist_msec == 2000),
         ),
+        (
+            "log_hist_coarseness",
+            "3",
+            Some(|j| j.logs.log_hist_coarseness == 3),
+        ),
+        ("log_hist_coarseness", "-1", None),
+        ("log_max_value", "1", Some(|j| j.logs.log_max_value)),
+        ("log_unix_epoch", "1", Some(|j| j.logs.log_unix_epoch)),
+        (
+            "log_alternate_epoch",
+            "1",
+            Some(|j| j.logs.log_alternate_epoch),
+        ),
+        (
+            "log_alternate_epoch_clock_id",
+            "1",
+            Some(|j| j.logs.log_epoch_clock_id == 1),
+        ),
+        ("log_entries", "4096", Some(|j| j.logs.log_entries == 4096)),
+        ("log_entries", "10", None),
         ("per_job_logs", "0", Some(|j| !j.logs.per_job_logs)),
         ("log_offset", "1", Some(|j| j.logs.log_offset)),
         ("log_prio", "1", Some(|j| j.logs.log_prio)),

@@ -24,6 +24,18 @@ pub(super) static OPTS: &[OptDef] = &[
         j.rand.norandommap = v.bool()?;
         Ok(())
     }),
+    OptDef::new("softrandommap", K::Bool, C::Random, "Run without the random map when it cannot be allocated", |j, v| {
+        j.rand.softrandommap = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("A file whose random map does not fit in memory (one bit per block) is then done as with norandommap; without it such a job fails, as fio's does."),
+    OptDef::new("rw_sequencer", K::Choice(&["sequential", "identical"]), C::Random, "What the I/Os between new random offsets of rw=randX:N do", |j, v| {
+        j.rand.rw_seq_identical = v.choice()? == "identical";
+        Ok(())
+    })
+    .def("sequential")
+    .long("With rw=randread:8, a new random offset is drawn every 8 I/Os; the 7 between continue sequentially from it (`sequential`) or repeat it (`identical`). No effect without :N or on sequential modes."),
     OptDef::new("random_generator", K::Choice(&["tausworthe", "lfsr", "tausworthe64"]), C::Random, "Random number generator", |j, v| {
         j.rand.generator = match v.choice()?.as_str() {
             "lfsr" => RandomGenerator::Lfsr,
@@ -152,10 +164,28 @@ pub(super) static OPTS: &[OptDef] = &[
     .long("Capped at thinktime."),
     OptDef::new("thinktime_blocks", K::Int, C::Rate, "I/Os between think times", |j, v| {
         j.pacing.thinktime_blocks = v.u32()?;
+        j.pacing.thinktime_blocks_set = true;
         Ok(())
     })
     .def("1")
     .range(1, u32::MAX as i64),
+    OptDef::new("thinktime_blocks_type", K::Choice(&["complete", "issue"]), C::Rate, "Count completed or issued I/Os toward thinktime_blocks", |j, v| {
+        j.pacing.thinktime_blocks_issue = v.choice()? == "issue";
+        Ok(())
+    })
+    .def("complete"),
+    OptDef::new("thinktime_iotime", K::Time("s"), C::Rate, "Think after this long of I/O", |j, v| {
+        j.pacing.thinktime_iotime = v.duration()?;
+        Ok(())
+    })
+    .def("0")
+    .long("Repeats a cycle of this long of I/O, then thinktime. With thinktime_blocks also given, whichever comes first starts the think time (as fio: without it, the default thinktime_blocks=1 is not used)."),
+    OptDef::new("rate_ignore_thinktime", K::Bool, C::Rate, "Do not catch up on the rate after a think time", |j, v| {
+        j.pacing.rate_ignore_thinktime = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("By default a rate-limited job issues faster after a think time until it is back on its rate; with this, the time spent thinking is not made up."),
     OptDef::new("zonemode", K::Choice(&["none", "strided", "zbd"]), C::Io, "How zonesize/zonerange/zoneskip divide the file", |j, v| {
         super::forget(j, "zonemode");
         j.zone.mode = match v.choice()?.as_str() {
@@ -502,6 +532,13 @@ mod tests {
         ("randseed", "1234", Some(|j| j.rand.randseed == 1234)),
         ("randseed", "-1", None),
         ("norandommap", "", Some(|j| j.rand.norandommap)),
+        ("softrandommap", "1", Some(|j| j.rand.softrandommap)),
+        (
+            "rw_sequencer",
+            "identical",
+            Some(|j| j.rand.rw_seq_identical),
+        ),
+        ("rw_sequencer", "random", None),
         (
             "random_generator",
             "lfsr",
@@ -693,6 +730,23 @@ mod tests {
             Some(|j| j.pacing.thinktime_blocks == 4),
         ),
         ("thinktime_blocks", "0", None),
+        (
+            "thinktime_blocks_type",
+            "issue",
+            Some(|j| j.pacing.thinktime_blocks_issue),
+        ),
+        ("thinktime_blocks_type", "later", None),
+        (
+            "thinktime_iotime",
+            "2m",
+            Some(|j| j.pacing.thinktime_iotime == Duration::from_secs(120)),
+        ),
+        ("thinktime_iotime", "10x", None),
+        (
+            "rate_ignore_thinktime",
+            "1",
+            Some(|j| j.pacing.rate_ignore_thinktime),
+        ),
         (
             "zonemode",
             "strided",
