@@ -172,6 +172,8 @@ fn merged_result(jobs: &[JobSpec], reports: &[RankReport]) -> RunResult {
             .min()
             .unwrap_or(0),
         warnings,
+        // --idle-prof measures one host's CPUs: rank 0's, like the ETA line and telemetry.
+        idle: first.and_then(|r| r.idle.clone()),
     }
 }
 

@@ -438,6 +438,7 @@ pub struct RunResult {
 /// fio's idle profiling (`--idle-prof`): how much of each CPU a lowest-priority thread could
 /// use while the jobs ran, from the work it got done against its calibrated speed.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct IdleResult {
     /// `percpu`: each CPU's idleness is reported too.
     pub percpu_shown: bool,
