@@ -512,6 +512,15 @@ pub struct ReplaySpec {
     pub align: u64,
     /// `replay_time_scale`: percent of the log's speed (100: as logged).
     pub time_scale: u32,
+    /// `replay_skip`: blktrace events not replayed, one bit per kind ([`ReplaySpec::SKIP_READ`]...).
+    pub skip: u8,
+}
+
+impl ReplaySpec {
+    pub const SKIP_READ: u8 = 1;
+    pub const SKIP_WRITE: u8 = 2;
+    pub const SKIP_TRIM: u8 = 4;
+    pub const SKIP_SYNC: u8 = 8;
 }
 
 impl Default for ReplaySpec {
@@ -523,6 +532,7 @@ impl Default for ReplaySpec {
             scale: 1,
             align: 0,
             time_scale: 100,
+            skip: 0,
         }
     }
 }
@@ -781,6 +791,8 @@ pub struct JobSpec {
     pub ioengine: String,
     pub engine: EngineOptions,
     pub iodepth: u32,
+    /// `iodepth` was given (a blktrace replay otherwise takes the depth the trace shows).
+    pub iodepth_given: bool,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
@@ -1039,6 +1051,7 @@ impl Default for JobSpec {
             ioengine: "psync".to_string(),
             engine: EngineOptions::default(),
             iodepth: 1,
+            iodepth_given: false,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 1,

@@ -109,10 +109,9 @@ pub fn note(def: &OptDef) -> &'static str {
         "uid" | "gid" => "fiox runs jobs as threads of one process, which share one user",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
-        "merge_blktrace_file"
-        | "merge_blktrace_iters"
-        | "merge_blktrace_scalars"
-        | "replay_skip" => "blktrace replay",
+        "merge_blktrace_file" | "merge_blktrace_iters" | "merge_blktrace_scalars" => {
+            "merging blktrace files"
+        }
         _ => "",
     }
 }
@@ -250,7 +249,6 @@ pub static OPTS: &[OptDef] = &[
     known("read_beyond_wp", K::Bool, C::Io),
     known("read_iolog_chunked", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["sg"]),
-    known("replay_skip", K::Str, C::Io),
     known(
         "rw_sequencer",
         K::Choice(&["sequential", "identical"]),
