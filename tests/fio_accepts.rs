@@ -131,6 +131,7 @@ fn sample(d: &OptDef) -> String {
         "profile" => "tiobench",
         "steadystate" | "ss" => "iops:10%",
         "merge_blktrace_iters" => "1",
+        "replay_skip" => "write,sync",
         _ => "",
     };
     if !special.is_empty() {
