@@ -1350,7 +1350,8 @@ fn blk_calls(tool: &str, dir: &Path, args: &[&str], target: &str) -> Vec<String>
     let mut fds = std::collections::HashSet::new();
     let mut out = Vec::new();
     for l in text.lines() {
-        let Some((_, rest)) = l.split_once(' ') else {
+        // "PID call(...)": strace pads short pids with more spaces.
+        let Some(rest) = l.split_once(' ').map(|(_, r)| r.trim_start()) else {
             continue;
         };
         let ret = l
@@ -1361,7 +1362,7 @@ fn blk_calls(tool: &str, dir: &Path, args: &[&str], target: &str) -> Vec<String>
         };
         let f: Vec<&str> = a.split(')').next().unwrap_or("").split(", ").collect();
         match call {
-            "openat" if a.contains(&opened[2..]) && rest.contains(&opened) => fds.extend(ret),
+            "openat" if rest.contains(&opened) => fds.extend(ret),
             "close" => {
                 fds.remove(&f[0].parse::<i64>().unwrap_or(-1));
             }
