@@ -414,6 +414,28 @@ mod tests {
         assert_eq!((r.entries.len(), r.notes.len()), (1, 1));
     }
 
+    /// Two reads in flight before a completion (a merged write does not count): depth 2,
+    /// the job's iodepth unless it sets its own.
+    #[test]
+    fn depth_probe_sets_iodepth() {
+        let t = [
+            rec(true, 1, 0, 4096, Q | TC_READ, 1),
+            rec(true, 2, 8, 4096, Q | TC_WRITE, 1),
+            rec(true, 3, 16, 4096, TA_BACKMERGE | TC_WRITE, 1),
+            rec(true, 4, 32, 4096, Q | TC_READ, 1),
+            rec(true, 5, 0, 4096, TA_COMPLETE | TC_READ, 1),
+            rec(true, 6, 64, 4096, Q | TC_DISCARD, 1),
+        ]
+        .concat();
+        let r = parse(&t, &redirected()).unwrap();
+        assert_eq!(r.depth, Some(2));
+        let mut job = fiox_job::JobSpec::default();
+        let j = crate::replay::reshape(&job, &r);
+        assert_eq!((j.iodepth, j.rw.mode), (2, fiox_job::RwMode::ReadWrite));
+        job.iodepth_given = true;
+        assert_eq!(crate::replay::reshape(&job, &r).iodepth, 1);
+    }
+
     #[test]
     fn devices_are_found_by_number() {
         let mut d = Devices::new(&ReplaySpec::default(), Path::new("/dev"));
