@@ -108,7 +108,7 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
     ("cpuclock-test", "fio's CPU clock test is not implemented"),
     (
         "merge-blktrace-only",
-        "blktrace replay is not implemented yet",
+        "merging blktrace files is not implemented yet",
     ),
 ];
 

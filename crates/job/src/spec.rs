@@ -630,9 +630,15 @@ pub struct ReplaySpec {
     /// `read_iolog_chunked`: fio reads the log bit by bit; fiox reads it whole before the
     /// run either way (the replay is the same).
     pub chunked: bool,
-    /// `replay_skip`: directions to skip (bits 0 read, 1 write, 2 trim, 3 sync). In fio 3.33
-    /// only blktrace replays honour it; text I/O logs replay every I/O anyway.
+    /// `replay_skip`: blktrace events not replayed, one bit per kind ([`ReplaySpec::SKIP_READ`]...).
     pub skip: u8,
+}
+
+impl ReplaySpec {
+    pub const SKIP_READ: u8 = 1;
+    pub const SKIP_WRITE: u8 = 2;
+    pub const SKIP_TRIM: u8 = 4;
+    pub const SKIP_SYNC: u8 = 8;
 }
 
 impl Default for ReplaySpec {
@@ -984,6 +990,8 @@ pub struct JobSpec {
     pub ioengine: String,
     pub engine: EngineOptions,
     pub iodepth: u32,
+    /// `iodepth` was given (a blktrace replay otherwise takes the depth the trace shows).
+    pub iodepth_given: bool,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
     pub iodepth_batch_complete_max: u32,
@@ -1259,6 +1267,7 @@ impl Default for JobSpec {
             ioengine: "psync".to_string(),
             engine: EngineOptions::default(),
             iodepth: 1,
+            iodepth_given: false,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
             iodepth_batch_complete_max: 1,

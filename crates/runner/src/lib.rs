@@ -9,6 +9,7 @@
 
 mod acct;
 mod agglog;
+mod blktrace;
 mod blockdev;
 mod cache;
 mod cgroup;

@@ -5,6 +5,7 @@
 //! `replay_no_stall`). `replay_scale` divides offsets, `replay_align` aligns them down.
 //! As in fio: trims are skipped (fio 3.33 rejects them as a bad direction), version 3 `wait`
 //! lines are ignored, version 2 `wait` lines wait until that many ms into the job.
+//! blktrace binary files are read by `blktrace.rs` into the same [`Replay`].
 //!
 //! The job is reshaped before it runs ([`reshape`]): its files become the log's, its size
 //! covers every logged I/O, its direction is read, write or rw as the log's I/Os are.
@@ -40,14 +41,22 @@ pub struct Entry {
 pub struct Replay {
     pub files: Vec<String>,
     pub entries: Vec<Entry>,
-    reads: bool,
-    writes: bool,
-    /// Largest length per direction (read, write).
-    max_len: [u32; 2],
+    pub(crate) reads: bool,
+    pub(crate) writes: bool,
+    /// Trims replayed (blktrace discards).
+    pub(crate) trims: bool,
+    /// Largest length per direction (read, write, trim).
+    max_len: [u32; 3],
     /// The end of the furthest I/O.
     max_end: u64,
     /// Trim lines skipped.
     pub skipped_trims: u64,
+    /// blktrace: reads and writes of zero bytes, dropped as fio drops them.
+    pub zero_byte_traces: u64,
+    /// blktrace: the queue depth the trace shows (the job's iodepth unless it sets one).
+    pub depth: Option<u32>,
+    /// Things about the log the run's warnings should tell.
+    pub notes: Vec<String>,
 }
 
 /// Read and parse the job's log.
@@ -57,16 +66,9 @@ pub fn load(job: &JobSpec) -> Result<Replay, String> {
         return Err("no read_iolog".into());
     };
     let bytes = std::fs::read(path).map_err(|e| format!("read_iolog '{path}': {e}"))?;
-    // blktrace files start with the magic 0x65617400 (either byte order).
-    if bytes.len() >= 4
-        && matches!(
-            &bytes[..4],
-            [0x00, 0x74, 0x61, 0x65] | [0x65, 0x61, 0x74, 0x00]
-        )
-    {
-        return Err(format!(
-            "read_iolog '{path}' is a blktrace file: blktrace replay is not supported yet"
-        ));
+    if crate::blktrace::byte_order(&bytes).is_some() {
+        return crate::blktrace::parse(&bytes, spec)
+            .map_err(|e| format!("read_iolog '{path}' (blktrace): {e}"));
     }
     let text = String::from_utf8_lossy(&bytes);
     parse(&text, spec).map_err(|e| format!("read_iolog '{path}': {e}"))
@@ -115,8 +117,8 @@ pub fn parse(text: &str, spec: &ReplaySpec) -> Result<Replay, String> {
     Ok(r)
 }
 
-/// fio's `delay_since_ttime`.
-fn delay_since(last: u64, t: u64, spec: &ReplaySpec) -> u64 {
+/// fio's `delay_since_ttime` (in the log's time unit).
+pub(crate) fn delay_since(last: u64, t: u64, spec: &ReplaySpec) -> u64 {
     if last == 0 || spec.no_stall || t < last {
         return 0;
     }
@@ -188,6 +190,20 @@ fn io_entry(
             .ok_or_else(|| format!("I/O on '{name}', which no `add` line named"))?,
     };
     let len = u32::try_from(len).map_err(|_| format!("length {len} is too large"))?;
+    push_io(r, act, file, offset, len, delay_us, spec);
+    Ok(())
+}
+
+/// Add an entry, its offset scaled by `replay_scale` and aligned down to `replay_align`.
+pub(crate) fn push_io(
+    r: &mut Replay,
+    act: Act,
+    file: u32,
+    offset: u64,
+    len: u32,
+    delay_us: u64,
+    spec: &ReplaySpec,
+) {
     let mut offset = if spec.scale > 1 {
         offset / spec.scale
     } else {
@@ -202,6 +218,7 @@ fn io_entry(
         r.max_end = r.max_end.max(offset.saturating_add(u64::from(len)));
         r.reads |= d == Ddir::Read;
         r.writes |= d == Ddir::Write;
+        r.trims |= d == Ddir::Trim;
     }
     r.entries.push(Entry {
         act,
@@ -210,7 +227,6 @@ fn io_entry(
         len,
         delay_us,
     });
-    Ok(())
 }
 
 /// The job as the log makes it: the log's files, a size covering every I/O, read/write/rw
@@ -225,13 +241,22 @@ pub fn reshape(job: &JobSpec, r: &Replay) -> JobSpec {
         per_file.saturating_mul(u64::from(j.files.nrfiles)),
     ));
     j.io_size = None;
-    j.rw.mode = match (r.reads, r.writes) {
-        (true, false) => RwMode::Read,
-        (false, true) => RwMode::Write,
+    j.rw.mode = match (r.reads, r.writes, r.trims) {
+        (true, false, false) => RwMode::Read,
+        (false, true, false) => RwMode::Write,
+        (false, false, true) => RwMode::Trim,
+        (false, true, true) => RwMode::TrimWrite,
         _ => RwMode::ReadWrite,
     };
     j.rw.n = 0;
-    for (d, len) in [(Ddir::Read, r.max_len[0]), (Ddir::Write, r.max_len[1])] {
+    if let (Some(d), false) = (r.depth, j.iodepth_given) {
+        j.iodepth = d;
+    }
+    for (d, len) in [
+        (Ddir::Read, r.max_len[0]),
+        (Ddir::Write, r.max_len[1]),
+        (Ddir::Trim, r.max_len[2]),
+    ] {
         if len > 0 {
             let mut b = BsSpec::fixed(u64::from(len));
             b.min = b.min.min(j.bs.get(d).min);

@@ -790,6 +790,23 @@ fn replay_queue(
             fix: "fio 3.33 does not replay trims from an I/O log either".into(),
         });
     }
+    if r.zero_byte_traces > 0 {
+        result.warnings.push(fiox_stats::Warning {
+            code: "replay-zero-bytes".into(),
+            message: format!(
+                "job {}: read_iolog: {} zero-byte queue event(s) in the blktrace were not replayed",
+                job.name, r.zero_byte_traces
+            ),
+            fix: "fio 3.33 ignores zero-byte traces too".into(),
+        });
+    }
+    for note in &r.notes {
+        result.warnings.push(fiox_stats::Warning {
+            code: "replay-log".into(),
+            message: format!("job {}: read_iolog: {note}", job.name),
+            fix: "the I/Os read before it are replayed, as fio 3.33 does".into(),
+        });
+    }
     Ok(crate::replay::ReplayQueue::new(r))
 }
 

@@ -89,7 +89,7 @@ pub fn note(def: &OptDef) -> &'static str {
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
         "merge_blktrace_file" | "merge_blktrace_iters" | "merge_blktrace_scalars" => {
-            "blktrace replay"
+            "merging blktrace files"
         }
         _ => "",
     }

@@ -215,6 +215,7 @@ pub(super) static OPTS: &[OptDef] = &[
     .long("See `--enghelp` for the list. A fio engine that fiox does not implement parses (with its options) but a job using it is refused when run."),
     OptDef::new("iodepth", K::Int, C::Io, "I/Os kept in flight", |j, v| {
         j.iodepth = v.u32()?;
+        j.iodepth_given = true;
         Ok(())
     })
     .def("1")

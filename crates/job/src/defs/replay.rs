@@ -1,10 +1,10 @@
 //! `read_iolog` and its `replay_*` options: replaying fio's version 2 and 3 I/O logs (what
-//! `write_iolog` writes), as fio 3.33 does.
+//! `write_iolog` writes) and blktrace binary traces, as fio 3.33 does.
 
 use super::{Category as C, Kind as K, OptDef};
 
 pub(super) static OPTS: &[OptDef] = &[
-    OptDef::new("read_iolog", K::Str, C::Io, "Replay the I/O of this fio I/O log (version 2 or 3)", |j, v| {
+    OptDef::new("read_iolog", K::Str, C::Io, "Replay the I/O of this fio I/O log (version 2 or 3) or blktrace file", |j, v| {
         let p = v.str();
         if p.is_empty() {
             return Err("needs a file name".into());
@@ -12,7 +12,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.replay.read_iolog = Some(p.to_string());
         Ok(())
     })
-    .long("The files, directions, offsets and lengths come from the log (its `add` lines name the files); version 3 logs also give the time between I/Os, which the replay keeps. Trims in a log are skipped, as fio 3.33 skips them; `open`/`close` lines are followed only in the log written back."),
+    .long("The files, directions, offsets and lengths come from the log (its `add` lines name the files); version 3 logs also give the time between I/Os, which the replay keeps. Trims in a log are skipped, as fio 3.33 skips them; `open`/`close` lines are followed only in the log written back. A blktrace binary file (one device's trace as `blkparse -d` writes it, recognised by its magic in either byte order) replays its queue events: reads, writes, discards as trims and flushes as syncs, each on the block device under /dev with the traced major:minor (or on `replay_redirect`); without `iodepth` the depth is the deepest the trace shows (at most 1024)."),
     OptDef::new("replay_no_stall", K::Bool, C::Io, "Replay as fast as possible, ignoring the log's timing", |j, v| {
         j.replay.no_stall = v.bool()?;
         Ok(())
@@ -55,20 +55,21 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("fio reads a long log gradually with it; fiox reads the log before the run either way, and the replay is the same."),
-    OptDef::new("replay_skip", K::Complex("read,write,trim,sync (any of them)"), C::Io, "Directions a blktrace replay leaves out", |j, v| {
-        // fio's str_replay_skip_cb: blanks around the list, exact lowercase words.
-        for w in v.str().split(',') {
-            j.replay.skip |= match w {
-                "read" => 1,
-                "write" => 2,
-                "trim" => 4,
-                "sync" => 8,
-                _ => return Err(format!("unknown skip type '{w}' (read, write, trim or sync)")),
+    OptDef::new("replay_skip", K::Str, C::Io, "Do not replay these kinds of blktrace events (read,write,trim,sync)", |j, v| {
+        let mut skip = 0;
+        for kind in v.str().trim().split(',') {
+            skip |= match kind {
+                "read" => crate::ReplaySpec::SKIP_READ,
+                "write" => crate::ReplaySpec::SKIP_WRITE,
+                "trim" => crate::ReplaySpec::SKIP_TRIM,
+                "sync" => crate::ReplaySpec::SKIP_SYNC,
+                other => return Err(format!("unknown kind '{other}' (use read, write, trim, sync, separated by commas)")),
             };
         }
+        j.replay.skip = skip;
         Ok(())
     })
-    .long("As in fio 3.33, only blktrace replays leave these out (fio's text I/O logs replay every I/O whatever the option says, and so does fiox); fiox does not replay blktrace files."),
+    .long("Applies to blktrace replays only, as in fio 3.33; a list such as `write,sync`."),
 ];
 
 #[cfg(test)]
@@ -100,8 +101,9 @@ pub(super) mod tests {
         (
             "replay_skip",
             "write,sync",
-            Some(|j| j.replay.skip == 2 | 8),
+            Some(|j| j.replay.skip == crate::ReplaySpec::SKIP_WRITE | crate::ReplaySpec::SKIP_SYNC),
         ),
+        ("replay_skip", "discard", None),
         ("replay_skip", "Write", None),
         ("replay_skip", "read,", None),
     ];
