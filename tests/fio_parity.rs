@@ -1278,3 +1278,77 @@ fn block_error_percentiles_report_trims_per_block() {
         assert_eq!(block["percentiles"][p], 2, "{block}");
     }
 }
+
+/// The JSON `jobs[].read.io_bytes` of a report.
+fn read_bytes(v: &serde_json::Value) -> Vec<u64> {
+    let jobs = v["jobs"].as_array().expect("jobs array");
+    jobs.iter()
+        .map(|j| j["read"]["io_bytes"].as_u64().unwrap_or(0))
+        .collect()
+}
+
+/// numjobs clones take fio's subjob numbers: after the job itself (`d.0.0`) fio adds its
+/// clones counting down, so with numjobs=3 the second thread writes `d.2.0` and the third
+/// `d.1.0`, each with the seeds of its place in the run. From one seed, the files fio and fiox
+/// write match byte for byte by name; `offset_increment` (subjob number x increment) gives the
+/// JSON jobs in fio's order: on a file of N MiB with 1 MiB increments the threads read
+/// N, 1, 2, ... N-1 MiB (measured with fio 3.33).
+#[test]
+fn clones_are_numbered_like_fio() {
+    for n in [3u32, 4] {
+        let dir = TempDir::new("clones");
+        let numjobs = format!("--numjobs={n}");
+        let write = [
+            "--name=d",
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            "--randseed=7",
+            "--refill_buffers",
+            "--ioengine=psync",
+            &numjobs,
+            "--output-format=json",
+        ];
+        let names: Vec<String> = (0..n).map(|i| format!("d.{i}.0")).collect();
+        let (ours, theirs) = (dir.path().join("fiox"), dir.path().join("fio"));
+        std::fs::create_dir_all(&ours).unwrap();
+        let r = fiox_in(&ours, &write);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for name in &names {
+            assert!(ours.join(name).is_file(), "numjobs={n}: no {name}");
+        }
+        if fio_available() {
+            std::fs::create_dir_all(&theirs).unwrap();
+            assert_eq!(fio_normal(&theirs, &write).0, 0, "fio numjobs={n}");
+            for name in &names {
+                let a = std::fs::read(ours.join(name)).unwrap();
+                let b = std::fs::read(theirs.join(name)).unwrap();
+                assert!(a == b, "numjobs={n}: {name} differs from fio's");
+            }
+        }
+        let shared = dir.join("shared");
+        std::fs::write(&shared, vec![0u8; (n as usize) << 20]).unwrap();
+        let file = format!("--filename={shared}");
+        let read = [
+            "--name=d",
+            "--rw=read",
+            "--bs=64k",
+            &file,
+            "--offset_increment=1M",
+            "--ioengine=psync",
+            &numjobs,
+            "--output-format=json",
+        ];
+        let r = fiox(&read);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let mib: Vec<u64> = std::iter::once(n)
+            .chain(1..n)
+            .map(|m| u64::from(m) << 20)
+            .collect();
+        assert_eq!(read_bytes(&r.json()), mib, "numjobs={n}");
+        if fio_available() {
+            let fio = fio_json(&read[..read.len() - 1]);
+            assert_eq!(read_bytes(&fio), mib, "fio numjobs={n}");
+        }
+    }
+}
