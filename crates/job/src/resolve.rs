@@ -181,7 +181,7 @@ struct GroupCounter {
 fn expand(job: JobSpec, out: &mut Vec<JobSpec>, group: &mut GroupCounter) {
     for clone in 0..job.numjobs {
         let mut j = job.clone();
-        j.clone_index = clone;
+        j.clone_index = crate::spec::subjob_number(clone, job.numjobs);
         j.index = out.len() as u32;
         if clone > 0 {
             j.stonewall = false;
@@ -624,6 +624,9 @@ mod tests {
         assert_eq!(groups, [0, 0, 1, 2, 2, 3]);
         let clones: Vec<u32> = jobs.iter().map(|j| j.clone_index).collect();
         assert_eq!(clones, [0, 1, 0, 0, 1, 0]);
+        let three = resolve(&[sec("t", 1, &[("numjobs", Some("4"))])]).unwrap();
+        let clones: Vec<u32> = three.iter().map(|j| j.clone_index).collect();
+        assert_eq!(clones, [0, 3, 2, 1], "fio counts clones down after the job");
         assert!(jobs[5].stonewall, "second file starts with a barrier");
     }
 

@@ -956,7 +956,9 @@ pub struct JobSpec {
     pub description: Option<String>,
     /// Position of this (expanded) job in the run, from 0.
     pub index: u32,
-    /// Which of `numjobs` clones this is, from 0 (fio's `$jobnum` counts jobs overall).
+    /// Which of `numjobs` clones this is: fio's `subjob_number`, the `$jobnum` of its file
+    /// names and the multiplier of `offset_increment`. 0 is the job itself; the clones after
+    /// it count down (see [`subjob_number`]), so it is not the position among the clones.
     pub clone_index: u32,
     pub numjobs: u32,
     /// Reporting group: increments at each `stonewall`/`new_group` and at each new job file.
@@ -1443,5 +1445,18 @@ impl Default for JobSpec {
             notes: Vec::new(),
             cmdprio: None,
         }
+    }
+}
+
+/// fio's `subjob_number` of the clone at `position` (0-based, in run order) of a job with
+/// `numjobs` clones. fio's add_job adds the job itself (subjob 0) and then its clones in a loop
+/// counting numjobs down, so the second thread of the job is subjob `numjobs - 1` and the last
+/// is subjob 1: with numjobs=3 the threads write `j.0.0`, `j.2.0`, `j.1.0` in that order.
+/// Seeds, log names and the JSON order follow the position; file names and offsets this.
+pub fn subjob_number(position: u32, numjobs: u32) -> u32 {
+    if position == 0 {
+        0
+    } else {
+        numjobs.saturating_sub(position)
     }
 }

@@ -63,15 +63,21 @@ pub fn file_paths(job: &JobSpec) -> Vec<PathBuf> {
     } else {
         fs.filenames.clone()
     };
+    // As fio's add_file: a clone's generated files all go into the directory of its subjob
+    // number (round-robin over `directory=a:b`); `filename=` files into the first.
+    let dir = if fs.filenames.is_empty() {
+        job.clone_index as usize
+    } else {
+        0
+    };
     names
         .into_iter()
-        .enumerate()
-        .map(|(i, n)| {
+        .map(|n| {
             let p = PathBuf::from(&n);
             if p.is_absolute() || fs.directories.is_empty() {
                 p
             } else {
-                Path::new(&fs.directories[i % fs.directories.len()]).join(p)
+                Path::new(&fs.directories[dir % fs.directories.len()]).join(p)
             }
         })
         .collect()
@@ -473,8 +479,13 @@ mod tests {
         let p = file_paths(&j);
         assert_eq!(
             p,
-            vec![PathBuf::from("/d1/x.2.0"), PathBuf::from("/d2/x.2.1")]
+            vec![PathBuf::from("/d1/x.2.0"), PathBuf::from("/d1/x.2.1")]
         );
+        j.clone_index = 1;
+        assert_eq!(file_paths(&j)[1], PathBuf::from("/d2/x.1.1"));
+        j.files.filenames = vec!["f1".into(), "f2".into()];
+        let p = file_paths(&j);
+        assert_eq!(p, vec![PathBuf::from("/d1/f1"), PathBuf::from("/d1/f2")]);
     }
 
     #[test]

@@ -623,7 +623,8 @@ fn phases(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
     out
 }
 
-/// CPUs for a job after `cpus_allowed_policy` (split: one CPU per clone, round-robin).
+/// CPUs for a job after `cpus_allowed_policy` (split: one CPU per job, round-robin by the
+/// job's number in the whole run, as fio's `fio_cpus_split(mask, thread_number - 1)`).
 fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     let set = job.cpu.cpus_allowed.as_ref()?;
     if set.is_empty() {
@@ -635,7 +636,7 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     }
     Some(match job.cpu.policy {
         fiox_job::CpusAllowedPolicy::Shared => set,
-        fiox_job::CpusAllowedPolicy::Split => vec![set[job.clone_index as usize % set.len()]],
+        fiox_job::CpusAllowedPolicy::Split => vec![set[job.index as usize % set.len()]],
     })
 }
 

@@ -485,3 +485,18 @@ fn only_writing_jobs_fill_their_buffers_up_front() {
         assert_eq!(touched, filled, "{mode:?}");
     }
 }
+
+/// cpus_allowed_policy=split gives each job one CPU by its number in the whole run, as fio's
+/// `fio_cpus_split(mask, thread_number - 1)`, not by its clone number: with 3 CPUs, the 6th
+/// job of the run (a clone with subjob number 1) gets the third CPU.
+#[test]
+fn split_cpus_follow_the_job_number_like_fio() {
+    let mut j = job("s", RwMode::Read, 4096);
+    j.cpu.cpus_allowed = Some(vec![4, 5, 6]);
+    j.cpu.policy = fiox_job::CpusAllowedPolicy::Split;
+    j.index = 5;
+    j.clone_index = 1;
+    assert_eq!(cpus_for(&j), Some(vec![6]));
+    j.cpu.policy = fiox_job::CpusAllowedPolicy::Shared;
+    assert_eq!(cpus_for(&j), Some(vec![4, 5, 6]));
+}

@@ -22,7 +22,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.files.directories = dirs;
         Ok(())
     })
-    .long("Files are created in this directory; with several `:`-separated directories they are spread round-robin."),
+    .long("Files are created in this directory; with several `:`-separated directories each clone's generated files go into one of them, round-robin by its `$jobnum` (as fio), and `filename=` files into the first."),
     OptDef::new("opendir", K::Str, C::Files, "Use every regular file under this directory, recursively", |j, v| {
         let dir = v.str();
         if dir.is_empty() {
@@ -78,7 +78,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("$jobname.$jobnum.$filenum")
-    .long("Used when filename= is not given; `$jobname` is the job name, `$jobnum` the clone number, `$filenum` the file number within the job."),
+    .long("Used when filename= is not given; `$jobname` is the job name, `$jobnum` the clone number (fio's: 0 for the job, then its clones counting down from numjobs-1), `$filenum` the file number within the job."),
     OptDef::new("nrfiles", K::Int, C::Files, "Number of files per job", |j, v| {
         j.files.nrfiles = v.u32()?;
         Ok(())

@@ -258,7 +258,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.cpu.cpus_allowed = Some(parse_cpu_list(v.raw)?);
         Ok(())
     })
-    .long("Comma-separated CPU numbers and ranges (`0-3,6`). With cpus_allowed_policy=split each clone gets one CPU."),
+    .long("Comma-separated CPU numbers and ranges (`0-3,6`). With cpus_allowed_policy=split each job gets one CPU, round-robin by its number in the run (as fio)."),
     OptDef::new("cpumask", K::Int, C::Process, "CPU affinity as a bit mask", |j, v| {
         let m = v.u64()?;
         let cpus: Vec<usize> = (0..64).filter(|b| m & (1u64 << b) != 0).collect();
