@@ -565,7 +565,7 @@ fn replay_skip_and_chunked_replay_every_io_like_fio() {
     let bad = fiox(&["--name=r", rl.as_str(), "--replay_skip=writes"]);
     assert_eq!(bad.code, 1);
     assert!(
-        bad.stderr.contains("unknown skip type 'writes'"),
+        bad.stderr.contains("unknown kind 'writes'"),
         "{}",
         bad.stderr
     );

@@ -824,7 +824,7 @@ mod tests {
             [
                 "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
                 "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
-                "job a: `merge_blktrace_file` is a fio option that fiox does not support yet (blktrace replay); this job will not run",
+                "job a: `merge_blktrace_file` is a fio option that fiox does not support yet (merging blktrace files); this job will not run",
             ]
         );
         assert_eq!(jobs[0].unsupported[2].value, "b");

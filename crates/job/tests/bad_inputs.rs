@@ -119,7 +119,7 @@ const FILE_CASES: &[(&str, &str)] = &[
 /// Jobs that parse (`--parse-only` names what will not run and exits 1) but use fio features fiox cannot run yet: the
 /// exact lines `--parse-only` prints and a run refuses with.
 const REFUSAL_CASES: &[(&str, &[&str])] = &[
-    ("[a]\nblock_error_percentiles=1\n", &["job a: `block_error_percentiles` is a fio option that fiox does not support yet; this job will not run"]),
+    ("[a]\npercentage_sequential=10\n", &["job a: `percentage_sequential` is a fio option that fiox does not support yet; this job will not run"]),
     ("[a]\nioengine=rbd\nclientname=admin\n", &[
         "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",

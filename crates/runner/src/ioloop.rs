@@ -433,6 +433,10 @@ impl<'a> IoLoop<'a> {
             && self.lat_target.is_none()
             && self.iolog.is_none()
             && self.gate.is_none()
+            && self.file_ops.is_none()
+            && self.io_jobs_done.is_none()
+            && self.job.files.sync_file_range.is_none()
+            && !self.dbg_io
             && !self.paced
             && !self.serialize
             && self.job.fsync == 0
