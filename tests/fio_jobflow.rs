@@ -1067,6 +1067,41 @@ fn gtod_cpu_keeps_the_time_on_one_cpu_like_fio() {
     }
 }
 
+/// fsync=N and fdatasync=N: a sync before every write that follows N writes, none after the
+/// job's last write (fio's loop ends first): 16 writes with N=4 make 3 syncs, as fio's.
+#[test]
+fn fsync_every_n_writes_makes_fios_calls() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "fsyncn");
+    let count = |tool: &str, name: &str, opt: &str, call: &str| -> usize {
+        let f = format!("--filename={}", dir.join(name));
+        let args = [
+            "--name=s",
+            f.as_str(),
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            opt,
+        ];
+        let trace = format!("trace={call}");
+        strace_text(tool, dir.path(), &args, &["-e", trace.as_str()])
+            .lines()
+            .filter(|l| l.contains(&format!("{call}(")))
+            .count()
+    };
+    for (opt, call, want) in [
+        ("--fsync=4", "fsync", 3),
+        ("--fdatasync=4", "fdatasync", 3),
+        ("--fsync=5", "fsync", 3),
+        ("--fsync=16", "fsync", 0),
+    ] {
+        let ours = count(fiox_bin(), "ours", opt, call);
+        assert_eq!(ours, want, "{opt}: fiox");
+        if fio_available() {
+            assert_eq!(count("fio", "theirs", opt, call), want, "{opt}: fio");
+        }
+    }
+}
+
 /// sync_file_range: every N writes, sync_file_range(2) over the range written since the last
 /// sync, with the flags named: the same calls as fio's (none after the last write).
 #[test]

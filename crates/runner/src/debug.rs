@@ -9,28 +9,9 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// fio's categories, in fio's order (bit i is category i).
-pub const CATEGORIES: &[&str] = &[
-    "process",
-    "file",
-    "io",
-    "mem",
-    "blktrace",
-    "verify",
-    "random",
-    "parse",
-    "diskutil",
-    "job",
-    "mutex",
-    "profile",
-    "time",
-    "net",
-    "rate",
-    "compress",
-    "steadystate",
-    "helperthread",
-    "zbd",
-];
+/// fio's categories, in fio's order (bit i is category i; the parser's list, whose last
+/// word `all` names no bit of its own).
+pub const CATEGORIES: &[&str] = fiox_job::cli::DEBUG_CATEGORIES;
 
 pub const PROCESS: u32 = 1 << 0;
 pub const FILE: u32 = 1 << 1;

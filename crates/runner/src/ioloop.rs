@@ -592,6 +592,11 @@ impl<'a> IoLoop<'a> {
             self.job.fdatasync
         };
         if sync_every > 0 && self.writes_since_sync >= sync_every {
+            if self.held.is_none() {
+                // As fio: a sync comes before the next I/O, so none follows the job's last
+                // write (fio's loop ends first; end_fsync is the option for that one).
+                self.held = Some(self.next_request()?);
+            }
             let id = self.free.pop()?;
             self.writes_since_sync = 0;
             self.slots[id as usize] = Slot {
