@@ -189,10 +189,9 @@ impl IoEngine for E4defragEngine {
         let t = target(self.name(), &self.files, io.file)?;
         let r = match io.op {
             IoOp::Write => self.defrag(t, io.offset, io.len as u64),
-            IoOp::Fsync => crate::target::sync_file(t.fd, false),
-            IoOp::Fdatasync => crate::target::sync_file(t.fd, true),
-            IoOp::SyncRange(f) => crate::target::sync_range(t.fd, io.offset, io.len as u64, f),
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
+            // Syncs as every positional engine runs them.
+            op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
         };
         Ok(Queued::Done(r))
     }

@@ -51,10 +51,7 @@ impl IoEngine for FallocEngine {
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target(self.name(), &self.files, io.file)?;
         let r = match io.op {
-            IoOp::Fsync => crate::target::sync_file(t.fd, false),
-            IoOp::Fdatasync => crate::target::sync_file(t.fd, true),
-            IoOp::SyncRange(f) => crate::target::sync_range(t.fd, io.offset, io.len as u64, f),
-            op => {
+            op @ (IoOp::Read | IoOp::Write | IoOp::Trim) => {
                 let (off, len) = (io.offset as libc::off_t, io.len as libc::off_t);
                 // SAFETY: plain syscall on the registered fd; no memory is passed.
                 let r = ret(unsafe { libc::fallocate(t.fd, mode_of(op), off, len) } as isize);
@@ -64,6 +61,8 @@ impl IoEngine for FallocEngine {
                     io.len as i64
                 }
             }
+            // Syncs as every positional engine runs them.
+            op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
         };
         Ok(Queued::Done(r))
     }

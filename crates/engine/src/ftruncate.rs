@@ -49,10 +49,9 @@ impl IoEngine for FtruncateEngine {
                     io.len as i64
                 }
             }
-            IoOp::Fsync => crate::target::sync_file(t.fd, false),
-            IoOp::Fdatasync => crate::target::sync_file(t.fd, true),
-            IoOp::SyncRange(f) => crate::target::sync_range(t.fd, io.offset, io.len as u64, f),
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
+            // Syncs as every positional engine runs them.
+            op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
         };
         Ok(Queued::Done(r))
     }

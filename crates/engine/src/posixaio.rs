@@ -19,7 +19,7 @@
 //! depth 1000 a third of fio's IOPS.
 
 use crate::sys::errno;
-use crate::target::{replace, sync_range, target, trim, Target};
+use crate::target::{replace, run_positional, target, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// Most control blocks one aio_suspend waits on (fio's engine uses the same bound).
@@ -177,10 +177,8 @@ impl IoEngine for PosixAioEngine {
             if self.active > 0 {
                 return Ok(Queued::Busy);
             }
-            return Ok(Queued::Done(match io.op {
-                IoOp::SyncRange(f) => sync_range(t.fd, io.offset, io.len as u64, f),
-                _ => trim(t, io.offset, io.len),
-            }));
+            let (buf, len, off) = (io.buf.as_ptr(), io.len, io.offset);
+            return Ok(Queued::Done(run_positional(t, io.op, buf, len, off, 0)));
         }
         let Some(i) = self.free.pop() else {
             return Ok(Queued::Busy);
