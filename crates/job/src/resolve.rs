@@ -805,15 +805,12 @@ mod tests {
             sec(
                 "global",
                 1,
-                &[
-                    ("ioengine", Some("http")),
-                    ("merge_blktrace_file", Some("a")),
-                ],
+                &[("ioengine", Some("http")), ("gpu_dev_id", Some("1"))],
             ),
             sec(
                 "a",
                 1,
-                &[("http_host", Some("h")), ("merge_blktrace_file", Some("b"))],
+                &[("http_host", Some("h")), ("gpu_dev_id", Some("2"))],
             ),
             sec("b", 1, &[("ioengine", Some("psync"))]),
         ];
@@ -824,13 +821,13 @@ mod tests {
             [
                 "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
                 "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
-                "job a: `merge_blktrace_file` is a fio option that fiox does not support yet (merging blktrace files); this job will not run",
+                "job a: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run",
             ]
         );
-        assert_eq!(jobs[0].unsupported[2].value, "b");
-        // b switches to psync: the engine record goes, merge_blktrace_file stays.
+        assert_eq!(jobs[0].unsupported[2].value, "2");
+        // b switches to psync: the engine record goes, gpu_dev_id stays.
         assert_eq!(jobs[1].unsupported.len(), 1);
-        assert_eq!(jobs[1].unsupported[0].option, "merge_blktrace_file");
+        assert_eq!(jobs[1].unsupported[0].option, "gpu_dev_id");
         let bad = vec![sec(
             "a",
             1,
