@@ -1676,6 +1676,18 @@ fn merge_blktrace_files_interleave_scale_repeat_and_replay() {
         "{}",
         bad.stderr
     );
+    let alone = fiox_in(
+        dir.path(),
+        &["--name=m", "--merge_blktrace_file=m.bin", "--size=4k"],
+    );
+    assert_eq!(alone.code, 1);
+    assert!(
+        alone
+            .stderr
+            .contains("merge_blktrace_file needs read_iolog"),
+        "{}",
+        alone.stderr
+    );
     lo_a.detach().unwrap();
     lo_b.detach().unwrap();
 }

@@ -520,10 +520,11 @@ fn replay_jobs(jobs: &[JobSpec]) -> Result<Vec<JobSpec>, Vec<(usize, RunError)>>
     let mut errors = Vec::new();
     let mut done = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
-        if j.replay.read_iolog.is_none() {
+        if j.replay.read_iolog.is_none() && j.replay.merge_file.is_none() {
             out.push(j.clone());
             continue;
         }
+        // merge_blktrace_file without read_iolog is an error here (fio crashes on it).
         let j = &match merged(j, &mut done) {
             Ok(j) => j,
             Err(msg) => {
