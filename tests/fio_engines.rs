@@ -568,10 +568,10 @@ fn net_runs_like_fio() {
 /// The job of one side of a UDP multicast link on the loopback: `group`, `port`, 32 1 KiB
 /// datagrams (fewer than the reader's socket buffer holds, so none is lost however slowly
 /// it reads).
-fn multicast_args(group: &str, port: u32, rw: &str) -> Vec<String> {
+fn multicast_args(engine: &str, group: &str, port: u32, rw: &str) -> Vec<String> {
     [
         "--name=mc",
-        "--ioengine=net",
+        &format!("--ioengine={engine}"),
         "--protocol=udp",
         &format!("--hostname={group}"),
         &format!("--port={port}"),
@@ -602,9 +602,9 @@ fn wait_bound(group: std::net::Ipv4Addr, port: u32) {
     panic!("no reader bound to {group}:{port} within 30 s");
 }
 
-/// UDP multicast (`hostname` a group, `interface`, `ttl`) on the loopback: fio writes to a
-/// fiox reader and fiox to a fio reader (fiox to fiox without fio); every datagram arrives
-/// and both sides count the same bytes.
+/// UDP multicast (`hostname` a group, `interface`, `ttl`) on the loopback, net and
+/// netsplice: fio writes to a fiox reader and fiox to a fio reader (fiox to fiox without
+/// fio); every datagram arrives and both sides count the same bytes.
 #[test]
 fn net_multicast_udp_between_fio_and_fiox() {
     let group = std::net::Ipv4Addr::new(239, 77, 1, 2);
@@ -620,14 +620,18 @@ fn net_multicast_udp_between_fio_and_fiox() {
         eprintln!("fio not installed: fiox to fiox only");
         vec![("fiox", "fiox")]
     };
-    let base = 30_000 + (std::process::id() % 10_000) * 2;
-    for (n, (writer, reader)) in pairs.into_iter().enumerate() {
+    // Above the ephemeral ports, apart from the other net tests' ports.
+    let base = 61_000 + (std::process::id() % 1000) * 4;
+    let runs = ["net", "netsplice"]
+        .into_iter()
+        .flat_map(|e| pairs.iter().map(move |&(w, r)| (e, w, r)));
+    for (n, (engine, writer, reader)) in runs.enumerate() {
         let dir = TempDir::new("mcast");
         let port = base + n as u32;
         let bin = |t: &str| if t == "fio" { "fio" } else { fiox_bin() };
         let rx = Command::new("timeout")
             .args(["60", bin(reader)])
-            .args(multicast_args(&group.to_string(), port, "read"))
+            .args(multicast_args(engine, &group.to_string(), port, "read"))
             .arg("--output-format=json")
             .current_dir(dir.path())
             .stdin(Stdio::null())
@@ -636,7 +640,7 @@ fn net_multicast_udp_between_fio_and_fiox() {
             .spawn()
             .expect("run the reader");
         wait_bound(group, port);
-        let wargs = multicast_args(&group.to_string(), port, "write");
+        let wargs = multicast_args(engine, &group.to_string(), port, "write");
         let wargs: Vec<&str> = wargs.iter().map(String::as_str).collect();
         let (code, w) = run_json_timeout(writer, dir.path(), &wargs, 60);
         let o = rx.wait_with_output().unwrap();
@@ -650,7 +654,7 @@ fn net_multicast_udp_between_fio_and_fiox() {
             });
         assert_eq!(code, 0, "{writer} writer: {w}");
         assert_eq!(o.status.code(), Some(0), "{reader} reader: {r}");
-        let tag = format!("{writer} -> {reader}");
+        let tag = format!("{engine}: {writer} -> {reader}");
         assert_eq!(
             net_counts(&w)[0],
             [0, 0, 0, 0, 32, 32 << 10],
