@@ -259,10 +259,15 @@ impl NetEngine {
                 n.ttl = e.ttl;
                 n.interface = interface(job)?;
             } else if listen {
-                return Err(opt(
-                    format!("'{h}' is not a multicast group: a receiving job takes a hostname only for UDP multicast (as in fio; drop hostname= from the reader)"),
-                    "hostname",
-                ));
+                let v6 = h
+                    .parse::<std::net::Ipv6Addr>()
+                    .is_ok_and(|a| a.is_multicast());
+                let why = if v6 {
+                    "an IPv6 multicast group: fio supports multicast on IPv4 only"
+                } else {
+                    "not a multicast group: a receiving job takes a hostname only for UDP multicast (as in fio; drop hostname= from the reader)"
+                };
+                return Err(opt(format!("'{h}' is {why}"), "hostname"));
             }
             if !listen {
                 n.peer = Some(resolve(&h, port, proto.is_ipv6())?);
@@ -838,6 +843,9 @@ mod tests {
         let mut rx = job(RwMode::Read, NetProto::Udp, 5);
         rx.files.filenames = vec!["127.0.0.1".into()];
         assert!(e(&rx).contains("not a multicast group"));
+        rx.engine.protocol = NetProto::Udpv6;
+        rx.files.filenames = vec!["ff05::1".into()];
+        assert!(e(&rx).contains("IPv4 only"));
     }
 
     /// A multicast writer sets fio's TTL and interface on its socket; a reader joins.
