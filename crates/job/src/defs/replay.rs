@@ -12,7 +12,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.replay.read_iolog = Some(p.to_string());
         Ok(())
     })
-    .long("The files, directions, offsets and lengths come from the log (its `add` lines name the files); version 3 logs also give the time between I/Os, which the replay keeps. Trims in a log are skipped, as fio 3.33 skips them; `open`/`close` lines are followed only in the log written back. A blktrace binary file (one device's trace as `blkparse -d` writes it, recognised by its magic in either byte order) replays its queue events: reads, writes, discards as trims and flushes as syncs, each on the block device under /dev with the traced major:minor (or on `replay_redirect`); without `iodepth` the depth is the deepest the trace shows (at most 1024)."),
+    .long("The files, directions, offsets and lengths come from the log (its `add` lines name the files); version 3 logs also give the time between I/Os, which the replay keeps. Trims in a log are skipped, as fio 3.33 skips them; `open`/`close` lines are followed only in the log written back. A blktrace binary file (one device's trace as `blkparse -d` writes it, recognised by its magic in either byte order) replays its queue events: reads, writes, discards as trims and flushes as syncs, each on the block device under /dev with the traced major:minor (or on `replay_redirect`); without `iodepth` the depth is the deepest the trace shows (at most 1024). Several logs separated by colons: each numjobs clone replays the one at its index, as fio (or, with `merge_blktrace_file`, the blktrace files are merged into one)."),
     OptDef::new("replay_no_stall", K::Bool, C::Io, "Replay as fast as possible, ignoring the log's timing", |j, v| {
         j.replay.no_stall = v.bool()?;
         Ok(())
