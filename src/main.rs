@@ -122,6 +122,15 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             eprintln!("No job(s) defined: {why}");
             return Ok(1);
         }
+        Action::MergeBlktraceOnly => {
+            // fio's --merge-blktrace-only: the merged traces are written, nothing runs.
+            if let Err(errors) = fiox_runner::merge_blktraces(&inv.jobs) {
+                for line in &errors {
+                    eprintln!("fiox: merge_blktrace_file: {line}");
+                }
+                return Ok(1);
+            }
+        }
         Action::ParseOnly => {
             // The jobs parsed: notes on how they were read go where fio's parser notes go
             // (stdout); which of them fiox would refuse to run, and why, on stderr. A script

@@ -565,6 +565,109 @@ fn net_runs_like_fio() {
     }
 }
 
+/// The job of one side of a UDP multicast link on the loopback: `group`, `port`, 32 1 KiB
+/// datagrams (fewer than the reader's socket buffer holds, so none is lost however slowly
+/// it reads).
+fn multicast_args(engine: &str, group: &str, port: u32, rw: &str) -> Vec<String> {
+    [
+        "--name=mc",
+        &format!("--ioengine={engine}"),
+        "--protocol=udp",
+        &format!("--hostname={group}"),
+        &format!("--port={port}"),
+        "--interface=127.0.0.1",
+        "--ttl=1",
+        "--bs=1k",
+        "--size=32k",
+        &format!("--rw={rw}"),
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// Wait until a socket is bound to `group:port` (the reader joins the group before it binds,
+/// fio and fiox alike), so the writer's first datagram finds a member.
+fn wait_bound(group: std::net::Ipv4Addr, port: u32) {
+    // /proc/net/udp prints the address as the in-memory u32 in hex and the port in hex.
+    let want = format!("{:08X}:{port:04X}", u32::from_ne_bytes(group.octets()));
+    for _ in 0..3000 {
+        let t = std::fs::read_to_string("/proc/net/udp").unwrap_or_default();
+        if t.lines()
+            .any(|l| l.split_whitespace().nth(1) == Some(&want))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("no reader bound to {group}:{port} within 30 s");
+}
+
+/// UDP multicast (`hostname` a group, `interface`, `ttl`) on the loopback, net and
+/// netsplice: fio writes to a fiox reader and fiox to a fio reader (fiox to fiox without
+/// fio); every datagram arrives and both sides count the same bytes.
+#[test]
+fn net_multicast_udp_between_fio_and_fiox() {
+    let group = std::net::Ipv4Addr::new(239, 77, 1, 2);
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    if let Err(e) = probe.join_multicast_v4(&group, &std::net::Ipv4Addr::LOCALHOST) {
+        eprintln!("skipped: the kernel refuses multicast on the loopback: {e}");
+        return;
+    }
+    drop(probe);
+    let pairs = if fio_available() {
+        vec![("fio", "fiox"), ("fiox", "fio")]
+    } else {
+        eprintln!("fio not installed: fiox to fiox only");
+        vec![("fiox", "fiox")]
+    };
+    // Above the ephemeral ports, apart from the other net tests' ports.
+    let base = 61_000 + (std::process::id() % 1000) * 4;
+    let runs = ["net", "netsplice"]
+        .into_iter()
+        .flat_map(|e| pairs.iter().map(move |&(w, r)| (e, w, r)));
+    for (n, (engine, writer, reader)) in runs.enumerate() {
+        let dir = TempDir::new("mcast");
+        let port = base + n as u32;
+        let bin = |t: &str| if t == "fio" { "fio" } else { fiox_bin() };
+        let rx = Command::new("timeout")
+            .args(["60", bin(reader)])
+            .args(multicast_args(engine, &group.to_string(), port, "read"))
+            .arg("--output-format=json")
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the reader");
+        wait_bound(group, port);
+        let wargs = multicast_args(engine, &group.to_string(), port, "write");
+        let wargs: Vec<&str> = wargs.iter().map(String::as_str).collect();
+        let (code, w) = run_json_timeout(writer, dir.path(), &wargs, 60);
+        let o = rx.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        let r: Value =
+            serde_json::from_str(&out[out.find('{').unwrap_or(0)..]).unwrap_or_else(|e| {
+                panic!(
+                    "{reader} reader JSON ({e}): {out} {}",
+                    String::from_utf8_lossy(&o.stderr)
+                )
+            });
+        assert_eq!(code, 0, "{writer} writer: {w}");
+        assert_eq!(o.status.code(), Some(0), "{reader} reader: {r}");
+        let tag = format!("{engine}: {writer} -> {reader}");
+        assert_eq!(
+            net_counts(&w)[0],
+            [0, 0, 0, 0, 32, 32 << 10],
+            "{tag}: writer"
+        );
+        assert_eq!(
+            net_counts(&r)[0],
+            [0, 32, 32 << 10, 0, 0, 0],
+            "{tag}: reader"
+        );
+    }
+}
+
 /// Unix sockets: the reader listens on the path. (fio 3.33 ends both jobs of this job with
 /// EISCONN, so fiox alone is checked.)
 #[test]

@@ -8,10 +8,13 @@
 //! sequence trailer (so the reader counts lost datagrams as dropped) and end with fio's close
 //! message, which ends the reader. A reader whose TCP peer closes ends too (a 0-byte read,
 //! [`EngineFlags::eof_ends`]). `netsplice` moves TCP data through a pipe with splice(2).
-//! Multicast UDP is refused (not implemented yet).
+//! UDP to an IPv4 multicast group (224.0.0.0/4 as `hostname`) works as in fio: the reader
+//! joins the group (IP_ADD_MEMBERSHIP, on `interface` or any) and binds to it, the writer
+//! sends to the group with IP_MULTICAST_TTL `ttl` (and IP_MULTICAST_IF `interface`). Like fio,
+//! a reader accepts no other hostname, and IPv6 multicast is refused.
 
 use std::ffi::CString;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -56,6 +59,10 @@ pub(crate) struct NetEngine {
     dropped: u64,
     /// The UDP writer stamps its datagrams (not with verify, as fio).
     stamp: bool,
+    /// UDP multicast: the group `hostname` names, the writer's TTL, `interface`.
+    group: Option<Ipv4Addr>,
+    ttl: u32,
+    interface: Option<Ipv4Addr>,
 }
 
 fn opt(reason: impl Into<String>, option: &'static str) -> EngineError {
@@ -237,6 +244,9 @@ impl NetEngine {
             seq_off: false,
             dropped: 0,
             stamp: proto.is_udp() && job.verify.method == fiox_job::VerifyMethod::None,
+            group: None,
+            ttl: 1,
+            interface: None,
         };
         if proto == NetProto::Unix {
             let p =
@@ -244,8 +254,20 @@ impl NetEngine {
             n.unix_path =
                 Some(CString::new(p).map_err(|_| opt("NUL in the socket path", "filename"))?);
         } else if let Some(h) = file.filter(|h| !h.is_empty()) {
-            if is_multicast(&h) {
-                return Err(opt("multicast UDP is not supported yet", "hostname"));
+            n.group = multicast_group(&h, job)?;
+            if n.group.is_some() {
+                n.ttl = e.ttl;
+                n.interface = interface(job)?;
+            } else if listen {
+                let v6 = h
+                    .parse::<std::net::Ipv6Addr>()
+                    .is_ok_and(|a| a.is_multicast());
+                let why = if v6 {
+                    "an IPv6 multicast group: fio supports multicast on IPv4 only"
+                } else {
+                    "not a multicast group: a receiving job takes a hostname only for UDP multicast (as in fio; drop hostname= from the reader)"
+                };
+                return Err(opt(format!("'{h}' is {why}"), "hostname"));
             }
             if !listen {
                 n.peer = Some(resolve(&h, port, proto.is_ipv6())?);
@@ -353,7 +375,7 @@ impl NetEngine {
             let any: IpAddr = if self.proto.is_ipv6() {
                 std::net::Ipv6Addr::UNSPECIFIED.into()
             } else {
-                std::net::Ipv4Addr::UNSPECIFIED.into()
+                self.join(fd)?.unwrap_or(Ipv4Addr::UNSPECIFIED).into()
             };
             let (ss, len) = sockaddr(&SocketAddr::new(any, port));
             // SAFETY: a valid sockaddr of `len` bytes.
@@ -367,6 +389,46 @@ impl NetEngine {
             return Err(os("listen"));
         }
         Ok(())
+    }
+
+    /// A multicast reader joins its group (on `interface`, else any) and binds to it, as fio.
+    fn join(&self, fd: RawFd) -> Result<Option<Ipv4Addr>, EngineError> {
+        let Some(g) = self.group else {
+            return Ok(None);
+        };
+        let mr = libc::ip_mreq {
+            imr_multiaddr: in_addr(g),
+            imr_interface: in_addr(self.interface.unwrap_or(Ipv4Addr::UNSPECIFIED)),
+        };
+        let what = "setsockopt IP_ADD_MEMBERSHIP";
+        setopt_raw(fd, libc::IPPROTO_IP, libc::IP_ADD_MEMBERSHIP, &mr, what)?;
+        Ok(Some(g))
+    }
+
+    /// A multicast writer's TTL and interface, as fio sets them.
+    fn multicast_sender(&self) -> Result<(), EngineError> {
+        if self.group.is_none() {
+            return Ok(());
+        }
+        if let Some(i) = self.interface {
+            let what = "setsockopt IP_MULTICAST_IF";
+            setopt_raw(
+                self.fd,
+                libc::IPPROTO_IP,
+                libc::IP_MULTICAST_IF,
+                &in_addr(i),
+                what,
+            )?;
+        }
+        let ttl = i32::try_from(self.ttl).unwrap_or(i32::MAX);
+        let what = "setsockopt IP_MULTICAST_TTL";
+        setopt_raw(
+            self.fd,
+            libc::IPPROTO_IP,
+            libc::IP_MULTICAST_TTL,
+            &ttl,
+            what,
+        )
     }
 
     /// Accept the peer (TCP, unix) or wait for its open message (UDP).
@@ -419,6 +481,7 @@ impl NetEngine {
             self.tune(fd)?;
             if self.proto.is_udp() {
                 self.fd = fd;
+                self.multicast_sender()?;
                 return self.send_link(LINK_OPEN);
             }
             let r = if let Some(path) = &self.unix_path {
@@ -619,10 +682,63 @@ impl NetEngine {
     }
 }
 
-/// An IPv4 multicast group (224.0.0.0/4), which fio joins; fiox does not yet.
-fn is_multicast(host: &str) -> bool {
-    host.parse::<std::net::Ipv4Addr>()
-        .is_ok_and(|a| a.is_multicast())
+/// The multicast group `host` names, for UDP (fio's test: an IPv4 address in
+/// 224.0.0.0-239.255.255.255); an error for an IPv4 group over udpv6, which fio refuses too.
+fn multicast_group(host: &str, job: &JobSpec) -> Result<Option<Ipv4Addr>, EngineError> {
+    let proto = job.engine.protocol;
+    let Some(g) = host.parse::<Ipv4Addr>().ok().filter(|a| a.is_multicast()) else {
+        return Ok(None);
+    };
+    if !proto.is_udp() {
+        return Ok(None);
+    }
+    if proto.is_ipv6() {
+        return Err(opt(
+            format!("multicast group {g} over udpv6: fio supports multicast on IPv4 only (use protocol=udp)"),
+            "hostname",
+        ));
+    }
+    Ok(Some(g))
+}
+
+/// `interface`: the IPv4 address of the interface multicast goes through.
+fn interface(job: &JobSpec) -> Result<Option<Ipv4Addr>, EngineError> {
+    let Some(i) = job.engine.interface.as_deref() else {
+        return Ok(None);
+    };
+    i.parse().map(Some).map_err(|_| {
+        opt(
+            format!(
+                "'{i}' is not an interface's IPv4 address (as fio wants, e.g. interface=127.0.0.1)"
+            ),
+            "interface",
+        )
+    })
+}
+
+/// An `in_addr` holding `a`.
+fn in_addr(a: Ipv4Addr) -> libc::in_addr {
+    libc::in_addr {
+        s_addr: u32::from_ne_bytes(a.octets()),
+    }
+}
+
+/// setsockopt with a value of any plain type.
+fn setopt_raw<T>(fd: RawFd, level: i32, name: i32, val: &T, what: &str) -> Result<(), EngineError> {
+    // SAFETY: `val` is a live value of the size given, as the option expects.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (val as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(os(what));
+    }
+    Ok(())
 }
 
 impl IoEngine for NetEngine {
@@ -718,9 +834,50 @@ mod tests {
         assert!(e(&job(RwMode::Read, NetProto::Unix, 5)).contains("unix"));
         assert!(e(&job(RwMode::ReadWrite, NetProto::Udp, 5)).contains("read OR write"));
         assert!(e(&job(RwMode::Write, NetProto::Tcp, 5)).contains("hostname="));
-        let mut mc = job(RwMode::Write, NetProto::Udp, 5);
+        let mut mc = job(RwMode::Write, NetProto::Udpv6, 5);
         mc.files.filenames = vec!["239.1.1.1".into()];
-        assert!(e(&mc).contains("multicast"));
+        assert!(e(&mc).contains("IPv4 only"));
+        mc.engine.protocol = NetProto::Udp;
+        mc.engine.interface = Some("lo".into());
+        assert!(e(&mc).contains("interface=127.0.0.1"));
+        let mut rx = job(RwMode::Read, NetProto::Udp, 5);
+        rx.files.filenames = vec!["127.0.0.1".into()];
+        assert!(e(&rx).contains("not a multicast group"));
+        rx.engine.protocol = NetProto::Udpv6;
+        rx.files.filenames = vec!["ff05::1".into()];
+        assert!(e(&rx).contains("IPv4 only"));
+    }
+
+    /// A multicast writer sets fio's TTL and interface on its socket; a reader joins.
+    #[test]
+    fn multicast_socket_options() {
+        let mut w = job(
+            RwMode::Write,
+            NetProto::Udp,
+            45_000 + std::process::id() % 10_000,
+        );
+        w.files.filenames = vec!["239.7.7.7".into()];
+        w.engine.ttl = 3;
+        w.engine.interface = Some("127.0.0.1".into());
+        let mut r = w.clone();
+        r.rw.mode = RwMode::Read;
+        let mut rx = NetEngine::new(&r, false).unwrap();
+        let mut tx = NetEngine::new(&w, false).unwrap();
+        tx.connect().unwrap();
+        let get = |fd: RawFd, name: i32| {
+            let mut v = [0u8; 4];
+            let mut len = 4 as libc::socklen_t;
+            // SAFETY: a 4-byte buffer and its length.
+            let rc = unsafe {
+                libc::getsockopt(fd, libc::IPPROTO_IP, name, v.as_mut_ptr().cast(), &mut len)
+            };
+            assert_eq!(rc, 0);
+            v
+        };
+        assert_eq!(get(tx.fd, libc::IP_MULTICAST_TTL)[0], 3);
+        assert_eq!(get(tx.fd, libc::IP_MULTICAST_IF), [127, 0, 0, 1]);
+        // The open message reached the group's member.
+        rx.accept().unwrap();
     }
 
     #[test]
@@ -761,6 +918,9 @@ mod tests {
             seq_off: false,
             dropped: 0,
             stamp: true,
+            group: None,
+            ttl: 1,
+            interface: None,
         }
     }
 }

@@ -71,6 +71,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "trigger",
     "idle-prof",
     "debug",
+    "merge-blktrace-only",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -106,15 +107,11 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
     ("crctest", "fio's checksum speed test is not implemented"),
     ("memcpytest", "fio's memcpy speed test is not implemented"),
     ("cpuclock-test", "fio's CPU clock test is not implemented"),
-    (
-        "merge-blktrace-only",
-        "merging blktrace files is not implemented yet",
-    ),
 ];
 
 /// fio switches without a value (`no_argument` in fio's getopt table); the rest need one,
 /// except `--crctest`, whose value is optional.
-const FIO_BARE_SWITCHES: &[&str] = &["cpuclock-test", "memcpytest", "merge-blktrace-only"];
+const FIO_BARE_SWITCHES: &[&str] = &["cpuclock-test", "memcpytest"];
 
 /// fio's `--debug` categories (plus `all`; `?` lists them).
 pub const DEBUG_CATEGORIES: &[&str] = &[
@@ -348,6 +345,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
     };
     match name {
         "parse-only" => s.parse_only = true,
+        "merge-blktrace-only" => s.merge_blktrace_only = true,
         "showcmd" => s.showcmd = true,
         "section" => s.sections.push(need(value)?),
         "output" => s.output = Some(need(value)?),

@@ -38,6 +38,10 @@ const fn sw(spelling: &'static str, help: &'static str) -> Switch {
 /// Every switch `fiox` accepts, in `--help` order; also drives the man page and completions.
 pub const SWITCHES: &[Switch] = &[
     sw("--parse-only", "Parse and check the jobs, then exit"),
+    sw(
+        "--merge-blktrace-only",
+        "Write the jobs' merge_blktrace_file, run nothing",
+    ),
     sw("--showcmd", "Print the jobs as a command line"),
     sw(
         "--section=NAME",
@@ -468,9 +472,7 @@ mod tests {
             .unwrap()
             .contains("type                : webdav|s3|swift"));
         assert!(enghelp("io_uring_cmd").unwrap().contains("cmd_type"));
-        assert!(cmdhelp("merge_blktrace_file")
-            .unwrap()
-            .contains("does not run yet"));
+        assert!(cmdhelp("gpu_dev_id").unwrap().contains("does not run yet"));
     }
 
     #[test]

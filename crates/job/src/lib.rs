@@ -32,6 +32,8 @@ pub enum Action {
     /// `--parse-only`: the jobs parsed; exit 0 when fiox can run them all, 1 when a refusal
     /// says a job (or a switch) will not run.
     ParseOnly,
+    /// `--merge-blktrace-only`: write the jobs' `merge_blktrace_file`s and exit.
+    MergeBlktraceOnly,
     /// `--showcmd`: print this command line and exit.
     ShowCmd(String),
     /// `--cmdhelp[=opt]`: print this text and exit.
@@ -207,6 +209,8 @@ pub fn parse_invocation_in(
     }
     inv.action = if cl.settings.showcmd {
         Action::ShowCmd(showcmd(&inv.jobs))
+    } else if cl.settings.merge_blktrace_only {
+        Action::MergeBlktraceOnly
     } else if cl.settings.parse_only {
         Action::ParseOnly
     } else {

@@ -523,6 +523,13 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
         job.notes
             .push("read_iolog overrides write_iolog (no I/O log is written), as in fio".into());
     }
+    let r = &job.replay;
+    if r.merge_file.is_none() && !(r.merge_scalars.is_empty() && r.merge_iters.is_empty()) {
+        job.notes.push(
+            "merge_blktrace_scalars and merge_blktrace_iters do nothing without merge_blktrace_file, as in fio"
+                .into(),
+        );
+    }
     if !given.contains("iodepth_low") || job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
         job.iodepth_low = job.iodepth;
     }
@@ -628,6 +635,22 @@ mod tests {
         let clones: Vec<u32> = three.iter().map(|j| j.clone_index).collect();
         assert_eq!(clones, [0, 3, 2, 1], "fio counts clones down after the job");
         assert!(jobs[5].stonewall, "second file starts with a barrier");
+    }
+
+    /// merge_blktrace_scalars/iters without a merge file do nothing: said, not ignored.
+    #[test]
+    fn merge_lists_without_a_merge_file_are_noted() {
+        let job = |opts: &[(&str, Option<&str>)]| resolve(&[sec("a", 1, opts)]).unwrap().remove(0);
+        let iters = ("merge_blktrace_iters", Some("2"));
+        let j = job(&[iters]);
+        assert!(
+            j.notes[0].contains("without merge_blktrace_file"),
+            "{:?}",
+            j.notes
+        );
+        assert!(job(&[iters, ("merge_blktrace_file", Some("m"))])
+            .notes
+            .is_empty());
     }
 
     #[test]
@@ -805,15 +828,12 @@ mod tests {
             sec(
                 "global",
                 1,
-                &[
-                    ("ioengine", Some("http")),
-                    ("merge_blktrace_file", Some("a")),
-                ],
+                &[("ioengine", Some("http")), ("gpu_dev_id", Some("1"))],
             ),
             sec(
                 "a",
                 1,
-                &[("http_host", Some("h")), ("merge_blktrace_file", Some("b"))],
+                &[("http_host", Some("h")), ("gpu_dev_id", Some("2"))],
             ),
             sec("b", 1, &[("ioengine", Some("psync"))]),
         ];
@@ -824,13 +844,13 @@ mod tests {
             [
                 "job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run",
                 "job a: `http_host` is a fio option that fiox does not support yet; this job will not run",
-                "job a: `merge_blktrace_file` is a fio option that fiox does not support yet (merging blktrace files); this job will not run",
+                "job a: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run",
             ]
         );
-        assert_eq!(jobs[0].unsupported[2].value, "b");
-        // b switches to psync: the engine record goes, merge_blktrace_file stays.
+        assert_eq!(jobs[0].unsupported[2].value, "2");
+        // b switches to psync: the engine record goes, gpu_dev_id stays.
         assert_eq!(jobs[1].unsupported.len(), 1);
-        assert_eq!(jobs[1].unsupported[0].option, "merge_blktrace_file");
+        assert_eq!(jobs[1].unsupported[0].option, "gpu_dev_id");
         let bad = vec![sec(
             "a",
             1,

@@ -632,6 +632,14 @@ pub struct ReplaySpec {
     pub chunked: bool,
     /// `replay_skip`: blktrace events not replayed, one bit per kind ([`ReplaySpec::SKIP_READ`]...).
     pub skip: u8,
+    /// `merge_blktrace_file`: the blktrace files `read_iolog` lists (colon-separated) are
+    /// merged into this file first, which is then replayed.
+    pub merge_file: Option<String>,
+    /// `merge_blktrace_scalars`: per listed trace, the percentage of its time stamps kept
+    /// (50: twice as fast); empty: 100 each.
+    pub merge_scalars: Vec<u32>,
+    /// `merge_blktrace_iters`: per listed trace, how many times it repeats; empty: once each.
+    pub merge_iters: Vec<u32>,
 }
 
 impl ReplaySpec {
@@ -652,6 +660,9 @@ impl Default for ReplaySpec {
             time_scale: 100,
             chunked: false,
             skip: 0,
+            merge_file: None,
+            merge_scalars: Vec::new(),
+            merge_iters: Vec::new(),
         }
     }
 }
@@ -1121,6 +1132,8 @@ impl JobSpec {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunSettings {
     pub parse_only: bool,
+    /// `--merge-blktrace-only`: write the jobs' `merge_blktrace_file`s, run nothing.
+    pub merge_blktrace_only: bool,
     pub showcmd: bool,
     pub sections: Vec<String>,
     pub output: Option<String>,

@@ -19,7 +19,7 @@ const MAGIC: u32 = 0x6561_7400;
 /// `BLK_IO_TRACE_VERSION`: the low byte of that word.
 const VERSION: u32 = 7;
 /// The size of `struct blk_io_trace`.
-const RECORD: usize = 48;
+pub(crate) const RECORD: usize = 48;
 
 /// Category bits (`BLK_TC_*`), shifted into the action word's upper half.
 const TC_READ: u32 = 1 << 16;

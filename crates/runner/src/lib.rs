@@ -9,6 +9,7 @@
 
 mod acct;
 mod agglog;
+mod blkmerge;
 mod blktrace;
 mod blockdev;
 mod cache;
@@ -479,15 +480,64 @@ fn prepare_iologs(jobs: &[JobSpec]) -> Result<(), Vec<(usize, RunError)>> {
     Ok(())
 }
 
-/// The jobs, each `read_iolog` job reshaped by its log; the logs that cannot be read.
+/// `--merge-blktrace-only`: write every job's `merge_blktrace_file` (each once) and run
+/// nothing, as fio; one "job 'NAME': why" line per merge that failed.
+pub fn merge_blktraces(jobs: &[JobSpec]) -> Result<(), Vec<String>> {
+    let mut done = Vec::new();
+    let errors: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| {
+            merged(j, &mut done)
+                .err()
+                .map(|e| format!("job '{}': {e}", j.name))
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The job with its `merge_blktrace_file` written (once per run: numjobs clones and jobs
+/// sharing it merge the same traces) and named as the log it replays.
+fn merged(j: &JobSpec, done: &mut Vec<String>) -> Result<JobSpec, String> {
+    let mut j = j.clone();
+    if let Some(out) = j.replay.merge_file.clone() {
+        if !done.contains(&out) {
+            blkmerge::merge(&j.replay)?;
+            done.push(out.clone());
+        }
+        j.replay.read_iolog = Some(out);
+    }
+    Ok(j)
+}
+
+/// The jobs, each `read_iolog` job reshaped by its log (merged first with
+/// `merge_blktrace_file`); the logs that cannot be read.
 fn replay_jobs(jobs: &[JobSpec]) -> Result<Vec<JobSpec>, Vec<(usize, RunError)>> {
     let mut out = Vec::with_capacity(jobs.len());
     let mut errors = Vec::new();
+    let mut done = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
-        if j.replay.read_iolog.is_none() {
+        if j.replay.read_iolog.is_none() && j.replay.merge_file.is_none() {
             out.push(j.clone());
             continue;
         }
+        // merge_blktrace_file without read_iolog is an error here (fio crashes on it).
+        let j = &match merged(j, &mut done) {
+            Ok(j) => j,
+            Err(msg) => {
+                errors.push((
+                    i,
+                    RunError::Job {
+                        job: j.name.clone(),
+                        msg,
+                    },
+                ));
+                continue;
+            }
+        };
         match replay::load(j) {
             Ok(r) => out.push(replay::reshape(j, &r)),
             Err(msg) => errors.push((

@@ -59,11 +59,16 @@ pub struct Replay {
     pub notes: Vec<String>,
 }
 
-/// Read and parse the job's log.
+/// Read and parse the job's log: of several logs listed with colons, the one at the
+/// job's numjobs clone index (wrapping around), as fio's `get_name_by_idx` picks it.
 pub fn load(job: &JobSpec) -> Result<Replay, String> {
     let spec = &job.replay;
-    let Some(path) = spec.read_iolog.as_deref() else {
+    let Some(list) = spec.read_iolog.as_deref() else {
         return Err("no read_iolog".into());
+    };
+    let names = crate::blkmerge::listed_files(list);
+    let Some(path) = names.get(job.clone_index as usize % names.len().max(1)) else {
+        return Err(format!("read_iolog '{list}' names no file"));
     };
     let bytes = std::fs::read(path).map_err(|e| format!("read_iolog '{path}': {e}"))?;
     if crate::blktrace::byte_order(&bytes).is_some() {
@@ -358,6 +363,31 @@ mod tests {
             (j.rw.mode, j.size),
             (RwMode::ReadWrite, Some(SizeSpec::Bytes(12288 + 512)))
         );
+    }
+
+    /// `read_iolog=a:b`: each numjobs clone replays the log at its index, as fio.
+    #[test]
+    fn clones_take_their_log_from_a_list() {
+        let dir = std::env::temp_dir().join(format!("fiox-replay-list-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("a.log"), dir.join("b.log"));
+        std::fs::write(&a, "fio version 2 iolog\nfa add\nfa read 0 4096\n").unwrap();
+        std::fs::write(&b, "fio version 2 iolog\nfb add\nfb read 0 4096\n").unwrap();
+        let mut job = JobSpec::default();
+        job.replay.read_iolog = Some(format!("{}:{}", a.display(), b.display()));
+        let files = |i: u32| {
+            let j = JobSpec {
+                clone_index: i,
+                ..job.clone()
+            };
+            load(&j).map(|r| r.files)
+        };
+        assert_eq!(files(0), Ok(vec!["fa".to_string()]));
+        assert_eq!(files(1), Ok(vec!["fb".to_string()]));
+        assert_eq!(files(2), Ok(vec!["fa".to_string()]));
+        job.replay.read_iolog = Some(":".into());
+        assert!(load(&job).unwrap_err().contains("names no file"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

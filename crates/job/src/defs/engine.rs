@@ -163,7 +163,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .engines(NET)
-    .long("A name or an address; as in fio it also becomes the job's filename (for `protocol=unix` the socket's path)."),
+    .long("A name or an address; as in fio it also becomes the job's filename (for `protocol=unix` the socket's path). With protocol=udp an IPv4 multicast group (224.0.0.0/4) works for both sides: the reader joins it (the only hostname a reader takes, as in fio), the writer sends to it with `ttl` and `interface`."),
     OptDef::new("port", K::Int, C::Engine, "TCP/UDP port of the net engines", |j, v| {
         j.engine.port = v.u32()?;
         Ok(())
@@ -229,7 +229,8 @@ pub(super) static OPTS: &[OptDef] = &[
         j.engine.interface = Some(v.str().to_string());
         Ok(())
     })
-    .engines(NET),
+    .engines(NET)
+    .long("The IPv4 address of the interface (127.0.0.1 for the loopback): a writer to a multicast group (`hostname` in 224.0.0.0/4, protocol=udp) sends through it, a reader joins the group on it (default: the system's choice). Unused without a multicast hostname, as in fio."),
     OptDef::new("donorname", K::Str, C::Engine, "Donor file of the e4defrag engine (in the job's directory)", |j, v| {
         j.engine.donorname = Some(v.str().to_string());
         Ok(())

@@ -88,9 +88,6 @@ pub fn note(def: &OptDef) -> &'static str {
         | "ignore_zone_limits" => "zoned block devices",
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
-        "merge_blktrace_file" | "merge_blktrace_iters" | "merge_blktrace_scalars" => {
-            "merging blktrace files"
-        }
         _ => "",
     }
 }
@@ -150,13 +147,6 @@ pub static OPTS: &[OptDef] = &[
     known("job_max_open_zones", K::Int, C::Io),
     known("log_compression_cpus", K::Str, C::Logs),
     known("max_open_zones", K::Int, C::Io),
-    known("merge_blktrace_file", K::Str, C::Io),
-    known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),
-    known(
-        "merge_blktrace_scalars",
-        K::Complex("list of numbers"),
-        C::Io,
-    ),
     known("namenode", K::Str, C::Engine).engines(&["libhdfs"]),
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
     known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
