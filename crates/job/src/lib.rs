@@ -12,6 +12,7 @@ pub mod defs;
 pub mod error;
 pub mod help;
 pub mod jobfile;
+pub mod profile;
 pub mod resolve;
 pub mod showcmd;
 pub mod spec;
@@ -159,11 +160,12 @@ pub fn parse_invocation_in(
             cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
             cli::Early::IdleCalibrate => Action::IdleCalibrate,
             cli::Early::DebugList => Action::DebugList,
+            cli::Early::ProfileHelp(p, o) => Action::CmdHelp(profile_help(p, o)?),
         };
         return Ok(inv);
     }
     let has_cmdline_jobs = cl.sections.iter().any(|s| !s.global);
-    if cl.job_files.is_empty() && !has_cmdline_jobs {
+    if cl.job_files.is_empty() && !has_cmdline_jobs && cl.profile.is_none() {
         let why = if cl.sections.is_empty() {
             "no job file and no --name= given".to_string()
         } else {
@@ -197,8 +199,15 @@ pub fn parse_invocation_in(
         }
         sections.extend(file_sections);
     }
+    let act = match &cl.profile {
+        Some(name) => add_profile(&mut sections, name, &cl, env)?,
+        None => None,
+    };
     inv.global_options = global_options(&sections);
     inv.jobs = resolve::resolve(&sections)?;
+    for j in &mut inv.jobs {
+        j.act = act;
+    }
     for j in &mut inv.jobs {
         j.aux_path.clone_from(&cl.settings.aux_path);
     }
@@ -213,6 +222,32 @@ pub fn parse_invocation_in(
         Action::Run
     };
     Ok(inv)
+}
+
+/// `--profile=NAME`: check its options, expand it and append its sections after every other
+/// job, as fio loads a profile once all job files are read. The profile's global options come
+/// after the command line's, so they win, as in fio. Returns act's runner hooks, if any.
+fn add_profile(
+    sections: &mut Vec<Section>,
+    name: &str,
+    cl: &cli::CmdLine,
+    env: &SubstEnv,
+) -> Result<Option<profile::ActSpec>, JobError> {
+    let p = profile::find(name).ok_or_else(|| JobError::bare(format!("no profile '{name}'")))?;
+    let values = profile::ProfValues::new(p, &cl.profile_opts)?;
+    let list =
+        profile::expand_list(&values).map_err(|m| JobError::new(Location::CommandLine, m))?;
+    sections.extend(profile::sections(p, &list, env, cl.job_files.len() + 1)?);
+    Ok(profile::act_spec(&values))
+}
+
+/// `--profile=NAME --cmdhelp[=OPTION]`.
+fn profile_help(name: &str, opt: &str) -> Result<String, JobError> {
+    let p = profile::find(name).ok_or_else(|| JobError::bare(format!("no profile '{name}'")))?;
+    match opt.trim() {
+        "" | "all" => Ok(profile::cmdhelp_all()),
+        o => profile::cmdhelp_one(p, o),
+    }
 }
 
 fn global_options(sections: &[Section]) -> Vec<(String, String)> {

@@ -1053,6 +1053,9 @@ pub struct JobSpec {
     pub unsupported: Vec<Unsupported>,
     /// `--aux-path`: where verify state files and verify dumps go (None: as without it).
     pub aux_path: Option<String>,
+    /// `--profile=act`: count this job's latencies into act's hourly slices (fio hooks every
+    /// job of the run once act is loaded).
+    pub act: Option<crate::profile::ActSpec>,
     /// Notes about how options were read that the user should see (printed by `--parse-only`
     /// and before a run), e.g. a `[global]` option of another engine that fio drops.
     pub notes: Vec<String>,
@@ -1442,6 +1445,7 @@ impl Default for JobSpec {
             own_options: Vec::new(),
             unsupported: Vec::new(),
             aux_path: None,
+            act: None,
             notes: Vec::new(),
             cmdprio: None,
         }

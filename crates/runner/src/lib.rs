@@ -8,6 +8,7 @@
 //! thread (see [`starting_line`] for the honest header line).
 
 mod acct;
+mod act;
 mod agglog;
 mod blktrace;
 mod blockdev;
