@@ -357,6 +357,7 @@ values are `read,write,trim`.\n\n",
     for (name, what) in defs::ENGINES {
         out.push_str(&format!("- `{name}`: {what}\n"));
     }
+    out.push_str(&crate::profile::markdown());
     out.push_str(&fio_only_markdown());
     out.push_str("\n## fio engines not supported yet\n\n");
     out.push_str("A job using one parses (with the engine's options) but is refused when run.\n\n");

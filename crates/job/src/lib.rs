@@ -200,7 +200,15 @@ pub fn parse_invocation_in(
         sections.extend(file_sections);
     }
     let act = match &cl.profile {
-        Some(name) => add_profile(&mut sections, name, &cl, env)?,
+        Some(name) => {
+            let before = if sections.iter().any(|s| !s.global) {
+                resolve::resolve(&sections)?.len()
+            } else {
+                0
+            };
+            inv.settings.profile_jobs_from = Some(before);
+            add_profile(&mut sections, name, &cl, env)?
+        }
         None => None,
     };
     inv.global_options = global_options(&sections);

@@ -492,7 +492,12 @@ workloads: its options (below; on the command line, anywhere before the first `-
 expand into jobs as fio's do. Unlike fio 3.33, tiobench's options take effect (fio reads \
 them into a place its expansion ignores) and act's `test-duration` with a unit means that \
 time (fio multiplies it by a million); a bare number is seconds in both. \
-`large-block-op-kbytes` is used as bytes, as fio does (the default 131072 is 128 KiB).\n",
+`large-block-op-kbytes` is used as bytes, as fio does (the default 131072 is 128 KiB). act \
+counts every job's I/O latencies per hour and prints fio's table (percent of I/Os over 1, 8 and \
+64 ms) and verdict before the results; JSON output keeps them under `fiox.act` instead of \
+printing text before the document as fio does. `profile=` in a job file does nothing in fio \
+3.33; fiox refuses it, pointing to `--profile`. `--profile=NAME --cmdhelp[=OPTION]` shows the \
+profiles' options.\n",
     );
     for p in PROFILES {
         out.push_str(&format!(
@@ -513,4 +518,169 @@ time (fio multiplies it by a million); a bare number is seconds in both. \
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::jobfile::SubstEnv;
+    use crate::{parse_invocation_with, Action, Invocation, JobError};
+
+    fn run(args: &str) -> Result<Invocation, JobError> {
+        let env = SubstEnv {
+            vars: Default::default(),
+            pagesize: 4096,
+            mb_memory: 1000,
+            ncpus: 2,
+        };
+        let a: Vec<String> = args.split_whitespace().map(str::to_string).collect();
+        parse_invocation_with(&a, &env, &mut |_| Ok(String::new()))
+    }
+
+    fn opts(j: &crate::JobSpec) -> Vec<String> {
+        j.own_options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect()
+    }
+
+    #[test]
+    fn tiobench_defaults_are_fios_four_phases() {
+        let inv = run("--profile=tiobench").unwrap();
+        let names: Vec<(&str, u32, bool)> = inv
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.group_id, j.stonewall))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("seqwrite", 0, false),
+                ("randwrite", 1, true),
+                ("seqread", 2, true),
+                ("randread", 3, true)
+            ]
+        );
+        let j = &inv.jobs[0];
+        assert_eq!(opts(j), ["name=seqwrite", "rw=write", "end_fsync=1"]);
+        // 4 KiB per MiB of memory over the four files; fio's other globals.
+        assert_eq!(j.size, Some(crate::SizeSpec::Bytes(4 * 1024 * 1000)));
+        assert!(j.direct && j.thread && j.stats.group_reporting);
+        assert_eq!((j.bs.read.min, j.numjobs, j.timing.loops), (4096, 1, 1));
+        assert_eq!(j.files.filenames.len(), 4);
+        assert_eq!(inv.settings.profile_jobs_from, Some(0));
+        assert!(inv.jobs.iter().all(|j| j.act.is_none()));
+    }
+
+    #[test]
+    fn tiobench_options_take_effect() {
+        let inv = run("--profile=tiobench --size=2 --block=8192 --numruns=3 --threads=2 --dir=/x")
+            .unwrap();
+        assert_eq!(inv.jobs.len(), 8, "two threads per phase");
+        let j = &inv.jobs[0];
+        assert_eq!(j.size, Some(crate::SizeSpec::Bytes(2 << 20)));
+        assert_eq!((j.bs.read.min, j.numjobs, j.timing.loops), (8192, 2, 3));
+        assert_eq!(j.files.directories, ["/x"]);
+    }
+
+    #[test]
+    fn act_makes_a_read_and_a_write_job_per_device() {
+        let inv = run("--profile=act --device-names=/a,/b --test-duration=90m --load=2").unwrap();
+        let names: Vec<&str> = inv
+            .jobs
+            .iter()
+            .filter(|j| j.clone_index == 0)
+            .map(|j| j.name.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["act-read-/a", "act-write-/a", "act-read-/b", "act-write-/b"]
+        );
+        assert_eq!(inv.jobs.len(), 18, "8 readers and 1 writer per device");
+        let r = &inv.jobs[0];
+        assert_eq!(
+            opts(r),
+            [
+                "name=act-read-/a",
+                "filename=/a",
+                "rw=randread",
+                "numjobs=8",
+                "rate_iops=500",
+                "bs=1536"
+            ]
+        );
+        // fio's list puts the second device's runtime into the job before it.
+        let w = inv.jobs.iter().find(|j| j.name == "act-write-/a").unwrap();
+        assert_eq!(
+            opts(w),
+            [
+                "name=act-write-/a",
+                "filename=/a",
+                "rw=randwrite",
+                "rate_iops=24",
+                "bs=131072",
+                "runtime=5400s",
+                "time_based=1"
+            ]
+        );
+        assert!(inv.jobs.iter().all(|j| j.timing.time_based && j.direct));
+        let spec = r.act.unwrap();
+        assert_eq!((spec.slices, spec.prep), (2, false));
+    }
+
+    #[test]
+    fn act_prep_zeroes_then_salts() {
+        let inv = run("--profile=act --device-names=/a --prep").unwrap();
+        let names: Vec<(&str, &str, bool)> = inv
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.ioengine.as_str(), j.stonewall))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("act-prep-zeroes-/a", "sync", false),
+                ("act-prep-salt-/a", "libaio", true)
+            ]
+        );
+        assert!(inv.jobs[0].act.unwrap().prep);
+    }
+
+    #[test]
+    fn bad_profile_input_is_named() {
+        let err = |a: &str| run(a).unwrap_err().to_string();
+        assert!(err("--profile=nope").contains("no such profile (fio 3.33 has: act, tiobench)"));
+        assert!(err("--profile=act").contains("device-names option"));
+        assert!(err("--profile=act --device-names=/a --threads-per-queue=0")
+            .contains("threads-per-queue (option of fio's act profile): 0 is out of range"));
+        assert!(err("--profile=act --device-names=/a --large-block-op-kbytes=100")
+            .contains("smaller than a read"));
+        assert!(err("--profile=act --device-names=/a --test-duration=10ms")
+            .contains("under a second"));
+        assert!(err("--profile=tiobench --block=4k").contains("'4k' is not a whole number"));
+        assert!(err("--device-names=/a --name=x")
+            .contains("--device-names is an option of fio's act profile; add --profile=act"));
+        assert!(err("--profile=act --name=x --device-names=/a")
+            .contains("give it before the first --name="));
+    }
+
+    #[test]
+    fn cmdhelp_after_profile_shows_its_options() {
+        let help = |a: &str| match run(a).unwrap().action {
+            Action::CmdHelp(t) => t,
+            other => panic!("{other:?}"),
+        };
+        let all = help("--profile=act --cmdhelp");
+        assert!(all.starts_with("device-names            : Devices to use\n"));
+        assert!(all.contains("\nthreads                 : Number of Threads\n"));
+        assert_eq!(
+            help("--profile=act --cmdhelp=test-duration"),
+            "       test-duration: How long the entire test takes to run\n\
+             \x20               type: string with time postfix (opt=10s)\n\
+             \x20            default: 24h\n\
+             \x20              valid: only for profile 'act'\n"
+        );
+        // Before --profile, --cmdhelp is about job options (fio's order).
+        assert!(help("--cmdhelp=bs --profile=act").starts_with("bs"));
+        assert!(run("--profile=tiobench --cmdhelp=load").is_err());
+    }
 }

@@ -1123,6 +1123,9 @@ impl JobSpec {
 /// Global switches and settings that are not per job.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunSettings {
+    /// `--profile=NAME`: the index of the first job the profile made (fio adds them after
+    /// parsing, so its version line comes before them; 0: the profile made every job).
+    pub profile_jobs_from: Option<usize>,
     pub parse_only: bool,
     pub showcmd: bool,
     pub sections: Vec<String>,
