@@ -652,10 +652,13 @@ mod tests {
         assert!(err("--profile=act").contains("device-names option"));
         assert!(err("--profile=act --device-names=/a --threads-per-queue=0")
             .contains("threads-per-queue (option of fio's act profile): 0 is out of range"));
-        assert!(err("--profile=act --device-names=/a --large-block-op-kbytes=100")
-            .contains("smaller than a read"));
-        assert!(err("--profile=act --device-names=/a --test-duration=10ms")
-            .contains("under a second"));
+        assert!(
+            err("--profile=act --device-names=/a --large-block-op-kbytes=100")
+                .contains("smaller than a read")
+        );
+        assert!(
+            err("--profile=act --device-names=/a --test-duration=10ms").contains("under a second")
+        );
         assert!(err("--profile=tiobench --block=4k").contains("'4k' is not a whole number"));
         assert!(err("--device-names=/a --name=x")
             .contains("--device-names is an option of fio's act profile; add --profile=act"));
