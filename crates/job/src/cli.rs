@@ -220,7 +220,10 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
                 }
                 None => (body, None),
             };
-            if switch(&mut cl, name, value.as_deref())? {
+            // `--profile` is fiox's switch before the first `--name=`; inside a job it is the
+            // job option fio ignores (and fiox refuses), so `--showcmd` output parses again.
+            let job_option = name == "profile" && !current.global;
+            if !job_option && switch(&mut cl, name, value.as_deref())? {
                 continue;
             }
             option(&mut cl, &mut current, name, value, args, &mut i, env)?;

@@ -124,6 +124,11 @@ pub const SWITCHES: &[Switch] = &[
         "--warnings-fatal",
         "Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)",
     ),
+    Switch {
+        spelling: "--profile=NAME",
+        help: "Run fio's tiobench or act workload (before any --name=; --cmdhelp after it lists its options)",
+        choices: &["tiobench", "act"],
+    },
     sw("--cmdhelp[=OPTION]", "Describe all options, or one"),
     sw(
         "--enghelp[=ENGINE]",

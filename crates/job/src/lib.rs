@@ -216,6 +216,12 @@ pub fn parse_invocation_in(
     for j in &mut inv.jobs {
         j.act = act;
     }
+    if let (Some(name), Some(from)) = (&cl.profile, inv.settings.profile_jobs_from) {
+        let call = profile::ProfileCall::new(name, &cl.profile_opts);
+        for j in inv.jobs.iter_mut().skip(from) {
+            j.profile = Some(call.clone());
+        }
+    }
     for j in &mut inv.jobs {
         j.aux_path.clone_from(&cl.settings.aux_path);
     }

@@ -149,6 +149,27 @@ pub struct ActSpec {
     pub prep: bool,
 }
 
+/// How a profile was asked for, as arguments (`--profile=act`, `--device-names=/dev/x`):
+/// carried by each job the profile made, so `--showcmd` gives the profile back instead of
+/// jobs that would lose its hooks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileCall {
+    pub args: Vec<String>,
+}
+
+impl ProfileCall {
+    pub fn new(name: &str, opts: &[RawOpt]) -> ProfileCall {
+        let mut args = vec![format!("--profile={name}")];
+        for o in opts {
+            args.push(match &o.written {
+                Some(v) => format!("--{}={v}", o.name),
+                None => format!("--{}", o.name),
+            });
+        }
+        ProfileCall { args }
+    }
+}
+
 /// act's slice length: its pass criteria are judged per hour (fio's SAMPLE_SEC).
 pub const ACT_SLICE_SECS: u64 = 3600;
 
@@ -664,6 +685,30 @@ mod tests {
             .contains("--device-names is an option of fio's act profile; add --profile=act"));
         assert!(err("--profile=act --name=x --device-names=/a")
             .contains("give it before the first --name="));
+    }
+
+    #[test]
+    fn showcmd_gives_the_profile_back() {
+        let inv = run("--profile=act --device-names=/a --prep --name=x --ioengine=null").unwrap();
+        let args = crate::showcmd_args(&inv.jobs);
+        assert_eq!(
+            args,
+            [
+                "--profile=act",
+                "--device-names=/a",
+                "--prep",
+                "--name=x",
+                "--ioengine=null"
+            ]
+        );
+        let again = run(&args.join(" ")).unwrap();
+        assert_eq!(again.jobs, inv.jobs);
+        // Inside a job, --profile is fio's (ignored) job option: refused, and it round-trips.
+        let inv = run("--name=a --profile=tiobench").unwrap();
+        assert_eq!(inv.jobs.len(), 1);
+        assert!(inv.refusals()[0].contains("--profile=NAME before any --name="));
+        let args = crate::showcmd_args(&inv.jobs);
+        assert_eq!(run(&args.join(" ")).unwrap().jobs, inv.jobs);
     }
 
     #[test]

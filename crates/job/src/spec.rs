@@ -1056,6 +1056,8 @@ pub struct JobSpec {
     /// `--profile=act`: count this job's latencies into act's hourly slices (fio hooks every
     /// job of the run once act is loaded).
     pub act: Option<crate::profile::ActSpec>,
+    /// `--profile=NAME`: the profile that made this job (None: a job of its own).
+    pub profile: Option<crate::profile::ProfileCall>,
     /// Notes about how options were read that the user should see (printed by `--parse-only`
     /// and before a run), e.g. a `[global]` option of another engine that fio drops.
     pub notes: Vec<String>,
@@ -1449,6 +1451,7 @@ impl Default for JobSpec {
             unsupported: Vec::new(),
             aux_path: None,
             act: None,
+            profile: None,
             notes: Vec::new(),
             cmdprio: None,
         }
