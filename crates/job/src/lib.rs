@@ -259,7 +259,7 @@ fn add_profile(
 fn profile_help(name: &str, opt: &str) -> Result<String, JobError> {
     let p = profile::find(name).ok_or_else(|| JobError::bare(format!("no profile '{name}'")))?;
     match opt.trim() {
-        "" | "all" => Ok(profile::cmdhelp_all()),
+        "" | "all" => Ok(profile::cmdhelp_all(p)),
         o => profile::cmdhelp_one(p, o),
     }
 }

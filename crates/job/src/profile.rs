@@ -370,7 +370,7 @@ fn act_dev(out: &mut Vec<String>, v: &ProfValues, dev: &str, read_bs: u64, write
     // fio computes in C int: the same truncating divisions, rounding the writes up.
     let rload = load * ACT_R_LOAD / tpq;
     let rsize = (write_bs / read_bs.max(1)).max(1);
-    let wload = (load * ACT_W_LOAD + rsize - 1) / rsize;
+    let wload = (load * ACT_W_LOAD).div_ceil(rsize);
     out.extend([
         format!("runtime={}s", v.int("test-duration")),
         "time_based=1".into(),
@@ -457,13 +457,11 @@ pub fn act_spec(v: &ProfValues) -> Option<ActSpec> {
     })
 }
 
-/// `--profile=NAME --cmdhelp`: fio lists every profile's options, one line each.
-pub fn cmdhelp_all() -> String {
+/// `--profile=NAME --cmdhelp`: the profile's options, one line each, as fio lists them.
+pub fn cmdhelp_all(profile: &Profile) -> String {
     let mut out = String::new();
-    for p in PROFILES {
-        for o in p.options {
-            out.push_str(&format!("{:<24}: {}\n", o.name, o.help));
-        }
+    for o in profile.options {
+        out.push_str(&format!("{:<24}: {}\n", o.name, o.help));
     }
     out
 }
@@ -502,6 +500,7 @@ pub fn cmdhelp_one(profile: &Profile, name: &str) -> Result<String, JobError> {
     if let Some((min, max)) = range {
         out.push_str(&format!("{:>20}: min={min}, max={max}\n", "range"));
     }
+    out.push('\n');
     Ok(out)
 }
 
@@ -719,13 +718,14 @@ mod tests {
         };
         let all = help("--profile=act --cmdhelp");
         assert!(all.starts_with("device-names            : Devices to use\n"));
-        assert!(all.contains("\nthreads                 : Number of Threads\n"));
+        assert!(all.ends_with("\nprep                    : Set to run ACT prep phase\n"));
+        assert!(help("--profile=tiobench --cmdhelp").starts_with("size   "));
         assert_eq!(
             help("--profile=act --cmdhelp=test-duration"),
             "       test-duration: How long the entire test takes to run\n\
              \x20               type: string with time postfix (opt=10s)\n\
              \x20            default: 24h\n\
-             \x20              valid: only for profile 'act'\n"
+             \x20              valid: only for profile 'act'\n\n"
         );
         // Before --profile, --cmdhelp is about job options (fio's order).
         assert!(help("--cmdhelp=bs --profile=act").starts_with("bs"));
