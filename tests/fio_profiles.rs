@@ -259,4 +259,14 @@ fn act_on_a_loop_device_matches_fio() {
         slice["total_ios"].as_u64().unwrap() as f64,
         ios(&x, "read") + ios(&x, "write")
     );
+    // The prep phase: a zeroing pass, then a stonewalled random 4 KiB overwrite over libaio,
+    // each over the whole device; an empty table.
+    let (f, x) = (
+        json_of(&run_fio(&["--prep", "--output-format=json"])),
+        json_of(&run_fiox(&["--prep", "--output-format=json"])),
+    );
+    assert_eq!(job_list(&x), job_list(&f));
+    assert_eq!(io_bytes(&x), io_bytes(&f));
+    assert_eq!(io_bytes(&x), [(0, 32 << 20), (0, 32 << 20)]);
+    assert_eq!(x["fiox"]["act"]["slices"][0]["total_ios"], 0);
 }
