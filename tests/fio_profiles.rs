@@ -236,6 +236,17 @@ fn act_on_a_loop_device_matches_fio() {
         json_of(&run_fiox(&["--output-format=json"])),
     );
     assert_eq!(job_list(&x), job_list(&f));
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v["global options"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&x), keys(&f));
     let ios = |v: &Value, d: &str| v["jobs"][0][d]["total_ios"].as_u64().unwrap() as f64;
     // The rates act sets: 2000 reads/s over the threads, 1000 x 1536 B worth of 128 KiB
     // writes per second (12), for 2 s. fio falls short of them on a busy machine; neither

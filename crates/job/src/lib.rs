@@ -211,7 +211,13 @@ pub fn parse_invocation_in(
         }
         None => None,
     };
-    inv.global_options = global_options(&sections);
+    // fio lists a profile's options with the command line's other global options.
+    inv.global_options = cl
+        .profile_opts
+        .iter()
+        .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
+        .chain(global_options(&sections))
+        .collect();
     inv.jobs = resolve::resolve(&sections)?;
     for j in &mut inv.jobs {
         j.act = act;
