@@ -74,6 +74,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l telemetry -d 'Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings -r -f -a 'report stderr' -d 'fiox\'s advice: in the report only (report), or also on stderr (stderr)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings-fatal -d 'Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l profile -r -f -a 'tiobench act' -d 'Run fio\'s tiobench or act workload (before any --name=; --cmdhelp after it lists its options)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cmdhelp -d 'Describe all options, or one'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l enghelp -d 'List engines, or one engine\'s options'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l version -d 'Print the version'

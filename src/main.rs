@@ -194,15 +194,24 @@ fn warnings_fatal_stop(notes: &[String]) -> i32 {
 /// (with every rank's threads under MPI).
 fn header_text(inv: &Invocation, ranks: u32) -> String {
     let mut header = String::new();
-    for job in &inv.jobs {
+    // fio prints its version once the jobs it parsed are set up; a profile's jobs come later.
+    let version_at = inv.settings.profile_jobs_from.unwrap_or(inv.jobs.len());
+    for (i, job) in inv.jobs.iter().enumerate() {
+        if i == version_at && i > 0 {
+            header.push_str(&fiox_report::normal::version_line());
+            header.push('\n');
+        }
         match job.clone_index {
             0 => header.push_str(&fiox_report::normal::job_header_line(job)),
             1 => header.push_str("...\n"),
             _ => {}
         }
     }
-    header.push_str(&fiox_report::normal::version_line());
-    header.push('\n');
+    if version_at == inv.jobs.len() && (version_at > 0 || inv.settings.profile_jobs_from.is_none())
+    {
+        header.push_str(&fiox_report::normal::version_line());
+        header.push('\n');
+    }
     header.push_str(&if ranks > 1 {
         cluster::starting_line(&inv.jobs, ranks)
     } else {

@@ -24,6 +24,9 @@ pub enum Early {
     IdleCalibrate,
     /// `--debug=?`: list fio's debug categories and exit.
     DebugList,
+    /// `--cmdhelp[=option]` after `--profile=NAME`: the profile's options (fio's order
+    /// matters: `--cmdhelp` before `--profile` shows the job options).
+    ProfileHelp(String, String),
 }
 
 /// The command line split into its parts.
@@ -34,6 +37,10 @@ pub struct CmdLine {
     /// Sections from `--option` arguments (file_index 0).
     pub sections: Vec<Section>,
     pub job_files: Vec<String>,
+    /// `--profile=NAME`: a fio profile to expand after all other jobs.
+    pub profile: Option<String>,
+    /// The profile's options, taken from the command line's global options.
+    pub profile_opts: Vec<RawOpt>,
 }
 
 /// Switches fiox implements (for did-you-mean).
@@ -72,13 +79,13 @@ pub(crate) const SWITCHES: &[&str] = &[
     "idle-prof",
     "debug",
     "merge-blktrace-only",
+    "profile",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
 /// recorded in [`RunSettings::unsupported_switches`]: `--parse-only` names them and exits 1,
-/// a run is refused before any I/O. fio's `--profile` and `--exitall_on_error` are not here:
-/// they are also job options, and parse as such (`exitall_on_error` runs; `profile` is
-/// refused as not supported yet), so `--showcmd` output that carries them parses again.
+/// a run is refused before any I/O. fio's `--exitall_on_error` is not here: it is also a job
+/// option, and parses as such, so `--showcmd` output that carries it parses again.
 const FIO_SWITCHES: &[(&str, &str)] = &[
     (
         "client",
@@ -210,7 +217,10 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
                 }
                 None => (body, None),
             };
-            if switch(&mut cl, name, value.as_deref())? {
+            // `--profile` is fiox's switch before the first `--name=`; inside a job it is the
+            // job option fio ignores (and fiox refuses), so `--showcmd` output parses again.
+            let job_option = name == "profile" && !current.global;
+            if !job_option && switch(&mut cl, name, value.as_deref())? {
                 continue;
             }
             option(&mut cl, &mut current, name, value, args, &mut i, env)?;
@@ -229,8 +239,44 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
         }
     }
     cl.sections.push(current);
+    take_profile_opts(&mut cl)?;
     cl.sections.retain(|s| !(s.global && s.opts.is_empty()));
     Ok(cl)
+}
+
+/// Move the profile's options out of the global command-line options (fio parses them
+/// wherever they stand; fiox takes them before the first `--name=`, where they cannot be
+/// meant for a job). Without `--profile`, an option only a profile has is an error naming it.
+fn take_profile_opts(cl: &mut CmdLine) -> Result<(), JobError> {
+    let profile = cl.profile.as_deref().and_then(crate::profile::find);
+    for sec in &mut cl.sections {
+        let mut kept = Vec::new();
+        for o in std::mem::take(&mut sec.opts) {
+            let mine = profile.is_some_and(|p| p.options.iter().any(|d| d.name == o.name));
+            if mine && sec.global {
+                cl.profile_opts.push(o);
+                continue;
+            }
+            if crate::profile::is_profile_option(&o.name)
+                && defs::lookup(&o.name).is_none()
+                && defs::fio_only::lookup(&o.name).is_none()
+            {
+                let owners = crate::profile::owners(&o.name).join(" or ");
+                let why = if mine {
+                    "give it before the first --name=".to_string()
+                } else {
+                    format!("add --profile={owners}")
+                };
+                return Err(JobError::new(
+                    o.loc.clone(),
+                    format!("--{} is an option of fio's {owners} profile; {why}", o.name),
+                ));
+            }
+            kept.push(o);
+        }
+        sec.opts = kept;
+    }
+    Ok(())
 }
 
 fn new_section(name: &str, global: bool) -> Section {
@@ -268,10 +314,15 @@ fn option(
         cl.sections.push(prev);
         return Ok(());
     }
-    let def = find_def(name, &loc)?;
+    let bare_ok = match find_def(name, &loc) {
+        Ok(def) => def.kind.allows_bare(),
+        // A profile's own option; checked once the profile is known (see take_profile_opts).
+        Err(_) if crate::profile::is_profile_option(name) => name == "prep",
+        Err(e) => return Err(e),
+    };
     let value = match value {
         Some(v) => Some(v),
-        None if def.kind.allows_bare() => None,
+        None if bare_ok => None,
         None => Some(take_next(args, i, name)?),
     };
     let written = value.clone();
@@ -330,6 +381,7 @@ pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "idle-prof",
     "inflate-log",
     "alloc-size",
+    "profile",
 ];
 
 /// Handle a switch; Ok(false) if `name` is not a switch.
@@ -408,7 +460,28 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "version" => set_early(cl, Early::Version),
         "help" => set_early(cl, Early::Help),
-        "cmdhelp" => set_early(cl, Early::CmdHelp(value.unwrap_or("").to_string())),
+        "cmdhelp" => {
+            let arg = value.unwrap_or("").to_string();
+            let early = match &cl.profile {
+                Some(p) => Early::ProfileHelp(p.clone(), arg),
+                None => Early::CmdHelp(arg),
+            };
+            set_early(cl, early)
+        }
+        "profile" => {
+            let v = need(value)?;
+            if crate::profile::find(&v).is_none() {
+                let names: Vec<&str> = crate::profile::PROFILES.iter().map(|p| p.name).collect();
+                return Err(JobError::new(
+                    Location::CommandLine,
+                    format!(
+                        "--profile={v}: no such profile (fio 3.33 has: {})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            cl.profile = Some(v);
+        }
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
         "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
         // fio's debug categories; `?` lists them and exits.
@@ -456,7 +529,8 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         _ if defs::lookup(name).is_none()
             && defs::fio_only::lookup(name).is_none()
             && !name.contains('_')
-            && name.contains('-') =>
+            && name.contains('-')
+            && !crate::profile::is_profile_option(name) =>
         {
             let hint = suggest::closest(name, SWITCHES.iter().copied())
                 .map(|s| format!(" (did you mean '--{s}'?)"))

@@ -128,6 +128,11 @@ pub const SWITCHES: &[Switch] = &[
         "--warnings-fatal",
         "Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)",
     ),
+    Switch {
+        spelling: "--profile=NAME",
+        help: "Run fio's tiobench or act workload (before any --name=; --cmdhelp after it lists its options)",
+        choices: &["tiobench", "act"],
+    },
     sw("--cmdhelp[=OPTION]", "Describe all options, or one"),
     sw(
         "--enghelp[=ENGINE]",
@@ -361,6 +366,7 @@ values are `read,write,trim`.\n\n",
     for (name, what) in defs::ENGINES {
         out.push_str(&format!("- `{name}`: {what}\n"));
     }
+    out.push_str(&crate::profile::markdown());
     out.push_str(&fio_only_markdown());
     out.push_str("\n## fio engines not supported yet\n\n");
     out.push_str("A job using one parses (with the engine's options) but is refused when run.\n\n");

@@ -12,6 +12,7 @@ pub mod defs;
 pub mod error;
 pub mod help;
 pub mod jobfile;
+pub mod profile;
 pub mod resolve;
 pub mod showcmd;
 pub mod spec;
@@ -161,11 +162,12 @@ pub fn parse_invocation_in(
             cli::Early::InflateLog(f) => Action::InflateLog(f.clone()),
             cli::Early::IdleCalibrate => Action::IdleCalibrate,
             cli::Early::DebugList => Action::DebugList,
+            cli::Early::ProfileHelp(p, o) => Action::CmdHelp(profile_help(p, o)?),
         };
         return Ok(inv);
     }
     let has_cmdline_jobs = cl.sections.iter().any(|s| !s.global);
-    if cl.job_files.is_empty() && !has_cmdline_jobs {
+    if cl.job_files.is_empty() && !has_cmdline_jobs && cl.profile.is_none() {
         let why = if cl.sections.is_empty() {
             "no job file and no --name= given".to_string()
         } else {
@@ -199,8 +201,35 @@ pub fn parse_invocation_in(
         }
         sections.extend(file_sections);
     }
-    inv.global_options = global_options(&sections);
+    let act = match &cl.profile {
+        Some(name) => {
+            let before = if sections.iter().any(|s| !s.global) {
+                resolve::resolve(&sections)?.len()
+            } else {
+                0
+            };
+            inv.settings.profile_jobs_from = Some(before);
+            add_profile(&mut sections, name, &cl, env)?
+        }
+        None => None,
+    };
+    // fio lists a profile's options with the command line's other global options.
+    inv.global_options = cl
+        .profile_opts
+        .iter()
+        .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
+        .chain(global_options(&sections))
+        .collect();
     inv.jobs = resolve::resolve(&sections)?;
+    for j in &mut inv.jobs {
+        j.act = act;
+    }
+    if let (Some(name), Some(from)) = (&cl.profile, inv.settings.profile_jobs_from) {
+        let call = profile::ProfileCall::new(name, &cl.profile_opts);
+        for j in inv.jobs.iter_mut().skip(from) {
+            j.profile = Some(call.clone());
+        }
+    }
     for j in &mut inv.jobs {
         j.aux_path.clone_from(&cl.settings.aux_path);
     }
@@ -217,6 +246,32 @@ pub fn parse_invocation_in(
         Action::Run
     };
     Ok(inv)
+}
+
+/// `--profile=NAME`: check its options, expand it and append its sections after every other
+/// job, as fio loads a profile once all job files are read. The profile's global options come
+/// after the command line's, so they win, as in fio. Returns act's runner hooks, if any.
+fn add_profile(
+    sections: &mut Vec<Section>,
+    name: &str,
+    cl: &cli::CmdLine,
+    env: &SubstEnv,
+) -> Result<Option<profile::ActSpec>, JobError> {
+    let p = profile::find(name).ok_or_else(|| JobError::bare(format!("no profile '{name}'")))?;
+    let values = profile::ProfValues::new(p, &cl.profile_opts)?;
+    let list =
+        profile::expand_list(&values).map_err(|m| JobError::new(Location::CommandLine, m))?;
+    sections.extend(profile::sections(p, &list, env, cl.job_files.len() + 1)?);
+    Ok(profile::act_spec(&values))
+}
+
+/// `--profile=NAME --cmdhelp[=OPTION]`.
+fn profile_help(name: &str, opt: &str) -> Result<String, JobError> {
+    let p = profile::find(name).ok_or_else(|| JobError::bare(format!("no profile '{name}'")))?;
+    match opt.trim() {
+        "" | "all" => Ok(profile::cmdhelp_all(p)),
+        o => profile::cmdhelp_one(p, o),
+    }
 }
 
 fn global_options(sections: &[Section]) -> Vec<(String, String)> {

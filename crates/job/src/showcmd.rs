@@ -1,7 +1,8 @@
 //! `--showcmd`: resolved jobs back to one command line that resolves to the same jobs. Each job
 //! (first clone only; `numjobs` recreates the rest) becomes `--name=NAME` followed by its
 //! options as written (globals already inherited), plus `--stonewall` where a new job file
-//! implied the barrier.
+//! implied the barrier. A profile's jobs come back as the `--profile=` arguments that made them
+//! (first, as a profile's switch must stand before any `--name=`; its jobs still come last).
 
 use crate::defs;
 use crate::JobSpec;
@@ -9,7 +10,13 @@ use crate::JobSpec;
 /// The command line as separate arguments (without the program name).
 pub fn showcmd_args(jobs: &[JobSpec]) -> Vec<String> {
     let mut out = Vec::new();
-    for j in jobs.iter().filter(|j| j.clone_index == 0) {
+    if let Some(call) = jobs.iter().find_map(|j| j.profile.as_ref()) {
+        out.extend(call.args.iter().cloned());
+    }
+    for j in jobs
+        .iter()
+        .filter(|j| j.clone_index == 0 && j.profile.is_none())
+    {
         out.push(format!("--name={}", j.name));
         for (k, v) in &j.raw_options {
             let bare = v.is_empty()

@@ -1064,6 +1064,11 @@ pub struct JobSpec {
     pub unsupported: Vec<Unsupported>,
     /// `--aux-path`: where verify state files and verify dumps go (None: as without it).
     pub aux_path: Option<String>,
+    /// `--profile=act`: count this job's latencies into act's hourly slices (fio hooks every
+    /// job of the run once act is loaded).
+    pub act: Option<crate::profile::ActSpec>,
+    /// `--profile=NAME`: the profile that made this job (None: a job of its own).
+    pub profile: Option<crate::profile::ProfileCall>,
     /// Notes about how options were read that the user should see (printed by `--parse-only`
     /// and before a run), e.g. a `[global]` option of another engine that fio drops.
     pub notes: Vec<String>,
@@ -1131,6 +1136,9 @@ impl JobSpec {
 /// Global switches and settings that are not per job.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunSettings {
+    /// `--profile=NAME`: the index of the first job the profile made (fio adds them after
+    /// parsing, so its version line comes before them; 0: the profile made every job).
+    pub profile_jobs_from: Option<usize>,
     pub parse_only: bool,
     /// `--merge-blktrace-only`: write the jobs' `merge_blktrace_file`s, run nothing.
     pub merge_blktrace_only: bool,
@@ -1455,6 +1463,8 @@ impl Default for JobSpec {
             own_options: Vec::new(),
             unsupported: Vec::new(),
             aux_path: None,
+            act: None,
+            profile: None,
             notes: Vec::new(),
             cmdprio: None,
         }

@@ -125,7 +125,8 @@ fn showcmd_text() {
 
 /// fio's `--exitall_on_error` and `--profile` switches are also job options: they parse as
 /// options (so `--showcmd` output carrying them parses again, which the fuzzer checks):
-/// exitall_on_error applies to every job, profile is refused as not supported yet.
+/// exitall_on_error applies to every job; `--profile` after a `--name=` is the job option fio
+/// ignores, refused (before any `--name=` it runs the profile).
 #[test]
 fn switches_that_are_also_job_options_parse_as_options() {
     let inv = run(&["--exitall_on_error", "--name=a", "--name=b"], &[]).unwrap();

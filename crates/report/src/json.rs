@@ -17,6 +17,33 @@ use crate::calc;
 use crate::normal::{disk_agg, flatten_disks, version_line};
 use crate::units::{self, bytes_per_sec};
 
+/// `--profile=act`'s table (fio prints it as text before the JSON, which breaks the JSON; fiox
+/// keeps it here): per hour the I/O count and the percent over 1, 8 and 64 ms, and the verdict.
+fn act_json(slices: &[fiox_stats::ActSlice]) -> Value {
+    let rows: Vec<Value> = slices
+        .iter()
+        .map(|s| {
+            let mut o = Map::new();
+            o.insert("total_ios".into(), s.total_ios.into());
+            for (i, c) in fiox_stats::ACT_CRITERIA.iter().enumerate() {
+                o.insert(
+                    format!("pct_over_{}ms", c.usec / 1000),
+                    json_f64(s.percent(i)),
+                );
+            }
+            o.insert("passed".into(), (s.failures() == 0).into());
+            Value::Object(o)
+        })
+        .collect();
+    let mut o = Map::new();
+    o.insert(
+        "passed".into(),
+        slices.iter().all(|s| s.failures() == 0).into(),
+    );
+    o.insert("slices".into(), Value::Array(rows));
+    Value::Object(o)
+}
+
 /// The whole run as fio's JSON (`plus` = json+: latency `bins` too).
 pub fn json(run: &RunResult, plus: bool) -> Value {
     let mut root = Map::new();
@@ -54,6 +81,9 @@ pub fn json(run: &RunResult, plus: bool) -> Value {
     fiox.insert("version".into(), env!("CARGO_PKG_VERSION").into());
     fiox.insert("warnings".into(), warnings_json(&run.warnings));
     fiox.insert("backing_disks".into(), backing_disks_json(&run.disks));
+    if let Some(slices) = crate::normal::act_slices(run) {
+        fiox.insert("act".into(), act_json(&slices));
+    }
     root.insert("fiox".into(), Value::Object(fiox));
     Value::Object(root)
 }

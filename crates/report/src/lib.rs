@@ -123,6 +123,45 @@ mod tests {
         }
     }
 
+    /// act's table: two jobs' slices added up, fio's layout, the verdict from the sum (1 of 40
+    /// I/Os over 8 ms is 2.5%, over the 1% limit), and the same numbers under fiox.act in JSON.
+    #[test]
+    fn act_table_is_fios() {
+        let mut run = one_job_run();
+        let mut a = fiox_stats::ActSlice::default();
+        for _ in 0..19 {
+            a.add(10);
+        }
+        a.add(9000);
+        run.jobs[0].act_slices = Some(vec![a, fiox_stats::ActSlice::default()]);
+        let mut b = run.jobs[0].clone();
+        b.act_slices = Some(vec![fiox_stats::ActSlice {
+            total_ios: 20,
+            over: [0; 3],
+        }]);
+        run.jobs.push(b);
+        let text = crate::normal::act_summary(&run).unwrap();
+        assert_eq!(
+            text,
+            "        trans                   device\n\
+             \x20       %>(ms)                  %>(ms)\n\
+             \x20slice\t  1\t  8\t 64\t  1\t  8\t 64\n\
+             \x20-----  -----   -----  ------   -----   -----  ------\n\
+             \x20   1\t0.00\t2.50\t0.00\t0.00\t2.50\t0.00\n\
+             \x20   2\t0.00\t0.00\t0.00\t0.00\t0.00\t0.00\n\
+             \nact: test complete, device(s): FAILED\n"
+        );
+        assert!(render(&run, &[OutputFormat::Normal]).contains(&text));
+        let v = json::json(&run, false);
+        assert_eq!(v["fiox"]["act"]["passed"], false);
+        assert_eq!(v["fiox"]["act"]["slices"][0]["total_ios"], 40);
+        assert_eq!(v["fiox"]["act"]["slices"][0]["pct_over_8ms"], 2.5);
+        // Not an act run: no table, no key.
+        run.jobs.iter_mut().for_each(|j| j.act_slices = None);
+        assert!(crate::normal::act_summary(&run).is_none());
+        assert!(json::json(&run, false)["fiox"].get("act").is_none());
+    }
+
     #[test]
     fn render_orders_formats_like_fio() {
         let run = one_job_run();

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use fiox_job::{Ddir, JobSpec};
-use fiox_stats::{DiskResult, GroupResult, JobResult, LatStat, RunResult, SampleStat};
+use fiox_stats::{ActSlice, DiskResult, GroupResult, JobResult, LatStat, RunResult, SampleStat};
 
 use crate::calc::{self, lat_summary};
 use crate::units::{self, num2str, TimeUnit, Unit, Units};
@@ -85,7 +85,8 @@ pub fn starting_line(jobs: &[JobSpec]) -> String {
 /// The whole end-of-run report: a blank line, every job block, every group's run status, then
 /// disk stats.
 pub fn normal(run: &RunResult) -> String {
-    let mut out = String::from("\n");
+    let mut out = act_summary(run).unwrap_or_default();
+    out.push('\n');
     for job in &run.jobs {
         let group = calc::group_of(run, job.groupid);
         out.push_str(&job_block(job, &group));
@@ -98,6 +99,45 @@ pub fn normal(run: &RunResult) -> String {
         out.push_str(&idle_stats(i));
     }
     out
+}
+
+/// All jobs' act slices added up (None: not an act run).
+pub fn act_slices(run: &RunResult) -> Option<Vec<ActSlice>> {
+    let mut total: Option<Vec<ActSlice>> = None;
+    for s in run.jobs.iter().filter_map(|j| j.act_slices.as_ref()) {
+        fiox_stats::merge_act_slices(total.get_or_insert_with(Vec::new), s);
+    }
+    total
+}
+
+/// fio's act_show_all_stats: per hour, the percent of I/Os over each latency limit (fio prints
+/// the same numbers under "trans" and "device"), then the verdict. fio prints it when the last
+/// job ends, before the jobs' results.
+pub fn act_summary(run: &RunResult) -> Option<String> {
+    let slices = act_slices(run)?;
+    let mut out = String::from("        trans                   device\n");
+    out.push_str("        %>(ms)                  %>(ms)\n");
+    out.push_str(" slice");
+    for _ in 0..2 {
+        for c in fiox_stats::ACT_CRITERIA {
+            out.push_str(&format!("\t {:2}", c.usec / 1000));
+        }
+    }
+    out.push_str("\n -----  -----   -----  ------   -----   -----  ------\n");
+    let mut fails = 0;
+    for (n, s) in slices.iter().enumerate() {
+        fails += s.failures();
+        out.push_str(&format!("   {:2}", n + 1));
+        for _ in 0..2 {
+            for i in 0..3 {
+                out.push_str(&format!("\t{:.2}", s.percent(i)));
+            }
+        }
+        out.push('\n');
+    }
+    let verdict = if fails > 0 { "FAILED" } else { "PASSED" };
+    out.push_str(&format!("\nact: test complete, device(s): {verdict}\n"));
+    Some(out)
 }
 
 /// fio's show_idle_prof_stats: `CPU idleness:` (after a blank line, except for calibration

@@ -141,6 +141,8 @@ pub struct Acct {
     pub fatal_errno: i32,
     /// The first I/O of a direct job failed with EINVAL (fio's "first direct IO errored").
     pub first_direct_einval: bool,
+    /// `--profile=act`: the job's latency slices.
+    pub act: Option<crate::act::ActCounter>,
 }
 
 impl Acct {

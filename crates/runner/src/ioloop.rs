@@ -197,6 +197,7 @@ fn acct_with_prios(job: &JobSpec) -> Acct {
     for (d, p) in acct.dirs.iter_mut().zip(crate::prio::prio_stats(job)) {
         d.prios = p;
     }
+    acct.act = job.act.map(crate::act::ActCounter::new);
     acct
 }
 
@@ -1279,7 +1280,7 @@ impl<'a> IoLoop<'a> {
         self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
         self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         // One branch for the per-I/O hooks most jobs do not use.
-        if self.log_io || self.max_lat_on || self.lat_target.is_some() {
+        if self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some() {
             self.account_hooks(s, now, sync_done);
         }
         self.after_io(di, bytes, now);
@@ -1288,6 +1289,17 @@ impl<'a> IoLoop<'a> {
     /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
     #[inline(never)]
     fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        // act counts what fio's lat statistic measures (nothing with disable_lat).
+        if let Some(a) = self
+            .acct
+            .act
+            .as_mut()
+            .filter(|_| self.measure.lat && s.ddir < 3)
+        {
+            if let Err(msg) = a.add(s.start_ns, now) {
+                self.end.get_or_insert(EndReason::Error(libc::EPERM, msg));
+            }
+        }
         if s.ddir < 2 && self.timed {
             self.lat_target_io(s, now);
             let di = s.ddir as usize;

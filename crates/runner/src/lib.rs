@@ -8,6 +8,7 @@
 //! thread (see [`starting_line`] for the honest header line).
 
 mod acct;
+mod act;
 mod agglog;
 mod blkmerge;
 mod blktrace;
@@ -645,6 +646,11 @@ pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -
         let mut merged = fiox_stats::merge_jobs(&members);
         // fio keeps a group's steady state on its last job.
         merged.steadystate = members.iter().rev().find_map(|m| m.steadystate.clone());
+        // fio's JSON `job options` of a group are its last job's (stat.c keeps overwriting
+        // opt_lists[j] while it walks the group), while the name is the first job's.
+        if let Some(last) = members.last() {
+            merged.job_options.clone_from(&last.job_options);
+        }
         out.push(merged);
     }
     for r in &mut out {

@@ -501,3 +501,31 @@ fn split_cpus_follow_the_job_number_like_fio() {
     j.cpu.policy = fiox_job::CpusAllowedPolicy::Shared;
     assert_eq!(cpus_for(&j), Some(vec![4, 5, 6]));
 }
+
+/// `--profile=act` with group_reporting: every I/O of both jobs lands in the merged act slice,
+/// and the group's JSON `job options` are its last job's, as fio's stat.c leaves them.
+#[test]
+fn act_slices_count_every_io_and_groups_keep_the_last_jobs_options() {
+    let mk = |name: &str| {
+        let mut j = job(name, RwMode::RandRead, 1 << 20);
+        j.ioengine = "null".into();
+        j.stats.group_reporting = true;
+        j.act = Some(fiox_job::profile::ActSpec {
+            slices: 1,
+            prep: false,
+        });
+        j.own_options = vec![("name".into(), name.into())];
+        j
+    };
+    let mut b = mk("b");
+    b.index = 1;
+    let out = run(&[mk("a"), b], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let r = &out.result.jobs;
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].name, "a");
+    assert_eq!(r[0].job_options, [("name".to_string(), "b".to_string())]);
+    let slices = r[0].act_slices.as_ref().expect("act slices");
+    assert_eq!(slices.len(), 1);
+    assert_eq!(slices[0].total_ios, 2 * 256);
+}

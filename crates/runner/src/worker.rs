@@ -968,6 +968,7 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
         trim: tr,
     };
     r.sync_lat = acct.sync_lat.clone();
+    r.act_slices = acct.act.as_ref().map(|a| a.slices.clone());
     r.lat_buckets = acct.lat_buckets;
     r.io_depth = acct.depth;
     r.submit = acct.submit;

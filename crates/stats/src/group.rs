@@ -118,6 +118,9 @@ pub fn merge_jobs(jobs: &[JobResult]) -> JobResult {
         m.complete.merge(&j.complete);
         m.lat_buckets.merge(&j.lat_buckets);
         m.has_slat |= j.has_slat;
+        if let Some(js) = &j.act_slices {
+            crate::model::merge_act_slices(m.act_slices.get_or_insert_with(Vec::new), js);
+        }
         merge_warnings(&mut m.warnings, &j.warnings);
         match (&mut m.page_cache, &j.page_cache) {
             (Some(a), Some(b)) => a.merge(b),

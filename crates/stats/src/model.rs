@@ -358,6 +358,8 @@ pub struct JobResult {
     pub mixed: bool,
     /// `description=` of the job (empty: none), printed as fio's `Description  : [..]`.
     pub description: String,
+    /// `--profile=act`: the job's hour-long latency slices (None: not an act run).
+    pub act_slices: Option<Vec<ActSlice>>,
     /// Text fio shows after a non-zero `err=` (e.g. `file:engine, func=io_u error,
     /// error=Input/output error`); empty when `error` is 0.
     pub verror: String,
@@ -368,6 +370,77 @@ pub struct JobResult {
     pub total_err: u64,
     /// errno of the first tolerated error, 0 if none.
     pub first_error: i32,
+}
+
+/// fio's act profile pass criteria: at most `per_mille`/1000 of the I/Os of an hour may take
+/// longer than `usec` (5% over 1 ms, 1% over 8 ms, 0.1% over 64 ms).
+pub const ACT_CRITERIA: [ActCriterion; 3] = [
+    ActCriterion {
+        usec: 1000,
+        per_mille: 50,
+    },
+    ActCriterion {
+        usec: 8000,
+        per_mille: 10,
+    },
+    ActCriterion {
+        usec: 64000,
+        per_mille: 1,
+    },
+];
+
+/// One of act's latency limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActCriterion {
+    pub usec: u64,
+    pub per_mille: u64,
+}
+
+/// One hour of an act run: I/Os completed, and how many of them went over each criterion's
+/// latency (an I/O counts only in the highest limit it exceeds, as in fio).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct ActSlice {
+    pub total_ios: u64,
+    pub over: [u64; 3],
+}
+
+impl ActSlice {
+    /// Count one I/O that took `usec` (total latency).
+    pub fn add(&mut self, usec: u64) {
+        self.total_ios += 1;
+        if let Some(i) = ACT_CRITERIA.iter().rposition(|c| usec > c.usec) {
+            self.over[i] += 1;
+        }
+    }
+
+    /// Percent of the slice's I/Os over limit `i` (0 without I/O).
+    pub fn percent(&self, i: usize) -> f64 {
+        if self.total_ios == 0 {
+            return 0.0;
+        }
+        100.0 * self.over[i] as f64 / self.total_ios as f64
+    }
+
+    /// How many criteria the slice fails (fio's show_slice: percent x 10 >= the limit).
+    pub fn failures(&self) -> usize {
+        (0..3)
+            .filter(|&i| self.percent(i) * 10.0 >= ACT_CRITERIA[i].per_mille as f64)
+            .count()
+    }
+}
+
+/// Add `from`'s slices into `into`, slice by slice (the run's total over its jobs).
+pub fn merge_act_slices(into: &mut Vec<ActSlice>, from: &[ActSlice]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), ActSlice::default());
+    }
+    for (d, s) in into.iter_mut().zip(from) {
+        d.total_ios += s.total_ios;
+        for i in 0..3 {
+            d.over[i] += s.over[i];
+        }
+    }
 }
 
 /// One reporting group's totals per direction (`Run status group N`).

@@ -87,6 +87,8 @@ pub fn note(def: &OptDef) -> &'static str {
         | "read_beyond_wp"
         | "ignore_zone_limits" => "zoned block devices",
         "gpu_dev_id" => "needs a CUDA GPU",
+        // fio 3.33 stores profile= from a job file and never acts on it.
+        "profile" => "a profile runs from the command line: --profile=NAME before any --name=",
         "unique_filename" => "fio's client/server mode",
         _ => "",
     }
