@@ -530,7 +530,10 @@ impl<'a> IoLoop<'a> {
     }
 
     /// fio's flow hold: with `flow_sleep`, finish the I/O in flight and sleep; then check the
-    /// stop flags and the runtime (no completion may come to check them).
+    /// stop flags and the runtime (no completion may come to check them). Without
+    /// `flow_sleep` the held job spins straight back to its check, as fio's do_io loop does
+    /// (`continue`): yielding here handed the job's CPU time to any other runnable thread, so
+    /// under CPU contention a flow ran at a fraction of fio's rate.
     fn hold_for_flow(&mut self) {
         self.flow_held = true;
         let sleep = self.flow.as_ref().map_or(0, |f| f.sleep_us);
@@ -541,7 +544,7 @@ impl<'a> IoLoop<'a> {
                 self.stop,
             );
         } else {
-            std::thread::yield_now();
+            std::hint::spin_loop();
         }
         let terminated = self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase;
         let late = self
