@@ -125,6 +125,8 @@ pub struct IoLoop<'a> {
     pub replay: Option<crate::replay::ReplayQueue>,
     /// `flow`: this job's part in its flow.
     pub flow: Option<crate::flow::Member>,
+    /// `lockfile=`: the locks each submission takes on its file.
+    pub locks: Option<crate::filelock::Locks>,
     /// The flow held the job back in this round (not an idle engine).
     flow_held: bool,
     /// `latency_target`: the depth being probed, and what the last completion asked for.
@@ -283,6 +285,7 @@ impl<'a> IoLoop<'a> {
             iolog: None,
             replay: None,
             flow: None,
+            locks: None,
             flow_held: false,
             lat_target: None,
             blocks: None,
@@ -430,6 +433,7 @@ impl<'a> IoLoop<'a> {
             && self.verify.is_none()
             && self.replay.is_none()
             && self.flow.is_none()
+            && self.locks.is_none()
             && self.lat_target.is_none()
             && self.iolog.is_none()
             && self.gate.is_none()
@@ -973,7 +977,16 @@ impl<'a> IoLoop<'a> {
         if self.dbg_io {
             self.debug_io("queue", id, &s);
         }
-        match self.engine.queue(id, &unit) {
+        let queued = match self.locks.as_ref() {
+            // As fio: the file's lock is held while the engine takes the I/O (all of it for
+            // a synchronous engine) and released as soon as queue returns.
+            Some(l) => {
+                let _held = l.lock(unit.file, matches!(unit.op, IoOp::Read));
+                self.engine.queue(id, &unit)
+            }
+            None => self.engine.queue(id, &unit),
+        };
+        match queued {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };

@@ -17,6 +17,7 @@ mod clock;
 pub mod debug;
 mod error;
 mod eta;
+mod filelock;
 mod fileop;
 mod files;
 mod flow;
@@ -343,6 +344,7 @@ fn run_checked(
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
+    let locks = filelock::table(jobs);
     let mut synced = Vec::new();
     let cgroups = cgroup::Created::default();
     // gtod_cpu: one thread keeps the time for every job while the run lasts.
@@ -403,6 +405,7 @@ fn run_checked(
                 &mut results,
                 &mut errors,
                 &flows,
+                &locks,
                 sync,
                 &cgroups,
             );
@@ -655,6 +658,7 @@ fn run_phase(
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
     flows: &[Option<std::sync::Arc<flow::Flow>>],
+    locks: &[Option<std::sync::Arc<filelock::Shared>>],
     sync: Option<&dyn GroupSync>,
     cgroups: &cgroup::Created,
 ) -> Option<(PhaseSync, bool)> {
@@ -697,6 +701,7 @@ fn run_phase(
                             flow: std::sync::Mutex::new(
                                 flows[i].clone().map(|f| flow::Member::new(f, job)),
                             ),
+                            locks: locks[i].as_deref(),
                             start: gate_ref.map(sync::Ticket::new),
                             cgroups,
                         };

@@ -38,6 +38,8 @@ pub struct JobEnv<'a> {
     /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
     /// before its I/O drops it with the environment, which takes its weight out of the flow.
     pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
+    /// `lockfile=`: the file locks this job shares with its clones (None: no locking).
+    pub locks: Option<&'a crate::filelock::Shared>,
     /// In a run with other processes: the job's place at its phase's start gate, where it waits
     /// after its setup for the common start (None: start at once).
     pub start: Option<crate::sync::Ticket<'a>>,
@@ -638,6 +640,9 @@ fn run_io(
         lp.replay = Some(replay_queue(job, result)?);
     }
     lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
+    lp.locks = env
+        .locks
+        .map(|s| crate::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
     if job.lat_target.target_ns > 0 {
         let now = lp.clock.now_ns();
         lp.lat_target = Some(crate::latarget::LatTarget::new(
