@@ -16,7 +16,10 @@ pub const CATEGORIES: &[&str] = fiox_job::cli::DEBUG_CATEGORIES;
 pub const PROCESS: u32 = 1 << 0;
 pub const FILE: u32 = 1 << 1;
 pub const IO: u32 = 1 << 2;
+pub const RANDOM: u32 = 1 << 6;
+pub const VERIFY: u32 = 1 << 5;
 pub const PARSE: u32 = 1 << 7;
+pub const RATE: u32 = 1 << 14;
 
 static MASK: AtomicU32 = AtomicU32::new(0);
 
@@ -64,6 +67,54 @@ macro_rules! dprint {
     };
 }
 
+/// The checksum name of fio's per-header `fill <name> io_u ...` and `<name> verify io_u ...`
+/// lines (None: a method whose headers fio fills and checks without a line).
+pub fn verify_name(m: fiox_job::VerifyMethod) -> Option<&'static str> {
+    use fiox_job::VerifyMethod as M;
+    Some(match m {
+        M::Md5 => "md5",
+        M::Crc64 => "crc64",
+        M::Crc32c => "crc32c",
+        M::Crc32 => "crc32",
+        M::Crc16 => "crc16",
+        M::Crc7 => "crc7",
+        M::Sha256 => "sha256",
+        M::Sha512 => "sha512",
+        M::Sha3_256 => "sha3-256",
+        M::Sha3_512 => "sha3-512",
+        M::Xxhash => "xxhash",
+        M::Sha1 => "sha1",
+        _ => return None,
+    })
+}
+
+/// fio's per-header verify lines for an I/O unit of `len` bytes with headers every
+/// `interval` bytes: `fill <name> io_u <id>, len <interval>` (`fill`) or
+/// `<name> verify io_u <id>, len <interval>`.
+pub fn verify_headers(m: fiox_job::VerifyMethod, fill: bool, id: u32, len: u64, interval: u64) {
+    let Some(name) = verify_name(m) else {
+        return;
+    };
+    let interval = if interval == 0 {
+        len
+    } else {
+        interval.min(len)
+    };
+    for _ in 0..len.checked_div(interval).unwrap_or(0) {
+        if fill {
+            log(
+                VERIFY,
+                format_args!("fill {name} io_u {id:#x}, len {interval}"),
+            );
+        } else {
+            log(
+                VERIFY,
+                format_args!("{name} verify io_u {id:#x}, len {interval}"),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,6 +124,8 @@ mod tests {
         assert_eq!(mask_of("process"), Some(1));
         assert_eq!(mask_of("io,file"), Some(IO | FILE));
         assert_eq!(mask_of("parse"), Some(PARSE));
+        assert_eq!(mask_of("verify,random"), Some(VERIFY | RANDOM));
+        assert_eq!(mask_of("rate"), Some(RATE));
         assert_eq!(mask_of("all"), Some(u32::MAX));
         assert_eq!(mask_of("disk"), None);
     }

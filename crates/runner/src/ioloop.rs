@@ -140,6 +140,8 @@ pub struct IoLoop<'a> {
     max_lat_on: bool,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
+    /// `--debug=random`: the generator notes its random offset draws for fio's lines.
+    dbg_random: bool,
     /// `sync_file_range`: per file, the range (first, end) written since its last sync
     /// (empty without the option: nothing is tracked).
     sfr_ranges: Vec<(u64, u64)>,
@@ -240,6 +242,10 @@ impl<'a> IoLoop<'a> {
         measure: Measure,
         limits: Limits,
     ) -> IoLoop<'a> {
+        let mut gen = gen;
+        if crate::debug::on(crate::debug::RANDOM) {
+            gen.note_random();
+        }
         let depth = pool.len();
         let nfiles = paths.len();
         let rw = job.rw.mode;
@@ -293,6 +299,7 @@ impl<'a> IoLoop<'a> {
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
             dbg_io: crate::debug::on(crate::debug::IO),
+            dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
             sfr_ranges: if job.files.sync_file_range.is_some() {
                 vec![(u64::MAX, 0); nfiles]
@@ -441,6 +448,7 @@ impl<'a> IoLoop<'a> {
             && self.io_jobs_done.is_none()
             && self.job.files.sync_file_range.is_none()
             && !self.dbg_io
+            && !self.dbg_random
             && !self.paced
             && !self.serialize
             && self.job.fsync == 0
@@ -755,6 +763,9 @@ impl<'a> IoLoop<'a> {
             };
             if let Some(r) = next {
                 self.ios_issued += 1;
+                if self.dbg_random {
+                    self.debug_random();
+                }
                 if let Some(file) = self.gen.take_wrapped() {
                     if let Some(c) = &self.pass_cache {
                         c.wrapped(file);
@@ -886,6 +897,9 @@ impl<'a> IoLoop<'a> {
                     Ok(seq) => self.slots[id as usize].seq = seq,
                     Err(e) => self.end = Some(EndReason::Error(libc::EINVAL, e)),
                 }
+                if crate::debug::on(crate::debug::VERIFY) {
+                    self.debug_verify_fill(id, n as u64);
+                }
             }
         }
         if self.paced {
@@ -897,6 +911,34 @@ impl<'a> IoLoop<'a> {
             self.debug_io("fill", id, &s);
             self.debug_io("prep", id, &s);
         }
+    }
+
+    /// fio's `--debug=random` lines for the random offset draws of the last request.
+    #[cold]
+    fn debug_random(&mut self) {
+        for n in self.gen.take_rand_notes() {
+            match n {
+                fiox_workload::RandNote::Drawn(r) => {
+                    crate::debug::log(crate::debug::RANDOM, format_args!("off rand {r}"));
+                }
+                fiox_workload::RandNote::Busy(b) => crate::debug::log(
+                    crate::debug::RANDOM,
+                    format_args!("get_next_rand_offset: offset {b} busy"),
+                ),
+            }
+        }
+    }
+
+    /// fio's `--debug=verify` lines for a write's verify contents (fill_verify_pattern, then
+    /// populate_hdr per header).
+    #[cold]
+    fn debug_verify_fill(&self, id: u32, len: u64) {
+        let vs = &self.job.verify;
+        if vs.verify_pattern.is_empty() {
+            crate::dprint!(crate::debug::VERIFY, "fill random bytes len={len}");
+        }
+        let interval = vs.verify_interval.unwrap_or(len);
+        crate::debug::verify_headers(vs.method, true, id, len, interval);
     }
 
     /// fio's `--debug=io` line for an I/O unit (the slot number stands for fio's pointer).
@@ -1102,6 +1144,9 @@ impl<'a> IoLoop<'a> {
         loop {
             let Some(r) = self.vq.front().copied() else {
                 if self.verify_phase {
+                    if !self.exhausted {
+                        crate::dprint!(crate::debug::VERIFY, "get_next_verify: empty");
+                    }
                     self.exhausted = true;
                 }
                 return None;
@@ -1136,6 +1181,7 @@ impl<'a> IoLoop<'a> {
                 ..Slot::default()
             };
             self.stamp_start(id);
+            crate::dprint!(crate::debug::VERIFY, "get_next_verify: ret io_u {id:#x}");
             return Some(id);
         }
     }
@@ -1332,6 +1378,11 @@ impl<'a> IoLoop<'a> {
                     .map(String::as_str)
                     .unwrap_or("?");
                 let buf = &self.pool.slice(id as usize)[..s.len as usize];
+                if crate::debug::on(crate::debug::VERIFY) {
+                    let vs = &self.job.verify;
+                    let interval = vs.verify_interval.unwrap_or(s.len as u64);
+                    crate::debug::verify_headers(vs.method, false, id, s.len as u64, interval);
+                }
                 let ok = if v.replays() {
                     v.check_replayed(path, buf, s.offset, s.seq)
                 } else {
