@@ -1600,3 +1600,109 @@ fn clones_are_numbered_like_fio() {
         }
     }
 }
+
+/// The `--debug=CAT` lines `tool` prints for `args` (run in a fresh directory, file `f` in
+/// it), normalised: the thread id and io_u pointers (fiox prints its slot numbers) left out.
+fn debug_lines(tool: &str, cat: &str, args: &[&str]) -> Vec<String> {
+    let dir = TempDir::new("debug-cat");
+    let file = format!("--filename={}", dir.join("f"));
+    let o = std::process::Command::new(tool)
+        .args(args)
+        .arg(&file)
+        .arg(format!("--debug={cat}"))
+        .arg("--output-format=terse")
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{tool} {args:?}");
+    let prefix = format!("{cat:<8} ");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|l| {
+            let msg = l.split_once(' ').map_or("", |(_, m)| m.trim_start());
+            msg.split(' ')
+                .map(|w| match (w.starts_with("0x"), w.ends_with(',')) {
+                    (true, true) => "P,",
+                    (true, false) => "P",
+                    _ => w,
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// `--debug=verify`, `random` and `rate` print fio 3.33's lines at fio's points: a verified
+/// write and its read-back (per header: fill and check lines, the verify loop's start, each
+/// read and its end), each random offset's raw Tausworthe number (the same numbers: fiox draws
+/// as fio), latency_target's probing, and one line per poisson gap.
+#[test]
+fn debug_categories_print_fios_lines() {
+    let verify = [
+        "--name=v",
+        "--rw=write",
+        "--bs=8k",
+        "--size=32k",
+        "--verify=md5",
+        "--verify_interval=4k",
+    ];
+    let random = ["--name=r", "--rw=randread", "--bs=4k", "--size=64k"];
+    let lat = [
+        "--name=lt",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=64g",
+        "--iodepth=4",
+        "--latency_target=1s",
+        "--latency_window=50ms",
+        "--latency_percentile=95",
+        "--time_based",
+        "--runtime=2",
+    ];
+    let poisson = [
+        "--name=p",
+        "--rw=read",
+        "--bs=4k",
+        "--size=64k",
+        "--rate_iops=200",
+        "--rate_process=poisson",
+    ];
+    let ours_v = debug_lines(fiox_bin(), "verify", &verify);
+    assert_eq!(ours_v.len(), 4 * 3 + 1 + 4 * 3 + 2, "{ours_v:#?}");
+    assert_eq!(ours_v[0], "fill random bytes len=8192");
+    assert_eq!(ours_v[1], "fill md5 io_u P, len 4096");
+    let ours_r = debug_lines(fiox_bin(), "random", &random);
+    // One draw per I/O; a drawn block done already is reported busy.
+    let draws = ours_r.iter().filter(|l| l.starts_with("off rand ")).count();
+    assert_eq!(draws, 16, "{ours_r:#?}");
+    assert!(ours_r.iter().any(|l| l.ends_with(" busy")), "{ours_r:#?}");
+    let ours_l = debug_lines(fiox_bin(), "rate", &lat);
+    assert_eq!(
+        ours_l.first().map(String::as_str),
+        Some("Latency target=1000000000")
+    );
+    assert_eq!(ours_l.last().map(String::as_str), Some("We are done"));
+    let ours_p = debug_lines(fiox_bin(), "rate", &poisson);
+    let poisson_line = |l: &String| {
+        l.strip_prefix("poisson rate iops=")
+            .and_then(|r| r.strip_suffix(", ddir=0"))
+            .is_some_and(|n| n.parse::<u64>().is_ok())
+    };
+    assert!(
+        ours_p.len() >= 10 && ours_p.iter().all(poisson_line),
+        "{ours_p:#?}"
+    );
+    if !fio_available() {
+        return;
+    }
+    assert_eq!(ours_v, debug_lines("fio", "verify", &verify));
+    assert_eq!(ours_r, debug_lines("fio", "random", &random));
+    assert_eq!(ours_l, debug_lines("fio", "rate", &lat));
+    let theirs_p = debug_lines("fio", "rate", &poisson);
+    assert!(
+        theirs_p.len() >= 10 && theirs_p.iter().all(poisson_line),
+        "{theirs_p:#?}"
+    );
+}
