@@ -19,7 +19,14 @@ pub const IO: u32 = 1 << 2;
 pub const RANDOM: u32 = 1 << 6;
 pub const VERIFY: u32 = 1 << 5;
 pub const PARSE: u32 = 1 << 7;
+pub const MEM: u32 = 1 << 3;
+pub const BLKTRACE: u32 = 1 << 4;
+pub const DISKUTIL: u32 = 1 << 8;
+pub const TIME: u32 = 1 << 12;
 pub const RATE: u32 = 1 << 14;
+pub const COMPRESS: u32 = 1 << 15;
+pub const STEADYSTATE: u32 = 1 << 16;
+pub const HELPERTHREAD: u32 = 1 << 17;
 
 static MASK: AtomicU32 = AtomicU32::new(0);
 
