@@ -843,6 +843,7 @@ fn pin_memory(job: &JobSpec, result: &mut JobResult) -> Result<Option<Pinned>, R
         return Ok(None);
     }
     let want = usize::try_from(job.buffers.lockmem).unwrap_or(usize::MAX);
+    crate::dprint!(crate::debug::MEM, "pinning {} bytes", job.buffers.lockmem);
     let pinned = Pinned::new(want).map_err(|msg| RunError::Job {
         job: job.name.clone(),
         msg,
@@ -895,7 +896,27 @@ pub(crate) fn buffer_pool(
             filler.fill(pool.slice_mut(i), true);
         }
     }
+    if crate::debug::on(crate::debug::MEM) {
+        debug_buffers(job, &pool, depth * max_bs);
+    }
     Ok(pool)
+}
+
+/// fio's `--debug=mem` lines for a job's buffers (allocate_io_mem, then init_io_u per unit;
+/// the slot number stands for fio's io_u pointer).
+#[cold]
+fn debug_buffers(job: &JobSpec, pool: &BufPool, size: usize) {
+    let mut total = size as u64;
+    // fio adds room to align the buffers where they must be aligned.
+    if job.direct || job.buffers.mem_align > 0 {
+        total += 4095 + job.buffers.mem_align.saturating_sub(4096);
+    }
+    crate::dprint!(crate::debug::MEM, "Alloc {total} for buffers");
+    for i in 0..pool.len() {
+        crate::dprint!(crate::debug::MEM, "io_u alloc {i:#x}, index {i}");
+        let mem = pool.ptr(i).as_ptr();
+        crate::dprint!(crate::debug::MEM, "io_u {i:#x}, mem {mem:p}");
+    }
 }
 
 /// After the loop: CPU use, rates, logs closed, evidence-based warnings, all into `result`.
