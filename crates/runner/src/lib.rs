@@ -558,12 +558,45 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
     };
     for j in jobs.iter().filter(|j| j.stats.disk_util && !diskless(j)) {
         for p in files::file_paths(j) {
-            if let Err(e) = d.add_path(&p) {
-                warnings.push(disk_warning(format!("{}: {e}", p.display())));
+            if debug::on(debug::DISKUTIL) {
+                debug_disk_of(&p);
+            }
+            match d.add_path(&p) {
+                Err(e) => warnings.push(disk_warning(format!("{}: {e}", p.display()))),
+                Ok(true) => {
+                    if let Some(name) = d.names().last() {
+                        dprint!(debug::DISKUTIL, "add {name} to list");
+                    }
+                }
+                Ok(false) => {}
             }
         }
     }
     d
+}
+
+/// fio's `--debug=diskutil` line naming the device numbers of a job's file (its directory's
+/// when the file does not exist yet; device 0:N for tmpfs and other disk-less file systems).
+#[cold]
+fn debug_disk_of(path: &std::path::Path) {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let md = std::fs::metadata(path).or_else(|_| {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+        std::fs::metadata(dir.unwrap_or(std::path::Path::new(".")))
+    });
+    if let Ok(md) = md {
+        let dev = if md.file_type().is_block_device() {
+            md.rdev()
+        } else {
+            md.dev()
+        };
+        let (major, minor) = fiox_stats::disk::dev_major_minor(dev);
+        dprint!(
+            debug::DISKUTIL,
+            "{} belongs to maj/min {major}/{minor}",
+            path.display()
+        );
+    }
 }
 
 fn disk_warning(msg: String) -> fiox_stats::Warning {
