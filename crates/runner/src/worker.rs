@@ -780,6 +780,10 @@ fn replay_queue(
         msg,
     };
     let r = crate::replay::load(job).map_err(err)?;
+    // Only a blktrace replay has a probed depth.
+    if r.depth.is_some() && crate::debug::on(crate::debug::BLKTRACE) {
+        crate::blktrace::debug_stored(&r);
+    }
     if r.files != job.files.filenames {
         return Err(err(
             "the read_iolog file changed while the run started".into()
