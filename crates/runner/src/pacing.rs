@@ -126,13 +126,8 @@ impl Pacer {
             // Exponential inter-arrival times with the same mean.
             gap *= -self.uniform().ln();
             // fio's usec_for_io line: the rate this gap stands for, in whole µs.
-            let us = (gap / 1000.0) as u64;
-            if us > 0 {
-                crate::dprint!(
-                    crate::debug::RATE,
-                    "poisson rate iops={}, ddir={d}",
-                    1_000_000 / us
-                );
+            if let Some(iops) = 1_000_000u64.checked_div((gap / 1000.0) as u64) {
+                crate::dprint!(crate::debug::RATE, "poisson rate iops={iops}, ddir={d}");
             }
         }
         let at = self.next_ns[d].max(now_ns.saturating_sub(self.cycle_ns));

@@ -95,9 +95,9 @@ pub fn cpus_configured() -> usize {
 }
 
 /// Clock ticks per second (fio's os_clk_tck), for `--debug=helperthread`.
-pub fn clk_tck() -> i64 {
+pub fn clk_tck() -> libc::c_long {
     // SAFETY: sysconf takes an integer and reads no memory of ours.
-    i64::from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }
 }
 
 /// The calling thread to SCHED_IDLE (runs only when nothing else wants the CPU).
