@@ -1706,3 +1706,91 @@ fn debug_categories_print_fios_lines() {
         "{theirs_p:#?}"
     );
 }
+
+/// The other categories fiox has events for print fio's lines for them (checked by the line
+/// fio prints for the same job); the ones fiox has no event for say so, in `--debug=?` and
+/// when turned on; `job:N` keeps job N's lines only.
+#[test]
+fn debug_categories_name_what_they_print() {
+    let null = ["--name=n", "--ioengine=null", "--size=64k"];
+    let steady = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=3",
+        "--steadystate=iops:50%",
+        "--steadystate_duration=2",
+    ];
+    let cases: [(&str, &[&str], &str); 5] = [
+        (
+            "mem",
+            &["--name=m", "--rw=read", "--bs=4k", "--size=16k"],
+            "Alloc 4096 for buffers",
+        ),
+        (
+            "steadystate",
+            &steady,
+            "steadystate_check() thread: 0, groupid: 0, ",
+        ),
+        (
+            "diskutil",
+            &["--name=d", "--rw=read", "--bs=4k", "--size=16k"],
+            "belongs to maj/min",
+        ),
+        ("time", &null, "gettime: clocksource="),
+        ("helperthread", &null, "clk_tck = "),
+    ];
+    for (cat, args, want) in cases {
+        let has = |lines: &[String]| lines.iter().any(|l| l.contains(want));
+        let ours = debug_lines(fiox_bin(), cat, args);
+        assert!(has(&ours), "{cat}: {ours:#?}");
+        if fio_available() {
+            let theirs = debug_lines("fio", cat, args);
+            assert!(has(&theirs), "fio {cat}: {theirs:#?}");
+        }
+    }
+    let list = fiox(&["--debug=?"]);
+    for c in ["mutex", "profile", "net", "zbd"] {
+        assert!(
+            list.stdout
+                .contains(&format!("fiox: {c} prints nothing in fiox: ")),
+            "{}",
+            list.stdout
+        );
+    }
+    let on = fiox(&["--name=n", "--ioengine=null", "--size=8k", "--debug=mutex"]);
+    assert!(on
+        .stdout
+        .contains("debug option mutex prints nothing in fiox: "));
+    // job:1: the second job's process lines only (one thread id where both jobs have two).
+    let two = [
+        "--name=a",
+        "--ioengine=null",
+        "--size=8k",
+        "--name=b",
+        "--ioengine=null",
+        "--size=8k",
+        "--output-format=terse",
+    ];
+    let tids = |debug: &str| {
+        let mut a = two.to_vec();
+        a.push(debug);
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let ids: std::collections::BTreeSet<String> = r
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("process  "))
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .collect();
+        ids.len()
+    };
+    assert_eq!(tids("--debug=process"), 2);
+    assert_eq!(tids("--debug=process,job:1"), 1);
+    assert_ne!(
+        fiox(&["--name=n", "--ioengine=null", "--debug=job"]).code,
+        0
+    );
+}

@@ -718,6 +718,7 @@ fn run_phase(
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
+                        debug::enter_job(job.index);
                         dprint!(debug::PROCESS, "jobs pid={} started", sys::gettid());
                         wait_for(job, jobs, progress, job_stop);
                         let env = worker::JobEnv {
