@@ -1752,7 +1752,7 @@ fn debug_categories_name_what_they_print() {
         }
     }
     let list = fiox(&["--debug=?"]);
-    for c in ["mutex", "profile", "net", "zbd"] {
+    for c in ["mutex", "profile", "net", "zbd", "compress"] {
         assert!(
             list.stdout
                 .contains(&format!("fiox: {c} prints nothing in fiox: ")),

@@ -140,8 +140,9 @@ pub const DEBUG_CATEGORIES: &[&str] = &[
     "all",
 ];
 
-/// fio's `--debug` categories that print nothing in fiox, because fiox has no such event at
-/// all, with the reason (`--debug=?` and the categories' own notes say it).
+/// fio's `--debug` categories that print nothing in fiox, with the reason: no such event in
+/// fiox at all, or (`compress`) lines not written yet (`--debug=?` and turning them on say
+/// it).
 pub const DEBUG_SILENT: &[(&str, &str)] = &[
     (
         "mutex",
@@ -158,6 +159,10 @@ pub const DEBUG_SILENT: &[(&str, &str)] = &[
     (
         "zbd",
         "zoned block devices (zonemode=zbd), which fiox does not support",
+    ),
+    (
+        "compress",
+        "not yet: fiox compresses logs (log_compression) without fio's chunk lines",
     ),
 ];
 
