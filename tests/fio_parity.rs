@@ -1698,6 +1698,20 @@ fn debug_categories_print_fios_lines() {
         return;
     }
     assert_eq!(ours_v, debug_lines("fio", "verify", &verify));
+    let pattern = [
+        "--name=v",
+        "--rw=write",
+        "--bs=4k",
+        "--size=16k",
+        "--verify=crc32c",
+        "--verify_pattern=0xaabb",
+    ];
+    let ours_pat = debug_lines(fiox_bin(), "verify", &pattern);
+    assert_eq!(
+        ours_pat[0],
+        "using already filled verify pattern b=2 len=4096"
+    );
+    assert_eq!(ours_pat, debug_lines("fio", "verify", &pattern));
     assert_eq!(ours_r, debug_lines("fio", "random", &random));
     assert_eq!(ours_l, debug_lines("fio", "rate", &lat));
     let theirs_p = debug_lines("fio", "rate", &poisson);

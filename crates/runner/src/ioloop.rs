@@ -936,6 +936,14 @@ impl<'a> IoLoop<'a> {
         let vs = &self.job.verify;
         if vs.verify_pattern.is_empty() {
             crate::dprint!(crate::debug::VERIFY, "fill random bytes len={len}");
+        } else if vs.verify_pattern_offsets.is_empty() {
+            // fio fills the buffers with a fixed pattern once, up front; a pattern with `%o`
+            // is pasted per write, without a line.
+            crate::dprint!(
+                crate::debug::VERIFY,
+                "using already filled verify pattern b={} len={len}",
+                vs.verify_pattern.len()
+            );
         }
         let interval = vs.verify_interval.unwrap_or(len);
         crate::debug::verify_headers(vs.method, true, id, len, interval);
