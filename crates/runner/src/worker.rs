@@ -916,6 +916,17 @@ fn debug_buffers(job: &JobSpec, pool: &BufPool, size: usize) {
         total += 4095 + job.buffers.mem_align.saturating_sub(4096);
     }
     crate::dprint!(crate::debug::MEM, "Alloc {total} for buffers");
+    // The backing's line, where fiox's allocation is the one fio names (the shm backings'
+    // lines carry a segment id fiox's buffer pool does not expose).
+    let base = pool.ptr(0).as_ptr();
+    use fiox_job::MemKind as K;
+    match job.buffers.mem {
+        K::Malloc => crate::dprint!(crate::debug::MEM, "malloc {total} {base:p}"),
+        K::Mmap | K::MmapShared | K::MmapHuge if job.buffers.mmapfile.is_none() => {
+            crate::dprint!(crate::debug::MEM, "mmap {total}/-1 {base:p}");
+        }
+        _ => {}
+    }
     for i in 0..pool.len() {
         crate::dprint!(crate::debug::MEM, "io_u alloc {i:#x}, index {i}");
         let mem = pool.ptr(i).as_ptr();
