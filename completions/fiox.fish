@@ -146,7 +146,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l fadvise_hint -r -f -a '0 1 random sequential' -d 'posix_fadvise access hint for every file: 1 = the job\'s pattern'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l overwrite -f -a '0 1' -d 'Write the whole file before a write job so writes overwrite'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allow_mounted_write -f -a '0 1' -d 'Allow writes to a device that holds a mounted file system'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l lockfile -r -f -a 'none exclusive readwrite' -d 'File locking during I/O (only none is supported)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l lockfile -r -f -a 'none exclusive readwrite' -d 'File locking during I/O: each I/O locks its file against the job\'s other clones'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l fill_device -f -a '0 1' -d 'Write until the device or file system is full'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l fill_fs -f -a '0 1' -d 'Write until the device or file system is full'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l file_append -f -a '0 1' -d 'Start I/O at the end of each file'

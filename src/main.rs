@@ -87,6 +87,14 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             // fio's --debug=?: the categories it knows, on one line.
             let all = fiox_job::cli::DEBUG_CATEGORIES.join(",");
             writeln!(stdout, "fiox: dumping debug options:{all}")?;
+            // Not fio's: the categories that print nothing here, and why.
+            for (c, why) in fiox_job::cli::DEBUG_SILENT {
+                writeln!(stdout, "fiox: {c} prints nothing in fiox: {why}")?;
+            }
+            writeln!(
+                stdout,
+                "fiox: job:N prints only job N's lines (N counting from 0)"
+            )?;
         }
         Action::IdleCalibrate => {
             // fio's --idle-prof=calibrate: the unit of work timed on every CPU, no jobs run.
@@ -414,10 +422,21 @@ fn debug_setup(list: &str, inv: &Invocation) {
     };
     if mask == u32::MAX {
         println!("fiox: set all debug options");
-    } else {
-        for c in list.split(',').map(str::trim) {
+    }
+    for c in list.split(',').map(str::trim) {
+        if let Some(n) = c.strip_prefix("job:") {
+            println!("fiox: set debug jobno {}", n.trim());
+            continue;
+        }
+        if mask != u32::MAX {
             println!("fiox: set debug option {c}");
         }
+        if let Some((_, why)) = fiox_job::cli::DEBUG_SILENT.iter().find(|(k, _)| *k == c) {
+            println!("fiox: debug option {c} prints nothing in fiox: {why}");
+        }
+    }
+    if let Some(n) = debug::job_of(list) {
+        debug::only_job(n);
     }
     debug::enable(mask);
     if debug::on(debug::PARSE) {

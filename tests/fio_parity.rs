@@ -1784,3 +1784,211 @@ fn clones_are_numbered_like_fio() {
         }
     }
 }
+
+/// The `--debug=CAT` lines `tool` prints for `args` (run in a fresh directory, file `f` in
+/// it), normalised: the thread id and io_u pointers (fiox prints its slot numbers) left out.
+fn debug_lines(tool: &str, cat: &str, args: &[&str]) -> Vec<String> {
+    let dir = TempDir::new("debug-cat");
+    let file = format!("--filename={}", dir.join("f"));
+    let o = std::process::Command::new(tool)
+        .args(args)
+        .arg(&file)
+        .arg(format!("--debug={cat}"))
+        .arg("--output-format=terse")
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{tool} {args:?}");
+    let prefix = format!("{cat:<8} ");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .map(|l| {
+            let msg = l.split_once(' ').map_or("", |(_, m)| m.trim_start());
+            msg.split(' ')
+                .map(|w| match (w.starts_with("0x"), w.ends_with(',')) {
+                    (true, true) => "P,",
+                    (true, false) => "P",
+                    _ => w,
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// `--debug=verify`, `random` and `rate` print fio 3.33's lines at fio's points: a verified
+/// write and its read-back (per header: fill and check lines, the verify loop's start, each
+/// read and its end), each random offset's raw Tausworthe number (the same numbers: fiox draws
+/// as fio), latency_target's probing, and one line per poisson gap.
+#[test]
+fn debug_categories_print_fios_lines() {
+    let verify = [
+        "--name=v",
+        "--rw=write",
+        "--bs=8k",
+        "--size=32k",
+        "--verify=md5",
+        "--verify_interval=4k",
+    ];
+    let random = ["--name=r", "--rw=randread", "--bs=4k", "--size=64k"];
+    let lat = [
+        "--name=lt",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=64g",
+        "--iodepth=4",
+        "--latency_target=1s",
+        "--latency_window=50ms",
+        "--latency_percentile=95",
+        "--time_based",
+        "--runtime=2",
+    ];
+    let poisson = [
+        "--name=p",
+        "--rw=read",
+        "--bs=4k",
+        "--size=64k",
+        "--rate_iops=200",
+        "--rate_process=poisson",
+    ];
+    let ours_v = debug_lines(fiox_bin(), "verify", &verify);
+    assert_eq!(ours_v.len(), 4 * 3 + 1 + 4 * 3 + 2, "{ours_v:#?}");
+    assert_eq!(ours_v[0], "fill random bytes len=8192");
+    assert_eq!(ours_v[1], "fill md5 io_u P, len 4096");
+    let ours_r = debug_lines(fiox_bin(), "random", &random);
+    // One draw per I/O; a drawn block done already is reported busy.
+    let draws = ours_r.iter().filter(|l| l.starts_with("off rand ")).count();
+    assert_eq!(draws, 16, "{ours_r:#?}");
+    assert!(ours_r.iter().any(|l| l.ends_with(" busy")), "{ours_r:#?}");
+    let ours_l = debug_lines(fiox_bin(), "rate", &lat);
+    assert_eq!(
+        ours_l.first().map(String::as_str),
+        Some("Latency target=1000000000")
+    );
+    assert_eq!(ours_l.last().map(String::as_str), Some("We are done"));
+    let ours_p = debug_lines(fiox_bin(), "rate", &poisson);
+    let poisson_line = |l: &String| {
+        l.strip_prefix("poisson rate iops=")
+            .and_then(|r| r.strip_suffix(", ddir=0"))
+            .is_some_and(|n| n.parse::<u64>().is_ok())
+    };
+    assert!(
+        ours_p.len() >= 10 && ours_p.iter().all(poisson_line),
+        "{ours_p:#?}"
+    );
+    if !fio_available() {
+        return;
+    }
+    assert_eq!(ours_v, debug_lines("fio", "verify", &verify));
+    let pattern = [
+        "--name=v",
+        "--rw=write",
+        "--bs=4k",
+        "--size=16k",
+        "--verify=crc32c",
+        "--verify_pattern=0xaabb",
+    ];
+    let ours_pat = debug_lines(fiox_bin(), "verify", &pattern);
+    assert_eq!(
+        ours_pat[0],
+        "using already filled verify pattern b=2 len=4096"
+    );
+    assert_eq!(ours_pat, debug_lines("fio", "verify", &pattern));
+    assert_eq!(ours_r, debug_lines("fio", "random", &random));
+    assert_eq!(ours_l, debug_lines("fio", "rate", &lat));
+    let theirs_p = debug_lines("fio", "rate", &poisson);
+    assert!(
+        theirs_p.len() >= 10 && theirs_p.iter().all(poisson_line),
+        "{theirs_p:#?}"
+    );
+}
+
+/// The other categories fiox has events for print fio's lines for them (checked by the line
+/// fio prints for the same job); the ones fiox has no event for say so, in `--debug=?` and
+/// when turned on; `job:N` keeps job N's lines only.
+#[test]
+fn debug_categories_name_what_they_print() {
+    let null = ["--name=n", "--ioengine=null", "--size=64k"];
+    let steady = [
+        "--name=s",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=3",
+        "--steadystate=iops:50%",
+        "--steadystate_duration=2",
+    ];
+    let cases: [(&str, &[&str], &str); 5] = [
+        (
+            "mem",
+            &["--name=m", "--rw=read", "--bs=4k", "--size=16k"],
+            "Alloc 4096 for buffers",
+        ),
+        (
+            "steadystate",
+            &steady,
+            "steadystate_check() thread: 0, groupid: 0, ",
+        ),
+        (
+            "diskutil",
+            &["--name=d", "--rw=read", "--bs=4k", "--size=16k"],
+            "belongs to maj/min",
+        ),
+        ("time", &null, "gettime: clocksource="),
+        ("helperthread", &null, "clk_tck = "),
+    ];
+    for (cat, args, want) in cases {
+        let has = |lines: &[String]| lines.iter().any(|l| l.contains(want));
+        let ours = debug_lines(fiox_bin(), cat, args);
+        assert!(has(&ours), "{cat}: {ours:#?}");
+        if fio_available() {
+            let theirs = debug_lines("fio", cat, args);
+            assert!(has(&theirs), "fio {cat}: {theirs:#?}");
+        }
+    }
+    let list = fiox(&["--debug=?"]);
+    for c in ["mutex", "profile", "net", "zbd", "compress"] {
+        assert!(
+            list.stdout
+                .contains(&format!("fiox: {c} prints nothing in fiox: ")),
+            "{}",
+            list.stdout
+        );
+    }
+    let on = fiox(&["--name=n", "--ioengine=null", "--size=8k", "--debug=mutex"]);
+    assert!(on
+        .stdout
+        .contains("debug option mutex prints nothing in fiox: "));
+    // job:1: the second job's process lines only (one thread id where both jobs have two).
+    let two = [
+        "--name=a",
+        "--ioengine=null",
+        "--size=8k",
+        "--name=b",
+        "--ioengine=null",
+        "--size=8k",
+        "--output-format=terse",
+    ];
+    let tids = |debug: &str| {
+        let mut a = two.to_vec();
+        a.push(debug);
+        let r = fiox(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let ids: std::collections::BTreeSet<String> = r
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("process  "))
+            .filter_map(|l| l.split_whitespace().next().map(String::from))
+            .collect();
+        ids.len()
+    };
+    assert_eq!(tids("--debug=process"), 2);
+    assert_eq!(tids("--debug=process,job:1"), 1);
+    assert_ne!(
+        fiox(&["--name=n", "--ioengine=null", "--debug=job"]).code,
+        0
+    );
+}

@@ -144,6 +144,60 @@ pub const DEBUG_CATEGORIES: &[&str] = &[
     "all",
 ];
 
+/// fio's `--debug` categories that print nothing in fiox, with the reason: no such event in
+/// fiox at all, or (`compress`) lines not written yet (`--debug=?` and turning them on say
+/// it).
+pub const DEBUG_SILENT: &[(&str, &str)] = &[
+    (
+        "mutex",
+        "fio's start-up semaphores between its processes; fiox's job threads start without them",
+    ),
+    (
+        "profile",
+        "fio's built-in profiles, which fiox does not have",
+    ),
+    (
+        "net",
+        "fio's --server/--client connections, which fiox does not have",
+    ),
+    (
+        "zbd",
+        "zoned block devices (zonemode=zbd), which fiox does not support",
+    ),
+    (
+        "compress",
+        "not yet: fiox compresses logs (log_compression) without fio's chunk lines",
+    ),
+];
+
+/// Check one `--debug` word: a category, `all`, or fio's `job:N` (only job N's lines).
+fn check_debug_word(c: &str) -> Result<(), JobError> {
+    let err = |msg: String| Err(JobError::new(Location::CommandLine, msg));
+    if let Some(n) = c.strip_prefix("job:") {
+        return match n.trim().parse::<u32>() {
+            Ok(_) => Ok(()),
+            Err(_) => err(format!(
+                "--debug: '{c}' needs a job number (job:N, N counting the jobs from 0)"
+            )),
+        };
+    }
+    if c == "job" {
+        // fio says "missing job number" and ignores it; a word that does nothing is refused.
+        return err(
+            "--debug: 'job' needs a job number: job:N prints only job N's lines (N counting \
+             the jobs from 0)"
+                .into(),
+        );
+    }
+    if !DEBUG_CATEGORIES.contains(&c) {
+        return err(format!(
+            "--debug: unknown category '{c}' (use {})",
+            DEBUG_CATEGORIES.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// A fio switch fiox parses but cannot act on yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnsupportedSwitch {
@@ -491,15 +545,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
                 set_early(cl, Early::DebugList);
             } else {
                 for c in v.split(',').map(str::trim) {
-                    if !DEBUG_CATEGORIES.contains(&c) {
-                        return Err(JobError::new(
-                            Location::CommandLine,
-                            format!(
-                                "--debug: unknown category '{c}' (use {})",
-                                DEBUG_CATEGORIES.join(", ")
-                            ),
-                        ));
-                    }
+                    check_debug_word(c)?;
                 }
                 s.debug = Some(v);
             }
@@ -809,6 +855,12 @@ mod tests {
         assert!(cl.settings.unsupported_switches.is_empty());
         let cl = parse_cmdline(&args("--debug=?"), &env()).unwrap();
         assert_eq!(cl.early, Some(Early::DebugList));
+        let cl = parse_cmdline(&args("--debug=io,job:1"), &env()).unwrap();
+        assert_eq!(cl.settings.debug.as_deref(), Some("io,job:1"));
+        for bad in ["--debug=job", "--debug=job:x"] {
+            let e = parse_cmdline(&args(bad), &env()).unwrap_err();
+            assert!(e.to_string().contains("needs a job number"), "{e}");
+        }
         // fio options with a dash in their name are options, not unknown switches.
         let cl = parse_cmdline(&args("--name=x --hugepage-size=2m"), &env()).unwrap();
         assert_eq!(cl.sections[0].opts[0].name, "hugepage-size");

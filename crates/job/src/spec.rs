@@ -213,8 +213,8 @@ pub struct FileSpec {
     pub fadvise_hint: FadviseHint,
     pub overwrite: bool,
     pub allow_mounted_write: bool,
-    /// `lockfile=`; only `none` is supported for now.
-    pub lockfile_none: bool,
+    /// `lockfile=`: the lock each I/O takes on its file (shared by the job's clones).
+    pub lockfile: LockFile,
     /// `create_serialize=` (default true): lay out files one job at a time.
     pub create_serialize: bool,
     /// `create_fsync=` (default true): fsync a file after laying it out.
@@ -232,6 +232,19 @@ pub struct FileSpec {
     pub write_hint: Option<u64>,
     /// `sync_file_range=flags:N`: the SYNC_FILE_RANGE_* flags and every how many writes.
     pub sync_file_range: Option<(u32, u64)>,
+}
+
+/// fio's `lockfile=`: how a job's I/O locks its file around each submission, against the
+/// other clones (`numjobs`) of the same job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockFile {
+    /// No locking (fio's default).
+    #[default]
+    None,
+    /// One I/O at a time on the file, whatever its direction.
+    Exclusive,
+    /// Reads share the file; any other I/O (write, trim, sync) has it alone.
+    ReadWrite,
 }
 
 /// `fadvise_hint=` (fio default `1`: the job's own pattern).
@@ -1242,7 +1255,7 @@ impl Default for FileSpec {
             fadvise_hint: FadviseHint::Pattern,
             overwrite: false,
             allow_mounted_write: false,
-            lockfile_none: true,
+            lockfile: LockFile::None,
             create_serialize: true,
             create_fsync: true,
             unlink_each_loop: false,

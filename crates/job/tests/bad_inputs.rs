@@ -134,8 +134,8 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
         "job a: `atomic` is a fio option that fiox does not support yet; this job will not run",
         "job b: `atomic` is a fio option that fiox does not support yet; this job will not run",
     ]),
-    ("[a]\nlockfile=exclusive\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
-        "job a: `lockfile=exclusive` is a fio option value that fiox does not support yet; this job will not run",
+    ("[a]\nverify=sha3-384\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
+        "job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run",
         "job a: `offset_increment=10%` is a fio option value that fiox does not support yet (a percentage of the file size); this job will not run",
         "job a: `buffer_pattern='p.bin'` is a fio option value that fiox does not support yet (a pattern read from a file); this job will not run",
     ]),

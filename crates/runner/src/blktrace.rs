@@ -237,6 +237,31 @@ fn queue_event(
     Ok(())
 }
 
+/// fio's `--debug=blktrace` lines for the I/Os a trace stored (one per entry, as fio prints
+/// them while it reads the trace; printed by the job that replays it, once).
+#[cold]
+pub fn debug_stored(r: &Replay) {
+    use crate::debug::{log, BLKTRACE};
+    for e in &r.entries {
+        let (off, len, delay) = (e.offset, e.len, e.delay_us);
+        match e.act {
+            Act::Io(Ddir::Trim) => log(
+                BLKTRACE,
+                format_args!("store discard, off={off}, len={len}, delay={delay}"),
+            ),
+            Act::Io(d) => log(
+                BLKTRACE,
+                format_args!(
+                    "store ddir={}, off={off}, len={len}, delay={delay}",
+                    d.index()
+                ),
+            ),
+            Act::Sync => log(BLKTRACE, format_args!("store flush delay={delay}")),
+            _ => {}
+        }
+    }
+}
+
 /// The replay's files, by the traced device numbers they stand for.
 struct Devices {
     redirect: Option<String>,

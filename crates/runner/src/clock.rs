@@ -86,6 +86,8 @@ fn calibrate() -> Option<f64> {
     if ticks == 0 {
         return None;
     }
+    // fio's last calibration line: the counter where the clock starts.
+    crate::dprint!(crate::debug::TIME, "cycles_start={c1}");
     Some((t1 - t0).as_nanos() as f64 / ticks as f64)
 }
 
@@ -126,6 +128,24 @@ impl Clock {
 
     /// The clock a job's `clocksource` asks for (None: fio's default, see [`Clock::start`]).
     pub fn for_source(src: Option<fiox_job::ClockSource>) -> Clock {
+        use fiox_job::ClockSource as S;
+        let clock = Self::for_source_quiet(src);
+        // fio's `gettime: clocksource=N` (1 gettimeofday, 2 clock_gettime, 3 cpu), once.
+        static SAID: std::sync::Once = std::sync::Once::new();
+        if crate::debug::on(crate::debug::TIME) {
+            SAID.call_once(|| {
+                let n = match src {
+                    Some(S::Gettimeofday) => 1,
+                    _ if clock.tsc.is_some() => 3,
+                    _ => 2,
+                };
+                crate::debug::log(crate::debug::TIME, format_args!("gettime: clocksource={n}"));
+            });
+        }
+        clock
+    }
+
+    fn for_source_quiet(src: Option<fiox_job::ClockSource>) -> Clock {
         use fiox_job::ClockSource as S;
         if crate::gtod::active() {
             // gtod_cpu: every job copies the gtod thread's time, whatever its clocksource.

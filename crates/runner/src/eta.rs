@@ -180,6 +180,11 @@ pub fn run_eta(
     start_ms: u64,
     on_status: &mut (dyn FnMut(&RunResult) + Send),
 ) {
+    crate::dprint!(
+        crate::debug::HELPERTHREAD,
+        "clk_tck = {}",
+        crate::sys::clk_tck()
+    );
     let tty = crate::sys::stdout_is_tty();
     let show = match opts.eta {
         EtaMode::Always => true,

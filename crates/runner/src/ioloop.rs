@@ -125,6 +125,8 @@ pub struct IoLoop<'a> {
     pub replay: Option<crate::replay::ReplayQueue>,
     /// `flow`: this job's part in its flow.
     pub flow: Option<crate::flow::Member>,
+    /// `lockfile=`: the locks each submission takes on its file.
+    pub locks: Option<crate::filelock::Locks>,
     /// The flow held the job back in this round (not an idle engine).
     flow_held: bool,
     /// `latency_target`: the depth being probed, and what the last completion asked for.
@@ -138,6 +140,8 @@ pub struct IoLoop<'a> {
     max_lat_on: bool,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
+    /// `--debug=random`: the generator notes its random offset draws for fio's lines.
+    dbg_random: bool,
     /// `sync_file_range`: per file, the range (first, end) written since its last sync
     /// (empty without the option: nothing is tracked).
     sfr_ranges: Vec<(u64, u64)>,
@@ -239,6 +243,10 @@ impl<'a> IoLoop<'a> {
         measure: Measure,
         limits: Limits,
     ) -> IoLoop<'a> {
+        let mut gen = gen;
+        if crate::debug::on(crate::debug::RANDOM) {
+            gen.note_random();
+        }
         let depth = pool.len();
         let nfiles = paths.len();
         let rw = job.rw.mode;
@@ -284,6 +292,7 @@ impl<'a> IoLoop<'a> {
             iolog: None,
             replay: None,
             flow: None,
+            locks: None,
             flow_held: false,
             lat_target: None,
             blocks: None,
@@ -291,6 +300,7 @@ impl<'a> IoLoop<'a> {
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
             dbg_io: crate::debug::on(crate::debug::IO),
+            dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
             sfr_ranges: if job.files.sync_file_range.is_some() {
                 vec![(u64::MAX, 0); nfiles]
@@ -431,6 +441,7 @@ impl<'a> IoLoop<'a> {
             && self.verify.is_none()
             && self.replay.is_none()
             && self.flow.is_none()
+            && self.locks.is_none()
             && self.lat_target.is_none()
             && self.iolog.is_none()
             && self.gate.is_none()
@@ -438,6 +449,7 @@ impl<'a> IoLoop<'a> {
             && self.io_jobs_done.is_none()
             && self.job.files.sync_file_range.is_none()
             && !self.dbg_io
+            && !self.dbg_random
             && !self.paced
             && !self.serialize
             && self.job.fsync == 0
@@ -531,7 +543,10 @@ impl<'a> IoLoop<'a> {
     }
 
     /// fio's flow hold: with `flow_sleep`, finish the I/O in flight and sleep; then check the
-    /// stop flags and the runtime (no completion may come to check them).
+    /// stop flags and the runtime (no completion may come to check them). Without
+    /// `flow_sleep` the held job spins straight back to its check, as fio's do_io loop does
+    /// (`continue`): yielding here handed the job's CPU time to any other runnable thread, so
+    /// under CPU contention a flow ran at a fraction of fio's rate.
     fn hold_for_flow(&mut self) {
         self.flow_held = true;
         let sleep = self.flow.as_ref().map_or(0, |f| f.sleep_us);
@@ -542,7 +557,7 @@ impl<'a> IoLoop<'a> {
                 self.stop,
             );
         } else {
-            std::thread::yield_now();
+            std::hint::spin_loop();
         }
         let terminated = self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase;
         let late = self
@@ -749,6 +764,9 @@ impl<'a> IoLoop<'a> {
             };
             if let Some(r) = next {
                 self.ios_issued += 1;
+                if self.dbg_random {
+                    self.debug_random();
+                }
                 if let Some(file) = self.gen.take_wrapped() {
                     if let Some(c) = &self.pass_cache {
                         c.wrapped(file);
@@ -880,6 +898,9 @@ impl<'a> IoLoop<'a> {
                     Ok(seq) => self.slots[id as usize].seq = seq,
                     Err(e) => self.end = Some(EndReason::Error(libc::EINVAL, e)),
                 }
+                if crate::debug::on(crate::debug::VERIFY) {
+                    self.debug_verify_fill(id, n as u64);
+                }
             }
         }
         if self.paced {
@@ -891,6 +912,42 @@ impl<'a> IoLoop<'a> {
             self.debug_io("fill", id, &s);
             self.debug_io("prep", id, &s);
         }
+    }
+
+    /// fio's `--debug=random` lines for the random offset draws of the last request.
+    #[cold]
+    fn debug_random(&mut self) {
+        for n in self.gen.take_rand_notes() {
+            match n {
+                fiox_workload::RandNote::Drawn(r) => {
+                    crate::debug::log(crate::debug::RANDOM, format_args!("off rand {r}"));
+                }
+                fiox_workload::RandNote::Busy(b) => crate::debug::log(
+                    crate::debug::RANDOM,
+                    format_args!("get_next_rand_offset: offset {b} busy"),
+                ),
+            }
+        }
+    }
+
+    /// fio's `--debug=verify` lines for a write's verify contents (fill_verify_pattern, then
+    /// populate_hdr per header).
+    #[cold]
+    fn debug_verify_fill(&self, id: u32, len: u64) {
+        let vs = &self.job.verify;
+        if vs.verify_pattern.is_empty() {
+            crate::dprint!(crate::debug::VERIFY, "fill random bytes len={len}");
+        } else if vs.verify_pattern_offsets.is_empty() {
+            // fio fills the buffers with a fixed pattern once, up front; a pattern with `%o`
+            // is pasted per write, without a line.
+            crate::dprint!(
+                crate::debug::VERIFY,
+                "using already filled verify pattern b={} len={len}",
+                vs.verify_pattern.len()
+            );
+        }
+        let interval = vs.verify_interval.unwrap_or(len);
+        crate::debug::verify_headers(vs.method, true, id, len, interval);
     }
 
     /// fio's `--debug=io` line for an I/O unit (the slot number stands for fio's pointer).
@@ -971,7 +1028,16 @@ impl<'a> IoLoop<'a> {
         if self.dbg_io {
             self.debug_io("queue", id, &s);
         }
-        match self.engine.queue(id, &unit) {
+        let queued = match self.locks.as_ref() {
+            // As fio: the file's lock is held while the engine takes the I/O (all of it for
+            // a synchronous engine) and released as soon as queue returns.
+            Some(l) => {
+                let _held = l.lock(unit.file, matches!(unit.op, IoOp::Read));
+                self.engine.queue(id, &unit)
+            }
+            None => self.engine.queue(id, &unit),
+        };
+        match queued {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };
@@ -1087,6 +1153,9 @@ impl<'a> IoLoop<'a> {
         loop {
             let Some(r) = self.vq.front().copied() else {
                 if self.verify_phase {
+                    if !self.exhausted {
+                        crate::dprint!(crate::debug::VERIFY, "get_next_verify: empty");
+                    }
                     self.exhausted = true;
                 }
                 return None;
@@ -1121,6 +1190,7 @@ impl<'a> IoLoop<'a> {
                 ..Slot::default()
             };
             self.stamp_start(id);
+            crate::dprint!(crate::debug::VERIFY, "get_next_verify: ret io_u {id:#x}");
             return Some(id);
         }
     }
@@ -1328,6 +1398,11 @@ impl<'a> IoLoop<'a> {
                     .map(String::as_str)
                     .unwrap_or("?");
                 let buf = &self.pool.slice(id as usize)[..s.len as usize];
+                if crate::debug::on(crate::debug::VERIFY) {
+                    let vs = &self.job.verify;
+                    let interval = vs.verify_interval.unwrap_or(s.len as u64);
+                    crate::debug::verify_headers(vs.method, false, id, s.len as u64, interval);
+                }
                 let ok = if v.replays() {
                     v.check_replayed(path, buf, s.offset, s.seq)
                 } else {

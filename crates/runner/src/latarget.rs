@@ -38,6 +38,8 @@ pub struct LatTarget {
 
 impl LatTarget {
     pub fn new(spec: LatTargetSpec, max_depth: u32, now_ns: u64, ios: u64) -> LatTarget {
+        // fio's lat_target_init line (the target in ns).
+        crate::dprint!(crate::debug::RATE, "Latency target={}", spec.target_ns);
         LatTarget {
             spec,
             max_depth: max_depth.max(1),
@@ -86,6 +88,13 @@ impl LatTarget {
         }
         self.qd = (self.qd + self.low) / 2;
         self.stable = 0;
+        crate::dprint!(
+            crate::debug::RATE,
+            "Ramped down: {} {} {}",
+            self.low,
+            self.qd,
+            self.high
+        );
         self.new_cycle(now_ns, ios);
         Step::Quiesce
     }
@@ -97,6 +106,11 @@ impl LatTarget {
         }
         let n = ios.saturating_sub(self.ios_at);
         let ok = 100.0 * (n as f64 - self.failed as f64) / n as f64;
+        crate::dprint!(
+            crate::debug::RATE,
+            "Success rate: {ok:.2}% (target {:.2}%)",
+            self.spec.percentile
+        );
         // fio compares a NaN (no I/O in the window) as a failure too.
         if ok >= self.spec.percentile {
             self.success(now_ns, ios)
@@ -122,11 +136,20 @@ impl LatTarget {
             self.qd *= 2;
         }
         self.qd = self.qd.min(self.max_depth);
+        crate::dprint!(
+            crate::debug::RATE,
+            "Ramped up: {} {} {}",
+            self.low,
+            self.qd,
+            self.high
+        );
         let mut step = Step::Nothing;
         if !self.spec.run && self.qd == before {
             step = if self.end_run {
+                crate::dprint!(crate::debug::RATE, "We are done");
                 Step::Done
             } else {
+                crate::dprint!(crate::debug::RATE, "Quiesce and final run");
                 self.end_run = true;
                 Step::FinalWindow
             };

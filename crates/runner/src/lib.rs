@@ -19,6 +19,7 @@ mod clock;
 pub mod debug;
 mod error;
 mod eta;
+mod filelock;
 mod fileop;
 mod files;
 mod flow;
@@ -345,6 +346,7 @@ fn run_checked(
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
     let flows = flow::table(jobs);
+    let locks = filelock::table(jobs);
     let mut synced = Vec::new();
     let cgroups = cgroup::Created::default();
     // gtod_cpu: one thread keeps the time for every job while the run lasts.
@@ -405,6 +407,7 @@ fn run_checked(
                 &mut results,
                 &mut errors,
                 &flows,
+                &locks,
                 sync,
                 &cgroups,
             );
@@ -606,12 +609,45 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
     };
     for j in jobs.iter().filter(|j| j.stats.disk_util && !diskless(j)) {
         for p in files::file_paths(j) {
-            if let Err(e) = d.add_path(&p) {
-                warnings.push(disk_warning(format!("{}: {e}", p.display())));
+            if debug::on(debug::DISKUTIL) {
+                debug_disk_of(&p);
+            }
+            match d.add_path(&p) {
+                Err(e) => warnings.push(disk_warning(format!("{}: {e}", p.display()))),
+                Ok(true) => {
+                    if let Some(name) = d.names().last() {
+                        dprint!(debug::DISKUTIL, "add {name} to list");
+                    }
+                }
+                Ok(false) => {}
             }
         }
     }
     d
+}
+
+/// fio's `--debug=diskutil` line naming the device numbers of a job's file (its directory's
+/// when the file does not exist yet; device 0:N for tmpfs and other disk-less file systems).
+#[cold]
+fn debug_disk_of(path: &std::path::Path) {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let md = std::fs::metadata(path).or_else(|_| {
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+        std::fs::metadata(dir.unwrap_or(std::path::Path::new(".")))
+    });
+    if let Ok(md) = md {
+        let dev = if md.file_type().is_block_device() {
+            md.rdev()
+        } else {
+            md.dev()
+        };
+        let (major, minor) = fiox_stats::disk::dev_major_minor(dev);
+        dprint!(
+            debug::DISKUTIL,
+            "{} belongs to maj/min {major}/{minor}",
+            path.display()
+        );
+    }
 }
 
 fn disk_warning(msg: String) -> fiox_stats::Warning {
@@ -711,6 +747,7 @@ fn run_phase(
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
     flows: &[Option<std::sync::Arc<flow::Flow>>],
+    locks: &[Option<std::sync::Arc<filelock::Shared>>],
     sync: Option<&dyn GroupSync>,
     cgroups: &cgroup::Created,
 ) -> Option<(PhaseSync, bool)> {
@@ -737,6 +774,7 @@ fn run_phase(
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
+                        debug::enter_job(job.index);
                         dprint!(debug::PROCESS, "jobs pid={} started", sys::gettid());
                         wait_for(job, jobs, progress, job_stop);
                         let env = worker::JobEnv {
@@ -753,6 +791,7 @@ fn run_phase(
                             flow: std::sync::Mutex::new(
                                 flows[i].clone().map(|f| flow::Member::new(f, job)),
                             ),
+                            locks: locks[i].as_deref(),
                             start: gate_ref.map(sync::Ticket::new),
                             cgroups,
                         };

@@ -125,6 +125,10 @@ impl Pacer {
         if self.poisson {
             // Exponential inter-arrival times with the same mean.
             gap *= -self.uniform().ln();
+            // fio's usec_for_io line: the rate this gap stands for, in whole µs.
+            if let Some(iops) = 1_000_000u64.checked_div((gap / 1000.0) as u64) {
+                crate::dprint!(crate::debug::RATE, "poisson rate iops={iops}, ddir={d}");
+            }
         }
         let at = self.next_ns[d].max(now_ns.saturating_sub(self.cycle_ns));
         self.next_ns[d] = at + gap as u64;

@@ -123,6 +123,15 @@ impl Tracker {
             } else {
                 self.slope
             };
+            crate::dprint!(
+                crate::debug::STEADYSTATE,
+                "sum_y: {}, sum_xy: {}, slope: {:.6}, criterion: {:.6}, limit: {:.6}",
+                self.sum_y,
+                self.sum_xy,
+                self.slope,
+                self.criterion,
+                self.spec.limit
+            );
             return self.criterion.abs() < self.spec.limit;
         }
         let mean = self.sum_y as f64 / n;
@@ -134,6 +143,14 @@ impl Tracker {
         } else {
             self.deviation
         };
+        crate::dprint!(
+            crate::debug::STEADYSTATE,
+            "sum_y: {}, mean: {mean:.6}, max diff: {:.6}, objective: {:.6}, limit: {:.6}",
+            self.sum_y,
+            self.deviation,
+            self.criterion,
+            self.spec.limit
+        );
         self.criterion < self.spec.limit
     }
 
@@ -249,6 +266,16 @@ pub fn check(
         let Some(t) = s.tracker.as_mut() else {
             continue;
         };
+        if group_ramp_over > 0 {
+            crate::dprint!(
+                crate::debug::STEADYSTATE,
+                "steadystate_check() thread: {i}, groupid: {}, rate_msec: {rate_ms}, iops: \
+                 {group_iops}, bw: {group_bw}, head: {}, tail: {}",
+                job.group_id,
+                t.head,
+                t.tail
+            );
+        }
         if group_ramp_over == 0 || !t.add(group_iops, group_bw) {
             continue;
         }

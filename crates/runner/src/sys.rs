@@ -94,6 +94,12 @@ pub fn cpus_configured() -> usize {
     usize::try_from(n).unwrap_or(1).max(1)
 }
 
+/// Clock ticks per second (fio's os_clk_tck), for `--debug=helperthread`.
+pub fn clk_tck() -> libc::c_long {
+    // SAFETY: sysconf takes an integer and reads no memory of ours.
+    unsafe { libc::sysconf(libc::_SC_CLK_TCK) }
+}
+
 /// The calling thread to SCHED_IDLE (runs only when nothing else wants the CPU).
 pub fn set_sched_idle() -> io::Result<()> {
     let p = libc::sched_param { sched_priority: 0 };

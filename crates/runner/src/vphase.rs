@@ -65,7 +65,9 @@ pub fn verify_phase(
     }
     let start_ns = lp.clock.now_ns();
     lp.begin_verify_phase();
+    crate::dprint!(crate::debug::VERIFY, "starting loop");
     let end = lp.run();
+    crate::dprint!(crate::debug::VERIFY, "exiting loop");
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded();
     }

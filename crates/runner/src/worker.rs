@@ -38,6 +38,8 @@ pub struct JobEnv<'a> {
     /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
     /// before its I/O drops it with the environment, which takes its weight out of the flow.
     pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
+    /// `lockfile=`: the file locks this job shares with its clones (None: no locking).
+    pub locks: Option<&'a crate::filelock::Shared>,
     /// In a run with other processes: the job's place at its phase's start gate, where it waits
     /// after its setup for the common start (None: start at once).
     pub start: Option<crate::sync::Ticket<'a>>,
@@ -638,6 +640,9 @@ fn run_io(
         lp.replay = Some(replay_queue(job, result)?);
     }
     lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
+    lp.locks = env
+        .locks
+        .map(|s| crate::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
     if job.lat_target.target_ns > 0 {
         let now = lp.clock.now_ns();
         lp.lat_target = Some(crate::latarget::LatTarget::new(
@@ -775,6 +780,10 @@ fn replay_queue(
         msg,
     };
     let r = crate::replay::load(job).map_err(err)?;
+    // Only a blktrace replay has a probed depth.
+    if r.depth.is_some() && crate::debug::on(crate::debug::BLKTRACE) {
+        crate::blktrace::debug_stored(&r);
+    }
     if r.files != job.files.filenames {
         return Err(err(
             "the read_iolog file changed while the run started".into()
@@ -838,6 +847,7 @@ fn pin_memory(job: &JobSpec, result: &mut JobResult) -> Result<Option<Pinned>, R
         return Ok(None);
     }
     let want = usize::try_from(job.buffers.lockmem).unwrap_or(usize::MAX);
+    crate::dprint!(crate::debug::MEM, "pinning {} bytes", job.buffers.lockmem);
     let pinned = Pinned::new(want).map_err(|msg| RunError::Job {
         job: job.name.clone(),
         msg,
@@ -890,7 +900,38 @@ pub(crate) fn buffer_pool(
             filler.fill(pool.slice_mut(i), true);
         }
     }
+    if crate::debug::on(crate::debug::MEM) {
+        debug_buffers(job, &pool, depth * max_bs);
+    }
     Ok(pool)
+}
+
+/// fio's `--debug=mem` lines for a job's buffers (allocate_io_mem, then init_io_u per unit;
+/// the slot number stands for fio's io_u pointer).
+#[cold]
+fn debug_buffers(job: &JobSpec, pool: &BufPool, size: usize) {
+    let mut total = size as u64;
+    // fio adds room to align the buffers where they must be aligned.
+    if job.direct || job.buffers.mem_align > 0 {
+        total += 4095 + job.buffers.mem_align.saturating_sub(4096);
+    }
+    crate::dprint!(crate::debug::MEM, "Alloc {total} for buffers");
+    // The backing's line, where fiox's allocation is the one fio names (the shm backings'
+    // lines carry a segment id fiox's buffer pool does not expose).
+    let base = pool.ptr(0).as_ptr();
+    use fiox_job::MemKind as K;
+    match job.buffers.mem {
+        K::Malloc => crate::dprint!(crate::debug::MEM, "malloc {total} {base:p}"),
+        K::Mmap | K::MmapShared | K::MmapHuge if job.buffers.mmapfile.is_none() => {
+            crate::dprint!(crate::debug::MEM, "mmap {total}/-1 {base:p}");
+        }
+        _ => {}
+    }
+    for i in 0..pool.len() {
+        crate::dprint!(crate::debug::MEM, "io_u alloc {i:#x}, index {i}");
+        let mem = pool.ptr(i).as_ptr();
+        crate::dprint!(crate::debug::MEM, "io_u {i:#x}, mem {mem:p}");
+    }
 }
 
 /// After the loop: CPU use, rates, logs closed, evidence-based warnings, all into `result`.

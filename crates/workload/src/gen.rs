@@ -171,6 +171,18 @@ pub struct Generator {
     pub(crate) wrapped: Vec<u32>,
     /// Bytes of I/O in the current strided zone (fio's `zone_bytes`).
     pub(crate) zone_bytes: u64,
+    /// What the random offsets drew, kept for the caller's `--debug=random` lines (None:
+    /// not asked for, the default).
+    pub(crate) rand_notes: Option<Vec<RandNote>>,
+}
+
+/// One event of fio's random offset choice (`__get_next_rand_offset`), for `--debug=random`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RandNote {
+    /// The Tausworthe generator's raw number for an offset (fio's `off rand N`).
+    Drawn(u64),
+    /// The drawn block was done already in this pass; the random map moves on from it.
+    Busy(u64),
 }
 
 /// Per-file state for the extents, checked against the real sizes.
@@ -280,6 +292,7 @@ impl Generator {
         let seeds = Seeds::derive(randseed, thread_number, cfg.randrepeat, cfg.random);
         let st = Streams::new(&cfg, &seeds, files.len());
         let mut g = Generator {
+            rand_notes: None,
             loops_left: cfg.loops - 1,
             cfg,
             randseed,
@@ -408,6 +421,19 @@ impl Generator {
     #[inline]
     pub fn take_wrapped(&mut self) -> Option<u32> {
         self.wrapped.pop()
+    }
+
+    /// Keep the random offsets' draws for [`Generator::take_rand_notes`] (`--debug=random`).
+    pub fn note_random(&mut self) {
+        self.rand_notes.get_or_insert_with(Vec::new);
+    }
+
+    /// The draws noted since the last call, oldest first.
+    pub fn take_rand_notes(&mut self) -> Vec<RandNote> {
+        self.rand_notes
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Next I/O; None when this pass is complete (io_bytes transferred or number_ios reached).

@@ -24,7 +24,7 @@ mod trimpick;
 pub use buffer::BufferFiller;
 pub use error::WorkloadError;
 pub use files::split_size;
-pub use gen::{FileExtent, GenOptions, Generator, IoReq};
+pub use gen::{FileExtent, GenOptions, Generator, IoReq, RandNote};
 pub use seeds::{Seeds, Stream, FIO_RANDSEED};
 pub use trimpick::TrimPicker;
 

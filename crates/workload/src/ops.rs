@@ -7,7 +7,7 @@ use fiox_job::Ddir;
 
 use crate::cfg::{DistCfg, FileSvc};
 use crate::dist::zone_pick;
-use crate::gen::{Generator, IoReq, NONE};
+use crate::gen::{Generator, IoReq, RandNote, NONE};
 
 /// Outcome of choosing a file.
 enum Pick {
@@ -405,10 +405,24 @@ impl Generator {
         let f = &mut self.files[fi];
         let b = match &mut f.lfsr {
             Some(l) => l.next()?,
+            None if self.rand_notes.is_some() => {
+                // The same draw as next_fraction, its raw number kept for --debug=random.
+                let r = self.st.random.next();
+                let frac = r as f64 / (self.st.random.max() as f64 + 1.0);
+                self.rand_notes
+                    .get_or_insert_with(Vec::new)
+                    .push(RandNote::Drawn(r));
+                (lastb as f64 * frac) as u64
+            }
             None => (lastb as f64 * self.st.random.next_fraction()) as u64,
         };
         match &f.map {
-            Some(m) if m.is_set(b) => m.next_free(b),
+            Some(m) if m.is_set(b) => {
+                if let Some(n) = self.rand_notes.as_mut() {
+                    n.push(RandNote::Busy(b));
+                }
+                m.next_free(b)
+            }
             _ => Some(b),
         }
     }

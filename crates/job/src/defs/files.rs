@@ -2,7 +2,7 @@
 
 use super::{Category as C, Kind as K, OptDef};
 use crate::value;
-use crate::{FadviseHint, FallocateMode, FileServiceType};
+use crate::{FadviseHint, FallocateMode, FileServiceType, LockFile};
 
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("filename", K::Complex("name[:name...] (\\: for a literal colon)"), C::Files, "File or device names to use", |j, v| {
@@ -210,13 +210,12 @@ pub(super) static OPTS: &[OptDef] = &[
          copy does not count). Setting this option (or the --allow-destructive switch) allows \
          all of these.",
     ),
-    OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O (only none is supported)", |j, v| {
-        super::forget(j, "lockfile");
-        match v.choice()?.as_str() {
-            "none" => j.files.lockfile_none = true,
-            // fio's file locks: parsed, the job is refused when run.
-            other => super::record_value(j, "lockfile", other, ""),
-        }
+    OptDef::new("lockfile", K::Choice(&["none", "exclusive", "readwrite"]), C::Files, "File locking during I/O: each I/O locks its file against the job's other clones", |j, v| {
+        j.files.lockfile = match v.choice()?.as_str() {
+            "exclusive" => LockFile::Exclusive,
+            "readwrite" => LockFile::ReadWrite,
+            _ => LockFile::None,
+        };
         Ok(())
     })
     .def("none"),
@@ -437,11 +436,20 @@ mod tests {
             "1",
             Some(|j| j.files.allow_mounted_write),
         ),
-        ("lockfile", "none", Some(|j| j.files.lockfile_none)),
+        (
+            "lockfile",
+            "none",
+            Some(|j| j.files.lockfile == LockFile::None),
+        ),
         (
             "lockfile",
             "exclusive",
-            Some(|j| j.unsupported[0].value == "exclusive"),
+            Some(|j| j.files.lockfile == LockFile::Exclusive),
+        ),
+        (
+            "lockfile",
+            "readwrite",
+            Some(|j| j.files.lockfile == LockFile::ReadWrite && j.unsupported.is_empty()),
         ),
         ("lockfile", "sideways", None),
         (
