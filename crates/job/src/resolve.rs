@@ -532,6 +532,10 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.iodepth_batch_complete_max < job.iodepth_batch_complete_min {
         job.iodepth_batch_complete_max = job.iodepth_batch_complete_min;
     }
+    // fio's fixup_options: O_ATOMIC implies O_DIRECT, whichever of the two came last.
+    if job.atomic {
+        job.direct = true;
+    }
     // fio: loops=0 means once; a disabled latency has no percentiles.
     if job.timing.loops == 0 {
         job.timing.loops = 1;

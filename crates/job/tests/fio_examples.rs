@@ -133,7 +133,6 @@ fn refusals_name_the_option_or_engine() {
     };
     let env = example_env();
     let cases = [
-        ("butterfly.fio", "`rw=read:-8k` is a fio option value"),
         ("http-s3.fio", "ioengine `http` is a fio engine"),
         ("surface-scan.fio", "`fill_device` is a fio option"),
         (
@@ -151,6 +150,14 @@ fn refusals_name_the_option_or_engine() {
             "{file}: {lines:?}"
         );
     }
+    // butterfly.fio's backward job (`rw=read:-8k`) runs: nothing refused.
+    let butterfly = parse_example(&dir.join("butterfly.fio"), &env).unwrap();
+    assert!(
+        butterfly.refusals().is_empty(),
+        "{:?}",
+        butterfly.refusals()
+    );
+    assert!(butterfly.jobs[1].seq_backwards);
     let e4 = parse_example(&dir.join("e4defrag2.fio"), &env).unwrap();
     assert!(
         e4.notes().iter().any(|n| n.contains(

@@ -185,7 +185,6 @@ pub fn min_bs(job: &JobSpec) -> u64 {
 pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     let paths = file_paths(job);
     let n = paths.len() as u64;
-    let start = resolve_offset(job)?;
     let total = match job.size {
         Some(SizeSpec::Bytes(b)) => Some(b),
         _ => None,
@@ -201,8 +200,11 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             probe(&path)?
         };
         let offset = match job.offset {
-            SizeSpec::Percent(p) => ((real as f64 * p / 100.0) as u64).saturating_add(incr(job)),
-            SizeSpec::Bytes(_) => start,
+            SizeSpec::Percent(p) => {
+                let off = ((real as f64 * p / 100.0) as u64).saturating_add(incr(job, real));
+                align_pct_increment(job, off)
+            }
+            SizeSpec::Bytes(_) => resolve_offset(job, real),
         }
         .saturating_add(if job.files.file_append { real } else { 0 });
         let size = match split.get(i).copied().flatten() {
@@ -243,8 +245,34 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     Ok(FilePlan { files, io_bytes })
 }
 
-fn incr(job: &JobSpec) -> u64 {
-    job.offset_increment.saturating_mul(job.clone_index as u64)
+/// This clone's share of `offset_increment`: bytes, or (`N%`) N percent of the file's size as
+/// setup finds it (`real`: 0 for a file not created yet, as in fio's get_start_offset).
+fn incr(job: &JobSpec, real: u64) -> u64 {
+    let step = if job.offset_increment_pct > 0 {
+        (job.offset_increment_pct as u128 * real as u128 / 100).min(u64::MAX as u128) as u64
+    } else {
+        job.offset_increment
+    };
+    step.saturating_mul(job.clone_index as u64)
+}
+
+/// fio rounds an offset that a percentage increment moved up to the next `offset_align`
+/// boundary, or the smallest block size of all three directions when that is not set.
+fn align_pct_increment(job: &JobSpec, off: u64) -> u64 {
+    if job.offset_increment_pct == 0 {
+        return off;
+    }
+    let align = match job.offset_align {
+        0 => job
+            .bs
+            .read
+            .min
+            .min(job.bs.write.min)
+            .min(job.bs.trim.min)
+            .max(1),
+        a => a,
+    };
+    off.div_ceil(align).saturating_mul(align)
 }
 
 /// The region must end at a real file offset: past 2^63-1 the kernel refuses every I/O (fio
@@ -263,16 +291,19 @@ fn check_region_end(job: &JobSpec, path: &Path, offset: u64, size: u64) -> Resul
     }
 }
 
-fn resolve_offset(job: &JobSpec) -> Result<u64, RunError> {
+fn resolve_offset(job: &JobSpec, real: u64) -> u64 {
     let base = match job.offset {
         SizeSpec::Bytes(b) => b,
         SizeSpec::Percent(_) => 0,
     };
-    let mut off = base.saturating_add(incr(job));
-    if job.offset_align > 0 {
-        off -= off % job.offset_align;
+    let off = base.saturating_add(incr(job, real));
+    if job.offset_increment_pct > 0 {
+        return align_pct_increment(job, off);
     }
-    Ok(off)
+    if job.offset_align > 0 {
+        return off - off % job.offset_align;
+    }
+    off
 }
 
 /// Length of the I/O region of a file without an explicit size: a percentage of it, or the
