@@ -134,7 +134,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l create_serialize -f -a '0 1' -d 'Lay out the files of jobs one job at a time'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l create_fsync -f -a '0 1' -d 'fsync each file after laying it out'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l unlink -f -a '0 1' -d 'Delete the job\'s files when it finishes'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l unlink_each_loop -f -a '0 1' -d 'Delete the job\'s files after every loop'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l unlink_each_loop -f -a '0 1' -d 'Delete the job\'s files between loops'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ioscheduler -r -d 'Switch the disks of the job\'s files to this I/O scheduler'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l create_only -f -a '0 1' -d 'Only lay out the files; do no I/O'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allow_file_create -f -a '0 1' -d 'Allow creating files that do not exist'

@@ -254,3 +254,50 @@ fn write_barrier_changes_no_io_like_fio() {
         assert_eq!(ours, writes("fio", d.path(), &with), "vs fio");
     }
 }
+
+/// Successful unlink(2)s of the job's file `f` under strace.
+fn unlinks(tool: &str, dir: &Path, args: &[&str]) -> usize {
+    let text = strace_text(tool, dir, args, &["-e", "trace=unlink,unlinkat"]);
+    text.lines()
+        .filter(|l| l.contains("/f\"") || l.contains("\"f\""))
+        .filter(|l| l.trim_end().ends_with("= 0"))
+        .count()
+}
+
+/// `unlink_each_loop` with loops=3: the file is removed before loops 2 and 3 and created
+/// again by the writes, and is left behind at the end (no unlink=1), as with fio. A file
+/// fiox did not create is never removed (fio would remove it): a read job over a user's file
+/// reads it three times and leaves it.
+#[test]
+fn unlink_each_loop_removes_files_between_loops_like_fio() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "unlinkloop");
+    let args = [
+        "--name=u",
+        "--filename=f",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--loops=3",
+        "--unlink_each_loop=1",
+        "--output-format=terse",
+    ];
+    let ours = TempDir::under(dir.path(), "ours");
+    assert_eq!(unlinks(fiox_bin(), ours.path(), &args), 2);
+    let left = std::fs::metadata(ours.join("f")).unwrap().len();
+    assert_eq!(left, 64 << 10);
+    if fio_available() {
+        let theirs = TempDir::under(dir.path(), "theirs");
+        assert_eq!(unlinks("fio", theirs.path(), &args), 2, "fio");
+        assert_eq!(std::fs::metadata(theirs.join("f")).unwrap().len(), left);
+    }
+    // A user's file: read three times, never removed.
+    let user = TempDir::under(dir.path(), "user");
+    std::fs::write(user.join("f"), vec![7u8; 64 << 10]).unwrap();
+    let mut read = args.to_vec();
+    read[2] = "--rw=read";
+    read[7] = "--output-format=json";
+    let r = fiox_in(user.path(), &read);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(issued(&r.json(), "read"), (48, 3 * (64 << 10)));
+    assert_eq!(std::fs::read(user.join("f")).unwrap(), vec![7u8; 64 << 10]);
+}

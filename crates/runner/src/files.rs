@@ -353,7 +353,14 @@ fn file_region(
 pub fn lazy_open(job: &JobSpec, nfiles: usize, diskless: bool) -> bool {
     let cap = job.files.openfiles as usize;
     let capped = cap > 0 && cap < nfiles;
-    (capped || job.files.create_on_open) && !diskless
+    (capped || job.files.create_on_open || unlinks_each_loop(job)) && !diskless
+}
+
+/// `unlink_each_loop` with more than one loop: before each loop after the first the job's
+/// files are closed and removed (only those fiox created), then opened (so created) again,
+/// as fio does. time_based jobs run one fio loop, so they unlink nothing.
+pub fn unlinks_each_loop(job: &JobSpec) -> bool {
+    job.files.unlink_each_loop && job.timing.loops > 1 && !job.timing.time_based
 }
 
 /// Whether the job ever writes (writes, trims, or write phases of mixed modes).
