@@ -209,6 +209,9 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
         .saturating_add(if job.files.file_append { real } else { 0 });
         let size = match split.get(i).copied().flatten() {
             Some(s) => s,
+            None if job.files.fill_device && kind == FileKind::Regular => {
+                fill_region(job, offset, n)
+            }
             None => file_region(job, real, offset, &path, diskless)?,
         };
         check_region_end(job, &path, offset, size)?;
@@ -243,6 +246,14 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
         )));
     }
     Ok(FilePlan { files, io_bytes })
+}
+
+/// `fill_device` without `size=`: fio's size of -1, split over the files; here as much as
+/// a file offset can reach (2^63-1), in whole blocks. The writes end at ENOSPC long before.
+fn fill_region(job: &JobSpec, offset: u64, nfiles: u64) -> u64 {
+    const MAX: u64 = i64::MAX as u64;
+    let each = (MAX - offset.min(MAX)) / nfiles.max(1);
+    each - each % min_bs(job).max(1)
 }
 
 /// This clone's share of `offset_increment`: bytes, or (`N%`) N percent of the file's size as
@@ -423,8 +434,11 @@ pub fn lay_out(
         // Marked before it grows, so a job sharing the file never sees it unmarked with data.
         crate::owned::mark(&file, path, Layout::Partial)?;
     }
-    preallocate(job.files.fallocate, &file, target)
-        .map_err(|e| RunError::io("fallocate", path, e))?;
+    // fill_device: fio neither truncates nor preallocates (the size may be unlimited).
+    if !job.files.fill_device {
+        preallocate(job.files.fallocate, &file, target)
+            .map_err(|e| RunError::io("fallocate", path, e))?;
+    }
     if needs_data {
         let done = write_data(&mut file, from, target, stop)
             .map_err(|e| RunError::io("lay out", path, e))?;

@@ -1589,6 +1589,12 @@ impl<'a> IoLoop<'a> {
                 self.acct.first_direct_einval = true;
             }
         }
+        if self.job.files.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
+            // fill_device: the device or file system is full, which is the job's goal; it
+            // ends without error (fio clears the error and terminates the job).
+            self.end.get_or_insert(EndReason::Done);
+            return;
+        }
         if crate::ioerr::tolerated(&self.job.errors, ddir, errno) {
             // fio's error_dump: a survived error is printed as it happens (a fatal one is
             // printed by the caller of the run, once).
