@@ -53,11 +53,12 @@ fn kib(lines: &[String]) -> Vec<u64> {
 /// `rw=read:-8k` with 4k blocks: fio's first read is at 0, then it wraps to 8k before the
 /// end and walks back 4k at a time (each read ends 8k before the last one ended), reaching 0
 /// again; `offset=` starts at the region's end instead. Positive holes skip forward and wrap
-/// to the start. The same offsets as fio, line by line.
+/// to the start; random modes take `:N` as fio's atoi does. The same offsets as fio, line by
+/// line.
 #[test]
 fn sequential_io_walks_backwards_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "seqback");
-    let cases: [(&[&str], Option<Vec<u64>>); 5] = [
+    let cases: [(&[&str], Option<Vec<u64>>); 8] = [
         (
             &["--rw=read:-8k"],
             Some(vec![
@@ -68,6 +69,14 @@ fn sequential_io_walks_backwards_like_fio() {
         (&["--rw=read:-16k", "--offset=16k", "--size=48k"], None),
         (&["--rw=rw:-12k", "--rwmixread=50"], None),
         (&["--rw=read:8k"], None),
+        // Random modes read `:N` with atoi: 8 I/Os per random offset, not 8192; `-8` wraps
+        // to 2^32-8, so after the first offset the job reads sequentially.
+        (&["--rw=randread:8k"], None),
+        (
+            &["--rw=randread:-8"],
+            Some((0..16).map(|i| i * 4).collect()),
+        ),
+        (&["--rw=randrw:3"], None),
     ];
     for (i, (opts, want)) in cases.iter().enumerate() {
         let mut args = vec!["--name=b", "--filename=f", "--bs=4k", "--size=64k"];

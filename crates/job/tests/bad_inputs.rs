@@ -127,8 +127,7 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nioengine=libpmem\n", &["job a: ioengine `libpmem` is a fio engine that fiox does not support yet; this job will not run"]),
     ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
     ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
-    ("[a]\nrw=randread:-8\n", &["job a: `rw=randread:-8` is a fio option value that fiox does not support yet (a negative count of I/Os per random offset); this job will not run"]),
-    ("[a]\nrw=read:-8k\noffset_increment=10%\natomic=1\nwrite_barrier=2\n", &[]),
+    ("[a]\nrw=randread:-8\nrw=read:-8k\noffset_increment=10%\natomic=1\nwrite_barrier=2\n", &[]),
     ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
     ("[global]\nlog_compression_cpus=0\n[a]\nnumjobs=3\nlog_compression_cpus=1\n[b]\n", &[

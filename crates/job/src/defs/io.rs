@@ -10,18 +10,20 @@ pub(super) static OPTS: &[OptDef] = &[
         let word = v.choice()?;
         j.seq_backwards = false;
         j.rw = match word.split_once(':') {
-            Some((m, n)) if n.trim().starts_with('-') => {
-                let rw = parse_rw(&format!("{m}:{}", &n.trim()[1..]))?;
-                if rw.mode.is_random() {
-                    // fio reads a random mode's `:N` with atoi, so `:-N` becomes a count near
-                    // 2^32 I/Os per random offset: checked, the job refused when run.
-                    super::record_value(j, "rw", v.raw, "a negative count of I/Os per random offset");
-                    parse_rw(m)?
-                } else {
-                    // fio's negative ddir_seq_add: sequential I/O walks backwards by N.
-                    j.seq_backwards = rw.n > 0;
-                    rw
+            Some((m, n)) if parse_rw(m)?.mode.is_random() => {
+                // fio reads a random mode's `:N` with atoi into an unsigned count: `8k` is 8,
+                // `-8` wraps to 2^32-8 (after the first offset, sequential for ~4e9 I/Os).
+                parse_rw(&format!("{m}:{}", n.trim().trim_start_matches('-')))?;
+                RwSpec {
+                    mode: parse_rw(m)?.mode,
+                    n: u64::from(c_atoi(n) as u32),
                 }
+            }
+            Some((m, n)) if n.trim().starts_with('-') => {
+                // fio's negative ddir_seq_add: sequential I/O walks backwards by N.
+                let rw = parse_rw(&format!("{m}:{}", &n.trim()[1..]))?;
+                j.seq_backwards = rw.n > 0;
+                rw
             }
             _ => parse_rw(&word)?,
         };
@@ -29,7 +31,7 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .alias(&["readwrite"])
     .def("read")
-    .long("`rw` and `readwrite` are sequential mixed I/O. A `:N` suffix issues N I/Os per new random offset for random modes, or skips N bytes after each I/O for sequential modes; `:-N` in a sequential mode moves N bytes back from the end of each I/O instead (walking backwards, wrapping from the start to the end of the file, as fio)."),
+    .long("`rw` and `readwrite` are sequential mixed I/O. A `:N` suffix issues N I/Os per new random offset for random modes (N read as C's atoi reads it, as fio: `8k` is 8, `-8` is 2^32-8), or skips N bytes after each I/O for sequential modes; `:-N` in a sequential mode moves N bytes back from the end of each I/O instead (walking backwards, wrapping from the start to the end of the file, as fio)."),
     OptDef::new("rwmixread", K::Int, C::Io, "Percent of a mixed workload that is reads", |j, v| {
         j.rwmixread = v.u32()?;
         Ok(())
@@ -468,6 +470,21 @@ pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
     Ok(RwSpec { mode, n })
 }
 
+/// C's atoi as glibc computes it: leading blanks, a sign, then digits up to the first
+/// non-digit (none: 0), truncated to 32 bits.
+fn c_atoi(s: &str) -> i32 {
+    let t = s.trim_start();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let mut v: i64 = 0;
+    for c in digits.chars().map_while(|c| c.to_digit(10)) {
+        v = v.wrapping_mul(10).wrapping_add(i64::from(c));
+    }
+    (if neg { v.wrapping_neg() } else { v }) as i32
+}
+
 /// `4k/10:64k/50:32k/` -> [(4096,10),(65536,50),(32768,40)].
 pub fn parse_bssplit(s: &str, kb_base: u32) -> Result<Vec<(u64, u32)>, String> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
@@ -577,9 +594,12 @@ mod tests {
             Some(|j| {
                 j.rw.mode == RwMode::RandRead
                     && !j.seq_backwards
-                    && j.unsupported[0].value == "randread:-8"
+                    && j.rw.n == (1 << 32) - 8
+                    && j.unsupported.is_empty()
             }),
         ),
+        ("rw", "randwrite:8k", Some(|j| j.rw.n == 8)),
+        ("rw", "randrw:12", Some(|j| j.rw.n == 12)),
         ("rw", "read:-8q", None),
         ("rw", "trimwrite", Some(|j| j.rw.mode == RwMode::TrimWrite)),
         ("rwmixread", "70", Some(|j| j.rwmixread == 70)),
