@@ -322,8 +322,9 @@ fn small_tmpfs() -> Option<fiox_testbed::mount::TmpfsMount> {
     }
 }
 
-/// (error, write io_bytes, write total_ios, sizes of the files left) of a JSON run in `dir`.
-fn fill_outcome(tool: &str, dir: &Path, extra: &[&str]) -> (i64, u64, u64, Vec<u64>) {
+/// (error, io_bytes and total_ios of writes then reads, sizes of the files left) of a JSON
+/// run in `dir`.
+fn fill_outcome(tool: &str, dir: &Path, extra: &[&str]) -> (i64, [u64; 4], Vec<u64>) {
     let d = format!("--directory={}", dir.display());
     let mut args = vec!["--name=fd", d.as_str(), "--rw=write", "--bs=4k"];
     args.extend(extra);
@@ -344,30 +345,43 @@ fn fill_outcome(tool: &str, dir: &Path, extra: &[&str]) -> (i64, u64, u64, Vec<u
     for e in std::fs::read_dir(dir).unwrap() {
         std::fs::remove_file(e.unwrap().path()).unwrap();
     }
+    let n = |d: &str, k: &str| j[d][k].as_u64().unwrap();
     (
         j["error"].as_i64().unwrap(),
-        j["write"]["io_bytes"].as_u64().unwrap(),
-        j["write"]["total_ios"].as_u64().unwrap(),
+        [
+            n("write", "io_bytes"),
+            n("write", "total_ios"),
+            n("read", "io_bytes"),
+            n("read", "total_ios"),
+        ],
         sizes,
     )
 }
 
 /// `fill_device=1` on a 1 MiB tmpfs: without `size=` the job writes until ENOSPC, which ends
 /// it without error (the failed write counted as issued, as fio does), over one file or two;
-/// with a size beyond the space, the same. The same outcome and files as fio 3.33.
+/// with a size beyond the space, the same. A read job first fills its file, then reads what
+/// it holds. The same outcome and files as fio 3.33.
 #[test]
 fn fill_device_writes_until_enospc_like_fio() {
     let Some(m) = small_tmpfs() else { return };
-    let cases: [&[&str]; 3] = [
+    let cases: [&[&str]; 5] = [
         &["--fill_device=1"],
         &["--fill_device=1", "--nrfiles=2"],
         &["--fill_device=1", "--size=4m", "--bs=64k"],
+        &["--fill_device=1", "--rw=read"],
+        &["--fill_device=1", "--rw=randread"],
     ];
     for extra in cases {
         let ours = fill_outcome("fiox", m.path(), extra);
         assert_eq!(ours.0, 0, "{extra:?}");
-        assert_eq!(ours.1, 1 << 20, "{extra:?}");
-        assert_eq!(ours.3.iter().sum::<u64>(), 1 << 20, "{extra:?}");
+        let moved = if extra.contains(&"--rw=read") || extra.contains(&"--rw=randread") {
+            ours.1[2]
+        } else {
+            ours.1[0]
+        };
+        assert_eq!(moved, 1 << 20, "{extra:?}");
+        assert_eq!(ours.2.iter().sum::<u64>(), 1 << 20, "{extra:?}");
         if fio_available() {
             assert_eq!(
                 ours,
@@ -376,8 +390,8 @@ fn fill_device_writes_until_enospc_like_fio() {
             );
         }
     }
-    // A workload that reads is not run yet: refused, naming the option.
-    let r = fiox(&["--parse-only", "--name=r", "--rw=read", "--fill_device=1"]);
+    // A mixed workload is not run yet: refused, naming the option.
+    let r = fiox(&["--parse-only", "--name=r", "--rw=randrw", "--fill_device=1"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("`fill_device=1`"), "{}", r.stderr);
 }

@@ -517,18 +517,20 @@ fn offload_note(job: &mut JobSpec) {
     }
 }
 
-/// fiox runs `fill_device` for write-only workloads; fio's layout of a device-filling file
-/// for reads (written until ENOSPC, then read back) is not implemented yet.
+/// fiox runs `fill_device` for workloads that only write (no overwrite) or only read (their
+/// file laid out until the file system is full, then read, as fio); mixed and trim
+/// workloads, and verifying ones, are not implemented yet.
 fn fill_device_scope(job: &mut JobSpec) {
     let m = job.rw.mode;
-    let write_only = m.has_write() && !m.has_read() && !m.has_trim();
+    let write_only = m.has_write() && !m.has_read() && !m.has_trim() && !job.files.overwrite;
+    let read_only = m.has_read() && !m.has_write() && !m.has_trim();
     let verifies = job.verify.method != crate::VerifyMethod::None && job.verify.do_verify;
-    if !write_only || job.files.overwrite || verifies {
+    if !(write_only || read_only) || verifies {
         crate::defs::record_value(
             job,
             "fill_device",
             "1",
-            "with a workload that reads, trims, overwrites or verifies",
+            "with a workload that mixes reads and writes, trims, overwrites or verifies",
         );
     }
 }

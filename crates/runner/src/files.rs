@@ -440,8 +440,12 @@ pub fn lay_out(
             .map_err(|e| RunError::io("fallocate", path, e))?;
     }
     if needs_data {
-        let done = write_data(&mut file, from, target, stop)
-            .map_err(|e| RunError::io("lay out", path, e))?;
+        let done = match write_data(&mut file, from, target, stop) {
+            Ok(done) => done,
+            // fill_device: the layout writes until the file system is full, as fio's.
+            Err(e) if job.files.fill_device && is_full(&e) => true,
+            Err(e) => return Err(RunError::io("lay out", path, e)),
+        };
         if !done {
             // Stopped: the file stays marked incomplete and the job does no I/O on it.
             return Ok(());
@@ -458,8 +462,31 @@ pub fn lay_out(
         crate::owned::mark(&file, path, Layout::Complete)?;
     }
     f.real_size = size.max(target);
+    if job.files.fill_device && needs_data {
+        // fio takes the filled file's size and does no more I/O than it holds.
+        let real = file
+            .metadata()
+            .map_err(|e| RunError::io("stat", path, e))?
+            .len();
+        f.real_size = real;
+        f.size = f.size.min(real);
+    }
     f.needs_layout = false;
     Ok(())
+}
+
+/// ENOSPC or EDQUOT: what ends a `fill_device` write.
+fn is_full(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}
+
+/// After a `fill_device` layout changed the files' sizes: the job's bytes of I/O again.
+pub fn refresh_io_bytes(job: &JobSpec, plan: &mut FilePlan) {
+    let total: u64 = plan.files.iter().map(|f| f.size).sum();
+    plan.io_bytes = match job.io_size {
+        Some(s) => resolve_size(s, total),
+        None => total,
+    };
 }
 
 fn preallocate(mode: FallocateMode, file: &File, len: u64) -> std::io::Result<()> {
