@@ -86,6 +86,7 @@ fn run(
         write: true,
         create: true,
         direct: job.direct,
+        atomic: false,
         sync: SyncMode::None,
     };
     let f = open_file(&path, &spec).map_err(|e| e.to_string())?;

@@ -27,8 +27,14 @@ pub struct OpenSpec {
     /// O_CREAT (mode 0644) when the file does not exist.
     pub create: bool,
     pub direct: bool,
+    /// `atomic=1`: fio's OS_O_ATOMIC bit on top of O_DIRECT (fio 3.33 on Linux, where no
+    /// O_ATOMIC exists, passes 040000000; the kernel ignores the bit).
+    pub atomic: bool,
     pub sync: SyncMode,
 }
+
+/// fio 3.33's OS_O_ATOMIC on Linux (os/os-linux.h), for `atomic=1`.
+pub const FIO_O_ATOMIC: libc::c_int = 0o40000000;
 
 impl OpenSpec {
     /// fio opens read-only for pure read jobs, O_RDWR as soon as the job writes or trims (not
@@ -43,7 +49,8 @@ impl OpenSpec {
         OpenSpec {
             write,
             create: write && job.files.allow_file_create,
-            direct: job.direct,
+            direct: job.direct || job.atomic,
+            atomic: job.atomic,
             sync: job.sync,
         }
     }
@@ -62,6 +69,9 @@ impl OpenSpec {
         if self.direct {
             f |= libc::O_DIRECT;
         }
+        if self.atomic {
+            f |= FIO_O_ATOMIC;
+        }
         match self.sync {
             SyncMode::None => {}
             SyncMode::Sync => f |= libc::O_SYNC,
@@ -75,6 +85,7 @@ impl OpenSpec {
         for (on, name) in [
             (self.create, "|O_CREAT"),
             (self.direct, "|O_DIRECT"),
+            (self.atomic, "|O_ATOMIC"),
             (self.sync == SyncMode::Sync, "|O_SYNC"),
             (self.sync == SyncMode::Dsync, "|O_DSYNC"),
         ] {
@@ -101,6 +112,7 @@ pub fn open_file(path: &Path, spec: &OpenSpec) -> Result<File, EngineError> {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) && spec.direct => {
             let without = OpenSpec {
                 direct: false,
+                atomic: false,
                 ..*spec
             };
             if raw_open(&cpath, without.flags()).is_ok() {
@@ -547,6 +559,7 @@ mod tests {
             write: false,
             create: false,
             direct: false,
+            atomic: false,
             sync: SyncMode::None,
         };
         let e = open_file(Path::new("/nonexistent-fiox/x"), &spec).unwrap_err();
@@ -562,6 +575,7 @@ mod tests {
             write: false,
             create: false,
             direct: true,
+            atomic: false,
             sync: SyncMode::None,
         };
         let e = open_file(Path::new("/proc/self/status"), &spec).unwrap_err();
@@ -584,6 +598,7 @@ mod tests {
             write: false,
             create: false,
             direct: false,
+            atomic: false,
             sync: SyncMode::None,
         };
         for ent in dir.flatten() {
@@ -620,6 +635,7 @@ mod tests {
             write: true,
             create: true,
             direct: false,
+            atomic: false,
             sync: SyncMode::None,
         };
         let f = open_file(&path, &spec).unwrap();

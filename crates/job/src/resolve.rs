@@ -517,6 +517,24 @@ fn offload_note(job: &mut JobSpec) {
     }
 }
 
+/// fiox runs `fill_device` for workloads that only write (no overwrite) or only read (their
+/// file laid out until the file system is full, then read, as fio); mixed and trim
+/// workloads, and verifying ones, are not implemented yet.
+fn fill_device_scope(job: &mut JobSpec) {
+    let m = job.rw.mode;
+    let write_only = m.has_write() && !m.has_read() && !m.has_trim() && !job.files.overwrite;
+    let read_only = m.has_read() && !m.has_write() && !m.has_trim();
+    let verifies = job.verify.method != crate::VerifyMethod::None && job.verify.do_verify;
+    if !(write_only || read_only) || verifies {
+        crate::defs::record_value(
+            job,
+            "fill_device",
+            "1",
+            "with a workload that mixes reads and writes, trims, overwrites or verifies",
+        );
+    }
+}
+
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
@@ -538,6 +556,13 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     }
     if job.iodepth_batch_complete_max < job.iodepth_batch_complete_min {
         job.iodepth_batch_complete_max = job.iodepth_batch_complete_min;
+    }
+    // fio's fixup_options: O_ATOMIC implies O_DIRECT, whichever of the two came last.
+    if job.atomic {
+        job.direct = true;
+    }
+    if job.files.fill_device {
+        fill_device_scope(job);
     }
     // fio: loops=0 means once; a disabled latency has no percentiles.
     if job.timing.loops == 0 {

@@ -996,6 +996,9 @@ pub struct JobSpec {
     pub source: Option<String>,
 
     pub rw: RwSpec,
+    /// `rw=<sequential mode>:-N`: the `:N` of `rw` is subtracted instead of added, so
+    /// sequential I/O walks backwards (fio's negative `ddir_seq_add`).
+    pub seq_backwards: bool,
     pub rwmixread: u32,
     pub bs: PerDir<BsSpec>,
     pub blockalign: PerDir<Option<u64>>,
@@ -1007,6 +1010,9 @@ pub struct JobSpec {
     pub io_size: Option<SizeSpec>,
     pub offset: SizeSpec,
     pub offset_increment: u64,
+    /// `offset_increment=N%`: N percent (whole, as fio reads it) of each file's size at setup,
+    /// rounded up to `offset_align` or the smallest block size (0: `offset_increment` bytes).
+    pub offset_increment_pct: u32,
     pub offset_align: u64,
     pub number_ios: Option<u64>,
     pub zero_fill: bool,
@@ -1025,6 +1031,11 @@ pub struct JobSpec {
     pub io_submit_mode: IoSubmitMode,
 
     pub direct: bool,
+    /// `atomic=1`: open with O_DIRECT and fio's OS_O_ATOMIC bit (`direct` is set too).
+    pub atomic: bool,
+    /// `write_barrier=N`: fio marks every Nth write as a barrier, which only its libpmem
+    /// engine acts on; kept for `--showcmd` and the report, it changes no I/O here either.
+    pub write_barrier: u32,
     pub sync: SyncMode,
     pub fsync: u64,
     pub fdatasync: u64,
@@ -1286,6 +1297,7 @@ impl Default for JobSpec {
                 mode: RwMode::Read,
                 n: 0,
             },
+            seq_backwards: false,
             rwmixread: 50,
             bs: PerDir::all(BsSpec::fixed(4096)),
             blockalign: PerDir::all(None),
@@ -1295,6 +1307,7 @@ impl Default for JobSpec {
             io_size: None,
             offset: SizeSpec::Bytes(0),
             offset_increment: 0,
+            offset_increment_pct: 0,
             offset_align: 0,
             number_ios: None,
             zero_fill: false,
@@ -1310,6 +1323,8 @@ impl Default for JobSpec {
             iodepth_low: 1,
             io_submit_mode: IoSubmitMode::Inline,
             direct: false,
+            atomic: false,
+            write_barrier: 0,
             sync: SyncMode::None,
             fsync: 0,
             fdatasync: 0,

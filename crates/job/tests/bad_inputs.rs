@@ -119,7 +119,7 @@ const FILE_CASES: &[(&str, &str)] = &[
 /// Jobs that parse (`--parse-only` names what will not run and exits 1) but use fio features fiox cannot run yet: the
 /// exact lines `--parse-only` prints and a run refuses with.
 const REFUSAL_CASES: &[(&str, &[&str])] = &[
-    ("[a]\npercentage_sequential=10\n", &["job a: `percentage_sequential` is a fio option that fiox does not support yet; this job will not run"]),
+    ("[a]\nlog_compression_cpus=1\n", &["job a: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run"]),
     ("[a]\nioengine=rbd\nclientname=admin\n", &[
         "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
@@ -127,16 +127,18 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nioengine=libpmem\n", &["job a: ioengine `libpmem` is a fio engine that fiox does not support yet; this job will not run"]),
     ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
     ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
-    ("[a]\nrw=read:-8k\n", &["job a: `rw=read:-8k` is a fio option value that fiox does not support yet (I/O walking backwards); this job will not run"]),
+    ("[a]\nrw=randread:-8\nrw=read:-8k\noffset_increment=10%\natomic=1\nwrite_barrier=2\n", &[]),
     ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
-    ("[global]\natomic=0\n[a]\nnumjobs=3\natomic=1\n[b]\n", &[
-        "job a: `atomic` is a fio option that fiox does not support yet; this job will not run",
-        "job b: `atomic` is a fio option that fiox does not support yet; this job will not run",
+    ("[global]\nlog_compression_cpus=0\n[a]\nnumjobs=3\nlog_compression_cpus=1\n[b]\n", &[
+        "job a: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run",
+        "job b: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run",
     ]),
-    ("[a]\nverify=sha3-384\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
+    ("[a]
+verify=sha3-384
+buffer_pattern='p.bin'
+", &[
         "job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run",
-        "job a: `offset_increment=10%` is a fio option value that fiox does not support yet (a percentage of the file size); this job will not run",
         "job a: `buffer_pattern='p.bin'` is a fio option value that fiox does not support yet (a pattern read from a file); this job will not run",
     ]),
     // a supported value later on clears the record

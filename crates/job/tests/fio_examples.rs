@@ -133,9 +133,7 @@ fn refusals_name_the_option_or_engine() {
     };
     let env = example_env();
     let cases = [
-        ("butterfly.fio", "`rw=read:-8k` is a fio option value"),
         ("http-s3.fio", "ioengine `http` is a fio engine"),
-        ("surface-scan.fio", "`fill_device` is a fio option"),
         (
             "steadystate.fio",
             "`threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?)",
@@ -151,6 +149,18 @@ fn refusals_name_the_option_or_engine() {
             "{file}: {lines:?}"
         );
     }
+    // butterfly.fio's backward job (`rw=read:-8k`) runs: nothing refused.
+    let butterfly = parse_example(&dir.join("butterfly.fio"), &env).unwrap();
+    assert!(
+        butterfly.refusals().is_empty(),
+        "{:?}",
+        butterfly.refusals()
+    );
+    assert!(butterfly.jobs[1].seq_backwards);
+    // surface-scan.fio's write phase (fill_device, verify=meta without do_verify) runs too.
+    let scan = parse_example(&dir.join("surface-scan.fio"), &env).unwrap();
+    assert!(scan.refusals().is_empty(), "{:?}", scan.refusals());
+    assert!(scan.jobs[0].files.fill_device);
     let e4 = parse_example(&dir.join("e4defrag2.fio"), &env).unwrap();
     assert!(
         e4.notes().iter().any(|n| n.contains(

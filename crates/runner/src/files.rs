@@ -185,7 +185,6 @@ pub fn min_bs(job: &JobSpec) -> u64 {
 pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     let paths = file_paths(job);
     let n = paths.len() as u64;
-    let start = resolve_offset(job)?;
     let total = match job.size {
         Some(SizeSpec::Bytes(b)) => Some(b),
         _ => None,
@@ -201,12 +200,18 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             probe(&path)?
         };
         let offset = match job.offset {
-            SizeSpec::Percent(p) => ((real as f64 * p / 100.0) as u64).saturating_add(incr(job)),
-            SizeSpec::Bytes(_) => start,
+            SizeSpec::Percent(p) => {
+                let off = ((real as f64 * p / 100.0) as u64).saturating_add(incr(job, real));
+                align_pct_increment(job, off)
+            }
+            SizeSpec::Bytes(_) => resolve_offset(job, real),
         }
         .saturating_add(if job.files.file_append { real } else { 0 });
         let size = match split.get(i).copied().flatten() {
             Some(s) => s,
+            None if job.files.fill_device && kind == FileKind::Regular => {
+                fill_region(job, offset, n)
+            }
             None => file_region(job, real, offset, &path, diskless)?,
         };
         check_region_end(job, &path, offset, size)?;
@@ -243,8 +248,42 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     Ok(FilePlan { files, io_bytes })
 }
 
-fn incr(job: &JobSpec) -> u64 {
-    job.offset_increment.saturating_mul(job.clone_index as u64)
+/// `fill_device` without `size=`: fio's size of -1, split over the files; here as much as
+/// a file offset can reach (2^63-1), in whole blocks. The writes end at ENOSPC long before.
+fn fill_region(job: &JobSpec, offset: u64, nfiles: u64) -> u64 {
+    const MAX: u64 = i64::MAX as u64;
+    let each = (MAX - offset.min(MAX)) / nfiles.max(1);
+    each - each % min_bs(job).max(1)
+}
+
+/// This clone's share of `offset_increment`: bytes, or (`N%`) N percent of the file's size as
+/// setup finds it (`real`: 0 for a file not created yet, as in fio's get_start_offset).
+fn incr(job: &JobSpec, real: u64) -> u64 {
+    let step = if job.offset_increment_pct > 0 {
+        (job.offset_increment_pct as u128 * real as u128 / 100).min(u64::MAX as u128) as u64
+    } else {
+        job.offset_increment
+    };
+    step.saturating_mul(job.clone_index as u64)
+}
+
+/// fio rounds an offset that a percentage increment moved up to the next `offset_align`
+/// boundary, or the smallest block size of all three directions when that is not set.
+fn align_pct_increment(job: &JobSpec, off: u64) -> u64 {
+    if job.offset_increment_pct == 0 {
+        return off;
+    }
+    let align = match job.offset_align {
+        0 => job
+            .bs
+            .read
+            .min
+            .min(job.bs.write.min)
+            .min(job.bs.trim.min)
+            .max(1),
+        a => a,
+    };
+    off.div_ceil(align).saturating_mul(align)
 }
 
 /// The region must end at a real file offset: past 2^63-1 the kernel refuses every I/O (fio
@@ -263,16 +302,19 @@ fn check_region_end(job: &JobSpec, path: &Path, offset: u64, size: u64) -> Resul
     }
 }
 
-fn resolve_offset(job: &JobSpec) -> Result<u64, RunError> {
+fn resolve_offset(job: &JobSpec, real: u64) -> u64 {
     let base = match job.offset {
         SizeSpec::Bytes(b) => b,
         SizeSpec::Percent(_) => 0,
     };
-    let mut off = base.saturating_add(incr(job));
-    if job.offset_align > 0 {
-        off -= off % job.offset_align;
+    let off = base.saturating_add(incr(job, real));
+    if job.offset_increment_pct > 0 {
+        return align_pct_increment(job, off);
     }
-    Ok(off)
+    if job.offset_align > 0 {
+        return off - off % job.offset_align;
+    }
+    off
 }
 
 /// Length of the I/O region of a file without an explicit size: a percentage of it, or the
@@ -322,7 +364,14 @@ fn file_region(
 pub fn lazy_open(job: &JobSpec, nfiles: usize, diskless: bool) -> bool {
     let cap = job.files.openfiles as usize;
     let capped = cap > 0 && cap < nfiles;
-    (capped || job.files.create_on_open) && !diskless
+    (capped || job.files.create_on_open || unlinks_each_loop(job)) && !diskless
+}
+
+/// `unlink_each_loop` with more than one loop: before each loop after the first the job's
+/// files are closed and removed (only those fiox created), then opened (so created) again,
+/// as fio does. time_based jobs run one fio loop, so they unlink nothing.
+pub fn unlinks_each_loop(job: &JobSpec) -> bool {
+    job.files.unlink_each_loop && job.timing.loops > 1 && !job.timing.time_based
 }
 
 /// Whether the job ever writes (writes, trims, or write phases of mixed modes).
@@ -385,11 +434,18 @@ pub fn lay_out(
         // Marked before it grows, so a job sharing the file never sees it unmarked with data.
         crate::owned::mark(&file, path, Layout::Partial)?;
     }
-    preallocate(job.files.fallocate, &file, target)
-        .map_err(|e| RunError::io("fallocate", path, e))?;
+    // fill_device: fio neither truncates nor preallocates (the size may be unlimited).
+    if !job.files.fill_device {
+        preallocate(job.files.fallocate, &file, target)
+            .map_err(|e| RunError::io("fallocate", path, e))?;
+    }
     if needs_data {
-        let done = write_data(&mut file, from, target, stop)
-            .map_err(|e| RunError::io("lay out", path, e))?;
+        let done = match write_data(&mut file, from, target, stop) {
+            Ok(done) => done,
+            // fill_device: the layout writes until the file system is full, as fio's.
+            Err(e) if job.files.fill_device && is_full(&e) => true,
+            Err(e) => return Err(RunError::io("lay out", path, e)),
+        };
         if !done {
             // Stopped: the file stays marked incomplete and the job does no I/O on it.
             return Ok(());
@@ -406,8 +462,31 @@ pub fn lay_out(
         crate::owned::mark(&file, path, Layout::Complete)?;
     }
     f.real_size = size.max(target);
+    if job.files.fill_device && needs_data {
+        // fio takes the filled file's size and does no more I/O than it holds.
+        let real = file
+            .metadata()
+            .map_err(|e| RunError::io("stat", path, e))?
+            .len();
+        f.real_size = real;
+        f.size = f.size.min(real);
+    }
     f.needs_layout = false;
     Ok(())
+}
+
+/// ENOSPC or EDQUOT: what ends a `fill_device` write.
+fn is_full(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}
+
+/// After a `fill_device` layout changed the files' sizes: the job's bytes of I/O again.
+pub fn refresh_io_bytes(job: &JobSpec, plan: &mut FilePlan) {
+    let total: u64 = plan.files.iter().map(|f| f.size).sum();
+    plan.io_bytes = match job.io_size {
+        Some(s) => resolve_size(s, total),
+        None => total,
+    };
 }
 
 fn preallocate(mode: FallocateMode, file: &File, len: u64) -> std::io::Result<()> {

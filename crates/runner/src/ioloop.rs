@@ -182,6 +182,8 @@ pub struct IoLoop<'a> {
     pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
     pub(crate) gate: Option<crate::opengate::OpenGate>,
+    /// `unlink_each_loop`: the files are removed before the next open (a new loop began).
+    unlink_due: bool,
     /// What a new pass does to the files' page cache (`invalidate`, as fio).
     pub(crate) pass_cache: Option<crate::cache::PassCache>,
     /// File of the last request: a due fsync goes to it when files open lazily.
@@ -335,6 +337,7 @@ impl<'a> IoLoop<'a> {
             io_jobs_done: None,
             file_ops: None,
             gate: None,
+            unlink_due: false,
             pass_cache: None,
             last_file: 0,
             exhausted: false,
@@ -777,6 +780,9 @@ impl<'a> IoLoop<'a> {
             if !self.gen.another_pass() {
                 break;
             }
+            if self.gen.take_new_loop() && crate::files::unlinks_each_loop(self.job) {
+                self.unlink_due = true;
+            }
             self.gen.restart();
             if let Some(c) = &self.pass_cache {
                 c.new_pass();
@@ -793,6 +799,9 @@ impl<'a> IoLoop<'a> {
             return true;
         };
         let mut res = Ok(());
+        if std::mem::take(&mut self.unlink_due) {
+            res = self.unlink_files(&mut gate);
+        }
         for i in 0..gate.len() {
             if res.is_ok() && gate.is_open(i) && !self.gen.is_open(i) {
                 self.quiesce_file(i as u32);
@@ -809,6 +818,21 @@ impl<'a> IoLoop<'a> {
             return false;
         }
         self.end.is_none()
+    }
+
+    /// `unlink_each_loop` at a new loop: every file closed (its I/O done first), then those
+    /// fiox created removed, as fio's unlink_all_files before the loop's first open.
+    fn unlink_files(
+        &mut self,
+        gate: &mut crate::opengate::OpenGate,
+    ) -> Result<(), crate::error::RunError> {
+        for i in 0..gate.len() {
+            if gate.is_open(i) {
+                self.quiesce_file(i as u32);
+                gate.close(self.engine, i)?;
+            }
+        }
+        gate.unlink_owned()
     }
 
     /// fio's file-operation engines: the engine's operation when the generator opened `file`
@@ -1651,6 +1675,12 @@ impl<'a> IoLoop<'a> {
             if *n == 1 && errno == libc::EINVAL && self.job.direct {
                 self.acct.first_direct_einval = true;
             }
+        }
+        if self.job.files.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
+            // fill_device: the device or file system is full, which is the job's goal; it
+            // ends without error (fio clears the error and terminates the job).
+            self.end.get_or_insert(EndReason::Done);
+            return;
         }
         if crate::ioerr::tolerated(&self.job.errors, ddir, errno) {
             // fio's error_dump: a survived error is printed as it happens (a fatal one is

@@ -196,6 +196,21 @@ impl OpenGate {
         Ok(())
     }
 
+    /// `unlink_each_loop`: remove every file of the gate that fiox created (all closed by
+    /// the caller first); the next open creates it afresh. A file fiox did not create stays.
+    pub(crate) fn unlink_owned(&mut self) -> Result<(), RunError> {
+        for f in &mut self.files {
+            debug_assert!(f.handle.is_none());
+            if crate::owned::unlink_owned(&f.path)
+                .map_err(|e| RunError::io("unlink", &f.path, e))?
+            {
+                // A new inode comes next: the next open checks (or creates) it again.
+                f.checked = None;
+            }
+        }
+        Ok(())
+    }
+
     /// Close every file (end of the I/O phase).
     pub(crate) fn close_all(&mut self, engine: &mut dyn IoEngine) -> Result<(), RunError> {
         for i in 0..self.files.len() {

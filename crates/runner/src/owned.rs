@@ -356,6 +356,8 @@ pub fn readonly_refusals(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
             "ioengine=filecreate creates its files".to_string()
         } else if j.files.unlink {
             "unlink=1 removes its files".to_string()
+        } else if crate::files::unlinks_each_loop(j) {
+            "unlink_each_loop=1 removes its files".to_string()
         } else {
             continue;
         };

@@ -497,6 +497,9 @@ fn lay_out_all(
         }
         files::lay_out(job, f, allow_all(env), &stop)?;
     }
+    if job.files.fill_device {
+        files::refresh_io_bytes(job, plan);
+    }
     Ok(())
 }
 

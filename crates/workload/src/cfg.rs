@@ -93,8 +93,11 @@ pub(crate) struct Cfg {
     pub(crate) min_bs_all: u64,
     /// Random modes: I/Os per newly drawn random offset (fio `ddir_seq_nr`).
     pub(crate) seq_nr: u64,
-    /// Sequential modes: bytes skipped after each I/O (fio `ddir_seq_add`).
+    /// Sequential modes: bytes skipped after each I/O (fio `ddir_seq_add`), two's complement
+    /// when `seq_back` (added with wrapping arithmetic, as fio's unsigned offsets do).
     pub(crate) seq_add: u64,
+    /// `rw=...:-N`: fio's negative `ddir_seq_add` (walking backwards).
+    pub(crate) seq_back: bool,
     /// `rw_sequencer=identical`: the I/Os between new random offsets repeat the last one.
     pub(crate) seq_identical: bool,
     /// `softrandommap`: a random map that cannot be allocated is done without.
@@ -344,7 +347,12 @@ impl Cfg {
             budgets(job, io_bytes, extent_total, min_bs_all, randommap, loops)?;
         let verify = job.verify.method != VerifyMethod::None;
         let seq_nr = if random { job.rw.n.max(1) } else { 1 };
-        let seq_add = if random { 0 } else { job.rw.n };
+        let seq_back = !random && job.seq_backwards && job.rw.n > 0;
+        let seq_add = match (random, seq_back) {
+            (true, _) => 0,
+            (false, true) => job.rw.n.wrapping_neg(),
+            (false, false) => job.rw.n,
+        };
         let rr = job.rwmixread.min(100) as u64;
         Ok(Cfg {
             read: mode.has_read(),
@@ -359,6 +367,7 @@ impl Cfg {
             min_bs_all,
             seq_nr,
             seq_add,
+            seq_back,
             seq_identical: job.rand.rw_seq_identical,
             softrandommap: job.rand.softrandommap,
             rwmix: [rr, 100 - rr],

@@ -157,6 +157,9 @@ pub struct Generator {
     pub(crate) service_left: u32,
     pub(crate) nr_done: usize,
     pub(crate) loops_left: u64,
+    /// The last [`Generator::another_pass`] started a new `loops=` iteration (taken by
+    /// [`Generator::take_new_loop`]).
+    pub(crate) new_loop: bool,
     /// fio's `IO_U_F_BUSY_OK` on the I/O unit being filled: skip random map marking.
     pub(crate) busy_ok: bool,
     /// fio's `is_random` of the offset just chosen (picks the size with bs_is_seq_rand).
@@ -294,6 +297,7 @@ impl Generator {
         let mut g = Generator {
             rand_notes: None,
             loops_left: cfg.loops - 1,
+            new_loop: false,
             cfg,
             randseed,
             seeds,
@@ -548,6 +552,7 @@ impl Generator {
         }
         if self.loops_left > 0 {
             self.loops_left -= 1;
+            self.new_loop = true;
             return true;
         }
         let c = &self.cfg;
@@ -582,6 +587,12 @@ impl Generator {
     /// Start a new pass (loops=N, or time_based wrap-around): sequential restarts at the
     /// start, random map cleared; with randrepeat every stream is reseeded, so each pass
     /// repeats the first one's offsets (as fio does).
+    /// Whether the pass just allowed is a new `loops=` iteration (fio's next trip round
+    /// thread_main's loop, where `unlink_each_loop` acts), not a time_based or io_size pass.
+    pub fn take_new_loop(&mut self) -> bool {
+        std::mem::take(&mut self.new_loop)
+    }
+
     pub fn restart(&mut self) {
         self.pass_bytes = 0;
         self.pass_ios = 0;

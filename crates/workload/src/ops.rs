@@ -324,17 +324,29 @@ impl Generator {
             self.files[fi].last_pos[d] = self.files[fi].file_offset;
             self.note_wrap(fi);
         }
+        let back = self.cfg.seq_back;
         let f = &mut self.files[fi];
         if f.last_pos[d] >= f.real_size {
             return None;
         }
-        let mut pos = f.last_pos[d] - f.file_offset;
+        // Walking backwards from a region that does not start at 0: fio first moves to the
+        // end (io_size or the file size, whichever is smaller; not file_offset + io_size).
+        if back && f.last_pos[d] == f.file_offset && f.file_offset != 0 {
+            f.last_pos[d] = f.io_size.min(f.real_size);
+        }
+        // fio's unsigned arithmetic: positions wrap rather than go below 0.
+        let mut pos = f.last_pos[d].wrapping_sub(f.file_offset);
         if pos != 0 && add != 0 {
-            pos += add;
+            pos = pos.wrapping_add(add);
             // fio compares the relative position with the absolute file size and wraps to the
-            // absolute extent start; kept as-is so hole patterns match fio's.
+            // absolute extent start (forwards) or N before the end (backwards); kept as-is so
+            // the patterns match fio's.
             if pos >= f.real_size {
-                pos = f.file_offset;
+                pos = if back {
+                    f.io_size.min(f.real_size).wrapping_add(add)
+                } else {
+                    f.file_offset
+                };
             }
         }
         Some(pos)

@@ -93,6 +93,7 @@ pub fn open_test_file(dir: &Path, job: &JobSpec) -> Result<(std::fs::File, PathB
         write: true,
         create: false,
         direct: job.direct,
+        atomic: false,
         sync: SyncMode::None,
     };
     let f = open_file(&path, &spec)?;

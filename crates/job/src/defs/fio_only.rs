@@ -96,7 +96,6 @@ pub fn note(def: &OptDef) -> &'static str {
 
 /// Every fio-only option, sorted by name.
 pub static OPTS: &[OptDef] = &[
-    known("atomic", K::Bool, C::Io),
     known("bindname", K::Str, C::Engine).engines(&["rdma"]),
     known("brick", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
     known("busy_poll", K::Bool, C::Engine).engines(&["rados", "rbd"]),
@@ -153,7 +152,6 @@ pub static OPTS: &[OptDef] = &[
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),
     known("no_completion_thread", K::Bool, C::Engine).engines(&["windowsaio"]),
     known("object_class", K::Str, C::Engine).engines(&["dfs"]),
-    known("percentage_sequential", K::Str, C::Io),
     known("pool", K::Str, C::Engine).engines(&["dfs", "rados", "rbd"]),
     known("port", K::Int, C::Engine).range(1, 65535).engines(&[
         "libhdfs",
@@ -167,7 +165,6 @@ pub static OPTS: &[OptDef] = &[
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["sg"]),
-    known("rwmixcycle", K::Str, C::Io),
     known("serverip", K::Str, C::Engine).engines(&[
         "librpma_apm_client",
         "librpma_apm_server",
@@ -209,7 +206,6 @@ pub static OPTS: &[OptDef] = &[
     .alias(&["proto"])
     .engines(&["rdma"]),
     known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
-    known("write_barrier", K::Int, C::Io),
     known("writefua", K::Bool, C::Engine).engines(&["sg"]),
     known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),

@@ -8,12 +8,22 @@ pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("rw", K::Choice(&["read", "write", "trim", "randread", "randwrite", "randtrim", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite"]), C::Io, "I/O pattern, optionally with :N", |j, v| {
         super::forget(j, "rw");
         let word = v.choice()?;
+        j.seq_backwards = false;
         j.rw = match word.split_once(':') {
+            Some((m, n)) if parse_rw(m)?.mode.is_random() => {
+                // fio reads a random mode's `:N` with atoi into an unsigned count: `8k` is 8,
+                // `-8` wraps to 2^32-8 (after the first offset, sequential for ~4e9 I/Os).
+                parse_rw(&format!("{m}:{}", n.trim().trim_start_matches('-')))?;
+                RwSpec {
+                    mode: parse_rw(m)?.mode,
+                    n: u64::from(c_atoi(n) as u32),
+                }
+            }
             Some((m, n)) if n.trim().starts_with('-') => {
-                // fio walks backwards by N; the value is checked, the job recorded as unsupported.
-                parse_rw(&format!("{m}:{}", &n.trim()[1..]))?;
-                super::record_value(j, "rw", v.raw, "I/O walking backwards");
-                parse_rw(m)?
+                // fio's negative ddir_seq_add: sequential I/O walks backwards by N.
+                let rw = parse_rw(&format!("{m}:{}", &n.trim()[1..]))?;
+                j.seq_backwards = rw.n > 0;
+                rw
             }
             _ => parse_rw(&word)?,
         };
@@ -21,7 +31,7 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .alias(&["readwrite"])
     .def("read")
-    .long("`rw` and `readwrite` are sequential mixed I/O. A `:N` suffix issues N I/Os per new random offset for random modes, or skips N bytes after each I/O for sequential modes."),
+    .long("`rw` and `readwrite` are sequential mixed I/O. A `:N` suffix issues N I/Os per new random offset for random modes (N read as C's atoi reads it, as fio: `8k` is 8, `-8` is 2^32-8), or skips N bytes after each I/O for sequential modes; `:-N` in a sequential mode moves N bytes back from the end of each I/O instead (walking backwards, wrapping from the start to the end of the file, as fio)."),
     OptDef::new("rwmixread", K::Int, C::Io, "Percent of a mixed workload that is reads", |j, v| {
         j.rwmixread = v.u32()?;
         Ok(())
@@ -172,12 +182,14 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .alias(&["fileoffset"])
     .def("0"),
-    OptDef::new("offset_increment", K::Size, C::Io, "Add this times the clone number to offset", |j, v| {
-        super::forget(j, "offset_increment");
+    OptDef::new("offset_increment", K::SizeOrPercent, C::Io, "Add this (or % of the file) times the clone number to offset", |j, v| {
+        j.offset_increment_pct = 0;
         if v.str().ends_with('%') {
-            // fio's percentage of the file size: checked, the job is refused when run.
-            value::parse_size_or_percent(v.str(), v.kb_base)?;
-            super::record_value(j, "offset_increment", v.raw, "a percentage of the file size");
+            // fio keeps a whole percentage (strtoll) and applies it to each file's size.
+            if let crate::SizeSpec::Percent(p) = value::parse_size_or_percent(v.str(), v.kb_base)? {
+                j.offset_increment = 0;
+                j.offset_increment_pct = p as u32;
+            }
             return Ok(());
         }
         j.offset_increment = v.size()?;
@@ -253,6 +265,18 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("inline")
     .long("offload: the job thread hands each I/O to iodepth submit threads, each running its own instance of the engine at depth 1 (as fio's offload workers), so slat measures the hand-off. Works with every engine, io_uring included (fio refuses io_uring). The submit threads' CPU time and context switches count as the job's."),
+    OptDef::new("atomic", K::Bool, C::Io, "Open with O_DIRECT and fio's O_ATOMIC bit (implies direct)", |j, v| {
+        j.atomic = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("As fio 3.33 on Linux: files are opened with O_DIRECT plus fio's OS_O_ATOMIC bit (040000000), which the kernel ignores; `direct=1` is implied whatever order the options come in."),
+    OptDef::new("write_barrier", K::Int, C::Io, "Make every Nth write a barrier write", |j, v| {
+        j.write_barrier = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .long("Accepted and checked; changes no I/O, as in fio 3.33, where only the libpmem engine acts on barrier writes."),
     OptDef::new("direct", K::Bool, C::Io, "Use O_DIRECT (bypass the page cache)", |j, v| {
         j.direct = v.bool()?;
         Ok(())
@@ -446,6 +470,21 @@ pub fn parse_rw(s: &str) -> Result<RwSpec, String> {
     Ok(RwSpec { mode, n })
 }
 
+/// C's atoi as glibc computes it: leading blanks, a sign, then digits up to the first
+/// non-digit (none: 0), truncated to 32 bits.
+fn c_atoi(s: &str) -> i32 {
+    let t = s.trim_start();
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let mut v: i64 = 0;
+    for c in digits.chars().map_while(|c| c.to_digit(10)) {
+        v = v.wrapping_mul(10).wrapping_add(i64::from(c));
+    }
+    (if neg { v.wrapping_neg() } else { v }) as i32
+}
+
 /// `4k/10:64k/50:32k/` -> [(4096,10),(65536,50),(32768,40)].
 pub fn parse_bssplit(s: &str, kb_base: u32) -> Result<Vec<(u64, u32)>, String> {
     let mut entries: Vec<(u64, Option<u32>)> = Vec::new();
@@ -542,8 +581,25 @@ mod tests {
         (
             "rw",
             "read:-8k",
-            Some(|j| j.rw.mode == RwMode::Read && j.unsupported[0].value == "read:-8k"),
+            Some(|j| {
+                j.rw.mode == RwMode::Read
+                    && j.rw.n == 8192
+                    && j.seq_backwards
+                    && j.unsupported.is_empty()
+            }),
         ),
+        (
+            "rw",
+            "randread:-8",
+            Some(|j| {
+                j.rw.mode == RwMode::RandRead
+                    && !j.seq_backwards
+                    && j.rw.n == (1 << 32) - 8
+                    && j.unsupported.is_empty()
+            }),
+        ),
+        ("rw", "randwrite:8k", Some(|j| j.rw.n == 8)),
+        ("rw", "randrw:12", Some(|j| j.rw.n == 12)),
         ("rw", "read:-8q", None),
         ("rw", "trimwrite", Some(|j| j.rw.mode == RwMode::TrimWrite)),
         ("rwmixread", "70", Some(|j| j.rwmixread == 70)),
@@ -749,8 +805,13 @@ mod tests {
         (
             "offset_increment",
             "10%",
-            Some(|j| j.unsupported[0].value == "10%" && j.offset_increment == 0),
+            Some(|j| {
+                j.offset_increment_pct == 10 && j.offset_increment == 0 && j.unsupported.is_empty()
+            }),
         ),
+        ("atomic", "1", Some(|j| j.atomic)),
+        ("write_barrier", "4", Some(|j| j.write_barrier == 4)),
+        ("write_barrier", "-1", None),
         ("offset_increment", "150%", None),
         ("offset_align", "4k", Some(|j| j.offset_align == 4096)),
         ("number_ios", "1000", Some(|j| j.number_ios == Some(1000))),

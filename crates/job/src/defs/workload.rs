@@ -66,6 +66,14 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("100"),
+    OptDef::new("percentage_sequential", K::Str, C::Random, "Deprecated: fio 3.33 refuses it", |_, _| {
+        Err(deprecated("percentage_sequential", "use percentage_random=100-N instead"))
+    })
+    .long("fio 3.33 marks it deprecated and fails the job (\"Option percentage_sequential is deprecated\"); fiox refuses it the same way."),
+    OptDef::new("rwmixcycle", K::Str, C::Io, "Deprecated: fio 3.33 refuses it", |_, _| {
+        Err(deprecated("rwmixcycle", "remove it (rwmixread/rwmixwrite set the mix)"))
+    })
+    .long("fio 3.33 marks it deprecated and fails the job (\"Option rwmixcycle is deprecated\"); fiox refuses it the same way."),
     OptDef::new("zero_buffers", K::Bool, C::Buffers, "Fill buffers with zeroes", |j, v| {
         j.buffers.zero_buffers = v.bool()?;
         Ok(())
@@ -216,6 +224,12 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0"),
 ];
+
+/// fio 3.33's hard-deprecated options: fio prints "Option NAME is deprecated" and fails the
+/// job file, so fiox refuses them too (as a parse error, not as "not supported yet").
+fn deprecated(name: &str, instead: &str) -> String {
+    format!("option {name} is deprecated: fio 3.33 fails parsing it and drops the job; {instead}")
+}
 
 fn set_rates(out: &mut PerDir<u64>, raw: &str, kb_base: u32, bytes: bool) -> Result<(), String> {
     for (d, p) in crate::Ddir::ALL.into_iter().zip(value::split_triplet(raw)?) {
@@ -611,6 +625,8 @@ mod tests {
             }),
         ),
         ("percentage_random", "101", None),
+        ("percentage_sequential", "50", None),
+        ("rwmixcycle", "50", None),
         ("zero_buffers", "", Some(|j| j.buffers.zero_buffers)),
         ("refill_buffers", "", Some(|j| j.buffers.refill_buffers)),
         (
