@@ -70,7 +70,10 @@ def diff(fio, crate):
                 out.append('missing option %s %s' % (name, want))
             continue
         kind, generated = have
-        if generated and kind != want:
+        # fio types a value its callback parses (write_mode, multi-word verify_policy) as a
+        # string; fiox checks it as a structured value.
+        refined = want == 'K::Str' and kind.startswith('K::Complex')
+        if generated and kind != want and not refined:
             out.append('kind %s fio=%s fiox=%s' % (name, want, kind))
         elif kind.startswith('K::Choice'):
             out += ['choice %s %s' % (name, w) for w in choices(want) if w not in choices(kind)]

@@ -12,7 +12,7 @@
 use super::{Category as C, Kind as K, OptDef, Val};
 use crate::JobSpec;
 
-const HELP: &str = "fio option that fiox parses and checks but does not run yet";
+pub(super) const HELP: &str = "fio option that fiox parses and checks but does not run yet";
 
 /// Check the value by kind and range; the job is left unchanged (the caller records it).
 fn check(_: &mut JobSpec, v: &Val) -> Result<(), String> {
@@ -51,9 +51,12 @@ pub(super) const fn known(name: &'static str, kind: K, cat: C) -> OptDef {
     OptDef::new(name, kind, cat, HELP, check)
 }
 
-/// Every fio option fiox parses but does not run: fio 3.33's, then those fio added up to 3.42.
+/// Every fio option fiox parses but does not run: fio 3.33's, then those fio added up to 3.42,
+/// then fio master's.
 pub fn all() -> impl Iterator<Item = &'static OptDef> + Clone {
-    OPTS.iter().chain(super::fio342::OPTS)
+    OPTS.iter()
+        .chain(super::fio342::OPTS)
+        .chain(super::fio_master::OPTS)
 }
 
 /// Find a fio-only option by name or alias (case-insensitive).
@@ -111,7 +114,6 @@ pub static OPTS: &[OptDef] = &[
         .engines(&["dfs", "libhdfs"]),
     known("clientname", K::Str, C::Engine).engines(&["rados", "rbd"]),
     known("clustername", K::Str, C::Engine).engines(&["rados", "rbd"]),
-    known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known("conf", K::Str, C::Engine).engines(&["rados"]),
     known("cont", K::Str, C::Engine).engines(&["dfs"]),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
