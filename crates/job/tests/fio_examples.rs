@@ -221,6 +221,7 @@ fn parse_one(opt: &str) -> Result<fiox_job::Invocation, String> {
             "--ioengine=io_uring_cmd"
         }
         Some("rocm_io") => "--ioengine=libhipfile",
+        Some("cmdprio_hint" | "cmdprio_bssplit") => "--ioengine=libaio",
         _ => "--ioengine=psync",
     };
     let args: Vec<String> = ["--parse-only", "--name=x", engine, opt]
@@ -294,6 +295,45 @@ fn fio_master_syntax_parses_and_is_refused_when_run() {
     let inv =
         parse_invocation_with(&args, &example_env(), &mut |p| std::fs::read_to_string(p)).unwrap();
     assert!(inv.refusals().is_empty(), "{:?}", inv.refusals());
+}
+
+/// Values and options of fio 3.42 that the 3.42 table missed (the extractor now reads choice
+/// words of implemented options and fio's header macros): they parse, checked, and a job
+/// using one is refused when run; a neutral value (a zero hint) runs.
+#[test]
+fn fio_342_values_parse_and_are_refused_when_run() {
+    for (opt, what) in [
+        ("--fadvise_hint=noreuse", "fadvise_hint"),
+        ("--steadystate=lat:5%", "steadystate"),
+        ("--steadystate=lat_slope:100us", "steadystate"),
+        ("--verify=pattern_hdr", "verify"),
+        (
+            "--cmdprio_bssplit=1M/10/2/0/1:2M/90/2/0/0",
+            "cmdprio_bssplit",
+        ),
+        ("--cmdprio_hint=1,2", "cmdprio_hint"),
+    ] {
+        let inv = parse_one(opt).unwrap_or_else(|e| panic!("{opt}: {e}"));
+        let refusals = inv.refusals().join("\n");
+        assert!(refusals.contains(what), "{opt}: {refusals}");
+    }
+    let inv = parse_one("--cmdprio_bssplit=1M/10/2/0/0:2M/90/2/0").unwrap();
+    assert!(inv.refusals().is_empty(), "{:?}", inv.refusals());
+    for bad in [
+        "--fadvise_hint=reuse",
+        "--steadystate=lat",
+        "--steadystate=lat:fast",
+        "--cmdprio_bssplit=1M/10/2/0/x",
+        "--cmdprio_bssplit=1M/10/2/0/1/5",
+        "--cmdprio_hint=1024",
+        "--cmdprio_hint=1,2,3",
+    ] {
+        let e = parse_one(bad)
+            .err()
+            .unwrap_or_else(|| panic!("{bad} parsed"));
+        let name = bad.trim_start_matches("--").split('=').next().unwrap();
+        assert!(e.contains(name), "{bad}: {e}");
+    }
 }
 
 /// fio 3.42's size suffix `z` (zones of a zoned device) and its new options parse with their

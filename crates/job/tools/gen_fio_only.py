@@ -122,6 +122,18 @@ def add(rows, e, engines, skip):
                       cat='Engine' if engines else cat, per_dir='.off2' in e)
 
 
+def option_macros(fio):
+    """Option entries engines share through a header macro (CMDPRIO_OPTIONS): name -> body of
+    its first (Linux) definition, line continuations removed."""
+    out = {}
+    for h in sorted(glob.glob(fio + '/engines/*.h')):
+        text = open(h).read().replace('\\\n', '\n')
+        for m in re.finditer(r'#define (\w+)\([^)]*\)\s*\n(.*?)\n#', text, re.S):
+            if '.name' in m.group(2):
+                out.setdefault(m.group(1), m.group(2))
+    return out
+
+
 def collect(fio, skip=frozenset()):
     """Every option of fio's tree at `fio` (core, engines, tiobench's `threads`) by name, and
     the sorted names of its engines."""
@@ -130,8 +142,11 @@ def collect(fio, skip=frozenset()):
                           r'struct fio_option (fio_options)\[FIO_MAX_OPTS\] = '):
         for e in entries(body):
             add(rows, e, [], skip)
+    macros = option_macros(fio)
     for f in sorted(glob.glob(fio + '/engines/*.c')):
         text = open(f).read()
+        for name, body in macros.items():
+            text = re.sub(name + r'\([^)]*\)', lambda _: body, text)
         owners = {}
         for _, ops in blocks(text, r'struct ioengine_ops (\w+) = '):
             names.add(strf(ops, 'name'))

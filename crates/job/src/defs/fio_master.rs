@@ -1,6 +1,7 @@
 //! Options fio added after 3.42 (fio master 3.42-135, Aug 2026): io_uring_cmd's BSG commands
 //! (`cmd_type=bsg`, `cdb_len`, `read_mode`, `verify_bytchk`), mixed `write_mode` ratios,
-//! libhipfile's `rocm_io`, `random_sequence_stride` and `verify_policy`. fiox parses and checks
+//! libhipfile's `rocm_io`, `random_sequence_stride` and `verify_policy`; also `cmdprio_hint`
+//! (fio 3.38), which the fio 3.42 table missed because fio defines it in a header macro. fiox parses and checks
 //! them like the options of [`super::fio_only`] and refuses a job that uses one as "not
 //! supported yet". Rows are `crates/job/tools/gen_fio_only.py`'s output on fio master (facts
 //! only); `crates/job/tools/fio_option_diff.py` lists what a newer fio adds. `cmd_type` and
@@ -19,6 +20,16 @@ pub static OPTS: &[OptDef] = &[
         .engines(&["io_uring", "io_uring_cmd"]),
     known("cmd_type", K::Choice(&["nvme", "bsg"]), C::Engine)
         .engines(&["io_uring", "io_uring_cmd"]),
+    // fio 3.38's, defined in fio's engines/cmdprio.h macro (IOPRIO_MAX_PRIO_HINT is 1023).
+    OptDef::new(
+        "cmdprio_hint",
+        K::Complex("int[,int]"),
+        C::Engine,
+        HELP,
+        check_per_dir_int,
+    )
+    .range(0, 1023)
+    .engines(&["io_uring", "io_uring_cmd", "libaio"]),
     known("random_sequence_stride", K::Bool, C::Io),
     known("read_mode", K::Choice(&["read", "prefetch"]), C::Engine)
         .engines(&["io_uring", "io_uring_cmd"]),
@@ -41,6 +52,26 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["io_uring", "io_uring_cmd"]),
 ];
+
+/// A per-direction integer (`read[,write]`), each in the option's range.
+fn check_per_dir_int(_: &mut JobSpec, v: &Val) -> Result<(), String> {
+    let parts: Vec<&str> = v.raw.split(',').collect();
+    if parts.len() > 2 {
+        return Err(format!(
+            "at most 2 values (read,write), found {}",
+            parts.len()
+        ));
+    }
+    for raw in parts.into_iter().filter(|p| !p.trim().is_empty()) {
+        Val {
+            raw,
+            kb_base: v.kb_base,
+            def: v.def,
+        }
+        .int()?;
+    }
+    Ok(())
+}
 
 /// The words fio's `verify_policy` accepts.
 const VERIFY_POLICIES: &[&str] = &["completed", "fsynced"];
