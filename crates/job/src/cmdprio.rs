@@ -162,7 +162,7 @@ pub fn plan(
 pub fn bssplit_has_hint(text: &str) -> bool {
     text.split([',', ':'])
         .filter_map(|item| item.split('/').nth(4))
-        .any(|h| h.trim().parse::<u32>().map_or(true, |n| n != 0))
+        .any(|h| h.trim().parse::<u32>() != Ok(0))
 }
 
 /// Index of `prio` in `prios`, appended when new.
