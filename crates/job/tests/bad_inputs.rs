@@ -96,7 +96,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\ncpus_allowed=3-1\n", "job.fio:2: cpus_allowed=3-1: CPU range '3-1' is invalid"),
     ("[a]\nignore_error=EWHAT\n", "job.fio:2: ignore_error=EWHAT: 'EWHAT' is not a known error name"),
     ("[a]\nkb_base=1001\n", "job.fio:2: kb_base=1001: '1001' is not one of 1024, 1000"),
-    ("[a]\nverify=md6\n", "job.fio:2: verify=md6: 'md6' is not one of 0, none, md5, crc64, crc32c, crc32c-intel, crc32, crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, pattern, null, meta"),
+    ("[a]\nverify=md6\n", "job.fio:2: verify=md6: 'md6' is not one of 0, none, md5, crc64, crc32c, crc32c-intel, crc32, crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, pattern, pattern_hdr, null, meta"),
     ("[a]\nbuffer_pattern=\"open\n", "job.fio:2: buffer_pattern=\"open: unterminated \"string\" in pattern"),
     // file structure
     ("bs=4k\n[a]\n", "job.fio:1: option 'bs=4k' is outside of any [section]"),

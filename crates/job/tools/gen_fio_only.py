@@ -12,9 +12,6 @@ import glob
 import re
 import sys
 
-FIO, CRATE = sys.argv[1], sys.argv[2]
-
-
 def blocks(text, start_re):
     """(name, body) of every `struct ... NAME[] = { ... }` initializer."""
     out = []
@@ -92,21 +89,23 @@ SHARED = {'gfapi_options': ['gfapi', 'gfapi_async'],
           'librpma_fio_options': ['librpma_apm_client', 'librpma_apm_server',
                                   'librpma_gpspm_client', 'librpma_gpspm_server']}
 
-implemented = set()
-for f in glob.glob(CRATE + '/defs/*.rs'):
-    if f.endswith('fio_only.rs'):
-        continue
-    t = open(f).read()
-    implemented |= {n.lower() for n in re.findall(r'OptDef::new\(\s*"([^"]+)"', t)}
-    for a in re.findall(r'\.alias\(&\[([^\]]*)\]\)', t):
-        implemented |= {n.lower() for n in re.findall(r'"([^"]+)"', a)}
+def implemented_names(crate):
+    """Lower-case names and aliases of the options fiox implements (defs/*.rs but fio_only)."""
+    implemented = set()
+    for f in glob.glob(crate + '/defs/*.rs'):
+        if f.endswith('fio_only.rs'):
+            continue
+        t = open(f).read()
+        implemented |= {n.lower() for n in re.findall(r'OptDef::new\(\s*"([^"]+)"', t)}
+        for a in re.findall(r'\.alias\(&\[([^\]]*)\]\)', t):
+            implemented |= {n.lower() for n in re.findall(r'"([^"]+)"', a)}
+    return implemented
 
-rows = {}
 
-
-def add(e, engines):
+def add(rows, e, engines, skip):
+    """Record option entry `e` (owned by `engines`) unless its name is in `skip`."""
     name = strf(e, 'name')
-    if not name or name == 'NULL' or name.lower() in implemented:
+    if not name or name == 'NULL' or name.lower() in skip:
         return
     t = field(e, 'type')
     alias = strf(e, 'alias')
@@ -123,37 +122,68 @@ def add(e, engines):
                       cat='Engine' if engines else cat, per_dir='.off2' in e)
 
 
-for _, body in blocks(open(FIO + '/options.c').read(),
-                      r'struct fio_option (fio_options)\[FIO_MAX_OPTS\] = '):
-    for e in entries(body):
-        add(e, [])
-for f in sorted(glob.glob(FIO + '/engines/*.c')):
-    text = open(f).read()
-    owners = {}
-    for _, ops in blocks(text, r'struct ioengine_ops (\w+) = '):
-        if field(ops, 'options'):
-            owners.setdefault(field(ops, 'options'), []).append(strf(ops, 'name'))
-    for table, body in blocks(text, r'struct fio_option (\w+)\[\] = '):
-        engines = SHARED.get(table, owners.get(table, []))
-        if 'skeleton' in f or not engines:
-            continue
-        for e in entries(body):
-            add(e, engines)
-for _, body in blocks(open(FIO + '/profiles/tiobench.c').read(), r'struct fio_option (\w+)\[\] = '):
-    for e in entries(body):
-        if strf(e, 'name') == 'threads':  # the only one not also a job option
-            add(e, [])
+def option_macros(fio):
+    """Option entries engines share through a header macro (CMDPRIO_OPTIONS): name -> body of
+    its first (Linux) definition, line continuations removed."""
+    out = {}
+    for h in sorted(glob.glob(fio + '/engines/*.h')):
+        text = open(h).read().replace('\\\n', '\n')
+        for m in re.finditer(r'#define (\w+)\([^)]*\)\s*\n(.*?)\n#', text, re.S):
+            if '.name' in m.group(2):
+                out.setdefault(m.group(1), m.group(2))
+    return out
 
-for name in sorted(rows):
-    r = rows[name]
-    ctor = 'known_per_dir' if r['per_dir'] else 'known'
-    s = '    %s("%s", %s, C::%s)' % (ctor, name, r['kind'], r['cat'])
-    if r['alias'] and r['alias'] != 'NULL' and r['alias'].lower() not in implemented:
-        s += '\n        .alias(&["%s"])' % r['alias']
-    if r['kind'] in ('K::Int', 'K::Size') and (r['lo'] is not None or r['hi'] is not None):
-        lo = r['lo'] if r['lo'] is not None else (0 if r['kind'] == 'K::Size' else 'i64::MIN')
-        hi = r['hi'] if r['hi'] is not None else 'i64::MAX'
-        s += '\n        .range(%s, %s)' % (lo, hi)
-    if r['engines']:
-        s += '\n        .engines(&[%s])' % ', '.join('"%s"' % e for e in r['engines'])
-    print(s + ',')
+
+def collect(fio, skip=frozenset()):
+    """Every option of fio's tree at `fio` (core, engines, tiobench's `threads`) by name, and
+    the sorted names of its engines."""
+    rows, names = {}, set()
+    for _, body in blocks(open(fio + '/options.c').read(),
+                          r'struct fio_option (fio_options)\[FIO_MAX_OPTS\] = '):
+        for e in entries(body):
+            add(rows, e, [], skip)
+    macros = option_macros(fio)
+    for f in sorted(glob.glob(fio + '/engines/*.c')):
+        text = open(f).read()
+        for name, body in macros.items():
+            text = re.sub(name + r'\([^)]*\)', lambda _: body, text)
+        owners = {}
+        for _, ops in blocks(text, r'struct ioengine_ops (\w+) = '):
+            names.add(strf(ops, 'name'))
+            if field(ops, 'options'):
+                owners.setdefault(field(ops, 'options'), []).append(strf(ops, 'name'))
+        for table, body in blocks(text, r'struct fio_option (\w+)\[\] = '):
+            engines = SHARED.get(table, owners.get(table, []))
+            if 'skeleton' in f or not engines:
+                continue
+            for e in entries(body):
+                add(rows, e, engines, skip)
+    for _, body in blocks(open(fio + '/profiles/tiobench.c').read(),
+                          r'struct fio_option (\w+)\[\] = '):
+        for e in entries(body):
+            if strf(e, 'name') == 'threads':  # the only one not also a job option
+                add(rows, e, [], skip)
+    return rows, sorted(n for n in names if n)
+
+
+def main():
+    fio, crate = sys.argv[1], sys.argv[2]
+    implemented = implemented_names(crate)
+    rows, _ = collect(fio, implemented)
+    for name in sorted(rows):
+        r = rows[name]
+        ctor = 'known_per_dir' if r['per_dir'] else 'known'
+        s = '    %s("%s", %s, C::%s)' % (ctor, name, r['kind'], r['cat'])
+        if r['alias'] and r['alias'] != 'NULL' and r['alias'].lower() not in implemented:
+            s += '\n        .alias(&["%s"])' % r['alias']
+        if r['kind'] in ('K::Int', 'K::Size') and (r['lo'] is not None or r['hi'] is not None):
+            lo = r['lo'] if r['lo'] is not None else (0 if r['kind'] == 'K::Size' else 'i64::MIN')
+            hi = r['hi'] if r['hi'] is not None else 'i64::MAX'
+            s += '\n        .range(%s, %s)' % (lo, hi)
+        if r['engines']:
+            s += '\n        .engines(&[%s])' % ', '.join('"%s"' % e for e in r['engines'])
+        print(s + ',')
+
+
+if __name__ == '__main__':
+    main()

@@ -286,8 +286,12 @@ pub(super) static OPTS: &[OptDef] = &[
     .engines(CMDPRIO)
     .def("0")
     .range(0, 7),
-    OptDef::new("cmdprio_bssplit", K::Complex("bs/pct[/class/level]:...[,...]"), C::Engine, "Percent of I/Os of each block size issued with a priority", |j, v| {
+    OptDef::new("cmdprio_bssplit", K::Complex("bs/pct[/class/level[/hint]]:...[,...]"), C::Engine, "Percent of I/Os of each block size issued with a priority", |j, v| {
+        super::forget(j, "cmdprio_bssplit");
         j.engine.cmdprio.bssplit = v.str().to_string();
+        if crate::cmdprio::bssplit_has_hint(v.raw) {
+            super::record_value(j, "cmdprio_bssplit", v.raw, "priority hints (the fifth field)");
+        }
         Ok(())
     })
     .engines(CMDPRIO)

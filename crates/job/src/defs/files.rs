@@ -178,8 +178,15 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("1"),
-    OptDef::new("fadvise_hint", K::Choice(&["0", "1", "random", "sequential"]), C::Files, "posix_fadvise access hint for every file: 1 = the job's pattern", |j, v| {
-        j.files.fadvise_hint = match v.choice()?.as_str() {
+    OptDef::new("fadvise_hint", K::Choice(&["0", "1", "random", "sequential", "noreuse"]), C::Files, "posix_fadvise access hint for every file: 1 = the job's pattern", |j, v| {
+        super::forget(j, "fadvise_hint");
+        let word = v.choice()?;
+        if word == "noreuse" {
+            // fio 3.35+'s POSIX_FADV_NOREUSE: parsed, the job is refused when run.
+            super::record_value(j, "fadvise_hint", &word, "POSIX_FADV_NOREUSE");
+            return Ok(());
+        }
+        j.files.fadvise_hint = match word.as_str() {
             "0" => FadviseHint::None,
             "random" => FadviseHint::Random,
             "sequential" => FadviseHint::Sequential,

@@ -1,6 +1,6 @@
 //! Options fio added after 3.33, up to fio 3.42 (fdp and data placement, sprandom, the PI and
 //! metadata options of io_uring_cmd/xnvme, libblkio's engine options, verify_write_sequence,
-//! num_range, write_mode, ...): fiox parses and checks them like the fio 3.33 options of
+//! num_range, ...; write_mode's row is fio master's, in [`super::fio_master`]): fiox parses and checks them like the fio 3.33 options of
 //! [`super::fio_only`] and refuses a job that uses one as "not supported yet". The table is the
 //! output of `crates/job/tools/gen_fio_only.py` on fio 3.42's source, keeping the options fio
 //! 3.33 did not have (facts only: name, type, range, choices, owning engines).
@@ -94,12 +94,6 @@ pub static OPTS: &[OptDef] = &[
         .engines(&["io_uring", "io_uring_cmd"]),
     known("verify_pattern_interval", K::Int, C::Io),
     known("verify_write_sequence", K::Bool, C::Io),
-    known(
-        "write_mode",
-        K::Choice(&["write", "uncor", "zeroes", "verify"]),
-        C::Engine,
-    )
-    .engines(&["io_uring", "io_uring_cmd"]),
     known("write_zone_remainder", K::Bool, C::Io),
     known("xnvme_dev_subnqn", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_mem", K::Str, C::Engine).engines(&["xnvme"]),

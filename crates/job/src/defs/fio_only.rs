@@ -12,7 +12,7 @@
 use super::{Category as C, Kind as K, OptDef, Val};
 use crate::JobSpec;
 
-const HELP: &str = "fio option that fiox parses and checks but does not run yet";
+pub(super) const HELP: &str = "fio option that fiox parses and checks but does not run yet";
 
 /// Check the value by kind and range; the job is left unchanged (the caller records it).
 fn check(_: &mut JobSpec, v: &Val) -> Result<(), String> {
@@ -51,9 +51,12 @@ pub(super) const fn known(name: &'static str, kind: K, cat: C) -> OptDef {
     OptDef::new(name, kind, cat, HELP, check)
 }
 
-/// Every fio option fiox parses but does not run: fio 3.33's, then those fio added up to 3.42.
+/// Every fio option fiox parses but does not run: fio 3.33's, then those fio added up to 3.42,
+/// then fio master's.
 pub fn all() -> impl Iterator<Item = &'static OptDef> + Clone {
-    OPTS.iter().chain(super::fio342::OPTS)
+    OPTS.iter()
+        .chain(super::fio342::OPTS)
+        .chain(super::fio_master::OPTS)
 }
 
 /// Find a fio-only option by name or alias (case-insensitive).
@@ -110,7 +113,6 @@ pub static OPTS: &[OptDef] = &[
         .engines(&["dfs", "libhdfs"]),
     known("clientname", K::Str, C::Engine).engines(&["rados", "rbd"]),
     known("clustername", K::Str, C::Engine).engines(&["rados", "rbd"]),
-    known("cmd_type", K::Choice(&["nvme"]), C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known("conf", K::Str, C::Engine).engines(&["rados"]),
     known("cont", K::Str, C::Engine).engines(&["dfs"]),
     known("cuda_io", K::Choice(&["cufile", "posix"]), C::Engine).engines(&["libcufile"]),
@@ -121,7 +123,7 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_server",
     ]),
     known("gpu_dev_id", K::Int, C::General),
-    known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile"]),
+    known("gpu_dev_ids", K::Str, C::Engine).engines(&["libcufile", "libhipfile"]),
     known("hdfs_use_direct", K::Bool, C::Engine).engines(&["libhdfs"]),
     known("hdfsdirectory", K::Str, C::Engine).engines(&["libhdfs"]),
     known("hostname", K::Str, C::Engine).engines(&["libhdfs", "rdma"]),
@@ -164,7 +166,7 @@ pub static OPTS: &[OptDef] = &[
     known("profile", K::Str, C::General),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
-    known("readfua", K::Bool, C::Engine).engines(&["sg"]),
+    known("readfua", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd", "sg"]),
     known("serverip", K::Str, C::Engine).engines(&[
         "librpma_apm_client",
         "librpma_apm_server",
@@ -206,7 +208,7 @@ pub static OPTS: &[OptDef] = &[
     .alias(&["proto"])
     .engines(&["rdma"]),
     known("volume", K::Str, C::Engine).engines(&["gfapi", "gfapi_async"]),
-    known("writefua", K::Bool, C::Engine).engines(&["sg"]),
+    known("writefua", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd", "sg"]),
     known("xnvme_admin", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_async", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_be", K::Str, C::Engine).engines(&["xnvme"]),

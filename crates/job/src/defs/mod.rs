@@ -10,6 +10,7 @@
 mod engine;
 mod files;
 pub mod fio342;
+pub mod fio_master;
 pub mod fio_only;
 mod general;
 mod io;

@@ -209,13 +209,14 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("The last column of bw/iops/lat/clat/slat logs becomes the ioprio value as fio prints it (`0x2004`: class 1 << 13 | level 4)."),
-    OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "pattern", "null", "meta"]), C::Verify, "Checksum written data and verify it", |j, v| {
+    OptDef::new("verify", K::Choice(&["0", "none", "md5", "crc64", "crc32c", "crc32c-intel", "crc32", "crc16", "crc7", "sha1", "sha256", "sha512", "sha3-224", "sha3-256", "sha3-384", "sha3-512", "xxhash", "pattern", "pattern_hdr", "null", "meta"]), C::Verify, "Checksum written data and verify it", |j, v| {
         super::forget(j, "verify");
         let word = v.choice()?;
         j.verify.method_given = true;
         match parse_verify(&word) {
             Some(m) => j.verify.method = m,
-            // A fio method (sha3-224, sha3-384): parsed, the job is refused when run.
+            // A fio method (sha3-224, sha3-384, fio 3.42's pattern_hdr): parsed, the job is
+            // refused when run.
             None => super::record_value(j, "verify", &word, ""),
         }
         Ok(())

@@ -8,10 +8,15 @@ use crate::SsCriterion;
 pub(super) static OPTS: &[OptDef] = &[
     OptDef::new(
         "steadystate",
-        K::Choice(&["iops", "iops_slope", "bw", "bw_slope"]),
+        K::Choice(&["iops", "iops_slope", "bw", "bw_slope", "lat", "lat_slope"]),
         C::Timing,
         "Criterion and limit of steady state (iops:10%, bw_slope:1m...)",
         |j, v| {
+            super::forget(j, "steadystate");
+            if check_latency(v)? {
+                super::record_value(j, "steadystate", v.raw, "fio 3.42's latency criterion");
+                return Ok(());
+            }
             let (c, slope, pct, limit) = parse(v)?;
             j.steadystate.criterion = c;
             j.steadystate.slope = slope;
@@ -36,6 +41,28 @@ pub(super) static OPTS: &[OptDef] = &[
     .alias(&["ss_ramp"])
     .def("0"),
 ];
+
+/// Is this fio 3.42's `lat:LIMIT`/`lat_slope:LIMIT` (limit a percentage, or a time in
+/// microseconds by default)? Its limit is checked as fio does.
+fn check_latency(v: &Val) -> Result<bool, String> {
+    let word = v.choice()?;
+    let Some(limit) = ["lat:", "lat_slope:"]
+        .iter()
+        .find_map(|h| word.strip_prefix(h))
+    else {
+        return if word == "lat" || word == "lat_slope" {
+            Err("the limit is missing (e.g. lat:5% or lat_slope:100us)".into())
+        } else {
+            Ok(false)
+        };
+    };
+    let limit = limit.trim();
+    match limit.strip_suffix('%') {
+        Some(p) => crate::value::parse_float(p.trim()).map(drop)?,
+        None => crate::value::parse_time_us(limit, 1).map(drop)?,
+    }
+    Ok(true)
+}
 
 /// `iops:10%` -> (criterion, slope, percent, limit), with fio's rules for the limit.
 fn parse(v: &Val) -> Result<(SsCriterion, bool, bool, f64), String> {

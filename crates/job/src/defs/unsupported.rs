@@ -1,4 +1,4 @@
-//! fio engines (3.33's, and libblkio of 3.42) that fiox does not implement yet. `ioengine=` with one of them parses (its
+//! fio engines (3.33's, libblkio of 3.42, libhipfile and page_fault of fio master) that fiox does not implement yet. `ioengine=` with one of them parses (its
 //! options are known, see `fio_only`) and is recorded in `JobSpec::unsupported`, so the job is
 //! refused when run, never silently run with another engine.
 
@@ -19,7 +19,8 @@ pub const ENGINES: &[&str] = &[
     "io_uring_cmd",
     "libcufile",
     "libhdfs",
-    "libblkio", // fio 3.42
+    "libhipfile", // fio master (after 3.42): AMD GPU direct storage
+    "libblkio",   // fio 3.42
     "libiscsi",
     "libpmem",
     "librpma_apm_client",
@@ -30,6 +31,7 @@ pub const ENGINES: &[&str] = &[
     "mtd",
     "nbd",
     "nfs",
+    "page_fault", // fio master (after 3.42): I/O as page faults on a mapping
     "pmemblk",
     "rados",
     "rbd",

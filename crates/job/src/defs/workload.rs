@@ -45,7 +45,13 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("tausworthe"),
-    OptDef::new("random_distribution", K::Choice(&["random", "zipf", "pareto", "normal", "gauss", "zoned", "zoned_abs"]), C::Random, "Distribution of random offsets", |j, v| {
+    OptDef::new("random_distribution", K::Choice(&["random", "zipf", "pareto", "normal", "gauss", "zoned", "zoned_abs", "sequence"]), C::Random, "Distribution of random offsets", |j, v| {
+        super::forget(j, "random_distribution");
+        if let Some(seq) = v.raw.trim().to_ascii_lowercase().strip_prefix("sequence") {
+            check_sequence(seq)?;
+            super::record_value(j, "random_distribution", v.raw, "fio master's fixed sequence of blocks");
+            return Ok(());
+        }
         let (dist, center) = parse_distribution(v.raw.trim(), v.kb_base)?;
         j.rand.distribution = dist;
         j.rand.distribution_center = center;
@@ -299,9 +305,35 @@ pub fn parse_distribution(
             ))
         }
         other => Err(format!(
-            "'{other}' is not one of random, zipf, pareto, normal, zoned, zoned_abs"
+            "'{other}' is not one of random, zipf, pareto, normal, zoned, zoned_abs, sequence"
         )),
     }
+}
+
+/// fio's most elements in a `sequence:` distribution (FIO_SEQ_MAX).
+const SEQUENCE_MAX: usize = 64;
+
+/// fio master's `sequence:N,N,...` (block indexes, non-negative, at most [`SEQUENCE_MAX`]);
+/// `rest` is what follows the word `sequence`.
+fn check_sequence(rest: &str) -> Result<(), String> {
+    let list = rest
+        .strip_prefix(':')
+        .ok_or("sequence needs block indexes (sequence:N,N,...)")?;
+    let items: Vec<&str> = list.split(',').map(str::trim).collect();
+    if items.len() > SEQUENCE_MAX {
+        return Err(format!(
+            "a sequence has at most {SEQUENCE_MAX} elements (found {})",
+            items.len()
+        ));
+    }
+    for n in items {
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || n.parse::<u32>().is_err() {
+            return Err(format!(
+                "'{n}' in the sequence is not a block index (0, 1, 2, ...)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Per-direction zone lists; a direction without its own list reuses read's.
