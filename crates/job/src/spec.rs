@@ -899,7 +899,9 @@ pub enum VerifyMethod {
     Crc32,
     Crc16,
     Crc7,
+    Sha3_224,
     Sha3_256,
+    Sha3_384,
     Sha3_512,
     /// fio's `meta`: the header alone is checked (offset, sequence, header checksum), not the
     /// data (fio keeps it for old job files; its header always carries this information).

@@ -96,6 +96,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\ncpus_allowed=3-1\n", "job.fio:2: cpus_allowed=3-1: CPU range '3-1' is invalid"),
     ("[a]\nignore_error=EWHAT\n", "job.fio:2: ignore_error=EWHAT: 'EWHAT' is not a known error name"),
     ("[a]\nkb_base=1001\n", "job.fio:2: kb_base=1001: '1001' is not one of 1024, 1000"),
+    ("[a]\nbuffer_pattern='/nonexistent/p.bin'\n", "job.fio:2: buffer_pattern='/nonexistent/p.bin': cannot open pattern file '/nonexistent/p.bin': No such file or directory (os error 2)"),
     ("[a]\nverify=md6\n", "job.fio:2: verify=md6: 'md6' is not one of 0, none, md5, crc64, crc32c, crc32c-intel, crc32, crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, pattern, null, meta"),
     ("[a]\nbuffer_pattern=\"open\n", "job.fio:2: buffer_pattern=\"open: unterminated \"string\" in pattern"),
     // file structure
@@ -128,16 +129,14 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
     ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
     ("[a]\nrw=read:-8k\n", &["job a: `rw=read:-8k` is a fio option value that fiox does not support yet (I/O walking backwards); this job will not run"]),
-    ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
     ("[global]\natomic=0\n[a]\nnumjobs=3\natomic=1\n[b]\n", &[
         "job a: `atomic` is a fio option that fiox does not support yet; this job will not run",
         "job b: `atomic` is a fio option that fiox does not support yet; this job will not run",
     ]),
-    ("[a]\nlockfile=exclusive\noffset_increment=10%\nbuffer_pattern='p.bin'\n", &[
+    ("[a]\nlockfile=exclusive\noffset_increment=10%\n", &[
         "job a: `lockfile=exclusive` is a fio option value that fiox does not support yet; this job will not run",
         "job a: `offset_increment=10%` is a fio option value that fiox does not support yet (a percentage of the file size); this job will not run",
-        "job a: `buffer_pattern='p.bin'` is a fio option value that fiox does not support yet (a pattern read from a file); this job will not run",
     ]),
     // a supported value later on clears the record
     ("[global]\nioengine=http\n[a]\nioengine=libaio\nverify=meta\nverify=md5\n", &[]),

@@ -213,11 +213,7 @@ pub(super) static OPTS: &[OptDef] = &[
         super::forget(j, "verify");
         let word = v.choice()?;
         j.verify.method_given = true;
-        match parse_verify(&word) {
-            Some(m) => j.verify.method = m,
-            // A fio method (sha3-224, sha3-384): parsed, the job is refused when run.
-            None => super::record_value(j, "verify", &word, ""),
-        }
+        j.verify.method = parse_verify(&word).ok_or_else(|| format!("'{word}' is not a verify method"))?;
         Ok(())
     })
     .def("0")
@@ -283,13 +279,9 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_offset = v.size()?;
         Ok(())
     }),
-    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, %o (write offset), concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
+    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, 'file', %o (write offset), concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
         super::forget(j, "verify_pattern");
         let raw = v.raw.trim();
-        if reads_a_file(raw) {
-            super::record_value(j, "verify_pattern", v.raw, "a pattern read from a file");
-            return Ok(());
-        }
         let (bytes, offsets) = parse_verify_pattern(raw)?;
         j.verify.verify_pattern = bytes;
         j.verify.verify_pattern_offsets = offsets;
@@ -300,7 +292,7 @@ pub(super) static OPTS: &[OptDef] = &[
         }
         Ok(())
     })
-    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write. Without verify=, blocks get a verify header and the pattern is checked (fio's pattern_hdr)."),
+    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs), 'file' (the file's first bytes, as many as still fit in the 512-byte pattern; the name is relative to the working directory) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write. Without verify=, blocks get a verify header and the pattern is checked (fio's pattern_hdr)."),
     OptDef::new("verify_state_save", K::Bool, C::Verify, "Save verify state when the job ends", |j, v| {
         j.verify.verify_state_save = v.bool()?;
         Ok(())
@@ -354,20 +346,6 @@ const OFFSET_LEN: usize = 8;
 /// fio keeps at most this many formats per pattern (`verify_fmt[8]` in thread_options.h).
 const MAX_FORMATS: usize = 8;
 
-/// Does the pattern name a file to read it from (`'name'` outside a "string")? fiox does not
-/// read patterns from files yet; such a job parses and is refused when run.
-fn reads_a_file(s: &str) -> bool {
-    let mut in_string = false;
-    for c in s.chars() {
-        match c {
-            '"' => in_string = !in_string,
-            '\'' if !in_string => return true,
-            _ => {}
-        }
-    }
-    false
-}
-
 /// `verify_pattern=` as fio parses it: the bytes of the pattern and the positions of the 8
 /// bytes each `%o` reserves (zeros here; the verifier pastes each write's offset there). A `%`
 /// inside a "string" is a plain character; any other `%` format is an error, as in fio.
@@ -375,8 +353,7 @@ fn parse_verify_pattern(raw: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
     super::workload::parse_fio_pattern(raw, Some((OFFSET_FORMAT, OFFSET_LEN, MAX_FORMATS)))
 }
 
-/// fiox's method for a `verify=` word already checked against the choice list; None for
-/// the fio methods fiox does not implement.
+/// fiox's method for a `verify=` word already checked against the choice list.
 fn parse_verify(s: &str) -> Option<VerifyMethod> {
     Some(match s {
         "0" | "none" => VerifyMethod::None,
@@ -389,7 +366,9 @@ fn parse_verify(s: &str) -> Option<VerifyMethod> {
         "sha1" => VerifyMethod::Sha1,
         "sha256" => VerifyMethod::Sha256,
         "sha512" => VerifyMethod::Sha512,
+        "sha3-224" => VerifyMethod::Sha3_224,
         "sha3-256" => VerifyMethod::Sha3_256,
+        "sha3-384" => VerifyMethod::Sha3_384,
         "sha3-512" => VerifyMethod::Sha3_512,
         "xxhash" => VerifyMethod::Xxhash,
         "pattern" => VerifyMethod::Pattern,
@@ -659,10 +638,13 @@ mod tests {
         ("verify_pattern", "%x", None),
         ("verify_pattern", "%", None),
         ("verify_pattern", "%oabc", None),
+        ("verify_pattern", "'/nonexistent/file'", None),
         (
             "verify_pattern",
-            "'file'",
-            Some(|j| j.unsupported[0].note == "a pattern read from a file"),
+            "%o'/dev/zero'",
+            Some(|j| {
+                j.verify.verify_pattern.len() == 512 && j.verify.verify_pattern_offsets == [0]
+            }),
         ),
         (
             "verify_pattern",
