@@ -124,6 +124,18 @@ pub const SWITCHES: &[Switch] = &[
         "--warnings-fatal",
         "Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)",
     ),
+    sw(
+        "--crctest[=LIST]",
+        "Time the checksum functions (all, or the names given; list names them)",
+    ),
+    sw(
+        "--memcpytest[=LIST]",
+        "Time memory copies: memcpy, memmove, simple, hybrid (all, or those given)",
+    ),
+    sw(
+        "--cpuclock-test",
+        "Check that the CPU clock (TSC) never goes backwards across CPUs",
+    ),
     sw("--cmdhelp[=OPTION]", "Describe all options, or one"),
     sw(
         "--enghelp[=ENGINE]",
