@@ -148,7 +148,6 @@ pub static OPTS: &[OptDef] = &[
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
     known("job_max_open_zones", K::Int, C::Io),
-    known("log_compression_cpus", K::Str, C::Logs),
     known("max_open_zones", K::Int, C::Io),
     known("merge_blktrace_file", K::Str, C::Io),
     known("merge_blktrace_iters", K::Complex("list of numbers"), C::Io),

@@ -116,12 +116,17 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("One line per file action (`add`, `open`, `close`) and per I/O (`read`, `write`, `trim`, `sync`, `datasync` with offset and length), each stamped in microseconds since the log began; `read_iolog` replays it."),
-    OptDef::new("log_compression", K::Int, C::Logs, "fio compresses its logs in memory in chunks of this size", |j, v| {
+    OptDef::new("log_compression", K::Int, C::Logs, "Keep logs in memory, compressed in chunks of this size by a background thread", |j, v| {
         j.logs.log_compression = v.u64()?;
         Ok(())
     })
     .range(1024, i64::MAX)
-    .long("fio keeps its logs in memory until the job ends and compresses them in chunks of this size to save memory. fiox writes each log line as it comes, so its memory is bounded without it; the value is checked and the logs are the same."),
+    .long("As fio: the bw/iops/lat logs are buffered in memory; each full chunk of this many bytes is compressed (zlib) by the job's log compression thread, and at the job's end the chunks are inflated into the text log (or stored as they are with log_store_compressed). Without it fiox writes each line as it comes."),
+    OptDef::new("log_compression_cpus", K::Complex("cpu list, e.g. 0-3,6"), C::Logs, "CPUs the log compression thread may run on", |j, v| {
+        j.logs.log_compression_cpus = Some(super::general::parse_cpu_list(v.raw)?);
+        Ok(())
+    })
+    .long("Pins the thread that compresses the logs (log_compression); without log_compression there is no such thread, and a note says so (fio ignores it then)."),
     OptDef::new("log_store_compressed", K::Bool, C::Logs, "Store the bw/iops/lat logs compressed, as fio's .log.fz files", |j, v| {
         j.logs.log_store_compressed = v.bool()?;
         Ok(())
@@ -440,6 +445,12 @@ mod tests {
             Some(|j| j.logs.log_compression == 1 << 20),
         ),
         ("log_compression", "512", None),
+        (
+            "log_compression_cpus",
+            "0-1,3",
+            Some(|j| j.logs.log_compression_cpus == Some(vec![0, 1, 3])),
+        ),
+        ("log_compression_cpus", "2-1", None),
         (
             "log_store_compressed",
             "1",
