@@ -477,7 +477,8 @@ pub struct JobLogs {
     clat: Option<LogFile>,
     slat: Option<LogFile>,
     hist: Option<HistLog>,
-    /// `log_compression`: the job's compression thread.
+    /// `log_compression`: the job's compression thread. Declared after the logs so that it is
+    /// dropped after them: their sinks must be gone before its thread can be joined.
     zip: Option<Compressor>,
     error: Option<LogError>,
 }
@@ -712,7 +713,7 @@ impl JobLogs {
             }
         }
         if let Some(z) = self.zip.as_mut() {
-            z.finish();
+            z.close();
         }
         match self.error.take() {
             Some(e) => Err(e),

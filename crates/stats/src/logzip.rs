@@ -88,19 +88,21 @@ impl Compressor {
         }
     }
 
-    /// Stops the thread once every sink is done with it.
-    pub fn finish(&mut self) {
+    /// No more sinks: the thread ends when the last sink is finished or dropped.
+    pub fn close(&mut self) {
         self.tx = None;
-        if let Some(t) = self.thread.take() {
-            // A panic in the thread was already reported to the sinks as a lost thread.
-            let _ = t.join();
-        }
     }
 }
 
 impl Drop for Compressor {
+    /// Waits for the thread; the owner drops its sinks first (a sink still alive would keep
+    /// the thread waiting for work).
     fn drop(&mut self) {
-        self.finish();
+        self.close();
+        if let Some(t) = self.thread.take() {
+            // A panic in the thread was already reported to the sinks as a lost thread.
+            let _ = t.join();
+        }
     }
 }
 
@@ -224,7 +226,20 @@ mod tests {
         assert_eq!(inflate(&ca), text);
         let cb = b.take().unwrap();
         assert_eq!(inflate(&cb).len(), text.chunks(333).count() * 10);
-        z.finish();
+        z.close();
+        drop(z);
+    }
+
+    /// A log that never finished (an error on the way) does not keep the thread waiting
+    /// once it is dropped.
+    #[test]
+    fn an_unfinished_sink_does_not_hang_the_end() {
+        let mut z = Compressor::start(None).unwrap();
+        let mut s = z.sink(16);
+        s.write_all(&[7; 100]).unwrap();
+        z.close();
+        drop(s);
+        drop(z);
     }
 
     #[test]
