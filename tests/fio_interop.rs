@@ -189,6 +189,41 @@ fn fio_verifies_what_fiox_wrote() {
     }
 }
 
+/// sha3-224 and sha3-384 with verify_only over what fiox wrote: fio's check and fiox's own
+/// pass it clean and fail it with one flipped byte (fio's data is checked by fiox's read job
+/// in fiox_verifies_what_fio_wrote: fiox's verify_only insists on its own write seeds).
+#[test]
+fn sha3_verify_only_checks_fiox_data() {
+    let dir = TempDir::new("sha3only");
+    for m in ["sha3-224", "sha3-384"] {
+        let f = dir.join(m);
+        let w = job("w", "write", &f, m, &["--do_verify=0"]);
+        let run = fiox_args(dir.path(), &w);
+        assert_eq!(run.code, 0, "fiox {m}: {}", run.stderr);
+        let v = job("w", "write", &f, m, &["--verify_only=1"]);
+        for bad in [false, true] {
+            if bad {
+                damage(&f, 3);
+            }
+            let (_, err, stderr) = fio_in(dir.path(), &v);
+            assert_eq!(
+                err,
+                if bad { 84 } else { 0 },
+                "fio {m}, damaged {bad}: {stderr}"
+            );
+            let run = fiox_args(dir.path(), &v);
+            assert_eq!(run.code, i32::from(bad), "fiox {m}: {}", run.stderr);
+            assert_eq!(
+                run.stderr
+                    .contains("verify failed at offset 12288, length 4096"),
+                bad,
+                "{m}: {}",
+                run.stderr
+            );
+        }
+    }
+}
+
 /// fio's verify_state_save file loads in fiox's verify_only run and fiox's in fio's; both
 /// check every block of the other's data and find the damage.
 #[test]
