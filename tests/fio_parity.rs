@@ -1634,6 +1634,8 @@ fn log_compression_thread_is_pinned() {
         "--runtime=3",
         "--rate_iops=500",
         "--write_lat_log=z",
+        "--write_hist_log=z",
+        "--log_hist_msec=100",
         "--log_compression=4k",
         &cpus,
         "--output-format=json",
@@ -1656,6 +1658,10 @@ fn log_compression_thread_is_pinned() {
         "{ios} I/Os: more than one 4k chunk was compressed"
     );
     assert!(text.lines().all(|l| l.split(", ").count() == 5), "{text}");
+    // The histogram log goes through the same thread: about one line per 100 ms of 3 s.
+    let hist = std::fs::read_to_string(dir.join("z_clat_hist.1.log")).unwrap();
+    assert!(hist.lines().count() >= 20, "{hist}");
+    assert!(hist.lines().all(|l| l.contains(", 0, 4096, ")), "{hist}");
     // A CPU that does not exist.
     let bad = fiox_in(
         dir.path(),

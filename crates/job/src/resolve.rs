@@ -93,14 +93,17 @@ fn share_dedupe_seeds(jobs: &mut [JobSpec]) {
 }
 
 /// `log_compression_cpus` pins the log compression thread, which only `log_compression`
-/// starts (and only for a job that writes a bw, iops or lat log).
+/// starts (and only for a job that writes a bw, iops, lat or histogram log).
 fn check_log_compression_cpus(job: &mut JobSpec) {
     let l = &job.logs;
-    let logs = l.write_bw_log.is_some() || l.write_iops_log.is_some() || l.write_lat_log.is_some();
+    let logs = l.write_bw_log.is_some()
+        || l.write_iops_log.is_some()
+        || l.write_lat_log.is_some()
+        || l.write_hist_log.is_some();
     if l.log_compression_cpus.is_some() && (l.log_compression == 0 || !logs) {
         job.notes.push(
-            "log_compression_cpus has no effect without log_compression and a bw, iops or lat \
-             log (there is no log compression thread to pin), as in fio"
+            "log_compression_cpus has no effect without log_compression and a bw, iops, lat or \
+             histogram log (there is no log compression thread to pin), as in fio"
                 .into(),
         );
     }

@@ -127,9 +127,37 @@ pub fn create_nofollow(path: &Path) -> io::Result<File> {
 
 /// Where a log's lines (or samples) go while the job runs: the file, or with
 /// `log_compression` the job's compression thread ([`crate::logzip`]).
-enum Out {
+pub(crate) enum Out {
     File(File),
     Chunks(ChunkSink),
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Out::File(_) => "File",
+            Out::Chunks(_) => "Chunks",
+        })
+    }
+}
+
+impl Out {
+    /// `log_compression`: a log's chunks back from the compression thread into `file`, as
+    /// text (inflated) or, with `store`, as they are. Nothing to do for a plain file.
+    pub(crate) fn write_chunks(&mut self, file: File, store: bool) -> io::Result<()> {
+        let Out::Chunks(sink) = self else {
+            return Ok(());
+        };
+        let mut w = BufWriter::with_capacity(BUF_BYTES, file);
+        for chunk in sink.take()? {
+            if store {
+                w.write_all(&chunk)?;
+            } else {
+                io::copy(&mut flate2::read::ZlibDecoder::new(&chunk[..]), &mut w)?;
+            }
+        }
+        w.flush()
+    }
 }
 
 impl Write for Out {
@@ -384,18 +412,7 @@ impl LogFile {
             Some(gz) => gz.get_mut().get_mut(),
             None => self.out.get_mut(),
         };
-        let Out::Chunks(sink) = out else {
-            return Ok(());
-        };
-        let mut w = BufWriter::with_capacity(BUF_BYTES, file);
-        for chunk in sink.take()? {
-            if self.opts.store_compressed {
-                w.write_all(&chunk)?;
-            } else {
-                io::copy(&mut flate2::read::ZlibDecoder::new(&chunk[..]), &mut w)?;
-            }
-        }
-        w.flush()
+        out.write_chunks(file, self.opts.store_compressed)
     }
 }
 
@@ -573,6 +590,23 @@ impl JobLogs {
         let lat = open(lat_log, LogKind::Lat, lat_on(stats.disable_lat), avg)?;
         let clat = open(lat_log, LogKind::Clat, lat_on(stats.disable_clat), avg)?;
         let slat = open(lat_log, LogKind::Slat, lat_on(stats.disable_slat), avg)?;
+        let hist = match logs.write_hist_log.as_deref() {
+            Some(p) => {
+                let p = if p.is_empty() { names.job_name } else { p };
+                let name = log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
+                let path = dir.join(name);
+                let coarse = logs.log_hist_coarseness;
+                let z = zip.as_mut().map(|z| (z, logs.log_compression));
+                Some(HistLog::create_zipped(
+                    &path,
+                    logs.log_hist_msec,
+                    coarse,
+                    opener,
+                    z,
+                )?)
+            }
+            None => None,
+        };
         Ok(JobLogs {
             bw,
             iops,
@@ -580,22 +614,7 @@ impl JobLogs {
             clat,
             slat,
             zip,
-            hist: match logs.write_hist_log.as_deref() {
-                Some(p) => {
-                    let p = if p.is_empty() { names.job_name } else { p };
-                    let name =
-                        log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
-                    let path = dir.join(name);
-                    let coarse = logs.log_hist_coarseness;
-                    Some(HistLog::create_with(
-                        &path,
-                        logs.log_hist_msec,
-                        coarse,
-                        opener,
-                    )?)
-                }
-                None => None,
-            },
+            hist,
             error: None,
         })
     }
@@ -722,12 +741,13 @@ impl JobLogs {
     }
 }
 
-/// `log_compression`'s thread for a job that writes a bw, iops or lat log (pinned to
+/// `log_compression`'s thread for a job that writes a bw, iops, lat or hist log (pinned to
 /// `log_compression_cpus`), or None.
 fn start_compressor(logs: &LogSpec) -> Result<Option<Compressor>, LogError> {
     let any = logs.write_bw_log.is_some()
         || logs.write_iops_log.is_some()
-        || logs.write_lat_log.is_some();
+        || logs.write_lat_log.is_some()
+        || logs.write_hist_log.is_some();
     if logs.log_compression == 0 || !any {
         return Ok(None);
     }

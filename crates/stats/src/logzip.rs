@@ -1,4 +1,4 @@
-//! fio's `log_compression`: a job's bw/iops/lat logs are kept in memory instead of being
+//! fio's `log_compression`: a job's bw/iops/lat/histogram logs are kept in memory instead of being
 //! written as they come; each time a log has gathered `log_compression` bytes, that chunk is
 //! handed to the job's log compression thread, which zlib-compresses it and keeps it. At the
 //! job's end each log takes its compressed chunks back: inflated into the text log, or, with

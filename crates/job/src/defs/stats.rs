@@ -121,7 +121,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .range(1024, i64::MAX)
-    .long("As fio: the bw/iops/lat logs are buffered in memory; each full chunk of this many bytes is compressed (zlib) by the job's log compression thread, and at the job's end the chunks are inflated into the text log (or stored as they are with log_store_compressed). Without it fiox writes each line as it comes."),
+    .long("As fio: the bw/iops/lat/histogram logs are buffered in memory; each full chunk of this many bytes is compressed (zlib) by the job's log compression thread, and at the job's end the chunks are inflated into the text log (or stored as they are with log_store_compressed). Without it fiox writes each line as it comes."),
     OptDef::new("log_compression_cpus", K::Complex("cpu list, e.g. 0-3,6"), C::Logs, "CPUs the log compression thread may run on", |j, v| {
         j.logs.log_compression_cpus = Some(super::general::parse_cpu_list(v.raw)?);
         Ok(())
