@@ -16,7 +16,8 @@
 //! with fio's 1 ms slack — and the last, partial window at [`LogFile::finish`].
 //!
 //! Memory is bounded: lines go through a 64 KiB buffered writer as they are produced and are
-//! formatted without allocating.
+//! formatted without allocating. With `log_compression` they are kept in memory instead,
+//! compressed in chunks by the job's compression thread ([`crate::logzip`]), as fio does.
 
 use crate::gzlog::SampleEncoder;
 use crate::hist::Histogram;

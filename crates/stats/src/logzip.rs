@@ -16,6 +16,10 @@ use std::thread::JoinHandle;
 /// The name of the compression thread (as `/proc/<pid>/task/<tid>/comm` shows it).
 pub const THREAD_NAME: &str = "fiox-logzip";
 
+/// Most memory a chunk buffer reserves ahead: a chunk may be as large as `log_compression`
+/// allows (i64::MAX), so its buffer grows as lines arrive instead of being allocated whole.
+const RESERVE_MAX: usize = 1 << 20;
+
 /// Work for the compression thread.
 enum Msg {
     /// A full (or the last) chunk of log `log` to compress.
@@ -150,7 +154,8 @@ pub struct ChunkSink {
 
 impl ChunkSink {
     fn send(&mut self) -> io::Result<()> {
-        let bytes = std::mem::replace(&mut self.buf, Vec::with_capacity(self.chunk));
+        let next = Vec::with_capacity(self.chunk.min(RESERVE_MAX));
+        let bytes = std::mem::replace(&mut self.buf, next);
         let tx = self.tx.as_ref().ok_or_else(thread_gone)?;
         tx.send(Msg::Chunk {
             log: self.log,
@@ -179,7 +184,7 @@ impl ChunkSink {
 impl Write for ChunkSink {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         if self.buf.capacity() == 0 {
-            self.buf.reserve_exact(self.chunk);
+            self.buf.reserve_exact(self.chunk.min(RESERVE_MAX));
         }
         let n = (self.chunk - self.buf.len()).min(data.len());
         self.buf.extend_from_slice(&data[..n]);
@@ -240,6 +245,16 @@ mod tests {
         z.close();
         drop(s);
         drop(z);
+    }
+
+    /// log_compression's largest value: the buffer grows with the data, not to the chunk.
+    #[test]
+    fn a_huge_chunk_is_not_allocated_up_front() {
+        let mut z = Compressor::start(None).unwrap();
+        let mut s = z.sink(i64::MAX as usize);
+        s.write_all(b"1, 2, 0, 4096, 0\n").unwrap();
+        assert!(s.buf.capacity() <= RESERVE_MAX);
+        assert_eq!(inflate(&s.take().unwrap()), b"1, 2, 0, 4096, 0\n");
     }
 
     #[test]
