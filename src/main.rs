@@ -96,6 +96,31 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 "fiox: job:N prints only job N's lines (N counting from 0)"
             )?;
         }
+        // fio's self-tests: their lines on stdout, fio's exit codes (1: a list was asked
+        // for, a name is unknown, or the clock went backwards).
+        Action::CrcTest(t) => {
+            let mut err = std::io::stderr();
+            return Ok(fiox_runner::selftest::crctest(
+                t.as_deref(),
+                &mut stdout,
+                &mut err,
+            )?);
+        }
+        Action::MemcpyTest(t) => {
+            let mut err = std::io::stderr();
+            return Ok(fiox_runner::selftest::memcpytest(
+                t.as_deref(),
+                &mut stdout,
+                &mut err,
+            )?);
+        }
+        Action::CpuClockTest => {
+            let mut err = std::io::stderr();
+            return Ok(fiox_runner::clocktest::cpuclock_test(
+                &mut stdout,
+                &mut err,
+            )?);
+        }
         Action::IdleCalibrate => {
             // fio's --idle-prof=calibrate: the unit of work timed on every CPU, no jobs run.
             let p = fiox_runner::idleprof::IdleProf::start(fiox_job::IdleProfMode::Calibrate)

@@ -29,7 +29,7 @@ const ENGINES: &[&str] = &[
 /// Engines with one I/O in flight at a time (iodepth is not given to them).
 const SYNC_ENGINES: &[&str] = &["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"];
 
-/// Every `verify=` method fiox implements (fio's sha3-224, sha3-384 and meta are refused),
+/// Every `verify=` method fiox implements (meta is not here: it checks no data),
 /// and `pattern_hdr`: fio's header + pattern verification, chosen by giving `verify_pattern`
 /// without `verify=`.
 const METHODS: &[&str] = &[
@@ -44,7 +44,9 @@ const METHODS: &[&str] = &[
     "sha1",
     "sha256",
     "sha512",
+    "sha3-224",
     "sha3-256",
+    "sha3-384",
     "sha3-512",
     "xxhash",
     "pattern",

@@ -46,7 +46,10 @@ fn switch_value(name: &str) -> Option<&'static str> {
         "trigger-timeout" => "10",
         "trigger" | "trigger-remote" => "true",
         "aux-path" => "/tmp",
+        // The self-tests run instead of the jobs (tests/selftests.rs checks their output):
+        // short ones.
         "crctest" => "md5",
+        "memcpytest" => "memcpy",
         _ => return None,
     })
 }
@@ -97,6 +100,12 @@ fn every_fio_switch_is_accepted() {
             None => format!("--{name}"),
         };
         let r = fiox(&["--parse-only", &arg, "--name=x", "--size=1m"]);
+        // The clock test exits 1 when it saw the clock go backwards, as fio's does.
+        let clock_verdict = name == "cpuclock-test"
+            && (r.stdout.ends_with("cs: Pass!\n") || r.stdout.contains("\ncs: Failed: "));
+        if clock_verdict {
+            continue;
+        }
         if let Err(e) = accepted_or_refused(&r, &format!("--{name}")) {
             failed.push(e);
         }

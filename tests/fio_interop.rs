@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 /// Every method both tools implement, and fiox's `verify_pattern` alone (fio's pattern with a
 /// header).
-const METHODS: [&str; 13] = [
+const METHODS: [&str; 15] = [
     "md5",
     "crc64",
     "crc32",
@@ -22,7 +22,9 @@ const METHODS: [&str; 13] = [
     "sha1",
     "sha256",
     "sha512",
+    "sha3-224",
     "sha3-256",
+    "sha3-384",
     "sha3-512",
     "xxhash",
     "pattern_hdr",
@@ -187,6 +189,41 @@ fn fio_verifies_what_fiox_wrote() {
     }
 }
 
+/// sha3-224 and sha3-384 with verify_only over what fiox wrote: fio's check and fiox's own
+/// pass it clean and fail it with one flipped byte (fio's data is checked by fiox's read job
+/// in fiox_verifies_what_fio_wrote: fiox's verify_only insists on its own write seeds).
+#[test]
+fn sha3_verify_only_checks_fiox_data() {
+    let dir = TempDir::new("sha3only");
+    for m in ["sha3-224", "sha3-384"] {
+        let f = dir.join(m);
+        let w = job("w", "write", &f, m, &["--do_verify=0"]);
+        let run = fiox_args(dir.path(), &w);
+        assert_eq!(run.code, 0, "fiox {m}: {}", run.stderr);
+        let v = job("w", "write", &f, m, &["--verify_only=1"]);
+        for bad in [false, true] {
+            if bad {
+                damage(&f, 3);
+            }
+            let (_, err, stderr) = fio_in(dir.path(), &v);
+            assert_eq!(
+                err,
+                if bad { 84 } else { 0 },
+                "fio {m}, damaged {bad}: {stderr}"
+            );
+            let run = fiox_args(dir.path(), &v);
+            assert_eq!(run.code, i32::from(bad), "fiox {m}: {}", run.stderr);
+            assert_eq!(
+                run.stderr
+                    .contains("verify failed at offset 12288, length 4096"),
+                bad,
+                "{m}: {}",
+                run.stderr
+            );
+        }
+    }
+}
+
 /// fio's verify_state_save file loads in fiox's verify_only run and fiox's in fio's; both
 /// check every block of the other's data and find the damage.
 #[test]
@@ -266,11 +303,20 @@ fn sha512_damage_fio_cannot_see() {
     assert_eq!(fiox_args(dir.path(), &r).code, 0);
 }
 
-/// `buffer_pattern` and `verify_pattern` in every form fio's parser takes: the bytes both
-/// tools write are the same, byte for byte.
+/// Pattern files in `dir`: `short.bin` (13 bytes) and `long.bin` (700 bytes: more than fio's
+/// 512-byte pattern holds, so both tools use its first bytes only).
+fn pattern_files(dir: &Path) {
+    std::fs::write(dir.join("short.bin"), b"fiox\x00pattern\xff").unwrap();
+    let long: Vec<u8> = (0..700u32).map(|i| (i * 7 + i / 256) as u8).collect();
+    std::fs::write(dir.join("long.bin"), long).unwrap();
+}
+
+/// `buffer_pattern` and `verify_pattern` in every form fio's parser takes, 'files' too: the
+/// bytes both tools write are the same, byte for byte.
 #[test]
 fn patterns_write_fios_bytes() {
     let dir = TempDir::new("patterns");
+    pattern_files(dir.path());
     let forms = [
         "\"abcd\"-120xdeadface",
         "0xFF0X1",
@@ -278,6 +324,9 @@ fn patterns_write_fios_bytes() {
         "66",
         "0xabc\"x\"7",
         "\"123\"0xFFeeCC",
+        "'short.bin'",
+        "\"ab\"'short.bin'7",
+        "0xdead'long.bin'",
     ];
     let mut n = 0;
     for form in forms {
@@ -336,6 +385,34 @@ fn patterns_write_fios_bytes() {
     );
     let (_, err, stderr) = fio_in(dir.path(), &r);
     assert_eq!(err, 0, "{stderr}");
+}
+
+/// A verify_pattern read from a file: fiox verifies the blocks fio wrote with it (with and
+/// without fio's header), and both tools find the same damage.
+#[test]
+fn verify_pattern_from_a_file_checks_fios_data() {
+    let dir = TempDir::new("patfile");
+    pattern_files(dir.path());
+    for (i, extra) in [vec![], vec!["--verify=pattern"]].into_iter().enumerate() {
+        let f = dir.join(&format!("data{i}"));
+        let mut opts = vec!["--verify_pattern='long.bin'"];
+        opts.extend(extra);
+        let mut w = job("w", "write", &f, "crc32c", &opts);
+        w.retain(|a| a != "--verify=crc32c");
+        w.push("--do_verify=0".into());
+        let (code, err, stderr) = fio_in(dir.path(), &w);
+        assert_eq!((code, err), (0, 0), "fio: {stderr}");
+        let mut r = job("r", "read", &f, "crc32c", &opts);
+        r.retain(|a| a != "--verify=crc32c");
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 0, "fiox on fio's data: {}", run.stderr);
+        damage_at(&f, 6 * 4096 + 700);
+        let run = fiox_args(dir.path(), &r);
+        assert_eq!(run.code, 1, "damage not found: {}", run.stderr);
+        assert!(run.stderr.contains("offset 24576"), "{}", run.stderr);
+        let (_, err, stderr) = fio_in(dir.path(), &r);
+        assert_eq!(err, 84, "fio on damaged data: {stderr}");
+    }
 }
 
 /// Block sizes fio reads leniently (trailing characters after a number and its unit ignored,

@@ -463,8 +463,8 @@ fn inflate_with(tool: &str, dir: &Path, file: &str) -> (i32, String) {
 }
 
 /// log_store_compressed writes fio's `.log.fz` files: fio's --inflate-log reads fiox's, fiox's
-/// reads fio's, both print the same text; log_compression alone leaves the text logs as they
-/// are (fio's are too).
+/// reads fio's, both print the same text; log_compression alone (chunks compressed in memory,
+/// inflated at the end) leaves the text logs as they are (fio's are too).
 #[test]
 fn compressed_logs_are_fios() {
     let dir = TempDir::new("gzlog");
@@ -1990,5 +1990,100 @@ fn debug_categories_name_what_they_print() {
     assert_ne!(
         fiox(&["--name=n", "--ioengine=null", "--debug=job"]).code,
         0
+    );
+}
+
+/// The compression thread's allowed CPUs as /proc shows them, once it is seen in `pid`.
+fn logzip_cpus(pid: u32) -> Option<String> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim() == "fiox-logzip" {
+            let status = std::fs::read_to_string(t.path().join("status")).ok()?;
+            return status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_string());
+        }
+    }
+    None
+}
+
+/// log_compression runs fio's compression thread, pinned to log_compression_cpus: /proc shows
+/// it on that CPU while the job runs, the text log still has one line per I/O, and a CPU that
+/// cannot be used is an error naming the option.
+#[test]
+fn log_compression_thread_is_pinned() {
+    let dir = TempDir::new("logzip");
+    let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let cpus = format!("--log_compression_cpus={last}");
+    let args = [
+        "--name=z",
+        "--ioengine=null",
+        "--rw=randread",
+        "--size=16m",
+        "--time_based",
+        "--runtime=3",
+        "--rate_iops=500",
+        "--write_lat_log=z",
+        "--write_hist_log=z",
+        "--log_hist_msec=100",
+        "--log_compression=4k",
+        &cpus,
+        "--output-format=json",
+    ];
+    let child = spawn_fiox_in(dir.path(), &args);
+    let t = std::time::Instant::now();
+    let mut seen = None;
+    while seen.is_none() && t.elapsed() < std::time::Duration::from_secs(3) {
+        seen = logzip_cpus(child.id());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = wait(child);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(seen.as_deref(), Some(last.to_string().as_str()));
+    let (ios, _) = issued(&r.json(), "read");
+    let text = std::fs::read_to_string(dir.join("z_clat.1.log")).unwrap();
+    assert_eq!(text.lines().count() as u64, ios, "one clat line per I/O");
+    assert!(
+        ios > 500,
+        "{ios} I/Os: more than one 4k chunk was compressed"
+    );
+    assert!(text.lines().all(|l| l.split(", ").count() == 5), "{text}");
+    // The histogram log goes through the same thread: about one line per 100 ms of 3 s.
+    let hist = std::fs::read_to_string(dir.join("z_clat_hist.1.log")).unwrap();
+    assert!(hist.lines().count() >= 20, "{hist}");
+    assert!(hist.lines().all(|l| l.contains(", 0, 4096, ")), "{hist}");
+    // A CPU that does not exist.
+    let bad = fiox_in(
+        dir.path(),
+        &[
+            "--name=b",
+            "--ioengine=null",
+            "--size=1m",
+            "--write_bw_log=b",
+            "--log_compression=4k",
+            "--log_compression_cpus=1000",
+        ],
+    );
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr
+            .contains("log compression thread (log_compression_cpus=1000)"),
+        "{}",
+        bad.stderr
+    );
+    // Without log_compression there is no thread to pin: a note says so.
+    let note = fiox(&[
+        "--parse-only",
+        "--name=n",
+        "--size=1m",
+        "--log_compression_cpus=0",
+    ]);
+    assert_eq!(note.code, 0, "{}", note.stderr);
+    assert!(
+        note.stdout.contains("log_compression_cpus has no effect"),
+        "{}",
+        note.stdout
     );
 }

@@ -74,12 +74,17 @@ fn a_later_supported_value_clears_the_refusal() {
 
 #[test]
 fn fio_switches_parse_and_refuse_with_the_reason() {
-    let r = fiox(&["--parse-only", "--crctest=md5", "--name=x", "--size=1m"]);
+    let r = fiox(&[
+        "--parse-only",
+        "--client=localhost",
+        "--name=x",
+        "--size=1m",
+    ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "fiox: `--crctest=md5` is a fio switch that fiox does not support yet (fio's checksum \
-         speed test is not implemented); nothing will run\n"
+        "fiox: `--client=localhost` is a fio switch that fiox does not support yet (fiox has no \
+         client/server mode (a network service)); nothing will run\n"
     );
     // --debug runs (tests/fio_jobflow.rs): accepted.
     let ok = fiox(&["--parse-only", "--debug=io,file", "--name=x", "--size=1m"]);

@@ -8,7 +8,7 @@ use fiox_job::spec::{JobSpec, VerifyMethod};
 use fiox_verify::{Expect, Header, Verifier, WriteLog};
 use libfuzzer_sys::fuzz_target;
 
-const METHODS: [VerifyMethod; 15] = [
+const METHODS: [VerifyMethod; 17] = [
     VerifyMethod::Md5,
     VerifyMethod::Crc32c,
     VerifyMethod::Crc64,
@@ -20,6 +20,8 @@ const METHODS: [VerifyMethod; 15] = [
     VerifyMethod::Crc16,
     VerifyMethod::Crc7,
     VerifyMethod::Sha3_256,
+    VerifyMethod::Sha3_224,
+    VerifyMethod::Sha3_384,
     VerifyMethod::Sha3_512,
     VerifyMethod::PatternHdr,
     VerifyMethod::Pattern,

@@ -27,6 +27,12 @@ pub enum Early {
     /// `--cmdhelp[=option]` after `--profile=NAME`: the profile's options (fio's order
     /// matters: `--cmdhelp` before `--profile` shows the job options).
     ProfileHelp(String, String),
+    /// `--crctest[=names]`: time fio's checksum functions (None: all of them).
+    CrcTest(Option<String>),
+    /// `--memcpytest[=names]`: time fio's memory copy methods (None: all of them).
+    MemcpyTest(Option<String>),
+    /// `--cpuclock-test`: check that the CPU clock only moves forward across CPUs.
+    CpuClockTest,
 }
 
 /// The command line split into its parts.
@@ -80,6 +86,9 @@ pub(crate) const SWITCHES: &[&str] = &[
     "debug",
     "merge-blktrace-only",
     "profile",
+    "crctest",
+    "memcpytest",
+    "cpuclock-test",
 ];
 
 /// fio switches fiox parses but does not implement yet, each with the reason. They are
@@ -111,14 +120,10 @@ const FIO_SWITCHES: &[(&str, &str)] = &[
         "trigger-remote",
         "fiox has no client/server mode (a network service)",
     ),
-    ("crctest", "fio's checksum speed test is not implemented"),
-    ("memcpytest", "fio's memcpy speed test is not implemented"),
-    ("cpuclock-test", "fio's CPU clock test is not implemented"),
 ];
 
-/// fio switches without a value (`no_argument` in fio's getopt table); the rest need one,
-/// except `--crctest`, whose value is optional.
-const FIO_BARE_SWITCHES: &[&str] = &["cpuclock-test", "memcpytest"];
+/// fio switches without a value (`no_argument` in fio's getopt table); the rest need one.
+const FIO_BARE_SWITCHES: &[&str] = &[];
 
 /// fio's `--debug` categories (plus `all`; `?` lists them).
 pub const DEBUG_CATEGORIES: &[&str] = &[
@@ -234,7 +239,7 @@ fn fio_switch(
     let bare = FIO_BARE_SWITCHES.contains(&name);
     match (bare, value) {
         (true, Some(_)) => return Err(err(format!("switch '--{name}' takes no value"))),
-        (false, None) if name != "crctest" => {
+        (false, None) => {
             return Err(err(format!(
                 "switch '--{name}' needs a value (--{name}=...)"
             )))
@@ -538,6 +543,16 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "enghelp" => set_early(cl, Early::EngHelp(value.unwrap_or("").to_string())),
         "inflate-log" => set_early(cl, Early::InflateLog(need(value)?)),
+        // fio's self-tests: optional values (getopt's optional_argument), run instead of jobs.
+        "crctest" => set_early(cl, Early::CrcTest(value.map(str::to_string))),
+        "memcpytest" => set_early(cl, Early::MemcpyTest(value.map(str::to_string))),
+        "cpuclock-test" if value.is_some() => {
+            return Err(JobError::new(
+                Location::CommandLine,
+                "switch '--cpuclock-test' takes no value",
+            ))
+        }
+        "cpuclock-test" => set_early(cl, Early::CpuClockTest),
         // fio's debug categories; `?` lists them and exits.
         "debug" => {
             let v = need(value)?;

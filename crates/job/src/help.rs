@@ -133,6 +133,18 @@ pub const SWITCHES: &[Switch] = &[
         help: "Run fio's tiobench or act workload (before any --name=; --cmdhelp after it lists its options)",
         choices: &["tiobench", "act"],
     },
+    sw(
+        "--crctest[=LIST]",
+        "Time the checksum functions (all, or the names given; list names them)",
+    ),
+    sw(
+        "--memcpytest[=LIST]",
+        "Time memory copies: memcpy, memmove, simple, hybrid (all, or those given)",
+    ),
+    sw(
+        "--cpuclock-test",
+        "Check that the CPU clock (TSC) never goes backwards across CPUs",
+    ),
     sw("--cmdhelp[=OPTION]", "Describe all options, or one"),
     sw(
         "--enghelp[=ENGINE]",

@@ -51,6 +51,12 @@ pub enum Action {
     IdleCalibrate,
     /// `--debug=?`: list the debug categories and exit.
     DebugList,
+    /// `--crctest[=names]`: time the checksum functions and exit (None: all).
+    CrcTest(Option<String>),
+    /// `--memcpytest[=names]`: time the memory copy methods and exit (None: all).
+    MemcpyTest(Option<String>),
+    /// `--cpuclock-test`: check the CPU clock across CPUs and exit.
+    CpuClockTest,
     /// No job was defined (no arguments, or options without a `--name=`): print the usage
     /// text, then say so on stderr and exit 1, as fio does, so a script does not take a run
     /// that did nothing for a success. The second field explains what was missing.
@@ -163,6 +169,9 @@ pub fn parse_invocation_in(
             cli::Early::IdleCalibrate => Action::IdleCalibrate,
             cli::Early::DebugList => Action::DebugList,
             cli::Early::ProfileHelp(p, o) => Action::CmdHelp(profile_help(p, o)?),
+            cli::Early::CrcTest(t) => Action::CrcTest(t.clone()),
+            cli::Early::MemcpyTest(t) => Action::MemcpyTest(t.clone()),
+            cli::Early::CpuClockTest => Action::CpuClockTest,
         };
         return Ok(inv);
     }

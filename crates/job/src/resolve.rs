@@ -92,6 +92,23 @@ fn share_dedupe_seeds(jobs: &mut [JobSpec]) {
     }
 }
 
+/// `log_compression_cpus` pins the log compression thread, which only `log_compression`
+/// starts (and only for a job that writes a bw, iops, lat or histogram log).
+fn check_log_compression_cpus(job: &mut JobSpec) {
+    let l = &job.logs;
+    let logs = l.write_bw_log.is_some()
+        || l.write_iops_log.is_some()
+        || l.write_lat_log.is_some()
+        || l.write_hist_log.is_some();
+    if l.log_compression_cpus.is_some() && (l.log_compression == 0 || !logs) {
+        job.notes.push(
+            "log_compression_cpus has no effect without log_compression and a bw, iops, lat or \
+             histogram log (there is no log compression thread to pin), as in fio"
+                .into(),
+        );
+    }
+}
+
 /// fio's verify-trim acts only where it logs writes for verification, and trims only with
 /// `trim_backlog`; fio 3.33 aborts (an assertion) when the trims would come from a workload
 /// that does not trim, so fiox refuses that job.
@@ -318,6 +335,7 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
     resolve_cmdprio(&mut job, &looked)?;
     check_dedupe(&job, &given).map_err(|m| JobError::new(sec.loc.clone(), m))?;
     check_trim_verify(&mut job).map_err(|m| JobError::new(sec.loc.clone(), m))?;
+    check_log_compression_cpus(&mut job);
     if job.stats.block_error_percentiles && job.files.nrfiles != 1 {
         return Err(JobError::new(
             sec.loc.clone(),

@@ -74,7 +74,7 @@ mod tests {
     #[test]
     fn fio_only_options_round_trip() {
         let jobs = crate::parse_job_text(
-            "[a]\nioengine=rdma\nverb=read\nlog_compression_cpus=1\nflow=2\nrw=read:-8k\n",
+            "[a]\nioengine=rdma\nverb=read\ngpu_dev_id=1\nflow=2\nrw=read:-8k\n",
             "t.fio",
         )
         .unwrap();
@@ -85,7 +85,7 @@ mod tests {
                 "--name=a",
                 "--ioengine=rdma",
                 "--verb=read",
-                "--log_compression_cpus=1",
+                "--gpu_dev_id=1",
                 "--flow=2",
                 "--rw=read:-8k"
             ]
@@ -93,7 +93,7 @@ mod tests {
         let env = crate::jobfile::SubstEnv::from_system();
         let again = crate::parse_invocation_with(&args, &env, &mut |_| Ok(String::new())).unwrap();
         assert_eq!(again.jobs[0].unsupported, jobs[0].unsupported);
-        // rdma, verb, log_compression_cpus (flow and rw=read:-8k run).
+        // rdma, verb, gpu_dev_id (flow and rw=read:-8k run).
         assert_eq!(again.jobs[0].unsupported.len(), 3);
         assert!(again.jobs[0].seq_backwards);
     }

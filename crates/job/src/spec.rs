@@ -759,9 +759,12 @@ pub struct LogSpec {
     pub log_offset: bool,
     /// `write_iolog=`: fio's version 3 I/O log of every I/O queued.
     pub write_iolog: Option<String>,
-    /// `log_compression=`: fio's in-memory chunk size (0: off). fiox writes its logs as it
-    /// goes, so memory is bounded either way and the log is the same.
+    /// `log_compression=`: the bw/iops/lat logs are kept in memory, compressed in chunks of
+    /// this many bytes by a background thread, and written out when the job ends (0: off,
+    /// lines go to the file as they come).
     pub log_compression: u64,
+    /// `log_compression_cpus=`: the CPUs the log compression thread may run on.
+    pub log_compression_cpus: Option<Vec<usize>>,
     /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
     pub log_store_compressed: bool,
     /// `log_prio`: the last column of bw/iops/lat logs is the I/O's ioprio value in hex
@@ -923,7 +926,9 @@ pub enum VerifyMethod {
     Crc32,
     Crc16,
     Crc7,
+    Sha3_224,
     Sha3_256,
+    Sha3_384,
     Sha3_512,
     /// fio's `meta`: the header alone is checked (offset, sequence, header checksum), not the
     /// data (fio keeps it for old job files; its header always carries this information).
@@ -1407,6 +1412,7 @@ impl Default for JobSpec {
                 write_bw_log: None,
                 write_iolog: None,
                 log_compression: 0,
+                log_compression_cpus: None,
                 log_store_compressed: false,
                 log_prio: false,
                 log_max_value: false,

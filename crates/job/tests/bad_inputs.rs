@@ -96,6 +96,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\ncpus_allowed=3-1\n", "job.fio:2: cpus_allowed=3-1: CPU range '3-1' is invalid"),
     ("[a]\nignore_error=EWHAT\n", "job.fio:2: ignore_error=EWHAT: 'EWHAT' is not a known error name"),
     ("[a]\nkb_base=1001\n", "job.fio:2: kb_base=1001: '1001' is not one of 1024, 1000"),
+    ("[a]\nbuffer_pattern='/nonexistent/p.bin'\n", "job.fio:2: buffer_pattern='/nonexistent/p.bin': cannot open pattern file '/nonexistent/p.bin': No such file or directory (os error 2)"),
     ("[a]\nverify=md6\n", "job.fio:2: verify=md6: 'md6' is not one of 0, none, md5, crc64, crc32c, crc32c-intel, crc32, crc16, crc7, sha1, sha256, sha512, sha3-224, sha3-256, sha3-384, sha3-512, xxhash, pattern, pattern_hdr, null, meta"),
     ("[a]\nbuffer_pattern=\"open\n", "job.fio:2: buffer_pattern=\"open: unterminated \"string\" in pattern"),
     // file structure
@@ -119,7 +120,7 @@ const FILE_CASES: &[(&str, &str)] = &[
 /// Jobs that parse (`--parse-only` names what will not run and exits 1) but use fio features fiox cannot run yet: the
 /// exact lines `--parse-only` prints and a run refuses with.
 const REFUSAL_CASES: &[(&str, &[&str])] = &[
-    ("[a]\nlog_compression_cpus=1\n", &["job a: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run"]),
+    ("[a]\ngpu_dev_id=1\n", &["job a: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run"]),
     ("[a]\nioengine=rbd\nclientname=admin\n", &[
         "job a: ioengine `rbd` is a fio engine that fiox does not support yet; this job will not run",
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
@@ -128,18 +129,14 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
     ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
     ("[a]\nrw=randread:-8\nrw=read:-8k\noffset_increment=10%\natomic=1\nwrite_barrier=2\n", &[]),
-    ("[a]\nverify=sha3-384\n", &["job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run"]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
-    ("[global]\nlog_compression_cpus=0\n[a]\nnumjobs=3\nlog_compression_cpus=1\n[b]\n", &[
-        "job a: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run",
-        "job b: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run",
+    ("[global]\ngpu_dev_id=0\n[a]\nnumjobs=3\ngpu_dev_id=1\n[b]\n", &[
+        "job a: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run",
+        "job b: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run",
     ]),
-    ("[a]
-verify=sha3-384
-buffer_pattern='p.bin'
-", &[
-        "job a: `verify=sha3-384` is a fio option value that fiox does not support yet; this job will not run",
-        "job a: `buffer_pattern='p.bin'` is a fio option value that fiox does not support yet (a pattern read from a file); this job will not run",
+    ("[a]\nverify=pattern_hdr\nfadvise_hint=noreuse\n", &[
+        "job a: `verify=pattern_hdr` is a fio option value that fiox does not support yet; this job will not run",
+        "job a: `fadvise_hint=noreuse` is a fio option value that fiox does not support yet (POSIX_FADV_NOREUSE); this job will not run",
     ]),
     // a supported value later on clears the record
     ("[global]\nioengine=http\n[a]\nioengine=libaio\nverify=meta\nverify=md5\n", &[]),

@@ -62,7 +62,7 @@ pub fn tsc_distrust_here() -> Option<String> {
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn rdtsc() -> u64 {
+pub(crate) fn rdtsc() -> u64 {
     // SAFETY: RDTSC has no preconditions on x86_64 (every x86_64 CPU implements it); it only
     // reads the time-stamp counter.
     unsafe { core::arch::x86_64::_rdtsc() }
@@ -70,7 +70,7 @@ fn rdtsc() -> u64 {
 
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn rdtsc() -> u64 {
+pub(crate) fn rdtsc() -> u64 {
     0
 }
 

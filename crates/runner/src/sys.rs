@@ -42,6 +42,19 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPUs the calling thread may run on (sched_getaffinity), in increasing order.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is a valid cpu_set_t and we pass its exact size; pid 0 = caller.
+    check(unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) })?;
+    let n = libc::CPU_SETSIZE as usize;
+    // SAFETY: every c < CPU_SETSIZE lies inside `set`.
+    Ok((0..n)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect())
+}
+
 /// setgid(2) then setuid(2) for the calling thread only: the raw system calls (glibc's
 /// wrappers change every thread of the process).
 pub fn set_thread_creds(

@@ -20,6 +20,8 @@ const CHUNK_SAMPLES: usize = 1024;
 /// Samples gathered into chunks, each chunk written as one zlib stream.
 pub struct SampleEncoder<W: Write> {
     out: W,
+    /// The samples go out uncompressed (log_compression's thread compresses them).
+    raw: bool,
     log_offset: bool,
     log_prio: bool,
     buf: Vec<u8>,
@@ -32,10 +34,34 @@ impl<W: Write> SampleEncoder<W> {
         let size = if log_offset { SAMPLE_OFFSET } else { SAMPLE };
         SampleEncoder {
             out,
+            raw: false,
             log_offset,
             log_prio,
             buf: Vec::with_capacity(size * CHUNK_SAMPLES),
             n: 0,
+        }
+    }
+
+    /// As [`SampleEncoder::new`], writing the samples uncompressed (for `log_compression`,
+    /// whose thread compresses them in chunks).
+    pub fn raw(out: W, log_offset: bool, log_prio: bool) -> Self {
+        SampleEncoder {
+            raw: true,
+            ..Self::new(out, log_offset, log_prio)
+        }
+    }
+
+    /// The writer the chunks go to.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
+    /// Bytes of one sample.
+    pub fn sample_len(log_offset: bool) -> usize {
+        if log_offset {
+            SAMPLE_OFFSET
+        } else {
+            SAMPLE
         }
     }
 
@@ -71,6 +97,12 @@ impl<W: Write> SampleEncoder<W> {
 
     fn flush_chunk(&mut self) -> io::Result<()> {
         if self.n == 0 {
+            return Ok(());
+        }
+        if self.raw {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+            self.n = 0;
             return Ok(());
         }
         let mut z = ZlibEncoder::new(&mut self.out, Compression::default());

@@ -9,7 +9,8 @@
 //! (fio's drift correction). Nothing is written for a partial window at the end, as in fio.
 
 use crate::hist::{Histogram, FIO_NBUCKETS};
-use crate::log::LogError;
+use crate::log::{LogError, Out};
+use crate::logzip::Compressor;
 use fiox_job::Ddir;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -19,7 +20,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct HistLog {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: BufWriter<Out>,
+    /// `log_compression`: the file, written at the end from the compressed chunks.
+    at_end: Option<File>,
     hist_msec: u64,
     stride: usize,
     /// Per direction: start of the current window (None before its first sample).
@@ -52,13 +55,36 @@ impl HistLog {
         coarseness: u32,
         open: crate::log::Opener<'_>,
     ) -> Result<HistLog, LogError> {
-        let file = open(path).map_err(|source| LogError::Create {
+        Self::create_zipped(path, hist_msec, coarseness, open, None)
+    }
+
+    /// As [`HistLog::create_with`]; with `zip` (the job's compression thread and
+    /// `log_compression`'s chunk size) the lines are kept in memory, compressed, and written
+    /// to `path` by [`HistLog::finish`] (fio's log_compression covers this log too).
+    pub fn create_zipped(
+        path: &Path,
+        hist_msec: u64,
+        coarseness: u32,
+        open: crate::log::Opener<'_>,
+        zip: Option<(&mut Compressor, u64)>,
+    ) -> Result<HistLog, LogError> {
+        let created = |source| LogError::Create {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let file = open(path).map_err(created)?;
+        let (out, at_end) = match zip {
+            Some((z, bytes)) => {
+                let keep = file.try_clone().map_err(created)?;
+                let chunk = usize::try_from(bytes).unwrap_or(usize::MAX);
+                (Out::Chunks(z.sink(chunk)), Some(keep))
+            }
+            None => (Out::File(file), None),
+        };
         Ok(HistLog {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(64 * 1024, file),
+            out: BufWriter::with_capacity(64 * 1024, out),
+            at_end,
             hist_msec,
             stride: 1 << coarseness.min(6),
             window_start: [None; 3],
@@ -127,10 +153,15 @@ impl HistLog {
 
     /// Flush the file (no partial window is written, as in fio).
     pub fn finish(&mut self) -> Result<(), LogError> {
-        self.out.flush().map_err(|source| LogError::Write {
+        let failed = |source| LogError::Write {
             path: self.path.clone(),
             source,
-        })
+        };
+        self.out.flush().map_err(failed)?;
+        match self.at_end.take() {
+            Some(file) => self.out.get_mut().write_chunks(file, false).map_err(failed),
+            None => Ok(()),
+        }
     }
 }
 

@@ -68,6 +68,7 @@ pub mod gzlog;
 pub mod hist;
 pub mod histlog;
 pub mod log;
+pub mod logzip;
 pub mod model;
 pub mod sampler;
 pub mod sys;

@@ -16,10 +16,13 @@
 //! with fio's 1 ms slack — and the last, partial window at [`LogFile::finish`].
 //!
 //! Memory is bounded: lines go through a 64 KiB buffered writer as they are produced and are
-//! formatted without allocating.
+//! formatted without allocating. With `log_compression` they are kept in memory instead,
+//! compressed in chunks by the job's compression thread ([`crate::logzip`]), as fio does.
 
+use crate::gzlog::SampleEncoder;
 use crate::hist::Histogram;
 use crate::histlog::HistLog;
+use crate::logzip::{ChunkSink, Compressor};
 use crate::sampler::{RateKind, RateSink};
 use fiox_job::{Ddir, JobSpec, LogSpec, StatsSpec};
 use std::fs::File;
@@ -36,6 +39,8 @@ pub enum LogError {
     Create { path: PathBuf, source: io::Error },
     #[error("cannot write log file {}: {source}", path.display())]
     Write { path: PathBuf, source: io::Error },
+    #[error("cannot start the log compression thread (log_compression_cpus={cpus}): {source}")]
+    Compressor { cpus: String, source: io::Error },
 }
 
 /// What a log file records.
@@ -121,12 +126,65 @@ pub fn create_nofollow(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Where a log's lines (or samples) go while the job runs: the file, or with
+/// `log_compression` the job's compression thread ([`crate::logzip`]).
+pub(crate) enum Out {
+    File(File),
+    Chunks(ChunkSink),
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Out::File(_) => "File",
+            Out::Chunks(_) => "Chunks",
+        })
+    }
+}
+
+impl Out {
+    /// `log_compression`: a log's chunks back from the compression thread into `file`, as
+    /// text (inflated) or, with `store`, as they are. Nothing to do for a plain file.
+    pub(crate) fn write_chunks(&mut self, file: File, store: bool) -> io::Result<()> {
+        let Out::Chunks(sink) = self else {
+            return Ok(());
+        };
+        let mut w = BufWriter::with_capacity(BUF_BYTES, file);
+        for chunk in sink.take()? {
+            if store {
+                w.write_all(&chunk)?;
+            } else {
+                io::copy(&mut flate2::read::ZlibDecoder::new(&chunk[..]), &mut w)?;
+            }
+        }
+        w.flush()
+    }
+}
+
+impl Write for Out {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::File(f) => f.write(b),
+            Out::Chunks(c) => c.write(b),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::File(f) => f.flush(),
+            Out::Chunks(c) => c.flush(),
+        }
+    }
+}
+
 /// One open log file.
 pub struct LogFile {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: BufWriter<Out>,
     /// `log_store_compressed`: samples go here instead of text lines into `out`.
-    gz: Option<crate::gzlog::SampleEncoder<BufWriter<File>>>,
+    gz: Option<crate::gzlog::SampleEncoder<BufWriter<Out>>>,
+    /// `log_compression`: the file, written at the end from the compressed chunks.
+    at_end: Option<File>,
     kind: LogKind,
     opts: LogOptions,
     win: [AvgWindow; 3],
@@ -174,28 +232,57 @@ impl LogFile {
         opts: LogOptions,
         open: Opener<'_>,
     ) -> Result<LogFile, LogError> {
-        let file = open(path).map_err(|source| LogError::Create {
+        Self::create_zipped(path, kind, opts, open, None)
+    }
+
+    /// As [`LogFile::create_with`]; with `zip` (the job's compression thread and
+    /// `log_compression`'s chunk size) the log is kept in memory, compressed, and written to
+    /// `path` by [`LogFile::finish`].
+    pub fn create_zipped(
+        path: &Path,
+        kind: LogKind,
+        opts: LogOptions,
+        open: Opener<'_>,
+        zip: Option<(&mut Compressor, u64)>,
+    ) -> Result<LogFile, LogError> {
+        let created = |source| LogError::Create {
             path: path.to_path_buf(),
             source,
-        })?;
-        let gz = if opts.store_compressed {
-            let f = file.try_clone().map_err(|source| LogError::Create {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            let w = BufWriter::with_capacity(BUF_BYTES, f);
-            Some(crate::gzlog::SampleEncoder::new(
-                w,
-                opts.log_offset,
-                opts.log_prio,
-            ))
-        } else {
-            None
         };
+        let file = open(path).map_err(created)?;
+        let (mut out, mut gz_out, mut at_end) = (None, None, None);
+        if let Some((z, bytes)) = zip {
+            // Binary samples are cut on sample boundaries: each chunk inflates to whole ones.
+            let unit = SampleEncoder::<File>::sample_len(opts.log_offset) as u64;
+            let chunk = if opts.store_compressed {
+                (bytes / unit).max(1) * unit
+            } else {
+                bytes
+            };
+            let sink = Out::Chunks(z.sink(usize::try_from(chunk).unwrap_or(usize::MAX)));
+            if opts.store_compressed {
+                gz_out = Some(sink);
+            } else {
+                out = Some(sink);
+            }
+            at_end = Some(file.try_clone().map_err(created)?);
+        } else if opts.store_compressed {
+            gz_out = Some(Out::File(file.try_clone().map_err(created)?));
+        }
+        let gz = gz_out.map(|o| {
+            let w = BufWriter::with_capacity(BUF_BYTES, o);
+            if at_end.is_some() {
+                SampleEncoder::raw(w, opts.log_offset, opts.log_prio)
+            } else {
+                SampleEncoder::new(w, opts.log_offset, opts.log_prio)
+            }
+        });
+        let out = out.unwrap_or(Out::File(file));
         Ok(LogFile {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(BUF_BYTES, file),
+            out: BufWriter::with_capacity(BUF_BYTES, out),
             gz,
+            at_end,
             kind,
             opts,
             win: [AvgWindow::default(); 3],
@@ -307,16 +394,26 @@ impl LogFile {
                 self.flush_window(d, t_ms)?;
             }
         }
+        let path = self.path.clone();
+        let failed = |source| LogError::Write { path, source };
         if let Some(gz) = self.gz.as_mut() {
-            gz.finish().map_err(|source| LogError::Write {
-                path: self.path.clone(),
-                source,
-            })?;
+            gz.finish().map_err(failed.clone())?;
         }
-        self.out.flush().map_err(|source| LogError::Write {
-            path: self.path.clone(),
-            source,
-        })
+        self.out.flush().map_err(failed.clone())?;
+        self.write_chunks().map_err(failed)
+    }
+
+    /// `log_compression`: the chunks back from the compression thread, into the file as text
+    /// (inflated) or, with `log_store_compressed`, as they are.
+    fn write_chunks(&mut self) -> io::Result<()> {
+        let Some(file) = self.at_end.take() else {
+            return Ok(());
+        };
+        let out = match self.gz.as_mut() {
+            Some(gz) => gz.get_mut().get_mut(),
+            None => self.out.get_mut(),
+        };
+        out.write_chunks(file, self.opts.store_compressed)
     }
 }
 
@@ -398,6 +495,9 @@ pub struct JobLogs {
     clat: Option<LogFile>,
     slat: Option<LogFile>,
     hist: Option<HistLog>,
+    /// `log_compression`: the job's compression thread. Declared after the logs so that it is
+    /// dropped after them: their sinks must be gone before its thread can be joined.
+    zip: Option<Compressor>,
     error: Option<LogError>,
 }
 
@@ -464,7 +564,8 @@ impl JobLogs {
         w: RateWindows,
         opener: Opener<'_>,
     ) -> Result<JobLogs, LogError> {
-        let open = |prefix: &Option<String>, kind: LogKind, enabled: bool, avg_msec: u64| {
+        let mut zip = start_compressor(logs)?;
+        let mut open = |prefix: &Option<String>, kind: LogKind, enabled: bool, avg_msec: u64| {
             let Some(p) = prefix.as_deref().filter(|_| enabled) else {
                 return Ok(None);
             };
@@ -480,32 +581,41 @@ impl JobLogs {
                 log_prio: logs.log_prio,
                 max_value: logs.log_max_value,
             };
-            LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
+            let z = zip.as_mut().map(|z| (z, logs.log_compression));
+            LogFile::create_zipped(&dir.join(name), kind, opts, opener, z).map(Some)
         };
         let lat_on = |disabled: bool| !disabled && !stats.gtod_reduce;
         let (lat_log, avg) = (&logs.write_lat_log, logs.log_avg_msec);
+        let bw = open(&logs.write_bw_log, LogKind::Bw, true, w.bw_log_avg_ms)?;
+        let iops = open(&logs.write_iops_log, LogKind::Iops, true, w.iops_log_avg_ms)?;
+        let lat = open(lat_log, LogKind::Lat, lat_on(stats.disable_lat), avg)?;
+        let clat = open(lat_log, LogKind::Clat, lat_on(stats.disable_clat), avg)?;
+        let slat = open(lat_log, LogKind::Slat, lat_on(stats.disable_slat), avg)?;
+        let hist = match logs.write_hist_log.as_deref() {
+            Some(p) => {
+                let p = if p.is_empty() { names.job_name } else { p };
+                let name = log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
+                let path = dir.join(name);
+                let coarse = logs.log_hist_coarseness;
+                let z = zip.as_mut().map(|z| (z, logs.log_compression));
+                Some(HistLog::create_zipped(
+                    &path,
+                    logs.log_hist_msec,
+                    coarse,
+                    opener,
+                    z,
+                )?)
+            }
+            None => None,
+        };
         Ok(JobLogs {
-            bw: open(&logs.write_bw_log, LogKind::Bw, true, w.bw_log_avg_ms)?,
-            iops: open(&logs.write_iops_log, LogKind::Iops, true, w.iops_log_avg_ms)?,
-            lat: open(lat_log, LogKind::Lat, lat_on(stats.disable_lat), avg)?,
-            clat: open(lat_log, LogKind::Clat, lat_on(stats.disable_clat), avg)?,
-            slat: open(lat_log, LogKind::Slat, lat_on(stats.disable_slat), avg)?,
-            hist: match logs.write_hist_log.as_deref() {
-                Some(p) => {
-                    let p = if p.is_empty() { names.job_name } else { p };
-                    let name =
-                        log_file_name(p, LogKind::ClatHist, names.job_number, logs.per_job_logs);
-                    let path = dir.join(name);
-                    let coarse = logs.log_hist_coarseness;
-                    Some(HistLog::create_with(
-                        &path,
-                        logs.log_hist_msec,
-                        coarse,
-                        opener,
-                    )?)
-                }
-                None => None,
-            },
+            bw,
+            iops,
+            lat,
+            clat,
+            slat,
+            zip,
+            hist,
             error: None,
         })
     }
@@ -622,11 +732,36 @@ impl JobLogs {
                 self.error = Some(e);
             }
         }
+        if let Some(z) = self.zip.as_mut() {
+            z.close();
+        }
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
+}
+
+/// `log_compression`'s thread for a job that writes a bw, iops, lat or hist log (pinned to
+/// `log_compression_cpus`), or None.
+fn start_compressor(logs: &LogSpec) -> Result<Option<Compressor>, LogError> {
+    let any = logs.write_bw_log.is_some()
+        || logs.write_iops_log.is_some()
+        || logs.write_lat_log.is_some()
+        || logs.write_hist_log.is_some();
+    if logs.log_compression == 0 || !any {
+        return Ok(None);
+    }
+    let cpus = logs.log_compression_cpus.as_deref();
+    Compressor::start(cpus)
+        .map(Some)
+        .map_err(|source| LogError::Compressor {
+            cpus: cpus.map_or_else(
+                || "all".into(),
+                |c| c.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+            ),
+            source,
+        })
 }
 
 impl RateSink for JobLogs {

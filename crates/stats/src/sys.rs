@@ -3,7 +3,9 @@
 //! starts measuring and again at its end; [`ThreadUsage::since`] gives the delta and
 //! [`ThreadUsage::apply`] writes it into the job's result.
 //!
-//! This is the only module of the crate with `unsafe` (one FFI call).
+//! Also the log compression thread's CPU pinning ([`set_affinity`]).
+//!
+//! This is the only module of the crate with `unsafe` (FFI calls).
 #![allow(unsafe_code)]
 
 use crate::model::JobResult;
@@ -153,6 +155,29 @@ fn parse_task(stat: &str, status: &str, total_ns: Option<u64>) -> Option<ThreadU
         majf,
         minf,
     })
+}
+
+/// Restrict the calling thread to `cpus` (the log compression thread's
+/// `log_compression_cpus`).
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {c} is beyond the largest CPU number this system can address"),
+            ));
+        }
+        // SAFETY: c < CPU_SETSIZE was checked above, so the bit lies inside `set`.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: set is a valid, initialised cpu_set_t and we pass its exact size; pid 0 = caller.
+    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -41,7 +41,9 @@ impl HdrMethod {
                 Algo::Crc7 => 8,
                 Algo::Sha256 => 9,
                 Algo::Sha512 => 10,
+                Algo::Sha3_224 => 11,
                 Algo::Sha3_256 => 12,
+                Algo::Sha3_384 => 13,
                 Algo::Sha3_512 => 14,
                 Algo::Xxhash => 15,
                 Algo::Sha1 => 16,
@@ -52,8 +54,8 @@ impl HdrMethod {
         }
     }
 
-    /// The method of a `verify_type` value; fio's crc32c-intel (6) is crc32c. Types fiox does
-    /// not implement (sha3-224, sha3-384) give `None`.
+    /// The method of a `verify_type` value; fio's crc32c-intel (6) is crc32c. Values outside
+    /// fio's list give `None`.
     pub fn from_code(code: u16) -> Option<HdrMethod> {
         let algo = match code {
             2 => Algo::Md5,
@@ -65,7 +67,9 @@ impl HdrMethod {
             8 => Algo::Crc7,
             9 => Algo::Sha256,
             10 => Algo::Sha512,
+            11 => Algo::Sha3_224,
             12 => Algo::Sha3_256,
+            13 => Algo::Sha3_384,
             14 => Algo::Sha3_512,
             15 => Algo::Xxhash,
             16 => Algo::Sha1,
@@ -266,7 +270,9 @@ mod tests {
             (Algo::Sha512, 168),
             (Algo::Sha1, 60),
             (Algo::Xxhash, 44),
+            (Algo::Sha3_224, 68),
             (Algo::Sha3_256, 72),
+            (Algo::Sha3_384, 88),
             (Algo::Sha3_512, 104),
         ];
         for (a, n) in sizes {

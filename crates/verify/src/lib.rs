@@ -21,7 +21,7 @@
 //! | offset | size | field                                                                |
 //! |--------|------|----------------------------------------------------------------------|
 //! | 0      | 2    | magic 0xacca                                                         |
-//! | 2      | 2    | verify type (fio's numbers): 2 md5, 3 crc64, 4 crc32, 5 crc32c (6 crc32c-intel is read as crc32c), 7 crc16, 8 crc7, 9 sha256, 10 sha512, 12 sha3-256, 14 sha3-512, 15 xxhash, 16 sha1, 17 pattern_hdr |
+//! | 2      | 2    | verify type (fio's numbers): 2 md5, 3 crc64, 4 crc32, 5 crc32c (6 crc32c-intel is read as crc32c), 7 crc16, 8 crc7, 9 sha256, 10 sha512, 11 sha3-224, 12 sha3-256, 13 sha3-384, 14 sha3-512, 15 xxhash, 16 sha1, 17 pattern_hdr |
 //! | 4      | 4    | interval length (header + data)                                      |
 //! | 8      | 8    | data seed of the write (fiox: derived from job seed, job and write number) |
 //! | 16     | 8    | absolute file offset of the interval                                 |
@@ -29,7 +29,7 @@
 //! | 32     | 2    | thread number of the writing job (1-based)                           |
 //! | 34     | 2    | write number within the job (0-based, low 16 bits)                   |
 //! | 36     | 4    | fio's crc32c (no final inversion) of bytes 0..36                     |
-//! | 40     | D    | digest of the data part as fio stores it (D = 16 md5, 8 crc64, 4 crc32/crc32c/xxhash, 2 crc16, 1 crc7, 64 sha256, 128 sha512, 32 sha3-256, 64 sha3-512, 20 sha1, 0 pattern_hdr; see [`sum`] for fio's quirks) |
+//! | 40     | D    | digest of the data part as fio stores it (D = 16 md5, 8 crc64, 4 crc32/crc32c/xxhash, 2 crc16, 1 crc7, 64 sha256, 128 sha512, 28 sha3-224, 32 sha3-256, 48 sha3-384, 64 sha3-512, 20 sha1, 0 pattern_hdr; see [`sum`] for fio's quirks) |
 //!
 //! The data part is `verify_pattern` when one is set (repeated from the start of the write,
 //! `%o` replaced by the write's offset as a little-endian u64), otherwise a pseudo-random

@@ -11,7 +11,7 @@
 //! - `crc64`: the Jones polynomial, reflected, init 0 (CRC-64/REDIS).
 //! - `crc16`: CRC-16/ARC; `crc7`: CRC-7/MMC.
 //! - `xxhash`: XXH32 with seed 1.
-//! - `md5`, `sha3-256`, `sha3-512`: the standard digests.
+//! - `md5`, `sha3-224`, `sha3-256`, `sha3-384`, `sha3-512`: the standard digests.
 //! - `sha1`: the five state words stored little-endian (the standard digest with each 4-byte
 //!   word reversed).
 //! - `sha256`: fio's final step stores the low byte of each of the 8 state words over the
@@ -57,13 +57,15 @@ pub enum Algo {
     Crc32,
     Crc16,
     Crc7,
+    Sha3_224,
     Sha3_256,
+    Sha3_384,
     Sha3_512,
 }
 
 impl Algo {
     /// Every algorithm, for tests and benchmarks.
-    pub const ALL: [Algo; 12] = [
+    pub const ALL: [Algo; 14] = [
         Algo::Md5,
         Algo::Crc32c,
         Algo::Crc64,
@@ -74,7 +76,9 @@ impl Algo {
         Algo::Crc32,
         Algo::Crc16,
         Algo::Crc7,
+        Algo::Sha3_224,
         Algo::Sha3_256,
+        Algo::Sha3_384,
         Algo::Sha3_512,
     ];
 
@@ -85,7 +89,9 @@ impl Algo {
             Algo::Crc32c | Algo::Crc32 | Algo::Xxhash => 4,
             Algo::Crc64 => 8,
             Algo::Sha1 => 20,
+            Algo::Sha3_224 => 28,
             Algo::Sha3_256 => 32,
+            Algo::Sha3_384 => 48,
             Algo::Sha256 | Algo::Sha3_512 => 64,
             Algo::Sha512 => 128,
             Algo::Crc16 => 2,
@@ -106,7 +112,9 @@ impl Algo {
             Algo::Crc32 => "crc32",
             Algo::Crc16 => "crc16",
             Algo::Crc7 => "crc7",
+            Algo::Sha3_224 => "sha3-224",
             Algo::Sha3_256 => "sha3-256",
+            Algo::Sha3_384 => "sha3-384",
             Algo::Sha3_512 => "sha3-512",
         }
     }
@@ -125,7 +133,9 @@ impl Algo {
             }
             Algo::Sha256 => fio_sha256(segs),
             Algo::Sha512 => fio_sha512(segs),
+            Algo::Sha3_224 => digest_sum::<sha3::Sha3_224>(segs),
             Algo::Sha3_256 => digest_sum::<sha3::Sha3_256>(segs),
+            Algo::Sha3_384 => digest_sum::<sha3::Sha3_384>(segs),
             Algo::Sha3_512 => digest_sum::<sha3::Sha3_512>(segs),
             Algo::Crc32c => {
                 let crc = segs.iter().fold(0, |c, s| crc32c::crc32c_append(c, s));
@@ -352,6 +362,11 @@ mod tests {
         );
         assert!(hex(Algo::Sha3_256.sum(&[b"abc"])).starts_with("3a985da74fe225b2"));
         assert!(hex(Algo::Sha3_512.sum(&[b"abc"])).starts_with("b751850b1a57168a"));
+        assert_eq!(
+            hex(Algo::Sha3_224.sum(&[b"abc"])),
+            "e642824c3f8cf24ad09234ee7d3c766fc9a3a5168d0c94ad73b46fdf"
+        );
+        assert!(hex(Algo::Sha3_384.sum(&[b"abc"])).starts_with("ec01498288516fc926459f58e2c6ad8d"));
     }
 
     /// fio's crc64: reflected Jones polynomial 0x95AC9329AC4BC9B5, init 0, no final xor,

@@ -75,6 +75,8 @@ fn mode_of(method: VerifyMethod) -> Result<Mode, VerifyError> {
         VerifyMethod::Crc16 => Algo::Crc16,
         VerifyMethod::Crc7 => Algo::Crc7,
         VerifyMethod::Sha3_256 => Algo::Sha3_256,
+        VerifyMethod::Sha3_224 => Algo::Sha3_224,
+        VerifyMethod::Sha3_384 => Algo::Sha3_384,
         VerifyMethod::Sha3_512 => Algo::Sha3_512,
     };
     Ok(Mode::Header(HdrMethod::Sum(algo)))

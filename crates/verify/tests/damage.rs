@@ -33,7 +33,7 @@ enum Damage {
     Garbage,
 }
 
-const SUM_METHODS: [VerifyMethod; 12] = [
+const SUM_METHODS: [VerifyMethod; 14] = [
     VerifyMethod::Md5,
     VerifyMethod::Crc32c,
     VerifyMethod::Crc64,
@@ -45,6 +45,8 @@ const SUM_METHODS: [VerifyMethod; 12] = [
     VerifyMethod::Crc16,
     VerifyMethod::Crc7,
     VerifyMethod::Sha3_256,
+    VerifyMethod::Sha3_224,
+    VerifyMethod::Sha3_384,
     VerifyMethod::Sha3_512,
 ];
 

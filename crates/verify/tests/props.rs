@@ -7,7 +7,7 @@ use fiox_verify::{Expect, Header, Verifier, WriteLog};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
-const METHODS: [VerifyMethod; 15] = [
+const METHODS: [VerifyMethod; 17] = [
     VerifyMethod::Md5,
     VerifyMethod::Crc32c,
     VerifyMethod::Crc64,
@@ -19,6 +19,8 @@ const METHODS: [VerifyMethod; 15] = [
     VerifyMethod::Crc16,
     VerifyMethod::Crc7,
     VerifyMethod::Sha3_256,
+    VerifyMethod::Sha3_224,
+    VerifyMethod::Sha3_384,
     VerifyMethod::Sha3_512,
     VerifyMethod::PatternHdr,
     VerifyMethod::Pattern,

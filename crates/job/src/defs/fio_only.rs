@@ -148,7 +148,6 @@ pub static OPTS: &[OptDef] = &[
     known("ignore_zone_limits", K::Bool, C::Io),
     known("initiator", K::Str, C::Engine).engines(&["libiscsi"]),
     known("job_max_open_zones", K::Int, C::Io),
-    known("log_compression_cpus", K::Str, C::Logs),
     known("max_open_zones", K::Int, C::Io),
     known("namenode", K::Str, C::Engine).engines(&["libhdfs"]),
     known("nfs_url", K::Str, C::Engine).engines(&["nfs"]),

@@ -116,12 +116,17 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("One line per file action (`add`, `open`, `close`) and per I/O (`read`, `write`, `trim`, `sync`, `datasync` with offset and length), each stamped in microseconds since the log began; `read_iolog` replays it."),
-    OptDef::new("log_compression", K::Int, C::Logs, "fio compresses its logs in memory in chunks of this size", |j, v| {
+    OptDef::new("log_compression", K::Int, C::Logs, "Keep logs in memory, compressed in chunks of this size by a background thread", |j, v| {
         j.logs.log_compression = v.u64()?;
         Ok(())
     })
     .range(1024, i64::MAX)
-    .long("fio keeps its logs in memory until the job ends and compresses them in chunks of this size to save memory. fiox writes each log line as it comes, so its memory is bounded without it; the value is checked and the logs are the same."),
+    .long("As fio: the bw/iops/lat/histogram logs are buffered in memory; each full chunk of this many bytes is compressed (zlib) by the job's log compression thread, and at the job's end the chunks are inflated into the text log (or stored as they are with log_store_compressed). Without it fiox writes each line as it comes."),
+    OptDef::new("log_compression_cpus", K::Complex("cpu list, e.g. 0-3,6"), C::Logs, "CPUs the log compression thread may run on", |j, v| {
+        j.logs.log_compression_cpus = Some(super::general::parse_cpu_list(v.raw)?);
+        Ok(())
+    })
+    .long("Pins the thread that compresses the logs (log_compression); without log_compression there is no such thread, and a note says so (fio ignores it then)."),
     OptDef::new("log_store_compressed", K::Bool, C::Logs, "Store the bw/iops/lat logs compressed, as fio's .log.fz files", |j, v| {
         j.logs.log_store_compressed = v.bool()?;
         Ok(())
@@ -284,13 +289,9 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_offset = v.size()?;
         Ok(())
     }),
-    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, %o (write offset), concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
+    OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, 'file', %o (write offset), concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
         super::forget(j, "verify_pattern");
         let raw = v.raw.trim();
-        if reads_a_file(raw) {
-            super::record_value(j, "verify_pattern", v.raw, "a pattern read from a file");
-            return Ok(());
-        }
         let (bytes, offsets) = parse_verify_pattern(raw)?;
         j.verify.verify_pattern = bytes;
         j.verify.verify_pattern_offsets = offsets;
@@ -301,7 +302,7 @@ pub(super) static OPTS: &[OptDef] = &[
         }
         Ok(())
     })
-    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write. Without verify=, blocks get a verify header and the pattern is checked (fio's pattern_hdr)."),
+    .long("Parts are concatenated: 0x hex bytes (in the order written), \"text\", decimal integers (little-endian, as few bytes as the value needs), 'file' (the file's first bytes, as many as still fit in the 512-byte pattern; the name is relative to the working directory) and %o, 8 bytes that hold the offset of each write (little-endian) when it is written and checked (at most 8 %o, as in fio). The pattern repeats from the start of each write. Without verify=, blocks get a verify header and the pattern is checked (fio's pattern_hdr)."),
     OptDef::new("verify_state_save", K::Bool, C::Verify, "Save verify state when the job ends", |j, v| {
         j.verify.verify_state_save = v.bool()?;
         Ok(())
@@ -355,20 +356,6 @@ const OFFSET_LEN: usize = 8;
 /// fio keeps at most this many formats per pattern (`verify_fmt[8]` in thread_options.h).
 const MAX_FORMATS: usize = 8;
 
-/// Does the pattern name a file to read it from (`'name'` outside a "string")? fiox does not
-/// read patterns from files yet; such a job parses and is refused when run.
-fn reads_a_file(s: &str) -> bool {
-    let mut in_string = false;
-    for c in s.chars() {
-        match c {
-            '"' => in_string = !in_string,
-            '\'' if !in_string => return true,
-            _ => {}
-        }
-    }
-    false
-}
-
 /// `verify_pattern=` as fio parses it: the bytes of the pattern and the positions of the 8
 /// bytes each `%o` reserves (zeros here; the verifier pastes each write's offset there). A `%`
 /// inside a "string" is a plain character; any other `%` format is an error, as in fio.
@@ -376,8 +363,7 @@ fn parse_verify_pattern(raw: &str) -> Result<(Vec<u8>, Vec<usize>), String> {
     super::workload::parse_fio_pattern(raw, Some((OFFSET_FORMAT, OFFSET_LEN, MAX_FORMATS)))
 }
 
-/// fiox's method for a `verify=` word already checked against the choice list; None for
-/// the fio methods fiox does not implement.
+/// fiox's method for a `verify=` word already checked against the choice list.
 fn parse_verify(s: &str) -> Option<VerifyMethod> {
     Some(match s {
         "0" | "none" => VerifyMethod::None,
@@ -390,7 +376,9 @@ fn parse_verify(s: &str) -> Option<VerifyMethod> {
         "sha1" => VerifyMethod::Sha1,
         "sha256" => VerifyMethod::Sha256,
         "sha512" => VerifyMethod::Sha512,
+        "sha3-224" => VerifyMethod::Sha3_224,
         "sha3-256" => VerifyMethod::Sha3_256,
+        "sha3-384" => VerifyMethod::Sha3_384,
         "sha3-512" => VerifyMethod::Sha3_512,
         "xxhash" => VerifyMethod::Xxhash,
         "pattern" => VerifyMethod::Pattern,
@@ -462,6 +450,12 @@ mod tests {
             Some(|j| j.logs.log_compression == 1 << 20),
         ),
         ("log_compression", "512", None),
+        (
+            "log_compression_cpus",
+            "0-1,3",
+            Some(|j| j.logs.log_compression_cpus == Some(vec![0, 1, 3])),
+        ),
+        ("log_compression_cpus", "2-1", None),
         (
             "log_store_compressed",
             "1",
@@ -660,10 +654,13 @@ mod tests {
         ("verify_pattern", "%x", None),
         ("verify_pattern", "%", None),
         ("verify_pattern", "%oabc", None),
+        ("verify_pattern", "'/nonexistent/file'", None),
         (
             "verify_pattern",
-            "'file'",
-            Some(|j| j.unsupported[0].note == "a pattern read from a file"),
+            "%o'/dev/zero'",
+            Some(|j| {
+                j.verify.verify_pattern.len() == 512 && j.verify.verify_pattern_offsets == [0]
+            }),
         ),
         (
             "verify_pattern",

@@ -104,15 +104,12 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("512")
     .range(1, 1 << 30),
-    OptDef::new("buffer_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, concatenated"), C::Buffers, "Fill buffers with this byte pattern", |j, v| {
+    OptDef::new("buffer_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, 'file', concatenated"), C::Buffers, "Fill buffers with this byte pattern", |j, v| {
         super::forget(j, "buffer_pattern");
-        if let Some(note) = pattern_feature(v.raw).filter(|n| n.contains("file")) {
-            super::record_value(j, "buffer_pattern", v.raw, note);
-            return Ok(());
-        }
         j.buffers.pattern = parse_pattern(v.raw.trim())?;
         Ok(())
-    }),
+    })
+    .long("'file' parts read the file's first bytes, as many as still fit in fio's 512-byte pattern (the rest is ignored, as in fio); the name is relative to the working directory. An empty or unreadable file is an error."),
     OptDef::new("dedupe_percentage", K::Int, C::Buffers, "Percent of buffers that repeat earlier ones", |j, v| {
         j.buffers.dedupe_percentage = v.u32()?;
         Ok(())
@@ -380,24 +377,9 @@ fn parse_zones(s: &str, abs: bool, kb_base: u32) -> Result<PerDir<Vec<Zone>>, St
     Ok(PerDir { read, write, trim })
 }
 
-/// The fio pattern feature fiox cannot use yet that `s` uses, if any: a `'file'` to read the
-/// pattern from, or a `%o` format (outside "strings"). Such a job parses and is refused when run.
-pub(super) fn pattern_feature(s: &str) -> Option<&'static str> {
-    let mut in_string = false;
-    for c in s.chars() {
-        match c {
-            '"' => in_string = !in_string,
-            '\'' if !in_string => return Some("a pattern read from a file"),
-            '%' if !in_string => return Some("a pattern format such as %o"),
-            _ => {}
-        }
-    }
-    None
-}
-
 /// fio's pattern syntax (fio 3.33's lib/pattern.c): `0x` hex bytes, `"text"`, decimal
-/// integers (little-endian, minimal length), concatenated without separators. No `%` formats
-/// (fio refuses them in `buffer_pattern`).
+/// integers (little-endian, minimal length), `'file'` contents, concatenated without
+/// separators. No `%` formats (fio refuses them in `buffer_pattern`).
 pub fn parse_pattern(s: &str) -> Result<Vec<u8>, String> {
     parse_fio_pattern(s, None).map(|(b, _)| b)
 }
@@ -430,7 +412,10 @@ pub fn parse_fio_pattern(
                 &r[end + 1..]
             }
             b'\'' => {
-                return Err("a pattern read from a file ('name') is a fio feature that fiox does not support yet".into());
+                let r = &rest[1..];
+                let end = r.find('\'').ok_or("unterminated 'file name' in pattern")?;
+                out.extend(pattern_file(&r[..end], MAX_PATTERN - out.len())?);
+                &r[end + 1..]
             }
             b'%' => {
                 let Some((fmt, len, max)) = formats else {
@@ -467,6 +452,29 @@ pub fn parse_fio_pattern(
         }
     }
     Ok((out, at))
+}
+
+/// The bytes of a `'file'` part: the first `room` bytes of the file (fio reads what still
+/// fits in its 512-byte pattern and ignores the rest). The name is used as written, relative
+/// to the working directory, as fio opens it.
+fn pattern_file(name: &str, room: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    if room == 0 {
+        return Err(format!(
+            "'{name}': the pattern already holds fio's {MAX_PATTERN} bytes, no room for the file"
+        ));
+    }
+    let file =
+        std::fs::File::open(name).map_err(|e| format!("cannot open pattern file '{name}': {e}"))?;
+    let mut bytes = Vec::with_capacity(room);
+    file.take(room as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read pattern file '{name}': {e}"))?;
+    if bytes.is_empty() {
+        // fio asserts (aborts) on a part that fills nothing.
+        return Err(format!("pattern file '{name}' is empty"));
+    }
+    Ok(bytes)
 }
 
 /// One number of a pattern at the start of `s`: its bytes and how many characters it used.
@@ -706,14 +714,15 @@ mod tests {
         ),
         ("dedupe_working_set_percentage", "101", None),
         ("dedupe_global", "1", Some(|j| j.buffers.dedupe_global)),
+        ("buffer_pattern", "'/nonexistent/pattern.bin'", None),
+        ("buffer_pattern", "'unterminated", None),
+        ("buffer_pattern", "'/dev/null'", None),
         (
             "buffer_pattern",
-            "'pattern.bin'",
-            Some(|j| {
-                j.unsupported[0].note == "a pattern read from a file"
-                    && j.buffers.pattern.is_empty()
-            }),
+            "0xab'/dev/zero'",
+            Some(|j| j.buffers.pattern.len() == 512 && j.buffers.pattern[..2] == [0xab, 0]),
         ),
+        ("buffer_pattern", "'/dev/zero'0x1", None),
         (
             "dedupe_percentage",
             "10",
