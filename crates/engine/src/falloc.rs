@@ -5,16 +5,18 @@
 //! No buffer is touched. Synchronous; a unit completes with its length or `-errno`.
 
 use crate::sys::ret;
-use crate::target::{replace, target, Target};
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::target::{FdEngine, FileSlots, Target};
+use crate::{IoOp, IoUnit};
 
 pub(crate) struct FallocEngine {
-    files: Vec<Target>,
+    files: FileSlots,
 }
 
 impl FallocEngine {
     pub fn new() -> FallocEngine {
-        FallocEngine { files: Vec::new() }
+        FallocEngine {
+            files: FileSlots::new(Self::NAME),
+        }
     }
 }
 
@@ -27,30 +29,19 @@ pub(crate) fn mode_of(op: IoOp) -> libc::c_int {
     }
 }
 
-impl IoEngine for FallocEngine {
-    fn name(&self) -> &'static str {
-        "falloc"
+impl FdEngine for FallocEngine {
+    const NAME: &'static str = "falloc";
+
+    fn slots(&self) -> &FileSlots {
+        &self.files
     }
 
-    fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            ..EngineFlags::default()
-        }
+    fn slots_mut(&mut self) -> &mut FileSlots {
+        &mut self.files
     }
 
-    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.name(), file)?);
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        replace(self.name(), &mut self.files, index, file)
-    }
-
-    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = target(self.name(), &self.files, io.file)?;
-        let r = match io.op {
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
+        match io.op {
             op @ (IoOp::Read | IoOp::Write | IoOp::Trim) => {
                 let (off, len) = (io.offset as libc::off_t, io.len as libc::off_t);
                 // SAFETY: plain syscall on the registered fd; no memory is passed.
@@ -63,15 +54,14 @@ impl IoEngine for FallocEngine {
             }
             // Syncs as every positional engine runs them.
             op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
-        };
-        Ok(Queued::Done(r))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPtr;
+    use crate::{BufPtr, EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
     fn unit(op: IoOp, offset: u64, len: u32) -> IoUnit {

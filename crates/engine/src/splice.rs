@@ -10,14 +10,14 @@
 use std::os::fd::RawFd;
 
 use crate::sys::errno;
-use crate::target::{replace, run_positional, target, Target};
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::target::{run_positional, FdEngine, FileSlots, Target};
+use crate::{EngineError, IoOp, IoUnit};
 
 /// fio's SPLICE_DEF_SIZE: the most one splice call moves.
 const CHUNK: usize = 64 << 10;
 
 pub(crate) struct SpliceEngine {
-    files: Vec<Target>,
+    files: FileSlots,
     /// The pipe: [read end, write end].
     pipe: [RawFd; 2],
 }
@@ -34,7 +34,7 @@ impl SpliceEngine {
             });
         }
         Ok(SpliceEngine {
-            files: Vec::new(),
+            files: FileSlots::new(Self::NAME),
             pipe: p,
         })
     }
@@ -147,42 +147,30 @@ impl Drop for SpliceEngine {
     }
 }
 
-impl IoEngine for SpliceEngine {
-    fn name(&self) -> &'static str {
-        "splice"
+impl FdEngine for SpliceEngine {
+    const NAME: &'static str = "splice";
+
+    fn slots(&self) -> &FileSlots {
+        &self.files
     }
 
-    fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            ..EngineFlags::default()
-        }
+    fn slots_mut(&mut self) -> &mut FileSlots {
+        &mut self.files
     }
 
-    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.name(), file)?);
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        replace(self.name(), &mut self.files, index, file)
-    }
-
-    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = target(self.name(), &self.files, io.file)?;
-        let r = match io.op {
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
+        match io.op {
             IoOp::Read => self.read(t.fd, io),
             IoOp::Write => self.write(t.fd, io),
             op => run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
-        };
-        Ok(Queued::Done(r))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPool;
+    use crate::{BufPool, EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
     #[test]

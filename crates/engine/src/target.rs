@@ -1,11 +1,13 @@
 //! The engine-side view of a registered file ([`Target`]) and the blocking execution of one
 //! unit with pread/pwrite/fsync/trim, shared by the psync engine, the guasi workers and the
-//! engines that complete trims synchronously (libaio, posixaio, io_uring).
+//! engines that complete trims synchronously (libaio, posixaio, io_uring). [`FileSlots`] and
+//! [`FdEngine`] carry the file bookkeeping of the synchronous one-syscall engines (falloc,
+//! ftruncate, e4defrag, splice), so each of them only says what one unit does.
 
 use std::os::fd::RawFd;
 
 use crate::sys::{self, ret};
-use crate::{EngineError, EngineFile, IoOp};
+use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// A file as an engine needs it on the hot path: no path string, no allocation.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +64,78 @@ pub(crate) fn replace(
     target(engine, files, idx)?;
     files[idx as usize] = Target::of(engine, f)?;
     Ok(())
+}
+
+/// An engine's registered files by index, when it keeps nothing per file but the fd: the
+/// `add_file`/`reopen_file`/lookup every such engine needs, with errors naming the engine.
+#[derive(Debug)]
+pub(crate) struct FileSlots {
+    engine: &'static str,
+    files: Vec<Target>,
+}
+
+impl FileSlots {
+    pub fn new(engine: &'static str) -> FileSlots {
+        FileSlots {
+            engine,
+            files: Vec::new(),
+        }
+    }
+
+    /// `add_file`: the next index is this file's.
+    pub fn add(&mut self, f: &EngineFile) -> Result<(), EngineError> {
+        self.files.push(Target::of(self.engine, f)?);
+        Ok(())
+    }
+
+    /// `reopen_file`: file `idx` has a new fd.
+    pub fn reopen(&mut self, idx: u32, f: &EngineFile) -> Result<(), EngineError> {
+        replace(self.engine, &mut self.files, idx, f)
+    }
+
+    /// The unit's file; an unknown index is an error, not a panic.
+    #[inline]
+    pub fn get(&self, idx: u32) -> Result<Target, EngineError> {
+        target(self.engine, &self.files, idx)
+    }
+}
+
+/// A synchronous engine whose unit is syscalls on the unit's file's fd and that keeps only
+/// the fd per file (falloc, ftruncate, e4defrag, splice). The [`IoEngine`] impl below gives
+/// it the name, flags and file bookkeeping, so these engines differ only in [`FdEngine::run`].
+pub(crate) trait FdEngine: Send {
+    /// The engine's `ioengine=` name.
+    const NAME: &'static str;
+    fn slots(&self) -> &FileSlots;
+    fn slots_mut(&mut self) -> &mut FileSlots;
+    /// Do unit `io` on its file `t`: the byte count or `-errno`.
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64;
+}
+
+impl<E: FdEngine> IoEngine for E {
+    fn name(&self) -> &'static str {
+        E::NAME
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags {
+            sync: true,
+            ..EngineFlags::default()
+        }
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        self.slots_mut().add(file)
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        self.slots_mut().reopen(index, file)
+    }
+
+    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        let t = self.slots().get(io.file)?;
+        Ok(Queued::Done(self.run(t, io)))
+    }
 }
 
 /// Trim a range synchronously: `len` on success, `-errno` otherwise.
