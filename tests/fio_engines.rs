@@ -519,7 +519,8 @@ fn net_counts(v: &Value) -> Vec<[u64; 6]> {
 /// net and netsplice over TCP (plain and pingpong) and UDP, receiver and sender on
 /// localhost: the sender's counts are fio's; fiox's receiver gets every byte over TCP (fio's
 /// receives short blocks and may stop early, so only its error is compared), and over UDP
-/// what it got plus what it counted as dropped never exceeds what was sent.
+/// what it got plus what it counted as dropped never exceeds what was sent. Neither reports
+/// disk stats (fio's FIO_DISKLESSIO).
 #[test]
 fn net_runs_like_fio() {
     let base = 20_000 + (std::process::id() % 10_000) * 4;
@@ -545,6 +546,8 @@ fn net_runs_like_fio() {
             let job = net_job(dir.path(), port, global, rx, tx);
             let (code, v) = run_json_timeout(tool, dir.path(), &[&job], 60);
             assert_eq!(code, 0, "{tool} {global}: {v}");
+            // fio's net engines are diskless: no disk under the job's directory is watched.
+            assert!(v.get("disk_util").is_none(), "{tool} {global}: {v}");
             let c = net_counts(&v);
             assert_eq!(c[1], [0, 0, 0, 0, 1024, 4 << 20], "{tool} {global}: sender");
             assert_eq!(c[0][0], 0, "{tool} {global}: receiver error");
