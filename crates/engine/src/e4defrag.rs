@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 use fiox_job::JobSpec;
 
 use crate::sys::errno;
-use crate::target::{FdEngine, FileSlots, Target};
+use crate::target::{FdOp, Target};
 use crate::{EngineError, IoOp, IoUnit};
 
 /// _IOWR('f', 15, struct move_extent): 40-byte argument.
@@ -29,7 +29,6 @@ struct MoveExtent {
 }
 
 pub(crate) struct E4defragEngine {
-    files: FileSlots,
     donor: RawFd,
     /// The donor's block size (st_blksize), the ioctl's unit.
     bsz: u64,
@@ -96,7 +95,6 @@ impl E4defragEngine {
         };
         let high = job.files.filesize.map_or(0, |(_, hi)| hi);
         let e = E4defragEngine {
-            files: FileSlots::new(Self::NAME),
             donor: fd,
             bsz: (st.st_blksize as u64).max(1),
             inplace: job.engine.inplace,
@@ -164,16 +162,8 @@ impl Drop for E4defragEngine {
     }
 }
 
-impl FdEngine for E4defragEngine {
+impl FdOp for E4defragEngine {
     const NAME: &'static str = "e4defrag";
-
-    fn slots(&self) -> &FileSlots {
-        &self.files
-    }
-
-    fn slots_mut(&mut self) -> &mut FileSlots {
-        &mut self.files
-    }
 
     fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
         match io.op {

@@ -6,6 +6,7 @@ use fiox_job::spec::{IoSubmitMode, JobSpec};
 use crate::fileops::{FileOp, FileOpEngine};
 use crate::null::NullEngine;
 use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
+use crate::target::FdEngine;
 use crate::{EngineError, IoEngine};
 
 /// The engines fiox implements (`threads` is an alias of `guasi`).
@@ -133,17 +134,17 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
         "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),
         "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
-        "falloc" => Box::new(crate::falloc::FallocEngine::new()),
-        "ftruncate" => Box::new(crate::ftruncate::FtruncateEngine::new()),
+        "falloc" => Box::new(FdEngine::new(crate::falloc::FallocEngine)),
+        "ftruncate" => Box::new(FdEngine::new(crate::ftruncate::FtruncateEngine)),
         "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
         "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
         "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
         "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
-        "splice" => Box::new(crate::splice::SpliceEngine::new()?),
+        "splice" => Box::new(FdEngine::new(crate::splice::SpliceEngine::new()?)),
         "net" => Box::new(crate::net::NetEngine::new(job, false)?),
         "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
-        "e4defrag" => Box::new(crate::e4defrag::E4defragEngine::new(job)?),
+        "e4defrag" => Box::new(FdEngine::new(crate::e4defrag::E4defragEngine::new(job)?)),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,

@@ -5,20 +5,11 @@
 //! No buffer is touched. Synchronous; a unit completes with its length or `-errno`.
 
 use crate::sys::ret;
-use crate::target::{FdEngine, FileSlots, Target};
+use crate::target::{FdOp, Target};
 use crate::{IoOp, IoUnit};
 
-pub(crate) struct FallocEngine {
-    files: FileSlots,
-}
-
-impl FallocEngine {
-    pub fn new() -> FallocEngine {
-        FallocEngine {
-            files: FileSlots::new(Self::NAME),
-        }
-    }
-}
+/// fio's `falloc`: each unit is one fallocate(2) (wrapped in an [`FdEngine`](crate::target::FdEngine)).
+pub(crate) struct FallocEngine;
 
 /// fallocate(2)'s mode for a unit's direction (fio's mapping).
 pub(crate) fn mode_of(op: IoOp) -> libc::c_int {
@@ -29,16 +20,8 @@ pub(crate) fn mode_of(op: IoOp) -> libc::c_int {
     }
 }
 
-impl FdEngine for FallocEngine {
+impl FdOp for FallocEngine {
     const NAME: &'static str = "falloc";
-
-    fn slots(&self) -> &FileSlots {
-        &self.files
-    }
-
-    fn slots_mut(&mut self) -> &mut FileSlots {
-        &mut self.files
-    }
 
     fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
         match io.op {
@@ -61,6 +44,7 @@ impl FdEngine for FallocEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::FdEngine;
     use crate::{BufPtr, EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
@@ -85,7 +69,7 @@ mod tests {
             .truncate(true)
             .open(&p)
             .unwrap();
-        let mut e = FallocEngine::new();
+        let mut e = FdEngine::new(FallocEngine);
         e.add_file(&EngineFile {
             fd: f.as_raw_fd(),
             path: p.clone(),

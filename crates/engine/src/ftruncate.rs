@@ -3,31 +3,14 @@
 //! trims fail with EINVAL, as in fio; no buffer is touched. Synchronous.
 
 use crate::sys::ret;
-use crate::target::{FdEngine, FileSlots, Target};
+use crate::target::{FdOp, Target};
 use crate::{IoOp, IoUnit};
 
-pub(crate) struct FtruncateEngine {
-    files: FileSlots,
-}
+/// fio's `ftruncate`: each write is one ftruncate(2) (wrapped in an [`FdEngine`](crate::target::FdEngine)).
+pub(crate) struct FtruncateEngine;
 
-impl FtruncateEngine {
-    pub fn new() -> FtruncateEngine {
-        FtruncateEngine {
-            files: FileSlots::new(Self::NAME),
-        }
-    }
-}
-
-impl FdEngine for FtruncateEngine {
+impl FdOp for FtruncateEngine {
     const NAME: &'static str = "ftruncate";
-
-    fn slots(&self) -> &FileSlots {
-        &self.files
-    }
-
-    fn slots_mut(&mut self) -> &mut FileSlots {
-        &mut self.files
-    }
 
     fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
         match io.op {
@@ -50,6 +33,7 @@ impl FdEngine for FtruncateEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::FdEngine;
     use crate::{BufPtr, EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
@@ -58,7 +42,7 @@ mod tests {
         let p = std::env::temp_dir().join(format!("fiox-ftruncate-{}", std::process::id()));
         std::fs::write(&p, vec![1u8; 65536]).unwrap();
         let f = std::fs::File::options().write(true).open(&p).unwrap();
-        let mut e = FtruncateEngine::new();
+        let mut e = FdEngine::new(FtruncateEngine);
         e.add_file(&EngineFile {
             fd: f.as_raw_fd(),
             path: p.clone(),

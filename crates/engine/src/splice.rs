@@ -10,14 +10,13 @@
 use std::os::fd::RawFd;
 
 use crate::sys::errno;
-use crate::target::{run_positional, FdEngine, FileSlots, Target};
+use crate::target::{run_positional, FdOp, Target};
 use crate::{EngineError, IoOp, IoUnit};
 
 /// fio's SPLICE_DEF_SIZE: the most one splice call moves.
 const CHUNK: usize = 64 << 10;
 
 pub(crate) struct SpliceEngine {
-    files: FileSlots,
     /// The pipe: [read end, write end].
     pipe: [RawFd; 2],
 }
@@ -33,10 +32,7 @@ impl SpliceEngine {
                 source: std::io::Error::last_os_error(),
             });
         }
-        Ok(SpliceEngine {
-            files: FileSlots::new(Self::NAME),
-            pipe: p,
-        })
+        Ok(SpliceEngine { pipe: p })
     }
 
     /// File -> pipe -> buffer, chunk by chunk.
@@ -147,16 +143,8 @@ impl Drop for SpliceEngine {
     }
 }
 
-impl FdEngine for SpliceEngine {
+impl FdOp for SpliceEngine {
     const NAME: &'static str = "splice";
-
-    fn slots(&self) -> &FileSlots {
-        &self.files
-    }
-
-    fn slots_mut(&mut self) -> &mut FileSlots {
-        &mut self.files
-    }
 
     fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
         match io.op {
@@ -170,6 +158,7 @@ impl FdEngine for SpliceEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::target::FdEngine;
     use crate::{BufPool, EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
@@ -183,7 +172,7 @@ mod tests {
             .truncate(true)
             .open(&p)
             .unwrap();
-        let mut e = SpliceEngine::new().unwrap();
+        let mut e = FdEngine::new(SpliceEngine::new().unwrap());
         e.add_file(&EngineFile {
             fd: f.as_raw_fd(),
             path: p.clone(),

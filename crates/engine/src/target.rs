@@ -1,8 +1,8 @@
 //! The engine-side view of a registered file ([`Target`]) and the blocking execution of one
 //! unit with pread/pwrite/fsync/trim, shared by the psync engine, the guasi workers and the
-//! engines that complete trims synchronously (libaio, posixaio, io_uring). [`FileSlots`] and
-//! [`FdEngine`] carry the file bookkeeping of the synchronous one-syscall engines (falloc,
-//! ftruncate, e4defrag, splice), so each of them only says what one unit does.
+//! engines that complete trims synchronously (libaio, posixaio, io_uring). [`FdEngine`] carries
+//! the file bookkeeping of the synchronous one-syscall engines (falloc, ftruncate, e4defrag,
+//! splice), so each of them only says what one unit does ([`FdOp`]).
 
 use std::os::fd::RawFd;
 
@@ -66,55 +66,34 @@ pub(crate) fn replace(
     Ok(())
 }
 
-/// An engine's registered files by index, when it keeps nothing per file but the fd: the
-/// `add_file`/`reopen_file`/lookup every such engine needs, with errors naming the engine.
-#[derive(Debug)]
-pub(crate) struct FileSlots {
-    engine: &'static str,
-    files: Vec<Target>,
-}
-
-impl FileSlots {
-    pub fn new(engine: &'static str) -> FileSlots {
-        FileSlots {
-            engine,
-            files: Vec::new(),
-        }
-    }
-
-    /// `add_file`: the next index is this file's.
-    pub fn add(&mut self, f: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.engine, f)?);
-        Ok(())
-    }
-
-    /// `reopen_file`: file `idx` has a new fd.
-    pub fn reopen(&mut self, idx: u32, f: &EngineFile) -> Result<(), EngineError> {
-        replace(self.engine, &mut self.files, idx, f)
-    }
-
-    /// The unit's file; an unknown index is an error, not a panic.
-    #[inline]
-    pub fn get(&self, idx: u32) -> Result<Target, EngineError> {
-        target(self.engine, &self.files, idx)
-    }
-}
-
-/// A synchronous engine whose unit is syscalls on the unit's file's fd and that keeps only
-/// the fd per file (falloc, ftruncate, e4defrag, splice). The [`IoEngine`] impl below gives
-/// it the name, flags and file bookkeeping, so these engines differ only in [`FdEngine::run`].
-pub(crate) trait FdEngine: Send {
+/// What one unit does in a synchronous engine whose work is syscalls on the unit's file's fd
+/// and that keeps nothing per file but the fd (falloc, ftruncate, e4defrag, splice).
+pub(crate) trait FdOp: Send {
     /// The engine's `ioengine=` name.
     const NAME: &'static str;
-    fn slots(&self) -> &FileSlots;
-    fn slots_mut(&mut self) -> &mut FileSlots;
     /// Do unit `io` on its file `t`: the byte count or `-errno`.
     fn run(&mut self, t: Target, io: &IoUnit) -> i64;
 }
 
-impl<E: FdEngine> IoEngine for E {
+/// The [`IoEngine`] of an [`FdOp`]: the name, the flags and the file bookkeeping these
+/// engines share, so each of them only says what one unit does.
+pub(crate) struct FdEngine<O> {
+    files: Vec<Target>,
+    op: O,
+}
+
+impl<O: FdOp> FdEngine<O> {
+    pub fn new(op: O) -> FdEngine<O> {
+        FdEngine {
+            files: Vec::new(),
+            op,
+        }
+    }
+}
+
+impl<O: FdOp> IoEngine for FdEngine<O> {
     fn name(&self) -> &'static str {
-        E::NAME
+        O::NAME
     }
 
     fn flags(&self) -> EngineFlags {
@@ -125,16 +104,17 @@ impl<E: FdEngine> IoEngine for E {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.slots_mut().add(file)
+        self.files.push(Target::of(O::NAME, file)?);
+        Ok(())
     }
 
     fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        self.slots_mut().reopen(index, file)
+        replace(O::NAME, &mut self.files, index, file)
     }
 
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = self.slots().get(io.file)?;
-        Ok(Queued::Done(self.run(t, io)))
+        let t = target(O::NAME, &self.files, io.file)?;
+        Ok(Queued::Done(self.op.run(t, io)))
     }
 }
 
