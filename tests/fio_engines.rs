@@ -14,23 +14,8 @@ use std::process::{Command, Stdio};
 /// Run `tool` (fiox or fio) with JSON output; fio prints an error line before its JSON when a
 /// job fails, so the report starts at the first `{`.
 fn run_json(tool: &str, cwd: &Path, args: &[&str]) -> (i32, Value) {
-    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
-    let o = Command::new(bin)
-        .current_dir(cwd)
-        .args(args)
-        .arg("--output-format=json")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let at = out.find('{').unwrap_or(0);
-    let v = serde_json::from_str(&out[at..]).unwrap_or_else(|e| {
-        panic!(
-            "{tool} JSON ({e}): {out}\nstderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap_or(-1), v)
+    let (code, v, _) = tool_json(tool, cwd, args, None);
+    (code, v)
 }
 
 /// The tools to compare: fiox always, fio when installed.
@@ -807,20 +792,8 @@ fn e4defrag_runs_like_fio() {
 
 /// [`run_json`] that kills the tool after `secs` (a hang fails the test instead of stalling).
 fn run_json_timeout(tool: &str, cwd: &Path, args: &[&str], secs: u32) -> (i32, Value) {
-    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
-    let o = Command::new("timeout")
-        .arg(secs.to_string())
-        .arg(bin)
-        .current_dir(cwd)
-        .args(args)
-        .arg("--output-format=json")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let at = out.find('{').unwrap_or(0);
-    let v = serde_json::from_str(&out[at..]).unwrap_or_else(|e| panic!("{tool} JSON ({e}): {out}"));
-    (o.status.code().unwrap_or(-1), v)
+    let (code, v, _) = tool_json(tool, cwd, args, Some(secs));
+    (code, v)
 }
 
 /// fio's example job files for these engines run under fiox: the same sections, with a

@@ -1694,21 +1694,10 @@ fn merge_blktrace_files_interleave_scale_repeat_and_replay() {
 
 /// fio's JSON output for `args`, run in `dir`.
 fn fio_json_in(dir: &Path, args: &[&str]) -> serde_json::Value {
-    let o = std::process::Command::new("fio")
-        .current_dir(dir)
-        .args(args)
-        .arg("--output-format=json")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fio {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let out = String::from_utf8_lossy(&o.stdout);
     // fio notes a probed depth above 1 with a synchronous engine on stdout, before the JSON.
-    let json = out.find('{').map_or("", |i| &out[i..]);
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("fio {args:?}: {e}: {out}"))
+    let (code, v, stderr) = tool_json("fio", dir, args, None);
+    assert_eq!(code, 0, "fio {args:?}: {stderr}");
+    v
 }
 
 /// The JSON `jobs[].read.io_bytes` of a report.

@@ -19,7 +19,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(o: Output) -> Run {
+    /// The result of a finished command (fiox run with its own environment, say).
+    pub fn from(o: Output) -> Run {
         Run {
             code: o.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -109,6 +110,40 @@ pub fn fio_json(args: &[&str]) -> serde_json::Value {
         .expect("run fio");
     let out = String::from_utf8_lossy(&o.stdout);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("fio JSON ({e}): {out}"))
+}
+
+/// Run `tool` ("fio", or "fiox" for the built binary) in `cwd` with JSON output: exit code,
+/// report and stderr. `secs`: kill it after that long (a hang fails the test instead of
+/// stalling it). fio prints error and notice lines on stdout before its JSON, so the report
+/// starts at the first `{`.
+pub fn tool_json(
+    tool: &str,
+    cwd: &Path,
+    args: &[&str],
+    secs: Option<u32>,
+) -> (i32, serde_json::Value, String) {
+    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
+    let mut cmd = match secs {
+        Some(s) => {
+            let mut c = Command::new("timeout");
+            c.arg(s.to_string()).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let o = cmd
+        .current_dir(cwd)
+        .args(args)
+        .arg("--output-format=json")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let at = out.find('{').unwrap_or(0);
+    let v = serde_json::from_str(&out[at..])
+        .unwrap_or_else(|e| panic!("{tool} {args:?} JSON ({e}): {out}\nstderr: {stderr}"));
+    (o.status.code().unwrap_or(-1), v, stderr)
 }
 
 /// A temporary directory removed on drop (in /dev/shm when available: fast and no disk).
