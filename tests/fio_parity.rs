@@ -167,18 +167,9 @@ fn significant_figures_and_bs_is_seq_rand_print_like_fio() {
 #[test]
 fn randtrimwrite_runs_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "rtw");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(1 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 1 << 20) else {
+        return;
+    };
     let file = format!("--filename={}", lo.path().display());
     let args = [
         "--name=t",
@@ -950,18 +941,9 @@ fn clocksource_gettimeofday_times_in_microseconds_like_fio() {
 #[test]
 fn ioscheduler_switches_and_restores() {
     let dir = TempDir::under(Path::new("/var/tmp"), "iosched");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(16 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 16 << 20) else {
+        return;
+    };
     let sched = format!("/sys/block/{}/queue/scheduler", lo.name());
     let current = || {
         let t = std::fs::read_to_string(&sched).unwrap_or_default();
@@ -1180,18 +1162,9 @@ fn exec_prerun_and_postrun_like_fio() {
 #[test]
 fn verify_trim_runs_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "vtrim");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(2 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 2 << 20) else {
+        return;
+    };
     let file = format!("--filename={}", lo.path().display());
     let cases: [&[&str]; 4] = [
         &["--rw=trimwrite", "--trim_percentage=50", "--trim_backlog=4"],
@@ -1415,18 +1388,9 @@ fn blk_calls(tool: &str, dir: &Path, args: &[&str], target: &str) -> Vec<String>
 #[test]
 fn read_iolog_replays_blktrace_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "blktrace");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(2 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 2 << 20) else {
+        return;
+    };
     let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(lo.path()).unwrap());
     let (maj, min) = (
         ((rdev >> 8) & 0xfff) as u32,
@@ -1524,20 +1488,26 @@ fn blk_records(bytes: &[u8]) -> Vec<(u64, u64, u32)> {
         .collect()
 }
 
-/// A loop device over a fresh 2 MiB file in `dir`, and its (major, minor); None (after
-/// saying why) when no loop device can be attached here.
-fn scratch_loop(dir: &Path, name: &str) -> Option<(fiox_testbed::loopdev::LoopDevice, u32)> {
+/// A loop device over a fresh `size`-byte file `name` in `dir`; None (after saying why) when
+/// no loop device can be attached here.
+fn loop_over(dir: &Path, name: &str, size: u64) -> Option<fiox_testbed::loopdev::LoopDevice> {
     let backing = dir.join(name);
     std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(2 << 20))
+        .and_then(|f| f.set_len(size))
         .unwrap();
-    let lo = match fiox_testbed::loopdev::LoopDevice::attach(&backing, &Default::default()) {
-        Ok(lo) => lo,
+    match fiox_testbed::loopdev::LoopDevice::attach(&backing, &Default::default()) {
+        Ok(lo) => Some(lo),
         Err(e) => {
             eprintln!("skipped: cannot attach a loop device: {e}");
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// A loop device over a fresh 2 MiB file in `dir`, and its device number as blktrace
+/// records it (major << 20 | minor); None as [`loop_over`].
+fn scratch_loop(dir: &Path, name: &str) -> Option<(fiox_testbed::loopdev::LoopDevice, u32)> {
+    let lo = loop_over(dir, name, 2 << 20)?;
     let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(lo.path()).unwrap());
     let (maj, min) = ((rdev >> 8) & 0xfff, (rdev & 0xff) | ((rdev >> 12) & !0xff));
     Some((lo, (maj << 20 | min) as u32))
