@@ -102,13 +102,8 @@ fn huge_backings_without_huge_pages_fail_like_fio() {
 
 /// Run fio in `dir` with the normal report; (exit code, stdout).
 fn fio_normal(dir: &Path, args: &[&str]) -> (i32, String) {
-    let o = std::process::Command::new("fio")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run fio");
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    (o.status.code().unwrap_or(-1), out)
+    let r = tool_in("fio", dir, args);
+    (r.code, r.stdout)
 }
 
 /// The parts of a normal report that do not depend on timing: the header line and the
@@ -272,11 +267,7 @@ fn write_iolog_writes_fios_log() {
             "--write_iolog=io.log",
             "--output-format=terse",
         ];
-        let code = if tool == "fiox" {
-            fiox_in(dir.path(), &args).code
-        } else {
-            fio_normal(dir.path(), &args).0
-        };
+        let code = tool_in(tool, dir.path(), &args).code;
         assert_eq!(code, 0, "{tool}");
         logs.push(iolog_lines(&dir.join("io.log")));
     }
@@ -720,11 +711,7 @@ fn aux_path_holds_the_verify_state() {
             "--verify=crc32c",
             "--output-format=terse",
         ];
-        let code = if tool == "fiox" {
-            fiox_in(dir.path(), &args).code
-        } else {
-            fio_normal(dir.path(), &args).0
-        };
+        let code = tool_in(tool, dir.path(), &args).code;
         assert_eq!(code, 0, "{tool}");
         assert!(
             Path::new(&aux.join("local-v-0-verify.state")).exists(),
