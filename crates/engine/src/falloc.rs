@@ -44,9 +44,8 @@ impl FdOp for FallocEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::FdEngine;
-    use crate::{BufPtr, EngineFile, IoEngine, Queued};
-    use std::os::fd::AsRawFd;
+    use crate::target::on_scratch_file;
+    use crate::{BufPtr, IoEngine, Queued};
 
     fn unit(op: IoOp, offset: u64, len: u32) -> IoUnit {
         IoUnit {
@@ -61,22 +60,7 @@ mod tests {
 
     #[test]
     fn each_direction_is_its_fallocate_mode() {
-        let p = std::env::temp_dir().join(format!("fiox-falloc-{}", std::process::id()));
-        let f = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        let mut e = FdEngine::new(FallocEngine);
-        e.add_file(&EngineFile {
-            fd: f.as_raw_fd(),
-            path: p.clone(),
-            size: 1 << 20,
-            writable: true,
-        })
-        .unwrap();
+        let (mut e, f, p) = on_scratch_file(FallocEngine, "falloc");
         let len = |f: &std::fs::File| f.metadata().unwrap().len();
         // A read allocates without growing the file.
         assert_eq!(

@@ -158,28 +158,12 @@ impl FdOp for SpliceEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::target::FdEngine;
-    use crate::{BufPool, EngineFile, IoEngine, Queued};
-    use std::os::fd::AsRawFd;
+    use crate::target::on_scratch_file;
+    use crate::{BufPool, IoEngine, Queued};
 
     #[test]
     fn writes_and_reads_through_the_pipe() {
-        let p = std::env::temp_dir().join(format!("fiox-splice-{}", std::process::id()));
-        let f = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        let mut e = FdEngine::new(SpliceEngine::new().unwrap());
-        e.add_file(&EngineFile {
-            fd: f.as_raw_fd(),
-            path: p.clone(),
-            size: 1 << 20,
-            writable: true,
-        })
-        .unwrap();
+        let (mut e, f, p) = on_scratch_file(SpliceEngine::new().unwrap(), "splice");
         // 200 KiB: more than a pipe holds and more than one splice chunk.
         let len = 200 << 10;
         let pool = BufPool::new(2, len, 4096).unwrap();

@@ -204,3 +204,30 @@ pub(crate) fn run_positional(
         IoOp::SyncRange(f) => sync_range(t.fd, offset, len.into(), f),
     }
 }
+
+/// `op`'s engine with one file added: a fresh empty scratch file `fiox-<tag>-<pid>` in the
+/// temp directory, handed over as 1 MiB and writable. The caller removes the file.
+#[cfg(test)]
+pub(crate) fn on_scratch_file<O: FdOp>(
+    op: O,
+    tag: &str,
+) -> (FdEngine<O>, std::fs::File, std::path::PathBuf) {
+    use std::os::fd::AsRawFd;
+    let p = std::env::temp_dir().join(format!("fiox-{tag}-{}", std::process::id()));
+    let f = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&p)
+        .unwrap();
+    let mut e = FdEngine::new(op);
+    e.add_file(&EngineFile {
+        fd: f.as_raw_fd(),
+        path: p.clone(),
+        size: 1 << 20,
+        writable: true,
+    })
+    .unwrap();
+    (e, f, p)
+}
