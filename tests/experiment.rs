@@ -115,11 +115,7 @@ fn fiox_tb(state: &TempDir, args: &[&str]) -> Run {
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run fiox");
-    Run {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Run::from(o)
 }
 
 /// The `key=value` of a `testbed up` line.

@@ -14,23 +14,8 @@ use std::process::{Command, Stdio};
 /// Run `tool` (fiox or fio) with JSON output; fio prints an error line before its JSON when a
 /// job fails, so the report starts at the first `{`.
 fn run_json(tool: &str, cwd: &Path, args: &[&str]) -> (i32, Value) {
-    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
-    let o = Command::new(bin)
-        .current_dir(cwd)
-        .args(args)
-        .arg("--output-format=json")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let at = out.find('{').unwrap_or(0);
-    let v = serde_json::from_str(&out[at..]).unwrap_or_else(|e| {
-        panic!(
-            "{tool} JSON ({e}): {out}\nstderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap_or(-1), v)
+    let (code, v, _) = tool_json(tool, cwd, args, None);
+    (code, v)
 }
 
 /// The tools to compare: fiox always, fio when installed.
@@ -519,7 +504,8 @@ fn net_counts(v: &Value) -> Vec<[u64; 6]> {
 /// net and netsplice over TCP (plain and pingpong) and UDP, receiver and sender on
 /// localhost: the sender's counts are fio's; fiox's receiver gets every byte over TCP (fio's
 /// receives short blocks and may stop early, so only its error is compared), and over UDP
-/// what it got plus what it counted as dropped never exceeds what was sent.
+/// what it got plus what it counted as dropped never exceeds what was sent. Neither reports
+/// disk stats (fio's FIO_DISKLESSIO).
 #[test]
 fn net_runs_like_fio() {
     let base = 20_000 + (std::process::id() % 10_000) * 4;
@@ -540,11 +526,15 @@ fn net_runs_like_fio() {
     for (n, (global, rx, tx)) in cases.iter().enumerate() {
         let mut seen = Vec::new();
         for (t, tool) in tools().into_iter().enumerate() {
-            let dir = TempDir::new("net");
+            // On a disk (not /dev/shm), so a job that watched its directory's disk would
+            // report it in disk_util.
+            let dir = TempDir::under(Path::new("/var/tmp"), "net");
             let port = base + (n as u32) * 2 + t as u32;
             let job = net_job(dir.path(), port, global, rx, tx);
             let (code, v) = run_json_timeout(tool, dir.path(), &[&job], 60);
             assert_eq!(code, 0, "{tool} {global}: {v}");
+            // fio's net engines are diskless: no disk under the job's directory is watched.
+            assert!(v.get("disk_util").is_none(), "{tool} {global}: {v}");
             let c = net_counts(&v);
             assert_eq!(c[1], [0, 0, 0, 0, 1024, 4 << 20], "{tool} {global}: sender");
             assert_eq!(c[0][0], 0, "{tool} {global}: receiver error");
@@ -802,20 +792,8 @@ fn e4defrag_runs_like_fio() {
 
 /// [`run_json`] that kills the tool after `secs` (a hang fails the test instead of stalling).
 fn run_json_timeout(tool: &str, cwd: &Path, args: &[&str], secs: u32) -> (i32, Value) {
-    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
-    let o = Command::new("timeout")
-        .arg(secs.to_string())
-        .arg(bin)
-        .current_dir(cwd)
-        .args(args)
-        .arg("--output-format=json")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let at = out.find('{').unwrap_or(0);
-    let v = serde_json::from_str(&out[at..]).unwrap_or_else(|e| panic!("{tool} JSON ({e}): {out}"));
-    (o.status.code().unwrap_or(-1), v)
+    let (code, v, _) = tool_json(tool, cwd, args, Some(secs));
+    (code, v)
 }
 
 /// fio's example job files for these engines run under fiox: the same sections, with a

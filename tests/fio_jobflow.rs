@@ -13,17 +13,8 @@ use std::process::{Command, Stdio};
 /// JSON document, so the document starts at the first line that is `{`.
 fn fio_json_code(args: &[&str]) -> (serde_json::Value, i32) {
     let cwd = TempDir::new("fio-cwd");
-    let o = Command::new("fio")
-        .current_dir(cwd.path())
-        .args(args)
-        .arg("--output-format=json")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run fio");
-    let out = String::from_utf8_lossy(&o.stdout);
-    let start = out.find("{\n").unwrap_or(0);
-    let v = serde_json::from_str(&out[start..]).unwrap_or_else(|e| panic!("fio JSON ({e}): {out}"));
-    (v, o.status.code().unwrap_or(-1))
+    let (code, v, _) = tool_json("fio", cwd.path(), args, None);
+    (v, code)
 }
 
 fn fiox_json_code(args: &[&str]) -> (serde_json::Value, i32, String) {

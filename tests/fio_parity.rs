@@ -102,13 +102,8 @@ fn huge_backings_without_huge_pages_fail_like_fio() {
 
 /// Run fio in `dir` with the normal report; (exit code, stdout).
 fn fio_normal(dir: &Path, args: &[&str]) -> (i32, String) {
-    let o = std::process::Command::new("fio")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run fio");
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    (o.status.code().unwrap_or(-1), out)
+    let r = tool_in("fio", dir, args);
+    (r.code, r.stdout)
 }
 
 /// The parts of a normal report that do not depend on timing: the header line and the
@@ -167,18 +162,9 @@ fn significant_figures_and_bs_is_seq_rand_print_like_fio() {
 #[test]
 fn randtrimwrite_runs_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "rtw");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(1 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 1 << 20) else {
+        return;
+    };
     let file = format!("--filename={}", lo.path().display());
     let args = [
         "--name=t",
@@ -281,11 +267,7 @@ fn write_iolog_writes_fios_log() {
             "--write_iolog=io.log",
             "--output-format=terse",
         ];
-        let code = if tool == "fiox" {
-            fiox_in(dir.path(), &args).code
-        } else {
-            fio_normal(dir.path(), &args).0
-        };
+        let code = tool_in(tool, dir.path(), &args).code;
         assert_eq!(code, 0, "{tool}");
         logs.push(iolog_lines(&dir.join("io.log")));
     }
@@ -729,11 +711,7 @@ fn aux_path_holds_the_verify_state() {
             "--verify=crc32c",
             "--output-format=terse",
         ];
-        let code = if tool == "fiox" {
-            fiox_in(dir.path(), &args).code
-        } else {
-            fio_normal(dir.path(), &args).0
-        };
+        let code = tool_in(tool, dir.path(), &args).code;
         assert_eq!(code, 0, "{tool}");
         assert!(
             Path::new(&aux.join("local-v-0-verify.state")).exists(),
@@ -950,18 +928,9 @@ fn clocksource_gettimeofday_times_in_microseconds_like_fio() {
 #[test]
 fn ioscheduler_switches_and_restores() {
     let dir = TempDir::under(Path::new("/var/tmp"), "iosched");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(16 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 16 << 20) else {
+        return;
+    };
     let sched = format!("/sys/block/{}/queue/scheduler", lo.name());
     let current = || {
         let t = std::fs::read_to_string(&sched).unwrap_or_default();
@@ -1180,18 +1149,9 @@ fn exec_prerun_and_postrun_like_fio() {
 #[test]
 fn verify_trim_runs_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "vtrim");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(2 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 2 << 20) else {
+        return;
+    };
     let file = format!("--filename={}", lo.path().display());
     let cases: [&[&str]; 4] = [
         &["--rw=trimwrite", "--trim_percentage=50", "--trim_backlog=4"],
@@ -1415,18 +1375,9 @@ fn blk_calls(tool: &str, dir: &Path, args: &[&str], target: &str) -> Vec<String>
 #[test]
 fn read_iolog_replays_blktrace_like_fio() {
     let dir = TempDir::under(Path::new("/var/tmp"), "blktrace");
-    let backing = dir.join("backing");
-    std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(2 << 20))
-        .unwrap();
-    let lo =
-        match fiox_testbed::loopdev::LoopDevice::attach(Path::new(&backing), &Default::default()) {
-            Ok(lo) => lo,
-            Err(e) => {
-                eprintln!("skipped: cannot attach a loop device: {e}");
-                return;
-            }
-        };
+    let Some(lo) = loop_over(dir.path(), "backing", 2 << 20) else {
+        return;
+    };
     let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(lo.path()).unwrap());
     let (maj, min) = (
         ((rdev >> 8) & 0xfff) as u32,
@@ -1524,20 +1475,26 @@ fn blk_records(bytes: &[u8]) -> Vec<(u64, u64, u32)> {
         .collect()
 }
 
-/// A loop device over a fresh 2 MiB file in `dir`, and its (major, minor); None (after
-/// saying why) when no loop device can be attached here.
-fn scratch_loop(dir: &Path, name: &str) -> Option<(fiox_testbed::loopdev::LoopDevice, u32)> {
+/// A loop device over a fresh `size`-byte file `name` in `dir`; None (after saying why) when
+/// no loop device can be attached here.
+fn loop_over(dir: &Path, name: &str, size: u64) -> Option<fiox_testbed::loopdev::LoopDevice> {
     let backing = dir.join(name);
     std::fs::File::create(&backing)
-        .and_then(|f| f.set_len(2 << 20))
+        .and_then(|f| f.set_len(size))
         .unwrap();
-    let lo = match fiox_testbed::loopdev::LoopDevice::attach(&backing, &Default::default()) {
-        Ok(lo) => lo,
+    match fiox_testbed::loopdev::LoopDevice::attach(&backing, &Default::default()) {
+        Ok(lo) => Some(lo),
         Err(e) => {
             eprintln!("skipped: cannot attach a loop device: {e}");
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// A loop device over a fresh 2 MiB file in `dir`, and its device number as blktrace
+/// records it (major << 20 | minor); None as [`loop_over`].
+fn scratch_loop(dir: &Path, name: &str) -> Option<(fiox_testbed::loopdev::LoopDevice, u32)> {
+    let lo = loop_over(dir, name, 2 << 20)?;
     let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(lo.path()).unwrap());
     let (maj, min) = ((rdev >> 8) & 0xfff, (rdev & 0xff) | ((rdev >> 12) & !0xff));
     Some((lo, (maj << 20 | min) as u32))
@@ -1694,21 +1651,10 @@ fn merge_blktrace_files_interleave_scale_repeat_and_replay() {
 
 /// fio's JSON output for `args`, run in `dir`.
 fn fio_json_in(dir: &Path, args: &[&str]) -> serde_json::Value {
-    let o = std::process::Command::new("fio")
-        .current_dir(dir)
-        .args(args)
-        .arg("--output-format=json")
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fio {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let out = String::from_utf8_lossy(&o.stdout);
     // fio notes a probed depth above 1 with a synchronous engine on stdout, before the JSON.
-    let json = out.find('{').map_or("", |i| &out[i..]);
-    serde_json::from_str(json).unwrap_or_else(|e| panic!("fio {args:?}: {e}: {out}"))
+    let (code, v, stderr) = tool_json("fio", dir, args, None);
+    assert_eq!(code, 0, "fio {args:?}: {stderr}");
+    v
 }
 
 /// The JSON `jobs[].read.io_bytes` of a report.

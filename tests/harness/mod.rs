@@ -19,7 +19,8 @@ pub struct Run {
 }
 
 impl Run {
-    fn from(o: Output) -> Run {
+    /// The result of a finished command (fiox run with its own environment, say).
+    pub fn from(o: Output) -> Run {
         Run {
             code: o.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -51,13 +52,28 @@ pub fn fiox(args: &[&str]) -> Run {
 /// Run fiox to completion in directory `cwd` (for files fiox puts in the current directory:
 /// verify state files, logs).
 pub fn fiox_in(cwd: &Path, args: &[&str]) -> Run {
-    let o = Command::new(fiox_bin())
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run fiox");
-    Run::from(o)
+    tool_in("fiox", cwd, args)
+}
+
+/// The command that runs `tool` ("fio", or "fiox" for the built binary) in `cwd` with stdin
+/// closed; `secs`: killed after that long (a hang fails the test instead of stalling it).
+fn tool_cmd(tool: &str, cwd: &Path, secs: Option<u32>) -> Command {
+    let bin = if tool == "fio" { "fio" } else { fiox_bin() };
+    let mut c = match secs {
+        Some(s) => {
+            let mut c = Command::new("timeout");
+            c.arg(s.to_string()).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    c.current_dir(cwd).stdin(Stdio::null());
+    c
+}
+
+/// Run `tool` ("fio" or "fiox") to completion in `cwd`.
+pub fn tool_in(tool: &str, cwd: &Path, args: &[&str]) -> Run {
+    Run::from(tool_cmd(tool, cwd, None).args(args).output().expect("run"))
 }
 
 /// Start fiox without waiting (stdout/stderr piped).
@@ -100,15 +116,34 @@ pub fn fio_available() -> bool {
 pub fn fio_json(args: &[&str]) -> serde_json::Value {
     // fio leaves verify state files in its working directory: give it a throwaway one.
     let cwd = TempDir::new("fio-cwd");
-    let o = Command::new("fio")
-        .current_dir(cwd.path())
+    tool_json("fio", cwd.path(), args, None).1
+}
+
+/// Run `tool` ("fio", or "fiox" for the built binary) in `cwd` with JSON output: exit code,
+/// report and stderr. `secs`: kill it after that long (a hang fails the test instead of
+/// stalling it). fio prints error and notice lines on stdout before its JSON, so the report
+/// starts at the first line that begins with `{`.
+pub fn tool_json(
+    tool: &str,
+    cwd: &Path,
+    args: &[&str],
+    secs: Option<u32>,
+) -> (i32, serde_json::Value, String) {
+    let o = tool_cmd(tool, cwd, secs)
         .args(args)
         .arg("--output-format=json")
-        .stdin(Stdio::null())
         .output()
-        .expect("run fio");
+        .expect("run");
     let out = String::from_utf8_lossy(&o.stdout);
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("fio JSON ({e}): {out}"))
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let at = if out.starts_with('{') {
+        0
+    } else {
+        out.find("\n{").map_or(0, |i| i + 1)
+    };
+    let v = serde_json::from_str(&out[at..])
+        .unwrap_or_else(|e| panic!("{tool} {args:?} JSON ({e}): {out}\nstderr: {stderr}"));
+    (o.status.code().unwrap_or(-1), v, stderr)
 }
 
 /// A temporary directory removed on drop (in /dev/shm when available: fast and no disk).

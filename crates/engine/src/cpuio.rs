@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use fiox_job::spec::EngineOptions;
 
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoUnit, Queued};
+use crate::{EngineError, EngineFlags, IoEngine, IoUnit, Queued};
 
 /// Integers qsort mode sorts (fio's qsort_size: 256 Ki, 1 MiB of data).
 const QSORT_LEN: usize = 256 << 10;
@@ -90,21 +90,10 @@ impl IoEngine for CpuEngine {
     }
 
     fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            no_io: true,
-            zero_bytes: true,
-            ..EngineFlags::default()
-        }
+        EngineFlags::no_data(self.name())
     }
 
-    fn add_file(&mut self, _file: &EngineFile) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, _index: u32, _file: &EngineFile) -> Result<(), EngineError> {
-        Ok(())
-    }
+    crate::ignores_files!();
 
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         if self.data.is_some() {

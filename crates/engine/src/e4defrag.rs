@@ -10,8 +10,8 @@ use std::os::fd::RawFd;
 use fiox_job::JobSpec;
 
 use crate::sys::errno;
-use crate::target::{replace, target, Target};
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::target::{FdOp, Target};
+use crate::{EngineError, IoOp, IoUnit};
 
 /// _IOWR('f', 15, struct move_extent): 40-byte argument.
 const EXT4_IOC_MOVE_EXT: libc::c_ulong = 0xC028_660F;
@@ -29,7 +29,6 @@ struct MoveExtent {
 }
 
 pub(crate) struct E4defragEngine {
-    files: Vec<Target>,
     donor: RawFd,
     /// The donor's block size (st_blksize), the ioctl's unit.
     bsz: u64,
@@ -96,7 +95,6 @@ impl E4defragEngine {
         };
         let high = job.files.filesize.map_or(0, |(_, hi)| hi);
         let e = E4defragEngine {
-            files: Vec::new(),
             donor: fd,
             bsz: (st.st_blksize as u64).max(1),
             inplace: job.engine.inplace,
@@ -164,36 +162,16 @@ impl Drop for E4defragEngine {
     }
 }
 
-impl IoEngine for E4defragEngine {
-    fn name(&self) -> &'static str {
-        "e4defrag"
-    }
+impl FdOp for E4defragEngine {
+    const NAME: &'static str = "e4defrag";
 
-    fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            ..EngineFlags::default()
-        }
-    }
-
-    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.name(), file)?);
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        replace(self.name(), &mut self.files, index, file)
-    }
-
-    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = target(self.name(), &self.files, io.file)?;
-        let r = match io.op {
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
+        match io.op {
             IoOp::Write => self.defrag(t, io.offset, io.len as u64),
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
             // Syncs as every positional engine runs them.
             op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
-        };
-        Ok(Queued::Done(r))
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use fiox_job::JobSpec;
 
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoUnit, Queued};
+use crate::{EngineError, EngineFlags, IoEngine, IoUnit, Queued};
 
 /// fio's exec thinktime and per-I/O wait (50 ms).
 const TICK: Duration = Duration::from_millis(50);
@@ -128,21 +128,10 @@ impl IoEngine for ExecEngine {
     }
 
     fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            no_io: true,
-            zero_bytes: true,
-            ..EngineFlags::default()
-        }
+        EngineFlags::no_data(self.name())
     }
 
-    fn add_file(&mut self, _file: &EngineFile) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, _index: u32, _file: &EngineFile) -> Result<(), EngineError> {
-        Ok(())
-    }
+    crate::ignores_files!();
 
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         if self.child.is_none() {

@@ -6,6 +6,7 @@ use fiox_job::spec::{IoSubmitMode, JobSpec};
 use crate::fileops::{FileOp, FileOpEngine};
 use crate::null::NullEngine;
 use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
+use crate::target::FdEngine;
 use crate::{EngineError, IoEngine};
 
 /// The engines fiox implements (`threads` is an alias of `guasi`).
@@ -44,6 +45,17 @@ const INLINE_ONLY: &[&str] = &[
     "net",
     "netsplice",
 ];
+
+/// fio's FIO_DISKLESSIO engines among fiox's: they touch no disk, so the runner neither lays
+/// out their files nor watches disks for them. The one list: the engines' `no_io` flags and
+/// the runner both ask [`is_diskless`].
+const DISKLESS: &[&str] = &["null", "cpuio", "exec", "filecreate", "net", "netsplice"];
+
+/// Whether `ioengine=name` is one of fio's diskless engines (case-insensitive, as [`create`]).
+pub fn is_diskless(name: &str) -> bool {
+    let name = name.trim();
+    DISKLESS.iter().any(|e| name.eq_ignore_ascii_case(e))
+}
 
 /// fio 3.33 engines fiox knows by name but does not implement.
 pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
@@ -122,17 +134,17 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
         "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),
         "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
-        "falloc" => Box::new(crate::falloc::FallocEngine::new()),
-        "ftruncate" => Box::new(crate::ftruncate::FtruncateEngine::new()),
+        "falloc" => Box::new(FdEngine::new(crate::falloc::FallocEngine)),
+        "ftruncate" => Box::new(FdEngine::new(crate::ftruncate::FtruncateEngine)),
         "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
         "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
         "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
         "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
-        "splice" => Box::new(crate::splice::SpliceEngine::new()?),
+        "splice" => Box::new(FdEngine::new(crate::splice::SpliceEngine::new()?)),
         "net" => Box::new(crate::net::NetEngine::new(job, false)?),
         "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
-        "e4defrag" => Box::new(crate::e4defrag::E4defragEngine::new(job)?),
+        "e4defrag" => Box::new(FdEngine::new(crate::e4defrag::E4defragEngine::new(job)?)),
         "io_uring" => Box::new(crate::uring::UringEngine::new(
             depth,
             job.direct,
@@ -164,26 +176,48 @@ mod tests {
         }
     }
 
+    /// Engine `name` built from a job with every option some engine requires; `slot` keeps
+    /// the net ports and e4defrag donors of concurrent tests apart (the caller removes the
+    /// donor).
+    fn built(name: &str, slot: u32) -> Box<dyn IoEngine> {
+        let mut j = job(name);
+        j.engine.cpuload = 50;
+        j.engine.program = Some("true".into());
+        // The net engines bind their port when built: a listening reader on a free one.
+        j.engine.listen = true;
+        j.engine.port = 20_000 + (std::process::id() % 10_000) * 2 + slot;
+        j.engine.donorname = Some(donor(slot).display().to_string());
+        j.engine.inplace = true;
+        create(&j).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    fn donor(slot: u32) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("fiox-donor-{slot}-{}", std::process::id()))
+    }
+
     #[test]
     fn every_listed_engine_is_built_under_its_name() {
         for &name in ENGINES {
-            let mut j = job(name);
-            j.engine.cpuload = 50;
-            j.engine.program = Some("true".into());
-            // The net engines bind their port when built: a listening reader on a free one.
-            j.engine.listen = true;
-            j.engine.port = 20_000 + std::process::id() % 20_000;
-            let donor = std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id()));
-            j.engine.donorname = Some(donor.display().to_string());
-            j.engine.inplace = true;
-            let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let e = built(name, 0);
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);
         }
-        let _ = std::fs::remove_file(
-            std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id())),
-        );
+        let _ = std::fs::remove_file(donor(0));
         assert_eq!(create(&job("PSync")).unwrap().name(), "psync");
+    }
+
+    /// The runner's diskless test and the engines' `no_io` flags are one list: fio 3.33's
+    /// FIO_DISKLESSIO engines (null, cpuio, exec, filecreate, net, netsplice).
+    #[test]
+    fn no_io_flags_are_the_diskless_engines() {
+        for &name in ENGINES {
+            let no_io = built(name, 1).flags().no_io;
+            assert_eq!(no_io, is_diskless(name), "{name}");
+        }
+        let _ = std::fs::remove_file(donor(1));
+        let fio = ["null", "cpuio", "exec", "filecreate", "net", "netsplice"];
+        assert!(fio.iter().all(|e| is_diskless(e)));
+        assert!(is_diskless(" NET ") && !is_diskless("psync") && !is_diskless("filestat"));
     }
 
     #[test]

@@ -5,18 +5,11 @@
 //! No buffer is touched. Synchronous; a unit completes with its length or `-errno`.
 
 use crate::sys::ret;
-use crate::target::{replace, target, Target};
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::target::{FdOp, Target};
+use crate::{IoOp, IoUnit};
 
-pub(crate) struct FallocEngine {
-    files: Vec<Target>,
-}
-
-impl FallocEngine {
-    pub fn new() -> FallocEngine {
-        FallocEngine { files: Vec::new() }
-    }
-}
+/// fio's `falloc`: each unit is one fallocate(2) (wrapped in an [`FdEngine`](crate::target::FdEngine)).
+pub(crate) struct FallocEngine;
 
 /// fallocate(2)'s mode for a unit's direction (fio's mapping).
 pub(crate) fn mode_of(op: IoOp) -> libc::c_int {
@@ -27,30 +20,11 @@ pub(crate) fn mode_of(op: IoOp) -> libc::c_int {
     }
 }
 
-impl IoEngine for FallocEngine {
-    fn name(&self) -> &'static str {
-        "falloc"
-    }
+impl FdOp for FallocEngine {
+    const NAME: &'static str = "falloc";
 
-    fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            ..EngineFlags::default()
-        }
-    }
-
-    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.name(), file)?);
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        replace(self.name(), &mut self.files, index, file)
-    }
-
-    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = target(self.name(), &self.files, io.file)?;
-        let r = match io.op {
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
+        match io.op {
             op @ (IoOp::Read | IoOp::Write | IoOp::Trim) => {
                 let (off, len) = (io.offset as libc::off_t, io.len as libc::off_t);
                 // SAFETY: plain syscall on the registered fd; no memory is passed.
@@ -63,16 +37,15 @@ impl IoEngine for FallocEngine {
             }
             // Syncs as every positional engine runs them.
             op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
-        };
-        Ok(Queued::Done(r))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPtr;
-    use std::os::fd::AsRawFd;
+    use crate::target::on_scratch_file;
+    use crate::{BufPtr, IoEngine, Queued};
 
     fn unit(op: IoOp, offset: u64, len: u32) -> IoUnit {
         IoUnit {
@@ -87,22 +60,7 @@ mod tests {
 
     #[test]
     fn each_direction_is_its_fallocate_mode() {
-        let p = std::env::temp_dir().join(format!("fiox-falloc-{}", std::process::id()));
-        let f = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        let mut e = FallocEngine::new();
-        e.add_file(&EngineFile {
-            fd: f.as_raw_fd(),
-            path: p.clone(),
-            size: 1 << 20,
-            writable: true,
-        })
-        .unwrap();
+        let (mut e, f, p) = on_scratch_file(FallocEngine, "falloc");
         let len = |f: &std::fs::File| f.metadata().unwrap().len();
         // A read allocates without growing the file.
         assert_eq!(

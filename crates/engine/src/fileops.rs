@@ -96,7 +96,7 @@ impl IoEngine for FileOpEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: self.op == FileOp::Create,
+            no_io: crate::is_diskless(self.name()),
             seeks: false,
             file_ops: true,
             zero_bytes: false,

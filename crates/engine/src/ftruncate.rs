@@ -3,43 +3,17 @@
 //! trims fail with EINVAL, as in fio; no buffer is touched. Synchronous.
 
 use crate::sys::ret;
-use crate::target::{replace, target, Target};
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::target::{FdOp, Target};
+use crate::{IoOp, IoUnit};
 
-pub(crate) struct FtruncateEngine {
-    files: Vec<Target>,
-}
+/// fio's `ftruncate`: each write is one ftruncate(2) (wrapped in an [`FdEngine`](crate::target::FdEngine)).
+pub(crate) struct FtruncateEngine;
 
-impl FtruncateEngine {
-    pub fn new() -> FtruncateEngine {
-        FtruncateEngine { files: Vec::new() }
-    }
-}
+impl FdOp for FtruncateEngine {
+    const NAME: &'static str = "ftruncate";
 
-impl IoEngine for FtruncateEngine {
-    fn name(&self) -> &'static str {
-        "ftruncate"
-    }
-
-    fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            ..EngineFlags::default()
-        }
-    }
-
-    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.name(), file)?);
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        replace(self.name(), &mut self.files, index, file)
-    }
-
-    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = target(self.name(), &self.files, io.file)?;
-        let r = match io.op {
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
+        match io.op {
             IoOp::Write => {
                 // SAFETY: plain syscall on the registered fd.
                 let r = ret(unsafe { libc::ftruncate(t.fd, io.offset as libc::off_t) } as isize);
@@ -52,15 +26,15 @@ impl IoEngine for FtruncateEngine {
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
             // Syncs as every positional engine runs them.
             op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
-        };
-        Ok(Queued::Done(r))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPtr;
+    use crate::target::FdEngine;
+    use crate::{BufPtr, EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
     #[test]
@@ -68,7 +42,7 @@ mod tests {
         let p = std::env::temp_dir().join(format!("fiox-ftruncate-{}", std::process::id()));
         std::fs::write(&p, vec![1u8; 65536]).unwrap();
         let f = std::fs::File::options().write(true).open(&p).unwrap();
-        let mut e = FtruncateEngine::new();
+        let mut e = FdEngine::new(FtruncateEngine);
         e.add_file(&EngineFile {
             fd: f.as_raw_fd(),
             path: p.clone(),

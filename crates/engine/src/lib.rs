@@ -61,7 +61,7 @@ mod uring;
 pub use buf::{BufPool, BufPtr};
 pub use e4defrag::donor_path as e4defrag_donor;
 pub use exec::expand as exec_arguments;
-pub use factory::{create, ENGINES, UNSUPPORTED_FIO_ENGINES};
+pub use factory::{create, is_diskless, ENGINES, UNSUPPORTED_FIO_ENGINES};
 pub use mem::{MemSpec, Pinned};
 pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};
 
@@ -127,7 +127,8 @@ pub struct EngineFile {
 pub struct EngineFlags {
     /// `queue` always completes the I/O (`Queued::Done`); slat is not reported.
     pub sync: bool,
-    /// The engine does not touch real storage (null): page cache warnings do not apply.
+    /// The engine does not touch real storage (fio's FIO_DISKLESSIO, [`is_diskless`]): files
+    /// are not laid out, page cache warnings and disk stats do not apply.
     pub no_io: bool,
     /// The engine reads and writes at the fd's file position (lseek + read/write: sync,
     /// vsync), so two threads must not share an open file description.
@@ -142,6 +143,38 @@ pub struct EngineFlags {
     /// connection or sent fio's UDP close message): the job ends normally, not with EIO.
     pub eof_ends: bool,
 }
+
+impl EngineFlags {
+    /// fio's FIO_SYNCIO | FIO_NOIO engines (cpuio, exec): every unit completes in `queue`
+    /// and moves no data.
+    pub(crate) fn no_data(name: &str) -> EngineFlags {
+        EngineFlags {
+            sync: true,
+            no_io: is_diskless(name),
+            zero_bytes: true,
+            ..EngineFlags::default()
+        }
+    }
+}
+
+/// `add_file` and `reopen_file` of an engine that never uses the job's files (null, cpuio,
+/// exec): every file is accepted and nothing is kept.
+macro_rules! ignores_files {
+    () => {
+        fn add_file(&mut self, _file: &$crate::EngineFile) -> Result<(), $crate::EngineError> {
+            Ok(())
+        }
+
+        fn reopen_file(
+            &mut self,
+            _index: u32,
+            _file: &$crate::EngineFile,
+        ) -> Result<(), $crate::EngineError> {
+            Ok(())
+        }
+    };
+}
+pub(crate) use ignores_files;
 
 /// What [`IoEngine::file_op`] did.
 #[derive(Debug)]

@@ -753,7 +753,7 @@ impl IoEngine for NetEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: true,
+            no_io: crate::is_diskless(self.name()),
             eof_ends: true,
             ..EngineFlags::default()
         }

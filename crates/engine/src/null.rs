@@ -3,7 +3,7 @@
 //! unit, commit makes the batch ready, getevents hands it back), so both runner paths can be
 //! benchmarked. No syscalls, no locks, no allocation after construction.
 
-use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::{Completion, EngineError, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 pub(crate) struct NullEngine {
     sync: bool,
@@ -40,7 +40,7 @@ impl IoEngine for NullEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: self.sync,
-            no_io: true,
+            no_io: crate::is_diskless(self.name()),
             seeks: false,
             file_ops: false,
             zero_bytes: false,
@@ -48,13 +48,7 @@ impl IoEngine for NullEngine {
         }
     }
 
-    fn add_file(&mut self, _file: &EngineFile) -> Result<(), EngineError> {
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, _index: u32, _file: &EngineFile) -> Result<(), EngineError> {
-        Ok(())
-    }
+    crate::ignores_files!();
 
     #[inline]
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {

@@ -10,14 +10,13 @@
 use std::os::fd::RawFd;
 
 use crate::sys::errno;
-use crate::target::{replace, run_positional, target, Target};
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::target::{run_positional, FdOp, Target};
+use crate::{EngineError, IoOp, IoUnit};
 
 /// fio's SPLICE_DEF_SIZE: the most one splice call moves.
 const CHUNK: usize = 64 << 10;
 
 pub(crate) struct SpliceEngine {
-    files: Vec<Target>,
     /// The pipe: [read end, write end].
     pipe: [RawFd; 2],
 }
@@ -33,10 +32,7 @@ impl SpliceEngine {
                 source: std::io::Error::last_os_error(),
             });
         }
-        Ok(SpliceEngine {
-            files: Vec::new(),
-            pipe: p,
-        })
+        Ok(SpliceEngine { pipe: p })
     }
 
     /// File -> pipe -> buffer, chunk by chunk.
@@ -147,62 +143,27 @@ impl Drop for SpliceEngine {
     }
 }
 
-impl IoEngine for SpliceEngine {
-    fn name(&self) -> &'static str {
-        "splice"
-    }
+impl FdOp for SpliceEngine {
+    const NAME: &'static str = "splice";
 
-    fn flags(&self) -> EngineFlags {
-        EngineFlags {
-            sync: true,
-            ..EngineFlags::default()
-        }
-    }
-
-    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(self.name(), file)?);
-        Ok(())
-    }
-
-    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
-        replace(self.name(), &mut self.files, index, file)
-    }
-
-    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let t = target(self.name(), &self.files, io.file)?;
-        let r = match io.op {
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
+        match io.op {
             IoOp::Read => self.read(t.fd, io),
             IoOp::Write => self.write(t.fd, io),
             op => run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
-        };
-        Ok(Queued::Done(r))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPool;
-    use std::os::fd::AsRawFd;
+    use crate::target::on_scratch_file;
+    use crate::{BufPool, IoEngine, Queued};
 
     #[test]
     fn writes_and_reads_through_the_pipe() {
-        let p = std::env::temp_dir().join(format!("fiox-splice-{}", std::process::id()));
-        let f = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        let mut e = SpliceEngine::new().unwrap();
-        e.add_file(&EngineFile {
-            fd: f.as_raw_fd(),
-            path: p.clone(),
-            size: 1 << 20,
-            writable: true,
-        })
-        .unwrap();
+        let (mut e, f, p) = on_scratch_file(SpliceEngine::new().unwrap(), "splice");
         // 200 KiB: more than a pipe holds and more than one splice chunk.
         let len = 200 << 10;
         let pool = BufPool::new(2, len, 4096).unwrap();

@@ -1,11 +1,13 @@
 //! The engine-side view of a registered file ([`Target`]) and the blocking execution of one
 //! unit with pread/pwrite/fsync/trim, shared by the psync engine, the guasi workers and the
-//! engines that complete trims synchronously (libaio, posixaio, io_uring).
+//! engines that complete trims synchronously (libaio, posixaio, io_uring). [`FdEngine`] carries
+//! the file bookkeeping of the synchronous one-syscall engines (falloc, ftruncate, e4defrag,
+//! splice), so each of them only says what one unit does ([`FdOp`]).
 
 use std::os::fd::RawFd;
 
 use crate::sys::{self, ret};
-use crate::{EngineError, EngineFile, IoOp};
+use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// A file as an engine needs it on the hot path: no path string, no allocation.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +64,58 @@ pub(crate) fn replace(
     target(engine, files, idx)?;
     files[idx as usize] = Target::of(engine, f)?;
     Ok(())
+}
+
+/// What one unit does in a synchronous engine whose work is syscalls on the unit's file's fd
+/// and that keeps nothing per file but the fd (falloc, ftruncate, e4defrag, splice).
+pub(crate) trait FdOp: Send {
+    /// The engine's `ioengine=` name.
+    const NAME: &'static str;
+    /// Do unit `io` on its file `t`: the byte count or `-errno`.
+    fn run(&mut self, t: Target, io: &IoUnit) -> i64;
+}
+
+/// The [`IoEngine`] of an [`FdOp`]: the name, the flags and the file bookkeeping these
+/// engines share, so each of them only says what one unit does.
+pub(crate) struct FdEngine<O> {
+    files: Vec<Target>,
+    op: O,
+}
+
+impl<O: FdOp> FdEngine<O> {
+    pub fn new(op: O) -> FdEngine<O> {
+        FdEngine {
+            files: Vec::new(),
+            op,
+        }
+    }
+}
+
+impl<O: FdOp> IoEngine for FdEngine<O> {
+    fn name(&self) -> &'static str {
+        O::NAME
+    }
+
+    fn flags(&self) -> EngineFlags {
+        EngineFlags {
+            sync: true,
+            ..EngineFlags::default()
+        }
+    }
+
+    fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
+        self.files.push(Target::of(O::NAME, file)?);
+        Ok(())
+    }
+
+    fn reopen_file(&mut self, index: u32, file: &EngineFile) -> Result<(), EngineError> {
+        replace(O::NAME, &mut self.files, index, file)
+    }
+
+    fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
+        let t = target(O::NAME, &self.files, io.file)?;
+        Ok(Queued::Done(self.op.run(t, io)))
+    }
 }
 
 /// Trim a range synchronously: `len` on success, `-errno` otherwise.
@@ -149,4 +203,31 @@ pub(crate) fn run_positional(
         IoOp::Fdatasync => sync_file(t.fd, true),
         IoOp::SyncRange(f) => sync_range(t.fd, offset, len.into(), f),
     }
+}
+
+/// `op`'s engine with one file added: a fresh empty scratch file `fiox-<tag>-<pid>` in the
+/// temp directory, handed over as 1 MiB and writable. The caller removes the file.
+#[cfg(test)]
+pub(crate) fn on_scratch_file<O: FdOp>(
+    op: O,
+    tag: &str,
+) -> (FdEngine<O>, std::fs::File, std::path::PathBuf) {
+    use std::os::fd::AsRawFd;
+    let p = std::env::temp_dir().join(format!("fiox-{tag}-{}", std::process::id()));
+    let f = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&p)
+        .unwrap();
+    let mut e = FdEngine::new(op);
+    e.add_file(&EngineFile {
+        fd: f.as_raw_fd(),
+        path: p.clone(),
+        size: 1 << 20,
+        writable: true,
+    })
+    .unwrap();
+    (e, f, p)
 }

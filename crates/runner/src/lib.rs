@@ -599,17 +599,14 @@ fn refused_run(
     }
 }
 
-/// Watch the disks under every job's files (fio's `Disk stats`); null-engine jobs touch none.
+/// Watch the disks under every job's files (fio's `Disk stats`); diskless-engine jobs touch none.
 fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> DiskStatsSampler {
     let mut d = DiskStatsSampler::new();
-    // fio's diskless engines (FIO_DISKLESSIO) have no disks to watch; disk_util=0: that job's
-    // disks are not watched (fio's init_disk_util, per job).
-    let diskless = |j: &&JobSpec| {
-        ["null", "cpuio", "exec", "filecreate"]
-            .iter()
-            .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))
-    };
-    for j in jobs.iter().filter(|j| j.stats.disk_util && !diskless(j)) {
+    // fio's diskless engines (FIO_DISKLESSIO: null, cpuio, exec, filecreate, net...) have no
+    // disks to watch; disk_util=0: that job's disks are not watched (fio's init_disk_util,
+    // per job).
+    let watched = |j: &&JobSpec| j.stats.disk_util && !fiox_engine::is_diskless(&j.ioengine);
+    for j in jobs.iter().filter(watched) {
         for p in files::file_paths(j) {
             if debug::on(debug::DISKUTIL) {
                 debug_disk_of(&p);
