@@ -1307,7 +1307,7 @@ impl<'a> IoLoop<'a> {
         self.account(&s, now, sync_done);
     }
 
-    #[inline]
+    #[inline(always)]
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];

@@ -418,8 +418,12 @@ impl Generator {
     /// Next I/O; None when this pass is complete (io_bytes transferred or number_ios reached).
     // Not an `Iterator`: after None, `restart` begins another pass and `next` yields again.
     #[allow(clippy::should_implement_trait)]
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self) -> Option<IoReq> {
+        // The plain random path inlines into the caller's loop; the general one is a call.
+        if let Some(d) = self.fast {
+            return self.next_fast(d);
+        }
         self.next_rated(|d| d)
     }
 
@@ -453,7 +457,7 @@ impl Generator {
     /// `next_rated` of a job on the plain random path ([`Generator::fast_ddir`]): the same
     /// steps and draws as the general path, with the choices that cannot vary left out (the
     /// only file, the only direction, one block size, no `:N` runs, no distribution).
-    #[inline]
+    #[inline(always)]
     fn next_fast(&mut self, ddir: Ddir) -> Option<IoReq> {
         if !self.cfg.time_based
             && (self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget)

@@ -486,7 +486,7 @@ impl Generator {
 
     /// fio's `__get_next_rand_offset`: a uniform block in `0..lastb` (or the lfsr's next),
     /// moved to the next free block when the map says it was done already.
-    #[inline]
+    #[inline(always)]
     fn uniform_block(&mut self, fi: usize, lastb: u64) -> Option<u64> {
         let f = &mut self.files[fi];
         let b = match &mut f.lfsr {
