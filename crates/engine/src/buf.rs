@@ -98,6 +98,7 @@ impl BufPool {
     }
 
     /// Pointer to slot `i`. Panics if `i` is out of range (a runner bug, not an input error).
+    #[inline]
     pub fn ptr(&self, i: usize) -> BufPtr {
         assert!(i < self.count, "buffer slot {i} out of {}", self.count);
         // SAFETY: i < count, so the offset stays inside the allocation.

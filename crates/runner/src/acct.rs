@@ -65,8 +65,11 @@ impl JobState {
     }
 }
 
-/// Counters one job publishes for the ETA thread and status reports.
+/// Counters one job publishes for the ETA thread and status reports. Aligned to 128 bytes (a
+/// cache line and its prefetch pair): the jobs' records lie side by side in one Vec, and each
+/// job writes its counters on every I/O, so two jobs must never share a line.
 #[derive(Debug, Default)]
+#[repr(align(128))]
 pub struct Progress {
     pub bytes: [AtomicU64; 3],
     pub ios: [AtomicU64; 3],
@@ -228,6 +231,31 @@ impl Acct {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The jobs' `Progress` records sit side by side in one Vec; each job stores its byte and
+    /// I/O counts per I/O and loads its terminate flag per I/O. No cache line (64 bytes; 128
+    /// with the adjacent-line prefetcher) may hold fields of two jobs, or two job threads
+    /// would bounce it between their cores on every I/O.
+    #[test]
+    fn progress_records_of_two_jobs_share_no_cache_line() {
+        let p: Vec<Progress> = (0..3).map(|_| Progress::default()).collect();
+        let size = std::mem::size_of::<Progress>();
+        for w in p.windows(2) {
+            let first = &w[0] as *const Progress as usize;
+            let next = &w[1] as *const Progress as usize;
+            assert_eq!(
+                first % 128,
+                0,
+                "a record starts on its own 128-byte line pair"
+            );
+            assert_eq!(next - first, size);
+            assert_eq!(
+                (first + size - 1) / 128,
+                next / 128 - 1,
+                "the last line of one job's record is not the next job's first"
+            );
+        }
+    }
 
     #[test]
     fn tolerated_errors_are_counted_per_errno() {

@@ -467,18 +467,72 @@ impl<'a> IoLoop<'a> {
     /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
     fn run_plain_sync(&mut self) {
         while self.end.is_none() && self.inflight == 0 && self.requeue.is_empty() {
-            if self.free.is_empty() {
+            // The unit stays on the free list unless the engine does not complete it in full
+            // right away (`plain_io`): a sync engine's unit is free again when queue returns.
+            let Some(&id) = self.free.last() else {
                 return;
-            }
+            };
             let Some(req) = self.next_request() else {
                 return;
             };
             self.last_file = req.file;
-            let Some(id) = self.free.pop() else {
-                return;
-            };
-            self.prepare(id, req);
-            self.submit(id);
+            self.plain_io(id, req);
+        }
+    }
+
+    /// `prepare` + `submit` + `finish` of one I/O in the lean loop, without the slot's round
+    /// trips through `slots`: the same clock reads, priority draw, buffer fill and accounting.
+    /// An I/O the engine does not complete in full in `queue` (short, failed, busy, queued)
+    /// takes the general path from its result on, its unit off the free list as there.
+    #[inline(always)]
+    fn plain_io(&mut self, id: u32, req: IoReq) {
+        let d = req.ddir.index() as u8;
+        if req.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+            let buf = self.pool.slice_mut(id as usize);
+            let n = (req.len as usize).min(buf.len());
+            self.filler.fill(&mut buf[..n], false);
+        }
+        let start_ns = if self.timed { self.now_ns() } else { 0 };
+        let (prio, ioprio) = self.prio.pick(d, req.len);
+        self.last_ddir = d;
+        let unit = IoUnit {
+            op: op_of(d, false),
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            buf: self.pool.ptr(id as usize),
+            ioprio,
+        };
+        let s = Slot {
+            ddir: d,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            start_ns,
+            issue_ns: start_ns,
+            prio,
+            ioprio,
+            ..Slot::default()
+        };
+        let r = self.engine.queue(id, &unit);
+        match r {
+            Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {
+                // Read the clock first: the bookkeeping below is not part of the I/O.
+                let now = if self.timed { self.now_ns() } else { 0 };
+                self.acct.submit.mark_count(1);
+                self.acct.depth.mark_depth(1, 1);
+                self.acct.complete.mark_count(1);
+                if let Some(b) = self.blocks.as_mut().filter(|_| d == 2) {
+                    b.trimmed(s.offset);
+                }
+                self.account(&s, now, true);
+            }
+            r => {
+                self.free.pop();
+                self.slots[id as usize] = Slot { issue_ns: 0, ..s };
+                self.queued(id, &s, r);
+            }
         }
     }
 
@@ -1052,7 +1106,7 @@ impl<'a> IoLoop<'a> {
         if self.dbg_io {
             self.debug_io("queue", id, &s);
         }
-        let queued = match self.locks.as_ref() {
+        let r = match self.locks.as_ref() {
             // As fio: the file's lock is held while the engine takes the I/O (all of it for
             // a synchronous engine) and released as soon as queue returns.
             Some(l) => {
@@ -1061,7 +1115,14 @@ impl<'a> IoLoop<'a> {
             }
             None => self.engine.queue(id, &unit),
         };
-        match queued {
+        self.queued(id, &s, r)
+    }
+
+    /// What became of the unit `submit` handed to the engine: completed (accounted now),
+    /// queued, refused as busy (re-issued later) or failed (the job ends).
+    #[inline(always)]
+    fn queued(&mut self, id: u32, s: &Slot, r: Result<Queued, fiox_engine::EngineError>) -> bool {
+        match r {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };
@@ -1340,7 +1401,7 @@ impl<'a> IoLoop<'a> {
         self.account(&s, now, sync_done);
     }
 
-    #[inline]
+    #[inline(always)]
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
@@ -1516,8 +1577,9 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min.
-    #[inline]
+    /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min. Inline in
+    /// the per-I/O path: as a call its frame cost as much as the checks.
+    #[inline(always)]
     fn after_io(&mut self, di: usize, bytes: u64, now: u64) {
         if self.stop.load(Ordering::Relaxed) {
             self.end.get_or_insert(EndReason::Stopped);

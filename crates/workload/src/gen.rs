@@ -174,6 +174,9 @@ pub struct Generator {
     pub(crate) wrapped: Vec<u32>,
     /// Bytes of I/O in the current strided zone (fio's `zone_bytes`).
     pub(crate) zone_bytes: u64,
+    /// The job's only direction when it takes the plain random path (`Generator::fast_ddir`):
+    /// one file, one direction, fixed block size, uniform offsets. Fixed at construction.
+    pub(crate) fast: Option<Ddir>,
     /// What the random offsets drew, kept for the caller's `--debug=random` lines (None:
     /// not asked for, the default).
     pub(crate) rand_notes: Option<Vec<RandNote>>,
@@ -320,12 +323,14 @@ impl Generator {
             nr_open: 0,
             wrapped: Vec::new(),
             zone_bytes: 0,
+            fast: None,
             open_cap: match job.files.openfiles as usize {
                 0 => files.len(),
                 n => n.min(files.len()),
             },
         };
         g.init_random_state(job, opts)?;
+        g.fast = g.fast_ddir();
         Ok(g)
     }
 
@@ -443,8 +448,12 @@ impl Generator {
     /// Next I/O; None when this pass is complete (io_bytes transferred or number_ios reached).
     // Not an `Iterator`: after None, `restart` begins another pass and `next` yields again.
     #[allow(clippy::should_implement_trait)]
-    #[inline]
+    #[inline(always)]
     pub fn next(&mut self) -> Option<IoReq> {
+        // The plain random path inlines into the caller's loop; the general one is a call.
+        if let Some(d) = self.fast {
+            return self.next_fast(d);
+        }
         self.next_rated(|d| d)
     }
 
@@ -454,6 +463,10 @@ impl Generator {
     /// fio. The caller owns the clock and the rate bookkeeping.
     #[inline]
     pub fn next_rated(&mut self, mut rate_pick: impl FnMut(Ddir) -> Ddir) -> Option<IoReq> {
+        if let Some(d) = self.fast {
+            // One direction: `rate_pick` only ever switches a mixed job's.
+            return self.next_fast(d);
+        }
         if !self.cfg.time_based
             && (self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget)
         {
@@ -463,20 +476,53 @@ impl Generator {
             let fi = self.next_file()?;
             match self.fill(fi, &mut rate_pick) {
                 Some(req) => {
-                    let d = req.ddir.index();
-                    self.io_issues[d] += 1;
-                    self.issue_bytes[d] += req.len as u64;
-                    self.stat_bytes[d] += req.len as u64;
-                    // Engines complete trims inline, and sync engines everything.
-                    if self.cfg.engine_queues && req.ddir != Ddir::Trim {
-                        self.pass_bytes += req.len as u64;
-                    }
-                    self.pass_ios += 1;
+                    self.count_issue(&req);
                     return Some(req);
                 }
                 None => self.file_failed(fi),
             }
         }
+    }
+
+    /// `next_rated` of a job on the plain random path ([`Generator::fast_ddir`]): the same
+    /// steps and draws as the general path, with the choices that cannot vary left out (the
+    /// only file, the only direction, one block size, no `:N` runs, no distribution).
+    #[inline(always)]
+    fn next_fast(&mut self, ddir: Ddir) -> Option<IoReq> {
+        if !self.cfg.time_based
+            && (self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget)
+        {
+            return None;
+        }
+        loop {
+            if self.nr_done >= 1 {
+                return None;
+            }
+            if !self.files[0].open {
+                self.open_file(0);
+            }
+            match self.fill_fast(ddir) {
+                Some(req) => {
+                    self.count_issue(&req);
+                    return Some(req);
+                }
+                None => self.file_failed(0),
+            }
+        }
+    }
+
+    /// The per-direction and per-pass counts of an issued request.
+    #[inline(always)]
+    fn count_issue(&mut self, req: &IoReq) {
+        let d = req.ddir.index();
+        self.io_issues[d] += 1;
+        self.issue_bytes[d] += req.len as u64;
+        self.stat_bytes[d] += req.len as u64;
+        // Engines complete trims inline, and sync engines everything.
+        if self.cfg.engine_queues && req.ddir != Ddir::Trim {
+            self.pass_bytes += req.len as u64;
+        }
+        self.pass_ios += 1;
     }
 
     /// fio's `io_issue_bytes_exceeded`: the mode's bytes against limit × loops, or number_ios.

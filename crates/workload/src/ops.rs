@@ -125,6 +125,92 @@ impl Generator {
         }
     }
 
+    /// The direction of a job whose every I/O takes the same steps: one file, one direction
+    /// (no mix, no trimwrite), uniform random offsets (map, no map or lfsr) drawn for every
+    /// I/O (no `:N`, no percentage_random, no strided zones) and one block size. Such a job's
+    /// `fill` is [`Generator::fill_fast`]; None for every other job.
+    pub(crate) fn fast_ddir(&self) -> Option<Ddir> {
+        let c = &self.cfg;
+        let plain = self.files.len() == 1
+            && !c.mixed()
+            && !c.trimwrite
+            && !c.randtrimwrite
+            && c.strided.is_none()
+            && c.random
+            && c.seq_nr == 1
+            && !c.seq_identical
+            && !c.bs_is_seq_rand
+            && !c.fsvc.nonuniform()
+            && matches!(c.dist, DistCfg::Random);
+        if !plain {
+            return None;
+        }
+        let ddir = if c.read {
+            Ddir::Read
+        } else if c.write {
+            Ddir::Write
+        } else {
+            Ddir::Trim
+        };
+        let dc = &c.dir[ddir.index()];
+        (dc.min_bs == dc.max_bs && c.perc_rand[ddir.index()] >= 100).then_some(ddir)
+    }
+
+    /// `fill` of file 0 for a job [`Generator::fast_ddir`] accepts, step for step: a `:1`
+    /// job hits a new random offset every time (`seq_left` stays 1), the offset is a uniform
+    /// block (rewinding the file once for time_based jobs), the length the one block size, and
+    /// the map marks one block (which cannot shorten the I/O). None: the file is done.
+    #[inline(always)]
+    pub(crate) fn fill_fast(&mut self, ddir: Ddir) -> Option<IoReq> {
+        let d = ddir.index();
+        self.is_random = true;
+        let b = match self.uniform_fast(d) {
+            Some(b) => b,
+            None if self.cfg.time_based => {
+                self.reset_file(0);
+                self.note_wrap(0);
+                self.uniform_fast(d)?
+            }
+            None => return None,
+        };
+        let dc = &self.cfg.dir[d];
+        let rel = b * dc.ba;
+        let f = &mut self.files[0];
+        if rel >= f.io_size {
+            return None;
+        }
+        let offset = rel + f.file_offset;
+        let len = dc.min_bs;
+        if offset >= f.real_size || offset + len > f.real_size {
+            return None;
+        }
+        if !self.busy_ok {
+            if let Some(map) = &mut f.map {
+                map.set_nr(dc.min_div.div(offset - f.file_offset), 1);
+            }
+        }
+        f.last_start[d] = offset;
+        f.last_pos[d] = offset + len;
+        self.busy_ok = false;
+        self.zone_bytes += len;
+        Some(IoReq {
+            ddir,
+            file: 0,
+            offset,
+            len: len as u32,
+        })
+    }
+
+    /// `rand_offset` of file 0 with the uniform distribution.
+    #[inline(always)]
+    fn uniform_fast(&mut self, d: usize) -> Option<u64> {
+        let lastb = self.files[0].lastb[d];
+        if lastb == 0 {
+            return None;
+        }
+        self.uniform_block(0, lastb)
+    }
+
     /// fio's `fill_io_u` + the bookkeeping of `get_io_u`. None: this file cannot take another
     /// I/O this pass.
     pub(crate) fn fill(
@@ -412,7 +498,7 @@ impl Generator {
 
     /// fio's `__get_next_rand_offset`: a uniform block in `0..lastb` (or the lfsr's next),
     /// moved to the next free block when the map says it was done already.
-    #[inline]
+    #[inline(always)]
     fn uniform_block(&mut self, fi: usize, lastb: u64) -> Option<u64> {
         let f = &mut self.files[fi];
         let b = match &mut f.lfsr {

@@ -739,3 +739,72 @@ fn verify_jobs_draw_write_sizes_from_the_read_stream() {
     j.verify.method = fiox_job::VerifyMethod::None;
     assert_ne!(gen(&j, &one_file(128 * K), 128 * K), got);
 }
+
+/// The plain random path (`Generator::fill_fast`) yields exactly what the general path
+/// yields for every job it takes: both run side by side, time_based wrap-arounds, extra
+/// passes, offsets, lfsr, the 64-bit generator, no map and the three directions included.
+#[test]
+fn plain_random_path_matches_the_general_path() {
+    let mut cases = Vec::new();
+    for mode in [RwMode::RandRead, RwMode::RandWrite, RwMode::RandTrim] {
+        cases.push(job(mode, 64 * K));
+    }
+    let mut j = job(RwMode::RandRead, 64 * K);
+    j.rand.norandommap = true;
+    cases.push(j.clone());
+    j.rand.norandommap = false;
+    j.rand.generator = RandomGenerator::Lfsr;
+    cases.push(j.clone());
+    j.rand.generator = RandomGenerator::Tausworthe64;
+    cases.push(j.clone());
+    let mut j = job(RwMode::RandRead, 64 * K);
+    j.io_size = Some(SizeSpec::Bytes(200 * K));
+    cases.push(j.clone());
+    j.timing.loops = 3;
+    cases.push(j);
+    let mut j = job(RwMode::RandRead, 64 * K);
+    j.blockalign = PerDir::all(Some(512));
+    cases.push(j);
+    let mut j = job(RwMode::RandWrite, 64 * K);
+    j.number_ios = Some(7);
+    cases.push(j);
+    let files = vec![FileExtent {
+        offset: 12 * K,
+        size: 60 * K,
+    }];
+    for (i, j) in cases.iter().enumerate() {
+        let fast = Generator::new(j, &files, 60 * K).unwrap();
+        assert!(fast.fast.is_some(), "case {i} takes the plain path");
+        let mut general = fast.clone();
+        general.fast = None;
+        assert_eq!(
+            run_all(&mut fast.clone()),
+            run_all(&mut general),
+            "case {i}"
+        );
+        // time_based: passes restart and the file wraps inside a pass.
+        let tb = time_based(j.clone());
+        let mut a = Generator::new(&tb, &files, 60 * K).unwrap();
+        let mut b = a.clone();
+        b.fast = None;
+        for n in 0..400 {
+            let (x, y) = (a.next(), b.next());
+            assert_eq!(x, y, "time_based case {i}, I/O {n}");
+            assert_eq!(a.take_wrapped(), b.take_wrapped(), "case {i}, I/O {n}");
+            if x.is_none() {
+                assert_eq!(a.another_pass(), b.another_pass());
+                a.restart();
+                b.restart();
+            }
+        }
+    }
+    // Jobs outside its conditions take the general path.
+    let mut j = job(RwMode::RandRw, 64 * K);
+    assert!(Generator::new(&j, &files, 60 * K).unwrap().fast.is_none());
+    j.rw.mode = RwMode::RandRead;
+    j.rw.n = 4;
+    assert!(Generator::new(&j, &files, 60 * K).unwrap().fast.is_none());
+    j.rw.n = 0;
+    j.bs = range(4 * K, 16 * K);
+    assert!(Generator::new(&j, &files, 60 * K).unwrap().fast.is_none());
+}
