@@ -549,9 +549,17 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
     // fio's diskless engines (FIO_DISKLESSIO) have no disks to watch; disk_util=0: that job's
     // disks are not watched (fio's init_disk_util, per job).
     let diskless = |j: &&JobSpec| {
-        ["null", "cpuio", "exec", "filecreate"]
-            .iter()
-            .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))
+        [
+            "null",
+            "cpuio",
+            "exec",
+            "filecreate",
+            "dircreate",
+            "dirstat",
+            "dirdelete",
+        ]
+        .iter()
+        .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))
     };
     for j in jobs.iter().filter(|j| j.stats.disk_util && !diskless(j)) {
         for p in files::file_paths(j) {

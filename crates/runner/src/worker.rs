@@ -170,8 +170,11 @@ fn execute(
     }
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
-    if engine.name() == "filedelete" {
+    if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;
+    }
+    if matches!(engine.name(), "dirstat" | "dirdelete") {
+        crate::fileop::setup_dirs(job)?;
     }
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
     if flags.file_ops && flags.no_io && job.files.unlink {

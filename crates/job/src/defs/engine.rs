@@ -95,7 +95,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .engines(&["libaio"]),
-    OptDef::new("stat_type", K::Choice(&["stat", "lstat", "statx"]), C::Engine, "System call the filestat engine times", |j, v| {
+    OptDef::new("stat_type", K::Choice(&["stat", "lstat", "statx"]), C::Engine, "System call the filestat and dirstat engines time", |j, v| {
         j.engine.stat_type = match v.choice()?.as_str() {
             "lstat" => crate::StatType::Lstat,
             "statx" => crate::StatType::Statx,
@@ -103,7 +103,7 @@ pub(super) static OPTS: &[OptDef] = &[
         };
         Ok(())
     })
-    .engines(&["filestat"])
+    .engines(&["filestat", "dirstat"])
     .def("stat")
     .long("`stat` (stat(2), default), `lstat` (lstat(2): a symbolic link itself) or `statx` (statx(2) of every basic field, as fio asks)."),
     OptDef::new("cpuload", K::Int, C::Engine, "Percent of one CPU the cpuio engine burns", |j, v| {

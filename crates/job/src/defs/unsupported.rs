@@ -6,9 +6,6 @@
 pub const ENGINES: &[&str] = &[
     "cpp_null",
     "dev-dax",
-    "dircreate",
-    "dirdelete",
-    "dirstat",
     "dfs",
     "gfapi",
     "gfapi_async",
