@@ -290,6 +290,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l do_verify -f -a '0 1' -d 'Run the verify phase after writing'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_only -f -a '0 1' -d 'Only verify data written earlier'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_strict -f -a '0 1' -d 'Also check that this job wrote each block (fiox)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_write_sequence -f -a '0 1' -d 'Check the header\'s write number (fio 3.42)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_header_seed -f -a '0 1' -d 'Check the header\'s data seed (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_fatal -f -a '0 1' -d 'Stop at the first verify failure'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_dump -f -a '0 1' -d 'Dump good and bad blocks on a verify failure'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify_async -r -d 'Threads that verify asynchronously'

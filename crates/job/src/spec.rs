@@ -915,6 +915,14 @@ pub struct VerifySpec {
     /// seed of the expected write (on by itself with `verify_only`, which replays the job's
     /// own writes).
     pub verify_strict: bool,
+    /// fio 3.42's `verify_write_sequence`: `Some(false)` skips the write-number check (stale or
+    /// newer blocks verify when intact); unset or on, the check is as fiox decides (writing
+    /// jobs whose write log says which write is expected).
+    pub verify_write_sequence: Option<bool>,
+    /// fio 3.42's `verify_header_seed`: `Some(true)` checks the header's seed against the
+    /// expected write's (fio's "bad header rand_seed") even without `verify_strict`;
+    /// `Some(false)` never checks it, even with `verify_strict`; unset: `verify_strict` decides.
+    pub verify_header_seed: Option<bool>,
     pub verify_fatal: bool,
     pub verify_dump: bool,
     pub verify_async: u32,
@@ -1402,6 +1410,8 @@ impl Default for JobSpec {
                 do_verify: true,
                 verify_only: false,
                 verify_strict: false,
+                verify_write_sequence: None,
+                verify_header_seed: None,
                 verify_fatal: false,
                 verify_dump: false,
                 verify_async: 0,

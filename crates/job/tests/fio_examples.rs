@@ -200,7 +200,7 @@ fn fio_342_syntax_parses_and_is_refused_when_run() {
     let env = example_env();
     for (opt, what) in [
         ("--size=8z", "`z` suffix"),
-        ("--verify_write_sequence=0", "verify_write_sequence"),
+        ("--verify_pattern_interval=4096", "verify_pattern_interval"),
         ("--num_range=2", "num_range"),
         ("--sprandom=1", "sprandom"),
         ("--dataplacement=fdp", "dataplacement"),

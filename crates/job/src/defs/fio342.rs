@@ -89,11 +89,9 @@ pub static OPTS: &[OptDef] = &[
     known("sprandom", K::Bool, C::Io),
     known("steadystate_check_interval", K::Time("s"), C::General).alias(&["ss_interval"]),
     known("thinkcycles", K::Int, C::Io),
-    known("verify_header_seed", K::Bool, C::Io),
     known("verify_mode", K::Choice(&["read", "compare"]), C::Engine)
         .engines(&["io_uring", "io_uring_cmd"]),
     known("verify_pattern_interval", K::Int, C::Io),
-    known("verify_write_sequence", K::Bool, C::Io),
     known(
         "write_mode",
         K::Choice(&["write", "uncor", "zeroes", "verify"]),

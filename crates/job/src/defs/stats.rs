@@ -237,6 +237,17 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. On by itself with verify_only, which replays the job's own writes."),
+    OptDef::new("verify_write_sequence", K::Bool, C::Verify, "Check the header's write number (fio 3.42)", |j, v| {
+        j.verify.verify_write_sequence = Some(v.bool()?);
+        Ok(())
+    })
+    .def("1")
+    .long("fio 3.42's option. On (default): a block that is intact but holds an older or newer write than the write log expects is reported (stale or newer data), in writing jobs' verify phases. Off: only the block's integrity, offset and length are checked, so data of a lost or reordered write verifies (fio: useful with atomic writes, where the checksum must still match)."),
+    OptDef::new("verify_header_seed", K::Bool, C::Verify, "Check the header's data seed (fio 3.42)", |j, v| {
+        j.verify.verify_header_seed = Some(v.bool()?);
+        Ok(())
+    })
+    .long("fio 3.42's option (fio's default is 1; fiox's is unset). Set to 1: a block whose header carries another data seed than the expected write's is reported (fio's \"bad header rand_seed\"), even without `verify_strict`. Set to 0: the seed is never checked, even with `verify_strict`. Unset: `verify_strict` decides (on with `verify_only`), since fiox's verify accepts what fio or another job wrote unless asked."),
     OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
         j.verify.verify_fatal = v.bool()?;
         Ok(())
@@ -545,6 +556,16 @@ mod tests {
         ("do_verify", "0", Some(|j| !j.verify.do_verify)),
         ("verify_only", "", Some(|j| j.verify.verify_only)),
         ("verify_strict", "1", Some(|j| j.verify.verify_strict)),
+        (
+            "verify_write_sequence",
+            "0",
+            Some(|j| j.verify.verify_write_sequence == Some(false)),
+        ),
+        (
+            "verify_header_seed",
+            "1",
+            Some(|j| j.verify.verify_header_seed == Some(true)),
+        ),
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),
