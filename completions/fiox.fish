@@ -194,6 +194,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l fsync -r -d 'fsync after this many writes (0 = never)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l fdatasync -r -d 'fdatasync after this many writes (0 = never)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l end_fsync -f -a '0 1' -d 'fsync the files when the job\'s writes are done'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l end_syncfs -f -a '0 1' -d 'syncfs the job\'s filesystems when its writes are done (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l fsync_on_close -f -a '0 1' -d 'fsync each file when closing it'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l randrepeat -f -a '0 1' -d 'Same random offsets on every run'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allrandrepeat -f -a '0 1' -d 'Seed every random generator repeatably'

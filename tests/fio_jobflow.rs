@@ -1133,3 +1133,58 @@ fn sync_file_range_makes_fios_calls() {
         }
     }
 }
+
+/// fio 3.42's end_syncfs: one syncfs(2) per filesystem at the end of the writes instead of
+/// end_fsync's fsync(2) per file (fio 3.33's end_fsync makes the same 3 fsyncs fiox makes
+/// without end_syncfs); an engine that cannot sync (mmap) is refused with EINVAL, as fio 3.42.
+#[test]
+fn end_syncfs_makes_one_syncfs_per_filesystem() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "syncfs");
+    let d = format!("--directory={}", dir.path().display());
+    let count = |tool: &str, opts: &[&str], call: &str| -> usize {
+        let mut args = vec![
+            "--name=s",
+            d.as_str(),
+            "--rw=write",
+            "--nrfiles=3",
+            "--size=48k",
+        ];
+        args.extend_from_slice(opts);
+        let trace = format!("trace={call}");
+        strace_text(tool, dir.path(), &args, &["-e", trace.as_str()])
+            .lines()
+            .filter(|l| l.contains(&format!("{call}(")))
+            .count()
+    };
+    assert_eq!(count(fiox_bin(), &["--end_fsync=1"], "fsync"), 3);
+    if fio_available() {
+        assert_eq!(count("fio", &["--end_fsync=1"], "fsync"), 3);
+    }
+    for opts in [
+        &["--end_syncfs=1"][..],
+        &["--end_syncfs=1", "--end_fsync=1"],
+    ] {
+        assert_eq!(count(fiox_bin(), opts, "syncfs"), 1, "{opts:?}");
+        assert_eq!(count(fiox_bin(), opts, "fsync"), 0, "{opts:?}");
+    }
+    // A reading job has nothing to sync.
+    assert_eq!(
+        count(fiox_bin(), &["--end_syncfs=1", "--rw=read"], "syncfs"),
+        0
+    );
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--name=m",
+            d.as_str(),
+            "--ioengine=mmap",
+            "--rw=write",
+            "--size=16k",
+            "--end_syncfs=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("does not support syncfs"), "{}", r.stderr);
+    assert_eq!(r.json()["jobs"][0]["error"], 22);
+}

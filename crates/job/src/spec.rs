@@ -1013,6 +1013,9 @@ pub struct JobSpec {
     pub fsync: u64,
     pub fdatasync: u64,
     pub end_fsync: bool,
+    /// fio 3.42's `end_syncfs`: at the end of the writes, one syncfs(2) per filesystem holding
+    /// the job's files instead of end_fsync's fsync(2) per file.
+    pub end_syncfs: bool,
     pub fsync_on_close: bool,
 
     pub timing: TimingSpec,
@@ -1288,6 +1291,7 @@ impl Default for JobSpec {
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,
+            end_syncfs: false,
             fsync_on_close: false,
             timing: TimingSpec {
                 runtime: None,

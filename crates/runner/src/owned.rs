@@ -393,12 +393,13 @@ pub fn finish_files(
     for (i, h) in handles.iter_mut().enumerate() {
         let path = &plan.files[i].path;
         match h.take() {
-            Some(f) if writes && (job.end_fsync || job.fsync_on_close) => {
+            // end_syncfs replaces end_fsync's per-file fsync (fio's end of do_io).
+            Some(f) if writes && ((job.end_fsync && !job.end_syncfs) || job.fsync_on_close) => {
                 f.sync_all().map_err(|e| RunError::io("fsync", path, e))?;
             }
             // Closed by the openfiles gate (which fsyncs on close itself): end_fsync still
             // covers every file of the job, as in fio.
-            None if writes && job.end_fsync && path.is_file() => {
+            None if writes && job.end_fsync && !job.end_syncfs && path.is_file() => {
                 let f = File::options()
                     .write(true)
                     .open(path)
@@ -408,6 +409,9 @@ pub fn finish_files(
             }
             _ => {}
         }
+    }
+    if writes && job.end_syncfs {
+        syncfs_all(plan)?;
     }
     if !job.files.unlink {
         return Ok(());
@@ -421,6 +425,60 @@ pub fn finish_files(
         }
     }
     Ok(())
+}
+
+/// end_syncfs: one syncfs(2) per filesystem holding a regular file of the job, through its
+/// directory (fio's add_file_fs/fio_syncfs: filesystems told apart by the directory's device).
+fn syncfs_all(plan: &FilePlan) -> Result<(), RunError> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = Vec::new();
+    for f in plan.files.iter().filter(|f| f.kind == FileKind::Regular) {
+        let dir = match f.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let m = std::fs::metadata(dir).map_err(|e| RunError::io("stat for end_syncfs", dir, e))?;
+        if seen.contains(&m.dev()) {
+            continue;
+        }
+        seen.push(m.dev());
+        let d = File::open(dir).map_err(|e| RunError::io("open for end_syncfs", dir, e))?;
+        crate::sys::syncfs(d.as_raw_fd()).map_err(|e| RunError::io("syncfs", dir, e))?;
+    }
+    Ok(())
+}
+
+/// Engines that can run end_syncfs's syncfs(2): fio's FIO_SYNCFS and FIO_ASYNCIO_SYNC_SYNCFS.
+const SYNCFS_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filedelete",
+    "dirdelete",
+    "io_uring",
+    "libaio",
+    "posixaio",
+];
+
+/// end_syncfs with an engine that cannot sync is refused at setup, as fio does (EINVAL).
+pub fn check_end_syncfs(job: &JobSpec) -> Result<(), RunError> {
+    let e = job.ioengine.trim().to_ascii_lowercase();
+    if !job.end_syncfs || SYNCFS_ENGINES.contains(&e.as_str()) {
+        return Ok(());
+    }
+    Err(RunError::Job {
+        job: job.name.clone(),
+        msg: format!(
+            "end_syncfs: ioengine={e} does not support syncfs (fio says the same); use \
+             end_fsync=1 or one of: {}",
+            SYNCFS_ENGINES.join(", ")
+        ),
+    })
 }
 
 #[cfg(test)]

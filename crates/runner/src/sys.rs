@@ -158,6 +158,15 @@ pub fn job_usage(helpers: &[libc::pid_t]) -> ThreadUsage {
     u
 }
 
+/// syncfs(2) of the filesystem holding `fd`.
+pub fn syncfs(fd: RawFd) -> io::Result<()> {
+    // SAFETY: syncfs takes a descriptor by value and touches no memory of ours.
+    if unsafe { libc::syncfs(fd) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// fallocate(2) with `mode` (0 = allocate and extend, FALLOC_FL_KEEP_SIZE = keep size).
 pub fn fallocate(fd: RawFd, mode: i32, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain integer arguments; touches no memory of ours.

@@ -170,6 +170,7 @@ fn execute(
     }
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
+    crate::owned::check_end_syncfs(job)?;
     if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;
     }

@@ -21,7 +21,6 @@ pub static OPTS: &[OptDef] = &[
     .alias(&["data_placement"]),
     known("deac", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known("dp_scheme", K::Str, C::Io),
-    known("end_syncfs", K::Bool, C::Files),
     known("fdp", K::Bool, C::Io),
     known(
         "filetype",
