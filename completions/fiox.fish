@@ -286,6 +286,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_entries -r -d 'fio\'s initial in-memory log size, in samples'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l per_job_logs -f -a '0 1' -d 'Put the job number in log file names'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_offset -f -a '0 1' -d 'Add the I/O offset to each log line'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_issue_time -f -a '0 1' -d 'End clat/slat log lines with the I/O\'s issue time (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_prio -f -a '0 1' -d 'Log each I/O\'s priority value (hex) instead of 1 for real-time, 0 otherwise'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l verify -r -f -a '0 none md5 crc64 crc32c crc32c-intel crc32 crc16 crc7 sha1 sha256 sha512 sha3-224 sha3-256 sha3-384 sha3-512 xxhash pattern null meta' -d 'Checksum written data and verify it'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l do_verify -f -a '0 1' -d 'Run the verify phase after writing'

@@ -1600,3 +1600,92 @@ fn clones_are_numbered_like_fio() {
         }
     }
 }
+
+/// The fields of each line of a text log.
+fn log_rows(path: &Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+        .collect()
+}
+
+/// fio 3.42's log_issue_time: clat and slat lines end with the I/O's issue time in ns since
+/// the job's epoch (the same for both lines of one I/O, before its completion, growing from
+/// one I/O to the next at iodepth 1), lat lines with 0; the first six columns are fio 3.33's
+/// log_offset lines. Without write_lat_log or log_offset the job is refused, as fio 3.42's.
+#[test]
+fn log_issue_time_ends_clat_and_slat_lines_with_the_issue_time() {
+    let dir = TempDir::new("issuetime");
+    let base = [
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--filename=f",
+        // Sync engines record no slat; libaio at depth 1 issues in order.
+        "--ioengine=libaio",
+        "--write_lat_log=x",
+        "--log_offset=1",
+    ];
+    let mut args = base.to_vec();
+    args.push("--log_issue_time=1");
+    let r = fiox_in(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let clat = log_rows(&dir.path().join("x_clat.1.log"));
+    let slat = log_rows(&dir.path().join("x_slat.1.log"));
+    let lat = log_rows(&dir.path().join("x_lat.1.log"));
+    assert_eq!(clat.len(), 16);
+    assert_eq!((slat.len(), lat.len()), (16, 16));
+    for (i, ((c, s), l)) in clat.iter().zip(&slat).zip(&lat).enumerate() {
+        assert_eq!((c.len(), s.len(), l.len()), (7, 7, 7), "line {i}");
+        assert_eq!(c[4], i as u64 * 4096, "offset column");
+        assert_eq!(c[6], s[6], "one issue time per I/O");
+        assert!(
+            c[6] > 0 && c[6] / 1_000_000 <= c[0],
+            "issued before completion: {c:?}"
+        );
+        assert_eq!(l[6], 0, "lat lines carry 0");
+        if i > 0 {
+            assert!(c[6] > clat[i - 1][6], "issued in order at depth 1");
+        }
+    }
+    // Without log_issue_time the lines are fio 3.33's (6 columns), for both tools.
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let sub = dir.path().join(tool);
+        std::fs::create_dir_all(&sub).unwrap();
+        let bin = if tool == "fio" { "fio" } else { fiox_bin() };
+        let o = std::process::Command::new(bin)
+            .args(base)
+            .current_dir(&sub)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{tool}");
+        let rows = log_rows(&sub.join("x_clat.1.log"));
+        assert!(
+            rows.len() == 16 && rows.iter().all(|r| r.len() == 6),
+            "{tool}"
+        );
+    }
+    for missing in ["--log_offset=0", "--write_lat_log="] {
+        let mut a: Vec<&str> = base
+            .iter()
+            .copied()
+            .filter(|o| !o.starts_with(&missing[..8]))
+            .collect();
+        a.push("--log_issue_time=1");
+        if missing == "--log_offset=0" {
+            a.push(missing);
+        }
+        let r = fiox_in(dir.path(), &a);
+        assert_ne!(r.code, 0, "{missing}");
+        assert!(
+            r.stderr.contains("requires write_lat_log and log_offset"),
+            "{}",
+            r.stderr
+        );
+    }
+}

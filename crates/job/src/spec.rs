@@ -740,6 +740,8 @@ pub struct LogSpec {
     pub log_compression: u64,
     /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
     pub log_store_compressed: bool,
+    /// fio 3.42's `log_issue_time`: clat/slat log lines end with the I/O's issue time (ns).
+    pub log_issue_time: bool,
     /// `log_prio`: the last column of bw/iops/lat logs is the I/O's ioprio value in hex
     /// (`0x2004`) instead of 1 for the real-time class and 0 otherwise.
     pub log_prio: bool,
@@ -1371,6 +1373,7 @@ impl Default for JobSpec {
                 write_iolog: None,
                 log_compression: 0,
                 log_store_compressed: false,
+                log_issue_time: false,
                 log_prio: false,
                 log_max_value: false,
                 log_hist_coarseness: 0,

@@ -1347,6 +1347,7 @@ impl<'a> IoLoop<'a> {
             bytes: s.len as u64,
             offset: s.offset,
             ioprio: u32::from(s.ioprio),
+            issue_ns: s.issue_ns.saturating_sub(self.measured_start_ns),
         };
         let m = self.measure;
         let clat = now.saturating_sub(s.issue_ns);

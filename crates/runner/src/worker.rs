@@ -171,6 +171,7 @@ fn execute(
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
     crate::owned::check_end_syncfs(job)?;
+    check_log_issue_time(job)?;
     if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;
     }
@@ -268,6 +269,27 @@ fn execute(
     ran?;
     // filecreate is diskless but unlink=1 removes the files it created, as fio's does.
     finish_files(job, &mut opened, flags.no_io && !flags.file_ops, leftovers)
+}
+
+/// log_issue_time needs write_lat_log and log_offset (fio refuses the job otherwise, EINVAL);
+/// fio 3.42's compressed sample layout with the issue time is not written yet.
+pub fn check_log_issue_time(job: &JobSpec) -> Result<(), RunError> {
+    let l = &job.logs;
+    if !l.log_issue_time {
+        return Ok(());
+    }
+    let msg = if l.write_lat_log.is_none() || !l.log_offset {
+        "log_issue_time option requires write_lat_log and log_offset options (fio says the \
+         same); add write_lat_log=NAME and log_offset=1"
+    } else if l.log_store_compressed {
+        "log_issue_time with log_store_compressed is not supported yet; drop one of them"
+    } else {
+        return Ok(());
+    };
+    Err(RunError::Job {
+        job: job.name.clone(),
+        msg: msg.into(),
+    })
 }
 
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and

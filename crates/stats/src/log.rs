@@ -94,6 +94,9 @@ pub struct LogOptions {
     pub log_prio: bool,
     /// `log_max_value`: an averaged line holds the window's largest value, not its mean.
     pub max_value: bool,
+    /// `log_issue_time` (fio 3.42): a last column with the I/O's issue time in ns since the
+    /// job's epoch (clat and slat logs; 0 in the others and in averaged lines).
+    pub issue_time: bool,
 }
 
 /// Running mean of one direction's values inside the current averaging window.
@@ -227,9 +230,29 @@ impl LogFile {
         offset: u64,
         ioprio: u32,
     ) -> Result<(), LogError> {
+        self.record(t_ms, value, ddir, bs, offset, (ioprio, 0))
+    }
+
+    /// Like [`LogFile::sample`] for an I/O whose issue time the line carries (clat and slat
+    /// logs with `log_issue_time`).
+    pub fn sample_issued(&mut self, io: &IoSample, value: u64) -> Result<(), LogError> {
+        let tag = (io.ioprio, io.issue_ns);
+        self.record(io.t_ms, value, io.ddir, io.bytes, io.offset, tag)
+    }
+
+    /// One value; `tag` is the I/O's raw ioprio and issue time.
+    fn record(
+        &mut self,
+        t_ms: u64,
+        value: u64,
+        ddir: Ddir,
+        bs: u64,
+        offset: u64,
+        tag: (u32, u64),
+    ) -> Result<(), LogError> {
         let avg = self.opts.avg_msec;
         if avg == 0 {
-            return self.line(t_ms, value, ddir, bs, offset, ioprio as u16);
+            return self.line(t_ms, value, ddir, bs, offset, (tag.0 as u16, tag.1));
         }
         let w = &mut self.win[ddir.index()];
         w.sum += u128::from(value);
@@ -263,7 +286,7 @@ impl LogFile {
             start_ms: w.start_ms,
             ..AvgWindow::default()
         };
-        self.line(t_ms, v, ddir, 0, 0, 0)
+        self.line(t_ms, v, ddir, 0, 0, (0, 0))
     }
 
     fn line(
@@ -273,7 +296,7 @@ impl LogFile {
         ddir: Ddir,
         bs: u64,
         offset: u64,
-        ioprio: u16,
+        (ioprio, issue_ns): (u16, u64),
     ) -> Result<(), LogError> {
         let d = ddir.index();
         let prio = if self.opts.log_prio {
@@ -284,6 +307,12 @@ impl LogFile {
         let t_ms = t_ms.saturating_add(self.epoch_ms);
         let r = if let Some(gz) = self.gz.as_mut() {
             gz.push(t_ms, value, d as u32, bs, offset, ioprio)
+        } else if self.opts.issue_time {
+            // fio 3.42 requires log_offset with log_issue_time.
+            writeln!(
+                self.out,
+                "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}, {issue_ns}"
+            )
         } else if self.opts.log_offset {
             writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}")
         } else {
@@ -411,6 +440,8 @@ pub struct IoSample {
     pub offset: u64,
     /// Raw ioprio value (0: none).
     pub ioprio: u32,
+    /// When the I/O was issued, ns since the job's epoch (`log_issue_time`).
+    pub issue_ns: u64,
 }
 
 impl JobLogs {
@@ -479,6 +510,7 @@ impl JobLogs {
                 store_compressed: logs.log_store_compressed,
                 log_prio: logs.log_prio,
                 max_value: logs.log_max_value,
+                issue_time: logs.log_issue_time,
             };
             LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
         };
@@ -560,7 +592,7 @@ impl JobLogs {
     /// Submission latency of one I/O (logged when it was measured).
     pub fn slat(&mut self, io: &IoSample, slat_ns: u64) {
         if let Some(f) = self.slat.as_mut() {
-            let r = f.sample(io.t_ms, slat_ns, io.ddir, io.bytes, io.offset, io.ioprio);
+            let r = f.sample_issued(io, slat_ns);
             self.keep(r);
         }
     }
@@ -575,7 +607,7 @@ impl JobLogs {
             results[0] = f.sample(t, v, d, bs, off, prio);
         }
         if let (Some(f), Some(v)) = (self.clat.as_mut(), clat_ns) {
-            results[1] = f.sample(t, v, d, bs, off, prio);
+            results[1] = f.sample_issued(io, v);
         }
         if let Some(f) = self.bw.as_mut().filter(|f| f.per_io()) {
             let spent = clat_ns.unwrap_or(0);
@@ -786,6 +818,35 @@ mod tests {
     }
 
     #[test]
+    fn log_issue_time_adds_the_issue_column_to_clat_and_slat_only() {
+        let t = TmpDir::new("issue");
+        let opts = LogOptions {
+            log_offset: true,
+            issue_time: true,
+            ..LogOptions::default()
+        };
+        let open = |k| LogFile::create(&t.0.join(format!("{k:?}.log")), k, opts).unwrap();
+        let (mut clat, mut lat) = (open(LogKind::Clat), open(LogKind::Lat));
+        let io = IoSample {
+            t_ms: 3,
+            ddir: Ddir::Write,
+            bytes: 4096,
+            offset: 8192,
+            ioprio: 0,
+            issue_ns: 2_500_123,
+        };
+        clat.sample_issued(&io, 700).unwrap();
+        lat.sample(3, 900, Ddir::Write, 4096, 8192, 0).unwrap();
+        clat.finish(4).unwrap();
+        lat.finish(4).unwrap();
+        assert_eq!(
+            read(&t.0.join("Clat.log")),
+            "3, 700, 1, 4096, 8192, 0, 2500123\n"
+        );
+        assert_eq!(read(&t.0.join("Lat.log")), "3, 900, 1, 4096, 8192, 0, 0\n");
+    }
+
+    #[test]
     fn rate_logs_get_slack_latency_logs_do_not() {
         let t = TmpDir::new("slack");
         let opts = LogOptions {
@@ -822,6 +883,7 @@ mod tests {
             bytes: 4096,
             offset: 0,
             ioprio: 0,
+            issue_ns: 0,
         };
         logs.slat(&io, 5); // disabled: no file
         logs.completion(&io, Some(1_000_000), Some(1_000_100));
@@ -916,6 +978,7 @@ mod tests {
                 bytes: 4096,
                 offset: 0,
                 ioprio: 0,
+                issue_ns: 0,
             };
             logs.clat_hist(&io, &clat);
         }

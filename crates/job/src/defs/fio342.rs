@@ -60,7 +60,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["libblkio"]),
     known("libblkio_write_zeroes_on_trim", K::Bool, C::Engine).engines(&["libblkio"]),
-    known("log_issue_time", K::Bool, C::Logs),
     known(
         "log_window_value",
         K::Choice(&["avg", "max", "both", "0", "1"]),

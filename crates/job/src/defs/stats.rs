@@ -203,6 +203,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("log_issue_time", K::Bool, C::Logs, "End clat/slat log lines with the I/O's issue time (fio 3.42)", |j, v| {
+        j.logs.log_issue_time = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio 3.42's option: every line of every log gets a last column, the issue time in ns since the job's epoch for clat and slat log lines and 0 in the others (lat, bw, iops, averaged lines). Needs `write_lat_log` and `log_offset` (the job is refused otherwise, as fio refuses it); not yet with `log_store_compressed`."),
     OptDef::new("log_prio", K::Bool, C::Logs, "Log each I/O's priority value (hex) instead of 1 for real-time, 0 otherwise", |j, v| {
         j.logs.log_prio = v.bool()?;
         Ok(())
@@ -532,6 +538,7 @@ mod tests {
         ("per_job_logs", "0", Some(|j| !j.logs.per_job_logs)),
         ("log_offset", "1", Some(|j| j.logs.log_offset)),
         ("log_prio", "1", Some(|j| j.logs.log_prio)),
+        ("log_issue_time", "1", Some(|j| j.logs.log_issue_time)),
         (
             "verify",
             "crc32c",
