@@ -97,6 +97,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l timeout -r -d 'Stop the job after this long'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l time_based -f -a '0 1' -d 'Keep running until runtime expires, repeating the workload'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ramp_time -r -d 'Run this long before recording statistics'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ramp_size -r -d 'Transfer this much before recording statistics (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l stonewall_ranks -f -a '0 1' -d 'Under MPI, stop every rank when the first finishes (fiox)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l thread -f -a '0 1' -d 'Run jobs as threads instead of processes'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l gtod_cpu -r -d 'A thread on this CPU keeps the time for every job'

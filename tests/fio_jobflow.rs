@@ -1188,3 +1188,60 @@ fn end_syncfs_makes_one_syncfs_per_filesystem() {
     assert!(r.stderr.contains("does not support syncfs"), "{}", r.stderr);
     assert_eq!(r.json()["jobs"][0]["error"], 22);
 }
+
+/// fio 3.42's ramp_size: statistics count from when the job (with group_reporting, its group)
+/// has moved ramp_size bytes; the job still does its size in all (as with ramp_time, the
+/// ramp's I/O is not repeated). Refused with ramp_time, or when a group's jobs disagree.
+#[test]
+fn ramp_size_starts_statistics_after_that_many_bytes() {
+    let dir = TempDir::new("rampsize");
+    let f = format!("--filename={}", dir.join("f"));
+    let bytes = |extra: &[&str]| -> Vec<u64> {
+        let mut a = vec!["--name=r", f.as_str(), "--rw=write", "--bs=4k", "--size=1m"];
+        a.extend_from_slice(extra);
+        a.push("--output-format=json");
+        let r = fiox_in(dir.path(), &a);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let v = r.json();
+        let jobs = v["jobs"].as_array().unwrap();
+        jobs.iter()
+            .map(|j| j["write"]["io_bytes"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(bytes(&[]), vec![1 << 20]);
+    let one = bytes(&["--ramp_size=256k"]);
+    assert!(one[0] > 0 && one[0] <= 768 << 10, "{one:?}");
+    let each = bytes(&["--ramp_size=256k", "--numjobs=2"]);
+    assert!(each.iter().all(|&b| b > 0 && b <= 768 << 10), "{each:?}");
+    let group = bytes(&["--ramp_size=256k", "--numjobs=2", "--group_reporting"]);
+    assert!(
+        group[0] > 0 && group[0] <= (2 << 20) - (256 << 10),
+        "{group:?}"
+    );
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--name=r",
+            f.as_str(),
+            "--size=64k",
+            "--ramp_size=8k",
+            "--ramp_time=1",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains("cannot specify both ramp_time and ramp_size"),
+        "{}",
+        r.stderr
+    );
+    let job = dir.path().join("g.fio");
+    let text = format!(
+        "[global]\nsize=64k\nfilename={}\n[a]\nramp_size=8k\n[b]\nramp_size=16k\n",
+        dir.join("g")
+    );
+    std::fs::write(&job, text).unwrap();
+    let r = fiox_in(dir.path(), &[job.to_str().unwrap()]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("inconsistent ramp_size"), "{}", r.stderr);
+}

@@ -714,6 +714,9 @@ pub struct TimingSpec {
     pub runtime: Option<Duration>,
     pub time_based: bool,
     pub ramp_time: Option<Duration>,
+    /// fio 3.42's `ramp_size`: statistics start once the job (with group_reporting, its
+    /// reporting group) has transferred this many bytes.
+    pub ramp_size: Option<u64>,
     /// `startdelay=a-b` picks uniformly in the range.
     pub startdelay: (Duration, Duration),
     pub loops: u32,
@@ -1299,6 +1302,7 @@ impl Default for JobSpec {
                 runtime: None,
                 time_based: false,
                 ramp_time: None,
+                ramp_size: None,
                 startdelay: (Duration::ZERO, Duration::ZERO),
                 loops: 1,
                 stonewall_ranks: false,

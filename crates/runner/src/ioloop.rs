@@ -67,6 +67,8 @@ pub enum EndReason {
 /// Limits and cadence of one job run.
 pub struct Limits {
     pub ramp_ns: Option<u64>,
+    /// `ramp_size`: the ramp ends after this many bytes (of the job or its group).
+    pub ramp_bytes: Option<u64>,
     /// Absolute end (ns since start), ramp included.
     pub deadline_ns: Option<u64>,
     /// `runtime`: the deadline moves to `ramp end + runtime` when the ramp actually ends.
@@ -174,6 +176,9 @@ pub struct IoLoop<'a> {
     eof_ends: bool,
     /// cpuio's `exit_on_io_done`: true once every I/O job of the run has finished.
     pub(crate) io_jobs_done: Option<Box<dyn Fn() -> bool + 'a>>,
+    /// `ramp_size` with group_reporting: the bytes of the group's jobs still ramping, and
+    /// whether one of them already ended its ramp (then the whole group has).
+    pub(crate) ramp_group: Option<Box<dyn Fn() -> (u64, bool) + 'a>>,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -278,7 +283,7 @@ impl<'a> IoLoop<'a> {
             paced: pacer.active() || engine_think.is_some(),
             copy_lat,
             pacer,
-            ramp_done: limits.ramp_ns.is_none(),
+            ramp_done: limits.ramp_ns.is_none() && limits.ramp_bytes.is_none(),
             status_template: None,
             iolog: None,
             replay: None,
@@ -322,6 +327,7 @@ impl<'a> IoLoop<'a> {
             eof_ends,
             engine_think: engine_think.is_some(),
             io_jobs_done: None,
+            ramp_group: None,
             file_ops: None,
             gate: None,
             pass_cache: None,
@@ -1471,30 +1477,45 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// Whether `ramp_size` bytes were transferred: by this job, or with group_reporting by
+    /// the jobs of its group still ramping (fio's ramp_period_check).
+    fn ramp_bytes_over(&self, want: u64) -> bool {
+        if let Some(group) = self.ramp_group.as_ref() {
+            let (bytes, ended) = group();
+            return ended || bytes >= want;
+        }
+        let own: u64 = self.acct.dirs.iter().map(|d| d.io_bytes).sum();
+        own >= want
+    }
+
     fn check_ramp(&mut self, now: u64) {
-        if let Some(r) = self.limits.ramp_ns {
-            if now >= r {
-                self.ramp_done = true;
-                self.acct.reset();
-                // New samplers: their epoch (log time zero) is the end of the ramp.
-                let w = self.windows;
-                for (i, s) in self.samplers.iter_mut().enumerate() {
-                    if s.is_some() {
-                        *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
-                    }
-                }
-                self.next_sample_ns = 0;
-                self.pacer.restart(now);
-                self.measured_start_ns = now;
-                self.set_log_epoch();
-                self.gen.ramp_over();
-                if let Some(rt) = self.limits.runtime_ns {
-                    self.limits.deadline_ns = Some(now + rt);
-                }
-                self.cpu_start = self.cpu_usage();
-                self.progress.set_state(JobState::Running);
+        let over = match (self.limits.ramp_ns, self.limits.ramp_bytes) {
+            (Some(r), _) => now >= r,
+            (None, Some(b)) => self.ramp_bytes_over(b),
+            (None, None) => false,
+        };
+        if !over {
+            return;
+        }
+        self.ramp_done = true;
+        self.acct.reset();
+        // New samplers: their epoch (log time zero) is the end of the ramp.
+        let w = self.windows;
+        for (i, s) in self.samplers.iter_mut().enumerate() {
+            if s.is_some() {
+                *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
             }
         }
+        self.next_sample_ns = 0;
+        self.pacer.restart(now);
+        self.measured_start_ns = now;
+        self.set_log_epoch();
+        self.gen.ramp_over();
+        if let Some(rt) = self.limits.runtime_ns {
+            self.limits.deadline_ns = Some(now + rt);
+        }
+        self.cpu_start = self.cpu_usage();
+        self.progress.set_state(JobState::Running);
     }
 
     /// CPU counters of the job: its thread plus the engine's helper threads.

@@ -171,6 +171,7 @@ fn execute(
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
     crate::owned::check_end_syncfs(job)?;
+    check_ramp_size(job, env.run.0)?;
     check_log_issue_time(job)?;
     if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;
@@ -290,6 +291,51 @@ pub fn check_log_issue_time(job: &JobSpec) -> Result<(), RunError> {
         job: job.name.clone(),
         msg: msg.into(),
     })
+}
+
+/// ramp_size: not with ramp_time, and the same in every job of the reporting group (fio's
+/// td_ramp_period_init refuses the job otherwise, EINVAL).
+fn check_ramp_size(job: &JobSpec, run: &[JobSpec]) -> Result<(), RunError> {
+    let t = &job.timing;
+    let msg = if t.ramp_size.is_some() && t.ramp_time.is_some() {
+        "job rejected: cannot specify both ramp_time and ramp_size (fio says the same)"
+    } else if t.ramp_size.is_some()
+        && run
+            .iter()
+            .any(|o| o.group_id == job.group_id && o.timing.ramp_size != t.ramp_size)
+    {
+        "job rejected: inconsistent ramp_size within reporting group (fio says the same); \
+         give every job of the group the same ramp_size"
+    } else {
+        return Ok(());
+    };
+    Err(RunError::Job {
+        job: job.name.clone(),
+        msg: msg.into(),
+    })
+}
+
+/// The bytes moved by the jobs of reporting group `group` still in their ramp, and whether
+/// one of them has left it.
+fn ramp_group_bytes(jobs: &[JobSpec], progress: &[Progress], group: u32) -> (u64, bool) {
+    let mut bytes = 0;
+    for (j, p) in jobs.iter().zip(progress) {
+        if j.group_id != group {
+            continue;
+        }
+        match JobState::from_u8(p.state.load(Ordering::Relaxed)) {
+            JobState::Ramp => {
+                bytes += p
+                    .bytes
+                    .iter()
+                    .map(|b| b.load(Ordering::Relaxed))
+                    .sum::<u64>();
+            }
+            JobState::Running => return (bytes, true),
+            _ => {}
+        }
+    }
+    (bytes, false)
 }
 
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
@@ -685,6 +731,11 @@ fn run_io(
     }
     lp.gate = gate;
     lp.file_ops = file_ops;
+    if job.timing.ramp_size.is_some() && job.stats.group_reporting {
+        let (jobs, progress) = env.run;
+        let group = job.group_id;
+        lp.ramp_group = Some(Box::new(move || ramp_group_bytes(jobs, progress, group)));
+    }
     if crate::noio::is_exec(job) && env.messages {
         env.info.say(&crate::noio::exec_lines(job));
     }
@@ -960,7 +1011,9 @@ fn limits_of(job: &JobSpec) -> Limits {
         .map(|r| r.as_nanos() as u64 + ramp.unwrap_or(0));
     Limits {
         ramp_ns: ramp.filter(|&r| r > 0),
-        deadline_ns: deadline,
+        ramp_bytes: job.timing.ramp_size,
+        // ramp_size: the runtime starts when the ramp ends (check_ramp sets the deadline).
+        deadline_ns: deadline.filter(|_| job.timing.ramp_size.is_none()),
         runtime_ns: job.timing.runtime.map(|r| r.as_nanos() as u64),
     }
 }

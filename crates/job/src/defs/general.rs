@@ -128,6 +128,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("I/O runs during the ramp but statistics are reset when it ends."),
+    OptDef::new("ramp_size", K::Size, C::Timing, "Transfer this much before recording statistics (fio 3.42)", |j, v| {
+        j.timing.ramp_size = Some(v.size()?);
+        Ok(())
+    })
+    .range(1, i64::MAX)
+    .long("fio 3.42's option: I/O runs until the job has read, written and trimmed this many bytes (with group_reporting, its whole reporting group together), then statistics are reset as at the end of ramp_time; runtime counts from there. Not with ramp_time, and the same in every job of a reporting group (fio refuses the job otherwise, EINVAL)."),
     OptDef::new("stonewall_ranks", K::Bool, C::Timing, "Under MPI, stop every rank when the first finishes (fiox)", |j, v| {
         j.timing.stonewall_ranks = v.bool()?;
         Ok(())
@@ -526,6 +532,11 @@ mod tests {
             "ramp_time",
             "500ms",
             Some(|j| j.timing.ramp_time == Some(Duration::from_millis(500))),
+        ),
+        (
+            "ramp_size",
+            "1m",
+            Some(|j| j.timing.ramp_size == Some(1 << 20)),
         ),
         ("thread", "", Some(|j| j.thread)),
         ("stonewall_ranks", "1", Some(|j| j.timing.stonewall_ranks)),
