@@ -1245,3 +1245,81 @@ fn ramp_size_starts_statistics_after_that_many_bytes() {
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("inconsistent ramp_size"), "{}", r.stderr);
 }
+
+/// fio 3.42's comm: the job's thread names itself with prctl(PR_SET_NAME) (the kernel keeps
+/// 15 bytes), after fiox's own name for it.
+#[test]
+fn comm_names_the_job_thread() {
+    let dir = TempDir::new("comm");
+    let f = format!("--filename={}", dir.join("f"));
+    let args = [
+        "--name=t",
+        f.as_str(),
+        "--size=16k",
+        "--comm=fiox-io-job-longname",
+    ];
+    let trace = strace_text(
+        fiox_bin(),
+        dir.path(),
+        &args,
+        &["-s", "64", "-e", "trace=prctl"],
+    );
+    let names: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("PR_SET_NAME"))
+        .filter_map(|l| l.split('"').nth(1))
+        .collect();
+    // strace shows what the kernel takes: 15 bytes.
+    assert_eq!(names.last(), Some(&"fiox-io-job-lon"), "{trace}");
+    let plain = strace_text(
+        fiox_bin(),
+        dir.path(),
+        &args[..3],
+        &["-s", "64", "-e", "trace=prctl"],
+    );
+    assert!(!plain.contains("fiox-io-job"), "{plain}");
+}
+
+/// fio 3.42's thinkcycles: one spin after each read, write or trim issued (not after the
+/// fsyncs of fsync=N), on the sync and the queued paths. Counted by a debug build
+/// (FIOX_DEBUG_THINKCYCLES), since its effect is only time.
+#[test]
+fn thinkcycles_spins_once_per_io() {
+    if !cfg!(debug_assertions) {
+        eprintln!("release build: the spin count is printed by debug builds only");
+        return;
+    }
+    let dir = TempDir::new("thinkcycles");
+    let f = format!("--filename={}", dir.join("f"));
+    let spins = |extra: &[&str]| -> String {
+        let mut a = vec![
+            "--name=t",
+            f.as_str(),
+            "--size=64k",
+            "--output-format=terse",
+        ];
+        a.extend_from_slice(extra);
+        let o = std::process::Command::new(fiox_bin())
+            .args(&a)
+            .env("FIOX_DEBUG_THINKCYCLES", "1")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stderr).trim().to_string()
+    };
+    let want = "fiox-debug: job t: thinkcycles spins 16";
+    assert_eq!(spins(&["--rw=randrw", "--thinkcycles=1000"]), want);
+    let queued = [
+        "--rw=write",
+        "--fsync=4",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--thinkcycles=10",
+    ];
+    assert_eq!(spins(&queued), want);
+    assert_eq!(
+        spins(&["--rw=read"]),
+        "fiox-debug: job t: thinkcycles spins 0"
+    );
+}

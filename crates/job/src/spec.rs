@@ -706,6 +706,9 @@ pub struct PacingSpec {
     pub thinktime_iotime: Duration,
     /// `rate_ignore_thinktime`: the rate does not catch up on the time spent thinking.
     pub rate_ignore_thinktime: bool,
+    /// fio 3.42's `thinkcycles`: spin this many CPU pause cycles after each read, write or
+    /// trim is issued (0: off).
+    pub thinkcycles: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -967,6 +970,8 @@ pub struct VerifySpec {
 pub struct JobSpec {
     pub name: String,
     pub description: Option<String>,
+    /// fio 3.42's `comm`: the name the job's thread takes (prctl PR_SET_NAME).
+    pub comm: Option<String>,
     /// Position of this (expanded) job in the run, from 0.
     pub index: u32,
     /// Which of `numjobs` clones this is: fio's `subjob_number`, the `$jobnum` of its file
@@ -1256,6 +1261,7 @@ impl Default for JobSpec {
         JobSpec {
             name: "job".to_string(),
             description: None,
+            comm: None,
             index: 0,
             clone_index: 0,
             numjobs: 1,
@@ -1350,6 +1356,7 @@ impl Default for JobSpec {
                 thinktime_blocks_set: false,
                 thinktime_blocks_issue: false,
                 thinktime_iotime: Duration::ZERO,
+                thinkcycles: 0,
                 rate_ignore_thinktime: false,
             },
             stats: StatsSpec {

@@ -179,6 +179,8 @@ pub struct IoLoop<'a> {
     /// `ramp_size` with group_reporting: the bytes of the group's jobs still ramping, and
     /// whether one of them already ended its ramp (then the whole group has).
     pub(crate) ramp_group: Option<Box<dyn Fn() -> (u64, bool) + 'a>>,
+    /// thinkcycles spins done (for the debug-build count tests read).
+    pub(crate) spins: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -328,6 +330,7 @@ impl<'a> IoLoop<'a> {
             engine_think: engine_think.is_some(),
             io_jobs_done: None,
             ramp_group: None,
+            spins: 0,
             file_ops: None,
             gate: None,
             pass_cache: None,
@@ -446,6 +449,7 @@ impl<'a> IoLoop<'a> {
             && !self.paced
             && !self.serialize
             && self.job.fsync == 0
+            && self.job.pacing.thinkcycles == 0
             && self.job.fdatasync == 0
             && !self.verify_phase
             && self.vq.is_empty()
@@ -976,7 +980,7 @@ impl<'a> IoLoop<'a> {
         if self.dbg_io {
             self.debug_io("queue", id, &s);
         }
-        match self.engine.queue(id, &unit) {
+        let ok = match self.engine.queue(id, &unit) {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };
@@ -1002,7 +1006,21 @@ impl<'a> IoLoop<'a> {
                 self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
                 false
             }
+        };
+        if ok && s.ddir != SYNC && self.job.pacing.thinkcycles != 0 {
+            self.think_cycles();
         }
+        ok
+    }
+
+    /// thinkcycles: busy-wait that many pause instructions after an I/O (fio's cycles_spin,
+    /// whose nop is x86's pause too).
+    #[cold]
+    fn think_cycles(&mut self) {
+        for _ in 0..self.job.pacing.thinkcycles {
+            std::hint::spin_loop();
+        }
+        self.spins += 1;
     }
 
     /// Submit what was queued; stamps issue times (slat ends here).

@@ -158,6 +158,17 @@ pub fn job_usage(helpers: &[libc::pid_t]) -> ThreadUsage {
     u
 }
 
+/// prctl(PR_SET_NAME): the calling thread's name (the kernel keeps its first 15 bytes).
+pub fn set_thread_name(name: &str) -> io::Result<()> {
+    let c = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: c is NUL-terminated and outlives the call; the kernel copies at most 16 bytes.
+    if unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// syncfs(2) of the filesystem holding `fd`.
 pub fn syncfs(fd: RawFd) -> io::Result<()> {
     // SAFETY: syncfs takes a descriptor by value and touches no memory of ours.

@@ -146,6 +146,10 @@ fn execute(
         return Ok(());
     }
     place_thread(job, env.cpus.as_deref())?;
+    if let Some(name) = &job.comm {
+        // fio's prctl(PR_SET_NAME) at the job's start; like fio, a failure is not an error.
+        let _ = sys::set_thread_name(name);
+    }
     // cgroup=: the thread is in the group until this frame ends.
     let _cgroup = crate::cgroup::join(job, env.cgroups)?;
     if env.readonly && files::job_writes(job) {
@@ -792,6 +796,13 @@ fn run_phases(
     };
     if let Some(g) = lp.gate.as_ref() {
         debug_open_counts(job, g);
+    }
+    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_THINKCYCLES").is_some() {
+        // Debug builds, on request: how many I/Os were followed by a thinkcycles spin.
+        eprintln!(
+            "fiox-debug: job {}: thinkcycles spins {}",
+            job.name, lp.spins
+        );
     }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued

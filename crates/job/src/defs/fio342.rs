@@ -12,7 +12,6 @@ use super::{Category as C, Kind as K, OptDef};
 pub static OPTS: &[OptDef] = &[
     known("apptag", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
     known("apptag_mask", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
-    known("comm", K::Str, C::General),
     known(
         "dataplacement",
         K::Choice(&["none", "fdp", "streams"]),
@@ -85,7 +84,6 @@ pub static OPTS: &[OptDef] = &[
     known("spr_op", K::Complex("list of numbers"), C::Io),
     known("sprandom", K::Bool, C::Io),
     known("steadystate_check_interval", K::Time("s"), C::General).alias(&["ss_interval"]),
-    known("thinkcycles", K::Int, C::Io),
     known("verify_mode", K::Choice(&["read", "compare"]), C::Engine)
         .engines(&["io_uring", "io_uring_cmd"]),
     known("verify_pattern_interval", K::Int, C::Io),

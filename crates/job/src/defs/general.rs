@@ -29,6 +29,11 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("Free text printed with the job's results; it has no effect on the workload."),
+    OptDef::new("comm", K::Str, C::General, "Name the job's thread takes (fio 3.42)", |j, v| {
+        j.comm = Some(v.str().to_string());
+        Ok(())
+    })
+    .long("fio 3.42's option: the job's thread sets its name (prctl PR_SET_NAME, what ps and top show; the kernel keeps the first 15 bytes) when it starts."),
     OptDef::new("name", K::Str, C::General, "Name of this job", |j, v| {
         if v.str().is_empty() {
             return Err("a job name cannot be empty".into());
@@ -463,6 +468,11 @@ mod tests {
             Some(|j| j.description.as_deref() == Some("a test")),
         ),
         ("name", "foo", Some(|j| j.name == "foo")),
+        (
+            "comm",
+            "fiox-a",
+            Some(|j| j.comm.as_deref() == Some("fiox-a")),
+        ),
         ("name", "", None),
         ("name", "global2", None),
         (
