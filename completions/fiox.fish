@@ -286,6 +286,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_unix_epoch -f -a '0 1' -d 'Log times are Unix epoch milliseconds'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_alternate_epoch -f -a '0 1' -d 'Log times count from the epoch of log_alternate_epoch_clock_id'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_alternate_epoch_clock_id -r -d 'clock_gettime(2) clock of log_unix_epoch/log_alternate_epoch'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l job_start_clock_id -r -d 'clock_gettime(2) clock of the JSON report\'s job_start (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_entries -r -d 'fio\'s initial in-memory log size, in samples'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l per_job_logs -f -a '0 1' -d 'Put the job number in log file names'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_offset -f -a '0 1' -d 'Add the I/O offset to each log line'

@@ -1323,3 +1323,49 @@ fn thinkcycles_spins_once_per_io() {
         "fiox-debug: job t: thinkcycles spins 0"
     );
 }
+
+/// fio 3.42's job_start_clock_id: the job's JSON object gets `job_start`, the clock's ms at the
+/// job's start: on CLOCK_REALTIME between the times read before and after the run (also for a
+/// group_reporting group), on CLOCK_BOOTTIME (7) within the uptime read around the run (10 ms
+/// resolution); without the option the JSON is fio 3.33's (no field); an unknown clock fails the
+/// job with EINVAL.
+#[test]
+fn job_start_clock_id_adds_job_start_to_json() {
+    let dir = TempDir::new("jobstart");
+    let f = format!("--filename={}", dir.join("f"));
+    let realtime = || {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        d.as_millis() as u64
+    };
+    let uptime = || {
+        let t = std::fs::read_to_string("/proc/uptime").unwrap();
+        let s: f64 = t.split_whitespace().next().unwrap().parse().unwrap();
+        (s * 1000.0) as u64
+    };
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec!["--name=a", f.as_str(), "--size=64k", "--output-format=json"];
+        a.extend_from_slice(extra);
+        fiox_in(dir.path(), &a).json()
+    };
+    let start = |v: &serde_json::Value| {
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 1);
+        jobs[0]["job_start"].as_u64().unwrap()
+    };
+    let opt = "--job_start_clock_id=0";
+    for extra in [&[opt][..], &[opt, "--numjobs=2", "--group_reporting"]] {
+        let before = realtime();
+        let s = start(&run(extra));
+        let after = realtime();
+        assert!(before <= s && s <= after, "{extra:?}: {before} {s} {after}");
+    }
+    let before = uptime();
+    let s = start(&run(&["--job_start_clock_id=7"]));
+    let after = uptime() + 10;
+    assert!(before <= s && s <= after, "boottime: {before} {s} {after}");
+    assert!(run(&[])["jobs"][0].get("job_start").is_none());
+    let v = run(&["--job_start_clock_id=99"]);
+    assert_eq!(v["jobs"][0]["error"], 22);
+}

@@ -761,6 +761,9 @@ pub struct LogSpec {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_epoch_clock_id: i32,
+    /// fio 3.42's `job_start_clock_id`: the JSON report gets each job's `job_start`, that
+    /// clock's time in ms when the job's epoch began (None: not asked, fio 3.33's JSON).
+    pub job_start_clock_id: Option<i32>,
     /// `log_entries`: fio's initial in-memory log size. fiox writes its logs as it goes, so it
     /// changes no output; kept for `--showcmd` and the JSON job options.
     pub log_entries: u64,
@@ -1391,6 +1394,7 @@ impl Default for JobSpec {
                 log_unix_epoch: false,
                 log_alternate_epoch: false,
                 log_epoch_clock_id: 0,
+                job_start_clock_id: None,
                 log_entries: 1024,
                 write_lat_log: None,
                 write_iops_log: None,

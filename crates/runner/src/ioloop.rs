@@ -179,6 +179,8 @@ pub struct IoLoop<'a> {
     /// `ramp_size` with group_reporting: the bytes of the group's jobs still ramping, and
     /// whether one of them already ended its ramp (then the whole group has).
     pub(crate) ramp_group: Option<Box<dyn Fn() -> (u64, bool) + 'a>>,
+    /// `job_start_clock_id`: that clock's ms at the job's epoch.
+    pub(crate) job_start_ms: Option<u64>,
     /// thinkcycles spins done (for the debug-build count tests read).
     pub(crate) spins: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
@@ -330,6 +332,7 @@ impl<'a> IoLoop<'a> {
             engine_think: engine_think.is_some(),
             io_jobs_done: None,
             ramp_group: None,
+            job_start_ms: None,
             spins: 0,
             file_ops: None,
             gate: None,
@@ -1478,6 +1481,16 @@ impl<'a> IoLoop<'a> {
     /// the job's epoch (its start, then the end of ramp), as fio's set_epoch_time. A clock the
     /// kernel does not know ends the job (fio would log garbage times).
     fn set_log_epoch(&mut self) {
+        if let Some(id) = self.job.logs.job_start_clock_id {
+            // fio's set_epoch_time records job_start at the same moments.
+            match crate::sys::clock_ms(id) {
+                Ok(ms) => self.job_start_ms = Some(ms),
+                Err(e) => {
+                    let msg = format!("job_start_clock_id={id}: clock_gettime: {e}");
+                    self.end.get_or_insert(EndReason::Error(libc::EINVAL, msg));
+                }
+            }
+        }
         let l = &self.job.logs;
         if !(l.log_unix_epoch || l.log_alternate_epoch) {
             return;

@@ -1033,6 +1033,7 @@ fn limits_of(job: &JobSpec) -> Limits {
 pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
     let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
     r.runtime_ms = runtime_ns / 1_000_000;
+    r.job_start_ms = lp.job_start_ms;
     let did_io = lp.acct.dirs.iter().any(|d| d.total_ios > 0);
     if did_io && r.runtime_ms == 0 {
         // A job shorter than a millisecond still ran: fio reports it as 1 msec, and a zero

@@ -186,6 +186,11 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("0 is CLOCK_REALTIME, 1 CLOCK_MONOTONIC, 7 CLOCK_BOOTTIME...; a clock the kernel does not know fails the job (EINVAL)."),
+    OptDef::new("job_start_clock_id", K::Int, C::Logs, "clock_gettime(2) clock of the JSON report's job_start (fio 3.42)", |j, v| {
+        j.logs.job_start_clock_id = Some(i32::try_from(v.int()?).map_err(|_| "not a clock id".to_string())?);
+        Ok(())
+    })
+    .long("fio 3.42's option: the job's JSON object gets `job_start`, this clock's time in ms when the job's epoch began (its start, then the end of its ramp), as fio 3.42 prints it (0 is CLOCK_REALTIME, 1 CLOCK_MONOTONIC...). Unset, the JSON stays fio 3.33's, without the field. A clock the kernel does not know fails the job (EINVAL)."),
     OptDef::new("log_entries", K::Int, C::Logs, "fio's initial in-memory log size, in samples", |j, v| {
         j.logs.log_entries = v.u64()?;
         Ok(())
@@ -532,6 +537,11 @@ mod tests {
             "log_alternate_epoch_clock_id",
             "1",
             Some(|j| j.logs.log_epoch_clock_id == 1),
+        ),
+        (
+            "job_start_clock_id",
+            "1",
+            Some(|j| j.logs.job_start_clock_id == Some(1)),
         ),
         ("log_entries", "4096", Some(|j| j.logs.log_entries == 4096)),
         ("log_entries", "10", None),
