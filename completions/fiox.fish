@@ -283,6 +283,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_hist_msec -r -d 'Histogram log interval'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_hist_coarseness -r -d 'Sum histogram log buckets in groups of 2^N (0-6)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_max_value -f -a '0 1' -d 'Averaged log lines hold the window\'s maximum'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_window_value -r -f -a 'avg max both 0 1' -d 'What averaged log lines hold: avg, max or both (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_unix_epoch -f -a '0 1' -d 'Log times are Unix epoch milliseconds'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_alternate_epoch -f -a '0 1' -d 'Log times count from the epoch of log_alternate_epoch_clock_id'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l log_alternate_epoch_clock_id -r -d 'clock_gettime(2) clock of log_unix_epoch/log_alternate_epoch'

@@ -1689,3 +1689,39 @@ fn log_issue_time_ends_clat_and_slat_lines_with_the_issue_time() {
         );
     }
 }
+
+/// fio 3.42's log_window_value: `both` gives averaged lines a second value (the window's
+/// maximum, never below the mean), `max` is fio 3.33's log_max_value=1; with
+/// log_store_compressed `both` is refused (fio 3.42's binary layout is not written yet).
+#[test]
+fn log_window_value_both_adds_the_window_maximum() {
+    let dir = TempDir::new("window");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=j",
+            "--rw=write",
+            "--size=256k",
+            "--filename=f",
+            "--write_lat_log=x",
+            "--log_avg_msec=1",
+            "--rate_iops=4000",
+        ];
+        a.extend_from_slice(extra);
+        fiox_in(dir.path(), &a)
+    };
+    let r = run(&["--log_window_value=both"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = log_rows(&dir.path().join("x_clat.1.log"));
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row.len(), 6, "{row:?}");
+        assert!(row[2] >= row[1], "max below the mean: {row:?}");
+    }
+    assert_eq!(run(&["--log_window_value=max"]).code, 0);
+    assert!(log_rows(&dir.path().join("x_clat.1.log"))
+        .iter()
+        .all(|r| r.len() == 5));
+    let r = run(&["--log_window_value=both", "--log_store_compressed=1"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("log_window_value=both"), "{}", r.stderr);
+}

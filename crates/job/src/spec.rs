@@ -753,6 +753,8 @@ pub struct LogSpec {
     pub log_prio: bool,
     /// `log_max_value`: averaged lines hold the window's maximum instead of its mean.
     pub log_max_value: bool,
+    /// fio 3.42's `log_window_value=both`: averaged lines hold the mean and the maximum.
+    pub log_window_both: bool,
     /// `log_hist_coarseness` (0..=6): histogram log buckets summed in groups of 2^k.
     pub log_hist_coarseness: u32,
     /// `log_unix_epoch` or `log_alternate_epoch` (fio ORs them): log times count from the
@@ -1390,6 +1392,7 @@ impl Default for JobSpec {
                 log_issue_time: false,
                 log_prio: false,
                 log_max_value: false,
+                log_window_both: false,
                 log_hist_coarseness: 0,
                 log_unix_epoch: false,
                 log_alternate_epoch: false,

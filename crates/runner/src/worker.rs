@@ -176,7 +176,7 @@ fn execute(
     let flags = engine.flags();
     crate::owned::check_end_syncfs(job)?;
     check_ramp_size(job, env.run.0)?;
-    check_log_issue_time(job)?;
+    check_log_options(job)?;
     if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;
     }
@@ -277,9 +277,17 @@ fn execute(
 }
 
 /// log_issue_time needs write_lat_log and log_offset (fio refuses the job otherwise, EINVAL);
-/// fio 3.42's compressed sample layout with the issue time is not written yet.
-pub fn check_log_issue_time(job: &JobSpec) -> Result<(), RunError> {
+/// fio 3.42's compressed sample layouts with the issue time or two values are not written yet.
+fn check_log_options(job: &JobSpec) -> Result<(), RunError> {
     let l = &job.logs;
+    if l.log_window_both && l.log_store_compressed {
+        return Err(RunError::Job {
+            job: job.name.clone(),
+            msg: "log_window_value=both with log_store_compressed is not supported yet; drop \
+                  one of them"
+                .into(),
+        });
+    }
     if !l.log_issue_time {
         return Ok(());
     }

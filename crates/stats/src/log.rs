@@ -94,6 +94,9 @@ pub struct LogOptions {
     pub log_prio: bool,
     /// `log_max_value`: an averaged line holds the window's largest value, not its mean.
     pub max_value: bool,
+    /// fio 3.42's `log_window_value=both`: a second value column, the window's largest value
+    /// after its mean (0 in per-I/O lines).
+    pub both_values: bool,
     /// `log_issue_time` (fio 3.42): a last column with the I/O's issue time in ns since the
     /// job's epoch (clat and slat logs; 0 in the others and in averaged lines).
     pub issue_time: bool,
@@ -252,7 +255,7 @@ impl LogFile {
     ) -> Result<(), LogError> {
         let avg = self.opts.avg_msec;
         if avg == 0 {
-            return self.line(t_ms, value, ddir, bs, offset, (tag.0 as u16, tag.1));
+            return self.line(t_ms, (value, 0), ddir, bs, offset, (tag.0 as u16, tag.1));
         }
         let w = &mut self.win[ddir.index()];
         w.sum += u128::from(value);
@@ -277,10 +280,13 @@ impl LogFile {
             return Ok(());
         }
         // fio rounds the window mean to nearest (mean + 0.5, truncated).
-        let v = if self.opts.max_value {
-            w.max
+        let mean = ((w.sum as f64 / w.n as f64) + 0.5) as u64;
+        let v = if self.opts.both_values {
+            (mean, w.max)
+        } else if self.opts.max_value {
+            (w.max, 0)
         } else {
-            ((w.sum as f64 / w.n as f64) + 0.5) as u64
+            (mean, 0)
         };
         *w = AvgWindow {
             start_ms: w.start_ms,
@@ -292,7 +298,7 @@ impl LogFile {
     fn line(
         &mut self,
         t_ms: u64,
-        value: u64,
+        (value, value1): (u64, u64),
         ddir: Ddir,
         bs: u64,
         offset: u64,
@@ -307,6 +313,8 @@ impl LogFile {
         let t_ms = t_ms.saturating_add(self.epoch_ms);
         let r = if let Some(gz) = self.gz.as_mut() {
             gz.push(t_ms, value, d as u32, bs, offset, ioprio)
+        } else if self.opts.both_values {
+            self.text_line_both(t_ms, (value, value1), d, (bs, offset), prio, issue_ns)
         } else if self.opts.issue_time {
             // fio 3.42 requires log_offset with log_issue_time.
             writeln!(
@@ -322,6 +330,27 @@ impl LogFile {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// A text line with fio 3.42's second value column (`log_window_value=both`).
+    fn text_line_both(
+        &mut self,
+        t_ms: u64,
+        (v, v1): (u64, u64),
+        d: usize,
+        (bs, offset): (u64, u64),
+        prio: PrioCol,
+        issue_ns: u64,
+    ) -> io::Result<()> {
+        write!(self.out, "{t_ms}, {v}, {v1}, {d}, {bs}")?;
+        if self.opts.log_offset {
+            write!(self.out, ", {offset}")?;
+        }
+        write!(self.out, ", {prio}")?;
+        if self.opts.issue_time {
+            write!(self.out, ", {issue_ns}")?;
+        }
+        writeln!(self.out)
     }
 
     /// Times written from now on are `epoch_ms` plus the time since the job's epoch.
@@ -510,6 +539,7 @@ impl JobLogs {
                 store_compressed: logs.log_store_compressed,
                 log_prio: logs.log_prio,
                 max_value: logs.log_max_value,
+                both_values: logs.log_window_both,
                 issue_time: logs.log_issue_time,
             };
             LogFile::create_with(&dir.join(name), kind, opts, opener).map(Some)
@@ -844,6 +874,31 @@ mod tests {
             "3, 700, 1, 4096, 8192, 0, 2500123\n"
         );
         assert_eq!(read(&t.0.join("Lat.log")), "3, 900, 1, 4096, 8192, 0, 0\n");
+    }
+
+    /// log_window_value=both: averaged lines hold the window's rounded mean then its maximum;
+    /// per-I/O lines a 0 there (fio 3.42 sets the column for the whole log).
+    #[test]
+    fn log_window_value_both_writes_mean_and_max() {
+        let t = TmpDir::new("both");
+        let opts = |avg_msec| LogOptions {
+            avg_msec,
+            both_values: true,
+            ..LogOptions::default()
+        };
+        let p = t.0.join("avg.log");
+        let mut f = LogFile::create(&p, LogKind::Clat, opts(100)).unwrap();
+        f.sample(10, 10, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(20, 91, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(120, 7, Ddir::Read, 4096, 0, 0).unwrap();
+        f.finish(150).unwrap();
+        // As for avg and max: the sample that closes a window is part of it (fio's order).
+        assert_eq!(read(&p), "120, 36, 91, 0, 0, 0\n");
+        let p = t.0.join("per-io.log");
+        let mut f = LogFile::create(&p, LogKind::Clat, opts(0)).unwrap();
+        f.sample(3, 66, Ddir::Write, 4096, 0, 0).unwrap();
+        f.finish(4).unwrap();
+        assert_eq!(read(&p), "3, 66, 0, 1, 4096, 0\n");
     }
 
     #[test]

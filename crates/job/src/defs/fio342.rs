@@ -58,11 +58,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["libblkio"]),
     known("libblkio_write_zeroes_on_trim", K::Bool, C::Engine).engines(&["libblkio"]),
-    known(
-        "log_window_value",
-        K::Choice(&["avg", "max", "both", "0", "1"]),
-        C::Logs,
-    ),
     known("md_per_io_size", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
     known("num_range", K::Int, C::Io),
     known("pi_act", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),

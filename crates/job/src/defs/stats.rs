@@ -168,6 +168,14 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("With log_avg_msec, each line of the bw, iops and latency logs holds the largest sample of its window instead of the mean."),
+    OptDef::new("log_window_value", K::Choice(&["avg", "max", "both", "0", "1"]), C::Logs, "What averaged log lines hold: avg, max or both (fio 3.42)", |j, v| {
+        let c = v.choice()?;
+        j.logs.log_max_value = matches!(c.as_str(), "max" | "1");
+        j.logs.log_window_both = c == "both";
+        Ok(())
+    })
+    .def("avg")
+    .long("fio 3.42's successor of log_max_value (`0` and `1` are `avg` and `max`). `both`: every line of the bw, iops and latency logs gets a second value column after the first, the window's largest sample next to its mean (0 in per-I/O lines). Not yet with log_store_compressed."),
     OptDef::new("log_unix_epoch", K::Bool, C::Logs, "Log times are Unix epoch milliseconds", |j, v| {
         j.logs.log_unix_epoch = v.bool()?;
         Ok(())
@@ -527,6 +535,11 @@ mod tests {
         ),
         ("log_hist_coarseness", "-1", None),
         ("log_max_value", "1", Some(|j| j.logs.log_max_value)),
+        (
+            "log_window_value",
+            "both",
+            Some(|j| j.logs.log_window_both && !j.logs.log_max_value),
+        ),
         ("log_unix_epoch", "1", Some(|j| j.logs.log_unix_epoch)),
         (
             "log_alternate_epoch",
