@@ -256,6 +256,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ss_dur -r -d 'Window of steady state detection (0: off)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l steadystate_ramp_time -r -d 'Time before steady state samples are taken'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ss_ramp -r -d 'Time before steady state samples are taken'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l steadystate_check_interval -r -d 'Period of the steady state samples (fio 3.42)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ss_interval -r -d 'Period of the steady state samples (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l block_error_percentiles -f -a '0 1' -d 'Histogram of trims per block'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l percentile_list -r -d 'Latency percentiles to report'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l clat_percentiles -f -a '0 1' -d 'Report completion latency percentiles'

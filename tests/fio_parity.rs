@@ -1725,3 +1725,62 @@ fn log_window_value_both_adds_the_window_maximum() {
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("log_window_value=both"), "{}", r.stderr);
 }
+
+/// fio 3.42's steadystate_check_interval (ss_interval): the ss_dur window holds one sample per
+/// interval (ss_dur=4 with ss_interval=2: two samples, each a per-second rate; the reported
+/// duration stays 4); the same checks as fio 3.42: at least 1s, ss_dur a multiple of it,
+/// and one value for the whole run.
+#[test]
+fn ss_interval_takes_one_sample_per_interval() {
+    let dir = TempDir::new("ssint");
+    let f = format!("--filename={}", dir.join("f"));
+    let base = ["--name=s", f.as_str(), "--size=1m", "--ioengine=null"];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        fiox_in(dir.path(), &a)
+    };
+    // A limit any rate meets: attained on the first full window (runtime is only a cap).
+    let r = run(&[
+        "--time_based",
+        "--runtime=60",
+        "--ss=iops:100000%",
+        "--ss_dur=4",
+        "--ss_interval=2",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let ss = &v["jobs"][0]["steadystate"];
+    assert_eq!(ss["duration"], 4);
+    assert_eq!(ss["attained"], 1);
+    assert_eq!(ss["data"]["iops"].as_array().unwrap().len(), 2, "{ss}");
+    assert_eq!(ss["data"]["bw"].as_array().unwrap().len(), 2, "{ss}");
+    for (extra, want) in [
+        (
+            &["--ss_dur=5", "--ss_interval=2"][..],
+            "must be multiple of ss_check_interval",
+        ),
+        (
+            &["--ss_dur=4", "--ss_interval=500ms"],
+            "must be at least 1s",
+        ),
+    ] {
+        let r = run(extra);
+        assert_ne!(r.code, 0, "{extra:?}");
+        assert!(r.stderr.contains(want), "{extra:?}: {}", r.stderr);
+    }
+    let job = dir.path().join("two.fio");
+    let text = format!(
+        "[global]\nsize=64k\nioengine=null\nfilename={}\n[a]\nss_interval=2\n[b]\n",
+        dir.join("g")
+    );
+    std::fs::write(&job, text).unwrap();
+    let r = fiox_in(dir.path(), &[job.to_str().unwrap()]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("conflicting ss_check_interval"),
+        "{}",
+        r.stderr
+    );
+}

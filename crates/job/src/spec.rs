@@ -597,6 +597,9 @@ pub struct SteadySpec {
     pub dur_s: u64,
     /// `ss_ramp` in microseconds.
     pub ramp_us: u64,
+    /// fio 3.42's `steadystate_check_interval`/`ss_interval` in microseconds: one sample per
+    /// interval (None: fio 3.33's one per second, with its rate arithmetic).
+    pub interval_us: Option<u64>,
 }
 
 impl Default for SteadySpec {
@@ -608,6 +611,7 @@ impl Default for SteadySpec {
             limit: 0.01,
             dur_s: 0,
             ramp_us: 0,
+            interval_us: None,
         }
     }
 }

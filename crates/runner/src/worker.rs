@@ -176,6 +176,12 @@ fn execute(
     let flags = engine.flags();
     crate::owned::check_end_syncfs(job)?;
     check_ramp_size(job, env.run.0)?;
+    if let Some(msg) = crate::steady::interval_problem(env.run.0) {
+        return Err(RunError::Job {
+            job: job.name.clone(),
+            msg,
+        });
+    }
     check_log_options(job)?;
     if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;

@@ -77,7 +77,6 @@ pub static OPTS: &[OptDef] = &[
     known("spr_num_regions", K::Int, C::Io),
     known("spr_op", K::Complex("list of numbers"), C::Io),
     known("sprandom", K::Bool, C::Io),
-    known("steadystate_check_interval", K::Time("s"), C::General).alias(&["ss_interval"]),
     known("verify_mode", K::Choice(&["read", "compare"]), C::Engine)
         .engines(&["io_uring", "io_uring_cmd"]),
     known("verify_pattern_interval", K::Int, C::Io),
