@@ -1369,3 +1369,35 @@ fn job_start_clock_id_adds_job_start_to_json() {
     let v = run(&["--job_start_clock_id=99"]);
     assert_eq!(v["jobs"][0]["error"], 22);
 }
+
+/// fio 3.42's libaio_vectored: every read and write goes to io_submit as IOCB_CMD_PREADV /
+/// IOCB_CMD_PWRITEV of one iovec (the data still verifies); without it IOCB_CMD_PREAD /
+/// IOCB_CMD_PWRITE, as fio 3.33's libaio.
+#[test]
+fn libaio_vectored_submits_vectored_iocbs() {
+    let dir = TempDir::new("aiovec");
+    let f = format!("--filename={}", dir.join("f"));
+    let ops = |extra: &[&str]| -> [usize; 4] {
+        let mut a = vec![
+            "--name=v",
+            f.as_str(),
+            "--rw=write",
+            "--size=64k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--verify=crc32c",
+        ];
+        a.extend_from_slice(extra);
+        let t = strace_text(fiox_bin(), dir.path(), &a, &["-e", "trace=io_submit"]);
+        [
+            "IOCB_CMD_PREAD,",
+            "IOCB_CMD_PWRITE,",
+            "IOCB_CMD_PREADV,",
+            "IOCB_CMD_PWRITEV,",
+        ]
+        .map(|op| t.matches(op).count())
+    };
+    // 16 writes, then 16 verify reads.
+    assert_eq!(ops(&["--libaio_vectored=1"]), [0, 0, 16, 16]);
+    assert_eq!(ops(&[]), [16, 16, 0, 0]);
+}

@@ -300,6 +300,8 @@ pub struct EngineOptions {
     pub force_async: u32,
     // libaio
     pub userspace_reap: bool,
+    /// fio 3.42's `libaio_vectored`: reads and writes as IOCB_CMD_PREADV/PWRITEV of one iovec.
+    pub libaio_vectored: bool,
     // filestat
     pub stat_type: StatType,
     // cpuio
@@ -360,6 +362,7 @@ impl Default for EngineOptions {
             nonvectored: 0,
             force_async: 0,
             userspace_reap: false,
+            libaio_vectored: false,
             stat_type: StatType::Stat,
             cpuload: 0,
             cpuchunks: 50_000,

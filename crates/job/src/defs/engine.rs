@@ -90,6 +90,13 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .engines(URING)
     .def("0"),
+    OptDef::new("libaio_vectored", K::Bool, C::Engine, "Submit reads and writes as vectored aio (fio 3.42)", |j, v| {
+        j.engine.libaio_vectored = v.bool()?;
+        Ok(())
+    })
+    .engines(&["libaio"])
+    .def("0")
+    .long("fio 3.42's option: each read or write is an IOCB_CMD_PREADV/IOCB_CMD_PWRITEV of one iovec instead of IOCB_CMD_PREAD/IOCB_CMD_PWRITE."),
     OptDef::new("userspace_reap", K::Bool, C::Engine, "Reap completions from user space", |j, v| {
         j.engine.userspace_reap = v.bool()?;
         Ok(())
@@ -347,6 +354,7 @@ mod tests {
         ("nonvectored", "2", None),
         ("force_async", "4", Some(|j| j.engine.force_async == 4)),
         ("userspace_reap", "", Some(|j| j.engine.userspace_reap)),
+        ("libaio_vectored", "1", Some(|j| j.engine.libaio_vectored)),
         (
             "stat_type",
             "statx",

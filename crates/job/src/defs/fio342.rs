@@ -33,7 +33,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["http"]),
     known("http_s3_security_token", K::Str, C::Engine).engines(&["http"]),
-    known("libaio_vectored", K::Bool, C::Engine).engines(&["libaio"]),
     known("libblkio_driver", K::Str, C::Engine).engines(&["libblkio"]),
     known(
         "libblkio_force_enable_completion_eventfd",
