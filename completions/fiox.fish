@@ -118,6 +118,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l nice -r -d 'CPU nice value of the job'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l prio -r -d 'I/O priority level (0 highest .. 7 lowest)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l prioclass -r -d 'I/O priority class (0 none, 1 realtime, 2 best-effort, 3 idle)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l priohint -r -d 'I/O priority hint of the job (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cpus_allowed -r -d 'CPUs the job may run on'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cpumask -r -d 'CPU affinity as a bit mask'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cpus_allowed_policy -r -f -a 'shared split' -d 'Share the CPU set (shared) or give each job one CPU (split)'

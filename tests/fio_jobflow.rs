@@ -1401,3 +1401,39 @@ fn libaio_vectored_submits_vectored_iocbs() {
     assert_eq!(ops(&["--libaio_vectored=1"]), [0, 0, 16, 16]);
     assert_eq!(ops(&[]), [16, 16, 0, 0]);
 }
+
+/// fio 3.42's priohint: the hint goes into the job thread's ioprio_set(2) value above the
+/// level (class << 13 | hint << 3 | level; best-effort when no class is given); without it
+/// the value is fio 3.33's (checked against fio when installed).
+#[test]
+fn priohint_sets_the_hint_bits_of_the_job_ioprio() {
+    let dir = TempDir::new("priohint");
+    let f = format!("--filename={}", dir.join("f"));
+    let value = |tool: &str, extra: &[&str]| -> Vec<String> {
+        let mut a = vec!["--name=p", f.as_str(), "--size=16k"];
+        a.extend_from_slice(extra);
+        let t = strace_text(
+            tool,
+            dir.path(),
+            &a,
+            &["-e", "trace=ioprio_set", "-e", "raw=ioprio_set"],
+        );
+        t.lines()
+            .filter_map(|l| l.split_once("ioprio_set(").map(|(_, r)| r))
+            .filter_map(|r| r.split(')').next()?.rsplit(", ").next().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        value(fiox_bin(), &["--prioclass=2", "--prio=4", "--priohint=1"]),
+        ["0x400c"]
+    );
+    assert_eq!(value(fiox_bin(), &["--priohint=3"]), ["0x4018"]);
+    assert_eq!(
+        value(fiox_bin(), &["--prioclass=2", "--prio=4"]),
+        ["0x4004"]
+    );
+    if fio_available() {
+        assert_eq!(value("fio", &["--prioclass=2", "--prio=4"]), ["0x4004"]);
+    }
+    assert!(value(fiox_bin(), &[]).is_empty());
+}

@@ -824,6 +824,8 @@ pub struct CpuSpec {
     /// `prio=` 0..=7 and `prioclass=` 0..=3 (ioprio_set).
     pub prio: Option<u32>,
     pub prioclass: Option<u32>,
+    /// fio 3.42's `priohint` 0..=1023: the hint bits of the job's ioprio value (bit 3 up).
+    pub priohint: Option<u32>,
     /// `uid=`/`gid=`: the job's thread takes these credentials before any work (fio's
     /// setgid/setuid in the job's process).
     pub uid: Option<u32>,
@@ -1134,10 +1136,13 @@ impl JobSpec {
     /// The job's own ioprio value (fio's `td->ioprio`): `prioclass`/`prio` as fio combines them
     /// (class 0 or unset is best-effort, level unset is 0), or 0 when neither is set.
     pub fn default_ioprio(&self) -> u16 {
-        match (self.cpu.prioclass, self.cpu.prio) {
-            (None, None) => 0,
-            (c, l) => crate::cmdprio::ioprio_value(c.unwrap_or(0), l.unwrap_or(0)),
+        let c = &self.cpu;
+        if c.prioclass.is_none() && c.prio.is_none() && c.priohint.is_none() {
+            return 0;
         }
+        // fio's ioprio_value(class, level, hint): the hint above the level's 3 bits.
+        let v = crate::cmdprio::ioprio_value(c.prioclass.unwrap_or(0), c.prio.unwrap_or(0));
+        v | ((c.priohint.unwrap_or(0) as u16 & 0x3ff) << 3)
     }
 
     /// Why this job must not run, one line per unsupported feature ("job X: ...; this job
@@ -1420,6 +1425,7 @@ impl Default for JobSpec {
                 nice: 0,
                 prio: None,
                 prioclass: None,
+                priohint: None,
                 uid: None,
                 gid: None,
                 cgroup: None,

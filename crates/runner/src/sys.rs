@@ -120,11 +120,10 @@ pub fn set_thread_nice(nice: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// `ioprio_set(IOPRIO_WHO_PROCESS, tid, class << 13 | level)` for the calling thread.
-pub fn set_thread_ioprio(class: u32, level: u32) -> io::Result<()> {
+/// `ioprio_set(IOPRIO_WHO_PROCESS, tid, value)` for the calling thread (value: class << 13 | hint << 3 | level).
+pub fn set_thread_ioprio(value: u32) -> io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
-    const IOPRIO_CLASS_SHIFT: u32 = 13;
-    let prio = ((class << IOPRIO_CLASS_SHIFT) | level) as libc::c_long;
+    let prio = value as libc::c_long;
     // SAFETY: ioprio_set takes three integers and touches no memory of ours.
     let r = unsafe {
         libc::syscall(

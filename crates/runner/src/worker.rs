@@ -425,12 +425,18 @@ fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
         sys::set_thread_nice(job.cpu.nice)
             .map_err(|e| fail(&format!("nice={}", job.cpu.nice), e))?;
     }
-    if job.cpu.prio.is_some() || job.cpu.prioclass.is_some() {
-        // fio's ioprio_value: an unset or 0 class is best-effort, an unset level 0.
+    if job.cpu.prio.is_some() || job.cpu.prioclass.is_some() || job.cpu.priohint.is_some() {
+        // fio's ioprio_value: an unset or 0 class is best-effort, an unset level 0; the
+        // priohint bits above the level.
         let v = u32::from(job.default_ioprio());
         let (class, level) = (v >> fiox_job::cmdprio::IOPRIO_CLASS_SHIFT, v & 7);
-        sys::set_thread_ioprio(class, level)
-            .map_err(|e| fail(&format!("prioclass={class}/prio={level}"), e))?;
+        let hint = (v >> 3) & 0x3ff;
+        sys::set_thread_ioprio(v).map_err(|e| {
+            fail(
+                &format!("prioclass={class}/prio={level}/priohint={hint}"),
+                e,
+            )
+        })?;
     }
     // After cpus_allowed, as fio: numa_cpu_nodes replaces the CPU set.
     crate::numa::place(job)

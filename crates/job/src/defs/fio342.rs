@@ -68,7 +68,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .alias(&["fdp_pli_select"]),
     known("plids", K::Str, C::Io).alias(&["fdp_pli"]),
-    known("priohint", K::Int, C::General),
     known("rbd_encryption_format", K::Str, C::Engine).engines(&["rbd"]),
     known("rbd_encryption_passphrase", K::Str, C::Engine).engines(&["rbd"]),
     known("recover_zbd_write_error", K::Bool, C::Io),

@@ -265,6 +265,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .range(0, 3),
+    OptDef::new("priohint", K::Int, C::Process, "I/O priority hint of the job (fio 3.42)", |j, v| {
+        j.cpu.priohint = Some(v.u32()?);
+        Ok(())
+    })
+    .range(0, 1023)
+    .long("fio 3.42's option: the hint bits (e.g. a command duration limit index for CDL devices) of the job thread's ioprio_set(2) value, with prioclass (best-effort when unset) and prio. Kernels before 6.10 reject a hint: the job then fails, as fio's."),
     OptDef::new("cpus_allowed", K::Complex("cpu list, e.g. 0-3,6"), C::Process, "CPUs the job may run on", |j, v| {
         j.cpu.cpus_allowed = Some(parse_cpu_list(v.raw)?);
         Ok(())
@@ -639,6 +645,12 @@ mod tests {
         ("prio", "4", Some(|j| j.cpu.prio == Some(4))),
         ("prio", "8", None),
         ("prioclass", "3", Some(|j| j.cpu.prioclass == Some(3))),
+        (
+            "priohint",
+            "2",
+            Some(|j| j.default_ioprio() == (2 << 13) | (2 << 3)),
+        ),
+        ("priohint", "1024", None),
         (
             "cpus_allowed",
             "0-2,5",
