@@ -182,7 +182,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l offset_increment -r -d 'Add this times the clone number to offset'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l offset_align -r -d 'Align a percentage offset to this'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l number_ios -r -d 'Stop after this many I/Os'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ioengine -r -f -a 'sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi falloc ftruncate filecreate filestat filedelete dircreate dirstat dirdelete cpuio exec splice net netsplice e4defrag' -d 'I/O engine'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l ioengine -r -f -a 'sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi falloc ftruncate filecreate filestat filedelete dircreate dirstat dirdelete page_fault cpuio exec splice net netsplice e4defrag' -d 'I/O engine'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l iodepth -r -d 'I/Os kept in flight'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l iodepth_batch_submit -r -d 'I/Os submitted at once (0 = iodepth)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l iodepth_batch -r -d 'I/Os submitted at once (0 = iodepth)'

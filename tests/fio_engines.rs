@@ -910,3 +910,45 @@ fn dir_engines_make_stat_and_remove_directories() {
         r.stderr
     );
 }
+
+/// fio 3.42's page_fault engine: the job's I/O goes to an anonymous mapping of size bytes, so
+/// written data reads back (verify passes) and no job file is created; several files or an
+/// offset are refused, as fio's init refuses them.
+#[test]
+fn page_fault_engine_does_io_in_anonymous_memory() {
+    let dir = TempDir::new("pagefault");
+    let d = format!("--directory={}", dir.path().display());
+    let base = [
+        "--name=p",
+        d.as_str(),
+        "--ioengine=page_fault",
+        "--size=256k",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        a.push("--output-format=json");
+        run_json("fiox", dir.path(), &a)
+    };
+    let (code, v) = run(&["--rw=randwrite", "--verify=crc32c", "--bs=8k"]);
+    assert_eq!(code, 0, "{v}");
+    let j = &v["jobs"][0];
+    assert_eq!(j["write"]["io_bytes"], 256 << 10);
+    assert_eq!(
+        j["read"]["io_bytes"],
+        256 << 10,
+        "every block read back and verified"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        // The verify state file fio also writes at the end of a verifying job.
+        .filter(|n| !n.ends_with(".state"))
+        .collect();
+    assert!(left.is_empty(), "no file: {left:?}");
+    for bad in ["--nrfiles=2", "--offset=4k"] {
+        let (code, _) = run(&[bad]);
+        assert_ne!(code, 0, "{bad}");
+    }
+}

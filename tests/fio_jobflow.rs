@@ -1264,10 +1264,17 @@ fn comm_names_the_job_thread() {
         &args,
         &["-s", "64", "-e", "trace=prctl"],
     );
-    let names: Vec<&str> = trace
+    // The job thread's names, in order (other threads name themselves concurrently).
+    let sets: Vec<(&str, &str)> = trace
         .lines()
         .filter(|l| l.contains("PR_SET_NAME"))
-        .filter_map(|l| l.split('"').nth(1))
+        .filter_map(|l| Some((l.split_whitespace().next()?, l.split('"').nth(1)?)))
+        .collect();
+    let tid = sets.iter().find(|(_, n)| *n == "fiox-t").map(|(t, _)| *t);
+    let names: Vec<&str> = sets
+        .iter()
+        .filter(|(t, _)| Some(*t) == tid)
+        .map(|(_, n)| *n)
         .collect();
     // strace shows what the kernel takes: 15 bytes.
     assert_eq!(names.last(), Some(&"fiox-io-job-lon"), "{trace}");

@@ -27,7 +27,8 @@
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
 //! its file-operation engines `filecreate`, `filestat`, `filedelete`, `dircreate`, `dirstat`,
-//! `dirdelete` (`fileops.rs`), and
+//! `dirdelete` (`fileops.rs`), fio 3.42's `page_fault` (I/O into anonymous memory,
+//! `pagefault.rs`), and
 //! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
 //! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets), `e4defrag`
 //! (ext4's EXT4_IOC_MOVE_EXT). [`sys`] has the file helpers the runner needs around them.
@@ -51,6 +52,7 @@ mod net;
 mod netsplice;
 mod null;
 mod offload;
+mod pagefault;
 pub mod pool;
 mod posixaio;
 mod splice;

@@ -557,6 +557,7 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
             "dircreate",
             "dirstat",
             "dirdelete",
+            "page_fault",
         ]
         .iter()
         .any(|e| j.ioengine.trim().eq_ignore_ascii_case(e))

@@ -332,6 +332,10 @@ pub const ENGINES: &[(&str, &str)] = &[
         "times rmdir(2) of each directory made at setup",
     ),
     (
+        "page_fault",
+        "I/O copies into an anonymous mapping of size bytes, no file (fio 3.42)",
+    ),
+    (
         "cpuio",
         "burns CPU (cpuload percent of one CPU) instead of doing I/O",
     ),
