@@ -187,6 +187,8 @@ mod tests {
             let donor = std::env::temp_dir().join(format!("fiox-donor-{}", std::process::id()));
             j.engine.donorname = Some(donor.display().to_string());
             j.engine.inplace = true;
+            // page_fault maps size= bytes.
+            j.size = Some(fiox_job::SizeSpec::Bytes(1 << 20));
             let e = create(&j).unwrap_or_else(|e| panic!("{name}: {e}"));
             let expect = if name == "threads" { "guasi" } else { name };
             assert_eq!(e.name(), expect);
