@@ -871,3 +871,165 @@ fn shrink(text: &str, dir: &Path) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// filecreate without size= or filesize=: fio sizes each file at one minimum block (its
+/// get_file_size), so the job runs one I/O per file instead of failing for want of a size.
+#[test]
+fn filecreate_without_size_takes_one_block_like_fio() {
+    let ours = compare(
+        "fcreate-nosize",
+        &[&["--name=c", "--ioengine=filecreate", "--nrfiles=3"]],
+    );
+    assert_eq!(ours[0].1, 0);
+    assert_eq!(ours[0].0[1], ("read".into(), 3, 3 * 4096, 3, 0));
+}
+
+/// Mode and kind of `path` (None when it is gone).
+fn dir_mode(path: &Path) -> Option<(bool, u32)> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    Some((m.is_dir(), m.mode() & 0o7777))
+}
+
+/// fio 3.42's directory engines (fio 3.33 has none, so checked through the directories):
+/// dircreate times mkdir(2) with fio's mode argument S_IFDIR (permissions 0000) and fails on an
+/// existing directory; dirstat and dirdelete make the directories at setup with mode 0700,
+/// then stat or rmdir each once; one completion latency per directory in the job's direction;
+/// unlink=1 removes what was made; a directory fiox did not make is not removed unless allowed.
+#[test]
+fn dir_engines_make_stat_and_remove_directories() {
+    let dir = TempDir::new("dirops");
+    let d = format!("--directory={}", dir.path().display());
+    let run = |args: &[&str]| {
+        let mut v = vec![d.as_str()];
+        v.extend_from_slice(args);
+        run_json("fiox", dir.path(), &v)
+    };
+    let p = |n: &str| dir.path().join(n);
+    let (code, v) = run(&["--name=c", "--ioengine=dircreate", "--nrfiles=4"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(summary(&v)[1], ("read".into(), 4, 4 * 4096, 4, 0));
+    for i in 0..4 {
+        assert_eq!(dir_mode(&p(&format!("c.0.{i}"))), Some((true, 0)), "{i}");
+    }
+    let (code, v) = run(&["--name=c", "--ioengine=dircreate", "--nrfiles=4"]);
+    assert_eq!(
+        (code, v["jobs"][0]["error"].as_u64()),
+        (1, Some(17)),
+        "EEXIST"
+    );
+    let (code, v) = run(&[
+        "--name=s",
+        "--ioengine=dirstat",
+        "--stat_type=statx",
+        "--rw=randwrite",
+        "--nrfiles=3",
+        "--filesize=8k",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(summary(&v)[2], ("write".into(), 6, 3 * 8192, 3, 0));
+    assert_eq!(dir_mode(&p("s.0.2")), Some((true, 0o700)));
+    // dirstat needs a size, as fio's (its setup gives the directories none).
+    let (code, _) = run(&["--name=s", "--ioengine=dirstat", "--nrfiles=3"]);
+    assert_ne!(code, 0);
+    // dirdelete: the directories fiox made (by dircreate above, or at its own setup) go.
+    let (code, v) = run(&[
+        "--name=c",
+        "--ioengine=dirdelete",
+        "--nrfiles=4",
+        "--filesize=4k",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(summary(&v)[1], ("read".into(), 4, 4 * 4096, 4, 0));
+    assert!((0..4).all(|i| dir_mode(&p(&format!("c.0.{i}"))).is_none()));
+    let (code, _) = run(&[
+        "--name=n",
+        "--ioengine=dirdelete",
+        "--nrfiles=2",
+        "--filesize=4k",
+    ]);
+    assert_eq!(code, 0);
+    assert!(dir_mode(&p("n.0.0")).is_none() && dir_mode(&p("n.0.1")).is_none());
+    // unlink=1 removes the directories dircreate made; dirstat's too.
+    let (code, _) = run(&[
+        "--name=x",
+        "--ioengine=dircreate",
+        "--nrfiles=2",
+        "--unlink=1",
+    ]);
+    assert_eq!(code, 0);
+    assert!(dir_mode(&p("x.0.0")).is_none());
+    let (code, _) = run(&[
+        "--name=s",
+        "--ioengine=dirstat",
+        "--nrfiles=3",
+        "--size=12k",
+        "--unlink=1",
+    ]);
+    assert_eq!(code, 0);
+    assert!(dir_mode(&p("s.0.0")).is_none());
+    // A user's directory: dirdelete refuses it unless allowed.
+    std::fs::create_dir(p("u.0.0")).unwrap();
+    let args = ["--name=u", "--ioengine=dirdelete", "--filesize=4k"];
+    let r = fiox_in(dir.path(), &[&[d.as_str()][..], &args].concat());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("ioengine=dirdelete would delete"),
+        "{}",
+        r.stderr
+    );
+    assert!(p("u.0.0").is_dir(), "kept");
+    let r = fiox_in(
+        dir.path(),
+        &[&[d.as_str(), "--allow-destructive"][..], &args].concat(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!p("u.0.0").exists());
+    let r = fiox(&["--readonly", "--name=c", d.as_str(), "--ioengine=dircreate"]);
+    assert!(
+        r.stderr.contains("creates and removes directories"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// fio 3.42's page_fault engine: the job's I/O goes to an anonymous mapping of size bytes, so
+/// written data reads back (verify passes) and no job file is created; several files or an
+/// offset are refused, as fio's init refuses them.
+#[test]
+fn page_fault_engine_does_io_in_anonymous_memory() {
+    let dir = TempDir::new("pagefault");
+    let d = format!("--directory={}", dir.path().display());
+    let base = [
+        "--name=p",
+        d.as_str(),
+        "--ioengine=page_fault",
+        "--size=256k",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        a.push("--output-format=json");
+        run_json("fiox", dir.path(), &a)
+    };
+    let (code, v) = run(&["--rw=randwrite", "--verify=crc32c", "--bs=8k"]);
+    assert_eq!(code, 0, "{v}");
+    let j = &v["jobs"][0];
+    assert_eq!(j["write"]["io_bytes"], 256 << 10);
+    assert_eq!(
+        j["read"]["io_bytes"],
+        256 << 10,
+        "every block read back and verified"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        // The verify state file fio also writes at the end of a verifying job.
+        .filter(|n| !n.ends_with(".state"))
+        .collect();
+    assert!(left.is_empty(), "no file: {left:?}");
+    for bad in ["--nrfiles=2", "--offset=4k"] {
+        let (code, _) = run(&[bad]);
+        assert_ne!(code, 0, "{bad}");
+    }
+}

@@ -1294,3 +1294,314 @@ fn lockfile_serialises_clones_like_fio() {
         );
     }
 }
+
+/// fio 3.42's end_syncfs: one syncfs(2) per filesystem at the end of the writes instead of
+/// end_fsync's fsync(2) per file (fio 3.33's end_fsync makes the same 3 fsyncs fiox makes
+/// without end_syncfs); an engine that cannot sync (mmap) is refused with EINVAL, as fio 3.42.
+#[test]
+fn end_syncfs_makes_one_syncfs_per_filesystem() {
+    let dir = TempDir::under(std::path::Path::new("/var/tmp"), "syncfs");
+    let d = format!("--directory={}", dir.path().display());
+    let count = |tool: &str, opts: &[&str], call: &str| -> usize {
+        let mut args = vec![
+            "--name=s",
+            d.as_str(),
+            "--rw=write",
+            "--nrfiles=3",
+            "--size=48k",
+        ];
+        args.extend_from_slice(opts);
+        let trace = format!("trace={call}");
+        strace_text(tool, dir.path(), &args, &["-e", trace.as_str()])
+            .lines()
+            .filter(|l| l.contains(&format!("{call}(")))
+            .count()
+    };
+    assert_eq!(count(fiox_bin(), &["--end_fsync=1"], "fsync"), 3);
+    if fio_available() {
+        assert_eq!(count("fio", &["--end_fsync=1"], "fsync"), 3);
+    }
+    for opts in [
+        &["--end_syncfs=1"][..],
+        &["--end_syncfs=1", "--end_fsync=1"],
+    ] {
+        assert_eq!(count(fiox_bin(), opts, "syncfs"), 1, "{opts:?}");
+        assert_eq!(count(fiox_bin(), opts, "fsync"), 0, "{opts:?}");
+    }
+    // A reading job has nothing to sync.
+    assert_eq!(
+        count(fiox_bin(), &["--end_syncfs=1", "--rw=read"], "syncfs"),
+        0
+    );
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--name=m",
+            d.as_str(),
+            "--ioengine=mmap",
+            "--rw=write",
+            "--size=16k",
+            "--end_syncfs=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("does not support syncfs"), "{}", r.stderr);
+    assert_eq!(r.json()["jobs"][0]["error"], 22);
+}
+
+/// fio 3.42's ramp_size: statistics count from when the job (with group_reporting, its group)
+/// has moved ramp_size bytes; the job still does its size in all (as with ramp_time, the
+/// ramp's I/O is not repeated). Refused with ramp_time, or when a group's jobs disagree.
+#[test]
+fn ramp_size_starts_statistics_after_that_many_bytes() {
+    let dir = TempDir::new("rampsize");
+    let f = format!("--filename={}", dir.join("f"));
+    let bytes = |extra: &[&str]| -> Vec<u64> {
+        let mut a = vec!["--name=r", f.as_str(), "--rw=write", "--bs=4k", "--size=1m"];
+        a.extend_from_slice(extra);
+        a.push("--output-format=json");
+        let r = fiox_in(dir.path(), &a);
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        let v = r.json();
+        let jobs = v["jobs"].as_array().unwrap();
+        jobs.iter()
+            .map(|j| j["write"]["io_bytes"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(bytes(&[]), vec![1 << 20]);
+    let one = bytes(&["--ramp_size=256k"]);
+    assert!(one[0] > 0 && one[0] <= 768 << 10, "{one:?}");
+    let each = bytes(&["--ramp_size=256k", "--numjobs=2"]);
+    assert!(each.iter().all(|&b| b > 0 && b <= 768 << 10), "{each:?}");
+    let group = bytes(&["--ramp_size=256k", "--numjobs=2", "--group_reporting"]);
+    assert!(
+        group[0] > 0 && group[0] <= (2 << 20) - (256 << 10),
+        "{group:?}"
+    );
+    let r = fiox_in(
+        dir.path(),
+        &[
+            "--name=r",
+            f.as_str(),
+            "--size=64k",
+            "--ramp_size=8k",
+            "--ramp_time=1",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains("cannot specify both ramp_time and ramp_size"),
+        "{}",
+        r.stderr
+    );
+    let job = dir.path().join("g.fio");
+    let text = format!(
+        "[global]\nsize=64k\nfilename={}\n[a]\nramp_size=8k\n[b]\nramp_size=16k\n",
+        dir.join("g")
+    );
+    std::fs::write(&job, text).unwrap();
+    let r = fiox_in(dir.path(), &[job.to_str().unwrap()]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("inconsistent ramp_size"), "{}", r.stderr);
+}
+
+/// fio 3.42's comm: the job's thread names itself with prctl(PR_SET_NAME) (the kernel keeps
+/// 15 bytes), after fiox's own name for it.
+#[test]
+fn comm_names_the_job_thread() {
+    let dir = TempDir::new("comm");
+    let f = format!("--filename={}", dir.join("f"));
+    let args = [
+        "--name=t",
+        f.as_str(),
+        "--size=16k",
+        "--comm=fiox-io-job-longname",
+    ];
+    let trace = strace_text(
+        fiox_bin(),
+        dir.path(),
+        &args,
+        &["-s", "64", "-e", "trace=prctl"],
+    );
+    // The job thread's names, in order (other threads name themselves concurrently).
+    let sets: Vec<(&str, &str)> = trace
+        .lines()
+        .filter(|l| l.contains("PR_SET_NAME"))
+        .filter_map(|l| Some((l.split_whitespace().next()?, l.split('"').nth(1)?)))
+        .collect();
+    let tid = sets.iter().find(|(_, n)| *n == "fiox-t").map(|(t, _)| *t);
+    let names: Vec<&str> = sets
+        .iter()
+        .filter(|(t, _)| Some(*t) == tid)
+        .map(|(_, n)| *n)
+        .collect();
+    // strace shows what the kernel takes: 15 bytes.
+    assert_eq!(names.last(), Some(&"fiox-io-job-lon"), "{trace}");
+    let plain = strace_text(
+        fiox_bin(),
+        dir.path(),
+        &args[..3],
+        &["-s", "64", "-e", "trace=prctl"],
+    );
+    assert!(!plain.contains("fiox-io-job"), "{plain}");
+}
+
+/// fio 3.42's thinkcycles: one spin after each read, write or trim issued (not after the
+/// fsyncs of fsync=N), on the sync and the queued paths. Counted by a debug build
+/// (FIOX_DEBUG_THINKCYCLES), since its effect is only time.
+#[test]
+fn thinkcycles_spins_once_per_io() {
+    if !cfg!(debug_assertions) {
+        eprintln!("release build: the spin count is printed by debug builds only");
+        return;
+    }
+    let dir = TempDir::new("thinkcycles");
+    let f = format!("--filename={}", dir.join("f"));
+    let spins = |extra: &[&str]| -> String {
+        let mut a = vec![
+            "--name=t",
+            f.as_str(),
+            "--size=64k",
+            "--output-format=terse",
+        ];
+        a.extend_from_slice(extra);
+        let o = std::process::Command::new(fiox_bin())
+            .args(&a)
+            .env("FIOX_DEBUG_THINKCYCLES", "1")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8_lossy(&o.stderr).trim().to_string()
+    };
+    let want = "fiox-debug: job t: thinkcycles spins 16";
+    assert_eq!(spins(&["--rw=randrw", "--thinkcycles=1000"]), want);
+    let queued = [
+        "--rw=write",
+        "--fsync=4",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--thinkcycles=10",
+    ];
+    assert_eq!(spins(&queued), want);
+    assert_eq!(
+        spins(&["--rw=read"]),
+        "fiox-debug: job t: thinkcycles spins 0"
+    );
+}
+
+/// fio 3.42's job_start_clock_id: the job's JSON object gets `job_start`, the clock's ms at the
+/// job's start: on CLOCK_REALTIME between the times read before and after the run (also for a
+/// group_reporting group), on CLOCK_BOOTTIME (7) within the uptime read around the run (10 ms
+/// resolution); without the option the JSON is fio 3.33's (no field); an unknown clock fails the
+/// job with EINVAL.
+#[test]
+fn job_start_clock_id_adds_job_start_to_json() {
+    let dir = TempDir::new("jobstart");
+    let f = format!("--filename={}", dir.join("f"));
+    let realtime = || {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap();
+        d.as_millis() as u64
+    };
+    let uptime = || {
+        let t = std::fs::read_to_string("/proc/uptime").unwrap();
+        let s: f64 = t.split_whitespace().next().unwrap().parse().unwrap();
+        (s * 1000.0) as u64
+    };
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let mut a = vec!["--name=a", f.as_str(), "--size=64k", "--output-format=json"];
+        a.extend_from_slice(extra);
+        fiox_in(dir.path(), &a).json()
+    };
+    let start = |v: &serde_json::Value| {
+        let jobs = v["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 1);
+        jobs[0]["job_start"].as_u64().unwrap()
+    };
+    let opt = "--job_start_clock_id=0";
+    for extra in [&[opt][..], &[opt, "--numjobs=2", "--group_reporting"]] {
+        let before = realtime();
+        let s = start(&run(extra));
+        let after = realtime();
+        assert!(before <= s && s <= after, "{extra:?}: {before} {s} {after}");
+    }
+    let before = uptime();
+    let s = start(&run(&["--job_start_clock_id=7"]));
+    let after = uptime() + 10;
+    assert!(before <= s && s <= after, "boottime: {before} {s} {after}");
+    assert!(run(&[])["jobs"][0].get("job_start").is_none());
+    let v = run(&["--job_start_clock_id=99"]);
+    assert_eq!(v["jobs"][0]["error"], 22);
+}
+
+/// fio 3.42's libaio_vectored: every read and write goes to io_submit as IOCB_CMD_PREADV /
+/// IOCB_CMD_PWRITEV of one iovec (the data still verifies); without it IOCB_CMD_PREAD /
+/// IOCB_CMD_PWRITE, as fio 3.33's libaio.
+#[test]
+fn libaio_vectored_submits_vectored_iocbs() {
+    let dir = TempDir::new("aiovec");
+    let f = format!("--filename={}", dir.join("f"));
+    let ops = |extra: &[&str]| -> [usize; 4] {
+        let mut a = vec![
+            "--name=v",
+            f.as_str(),
+            "--rw=write",
+            "--size=64k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--verify=crc32c",
+        ];
+        a.extend_from_slice(extra);
+        let t = strace_text(fiox_bin(), dir.path(), &a, &["-e", "trace=io_submit"]);
+        [
+            "IOCB_CMD_PREAD,",
+            "IOCB_CMD_PWRITE,",
+            "IOCB_CMD_PREADV,",
+            "IOCB_CMD_PWRITEV,",
+        ]
+        .map(|op| t.matches(op).count())
+    };
+    // 16 writes, then 16 verify reads.
+    assert_eq!(ops(&["--libaio_vectored=1"]), [0, 0, 16, 16]);
+    assert_eq!(ops(&[]), [16, 16, 0, 0]);
+}
+
+/// fio 3.42's priohint: the hint goes into the job thread's ioprio_set(2) value above the
+/// level (class << 13 | hint << 3 | level; best-effort when no class is given); without it
+/// the value is fio 3.33's (checked against fio when installed).
+#[test]
+fn priohint_sets_the_hint_bits_of_the_job_ioprio() {
+    let dir = TempDir::new("priohint");
+    let f = format!("--filename={}", dir.join("f"));
+    let value = |tool: &str, extra: &[&str]| -> Vec<String> {
+        let mut a = vec!["--name=p", f.as_str(), "--size=16k"];
+        a.extend_from_slice(extra);
+        let t = strace_text(
+            tool,
+            dir.path(),
+            &a,
+            &["-e", "trace=ioprio_set", "-e", "raw=ioprio_set"],
+        );
+        t.lines()
+            .filter_map(|l| l.split_once("ioprio_set(").map(|(_, r)| r))
+            .filter_map(|r| r.split(')').next()?.rsplit(", ").next().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        value(fiox_bin(), &["--prioclass=2", "--prio=4", "--priohint=1"]),
+        ["0x400c"]
+    );
+    assert_eq!(value(fiox_bin(), &["--priohint=3"]), ["0x4018"]);
+    assert_eq!(
+        value(fiox_bin(), &["--prioclass=2", "--prio=4"]),
+        ["0x4004"]
+    );
+    if fio_available() {
+        assert_eq!(value("fio", &["--prioclass=2", "--prio=4"]), ["0x4004"]);
+    }
+    assert!(value(fiox_bin(), &[]).is_empty());
+}

@@ -2033,3 +2033,187 @@ fn log_compression_thread_is_pinned() {
         note.stdout
     );
 }
+
+/// The fields of each line of a text log.
+fn log_rows(path: &Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.split(", ").map(|f| f.parse().unwrap()).collect())
+        .collect()
+}
+
+/// fio 3.42's log_issue_time: clat and slat lines end with the I/O's issue time in ns since
+/// the job's epoch (the same for both lines of one I/O, before its completion, growing from
+/// one I/O to the next at iodepth 1), lat lines with 0; the first six columns are fio 3.33's
+/// log_offset lines. Without write_lat_log or log_offset the job is refused, as fio 3.42's.
+#[test]
+fn log_issue_time_ends_clat_and_slat_lines_with_the_issue_time() {
+    let dir = TempDir::new("issuetime");
+    let base = [
+        "--name=j",
+        "--rw=write",
+        "--bs=4k",
+        "--size=64k",
+        "--filename=f",
+        // Sync engines record no slat; libaio at depth 1 issues in order.
+        "--ioengine=libaio",
+        "--write_lat_log=x",
+        "--log_offset=1",
+    ];
+    let mut args = base.to_vec();
+    args.push("--log_issue_time=1");
+    let r = fiox_in(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let clat = log_rows(&dir.path().join("x_clat.1.log"));
+    let slat = log_rows(&dir.path().join("x_slat.1.log"));
+    let lat = log_rows(&dir.path().join("x_lat.1.log"));
+    assert_eq!(clat.len(), 16);
+    assert_eq!((slat.len(), lat.len()), (16, 16));
+    for (i, ((c, s), l)) in clat.iter().zip(&slat).zip(&lat).enumerate() {
+        assert_eq!((c.len(), s.len(), l.len()), (7, 7, 7), "line {i}");
+        assert_eq!(c[4], i as u64 * 4096, "offset column");
+        assert_eq!(c[6], s[6], "one issue time per I/O");
+        assert!(
+            c[6] > 0 && c[6] / 1_000_000 <= c[0],
+            "issued before completion: {c:?}"
+        );
+        assert_eq!(l[6], 0, "lat lines carry 0");
+        if i > 0 {
+            assert!(c[6] > clat[i - 1][6], "issued in order at depth 1");
+        }
+    }
+    // Without log_issue_time the lines are fio 3.33's (6 columns), for both tools.
+    for tool in ["fiox", "fio"] {
+        if tool == "fio" && !fio_available() {
+            continue;
+        }
+        let sub = dir.path().join(tool);
+        std::fs::create_dir_all(&sub).unwrap();
+        let bin = if tool == "fio" { "fio" } else { fiox_bin() };
+        let o = std::process::Command::new(bin)
+            .args(base)
+            .current_dir(&sub)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{tool}");
+        let rows = log_rows(&sub.join("x_clat.1.log"));
+        assert!(
+            rows.len() == 16 && rows.iter().all(|r| r.len() == 6),
+            "{tool}"
+        );
+    }
+    for missing in ["--log_offset=0", "--write_lat_log="] {
+        let mut a: Vec<&str> = base
+            .iter()
+            .copied()
+            .filter(|o| !o.starts_with(&missing[..8]))
+            .collect();
+        a.push("--log_issue_time=1");
+        if missing == "--log_offset=0" {
+            a.push(missing);
+        }
+        let r = fiox_in(dir.path(), &a);
+        assert_ne!(r.code, 0, "{missing}");
+        assert!(
+            r.stderr.contains("requires write_lat_log and log_offset"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+/// fio 3.42's log_window_value: `both` gives averaged lines a second value (the window's
+/// maximum, never below the mean), `max` is fio 3.33's log_max_value=1; with
+/// log_store_compressed `both` is refused (fio 3.42's binary layout is not written yet).
+#[test]
+fn log_window_value_both_adds_the_window_maximum() {
+    let dir = TempDir::new("window");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=j",
+            "--rw=write",
+            "--size=256k",
+            "--filename=f",
+            "--write_lat_log=x",
+            "--log_avg_msec=1",
+            "--rate_iops=4000",
+        ];
+        a.extend_from_slice(extra);
+        fiox_in(dir.path(), &a)
+    };
+    let r = run(&["--log_window_value=both"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows = log_rows(&dir.path().join("x_clat.1.log"));
+    assert!(!rows.is_empty());
+    for row in &rows {
+        assert_eq!(row.len(), 6, "{row:?}");
+        assert!(row[2] >= row[1], "max below the mean: {row:?}");
+    }
+    assert_eq!(run(&["--log_window_value=max"]).code, 0);
+    assert!(log_rows(&dir.path().join("x_clat.1.log"))
+        .iter()
+        .all(|r| r.len() == 5));
+    let r = run(&["--log_window_value=both", "--log_store_compressed=1"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("log_window_value=both"), "{}", r.stderr);
+}
+
+/// fio 3.42's steadystate_check_interval (ss_interval): the ss_dur window holds one sample per
+/// interval (ss_dur=4 with ss_interval=2: two samples, each a per-second rate; the reported
+/// duration stays 4); the same checks as fio 3.42: at least 1s, ss_dur a multiple of it,
+/// and one value for the whole run.
+#[test]
+fn ss_interval_takes_one_sample_per_interval() {
+    let dir = TempDir::new("ssint");
+    let f = format!("--filename={}", dir.join("f"));
+    let base = ["--name=s", f.as_str(), "--size=1m", "--ioengine=null"];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        fiox_in(dir.path(), &a)
+    };
+    // A limit any rate meets: attained on the first full window (runtime is only a cap).
+    let r = run(&[
+        "--time_based",
+        "--runtime=60",
+        "--ss=iops:100000%",
+        "--ss_dur=4",
+        "--ss_interval=2",
+        "--output-format=json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let ss = &v["jobs"][0]["steadystate"];
+    assert_eq!(ss["duration"], 4);
+    assert_eq!(ss["attained"], 1);
+    assert_eq!(ss["data"]["iops"].as_array().unwrap().len(), 2, "{ss}");
+    assert_eq!(ss["data"]["bw"].as_array().unwrap().len(), 2, "{ss}");
+    for (extra, want) in [
+        (
+            &["--ss_dur=5", "--ss_interval=2"][..],
+            "must be multiple of ss_check_interval",
+        ),
+        (
+            &["--ss_dur=4", "--ss_interval=500ms"],
+            "must be at least 1s",
+        ),
+    ] {
+        let r = run(extra);
+        assert_ne!(r.code, 0, "{extra:?}");
+        assert!(r.stderr.contains(want), "{extra:?}: {}", r.stderr);
+    }
+    let job = dir.path().join("two.fio");
+    let text = format!(
+        "[global]\nsize=64k\nioengine=null\nfilename={}\n[a]\nss_interval=2\n[b]\n",
+        dir.join("g")
+    );
+    std::fs::write(&job, text).unwrap();
+    let r = fiox_in(dir.path(), &[job.to_str().unwrap()]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("conflicting ss_check_interval"),
+        "{}",
+        r.stderr
+    );
+}

@@ -839,3 +839,50 @@ fn fio_json_after_errors(dir: &Path, args: &[String]) -> serde_json::Value {
     };
     serde_json::from_str(&out[at..]).unwrap_or_else(|e| panic!("fio JSON ({e}): {out}"))
 }
+
+/// fio 3.42's verify_write_sequence and verify_header_seed. A block given back its content of
+/// an earlier run (a lost write) is intact but holds an older write: reported as stale by
+/// default, accepted with verify_write_sequence=0 (checksum only, fio's advice for atomic
+/// writes), and failed again when verify_header_seed=1 asks for the expected write's seed.
+/// A file written with another randseed: verify_only reports its seeds (strict by itself),
+/// verify_header_seed=0 accepts them.
+#[test]
+fn verify_write_sequence_and_header_seed_choose_the_checks() {
+    let dir = TempDir::new("vseq");
+    let f = dir.join("f");
+    let w = |extra: &[&str]| verify_job(dir.path(), &f, "write", extra);
+    assert_eq!(w(&["--do_verify=0"]).code, 0);
+    let old = std::fs::read(&f).unwrap();
+    assert_eq!(w(&["--loops=2"]).code, 0);
+    let mut cur = std::fs::read(&f).unwrap();
+    cur[3 * 4096..4 * 4096].copy_from_slice(&old[3 * 4096..4 * 4096]);
+    std::fs::write(&f, &cur).unwrap();
+    let check = |extra: &[&str]| {
+        let mut a = vec!["--loops=2", "--verify_only=1"];
+        a.extend_from_slice(extra);
+        w(&a)
+    };
+    let r = check(&[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("offset 12288") && r.stderr.contains("stale data"),
+        "{}",
+        r.stderr
+    );
+    let r = check(&["--verify_write_sequence=0"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = check(&["--verify_write_sequence=0", "--verify_header_seed=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("offset 12288"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("stale data"),
+        "the seed check: {}",
+        r.stderr
+    );
+    // Another randseed: the data is intact, the seeds are not this job's.
+    assert_eq!(w(&["--randseed=7"]).code, 0);
+    let r = check(&["--loops=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = check(&["--loops=1", "--verify_header_seed=0"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

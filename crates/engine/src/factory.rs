@@ -26,6 +26,10 @@ pub const ENGINES: &[&str] = &[
     "filecreate",
     "filestat",
     "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "page_fault",
     "cpuio",
     "exec",
     "splice",
@@ -40,6 +44,9 @@ const INLINE_ONLY: &[&str] = &[
     "filecreate",
     "filestat",
     "filedelete",
+    "dircreate",
+    "dirstat",
+    "dirdelete",
     "cpuio",
     "exec",
     "net",
@@ -49,7 +56,19 @@ const INLINE_ONLY: &[&str] = &[
 /// fio's FIO_DISKLESSIO engines among fiox's: they touch no disk, so the runner neither lays
 /// out their files nor watches disks for them. The one list: the engines' `no_io` flags and
 /// the runner both ask [`is_diskless`].
-const DISKLESS: &[&str] = &["null", "cpuio", "exec", "filecreate", "net", "netsplice"];
+const DISKLESS: &[&str] = &[
+    "null",
+    "cpuio",
+    "exec",
+    "filecreate",
+    "net",
+    "netsplice",
+    // fio 3.42's directory engines and page_fault (FIO_DISKLESSIO there too).
+    "dircreate",
+    "dirstat",
+    "dirdelete",
+    "page_fault",
+];
 
 /// Whether `ioengine=name` is one of fio's diskless engines (case-insensitive, as [`create`]).
 pub fn is_diskless(name: &str) -> bool {
@@ -139,6 +158,10 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
         "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
+        "dircreate" => Box::new(FileOpEngine::new(FileOp::DirCreate)),
+        "dirstat" => Box::new(FileOpEngine::new(FileOp::DirStat(job.engine.stat_type))),
+        "dirdelete" => Box::new(FileOpEngine::new(FileOp::DirDelete)),
+        "page_fault" => Box::new(crate::pagefault::PageFaultEngine::new(job)?),
         "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
         "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
         "splice" => Box::new(FdEngine::new(crate::splice::SpliceEngine::new()?)),
@@ -188,6 +211,8 @@ mod tests {
         j.engine.port = 20_000 + (std::process::id() % 10_000) * 2 + slot;
         j.engine.donorname = Some(donor(slot).display().to_string());
         j.engine.inplace = true;
+        // page_fault maps size= bytes.
+        j.size = Some(fiox_job::SizeSpec::Bytes(1 << 20));
         create(&j).unwrap_or_else(|e| panic!("{name}: {e}"))
     }
 

@@ -1,12 +1,15 @@
 //! fio's file-operation engines: `filecreate` (open(2) with O_CREAT), `filestat` (stat(2),
-//! lstat(2) or statx(2), `stat_type=`) and `filedelete` (unlink(2)). They measure metadata
+//! lstat(2) or statx(2), `stat_type=`) and `filedelete` (unlink(2)), and their directory
+//! twins of fio 3.42: `dircreate` (mkdir(2)), `dirstat` (the same calls on a directory) and
+//! `dirdelete` (rmdir(2)). They measure metadata
 //! operations, not data transfer: as in fio (engines/fileoperations.c), the operation is done
 //! once per file when the job opens it, and its duration is the job's completion latency (in
 //! the job's direction: read unless the job only writes). The I/Os that follow complete at
 //! once, moving no data; they are counted (io_bytes, total_ios) without latency or bandwidth
 //! samples, as fio's FIO_NOSTATS does. `filecreate` is diskless (fio's FIO_DISKLESSIO: files are
 //! not laid out, the operation creates them); `filestat` and `filedelete` work on files laid
-//! out at setup.
+//! out at setup. The directory engines are all diskless: `dirstat` and `dirdelete` find their
+//! directories made at setup (fio's setup_dirs, done by the runner).
 
 use std::ffi::CString;
 use std::fs::File;
@@ -25,6 +28,9 @@ pub(crate) enum FileOp {
     Create,
     Stat(StatType),
     Delete,
+    DirCreate,
+    DirStat(StatType),
+    DirDelete,
 }
 
 pub(crate) struct FileOpEngine {
@@ -90,6 +96,9 @@ impl IoEngine for FileOpEngine {
             FileOp::Create => "filecreate",
             FileOp::Stat(_) => "filestat",
             FileOp::Delete => "filedelete",
+            FileOp::DirCreate => "dircreate",
+            FileOp::DirStat(_) => "dirstat",
+            FileOp::DirDelete => "dirdelete",
         }
     }
 
@@ -145,7 +154,15 @@ impl IoEngine for FileOpEngine {
                 let file = (fd >= 0).then(|| unsafe { File::from_raw_fd(fd) });
                 ("open", ns, fd.min(0), file.filter(|_| !existed))
             }
-            FileOp::Stat(t) => {
+            FileOp::DirCreate => {
+                // fio passes S_IFDIR as the mode (fio_mkdir(name, S_IFDIR)): mkdir(2) keeps
+                // only the permission bits, so the directory is made with mode 0000.
+                // SAFETY: c is NUL-terminated and outlives the call.
+                let (ns, r) = timed(|| unsafe { libc::mkdir(c.as_ptr(), libc::S_IFDIR) });
+                let dir = (r == 0).then(|| File::open(path).ok()).flatten();
+                ("mkdir", ns, r, dir)
+            }
+            FileOp::Stat(t) | FileOp::DirStat(t) => {
                 let (ns, r) = match t {
                     StatType::Stat => timed(|| stat(c, true)),
                     StatType::Lstat => timed(|| stat(c, false)),
@@ -157,6 +174,11 @@ impl IoEngine for FileOpEngine {
                 // SAFETY: c is NUL-terminated and outlives the call.
                 let (ns, r) = timed(|| unsafe { libc::unlink(c.as_ptr()) });
                 ("unlink", ns, r, None)
+            }
+            FileOp::DirDelete => {
+                // SAFETY: c is NUL-terminated and outlives the call.
+                let (ns, r) = timed(|| unsafe { libc::rmdir(c.as_ptr()) });
+                ("rmdir", ns, r, None)
             }
         };
         if r < 0 {
@@ -224,6 +246,32 @@ mod tests {
             del.file_op(3).is_err(),
             "unknown index is an error, not a panic"
         );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn dir_engines_mkdir_stat_and_rmdir() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = dir("dirs");
+        let p = d.join("sub");
+        let mut c = FileOpEngine::new(FileOp::DirCreate);
+        add(&mut c, &p);
+        assert!(c.flags().file_ops && c.flags().no_io);
+        assert!(c.file_op(0).unwrap().created.is_some());
+        let m = std::fs::metadata(&p).unwrap();
+        assert!(m.is_dir());
+        assert_eq!(m.permissions().mode() & 0o777, 0, "fio's mode S_IFDIR");
+        let e = c.file_op(0).unwrap_err().to_string();
+        assert!(e.contains("dircreate: mkdir"), "{e}");
+        let mut s = FileOpEngine::new(FileOp::DirStat(StatType::Lstat));
+        add(&mut s, &p);
+        assert!(s.flags().no_io, "diskless, as fio's dirstat");
+        s.file_op(0).unwrap();
+        let mut r = FileOpEngine::new(FileOp::DirDelete);
+        add(&mut r, &p);
+        r.file_op(0).unwrap();
+        assert!(!p.exists());
+        assert!(r.file_op(0).unwrap_err().to_string().contains("rmdir"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 

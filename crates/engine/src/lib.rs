@@ -26,7 +26,9 @@
 //! `null` (sync at iodepth=1, queued above, as fio's), `libaio` (raw syscalls, `libaio.rs`),
 //! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
 //! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
-//! its file-operation engines `filecreate`, `filestat`, `filedelete` (`fileops.rs`), and
+//! its file-operation engines `filecreate`, `filestat`, `filedelete`, `dircreate`, `dirstat`,
+//! `dirdelete` (`fileops.rs`), fio 3.42's `page_fault` (I/O into anonymous memory,
+//! `pagefault.rs`), and
 //! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
 //! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets), `e4defrag`
 //! (ext4's EXT4_IOC_MOVE_EXT). [`sys`] has the file helpers the runner needs around them.
@@ -50,6 +52,7 @@ mod net;
 mod netsplice;
 mod null;
 mod offload;
+mod pagefault;
 pub mod pool;
 mod posixaio;
 mod splice;
@@ -181,7 +184,7 @@ pub(crate) use ignores_files;
 pub struct FileOpDone {
     /// How long the operation's syscall took (the latency fio records for it).
     pub ns: u64,
-    /// The file the operation created (filecreate), open, so the runner can mark it as
+    /// The file or directory the operation created (filecreate, dircreate), open, so the runner can mark it as
     /// fiox's before closing it; None when the file was already there.
     pub created: Option<std::fs::File>,
 }

@@ -64,6 +64,16 @@ struct AioRing {
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_PREADV: u16 = 7;
+const IOCB_CMD_PWRITEV: u16 = 8;
+
+/// `struct iovec` on 64-bit Linux, kept as integers so the engine stays `Send`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct Iov {
+    base: u64,
+    len: u64,
+}
 const RWF_NOWAIT: i32 = 0x08;
 
 type AioContext = libc::c_ulong;
@@ -82,6 +92,9 @@ pub(crate) struct LibaioEngine {
     ready: Vec<Completion>,
     rw_flags: i32,
     userspace_reap: bool,
+    /// `libaio_vectored`: per unit id, the one iovec its vectored iocb points at (read by
+    /// the kernel during io_submit; sized at creation, never reallocated).
+    iovecs: Option<Vec<Iov>>,
 }
 
 // SAFETY: the context and iocbs are owned by the engine, used by one thread at a time.
@@ -140,6 +153,7 @@ impl LibaioEngine {
             ready: Vec::with_capacity(depth),
             rw_flags: if opts.nowait { RWF_NOWAIT } else { 0 },
             userspace_reap: opts.userspace_reap,
+            iovecs: opts.libaio_vectored.then(|| vec![Iov::default(); depth]),
         })
     }
 
@@ -293,7 +307,28 @@ impl IoEngine for LibaioEngine {
         if self.inflight + self.pending.len() >= self.depth {
             return Ok(Queued::Busy);
         }
-        let cb = self.iocb(id, t, io);
+        let mut cb = self.iocb(id, t, io);
+        if let Some(iovecs) = self.iovecs.as_mut() {
+            // fio's io_prep_preadv/pwritev with one iovec: the iocb points at the iovec.
+            let iov = iovecs
+                .get_mut(id as usize)
+                .ok_or_else(|| EngineError::Option {
+                    engine: "libaio",
+                    option: "libaio_vectored",
+                    reason: format!("unit {id} beyond the queue depth {}", self.depth),
+                })?;
+            *iov = Iov {
+                base: cb.aio_buf,
+                len: cb.aio_nbytes,
+            };
+            cb.aio_lio_opcode = if io.op == IoOp::Read {
+                IOCB_CMD_PREADV
+            } else {
+                IOCB_CMD_PWRITEV
+            };
+            cb.aio_buf = iov as *const Iov as u64;
+            cb.aio_nbytes = 1;
+        }
         self.pending.push(cb);
         Ok(Queued::Queued)
     }

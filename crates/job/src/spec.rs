@@ -313,6 +313,8 @@ pub struct EngineOptions {
     pub force_async: u32,
     // libaio
     pub userspace_reap: bool,
+    /// fio 3.42's `libaio_vectored`: reads and writes as IOCB_CMD_PREADV/PWRITEV of one iovec.
+    pub libaio_vectored: bool,
     // filestat
     pub stat_type: StatType,
     // cpuio
@@ -373,6 +375,7 @@ impl Default for EngineOptions {
             nonvectored: 0,
             force_async: 0,
             userspace_reap: false,
+            libaio_vectored: false,
             stat_type: StatType::Stat,
             cpuload: 0,
             cpuchunks: 50_000,
@@ -610,6 +613,9 @@ pub struct SteadySpec {
     pub dur_s: u64,
     /// `ss_ramp` in microseconds.
     pub ramp_us: u64,
+    /// fio 3.42's `steadystate_check_interval`/`ss_interval` in microseconds: one sample per
+    /// interval (None: fio 3.33's one per second, with its rate arithmetic).
+    pub interval_us: Option<u64>,
 }
 
 impl Default for SteadySpec {
@@ -621,6 +627,7 @@ impl Default for SteadySpec {
             limit: 0.01,
             dur_s: 0,
             ramp_us: 0,
+            interval_us: None,
         }
     }
 }
@@ -730,6 +737,9 @@ pub struct PacingSpec {
     pub thinktime_iotime: Duration,
     /// `rate_ignore_thinktime`: the rate does not catch up on the time spent thinking.
     pub rate_ignore_thinktime: bool,
+    /// fio 3.42's `thinkcycles`: spin this many CPU pause cycles after each read, write or
+    /// trim is issued (0: off).
+    pub thinkcycles: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -738,6 +748,9 @@ pub struct TimingSpec {
     pub runtime: Option<Duration>,
     pub time_based: bool,
     pub ramp_time: Option<Duration>,
+    /// fio 3.42's `ramp_size`: statistics start once the job (with group_reporting, its
+    /// reporting group) has transferred this many bytes.
+    pub ramp_size: Option<u64>,
     /// `startdelay=a-b` picks uniformly in the range.
     pub startdelay: (Duration, Duration),
     pub loops: u32,
@@ -767,11 +780,15 @@ pub struct LogSpec {
     pub log_compression_cpus: Option<Vec<usize>>,
     /// `log_store_compressed`: bw/iops/lat logs are stored as fio's `.log.fz` files.
     pub log_store_compressed: bool,
+    /// fio 3.42's `log_issue_time`: clat/slat log lines end with the I/O's issue time (ns).
+    pub log_issue_time: bool,
     /// `log_prio`: the last column of bw/iops/lat logs is the I/O's ioprio value in hex
     /// (`0x2004`) instead of 1 for the real-time class and 0 otherwise.
     pub log_prio: bool,
     /// `log_max_value`: averaged lines hold the window's maximum instead of its mean.
     pub log_max_value: bool,
+    /// fio 3.42's `log_window_value=both`: averaged lines hold the mean and the maximum.
+    pub log_window_both: bool,
     /// `log_hist_coarseness` (0..=6): histogram log buckets summed in groups of 2^k.
     pub log_hist_coarseness: u32,
     /// `log_unix_epoch` or `log_alternate_epoch` (fio ORs them): log times count from the
@@ -780,6 +797,9 @@ pub struct LogSpec {
     pub log_unix_epoch: bool,
     pub log_alternate_epoch: bool,
     pub log_epoch_clock_id: i32,
+    /// fio 3.42's `job_start_clock_id`: the JSON report gets each job's `job_start`, that
+    /// clock's time in ms when the job's epoch began (None: not asked, fio 3.33's JSON).
+    pub job_start_clock_id: Option<i32>,
     /// `log_entries`: fio's initial in-memory log size. fiox writes its logs as it goes, so it
     /// changes no output; kept for `--showcmd` and the JSON job options.
     pub log_entries: u64,
@@ -831,6 +851,8 @@ pub struct CpuSpec {
     /// `prio=` 0..=7 and `prioclass=` 0..=3 (ioprio_set).
     pub prio: Option<u32>,
     pub prioclass: Option<u32>,
+    /// fio 3.42's `priohint` 0..=1023: the hint bits of the job's ioprio value (bit 3 up).
+    pub priohint: Option<u32>,
     /// `uid=`/`gid=`: the job's thread takes these credentials before any work (fio's
     /// setgid/setuid in the job's process).
     pub uid: Option<u32>,
@@ -944,6 +966,14 @@ pub struct VerifySpec {
     /// seed of the expected write (on by itself with `verify_only`, which replays the job's
     /// own writes).
     pub verify_strict: bool,
+    /// fio 3.42's `verify_write_sequence`: `Some(false)` skips the write-number check (stale or
+    /// newer blocks verify when intact); unset or on, the check is as fiox decides (writing
+    /// jobs whose write log says which write is expected).
+    pub verify_write_sequence: Option<bool>,
+    /// fio 3.42's `verify_header_seed`: `Some(true)` checks the header's seed against the
+    /// expected write's (fio's "bad header rand_seed") even without `verify_strict`;
+    /// `Some(false)` never checks it, even with `verify_strict`; unset: `verify_strict` decides.
+    pub verify_header_seed: Option<bool>,
     pub verify_fatal: bool,
     pub verify_dump: bool,
     pub verify_async: u32,
@@ -983,6 +1013,8 @@ pub struct VerifySpec {
 pub struct JobSpec {
     pub name: String,
     pub description: Option<String>,
+    /// fio 3.42's `comm`: the name the job's thread takes (prctl PR_SET_NAME).
+    pub comm: Option<String>,
     /// Position of this (expanded) job in the run, from 0.
     pub index: u32,
     /// Which of `numjobs` clones this is: fio's `subjob_number`, the `$jobnum` of its file
@@ -1045,6 +1077,9 @@ pub struct JobSpec {
     pub fsync: u64,
     pub fdatasync: u64,
     pub end_fsync: bool,
+    /// fio 3.42's `end_syncfs`: at the end of the writes, one syncfs(2) per filesystem holding
+    /// the job's files instead of end_fsync's fsync(2) per file.
+    pub end_syncfs: bool,
     pub fsync_on_close: bool,
 
     pub timing: TimingSpec,
@@ -1146,10 +1181,13 @@ impl JobSpec {
     /// The job's own ioprio value (fio's `td->ioprio`): `prioclass`/`prio` as fio combines them
     /// (class 0 or unset is best-effort, level unset is 0), or 0 when neither is set.
     pub fn default_ioprio(&self) -> u16 {
-        match (self.cpu.prioclass, self.cpu.prio) {
-            (None, None) => 0,
-            (c, l) => crate::cmdprio::ioprio_value(c.unwrap_or(0), l.unwrap_or(0)),
+        let c = &self.cpu;
+        if c.prioclass.is_none() && c.prio.is_none() && c.priohint.is_none() {
+            return 0;
         }
+        // fio's ioprio_value(class, level, hint): the hint above the level's 3 bits.
+        let v = crate::cmdprio::ioprio_value(c.prioclass.unwrap_or(0), c.prio.unwrap_or(0));
+        v | ((c.priohint.unwrap_or(0) as u16 & 0x3ff) << 3)
     }
 
     /// Why this job must not run, one line per unsupported feature ("job X: ...; this job
@@ -1290,6 +1328,7 @@ impl Default for JobSpec {
         JobSpec {
             name: "job".to_string(),
             description: None,
+            comm: None,
             index: 0,
             clone_index: 0,
             numjobs: 1,
@@ -1334,11 +1373,13 @@ impl Default for JobSpec {
             fsync: 0,
             fdatasync: 0,
             end_fsync: false,
+            end_syncfs: false,
             fsync_on_close: false,
             timing: TimingSpec {
                 runtime: None,
                 time_based: false,
                 ramp_time: None,
+                ramp_size: None,
                 startdelay: (Duration::ZERO, Duration::ZERO),
                 loops: 1,
                 stonewall_ranks: false,
@@ -1386,6 +1427,7 @@ impl Default for JobSpec {
                 thinktime_blocks_set: false,
                 thinktime_blocks_issue: false,
                 thinktime_iotime: Duration::ZERO,
+                thinkcycles: 0,
                 rate_ignore_thinktime: false,
             },
             stats: StatsSpec {
@@ -1414,12 +1456,15 @@ impl Default for JobSpec {
                 log_compression: 0,
                 log_compression_cpus: None,
                 log_store_compressed: false,
+                log_issue_time: false,
                 log_prio: false,
                 log_max_value: false,
+                log_window_both: false,
                 log_hist_coarseness: 0,
                 log_unix_epoch: false,
                 log_alternate_epoch: false,
                 log_epoch_clock_id: 0,
+                job_start_clock_id: None,
                 log_entries: 1024,
                 write_lat_log: None,
                 write_iops_log: None,
@@ -1435,6 +1480,7 @@ impl Default for JobSpec {
                 nice: 0,
                 prio: None,
                 prioclass: None,
+                priohint: None,
                 uid: None,
                 gid: None,
                 cgroup: None,
@@ -1457,6 +1503,8 @@ impl Default for JobSpec {
                 do_verify: true,
                 verify_only: false,
                 verify_strict: false,
+                verify_write_sequence: None,
+                verify_header_seed: None,
                 verify_fatal: false,
                 verify_dump: false,
                 verify_async: 0,

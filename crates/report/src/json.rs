@@ -159,6 +159,9 @@ fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
     let mut m = Map::new();
     m.insert("jobname".into(), job.name.clone().into());
     m.insert("groupid".into(), job.groupid.into());
+    if let Some(ms) = job.job_start_ms {
+        m.insert("job_start".into(), ms.into());
+    }
     m.insert("error".into(), job.error.into());
     // Printed at the end of the run, when nothing is left to do.
     m.insert("eta".into(), 0.into());

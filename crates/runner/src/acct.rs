@@ -109,7 +109,7 @@ impl Progress {
 }
 
 impl JobState {
-    fn from_u8(v: u8) -> JobState {
+    pub(crate) fn from_u8(v: u8) -> JobState {
         match v {
             0 => JobState::Waiting,
             1 => JobState::Setup,

@@ -204,7 +204,8 @@ pub fn run_eta(
     let mut agg = agg_log(opts, jobs, t0);
     let mut ss = crate::steady::setup(jobs);
     let mut timeout_left = opts.trigger.timeout;
-    let mut next_ss = t0 + Duration::from_millis(1000);
+    let ss_every = Duration::from_millis(crate::steady::interval_ms(jobs));
+    let mut next_ss = t0 + ss_every;
     publish_steady(&ss, progress);
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
@@ -224,7 +225,7 @@ pub fn run_eta(
             run_trigger(opts.trigger.cmd.as_deref());
         }
         if ss.iter().any(Option::is_some) && now >= next_ss {
-            next_ss += Duration::from_millis(1000);
+            next_ss += ss_every;
             steady_check(jobs, progress, &mut ss, &started, t0, now);
         }
         if let Some(a) = agg.as_mut() {

@@ -1,4 +1,5 @@
-//! The runner's side of fio's file-operation engines (filecreate, filestat, filedelete): the
+//! The runner's side of fio's file-operation engines (filecreate, filestat, filedelete and
+//! fio 3.42's dircreate, dirstat, dirdelete, whose directories [`setup_dirs`] makes): the
 //! engine's operation runs each time the job opens a file in fio's model (its first use in a
 //! pass, again after an `openfiles` close), and its duration is recorded as a completion
 //! latency of the job's direction, as fio's engines do from their open_file hook. The I/Os
@@ -61,6 +62,26 @@ impl FileOps {
         }
         Ok(())
     }
+}
+
+/// fio's setup_dirs for dirstat and dirdelete: mkdir(2) each directory of the job with mode
+/// 0700, an existing one is fine. Those made here carry fiox's mark, so `unlink=1` and a
+/// later dirdelete may remove them.
+pub(crate) fn setup_dirs(job: &JobSpec) -> Result<(), crate::RunError> {
+    use std::os::unix::fs::DirBuilderExt;
+    for path in crate::files::file_paths(job) {
+        crate::dprint!(crate::debug::FILE, "setup directory {}", path.display());
+        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => {
+                let d = std::fs::File::open(&path)
+                    .map_err(|e| crate::RunError::io("open the new directory", &path, e))?;
+                crate::owned::mark(&d, &path, crate::owned::Layout::Complete)?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(crate::RunError::io("create directory", &path, e)),
+        }
+    }
+    Ok(())
 }
 
 /// The errno an engine error carries (EIO when it has none).

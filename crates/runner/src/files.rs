@@ -195,7 +195,7 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     let mut files = Vec::with_capacity(paths.len());
     for (i, path) in paths.into_iter().enumerate() {
         let (kind, real) = if diskless {
-            (FileKind::Regular, 0)
+            (FileKind::Regular, diskless_size(job))
         } else {
             probe(&path)?
         };
@@ -335,15 +335,17 @@ fn file_region(
             Ok(s - s % bs)
         }
         _ if real > offset => Ok(real - offset),
+        _ if diskless => Err(RunError::Plan(format!(
+            "job '{}': ioengine={} needs size= or filesize= (there is no file to take it \
+             from)",
+            job.name,
+            job.ioengine.trim()
+        ))),
         _ if real == 0 && path.exists() && !path.is_file() => Err(RunError::Plan(format!(
             "job '{}': {} is neither a regular file nor a block device, so it has no size; \
              set size=",
             job.name,
             path.display()
-        ))),
-        _ if diskless => Err(RunError::Plan(format!(
-            "job '{}': the null engine needs size= (there is no file to take it from)",
-            job.name
         ))),
         _ => Err(RunError::Plan(format!(
             "job '{}': no size given and {} {}; set size= or use an existing file",
@@ -355,6 +357,17 @@ fn file_region(
                 format!("is only {real} bytes, at or below offset {offset}")
             }
         ))),
+    }
+}
+
+/// The size a diskless engine gives each file: fio's filecreate and dircreate say one
+/// minimum block (their get_file_size), so they run without size=; the others have none.
+fn diskless_size(job: &JobSpec) -> u64 {
+    let e = job.ioengine.trim();
+    if e.eq_ignore_ascii_case("filecreate") || e.eq_ignore_ascii_case("dircreate") {
+        min_bs(job)
+    } else {
+        0
     }
 }
 

@@ -67,6 +67,8 @@ pub enum EndReason {
 /// Limits and cadence of one job run.
 pub struct Limits {
     pub ramp_ns: Option<u64>,
+    /// `ramp_size`: the ramp ends after this many bytes (of the job or its group).
+    pub ramp_bytes: Option<u64>,
     /// Absolute end (ns since start), ramp included.
     pub deadline_ns: Option<u64>,
     /// `runtime`: the deadline moves to `ramp end + runtime` when the ramp actually ends.
@@ -178,6 +180,13 @@ pub struct IoLoop<'a> {
     eof_ends: bool,
     /// cpuio's `exit_on_io_done`: true once every I/O job of the run has finished.
     pub(crate) io_jobs_done: Option<Box<dyn Fn() -> bool + 'a>>,
+    /// `ramp_size` with group_reporting: the bytes of the group's jobs still ramping, and
+    /// whether one of them already ended its ramp (then the whole group has).
+    pub(crate) ramp_group: Option<Box<dyn Fn() -> (u64, bool) + 'a>>,
+    /// `job_start_clock_id`: that clock's ms at the job's epoch.
+    pub(crate) job_start_ms: Option<u64>,
+    /// thinkcycles spins done (for the debug-build count tests read).
+    pub(crate) spins: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -289,7 +298,7 @@ impl<'a> IoLoop<'a> {
             paced: pacer.active() || engine_think.is_some(),
             copy_lat,
             pacer,
-            ramp_done: limits.ramp_ns.is_none(),
+            ramp_done: limits.ramp_ns.is_none() && limits.ramp_bytes.is_none(),
             status_template: None,
             iolog: None,
             replay: None,
@@ -335,6 +344,9 @@ impl<'a> IoLoop<'a> {
             eof_ends,
             engine_think: engine_think.is_some(),
             io_jobs_done: None,
+            ramp_group: None,
+            job_start_ms: None,
+            spins: 0,
             file_ops: None,
             gate: None,
             unlink_due: false,
@@ -456,6 +468,7 @@ impl<'a> IoLoop<'a> {
             && !self.paced
             && !self.serialize
             && self.job.fsync == 0
+            && self.job.pacing.thinkcycles == 0
             && self.job.fdatasync == 0
             && !self.verify_phase
             && self.vq.is_empty()
@@ -1122,7 +1135,7 @@ impl<'a> IoLoop<'a> {
     /// queued, refused as busy (re-issued later) or failed (the job ends).
     #[inline(always)]
     fn queued(&mut self, id: u32, s: &Slot, r: Result<Queued, fiox_engine::EngineError>) -> bool {
-        match r {
+        let ok = match r {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };
@@ -1148,7 +1161,21 @@ impl<'a> IoLoop<'a> {
                 self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
                 false
             }
+        };
+        if ok && s.ddir != SYNC && self.job.pacing.thinkcycles != 0 {
+            self.think_cycles();
         }
+        ok
+    }
+
+    /// thinkcycles: busy-wait that many pause instructions after an I/O (fio's cycles_spin,
+    /// whose nop is x86's pause too).
+    #[cold]
+    fn think_cycles(&mut self) {
+        for _ in 0..self.job.pacing.thinkcycles {
+            std::hint::spin_loop();
+        }
+        self.spins += 1;
     }
 
     /// Submit what was queued; stamps issue times (slat ends here).
@@ -1519,6 +1546,7 @@ impl<'a> IoLoop<'a> {
             bytes: s.len as u64,
             offset: s.offset,
             ioprio: u32::from(s.ioprio),
+            issue_ns: s.issue_ns.saturating_sub(self.measured_start_ns),
         };
         let m = self.measure;
         let clat = now.saturating_sub(s.issue_ns);
@@ -1626,6 +1654,16 @@ impl<'a> IoLoop<'a> {
     /// the job's epoch (its start, then the end of ramp), as fio's set_epoch_time. A clock the
     /// kernel does not know ends the job (fio would log garbage times).
     fn set_log_epoch(&mut self) {
+        if let Some(id) = self.job.logs.job_start_clock_id {
+            // fio's set_epoch_time records job_start at the same moments.
+            match crate::sys::clock_ms(id) {
+                Ok(ms) => self.job_start_ms = Some(ms),
+                Err(e) => {
+                    let msg = format!("job_start_clock_id={id}: clock_gettime: {e}");
+                    self.end.get_or_insert(EndReason::Error(libc::EINVAL, msg));
+                }
+            }
+        }
         let l = &self.job.logs;
         if !(l.log_unix_epoch || l.log_alternate_epoch) {
             return;
@@ -1643,30 +1681,45 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// Whether `ramp_size` bytes were transferred: by this job, or with group_reporting by
+    /// the jobs of its group still ramping (fio's ramp_period_check).
+    fn ramp_bytes_over(&self, want: u64) -> bool {
+        if let Some(group) = self.ramp_group.as_ref() {
+            let (bytes, ended) = group();
+            return ended || bytes >= want;
+        }
+        let own: u64 = self.acct.dirs.iter().map(|d| d.io_bytes).sum();
+        own >= want
+    }
+
     fn check_ramp(&mut self, now: u64) {
-        if let Some(r) = self.limits.ramp_ns {
-            if now >= r {
-                self.ramp_done = true;
-                self.acct.reset();
-                // New samplers: their epoch (log time zero) is the end of the ramp.
-                let w = self.windows;
-                for (i, s) in self.samplers.iter_mut().enumerate() {
-                    if s.is_some() {
-                        *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
-                    }
-                }
-                self.next_sample_ns = 0;
-                self.pacer.restart(now);
-                self.measured_start_ns = now;
-                self.set_log_epoch();
-                self.gen.ramp_over();
-                if let Some(rt) = self.limits.runtime_ns {
-                    self.limits.deadline_ns = Some(now + rt);
-                }
-                self.cpu_start = self.cpu_usage();
-                self.progress.set_state(JobState::Running);
+        let over = match (self.limits.ramp_ns, self.limits.ramp_bytes) {
+            (Some(r), _) => now >= r,
+            (None, Some(b)) => self.ramp_bytes_over(b),
+            (None, None) => false,
+        };
+        if !over {
+            return;
+        }
+        self.ramp_done = true;
+        self.acct.reset();
+        // New samplers: their epoch (log time zero) is the end of the ramp.
+        let w = self.windows;
+        for (i, s) in self.samplers.iter_mut().enumerate() {
+            if s.is_some() {
+                *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
             }
         }
+        self.next_sample_ns = 0;
+        self.pacer.restart(now);
+        self.measured_start_ns = now;
+        self.set_log_epoch();
+        self.gen.ramp_over();
+        if let Some(rt) = self.limits.runtime_ns {
+            self.limits.deadline_ns = Some(now + rt);
+        }
+        self.cpu_start = self.cpu_usage();
+        self.progress.set_state(JobState::Running);
     }
 
     /// CPU counters of the job: its thread plus the engine's helper threads.

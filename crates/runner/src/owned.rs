@@ -212,7 +212,8 @@ pub fn mark_of(path: &Path) -> Mark {
     let Ok(m) = std::fs::symlink_metadata(path) else {
         return Mark::Unmarked;
     };
-    if !m.is_file() {
+    // Directories too: the dir* engines mark those they make.
+    if !m.is_file() && !m.is_dir() {
         return Mark::Unmarked;
     }
     let id = Identity::of(&m);
@@ -245,12 +246,18 @@ pub fn unlink_owned(path: &Path) -> io::Result<bool> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
     };
-    if !m.is_file() || !matches!(mark_of(path), Mark::Ours(_)) {
+    if !(m.is_file() || m.is_dir()) || !matches!(mark_of(path), Mark::Ours(_)) {
         return Ok(false);
     }
-    // Checked on this inode, then removed by path (the window above).
+    // Checked on this inode, then removed by path (the window above). A directory (the
+    // dir* engines') goes with rmdir(2), so only while it is empty, as fio's remove_dir.
     let id = Identity::of(&m);
-    match std::fs::remove_file(path) {
+    let removed = if m.is_dir() {
+        std::fs::remove_dir(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    match removed {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(e),
@@ -286,9 +293,10 @@ pub fn check_user_files(job: &JobSpec, plan: &FilePlan, allow: bool) -> Result<(
     Ok(())
 }
 
-/// `ioengine=filedelete` unlinks every file of the job: checked before setup, a file that
-/// exists must be fiox's (laid out by an earlier run) unless the user allowed it
-/// (`allow_mounted_write=1`, `--allow-destructive`); missing files are laid out by fiox.
+/// `ioengine=filedelete` unlinks every file of the job (`dirdelete` removes every
+/// directory): checked before setup, a file or directory that exists must be fiox's (made by
+/// an earlier run) unless the user allowed it (`allow_mounted_write=1`,
+/// `--allow-destructive`); missing ones are made by fiox.
 pub fn check_deletable(job: &JobSpec, allow: bool) -> Result<(), RunError> {
     if allow || job.files.allow_mounted_write {
         return Ok(());
@@ -299,9 +307,10 @@ pub fn check_deletable(job: &JobSpec, allow: bool) -> Result<(), RunError> {
         }
         if let Some(why) = mark_of(&path).why_not_ours() {
             return Err(RunError::Refused(format!(
-                "job '{}': ioengine=filedelete would delete {}, but {why}; set \
+                "job '{}': ioengine={} would delete {}, but {why}; set \
                  allow_mounted_write=1 or pass --allow-destructive to allow it",
                 job.name,
+                job.ioengine.trim(),
                 path.display()
             )));
         }
@@ -354,6 +363,8 @@ pub fn readonly_refusals(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
             "ioengine=filedelete removes its files".to_string()
         } else if engine == "filecreate" {
             "ioengine=filecreate creates its files".to_string()
+        } else if ["dircreate", "dirstat", "dirdelete"].contains(&engine.as_str()) {
+            format!("ioengine={engine} creates and removes directories")
         } else if j.files.unlink {
             "unlink=1 removes its files".to_string()
         } else if crate::files::unlinks_each_loop(j) {
@@ -384,12 +395,13 @@ pub fn finish_files(
     for (i, h) in handles.iter_mut().enumerate() {
         let path = &plan.files[i].path;
         match h.take() {
-            Some(f) if writes && (job.end_fsync || job.fsync_on_close) => {
+            // end_syncfs replaces end_fsync's per-file fsync (fio's end of do_io).
+            Some(f) if writes && ((job.end_fsync && !job.end_syncfs) || job.fsync_on_close) => {
                 f.sync_all().map_err(|e| RunError::io("fsync", path, e))?;
             }
             // Closed by the openfiles gate (which fsyncs on close itself): end_fsync still
             // covers every file of the job, as in fio.
-            None if writes && job.end_fsync && path.is_file() => {
+            None if writes && job.end_fsync && !job.end_syncfs && path.is_file() => {
                 let f = File::options()
                     .write(true)
                     .open(path)
@@ -400,9 +412,14 @@ pub fn finish_files(
             _ => {}
         }
     }
+    if writes && job.end_syncfs {
+        syncfs_all(plan)?;
+    }
     if !job.files.unlink {
         return Ok(());
     }
+    // Diskless plans say Regular for every path; a dir* engine's directories are removed
+    // here too (unlink_owned takes a directory fiox made).
     for f in plan.files.iter().filter(|f| f.kind == FileKind::Regular) {
         if unlink_owned(&f.path).map_err(|e| RunError::io("unlink", &f.path, e))? {
             leftovers.retain(|p| p != &f.path);
@@ -410,6 +427,60 @@ pub fn finish_files(
         }
     }
     Ok(())
+}
+
+/// end_syncfs: one syncfs(2) per filesystem holding a regular file of the job, through its
+/// directory (fio's add_file_fs/fio_syncfs: filesystems told apart by the directory's device).
+fn syncfs_all(plan: &FilePlan) -> Result<(), RunError> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = Vec::new();
+    for f in plan.files.iter().filter(|f| f.kind == FileKind::Regular) {
+        let dir = match f.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let m = std::fs::metadata(dir).map_err(|e| RunError::io("stat for end_syncfs", dir, e))?;
+        if seen.contains(&m.dev()) {
+            continue;
+        }
+        seen.push(m.dev());
+        let d = File::open(dir).map_err(|e| RunError::io("open for end_syncfs", dir, e))?;
+        crate::sys::syncfs(d.as_raw_fd()).map_err(|e| RunError::io("syncfs", dir, e))?;
+    }
+    Ok(())
+}
+
+/// Engines that can run end_syncfs's syncfs(2): fio's FIO_SYNCFS and FIO_ASYNCIO_SYNC_SYNCFS.
+const SYNCFS_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filedelete",
+    "dirdelete",
+    "io_uring",
+    "libaio",
+    "posixaio",
+];
+
+/// end_syncfs with an engine that cannot sync is refused at setup, as fio does (EINVAL).
+pub fn check_end_syncfs(job: &JobSpec) -> Result<(), RunError> {
+    let e = job.ioengine.trim().to_ascii_lowercase();
+    if !job.end_syncfs || SYNCFS_ENGINES.contains(&e.as_str()) {
+        return Ok(());
+    }
+    Err(RunError::Job {
+        job: job.name.clone(),
+        msg: format!(
+            "end_syncfs: ioengine={e} does not support syncfs (fio says the same); use \
+             end_fsync=1 or one of: {}",
+            SYNCFS_ENGINES.join(", ")
+        ),
+    })
 }
 
 #[cfg(test)]

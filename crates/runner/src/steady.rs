@@ -32,7 +32,8 @@ pub struct Tracker {
 
 impl Tracker {
     pub fn new(spec: SteadySpec) -> Tracker {
-        let dur = spec.dur_s.max(1) as usize;
+        // One sample per interval (fio: ss_dur / (ss_check_interval in whole seconds)).
+        let dur = (spec.dur_s / interval_s(&spec)).max(1) as usize;
         let d = dur as u64;
         Tracker {
             spec,
@@ -167,11 +168,12 @@ impl Tracker {
         let order: Vec<usize> = (0..self.dur).map(|l| (start + l) % self.dur).collect();
         let n = self.dur as u64;
         SteadyResult {
+            // fio prints ss_dur in seconds, the arrays hold one sample per interval.
             iops: s.criterion == SsCriterion::Iops,
             slope: s.slope,
             pct: s.pct,
             limit: s.limit,
-            duration: n,
+            duration: s.dur_s.max(1),
             attained: self.attained,
             criterion: self.criterion,
             max_deviation: self.deviation,
@@ -182,6 +184,45 @@ impl Tracker {
             iops_mean: self.iops.iter().sum::<u64>() / n,
         }
     }
+}
+
+/// The sampling interval in whole seconds (fio's `ss_check_interval / 1000`), at least 1.
+fn interval_s(spec: &SteadySpec) -> u64 {
+    spec.interval_us.map_or(1, |us| us / 1_000_000).max(1)
+}
+
+/// The sampling interval in ms: what the status thread waits between looks.
+pub fn interval_ms(jobs: &[JobSpec]) -> u64 {
+    jobs.iter()
+        .find_map(|j| j.steadystate.interval_us)
+        .map_or(1000, |us| (us / 1000).max(1000))
+}
+
+/// fio 3.42's checks of ss_interval (init.c): the same in every job, at least 1s with ss_dur,
+/// and ss_dur a multiple of it and longer. The message of the first problem.
+pub fn interval_problem(jobs: &[JobSpec]) -> Option<String> {
+    let us = |j: &JobSpec| j.steadystate.interval_us.unwrap_or(1_000_000);
+    if let Some(j) = jobs.iter().find(|j| us(j) != us(&jobs[0])) {
+        return Some(format!(
+            "conflicting ss_check_interval: {} and {}, must be globally equal (fio says the \
+             same); give every job the same steadystate_check_interval",
+            us(&jobs[0]),
+            us(j)
+        ));
+    }
+    for j in jobs.iter().filter(|j| j.steadystate.dur_s > 0) {
+        let (dur_us, i) = (j.steadystate.dur_s * 1_000_000, us(j));
+        if i < 1_000_000 {
+            return Some("ss_check_interval must be at least 1s (fio says the same)".into());
+        }
+        if dur_us % i != 0 || dur_us <= i {
+            return Some(format!(
+                "ss_duration {dur_us}us must be multiple of ss_check_interval {i}us (fio says \
+                 the same)"
+            ));
+        }
+    }
+    None
 }
 
 /// Per job: its tracker (on the jobs that hold data), the last totals and look, ramp state.
@@ -248,7 +289,8 @@ pub fn check(
             (group_bw, group_iops, group_ramp_over) = (0, 0, 0);
         }
         prev_group = Some(job.group_id);
-        if !s.ramp_over && looks[i].since_start_us >= job.steadystate.ramp_us + 1_000_000 {
+        let iv_us = job.steadystate.interval_us.unwrap_or(1_000_000);
+        if !s.ramp_over && looks[i].since_start_us >= job.steadystate.ramp_us + iv_us {
             s.ramp_over = true;
         }
         // The first look measures from the job's start.
@@ -257,8 +299,23 @@ pub fn check(
             .max(1);
         s.prev_ms = Some(now_ms);
         if s.ramp_over {
-            group_bw += 1000 * looks[i].bytes.saturating_sub(s.prev_bytes) / rate_ms;
-            group_iops += 1000 * looks[i].ios.saturating_sub(s.prev_ios) / rate_ms;
+            let (db, di) = (
+                looks[i].bytes.saturating_sub(s.prev_bytes),
+                looks[i].ios.saturating_sub(s.prev_ios),
+            );
+            match job.steadystate.interval_us {
+                // fio 3.42: rate_time * delta / (interval * interval / 1000), interval in ms.
+                Some(us) => {
+                    let iv = (us / 1000).max(1);
+                    let div = (iv * iv / 1000).max(1);
+                    group_bw += rate_ms.saturating_mul(db) / div;
+                    group_iops += rate_ms.saturating_mul(di) / div;
+                }
+                None => {
+                    group_bw += 1000 * db / rate_ms;
+                    group_iops += 1000 * di / rate_ms;
+                }
+            }
             group_ramp_over += 1;
         }
         s.prev_ios = looks[i].ios;
@@ -300,6 +357,7 @@ mod tests {
             limit,
             dur_s: dur,
             ramp_us: 0,
+            interval_us: None,
         }
     }
 

@@ -139,11 +139,10 @@ pub fn set_thread_nice(nice: i32) -> io::Result<()> {
     Ok(())
 }
 
-/// `ioprio_set(IOPRIO_WHO_PROCESS, tid, class << 13 | level)` for the calling thread.
-pub fn set_thread_ioprio(class: u32, level: u32) -> io::Result<()> {
+/// `ioprio_set(IOPRIO_WHO_PROCESS, tid, value)` for the calling thread (value: class << 13 | hint << 3 | level).
+pub fn set_thread_ioprio(value: u32) -> io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
-    const IOPRIO_CLASS_SHIFT: u32 = 13;
-    let prio = ((class << IOPRIO_CLASS_SHIFT) | level) as libc::c_long;
+    let prio = value as libc::c_long;
     // SAFETY: ioprio_set takes three integers and touches no memory of ours.
     let r = unsafe {
         libc::syscall(
@@ -175,6 +174,26 @@ pub fn job_usage(helpers: &[libc::pid_t]) -> ThreadUsage {
         }
     }
     u
+}
+
+/// prctl(PR_SET_NAME): the calling thread's name (the kernel keeps its first 15 bytes).
+pub fn set_thread_name(name: &str) -> io::Result<()> {
+    let c = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: c is NUL-terminated and outlives the call; the kernel copies at most 16 bytes.
+    if unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// syncfs(2) of the filesystem holding `fd`.
+pub fn syncfs(fd: RawFd) -> io::Result<()> {
+    // SAFETY: syncfs takes a descriptor by value and touches no memory of ours.
+    if unsafe { libc::syncfs(fd) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// fallocate(2) with `mode` (0 = allocate and extend, FALLOC_FL_KEEP_SIZE = keep size).

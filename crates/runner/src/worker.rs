@@ -148,6 +148,10 @@ fn execute(
         return Ok(());
     }
     place_thread(job, env.cpus.as_deref())?;
+    if let Some(name) = &job.comm {
+        // fio's prctl(PR_SET_NAME) at the job's start; like fio, a failure is not an error.
+        let _ = sys::set_thread_name(name);
+    }
     // cgroup=: the thread is in the group until this frame ends.
     let _cgroup = crate::cgroup::join(job, env.cgroups)?;
     if env.readonly && files::job_writes(job) {
@@ -172,8 +176,20 @@ fn execute(
     }
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
-    if engine.name() == "filedelete" {
+    crate::owned::check_end_syncfs(job)?;
+    check_ramp_size(job, env.run.0)?;
+    if let Some(msg) = crate::steady::interval_problem(env.run.0) {
+        return Err(RunError::Job {
+            job: job.name.clone(),
+            msg,
+        });
+    }
+    check_log_options(job)?;
+    if matches!(engine.name(), "filedelete" | "dirdelete") {
         crate::owned::check_deletable(job, allow_all(env))?;
+    }
+    if matches!(engine.name(), "dirstat" | "dirdelete") {
+        crate::fileop::setup_dirs(job)?;
     }
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
     if flags.file_ops && flags.no_io && job.files.unlink {
@@ -268,6 +284,80 @@ fn execute(
     finish_files(job, &mut opened, flags.no_io && !flags.file_ops, leftovers)
 }
 
+/// log_issue_time needs write_lat_log and log_offset (fio refuses the job otherwise, EINVAL);
+/// fio 3.42's compressed sample layouts with the issue time or two values are not written yet.
+fn check_log_options(job: &JobSpec) -> Result<(), RunError> {
+    let l = &job.logs;
+    if l.log_window_both && l.log_store_compressed {
+        return Err(RunError::Job {
+            job: job.name.clone(),
+            msg: "log_window_value=both with log_store_compressed is not supported yet; drop \
+                  one of them"
+                .into(),
+        });
+    }
+    if !l.log_issue_time {
+        return Ok(());
+    }
+    let msg = if l.write_lat_log.is_none() || !l.log_offset {
+        "log_issue_time option requires write_lat_log and log_offset options (fio says the \
+         same); add write_lat_log=NAME and log_offset=1"
+    } else if l.log_store_compressed {
+        "log_issue_time with log_store_compressed is not supported yet; drop one of them"
+    } else {
+        return Ok(());
+    };
+    Err(RunError::Job {
+        job: job.name.clone(),
+        msg: msg.into(),
+    })
+}
+
+/// ramp_size: not with ramp_time, and the same in every job of the reporting group (fio's
+/// td_ramp_period_init refuses the job otherwise, EINVAL).
+fn check_ramp_size(job: &JobSpec, run: &[JobSpec]) -> Result<(), RunError> {
+    let t = &job.timing;
+    let msg = if t.ramp_size.is_some() && t.ramp_time.is_some() {
+        "job rejected: cannot specify both ramp_time and ramp_size (fio says the same)"
+    } else if t.ramp_size.is_some()
+        && run
+            .iter()
+            .any(|o| o.group_id == job.group_id && o.timing.ramp_size != t.ramp_size)
+    {
+        "job rejected: inconsistent ramp_size within reporting group (fio says the same); \
+         give every job of the group the same ramp_size"
+    } else {
+        return Ok(());
+    };
+    Err(RunError::Job {
+        job: job.name.clone(),
+        msg: msg.into(),
+    })
+}
+
+/// The bytes moved by the jobs of reporting group `group` still in their ramp, and whether
+/// one of them has left it.
+fn ramp_group_bytes(jobs: &[JobSpec], progress: &[Progress], group: u32) -> (u64, bool) {
+    let mut bytes = 0;
+    for (j, p) in jobs.iter().zip(progress) {
+        if j.group_id != group {
+            continue;
+        }
+        match JobState::from_u8(p.state.load(Ordering::Relaxed)) {
+            JobState::Ramp => {
+                bytes += p
+                    .bytes
+                    .iter()
+                    .map(|b| b.load(Ordering::Relaxed))
+                    .sum::<u64>();
+            }
+            JobState::Running => return (bytes, true),
+            _ => {}
+        }
+    }
+    (bytes, false)
+}
+
 /// `openfiles` below nrfiles: close the files opened at setup (the engine forgets them) and
 /// hand them to a gate that reopens each when the generator first uses it.
 fn lazy_open_gate(
@@ -337,12 +427,18 @@ fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
         sys::set_thread_nice(job.cpu.nice)
             .map_err(|e| fail(&format!("nice={}", job.cpu.nice), e))?;
     }
-    if job.cpu.prio.is_some() || job.cpu.prioclass.is_some() {
-        // fio's ioprio_value: an unset or 0 class is best-effort, an unset level 0.
+    if job.cpu.prio.is_some() || job.cpu.prioclass.is_some() || job.cpu.priohint.is_some() {
+        // fio's ioprio_value: an unset or 0 class is best-effort, an unset level 0; the
+        // priohint bits above the level.
         let v = u32::from(job.default_ioprio());
         let (class, level) = (v >> fiox_job::cmdprio::IOPRIO_CLASS_SHIFT, v & 7);
-        sys::set_thread_ioprio(class, level)
-            .map_err(|e| fail(&format!("prioclass={class}/prio={level}"), e))?;
+        let hint = (v >> 3) & 0x3ff;
+        sys::set_thread_ioprio(v).map_err(|e| {
+            fail(
+                &format!("prioclass={class}/prio={level}/priohint={hint}"),
+                e,
+            )
+        })?;
     }
     // After cpus_allowed, as fio: numa_cpu_nodes replaces the CPU set.
     crate::numa::place(job)
@@ -667,6 +763,11 @@ fn run_io(
     }
     lp.gate = gate;
     lp.file_ops = file_ops;
+    if job.timing.ramp_size.is_some() && job.stats.group_reporting {
+        let (jobs, progress) = env.run;
+        let group = job.group_id;
+        lp.ramp_group = Some(Box::new(move || ramp_group_bytes(jobs, progress, group)));
+    }
     if crate::noio::is_exec(job) && env.messages {
         env.info.say(&crate::noio::exec_lines(job));
     }
@@ -723,6 +824,13 @@ fn run_phases(
     };
     if let Some(g) = lp.gate.as_ref() {
         debug_open_counts(job, g);
+    }
+    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_THINKCYCLES").is_some() {
+        // Debug builds, on request: how many I/Os were followed by a thinkcycles spin.
+        eprintln!(
+            "fiox-debug: job {}: thinkcycles spins {}",
+            job.name, lp.spins
+        );
     }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
@@ -978,7 +1086,9 @@ fn limits_of(job: &JobSpec) -> Limits {
         .map(|r| r.as_nanos() as u64 + ramp.unwrap_or(0));
     Limits {
         ramp_ns: ramp.filter(|&r| r > 0),
-        deadline_ns: deadline,
+        ramp_bytes: job.timing.ramp_size,
+        // ramp_size: the runtime starts when the ramp ends (check_ramp sets the deadline).
+        deadline_ns: deadline.filter(|_| job.timing.ramp_size.is_none()),
         runtime_ns: job.timing.runtime.map(|r| r.as_nanos() as u64),
     }
 }
@@ -987,6 +1097,7 @@ fn limits_of(job: &JobSpec) -> Limits {
 pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
     let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
     r.runtime_ms = runtime_ns / 1_000_000;
+    r.job_start_ms = lp.job_start_ms;
     let did_io = lp.acct.dirs.iter().any(|d| d.total_ios > 0);
     if did_io && r.runtime_ms == 0 {
         // A job shorter than a millisecond still ran: fio reports it as 1 msec, and a zero

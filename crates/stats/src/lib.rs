@@ -34,7 +34,7 @@
 //! d.io_bytes += 4096;
 //! d.total_ios += 1;
 //! res.lat_buckets.add(clat);
-//! let io = IoSample { t_ms: now_ns / 1_000_000, ddir: Ddir::Read, bytes: 4096, offset: 0, ioprio: 0 };
+//! let io = IoSample { t_ms: now_ns / 1_000_000, ddir: Ddir::Read, bytes: 4096, offset: 0, ioprio: 0, issue_ns: 0 };
 //! logs.completion(&io, Some(clat), Some(lat));
 //! logs.clat_hist(&io, &d.clat.hist);
 //! sampler.tick_into(now_ns, d.io_bytes, d.total_ios, &mut logs);

@@ -99,6 +99,12 @@ pub struct LogOptions {
     pub log_prio: bool,
     /// `log_max_value`: an averaged line holds the window's largest value, not its mean.
     pub max_value: bool,
+    /// fio 3.42's `log_window_value=both`: a second value column, the window's largest value
+    /// after its mean (0 in per-I/O lines).
+    pub both_values: bool,
+    /// `log_issue_time` (fio 3.42): a last column with the I/O's issue time in ns since the
+    /// job's epoch (clat and slat logs; 0 in the others and in averaged lines).
+    pub issue_time: bool,
 }
 
 /// Running mean of one direction's values inside the current averaging window.
@@ -314,9 +320,29 @@ impl LogFile {
         offset: u64,
         ioprio: u32,
     ) -> Result<(), LogError> {
+        self.record(t_ms, value, ddir, bs, offset, (ioprio, 0))
+    }
+
+    /// Like [`LogFile::sample`] for an I/O whose issue time the line carries (clat and slat
+    /// logs with `log_issue_time`).
+    pub fn sample_issued(&mut self, io: &IoSample, value: u64) -> Result<(), LogError> {
+        let tag = (io.ioprio, io.issue_ns);
+        self.record(io.t_ms, value, io.ddir, io.bytes, io.offset, tag)
+    }
+
+    /// One value; `tag` is the I/O's raw ioprio and issue time.
+    fn record(
+        &mut self,
+        t_ms: u64,
+        value: u64,
+        ddir: Ddir,
+        bs: u64,
+        offset: u64,
+        tag: (u32, u64),
+    ) -> Result<(), LogError> {
         let avg = self.opts.avg_msec;
         if avg == 0 {
-            return self.line(t_ms, value, ddir, bs, offset, ioprio as u16);
+            return self.line(t_ms, (value, 0), ddir, bs, offset, (tag.0 as u16, tag.1));
         }
         let w = &mut self.win[ddir.index()];
         w.sum += u128::from(value);
@@ -341,26 +367,29 @@ impl LogFile {
             return Ok(());
         }
         // fio rounds the window mean to nearest (mean + 0.5, truncated).
-        let v = if self.opts.max_value {
-            w.max
+        let mean = ((w.sum as f64 / w.n as f64) + 0.5) as u64;
+        let v = if self.opts.both_values {
+            (mean, w.max)
+        } else if self.opts.max_value {
+            (w.max, 0)
         } else {
-            ((w.sum as f64 / w.n as f64) + 0.5) as u64
+            (mean, 0)
         };
         *w = AvgWindow {
             start_ms: w.start_ms,
             ..AvgWindow::default()
         };
-        self.line(t_ms, v, ddir, 0, 0, 0)
+        self.line(t_ms, v, ddir, 0, 0, (0, 0))
     }
 
     fn line(
         &mut self,
         t_ms: u64,
-        value: u64,
+        (value, value1): (u64, u64),
         ddir: Ddir,
         bs: u64,
         offset: u64,
-        ioprio: u16,
+        (ioprio, issue_ns): (u16, u64),
     ) -> Result<(), LogError> {
         let d = ddir.index();
         let prio = if self.opts.log_prio {
@@ -371,6 +400,14 @@ impl LogFile {
         let t_ms = t_ms.saturating_add(self.epoch_ms);
         let r = if let Some(gz) = self.gz.as_mut() {
             gz.push(t_ms, value, d as u32, bs, offset, ioprio)
+        } else if self.opts.both_values {
+            self.text_line_both(t_ms, (value, value1), d, (bs, offset), prio, issue_ns)
+        } else if self.opts.issue_time {
+            // fio 3.42 requires log_offset with log_issue_time.
+            writeln!(
+                self.out,
+                "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}, {issue_ns}"
+            )
         } else if self.opts.log_offset {
             writeln!(self.out, "{t_ms}, {value}, {d}, {bs}, {offset}, {prio}")
         } else {
@@ -380,6 +417,27 @@ impl LogFile {
             path: self.path.clone(),
             source,
         })
+    }
+
+    /// A text line with fio 3.42's second value column (`log_window_value=both`).
+    fn text_line_both(
+        &mut self,
+        t_ms: u64,
+        (v, v1): (u64, u64),
+        d: usize,
+        (bs, offset): (u64, u64),
+        prio: PrioCol,
+        issue_ns: u64,
+    ) -> io::Result<()> {
+        write!(self.out, "{t_ms}, {v}, {v1}, {d}, {bs}")?;
+        if self.opts.log_offset {
+            write!(self.out, ", {offset}")?;
+        }
+        write!(self.out, ", {prio}")?;
+        if self.opts.issue_time {
+            write!(self.out, ", {issue_ns}")?;
+        }
+        writeln!(self.out)
     }
 
     /// Times written from now on are `epoch_ms` plus the time since the job's epoch.
@@ -511,6 +569,8 @@ pub struct IoSample {
     pub offset: u64,
     /// Raw ioprio value (0: none).
     pub ioprio: u32,
+    /// When the I/O was issued, ns since the job's epoch (`log_issue_time`).
+    pub issue_ns: u64,
 }
 
 impl JobLogs {
@@ -580,6 +640,8 @@ impl JobLogs {
                 store_compressed: logs.log_store_compressed,
                 log_prio: logs.log_prio,
                 max_value: logs.log_max_value,
+                both_values: logs.log_window_both,
+                issue_time: logs.log_issue_time,
             };
             let z = zip.as_mut().map(|z| (z, logs.log_compression));
             LogFile::create_zipped(&dir.join(name), kind, opts, opener, z).map(Some)
@@ -670,7 +732,7 @@ impl JobLogs {
     /// Submission latency of one I/O (logged when it was measured).
     pub fn slat(&mut self, io: &IoSample, slat_ns: u64) {
         if let Some(f) = self.slat.as_mut() {
-            let r = f.sample(io.t_ms, slat_ns, io.ddir, io.bytes, io.offset, io.ioprio);
+            let r = f.sample_issued(io, slat_ns);
             self.keep(r);
         }
     }
@@ -685,7 +747,7 @@ impl JobLogs {
             results[0] = f.sample(t, v, d, bs, off, prio);
         }
         if let (Some(f), Some(v)) = (self.clat.as_mut(), clat_ns) {
-            results[1] = f.sample(t, v, d, bs, off, prio);
+            results[1] = f.sample_issued(io, v);
         }
         if let Some(f) = self.bw.as_mut().filter(|f| f.per_io()) {
             let spent = clat_ns.unwrap_or(0);
@@ -921,6 +983,60 @@ mod tests {
     }
 
     #[test]
+    fn log_issue_time_adds_the_issue_column_to_clat_and_slat_only() {
+        let t = TmpDir::new("issue");
+        let opts = LogOptions {
+            log_offset: true,
+            issue_time: true,
+            ..LogOptions::default()
+        };
+        let open = |k| LogFile::create(&t.0.join(format!("{k:?}.log")), k, opts).unwrap();
+        let (mut clat, mut lat) = (open(LogKind::Clat), open(LogKind::Lat));
+        let io = IoSample {
+            t_ms: 3,
+            ddir: Ddir::Write,
+            bytes: 4096,
+            offset: 8192,
+            ioprio: 0,
+            issue_ns: 2_500_123,
+        };
+        clat.sample_issued(&io, 700).unwrap();
+        lat.sample(3, 900, Ddir::Write, 4096, 8192, 0).unwrap();
+        clat.finish(4).unwrap();
+        lat.finish(4).unwrap();
+        assert_eq!(
+            read(&t.0.join("Clat.log")),
+            "3, 700, 1, 4096, 8192, 0, 2500123\n"
+        );
+        assert_eq!(read(&t.0.join("Lat.log")), "3, 900, 1, 4096, 8192, 0, 0\n");
+    }
+
+    /// log_window_value=both: averaged lines hold the window's rounded mean then its maximum;
+    /// per-I/O lines a 0 there (fio 3.42 sets the column for the whole log).
+    #[test]
+    fn log_window_value_both_writes_mean_and_max() {
+        let t = TmpDir::new("both");
+        let opts = |avg_msec| LogOptions {
+            avg_msec,
+            both_values: true,
+            ..LogOptions::default()
+        };
+        let p = t.0.join("avg.log");
+        let mut f = LogFile::create(&p, LogKind::Clat, opts(100)).unwrap();
+        f.sample(10, 10, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(20, 91, Ddir::Read, 4096, 0, 0).unwrap();
+        f.sample(120, 7, Ddir::Read, 4096, 0, 0).unwrap();
+        f.finish(150).unwrap();
+        // As for avg and max: the sample that closes a window is part of it (fio's order).
+        assert_eq!(read(&p), "120, 36, 91, 0, 0, 0\n");
+        let p = t.0.join("per-io.log");
+        let mut f = LogFile::create(&p, LogKind::Clat, opts(0)).unwrap();
+        f.sample(3, 66, Ddir::Write, 4096, 0, 0).unwrap();
+        f.finish(4).unwrap();
+        assert_eq!(read(&p), "3, 66, 0, 1, 4096, 0\n");
+    }
+
+    #[test]
     fn rate_logs_get_slack_latency_logs_do_not() {
         let t = TmpDir::new("slack");
         let opts = LogOptions {
@@ -957,6 +1073,7 @@ mod tests {
             bytes: 4096,
             offset: 0,
             ioprio: 0,
+            issue_ns: 0,
         };
         logs.slat(&io, 5); // disabled: no file
         logs.completion(&io, Some(1_000_000), Some(1_000_100));
@@ -1051,6 +1168,7 @@ mod tests {
                 bytes: 4096,
                 offset: 0,
                 ioprio: 0,
+                issue_ns: 0,
             };
             logs.clat_hist(&io, &clat);
         }

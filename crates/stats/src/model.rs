@@ -302,6 +302,8 @@ pub struct JobResult {
     /// `significant_figures` (0 = fio's default 4).
     pub sig_figs: u32,
     pub groupid: u32,
+    /// fio 3.42's `job_start` (`job_start_clock_id`): ms on that clock at the job's epoch.
+    pub job_start_ms: Option<u64>,
     /// How many jobs were merged into this result (`jobs=N` in the header line).
     pub jobs: u32,
     /// First error (errno) or 0.

@@ -54,6 +54,10 @@ pub struct Verifier {
     /// Check that each block was written by this job (thread number and write seed), not
     /// only that it is intact and in place (see [`Verifier::set_strict`]).
     strict: bool,
+    /// `verify_write_sequence`: report a block holding another write than the expected one.
+    seq_check: bool,
+    /// `verify_header_seed`: None lets `strict` decide whether the seed is checked.
+    seed_check: Option<bool>,
     notes: Vec<String>,
 }
 
@@ -110,6 +114,8 @@ impl Verifier {
             voff,
             pattern,
             strict: false,
+            seq_check: spec.verify_write_sequence != Some(false),
+            seed_check: spec.verify_header_seed,
             notes: Vec::new(),
         };
         v.validate_layout(spec)?;
@@ -505,10 +511,21 @@ impl Verifier {
         };
         let d = hdr.numberio.wrapping_sub(e.wrapping_sub(1) as u16) as i16;
         let found = e.wrapping_add_signed(i64::from(d));
-        if self.strict && (hdr.thread != self.thread() || hdr.rand_seed != self.write_seed(found)) {
+        // verify_header_seed=1 compares with the expected write's seed, as fio does (so an
+        // older write fails on its seed first); strict mode alone with the seed of the write
+        // the header names, so an older write of this job reads as stale.
+        let seed_of = if self.seed_check == Some(true) {
+            e
+        } else {
+            found
+        };
+        let bad_seed =
+            self.seed_check.unwrap_or(self.strict) && hdr.rand_seed != self.write_seed(seed_of);
+        if (self.strict && hdr.thread != self.thread()) || bad_seed {
             return Some(foreign(self.write_seed(e)));
         }
         match d {
+            _ if !self.seq_check => None,
             0 => None,
             d if d < 0 => Some(FailureKind::Stale {
                 expected_seq: e,

@@ -90,12 +90,19 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .engines(URING)
     .def("0"),
+    OptDef::new("libaio_vectored", K::Bool, C::Engine, "Submit reads and writes as vectored aio (fio 3.42)", |j, v| {
+        j.engine.libaio_vectored = v.bool()?;
+        Ok(())
+    })
+    .engines(&["libaio"])
+    .def("0")
+    .long("fio 3.42's option: each read or write is an IOCB_CMD_PREADV/IOCB_CMD_PWRITEV of one iovec instead of IOCB_CMD_PREAD/IOCB_CMD_PWRITE."),
     OptDef::new("userspace_reap", K::Bool, C::Engine, "Reap completions from user space", |j, v| {
         j.engine.userspace_reap = v.bool()?;
         Ok(())
     })
     .engines(&["libaio"]),
-    OptDef::new("stat_type", K::Choice(&["stat", "lstat", "statx"]), C::Engine, "System call the filestat engine times", |j, v| {
+    OptDef::new("stat_type", K::Choice(&["stat", "lstat", "statx"]), C::Engine, "System call the filestat and dirstat engines time", |j, v| {
         j.engine.stat_type = match v.choice()?.as_str() {
             "lstat" => crate::StatType::Lstat,
             "statx" => crate::StatType::Statx,
@@ -103,7 +110,7 @@ pub(super) static OPTS: &[OptDef] = &[
         };
         Ok(())
     })
-    .engines(&["filestat"])
+    .engines(&["filestat", "dirstat"])
     .def("stat")
     .long("`stat` (stat(2), default), `lstat` (lstat(2): a symbolic link itself) or `statx` (statx(2) of every basic field, as fio asks)."),
     OptDef::new("cpuload", K::Int, C::Engine, "Percent of one CPU the cpuio engine burns", |j, v| {
@@ -352,6 +359,7 @@ mod tests {
         ("nonvectored", "2", None),
         ("force_async", "4", Some(|j| j.engine.force_async == 4)),
         ("userspace_reap", "", Some(|j| j.engine.userspace_reap)),
+        ("libaio_vectored", "1", Some(|j| j.engine.libaio_vectored)),
         (
             "stat_type",
             "statx",

@@ -12,7 +12,6 @@ use super::{Category as C, Kind as K, OptDef};
 pub static OPTS: &[OptDef] = &[
     known("apptag", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
     known("apptag_mask", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
-    known("comm", K::Str, C::General),
     known(
         "dataplacement",
         K::Choice(&["none", "fdp", "streams"]),
@@ -21,7 +20,6 @@ pub static OPTS: &[OptDef] = &[
     .alias(&["data_placement"]),
     known("deac", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd"]),
     known("dp_scheme", K::Str, C::Io),
-    known("end_syncfs", K::Bool, C::Files),
     known("fdp", K::Bool, C::Io),
     known(
         "filetype",
@@ -35,8 +33,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["http"]),
     known("http_s3_security_token", K::Str, C::Engine).engines(&["http"]),
-    known("job_start_clock_id", K::Int, C::General),
-    known("libaio_vectored", K::Bool, C::Engine).engines(&["libaio"]),
     known("libblkio_driver", K::Str, C::Engine).engines(&["libblkio"]),
     known(
         "libblkio_force_enable_completion_eventfd",
@@ -61,12 +57,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .engines(&["libblkio"]),
     known("libblkio_write_zeroes_on_trim", K::Bool, C::Engine).engines(&["libblkio"]),
-    known("log_issue_time", K::Bool, C::Logs),
-    known(
-        "log_window_value",
-        K::Choice(&["avg", "max", "both", "0", "1"]),
-        C::Logs,
-    ),
     known("md_per_io_size", K::Int, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
     known("num_range", K::Int, C::Io),
     known("pi_act", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd", "xnvme"]),
@@ -78,8 +68,6 @@ pub static OPTS: &[OptDef] = &[
     )
     .alias(&["fdp_pli_select"]),
     known("plids", K::Str, C::Io).alias(&["fdp_pli"]),
-    known("priohint", K::Int, C::General),
-    known("ramp_size", K::Size, C::General).range(1, i64::MAX),
     known("rbd_encryption_format", K::Str, C::Engine).engines(&["rbd"]),
     known("rbd_encryption_passphrase", K::Str, C::Engine).engines(&["rbd"]),
     known("recover_zbd_write_error", K::Bool, C::Io),
@@ -87,13 +75,9 @@ pub static OPTS: &[OptDef] = &[
     known("spr_num_regions", K::Int, C::Io),
     known("spr_op", K::Complex("list of numbers"), C::Io),
     known("sprandom", K::Bool, C::Io),
-    known("steadystate_check_interval", K::Time("s"), C::General).alias(&["ss_interval"]),
-    known("thinkcycles", K::Int, C::Io),
-    known("verify_header_seed", K::Bool, C::Io),
     known("verify_mode", K::Choice(&["read", "compare"]), C::Engine)
         .engines(&["io_uring", "io_uring_cmd"]),
     known("verify_pattern_interval", K::Int, C::Io),
-    known("verify_write_sequence", K::Bool, C::Io),
     known("write_zone_remainder", K::Bool, C::Io),
     known("xnvme_dev_subnqn", K::Str, C::Engine).engines(&["xnvme"]),
     known("xnvme_mem", K::Str, C::Engine).engines(&["xnvme"]),

@@ -29,6 +29,11 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("Free text printed with the job's results; it has no effect on the workload."),
+    OptDef::new("comm", K::Str, C::General, "Name the job's thread takes (fio 3.42)", |j, v| {
+        j.comm = Some(v.str().to_string());
+        Ok(())
+    })
+    .long("fio 3.42's option: the job's thread sets its name (prctl PR_SET_NAME, what ps and top show; the kernel keeps the first 15 bytes) when it starts."),
     OptDef::new("name", K::Str, C::General, "Name of this job", |j, v| {
         if v.str().is_empty() {
             return Err("a job name cannot be empty".into());
@@ -128,6 +133,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("I/O runs during the ramp but statistics are reset when it ends."),
+    OptDef::new("ramp_size", K::Size, C::Timing, "Transfer this much before recording statistics (fio 3.42)", |j, v| {
+        j.timing.ramp_size = Some(v.size()?);
+        Ok(())
+    })
+    .range(1, i64::MAX)
+    .long("fio 3.42's option: I/O runs until the job has read, written and trimmed this many bytes (with group_reporting, its whole reporting group together), then statistics are reset as at the end of ramp_time; runtime counts from there. Not with ramp_time, and the same in every job of a reporting group (fio refuses the job otherwise, EINVAL)."),
     OptDef::new("stonewall_ranks", K::Bool, C::Timing, "Under MPI, stop every rank when the first finishes (fiox)", |j, v| {
         j.timing.stonewall_ranks = v.bool()?;
         Ok(())
@@ -254,6 +265,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .range(0, 3),
+    OptDef::new("priohint", K::Int, C::Process, "I/O priority hint of the job (fio 3.42)", |j, v| {
+        j.cpu.priohint = Some(v.u32()?);
+        Ok(())
+    })
+    .range(0, 1023)
+    .long("fio 3.42's option: the hint bits (e.g. a command duration limit index for CDL devices) of the job thread's ioprio_set(2) value, with prioclass (best-effort when unset) and prio. Kernels before 6.10 reject a hint: the job then fails, as fio's."),
     OptDef::new("cpus_allowed", K::Complex("cpu list, e.g. 0-3,6"), C::Process, "CPUs the job may run on", |j, v| {
         j.cpu.cpus_allowed = Some(parse_cpu_list(v.raw)?);
         Ok(())
@@ -457,6 +474,11 @@ mod tests {
             Some(|j| j.description.as_deref() == Some("a test")),
         ),
         ("name", "foo", Some(|j| j.name == "foo")),
+        (
+            "comm",
+            "fiox-a",
+            Some(|j| j.comm.as_deref() == Some("fiox-a")),
+        ),
         ("name", "", None),
         ("name", "global2", None),
         (
@@ -526,6 +548,11 @@ mod tests {
             "ramp_time",
             "500ms",
             Some(|j| j.timing.ramp_time == Some(Duration::from_millis(500))),
+        ),
+        (
+            "ramp_size",
+            "1m",
+            Some(|j| j.timing.ramp_size == Some(1 << 20)),
         ),
         ("thread", "", Some(|j| j.thread)),
         ("stonewall_ranks", "1", Some(|j| j.timing.stonewall_ranks)),
@@ -618,6 +645,12 @@ mod tests {
         ("prio", "4", Some(|j| j.cpu.prio == Some(4))),
         ("prio", "8", None),
         ("prioclass", "3", Some(|j| j.cpu.prioclass == Some(3))),
+        (
+            "priohint",
+            "2",
+            Some(|j| j.default_ioprio() == (2 << 13) | (2 << 3)),
+        ),
+        ("priohint", "1024", None),
         (
             "cpus_allowed",
             "0-2,5",

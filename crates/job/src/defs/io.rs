@@ -311,6 +311,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("end_syncfs", K::Bool, C::Io, "syncfs the job's filesystems when its writes are done (fio 3.42)", |j, v| {
+        j.end_syncfs = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio 3.42's option: like `end_fsync`, but one syncfs(2) per filesystem holding the job's files (found from each file's directory) instead of an fsync(2) per file; it replaces end_fsync when both are set. Only engines that can sync accept it (the sync family, io_uring, libaio, posixaio, falloc, ftruncate, filecreate, filedelete, dirdelete); others refuse the job with EINVAL, as fio does."),
     OptDef::new("fsync_on_close", K::Bool, C::Io, "fsync each file when closing it", |j, v| {
         j.fsync_on_close = v.bool()?;
         Ok(())
@@ -868,6 +874,7 @@ mod tests {
         ("fsync", "32", Some(|j| j.fsync == 32)),
         ("fdatasync", "8", Some(|j| j.fdatasync == 8)),
         ("end_fsync", "1", Some(|j| j.end_fsync)),
+        ("end_syncfs", "1", Some(|j| j.end_syncfs)),
         ("fsync_on_close", "1", Some(|j| j.fsync_on_close)),
     ];
 

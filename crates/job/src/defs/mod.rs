@@ -323,6 +323,19 @@ pub const ENGINES: &[(&str, &str)] = &[
         "times stat(2)/lstat(2)/statx(2) of each file (stat_type)",
     ),
     ("filedelete", "times unlink(2) of each file"),
+    ("dircreate", "times mkdir(2) of each directory (fio 3.42)"),
+    (
+        "dirstat",
+        "times stat(2)/lstat(2)/statx(2) of each directory made at setup (stat_type)",
+    ),
+    (
+        "dirdelete",
+        "times rmdir(2) of each directory made at setup",
+    ),
+    (
+        "page_fault",
+        "I/O copies into an anonymous mapping of size bytes, no file (fio 3.42)",
+    ),
     (
         "cpuio",
         "burns CPU (cpuload percent of one CPU) instead of doing I/O",

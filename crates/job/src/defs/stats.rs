@@ -173,6 +173,14 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("With log_avg_msec, each line of the bw, iops and latency logs holds the largest sample of its window instead of the mean."),
+    OptDef::new("log_window_value", K::Choice(&["avg", "max", "both", "0", "1"]), C::Logs, "What averaged log lines hold: avg, max or both (fio 3.42)", |j, v| {
+        let c = v.choice()?;
+        j.logs.log_max_value = matches!(c.as_str(), "max" | "1");
+        j.logs.log_window_both = c == "both";
+        Ok(())
+    })
+    .def("avg")
+    .long("fio 3.42's successor of log_max_value (`0` and `1` are `avg` and `max`). `both`: every line of the bw, iops and latency logs gets a second value column after the first, the window's largest sample next to its mean (0 in per-I/O lines). Not yet with log_store_compressed."),
     OptDef::new("log_unix_epoch", K::Bool, C::Logs, "Log times are Unix epoch milliseconds", |j, v| {
         j.logs.log_unix_epoch = v.bool()?;
         Ok(())
@@ -191,6 +199,11 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("0 is CLOCK_REALTIME, 1 CLOCK_MONOTONIC, 7 CLOCK_BOOTTIME...; a clock the kernel does not know fails the job (EINVAL)."),
+    OptDef::new("job_start_clock_id", K::Int, C::Logs, "clock_gettime(2) clock of the JSON report's job_start (fio 3.42)", |j, v| {
+        j.logs.job_start_clock_id = Some(i32::try_from(v.int()?).map_err(|_| "not a clock id".to_string())?);
+        Ok(())
+    })
+    .long("fio 3.42's option: the job's JSON object gets `job_start`, this clock's time in ms when the job's epoch began (its start, then the end of its ramp), as fio 3.42 prints it (0 is CLOCK_REALTIME, 1 CLOCK_MONOTONIC...). Unset, the JSON stays fio 3.33's, without the field. A clock the kernel does not know fails the job (EINVAL)."),
     OptDef::new("log_entries", K::Int, C::Logs, "fio's initial in-memory log size, in samples", |j, v| {
         j.logs.log_entries = v.u64()?;
         Ok(())
@@ -208,6 +221,12 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0"),
+    OptDef::new("log_issue_time", K::Bool, C::Logs, "End clat/slat log lines with the I/O's issue time (fio 3.42)", |j, v| {
+        j.logs.log_issue_time = v.bool()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio 3.42's option: every line of every log gets a last column, the issue time in ns since the job's epoch for clat and slat log lines and 0 in the others (lat, bw, iops, averaged lines). Needs `write_lat_log` and `log_offset` (the job is refused otherwise, as fio refuses it); not yet with `log_store_compressed`."),
     OptDef::new("log_prio", K::Bool, C::Logs, "Log each I/O's priority value (hex) instead of 1 for real-time, 0 otherwise", |j, v| {
         j.logs.log_prio = v.bool()?;
         Ok(())
@@ -243,6 +262,17 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. On by itself with verify_only, which replays the job's own writes."),
+    OptDef::new("verify_write_sequence", K::Bool, C::Verify, "Check the header's write number (fio 3.42)", |j, v| {
+        j.verify.verify_write_sequence = Some(v.bool()?);
+        Ok(())
+    })
+    .def("1")
+    .long("fio 3.42's option. On (default): a block that is intact but holds an older or newer write than the write log expects is reported (stale or newer data), in writing jobs' verify phases. Off: only the block's integrity, offset and length are checked, so data of a lost or reordered write verifies (fio: useful with atomic writes, where the checksum must still match)."),
+    OptDef::new("verify_header_seed", K::Bool, C::Verify, "Check the header's data seed (fio 3.42)", |j, v| {
+        j.verify.verify_header_seed = Some(v.bool()?);
+        Ok(())
+    })
+    .long("fio 3.42's option (fio's default is 1; fiox's is unset). Set to 1: a block whose header carries another data seed than the expected write's is reported (fio's \"bad header rand_seed\"), even without `verify_strict`. Set to 0: the seed is never checked, even with `verify_strict`. Unset: `verify_strict` decides (on with `verify_only`), since fiox's verify accepts what fio or another job wrote unless asked."),
     OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
         j.verify.verify_fatal = v.bool()?;
         Ok(())
@@ -500,6 +530,11 @@ mod tests {
         ),
         ("log_hist_coarseness", "-1", None),
         ("log_max_value", "1", Some(|j| j.logs.log_max_value)),
+        (
+            "log_window_value",
+            "both",
+            Some(|j| j.logs.log_window_both && !j.logs.log_max_value),
+        ),
         ("log_unix_epoch", "1", Some(|j| j.logs.log_unix_epoch)),
         (
             "log_alternate_epoch",
@@ -511,11 +546,17 @@ mod tests {
             "1",
             Some(|j| j.logs.log_epoch_clock_id == 1),
         ),
+        (
+            "job_start_clock_id",
+            "1",
+            Some(|j| j.logs.job_start_clock_id == Some(1)),
+        ),
         ("log_entries", "4096", Some(|j| j.logs.log_entries == 4096)),
         ("log_entries", "10", None),
         ("per_job_logs", "0", Some(|j| !j.logs.per_job_logs)),
         ("log_offset", "1", Some(|j| j.logs.log_offset)),
         ("log_prio", "1", Some(|j| j.logs.log_prio)),
+        ("log_issue_time", "1", Some(|j| j.logs.log_issue_time)),
         (
             "verify",
             "crc32c",
@@ -540,6 +581,16 @@ mod tests {
         ("do_verify", "0", Some(|j| !j.verify.do_verify)),
         ("verify_only", "", Some(|j| j.verify.verify_only)),
         ("verify_strict", "1", Some(|j| j.verify.verify_strict)),
+        (
+            "verify_write_sequence",
+            "0",
+            Some(|j| j.verify.verify_write_sequence == Some(false)),
+        ),
+        (
+            "verify_header_seed",
+            "1",
+            Some(|j| j.verify.verify_header_seed == Some(true)),
+        ),
         ("verify_fatal", "1", Some(|j| j.verify.verify_fatal)),
         ("verify_dump", "1", Some(|j| j.verify.verify_dump)),
         ("verify_async", "2", Some(|j| j.verify.verify_async == 2)),

@@ -40,6 +40,13 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .alias(&["ss_ramp"])
     .def("0"),
+    OptDef::new("steadystate_check_interval", K::Time("s"), C::Timing, "Period of the steady state samples (fio 3.42)", |j, v| {
+        j.steadystate.interval_us = Some(v.time_us()?);
+        Ok(())
+    })
+    .alias(&["ss_interval"])
+    .def("1")
+    .long("fio 3.42's option: the window of `ss_dur` holds one sample per interval (ss_dur / interval of them), each the rate over the last interval as fio 3.42 computes it. At least 1s, ss_dur a multiple of it and longer, and the same for every job of the run (fio refuses the run otherwise)."),
 ];
 
 /// Is this fio 3.42's `lat:LIMIT`/`lat_slope:LIMIT` (limit a percentage, or a time in
@@ -115,6 +122,16 @@ pub(super) mod tests {
             Some(|j| j.steadystate.dur_s == 30),
         ),
         ("ss_dur", "2m", Some(|j| j.steadystate.dur_s == 120)),
+        (
+            "steadystate_check_interval",
+            "2",
+            Some(|j| j.steadystate.interval_us == Some(2_000_000)),
+        ),
+        (
+            "ss_interval",
+            "3s",
+            Some(|j| j.steadystate.interval_us == Some(3_000_000)),
+        ),
         (
             "steadystate_ramp_time",
             "5",

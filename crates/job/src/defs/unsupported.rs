@@ -6,9 +6,6 @@
 pub const ENGINES: &[&str] = &[
     "cpp_null",
     "dev-dax",
-    "dircreate",
-    "dirdelete",
-    "dirstat",
     "dfs",
     "gfapi",
     "gfapi_async",
@@ -31,7 +28,6 @@ pub const ENGINES: &[&str] = &[
     "mtd",
     "nbd",
     "nfs",
-    "page_fault", // fio master (after 3.42): I/O as page faults on a mapping
     "pmemblk",
     "rados",
     "rbd",

@@ -191,6 +191,12 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("0")
     .long("Repeats a cycle of this long of I/O, then thinktime. With thinktime_blocks also given, whichever comes first starts the think time (as fio: without it, the default thinktime_blocks=1 is not used)."),
+    OptDef::new("thinkcycles", K::Int, C::Rate, "Spin this many CPU cycles after each I/O (fio 3.42)", |j, v| {
+        j.pacing.thinkcycles = v.u32()?;
+        Ok(())
+    })
+    .def("0")
+    .long("fio 3.42's option: after each read, write or trim is issued the job busy-waits for this many CPU pause instructions (fio's cycles_spin), apart from and before any thinktime."),
     OptDef::new("rate_ignore_thinktime", K::Bool, C::Rate, "Do not catch up on the rate after a think time", |j, v| {
         j.pacing.rate_ignore_thinktime = v.bool()?;
         Ok(())
@@ -799,6 +805,11 @@ mod tests {
             Some(|j| j.pacing.thinktime_iotime == Duration::from_secs(120)),
         ),
         ("thinktime_iotime", "10x", None),
+        (
+            "thinkcycles",
+            "1000",
+            Some(|j| j.pacing.thinkcycles == 1000),
+        ),
         (
             "rate_ignore_thinktime",
             "1",
