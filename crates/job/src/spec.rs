@@ -941,8 +941,7 @@ pub struct VerifySpec {
     pub do_verify: bool,
     pub verify_only: bool,
     /// fiox's `verify_strict`: a block must also carry this job's thread number and the write
-    /// seed of the expected write (on by itself with `verify_only`, which replays the job's
-    /// own writes).
+    /// seed of the expected write (off by default, `verify_only` included, as in fio).
     pub verify_strict: bool,
     pub verify_fatal: bool,
     pub verify_dump: bool,

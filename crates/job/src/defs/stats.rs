@@ -242,7 +242,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0")
-    .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. On by itself with verify_only, which replays the job's own writes."),
+    .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. verify_only is fio's unless this is on: the write number is checked only in blocks this job's own writes carry (fio 3.33 checks none there), so data fio wrote verifies."),
     OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
         j.verify.verify_fatal = v.bool()?;
         Ok(())
