@@ -874,6 +874,32 @@ mod tests {
         assert_eq!(f.kind, FailureKind::ShortBlock { need: 168 });
     }
 
+    /// verify_only (fio skips numberio there): another writer's intact block in place passes
+    /// whatever write number it carries; this job's own older write is still stale, and
+    /// strict mode still reports the other writer.
+    #[test]
+    fn own_numberio_only_skips_other_writers_numbers() {
+        let s = spec(VerifyMethod::Crc32c);
+        let mut v = Verifier::new(&s, 0, 7).unwrap();
+        let other = Verifier::new(&s, 0, 1234).unwrap();
+        let theirs = written(&other, 4096, 8192, 2);
+        let ours = written(&v, 4096, 8192, 2);
+        let stale = |r: Result<(), Box<VerifyFailure>>| {
+            matches!(r.map_err(|f| f.kind), Err(FailureKind::Stale { .. }))
+        };
+        assert!(stale(v.check(&theirs, 8192, Expect::Seq(5))));
+        v.set_own_numberio_only(true);
+        assert_eq!(v.check(&theirs, 8192, Expect::Seq(5)), Ok(()));
+        assert!(stale(v.check(&ours, 8192, Expect::Seq(5))));
+        assert!(
+            v.check(&theirs, 4096, Expect::Seq(5)).is_err(),
+            "wrong offset"
+        );
+        v.set_strict(true);
+        let f = v.check(&theirs, 8192, Expect::Seq(2)).unwrap_err();
+        assert_eq!(f.kind.name(), "foreign-writer");
+    }
+
     #[test]
     fn intervals_follow_fio_rule() {
         let mut s = spec(VerifyMethod::Crc32c);
