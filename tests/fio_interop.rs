@@ -191,7 +191,8 @@ fn fio_verifies_what_fiox_wrote() {
 
 /// sha3-224 and sha3-384 with verify_only over what fiox wrote: fio's check and fiox's own
 /// pass it clean and fail it with one flipped byte (fio's data is checked by fiox's read job
-/// in fiox_verifies_what_fio_wrote: fiox's verify_only insists on its own write seeds).
+/// in fiox_verifies_what_fio_wrote and by its verify_only in
+/// verify_only_checks_what_fio_wrote_as_fio_does).
 #[test]
 fn sha3_verify_only_checks_fiox_data() {
     let dir = TempDir::new("sha3only");
@@ -220,6 +221,73 @@ fn sha3_verify_only_checks_fiox_data() {
                 "{m}: {}",
                 run.stderr
             );
+        }
+    }
+}
+
+/// fio writes (sequential and random), fiox's verify_only checks it as fio's does: fio 3.33
+/// skips the write number in verify_only and copies the write seed from the header for a
+/// write-only workload, so fio's intact blocks in place pass, with verify_strict=0 as without
+/// it (verify_strict=1, fiox's identity check, reports fio's blocks as another writer's).
+/// Damaged data, a damaged header and a block copied to another offset fail in both tools.
+#[test]
+fn verify_only_checks_what_fio_wrote_as_fio_does() {
+    let dir = TempDir::new("fioonly");
+    for m in ["crc32c", "md5"] {
+        for rw in ["write", "randwrite"] {
+            let f = dir.join(&format!("{m}-{rw}.dat"));
+            let (code, err, stderr) = fio_in(dir.path(), &job("w", rw, &f, m, &["--do_verify=0"]));
+            assert_eq!((code, err), (0, 0), "fio {m} {rw}: {stderr}");
+            let clean = std::fs::read(&f).unwrap();
+            let v = job("w", rw, &f, m, &["--verify_only=1"]);
+            let both = |what: &str, bad: bool| {
+                let (_, err, stderr) = fio_in(dir.path(), &v);
+                assert_eq!(
+                    err,
+                    if bad { 84 } else { 0 },
+                    "fio {m} {rw} {what}: {stderr}"
+                );
+                for strict in [None, Some("--verify_strict=0")] {
+                    let mut a = v.clone();
+                    a.extend(strict.map(String::from));
+                    let run = fiox_args(dir.path(), &a);
+                    assert_eq!(
+                        run.code,
+                        i32::from(bad),
+                        "fiox {m} {rw} {what} {strict:?}: {}",
+                        run.stderr
+                    );
+                    assert_eq!(
+                        run.stderr.contains("verify failed"),
+                        bad,
+                        "{m} {rw} {what}: {}",
+                        run.stderr
+                    );
+                }
+            };
+            both("clean", false);
+            let mut a = v.clone();
+            a.push("--verify_strict=1".into());
+            let run = fiox_args(dir.path(), &a);
+            assert_eq!(run.code, 1, "fiox {m} {rw} verify_strict=1: {}", run.stderr);
+            assert!(
+                run.stderr.contains("written by another job or run"),
+                "{}",
+                run.stderr
+            );
+            // A flipped data byte of block 3, a flipped header byte (its offset field) of
+            // block 5, block 2 copied over block 6.
+            let mut copied = clean.clone();
+            copied.copy_within(2 * 4096..3 * 4096, 6 * 4096);
+            let mut header = clean.clone();
+            header[5 * 4096 + 17] ^= 0x01;
+            for (what, bytes) in [("header", header), ("copied block", copied)] {
+                std::fs::write(&f, &bytes).unwrap();
+                both(what, true);
+            }
+            std::fs::write(&f, &clean).unwrap();
+            damage(&f, 3);
+            both("data", true);
         }
     }
 }

@@ -844,8 +844,8 @@ fn fio_json_after_errors(dir: &Path, args: &[String]) -> serde_json::Value {
 /// an earlier run (a lost write) is intact but holds an older write: reported as stale by
 /// default, accepted with verify_write_sequence=0 (checksum only, fio's advice for atomic
 /// writes), and failed again when verify_header_seed=1 asks for the expected write's seed.
-/// A file written with another randseed: verify_only reports its seeds (strict by itself),
-/// verify_header_seed=0 accepts them.
+/// A file written with another randseed: verify_only accepts it (fio 3.33), verify_header_seed=1
+/// and verify_strict=1 report its seeds, verify_header_seed=0 accepts them.
 #[test]
 fn verify_write_sequence_and_header_seed_choose_the_checks() {
     let dir = TempDir::new("vseq");
@@ -879,10 +879,16 @@ fn verify_write_sequence_and_header_seed_choose_the_checks() {
         "the seed check: {}",
         r.stderr
     );
-    // Another randseed: the data is intact, the seeds are not this job's.
+    // Another randseed: the data is intact, the seeds are not this job's. verify_only
+    // accepts it as fio 3.33 does; verify_header_seed=1 or verify_strict=1 report the seeds,
+    // and verify_header_seed=0 accepts them even with verify_strict.
     assert_eq!(w(&["--randseed=7"]).code, 0);
     let r = check(&["--loops=1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = check(&["--loops=1", "--verify_header_seed=1"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    let r = check(&["--loops=1", "--verify_header_seed=0"]);
+    let r = check(&["--loops=1", "--verify_strict=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let r = check(&["--loops=1", "--verify_strict=1", "--verify_header_seed=0"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }

@@ -963,8 +963,7 @@ pub struct VerifySpec {
     pub do_verify: bool,
     pub verify_only: bool,
     /// fiox's `verify_strict`: a block must also carry this job's thread number and the write
-    /// seed of the expected write (on by itself with `verify_only`, which replays the job's
-    /// own writes).
+    /// seed of the expected write (off by default, `verify_only` included, as in fio).
     pub verify_strict: bool,
     /// fio 3.42's `verify_write_sequence`: `Some(false)` skips the write-number check (stale or
     /// newer blocks verify when intact); unset or on, the check is as fiox decides (writing

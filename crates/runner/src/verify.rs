@@ -90,9 +90,11 @@ impl JobVerify {
         else {
             return Ok(None);
         };
-        // Identity checks only when asked, or when verify_only replays the job's own writes;
-        // otherwise what another job, run or fio wrote verifies as in fio.
-        v.set_strict(job.verify.verify_strict || job.verify.verify_only);
+        // Identity checks only when asked (verify_strict=1): otherwise what another job, run
+        // or fio wrote verifies as in fio, verify_only included. verify_only checks write
+        // numbers only in the job's own blocks, as fio 3.33 skips them there.
+        v.set_strict(job.verify.verify_strict);
+        v.set_own_numberio_only(job.verify.verify_only);
         let mut gran = u64::MAX;
         for d in Ddir::ALL {
             let bs = job.bs.get(d);

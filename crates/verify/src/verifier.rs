@@ -58,6 +58,9 @@ pub struct Verifier {
     seq_check: bool,
     /// `verify_header_seed`: None lets `strict` decide whether the seed is checked.
     seed_check: Option<bool>,
+    /// Check the write number only of blocks this job's own writes carry (verify_only, see
+    /// [`Verifier::set_own_numberio_only`]).
+    own_numberio_only: bool,
     notes: Vec<String>,
 }
 
@@ -116,6 +119,7 @@ impl Verifier {
             strict: false,
             seq_check: spec.verify_write_sequence != Some(false),
             seed_check: spec.verify_header_seed,
+            own_numberio_only: false,
             notes: Vec::new(),
         };
         v.validate_layout(spec)?;
@@ -197,6 +201,16 @@ impl Verifier {
 
     pub fn strict(&self) -> bool {
         self.strict
+    }
+
+    /// For `verify_only`: check the write number (stale or newer data) only in blocks whose
+    /// header is this job's own write (its thread number and the write seed of that number).
+    /// fio 3.33 skips its numberio check for verify_only (verify.c, verify_header): another
+    /// writer (fio, whose random offsets and seeds differ) numbers its writes otherwise, so
+    /// its intact blocks in place verify as in fio. Offset, length, header and data checks
+    /// are unchanged. Strict mode still reports any other writer.
+    pub fn set_own_numberio_only(&mut self, on: bool) {
+        self.own_numberio_only = on;
     }
 
     /// The thread number stamped in headers (fio's 1-based `thread_number`).
@@ -523,6 +537,10 @@ impl Verifier {
             self.seed_check.unwrap_or(self.strict) && hdr.rand_seed != self.write_seed(seed_of);
         if (self.strict && hdr.thread != self.thread()) || bad_seed {
             return Some(foreign(self.write_seed(e)));
+        }
+        let own = hdr.thread == self.thread() && hdr.rand_seed == self.write_seed(found);
+        if self.own_numberio_only && !own {
+            return None;
         }
         match d {
             _ if !self.seq_check => None,
@@ -871,6 +889,32 @@ mod tests {
         assert!(v.fill_write(&mut small, 0, 1, 0).is_err());
         let f = v.check(&small, 0, Expect::Any).unwrap_err();
         assert_eq!(f.kind, FailureKind::ShortBlock { need: 168 });
+    }
+
+    /// verify_only (fio skips numberio there): another writer's intact block in place passes
+    /// whatever write number it carries; this job's own older write is still stale, and
+    /// strict mode still reports the other writer.
+    #[test]
+    fn own_numberio_only_skips_other_writers_numbers() {
+        let s = spec(VerifyMethod::Crc32c);
+        let mut v = Verifier::new(&s, 0, 7).unwrap();
+        let other = Verifier::new(&s, 0, 1234).unwrap();
+        let theirs = written(&other, 4096, 8192, 2);
+        let ours = written(&v, 4096, 8192, 2);
+        let stale = |r: Result<(), Box<VerifyFailure>>| {
+            matches!(r.map_err(|f| f.kind), Err(FailureKind::Stale { .. }))
+        };
+        assert!(stale(v.check(&theirs, 8192, Expect::Seq(5))));
+        v.set_own_numberio_only(true);
+        assert_eq!(v.check(&theirs, 8192, Expect::Seq(5)), Ok(()));
+        assert!(stale(v.check(&ours, 8192, Expect::Seq(5))));
+        assert!(
+            v.check(&theirs, 4096, Expect::Seq(5)).is_err(),
+            "wrong offset"
+        );
+        v.set_strict(true);
+        let f = v.check(&theirs, 8192, Expect::Seq(2)).unwrap_err();
+        assert_eq!(f.kind.name(), "foreign-writer");
     }
 
     #[test]

@@ -261,7 +261,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("0")
-    .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. On by itself with verify_only, which replays the job's own writes."),
+    .long("fiox's own option (fio has none). Off: like fio, a block verifies when its header is intact, for its offset and length, and its data matches, whichever job or tool (fio or fiox) wrote it; the verify phase of a writing job also checks the write number (a lost write reads back as stale data). On: the header must also carry this job's thread number and the write seed of the expected write, so data of another job or run is reported. verify_only is fio's unless this is on: the write number is checked only in blocks this job's own writes carry (fio 3.33 checks none there), so data fio wrote verifies."),
     OptDef::new("verify_write_sequence", K::Bool, C::Verify, "Check the header's write number (fio 3.42)", |j, v| {
         j.verify.verify_write_sequence = Some(v.bool()?);
         Ok(())
@@ -272,7 +272,7 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_header_seed = Some(v.bool()?);
         Ok(())
     })
-    .long("fio 3.42's option (fio's default is 1; fiox's is unset). Set to 1: a block whose header carries another data seed than the expected write's is reported (fio's \"bad header rand_seed\"), even without `verify_strict`. Set to 0: the seed is never checked, even with `verify_strict`. Unset: `verify_strict` decides (on with `verify_only`), since fiox's verify accepts what fio or another job wrote unless asked."),
+    .long("fio 3.42's option (fio's default is 1; fiox's is unset). Set to 1: a block whose header carries another data seed than the expected write's is reported (fio's \"bad header rand_seed\"), even without `verify_strict`. Set to 0: the seed is never checked, even with `verify_strict`. Unset: `verify_strict` decides, since fiox's verify accepts what fio or another job wrote unless asked."),
     OptDef::new("verify_fatal", K::Bool, C::Verify, "Stop at the first verify failure", |j, v| {
         j.verify.verify_fatal = v.bool()?;
         Ok(())
