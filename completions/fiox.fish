@@ -87,6 +87,8 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l clocksource -r -f -a 'gettimeofday clock_gettime cpu' -d 'Clock for I/O times'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l description -r -d 'Text description of the job'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l comm -r -d 'Name the job\'s thread takes (fio 3.42)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l profile -r -d 'No effect in a job (as in fio); profiles run from --profile'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l threads -r -d 'tiobench\'s thread count: no effect in a job (as in fio)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l name -r -d 'Name of this job'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l wait_for -r -d 'Name of the job this one waits for before starting'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l stonewall -f -a '0 1' -d 'Wait for all previous jobs to finish before starting; starts a new group'

@@ -136,6 +136,30 @@ fn tiobench_options_take_effect() {
     assert!(files(&cwd).is_empty());
 }
 
+/// `profile=` and `threads=` in a job file: fio 3.33 stores them and runs the job as written;
+/// fiox runs it alike (it used to refuse the job), same jobs and bytes, a note on stdout
+/// (normal output) and nothing on stderr.
+#[test]
+fn profile_and_threads_in_a_job_run_as_in_fio() {
+    let (fd, xd) = (TempDir::new("prof-fio"), TempDir::new("prof-fiox"));
+    for d in [&fd, &xd] {
+        let job = format!(
+            "[a]\nprofile=tiobench\nthreads=4\nfilename={}\nsize=1m\nrw=write\nbs=4k\n",
+            d.join("f")
+        );
+        std::fs::write(d.path().join("job.fio"), job).unwrap();
+    }
+    let fio = json_of(&fio_in(fd.path(), &["--output-format=json", "job.fio"]));
+    let r = fiox_in(xd.path(), &["--output-format=json", "job.fio"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let x = r.json();
+    assert_eq!(io_bytes(&x), io_bytes(&fio));
+    assert_eq!(io_bytes(&x), [(0, 1 << 20)]);
+    let notes = x["fiox"]["notes"].to_string();
+    assert!(notes.contains("profile=tiobench has no effect"), "{notes}");
+    assert!(notes.contains("threads=4 has no effect"), "{notes}");
+}
+
 /// act's table as fio prints it, from its first line to the verdict, with the measured numbers
 /// and the verdict blanked (latencies on a shared machine differ from run to run).
 fn act_table(out: &str) -> Vec<String> {

@@ -7,13 +7,13 @@ mod harness;
 use harness::*;
 
 const FLOW_LINE: &str =
-    "fiox: job a: `log_compression_cpus` is a fio option that fiox does not support yet; this job will not run\n";
+    "fiox: job a: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run\n";
 const HTTP_LINE: &str = "fiox: job b: ioengine `http` is a fio engine that fiox does not support yet; this job will not run\n";
 
 fn job_file(dir: &TempDir) -> String {
     let path = dir.join("u.fio");
     let text = format!(
-        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\nlog_compression_cpus=1\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
+        "[global]\ndirectory={}\nsize=1m\n[a]\nrw=write\ngpu_dev_id=1\n[b]\nioengine=http\nhttp_host=localhost\nhttp_mode=s3\n",
         dir.path().display()
     );
     std::fs::write(&path, text).unwrap();

@@ -368,6 +368,53 @@ fn verify_pattern_alone_verifies_with_a_header() {
     }
 }
 
+/// `verify=pattern_hdr` (fio 3.42's name for fio's VERIFY_PATTERN) is the header + pattern
+/// verify that `verify_pattern` alone gives: the same block layout (verify type 17), the verify
+/// phase reads every block, verify_only finds a flipped byte, and without a pattern the job
+/// fails naming verify_pattern. fiox used to refuse the job.
+#[test]
+fn verify_pattern_hdr_checks_a_header_and_the_pattern() {
+    let dir = TempDir::new("vpathdr");
+    let f = dir.join("f");
+    let opts = [
+        "--size=64k",
+        "--verify=pattern_hdr",
+        "--verify_pattern=0xab",
+    ];
+    let w = verify_job(dir.path(), &f, "write", &opts);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(
+        issued(&w.json(), "read"),
+        (16, 64 << 10),
+        "the verify phase ran"
+    );
+    let data = std::fs::read(&f).unwrap();
+    for blk in data.chunks(4096) {
+        assert_eq!(&blk[..6], b"\xca\xac\x11\x00\x00\x10");
+        assert!(blk[40..].iter().all(|&b| b == 0xab));
+    }
+    let mut only = opts.to_vec();
+    only.push("--verify_only=1");
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    flip(&f, 3 * 4096 + 1000);
+    let r = verify_job(dir.path(), &f, "write", &only);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("verify failed at offset 12288"),
+        "{}",
+        r.stderr
+    );
+    let r = verify_job(
+        dir.path(),
+        &f,
+        "write",
+        &["--size=64k", "--verify=pattern_hdr"],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("needs verify_pattern="), "{}", r.stderr);
+}
+
 /// numjobs with offset_increment: four jobs write and verify their own quarter of one file;
 /// verify_only (same job line) re-checks all four, and a block zeroed outside fiox in the third
 /// job's quarter is reported at its offset, by that job only.

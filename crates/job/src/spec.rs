@@ -256,6 +256,8 @@ pub enum FadviseHint {
     Pattern,
     Random,
     Sequential,
+    /// `noreuse` (fio 3.35+): POSIX_FADV_NOREUSE, the data is read or written once.
+    NoReuse,
 }
 
 /// `zonemode=`: how `zonesize`/`zonerange`/`zoneskip` divide the file.

@@ -126,7 +126,8 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
         "job a: `clientname` is a fio option that fiox does not support yet; this job will not run",
     ]),
     ("[a]\nioengine=libpmem\n", &["job a: ioengine `libpmem` is a fio engine that fiox does not support yet; this job will not run"]),
-    ("[a]\nthreads=1\n", &["job a: `threads` is a fio option that fiox does not support yet (an option of fio's tiobench profile; did you mean `thread`?); this job will not run"]),
+    // fio ignores them in a job; so does fiox, with a note (see profile_and_threads_run_noted).
+    ("[a]\nthreads=1\nprofile=tiobench\n", &[]),
     ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
     ("[a]\nrw=randread:-8\nrw=read:-8k\noffset_increment=10%\natomic=1\nwrite_barrier=2\n", &[]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
@@ -134,10 +135,8 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
         "job a: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run",
         "job b: `gpu_dev_id` is a fio option that fiox does not support yet (needs a CUDA GPU); this job will not run",
     ]),
-    ("[a]\nverify=pattern_hdr\nfadvise_hint=noreuse\n", &[
-        "job a: `verify=pattern_hdr` is a fio option value that fiox does not support yet; this job will not run",
-        "job a: `fadvise_hint=noreuse` is a fio option value that fiox does not support yet (POSIX_FADV_NOREUSE); this job will not run",
-    ]),
+    // fio 3.42's values that run now.
+    ("[a]\nverify=pattern_hdr\nverify_pattern=0xab\nfadvise_hint=noreuse\n", &[]),
     // a supported value later on clears the record
     ("[global]\nioengine=http\n[a]\nioengine=libaio\nverify=meta\nverify=md5\n", &[]),
 ];
@@ -257,4 +256,26 @@ fn include_errors() {
 #[test]
 fn corpus_is_large_enough() {
     assert!(FILE_CASES.len() + CMD_CASES.len() + 5 >= 40);
+}
+
+/// `profile=` and `threads=` in a job: fio 3.33 stores them and runs the job as written;
+/// fiox runs it too (they used to refuse the job), saying in a note that they do nothing.
+#[test]
+fn profile_and_threads_run_noted() {
+    let text = "[a]\nprofile=tiobench\nthreads=4\nsize=1m\n";
+    let args: Vec<String> = ["--parse-only", "job.fio"].map(String::from).to_vec();
+    let mut read = |_: &str| Ok(text.to_string());
+    let inv = parse_invocation_with(&args, &env(), &mut read).unwrap();
+    assert!(inv.refusals().is_empty(), "{:?}", inv.refusals());
+    let notes = inv.notes();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0].starts_with("job a: profile=tiobench has no effect"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].starts_with("job a: threads=4 has no effect"),
+        "{notes:?}"
+    );
+    assert_eq!(inv.jobs.len(), 1);
 }

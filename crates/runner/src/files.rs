@@ -126,6 +126,7 @@ pub fn access_advice(job: &JobSpec) -> Option<i32> {
         FadviseHint::None => None,
         FadviseHint::Random => Some(libc::POSIX_FADV_RANDOM),
         FadviseHint::Sequential => Some(libc::POSIX_FADV_SEQUENTIAL),
+        FadviseHint::NoReuse => Some(libc::POSIX_FADV_NOREUSE),
         FadviseHint::Pattern if job.rw.mode.is_random() => Some(libc::POSIX_FADV_RANDOM),
         FadviseHint::Pattern => Some(libc::POSIX_FADV_SEQUENTIAL),
     }

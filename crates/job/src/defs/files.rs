@@ -179,23 +179,17 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .def("1"),
     OptDef::new("fadvise_hint", K::Choice(&["0", "1", "random", "sequential", "noreuse"]), C::Files, "posix_fadvise access hint for every file: 1 = the job's pattern", |j, v| {
-        super::forget(j, "fadvise_hint");
-        let word = v.choice()?;
-        if word == "noreuse" {
-            // fio 3.35+'s POSIX_FADV_NOREUSE: parsed, the job is refused when run.
-            super::record_value(j, "fadvise_hint", &word, "POSIX_FADV_NOREUSE");
-            return Ok(());
-        }
-        j.files.fadvise_hint = match word.as_str() {
+        j.files.fadvise_hint = match v.choice()?.as_str() {
             "0" => FadviseHint::None,
             "random" => FadviseHint::Random,
             "sequential" => FadviseHint::Sequential,
+            "noreuse" => FadviseHint::NoReuse,
             _ => FadviseHint::Pattern,
         };
         Ok(())
     })
     .def("1")
-    .long("Given to each regular file and block device when it is opened, over the job's region: 1 gives POSIX_FADV_RANDOM to random jobs and POSIX_FADV_SEQUENTIAL to the others (so a random buffered job gets no readahead), random/sequential force one, 0 gives none (and the mmap engine then skips its madvise)."),
+    .long("Given to each regular file and block device when it is opened, over the job's region: 1 gives POSIX_FADV_RANDOM to random jobs and POSIX_FADV_SEQUENTIAL to the others (so a random buffered job gets no readahead), random/sequential force one, noreuse gives POSIX_FADV_NOREUSE (fio 3.35+), 0 gives none (and the mmap engine then skips its madvise)."),
     OptDef::new("overwrite", K::Bool, C::Files, "Write the whole file before a write job so writes overwrite", |j, v| {
         j.files.overwrite = v.bool()?;
         Ok(())

@@ -81,7 +81,6 @@ pub fn contains(def: &OptDef) -> bool {
 /// missing work (README lists them all).
 pub fn note(def: &OptDef) -> &'static str {
     match def.name {
-        "threads" => "an option of fio's tiobench profile; did you mean `thread`?",
         "max_open_zones"
         | "job_max_open_zones"
         | "zonecapacity"
@@ -90,8 +89,6 @@ pub fn note(def: &OptDef) -> &'static str {
         | "read_beyond_wp"
         | "ignore_zone_limits" => "zoned block devices",
         "gpu_dev_id" => "needs a CUDA GPU",
-        // fio 3.33 stores profile= from a job file and never acts on it.
-        "profile" => "a profile runs from the command line: --profile=NAME before any --name=",
         "unique_filename" => "fio's client/server mode",
         _ => "",
     }
@@ -162,7 +159,6 @@ pub static OPTS: &[OptDef] = &[
         "librpma_gpspm_server",
         "rdma",
     ]),
-    known("profile", K::Str, C::General),
     known("rbdname", K::Str, C::Engine).engines(&["rbd"]),
     known("read_beyond_wp", K::Bool, C::Io),
     known("readfua", K::Bool, C::Engine).engines(&["io_uring", "io_uring_cmd", "sg"]),
@@ -195,7 +191,6 @@ pub static OPTS: &[OptDef] = &[
     known("stream_id", K::Int, C::Engine).engines(&["sg"]),
     known("svcl", K::Str, C::Engine).engines(&["dfs"]),
     known("thp", K::Int, C::Engine).engines(&["mmap"]),
-    known("threads", K::Int, C::General),
     known("touch_objects", K::Bool, C::Engine).engines(&["rados"]),
     known("unique_filename", K::Bool, C::Files),
     known("uri", K::Str, C::Engine).engines(&["nbd"]),
@@ -286,9 +281,8 @@ mod tests {
         assert_eq!(lookup("chunck_size").unwrap().name, "chunk_size");
         assert!(contains(lookup("gpu_dev_id").unwrap()));
         assert!(!contains(crate::defs::lookup("bs").unwrap()));
-        assert_eq!(
-            note(lookup("threads").unwrap()),
-            "an option of fio's tiobench profile; did you mean `thread`?"
-        );
+        assert_eq!(note(lookup("gpu_dev_id").unwrap()), "needs a CUDA GPU");
+        // tiobench's `threads` and `profile=` run (noted) as in fio: not fio-only any more.
+        assert!(lookup("threads").is_none() && lookup("profile").is_none());
     }
 }

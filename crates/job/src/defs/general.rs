@@ -34,6 +34,26 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .long("fio 3.42's option: the job's thread sets its name (prctl PR_SET_NAME, what ps and top show; the kernel keeps the first 15 bytes) when it starts."),
+    OptDef::new("profile", K::Str, C::General, "No effect in a job (as in fio); profiles run from --profile", |j, v| {
+        // fio 3.33 stores profile= from a job file and never reads it; the job runs as written.
+        j.notes.push(format!(
+            "profile={} has no effect in a job (fio ignores it too); run a profile with --profile={} before any --name=",
+            v.str(),
+            v.str()
+        ));
+        Ok(())
+    })
+    .long("fio 3.33 stores it and runs the job as written; so does fiox, with a note. A profile runs from the command line: `--profile=tiobench`, `--profile=act`."),
+    OptDef::new("threads", K::Int, C::General, "tiobench's thread count: no effect in a job (as in fio)", |j, v| {
+        // fio registers its tiobench profile's options for every job; outside the profile
+        // they land in a struct nothing reads, so the job runs as written.
+        let n = v.int()?;
+        j.notes.push(format!(
+            "threads={n} has no effect outside --profile=tiobench (fio ignores it too); did you mean `thread` or `numjobs`?"
+        ));
+        Ok(())
+    })
+    .long("An option of fio's tiobench profile (`--profile=tiobench --threads=N` gives each phase N jobs). In a job it does nothing, in fio as in fiox (which notes it); `thread` runs jobs as threads and `numjobs` clones a job."),
     OptDef::new("name", K::Str, C::General, "Name of this job", |j, v| {
         if v.str().is_empty() {
             return Err("a job name cannot be empty".into());
@@ -473,6 +493,19 @@ mod tests {
             "a test",
             Some(|j| j.description.as_deref() == Some("a test")),
         ),
+        (
+            "profile",
+            "tiobench",
+            Some(|j| {
+                j.notes.len() == 1 && j.notes[0].starts_with("profile=tiobench has no effect")
+            }),
+        ),
+        (
+            "threads",
+            "4",
+            Some(|j| j.notes.len() == 1 && j.notes[0].starts_with("threads=4 has no effect")),
+        ),
+        ("threads", "four", None),
         ("name", "foo", Some(|j| j.name == "foo")),
         (
             "comm",

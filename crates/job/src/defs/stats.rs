@@ -239,8 +239,8 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.method_given = true;
         match parse_verify(&word) {
             Some(m) => j.verify.method = m,
-            // A fio method (sha3-224, sha3-384, fio 3.42's pattern_hdr): parsed, the job is
-            // refused when run.
+            // A choice parse_verify has no method for (none at present): the job is refused
+            // when run rather than verified some other way.
             None => super::record_value(j, "verify", &word, ""),
         }
         Ok(())
@@ -412,6 +412,9 @@ fn parse_verify(s: &str) -> Option<VerifyMethod> {
         "sha3-512" => VerifyMethod::Sha3_512,
         "xxhash" => VerifyMethod::Xxhash,
         "pattern" => VerifyMethod::Pattern,
+        // fio 3.42's name for what verify_pattern alone gives (VERIFY_PATTERN): a header,
+        // the pattern after it.
+        "pattern_hdr" => VerifyMethod::PatternHdr,
         "null" => VerifyMethod::Null,
         "meta" => VerifyMethod::Meta,
         _ => return None,
