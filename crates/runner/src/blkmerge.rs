@@ -144,24 +144,9 @@ impl Cursor {
 }
 
 /// The files a `read_iolog` value lists: colon-separated, `\:` for a colon in a name, empty
-/// names skipped (fio's `get_next_str`).
+/// names skipped (fio's `get_next_str`; the same syntax as `filename=`).
 pub(crate) fn listed_files(list: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = list.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => {
-                cur.push(':');
-                chars.next();
-            }
-            ':' => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out.retain(|s| !s.is_empty());
-    out
+    fiox_job::value::split_colon_list(list)
 }
 
 /// A per-file parameter list: empty gives `def` for each file, else one per file.

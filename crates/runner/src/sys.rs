@@ -23,24 +23,8 @@ pub fn gettid() -> i32 {
     unsafe { libc::gettid() }
 }
 
-/// Restrict the calling thread to `cpus`.
-pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; zeroed is a valid empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    for &c in cpus {
-        if c >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("CPU {c} is beyond the largest CPU number this system can address"),
-            ));
-        }
-        // SAFETY: c < CPU_SETSIZE was checked above, so the bit lies inside `set`.
-        unsafe { libc::CPU_SET(c, &mut set) };
-    }
-    // SAFETY: set is a valid, initialised cpu_set_t and we pass its exact size; pid 0 = caller.
-    check(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
-    Ok(())
-}
+/// Restrict the calling thread to `cpus` (one implementation, in the stats crate).
+pub use fiox_stats::sys::set_affinity;
 
 /// The CPUs the calling thread may run on (sched_getaffinity), in increasing order.
 pub fn allowed_cpus() -> io::Result<Vec<usize>> {
