@@ -322,20 +322,30 @@ fn small_tmpfs() -> Option<fiox_testbed::mount::TmpfsMount> {
     }
 }
 
-/// (error, io_bytes and total_ios of writes then reads, sizes of the files left) of a JSON
-/// run in `dir`.
-fn fill_outcome(tool: &str, dir: &Path, extra: &[&str]) -> (i64, [u64; 4], Vec<u64>) {
+/// (error, io_bytes and total_ios of writes then reads, sizes of the files left, names of
+/// the files left in the working directory: verify state files) of a JSON run in `dir`.
+type FillOutcome = (i64, [u64; 4], Vec<u64>, Vec<String>);
+
+/// A `fill_device` run of `tool` (a 4k sequential write unless `extra` says otherwise) in
+/// `dir`, from a throwaway working directory; the files it leaves are removed.
+fn fill_outcome(tool: &str, dir: &Path, extra: &[&str]) -> FillOutcome {
     let d = format!("--directory={}", dir.display());
     let mut args = vec!["--name=fd", d.as_str(), "--rw=write", "--bs=4k"];
     args.extend(extra);
-    let v = if tool == "fiox" {
-        args.push("--output-format=json");
-        let r = fiox(&args);
-        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
-        r.json()
-    } else {
-        fio_json(&args)
-    };
+    let cwd = TempDir::new("fill-cwd");
+    let (code, v, stderr) = tool_json(tool, cwd.path(), &args, Some(120));
+    // A job error (EIO of a read past the end) exits 1, as in fio.
+    assert!(code == 0 || code == 1, "{tool} {extra:?}: {stderr}");
+    // fio prints the ENOSPC that ends the fill; fiox's successful run stays quiet.
+    assert!(
+        tool == "fio" || code != 0 || stderr.is_empty(),
+        "{extra:?}: {stderr}"
+    );
+    let mut left: Vec<String> = std::fs::read_dir(cwd.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
     let j = &v["jobs"][0];
     let mut sizes: Vec<u64> = std::fs::read_dir(dir)
         .unwrap()
@@ -355,22 +365,32 @@ fn fill_outcome(tool: &str, dir: &Path, extra: &[&str]) -> (i64, [u64; 4], Vec<u
             n("read", "total_ios"),
         ],
         sizes,
+        left,
     )
 }
 
 /// `fill_device=1` on a 1 MiB tmpfs: without `size=` the job writes until ENOSPC, which ends
 /// it without error (the failed write counted as issued, as fio does), over one file or two;
 /// with a size beyond the space, the same. A read job first fills its file, then reads what
-/// it holds. The same outcome and files as fio 3.33.
+/// it holds. `rw` lays its file out, then reads and overwrites it until a write past the end
+/// fails with ENOSPC; `verify` after such a fill verifies nothing (fio terminates the job)
+/// but saves its state; `overwrite=1` lays the file out first, then writes past its end. The
+/// same outcome and files as fio 3.33.
 #[test]
 fn fill_device_writes_until_enospc_like_fio() {
     let Some(m) = small_tmpfs() else { return };
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 11] = [
         &["--fill_device=1"],
         &["--fill_device=1", "--nrfiles=2"],
         &["--fill_device=1", "--size=4m", "--bs=64k"],
         &["--fill_device=1", "--rw=read"],
         &["--fill_device=1", "--rw=randread"],
+        &["--fill_device=1", "--rw=rw"],
+        &["--fill_device=1", "--rw=rw", "--rwmixread=30"],
+        &["--fill_device=1", "--verify=crc32c"],
+        &["--fill_device=1", "--rw=rw", "--verify=crc32c"],
+        &["--fill_device=1", "--overwrite=1"],
+        &["--fill_device=1", "--rw=rw", "--overwrite=1"],
     ];
     for extra in cases {
         let ours = fill_outcome("fiox", m.path(), extra);
@@ -382,6 +402,15 @@ fn fill_device_writes_until_enospc_like_fio() {
         };
         assert_eq!(moved, 1 << 20, "{extra:?}");
         assert_eq!(ours.2.iter().sum::<u64>(), 1 << 20, "{extra:?}");
+        if extra.contains(&"--rw=rw") {
+            assert!(ours.1[2] > 0, "{extra:?}: rw read nothing");
+        }
+        if extra.contains(&"--verify=crc32c") {
+            if !extra.contains(&"--rw=rw") {
+                assert_eq!(ours.1[2], 0, "{extra:?}: verified after the fill");
+            }
+            assert_eq!(ours.3, ["local-fd-0-verify.state"], "{extra:?}");
+        }
         if fio_available() {
             assert_eq!(
                 ours,
@@ -390,7 +419,20 @@ fn fill_device_writes_until_enospc_like_fio() {
             );
         }
     }
-    // A mixed workload is not run yet: refused, naming the option.
+    // rw whose reads reach the end of the filled file first: the read past it moves nothing,
+    // which fails the job with EIO before any write hits ENOSPC, as in fio 3.33.
+    let extra = ["--fill_device=1", "--rw=rw", "--rwmixread=70"];
+    let ours = fill_outcome("fiox", m.path(), &extra);
+    assert_eq!((ours.0, ours.1[2]), (libc::EIO as i64, 1 << 20), "{ours:?}");
+    if fio_available() {
+        assert_eq!(
+            ours,
+            fill_outcome("fio", m.path(), &extra),
+            "{extra:?} vs fio"
+        );
+    }
+    // A random mixed workload is refused, naming the option (fio 3.33 cannot run it: see
+    // README).
     let r = fiox(&["--parse-only", "--name=r", "--rw=randrw", "--fill_device=1"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("`fill_device=1`"), "{}", r.stderr);

@@ -477,13 +477,17 @@ pub fn lay_out(
     }
     f.real_size = size.max(target);
     if job.files.fill_device && needs_data {
-        // fio takes the filled file's size and does no more I/O than it holds.
+        // fio takes the filled file's size; a job that does not write does no more I/O than
+        // it holds, one that also writes keeps its unlimited size and writes past the end
+        // until ENOSPC (fio 3.33's setup_files: only `!td_write` caps io_size).
         let real = file
             .metadata()
             .map_err(|e| RunError::io("stat", path, e))?
             .len();
         f.real_size = real;
-        f.size = f.size.min(real);
+        if !job.rw.mode.has_write() {
+            f.size = f.size.min(real);
+        }
     }
     f.needs_layout = false;
     Ok(())

@@ -199,6 +199,9 @@ pub struct IoLoop<'a> {
     last_file: u32,
     exhausted: bool,
     end: Option<EndReason>,
+    /// fill_device: a write hit ENOSPC/EDQUOT. fio terminates the job there, so no verify
+    /// phase follows.
+    pub(crate) filled: bool,
     ios_since_clock: u32,
     /// Each I/O's priority (the job's, or cmdprio's pick).
     prio: crate::prio::PrioPicker,
@@ -354,6 +357,7 @@ impl<'a> IoLoop<'a> {
             last_file: 0,
             exhausted: false,
             end: None,
+            filled: false,
             ios_since_clock: 0,
             prio: crate::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
             prio_on_lat: job.stats.lat_percentiles,
@@ -1794,6 +1798,7 @@ impl<'a> IoLoop<'a> {
         if self.job.files.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
             // fill_device: the device or file system is full, which is the job's goal; it
             // ends without error (fio clears the error and terminates the job).
+            self.filled = true;
             self.end.get_or_insert(EndReason::Done);
             return;
         }

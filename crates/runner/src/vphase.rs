@@ -55,7 +55,9 @@ pub fn verify_phase(
     let wanted = verify_only
         || (job.verify.do_verify
             && crate::files::job_writes(job)
-            && matches!(write_end, EndReason::Done | EndReason::Time));
+            && matches!(write_end, EndReason::Done | EndReason::Time)
+            // fill_device: the fill terminated the job (fio 3.33 marks it so), no verify.
+            && !lp.filled);
     if !wanted {
         return None;
     }

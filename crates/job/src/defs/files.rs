@@ -225,7 +225,7 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .alias(&["fill_fs"])
     .def("0")
-    .long("Without `size=` a regular file's region is unlimited (fio's size=-1) and nothing is preallocated; a write failing with ENOSPC or EDQUOT ends the job without error, as in fio. A read-only workload first fills its file (written until the file system is full) and then reads what it holds. Workloads that mix reads and writes, trim, overwrite or verify are refused when run."),
+    .long("Without `size=` a regular file's region is unlimited (fio's size=-1) and nothing is preallocated; a write failing with ENOSPC or EDQUOT ends the job without error, as in fio. A read-only workload first fills its file (written until the file system is full) and then reads what it holds; sequential rw fills its file, then reads it and writes on past its end until ENOSPC (a read past the end first fails with EIO, as in fio); overwrite=1 lays the file out first, then writes past its end; a verifying job verifies nothing after the fill (fio terminates it) but saves its verify state. Random mixed workloads (fio 3.33 cannot allocate their random map), trims and read-only workloads that verify are refused when run."),
     OptDef::new("file_append", K::Bool, C::Files, "Start I/O at the end of each file", |j, v| {
         j.files.file_append = v.bool()?;
         Ok(())
