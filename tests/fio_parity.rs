@@ -45,7 +45,7 @@ fn every_mem_backing_runs_like_fio() {
         let args = mem_args(&file, &mem);
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
         a.push("--output-format=json");
-        let r = fiox(&a);
+        let r = fiox_in(dir.path(), &a);
         assert_eq!(r.code, 0, "mem={mem}: {}", r.stderr);
         let ours = r.json();
         assert_eq!(ours["jobs"][0]["error"], 0, "mem={mem}");
@@ -1026,7 +1026,7 @@ fn verify_meta_runs_like_fio() {
         args.extend(extra);
         let mut a = args.clone();
         a.push("--output-format=json");
-        let r = fiox(&a);
+        let r = fiox_in(dir.path(), &a);
         assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
         let ours = r.json();
         assert_eq!(
@@ -1183,7 +1183,7 @@ fn verify_trim_runs_like_fio() {
         let fio_args = args.clone();
         // The test's own scratch device: fiox otherwise protects a loop device's backing file.
         args.push("--allow-destructive");
-        let r = fiox(&args);
+        let r = fiox_in(dir.path(), &args);
         assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
         let ours = r.json();
         let (trims, writes) = (issued(&ours, "trim").0, issued(&ours, "write").0);
