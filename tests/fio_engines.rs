@@ -531,7 +531,15 @@ fn net_runs_like_fio() {
             let dir = TempDir::under(Path::new("/var/tmp"), "net");
             let port = base + (n as u32) * 2 + t as u32;
             let job = net_job(dir.path(), port, global, rx, tx);
-            let (code, v) = run_json_timeout(tool, dir.path(), &[&job], 60);
+            let (mut code, mut v) = run_json_timeout(tool, dir.path(), &[&job], 60);
+            // fio's TCP receiver may stop a short block early and its sender then fails with
+            // ECONNRESET (104): fio's own race, not what this test compares. fiox gets one try.
+            for _ in 0..2 {
+                if tool == "fiox" || code == 0 {
+                    break;
+                }
+                (code, v) = run_json_timeout(tool, dir.path(), &[&job], 60);
+            }
             assert_eq!(code, 0, "{tool} {global}: {v}");
             // fio's net engines are diskless: no disk under the job's directory is watched.
             assert!(v.get("disk_util").is_none(), "{tool} {global}: {v}");
