@@ -6,7 +6,7 @@
 
 use crate::cluster::Reduced;
 use fiox_job::JobSpec;
-use fiox_runner::RunOutcome;
+use fiox_runner::{PhaseSync, RunOutcome};
 use fiox_stats::{JobResult, RunResult};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -20,20 +20,9 @@ pub struct RankReport {
     pub result: RunResult,
     pub errors: Vec<String>,
     pub interrupted: bool,
-    pub phases: Vec<Phase>,
+    pub phases: Vec<PhaseSync>,
     /// `--bandwidth-log`: the texts of this rank's agg-read/write/trim logs.
     pub agg_logs: Vec<String>,
-}
-
-/// A rank's view of one phase (fiox_runner::PhaseSync as data).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Phase {
-    pub jobs: Vec<usize>,
-    pub started: bool,
-    pub stonewalled: bool,
-    pub elapsed_ms: u64,
-    pub planned_bytes: u64,
-    pub done_bytes: u64,
 }
 
 impl RankReport {
@@ -44,18 +33,7 @@ impl RankReport {
             pid: std::process::id(),
             errors: o.errors.iter().map(ToString::to_string).collect(),
             interrupted: o.interrupted,
-            phases: o
-                .phases
-                .iter()
-                .map(|p| Phase {
-                    jobs: p.jobs.clone(),
-                    started: p.started,
-                    stonewalled: p.stonewalled,
-                    elapsed_ms: p.elapsed_ms,
-                    planned_bytes: p.planned_bytes,
-                    done_bytes: p.done_bytes,
-                })
-                .collect(),
+            phases: o.phases,
             result: o.result,
             agg_logs: Vec::new(),
         }

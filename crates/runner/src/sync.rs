@@ -69,6 +69,7 @@ impl SyncFlags {
 
 /// What one process saw of one phase: the raw figures behind a report of many processes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PhaseSync {
     /// Indices of the phase's jobs.
     pub jobs: Vec<usize>,
