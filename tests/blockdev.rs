@@ -422,3 +422,39 @@ fn running_job_keeps_its_device_claimed() {
     assert!(busy, "the device was never claimed during the run");
     claim(dev.path()).expect("the claim ends with the run");
 }
+
+/// A job writing a block device holds the device's claim: one open file shared by every job
+/// of the run that writes it and closed by whichever drops it last. So such a job keeps the
+/// process's file table (a private one, which psync jobs otherwise get as fio's job processes
+/// have, would make the claim's number name another file, or none, in the other jobs): the
+/// claim and both jobs' descriptors of the device are in the main thread's table.
+#[test]
+fn jobs_sharing_a_device_claim_keep_the_shared_file_table() {
+    if !loops_or_skip("claim_table") {
+        return;
+    }
+    let dir = TempDir::new("blk-table");
+    let made = fiox_made_file(&dir, "8m");
+    let dev = LoopDevice::attach(Path::new(&made), &LoopOptions::default()).unwrap();
+    let path = dev.path().display().to_string();
+    let name = format!("--filename={path}");
+    let args = [
+        "--name=claim",
+        name.as_str(),
+        "--ioengine=psync",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=4m",
+        "--numjobs=2",
+        "--offset_increment=4m",
+        "--time_based",
+        "--runtime=20",
+        "--output-format=terse",
+    ];
+    let (tasks, in_main) = file_tables_during(&args, &path);
+    assert_eq!(
+        in_main, 3,
+        "descriptors of the device in the main table ({tasks:?})"
+    );
+    claim(dev.path()).expect("the claim ends with the run");
+}

@@ -342,3 +342,32 @@ fn offsets_past_the_file_offset_range_are_refused() {
         dir.entries()
     );
 }
+
+/// fio runs each job as a process unless `thread` is set, so a psync job's per-I/O pread finds
+/// its file in a table no other thread shares (the kernel then skips a reference count per
+/// call). fiox's job thread has its own table in that case: the file it reads is open in the
+/// job's thread only, not in the main thread's; with `--thread` the table is shared, as fio's.
+#[test]
+fn a_sync_job_has_its_own_file_table_unless_thread_is_set() {
+    let dir = TempDir::new("fdtable");
+    let file = dir.join("data");
+    let name = format!("--filename={file}");
+    let args = [
+        "--name=tbl",
+        name.as_str(),
+        "--ioengine=psync",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1m",
+        "--runtime=20",
+        "--time_based",
+        "--output-format=terse",
+    ];
+    let (tasks, in_main) = file_tables_during(&args, &file);
+    assert_eq!(tasks, ["fiox-tbl"], "tasks holding the file");
+    assert_eq!(in_main, 0, "the main thread's table holds the job's file");
+    let mut shared = args.to_vec();
+    shared.push("--thread");
+    let (tasks, in_main) = file_tables_during(&shared, &file);
+    assert!(in_main == 1 && tasks.len() > 1, "with --thread: {tasks:?}");
+}

@@ -297,3 +297,52 @@ pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
     }
     calls
 }
+
+/// The tasks of process `pid` whose file table holds `path` open, as thread names, and how
+/// many descriptors of the main thread's table (the process's own, `/proc/<pid>/fd`) do.
+pub fn tables_holding(pid: u32, path: &str) -> (Vec<String>, usize) {
+    let count = |dir: &str| {
+        std::fs::read_dir(dir).map_or(0, |d| {
+            d.flatten()
+                .filter(|e| std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy() == path))
+                .count()
+        })
+    };
+    let mut tasks = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let tdir = t.path();
+        if count(&format!("{}/fd", tdir.display())) > 0 {
+            let comm = std::fs::read_to_string(tdir.join("comm")).unwrap_or_default();
+            tasks.push(comm.trim().to_string());
+        }
+    }
+    (tasks, count(&format!("/proc/{pid}/fd")))
+}
+
+/// While fiox runs `args`, which tasks hold `path` open and how many descriptors of the main
+/// thread's table do (polled until the jobs are running; the run is then stopped with SIGINT).
+pub fn file_tables_during(args: &[&str], path: &str) -> (Vec<String>, usize) {
+    let child = spawn_fiox(args);
+    let pid = child.id();
+    let mut seen = (Vec::new(), 0);
+    for _ in 0..500 {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        seen = tables_holding(pid, path);
+        if seen.0.iter().any(|t| t.starts_with("fiox-")) {
+            // Give every job of the run time to open its files.
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            seen = tables_holding(pid, path);
+            break;
+        }
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status();
+    let run = wait(child);
+    assert!(matches!(run.code, 0 | 130), "{}", run.stderr);
+    seen
+}

@@ -133,6 +133,18 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
     build(job, true)
 }
 
+/// Whether `ioengine` makes one file syscall per I/O, each on the job's own thread (the
+/// sync family). For those a private file table saves the kernel's reference count on every
+/// call (see the runner's `fdtable`); engines that hand file numbers to threads shared by the
+/// whole process (glibc's posixaio pool) must never get one.
+pub fn per_io_syscalls_on_job_thread(ioengine: &str) -> bool {
+    let name = ioengine.trim().to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2"
+    )
+}
+
 /// The engine itself. `one_thread`: only the creating thread will use it (otherwise engines
 /// that tie themselves to their creator, io_uring's SINGLE_ISSUER ring, must not).
 pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>, EngineError> {
@@ -259,6 +271,12 @@ mod tests {
     #[test]
     fn sync_flags_follow_fio() {
         assert!(create(&job("psync")).unwrap().flags().sync);
+        assert!(per_io_syscalls_on_job_thread(" PSync") && per_io_syscalls_on_job_thread("vsync"));
+        for other in [
+            "posixaio", "libaio", "io_uring", "guasi", "threads", "null", "mmap",
+        ] {
+            assert!(!per_io_syscalls_on_job_thread(other), "{other}");
+        }
         assert!(!create(&job("vsync")).unwrap().flags().sync);
         let null = create(&job("null")).unwrap().flags();
         assert!(null.sync && null.no_io);

@@ -64,7 +64,9 @@ mod uring;
 pub use buf::{BufPool, BufPtr};
 pub use e4defrag::donor_path as e4defrag_donor;
 pub use exec::expand as exec_arguments;
-pub use factory::{create, is_diskless, ENGINES, UNSUPPORTED_FIO_ENGINES};
+pub use factory::{
+    create, is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES,
+};
 pub use mem::{MemSpec, Pinned};
 pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};
 

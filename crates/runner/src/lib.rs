@@ -20,6 +20,7 @@ pub mod clocktest;
 pub mod debug;
 mod error;
 mod eta;
+mod fdtable;
 mod filelock;
 mod fileop;
 mod files;

@@ -310,6 +310,14 @@ pub fn stdout_is_tty() -> bool {
     std::io::stdout().is_terminal()
 }
 
+/// Give the calling thread its own copy of the process's file table (`unshare(CLONE_FILES)`):
+/// the same numbers name the same open files, but what it opens or closes from now on is its
+/// own, and threads it starts later share its copy.
+pub(crate) fn unshare_file_table() -> io::Result<()> {
+    // SAFETY: unshare takes no pointers; it only changes the calling thread's kernel state.
+    check(unsafe { libc::unshare(libc::CLONE_FILES) }).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

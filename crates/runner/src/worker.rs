@@ -475,6 +475,8 @@ fn prepare_files(
             claims.push(crate::blockdev::check_block_write(&f.path)?);
         }
     }
+    // Before the job opens (or lays out) the files it keeps: they go into its own table.
+    crate::fdtable::enter(job, &claims);
     lay_out_all(env, &mut plan, leftovers)?;
     take_creds(job)?;
     let spec = OpenSpec::from_job(job);
