@@ -167,7 +167,8 @@ pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("thread", K::Bool, C::Process, "Run jobs as threads instead of processes", |j, v| {
         j.thread = v.bool()?;
         Ok(())
-    }),
+    })
+    .long("fiox runs every job on a thread. Without this option a job of the sync family (sync, psync, vsync, pvsync, pvsync2, submitting inline and not writing a block device) gets its own file table, as fio's job process has, so the kernel skips a reference count in every read/write call; with it the jobs share the process's table, as fio's threads do."),
     OptDef::new("gtod_cpu", K::Int, C::Process, "A thread on this CPU keeps the time for every job", |j, v| {
         j.cpu.gtod_cpu = Some(v.u32()?);
         Ok(())
