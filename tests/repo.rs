@@ -86,3 +86,32 @@ fn ci_runs_every_test_binary() {
         assert!(l.contains("--no-fail-fast"), "{l}");
     }
 }
+
+/// fiox's code names its own descriptors through /proc/thread-self/fd, never /proc/self/fd:
+/// a job thread with its own file table (runner's fdtable.rs) would otherwise reach the main
+/// thread's descriptor of the same number, another file or none (a log appended to, or a
+/// signature probed, in the wrong file).
+#[test]
+fn descriptors_are_named_through_thread_self() {
+    let mut files = Vec::new();
+    for d in ["src", "crates"] {
+        rust_files(&root().join(d), &mut files);
+    }
+    let needle = ["/proc/", "self/fd"].concat();
+    let bad: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| l.contains(&needle))
+                .map(|(i, l)| format!("{}:{}: {}", f.display(), i + 1, l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "use /proc/thread-self/fd:\n{}",
+        bad.join("\n")
+    );
+}

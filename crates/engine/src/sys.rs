@@ -152,7 +152,7 @@ pub fn reopen_fd(fd: RawFd) -> io::Result<File> {
         return Err(io::Error::last_os_error());
     }
     let keep = flags & !(libc::O_CREAT | libc::O_TRUNC | libc::O_EXCL);
-    let path = std::ffi::CString::new(format!("/proc/self/fd/{fd}"))
+    let path = std::ffi::CString::new(format!("/proc/thread-self/fd/{fd}"))
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     raw_open(&path, keep | libc::O_CLOEXEC)
 }

@@ -30,7 +30,7 @@ impl IoLogWriter {
         // The descriptor just checked, opened again with O_APPEND: clones writing the same
         // log add to its end instead of overwriting each other.
         let f = std::fs::OpenOptions::new().append(true).open(format!(
-            "/proc/self/fd/{}",
+            "/proc/thread-self/fd/{}",
             std::os::fd::AsRawFd::as_raw_fd(&checked)
         ))?;
         let mut w = IoLogWriter {

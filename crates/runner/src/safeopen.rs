@@ -125,10 +125,10 @@ fn loop_backed_by(id: &Identity) -> Option<String> {
 }
 
 /// The filesystem, partition-table, RAID, swap or LUKS signature of the file open as `file`
-/// (libblkid, see `file_signature`), probed through /proc/self/fd (the same inode, not the
+/// (libblkid, see `file_signature`), probed through /proc/thread-self/fd (the same inode, not the
 /// path).
 fn signature_of(file: &File, path: &Path) -> Result<Option<String>, RunError> {
-    let fd_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let fd_path = format!("/proc/thread-self/fd/{}", file.as_raw_fd());
     match fiox_testbed::probe::file_signature(Path::new(&fd_path)) {
         Ok(found) => Ok(found),
         Err(e) => Err(RunError::Refused(format!(
