@@ -286,7 +286,7 @@ fn write_iolog_writes_fios_log() {
 
 /// The reads and writes `tool` makes on the files of `dir` as "pread64 LEN OFFSET", in order:
 /// only descriptors opened by a relative path or one in `dir` count (not the loader's
-/// libraries, nor fiox's signature probe, which opens through /proc/self/fd).
+/// libraries, nor fiox's signature probe, which opens through /proc/thread-self/fd).
 fn io_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
     let text = strace_text(
         tool,

@@ -261,19 +261,20 @@ pub fn strace_text(tool: &str, dir: &Path, args: &[&str], strace_args: &[&str]) 
 }
 
 /// The posix_fadvise calls `tool` makes for `args` (run in `dir`), as "offset, len, ADVICE",
-/// in order. Calls on descriptors opened through /proc/self/fd are left out: that is fiox's
+/// in order. Calls on descriptors opened through /proc/thread-self/fd are left out: that is fiox's
 /// signature probe (libblkid advises its own descriptor), not the job's I/O.
 pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
     let text = strace_text(tool, dir, args, &["-e", "trace=fadvise64,openat,close"]);
     let mut probe_fds = std::collections::HashSet::new();
     let mut calls = Vec::new();
     for l in text.lines() {
-        // "PID openat(AT_FDCWD, "/proc/self/fd/3", O_RDONLY...) = 7"
+        // fiox's signature probe (libblkid) reopens the file it checks:
+        // "PID openat(AT_FDCWD, "/proc/thread-self/fd/3", O_RDONLY...) = 7"
         let ret = l
             .rsplit_once("= ")
             .and_then(|(_, r)| r.trim().parse::<i64>().ok());
         if l.contains("openat(") {
-            if let Some(fd) = ret.filter(|_| l.contains("\"/proc/self/fd/")) {
+            if let Some(fd) = ret.filter(|_| l.contains("\"/proc/thread-self/fd/")) {
                 probe_fds.insert(fd);
             }
         } else if let Some(args) = l.split_once("close(").map(|(_, a)| a) {

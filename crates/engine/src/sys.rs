@@ -403,6 +403,56 @@ pub(crate) fn errno() -> i32 {
     unsafe { *libc::__errno_location() }
 }
 
+/// pread64 (`write` false) or pwrite64 of `len` bytes at `buf`, as fiox's result convention
+/// (byte count or `-errno`). On x86_64 the `syscall` instruction is inline, not a call into
+/// glibc's `syscall()`: the kernel's own calls leave the return-stack predictor holding
+/// kernel addresses, so every `ret` on the way back up from a syscall mispredicts. Inline,
+/// a psync I/O returns through one frame (the engine's `queue`) as a bare pread loop does.
+///
+/// # Safety
+/// `buf` must point at `len` bytes that stay valid (and, for a read, writable and not
+/// otherwise borrowed) for the call.
+#[inline(always)]
+pub(crate) unsafe fn positional_rw(
+    write: bool,
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    off: i64,
+) -> i64 {
+    let nr = if write {
+        libc::SYS_pwrite64
+    } else {
+        libc::SYS_pread64
+    };
+    #[cfg(target_arch = "x86_64")]
+    {
+        let r: i64;
+        // SAFETY: the Linux x86_64 syscall convention: number in rax, arguments in rdi, rsi,
+        // rdx, r10; the kernel clobbers rcx and r11 and restores the flags. pread64/pwrite64
+        // only touch `buf`'s `len` bytes, valid per this function's contract.
+        unsafe {
+            std::arch::asm!(
+                "syscall",
+                inlateout("rax") nr => r,
+                in("rdi") fd as i64,
+                in("rsi") buf,
+                in("rdx") len,
+                in("r10") off,
+                lateout("rcx") _,
+                lateout("r11") _,
+                options(nostack, preserves_flags),
+            );
+        }
+        r
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        // SAFETY: as above, through glibc's generic syscall().
+        ret(unsafe { libc::syscall(nr, fd, buf, len, off) } as isize)
+    }
+}
+
 /// A syscall's ssize_t return as fiox's result convention: byte count, or `-errno`.
 #[inline]
 pub(crate) fn ret(r: isize) -> i64 {

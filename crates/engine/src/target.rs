@@ -160,8 +160,9 @@ pub(crate) fn sync_range(fd: RawFd, offset: u64, len: u64, flags: u32) -> i64 {
 }
 
 /// Run one unit with positional syscalls (psync semantics); `rwf` != 0 switches reads and
-/// writes to preadv2/pwritev2 with those flags.
-#[inline]
+/// writes to preadv2/pwritev2 with those flags. Inlined into the engines' `queue`: see
+/// [`sys::positional_rw`].
+#[inline(always)]
 pub(crate) fn run_positional(
     t: Target,
     op: IoOp,
@@ -176,13 +177,10 @@ pub(crate) fn run_positional(
         // The raw syscalls, not glibc's pread/pwrite: those are thread cancellation points and
         // toggle the cancellation state around every call (about 2% of a tmpfs 4k read);
         // fiox never cancels its threads.
-        IoOp::Read if rwf == 0 => {
-            // SAFETY: buf points at a live buffer slot of at least len bytes (IoUnit contract).
-            ret(unsafe { libc::syscall(libc::SYS_pread64, t.fd, buf, n, off) } as isize)
-        }
-        IoOp::Write if rwf == 0 => {
-            // SAFETY: as above; the kernel only reads the buffer.
-            ret(unsafe { libc::syscall(libc::SYS_pwrite64, t.fd, buf, n, off) } as isize)
+        IoOp::Read | IoOp::Write if rwf == 0 => {
+            // SAFETY: buf points at a live buffer slot of at least len bytes (IoUnit contract);
+            // for a write the kernel only reads it.
+            unsafe { sys::positional_rw(op == IoOp::Write, t.fd, buf, n, off) }
         }
         IoOp::Read | IoOp::Write => {
             let iov = libc::iovec {
