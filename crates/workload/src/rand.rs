@@ -48,7 +48,7 @@ impl Taus88 {
         t
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_u32(&mut self) -> u32 {
         #[inline(always)]
         fn step(s: u32, a: u32, b: u32, c: u32, d: u32) -> u32 {
@@ -118,7 +118,7 @@ impl FRand {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&mut self) -> u64 {
         match self {
             FRand::T32(t) => t.next_u32() as u64,
@@ -136,10 +136,15 @@ impl FRand {
     }
 
     /// `r / (max + 1.0)` computed in doubles exactly like fio, for scaling a draw to a range.
-    #[inline]
+    /// Always inlined: it is on the per-I/O path of every random job, where the call cost as
+    /// much as the draw; per generator the divisor is a constant (the same double as
+    /// `max() as f64 + 1.0`, both powers of two, so the quotient is bit-identical).
+    #[inline(always)]
     pub(crate) fn next_fraction(&mut self) -> f64 {
-        let m = self.max() as f64 + 1.0;
-        self.next() as f64 / m
+        match self {
+            FRand::T32(t) => t.next_u32() as f64 / 4294967296.0,
+            FRand::T64(t) => t.next_u64() as f64 / 18446744073709551616.0,
+        }
     }
 
     /// `rand_between`: uniform in `start..=end` using fio's double scaling.
@@ -195,6 +200,19 @@ mod tests {
                 seen[(v - 1) as usize] = true;
             }
             assert!(seen.iter().all(|&s| s), "every value 1..=100 drawn");
+        }
+    }
+
+    #[test]
+    fn next_fraction_is_fios_quotient() {
+        // fio: `r / (FRAND_MAX + 1.0)` in doubles; the inlined constant divisors must agree.
+        for use64 in [false, true] {
+            let mut a = FRand::new(0xfeed, use64);
+            let mut b = a;
+            for _ in 0..10_000 {
+                let want = b.next() as f64 / (b.max() as f64 + 1.0);
+                assert_eq!(a.next_fraction().to_bits(), want.to_bits());
+            }
         }
     }
 
