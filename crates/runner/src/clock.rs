@@ -191,6 +191,12 @@ impl Clock {
         }
     }
 
+    /// The clock never goes back (TSC or `Instant`); a wall clock (gettimeofday) may step back.
+    #[inline]
+    pub fn steady(&self) -> bool {
+        self.gtod_us.is_none()
+    }
+
     /// The `Instant` corresponding to `ns` on this clock (for sleeping until then).
     pub fn instant_at(&self, ns: u64) -> Instant {
         // A thinktime of centuries would overflow Instant: a year is as good as forever here.

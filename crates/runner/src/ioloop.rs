@@ -17,6 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Sync units use this direction index (accounted in `sync_lat`, not in read/write/trim).
 const SYNC: u8 = 3;
 
+/// How often a job with per-I/O clocks looks at its stop flags and status requests: a stop
+/// is seen this long (or one I/O) after it was asked for, far below a millisecond.
+const POLL_NS: u64 = 50_000;
+
 /// State of one I/O unit (slot `i` of the buffer pool).
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -98,6 +102,8 @@ pub struct IoLoop<'a> {
     log_io: bool,
     windows: RateWindows,
     next_sample_ns: u64,
+    /// With per-I/O clocks, when `after_io` next has something to check (0: at the next I/O).
+    next_event_ns: u64,
     pub pacer: Pacer,
     pub limits: Limits,
     /// ns since start when measurement (after ramp) began.
@@ -295,6 +301,7 @@ impl<'a> IoLoop<'a> {
             timed: measure.timed(),
             samplers,
             next_sample_ns: 0,
+            next_event_ns: 0,
             log_io: logs.wants_io_samples(),
             logs,
             windows,
@@ -377,6 +384,8 @@ impl<'a> IoLoop<'a> {
         } else {
             self.job.iodepth_low.min(depth)
         };
+        // Limits may have changed since the last run (the verify phase): check at once.
+        self.next_event_ns = 0;
         if !self.verify_phase {
             self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {
@@ -1610,29 +1619,96 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min. Inline in
-    /// the per-I/O path: as a call its frame cost as much as the checks.
+    /// the per-I/O path: as a call its frame cost as much as the checks. With per-I/O clocks
+    /// everything but rate_min is due at one time, `next_event_ns` (one comparison per I/O).
     #[inline(always)]
     fn after_io(&mut self, di: usize, bytes: u64, now: u64) {
+        if self.timed {
+            if now >= self.next_event_ns && !self.timed_checks(now) {
+                return;
+            }
+        } else if !self.untimed_checks() {
+            return;
+        }
+        if self.paced && self.ramp_done && !self.verify_phase {
+            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
+                self.end = Some(EndReason::Error(libc::EIO, msg));
+            }
+        }
+    }
+
+    /// The stop flags: a signal or exitall (false: the job ends), steady state's terminate.
+    #[inline(always)]
+    fn poll_stop(&mut self) -> bool {
         if self.stop.load(Ordering::Relaxed) {
             self.end.get_or_insert(EndReason::Stopped);
-            return;
+            return false;
         }
         if self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase {
             // Steady state attained: the job ends as fio's terminated job does.
             self.end.get_or_insert(EndReason::Time);
-            return;
+            return false;
         }
-        let now = if self.timed {
-            now
+        true
+    }
+
+    /// `after_io` once `next_event_ns` is reached: the stop flags, then the time checks; then
+    /// the next time any of them is due. False: the job was stopped.
+    #[inline(never)]
+    fn timed_checks(&mut self, now: u64) -> bool {
+        if !self.poll_stop() {
+            return false;
+        }
+        self.time_checks(now);
+        self.next_event_ns = self.next_event(now);
+        true
+    }
+
+    /// The earliest time a check of `after_io` is due after one at `now`: the stop flags and
+    /// status requests are polled every [`POLL_NS`] (every I/O on a wall clock, which may step
+    /// back), the deadline, the ramp's end (every I/O for ramp_size) and the next bw/iops
+    /// sample exactly when they are due, as when each was compared per I/O.
+    fn next_event(&self, now: u64) -> u64 {
+        let poll = if self.clock.steady() {
+            now + POLL_NS
         } else {
-            // Without per-I/O clocks (gtod_reduce), read the clock every 64 completions.
-            self.ios_since_clock += 1;
-            if self.ios_since_clock < 64 {
-                return;
-            }
-            self.ios_since_clock = 0;
-            self.now_ns()
+            now
         };
+        let ramp = match (self.ramp_done, self.limits.ramp_ns, self.limits.ramp_bytes) {
+            (true, _, _) => u64::MAX,
+            (false, Some(r), _) => r,
+            (false, None, Some(_)) => 0,
+            (false, None, None) => u64::MAX,
+        };
+        let sample = if self.measure.bw {
+            self.next_sample_ns
+        } else {
+            u64::MAX
+        };
+        poll.min(ramp)
+            .min(sample)
+            .min(self.limits.deadline_ns.unwrap_or(u64::MAX))
+    }
+
+    /// `after_io` without per-I/O clocks (gtod_reduce): the stop flags every I/O, the clock
+    /// and the time checks every 64 completions. False: nothing more to check (or stopped).
+    #[inline(always)]
+    fn untimed_checks(&mut self) -> bool {
+        if !self.poll_stop() {
+            return false;
+        }
+        self.ios_since_clock += 1;
+        if self.ios_since_clock < 64 {
+            return false;
+        }
+        self.ios_since_clock = 0;
+        let now = self.now_ns();
+        self.time_checks(now);
+        true
+    }
+
+    /// The deadline, the ramp's end, a requested status snapshot and the bw/iops samples.
+    fn time_checks(&mut self, now: u64) {
         if let Some(dl) = self.limits.deadline_ns {
             if now >= dl {
                 self.end.get_or_insert(EndReason::Time);
@@ -1646,11 +1722,6 @@ impl<'a> IoLoop<'a> {
         }
         if self.measure.bw && now >= self.next_sample_ns {
             self.sample(now);
-        }
-        if self.paced && self.ramp_done && !self.verify_phase {
-            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
-                self.end = Some(EndReason::Error(libc::EIO, msg));
-            }
         }
     }
 
