@@ -44,6 +44,30 @@ struct Slot {
     sfr: u32,
 }
 
+/// What `account` reads of a completed unit: the lean loop passes these without building a
+/// [`Slot`] (which only the rarely used per-I/O hooks need).
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    ddir: u8,
+    prio: u8,
+    len: u32,
+    start_ns: u64,
+    issue_ns: u64,
+}
+
+impl Done {
+    #[inline(always)]
+    fn of(s: &Slot) -> Done {
+        Done {
+            ddir: s.ddir,
+            prio: s.prio,
+            len: s.len,
+            start_ns: s.start_ns,
+            issue_ns: s.issue_ns,
+        }
+    }
+}
+
 /// A verify read waiting to be issued: a range of a file and the write it must hold; or
 /// (`trim`) a verify-trim of that write's range (`trim_percentage`).
 #[derive(Debug, Clone, Copy)]
@@ -209,6 +233,9 @@ pub struct IoLoop<'a> {
     /// phase follows.
     pub(crate) filled: bool,
     ios_since_clock: u32,
+    /// I/Os the lean loop completed whose submit/complete/depth marks (one each, at depth 1)
+    /// are not added yet: [`IoLoop::flush_plain`] adds them before anything reads them.
+    plain_unmarked: u64,
     /// Each I/O's priority (the job's, or cmdprio's pick).
     prio: crate::prio::PrioPicker,
     /// Per-priority statistics hold lat (lat_percentiles) rather than clat, as fio's.
@@ -366,6 +393,7 @@ impl<'a> IoLoop<'a> {
             end: None,
             filled: false,
             ios_since_clock: 0,
+            plain_unmarked: 0,
             prio: crate::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
             prio_on_lat: job.stats.lat_percentiles,
         }
@@ -444,6 +472,8 @@ impl<'a> IoLoop<'a> {
             self.lat_target_step();
         }
         self.drain();
+        // The live counters end exact (before a reset for a job that ended within its ramp).
+        self.publish_progress();
         self.acct.dirs[0].drop_ios += self.engine.dropped();
         if let Some(g) = self.gate.as_mut() {
             if let Err(e) = g.close_all(self.engine) {
@@ -492,17 +522,35 @@ impl<'a> IoLoop<'a> {
     /// out of the ordinary (a short I/O to re-issue, a busy engine, a unit left in flight, an
     /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
     fn run_plain_sync(&mut self) {
+        self.plain_loop();
+        self.flush_plain();
+    }
+
+    #[inline(always)]
+    fn plain_loop(&mut self) {
         while self.end.is_none() && self.inflight == 0 && self.requeue.is_empty() {
             // The unit stays on the free list unless the engine does not complete it in full
             // right away (`plain_io`): a sync engine's unit is free again when queue returns.
             let Some(&id) = self.free.last() else {
                 return;
             };
-            let Some(req) = self.next_request() else {
+            let Some(req) = self.next_request_of(true) else {
                 return;
             };
             self.last_file = req.file;
             self.plain_io(id, req);
+        }
+    }
+
+    /// Add the lean loop's pending submit/complete/depth marks: each of its I/Os was one
+    /// submit of 1 and one completion of 1 at depth 1. Called when the lean loop ends and
+    /// before a snapshot or the ramp's reset reads or clears those counts.
+    fn flush_plain(&mut self) {
+        let n = std::mem::take(&mut self.plain_unmarked);
+        if n > 0 {
+            self.acct.submit.mark_counts(1, n);
+            self.acct.depth.mark_depth(1, n);
+            self.acct.complete.mark_counts(1, n);
         }
     }
 
@@ -530,7 +578,8 @@ impl<'a> IoLoop<'a> {
             buf: self.pool.ptr(id as usize),
             ioprio,
         };
-        let s = Slot {
+        // Built only where needed (the general path, the per-I/O hooks): not per I/O.
+        let slot = || Slot {
             ddir: d,
             file: req.file,
             offset: req.offset,
@@ -546,15 +595,22 @@ impl<'a> IoLoop<'a> {
             Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };
-                self.acct.submit.mark_count(1);
-                self.acct.depth.mark_depth(1, 1);
-                self.acct.complete.mark_count(1);
+                // submit/complete/depth: added in bulk by flush_plain.
+                self.plain_unmarked += 1;
                 if let Some(b) = self.blocks.as_mut().filter(|_| d == 2) {
-                    b.trimmed(s.offset);
+                    b.trimmed(req.offset);
                 }
-                self.account(&s, now, true);
+                let done = Done {
+                    ddir: d,
+                    prio,
+                    len: req.len,
+                    start_ns,
+                    issue_ns: start_ns,
+                };
+                self.account_done(done, now, true, slot);
             }
             r => {
+                let s = slot();
                 self.free.pop();
                 self.slots[id as usize] = Slot { issue_ns: 0, ..s };
                 self.queued(id, &s, r);
@@ -834,9 +890,19 @@ impl<'a> IoLoop<'a> {
     /// time_based wrap-around, io_size larger than the files).
     #[inline(always)]
     fn next_request(&mut self) -> Option<IoReq> {
+        self.next_request_of(false)
+    }
+
+    /// `next_request`; `lean`: called from the lean loop, which runs neither paced nor with
+    /// `--debug=random` (its checks fold away).
+    #[inline(always)]
+    fn next_request_of(&mut self, lean: bool) -> Option<IoReq> {
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
-            let next = if self.paced && self.job.rw.mode.has_read() && self.job.rw.mode.has_write()
+            let next = if !lean
+                && self.paced
+                && self.job.rw.mode.has_read()
+                && self.job.rw.mode.has_write()
             {
                 let now = self.now_ns();
                 let pacer = &self.pacer;
@@ -847,7 +913,7 @@ impl<'a> IoLoop<'a> {
             };
             if let Some(r) = next {
                 self.ios_issued += 1;
-                if self.dbg_random {
+                if !lean && self.dbg_random {
                     self.debug_random();
                 }
                 if let Some(file) = self.gen.take_wrapped() {
@@ -1443,6 +1509,13 @@ impl<'a> IoLoop<'a> {
 
     #[inline(always)]
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        self.account_done(Done::of(s), now, sync_done, || *s);
+    }
+
+    /// `account` of a unit given by its [`Done`] part; `slot` builds the whole unit for the
+    /// per-I/O hooks, which few jobs use.
+    #[inline(always)]
+    fn account_done(&mut self, s: Done, now: u64, sync_done: bool, slot: impl FnOnce() -> Slot) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
         let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
@@ -1471,12 +1544,14 @@ impl<'a> IoLoop<'a> {
                     p.stat.add(clat);
                 }
             }
+        } else {
+            // With per-I/O clocks the live counters are published at each poll of after_io.
+            self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
+            self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         }
-        self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
-        self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         // One branch for the per-I/O hooks most jobs do not use.
         if self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some() {
-            self.account_hooks(s, now, sync_done);
+            self.account_hooks(&slot(), now, sync_done);
         }
         self.after_io(di, bytes, now);
     }
@@ -1659,6 +1734,7 @@ impl<'a> IoLoop<'a> {
         if !self.poll_stop() {
             return false;
         }
+        self.publish_progress();
         self.time_checks(now);
         self.next_event_ns = self.next_event(now);
         true
@@ -1707,8 +1783,18 @@ impl<'a> IoLoop<'a> {
         true
     }
 
+    /// The live counters of the ETA line, steady state and group ramps (`Progress`).
+    fn publish_progress(&mut self) {
+        for (i, d) in self.acct.dirs.iter().enumerate() {
+            self.progress.bytes[i].store(d.io_bytes, Ordering::Relaxed);
+            self.progress.ios[i].store(d.total_ios, Ordering::Relaxed);
+        }
+    }
+
     /// The deadline, the ramp's end, a requested status snapshot and the bw/iops samples.
     fn time_checks(&mut self, now: u64) {
+        // The ramp's reset and a snapshot read the lean loop's marks.
+        self.flush_plain();
         if let Some(dl) = self.limits.deadline_ns {
             if now >= dl {
                 self.end.get_or_insert(EndReason::Time);
