@@ -170,6 +170,9 @@ pub struct IoLoop<'a> {
     max_lat_ns: [u64; 2],
     /// `max_latency` is set for reads or writes (then `account` takes its hooks).
     max_lat_on: bool,
+    /// `account` calls `account_hooks` (per-I/O logs, max_latency, latency_target, act):
+    /// decided at the start of each run, as the loop's owner sets the last two before.
+    hooks: bool,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
     /// `--debug=random`: the generator notes its random offset draws for fio's lines.
@@ -347,6 +350,7 @@ impl<'a> IoLoop<'a> {
             lat_step: crate::latarget::Step::Nothing,
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
+            hooks: true,
             dbg_io: crate::debug::on(crate::debug::IO),
             dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
@@ -414,6 +418,8 @@ impl<'a> IoLoop<'a> {
         };
         // Limits may have changed since the last run (the verify phase): check at once.
         self.next_event_ns = 0;
+        self.hooks =
+            self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some();
         if !self.verify_phase {
             self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {
@@ -528,17 +534,25 @@ impl<'a> IoLoop<'a> {
 
     #[inline(always)]
     fn plain_loop(&mut self) {
-        while self.end.is_none() && self.inflight == 0 && self.requeue.is_empty() {
-            // The unit stays on the free list unless the engine does not complete it in full
-            // right away (`plain_io`): a sync engine's unit is free again when queue returns.
-            let Some(&id) = self.free.last() else {
-                return;
-            };
+        if self.inflight != 0 || !self.requeue.is_empty() {
+            return;
+        }
+        // The unit stays on the free list unless the engine does not complete it in full
+        // right away (`plain_io`): a sync engine's unit is free again when queue returns, so
+        // the same unit (and buffer) serves every I/O until then.
+        let Some(&id) = self.free.last() else {
+            return;
+        };
+        let buf = self.pool.ptr(id as usize);
+        while self.end.is_none() {
             let Some(req) = self.next_request_of(true) else {
                 return;
             };
             self.last_file = req.file;
-            self.plain_io(id, req);
+            if !self.plain_io(id, buf, req) {
+                // The unit took the general path: so does the rest of the job.
+                return;
+            }
         }
     }
 
@@ -558,8 +572,9 @@ impl<'a> IoLoop<'a> {
     /// trips through `slots`: the same clock reads, priority draw, buffer fill and accounting.
     /// An I/O the engine does not complete in full in `queue` (short, failed, busy, queued)
     /// takes the general path from its result on, its unit off the free list as there.
+    /// True: the unit completed in full and is free again (the lean loop goes on).
     #[inline(always)]
-    fn plain_io(&mut self, id: u32, req: IoReq) {
+    fn plain_io(&mut self, id: u32, buf: BufPtr, req: IoReq) -> bool {
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -575,7 +590,7 @@ impl<'a> IoLoop<'a> {
             file: req.file,
             offset: req.offset,
             len: req.len,
-            buf: self.pool.ptr(id as usize),
+            buf,
             ioprio,
         };
         // Built only where needed (the general path, the per-I/O hooks): not per I/O.
@@ -607,13 +622,15 @@ impl<'a> IoLoop<'a> {
                     start_ns,
                     issue_ns: start_ns,
                 };
-                self.account_done(done, now, true, slot);
+                self.account_done(done, now, true, true, slot);
+                true
             }
             r => {
                 let s = slot();
                 self.free.pop();
                 self.slots[id as usize] = Slot { issue_ns: 0, ..s };
                 self.queued(id, &s, r);
+                false
             }
         }
     }
@@ -1509,13 +1526,21 @@ impl<'a> IoLoop<'a> {
 
     #[inline(always)]
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
-        self.account_done(Done::of(s), now, sync_done, || *s);
+        self.account_done(Done::of(s), now, sync_done, false, || *s);
     }
 
     /// `account` of a unit given by its [`Done`] part; `slot` builds the whole unit for the
-    /// per-I/O hooks, which few jobs use.
+    /// per-I/O hooks, which few jobs use. `lean`: from the lean loop, whose engine completes
+    /// in `queue` (`copy_lat`) and which never runs paced (their checks fold away).
     #[inline(always)]
-    fn account_done(&mut self, s: Done, now: u64, sync_done: bool, slot: impl FnOnce() -> Slot) {
+    fn account_done(
+        &mut self,
+        s: Done,
+        now: u64,
+        sync_done: bool,
+        lean: bool,
+        slot: impl FnOnce() -> Slot,
+    ) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
         let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
@@ -1531,7 +1556,7 @@ impl<'a> IoLoop<'a> {
             if !sync_done && m.slat {
                 d.slat.add(s.issue_ns.saturating_sub(s.start_ns));
             }
-            if m.lat && !self.copy_lat {
+            if m.lat && !lean && !self.copy_lat {
                 d.lat.add(now.saturating_sub(s.start_ns));
             }
             // Jobs without cmdprio have no per-priority statistics: one length check.
@@ -1550,10 +1575,10 @@ impl<'a> IoLoop<'a> {
             self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         }
         // One branch for the per-I/O hooks most jobs do not use.
-        if self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some() {
+        if self.hooks {
             self.account_hooks(&slot(), now, sync_done);
         }
-        self.after_io(di, bytes, now);
+        self.after_io(di, bytes, now, lean);
     }
 
     /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
@@ -1697,7 +1722,7 @@ impl<'a> IoLoop<'a> {
     /// the per-I/O path: as a call its frame cost as much as the checks. With per-I/O clocks
     /// everything but rate_min is due at one time, `next_event_ns` (one comparison per I/O).
     #[inline(always)]
-    fn after_io(&mut self, di: usize, bytes: u64, now: u64) {
+    fn after_io(&mut self, di: usize, bytes: u64, now: u64, lean: bool) {
         if self.timed {
             if now >= self.next_event_ns && !self.timed_checks(now) {
                 return;
@@ -1705,7 +1730,7 @@ impl<'a> IoLoop<'a> {
         } else if !self.untimed_checks() {
             return;
         }
-        if self.paced && self.ramp_done && !self.verify_phase {
+        if !lean && self.paced && self.ramp_done && !self.verify_phase {
             if let Some(msg) = self.pacer.check_min(di, bytes, now) {
                 self.end = Some(EndReason::Error(libc::EIO, msg));
             }
