@@ -180,6 +180,8 @@ pub struct Generator {
     /// `limits_reached`'s bounds for the plain random path, computed once: bytes of its
     /// direction (limit × loops) and I/Os (number_ios × loops; u64::MAX without number_ios).
     pub(crate) fast_caps: (u64, u64),
+    /// The plain random path's `lastb` (file 0, its direction) as a double, converted once.
+    pub(crate) fast_lastb: f64,
     /// What the random offsets drew, kept for the caller's `--debug=random` lines (None:
     /// not asked for, the default).
     pub(crate) rand_notes: Option<Vec<RandNote>>,
@@ -328,6 +330,7 @@ impl Generator {
             zone_bytes: 0,
             fast: None,
             fast_caps: (0, 0),
+            fast_lastb: 0.0,
             open_cap: match job.files.openfiles as usize {
                 0 => files.len(),
                 n => n.min(files.len()),
@@ -341,6 +344,9 @@ impl Generator {
             n => n.saturating_mul(c.loops),
         };
         g.fast_caps = (c.limit.saturating_mul(c.loops), ios);
+        if let (Some(d), Some(f)) = (g.fast, g.files.first()) {
+            g.fast_lastb = f.lastb[d.index()] as f64;
+        }
         Ok(g)
     }
 
