@@ -41,17 +41,22 @@ pub(crate) fn target(
     files: &[Target],
     idx: u32,
 ) -> Result<Target, EngineError> {
-    files
-        .get(idx as usize)
-        .copied()
-        .ok_or_else(|| EngineError::Option {
-            engine,
-            option: "file",
-            reason: format!(
-                "unit refers to file {idx} but only {} were added",
-                files.len()
-            ),
-        })
+    match files.get(idx as usize) {
+        Some(t) => Ok(*t),
+        None => Err(no_target(engine, idx, files.len())),
+    }
+}
+
+/// The error of a unit naming a file the engine was not given (out of line: sync engines
+/// look their target up per I/O).
+#[cold]
+#[inline(never)]
+fn no_target(engine: &'static str, idx: u32, added: usize) -> EngineError {
+    EngineError::Option {
+        engine,
+        option: "file",
+        reason: format!("unit refers to file {idx} but only {added} were added"),
+    }
 }
 
 /// `reopen_file` for engines that keep only a `Target` per file: replace entry `idx`.
@@ -160,8 +165,9 @@ pub(crate) fn sync_range(fd: RawFd, offset: u64, len: u64, flags: u32) -> i64 {
 }
 
 /// Run one unit with positional syscalls (psync semantics); `rwf` != 0 switches reads and
-/// writes to preadv2/pwritev2 with those flags.
-#[inline]
+/// writes to preadv2/pwritev2 with those flags. Always inlined: it is the whole per-I/O work
+/// of the psync family's `queue`.
+#[inline(always)]
 pub(crate) fn run_positional(
     t: Target,
     op: IoOp,
