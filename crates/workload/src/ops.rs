@@ -18,19 +18,6 @@ enum Pick {
     None,
 }
 
-/// fio's `(unsigned long long)(lastb * frac)`: Rust's `as u64` of the product, computed
-/// through the signed conversion where that is exact (below 2^63, the only case with real
-/// file sizes: one instruction instead of the unsigned fix-ups).
-#[inline(always)]
-fn scale(lastb: f64, frac: f64) -> u64 {
-    let x = lastb * frac;
-    if x < 9_223_372_036_854_775_808.0 {
-        x as i64 as u64
-    } else {
-        x as u64
-    }
-}
-
 /// Upper bound on block size redraws; fio loops until a size fits, which always terminates in
 /// practice. The cap only guards pathological bssplit tables (e.g. 0% for the only fitting size).
 const MAX_BS_DRAWS: u32 = 100_000;
@@ -217,10 +204,11 @@ impl Generator {
     /// `rand_offset` of file 0 with the uniform distribution.
     #[inline(always)]
     fn uniform_fast(&mut self, d: usize) -> Option<u64> {
-        if self.files[0].lastb[d] == 0 {
+        let lastb = self.files[0].lastb[d];
+        if lastb == 0 {
             return None;
         }
-        self.uniform_block(0, self.fast_lastb)
+        self.uniform_block(0, lastb, self.fast_lastb)
     }
 
     /// fio's `fill_io_u` + the bookkeeping of `get_io_u`. None: this file cannot take another
@@ -473,7 +461,7 @@ impl Generator {
                 if lastb == 0 {
                     return None;
                 }
-                self.uniform_block(fi, lastb as f64)
+                self.uniform_block(fi, lastb, lastb as f64)
             }
             DistCfg::Zipf(_) | DistCfg::Pareto(_) | DistCfg::Gauss(_) => {
                 self.files[fi].dist.as_mut().map(|dist| dist.next())
@@ -483,19 +471,19 @@ impl Generator {
                     return None;
                 }
                 if t[d].is_empty() {
-                    return self.uniform_block(fi, lastb as f64);
+                    return self.uniform_block(fi, lastb, lastb as f64);
                 }
                 let z = t[d][zone_pick(&mut self.st.zone) - 1];
                 let start = z.perc_prev * lastb / 100;
                 let span = lastb * (z.perc - z.perc_prev) / 100;
-                self.uniform_block(fi, span as f64).map(|b| b + start)
+                self.uniform_block(fi, span, span as f64).map(|b| b + start)
             }
             DistCfg::ZonedAbs(t) => {
                 if lastb == 0 {
                     return None;
                 }
                 if t[d].is_empty() {
-                    return self.uniform_block(fi, lastb as f64);
+                    return self.uniform_block(fi, lastb, lastb as f64);
                 }
                 let z = t[d][zone_pick(&mut self.st.zone) - 1];
                 let ba = self.cfg.dir[d].ba;
@@ -503,7 +491,7 @@ impl Generator {
                 if end > lastb {
                     return None;
                 }
-                self.uniform_block(fi, (end - start) as f64)
+                self.uniform_block(fi, end - start, (end - start) as f64)
                     .map(|b| b + start)
             }
         }
@@ -512,9 +500,8 @@ impl Generator {
     /// fio's `__get_next_rand_offset`: a uniform block in `0..lastb` (or the lfsr's next),
     /// moved to the next free block when the map says it was done already.
     #[inline(always)]
-    /// `lastb` comes as a double: fio scales in doubles, and the plain path keeps its
-    /// file's converted once.
-    fn uniform_block(&mut self, fi: usize, lastb: f64) -> Option<u64> {
+    /// `lastb_f` is `lastb as f64` (the plain path keeps its file's converted once).
+    fn uniform_block(&mut self, fi: usize, lastb: u64, lastb_f: f64) -> Option<u64> {
         let f = &mut self.files[fi];
         let b = match &mut f.lfsr {
             Some(l) => l.next()?,
@@ -525,9 +512,9 @@ impl Generator {
                 self.rand_notes
                     .get_or_insert_with(Vec::new)
                     .push(RandNote::Drawn(r));
-                scale(lastb, frac)
+                (lastb_f * frac) as u64
             }
-            None => scale(lastb, self.st.random.next_fraction()),
+            None => self.st.random.next_below(lastb, lastb_f),
         };
         match &f.map {
             Some(m) if m.is_set(b) => {
@@ -610,41 +597,5 @@ impl Generator {
             }
         }
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scale;
-
-    #[test]
-    fn scale_is_the_unsigned_conversion() {
-        let two63 = 9_223_372_036_854_775_808.0f64;
-        let lastbs = [
-            0.0,
-            1.0,
-            255.0,
-            262_144.0,
-            1e15,
-            two63 / 2.0,
-            two63,
-            two63 * 1.5,
-            1.8e19,
-        ];
-        let fracs = [
-            0.0,
-            1e-9,
-            0.25,
-            0.5,
-            0.999_999_999,
-            4294967295.0 / 4294967296.0,
-        ];
-        for &l in &lastbs {
-            for &f in &fracs {
-                assert_eq!(scale(l, f), (l * f) as u64, "lastb {l} frac {f}");
-            }
-        }
-        assert_eq!(scale(two63, 1.0), 1u64 << 63);
-        assert_eq!(scale(f64::MAX, 1.0), u64::MAX);
     }
 }

@@ -27,6 +27,11 @@ fn seed_floor(x: u64, m: u64) -> u64 {
 /// value actually used is 29 + 19 + 5 = 53. Reproduced as-is so sequences match fio.
 const SEED_START: u64 = 29 + 19 + 5;
 
+/// Largest `lastb` whose 32-bit draws scale exactly in integers: `lastb * r` stays below 2^53
+/// for every r < 2^32, so fio's double product is exact and its truncation is the integer
+/// quotient.
+const EXACT_LASTB: u64 = 1 << 21;
+
 /// 32-bit combined Tausworthe state (taus88).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Taus88 {
@@ -147,6 +152,18 @@ impl FRand {
         }
     }
 
+    /// fio's `(unsigned long long)(lastb * (r / (FRAND_MAX + 1.0)))`: a uniform block in
+    /// `0..lastb` (`lastb_f` is `lastb as f64`). With the 32-bit generator and up to
+    /// [`EXACT_LASTB`] blocks the doubles are exact, so the integer `(lastb * r) >> 32` is
+    /// the same number without the float round trip.
+    #[inline(always)]
+    pub(crate) fn next_below(&mut self, lastb: u64, lastb_f: f64) -> u64 {
+        match self {
+            FRand::T32(t) if lastb <= EXACT_LASTB => (lastb * u64::from(t.next_u32())) >> 32,
+            _ => (lastb_f * self.next_fraction()) as u64,
+        }
+    }
+
     /// `rand_between`: uniform in `start..=end` using fio's double scaling.
     #[inline]
     pub(crate) fn between(&mut self, start: u64, end: u64) -> u64 {
@@ -212,6 +229,40 @@ mod tests {
             for _ in 0..10_000 {
                 let want = b.next() as f64 / (b.max() as f64 + 1.0);
                 assert_eq!(a.next_fraction().to_bits(), want.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn next_below_is_fios_double_formula() {
+        // Both generators, lastb on both sides of the integer shortcut's bound, extreme draws
+        // included (the last r of the sweep is FRAND_MAX for the 32-bit generator).
+        let lastbs = [
+            1,
+            2,
+            3,
+            1000,
+            262_144,
+            EXACT_LASTB - 1,
+            EXACT_LASTB,
+            EXACT_LASTB + 1,
+            1 << 40,
+            u64::MAX / 4096,
+        ];
+        for use64 in [false, true] {
+            for &lastb in &lastbs {
+                let mut a = FRand::new(lastb ^ 0x5eed, use64);
+                let mut b = a;
+                for _ in 0..20_000 {
+                    let want = (lastb as f64 * b.next_fraction()) as u64;
+                    assert_eq!(a.next_below(lastb, lastb as f64), want, "lastb {lastb}");
+                }
+            }
+        }
+        for r in [0u64, 1, 0x8000_0000, 0xffff_fffe, 0xffff_ffff] {
+            for lastb in [EXACT_LASTB, EXACT_LASTB - 1, 3] {
+                let want = (lastb as f64 * (r as f64 / 4294967296.0)) as u64;
+                assert_eq!((lastb * r) >> 32, want, "lastb {lastb} r {r}");
             }
         }
     }
