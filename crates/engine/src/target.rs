@@ -41,17 +41,22 @@ pub(crate) fn target(
     files: &[Target],
     idx: u32,
 ) -> Result<Target, EngineError> {
-    files
-        .get(idx as usize)
-        .copied()
-        .ok_or_else(|| EngineError::Option {
-            engine,
-            option: "file",
-            reason: format!(
-                "unit refers to file {idx} but only {} were added",
-                files.len()
-            ),
-        })
+    match files.get(idx as usize) {
+        Some(t) => Ok(*t),
+        None => Err(no_target(engine, idx, files.len())),
+    }
+}
+
+/// The error of a unit naming a file the engine was not given (out of line: sync engines
+/// look their target up per I/O).
+#[cold]
+#[inline(never)]
+fn no_target(engine: &'static str, idx: u32, added: usize) -> EngineError {
+    EngineError::Option {
+        engine,
+        option: "file",
+        reason: format!("unit refers to file {idx} but only {added} were added"),
+    }
 }
 
 /// `reopen_file` for engines that keep only a `Target` per file: replace entry `idx`.

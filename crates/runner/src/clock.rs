@@ -174,6 +174,10 @@ impl Clock {
     /// Nanoseconds since the clock started.
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
+        // The TSC first: the default clock, and never set together with a wall clock.
+        if let Some((base, mult)) = self.tsc {
+            return ((rdtsc().wrapping_sub(base) as u128 * mult as u128) >> 32) as u64;
+        }
         if let Some(base) = self.gtod_us {
             let now = if self.shared {
                 crate::gtod::now_us()
@@ -183,12 +187,13 @@ impl Clock {
             // A wall clock may step back: never before the start.
             return now.saturating_sub(base) * 1000;
         }
-        match self.tsc {
-            Some((base, mult)) => {
-                ((rdtsc().wrapping_sub(base) as u128 * mult as u128) >> 32) as u64
-            }
-            None => self.base.elapsed().as_nanos() as u64,
-        }
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    /// The clock never goes back (TSC or `Instant`); a wall clock (gettimeofday) may step back.
+    #[inline]
+    pub fn steady(&self) -> bool {
+        self.gtod_us.is_none()
     }
 
     /// The `Instant` corresponding to `ns` on this clock (for sleeping until then).

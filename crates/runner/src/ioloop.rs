@@ -17,6 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Sync units use this direction index (accounted in `sync_lat`, not in read/write/trim).
 const SYNC: u8 = 3;
 
+/// How often a job with per-I/O clocks looks at its stop flags and status requests: a stop
+/// is seen this long (or one I/O) after it was asked for, far below a millisecond.
+const POLL_NS: u64 = 50_000;
+
 /// State of one I/O unit (slot `i` of the buffer pool).
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -38,6 +42,30 @@ struct Slot {
     ioprio: u16,
     /// A sync slot of `sync_file_range`: its SYNC_FILE_RANGE_* flags (0: fsync/fdatasync).
     sfr: u32,
+}
+
+/// What `account` reads of a completed unit: the lean loop passes these without building a
+/// [`Slot`] (which only the rarely used per-I/O hooks need).
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    ddir: u8,
+    prio: u8,
+    len: u32,
+    start_ns: u64,
+    issue_ns: u64,
+}
+
+impl Done {
+    #[inline(always)]
+    fn of(s: &Slot) -> Done {
+        Done {
+            ddir: s.ddir,
+            prio: s.prio,
+            len: s.len,
+            start_ns: s.start_ns,
+            issue_ns: s.issue_ns,
+        }
+    }
 }
 
 /// A verify read waiting to be issued: a range of a file and the write it must hold; or
@@ -98,6 +126,8 @@ pub struct IoLoop<'a> {
     log_io: bool,
     windows: RateWindows,
     next_sample_ns: u64,
+    /// With per-I/O clocks, when `after_io` next has something to check (0: at the next I/O).
+    next_event_ns: u64,
     pub pacer: Pacer,
     pub limits: Limits,
     /// ns since start when measurement (after ramp) began.
@@ -140,6 +170,9 @@ pub struct IoLoop<'a> {
     max_lat_ns: [u64; 2],
     /// `max_latency` is set for reads or writes (then `account` takes its hooks).
     max_lat_on: bool,
+    /// `account` calls `account_hooks` (per-I/O logs, max_latency, latency_target, act):
+    /// decided at the start of each run, as the loop's owner sets the last two before.
+    hooks: bool,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
     /// `--debug=random`: the generator notes its random offset draws for fio's lines.
@@ -203,6 +236,9 @@ pub struct IoLoop<'a> {
     /// phase follows.
     pub(crate) filled: bool,
     ios_since_clock: u32,
+    /// I/Os the lean loop completed whose submit/complete/depth marks (one each, at depth 1)
+    /// are not added yet: [`IoLoop::flush_plain`] adds them before anything reads them.
+    plain_unmarked: u64,
     /// Each I/O's priority (the job's, or cmdprio's pick).
     prio: crate::prio::PrioPicker,
     /// Per-priority statistics hold lat (lat_percentiles) rather than clat, as fio's.
@@ -295,6 +331,7 @@ impl<'a> IoLoop<'a> {
             timed: measure.timed(),
             samplers,
             next_sample_ns: 0,
+            next_event_ns: 0,
             log_io: logs.wants_io_samples(),
             logs,
             windows,
@@ -313,6 +350,7 @@ impl<'a> IoLoop<'a> {
             lat_step: crate::latarget::Step::Nothing,
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
+            hooks: true,
             dbg_io: crate::debug::on(crate::debug::IO),
             dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
@@ -359,6 +397,7 @@ impl<'a> IoLoop<'a> {
             end: None,
             filled: false,
             ios_since_clock: 0,
+            plain_unmarked: 0,
             prio: crate::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
             prio_on_lat: job.stats.lat_percentiles,
         }
@@ -377,6 +416,10 @@ impl<'a> IoLoop<'a> {
         } else {
             self.job.iodepth_low.min(depth)
         };
+        // Limits may have changed since the last run (the verify phase): check at once.
+        self.next_event_ns = 0;
+        self.hooks =
+            self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some();
         if !self.verify_phase {
             self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {
@@ -435,6 +478,8 @@ impl<'a> IoLoop<'a> {
             self.lat_target_step();
         }
         self.drain();
+        // The live counters end exact (before a reset for a job that ended within its ramp).
+        self.publish_progress();
         self.acct.dirs[0].drop_ios += self.engine.dropped();
         if let Some(g) = self.gate.as_mut() {
             if let Err(e) = g.close_all(self.engine) {
@@ -483,17 +528,43 @@ impl<'a> IoLoop<'a> {
     /// out of the ordinary (a short I/O to re-issue, a busy engine, a unit left in flight, an
     /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
     fn run_plain_sync(&mut self) {
-        while self.end.is_none() && self.inflight == 0 && self.requeue.is_empty() {
-            // The unit stays on the free list unless the engine does not complete it in full
-            // right away (`plain_io`): a sync engine's unit is free again when queue returns.
-            let Some(&id) = self.free.last() else {
-                return;
-            };
-            let Some(req) = self.next_request() else {
+        self.plain_loop();
+        self.flush_plain();
+    }
+
+    #[inline(always)]
+    fn plain_loop(&mut self) {
+        if self.inflight != 0 || !self.requeue.is_empty() {
+            return;
+        }
+        // The unit stays on the free list unless the engine does not complete it in full
+        // right away (`plain_io`): a sync engine's unit is free again when queue returns, so
+        // the same unit (and buffer) serves every I/O until then.
+        let Some(&id) = self.free.last() else {
+            return;
+        };
+        let buf = self.pool.ptr(id as usize);
+        while self.end.is_none() {
+            let Some(req) = self.next_request_of(true) else {
                 return;
             };
             self.last_file = req.file;
-            self.plain_io(id, req);
+            if !self.plain_io(id, buf, req) {
+                // The unit took the general path: so does the rest of the job.
+                return;
+            }
+        }
+    }
+
+    /// Add the lean loop's pending submit/complete/depth marks: each of its I/Os was one
+    /// submit of 1 and one completion of 1 at depth 1. Called when the lean loop ends and
+    /// before a snapshot or the ramp's reset reads or clears those counts.
+    fn flush_plain(&mut self) {
+        let n = std::mem::take(&mut self.plain_unmarked);
+        if n > 0 {
+            self.acct.submit.mark_counts(1, n);
+            self.acct.depth.mark_depth(1, n);
+            self.acct.complete.mark_counts(1, n);
         }
     }
 
@@ -501,8 +572,9 @@ impl<'a> IoLoop<'a> {
     /// trips through `slots`: the same clock reads, priority draw, buffer fill and accounting.
     /// An I/O the engine does not complete in full in `queue` (short, failed, busy, queued)
     /// takes the general path from its result on, its unit off the free list as there.
+    /// True: the unit completed in full and is free again (the lean loop goes on).
     #[inline(always)]
-    fn plain_io(&mut self, id: u32, req: IoReq) {
+    fn plain_io(&mut self, id: u32, buf: BufPtr, req: IoReq) -> bool {
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -518,10 +590,11 @@ impl<'a> IoLoop<'a> {
             file: req.file,
             offset: req.offset,
             len: req.len,
-            buf: self.pool.ptr(id as usize),
+            buf,
             ioprio,
         };
-        let s = Slot {
+        // Built only where needed (the general path, the per-I/O hooks): not per I/O.
+        let slot = || Slot {
             ddir: d,
             file: req.file,
             offset: req.offset,
@@ -537,18 +610,27 @@ impl<'a> IoLoop<'a> {
             Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
                 let now = if self.timed { self.now_ns() } else { 0 };
-                self.acct.submit.mark_count(1);
-                self.acct.depth.mark_depth(1, 1);
-                self.acct.complete.mark_count(1);
+                // submit/complete/depth: added in bulk by flush_plain.
+                self.plain_unmarked += 1;
                 if let Some(b) = self.blocks.as_mut().filter(|_| d == 2) {
-                    b.trimmed(s.offset);
+                    b.trimmed(req.offset);
                 }
-                self.account(&s, now, true);
+                let done = Done {
+                    ddir: d,
+                    prio,
+                    len: req.len,
+                    start_ns,
+                    issue_ns: start_ns,
+                };
+                self.account_done(done, now, true, true, slot);
+                true
             }
             r => {
+                let s = slot();
                 self.free.pop();
                 self.slots[id as usize] = Slot { issue_ns: 0, ..s };
                 self.queued(id, &s, r);
+                false
             }
         }
     }
@@ -825,9 +907,19 @@ impl<'a> IoLoop<'a> {
     /// time_based wrap-around, io_size larger than the files).
     #[inline(always)]
     fn next_request(&mut self) -> Option<IoReq> {
+        self.next_request_of(false)
+    }
+
+    /// `next_request`; `lean`: called from the lean loop, which runs neither paced nor with
+    /// `--debug=random` (its checks fold away).
+    #[inline(always)]
+    fn next_request_of(&mut self, lean: bool) -> Option<IoReq> {
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
-            let next = if self.paced && self.job.rw.mode.has_read() && self.job.rw.mode.has_write()
+            let next = if !lean
+                && self.paced
+                && self.job.rw.mode.has_read()
+                && self.job.rw.mode.has_write()
             {
                 let now = self.now_ns();
                 let pacer = &self.pacer;
@@ -838,7 +930,7 @@ impl<'a> IoLoop<'a> {
             };
             if let Some(r) = next {
                 self.ios_issued += 1;
-                if self.dbg_random {
+                if !lean && self.dbg_random {
                     self.debug_random();
                 }
                 if let Some(file) = self.gen.take_wrapped() {
@@ -1434,6 +1526,21 @@ impl<'a> IoLoop<'a> {
 
     #[inline(always)]
     fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        self.account_done(Done::of(s), now, sync_done, false, || *s);
+    }
+
+    /// `account` of a unit given by its [`Done`] part; `slot` builds the whole unit for the
+    /// per-I/O hooks, which few jobs use. `lean`: from the lean loop, whose engine completes
+    /// in `queue` (`copy_lat`) and which never runs paced (their checks fold away).
+    #[inline(always)]
+    fn account_done(
+        &mut self,
+        s: Done,
+        now: u64,
+        sync_done: bool,
+        lean: bool,
+        slot: impl FnOnce() -> Slot,
+    ) {
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
         let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
@@ -1449,7 +1556,7 @@ impl<'a> IoLoop<'a> {
             if !sync_done && m.slat {
                 d.slat.add(s.issue_ns.saturating_sub(s.start_ns));
             }
-            if m.lat && !self.copy_lat {
+            if m.lat && !lean && !self.copy_lat {
                 d.lat.add(now.saturating_sub(s.start_ns));
             }
             // Jobs without cmdprio have no per-priority statistics: one length check.
@@ -1462,14 +1569,16 @@ impl<'a> IoLoop<'a> {
                     p.stat.add(clat);
                 }
             }
+        } else {
+            // With per-I/O clocks the live counters are published at each poll of after_io.
+            self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
+            self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         }
-        self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
-        self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         // One branch for the per-I/O hooks most jobs do not use.
-        if self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some() {
-            self.account_hooks(s, now, sync_done);
+        if self.hooks {
+            self.account_hooks(&slot(), now, sync_done);
         }
-        self.after_io(di, bytes, now);
+        self.after_io(di, bytes, now, lean);
     }
 
     /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
@@ -1610,29 +1719,107 @@ impl<'a> IoLoop<'a> {
     }
 
     /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min. Inline in
-    /// the per-I/O path: as a call its frame cost as much as the checks.
+    /// the per-I/O path: as a call its frame cost as much as the checks. With per-I/O clocks
+    /// everything but rate_min is due at one time, `next_event_ns` (one comparison per I/O).
     #[inline(always)]
-    fn after_io(&mut self, di: usize, bytes: u64, now: u64) {
+    fn after_io(&mut self, di: usize, bytes: u64, now: u64, lean: bool) {
+        if self.timed {
+            if now >= self.next_event_ns && !self.timed_checks(now) {
+                return;
+            }
+        } else if !self.untimed_checks() {
+            return;
+        }
+        if !lean && self.paced && self.ramp_done && !self.verify_phase {
+            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
+                self.end = Some(EndReason::Error(libc::EIO, msg));
+            }
+        }
+    }
+
+    /// The stop flags: a signal or exitall (false: the job ends), steady state's terminate.
+    #[inline(always)]
+    fn poll_stop(&mut self) -> bool {
         if self.stop.load(Ordering::Relaxed) {
             self.end.get_or_insert(EndReason::Stopped);
-            return;
+            return false;
         }
         if self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase {
             // Steady state attained: the job ends as fio's terminated job does.
             self.end.get_or_insert(EndReason::Time);
-            return;
+            return false;
         }
-        let now = if self.timed {
-            now
+        true
+    }
+
+    /// `after_io` once `next_event_ns` is reached: the stop flags, then the time checks; then
+    /// the next time any of them is due. False: the job was stopped.
+    #[inline(never)]
+    fn timed_checks(&mut self, now: u64) -> bool {
+        if !self.poll_stop() {
+            return false;
+        }
+        self.publish_progress();
+        self.time_checks(now);
+        self.next_event_ns = self.next_event(now);
+        true
+    }
+
+    /// The earliest time a check of `after_io` is due after one at `now`: the stop flags and
+    /// status requests are polled every [`POLL_NS`] (every I/O on a wall clock, which may step
+    /// back), the deadline, the ramp's end (every I/O for ramp_size) and the next bw/iops
+    /// sample exactly when they are due, as when each was compared per I/O.
+    fn next_event(&self, now: u64) -> u64 {
+        let poll = if self.clock.steady() {
+            now + POLL_NS
         } else {
-            // Without per-I/O clocks (gtod_reduce), read the clock every 64 completions.
-            self.ios_since_clock += 1;
-            if self.ios_since_clock < 64 {
-                return;
-            }
-            self.ios_since_clock = 0;
-            self.now_ns()
+            now
         };
+        let ramp = match (self.ramp_done, self.limits.ramp_ns, self.limits.ramp_bytes) {
+            (true, _, _) => u64::MAX,
+            (false, Some(r), _) => r,
+            (false, None, Some(_)) => 0,
+            (false, None, None) => u64::MAX,
+        };
+        let sample = if self.measure.bw {
+            self.next_sample_ns
+        } else {
+            u64::MAX
+        };
+        poll.min(ramp)
+            .min(sample)
+            .min(self.limits.deadline_ns.unwrap_or(u64::MAX))
+    }
+
+    /// `after_io` without per-I/O clocks (gtod_reduce): the stop flags every I/O, the clock
+    /// and the time checks every 64 completions. False: nothing more to check (or stopped).
+    #[inline(always)]
+    fn untimed_checks(&mut self) -> bool {
+        if !self.poll_stop() {
+            return false;
+        }
+        self.ios_since_clock += 1;
+        if self.ios_since_clock < 64 {
+            return false;
+        }
+        self.ios_since_clock = 0;
+        let now = self.now_ns();
+        self.time_checks(now);
+        true
+    }
+
+    /// The live counters of the ETA line, steady state and group ramps (`Progress`).
+    fn publish_progress(&mut self) {
+        for (i, d) in self.acct.dirs.iter().enumerate() {
+            self.progress.bytes[i].store(d.io_bytes, Ordering::Relaxed);
+            self.progress.ios[i].store(d.total_ios, Ordering::Relaxed);
+        }
+    }
+
+    /// The deadline, the ramp's end, a requested status snapshot and the bw/iops samples.
+    fn time_checks(&mut self, now: u64) {
+        // The ramp's reset and a snapshot read the lean loop's marks.
+        self.flush_plain();
         if let Some(dl) = self.limits.deadline_ns {
             if now >= dl {
                 self.end.get_or_insert(EndReason::Time);
@@ -1646,11 +1833,6 @@ impl<'a> IoLoop<'a> {
         }
         if self.measure.bw && now >= self.next_sample_ns {
             self.sample(now);
-        }
-        if self.paced && self.ramp_done && !self.verify_phase {
-            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
-                self.end = Some(EndReason::Error(libc::EIO, msg));
-            }
         }
     }
 

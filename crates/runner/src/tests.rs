@@ -169,6 +169,49 @@ fn status_snapshots_are_published() {
     assert!(*seen.last().unwrap() <= out.result.jobs[0].dirs.read.total_ios);
 }
 
+/// Total of a depth/submit/complete distribution: at QD1 on a synchronous engine, one per I/O.
+fn dist_total(d: &fiox_stats::DepthDist) -> u64 {
+    d.buckets.iter().sum()
+}
+
+#[test]
+fn status_snapshots_count_every_io_of_the_lean_loop_once() {
+    // The lean loop (null engine, QD1) may batch its per-I/O counters: a snapshot taken mid-run
+    // and the final result must still hold each I/O exactly once in every counter.
+    let mut j = job("snapqd1", RwMode::RandRead, 1 << 30);
+    j.ioengine = "null".into();
+    j.timing.runtime = Some(std::time::Duration::from_millis(700));
+    j.timing.time_based = true;
+    let opts = RunOptions {
+        status_interval: Some(std::time::Duration::from_millis(150)),
+        ..quiet()
+    };
+    let mut seen = Vec::new();
+    let out = run(&[j], &opts, &mut |r| {
+        let j = &r.jobs[0];
+        seen.push((
+            j.dirs.read.total_ios,
+            j.dirs.read.clat.n,
+            dist_total(&j.submit),
+            dist_total(&j.complete),
+            dist_total(&j.io_depth),
+        ));
+    });
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    let mid: Vec<_> = seen.iter().filter(|s| s.0 > 0).collect();
+    assert!(!mid.is_empty(), "no snapshot with I/O: {seen:?}");
+    for s in mid {
+        assert_eq!((s.1, s.2, s.3, s.4), (s.0, s.0, s.0, s.0), "snapshot {s:?}");
+    }
+    let r = &out.result.jobs[0];
+    let n = r.dirs.read.total_ios;
+    assert!(n > 0);
+    assert_eq!(r.dirs.read.clat.n, n);
+    assert_eq!(dist_total(&r.submit), n, "{:?}", r.submit);
+    assert_eq!(dist_total(&r.complete), n, "{:?}", r.complete);
+    assert_eq!(dist_total(&r.io_depth), n, "{:?}", r.io_depth);
+}
+
 #[test]
 fn exitall_stops_the_other_jobs_of_the_run_only() {
     let mut quick = job("quick", RwMode::Read, 1 << 20);

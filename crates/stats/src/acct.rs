@@ -150,6 +150,12 @@ impl DepthDist {
     /// Buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64 (labelled 0, 4, 8, 16, 32, 64, >=64).
     #[inline]
     pub fn mark_count(&mut self, nr: u64) {
+        self.mark_counts(nr, 1);
+    }
+
+    /// `calls` calls of [`DepthDist::mark_count`] with the same `nr`, at once.
+    #[inline]
+    pub fn mark_counts(&mut self, nr: u64, calls: u64) {
         let i = match nr {
             0 => 0,
             1..=4 => 1,
@@ -159,7 +165,7 @@ impl DepthDist {
             33..=64 => 5,
             _ => 6,
         };
-        self.buckets[i] += 1;
+        self.buckets[i] += calls;
     }
 
     pub fn merge(&mut self, o: &DepthDist) {
@@ -183,6 +189,18 @@ impl DepthDist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mark_counts_equals_repeated_mark_count() {
+        for nr in [0, 1, 4, 5, 16, 17, 64, 65, 1000] {
+            let (mut one, mut many) = (DepthDist::default(), DepthDist::default());
+            for _ in 0..37 {
+                one.mark_count(nr);
+            }
+            many.mark_counts(nr, 37);
+            assert_eq!(one, many, "nr={nr}");
+        }
+    }
 
     #[test]
     fn lat_bucket_boundaries_match_fio() {

@@ -177,6 +177,11 @@ pub struct Generator {
     /// The job's only direction when it takes the plain random path (`Generator::fast_ddir`):
     /// one file, one direction, fixed block size, uniform offsets. Fixed at construction.
     pub(crate) fast: Option<Ddir>,
+    /// `limits_reached`'s bounds for the plain random path, computed once: bytes of its
+    /// direction (limit × loops) and I/Os (number_ios × loops; u64::MAX without number_ios).
+    pub(crate) fast_caps: (u64, u64),
+    /// The plain random path's `lastb` (file 0, its direction) as a double, converted once.
+    pub(crate) fast_lastb: f64,
     /// What the random offsets drew, kept for the caller's `--debug=random` lines (None:
     /// not asked for, the default).
     pub(crate) rand_notes: Option<Vec<RandNote>>,
@@ -324,6 +329,8 @@ impl Generator {
             wrapped: Vec::new(),
             zone_bytes: 0,
             fast: None,
+            fast_caps: (0, 0),
+            fast_lastb: 0.0,
             open_cap: match job.files.openfiles as usize {
                 0 => files.len(),
                 n => n.min(files.len()),
@@ -331,6 +338,15 @@ impl Generator {
         };
         g.init_random_state(job, opts)?;
         g.fast = g.fast_ddir();
+        let c = &g.cfg;
+        let ios = match c.number_ios {
+            0 => u64::MAX,
+            n => n.saturating_mul(c.loops),
+        };
+        g.fast_caps = (c.limit.saturating_mul(c.loops), ios);
+        if let (Some(d), Some(f)) = (g.fast, g.files.first()) {
+            g.fast_lastb = f.lastb[d.index()] as f64;
+        }
         Ok(g)
     }
 
@@ -489,11 +505,18 @@ impl Generator {
     /// only file, the only direction, one block size, no `:N` runs, no distribution).
     #[inline(always)]
     fn next_fast(&mut self, ddir: Ddir) -> Option<IoReq> {
+        // `limits_reached` with one direction: only its counts move (the mode's bytes are
+        // that direction's: a plain job is not mixed).
+        let d = ddir.index();
         if !self.cfg.time_based
-            && (self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget)
+            && (self.issue_bytes[d] >= self.fast_caps.0
+                || self.io_issues[d] >= self.fast_caps.1
+                || self.pass_bytes >= self.cfg.pass_budget)
         {
+            debug_assert!(self.limits_reached() || self.pass_bytes >= self.cfg.pass_budget);
             return None;
         }
+        debug_assert!(!self.limits_reached() || self.cfg.time_based);
         loop {
             if self.nr_done >= 1 {
                 return None;

@@ -208,7 +208,7 @@ impl Generator {
         if lastb == 0 {
             return None;
         }
-        self.uniform_block(0, lastb)
+        self.uniform_block(0, lastb, self.fast_lastb)
     }
 
     /// fio's `fill_io_u` + the bookkeeping of `get_io_u`. None: this file cannot take another
@@ -461,7 +461,7 @@ impl Generator {
                 if lastb == 0 {
                     return None;
                 }
-                self.uniform_block(fi, lastb)
+                self.uniform_block(fi, lastb, lastb as f64)
             }
             DistCfg::Zipf(_) | DistCfg::Pareto(_) | DistCfg::Gauss(_) => {
                 self.files[fi].dist.as_mut().map(|dist| dist.next())
@@ -471,19 +471,19 @@ impl Generator {
                     return None;
                 }
                 if t[d].is_empty() {
-                    return self.uniform_block(fi, lastb);
+                    return self.uniform_block(fi, lastb, lastb as f64);
                 }
                 let z = t[d][zone_pick(&mut self.st.zone) - 1];
                 let start = z.perc_prev * lastb / 100;
                 let span = lastb * (z.perc - z.perc_prev) / 100;
-                self.uniform_block(fi, span).map(|b| b + start)
+                self.uniform_block(fi, span, span as f64).map(|b| b + start)
             }
             DistCfg::ZonedAbs(t) => {
                 if lastb == 0 {
                     return None;
                 }
                 if t[d].is_empty() {
-                    return self.uniform_block(fi, lastb);
+                    return self.uniform_block(fi, lastb, lastb as f64);
                 }
                 let z = t[d][zone_pick(&mut self.st.zone) - 1];
                 let ba = self.cfg.dir[d].ba;
@@ -491,7 +491,8 @@ impl Generator {
                 if end > lastb {
                     return None;
                 }
-                self.uniform_block(fi, end - start).map(|b| b + start)
+                self.uniform_block(fi, end - start, (end - start) as f64)
+                    .map(|b| b + start)
             }
         }
     }
@@ -499,7 +500,8 @@ impl Generator {
     /// fio's `__get_next_rand_offset`: a uniform block in `0..lastb` (or the lfsr's next),
     /// moved to the next free block when the map says it was done already.
     #[inline(always)]
-    fn uniform_block(&mut self, fi: usize, lastb: u64) -> Option<u64> {
+    /// `lastb_f` is `lastb as f64` (the plain path keeps its file's converted once).
+    fn uniform_block(&mut self, fi: usize, lastb: u64, lastb_f: f64) -> Option<u64> {
         let f = &mut self.files[fi];
         let b = match &mut f.lfsr {
             Some(l) => l.next()?,
@@ -510,9 +512,9 @@ impl Generator {
                 self.rand_notes
                     .get_or_insert_with(Vec::new)
                     .push(RandNote::Drawn(r));
-                (lastb as f64 * frac) as u64
+                (lastb_f * frac) as u64
             }
-            None => (lastb as f64 * self.st.random.next_fraction()) as u64,
+            None => self.st.random.next_below(lastb, lastb_f),
         };
         match &f.map {
             Some(m) if m.is_set(b) => {

@@ -27,6 +27,11 @@ fn seed_floor(x: u64, m: u64) -> u64 {
 /// value actually used is 29 + 19 + 5 = 53. Reproduced as-is so sequences match fio.
 const SEED_START: u64 = 29 + 19 + 5;
 
+/// Largest `lastb` whose 32-bit draws scale exactly in integers: `lastb * r` stays below 2^53
+/// for every r < 2^32, so fio's double product is exact and its truncation is the integer
+/// quotient.
+const EXACT_LASTB: u64 = 1 << 21;
+
 /// 32-bit combined Tausworthe state (taus88).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Taus88 {
@@ -48,7 +53,7 @@ impl Taus88 {
         t
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_u32(&mut self) -> u32 {
         #[inline(always)]
         fn step(s: u32, a: u32, b: u32, c: u32, d: u32) -> u32 {
@@ -118,7 +123,7 @@ impl FRand {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next(&mut self) -> u64 {
         match self {
             FRand::T32(t) => t.next_u32() as u64,
@@ -136,10 +141,27 @@ impl FRand {
     }
 
     /// `r / (max + 1.0)` computed in doubles exactly like fio, for scaling a draw to a range.
-    #[inline]
+    /// Always inlined: it is on the per-I/O path of every random job, where the call cost as
+    /// much as the draw; per generator the divisor is a constant (the same double as
+    /// `max() as f64 + 1.0`, both powers of two, so the quotient is bit-identical).
+    #[inline(always)]
     pub(crate) fn next_fraction(&mut self) -> f64 {
-        let m = self.max() as f64 + 1.0;
-        self.next() as f64 / m
+        match self {
+            FRand::T32(t) => t.next_u32() as f64 / 4294967296.0,
+            FRand::T64(t) => t.next_u64() as f64 / 18446744073709551616.0,
+        }
+    }
+
+    /// fio's `(unsigned long long)(lastb * (r / (FRAND_MAX + 1.0)))`: a uniform block in
+    /// `0..lastb` (`lastb_f` is `lastb as f64`). With the 32-bit generator and up to
+    /// [`EXACT_LASTB`] blocks the doubles are exact, so the integer `(lastb * r) >> 32` is
+    /// the same number without the float round trip.
+    #[inline(always)]
+    pub(crate) fn next_below(&mut self, lastb: u64, lastb_f: f64) -> u64 {
+        match self {
+            FRand::T32(t) if lastb <= EXACT_LASTB => (lastb * u64::from(t.next_u32())) >> 32,
+            _ => (lastb_f * self.next_fraction()) as u64,
+        }
     }
 
     /// `rand_between`: uniform in `start..=end` using fio's double scaling.
@@ -195,6 +217,53 @@ mod tests {
                 seen[(v - 1) as usize] = true;
             }
             assert!(seen.iter().all(|&s| s), "every value 1..=100 drawn");
+        }
+    }
+
+    #[test]
+    fn next_fraction_is_fios_quotient() {
+        // fio: `r / (FRAND_MAX + 1.0)` in doubles; the inlined constant divisors must agree.
+        for use64 in [false, true] {
+            let mut a = FRand::new(0xfeed, use64);
+            let mut b = a;
+            for _ in 0..10_000 {
+                let want = b.next() as f64 / (b.max() as f64 + 1.0);
+                assert_eq!(a.next_fraction().to_bits(), want.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn next_below_is_fios_double_formula() {
+        // Both generators, lastb on both sides of the integer shortcut's bound, extreme draws
+        // included (the last r of the sweep is FRAND_MAX for the 32-bit generator).
+        let lastbs = [
+            1,
+            2,
+            3,
+            1000,
+            262_144,
+            EXACT_LASTB - 1,
+            EXACT_LASTB,
+            EXACT_LASTB + 1,
+            1 << 40,
+            u64::MAX / 4096,
+        ];
+        for use64 in [false, true] {
+            for &lastb in &lastbs {
+                let mut a = FRand::new(lastb ^ 0x5eed, use64);
+                let mut b = a;
+                for _ in 0..20_000 {
+                    let want = (lastb as f64 * b.next_fraction()) as u64;
+                    assert_eq!(a.next_below(lastb, lastb as f64), want, "lastb {lastb}");
+                }
+            }
+        }
+        for r in [0u64, 1, 0x8000_0000, 0xffff_fffe, 0xffff_ffff] {
+            for lastb in [EXACT_LASTB, EXACT_LASTB - 1, 3] {
+                let want = (lastb as f64 * (r as f64 / 4294967296.0)) as u64;
+                assert_eq!((lastb * r) >> 32, want, "lastb {lastb} r {r}");
+            }
         }
     }
 

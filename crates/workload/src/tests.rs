@@ -767,6 +767,13 @@ fn plain_random_path_matches_the_general_path() {
     cases.push(j);
     let mut j = job(RwMode::RandWrite, 64 * K);
     j.number_ios = Some(7);
+    cases.push(j.clone());
+    j.timing.loops = 3;
+    cases.push(j);
+    let mut j = job(RwMode::RandTrim, 64 * K);
+    j.number_ios = Some(40);
+    j.io_size = Some(SizeSpec::Bytes(100 * K));
+    j.timing.loops = 2;
     cases.push(j);
     let files = vec![FileExtent {
         offset: 12 * K,
