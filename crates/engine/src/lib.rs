@@ -68,7 +68,7 @@ pub use factory::{
     create, is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES,
 };
 pub use mem::{MemSpec, Pinned};
-pub use sys::{errno_from_name, errno_name, open_file, OpenSpec};
+pub use sys::{errno_from_name, errno_name, open_file, positional_io, OpenSpec};
 
 /// What an I/O unit asks the engine to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,6 +280,14 @@ pub trait IoEngine: Send {
     /// as the read direction's dropped I/Os.
     fn dropped(&self) -> u64 {
         0
+    }
+    /// When every read and write of this engine is one pread64/pwrite64 on its file's
+    /// descriptor and nothing else (psync), those descriptors by file index: the runner's lean
+    /// loop then issues them itself through [`positional_io`], without a dynamic call whose
+    /// return after a syscall mispredicts. None for any other engine, or while a file is not
+    /// open yet.
+    fn positional_fds(&self) -> Option<Vec<RawFd>> {
+        None
     }
     /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit
     /// threads), so the runner can count their CPU time and context switches as the job's.

@@ -244,6 +244,12 @@ impl IoEngine for SyncEngine {
         Ok(())
     }
 
+    fn positional_fds(&self) -> Option<Vec<std::os::fd::RawFd>> {
+        let fds = self.files.iter().map(|t| t.fd);
+        (self.kind == SyncKind::Psync && self.files.iter().all(|t| t.fd >= 0))
+            .then(|| fds.collect())
+    }
+
     #[inline]
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target(self.name(), &self.files, io.file)?;
@@ -431,6 +437,31 @@ impl IoEngine for VsyncEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// Only psync hands its descriptors to the runner's lean loop, and only once every file
+    /// is open: pvsync2 adds flags, sync seeks, pvsync goes through an iovec.
+    #[test]
+    fn only_psync_with_every_file_open_offers_positional_fds() {
+        let f = std::fs::File::open("/dev/null").unwrap();
+        let file = |fd| EngineFile {
+            fd,
+            path: "/dev/null".into(),
+            size: 0,
+            writable: false,
+        };
+        let none = Rwf::from_options(&Default::default(), false);
+        let mut p = SyncEngine::new(SyncKind::Psync, none);
+        p.add_file(&file(f.as_raw_fd())).unwrap();
+        assert_eq!(p.positional_fds(), Some(vec![f.as_raw_fd()]));
+        p.add_file(&file(-1)).unwrap();
+        assert_eq!(p.positional_fds(), None, "a file not open yet");
+        for kind in [SyncKind::Sync, SyncKind::Pvsync, SyncKind::Pvsync2] {
+            let mut e = SyncEngine::new(kind, none);
+            e.add_file(&file(f.as_raw_fd())).unwrap();
+            assert_eq!(e.positional_fds(), None, "{kind:?}");
+        }
+    }
 
     #[test]
     fn hipri_percentage_is_roughly_honoured() {

@@ -453,6 +453,15 @@ pub(crate) unsafe fn positional_rw(
     }
 }
 
+/// psync's read (`write` false) or write of `buf` at `offset` of the file open as `fd`, as
+/// [`IoEngine::queue`] would do it (see [`crate::IoEngine::positional_fds`]): the byte count
+/// or `-errno`.
+#[inline(always)]
+pub fn positional_io(fd: RawFd, write: bool, buf: &mut [u8], offset: u64) -> i64 {
+    // SAFETY: buf is a live, exclusively borrowed slice of buf.len() bytes for the call.
+    unsafe { positional_rw(write, fd, buf.as_mut_ptr(), buf.len(), offset as i64) }
+}
+
 /// A syscall's ssize_t return as fiox's result convention: byte count, or `-errno`.
 #[inline]
 pub(crate) fn ret(r: isize) -> i64 {

@@ -239,6 +239,9 @@ pub struct IoLoop<'a> {
     /// I/Os the lean loop completed whose submit/complete/depth marks (one each, at depth 1)
     /// are not added yet: [`IoLoop::flush_plain`] adds them before anything reads them.
     plain_unmarked: u64,
+    /// psync's descriptors by file index while the lean loop runs (the engine's
+    /// `positional_fds`): the loop issues their reads and writes itself. Empty otherwise.
+    direct: Vec<std::os::fd::RawFd>,
     /// Each I/O's priority (the job's, or cmdprio's pick).
     prio: crate::prio::PrioPicker,
     /// Per-priority statistics hold lat (lat_percentiles) rather than clat, as fio's.
@@ -398,6 +401,7 @@ impl<'a> IoLoop<'a> {
             filled: false,
             ios_since_clock: 0,
             plain_unmarked: 0,
+            direct: Vec::new(),
             prio: crate::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
             prio_on_lat: job.stats.lat_percentiles,
         }
@@ -529,6 +533,7 @@ impl<'a> IoLoop<'a> {
     /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
     fn run_plain_sync(&mut self) {
         self.plain_loop();
+        self.direct.clear();
         self.flush_plain();
     }
 
@@ -544,6 +549,8 @@ impl<'a> IoLoop<'a> {
             return;
         };
         let buf = self.pool.ptr(id as usize);
+        // Asked at each entry: the general path may have reopened files since.
+        self.direct = self.engine.positional_fds().unwrap_or_default();
         while self.end.is_none() {
             let Some(req) = self.next_request_of(true) else {
                 return;
@@ -605,7 +612,21 @@ impl<'a> IoLoop<'a> {
             ioprio,
             ..Slot::default()
         };
-        let r = self.engine.queue(id, &unit);
+        let r = match self.direct.get(req.file as usize) {
+            // psync's read or write inline: no dynamic call to return through after the syscall.
+            Some(&fd) if d < 2 => {
+                match self.pool.slice_mut(id as usize).get_mut(..req.len as usize) {
+                    Some(b) => Ok(Queued::Done(fiox_engine::positional_io(
+                        fd,
+                        d == 1,
+                        b,
+                        req.offset,
+                    ))),
+                    None => self.engine.queue(id, &unit),
+                }
+            }
+            _ => self.engine.queue(id, &unit),
+        };
         match r {
             Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.

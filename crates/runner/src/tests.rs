@@ -571,3 +571,33 @@ fn act_slices_count_every_io_and_groups_keep_the_last_jobs_options() {
     assert_eq!(slices.len(), 1);
     assert_eq!(slices[0].total_ios, 2 * 256);
 }
+
+/// The lean loop issues psync's reads and writes itself (the engine's positional_fds): the
+/// bytes land at the offsets the job drew, and read back as the engine would read them.
+#[test]
+fn lean_psync_writes_and_reads_its_blocks_in_place() {
+    let d = tmpdir("lean-psync");
+    let mut w = job("lw", RwMode::RandWrite, 1 << 20);
+    w.thread = false;
+    w.files.filenames = vec![d.join("f").display().to_string()];
+    w.buffers.pattern = b"fiox-lean".to_vec();
+    let out = run(&[w.clone()], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.result.jobs[0].dirs.write.io_bytes, 1 << 20);
+    let data = std::fs::read(d.join("f")).unwrap();
+    assert_eq!(data.len(), 1 << 20);
+    for (i, block) in data.chunks(4096).enumerate() {
+        let want: Vec<u8> = b"fiox-lean".iter().copied().cycle().take(4096).collect();
+        assert_eq!(block, &want[..], "block {i}");
+    }
+    let mut r = w;
+    r.name = "lr".into();
+    r.rw = RwSpec {
+        mode: RwMode::RandRead,
+        n: 0,
+    };
+    let out = run(&[r], &quiet(), &mut |_| {});
+    assert!(out.errors.is_empty(), "{:?}", out.errors);
+    assert_eq!(out.result.jobs[0].dirs.read.total_ios, 256);
+    std::fs::remove_dir_all(&d).unwrap();
+}
