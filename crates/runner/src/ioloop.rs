@@ -537,7 +537,6 @@ impl<'a> IoLoop<'a> {
         self.flush_plain();
     }
 
-    #[inline(always)]
     fn plain_loop(&mut self) {
         if self.inflight != 0 || !self.requeue.is_empty() {
             return;
@@ -548,15 +547,26 @@ impl<'a> IoLoop<'a> {
         let Some(&id) = self.free.last() else {
             return;
         };
-        let buf = self.pool.ptr(id as usize);
         // Asked at each entry: the general path may have reopened files since.
         self.direct = self.engine.positional_fds().unwrap_or_default();
+        if self.direct.is_empty() {
+            self.plain_ios::<false>(id);
+        } else {
+            self.plain_ios::<true>(id);
+        }
+    }
+
+    /// The lean loop's I/Os on unit `id`; `DIRECT`: psync's reads and writes issued here
+    /// (`direct`), decided once so that other engines' loops carry no test for it.
+    #[inline(always)]
+    fn plain_ios<const DIRECT: bool>(&mut self, id: u32) {
+        let buf = self.pool.ptr(id as usize);
         while self.end.is_none() {
             let Some(req) = self.next_request_of(true) else {
                 return;
             };
             self.last_file = req.file;
-            if !self.plain_io(id, buf, req) {
+            if !self.plain_io::<DIRECT>(id, buf, req) {
                 // The unit took the general path: so does the rest of the job.
                 return;
             }
@@ -581,7 +591,7 @@ impl<'a> IoLoop<'a> {
     /// takes the general path from its result on, its unit off the free list as there.
     /// True: the unit completed in full and is free again (the lean loop goes on).
     #[inline(always)]
-    fn plain_io(&mut self, id: u32, buf: BufPtr, req: IoReq) -> bool {
+    fn plain_io<const DIRECT: bool>(&mut self, id: u32, buf: BufPtr, req: IoReq) -> bool {
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
@@ -612,7 +622,12 @@ impl<'a> IoLoop<'a> {
             ioprio,
             ..Slot::default()
         };
-        let r = match self.direct.get(req.file as usize) {
+        let direct = if DIRECT {
+            self.direct.get(req.file as usize)
+        } else {
+            None
+        };
+        let r = match direct {
             // psync's read or write inline: no dynamic call to return through after the syscall.
             Some(&fd) if d < 2 => {
                 match self.pool.slice_mut(id as usize).get_mut(..req.len as usize) {
