@@ -18,16 +18,17 @@
 //!   progress: the blocks behind it are queued behind it in glibc. A scan costs the completions
 //!   it finds plus one aio_error per busy file (at most [`SCAN_WINDOW`] files in progress per
 //!   scan, in rotation, so a job with thousands of files is bounded too). The scan before this
-//!   one polled the 32 oldest blocks in progress on every scan, most of its aio_error calls
-//!   (6-15 per I/O at depth 100, where fio's full scans cost 3-6).
+//!   one polled the 32 oldest blocks in progress on every scan: 6-20 aio_error calls per I/O
+//!   at depth 100 on tmpfs (fio's full scans: 3-10; now 1.06).
 //! - Finished blocks beyond the caller's `max` are kept for the next calls: one scan serves the
 //!   default `iodepth_batch_complete_max=1` many times.
 //! - When it must sleep, it waits for the block half-way down a file's queue (or the `min`th),
 //!   not the oldest: glibc finishes the blocks in front of it first, so one wake-up collects
 //!   half the queue while the other half keeps the helper busy. Waiting on the oldest blocks
-//!   woke the caller every one or two completions (0.09 aio_suspend calls per I/O at depth 100,
-//!   fio 0.02), and every wake-up cost the helper thread a futex wake under the lock it needs
-//!   for the next request: that was most of the gap to fio's posixaio at depth 100.
+//!   woke the caller every one or two completions (0.07-0.10 aio_suspend calls per I/O at depth
+//!   100 on tmpfs, fio 0.013-0.026, now 0.018; 0.9-1.0 on ext4 with direct=1, now 0.02), and
+//!   every wake-up cost the helper thread a futex wake under the lock it needs for the next
+//!   request: that was most of the gap to fio's posixaio at depth 100.
 //!   (fio waits on the first 8 blocks in slot order, which in submission order are scattered,
 //!   so its first wake-up comes after about depth/9 completions.)
 //!
