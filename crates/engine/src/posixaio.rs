@@ -23,12 +23,16 @@
 //! - Finished blocks beyond the caller's `max` are kept for the next calls: one scan serves the
 //!   default `iodepth_batch_complete_max=1` many times.
 //! - When it must sleep, it waits for the block half-way down a file's queue (or the `min`th),
-//!   not the oldest: glibc finishes the blocks in front of it first, so one wake-up collects
-//!   half the queue while the other half keeps the helper busy. Waiting on the oldest blocks
-//!   woke the caller every one or two completions (0.07-0.10 aio_suspend calls per I/O at depth
-//!   100 on tmpfs, fio 0.013-0.026, now 0.018; 0.9-1.0 on ext4 with direct=1, now 0.02), and
-//!   every wake-up cost the helper thread a futex wake under the lock it needs for the next
-//!   request: that was most of the gap to fio's posixaio at depth 100.
+//!   not the oldest, as long as [`SUSPEND_RESERVE`] requests stay queued behind it: glibc
+//!   finishes the blocks in front of it first, so one wake-up collects a batch while the rest
+//!   keeps the helper busy. Waiting on the oldest blocks woke the caller every one or two
+//!   completions (0.07-0.10 aio_suspend calls per I/O at depth 100 on tmpfs, fio 0.013-0.026,
+//!   now 0.018; 0.9-1.0 on ext4 with direct=1, now 0.02), and every wake-up cost the helper
+//!   thread a futex wake under the lock it needs for the next request: that was most of the
+//!   gap to fio's posixaio at depth 100. The reserve is for shallow queues: waiting for half
+//!   of 8 or 32 requests let the helper run dry while the caller was being woken (tmpfs, idle
+//!   cores: 195k against 260k IOPS at depth 8, 740k against 930k at depth 32), so with 32 or
+//!   fewer in flight the caller waits on the oldest block, as before.
 //!   (fio waits on the first 8 blocks in slot order, which in submission order are scattered,
 //!   so its first wake-up comes after about depth/9 completions.)
 //!
@@ -46,6 +50,10 @@ use std::collections::VecDeque;
 /// Most control blocks one aio_suspend waits on (fio's engine uses the same bound): one per
 /// busy file.
 pub(crate) const SUSPEND_ENTRIES: usize = 8;
+
+/// Requests a sleeping caller leaves queued behind the block it waits on, so that glibc's
+/// helper still has work while the caller wakes up and refills the queue (see the module docs).
+pub(crate) const SUSPEND_RESERVE: usize = 32;
 
 /// Busy files whose oldest block is in progress that one scan visits before it stops (the
 /// next scan carries on from there).
@@ -198,8 +206,9 @@ impl PosixAioEngine {
 
     /// Choose what to sleep on once a full scan found too little: per busy file (all of them
     /// seen in progress by that scan), the block whose completion means `need` or half the
-    /// file's queue are done; the file's oldest instead when that block is done already
-    /// (finished out of order: sleeping on it would return at once, and again).
+    /// file's queue are done, keeping [`SUSPEND_RESERVE`] queued behind it; the file's oldest
+    /// instead when that block is done already (finished out of order: sleeping on it would
+    /// return at once, and again).
     fn fill_wait_list(&mut self, need: usize) {
         self.wait_list.clear();
         for k in 0..self.busy.len().min(SUSPEND_ENTRIES) {
@@ -207,7 +216,8 @@ impl PosixAioEngine {
             let (Some(&oldest), len) = (q.front(), q.len()) else {
                 continue;
             };
-            let at = need.max(len / 2).clamp(1, len) - 1;
+            let batch = (len / 2).min(len.saturating_sub(SUSPEND_RESERVE));
+            let at = need.max(batch).clamp(1, len) - 1;
             let mut i = q[at];
             if at > 0 && self.poll(i) != libc::EINPROGRESS {
                 i = oldest;
@@ -565,13 +575,14 @@ mod tests {
         close_pipes(&fds);
     }
 
-    /// A caller that must sleep sleeps until half the file's queue is done, not until the
-    /// oldest block is: with completions arriving one by one, 100 reads reaped with
-    /// getevents(1, ..) take at most 8 aio_suspend calls (100, 50, 25, 13, 7, 4, 2, 1 left
-    /// at each), where waiting on the oldest blocks took one per completion or two.
+    /// A caller that must sleep sleeps until half the file's queue is done (keeping 32 queued
+    /// behind), not until the oldest block is: with completions arriving one by one, 200 reads
+    /// reaped with getevents(1, ..) take at most 35 aio_suspend calls (200, 100, 50, 32 left
+    /// after the first three; the last 32 one at a time, as at shallow depth), where waiting on
+    /// the oldest blocks took one per completion or two.
     #[test]
     fn a_wake_up_collects_half_the_queue() {
-        const DEPTH: usize = 100;
+        const DEPTH: usize = 200;
         let (mut e, fds) = pipe_engine(DEPTH, 1);
         let bufs = crate::BufPool::new(DEPTH, 8, 8).unwrap();
         for i in 0..DEPTH as u32 {
@@ -597,7 +608,7 @@ mod tests {
         }
         writer.join().unwrap();
         assert!(
-            e.suspends <= 8,
+            e.suspends <= 35,
             "{} aio_suspend calls in {calls} getevents",
             e.suspends
         );
@@ -614,5 +625,42 @@ mod tests {
         units.sort();
         assert_eq!(units, (0..DEPTH as u32).collect::<Vec<u32>>());
         close_pipes(&fds);
+    }
+
+    /// What a caller sleeps on: the oldest block while 32 or fewer are queued (waiting for
+    /// half of 8 let glibc's helper run dry during the wake-up), the 16th of 48 and the 50th
+    /// of 100 (at least 32 stay queued behind it), the 500th of 1000.
+    #[test]
+    fn a_sleep_keeps_the_reserve_queued_behind_the_block_it_waits_on() {
+        for (depth, waited) in [(8usize, 0usize), (32, 0), (48, 15), (100, 49), (1000, 499)] {
+            let (mut e, fds) = pipe_engine(depth, 1);
+            let bufs = crate::BufPool::new(depth, 8, 8).unwrap();
+            for i in 0..depth as u32 {
+                let u = IoUnit {
+                    op: IoOp::Read,
+                    file: 0,
+                    offset: 0,
+                    len: 8,
+                    buf: bufs.ptr(i as usize),
+                    ioprio: 0,
+                };
+                assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
+            }
+            let mut out = Vec::new();
+            e.getevents(0, 1, &mut out).unwrap();
+            e.fill_wait_list(1);
+            let want: *const libc::aiocb = &e.cbs[e.queues[0][waited]];
+            let got = e.wait_list.clone();
+            feed(fds[0][1], 0, depth as u64, None);
+            while out.len() < depth {
+                e.getevents(1, depth, &mut out).unwrap();
+            }
+            assert_eq!(
+                got,
+                vec![want],
+                "depth {depth}: wait on the block at {waited}"
+            );
+            close_pipes(&fds);
+        }
     }
 }
