@@ -413,29 +413,9 @@ mod tests {
     #[test]
     fn deep_queue_scans_a_window_and_reaps_every_unit_once() {
         const DEPTH: usize = 1000;
-        let mut fds = [0; 2];
-        // SAFETY: fds has room for the two descriptors pipe() writes.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let mut e = PosixAioEngine::new(DEPTH as u32);
-        e.add_file(&EngineFile {
-            fd: fds[0],
-            path: "pipe".into(),
-            size: 1 << 30,
-            writable: false,
-        })
-        .unwrap();
-        let bufs = crate::BufPool::new(DEPTH, 8, 8).unwrap();
-        for i in 0..DEPTH as u32 {
-            let u = IoUnit {
-                op: IoOp::Read,
-                file: 0,
-                offset: 0,
-                len: 8,
-                buf: bufs.ptr(i as usize),
-                ioprio: 0,
-            };
-            assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
-        }
+        let (mut e, pipes) = pipe_engine(DEPTH, 1);
+        let fds = pipes[0];
+        let bufs = queue_pipe_reads(&mut e, DEPTH, 1);
         let mut out = Vec::new();
         let reaped = e.getevents(0, 1, &mut out);
         let polls = e.polls;
@@ -468,11 +448,7 @@ mod tests {
         );
         assert!(e.polls <= (DEPTH + e.scans as usize * SCAN_WINDOW) as u64);
         assert_eq!(e.active, 0);
-        // SAFETY: closing the pipe this test opened; nothing is in flight.
-        unsafe {
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        }
+        close_pipes(&pipes);
     }
 
     /// A pipe per file: glibc's helper blocks in a read until data arrives, so what is in
@@ -494,6 +470,24 @@ mod tests {
             fds.push(p);
         }
         (e, fds)
+    }
+
+    /// Queue `n` 8-byte reads, unit i on file i % `files`, each left in progress (a pipe's
+    /// reads wait for data); the buffers they read into.
+    fn queue_pipe_reads(e: &mut PosixAioEngine, n: usize, files: u32) -> crate::BufPool {
+        let bufs = crate::BufPool::new(n, 8, 8).unwrap();
+        for i in 0..n as u32 {
+            let u = IoUnit {
+                op: IoOp::Read,
+                file: i % files,
+                offset: 0,
+                len: 8,
+                buf: bufs.ptr(i as usize),
+                ioprio: 0,
+            };
+            assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
+        }
+        bufs
     }
 
     /// Write `n` 8-byte chunks (numbered from `first`) to a pipe, one write each.
@@ -526,18 +520,7 @@ mod tests {
     fn a_scan_polls_each_busy_file_once_and_files_do_not_wait_for_each_other() {
         const DEPTH: usize = 100;
         let (mut e, fds) = pipe_engine(DEPTH, 2);
-        let bufs = crate::BufPool::new(DEPTH, 8, 8).unwrap();
-        for i in 0..DEPTH as u32 {
-            let u = IoUnit {
-                op: IoOp::Read,
-                file: i % 2,
-                offset: 0,
-                len: 8,
-                buf: bufs.ptr(i as usize),
-                ioprio: 0,
-            };
-            assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
-        }
+        let _bufs = queue_pipe_reads(&mut e, DEPTH, 2);
         let mut out = Vec::new();
         let reaped = e.getevents(0, 1, &mut out);
         let polls = e.polls;
@@ -584,18 +567,7 @@ mod tests {
     fn a_wake_up_collects_half_the_queue() {
         const DEPTH: usize = 200;
         let (mut e, fds) = pipe_engine(DEPTH, 1);
-        let bufs = crate::BufPool::new(DEPTH, 8, 8).unwrap();
-        for i in 0..DEPTH as u32 {
-            let u = IoUnit {
-                op: IoOp::Read,
-                file: 0,
-                offset: 0,
-                len: 8,
-                buf: bufs.ptr(i as usize),
-                ioprio: 0,
-            };
-            assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
-        }
+        let bufs = queue_pipe_reads(&mut e, DEPTH, 1);
         // One read finishes at a time (pacing only: nothing below depends on how long).
         let w = fds[0][1];
         let pace = Some(std::time::Duration::from_millis(1));
@@ -634,18 +606,7 @@ mod tests {
     fn a_sleep_keeps_the_reserve_queued_behind_the_block_it_waits_on() {
         for (depth, waited) in [(8usize, 0usize), (32, 0), (48, 15), (100, 49), (1000, 499)] {
             let (mut e, fds) = pipe_engine(depth, 1);
-            let bufs = crate::BufPool::new(depth, 8, 8).unwrap();
-            for i in 0..depth as u32 {
-                let u = IoUnit {
-                    op: IoOp::Read,
-                    file: 0,
-                    offset: 0,
-                    len: 8,
-                    buf: bufs.ptr(i as usize),
-                    ioprio: 0,
-                };
-                assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
-            }
+            let _bufs = queue_pipe_reads(&mut e, depth, 1);
             let mut out = Vec::new();
             e.getevents(0, 1, &mut out).unwrap();
             e.fill_wait_list(1);
