@@ -437,15 +437,7 @@ mod tests {
         units.sort();
         assert_eq!(units, (0..DEPTH as u32).collect::<Vec<u32>>());
         assert!(out.iter().all(|c| c.result == 8), "every read got 8 bytes");
-        let mut got: Vec<u64> = (0..DEPTH)
-            .map(|i| u64::from_le_bytes(bufs.slice(i)[..8].try_into().unwrap()))
-            .collect();
-        got.sort();
-        assert_eq!(
-            got,
-            (0..DEPTH as u64).collect::<Vec<u64>>(),
-            "each chunk read once"
-        );
+        assert_each_chunk_read_once(&bufs, DEPTH);
         assert!(e.polls <= (DEPTH + e.scans as usize * SCAN_WINDOW) as u64);
         assert_eq!(e.active, 0);
         close_pipes(&pipes);
@@ -488,6 +480,19 @@ mod tests {
             assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
         }
         bufs
+    }
+
+    /// The `n` buffers hold the chunks 0..n that `feed` numbered, each exactly once.
+    fn assert_each_chunk_read_once(bufs: &crate::BufPool, n: usize) {
+        let mut got: Vec<u64> = (0..n)
+            .map(|i| u64::from_le_bytes(bufs.slice(i)[..8].try_into().unwrap()))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            (0..n as u64).collect::<Vec<u64>>(),
+            "each chunk read once"
+        );
     }
 
     /// Write `n` 8-byte chunks (numbered from `first`) to a pipe, one write each.
@@ -584,15 +589,7 @@ mod tests {
             "{} aio_suspend calls in {calls} getevents",
             e.suspends
         );
-        let mut got: Vec<u64> = (0..DEPTH)
-            .map(|i| u64::from_le_bytes(bufs.slice(i)[..8].try_into().unwrap()))
-            .collect();
-        got.sort();
-        assert_eq!(
-            got,
-            (0..DEPTH as u64).collect::<Vec<u64>>(),
-            "each chunk read once"
-        );
+        assert_each_chunk_read_once(&bufs, DEPTH);
         let mut units: Vec<u32> = out.iter().map(|c| c.unit).collect();
         units.sort();
         assert_eq!(units, (0..DEPTH as u32).collect::<Vec<u32>>());
