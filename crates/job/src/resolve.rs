@@ -561,6 +561,50 @@ fn fill_device_scope(job: &mut JobSpec) {
 }
 
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
+/// fio's fixup_options for the verify header interval of a job that writes headers: with
+/// varying write sizes (bsrange, bssplit) and no verify_interval, one header per smallest
+/// write; an interval above the smallest write (or, in a reading job, the smallest read) is cut
+/// to it; one that does not divide both the smallest and the largest write becomes their gcd.
+/// So fiox writes and checks headers where fio does (fio verifies fiox's data and the other
+/// way round). A fixed write size with no interval keeps `None`: one header per block, which
+/// is what fio's gcd gives. verify_interval=0 stays for the verifier to refuse.
+fn verify_interval_fixup(job: &mut JobSpec) {
+    use crate::spec::VerifyMethod as M;
+    if matches!(job.verify.method, M::None | M::Pattern | M::Null)
+        || job.verify.verify_interval == Some(0)
+    {
+        return;
+    }
+    let (wmin, wmax, rmin) = (job.bs.write.min, job.bs.write.max, job.bs.read.min);
+    if wmin == 0 {
+        return;
+    }
+    let given = job.verify.verify_interval;
+    let mut vi = given.unwrap_or(0);
+    if wmax != wmin && vi == 0 {
+        vi = wmin;
+    }
+    if vi > wmin {
+        vi = wmin;
+    } else if job.rw.mode.has_read() && vi > rmin {
+        vi = rmin;
+    }
+    if vi == 0 || wmin % vi != 0 || wmax % vi != 0 {
+        vi = gcd(wmin, wmax);
+    }
+    if given.is_some() || wmin != wmax || vi != wmin {
+        job.verify.verify_interval = Some(vi);
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
         job.notes
@@ -589,6 +633,7 @@ fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.files.fill_device {
         fill_device_scope(job);
     }
+    verify_interval_fixup(job);
     // fio: loops=0 means once; a disabled latency has no percentiles.
     if job.timing.loops == 0 {
         job.timing.loops = 1;
@@ -685,6 +730,59 @@ mod tests {
         let clones: Vec<u32> = three.iter().map(|j| j.clone_index).collect();
         assert_eq!(clones, [0, 3, 2, 1], "fio counts clones down after the job");
         assert!(jobs[5].stonewall, "second file starts with a barrier");
+    }
+
+    /// fio's fixup_options for verify_interval, case by case.
+    #[test]
+    fn verify_interval_follows_fio() {
+        let vi = |opts: &[(&str, Option<&str>)]| {
+            let mut o = vec![("verify", Some("crc32c")), ("rw", Some("randwrite"))];
+            o.extend_from_slice(opts);
+            resolve(&[sec("a", 1, &o)]).unwrap()[0]
+                .verify
+                .verify_interval
+        };
+        assert_eq!(vi(&[("bs", Some("8k"))]), None, "one header per block");
+        assert_eq!(vi(&[("bsrange", Some("4k-64k"))]), Some(4096));
+        assert_eq!(vi(&[("bssplit", Some("8k/50:24k/50"))]), Some(8192));
+        let given = ("verify_interval", Some("16k"));
+        assert_eq!(
+            vi(&[("bs", Some("8k")), given]),
+            Some(8192),
+            "cut to the write"
+        );
+        assert_eq!(
+            vi(&[("bs", Some("24k")), given]),
+            Some(24576),
+            "no factor: the gcd"
+        );
+        assert_eq!(vi(&[("bs", Some("48k")), given]), Some(16384));
+        let read = vec![
+            ("verify", Some("crc32c")),
+            ("rw", Some("randrw")),
+            ("bs", Some("4k,16k")),
+        ];
+        let mut r = read.clone();
+        r.push(("verify_interval", Some("8k")));
+        assert_eq!(
+            resolve(&[sec("a", 1, &r)]).unwrap()[0]
+                .verify
+                .verify_interval,
+            Some(4096)
+        );
+        assert_eq!(
+            resolve(&[sec("a", 1, &read)]).unwrap()[0]
+                .verify
+                .verify_interval,
+            None
+        );
+        let pattern = [("verify", Some("pattern")), ("bsrange", Some("4k-64k"))];
+        assert_eq!(
+            resolve(&[sec("a", 1, &pattern)]).unwrap()[0]
+                .verify
+                .verify_interval,
+            None
+        );
     }
 
     /// merge_blktrace_scalars/iters without a merge file do nothing: said, not ignored.
