@@ -314,7 +314,8 @@ pub(super) static OPTS: &[OptDef] = &[
         j.verify.verify_interval = Some(v.size()?);
         Ok(())
     })
-    .range(2, 1 << 40),
+    .range(2, 1 << 40)
+    .long("As fio: without it, one header per block, or with varying write sizes (bsrange, bssplit) one per smallest write. A value above the smallest write (in a job that also reads, above the smallest read) is cut to it, and one that does not divide both the smallest and the largest write becomes their greatest common divisor, so fiox's headers sit where fio's do."),
     OptDef::new("verify_offset", K::Size, C::Verify, "Place the verify header N bytes into the block", |j, v| {
         j.verify.verify_offset = v.size()?;
         Ok(())
