@@ -766,11 +766,19 @@ fn run_phase(
         None => (run_stop, None),
     };
     let mut synced = None;
+    let parts = flow::Parts::new(
+        phase
+            .iter()
+            .map(|&i| flows[i].clone().map(|f| flow::Member::new(f, &jobs[i]))),
+    );
+    let parts = &parts;
     let outcomes: Vec<(usize, worker::JobOutcome)> = std::thread::scope(|s| {
         let handles: Vec<_> = phase
             .iter()
-            .map(|&i| {
+            .enumerate()
+            .map(|(pos, &i)| {
                 let job = &jobs[i];
+                let flow = parts.slot(pos);
                 let h = std::thread::Builder::new()
                     .name(format!("fiox-{}", job.name))
                     .spawn_scoped(s, move || {
@@ -788,9 +796,7 @@ fn run_phase(
                             allow_destructive: opts.allow_destructive,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
-                            flow: std::sync::Mutex::new(
-                                flows[i].clone().map(|f| flow::Member::new(f, job)),
-                            ),
+                            flow,
                             locks: locks[i].as_deref(),
                             start: gate_ref.map(sync::Ticket::new),
                             cgroups,
@@ -815,12 +821,8 @@ fn run_phase(
                 (i, h)
             })
             .collect();
+        let live = || reap_flows(&handles, parts);
         if let Some(sync) = sync {
-            let live = || {
-                handles
-                    .iter()
-                    .any(|(_, h)| h.as_ref().is_ok_and(|h| !h.is_finished()))
-            };
             let driver = PhaseDriver {
                 sync,
                 gate: &gate,
@@ -835,6 +837,9 @@ fn run_phase(
                 .map(|&i| progress[i].planned_bytes.load(Ordering::Relaxed))
                 .sum();
             synced = Some((rec, stop));
+        }
+        while parts.any() && live() {
+            std::thread::sleep(flow::REAP_INTERVAL);
         }
         handles
             .into_iter()
@@ -983,6 +988,23 @@ fn terminate(jobs: &[JobSpec], i: usize, progress: &[Progress]) {
 }
 
 /// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
+/// fio's reap_threads for flows: the flow part of each finished job is released (a job
+/// still running keeps being held by a partner until then). True while some job runs.
+fn reap_flows<T>(
+    handles: &[(usize, std::io::Result<std::thread::ScopedJoinHandle<'_, T>>)],
+    parts: &flow::Parts,
+) -> bool {
+    let mut running = false;
+    for (pos, (_, h)) in handles.iter().enumerate() {
+        if h.as_ref().is_ok_and(|h| !h.is_finished()) {
+            running = true;
+        } else {
+            parts.release(pos);
+        }
+    }
+    running
+}
+
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {
     let Some(name) = &job.wait_for else { return };
     let targets: Vec<usize> = (0..job.index as usize)

@@ -35,9 +35,10 @@ pub struct JobEnv<'a> {
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.
     pub status: bool,
-    /// The job's part in its flow (`flow` > 0), taken by the I/O loop; a job that ends
-    /// before its I/O drops it with the environment, which takes its weight out of the flow.
-    pub flow: std::sync::Mutex<Option<crate::flow::Member>>,
+    /// The job's part in its flow (`flow` > 0), lent to the I/O loop and given back when the
+    /// loop ends: the job leaves its flow when the coordinator reaps it (`flow::Reaper`), as
+    /// fio's reap_threads does, not the moment its own loop stops.
+    pub flow: &'a std::sync::Mutex<Option<crate::flow::Member>>,
     /// `lockfile=`: the file locks this job shares with its clones (None: no locking).
     pub locks: Option<&'a crate::filelock::Shared>,
     /// In a run with other processes: the job's place at its phase's start gate, where it waits
@@ -740,7 +741,6 @@ fn run_io(
     if job.replay.read_iolog.is_some() {
         lp.replay = Some(replay_queue(job, result)?);
     }
-    lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
     lp.locks = env
         .locks
         .map(|s| crate::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
@@ -783,7 +783,12 @@ fn run_io(
         }
     }
     lp.blocks = block_infos(job, plan)?;
-    run_phases(env, &mut lp, verify_phase_only, replay, measure, result)
+    lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
+    let done = run_phases(env, &mut lp, verify_phase_only, replay, measure, result);
+    if let (Some(m), Ok(mut slot)) = (lp.flow.take(), env.flow.lock()) {
+        *slot = Some(m);
+    }
+    done
 }
 
 /// `block_error_percentiles`: the blocks of the job's one file, of the trim block size (fio
