@@ -762,21 +762,43 @@ fn triggers_stop_the_run_and_run_the_command() {
     assert!(!Path::new(&tf).exists(), "the trigger file is removed");
 }
 
-/// The per-window IOPS (second column) of an iops log written with `log_avg_msec`.
-fn window_rates(path: &str) -> Vec<f64> {
+/// The windows (end time, IOPS) of an iops log written with `log_avg_msec`.
+fn windows(path: &str) -> Vec<(u64, f64)> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
-        .filter_map(|l| l.split(',').nth(1)?.trim().parse().ok())
+        .filter_map(|l| {
+            let mut f = l.split(',').map(str::trim);
+            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        })
         .collect()
 }
 
-/// A job's mean IOPS over the middle half of its iops log (the quarters at either end left
-/// out: there one job of a flow may run alone, if it started or ended a while before the other).
-fn middle_rate(path: &str) -> f64 {
-    let r = window_rates(path);
-    assert!(r.len() >= 20, "{path}: only {} windows", r.len());
-    let middle = &r[r.len() / 4..r.len() - r.len() / 4];
-    middle.iter().sum::<f64>() / middle.len() as f64
+/// The ratio of two jobs' I/O over the middle half of the time both ran, from iops logs with
+/// Unix epoch times (so their windows line up whenever each job started): at either end one
+/// job of a flow may run alone, if it started or ended a while before the other.
+fn common_ratio(num: &str, den: &str) -> f64 {
+    let (n, d) = (windows(num), windows(den));
+    assert!(
+        n.len() >= 20 && d.len() >= 20,
+        "{num}: {}, {den}: {}",
+        n.len(),
+        d.len()
+    );
+    let from = n[0].0.max(d[0].0);
+    let to = n[n.len() - 1].0.min(d[d.len() - 1].0);
+    assert!(
+        to > from + 1000,
+        "the jobs ran together {} ms",
+        to.saturating_sub(from)
+    );
+    let (lo, hi) = (from + (to - from) / 4, to - (to - from) / 4);
+    let sum = |w: &[(u64, f64)]| -> f64 {
+        w.iter()
+            .filter(|(t, _)| (lo..=hi).contains(t))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    sum(&n) / sum(&d)
 }
 
 /// flow: two jobs of one flow_id with weights 1 and 3 issue I/O about 1:3 while they run
@@ -784,9 +806,7 @@ fn middle_rate(path: &str) -> f64 {
 /// The exact 1:3 of the algorithm is checked in fiox-runner's flow tests. On a loaded machine
 /// one job may start or end a while before the other and run alone, which skewed a ratio of
 /// whole-job totals; so the ratio is taken from per-job iops logs (100 ms windows) over the
-/// time both ran. Log times count from each job's own start (fio's td->epoch), so the logs
-/// cannot be aligned exactly: the middle half of each job's 4 s lies in the common time
-/// unless the jobs started a second apart.
+/// middle half of the time both ran, aligned by their Unix epoch times.
 #[test]
 fn flow_keeps_the_weights_like_fio() {
     let dir = TempDir::new("flow");
@@ -794,14 +814,14 @@ fn flow_keeps_the_weights_like_fio() {
     for sleep in ["0", "100"] {
         let text = format!(
             "[global]\nioengine=null\nrw=read\nbs=4k\nsize=1g\ntime_based\nruntime=4\nflow_sleep={sleep}\n\
-             log_avg_msec=100\n\
+             log_avg_msec=100\nlog_unix_epoch=1\n\
              [a]\nflow=1\nwrite_iops_log=a\n[b]\nflow=3\nwrite_iops_log=b\n[c]\nflow=1\nflow_id=9\n"
         );
         std::fs::write(&file, text).unwrap();
         // Job numbers 1 and 2 in the log names, as fio's per-job logs.
         let ratio = |cwd: &Path| {
-            middle_rate(&format!("{}/b_iops.2.log", cwd.display()))
-                / middle_rate(&format!("{}/a_iops.1.log", cwd.display()))
+            let log = |name: &str| format!("{}/{name}", cwd.display());
+            common_ratio(&log("b_iops.2.log"), &log("a_iops.1.log"))
         };
         let ours_dir = TempDir::new("flow-fiox");
         let r = fiox_in(ours_dir.path(), &[file.as_str(), "--output-format=json"]);
@@ -809,9 +829,7 @@ fn flow_keeps_the_weights_like_fio() {
         let c = r.json()["jobs"][2]["read"]["total_ios"].as_u64().unwrap();
         assert!(c > 0, "flow_sleep={sleep}: c was held");
         let ours = ratio(ours_dir.path());
-        // Over the common time both measured 2.96..3.08 at load 5 to 9, but 3.81 once while
-        // the whole test suite ran beside it: the bounds stay those whole-job totals needed.
-        let weights = 2.0..4.5;
+        let weights = 2.5..3.6;
         assert!(weights.contains(&ours), "flow_sleep={sleep}: b/a = {ours}");
         if fio_available() {
             let fio_dir = TempDir::new("flow-fio");
