@@ -407,6 +407,17 @@ fn running_job_keeps_its_device_claimed() {
         ],
     );
     let mut child = child;
+    // Probe only once the jobs write (the claim is taken before any job opens the device): a
+    // probe's own claim taken while fiox starts would make fiox refuse the device as in use.
+    let writing = |pid: u32| {
+        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+        io.lines()
+            .filter_map(|l| l.strip_prefix("wchar: "))
+            .any(|n| n.trim() != "0")
+    };
+    while child.try_wait().unwrap().is_none() && !writing(child.id()) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let mut busy = false;
     while child.try_wait().unwrap().is_none() {
         match claim(dev.path()) {
@@ -451,7 +462,7 @@ fn jobs_sharing_a_device_claim_keep_the_shared_file_table() {
         "--runtime=20",
         "--output-format=terse",
     ];
-    let (tasks, in_main) = file_tables_during(&args, &path);
+    let (tasks, in_main) = file_tables_during(&args, &path, |_, in_main| in_main >= 3);
     assert_eq!(
         in_main, 3,
         "descriptors of the device in the main table ({tasks:?})"

@@ -704,15 +704,16 @@ fn cgroup_puts_the_job_in_the_group_like_fio() {
         a.extend_from_slice(extra);
         a.push("--output-format=json");
         let prog = if tool == "fio" { "fio" } else { fiox_bin() };
-        let child = Command::new(prog)
+        let mut child = Command::new(prog)
             .args(&a)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // While it runs, a thread of it is in the group.
+        // While it runs, a thread of it is in the group (polled until the run ends, however
+        // slowly a loaded machine starts it; only the JSON report goes to the pipe).
         let mut seen = false;
-        for _ in 0..100 {
+        while child.try_wait().unwrap().is_none() {
             std::thread::sleep(std::time::Duration::from_millis(10));
             let t = std::fs::read_to_string(group.join(members)).unwrap_or_default();
             if !t.trim().is_empty() {

@@ -352,6 +352,24 @@ mod with_mpi {
         panic!("the ranks of mpirun {mpirun} did not start");
     }
 
+    /// Waits until process `pid` has a thread named `name` (a job's thread is "fiox-" and
+    /// the job's name).
+    fn job_thread_of(pid: u32, name: &str) {
+        for _ in 0..1500 {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+                .map(|d| d.flatten().map(|t| t.path()).collect::<Vec<_>>())
+                .unwrap_or_default();
+            if tasks
+                .iter()
+                .any(|t| std::fs::read_to_string(t.join("comm")).is_ok_and(|c| c.trim() == name))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("rank {pid} never ran its job thread {name}");
+    }
+
     fn signal(pid: u32, sig: &str) {
         let st = Command::new("kill")
             .args(["-s", sig, &pid.to_string()])
@@ -374,8 +392,12 @@ mod with_mpi {
     fn ctrl_c_on_mpirun_stops_every_rank_and_still_reports() {
         let child = mpirun(4, &LONG).spawn().unwrap();
         let pid = child.id();
-        ranks_of(pid, 4);
-        std::thread::sleep(Duration::from_millis(1500));
+        let ranks = ranks_of(pid, 4);
+        // Every rank past MPI's start and running its job (its handlers long installed): a
+        // rank signalled while still starting would die of it with no report.
+        for r in ranks {
+            job_thread_of(r, "fiox-t");
+        }
         signal(pid, "INT");
         let out = finish(child, Duration::from_secs(30));
         let text = String::from_utf8_lossy(&out.stdout);

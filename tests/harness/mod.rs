@@ -325,18 +325,20 @@ pub fn tables_holding(pid: u32, path: &str) -> (Vec<String>, usize) {
 }
 
 /// While fiox runs `args`, which tasks hold `path` open and how many descriptors of the main
-/// thread's table do (polled until the jobs are running; the run is then stopped with SIGINT).
-pub fn file_tables_during(args: &[&str], path: &str) -> (Vec<String>, usize) {
+/// thread's table do: polled until `ready` holds for them (or 20 s passed; the caller's
+/// assertions then say what was seen), then the run is stopped with SIGINT.
+pub fn file_tables_during(
+    args: &[&str],
+    path: &str,
+    ready: impl Fn(&[String], usize) -> bool,
+) -> (Vec<String>, usize) {
     let child = spawn_fiox(args);
     let pid = child.id();
     let mut seen = (Vec::new(), 0);
-    for _ in 0..500 {
+    for _ in 0..2000 {
         std::thread::sleep(std::time::Duration::from_millis(10));
         seen = tables_holding(pid, path);
-        if seen.0.iter().any(|t| t.starts_with("fiox-")) {
-            // Give every job of the run time to open its files.
-            std::thread::sleep(std::time::Duration::from_millis(300));
-            seen = tables_holding(pid, path);
+        if ready(&seen.0, seen.1) {
             break;
         }
     }

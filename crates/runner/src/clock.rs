@@ -74,14 +74,32 @@ pub(crate) fn rdtsc() -> u64 {
     0
 }
 
+/// The monotonic clock and the TSC read at (nearly) one moment: of a few tries, the reading
+/// of the clock bracketed most tightly by two TSC reads, paired with their midpoint. A
+/// thread preempted between its clock and TSC reads would otherwise skew the rate (a 1.3 ms
+/// preemption in a 20 ms calibration is 6% on every latency reported).
+fn paired_reading() -> (Instant, u64) {
+    let mut best = (Instant::now(), rdtsc(), u64::MAX);
+    for _ in 0..8 {
+        let before = rdtsc();
+        let t = Instant::now();
+        let after = rdtsc();
+        let span = after.wrapping_sub(before);
+        if span < best.2 {
+            best = (t, before + span / 2, span);
+        }
+    }
+    (best.0, best.1)
+}
+
 /// Measure the TSC rate against the monotonic clock over ~20 ms.
 fn calibrate() -> Option<f64> {
     if tsc_distrust_here().is_some() {
         return None;
     }
-    let (t0, c0) = (Instant::now(), rdtsc());
+    let (t0, c0) = paired_reading();
     std::thread::sleep(Duration::from_millis(20));
-    let (t1, c1) = (Instant::now(), rdtsc());
+    let (t1, c1) = paired_reading();
     let ticks = c1.checked_sub(c0)?;
     if ticks == 0 {
         return None;
@@ -210,15 +228,24 @@ impl Clock {
 mod tests {
     use super::*;
 
+    /// Over 100 ms the TSC clock and Instant agree within 1% (the calibration's rate); of
+    /// three tries the closest counts, since a preemption between the two clocks' starts or
+    /// reads adds its own time to one try's gap.
     #[test]
     fn tsc_and_instant_agree() {
-        let a = Clock::start(true);
-        let b = Clock::start(false);
-        std::thread::sleep(Duration::from_millis(30));
-        let (x, y) = (a.now_ns(), b.now_ns());
-        // Both count from (almost) the same moment; allow 2 ms of start skew and drift.
-        assert!(x.abs_diff(y) < 2_000_000, "tsc {x} ns vs instant {y} ns");
-        assert!(x >= 30_000_000 && y >= 30_000_000);
+        let gap = || {
+            let a = Clock::start(true);
+            let b = Clock::start(false);
+            std::thread::sleep(Duration::from_millis(100));
+            let (x, y) = (a.now_ns(), b.now_ns());
+            assert!(x >= 100_000_000 && y >= 100_000_000, "{x} {y}");
+            x.abs_diff(y)
+        };
+        let best = (0..3).map(|_| gap()).min().unwrap();
+        assert!(
+            best < 1_000_000,
+            "tsc and instant {best} ns apart after 100 ms"
+        );
     }
 
     #[test]
