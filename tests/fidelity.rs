@@ -123,6 +123,7 @@ fn time_based_wraps_drop_the_cache_like_fio() {
 /// child's `ru_inblock` as wait4 reaps it (Linux counts the child's own reaped children in,
 /// so fio's job processes are there too). Output goes through files so that nothing waits
 /// on a pipe while the child is reaped.
+#[allow(clippy::zombie_processes)] // reaped by wait4, which std's Child cannot do
 fn bw_and_storage_reads(tool: &str, dir: &Path, args: &[&str]) -> (u64, u64) {
     let (out, err) = (dir.join("bw.json"), dir.join("bw.err"));
     let child = Command::new(tool)
