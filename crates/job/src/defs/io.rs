@@ -109,7 +109,7 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .range(0, 1000)
     .def("0")
-    .long("Jobs with the same flow_id issue I/O in proportion to their weights: flow=1 and flow=3 give 1:3."),
+    .long("Jobs with the same flow_id issue I/O in proportion to their weights: flow=1 and flow=3 give 1:3. A job leaves its flow once it has ended and the run has reaped it (every 10 ms, as fio's main thread); from then on the others run without it."),
     OptDef::new("flow_id", K::Int, C::Rate, "The flow this job belongs to", |j, v| {
         j.flow.id = v.int()?;
         Ok(())
