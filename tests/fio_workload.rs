@@ -224,16 +224,11 @@ fn atomic_opens_like_fio() {
     }
 }
 
-/// The write calls on the job's file ("pwrite64 LEN OFFSET"), in order.
+/// The write calls on the job's file ("LEN OFFSET"), in order.
 fn writes(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
-    let text = strace_text(tool, dir, args, &["-s0", "-e", "trace=pwrite64"]);
-    text.lines()
-        .filter_map(|l| l.split_once("pwrite64(").map(|(_, a)| a))
-        .filter_map(|a| a.split(')').next())
-        .map(|a| {
-            let f: Vec<&str> = a.split(", ").collect();
-            format!("{} {}", f[2], f[3])
-        })
+    io_trace(tool, dir, args)
+        .into_iter()
+        .filter_map(|c| c.strip_prefix("pwrite64 ").map(String::from))
         .collect()
 }
 

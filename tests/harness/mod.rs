@@ -260,6 +260,49 @@ pub fn strace_text(tool: &str, dir: &Path, args: &[&str], strace_args: &[&str]) 
     text
 }
 
+/// The reads and writes `tool` makes on the files of `dir` as "pread64 LEN OFFSET", in order:
+/// only descriptors opened by a relative path or one in `dir` count (not the loader's
+/// libraries, nor fiox's signature probe, which opens through /proc/thread-self/fd).
+pub fn io_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
+    let text = strace_text(
+        tool,
+        dir,
+        args,
+        &["-s0", "-e", "trace=pread64,pwrite64,openat,close"],
+    );
+    let mut job_fds = std::collections::HashSet::new();
+    let here = format!("\"{}", dir.display());
+    let mut calls = Vec::new();
+    for l in text.lines() {
+        let ret = l
+            .rsplit_once("= ")
+            .and_then(|(_, r)| r.trim().parse::<i64>().ok());
+        if let Some(a) = l.split_once("openat(").map(|(_, a)| a) {
+            let path = a.split_once(", ").map_or("", |(_, p)| p);
+            if !path.starts_with("\"/") || path.starts_with(&here) {
+                job_fds.extend(ret);
+            }
+        } else if let Some(a) = l.split_once("close(").map(|(_, a)| a) {
+            if let Some(fd) = a.split(')').next().and_then(|f| f.parse::<i64>().ok()) {
+                job_fds.remove(&fd);
+            }
+        } else if let Some((call, a)) = ["pread64(", "pwrite64("]
+            .iter()
+            .find_map(|c| l.split_once(c).map(|(_, a)| (c.trim_end_matches('('), a)))
+        {
+            let Some(a) = a.split(')').next() else {
+                continue;
+            };
+            let f: Vec<&str> = a.split(", ").collect();
+            if f.len() < 4 || !f[0].parse::<i64>().is_ok_and(|fd| job_fds.contains(&fd)) {
+                continue;
+            }
+            calls.push(format!("{call} {} {}", f[f.len() - 2], f[f.len() - 1]));
+        }
+    }
+    calls
+}
+
 /// The posix_fadvise calls `tool` makes for `args` (run in `dir`), as "offset, len, ADVICE",
 /// in order. Calls on descriptors opened through /proc/thread-self/fd are left out: that is fiox's
 /// signature probe (libblkid advises its own descriptor), not the job's I/O.
