@@ -624,8 +624,10 @@ fn old_and_new_log_switches_of_seed_000_command_line() {
                 "{file}: {text}"
             );
         }
-        // rate=8m,4m per job, two jobs: the full-interval samples sit near the sum.
-        let mid = lines[1][1] as f64;
+        // rate=8m,4m per job, two jobs: the full-interval samples sit near the sum. Their
+        // mean, since rate pacing catches up after a stall: a job thread held off the CPU
+        // late in one window makes up for it early in the next.
+        let mid = (lines[0][1] + lines[1][1]) as f64 / 2.0;
         assert!((mid - kib).abs() / kib < 0.4, "{file}: {text}");
     }
     let trim = std::fs::read_to_string(dir.path().join("agg-trim_bw.log")).unwrap();
