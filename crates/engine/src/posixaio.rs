@@ -39,6 +39,16 @@
 //!   in progress per I/O, 49k context switches per 2 s; shared: 0.04, 0.55 and 4.7k).
 //!   (fio waits on the first 8 blocks in slot order, which in submission order are scattered,
 //!   so its first wake-up comes after about depth/9 completions.)
+//! - Before it sleeps, a caller that found nothing scans again, up to [`SPIN_SCANS`] times
+//!   (a scan is one aio_error per busy file). With 4 files at depth 100 on tmpfs, 4 helpers
+//!   finish a request every microsecond or two, and the cheap scans found the files' oldest
+//!   blocks in progress often enough that the caller slept (0.01 aio_suspend per I/O, each a
+//!   futex wake for a helper under glibc's lock, two context switches and an idle core: 1.16
+//!   of 2 CPUs busy against 1.57 for the previous engine, whose costlier scans kept it awake):
+//!   455k IOPS, against 530k for that engine and 495k for fio; polling 32 more times first:
+//!   710k. Depth 8 and one file at depth 100 and 1000 are unchanged; on ext4 with direct=1
+//!   the spin costs 0.7 aio_error per I/O (one file) to 7 (4 files), below the previous
+//!   engine's 17.
 //!
 //! Nothing here depends on the order for correctness: a block that finishes out of order is
 //! reaped once the blocks before it are, and every block a caller sleeps on was seen in
@@ -58,6 +68,10 @@ pub(crate) const SUSPEND_ENTRIES: usize = 8;
 /// Requests a sleeping caller leaves queued behind the block it waits on, so that glibc's
 /// helper still has work while the caller wakes up and refills the queue (see the module docs).
 pub(crate) const SUSPEND_RESERVE: usize = 32;
+
+/// Scans a caller that found nothing makes before it sleeps (each one aio_error per busy
+/// file, at most [`SCAN_WINDOW`]): see the module docs.
+pub(crate) const SPIN_SCANS: usize = 32;
 
 /// Busy files whose oldest block is in progress that one scan visits before it stops (the
 /// next scan carries on from there).
@@ -229,6 +243,20 @@ impl PosixAioEngine {
         }
     }
 
+    /// Scan again, up to [`SPIN_SCANS`] times, before sleeping: true once a scan found a
+    /// completion. A sleep costs glibc's helper a futex wake under its lock and the caller two
+    /// context switches, which is longer than the helpers take to finish the next request
+    /// when several of them work at once (see the module docs).
+    fn spin(&mut self) -> bool {
+        for _ in 0..SPIN_SCANS {
+            self.scan();
+            if !self.ready.is_empty() {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Sleep until one of the blocks in `wait_list` is done.
     fn suspend(&mut self) -> Result<(), EngineError> {
         if self.wait_list.is_empty() {
@@ -326,12 +354,15 @@ impl IoEngine for PosixAioEngine {
             n += self.take_ready(max - n, out);
         }
         while n < min {
-            // n < min <= max: nothing is ready. Sleep only once every busy file was polled.
-            if self.scanned_all {
+            // n < min <= max: nothing is ready. Sleep only once every busy file was polled,
+            // and polled again for a while (see `spin`).
+            if !self.scanned_all {
+                self.scan();
+            } else if !self.spin() && self.scanned_all {
                 self.fill_wait_list(min - n);
                 self.suspend()?;
+                self.scan();
             }
-            self.scan();
             n += self.take_ready(max - n, out);
         }
         Ok(n)
@@ -698,6 +729,53 @@ mod tests {
         }
         writer.join().unwrap();
         assert!(e.suspends <= 40, "{} aio_suspend calls", e.suspends);
+        assert_each_chunk_read_once(&bufs, DEPTH);
+        close_pipes(&fds);
+    }
+
+    /// Whether thread `tid` of this process is asleep (state S in its /proc stat).
+    fn sleeping(tid: i32) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        state.starts_with('S')
+    }
+
+    /// A caller that finds nothing scans again [`SPIN_SCANS`] times before it sleeps: with
+    /// every read waiting on an empty pipe, the call that reaps the first one makes 34 scans
+    /// (the first, 32 more, the one after the wake-up) and one aio_suspend, where the engine
+    /// before slept after the first scan (2 scans).
+    #[test]
+    fn a_caller_scans_again_before_it_sleeps() {
+        const DEPTH: usize = 8;
+        let (mut e, fds) = pipe_engine(DEPTH, 1);
+        let bufs = queue_pipe_reads(&mut e, DEPTH, 1);
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let w = fds[0][1];
+        // The data once this thread sleeps (in aio_suspend: nothing else here sleeps; glibc's
+        // helper waits in read without its lock), or after 30 s if it never does.
+        let writer = std::thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while !sleeping(tid) && start.elapsed() < std::time::Duration::from_secs(30) {
+                std::thread::yield_now();
+            }
+            feed(w, 0, DEPTH as u64, None);
+        });
+        let (scans, suspends) = (e.scans, e.suspends);
+        let mut out = Vec::new();
+        let got = e.getevents(1, 1, &mut out).unwrap();
+        let (scans, suspends) = (e.scans - scans, e.suspends - suspends);
+        writer.join().unwrap();
+        while out.len() < DEPTH {
+            e.getevents(1, DEPTH, &mut out).unwrap();
+        }
+        assert_eq!(got, 1);
+        assert_eq!(suspends, 1, "one sleep, once the spin found nothing");
+        assert_eq!(
+            scans,
+            2 + SPIN_SCANS as u64,
+            "scans before and after the sleep"
+        );
         assert_each_chunk_read_once(&bufs, DEPTH);
         close_pipes(&fds);
     }
