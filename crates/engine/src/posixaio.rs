@@ -39,17 +39,17 @@
 //!   in progress per I/O, 49k context switches per 2 s; shared: 0.04, 0.55 and 4.7k).
 //!   (fio waits on the first 8 blocks in slot order, which in submission order are scattered,
 //!   so its first wake-up comes after about depth/9 completions.)
-//! - Before it sleeps with several files busy, a caller that found nothing scans again, up
-//!   to [`SPIN_SCANS`] times (a scan is one aio_error per busy file). With 4 files at depth 100 on tmpfs, 4 helpers
-//!   finish a request every microsecond or two, and the cheap scans found the files' oldest
-//!   blocks in progress often enough that the caller slept (0.01 aio_suspend per I/O, each a
-//!   futex wake for a helper under glibc's lock, two context switches and an idle core: 1.16
-//!   of 2 CPUs busy against 1.57 for the previous engine, whose costlier scans kept it awake):
-//!   455k IOPS, against 530k for that engine and 495k for fio; polling 32 more times first:
-//!   710k. On ext4 with direct=1 the spin costs 7 aio_error per I/O (4 files), below the
-//!   previous engine's 17. One file does not spin: its one helper is kept fed by the batch
-//!   sleep, and polling took glibc's lock from it 7.5 times per I/O (depth 100 on tmpfs:
-//!   1043k against 1178k IOPS).
+//! - Before it sleeps with several files busy, a caller that found nothing scans again, up to
+//!   [`SPIN_SCANS`] times (a scan is one aio_error per busy file). With 4 files at depth 100 on
+//!   tmpfs, 4 helpers finish a request every microsecond or two, and the cheap scans found the
+//!   files' oldest blocks in progress often enough that the caller slept (0.01 aio_suspend per I/O,
+//!   each a futex wake for a helper under glibc's lock, two context switches and an idle core: 1.16
+//!   of 2 CPUs busy against 1.57 for the previous engine, whose costlier scans kept it awake): 455k
+//!   IOPS, against 530k for that engine and 495k for fio; polling 32 more times first: 710k-770k.
+//!   On ext4 with direct=1 the spin costs 7 aio_error per I/O (4 files), below the previous
+//!   engine's 17. One file does not spin: its one helper is kept fed by the batch sleep, and
+//!   polling took glibc's lock from it 7.5 times per I/O (depth 100 on tmpfs: 1043k against 1178k
+//!   IOPS).
 //!
 //! Nothing here depends on the order for correctness: a block that finishes out of order is
 //! reaped once the blocks before it are, and every block a caller sleeps on was seen in
@@ -245,9 +245,9 @@ impl PosixAioEngine {
     }
 
     /// Scan again, up to [`SPIN_SCANS`] times, before sleeping while several files are busy:
-    /// true once a scan found a completion. A sleep costs glibc's helper a futex wake under its lock and the caller two
-    /// context switches, which is longer than the helpers take to finish the next request
-    /// when several of them work at once (see the module docs).
+    /// true once a scan found a completion. A sleep costs glibc's helper a futex wake under
+    /// its lock and the caller two context switches, which is longer than the helpers take to
+    /// finish the next request when several of them work at once (see the module docs).
     fn spin(&mut self) -> bool {
         // One busy file has one helper, which the batch sleep keeps fed; polling its oldest
         // block took glibc's lock 7.5 times per I/O from that helper (tmpfs, depth 100:
