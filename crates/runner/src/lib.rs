@@ -987,7 +987,6 @@ fn terminate(jobs: &[JobSpec], i: usize, progress: &[Progress]) {
     }
 }
 
-/// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
 /// fio's reap_threads for flows: the flow part of each finished job is released (a job
 /// still running keeps being held by a partner until then). True while some job runs.
 fn reap_flows<T>(
@@ -1005,6 +1004,7 @@ fn reap_flows<T>(
     running
 }
 
+/// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {
     let Some(name) = &job.wait_for else { return };
     let targets: Vec<usize> = (0..job.index as usize)

@@ -36,7 +36,7 @@ pub struct JobEnv<'a> {
     /// `--status-interval` is set: publish snapshots when asked.
     pub status: bool,
     /// The job's part in its flow (`flow` > 0), lent to the I/O loop and given back when the
-    /// loop ends: the job leaves its flow when the coordinator reaps it (`flow::Reaper`), as
+    /// loop ends: the job leaves its flow when the coordinator reaps it (`flow::Parts`), as
     /// fio's reap_threads does, not the moment its own loop stops.
     pub flow: &'a std::sync::Mutex<Option<crate::flow::Member>>,
     /// `lockfile=`: the file locks this job shares with its clones (None: no locking).
