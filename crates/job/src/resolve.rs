@@ -560,7 +560,6 @@ fn fill_device_scope(job: &mut JobSpec) {
     }
 }
 
-/// fio's dependent defaults (init.c fixups) that downstream code relies on.
 /// fio's fixup_options for the verify header interval of a job that writes headers: with
 /// varying write sizes (bsrange, bssplit) and no verify_interval, one header per smallest
 /// write; an interval above the smallest write (or, in a reading job, the smallest read) is cut
@@ -605,6 +604,7 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
+/// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
         job.notes
