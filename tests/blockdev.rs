@@ -409,13 +409,7 @@ fn running_job_keeps_its_device_claimed() {
     let mut child = child;
     // Probe only once the jobs write (the claim is taken before any job opens the device): a
     // probe's own claim taken while fiox starts would make fiox refuse the device as in use.
-    let writing = |pid: u32| {
-        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-        io.lines()
-            .filter_map(|l| l.strip_prefix("wchar: "))
-            .any(|n| n.trim() != "0")
-    };
-    while child.try_wait().unwrap().is_none() && !writing(child.id()) {
+    while child.try_wait().unwrap().is_none() && proc_io(child.id(), "wchar") == 0 {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     let mut busy = false;

@@ -158,12 +158,7 @@ fn sigint_reports_and_cleans_up() {
     let pid = child.id().to_string();
     // Wait until the job reads: a thousand read syscalls after its file exists (the layout
     // only writes), however slowly a loaded machine gets there.
-    let reads = || {
-        let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-        io.lines()
-            .find_map(|l| l.strip_prefix("syscr: ")?.trim().parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    let reads = || proc_io(child.id(), "syscr");
     let mut laid_out = None;
     for _ in 0..2000 {
         match laid_out {

@@ -342,6 +342,21 @@ pub fn fadvise_trace(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
     calls
 }
 
+/// A counter of process `pid`'s /proc/<pid>/io (`rchar`, `wchar`, `syscr`, `syscw`, ...); 0
+/// once the process is gone or when the field is missing.
+pub fn proc_io(pid: u32, field: &str) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    io.lines()
+        .find_map(|l| {
+            l.strip_prefix(field)?
+                .strip_prefix(": ")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
 /// The tasks of process `pid` whose file table holds `path` open, as thread names, and how
 /// many descriptors of the main thread's table (the process's own, `/proc/<pid>/fd`) do.
 pub fn tables_holding(pid: u32, path: &str) -> (Vec<String>, usize) {
