@@ -1,0 +1,402 @@
+//! [`Dir`]: a directory held open by descriptor, and every create, open, rename and remove
+//! fiox makes inside it. A path is turned into a `Dir` once, component by component, never
+//! following a symbolic link unless root or the user running fiox owns it (another local user's
+//! link in /tmp is refused, not followed); from then on everything is relative to the
+//! descriptor, so a parent directory swapped for a link after the check changes nothing. Names
+//! inside a `Dir` are single components: a name with a `/`, `.` or `..` is refused.
+//!
+//! What a `Dir` will do: create a file or directory only where nothing is (O_EXCL, mkdirat),
+//! and mark it as fiox's; open an existing name without following a link; remove or rename a
+//! name only after statx on this descriptor proves it is the inode the caller expects. What is
+//! left: Linux has no "unlink this name if it is still this inode", so a rename inside this very
+//! directory between the proof and the unlinkat (microseconds) can still swap the inode; only
+//! someone who may write this directory can do it.
+
+use crate::error::{GuardError, Result};
+use crate::ident::{Identity, Kind, Stat};
+use crate::mark::{self, Layout, Mark};
+use crate::sys;
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+/// Symbolic links followed in one walk before giving up (the kernel's own limit).
+const MAX_LINKS: usize = 40;
+
+/// A directory held open (O_PATH) by descriptor, with the path it was opened by (for messages).
+#[derive(Debug)]
+pub struct Dir {
+    fd: OwnedFd,
+    path: PathBuf,
+    stat: Stat,
+}
+
+impl AsFd for Dir {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+/// Refuse a name that is not one plain path component.
+fn plain(name: &OsStr, within: &Path) -> Result<()> {
+    let b = name.as_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') || b.contains(&0) {
+        return Err(GuardError::refused(
+            "use",
+            &within.join(name),
+            "a name inside a directory must be one plain component (no '/', '.' or '..')",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a symbolic link may be followed: only root's or the running user's own.
+fn trusted_link(uid: u32) -> bool {
+    uid == 0 || uid == sys::euid()
+}
+
+impl Dir {
+    /// Open the directory at `path`, component by component (see the module's doc).
+    pub fn open(path: &Path) -> Result<Dir> {
+        let fd = walk(path).map_err(|e| match e {
+            Walk::Io(err) => GuardError::io("open directory", path, err),
+            Walk::Untrusted(at, uid) => GuardError::refused(
+                "follow",
+                &at,
+                format!(
+                    "it is a symbolic link owned by uid {uid} (neither root nor you), which \
+                     fiox does not follow on the way to {}; use the real path",
+                    path.display()
+                ),
+            ),
+        })?;
+        let stat = stat_fd(&fd, path)?;
+        if stat.kind != Kind::Dir {
+            return Err(GuardError::io(
+                "open directory",
+                path,
+                io::Error::from_raw_os_error(libc::ENOTDIR),
+            ));
+        }
+        Ok(Dir {
+            fd,
+            path: path.to_path_buf(),
+            stat,
+        })
+    }
+
+    /// The directory holding `path`, and `path`'s last component (refused when it has none:
+    /// `/`, `..`, a path ending in `.`).
+    pub fn open_parent(path: &Path) -> Result<(Dir, OsString)> {
+        let name = match path.components().next_back() {
+            Some(Component::Normal(n)) => n.to_os_string(),
+            _ => {
+                return Err(GuardError::refused(
+                    "use",
+                    path,
+                    "it names no file inside a directory",
+                ))
+            }
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        Ok((Dir::open(parent)?, name))
+    }
+
+    /// The path this directory was opened by (for messages; the descriptor is what counts).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The path of `name` in this directory, for messages.
+    pub fn join(&self, name: &OsStr) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// This directory's own statx.
+    pub fn stat_self(&self) -> &Stat {
+        &self.stat
+    }
+
+    /// statx of `name`, not following a link; None when nothing is there.
+    pub fn stat(&self, name: &OsStr) -> Result<Option<Stat>> {
+        plain(name, &self.path)?;
+        match sys::statx(self.fd.as_fd(), name) {
+            Ok(st) => Ok(Some(Stat::from_statx(&st))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(GuardError::io("stat", &self.join(name), e)),
+        }
+    }
+
+    /// Open the subdirectory `name` (never a link to one).
+    pub fn subdir(&self, name: &OsStr) -> Result<Dir> {
+        plain(name, &self.path)?;
+        let path = self.join(name);
+        let fd = sys::openat(
+            self.fd.as_fd(),
+            name,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        )
+        .map_err(|e| GuardError::io("open directory", &path, e))?;
+        let stat = stat_fd(&fd, &path)?;
+        Ok(Dir { fd, path, stat })
+    }
+
+    /// Create the directory `name` (nothing may be there, not even a link), mark it as
+    /// fiox's and return it open.
+    pub fn create_dir(&self, name: &OsStr, mode: u32) -> Result<Dir> {
+        plain(name, &self.path)?;
+        let path = self.join(name);
+        sys::mkdirat(self.fd.as_fd(), name, mode)
+            .map_err(|e| GuardError::io("create directory", &path, e))?;
+        let rd = sys::openat(
+            self.fd.as_fd(),
+            name,
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        )
+        .map_err(|e| GuardError::io("open directory", &path, e))?;
+        let stat = stat_fd(&rd, &path)?;
+        if stat.uid != sys::euid() {
+            // Swapped between mkdirat and openat by someone who may write here.
+            return Err(GuardError::refused(
+                "use",
+                &path,
+                format!(
+                    "the directory fiox just made was replaced (owner uid {})",
+                    stat.uid
+                ),
+            ));
+        }
+        mark::mark(&rd, &stat.id, Layout::Complete)
+            .map_err(|e| GuardError::io("mark as made by fiox", &path, e))?;
+        Ok(Dir { fd: rd, path, stat })
+    }
+
+    /// Create the regular file `name` read-write (O_EXCL|O_NOFOLLOW: nothing may be there,
+    /// not even a dangling link) and mark it as fiox's with `layout`.
+    pub fn create_file(&self, name: &OsStr, mode: u32, layout: Layout) -> Result<File> {
+        let f = self.create_unmarked(name, mode)?;
+        mark::mark_file(&f, layout)
+            .map_err(|e| GuardError::io("mark as made by fiox", &self.join(name), e))?;
+        Ok(f)
+    }
+
+    /// [`Dir::create_file`] without the mark (for files fiox makes and removes itself within
+    /// one call, such as a temporary name).
+    pub(crate) fn create_unmarked(&self, name: &OsStr, mode: u32) -> Result<File> {
+        plain(name, &self.path)?;
+        let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        sys::openat(self.fd.as_fd(), name, flags, mode)
+            .map(File::from)
+            .map_err(|e| GuardError::io("create", &self.join(name), e))
+    }
+
+    /// Open the existing `name` with `flags` (O_NOFOLLOW and O_NONBLOCK are added: a link is
+    /// not followed and a FIFO does not block the open). None when nothing is there.
+    pub fn open_file(&self, name: &OsStr, flags: i32) -> Result<Option<File>> {
+        plain(name, &self.path)?;
+        let flags = flags | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        match sys::openat(self.fd.as_fd(), name, flags & !libc::O_CREAT, 0) {
+            Ok(fd) => Ok(Some(File::from(fd))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(GuardError::refused(
+                "open",
+                &self.join(name),
+                "it is a symbolic link, which fiox does not follow for a file it writes or \
+                 removes itself; remove the link or use another directory",
+            )),
+            Err(e) => Err(GuardError::io("open", &self.join(name), e)),
+        }
+    }
+
+    /// Remove `name` if it is still the inode `expect` (a regular file, or an empty
+    /// directory). Returns false when nothing was there.
+    pub fn remove_if(&self, name: &OsStr, expect: &Identity) -> Result<bool> {
+        let Some(st) = self.stat(name)? else {
+            return Ok(false);
+        };
+        if st.id != *expect {
+            return Err(GuardError::refused(
+                "remove",
+                &self.join(name),
+                "it is no longer the file fiox made (it was replaced)",
+            ));
+        }
+        self.unlink_checked(name, &st)
+    }
+
+    /// Remove `name` if it is a regular file or a directory fiox made (its mark binds it, or
+    /// this process made it); a link, a user's file renamed over fiox's, or a copy stays.
+    /// Returns whether it was removed.
+    pub fn remove_owned(&self, name: &OsStr) -> Result<bool> {
+        let Some(st) = self.stat(name)? else {
+            return Ok(false);
+        };
+        if !matches!(st.kind, Kind::File | Kind::Dir) || !self.is_ours(name, &st)? {
+            return Ok(false);
+        }
+        self.unlink_checked(name, &st)
+    }
+
+    /// Whether the inode at `name` (whose statx is `st`) carries fiox's mark, read on a
+    /// descriptor opened without following links and checked to be that same inode.
+    pub fn is_ours(&self, name: &OsStr, st: &Stat) -> Result<bool> {
+        if mark::created_here(&st.id).is_some() {
+            return Ok(true);
+        }
+        let Some(f) = self.open_file(name, libc::O_RDONLY)? else {
+            return Ok(false);
+        };
+        let now = stat_fd(&f, &self.join(name))?;
+        Ok(now.id == st.id && matches!(mark::mark_of(&f, &st.id), Mark::Ours(_)))
+    }
+
+    /// The mark of `name` (Unmarked when nothing is there or it is not a file or directory).
+    pub fn mark_of(&self, name: &OsStr) -> Result<Mark> {
+        let Some(st) = self.stat(name)? else {
+            return Ok(Mark::Unmarked);
+        };
+        if !matches!(st.kind, Kind::File | Kind::Dir) {
+            return Ok(Mark::Unmarked);
+        }
+        if let Some(l) = mark::created_here(&st.id) {
+            return Ok(Mark::Ours(l));
+        }
+        match self.open_file(name, libc::O_RDONLY)? {
+            Some(f) => Ok(mark::mark_of(&f, &st.id)),
+            None => Ok(Mark::Unmarked),
+        }
+    }
+
+    fn unlink_checked(&self, name: &OsStr, st: &Stat) -> Result<bool> {
+        if st.mnt_id.is_some() && st.mnt_id != self.stat.mnt_id {
+            return Err(GuardError::refused(
+                "remove",
+                &self.join(name),
+                "something is mounted there",
+            ));
+        }
+        match sys::unlinkat(self.fd.as_fd(), name, st.kind == Kind::Dir) {
+            Ok(()) => {
+                mark::forget_created(&st.id);
+                Ok(true)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(GuardError::io("remove", &self.join(name), e)),
+        }
+    }
+
+    /// Rename `from` to `to` inside this directory, never over anything (RENAME_NOREPLACE).
+    pub fn rename_new(&self, from: &OsStr, to: &OsStr) -> Result<()> {
+        plain(from, &self.path)?;
+        plain(to, &self.path)?;
+        sys::renameat(self.fd.as_fd(), from, to, true)
+            .map_err(|e| GuardError::io("rename", &self.join(from), e))
+    }
+
+    /// Rename `from` over `to` inside this directory, where `to` is `expect` (checked just
+    /// before; see the module's doc for the window).
+    pub(crate) fn rename_over(&self, from: &OsStr, to: &OsStr, expect: &Identity) -> Result<()> {
+        match self.stat(to)? {
+            Some(st) if st.id == *expect && st.kind == Kind::File => {}
+            Some(_) => {
+                return Err(GuardError::refused(
+                    "replace",
+                    &self.join(to),
+                    "it changed while fiox wrote its replacement",
+                ))
+            }
+            None => return self.rename_new(from, to),
+        }
+        sys::renameat(self.fd.as_fd(), from, to, false)
+            .map_err(|e| GuardError::io("rename", &self.join(from), e))?;
+        mark::forget_created(expect);
+        Ok(())
+    }
+
+    /// The names in this directory.
+    pub fn names(&self) -> Result<Vec<OsString>> {
+        let rd = sys::openat(
+            self.fd.as_fd(),
+            OsStr::new("."),
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+        )
+        .map_err(|e| GuardError::io("read directory", &self.path, e))?;
+        sys::read_names(rd.as_fd()).map_err(|e| GuardError::io("read directory", &self.path, e))
+    }
+
+    /// The path naming this very directory for calls that take only paths (mount, a child
+    /// process's working directory): /proc/thread-self/fd/N, valid while `self` lives.
+    pub fn fd_path(&self) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        PathBuf::from(sys::fd_path(self.fd.as_raw_fd()))
+    }
+}
+
+pub(crate) fn stat_fd(fd: &impl AsFd, path: &Path) -> Result<Stat> {
+    sys::statx(fd.as_fd(), OsStr::new(""))
+        .map(|st| Stat::from_statx(&st))
+        .map_err(|e| GuardError::io("stat", path, e))
+}
+
+enum Walk {
+    Io(io::Error),
+    /// A link owned by another user, at this path.
+    Untrusted(PathBuf, u32),
+}
+
+/// Resolve `path` to an O_PATH descriptor one component at a time (see the module's doc).
+fn walk(path: &Path) -> std::result::Result<OwnedFd, Walk> {
+    let start = if path.is_absolute() { c"/" } else { c"." };
+    let mut cur = sys::open_start(start, libc::O_PATH | libc::O_DIRECTORY).map_err(Walk::Io)?;
+    let mut todo: std::collections::VecDeque<OsString> =
+        path.iter().map(|c| c.to_os_string()).collect();
+    if path.is_absolute() {
+        todo.pop_front();
+    }
+    let mut seen = PathBuf::from(if path.is_absolute() { "/" } else { "." });
+    let mut links = 0;
+    while let Some(c) = todo.pop_front() {
+        if c.is_empty() || c == "." {
+            continue;
+        }
+        let fd =
+            sys::openat(cur.as_fd(), &c, libc::O_PATH | libc::O_NOFOLLOW, 0).map_err(Walk::Io)?;
+        seen.push(&c);
+        let st = sys::statx(fd.as_fd(), OsStr::new("")).map_err(Walk::Io)?;
+        match u32::from(st.stx_mode) & libc::S_IFMT {
+            libc::S_IFDIR => cur = fd,
+            libc::S_IFLNK => {
+                if !trusted_link(st.stx_uid) {
+                    return Err(Walk::Untrusted(seen, st.stx_uid));
+                }
+                links += 1;
+                if links > MAX_LINKS {
+                    return Err(Walk::Io(io::Error::from_raw_os_error(libc::ELOOP)));
+                }
+                let target = PathBuf::from(OsStr::from_bytes(
+                    &sys::readlink_fd(fd.as_fd()).map_err(Walk::Io)?,
+                ));
+                let mut comps: Vec<OsString> = target.iter().map(|c| c.to_os_string()).collect();
+                if target.is_absolute() {
+                    comps.remove(0);
+                    cur = sys::open_start(c"/", libc::O_PATH | libc::O_DIRECTORY)
+                        .map_err(Walk::Io)?;
+                }
+                for c in comps.into_iter().rev() {
+                    todo.push_front(c);
+                }
+            }
+            _ => return Err(Walk::Io(io::Error::from_raw_os_error(libc::ENOTDIR))),
+        }
+    }
+    Ok(cur)
+}

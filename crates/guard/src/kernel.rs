@@ -1,0 +1,84 @@
+//! Writes to the kernel's own files (sysfs tunables such as a disk's `queue/scheduler`,
+//! cgroupfs `tasks` and `blkio.weight`) and the cgroup directories fiox makes and removes.
+//! The guard checks, on the open descriptor, that the file is on the filesystem the caller
+//! expects (statfs's magic number), so a path that resolves somewhere else (a link, a bind
+//! mount over /sys) is never written as if it were a tunable; no link is followed into it.
+
+use crate::dir::{stat_fd, Dir};
+use crate::error::{GuardError, Result};
+use crate::ident::{Identity, Kind};
+use crate::sys;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::path::Path;
+
+/// The kernel filesystems fiox writes tunables on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelFs {
+    Sysfs,
+    /// cgroup v1 or cgroup2.
+    Cgroup,
+}
+
+const SYSFS_MAGIC: i64 = 0x6265_6572;
+const CGROUP_SUPER_MAGIC: i64 = 0x0027_e0eb;
+const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+
+fn is(fs: KernelFs, magic: i64) -> bool {
+    match fs {
+        KernelFs::Sysfs => magic == SYSFS_MAGIC,
+        KernelFs::Cgroup => magic == CGROUP_SUPER_MAGIC || magic == CGROUP2_SUPER_MAGIC,
+    }
+}
+
+fn check_fs(fd: &impl AsFd, fs: KernelFs, path: &Path) -> Result<()> {
+    let magic = sys::fs_magic(fd.as_fd()).map_err(|e| GuardError::io("statfs", path, e))?;
+    if !is(fs, magic) {
+        return Err(GuardError::refused(
+            "write",
+            path,
+            format!(
+                "it is not on {fs:?} (filesystem magic {magic:#x}), so it is no kernel tunable"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Write `value` to the existing kernel file `path` on `fs`, as one write (the kernel takes
+/// a tunable's value per write).
+pub fn write_knob(path: &Path, value: &[u8], fs: KernelFs) -> Result<()> {
+    let (dir, name) = Dir::open_parent(path)?;
+    check_fs(&dir, fs, path)?;
+    let mut f = dir
+        .open_file(&name, libc::O_WRONLY)?
+        .ok_or_else(|| GuardError::io("open", path, std::io::ErrorKind::NotFound.into()))?;
+    check_fs(&f, fs, path)?;
+    f.write_all(value)
+        .map_err(|e| GuardError::io("write", path, e))
+}
+
+/// Make the cgroup directory `path`. Some(identity) when this call made it, None when it was
+/// already there (the caller then must not remove it).
+pub fn make_cgroup(path: &Path) -> Result<Option<Identity>> {
+    let (dir, name) = Dir::open_parent(path)?;
+    check_fs(&dir, KernelFs::Cgroup, path)?;
+    match sys::mkdirat(dir.as_fd(), &name, 0o755) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+        Err(e) => return Err(GuardError::io("cgroup mkdir", path, e)),
+    }
+    let sub = dir.subdir(&name)?;
+    Ok(Some(stat_fd(&sub, path)?.id))
+}
+
+/// Remove the cgroup directory `path` made by [`make_cgroup`] (the kernel refuses while
+/// tasks are in it).
+pub fn remove_cgroup(path: &Path, id: &Identity) -> Result<bool> {
+    let (dir, name) = Dir::open_parent(path)?;
+    check_fs(&dir, KernelFs::Cgroup, path)?;
+    match dir.stat(&name)? {
+        Some(st) if st.kind == Kind::Dir => dir.remove_if(&name, id),
+        _ => Ok(false),
+    }
+}

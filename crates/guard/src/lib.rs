@@ -1,0 +1,36 @@
+//! fiox-guard is the one door through which fiox creates, replaces, renames and removes files
+//! and directories, mounts and unmounts: every other crate asks it, and `clippy.toml` forbids
+//! the direct `std::fs` calls elsewhere (tests/repo.rs checks the libc ones).
+//!
+//! The threat it answers: another local user who can write to a shared directory (/tmp,
+//! /var/tmp, a results directory) and plants a symbolic link, swaps a path component between a
+//! check and its use, bind-mounts something into a directory fiox will delete, or copies or
+//! forges fiox's mark. So the guard works on directory descriptors, not path strings:
+//! - [`Dir`]: a directory opened once, component by component, following a symbolic link only
+//!   when root or the running user owns it; names inside it are single components.
+//! - New things are made only where nothing is (O_EXCL, mkdirat) and marked ([`mark`]) as
+//!   fiox's, bound to their inode, so a copy or a forged mark does not count.
+//! - [`output`]: outputs fiox names itself replace only fiox's earlier output, atomically.
+//! - Removal ([`Dir::remove_if`], [`Dir::remove_owned`], [`tree::remove_tree`]) happens only
+//!   after statx on the same descriptor proves the identity fiox recorded, never across a mount
+//!   (statx's mount id, which tells a bind mount apart).
+//! - [`mount`]: mounts onto and unmounts from directories held by descriptor, an unmount only
+//!   of the very mount fiox recorded.
+//! - [`kernel`]: writes to kernel tunables (sysfs, cgroupfs), only where the filesystem is the
+//!   one expected.
+
+pub mod dir;
+pub mod error;
+pub mod ident;
+pub mod kernel;
+pub mod mark;
+pub mod mount;
+pub mod output;
+mod sys;
+pub mod tree;
+
+pub use dir::Dir;
+pub use error::{GuardError, Result};
+pub use ident::{Identity, Kind, Stat};
+pub use mark::{Layout, Mark, MARK};
+pub use output::{Named, Open};

@@ -1,0 +1,146 @@
+//! Files fiox writes as outputs (logs, reports, charts, manifests, records): created where
+//! nothing is, or replaced only when what is there is fiox's own earlier output (its mark binds
+//! it), never through a symbolic link, never over a user's file, a FIFO or a device. A whole
+//! output is replaced atomically (a new temporary name in the same directory descriptor, then
+//! renameat over the old one), so a reader sees the old file or the new one, and a crash leaves
+//! at most a marked temporary file. Outputs the user named explicitly (`--output=FILE`,
+//! `plot -o FILE`) may replace a regular file the user owns, as a shell redirection would,
+//! but are never followed through another user's link nor written into a device.
+
+use crate::dir::{stat_fd, Dir};
+use crate::error::{GuardError, Result};
+use crate::ident::{Identity, Kind};
+use crate::mark::{self, Layout};
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Who chose an output's name, which decides what it may replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    /// fiox chose the name (a default or derived name): only fiox's own output is replaced.
+    ByFiox,
+    /// The user typed this path: a regular file there is replaced, as `>` would.
+    ByUser,
+}
+
+/// How an existing output is opened for streaming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Open {
+    /// Emptied first.
+    Truncate,
+    /// Kept; writes go to its end (logs fio appends to, such as write_iolog).
+    Append,
+}
+
+/// Why the existing `name` may not be replaced; None when it may.
+fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<(Identity, String)>> {
+    let Some(st) = dir.stat(name)? else {
+        return Ok(None);
+    };
+    let why = match st.kind {
+        Kind::Symlink => {
+            "it is a symbolic link, which fiox does not follow for a file it writes".to_string()
+        }
+        Kind::File => match named {
+            Named::ByUser => return Ok(Some((st.id, String::new()))),
+            Named::ByFiox => match dir.mark_of(name)?.why_not_ours() {
+                None => return Ok(Some((st.id, String::new()))),
+                Some(why) => format!("it exists and {why}"),
+            },
+        },
+        _ => "it exists and is not a regular file".to_string(),
+    };
+    Err(GuardError::refused(
+        "replace",
+        &dir.join(name),
+        format!(
+            "{why}; fiox replaces only files it wrote: move it away or choose another \
+             output name"
+        ),
+    ))
+}
+
+static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
+
+fn temp_name(name: &OsStr) -> OsString {
+    let mut t = OsString::from(".");
+    t.push(name);
+    t.push(format!(
+        ".fiox-{}-{}.tmp",
+        std::process::id(),
+        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    t
+}
+
+/// Write `bytes` as the output `name` in `dir`: a new file, or an atomic replacement of the
+/// one there when it may be replaced (see [`Named`]).
+pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<()> {
+    let old = may_replace(dir, name, named)?;
+    let tmp = temp_name(name);
+    let mut f = dir.create_unmarked(&tmp, 0o644)?;
+    let written = f
+        .write_all(bytes)
+        .and_then(|()| mark::mark_file(&f, Layout::Complete).map(|_| ()))
+        .map_err(|e| GuardError::io("write", &dir.join(name), e));
+    let tmp_id = stat_fd(&f, &dir.join(&tmp))?.id;
+    let placed = written.and_then(|()| match &old {
+        Some((id, _)) => dir.rename_over(&tmp, name, id),
+        None => dir.rename_new(&tmp, name),
+    });
+    if placed.is_err() {
+        let _ = dir.remove_if(&tmp, &tmp_id);
+    }
+    placed
+}
+
+/// [`write_in`] at a path.
+pub fn write(path: &Path, bytes: &[u8], named: Named) -> Result<()> {
+    let (dir, name) = Dir::open_parent(path)?;
+    write_in(&dir, &name, bytes, named)
+}
+
+/// Open the output `name` in `dir` for streaming writes: created (marked) where nothing is,
+/// or the existing file reopened when it may be replaced (see [`Named`]).
+pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File> {
+    match dir.create_file(name, 0o644, Layout::Complete) {
+        Ok(f) => return Ok(f),
+        Err(e) if e.is_exists() => {}
+        Err(e) => return Err(e),
+    }
+    let Some((id, _)) = may_replace(dir, name, named)? else {
+        // Removed since the create failed: try once more, as new.
+        return dir.create_file(name, 0o644, Layout::Complete);
+    };
+    let path = dir.join(name);
+    let f = dir
+        .open_file(name, libc::O_WRONLY)?
+        .ok_or_else(|| GuardError::refused("open", &path, "it vanished while fiox opened it"))?;
+    let now = stat_fd(&f, &path)?;
+    if now.id != id || now.kind != Kind::File {
+        return Err(GuardError::refused(
+            "open",
+            &path,
+            "it was replaced while fiox opened it",
+        ));
+    }
+    if how == Open::Truncate {
+        f.set_len(0)
+            .map_err(|e| GuardError::io("truncate", &path, e))?;
+    }
+    if named == Named::ByFiox {
+        // Kept as fiox's across runs (a user-named file stays unmarked: it is the user's).
+        mark::mark(&f, &id, Layout::Complete).map_err(|e| GuardError::io("mark", &path, e))?;
+    }
+    // O_NONBLOCK was only for the open; writes to a regular file never block on it anyway.
+    Ok(f)
+}
+
+/// [`open_in`] at a path.
+pub fn open(path: &Path, how: Open, named: Named) -> Result<File> {
+    let (dir, name) = Dir::open_parent(path)?;
+    open_in(&dir, &name, how, named)
+}

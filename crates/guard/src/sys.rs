@@ -1,0 +1,234 @@
+//! The guard's system calls, each a thin safe wrapper over one `*at` call on a directory
+//! descriptor (or on a descriptor itself): every `unsafe` block of the crate is here, with its
+//! SAFETY note. Names are single path components or empty (the descriptor itself); the
+//! wrappers return `io::Error`, and callers add what was being done to which path.
+
+use std::ffi::{CStr, CString, OsStr};
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+
+/// statx's mask bits that libc may not name on every target.
+pub const STATX_BTIME: u32 = 0x800;
+pub const STATX_MNT_ID: u32 = 0x1000;
+/// stx_attributes: the path is the root of a mount.
+pub const STATX_ATTR_MOUNT_ROOT: u64 = 0x2000;
+
+fn cstr(name: &OsStr) -> io::Result<CString> {
+    CString::new(name.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+/// openat(2) relative to `dir`; O_CLOEXEC is always added.
+pub fn openat(dir: BorrowedFd, name: &OsStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let c = cstr(name)?;
+    // SAFETY: `c` is NUL-terminated and outlives the call; the kernel returns a new descriptor
+    // or -1, and a new descriptor is owned by nobody else.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            flags | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
+    // SAFETY: fd >= 0 is a descriptor this call just opened.
+    check(fd).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// open(2) of an absolute or cwd-relative path (the walk's starting points only).
+pub fn open_start(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
+    // SAFETY: `path` is NUL-terminated; a new descriptor is returned or -1.
+    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
+    // SAFETY: fd >= 0 is a descriptor this call just opened.
+    check(fd).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// statx(2) of `name` in `dir` (empty name: `dir` itself), never following a symbolic link.
+pub fn statx(dir: BorrowedFd, name: &OsStr) -> io::Result<libc::statx> {
+    let c = cstr(name)?;
+    let mut flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT;
+    if name.is_empty() {
+        flags |= libc::AT_EMPTY_PATH;
+    }
+    // SAFETY: an all-zero statx is a valid value of this plain C struct.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let mask = libc::STATX_BASIC_STATS | STATX_BTIME | STATX_MNT_ID;
+    // SAFETY: `c` is NUL-terminated; `st` is valid for writes of one statx.
+    check(unsafe { libc::statx(dir.as_raw_fd(), c.as_ptr(), flags, mask, &mut st) })?;
+    Ok(st)
+}
+
+/// mkdirat(2).
+pub fn mkdirat(dir: BorrowedFd, name: &OsStr, mode: u32) -> io::Result<()> {
+    let c = cstr(name)?;
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    check(unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) }).map(|_| ())
+}
+
+/// unlinkat(2); `dir_entry` removes an (empty) directory.
+pub fn unlinkat(dir: BorrowedFd, name: &OsStr, dir_entry: bool) -> io::Result<()> {
+    let c = cstr(name)?;
+    let flags = if dir_entry { libc::AT_REMOVEDIR } else { 0 };
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), flags) }).map(|_| ())
+}
+
+/// renameat2(2) within one directory; `noreplace` fails with EEXIST instead of replacing.
+pub fn renameat(dir: BorrowedFd, from: &OsStr, to: &OsStr, noreplace: bool) -> io::Result<()> {
+    let (f, t) = (cstr(from)?, cstr(to)?);
+    let flags = if noreplace { libc::RENAME_NOREPLACE } else { 0 };
+    let d = dir.as_raw_fd();
+    // SAFETY: both names are NUL-terminated and outlive the call.
+    check(unsafe { libc::renameat2(d, f.as_ptr(), d, t.as_ptr(), flags) }).map(|_| ())
+}
+
+/// readlinkat(2) of the symbolic link open as `link` (an O_PATH|O_NOFOLLOW descriptor).
+pub fn readlink_fd(link: BorrowedFd) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize + 1];
+    // SAFETY: the empty name is NUL-terminated; buf is valid for buf.len() bytes of writes.
+    let n = unsafe {
+        libc::readlinkat(
+            link.as_raw_fd(),
+            c"".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+const XATTR_MAX: usize = 256;
+
+/// fsetxattr(2) on an open (not O_PATH) descriptor.
+pub fn fset_xattr(fd: BorrowedFd, name: &CStr, value: &[u8]) -> io::Result<()> {
+    // SAFETY: NUL-terminated name; value is valid for value.len() bytes the kernel only reads.
+    let r = unsafe {
+        libc::fsetxattr(
+            fd.as_raw_fd(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    check(r).map(|_| ())
+}
+
+/// fgetxattr(2) on an open (not O_PATH) descriptor.
+pub fn fget_xattr(fd: BorrowedFd, name: &CStr) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; XATTR_MAX];
+    // SAFETY: NUL-terminated name; buf is valid for buf.len() bytes of writes.
+    let r = unsafe {
+        libc::fgetxattr(
+            fd.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(r as usize);
+    Ok(buf)
+}
+
+/// fstatfs(2): the filesystem's magic number.
+pub fn fs_magic(fd: BorrowedFd) -> io::Result<i64> {
+    // SAFETY: an all-zero statfs is a valid value of this plain C struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is valid for writes of one statfs.
+    check(unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) })?;
+    Ok(st.f_type as i64)
+}
+
+/// The names in the directory open as `dir` (a readable, not O_PATH, descriptor), without
+/// "." and "..". The descriptor is duplicated for the walk, so `dir` stays usable.
+pub fn read_names(dir: BorrowedFd) -> io::Result<Vec<std::ffi::OsString>> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
+    let dup = check(unsafe { libc::fcntl(dir.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 0) })?;
+    // SAFETY: `dup` is a descriptor we own; fdopendir takes it over (closed by closedir).
+    let d = unsafe { libc::fdopendir(dup) };
+    if d.is_null() {
+        let e = io::Error::last_os_error();
+        // SAFETY: fdopendir failed, so `dup` is still ours to close.
+        unsafe { libc::close(dup) };
+        return Err(e);
+    }
+    // SAFETY: rewinding a DIR* we just opened.
+    unsafe { libc::rewinddir(d) };
+    let mut names = Vec::new();
+    let result = loop {
+        // SAFETY: errno is thread-local; clearing it tells end-of-directory from an error.
+        unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: `d` is a valid DIR* until closedir below.
+        let ent = unsafe { libc::readdir64(d) };
+        if ent.is_null() {
+            let e = io::Error::last_os_error();
+            break if e.raw_os_error().unwrap_or(0) == 0 {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: d_name of a returned entry is a NUL-terminated string valid until the next
+        // readdir on `d`; it is copied before that.
+        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
+        let b = name.to_bytes();
+        if b != b"." && b != b".." {
+            names.push(OsStr::from_bytes(b).to_os_string());
+        }
+    };
+    // SAFETY: `d` is valid and closed once.
+    unsafe { libc::closedir(d) };
+    result.map(|()| names)
+}
+
+/// The path naming exactly the inode open as `fd` for calls that take only paths (mount,
+/// umount, mkfs): the calling thread's /proc entry for the descriptor.
+pub fn fd_path(fd: RawFd) -> String {
+    format!("/proc/thread-self/fd/{fd}")
+}
+
+/// mount(2) on `target` (usually an [`fd_path`]).
+pub fn mount(
+    src: &OsStr,
+    target: &OsStr,
+    fstype: &OsStr,
+    flags: libc::c_ulong,
+    data: &OsStr,
+) -> io::Result<()> {
+    let (s, t, ty, d) = (cstr(src)?, cstr(target)?, cstr(fstype)?, cstr(data)?);
+    let data_ptr = if data.is_empty() {
+        std::ptr::null()
+    } else {
+        d.as_ptr().cast()
+    };
+    // SAFETY: every string is NUL-terminated and outlives the call; data is NULL or a string.
+    check(unsafe { libc::mount(s.as_ptr(), t.as_ptr(), ty.as_ptr(), flags, data_ptr) }).map(|_| ())
+}
+
+/// umount2(2) of `target`.
+pub fn umount(target: &OsStr, flags: i32) -> io::Result<()> {
+    let t = cstr(target)?;
+    // SAFETY: `t` is NUL-terminated and outlives the call.
+    check(unsafe { libc::umount2(t.as_ptr(), flags) }).map(|_| ())
+}
+
+/// The effective user id (whose symbolic links the guard follows, beside root's).
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}

@@ -1,0 +1,248 @@
+//! The attacks of the adversarial rounds against the guard's primitives: links planted at
+//! names fiox makes, another user's link on the way, a parent directory swapped between a
+//! check and a removal, a bind mount inside a tree fiox removes, outputs over users' files.
+//! Scratch directories are made here (root runs the tests; links are given to uid 65534 with
+//! lchown to play the other local user).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+use fiox_guard::output::{self, Named, Open};
+use fiox_guard::{tree, Dir, Layout};
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fiox-guard-test-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn user_file(p: &Path) {
+    fs::write(p, b"the user's data").unwrap();
+}
+
+fn intact(p: &Path) -> bool {
+    fs::read(p)
+        .map(|b| b == b"the user's data")
+        .unwrap_or(false)
+}
+
+fn chown_link_to_nobody(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path; lchown changes the link itself.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+}
+
+fn is_root() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn a_link_planted_at_a_new_name_is_not_followed() {
+    let d = scratch("plant");
+    user_file(&d.join("victim"));
+    std::os::unix::fs::symlink(d.join("victim"), d.join("new")).unwrap();
+    let dir = Dir::open(&d).unwrap();
+    let e = dir
+        .create_file(OsStr::new("new"), 0o644, Layout::Complete)
+        .unwrap_err();
+    assert!(e.is_exists(), "{e}");
+    let e = output::write(&d.join("new"), b"x", Named::ByFiox).unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    let e = output::write(&d.join("new"), b"x", Named::ByUser).unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+    assert!(intact(&d.join("victim")));
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn another_users_link_on_the_way_is_refused_and_ones_own_is_followed() {
+    if !is_root() {
+        panic!("this test plays another user with lchown: run it as root");
+    }
+    let d = scratch("walk");
+    fs::create_dir(d.join("real")).unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("mine")).unwrap();
+    std::os::unix::fs::symlink(d.join("real"), d.join("theirs")).unwrap();
+    chown_link_to_nobody(&d.join("theirs"));
+    let real = Dir::open(&d.join("real")).unwrap();
+    let mine = Dir::open(&d.join("mine")).unwrap();
+    assert_eq!(mine.stat_self().id, real.stat_self().id);
+    let e = Dir::open(&d.join("theirs")).unwrap_err();
+    assert!(e.to_string().contains("uid 65534"), "{e}");
+    let e = output::write(&d.join("theirs/out.json"), b"{}", Named::ByUser).unwrap_err();
+    assert!(
+        e.to_string().contains("symbolic link owned by uid 65534"),
+        "{e}"
+    );
+    assert!(!d.join("real/out.json").exists());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_removal_stays_in_the_directory_it_checked_when_the_path_is_swapped() {
+    // D5: the path's parent becomes a link to a directory of same-named user files between
+    // the check and the removal; the descriptor still names the directory fiox checked.
+    let d = scratch("swap");
+    fs::create_dir(d.join("work")).unwrap();
+    fs::create_dir(d.join("victim")).unwrap();
+    let dir = Dir::open(&d.join("work")).unwrap();
+    dir.create_file(OsStr::new("j.0.0"), 0o644, Layout::Complete)
+        .unwrap();
+    user_file(&d.join("victim/j.0.0"));
+    fs::rename(d.join("work"), d.join("moved")).unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("work")).unwrap();
+    assert!(dir.remove_owned(OsStr::new("j.0.0")).unwrap());
+    assert!(intact(&d.join("victim/j.0.0")));
+    assert!(!d.join("moved/j.0.0").exists());
+    // And a user's file is never "owned", whatever its name.
+    let victim = Dir::open(&d.join("victim")).unwrap();
+    assert!(!victim.remove_owned(OsStr::new("j.0.0")).unwrap());
+    assert!(intact(&d.join("victim/j.0.0")));
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_copied_mark_does_not_make_a_file_fioxs() {
+    let d = scratch("copy");
+    let dir = Dir::open(&d).unwrap();
+    dir.create_file(OsStr::new("made"), 0o644, Layout::Complete)
+        .unwrap();
+    // cp -a copies the xattr to a new inode.
+    let st = std::process::Command::new("cp")
+        .args(["-a", "--preserve=xattr"])
+        .arg(d.join("made"))
+        .arg(d.join("copy"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(!dir.mark_of(OsStr::new("copy")).unwrap().is_ours());
+    assert!(!dir.remove_owned(OsStr::new("copy")).unwrap());
+    assert!(d.join("copy").exists());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn outputs_replace_only_fioxs_own_and_atomically() {
+    let d = scratch("out");
+    let p = d.join("fiox-report.html");
+    user_file(&p);
+    let e = output::write(&p, b"<html>", Named::ByFiox).unwrap_err();
+    assert!(e.to_string().contains("fiox did not create it"), "{e}");
+    assert!(intact(&p));
+    fs::remove_file(&p).unwrap();
+    output::write(&p, b"one", Named::ByFiox).unwrap();
+    output::write(&p, b"two", Named::ByFiox).unwrap();
+    assert_eq!(fs::read(&p).unwrap(), b"two");
+    // No temporary names left behind.
+    assert_eq!(fs::read_dir(&d).unwrap().count(), 1);
+    // A user-named output replaces a regular file, as a shell redirection would.
+    let u = d.join("mine.json");
+    user_file(&u);
+    output::write(&u, b"{}", Named::ByUser).unwrap();
+    assert_eq!(fs::read(&u).unwrap(), b"{}");
+    // A FIFO is never written (nor opened in a way that blocks).
+    let fifo = d.join("f.json");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    assert!(output::write(&fifo, b"{}", Named::ByUser).is_err());
+    assert!(output::open(&fifo, Open::Truncate, Named::ByUser).is_err());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn streaming_outputs_append_to_fioxs_own_and_refuse_the_users() {
+    let d = scratch("stream");
+    let p = d.join("j.stdout");
+    user_file(&p);
+    assert!(output::open(&p, Open::Truncate, Named::ByFiox).is_err());
+    assert!(intact(&p));
+    fs::remove_file(&p).unwrap();
+    use std::io::Write;
+    output::open(&p, Open::Truncate, Named::ByFiox)
+        .unwrap()
+        .write_all(b"a")
+        .unwrap();
+    let mut f = output::open(&p, Open::Append, Named::ByFiox).unwrap();
+    use std::io::Seek;
+    f.seek(std::io::SeekFrom::End(0)).unwrap();
+    f.write_all(b"b").unwrap();
+    assert_eq!(fs::read(&p).unwrap(), b"ab");
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_tree_removal_never_crosses_a_bind_mount() {
+    // D3: a bind mount of the same filesystem (same st_dev) inside a directory fiox removes.
+    if !is_root() {
+        panic!("this test bind-mounts: run it as root");
+    }
+    let d = scratch("bind");
+    fs::create_dir(d.join("userdata")).unwrap();
+    user_file(&d.join("userdata/dataset"));
+    let parent = Dir::open(&d).unwrap();
+    let tb = parent
+        .create_dir(OsStr::new("fiox-testbed-x"), 0o700)
+        .unwrap();
+    let id = tb.stat_self().id;
+    tb.create_dir(OsStr::new("sub"), 0o700).unwrap();
+    let st = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(d.join("userdata"))
+        .arg(d.join("fiox-testbed-x/sub"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let e = tree::remove_tree(&parent, OsStr::new("fiox-testbed-x"), &id).unwrap_err();
+    let _ = std::process::Command::new("umount")
+        .arg(d.join("fiox-testbed-x/sub"))
+        .status();
+    assert!(e.to_string().contains("mounted"), "{e}");
+    assert!(intact(&d.join("userdata/dataset")));
+    // Once unmounted, the tree goes.
+    assert!(tree::remove_tree(&parent, OsStr::new("fiox-testbed-x"), &id).unwrap());
+    assert!(!d.join("fiox-testbed-x").exists());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_tree_removal_refuses_a_directory_that_is_not_the_one_recorded() {
+    // D1: a link (or someone's real directory) sits at the name fiox would have made.
+    let d = scratch("d1");
+    fs::create_dir(d.join("victim")).unwrap();
+    user_file(&d.join("victim/secret"));
+    let parent = Dir::open(&d).unwrap();
+    let made = parent.create_dir(OsStr::new("mine"), 0o700).unwrap();
+    let id = made.stat_self().id;
+    fs::remove_dir(d.join("mine")).unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("mine")).unwrap();
+    assert!(tree::remove_tree(&parent, OsStr::new("mine"), &id).is_err());
+    fs::remove_file(d.join("mine")).unwrap();
+    fs::rename(d.join("victim"), d.join("mine")).unwrap();
+    assert!(tree::remove_tree(&parent, OsStr::new("mine"), &id).is_err());
+    assert!(intact(&d.join("mine/secret")));
+    // create_dir never adopts what is there.
+    assert!(parent
+        .create_dir(OsStr::new("mine"), 0o700)
+        .unwrap_err()
+        .is_exists());
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn names_inside_a_directory_are_one_component() {
+    let d = scratch("names");
+    let dir = Dir::open(&d).unwrap();
+    for bad in ["../x", "a/b", "..", ".", ""] {
+        assert!(
+            dir.create_file(OsStr::new(bad), 0o644, Layout::Complete)
+                .is_err(),
+            "{bad:?}"
+        );
+    }
+    fs::remove_dir_all(&d).unwrap();
+}
