@@ -70,7 +70,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l max-jobs -r -d 'Run at most N jobs at once'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l bandwidth-log -d 'Aggregate bandwidth logs agg-{read,write,trim}_bw.log'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l latency-log -d 'fio 2.x: per-job latency logs (as write_lat_log=<job name>)'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allow-destructive -d 'Allow writes to devices and files that may hold data'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allow-destructive -d 'Allow writes to devices and files that may hold data (with PATH: to that one only)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l telemetry -d 'Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings -r -f -a 'report stderr' -d 'fiox\'s advice: in the report only (report), or also on stderr (stderr)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings-fatal -d 'Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)'

@@ -464,6 +464,7 @@ pub fn fish() -> String {
     s
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -425,6 +425,7 @@ fn run_options(
         global_options: inv.global_options.clone(),
         max_jobs: s.max_jobs,
         allow_destructive: s.allow_destructive,
+        allow_targets: s.allow_targets.clone(),
         bandwidth_log: s.bandwidth_log,
         eta_interval: s.eta_interval,
         eta_newline: s.eta_newline,

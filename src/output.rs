@@ -27,8 +27,12 @@ impl Out {
     pub fn open(path: Option<&str>) -> Result<Out> {
         let w: Box<dyn Write + Send> = match path {
             Some(p) => Box::new(std::io::BufWriter::new(
-                std::fs::File::create(p)
-                    .with_context(|| format!("cannot create --output file {p}"))?,
+                fiox_guard::output::open(
+                    std::path::Path::new(p),
+                    fiox_guard::Open::Truncate,
+                    fiox_guard::Named::ByUser,
+                )
+                .with_context(|| format!("cannot create --output file {p}"))?,
             )),
             None => Box::new(std::io::stdout()),
         };

@@ -155,25 +155,23 @@ fn probe(a: &Args) -> Result<Setup> {
     })
 }
 
-/// Create `file` with O_DIRECT to learn whether the filesystem allows it; removes it again.
+/// Create `file` (exclusively, through the guard) and open it again with O_DIRECT to learn
+/// whether the filesystem allows it; removes it again (that very inode).
 fn direct_supported(file: &Path) -> Result<bool> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let r = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(file);
-    match r {
-        Ok(_) => {
-            std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
-            Ok(true)
-        }
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-            // tmpfs and some FUSE filesystems: O_DIRECT refused, but the file may exist now.
-            let _ = std::fs::remove_file(file);
-            Ok(false)
-        }
-        Err(e) => Err(e).with_context(|| format!("quick: cannot create {}", file.display())),
+    let (dir, name) = fiox_guard::Dir::open_parent(file)?;
+    let f = dir
+        .create_file(&name, 0o644, fiox_guard::Layout::Complete)
+        .with_context(|| "quick: cannot create its test file".to_string())?;
+    let id = fiox_guard::Identity::of(&f.metadata()?);
+    let direct = fiox_guard::named::reopen(&f, libc::O_RDWR | libc::O_DIRECT);
+    drop(f);
+    dir.remove_if(&name, &id)
+        .with_context(|| format!("removing {}", file.display()))?;
+    match direct {
+        Ok(_) => Ok(true),
+        // tmpfs and some FUSE filesystems refuse O_DIRECT.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("quick: cannot open {}", file.display())),
     }
 }
 
@@ -310,10 +308,9 @@ fn run_set(a: &Args, s: &Setup) -> fiox_runner::RunOutcome {
         ..Default::default()
     };
     let outcome = fiox_runner::run(&jobs(a, s), &opts, &mut |_| {});
-    if let Err(e) = std::fs::remove_file(&s.file) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            eprintln!("fiox quick: cannot remove {}: {e}", s.file.display());
-        }
+    // The runner made the file (marked as fiox's): removed only while it is that file.
+    if let Err(e) = fiox_guard::output::remove(&s.file) {
+        eprintln!("fiox quick: cannot remove {}: {e}", s.file.display());
     }
     outcome
 }

@@ -43,6 +43,6 @@ pub fn write(
         facts.push(("kernel".to_string(), k.trim().to_string()));
     }
     let page = fiox_plot::run_page(&json, &logs, &facts)?;
-    fiox_plot::write_file(Path::new(path), page.as_bytes())?;
+    fiox_plot::write_file(Path::new(path), page.as_bytes(), fiox_guard::Named::ByUser)?;
     Ok(())
 }

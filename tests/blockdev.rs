@@ -7,6 +7,8 @@
 //! after the partition table is gone, a device another program holds with O_EXCL is refused,
 //! and a running job holds its device so nobody can claim (mount) it mid-run.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use fiox_testbed::{DeviceMount, LoopDevice, LoopOptions};

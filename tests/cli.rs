@@ -1,6 +1,8 @@
 //! Integration tests of the `fiox` binary: exact I/O counts against fio, JSON output, Ctrl-C
 //! handling and cleanup, `fiox quick`, and the refusal to write to a mounted block device.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

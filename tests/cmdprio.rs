@@ -3,6 +3,8 @@
 //! between priorities, fio's per-priority output in normal and JSON, its validation), proof
 //! that the priority reaches the kernel, `log_prio`, and `unified_rw_reporting=both`.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

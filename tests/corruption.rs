@@ -11,6 +11,8 @@
 //! checks what it reads without a write log: a lost write that left an intact older block of
 //! the same job is invisible there, as in fio, whose read-only verify takes any seed).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

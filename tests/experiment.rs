@@ -1,6 +1,8 @@
 //! Integration tests of the experiment subcommands: `fiox compare` on fio 3.33's own JSON and
 //! on fiox's, in every output format.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

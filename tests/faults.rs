@@ -3,6 +3,8 @@
 //! fail the job (exit 1, `error` in JSON) or be tolerated with `continue_on_error` (counted in
 //! `total_err`, `first_error`).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

@@ -3,6 +3,8 @@
 //! wrap-around), and says what it did not measure. Compared with fio itself where it is
 //! installed (CI installs it).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

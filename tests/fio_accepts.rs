@@ -6,6 +6,8 @@
 //! Option sample values are checked with fio itself first (`fio --parse-only` must take them),
 //! so the test compares like with like. Skipped where fio is not installed.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use fiox_job::defs::{self, Kind, OptDef};

@@ -3,6 +3,8 @@
 //! job files that use them run under fiox (shrunk: a scratch directory instead of /scratch,
 //! fewer files, a shorter runtime).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

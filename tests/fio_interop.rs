@@ -4,6 +4,8 @@
 //! for byte), each finding the same injected damage; and each tool loads the verify state file
 //! the other saved.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

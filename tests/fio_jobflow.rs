@@ -3,6 +3,8 @@
 //! fio is installed, by fio with the same arguments; what they must agree on is compared
 //! (which jobs ran or were cut short, the error and exit code, the I/O counts).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

@@ -2,6 +2,8 @@
 //! installed (same totals, same report shapes): I/O memory (`mem`, `iomem_align`, `lockmem`,
 //! `hugepage-size`), ...
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

@@ -2,6 +2,8 @@
 //! the same arguments: the jobs they make (names, groups, options as written), their totals,
 //! and act's own latency table must agree.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

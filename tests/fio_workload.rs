@@ -4,6 +4,8 @@
 //! and `rwmixcycle` (which fio 3.33 refuses). Exact things are compared: the offsets of
 //! write_iolog, the open(2) flags and the write calls under strace, exit codes.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

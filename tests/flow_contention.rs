@@ -1,6 +1,8 @@
 //! flow under CPU contention, compared with fio 3.33: a test binary of its own because its CPU
 //! hog would slow whatever other tests ran beside it in the same binary.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

@@ -8,6 +8,8 @@
 //! after which psync re-checks every block of the file. The same again with every engine
 //! behind `io_submit_mode=offload`.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

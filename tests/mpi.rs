@@ -5,6 +5,8 @@
 //! (.ci/run does); the default build only checks that it refuses an MPI start. Files live in
 //! /dev/shm and every run is a fraction of a second of I/O.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 #[cfg(feature = "mpi")]
 mod with_mpi {
     use serde_json::Value;

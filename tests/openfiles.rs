@@ -1,6 +1,8 @@
 //! `openfiles` below `nrfiles`: fiox opens files lazily, never more than `openfiles` at once,
 //! and issues exactly what fio 3.33 issues for the same size-bound job.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::{fio_available, fio_json, fiox, issued, TempDir};

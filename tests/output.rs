@@ -5,6 +5,8 @@
 //! is part of the report and reaches stderr only when asked. Also the details a fio reader
 //! notices: Disk stats of loop devices and new files, and bw/iops samples on fio's instants.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

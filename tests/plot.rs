@@ -5,6 +5,8 @@
 //! files (`--format`) are checked without a browser. With `FIOX_SCREENSHOTS=DIR` the
 //! screenshots are kept there (docs/screenshots holds the ones the README shows).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod chromium;
 mod harness;
 

@@ -2,6 +2,8 @@
 //! nothing beside it, and CI runs every test binary even when one fails. These tests read the
 //! repository's own files (no I/O benchmark runs).
 
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 
 fn root() -> &'static Path {
@@ -114,4 +116,108 @@ fn descriptors_are_named_through_thread_self() {
         "use /proc/thread-self/fd:\n{}",
         bad.join("\n")
     );
+}
+
+/// The calls that create, replace, rename or remove files, directories, mounts or links,
+/// which only the guard crate may make (clippy.toml forbids the std ones; this also catches
+/// the libc ones). Test code is left out: files under tests/, benches/, examples/, fuzz/, and
+/// everything from a `#[cfg(test)]` line on.
+const DOORS: &[&str] = &[
+    "fs::write(",
+    "File::create(",
+    "File::create_new(",
+    "fs::remove_file(",
+    "fs::remove_dir_all(",
+    "fs::remove_dir(",
+    "fs::rename(",
+    "fs::copy(",
+    "fs::create_dir_all(",
+    "fs::create_dir(",
+    "DirBuilder::new(",
+    "OpenOptions::new(",
+    "libc::unlink(",
+    "libc::unlinkat(",
+    "libc::rmdir(",
+    "libc::rename(",
+    "libc::renameat(",
+    "libc::renameat2(",
+    "libc::umount(",
+    "libc::umount2(",
+    "libc::mount(",
+    "libc::open(",
+    "libc::openat(",
+    "libc::creat(",
+    "libc::symlink(",
+    "libc::link(",
+    "libc::mkdir(",
+    "libc::mkdirat(",
+    "libc::truncate(",
+    "libc::ftruncate(",
+];
+
+/// The doors of one source file outside the guard, as "path:line: text".
+fn doors_in(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or("");
+        if DOORS.iter().any(|d| code.contains(d)) {
+            found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+        }
+    }
+    found
+}
+
+/// Every create, replace, rename and remove of a file, directory, mount or link goes through
+/// crates/guard (issue 21: one door; `python3 ../shared/tools/fs-doors.py crates/guard` counts
+/// the same way).
+#[test]
+fn only_the_guard_creates_and_removes_files() {
+    let mut files = Vec::new();
+    for d in ["src", "crates"] {
+        rust_files(&root().join(d), &mut files);
+    }
+    let skip = [
+        "/tests/",
+        "/benches/",
+        "/examples/",
+        "/fuzz/",
+        "crates/guard/",
+    ];
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let s = f.to_string_lossy();
+            let name = f.file_name().unwrap().to_string_lossy();
+            !skip.iter().any(|k| s.contains(k))
+                && name != "tests.rs"
+                && !name.ends_with("_tests.rs")
+        })
+        .flat_map(|f| doors_in(f))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} direct file/mount/link operations outside crates/guard (use fiox_guard):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+/// The check above finds what it looks for (so it cannot pass by reading nothing).
+#[test]
+fn the_door_check_finds_a_door() {
+    let dir = std::env::temp_dir().join(format!("fiox-repo-doors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("x.rs");
+    std::fs::write(
+        &f,
+        "fn a() { std::fs::remove_file(p); }\n#[cfg(test)]\nfn b() { std::fs::write(p, b); }\n",
+    )
+    .unwrap();
+    let found = doors_in(&f);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
 }

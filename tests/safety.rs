@@ -2,6 +2,8 @@
 //! written without an explicit allow, files fiox laid out are reused, `unlink` removes only
 //! fiox's files, and `--readonly` keeps every byte of every target unchanged.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

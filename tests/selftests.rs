@@ -2,6 +2,8 @@
 //! 3.33 on this machine: the same lines in the same order (names, units, layout), each line
 //! parsed; the rates are each tool's own, so only their form is compared.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

@@ -5,6 +5,8 @@
 //! ETA line's job state, with `--output-format=json,normal --eta=always`), and /proc (a thread
 //! inside fsync(2)), never from timing.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

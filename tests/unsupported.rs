@@ -2,6 +2,8 @@
 //! `--parse-only` names them on stderr and exits 1 (the jobs parsed, but will not run); a run
 //! is refused before any I/O with the same lines and exit code 1.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

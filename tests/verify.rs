@@ -3,6 +3,8 @@
 //! saves what it wrote, a verify_only run loads it), verify_dump and verify_fatal. Failures
 //! must name the file, offset and length, set err=84 (EILSEQ) and exit non-zero.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;

@@ -2,6 +2,7 @@
 //! memory), plus the value parsers and help lookups. Nothing may panic, and whatever parses
 //! must survive the `--showcmd` round trip unchanged.
 #![no_main]
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
 use fiox_job::jobfile::{IncludeFs, SubstEnv};
 use fiox_job::{parse_invocation_in, showcmd_args, value, Action, JobSpec};

@@ -3,6 +3,7 @@
 //! half first build a valid block (so the fuzzer gets past the header checksum) and then apply
 //! the input as byte edits, which drives the torn / checksum / pattern classification code.
 #![no_main]
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
 use fiox_job::spec::{JobSpec, VerifyMethod};
 use fiox_verify::{Expect, Header, Verifier, WriteLog};

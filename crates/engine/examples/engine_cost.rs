@@ -10,6 +10,8 @@
 //! defaults: null /dev/shm 2 1 read. Example: `cargo run --release -p fiox-engine --example
 //! engine_cost -- psync /dev/shm 3`.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

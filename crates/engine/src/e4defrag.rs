@@ -54,28 +54,23 @@ impl E4defragEngine {
             option: "donorname",
             reason: "e4defrag needs donorname= (the donor file's name), as in fio".into(),
         })?;
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| {
-            EngineError::Option {
-                engine: "e4defrag",
-                option: "donorname",
-                reason: "NUL in the name".into(),
-            }
-        })?;
-        // SAFETY: NUL-terminated path; the mode is open(2)'s third argument.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-                0o644,
-            )
+        // A new donor is made exclusively and marked by the guard; an existing one (checked
+        // by the runner: fiox's own, or allowed) is opened without O_CREAT.
+        let opened = match fiox_guard::named::create_new(&path, fiox_guard::Layout::Complete) {
+            Ok(Some(f)) => Ok(f),
+            Ok(None) => fiox_guard::named::open(&path, libc::O_WRONLY),
+            Err(e) => Err(e.into()),
         };
-        if fd < 0 {
-            return Err(EngineError::File {
-                path,
-                what: "e4defrag: open the donor file".into(),
-                source: std::io::Error::last_os_error(),
-            });
-        }
+        let fd = match opened {
+            Ok(f) => std::os::fd::IntoRawFd::into_raw_fd(f),
+            Err(source) => {
+                return Err(EngineError::File {
+                    path,
+                    what: "e4defrag: open the donor file".into(),
+                    source,
+                })
+            }
+        };
         // SAFETY: zeroed stat is a valid out buffer for fstat on our fd.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: see above.
@@ -141,8 +136,7 @@ impl E4defragEngine {
         let e = errno();
         let moved = (me.moved_len * self.bsz).min(len);
         if self.inplace {
-            // SAFETY: plain syscall on the donor fd.
-            unsafe { libc::ftruncate(self.donor, 0) };
+            let _ = fiox_guard::named::set_len(self.donor, 0);
         }
         if r < 0 {
             -(e as i64)
@@ -175,6 +169,7 @@ impl FdOp for E4defragEngine {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

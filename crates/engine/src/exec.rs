@@ -7,7 +7,6 @@
 //! fio. When the engine is dropped (the job ended) a program still running gets SIGKILL and
 //! is reaped.
 
-use std::fs::File;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -87,11 +86,16 @@ impl ExecEngine {
         let mut cmd = Command::new(&self.argv[0]);
         cmd.args(&self.argv[1..]).stdin(Stdio::null());
         if let Some((out, err)) = &self.redirect {
+            // NAME.stdout and NAME.stderr are names fiox makes: created new, or replacing
+            // only fiox's own earlier output, never through a link (the guard's output rule).
             let open = |p: &str| {
-                File::create(p).map_err(|source| EngineError::File {
-                    path: p.into(),
-                    what: "exec: create the program's output file".into(),
-                    source,
+                use fiox_guard::output::{self, Named, Open};
+                output::open(std::path::Path::new(p), Open::Truncate, Named::ByFiox).map_err(|e| {
+                    EngineError::File {
+                        path: p.into(),
+                        what: "exec: create the program's output file".into(),
+                        source: e.into(),
+                    }
                 })
             };
             cmd.stdout(open(out)?).stderr(open(err)?);

@@ -200,6 +200,7 @@ fn unknown(name: &str) -> EngineError {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

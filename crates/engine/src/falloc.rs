@@ -41,6 +41,7 @@ impl FdOp for FallocEngine {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

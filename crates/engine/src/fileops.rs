@@ -11,9 +11,8 @@
 //! out at setup. The directory engines are all diskless: `dirstat` and `dirdelete` find their
 //! directories made at setup (fio's setup_dirs, done by the runner).
 
-use std::ffi::CString;
-use std::fs::File;
-use std::os::fd::FromRawFd;
+use std::collections::HashMap;
+use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -33,10 +32,22 @@ pub(crate) enum FileOp {
     DirDelete,
 }
 
+/// One file added: its path as given, NUL-terminated for the stat calls, and for the calls
+/// that create or remove, its directory (an index into the engine's directories) and name.
+struct OpFile {
+    path: PathBuf,
+    c: CString,
+    dir: usize,
+    name: OsString,
+}
+
 pub(crate) struct FileOpEngine {
     op: FileOp,
-    /// Per file added: its path, as given and NUL-terminated for the syscalls.
-    files: Vec<(PathBuf, CString)>,
+    files: Vec<OpFile>,
+    /// The files' directories, each held open by the guard: creations and removals are made
+    /// relative to the descriptor (never through a parent swapped for a link after the check).
+    dirs: Vec<fiox_guard::Dir>,
+    dir_index: HashMap<PathBuf, usize>,
 }
 
 impl FileOpEngine {
@@ -44,10 +55,36 @@ impl FileOpEngine {
         FileOpEngine {
             op,
             files: Vec::new(),
+            dirs: Vec::new(),
+            dir_index: HashMap::new(),
         }
     }
 
-    fn file(&self, index: u32) -> Result<&(PathBuf, CString), EngineError> {
+    /// The index of `path`'s directory, opened once per directory.
+    fn dir_of(&mut self, path: &std::path::Path) -> Result<(usize, OsString), EngineError> {
+        let guarded = |e: fiox_guard::GuardError| EngineError::File {
+            path: path.to_path_buf(),
+            what: format!("{}: open its directory", self.name()),
+            source: e.into(),
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .map(OsStr::to_os_string)
+            .ok_or_else(|| guarded(fiox_guard::GuardError::refused("use", path, "no file name")))?;
+        if let Some(&i) = self.dir_index.get(&parent) {
+            return Ok((i, name));
+        }
+        let dir = fiox_guard::Dir::open(&parent).map_err(guarded)?;
+        self.dirs.push(dir);
+        self.dir_index.insert(parent, self.dirs.len() - 1);
+        Ok((self.dirs.len() - 1, name))
+    }
+
+    fn file(&self, index: u32) -> Result<&OpFile, EngineError> {
         self.files
             .get(index as usize)
             .ok_or_else(|| EngineError::Option {
@@ -58,6 +95,17 @@ impl FileOpEngine {
                     self.files.len()
                 ),
             })
+    }
+}
+
+/// An errno as an `io::Error`.
+trait IntoIo {
+    fn into_io(self) -> std::io::Error;
+}
+
+impl IntoIo for i32 {
+    fn into_io(self) -> std::io::Error {
+        std::io::Error::from_raw_os_error(self)
     }
 }
 
@@ -119,7 +167,13 @@ impl IoEngine for FileOpEngine {
             what: "file name".into(),
             source: std::io::Error::from_raw_os_error(libc::EINVAL),
         })?;
-        self.files.push((file.path.clone(), c));
+        let (dir, name) = self.dir_of(&file.path)?;
+        self.files.push(OpFile {
+            path: file.path.clone(),
+            c,
+            dir,
+            name,
+        });
         Ok(())
     }
 
@@ -137,30 +191,31 @@ impl IoEngine for FileOpEngine {
     }
 
     fn file_op(&mut self, index: u32) -> Result<FileOpDone, EngineError> {
-        let (path, c) = self.file(index)?;
+        let f = self.file(index)?;
+        let (path, c, dir) = (&f.path, &f.c, &self.dirs[f.dir]);
+        let failed = |what: &str, source: std::io::Error| EngineError::File {
+            path: path.clone(),
+            what: format!("{}: {what}", self.name()),
+            source,
+        };
         let (what, ns, r, created) = match self.op {
             FileOp::Create => {
                 // Whether this open creates the file, asked before the clock starts.
-                let existed = std::fs::symlink_metadata(path).is_ok();
-                // SAFETY: c is NUL-terminated; the mode is passed as open(2)'s third argument.
-                let (ns, fd) = timed(|| unsafe {
-                    libc::open(
-                        c.as_ptr(),
-                        libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
-                        0o600,
-                    )
-                });
-                // SAFETY: fd was just returned by open(2) and is owned by nobody else.
-                let file = (fd >= 0).then(|| unsafe { File::from_raw_fd(fd) });
-                ("open", ns, fd.min(0), file.filter(|_| !existed))
+                let existed = dir
+                    .stat(&f.name)
+                    .map_err(|e| failed("stat", e.into()))?
+                    .is_some();
+                let (ns, r) = timed(|| dir.create_or_open(&f.name, 0o600));
+                let file = r.map_err(|e| failed("open", e))?;
+                ("open", ns, 0, Some(file).filter(|_| !existed))
             }
             FileOp::DirCreate => {
                 // fio passes S_IFDIR as the mode (fio_mkdir(name, S_IFDIR)): mkdir(2) keeps
                 // only the permission bits, so the directory is made with mode 0000.
-                // SAFETY: c is NUL-terminated and outlives the call.
-                let (ns, r) = timed(|| unsafe { libc::mkdir(c.as_ptr(), libc::S_IFDIR) });
-                let dir = (r == 0).then(|| File::open(path).ok()).flatten();
-                ("mkdir", ns, r, dir)
+                let (ns, r) = timed(|| dir.mkdir_raw(&f.name, libc::S_IFDIR));
+                r.map_err(|e| failed("mkdir", e))?;
+                let made = dir.open_file(&f.name, libc::O_RDONLY | libc::O_DIRECTORY);
+                ("mkdir", ns, 0, made.ok().flatten())
             }
             FileOp::Stat(t) | FileOp::DirStat(t) => {
                 let (ns, r) = match t {
@@ -170,15 +225,30 @@ impl IoEngine for FileOpEngine {
                 };
                 (t.syscall(), ns, r, None)
             }
-            FileOp::Delete => {
-                // SAFETY: c is NUL-terminated and outlives the call.
-                let (ns, r) = timed(|| unsafe { libc::unlink(c.as_ptr()) });
-                ("unlink", ns, r, None)
-            }
-            FileOp::DirDelete => {
-                // SAFETY: c is NUL-terminated and outlives the call.
-                let (ns, r) = timed(|| unsafe { libc::rmdir(c.as_ptr()) });
-                ("rmdir", ns, r, None)
+            FileOp::Delete | FileOp::DirDelete => {
+                // Proven fiox's on the directory's descriptor before the clock starts; only
+                // the unlinkat(2) is timed.
+                let what = if self.op == FileOp::Delete {
+                    "unlink"
+                } else {
+                    "rmdir"
+                };
+                let proof = match dir.prove_owned(&f.name) {
+                    Ok(Some(p)) => p,
+                    Ok(None) => return Err(failed(what, libc::ENOENT.into_io())),
+                    Err(e) => return Err(failed(what, e.into())),
+                };
+                if (proof.kind == fiox_guard::Kind::Dir) != (self.op == FileOp::DirDelete) {
+                    let errno = if self.op == FileOp::Delete {
+                        libc::EISDIR
+                    } else {
+                        libc::ENOTDIR
+                    };
+                    return Err(failed(what, errno.into_io()));
+                }
+                let (ns, r) = timed(|| dir.unlink_proven(&f.name, &proof));
+                r.map_err(|e| failed(what, e))?;
+                (what, ns, 0, None)
             }
         };
         if r < 0 {
@@ -192,6 +262,7 @@ impl IoEngine for FileOpEngine {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,7 +292,9 @@ mod tests {
         add(&mut c, &p);
         assert!(c.flags().file_ops && c.flags().no_io && c.flags().sync);
         let done = c.file_op(0).unwrap();
-        assert!(done.created.is_some(), "the open created the file");
+        // The runner marks what the engine made (fileop.rs); filedelete removes only that.
+        let made = done.created.expect("the open created the file");
+        fiox_guard::mark::mark_file(&made, fiox_guard::Layout::Complete).unwrap();
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 0);
         assert!(
             c.file_op(0).unwrap().created.is_none(),
@@ -257,7 +330,8 @@ mod tests {
         let mut c = FileOpEngine::new(FileOp::DirCreate);
         add(&mut c, &p);
         assert!(c.flags().file_ops && c.flags().no_io);
-        assert!(c.file_op(0).unwrap().created.is_some());
+        let made = c.file_op(0).unwrap().created.expect("mkdir made it");
+        fiox_guard::mark::mark_file(&made, fiox_guard::Layout::Complete).unwrap();
         let m = std::fs::metadata(&p).unwrap();
         assert!(m.is_dir());
         assert_eq!(m.permissions().mode() & 0o777, 0, "fio's mode S_IFDIR");

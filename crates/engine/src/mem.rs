@@ -9,8 +9,7 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 use fiox_job::MemKind;
@@ -18,7 +17,7 @@ use fiox_job::MemKind;
 /// Where the memory came from, to give it back the same way.
 enum Source {
     Heap(Layout),
-    Map { file: Option<(File, PathBuf)> },
+    Map { file: Option<MapFile> },
     Shm,
 }
 
@@ -149,14 +148,14 @@ fn map(spec: &MemSpec, len: usize) -> Result<Region, String> {
     if file.is_none() && spec.kind == MemKind::MmapShared {
         flags = libc::MAP_ANONYMOUS | libc::MAP_SHARED;
     }
-    let fd = file.as_ref().map_or(-1, |(f, _)| f.as_raw_fd());
+    let fd = file.as_ref().map_or(-1, |m| m.file.as_raw_fd());
     let prot = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: a new mapping at an address the kernel picks; fd is open (or -1 for anonymous).
     let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
     if p == libc::MAP_FAILED {
         let e = io::Error::last_os_error();
-        if let Some((_, path)) = &file {
-            let _ = std::fs::remove_file(path);
+        if let Some(m) = &file {
+            m.remove();
         }
         return Err(format!("mmap of {len} bytes: {e}{}", huge_hint(huge, &e)));
     }
@@ -175,30 +174,47 @@ fn page_size() -> usize {
 }
 
 /// Create the file of `mem=mmap:FILE` (it must not exist: see the module note) at `len` bytes.
-fn create_map_file(path: &str, len: usize, kind: MemKind) -> Result<(File, PathBuf), String> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => format!(
-                "mem={}: '{path}' exists; fio would truncate and overwrite it, fiox does not \
-                 (name a file that does not exist yet)",
-                kind_name(kind)
-            ),
-            _ => format!("mem={}: cannot create '{path}': {e}", kind_name(kind)),
-        })?;
+fn create_map_file(path: &str, len: usize, kind: MemKind) -> Result<MapFile, String> {
+    let exists = || {
+        format!(
+            "mem={}: '{path}' exists; fio would truncate and overwrite it, fiox does not \
+             (name a file that does not exist yet)",
+            kind_name(kind)
+        )
+    };
+    let f = match fiox_guard::named::create_new(Path::new(path), fiox_guard::Layout::Complete) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Err(exists()),
+        Err(e) => return Err(format!("mem={}: {e}", kind_name(kind))),
+    };
+    let id = fiox_guard::Identity::of(&f.metadata().map_err(|e| e.to_string())?);
+    let made = MapFile {
+        file: f,
+        path: PathBuf::from(path),
+        id,
+    };
     // hugetlbfs files take their size from the mapping (fio does not truncate them either).
     if kind != MemKind::MmapHuge {
-        if let Err(e) = f.set_len(len as u64) {
-            let _ = std::fs::remove_file(path);
+        if let Err(e) = made.file.set_len(len as u64) {
+            made.remove();
             return Err(format!("mem={}: sizing '{path}': {e}", kind_name(kind)));
         }
     }
-    Ok((f, PathBuf::from(path)))
+    Ok(made)
+}
+
+/// The file behind a `mem=mmapshared:FILE` mapping, removed (if it is still the inode fiox
+/// made) when the mapping goes.
+struct MapFile {
+    file: File,
+    path: PathBuf,
+    id: fiox_guard::Identity,
+}
+
+impl MapFile {
+    fn remove(&self) {
+        let _ = fiox_guard::named::remove_made(&self.path, &self.id);
+    }
 }
 
 fn kind_name(kind: MemKind) -> &'static str {
@@ -221,8 +237,8 @@ impl Drop for Region {
             Source::Map { file } => {
                 // SAFETY: base/len describe exactly the mapping made in `map`.
                 unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
-                if let Some((_, path)) = file {
-                    let _ = std::fs::remove_file(path);
+                if let Some(m) = file {
+                    m.remove();
                 }
             }
         }
@@ -294,6 +310,7 @@ impl Drop for Pinned {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@
 use std::ffi::CString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
 use fiox_job::spec::NetProto;
@@ -350,9 +351,9 @@ impl NetEngine {
         let fd = self.socket()?;
         self.listen_fd = fd;
         let r = if let Some(path) = &self.unix_path {
-            // fio removes a stale socket file first.
-            // SAFETY: NUL-terminated path.
-            unsafe { libc::unlink(path.as_ptr()) };
+            // fio removes a stale socket file first: the guard removes only a socket there.
+            let p = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+            let _ = fiox_guard::named::remove_stale_socket(p);
             let (sun, len) = sockaddr_un(path)?;
             // SAFETY: a valid sockaddr_un of `len` bytes.
             unsafe { libc::bind(fd, (&sun as *const libc::sockaddr_un).cast(), len) }

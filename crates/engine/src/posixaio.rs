@@ -398,6 +398,7 @@ impl Drop for PosixAioEngine {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

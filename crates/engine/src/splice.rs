@@ -155,6 +155,7 @@ impl FdOp for SpliceEngine {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

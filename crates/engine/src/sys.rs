@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -133,14 +133,10 @@ fn open_error(path: &Path, spec: &OpenSpec, source: io::Error) -> EngineError {
     }
 }
 
+/// The guard's open of a file the job names: never O_CREAT or O_TRUNC (the runner creates a
+/// job's new files first, exclusively, through the guard).
 fn raw_open(path: &std::ffi::CStr, flags: libc::c_int) -> io::Result<File> {
-    // SAFETY: path is a valid NUL-terminated string; the mode argument is read only with O_CREAT.
-    let fd = unsafe { libc::open(path.as_ptr(), flags, 0o644 as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd was just returned by open and is owned by nobody else.
-    Ok(unsafe { File::from_raw_fd(fd) })
+    fiox_guard::named::open_c(path, flags)
 }
 
 /// A second open file description of the file open at `fd`, with the same access and status
@@ -319,8 +315,7 @@ pub fn fallocate(fd: RawFd, mode: FallocateMode, offset: u64, len: u64) -> io::R
 }
 
 pub fn ftruncate(fd: RawFd, size: u64) -> io::Result<()> {
-    // SAFETY: plain syscall on an fd.
-    cvt(unsafe { libc::ftruncate(fd, size as libc::off_t) })
+    fiox_guard::named::set_len(fd, size)
 }
 
 pub fn fsync(fd: RawFd) -> io::Result<()> {
@@ -560,6 +555,7 @@ errno_table!(
     EBADFD,
 );
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -697,6 +693,12 @@ mod tests {
             atomic: false,
             sync: SyncMode::None,
         };
+        // The runner creates a job's new file through the guard first; the open never does.
+        assert!(
+            open_file(&path, &spec).is_err(),
+            "no O_CREAT through open_file"
+        );
+        fiox_guard::named::create_new(&path, fiox_guard::Layout::Complete).unwrap();
         let f = open_file(&path, &spec).unwrap();
         let fd = f.as_raw_fd();
         assert!(!is_block_device(fd).unwrap());

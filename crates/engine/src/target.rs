@@ -210,6 +210,7 @@ pub(crate) fn run_positional(
 
 /// `op`'s engine with one file added: a fresh empty scratch file `fiox-<tag>-<pid>` in the
 /// temp directory, handed over as 1 MiB and writable. The caller removes the file.
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 pub(crate) fn on_scratch_file<O: FdOp>(
     op: O,

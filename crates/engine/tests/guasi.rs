@@ -1,5 +1,7 @@
 //! guasi (fiox's thread-pool engine) against real files in each submit/reap mode.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod common;
 
 use common::*;

@@ -1,5 +1,7 @@
 //! io_uring against real files with each of fio's io_uring options.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod common;
 
 use common::*;

@@ -1,5 +1,7 @@
 //! libaio against real files: buffered and O_DIRECT, batches, userspace reaping, nowait.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod common;
 
 use common::*;

@@ -2,6 +2,8 @@
 //! reads, misaligned direct I/O, trims) through the offload adapter, plus what only offload
 //! has: one submit thread per iodepth, and engines that seek keeping their positions apart.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod common;
 
 use std::sync::atomic::Ordering;

@@ -1,5 +1,7 @@
 //! posixaio (glibc's thread-based POSIX AIO) against real files.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod common;
 
 use common::*;

@@ -1,5 +1,7 @@
 //! sync, psync, vsync, pvsync, pvsync2, mmap and null against real files.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod common;
 
 use common::*;

@@ -310,6 +310,7 @@ fn load_manifest(dir: &Path, manifest: &Path) -> Result<Vec<Side>, LoadError> {
     Ok(sides)
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,8 +31,18 @@ pub enum RunError {
         #[source]
         source: fiox_testbed::TestbedError,
     },
+    /// The guard refused or failed a write or removal in the results directory.
+    #[error(transparent)]
+    Guard(#[from] fiox_guard::GuardError),
     #[error("{0}")]
     Other(String),
+}
+
+/// Write an output of the experiment (a job file, a result, a CSV, the manifest): new, or
+/// replacing only fiox's own (see fiox_guard::output).
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+    use fiox_guard::output::{self, Named};
+    Ok(output::write(path, bytes, Named::ByFiox)?)
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
@@ -103,7 +113,18 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("{stem}-results")));
-    std::fs::create_dir_all(out.join("runs")).map_err(io_err(&out))?;
+    fiox_guard::Dir::create_all(&out.join("runs"), 0o755)?;
+    // One experiment at a time per results directory: a second one would consume the first
+    // one's partial results and measure while it runs.
+    let lock_path = out.join(".fiox-experiment.lock");
+    let _lock = fiox_guard::output::try_lock(&lock_path)?.ok_or_else(|| {
+        RunError::Other(format!(
+            "{} is in use by another fiox experiment (it holds {}); wait for it or use \
+             another --out",
+            out.display(),
+            lock_path.display()
+        ))
+    })?;
     // Runs start in the results directory; every path handed to them must be absolute.
     let out = out.canonicalize().map_err(io_err(&out))?;
     let mut manifest = Manifest::open(&out, exp.name.as_deref().unwrap_or(&stem), &o.file)?;
@@ -249,7 +270,7 @@ fn prepare(
         lines.push(format!("{key}={}", t.display()));
     }
     let job_file = out.join(format!("{}.fio", v.name));
-    std::fs::write(&job_file, apply_overrides(jobs, &lines)).map_err(io_err(&job_file))?;
+    write_output(&job_file, apply_overrides(jobs, &lines).as_bytes())?;
     let mut envs = exp.env.clone();
     envs.extend(v.env.clone());
     if let Some(t) = &target {
@@ -285,6 +306,13 @@ fn run_one(
     let file = out.join(&rel);
     let tmp = file.with_extension("partial");
     let errlog = file.with_extension("stderr");
+    // Made here as fiox's output (a user's file or a link at that name is refused), so the
+    // run's --output reopens this very file.
+    drop(fiox_guard::output::open(
+        &tmp,
+        fiox_guard::Open::Truncate,
+        fiox_guard::Named::ByFiox,
+    )?);
     let devices = r
         .target
         .as_deref()
@@ -307,9 +335,9 @@ fn run_one(
         )));
     }
     write_result(&tmp, &file, tele, r, p)?;
-    let _ = std::fs::remove_file(&tmp);
+    let _ = fiox_guard::output::remove(&tmp);
     if std::fs::metadata(&errlog).is_ok_and(|m| m.len() == 0) {
-        let _ = std::fs::remove_file(&errlog);
+        let _ = fiox_guard::output::remove(&errlog);
     }
     manifest.record(p, &rel, seconds)?;
     Ok(true)
@@ -325,8 +353,9 @@ fn spawn_and_wait(
     errlog: &Path,
 ) -> Result<Option<std::process::ExitStatus>, RunError> {
     let mut cmd = Command::new(&o.fiox_exe);
-    if r.own_device {
-        cmd.arg("--allow-destructive");
+    if let Some(t) = r.target.as_ref().filter(|_| r.own_device) {
+        // Exactly the testbed's own device may be written, nothing else the job names.
+        cmd.arg(format!("--allow-destructive={}", t.display()));
     }
     let mut child = cmd
         // json+: the latency histograms, so compare can merge them over runs.
@@ -337,7 +366,11 @@ fn spawn_and_wait(
         .current_dir(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(errlog).map_err(io_err(errlog))?)
+        .stderr(fiox_guard::output::open(
+            errlog,
+            fiox_guard::Open::Truncate,
+            fiox_guard::Named::ByFiox,
+        )?)
         .spawn()
         .map_err(io_err(&o.fiox_exe))?;
     loop {
@@ -373,20 +406,20 @@ fn write_result(
     }
     if let Some(t) = tele {
         let log = file.with_extension("telemetry.csv");
-        std::fs::write(&log, telemetry::series_csv(&t)).map_err(io_err(&log))?;
+        write_output(&log, telemetry::series_csv(&t).as_bytes())?;
         fiox["telemetry"] = t;
     }
     fiox["env"] = r.fiox_env.clone();
     fiox["experiment"] = json!({"variant": p.variant, "index": p.index, "warmup": p.warmup});
     let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    std::fs::write(file, pretty + "\n").map_err(io_err(file))
+    write_output(file, (pretty + "\n").as_bytes())
 }
 
 /// sync, then drop the page cache, dentries and inodes.
 fn drop_caches() -> Result<(), RunError> {
     let _ = Command::new("sync").status();
     let p = Path::new("/proc/sys/vm/drop_caches");
-    std::fs::write(p, "3\n").map_err(|e| {
+    fiox_guard::kernel::write_knob(p, b"3\n", fiox_guard::kernel::KernelFs::Proc).map_err(|e| {
         RunError::Other(format!(
             "drop_caches = true needs root: writing {}: {e}; set drop_caches = false",
             p.display()
@@ -492,12 +525,10 @@ impl Manifest {
             "variants": self.variants,
             "runs": self.runs,
         });
-        let tmp = self.path.with_extension("tmp");
-        std::fs::write(
-            &tmp,
-            serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
+        // Replaced atomically (a temporary name and renameat, by the guard).
+        write_output(
+            &self.path,
+            (serde_json::to_string_pretty(&v).unwrap_or_default() + "\n").as_bytes(),
         )
-        .and_then(|()| std::fs::rename(&tmp, &self.path))
-        .map_err(io_err(&self.path))
     }
 }

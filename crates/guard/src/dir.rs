@@ -108,6 +108,26 @@ impl Dir {
         Ok((Dir::open(parent)?, name))
     }
 
+    /// Open the directory at `path`, making (and marking) each missing component as
+    /// [`Dir::create_dir`] does; existing components are opened as [`Dir::open`] opens them.
+    pub fn create_all(path: &Path, mode: u32) -> Result<Dir> {
+        match Dir::open(path) {
+            Err(e) if e.is_not_found() => {}
+            other => return other,
+        }
+        let (parent, name) = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => (Dir::create_all(p, mode)?, path.file_name()),
+            _ => (Dir::open(Path::new("."))?, path.file_name()),
+        };
+        let Some(name) = name else {
+            return Dir::open(path);
+        };
+        match parent.create_dir(name, mode) {
+            Err(e) if e.is_exists() => parent.subdir(name),
+            other => other,
+        }
+    }
+
     /// The path this directory was opened by (for messages; the descriptor is what counts).
     pub fn path(&self) -> &Path {
         &self.path
@@ -245,6 +265,46 @@ impl Dir {
         self.unlink_checked(name, &st)
     }
 
+    /// The proof half of [`Dir::remove_owned`], for callers that time the removal itself
+    /// (fio's filedelete and dirdelete engines): the statx of `name` when it is a regular file
+    /// or directory fiox made, None when nothing is there, a refusal otherwise.
+    pub fn prove_owned(&self, name: &OsStr) -> Result<Option<Stat>> {
+        let Some(st) = self.stat(name)? else {
+            return Ok(None);
+        };
+        if !matches!(st.kind, Kind::File | Kind::Dir) || !self.is_ours(name, &st)? {
+            return Err(GuardError::refused(
+                "remove",
+                &self.join(name),
+                "fiox did not make it (or it was replaced since fiox checked it)",
+            ));
+        }
+        Ok(Some(st))
+    }
+
+    /// The removal half: unlinkat(2) of `name`, proven by [`Dir::prove_owned`] on this
+    /// descriptor. The plain system call's result, so the caller can time just it.
+    pub fn unlink_proven(&self, name: &OsStr, proof: &Stat) -> io::Result<()> {
+        sys::unlinkat(self.fd.as_fd(), name, proof.kind == Kind::Dir)?;
+        mark::forget_created(&proof.id);
+        Ok(())
+    }
+
+    /// open(2) of `name` with O_CREAT (not O_EXCL: an existing file is opened, as fio's
+    /// filecreate does) but never through a link (O_NOFOLLOW) and never truncating. The
+    /// plain system call's result, so the caller can time just it.
+    pub fn create_or_open(&self, name: &OsStr, mode: u32) -> io::Result<File> {
+        plain(name, &self.path).map_err(io::Error::from)?;
+        let flags = libc::O_CREAT | libc::O_RDWR | libc::O_NOFOLLOW;
+        sys::openat(self.fd.as_fd(), name, flags, mode).map(File::from)
+    }
+
+    /// mkdirat(2) of `name`, the plain system call's result (fio's dircreate).
+    pub fn mkdir_raw(&self, name: &OsStr, mode: u32) -> io::Result<()> {
+        plain(name, &self.path).map_err(io::Error::from)?;
+        sys::mkdirat(self.fd.as_fd(), name, mode)
+    }
+
     /// Whether the inode at `name` (whose statx is `st`) carries fiox's mark, read on a
     /// descriptor opened without following links and checked to be that same inode.
     pub fn is_ours(&self, name: &OsStr, st: &Stat) -> Result<bool> {
@@ -321,6 +381,21 @@ impl Dir {
         Ok(())
     }
 
+    /// The target of the symbolic link `name` in this directory, if root or the running user
+    /// owns the link (None for another user's link).
+    pub fn trusted_link_target(&self, name: &OsStr) -> Result<Option<PathBuf>> {
+        let path = self.join(name);
+        let fd = sys::openat(self.fd.as_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+            .map_err(|e| GuardError::io("open", &path, e))?;
+        let st = stat_fd(&fd, &path)?;
+        if st.kind != Kind::Symlink || !trusted_link(st.uid) {
+            return Ok(None);
+        }
+        let target =
+            sys::readlink_fd(fd.as_fd()).map_err(|e| GuardError::io("readlink", &path, e))?;
+        Ok(Some(PathBuf::from(OsStr::from_bytes(&target))))
+    }
+
     /// The names in this directory.
     pub fn names(&self) -> Result<Vec<OsString>> {
         let rd = sys::openat(
@@ -356,7 +431,7 @@ enum Walk {
 /// Resolve `path` to an O_PATH descriptor one component at a time (see the module's doc).
 fn walk(path: &Path) -> std::result::Result<OwnedFd, Walk> {
     let start = if path.is_absolute() { c"/" } else { c"." };
-    let mut cur = sys::open_start(start, libc::O_PATH | libc::O_DIRECTORY).map_err(Walk::Io)?;
+    let mut cur = sys::open_path(start, libc::O_PATH | libc::O_DIRECTORY).map_err(Walk::Io)?;
     let mut todo: std::collections::VecDeque<OsString> =
         path.iter().map(|c| c.to_os_string()).collect();
     if path.is_absolute() {
@@ -388,8 +463,8 @@ fn walk(path: &Path) -> std::result::Result<OwnedFd, Walk> {
                 let mut comps: Vec<OsString> = target.iter().map(|c| c.to_os_string()).collect();
                 if target.is_absolute() {
                     comps.remove(0);
-                    cur = sys::open_start(c"/", libc::O_PATH | libc::O_DIRECTORY)
-                        .map_err(Walk::Io)?;
+                    cur =
+                        sys::open_path(c"/", libc::O_PATH | libc::O_DIRECTORY).map_err(Walk::Io)?;
                 }
                 for c in comps.into_iter().rev() {
                     todo.push_front(c);

@@ -18,16 +18,20 @@ pub enum KernelFs {
     Sysfs,
     /// cgroup v1 or cgroup2.
     Cgroup,
+    /// /proc/sys (e.g. vm/drop_caches).
+    Proc,
 }
 
 const SYSFS_MAGIC: i64 = 0x6265_6572;
 const CGROUP_SUPER_MAGIC: i64 = 0x0027_e0eb;
 const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+const PROC_SUPER_MAGIC: i64 = 0x9fa0;
 
 fn is(fs: KernelFs, magic: i64) -> bool {
     match fs {
         KernelFs::Sysfs => magic == SYSFS_MAGIC,
         KernelFs::Cgroup => magic == CGROUP_SUPER_MAGIC || magic == CGROUP2_SUPER_MAGIC,
+        KernelFs::Proc => magic == PROC_SUPER_MAGIC,
     }
 }
 
@@ -81,4 +85,25 @@ pub fn remove_cgroup(path: &Path, id: &Identity) -> Result<bool> {
         Some(st) if st.kind == Kind::Dir => dir.remove_if(&name, id),
         _ => Ok(false),
     }
+}
+
+/// The kernel's own filesystem the open file is on (procfs, sysfs, debugfs...), by statfs's
+/// magic number: its files are tunables and views, not data, and report size 0, so a write
+/// "over no existing bytes" there would still change the system (a job writing
+/// /proc/sys/kernel/hostname). None for a filesystem that holds data.
+pub fn pseudo_fs(f: &impl AsFd) -> Option<&'static str> {
+    let magic = sys::fs_magic(f.as_fd()).ok()?;
+    Some(match magic {
+        0x9fa0 => "procfs",
+        SYSFS_MAGIC => "sysfs",
+        0x6462_6720 => "debugfs",
+        0x7472_6163 => "tracefs",
+        0x6265_6570 => "configfs",
+        0x7363_6673 => "securityfs",
+        CGROUP_SUPER_MAGIC | CGROUP2_SUPER_MAGIC => "cgroupfs",
+        0xcafe_4a11 => "bpffs",
+        0xde5e_81e4 => "efivarfs",
+        0x6165_676c => "pstore",
+        _ => return None,
+    })
 }

@@ -25,6 +25,7 @@ pub mod ident;
 pub mod kernel;
 pub mod mark;
 pub mod mount;
+pub mod named;
 pub mod output;
 mod sys;
 pub mod tree;

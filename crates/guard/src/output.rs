@@ -18,12 +18,16 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Who chose an output's name, which decides what it may replace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Named {
     /// fiox chose the name (a default or derived name): only fiox's own output is replaced.
     ByFiox,
     /// The user typed this path: a regular file there is replaced, as `>` would.
     ByUser,
+    /// fiox chose the name and the format is shared with fio (a verify state file): fiox's own
+    /// output, or a regular file whose content the function recognises (read on a descriptor
+    /// of that very file), is replaced.
+    Recognized(fn(&mut File) -> bool),
 }
 
 /// How an existing output is opened for streaming.
@@ -44,10 +48,16 @@ fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<(Identity
         Kind::Symlink => {
             "it is a symbolic link, which fiox does not follow for a file it writes".to_string()
         }
+        Kind::Char | Kind::Fifo if matches!(named, Named::ByUser) => {
+            return Ok(Some((st.id, String::new())))
+        }
         Kind::File => match named {
             Named::ByUser => return Ok(Some((st.id, String::new()))),
-            Named::ByFiox => match dir.mark_of(name)?.why_not_ours() {
+            Named::ByFiox | Named::Recognized(_) => match dir.mark_of(name)?.why_not_ours() {
                 None => return Ok(Some((st.id, String::new()))),
+                Some(_) if recognized(dir, name, &st.id, named)? => {
+                    return Ok(Some((st.id, String::new())))
+                }
                 Some(why) => format!("it exists and {why}"),
             },
         },
@@ -61,6 +71,17 @@ fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<(Identity
              output name"
         ),
     ))
+}
+
+/// Whether `named` recognises the content of the regular file `name` (the inode `id`).
+fn recognized(dir: &Dir, name: &OsStr, id: &Identity, named: Named) -> Result<bool> {
+    let Named::Recognized(test) = named else {
+        return Ok(false);
+    };
+    let Some(mut f) = dir.open_file(name, libc::O_RDONLY)? else {
+        return Ok(false);
+    };
+    Ok(stat_fd(&f, &dir.join(name))?.id == *id && test(&mut f))
 }
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -85,6 +106,8 @@ pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<(
     let written = f
         .write_all(bytes)
         .and_then(|()| mark::mark_file(&f, Layout::Complete).map(|_| ()))
+        // On disk before the rename: a crash leaves the old output or the new one whole.
+        .and_then(|()| f.sync_all())
         .map_err(|e| GuardError::io("write", &dir.join(name), e));
     let tmp_id = stat_fd(&f, &dir.join(&tmp))?.id;
     let placed = written.and_then(|()| match &old {
@@ -99,8 +122,64 @@ pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<(
 
 /// [`write_in`] at a path.
 pub fn write(path: &Path, bytes: &[u8], named: Named) -> Result<()> {
-    let (dir, name) = Dir::open_parent(path)?;
+    use std::io::Write;
+    let (dir, name) = match place(path, Open::Truncate, named)? {
+        Place::In(dir, name) => (dir, name),
+        Place::Followed(mut f) => {
+            return f
+                .write_all(bytes)
+                .map_err(|e| GuardError::io("write", path, e))
+        }
+    };
+    if matches!(named, Named::ByUser) && is_stream(&dir, &name)? {
+        // /dev/null, a FIFO the user named: written as `>` would.
+        return open_in(&dir, &name, Open::Append, named)?
+            .write_all(bytes)
+            .map_err(|e| GuardError::io("write", &dir.join(&name), e));
+    }
     write_in(&dir, &name, bytes, named)
+}
+
+/// Whether `name` is a character device or a FIFO (which a user-named output may be).
+fn is_stream(dir: &Dir, name: &OsStr) -> Result<bool> {
+    Ok(dir
+        .stat(name)?
+        .is_some_and(|st| matches!(st.kind, Kind::Char | Kind::Fifo)))
+}
+
+/// Where an output at `path` goes: a name in a directory, or for a path the user typed that
+/// ends in a link root or the user owns (/dev/stdout, a link to one's own file), the link's
+/// target, opened as open(2) follows it (never created through it). A name fiox chose is
+/// never followed.
+enum Place {
+    In(Dir, OsString),
+    Followed(File),
+}
+
+fn place(path: &Path, how: Open, named: Named) -> Result<Place> {
+    let (dir, name) = Dir::open_parent(path)?;
+    let trusted_link = matches!(named, Named::ByUser)
+        && dir.stat(&name)?.is_some_and(|st| st.kind == Kind::Symlink)
+        && dir.trusted_link_target(&name)?.is_some();
+    if !trusted_link {
+        return Ok(Place::In(dir, name));
+    }
+    let f =
+        crate::named::open(path, libc::O_WRONLY).map_err(|e| GuardError::io("open", path, e))?;
+    match stat_fd(&f, path)?.kind {
+        Kind::File if how == Open::Truncate => f
+            .set_len(0)
+            .map_err(|e| GuardError::io("truncate", path, e))?,
+        Kind::File | Kind::Char | Kind::Fifo | Kind::Socket => {}
+        _ => {
+            return Err(GuardError::refused(
+                "write",
+                path,
+                "it leads to something that is not a regular file, a character device or a pipe",
+            ))
+        }
+    }
+    Ok(Place::Followed(f))
 }
 
 /// Open the output `name` in `dir` for streaming writes: created (marked) where nothing is,
@@ -120,18 +199,23 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
         .open_file(name, libc::O_WRONLY)?
         .ok_or_else(|| GuardError::refused("open", &path, "it vanished while fiox opened it"))?;
     let now = stat_fd(&f, &path)?;
-    if now.id != id || now.kind != Kind::File {
+    let stream = matches!(named, Named::ByUser) && matches!(now.kind, Kind::Char | Kind::Fifo);
+    if now.id != id || !(now.kind == Kind::File || stream) {
         return Err(GuardError::refused(
             "open",
             &path,
             "it was replaced while fiox opened it",
         ));
     }
-    if how == Open::Truncate {
+    if stream {
+        // Opened O_NONBLOCK so a FIFO without a reader does not hang the open; writes block.
+        crate::sys::set_blocking(&f).map_err(|e| GuardError::io("open", &path, e))?;
+    }
+    if how == Open::Truncate && !stream {
         f.set_len(0)
             .map_err(|e| GuardError::io("truncate", &path, e))?;
     }
-    if named == Named::ByFiox {
+    if !matches!(named, Named::ByUser) {
         // Kept as fiox's across runs (a user-named file stays unmarked: it is the user's).
         mark::mark(&f, &id, Layout::Complete).map_err(|e| GuardError::io("mark", &path, e))?;
     }
@@ -141,6 +225,30 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
 
 /// [`open_in`] at a path.
 pub fn open(path: &Path, how: Open, named: Named) -> Result<File> {
-    let (dir, name) = Dir::open_parent(path)?;
-    open_in(&dir, &name, how, named)
+    match place(path, how, named)? {
+        Place::In(dir, name) => open_in(&dir, &name, how, named),
+        Place::Followed(f) => Ok(f),
+    }
+}
+
+/// Remove the output at `path` if it is fiox's (its mark binds it); a user's file, a link or
+/// a copy stays. Returns whether it was removed.
+pub fn remove(path: &Path) -> Result<bool> {
+    let (dir, name) = match Dir::open_parent(path) {
+        Err(e) if e.is_not_found() => return Ok(false),
+        other => other?,
+    };
+    dir.remove_owned(&name)
+}
+
+/// An exclusive lock on the output `path` (made as an output if missing), held while the
+/// returned file lives: two fiox processes writing one results directory would mix their
+/// runs. None when another process holds it.
+pub fn try_lock(path: &Path) -> Result<Option<File>> {
+    let f = open(path, Open::Append, Named::ByFiox)?;
+    match crate::sys::flock_exclusive(&f) {
+        Ok(true) => Ok(Some(f)),
+        Ok(false) => Ok(None),
+        Err(e) => Err(GuardError::io("lock", path, e)),
+    }
 }

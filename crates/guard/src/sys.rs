@@ -43,8 +43,8 @@ pub fn openat(dir: BorrowedFd, name: &OsStr, flags: i32, mode: u32) -> io::Resul
     check(fd).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// open(2) of an absolute or cwd-relative path (the walk's starting points only).
-pub fn open_start(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
+/// open(2) of a path (the walk's starting points, and the files a job names).
+pub fn open_path(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
     // SAFETY: `path` is NUL-terminated; a new descriptor is returned or -1.
     let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
     // SAFETY: fd >= 0 is a descriptor this call just opened.
@@ -231,4 +231,31 @@ pub fn umount(target: &OsStr, flags: i32) -> io::Result<()> {
 pub fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+/// ftruncate(2).
+#[inline]
+pub fn ftruncate(fd: RawFd, len: u64) -> io::Result<()> {
+    let len = libc::off_t::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+    // SAFETY: a plain system call on a descriptor; an invalid one fails with EBADF.
+    check(unsafe { libc::ftruncate(fd, len) }).map(|_| ())
+}
+
+/// flock(LOCK_EX|LOCK_NB): Ok(false) when another open file description holds the lock.
+pub fn flock_exclusive(f: &impl AsRawFd) -> io::Result<bool> {
+    // SAFETY: a plain system call on a descriptor.
+    match check(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Clear O_NONBLOCK on an open descriptor.
+pub fn set_blocking(f: &impl AsRawFd) -> io::Result<()> {
+    // SAFETY: F_GETFL/F_SETFL take no pointers; an invalid descriptor fails with EBADF.
+    let flags = check(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) })?;
+    // SAFETY: as above.
+    check(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) })
+        .map(|_| ())
 }

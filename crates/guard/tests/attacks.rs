@@ -52,6 +52,9 @@ fn a_link_planted_at_a_new_name_is_not_followed() {
     assert!(e.is_exists(), "{e}");
     let e = output::write(&d.join("new"), b"x", Named::ByFiox).unwrap_err();
     assert!(e.to_string().contains("symbolic link"), "{e}");
+    // A path the user typed follows only root's or the user's own link: another user's is
+    // refused.
+    chown_link_to_nobody(&d.join("new"));
     let e = output::write(&d.join("new"), b"x", Named::ByUser).unwrap_err();
     assert!(e.to_string().contains("symbolic link"), "{e}");
     assert!(intact(&d.join("victim")));
@@ -245,4 +248,24 @@ fn names_inside_a_directory_are_one_component() {
         );
     }
     fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_user_named_output_may_be_a_device_a_fiox_named_one_may_not() {
+    output::write(Path::new("/dev/null"), b"x", Named::ByUser).unwrap();
+    assert!(output::write(Path::new("/dev/null"), b"x", Named::ByFiox).is_err());
+    // /dev/stdout is root's link to this process's descriptor 1.
+    output::open(Path::new("/dev/stdout"), Open::Truncate, Named::ByUser).unwrap();
+}
+
+#[test]
+fn kernel_files_are_told_apart_from_data() {
+    let f = fs::File::open("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(fiox_guard::kernel::pseudo_fs(&f), Some("procfs"));
+    let f = fs::File::open("/sys/kernel/mm/transparent_hugepage/enabled")
+        .or_else(|_| fs::File::open("/sys/power/state"))
+        .unwrap();
+    assert_eq!(fiox_guard::kernel::pseudo_fs(&f), Some("sysfs"));
+    let f = fs::File::open(std::env::current_exe().unwrap()).unwrap();
+    assert_eq!(fiox_guard::kernel::pseudo_fs(&f), None);
 }

@@ -498,7 +498,10 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             };
             s.telemetry = Some(std::time::Duration::from_millis(ms));
         }
-        "allow-destructive" => s.allow_destructive = true,
+        "allow-destructive" => match value {
+            None => s.allow_destructive = true,
+            Some(v) => s.allow_targets.push(v.into()),
+        },
         "warnings" => s.warnings_stderr = parse_warnings(&need(value)?)?,
         "warnings-fatal" if value.is_some() => {
             return Err(JobError::new(

@@ -112,8 +112,8 @@ pub const SWITCHES: &[Switch] = &[
         "fio 2.x: per-job latency logs (as write_lat_log=<job name>)",
     ),
     sw(
-        "--allow-destructive",
-        "Allow writes to devices and files that may hold data",
+        "--allow-destructive[=PATH]",
+        "Allow writes to devices and files that may hold data (with PATH: to that one only)",
     ),
     sw(
         "--telemetry[=MS]",

@@ -1218,6 +1218,9 @@ pub struct RunSettings {
     pub status_interval: Option<Duration>,
     pub readonly: bool,
     pub allow_destructive: bool,
+    /// `--allow-destructive=PATH` (repeatable): writing is allowed to exactly these devices or
+    /// files (an experiment's own testbed device), not to anything else.
+    pub allow_targets: Vec<std::path::PathBuf>,
     /// `--max-jobs=N`: at most N jobs run at once (None = no limit).
     pub max_jobs: Option<u32>,
     /// `--bandwidth-log`: fio's aggregate bandwidth logs (agg-read_bw.log, agg-write_bw.log,

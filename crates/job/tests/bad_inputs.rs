@@ -1,5 +1,7 @@
 //! A corpus of bad job files and command lines, each with the exact message the user sees.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::jobfile::SubstEnv;
 use fiox_job::parse_invocation_with;
 

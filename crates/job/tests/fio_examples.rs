@@ -6,6 +6,8 @@
 //! tools/fio_example_options.py, no job file copied), and every one must be known to fiox in
 //! any clone.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::jobfile::SubstEnv;
 use fiox_job::parse_invocation_with;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,8 @@
 //! Whole invocations: command-line jobs mixed with job files, globals, `--section`, stdin,
 //! actions and showcmd text.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::jobfile::SubstEnv;
 use fiox_job::{parse_invocation_with, Action, Invocation, JobError, OutputFormat};
 

@@ -1,6 +1,8 @@
 //! The seeds users run: seed 000's and 002's job files (examples/seeds/) and seed 004's command
 //! lines must parse with `--parse-only` into the jobs their authors meant.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::{parse_invocation, Action, RwMode, SizeSpec};
 
 fn seed_path(name: &str) -> String {

@@ -1,6 +1,8 @@
 //! `--showcmd` round trip: job file(s) -> command line -> the same resolved jobs, checked on
 //! generated job files.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::jobfile::SubstEnv;
 use fiox_job::{parse_invocation_with, showcmd_args, JobSpec};
 use proptest::prelude::*;

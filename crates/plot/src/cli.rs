@@ -59,10 +59,11 @@ pub fn run(a: PlotArgs) -> Result<i32, PlotError> {
     }
     match a.format {
         Format::Html => {
-            let out = a
-                .output
-                .unwrap_or_else(|| PathBuf::from("fiox-report.html"));
-            crate::write_file(&out, html_page(&a.title, &inputs).as_bytes())?;
+            let (out, named) = match a.output {
+                Some(o) => (o, fiox_guard::Named::ByUser),
+                None => (PathBuf::from("fiox-report.html"), fiox_guard::Named::ByFiox),
+            };
+            crate::write_file(&out, html_page(&a.title, &inputs).as_bytes(), named)?;
         }
         Format::Svg | Format::Png => {
             let dir = a.output.unwrap_or_else(|| PathBuf::from("."));
@@ -74,10 +75,7 @@ pub fn run(a: PlotArgs) -> Result<i32, PlotError> {
 
 /// One SVG or PNG file per chart in `dir` (created if missing); returns the paths.
 fn write_charts(inputs: &Inputs, dir: &Path, png: bool) -> Result<Vec<PathBuf>, PlotError> {
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    fiox_guard::Dir::create_all(dir, 0o755)?;
     let mut written = Vec::new();
     for c in chart::build(inputs) {
         let text = svg::render(&c, &svg::LIGHT);
@@ -89,7 +87,7 @@ fn write_charts(inputs: &Inputs, dir: &Path, png: bool) -> Result<Vec<PathBuf>, 
         } else {
             (dir.join(format!("{}.svg", c.id)), text.into_bytes())
         };
-        crate::write_file(&path, &bytes)?;
+        crate::write_file(&path, &bytes, fiox_guard::Named::ByFiox)?;
         written.push(path);
     }
     Ok(written)

@@ -206,6 +206,7 @@ fn reduce(mut pts: Vec<(f64, f64)>, count_rate: bool) -> Vec<(f64, f64)> {
         .collect()
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,6 +265,7 @@ pub fn last_json_object(text: &str) -> Option<Value> {
 
 pub use fiox_report::json_objects;
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,6 +39,9 @@ pub enum PlotError {
     },
     #[error("{0}")]
     Usage(String),
+    /// The guard refused or failed to write an output.
+    #[error(transparent)]
+    Guard(#[from] fiox_guard::GuardError),
 }
 
 /// The report page of `inputs`.
@@ -46,12 +49,11 @@ pub fn html_page(title: &str, inputs: &Inputs) -> String {
     html::page(title, inputs, &chart::build(inputs))
 }
 
-/// Write `text` to `path`, naming the path on failure.
-pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PlotError> {
-    std::fs::write(path, bytes).map_err(|source| PlotError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+/// Write `bytes` to `path` through the guard: a name fiox chose (the default report, a
+/// chart's file) replaces only fiox's own earlier output; a path the user typed replaces a
+/// regular file as `>` would; neither follows a link planted there.
+pub fn write_file(path: &Path, bytes: &[u8], named: fiox_guard::Named) -> Result<(), PlotError> {
+    Ok(fiox_guard::output::write(path, bytes, named)?)
 }
 
 /// The page for a run that just finished: its json+ tree plus the fio-format logs it wrote;

@@ -13,6 +13,8 @@
 //! inside percentile rows (fiox's histogram buckets differ from fio's, so those are compared
 //! with digits masked) and the date/pid of the job line.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use std::path::{Path, PathBuf};
 
 use fiox_job::{Ddir, JobSpec, PerDir, RwMode, RwSpec};

@@ -1,6 +1,8 @@
 //! Every format must print any result the model can hold — empty, degenerate or extreme —
 //! without panicking, and the JSON forms must stay valid JSON.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::{Ddir, OutputFormat};
 use fiox_report::{header, json, json_status_line, normal, render, terse, to_fio_json_text};
 use fiox_stats::{DiskResult, GroupResult, JobResult, LatStat, RunResult, SampleStat};

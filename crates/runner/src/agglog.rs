@@ -105,6 +105,7 @@ impl AggBwLog {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

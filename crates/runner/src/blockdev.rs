@@ -12,7 +12,7 @@
 use crate::error::RunError;
 use crate::owned;
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -23,34 +23,17 @@ pub struct BlockClaim {
     _file: Arc<File>,
 }
 
-/// Claims held now, by device number: a second O_EXCL open from this same process would
-/// fail with EBUSY, so jobs sharing a device share one claim.
+/// Claims that passed the checks, by device number: a second O_EXCL open from this same
+/// process would fail with EBUSY, so jobs sharing a device share one claim. Only a claim whose
+/// checks passed is recorded, and the lock is held from the lookup to the record, so a job
+/// never joins a claim whose checks are still running or failed (two jobs of `numjobs=2` on a
+/// device holding a filesystem: both are refused).
 static CLAIMS: Mutex<Vec<(u64, Weak<File>)>> = Mutex::new(Vec::new());
 
-impl BlockClaim {
-    /// Claim `path` exclusively, or join this process's existing claim on it (then `true`:
-    /// the device passed the checks when it was claimed and nobody could claim it since).
-    fn take(path: &Path) -> std::io::Result<(BlockClaim, bool)> {
-        let rdev = std::fs::metadata(path)?.rdev();
-        let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
-        claims.retain(|(_, w)| w.strong_count() > 0);
-        if let Some(f) = claims
-            .iter()
-            .find(|(d, _)| *d == rdev)
-            .and_then(|(_, w)| w.upgrade())
-        {
-            return Ok((BlockClaim { _file: f }, true));
-        }
-        // Read-only is enough: O_EXCL claims the device whatever the access mode.
-        let f = Arc::new(
-            File::options()
-                .read(true)
-                .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
-                .open(path)?,
-        );
-        claims.push((rdev, Arc::downgrade(&f)));
-        Ok((BlockClaim { _file: f }, false))
-    }
+/// Open `path` exclusively (read-only is enough: O_EXCL claims the device whatever the access
+/// mode).
+fn open_exclusive(path: &Path) -> std::io::Result<File> {
+    fiox_guard::named::open(path, libc::O_RDONLY | libc::O_EXCL)
 }
 
 fn refusal(path: &Path, why: &str) -> RunError {
@@ -65,14 +48,27 @@ fn refusal(path: &Path, why: &str) -> RunError {
 /// must be kept until the job's I/O is over. The caller skips this when the user allowed
 /// destructive writes.
 pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
+    let rdev = std::fs::metadata(path)
+        .map_err(|e| {
+            RunError::Refused(format!(
+                "refusing to write to block device {}: cannot check it ({e})",
+                path.display()
+            ))
+        })?
+        .rdev();
+    let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
+    claims.retain(|(_, w)| w.strong_count() > 0);
+    // Another job of this run checked and claimed it, and may be writing it already (its data
+    // must not be mistaken for a signature): nothing to check again.
+    if let Some(f) = claims
+        .iter()
+        .find(|(d, _)| *d == rdev)
+        .and_then(|(_, w)| w.upgrade())
+    {
+        return Ok(BlockClaim { _file: f });
+    }
     // Claim first, so nothing can be mounted between the checks and the I/O.
-    let claim = match BlockClaim::take(path) {
-        // Another job of this run checked and claimed it, and may be writing it already (its
-        // data must not be mistaken for a signature): nothing to check again.
-        Ok((c, true)) => return Ok(c),
-        Ok((c, false)) => Ok(c),
-        Err(e) => Err(e),
-    };
+    let claim = open_exclusive(path);
     // A device that cannot be claimed still gets the specific reason when one can be found
     // (mounted on ..., holds ...).
     match fiox_testbed::probe::block_write_refusal(path) {
@@ -88,7 +84,7 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
     if let Some(why) = loop_backing_owner(path) {
         return Err(refusal(path, &why));
     }
-    claim.map_err(|e| match e.raw_os_error() {
+    let f = Arc::new(claim.map_err(|e| match e.raw_os_error() {
         Some(libc::EBUSY) => refusal(
             path,
             "it is in use: mounted (perhaps in another mount namespace) or held by another \
@@ -98,7 +94,9 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
             "refusing to write to block device {}: cannot open it to claim it ({e})",
             path.display()
         )),
-    })
+    })?);
+    claims.push((rdev, Arc::downgrade(&f)));
+    Ok(BlockClaim { _file: f })
 }
 
 /// A loop device (or a partition of one) over a regular file with data that fiox did not
@@ -118,12 +116,14 @@ fn loop_backing_owner(path: &Path) -> Option<String> {
     ))
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;
     use fiox_testbed::{LoopDevice, LoopOptions, TempDir};
 
     fn excl_open(p: &Path) -> std::io::Result<File> {
+        use std::os::unix::fs::OpenOptionsExt;
         File::options()
             .read(true)
             .custom_flags(libc::O_EXCL)

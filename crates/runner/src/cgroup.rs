@@ -4,7 +4,7 @@
 //! (unless `cgroup_nodelete`). The job's thread goes back to the root group when it ends, so
 //! the group is empty by then.
 
-use std::io::Write;
+use fiox_guard::kernel::KernelFs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -44,15 +44,15 @@ fn unescape(s: &str) -> String {
 /// The groups this run created, removed at its end unless the job that created one said
 /// `cgroup_nodelete` (fio's cgroup_list and cgroup_kill).
 #[derive(Debug, Default)]
-pub(crate) struct Created(Mutex<Vec<(PathBuf, bool)>>);
+pub(crate) struct Created(Mutex<Vec<(PathBuf, fiox_guard::Identity, bool)>>);
 
 impl Created {
     /// Remove the groups (each is empty: every job moved back to the root group).
     pub(crate) fn remove_all(&self) {
         let list = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
-        for (dir, nodelete) in list {
+        for (dir, id, nodelete) in list {
             if !nodelete {
-                let _ = std::fs::remove_dir(&dir);
+                let _ = fiox_guard::kernel::remove_cgroup(&dir, &id);
             }
         }
     }
@@ -74,15 +74,13 @@ impl Drop for Joined {
 
 fn write_int(dir: &Path, file: &str, val: u64, what: &'static str) -> Result<(), RunError> {
     let path = dir.join(file);
-    // As fio's fopen("w"): the file must exist (cgroupfs does not create files: EACCES).
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .map_err(|e| RunError::io(what, &path, e))?;
-    f.write_all(val.to_string().as_bytes())
-        .map_err(|e| RunError::io(what, &path, e))
+    // As fio's fopen("w") of a file cgroupfs provides; checked to be on cgroupfs.
+    fiox_guard::kernel::write_knob(&path, val.to_string().as_bytes(), KernelFs::Cgroup).map_err(
+        |e| match e {
+            fiox_guard::GuardError::Io { err, .. } => RunError::io(what, &path, err),
+            r => r.into(),
+        },
+    )
 }
 
 /// Put the calling thread into `m`'s directory (v1 `tasks`: this thread; cgroup2
@@ -112,14 +110,17 @@ pub(crate) fn join(job: &JobSpec, created: &Created) -> Result<Option<Joined>, R
         errno: libc::ENOENT,
     })?;
     let dir = mount.path.join(name);
-    match std::fs::create_dir(&dir) {
-        Ok(()) => created
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((dir.clone(), job.cpu.cgroup_nodelete)),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(RunError::io("cgroup mkdir", &dir, e)),
+    match fiox_guard::kernel::make_cgroup(&dir) {
+        Ok(Some(id)) => created.0.lock().unwrap_or_else(|p| p.into_inner()).push((
+            dir.clone(),
+            id,
+            job.cpu.cgroup_nodelete,
+        )),
+        Ok(None) => {}
+        Err(fiox_guard::GuardError::Io { err, .. }) => {
+            return Err(RunError::io("cgroup mkdir", &dir, err))
+        }
+        Err(e) => return Err(e.into()),
     }
     if job.cpu.cgroup_weight != 0 {
         if mount.v2 {

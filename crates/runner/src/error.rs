@@ -30,6 +30,20 @@ pub enum RunError {
     Job { job: String, msg: String },
 }
 
+/// The guard's failures keep their operation and path; its refusals stay refusals.
+impl From<fiox_guard::GuardError> for RunError {
+    fn from(e: fiox_guard::GuardError) -> Self {
+        match e {
+            fiox_guard::GuardError::Io { op, path, err } => RunError::Io {
+                what: op,
+                path: path.display().to_string(),
+                source: err,
+            },
+            r @ fiox_guard::GuardError::Refused { .. } => RunError::Refused(r.to_string()),
+        }
+    }
+}
+
 impl RunError {
     pub fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
         RunError::Io {

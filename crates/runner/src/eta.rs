@@ -292,11 +292,13 @@ pub fn run_eta(
 /// (once).
 fn fired(t: &crate::Trigger, timeout_left: &mut Option<Duration>, elapsed: Duration) -> bool {
     if let Some(f) = &t.file {
-        if f.symlink_metadata().is_ok() {
-            if let Err(e) = std::fs::remove_file(f) {
+        match fiox_guard::named::remove_trigger(f) {
+            Ok(true) => return true,
+            Ok(false) => {}
+            Err(e) => {
                 eprintln!("fiox: failed to unlink {}: {e}", f.display());
+                return true;
             }
-            return true;
         }
     }
     if timeout_left.is_some_and(|d| elapsed >= d) {

@@ -68,17 +68,14 @@ impl FileOps {
 /// 0700, an existing one is fine. Those made here carry fiox's mark, so `unlink=1` and a
 /// later dirdelete may remove them.
 pub(crate) fn setup_dirs(job: &JobSpec) -> Result<(), crate::RunError> {
-    use std::os::unix::fs::DirBuilderExt;
     for path in crate::files::file_paths(job) {
         crate::dprint!(crate::debug::FILE, "setup directory {}", path.display());
-        match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-            Ok(()) => {
-                let d = std::fs::File::open(&path)
-                    .map_err(|e| crate::RunError::io("open the new directory", &path, e))?;
-                crate::owned::mark(&d, &path, crate::owned::Layout::Complete)?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(crate::RunError::io("create directory", &path, e)),
+        // Made and marked by the guard (mkdirat on the parent's descriptor).
+        let (parent, name) = fiox_guard::Dir::open_parent(&path)?;
+        match parent.create_dir(&name, 0o700) {
+            Ok(_) => {}
+            Err(e) if e.is_exists() => {}
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())

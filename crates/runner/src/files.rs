@@ -555,6 +555,7 @@ fn write_data(
     Ok(left == 0)
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,10 +29,7 @@ impl IoLogWriter {
         let checked = crate::safeopen::append_output(path)?;
         // The descriptor just checked, opened again with O_APPEND: clones writing the same
         // log add to its end instead of overwriting each other.
-        let f = std::fs::OpenOptions::new().append(true).open(format!(
-            "/proc/thread-self/fd/{}",
-            std::os::fd::AsRawFd::as_raw_fd(&checked)
-        ))?;
+        let f = fiox_guard::named::reopen(&checked, libc::O_WRONLY | libc::O_APPEND)?;
         let mut w = IoLogWriter {
             out: BufWriter::with_capacity(8192, f),
             start: Instant::now(),

@@ -14,9 +14,14 @@ pub struct Switched {
 impl Drop for Switched {
     fn drop(&mut self) {
         for (path, old) in self.restore.drain(..).rev() {
-            let _ = std::fs::write(&path, &old);
+            let _ = write(&path, &old);
         }
     }
+}
+
+/// Write a scheduler's name to a `queue/scheduler` file (checked to be on sysfs).
+fn write(path: &Path, name: &str) -> Result<(), fiox_guard::GuardError> {
+    fiox_guard::kernel::write_knob(path, name.as_bytes(), fiox_guard::kernel::KernelFs::Sysfs)
 }
 
 /// The `queue/scheduler` file of the disk holding `file` (None: not on a block device).
@@ -64,8 +69,7 @@ pub fn switch(files: &[PathBuf], name: &str, done: &mut Switched) -> Result<Vec<
             notes.push(format!("ioscheduler: {} is not tunable", path.display()));
             continue;
         };
-        std::fs::write(&path, name)
-            .map_err(|e| unavailable(name, &path, &before, &e.to_string()))?;
+        write(&path, name).map_err(|e| unavailable(name, &path, &before, &e.to_string()))?;
         done.restore.push((path.clone(), old));
         let now = std::fs::read_to_string(&path).unwrap_or_default();
         if selected(&now) != Some(name) {

@@ -84,6 +84,8 @@ pub struct RunOptions {
     /// `--allow-destructive`: skip the mounted/signature checks of block devices for every
     /// job (as `allow_mounted_write=1` does per job).
     pub allow_destructive: bool,
+    /// `--allow-destructive=PATH`: writing allowed to exactly these devices or files.
+    pub allow_targets: Vec<std::path::PathBuf>,
     /// `--bandwidth-log`: write fio's aggregate bandwidth logs (agg-*_bw.log).
     pub bandwidth_log: bool,
     /// `--eta-interval` (None: every second).
@@ -794,6 +796,7 @@ fn run_phase(
                             info: &opts.info,
                             readonly: opts.readonly,
                             allow_destructive: opts.allow_destructive,
+                            allow_targets: &opts.allow_targets,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
                             flow,

@@ -220,6 +220,7 @@ impl OpenGate {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

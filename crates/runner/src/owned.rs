@@ -17,130 +17,11 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
-/// The extended attribute that marks a file fiox created.
-pub const MARK: &str = "user.fiox.created";
-
-/// Whether fiox finished laying out a file it owns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// Being laid out, or the layout was interrupted (Ctrl-C, crash): lay it out again.
-    Partial,
-    /// Ready for I/O.
-    Complete,
-}
-
-/// What a file's mark says.
-#[derive(Debug)]
-pub enum Mark {
-    /// fiox created this very inode.
-    Ours(Layout),
-    /// No mark: a file fiox did not create.
-    Unmarked,
-    /// A mark that does not belong to this inode: written by an older fiox (value "1"),
-    /// copied with the file, or forged.
-    Foreign,
-    /// The filesystem cannot tell (no user extended attributes).
-    Unsupported(io::Error),
-}
-
-impl Mark {
-    /// Why a file with this mark is not fiox's (for refusals); None when it is.
-    pub fn why_not_ours(&self) -> Option<String> {
-        match self {
-            Mark::Ours(_) => None,
-            Mark::Unmarked => Some("fiox did not create it".into()),
-            Mark::Foreign => Some(format!(
-                "its {MARK} mark does not belong to this file (marked by an older fiox or \
-                 copied, e.g. with cp -a or rsync -X), so fiox cannot tell it created it"
-            )),
-            Mark::Unsupported(e) => Some(format!(
-                "fiox cannot tell whether it created it: the filesystem does not support the \
-                 extended attribute {MARK} ({e})"
-            )),
-        }
-    }
-}
-
-fn unsupported(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EPERM))
-}
-
-/// A file's identity: device, inode number and birth time (when the filesystem records one,
-/// so an inode number reused by a later file does not match).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Identity {
-    dev: u64,
-    ino: u64,
-    /// Nanoseconds since the epoch.
-    btime: Option<i128>,
-}
-
-impl Identity {
-    pub fn of(m: &std::fs::Metadata) -> Identity {
-        use std::os::unix::fs::MetadataExt;
-        let btime = m
-            .created()
-            .ok()
-            .map(|t| match t.duration_since(UNIX_EPOCH) {
-                Ok(d) => d.as_nanos() as i128,
-                Err(e) => -(e.duration().as_nanos() as i128),
-            });
-        Identity {
-            dev: m.dev(),
-            ino: m.ino(),
-            btime,
-        }
-    }
-
-    /// Device and inode number (what the kernel reports for a loop device's backing file).
-    pub fn dev_ino(&self) -> (u64, u64) {
-        (self.dev, self.ino)
-    }
-
-    /// The mark's value for this inode in state `layout`: "v2:dev:ino:btime:state".
-    fn mark_value(&self, layout: Layout) -> String {
-        let state = match layout {
-            Layout::Partial => "partial",
-            Layout::Complete => "done",
-        };
-        format!("{}{state}", self.mark_prefix())
-    }
-
-    fn mark_prefix(&self) -> String {
-        let btime = self.btime.map_or("-".to_string(), |b| b.to_string());
-        format!("v2:{}:{}:{btime}:", self.dev, self.ino)
-    }
-
-    /// What a mark read from this inode (or the error reading it) says.
-    fn judge(&self, value: io::Result<Vec<u8>>) -> Mark {
-        match value {
-            Ok(v) => match String::from_utf8_lossy(&v).strip_prefix(&self.mark_prefix()) {
-                Some("done") => Mark::Ours(Layout::Complete),
-                Some("partial") => Mark::Ours(Layout::Partial),
-                _ => Mark::Foreign,
-            },
-            Err(e) if e.raw_os_error() == Some(libc::ENODATA) => Mark::Unmarked,
-            Err(e) if unsupported(&e) => Mark::Unsupported(e),
-            // Unreadable attributes: treat as the user's file (the safe side).
-            Err(_) => Mark::Unmarked,
-        }
-    }
-}
-
-/// Files this process created, with their layout state: known to be fiox's even where the
-/// filesystem cannot carry the mark, so a later job of the same run may write them.
-static CREATED: std::sync::Mutex<Vec<(Identity, Layout)>> = std::sync::Mutex::new(Vec::new());
-
-fn created() -> std::sync::MutexGuard<'static, Vec<(Identity, Layout)>> {
-    CREATED.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Whether this process created the inode, and its layout state.
-pub fn created_here(id: &Identity) -> Option<Layout> {
-    created().iter().find(|(c, _)| c == id).map(|(_, l)| *l)
-}
+pub use fiox_guard::mark::created_here;
+#[cfg(test)]
+use fiox_guard::MARK;
+pub use fiox_guard::{Identity, Layout, Mark};
 
 /// Files fiox created for jobs that asked for `unlink`: what a forced exit (second Ctrl-C)
 /// still removes, since the jobs never reach their own cleanup.
@@ -174,53 +55,25 @@ pub fn remove_left_files() -> usize {
         .count()
 }
 
-/// Mark the file open as `file`, which fiox created, with its layout state. Where the
-/// filesystem has no user extended attributes the file stays unmarked (a later run asks for
-/// the explicit allow; this run remembers it); other failures are errors.
+/// Mark the file open as `file`, which fiox created, with its layout state (see
+/// [`fiox_guard::mark`]: where the filesystem has no user extended attributes the file stays
+/// unmarked and this run remembers it).
 pub fn mark(file: &File, path: &Path, layout: Layout) -> Result<(), RunError> {
-    let m = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
-    let id = Identity::of(&m);
-    {
-        let mut list = created();
-        match list.iter_mut().find(|(c, _)| *c == id) {
-            Some(entry) => entry.1 = layout,
-            None => list.push((id, layout)),
-        }
-    }
-    let value = id.mark_value(layout);
-    match crate::sys::fset_xattr(file.as_raw_fd(), MARK, value.as_bytes()) {
-        Ok(()) => Ok(()),
-        Err(e) if unsupported(&e) => Ok(()),
-        Err(e) => Err(RunError::io("mark as created by fiox", path, e)),
-    }
+    fiox_guard::mark::mark_file(file, layout)
+        .map(|_| ())
+        .map_err(|e| RunError::io("mark as created by fiox", path, e))
 }
 
 /// The mark of the file open as `file` (files this run created count as marked).
 pub fn mark_of_file(file: &File) -> Mark {
-    let Ok(m) = file.metadata() else {
-        return Mark::Unmarked;
-    };
-    let id = Identity::of(&m);
-    if let Some(l) = created_here(&id) {
-        return Mark::Ours(l);
-    }
-    id.judge(crate::sys::fget_xattr(file.as_raw_fd(), MARK))
+    fiox_guard::mark::mark_of_file(file)
 }
 
 /// The mark of `path` itself (a symbolic link is not followed, and is never fiox's).
 pub fn mark_of(path: &Path) -> Mark {
-    let Ok(m) = std::fs::symlink_metadata(path) else {
-        return Mark::Unmarked;
-    };
-    // Directories too: the dir* engines mark those they make.
-    if !m.is_file() && !m.is_dir() {
-        return Mark::Unmarked;
-    }
-    let id = Identity::of(&m);
-    if let Some(l) = created_here(&id) {
-        return Mark::Ours(l);
-    }
-    id.judge(crate::sys::lget_xattr(path, MARK))
+    fiox_guard::Dir::open_parent(path)
+        .and_then(|(dir, name)| dir.mark_of(&name))
+        .unwrap_or(Mark::Unmarked)
 }
 
 /// Whether fiox owns the file at `path` but did not finish laying it out (an earlier run was
@@ -233,38 +86,18 @@ pub fn layout_incomplete(path: &Path) -> bool {
     }
 }
 
-/// `unlink=1`: remove `path` only if it is still a regular file fiox created (this run's
-/// inode, or one whose mark binds it); a symbolic link, a user's file renamed over fiox's,
-/// or a copy stays. Returns whether it was removed.
-///
-/// Residual window: Linux cannot unlink "this path if it is still this inode", so a rename
-/// over the path between the check and unlink(2) (microseconds) would still lose the
-/// renamed file.
+/// `unlink=1`: remove `path` only if it is still a regular file (or a directory of the dir*
+/// engines) fiox created (this run's inode, or one whose mark binds it); a symbolic link, a
+/// user's file renamed over fiox's, or a copy stays. The check and the removal are made on
+/// one descriptor of the parent directory (see [`fiox_guard::Dir`]), so a parent swapped for
+/// a link in between changes nothing. Returns whether it was removed.
 pub fn unlink_owned(path: &Path) -> io::Result<bool> {
-    let m = match std::fs::symlink_metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
+    let (dir, name) = match fiox_guard::Dir::open_parent(path) {
+        Ok(d) => d,
+        Err(e) if e.is_not_found() => return Ok(false),
+        Err(e) => return Err(e.into()),
     };
-    if !(m.is_file() || m.is_dir()) || !matches!(mark_of(path), Mark::Ours(_)) {
-        return Ok(false);
-    }
-    // Checked on this inode, then removed by path (the window above). A directory (the
-    // dir* engines') goes with rmdir(2), so only while it is empty, as fio's remove_dir.
-    let id = Identity::of(&m);
-    let removed = if m.is_dir() {
-        std::fs::remove_dir(path)
-    } else {
-        std::fs::remove_file(path)
-    };
-    match removed {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    }
-    // The inode number may be reused by someone else's file once this one is gone.
-    created().retain(|(c, _)| *c != id);
-    Ok(true)
+    Ok(dir.remove_owned(&name)?)
 }
 
 /// Refuse a writing job whose region covers existing bytes of a regular file fiox did not
@@ -273,8 +106,12 @@ pub fn unlink_owned(path: &Path) -> io::Result<bool> {
 /// `--allow-destructive` allows it. Files that are only read, missing, empty, or written only
 /// past their end (file_append) are fine. Checked again on the descriptor of every open that
 /// writes, since the path may change after this check.
-pub fn check_user_files(job: &JobSpec, plan: &FilePlan, allow: bool) -> Result<(), RunError> {
-    if !files::job_writes(job) || job.files.allow_mounted_write || allow {
+pub fn check_user_files(
+    job: &JobSpec,
+    plan: &FilePlan,
+    allow: &dyn Fn(&Path) -> bool,
+) -> Result<(), RunError> {
+    if !files::job_writes(job) || job.files.allow_mounted_write {
         return Ok(());
     }
     let who = crate::safeopen::Writer {
@@ -284,7 +121,7 @@ pub fn check_user_files(job: &JobSpec, plan: &FilePlan, allow: bool) -> Result<(
     for f in plan
         .files
         .iter()
-        .filter(|f| f.kind == FileKind::Regular && f.real_size > 0)
+        .filter(|f| f.kind == FileKind::Regular && f.real_size > 0 && !allow(&f.path))
     {
         if let Some(h) = crate::safeopen::open_to_check(&f.path)? {
             crate::safeopen::check_writable(&who, &h, &f.path, f.offset)?;
@@ -299,6 +136,15 @@ pub fn check_user_files(job: &JobSpec, plan: &FilePlan, allow: bool) -> Result<(
 /// `--allow-destructive`); missing ones are made by fiox.
 pub fn check_deletable(job: &JobSpec, allow: bool) -> Result<(), RunError> {
     if allow || job.files.allow_mounted_write {
+        // The user allowed deleting what is there now: exactly these inodes (the engine
+        // removes only a name that still is one of them, or one fiox made).
+        for path in files::file_paths(job) {
+            if let Ok(Some(st)) =
+                fiox_guard::Dir::open_parent(&path).and_then(|(dir, name)| dir.stat(&name))
+            {
+                fiox_guard::mark::adopt(&st.id);
+            }
+        }
         return Ok(());
     }
     for path in files::file_paths(job) {
@@ -402,9 +248,7 @@ pub fn finish_files(
             // Closed by the openfiles gate (which fsyncs on close itself): end_fsync still
             // covers every file of the job, as in fio.
             None if writes && job.end_fsync && !job.end_syncfs && path.is_file() => {
-                let f = File::options()
-                    .write(true)
-                    .open(path)
+                let f = fiox_guard::named::open(path, libc::O_WRONLY)
                     .map_err(|e| RunError::io("open for end_fsync", path, e))?;
                 f.sync_all()
                     .map_err(|e| RunError::io("end_fsync", path, e))?;
@@ -483,6 +327,7 @@ pub fn check_end_syncfs(job: &JobSpec) -> Result<(), RunError> {
     })
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -518,9 +363,10 @@ mod tests {
 
     /// A new file at `p` with `data`, marked by fiox.
     fn fiox_file(p: &Path, data: &[u8]) -> File {
-        let f = crate::safeopen::create_new(p).unwrap().unwrap();
+        let f = crate::safeopen::create_new(p, Layout::Complete)
+            .unwrap()
+            .unwrap();
         std::fs::write(p, data).unwrap();
-        mark(&f, p, Layout::Complete).unwrap();
         f
     }
 
@@ -531,15 +377,15 @@ mod tests {
         std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
         let job = write_job(&p);
         let plan = files::plan(&job, false).unwrap();
-        let e = check_user_files(&job, &plan, false)
+        let e = check_user_files(&job, &plan, &|_| false)
             .unwrap_err()
             .to_string();
         assert!(e.contains("allow_mounted_write=1"), "{e}");
         assert!(e.contains(&p.display().to_string()), "{e}");
-        assert!(check_user_files(&job, &plan, true).is_ok());
+        assert!(check_user_files(&job, &plan, &|_| true).is_ok());
         std::fs::remove_file(&p).unwrap();
         fiox_file(&p, &[7u8; 64 << 10]);
-        assert!(check_user_files(&job, &plan, false).is_ok());
+        assert!(check_user_files(&job, &plan, &|_| false).is_ok());
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -565,16 +411,8 @@ mod tests {
             let why = mark_of_file(&c).why_not_ours().unwrap();
             assert!(why.contains("marked by an older fiox or copied"), "{why}");
         }
-        // Judged from the attribute alone (a later run has no memory of this one).
-        let id = Identity::of(&f.metadata().unwrap());
-        assert!(matches!(
-            id.judge(Ok(value.clone())),
-            Mark::Ours(Layout::Complete)
-        ));
-        assert!(matches!(
-            id.judge(Ok(id.mark_value(Layout::Partial).into_bytes())),
-            Mark::Ours(Layout::Partial)
-        ));
+        // Judged from the attribute alone (a later run has no memory of this one): see
+        // fiox_guard::mark's a_mark_binds_its_inode_and_its_state.
         mark(&f, &p, Layout::Partial).unwrap();
         assert!(layout_incomplete(&p));
         mark(&f, &p, Layout::Complete).unwrap();
@@ -612,11 +450,11 @@ mod tests {
         let mut job = write_job(&p);
         job.rw.mode = RwMode::Read;
         let plan = files::plan(&job, false).unwrap();
-        assert!(check_user_files(&job, &plan, false).is_ok());
+        assert!(check_user_files(&job, &plan, &|_| false).is_ok());
         let mut job = write_job(&p);
         job.files.file_append = true;
         let plan = files::plan(&job, false).unwrap();
-        assert!(check_user_files(&job, &plan, false).is_ok());
+        assert!(check_user_files(&job, &plan, &|_| false).is_ok());
         std::fs::remove_dir_all(&d).unwrap();
     }
 

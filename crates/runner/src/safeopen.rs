@@ -10,10 +10,9 @@
 use crate::error::RunError;
 use crate::owned::{self, Identity, Layout, Mark};
 use fiox_engine::OpenSpec;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Who writes, for refusal messages, and whether the user allowed writing over anything
@@ -23,31 +22,16 @@ pub struct Writer<'a> {
     pub allow: bool,
 }
 
-/// Create `path` only if nothing is there (not even a symbolic link), read-write. None when
-/// something already exists.
-pub fn create_new(path: &Path) -> Result<Option<File>, RunError> {
-    let r = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path);
-    match r {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
-        Err(e) => Err(RunError::io("create", path, e)),
-    }
+/// Create `path` only if nothing is there (not even a symbolic link), read-write, marked as
+/// fiox's with `layout`. None when something already exists.
+pub fn create_new(path: &Path, layout: Layout) -> Result<Option<File>, RunError> {
+    Ok(fiox_guard::named::create_new(path, layout)?)
 }
 
 /// Open an existing file read-only to check it (non-blocking, so a FIFO put there does not
 /// hang the check). None when it is gone.
 pub fn open_to_check(path: &Path) -> Result<Option<File>, RunError> {
-    let r = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path);
-    match r {
+    match fiox_guard::named::open(path, libc::O_RDONLY | libc::O_NONBLOCK) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(RunError::io("open to check", path, e)),
@@ -63,6 +47,15 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
     let m = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
     if who.allow || !m.is_file() {
         return Ok(());
+    }
+    if let Some(fs) = fiox_guard::kernel::pseudo_fs(file) {
+        return Err(refusal(
+            who,
+            path,
+            &format!(
+                "it is a file of the kernel's {fs}, a setting or a view of the system, not data"
+            ),
+        ));
     }
     let id = Identity::of(&m);
     if let Some(dev) = loop_backed_by(&id) {
@@ -162,8 +155,7 @@ pub fn open_job_file(
 ) -> Result<Opened, RunError> {
     let mut made = None;
     if spec.create {
-        if let Some(f) = create_new(path)? {
-            owned::mark(&f, path, Layout::Complete)?;
+        if let Some(f) = create_new(path, Layout::Complete)? {
             made = Some(identity(&f, path)?);
         }
     }
@@ -207,17 +199,11 @@ pub fn open_for_layout(
     job_from: Option<u64>,
 ) -> Result<(File, Mark, bool), RunError> {
     if may_create {
-        if let Some(f) = create_new(path)? {
-            owned::mark(&f, path, Layout::Partial)?;
+        if let Some(f) = create_new(path, Layout::Partial)? {
             return Ok((f, Mark::Ours(Layout::Partial), true));
         }
     }
-    let f = match OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(path)
-    {
+    let f = match fiox_guard::named::open(path, libc::O_RDWR) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound && !may_create => {
             return Err(RunError::Plan(format!(
@@ -257,51 +243,11 @@ pub fn append_output(path: &Path) -> io::Result<File> {
 }
 
 fn open_output(path: &Path, truncate: bool) -> io::Result<File> {
-    let new = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path);
-    match new {
-        Ok(f) => {
-            owned::mark(&f, path, Layout::Complete).map_err(io::Error::other)?;
-            return Ok(f);
-        }
-        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
-        Err(_) => {}
-    }
-    let f = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "it is a symbolic link, which fiox does not follow for a file it names \
-                 itself; remove the link or run in another directory",
-            ),
-            _ => e,
-        })?;
-    if !f.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "it exists and is not a regular file; remove it or run in another directory",
-        ));
-    }
-    match owned::mark_of_file(&f).why_not_ours() {
-        None => {
-            if truncate {
-                f.set_len(0)?;
-            }
-            Ok(f)
-        }
-        Some(why) => Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!(
-                "it exists and {why}; fiox replaces only files it wrote: move it away or run \
-                 in another directory"
-            ),
-        )),
-    }
+    use fiox_guard::output::{self, Named, Open};
+    let how = if truncate {
+        Open::Truncate
+    } else {
+        Open::Append
+    };
+    Ok(output::open(path, how, Named::ByFiox)?)
 }

@@ -254,12 +254,7 @@ pub fn install_stop_handlers() -> io::Result<()> {
     Ok(())
 }
 
-fn c_path(path: &std::path::Path) -> io::Result<std::ffi::CString> {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
-}
-
+#[cfg(test)]
 /// Set extended attribute `name` of the file open at `fd` to `value`.
 pub fn fset_xattr(fd: RawFd, name: &str, value: &[u8]) -> io::Result<()> {
     let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -269,29 +264,17 @@ pub fn fset_xattr(fd: RawFd, name: &str, value: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+#[cfg(test)]
 /// Extended attribute values are short here: a longer one is not fiox's (ERANGE).
 const XATTR_MAX: usize = 256;
 
+#[cfg(test)]
 /// Extended attribute `name` of the file open at `fd` (Err(ENODATA) when it is not set).
 pub fn fget_xattr(fd: RawFd, name: &str) -> io::Result<Vec<u8>> {
     let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     let mut buf = vec![0u8; XATTR_MAX];
     // SAFETY: NUL-terminated name; buf is valid for buf.len() bytes of writes.
     let r = unsafe { libc::fgetxattr(fd, n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    buf.truncate(r as usize);
-    Ok(buf)
-}
-
-/// Extended attribute `name` of `path` itself, not following a symbolic link (lgetxattr).
-pub fn lget_xattr(path: &std::path::Path, name: &str) -> io::Result<Vec<u8>> {
-    let p = c_path(path)?;
-    let n = std::ffi::CString::new(name).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    let mut buf = vec![0u8; XATTR_MAX];
-    // SAFETY: NUL-terminated strings; buf is valid for buf.len() bytes of writes.
-    let r = unsafe { libc::lgetxattr(p.as_ptr(), n.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -1,5 +1,7 @@
 //! End-to-end runner tests on real (tmpfs) files and the null engine.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use super::*;
 use fiox_job::{RwMode, RwSpec, SizeSpec};
 use std::path::PathBuf;

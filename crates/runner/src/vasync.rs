@@ -40,9 +40,12 @@ pub fn describe(v: &Verifier, dump: &Dump, path: &str, block: &[u8], f: &VerifyF
     let Some(aux) = dump else {
         return format!("{path}: {f}");
     };
+    // A device's blocks are not dumped into /dev (fio would: 188 files in one run there):
+    // they go to the working directory, as a file's dumps go next to it.
+    let is_file = std::fs::metadata(path).is_ok_and(|m| m.is_file());
     let next_to = std::path::Path::new(path)
         .parent()
-        .filter(|d| !d.as_os_str().is_empty())
+        .filter(|d| is_file && !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
     // --aux-path: fio's dumps go there.
     let dir = aux.as_deref().unwrap_or(next_to);

@@ -31,6 +31,8 @@ pub struct JobEnv<'a> {
     pub readonly: bool,
     /// Skip the block-device safety checks (`--allow-destructive`).
     pub allow_destructive: bool,
+    /// `--allow-destructive=PATH`: writing allowed to exactly these devices or files.
+    pub allow_targets: &'a [std::path::PathBuf],
     /// CPUs this job may use after `cpus_allowed_policy` was applied.
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.
@@ -468,11 +470,14 @@ fn prepare_files(
             _claims: Vec::new(),
         });
     }
-    crate::owned::check_user_files(job, &plan, env.allow_destructive)?;
+    let allowed =
+        |p: &std::path::Path| env.allow_destructive || allowed_target(env.allow_targets, p);
+    crate::owned::check_user_files(job, &plan, &allowed)?;
     crate::vstate::check_targets(job, &plan)?;
     let mut claims = Vec::new();
-    if files::job_writes(job) && !job.files.allow_mounted_write && !env.allow_destructive {
-        for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
+    if files::job_writes(job) && !job.files.allow_mounted_write {
+        let blocks = plan.files.iter().filter(|f| f.kind == FileKind::Block);
+        for f in blocks.filter(|f| !allowed(&f.path)) {
             claims.push(crate::blockdev::check_block_write(&f.path)?);
         }
     }
@@ -486,11 +491,11 @@ fn prepare_files(
     let mut checked = Vec::with_capacity(plan.files.len());
     // create_on_open: a missing file is created by its first open during the I/O phase.
     let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
-    let who = crate::safeopen::Writer {
-        job: &job.name,
-        allow: allow_all(env),
-    };
     for f in &mut plan.files {
+        let who = crate::safeopen::Writer {
+            job: &job.name,
+            allow: allow_all(env) || allowed_target(env.allow_targets, &f.path),
+        };
         if defer && !f.path.exists() {
             // Created at its first open (create_on_open): still removed on an aborted run,
             // by path, once it carries fiox's mark (see the cleanup in lib.rs).
@@ -530,6 +535,26 @@ fn take_creds(job: &JobSpec) -> Result<(), RunError> {
         msg: format!("job '{}': {what}: {e}", job.name),
         errno: e.raw_os_error().unwrap_or(libc::EPERM),
     })
+}
+
+/// Whether `path` is one of the targets `--allow-destructive=PATH` named: the same device
+/// (a block device's number) or the same file (device and inode), links followed as the
+/// job's open follows them.
+fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let key = |p: &std::path::Path| {
+        std::fs::metadata(p).ok().map(|m| {
+            if m.file_type().is_block_device() {
+                (0, m.rdev())
+            } else {
+                (m.dev(), m.ino())
+            }
+        })
+    };
+    let Some(k) = key(path) else {
+        return false;
+    };
+    targets.iter().any(|t| key(t) == Some(k))
 }
 
 /// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).

@@ -2,6 +2,8 @@
 //! null-engine run makes, and a run of many more I/Os must not make more than a handful more
 //! (O(1) in the number of I/Os, not O(N)). Only counts, never timings.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::{EtaMode, JobSpec, RwMode, RwSpec, SizeSpec};
 use fiox_runner::{run, RunOptions};
 use std::alloc::{GlobalAlloc, Layout, System};

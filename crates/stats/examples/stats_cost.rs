@@ -3,6 +3,8 @@
 //! Run with `cargo run -p fiox-stats --release --example stats_cost`; prints the best of 5 runs
 //! in ns per call (includes the loop itself, shown first).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::Ddir;
 use fiox_stats::{Histogram, LatBuckets, LatStat, RateSampler};
 use std::hint::black_box;

@@ -123,13 +123,8 @@ pub type Opener<'a> = &'a dyn Fn(&Path) -> io::Result<File>;
 /// Create or truncate `path` for writing, failing (ELOOP) where it is a symbolic link: a log
 /// name never leads fiox into a file elsewhere.
 pub fn create_nofollow(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+    use fiox_guard::output::{self, Named, Open};
+    Ok(output::open(path, Open::Truncate, Named::ByUser)?)
 }
 
 /// Where a log's lines (or samples) go while the job runs: the file, or with
@@ -841,6 +836,7 @@ impl RateSink for JobLogs {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

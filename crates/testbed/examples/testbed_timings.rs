@@ -3,6 +3,8 @@
 //! buffered vs with direct I/O), plus FaultFs's per-request overhead. Run as root:
 //! `cargo run --release -p fiox-testbed --example testbed_timings`.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_testbed::{
     cleanup_on_signals, Ext4Image, FaultFs, FaultFsOptions, LoopDevice, LoopOptions, TempDir,
     TmpfsMount,

@@ -2,6 +2,8 @@
 //! dropped afterwards find nothing left to do. One test per binary: `cleanup_all` is
 //! process-wide and would tear down a parallel test's resources.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 #[allow(dead_code)] // each test binary uses part of the shared helpers
 mod common;
 

@@ -2,6 +2,8 @@
 //! leave no loop device, mount or temp path behind. The parent test re-runs this test binary
 //! as the child (the ignored test below) and checks from outside.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 #[allow(dead_code)] // each test binary uses part of the shared helpers
 mod common;
 

@@ -37,7 +37,8 @@ impl Verifier {
         failure: &VerifyFailure,
     ) -> Result<DumpFiles, VerifyError> {
         self.dump_with(dir, file_name, block, failure, &|p| {
-            std::fs::File::create(p)
+            use fiox_guard::output::{self, Named, Open};
+            Ok(output::open(p, Open::Truncate, Named::ByFiox)?)
         })
     }
 

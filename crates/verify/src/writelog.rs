@@ -405,17 +405,12 @@ impl WriteLog {
             path: path.to_path_buf(),
             source,
         };
-        let (tmp, f) = create_temp(path).map_err(io)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        let written = std::io::Write::write_all(&mut w, &fio.encode())
-            .and_then(|()| self.encode_to(ident, &mut w))
-            .and_then(|()| w.into_inner().map_err(|e| e.into_error()))
-            .and_then(|f| f.sync_all())
-            .and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(io(e));
-        }
+        let mut bytes = fio.encode();
+        self.encode_to(ident, &mut bytes).map_err(io)?;
+        // Replaced atomically by the guard (a new temporary name, then renameat), only over
+        // fiox's own output or a file recognised again, on its descriptor, as a state file.
+        fiox_guard::output::write(path, &bytes, fiox_guard::Named::Recognized(is_state_file))
+            .map_err(|e| io(e.into()))?;
         Ok(())
     }
 
@@ -483,11 +478,7 @@ fn check_replaceable(path: &Path) -> Result<(), String> {
     if !kind.is_file() {
         return Err(format!("it is not a regular file; {HOW}"));
     }
-    let mut head = Vec::new();
-    let read = std::fs::File::open(path).and_then(|f| {
-        std::io::Read::read_to_end(&mut std::io::Read::take(f, FIO_STATE_MAX), &mut head)
-    });
-    if read.is_ok() && (head.starts_with(STATE_MAGIC) || FioState::is_fio_state(&head)) {
+    if std::fs::File::open(path).is_ok_and(|mut f| is_state_file(&mut f)) {
         return Ok(());
     }
     Err(format!(
@@ -501,25 +492,11 @@ fn check_replaceable(path: &Path) -> Result<(), String> {
 /// Largest fio state file recognised (fio's holds a few records per file and queue entry).
 const FIO_STATE_MAX: u64 = 1 << 20;
 
-/// A new file next to `path` named `<path>.<pid>.<n>.tmp`, created exclusively.
-fn create_temp(path: &Path) -> std::io::Result<(std::path::PathBuf, std::fs::File)> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    loop {
-        let mut name = path.as_os_str().to_owned();
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        name.push(format!(".{}.{n}.tmp", std::process::id()));
-        let tmp = std::path::PathBuf::from(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
+/// Whether the open file holds a verify state file (fiox's or fio's), by its first bytes.
+fn is_state_file(f: &mut std::fs::File) -> bool {
+    let mut head = Vec::new();
+    let read = std::io::Read::read_to_end(&mut std::io::Read::take(f, FIO_STATE_MAX), &mut head);
+    read.is_ok() && (head.starts_with(STATE_MAGIC) || FioState::is_fio_state(&head))
 }
 
 /// State file name for job `name` (slashes become dots), instance `index`, file `file_no`:
@@ -548,6 +525,7 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,8 @@
 //! else — is reported, at the right offset and with the right kind, for every method and for
 //! verify_interval / verify_offset layouts.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::spec::{JobSpec, VerifyMethod, VerifySpec};
 use fiox_verify::{Expect, StateIdent, Verifier, WriteLog};
 use std::collections::BTreeMap;

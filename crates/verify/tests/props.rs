@@ -2,6 +2,8 @@
 //! reported at the interval that holds it, arbitrary bytes never panic the checker or the
 //! header / state-file decoders, and the write log agrees with a naive per-granule model.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::spec::{JobSpec, VerifyMethod};
 use fiox_verify::{Expect, Header, Verifier, WriteLog};
 use proptest::prelude::*;

@@ -3,6 +3,8 @@
 //! on a busy machine). Run with `cargo run --release -p fiox-workload --example gen_speed`.
 //! Timings are informational only.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use std::time::Instant;
 
 use fiox_job::{BsSpec, JobSpec, PerDir, RandomGenerator, RwMode, RwSpec, SizeSpec};

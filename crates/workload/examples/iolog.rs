@@ -3,6 +3,8 @@
 //! `cargo run -p fiox-workload --example iolog -- --rw=randread --size=64k`.
 //! Files are sized as fio sizes them (`split_size`) and named `t.0.N` like fio's defaults.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::SizeSpec;
 use fiox_workload::{split_size, FileExtent, GenOptions, Generator};
 

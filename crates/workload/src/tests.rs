@@ -2,6 +2,8 @@
 //! `write_iolog` output for each case (regenerate with `tests/fixtures/gen.sh`), and each test
 //! builds the same job as a `JobSpec` and requires the identical I/O sequence.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::{
     BsSpec, Ddir, FileServiceType, JobSpec, PerDir, RandomDistribution, RandomGenerator, RwMode,
     RwSpec, SizeSpec, Zone,

@@ -3,6 +3,8 @@
 //! `tests/fixtures/sweep.sh`). The options go through fiox-job's parser, the files are sized
 //! with `split_size`, and the generator must reproduce fio's sequence exactly.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use fiox_job::{Ddir, JobSpec, SizeSpec};
 use fiox_workload::{split_size, FileExtent, GenOptions, Generator, IoReq};
 

@@ -1,6 +1,8 @@
 //! Tests of disk resolution and deltas: a fake sysfs tree for partitions and dm slaves, and a
 //! real loop device (root only; skipped with the reason printed when loop is unavailable).
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 use super::*;
 use std::fs;
 use std::os::unix::fs::symlink;

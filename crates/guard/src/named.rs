@@ -1,0 +1,88 @@
+//! The files a job names for its I/O (`filename`, `directory` with `filename_format`, a
+//! device): the user named the path, so the open follows links as open(2) does (a
+//! /dev/disk/by-id link, a link to one's own image), and what may be written is decided on the
+//! open descriptor afterwards (the mark, a filesystem signature, a loop device's backing file).
+//! But nothing is ever created or truncated by such an open: a new file is made first by
+//! [`create_new`], exclusively and without following a link at the last component (a dangling
+//! link planted there would otherwise create its target), and [`open`] drops O_CREAT and
+//! O_TRUNC.
+
+use crate::dir::Dir;
+use crate::error::Result;
+use crate::mark::Layout;
+use std::ffi::CStr;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+/// Create the job's file `path` where nothing is (not even a link), read-write, marked as
+/// fiox's with `layout`. None when something is already there.
+pub fn create_new(path: &Path, layout: Layout) -> Result<Option<File>> {
+    let (dir, name) = Dir::open_parent(path)?;
+    match dir.create_file(&name, 0o644, layout) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.is_exists() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Open an existing file the job names, with `flags` less O_CREAT and O_TRUNC (O_CLOEXEC is
+/// added; O_EXCL alone claims a block device).
+pub fn open(path: &Path, flags: libc::c_int) -> io::Result<File> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    open_c(&c, flags)
+}
+
+/// [`open`] of a NUL-terminated path.
+pub fn open_c(path: &CStr, flags: libc::c_int) -> io::Result<File> {
+    // O_EXCL stays: without O_CREAT it claims a block device exclusively.
+    let flags = flags & !(libc::O_CREAT | libc::O_TRUNC);
+    crate::sys::open_path(path, flags).map(File::from)
+}
+
+/// A second open file description of the file open as `file`, with `flags` (O_APPEND for a
+/// log that clones share): opened through /proc/thread-self/fd, so it is the same inode
+/// whatever happened to its path since.
+pub fn reopen(file: &impl std::os::fd::AsRawFd, flags: libc::c_int) -> io::Result<File> {
+    open(Path::new(&crate::sys::fd_path(file.as_raw_fd())), flags)
+}
+
+/// Remove the file the user named to be removed when it appears (fio's `--trigger-file`):
+/// the name itself (a link is removed as a link, never followed), if it is the same inode
+/// between the check and the removal. Returns whether something was there.
+pub fn remove_trigger(path: &Path) -> Result<bool> {
+    let (dir, name) = Dir::open_parent(path)?;
+    match dir.stat(&name)? {
+        Some(st) => {
+            dir.remove_if(&name, &st.id)?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Remove the file fiox made at `path` (for instance a `mem=mmapshared:FILE` file when its
+/// mapping goes), if it is still the inode `id`. Returns whether it was removed.
+pub fn remove_made(path: &Path, id: &crate::Identity) -> Result<bool> {
+    let (dir, name) = Dir::open_parent(path)?;
+    dir.remove_if(&name, id)
+}
+
+/// Remove a stale unix socket at `path` before binding there (as fio does), but only a
+/// socket: a user's file or a link at that name stays, and the bind then fails.
+pub fn remove_stale_socket(path: &Path) -> Result<bool> {
+    let (dir, name) = Dir::open_parent(path)?;
+    match dir.stat(&name)? {
+        Some(st) if st.kind == crate::Kind::Socket => dir.remove_if(&name, &st.id),
+        _ => Ok(false),
+    }
+}
+
+/// ftruncate(2) of a file the job holds open, already checked on its descriptor (the
+/// ftruncate engine's I/O, preallocation by truncation, an e4defrag donor).
+#[inline]
+pub fn set_len(fd: std::os::fd::RawFd, len: u64) -> io::Result<()> {
+    crate::sys::ftruncate(fd, len)
+}
