@@ -88,6 +88,28 @@ impl Dir {
         })
     }
 
+    /// Open the directory at `path`, first making the missing ones (mode `mode`, each marked
+    /// as fiox's) one component at a time below the deepest one that exists; existing
+    /// components are walked as [`Dir::open`] walks them.
+    pub fn open_or_create(path: &Path, mode: u32) -> Result<Dir> {
+        match Dir::open(path) {
+            Err(e) if e.is_not_found() => {}
+            other => return other,
+        }
+        let Some(Component::Normal(name)) = path.components().next_back() else {
+            return Dir::open(path);
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let made = Dir::open_or_create(parent, mode)?.create_dir(name, mode);
+        match made {
+            Err(e) if e.is_exists() => Dir::open(path),
+            other => other,
+        }
+    }
+
     /// The directory holding `path`, and `path`'s last component (refused when it has none:
     /// `/`, `..`, a path ending in `.`).
     pub fn open_parent(path: &Path) -> Result<(Dir, OsString)> {
