@@ -170,6 +170,24 @@ impl Dir {
         Ok(Dir { fd, path, stat })
     }
 
+    /// [`Dir::subdir`] whose statx does not ask the filesystem (a mount's root whose FUSE
+    /// server does not answer: just mounted, or dead).
+    pub(crate) fn subdir_cached(&self, name: &OsStr) -> Result<Dir> {
+        plain(name, &self.path)?;
+        let path = self.join(name);
+        let fd = sys::openat(
+            self.fd.as_fd(),
+            name,
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            0,
+        )
+        .map_err(|e| GuardError::io("open directory", &path, e))?;
+        let stat = sys::statx_cached(fd.as_fd(), OsStr::new(""))
+            .map(|st| Stat::from_statx(&st))
+            .map_err(|e| GuardError::io("stat", &path, e))?;
+        Ok(Dir { fd, path, stat })
+    }
+
     /// Create the directory `name` (nothing may be there, not even a link), mark it as
     /// fiox's and return it open.
     pub fn create_dir(&self, name: &OsStr, mode: u32) -> Result<Dir> {

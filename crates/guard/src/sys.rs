@@ -53,8 +53,19 @@ pub fn open_start(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
 
 /// statx(2) of `name` in `dir` (empty name: `dir` itself), never following a symbolic link.
 pub fn statx(dir: BorrowedFd, name: &OsStr) -> io::Result<libc::statx> {
+    statx_with(dir, name, libc::AT_STATX_SYNC_AS_STAT)
+}
+
+/// [`statx`] from what the kernel holds, without asking the filesystem (AT_STATX_DONT_SYNC):
+/// for a FUSE mount's root, whose server may not serve yet (just mounted) or any more (dead);
+/// identity, type and mount id never change anyway.
+pub fn statx_cached(dir: BorrowedFd, name: &OsStr) -> io::Result<libc::statx> {
+    statx_with(dir, name, libc::AT_STATX_DONT_SYNC)
+}
+
+fn statx_with(dir: BorrowedFd, name: &OsStr, sync: i32) -> io::Result<libc::statx> {
     let c = cstr(name)?;
-    let mut flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT;
+    let mut flags = libc::AT_SYMLINK_NOFOLLOW | sync;
     if name.is_empty() {
         flags |= libc::AT_EMPTY_PATH;
     }
