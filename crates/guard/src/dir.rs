@@ -157,22 +157,16 @@ impl Dir {
 
     /// Open the subdirectory `name` (never a link to one).
     pub fn subdir(&self, name: &OsStr) -> Result<Dir> {
-        plain(name, &self.path)?;
-        let path = self.join(name);
-        let fd = sys::openat(
-            self.fd.as_fd(),
-            name,
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
-            0,
-        )
-        .map_err(|e| GuardError::io("open directory", &path, e))?;
-        let stat = stat_fd(&fd, &path)?;
-        Ok(Dir { fd, path, stat })
+        self.subdir_with(name, false)
     }
 
     /// [`Dir::subdir`] whose statx does not ask the filesystem (a mount's root whose FUSE
     /// server does not answer: just mounted, or dead).
     pub(crate) fn subdir_cached(&self, name: &OsStr) -> Result<Dir> {
+        self.subdir_with(name, true)
+    }
+
+    fn subdir_with(&self, name: &OsStr, cached: bool) -> Result<Dir> {
         plain(name, &self.path)?;
         let path = self.join(name);
         let fd = sys::openat(
@@ -182,9 +176,13 @@ impl Dir {
             0,
         )
         .map_err(|e| GuardError::io("open directory", &path, e))?;
-        let stat = sys::statx_cached(fd.as_fd(), OsStr::new(""))
-            .map(|st| Stat::from_statx(&st))
-            .map_err(|e| GuardError::io("stat", &path, e))?;
+        let stat = if cached {
+            sys::statx_cached(fd.as_fd(), OsStr::new(""))
+                .map(|st| Stat::from_statx(&st))
+                .map_err(|e| GuardError::io("stat", &path, e))?
+        } else {
+            stat_fd(&fd, &path)?
+        };
         Ok(Dir { fd, path, stat })
     }
 

@@ -15,10 +15,10 @@
 //! reply ends the caller's read at that point, and cached pages are served without asking
 //! the filesystem again — use it only to test cached behaviour.
 
-use crate::cleanup::{Cleanup, CleanupGuard, Undo};
+use crate::cleanup::CleanupGuard;
 use crate::error::{Result, TestbedError};
 use crate::loopdev::require_root;
-use crate::temp::unique_name;
+use crate::mount::MountPoint;
 use fiox_guard::{Dir, Identity};
 use fuser::{
     FileAttr, FileType, Filesystem, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
@@ -478,25 +478,12 @@ impl FaultFs {
         validate(&opts)?;
         fuse_support()?;
         let parent = Arc::new(Dir::open(&std::env::temp_dir())?);
-        let name = unique_name("faultfs");
-        let made = parent.create_dir(&name, 0o755)?;
-        let dir = made.path().to_path_buf();
-        let dir_id = made.stat_self().id;
-        let dir_guard = Cleanup::register(Undo::RemoveDir {
-            parent: parent.clone(),
-            name: name.clone(),
-            id: dir_id,
-        });
-        let shared = Arc::new(shared_state(&opts, &made)?);
-        drop(made);
-        let unmount = |mnt_id| Undo::Unmount {
-            parent: parent.clone(),
-            name: name.clone(),
-            mnt_id,
-        };
-        let mount_guard = Cleanup::register(unmount(None));
-        let (fuse, mnt_id) = mount_fuse(&parent, &name, &shared)?;
-        mount_guard.set(unmount(Some(mnt_id)));
+        let mp = MountPoint::new(&parent, "faultfs")?;
+        let dir = mp.made.path().to_path_buf();
+        let dir_id = mp.made.stat_self().id;
+        let shared = Arc::new(shared_state(&opts, &mp.made)?);
+        let (fuse, mnt_id) = mount_fuse(&parent, &mp.name, &shared)?;
+        mp.mounted(mnt_id);
         let mut session = Session::from_fd(
             FaultFsServer(shared.clone()),
             fuse.into(),
@@ -518,8 +505,8 @@ impl FaultFs {
             dir_id,
             mnt_id,
             done: Some(rx),
-            mount_guard: Some(mount_guard),
-            dir_guard: Some(dir_guard),
+            mount_guard: Some(mp.mount_guard),
+            dir_guard: Some(mp.dir_guard),
         })
     }
 

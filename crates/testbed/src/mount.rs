@@ -44,6 +44,50 @@ struct Mounted {
     dir_guard: Option<CleanupGuard>,
 }
 
+/// A fresh directory to mount on, its removal (by identity) registered, and its unmount
+/// registered before the mount is made (a no-op until [`MountPoint::mounted`] gives the mount
+/// id), so a signal in between leaves no unregistered mount.
+pub(crate) struct MountPoint {
+    pub(crate) parent: Arc<Dir>,
+    pub(crate) name: std::ffi::OsString,
+    pub(crate) made: Dir,
+    pub(crate) dir_guard: CleanupGuard,
+    pub(crate) mount_guard: CleanupGuard,
+}
+
+impl MountPoint {
+    pub(crate) fn new(parent: &Arc<Dir>, tag: &str) -> Result<MountPoint> {
+        let name = unique_name(tag);
+        let made = parent.create_dir(&name, 0o755)?;
+        let dir_guard = Cleanup::register(Undo::RemoveDir {
+            parent: parent.clone(),
+            name: name.clone(),
+            id: made.stat_self().id,
+        });
+        let mount_guard = Cleanup::register(Undo::Unmount {
+            parent: parent.clone(),
+            name: name.clone(),
+            mnt_id: None,
+        });
+        Ok(MountPoint {
+            parent: parent.clone(),
+            name,
+            made,
+            dir_guard,
+            mount_guard,
+        })
+    }
+
+    /// The mount `mnt_id` is made: its unmount is now due.
+    pub(crate) fn mounted(&self, mnt_id: u64) {
+        self.mount_guard.set(Undo::Unmount {
+            parent: self.parent.clone(),
+            name: self.name.clone(),
+            mnt_id: Some(mnt_id),
+        });
+    }
+}
+
 impl Mounted {
     fn mount(
         parent: &Arc<Dir>,
@@ -53,34 +97,18 @@ impl Mounted {
         flags: libc::c_ulong,
         data: Option<&str>,
     ) -> Result<Mounted> {
-        let name = unique_name(tag);
-        let made = parent.create_dir(&name, 0o755)?;
-        let dir_guard = Cleanup::register(Undo::RemoveDir {
-            parent: parent.clone(),
-            name: name.clone(),
-            id: made.stat_self().id,
-        });
-        drop(made);
-        let unmount = |mnt_id| Undo::Unmount {
-            parent: parent.clone(),
-            name: name.clone(),
-            mnt_id,
-        };
-        // Registered before mounting: a signal between the two leaves a no-op undo, never an
-        // unregistered mount; the mount id is filled in once the mount is made.
-        let mount_guard = Cleanup::register(unmount(None));
+        let mp = MountPoint::new(parent, tag)?;
         let what = Source {
             fstype: fs,
             source: OsStr::new(source),
             flags,
             data: data.unwrap_or(""),
         };
-        let id = mount_on(parent, &name, &what)?;
-        mount_guard.set(unmount(Some(id)));
+        mp.mounted(mount_on(parent, &mp.name, &what)?);
         Ok(Mounted {
-            dir: parent.join(&name),
-            mount_guard: Some(mount_guard),
-            dir_guard: Some(dir_guard),
+            dir: mp.made.path().to_path_buf(),
+            mount_guard: Some(mp.mount_guard),
+            dir_guard: Some(mp.dir_guard),
         })
     }
 
