@@ -373,24 +373,40 @@ fn temp_parent() -> Result<Arc<Dir>> {
     Ok(Arc::new(Dir::open(&std::env::temp_dir())?))
 }
 
-/// `mkfs.ext4 -q -F` on the file or device open as `target` (reached through /proc/PID/fd, so
-/// mkfs formats that very inode, whatever its path names meanwhile); a missing program or a
-/// failure is a [`TestbedError::Command`].
+/// `mkfs.ext4 -q -F` on the file or device open as `target`; a missing program or a failure
+/// is a [`TestbedError::Command`].
 pub fn mkfs_ext4(target: &File) -> Result<()> {
-    let path = fiox_guard::device::child_path(target);
-    let out = Command::new("mkfs.ext4")
-        .args(["-q", "-F"])
-        .arg(&path)
+    mkfs(
+        "mkfs.ext4",
+        &["-q", "-F"],
+        target,
+        &fiox_guard::device::child_path(target),
+    )
+}
+
+/// Run `prog ARGS /proc/PID/fd/N` on the file or device open as `target` (mkfs formats that
+/// very inode, whatever its path names meanwhile); `shown` names it in messages.
+pub(crate) fn mkfs<S: AsRef<OsStr>>(
+    prog: &str,
+    args: &[S],
+    target: &File,
+    shown: &Path,
+) -> Result<()> {
+    let out = Command::new(prog)
+        .args(args)
+        .arg(fiox_guard::device::child_path(target))
         .output()
         .map_err(|e| TestbedError::Command {
-            cmd: "mkfs.ext4".into(),
-            detail: format!("cannot run it ({e}); install e2fsprogs"),
+            cmd: prog.into(),
+            detail: format!(
+                "cannot run it ({e}); install its package (e2fsprogs, xfsprogs, btrfs-progs)"
+            ),
         })?;
     if out.status.success() {
         Ok(())
     } else {
         Err(TestbedError::Command {
-            cmd: format!("mkfs.ext4 -q -F {}", path.display()),
+            cmd: format!("{prog} {}", shown.display()),
             detail: format!(
                 "{}: {}",
                 out.status,

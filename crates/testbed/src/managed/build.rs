@@ -280,30 +280,10 @@ fn mkfs(fs: &str, extra: &[String], file: &std::fs::File, image: &Path) -> Resul
     check_mkfs_options(extra).map_err(|w| {
         TestbedError::Invalid(format!("testbed mkfs_options={}: {w}", extra.join(" ")))
     })?;
-    let prog = format!("mkfs.{fs}");
-    let force: &[&str] = match fs {
-        "ext4" => &["-q", "-F"],
-        _ => &["-q", "-f"],
-    };
-    let out = Command::new(&prog)
-        .args(force)
-        .args(extra)
-        .arg(fiox_guard::device::child_path(file))
-        .output()
-        .map_err(|e| TestbedError::Command {
-            cmd: prog.clone(),
-            detail: format!(
-                "cannot run it ({e}); install its package (e2fsprogs, xfsprogs, btrfs-progs)"
-            ),
-        })?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(TestbedError::Command {
-            cmd: format!("{prog} {}", image.display()),
-            detail: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
-    }
+    let force = if fs == "ext4" { "-F" } else { "-f" };
+    let mut args = vec!["-q".to_string(), force.to_string()];
+    args.extend(extra.iter().cloned());
+    crate::mount::mkfs(&format!("mkfs.{fs}"), &args, file, image)
 }
 
 /// The flag-like mount options (ro, noatime, sync...) as mount flags, the rest as the
