@@ -4,7 +4,7 @@
 //! fiox made. The work is fiox-testbed's `managed` module; this file parses switches and prints.
 
 use anyhow::Result;
-use fiox_testbed::managed::{self, Record, Spec};
+use fiox_testbed::managed::{self, Record, Skipped, Spec};
 
 /// `fiox testbed`'s command line.
 #[derive(Debug, clap::Args)]
@@ -125,30 +125,57 @@ pub fn main(args: TestbedArgs) -> Result<i32> {
         Action::Up(up_args) => up(up_args),
         Action::ServeSlow(keys) => serve_slow(&keys),
         Action::List => {
-            for r in managed::list()? {
-                println!("{}", describe(&r));
+            let listing = managed::list()?;
+            for r in &listing.records {
+                println!("{}", describe(r));
             }
-            Ok(0)
+            Ok(report_skipped(&listing.skipped))
         }
-        Action::Down { names, all } => {
-            let names: Vec<String> = if all {
-                managed::list()?.into_iter().map(|r| r.name).collect()
-            } else {
-                names
-            };
-            for n in names {
-                managed::down(&n)?;
-                eprintln!("fiox: testbed {n} removed");
-            }
-            Ok(0)
-        }
+        Action::Down { names, all } => down(names, all),
         Action::Cleanup => {
-            for n in managed::cleanup()? {
+            let report = managed::cleanup()?;
+            for n in &report.removed {
                 eprintln!("fiox: testbed {n} removed (its owner is gone)");
             }
-            Ok(0)
+            for (n, e) in &report.failed {
+                eprintln!(
+                    "fiox: testbed {n}: {e} (its record stays; `fiox testbed cleanup` retries)"
+                );
+            }
+            let skipped = report_skipped(&report.skipped);
+            Ok(if report.failed.is_empty() { skipped } else { 1 })
         }
     }
+}
+
+/// Print the records skipped (malformed, not fiox's, tampered) on stderr; 1 if there were any.
+fn report_skipped(skipped: &[Skipped]) -> i32 {
+    for s in skipped {
+        eprintln!("fiox: {s}");
+    }
+    i32::from(!skipped.is_empty())
+}
+
+/// `down NAME...` or `down --all`: each one tried, a failure does not stop the others.
+fn down(names: Vec<String>, all: bool) -> Result<i32> {
+    let mut code = 0;
+    let names: Vec<String> = if all {
+        let listing = managed::list()?;
+        code = report_skipped(&listing.skipped);
+        listing.records.into_iter().map(|r| r.name).collect()
+    } else {
+        names
+    };
+    for n in names {
+        match managed::down(&n) {
+            Ok(()) => eprintln!("fiox: testbed {n} removed"),
+            Err(e) => {
+                eprintln!("fiox: testbed {n}: {e}");
+                code = 1;
+            }
+        }
+    }
+    Ok(code)
 }
 
 fn up(args: UpArgs) -> Result<i32> {
@@ -172,20 +199,22 @@ fn up(args: UpArgs) -> Result<i32> {
 }
 
 /// `testbed serve-slow --size=N --delay_us=N --error_rate=R` (started by `up slow`): serve a
-/// FaultFs file, print "ready MOUNT FILE", and unmount it on SIGTERM or SIGINT.
+/// FaultFs file, print "ready MOUNT FILE DEV INO BTIME MNT_ID" (the mount point's identity and
+/// the mount's id, for the record), and unmount it on SIGTERM or SIGINT. A failure is printed
+/// on stdout too: the maker reads only stdout, and shows it.
 fn serve_slow(keys: &SpecKeys) -> Result<i32> {
-    use fiox_testbed::{FaultFs, FaultFsOptions};
-    let spec = Spec::from_pairs("slow", &keys.pairs())?;
-    fiox_runner::install_signal_handlers()?;
-    let fs = FaultFs::mount(FaultFsOptions {
-        file_name: "slow.dat".into(),
-        size: spec.size,
-        delay: std::time::Duration::from_micros(spec.delay_us),
-        error_rate: spec.error_rate,
-        ..FaultFsOptions::default()
-    })?;
+    let fs = match start_slow(keys) {
+        Ok(fs) => fs,
+        Err(e) => {
+            println!("error: {e:#}");
+            return Err(e);
+        }
+    };
+    let (id, mnt_id) = fs.identity();
+    let (dev, ino) = id.dev_ino();
+    let btime = id.btime().map_or("-".to_string(), |b| b.to_string());
     println!(
-        "ready {} {}",
+        "ready {} {} {dev} {ino} {btime} {mnt_id}",
         fs.mount_point().display(),
         fs.file_path().display()
     );
@@ -194,6 +223,19 @@ fn serve_slow(keys: &SpecKeys) -> Result<i32> {
     }
     fs.unmount()?;
     Ok(0)
+}
+
+fn start_slow(keys: &SpecKeys) -> Result<fiox_testbed::FaultFs> {
+    use fiox_testbed::{FaultFs, FaultFsOptions};
+    let spec = Spec::from_pairs("slow", &keys.pairs())?;
+    fiox_runner::install_signal_handlers()?;
+    Ok(FaultFs::mount(FaultFsOptions {
+        file_name: "slow.dat".into(),
+        size: spec.size,
+        delay: std::time::Duration::from_micros(spec.delay_us),
+        error_rate: spec.error_rate,
+        ..FaultFsOptions::default()
+    })?)
 }
 
 /// "NAME KIND TARGET key=value..." on one line.

@@ -88,6 +88,28 @@ impl Dir {
         })
     }
 
+    /// Open the directory at `path`, first making the missing ones (mode `mode`, each marked
+    /// as fiox's) one component at a time below the deepest one that exists; existing
+    /// components are walked as [`Dir::open`] walks them.
+    pub fn open_or_create(path: &Path, mode: u32) -> Result<Dir> {
+        match Dir::open(path) {
+            Err(e) if e.is_not_found() => {}
+            other => return other,
+        }
+        let Some(Component::Normal(name)) = path.components().next_back() else {
+            return Dir::open(path);
+        };
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let made = Dir::open_or_create(parent, mode)?.create_dir(name, mode);
+        match made {
+            Err(e) if e.is_exists() => Dir::open(path),
+            other => other,
+        }
+    }
+
     /// The directory holding `path`, and `path`'s last component (refused when it has none:
     /// `/`, `..`, a path ending in `.`).
     pub fn open_parent(path: &Path) -> Result<(Dir, OsString)> {
@@ -155,6 +177,16 @@ impl Dir {
 
     /// Open the subdirectory `name` (never a link to one).
     pub fn subdir(&self, name: &OsStr) -> Result<Dir> {
+        self.subdir_with(name, false)
+    }
+
+    /// [`Dir::subdir`] whose statx does not ask the filesystem (a mount's root whose FUSE
+    /// server does not answer: just mounted, or dead).
+    pub(crate) fn subdir_cached(&self, name: &OsStr) -> Result<Dir> {
+        self.subdir_with(name, true)
+    }
+
+    fn subdir_with(&self, name: &OsStr, cached: bool) -> Result<Dir> {
         plain(name, &self.path)?;
         let path = self.join(name);
         let fd = sys::openat(
@@ -164,7 +196,13 @@ impl Dir {
             0,
         )
         .map_err(|e| GuardError::io("open directory", &path, e))?;
-        let stat = stat_fd(&fd, &path)?;
+        let stat = if cached {
+            sys::statx_cached(fd.as_fd(), OsStr::new(""))
+                .map(|st| Stat::from_statx(&st))
+                .map_err(|e| GuardError::io("stat", &path, e))?
+        } else {
+            stat_fd(&fd, &path)?
+        };
         Ok(Dir { fd, path, stat })
     }
 

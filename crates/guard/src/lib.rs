@@ -1,5 +1,6 @@
 //! fiox-guard is the one door through which fiox creates, replaces, renames and removes files
-//! and directories, mounts and unmounts: every other crate asks it, and `clippy.toml` forbids
+//! and directories, mounts and unmounts, attaches and detaches loop devices and signals the
+//! servers it started: every other crate asks it, and `clippy.toml` forbids
 //! the direct `std::fs` calls elsewhere (tests/repo.rs checks the libc ones).
 //!
 //! The threat it answers: another local user who can write to a shared directory (/tmp,
@@ -18,15 +19,23 @@
 //!   of the very mount fiox recorded.
 //! - [`kernel`]: writes to kernel tunables (sysfs, cgroupfs), only where the filesystem is the
 //!   one expected.
+//! - [`device`], [`loopdev`]: device nodes opened read-write only when they are the device
+//!   expected; loop devices attached to a file fiox holds open and detached only while bound
+//!   to the backing inode fiox recorded.
+//! - [`process`]: signals only to a process fiox started (pid and start time) that still runs
+//!   this very fiox executable.
 
+pub mod device;
 pub mod dir;
 pub mod error;
 pub mod ident;
 pub mod kernel;
+pub mod loopdev;
 pub mod mark;
 pub mod mount;
 pub mod named;
 pub mod output;
+pub mod process;
 mod sys;
 pub mod tree;
 

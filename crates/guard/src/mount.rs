@@ -32,7 +32,8 @@ pub fn mount_on(parent: &Dir, name: &OsStr, what: &Source) -> Result<u64> {
         OsStr::new(what.data),
     )
     .map_err(|e| GuardError::io("mount", &path, e))?;
-    let now = parent.subdir(name)?;
+    // Not asking the filesystem: a FUSE server may not serve before this returns.
+    let now = parent.subdir_cached(name)?;
     match (now.stat_self().mount_root, now.stat_self().mnt_id) {
         (true, Some(id)) if Some(id) != target.stat_self().mnt_id => Ok(id),
         _ => Err(GuardError::refused(
@@ -49,7 +50,8 @@ pub fn mount_on(parent: &Dir, name: &OsStr, what: &Source) -> Result<u64> {
 pub fn unmount(parent: &Dir, name: &OsStr, mnt_id: u64, lazy: bool) -> Result<bool> {
     let path = parent.join(name);
     {
-        let at = match parent.subdir(name) {
+        // Not asking the filesystem: a dead FUSE server's mount must still come off.
+        let at = match parent.subdir_cached(name) {
             Ok(d) => d,
             Err(e) if e.is_not_found() => return Ok(false),
             Err(e) => return Err(e),

@@ -100,9 +100,26 @@ fn temp_name(name: &OsStr) -> OsString {
 /// Write `bytes` as the output `name` in `dir`: a new file, or an atomic replacement of the
 /// one there when it may be replaced (see [`Named`]).
 pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<()> {
+    write_in_mode(dir, name, bytes, named, 0o644)
+}
+
+/// [`write_in`] with the file mode of a new file (e.g. 0o600 for state only its owner reads).
+pub fn write_in_mode(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named, mode: u32) -> Result<()> {
     let old = may_replace(dir, name, named)?;
+    place(dir, name, bytes, mode, old.map(|(id, _)| id))
+}
+
+/// Write `bytes` as the new file `name` in `dir`, whole or not at all: nothing may be at the
+/// name (EEXIST otherwise, so two writers cannot both take it), and a failure while writing
+/// (ENOSPC) leaves no file there, not even an empty one.
+pub fn create_in(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32) -> Result<()> {
+    place(dir, name, bytes, mode, None)
+}
+
+/// Write a marked temporary file, then rename it over `old` (or to a free name when None).
+fn place(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32, old: Option<Identity>) -> Result<()> {
     let tmp = temp_name(name);
-    let mut f = dir.create_unmarked(&tmp, 0o644)?;
+    let mut f = dir.create_unmarked(&tmp, mode)?;
     let written = f
         .write_all(bytes)
         .and_then(|()| mark::mark_file(&f, Layout::Complete).map(|_| ()))
@@ -111,7 +128,7 @@ pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<(
         .map_err(|e| GuardError::io("write", &dir.join(name), e));
     let tmp_id = stat_fd(&f, &dir.join(&tmp))?.id;
     let placed = written.and_then(|()| match &old {
-        Some((id, _)) => dir.rename_over(&tmp, name, id),
+        Some(id) => dir.rename_over(&tmp, name, id),
         None => dir.rename_new(&tmp, name),
     });
     if placed.is_err() {
@@ -123,7 +140,7 @@ pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<(
 /// [`write_in`] at a path.
 pub fn write(path: &Path, bytes: &[u8], named: Named) -> Result<()> {
     use std::io::Write;
-    let (dir, name) = match place(path, Open::Truncate, named)? {
+    let (dir, name) = match locate(path, Open::Truncate, named)? {
         Place::In(dir, name) => (dir, name),
         Place::Followed(mut f) => {
             return f
@@ -156,7 +173,7 @@ enum Place {
     Followed(File),
 }
 
-fn place(path: &Path, how: Open, named: Named) -> Result<Place> {
+fn locate(path: &Path, how: Open, named: Named) -> Result<Place> {
     let (dir, name) = Dir::open_parent(path)?;
     let trusted_link = matches!(named, Named::ByUser)
         && dir.stat(&name)?.is_some_and(|st| st.kind == Kind::Symlink)
@@ -225,7 +242,7 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
 
 /// [`open_in`] at a path.
 pub fn open(path: &Path, how: Open, named: Named) -> Result<File> {
-    match place(path, how, named)? {
+    match locate(path, how, named)? {
         Place::In(dir, name) => open_in(&dir, &name, how, named),
         Place::Followed(f) => Ok(f),
     }

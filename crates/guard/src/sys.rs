@@ -53,8 +53,19 @@ pub fn open_path(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
 
 /// statx(2) of `name` in `dir` (empty name: `dir` itself), never following a symbolic link.
 pub fn statx(dir: BorrowedFd, name: &OsStr) -> io::Result<libc::statx> {
+    statx_with(dir, name, libc::AT_STATX_SYNC_AS_STAT)
+}
+
+/// [`statx`] from what the kernel holds, without asking the filesystem (AT_STATX_DONT_SYNC):
+/// for a FUSE mount's root, whose server may not serve yet (just mounted) or any more (dead);
+/// identity, type and mount id never change anyway.
+pub fn statx_cached(dir: BorrowedFd, name: &OsStr) -> io::Result<libc::statx> {
+    statx_with(dir, name, libc::AT_STATX_DONT_SYNC)
+}
+
+fn statx_with(dir: BorrowedFd, name: &OsStr, sync: i32) -> io::Result<libc::statx> {
     let c = cstr(name)?;
-    let mut flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT;
+    let mut flags = libc::AT_SYMLINK_NOFOLLOW | sync;
     if name.is_empty() {
         flags |= libc::AT_EMPTY_PATH;
     }
@@ -258,4 +269,59 @@ pub fn set_blocking(f: &impl AsRawFd) -> io::Result<()> {
     // SAFETY: as above.
     check(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) })
         .map(|_| ())
+}
+
+/// This process's id.
+pub fn getpid() -> u32 {
+    // SAFETY: getpid has no preconditions and cannot fail.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// The path naming the inode open as `fd` for a child process this process starts (mkfs): the
+/// process's (not the thread's) /proc entry for the descriptor, valid while `fd` stays open.
+pub fn proc_fd_path(fd: RawFd) -> String {
+    format!("/proc/{}/fd/{fd}", getpid())
+}
+
+/// An ioctl whose argument is a plain integer (or unused). Returns the ioctl's result.
+pub fn ioctl_arg(fd: BorrowedFd, request: libc::c_ulong, arg: libc::c_ulong) -> io::Result<i32> {
+    // SAFETY: `fd` is live for the borrow; the requests used with this wrapper (the loop
+    // driver's LOOP_CTL_GET_FREE, LOOP_SET_FD, LOOP_CLR_FD, LOOP_SET_DIRECT_IO,
+    // LOOP_SET_BLOCK_SIZE) take an integer argument, never a pointer.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg) })
+}
+
+/// An ioctl whose argument points at a `T` the kernel reads (`write == false`) or fills.
+///
+/// # Safety
+/// `request` must be an ioctl whose argument is a pointer to exactly one `T` (a plain C
+/// struct with the kernel's layout).
+pub unsafe fn ioctl_ptr<T>(fd: BorrowedFd, request: libc::c_ulong, arg: &mut T) -> io::Result<()> {
+    // SAFETY: the caller promises `request` takes a pointer to one `T`; `arg` is valid for
+    // reads and writes of one `T` during the call.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg as *mut T) }).map(|_| ())
+}
+
+/// pidfd_open(2): a descriptor that names process `pid` for as long as it is open (a later
+/// process reusing the pid is not it).
+pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: fd >= 0 is a descriptor this call just opened.
+    check(fd as libc::c_int).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// pidfd_send_signal(2): `sig` to the process `pidfd` names.
+pub fn pidfd_send_signal(pidfd: BorrowedFd, sig: i32) -> io::Result<()> {
+    // SAFETY: a live pidfd, a signal number, no siginfo (NULL) and no flags.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            sig,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    check(r as libc::c_int).map(|_| ())
 }

@@ -268,4 +268,42 @@ fn kernel_files_are_told_apart_from_data() {
     assert_eq!(fiox_guard::kernel::pseudo_fs(&f), Some("sysfs"));
     let f = fs::File::open(std::env::current_exe().unwrap()).unwrap();
     assert_eq!(fiox_guard::kernel::pseudo_fs(&f), None);
+
+fn a_new_whole_file_takes_a_free_name_only_and_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("create-in");
+    let dir = Dir::open(&d).unwrap();
+    output::create_in(&dir, OsStr::new("rec"), b"one", 0o600).unwrap();
+    let e = output::create_in(&dir, OsStr::new("rec"), b"two", 0o600).unwrap_err();
+    assert!(e.is_exists(), "{e}");
+    assert_eq!(fs::read(d.join("rec")).unwrap(), b"one");
+    let mode = fs::metadata(d.join("rec")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // Replaced as fiox's own output, the mode asked for stays.
+    output::write_in_mode(&dir, OsStr::new("rec"), b"three", Named::ByFiox, 0o600).unwrap();
+    assert_eq!(fs::read(d.join("rec")).unwrap(), b"three");
+    let names = dir.names().unwrap();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("rec")],
+        "no temporary left"
+    );
+    fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn missing_directories_are_made_one_by_one_and_a_planted_link_is_not_followed() {
+    let d = scratch("open-or-create");
+    let made = Dir::open_or_create(&d.join("a/b/c"), 0o700).unwrap();
+    assert!(made.stat_self().mode & 0o777 == 0o700);
+    assert!(d.join("a/b/c").is_dir());
+    fs::create_dir(d.join("victim")).unwrap();
+    std::os::unix::fs::symlink(d.join("victim"), d.join("x")).unwrap();
+    if is_root() {
+        chown_link_to_nobody(&d.join("x"));
+        let e = Dir::open_or_create(&d.join("x/state"), 0o700).unwrap_err();
+        assert!(e.to_string().contains("uid 65534"), "{e}");
+        assert!(!d.join("victim/state").exists());
+    }
+    fs::remove_dir_all(&d).unwrap();
 }

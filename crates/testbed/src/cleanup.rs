@@ -4,24 +4,30 @@
 //! destructors (Ctrl-C: the runner's signal handler sets a flag, its main thread sees it and
 //! exits) calls [`cleanup_all`], which runs every still-pending action newest first, so a mount
 //! goes before its directory and a loop device before its backing file. Each action runs at
-//! most once, whichever of guard and `cleanup_all` gets to it first.
+//! most once, whichever of guard and `cleanup_all` gets to it first. Every action is bound to
+//! what was made (a directory's or file's identity, a mount id, a loop device's backing inode)
+//! and carried out by fiox-guard, which leaves anything else found at the name alone.
 
 use crate::error::{Result, TestbedError};
 use crate::sys;
-use std::fs::OpenOptions;
-use std::io;
-use std::os::fd::AsFd;
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use fiox_guard::{mount, tree, Dir, Identity};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// One undo action.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One undo action, bound to what this crate made (an identity or a mount id), carried out
+/// through fiox-guard: something else found at the name is left alone and reported.
+#[derive(Debug, Clone)]
 pub enum Undo {
-    /// Unmount this mount point (retrying while busy, then lazily with MNT_DETACH).
-    Unmount(PathBuf),
+    /// Unmount the mount `mnt_id` from the directory `name` in `parent` (retrying while busy,
+    /// then lazily with MNT_DETACH). `None`: not mounted (yet), nothing to undo.
+    Unmount {
+        parent: Arc<Dir>,
+        name: OsString,
+        mnt_id: Option<u64>,
+    },
     /// Detach loop device `device`, but only while it is still bound to the backing file
     /// identified by (`backing_dev`, `backing_ino`): after an autoclear another process may
     /// have reused the device number, and its binding must survive.
@@ -30,16 +36,29 @@ pub enum Undo {
         backing_dev: u64,
         backing_ino: u64,
     },
-    /// Remove a file this crate created.
-    RemoveFile(PathBuf),
-    /// Remove an empty directory this crate created.
-    RemoveDir(PathBuf),
-    /// Remove a directory this crate created and everything under it, never crossing into
-    /// another filesystem (a mount that could not be undone keeps its contents).
-    RemoveTree(PathBuf),
+    /// Remove the file `name` in `parent` this crate created, while it is still `id`.
+    RemoveFile {
+        parent: Arc<Dir>,
+        name: OsString,
+        id: Identity,
+    },
+    /// Remove the empty directory `name` in `parent` this crate created (`id`).
+    RemoveDir {
+        parent: Arc<Dir>,
+        name: OsString,
+        id: Identity,
+    },
+    /// Remove the directory `name` in `parent` this crate created (`id`) and everything
+    /// under it, never crossing into another mount (a mount that could not be undone keeps
+    /// its contents).
+    RemoveTree {
+        parent: Arc<Dir>,
+        name: OsString,
+        id: Identity,
+    },
 }
 
-/// How often and how long a busy unmount or loop detach is retried.
+/// How often and how long a busy unmount is retried.
 const BUSY_RETRIES: u32 = 20;
 const BUSY_PAUSE: Duration = Duration::from_millis(25);
 
@@ -48,109 +67,44 @@ impl Undo {
     /// device unbound) count as success.
     pub fn run(&self) -> Result<()> {
         match self {
-            Undo::Unmount(p) => unmount(p),
+            Undo::Unmount {
+                parent,
+                name,
+                mnt_id: Some(id),
+            } => unmount(parent, name, *id),
+            Undo::Unmount { mnt_id: None, .. } => Ok(()),
             Undo::DetachLoop {
                 device,
                 backing_dev,
                 backing_ino,
-            } => detach_loop(device, *backing_dev, *backing_ino),
-            Undo::RemoveFile(p) => ignore_missing(std::fs::remove_file(p))
-                .map_err(|e| TestbedError::io("remove file", p, e)),
-            Undo::RemoveDir(p) => ignore_missing(std::fs::remove_dir(p))
-                .map_err(|e| TestbedError::io("remove directory", p, e)),
-            Undo::RemoveTree(p) => remove_tree(p),
+            } => fiox_guard::loopdev::detach_if(device, *backing_dev, *backing_ino)
+                .map(|_| ())
+                .map_err(TestbedError::from),
+            Undo::RemoveFile { parent, name, id } | Undo::RemoveDir { parent, name, id } => {
+                parent.remove_if(name, id).map(|_| ()).map_err(Into::into)
+            }
+            Undo::RemoveTree { parent, name, id } => tree::remove_tree(parent, name, id)
+                .map(|_| ())
+                .map_err(Into::into),
         }
     }
 }
 
-fn ignore_missing(r: io::Result<()>) -> io::Result<()> {
-    match r {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
-}
-
-fn unmount(path: &Path) -> Result<()> {
+/// Unmount `mnt_id` from `name` in `parent`: retried while busy, then detached lazily (the
+/// kernel frees it when the last user goes, and the directory can be removed).
+pub(crate) fn unmount(parent: &Dir, name: &std::ffi::OsStr, mnt_id: u64) -> Result<()> {
     for attempt in 0..BUSY_RETRIES {
-        match sys::umount2(path, 0) {
-            Ok(()) => return Ok(()),
-            // EINVAL: not a mount point (any more); ENOENT: the directory is gone.
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOENT)) => {
-                return Ok(())
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                std::thread::sleep(BUSY_PAUSE * (attempt + 1).min(4));
-            }
-            Err(e) => return Err(TestbedError::io("umount", path, e)),
-        }
-    }
-    // Still busy (an open file somewhere): detach it from the tree now; the kernel frees it
-    // when the last user goes, and the directory can be removed.
-    sys::umount2(path, libc::MNT_DETACH).map_err(|e| TestbedError::io("umount -l", path, e))
-}
-
-fn detach_loop(device: &Path, backing_dev: u64, backing_ino: u64) -> Result<()> {
-    let f = match OpenOptions::new().read(true).open(device) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(TestbedError::io("open", device, e)),
-    };
-    match sys::loop_get_status(f.as_fd()) {
-        Ok(info) if info.lo_device == backing_dev && info.lo_inode == backing_ino => {}
-        // Unbound (ENXIO) or bound to someone else's file: nothing of ours to undo.
-        Ok(_) => return Ok(()),
-        Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(()),
-        Err(e) => return Err(TestbedError::io("LOOP_GET_STATUS64", device, e)),
-    }
-    for attempt in 0..BUSY_RETRIES {
-        match sys::ioctl_arg(f.as_fd(), sys::LOOP_CLR_FD, 0) {
+        match mount::unmount(parent, name, mnt_id, false) {
             Ok(_) => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            Err(e) if e.os_error() == Some(libc::EBUSY) => {
                 std::thread::sleep(BUSY_PAUSE * (attempt + 1).min(4));
             }
-            Err(e) => return Err(TestbedError::io("LOOP_CLR_FD", device, e)),
+            Err(e) => return Err(e.into()),
         }
     }
-    Err(TestbedError::io(
-        "LOOP_CLR_FD",
-        device,
-        io::Error::from_raw_os_error(libc::EBUSY),
-    ))
-}
-
-fn remove_tree(root: &Path) -> Result<()> {
-    let meta = match std::fs::symlink_metadata(root) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(TestbedError::io("stat", root, e)),
-    };
-    remove_tree_on(root, meta.dev())
-}
-
-fn remove_tree_on(dir: &Path, dev: u64) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|e| TestbedError::io("read dir", dir, e))?;
-    for entry in entries {
-        let entry = entry.map_err(|e| TestbedError::io("read dir", dir, e))?;
-        let path = entry.path();
-        let meta =
-            std::fs::symlink_metadata(&path).map_err(|e| TestbedError::io("stat", &path, e))?;
-        if meta.is_dir() {
-            if meta.dev() != dev {
-                return Err(TestbedError::io(
-                    "remove tree (refusing to cross into a mount)",
-                    &path,
-                    io::Error::from_raw_os_error(libc::EBUSY),
-                ));
-            }
-            remove_tree_on(&path, dev)?;
-        } else {
-            ignore_missing(std::fs::remove_file(&path))
-                .map_err(|e| TestbedError::io("remove file", &path, e))?;
-        }
-    }
-    ignore_missing(std::fs::remove_dir(dir))
-        .map_err(|e| TestbedError::io("remove directory", dir, e))
+    mount::unmount(parent, name, mnt_id, true)
+        .map(|_| ())
+        .map_err(Into::into)
 }
 
 struct Entry {
@@ -265,6 +219,14 @@ impl CleanupGuard {
         take(id)
     }
 
+    /// Replace the pending action (e.g. with the mount id once the mount is made); no-op if
+    /// it already ran.
+    pub fn set(&self, undo: Undo) {
+        if let Some(e) = registry().iter_mut().find(|e| e.id == self.id) {
+            e.undo = undo;
+        }
+    }
+
     /// Whether the action is still pending.
     pub fn is_pending(&self) -> bool {
         registry().iter().any(|e| e.id == self.id)
@@ -284,57 +246,96 @@ impl Drop for CleanupGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::temp::unique_path;
+    use crate::temp::{unique_name, TempDir};
+    use std::ffi::OsStr;
+
+    /// A directory `name` made in `parent` by the guard, and the undo removing it as a tree.
+    fn made(parent: &Arc<Dir>, name: &str) -> Undo {
+        let d = parent.create_dir(OsStr::new(name), 0o755).unwrap();
+        Undo::RemoveTree {
+            parent: parent.clone(),
+            name: name.into(),
+            id: d.stat_self().id,
+        }
+    }
 
     #[test]
     fn guard_runs_once_and_disarm_keeps_the_resource() {
-        let dir = unique_path("guard");
-        std::fs::create_dir(&dir).unwrap();
-        let keep = dir.join("keep");
-        let gone = dir.join("gone");
-        std::fs::write(&keep, b"k").unwrap();
-        std::fs::write(&gone, b"g").unwrap();
-        let g_dir = Cleanup::register(Undo::RemoveDir(dir.clone()));
-        let g_keep = Cleanup::register(Undo::RemoveFile(keep.clone()));
-        let g_gone = Cleanup::register(Undo::RemoveFile(gone.clone()));
+        let t = TempDir::new("guard").unwrap();
+        let parent = t.dir().clone();
+        let file = |name: &str| {
+            let f = parent
+                .create_file(OsStr::new(name), 0o644, fiox_guard::Layout::Complete)
+                .unwrap();
+            Undo::RemoveFile {
+                parent: parent.clone(),
+                name: name.into(),
+                id: Identity::of(&f.metadata().unwrap()),
+            }
+        };
+        let g_keep = Cleanup::register(file("keep"));
+        let g_gone = Cleanup::register(file("gone"));
         assert!(g_gone.is_pending());
         drop(g_gone);
-        assert!(!gone.exists());
-        assert_eq!(g_keep.disarm(), Some(Undo::RemoveFile(keep.clone())));
-        assert!(keep.exists());
-        std::fs::remove_file(&keep).unwrap();
-        g_dir.run().unwrap();
-        assert!(!dir.exists());
+        assert!(!t.path().join("gone").exists());
+        assert!(matches!(g_keep.disarm(), Some(Undo::RemoveFile { .. })));
+        assert!(t.path().join("keep").exists());
+        let p = t.path().to_path_buf();
+        t.remove().unwrap();
+        assert!(!p.exists());
     }
 
     #[test]
     fn remove_tree_removes_nested_content() {
-        let dir = unique_path("tree");
-        std::fs::create_dir_all(dir.join("a/b")).unwrap();
-        std::fs::write(dir.join("a/b/f"), b"x").unwrap();
-        std::fs::write(dir.join("top"), b"y").unwrap();
-        Undo::RemoveTree(dir.clone()).run().unwrap();
-        assert!(!dir.exists());
+        let t = TempDir::new("tree").unwrap();
+        let undo = made(t.dir(), "sub");
+        std::fs::create_dir_all(t.path().join("sub/a/b")).unwrap();
+        std::fs::write(t.path().join("sub/a/b/f"), b"x").unwrap();
+        undo.run().unwrap();
+        assert!(!t.path().join("sub").exists());
         // Already gone counts as done.
-        Undo::RemoveTree(dir.clone()).run().unwrap();
-        Undo::RemoveFile(dir.join("top")).run().unwrap();
+        undo.run().unwrap();
+    }
+
+    #[test]
+    fn a_tree_replaced_by_a_link_is_refused_and_its_target_kept() {
+        let t = TempDir::new("swap").unwrap();
+        let undo = made(t.dir(), "sub");
+        std::fs::create_dir(t.path().join("victim")).unwrap();
+        std::fs::write(t.path().join("victim/keep"), b"k").unwrap();
+        std::fs::remove_dir(t.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(t.path().join("victim"), t.path().join("sub")).unwrap();
+        let e = undo.run().unwrap_err().to_string();
+        assert!(e.contains("no longer the directory fiox made"), "{e}");
+        assert!(t.path().join("victim/keep").exists());
     }
 
     #[test]
     fn unmount_of_a_plain_directory_is_a_no_op() {
-        let dir = unique_path("nomount");
-        std::fs::create_dir(&dir).unwrap();
-        Undo::Unmount(dir.clone()).run().unwrap();
-        std::fs::remove_dir(&dir).unwrap();
+        let t = TempDir::new("nomount").unwrap();
+        t.dir().create_dir(OsStr::new("m"), 0o755).unwrap();
+        let mnt_id = t.dir().stat_self().mnt_id.unwrap_or(0);
+        let undo = Undo::Unmount {
+            parent: t.dir().clone(),
+            name: "m".into(),
+            mnt_id: Some(mnt_id),
+        };
+        undo.run().unwrap();
+        assert!(t.path().join("m").is_dir());
     }
 
     #[test]
     fn remove_dir_reports_a_non_empty_directory() {
-        let dir = unique_path("nonempty");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("f"), b"x").unwrap();
-        let e = Undo::RemoveDir(dir.clone()).run().unwrap_err().to_string();
-        assert!(e.contains("remove directory"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
+        let t = TempDir::new("nonempty").unwrap();
+        let name = unique_name("d");
+        let d = t.dir().create_dir(&name, 0o755).unwrap();
+        std::fs::write(t.path().join(&name).join("f"), b"x").unwrap();
+        let undo = Undo::RemoveDir {
+            parent: t.dir().clone(),
+            name: name.clone(),
+            id: d.stat_self().id,
+        };
+        let e = undo.run().unwrap_err().to_string();
+        assert!(e.contains("remove") && e.contains("not empty"), "{e}");
     }
 }

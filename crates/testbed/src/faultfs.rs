@@ -1,9 +1,10 @@
 //! FaultFs: a one-file FUSE filesystem backed by memory that fails or shortens reads and
 //! writes on chosen byte ranges, so fiox's error paths (EIO, short reads, short writes,
 //! ENOSPC) can be driven by real system calls. The filesystem is served by a background
-//! thread through the `fuser` crate's pure-Rust mount (mount(2) on /dev/fuse as root; no
-//! libfuse, no fusermount). Dropping the handle unmounts (lazily if busy), stops the thread
-//! and removes the mount point.
+//! thread through the `fuser` crate's session; the mount itself is fiox-guard's (/dev/fuse
+//! opened as that device only, mount(2) on a fresh directory the guard made, by descriptor;
+//! no libfuse, no fusermount). Dropping the handle unmounts that mount id (lazily if busy),
+//! stops the thread and removes the mount point if it is still the directory made.
 //!
 //! By default the file is opened in FUSE direct_io mode (FOPEN_DIRECT_IO): the page cache is
 //! bypassed, so every read(2)/write(2) reaches the filesystem with the caller's offset and
@@ -14,13 +15,14 @@
 //! reply ends the caller's read at that point, and cached pages are served without asking
 //! the filesystem again — use it only to test cached behaviour.
 
-use crate::cleanup::{Cleanup, CleanupGuard, Undo};
+use crate::cleanup::CleanupGuard;
 use crate::error::{Result, TestbedError};
 use crate::loopdev::require_root;
-use crate::temp::unique_path_in;
+use crate::mount::MountPoint;
+use fiox_guard::{Dir, Identity};
 use fuser::{
-    FileAttr, FileType, Filesystem, MountOption, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,
-    ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, Session,
+    FileAttr, FileType, Filesystem, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry,
+    ReplyOpen, ReplyStatfs, ReplyWrite, Request, Session, SessionACL,
 };
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -457,6 +459,8 @@ pub struct FaultFs {
     shared: Arc<Shared>,
     dir: PathBuf,
     file: PathBuf,
+    dir_id: Identity,
+    mnt_id: u64,
     done: Option<Receiver<Option<String>>>,
     mount_guard: Option<CleanupGuard>,
     dir_guard: Option<CleanupGuard>,
@@ -473,18 +477,18 @@ impl FaultFs {
     pub fn mount(opts: FaultFsOptions) -> Result<FaultFs> {
         validate(&opts)?;
         fuse_support()?;
-        let dir = unique_path_in(&std::env::temp_dir(), "faultfs");
-        std::fs::create_dir(&dir).map_err(|e| TestbedError::io("create directory", &dir, e))?;
-        let dir_guard = Cleanup::register(Undo::RemoveDir(dir.clone()));
-        let shared = Arc::new(shared_state(&opts, &dir)?);
-        let mount_guard = Cleanup::register(Undo::Unmount(dir.clone()));
-        let options = [
-            MountOption::FSName("fiox-faultfs".into()),
-            MountOption::Subtype("fiox-faultfs".into()),
-            MountOption::RW,
-        ];
-        let mut session = Session::new(FaultFsServer(shared.clone()), &dir, &options)
-            .map_err(|e| TestbedError::io("mount FUSE filesystem on", &dir, e))?;
+        let parent = Arc::new(Dir::open(&std::env::temp_dir())?);
+        let mp = MountPoint::new(&parent, "faultfs")?;
+        let dir = mp.made.path().to_path_buf();
+        let dir_id = mp.made.stat_self().id;
+        let shared = Arc::new(shared_state(&opts, &mp.made)?);
+        let (fuse, mnt_id) = mount_fuse(&parent, &mp.name, &shared)?;
+        mp.mounted(mnt_id);
+        let mut session = Session::from_fd(
+            FaultFsServer(shared.clone()),
+            fuse.into(),
+            SessionACL::RootAndOwner,
+        );
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("fiox-faultfs".into())
@@ -498,10 +502,18 @@ impl FaultFs {
             shared,
             dir,
             file,
+            dir_id,
+            mnt_id,
             done: Some(rx),
-            mount_guard: Some(mount_guard),
-            dir_guard: Some(dir_guard),
+            mount_guard: Some(mp.mount_guard),
+            dir_guard: Some(mp.dir_guard),
         })
+    }
+
+    /// The identity of the mount point directory (under the mount) and the mount's id: what
+    /// a record needs to unmount and remove exactly these later.
+    pub fn identity(&self) -> (Identity, u64) {
+        (self.dir_id, self.mnt_id)
     }
 
     /// The file to test against.
@@ -603,9 +615,37 @@ fn validate(opts: &FaultFsOptions) -> Result<()> {
     validate_rules(&opts.rules)
 }
 
-fn shared_state(opts: &FaultFsOptions, dir: &Path) -> Result<Shared> {
+/// /dev/fuse's character device numbers (misc major 10, minor 229).
+const FUSE_MAJOR: u32 = 10;
+
+/// Open /dev/fuse and mount a FUSE filesystem served through it on `name` in `parent`;
+/// returns the device (the session's channel) and the mount id.
+fn mount_fuse(parent: &Dir, name: &OsStr, shared: &Shared) -> Result<(std::fs::File, u64)> {
+    use fiox_guard::device::{open_rw, Node};
+    use std::os::fd::AsRawFd;
+    let fuse = open_rw(Path::new("/dev/fuse"), Node::Char(FUSE_MAJOR))?;
+    let data = format!(
+        "fd={},rootmode=40000,user_id={},group_id={}",
+        fuse.as_raw_fd(),
+        shared.uid,
+        shared.gid
+    );
+    let what = fiox_guard::mount::Source {
+        fstype: "fuse.fiox-faultfs",
+        source: OsStr::new("fiox-faultfs"),
+        flags: libc::MS_NOSUID | libc::MS_NODEV,
+        data: &data,
+    };
+    let id = fiox_guard::mount::mount_on(parent, name, &what)?;
+    Ok((fuse, id))
+}
+
+/// The state of a FaultFs whose file belongs to the owner of the mount point `dir` (just
+/// made by this process, open as `made`).
+fn shared_state(opts: &FaultFsOptions, made: &Dir) -> Result<Shared> {
     use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(dir).map_err(|e| TestbedError::io("stat", dir, e))?;
+    let meta =
+        std::fs::metadata(made.fd_path()).map_err(|e| TestbedError::io("stat", made.path(), e))?;
     let now = SystemTime::now();
     let open_flags = if opts.page_cache {
         0

@@ -1,19 +1,18 @@
-//! Loop devices over a backing file: attach through /dev/loop-control (LOOP_CTL_GET_FREE, then
-//! LOOP_CONFIGURE, falling back to LOOP_SET_FD + LOOP_SET_STATUS64 on kernels before 5.8),
-//! switch direct I/O (LOOP_SET_DIRECT_IO) and the logical block size (LOOP_SET_BLOCK_SIZE),
-//! read the binding back from /sys/block/loopN, and detach (LOOP_CLR_FD) on drop or on
-//! `cleanup_all`. Bindings are made with LO_FLAGS_AUTOCLEAR by default, so even a process
+//! Loop devices over a backing file: attach (fiox-guard's `loopdev::attach`: LOOP_CTL_GET_FREE,
+//! then LOOP_CONFIGURE, or LOOP_SET_FD + LOOP_SET_STATUS64 on kernels before 5.8) to a backing
+//! file opened through the guard (never through a link), switch direct I/O and the logical
+//! block size, read the binding back from /sys/block/loopN, and detach on drop or on
+//! `cleanup_all` only while the device is still bound to the backing inode it was given. Bindings are made with LO_FLAGS_AUTOCLEAR by default, so even a process
 //! killed by SIGKILL leaves no bound device behind once its descriptor is closed (unless the
 //! device is mounted, which holds it).
 
 use crate::cleanup::{Cleanup, CleanupGuard, Undo};
 use crate::error::{Result, TestbedError};
 use crate::probe::fs_type_of;
-use crate::sys;
-use std::fs::{File, OpenOptions};
+use fiox_guard::loopdev::{self as gloop, Bind};
+use fiox_guard::Dir;
+use std::fs::File;
 use std::io;
-use std::os::fd::AsFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -94,21 +93,28 @@ impl LoopDevice {
         let backing = backing
             .canonicalize()
             .map_err(|e| TestbedError::io("resolve backing file", backing, e))?;
-        if !std::fs::metadata(&backing).is_ok_and(|m| m.is_file()) {
-            return Err(TestbedError::Invalid(format!(
-                "loop backing {} is not a regular file",
-                backing.display()
-            )));
+        let bfile = open_backing(&backing, opts.read_only)?;
+        LoopDevice::attach_open(&bfile, &backing, opts)
+    }
+
+    /// Bind the regular file open as `bfile` (read-write unless `opts.read_only`; `backing`
+    /// is its path, shown by losetup and in messages) to a free loop device.
+    pub fn attach_open(bfile: &File, backing: &Path, opts: &LoopOptions) -> Result<LoopDevice> {
+        loop_support()?;
+        if let Some(bs) = opts.block_size {
+            check_block_size(bs)?;
         }
-        let bfile = OpenOptions::new()
-            .read(true)
-            .write(!opts.read_only)
-            .open(&backing)
-            .map_err(|e| TestbedError::io("open backing file", &backing, e))?;
+        let backing = backing.to_path_buf();
         let meta = bfile
             .metadata()
             .map_err(|e| TestbedError::io("stat", &backing, e))?;
-        let (number, file) = bind_free_device(&bfile, &backing, opts)?;
+        let how = Bind {
+            read_only: opts.read_only,
+            autoclear: opts.autoclear,
+            partscan: opts.partscan,
+            block_size: opts.block_size,
+        };
+        let (number, file) = gloop::attach(bfile, &backing, &how)?;
         let path = PathBuf::from(format!("/dev/loop{number}"));
         let guard = Cleanup::register(Undo::DetachLoop {
             device: path.clone(),
@@ -209,12 +215,7 @@ impl LoopDevice {
 
     /// Switch direct I/O on or off (LOOP_SET_DIRECT_IO), then confirm through sysfs.
     pub fn set_direct_io(&self, on: bool) -> Result<()> {
-        let r = sys::ioctl_arg(
-            self.fd()?.as_fd(),
-            sys::LOOP_SET_DIRECT_IO,
-            on as libc::c_ulong,
-        );
-        match r {
+        match gloop::set_direct_io(self.fd()?, on) {
             Ok(_) if self.direct_io()? == on => Ok(()),
             // Kernels before 6.11 could accept the ioctl and silently stay buffered.
             Ok(_) => Err(self.dio_refused(io::Error::from_raw_os_error(libc::EINVAL))),
@@ -226,13 +227,8 @@ impl LoopDevice {
     /// Set the logical block size (LOOP_SET_BLOCK_SIZE).
     pub fn set_block_size(&self, bs: u32) -> Result<()> {
         check_block_size(bs)?;
-        sys::ioctl_arg(
-            self.fd()?.as_fd(),
-            sys::LOOP_SET_BLOCK_SIZE,
-            bs as libc::c_ulong,
-        )
-        .map(|_| ())
-        .map_err(|e| TestbedError::io("LOOP_SET_BLOCK_SIZE", &self.path, e))
+        gloop::set_block_size(self.fd()?, bs)
+            .map_err(|e| TestbedError::io("LOOP_SET_BLOCK_SIZE", &self.path, e))
     }
 
     /// Leave the binding in place after this value (and the process) is gone: the cleanup
@@ -265,7 +261,7 @@ impl LoopDevice {
             backing: self.backing.clone(),
             fs: fs_type_of(&self.backing).unwrap_or_else(|| "unknown".into()),
             block_size: self.logical_block_size().unwrap_or(512),
-            source,
+            err: source,
         }
     }
 
@@ -313,9 +309,7 @@ pub fn sys_backing_file(name: &str) -> Option<PathBuf> {
 /// this process cannot see (another mount namespace, a deleted or moved file). `None` when
 /// the device is unbound or cannot be opened (permissions).
 pub fn backing_dev_ino(name: &str) -> Option<(u64, u64)> {
-    let f = File::open(format!("/dev/{name}")).ok()?;
-    let info = sys::loop_get_status(f.as_fd()).ok()?;
-    Some((info.lo_device, info.lo_inode))
+    gloop::backing_of(name.strip_prefix("loop")?.parse().ok()?)
 }
 
 /// Loop devices (names like "loop3") currently bound to `backing`, per sysfs.
@@ -333,85 +327,41 @@ pub fn loops_backed_by(backing: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Find a free device and bind it; another process may grab the same free number between
-/// LOOP_CTL_GET_FREE and the bind (EBUSY), so retry a few times.
-fn bind_free_device(bfile: &File, backing: &Path, opts: &LoopOptions) -> Result<(u32, File)> {
-    let ctl_path = Path::new("/dev/loop-control");
-    let ctl = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(ctl_path)
-        .map_err(|e| TestbedError::io("open", ctl_path, e))?;
-    let mut last = None;
-    for _ in 0..16 {
-        let n = sys::ioctl_arg(ctl.as_fd(), sys::LOOP_CTL_GET_FREE, 0)
-            .map_err(|e| TestbedError::io("LOOP_CTL_GET_FREE", ctl_path, e))?;
-        let path = PathBuf::from(format!("/dev/loop{n}"));
-        let dev = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| TestbedError::io("open", &path, e))?;
-        match bind(&dev, bfile, backing, opts) {
-            Ok(()) => return Ok((n as u32, dev)),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => last = Some(e),
-            Err(e) => return Err(TestbedError::io("bind loop device", &path, e)),
+/// Open the backing file `backing` (canonical) through the guard: read-write unless
+/// `read_only`, never through a link, and only a regular file.
+fn open_backing(backing: &Path, read_only: bool) -> Result<File> {
+    let (dir, name) = Dir::open_parent(backing)?;
+    match dir.stat(&name)?.map(|s| s.kind) {
+        Some(fiox_guard::Kind::File) => {}
+        Some(_) => {
+            return Err(TestbedError::Invalid(format!(
+                "loop backing {} is not a regular file",
+                backing.display()
+            )))
+        }
+        None => {
+            return Err(TestbedError::io(
+                "open backing file",
+                backing,
+                io::Error::from_raw_os_error(libc::ENOENT),
+            ))
         }
     }
-    Err(TestbedError::io(
-        "find a free loop device (all raced away)",
-        ctl_path,
-        last.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EBUSY)),
-    ))
-}
-
-fn loop_info(backing: &Path, opts: &LoopOptions) -> sys::LoopInfo64 {
-    let mut info = sys::LoopInfo64::default();
-    if opts.read_only {
-        info.lo_flags |= sys::LO_FLAGS_READ_ONLY;
-    }
-    if opts.autoclear {
-        info.lo_flags |= sys::LO_FLAGS_AUTOCLEAR;
-    }
-    if opts.partscan {
-        info.lo_flags |= sys::LO_FLAGS_PARTSCAN;
-    }
-    // The name is informational (losetup shows it); longer paths are cut like losetup does.
-    let name = backing.as_os_str().as_bytes();
-    let n = name.len().min(info.lo_file_name.len() - 1);
-    info.lo_file_name[..n].copy_from_slice(&name[..n]);
-    info
-}
-
-fn bind(dev: &File, bfile: &File, backing: &Path, opts: &LoopOptions) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let cfg = sys::LoopConfig {
-        fd: bfile.as_raw_fd() as u32,
-        block_size: opts.block_size.unwrap_or(0),
-        info: loop_info(backing, opts),
-        reserved: [0; 8],
+    let flags = if read_only {
+        libc::O_RDONLY
+    } else {
+        libc::O_RDWR
     };
-    match sys::loop_configure(dev.as_fd(), &cfg) {
-        Err(e) if e.raw_os_error() == Some(libc::ENOTTY) => {
-            // Before Linux 5.8: bind, then set flags and block size separately.
-            sys::ioctl_arg(
-                dev.as_fd(),
-                sys::LOOP_SET_FD,
-                bfile.as_raw_fd() as libc::c_ulong,
-            )?;
-            let rest = sys::loop_set_status(dev.as_fd(), &cfg.info).and_then(|()| {
-                opts.block_size.map_or(Ok(0), |bs| {
-                    sys::ioctl_arg(dev.as_fd(), sys::LOOP_SET_BLOCK_SIZE, bs as libc::c_ulong)
-                })
-            });
-            if let Err(e) = rest {
-                let _ = sys::ioctl_arg(dev.as_fd(), sys::LOOP_CLR_FD, 0);
-                return Err(e);
-            }
-            Ok(())
-        }
-        other => other,
-    }
+    let f = dir.open_file(&name, flags)?.ok_or_else(|| {
+        TestbedError::io(
+            "open backing file",
+            backing,
+            io::Error::from_raw_os_error(libc::ENOENT),
+        )
+    })?;
+    // O_NONBLOCK (the guard's, so a FIFO cannot block an open) changes nothing for a
+    // regular file the loop driver reads and writes.
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -419,6 +369,7 @@ mod tests {
     use super::*;
     use crate::temp::{create_sparse_file, TempDir};
     use crate::testutil::{eventually, skip};
+    use std::fs::OpenOptions;
     use std::io::{Read, Seek, SeekFrom, Write};
 
     fn backing(dir: &TempDir, size: u64) -> (PathBuf, CleanupGuard) {

@@ -2,16 +2,22 @@
 //! tmpfs), a ramfs (a filesystem without O_DIRECT, to exercise refusals), any block device
 //! mounted on a fresh directory, and an ext4 image file that can be bound to a loop device
 //! and mounted (the safety tests' "mounted device" and "device with a signature").
-//! Each mount point is a fresh directory; unmount (lazy if still busy after retries) and
-//! directory removal are registered with the cleanup registry before the mount is made.
+//! Each mount point is a fresh directory made through fiox-guard, and the mount is made on
+//! that very directory (by descriptor); unmount (of that mount id only, lazy if still busy
+//! after retries) and removal of the directory (its identity) are registered with the cleanup
+//! registry before the mount is made.
 
 use crate::cleanup::{Cleanup, CleanupGuard, Undo};
 use crate::error::{Result, TestbedError};
 use crate::loopdev::{require_root, LoopDevice, LoopOptions};
-use crate::sys;
-use crate::temp::{create_sparse_file, unique_path_in, TempDir};
+use crate::temp::{create_sparse_in, unique_name, TempDir};
+use fiox_guard::mount::{mount_on, Source};
+use fiox_guard::Dir;
+use std::ffi::OsStr;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 /// `Ok` when this process may mount filesystems of type `fs` (root, and the kernel knows the
 /// type), else [`TestbedError::Unsupported`].
@@ -38,27 +44,71 @@ struct Mounted {
     dir_guard: Option<CleanupGuard>,
 }
 
+/// A fresh directory to mount on, its removal (by identity) registered, and its unmount
+/// registered before the mount is made (a no-op until [`MountPoint::mounted`] gives the mount
+/// id), so a signal in between leaves no unregistered mount.
+pub(crate) struct MountPoint {
+    pub(crate) parent: Arc<Dir>,
+    pub(crate) name: std::ffi::OsString,
+    pub(crate) made: Dir,
+    pub(crate) dir_guard: CleanupGuard,
+    pub(crate) mount_guard: CleanupGuard,
+}
+
+impl MountPoint {
+    pub(crate) fn new(parent: &Arc<Dir>, tag: &str) -> Result<MountPoint> {
+        let name = unique_name(tag);
+        let made = parent.create_dir(&name, 0o755)?;
+        let dir_guard = Cleanup::register(Undo::RemoveDir {
+            parent: parent.clone(),
+            name: name.clone(),
+            id: made.stat_self().id,
+        });
+        let mount_guard = Cleanup::register(Undo::Unmount {
+            parent: parent.clone(),
+            name: name.clone(),
+            mnt_id: None,
+        });
+        Ok(MountPoint {
+            parent: parent.clone(),
+            name,
+            made,
+            dir_guard,
+            mount_guard,
+        })
+    }
+
+    /// The mount `mnt_id` is made: its unmount is now due.
+    pub(crate) fn mounted(&self, mnt_id: u64) {
+        self.mount_guard.set(Undo::Unmount {
+            parent: self.parent.clone(),
+            name: self.name.clone(),
+            mnt_id: Some(mnt_id),
+        });
+    }
+}
+
 impl Mounted {
     fn mount(
-        parent: &Path,
+        parent: &Arc<Dir>,
         tag: &str,
         source: &str,
         fs: &str,
         flags: libc::c_ulong,
         data: Option<&str>,
     ) -> Result<Mounted> {
-        let dir = unique_path_in(parent, tag);
-        std::fs::create_dir(&dir).map_err(|e| TestbedError::io("create directory", &dir, e))?;
-        let dir_guard = Cleanup::register(Undo::RemoveDir(dir.clone()));
-        // Registered before mounting: a signal between the two leaves a no-op undo, never an
-        // unregistered mount.
-        let mount_guard = Cleanup::register(Undo::Unmount(dir.clone()));
-        sys::mount(source, &dir, fs, flags, data)
-            .map_err(|e| TestbedError::io("mount", &dir, e))?;
+        let mp = MountPoint::new(parent, tag)?;
+        let what = Source {
+            fstype: fs,
+            source: OsStr::new(source),
+            flags,
+            data: data.unwrap_or(""),
+        };
+        mp.mounted(mount_on(parent, &mp.name, &what)?);
         Ok(Mounted {
-            dir,
-            mount_guard: Some(mount_guard),
-            dir_guard: Some(dir_guard),
+            dir: mp.made.path().to_path_buf(),
+            mount_guard: Some(mp.mount_guard),
+            dir_guard: Some(mp.dir_guard),
         })
     }
 
@@ -96,7 +146,7 @@ impl TmpfsMount {
         mount_support("tmpfs")?;
         let data = format!("size={size},mode=0755");
         let mounted = Mounted::mount(
-            &std::env::temp_dir(),
+            &temp_parent()?,
             "tmpfs",
             "fiox-testbed",
             "tmpfs",
@@ -114,7 +164,7 @@ impl TmpfsMount {
     pub fn ramfs() -> Result<TmpfsMount> {
         mount_support("ramfs")?;
         let mounted = Mounted::mount(
-            &std::env::temp_dir(),
+            &temp_parent()?,
             "ramfs",
             "fiox-testbed",
             "ramfs",
@@ -169,9 +219,9 @@ impl RamDisk {
         }
         // Room for the file's pages plus tmpfs's own accounting slack.
         let tmpfs = TmpfsMount::new(size.saturating_add(1 << 20))?;
-        let file = tmpfs.path().join("ramdisk.img");
-        let file_guard = create_sparse_file(&file, size)?;
-        let loop_dev = LoopDevice::attach(&file, opts)?;
+        let on_tmpfs = Arc::new(Dir::open(tmpfs.path())?);
+        let (_, file_guard) = create_sparse_in(&on_tmpfs, OsStr::new("ramdisk.img"), size)?;
+        let loop_dev = LoopDevice::attach(&tmpfs.path().join("ramdisk.img"), opts)?;
         Ok(RamDisk {
             loop_dev: Some(loop_dev),
             file_guard: Some(file_guard),
@@ -211,7 +261,7 @@ impl DeviceMount {
         mount_support(fs_type)?;
         let flags = if read_only { libc::MS_RDONLY } else { 0 };
         let source = device.to_string_lossy().into_owned();
-        let mounted = Mounted::mount(&std::env::temp_dir(), "dev", &source, fs_type, flags, None)?;
+        let mounted = Mounted::mount(&temp_parent()?, "dev", &source, fs_type, flags, None)?;
         Ok(DeviceMount { mounted })
     }
 
@@ -253,8 +303,8 @@ impl Ext4Image {
         }
         let dir = TempDir::new_in(parent, "ext4")?;
         let image = dir.path().join("ext4.img");
-        let image_guard = create_sparse_file(&image, size)?;
-        mkfs_ext4(&image)?;
+        let (file, image_guard) = create_sparse_in(dir.dir(), OsStr::new("ext4.img"), size)?;
+        mkfs_ext4(&file)?;
         Ok(Ext4Image {
             mounted: None,
             loop_dev: None,
@@ -288,12 +338,11 @@ impl Ext4Image {
         mount_support("ext4")?;
         if self.mounted.is_none() {
             let dev = self.attach(&LoopOptions::default())?.path().to_path_buf();
-            let parent = self
-                .image
-                .parent()
-                .unwrap_or(Path::new("/tmp"))
-                .to_path_buf();
             let source = dev.to_string_lossy().into_owned();
+            let parent = match &self.dir {
+                Some(d) => d.dir().clone(),
+                None => temp_parent()?,
+            };
             self.mounted = Some(Mounted::mount(&parent, "mnt", &source, "ext4", 0, None)?);
         }
         Ok(self.mount_point().expect("just mounted"))
@@ -319,21 +368,45 @@ impl Drop for Ext4Image {
     }
 }
 
-/// `mkfs.ext4 -q -F <image>`; a missing program or a failure is a [`TestbedError::Command`].
-pub fn mkfs_ext4(image: &Path) -> Result<()> {
-    let out = Command::new("mkfs.ext4")
-        .args(["-q", "-F"])
-        .arg(image)
+/// The system temp dir, held open.
+fn temp_parent() -> Result<Arc<Dir>> {
+    Ok(Arc::new(Dir::open(&std::env::temp_dir())?))
+}
+
+/// `mkfs.ext4 -q -F` on the file or device open as `target`; a missing program or a failure
+/// is a [`TestbedError::Command`].
+pub fn mkfs_ext4(target: &File) -> Result<()> {
+    mkfs(
+        "mkfs.ext4",
+        &["-q", "-F"],
+        target,
+        &fiox_guard::device::child_path(target),
+    )
+}
+
+/// Run `prog ARGS /proc/PID/fd/N` on the file or device open as `target` (mkfs formats that
+/// very inode, whatever its path names meanwhile); `shown` names it in messages.
+pub(crate) fn mkfs<S: AsRef<OsStr>>(
+    prog: &str,
+    args: &[S],
+    target: &File,
+    shown: &Path,
+) -> Result<()> {
+    let out = Command::new(prog)
+        .args(args)
+        .arg(fiox_guard::device::child_path(target))
         .output()
         .map_err(|e| TestbedError::Command {
-            cmd: "mkfs.ext4".into(),
-            detail: format!("cannot run it ({e}); install e2fsprogs"),
+            cmd: prog.into(),
+            detail: format!(
+                "cannot run it ({e}); install its package (e2fsprogs, xfsprogs, btrfs-progs)"
+            ),
         })?;
     if out.status.success() {
         Ok(())
     } else {
         Err(TestbedError::Command {
-            cmd: format!("mkfs.ext4 -q -F {}", image.display()),
+            cmd: format!("{prog} {}", shown.display()),
             detail: format!(
                 "{}: {}",
                 out.status,
@@ -351,6 +424,7 @@ mod tests {
         block_write_refusal, fs_type_of, is_mount_point, mount_points_of, probe_signatures,
         SignatureKind,
     };
+    use crate::temp::create_sparse_file;
     use crate::testutil::{eventually, skip};
     use std::io::Write;
 
@@ -532,7 +606,13 @@ mod tests {
             );
         }
         let part = dev.partitions()[0].clone();
-        mkfs_ext4(&part).unwrap();
+        let pf = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&part)
+            .unwrap();
+        mkfs_ext4(&pf).unwrap();
+        drop(pf);
         let m = DeviceMount::new(&part, "ext4", false).unwrap();
         let mnt = m.path().to_string_lossy().into_owned();
         assert_eq!(mount_points_of(dev.path()).unwrap(), vec![mnt.clone()]);

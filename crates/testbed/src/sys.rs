@@ -1,150 +1,15 @@
-//! The only unsafe code of fiox-testbed: thin wrappers over the loop-device ioctls
-//! (`<linux/loop.h>`, which the libc crate does not carry), over mount(2)/umount2(2), and over
-//! the few libblkid calls the signature probe needs (libblkid.so.1 loaded at run time with
-//! dlopen, so building fiox needs no -dev package and a machine without it still runs).
+//! The only unsafe code of fiox-testbed: thin wrappers over the few libblkid calls the
+//! signature probe needs (libblkid.so.1 loaded at run time with dlopen, so building fiox needs
+//! no -dev package and a machine without it still runs) and the recording signal handler.
+//! Loop-device ioctls, mounts and unmounts are fiox-guard's (`fiox_guard::loopdev`,
+//! `fiox_guard::mount`).
 //! Every wrapper takes owned or borrowed Rust types and returns `io::Result`, so the rest of
 //! the crate stays safe.
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-
-/// ioctl numbers from `<linux/loop.h>` (stable kernel ABI).
-pub const LOOP_SET_FD: libc::c_ulong = 0x4C00;
-pub const LOOP_CLR_FD: libc::c_ulong = 0x4C01;
-pub const LOOP_SET_STATUS64: libc::c_ulong = 0x4C04;
-pub const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
-pub const LOOP_SET_DIRECT_IO: libc::c_ulong = 0x4C08;
-pub const LOOP_SET_BLOCK_SIZE: libc::c_ulong = 0x4C09;
-pub const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
-pub const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
-
-pub const LO_FLAGS_READ_ONLY: u32 = 1;
-pub const LO_FLAGS_AUTOCLEAR: u32 = 4;
-pub const LO_FLAGS_PARTSCAN: u32 = 8;
-
-/// `struct loop_info64` of `<linux/loop.h>`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct LoopInfo64 {
-    pub lo_device: u64,
-    pub lo_inode: u64,
-    pub lo_rdevice: u64,
-    pub lo_offset: u64,
-    pub lo_sizelimit: u64,
-    pub lo_number: u32,
-    pub lo_encrypt_type: u32,
-    pub lo_encrypt_key_size: u32,
-    pub lo_flags: u32,
-    pub lo_file_name: [u8; 64],
-    pub lo_crypt_name: [u8; 64],
-    pub lo_encrypt_key: [u8; 32],
-    pub lo_init: [u64; 2],
-}
-
-impl Default for LoopInfo64 {
-    fn default() -> Self {
-        LoopInfo64 {
-            lo_device: 0,
-            lo_inode: 0,
-            lo_rdevice: 0,
-            lo_offset: 0,
-            lo_sizelimit: 0,
-            lo_number: 0,
-            lo_encrypt_type: 0,
-            lo_encrypt_key_size: 0,
-            lo_flags: 0,
-            lo_file_name: [0; 64],
-            lo_crypt_name: [0; 64],
-            lo_encrypt_key: [0; 32],
-            lo_init: [0; 2],
-        }
-    }
-}
-
-/// `struct loop_config` of `<linux/loop.h>` (LOOP_CONFIGURE, Linux 5.8+).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct LoopConfig {
-    pub fd: u32,
-    pub block_size: u32,
-    pub info: LoopInfo64,
-    pub reserved: [u64; 8],
-}
-
-/// An ioctl whose argument is a plain integer (or unused). Returns the ioctl's result.
-pub fn ioctl_arg(
-    fd: BorrowedFd<'_>,
-    request: libc::c_ulong,
-    arg: libc::c_ulong,
-) -> io::Result<i32> {
-    // SAFETY: `fd` is a live descriptor for the duration of the borrow, and the requests used
-    // with this wrapper (LOOP_CTL_GET_FREE, LOOP_SET_FD, LOOP_CLR_FD, LOOP_SET_DIRECT_IO,
-    // LOOP_SET_BLOCK_SIZE) take an integer argument, never a pointer.
-    let r = unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r)
-    }
-}
-
-/// LOOP_CONFIGURE: bind a backing file and set status in one step.
-pub fn loop_configure(fd: BorrowedFd<'_>, cfg: &LoopConfig) -> io::Result<()> {
-    // SAFETY: `cfg` points to a properly laid-out `struct loop_config` that lives across the
-    // call; the kernel only reads it.
-    let r = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            LOOP_CONFIGURE as _,
-            cfg as *const LoopConfig,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// LOOP_SET_STATUS64 (used after LOOP_SET_FD on kernels without LOOP_CONFIGURE).
-pub fn loop_set_status(fd: BorrowedFd<'_>, info: &LoopInfo64) -> io::Result<()> {
-    // SAFETY: `info` is a valid `struct loop_info64` living across the call; read-only for
-    // the kernel.
-    let r = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            LOOP_SET_STATUS64 as _,
-            info as *const LoopInfo64,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// LOOP_GET_STATUS64: the device's binding (ENXIO when nothing is bound).
-pub fn loop_get_status(fd: BorrowedFd<'_>) -> io::Result<LoopInfo64> {
-    let mut info = LoopInfo64::default();
-    // SAFETY: `info` is a writable `struct loop_info64` that outlives the call; the kernel
-    // fills exactly that structure.
-    let r = unsafe {
-        libc::ioctl(
-            fd.as_raw_fd(),
-            LOOP_GET_STATUS64 as _,
-            &mut info as *mut LoopInfo64,
-        )
-    };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(info)
-    }
-}
 
 fn cpath(p: &Path) -> io::Result<CString> {
     CString::new(p.as_os_str().as_bytes())
@@ -153,41 +18,6 @@ fn cpath(p: &Path) -> io::Result<CString> {
 
 fn cstr(s: &str) -> io::Result<CString> {
     CString::new(s).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in string"))
-}
-
-/// mount(2).
-pub fn mount(
-    source: &str,
-    target: &Path,
-    fstype: &str,
-    flags: libc::c_ulong,
-    data: Option<&str>,
-) -> io::Result<()> {
-    let (src, tgt, ty) = (cstr(source)?, cpath(target)?, cstr(fstype)?);
-    let data = data.map(cstr).transpose()?;
-    let data_ptr = data
-        .as_ref()
-        .map_or(std::ptr::null(), |d| d.as_ptr() as *const libc::c_void);
-    // SAFETY: all pointers are NUL-terminated C strings (or null for `data`) owned by this
-    // frame and valid for the duration of the call.
-    let r = unsafe { libc::mount(src.as_ptr(), tgt.as_ptr(), ty.as_ptr(), flags, data_ptr) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// umount2(2).
-pub fn umount2(target: &Path, flags: libc::c_int) -> io::Result<()> {
-    let tgt = cpath(target)?;
-    // SAFETY: `tgt` is a NUL-terminated string valid for the call.
-    let r = unsafe { libc::umount2(tgt.as_ptr(), flags) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
 }
 
 /// libblkid's `BLKID_SUBLKS_*` and `BLKID_PARTS_*` flags (blkid.h; stable ABI since 2.15).
@@ -373,16 +203,4 @@ pub fn install_recording_handler(sig: libc::c_int) -> io::Result<()> {
 /// The last signal recorded by a handler from [`install_recording_handler`], 0 if none.
 pub fn last_signal() -> i32 {
     LAST_SIGNAL.load(std::sync::atomic::Ordering::SeqCst)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn abi_struct_sizes_match_the_kernel_headers() {
-        // sizeof(struct loop_info64) == 232 and sizeof(struct loop_config) == 304 on Linux.
-        assert_eq!(std::mem::size_of::<LoopInfo64>(), 232);
-        assert_eq!(std::mem::size_of::<LoopConfig>(), 304);
-    }
 }

@@ -19,7 +19,13 @@ fn cleanup_all_undoes_everything_and_later_drops_are_no_ops() {
     let traces = all.traces();
     let pending = Cleanup::pending();
     assert!(pending.iter().any(|u| matches!(u, Undo::DetachLoop { .. })));
-    assert!(pending.iter().any(|u| matches!(u, Undo::Unmount(_))));
+    assert!(pending.iter().any(|u| matches!(
+        u,
+        Undo::Unmount {
+            mnt_id: Some(_),
+            ..
+        }
+    )));
     // Reverse order matters: the ext4 mount, its directory, its loop device, the image and
     // the image's directory must go in that order or the later steps fail.
     let failures = cleanup_all();

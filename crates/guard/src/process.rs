@@ -1,0 +1,144 @@
+//! Signals to processes fiox started and recorded (a slow testbed's server): a process is
+//! named by pid AND start time (clock ticks since boot, field 22 of /proc/PID/stat), so a
+//! later process that reuses the pid is not it; a zombie (exited, not yet reaped) counts as
+//! gone; and the signal goes only to a process whose executable is this very fiox executable
+//! (/proc/PID/exe and /proc/self/exe are the same inode), so a forged record cannot make fiox
+//! kill a shell or any other program. The signal is sent through a pidfd opened before the
+//! checks: if the checked process exits and its pid is reused, the pidfd still names the old
+//! one and the signal goes nowhere.
+
+use crate::error::{GuardError, Result};
+use crate::ident::Identity;
+use crate::sys;
+use std::os::fd::AsFd;
+use std::path::Path;
+
+/// The fields of /proc/PID/stat after the command name (which may hold spaces and ')').
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = stat.get(stat.rfind(')')? + 2..)?;
+    Some(after.split_whitespace().map(str::to_string).collect())
+}
+
+/// The start time of process `pid` in clock ticks since boot; None when there is none.
+pub fn start_time(pid: u32) -> Option<u64> {
+    stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// Whether `pid` is a zombie: it has exited and holds nothing, only its parent's wait is due.
+pub fn is_zombie(pid: u32) -> bool {
+    stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s == "Z"))
+}
+
+/// Whether the process started at `start` with pid `pid` still runs (not a zombie).
+pub fn running(pid: u32, start: u64) -> bool {
+    start_time(pid) == Some(start) && !is_zombie(pid)
+}
+
+fn exe_identity(path: &str) -> Option<Identity> {
+    std::fs::metadata(path).ok().map(|m| Identity::of(&m))
+}
+
+/// Whether process `pid` runs this very executable (the same inode as /proc/self/exe).
+pub fn runs_this_executable(pid: u32) -> bool {
+    let theirs = exe_identity(&format!("/proc/{pid}/exe"));
+    theirs.is_some() && theirs == exe_identity("/proc/self/exe")
+}
+
+/// Send `sig` to the process `pid` started at `start`, if it still runs and runs this very
+/// executable. Ok(false): it is gone (or a zombie), nothing was sent. A process that runs
+/// another program is refused.
+pub fn signal_own(pid: u32, start: u64, sig: i32) -> Result<bool> {
+    let what = format!("/proc/{pid}");
+    let pidfd = match sys::pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(false),
+        Err(e) => return Err(GuardError::io("open process", Path::new(&what), e)),
+    };
+    if !running(pid, start) {
+        return Ok(false);
+    }
+    if !runs_this_executable(pid) {
+        return Err(GuardError::refused(
+            "signal",
+            Path::new(&what),
+            "it does not run this fiox executable (fiox signals only the servers it started; \
+             after fiox was rebuilt or upgraded, stop an old server by hand)",
+        ));
+    }
+    match sys::pidfd_send_signal(pidfd.as_fd(), sig) {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+        Err(e) => Err(GuardError::io("signal", Path::new(&what), e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// Not a test: the long-running copy of this executable the test below signals.
+    #[test]
+    #[ignore]
+    fn helper_sleeps_when_asked() {
+        if std::env::var_os("FIOX_GUARD_HELPER_SLEEP").is_some() {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+    }
+
+    fn wait_for_start(pid: u32) -> u64 {
+        for _ in 0..500 {
+            if let Some(s) = start_time(pid) {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("process {pid} has no start time");
+    }
+
+    #[test]
+    fn only_a_running_process_of_this_executable_is_signalled() {
+        // Another program, named like a server in its arguments: refused, left running.
+        let mut other = Command::new("sh")
+            .args(["-c", "sleep 60", "serve-slow"])
+            .spawn()
+            .unwrap();
+        let pid = other.id();
+        let start = wait_for_start(pid);
+        let e = signal_own(pid, start, libc::SIGTERM).unwrap_err();
+        assert!(e.to_string().contains("does not run this fiox"), "{e}");
+        assert!(running(pid, start));
+        // The wrong start time is another process: nothing sent.
+        assert!(!signal_own(pid, start + 1, libc::SIGTERM).unwrap());
+        other.kill().unwrap();
+        // Killed but not reaped: a zombie counts as gone.
+        for _ in 0..500 {
+            if is_zombie(pid) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(is_zombie(pid) && !running(pid, start));
+        assert!(!signal_own(pid, start, libc::SIGTERM).unwrap());
+        other.wait().unwrap();
+
+        // A copy of this executable: signalled.
+        let mut own = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "process::tests::helper_sleeps_when_asked",
+                "--ignored",
+            ])
+            .env("FIOX_GUARD_HELPER_SLEEP", "1")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = own.id();
+        let start = wait_for_start(pid);
+        assert!(signal_own(pid, start, libc::SIGTERM).unwrap());
+        let status = own.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGTERM));
+    }
+}

@@ -1,0 +1,315 @@
+//! A testbed's description (`fiox testbed up` switches or an experiment's `testbed = {...}`):
+//! its kind and keys, checked when parsed, so a bad value is refused with its key before
+//! anything is made. Sizes are exact integers (or decimals) with binary suffixes and at most
+//! the largest file size; `mkfs_options` may hold only options and their values, never a path
+//! or a device mkfs would format or write (D12).
+
+use crate::error::{Result, TestbedError};
+use std::path::{Path, PathBuf};
+
+/// What kind of testbed to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Loop,
+    Tmpfs,
+    Ramfs,
+    Fs,
+    Slow,
+}
+
+impl Kind {
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Kind::Loop => "loop",
+            Kind::Tmpfs => "tmpfs",
+            Kind::Ramfs => "ramfs",
+            Kind::Fs => "fs",
+            Kind::Slow => "slow",
+        }
+    }
+
+    pub(crate) fn from_name(k: &str) -> Option<Kind> {
+        Some(match k {
+            "loop" => Kind::Loop,
+            "tmpfs" => Kind::Tmpfs,
+            "ramfs" => Kind::Ramfs,
+            "fs" => Kind::Fs,
+            "slow" => Kind::Slow,
+            _ => return None,
+        })
+    }
+}
+
+/// A testbed's description (from `fiox testbed up` switches or an experiment file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spec {
+    pub kind: Kind,
+    /// Bytes of the backing file (loop, fs) or the tmpfs limit.
+    pub size: u64,
+    /// LOOP_SET_DIRECT_IO on the loop device (loop, fs).
+    pub direct_io: bool,
+    /// Logical block size of the loop device.
+    pub block_size: Option<u32>,
+    /// Where the backing file (default /var/tmp) or the tmpfs/ramfs mount point (default the
+    /// system temp dir) goes.
+    pub dir: Option<PathBuf>,
+    /// Filesystem for `fs`: ext4, xfs or btrfs.
+    pub fs: String,
+    /// Extra mkfs arguments for `fs` (options and their values only).
+    pub mkfs_options: Vec<String>,
+    /// Mount options (comma separated) for `fs` and tmpfs.
+    pub mount_options: String,
+    /// `slow`: microseconds each read or write request waits (served one at a time).
+    pub delay_us: u64,
+    /// `slow`: share of requests failing with EIO.
+    pub error_rate: f64,
+    /// `slow`: the program serving the file, run as `SERVER testbed serve-slow ...` (the fiox
+    /// binary; set by the caller, not by a key).
+    pub server: Option<PathBuf>,
+}
+
+/// Keys [`Spec::from_pairs`] accepts.
+pub const SPEC_KEYS: &str = "size, direct_io (on|off), block_size, dir, fs (ext4|xfs|btrfs), \
+                             mkfs_options, mount_options; slow: size, delay_us, error_rate";
+
+/// The largest slow device: FaultFs keeps the file in memory (its MAX_SIZE).
+pub const SLOW_MAX: u64 = 2 << 30;
+
+impl Spec {
+    /// Build a spec from a kind name and `key=value` pairs (see [`SPEC_KEYS`]).
+    pub fn from_pairs(kind: &str, pairs: &[(String, String)]) -> Result<Spec> {
+        let kind = Kind::from_name(kind).ok_or_else(|| {
+            TestbedError::Invalid(format!(
+                "testbed kind {kind:?}: expected loop, tmpfs, ramfs, fs or slow"
+            ))
+        })?;
+        let mut s = Spec {
+            kind,
+            size: 1 << 30,
+            direct_io: false,
+            block_size: None,
+            dir: None,
+            fs: "ext4".into(),
+            mkfs_options: Vec::new(),
+            mount_options: String::new(),
+            delay_us: 0,
+            error_rate: 0.0,
+            server: None,
+        };
+        if s.kind == Kind::Slow {
+            // FaultFs keeps the file in memory.
+            s.size = 64 << 20;
+        }
+        for (k, v) in pairs {
+            s.set(k, v)?;
+        }
+        if s.kind == Kind::Slow && s.size > SLOW_MAX {
+            return Err(TestbedError::Invalid(format!(
+                "testbed size={}: a slow device is kept in memory, at most {SLOW_MAX} bytes (2g)",
+                s.size
+            )));
+        }
+        Ok(s)
+    }
+
+    fn set(&mut self, key: &str, v: &str) -> Result<()> {
+        let bad = |why: &str| TestbedError::Invalid(format!("testbed {key}={v}: {why}"));
+        match key.replace('-', "_").as_str() {
+            "size" => self.size = size_of(v).map_err(|w| bad(&w))?,
+            "direct_io" | "dio" => {
+                self.direct_io = match v {
+                    "on" | "1" | "true" | "yes" => true,
+                    "off" | "0" | "false" | "no" => false,
+                    _ => return Err(bad("expected on or off")),
+                }
+            }
+            "block_size" | "bs" => {
+                self.block_size = Some(v.parse().map_err(|_| bad("expected 512..4096"))?)
+            }
+            "dir" => self.dir = Some(PathBuf::from(v)),
+            "fs" => match v {
+                "ext4" | "xfs" | "btrfs" => self.fs = v.into(),
+                _ => return Err(bad("expected ext4, xfs or btrfs")),
+            },
+            "mkfs_options" => {
+                let words: Vec<String> = v.split_whitespace().map(String::from).collect();
+                check_mkfs_options(&words).map_err(|w| bad(&w))?;
+                self.mkfs_options = words;
+            }
+            "mount_options" => self.mount_options = v.into(),
+            "delay_us" => self.delay_us = v.parse().map_err(|_| bad("expected microseconds"))?,
+            "error_rate" => {
+                self.error_rate = v
+                    .parse()
+                    .ok()
+                    .filter(|r| (0.0..=1.0).contains(r))
+                    .ok_or_else(|| bad("expected a share between 0 and 1"))?
+            }
+            _ => return Err(bad(&format!("unknown key; known: {SPEC_KEYS}"))),
+        }
+        Ok(())
+    }
+}
+
+/// The largest size a file (a backing file) can have: off_t's maximum.
+const MAX_FILE: u64 = i64::MAX as u64;
+
+/// Parse "4096", "512k", "1g", "1.5g" (binary multiples, as fio's sizes); None when it is
+/// not a size or is above the largest file size.
+pub fn parse_size(s: &str) -> Option<u64> {
+    size_of(s).ok()
+}
+
+/// [`parse_size`] with the reason for a refusal.
+fn size_of(s: &str) -> std::result::Result<u64, String> {
+    let not_size = || "expected a size like 1g".to_string();
+    let too_big = || format!("above the largest file size, {MAX_FILE} bytes (8 EiB)");
+    let s = s.trim().to_ascii_lowercase();
+    let s = s.trim_end_matches("ib").trim_end_matches('b');
+    let (num, mult) = match s.chars().last().ok_or_else(not_size)? {
+        'k' => (&s[..s.len() - 1], 1u64 << 10),
+        'm' => (&s[..s.len() - 1], 1 << 20),
+        'g' => (&s[..s.len() - 1], 1 << 30),
+        't' => (&s[..s.len() - 1], 1 << 40),
+        _ => (s, 1),
+    };
+    let bytes = if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) {
+        // Exact: no float rounding, and overflow is "too big", not a wrap.
+        let n: u64 = num.parse().map_err(|_| too_big())?;
+        n.checked_mul(mult).ok_or_else(too_big)?
+    } else {
+        let v: f64 = num.parse().map_err(|_| not_size())?;
+        if !v.is_finite() || v <= 0.0 {
+            return Err(not_size());
+        }
+        let b = v * mult as f64;
+        if b >= MAX_FILE as f64 {
+            return Err(too_big());
+        }
+        b as u64
+    };
+    match bytes {
+        0 => Err(not_size()),
+        b if b > MAX_FILE => Err(too_big()),
+        b => Ok(b),
+    }
+}
+
+/// Option keys whose value is a device mkfs writes (ext4's external journal, xfs's log and
+/// realtime devices).
+const DEVICE_KEYS: [&str; 3] = ["device=", "logdev=", "rtdev="];
+
+/// D12: refuse mkfs words that are not options or their values. mkfs takes every other word
+/// as a device (btrfs formats them all as members) or a size, so: no `--`; a word not starting
+/// with '-' only right after an option that takes it (`-L label`, `--label label`); no word or
+/// `=`/`,`-separated part naming an existing path; no option naming a device to write.
+pub(crate) fn check_mkfs_options(words: &[String]) -> std::result::Result<(), String> {
+    let mut value_allowed = false;
+    for w in words {
+        if w == "--" {
+            return Err(
+                "\"--\" ends mkfs's options: what follows would be taken as devices".into(),
+            );
+        }
+        let is_opt = w.starts_with('-') && w.len() > 1;
+        if !is_opt && !value_allowed {
+            return Err(format!(
+                "{w:?} is not an option or an option's value: mkfs would take it as a device \
+                 or a size (give options only, e.g. \"-L data -O ^has_journal\")"
+            ));
+        }
+        // A short option's attached value (-d/dir) counts as a part too.
+        let attached = match (is_opt && !w.starts_with("--"), w.get(2..)) {
+            (true, Some(v)) => v,
+            _ => "",
+        };
+        let parts = w.split(['=', ',']).chain(attached.split(['=', ',']));
+        for p in parts.filter(|p| !p.is_empty()) {
+            let pathlike = p.contains('/') || (p == w && !is_opt);
+            if pathlike && Path::new(p).symlink_metadata().is_ok() {
+                return Err(format!(
+                    "{w:?} names the existing path {p}: fiox passes mkfs no paths (only the \
+                     backing file it made is formatted)"
+                ));
+            }
+        }
+        let lower = w.to_ascii_lowercase();
+        if let Some(k) = DEVICE_KEYS
+            .iter()
+            .find(|k| lower.split(',').any(|p| p.starts_with(*k)))
+        {
+            return Err(format!(
+                "{w:?}: {k} names a device mkfs would write; fiox formats only the testbed's \
+                 own backing file"
+            ));
+        }
+        // A short option (-L) or a long one without its value attached (--label) may take the
+        // next word; an option's value may not.
+        value_allowed = is_opt && (w.len() == 2 || (w.starts_with("--") && !w.contains('=')));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn sizes_parse_exactly_and_huge_ones_are_a_clear_refusal() {
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("512KiB"), Some(512 << 10));
+        assert_eq!(parse_size("1.5k"), Some(1536));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size("0"), None);
+        // M2: 2^64-1 gave "out of range integral type conversion attempted" at set_len.
+        let e = Spec::from_pairs("loop", &[("size".into(), "18446744073709551615".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("above the largest file size"), "{e}");
+        for big in ["9223372036854775808", "8589934592g", "1e30", "1e400"] {
+            assert_eq!(parse_size(big), None, "{big}");
+        }
+        assert_eq!(parse_size("9223372036854775807"), Some(i64::MAX as u64));
+        let e = Spec::from_pairs("slow", &[("size".into(), "1e18".into())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kept in memory"), "{e}");
+    }
+
+    #[test]
+    fn mkfs_options_refuse_paths_devices_and_stray_words() {
+        assert!(
+            check_mkfs_options(&words("-L data -O ^has_journal -E lazy_itable_init=0")).is_ok()
+        );
+        assert!(check_mkfs_options(&words("--label data -m 0")).is_ok());
+        // D12: a path among the options made a user's file a btrfs member.
+        let exe = std::env::current_exe().unwrap();
+        let e = check_mkfs_options(&words(&format!("-f {}", exe.display()))).unwrap_err();
+        assert!(e.contains("existing path"), "{e}");
+        let e = check_mkfs_options(&words("-L x extra")).unwrap_err();
+        assert!(e.contains("not an option"), "{e}");
+        let e = check_mkfs_options(&words("nodev")).unwrap_err();
+        assert!(e.contains("not an option"), "{e}");
+        let e = check_mkfs_options(&words("-J device=/dev/nonexistent9")).unwrap_err();
+        assert!(e.contains("device=") && e.contains("names a device"), "{e}");
+        let e = check_mkfs_options(&words("-l logdev=/nonexistent,size=1m")).unwrap_err();
+        assert!(e.contains("logdev="), "{e}");
+        let e = check_mkfs_options(&words("-q --")).unwrap_err();
+        assert!(e.contains("\"--\""), "{e}");
+        let e = check_mkfs_options(&words("-d/etc")).unwrap_err();
+        assert!(e.contains("existing path /etc"), "{e}");
+        let pairs = [
+            ("fs".to_string(), "btrfs".to_string()),
+            ("mkfs_options".to_string(), format!("-f {}", exe.display())),
+        ];
+        let e = Spec::from_pairs("fs", &pairs).unwrap_err().to_string();
+        assert!(
+            e.contains("mkfs_options") && e.contains("existing path"),
+            "{e}"
+        );
+    }
+}

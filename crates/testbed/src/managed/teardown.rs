@@ -1,0 +1,147 @@
+//! Undoing a record's steps, newest first, each only after the live system proves it is still
+//! what fiox made: a tree is removed (fiox-guard's `tree::remove_tree`, never across a mount)
+//! only while the directory has the recorded identity and fiox's mark; a mount is unmounted
+//! only while the mount there has the recorded id, and only in a directory of the same record;
+//! loop devices are detached only while LOOP_GET_STATUS64 shows the recorded backing inode,
+//! which must lie in a directory of the same record that still has its identity; a server is
+//! signalled only while it runs (a zombie is gone) with the recorded start time and this fiox
+//! executable. A directory is removed only when every newer step was undone, so a loop device
+//! still bound or a mount still there keeps the files under it.
+
+use super::record::{Record, Step};
+use crate::cleanup::unmount;
+use crate::error::{Result, TestbedError};
+use fiox_guard::process::{running, signal_own};
+use fiox_guard::{tree, Dir, Identity, Mark};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Undo a record's steps newest first; returns the first failure after trying them all
+/// (trees are not removed once a newer step failed).
+pub fn teardown(rec: &Record) -> Result<()> {
+    let mut first: Option<TestbedError> = None;
+    for s in rec.steps.iter().rev() {
+        if first.is_some() && matches!(s, Step::Tree { .. }) {
+            continue;
+        }
+        if let Err(e) = undo(rec, s) {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+fn refused(step: &str, path: &Path, why: &str) -> TestbedError {
+    TestbedError::Invalid(format!(
+        "testbed record step {step} {} refused: {why}",
+        path.display()
+    ))
+}
+
+fn undo(rec: &Record, s: &Step) -> Result<()> {
+    match s {
+        Step::Tree { path, id } => remove_tree(path, id),
+        Step::Mount { path, mnt_id } => {
+            let in_tree = rec.tree_at(path).is_some()
+                || path.parent().is_some_and(|p| rec.tree_at(p).is_some());
+            if !in_tree {
+                return Err(refused(
+                    "mount",
+                    path,
+                    "it is in no directory this testbed made",
+                ));
+            }
+            let (parent, name) = Dir::open_parent(path)?;
+            unmount(&parent, &name, *mnt_id)
+        }
+        Step::LoopsOver { path, dev, ino } => detach_loops(rec, path, *dev, *ino),
+        Step::Process { pid, start } => stop_process(*pid, *start),
+    }
+}
+
+/// Remove the tree at `path` if it is still the directory `id` that fiox marked.
+fn remove_tree(path: &Path, id: &Identity) -> Result<()> {
+    let (parent, name) = Dir::open_parent(path)?;
+    if parent.stat(&name)?.is_none() {
+        return Ok(());
+    }
+    match parent.mark_of(&name)? {
+        Mark::Ours(_) | Mark::Unsupported(_) => {}
+        m => {
+            let why = m.why_not_ours().unwrap_or_default();
+            return Err(refused("tree", path, &why));
+        }
+    }
+    tree::remove_tree(&parent, &name, id)?;
+    Ok(())
+}
+
+/// Detach the loop devices bound to (`dev`, `ino`), the backing file `path` in a directory of
+/// this record that still has its recorded identity.
+fn detach_loops(rec: &Record, path: &Path, dev: u64, ino: u64) -> Result<()> {
+    let Some(tree_id) = path.parent().and_then(|p| rec.tree_at(p)) else {
+        return Err(refused(
+            "loops-over",
+            path,
+            "it is in no directory this testbed made",
+        ));
+    };
+    let (parent, name) = match Dir::open_parent(path) {
+        Ok(x) => x,
+        // The directory is gone, and with it any way to tell the inode was fiox's.
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    if parent.stat_self().id != *tree_id {
+        return Err(refused(
+            "loops-over",
+            path,
+            "its directory is no longer the one fiox made",
+        ));
+    }
+    if let Some(st) = parent.stat(&name)? {
+        if st.id.dev_ino() != (dev, ino) {
+            return Err(refused(
+                "loops-over",
+                path,
+                "the file there is not the backing file fiox made",
+            ));
+        }
+    }
+    for n in loop_numbers() {
+        if fiox_guard::loopdev::backing_of(n) == Some((dev, ino)) {
+            fiox_guard::loopdev::detach_if(&fiox_guard::loopdev::node(n), dev, ino)?;
+        }
+    }
+    Ok(())
+}
+
+/// The numbers N of the loop devices in /sys/block (loopN).
+fn loop_numbers() -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("loop")?.parse().ok())
+        .collect()
+}
+
+/// Stop server `pid` if it is still the process fiox started: SIGTERM, up to 3 s, SIGKILL.
+fn stop_process(pid: u32, start: u64) -> Result<()> {
+    for (sig, wait) in [(libc::SIGTERM, 3000u64), (libc::SIGKILL, 1000)] {
+        if !signal_own(pid, start, sig)? {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        while running(pid, start) && t0.elapsed() < Duration::from_millis(wait) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    if running(pid, start) {
+        Err(TestbedError::Invalid(format!(
+            "server process {pid} does not stop"
+        )))
+    } else {
+        Ok(())
+    }
+}
