@@ -268,7 +268,9 @@ fn kernel_files_are_told_apart_from_data() {
     assert_eq!(fiox_guard::kernel::pseudo_fs(&f), Some("sysfs"));
     let f = fs::File::open(std::env::current_exe().unwrap()).unwrap();
     assert_eq!(fiox_guard::kernel::pseudo_fs(&f), None);
+}
 
+#[test]
 fn a_new_whole_file_takes_a_free_name_only_and_keeps_its_mode() {
     use std::os::unix::fs::PermissionsExt;
     let d = scratch("create-in");
