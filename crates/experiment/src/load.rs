@@ -70,7 +70,9 @@ pub fn higher_is_better(metric: &str) -> Option<bool> {
 
 /// Parse one results file.
 pub fn load_run(path: &Path) -> Result<Run, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    // Only a regular file, and not without bound: a FIFO named *.json in a results
+    // directory blocked compare for ever.
+    let text = fiox_guard::named::read_regular(path, 1 << 30).map_err(|source| LoadError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -279,10 +281,11 @@ fn load_manifest(dir: &Path, manifest: &Path) -> Result<Vec<Side>, LoadError> {
         path: manifest.to_path_buf(),
         why,
     };
-    let text = std::fs::read_to_string(manifest).map_err(|source| LoadError::Io {
-        path: manifest.to_path_buf(),
-        source,
-    })?;
+    let text =
+        fiox_guard::named::read_regular(manifest, 1 << 30).map_err(|source| LoadError::Io {
+            path: manifest.to_path_buf(),
+            source,
+        })?;
     let m: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     let variants = m["variants"]
         .as_array()

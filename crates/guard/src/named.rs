@@ -86,3 +86,27 @@ pub fn remove_stale_socket(path: &Path) -> Result<bool> {
 pub fn set_len(fd: std::os::fd::RawFd, len: u64) -> io::Result<()> {
     crate::sys::ftruncate(fd, len)
 }
+
+/// Read a result or log the user named, whole, as text: only a regular file (a FIFO named
+/// `*.json` would block the read for ever, /dev/zero would fill the memory), of at most
+/// `max` bytes. The open does not block (O_NONBLOCK) and the kind is checked on the descriptor.
+pub fn read_regular(path: &Path, max: u64) -> io::Result<String> {
+    use std::io::Read;
+    let f = open(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (fiox reads results and logs from regular files only)",
+        ));
+    }
+    if m.len() > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} bytes, more than the {max} fiox reads", m.len()),
+        ));
+    }
+    let mut text = String::new();
+    f.take(max).read_to_string(&mut text)?;
+    Ok(text)
+}

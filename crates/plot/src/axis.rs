@@ -104,7 +104,8 @@ impl Axis {
         match self.scale {
             Scale::Log => {
                 let (a, b) = (lo.log10().round() as i32, hi.log10().round() as i32);
-                (a..=b)
+                // f64 spans 10^-324..10^308: at most ~630 decades, never an endless range.
+                (a.max(-330)..=b.min(310))
                     .map(|e| {
                         let v = 10f64.powi(e);
                         (v, self.label(v, v))
@@ -124,6 +125,12 @@ impl Axis {
                 let step = self.step(lo, hi);
                 let first = (lo / step).ceil() as i64;
                 let last = (hi / step + 1e-9).floor() as i64;
+                // Values near f64's limits (a json+ bin key of 1e308) leave no room for a
+                // round step: two ticks at the ends, not 2^63 of them.
+                if !step.is_finite() || step <= 0.0 || last.saturating_sub(first) > 1000 {
+                    let top = hi.abs().max(lo.abs());
+                    return vec![(lo, self.label(lo, top)), (hi, self.label(hi, top))];
+                }
                 (first..=last)
                     .map(|i| {
                         let v = i as f64 * step;

@@ -10,6 +10,9 @@ use crate::result::ResultDoc;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// The largest result file read (fio's json+ of a long run is tens of MiB).
+const MAX_JSON: u64 = 1 << 30;
+
 /// Errors naming the file and what was wrong with it.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -59,6 +62,16 @@ impl Inputs {
         if meta.is_dir() {
             return self.add_dir(path);
         }
+        if !meta.is_file() {
+            // A FIFO named *.json blocked plot for ever; /dev/zero filled the memory.
+            return Err(InputError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a regular file (plot reads results and logs from regular files only)",
+                ),
+            });
+        }
         if !self.first_time(path) {
             return Ok(());
         }
@@ -95,10 +108,11 @@ impl Inputs {
     }
 
     fn add_json_file_as(&mut self, path: &Path, label: &str) -> Result<(), InputError> {
-        let text = std::fs::read_to_string(path).map_err(|source| InputError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text =
+            fiox_guard::named::read_regular(path, MAX_JSON).map_err(|source| InputError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let mut all = json_objects(&text);
         // --status-interval reports: values over time from the differences between them.
         self.logs.extend(crate::status::series(&all, label));

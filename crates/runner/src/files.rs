@@ -94,6 +94,17 @@ fn probe(path: &Path) -> Result<(FileKind, u64), RunError> {
                 let size = sys::blkdev_size(std::os::fd::AsRawFd::as_raw_fd(&f))
                     .map_err(|e| RunError::io("get size of block device", path, e))?;
                 Ok((FileKind::Block, size))
+            } else if ft.is_fifo() {
+                // Opening a FIFO blocks until a writer comes (a read job hung there, deaf to
+                // SIGTERM) and it cannot seek (a write job failed with ESPIPE): refused at once.
+                Err(RunError::Target {
+                    msg: format!(
+                        "{} is a FIFO (named pipe): fiox runs I/O on files and devices it can \
+                         seek, not on pipes",
+                        path.display()
+                    ),
+                    errno: libc::ESPIPE,
+                })
             } else if ft.is_dir() {
                 Err(RunError::Target {
                     msg: format!(

@@ -255,6 +255,7 @@ pub fn parse_export(text: &str) -> Vec<Found> {
     v
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

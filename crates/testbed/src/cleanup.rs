@@ -243,6 +243,7 @@ impl Drop for CleanupGuard {
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

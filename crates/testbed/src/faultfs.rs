@@ -673,6 +673,7 @@ fn shared_state(opts: &FaultFsOptions, made: &Dir) -> Result<Shared> {
     })
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

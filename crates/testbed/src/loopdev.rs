@@ -364,6 +364,7 @@ fn open_backing(backing: &Path, read_only: bool) -> Result<File> {
     Ok(f)
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

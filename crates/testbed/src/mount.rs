@@ -416,6 +416,7 @@ pub(crate) fn mkfs<S: AsRef<OsStr>>(
     }
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -503,6 +503,7 @@ fn backing_content_refusal(backing: &Path, depth: u32) -> Result<Option<String>>
     Ok(signatures_of(backing)?.map(|d| format!("its backing file {f} holds {d}")))
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -114,6 +114,7 @@ pub fn create_sparse_file(path: &Path, size: u64) -> Result<CleanupGuard> {
     create_sparse_in(&Arc::new(dir), &name, size).map(|(_, g)| g)
 }
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;

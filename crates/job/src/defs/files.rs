@@ -288,6 +288,7 @@ fn add_dir_files(dir: &str, out: &mut Vec<String>) -> Result<(), String> {
 #[cfg(test)]
 pub(super) use tests::CASES;
 
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{run, Case};
