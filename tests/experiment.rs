@@ -49,7 +49,7 @@ fn compare_reads_real_fio_json_and_says_better() {
         .nth(2)
         .unwrap_or_else(|| panic!("no read.iops block:\n{}", r.stdout));
     assert!(line.starts_with("rr "), "{line}");
-    assert!(line.ends_with("better"), "{}", r.stdout);
+    assert!(line.contains(" better: +"), "{}", r.stdout);
     let j = fiox(&[
         "compare",
         "--format=json",
@@ -105,6 +105,56 @@ fn compare_fiox_json_in_csv_and_markdown() {
     let bad = fiox(&["compare", pa]);
     assert_eq!(bad.code, 1);
     assert!(bad.stderr.contains("at least two sides"), "{}", bad.stderr);
+}
+
+/// The README's `fiox compare before/*.json after/*.json`: the shell's list of files makes
+/// two sides named after their directories, and `--side NAME=GLOB` says the same outright.
+#[test]
+fn compare_groups_files_by_directory() {
+    let top = TempDir::new("cmp-dirs");
+    let (before, after) = (top.path().join("before"), top.path().join("after"));
+    for (dir, iops) in [
+        (&before, [100.0, 101.0, 99.0]),
+        (&after, [110.0, 111.0, 109.0]),
+    ] {
+        std::fs::create_dir_all(dir).unwrap();
+        for (i, v) in iops.iter().enumerate() {
+            let doc = serde_json::json!({"jobs": [{"jobname": "j", "read":
+                {"total_ios": 100, "iops": v, "bw": 1.0, "lat_ns": {"mean": 1000.0}}}]});
+            std::fs::write(dir.join(format!("r{i}.json")), doc.to_string()).unwrap();
+        }
+    }
+    let files = |d: &std::path::Path| -> Vec<String> {
+        (0..3)
+            .map(|i| d.join(format!("r{i}.json")).display().to_string())
+            .collect()
+    };
+    let mut args = vec!["compare".to_string(), "--format=json".into()];
+    args.extend(files(&before));
+    args.extend(files(&after));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let j = fiox(&argv).json();
+    assert_eq!(j["sides"], serde_json::json!(["before", "after"]), "{j}");
+    assert_eq!(j["runs"], serde_json::json!([3, 3]));
+    let row = j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "read.iops")
+        .unwrap();
+    assert_eq!(row["changes"][0]["verdict"], "better", "{row}");
+    assert!(row["changes"][0]["p_adjusted"].as_f64().is_some(), "{row}");
+    let b = format!("old={}/before/*.json", top.path().display());
+    let a = format!("new={}/after/r?.json", top.path().display());
+    let r = fiox(&["compare", "--side", &b, "--side", &a, "--metric=iops"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with("sides: old (3 runs), new (3 runs)"),
+        "{}",
+        r.stdout
+    );
+    let none = fiox(&["compare", "--side", "x=/nonexistent/*.json", "--side", &a]);
+    assert!(none.stderr.contains("matches no file"), "{}", none.stderr);
 }
 
 /// fiox with the testbed state directory `state`.

@@ -8,5 +8,6 @@ pub mod config;
 pub mod env;
 pub mod load;
 pub mod run;
+pub mod sides;
 pub mod stats;
 pub mod telemetry;
