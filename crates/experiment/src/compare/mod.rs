@@ -307,6 +307,9 @@ fn judge_rows(rows: &mut [Row], o: &Options) {
                 method,
             };
             (ch.verdict, ch.reason) = verdict::decide(ch, &judge);
+            if let Some(note) = verdict::disagreement(ch, o.alpha) {
+                ch.reason.push_str(&note);
+            }
         }
     }
 }

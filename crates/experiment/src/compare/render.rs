@@ -65,7 +65,7 @@ fn has_errors(c: &Comparison) -> bool {
 /// One line saying how verdicts are reached.
 fn rule(c: &Comparison) -> String {
     format!(
-        "verdicts: adjusted p < {} ({} tests; controls the {}) and a change of at least \
+        "verdicts: adjusted p < {} ({} test(s); controls the {}) and a change of at least \
          ±{:.1}%; CIs 95%, relative change on the ratio scale",
         c.alpha,
         c.tests,

@@ -57,7 +57,7 @@ fn verdicts_follow_the_metric_direction() {
         "{text}"
     );
     assert!(
-        text.contains("2 tests; controls the family-wise error rate (Holm)"),
+        text.contains("2 test(s); controls the family-wise error rate (Holm)"),
         "{text}"
     );
     let csv = to_csv(&c, &["iops".into()]);
@@ -196,6 +196,17 @@ fn rounds_pair_and_drift_is_found() {
         text.contains("a randread read.iops: rises over run order"),
         "{text}"
     );
+}
+
+#[test]
+fn welch_and_mann_whitney_disagreeing_is_said() {
+    // The report's D9: one stalled run; Welch p 0.293, Mann-Whitney p 0.009.
+    let a = side("a", &[1987.0, 1110.0, 1987.0, 1987.0, 1987.0]);
+    let b = side("b", &[2023.0, 2026.0, 2026.0, 2026.0, 2018.0]);
+    let c = cmp(&[a, b]);
+    let ch = change(&c, "read.iops");
+    assert_eq!(ch.verdict, Verdict::Inconclusive);
+    assert!(ch.reason.contains("disagree"), "{}", ch.reason);
 }
 
 #[test]

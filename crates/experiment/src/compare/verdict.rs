@@ -153,9 +153,9 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
             Some(_) => Verdict::Worse,
         };
         let why = format!(
-            "{} (CI {ci_text}), p = {} ({} adjusted) < {}, beyond ±{:.1}%",
+            "{} (CI {ci_text}), p {} ({} adjusted) < {}, beyond ±{:.1}%",
             pct(rel),
-            fmt_p(p),
+            p_is(p),
             j.method,
             j.alpha,
             th * 100.0
@@ -168,8 +168,8 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
     }
     if p < j.alpha {
         let why = format!(
-            "significant (p = {}) but {} is within ±{:.1}% and the CI {ci_text} is not",
-            fmt_p(p),
+            "significant (p {}) but {} is within ±{:.1}% and the CI {ci_text} is not",
+            p_is(p),
             pct(rel),
             th * 100.0
         );
@@ -197,10 +197,32 @@ fn too_wide(ci: Option<(f64, f64)>, n: usize, th: f64) -> String {
     if th > 0.0 {
         let need = (n as f64 * (half / th).powi(2)).ceil();
         if need.is_finite() && need > n as f64 && need < 1e6 {
-            why.push_str(&format!(": about {need} runs a side would"));
+            why.push_str(&format!(": about {need} runs a side would tell"));
         }
     }
     why
+}
+
+/// "= 0.012" or "< 0.001".
+fn p_is(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("= {p:.3}")
+    }
+}
+
+/// When Welch's test and Mann-Whitney's disagree at `alpha` (unadjusted), a note saying so:
+/// one stalled run moves a mean far more than the ranks.
+pub fn disagreement(ch: &Change, alpha: f64) -> Option<String> {
+    let (w, m) = (ch.welch?.p, ch.mann_whitney?.p);
+    ((w < alpha) != (m < alpha)).then(|| {
+        format!(
+            "; Welch p {} and Mann-Whitney p {} disagree: a skewed sample or a stalled run?",
+            p_is(w),
+            p_is(m)
+        )
+    })
 }
 
 pub(crate) fn fmt_p(p: f64) -> String {
