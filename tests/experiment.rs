@@ -646,14 +646,22 @@ fn null_experiment(dir: &TempDir, reps: u32, stop: &str, rate: &str) -> String {
 }
 
 /// The adaptive stop: a precise enough metric stops at the repetitions; an unreachable
-/// precision (unlimited null-engine IOPS never repeat to 1e-6) runs to max_runs. The loose
+/// precision (unlimited null-engine IOPS never repeat to 1e-6) runs to max_runs and says so;
+/// a resume with a changed job is refused; an unknown stop metric too. The loose
 /// case takes three repetitions: with two, t(0.975, 1) = 12.7 makes ci = 0.5 hold only for
 /// runs within 8% of each other, which one stall of a loaded machine near a run's end breaks;
 /// with three it holds up to a 20% coefficient of variation.
 #[test]
 fn experiment_adaptive_stop() {
     let dir = TempDir::new("adapt");
-    let f = null_experiment(&dir, 3, "[stop]\nci = 0.5\nmax_runs = 5", "rate_iops=2000");
+    // Rate-limited IOPS repeat exactly (no spread: never "precise"); the context switches of
+    // the same runs vary a little.
+    let f = null_experiment(
+        &dir,
+        3,
+        "[stop]\nci = 0.5\nmax_runs = 5\nmetric = \"ctx\"",
+        "rate_iops=2000",
+    );
     let state = TempDir::new("tbstate");
     let o = dir.join("loose");
     let r = experiment(&state, &[&f, &format!("--out={o}")]);
@@ -676,6 +684,31 @@ fn experiment_adaptive_stop() {
         .map(|r| r["variant"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["a", "b", "a", "b", "a", "b"]);
+    assert!(
+        r.stderr
+            .contains("adaptive stop: max_runs = 3 reached without the target"),
+        "{}",
+        r.stderr
+    );
+    // Each repetition its own seed, recorded in the manifest and the run's JSON.
+    let seeds: std::collections::BTreeSet<u64> =
+        runs.iter().map(|r| r["seed"].as_u64().unwrap()).collect();
+    assert_eq!(seeds.len(), 6, "{runs:?}");
+    // A changed definition is refused on resume, naming what changed.
+    let changed = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("size=1g", "size=2g");
+    std::fs::write(&f, &changed).unwrap();
+    let bad = experiment(&state, &[&f, &format!("--out={o}"), "--repeat=4"]);
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stderr.contains(
+            "variant a changed since its runs there (job text line 4: 'size=1g' -> 'size=2g')"
+        ),
+        "{}",
+        bad.stderr
+    );
+    std::fs::write(&f, changed.replace("size=2g", "size=1g")).unwrap();
     // One variant's runs appended later (a kernel A/B across a reboot): only "a" runs.
     let r = experiment(
         &state,
@@ -688,6 +721,19 @@ fn experiment_adaptive_stop() {
     let bad = experiment(&state, &[&f, &format!("--out={o}"), "--variant=zzz"]);
     assert!(
         bad.stderr.contains("no such variant; the file has a, b"),
+        "{}",
+        bad.stderr
+    );
+    let f = null_experiment(
+        &dir,
+        2,
+        "[stop]\nci = 0.1\nmax_runs = 3\nmetric = \"latency\"",
+        "",
+    );
+    let bad = experiment(&state, &[&f, &format!("--out={}", dir.join("unknown"))]);
+    assert!(
+        bad.stderr
+            .contains("metric = \"latency\" is none of fiox's metrics"),
         "{}",
         bad.stderr
     );

@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod config;
+pub mod definition;
 pub mod env;
 pub mod load;
 pub mod run;
