@@ -30,6 +30,16 @@ fn rate_runs(tool: &str, dir: &TempDir, rate: u32, n: usize) {
     }
 }
 
+/// The row of `metric` in a `fiox compare --format=json` document.
+fn row_of<'a>(j: &'a serde_json::Value, metric: &str) -> &'a serde_json::Value {
+    j["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} row in {j}"))
+}
+
 #[test]
 fn compare_reads_real_fio_json_and_says_better() {
     assert!(fio_available(), "fio 3.33 is needed (Debian package fio)");
@@ -58,12 +68,7 @@ fn compare_reads_real_fio_json_and_says_better() {
     ])
     .json();
     assert_eq!(j["runs"], serde_json::json!([3, 3]));
-    let row = j["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["metric"] == "read.iops")
-        .unwrap();
+    let row = row_of(&j, "read.iops");
     let rel = row["changes"][0]["rel"].as_f64().unwrap();
     assert!((0.8..1.2).contains(&rel), "IOPS should double: {rel}");
     assert!(row["summaries"][0]["mean"].as_f64().unwrap() > 400.0);
@@ -136,12 +141,7 @@ fn compare_groups_files_by_directory() {
     let j = fiox(&argv).json();
     assert_eq!(j["sides"], serde_json::json!(["before", "after"]), "{j}");
     assert_eq!(j["runs"], serde_json::json!([3, 3]));
-    let row = j["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["metric"] == "read.iops")
-        .unwrap();
+    let row = row_of(&j, "read.iops");
     assert_eq!(row["changes"][0]["verdict"], "better", "{row}");
     assert!(row["changes"][0]["p_adjusted"].as_f64().is_some(), "{row}");
     let b = format!("old={}/before/*.json", top.path().display());

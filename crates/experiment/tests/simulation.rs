@@ -6,24 +6,20 @@
 
 use fiox_experiment::compare::{compare, Comparison, Options, Verdict};
 use fiox_experiment::load::{run_from_value, Run, Side};
-use fiox_experiment::stats::ratio_ci;
+use fiox_experiment::stats::{ratio_ci, SplitMix};
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// splitmix64 with Box-Muller normals: the same numbers on every machine.
-struct Rng(u64);
+/// fiox's splitmix64 with Box-Muller normals: the same numbers on every machine.
+struct Rng(SplitMix);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Rng {
+        Rng(SplitMix(seed))
     }
 
     fn uniform(&mut self) -> f64 {
-        ((self.next() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        ((self.0.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
     }
 
     fn gauss(&mut self, mean: f64, sd: f64) -> f64 {
@@ -85,7 +81,7 @@ fn claims(c: &Comparison) -> usize {
 /// plus two binomial standard deviations). Without the adjustment most families would claim.
 #[test]
 fn aa_families_rarely_claim_anything() {
-    let mut rng = Rng(22);
+    let mut rng = Rng::new(22);
     let (mut with_claim, mut raw) = (0, 0);
     for _ in 0..200 {
         let a = synth_side(&mut rng, "a", 5, 12, 0.05, 1.0);
@@ -117,7 +113,7 @@ fn aa_families_rarely_claim_anything() {
 /// in each of 20 families, always as "better" (never "worse").
 #[test]
 fn a_real_ten_percent_is_found() {
-    let mut rng = Rng(10);
+    let mut rng = Rng::new(10);
     for family in 0..20 {
         let a = synth_side(&mut rng, "a", 8, 12, 0.03, 1.0);
         let b = synth_side(&mut rng, "b", 8, 12, 0.03, 1.1);
@@ -141,7 +137,7 @@ fn a_real_ten_percent_is_found() {
 /// The same runs on both sides, and constant runs: never a claim.
 #[test]
 fn identical_inputs_never_claim() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for _ in 0..20 {
         let a = synth_side(&mut rng, "a", 5, 12, 0.05, 1.0);
         let mut b = a.clone();
@@ -167,7 +163,7 @@ fn identical_inputs_never_claim() {
 /// the truth in 95% of 4000 replications (binomial sd 0.34%: allow 93.5% to 96.5%).
 #[test]
 fn change_intervals_cover_the_truth() {
-    let mut rng = Rng(95);
+    let mut rng = Rng::new(95);
     let reps = 4000;
     let covered = (0..reps)
         .filter(|_| {

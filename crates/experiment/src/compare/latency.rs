@@ -69,7 +69,7 @@ fn side_percentiles(side: &Side, key: &str) -> Vec<Option<f64>> {
                     LatDist::Bins(_) => None,
                 })
                 .collect();
-            (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64 / 1e3)
+            (!vals.is_empty()).then(|| crate::stats::mean(&vals) / 1e3)
         })
         .collect()
 }

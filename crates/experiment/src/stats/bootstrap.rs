@@ -2,11 +2,12 @@
 //! skewed metrics such as latency percentiles whose spread over runs is far from normal. The
 //! resampling is seeded (splitmix64), so the same inputs and seed give the same interval.
 
-/// splitmix64: small, fast, and the same sequence on every platform.
-struct SplitMix(u64);
+/// splitmix64: small, fast, and the same sequence on every platform (the simulation tests
+/// draw their synthetic results from it too).
+pub struct SplitMix(pub u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -16,7 +17,7 @@ impl SplitMix {
 
     /// A uniform index below `n` (n > 0); the modulo bias is below 2^-50 for any sample size.
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        (self.next_u64() % n as u64) as usize
     }
 }
 

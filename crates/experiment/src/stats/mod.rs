@@ -22,7 +22,7 @@ mod trend;
 mod twosample;
 
 pub use adjust::{adjust, Adjust};
-pub use bootstrap::bootstrap_rel_ci;
+pub use bootstrap::{bootstrap_rel_ci, SplitMix};
 pub use paired::{paired_t, PairedT};
 pub use rank::{mann_whitney, wilcoxon, MannWhitney, Wilcoxon};
 pub use trend::{kendall_trend, Trend};
