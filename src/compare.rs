@@ -127,6 +127,7 @@ pub fn main(args: CompareArgs) -> Result<i32> {
     let options = compare::Options {
         alpha,
         thresholds,
+        metrics: metrics.clone().unwrap_or_default(),
         adjust: match adjust {
             AdjustArg::Holm => Adjust::Holm,
             AdjustArg::Bh => Adjust::Bh,

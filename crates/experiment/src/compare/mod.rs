@@ -37,6 +37,9 @@ pub struct Options {
     pub alpha: f64,
     pub thresholds: Thresholds,
     pub adjust: Adjust,
+    /// The metrics compared (suffix match, as `--metric`; empty: all). They are the family
+    /// the p-values are adjusted over, so choosing them beforehand buys power.
+    pub metrics: Vec<String>,
     /// Bootstrap resamples for the latency percentile rows (0: none).
     pub bootstrap: usize,
     pub seed: u64,
@@ -48,6 +51,7 @@ impl Default for Options {
             alpha: 0.05,
             thresholds: Thresholds::default(),
             adjust: Adjust::Holm,
+            metrics: Vec::new(),
             bootstrap: 0,
             seed: 0,
         }
@@ -162,7 +166,11 @@ pub fn compare(sides: &[Side], o: &Options) -> Comparison {
     for s in sides {
         for r in &s.runs {
             for (job, m) in &r.jobs {
-                keys.extend(m.keys().map(|k| (job.clone(), k.clone())));
+                // I/O errors are compared whatever the selection: no verdict without them.
+                let wanted = m
+                    .keys()
+                    .filter(|k| *k == "errors" || selected(k, &o.metrics));
+                keys.extend(wanted.map(|k| (job.clone(), k.clone())));
             }
         }
     }

@@ -199,6 +199,39 @@ fn rounds_pair_and_drift_is_found() {
 }
 
 #[test]
+fn the_chosen_metrics_are_the_family() {
+    let a = side("base", &[8015.0, 8102.0, 7950.0, 8060.0, 7990.0]);
+    let b = side("dio", &[8136.0, 8210.0, 8090.0, 8175.0, 8150.0]);
+    let o = Options {
+        metrics: vec!["iops".into()],
+        ..Options::default()
+    };
+    let c = compare(&[a, b], &o);
+    assert_eq!((c.tests, c.rows.len()), (1, 1));
+    let w = change(&c, "read.iops").welch.unwrap().p;
+    assert_eq!(change(&c, "read.iops").p_adjusted, Some(w));
+}
+
+#[test]
+fn a_clear_change_lost_to_the_adjustment_says_so() {
+    // One real +30% among many null rows: unadjusted p 0.0002 but Holm over 100 rows is not.
+    let mut a = side("a", &[100.0, 110.0, 90.0, 105.0]);
+    let mut b = side("b", &[130.0, 140.0, 120.0, 135.0]);
+    for (s, shift) in [(&mut a, 0.0), (&mut b, 0.5)] {
+        for (i, r) in s.runs.iter_mut().enumerate() {
+            let j = r.jobs.get_mut("randread").unwrap();
+            for k in 0..100 {
+                j.insert(format!("m{k}.iops"), 50.0 + i as f64 + shift);
+            }
+        }
+    }
+    let c = cmp(&[a, b]);
+    let ch = change(&c, "read.iops");
+    assert_eq!(ch.verdict, Verdict::Inconclusive, "{}", ch.reason);
+    assert!(ch.reason.contains("lies beyond ±2.0%"), "{}", ch.reason);
+}
+
+#[test]
 fn welch_and_mann_whitney_disagreeing_is_said() {
     // The report's D9: one stalled run; Welch p 0.293, Mann-Whitney p 0.009.
     let a = side("a", &[1987.0, 1110.0, 1987.0, 1987.0, 1987.0]);

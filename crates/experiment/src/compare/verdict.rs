@@ -175,6 +175,18 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
         );
         return (Verdict::Inconclusive, why);
     }
+    if let Some((lo, hi)) = ci.filter(|(lo, hi)| *lo >= th || *hi <= -th) {
+        let why = format!(
+            "CI [{}, {}] lies beyond ±{:.1}%, but p = {} adjusted over the comparison's tests \
+             is not under {}: more runs, or fewer metrics (--metric), would tell",
+            pct(lo),
+            pct(hi),
+            th * 100.0,
+            fmt_p(p),
+            j.alpha
+        );
+        return (Verdict::Inconclusive, why);
+    }
     (Verdict::Inconclusive, too_wide(ci, a.n.min(b.n), th))
 }
 
