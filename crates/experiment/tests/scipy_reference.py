@@ -8,7 +8,7 @@ compares fiox's numbers to these.
 Cases are seeded random samples (normal, lognormal, rounded so that ties occur) of 2 to 12
 values a side, plus the report's hand-picked ones. The Wilcoxon cases avoid ties and zeros at
 small n (scipy's handling there changed between versions) and use n > 50 for the normal
-approximation, so any scipy from 1.9 on gives the same answers.
+approximation. Needs scipy 1.11 or later (checked with 1.17.1).
 
 usage: python3 scipy_reference.py > reference.json
 """
@@ -17,9 +17,14 @@ import sys
 
 try:
     import numpy as np
+    import scipy
     from scipy import stats
 except ImportError as e:  # the Rust test names the install command
-    sys.stderr.write(f"scipy is missing ({e}): apt-get install python3-scipy (or pip install scipy)\n")
+    sys.stderr.write(f"scipy is missing ({e}): python3 -m pip install scipy\n")
+    sys.exit(3)
+# ttest_ind's and ttest_rel's confidence_interval() and df came with scipy 1.11.
+if tuple(int(x) for x in scipy.__version__.split(".")[:2]) < (1, 11):
+    sys.stderr.write(f"scipy {scipy.__version__} is older than 1.11: python3 -m pip install -U scipy\n")
     sys.exit(3)
 
 

@@ -16,11 +16,11 @@ fn reference() -> Value {
         .arg(script)
         .output()
         .unwrap_or_else(|e| {
-            panic!("python3 is needed for the scipy reference ({e}): apt-get install python3-scipy")
+            panic!("python3 is needed for the scipy reference ({e}); then: python3 -m pip install scipy")
         });
     assert!(
         out.status.success(),
-        "{script} failed: {}\ninstall scipy: apt-get install python3-scipy (or pip install scipy)",
+        "{script} failed: {}\ninstall or upgrade scipy: python3 -m pip install -U scipy",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).expect("the script prints JSON")

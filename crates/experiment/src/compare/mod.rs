@@ -315,7 +315,8 @@ fn judge_rows(rows: &mut [Row], o: &Options) {
                 method,
             };
             (ch.verdict, ch.reason) = verdict::decide(ch, &judge);
-            if let Some(note) = verdict::disagreement(ch, o.alpha) {
+            let notes = [verdict::disagreement(ch, o.alpha), verdict::paired_note(ch)];
+            for note in notes.into_iter().flatten() {
                 ch.reason.push_str(&note);
             }
         }

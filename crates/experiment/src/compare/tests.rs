@@ -187,6 +187,12 @@ fn rounds_pair_and_drift_is_found() {
     // Unpaired, the drift swamps the 1% shift; paired, it is plain.
     assert!(ch.welch.unwrap().p > 0.5 && p.t.unwrap().p < 0.001, "{p:?}");
     assert!(p.wilcoxon.unwrap().p < 0.01, "{p:?}");
+    assert!(
+        ch.reason
+            .contains("paired by round (8 pairs, unadjusted): t p < 0.001"),
+        "{}",
+        ch.reason
+    );
     assert!(c
         .drift
         .iter()

@@ -237,6 +237,17 @@ pub fn disagreement(ch: &Change, alpha: f64) -> Option<String> {
     })
 }
 
+/// The paired analysis, when the sides ran in the same rounds, as a note (unadjusted p).
+pub fn paired_note(ch: &Change) -> Option<String> {
+    let pr = ch.paired.as_ref()?;
+    let t = pr.t.map_or("-".into(), |t| p_is(t.p));
+    let w = pr.wilcoxon.map_or("-".into(), |w| p_is(w.p));
+    Some(format!(
+        "; paired by round ({} pairs, unadjusted): t p {t}, Wilcoxon p {w}",
+        pr.n
+    ))
+}
+
 pub(crate) fn fmt_p(p: f64) -> String {
     if p < 0.001 {
         "<0.001".into()
