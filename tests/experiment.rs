@@ -655,23 +655,21 @@ fn null_experiment(dir: &TempDir, reps: u32, stop: &str, rate: &str) -> String {
 fn experiment_adaptive_stop() {
     let dir = TempDir::new("adapt");
     // Rate-limited IOPS repeat exactly (no spread: never "precise"); the context switches of
-    // the same runs vary a little.
+    // the same runs vary a little: at ci = 0.9 three runs suffice up to a 36% coefficient of
+    // variation, which a loaded machine may still exceed for a round or two, but not for all.
     let f = null_experiment(
         &dir,
         3,
-        "[stop]\nci = 0.5\nmax_runs = 5\nmetric = \"ctx\"",
+        "[stop]\nci = 0.9\nmax_runs = 5\nmetric = \"ctx\"",
         "rate_iops=2000",
     );
     let state = TempDir::new("tbstate");
     let o = dir.join("loose");
     let r = experiment(&state, &[&f, &format!("--out={o}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        manifest_runs(std::path::Path::new(&o)).len(),
-        6,
-        "{}",
-        r.stderr
-    );
+    let n = manifest_runs(std::path::Path::new(&o)).len();
+    assert!((6..10).contains(&n), "{n} runs: {}", r.stderr);
+    assert!(!r.stderr.contains("without the target"), "{}", r.stderr);
     // b's override halves the rate.
     assert!(r.stdout.contains("b vs a"), "{}", r.stdout);
     let f = null_experiment(&dir, 2, "[stop]\nci = 0.000001\nmax_runs = 3", "");
