@@ -12,7 +12,7 @@ complete -c fiox -n '__fish_seen_subcommand_from plot' -l help -s h -d 'Print he
 complete -c fiox -n '__fish_use_subcommand' -a compare -d 'Compare results with statistics: mean, CI, change, p-values, verdict'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l format -r -f -a 'text markdown csv json' -d 'Output: text (default), markdown, csv or json'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l alpha -r -d 'Significance level for the verdict (default 0.05)'
-complete -c fiox -n '__fish_seen_subcommand_from compare' -l metric -r -d 'Only these metrics'
+complete -c fiox -n '__fish_seen_subcommand_from compare' -l metric -r -d 'Only these metrics (also the family the p-values are adjusted over)'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l all -d 'Every metric, not only the main ones'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l latency -d 'Completion latency percentiles per side'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l threshold -r -d 'Smallest change worth claiming: 2% by default; METRIC=X overrides one metric'

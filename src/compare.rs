@@ -58,7 +58,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "P", value_parser = parse_alpha, default_value_t = 0.05,
           hide_default_value = true)]
     alpha: f64,
-    /// Only these metrics
+    /// Only these metrics (also the family the p-values are adjusted over)
     #[arg(
         long,
         alias = "metrics",
