@@ -28,8 +28,9 @@ _fiox() {
         if [[ $COMP_CWORD -gt 1 ]]; then
             case "$opt" in
             --format) COMPREPLY=($(compgen -W "text markdown csv json" -- "$cur")); return;;
+            --adjust) COMPREPLY=($(compgen -W "holm bh none" -- "$cur")); return;;
             esac
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--format= --alpha= --metric= --all --latency --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--format= --alpha= --metric= --all --latency --threshold= --adjust= --side= --bootstrap= --seed= --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
             return
         fi;;
     testbed)

@@ -1,18 +1,36 @@
 //! `fiox compare A B [C...]`: compare the results of two or more sides (experiment results
 //! directories, fiox JSON files, fio's own JSON files, or directories of them) with means,
-//! standard deviations, confidence intervals, Welch and Mann-Whitney p-values and a verdict.
-//! The statistics live in fiox-experiment; this file parses switches and prints.
+//! standard deviations, confidence intervals, Welch and Mann-Whitney p-values adjusted over
+//! the whole comparison, and a verdict against a practical threshold. The statistics and the
+//! grouping of files into sides live in fiox-experiment; this file parses switches and prints.
 
 use anyhow::{bail, Result};
-use fiox_experiment::compare::{self, DEFAULT_METRICS};
-use fiox_experiment::load;
+use fiox_experiment::compare::{self, Thresholds, DEFAULT_METRICS};
+use fiox_experiment::sides;
+use fiox_experiment::stats::Adjust;
 use std::io::Write;
 use std::path::PathBuf;
 
 /// What `fiox compare` reads, after the switches in its `--help`.
 const AFTER_HELP: &str = "A, B...: experiment results directories, JSON result files (fiox or \
-fio --output-format=json), or directories of them; the first side is the base. --latency adds \
+fio --output-format=json), or directories of them; the first side is the base. Files are \
+grouped by their directory (before/*.json after/*.json: two sides, before and after) unless all \
+share one directory (then each file is a side); --side NAME=GLOB names a side outright. \
+Verdicts: better/worse when the adjusted p is under --alpha and the change is at least \
+--threshold; equivalent when the 95% CI of the change lies inside +-threshold; inconclusive \
+otherwise; no claim when no test is possible (n < 2, both sides constant). --latency adds \
 completion latency percentiles per side (merged json+ histograms where the runs have them).";
+
+/// What `--adjust` does to the p-values of one comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AdjustArg {
+    /// Holm: bounds the chance of any false claim (family-wise error rate)
+    Holm,
+    /// Benjamini-Hochberg: bounds the expected share of false claims (false discovery rate)
+    Bh,
+    /// No adjustment: each row on its own
+    None,
+}
 
 /// What `--format` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -40,7 +58,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "P", value_parser = parse_alpha, default_value_t = 0.05,
           hide_default_value = true)]
     alpha: f64,
-    /// Only these metrics
+    /// Only these metrics (also the family the p-values are adjusted over)
     #[arg(
         long,
         alias = "metrics",
@@ -55,6 +73,22 @@ pub struct CompareArgs {
     /// Completion latency percentiles per side
     #[arg(long)]
     latency: bool,
+    /// Smallest change worth claiming: 2% by default; METRIC=X overrides one metric
+    #[arg(long, value_name = "X[,METRIC=X...]", value_delimiter = ',')]
+    threshold: Vec<String>,
+    /// p-value adjustment over every row: holm (default), bh or none
+    #[arg(long, value_name = "METHOD", value_enum, default_value_t = AdjustArg::Holm,
+          hide_default_value = true)]
+    adjust: AdjustArg,
+    /// A side named NAME of the files GLOB matches (repeatable; quote the glob)
+    #[arg(long, value_name = "NAME=GLOB")]
+    side: Vec<String>,
+    /// Bootstrap resamples for a CI of the latency percentiles' change (0: none)
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+    bootstrap: usize,
+    /// Seed of the bootstrap (the same seed gives the same intervals)
+    #[arg(long, value_name = "N", default_value_t = 1, hide_default_value = true)]
+    seed: u64,
 }
 
 /// `--alpha`: a probability strictly between 0 and 1.
@@ -74,20 +108,35 @@ pub fn main(args: CompareArgs) -> Result<i32> {
         metric,
         all,
         latency,
+        threshold,
+        adjust,
+        side,
+        bootstrap,
+        seed,
     } = args;
     // --all: every metric (an empty list).
     let metrics = if all { Some(Vec::new()) } else { metric };
-    let mut sides = Vec::new();
-    for p in &paths {
-        sides.extend(load::load_sides(p)?);
-    }
+    let thresholds = Thresholds::parse(&threshold).map_err(anyhow::Error::msg)?;
+    let sides = sides::load_args(&paths, &side)?;
     if sides.len() < 2 {
         bail!(
             "compare needs at least two sides, found {} (see fiox compare --help)",
             sides.len()
         );
     }
-    let c = compare::compare(&sides, alpha);
+    let options = compare::Options {
+        alpha,
+        thresholds,
+        metrics: metrics.clone().unwrap_or_default(),
+        adjust: match adjust {
+            AdjustArg::Holm => Adjust::Holm,
+            AdjustArg::Bh => Adjust::Bh,
+            AdjustArg::None => Adjust::None,
+        },
+        bootstrap,
+        seed,
+    };
+    let c = compare::compare(&sides, &options);
     // Text and markdown show the headline metrics unless asked; CSV and JSON carry all.
     let wanted = metrics.unwrap_or_else(|| match format {
         Format::Text | Format::Markdown => DEFAULT_METRICS.iter().map(|m| m.to_string()).collect(),

@@ -96,7 +96,7 @@ fn print_comparison(out: &Path) -> Result<()> {
     let sides = load::load_sides(out)?;
     let sides: Vec<_> = sides.into_iter().filter(|s| !s.runs.is_empty()).collect();
     if sides.len() >= 2 {
-        let c = compare::compare(&sides, 0.05);
+        let c = compare::compare(&sides, &compare::Options::default());
         let wanted: Vec<String> = compare::DEFAULT_METRICS
             .iter()
             .map(|m| m.to_string())

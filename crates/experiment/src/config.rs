@@ -182,9 +182,43 @@ impl Experiment {
             if !(s.ci > 0.0 && s.ci < 1.0) || s.max_runs < self.repetitions {
                 return Err("[stop]: ci must be in (0, 1) and max_runs >= repetitions".into());
             }
+            if !stop_metric_known(&s.metric) {
+                return Err(format!(
+                    "[stop]: metric = {:?} is none of fiox's metrics: {}, optionally with \
+                     read./write./trim. before it, or telemetry.NAME",
+                    s.metric,
+                    STOP_METRICS.join(", ")
+                ));
+            }
         }
         Ok(())
     }
+}
+
+/// The per-job metrics compare reads from a result (load.rs), by their last part.
+pub const STOP_METRICS: [&str; 10] = [
+    "iops",
+    "bw_mib",
+    "lat_mean_us",
+    "slat_mean_us",
+    "lat_p50_us",
+    "lat_p99_us",
+    "lat_p999_us",
+    "ctx",
+    "cpu_us_per_io",
+    "errors",
+];
+
+/// Whether the adaptive stop's `metric` can match anything a run reports.
+fn stop_metric_known(m: &str) -> bool {
+    if m.starts_with("telemetry.") {
+        return true;
+    }
+    let base = ["read.", "write.", "trim."]
+        .iter()
+        .find_map(|d| m.strip_prefix(d))
+        .unwrap_or(m);
+    STOP_METRICS.contains(&base)
 }
 
 /// The testbed table as fiox-testbed `key=value` pairs (kind first, then the rest).
@@ -301,6 +335,22 @@ mod tests {
             out,
             "[global]\nbs=4k\n[a]\nrw=read\nbs=8k\n[b]\nrw=write\nbs=8k\n"
         );
+    }
+
+    #[test]
+    fn an_unknown_stop_metric_is_refused() {
+        let exp = |m: &str| -> Experiment {
+            toml::from_str(&format!(
+                "jobs = \"\"\n[stop]\nci = 0.1\nmax_runs = 3\nmetric = \"{m}\"\n\
+                 [[variant]]\nname = \"a\"\n"
+            ))
+            .unwrap()
+        };
+        let e = exp("latency").check().unwrap_err();
+        assert!(e.contains("\"latency\" is none of fiox's metrics"), "{e}");
+        assert!(exp("read.lat_p99_us").check().is_ok());
+        assert!(exp("iops").check().is_ok());
+        assert!(exp("telemetry.cpu_busy.mean").check().is_ok());
     }
 
     #[test]

@@ -5,8 +5,10 @@
 
 pub mod compare;
 pub mod config;
+pub mod definition;
 pub mod env;
 pub mod load;
 pub mod run;
+pub mod sides;
 pub mod stats;
 pub mod telemetry;

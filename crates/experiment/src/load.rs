@@ -37,6 +37,11 @@ pub struct Run {
     /// Completion latency per "job/direction": json+ histograms merged over clones, or else
     /// the reported percentiles.
     pub latency: BTreeMap<String, LatDist>,
+    /// Job name -> its options as the result lists them (global options, then the job's).
+    pub options: BTreeMap<String, BTreeMap<String, String>>,
+    /// The experiment round (the manifest's run index) when the run belongs to one: runs of
+    /// two variants with the same round ran next to each other and can be paired.
+    pub round: Option<u64>,
 }
 
 /// One run's latency distribution of a job and direction.
@@ -78,7 +83,11 @@ pub fn load_run(path: &Path) -> Result<Run, LoadError> {
     })?;
     let doc = last_json_object(&text).ok_or_else(|| LoadError::Format {
         path: path.to_path_buf(),
-        why: "no JSON object with a \"jobs\" array (make it with --output-format=json)".into(),
+        why: if text.contains("NaN") || text.contains("Infinity") {
+            "holds NaN or Infinity, which JSON cannot carry: no valid JSON object with a \"jobs\" array".into()
+        } else {
+            "no JSON object with a \"jobs\" array (make it with --output-format=json)".into()
+        },
     })?;
     Ok(run_from_value(path, &doc))
 }
@@ -94,9 +103,13 @@ fn last_json_object(text: &str) -> Option<Value> {
 pub fn run_from_value(path: &Path, doc: &Value) -> Run {
     let mut acc: BTreeMap<String, Acc> = BTreeMap::new();
     let mut latency = BTreeMap::new();
+    let mut options = BTreeMap::new();
     for job in doc["jobs"].as_array().into_iter().flatten() {
         let name = job["jobname"].as_str().unwrap_or("?").to_string();
         add_latency(&mut latency, &name, job);
+        options
+            .entry(name.clone())
+            .or_insert_with(|| job_options(doc, job));
         acc.entry(name).or_default().add(job);
     }
     finish_latency(&mut latency);
@@ -118,7 +131,19 @@ pub fn run_from_value(path: &Path, doc: &Value) -> Run {
         jobs,
         env,
         latency,
+        options,
+        round: None,
     }
+}
+
+/// A job's options as strings: the document's global options overridden by the job's own.
+fn job_options(doc: &Value, job: &Value) -> BTreeMap<String, String> {
+    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), String::from);
+    [&doc["global options"], &job["job options"]]
+        .into_iter()
+        .filter_map(Value::as_object)
+        .flat_map(|o| o.iter().map(|(k, v)| (k.clone(), text(v))))
+        .collect()
 }
 
 /// Merge one job's completion-latency distributions into `out` (clones add up).
@@ -168,21 +193,56 @@ fn finish_latency(out: &mut BTreeMap<String, LatDist>) {
     }
 }
 
-/// Sums and I/O-weighted latency sums of the clones of one job name.
+/// What the clones of one job name add up to. A metric is missing (not 0) when a clone that
+/// did I/O in that direction lacks the field: `None` marks it.
 #[derive(Default)]
 struct Acc {
-    sums: BTreeMap<String, f64>,
-    /// Per direction: (weighted latency sums by metric, total ios).
-    lat: BTreeMap<&'static str, (BTreeMap<&'static str, f64>, f64)>,
-    cpu_us: f64,
+    /// Metrics that add up over clones (IOPS, bandwidth, context switches, errors).
+    sums: BTreeMap<String, Option<f64>>,
+    /// Metrics averaged over clones weighted by I/O count: (value, ios) per clone.
+    weighted: BTreeMap<String, Option<Vec<(f64, f64)>>>,
     ios: f64,
 }
+
+/// The CPU time of the clones (µs) among the sums, divided by the I/Os at the end.
+const CPU_US: &str = "_cpu_us";
 
 const PCTS: [(&str, &str); 3] = [
     ("lat_p50_us", "50.000000"),
     ("lat_p99_us", "99.000000"),
     ("lat_p999_us", "99.900000"),
 ];
+
+/// Add `v` to the sum under `key`; a missing value makes the sum missing for good.
+fn add_sum(m: &mut BTreeMap<String, Option<f64>>, key: String, v: Option<f64>) {
+    let e = m.entry(key).or_insert(Some(0.0));
+    *e = e.zip(v).map(|(a, b)| a + b);
+}
+
+/// Add (value, weight) under `key`; a missing value makes the mean missing for good.
+fn add_weighted(
+    m: &mut BTreeMap<String, Option<Vec<(f64, f64)>>>,
+    key: String,
+    v: Option<f64>,
+    w: f64,
+) {
+    let e = m.entry(key).or_insert_with(|| Some(Vec::new()));
+    match (e.as_mut(), v) {
+        (Some(list), Some(v)) => list.push((v, w)),
+        _ => *e = None,
+    }
+}
+
+/// The weighted mean of (value, weight) pairs; exactly the value when all are equal (one
+/// clone, or clones reporting the same bin), so fio's quantised percentiles stay ties.
+fn weighted_mean(list: &[(f64, f64)]) -> Option<f64> {
+    let first = list.first()?.0;
+    if list.iter().all(|(v, _)| *v == first) {
+        return Some(first);
+    }
+    let w: f64 = list.iter().map(|(_, w)| w).sum();
+    (w > 0.0).then(|| list.iter().map(|(v, w)| v * w).sum::<f64>() / w)
+}
 
 impl Acc {
     fn add(&mut self, job: &Value) {
@@ -193,45 +253,72 @@ impl Acc {
                 continue;
             }
             self.ios += ios;
-            *self.sums.entry(format!("{dir}.iops")).or_default() += num(&d["iops"]);
+            add_sum(&mut self.sums, format!("{dir}.iops"), num(&d["iops"]));
             // fio's "bw" is KiB/s.
-            *self.sums.entry(format!("{dir}.bw_mib")).or_default() += num(&d["bw"]) / 1024.0;
-            let (lat, n) = self.lat.entry(dir).or_default();
-            *n += ios;
-            *lat.entry("lat_mean_us").or_default() += num(&d["lat_ns"]["mean"]) / 1e3 * ios;
-            *lat.entry("slat_mean_us").or_default() += num(&d["slat_ns"]["mean"]) / 1e3 * ios;
+            let bw = num(&d["bw"]).map(|b| b / 1024.0);
+            add_sum(&mut self.sums, format!("{dir}.bw_mib"), bw);
+            let us = |v: &Value| num(v).map(|ns| ns / 1e3);
+            let w = &mut self.weighted;
+            add_weighted(
+                w,
+                format!("{dir}.lat_mean_us"),
+                us(&d["lat_ns"]["mean"]),
+                ios,
+            );
+            add_weighted(
+                w,
+                format!("{dir}.slat_mean_us"),
+                us(&d["slat_ns"]["mean"]),
+                ios,
+            );
             let pct = if d["lat_ns"]["percentile"].is_object() {
                 &d["lat_ns"]["percentile"]
             } else {
                 &d["clat_ns"]["percentile"]
             };
             for (metric, key) in PCTS {
-                if let Some(v) = pct[key].as_f64() {
-                    *lat.entry(metric).or_default() += v / 1e3 * ios;
-                }
+                add_weighted(w, format!("{dir}.{metric}"), us(&pct[key]), ios);
             }
         }
-        *self.sums.entry("ctx".into()).or_default() += num(&job["ctx"]);
-        let cpu_pct = num(&job["usr_cpu"]) + num(&job["sys_cpu"]);
-        self.cpu_us += cpu_pct / 100.0 * num(&job["job_runtime"]) * 1e3;
+        add_sum(&mut self.sums, "ctx".into(), num(&job["ctx"]));
+        // fio's `total_err` (with continue_on_error) counts failed I/Os; without it `error` is
+        // the errno that ended the job: one error.
+        let errors = num(&job["total_err"])
+            .or_else(|| num(&job["error"]).map(|e| if e != 0.0 { 1.0 } else { 0.0 }));
+        if job.get("total_err").is_some() || job.get("error").is_some() {
+            add_sum(&mut self.sums, "errors".into(), errors);
+        }
+        let cpu_pct = num(&job["usr_cpu"])
+            .zip(num(&job["sys_cpu"]))
+            .map(|(u, s)| u + s);
+        let cpu = cpu_pct
+            .zip(num(&job["job_runtime"]))
+            .map(|(c, rt)| c / 100.0 * rt * 1e3);
+        add_sum(&mut self.sums, CPU_US.into(), cpu);
     }
 
-    fn finish(self) -> JobMetrics {
-        let mut m = self.sums;
-        for (dir, (lat, n)) in self.lat {
-            for (metric, sum) in lat {
-                m.insert(format!("{dir}.{metric}"), sum / n);
+    fn finish(mut self) -> JobMetrics {
+        let cpu_us = self.sums.remove(CPU_US).flatten();
+        let mut m: JobMetrics = self
+            .sums
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?)))
+            .collect();
+        for (k, list) in self.weighted {
+            if let Some(v) = list.as_deref().and_then(weighted_mean) {
+                m.insert(k, v);
             }
         }
-        if self.ios > 0.0 {
-            m.insert("cpu_us_per_io".into(), self.cpu_us / self.ios);
+        if let Some(cpu) = cpu_us.filter(|_| self.ios > 0.0) {
+            m.insert("cpu_us_per_io".into(), cpu / self.ios);
         }
         m
     }
 }
 
-fn num(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
+/// A number, or `None` when the field is missing or not a number.
+fn num(v: &Value) -> Option<f64> {
+    v.as_f64()
 }
 
 /// The sides named by one command-line argument: a file is one side; a directory with a
@@ -302,7 +389,9 @@ fn load_manifest(dir: &Path, manifest: &Path) -> Result<Vec<Side>, LoadError> {
                 let file = r["file"]
                     .as_str()
                     .ok_or_else(|| bad("run without file".into()))?;
-                runs.push(load_run(&dir.join(file))?);
+                let mut run = load_run(&dir.join(file))?;
+                run.round = r["index"].as_u64();
+                runs.push(run);
             }
         }
         sides.push(Side {
@@ -360,5 +449,26 @@ mod tests {
         // 50% of 1 s on each of two clones over 200 I/Os.
         assert_eq!(m["cpu_us_per_io"], 5000.0);
         assert!(!m.contains_key("write.iops"));
+    }
+
+    #[test]
+    fn missing_fields_stay_missing_and_percentiles_stay_exact() {
+        // No lat_ns (the report's D4): no read.lat_mean_us rather than 0; fio's integer
+        // percentile 37120 ns stays 37.12 µs whatever the I/O count (D7b).
+        let doc = json!({"jobs": [{"jobname": "j", "ctx": 0, "error": 0,
+            "read": {"total_ios": 9527741, "iops": 1.0, "bw": 1.0,
+                     "clat_ns": {"percentile": {"99.000000": 37120}}}}]});
+        let m = &run_from_value(Path::new("x"), &doc).jobs["j"];
+        assert!(!m.contains_key("read.lat_mean_us"), "{m:?}");
+        assert_eq!(m["read.lat_p99_us"], 37.12);
+        assert_eq!(m["errors"], 0.0);
+        assert!(!m.contains_key("cpu_us_per_io"), "{m:?}");
+        // A failed job counts one error; fio's total_err counts them all.
+        let doc = json!({"jobs": [{"jobname": "j", "error": 5, "read": {"total_ios": 0}},
+                                   {"jobname": "j", "error": 0, "total_err": 7}]});
+        assert_eq!(
+            run_from_value(Path::new("x"), &doc).jobs["j"]["errors"],
+            8.0
+        );
     }
 }

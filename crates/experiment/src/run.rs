@@ -6,9 +6,10 @@
 //! stop asks for them, and remove the testbeds (also after Ctrl-C).
 
 use crate::config::{apply_overrides, plan, testbed_pairs, Experiment, Planned, Variant};
+use crate::definition::{pins_randseed, run_seed, Definition, SEED_VAR};
 use crate::{env, load, stats, telemetry};
 use fiox_testbed::managed;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -82,6 +83,8 @@ struct Ready {
     job_file: PathBuf,
     env: BTreeMap<String, String>,
     target: Option<PathBuf>,
+    /// The job takes its `randseed` from the run's seed (false: the job pins its own).
+    seeded: bool,
     /// The target is a block device of a testbed this experiment made: its runs may write to
     /// it (the data there is the experiment's own scratch, which fiox's safety check cannot
     /// know: it sees a loop device over a file some other process created).
@@ -129,6 +132,10 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
     let out = out.canonicalize().map_err(io_err(&out))?;
     let mut manifest = Manifest::open(&out, exp.name.as_deref().unwrap_or(&stem), &o.file)?;
     let chosen = select(&exp, o.variant.as_deref())?;
+    for v in &chosen {
+        let def = Definition::of(&exp, &jobs, v, o.runtime.as_deref());
+        manifest.check_definition(&v.name, &def)?;
+    }
     for v in &exp.variants {
         manifest.add_variant(&v.name);
     }
@@ -170,13 +177,20 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
         if (o.interrupted)() {
             break;
         }
-        match &exp.stop {
-            Some(s) if rounds - exp.warmup < s.max_runs && !precise(&manifest, &out, &names, s) => {
-                todo = plan(&exp, &names, rounds, rounds + 1, seed);
-                rounds += 1;
-            }
-            _ => break,
+        let Some(s) = &exp.stop else { break };
+        let widths = half_widths(&manifest, &out, &names, s)?;
+        if widths
+            .iter()
+            .all(|(_, h)| h.is_some_and(|h| h > 0.0 && h < s.ci))
+        {
+            break;
         }
+        if rounds - exp.warmup >= s.max_runs {
+            eprintln!("fiox: {}", gave_up(s, &widths));
+            break;
+        }
+        todo = plan(&exp, &names, rounds, rounds + 1, seed);
+        rounds += 1;
     }
     drop(beds);
     Ok(Outcome {
@@ -265,6 +279,17 @@ fn prepare(
     if let Some(rt) = &o.runtime {
         lines.push(format!("runtime={rt}"));
     }
+    // Each repetition its own seed for offsets and pacing, unless the job pins one.
+    let seeded = !pins_randseed(exp, jobs, v);
+    if seeded {
+        lines.push(format!("randseed=${{{SEED_VAR}}}"));
+    } else {
+        eprintln!(
+            "fiox: variant {}: the job pins randseed: every repetition replays the same random \
+             offsets and pacing",
+            v.name
+        );
+    }
     if let Some(t) = target.as_ref().filter(|_| !jobs.contains("${TARGET}")) {
         let key = if t.is_dir() { "directory" } else { "filename" };
         lines.push(format!("{key}={}", t.display()));
@@ -282,6 +307,7 @@ fn prepare(
         name: v.name.clone(),
         job_file,
         env: envs,
+        seeded,
         own_device: made && target.as_ref().is_some_and(|t| !t.is_dir()),
         target,
         fiox_env,
@@ -320,8 +346,9 @@ fn run_one(
         .unwrap_or_default();
     let sampler = (exp.telemetry_ms > 0)
         .then(|| telemetry::Sampler::start(devices, Duration::from_millis(exp.telemetry_ms)));
+    let seed = r.seeded.then(|| run_seed(&manifest.name, p));
     let t0 = Instant::now();
-    let Some(status) = spawn_and_wait(r, o, out, &tmp, &errlog)? else {
+    let Some(status) = spawn_and_wait(r, seed, o, out, &tmp, &errlog)? else {
         return Ok(false);
     };
     let seconds = t0.elapsed().as_secs_f64();
@@ -334,12 +361,12 @@ fn run_one(
             why.trim_end()
         )));
     }
-    write_result(&tmp, &file, tele, r, p)?;
+    write_result(&tmp, &file, tele, r, p, seed)?;
     let _ = fiox_guard::output::remove(&tmp);
     if std::fs::metadata(&errlog).is_ok_and(|m| m.len() == 0) {
         let _ = fiox_guard::output::remove(&errlog);
     }
-    manifest.record(p, &rel, seconds)?;
+    manifest.record(p, &rel, seconds, seed)?;
     Ok(true)
 }
 
@@ -347,6 +374,7 @@ fn run_one(
 /// signal interrupted it (it is asked to stop as Ctrl-C would, so it removes its own files).
 fn spawn_and_wait(
     r: &Ready,
+    seed: Option<u64>,
     o: &Options,
     out: &Path,
     tmp: &Path,
@@ -363,6 +391,7 @@ fn spawn_and_wait(
         .arg(format!("--output={}", tmp.display()))
         .arg(&r.job_file)
         .envs(&r.env)
+        .envs(seed.map(|s| (SEED_VAR, s.to_string())))
         .current_dir(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -396,6 +425,7 @@ fn write_result(
     tele: Option<Value>,
     r: &Ready,
     p: &Planned,
+    seed: Option<u64>,
 ) -> Result<(), RunError> {
     let text = std::fs::read_to_string(tmp).map_err(io_err(tmp))?;
     let mut doc: Value = serde_json::from_str(&text)
@@ -410,7 +440,8 @@ fn write_result(
         fiox["telemetry"] = t;
     }
     fiox["env"] = r.fiox_env.clone();
-    fiox["experiment"] = json!({"variant": p.variant, "index": p.index, "warmup": p.warmup});
+    fiox["experiment"] =
+        json!({"variant": p.variant, "index": p.index, "warmup": p.warmup, "seed": seed});
     let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
     write_output(file, (pretty + "\n").as_bytes())
 }
@@ -427,28 +458,71 @@ fn drop_caches() -> Result<(), RunError> {
     })
 }
 
-/// Whether every variant's measured runs give a 95% CI half-width of the stop metric under
-/// the target share of the mean.
-fn precise(m: &Manifest, out: &Path, names: &[String], s: &crate::config::Stop) -> bool {
-    names.iter().all(|n| {
+/// Per variant, the 95% CI half-width of the stop metric over its measured runs as a share of
+/// the mean (`None` below two runs or for a mean of 0). Errs when no run has the metric.
+fn half_widths(
+    m: &Manifest,
+    out: &Path,
+    names: &[String],
+    s: &crate::config::Stop,
+) -> Result<Vec<(String, Option<f64>)>, RunError> {
+    let mut seen_any = false;
+    let mut widths = Vec::new();
+    for n in names {
         let vals: Vec<f64> = m
             .runs
             .iter()
             .filter(|r| r["variant"] == n.as_str() && r["warmup"] == false)
             .filter_map(|r| load::load_run(&out.join(r["file"].as_str()?)).ok())
-            .map(|run| {
-                run.jobs
-                    .values()
-                    .flat_map(|j| j.iter())
-                    .filter(|(k, _)| crate::compare::selected(k, std::slice::from_ref(&s.metric)))
-                    .map(|(_, v)| v)
-                    .sum()
-            })
+            .filter_map(|run| stop_value(&run, &s.metric))
             .collect();
-        stats::summary(&vals)
+        seen_any |= !vals.is_empty();
+        let h = stats::summary(&vals)
             .and_then(|x| Some((x.ci?.1 - x.mean) / x.mean.abs()))
-            .is_some_and(|h| h < s.ci)
-    })
+            .filter(|h| h.is_finite());
+        widths.push((n.clone(), h));
+    }
+    if !seen_any && m.runs.iter().any(|r| r["warmup"] == false) {
+        return Err(RunError::Other(format!(
+            "[stop] metric = \"{}\" matches no metric of the runs (e.g. iops, bw_mib, \
+             lat_mean_us, lat_p99_us, read.iops)",
+            s.metric
+        )));
+    }
+    Ok(widths)
+}
+
+/// The stop metric of one run, summed over its jobs; `None` when no job has it.
+fn stop_value(run: &load::Run, metric: &str) -> Option<f64> {
+    let want = vec![metric.to_string()];
+    let vals: Vec<f64> = run
+        .jobs
+        .values()
+        .flat_map(|j| j.iter())
+        .filter(|(k, _)| crate::compare::selected(k, &want))
+        .map(|(_, v)| *v)
+        .collect();
+    (!vals.is_empty()).then(|| vals.iter().sum())
+}
+
+/// What the adaptive stop says when it reaches max_runs short of its target.
+fn gave_up(s: &crate::config::Stop, widths: &[(String, Option<f64>)]) -> String {
+    let each: Vec<String> = widths
+        .iter()
+        .map(|(n, h)| match h {
+            Some(h) if *h == 0.0 => format!("{n} 0 (every run the same: no spread to judge by)"),
+            Some(h) => format!("{n} {:.2}%", h * 100.0),
+            None => format!("{n} unknown"),
+        })
+        .collect();
+    format!(
+        "adaptive stop: max_runs = {} reached without the target: the 95% CI half-width of {} \
+         is {} of the mean, the target {:.2}%",
+        s.max_runs,
+        s.metric,
+        each.join(", "),
+        s.ci * 100.0
+    )
 }
 
 /// manifest.json: the variants and the finished runs.
@@ -458,6 +532,8 @@ struct Manifest {
     file: PathBuf,
     variants: Vec<String>,
     runs: Vec<Value>,
+    /// Variant -> its definition when its runs were made (see `definition`).
+    definitions: Map<String, Value>,
 }
 
 impl Manifest {
@@ -469,6 +545,7 @@ impl Manifest {
             file: file.to_path_buf(),
             variants: Vec::new(),
             runs: Vec::new(),
+            definitions: Map::new(),
         };
         if let Ok(text) = std::fs::read_to_string(&path) {
             let v: Value = serde_json::from_str(&text)
@@ -487,6 +564,7 @@ impl Manifest {
                 .filter_map(|x| x.as_str().map(String::from))
                 .collect();
             m.runs = v["runs"].as_array().cloned().unwrap_or_default();
+            m.definitions = v["definitions"].as_object().cloned().unwrap_or_default();
             if !m.runs.is_empty() {
                 eprintln!(
                     "fiox: resuming: {} run(s) already in {}",
@@ -496,6 +574,26 @@ impl Manifest {
             }
         }
         Ok(m)
+    }
+
+    /// Record `def` for `variant`, or refuse when its runs here were made with another one.
+    fn check_definition(&mut self, variant: &str, def: &Definition) -> Result<(), RunError> {
+        let has_runs = self.runs.iter().any(|r| r["variant"] == variant);
+        match self.definitions.get(variant) {
+            Some(old) if has_runs && old["hash"] != def.hash().as_str() => {
+                Err(RunError::Other(format!(
+                    "{}: variant {variant} changed since its runs there ({}): new runs would \
+                     be pooled with runs of another set-up; use another --out, or put the \
+                     definition back",
+                    self.path.display(),
+                    def.changes_from(old).join("; ")
+                )))
+            }
+            _ => {
+                self.definitions.insert(variant.to_string(), def.to_json());
+                Ok(())
+            }
+        }
     }
 
     fn add_variant(&mut self, v: &str) {
@@ -510,10 +608,16 @@ impl Manifest {
         })
     }
 
-    fn record(&mut self, p: &Planned, file: &str, seconds: f64) -> Result<(), RunError> {
+    fn record(
+        &mut self,
+        p: &Planned,
+        file: &str,
+        seconds: f64,
+        seed: Option<u64>,
+    ) -> Result<(), RunError> {
         self.runs.push(json!({
             "variant": p.variant, "index": p.index, "warmup": p.warmup, "file": file,
-            "status": "done", "seconds": seconds,
+            "status": "done", "seconds": seconds, "seed": seed,
         }));
         self.save()
     }
@@ -523,6 +627,7 @@ impl Manifest {
             "name": self.name,
             "experiment_file": self.file.display().to_string(),
             "variants": self.variants,
+            "definitions": self.definitions,
             "runs": self.runs,
         });
         // Replaced atomically (a temporary name and renameat, by the guard).

@@ -9,7 +9,9 @@ use crate::input::Inputs;
 use crate::result::{LatRes, ResultDoc};
 pub use crate::timeline::Mark;
 use crate::timeline::Timeline;
+use fiox_experiment::sides;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 /// Where a chart goes on the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -377,12 +379,29 @@ pub fn histogram(bins: &[(f64, u64)]) -> Vec<(f64, f64)> {
 /// IOPS and mean latency per job and direction, one bar per result; the runs of one
 /// experiment variant make one bar, their mean with a 95% confidence interval.
 fn result_bars(results: &[ResultDoc]) -> Vec<Chart> {
-    // A bar per variant (a run without one is its own), in order of appearance.
+    // A bar per variant, in order of appearance. Runs outside an experiment are grouped by
+    // their directory as `fiox compare` groups them (`plot before after`: two bars), unless
+    // they all share one directory: then each run is its own.
+    let loose: Vec<PathBuf> = results
+        .iter()
+        .filter(|r| r.variant.is_none())
+        .map(|r| r.path.clone())
+        .collect();
+    let mut side_of =
+        (!sides::share_one_directory(&loose)).then(|| sides::side_names(&loose, false).into_iter());
     let mut variants: Vec<String> = Vec::new();
     let column: Vec<usize> = results
         .iter()
         .map(|r| {
-            let v = r.variant.clone().unwrap_or_else(|| r.label.clone());
+            let side = match (&r.variant, side_of.as_mut()) {
+                (None, Some(names)) => names.next(),
+                _ => None,
+            };
+            let v = r
+                .variant
+                .clone()
+                .or(side)
+                .unwrap_or_else(|| r.label.clone());
             variants.iter().position(|x| *x == v).unwrap_or_else(|| {
                 variants.push(v);
                 variants.len() - 1
@@ -633,6 +652,33 @@ mod tests {
         assert!((hi - 11.0 - 12.706).abs() < 0.01 && (11.0 - lo - 12.706).abs() < 0.01);
         let bb = b.values[0][1].as_ref().unwrap();
         assert_eq!((bb.value, bb.ci), (20.0, None));
+    }
+
+    /// `fiox plot A B`: runs are grouped by their directory as `fiox compare` groups them,
+    /// not by their file names (A/r0 and B/r0 are different sides).
+    #[test]
+    fn runs_in_two_directories_make_two_bars() {
+        let mut inputs = Inputs::default();
+        for (path, iops) in [
+            ("A/r0.json", 10.0),
+            ("A/r1.json", 12.0),
+            ("B/r0.json", 20.0),
+        ] {
+            let doc = serde_json::json!({"jobs": [{"jobname": "rr",
+                "read": {"total_ios": 1, "io_bytes": 1, "iops": iops}}]});
+            let label = path.rsplit('/').next().unwrap().trim_end_matches(".json");
+            inputs
+                .add_json_value(&doc, label, std::path::Path::new(path))
+                .unwrap();
+        }
+        let charts = build(&inputs);
+        let c = charts.iter().find(|c| c.id == "iops-per-job").unwrap();
+        let Body::Bars(b) = &c.body else {
+            panic!("bars")
+        };
+        assert_eq!(b.variants, ["A", "B"]);
+        assert_eq!(b.values[0][0].as_ref().unwrap().value, 11.0);
+        assert_eq!(b.values[0][1].as_ref().unwrap().value, 20.0);
     }
 
     #[test]
