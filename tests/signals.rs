@@ -144,6 +144,7 @@ fn signals_together(pid: u32, sigs: &[&str]) {
         let nr = match *sig {
             "INT" => libc::SIGINT,
             "TERM" => libc::SIGTERM,
+            "HUP" => libc::SIGHUP,
             other => panic!("signal {other} not handled here"),
         };
         poll_until(&format!("SIG{sig} pending"), || pending(pid, nr));
@@ -271,6 +272,24 @@ fn sigterm_during_io() {
         &format!("--filename={f}") as &str,
     ];
     let v = signal_at(&dir, &args, "[w(1)]", "TERM");
+    assert!(issued(&v, "write").0 > 0, "{v}");
+}
+
+/// SIGHUP (an ssh session dropped) stops a job as Ctrl-C does: the report and cleanup come,
+/// status 130 (it used to kill the run with no report, status 129).
+#[test]
+fn sighup_during_io() {
+    let dir = TempDir::new("sig-hup-io");
+    let f = dir.join("f");
+    let args = [
+        "--name=h",
+        "--rw=randwrite",
+        "--size=8m",
+        "--time_based",
+        "--runtime=60",
+        &format!("--filename={f}") as &str,
+    ];
+    let v = signal_at(&dir, &args, "[w(1)]", "HUP");
     assert!(issued(&v, "write").0 > 0, "{v}");
 }
 

@@ -156,6 +156,15 @@ impl Experiment {
         if self.repetitions == 0 {
             return Err("repetitions = 0".into());
         }
+        // Planning holds a run per repetition: 2^32-1 of them took 3 GB before the first run
+        // and no Ctrl-C could stop it.
+        if self.repetitions > MAX_REPETITIONS || self.warmup > MAX_REPETITIONS {
+            return Err(format!(
+                "repetitions = {} and warmup = {}: at most {MAX_REPETITIONS} each",
+                self.repetitions, self.warmup
+            ));
+        }
+        self.check_values()?;
         let mut seen = std::collections::BTreeSet::new();
         for v in &self.variants {
             let ok = !v.name.is_empty()
@@ -189,6 +198,41 @@ impl Experiment {
                     s.metric,
                     STOP_METRICS.join(", ")
                 ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The most repetitions (and warm-up runs) per variant an experiment may ask for.
+pub const MAX_REPETITIONS: u32 = 100_000;
+
+impl Experiment {
+    /// A value that becomes a job-file line (`options`, `env`) must stay one line: a newline
+    /// in it would add job lines of its own (`rw = "read\nfilename=/x"`).
+    fn check_values(&self) -> Result<(), String> {
+        let maps = std::iter::once(("", &self.options, &self.env)).chain(
+            self.variants
+                .iter()
+                .map(|v| (v.name.as_str(), &v.options, &v.env)),
+        );
+        for (variant, options, env) in maps {
+            for (what, map) in [("options", options), ("env", env)] {
+                for (k, v) in map {
+                    if k.contains(['\n', '\r', '=']) && what == "options"
+                        || v.contains(['\n', '\r', '\0'])
+                    {
+                        let at = if variant.is_empty() {
+                            String::new()
+                        } else {
+                            format!("variant {variant}: ")
+                        };
+                        return Err(format!(
+                            "{at}{what}: {k} = {v:?}: a value must be one line (a line break \
+                             would add lines to the job file)"
+                        ));
+                    }
+                }
             }
         }
         Ok(())
@@ -335,6 +379,24 @@ mod tests {
             out,
             "[global]\nbs=4k\n[a]\nrw=read\nbs=8k\n[b]\nrw=write\nbs=8k\n"
         );
+    }
+
+    #[test]
+    fn absurd_repetitions_and_multi_line_values_are_refused() {
+        let exp = |extra: &str| -> Experiment {
+            toml::from_str(&format!("jobs = \"\"\n{extra}\n[[variant]]\nname = \"a\"\n"))
+                .unwrap()
+        };
+        let e = exp("repetitions = 4294967295").check().unwrap_err();
+        assert!(e.contains("at most 100000"), "{e}");
+        assert!(exp("warmup = 4294967295").check().is_err());
+        assert!(exp("repetitions = 100000").check().is_ok());
+        let e = exp("options = { rw = \"read\\nfilename=/x\\nrw=write\" }")
+            .check()
+            .unwrap_err();
+        assert!(e.contains("must be one line"), "{e}");
+        assert!(exp("env = { T = \"a\\nb\" }").check().is_err());
+        assert!(exp("options = { bs = \"4k\" }").check().is_ok());
     }
 
     #[test]

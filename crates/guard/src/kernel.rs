@@ -56,7 +56,7 @@ pub fn write_knob(path: &Path, value: &[u8], fs: KernelFs) -> Result<()> {
     check_fs(&dir, fs, path)?;
     let mut f = dir
         .open_file(&name, libc::O_WRONLY)?
-        .ok_or_else(|| GuardError::io("open", path, std::io::ErrorKind::NotFound.into()))?;
+        .ok_or_else(|| GuardError::io("open", path, std::io::Error::from_raw_os_error(libc::ENOENT)))?;
     check_fs(&f, fs, path)?;
     f.write_all(value)
         .map_err(|e| GuardError::io("write", path, e))

@@ -232,15 +232,29 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     }
 }
 
+/// Whether `sig`'s disposition is SIG_IGN (as `nohup` leaves SIGHUP).
+fn ignored(sig: libc::c_int) -> bool {
+    // SAFETY: sigaction with a NULL new action only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// End the process at once with `code`: no destructors, no buffered output (a forced exit).
 pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit has no preconditions; it never returns.
     unsafe { libc::_exit(code) }
 }
 
-/// Install SIGINT/SIGTERM handlers that count signals (see [`signals_seen`]).
+/// Install SIGINT/SIGTERM/SIGHUP handlers that count signals (see [`signals_seen`]): a
+/// terminal hangup (an ssh session dropped) stops the run as Ctrl-C does, with its report and
+/// cleanup, instead of killing it. A SIGHUP that is ignored (`nohup`) stays ignored.
 pub fn install_stop_handlers() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        if sig == libc::SIGHUP && ignored(sig) {
+            continue;
+        }
         // SAFETY: sigaction is plain data; zeroed then filled with a valid handler and an empty
         // mask. The handler only touches an atomic and calls _exit.
         unsafe {
