@@ -80,7 +80,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cpuclock-test -d 'Check that the CPU clock (TSC) never goes backwards across CPUs'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l cmdhelp -d 'Describe all options, or one'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l enghelp -d 'List engines, or one engine\'s options'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l version -d 'Print the version'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l version -d 'Print the version (fio-3.33 (fiox-VERSION) when run as fio or with FIOX_AS_FIO=1)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l help -d 'Print this text'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l exec_prerun -r -d 'Shell command run before the job\'s I/O'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l exec_postrun -r -d 'Shell command run after the job\'s I/O'

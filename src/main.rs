@@ -62,6 +62,10 @@ fn main() {
 }
 
 fn real_main(args: &[String]) -> Result<i32> {
+    fiox_report::identity::present_as_fio(as_fio(
+        std::env::args_os().next().as_deref(),
+        std::env::var_os("FIOX_AS_FIO").as_deref(),
+    )?);
     // Subcommands have clap's parser; everything else is fio's command line.
     if args.first().is_some_and(|a| cli::is_subcommand(a)) {
         return cli::run(args);
@@ -76,6 +80,23 @@ fn real_main(args: &[String]) -> Result<i32> {
     }
     let inv = fiox_job::parse_invocation(args)?;
     act(&inv, &cluster::Alone)
+}
+
+/// Whether fiox stands in fio's place, so that its version line begins with fio's release
+/// (for programs that check `fio --version`): `FIOX_AS_FIO=1` or `0` says so; without it, fiox
+/// does when run under the name `fio` (a link or copy named so, found first on PATH).
+fn as_fio(argv0: Option<&std::ffi::OsStr>, env: Option<&std::ffi::OsStr>) -> Result<bool> {
+    match env.map(|v| v.to_string_lossy()) {
+        Some(v) if v == "1" => return Ok(true),
+        Some(v) if v == "0" => return Ok(false),
+        Some(v) => anyhow::bail!(
+            "FIOX_AS_FIO={v}: use 1 (present fiox as fio: `fio-3.33 (fiox-...)` in --version \
+             and the reports) or 0 (as fiox, even when run as `fio`)"
+        ),
+        None => {}
+    }
+    let name = argv0.map(std::path::Path::new).and_then(|p| p.file_name());
+    Ok(name.is_some_and(|n| n == "fio"))
 }
 
 /// Do what the command line asks; `peers`: the other processes of a run under MPI.
@@ -470,5 +491,24 @@ fn debug_setup(list: &str, inv: &Invocation) {
                 debug::log(debug::PARSE, format_args!("handle_option={k}, ptr={v}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_fio;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn fiox_stands_in_for_fio_by_its_name_or_when_told() {
+        let yes = |a: &str, e: Option<&str>| as_fio(Some(OsStr::new(a)), e.map(OsStr::new));
+        assert!(yes("/usr/local/bin/fio", None).unwrap());
+        assert!(yes("fio", None).unwrap());
+        assert!(!yes("/usr/bin/fiox", None).unwrap());
+        assert!(!yes("/opt/fio/bin/fio-3", None).unwrap());
+        assert!(yes("fiox", Some("1")).unwrap());
+        assert!(!yes("/usr/bin/fio", Some("0")).unwrap());
+        let e = yes("fiox", Some("yes")).unwrap_err().to_string();
+        assert!(e.starts_with("FIOX_AS_FIO=yes: use 1"), "{e}");
     }
 }

@@ -150,7 +150,10 @@ pub const SWITCHES: &[Switch] = &[
         "--enghelp[=ENGINE]",
         "List engines, or one engine's options",
     ),
-    sw("--version", "Print the version"),
+    sw(
+        "--version",
+        "Print the version (fio-3.33 (fiox-VERSION) when run as fio or with FIOX_AS_FIO=1)",
+    ),
     sw("--help", "Print this text"),
 ];
 
