@@ -155,3 +155,54 @@ fn bench_fio_runs_fiox_end_to_end() {
         assert!(results.join(&name).is_file(), "{name} missing");
     }
 }
+
+/// The keys of `v[key]` (an object), sorted.
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    k.sort();
+    k
+}
+
+#[test]
+fn json_option_names_are_fios_canonical_names_not_the_aliases_typed() {
+    need_fio();
+    let dir = TempDir::new("eco-names");
+    let f = dir.join("f");
+    let file = format!("--filename={f}");
+    let args = [
+        "--ioengine=null",
+        "--blocksize=4k",
+        "--timeout=1",
+        "--name=a",
+        &file,
+        "--readwrite=read",
+        "--size=1m",
+        "--blockalign=4k",
+        "--ss=iops:10%",
+        "--ss_dur=2",
+        "--ss_ramp=1",
+    ];
+    let (code, fio, _) = tool_json("fio", dir.path(), &args, Some(60));
+    assert_eq!(code, 0);
+    let (code, ours, err) = tool_json("fiox", dir.path(), &args, Some(60));
+    assert_eq!(code, 0, "{err}");
+    for (what, fio_obj, fiox_obj) in [
+        ("global", &fio["global options"], &ours["global options"]),
+        (
+            "job",
+            &fio["jobs"][0]["job options"],
+            &ours["jobs"][0]["job options"],
+        ),
+    ] {
+        assert_eq!(keys(fiox_obj), keys(fio_obj), "{what} options");
+    }
+    let job = &ours["jobs"][0]["job options"];
+    assert_eq!(
+        (&job["rw"], &job["steadystate"]),
+        (&"read".into(), &"iops:10%".into())
+    );
+    assert_eq!(ours["global options"]["bs"], "4k");
+}

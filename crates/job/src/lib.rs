@@ -70,8 +70,8 @@ pub struct Invocation {
     pub action: Action,
     /// Fully resolved jobs (numjobs expanded, group ids assigned). Empty for the help actions.
     pub jobs: Vec<JobSpec>,
-    /// Global options as written (command line, then each file's `[global]`), for fio's JSON
-    /// `global options` object.
+    /// Global options as written (command line, then each file's `[global]`) under fio's
+    /// names (`bs` for `blocksize`), for fio's JSON `global options` object.
     pub global_options: Vec<(String, String)>,
 }
 
@@ -288,7 +288,12 @@ fn global_options(sections: &[Section]) -> Vec<(String, String)> {
         .iter()
         .filter(|s| s.global)
         .flat_map(|s| s.opts.iter())
-        .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
+        .map(|o| {
+            (
+                defs::canonical(&o.name),
+                o.value.clone().unwrap_or_default(),
+            )
+        })
         .collect()
 }
 

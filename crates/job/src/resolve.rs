@@ -364,7 +364,12 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
             opts[inherited..]
                 .iter()
                 .filter(|o| !o.name.eq_ignore_ascii_case("name"))
-                .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default())),
+                .map(|o| {
+                    (
+                        defs::canonical(&o.name),
+                        o.value.clone().unwrap_or_default(),
+                    )
+                }),
         )
         .collect();
     Ok(job)

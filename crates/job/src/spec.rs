@@ -1120,8 +1120,8 @@ pub struct JobSpec {
     /// defaults), in order, for `--showcmd`.
     pub raw_options: Vec<(String, String)>,
     /// Only the options written in the job's own section (with `name` when it was given as an
-    /// option, as on the command line), in order: fio's JSON `job options`, which leaves out
-    /// what `[global]` set.
+    /// option, as on the command line), in order, under fio's names (`rw` for `readwrite`):
+    /// fio's JSON `job options`, which leaves out what `[global]` set.
     pub own_options: Vec<(String, String)>,
     /// fio options, option values and engines this job uses that fiox parses and checks but
     /// cannot execute yet, in the order written (one entry per option name, the last value

@@ -296,6 +296,15 @@ pub fn lookup(name: &str) -> Option<&'static OptDef> {
     all().find(|d| d.matches(name))
 }
 
+/// fio's name for the option written as `name` (an alias such as `blocksize`, `readwrite` or
+/// `ss` gives `bs`, `rw`, `steadystate`), as fio's JSON `job options` and `global options`
+/// carry it; a name no table knows (a profile's option) stays as written.
+pub fn canonical(name: &str) -> String {
+    lookup(name)
+        .or_else(|| fio_only::lookup(name))
+        .map_or_else(|| name.to_string(), |d| d.name.to_string())
+}
+
 /// Engines fiox implements (or will implement; the parser accepts them all).
 pub const ENGINES: &[(&str, &str)] = &[
     ("sync", "read(2)/write(2) with lseek(2)"),
@@ -477,6 +486,24 @@ pub(crate) mod testutil {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn aliases_give_fios_canonical_names() {
+        for (written, fio) in [
+            ("blocksize", "bs"),
+            ("readwrite", "rw"),
+            ("ss", "steadystate"),
+            ("ss_dur", "steadystate_duration"),
+            ("ss_ramp", "steadystate_ramp_time"),
+            ("timeout", "runtime"),
+            ("blockalign", "ba"),
+            ("BS", "bs"),
+            ("iodepth", "iodepth"),
+            ("no_such_option", "no_such_option"),
+        ] {
+            assert_eq!(canonical(written), fio, "{written}");
+        }
+    }
 
     #[test]
     fn names_and_aliases_are_unique() {
