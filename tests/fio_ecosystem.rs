@@ -206,3 +206,59 @@ fn json_option_names_are_fios_canonical_names_not_the_aliases_typed() {
     );
     assert_eq!(ours["global options"]["bs"], "4k");
 }
+
+#[test]
+fn single_dash_long_options_run_as_in_fio() {
+    need_fio();
+    // PingCAP/TiDB's documented command, scaled down; each tool in its own directory (fiox
+    // writes only files it created).
+    let (fio_dir, fiox_dir) = (TempDir::new("eco-dash-fio"), TempDir::new("eco-dash-fiox"));
+    let run = |tool: &str, dir: &TempDir| {
+        let file = format!("-filename={}", dir.join("f"));
+        tool_json(
+            tool,
+            dir.path(),
+            &[&[file.as_str()][..], &DASHED].concat(),
+            Some(60),
+        )
+    };
+    let (code, fio, _) = run("fio", &fio_dir);
+    assert_eq!(code, 0);
+    let (code, ours, err) = run("fiox", &fiox_dir);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let jobs = |v: &serde_json::Value| v["jobs"].as_array().map_or(0, Vec::len);
+    assert_eq!(jobs(&ours), jobs(&fio));
+    assert_eq!(
+        keys(&ours["jobs"][0]["job options"]),
+        keys(&fio["jobs"][0]["job options"])
+    );
+    assert_eq!(keys(&ours["global options"]), keys(&fio["global options"]));
+    for d in ["read", "write"] {
+        assert!(
+            ours["jobs"][0][d]["total_ios"].as_u64().unwrap_or(0) > 0,
+            "{d}"
+        );
+    }
+    // fio's one-letter switches: -v is --version.
+    let v = fiox(&["-v"]);
+    assert_eq!(
+        v.stdout.trim(),
+        format!("fiox-{}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// PingCAP/TiDB's fio command (single-dash long options), scaled down, less its filename.
+const DASHED: [&str; 12] = [
+    "-ioengine=psync",
+    "-bs=32k",
+    "-fdatasync=1",
+    "-thread",
+    "-rw=randrw",
+    "-percentage_random=100,0",
+    "-size=1M",
+    "-name=N",
+    "-iodepth=4",
+    "-runtime=1",
+    "-numjobs=2",
+    "-group_reporting",
+];

@@ -2,6 +2,7 @@
 //! Switches set [`RunSettings`] or pick an action; every other `--name[=value]` is a job
 //! option: before the first `--name=` it is global, after it belongs to that job
 //! (`--name=global` starts more global options). Anything else is a job file (`-` = stdin).
+//! A single dash works as two, as in fio (`-name=t`, `-w`: see `getopt.rs`).
 
 use crate::defs;
 use crate::error::{JobError, Location};
@@ -260,47 +261,45 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
     let mut current = new_section("global", true);
     let mut i = 0;
     while i < args.len() {
-        let arg = &args[i];
+        let mut arg = args[i].clone();
         i += 1;
         if arg == "-" || !arg.starts_with('-') {
-            cl.job_files.push(arg.clone());
+            cl.job_files.push(arg);
             continue;
+        }
+        if !arg.starts_with("--") {
+            arg = crate::getopt::long_form(&arg, &is_long_name)?;
         }
         let body = arg.trim_start_matches('-');
-        if arg.starts_with("--") {
-            let (name, value) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                // fio's switches with a required argument take it as the next word too.
-                None if VALUE_SWITCHES.contains(&body) => {
-                    (body, Some(take_next(args, &mut i, body)?))
-                }
-                None => (body, None),
-            };
-            // `--profile` is fiox's switch before the first `--name=`; inside a job it is the
-            // job option fio ignores (and fiox refuses), so `--showcmd` output parses again.
-            let job_option = name == "profile" && !current.global;
-            if !job_option && switch(&mut cl, name, value.as_deref())? {
-                continue;
-            }
-            option(&mut cl, &mut current, name, value, args, &mut i, env)?;
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            // fio's switches with a required argument take it as the next word too.
+            None if VALUE_SWITCHES.contains(&body) => (body, Some(take_next(args, &mut i, body)?)),
+            None => (body, None),
+        };
+        // `--profile` is fiox's switch before the first `--name=`; inside a job it is the
+        // job option fio ignores (and fiox refuses), so `--showcmd` output parses again.
+        let job_option = name == "profile" && !current.global;
+        if !job_option && switch(&mut cl, name, value.as_deref())? {
             continue;
         }
-        match body {
-            "h" => cl.early = cl.early.take().or(Some(Early::Help)),
-            "w" => cl.settings.warnings_fatal = true,
-            "v" => cl.early = cl.early.take().or(Some(Early::Version)),
-            _ => {
-                return Err(JobError::new(
-                    Location::CommandLine,
-                    format!("unknown switch '{arg}' (options are written --name=value)"),
-                ))
-            }
-        }
+        option(&mut cl, &mut current, name, value, args, &mut i, env)?;
     }
     cl.sections.push(current);
     take_profile_opts(&mut cl)?;
     cl.sections.retain(|s| !(s.global && s.opts.is_empty()));
     Ok(cl)
+}
+
+/// Whether `name` is a long switch or a job option (so `-name` means `--name`, as fio reads it).
+fn is_long_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("name")
+        || SWITCHES.contains(&name)
+        || VALUE_SWITCHES.contains(&name)
+        || FIO_SWITCHES.iter().any(|(n, _)| *n == name)
+        || defs::lookup(name).is_some()
+        || defs::fio_only::lookup(name).is_some()
+        || crate::profile::is_profile_option(name)
 }
 
 /// Move the profile's options out of the global command-line options (fio parses them

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod cmdprio;
 pub mod defs;
 pub mod error;
+mod getopt;
 pub mod help;
 pub mod jobfile;
 pub mod profile;
