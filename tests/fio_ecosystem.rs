@@ -262,3 +262,60 @@ const DASHED: [&str; 12] = [
     "-numjobs=2",
     "-group_reporting",
 ];
+
+/// `tool args` in its own scratch directory with JSON output: exit code, report, stderr.
+fn json_in_own_dir(tool: &str, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let dir = TempDir::new(&format!("eco-{tool}"));
+    let file = format!("--filename={}", dir.join("f"));
+    tool_json(
+        tool,
+        dir.path(),
+        &[&[file.as_str()][..], args].concat(),
+        Some(60),
+    )
+}
+
+#[test]
+fn sizes_read_as_fio_reads_them_with_a_note_and_ss_dur_of_one_second() {
+    need_fio();
+    // fio's number parser stops at what it does not understand: `65536)` is 65536.
+    let args = ["--name=t", "--rw=read", "--bs=4k", "--filesize=65536)"];
+    let (code, fio, _) = json_in_own_dir("fio", &args);
+    assert_eq!(code, 0);
+    let (code, ours, err) = json_in_own_dir("fiox", &args);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(issued(&ours, "read"), issued(&fio, "read"));
+    assert_eq!(issued(&ours, "read").1, 65536);
+    let notes = ours["fiox"]["notes"].to_string();
+    assert!(
+        notes.contains("filesize: '65536)' read as 65536 bytes"),
+        "{notes}"
+    );
+    // Nothing fio ignores, no note; a value fio refuses stays an error.
+    let (_, ours, _) = json_in_own_dir("fiox", &["--name=t", "--rw=read", "--filesize=64k"]);
+    let notes = ours["fiox"]["notes"].to_string();
+    assert!(!notes.contains("ignored"), "{notes}");
+    let r = fiox(&["--name=t", "--filesize=x64", "--parse-only"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+
+    // ss_dur equal to fio 3.33's one-second check interval.
+    let ss = [
+        "--name=ss",
+        "--ioengine=null",
+        "--rw=write",
+        "--bs=128k",
+        "--size=128m",
+        "--time_based",
+        "--runtime=2s",
+        "--ss=iops:10%",
+        "--ss_dur=1s",
+        "--ss_ramp=1s",
+    ];
+    let (code, fio, _) = json_in_own_dir("fio", &ss);
+    assert_eq!(code, 0);
+    let (code, ours, err) = json_in_own_dir("fiox", &ss);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let block = |v: &serde_json::Value| keys(&v["jobs"][0]["steadystate"]);
+    assert_eq!(block(&ours), block(&fio));
+    assert_eq!(ours["jobs"][0]["steadystate"]["duration"], 1);
+}

@@ -457,7 +457,16 @@ fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
         kb_base: job.kb_base,
         def,
     };
-    (def.apply)(job, &v).map_err(|m| {
+    // A size fiox refuses but fio reads (it ignores what follows the number): as fio, noted.
+    let kb_base = job.kb_base;
+    let applied =
+        (def.apply)(job, &v).or_else(|m| match defs::size_as_fio_reads(def, raw, kb_base) {
+            Some((fixed, note)) => (def.apply)(job, &Val { raw: &fixed, ..v }).map(|()| {
+                job.notes.push(note);
+            }),
+            None => Err(m),
+        });
+    applied.map_err(|m| {
         let shown = match &o.value {
             Some(val) => format!("{}={val}", o.name),
             None => o.name.clone(),

@@ -67,7 +67,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\nguasi_kick=each\n", "job.fio:2: option 'guasi_kick' belongs to ioengine guasi; this job uses ioengine psync"),
     // sizes
     ("[a]\nbs=q4\n", "job.fio:2: bs=q4: 'q4' is not a valid number"),
-    ("[a]\nsize=10zb\n", "job.fio:2: size=10zb: bad size suffix 'zb' in '10zb' (expected k, m, g, t, p with optional b or ib)"),
+    ("[a]\nsize=x10\n", "job.fio:2: size=x10: 'x10' is not a valid number"),
     ("[a]\nsize=-1g\n", "job.fio:2: size=-1g: '-1g' is negative"),
     ("[a]\nbs=0\n", "job.fio:2: bs=0: block size must be at least 1 byte"),
     ("[a]\nbs=1k,2k,3k,4k\n", "job.fio:2: bs=1k,2k,3k,4k: '1k,2k,3k,4k' has 4 comma-separated values; at most 3 (read,write,trim) are allowed"),
