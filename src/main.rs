@@ -20,6 +20,7 @@ mod experiment;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod output;
+mod parsedebug;
 mod quick;
 mod report_page;
 mod telemetry;
@@ -186,6 +187,9 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             }
         }
         Action::ParseOnly => {
+            if let Some(d) = &inv.settings.debug {
+                debug_setup(d, inv);
+            }
             // The jobs parsed: notes on how they were read go where fio's parser notes go
             // (stdout); which of them fiox would refuse to run, and why, on stderr. A script
             // checking a job file with --parse-only must not take "will not run" for a pass.
@@ -460,7 +464,7 @@ fn run_options(
 }
 
 /// `--debug=LIST`: say which categories are on (as fio does when parsing), turn them on, and
-/// print fio's `parse` lines: each job's options as given.
+/// print fio's `parse` lines (`parsedebug.rs`).
 fn debug_setup(list: &str, inv: &Invocation) {
     use fiox_runner::debug;
     let Some(mask) = debug::mask_of(list) else {
@@ -485,13 +489,7 @@ fn debug_setup(list: &str, inv: &Invocation) {
         debug::only_job(n);
     }
     debug::enable(mask);
-    if debug::on(debug::PARSE) {
-        for j in &inv.jobs {
-            for (k, v) in &j.raw_options {
-                debug::log(debug::PARSE, format_args!("handle_option={k}, ptr={v}"));
-            }
-        }
-    }
+    parsedebug::print(inv);
 }
 
 #[cfg(test)]

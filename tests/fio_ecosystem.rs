@@ -319,3 +319,66 @@ fn sizes_read_as_fio_reads_them_with_a_note_and_ss_dur_of_one_second() {
     assert_eq!(block(&ours), block(&fio));
     assert_eq!(ours["jobs"][0]["steadystate"]["duration"], 1);
 }
+
+/// fio's `--debug=parse` lines of a run, without the pid (`parse    638   handle_option=...`),
+/// for the lines fiox prints (`handle_option` and the option callbacks' own).
+fn parse_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("parse "))
+        .map(|l| {
+            l.trim_start()
+                .split_once(' ')
+                .map_or("", |x| x.1)
+                .trim()
+                .to_string()
+        })
+        .filter(|l| l.starts_with("handle_option=") || l.starts_with("set steady state"))
+        .collect()
+}
+
+#[test]
+fn parse_only_with_options_and_no_job_reads_them_as_global_options() {
+    need_fio();
+    let dir = TempDir::new("eco-parse");
+    let args = [
+        "--parse-only",
+        "--debug=parse",
+        "--ss_dur=10s",
+        "--ss=iops:10%",
+        "--ss_ramp=5",
+        "--blocksize=4k",
+        "--time_based",
+    ];
+    let fio = tool_in("fio", dir.path(), &args);
+    let ours = tool_in("fiox", dir.path(), &args);
+    assert_eq!((fio.code, ours.code), (0, 0), "{}", ours.stderr);
+    assert_eq!(ours.stderr, "");
+    assert_eq!(parse_lines(&ours.stdout), parse_lines(&fio.stdout));
+    assert!(parse_lines(&ours.stdout).len() >= 6, "{}", ours.stdout);
+    // A bad value is still an error; no option at all parses (and nothing runs) as in fio.
+    for (args, code) in [(&["--parse-only", "--bs=q"][..], 1), (&["--parse-only"], 0)] {
+        let fio = tool_in("fio", dir.path(), args);
+        let ours = tool_in("fiox", dir.path(), args);
+        assert_eq!(
+            (fio.code, ours.code),
+            (code, code),
+            "{args:?}: {}",
+            ours.stderr
+        );
+    }
+    // With a job: the global options once, then the job's own, as fio lists them.
+    let job = [
+        "--parse-only",
+        "--debug=parse",
+        "--ioengine=null",
+        "--name=a",
+        "--readwrite=randread",
+        "--numjobs=2",
+        "--ss=bw:1m",
+    ];
+    let fio = tool_in("fio", dir.path(), &job);
+    let ours = tool_in("fiox", dir.path(), &job);
+    assert_eq!((fio.code, ours.code), (0, 0), "{}", ours.stderr);
+    assert_eq!(parse_lines(&ours.stdout), parse_lines(&fio.stdout));
+}
