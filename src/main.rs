@@ -194,7 +194,8 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             // (stdout); which of them fiox would refuse to run, and why, on stderr. A script
             // checking a job file with --parse-only must not take "will not run" for a pass.
             let notes = inv.notes();
-            let fatal = inv.settings.warnings_fatal && !notes.is_empty();
+            let fio_warnings = inv.fio_warnings();
+            let fatal = inv.settings.warnings_fatal && !fio_warnings.is_empty();
             if !fatal {
                 for line in &notes {
                     writeln!(stdout, "fiox: {line}")?;
@@ -206,7 +207,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 eprintln!("fiox: {line}");
             }
             if fatal {
-                return Ok(warnings_fatal_stop(&notes));
+                return Ok(warnings_fatal_stop(&fio_warnings));
             }
             if !refusals.is_empty() {
                 return Ok(1);
@@ -223,10 +224,10 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 }
                 return Ok(1);
             }
-            let notes = inv.notes();
-            if inv.settings.warnings_fatal && !notes.is_empty() {
+            let fio_warnings = inv.fio_warnings();
+            if inv.settings.warnings_fatal && !fio_warnings.is_empty() {
                 return Ok(if peers.lead() {
-                    warnings_fatal_stop(&notes)
+                    warnings_fatal_stop(&fio_warnings)
                 } else {
                     1
                 });
@@ -238,13 +239,13 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
     Ok(0)
 }
 
-/// `--warnings-fatal` with notes on how the jobs were read: fio's parser warnings stop it
-/// before any I/O; say each on stderr and exit 1.
+/// `--warnings-fatal` with fio's parser warnings among the notes on how the jobs were read:
+/// they stop it before any I/O, as in fio; say each on stderr and exit 1.
 fn warnings_fatal_stop(notes: &[String]) -> i32 {
     for note in notes {
         eprintln!("fiox: {note}");
     }
-    eprintln!("fiox: --warnings-fatal: stopping on the note(s) above; nothing was run");
+    eprintln!("fiox: --warnings-fatal: stopping on fio's parser warning(s) above; nothing was run");
     1
 }
 
@@ -378,9 +379,9 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     fiox_runner::exit_if_forced();
     let all = peers.reduce(inv, outcome)?;
     let lost = out.failure();
-    // --warnings-fatal: advice (printed on stderr below) fails the run.
+    // --warnings=fatal (fiox's switch, not fio's -w): advice (on stderr below) fails the run.
     let warnings = fiox_report::warnings_text(&all.result);
-    let fatal_advice = s.warnings_fatal && !warnings.is_empty();
+    let fatal_advice = s.advice_fatal && !warnings.is_empty();
     let code = if all.interrupted {
         130
     } else if all.errors.is_empty() && lost.is_none() && !fatal_advice {
@@ -402,7 +403,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
         eprintln!("fiox: {e}");
     }
     // fiox's advice is in the report; on stderr only when asked.
-    if !warnings.is_empty() && (s.warnings_stderr || s.warnings_fatal) {
+    if !warnings.is_empty() && s.warnings_stderr {
         eprint!("{warnings}");
     }
     let notes = json_notes.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -382,3 +382,48 @@ fn parse_only_with_options_and_no_job_reads_them_as_global_options() {
     assert_eq!((fio.code, ours.code), (0, 0), "{}", ours.stderr);
     assert_eq!(parse_lines(&ours.stdout), parse_lines(&fio.stdout));
 }
+
+#[test]
+fn warnings_fatal_is_fios_parser_warnings_not_fioxs_advice() {
+    need_fio();
+    // A plain buffered read on tmpfs: fiox advises (page cache), fio has nothing to warn about.
+    let args = ["--name=t", "--rw=read", "--size=256k", "--warnings-fatal"];
+    let (code, _, _) = json_in_own_dir("fio", &args);
+    assert_eq!(code, 0);
+    let (code, ours, err) = json_in_own_dir("fiox", &args);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(ours["jobs"][0]["fiox"]["warnings"]
+        .as_array()
+        .is_some_and(|w| !w.is_empty()));
+    // fiox's own switch makes its advice fatal.
+    let (code, _, err) = json_in_own_dir(
+        "fiox",
+        &["--name=t", "--rw=read", "--size=256k", "--warnings=fatal"],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("fiox: warning ["), "{err}");
+    // A parser warning of fio's ("read iolog overrides write_iolog") stops both.
+    let dir = TempDir::new("eco-w");
+    let log = dir.join("r.log");
+    let f = dir.join("f");
+    std::fs::write(
+        &log,
+        format!("fio version 2 iolog\n{f} add\n{f} open\n{f} close\n"),
+    )
+    .unwrap();
+    let (read_log, write_log) = (
+        format!("--read_iolog={log}"),
+        format!("--write_iolog={}", dir.join("w")),
+    );
+    let job = ["--name=r", "--size=64k", &read_log, &write_log, "-w"];
+    let (fio, ours) = (
+        tool_in("fio", dir.path(), &job),
+        tool_in("fiox", dir.path(), &job),
+    );
+    assert_eq!((fio.code, ours.code), (1, 1), "{}", ours.stderr);
+    assert!(
+        ours.stderr.contains("read_iolog overrides write_iolog"),
+        "{}",
+        ours.stderr
+    );
+}

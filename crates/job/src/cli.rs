@@ -498,7 +498,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             s.telemetry = Some(std::time::Duration::from_millis(ms));
         }
         "allow-destructive" => s.allow_destructive = true,
-        "warnings" => s.warnings_stderr = parse_warnings(&need(value)?)?,
+        "warnings" => (s.warnings_stderr, s.advice_fatal) = parse_warnings(&need(value)?)?,
         "warnings-fatal" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
@@ -721,14 +721,16 @@ pub fn parse_formats(s: &str) -> Result<Vec<OutputFormat>, JobError> {
     Ok(out)
 }
 
-/// `--warnings=report|stderr`: true when the advice also goes to stderr.
-fn parse_warnings(s: &str) -> Result<bool, JobError> {
+/// `--warnings=report|stderr|fatal`: whether the advice also goes to stderr, and whether it
+/// makes the exit status 1.
+fn parse_warnings(s: &str) -> Result<(bool, bool), JobError> {
     match s {
-        "report" => Ok(false),
-        "stderr" => Ok(true),
+        "report" => Ok((false, false)),
+        "stderr" => Ok((true, false)),
+        "fatal" => Ok((true, true)),
         other => Err(JobError::new(
             Location::CommandLine,
-            format!("--warnings={other}: use report (the default) or stderr"),
+            format!("--warnings={other}: use report (the default), stderr or fatal"),
         )),
     }
 }
@@ -844,10 +846,14 @@ mod tests {
             .unwrap()
             .settings;
         assert!(!s.warnings_stderr && s.warnings_fatal);
+        let s = parse_cmdline(&args("--warnings=fatal"), &env())
+            .unwrap()
+            .settings;
+        assert!(s.warnings_stderr && s.advice_fatal && !s.warnings_fatal);
         let e = parse_cmdline(&args("--warnings=loud"), &env()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "command line: --warnings=loud: use report (the default) or stderr"
+            "command line: --warnings=loud: use report (the default), stderr or fatal"
         );
         assert!(parse_cmdline(&args("--warnings-fatal=1"), &env()).is_err());
     }

@@ -121,12 +121,12 @@ pub const SWITCHES: &[Switch] = &[
     ),
     Switch {
         spelling: "--warnings=WHERE",
-        help: "fiox's advice: in the report only (report), or also on stderr (stderr)",
-        choices: &["report", "stderr"],
+        help: "fiox's advice: in the report only (report), also on stderr (stderr), or on stderr with exit status 1 (fatal)",
+        choices: &["report", "stderr", "fatal"],
     },
     sw(
         "--warnings-fatal",
-        "Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)",
+        "fio's parser warnings stop the run before any I/O (also -w)",
     ),
     Switch {
         spelling: "--profile=NAME",

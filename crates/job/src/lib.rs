@@ -95,6 +95,19 @@ impl Invocation {
             .collect()
     }
 
+    /// fio's parser warnings among the notes ("job a: ..."), which `--warnings-fatal` stops on.
+    pub fn fio_warnings(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.clone_index == 0)
+            .flat_map(|j| {
+                j.fio_warnings
+                    .iter()
+                    .map(move |n| format!("job {}: {n}", j.name))
+            })
+            .collect()
+    }
+
     /// Notes about how the jobs' options were read ("job a: ..."), numjobs clones once.
     pub fn notes(&self) -> Vec<String> {
         self.jobs

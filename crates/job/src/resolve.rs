@@ -621,8 +621,10 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
-        job.notes
-            .push("read_iolog overrides write_iolog (no I/O log is written), as in fio".into());
+        // fio warns about it (a parser warning `--warnings-fatal` stops on).
+        let warning = "read_iolog overrides write_iolog (no I/O log is written), as in fio";
+        job.notes.push(warning.into());
+        job.fio_warnings.push(warning.into());
     }
     let r = &job.replay;
     if r.merge_file.is_none() && !(r.merge_scalars.is_empty() && r.merge_iters.is_empty()) {
