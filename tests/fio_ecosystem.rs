@@ -404,17 +404,7 @@ fn warnings_fatal_is_fios_parser_warnings_not_fioxs_advice() {
     assert!(err.contains("fiox: warning ["), "{err}");
     // A parser warning of fio's ("read iolog overrides write_iolog") stops both.
     let dir = TempDir::new("eco-w");
-    let log = dir.join("r.log");
-    let f = dir.join("f");
-    std::fs::write(
-        &log,
-        format!("fio version 2 iolog\n{f} add\n{f} open\n{f} close\n"),
-    )
-    .unwrap();
-    let (read_log, write_log) = (
-        format!("--read_iolog={log}"),
-        format!("--write_iolog={}", dir.join("w")),
-    );
+    let [read_log, write_log] = iolog_pair(&dir);
     let job = ["--name=r", "--size=64k", &read_log, &write_log, "-w"];
     let (fio, ours) = (
         tool_in("fio", dir.path(), &job),

@@ -147,17 +147,7 @@ fn notes_go_to_stdout_or_json_and_warnings_fatal_stops_on_fios_warnings() {
     assert!(r.stdout.starts_with(note), "{}", r.stdout);
     std::fs::remove_file(dir.join("f")).unwrap();
     // fio warns "read iolog overrides write_iolog": -w stops on it.
-    let log = dir.join("r.log");
-    let f = dir.join("f");
-    std::fs::write(
-        &log,
-        format!("fio version 2 iolog\n{f} add\n{f} open\n{f} close\n"),
-    )
-    .unwrap();
-    let (read_log, write_log) = (
-        format!("--read_iolog={log}"),
-        format!("--write_iolog={}", dir.join("w.log")),
-    );
+    let [read_log, write_log] = iolog_pair(&dir);
     let job = ["--name=r", &file, "--size=64k", &read_log, &write_log];
     let note = "fiox: job r: read_iolog overrides write_iolog";
     let r = fiox(&[&job[..], &["--warnings-fatal"]].concat());
