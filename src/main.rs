@@ -274,7 +274,10 @@ fn header_text(inv: &Invocation, ranks: u32) -> String {
     header.push_str(&if ranks > 1 {
         cluster::starting_line(&inv.jobs, ranks)
     } else {
-        fiox_runner::starting_line(&inv.jobs)
+        // fio's line (processes unless `thread`), though fiox's jobs are threads (README).
+        fiox_report::normal::starting_line(&inv.jobs)
+            .trim_end()
+            .to_string()
     });
     header.push('\n');
     header

@@ -417,3 +417,56 @@ fn warnings_fatal_is_fios_parser_warnings_not_fioxs_advice() {
         ours.stderr
     );
 }
+
+#[test]
+fn header_sample_counts_and_elapsed_are_fios() {
+    need_fio();
+    // Two jobs: `Starting 2 processes` (no `thread`), one `elapsed` for both, and a 2 s
+    // time-based job's 500 ms samples at 500, 1000 and 1500 ms only.
+    let args = [
+        "--ioengine=null",
+        "--rw=read",
+        "--bs=4k",
+        "--size=1g",
+        "--time_based",
+        "--runtime=2",
+        "--name=a",
+        "--name=b",
+        "--runtime=1",
+        "--output-format=normal,json",
+    ];
+    let dir = TempDir::new("eco-samples");
+    let (fio, ours) = (
+        tool_in("fio", dir.path(), &args),
+        tool_in("fiox", dir.path(), &args),
+    );
+    assert_eq!((fio.code, ours.code), (0, 0), "{}", ours.stderr);
+    let starting = |o: &str| {
+        o.lines()
+            .find(|l| l.starts_with("Starting"))
+            .map(str::to_string)
+    };
+    assert_eq!(starting(&ours.stdout), starting(&fio.stdout));
+    let json = |o: &str| -> serde_json::Value {
+        let at = o.find("\n{").map_or(0, |i| i + 1);
+        let end = o.rfind("\n}").map_or(o.len(), |i| i + 2);
+        serde_json::from_str(&o[at..end]).unwrap_or_else(|e| panic!("{e}: {o}"))
+    };
+    let (fio, ours) = (json(&fio.stdout), json(&ours.stdout));
+    let counts = |v: &serde_json::Value, j: usize| {
+        let r = &v["jobs"][j]["read"];
+        (r["bw_samples"].clone(), r["iops_samples"].clone())
+    };
+    for j in 0..2 {
+        assert_eq!(counts(&ours, j), counts(&fio, j), "job {j}");
+    }
+    let elapsed = |v: &serde_json::Value| {
+        (
+            v["jobs"][0]["elapsed"].clone(),
+            v["jobs"][1]["elapsed"].clone(),
+        )
+    };
+    let (a, b) = elapsed(&ours);
+    assert_eq!(a, b, "one elapsed for every job, as fio");
+    assert_eq!(elapsed(&fio).0, elapsed(&fio).1);
+}

@@ -1867,7 +1867,11 @@ impl<'a> IoLoop<'a> {
         if self.status_template.is_some() && self.progress.snap_req.load(Ordering::Relaxed) {
             self.publish_snapshot(now);
         }
-        if self.measure.bw && now >= self.next_sample_ns {
+        // Without a ramp, a sample due as the run time ends is not taken, as in fio 3.33 (a
+        // 2 s job has 3 samples, at 500, 1000 and 1500 ms: fio's job is over when its helper
+        // thread looks); after a ramp both clocks restart together and fio takes it (4).
+        let at_end = self.end == Some(EndReason::Time) && self.limits.ramp_ns.is_none();
+        if self.measure.bw && now >= self.next_sample_ns && !at_end {
             self.sample(now);
         }
     }

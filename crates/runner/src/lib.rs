@@ -5,7 +5,7 @@
 //! Entry point: [`run`] with the resolved jobs and [`RunOptions`]; it returns a [`RunOutcome`]
 //! whose `result` is complete even when jobs failed or the run was interrupted (Ctrl-C), so the
 //! binary can always print what was measured. fio's process model is not used: every job is a
-//! thread (see [`starting_line`] for the honest header line).
+//! thread (the header's `Starting N processes` stays fio's line, for readers of fio's output).
 
 mod acct;
 mod act;
@@ -247,12 +247,6 @@ pub fn interrupted() -> bool {
     sys::signals_seen() > 0
 }
 
-/// fio's `Starting N processes` line; fiox always runs jobs as threads and says so.
-pub fn starting_line(jobs: &[JobSpec]) -> String {
-    let n = jobs.len();
-    format!("Starting {n} thread{}", if n == 1 { "" } else { "s" })
-}
-
 /// Run all jobs: each stonewalled phase after the previous one, the jobs of a phase in
 /// parallel threads. `on_status` receives periodic snapshots when `status_interval` is set.
 pub fn run(
@@ -438,7 +432,13 @@ fn run_checked(
             r.steadystate = ss.clone();
         }
     }
-    let jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
+    let mut jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
+    // fio's `elapsed`: one value for every job, the started seconds since the run began.
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let elapsed_s = (now_ms as u64).saturating_sub(start_ms).div_ceil(1000);
+    jobs_out.iter_mut().for_each(|j| j.elapsed_s = elapsed_s);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))
