@@ -470,3 +470,43 @@ fn header_sample_counts_and_elapsed_are_fios() {
     assert_eq!(a, b, "one elapsed for every job, as fio");
     assert_eq!(elapsed(&fio).0, elapsed(&fio).1);
 }
+
+#[test]
+fn group_reporting_keeps_a_failed_job_apart_as_fio() {
+    need_fio();
+    // stressant's command: fio's basic-verify.fio (no size: it fails at setup) and a
+    // command-line job with group_reporting.
+    let jobs = |tool: &str| {
+        let dir = TempDir::new(&format!("eco-gr-{tool}"));
+        let job = dir.path().join("bv.fio");
+        let text = format!(
+            "[write-and-verify]\nrw=randwrite\nbs=4k\nverify=crc32c\nfilename={}\n",
+            dir.join("missing")
+        );
+        std::fs::write(&job, text).unwrap();
+        let good = format!("--filename={}", dir.join("good"));
+        let args = [
+            job.to_str().unwrap(),
+            "--name=stressant",
+            "--group_reporting",
+        ];
+        let args = [&args[..], &["--size=1M", "--rw=read", &good]].concat();
+        let (_, v, _) = tool_json(tool, dir.path(), &args, Some(60));
+        let list: Vec<(String, u64, bool)> = v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let name = j["jobname"].as_str().unwrap_or_default().to_string();
+                (name, j["groupid"].as_u64().unwrap(), j["error"] == 0)
+            })
+            .collect();
+        list
+    };
+    let fio = jobs("fio");
+    assert_eq!(jobs("fiox"), fio);
+    assert!(
+        fio.iter().any(|j| j.2) && fio.iter().any(|j| !j.2),
+        "{fio:?}"
+    );
+}

@@ -658,15 +658,17 @@ fn disk_warning(msg: String) -> fiox_stats::Warning {
     }
 }
 
-/// With `group_reporting`, a group's jobs are reported as one merged result (fio's rule: the
-/// option of the group's first job decides).
+/// With `group_reporting`, the jobs of a group that set it are reported as one merged result;
+/// a job of the group without it is reported apart, as fio's stat.c decides per job (a job
+/// file's job that failed at setup stays apart from the command line's group-reporting job,
+/// and readers that drop jobs with an error keep the good one).
 pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -> Vec<JobResult> {
+    let grouped = group_reporting_of(&results, jobs);
     let mut out: Vec<JobResult> = Vec::new();
     let mut merged_groups: Vec<u32> = Vec::new();
-    for r in &results {
+    for (r, &gr) in results.iter().zip(&grouped) {
         let gid = r.groupid;
-        let first = jobs.iter().find(|j| j.group_id == gid);
-        if !first.is_some_and(|j| j.stats.group_reporting) {
+        if !gr {
             out.push(r.clone());
             continue;
         }
@@ -676,8 +678,9 @@ pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -
         merged_groups.push(gid);
         let members: Vec<JobResult> = results
             .iter()
-            .filter(|m| m.groupid == gid)
-            .cloned()
+            .zip(&grouped)
+            .filter(|(m, g)| m.groupid == gid && **g)
+            .map(|(m, _)| m.clone())
             .collect();
         let mut merged = fiox_stats::merge_jobs(&members);
         // fio keeps a group's steady state on its last job.
@@ -699,6 +702,29 @@ pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -
         }
     }
     out
+}
+
+/// Whether each result's job set `group_reporting`: results come in job order (numjobs clones
+/// share a name), so each is matched with the next job of its name and group.
+fn group_reporting_of(results: &[JobResult], jobs: &[JobSpec]) -> Vec<bool> {
+    let mut at = 0;
+    results
+        .iter()
+        .map(|r| {
+            let same = |j: &JobSpec| j.name == r.name && j.group_id == r.groupid;
+            match jobs[at..].iter().position(same) {
+                Some(k) => {
+                    at += k + 1;
+                    jobs[at - 1].stats.group_reporting
+                }
+                // A result named otherwise (already merged): its group's first job decides.
+                None => jobs
+                    .iter()
+                    .find(|j| j.group_id == r.groupid)
+                    .is_some_and(|j| j.stats.group_reporting),
+            }
+        })
+        .collect()
 }
 
 /// Split job indices into phases: a `stonewall` job starts a new phase.
