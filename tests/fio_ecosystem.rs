@@ -510,3 +510,24 @@ fn group_reporting_keeps_a_failed_job_apart_as_fio() {
         "{fio:?}"
     );
 }
+
+#[test]
+fn single_value_ratemin_applies_to_the_directions_the_job_does() {
+    need_fio();
+    // fio's 1mbs_clients example shape: a read job with one ratemin for every direction.
+    let args = [
+        "--name=r",
+        "--rw=read",
+        "--size=1m",
+        "--bs=4k",
+        "--rate=8k",
+        "--ratemin=4k",
+        "--runtime=3",
+        "--time_based",
+    ];
+    let (code, fio, _) = json_in_own_dir("fio", &args);
+    assert_eq!(code, 0);
+    let (code, ours, err) = json_in_own_dir("fiox", &args);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(ours["jobs"][0]["error"], fio["jobs"][0]["error"]);
+}
