@@ -531,3 +531,63 @@ fn single_value_ratemin_applies_to_the_directions_the_job_does() {
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(ours["jobs"][0]["error"], fio["jobs"][0]["error"]);
 }
+
+#[test]
+fn rate_caps_hold_from_the_first_to_the_last_io_at_any_depth() {
+    need_fio();
+    // 10 IOPS for 2 s at depth 32: fio does 20 I/Os; a full queue must not go out unpaced.
+    // 300 B/s with 4 KiB blocks: one I/O in 2 s (the next is 13 s away).
+    for (rate, cap) in [("--rate_iops=10", 21), ("--rate=300", 1)] {
+        let args = [
+            "--name=f",
+            "--size=16m",
+            "--rw=read",
+            "--ioengine=libaio",
+            "--iodepth=32",
+            rate,
+            "--runtime=2",
+            "--time_based",
+        ];
+        let (code, fio, _) = json_in_own_dir("fio", &args);
+        assert_eq!(code, 0);
+        let (code, ours, err) = json_in_own_dir("fiox", &args);
+        assert_eq!((code, err.as_str()), (0, ""));
+        let (f, o) = (issued(&fio, "read").0, issued(&ours, "read").0);
+        assert!(f <= cap, "{rate}: fio did {f}");
+        assert!(o > 0 && o <= cap, "{rate}: fiox did {o} I/Os, fio {f}");
+    }
+}
+
+#[test]
+fn exitall_ends_a_rate_wait_of_an_async_job() {
+    need_fio();
+    // `short` ends at once; exitall must end `ratelim` inside its 4 s rate wait (4 KiB at
+    // 1 KiB/s) rather than after it, one more I/O later.
+    let args = [
+        "--exitall",
+        "--size=16m",
+        "--name=short",
+        "--rw=read",
+        "--number_ios=10",
+        "--name=ratelim",
+        "--rw=randread",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--rate=1k",
+        "--runtime=30",
+        "--time_based",
+    ];
+    let (code, fio, _) = json_in_own_dir("fio", &args);
+    assert_eq!(code, 0);
+    let (code, ours, err) = json_in_own_dir("fiox", &args);
+    assert_eq!((code, err.as_str()), (0, ""));
+    // fio's count is 0 or 1 (whether the first I/O went before exitall); never a second.
+    let ios = |v: &serde_json::Value| v["jobs"][1]["read"]["total_ios"].as_u64().unwrap();
+    assert!(ios(&fio) <= 1, "fio: {}", ios(&fio));
+    assert!(
+        ios(&ours) <= 1,
+        "fiox: {} I/Os, fio {}",
+        ios(&ours),
+        ios(&fio)
+    );
+}

@@ -251,9 +251,15 @@ const STOP_POLL: Duration = Duration::from_millis(20);
 /// Wait until `until` (spinning for the last stretch, which sleep cannot hit precisely), or
 /// until `stop` is set. Returns false when stopped early.
 pub fn wait_until(until: Instant, stop: &AtomicBool) -> bool {
+    wait_until_or(until, stop, None)
+}
+
+/// [`wait_until`] that also ends (false) when `also` is set: a job's terminate flag
+/// (exitall, exit_what, steady state), which ends a rate wait as it ends fio's.
+pub fn wait_until_or(until: Instant, stop: &AtomicBool, also: Option<&AtomicBool>) -> bool {
     const SPIN: Duration = Duration::from_micros(60);
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || also.is_some_and(|a| a.load(Ordering::Relaxed)) {
             return false;
         }
         let now = Instant::now();
