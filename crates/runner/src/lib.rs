@@ -26,6 +26,7 @@ mod fileop;
 mod files;
 mod flow;
 mod gen;
+mod grouprep;
 mod gtod;
 pub mod idleprof;
 mod ioerr;
@@ -432,7 +433,7 @@ fn run_checked(
             r.steadystate = ss.clone();
         }
     }
-    let mut jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
+    let mut jobs_out = grouprep::apply(results.into_iter().flatten().collect(), jobs);
     // fio's `elapsed`: one value for every job, the started seconds since the run began.
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -579,7 +580,7 @@ fn refused_run(
         results[*i].error = e.errno();
         results[*i].verror = e.to_string();
     }
-    let jobs_out = apply_group_reporting(results, jobs);
+    let jobs_out = grouprep::apply(results, jobs);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))
@@ -656,75 +657,6 @@ fn disk_warning(msg: String) -> fiox_stats::Warning {
         message: format!("disk statistics are unavailable: {msg}"),
         fix: "check /sys/block; results of the jobs are not affected".into(),
     }
-}
-
-/// With `group_reporting`, the jobs of a group that set it are reported as one merged result;
-/// a job of the group without it is reported apart, as fio's stat.c decides per job (a job
-/// file's job that failed at setup stays apart from the command line's group-reporting job,
-/// and readers that drop jobs with an error keep the good one).
-pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -> Vec<JobResult> {
-    let grouped = group_reporting_of(&results, jobs);
-    let mut out: Vec<JobResult> = Vec::new();
-    let mut merged_groups: Vec<u32> = Vec::new();
-    for (r, &gr) in results.iter().zip(&grouped) {
-        let gid = r.groupid;
-        if !gr {
-            out.push(r.clone());
-            continue;
-        }
-        if merged_groups.contains(&gid) {
-            continue;
-        }
-        merged_groups.push(gid);
-        let members: Vec<JobResult> = results
-            .iter()
-            .zip(&grouped)
-            .filter(|(m, g)| m.groupid == gid && **g)
-            .map(|(m, _)| m.clone())
-            .collect();
-        let mut merged = fiox_stats::merge_jobs(&members);
-        // fio keeps a group's steady state on its last job.
-        merged.steadystate = members.iter().rev().find_map(|m| m.steadystate.clone());
-        // fio's JSON `job options` of a group are its last job's (stat.c keeps overwriting
-        // opt_lists[j] while it walks the group), while the name is the first job's.
-        if let Some(last) = members.last() {
-            merged.job_options.clone_from(&last.job_options);
-        }
-        out.push(merged);
-    }
-    for r in &mut out {
-        let spec = jobs
-            .iter()
-            .filter(|j| j.group_id == r.groupid)
-            .find(|j| j.name == r.name || j.stats.group_reporting);
-        if spec.is_some_and(|j| j.stats.unified_mixed) {
-            fiox_stats::fold_mixed(r);
-        }
-    }
-    out
-}
-
-/// Whether each result's job set `group_reporting`: results come in job order (numjobs clones
-/// share a name), so each is matched with the next job of its name and group.
-fn group_reporting_of(results: &[JobResult], jobs: &[JobSpec]) -> Vec<bool> {
-    let mut at = 0;
-    results
-        .iter()
-        .map(|r| {
-            let same = |j: &JobSpec| j.name == r.name && j.group_id == r.groupid;
-            match jobs[at..].iter().position(same) {
-                Some(k) => {
-                    at += k + 1;
-                    jobs[at - 1].stats.group_reporting
-                }
-                // A result named otherwise (already merged): its group's first job decides.
-                None => jobs
-                    .iter()
-                    .find(|j| j.group_id == r.groupid)
-                    .is_some_and(|j| j.stats.group_reporting),
-            }
-        })
-        .collect()
 }
 
 /// Split job indices into phases: a `stonewall` job starts a new phase.
