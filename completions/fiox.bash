@@ -63,7 +63,7 @@ _fiox() {
     --output-format) COMPREPLY=($(compgen -W "normal json json+ terse" -- "$cur")); return;;
     --eta) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return;;
     --idle-prof) COMPREPLY=($(compgen -W "calibrate system percpu" -- "$cur")); return;;
-    --warnings) COMPREPLY=($(compgen -W "report stderr" -- "$cur")); return;;
+    --warnings) COMPREPLY=($(compgen -W "report stderr fatal" -- "$cur")); return;;
     --profile) COMPREPLY=($(compgen -W "tiobench act" -- "$cur")); return;;
     --clocksource) COMPREPLY=($(compgen -W "gettimeofday clock_gettime cpu" -- "$cur")); return;;
     --stonewall) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;

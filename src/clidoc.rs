@@ -173,7 +173,11 @@ pub fn man_page() -> String {
         m.push_str(&format!(".TP\n.B {}\n{}\n", roff(name), roff(what)));
     }
     m.push_str(
-        ".SH EXIT STATUS\n0 when every job ran, 1 on errors, 130 when interrupted.\n\
+        ".SH ENVIRONMENT\n.TP\n.B FIOX_AS_FIO\n1: present fiox as fio, as it does when run under \
+         the name fio (a link named fio): \\-\\-version and the reports say \
+         fio\\-3.33 (fiox\\-VERSION), which programs that check fio's version accept. 0: as \
+         fiox, whatever the name.\n\
+         .SH EXIT STATUS\n0 when every job ran, 1 on errors, 130 when interrupted.\n\
          .SH SEE ALSO\n.BR fio (1)\n",
     );
     m

@@ -20,6 +20,7 @@ mod experiment;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod output;
+mod parsedebug;
 mod quick;
 mod report_page;
 mod telemetry;
@@ -62,6 +63,10 @@ fn main() {
 }
 
 fn real_main(args: &[String]) -> Result<i32> {
+    fiox_report::identity::present_as_fio(as_fio(
+        std::env::args_os().next().as_deref(),
+        std::env::var_os("FIOX_AS_FIO").as_deref(),
+    )?);
     // Subcommands have clap's parser; everything else is fio's command line.
     if args.first().is_some_and(|a| cli::is_subcommand(a)) {
         return cli::run(args);
@@ -76,6 +81,23 @@ fn real_main(args: &[String]) -> Result<i32> {
     }
     let inv = fiox_job::parse_invocation(args)?;
     act(&inv, &cluster::Alone)
+}
+
+/// Whether fiox stands in fio's place, so that its version line begins with fio's release
+/// (for programs that check `fio --version`): `FIOX_AS_FIO=1` or `0` says so; without it, fiox
+/// does when run under the name `fio` (a link or copy named so, found first on PATH).
+fn as_fio(argv0: Option<&std::ffi::OsStr>, env: Option<&std::ffi::OsStr>) -> Result<bool> {
+    match env.map(|v| v.to_string_lossy()) {
+        Some(v) if v == "1" => return Ok(true),
+        Some(v) if v == "0" => return Ok(false),
+        Some(v) => anyhow::bail!(
+            "FIOX_AS_FIO={v}: use 1 (present fiox as fio: `fio-3.33 (fiox-...)` in --version \
+             and the reports) or 0 (as fiox, even when run as `fio`)"
+        ),
+        None => {}
+    }
+    let name = argv0.map(std::path::Path::new).and_then(|p| p.file_name());
+    Ok(name.is_some_and(|n| n == "fio"))
 }
 
 /// Do what the command line asks; `peers`: the other processes of a run under MPI.
@@ -165,11 +187,15 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             }
         }
         Action::ParseOnly => {
+            if let Some(d) = &inv.settings.debug {
+                debug_setup(d, inv);
+            }
             // The jobs parsed: notes on how they were read go where fio's parser notes go
             // (stdout); which of them fiox would refuse to run, and why, on stderr. A script
             // checking a job file with --parse-only must not take "will not run" for a pass.
             let notes = inv.notes();
-            let fatal = inv.settings.warnings_fatal && !notes.is_empty();
+            let fio_warnings = inv.fio_warnings();
+            let fatal = inv.settings.warnings_fatal && !fio_warnings.is_empty();
             if !fatal {
                 for line in &notes {
                     writeln!(stdout, "fiox: {line}")?;
@@ -181,7 +207,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 eprintln!("fiox: {line}");
             }
             if fatal {
-                return Ok(warnings_fatal_stop(&notes));
+                return Ok(warnings_fatal_stop(&fio_warnings));
             }
             if !refusals.is_empty() {
                 return Ok(1);
@@ -198,10 +224,10 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 }
                 return Ok(1);
             }
-            let notes = inv.notes();
-            if inv.settings.warnings_fatal && !notes.is_empty() {
+            let fio_warnings = inv.fio_warnings();
+            if inv.settings.warnings_fatal && !fio_warnings.is_empty() {
                 return Ok(if peers.lead() {
-                    warnings_fatal_stop(&notes)
+                    warnings_fatal_stop(&fio_warnings)
                 } else {
                     1
                 });
@@ -213,13 +239,13 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
     Ok(0)
 }
 
-/// `--warnings-fatal` with notes on how the jobs were read: fio's parser warnings stop it
-/// before any I/O; say each on stderr and exit 1.
+/// `--warnings-fatal` with fio's parser warnings among the notes on how the jobs were read:
+/// they stop it before any I/O, as in fio; say each on stderr and exit 1.
 fn warnings_fatal_stop(notes: &[String]) -> i32 {
     for note in notes {
         eprintln!("fiox: {note}");
     }
-    eprintln!("fiox: --warnings-fatal: stopping on the note(s) above; nothing was run");
+    eprintln!("fiox: --warnings-fatal: stopping on fio's parser warning(s) above; nothing was run");
     1
 }
 
@@ -248,7 +274,10 @@ fn header_text(inv: &Invocation, ranks: u32) -> String {
     header.push_str(&if ranks > 1 {
         cluster::starting_line(&inv.jobs, ranks)
     } else {
-        fiox_runner::starting_line(&inv.jobs)
+        // fio's line (processes unless `thread`), though fiox's jobs are threads (README).
+        fiox_report::normal::starting_line(&inv.jobs)
+            .trim_end()
+            .to_string()
     });
     header.push('\n');
     header
@@ -353,9 +382,9 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     fiox_runner::exit_if_forced();
     let all = peers.reduce(inv, outcome)?;
     let lost = out.failure();
-    // --warnings-fatal: advice (printed on stderr below) fails the run.
+    // --warnings=fatal (fiox's switch, not fio's -w): advice (on stderr below) fails the run.
     let warnings = fiox_report::warnings_text(&all.result);
-    let fatal_advice = s.warnings_fatal && !warnings.is_empty();
+    let fatal_advice = s.advice_fatal && !warnings.is_empty();
     let code = if all.interrupted {
         130
     } else if all.errors.is_empty() && lost.is_none() && !fatal_advice {
@@ -377,7 +406,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
         eprintln!("fiox: {e}");
     }
     // fiox's advice is in the report; on stderr only when asked.
-    if !warnings.is_empty() && (s.warnings_stderr || s.warnings_fatal) {
+    if !warnings.is_empty() && s.warnings_stderr {
         eprint!("{warnings}");
     }
     let notes = json_notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -440,7 +469,7 @@ fn run_options(
 }
 
 /// `--debug=LIST`: say which categories are on (as fio does when parsing), turn them on, and
-/// print fio's `parse` lines: each job's options as given.
+/// print fio's `parse` lines (`parsedebug.rs`).
 fn debug_setup(list: &str, inv: &Invocation) {
     use fiox_runner::debug;
     let Some(mask) = debug::mask_of(list) else {
@@ -465,11 +494,24 @@ fn debug_setup(list: &str, inv: &Invocation) {
         debug::only_job(n);
     }
     debug::enable(mask);
-    if debug::on(debug::PARSE) {
-        for j in &inv.jobs {
-            for (k, v) in &j.raw_options {
-                debug::log(debug::PARSE, format_args!("handle_option={k}, ptr={v}"));
-            }
-        }
+    parsedebug::print(inv);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_fio;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn fiox_stands_in_for_fio_by_its_name_or_when_told() {
+        let yes = |a: &str, e: Option<&str>| as_fio(Some(OsStr::new(a)), e.map(OsStr::new));
+        assert!(yes("/usr/local/bin/fio", None).unwrap());
+        assert!(yes("fio", None).unwrap());
+        assert!(!yes("/usr/bin/fiox", None).unwrap());
+        assert!(!yes("/opt/fio/bin/fio-3", None).unwrap());
+        assert!(yes("fiox", Some("1")).unwrap());
+        assert!(!yes("/usr/bin/fio", Some("0")).unwrap());
+        let e = yes("fiox", Some("yes")).unwrap_err().to_string();
+        assert!(e.starts_with("FIOX_AS_FIO=yes: use 1"), "{e}");
     }
 }

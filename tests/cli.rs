@@ -106,7 +106,7 @@ fn normal_output_has_fio_shape() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("Starting 1 thread"));
+    assert!(r.stdout.contains("Starting 1 process\n"), "{}", r.stdout);
     assert!(
         r.stdout.contains("issued rwts: total=1024,0,0,0"),
         "{}",
@@ -115,7 +115,7 @@ fn normal_output_has_fio_shape() {
     assert!(r.stdout.contains("Run status group 0 (all jobs):"));
     // Where fio prints it: stdout, after the header, before the report.
     let layout = r.stdout.find("x: Laying out IO file (1 file / 4MiB)\n");
-    let starting = r.stdout.find("Starting 1 thread\n");
+    let starting = r.stdout.find("Starting 1 process\n");
     let report = r.stdout.find("x: (groupid=0");
     assert!(
         starting < layout && layout.is_some() && layout < report,

@@ -112,9 +112,10 @@ fn a_good_run_prints_nothing_on_stderr_as_fio() {
 
 /// fiox's notes on how the options were read go where fio prints its "note:" lines (stdout,
 /// before the header) and into the JSON under `fiox.notes`; `--warnings-fatal` (fio's switch:
-/// parser warnings are fatal) makes them stop the run before any I/O, on stderr, exit 1.
+/// parser warnings are fatal) makes those fio warns about too stop the run before any I/O, on
+/// stderr, exit 1, and leaves fiox's own notes alone.
 #[test]
-fn notes_go_to_stdout_or_json_and_warnings_fatal_stops_on_them() {
+fn notes_go_to_stdout_or_json_and_warnings_fatal_stops_on_fios_warnings() {
     let dir = TempDir::new("notes");
     let file = format!("--filename={}", dir.join("f"));
     let job = [
@@ -142,16 +143,21 @@ fn notes_go_to_stdout_or_json_and_warnings_fatal_stops_on_them() {
         "{notes}"
     );
     std::fs::remove_file(dir.join("f")).unwrap();
+    // fio does not warn about this one: -w leaves it a note.
+    let r = fiox(&[&job[..], &["--warnings-fatal"]].concat());
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(r.stdout.starts_with(note), "{}", r.stdout);
+    std::fs::remove_file(dir.join("f")).unwrap();
+    // fio warns "read iolog overrides write_iolog": -w stops on it.
+    let [read_log, write_log] = iolog_pair(&dir);
+    let job = ["--name=r", &file, "--size=64k", &read_log, &write_log];
+    let note = "fiox: job r: read_iolog overrides write_iolog";
     let r = fiox(&[&job[..], &["--warnings-fatal"]].concat());
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.starts_with(note), "{}", r.stderr);
     assert!(r.stderr.contains("--warnings-fatal"), "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
-    assert!(
-        dir.entries().is_empty(),
-        "nothing runs: {:?}",
-        dir.entries()
-    );
+    assert_eq!(dir.entries(), ["r.log"], "nothing runs");
     // --parse-only: the note where fio prints its parser notes; with -w it fails.
     let r = fiox(&[&["--parse-only"], &job[..]].concat());
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
@@ -166,8 +172,9 @@ fn notes_go_to_stdout_or_json_and_warnings_fatal_stops_on_them() {
 }
 
 /// fiox's advice is a block of the normal report (after fio's lines) and JSON's
-/// `fiox.warnings`; on stderr only with `--warnings=stderr` (exit 0) or `--warnings-fatal`
-/// (exit 1, the report still printed).
+/// `fiox.warnings`; on stderr only with `--warnings=stderr` (exit 0) or `--warnings=fatal`
+/// (exit 1, the report still printed); fio's `--warnings-fatal` is about fio's parser
+/// warnings, not fiox's advice.
 #[test]
 fn advice_is_in_the_report_and_on_stderr_only_when_asked() {
     let dir = TempDir::new("advice");
@@ -201,10 +208,13 @@ fn advice_is_in_the_report_and_on_stderr_only_when_asked() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.starts_with(line), "{}", r.stderr);
     assert!(r.stdout.contains("fiox advice:"), "{}", r.stdout);
-    let r = fiox_in(dir.path(), &[&job[..], &["--warnings-fatal"]].concat());
+    let r = fiox_in(dir.path(), &[&job[..], &["--warnings=fatal"]].concat());
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.starts_with(line), "{}", r.stderr);
     assert!(r.stdout.contains("Run status group 0"), "{}", r.stdout);
+    let r = fiox_in(dir.path(), &[&job[..], &["-w"]].concat());
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    assert!(r.stdout.contains("fiox advice:"), "{}", r.stdout);
 }
 
 /// Names of the devices in `disk_util`, and whether any has fio's `aggr_*` keys.

@@ -199,6 +199,19 @@ impl Drop for TempDir {
     }
 }
 
+/// `--read_iolog=` and `--write_iolog=` options for a job on `dir`'s file `f` (`r.log` is
+/// written, opening and closing `f`; `w.log` is named): fio warns "read iolog overrides
+/// write_iolog", a parser warning `--warnings-fatal` stops on.
+pub fn iolog_pair(dir: &TempDir) -> [String; 2] {
+    let (log, f) = (dir.join("r.log"), dir.join("f"));
+    let text = format!("fio version 2 iolog\n{f} add\n{f} open\n{f} close\n");
+    std::fs::write(&log, text).expect("write the iolog");
+    [
+        format!("--read_iolog={log}"),
+        format!("--write_iolog={}", dir.join("w.log")),
+    ]
+}
+
 /// `jobs[0][dir]` of a fio/fiox JSON report as (total_ios, io_bytes).
 pub fn issued(v: &serde_json::Value, dir: &str) -> (u64, u64) {
     let d = &v["jobs"][0][dir];

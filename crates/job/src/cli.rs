@@ -2,6 +2,7 @@
 //! Switches set [`RunSettings`] or pick an action; every other `--name[=value]` is a job
 //! option: before the first `--name=` it is global, after it belongs to that job
 //! (`--name=global` starts more global options). Anything else is a job file (`-` = stdin).
+//! A single dash works as two, as in fio (`-name=t`, `-w`: see `getopt.rs`).
 
 use crate::defs;
 use crate::error::{JobError, Location};
@@ -260,47 +261,45 @@ pub fn parse_cmdline(args: &[String], env: &SubstEnv) -> Result<CmdLine, JobErro
     let mut current = new_section("global", true);
     let mut i = 0;
     while i < args.len() {
-        let arg = &args[i];
+        let mut arg = args[i].clone();
         i += 1;
         if arg == "-" || !arg.starts_with('-') {
-            cl.job_files.push(arg.clone());
+            cl.job_files.push(arg);
             continue;
+        }
+        if !arg.starts_with("--") {
+            arg = crate::getopt::long_form(&arg, &is_long_name)?;
         }
         let body = arg.trim_start_matches('-');
-        if arg.starts_with("--") {
-            let (name, value) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                // fio's switches with a required argument take it as the next word too.
-                None if VALUE_SWITCHES.contains(&body) => {
-                    (body, Some(take_next(args, &mut i, body)?))
-                }
-                None => (body, None),
-            };
-            // `--profile` is fiox's switch before the first `--name=`; inside a job it is the
-            // job option fio ignores (and fiox refuses), so `--showcmd` output parses again.
-            let job_option = name == "profile" && !current.global;
-            if !job_option && switch(&mut cl, name, value.as_deref())? {
-                continue;
-            }
-            option(&mut cl, &mut current, name, value, args, &mut i, env)?;
+        let (name, value) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            // fio's switches with a required argument take it as the next word too.
+            None if VALUE_SWITCHES.contains(&body) => (body, Some(take_next(args, &mut i, body)?)),
+            None => (body, None),
+        };
+        // `--profile` is fiox's switch before the first `--name=`; inside a job it is the
+        // job option fio ignores (and fiox refuses), so `--showcmd` output parses again.
+        let job_option = name == "profile" && !current.global;
+        if !job_option && switch(&mut cl, name, value.as_deref())? {
             continue;
         }
-        match body {
-            "h" => cl.early = cl.early.take().or(Some(Early::Help)),
-            "w" => cl.settings.warnings_fatal = true,
-            "v" => cl.early = cl.early.take().or(Some(Early::Version)),
-            _ => {
-                return Err(JobError::new(
-                    Location::CommandLine,
-                    format!("unknown switch '{arg}' (options are written --name=value)"),
-                ))
-            }
-        }
+        option(&mut cl, &mut current, name, value, args, &mut i, env)?;
     }
     cl.sections.push(current);
     take_profile_opts(&mut cl)?;
     cl.sections.retain(|s| !(s.global && s.opts.is_empty()));
     Ok(cl)
+}
+
+/// Whether `name` is a long switch or a job option (so `-name` means `--name`, as fio reads it).
+fn is_long_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("name")
+        || SWITCHES.contains(&name)
+        || VALUE_SWITCHES.contains(&name)
+        || FIO_SWITCHES.iter().any(|(n, _)| *n == name)
+        || defs::lookup(name).is_some()
+        || defs::fio_only::lookup(name).is_some()
+        || crate::profile::is_profile_option(name)
 }
 
 /// Move the profile's options out of the global command-line options (fio parses them
@@ -502,7 +501,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             None => s.allow_destructive = true,
             Some(v) => s.allow_targets.push(v.into()),
         },
-        "warnings" => s.warnings_stderr = parse_warnings(&need(value)?)?,
+        "warnings" => (s.warnings_stderr, s.advice_fatal) = parse_warnings(&need(value)?)?,
         "warnings-fatal" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
@@ -725,14 +724,16 @@ pub fn parse_formats(s: &str) -> Result<Vec<OutputFormat>, JobError> {
     Ok(out)
 }
 
-/// `--warnings=report|stderr`: true when the advice also goes to stderr.
-fn parse_warnings(s: &str) -> Result<bool, JobError> {
+/// `--warnings=report|stderr|fatal`: whether the advice also goes to stderr, and whether it
+/// makes the exit status 1.
+fn parse_warnings(s: &str) -> Result<(bool, bool), JobError> {
     match s {
-        "report" => Ok(false),
-        "stderr" => Ok(true),
+        "report" => Ok((false, false)),
+        "stderr" => Ok((true, false)),
+        "fatal" => Ok((true, true)),
         other => Err(JobError::new(
             Location::CommandLine,
-            format!("--warnings={other}: use report (the default) or stderr"),
+            format!("--warnings={other}: use report (the default), stderr or fatal"),
         )),
     }
 }
@@ -848,10 +849,14 @@ mod tests {
             .unwrap()
             .settings;
         assert!(!s.warnings_stderr && s.warnings_fatal);
+        let s = parse_cmdline(&args("--warnings=fatal"), &env())
+            .unwrap()
+            .settings;
+        assert!(s.warnings_stderr && s.advice_fatal && !s.warnings_fatal);
         let e = parse_cmdline(&args("--warnings=loud"), &env()).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "command line: --warnings=loud: use report (the default) or stderr"
+            "command line: --warnings=loud: use report (the default), stderr or fatal"
         );
         assert!(parse_cmdline(&args("--warnings-fatal=1"), &env()).is_err());
     }

@@ -121,12 +121,12 @@ pub const SWITCHES: &[Switch] = &[
     ),
     Switch {
         spelling: "--warnings=WHERE",
-        help: "fiox's advice: in the report only (report), or also on stderr (stderr)",
-        choices: &["report", "stderr"],
+        help: "fiox's advice: in the report only (report), also on stderr (stderr), or on stderr with exit status 1 (fatal)",
+        choices: &["report", "stderr", "fatal"],
     },
     sw(
         "--warnings-fatal",
-        "Notes on the jobs stop the run; advice goes to stderr, exit 1 (also -w)",
+        "fio's parser warnings stop the run before any I/O (also -w)",
     ),
     Switch {
         spelling: "--profile=NAME",
@@ -150,7 +150,10 @@ pub const SWITCHES: &[Switch] = &[
         "--enghelp[=ENGINE]",
         "List engines, or one engine's options",
     ),
-    sw("--version", "Print the version"),
+    sw(
+        "--version",
+        "Print the version (fio-3.33 (fiox-VERSION) when run as fio or with FIOX_AS_FIO=1)",
+    ),
     sw("--help", "Print this text"),
 ];
 

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod cmdprio;
 pub mod defs;
 pub mod error;
+mod getopt;
 pub mod help;
 pub mod jobfile;
 pub mod profile;
@@ -30,8 +31,9 @@ use jobfile::{FileReader, Section, SubstEnv};
 pub enum Action {
     /// Run the jobs.
     Run,
-    /// `--parse-only`: the jobs parsed; exit 0 when fiox can run them all, 1 when a refusal
-    /// says a job (or a switch) will not run.
+    /// `--parse-only`: the jobs parsed (none when only options were given: fio reads them as
+    /// global options); exit 0 when fiox can run them all, 1 when a refusal says a job (or a
+    /// switch) will not run.
     ParseOnly,
     /// `--merge-blktrace-only`: write the jobs' `merge_blktrace_file`s and exit.
     MergeBlktraceOnly,
@@ -70,8 +72,8 @@ pub struct Invocation {
     pub action: Action,
     /// Fully resolved jobs (numjobs expanded, group ids assigned). Empty for the help actions.
     pub jobs: Vec<JobSpec>,
-    /// Global options as written (command line, then each file's `[global]`), for fio's JSON
-    /// `global options` object.
+    /// Global options as written (command line, then each file's `[global]`) under fio's
+    /// names (`bs` for `blocksize`), for fio's JSON `global options` object.
     pub global_options: Vec<(String, String)>,
 }
 
@@ -93,13 +95,32 @@ impl Invocation {
             .collect()
     }
 
+    /// fio's parser warnings among the notes ("job a: ..."), which `--warnings-fatal` stops on.
+    pub fn fio_warnings(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.clone_index == 0)
+            .flat_map(|j| {
+                j.fio_warnings
+                    .iter()
+                    .map(move |n| format!("job {}: {n}", j.name))
+            })
+            .collect()
+    }
+
     /// Notes about how the jobs' options were read ("job a: ..."), numjobs clones once.
     pub fn notes(&self) -> Vec<String> {
         self.jobs
             .iter()
             .filter(|j| j.clone_index == 0)
             .flat_map(|j| j.notes.iter().map(move |n| format!("job {}: {n}", j.name)))
-            .collect()
+            .fold(Vec::new(), |mut all, n| {
+                // Once each (`bs=4q` is read for every direction, noted once).
+                if !all.contains(&n) {
+                    all.push(n);
+                }
+                all
+            })
     }
 }
 
@@ -176,7 +197,29 @@ pub fn parse_invocation_in(
         return Ok(inv);
     }
     let has_cmdline_jobs = cl.sections.iter().any(|s| !s.global);
-    if cl.job_files.is_empty() && !has_cmdline_jobs && cl.profile.is_none() {
+    let no_jobs = cl.job_files.is_empty() && !has_cmdline_jobs && cl.profile.is_none();
+    if no_jobs && cl.settings.parse_only {
+        // fio parses options without a job as global options (each value checked) and exits
+        // 0 (with no option too): scripts check option parsing this way. They are read as a
+        // job named `global` would inherit them, whose notes and refusals say how fiox reads
+        // them.
+        if let Some(first) = cl.sections.first() {
+            let probe = Section {
+                global: false,
+                opts: Vec::new(),
+                ..first.clone()
+            };
+            let all: Vec<Section> = cl.sections.iter().cloned().chain([probe]).collect();
+            inv.jobs = resolve::resolve(&all)?;
+        }
+        for j in &mut inv.jobs {
+            j.own_options.clear(); // not a job of fio's: no `name=global` of its own
+        }
+        inv.global_options = global_options(&cl.sections);
+        inv.action = Action::ParseOnly;
+        return Ok(inv);
+    }
+    if no_jobs {
         let why = if cl.sections.is_empty() {
             "no job file and no --name= given".to_string()
         } else {
@@ -288,7 +331,12 @@ fn global_options(sections: &[Section]) -> Vec<(String, String)> {
         .iter()
         .filter(|s| s.global)
         .flat_map(|s| s.opts.iter())
-        .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default()))
+        .map(|o| {
+            (
+                defs::canonical(&o.name),
+                o.value.clone().unwrap_or_default(),
+            )
+        })
         .collect()
 }
 

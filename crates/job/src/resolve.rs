@@ -364,7 +364,12 @@ pub fn resolve_one(sec: &Section, opts: &[RawOpt]) -> Result<JobSpec, JobError> 
             opts[inherited..]
                 .iter()
                 .filter(|o| !o.name.eq_ignore_ascii_case("name"))
-                .map(|o| (o.name.clone(), o.value.clone().unwrap_or_default())),
+                .map(|o| {
+                    (
+                        defs::canonical(&o.name),
+                        o.value.clone().unwrap_or_default(),
+                    )
+                }),
         )
         .collect();
     Ok(job)
@@ -452,7 +457,16 @@ fn apply(job: &mut JobSpec, def: &OptDef, o: &RawOpt) -> Result<(), JobError> {
         kb_base: job.kb_base,
         def,
     };
-    (def.apply)(job, &v).map_err(|m| {
+    // A size fiox refuses but fio reads (it ignores what follows the number): as fio, noted.
+    let kb_base = job.kb_base;
+    let applied =
+        (def.apply)(job, &v).or_else(|m| match defs::size_as_fio_reads(def, raw, kb_base) {
+            Some((fixed, note)) => (def.apply)(job, &Val { raw: &fixed, ..v }).map(|()| {
+                job.notes.push(note);
+            }),
+            None => Err(m),
+        });
+    applied.map_err(|m| {
         let shown = match &o.value {
             Some(val) => format!("{}={val}", o.name),
             None => o.name.clone(),
@@ -607,8 +621,10 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// fio's dependent defaults (init.c fixups) that downstream code relies on.
 fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.replay.read_iolog.is_some() && job.logs.write_iolog.take().is_some() {
-        job.notes
-            .push("read_iolog overrides write_iolog (no I/O log is written), as in fio".into());
+        // fio warns about it (a parser warning `--warnings-fatal` stops on).
+        let warning = "read_iolog overrides write_iolog (no I/O log is written), as in fio";
+        job.notes.push(warning.into());
+        job.fio_warnings.push(warning.into());
     }
     let r = &job.replay;
     if r.merge_file.is_none() && !(r.merge_scalars.is_empty() && r.merge_iters.is_empty()) {

@@ -1120,8 +1120,8 @@ pub struct JobSpec {
     /// defaults), in order, for `--showcmd`.
     pub raw_options: Vec<(String, String)>,
     /// Only the options written in the job's own section (with `name` when it was given as an
-    /// option, as on the command line), in order: fio's JSON `job options`, which leaves out
-    /// what `[global]` set.
+    /// option, as on the command line), in order, under fio's names (`rw` for `readwrite`):
+    /// fio's JSON `job options`, which leaves out what `[global]` set.
     pub own_options: Vec<(String, String)>,
     /// fio options, option values and engines this job uses that fiox parses and checks but
     /// cannot execute yet, in the order written (one entry per option name, the last value
@@ -1137,6 +1137,9 @@ pub struct JobSpec {
     /// Notes about how options were read that the user should see (printed by `--parse-only`
     /// and before a run), e.g. a `[global]` option of another engine that fio drops.
     pub notes: Vec<String>,
+    /// The notes that fio 3.33 prints as parser warnings too (`--warnings-fatal` stops on
+    /// them, as in fio); also among `notes`.
+    pub fio_warnings: Vec<String>,
 }
 
 /// One fio feature a job uses that fiox does not support yet.
@@ -1233,10 +1236,13 @@ pub struct RunSettings {
     pub telemetry: Option<std::time::Duration>,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
-    /// `--warnings=stderr`: fiox's advice also on stderr (it is always in the report).
+    /// `--warnings=stderr` (or `fatal`): fiox's advice also on stderr (it is always in the
+    /// report).
     pub warnings_stderr: bool,
-    /// `--warnings-fatal` (fio's `-w`): notes about how the jobs were read stop the run
-    /// before any I/O, and fiox's advice is printed on stderr and makes the exit status 1.
+    /// `--warnings=fatal` (fiox's): fiox's advice makes the exit status 1 as well.
+    pub advice_fatal: bool,
+    /// `--warnings-fatal` (fio's `-w`): fio's parser warnings (the notes fio 3.33 itself warns
+    /// with, [`JobSpec::fio_warnings`]) stop the run before any I/O, as in fio.
     pub warnings_fatal: bool,
     /// `--aux-path`: the directory of fio's state files (verify state, verify dumps).
     pub aux_path: Option<String>,
@@ -1552,6 +1558,7 @@ impl Default for JobSpec {
             act: None,
             profile: None,
             notes: Vec::new(),
+            fio_warnings: Vec::new(),
             cmdprio: None,
         }
     }

@@ -69,7 +69,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\nguasi_kick=each\n", "job.fio:2: option 'guasi_kick' belongs to ioengine guasi; this job uses ioengine psync"),
     // sizes
     ("[a]\nbs=q4\n", "job.fio:2: bs=q4: 'q4' is not a valid number"),
-    ("[a]\nsize=10zb\n", "job.fio:2: size=10zb: bad size suffix 'zb' in '10zb' (expected k, m, g, t, p with optional b or ib)"),
+    ("[a]\nsize=x10\n", "job.fio:2: size=x10: 'x10' is not a valid number"),
     ("[a]\nsize=-1g\n", "job.fio:2: size=-1g: '-1g' is negative"),
     ("[a]\nbs=0\n", "job.fio:2: bs=0: block size must be at least 1 byte"),
     ("[a]\nbs=1k,2k,3k,4k\n", "job.fio:2: bs=1k,2k,3k,4k: '1k,2k,3k,4k' has 4 comma-separated values; at most 3 (read,write,trim) are allowed"),
@@ -174,7 +174,8 @@ const CMD_CASES: &[(&str, &str)] = &[
     ("--name=a --parse-onyl", "command line: unknown switch '--parse-onyl' (did you mean '--parse-only'?)"),
     ("--debug=io2 --name=a", "command line: --debug: unknown category 'io2' (use process, file, io, mem, blktrace, verify, random, parse, diskutil, job, mutex, profile, time, net, rate, compress, steadystate, helperthread, zbd, all)"),
     ("--latency-log=1 --name=a", "command line: switch '--latency-log' takes no value"),
-    ("--name=a -x", "command line: unknown switch '-x' (options are written --name=value)"),
+    ("--name=a -y", "command line: unknown switch '-y' (options are written --name=value or -name=value)"),
+    ("--name=a -x", "command line: option '--section' needs a value (--section=...)"),
     ("--name=a --max-jobs=0", "command line: --max-jobs=0: not a positive number"),
     ("--cmdhelp=iodpeth", "command line: unknown option 'iodpeth' (did you mean 'iodepth'?)"),
     ("--enghelp=http,http_hots", "command line: ioengine http has no option 'http_hots' (did you mean 'http_host'?)"),

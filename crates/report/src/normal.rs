@@ -12,10 +12,8 @@ use fiox_stats::{ActSlice, DiskResult, GroupResult, JobResult, LatStat, RunResul
 use crate::calc::{self, lat_summary};
 use crate::units::{self, num2str, TimeUnit, Unit, Units};
 
-/// The version line fio prints as `fio-3.33`.
-pub fn version_line() -> String {
-    format!("fiox-{}", env!("CARGO_PKG_VERSION"))
-}
+/// The version line fio prints as `fio-3.33` (fiox's identity; see [`crate::identity`]).
+pub use crate::identity::version_line;
 
 /// Lines printed before the run: one header per job (`...` for the second clone of a
 /// `numjobs` job, nothing for later clones), the version line and `Starting N process(es)`.

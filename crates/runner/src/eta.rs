@@ -399,7 +399,7 @@ fn snapshot(
             published.unwrap_or_else(|| from_counters(j, p, elapsed))
         })
         .collect();
-    let results = crate::apply_group_reporting(results, jobs);
+    let results = crate::grouprep::apply(results, jobs);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))

@@ -688,6 +688,11 @@ impl<'a> IoLoop<'a> {
                 Some(id) => id,
                 None => return,
             };
+            if self.end.is_some() {
+                // Its turn came after the end (pace): the unit goes back unsent.
+                self.free.push(id);
+                return;
+            }
             if self.serialize && self.overlaps_in_flight(id) {
                 // Wait for the overlapping write: its data must not race this one.
                 self.requeue.push(id);
@@ -1189,14 +1194,26 @@ impl<'a> IoLoop<'a> {
     fn pace(&mut self, d: usize, len: u64) {
         let now = self.now_ns();
         // Never wait past the end of the run.
-        let at = self
-            .pacer
-            .admit(d, len, now)
-            .min(self.limits.deadline_ns.unwrap_or(u64::MAX));
+        let deadline = self.limits.deadline_ns.unwrap_or(u64::MAX);
+        let due = self.pacer.admit(d, len, now);
+        let at = due.min(deadline);
         if at > now {
             // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
             self.quiesce();
-            pacing::wait_until(self.clock.instant_at(at), self.stop);
+            // exitall/exit_what (the job's terminate flag) ends the wait, as a signal does.
+            let terminate = (!self.verify_phase).then_some(&self.progress.terminate);
+            let until = self.clock.instant_at(at);
+            if !pacing::wait_until_or(until, self.stop, terminate) {
+                self.poll_stop();
+                return;
+            }
+        }
+        if due >= deadline && self.verify.is_none() {
+            // This I/O's turn comes only as the run time ends: as in fio, the job ends without
+            // it, so the queue does not fill with `iodepth` unpaced I/Os at the end. (A verify
+            // job's unit is already in its write log, so it still goes.)
+            self.end.get_or_insert(EndReason::Time);
+            return;
         }
         if self.engine_think {
             if let Some(t) = self.engine.thinktime() {
@@ -1867,7 +1884,11 @@ impl<'a> IoLoop<'a> {
         if self.status_template.is_some() && self.progress.snap_req.load(Ordering::Relaxed) {
             self.publish_snapshot(now);
         }
-        if self.measure.bw && now >= self.next_sample_ns {
+        // Without a ramp, a sample due as the run time ends is not taken, as in fio 3.33 (a
+        // 2 s job has 3 samples, at 500, 1000 and 1500 ms: fio's job is over when its helper
+        // thread looks); after a ramp both clocks restart together and fio takes it (4).
+        let at_end = self.end == Some(EndReason::Time) && self.limits.ramp_ns.is_none();
+        if self.measure.bw && now >= self.next_sample_ns && !at_end {
             self.sample(now);
         }
     }

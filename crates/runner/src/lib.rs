@@ -5,7 +5,7 @@
 //! Entry point: [`run`] with the resolved jobs and [`RunOptions`]; it returns a [`RunOutcome`]
 //! whose `result` is complete even when jobs failed or the run was interrupted (Ctrl-C), so the
 //! binary can always print what was measured. fio's process model is not used: every job is a
-//! thread (see [`starting_line`] for the honest header line).
+//! thread (the header's `Starting N processes` stays fio's line, for readers of fio's output).
 
 mod acct;
 mod act;
@@ -26,6 +26,7 @@ mod fileop;
 mod files;
 mod flow;
 mod gen;
+mod grouprep;
 mod gtod;
 pub mod idleprof;
 mod ioerr;
@@ -249,12 +250,6 @@ pub fn interrupted() -> bool {
     sys::signals_seen() > 0
 }
 
-/// fio's `Starting N processes` line; fiox always runs jobs as threads and says so.
-pub fn starting_line(jobs: &[JobSpec]) -> String {
-    let n = jobs.len();
-    format!("Starting {n} thread{}", if n == 1 { "" } else { "s" })
-}
-
 /// Run all jobs: each stonewalled phase after the previous one, the jobs of a phase in
 /// parallel threads. `on_status` receives periodic snapshots when `status_interval` is set.
 pub fn run(
@@ -440,7 +435,13 @@ fn run_checked(
             r.steadystate = ss.clone();
         }
     }
-    let jobs_out = apply_group_reporting(results.into_iter().flatten().collect(), jobs);
+    let mut jobs_out = grouprep::apply(results.into_iter().flatten().collect(), jobs);
+    // fio's `elapsed`: one value for every job, the started seconds since the run began.
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let elapsed_s = (now_ms as u64).saturating_sub(start_ms).div_ceil(1000);
+    jobs_out.iter_mut().for_each(|j| j.elapsed_s = elapsed_s);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))
@@ -581,7 +582,7 @@ fn refused_run(
         results[*i].error = e.errno();
         results[*i].verror = e.to_string();
     }
-    let jobs_out = apply_group_reporting(results, jobs);
+    let jobs_out = grouprep::apply(results, jobs);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))
@@ -658,49 +659,6 @@ fn disk_warning(msg: String) -> fiox_stats::Warning {
         message: format!("disk statistics are unavailable: {msg}"),
         fix: "check /sys/block; results of the jobs are not affected".into(),
     }
-}
-
-/// With `group_reporting`, a group's jobs are reported as one merged result (fio's rule: the
-/// option of the group's first job decides).
-pub(crate) fn apply_group_reporting(results: Vec<JobResult>, jobs: &[JobSpec]) -> Vec<JobResult> {
-    let mut out: Vec<JobResult> = Vec::new();
-    let mut merged_groups: Vec<u32> = Vec::new();
-    for r in &results {
-        let gid = r.groupid;
-        let first = jobs.iter().find(|j| j.group_id == gid);
-        if !first.is_some_and(|j| j.stats.group_reporting) {
-            out.push(r.clone());
-            continue;
-        }
-        if merged_groups.contains(&gid) {
-            continue;
-        }
-        merged_groups.push(gid);
-        let members: Vec<JobResult> = results
-            .iter()
-            .filter(|m| m.groupid == gid)
-            .cloned()
-            .collect();
-        let mut merged = fiox_stats::merge_jobs(&members);
-        // fio keeps a group's steady state on its last job.
-        merged.steadystate = members.iter().rev().find_map(|m| m.steadystate.clone());
-        // fio's JSON `job options` of a group are its last job's (stat.c keeps overwriting
-        // opt_lists[j] while it walks the group), while the name is the first job's.
-        if let Some(last) = members.last() {
-            merged.job_options.clone_from(&last.job_options);
-        }
-        out.push(merged);
-    }
-    for r in &mut out {
-        let spec = jobs
-            .iter()
-            .filter(|j| j.group_id == r.groupid)
-            .find(|j| j.name == r.name || j.stats.group_reporting);
-        if spec.is_some_and(|j| j.stats.unified_mixed) {
-            fiox_stats::fold_mixed(r);
-        }
-    }
-    out
 }
 
 /// Split job indices into phases: a `stonewall` job starts a new phase.

@@ -36,7 +36,16 @@ pub struct Pacer {
     cycle_start_ns: u64,
     cycle_bytes: [u64; 3],
     cycle_ios: [u64; 3],
+    /// The epoch (job start, end of ramp): fio's 2 s settle time runs from it.
+    start_ns: u64,
+    /// Bytes done per direction since the epoch: fio checks only directions with some.
+    done: [u64; 3],
+    /// A cycle after the settle time has set the baseline: the next ones are checked.
+    measuring: bool,
 }
+
+/// fio's settle time before the minimum rates are checked.
+const SETTLE_NS: u64 = 2_000_000_000;
 
 impl Pacer {
     pub fn new(job: &JobSpec) -> Pacer {
@@ -64,6 +73,9 @@ impl Pacer {
             cycle_start_ns: 0,
             cycle_bytes: [0; 3],
             cycle_ios: [0; 3],
+            start_ns: 0,
+            done: [0; 3],
+            measuring: false,
         }
     }
 
@@ -84,6 +96,9 @@ impl Pacer {
         self.cycle_start_ns = now_ns;
         self.cycle_bytes = [0; 3];
         self.cycle_ios = [0; 3];
+        self.start_ns = now_ns;
+        self.done = [0; 3];
+        self.measuring = false;
     }
 
     fn uniform(&mut self) -> f64 {
@@ -190,16 +205,22 @@ impl Pacer {
     }
 
     /// Account completed bytes; at the end of each `rate_cycle` check `rate_min`/`rate_iops_min`
-    /// and describe the shortfall.
+    /// and describe the shortfall. As fio: nothing is checked in the first 2 s (settle time),
+    /// the first cycle after it sets the baseline, and only directions the job has done I/O
+    /// in are checked (a single-value `ratemin` on a read job says nothing of writes).
     pub fn check_min(&mut self, d: usize, bytes: u64, now_ns: u64) -> Option<String> {
         self.cycle_bytes[d] += bytes;
         self.cycle_ios[d] += 1;
+        self.done[d] += bytes;
         let spent = now_ns.saturating_sub(self.cycle_start_ns);
         if spent < self.cycle_ns {
             return None;
         }
+        let settled = now_ns.saturating_sub(self.start_ns) >= SETTLE_NS;
+        let check = settled && self.measuring;
+        self.measuring = settled;
         let mut msg = None;
-        for i in 0..3 {
+        for i in (0..3).filter(|&i| check && self.done[i] > 0) {
             let bw = self.cycle_bytes[i] as u128 * 1_000_000_000 / spent as u128;
             let iops = self.cycle_ios[i] as u128 * 1_000_000_000 / spent as u128;
             if self.min_rate[i] > 0 && bw < self.min_rate[i] as u128 {
@@ -230,9 +251,15 @@ const STOP_POLL: Duration = Duration::from_millis(20);
 /// Wait until `until` (spinning for the last stretch, which sleep cannot hit precisely), or
 /// until `stop` is set. Returns false when stopped early.
 pub fn wait_until(until: Instant, stop: &AtomicBool) -> bool {
+    wait_until_or(until, stop, None)
+}
+
+/// [`wait_until`] that also ends (false) when `also` is set: a job's terminate flag
+/// (exitall, exit_what, steady state), which ends a rate wait as it ends fio's.
+pub fn wait_until_or(until: Instant, stop: &AtomicBool, also: Option<&AtomicBool>) -> bool {
     const SPIN: Duration = Duration::from_micros(60);
     loop {
-        if stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) || also.is_some_and(|a| a.load(Ordering::Relaxed)) {
             return false;
         }
         let now = Instant::now();
@@ -386,8 +413,26 @@ mod tests {
         j.pacing.rate_min.read = 1 << 20;
         let mut p = Pacer::new(&j);
         p.restart(0);
-        assert!(p.check_min(0, 4096, 500_000_000).is_none());
-        let m = p.check_min(0, 4096, 1_000_000_000).unwrap();
+        // Settle time, then a baseline cycle: nothing checked yet.
+        assert!(p.check_min(0, 4096, 1_000_000_000).is_none());
+        assert!(p.check_min(0, 4096, 2_500_000_000).is_none());
+        let m = p.check_min(0, 4096, 3_500_000_000).unwrap();
         assert!(m.contains("not met"), "{m}");
+    }
+
+    #[test]
+    fn rate_min_is_checked_only_in_directions_the_job_does() {
+        let mut j = JobSpec::default();
+        j.pacing.rate_min = fiox_job::PerDir {
+            read: 4096,
+            write: 4096,
+            trim: 4096,
+        };
+        let mut p = Pacer::new(&j);
+        p.restart(0);
+        for s in 1..10u64 {
+            // 8 KiB/s of reads, no writes or trims.
+            assert_eq!(p.check_min(0, 8192, s * 1_000_000_000), None, "{s} s");
+        }
     }
 }

@@ -199,7 +199,8 @@ pub fn interval_ms(jobs: &[JobSpec]) -> u64 {
 }
 
 /// fio 3.42's checks of ss_interval (init.c): the same in every job, at least 1s with ss_dur,
-/// and ss_dur a multiple of it and longer. The message of the first problem.
+/// and ss_dur a multiple of it and longer (only where a job sets it: fio 3.33 has none of
+/// these checks). The message of the first problem.
 pub fn interval_problem(jobs: &[JobSpec]) -> Option<String> {
     let us = |j: &JobSpec| j.steadystate.interval_us.unwrap_or(1_000_000);
     if let Some(j) = jobs.iter().find(|j| us(j) != us(&jobs[0])) {
@@ -210,7 +211,10 @@ pub fn interval_problem(jobs: &[JobSpec]) -> Option<String> {
             us(j)
         ));
     }
-    for j in jobs.iter().filter(|j| j.steadystate.dur_s > 0) {
+    // fio 3.33 has no ss_interval and checks nothing: a job that does not set it (written for
+    // 3.33) runs as there, `ss_dur=1s` included.
+    let explicit = |j: &&JobSpec| j.steadystate.dur_s > 0 && j.steadystate.interval_us.is_some();
+    for j in jobs.iter().filter(explicit) {
         let (dur_us, i) = (j.steadystate.dur_s * 1_000_000, us(j));
         if i < 1_000_000 {
             return Some("ss_check_interval must be at least 1s (fio says the same)".into());

@@ -4,7 +4,8 @@
 //! fio's rule, reproduced here: samples are taken at fio's instants, the multiples of
 //! `bwavgtime` (resp. `iopsavgtime`) since the start (or the end of the ramp): fio's helper
 //! thread wakes on that grid, shortening its next sleep by however late it woke, so its
-//! samples do not drift (fio: 500, 1000, 1501 ms; 4 samples on a 2 s run). A sample's value is
+//! samples do not drift (fio: 500, 1000, 1501 ms; 4 samples on a 2 s run after a ramp, 3
+//! without one: the runner does not take the sample due as the run time ends then). A sample's value is
 //! the bytes (I/Os) moved since the previous sample times 1000 over the whole milliseconds
 //! since it (integer arithmetic; bw further divided by 1024 for KiB/s), like fio's
 //! `parent_tv = t`. A window in which nothing completed gives *no* sample, but still restarts

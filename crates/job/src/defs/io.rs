@@ -352,10 +352,7 @@ fn lenient_bs(s: &str, kb_base: u32, opt: &str, notes: &mut Vec<String>) -> Resu
     // Where fio refuses too, fiox's own message says more.
     let (v, ignored) = value::fio_lenient_size(s, kb_base).map_err(|_| strict)?;
     if !ignored.is_empty() {
-        notes.push(format!(
-            "{opt}: '{}' read as {v} bytes, as fio 3.33 reads it: '{ignored}' ignored",
-            s.trim()
-        ));
+        notes.push(super::ignored_note(opt, s, v, &ignored));
     }
     Ok(v)
 }

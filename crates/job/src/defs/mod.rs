@@ -296,6 +296,38 @@ pub fn lookup(name: &str) -> Option<&'static OptDef> {
     all().find(|d| d.matches(name))
 }
 
+/// A size fiox's syntax refuses, read as fio 3.33 reads it: its number parser stops at the
+/// first character it does not understand, so `filesize=65536)` (a typo scripts carry) is
+/// 65536. Returns the value to apply instead and a note naming what fio ignored; None for
+/// other kinds of option, where fio refuses the value too, or where nothing was ignored.
+pub fn size_as_fio_reads(def: &OptDef, raw: &str, kb_base: u32) -> Option<(String, String)> {
+    // filesize is a size or a range, whose own checks stand.
+    let size = matches!(def.kind, Kind::Size | Kind::SizeOrPercent)
+        || def.name == "filesize" && !raw.contains(['-', ':']);
+    if !size {
+        return None;
+    }
+    let (v, ignored) = value::fio_lenient_size(raw, kb_base).ok()?;
+    (!ignored.trim().is_empty()).then(|| (v.to_string(), ignored_note(def.name, raw, v, &ignored)))
+}
+
+/// The note for a size read as fio reads it, naming what it ignored.
+pub(crate) fn ignored_note(opt: &str, raw: &str, v: u64, ignored: &str) -> String {
+    format!(
+        "{opt}: '{}' read as {v} bytes, as fio 3.33 reads it: '{ignored}' ignored",
+        raw.trim()
+    )
+}
+
+/// fio's name for the option written as `name` (an alias such as `blocksize`, `readwrite` or
+/// `ss` gives `bs`, `rw`, `steadystate`), as fio's JSON `job options` and `global options`
+/// carry it; a name no table knows (a profile's option) stays as written.
+pub fn canonical(name: &str) -> String {
+    lookup(name)
+        .or_else(|| fio_only::lookup(name))
+        .map_or_else(|| name.to_string(), |d| d.name.to_string())
+}
+
 /// Engines fiox implements (or will implement; the parser accepts them all).
 pub const ENGINES: &[(&str, &str)] = &[
     ("sync", "read(2)/write(2) with lseek(2)"),
@@ -477,6 +509,24 @@ pub(crate) mod testutil {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn aliases_give_fios_canonical_names() {
+        for (written, fio) in [
+            ("blocksize", "bs"),
+            ("readwrite", "rw"),
+            ("ss", "steadystate"),
+            ("ss_dur", "steadystate_duration"),
+            ("ss_ramp", "steadystate_ramp_time"),
+            ("timeout", "runtime"),
+            ("blockalign", "ba"),
+            ("BS", "bs"),
+            ("iodepth", "iodepth"),
+            ("no_such_option", "no_such_option"),
+        ] {
+            assert_eq!(canonical(written), fio, "{written}");
+        }
+    }
 
     #[test]
     fn names_and_aliases_are_unique() {
