@@ -6,7 +6,7 @@
 # apt-get) gets one message listing every missing tool and the command that installs them,
 # before any test runs. .ci/run calls this script for its test step.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${0%/*}/.."
 
 list=ci/packages.txt
 missing_tools=()
