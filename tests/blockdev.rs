@@ -17,18 +17,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Loop devices need root and the loop driver; without them the test says why and skips.
-fn loops_or_skip(test: &str) -> bool {
-    match fiox_testbed::loop_support() {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("skipped {test}: {e}");
-            false
-        }
-    }
+/// Loop devices need root (the test fails without it) and the loop driver (without it the
+/// test is skipped, recorded by the harness).
+fn loops_or_skip(_test: &str) -> bool {
+    loop_devices()
 }
 
 fn run(cmd: &str, args: &[&str]) {
+    require_tool(cmd);
     let out = Command::new(cmd)
         .args(args)
         .output()
@@ -173,7 +169,7 @@ fn matrix_case(kind: &str, mib: u64) {
     match mount_type(kind).map(|t| DeviceMount::new(dev.path(), t, true)) {
         None => {}
         Some(Err(fiox_testbed::TestbedError::Unsupported(why))) => {
-            eprintln!("{kind}: mounted case skipped: {why}");
+            skip_for_kernel(&format!("{kind} (mount)"), &why);
         }
         Some(Err(e)) => panic!("mount {kind}: {e}"),
         Some(Ok(m)) => {

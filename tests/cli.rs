@@ -22,10 +22,7 @@ fn size_bound_jobs_issue_what_fio_issues() {
         ("randrw", "4k-32k", &[]),
         ("randread", "4k", &["--nrfiles=3"]),
     ];
-    let with_fio = fio_available();
-    if !with_fio {
-        eprintln!("fio not installed: checking totals only, not fio's exact split");
-    }
+    let with_fio = need_fio();
     for (rw, bs, extra) in cases {
         let dir = TempDir::new("count");
         let size = 8u64 << 20;
@@ -203,19 +200,14 @@ fn quick_leaves_nothing_behind() {
 /// A loop device that is mounted (or carries a filesystem) must not be written to.
 #[test]
 fn refuses_to_write_a_mounted_loop_device() {
-    if !is_root() {
-        eprintln!("skipped: needs root to create a loop device");
-        return;
-    }
+    require_root("a loop device");
     let dir = TempDir::under(std::path::Path::new("/tmp"), "loop");
     let img = dir.join("img");
     std::fs::File::create(&img)
         .and_then(|f| f.set_len(64 << 20))
         .expect("image");
-    if let Err(e) = sh("mkfs.ext4", &["-q", "-F", &img]) {
-        eprintln!("skipped: mkfs.ext4 unavailable: {e}");
-        return;
-    }
+    require_tool("mkfs.ext4");
+    sh("mkfs.ext4", &["-q", "-F", &img]).unwrap();
     let dev = match sh("losetup", &["-f", "--show", &img]) {
         Ok(d) => d,
         Err(e) => {
@@ -321,7 +313,7 @@ fn eta_always_draws_lines_on_stdout() {
     let normal = fiox(&eta);
     assert!(normal.stdout.contains(" IOPS][eta "), "{}", normal.stdout);
     assert!(normal.stderr.is_empty(), "{}", normal.stderr);
-    if fio_available() {
+    if need_fio() {
         let fio = |args: &[&str]| {
             let o = std::process::Command::new("fio")
                 .args(args)
@@ -498,10 +490,7 @@ fn rate_iops_paces_the_job() {
 /// a blank device (no mount, no signature, over a file fiox created) may be written.
 #[test]
 fn blank_loop_device_is_a_target_sized_from_the_device() {
-    if !is_root() {
-        eprintln!("skipped: needs root to create a loop device");
-        return;
-    }
+    require_root("a loop device");
     let dir = TempDir::under(std::path::Path::new("/tmp"), "blank-loop");
     let img = dir.join("img");
     // fiox creates (and marks) the backing file: a loop device over a user's file is refused.
@@ -647,10 +636,7 @@ fn fadvise_calls(tool: &str, dir: &TempDir, args: &[&str]) -> Vec<String> {
 /// call when fio is installed); 0 gives none; noreuse gives POSIX_FADV_NOREUSE as fio 3.35+.
 #[test]
 fn fadvise_hint_advises_like_fio() {
-    if sh("strace", &["-V"]).is_err() {
-        eprintln!("skip: strace is not installed");
-        return;
-    }
+    require_tool("strace");
     let dir = TempDir::new("fadvise");
     let file = format!("--filename={}", dir.join("f"));
     for (rw, hint, want) in [
@@ -681,7 +667,7 @@ fn fadvise_hint_advises_like_fio() {
             .collect();
         assert_eq!(ours, expect, "{args:?}");
         // noreuse is fio 3.35+'s (ioengines.c gives it as the others); fio 3.33 refuses it.
-        if fio_available() && hint != Some("noreuse") {
+        if need_fio() && hint != Some("noreuse") {
             assert_eq!(fadvise_calls("fio", &dir, &args), ours, "vs fio: {args:?}");
         }
     }
@@ -697,7 +683,7 @@ fn no_job_defined_fails_like_fio() {
         assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
         assert!(r.stderr.starts_with("No job(s) defined"), "{}", r.stderr);
         assert!(r.stdout.contains("Usage"), "{}", r.stdout);
-        if fio_available() {
+        if need_fio() {
             let code = std::process::Command::new("fio")
                 .args(args)
                 .output()

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 /// Exit status, stdout and stderr of one tool (`fio` or fiox) run in `dir`, optionally under
 /// `setpriv` arguments.
 fn run_tool(tool: &str, dir: &Path, wrap: &[&str], args: &[String]) -> (i32, String, String) {
-    assert!(fio_available(), "fio 3.33 is needed (.ci/run installs it)");
+    assert!(need_fio(), "fio 3.33 is needed (.ci/run installs it)");
     let bin = if tool == "fio" { "fio" } else { fiox_bin() };
     let mut c = if wrap.is_empty() {
         Command::new(bin)
@@ -264,10 +264,7 @@ fn cmdprio_validation_as_fio() {
 /// been sent, nothing would fail.
 #[test]
 fn cmdprio_reaches_the_kernel() {
-    if !is_root() {
-        eprintln!("skipped: dropping capabilities to provoke EPERM needs root's capabilities");
-        return;
-    }
+    require_root("dropping capabilities to provoke EPERM");
     let dir = TempDir::new("cmdprio-kernel");
     let drop = [
         "setpriv",

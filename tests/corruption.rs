@@ -472,10 +472,7 @@ fn damage_with_verify_interval_and_offset() {
 /// not look for (verify.c skips its numberio check for verify_only); fiox reports them as stale.
 #[test]
 fn fio_reports_no_block_fiox_misses() {
-    if !fio_available() {
-        eprintln!("fio not installed: comparison skipped");
-        return;
-    }
+    need_fio();
     let dir = TempDir::new("corrupt-fio");
     for method in ["md5", "crc32c", "sha256", "xxhash", "pattern"] {
         let f = dir.join(&format!("fio-{method}"));

@@ -44,7 +44,7 @@ fn row_of<'a>(j: &'a serde_json::Value, metric: &str) -> &'a serde_json::Value {
 
 #[test]
 fn compare_reads_real_fio_json_and_says_better() {
-    assert!(fio_available(), "fio 3.33 is needed (Debian package fio)");
+    assert!(need_fio(), "fio 3.33 is needed (Debian package fio)");
     let (a, b) = (TempDir::new("cmp-a"), TempDir::new("cmp-b"));
     rate_runs("fio", &a, 500, 3);
     rate_runs("fio", &b, 1000, 3);

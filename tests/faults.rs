@@ -119,7 +119,7 @@ fn continue_on_error_all_still_stops_on_enospc() {
         bytes / (64 << 10) + 1,
         "the failed write is issued too"
     );
-    if fio_available() {
+    if need_fio() {
         std::fs::remove_file(&f).unwrap();
         let a = [
             "--name=full",
@@ -174,7 +174,7 @@ fn error_dump_prints_each_survived_error() {
     assert_eq!(counts[0].1, 0, "error_dump=0 prints nothing");
     assert!(counts[1].0 > 0);
     assert_eq!(counts[1].1, counts[1].0, "one line per survived error");
-    if fio_available() {
+    if need_fio() {
         let _ = std::fs::remove_file(&f);
         let out = std::process::Command::new("fio")
             .args(["--name=full", "--rw=write", "--bs=64k", "--size=4m"])

@@ -16,11 +16,9 @@ fn fadvise_calls(tool: &str, dir: &Path, args: &[&str]) -> Vec<String> {
     fadvise_trace(tool, dir, args)
 }
 
+/// strace, installed (or the test fails naming it): always true.
 fn strace_ok() -> bool {
-    if sh("strace", &["-V"]).is_err() {
-        eprintln!("skip: strace is not installed");
-        return false;
-    }
+    require_tool("strace");
     true
 }
 
@@ -51,7 +49,7 @@ fn loops_drop_the_cache_at_every_pass_like_fio() {
     ];
     let expect: Vec<String> = (0..5).flat_map(|_| pass.map(String::from)).collect();
     assert_eq!(ours, expect);
-    if fio_available() {
+    if need_fio() {
         assert_eq!(fadvise_calls("fio", dir.path(), &args), ours, "vs fio");
     }
 }
@@ -98,7 +96,7 @@ fn time_based_wraps_drop_the_cache_like_fio() {
     // Laid out first, so no tool's layout (fio drops the cache after one) is counted.
     std::fs::write(dir.join("f"), vec![1u8; 2 << 20]).unwrap();
     let mut tools = vec![fiox_bin()];
-    if fio_available() {
+    if need_fio() {
         tools.push("fio");
     }
     for tool in tools {
@@ -160,10 +158,7 @@ fn bw_and_storage_reads(tool: &str, dir: &Path, args: &[&str]) -> (u64, u64) {
 /// best of three alternated runs each; the bug gave 4x).
 #[test]
 fn wrapped_buffered_read_bandwidth_matches_fio() {
-    if !fio_available() {
-        eprintln!("skip: fio is not installed");
-        return;
-    }
+    need_fio();
     let dir = TempDir::under(Path::new("/var/tmp"), "loops-bw");
     let file = format!("--filename={}", dir.join("tb"));
     let args = [
@@ -292,7 +287,7 @@ fn setup_failures_report_fios_errno() {
         let r = fiox(&[&args[..], &["--output-format=json"]].concat());
         assert_eq!(r.code, 1, "{target}: {}", r.stderr);
         assert_eq!(r.json()["jobs"][0]["error"], errno, "{target}");
-        if fio_available() {
+        if need_fio() {
             let fio = fio_json(&args[..4]);
             assert_eq!(fio["jobs"][0]["error"], errno, "fio {target}");
         }
@@ -347,7 +342,7 @@ fn first_direct_io_einval_gets_its_block_and_hint() {
         .map(|w| w["code"].as_str().unwrap().to_string())
         .collect();
     assert!(codes.contains(&"direct-io-einval".to_string()), "{codes:?}");
-    if fio_available() {
+    if need_fio() {
         let out = Command::new("fio").args(args).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("err=22"), "{text}");

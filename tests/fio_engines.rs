@@ -20,14 +20,10 @@ fn run_json(tool: &str, cwd: &Path, args: &[&str]) -> (i32, Value) {
     (code, v)
 }
 
-/// The tools to compare: fiox always, fio when installed.
+/// The tools to compare: fiox and fio (installed, or the test fails naming it).
 fn tools() -> Vec<&'static str> {
-    if fio_available() {
-        vec!["fiox", "fio"]
-    } else {
-        eprintln!("fio not installed: checking fiox alone");
-        vec!["fiox"]
-    }
+    need_fio();
+    vec!["fiox", "fio"]
 }
 
 /// One line of a [`summary`]: a name and four counts.
@@ -622,11 +618,9 @@ fn net_multicast_udp_between_fio_and_fiox() {
         return;
     }
     drop(probe);
-    let pairs = if fio_available() {
+    let pairs = {
+        need_fio();
         vec![("fio", "fiox"), ("fiox", "fio")]
-    } else {
-        eprintln!("fio not installed: fiox to fiox only");
-        vec![("fiox", "fiox")]
     };
     // Above the ephemeral ports, apart from the other net tests' ports.
     let base = 61_000 + (std::process::id() % 1000) * 4;
@@ -819,8 +813,7 @@ fn run_json_timeout(tool: &str, cwd: &Path, args: &[&str], secs: u32) -> (i32, V
 #[test]
 fn fio_examples_of_these_engines_run() {
     let Some(dir) = examples_dir() else {
-        eprintln!("skipped: fio's examples not found (set FIO_SRC to a fio source tree)");
-        return;
+        panic!("fio's examples not found: tests/data/fio-examples, or FIO_SRC/examples");
     };
     for name in [
         "falloc.fio",
@@ -857,8 +850,8 @@ fn fio_examples_of_these_engines_run() {
 fn examples_dir() -> Option<std::path::PathBuf> {
     let d = std::env::var_os("FIO_SRC")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| "/work/fio-src".into())
-        .join("examples");
+        .map(|d| d.join("examples"))
+        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/fio-examples").into());
     d.is_dir().then_some(d)
 }
 

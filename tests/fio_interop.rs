@@ -43,7 +43,7 @@ fn method_args(m: &str) -> Vec<String> {
 
 /// fio's exit status, its error field (terse) and stderr, run in `dir`.
 fn fio_in(dir: &Path, args: &[String]) -> (i32, i64, String) {
-    assert!(fio_available(), "fio 3.33 is needed (.ci/run installs it)");
+    assert!(need_fio(), "fio 3.33 is needed (.ci/run installs it)");
     let o = Command::new("fio")
         .current_dir(dir)
         .args(args)

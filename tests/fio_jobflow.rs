@@ -99,7 +99,7 @@ fn exit_what_stops_the_jobs_fio_stops() {
         assert_eq!(code, 0, "{w}: {err}");
         assert!(err.is_empty(), "{w}: {err}");
         assert_eq!(fates(&ours, &runtimes), expect(w), "fiox, exit_what={w}");
-        if fio_available() {
+        if need_fio() {
             let (theirs, code) = fio_json_code(&args);
             assert_eq!(code, 0);
             assert_eq!(fates(&theirs, &runtimes), expect(w), "fio, exit_what={w}");
@@ -139,7 +139,7 @@ fn max_latency_ends_the_job_with_etimedout_like_fio() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(ok["jobs"][0]["error"], 0);
     assert_eq!(issued(&ok, "read").0, 256);
-    if fio_available() {
+    if need_fio() {
         let (theirs, code) = fio_json_code(&args);
         assert_eq!(code, 1);
         assert_eq!(theirs["jobs"][0]["error"], 110);
@@ -182,7 +182,7 @@ fn thinktime_iotime_and_rate_ignore_thinktime_like_fio() {
     // Bounds on the ratio, not on time: a loaded machine slows both runs alike.
     let r = ignore / catch_up;
     assert!((0.6..0.9).contains(&r), "{ignore} / {catch_up}");
-    if fio_available() {
+    if need_fio() {
         let theirs = |a: &[&str]| fio_json_code(a).0;
         let (c2, i2) = counts(&theirs);
         let r2 = i2 / c2;
@@ -222,7 +222,7 @@ fn disk_util_off_leaves_out_the_disk_stats() {
     assert!(!r.stdout.contains("Disk stats"), "{}", r.stdout);
     let (v, _, _) = fiox_json_code(&args);
     assert!(v.get("disk_util").is_none());
-    if fio_available() {
+    if need_fio() {
         let (theirs, _) = fio_json_code(&args);
         assert!(theirs.get("disk_util").is_none());
     }
@@ -271,7 +271,7 @@ fn terse_lines_come_before_the_normal_report_like_fio() {
             "{extra}: {}",
             r.stdout
         );
-        if fio_available() {
+        if need_fio() {
             let o = Command::new("fio").args(&a).output().expect("run fio");
             let theirs = line_kinds(&String::from_utf8_lossy(&o.stdout));
             assert_eq!(ours, theirs, "{extra}");
@@ -325,7 +325,7 @@ fn write_hint_sets_the_hint_like_fio() {
         assert_eq!(code, 1);
         assert!(err.contains("fcntl write hint"), "{err}");
     }
-    if fio_available() {
+    if need_fio() {
         assert_eq!(ours, hint_calls("fio", dir.path(), &args));
         let (theirs, _) = fio_json_code(&direct);
         assert_eq!(theirs["jobs"][0]["error"].as_i64().unwrap(), refused);
@@ -359,7 +359,7 @@ fn opendir_uses_every_file_below_like_fio() {
         "{}",
         bad.stderr
     );
-    if fio_available() {
+    if need_fio() {
         let o = Command::new("fio").args(args).output().expect("run fio");
         assert!(String::from_utf8_lossy(&o.stdout).contains("opendir added 3 files"));
         let (theirs, _) = fio_json_code(&args);
@@ -378,10 +378,7 @@ fn opendir_uses_every_file_below_like_fio() {
 #[test]
 fn uid_and_gid_run_the_job_as_that_user_like_fio() {
     use std::os::unix::fs::PermissionsExt;
-    if !is_root() {
-        eprintln!("skipped: switching users needs root");
-        return;
-    }
+    require_root("switching users");
     let dir = TempDir::under(std::path::Path::new("/var/tmp"), "uid");
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
     let secret = dir.join("secret");
@@ -413,7 +410,7 @@ fn uid_and_gid_run_the_job_as_that_user_like_fio() {
     };
     let new = dir.join("new");
     for tool in ["fiox", "fio"] {
-        if tool == "fio" && !fio_available() {
+        if tool == "fio" && !need_fio() {
             continue;
         }
         assert_eq!(run(tool, &secret, "read"), (1, 13.into()), "{tool}");
@@ -477,7 +474,7 @@ fn log_epochs_max_value_and_coarseness_like_fio() {
         d
     };
     let mut tools = vec!["fiox"];
-    if fio_available() {
+    if need_fio() {
         tools.push("fio");
     }
     for tool in tools {
@@ -563,7 +560,7 @@ fn replay_skip_and_chunked_replay_every_io_like_fio() {
         "{}",
         bad.stderr
     );
-    if fio_available() {
+    if need_fio() {
         let (theirs, _) = fio_json_code(&args);
         assert_eq!(issued(&theirs, "read"), (100, 409_600));
         assert_eq!(issued(&theirs, "write"), (1, 8192));
@@ -625,7 +622,7 @@ fn rw_sequencer_identical_repeats_offsets_like_fio() {
             .len(),
         1
     );
-    if fio_available() {
+    if need_fio() {
         assert_eq!(ours, trace("fio", "identical"));
         assert_eq!(seq, trace("fio", "sequential"));
     }
@@ -658,7 +655,7 @@ fn softrandommap_runs_without_a_map_that_cannot_be_had_like_fio() {
     let (v, code, err) = fiox_json_code(&soft);
     assert_eq!(code, 0, "{err}");
     assert_eq!(issued(&v, "read").0, 10);
-    if fio_available() {
+    if need_fio() {
         let (theirs, _) = fio_json_code(&base);
         assert_eq!(issued(&theirs, "read").0, 0);
         let (theirs, _) = fio_json_code(&soft);
@@ -731,7 +728,7 @@ fn cgroup_puts_the_job_in_the_group_like_fio() {
         (o.status.code().unwrap_or(-1), err, seen)
     };
     let mut tools = vec!["fiox"];
-    if fio_available() {
+    if need_fio() {
         tools.push("fio");
     }
     for tool in tools {
@@ -822,7 +819,7 @@ fn numa_placement_makes_fios_calls() {
             if policy == "default" { 1 } else { 2 },
             "{policy}: {ours:?}"
         );
-        if fio_available() {
+        if need_fio() {
             assert_eq!(ours, numa_calls("fio", dir.path(), &args), "{policy}");
         }
     }
@@ -919,7 +916,7 @@ fn idle_prof_reports_cpu_idleness_like_fio() {
     );
     assert!(!cal.contains("groupid"), "no job runs: {cal}");
     assert_eq!(run(fiox_bin(), &["--idle-prof=most"]).0, 1);
-    if fio_available() {
+    if need_fio() {
         let (_, theirs) = run("fio", &["--idle-prof=percpu"]);
         assert_eq!(shape, idle_shape(&theirs));
         let (_, theirs) = run("fio", &["--idle-prof=calibrate"]);
@@ -982,7 +979,7 @@ fn debug_prints_fios_lines() {
     assert_eq!(list.code, 0);
     let bad = fiox(&["--debug=disks", "--name=x"]);
     assert_eq!(bad.code, 1);
-    if fio_available() {
+    if need_fio() {
         let o = Command::new("fio").args(args).output().unwrap();
         let theirs = String::from_utf8_lossy(&o.stdout);
         assert_eq!(ours, debug_io_lines(&theirs));
@@ -1031,7 +1028,7 @@ fn gtod_cpu_keeps_the_time_on_one_cpu_like_fio() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(issued(&ours, "read").0, 256);
     assert!(whole_us(&ours), "{}", ours["jobs"][0]["read"]["clat_ns"]);
-    if fio_available() {
+    if need_fio() {
         let (theirs, _) = fio_json_code(&args);
         assert!(
             whole_us(&theirs),
@@ -1096,7 +1093,7 @@ fn fsync_every_n_writes_makes_fios_calls() {
     ] {
         let ours = count(fiox_bin(), "ours", opt, call);
         assert_eq!(ours, want, "{opt}: fiox");
-        if fio_available() {
+        if need_fio() {
             assert_eq!(count("fio", "theirs", opt, call), want, "{opt}: fio");
         }
     }
@@ -1128,7 +1125,7 @@ fn sync_file_range_makes_fios_calls() {
         let ours = calls(fiox_bin(), "ours", sfr);
         assert_eq!(ours.len(), if sfr == "write:4" { 3 } else { 5 }, "{ours:?}");
         assert!(ours[0].starts_with("0, "), "{ours:?}");
-        if fio_available() {
+        if need_fio() {
             assert_eq!(ours, calls("fio", "theirs", sfr), "{sfr}");
         }
     }
@@ -1272,7 +1269,7 @@ fn lockfile_serialises_clones_like_fio() {
             any > 0
         })
     };
-    let tools: &[&str] = if fio_available() {
+    let tools: &[&str] = if need_fio() {
         &[fiox_bin(), "fio"]
     } else {
         &[fiox_bin()]
@@ -1321,7 +1318,7 @@ fn end_syncfs_makes_one_syncfs_per_filesystem() {
             .count()
     };
     assert_eq!(count(fiox_bin(), &["--end_fsync=1"], "fsync"), 3);
-    if fio_available() {
+    if need_fio() {
         assert_eq!(count("fio", &["--end_fsync=1"], "fsync"), 3);
     }
     for opts in [
@@ -1603,7 +1600,7 @@ fn priohint_sets_the_hint_bits_of_the_job_ioprio() {
         value(fiox_bin(), &["--prioclass=2", "--prio=4"]),
         ["0x4004"]
     );
-    if fio_available() {
+    if need_fio() {
         assert_eq!(value("fio", &["--prioclass=2", "--prio=4"]), ["0x4004"]);
     }
     assert!(value(fiox_bin(), &[]).is_empty());

@@ -57,7 +57,7 @@ fn every_mem_backing_runs_like_fio() {
         assert!(!Path::new(&map_file).exists(), "the buffer file is removed");
         // fio 3.33 does not size the file of `mmapshared:FILE` and dies of SIGBUS on its
         // first buffer; fiox sizes it (checked above), so there is nothing to compare.
-        if fio_available() && !mem.starts_with("mmapshared:") {
+        if need_fio() && !mem.starts_with("mmapshared:") {
             a.pop();
             let theirs = fio_json(&a);
             assert_eq!(theirs["jobs"][0]["error"], 0, "fio mem={mem}");
@@ -95,7 +95,7 @@ fn huge_backings_without_huge_pages_fail_like_fio() {
         let r = fiox(&a);
         assert_eq!(r.code, 1, "{mem}: {}", r.stderr);
         assert!(r.stderr.contains("nr_hugepages"), "{mem}: {}", r.stderr);
-        if fio_available() {
+        if need_fio() {
             let fio = std::process::Command::new("fio").args(a).output().unwrap();
             assert!(!fio.status.success(), "fio {mem}");
         }
@@ -150,7 +150,7 @@ fn significant_figures_and_bs_is_seq_rand_print_like_fio() {
             " io=1205.6KiB (1234.5kB)",
         ]
     );
-    if fio_available() {
+    if need_fio() {
         let dir = TempDir::new("sigfig");
         let (code, out) = fio_normal(dir.path(), &args);
         assert_eq!(code, 0);
@@ -189,7 +189,7 @@ fn randtrimwrite_runs_like_fio() {
         "each trim has its write"
     );
     assert!(trims > 0);
-    if fio_available() {
+    if need_fio() {
         let theirs = fio_json(&args[..5]);
         assert_eq!(theirs["jobs"][0]["error"], 0, "fio");
         for d in ["trim", "write", "read"] {
@@ -203,7 +203,7 @@ fn randtrimwrite_runs_like_fio() {
 #[test]
 fn create_only_lays_out_and_does_no_io_like_fio() {
     for tool in ["fiox", "fio"] {
-        if tool == "fio" && !fio_available() {
+        if tool == "fio" && !need_fio() {
             continue;
         }
         let dir = TempDir::new("createonly");
@@ -252,7 +252,7 @@ fn iolog_lines(path: &str) -> Vec<String> {
 /// write_iolog writes fio's version 3 log: the same file actions and I/Os, line by line.
 #[test]
 fn write_iolog_writes_fios_log() {
-    let tools = if fio_available() {
+    let tools = if need_fio() {
         vec!["fiox", "fio"]
     } else {
         vec!["fiox"]
@@ -290,10 +290,7 @@ fn write_iolog_writes_fios_log() {
 /// and fio's totals.
 #[test]
 fn read_iolog_replays_like_fio() {
-    if sh("strace", &["-V"]).is_err() {
-        eprintln!("skip: strace is not installed");
-        return;
-    }
+    require_tool("strace");
     let dir = TempDir::under(Path::new("/var/tmp"), "riolog");
     let make = [
         "--name=t",
@@ -309,7 +306,7 @@ fn read_iolog_replays_like_fio() {
     let ours = io_trace(fiox_bin(), dir.path(), &replay);
     assert_eq!(ours.len(), 16, "{ours:?}");
     assert!(ours[0].starts_with("pread64 4096 "), "{ours:?}");
-    if fio_available() {
+    if need_fio() {
         assert_eq!(io_trace("fio", dir.path(), &replay), ours, "vs fio");
         let mut a = replay.to_vec();
         a[2] = "--output-format=json";
@@ -333,10 +330,7 @@ fn read_iolog_replays_like_fio() {
 /// one file, offsets divided then aligned, as fio replays them.
 #[test]
 fn read_iolog_v2_redirect_scale_align_like_fio() {
-    if sh("strace", &["-V"]).is_err() {
-        eprintln!("skip: strace is not installed");
-        return;
-    }
+    require_tool("strace");
     let dir = TempDir::under(Path::new("/var/tmp"), "riolog2");
     std::fs::write(dir.join("target"), vec![0u8; 64 << 10]).unwrap();
     let log = "fio version 2 iolog\n/nowhere/a add\n/nowhere/b add\n/nowhere/a open\n\
@@ -354,7 +348,7 @@ fn read_iolog_v2_redirect_scale_align_like_fio() {
     ];
     let ours = io_trace(fiox_bin(), dir.path(), &args);
     assert_eq!(ours, ["pwrite64 4096 20480", "pread64 4096 8192"]);
-    if fio_available() {
+    if need_fio() {
         let fio_args = &args[..args.len() - 1];
         assert_eq!(io_trace("fio", dir.path(), fio_args), ours, "vs fio");
     }
@@ -452,7 +446,7 @@ fn compressed_logs_are_fios() {
         16,
         "log_compression keeps the text log"
     );
-    if fio_available() {
+    if need_fio() {
         for f in ["x_clat.1.log.fz", "x_bw.1.log.fz", "x_lat.1.log.fz"] {
             assert_eq!(
                 inflate_with("fio", dir.path(), f),
@@ -526,7 +520,7 @@ fn steadystate_stops_early_with_fios_section() {
     );
     let mut ours = Vec::new();
     shape(ss, "steadystate", &mut ours);
-    if fio_available() {
+    if need_fio() {
         let theirs = fio_json(&steady);
         let fss = &theirs["jobs"][0]["steadystate"];
         assert_eq!(fss["attained"], 1, "fio: {fss}");
@@ -586,7 +580,7 @@ fn terse_versions_are_fios() {
         let per_dir = if v == 5 { per_dir + 6 } else { per_dir };
         let kib = |i: usize| f[i].parse::<u64>().unwrap();
         assert_eq!(kib(read_at) + kib(read_at + per_dir), 1024, "v{v}");
-        if fio_available() {
+        if need_fio() {
             let dir = TempDir::new("terse");
             let (code, out) = fio_normal(dir.path(), &args);
             assert_eq!(code, 0);
@@ -656,7 +650,7 @@ fn append_terse_and_eta_switches() {
 #[test]
 fn aux_path_holds_the_verify_state() {
     for tool in ["fiox", "fio"] {
-        if tool == "fio" && !fio_available() {
+        if tool == "fio" && !need_fio() {
             continue;
         }
         let dir = TempDir::new("auxpath");
@@ -790,7 +784,7 @@ fn flow_keeps_the_weights_like_fio() {
         let ours = ratio(ours_dir.path());
         let weights = 2.5..3.6;
         assert!(weights.contains(&ours), "flow_sleep={sleep}: b/a = {ours}");
-        if fio_available() {
+        if need_fio() {
             let fio_dir = TempDir::new("flow-fio");
             let (code, out) = fio_normal(fio_dir.path(), &[file.as_str()]);
             assert_eq!(code, 0, "fio: {out}");
@@ -836,7 +830,7 @@ fn latency_target_probes_the_depth_like_fio() {
     assert_eq!(fields(&ours), ["16", "1000000000", "95.0", "100000", "0"]);
     // Only the final window is reported, and the job ended long before its runtime.
     assert!(ours["jobs"][0]["read"]["runtime"].as_u64().unwrap() < 30_000);
-    if fio_available() {
+    if need_fio() {
         assert_eq!(fields(&fio_json(&met)), fields(&ours), "vs fio");
     }
     let dir = TempDir::under(Path::new("/var/tmp"), "lt");
@@ -862,7 +856,7 @@ fn latency_target_probes_the_depth_like_fio() {
         r.stderr
     );
     assert_eq!(r.json()["jobs"][0]["error"], 110);
-    if fio_available() {
+    if need_fio() {
         // fio prints the job's error line on stdout before the JSON.
         let (_, out) = fio_normal(dir.path(), &a);
         let v: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
@@ -891,7 +885,7 @@ fn clocksource_gettimeofday_times_in_microseconds_like_fio() {
     let r = fiox(&a);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(whole_us(&r.json()), "{}", r.stdout);
-    if fio_available() {
+    if need_fio() {
         assert!(whole_us(&fio_json(&args)), "fio");
     }
     for src in ["--clocksource=clock_gettime", "--clocksource=cpu"] {
@@ -964,7 +958,7 @@ fn ioscheduler_switches_and_restores() {
         r.stderr
     );
     assert_eq!(current(), Some(before.clone()));
-    if fio_available() {
+    if need_fio() {
         let fio = std::process::Command::new("fio")
             .args(bad)
             .output()
@@ -1011,7 +1005,7 @@ fn verify_meta_runs_like_fio() {
             (64, 256 << 10),
             "verified every block"
         );
-        if fio_available() {
+        if need_fio() {
             let theirs = fio_json(&args);
             assert_eq!(theirs["jobs"][0]["error"], 0);
             for d in ["read", "write"] {
@@ -1080,7 +1074,7 @@ fn flow_member_that_fails_does_not_stall_the_flow() {
 #[test]
 fn exec_prerun_and_postrun_like_fio() {
     for tool in ["fiox", "fio"] {
-        if tool == "fio" && !fio_available() {
+        if tool == "fio" && !need_fio() {
             continue;
         }
         let dir = TempDir::new("exec");
@@ -1168,7 +1162,7 @@ fn verify_trim_runs_like_fio() {
             trims > writes,
             "{extra:?}: verify-trims on top of the workload's"
         );
-        if fio_available() {
+        if need_fio() {
             let theirs = fio_json(&fio_args);
             assert_eq!(theirs["jobs"][0]["error"], 0, "fio {extra:?}");
             for d in ["trim", "write", "read"] {
@@ -1225,7 +1219,7 @@ fn block_error_percentiles_report_trims_per_block() {
     let mut j = a.clone();
     j.push("--output-format=json");
     assert!(fiox(&j).json()["jobs"][0].get("block").is_none());
-    if fio_available() {
+    if need_fio() {
         let o = std::process::Command::new("fio").args(&a).output().unwrap();
         assert_eq!(lines(&String::from_utf8_lossy(&o.stdout)), ours, "vs fio");
     }
@@ -1407,7 +1401,7 @@ fn read_iolog_replays_blktrace_like_fio() {
         let json = [*args, &["--allow-destructive", "--output-format=json"]].concat();
         let r = fiox_in(dir.path(), &json);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
-        if fio_available() {
+        if need_fio() {
             assert_eq!(
                 blk_calls("fio", dir.path(), args, target),
                 calls,
@@ -1672,7 +1666,7 @@ fn clones_are_numbered_like_fio() {
         for name in &names {
             assert!(ours.join(name).is_file(), "numjobs={n}: no {name}");
         }
-        if fio_available() {
+        if need_fio() {
             std::fs::create_dir_all(&theirs).unwrap();
             assert_eq!(fio_normal(&theirs, &write).0, 0, "fio numjobs={n}");
             for name in &names {
@@ -1701,7 +1695,7 @@ fn clones_are_numbered_like_fio() {
             .map(|m| u64::from(m) << 20)
             .collect();
         assert_eq!(read_bytes(&r.json()), mib, "numjobs={n}");
-        if fio_available() {
+        if need_fio() {
             let fio = fio_json(&read[..read.len() - 1]);
             assert_eq!(read_bytes(&fio), mib, "fio numjobs={n}");
         }
@@ -1801,9 +1795,7 @@ fn debug_categories_print_fios_lines() {
         ours_p.len() >= 10 && ours_p.iter().all(poisson_line),
         "{ours_p:#?}"
     );
-    if !fio_available() {
-        return;
-    }
+    need_fio();
     assert_eq!(ours_v, debug_lines("fio", "verify", &verify));
     let pattern = [
         "--name=v",
@@ -1867,7 +1859,7 @@ fn debug_categories_name_what_they_print() {
         let has = |lines: &[String]| lines.iter().any(|l| l.contains(want));
         let ours = debug_lines(fiox_bin(), cat, args);
         assert!(has(&ours), "{cat}: {ours:#?}");
-        if fio_available() {
+        if need_fio() {
             let theirs = debug_lines("fio", cat, args);
             assert!(has(&theirs), "fio {cat}: {theirs:#?}");
         }
@@ -2062,7 +2054,7 @@ fn log_issue_time_ends_clat_and_slat_lines_with_the_issue_time() {
     }
     // Without log_issue_time the lines are fio 3.33's (6 columns), for both tools.
     for tool in ["fiox", "fio"] {
-        if tool == "fio" && !fio_available() {
+        if tool == "fio" && !need_fio() {
             continue;
         }
         let sub = dir.path().join(tool);

@@ -90,7 +90,7 @@ fn sequential_io_walks_backwards_like_fio() {
         if let Some(want) = want {
             assert_eq!(&kib(&ours), want, "{opts:?}");
         }
-        if fio_available() {
+        if need_fio() {
             let theirs_dir = TempDir::under(dir.path(), &format!("theirs{i}"));
             let theirs = logged("fio", theirs_dir.path(), &args);
             assert_eq!(ours, theirs, "{opts:?} vs fio");
@@ -141,7 +141,7 @@ fn offset_increment_percent_like_fio() {
             offs.dedup();
             assert_eq!(offs, [0, 4, 8, 12, 100, 104, 108, 112, 196, 200, 204, 208]);
         }
-        if fio_available() {
+        if need_fio() {
             assert_eq!(ours, run("fio", &format!("theirs{i}"), extra), "{extra:?}");
         }
     }
@@ -174,7 +174,7 @@ fn deprecated_options_are_refused_like_fio() {
         "{}",
         r.stderr
     );
-    if fio_available() {
+    if need_fio() {
         for args in [&cli[..], &["--parse-only", &file]] {
             let o = std::process::Command::new("fio")
                 .args(args)
@@ -218,7 +218,7 @@ fn atomic_opens_like_fio() {
         ours.iter().all(|f| f.contains("O_DIRECT|0x800000")),
         "{ours:?}"
     );
-    if fio_available() {
+    if need_fio() {
         let d = TempDir::under(dir.path(), "fio");
         let theirs = io_open_flags("fio", d.path(), &args);
         assert!(theirs.iter().all(|f| f.contains("O_DIRECT|0x800000")));
@@ -255,7 +255,7 @@ fn write_barrier_changes_no_io_like_fio() {
     let ours = writes(fiox_bin(), dir.path(), &with);
     assert_eq!(ours.len(), 16);
     assert_eq!(ours, writes(fiox_bin(), dir.path(), &base));
-    if fio_available() {
+    if need_fio() {
         let d = TempDir::under(dir.path(), "fio");
         assert_eq!(ours, writes("fio", d.path(), &with), "vs fio");
     }
@@ -291,7 +291,7 @@ fn unlink_each_loop_removes_files_between_loops_like_fio() {
     assert_eq!(unlinks(fiox_bin(), ours.path(), &args), 2);
     let left = std::fs::metadata(ours.join("f")).unwrap().len();
     assert_eq!(left, 64 << 10);
-    if fio_available() {
+    if need_fio() {
         let theirs = TempDir::under(dir.path(), "theirs");
         assert_eq!(unlinks("fio", theirs.path(), &args), 2, "fio");
         assert_eq!(std::fs::metadata(theirs.join("f")).unwrap().len(), left);
@@ -408,7 +408,7 @@ fn fill_device_writes_until_enospc_like_fio() {
             }
             assert_eq!(ours.3, ["local-fd-0-verify.state"], "{extra:?}");
         }
-        if fio_available() {
+        if need_fio() {
             assert_eq!(
                 ours,
                 fill_outcome("fio", m.path(), extra),
@@ -421,7 +421,7 @@ fn fill_device_writes_until_enospc_like_fio() {
     let extra = ["--fill_device=1", "--rw=rw", "--rwmixread=70"];
     let ours = fill_outcome("fiox", m.path(), &extra);
     assert_eq!((ours.0, ours.1[2]), (libc::EIO as i64, 1 << 20), "{ours:?}");
-    if fio_available() {
+    if need_fio() {
         assert_eq!(
             ours,
             fill_outcome("fio", m.path(), &extra),

@@ -52,9 +52,7 @@ fn held_flow_jobs_spin_like_fio_under_contention() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ours = pace(&r.json()) as f64;
     assert!(ours > 0.0, "the flow ran no I/O");
-    if !fio_available() {
-        return;
-    }
+    need_fio();
     let threads = pace(&fio_json(&[file.as_str(), "--thread"])) as f64;
     let processes = pace(&fio_json(&[file.as_str()])) as f64;
     let near = |theirs: f64, factor: f64| ours <= theirs * factor && ours * factor >= theirs;

@@ -5,7 +5,7 @@
 
 mod harness;
 
-use harness::{fio_available, fio_json, fiox, issued, TempDir};
+use harness::{fio_json, fiox, issued, need_fio, TempDir};
 
 /// `(files open at most, opens)` from the debug line a debug build prints on request.
 fn open_counts(stderr: &str) -> (u64, u64) {
@@ -99,10 +99,7 @@ fn openfiles_caps_open_files_for_every_engine() {
 
 #[test]
 fn openfiles_issues_what_fio_issues() {
-    if !fio_available() {
-        eprintln!("fio not installed: comparison skipped");
-        return;
-    }
+    need_fio();
     for extra in [
         &["--ioengine=psync", "--openfiles=1"][..],
         &[
@@ -172,7 +169,7 @@ fn write_then_verify_reads_back_every_file() {
             "{extra:?}: verify reads"
         );
         assert!(peak <= 2, "{extra:?}: peak {peak}");
-        if fio_available() {
+        if need_fio() {
             let fdir = TempDir::new("openfiles-verify-fio");
             let args = job_args(&fdir, extra);
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -250,7 +247,7 @@ fn create_on_open_creates_files_as_the_job_reaches_them() {
     let (notes, _, files) = create_on_open_run(false, &on[..2]);
     assert!(notes.contains("Laying out"), "{notes}");
     assert_eq!(files.len(), 4, "{files:?}");
-    if fio_available() {
+    if need_fio() {
         let (_, f, fio_files) = create_on_open_run(true, &on);
         assert_eq!(issued(&v, "write"), issued(&f, "write"), "vs fio");
         assert_eq!(want, fio_files, "files vs fio");
@@ -262,7 +259,7 @@ fn create_on_open_creates_files_as_the_job_reaches_them() {
     assert!(!notes.contains("Laying out"), "{notes}");
     assert_eq!(files.len(), 4, "{files:?}");
     assert!(files.iter().all(|f| f.1 == 32768), "{files:?}");
-    if fio_available() {
+    if need_fio() {
         let (_, _, fio_files) = create_on_open_run(true, &all);
         assert_eq!(files, fio_files, "files vs fio");
     }
@@ -356,10 +353,7 @@ fn fsynced_paths(dir: &TempDir, extra: &[&str]) -> Vec<String> {
 /// each of the 4 files once with end_fsync; with fsync_on_close it syncs each at every close.
 #[test]
 fn end_fsync_and_fsync_on_close_cover_files_openfiles_closed() {
-    if harness::sh("strace", &["-V"]).is_err() {
-        eprintln!("skip: strace is not installed");
-        return;
-    }
+    harness::require_tool("strace");
     for opts in [
         vec!["--end_fsync=1", "--openfiles=1"],
         vec!["--fsync_on_close=1", "--openfiles=1"],
@@ -448,7 +442,7 @@ fn verify_backlog_within_openfiles_reads_each_block_once() {
         let (v, stderr) = run_debug(&dir, &args);
         assert_eq!(v["jobs"][0]["error"], 0, "{engine}: {stderr}");
         assert_eq!(issued(&v, "read"), (64, 256 << 10), "{engine}");
-        if fio_available() {
+        if need_fio() {
             let fdir = TempDir::new("openfiles-backlog-fio");
             let a = job_args(&fdir, &extra);
             let mut a: Vec<&str> = a

@@ -31,7 +31,7 @@ fn tool_in(bin: &str, cwd: &Path, args: &[&str]) -> Run {
 /// fiox, and fio when it is installed.
 fn tools() -> Vec<&'static str> {
     let mut t = vec![fiox_bin()];
-    if fio_available() {
+    if need_fio() {
         t.push("fio");
     }
     t
@@ -231,10 +231,7 @@ fn disk_names(v: &serde_json::Value) -> (Vec<String>, bool) {
 /// disk); fiox shows the disk holding its backing file only in its own part of the report.
 #[test]
 fn loop_device_disk_stats_as_fio() {
-    if !is_root() {
-        eprintln!("skipped: loop devices need root");
-        return;
-    }
+    require_root("loop devices");
     let dir = TempDir::under(Path::new("/var/tmp"), "disk-loop");
     let img = dir.path().join("img");
     std::fs::write(&img, vec![0u8; 16 << 20]).unwrap();
@@ -260,7 +257,7 @@ fn loop_device_disk_stats_as_fio() {
     );
     let backing = &v["fiox"]["backing_disks"][0];
     assert_eq!(backing["backs"], dev.name().as_str(), "{}", v["fiox"]);
-    if fio_available() {
+    if need_fio() {
         assert_eq!(disk_names(&fio_json(&job)), disk_names(&v), "vs fio");
     }
     let r = fiox(&job);

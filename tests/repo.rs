@@ -221,3 +221,77 @@ fn the_door_check_finds_a_door() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
 }
+
+/// The programs the tests run, by name: `Command::new("x")`, `sh("x", ..)`, `sh_in(dir, "x", ..)`
+/// and `require_tool("x")` in tests/ and crates/*/tests/, with the file that runs each.
+fn programs_tests_run() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(&root().join("tests"), &mut files);
+    let crates = std::fs::read_dir(root().join("crates")).unwrap();
+    for c in crates.flatten() {
+        rust_files(&c.path().join("tests"), &mut files);
+    }
+    let mut found = Vec::new();
+    let me = Path::new(file!()).file_name().unwrap();
+    for f in files.into_iter().filter(|f| f.file_name() != Some(me)) {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for opener in ["Command::new(\"", "sh(\"", "require_tool(\""] {
+            for (i, _) in text.match_indices(opener) {
+                let before = text[..i].chars().next_back().unwrap_or(' ');
+                if before.is_alphanumeric() || before == '_' {
+                    continue; // push("..."), fresh("...")
+                }
+                let rest = &text[i + opener.len()..];
+                let name = &rest[..rest.find('"').unwrap()];
+                found.push((name.to_string(), f.display().to_string()));
+            }
+        }
+        for (i, _) in text.match_indices("sh_in(") {
+            let before = text[..i].chars().next_back().unwrap_or(' ');
+            if before.is_alphanumeric() || before == '_' {
+                continue;
+            }
+            let rest = &text[i..];
+            let line = &rest[..rest.find(')').unwrap_or(rest.len())];
+            if let Some(q) = line.find(", \"") {
+                let name = &line[q + 3..];
+                found.push((
+                    name[..name.find('"').unwrap()].to_string(),
+                    f.display().to_string(),
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// Every program a test runs is in ci/packages.txt (which ci/test.sh installs before the suite),
+/// so a fresh machine gets every tool the tests call (issue 24).
+#[test]
+fn every_program_the_tests_run_is_in_the_package_list() {
+    let list = std::fs::read_to_string(root().join("ci/packages.txt")).unwrap();
+    let tools: Vec<&str> = list
+        .lines()
+        .filter_map(|l| l.split('#').next().unwrap().split_whitespace().next())
+        .collect();
+    assert!(
+        tools.contains(&"fio") && tools.contains(&"losetup"),
+        "{tools:?}"
+    );
+    let found = programs_tests_run();
+    assert!(found.len() > 50, "found only {} program calls", found.len());
+    // The built binaries and names a test composes are not programs to install.
+    let ours = ["fiox", "plot"];
+    let mut missing: Vec<String> = found
+        .iter()
+        .filter(|(p, _)| !ours.contains(&p.as_str()) && !tools.contains(&p.as_str()))
+        .map(|(p, f)| format!("{p} (run by {f})"))
+        .collect();
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "programs the tests run that ci/packages.txt does not list:\n{}",
+        missing.join("\n")
+    );
+}

@@ -11,7 +11,7 @@ use std::process::Command;
 
 /// fio's stdout and exit status for `args`.
 fn fio_out(args: &[&str]) -> (String, i32) {
-    assert!(fio_available(), "fio 3.33 is needed (.ci/run installs it)");
+    assert!(need_fio(), "fio 3.33 is needed (.ci/run installs it)");
     let o = Command::new("fio").args(args).output().expect("run fio");
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -259,7 +259,7 @@ fn verify_pattern_carries_the_write_offset() {
                 "{pattern}: block {blk}"
             );
         }
-        if fio_available() {
+        if need_fio() {
             let g = dir.join("fio-file");
             let fio_file = format!("--filename={g}");
             let mut fa = vec!["--name=p", "--rw=write", "--output-format=terse", &fio_file];
@@ -328,7 +328,7 @@ fn verify_pattern_alone_verifies_with_a_header() {
     // bytes), then the pattern.
     assert_eq!(&data[..6], b"\xca\xac\x11\x00\x00\x10");
     assert!(data[40..4096].iter().all(|&b| b == 0xab));
-    if fio_available() {
+    if need_fio() {
         let mut a = base.to_vec();
         a.push("--verify_pattern=0xab");
         let g = dir.join("fio-file");
@@ -344,7 +344,7 @@ fn verify_pattern_alone_verifies_with_a_header() {
         let b = &data[blk * 4096..][..4096];
         assert!((40..4096).all(|i| b[i] == unit[i % 11]), "block {blk}");
     }
-    if fio_available() {
+    if need_fio() {
         let g = dir.join("fio-file2");
         let fio_file = format!("--filename={g}");
         let mut a = base.to_vec();
@@ -520,7 +520,7 @@ fn verify_phase_reads_at_the_job_depth_through_the_engine() {
     assert!(at8 > 95.0, "{levels:?}");
     let rd = &v["jobs"][0]["read"];
     assert_eq!(rd["slat_ns"]["N"], 2048, "verify reads are submitted: {rd}");
-    if fio_available() {
+    if need_fio() {
         let fdir = disk_dir("vdepth-fio");
         let ff = fdir.join("v");
         let file = format!("--filename={ff}");
@@ -582,7 +582,7 @@ fn verify_backlog_verifies_each_block_once() {
         } else {
             assert_eq!(first_read, None, "{extra:?}");
         }
-        if fio_available() {
+        if need_fio() {
             let file = format!("--filename={}", dir.join("fio"));
             let mut a = vec![
                 "--name=v",
@@ -649,7 +649,7 @@ fn verify_only_with_a_read_workload_checks_every_block() {
             let at = format!("{f}: verify failed at offset {off}, length 4096");
             assert!(r.stderr.contains(&at), "{rw}: {off}: {}", r.stderr);
         }
-        if fio_available() {
+        if need_fio() {
             // fio checks a file fio wrote (fio's headers), damaged the same way.
             let ff = dir.join(&format!("fio-{rw}"));
             let file = format!("--filename={ff}");
@@ -796,7 +796,7 @@ fn null_engine_verify_reads_are_counted_not_checked() {
         let v = r.json();
         assert_eq!(issued(&v, "read"), (256, 1 << 20), "{rw}");
         assert_eq!(v["jobs"][0]["error"], 0, "{rw}");
-        if fio_available() {
+        if need_fio() {
             let fv = fio_json(&[
                 "--name=v",
                 &format!("--rw={rw}"),
@@ -858,9 +858,7 @@ fn experimental_verify_replays_the_writes_as_fio_does() {
         if want == 0 && rw != "randrw" && extra[0].ends_with("=1") {
             assert_eq!(reads, writes, "{rw} {extra:?}: every write read back once");
         }
-        if !fio_available() {
-            continue;
-        }
+        need_fio();
         let _ = std::fs::remove_file(&f);
         let fv = fio_json_after_errors(dir.path(), &a);
         let fj = &fv["jobs"][0];

@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+pub mod need;
+#[allow(unused_imports)]
+pub use need::*;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -101,15 +105,6 @@ pub fn spawn_fiox_in(cwd: &Path, args: &[&str]) -> Child {
 
 pub fn wait(child: Child) -> Run {
     Run::from(child.wait_with_output().expect("wait for fiox"))
-}
-
-/// fio 3.x if installed.
-pub fn fio_available() -> bool {
-    Command::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
 }
 
 /// Run fio with JSON output.

@@ -1,0 +1,113 @@
+//! What a test needs from the machine. A missing tool fails the test, naming the tool and the
+//! package from `ci/packages.txt` (ci/test.sh installs them all); a test that needs root fails
+//! too (the suite runs as root). Only a kernel feature the machine lacks, checked by the test,
+//! skips it: [`skip_for_kernel`] names the feature and records the skip in
+//! `target/tmp/fiox-skips.log`, which ci/test.sh counts at the end of the run.
+//!
+//! Shared by the test crates of the workspace (`#[path]` from crates/*/tests).
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+
+/// The package list, one `TOOL PACKAGE  # who needs it` a line.
+pub const PACKAGES: &str = include_str!("../../ci/packages.txt");
+
+/// The package providing `tool` according to ci/packages.txt.
+pub fn package_of(tool: &str) -> Option<&'static str> {
+    PACKAGES.lines().find_map(|l| {
+        let l = l.split('#').next().unwrap_or("");
+        let mut w = l.split_whitespace();
+        (w.next() == Some(tool)).then(|| w.next()).flatten()
+    })
+}
+
+/// Whether `tool` is an executable on PATH (what `Command::new(tool)` runs).
+pub fn has_tool(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|d| {
+        std::fs::metadata(d.join(tool))
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    })
+}
+
+/// Fail the test unless `tool` is installed, naming the tool and how to install it. A tool
+/// missing from ci/packages.txt fails too: the list must name every program a test runs.
+pub fn require_tool(tool: &str) {
+    let Some(pkg) = package_of(tool) else {
+        panic!("{tool} is not in ci/packages.txt: add `{tool} PACKAGE  # tests` there");
+    };
+    assert!(
+        has_tool(tool),
+        "{tool} is not installed: run `apt-get install {pkg}` as root, or ci/test.sh \
+         (installs every package in ci/packages.txt, then runs the tests)"
+    );
+}
+
+/// fio, installed: always true, or the test fails naming `apt-get install fio`. Comparisons
+/// against fio are what most tests exist for; none passes without making them.
+pub fn need_fio() -> bool {
+    require_tool("fio");
+    true
+}
+
+/// Whether this process runs as root (effective uid 0).
+pub fn running_as_root() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        .unwrap_or(false)
+}
+
+/// Fail the test unless it runs as root: the suite runs as root (`sudo ci/test.sh`), and a test
+/// that needs root (loop devices, mounts, cgroups, other users) checks nothing without it.
+pub fn require_root(why: &str) {
+    assert!(
+        running_as_root(),
+        "this test needs root ({why}): the suite runs as root, e.g. `sudo ci/test.sh`"
+    );
+}
+
+/// Where skips are recorded: `target/tmp/fiox-skips.log` (ci/test.sh empties it first).
+pub fn skip_log() -> &'static Path {
+    Path::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/fiox-skips.log"))
+}
+
+/// Skip the rest of a test because the kernel lacks `feature` (checked by the caller: `why` is
+/// what the check found). Prints a `skip:` line and appends `feature<TAB>test<TAB>why` to
+/// [`skip_log`]. The caller returns right after.
+#[allow(clippy::disallowed_methods)]
+pub fn skip_for_kernel(feature: &str, why: &str) {
+    let test = std::thread::current().name().unwrap_or("?").to_string();
+    let why = why.replace(['\n', '\t'], " ");
+    eprintln!("skip: the kernel lacks {feature}: {why}");
+    let line = format!("{feature}\t{}::{test}\t{why}\n", env!("CARGO_CRATE_NAME"));
+    let _ = std::fs::create_dir_all(env!("CARGO_TARGET_TMPDIR"));
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skip_log())
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// Loop devices for a test: fails without root; false (the test skipped, recorded) when the
+/// kernel has no loop driver.
+pub fn loop_devices() -> bool {
+    require_root("loop devices");
+    if Path::new("/dev/loop-control").exists() {
+        true
+    } else {
+        skip_for_kernel(
+            "the loop driver",
+            "no /dev/loop-control (try `modprobe loop`)",
+        );
+        false
+    }
+}
