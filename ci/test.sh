@@ -19,6 +19,8 @@ find_missing() {
     local tool pkg _rest
     while read -r tool pkg _rest; do
         [[ -z $tool || $tool == \#* ]] && continue
+        # pip:NAME entries come from PyPI, installed below once apt's packages are there.
+        [[ $pkg == pip:* ]] && continue
         if [[ $tool == /* ]]; then
             compgen -G "$tool" >/dev/null && continue
         else
@@ -61,7 +63,10 @@ pip_install() {
 }
 python3 -c 'import scipy, sys; sys.exit(tuple(map(int, scipy.__version__.split(".")[:2])) < (1, 11))' \
     >/dev/null 2>&1 || pip_install -U scipy
-command -v bench-fio >/dev/null 2>&1 || pip_install fio-plot==1.1.21
+while read -r tool pkg _rest; do
+    [[ $pkg == pip:* ]] || continue
+    command -v "$tool" >/dev/null 2>&1 || pip_install "${pkg#pip:}"
+done <"$list"
 
 # Tests record a skip for a missing kernel feature in CARGO_TARGET_TMPDIR (target/tmp).
 target=${CARGO_TARGET_DIR:-target}

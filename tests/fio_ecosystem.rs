@@ -3,6 +3,8 @@
 //! its source), the option names fio's JSON carries, fio's command-line forms and parser
 //! leniency, the run header, sample counts and rate limits, each compared with fio 3.33.
 
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
 mod harness;
 
 use harness::*;
@@ -38,13 +40,6 @@ fn kdiskmark_detects(stdout: &str) -> bool {
 /// bench-fio's test (benchlib/checks.py, `check_fio_version`): `fio-3` in the stripped stdout.
 fn bench_fio_accepts(stdout: &str) -> bool {
     stdout.trim().contains("fio-3")
-}
-
-fn need_fio() {
-    assert!(
-        fio_available(),
-        "fio 3.33 is needed: apt-get install fio (.ci/run installs it)"
-    );
 }
 
 #[test]

@@ -383,46 +383,37 @@ fn second_signal_forces_exit_at_every_phase() {
     force_at(&verify, &f, "[V(1)]");
 }
 
-/// Whether a thread of process `pid` sleeps in kernel function `wchan`.
-fn thread_waits_in(pid: u32, wchan: &str) -> bool {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return false;
-    };
-    tasks
-        .flatten()
-        .any(|t| std::fs::read_to_string(t.path().join("wchan")).is_ok_and(|w| w == wchan))
-}
-
-/// A second SIGINT exits at once with 130 even when the job cannot stop: here it is blocked
-/// opening a FIFO nobody writes to, so the first SIGINT cannot end it and no report is printed.
+/// A second SIGINT exits at once with 130 even when the job cannot stop: here its final
+/// fsync hangs on a frozen file system, so the first SIGINT cannot end it, and the second
+/// ends the process without a report. (A FIFO, which blocked the job's open before, is now
+/// refused before any open.)
 #[test]
 fn second_sigint_forces_exit() {
-    let dir = TempDir::new("sig-twice");
-    let fifo = dir.join("fifo");
-    sh("mkfifo", &[&fifo]).expect("mkfifo");
-    let child = spawn_fiox(&[
-        "--name=t",
-        "--rw=read",
-        "--size=1m",
-        &format!("--filename={fifo}"),
-        "--output-format=json",
-    ]);
+    let Some(mut fs) = StalledFs::new() else {
+        return;
+    };
+    let Some((child, mut out)) = start_stalled_end_fsync(&mut fs) else {
+        return;
+    };
     let pid = child.id();
-    // Polls until the job thread sleeps in the FIFO open (no timing is measured).
-    let mut polls = 0;
-    while !thread_waits_in(pid, "wait_for_partner") {
-        polls += 1;
-        assert!(polls < 60_000, "the job never blocked on the FIFO");
-        std::thread::sleep(Duration::from_millis(5));
-    }
     sigint_twice(&child);
+    // The forced exit has happened once the main thread is a zombie (the thread in fsync
+    // holds the rest of the process until the file system thaws).
+    poll_until("the forced exit", || leader_state(pid) == Some('Z'));
+    fs.resume();
     let r = wait(child);
     assert_eq!(r.code, 130, "{}", r.stderr);
+    let text = out.text();
     assert!(
-        r.stdout.is_empty(),
-        "a forced exit prints no report: {}",
-        r.stdout
+        !text.contains("\"jobs\""),
+        "a forced exit prints no report: {text}"
     );
+}
+
+/// The state letter of process `pid`'s main thread (/proc/PID/stat's third field).
+fn leader_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.get(stat.rfind(')')? + 2..)?.chars().next()
 }
 
 /// Ctrl-C during the write phase of a verify job saves its write log (verify_state_save, as

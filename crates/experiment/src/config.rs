@@ -384,8 +384,10 @@ mod tests {
     #[test]
     fn absurd_repetitions_and_multi_line_values_are_refused() {
         let exp = |extra: &str| -> Experiment {
-            toml::from_str(&format!("jobs = \"\"\n{extra}\n[[variant]]\nname = \"a\"\n"))
-                .unwrap()
+            toml::from_str(&format!(
+                "jobs = \"\"\n{extra}\n[[variant]]\nname = \"a\"\n"
+            ))
+            .unwrap()
         };
         let e = exp("repetitions = 4294967295").check().unwrap_err();
         assert!(e.contains("at most 100000"), "{e}");

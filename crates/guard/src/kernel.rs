@@ -54,9 +54,13 @@ fn check_fs(fd: &impl AsFd, fs: KernelFs, path: &Path) -> Result<()> {
 pub fn write_knob(path: &Path, value: &[u8], fs: KernelFs) -> Result<()> {
     let (dir, name) = Dir::open_parent(path)?;
     check_fs(&dir, fs, path)?;
-    let mut f = dir
-        .open_file(&name, libc::O_WRONLY)?
-        .ok_or_else(|| GuardError::io("open", path, std::io::Error::from_raw_os_error(libc::ENOENT)))?;
+    let mut f = dir.open_file(&name, libc::O_WRONLY)?.ok_or_else(|| {
+        GuardError::io(
+            "open",
+            path,
+            std::io::Error::from_raw_os_error(libc::ENOENT),
+        )
+    })?;
     check_fs(&f, fs, path)?;
     f.write_all(value)
         .map_err(|e| GuardError::io("write", path, e))

@@ -79,7 +79,9 @@ fn write_int(dir: &Path, file: &str, val: u64, what: &'static str) -> Result<(),
         |e| match e {
             // A missing knob: fio's fopen("w") asks cgroupfs to create it, which fails with
             // EACCES; fiox never creates it, and reports the errno fio reports.
-            fiox_guard::GuardError::Io { err, .. } if err.kind() == std::io::ErrorKind::NotFound => {
+            fiox_guard::GuardError::Io { err, .. }
+                if err.kind() == std::io::ErrorKind::NotFound =>
+            {
                 RunError::io(what, &path, std::io::Error::from_raw_os_error(libc::EACCES))
             }
             fiox_guard::GuardError::Io { err, .. } => RunError::io(what, &path, err),
