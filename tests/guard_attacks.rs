@@ -251,3 +251,48 @@ fn d2_an_experiment_allows_its_testbed_device_and_nothing_else() {
         "user file intact"
     );
 }
+
+/// A job may write the loop device fiox's own `testbed up loop` made: its backing file is made
+/// by the guard and carries fiox's mark (it was refused as a loop device over a file fiox did
+/// not create, unless --allow-destructive).
+#[test]
+fn a_job_writes_the_loop_device_of_fioxs_own_testbed() {
+    let state = TempDir::new("tb-own");
+    let run = |args: &[&str]| {
+        Run::from(
+            std::process::Command::new(fiox_bin())
+                .args(args)
+                .env("FIOX_TESTBED_DIR", state.path())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap(),
+        )
+    };
+    let name = format!("own{}", std::process::id());
+    let up = run(&[
+        "testbed",
+        "up",
+        "loop",
+        &format!("--name={name}"),
+        "--size=16m",
+        "--dir=/var/tmp",
+    ]);
+    assert_eq!(up.code, 0, "{}", up.stderr);
+    let text = format!("{}{}", up.stdout, up.stderr);
+    let dev = text
+        .split_whitespace()
+        .find(|w| w.starts_with("/dev/loop"))
+        .unwrap_or_else(|| panic!("no device in {text}"))
+        .to_string();
+    let w = run(&[
+        "--name=w",
+        &format!("--filename={dev}"),
+        "--rw=write",
+        "--bs=64k",
+        "--size=4m",
+        "--output-format=terse",
+    ]);
+    let down = run(&["testbed", "down", &name]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(down.code, 0, "{}", down.stderr);
+}

@@ -205,10 +205,11 @@ impl Inputs {
                 .iter()
                 .filter(|r| r["variant"] == v && r["status"] == "done" && r["warmup"] != true);
             for r in measured {
+                // A run the manifest lists as done and measured must be read: dropping it would
+                // change the picture silently (fiox compare refuses such a directory too).
                 let Some(file) = r["file"].as_str() else {
-                    let why = format!("a run of variant {v} names no file");
-                    self.skipped.push(format!("{}: {why}", manifest.display()));
-                    continue;
+                    let why = format!("a finished run of variant {v} names no file");
+                    return Err(InputError::format(&manifest, why));
                 };
                 let path = dir.join(file);
                 if !self.first_time(&path) {
@@ -223,7 +224,13 @@ impl Inputs {
                         }
                     }
                     Ok(()) => {}
-                    Err(e) => self.skipped.push(e.to_string()),
+                    Err(e) => {
+                        let why = format!(
+                            "run {label}, listed as done, cannot be read ({e}); re-run the \
+                             experiment (it resumes) or remove the run from the manifest"
+                        );
+                        return Err(InputError::format(&manifest, why));
+                    }
                 }
             }
         }
@@ -357,5 +364,28 @@ mod tests {
             ]
         );
         assert!(i.skipped.is_empty(), "{:?}", i.skipped);
+    }
+
+    /// L1: a run the manifest lists as done but whose file is missing or corrupt is an error
+    /// naming it (it used to vanish from the page, exit 0).
+    #[test]
+    fn an_experiment_run_that_cannot_be_read_is_an_error_not_a_gap() {
+        let dir = std::env::temp_dir().join(format!("fiox-plot-l1-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("runs")).unwrap();
+        let manifest = serde_json::json!({"name": "x", "variants": ["lp"], "runs": [
+            {"variant": "lp", "index": 0, "warmup": false, "file": "runs/lp-000.json", "status": "done"}
+        ]});
+        std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
+        let missing = Inputs::default().add_path(&dir).map_err(|e| e.to_string());
+        std::fs::write(dir.join("runs/lp-000.json"), "{\"jobs\": [").unwrap();
+        let corrupt = Inputs::default().add_path(&dir).map_err(|e| e.to_string());
+        std::fs::remove_dir_all(&dir).unwrap();
+        for r in [missing, corrupt] {
+            let e = r.unwrap_err();
+            assert!(
+                e.contains("run lp #0, listed as done, cannot be read"),
+                "{e}"
+            );
+        }
     }
 }
