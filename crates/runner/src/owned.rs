@@ -24,8 +24,10 @@ use fiox_guard::MARK;
 pub use fiox_guard::{Identity, Layout, Mark};
 
 /// Files fiox created for jobs that asked for `unlink`: what a forced exit (second Ctrl-C)
-/// still removes, since the jobs never reach their own cleanup.
-static UNLINK_ON_EXIT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+/// still removes, since the jobs never reach their own cleanup. A set: a job of 100,000 files
+/// forgets each one as it is removed, which a list made quadratic.
+static UNLINK_ON_EXIT: std::sync::Mutex<Option<std::collections::HashSet<PathBuf>>> =
+    std::sync::Mutex::new(None);
 
 /// Remember a file this job created and must remove: in the job's `leftovers` (removed if
 /// the job is aborted) and for a forced exit.
@@ -34,15 +36,19 @@ pub fn leave(leftovers: &mut Vec<PathBuf>, path: &Path) {
     UNLINK_ON_EXIT
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .push(path.to_path_buf());
+        .get_or_insert_with(Default::default)
+        .insert(path.to_path_buf());
 }
 
 /// The file is gone (or left to its job's cleanup): a forced exit need not remove it.
 pub fn forget(path: &Path) {
-    UNLINK_ON_EXIT
+    if let Some(set) = UNLINK_ON_EXIT
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .retain(|p| p != path);
+        .as_mut()
+    {
+        set.remove(path);
+    }
 }
 
 /// On a forced exit: remove every file still registered by [`leave`] that is still fiox's
@@ -50,7 +56,8 @@ pub fn forget(path: &Path) {
 /// many were removed.
 pub fn remove_left_files() -> usize {
     let list = std::mem::take(&mut *UNLINK_ON_EXIT.lock().unwrap_or_else(|p| p.into_inner()));
-    list.iter()
+    list.unwrap_or_default()
+        .iter()
         .filter(|p| unlink_owned(p).unwrap_or(false))
         .count()
 }
