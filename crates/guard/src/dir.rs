@@ -294,30 +294,35 @@ impl Dir {
     /// this process made it); a link, a user's file renamed over fiox's, or a copy stays.
     /// Returns whether it was removed.
     pub fn remove_owned(&self, name: &OsStr) -> Result<bool> {
-        let Some(st) = self.stat(name)? else {
-            return Ok(false);
-        };
-        if !matches!(st.kind, Kind::File | Kind::Dir) || !self.is_ours(name, &st)? {
-            return Ok(false);
+        match self.owned(name)? {
+            Some((st, true)) => self.unlink_checked(name, &st),
+            _ => Ok(false),
         }
-        self.unlink_checked(name, &st)
+    }
+
+    /// The statx of `name` and whether it is a regular file or directory fiox made; None when
+    /// nothing is there.
+    fn owned(&self, name: &OsStr) -> Result<Option<(Stat, bool)>> {
+        let Some(st) = self.stat(name)? else {
+            return Ok(None);
+        };
+        let ours = matches!(st.kind, Kind::File | Kind::Dir) && self.is_ours(name, &st)?;
+        Ok(Some((st, ours)))
     }
 
     /// The proof half of [`Dir::remove_owned`], for callers that time the removal itself
     /// (fio's filedelete and dirdelete engines): the statx of `name` when it is a regular file
     /// or directory fiox made, None when nothing is there, a refusal otherwise.
     pub fn prove_owned(&self, name: &OsStr) -> Result<Option<Stat>> {
-        let Some(st) = self.stat(name)? else {
-            return Ok(None);
-        };
-        if !matches!(st.kind, Kind::File | Kind::Dir) || !self.is_ours(name, &st)? {
-            return Err(GuardError::refused(
+        match self.owned(name)? {
+            None => Ok(None),
+            Some((st, true)) => Ok(Some(st)),
+            Some((_, false)) => Err(GuardError::refused(
                 "remove",
                 &self.join(name),
                 "fiox did not make it (or it was replaced since fiox checked it)",
-            ));
+            )),
         }
-        Ok(Some(st))
     }
 
     /// The removal half: unlinkat(2) of `name`, proven by [`Dir::prove_owned`] on this
@@ -346,31 +351,42 @@ impl Dir {
     /// Whether the inode at `name` (whose statx is `st`) carries fiox's mark, read on a
     /// descriptor opened without following links and checked to be that same inode.
     pub fn is_ours(&self, name: &OsStr, st: &Stat) -> Result<bool> {
-        if mark::created_here(&st.id).is_some() {
-            return Ok(true);
-        }
-        let Some(f) = self.open_file(name, libc::O_RDONLY)? else {
-            return Ok(false);
-        };
-        let now = stat_fd(&f, &self.join(name))?;
-        Ok(now.id == st.id && matches!(mark::mark_of(&f, &st.id), Mark::Ours(_)))
+        Ok(self.mark_at(name, st)?.is_ours())
     }
 
     /// The mark of `name` (Unmarked when nothing is there or it is not a file or directory).
     pub fn mark_of(&self, name: &OsStr) -> Result<Mark> {
-        let Some(st) = self.stat(name)? else {
-            return Ok(Mark::Unmarked);
-        };
-        if !matches!(st.kind, Kind::File | Kind::Dir) {
-            return Ok(Mark::Unmarked);
+        match self.stat(name)? {
+            Some(st) if matches!(st.kind, Kind::File | Kind::Dir) => self.mark_at(name, &st),
+            _ => Ok(Mark::Unmarked),
         }
+    }
+
+    /// The mark of the inode at `name` whose statx is `st`: what this process made, or the
+    /// attribute read on a descriptor that is that very inode (Unmarked when it is gone or was
+    /// replaced in between).
+    fn mark_at(&self, name: &OsStr, st: &Stat) -> Result<Mark> {
         if let Some(l) = mark::created_here(&st.id) {
             return Ok(Mark::Ours(l));
         }
-        match self.open_file(name, libc::O_RDONLY)? {
+        match self.open_same(name, &st.id, libc::O_RDONLY)? {
             Some(f) => Ok(mark::mark_of(&f, &st.id)),
             None => Ok(Mark::Unmarked),
         }
+    }
+
+    /// Open `name` with `flags` (as [`Dir::open_file`]) only if it is still the inode `id`;
+    /// None when it is gone or was replaced.
+    pub(crate) fn open_same(
+        &self,
+        name: &OsStr,
+        id: &Identity,
+        flags: i32,
+    ) -> Result<Option<File>> {
+        let Some(f) = self.open_file(name, flags)? else {
+            return Ok(None);
+        };
+        Ok((stat_fd(&f, &self.join(name))?.id == *id).then_some(f))
     }
 
     fn unlink_checked(&self, name: &OsStr, st: &Stat) -> Result<bool> {
@@ -420,11 +436,15 @@ impl Dir {
     }
 
     /// The target of the symbolic link `name` in this directory, if root or the running user
-    /// owns the link (None for another user's link).
+    /// owns the link (None for another user's link, for anything that is not a link, and when
+    /// nothing is there).
     pub fn trusted_link_target(&self, name: &OsStr) -> Result<Option<PathBuf>> {
         let path = self.join(name);
-        let fd = sys::openat(self.fd.as_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0)
-            .map_err(|e| GuardError::io("open", &path, e))?;
+        let fd = match sys::openat(self.fd.as_fd(), name, libc::O_PATH | libc::O_NOFOLLOW, 0) {
+            Ok(fd) => fd,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(GuardError::io("open", &path, e)),
+        };
         let st = stat_fd(&fd, &path)?;
         if st.kind != Kind::Symlink || !trusted_link(st.uid) {
             return Ok(None);

@@ -39,8 +39,9 @@ pub enum Open {
     Append,
 }
 
-/// Why the existing `name` may not be replaced; None when it may.
-fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<(Identity, String)>> {
+/// The identity of what is at `name` when [`Named`] lets it be replaced, None when nothing is
+/// there, a refusal saying why otherwise.
+fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<Identity>> {
     let Some(st) = dir.stat(name)? else {
         return Ok(None);
     };
@@ -48,16 +49,12 @@ fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<(Identity
         Kind::Symlink => {
             "it is a symbolic link, which fiox does not follow for a file it writes".to_string()
         }
-        Kind::Char | Kind::Fifo if matches!(named, Named::ByUser) => {
-            return Ok(Some((st.id, String::new())))
-        }
+        Kind::Char | Kind::Fifo if matches!(named, Named::ByUser) => return Ok(Some(st.id)),
         Kind::File => match named {
-            Named::ByUser => return Ok(Some((st.id, String::new()))),
+            Named::ByUser => return Ok(Some(st.id)),
             Named::ByFiox | Named::Recognized(_) => match dir.mark_of(name)?.why_not_ours() {
-                None => return Ok(Some((st.id, String::new()))),
-                Some(_) if recognized(dir, name, &st.id, named)? => {
-                    return Ok(Some((st.id, String::new())))
-                }
+                None => return Ok(Some(st.id)),
+                Some(_) if recognized(dir, name, &st.id, named)? => return Ok(Some(st.id)),
                 Some(why) => format!("it exists and {why}"),
             },
         },
@@ -78,10 +75,10 @@ fn recognized(dir: &Dir, name: &OsStr, id: &Identity, named: Named) -> Result<bo
     let Named::Recognized(test) = named else {
         return Ok(false);
     };
-    let Some(mut f) = dir.open_file(name, libc::O_RDONLY)? else {
+    let Some(mut f) = dir.open_same(name, id, libc::O_RDONLY)? else {
         return Ok(false);
     };
-    Ok(stat_fd(&f, &dir.join(name))?.id == *id && test(&mut f))
+    Ok(test(&mut f))
 }
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -106,7 +103,7 @@ pub fn write_in(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named) -> Result<(
 /// [`write_in`] with the file mode of a new file (e.g. 0o600 for state only its owner reads).
 pub fn write_in_mode(dir: &Dir, name: &OsStr, bytes: &[u8], named: Named, mode: u32) -> Result<()> {
     let old = may_replace(dir, name, named)?;
-    place(dir, name, bytes, mode, old.map(|(id, _)| id))
+    place(dir, name, bytes, mode, old)
 }
 
 /// Write `bytes` as the new file `name` in `dir`, whole or not at all: nothing may be at the
@@ -139,7 +136,6 @@ fn place(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32, old: Option<Identity>
 
 /// [`write_in`] at a path.
 pub fn write(path: &Path, bytes: &[u8], named: Named) -> Result<()> {
-    use std::io::Write;
     let (dir, name) = match locate(path, Open::Truncate, named)? {
         Place::In(dir, name) => (dir, name),
         Place::Followed(mut f) => {
@@ -175,9 +171,7 @@ enum Place {
 
 fn locate(path: &Path, how: Open, named: Named) -> Result<Place> {
     let (dir, name) = Dir::open_parent(path)?;
-    let trusted_link = matches!(named, Named::ByUser)
-        && dir.stat(&name)?.is_some_and(|st| st.kind == Kind::Symlink)
-        && dir.trusted_link_target(&name)?.is_some();
+    let trusted_link = matches!(named, Named::ByUser) && dir.trusted_link_target(&name)?.is_some();
     if !trusted_link {
         return Ok(Place::In(dir, name));
     }
@@ -207,7 +201,7 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
         Err(e) if e.is_exists() => {}
         Err(e) => return Err(e),
     }
-    let Some((id, _)) = may_replace(dir, name, named)? else {
+    let Some(id) = may_replace(dir, name, named)? else {
         // Removed since the create failed: try once more, as new.
         return dir.create_file(name, 0o644, Layout::Complete);
     };

@@ -31,12 +31,6 @@ pub enum PlotError {
     Input(#[from] InputError),
     #[error(transparent)]
     Png(#[from] png::PngError),
-    #[error("writing {}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     #[error("{0}")]
     Usage(String),
     /// The guard refused or failed to write an output.
