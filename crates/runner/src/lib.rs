@@ -7,56 +7,25 @@
 //! binary can always print what was measured. fio's process model is not used: every job is a
 //! thread (the header's `Starting N processes` stays fio's line, for readers of fio's output).
 
-mod acct;
-mod act;
-mod agglog;
-mod blkmerge;
-mod blktrace;
-mod blockdev;
-mod cache;
-mod cgroup;
-mod clock;
-pub mod clocktest;
+mod control;
 pub mod debug;
 mod error;
-mod eta;
-mod fdtable;
-mod filelock;
-mod fileop;
 mod files;
-mod flow;
 mod gen;
-mod grouprep;
-mod gtod;
-pub mod idleprof;
-mod ioerr;
-mod iolog;
-mod ioloop;
-mod iosched;
-mod latarget;
-mod noio;
-mod numa;
-mod opengate;
-mod owned;
-mod pacing;
-mod prio;
+mod io;
+mod job;
+mod observe;
 mod replay;
-mod safeopen;
-pub mod selftest;
-mod steady;
 pub mod sync;
 mod sys;
-mod vasync;
 mod verify;
-mod vphase;
-mod vstate;
-mod warn;
-mod worker;
 
-pub use acct::{JobState, Progress};
-pub use agglog::names as agg_log_names;
+pub use observe::{clocktest, idleprof, selftest};
+
 pub use error::RunError;
-pub use safeopen::create_output;
+pub use files::safeopen::create_output;
+pub use io::acct::{JobState, Progress};
+pub use observe::agglog::names as agg_log_names;
 pub use sync::{GroupSync, PhaseSync, SyncFlags};
 
 use fiox_job::{EtaMode, JobSpec};
@@ -229,7 +198,7 @@ fn forced_exit() -> ! {
     let _ = std::thread::Builder::new()
         .name("fiox-cleanup".into())
         .spawn(move || {
-            owned::remove_left_files();
+            files::owned::remove_left_files();
             let _ = tx.send(());
         });
     let _ = rx.recv_timeout(Duration::from_secs(1));
@@ -305,7 +274,7 @@ fn check_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<Vec<JobSpec>, Refus
     };
     let jobs = &reshaped[..];
     if opts.readonly {
-        let refused = owned::readonly_refusals(jobs);
+        let refused = files::owned::readonly_refusals(jobs);
         if !refused.is_empty() {
             return Err((reshaped, refused));
         }
@@ -345,13 +314,13 @@ fn run_checked(
     let run_stop = AtomicBool::new(stop_requested());
     let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
-    let flows = flow::table(jobs);
-    let locks = filelock::table(jobs);
+    let flows = control::flow::table(jobs);
+    let locks = control::filelock::table(jobs);
     let mut synced = Vec::new();
-    let cgroups = cgroup::Created::default();
+    let cgroups = job::cgroup::Created::default();
     // gtod_cpu: one thread keeps the time for every job while the run lasts.
     let _gtod = match jobs.iter().find_map(|j| j.cpu.gtod_cpu) {
-        Some(cpu) => match gtod::start(cpu) {
+        Some(cpu) => match io::gtod::start(cpu) {
             Ok((g, warn)) => {
                 warnings.extend(warn.map(|m| fiox_stats::Warning {
                     code: "gtod-cpu".into(),
@@ -372,7 +341,7 @@ fn run_checked(
         None => None,
     };
     // Calibrated before the jobs start, stopped once they are all done (fio's order).
-    let idle = match opts.idle_prof.map(idleprof::IdleProf::start) {
+    let idle = match opts.idle_prof.map(observe::idleprof::IdleProf::start) {
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => {
             warnings.push(fiox_stats::Warning {
@@ -385,8 +354,9 @@ fn run_checked(
         None => None,
     };
     std::thread::scope(|s| {
-        let eta =
-            s.spawn(|| eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status));
+        let eta = s.spawn(|| {
+            observe::eta::run_eta(jobs, &progress, opts, &done, &run_stop, start_ms, on_status)
+        });
         // With other processes, whether to go on is what they agreed at the last exchange
         // (a stop seen here later reaches them at the next phase's first exchange).
         let mut agreed_stop = false;
@@ -421,7 +391,7 @@ fn run_checked(
     });
     // The groups the run created are empty now: every job went back to the root group.
     cgroups.remove_all();
-    let idle = idle.map(idleprof::IdleProf::finish);
+    let idle = idle.map(observe::idleprof::IdleProf::finish);
     let disks = match disks.finish() {
         Ok(d) => d,
         Err(e) => {
@@ -435,7 +405,7 @@ fn run_checked(
             r.steadystate = ss.clone();
         }
     }
-    let mut jobs_out = grouprep::apply(results.into_iter().flatten().collect(), jobs);
+    let mut jobs_out = observe::grouprep::apply(results.into_iter().flatten().collect(), jobs);
     // fio's `elapsed`: one value for every job, the started seconds since the run began.
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -476,7 +446,7 @@ fn prepare_iologs(jobs: &[JobSpec]) -> Result<(), Vec<(usize, RunError)>> {
             continue;
         }
         seen.push(name);
-        if let Err(e) = safeopen::append_output(std::path::Path::new(name)) {
+        if let Err(e) = files::safeopen::append_output(std::path::Path::new(name)) {
             let msg = format!("cannot create write_iolog file '{name}': {e}");
             return Err(vec![(
                 i,
@@ -515,7 +485,7 @@ fn merged(j: &JobSpec, done: &mut Vec<String>) -> Result<JobSpec, String> {
     let mut j = j.clone();
     if let Some(out) = j.replay.merge_file.clone() {
         if !done.contains(&out) {
-            blkmerge::merge(&j.replay)?;
+            replay::blkmerge::merge(&j.replay)?;
             done.push(out.clone());
         }
         j.replay.read_iolog = Some(out);
@@ -576,13 +546,13 @@ fn refused_run(
 ) -> RunOutcome {
     let mut results: Vec<JobResult> = jobs
         .iter()
-        .map(|j| worker::base_result(j, start_ms / 1000))
+        .map(|j| job::worker::base_result(j, start_ms / 1000))
         .collect();
     for (i, e) in &errors {
         results[*i].error = e.errno();
         results[*i].verror = e.to_string();
     }
-    let jobs_out = grouprep::apply(results, jobs);
+    let jobs_out = observe::grouprep::apply(results, jobs);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))
@@ -682,7 +652,7 @@ fn cpus_for(job: &JobSpec) -> Option<Vec<usize>> {
     if set.is_empty() {
         return None;
     }
-    let set = gtod::exclude(set.clone(), job.cpu.gtod_cpu);
+    let set = io::gtod::exclude(set.clone(), job.cpu.gtod_cpu);
     if set.is_empty() {
         return None;
     }
@@ -706,10 +676,10 @@ fn run_phase(
     run_stop: &AtomicBool,
     results: &mut [Option<JobResult>],
     errors: &mut Vec<RunError>,
-    flows: &[Option<std::sync::Arc<flow::Flow>>],
-    locks: &[Option<std::sync::Arc<filelock::Shared>>],
+    flows: &[Option<std::sync::Arc<control::flow::Flow>>],
+    locks: &[Option<std::sync::Arc<control::filelock::Shared>>],
     sync: Option<&dyn GroupSync>,
-    cgroups: &cgroup::Created,
+    cgroups: &job::cgroup::Created,
 ) -> Option<(PhaseSync, bool)> {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
@@ -726,13 +696,13 @@ fn run_phase(
         None => (run_stop, None),
     };
     let mut synced = None;
-    let parts = flow::Parts::new(
-        phase
-            .iter()
-            .map(|&i| flows[i].clone().map(|f| flow::Member::new(f, &jobs[i]))),
-    );
+    let parts = control::flow::Parts::new(phase.iter().map(|&i| {
+        flows[i]
+            .clone()
+            .map(|f| control::flow::Member::new(f, &jobs[i]))
+    }));
     let parts = &parts;
-    let outcomes: Vec<(usize, worker::JobOutcome)> = std::thread::scope(|s| {
+    let outcomes: Vec<(usize, job::worker::JobOutcome)> = std::thread::scope(|s| {
         let handles: Vec<_> = phase
             .iter()
             .enumerate()
@@ -745,7 +715,7 @@ fn run_phase(
                         debug::enter_job(job.index);
                         dprint!(debug::PROCESS, "jobs pid={} started", sys::gettid());
                         wait_for(job, jobs, progress, job_stop);
-                        let env = worker::JobEnv {
+                        let env = job::worker::JobEnv {
                             job,
                             progress: &progress[i],
                             run: (jobs, progress),
@@ -765,7 +735,7 @@ fn run_phase(
                         if let Some(sl) = &slots {
                             sl.acquire();
                         }
-                        let out = worker::run_job(&env);
+                        let out = job::worker::run_job(&env);
                         if let Some(sl) = &slots {
                             sl.release();
                         }
@@ -800,7 +770,7 @@ fn run_phase(
             synced = Some((rec, stop));
         }
         while parts.any() && live() {
-            std::thread::sleep(flow::REAP_INTERVAL);
+            std::thread::sleep(control::flow::REAP_INTERVAL);
         }
         handles
             .into_iter()
@@ -833,8 +803,8 @@ fn run_phase(
         for p in out.leftovers {
             // Only what fiox created: a file created later at its first open may never have
             // been created at all, or a path may have been replaced by someone else since.
-            let _ = owned::unlink_owned(&p);
-            owned::forget(&p);
+            let _ = files::owned::unlink_owned(&p);
+            files::owned::forget(&p);
         }
     }
     synced
@@ -952,7 +922,7 @@ fn terminate(jobs: &[JobSpec], i: usize, progress: &[Progress]) {
 /// still running keeps being held by a partner until then). True while some job runs.
 fn reap_flows<T>(
     handles: &[(usize, std::io::Result<std::thread::ScopedJoinHandle<'_, T>>)],
-    parts: &flow::Parts,
+    parts: &control::flow::Parts,
 ) -> bool {
     let mut running = false;
     for (pos, (_, h)) in handles.iter().enumerate() {

@@ -8,8 +8,8 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use crate::error::RunError;
+use crate::files::owned::Identity;
 use crate::files::FileKind;
-use crate::owned::Identity;
 use fiox_engine::{EngineFile, IoEngine, OpenSpec};
 
 /// The files of one job whose opens are driven by the generator.
@@ -131,11 +131,11 @@ impl OpenGate {
     /// user's file may have appeared since the job's checks).
     pub(crate) fn open(&mut self, engine: &mut dyn IoEngine, i: usize) -> Result<(), RunError> {
         let f = &mut self.files[i];
-        let who = crate::safeopen::Writer {
+        let who = crate::files::safeopen::Writer {
             job: &self.job,
             allow: self.allow,
         };
-        let o = crate::safeopen::open_job_file(
+        let o = crate::files::safeopen::open_job_file(
             &who,
             &f.path,
             &self.spec,
@@ -157,7 +157,7 @@ impl OpenGate {
                 FileKind::Regular
             };
             // As at setup: a failed drop only means reads may be cached (fio goes on too).
-            let _ = crate::cache::drop_cached(kind, h.as_raw_fd(), 0, f.size);
+            let _ = crate::files::cache::drop_cached(kind, h.as_raw_fd(), 0, f.size);
         }
         if let Some(advice) = self.advice {
             // Over the whole file (the gate does not track regions); a failure only loses
@@ -201,7 +201,7 @@ impl OpenGate {
     pub(crate) fn unlink_owned(&mut self) -> Result<(), RunError> {
         for f in &mut self.files {
             debug_assert!(f.handle.is_none());
-            if crate::owned::unlink_owned(&f.path)
+            if crate::files::owned::unlink_owned(&f.path)
                 .map_err(|e| RunError::io("unlink", &f.path, e))?
             {
                 // A new inode comes next: the next open checks (or creates) it again.

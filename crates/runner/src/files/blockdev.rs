@@ -10,7 +10,7 @@
 //! I/O descriptors are opened without O_EXCL, which a claim does not block.
 
 use crate::error::RunError;
-use crate::owned;
+use crate::files::owned;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;

@@ -26,7 +26,7 @@ pub(crate) fn wanted(job: &JobSpec) -> bool {
 /// Unshare the calling thread's file table when `job` wants it and holds no block-device
 /// claim. Call on the job's thread before it opens the files it keeps. A failure (a sandbox
 /// that forbids unshare) only costs speed: the job runs on the shared table, as with `thread`.
-pub(crate) fn enter(job: &JobSpec, claims: &[crate::blockdev::BlockClaim]) {
+pub(crate) fn enter(job: &JobSpec, claims: &[crate::files::blockdev::BlockClaim]) {
     if !wanted(job) || !claims.is_empty() {
         return;
     }

@@ -165,10 +165,10 @@ impl Clock {
 
     fn for_source_quiet(src: Option<fiox_job::ClockSource>) -> Clock {
         use fiox_job::ClockSource as S;
-        if crate::gtod::active() {
+        if crate::io::gtod::active() {
             // gtod_cpu: every job copies the gtod thread's time, whatever its clocksource.
             return Clock {
-                gtod_us: Some(crate::gtod::now_us()),
+                gtod_us: Some(crate::io::gtod::now_us()),
                 shared: true,
                 ..Clock::start(false)
             };
@@ -198,7 +198,7 @@ impl Clock {
         }
         if let Some(base) = self.gtod_us {
             let now = if self.shared {
-                crate::gtod::now_us()
+                crate::io::gtod::now_us()
             } else {
                 wall_us()
             };

@@ -51,7 +51,7 @@ pub fn describe(v: &Verifier, dump: &Dump, path: &str, block: &[u8], f: &VerifyF
     let dir = aux.as_deref().unwrap_or(next_to);
     // Named by fiox next to the data file: a user's file of that name or a symbolic link
     // there is left alone (see safeopen::create_output).
-    match v.dump_with(dir, path, block, f, &crate::safeopen::create_output) {
+    match v.dump_with(dir, path, block, f, &crate::files::safeopen::create_output) {
         Ok(d) => format!(
             "{path}: {f} (dumped to {}{})",
             d.received.display(),

@@ -4,10 +4,11 @@
 //! `continue_on_error`/`ignore_error`, fsyncs every `fsync`/`fdatasync` writes, paces, and
 //! measures slat/clat/lat. Time is kept as nanoseconds since the job's start ([`Clock`]).
 
-use crate::acct::{Acct, JobState, Measure, Progress};
-use crate::clock::Clock;
+use crate::control::pacing::{self, Pacer};
 use crate::gen::{BufferFiller, Generator, IoReq};
-use crate::pacing::{self, Pacer};
+use crate::io::acct::{Acct, JobState, Measure, Progress};
+use crate::io::clock::Clock;
+use crate::verify::VerifyRead;
 use fiox_engine::{BufPool, BufPtr, Completion, IoEngine, IoOp, IoUnit, Queued};
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::log::{rate_windows, RateWindows};
@@ -66,17 +67,6 @@ impl Done {
             issue_ns: s.issue_ns,
         }
     }
-}
-
-/// A verify read waiting to be issued: a range of a file and the write it must hold; or
-/// (`trim`) a verify-trim of that write's range (`trim_percentage`).
-#[derive(Debug, Clone, Copy)]
-pub struct VerifyRead {
-    pub file: u32,
-    pub offset: u64,
-    pub len: u32,
-    pub seq: u64,
-    pub trim: bool,
 }
 
 /// Why the loop ended.
@@ -152,20 +142,20 @@ pub struct IoLoop<'a> {
     /// Base result for `--status-interval` snapshots (None: no status reports).
     pub status_template: Option<Box<fiox_stats::JobResult>>,
     /// `write_iolog`: every I/O as it is queued.
-    pub iolog: Option<crate::iolog::IoLogWriter>,
+    pub iolog: Option<crate::replay::iolog::IoLogWriter>,
     /// `read_iolog`: the log's I/Os replace the generator's.
     pub replay: Option<crate::replay::ReplayQueue>,
     /// `flow`: this job's part in its flow.
-    pub flow: Option<crate::flow::Member>,
+    pub flow: Option<crate::control::flow::Member>,
     /// `lockfile=`: the locks each submission takes on its file.
-    pub locks: Option<crate::filelock::Locks>,
+    pub locks: Option<crate::control::filelock::Locks>,
     /// The flow held the job back in this round (not an idle engine).
     flow_held: bool,
     /// `latency_target`: the depth being probed, and what the last completion asked for.
-    pub lat_target: Option<crate::latarget::LatTarget>,
+    pub lat_target: Option<crate::control::latarget::LatTarget>,
     /// `block_error_percentiles`: trims and failures per trim-sized block of the file.
     pub blocks: Option<fiox_stats::blocks::BlockInfos>,
-    lat_step: crate::latarget::Step,
+    lat_step: crate::control::latarget::Step,
     /// `max_latency` in ns for reads and writes (0: off).
     max_lat_ns: [u64; 2],
     /// `max_latency` is set for reads or writes (then `account` takes its hooks).
@@ -221,13 +211,13 @@ pub struct IoLoop<'a> {
     /// thinkcycles spins done (for the debug-build count tests read).
     pub(crate) spins: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
-    pub(crate) file_ops: Option<crate::fileop::FileOps>,
+    pub(crate) file_ops: Option<crate::io::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
-    pub(crate) gate: Option<crate::opengate::OpenGate>,
+    pub(crate) gate: Option<crate::files::opengate::OpenGate>,
     /// `unlink_each_loop`: the files are removed before the next open (a new loop began).
     unlink_due: bool,
     /// What a new pass does to the files' page cache (`invalidate`, as fio).
-    pub(crate) pass_cache: Option<crate::cache::PassCache>,
+    pub(crate) pass_cache: Option<crate::files::cache::PassCache>,
     /// File of the last request: a due fsync goes to it when files open lazily.
     last_file: u32,
     exhausted: bool,
@@ -243,7 +233,7 @@ pub struct IoLoop<'a> {
     /// `positional_fds`): the loop issues their reads and writes itself. Empty otherwise.
     direct: Vec<std::os::fd::RawFd>,
     /// Each I/O's priority (the job's, or cmdprio's pick).
-    prio: crate::prio::PrioPicker,
+    prio: crate::io::prio::PrioPicker,
     /// Per-priority statistics hold lat (lat_percentiles) rather than clat, as fio's.
     prio_on_lat: bool,
 }
@@ -251,10 +241,10 @@ pub struct IoLoop<'a> {
 /// Fresh accounting, with empty per-priority statistics where the job has cmdprio.
 fn acct_with_prios(job: &JobSpec) -> Acct {
     let mut acct = Acct::default();
-    for (d, p) in acct.dirs.iter_mut().zip(crate::prio::prio_stats(job)) {
+    for (d, p) in acct.dirs.iter_mut().zip(crate::io::prio::prio_stats(job)) {
         d.prios = p;
     }
-    acct.act = job.act.map(crate::act::ActCounter::new);
+    acct.act = job.act.map(crate::io::act::ActCounter::new);
     acct
 }
 
@@ -350,7 +340,7 @@ impl<'a> IoLoop<'a> {
             flow_held: false,
             lat_target: None,
             blocks: None,
-            lat_step: crate::latarget::Step::Nothing,
+            lat_step: crate::control::latarget::Step::Nothing,
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
             hooks: true,
@@ -402,7 +392,7 @@ impl<'a> IoLoop<'a> {
             ios_since_clock: 0,
             plain_unmarked: 0,
             direct: Vec::new(),
-            prio: crate::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
+            prio: crate::io::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
             prio_on_lat: job.stats.lat_percentiles,
         }
     }
@@ -709,7 +699,7 @@ impl<'a> IoLoop<'a> {
 
     /// latency_target after completions: judge the window, act on what was asked.
     fn lat_target_step(&mut self) {
-        use crate::latarget::Step;
+        use crate::control::latarget::Step;
         let Some(t) = self.lat_target.as_mut() else {
             return;
         };
@@ -1028,7 +1018,7 @@ impl<'a> IoLoop<'a> {
     /// fiox created removed, as fio's unlink_all_files before the loop's first open.
     fn unlink_files(
         &mut self,
-        gate: &mut crate::opengate::OpenGate,
+        gate: &mut crate::files::opengate::OpenGate,
     ) -> Result<(), crate::error::RunError> {
         for i in 0..gate.len() {
             if gate.is_open(i) {
@@ -1760,13 +1750,13 @@ impl<'a> IoLoop<'a> {
         let lat = now.saturating_sub(s.start_ns);
         let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
         match t.completed(lat, now, ios) {
-            crate::latarget::Step::Fatal => {
+            crate::control::latarget::Step::Fatal => {
                 let target = t.target_ns();
                 let msg = self.lat_fatal_msg(s, lat, target);
                 self.end
                     .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
             }
-            crate::latarget::Step::Nothing => {}
+            crate::control::latarget::Step::Nothing => {}
             step => self.lat_step = step,
         }
     }
@@ -1982,7 +1972,7 @@ impl<'a> IoLoop<'a> {
         };
         let mut r = (**t).clone();
         let cpu = self.cpu_usage().since(&self.cpu_start);
-        crate::worker::fill_result(&mut r, self, now, cpu, self.measure);
+        crate::io::result::fill_result(&mut r, self, now, cpu, self.measure);
         for (i, s) in self.samplers.iter().enumerate() {
             if let Some(s) = s {
                 let d = r.dirs.get_mut(Ddir::ALL[i]);
@@ -2022,10 +2012,10 @@ impl<'a> IoLoop<'a> {
         if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 1 || s.ddir == 2) {
             b.failed(s.offset, s.ddir == 2);
         }
-        let op = crate::ioerr::op_name(s.ddir, s.op_data_only);
+        let op = crate::io::ioerr::op_name(s.ddir, s.op_data_only);
         let path = self.paths.get(s.file as usize).map(String::as_str);
         let what =
-            crate::ioerr::describe(op, errno, path, s.offset + s.done as u64, s.len - s.done);
+            crate::io::ioerr::describe(op, errno, path, s.offset + s.done as u64, s.len - s.done);
         // fio counts every queued I/O as issued, failed ones included.
         if let Some(d) = ddir {
             let n = &mut self.acct.dirs[d.index()].total_ios;
@@ -2041,7 +2031,7 @@ impl<'a> IoLoop<'a> {
             self.end.get_or_insert(EndReason::Done);
             return;
         }
-        if crate::ioerr::tolerated(&self.job.errors, ddir, errno) {
+        if crate::io::ioerr::tolerated(&self.job.errors, ddir, errno) {
             // fio's error_dump: a survived error is printed as it happens (a fatal one is
             // printed by the caller of the run, once).
             if self.job.errors.error_dump {

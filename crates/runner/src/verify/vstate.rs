@@ -10,8 +10,8 @@
 use crate::error::RunError;
 use crate::files::FilePlan;
 use crate::gen::Generator;
-use crate::ioloop::VerifyRead;
 use crate::verify::JobVerify;
+use crate::verify::VerifyRead;
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
 use fiox_verify::{state_file_name, FioState, WriteLog};

@@ -9,6 +9,13 @@
 //!
 //! The job is reshaped before it runs ([`reshape`]): its files become the log's, its size
 //! covers every logged I/O, its direction is read, write or rw as the log's I/Os are.
+//!
+//! The folder holds fio's trace formats: blktrace files read ([`blktrace`]) and merged
+//! ([`blkmerge`]), and `write_iolog`'s version 3 log written ([`iolog`]).
+
+pub(crate) mod blkmerge;
+pub(crate) mod blktrace;
+pub(crate) mod iolog;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -66,13 +73,13 @@ pub fn load(job: &JobSpec) -> Result<Replay, String> {
     let Some(list) = spec.read_iolog.as_deref() else {
         return Err("no read_iolog".into());
     };
-    let names = crate::blkmerge::listed_files(list);
+    let names = crate::replay::blkmerge::listed_files(list);
     let Some(path) = names.get(job.clone_index as usize % names.len().max(1)) else {
         return Err(format!("read_iolog '{list}' names no file"));
     };
     let bytes = std::fs::read(path).map_err(|e| format!("read_iolog '{path}': {e}"))?;
-    if crate::blktrace::byte_order(&bytes).is_some() {
-        return crate::blktrace::parse(&bytes, spec)
+    if crate::replay::blktrace::byte_order(&bytes).is_some() {
+        return crate::replay::blktrace::parse(&bytes, spec)
             .map_err(|e| format!("read_iolog '{path}' (blktrace): {e}"));
     }
     let text = String::from_utf8_lossy(&bytes);

@@ -2,6 +2,17 @@
 //! `filename_format`), the region of each it may touch (`size`, `filesize`, `offset`,
 //! `offset_increment`), laying out missing or short files the way fio does, opening them with the
 //! job's flags (the block-device safety check is blockdev.rs's).
+//!
+//! The folder holds the rest of a job's files: which files fiox owns and may remove ([`owned`]),
+//! opening for writing without trusting an earlier check ([`safeopen`]), the block-device check
+//! and claim ([`blockdev`]), the page cache of a job's files ([`cache`]) and `openfiles` below
+//! `nrfiles` ([`opengate`]).
+
+pub(crate) mod blockdev;
+pub(crate) mod cache;
+pub(crate) mod opengate;
+pub(crate) mod owned;
+pub(crate) mod safeopen;
 
 use crate::error::RunError;
 use crate::sys;
@@ -233,7 +244,8 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             && !diskless
             && !job.files.create_on_open
             && !job.files.file_append
-            && (offset + size > real || (real > 0 && crate::owned::layout_incomplete(&path)));
+            && (offset + size > real
+                || (real > 0 && crate::files::owned::layout_incomplete(&path)));
         files.push(PlannedFile {
             path,
             kind,
@@ -422,7 +434,7 @@ pub fn check_parent(path: &Path) -> Result<(), RunError> {
 /// Extend a missing or short file as fio does: read workloads get real data written so reads
 /// hit allocated blocks; write-only workloads get a fresh (preallocated) file. A missing file
 /// is created with O_EXCL, an existing one checked on the open descriptor (see
-/// [`crate::safeopen::open_for_layout`]; `allow`: the user allowed writing over anything). A
+/// [`crate::files::safeopen::open_for_layout`]; `allow`: the user allowed writing over anything). A
 /// file fiox owns is marked as being laid out until the layout finished (and was fsynced
 /// with create_fsync), so a layout stopped by Ctrl-C or a crash is redone by the next run.
 pub fn lay_out(
@@ -431,18 +443,18 @@ pub fn lay_out(
     allow: bool,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), RunError> {
-    use crate::owned::{Layout, Mark};
+    use crate::files::owned::{Layout, Mark};
     let path = &f.path;
     let target = f.offset + f.size;
     let needs_data = job.rw.mode.has_read() || job.files.overwrite;
     check_parent(path)?;
-    let who = crate::safeopen::Writer {
+    let who = crate::files::safeopen::Writer {
         job: &job.name,
         allow,
     };
     let job_from = job_writes(job).then_some(f.offset);
     let (mut file, mark, created) =
-        crate::safeopen::open_for_layout(&who, path, job.files.allow_file_create, job_from)?;
+        crate::files::safeopen::open_for_layout(&who, path, job.files.allow_file_create, job_from)?;
     f.created |= created;
     let size = file
         .metadata()
@@ -457,7 +469,7 @@ pub fn lay_out(
     };
     if ours {
         // Marked before it grows, so a job sharing the file never sees it unmarked with data.
-        crate::owned::mark(&file, path, Layout::Partial)?;
+        crate::files::owned::mark(&file, path, Layout::Partial)?;
     }
     // fill_device: fio neither truncates nor preallocates (the size may be unlimited).
     if !job.files.fill_device {
@@ -484,7 +496,7 @@ pub fn lay_out(
             .map_err(|e| RunError::io("fsync after laying out", path, e))?;
     }
     if ours {
-        crate::owned::mark(&file, path, Layout::Complete)?;
+        crate::files::owned::mark(&file, path, Layout::Complete)?;
     }
     f.real_size = size.max(target);
     if job.files.fill_device && needs_data {

@@ -145,7 +145,7 @@ pub struct Acct {
     /// The first I/O of a direct job failed with EINVAL (fio's "first direct IO errored").
     pub first_direct_einval: bool,
     /// `--profile=act`: the job's latency slices.
-    pub act: Option<crate::act::ActCounter>,
+    pub act: Option<crate::io::act::ActCounter>,
 }
 
 impl Acct {

@@ -1,5 +1,5 @@
 //! The verify phase of a job: after the write phase (`do_verify`), or as the whole job
-//! (`verify_only` of a writing workload, see [`crate::vstate`] for where the expected writes
+//! (`verify_only` of a writing workload, see [`crate::verify::vstate`] for where the expected writes
 //! come from). The phase runs in the job's I/O loop: every block is read back through the
 //! job's engine at the job's iodepth, as fio's verify does, so the reads count in the read
 //! statistics, the IO depth histograms and the job's runtime exactly like fio's. Failures fail
@@ -10,9 +10,9 @@
 
 use crate::error::RunError;
 use crate::gen::Generator;
-use crate::ioloop::{EndReason, IoLoop};
+use crate::io::ioloop::{EndReason, IoLoop};
+use crate::job::worker::JobEnv;
 use crate::verify::JobVerify;
-use crate::worker::JobEnv;
 use fiox_job::{ContinueOnError, JobSpec};
 use fiox_stats::JobResult;
 
@@ -26,7 +26,7 @@ pub fn prepare_verify_only(
     nfiles: usize,
 ) -> Result<(), RunError> {
     let v = verify.ok_or_else(|| no_method(job))?;
-    crate::vstate::expected_writes(job, gen, v, nfiles)
+    crate::verify::vstate::expected_writes(job, gen, v, nfiles)
 }
 
 /// `verify_only=1` without `verify=`: there is nothing to check with.

@@ -11,7 +11,7 @@
 //! derives from them), `cs: Testing N CPUs`, one `cs: cpuNNN: C clocks seen, first F` per CPU, the
 //! mismatches, then `cs: Pass!` (exit 0) or `cs: Failed: N` (exit 1).
 
-use crate::clock::rdtsc;
+use crate::io::clock::rdtsc;
 use std::io::{self, Write};
 use std::sync::atomic::{fence, AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;

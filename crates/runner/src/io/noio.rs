@@ -5,7 +5,7 @@
 //! finished (fio's fio_running_or_pending_io_threads: a job of a later group that has not
 //! started counts as pending; with no I/O job at all the cpuio job runs to its own end).
 
-use crate::acct::{JobState, Progress};
+use crate::io::acct::{JobState, Progress};
 use fiox_job::JobSpec;
 
 /// Whether `job` uses the cpuio engine.

@@ -3,16 +3,32 @@
 //! write log; after the write phase each block still intact is read back and checked. Read-only
 //! jobs with `verify=` check every block they read (data written by an earlier job). Failures
 //! name the file, offset, length and what is wrong (zeroed, torn, stale, bit rot ...).
-//! With `verify_async` the checks of blocks read back run on other threads ([`crate::vasync`]).
+//! With `verify_async` the checks of blocks read back run on other threads ([`crate::verify::vasync`]).
+//!
+//! The folder also holds `verify_async`'s checker threads ([`vasync`]) and `verify_only`'s
+//! expected writes and verify state files ([`vstate`]).
+
+pub(crate) mod vasync;
+pub(crate) mod vstate;
 
 use crate::error::RunError;
-use crate::ioloop::VerifyRead;
-use crate::vasync::{AsyncChecks, Want};
+use crate::verify::vasync::{AsyncChecks, Want};
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::Warning;
 use fiox_verify::{Expect, FioState, Verifier, WriteLog};
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+/// A verify read waiting to be issued: a range of a file and the write it must hold; or
+/// (`trim`) a verify-trim of that write's range (`trim_percentage`).
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyRead {
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub seq: u64,
+    pub trim: bool,
+}
 
 /// Verification state of one job.
 pub struct JobVerify {
@@ -21,7 +37,7 @@ pub struct JobVerify {
     seq: u64,
     fatal: bool,
     /// `verify_dump`: write received/expected copies of each failing interval.
-    dump: crate::vasync::Dump,
+    dump: crate::verify::vasync::Dump,
     /// `verify_backlog`: writes (file, offset, len, seq) completed since the last backlog check.
     backlog: Backlog,
     /// `verify_async`: the checking threads.
@@ -121,7 +137,7 @@ impl JobVerify {
                 AsyncChecks::start(
                     n,
                     Arc::clone(&v),
-                    crate::vasync::dump_of(job),
+                    crate::verify::vasync::dump_of(job),
                     job.verify.verify_async_cpus.as_deref(),
                 )
                 .map_err(|e| job_err(job, format!("verify_async: cannot start threads: {e}")))?,
@@ -135,7 +151,7 @@ impl JobVerify {
             depth: job.iodepth.max(1),
             seq: 0,
             fatal: job.verify.verify_fatal,
-            dump: crate::vasync::dump_of(job),
+            dump: crate::verify::vasync::dump_of(job),
             backlog: Backlog::new(job),
             failures: 0,
             first: Vec::new(),
@@ -302,7 +318,7 @@ impl JobVerify {
     }
 
     fn describe(&self, path: &str, block: &[u8], f: &fiox_verify::VerifyFailure) -> String {
-        crate::vasync::describe(&self.v, &self.dump, path, block, f)
+        crate::verify::vasync::describe(&self.v, &self.dump, path, block, f)
     }
 
     /// Count the failures the verify_async threads found so far. False when verify_fatal

@@ -5,7 +5,7 @@
 //! snapshots for `--status-interval`; it also passes a Ctrl-C on to the run's jobs. It only
 //! reads the jobs' relaxed counters ([`Progress`]).
 
-use crate::acct::{JobState, Progress};
+use crate::io::acct::{JobState, Progress};
 use crate::RunOptions;
 use fiox_job::{EtaMode, JobSpec, RwMode};
 use fiox_report::units::{count, Units};
@@ -202,9 +202,9 @@ pub fn run_eta(
     let mut newline_pending = false;
     let mut started: Vec<Option<Instant>> = vec![None; jobs.len()];
     let mut agg = agg_log(opts, jobs, t0);
-    let mut ss = crate::steady::setup(jobs);
+    let mut ss = crate::control::steady::setup(jobs);
     let mut timeout_left = opts.trigger.timeout;
-    let ss_every = Duration::from_millis(crate::steady::interval_ms(jobs));
+    let ss_every = Duration::from_millis(crate::control::steady::interval_ms(jobs));
     let mut next_ss = t0 + ss_every;
     publish_steady(&ss, progress);
     while !done.load(Ordering::Relaxed) {
@@ -322,16 +322,16 @@ fn run_trigger(cmd: Option<&str>) {
 fn steady_check(
     jobs: &[JobSpec],
     progress: &[Progress],
-    ss: &mut [Option<crate::steady::JobSs>],
+    ss: &mut [Option<crate::control::steady::JobSs>],
     started: &[Option<Instant>],
     t0: Instant,
     now: Instant,
 ) {
     let ms = |t: Instant| t.duration_since(t0).as_millis() as u64;
-    let looks: Vec<crate::steady::Look> = progress
+    let looks: Vec<crate::control::steady::Look> = progress
         .iter()
         .zip(started)
-        .map(|(p, st)| crate::steady::Look {
+        .map(|(p, st)| crate::control::steady::Look {
             running: matches!(
                 p.state(),
                 JobState::Running | JobState::Ramp | JobState::Verifying
@@ -342,13 +342,13 @@ fn steady_check(
             bytes: (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum(),
         })
         .collect();
-    for k in crate::steady::check(jobs, ss, &looks, ms(now)) {
+    for k in crate::control::steady::check(jobs, ss, &looks, ms(now)) {
         progress[k].terminate.store(true, Ordering::Relaxed);
     }
     publish_steady(ss, progress);
 }
 
-fn publish_steady(ss: &[Option<crate::steady::JobSs>], progress: &[Progress]) {
+fn publish_steady(ss: &[Option<crate::control::steady::JobSs>], progress: &[Progress]) {
     for (s, p) in ss.iter().zip(progress) {
         if let Some(t) = s.as_ref().and_then(|s| s.tracker.as_ref()) {
             if let Ok(mut g) = p.steady.lock() {
@@ -360,12 +360,16 @@ fn publish_steady(ss: &[Option<crate::steady::JobSs>], progress: &[Progress]) {
 
 /// `--bandwidth-log`: the aggregate logs in the current directory (None when not asked for,
 /// or when they cannot be created, which is reported and does not stop the run).
-fn agg_log(opts: &RunOptions, jobs: &[JobSpec], t0: Instant) -> Option<crate::agglog::AggBwLog> {
+fn agg_log(
+    opts: &RunOptions,
+    jobs: &[JobSpec],
+    t0: Instant,
+) -> Option<crate::observe::agglog::AggBwLog> {
     if !opts.bandwidth_log {
         return None;
     }
     let tag = opts.log_tag.as_deref();
-    crate::agglog::AggBwLog::create(std::path::Path::new("."), jobs, t0, tag)
+    crate::observe::agglog::AggBwLog::create(std::path::Path::new("."), jobs, t0, tag)
         .map_err(|e| eprintln!("fiox: --bandwidth-log: {e}"))
         .ok()
 }
@@ -399,7 +403,7 @@ fn snapshot(
             published.unwrap_or_else(|| from_counters(j, p, elapsed))
         })
         .collect();
-    let results = crate::grouprep::apply(results, jobs);
+    let results = crate::observe::grouprep::apply(results, jobs);
     let (kb, unit) = jobs
         .first()
         .map(|j| (j.kb_base, j.unit_base))

@@ -3,13 +3,14 @@
 //! end-of-job syncs and unlinking, and turning what was measured into a `JobResult` with its
 //! warnings.
 
-use crate::acct::{JobState, Measure, Progress};
 use crate::error::RunError;
+use crate::files::opengate::OpenGate;
 use crate::files::{self, FileKind, FilePlan};
-use crate::ioloop::{EndReason, IoLoop, Limits};
-use crate::opengate::OpenGate;
-use crate::sys::{self, ThreadUsage};
-use crate::warn;
+use crate::io::acct::{JobState, Measure, Progress};
+use crate::io::ioloop::{EndReason, IoLoop, Limits};
+use crate::io::result::fill_result;
+use crate::job::warn;
+use crate::sys;
 use fiox_engine::{BufPool, EngineFile, IoEngine, MemSpec, OpenSpec, Pinned};
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::{JobResult, Warning};
@@ -40,14 +41,14 @@ pub struct JobEnv<'a> {
     /// The job's part in its flow (`flow` > 0), lent to the I/O loop and given back when the
     /// loop ends: the job leaves its flow when the coordinator reaps it (`flow::Parts`), as
     /// fio's reap_threads does, not the moment its own loop stops.
-    pub flow: &'a std::sync::Mutex<Option<crate::flow::Member>>,
+    pub flow: &'a std::sync::Mutex<Option<crate::control::flow::Member>>,
     /// `lockfile=`: the file locks this job shares with its clones (None: no locking).
-    pub locks: Option<&'a crate::filelock::Shared>,
+    pub locks: Option<&'a crate::control::filelock::Shared>,
     /// In a run with other processes: the job's place at its phase's start gate, where it waits
     /// after its setup for the common start (None: start at once).
     pub start: Option<crate::sync::Ticket<'a>>,
     /// The cgroups this run created (`cgroup=`), removed when the run ends.
-    pub(crate) cgroups: &'a crate::cgroup::Created,
+    pub(crate) cgroups: &'a crate::job::cgroup::Created,
 }
 
 /// A job's outcome: its result (also on failure, with `error` set) and the failure, if any.
@@ -64,12 +65,12 @@ pub(crate) struct Opened {
     pub plan: FilePlan,
     /// Per file, the inode its setup open created or checked (None: not opened at setup), so
     /// a lazy reopen of the same inode is not checked again.
-    checked: Vec<Option<crate::owned::Identity>>,
+    checked: Vec<Option<crate::files::owned::Identity>>,
     /// Problems met while preparing files that do not stop the job (cache invalidation).
     warnings: Vec<Warning>,
     /// Exclusive claims on the block devices the job writes, held until the job is done so
     /// nobody mounts them mid-run.
-    _claims: Vec<crate::blockdev::BlockClaim>,
+    _claims: Vec<crate::files::blockdev::BlockClaim>,
 }
 
 /// Run one job to completion on the calling thread.
@@ -156,7 +157,7 @@ fn execute(
         let _ = sys::set_thread_name(name);
     }
     // cgroup=: the thread is in the group until this frame ends.
-    let _cgroup = crate::cgroup::join(job, env.cgroups)?;
+    let _cgroup = crate::job::cgroup::join(job, env.cgroups)?;
     if env.readonly && files::job_writes(job) {
         return Err(RunError::Refused(format!(
             "job '{}': rw={} writes, but --readonly was given",
@@ -172,16 +173,16 @@ fn execute(
         }
     }
     let e4defrag = job.ioengine.trim().eq_ignore_ascii_case("e4defrag");
-    let new_donor = e4defrag && crate::owned::check_donor(job, allow_all(env))?;
+    let new_donor = e4defrag && crate::files::owned::check_donor(job, allow_all(env))?;
     let mut engine = fiox_engine::create(job)?;
     if new_donor {
-        crate::owned::mark_created_donor(job)?;
+        crate::files::owned::mark_created_donor(job)?;
     }
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
-    crate::owned::check_end_syncfs(job)?;
+    crate::files::owned::check_end_syncfs(job)?;
     check_ramp_size(job, env.run.0)?;
-    if let Some(msg) = crate::steady::interval_problem(env.run.0) {
+    if let Some(msg) = crate::control::steady::interval_problem(env.run.0) {
         return Err(RunError::Job {
             job: job.name.clone(),
             msg,
@@ -189,17 +190,17 @@ fn execute(
     }
     check_log_options(job)?;
     if matches!(engine.name(), "filedelete" | "dirdelete") {
-        crate::owned::check_deletable(job, allow_all(env))?;
+        crate::files::owned::check_deletable(job, allow_all(env))?;
     }
     if matches!(engine.name(), "dirstat" | "dirdelete") {
-        crate::fileop::setup_dirs(job)?;
+        crate::io::fileop::setup_dirs(job)?;
     }
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
     if flags.file_ops && flags.no_io && job.files.unlink {
         // filecreate creates its files during the run: an aborted run removes them too
         // (only those that carry fiox's mark by then).
         for f in opened.plan.files.iter().filter(|f| !f.path.exists()) {
-            crate::owned::leave(leftovers, &f.path);
+            crate::files::owned::leave(leftovers, &f.path);
         }
     }
     // Stopped while laying out: the files may be incomplete, so do no I/O on them.
@@ -214,14 +215,15 @@ fn execute(
         }
     }
     // ioscheduler: switched for the job's I/O, put back when this frame ends.
-    let mut _sched = crate::iosched::Switched::default();
+    let mut _sched = crate::job::iosched::Switched::default();
     if let (Some(name), false) = (&job.ioscheduler, flags.no_io) {
         let paths: Vec<_> = opened.plan.files.iter().map(|f| f.path.clone()).collect();
-        let notes =
-            crate::iosched::switch(&paths, name, &mut _sched).map_err(|msg| RunError::Job {
+        let notes = crate::job::iosched::switch(&paths, name, &mut _sched).map_err(|msg| {
+            RunError::Job {
                 job: job.name.clone(),
                 msg,
-            })?;
+            }
+        })?;
         for n in notes {
             result.warnings.push(fiox_stats::Warning {
                 code: "ioscheduler-not-tunable".into(),
@@ -230,7 +232,7 @@ fn execute(
             });
         }
     }
-    if env.messages && crate::noio::net_waits(job) {
+    if env.messages && crate::io::noio::net_waits(job) {
         env.info.say("fio: waiting for connection\n");
     }
     for (i, f) in opened.plan.files.iter().enumerate() {
@@ -259,7 +261,7 @@ fn execute(
     // fio's file-operation engines time the operation on each file, not the I/Os.
     let file_ops = flags
         .file_ops
-        .then(|| crate::fileop::FileOps::new(job, opened.plan.files.len(), measure.lat));
+        .then(|| crate::io::fileop::FileOps::new(job, opened.plan.files.len(), measure.lat));
     if file_ops.is_some() {
         measure = Measure {
             slat: false,
@@ -269,7 +271,7 @@ fn execute(
         };
     }
     result.has_slat = measure.slat;
-    let cache = crate::cache::Residency::begin(job, &opened.plan.files, flags.no_io);
+    let cache = crate::files::cache::Residency::begin(job, &opened.plan.files, flags.no_io);
     let ran = run_io(
         env,
         engine.as_mut(),
@@ -379,7 +381,7 @@ fn lazy_open_gate(
             engine.close_file(i as u32)?;
         }
         opened.handles[i] = None;
-        list.push(crate::opengate::GateEntry {
+        list.push(crate::files::opengate::GateEntry {
             path: f.path.clone(),
             size: f.real_size.max(f.offset + f.size),
             offset: f.offset,
@@ -444,7 +446,7 @@ fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), RunError> {
         })?;
     }
     // After cpus_allowed, as fio: numa_cpu_nodes replaces the CPU set.
-    crate::numa::place(job)
+    crate::job::numa::place(job)
 }
 
 /// Plan, check, lay out and open the job's files.
@@ -472,17 +474,17 @@ fn prepare_files(
     }
     let allowed =
         |p: &std::path::Path| env.allow_destructive || allowed_target(env.allow_targets, p);
-    crate::owned::check_user_files(job, &plan, &allowed)?;
-    crate::vstate::check_targets(job, &plan)?;
+    crate::files::owned::check_user_files(job, &plan, &allowed)?;
+    crate::verify::vstate::check_targets(job, &plan)?;
     let mut claims = Vec::new();
     if files::job_writes(job) && !job.files.allow_mounted_write {
         let blocks = plan.files.iter().filter(|f| f.kind == FileKind::Block);
         for f in blocks.filter(|f| !allowed(&f.path)) {
-            claims.push(crate::blockdev::check_block_write(&f.path)?);
+            claims.push(crate::files::blockdev::check_block_write(&f.path)?);
         }
     }
     // Before the job opens (or lays out) the files it keeps: they go into its own table.
-    crate::fdtable::enter(job, &claims);
+    crate::job::fdtable::enter(job, &claims);
     lay_out_all(env, &mut plan, leftovers)?;
     take_creds(job)?;
     let spec = OpenSpec::from_job(job);
@@ -492,7 +494,7 @@ fn prepare_files(
     // create_on_open: a missing file is created by its first open during the I/O phase.
     let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
     for f in &mut plan.files {
-        let who = crate::safeopen::Writer {
+        let who = crate::files::safeopen::Writer {
             job: &job.name,
             allow: allow_all(env) || allowed_target(env.allow_targets, &f.path),
         };
@@ -500,19 +502,19 @@ fn prepare_files(
             // Created at its first open (create_on_open): still removed on an aborted run,
             // by path, once it carries fiox's mark (see the cleanup in lib.rs).
             if job.files.unlink {
-                crate::owned::leave(leftovers, &f.path);
+                crate::files::owned::leave(leftovers, &f.path);
             }
             handles.push(None);
             checked.push(None);
             continue;
         }
-        let o = crate::safeopen::open_job_file(&who, &f.path, &spec, f.offset, None)?;
+        let o = crate::files::safeopen::open_job_file(&who, &f.path, &spec, f.offset, None)?;
         checked.push(Some(o.id));
         let h = o.file;
         if o.created {
             f.created = true;
             if job.files.unlink {
-                crate::owned::leave(leftovers, &f.path);
+                crate::files::owned::leave(leftovers, &f.path);
             }
         }
         warnings.extend(prepare_cache(job, f, &h)?);
@@ -576,7 +578,7 @@ fn lay_out_all(
         if let Ok(m) = std::fs::metadata(&f.path) {
             f.real_size = m.len();
             f.needs_layout =
-                m.len() < f.offset + f.size || crate::owned::layout_incomplete(&f.path);
+                m.len() < f.offset + f.size || crate::files::owned::layout_incomplete(&f.path);
         }
     }
     let need: Vec<usize> = (0..plan.files.len())
@@ -617,7 +619,7 @@ fn lay_out_all(
         // Registered before it exists, so a forced exit during the layout removes it too
         // (only once it carries fiox's mark: a file someone else made there is never touched).
         if job.files.unlink && !f.path.exists() {
-            crate::owned::leave(leftovers, &f.path);
+            crate::files::owned::leave(leftovers, &f.path);
         }
         files::lay_out(job, f, allow_all(env), &stop)?;
     }
@@ -641,7 +643,7 @@ fn prepare_cache(
     }
     // fio's order at every open: drop the cache (even for direct jobs), then the hint.
     if job.files.invalidate {
-        if let Err(e) = crate::cache::drop_cached(f.kind, fd, f.offset, f.size) {
+        if let Err(e) = crate::files::cache::drop_cached(f.kind, fd, f.offset, f.size) {
             warnings.push(Warning {
                 code: "invalidate-failed".into(),
                 message: format!(
@@ -692,7 +694,7 @@ fn run_io(
     env: &JobEnv,
     engine: &mut dyn IoEngine,
     opened: &Opened,
-    (gate, file_ops): (Option<OpenGate>, Option<crate::fileop::FileOps>),
+    (gate, file_ops): (Option<OpenGate>, Option<crate::io::fileop::FileOps>),
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
@@ -710,10 +712,10 @@ fn run_io(
     let only = job.verify.verify_only;
     let verify_phase_only = only && job.rw.mode.has_write();
     if only && verify.is_none() {
-        return Err(crate::vphase::no_method(job));
+        return Err(crate::job::vphase::no_method(job));
     }
     if verify_phase_only {
-        crate::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?;
+        crate::job::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?;
     }
     // experimental_verify replays the I/O sequence: a copy of the generator as it starts.
     let replay = (job.verify.experimental_verify && verify.is_some() && !verify_phase_only)
@@ -733,7 +735,7 @@ fn run_io(
         .map(|f| f.path.display().to_string())
         .collect();
     let here = std::path::Path::new(".");
-    let create = crate::safeopen::create_output;
+    let create = crate::files::safeopen::create_output;
     let logs =
         fiox_stats::JobLogs::for_job_with(here, job, &create).map_err(|e| RunError::Job {
             job: job.name.clone(),
@@ -757,7 +759,7 @@ fn run_io(
     }
     if let Some(name) = &job.logs.write_iolog {
         let names = lp.paths.clone();
-        let w = crate::iolog::IoLogWriter::create(std::path::Path::new(name), names);
+        let w = crate::replay::iolog::IoLogWriter::create(std::path::Path::new(name), names);
         lp.iolog = Some(w.map_err(|e| RunError::Job {
             job: job.name.clone(),
             msg: format!("cannot create write_iolog file '{name}': {e}"),
@@ -768,10 +770,10 @@ fn run_io(
     }
     lp.locks = env
         .locks
-        .map(|s| crate::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
+        .map(|s| crate::control::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
     if job.lat_target.target_ns > 0 {
         let now = lp.clock.now_ns();
-        lp.lat_target = Some(crate::latarget::LatTarget::new(
+        lp.lat_target = Some(crate::control::latarget::LatTarget::new(
             job.lat_target,
             job.iodepth,
             now,
@@ -786,7 +788,7 @@ fn run_io(
             .iter()
             .map(|h| h.as_ref().map_or(-1, |h| h.as_raw_fd()))
             .collect();
-        lp.pass_cache = Some(crate::cache::PassCache::new(job, &plan.files, &fds));
+        lp.pass_cache = Some(crate::files::cache::PassCache::new(job, &plan.files, &fds));
     }
     lp.gate = gate;
     lp.file_ops = file_ops;
@@ -795,16 +797,18 @@ fn run_io(
         let group = job.group_id;
         lp.ramp_group = Some(Box::new(move || ramp_group_bytes(jobs, progress, group)));
     }
-    if crate::noio::is_exec(job) && env.messages {
-        env.info.say(&crate::noio::exec_lines(job));
+    if crate::io::noio::is_exec(job) && env.messages {
+        env.info.say(&crate::io::noio::exec_lines(job));
     }
-    if crate::noio::is_cpuio(job) {
+    if crate::io::noio::is_cpuio(job) {
         if env.messages {
-            env.info.say(&crate::noio::start_line(job));
+            env.info.say(&crate::io::noio::start_line(job));
         }
         if job.engine.exit_on_io_done {
             let (jobs, progress) = env.run;
-            lp.io_jobs_done = Some(Box::new(move || crate::noio::io_jobs_done(jobs, progress)));
+            lp.io_jobs_done = Some(Box::new(move || {
+                crate::io::noio::io_jobs_done(jobs, progress)
+            }));
         }
     }
     lp.blocks = block_infos(job, plan)?;
@@ -871,10 +875,10 @@ fn run_phases(
         let done = &lp.acct.dirs;
         let bytes = done[Ddir::Write.index()].io_bytes + done[Ddir::Trim.index()].io_bytes;
         let min_bs = job.bs.write.min.min(job.bs.read.min).min(job.bs.trim.min);
-        v.set_replayed(crate::vstate::replayed_reads(&mut g, bytes, min_bs));
+        v.set_replayed(crate::verify::vstate::replayed_reads(&mut g, bytes, min_bs));
     }
-    let state_warning = crate::vstate::save_after_write(job, lp.verify.as_ref());
-    let phase = crate::vphase::verify_phase(env, lp, &end, verify_phase_only);
+    let state_warning = crate::verify::vstate::save_after_write(job, lp.verify.as_ref());
+    let phase = crate::job::vphase::verify_phase(env, lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
     let phase_ms = phase
         .as_ref()
@@ -893,10 +897,10 @@ fn run_phases(
         });
     }
     if let Some(ms) = phase_ms {
-        crate::vphase::split_runtime(result, ms, job.rw.mode);
+        crate::job::vphase::split_runtime(result, ms, job.rw.mode);
     }
     if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
-        return Err(crate::vphase::verify_failed(env, v, result));
+        return Err(crate::job::vphase::verify_failed(env, v, result));
     }
     // An error of the write phase, else one of the verify phase (a failed read).
     let end = match (end, phase.map(|p| p.end)) {
@@ -925,7 +929,7 @@ fn replay_queue(
     let r = crate::replay::load(job).map_err(err)?;
     // Only a blktrace replay has a probed depth.
     if r.depth.is_some() && crate::debug::on(crate::debug::BLKTRACE) {
-        crate::blktrace::debug_stored(&r);
+        crate::replay::blktrace::debug_stored(&r);
     }
     if r.files != job.files.filenames {
         return Err(err(
@@ -1125,101 +1129,7 @@ fn limits_of(job: &JobSpec) -> Limits {
     }
 }
 
-/// Store what the loop measured in `r` (also used for status snapshots mid-run).
-pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
-    let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
-    r.runtime_ms = runtime_ns / 1_000_000;
-    r.job_start_ms = lp.job_start_ms;
-    let did_io = lp.acct.dirs.iter().any(|d| d.total_ios > 0);
-    if did_io && r.runtime_ms == 0 {
-        // A job shorter than a millisecond still ran: fio reports it as 1 msec, and a zero
-        // runtime would hide its direction lines and rates.
-        r.runtime_ms = 1;
-    }
-    let acct = &lp.acct;
-    let mut dirs = acct.dirs.clone();
-    for d in dirs.iter_mut() {
-        // fio gives a direction its runtime only when it moved bytes (a job whose only I/O
-        // failed has no group line).
-        if d.io_bytes > 0 {
-            d.runtime_ms = r.runtime_ms;
-        }
-        if lp.copy_lat && m.lat && m.clat {
-            d.lat = d.clat.clone();
-        }
-    }
-    let [rd, wr, tr] = dirs;
-    r.dirs = fiox_job::PerDir {
-        read: rd,
-        write: wr,
-        trim: tr,
-    };
-    r.sync_lat = acct.sync_lat.clone();
-    r.act_slices = acct.act.as_ref().map(|a| a.slices.clone());
-    r.lat_buckets = acct.lat_buckets;
-    r.io_depth = acct.depth;
-    r.submit = acct.submit;
-    r.complete = acct.complete;
-    let run_us = (runtime_ns / 1000).max(1) as f64;
-    // A thread cannot use more than 100% of the wall time (the job's thread plus any engine
-    // helper threads); the kernel charges CPU in scheduler ticks, so a run shorter than a
-    // tick can read above that.
-    let cap = 100.0 * lp.cpu_threads() as f64;
-    r.usr_cpu_pct = (cpu.usr_us as f64 * 100.0 / run_us).min(cap);
-    r.sys_cpu_pct = (cpu.sys_us as f64 * 100.0 / run_us).min(cap - r.usr_cpu_pct);
-    r.continue_on_error = crate::ioerr::continue_bits(&lp.job.errors) != 0;
-    r.total_err = acct.total_errors();
-    r.first_error = acct.first_errno();
-    if r.error == 0 && r.continue_on_error && acct.tolerated_errors > 0 {
-        // fio: a job that survived errors still reports the first one as its error (the exit
-        // status stays 0).
-        r.error = acct.first_tolerated_errno;
-        r.verror = acct.first_tolerated.clone().unwrap_or_default();
-    }
-    r.ctx = cpu.ctx;
-    r.majf = cpu.majf;
-    r.minf = cpu.minf;
-    if acct.bogus_completions > 0 {
-        r.warnings.push(Warning {
-            code: "engine-bogus-completions".into(),
-            message: format!(
-                "the {} engine reported {} completion(s) for I/O units that were not in flight; \
-                 they were ignored",
-                lp.engine.name(),
-                acct.bogus_completions
-            ),
-            fix: "this is an engine bug: please report it with the job".into(),
-        });
-    }
-    if acct.first_direct_einval {
-        r.warnings.push(Warning {
-            code: "direct-io-einval".into(),
-            message: "the first direct I/O failed with EINVAL: the file system may not support \
-                      direct I/O, or the block size, offset or buffer alignment does not suit \
-                      the device's logical block size"
-                .into(),
-            fix: "use a block size and offset that are multiples of the logical block size \
-                  (often 512 or 4096; iomem_align= for buffers), or try direct=0"
-                .into(),
-        });
-    }
-    if acct.tolerated_errors > 0 {
-        r.warnings.push(Warning {
-            code: "io-errors-tolerated".into(),
-            message: format!(
-                "{} I/O error(s) were tolerated by continue_on_error/ignore_error ({}); first: \
-                 {}",
-                acct.tolerated_errors,
-                acct.tolerated_summary(),
-                acct.first_tolerated.as_deref().unwrap_or("?")
-            ),
-            fix: "the results exclude the failed I/Os; check the device and the error settings"
-                .into(),
-        });
-    }
-}
-
-/// end_fsync, fsync_on_close, close, unlink (see [`crate::owned::finish_files`]).
+/// end_fsync, fsync_on_close, close, unlink (see [`crate::files::owned::finish_files`]).
 fn finish_files(
     job: &JobSpec,
     opened: &mut Opened,
@@ -1236,7 +1146,7 @@ fn finish_files(
             }
         }
     }
-    crate::owned::finish_files(job, &mut opened.handles, &opened.plan, leftovers)
+    crate::files::owned::finish_files(job, &mut opened.handles, &opened.plan, leftovers)
 }
 
 /// Debug builds only, on request (`FIOX_DEBUG_OPENFILES=1`): print how many files the job had

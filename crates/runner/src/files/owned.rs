@@ -4,7 +4,7 @@
 //! `rsync -X`: a new inode), a forged value or the plain "1" of older fiox versions does not
 //! count. A job that would write over existing bytes of a file that is not fiox's is refused
 //! unless the user allowed it (`allow_mounted_write=1`, fio's name, or `--allow-destructive`;
-//! see [`crate::safeopen`] for the checks made on the open descriptor), and `unlink=1` removes
+//! see [`crate::files::safeopen`] for the checks made on the open descriptor), and `unlink=1` removes
 //! only a path that is still the inode fiox created or marked. Filesystems without user
 //! extended attributes cannot carry the mark: existing files there are treated as the user's,
 //! and the refusal says so. Also the end of a job's file handling (end_fsync, fsync_on_close,
@@ -87,7 +87,7 @@ pub fn mark_of(path: &Path) -> Mark {
 /// interrupted): such a file is laid out again.
 pub fn layout_incomplete(path: &Path) -> bool {
     // The file the job's I/O would use: a symbolic link is followed, as the job's open does.
-    match crate::safeopen::open_to_check(path) {
+    match crate::files::safeopen::open_to_check(path) {
         Ok(Some(f)) => matches!(mark_of_file(&f), Mark::Ours(Layout::Partial)),
         _ => false,
     }
@@ -109,7 +109,7 @@ pub fn unlink_owned(path: &Path) -> io::Result<bool> {
 
 /// Refuse a writing job whose region covers existing bytes of a regular file fiox did not
 /// create, or that writes to a file backing a loop device or holding a filesystem signature
-/// (see [`crate::safeopen::check_writable`]), unless `allow_mounted_write=1` or
+/// (see [`crate::files::safeopen::check_writable`]), unless `allow_mounted_write=1` or
 /// `--allow-destructive` allows it. Files that are only read, missing, empty, or written only
 /// past their end (file_append) are fine. Checked again on the descriptor of every open that
 /// writes, since the path may change after this check.
@@ -121,7 +121,7 @@ pub fn check_user_files(
     if !files::job_writes(job) || job.files.allow_mounted_write {
         return Ok(());
     }
-    let who = crate::safeopen::Writer {
+    let who = crate::files::safeopen::Writer {
         job: &job.name,
         allow: false,
     };
@@ -130,8 +130,8 @@ pub fn check_user_files(
         .iter()
         .filter(|f| f.kind == FileKind::Regular && f.real_size > 0 && !allow(&f.path))
     {
-        if let Some(h) = crate::safeopen::open_to_check(&f.path)? {
-            crate::safeopen::check_writable(&who, &h, &f.path, f.offset)?;
+        if let Some(h) = crate::files::safeopen::open_to_check(&f.path)? {
+            crate::files::safeopen::check_writable(&who, &h, &f.path, f.offset)?;
         }
     }
     Ok(())
@@ -370,7 +370,7 @@ mod tests {
 
     /// A new file at `p` with `data`, marked by fiox.
     fn fiox_file(p: &Path, data: &[u8]) -> File {
-        let f = crate::safeopen::create_new(p, Layout::Complete)
+        let f = crate::files::safeopen::create_new(p, Layout::Complete)
             .unwrap()
             .unwrap();
         std::fs::write(p, data).unwrap();

@@ -5,8 +5,8 @@
 //! latency of the job's direction, as fio's engines do from their open_file hook. The I/Os
 //! themselves are counted without latency (the loop's `Measure` is off for them).
 
-use crate::acct::Acct;
 use crate::gen::Generator;
+use crate::io::acct::Acct;
 use fiox_engine::IoEngine;
 use fiox_job::JobSpec;
 use std::path::Path;
@@ -54,7 +54,7 @@ impl FileOps {
             .file_op(file)
             .map_err(|e| (errno_of(&e), e.to_string()))?;
         if let (Some(f), Some(p)) = (&done.created, path) {
-            crate::owned::mark(f, Path::new(p), crate::owned::Layout::Complete)
+            crate::files::owned::mark(f, Path::new(p), crate::files::owned::Layout::Complete)
                 .map_err(|e| (libc::EIO, e.to_string()))?;
         }
         if self.timed {

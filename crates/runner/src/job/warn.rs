@@ -46,7 +46,7 @@ pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<W
         }
     }
     if job.clocksource == Some(fiox_job::ClockSource::Cpu) {
-        if let Some(why) = crate::clock::tsc_distrust_here() {
+        if let Some(why) = crate::io::clock::tsc_distrust_here() {
             out.push(w(
                 "clocksource-cpu-fallback",
                 format!("clocksource=cpu: {why}; fiox reads CLOCK_MONOTONIC instead"),

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use fiox_job::ReplaySpec;
 
-use crate::blktrace::{byte_order, RECORD};
+use crate::replay::blktrace::{byte_order, RECORD};
 
 /// One `struct blk_io_trace`, every field (the merged file keeps them all).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,7 +223,7 @@ pub fn merge(spec: &ReplaySpec) -> Result<usize, String> {
         text.extend_from_slice(&r.encode());
     }
     let write = |path: &Path| -> std::io::Result<()> {
-        let mut f = crate::safeopen::create_output(path)?;
+        let mut f = crate::files::safeopen::create_output(path)?;
         f.write_all(&text)?;
         f.flush()
     };

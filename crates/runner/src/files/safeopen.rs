@@ -2,13 +2,13 @@
 //! means to create is created with O_CREAT|O_EXCL (and O_NOFOLLOW, so a symbolic link there
 //! is never followed into someone's file), and a file that already exists is checked on the
 //! open descriptor (fstat, fgetxattr) before any byte is written: it must carry fiox's mark
-//! for this inode (see [`crate::owned`]) when the job writes over existing bytes, and it must
+//! for this inode (see [`crate::files::owned`]) when the job writes over existing bytes, and it must
 //! neither back a loop device nor hold a filesystem or partition signature (a filesystem
 //! image, even one fiox once laid out). Also the implicit outputs fiox names itself (logs in
 //! the working directory): they replace only a file fiox wrote.
 
 use crate::error::RunError;
-use crate::owned::{self, Identity, Layout, Mark};
+use crate::files::owned::{self, Identity, Layout, Mark};
 use fiox_engine::OpenSpec;
 use std::fs::File;
 use std::io;

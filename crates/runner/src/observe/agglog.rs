@@ -32,7 +32,7 @@ pub fn names(tag: Option<&str>) -> [String; 3] {
 impl AggBwLog {
     /// Create the three files in `dir`, sampling every min bw_avg_time. A file of that name
     /// is replaced only when fiox wrote it, and a symbolic link is never followed (see
-    /// [`crate::safeopen::create_output`]).
+    /// [`crate::files::safeopen::create_output`]).
     pub fn create(
         dir: &Path,
         jobs: &[JobSpec],
@@ -54,7 +54,7 @@ impl AggBwLog {
         let files = names(tag)
             .iter()
             .map(|n| {
-                let create = crate::safeopen::create_output;
+                let create = crate::files::safeopen::create_output;
                 LogFile::create_with(&dir.join(n), LogKind::Bw, opts, &create)
             })
             .collect::<Result<Vec<_>, _>>()?;
