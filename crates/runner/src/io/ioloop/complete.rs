@@ -1,0 +1,335 @@
+//! Completion: reaping events (`iodepth_batch_complete_min/max`), re-issuing short I/Os, error
+//! policy (`continue_on_error`, `ignore_error`), accounting slat/clat/lat per direction and priority,
+//! the per-I/O hooks (logs, `max_latency`, `latency_target`, act) and the final drain.
+
+use super::*;
+use fiox_job::Ddir;
+use fiox_stats::IoSample;
+use std::sync::atomic::Ordering;
+
+impl<'a> IoLoop<'a> {
+    /// Reap completions: wait for at least `min` (0 = poll).
+    pub(super) fn reap(&mut self, min: usize) {
+        let min = min.min(self.inflight as usize);
+        let max = (self.job.iodepth_batch_complete_max as usize)
+            .max(min)
+            .max(1)
+            .min(self.inflight as usize);
+        self.events.clear();
+        let mut events = std::mem::take(&mut self.events);
+        let r = self.engine.getevents(min, max, &mut events);
+        match r {
+            Ok(_) => {
+                self.acct.complete.mark_count(events.len() as u64);
+                let now = if self.timed || !events.is_empty() {
+                    self.now_ns()
+                } else {
+                    0
+                };
+                for c in &events {
+                    if !self
+                        .in_flight
+                        .get(c.unit as usize)
+                        .copied()
+                        .unwrap_or(false)
+                    {
+                        // An engine bug: a completion for a unit that is not in flight. Using
+                        // it would corrupt another I/O's slot; count it and drop it.
+                        self.acct.bogus_completions += 1;
+                        continue;
+                    }
+                    self.inflight = self.inflight.saturating_sub(1);
+                    self.finish(c.unit, c.result, now, false);
+                }
+            }
+            Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
+        }
+        self.events = events;
+    }
+
+    /// Submit what is queued and wait until nothing is in flight.
+    pub(super) fn quiesce(&mut self) {
+        self.commit();
+        while self.inflight > 0 && self.end.is_none() {
+            self.reap(1);
+        }
+    }
+
+    /// Wait for everything in flight (also after errors: buffers must outlive the I/O).
+    pub(super) fn drain(&mut self) {
+        self.commit();
+        let mut idle = 0;
+        while self.inflight > 0 && idle < 1000 {
+            let before = self.inflight;
+            self.reap(1);
+            idle = if self.inflight == before { idle + 1 } else { 0 };
+        }
+    }
+
+    /// Account a completed unit (or re-issue its short remainder).
+    #[inline(always)]
+    pub(super) fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
+        let s = self.slots[id as usize];
+        self.in_flight[id as usize] = false;
+        if s.ddir == SYNC {
+            self.free.push(id);
+            // Any sync starts the file's written range afresh (fio's first/last_write).
+            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+                *r = (u64::MAX, 0);
+            }
+            if res < 0 {
+                self.fail(&s, (-res) as i32);
+            } else if self.measure.clat {
+                self.acct.sync_lat.add(now.saturating_sub(s.start_ns));
+            }
+            return;
+        }
+        let want = (s.len - s.done) as i64;
+        if res == 0 && want > 0 && self.eof_ends {
+            // The peer finished (net): no more I/O, and this unit moved nothing.
+            self.free.push(id);
+            self.exhausted = true;
+            self.end.get_or_insert(EndReason::Done);
+            return;
+        }
+        if res < 0 || (res == 0 && want > 0) {
+            self.free.push(id);
+            let errno = if res < 0 { (-res) as i32 } else { libc::EIO };
+            self.fail(&s, errno);
+            return;
+        }
+        if res < want {
+            let d = &mut self.acct.dirs[s.ddir as usize];
+            d.short_ios += 1;
+            self.slots[id as usize].done += res as u32;
+            self.requeue.push(id);
+            return;
+        }
+        self.free.push(id);
+        if s.ddir == 1 && !self.sfr_ranges.is_empty() {
+            // sync_file_range: the file's written range grows (fio's file_log_write_comp).
+            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+                let end = s.offset + u64::from(s.len);
+                *r = (r.0.min(s.offset), r.1.max(end));
+            }
+        }
+        if self.verify.is_some() {
+            self.verify_io(id, &s);
+        }
+        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 2) {
+            b.trimmed(s.offset);
+        }
+        if self.dbg_io {
+            self.debug_io("complete", id, &s);
+        }
+        self.account(&s, now, sync_done);
+    }
+
+    #[inline(always)]
+    pub(super) fn account(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        self.account_done(Done::of(s), now, sync_done, false, || *s);
+    }
+
+    /// `account` of a unit given by its [`Done`] part; `slot` builds the whole unit for the
+    /// per-I/O hooks, which few jobs use. `lean`: from the lean loop, whose engine completes
+    /// in `queue` (`copy_lat`) and which never runs paced (their checks fold away).
+    #[inline(always)]
+    pub(super) fn account_done(
+        &mut self,
+        s: Done,
+        now: u64,
+        sync_done: bool,
+        lean: bool,
+        slot: impl FnOnce() -> Slot,
+    ) {
+        let di = s.ddir as usize;
+        let d = &mut self.acct.dirs[di];
+        let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
+        d.io_bytes += bytes;
+        d.total_ios += 1;
+        let m = self.measure;
+        if self.timed {
+            let clat = now.saturating_sub(s.issue_ns);
+            if m.clat {
+                d.clat.add(clat);
+                self.acct.lat_buckets.add(clat);
+            }
+            if !sync_done && m.slat {
+                d.slat.add(s.issue_ns.saturating_sub(s.start_ns));
+            }
+            if m.lat && !lean && !self.copy_lat {
+                d.lat.add(now.saturating_sub(s.start_ns));
+            }
+            // Jobs without cmdprio have no per-priority statistics: one length check.
+            if let Some(p) = d.prios.get_mut(s.prio as usize) {
+                if self.prio_on_lat {
+                    if m.lat {
+                        p.stat.add(now.saturating_sub(s.start_ns));
+                    }
+                } else if m.clat {
+                    p.stat.add(clat);
+                }
+            }
+        } else {
+            // With per-I/O clocks the live counters are published at each poll of after_io.
+            self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
+            self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
+        }
+        // One branch for the per-I/O hooks most jobs do not use.
+        if self.hooks {
+            self.account_hooks(&slot(), now, sync_done);
+        }
+        self.after_io(di, bytes, now, lean);
+    }
+
+    /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
+    #[inline(never)]
+    pub(super) fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        // act counts what fio's lat statistic measures (nothing with disable_lat).
+        if let Some(a) = self
+            .acct
+            .act
+            .as_mut()
+            .filter(|_| self.measure.lat && s.ddir < 3)
+        {
+            if let Err(msg) = a.add(s.start_ns, now) {
+                self.end.get_or_insert(EndReason::Error(libc::EPERM, msg));
+            }
+        }
+        if s.ddir < 2 && self.timed {
+            self.lat_target_io(s, now);
+            let di = s.ddir as usize;
+            if self.measure.lat && self.max_lat_ns[di] != 0 {
+                self.max_latency_io(s, di, now);
+            }
+        }
+        if self.log_io && self.ramp_done {
+            self.log_io_sample(s, now, sync_done);
+        }
+    }
+
+    /// Per-I/O lines of the latency (and unaveraged bw/iops) logs; nothing during ramp.
+    pub(super) fn log_io_sample(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        let ddir = Ddir::ALL[s.ddir as usize];
+        let io = IoSample {
+            t_ms: now.saturating_sub(self.measured_start_ns) / 1_000_000,
+            ddir,
+            bytes: s.len as u64,
+            offset: s.offset,
+            ioprio: u32::from(s.ioprio),
+            issue_ns: s.issue_ns.saturating_sub(self.measured_start_ns),
+        };
+        let m = self.measure;
+        let clat = now.saturating_sub(s.issue_ns);
+        let lat = if self.copy_lat || sync_done {
+            clat
+        } else {
+            now.saturating_sub(s.start_ns)
+        };
+        if m.slat && !sync_done {
+            self.logs.slat(&io, s.issue_ns.saturating_sub(s.start_ns));
+        }
+        self.logs
+            .completion(&io, m.clat.then_some(clat), m.lat.then_some(lat));
+        self.logs
+            .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
+    }
+
+    /// max_latency: an I/O slower than its direction's limit ends the job (fio's lat_fatal).
+    pub(super) fn max_latency_io(&mut self, s: &Slot, di: usize, now: u64) {
+        let lat = now.saturating_sub(s.start_ns);
+        let max = self.max_lat_ns[di];
+        if lat > max {
+            let msg = self.lat_fatal_msg(s, lat, max);
+            self.end
+                .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
+        }
+    }
+
+    /// fio's message for an I/O over a latency limit.
+    pub(super) fn lat_fatal_msg(&self, s: &Slot, lat: u64, max: u64) -> String {
+        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        format!(
+            "latency of {lat} nsec exceeds specified max ({max} nsec): {path} {} {} {}",
+            ["read", "write"][(s.ddir as usize).min(1)],
+            s.offset,
+            s.len
+        )
+    }
+
+    /// latency_target: an I/O over the target is a miss (at depth 1 with 100%, the error).
+    pub(super) fn lat_target_io(&mut self, s: &Slot, now: u64) {
+        let Some(t) = self.lat_target.as_mut() else {
+            return;
+        };
+        let lat = now.saturating_sub(s.start_ns);
+        let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
+        match t.completed(lat, now, ios) {
+            crate::control::latarget::Step::Fatal => {
+                let target = t.target_ns();
+                let msg = self.lat_fatal_msg(s, lat, target);
+                self.end
+                    .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
+            }
+            crate::control::latarget::Step::Nothing => {}
+            step => self.lat_step = step,
+        }
+    }
+
+    /// Per-completion checks: stop flag, time limits, ramp end, samples, rate_min. Inline in
+    /// the per-I/O path: as a call its frame cost as much as the checks. With per-I/O clocks
+    /// everything but rate_min is due at one time, `next_event_ns` (one comparison per I/O).
+    #[inline(always)]
+    pub(super) fn after_io(&mut self, di: usize, bytes: u64, now: u64, lean: bool) {
+        if self.timed {
+            if now >= self.next_event_ns && !self.timed_checks(now) {
+                return;
+            }
+        } else if !self.untimed_checks() {
+            return;
+        }
+        if !lean && self.paced && self.ramp_done && !self.verify_phase {
+            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
+                self.end = Some(EndReason::Error(libc::EIO, msg));
+            }
+        }
+    }
+
+    /// Apply continue_on_error / ignore_error to a failed unit.
+    pub(super) fn fail(&mut self, s: &Slot, errno: i32) {
+        let ddir = Ddir::ALL.get(s.ddir as usize).copied();
+        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 1 || s.ddir == 2) {
+            b.failed(s.offset, s.ddir == 2);
+        }
+        let op = crate::io::ioerr::op_name(s.ddir, s.op_data_only);
+        let path = self.paths.get(s.file as usize).map(String::as_str);
+        let what =
+            crate::io::ioerr::describe(op, errno, path, s.offset + s.done as u64, s.len - s.done);
+        // fio counts every queued I/O as issued, failed ones included.
+        if let Some(d) = ddir {
+            let n = &mut self.acct.dirs[d.index()].total_ios;
+            *n += 1;
+            if *n == 1 && errno == libc::EINVAL && self.job.direct {
+                self.acct.first_direct_einval = true;
+            }
+        }
+        if self.job.files.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
+            // fill_device: the device or file system is full, which is the job's goal; it
+            // ends without error (fio clears the error and terminates the job).
+            self.filled = true;
+            self.end.get_or_insert(EndReason::Done);
+            return;
+        }
+        if crate::io::ioerr::tolerated(&self.job.errors, ddir, errno) {
+            // fio's error_dump: a survived error is printed as it happens (a fatal one is
+            // printed by the caller of the run, once).
+            if self.job.errors.error_dump {
+                eprintln!("fiox: {}: {what}", self.job.name);
+            }
+            self.acct.tolerate(errno, what);
+        } else {
+            self.acct.count_fatal(errno);
+            self.end = Some(EndReason::Error(errno, what));
+        }
+    }
+}

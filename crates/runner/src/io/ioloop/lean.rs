@@ -1,0 +1,185 @@
+//! The lean loop: a plain job on a synchronous engine (psync and kin with none of the per-I/O
+//! features) runs request, prepare, queue and account inline, with psync's reads and writes
+//! issued by the loop itself. Anything out of the ordinary returns to the general loop.
+
+use super::*;
+use crate::gen::IoReq;
+use fiox_engine::{BufPtr, IoUnit, Queued};
+use fiox_job::Ddir;
+
+impl<'a> IoLoop<'a> {
+    /// Whether the job can take the lean loop: a synchronous engine (every unit completes in
+    /// `queue`) and none of the features that hook into the loop per I/O. Decided once per
+    /// run, so a plain job pays one branch for all of them instead of one each.
+    pub(super) fn plain_sync(&self) -> bool {
+        self.copy_lat
+            && self.verify.is_none()
+            && self.replay.is_none()
+            && self.flow.is_none()
+            && self.locks.is_none()
+            && self.lat_target.is_none()
+            && self.iolog.is_none()
+            && self.gate.is_none()
+            && self.file_ops.is_none()
+            && self.io_jobs_done.is_none()
+            && self.job.files.sync_file_range.is_none()
+            && !self.dbg_io
+            && !self.dbg_random
+            && !self.paced
+            && !self.serialize
+            && self.job.fsync == 0
+            && self.job.pacing.thinkcycles == 0
+            && self.job.fdatasync == 0
+            && !self.verify_phase
+            && self.vq.is_empty()
+    }
+
+    /// The loop of a plain job on a synchronous engine ([`IoLoop::plain_sync`]): request,
+    /// prepare, queue (which completes and accounts the unit), until the job ends. Anything
+    /// out of the ordinary (a short I/O to re-issue, a busy engine, a unit left in flight, an
+    /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
+    pub(super) fn run_plain_sync(&mut self) {
+        self.plain_loop();
+        self.direct.clear();
+        self.flush_plain();
+    }
+
+    pub(super) fn plain_loop(&mut self) {
+        if self.inflight != 0 || !self.requeue.is_empty() {
+            return;
+        }
+        // The unit stays on the free list unless the engine does not complete it in full
+        // right away (`plain_io`): a sync engine's unit is free again when queue returns, so
+        // the same unit (and buffer) serves every I/O until then.
+        let Some(&id) = self.free.last() else {
+            return;
+        };
+        // Asked at each entry: the general path may have reopened files since.
+        self.direct = self.engine.positional_fds().unwrap_or_default();
+        if self.direct.is_empty() {
+            self.plain_ios::<false>(id);
+        } else {
+            self.plain_ios::<true>(id);
+        }
+    }
+
+    /// The lean loop's I/Os on unit `id`; `DIRECT`: psync's reads and writes issued here
+    /// (`direct`), decided once so that other engines' loops carry no test for it.
+    #[inline(always)]
+    pub(super) fn plain_ios<const DIRECT: bool>(&mut self, id: u32) {
+        let buf = self.pool.ptr(id as usize);
+        while self.end.is_none() {
+            let Some(req) = self.next_request_of(true) else {
+                return;
+            };
+            self.last_file = req.file;
+            if !self.plain_io::<DIRECT>(id, buf, req) {
+                // The unit took the general path: so does the rest of the job.
+                return;
+            }
+        }
+    }
+
+    /// Add the lean loop's pending submit/complete/depth marks: each of its I/Os was one
+    /// submit of 1 and one completion of 1 at depth 1. Called when the lean loop ends and
+    /// before a snapshot or the ramp's reset reads or clears those counts.
+    pub(super) fn flush_plain(&mut self) {
+        let n = std::mem::take(&mut self.plain_unmarked);
+        if n > 0 {
+            self.acct.submit.mark_counts(1, n);
+            self.acct.depth.mark_depth(1, n);
+            self.acct.complete.mark_counts(1, n);
+        }
+    }
+
+    /// `prepare` + `submit` + `finish` of one I/O in the lean loop, without the slot's round
+    /// trips through `slots`: the same clock reads, priority draw, buffer fill and accounting.
+    /// An I/O the engine does not complete in full in `queue` (short, failed, busy, queued)
+    /// takes the general path from its result on, its unit off the free list as there.
+    /// True: the unit completed in full and is free again (the lean loop goes on).
+    #[inline(always)]
+    pub(super) fn plain_io<const DIRECT: bool>(
+        &mut self,
+        id: u32,
+        buf: BufPtr,
+        req: IoReq,
+    ) -> bool {
+        let d = req.ddir.index() as u8;
+        if req.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+            let buf = self.pool.slice_mut(id as usize);
+            let n = (req.len as usize).min(buf.len());
+            self.filler.fill(&mut buf[..n], false);
+        }
+        let start_ns = if self.timed { self.now_ns() } else { 0 };
+        let (prio, ioprio) = self.prio.pick(d, req.len);
+        self.last_ddir = d;
+        let unit = IoUnit {
+            op: op_of(d, false),
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            buf,
+            ioprio,
+        };
+        // Built only where needed (the general path, the per-I/O hooks): not per I/O.
+        let slot = || Slot {
+            ddir: d,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            start_ns,
+            issue_ns: start_ns,
+            prio,
+            ioprio,
+            ..Slot::default()
+        };
+        let direct = if DIRECT {
+            self.direct.get(req.file as usize)
+        } else {
+            None
+        };
+        let r = match direct {
+            // psync's read or write inline: no dynamic call to return through after the syscall.
+            Some(&fd) if d < 2 => {
+                match self.pool.slice_mut(id as usize).get_mut(..req.len as usize) {
+                    Some(b) => Ok(Queued::Done(fiox_engine::positional_io(
+                        fd,
+                        d == 1,
+                        b,
+                        req.offset,
+                    ))),
+                    None => self.engine.queue(id, &unit),
+                }
+            }
+            _ => self.engine.queue(id, &unit),
+        };
+        match r {
+            Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {
+                // Read the clock first: the bookkeeping below is not part of the I/O.
+                let now = if self.timed { self.now_ns() } else { 0 };
+                // submit/complete/depth: added in bulk by flush_plain.
+                self.plain_unmarked += 1;
+                if let Some(b) = self.blocks.as_mut().filter(|_| d == 2) {
+                    b.trimmed(req.offset);
+                }
+                let done = Done {
+                    ddir: d,
+                    prio,
+                    len: req.len,
+                    start_ns,
+                    issue_ns: start_ns,
+                };
+                self.account_done(done, now, true, true, slot);
+                true
+            }
+            r => {
+                let s = slot();
+                self.free.pop();
+                self.slots[id as usize] = Slot { issue_ns: 0, ..s };
+                self.queued(id, &s, r);
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! Submission: filling the queue up to the depth being used, preparing each unit (buffer, offset,
+//! verify header, priority, `--debug=io` lines), pacing and thinktime before it goes, queueing it
+//! to the engine and committing batches (`iodepth_batch_submit`).
+
+use super::*;
+use crate::control::pacing::{self};
+use crate::gen::IoReq;
+use fiox_engine::{BufPtr, IoOp, IoUnit, Queued};
+use fiox_job::Ddir;
+use std::sync::atomic::Ordering;
+
+impl<'a> IoLoop<'a> {
+    /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
+    pub(super) fn fill_queue(&mut self, depth: u32) {
+        while self.inflight < depth && self.end.is_none() {
+            if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
+                self.hold_for_flow();
+                return;
+            }
+            if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
+                self.queue_backlog();
+            }
+            if self.job.verify.trim_backlog > 0 && !self.verify_phase {
+                self.queue_trim();
+            }
+            let id = match self.next_slot() {
+                Some(id) => id,
+                None => return,
+            };
+            if self.end.is_some() {
+                // Its turn came after the end (pace): the unit goes back unsent.
+                self.free.push(id);
+                return;
+            }
+            if self.serialize && self.overlaps_in_flight(id) {
+                // Wait for the overlapping write: its data must not race this one.
+                self.requeue.push(id);
+                return;
+            }
+            if !self.submit(id) {
+                return;
+            }
+            if self.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
+                self.commit();
+            }
+        }
+    }
+
+    /// latency_target after completions: judge the window, act on what was asked.
+    pub(super) fn lat_target_step(&mut self) {
+        use crate::control::latarget::Step;
+        let Some(t) = self.lat_target.as_mut() else {
+            return;
+        };
+        let mut step = std::mem::replace(&mut self.lat_step, Step::Nothing);
+        if step == Step::Nothing && self.ramp_done && !self.verify_phase {
+            let now = self.clock.now_ns();
+            let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
+            step = t.check(now, ios);
+        }
+        match step {
+            Step::Nothing | Step::Fatal => {}
+            Step::Quiesce => self.drain(),
+            Step::FinalWindow => {
+                // Only the settled depth's results count, as in fio.
+                self.drain();
+                self.acct.reset();
+                let now = self.now_ns();
+                self.measured_start_ns = now;
+                // The final window counts from the reset I/O counts.
+                if let Some(t) = self.lat_target.as_mut() {
+                    t.new_cycle(now, 0);
+                }
+            }
+            Step::Done => {
+                self.end.get_or_insert(EndReason::Done);
+            }
+        }
+    }
+
+    /// fio's flow hold: with `flow_sleep`, finish the I/O in flight and sleep; then check the
+    /// stop flags and the runtime (no completion may come to check them). Without
+    /// `flow_sleep` the held job spins straight back to its check, as fio's do_io loop does
+    /// (`continue`): yielding here handed the job's CPU time to any other runnable thread, so
+    /// under CPU contention a flow ran at a fraction of fio's rate.
+    pub(super) fn hold_for_flow(&mut self) {
+        self.flow_held = true;
+        let sleep = self.flow.as_ref().map_or(0, |f| f.sleep_us);
+        if sleep > 0 {
+            self.drain();
+            pacing::wait_until(
+                std::time::Instant::now() + std::time::Duration::from_micros(sleep),
+                self.stop,
+            );
+        } else {
+            std::hint::spin_loop();
+        }
+        let terminated = self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase;
+        let late = self
+            .limits
+            .deadline_ns
+            .is_some_and(|dl| self.now_ns() >= dl);
+        if self.stop.load(Ordering::Relaxed) {
+            self.end.get_or_insert(EndReason::Stopped);
+        } else if terminated || late {
+            self.end.get_or_insert(EndReason::Time);
+        }
+    }
+
+    /// Whether slot `id` touches a byte range of a write still in flight (or the other way).
+    pub(super) fn overlaps_in_flight(&self, id: u32) -> bool {
+        let s = &self.slots[id as usize];
+        if s.ddir == SYNC {
+            return false;
+        }
+        self.slots
+            .iter()
+            .enumerate()
+            .any(|(j, o)| j != id as usize && self.in_flight[j] && conflicts(s, o))
+    }
+
+    #[inline]
+    pub(super) fn stamp_start(&mut self, id: u32) {
+        if self.timed {
+            self.slots[id as usize].start_ns = self.now_ns();
+        }
+    }
+
+    /// Set up slot `id` for `req`, fill its buffer for writes and pace it.
+    #[inline(always)]
+    pub(super) fn prepare(&mut self, id: u32, req: IoReq) {
+        let d = req.ddir.index() as u8;
+        self.slots[id as usize] = Slot {
+            ddir: d,
+            op_data_only: false,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            done: 0,
+            start_ns: 0,
+            issue_ns: 0,
+            seq: 0,
+            check: false,
+            prio: 0,
+            ioprio: 0,
+            sfr: 0,
+        };
+        if req.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+            let now = if self.verify.is_some() {
+                self.now_ns()
+            } else {
+                0
+            };
+            let buf = self.pool.slice_mut(id as usize);
+            let n = (req.len as usize).min(buf.len());
+            self.filler.fill(&mut buf[..n], false);
+            if let Some(v) = self.verify.as_mut() {
+                match v.fill(&mut buf[..n], req.offset, now) {
+                    Ok(seq) => self.slots[id as usize].seq = seq,
+                    Err(e) => self.end = Some(EndReason::Error(libc::EINVAL, e)),
+                }
+                if crate::debug::on(crate::debug::VERIFY) {
+                    self.debug_verify_fill(id, n as u64);
+                }
+            }
+        }
+        if self.paced {
+            self.pace(d as usize, req.len as u64);
+        }
+        self.stamp_start(id);
+        if self.dbg_io {
+            let s = self.slots[id as usize];
+            self.debug_io("fill", id, &s);
+            self.debug_io("prep", id, &s);
+        }
+    }
+
+    /// fio's `--debug=random` lines for the random offset draws of the last request.
+    #[cold]
+    pub(super) fn debug_random(&mut self) {
+        for n in self.gen.take_rand_notes() {
+            match n {
+                fiox_workload::RandNote::Drawn(r) => {
+                    crate::debug::log(crate::debug::RANDOM, format_args!("off rand {r}"));
+                }
+                fiox_workload::RandNote::Busy(b) => crate::debug::log(
+                    crate::debug::RANDOM,
+                    format_args!("get_next_rand_offset: offset {b} busy"),
+                ),
+            }
+        }
+    }
+
+    /// fio's `--debug=verify` lines for a write's verify contents (fill_verify_pattern, then
+    /// populate_hdr per header).
+    #[cold]
+    pub(super) fn debug_verify_fill(&self, id: u32, len: u64) {
+        let vs = &self.job.verify;
+        if vs.verify_pattern.is_empty() {
+            crate::dprint!(crate::debug::VERIFY, "fill random bytes len={len}");
+        } else if vs.verify_pattern_offsets.is_empty() {
+            // fio fills the buffers with a fixed pattern once, up front; a pattern with `%o`
+            // is pasted per write, without a line.
+            crate::dprint!(
+                crate::debug::VERIFY,
+                "using already filled verify pattern b={} len={len}",
+                vs.verify_pattern.len()
+            );
+        }
+        let interval = vs.verify_interval.unwrap_or(len);
+        crate::debug::verify_headers(vs.method, true, id, len, interval);
+    }
+
+    /// fio's `--debug=io` line for an I/O unit (the slot number stands for fio's pointer).
+    #[cold]
+    pub(super) fn debug_io(&self, what: &str, id: u32, s: &Slot) {
+        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        crate::debug::log(
+            crate::debug::IO,
+            format_args!(
+                "{what}: io_u {:#x}: off={:#x},len={:#x},ddir={},file={path}",
+                id, s.offset, s.len, s.ddir
+            ),
+        );
+    }
+
+    pub(super) fn pace(&mut self, d: usize, len: u64) {
+        let now = self.now_ns();
+        // Never wait past the end of the run.
+        let deadline = self.limits.deadline_ns.unwrap_or(u64::MAX);
+        let due = self.pacer.admit(d, len, now);
+        let at = due.min(deadline);
+        if at > now {
+            // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
+            self.quiesce();
+            // exitall/exit_what (the job's terminate flag) ends the wait, as a signal does.
+            let terminate = (!self.verify_phase).then_some(&self.progress.terminate);
+            let until = self.clock.instant_at(at);
+            if !pacing::wait_until_or(until, self.stop, terminate) {
+                self.poll_stop();
+                return;
+            }
+        }
+        if due >= deadline && self.verify.is_none() {
+            // This I/O's turn comes only as the run time ends: as in fio, the job ends without
+            // it, so the queue does not fill with `iodepth` unpaced I/Os at the end. (A verify
+            // job's unit is already in its write log, so it still goes.)
+            self.end.get_or_insert(EndReason::Time);
+            return;
+        }
+        if self.engine_think {
+            if let Some(t) = self.engine.thinktime() {
+                self.pacer.engine_think(t);
+            }
+        }
+        let done = self.acct.dirs.iter().map(|d| d.total_ios).sum();
+        if let Some((spin, sleep)) = self.pacer.think_due(done, now) {
+            self.quiesce();
+            let t0 = std::time::Instant::now();
+            pacing::spin_for(spin, self.stop);
+            if !sleep.is_zero() {
+                // Not past the end of the run, and woken by a stop (both within 20 ms).
+                let end = self.now_ns().saturating_add(sleep.as_nanos() as u64);
+                let end = end.min(self.limits.deadline_ns.unwrap_or(u64::MAX));
+                pacing::wait_until(self.clock.instant_at(end), self.stop);
+            }
+            self.pacer.thought(d, t0.elapsed());
+        }
+    }
+
+    /// Hand slot `id` to the engine; returns false when the engine is busy.
+    pub(super) fn submit(&mut self, id: u32) -> bool {
+        let mut s = self.slots[id as usize];
+        if s.ddir != SYNC {
+            (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
+            self.slots[id as usize] = s;
+        }
+        self.last_ddir = s.ddir;
+        let buf = if s.ddir == SYNC {
+            BufPtr::none()
+        } else {
+            // The remainder of a short I/O starts `done` bytes into the slot.
+            let p = self.pool.ptr(id as usize);
+            offset_ptr(p, s.done as usize)
+        };
+        let unit = IoUnit {
+            op: if s.sfr != 0 {
+                IoOp::SyncRange(s.sfr)
+            } else {
+                op_of(s.ddir, s.op_data_only)
+            },
+            file: s.file,
+            offset: s.offset + s.done as u64,
+            len: s.len - s.done,
+            buf,
+            ioprio: s.ioprio,
+        };
+        if let Some(l) = self.iolog.as_mut() {
+            l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
+        }
+        if self.dbg_io {
+            self.debug_io("queue", id, &s);
+        }
+        let r = match self.locks.as_ref() {
+            // As fio: the file's lock is held while the engine takes the I/O (all of it for
+            // a synchronous engine) and released as soon as queue returns.
+            Some(l) => {
+                let _held = l.lock(unit.file, matches!(unit.op, IoOp::Read));
+                self.engine.queue(id, &unit)
+            }
+            None => self.engine.queue(id, &unit),
+        };
+        self.queued(id, &s, r)
+    }
+
+    /// What became of the unit `submit` handed to the engine: completed (accounted now),
+    /// queued, refused as busy (re-issued later) or failed (the job ends).
+    #[inline(always)]
+    pub(super) fn queued(
+        &mut self,
+        id: u32,
+        s: &Slot,
+        r: Result<Queued, fiox_engine::EngineError>,
+    ) -> bool {
+        let ok = match r {
+            Ok(Queued::Done(res)) => {
+                // Read the clock first: the bookkeeping below is not part of the I/O.
+                let now = if self.timed { self.now_ns() } else { 0 };
+                self.acct.submit.mark_count(1);
+                self.acct.depth.mark_depth(self.inflight + 1, 1);
+                self.acct.complete.mark_count(1);
+                self.slots[id as usize].issue_ns = s.start_ns;
+                self.finish(id, res, now, true);
+                true
+            }
+            Ok(Queued::Queued) => {
+                self.inflight += 1;
+                self.in_flight[id as usize] = true;
+                self.pending.push(id);
+                true
+            }
+            Ok(Queued::Busy) => {
+                self.requeue.push(id);
+                false
+            }
+            Err(e) => {
+                self.free.push(id);
+                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                false
+            }
+        };
+        if ok && s.ddir != SYNC && self.job.pacing.thinkcycles != 0 {
+            self.think_cycles();
+        }
+        ok
+    }
+
+    /// thinkcycles: busy-wait that many pause instructions after an I/O (fio's cycles_spin,
+    /// whose nop is x86's pause too).
+    #[cold]
+    pub(super) fn think_cycles(&mut self) {
+        for _ in 0..self.job.pacing.thinkcycles {
+            std::hint::spin_loop();
+        }
+        self.spins += 1;
+    }
+
+    /// Submit what was queued; stamps issue times (slat ends here).
+    pub(super) fn commit(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let n = self.pending.len();
+        if let Err(e) = self.engine.commit() {
+            self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+        }
+        self.acct.submit.mark_count(n as u64);
+        self.acct.depth.mark_depth(self.inflight, n as u64);
+        let now = if self.timed { self.now_ns() } else { 0 };
+        for &id in &self.pending {
+            self.slots[id as usize].issue_ns = now;
+        }
+        self.pending.clear();
+    }
+}
