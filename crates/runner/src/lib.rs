@@ -715,7 +715,7 @@ fn run_phase(
                         debug::enter_job(job.index);
                         dprint!(debug::PROCESS, "jobs pid={} started", sys::gettid());
                         wait_for(job, jobs, progress, job_stop);
-                        let env = job::worker::JobEnv {
+                        let env = job::env::JobEnv {
                             job,
                             progress: &progress[i],
                             run: (jobs, progress),

@@ -525,7 +525,7 @@ fn only_writing_jobs_fill_their_buffers_up_front() {
         j.rw.mode = mode;
         let gen = fiox_workload::Generator::with_options(&j, &plan_files, 1 << 20, &spec).unwrap();
         let mut filler = crate::gen::filler(&j, &gen);
-        let pool = crate::job::worker::buffer_pool(&j, &mut filler).unwrap();
+        let pool = crate::job::memory::buffer_pool(&j, &mut filler).unwrap();
         let touched = (0..pool.len()).any(|i| pool.slice(i).iter().any(|&b| b != 0));
         assert_eq!(touched, filled, "{mode:?}");
     }

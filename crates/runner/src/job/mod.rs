@@ -7,9 +7,13 @@
 //! This is the top of a job: it may use every other part of the runner; nothing below uses it.
 
 pub(crate) mod cgroup;
+pub(crate) mod env;
 pub(crate) mod fdtable;
 pub(crate) mod iosched;
+pub(crate) mod memory;
 pub(crate) mod numa;
+mod phases;
+mod prepare;
 pub(crate) mod vphase;
 pub(crate) mod warn;
 pub(crate) mod worker;

@@ -11,7 +11,7 @@
 use crate::error::RunError;
 use crate::gen::Generator;
 use crate::io::ioloop::{EndReason, IoLoop};
-use crate::job::worker::JobEnv;
+use crate::job::env::JobEnv;
 use crate::verify::JobVerify;
 use fiox_job::{ContinueOnError, JobSpec};
 use fiox_stats::JobResult;
