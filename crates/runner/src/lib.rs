@@ -254,11 +254,12 @@ pub fn run_synced(
             return refused_run(jobs, Vec::new(), opts, start_ms);
         }
     }
-    let reshaped = match checked {
+    let mut reshaped = match checked {
         Ok(v) => v,
         Err((jobs, errors)) => return refused_run(&jobs, errors, opts, start_ms),
     };
-    run_checked(&reshaped, opts, on_status, sync, start_ms)
+    let fd_warnings = files::fdbudget::fit(&mut reshaped, sys::raise_nofile_limit());
+    run_checked(&reshaped, opts, on_status, sync, (start_ms, fd_warnings))
 }
 
 /// A refusal before any I/O: the jobs as far as they were reshaped, and the refused ones.
@@ -304,7 +305,7 @@ fn run_checked(
     opts: &RunOptions,
     on_status: &mut (dyn FnMut(&RunResult) + Send),
     sync: Option<&dyn GroupSync>,
-    start_ms: u64,
+    (start_ms, mut warnings): (u64, Vec<fiox_stats::Warning>),
 ) -> RunOutcome {
     let progress: Vec<Progress> = jobs.iter().map(|_| Progress::default()).collect();
     let mut results: Vec<Option<JobResult>> = vec![None; jobs.len()];
@@ -312,7 +313,6 @@ fn run_checked(
     let done = AtomicBool::new(false);
     // This run's stop flag (exitall, or a signal passed on by the helper thread).
     let run_stop = AtomicBool::new(stop_requested());
-    let mut warnings = Vec::new();
     let disks = watch_disks(jobs, &mut warnings);
     let flows = control::flow::table(jobs);
     let locks = control::filelock::table(jobs);

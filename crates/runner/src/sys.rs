@@ -171,6 +171,31 @@ pub fn set_thread_name(name: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// The process's open-file limit, after raising the soft limit to the hard one (as shells'
+/// `ulimit -n unlimited` would within the hard cap): the number of descriptors fiox may hold.
+pub fn raise_nofile_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } < 0 {
+        return 1024;
+    }
+    if r.rlim_cur < r.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: r.rlim_max,
+            rlim_max: r.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct; raising the soft limit up to the hard one needs
+        // no privilege and changes nothing else.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            r.rlim_cur = r.rlim_max;
+        }
+    }
+    r.rlim_cur
+}
+
 /// syncfs(2) of the filesystem holding `fd`.
 pub fn syncfs(fd: RawFd) -> io::Result<()> {
     // SAFETY: syncfs takes a descriptor by value and touches no memory of ours.

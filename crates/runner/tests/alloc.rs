@@ -73,10 +73,11 @@ fn null_run_allocates_o1_in_the_number_of_ios() {
         let (few, n_few) = allocations_for(mode, 16 << 10);
         let (many, n_many) = allocations_for(mode, 256 << 10);
         assert_eq!((n_few, n_many), (16 << 10, 256 << 10), "{mode:?}");
-        // 240k more I/Os: a per-I/O (or per-64-I/O) allocation would add thousands. The slack
-        // covers the bw/iops sample vectors growing with the (longer) run time.
+        // 240k more I/Os: a per-I/O (or per-64-I/O) allocation would add 3,750 or more. The
+        // slack covers what grows with wall time rather than I/Os (the bw/iops sample vectors,
+        // the run's helper threads): on a loaded machine the longer run took 85 more.
         assert!(
-            many <= few + 64,
+            many <= few + 1024,
             "{mode:?}: {few} allocations for {n_few} I/Os but {many} for {n_many}"
         );
     }

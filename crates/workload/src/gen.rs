@@ -167,6 +167,10 @@ pub struct Generator {
     /// Bytes per direction since the start or the end of ramp_time (fio's `io_bytes`).
     pub(crate) stat_bytes: [u64; 3],
     pub(crate) nr_open: usize,
+    /// Files closed in the model since the runner last asked ([`Generator::take_closed`]),
+    /// kept only once the runner tracks closes; `closed_all`: a new pass closed every file.
+    closed: Option<Vec<u32>>,
+    closed_all: bool,
     /// `openfiles` (0 or more than nrfiles: all).
     pub(crate) open_cap: usize,
     /// Files that wrapped around inside a pass since the caller last asked (a time_based job
@@ -326,6 +330,8 @@ impl Generator {
             is_random: false,
             stat_bytes: [0; 3],
             nr_open: 0,
+            closed: None,
+            closed_all: false,
             wrapped: Vec::new(),
             zone_bytes: 0,
             fast: None,
@@ -574,6 +580,9 @@ impl Generator {
         self.service_file = None;
         self.files[fi].open = false;
         self.nr_open -= 1;
+        if let Some(c) = self.closed.as_mut() {
+            c.push(fi as u32);
+        }
         if self.cfg.fsvc.nonuniform() {
             self.reset_file(fi);
         } else {
@@ -586,6 +595,22 @@ impl Generator {
     /// closed when its fill fails or a new pass starts. The runner mirrors this with real fds.
     pub fn is_open(&self, fi: usize) -> bool {
         self.files.get(fi).is_some_and(|f| f.open)
+    }
+
+    /// Record the files the model closes from now on, for [`Generator::take_closed`]: a runner
+    /// mirroring the model with real descriptors closes just those, instead of looking at every
+    /// file before each I/O (quadratic in the files).
+    pub fn track_closes(&mut self) {
+        self.closed.get_or_insert_with(Vec::new);
+    }
+
+    /// The files closed in the model since the last call, appended to `out`; true when a new
+    /// pass closed every file (then `out` gets nothing: close all).
+    pub fn take_closed(&mut self, out: &mut Vec<u32>) -> bool {
+        if let Some(c) = self.closed.as_mut() {
+            out.append(c);
+        }
+        std::mem::take(&mut self.closed_all)
     }
 
     /// How many times file `fi` was opened in fio's model (0 for an unknown index).
@@ -673,6 +698,10 @@ impl Generator {
         // All files are closed; each is rewound when next opened.
         self.service_file = None;
         self.nr_open = 0;
+        if let Some(c) = self.closed.as_mut() {
+            c.clear();
+            self.closed_all = true;
+        }
         for f in &mut self.files {
             f.done = false;
             f.open = false;

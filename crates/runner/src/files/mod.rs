@@ -10,6 +10,7 @@
 
 pub(crate) mod blockdev;
 pub(crate) mod cache;
+pub(crate) mod fdbudget;
 pub(crate) mod opengate;
 pub(crate) mod owned;
 pub(crate) mod safeopen;
@@ -560,18 +561,20 @@ fn write_data(
 ) -> std::io::Result<bool> {
     use std::io::{Seek, SeekFrom};
     const CHUNK: usize = 1 << 20;
-    let mut buf = vec![0u8; CHUNK];
+    let mut left = to.saturating_sub(from);
+    // A buffer the size of what is laid out (rounded up to whole words), at most a chunk:
+    // filling a whole chunk for each of 100,000 4 KiB files cost 0.8 ms a file.
+    let mut buf = vec![0u8; (left.min(CHUNK as u64) as usize).next_multiple_of(8)];
     let mut state = 0x2545_F491_4F6C_DD1Du64 ^ from;
     file.seek(SeekFrom::Start(from))?;
-    let mut left = to.saturating_sub(from);
     while left > 0 && !stop() {
-        for w in buf.chunks_exact_mut(8) {
+        let n = (left as usize).min(buf.len());
+        for w in buf[..n.next_multiple_of(8)].chunks_exact_mut(8) {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             w.copy_from_slice(&state.to_le_bytes());
         }
-        let n = (left as usize).min(CHUNK);
         file.write_all(&buf[..n])?;
         left -= n as u64;
     }

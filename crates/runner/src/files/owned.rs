@@ -271,13 +271,27 @@ pub fn finish_files(
     }
     // Diskless plans say Regular for every path; a dir* engine's directories are removed
     // here too (unlink_owned takes a directory fiox made).
+    // The removed paths leave `leftovers` in one pass at the end: a retain per file made
+    // unlinking n files quadratic (issue 28: 16,000 files took 12 s).
+    let mut removed = std::collections::HashSet::new();
+    let mut result = Ok(());
     for f in plan.files.iter().filter(|f| f.kind == FileKind::Regular) {
-        if unlink_owned(&f.path).map_err(|e| RunError::io("unlink", &f.path, e))? {
-            leftovers.retain(|p| p != &f.path);
-            forget(&f.path);
+        match unlink_owned(&f.path) {
+            Ok(true) => {
+                forget(&f.path);
+                removed.insert(f.path.as_path());
+            }
+            Ok(false) => {}
+            Err(e) => {
+                result = Err(RunError::io("unlink", &f.path, e));
+                break;
+            }
         }
     }
-    Ok(())
+    if !removed.is_empty() {
+        leftovers.retain(|p| !removed.contains(p.as_path()));
+    }
+    result
 }
 
 /// end_syncfs: one syncfs(2) per filesystem holding a regular file of the job, through its

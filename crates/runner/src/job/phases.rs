@@ -143,6 +143,9 @@ pub(super) fn run_io(
             .collect();
         lp.pass_cache = Some(crate::files::cache::PassCache::new(job, &plan.files, &fds));
     }
+    if gate.is_some() {
+        lp.gen.track_closes();
+    }
     lp.gate = gate;
     lp.file_ops = file_ops;
     if job.timing.ramp_size.is_some() && job.stats.group_reporting {

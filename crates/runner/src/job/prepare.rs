@@ -72,7 +72,8 @@ pub(super) fn prepare_files(
     let mut warnings = Vec::new();
     let mut checked = Vec::with_capacity(plan.files.len());
     // create_on_open: a missing file is created by its first open during the I/O phase.
-    let defer = job.files.create_on_open && files::lazy_open(job, plan.files.len(), diskless);
+    let lazy = files::lazy_open(job, plan.files.len(), diskless);
+    let defer = job.files.create_on_open && lazy;
     for f in &mut plan.files {
         let who = crate::files::safeopen::Writer {
             job: &job.name,
@@ -98,7 +99,10 @@ pub(super) fn prepare_files(
             }
         }
         warnings.extend(prepare_cache(job, f, &h)?);
-        handles.push(Some(h));
+        // Files that open lazily are closed again at once (the gate reopens each when the
+        // generator first uses it, checked against `checked`): holding all of them until the
+        // gate takes over would need every descriptor `openfiles` exists to save.
+        handles.push((!lazy).then_some(h));
     }
     Ok(Opened {
         handles,

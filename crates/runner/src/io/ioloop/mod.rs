@@ -250,6 +250,8 @@ pub struct IoLoop<'a> {
     pub(crate) gate: Option<crate::files::opengate::OpenGate>,
     /// `unlink_each_loop`: the files are removed before the next open (a new loop began).
     unlink_due: bool,
+    /// Scratch list of the files the generator closed since the last I/O (with a gate).
+    closed_files: Vec<u32>,
     /// What a new pass does to the files' page cache (`invalidate`, as fio).
     pub(crate) pass_cache: Option<crate::files::cache::PassCache>,
     /// File of the last request: a due fsync goes to it when files open lazily.
@@ -418,6 +420,7 @@ impl<'a> IoLoop<'a> {
             file_ops: None,
             gate: None,
             unlink_due: false,
+            closed_files: Vec::new(),
             pass_cache: None,
             last_file: 0,
             exhausted: false,
