@@ -74,7 +74,15 @@ pub(super) fn prepare_files(
     // create_on_open: a missing file is created by its first open during the I/O phase.
     let lazy = files::lazy_open(job, plan.files.len(), diskless);
     let defer = job.files.create_on_open && lazy;
+    let stop = || env.stop.load(Ordering::Relaxed);
     for f in &mut plan.files {
+        if stop() {
+            // Stopped: the job does no I/O, so the remaining files are not opened (they are
+            // still listed, unopened, for the end of the job).
+            handles.push(None);
+            checked.push(None);
+            continue;
+        }
         let who = crate::files::safeopen::Writer {
             job: &job.name,
             allow: allow_all(env) || allowed_target(env.allow_targets, &f.path),
@@ -189,6 +197,10 @@ pub(super) fn lay_out_all(
     }
     let stop = || env.stop.load(Ordering::Relaxed);
     for &i in &need {
+        if stop() {
+            // Ctrl-C or SIGTERM mid-layout: the rest is not laid out (the job does no I/O).
+            break;
+        }
         let f = &mut plan.files[i];
         // Registered before it exists, so a forced exit during the layout removes it too
         // (only once it carries fiox's mark: a file someone else made there is never touched).
