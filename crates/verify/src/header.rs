@@ -177,7 +177,7 @@ impl Header {
                 found: [b[0], b[1]],
             });
         }
-        let stored = u32_at(&b, CRC_AT);
+        let stored = u32_at(b, CRC_AT);
         let computed = fio_crc32c(&b[..CRC_AT]);
         if stored != computed {
             return Err(HeaderError::Checksum { stored, computed });
@@ -189,11 +189,11 @@ impl Header {
         }
         Ok(Header {
             verify_type,
-            len: u32_at(&b, 4),
-            rand_seed: u64_at(&b, 8),
-            offset: u64_at(&b, 16),
-            time_sec: u32_at(&b, 24),
-            time_nsec: u32_at(&b, 28),
+            len: u32_at(b, 4),
+            rand_seed: u64_at(b, 8),
+            offset: u64_at(b, 16),
+            time_sec: u32_at(b, 24),
+            time_nsec: u32_at(b, 28),
             thread: u16::from_le_bytes([b[32], b[33]]),
             numberio: u16::from_le_bytes([b[34], b[35]]),
             sum: Sum::from_bytes(&b[FIXED_LEN..FIXED_LEN + sum_len]),
