@@ -3,114 +3,16 @@
 
 use fiox_job::spec::{IoSubmitMode, JobSpec};
 
-use crate::fileops::{FileOp, FileOpEngine};
-use crate::null::NullEngine;
-use crate::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
+use crate::blocking::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
+use crate::blocking::{mmap, splice};
+use crate::fileops::ops::{FileOp, FileOpEngine};
+use crate::fileops::{e4defrag, falloc, ftruncate};
+use crate::names::{ENGINES, INLINE_ONLY, UNSUPPORTED_FIO_ENGINES};
+use crate::queued::{guasi, libaio, offload, posixaio, uring};
+use crate::synthetic::null::NullEngine;
+use crate::synthetic::{cpuio, exec, pagefault};
 use crate::target::FdEngine;
 use crate::{EngineError, IoEngine};
-
-/// The engines fiox implements (`threads` is an alias of `guasi`).
-pub const ENGINES: &[&str] = &[
-    "sync",
-    "psync",
-    "vsync",
-    "pvsync",
-    "pvsync2",
-    "mmap",
-    "null",
-    "libaio",
-    "io_uring",
-    "posixaio",
-    "falloc",
-    "ftruncate",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "page_fault",
-    "cpuio",
-    "exec",
-    "splice",
-    "net",
-    "netsplice",
-    "e4defrag",
-];
-
-/// Engines that need the job's own thread (their work is tied to opens, or they set the
-/// job's thinktime), so io_submit_mode=offload cannot wrap them.
-const INLINE_ONLY: &[&str] = &[
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "cpuio",
-    "exec",
-    "net",
-    "netsplice",
-];
-
-/// fio's FIO_DISKLESSIO engines among fiox's: they touch no disk, so the runner neither lays
-/// out their files nor watches disks for them. The one list: the engines' `no_io` flags and
-/// the runner both ask [`is_diskless`].
-const DISKLESS: &[&str] = &[
-    "null",
-    "cpuio",
-    "exec",
-    "filecreate",
-    "net",
-    "netsplice",
-    // fio 3.42's directory engines and page_fault (FIO_DISKLESSIO there too).
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "page_fault",
-];
-
-/// Whether `ioengine=name` is one of fio's diskless engines (case-insensitive, as [`create`]).
-pub fn is_diskless(name: &str) -> bool {
-    let name = name.trim();
-    DISKLESS.iter().any(|e| name.eq_ignore_ascii_case(e))
-}
-
-/// fio 3.33 engines fiox knows by name but does not implement.
-pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
-    "io_uring_cmd",
-    "xnvme",
-    "sg",
-    "rdma",
-    "libhdfs",
-    "mtd",
-    "pmemblk",
-    "dev-dax",
-    "libpmem",
-    "http",
-    "nbd",
-    "rados",
-    "rbd",
-    "gfapi",
-    "gfapi_async",
-    "libblkio",
-    "libiscsi",
-    "nfs",
-    "windowsaio",
-    "solarisaio",
-    "libcufile",
-    "dfs",
-    "libzbc",
-    "ime_psync",
-    "ime_psyncv",
-    "ime_aio",
-    "cpp_null",
-    "librpma_apm_client",
-    "librpma_apm_server",
-    "librpma_gpspm_client",
-    "librpma_gpspm_server",
-    "external",
-];
 
 /// Build the engine `job.ioengine` names, configured from `job.engine`, `job.iodepth` and
 /// `job.direct`. Names are matched case-insensitively; fio's `external:path` form is refused as
@@ -128,21 +30,16 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
                 ),
             });
         }
-        return Ok(Box::new(crate::offload::OffloadEngine::new(job)?));
+        // `iodepth` submit threads, each with its own depth-1 instance of the engine.
+        let mut inner = job.clone();
+        inner.iodepth = 1;
+        inner.io_submit_mode = IoSubmitMode::Inline;
+        let engines = (0..job.iodepth.max(1))
+            .map(|_| build(&inner, false))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Box::new(offload::OffloadEngine::new(engines)?));
     }
     build(job, true)
-}
-
-/// Whether `ioengine` makes one file syscall per I/O, each on the job's own thread (the
-/// sync family). For those a private file table saves the kernel's reference count on every
-/// call (see the runner's `fdtable`); engines that hand file numbers to threads shared by the
-/// whole process (glibc's posixaio pool) must never get one.
-pub fn per_io_syscalls_on_job_thread(ioengine: &str) -> bool {
-    let name = ioengine.trim().to_ascii_lowercase();
-    matches!(
-        name.as_str(),
-        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2"
-    )
 }
 
 /// The engine itself. `one_thread`: only the creating thread will use it (otherwise engines
@@ -157,30 +54,30 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         "pvsync" => Box::new(SyncEngine::new(SyncKind::Pvsync, rwf())),
         "pvsync2" => Box::new(SyncEngine::new(SyncKind::Pvsync2, rwf())),
         "vsync" => Box::new(VsyncEngine::new(depth)),
-        "mmap" => Box::new(crate::mmap::MmapEngine::new(
+        "mmap" => Box::new(mmap::MmapEngine::new(
             job.rw.mode.is_random(),
             job.files.fadvise_hint != fiox_job::FadviseHint::None,
         )),
         "null" => Box::new(NullEngine::new(depth)),
-        "libaio" => Box::new(crate::libaio::LibaioEngine::new(depth, &job.engine)?),
-        "guasi" | "threads" => Box::new(crate::guasi::GuasiEngine::new(job)?),
-        "posixaio" => Box::new(crate::posixaio::PosixAioEngine::new(depth)),
-        "falloc" => Box::new(FdEngine::new(crate::falloc::FallocEngine)),
-        "ftruncate" => Box::new(FdEngine::new(crate::ftruncate::FtruncateEngine)),
+        "libaio" => Box::new(libaio::LibaioEngine::new(depth, &job.engine)?),
+        "guasi" | "threads" => Box::new(guasi::GuasiEngine::new(job)?),
+        "posixaio" => Box::new(posixaio::PosixAioEngine::new(depth)),
+        "falloc" => Box::new(FdEngine::new(falloc::FallocEngine)),
+        "ftruncate" => Box::new(FdEngine::new(ftruncate::FtruncateEngine)),
         "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
         "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
         "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
         "dircreate" => Box::new(FileOpEngine::new(FileOp::DirCreate)),
         "dirstat" => Box::new(FileOpEngine::new(FileOp::DirStat(job.engine.stat_type))),
         "dirdelete" => Box::new(FileOpEngine::new(FileOp::DirDelete)),
-        "page_fault" => Box::new(crate::pagefault::PageFaultEngine::new(job)?),
-        "cpuio" => Box::new(crate::cpuio::CpuEngine::new(&job.engine)?),
-        "exec" => Box::new(crate::exec::ExecEngine::new(job)?),
-        "splice" => Box::new(FdEngine::new(crate::splice::SpliceEngine::new()?)),
+        "page_fault" => Box::new(pagefault::PageFaultEngine::new(job)?),
+        "cpuio" => Box::new(cpuio::CpuEngine::new(&job.engine)?),
+        "exec" => Box::new(exec::ExecEngine::new(job)?),
+        "splice" => Box::new(FdEngine::new(splice::SpliceEngine::new()?)),
         "net" => Box::new(crate::net::NetEngine::new(job, false)?),
         "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
-        "e4defrag" => Box::new(FdEngine::new(crate::e4defrag::E4defragEngine::new(job)?)),
-        "io_uring" => Box::new(crate::uring::UringEngine::new(
+        "e4defrag" => Box::new(FdEngine::new(e4defrag::E4defragEngine::new(job)?)),
+        "io_uring" => Box::new(uring::UringEngine::new(
             depth,
             job.direct,
             &job.engine,
@@ -204,6 +101,7 @@ fn unknown(name: &str) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::{is_diskless, per_io_syscalls_on_job_thread};
 
     fn job(engine: &str) -> JobSpec {
         JobSpec {

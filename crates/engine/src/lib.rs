@@ -21,53 +21,45 @@
 //! - `getevents(min, ..)` never waits for more completions than are committed and in flight;
 //!   `min = 0` never blocks. Reap everything before dropping an engine or its buffers.
 //!
-//! Engines ([`create`] picks one from `ioengine=`): `sync`, `psync`, `pvsync`, `pvsync2`, `mmap`
-//! (synchronous; `sync.rs`, `mmap.rs`), `vsync` (merges contiguous units into one readv),
-//! `null` (sync at iodepth=1, queued above, as fio's), `libaio` (raw syscalls, `libaio.rs`),
-//! `io_uring` (`uring.rs`), `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine,
-//! [`guasi`]), fio's `falloc` and `ftruncate` (each I/O is a fallocate(2) or ftruncate(2)) and
-//! its file-operation engines `filecreate`, `filestat`, `filedelete`, `dircreate`, `dirstat`,
-//! `dirdelete` (`fileops.rs`), fio 3.42's `page_fault` (I/O into anonymous memory,
-//! `pagefault.rs`), and
-//! `cpuio` (burns CPU instead of doing I/O), `exec` (runs a program for the runtime) and
-//! `splice` (data through a pipe with splice(2)/vmsplice(2)), `net`/`netsplice` (sockets), `e4defrag`
-//! (ext4's EXT4_IOC_MOVE_EXT). [`sys`] has the file helpers the runner needs around them.
+//! Engines ([`create`] picks one from `ioengine=`), one folder a family:
+//! - `blocking/`: the syscall completes inside `queue`: `sync`, `psync`, `pvsync`, `pvsync2`,
+//!   `vsync` (merges contiguous units into one readv), `mmap`, `splice` (data through a pipe).
+//! - `queued/`: completions come from `getevents`: `libaio` (raw syscalls), `io_uring`,
+//!   `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine, [`guasi`]) and
+//!   `io_submit_mode=offload` (any engine on submit threads), with the worker [`pool`] the
+//!   last two share.
+//! - `fileops/`: each I/O is a file operation, not a transfer: `filecreate`, `filestat`,
+//!   `filedelete`, `dircreate`, `dirstat`, `dirdelete`, `falloc`, `ftruncate`, `e4defrag`.
+//! - `net/`: `net`/`netsplice` (sockets to a peer job).
+//! - `synthetic/`: no file data: `null` (sync at iodepth=1, queued above, as fio's), `cpuio`
+//!   (burns CPU), `exec` (runs a program for the runtime), `page_fault` (anonymous memory).
+//!
+//! Below them: `names` (the engines by name and kind), `target` (a registered file as an
+//! engine sees it), [`buf`] and [`mem`] (I/O buffers), [`sys`] (the file helpers the runner
+//! needs around I/O); above them `factory`, which builds one.
 
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
+mod blocking;
 pub mod buf;
-mod cpuio;
-mod e4defrag;
-mod exec;
 mod factory;
-mod falloc;
 mod fileops;
-mod ftruncate;
-pub mod guasi;
-mod libaio;
 pub mod mem;
-mod mmap;
+mod names;
 mod net;
-mod netsplice;
-mod null;
-mod offload;
-mod pagefault;
-pub mod pool;
-mod posixaio;
-mod splice;
-mod sync;
+mod queued;
+mod synthetic;
 pub mod sys;
 mod target;
-mod uring;
 
 pub use buf::{BufPool, BufPtr};
-pub use e4defrag::donor_path as e4defrag_donor;
-pub use exec::expand as exec_arguments;
-pub use factory::{
-    create, is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES,
-};
+pub use factory::create;
+pub use fileops::e4defrag::donor_path as e4defrag_donor;
 pub use mem::{MemSpec, Pinned};
+pub use names::{is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES};
+pub use queued::{guasi, pool};
+pub use synthetic::exec::expand as exec_arguments;
 pub use sys::{errno_from_name, errno_name, open_file, positional_io, OpenSpec};
 
 /// What an I/O unit asks the engine to do.

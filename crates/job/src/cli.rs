@@ -9,6 +9,8 @@ use crate::error::{JobError, Location};
 use crate::jobfile::{RawOpt, Section, SubstEnv};
 use crate::resolve::find_def;
 use crate::{suggest, EtaMode, IdleProfMode, OutputFormat, RunSettings};
+// Defined with the run settings that hold it; named here too, where it is parsed.
+pub use crate::spec::UnsupportedSwitch;
 
 /// What the command line asks for before any job is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,31 +204,6 @@ fn check_debug_word(c: &str) -> Result<(), JobError> {
         ));
     }
     Ok(())
-}
-
-/// A fio switch fiox parses but cannot act on yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnsupportedSwitch {
-    /// The switch without dashes.
-    pub name: String,
-    /// Its value, if given.
-    pub value: Option<String>,
-    /// Why it cannot run (a missing feature, an external service...).
-    pub reason: &'static str,
-}
-
-impl UnsupportedSwitch {
-    /// "`--debug=io` is a fio switch that fiox does not support yet (reason); nothing will run".
-    pub fn describe(&self) -> String {
-        let shown = match &self.value {
-            Some(v) => format!("--{}={v}", self.name),
-            None => format!("--{}", self.name),
-        };
-        format!(
-            "`{shown}` is a fio switch that fiox does not support yet ({}); nothing will run",
-            self.reason
-        )
-    }
 }
 
 /// Check a fio-only switch's value as fio would, then record it.

@@ -12,7 +12,7 @@
 //! a verdict of "better", "worse" or "different" marks a significant change. Other keys are
 //! ignored, so the same reader takes any document of this shape.
 
-use crate::input::InputError;
+use crate::error::InputError;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

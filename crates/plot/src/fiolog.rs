@@ -8,7 +8,7 @@
 //! are reduced to at most [`MAX_POINTS`] time buckets (mean value per bucket; for per-I/O IOPS
 //! logs, whose every value is 1, the count per bucket over its width) so a page stays small.
 
-use crate::input::InputError;
+use crate::error::InputError;
 use std::path::Path;
 
 /// Points kept per series after bucketing.

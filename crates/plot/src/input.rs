@@ -5,6 +5,7 @@
 //! both. Everything becomes plain numbers in [`Inputs`]; charts are built from those alone.
 
 use crate::compare::Comparison;
+pub use crate::error::InputError;
 use crate::fiolog::{self, LogSeries};
 use crate::result::ResultDoc;
 use serde_json::Value;
@@ -12,28 +13,6 @@ use std::path::{Path, PathBuf};
 
 /// The largest result file read (fio's json+ of a long run is tens of MiB).
 const MAX_JSON: u64 = 1 << 30;
-
-/// Errors naming the file and what was wrong with it.
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    #[error("reading {}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}: {why}", path.display())]
-    Format { path: PathBuf, why: String },
-}
-
-impl InputError {
-    pub(crate) fn format(path: &Path, why: impl Into<String>) -> Self {
-        InputError::Format {
-            path: path.to_path_buf(),
-            why: why.into(),
-        }
-    }
-}
 
 /// Everything read from the command line's inputs.
 #[derive(Debug, Default, Clone)]

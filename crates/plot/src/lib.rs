@@ -9,7 +9,7 @@ pub mod axis;
 pub mod chart;
 pub mod cli;
 pub mod compare;
-mod compare_chart;
+mod error;
 pub mod fiolog;
 pub mod html;
 pub mod input;
@@ -17,7 +17,6 @@ pub mod png;
 pub mod result;
 mod status;
 pub mod svg;
-mod telemetry_chart;
 pub mod timeline;
 
 pub use input::{InputError, Inputs};

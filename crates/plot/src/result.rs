@@ -1,11 +1,11 @@
 //! A fio or fiox JSON/json+ result as numbers: per job and direction the IOPS, bandwidth and
 //! the `lat_ns`/`clat_ns`/`slat_ns` summaries with their percentiles and (json+) histogram
 //! `bins`; the header facts (versions, time, disks, `fiox.env` when present) and the job
-//! options, the job's group and runtime (for [`crate::timeline`]), and fiox's telemetry
+//! options, the job's group and runtime (which the timeline of runs is drawn from), and fiox's telemetry
 //! samples (`fiox.telemetry.series`) when the run recorded them. Keys follow fio 3.33's json
 //! output; anything absent is simply not shown.
 
-use crate::input::InputError;
+use crate::error::InputError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -66,7 +66,6 @@ pub mod disk;
 pub mod group;
 pub mod gzlog;
 pub mod hist;
-pub mod histlog;
 pub mod log;
 pub mod logzip;
 pub mod model;
@@ -76,7 +75,8 @@ pub mod sys;
 pub use disk::{DiskError, DiskStatsSampler};
 pub use group::{bw_agg_pct, fold_mixed, group_results, merge_jobs, mixed_view};
 pub use hist::Histogram;
-pub use histlog::HistLog;
+pub use log::hist as histlog;
+pub use log::hist::HistLog;
 pub use log::{
     create_nofollow, rate_windows, IoSample, JobLogs, LogError, LogFile, LogKind, LogOptions,
     Opener, RateWindows,

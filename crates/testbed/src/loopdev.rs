@@ -9,6 +9,7 @@
 use crate::cleanup::{Cleanup, CleanupGuard, Undo};
 use crate::error::{Result, TestbedError};
 use crate::probe::fs_type_of;
+pub use crate::probe::{loops_backed_by, sys_backing_file};
 use fiox_guard::loopdev::{self as gloop, Bind};
 use fiox_guard::Dir;
 use std::fs::File;
@@ -298,33 +299,12 @@ fn check_block_size(bs: u32) -> Result<()> {
     }
 }
 
-/// The backing file of /sys/block/`name` (e.g. "loop3"), `None` when it is not bound.
-pub fn sys_backing_file(name: &str) -> Option<PathBuf> {
-    let s = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
-    Some(PathBuf::from(s.trim_end_matches('\n')))
-}
-
 /// Device and inode number of the backing file of /dev/`name` (e.g. "loop3") as the kernel
 /// holds them (LOOP_GET_STATUS64): right even where the backing path in sysfs names a file
 /// this process cannot see (another mount namespace, a deleted or moved file). `None` when
 /// the device is unbound or cannot be opened (permissions).
 pub fn backing_dev_ino(name: &str) -> Option<(u64, u64)> {
     gloop::backing_of(name.strip_prefix("loop")?.parse().ok()?)
-}
-
-/// Loop devices (names like "loop3") currently bound to `backing`, per sysfs.
-pub fn loops_backed_by(backing: &Path) -> Vec<String> {
-    let want = backing
-        .canonicalize()
-        .unwrap_or_else(|_| backing.to_path_buf());
-    let Ok(rd) = std::fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    rd.flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("loop"))
-        .filter(|n| sys_backing_file(n).is_some_and(|b| b == want))
-        .collect()
 }
 
 /// Open the backing file `backing` (canonical) through the guard: read-write unless

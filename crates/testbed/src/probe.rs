@@ -279,6 +279,27 @@ pub fn holders(maj: u32, min: u32) -> Option<String> {
     (!names.is_empty()).then(|| names.join(", "))
 }
 
+/// The backing file of /sys/block/`name` (e.g. "loop3"), `None` when it is not bound.
+pub fn sys_backing_file(name: &str) -> Option<PathBuf> {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).ok()?;
+    Some(PathBuf::from(s.trim_end_matches('\n')))
+}
+
+/// Loop devices (names like "loop3") currently bound to `backing`, per sysfs.
+pub fn loops_backed_by(backing: &Path) -> Vec<String> {
+    let want = backing
+        .canonicalize()
+        .unwrap_or_else(|_| backing.to_path_buf());
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("loop"))
+        .filter(|n| sys_backing_file(n).is_some_and(|b| b == want))
+        .collect()
+}
+
 /// The (major, minor) pairs whose mounts concern `target`: a block device and its
 /// partitions; for a regular file, the loop devices it backs and their partitions.
 fn device_numbers_of(target: &Path) -> Result<Vec<(u32, u32)>> {
@@ -287,7 +308,7 @@ fn device_numbers_of(target: &Path) -> Result<Vec<(u32, u32)>> {
     if meta.file_type().is_block_device() {
         whole.push((libc::major(meta.rdev()), libc::minor(meta.rdev())));
     } else if meta.is_file() {
-        for name in crate::loopdev::loops_backed_by(target) {
+        for name in loops_backed_by(target) {
             let dev = std::fs::read_to_string(format!("/sys/block/{name}/dev")).unwrap_or_default();
             if let Some((a, b)) = dev.trim().split_once(':') {
                 if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
@@ -441,7 +462,7 @@ fn other_loops_over(backing: &std::fs::Metadata, me: (u32, u32)) -> Vec<(String,
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("loop"))
         .filter_map(|n| {
-            let b = crate::loopdev::sys_backing_file(&n)?;
+            let b = sys_backing_file(&n)?;
             let m = std::fs::metadata(b).ok()?;
             if (m.dev(), m.ino()) != (backing.dev(), backing.ino()) {
                 return None;

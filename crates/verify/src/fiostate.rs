@@ -16,11 +16,11 @@
 //! | 112    | 64      | job name, NUL-padded                                             |
 //! | 176    | 16×D×F  | completions: (file number, offset of a completed write), the C most recent first, the rest zero |
 //!
-//! fio reads exactly S body bytes, so fiox appends its own write log (see [`crate::writelog`])
+//! fio reads exactly S body bytes, so fiox appends its own write log (the `writelog` module)
 //! after them: fio ignores it, fiox uses it when it belongs to the job (it names every write,
 //! not only the last D).
 
-use crate::writelog::{u32_at, u64_at};
+use crate::le::{u32_at, u64_at};
 
 /// fio's `VSTATE_HDR_VERSION`.
 pub const FIO_STATE_VERSION: u64 = 3;

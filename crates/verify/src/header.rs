@@ -4,6 +4,7 @@
 //! panics; it is the target of the `verify_header` fuzz target. The byte layout is documented
 //! in the crate root.
 
+use crate::le::{u32_at, u64_at};
 use crate::sum::{fio_crc32c, Algo, Sum, MAX_SUM_LEN};
 
 /// fio's `FIO_HDR_MAGIC`, stored little-endian in the first two bytes.
@@ -176,7 +177,7 @@ impl Header {
                 found: [b[0], b[1]],
             });
         }
-        let stored = le_u32(&b[CRC_AT..]);
+        let stored = u32_at(b, CRC_AT);
         let computed = fio_crc32c(&b[..CRC_AT]);
         if stored != computed {
             return Err(HeaderError::Checksum { stored, computed });
@@ -188,27 +189,16 @@ impl Header {
         }
         Ok(Header {
             verify_type,
-            len: le_u32(&b[4..]),
-            rand_seed: le_u64(&b[8..]),
-            offset: le_u64(&b[16..]),
-            time_sec: le_u32(&b[24..]),
-            time_nsec: le_u32(&b[28..]),
+            len: u32_at(b, 4),
+            rand_seed: u64_at(b, 8),
+            offset: u64_at(b, 16),
+            time_sec: u32_at(b, 24),
+            time_nsec: u32_at(b, 28),
             thread: u16::from_le_bytes([b[32], b[33]]),
             numberio: u16::from_le_bytes([b[34], b[35]]),
             sum: Sum::from_bytes(&b[FIXED_LEN..FIXED_LEN + sum_len]),
         })
     }
-}
-
-// Callers pass slices at least 4 / 8 bytes long (checked lengths above).
-fn le_u32(b: &[u8]) -> u32 {
-    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-}
-
-fn le_u64(b: &[u8]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[..8]);
-    u64::from_le_bytes(a)
 }
 
 #[cfg(test)]
@@ -252,14 +242,14 @@ mod tests {
         h.encode(&mut b);
         assert_eq!(&b[0..2], &[0xca, 0xac]);
         assert_eq!(u16::from_le_bytes([b[2], b[3]]), 5);
-        assert_eq!(le_u32(&b[4..]), 4096);
-        assert_eq!(le_u64(&b[8..]), 0xdead_beef_cafe_f00d);
-        assert_eq!(le_u64(&b[16..]), 0x1234_5000);
-        assert_eq!(le_u32(&b[24..]), 17);
-        assert_eq!(le_u32(&b[28..]), 123_456_789);
+        assert_eq!(u32_at(&b, 4), 4096);
+        assert_eq!(u64_at(&b, 8), 0xdead_beef_cafe_f00d);
+        assert_eq!(u64_at(&b, 16), 0x1234_5000);
+        assert_eq!(u32_at(&b, 24), 17);
+        assert_eq!(u32_at(&b, 28), 123_456_789);
         assert_eq!(u16::from_le_bytes([b[32], b[33]]), 3);
         assert_eq!(u16::from_le_bytes([b[34], b[35]]), 42);
-        assert_eq!(le_u32(&b[36..]), !crc32c::crc32c(&b[..36]));
+        assert_eq!(u32_at(&b, 36), !crc32c::crc32c(&b[..36]));
         assert_eq!(&b[40..44], &[0xab; 4]);
         let sizes = [
             (Algo::Md5, 56),

@@ -129,6 +129,7 @@ pub mod failure;
 pub mod fill;
 pub mod fiostate;
 pub mod header;
+mod le;
 pub mod sum;
 pub mod verifier;
 pub mod writelog;

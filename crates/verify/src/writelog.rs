@@ -25,6 +25,7 @@
 
 use crate::error::VerifyError;
 use crate::fiostate::FioState;
+use crate::le::{u32_at, u64_at};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -513,18 +514,6 @@ pub fn state_file_name(job_name: &str, index: u32, file_no: u32) -> String {
 }
 
 /// Little-endian integers at a byte offset of a state file (fio's and fiox's both).
-pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    u32::from_le_bytes(a)
-}
-
-pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
 #[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {

@@ -6,8 +6,8 @@
 //! With one result every state, level and device direction has its own line; with several,
 //! one line per result (CPU busy, context switches, cached, disk total) keeps charts readable.
 
+use super::model::{Body, Chart, Section, Series};
 use crate::axis::{Axis, Scale, Unit};
-use crate::chart::{Body, Chart, Section, Series};
 use crate::result::ResultDoc;
 use std::collections::BTreeMap;
 

@@ -7,7 +7,7 @@
 //! trip. UDP writers announce the link with fio's open message, stamp each datagram with fio's
 //! sequence trailer (so the reader counts lost datagrams as dropped) and end with fio's close
 //! message, which ends the reader. A reader whose TCP peer closes ends too (a 0-byte read,
-//! [`EngineFlags::eof_ends`]). `netsplice` moves TCP data through a pipe with splice(2).
+//! [`EngineFlags::eof_ends`]). `netsplice` moves TCP data through a pipe with splice(2) (`splice.rs`).
 //! UDP to an IPv4 multicast group (224.0.0.0/4 as `hostname`) works as in fio: the reader
 //! joins the group (IP_ADD_MEMBERSHIP, on `interface` or any) and binds to it, the writer
 //! sends to the group with IP_MULTICAST_TTL `ttl` (and IP_MULTICAST_IF `interface`). Like fio,
@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 use fiox_job::spec::NetProto;
 use fiox_job::JobSpec;
+
+mod splice;
 
 use crate::sys::errno;
 use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
@@ -583,7 +585,7 @@ impl NetEngine {
             unsafe { std::ptr::copy_nonoverlapping(t.as_ptr(), buf.add(len - SEQ_LEN), SEQ_LEN) };
         }
         if self.splice {
-            return crate::netsplice::out(self.pipe, self.fd, buf, len);
+            return splice::out(self.pipe, self.fd, buf, len);
         }
         loop {
             let r = if self.proto.is_udp() {
@@ -621,7 +623,7 @@ impl NetEngine {
     /// Receive up to one block: bytes, 0 at the peer's end (EOF or UDP close), or `-errno`.
     fn recv(&mut self, buf: *mut u8, len: usize) -> i64 {
         if self.splice {
-            return crate::netsplice::input(self.pipe, self.fd, buf, len);
+            return splice::input(self.pipe, self.fd, buf, len);
         }
         // SAFETY: the unit's buffer of `len` bytes.
         let r = unsafe {
@@ -754,7 +756,7 @@ impl IoEngine for NetEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: crate::is_diskless(self.name()),
+            no_io: crate::names::is_diskless(self.name()),
             eof_ends: true,
             ..EngineFlags::default()
         }

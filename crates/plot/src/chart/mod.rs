@@ -1,7 +1,17 @@
 //! The charts a report holds, built from [`Inputs`]: values over time from logs, latency
 //! percentile curves and histograms from json+ (several results overlaid), bars per job and
 //! result or per test and variant of a comparison (with 95% CI error bars), and an iodepth x
-//! numjobs heatmap when results sweep both. A chart is data only; `svg` draws it.
+//! numjobs heatmap when results sweep both. A chart is data only ([`model`]); `svg` draws it.
+//!
+//! The folder: [`model`] (what a chart is), this file (the charts of results and logs),
+//! `compare` (the charts of a `fiox compare` document) and `telemetry` (a run's telemetry
+//! series); the builders use the model, the model uses none of them.
+
+mod compare;
+mod model;
+mod telemetry;
+
+pub use model::{slug, Bar, Bars, Body, Chart, Heat, Section, Series};
 
 use crate::axis::{Axis, Scale, Unit};
 use crate::fiolog::LogKind;
@@ -13,97 +23,6 @@ use fiox_experiment::sides;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Where a chart goes on the page.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Section {
-    OverTime,
-    Latency,
-    Comparison,
-    Matrix,
-}
-
-impl Section {
-    pub fn title(self) -> &'static str {
-        match self {
-            Section::OverTime => "Over time",
-            Section::Latency => "Latency",
-            Section::Comparison => "Comparisons",
-            Section::Matrix => "iodepth x numjobs",
-        }
-    }
-}
-
-/// One chart.
-#[derive(Debug, Clone)]
-pub struct Chart {
-    /// Unique within a report; also the file name of `--format svg|png`.
-    pub id: String,
-    pub title: String,
-    pub section: Section,
-    pub x: Axis,
-    pub y: Axis,
-    pub body: Body,
-    /// Vertical lines on the x axis (group starts, ramp ends on a time axis).
-    pub marks: Vec<Mark>,
-    /// The x span to show, when charts must line up (every over-time chart of a page).
-    pub x_range: Option<(f64, f64)>,
-}
-
-impl Chart {
-    /// A chart without marks, its x span from its data.
-    pub fn new(id: String, title: String, section: Section, x: Axis, y: Axis, body: Body) -> Self {
-        Chart {
-            id,
-            title,
-            section,
-            x,
-            y,
-            body,
-            marks: Vec::new(),
-            x_range: None,
-        }
-    }
-}
-
-/// What is drawn.
-#[derive(Debug, Clone)]
-pub enum Body {
-    Lines(Vec<Series>),
-    Bars(Bars),
-    Heat(Heat),
-}
-
-/// A named line.
-#[derive(Debug, Clone)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-/// Grouped bars: `values[group][variant]`.
-#[derive(Debug, Clone)]
-pub struct Bars {
-    pub groups: Vec<String>,
-    pub variants: Vec<String>,
-    pub values: Vec<Vec<Option<Bar>>>,
-}
-
-/// One bar, with its 95% confidence interval and a note (relative change) when known.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bar {
-    pub value: f64,
-    pub ci: Option<(f64, f64)>,
-    pub note: String,
-}
-
-/// A grid of values: `cells[y][x]`.
-#[derive(Debug, Clone)]
-pub struct Heat {
-    pub xs: Vec<String>,
-    pub ys: Vec<String>,
-    pub cells: Vec<Vec<Option<f64>>>,
-}
-
 /// Every chart the inputs allow, in page order.
 pub fn build(inputs: &Inputs) -> Vec<Chart> {
     let mut charts = Vec::new();
@@ -111,7 +30,7 @@ pub fn build(inputs: &Inputs) -> Vec<Chart> {
     charts.extend(latency(&inputs.results));
     charts.extend(result_bars(&inputs.results));
     for c in &inputs.comparisons {
-        charts.extend(crate::compare_chart::charts(c));
+        charts.extend(compare::charts(c));
     }
     charts.extend(heatmap(&inputs.results));
     let mut seen = BTreeMap::new();
@@ -124,28 +43,6 @@ pub fn build(inputs: &Inputs) -> Vec<Chart> {
         }
     }
     charts
-}
-
-/// A file-name-safe id.
-pub fn slug(s: &str) -> String {
-    let s: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let mut out = String::new();
-    for part in s.split('-').filter(|p| !p.is_empty()) {
-        if !out.is_empty() {
-            out.push('-');
-        }
-        out.push_str(part);
-    }
-    out
 }
 
 /// Values over time from logs and status reports, then the telemetry series. With one result
@@ -200,7 +97,7 @@ fn over_time(inputs: &Inputs) -> Vec<Chart> {
             )
         })
         .collect();
-    charts.extend(crate::telemetry_chart::charts(&inputs.results, x()));
+    charts.extend(telemetry::charts(&inputs.results, x()));
     let marks = timeline.map(|t| t.marks).unwrap_or_default();
     align(&mut charts, &marks);
     charts

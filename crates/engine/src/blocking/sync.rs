@@ -123,7 +123,7 @@ pub(crate) fn probe_rwf(
                     reason: format!(
                         "the kernel or the filesystem of {} refuses the RWF flag {flag:#x} ({})",
                         f.path.display(),
-                        crate::errno_name(e)
+                        crate::sys::errno_name(e)
                     ),
                 });
             }

@@ -56,7 +56,7 @@ impl IoEngine for NullEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: self.sync,
-            no_io: crate::is_diskless(self.name()),
+            no_io: crate::names::is_diskless(self.name()),
             seeks: false,
             file_ops: false,
             zero_bytes: false,

@@ -153,7 +153,7 @@ impl IoEngine for FileOpEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: crate::is_diskless(self.name()),
+            no_io: crate::names::is_diskless(self.name()),
             seeks: false,
             file_ops: true,
             zero_bytes: false,

@@ -3,8 +3,8 @@
 //! with its 95% confidence interval as an error bar, and the relative change against the
 //! first side above each other bar, starred when the comparison found it significant.
 
+use super::model::{slug, Bar, Bars, Body, Chart, Section};
 use crate::axis::{Axis, Scale, Unit};
-use crate::chart::{slug, Bar, Bars, Body, Chart, Section};
 use crate::compare::Comparison;
 use std::collections::BTreeMap;
 

@@ -8,9 +8,9 @@
 //! this module runs plain syscalls on it. Its knobs are `guasi_workers`, `guasi_submit`
 //! (offload|inline), `guasi_kick` (batch|each) and `guasi_reap_runs` ([`PoolConfig`]).
 
-pub use crate::pool::{Pool, PoolConfig};
-use crate::pool::{Queue, Work};
-use crate::sync::{probe_rwf, Rwf};
+pub use super::pool::{Pool, PoolConfig};
+use super::pool::{Queue, Work};
+use crate::blocking::sync::{probe_rwf, Rwf};
 use crate::target::{replace, run_positional, target, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 

@@ -12,9 +12,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 
-use fiox_job::spec::{IoSubmitMode, JobSpec};
-
-use crate::pool::{Pool, PoolConfig, Queue, Work};
+use super::pool::{Pool, PoolConfig, Queue, Work};
 use crate::{BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoUnit, Queued};
 
 /// One engine instance and its completion buffer, owned by whichever thread holds the lock.
@@ -182,15 +180,19 @@ pub(crate) struct OffloadEngine {
 }
 
 impl OffloadEngine {
-    /// `iodepth` submit threads, each with its own depth-1 instance of `job.ioengine`.
-    pub fn new(job: &JobSpec) -> Result<OffloadEngine, EngineError> {
-        let depth = job.iodepth.max(1) as usize;
-        let mut inner = job.clone();
-        inner.iodepth = 1;
-        inner.io_submit_mode = IoSubmitMode::Inline;
+    /// One submit thread per engine in `engines` (the job's engine at depth 1, one instance
+    /// each, built by the factory: this module drives engines, it does not choose them).
+    pub fn new(engines: Vec<Box<dyn IoEngine>>) -> Result<OffloadEngine, EngineError> {
+        if engines.is_empty() {
+            return Err(EngineError::Option {
+                engine: "offload",
+                option: "iodepth",
+                reason: "io_submit_mode=offload needs at least one submit thread".into(),
+            });
+        }
+        let depth = engines.len();
         let mut slots = Vec::with_capacity(depth);
-        for _ in 0..depth {
-            let engine = crate::factory::build(&inner, false)?;
+        for engine in engines {
             slots.push(Mutex::new(Slot {
                 engine,
                 out: Vec::with_capacity(1),

@@ -12,7 +12,7 @@
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-use crate::sync::{RWF_DONTCACHE, RWF_NOWAIT};
+use crate::blocking::sync::{RWF_DONTCACHE, RWF_NOWAIT};
 use crate::target::{replace, sync_range, target, trim, Target};
 use crate::{
     BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
@@ -433,7 +433,7 @@ impl UringEngine {
         match (waited, res) {
             (Err(e), _) => Err(refused(e.to_string())),
             (Ok(_), Some(r)) if r == -libc::EOPNOTSUPP || r == -libc::EINVAL => Err(refused(
-                format!("the probe read failed with {}", crate::errno_name(-r)),
+                format!("the probe read failed with {}", crate::sys::errno_name(-r)),
             )),
             (Ok(_), Some(_)) => Ok(()),
             (Ok(_), None) => Err(refused("the probe read never completed".into())),

@@ -8,8 +8,8 @@
 //! `log_hist_msec` elapsed since its previous line; the next window starts that much later
 //! (fio's drift correction). Nothing is written for a partial window at the end, as in fio.
 
+use super::sink::{create_nofollow, LogError, Opener, Out};
 use crate::hist::{Histogram, FIO_NBUCKETS};
-use crate::log::{LogError, Out};
 use crate::logzip::Compressor;
 use fiox_job::Ddir;
 use std::fs::File;
@@ -45,7 +45,7 @@ impl HistLog {
     /// Create (truncate) `path`. `hist_msec` 0 writes no lines (fio creates the file anyway);
     /// `coarseness` is capped at 6 (fio's maximum).
     pub fn create(path: &Path, hist_msec: u64, coarseness: u32) -> Result<HistLog, LogError> {
-        Self::create_with(path, hist_msec, coarseness, &crate::log::create_nofollow)
+        Self::create_with(path, hist_msec, coarseness, &create_nofollow)
     }
 
     /// As [`HistLog::create`], creating the file with `open`.
@@ -53,7 +53,7 @@ impl HistLog {
         path: &Path,
         hist_msec: u64,
         coarseness: u32,
-        open: crate::log::Opener<'_>,
+        open: Opener<'_>,
     ) -> Result<HistLog, LogError> {
         Self::create_zipped(path, hist_msec, coarseness, open, None)
     }
@@ -65,7 +65,7 @@ impl HistLog {
         path: &Path,
         hist_msec: u64,
         coarseness: u32,
-        open: crate::log::Opener<'_>,
+        open: Opener<'_>,
         zip: Option<(&mut Compressor, u64)>,
     ) -> Result<HistLog, LogError> {
         let created = |source| LogError::Create {

@@ -1,0 +1,8 @@
+//! The blocking engines: each unit's syscall runs on the job's thread and completes inside
+//! `queue` (`vsync` gathers contiguous units first). `sync` holds the sync family and the
+//! RWF_* flag handling the queued engines borrow; `mmap` copies to and from a mapping;
+//! `splice` moves data through a pipe.
+
+pub(crate) mod mmap;
+pub(crate) mod splice;
+pub(crate) mod sync;
