@@ -20,6 +20,20 @@ use crate::{
 
 /// The kernel's IORING_MAX_ENTRIES: the largest SQ ring io_uring_setup accepts.
 const MAX_SQ_ENTRIES: u32 = 32768;
+/// The kernel's IORING_MAX_CQ_ENTRIES: the largest completion ring, so the deepest queue.
+const MAX_CQ_ENTRIES: u32 = 2 * MAX_SQ_ENTRIES;
+
+/// The submission ring for a queue `depth` deep: the queue itself up to the kernel's largest
+/// SQ ring; a deeper queue is submitted in batches of that size while its completions (as
+/// many as the depth) fit the completion ring sized by [`cq_entries`].
+fn sq_entries(depth: u32) -> u32 {
+    depth.min(MAX_SQ_ENTRIES)
+}
+
+/// The completion ring: one entry per I/O in flight (the kernel rounds it up to a power of 2).
+fn cq_entries(depth: u32) -> u32 {
+    depth.max(sq_entries(depth)).min(MAX_CQ_ENTRIES)
+}
 
 /// The kernel's limit for one registered buffer.
 const MAX_REG_BUF: usize = 1 << 30;
@@ -38,6 +52,9 @@ struct FixedBufs {
 pub(crate) struct UringEngine {
     ring: IoUring,
     depth: usize,
+    /// Entries of the submission ring (below `depth` only for queues deeper than the kernel's
+    /// largest ring).
+    sq_len: usize,
     files: Vec<Target>,
     registerfiles: bool,
     /// The kernel holds a file table for this ring...
@@ -86,8 +103,8 @@ const TASKRUN_LEVELS: u8 = 3;
 /// work in batches when the thread waits for completions. CQSIZE sizes the completion ring
 /// to the queue depth.
 fn taskrun_flags(b: &mut io_uring::Builder, depth: u32, level: u8) {
-    if level >= 1 {
-        b.setup_cqsize(depth);
+    if level >= 1 || depth > MAX_SQ_ENTRIES {
+        b.setup_cqsize(cq_entries(depth));
     }
     if level >= 2 {
         b.setup_coop_taskrun();
@@ -117,7 +134,7 @@ fn build_ring(
             if o.hipri {
                 b.setup_iopoll();
             }
-            if let Ok(r) = b.build(depth) {
+            if let Ok(r) = b.build(sq_entries(depth)) {
                 return Ok(r);
             }
         }
@@ -133,17 +150,20 @@ fn build_ring(
         if iopoll {
             b.setup_iopoll();
         }
-        b.build(depth)
+        if depth > MAX_SQ_ENTRIES {
+            b.setup_cqsize(cq_entries(depth));
+        }
+        b.build(sq_entries(depth))
     };
     let err = match build(o.sqthread_poll, o.sqthread_poll_cpu, o.hipri) {
         Ok(r) => return Ok(r),
         Err(e) => e,
     };
     if let Err(e) = build(false, None, false) {
-        let disabled = if depth > MAX_SQ_ENTRIES && e.raw_os_error() == Some(libc::EINVAL) {
+        let disabled = if depth > MAX_CQ_ENTRIES && e.raw_os_error() == Some(libc::EINVAL) {
             format!(
-                " (an io_uring holds at most {MAX_SQ_ENTRIES} submission entries, the kernel's \
-                 IORING_MAX_ENTRIES: use iodepth={MAX_SQ_ENTRIES} or less)"
+                " (an io_uring completes at most {MAX_CQ_ENTRIES} I/Os at once, the kernel's \
+                 IORING_MAX_CQ_ENTRIES: use iodepth={MAX_CQ_ENTRIES} or less)"
             )
         } else {
             std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
@@ -192,6 +212,7 @@ impl UringEngine {
             iov_len: 0,
         };
         Ok(UringEngine {
+            sq_len: ring.params().sq_entries() as usize,
             ring,
             depth: n,
             files: Vec::new(),
@@ -523,7 +544,9 @@ impl IoEngine for UringEngine {
 
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let t = target("io_uring", &self.files, io.file)?;
-        if self.inflight + self.queued >= self.depth {
+        // A queue deeper than the submission ring goes out in batches: a full ring is busy
+        // until the loop commits.
+        if self.inflight + self.queued >= self.depth || self.queued >= self.sq_len {
             return Ok(Queued::Busy);
         }
         if self.registerfiles && !self.files_current {

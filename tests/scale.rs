@@ -1,0 +1,197 @@
+//! Scale (issue 28): many files in time linear in the files, jobs with more files than the
+//! process may open, Ctrl-C in the middle of laying out 100,000 files, and a queue as deep as
+//! fio allows on io_uring. The file counts are real (on tmpfs); the only budget is relative:
+//! the CPU time of a run of N files against N/1,000 times that of the same machine's
+//! 1,000-file run, with a slack linear code meets and quadratic code cannot.
+
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
+mod harness;
+
+use harness::*;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Run fiox and return its exit code, JSON report and the CPU seconds (user + system) it used.
+fn timed_json(args: &[&str]) -> (i32, serde_json::Value, f64) {
+    let before = children_cpu();
+    let r = fiox(args);
+    let cpu = children_cpu() - before;
+    assert!(
+        r.stderr.is_empty(),
+        "a good run prints nothing on stderr: {}",
+        r.stderr
+    );
+    (r.code, r.json(), cpu)
+}
+
+/// CPU seconds used by the test's finished children so far (getrusage(RUSAGE_CHILDREN)).
+fn children_cpu() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+    // Fields after the command name's closing parenthesis: cutime and cstime are the 14th
+    // and 15th of those (fields 16 and 17 of the line), in clock ticks.
+    let rest = &stat[stat.rfind(')').expect("stat line") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[13].parse::<f64>().unwrap() + f[14].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+fn files_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
+
+/// A filecreate job with unlink=1 over `n` files in `dir`: the CPU seconds it took.
+fn filecreate_cpu(dir: &Path, n: u32) -> f64 {
+    let nr = format!("--nrfiles={n}");
+    let d = format!("--directory={}", dir.display());
+    let (code, v, cpu) = timed_json(&[
+        "--name=fc",
+        "--ioengine=filecreate",
+        &nr,
+        "--filesize=4k",
+        &d,
+        "--unlink=1",
+        "--output-format=json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["jobs"][0]["error"], 0, "{v}");
+    assert_eq!(files_in(dir), 0, "unlink=1 removes every file it created");
+    cpu
+}
+
+#[test]
+fn creating_and_unlinking_files_is_linear_in_the_files() {
+    let dir = TempDir::new("scale-fc");
+    let one = filecreate_cpu(dir.path(), 1_000).max(0.05);
+    for n in [16_000u32, 64_000] {
+        let cpu = filecreate_cpu(dir.path(), n);
+        let linear = one * f64::from(n) / 1_000.0;
+        // Linear code lands near `linear`; quadratic code at 16x (64,000 files: 64x) of it.
+        assert!(
+            cpu <= 4.0 * linear + 1.0,
+            "{n} files took {cpu:.2} s of CPU, 1,000 took {one:.2} s: not linear"
+        );
+    }
+}
+
+/// Run `args` with the open-file limit at `nofile` (soft and hard): a shell's `ulimit`.
+fn fiox_with_nofile(nofile: u32, args: &[&str]) -> Run {
+    let script = format!("ulimit -n {nofile} && exec \"$0\" \"$@\"");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(fiox_bin())
+        .args(args)
+        .output()
+        .expect("run sh");
+    Run::from(o)
+}
+
+#[test]
+fn a_job_with_more_files_than_descriptors_runs_as_openfiles_would() {
+    let dir = TempDir::new("scale-nofile");
+    let d = format!("--directory={}", dir.path().display());
+    let r = fiox_with_nofile(
+        512,
+        &[
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=write",
+            "--nrfiles=2000",
+            "--filesize=4k",
+            "--bs=4k",
+            &d,
+            "--unlink=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let j = &v["jobs"][0];
+    assert_eq!(j["error"], 0, "{v}");
+    assert_eq!(
+        j["write"]["io_bytes"],
+        2000 * 4096,
+        "every file written: {v}"
+    );
+    let codes: Vec<&str> = v["fiox"]["warnings"]
+        .as_array()
+        .map(|w| w.iter().filter_map(|w| w["code"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(codes.contains(&"openfiles-capped"), "{codes:?}");
+    assert_eq!(files_in(dir.path()), 0);
+}
+
+#[test]
+fn sigint_while_laying_out_100000_files_stops_the_layout_and_removes_them() {
+    let dir = TempDir::new("scale-sigint");
+    let d = format!("--directory={}", dir.path().display());
+    let child = spawn_fiox(&[
+        "--name=w",
+        "--ioengine=psync",
+        "--rw=write",
+        "--nrfiles=100000",
+        "--filesize=4k",
+        "--bs=4k",
+        &d,
+        "--unlink=1",
+        "--output-format=json",
+    ]);
+    let start = Instant::now();
+    while files_in(dir.path()) < 2_000 && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let at_signal = files_in(dir.path());
+    assert!(at_signal >= 2_000, "the layout never started");
+    // SAFETY: signalling our own child, which has not been waited for (its pid is live).
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    // The most files seen after the signal: a layout that went on would make all 100,000.
+    let mut child = child;
+    let mut most = at_signal;
+    while child.try_wait().expect("wait for fiox").is_none() {
+        most = most.max(files_in(dir.path()));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let r = wait(child);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(
+        most < at_signal + 5_000,
+        "the layout went on after SIGINT: {at_signal} files at the signal, {most} after"
+    );
+    assert_eq!(
+        files_in(dir.path()),
+        0,
+        "every file the layout made is removed"
+    );
+}
+
+#[test]
+fn io_uring_runs_a_queue_deeper_than_its_largest_submission_ring() {
+    let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled");
+    if disabled.is_ok_and(|s| s.trim() == "2") {
+        skip_for_kernel("io_uring", "kernel.io_uring_disabled = 2");
+        return;
+    }
+    let dir = TempDir::new("scale-depth");
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let (code, v, _) = timed_json(&[
+        "--name=deep",
+        "--ioengine=io_uring",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=512m",
+        &f,
+        "--iodepth=65536",
+        "--output-format=json",
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let j = &v["jobs"][0];
+    assert_eq!(j["error"], 0, "{v}");
+    assert_eq!(j["read"]["total_ios"], 131_072, "{v}");
+    assert!(
+        j["iodepth_level"][">=64"].as_f64().unwrap_or(0.0) > 50.0,
+        "the queue ran deep: {}",
+        j["iodepth_level"]
+    );
+}
