@@ -151,26 +151,15 @@ impl Machine {
         Machine::enter_in(&State::default(), limits)
     }
 
+    /// Whether `limits` can be entered here (root, the controllers mounted, enough CPUs),
+    /// without making anything: an experiment asks before its first run.
+    pub fn check(limits: &Limits) -> Result<()> {
+        plan(limits).map(|_| ())
+    }
+
     /// [`Machine::enter`] with the record in `state`.
     pub fn enter_in(state: &State, limits: &Limits) -> Result<Machine> {
-        let mut want = Vec::new();
-        if limits.memory_bytes.is_some() {
-            want.push("memory");
-        }
-        if limits.cpus.is_some() {
-            want.push("cpuset");
-        }
-        if want.is_empty() {
-            return Err(TestbedError::Invalid("machine limits: none given".into()));
-        }
-        crate::loopdev::require_root("machine limits (cgroups)")?;
-        let mountinfo = read(Path::new("/proc/self/mountinfo"))?;
-        let own = read(Path::new("/proc/self/cgroup"))?;
-        let hiers = hier::find(&mountinfo, &own, &want).map_err(TestbedError::Unsupported)?;
-        let cpu_list = match limits.cpus {
-            Some(n) => Some(choose_cpus(&hiers, n)?),
-            None => None,
-        };
+        let (hiers, cpu_list) = plan(limits)?;
         let pid = std::process::id();
         let seq = SEQ.fetch_add(1, Ordering::Relaxed);
         let maker = claim(state, &format!("machine-{pid}-{seq}"), &Kind::Machine)?;
@@ -208,6 +197,10 @@ impl Machine {
                 TestbedError::Invalid(format!("{} exists: not made by this run", path.display()))
             })?;
         if let Some(mk) = self.maker.as_mut() {
+            // What `fiox testbed list` shows for it: its first group.
+            if mk.rec.target.as_os_str().is_empty() {
+                mk.rec.target = path.clone();
+            }
             mk.step(Step::Cgroup {
                 path: path.clone(),
                 id,
@@ -370,6 +363,29 @@ impl Drop for Machine {
             let _ = self.leave();
         }
     }
+}
+
+/// The hierarchies `limits` need and the CPUs of the cpuset.
+fn plan(limits: &Limits) -> Result<(Vec<Hier>, Option<Vec<u32>>)> {
+    let mut want = Vec::new();
+    if limits.memory_bytes.is_some() {
+        want.push("memory");
+    }
+    if limits.cpus.is_some() {
+        want.push("cpuset");
+    }
+    if want.is_empty() {
+        return Err(TestbedError::Invalid("machine limits: none given".into()));
+    }
+    crate::loopdev::require_root("machine limits (cgroups)")?;
+    let mountinfo = read(Path::new("/proc/self/mountinfo"))?;
+    let own = read(Path::new("/proc/self/cgroup"))?;
+    let hiers = hier::find(&mountinfo, &own, &want).map_err(TestbedError::Unsupported)?;
+    let cpu_list = match limits.cpus {
+        Some(n) => Some(choose_cpus(&hiers, n)?),
+        None => None,
+    };
+    Ok((hiers, cpu_list))
 }
 
 /// Warnings about limits that did not take effect or did not matter.

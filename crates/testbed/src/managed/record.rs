@@ -122,7 +122,11 @@ impl Record {
         if let Some((pid, start)) = self.owner {
             let _ = writeln!(t, "owner {pid} {start}");
         }
-        let _ = writeln!(t, "target {}", self.target.display());
+        // A maker killed before its target is known leaves a record without one, which
+        // `cleanup` must still read.
+        if !self.target.as_os_str().is_empty() {
+            let _ = writeln!(t, "target {}", self.target.display());
+        }
         let _ = writeln!(t, "ready {}", self.ready);
         for (k, v) in &self.info {
             let _ = writeln!(t, "info {k}={v}");
