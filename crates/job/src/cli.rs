@@ -395,6 +395,8 @@ fn take_next(args: &[String], i: &mut usize, name: &str) -> Result<String, JobEr
 /// after `=`).
 pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "section",
+    "machine-memory",
+    "machine-cpus",
     "output",
     "output-format",
     "eta",
