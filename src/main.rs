@@ -294,8 +294,13 @@ fn fiox_sections(
     limits: Option<Value>,
 ) -> Option<serde_json::Value> {
     let mut m = serde_json::Map::new();
+    let mut limits = limits;
     if let Some(s) = sampler {
-        m.insert("telemetry".into(), s.finish());
+        let t = s.finish();
+        if let Some(l) = limits.as_mut() {
+            fiox_experiment::env::check_limits(l, &t);
+        }
+        m.insert("telemetry".into(), t);
     }
     if json || !m.is_empty() || limits.is_some() {
         let mut env = telemetry::env(&inv.jobs);

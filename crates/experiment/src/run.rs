@@ -477,7 +477,10 @@ fn write_result(
     }
     // The run's own fiox knows what its machine limits saw; the rest of env is the
     // experiment's description of the variant.
-    let limits = fiox["env"].get("limits").cloned();
+    let mut limits = fiox["env"].get("limits").cloned();
+    if let (Some(l), Some(t)) = (limits.as_mut(), fiox.get("telemetry")) {
+        env::check_limits(l, t);
+    }
     fiox["env"] = r.fiox_env.clone();
     if let (Some(l), Some(e)) = (limits, fiox["env"].as_object_mut()) {
         e.insert("limits".into(), l);
