@@ -17,6 +17,7 @@ mod clidoc;
 mod cluster;
 mod compare;
 mod experiment;
+mod machine;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod output;
@@ -290,13 +291,23 @@ fn fiox_sections(
     inv: &Invocation,
     sampler: Option<fiox_experiment::telemetry::Sampler>,
     json: bool,
+    limits: Option<Value>,
 ) -> Option<serde_json::Value> {
     let mut m = serde_json::Map::new();
+    let mut limits = limits;
     if let Some(s) = sampler {
-        m.insert("telemetry".into(), s.finish());
+        let t = s.finish();
+        if let Some(l) = limits.as_mut() {
+            fiox_experiment::env::check_limits(l, &t);
+        }
+        m.insert("telemetry".into(), t);
     }
-    if json || !m.is_empty() {
-        m.insert("env".into(), telemetry::env(&inv.jobs));
+    if json || !m.is_empty() || limits.is_some() {
+        let mut env = telemetry::env(&inv.jobs);
+        if let (Some(l), Some(e)) = (limits, env.as_object_mut()) {
+            e.insert("limits".into(), l);
+        }
+        m.insert("env".into(), env);
     }
     (!m.is_empty()).then_some(serde_json::Value::Object(m))
 }
@@ -373,12 +384,16 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     let mut on_status = move |snap: &fiox_stats::RunResult| {
         let _ = status_out.write(&output::status_text(snap, &status_formats, &[], tv));
     };
+    // Before any worker starts: the whole process goes into the limits' cgroup.
+    let machine = machine::enter(s)?;
     let sampler = telemetry
         .filter(|_| lead)
         .map(|every| telemetry::start(&inv.jobs, every));
     let outcome = fiox_runner::run_synced(&inv.jobs, &opts, &mut on_status, peers.sync());
+    let limits = machine.map(machine::finish);
     // A second signal means "exit now, no report", even if the run ended before the signal
-    // watcher acted on it.
+    // watcher acted on it (the limits' group is left and removed just above; a forced exit
+    // during the run leaves it to `fiox testbed cleanup`).
     fiox_runner::exit_if_forced();
     let all = peers.reduce(inv, outcome)?;
     let lost = out.failure();
@@ -395,7 +410,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     if !lead {
         return Ok(code);
     }
-    let mut tele = fiox_sections(inv, sampler, json);
+    let mut tele = fiox_sections(inv, sampler, json, limits);
     if let (Some(Value::Object(m)), Some(sec)) = (&mut tele, &all.section) {
         m.insert("mpi".into(), sec.clone());
     }

@@ -131,6 +131,9 @@ pub fn report_text(
             if let Some(t) = extra.and_then(|e| e.get("telemetry")) {
                 s.push_str(&fiox_experiment::telemetry::text_block(t));
             }
+            if let Some(l) = extra.and_then(|e| e["env"].get("limits")) {
+                s.push_str(&crate::machine::text_block(l));
+            }
             s
         }
         OutputFormat::Json => json(false),

@@ -69,6 +69,8 @@ pub struct Experiment {
     #[serde(default)]
     pub options: BTreeMap<String, String>,
     pub stop: Option<Stop>,
+    /// Machine limits for every variant's runs (a variant's own keys win).
+    pub machine: Option<MachineSpec>,
     #[serde(rename = "variant")]
     pub variants: Vec<Variant>,
 }
@@ -122,6 +124,56 @@ pub struct Variant {
     pub options: BTreeMap<String, String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// This variant's machine limits (over the experiment's).
+    pub machine: Option<MachineSpec>,
+}
+
+/// `machine = { memory = "2g", cpus = 4 }`: each run goes into a cgroup with that memory
+/// limit (page cache included) and a cpuset of that many CPUs (`--machine-memory`,
+/// `--machine-cpus` of the run's fiox).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    pub memory: Option<String>,
+    pub cpus: Option<u32>,
+}
+
+impl MachineSpec {
+    /// The run's fiox switches for these limits.
+    pub fn args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(m) = &self.memory {
+            a.push(format!("--machine-memory={m}"));
+        }
+        if let Some(c) = self.cpus {
+            a.push(format!("--machine-cpus={c}"));
+        }
+        a
+    }
+
+    /// As the definition keeps it ("memory=2g cpus=4"; empty without limits).
+    pub fn text(&self) -> String {
+        let mut a = Vec::new();
+        if let Some(m) = &self.memory {
+            a.push(format!("memory={m}"));
+        }
+        if let Some(c) = self.cpus {
+            a.push(format!("cpus={c}"));
+        }
+        a.join(" ")
+    }
+}
+
+impl Experiment {
+    /// The machine limits of variant `v`: its own keys over the experiment's.
+    pub fn machine_of(&self, v: &Variant) -> MachineSpec {
+        let base = self.machine.clone().unwrap_or_default();
+        let own = v.machine.clone().unwrap_or_default();
+        MachineSpec {
+            memory: own.memory.or(base.memory),
+            cpus: own.cpus.or(base.cpus),
+        }
+    }
 }
 
 impl Experiment {
@@ -180,6 +232,12 @@ impl Experiment {
             if !seen.insert(&v.name) {
                 return Err(format!("variant {} appears twice", v.name));
             }
+            let m = self.machine_of(v);
+            fiox_testbed::machine::Limits::parse(
+                m.memory.as_deref(),
+                m.cpus.map(|c| c.to_string()).as_deref(),
+            )
+            .map_err(|e| format!("variant {}: machine: {e}", v.name))?;
             if v.testbed.is_some() && v.target.is_some() {
                 return Err(format!(
                     "variant {}: give a testbed or a target, not both",

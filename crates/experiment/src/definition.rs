@@ -63,7 +63,15 @@ impl Definition {
             ("env", pairs(env.iter())),
             ("runtime override", runtime.unwrap_or_default().to_string()),
         ];
-        Definition(parts.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        let mut def: BTreeMap<String, String> =
+            parts.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        // Only when set: a definition without limits keeps the hash it had before limits
+        // existed, so older results directories still resume.
+        let machine = exp.machine_of(v).text();
+        if !machine.is_empty() {
+            def.insert("machine".into(), machine);
+        }
+        Definition(def)
     }
 
     /// The hash of every part.

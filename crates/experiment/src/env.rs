@@ -174,6 +174,47 @@ pub fn text(env: &Value) -> String {
     out
 }
 
+/// Machine limits (`fiox.env.limits`) against the system's page cache in `telemetry`: when
+/// the system's Cached grew during the run by more than the run's memory limit allows (a
+/// quarter over it), page cache the run caused was charged outside its group (under cgroup
+/// v1 a loop device's backing-file cache goes to the loop worker's group, not the issuer's),
+/// so the limit did not bound the run's memory: a warning value is added to the limits.
+pub fn check_limits(limits: &mut Value, telemetry: &Value) {
+    let (Some(limit), Some(max)) = (
+        limits["memory_bytes"].as_u64(),
+        telemetry["summary"]["Cached_kb.max"].as_f64(),
+    ) else {
+        return;
+    };
+    let Some(start) = telemetry["series"][0]["Cached_kb"].as_f64() else {
+        return;
+    };
+    let grew = (max - start).max(0.0) * 1024.0;
+    if grew <= limit as f64 * 1.25 {
+        return;
+    }
+    let mib = |b: f64| b / 1_048_576.0;
+    let w = json!({
+        "code": "machine-limit-escaped",
+        "message": format!(
+            "the system's page cache grew by {:.0} MiB during the run, above the run's {:.0} \
+             MiB memory limit: page cache the run caused was charged outside its cgroup (under \
+             cgroup v1 a loop device's backing-file cache is charged to the loop worker, not to \
+             the run), so the machine was not as small as asked (or another process filled \
+             the cache meanwhile)",
+            mib(grew),
+            mib(limit as f64)
+        ),
+        "fix": "use cgroup v2 (the loop driver charges the issuing cgroup since Linux 5.12) or \
+                a guest with that memory; or a quieter machine",
+    });
+    if let Some(ws) = limits["warnings"].as_array_mut() {
+        ws.push(w);
+    } else {
+        limits["warnings"] = json!([w]);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +234,18 @@ mod tests {
         assert_eq!(env["targets"][0]["filesystem"], "proc");
         assert!(text(&env).contains("target /proc: proc"));
         assert!(text(&env).contains("fiox: 0.1.0 (commit abc)"));
+    }
+
+    #[test]
+    fn page_cache_growing_past_the_limit_is_a_warning() {
+        let tele = |start: f64, max: f64| json!({"summary": {"Cached_kb.max": max}, "series": [{"Cached_kb": start}]});
+        let mut l = json!({"memory_bytes": 1u64 << 30, "warnings": []});
+        check_limits(&mut l, &tele(1e6, 2e6));
+        assert_eq!(l["warnings"], json!([]), "1 GiB grown under 1 GiB: fine");
+        check_limits(&mut l, &tele(1e6, 4e6));
+        assert_eq!(l["warnings"][0]["code"], "machine-limit-escaped", "{l}");
+        let mut no_limit = json!({"cpus": 2, "memory_bytes": null});
+        check_limits(&mut no_limit, &tele(0.0, 9e9));
+        assert!(no_limit.get("warnings").is_none());
     }
 }

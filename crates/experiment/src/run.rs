@@ -90,6 +90,8 @@ struct Ready {
     /// know: it sees a loop device over a file some other process created).
     own_device: bool,
     fiox_env: Value,
+    /// `--machine-memory`/`--machine-cpus` for the run's fiox (machine limits).
+    machine_args: Vec<String>,
 }
 
 /// Testbeds this run made; removed on drop (normal end, error, Ctrl-C).
@@ -303,7 +305,23 @@ fn prepare(
     }
     let targets: Vec<&Path> = target.iter().map(PathBuf::as_path).collect();
     let fiox_env = env::collect(&targets, (&o.version, &o.commit), &o.command_line);
+    let machine = exp.machine_of(v);
+    if !machine.text().is_empty() {
+        // Refused here, before any run, rather than by every run's fiox.
+        fiox_testbed::machine::Limits::parse(
+            machine.memory.as_deref(),
+            machine.cpus.map(|c| c.to_string()).as_deref(),
+        )
+        .and_then(|l| fiox_testbed::machine::Machine::check(&l))
+        .map_err(|e| RunError::Other(format!("variant {}: machine: {e}", v.name)))?;
+        eprintln!(
+            "fiox: variant {}: runs under machine limits: {}",
+            v.name,
+            machine.text()
+        );
+    }
     Ok(Ready {
+        machine_args: machine.args(),
         name: v.name.clone(),
         job_file,
         env: envs,
@@ -355,8 +373,20 @@ fn run_one(
     let tele = sampler.map(telemetry::Sampler::finish);
     if !status.success() {
         let why = std::fs::read_to_string(&errlog).unwrap_or_default();
+        use std::os::unix::process::ExitStatusExt;
+        let oom = if status.signal() == Some(libc_sigkill())
+            && r.machine_args
+                .iter()
+                .any(|a| a.starts_with("--machine-memory"))
+        {
+            "; killed under a machine memory limit: most likely by the OOM killer (memory that \
+             cannot be reclaimed, the job's buffers or files on tmpfs/ramfs, must fit in the \
+             limit; raise machine memory or put the files on a disk)"
+        } else {
+            ""
+        };
         return Err(RunError::Other(format!(
-            "run {rel} failed ({status}); its messages ({}):\n{}",
+            "run {rel} failed ({status}{oom}); its messages ({}):\n{}",
             errlog.display(),
             why.trim_end()
         )));
@@ -368,6 +398,11 @@ fn run_one(
     }
     manifest.record(p, &rel, seconds, seed)?;
     Ok(true)
+}
+
+/// SIGKILL's number (the OOM killer's signal), without a libc dependency for one constant.
+fn libc_sigkill() -> i32 {
+    9
 }
 
 /// Run the fiox binary on the variant's job file with JSON output to `tmp`; `None` when a
@@ -386,6 +421,7 @@ fn spawn_and_wait(
         cmd.arg(format!("--allow-destructive={}", t.display()));
     }
     let mut child = cmd
+        .args(&r.machine_args)
         // json+: the latency histograms, so compare can merge them over runs.
         .arg("--output-format=json+")
         .arg(format!("--output={}", tmp.display()))
@@ -439,7 +475,16 @@ fn write_result(
         write_output(&log, telemetry::series_csv(&t).as_bytes())?;
         fiox["telemetry"] = t;
     }
+    // The run's own fiox knows what its machine limits saw; the rest of env is the
+    // experiment's description of the variant.
+    let mut limits = fiox["env"].get("limits").cloned();
+    if let (Some(l), Some(t)) = (limits.as_mut(), fiox.get("telemetry")) {
+        env::check_limits(l, t);
+    }
     fiox["env"] = r.fiox_env.clone();
+    if let (Some(l), Some(e)) = (limits, fiox["env"].as_object_mut()) {
+        e.insert("limits".into(), l);
+    }
     fiox["experiment"] =
         json!({"variant": p.variant, "index": p.index, "warmup": p.warmup, "seed": seed});
     let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();

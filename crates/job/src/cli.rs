@@ -72,6 +72,8 @@ pub(crate) const SWITCHES: &[&str] = &[
     "bandwidth-log",
     "latency-log",
     "telemetry",
+    "machine-memory",
+    "machine-cpus",
     "html",
     "warnings",
     "warnings-fatal",
@@ -393,6 +395,8 @@ fn take_next(args: &[String], i: &mut usize, name: &str) -> Result<String, JobEr
 /// after `=`).
 pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "section",
+    "machine-memory",
+    "machine-cpus",
     "output",
     "output-format",
     "eta",
@@ -474,6 +478,8 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             };
             s.telemetry = Some(std::time::Duration::from_millis(ms));
         }
+        "machine-memory" => s.machine_memory = Some(need(value)?),
+        "machine-cpus" => s.machine_cpus = Some(need(value)?),
         "allow-destructive" => match value {
             None => s.allow_destructive = true,
             Some(v) => s.allow_targets.push(v.into()),

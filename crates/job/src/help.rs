@@ -119,6 +119,14 @@ pub const SWITCHES: &[Switch] = &[
         "--telemetry[=MS]",
         "Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run",
     ),
+    sw(
+        "--machine-memory=SIZE",
+        "Run in a cgroup with this memory limit, page cache included (as on a smaller machine)",
+    ),
+    sw(
+        "--machine-cpus=N",
+        "Run in a cpuset of N CPUs (as on a smaller machine)",
+    ),
     Switch {
         spelling: "--warnings=WHERE",
         help: "fiox's advice: in the report only (report), also on stderr (stderr), or on stderr with exit status 1 (fatal)",

@@ -39,6 +39,7 @@ pub mod error;
 #[cfg(feature = "faultfs")]
 pub mod faultfs;
 pub mod loopdev;
+pub mod machine;
 pub mod managed;
 pub mod mount;
 pub mod probe;

@@ -34,6 +34,11 @@ pub struct RunSettings {
     pub latency_log: bool,
     /// `--telemetry[=MS]` (fiox's): sample the system every MS around the run.
     pub telemetry: Option<std::time::Duration>,
+    /// `--machine-memory=SIZE` (fiox's): the run goes in a cgroup with this memory limit
+    /// (checked and applied by fiox-testbed's machine module).
+    pub machine_memory: Option<String>,
+    /// `--machine-cpus=N` (fiox's): the run goes in a cpuset of N CPUs.
+    pub machine_cpus: Option<String>,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
     /// `--warnings=stderr` (or `fatal`): fiox's advice also on stderr (it is always in the

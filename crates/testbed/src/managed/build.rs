@@ -39,11 +39,12 @@ impl Maker {
         .map_err(Into::into)
     }
 
-    fn step(&mut self, s: Step) -> Result<()> {
+    pub(crate) fn step(&mut self, s: Step) -> Result<()> {
         let p = match &s {
-            Step::Tree { path, .. } | Step::Mount { path, .. } | Step::LoopsOver { path, .. } => {
-                Some(path)
-            }
+            Step::Tree { path, .. }
+            | Step::Mount { path, .. }
+            | Step::LoopsOver { path, .. }
+            | Step::Cgroup { path, .. } => Some(path),
             Step::Process { .. } => None,
         };
         if let Some(p) = p {
@@ -93,6 +94,11 @@ pub(crate) fn build(m: &mut Maker, spec: &Spec) -> Result<()> {
         Kind::Tmpfs | Kind::Ramfs => build_ram(m, spec),
         Kind::Loop | Kind::Fs => build_loop(m, spec),
         Kind::Slow => build_slow(m, spec),
+        Kind::Machine => Err(TestbedError::Invalid(
+            "machine limits are made around a run (--machine-memory, --machine-cpus), not \
+             as a testbed"
+                .into(),
+        )),
     }
 }
 

@@ -17,7 +17,7 @@
 //! owner and stay until `down`. A record that is malformed, not fiox's (owner, mode) or
 //! tampered with is reported and skipped, and never stops the others.
 
-mod build;
+pub(crate) mod build;
 pub mod record;
 pub mod spec;
 pub mod teardown;

@@ -18,6 +18,7 @@
 //! mount MNT_ID PATH
 //! loops-over DEV INO PATH
 //! process PID START
+//! cgroup DEV INO BTIME PATH (a cgroup directory fiox made for machine limits)
 //! ```
 
 use super::spec::Kind;
@@ -51,6 +52,9 @@ pub enum Step {
     /// A server process fiox started (pid, start time): stopped with SIGTERM, then SIGKILL,
     /// only while it runs this fiox executable.
     Process { pid: u32, start: u64 },
+    /// A cgroup directory fiox made (machine limits), removed (the kernel refuses while
+    /// tasks are in it) only while it is still this directory on a cgroup filesystem.
+    Cgroup { path: PathBuf, id: Identity },
 }
 
 /// A testbed's record.
@@ -118,7 +122,11 @@ impl Record {
         if let Some((pid, start)) = self.owner {
             let _ = writeln!(t, "owner {pid} {start}");
         }
-        let _ = writeln!(t, "target {}", self.target.display());
+        // A maker killed before its target is known leaves a record without one, which
+        // `cleanup` must still read.
+        if !self.target.as_os_str().is_empty() {
+            let _ = writeln!(t, "target {}", self.target.display());
+        }
         let _ = writeln!(t, "ready {}", self.ready);
         for (k, v) in &self.info {
             let _ = writeln!(t, "info {k}={v}");
@@ -135,6 +143,11 @@ impl Record {
                     writeln!(t, "loops-over {dev} {ino} {}", path.display())
                 }
                 Step::Process { pid, start } => writeln!(t, "process {pid} {start}"),
+                Step::Cgroup { path, id } => {
+                    let (dev, ino) = id.dev_ino();
+                    let b = btime_text(id);
+                    writeln!(t, "cgroup {dev} {ino} {b} {}", path.display())
+                }
             };
         }
         t
@@ -217,7 +230,7 @@ fn parse_line(r: &mut Record, line: &str) -> Result<(), String> {
             let (k, v) = rest.split_once('=').ok_or("expected KEY=VALUE")?;
             r.info.insert(k.into(), v.into());
         }
-        "tree" => {
+        "tree" | "cgroup" => {
             let mut w = rest.splitn(4, ' ');
             let (dev, ino) = (num(w.next())?, num(w.next())?);
             let btime = match w.next() {
@@ -226,7 +239,11 @@ fn parse_line(r: &mut Record, line: &str) -> Result<(), String> {
             };
             let path = checked(w.next().ok_or("no path")?)?;
             let id = Identity::from_parts(dev, ino, btime);
-            r.steps.push(Step::Tree { path, id });
+            r.steps.push(if key == "tree" {
+                Step::Tree { path, id }
+            } else {
+                Step::Cgroup { path, id }
+            });
         }
         "mount" => {
             let (id, p) = rest.split_once(' ').ok_or("no path")?;
@@ -360,6 +377,10 @@ mod tests {
                     mnt_id: 99,
                 },
                 Step::Process { pid: 5, start: 6 },
+                Step::Cgroup {
+                    path: "/sys/fs/cgroup/memory/fiox-machine-1-0".into(),
+                    id: Identity::from_parts(40, 41, None),
+                },
             ],
             ready: true,
         };

@@ -15,6 +15,8 @@ pub enum Kind {
     Ramfs,
     Fs,
     Slow,
+    /// Machine limits (cgroups) around a run (`crate::machine`); never made by `testbed up`.
+    Machine,
 }
 
 impl Kind {
@@ -25,6 +27,7 @@ impl Kind {
             Kind::Ramfs => "ramfs",
             Kind::Fs => "fs",
             Kind::Slow => "slow",
+            Kind::Machine => "machine",
         }
     }
 
@@ -35,6 +38,7 @@ impl Kind {
             "ramfs" => Kind::Ramfs,
             "fs" => Kind::Fs,
             "slow" => Kind::Slow,
+            "machine" => Kind::Machine,
             _ => return None,
         })
     }
@@ -78,11 +82,13 @@ pub const SLOW_MAX: u64 = 2 << 30;
 impl Spec {
     /// Build a spec from a kind name and `key=value` pairs (see [`SPEC_KEYS`]).
     pub fn from_pairs(kind: &str, pairs: &[(String, String)]) -> Result<Spec> {
-        let kind = Kind::from_name(kind).ok_or_else(|| {
-            TestbedError::Invalid(format!(
-                "testbed kind {kind:?}: expected loop, tmpfs, ramfs, fs or slow"
-            ))
-        })?;
+        let kind = Kind::from_name(kind)
+            .filter(|k| *k != Kind::Machine)
+            .ok_or_else(|| {
+                TestbedError::Invalid(format!(
+                    "testbed kind {kind:?}: expected loop, tmpfs, ramfs, fs or slow"
+                ))
+            })?;
         let mut s = Spec {
             kind,
             size: 1 << 30,

@@ -5,7 +5,8 @@
 //! loop devices are detached only while LOOP_GET_STATUS64 shows the recorded backing inode,
 //! which must lie in a directory of the same record that still has its identity; a server is
 //! signalled only while it runs (a zombie is gone) with the recorded start time and this fiox
-//! executable. A directory is removed only when every newer step was undone, so a loop device
+//! executable; a cgroup directory is removed only while it has the recorded identity (the
+//! kernel refuses while tasks are in it). A directory is removed only when every newer step was undone, so a loop device
 //! still bound or a mount still there keeps the files under it.
 
 use super::record::{Record, Step};
@@ -56,6 +57,17 @@ fn undo(rec: &Record, s: &Step) -> Result<()> {
         }
         Step::LoopsOver { path, dev, ino } => detach_loops(rec, path, *dev, *ino),
         Step::Process { pid, start } => stop_process(*pid, *start),
+        Step::Cgroup { path, id } => remove_cgroup(path, id),
+    }
+}
+
+/// Remove the cgroup directory `path` while it is still `id` (on a cgroup filesystem: the
+/// guard checks); one that is already gone counts as removed.
+fn remove_cgroup(path: &Path, id: &Identity) -> Result<()> {
+    match fiox_guard::kernel::remove_cgroup(path, id) {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_not_found() => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
