@@ -50,24 +50,10 @@ pub fn fit(jobs: &mut [JobSpec], limit: u64) -> Vec<Warning> {
 }
 
 /// How many descriptors the job holds for its files at once: all of them unless `openfiles`
-/// caps it; none for diskless engines or those that open and close each file themselves.
+/// caps it; none for fio's diskless engines (null, cpuio, filecreate, the directory
+/// engines...), which open no file of the plan at setup.
 fn held_open(job: &JobSpec) -> u64 {
-    let engine = job.ioengine.trim().to_ascii_lowercase();
-    let own_opens = matches!(
-        engine.as_str(),
-        "null"
-            | "cpuio"
-            | "exec"
-            | "net"
-            | "netsplice"
-            | "filecreate"
-            | "filestat"
-            | "filedelete"
-            | "dircreate"
-            | "dirstat"
-            | "dirdelete"
-    );
-    if own_opens {
+    if fiox_engine::is_diskless(&job.ioengine) {
         return 0;
     }
     let files = if job.files.filenames.is_empty() {

@@ -15,7 +15,8 @@ pub enum Kind {
     Ramfs,
     Fs,
     Slow,
-    /// Machine limits (cgroups) around a run (`crate::machine`); never made by `testbed up`.
+    /// Machine limits (cgroups) around a run (the machine module, above this one); never
+    /// made by `testbed up`.
     Machine,
 }
 
