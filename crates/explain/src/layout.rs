@@ -1,0 +1,76 @@
+//! The layout of the BPF maps' values, shared by the programs that write them (progs.rs) and
+//! the reader that turns them into phases (phases.rs): word indexes into a thread's record
+//! and into a request's record.
+
+/// A thread's record: its current syscall (the programs' scratch state) ...
+pub const S_INSYS: usize = 0;
+pub const S_KIND: usize = 1;
+pub const S_DIR: usize = 2;
+pub const S_ENTER: usize = 3;
+pub const S_OFF: usize = 4;
+pub const S_OFFSTART: usize = 5;
+pub const S_MARK: usize = 6;
+pub const S_SEQ: usize = 7;
+pub const S_OUTN: usize = 8;
+pub const S_OUTSUMQ: usize = 9;
+pub const S_BLKIN: usize = 10;
+/// ... its totals over the run (time in user mode, reaping syscalls, timestamp sums) ...
+pub const G_USER: usize = 11;
+pub const G_REAP_CALLS: usize = 12;
+pub const G_REAP_NS: usize = 13;
+pub const G_REAP_OFF: usize = 14;
+pub const G_REAPED: usize = 15;
+pub const G_SUM_REAP: usize = 16;
+pub const G_SUM_SUBEXIT: usize = 17;
+/// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
+pub const DIR_BASE: usize = 24;
+pub const DIR_WORDS: usize = 16;
+pub const DIRS: usize = 3;
+pub const D_CALLS: usize = 0;
+pub const D_IOS: usize = 1;
+pub const D_ON: usize = 2;
+pub const D_OFF: usize = 3;
+pub const D_WAIT_R: usize = 4;
+pub const D_WAIT_S: usize = 5;
+pub const D_WAIT_D: usize = 6;
+pub const D_REQS: usize = 7;
+pub const D_Q2D: usize = 8;
+pub const D_D2C: usize = 9;
+pub const D_MERGES: usize = 10;
+pub const D_SPLITS: usize = 11;
+pub const D_RAWSYS: usize = 12;
+pub const D_RAWOFF: usize = 13;
+pub const D_BLKIN: usize = 14;
+pub const D_SUMC: usize = 15;
+/// ... and log2 histograms per direction and phase (bucket b: values in [2^b, 2^(b+1))).
+pub const HIST_BASE: usize = DIR_BASE + DIRS * DIR_WORDS;
+pub const PHASES: usize = 4;
+pub const BUCKETS: usize = 64;
+pub const H_SUBMIT_ON: usize = 0;
+pub const H_SUBMIT_OFF: usize = 1;
+pub const H_QUEUED: usize = 2;
+pub const H_DEVICE: usize = 3;
+pub const WORDS: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
+
+/// Kinds of syscall (S_KIND).
+pub const K_OTHER: i32 = 0;
+/// One I/O per call when it returns > 0 (pread, pwrite, read, write, preadv...).
+pub const K_SYNC: i32 = 1;
+/// Waits for completions (io_getevents, io_uring_enter without submissions).
+pub const K_REAP: i32 = 2;
+/// Submits as many I/Os as it returns (io_submit, io_uring_enter with submissions).
+pub const K_BATCH: i32 = 3;
+
+/// A block request's record, keyed by (device, sector).
+pub const R_TID: usize = 0;
+pub const R_DIR: usize = 1;
+pub const R_TQ: usize = 2;
+pub const R_TD: usize = 3;
+pub const R_SEQ: usize = 4;
+pub const R_FLAG: usize = 5;
+pub const R_WORDS: usize = 6;
+
+/// Byte offset of word `i` (as an instruction's offset field).
+pub const fn w(i: usize) -> i16 {
+    (i * 8) as i16
+}
