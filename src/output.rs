@@ -131,6 +131,9 @@ pub fn report_text(
             if let Some(t) = extra.and_then(|e| e.get("telemetry")) {
                 s.push_str(&fiox_experiment::telemetry::text_block(t));
             }
+            if let Some(e) = extra.and_then(|e| e.get("explain")) {
+                s.push_str(&crate::explain::text(run, e));
+            }
             s
         }
         OutputFormat::Json => json(false),
@@ -146,10 +149,13 @@ pub fn json_doc(run: &RunResult, plus: bool, notes: &[String], extra: Option<&Va
     if let Some(fiox) = v.get_mut("fiox").and_then(Value::as_object_mut) {
         fiox.insert("notes".into(), notes.into());
         if let Some(Value::Object(m)) = extra {
-            for (k, x) in m {
+            for (k, x) in m.iter().filter(|(k, _)| *k != "explain") {
                 fiox.insert(k.clone(), x.clone());
             }
         }
+    }
+    if let Some(e) = extra.and_then(|e| e.get("explain")) {
+        crate::explain::place(&mut v, e);
     }
     v
 }

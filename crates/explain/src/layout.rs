@@ -20,8 +20,15 @@ pub const G_REAP_CALLS: usize = 12;
 pub const G_REAP_NS: usize = 13;
 pub const G_REAP_OFF: usize = 14;
 pub const G_REAPED: usize = 15;
-pub const G_SUM_REAP: usize = 16;
-pub const G_SUM_SUBEXIT: usize = 17;
+/// Bios queued inside the current syscall (scratch).
+pub const S_QN: usize = 16;
+/// Completions not reaped yet (block completions, and I/Os a batch call completed inside
+/// itself: those its bios do not cover) and the sum of their times; the completion->reaped
+/// time and count of the I/Os reaped so far.
+pub const G_PEND_N: usize = 17;
+pub const G_PEND_SUM: usize = 18;
+pub const G_C2R_NS: usize = 19;
+pub const G_C2R_N: usize = 20;
 /// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
 pub const DIR_BASE: usize = 24;
 pub const DIR_WORDS: usize = 16;
@@ -41,7 +48,6 @@ pub const D_SPLITS: usize = 11;
 pub const D_RAWSYS: usize = 12;
 pub const D_RAWOFF: usize = 13;
 pub const D_BLKIN: usize = 14;
-pub const D_SUMC: usize = 15;
 /// ... and log2 histograms per direction and phase (bucket b: values in [2^b, 2^(b+1))).
 pub const HIST_BASE: usize = DIR_BASE + DIRS * DIR_WORDS;
 pub const PHASES: usize = 4;

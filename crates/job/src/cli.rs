@@ -70,6 +70,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "bandwidth-log",
     "latency-log",
     "telemetry",
+    "explain",
     "html",
     "warnings",
     "warnings-fatal",
@@ -470,7 +471,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
         }
         "readonly" => s.readonly = true,
-        "bandwidth-log" | "latency-log" if value.is_some() => {
+        "bandwidth-log" | "latency-log" | "explain" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
                 format!("switch '--{name}' takes no value"),
@@ -478,6 +479,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "bandwidth-log" => s.bandwidth_log = true,
         "latency-log" => s.latency_log = true,
+        "explain" => s.explain = true,
         "telemetry" => {
             let ms = match value {
                 None => 1000,

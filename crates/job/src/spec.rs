@@ -1234,6 +1234,8 @@ pub struct RunSettings {
     pub latency_log: bool,
     /// `--telemetry[=MS]` (fiox's): sample the system every MS around the run.
     pub telemetry: Option<std::time::Duration>,
+    /// `--explain` (fiox's): trace the jobs' threads with BPF and report latency phases.
+    pub explain: bool,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
     /// `--warnings=stderr` (or `fatal`): fiox's advice also on stderr (it is always in the
