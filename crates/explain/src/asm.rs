@@ -79,6 +79,7 @@ pub enum Alu {
 pub enum Cond {
     Eq = 0x10,
     Gt = 0x20,
+    Ge = 0x30,
     Set = 0x40,
     Ne = 0x50,
     Sgt = 0x60,
@@ -155,6 +156,11 @@ impl Asm {
     /// Atomic *(u64 *)(dst + off) += src.
     pub fn xadd(&mut self, dst: Reg, off: i16, src: Reg) {
         self.insns.push(insn(STX | ATOMIC | Size::DW.bits(), dst, src, off, 0));
+    }
+
+    /// Atomic fetch-and-add: src = *(u64 *)(dst + off), *(u64 *)(dst + off) += src.
+    pub fn fetch_add(&mut self, dst: Reg, off: i16, src: Reg) {
+        self.insns.push(insn(STX | ATOMIC | Size::DW.bits(), dst, src, off, 0x01));
     }
 
     /// dst = the map whose descriptor is `fd` (a 16-byte ld_imm64 with BPF_PSEUDO_MAP_FD).

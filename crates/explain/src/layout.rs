@@ -22,11 +22,15 @@ pub const G_REAP_OFF: usize = 14;
 pub const G_REAPED: usize = 15;
 /// Bios queued inside the current syscall (scratch).
 pub const S_QN: usize = 16;
-/// Completions not reaped yet (block completions, and I/Os a batch call completed inside
-/// itself: those its bios do not cover) and the sum of their times; the completion->reaped
-/// time and count of the I/Os reaped so far.
-pub const G_PEND_N: usize = 17;
-pub const G_PEND_SUM: usize = 18;
+/// Completions not reaped yet, oldest first (block completions, and the I/Os a batch call
+/// completed inside itself: those its bios do not cover): a ring of their times, with the
+/// reaper's index (the thread's own) and the completers' (atomic); the completion->reaped
+/// time and count of the I/Os reaped so far, and completions the ring lost (deeper queues).
+pub const G_HEAD: usize = 17;
+pub const G_TAIL: usize = 18;
+pub const G_LOST: usize = 21;
+/// Bios of the current syscall that also completed inside it (scratch).
+pub const S_CIN: usize = 23;
 pub const G_C2R_NS: usize = 19;
 pub const G_C2R_N: usize = 20;
 /// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
@@ -56,7 +60,9 @@ pub const H_SUBMIT_ON: usize = 0;
 pub const H_SUBMIT_OFF: usize = 1;
 pub const H_QUEUED: usize = 2;
 pub const H_DEVICE: usize = 3;
-pub const WORDS: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
+pub const RING_BASE: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
+pub const RING: usize = 128;
+pub const WORDS: usize = RING_BASE + RING;
 
 /// Kinds of syscall (S_KIND).
 pub const K_OTHER: i32 = 0;
@@ -74,7 +80,9 @@ pub const R_TQ: usize = 2;
 pub const R_TD: usize = 3;
 pub const R_SEQ: usize = 4;
 pub const R_FLAG: usize = 5;
-pub const R_WORDS: usize = 6;
+/// A readahead bio (rwbs has an A): no I/O of fiox's waits for it as such.
+pub const R_RA: usize = 6;
+pub const R_WORDS: usize = 7;
 
 /// Byte offset of word `i` (as an instruction's offset field).
 pub const fn w(i: usize) -> i16 {

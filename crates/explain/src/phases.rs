@@ -175,6 +175,8 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
             "events": r.g(G_REAPED),
             "mean_ns": r.g(G_REAP_NS).checked_div(reap_calls).unwrap_or(0),
             "off_cpu_mean_ns": r.g(G_REAP_OFF).checked_div(reap_calls).unwrap_or(0),
+            "completions_paired": r.g(G_C2R_N),
+            "completions_lost": r.g(G_LOST),
         }),
     );
     out.insert(

@@ -188,7 +188,7 @@ pub fn sys_enter(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.label("nomark");
     a.st_imm(Size::DW, R7, w(S_INSYS), 1);
     a.stx(Size::DW, R7, w(S_ENTER), R8);
-    for s in [S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN] {
+    for s in [S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN, S_CIN] {
         a.st_imm(Size::DW, R7, w(s), 0);
     }
     inc(&mut a, R7, S_SEQ, R1);
@@ -295,30 +295,58 @@ pub fn sys_exit(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErro
     done(a)
 }
 
-/// A reap of r9 events at r8: k = min(r9, pending) of the pending completions are taken at
-/// their mean time (which ones the kernel returned is not known; all are recent).
+/// r1 = the byte offset of ring slot (r1 & (RING - 1)); r5 = its address in record r7.
+fn ring_slot(a: &mut Asm) {
+    a.alu_imm(Alu::And, R1, (RING - 1) as i32);
+    a.alu_imm(Alu::Add, R1, RING_BASE as i32);
+    a.alu_imm(Alu::Lsh, R1, 3);
+    a.mov(R5, R7);
+    a.alu_reg(Alu::Add, R5, R1);
+}
+
+/// A reap of r9 events at r8: the k = min(r9, pending) oldest pending completions (the
+/// kernel's completion rings are first in, first out) leave the ring; c2r += k x now - their
+/// times. A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
 fn reap_pending(a: &mut Asm) {
-    a.ldx(Size::DW, R1, R7, w(G_PEND_N));
+    a.ldx(Size::DW, R1, R7, w(G_TAIL));
+    a.ldx(Size::DW, R2, R7, w(G_HEAD));
+    a.alu_reg(Alu::Sub, R1, R2);
     a.jmp_imm(Cond::Eq, R1, 0, "out");
-    a.mov(R2, R9);
-    a.jmp_reg(Cond::Gt, R1, R2, "k_ok");
-    a.mov(R2, R1);
+    a.jmp_imm(Cond::Gt, R1, RING as i32, "lost");
+    a.ja("have");
+    a.label("lost");
+    a.alu_imm(Alu::Sub, R1, RING as i32);
+    add(a, R7, G_LOST, R1, R3);
+    a.ldx(Size::DW, R2, R7, w(G_TAIL));
+    a.alu_imm(Alu::Sub, R2, RING as i32);
+    a.stx(Size::DW, R7, w(G_HEAD), R2);
+    a.mov_imm(R1, RING as i32);
+    a.label("have");
+    a.mov(R6, R9);
+    a.jmp_reg(Cond::Gt, R6, R1, "k_cap");
+    a.ja("k_ok");
+    a.label("k_cap");
+    a.mov(R6, R1);
     a.label("k_ok");
-    a.ldx(Size::DW, R3, R7, w(G_PEND_SUM));
-    a.alu_reg(Alu::Div, R3, R1);
-    a.alu_reg(Alu::Mul, R3, R2);
-    // c2r += k x now - (the k completions' times)
-    a.mov(R4, R8);
-    a.alu_reg(Alu::Mul, R4, R2);
-    a.alu_reg(Alu::Sub, R4, R3);
-    add(a, R7, G_C2R_NS, R4, R5);
-    add(a, R7, G_C2R_N, R2, R5);
+    a.jmp_imm(Cond::Gt, R6, RING as i32, "out");
+    a.mov_imm(R3, 0);
     a.mov_imm(R4, 0);
-    a.alu_reg(Alu::Sub, R4, R2);
-    a.xadd(R7, w(G_PEND_N), R4);
-    a.mov_imm(R4, 0);
-    a.alu_reg(Alu::Sub, R4, R3);
-    a.xadd(R7, w(G_PEND_SUM), R4);
+    a.label("pop");
+    a.jmp_reg(Cond::Ge, R4, R6, "popped");
+    a.mov(R1, R2);
+    a.alu_reg(Alu::Add, R1, R4);
+    ring_slot(a);
+    a.ldx(Size::DW, R5, R5, 0);
+    a.alu_reg(Alu::Add, R3, R5);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.ja("pop");
+    a.label("popped");
+    a.mov(R1, R8);
+    a.alu_reg(Alu::Mul, R1, R6);
+    a.alu_reg(Alu::Sub, R1, R3);
+    add(a, R7, G_C2R_NS, R1, R5);
+    add(a, R7, G_C2R_N, R6, R5);
+    add(a, R7, G_HEAD, R6, R5);
 }
 
 /// The submission part of sys_exit: r9 = I/Os submitted (> 0), r8 = now, r7 = record.
@@ -342,18 +370,32 @@ fn submit_exit(a: &mut Asm) {
     a.mov_imm(R1, 0);
     a.label("blk_ok");
     a.stx(Size::DW, FP, -40, R1);
-    // A batch call's I/Os that queued no bio completed inside it: pending from now.
+    // A batch call's I/Os not covered by its bios still out completed inside it (buffered
+    // I/O, or bios that completed before the call returned): pending from now.
     a.ldx(Size::DW, R1, R7, w(S_KIND));
     a.jmp_imm(Cond::Ne, R1, K_BATCH, "inline_done");
     a.mov(R1, R9);
     a.ldx(Size::DW, R2, R7, w(S_QN));
     a.alu_reg(Alu::Sub, R1, R2);
+    a.ldx(Size::DW, R2, R7, w(S_CIN));
+    a.alu_reg(Alu::Add, R1, R2);
     a.jmp_imm(Cond::Sgt, R1, 0, "inline");
     a.ja("inline_done");
     a.label("inline");
-    a.xadd(R7, w(G_PEND_N), R1);
-    a.alu_reg(Alu::Mul, R1, R8);
-    a.xadd(R7, w(G_PEND_SUM), R1);
+    a.jmp_imm(Cond::Gt, R1, RING as i32, "inline_done");
+    a.mov(R3, R1);
+    a.ldx(Size::DW, R2, R7, w(G_TAIL));
+    a.mov_imm(R4, 0);
+    a.label("push");
+    a.jmp_reg(Cond::Ge, R4, R3, "pushed");
+    a.mov(R1, R2);
+    a.alu_reg(Alu::Add, R1, R4);
+    ring_slot(a);
+    a.stx(Size::DW, R5, 0, R8);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.ja("push");
+    a.label("pushed");
+    a.xadd(R7, w(G_TAIL), R3);
     a.label("inline_done");
     a.ldx(Size::DW, R1, R7, w(S_DIR));
     a.jmp_imm(Cond::Gt, R1, 2, "out");
@@ -478,23 +520,32 @@ pub fn bio_queue(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.jmp_imm(Cond::Eq, R1, K_BATCH, "ours");
     a.ja("out");
     a.label("ours");
-    rwbs_dir(&mut a, e.off("rwbs")?);
+    let rwbs = e.off("rwbs")?;
+    rwbs_dir(&mut a, rwbs);
+    // Readahead (an A in rwbs[1..4]) is not counted as an I/O's own bio.
+    a.st_imm(Size::DW, FP, -80 + w(R_RA), 1);
+    for i in 1..4 {
+        a.ldx(Size::B, R1, R6, rwbs + i);
+        a.jmp_imm(Cond::Eq, R1, b'A' as i32, "ra");
+    }
+    a.st_imm(Size::DW, FP, -80 + w(R_RA), 0);
     inc(&mut a, R7, S_QN, R1);
+    a.label("ra");
     req_key(&mut a, e)?;
     a.call(Helper::KtimeGetNs);
     a.ldx(Size::W, R1, FP, -4);
-    a.stx(Size::DW, FP, -72 + w(R_TID), R1);
-    a.stx(Size::DW, FP, -72 + w(R_DIR), R9);
-    a.stx(Size::DW, FP, -72 + w(R_TQ), R0);
-    a.st_imm(Size::DW, FP, -72 + w(R_TD), 0);
+    a.stx(Size::DW, FP, -80 + w(R_TID), R1);
+    a.stx(Size::DW, FP, -80 + w(R_DIR), R9);
+    a.stx(Size::DW, FP, -80 + w(R_TQ), R0);
+    a.st_imm(Size::DW, FP, -80 + w(R_TD), 0);
     a.ldx(Size::DW, R1, R7, w(S_SEQ));
-    a.stx(Size::DW, FP, -72 + w(R_SEQ), R1);
-    a.st_imm(Size::DW, FP, -72 + w(R_FLAG), 0);
+    a.stx(Size::DW, FP, -80 + w(R_SEQ), R1);
+    a.st_imm(Size::DW, FP, -80 + w(R_FLAG), 0);
     a.ld_map(R1, m.reqs);
     a.mov(R2, FP);
     a.alu_imm(Alu::Add, R2, -24);
     a.mov(R3, FP);
-    a.alu_imm(Alu::Add, R3, -72);
+    a.alu_imm(Alu::Add, R3, -80);
     a.mov_imm(R4, 0);
     a.call(Helper::MapUpdate);
     ret0(&mut a);
@@ -580,12 +631,14 @@ pub fn rq_complete(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.xadd(R6, w(D_Q2D), R1);
     a.ldx(Size::DW, R1, FP, -40);
     a.xadd(R6, w(D_D2C), R1);
-    a.mov_imm(R1, 1);
-    a.xadd(R7, w(G_PEND_N), R1);
-    a.xadd(R7, w(G_PEND_SUM), R8);
     a.ldx(Size::DW, R1, R9, w(R_FLAG));
-    a.jmp_imm(Cond::Eq, R1, 0, "hists");
-    same_syscall(&mut a, "hists");
+    a.jmp_imm(Cond::Eq, R1, 0, "later");
+    same_syscall(&mut a, "later");
+    a.ldx(Size::DW, R1, R9, w(R_RA));
+    a.jmp_imm(Cond::Ne, R1, 0, "ra_in");
+    a.mov_imm(R1, 1);
+    a.xadd(R7, w(S_CIN), R1);
+    a.label("ra_in");
     a.ldx(Size::DW, R1, R9, w(R_TQ));
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
@@ -595,6 +648,15 @@ pub fn rq_complete(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.mov_imm(R2, 0);
     a.alu_reg(Alu::Sub, R2, R1);
     a.xadd(R7, w(S_OUTSUMQ), R2);
+    a.ja("hists");
+    // Completed after its syscall returned: pending until reaped.
+    a.label("later");
+    a.ldx(Size::DW, R1, R9, w(R_RA));
+    a.jmp_imm(Cond::Ne, R1, 0, "hists");
+    a.mov_imm(R1, 1);
+    a.fetch_add(R7, w(G_TAIL), R1);
+    ring_slot(&mut a);
+    a.stx(Size::DW, R5, 0, R8);
     a.label("hists");
     for (src, ph) in [(-32, H_QUEUED), (-40, H_DEVICE)] {
         a.ldx(Size::DW, R1, FP, -48);
