@@ -76,6 +76,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l bandwidth-log -d 'Aggregate bandwidth logs agg-{read,write,trim}_bw.log'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l latency-log -d 'fio 2.x: per-job latency logs (as write_lat_log=<job name>)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allow-destructive -d 'Allow writes to devices and files that may hold data (with PATH: to that one only)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l explain -d 'Trace the jobs\' threads and devices (BPF on kernel tracepoints, root) and report where each I/O\'s latency went'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l telemetry -d 'Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings -r -f -a 'report stderr fatal' -d 'fiox\'s advice: in the report only (report), also on stderr (stderr), or on stderr with exit status 1 (fatal)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings-fatal -d 'fio\'s parser warnings stop the run before any I/O (also -w)'

@@ -29,6 +29,8 @@ pub const S_QN: usize = 16;
 pub const G_HEAD: usize = 17;
 pub const G_TAIL: usize = 18;
 pub const G_LOST: usize = 21;
+/// Time off CPU outside syscalls (preempted in user mode).
+pub const G_USER_OFF: usize = 22;
 /// Bios of the current syscall that also completed inside it (scratch).
 pub const S_CIN: usize = 23;
 pub const G_C2R_NS: usize = 19;

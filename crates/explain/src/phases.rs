@@ -1,7 +1,7 @@
 //! From a thread's record to a job's phases: per direction, the mean time per I/O spent in
 //! the submitting syscall on and off CPU, queued in the block layer, at the device, and from
-//! completion to being reaped by fiox, with the rest (fiox's own time and whatever the
-//! tracepoints cannot see) shown as such, so that the phases add up to the mean latency
+//! completion to being reaped by fiox, fiox's own time on and off CPU between syscalls (sync
+//! engines), with the rest (whatever the tracepoints cannot see) shown as such, so that the phases add up to the mean latency
 //! fiox measured. Percentiles come from the programs' log2 histograms (interpolated inside
 //! a bucket, so they are estimates to within a factor of two). Also the normal report's block.
 
@@ -17,14 +17,25 @@ pub struct JobInput {
     pub dirs: [(u64, f64); 2],
 }
 
-const PHASE_NAMES: [&str; 6] = [
+const PHASE_NAMES: [&str; 8] = [
     "submit_on_cpu",
     "submit_off_cpu",
     "block_queued",
     "device",
     "completion_to_reaped",
-    "fiox_and_other",
+    "fiox_on_cpu",
+    "fiox_off_cpu",
+    "other",
 ];
+
+/// How a thread's I/Os end: inside the syscall (sync engines: the return is the completion,
+/// and fiox's own time between calls is its own phase), reaped by a syscall (the time from
+/// completion to reaping measured, fiox's own time inside it), or unknown.
+enum Reaping {
+    InCall,
+    Measured(f64),
+    Unmeasured,
+}
 
 impl Record {
     fn g(&self, i: usize) -> u64 {
@@ -77,15 +88,22 @@ fn pcts(h: &[u64]) -> Value {
 }
 
 /// Completion->reaped per I/O for the thread, when the programs paired (nearly) every I/O's
-/// completion with its reaping: 0 when the thread reaped nothing (sync engines: the
-/// syscall's return is the completion); None when too few were paired (e.g. io_uring
-/// completions read from the ring without a syscall).
-fn completion_to_reaped(r: &Record, n_total: u64) -> Option<f64> {
+/// completion with its reaping; unmeasured when too few were paired (io_uring's completions,
+/// read from the ring without a syscall).
+fn reaping(r: &Record, n_total: u64) -> Reaping {
     if r.g(G_REAPED) == 0 {
-        return Some(0.0);
+        return if r.g(G_TAIL) == 0 {
+            Reaping::InCall
+        } else {
+            Reaping::Unmeasured
+        };
     }
     let n = r.g(G_C2R_N);
-    (n > 0 && n * 10 >= n_total * 9).then(|| r.g(G_C2R_NS) as f64 / n as f64)
+    if n > 0 && n * 10 >= n_total * 9 {
+        Reaping::Measured(r.g(G_C2R_NS) as f64 / n as f64)
+    } else {
+        Reaping::Unmeasured
+    }
 }
 
 /// A job's `explain` object (`jobs[].fiox.explain`), from its thread's record.
@@ -94,7 +112,8 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
         return json!({"error": "the job's thread left no trace (it did no I/O while traced)"});
     };
     let n_total: u64 = job.dirs.iter().map(|d| d.0).sum();
-    let c2r = completion_to_reaped(r, n_total);
+    let reap = reaping(r, n_total);
+    let per_io = |word: usize| r.g(word) as f64 / n_total.max(1) as f64;
     let mut out = Map::new();
     out.insert("tid".into(), json!(job.tid));
     for (di, dname) in ["read", "write"].iter().enumerate() {
@@ -106,21 +125,30 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
         let share = n as f64 / n_total.max(1) as f64;
         let f = |field: usize| r.d(di, field) as f64 + r.d(2, field) as f64 * share;
         let per = |field: usize| f(field) / n as f64;
+        let (c2r, fiox_on, fiox_off) = match reap {
+            Reaping::InCall => (0.0, per_io(G_USER), per_io(G_USER_OFF)),
+            Reaping::Measured(c) => (c, 0.0, 0.0),
+            Reaping::Unmeasured => (0.0, 0.0, 0.0),
+        };
         let mut means = [
             per(D_ON),
             per(D_OFF),
             per(D_Q2D),
             per(D_D2C),
-            c2r.unwrap_or(0.0),
+            c2r,
+            fiox_on,
+            fiox_off,
             0.0,
         ];
-        let measured: f64 = means[..5].iter().sum();
-        means[5] = lat - measured;
+        let measured: f64 = means[..7].iter().sum();
+        means[7] = lat - measured;
         let hists = [
             Some(r.hist(di, H_SUBMIT_ON)),
             Some(r.hist(di, H_SUBMIT_OFF)),
             Some(r.hist(di, H_QUEUED)),
             Some(r.hist(di, H_DEVICE)),
+            None,
+            None,
             None,
             None,
         ];
@@ -133,8 +161,14 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
                 if let Some(h) = h {
                     p["percentiles"] = pcts(h);
                 }
-                if *name == "completion_to_reaped" && c2r.is_none() {
-                    p["note"] = json!("not measured: fewer than 90% of the I/Os were seen completing and being reaped; counted in fiox_and_other");
+                match (*name, &reap) {
+                    ("completion_to_reaped", Reaping::Unmeasured) => {
+                        p["note"] = json!("not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall); counted in other");
+                    }
+                    ("fiox_on_cpu" | "fiox_off_cpu", Reaping::Measured(_)) => {
+                        p["note"] = json!("inside completion_to_reaped: fiox's own time overlaps the other I/Os in flight");
+                    }
+                    _ => {}
                 }
                 p
             })
@@ -182,6 +216,10 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
     out.insert(
         "fiox_user_cpu_ns_per_io".into(),
         json!(r.g(G_USER).checked_div(n_total).unwrap_or(0)),
+    );
+    out.insert(
+        "fiox_preempted_ns_per_io".into(),
+        json!(r.g(G_USER_OFF).checked_div(n_total).unwrap_or(0)),
     );
     Value::Object(out)
 }
@@ -271,7 +309,7 @@ mod tests {
         let sum: i64 = ph.iter().map(|p| p["mean_ns"].as_i64().unwrap()).sum();
         assert_eq!(sum, 10_000);
         assert_eq!(ph[3]["mean_ns"], 8000);
-        assert_eq!(ph[5]["mean_ns"], 400);
+        assert_eq!(ph[7]["mean_ns"], 400);
         assert!(v.get("write").is_none());
         let t = text_block(&[("j".into(), v)], None);
         assert!(t.contains("device 8.0us (80%)"), "{t}");

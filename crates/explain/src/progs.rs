@@ -481,6 +481,7 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     inc(&mut a, R9, D_WAIT_D, R1);
     a.ja("next");
     a.label("prev_user");
+    a.stx(Size::DW, R7, w(S_OFFSTART), R8);
     a.ldx(Size::DW, R1, R7, w(S_MARK));
     a.jmp_imm(Cond::Eq, R1, 0, "next");
     a.mov(R2, R8);
@@ -504,6 +505,12 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.ja("out");
     a.label("next_user");
     a.stx(Size::DW, R7, w(S_MARK), R8);
+    a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    add(&mut a, R7, G_USER_OFF, R2, R3);
+    a.st_imm(Size::DW, R7, w(S_OFFSTART), 0);
     ret0(&mut a);
     done(a)
 }
