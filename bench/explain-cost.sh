@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The cost of --explain (issue 26): 4 KiB random reads at QD8 with libaio (direct) on a loop
+# device over a /dev/shm file (a fiox testbed), with and without --explain, in alternating
+# rounds. Prints each round's IOPS and the medians; the target is at most 5% fewer IOPS.
+# Needs root (loop device, BPF). Usage: sudo bench/explain-cost.sh [ROUNDS] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+secs=${2:-5}
+cargo build --release -q
+fiox=target/release/fiox
+name=explain-cost-$$
+trap '"$fiox" testbed down "$name" >/dev/null 2>&1 || true' EXIT
+dev=$("$fiox" testbed up loop --name "$name" --size 1g --dir /dev/shm | awk '{print $3}')
+job=(--name=cost --ioengine=libaio --direct=1 --iodepth=8 --rw=randread --bs=4k
+     "--filename=$dev" "--runtime=$secs" --time_based --output-format=json)
+iops_of() { python3 -c 'import json,sys; print(int(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))'; }
+off=(); on=()
+for r in $(seq "$rounds"); do
+    order=(off on)
+    [ $((r % 2)) -eq 0 ] && order=(on off)
+    for t in "${order[@]}"; do
+        case $t in
+            off) off+=("$("$fiox" "${job[@]}" | iops_of)") ;;
+            on) on+=("$("$fiox" "${job[@]}" --explain | iops_of)") ;;
+        esac
+    done
+done
+python3 - "${off[*]}" "${on[*]}" <<'PY'
+import statistics, sys
+off, on = ([int(v) for v in a.split()] for a in sys.argv[1:3])
+print("without --explain:", off)
+print("with --explain:   ", on)
+mo, mn = statistics.median(off), statistics.median(on)
+print(f"median IOPS without {mo:.0f}, with {mn:.0f}: {100 * (mn - mo) / mo:+.1f}%")
+PY
