@@ -15,6 +15,11 @@ use serde_json::Value;
 
 /// The job's `explain` object for direction `dir` of a JSON run of `args` (plus --explain).
 fn explain(args: &[&str], dir: &str) -> Value {
+    explain_run(args, dir).0
+}
+
+/// The same and the whole JSON document.
+fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
     let mut all = args.to_vec();
     all.extend(["--explain", "--output-format=json", "--runtime=2", "--time_based"]);
     let r = fiox(&all);
@@ -22,7 +27,7 @@ fn explain(args: &[&str], dir: &str) -> Value {
     let v = r.json();
     let e = v["jobs"][0]["fiox"]["explain"].clone();
     assert!(e.get(dir).is_some(), "no {dir} in explain: {e:#}\n{}", v["fiox"]);
-    e[dir].clone()
+    (e[dir].clone(), v)
 }
 
 fn phase(e: &Value, name: &str) -> f64 {
@@ -64,7 +69,7 @@ fn ramdisk() -> Option<RamDisk> {
 fn direct_libaio_on_a_loop_device_is_device_time() {
     let Some(disk) = ramdisk() else { return };
     let dev = disk.path().to_str().unwrap().to_string();
-    let e = explain(
+    let (e, doc) = explain_run(
         &[
             "--name=d",
             &format!("--filename={dev}"),
@@ -82,6 +87,15 @@ fn direct_libaio_on_a_loop_device_is_device_time() {
     assert!(e["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&e), "{e:#}");
     let ios = e["ios"].as_f64().unwrap();
     assert!(e["block"]["requests"].as_f64().unwrap() >= 0.95 * ios, "{e:#}");
+    // The block time read another way: the device's own accounting (/sys/block/*/stat read
+    // ticks, queueing to completion, in ms) over the same run.
+    let disk = &doc["disk_util"][0];
+    let ticks_ms = disk["read_ticks"].as_f64().unwrap();
+    let traced_ms = (phase(&e, "block_queued") + phase(&e, "device")) * ios / 1e6;
+    assert!(
+        (traced_ms - ticks_ms).abs() <= 0.1 * ticks_ms + 2.0,
+        "block time traced {traced_ms:.1} ms, the disk's stat says {ticks_ms} ms: {disk}\n{e:#}"
+    );
 }
 
 #[test]

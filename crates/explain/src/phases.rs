@@ -65,9 +65,11 @@ pub fn percentile(h: &[u64], p: f64) -> Option<f64> {
             continue;
         }
         if seen + c as f64 >= want {
-            let (lo, hi) = if b == 0 {
-                (0.0, 2.0)
-            } else {
+            // Bucket 0 holds 0 and 1 ns: read as 0 (an empty phase).
+            if b == 0 {
+                return Some(0.0);
+            }
+            let (lo, hi) = {
                 ((1u64 << b) as f64, (1u128 << (b + 1)) as f64)
             };
             return Some(lo + (hi - lo) * (want - seen) / c as f64);

@@ -71,7 +71,7 @@ impl Tracefs {
         }
         let unavailable = |what: &str, e: &dyn std::fmt::Display| {
             ExplainError::Unavailable(format!(
-                "tracefs is not mounted and mounting it on /sys/kernel/tracing failed ({what}: {e})"
+                "tracefs is not mounted and mounting it on /sys/kernel/tracing failed ({what}: {e}); --explain needs root"
             ))
         };
         let parent = Dir::open(Path::new("/sys/kernel")).map_err(|e| unavailable("open", &e))?;
