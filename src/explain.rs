@@ -70,7 +70,13 @@ pub fn text(run: &RunResult, explain: &Value) -> String {
     let jobs: Vec<(String, Value)> = run
         .jobs
         .iter()
-        .zip(explain.get("jobs").and_then(Value::as_array).into_iter().flatten())
+        .zip(
+            explain
+                .get("jobs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
         .map(|(j, v)| (j.name.clone(), v.clone()))
         .collect();
     fiox_explain::text_block(&jobs, error)

@@ -21,12 +21,21 @@ fn explain(args: &[&str], dir: &str) -> Value {
 /// The same and the whole JSON document.
 fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
     let mut all = args.to_vec();
-    all.extend(["--explain", "--output-format=json", "--runtime=2", "--time_based"]);
+    all.extend([
+        "--explain",
+        "--output-format=json",
+        "--runtime=2",
+        "--time_based",
+    ]);
     let r = fiox(&all);
     assert_eq!(r.code, 0, "fiox {all:?}: {}", r.stderr);
     let v = r.json();
     let e = v["jobs"][0]["fiox"]["explain"].clone();
-    assert!(e.get(dir).is_some(), "no {dir} in explain: {e:#}\n{}", v["fiox"]);
+    assert!(
+        e.get(dir).is_some(),
+        "no {dir} in explain: {e:#}\n{}",
+        v["fiox"]
+    );
     (e[dir].clone(), v)
 }
 
@@ -84,9 +93,15 @@ fn direct_libaio_on_a_loop_device_is_device_time() {
     adds_up(&e);
     assert!(share(&e, "device") > 0.4, "{e:#}");
     assert!(share(&e, "submit_on_cpu") < 0.3, "{e:#}");
-    assert!(e["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&e), "{e:#}");
+    assert!(
+        e["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&e),
+        "{e:#}"
+    );
     let ios = e["ios"].as_f64().unwrap();
-    assert!(e["block"]["requests"].as_f64().unwrap() >= 0.95 * ios, "{e:#}");
+    assert!(
+        e["block"]["requests"].as_f64().unwrap() >= 0.95 * ios,
+        "{e:#}"
+    );
     // The block time read another way: the device's own accounting (/sys/block/*/stat read
     // ticks, queueing to completion, in ms) over the same run.
     let disk = &doc["disk_util"][0];
@@ -103,7 +118,10 @@ fn direct_psync_and_queued_libaio_add_up() {
     let Some(disk) = ramdisk() else { return };
     let dev = disk.path().to_str().unwrap().to_string();
     let file = format!("--filename={dev}");
-    for engine in [&["--ioengine=psync"][..], &["--ioengine=libaio", "--iodepth=8"]] {
+    for engine in [
+        &["--ioengine=psync"][..],
+        &["--ioengine=libaio", "--iodepth=8"],
+    ] {
         let mut args = vec!["--name=q", &file, "--direct=1", "--rw=randread", "--bs=4k"];
         args.extend(engine);
         let e = explain(&args, "read");
@@ -118,7 +136,14 @@ fn reads_from_tmpfs_are_submission_on_cpu() {
     let fs = TmpfsMount::new(64 << 20).unwrap();
     let dir = format!("--directory={}", fs.path().display());
     let e = explain(
-        &["--name=t", &dir, "--size=16m", "--ioengine=psync", "--rw=randread", "--bs=4k"],
+        &[
+            "--name=t",
+            &dir,
+            "--size=16m",
+            "--ioengine=psync",
+            "--rw=randread",
+            "--bs=4k",
+        ],
         "read",
     );
     adds_up(&e);
@@ -135,20 +160,35 @@ fn buffered_libaio_blocks_in_submission_and_direct_does_not() {
     img.attach(&LoopOptions::default()).unwrap();
     let mnt = img.mount().unwrap().display().to_string();
     let dir = format!("--directory={mnt}");
-    let job = ["--name=s", &dir, "--size=128m", "--ioengine=libaio", "--iodepth=8"];
+    let job = [
+        "--name=s",
+        &dir,
+        "--size=128m",
+        "--ioengine=libaio",
+        "--iodepth=8",
+    ];
     let mut buffered = job.to_vec();
     buffered.extend(["--rw=randread", "--bs=4k", "--invalidate=1"]);
     let b = explain(&buffered, "read");
     adds_up(&b);
     let syscall = b["submit"]["syscall_mean_ns"].as_f64().unwrap();
     let off = b["submit"]["off_cpu_mean_ns"].as_f64().unwrap();
-    assert!(off > 0.3 * syscall, "buffered io_submit mostly on CPU: {b:#}");
-    assert!(b["submit"]["waits"]["blocked"].as_f64().unwrap() > 0.3 * calls(&b), "{b:#}");
+    assert!(
+        off > 0.3 * syscall,
+        "buffered io_submit mostly on CPU: {b:#}"
+    );
+    assert!(
+        b["submit"]["waits"]["blocked"].as_f64().unwrap() > 0.3 * calls(&b),
+        "{b:#}"
+    );
     let mut direct = job.to_vec();
     direct.extend(["--rw=randread", "--bs=4k", "--direct=1"]);
     let d = explain(&direct, "read");
     adds_up(&d);
-    assert!(d["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&d), "{d:#}");
+    assert!(
+        d["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&d),
+        "{d:#}"
+    );
     assert!(
         d["submit"]["syscall_mean_ns"].as_f64().unwrap() < syscall,
         "direct io_submit took as long as buffered: {d:#}\n{b:#}"

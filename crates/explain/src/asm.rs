@@ -140,32 +140,38 @@ impl Asm {
 
     /// dst = *(size *)(src + off)
     pub fn ldx(&mut self, size: Size, dst: Reg, src: Reg, off: i16) {
-        self.insns.push(insn(LDX | MEM | size.bits(), dst, src, off, 0));
+        self.insns
+            .push(insn(LDX | MEM | size.bits(), dst, src, off, 0));
     }
 
     /// *(size *)(dst + off) = src
     pub fn stx(&mut self, size: Size, dst: Reg, off: i16, src: Reg) {
-        self.insns.push(insn(STX | MEM | size.bits(), dst, src, off, 0));
+        self.insns
+            .push(insn(STX | MEM | size.bits(), dst, src, off, 0));
     }
 
     /// *(size *)(dst + off) = imm
     pub fn st_imm(&mut self, size: Size, dst: Reg, off: i16, imm: i32) {
-        self.insns.push(insn(ST | MEM | size.bits(), dst, 0, off, imm));
+        self.insns
+            .push(insn(ST | MEM | size.bits(), dst, 0, off, imm));
     }
 
     /// Atomic *(u64 *)(dst + off) += src.
     pub fn xadd(&mut self, dst: Reg, off: i16, src: Reg) {
-        self.insns.push(insn(STX | ATOMIC | Size::DW.bits(), dst, src, off, 0));
+        self.insns
+            .push(insn(STX | ATOMIC | Size::DW.bits(), dst, src, off, 0));
     }
 
     /// Atomic fetch-and-add: src = *(u64 *)(dst + off), *(u64 *)(dst + off) += src.
     pub fn fetch_add(&mut self, dst: Reg, off: i16, src: Reg) {
-        self.insns.push(insn(STX | ATOMIC | Size::DW.bits(), dst, src, off, 0x01));
+        self.insns
+            .push(insn(STX | ATOMIC | Size::DW.bits(), dst, src, off, 0x01));
     }
 
     /// dst = the map whose descriptor is `fd` (a 16-byte ld_imm64 with BPF_PSEUDO_MAP_FD).
     pub fn ld_map(&mut self, dst: Reg, fd: i32) {
-        self.insns.push(insn(LD | IMM | Size::DW.bits(), dst, 1, 0, fd));
+        self.insns
+            .push(insn(LD | IMM | Size::DW.bits(), dst, 1, 0, fd));
         self.insns.push(insn(0, 0, 0, 0, 0));
     }
 
@@ -221,9 +227,33 @@ mod tests {
         a.label("out");
         a.exit();
         let p = a.finish().unwrap();
-        assert_eq!(p[0], Insn { code: 0xb7, regs: 0, off: 0, imm: 0 });
-        assert_eq!(p[1], Insn { code: 0x15, regs: 1, off: 1, imm: 3 });
-        assert_eq!(p[2], Insn { code: 0x79, regs: 0x12, off: 8, imm: 0 });
+        assert_eq!(
+            p[0],
+            Insn {
+                code: 0xb7,
+                regs: 0,
+                off: 0,
+                imm: 0
+            }
+        );
+        assert_eq!(
+            p[1],
+            Insn {
+                code: 0x15,
+                regs: 1,
+                off: 1,
+                imm: 3
+            }
+        );
+        assert_eq!(
+            p[2],
+            Insn {
+                code: 0x79,
+                regs: 0x12,
+                off: 8,
+                imm: 0
+            }
+        );
         assert_eq!(p[3].code, 0x95);
     }
 

@@ -67,7 +67,12 @@ impl Tracer {
         let vsize = (WORDS * 8) as u32;
         let state = mk(sys::BPF_MAP_TYPE_HASH, 4, vsize, 4096)?;
         let zero = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, 1)?;
-        let reqs = mk(sys::BPF_MAP_TYPE_HASH, 16, (layout::R_WORDS * 8) as u32, 65536)?;
+        let reqs = mk(
+            sys::BPF_MAP_TYPE_HASH,
+            16,
+            (layout::R_WORDS * 8) as u32,
+            65536,
+        )?;
         let m = Maps {
             state: state.as_raw_fd(),
             zero: zero.as_raw_fd(),
@@ -78,12 +83,36 @@ impl Tracer {
         let mut links = Vec::new();
         type Build<'a> = Box<dyn Fn(&tracefs::Event) -> Result<Vec<asm::Insn>, ExplainError> + 'a>;
         let points: Vec<(&str, &str, Build)> = vec![
-            ("sched", "sched_switch", Box::new(|e| progs::sched_switch(e, &m))),
-            ("raw_syscalls", "sys_enter", Box::new(|e| progs::sys_enter(e, &m, tgid))),
-            ("raw_syscalls", "sys_exit", Box::new(|e| progs::sys_exit(e, &m, tgid))),
-            ("block", "block_rq_complete", Box::new(|e| progs::rq_complete(e, &m))),
-            ("block", "block_rq_issue", Box::new(|e| progs::rq_issue(e, &m))),
-            ("block", "block_bio_queue", Box::new(|e| progs::bio_queue(e, &m, tgid))),
+            (
+                "sched",
+                "sched_switch",
+                Box::new(|e| progs::sched_switch(e, &m)),
+            ),
+            (
+                "raw_syscalls",
+                "sys_enter",
+                Box::new(|e| progs::sys_enter(e, &m, tgid)),
+            ),
+            (
+                "raw_syscalls",
+                "sys_exit",
+                Box::new(|e| progs::sys_exit(e, &m, tgid)),
+            ),
+            (
+                "block",
+                "block_rq_complete",
+                Box::new(|e| progs::rq_complete(e, &m)),
+            ),
+            (
+                "block",
+                "block_rq_issue",
+                Box::new(|e| progs::rq_issue(e, &m)),
+            ),
+            (
+                "block",
+                "block_bio_queue",
+                Box::new(|e| progs::bio_queue(e, &m, tgid)),
+            ),
             (
                 "block",
                 "block_bio_backmerge",
@@ -136,5 +165,4 @@ impl Tracer {
         }
         out
     }
-
 }

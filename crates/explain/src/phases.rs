@@ -69,9 +69,7 @@ pub fn percentile(h: &[u64], p: f64) -> Option<f64> {
             if b == 0 {
                 return Some(0.0);
             }
-            let (lo, hi) = {
-                ((1u64 << b) as f64, (1u128 << (b + 1)) as f64)
-            };
+            let (lo, hi) = { ((1u64 << b) as f64, (1u128 << (b + 1)) as f64) };
             return Some(lo + (hi - lo) * (want - seen) / c as f64);
         }
         seen += c as f64;
@@ -266,7 +264,11 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                         .collect()
                 })
                 .unwrap_or_default();
-            s.push_str(&format!("  {name} {dir}: lat {} =\n    {}\n", us(lat), parts.join(" + ")));
+            s.push_str(&format!(
+                "  {name} {dir}: lat {} =\n    {}\n",
+                us(lat),
+                parts.join(" + ")
+            ));
             let w = &d["submit"]["waits"];
             let b = &d["block"];
             s.push_str(&format!(

@@ -6,7 +6,9 @@
 //! context, to its completion wherever that runs. Filtering is in the kernel: this process's
 //! thread group for syscalls and bios, the per-thread map for context switches.
 
-use crate::asm::{Alu, Asm, Cond, Helper, Insn, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
+use crate::asm::{
+    Alu, Asm, Cond, Helper, Insn, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
+};
 use crate::layout::*;
 use crate::tracefs::Event;
 use crate::ExplainError;
@@ -113,8 +115,8 @@ fn dir_ptr(a: &mut Asm, dst: Reg, st: Reg, d: Reg, bad: &str) {
 
 /// Atomically add `wgt` to the log2 bucket of `v` in histogram (d, ph) of record `st`;
 /// branch-free (v > c is (c - v) >> 63 for the values measured), so the verifier walks it once.
-/// Clobbers d, v, t1, t2; d must be known <= 2.
-fn hist(a: &mut Asm, st: Reg, d: Reg, ph: usize, v: Reg, wgt: Reg, t1: Reg, t2: Reg) {
+/// Clobbers d, v and the two temporaries; d must be known <= 2.
+fn hist(a: &mut Asm, st: Reg, d: Reg, ph: usize, v: Reg, wgt: Reg, (t1, t2): (Reg, Reg)) {
     a.mov_imm(t1, 0);
     for (shift, c) in [(5, -1i32), (4, 0xffff), (3, 0xff), (2, 0xf), (1, 3), (0, 1)] {
         a.mov_imm(t2, c);
@@ -188,7 +190,9 @@ pub fn sys_enter(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.label("nomark");
     a.st_imm(Size::DW, R7, w(S_INSYS), 1);
     a.stx(Size::DW, R7, w(S_ENTER), R8);
-    for s in [S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN, S_CIN] {
+    for s in [
+        S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN, S_CIN,
+    ] {
         a.st_imm(Size::DW, R7, w(s), 0);
     }
     inc(&mut a, R7, S_SEQ, R1);
@@ -436,11 +440,11 @@ fn submit_exit(a: &mut Asm) {
     a.stx(Size::DW, FP, -56, R3);
     a.alu_reg(Alu::Div, R2, R9);
     a.ldx(Size::DW, R1, FP, -48);
-    hist(a, R7, R1, H_SUBMIT_ON, R2, R9, R3, R4);
+    hist(a, R7, R1, H_SUBMIT_ON, R2, R9, (R3, R4));
     a.ldx(Size::DW, R2, FP, -56);
     a.alu_reg(Alu::Div, R2, R9);
     a.ldx(Size::DW, R1, FP, -48);
-    hist(a, R7, R1, H_SUBMIT_OFF, R2, R9, R3, R4);
+    hist(a, R7, R1, H_SUBMIT_OFF, R2, R9, (R3, R4));
     a.ja("out");
 }
 
@@ -669,7 +673,7 @@ pub fn rq_complete(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
         a.ldx(Size::DW, R1, FP, -48);
         a.ldx(Size::DW, R2, FP, src);
         a.mov_imm(R3, 1);
-        hist(&mut a, R7, R1, ph, R2, R3, R4, R5);
+        hist(&mut a, R7, R1, ph, R2, R3, (R4, R5));
     }
     a.label("del");
     a.ld_map(R1, m.reqs);

@@ -44,9 +44,10 @@ pub fn parse_format(text: &str) -> Vec<(String, u32)> {
         for part in line.trim().split(';') {
             let part = part.trim();
             if let Some(d) = part.strip_prefix("field:") {
-                decl = d.split_whitespace().last().map(|n| {
-                    n.split('[').next().unwrap_or(n).to_string()
-                });
+                decl = d
+                    .split_whitespace()
+                    .last()
+                    .map(|n| n.split('[').next().unwrap_or(n).to_string());
             } else if let Some(o) = part.strip_prefix("offset:") {
                 off = o.trim().parse::<u32>().ok();
             }

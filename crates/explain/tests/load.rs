@@ -12,7 +12,10 @@ fn tid() -> u32 {
 fn programs_load_and_count_this_threads_reads() {
     // SAFETY: geteuid has no arguments and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
-    assert!(root, "this test needs root (BPF): the suite runs as root, e.g. `sudo ci/test.sh`");
+    assert!(
+        root,
+        "this test needs root (BPF): the suite runs as root, e.g. `sudo ci/test.sh`"
+    );
     let tracer = match fiox_explain::Tracer::start() {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
@@ -32,5 +35,8 @@ fn programs_load_and_count_this_threads_reads() {
     let v = fiox_explain::explain_job(&job, recs.get(&me));
     eprintln!("{v:#}");
     assert!(v["read"]["submit"]["calls"].as_u64().unwrap() >= 100, "{v}");
-    assert!(v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0, "{v}");
+    assert!(
+        v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
+        "{v}"
+    );
 }
