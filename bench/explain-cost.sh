@@ -3,12 +3,15 @@
 # device over a /dev/shm file (a fiox testbed), with and without --explain, in alternating
 # rounds. Prints each round's IOPS and the medians; the target is at most 5% fewer IOPS.
 # Needs root (loop device, BPF). Usage: sudo bench/explain-cost.sh [ROUNDS] [SECONDS]
+# (FIOX=path/to/fiox uses that binary instead of building target/release/fiox.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 secs=${2:-5}
-cargo build --release -q
-fiox=target/release/fiox
+if [ -z "${FIOX:-}" ]; then
+    cargo build --release -q
+fi
+fiox=${FIOX:-target/release/fiox}
 name=explain-cost-$$
 trap '"$fiox" testbed down "$name" >/dev/null 2>&1 || true' EXIT
 dev=$("$fiox" testbed up loop --name "$name" --size 1g --dir /dev/shm | awk '{print $3}')
