@@ -94,6 +94,7 @@ pub enum Helper {
     KtimeGetNs = 5,
     GetCurrentPidTgid = 14,
     ProbeReadUser = 112,
+    ProbeReadKernel = 113,
 }
 
 fn insn(code: u8, dst: Reg, src: Reg, off: i16, imm: i32) -> Insn {

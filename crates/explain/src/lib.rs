@@ -89,16 +89,6 @@ impl Tracer {
                 Box::new(|e| progs::sched_switch(e, &m)),
             ),
             (
-                "raw_syscalls",
-                "sys_enter",
-                Box::new(|e| progs::sys_enter(e, &m, tgid)),
-            ),
-            (
-                "raw_syscalls",
-                "sys_exit",
-                Box::new(|e| progs::sys_exit(e, &m, tgid)),
-            ),
-            (
                 "block",
                 "block_rq_complete",
                 Box::new(|e| progs::rq_complete(e, &m)),
@@ -129,10 +119,23 @@ impl Tracer {
                 Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_SPLITS, false)),
             ),
         ];
+        // The syscall hooks run on every syscall: raw tracepoints, which build no record.
+        let raw: [(&str, Vec<asm::Insn>); 2] = [
+            ("sys_enter", progs::sys_enter(&m, tgid)?),
+            ("sys_exit", progs::sys_exit(&m, tgid)?),
+        ];
+        for (name, insns) in &raw {
+            let prog = sys::prog_load(insns, name, sys::BPF_PROG_TYPE_RAW_TRACEPOINT)
+                .map_err(|e| ExplainError::Program(format!("{name} refused: {e}")))?;
+            let link = sys::raw_tracepoint_open(name, &prog)
+                .map_err(|e| unavailable(&format!("attaching to raw tracepoint {name}"), e))?;
+            progs.push(prog);
+            links.push(link);
+        }
         for (group, name, build) in &points {
             let ev = tfs.event(group, name)?;
             let insns = build(&ev)?;
-            let prog = sys::prog_load(&insns, name)
+            let prog = sys::prog_load(&insns, name, sys::BPF_PROG_TYPE_TRACEPOINT)
                 .map_err(|e| ExplainError::Program(format!("{group}:{name} refused: {e}")))?;
             let link = sys::attach_tracepoint(ev.id, &prog)
                 .map_err(|e| unavailable(&format!("attaching to {group}:{name}"), e))?;

@@ -49,6 +49,25 @@ const NR: Option<Nr> = Some(Nr {
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const NR: Option<Nr> = None;
 
+/// Where a syscall's arguments are in the `struct pt_regs` the raw sys_enter tracepoint gets
+/// (x86_64: di, si, dx, r10, r8, r9; aarch64: regs[0..6]).
+#[cfg(target_arch = "x86_64")]
+const ARG_OFF: [i32; 6] = [112, 104, 96, 56, 72, 64];
+#[cfg(not(target_arch = "x86_64"))]
+const ARG_OFF: [i32; 6] = [0, 8, 16, 24, 32, 40];
+
+/// *(fp-16) = syscall argument `i` (raw sys_enter: r6 = ctx, ctx[0] = the pt_regs); to
+/// "out" if it cannot be read.
+fn syscall_arg(a: &mut Asm, i: usize) {
+    a.ldx(Size::DW, R3, R6, 0);
+    a.alu_imm(Alu::Add, R3, ARG_OFF[i]);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -16);
+    a.mov_imm(R2, 8);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+}
+
 fn ret0(a: &mut Asm) {
     a.label("out");
     a.mov_imm(R0, 0);
@@ -169,15 +188,15 @@ fn done(a: Asm) -> Result<Vec<Insn>, ExplainError> {
     a.finish().map_err(ExplainError::Program)
 }
 
-/// raw_syscalls:sys_enter: user time up to here, the syscall's kind and direction.
-pub fn sys_enter(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+/// sys_enter (a raw tracepoint: (regs, id), no record built for each syscall): user time up
+/// to here, the syscall's kind and direction.
+pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let nr = NR.ok_or_else(|| {
         ExplainError::Unavailable(format!(
             "syscall numbers of {} are not known to --explain",
             std::env::consts::ARCH
         ))
     })?;
-    let (id, args) = (e.off("id")?, e.off("args")?);
     let mut a = Asm::new();
     current(&mut a, m, tgid, true);
     a.call(Helper::KtimeGetNs);
@@ -198,7 +217,7 @@ pub fn sys_enter(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     inc(&mut a, R7, S_SEQ, R1);
     a.st_imm(Size::DW, R7, w(S_KIND), K_OTHER);
     a.st_imm(Size::DW, R7, w(S_DIR), 2);
-    a.ldx(Size::DW, R1, R6, id);
+    a.ldx(Size::DW, R1, R6, 8);
     for n in nr.reads {
         a.jmp_imm(Cond::Eq, R1, *n, "rd");
     }
@@ -222,21 +241,18 @@ pub fn sys_enter(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.ja("out");
     // io_uring_enter(fd, to_submit, ...): without submissions it only waits.
     a.label("uring");
-    a.ldx(Size::DW, R1, R6, args + 8);
+    syscall_arg(&mut a, 1);
+    a.ldx(Size::DW, R1, FP, -16);
     a.jmp_imm(Cond::Eq, R1, 0, "reap");
     a.st_imm(Size::DW, R7, w(S_KIND), K_BATCH);
     a.ja("out");
     // io_submit(ctx, nr, iocbpp): the direction of the first iocb (aio_lio_opcode at 16).
     a.label("aio");
     a.st_imm(Size::DW, R7, w(S_KIND), K_BATCH);
-    for off in [None, Some(16)] {
-        match off {
-            None => a.ldx(Size::DW, R3, R6, args + 16),
-            Some(o) => {
-                a.ldx(Size::DW, R3, FP, -16);
-                a.alu_imm(Alu::Add, R3, o);
-            }
-        }
+    syscall_arg(&mut a, 2);
+    for off in [0, 16] {
+        a.ldx(Size::DW, R3, FP, -16);
+        a.alu_imm(Alu::Add, R3, off);
         a.mov(R1, FP);
         a.alu_imm(Alu::Add, R1, -16);
         a.mov_imm(R2, 8);
@@ -258,8 +274,9 @@ pub fn sys_enter(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     done(a)
 }
 
-/// raw_syscalls:sys_exit: a submission's phases (per I/O it submitted), or a reap's totals.
-pub fn sys_exit(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+/// sys_exit (a raw tracepoint: (regs, ret)): a submission's phases (per I/O it submitted), or
+/// a reap's totals.
+pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     current(&mut a, m, tgid, false);
     a.call(Helper::KtimeGetNs);
@@ -268,7 +285,7 @@ pub fn sys_exit(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErro
     a.jmp_imm(Cond::Eq, R1, 0, "out");
     a.st_imm(Size::DW, R7, w(S_INSYS), 0);
     a.stx(Size::DW, R7, w(S_MARK), R8);
-    a.ldx(Size::DW, R9, R6, e.off("ret")?);
+    a.ldx(Size::DW, R9, R6, 8);
     a.ldx(Size::DW, R1, R7, w(S_KIND));
     a.jmp_imm(Cond::Eq, R1, K_REAP, "reap");
     a.jmp_imm(Cond::Eq, R1, K_BATCH, "batch");

@@ -10,10 +10,12 @@ use std::os::fd::{FromRawFd, OwnedFd};
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
 
 pub const BPF_MAP_TYPE_HASH: u32 = 1;
 pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
-const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
+pub const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
+pub const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
 
 const PERF_TYPE_TRACEPOINT: u64 = 2;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
@@ -74,13 +76,13 @@ pub fn map_lookup(map: i32, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
     }
 }
 
-/// BPF_PROG_LOAD of a tracepoint program; on refusal the verifier's log (retried with
+/// BPF_PROG_LOAD of a (raw) tracepoint program; on refusal the verifier's log (retried with
 /// logging on) is the error's text.
-pub fn prog_load(insns: &[Insn], name: &str) -> Result<OwnedFd, String> {
+pub fn prog_load(insns: &[Insn], name: &str, kind: u32) -> Result<OwnedFd, String> {
     let license = b"Dual MIT/GPL\0";
     let load = |log: Option<&mut Vec<u8>>| {
         let mut a = [0u64; 16];
-        a[0] = BPF_PROG_TYPE_TRACEPOINT as u64 | (insns.len() as u64) << 32;
+        a[0] = kind as u64 | (insns.len() as u64) << 32;
         a[1] = insns.as_ptr() as u64;
         a[2] = license.as_ptr() as u64;
         if let Some(buf) = log {
@@ -146,6 +148,18 @@ pub fn attach_tracepoint(id: u64, prog: &OwnedFd) -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     Ok(ev)
+}
+
+/// BPF_RAW_TRACEPOINT_OPEN: `prog` on the raw tracepoint `name` (e.g. "sys_enter"), attached
+/// while the returned descriptor is open.
+pub fn raw_tracepoint_open(name: &str, prog: &OwnedFd) -> io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let c =
+        std::ffi::CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let mut a = [0u64; 16];
+    a[0] = c.as_ptr() as u64;
+    a[1] = prog.as_raw_fd() as u32 as u64;
+    bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a).map(owned)
 }
 
 /// This process's id (the thread group the programs filter on).
