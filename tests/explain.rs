@@ -147,7 +147,11 @@ fn reads_from_tmpfs_are_submission_on_cpu() {
         "read",
     );
     adds_up(&e);
-    assert!(share(&e, "submit_on_cpu") > 0.3, "{e:#}");
+    // Of the time the thread ran (preemption by other work on a busy machine aside), the
+    // page-cache copy inside pread is the largest part; nothing reaches a device.
+    let ran = e["lat_mean_ns"].as_f64().unwrap() - phase(&e, "fiox_off_cpu");
+    assert!(phase(&e, "submit_on_cpu") > 0.3 * ran, "{e:#}");
+    assert_eq!(phase(&e, "device"), 0.0, "{e:#}");
     assert_eq!(e["block"]["requests"], 0, "{e:#}");
 }
 

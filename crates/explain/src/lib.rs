@@ -1,5 +1,5 @@
 //! `--explain`: where each I/O's latency went, measured by the kernel while fiox runs. BPF
-//! programs on tracepoints (raw_syscalls, sched, block; no kprobes, no BTF needed) keep, per
+//! programs on tracepoints (sys_enter/sys_exit raw, sched, block; no kprobes, no BTF) keep, per
 //! thread of this process, the time inside submitting syscalls on and off CPU, the block
 //! layer's queued (Q->D) and device (D->C) time of the requests those syscalls made, merges,
 //! splits and off-CPU waits, and timestamp sums from which completion->reaped follows; all
