@@ -1,7 +1,8 @@
 //! The system calls of `--explain`: bpf(2) (maps, program loading, raw tracepoints),
-//! perf_event_open(2) for classic tracepoints and the ioctls that attach a program to one. Every `unsafe` block of the crate
-//! is here, each with its `// SAFETY:` note; the attribute unions are built as zeroed word
-//! arrays and filled by offset, as the kernel's uapi headers lay them out.
+//! perf_event_open(2) for classic tracepoints and the ioctls that attach a program to one.
+//! Every `unsafe` block of the crate is here, each with its `// SAFETY:` note; the attribute
+//! unions are built as zeroed word arrays and filled by offset, as the kernel's uapi headers
+//! lay them out.
 
 use crate::asm::Insn;
 use std::io;
