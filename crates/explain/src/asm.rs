@@ -71,6 +71,7 @@ pub enum Alu {
     And = 0x50,
     Lsh = 0x60,
     Rsh = 0x70,
+    Xor = 0xa0,
     Mov = 0xb0,
 }
 
@@ -90,7 +91,6 @@ pub enum Cond {
 pub enum Helper {
     MapLookup = 1,
     MapUpdate = 2,
-    MapDelete = 3,
     KtimeGetNs = 5,
     GetCurrentPidTgid = 14,
     ProbeReadUser = 112,

@@ -75,7 +75,9 @@ pub const K_REAP: i32 = 2;
 /// Submits as many I/Os as it returns (io_submit, io_uring_enter with submissions).
 pub const K_BATCH: i32 = 3;
 
-/// A block request's record, keyed by (device, sector).
+/// A block request's record, in the slot a hash of (device, sector) picks (the pair is kept
+/// to recognise it; a request whose slot another in-flight one took is lost, and counted
+/// nowhere: rare at the queue depths measured, see docs/explain.md).
 pub const R_TID: usize = 0;
 pub const R_DIR: usize = 1;
 pub const R_TQ: usize = 2;
@@ -84,7 +86,11 @@ pub const R_SEQ: usize = 4;
 pub const R_FLAG: usize = 5;
 /// A readahead bio (rwbs has an A): no I/O of fiox's waits for it as such.
 pub const R_RA: usize = 6;
-pub const R_WORDS: usize = 7;
+pub const R_DEV: usize = 7;
+pub const R_SEC: usize = 8;
+pub const R_WORDS: usize = 9;
+/// Request slots (a power of two).
+pub const R_SLOTS: u32 = 1 << 16;
 
 /// Byte offset of word `i` (as an instruction's offset field).
 pub const fn w(i: usize) -> i16 {

@@ -68,10 +68,10 @@ impl Tracer {
         let state = mk(sys::BPF_MAP_TYPE_HASH, 4, vsize, 4096)?;
         let zero = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, 1)?;
         let reqs = mk(
-            sys::BPF_MAP_TYPE_HASH,
-            16,
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
             (layout::R_WORDS * 8) as u32,
-            65536,
+            layout::R_SLOTS,
         )?;
         let m = Maps {
             state: state.as_raw_fd(),

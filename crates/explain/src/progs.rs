@@ -174,14 +174,40 @@ fn rwbs_dir(a: &mut Asm, off: i16) {
     a.label("rwbs_done");
 }
 
-/// The request key (dev u32, pad, sector u64) at fp-24 from the event's fields.
-fn req_key(a: &mut Asm, e: &Event) -> Result<(), ExplainError> {
+/// r0 = the request slot of the event's (device, sector), which are left at fp-24 (u32) and
+/// fp-16 (u64); the slot index at fp-28. Array slots: the lookup is inlined, no hashing helper,
+/// no locks, nothing to allocate or free.
+fn req_slot(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
     a.ldx(Size::W, R1, R6, e.off("dev")?);
     a.stx(Size::W, FP, -24, R1);
-    a.st_imm(Size::W, FP, -20, 0);
-    a.ldx(Size::DW, R1, R6, e.off("sector")?);
-    a.stx(Size::DW, FP, -16, R1);
+    a.ldx(Size::DW, R2, R6, e.off("sector")?);
+    a.stx(Size::DW, FP, -16, R2);
+    a.mov(R3, R2);
+    a.alu_imm(Alu::Rsh, R3, 3);
+    a.alu_imm(Alu::Rsh, R2, 19);
+    a.alu_reg(Alu::Xor, R3, R2);
+    a.alu_imm(Alu::Mul, R1, 31);
+    a.alu_reg(Alu::Xor, R3, R1);
+    a.alu_imm(Alu::And, R3, (R_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -28, R3);
+    a.ld_map(R1, m.reqs);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -28);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "out");
     Ok(())
+}
+
+/// To "out" unless slot r0 holds a request, and the event's (fp-24, fp-16).
+fn req_is_this(a: &mut Asm) {
+    a.ldx(Size::DW, R1, R0, w(R_TQ));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.ldx(Size::DW, R1, R0, w(R_DEV));
+    a.ldx(Size::W, R2, FP, -24);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
+    a.ldx(Size::DW, R1, R0, w(R_SEC));
+    a.ldx(Size::DW, R2, FP, -16);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
 }
 
 fn done(a: Asm) -> Result<Vec<Insn>, ExplainError> {
@@ -551,31 +577,31 @@ pub fn bio_queue(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     let rwbs = e.off("rwbs")?;
     rwbs_dir(&mut a, rwbs);
     // Readahead (an A in rwbs[1..4]) is not counted as an I/O's own bio.
-    a.st_imm(Size::DW, FP, -80 + w(R_RA), 1);
+    a.st_imm(Size::DW, FP, -40, 1);
     for i in 1..4 {
         a.ldx(Size::B, R1, R6, rwbs + i);
         a.jmp_imm(Cond::Eq, R1, b'A' as i32, "ra");
     }
-    a.st_imm(Size::DW, FP, -80 + w(R_RA), 0);
+    a.st_imm(Size::DW, FP, -40, 0);
     inc(&mut a, R7, S_QN, R1);
     a.label("ra");
-    req_key(&mut a, e)?;
     a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    req_slot(&mut a, e, m)?;
     a.ldx(Size::W, R1, FP, -4);
-    a.stx(Size::DW, FP, -80 + w(R_TID), R1);
-    a.stx(Size::DW, FP, -80 + w(R_DIR), R9);
-    a.stx(Size::DW, FP, -80 + w(R_TQ), R0);
-    a.st_imm(Size::DW, FP, -80 + w(R_TD), 0);
+    a.stx(Size::DW, R0, w(R_TID), R1);
+    a.stx(Size::DW, R0, w(R_DIR), R9);
+    a.stx(Size::DW, R0, w(R_TQ), R8);
+    a.st_imm(Size::DW, R0, w(R_TD), 0);
     a.ldx(Size::DW, R1, R7, w(S_SEQ));
-    a.stx(Size::DW, FP, -80 + w(R_SEQ), R1);
-    a.st_imm(Size::DW, FP, -80 + w(R_FLAG), 0);
-    a.ld_map(R1, m.reqs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, -24);
-    a.mov(R3, FP);
-    a.alu_imm(Alu::Add, R3, -80);
-    a.mov_imm(R4, 0);
-    a.call(Helper::MapUpdate);
+    a.stx(Size::DW, R0, w(R_SEQ), R1);
+    a.st_imm(Size::DW, R0, w(R_FLAG), 0);
+    a.ldx(Size::DW, R1, FP, -40);
+    a.stx(Size::DW, R0, w(R_RA), R1);
+    a.ldx(Size::W, R1, FP, -24);
+    a.stx(Size::DW, R0, w(R_DEV), R1);
+    a.ldx(Size::DW, R1, FP, -16);
+    a.stx(Size::DW, R0, w(R_SEC), R1);
     ret0(&mut a);
     done(a)
 }
@@ -583,12 +609,8 @@ pub fn bio_queue(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainErr
 /// r9 = the request record keyed by the event (fp-24), r6 = ctx; to "out" if none.
 fn request(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
     a.mov(R6, R1);
-    req_key(a, e)?;
-    a.ld_map(R1, m.reqs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, -24);
-    a.call(Helper::MapLookup);
-    a.jmp_imm(Cond::Eq, R0, 0, "out");
+    req_slot(a, e, m)?;
+    req_is_this(a);
     a.mov(R9, R0);
     Ok(())
 }
@@ -693,10 +715,7 @@ pub fn rq_complete(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
         hist(&mut a, R7, R1, ph, R2, R3, (R4, R5));
     }
     a.label("del");
-    a.ld_map(R1, m.reqs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, -24);
-    a.call(Helper::MapDelete);
+    a.st_imm(Size::DW, R9, w(R_TQ), 0);
     ret0(&mut a);
     done(a)
 }
@@ -717,11 +736,9 @@ pub fn merge_or_split(
     a.mov_imm(R1, 1);
     a.xadd(R8, w(word), R1);
     if forget {
-        req_key(&mut a, e)?;
-        a.ld_map(R1, m.reqs);
-        a.mov(R2, FP);
-        a.alu_imm(Alu::Add, R2, -24);
-        a.call(Helper::MapDelete);
+        req_slot(&mut a, e, m)?;
+        req_is_this(&mut a);
+        a.st_imm(Size::DW, R0, w(R_TQ), 0);
     }
     ret0(&mut a);
     done(a)
