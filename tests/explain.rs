@@ -91,7 +91,11 @@ fn direct_libaio_on_a_loop_device_is_device_time() {
         "read",
     );
     adds_up(&e);
-    assert!(share(&e, "device") > 0.4, "{e:#}");
+    // The device's time dominates what the I/O itself costs; the rest is mostly the wait to be
+    // woken and reaped (long on a busy 2-CPU machine), never the submission.
+    let own = phase(&e, "submit_on_cpu") + phase(&e, "submit_off_cpu") + phase(&e, "block_queued");
+    assert!(phase(&e, "device") > 3.0 * own, "{e:#}");
+    assert!(share(&e, "device") > 0.2, "{e:#}");
     assert!(share(&e, "submit_on_cpu") < 0.3, "{e:#}");
     assert!(
         e["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&e),

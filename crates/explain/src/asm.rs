@@ -90,7 +90,6 @@ pub enum Cond {
 #[derive(Debug, Clone, Copy)]
 pub enum Helper {
     MapLookup = 1,
-    MapUpdate = 2,
     KtimeGetNs = 5,
     GetCurrentPidTgid = 14,
     ProbeReadUser = 112,

@@ -35,8 +35,12 @@ pub const G_USER_OFF: usize = 22;
 pub const S_CIN: usize = 23;
 pub const G_C2R_NS: usize = 19;
 pub const G_C2R_N: usize = 20;
+/// The thread owning the record's slot (records are array slots picked by tid).
+pub const S_OWNER: usize = 24;
+/// Thread slots (a power of two): the record of tid t is slot t & (T_SLOTS - 1).
+pub const T_SLOTS: u32 = 1024;
 /// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
-pub const DIR_BASE: usize = 24;
+pub const DIR_BASE: usize = 25;
 pub const DIR_WORDS: usize = 16;
 pub const DIRS: usize = 3;
 pub const D_CALLS: usize = 0;

@@ -37,7 +37,6 @@ pub enum ExplainError {
 #[derive(Debug)]
 pub struct Tracer {
     state: OwnedFd,
-    _zero: OwnedFd,
     _reqs: OwnedFd,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
@@ -57,16 +56,31 @@ fn unavailable(what: &str, e: std::io::Error) -> ExplainError {
     ExplainError::Unavailable(format!("{what} failed: {e}{hint}"))
 }
 
+/// The tracepoints' ids and formats, read while tracefs is mounted. Another fiox may unmount
+/// a tracefs it mounted while this one reads it (each mounts it only for this moment), so a
+/// failed read is retried with tracefs opened (and if need be mounted) again.
+fn read_events(names: &[(&str, &str)]) -> Result<Vec<tracefs::Event>, ExplainError> {
+    let mut last = None;
+    for _ in 0..5 {
+        let tfs = tracefs::Tracefs::open()?;
+        let got: Result<Vec<_>, _> = names.iter().map(|(g, n)| tfs.event(g, n)).collect();
+        tfs.close();
+        match got {
+            Ok(v) => return Ok(v),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| ExplainError::Unavailable("tracefs could not be read".into())))
+}
+
 impl Tracer {
     /// Load and attach the programs, filtering on this process's threads.
     pub fn start() -> Result<Tracer, ExplainError> {
-        let tfs = tracefs::Tracefs::open()?;
         let mk = |kind, key, value, n| {
             sys::map_create(kind, key, value, n).map_err(|e| unavailable("creating a BPF map", e))
         };
         let vsize = (WORDS * 8) as u32;
-        let state = mk(sys::BPF_MAP_TYPE_HASH, 4, vsize, 4096)?;
-        let zero = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, 1)?;
+        let state = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, layout::T_SLOTS)?;
         let reqs = mk(
             sys::BPF_MAP_TYPE_ARRAY,
             4,
@@ -75,7 +89,6 @@ impl Tracer {
         )?;
         let m = Maps {
             state: state.as_raw_fd(),
-            zero: zero.as_raw_fd(),
             reqs: reqs.as_raw_fd(),
         };
         let tgid = sys::getpid();
@@ -132,8 +145,8 @@ impl Tracer {
             progs.push(prog);
             links.push(link);
         }
-        for (group, name, build) in &points {
-            let ev = tfs.event(group, name)?;
+        let events = read_events(&points.iter().map(|(g, n, _)| (*g, *n)).collect::<Vec<_>>())?;
+        for ((group, name, build), ev) in points.iter().zip(&events) {
             let insns = build(&ev)?;
             let prog = sys::prog_load(&insns, name, sys::BPF_PROG_TYPE_TRACEPOINT)
                 .map_err(|e| ExplainError::Program(format!("{group}:{name} refused: {e}")))?;
@@ -142,10 +155,8 @@ impl Tracer {
             progs.push(prog);
             links.push(link);
         }
-        tfs.close();
         Ok(Tracer {
             state,
-            _zero: zero,
             _reqs: reqs,
             _progs: progs,
             links,
@@ -158,12 +169,17 @@ impl Tracer {
         let mut out = HashMap::new();
         let mut buf = vec![0u8; WORDS * 8];
         for &t in tids {
-            if let Ok(true) = sys::map_lookup(self.state.as_raw_fd(), &t.to_ne_bytes(), &mut buf) {
-                let words = buf
+            let slot = t & (layout::T_SLOTS - 1);
+            if let Ok(true) = sys::map_lookup(self.state.as_raw_fd(), &slot.to_ne_bytes(), &mut buf)
+            {
+                let words: Vec<u64> = buf
                     .chunks_exact(8)
                     .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
                     .collect();
-                out.insert(t, Record(words));
+                // The slot is this thread's, not another's with the same low bits.
+                if words.get(layout::S_OWNER) == Some(&(t as u64)) {
+                    out.insert(t, Record(words));
+                }
             }
         }
         out

@@ -17,7 +17,6 @@ use crate::ExplainError;
 #[derive(Debug, Clone, Copy)]
 pub struct Maps {
     pub state: i32,
-    pub zero: i32,
     pub reqs: i32,
 }
 
@@ -95,8 +94,30 @@ fn lookup(a: &mut Asm, map: i32, key: i16) {
     a.call(Helper::MapLookup);
 }
 
-/// r6 = ctx, r7 = the current thread's record (made if `create`), its tid at fp-4; to "out"
-/// when the current task is not of this process.
+/// r7 = the record of the thread whose tid (u32) is at fp+key: its slot, if the slot is the
+/// thread's (or, with `create`, free: then claimed); to `miss` otherwise. Array slots: the
+/// lookup is inlined (no hashing helper).
+fn thread(a: &mut Asm, m: &Maps, key: i16, create: bool, miss: &str) {
+    a.ldx(Size::W, R1, FP, key);
+    a.alu_imm(Alu::And, R1, (T_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -100, R1);
+    lookup(a, m.state, -100);
+    a.jmp_imm(Cond::Eq, R0, 0, miss);
+    a.ldx(Size::DW, R1, R0, w(S_OWNER));
+    a.ldx(Size::W, R2, FP, key);
+    if create {
+        a.jmp_reg(Cond::Eq, R1, R2, "have");
+        a.jmp_imm(Cond::Ne, R1, 0, miss);
+        a.stx(Size::DW, R0, w(S_OWNER), R2);
+        a.label("have");
+    } else {
+        a.jmp_reg(Cond::Ne, R1, R2, miss);
+    }
+    a.mov(R7, R0);
+}
+
+/// r6 = ctx, r7 = the current thread's record (claimed if `create`), its tid at fp-4; to
+/// "out" when the current task is not of this process.
 fn current(a: &mut Asm, m: &Maps, tgid: u32, create: bool) {
     a.mov(R6, R1);
     a.call(Helper::GetCurrentPidTgid);
@@ -104,23 +125,7 @@ fn current(a: &mut Asm, m: &Maps, tgid: u32, create: bool) {
     a.alu_imm(Alu::Rsh, R1, 32);
     a.jmp_imm(Cond::Ne, R1, tgid as i32, "out");
     a.stx(Size::W, FP, -4, R0);
-    lookup(a, m.state, -4);
-    if create {
-        a.jmp_imm(Cond::Ne, R0, 0, "have");
-        a.st_imm(Size::W, FP, -8, 0);
-        lookup(a, m.zero, -8);
-        a.jmp_imm(Cond::Eq, R0, 0, "out");
-        a.mov(R3, R0);
-        a.ld_map(R1, m.state);
-        a.mov(R2, FP);
-        a.alu_imm(Alu::Add, R2, -4);
-        a.mov_imm(R4, 1); // BPF_NOEXIST
-        a.call(Helper::MapUpdate);
-        lookup(a, m.state, -4);
-        a.label("have");
-    }
-    a.jmp_imm(Cond::Eq, R0, 0, "out");
-    a.mov(R7, R0);
+    thread(a, m, -4, create, "out");
 }
 
 /// dst = st + the byte offset of direction `d`'s words (d is checked <= 2; to `bad` if not).
@@ -501,9 +506,7 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.mov(R8, R0);
     a.ldx(Size::W, R1, R6, prev);
     a.stx(Size::W, FP, -4, R1);
-    lookup(&mut a, m.state, -4);
-    a.jmp_imm(Cond::Eq, R0, 0, "next");
-    a.mov(R7, R0);
+    thread(&mut a, m, -4, false, "next");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "prev_user");
     a.stx(Size::DW, R7, w(S_OFFSTART), R8);
@@ -538,9 +541,7 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.label("next");
     a.ldx(Size::W, R1, R6, next);
     a.stx(Size::W, FP, -8, R1);
-    lookup(&mut a, m.state, -8);
-    a.jmp_imm(Cond::Eq, R0, 0, "out");
-    a.mov(R7, R0);
+    thread(&mut a, m, -8, false, "out");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "next_user");
     a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
@@ -619,9 +620,7 @@ fn request(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
 fn request_thread(a: &mut Asm, m: &Maps, none: &str) {
     a.ldx(Size::DW, R1, R9, w(R_TID));
     a.stx(Size::W, FP, -4, R1);
-    lookup(a, m.state, -4);
-    a.jmp_imm(Cond::Eq, R0, 0, none);
-    a.mov(R7, R0);
+    thread(a, m, -4, false, none);
 }
 
 /// To `no` unless the request's thread is still in the syscall that queued it.

@@ -13,7 +13,6 @@ const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
 
-pub const BPF_MAP_TYPE_HASH: u32 = 1;
 pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
 pub const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
 pub const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
