@@ -147,7 +147,7 @@ impl Tracer {
         }
         let events = read_events(&points.iter().map(|(g, n, _)| (*g, *n)).collect::<Vec<_>>())?;
         for ((group, name, build), ev) in points.iter().zip(&events) {
-            let insns = build(&ev)?;
+            let insns = build(ev)?;
             let prog = sys::prog_load(&insns, name, sys::BPF_PROG_TYPE_TRACEPOINT)
                 .map_err(|e| ExplainError::Program(format!("{group}:{name} refused: {e}")))?;
             let link = sys::attach_tracepoint(ev.id, &prog)
