@@ -18,6 +18,7 @@ mod cluster;
 mod compare;
 mod experiment;
 mod machine;
+mod explain;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod output;
@@ -389,6 +390,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     let sampler = telemetry
         .filter(|_| lead)
         .map(|every| telemetry::start(&inv.jobs, every));
+    let tracer = (s.explain && lead).then(explain::start);
     let outcome = fiox_runner::run_synced(&inv.jobs, &opts, &mut on_status, peers.sync());
     let limits = machine.map(machine::finish);
     // A second signal means "exit now, no report", even if the run ended before the signal
@@ -411,6 +413,15 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
         return Ok(code);
     }
     let mut tele = fiox_sections(inv, sampler, json, limits);
+    if let Some(t) = tracer {
+        let e = explain::finish(t, &all.result);
+        match &mut tele {
+            Some(Value::Object(m)) => {
+                m.insert("explain".into(), e);
+            }
+            _ => tele = Some(serde_json::json!({ "explain": e })),
+        }
+    }
     if let (Some(Value::Object(m)), Some(sec)) = (&mut tele, &all.section) {
         m.insert("mpi".into(), sec.clone());
     }

@@ -134,6 +134,9 @@ pub fn report_text(
             if let Some(l) = extra.and_then(|e| e["env"].get("limits")) {
                 s.push_str(&crate::machine::text_block(l));
             }
+            if let Some(e) = extra.and_then(|e| e.get("explain")) {
+                s.push_str(&crate::explain::text(run, e));
+            }
             s
         }
         OutputFormat::Json => json(false),
@@ -149,10 +152,13 @@ pub fn json_doc(run: &RunResult, plus: bool, notes: &[String], extra: Option<&Va
     if let Some(fiox) = v.get_mut("fiox").and_then(Value::as_object_mut) {
         fiox.insert("notes".into(), notes.into());
         if let Some(Value::Object(m)) = extra {
-            for (k, x) in m {
+            for (k, x) in m.iter().filter(|(k, _)| *k != "explain") {
                 fiox.insert(k.clone(), x.clone());
             }
         }
+    }
+    if let Some(e) = extra.and_then(|e| e.get("explain")) {
+        crate::explain::place(&mut v, e);
     }
     v
 }

@@ -62,6 +62,9 @@ pub struct Experiment {
     /// Telemetry sampling interval in milliseconds (0: off).
     #[serde(default = "thousand")]
     pub telemetry_ms: u64,
+    /// `--explain` on every run: where the latency went, per job, in each run's JSON.
+    #[serde(default)]
+    pub explain: bool,
     /// Environment variables for every variant.
     #[serde(default)]
     pub env: BTreeMap<String, String>,

@@ -279,6 +279,14 @@ impl Acc {
             for (metric, key) in PCTS {
                 add_weighted(w, format!("{dir}.{metric}"), us(&pct[key]), ios);
             }
+            // --explain's phases (`read.explain.device_us`...): which phase an A/B moved.
+            let phases = job["fiox"]["explain"][dir]["phases"].as_array();
+            for p in phases.into_iter().flatten() {
+                if let Some(name) = p["name"].as_str() {
+                    let key = format!("{dir}.explain.{name}_us");
+                    add_weighted(w, key, us(&p["mean_ns"]), ios);
+                }
+            }
         }
         add_sum(&mut self.sums, "ctx".into(), num(&job["ctx"]));
         // fio's `total_err` (with continue_on_error) counts failed I/Os; without it `error` is
@@ -449,6 +457,18 @@ mod tests {
         // 50% of 1 s on each of two clones over 200 I/Os.
         assert_eq!(m["cpu_us_per_io"], 5000.0);
         assert!(!m.contains_key("write.iops"));
+    }
+
+    #[test]
+    fn explain_phases_are_metrics() {
+        let doc = json!({"jobs": [{"jobname": "e", "ctx": 0, "error": 0,
+            "read": {"total_ios": 10, "iops": 1.0, "bw": 1.0, "lat_ns": {"mean": 9000.0}},
+            "fiox": {"explain": {"read": {"phases": [
+                {"name": "device", "mean_ns": 8000}, {"name": "other", "mean_ns": 1000}]}}}}]});
+        let m = &run_from_value(Path::new("x"), &doc).jobs["e"];
+        assert_eq!(m["read.explain.device_us"], 8.0);
+        assert_eq!(m["read.explain.other_us"], 1.0);
+        assert_eq!(higher_is_better("read.explain.device_us"), Some(false));
     }
 
     #[test]

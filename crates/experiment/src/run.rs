@@ -89,6 +89,8 @@ struct Ready {
     /// it (the data there is the experiment's own scratch, which fiox's safety check cannot
     /// know: it sees a loop device over a file some other process created).
     own_device: bool,
+    /// `explain = true`: the runs trace their jobs (`--explain`).
+    explain: bool,
     fiox_env: Value,
     /// `--machine-memory`/`--machine-cpus` for the run's fiox (machine limits).
     machine_args: Vec<String>,
@@ -328,6 +330,7 @@ fn prepare(
         seeded,
         own_device: made && target.as_ref().is_some_and(|t| !t.is_dir()),
         target,
+        explain: exp.explain,
         fiox_env,
     })
 }
@@ -419,6 +422,9 @@ fn spawn_and_wait(
     if let Some(t) = r.target.as_ref().filter(|_| r.own_device) {
         // Exactly the testbed's own device may be written, nothing else the job names.
         cmd.arg(format!("--allow-destructive={}", t.display()));
+    }
+    if r.explain {
+        cmd.arg("--explain");
     }
     let mut child = cmd
         .args(&r.machine_args)

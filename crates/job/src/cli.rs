@@ -74,6 +74,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "telemetry",
     "machine-memory",
     "machine-cpus",
+    "explain",
     "html",
     "warnings",
     "warnings-fatal",
@@ -451,7 +452,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
         }
         "readonly" => s.readonly = true,
-        "bandwidth-log" | "latency-log" if value.is_some() => {
+        "bandwidth-log" | "latency-log" | "explain" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
                 format!("switch '--{name}' takes no value"),
@@ -459,6 +460,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "bandwidth-log" => s.bandwidth_log = true,
         "latency-log" => s.latency_log = true,
+        "explain" => s.explain = true,
         "telemetry" => {
             let ms = match value {
                 None => 1000,

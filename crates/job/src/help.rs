@@ -116,6 +116,10 @@ pub const SWITCHES: &[Switch] = &[
         "Allow writes to devices and files that may hold data (with PATH: to that one only)",
     ),
     sw(
+        "--explain",
+        "Trace the jobs' threads and devices (BPF on kernel tracepoints, root) and report where each I/O's latency went",
+    ),
+    sw(
         "--telemetry[=MS]",
         "Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run",
     ),

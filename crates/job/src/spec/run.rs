@@ -39,6 +39,8 @@ pub struct RunSettings {
     pub machine_memory: Option<String>,
     /// `--machine-cpus=N` (fiox's): the run goes in a cpuset of N CPUs.
     pub machine_cpus: Option<String>,
+    /// `--explain` (fiox's): trace the jobs' threads with BPF and report latency phases.
+    pub explain: bool,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
     /// `--warnings=stderr` (or `fatal`): fiox's advice also on stderr (it is always in the

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The cost of --explain (issue 26): 4 KiB random reads at QD8 with libaio (direct) on a loop
+# device over a /dev/shm file (a fiox testbed), with and without --explain, in alternating
+# rounds. Prints each round's IOPS and the job thread's CPU time per I/O (usr+sys: the
+# programs on the submitting and reaping syscalls run on that thread) and the medians; the
+# target is at most 5% fewer IOPS.
+# Needs root (loop device, BPF). Usage: sudo bench/explain-cost.sh [ROUNDS] [SECONDS]
+# (FIOX=path/to/fiox uses that binary instead of building target/release/fiox.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+secs=${2:-5}
+if [ -z "${FIOX:-}" ]; then
+    cargo build --release -q
+fi
+fiox=${FIOX:-target/release/fiox}
+name=explain-cost-$$
+trap '"$fiox" testbed down "$name" >/dev/null 2>&1 || true' EXIT
+dev=$("$fiox" testbed up loop --name "$name" --size 1g --dir /dev/shm | awk '{print $3}')
+job=(--name=cost --ioengine=libaio --direct=1 --iodepth=8 --rw=randread --bs=4k
+     "--filename=$dev" "--runtime=$secs" --time_based --output-format=json)
+# "IOPS,CPU-us-per-I/O" of a JSON result.
+iops_of() {
+    python3 -c 'import json,sys
+j = json.load(sys.stdin)["jobs"][0]
+n = j["read"]["total_ios"]
+cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1000 / n
+print("%d,%.2f" % (j["read"]["iops"], cpu))'
+}
+off=(); on=()
+for r in $(seq "$rounds"); do
+    order=(off on)
+    [ $((r % 2)) -eq 0 ] && order=(on off)
+    for t in "${order[@]}"; do
+        case $t in
+            off) off+=("$("$fiox" "${job[@]}" | iops_of)") ;;
+            on) on+=("$("$fiox" "${job[@]}" --explain | iops_of)") ;;
+        esac
+    done
+done
+uptime
+python3 - "${off[*]}" "${on[*]}" <<'PY'
+import statistics, sys
+off, on = ([tuple(float(x) for x in v.split(",")) for v in a.split()] for a in sys.argv[1:3])
+for name, runs in (("without --explain", off), ("with --explain", on)):
+    print(f"{name:18} IOPS {[int(r[0]) for r in runs]}  CPU us/IO {[r[1] for r in runs]}")
+mo, mn = (statistics.median(r[0] for r in x) for x in (off, on))
+co, cn = (statistics.median(r[1] for r in x) for x in (off, on))
+print(f"median IOPS without {mo:.0f}, with {mn:.0f}: {100 * (mn - mo) / mo:+.1f}%")
+print(f"median CPU per I/O without {co:.2f} us, with {cn:.2f} us: {cn - co:+.2f} us")
+PY

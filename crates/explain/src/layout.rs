@@ -1,0 +1,102 @@
+//! The layout of the BPF maps' values, shared by the programs that write them (progs.rs) and
+//! the reader that turns them into phases (phases.rs): word indexes into a thread's record
+//! and into a request's record.
+
+/// A thread's record: its current syscall (the programs' scratch state) ...
+pub const S_INSYS: usize = 0;
+pub const S_KIND: usize = 1;
+pub const S_DIR: usize = 2;
+pub const S_ENTER: usize = 3;
+pub const S_OFF: usize = 4;
+pub const S_OFFSTART: usize = 5;
+pub const S_MARK: usize = 6;
+pub const S_SEQ: usize = 7;
+pub const S_OUTN: usize = 8;
+pub const S_OUTSUMQ: usize = 9;
+pub const S_BLKIN: usize = 10;
+/// ... its totals over the run (time in user mode, reaping syscalls, timestamp sums) ...
+pub const G_USER: usize = 11;
+pub const G_REAP_CALLS: usize = 12;
+pub const G_REAP_NS: usize = 13;
+pub const G_REAP_OFF: usize = 14;
+pub const G_REAPED: usize = 15;
+/// Bios queued inside the current syscall (scratch).
+pub const S_QN: usize = 16;
+/// Completions not reaped yet, oldest first (block completions, and the I/Os a batch call
+/// completed inside itself: those its bios do not cover): a ring of their times, with the
+/// reaper's index (the thread's own) and the completers' (atomic); the completion->reaped
+/// time and count of the I/Os reaped so far, and completions the ring lost (deeper queues).
+pub const G_HEAD: usize = 17;
+pub const G_TAIL: usize = 18;
+pub const G_LOST: usize = 21;
+/// Time off CPU outside syscalls (preempted in user mode).
+pub const G_USER_OFF: usize = 22;
+/// Bios of the current syscall that also completed inside it (scratch).
+pub const S_CIN: usize = 23;
+pub const G_C2R_NS: usize = 19;
+pub const G_C2R_N: usize = 20;
+/// The thread owning the record's slot (records are array slots picked by tid).
+pub const S_OWNER: usize = 24;
+/// Thread slots (a power of two): the record of tid t is slot t & (T_SLOTS - 1).
+pub const T_SLOTS: u32 = 1024;
+/// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
+pub const DIR_BASE: usize = 25;
+pub const DIR_WORDS: usize = 16;
+pub const DIRS: usize = 3;
+pub const D_CALLS: usize = 0;
+pub const D_IOS: usize = 1;
+pub const D_ON: usize = 2;
+pub const D_OFF: usize = 3;
+pub const D_WAIT_R: usize = 4;
+pub const D_WAIT_S: usize = 5;
+pub const D_WAIT_D: usize = 6;
+pub const D_REQS: usize = 7;
+pub const D_Q2D: usize = 8;
+pub const D_D2C: usize = 9;
+pub const D_MERGES: usize = 10;
+pub const D_SPLITS: usize = 11;
+pub const D_RAWSYS: usize = 12;
+pub const D_RAWOFF: usize = 13;
+pub const D_BLKIN: usize = 14;
+/// ... and log2 histograms per direction and phase (bucket b: values in [2^b, 2^(b+1))).
+pub const HIST_BASE: usize = DIR_BASE + DIRS * DIR_WORDS;
+pub const PHASES: usize = 4;
+pub const BUCKETS: usize = 64;
+pub const H_SUBMIT_ON: usize = 0;
+pub const H_SUBMIT_OFF: usize = 1;
+pub const H_QUEUED: usize = 2;
+pub const H_DEVICE: usize = 3;
+pub const RING_BASE: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
+pub const RING: usize = 128;
+pub const WORDS: usize = RING_BASE + RING;
+
+/// Kinds of syscall (S_KIND).
+pub const K_OTHER: i32 = 0;
+/// One I/O per call when it returns > 0 (pread, pwrite, read, write, preadv...).
+pub const K_SYNC: i32 = 1;
+/// Waits for completions (io_getevents, io_uring_enter without submissions).
+pub const K_REAP: i32 = 2;
+/// Submits as many I/Os as it returns (io_submit, io_uring_enter with submissions).
+pub const K_BATCH: i32 = 3;
+
+/// A block request's record, in the slot a hash of (device, sector) picks (the pair is kept
+/// to recognise it; a request whose slot another in-flight one took is lost, and counted
+/// nowhere: rare at the queue depths measured, see docs/explain.md).
+pub const R_TID: usize = 0;
+pub const R_DIR: usize = 1;
+pub const R_TQ: usize = 2;
+pub const R_TD: usize = 3;
+pub const R_SEQ: usize = 4;
+pub const R_FLAG: usize = 5;
+/// A readahead bio (rwbs has an A): no I/O of fiox's waits for it as such.
+pub const R_RA: usize = 6;
+pub const R_DEV: usize = 7;
+pub const R_SEC: usize = 8;
+pub const R_WORDS: usize = 9;
+/// Request slots (a power of two).
+pub const R_SLOTS: u32 = 1 << 16;
+
+/// Byte offset of word `i` (as an instruction's offset field).
+pub const fn w(i: usize) -> i16 {
+    (i * 8) as i16
+}

@@ -1,0 +1,187 @@
+//! `--explain`: where each I/O's latency went, measured by the kernel while fiox runs. BPF
+//! programs on tracepoints (sys_enter/sys_exit raw, sched, block; no kprobes, no BTF) keep, per
+//! thread of this process, the time inside submitting syscalls on and off CPU, the block
+//! layer's queued (Q->D) and device (D->C) time of the requests those syscalls made, merges,
+//! splits and off-CPU waits, and timestamp sums from which completion->reaped follows; all
+//! aggregated in maps (no per-event stream) and read once at the end. The programs are
+//! hand-assembled (asm.rs, progs.rs) and loaded with bpf(2) (sys.rs): nothing to build.
+//! [`Tracer::start`] before the jobs, [`Tracer::finish`] after; [`phases`] turns a job's
+//! record into phases whose means add up to its mean latency.
+
+mod asm;
+mod layout;
+pub mod phases;
+mod progs;
+mod sys;
+mod tracefs;
+
+use layout::WORDS;
+use progs::Maps;
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+pub use phases::{explain_job, text_block, JobInput};
+
+/// Why `--explain` could not trace.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// The kernel or the permissions do not allow it: the run goes on without phases.
+    #[error("{0}")]
+    Unavailable(String),
+    /// A program the kernel's verifier refused (a bug in fiox: please report it).
+    #[error("BPF program {0}")]
+    Program(String),
+}
+
+/// Tracing in progress: the maps, the programs and their attachments.
+#[derive(Debug)]
+pub struct Tracer {
+    state: OwnedFd,
+    _reqs: OwnedFd,
+    _progs: Vec<OwnedFd>,
+    links: Vec<OwnedFd>,
+}
+
+/// One thread's record, as the programs left it.
+#[derive(Debug, Clone)]
+pub struct Record(pub(crate) Vec<u64>);
+
+fn unavailable(what: &str, e: std::io::Error) -> ExplainError {
+    let hint = match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            " (tracing needs root, or CAP_BPF and CAP_PERFMON)"
+        }
+        _ => "",
+    };
+    ExplainError::Unavailable(format!("{what} failed: {e}{hint}"))
+}
+
+/// The tracepoints' ids and formats, read while tracefs is mounted. Another fiox may unmount
+/// a tracefs it mounted while this one reads it (each mounts it only for this moment), so a
+/// failed read is retried with tracefs opened (and if need be mounted) again.
+fn read_events(names: &[(&str, &str)]) -> Result<Vec<tracefs::Event>, ExplainError> {
+    let mut last = None;
+    for _ in 0..5 {
+        let tfs = tracefs::Tracefs::open()?;
+        let got: Result<Vec<_>, _> = names.iter().map(|(g, n)| tfs.event(g, n)).collect();
+        tfs.close();
+        match got {
+            Ok(v) => return Ok(v),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| ExplainError::Unavailable("tracefs could not be read".into())))
+}
+
+impl Tracer {
+    /// Load and attach the programs, filtering on this process's threads.
+    pub fn start() -> Result<Tracer, ExplainError> {
+        let mk = |kind, key, value, n| {
+            sys::map_create(kind, key, value, n).map_err(|e| unavailable("creating a BPF map", e))
+        };
+        let vsize = (WORDS * 8) as u32;
+        let state = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, layout::T_SLOTS)?;
+        let reqs = mk(
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
+            (layout::R_WORDS * 8) as u32,
+            layout::R_SLOTS,
+        )?;
+        let m = Maps {
+            state: state.as_raw_fd(),
+            reqs: reqs.as_raw_fd(),
+        };
+        let tgid = sys::getpid();
+        let mut progs = Vec::new();
+        let mut links = Vec::new();
+        type Build<'a> = Box<dyn Fn(&tracefs::Event) -> Result<Vec<asm::Insn>, ExplainError> + 'a>;
+        let points: Vec<(&str, &str, Build)> = vec![
+            (
+                "sched",
+                "sched_switch",
+                Box::new(|e| progs::sched_switch(e, &m)),
+            ),
+            (
+                "block",
+                "block_rq_complete",
+                Box::new(|e| progs::rq_complete(e, &m)),
+            ),
+            (
+                "block",
+                "block_rq_issue",
+                Box::new(|e| progs::rq_issue(e, &m)),
+            ),
+            (
+                "block",
+                "block_bio_queue",
+                Box::new(|e| progs::bio_queue(e, &m, tgid)),
+            ),
+            (
+                "block",
+                "block_bio_backmerge",
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES, true)),
+            ),
+            (
+                "block",
+                "block_bio_frontmerge",
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES, false)),
+            ),
+            (
+                "block",
+                "block_split",
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_SPLITS, false)),
+            ),
+        ];
+        // The syscall hooks run on every syscall: raw tracepoints, which build no record.
+        let raw: [(&str, Vec<asm::Insn>); 2] = [
+            ("sys_enter", progs::sys_enter(&m, tgid)?),
+            ("sys_exit", progs::sys_exit(&m, tgid)?),
+        ];
+        for (name, insns) in &raw {
+            let prog = sys::prog_load(insns, name, sys::BPF_PROG_TYPE_RAW_TRACEPOINT)
+                .map_err(|e| ExplainError::Program(format!("{name} refused: {e}")))?;
+            let link = sys::raw_tracepoint_open(name, &prog)
+                .map_err(|e| unavailable(&format!("attaching to raw tracepoint {name}"), e))?;
+            progs.push(prog);
+            links.push(link);
+        }
+        let events = read_events(&points.iter().map(|(g, n, _)| (*g, *n)).collect::<Vec<_>>())?;
+        for ((group, name, build), ev) in points.iter().zip(&events) {
+            let insns = build(ev)?;
+            let prog = sys::prog_load(&insns, name, sys::BPF_PROG_TYPE_TRACEPOINT)
+                .map_err(|e| ExplainError::Program(format!("{group}:{name} refused: {e}")))?;
+            let link = sys::attach_tracepoint(ev.id, &prog)
+                .map_err(|e| unavailable(&format!("attaching to {group}:{name}"), e))?;
+            progs.push(prog);
+            links.push(link);
+        }
+        Ok(Tracer {
+            state,
+            _reqs: reqs,
+            _progs: progs,
+            links,
+        })
+    }
+
+    /// Detach the programs and read the records of the threads `tids`.
+    pub fn finish(mut self, tids: &[u32]) -> HashMap<u32, Record> {
+        self.links.clear();
+        let mut out = HashMap::new();
+        let mut buf = vec![0u8; WORDS * 8];
+        for &t in tids {
+            let slot = t & (layout::T_SLOTS - 1);
+            if let Ok(true) = sys::map_lookup(self.state.as_raw_fd(), &slot.to_ne_bytes(), &mut buf)
+            {
+                let words: Vec<u64> = buf
+                    .chunks_exact(8)
+                    .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
+                    .collect();
+                // The slot is this thread's, not another's with the same low bits.
+                if words.get(layout::S_OWNER) == Some(&(t as u64)) {
+                    out.insert(t, Record(words));
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,744 @@
+//! The BPF programs, one per tracepoint, emitted with the assembler (asm.rs). They keep one
+//! record per thread of this process (layout.rs): the syscall it is in, time on and off CPU,
+//! and per direction the submission time (minus the block time that overlapped it), block
+//! request phases (queued Q->D, device D->C), merges, splits and log2 histograms. Requests
+//! are keyed by (device, sector) from the bio's queueing, which happens in the submitter's
+//! context, to its completion wherever that runs. Filtering is in the kernel: this process's
+//! thread group for syscalls and bios, the per-thread map for context switches.
+
+use crate::asm::{
+    Alu, Asm, Cond, Helper, Insn, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
+};
+use crate::layout::*;
+use crate::tracefs::Event;
+use crate::ExplainError;
+
+/// The maps' descriptors the programs reference.
+#[derive(Debug, Clone, Copy)]
+pub struct Maps {
+    pub state: i32,
+    pub reqs: i32,
+}
+
+/// Syscall numbers of this architecture.
+struct Nr {
+    reads: &'static [i32],
+    writes: &'static [i32],
+    io_submit: i32,
+    io_getevents: &'static [i32],
+    io_uring_enter: i32,
+}
+
+#[cfg(target_arch = "x86_64")]
+const NR: Option<Nr> = Some(Nr {
+    reads: &[0, 17, 19, 295, 327],
+    writes: &[1, 18, 20, 296, 328],
+    io_submit: 209,
+    io_getevents: &[208, 333],
+    io_uring_enter: 426,
+});
+#[cfg(target_arch = "aarch64")]
+const NR: Option<Nr> = Some(Nr {
+    reads: &[63, 65, 67, 69, 286],
+    writes: &[64, 66, 68, 70, 287],
+    io_submit: 2,
+    io_getevents: &[4, 292],
+    io_uring_enter: 426,
+});
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const NR: Option<Nr> = None;
+
+/// Where a syscall's arguments are in the `struct pt_regs` the raw sys_enter tracepoint gets
+/// (x86_64: di, si, dx, r10, r8, r9; aarch64: regs[0..6]).
+#[cfg(target_arch = "x86_64")]
+const ARG_OFF: [i32; 6] = [112, 104, 96, 56, 72, 64];
+#[cfg(not(target_arch = "x86_64"))]
+const ARG_OFF: [i32; 6] = [0, 8, 16, 24, 32, 40];
+
+/// *(fp-16) = syscall argument `i` (raw sys_enter: r6 = ctx, ctx[0] = the pt_regs); to
+/// "out" if it cannot be read.
+fn syscall_arg(a: &mut Asm, i: usize) {
+    a.ldx(Size::DW, R3, R6, 0);
+    a.alu_imm(Alu::Add, R3, ARG_OFF[i]);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -16);
+    a.mov_imm(R2, 8);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+}
+
+fn ret0(a: &mut Asm) {
+    a.label("out");
+    a.mov_imm(R0, 0);
+    a.exit();
+}
+
+/// *(u64 *)(base + word) += src (not atomic: the thread's own words).
+fn add(a: &mut Asm, base: Reg, word: usize, src: Reg, tmp: Reg) {
+    a.ldx(Size::DW, tmp, base, w(word));
+    a.alu_reg(Alu::Add, tmp, src);
+    a.stx(Size::DW, base, w(word), tmp);
+}
+
+fn inc(a: &mut Asm, base: Reg, word: usize, tmp: Reg) {
+    a.ldx(Size::DW, tmp, base, w(word));
+    a.alu_imm(Alu::Add, tmp, 1);
+    a.stx(Size::DW, base, w(word), tmp);
+}
+
+/// r0 = the thread record keyed by the u32 at fp+key (null if none).
+fn lookup(a: &mut Asm, map: i32, key: i16) {
+    a.ld_map(R1, map);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, key as i32);
+    a.call(Helper::MapLookup);
+}
+
+/// r7 = the record of the thread whose tid (u32) is at fp+key: its slot, if the slot is the
+/// thread's (or, with `create`, free: then claimed); to `miss` otherwise. Array slots: the
+/// lookup is inlined (no hashing helper).
+fn thread(a: &mut Asm, m: &Maps, key: i16, create: bool, miss: &str) {
+    a.ldx(Size::W, R1, FP, key);
+    a.alu_imm(Alu::And, R1, (T_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -100, R1);
+    lookup(a, m.state, -100);
+    a.jmp_imm(Cond::Eq, R0, 0, miss);
+    a.ldx(Size::DW, R1, R0, w(S_OWNER));
+    a.ldx(Size::W, R2, FP, key);
+    if create {
+        a.jmp_reg(Cond::Eq, R1, R2, "have");
+        a.jmp_imm(Cond::Ne, R1, 0, miss);
+        a.stx(Size::DW, R0, w(S_OWNER), R2);
+        a.label("have");
+    } else {
+        a.jmp_reg(Cond::Ne, R1, R2, miss);
+    }
+    a.mov(R7, R0);
+}
+
+/// r6 = ctx, r7 = the current thread's record (claimed if `create`), its tid at fp-4; to
+/// "out" when the current task is not of this process.
+fn current(a: &mut Asm, m: &Maps, tgid: u32, create: bool) {
+    a.mov(R6, R1);
+    a.call(Helper::GetCurrentPidTgid);
+    a.mov(R1, R0);
+    a.alu_imm(Alu::Rsh, R1, 32);
+    a.jmp_imm(Cond::Ne, R1, tgid as i32, "out");
+    a.stx(Size::W, FP, -4, R0);
+    thread(a, m, -4, create, "out");
+}
+
+/// dst = st + the byte offset of direction `d`'s words (d is checked <= 2; to `bad` if not).
+fn dir_ptr(a: &mut Asm, dst: Reg, st: Reg, d: Reg, bad: &str) {
+    a.jmp_imm(Cond::Gt, d, 2, bad);
+    a.alu_imm(Alu::Mul, d, (DIR_WORDS * 8) as i32);
+    a.alu_imm(Alu::Add, d, (DIR_BASE * 8) as i32);
+    a.mov(dst, st);
+    a.alu_reg(Alu::Add, dst, d);
+}
+
+/// Atomically add `wgt` to the log2 bucket of `v` in histogram (d, ph) of record `st`;
+/// branch-free (v > c is (c - v) >> 63 for the values measured), so the verifier walks it once.
+/// Clobbers d, v and the two temporaries; d must be known <= 2.
+fn hist(a: &mut Asm, st: Reg, d: Reg, ph: usize, v: Reg, wgt: Reg, (t1, t2): (Reg, Reg)) {
+    a.mov_imm(t1, 0);
+    for (shift, c) in [(5, -1i32), (4, 0xffff), (3, 0xff), (2, 0xf), (1, 3), (0, 1)] {
+        a.mov_imm(t2, c);
+        if shift == 5 {
+            a.alu_imm(Alu::Rsh, t2, 32);
+        }
+        a.alu_reg(Alu::Sub, t2, v);
+        a.alu_imm(Alu::Rsh, t2, 63);
+        if shift > 0 {
+            a.alu_imm(Alu::Lsh, t2, shift);
+            a.alu_reg(Alu::Rsh, v, t2);
+        }
+        a.alu_reg(Alu::Add, t1, t2);
+    }
+    a.alu_imm(Alu::Mul, d, (PHASES * BUCKETS) as i32);
+    a.alu_reg(Alu::Add, t1, d);
+    a.alu_imm(Alu::Add, t1, (HIST_BASE + ph * BUCKETS) as i32);
+    a.alu_imm(Alu::Lsh, t1, 3);
+    a.mov(t2, st);
+    a.alu_reg(Alu::Add, t2, t1);
+    a.xadd(t2, 0, wgt);
+}
+
+/// r9 = the direction in the event's rwbs at `off` (0 read, 1 write; a leading F, a flush,
+/// is skipped); to "out" for anything else (discards, flushes alone).
+fn rwbs_dir(a: &mut Asm, off: i16) {
+    a.ldx(Size::B, R1, R6, off);
+    a.jmp_imm(Cond::Ne, R1, b'F' as i32, "rwbs_chk");
+    a.ldx(Size::B, R1, R6, off + 1);
+    a.label("rwbs_chk");
+    a.mov_imm(R9, 0);
+    a.jmp_imm(Cond::Eq, R1, b'R' as i32, "rwbs_done");
+    a.mov_imm(R9, 1);
+    a.jmp_imm(Cond::Eq, R1, b'W' as i32, "rwbs_done");
+    a.ja("out");
+    a.label("rwbs_done");
+}
+
+/// r0 = the request slot of the event's (device, sector), which are left at fp-24 (u32) and
+/// fp-16 (u64); the slot index at fp-28. Array slots: the lookup is inlined, no hashing helper,
+/// no locks, nothing to allocate or free.
+fn req_slot(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
+    a.ldx(Size::W, R1, R6, e.off("dev")?);
+    a.stx(Size::W, FP, -24, R1);
+    a.ldx(Size::DW, R2, R6, e.off("sector")?);
+    a.stx(Size::DW, FP, -16, R2);
+    a.mov(R3, R2);
+    a.alu_imm(Alu::Rsh, R3, 3);
+    a.alu_imm(Alu::Rsh, R2, 19);
+    a.alu_reg(Alu::Xor, R3, R2);
+    a.alu_imm(Alu::Mul, R1, 31);
+    a.alu_reg(Alu::Xor, R3, R1);
+    a.alu_imm(Alu::And, R3, (R_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -28, R3);
+    a.ld_map(R1, m.reqs);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -28);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "out");
+    Ok(())
+}
+
+/// To "out" unless slot r0 holds a request, and the event's (fp-24, fp-16).
+fn req_is_this(a: &mut Asm) {
+    a.ldx(Size::DW, R1, R0, w(R_TQ));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.ldx(Size::DW, R1, R0, w(R_DEV));
+    a.ldx(Size::W, R2, FP, -24);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
+    a.ldx(Size::DW, R1, R0, w(R_SEC));
+    a.ldx(Size::DW, R2, FP, -16);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
+}
+
+fn done(a: Asm) -> Result<Vec<Insn>, ExplainError> {
+    a.finish().map_err(ExplainError::Program)
+}
+
+/// sys_enter (a raw tracepoint: (regs, id), no record built for each syscall): user time up
+/// to here, the syscall's kind and direction.
+pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+    let nr = NR.ok_or_else(|| {
+        ExplainError::Unavailable(format!(
+            "syscall numbers of {} are not known to --explain",
+            std::env::consts::ARCH
+        ))
+    })?;
+    let mut a = Asm::new();
+    current(&mut a, m, tgid, true);
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    a.ldx(Size::DW, R1, R7, w(S_MARK));
+    a.jmp_imm(Cond::Eq, R1, 0, "nomark");
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    add(&mut a, R7, G_USER, R2, R3);
+    a.label("nomark");
+    a.st_imm(Size::DW, R7, w(S_INSYS), 1);
+    a.stx(Size::DW, R7, w(S_ENTER), R8);
+    for s in [
+        S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN, S_CIN,
+    ] {
+        a.st_imm(Size::DW, R7, w(s), 0);
+    }
+    inc(&mut a, R7, S_SEQ, R1);
+    a.st_imm(Size::DW, R7, w(S_KIND), K_OTHER);
+    a.st_imm(Size::DW, R7, w(S_DIR), 2);
+    a.ldx(Size::DW, R1, R6, 8);
+    for n in nr.reads {
+        a.jmp_imm(Cond::Eq, R1, *n, "rd");
+    }
+    for n in nr.writes {
+        a.jmp_imm(Cond::Eq, R1, *n, "wr");
+    }
+    for n in nr.io_getevents {
+        a.jmp_imm(Cond::Eq, R1, *n, "reap");
+    }
+    a.jmp_imm(Cond::Eq, R1, nr.io_submit, "aio");
+    a.jmp_imm(Cond::Eq, R1, nr.io_uring_enter, "uring");
+    a.ja("out");
+    for (l, d) in [("rd", 0), ("wr", 1)] {
+        a.label(l);
+        a.st_imm(Size::DW, R7, w(S_KIND), K_SYNC);
+        a.st_imm(Size::DW, R7, w(S_DIR), d);
+        a.ja("out");
+    }
+    a.label("reap");
+    a.st_imm(Size::DW, R7, w(S_KIND), K_REAP);
+    a.ja("out");
+    // io_uring_enter(fd, to_submit, ...): without submissions it only waits.
+    a.label("uring");
+    syscall_arg(&mut a, 1);
+    a.ldx(Size::DW, R1, FP, -16);
+    a.jmp_imm(Cond::Eq, R1, 0, "reap");
+    a.st_imm(Size::DW, R7, w(S_KIND), K_BATCH);
+    a.ja("out");
+    // io_submit(ctx, nr, iocbpp): the direction of the first iocb (aio_lio_opcode at 16).
+    a.label("aio");
+    a.st_imm(Size::DW, R7, w(S_KIND), K_BATCH);
+    syscall_arg(&mut a, 2);
+    for off in [0, 16] {
+        a.ldx(Size::DW, R3, FP, -16);
+        a.alu_imm(Alu::Add, R3, off);
+        a.mov(R1, FP);
+        a.alu_imm(Alu::Add, R1, -16);
+        a.mov_imm(R2, 8);
+        a.call(Helper::ProbeReadUser);
+        a.jmp_imm(Cond::Ne, R0, 0, "out");
+    }
+    a.ldx(Size::DW, R1, FP, -16);
+    a.alu_imm(Alu::And, R1, 0xffff);
+    for (op, l) in [(0, "aio_r"), (7, "aio_r"), (1, "aio_w"), (8, "aio_w")] {
+        a.jmp_imm(Cond::Eq, R1, op, l);
+    }
+    a.ja("out");
+    for (l, d) in [("aio_r", 0), ("aio_w", 1)] {
+        a.label(l);
+        a.st_imm(Size::DW, R7, w(S_DIR), d);
+        a.ja("out");
+    }
+    ret0(&mut a);
+    done(a)
+}
+
+/// sys_exit (a raw tracepoint: (regs, ret)): a submission's phases (per I/O it submitted), or
+/// a reap's totals.
+pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+    let mut a = Asm::new();
+    current(&mut a, m, tgid, false);
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    a.ldx(Size::DW, R1, R7, w(S_INSYS));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.st_imm(Size::DW, R7, w(S_INSYS), 0);
+    a.stx(Size::DW, R7, w(S_MARK), R8);
+    a.ldx(Size::DW, R9, R6, 8);
+    a.ldx(Size::DW, R1, R7, w(S_KIND));
+    a.jmp_imm(Cond::Eq, R1, K_REAP, "reap");
+    a.jmp_imm(Cond::Eq, R1, K_BATCH, "batch");
+    a.jmp_imm(Cond::Ne, R1, K_SYNC, "out");
+    a.jmp_imm(Cond::Sgt, R9, 0, "one");
+    a.ja("out");
+    a.label("one");
+    a.mov_imm(R9, 1);
+    a.ja("submit");
+    a.label("batch");
+    a.jmp_imm(Cond::Sgt, R9, 0, "submit");
+    a.ja("out");
+    submit_exit(&mut a);
+    a.label("reap");
+    a.ldx(Size::DW, R1, R7, w(S_ENTER));
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    add(&mut a, R7, G_REAP_NS, R2, R3);
+    inc(&mut a, R7, G_REAP_CALLS, R3);
+    a.ldx(Size::DW, R1, R7, w(S_OFF));
+    add(&mut a, R7, G_REAP_OFF, R1, R3);
+    a.jmp_imm(Cond::Sgt, R9, 0, "reaped");
+    a.ja("out");
+    a.label("reaped");
+    add(&mut a, R7, G_REAPED, R9, R3);
+    reap_pending(&mut a);
+    ret0(&mut a);
+    done(a)
+}
+
+/// r1 = the byte offset of ring slot (r1 & (RING - 1)); r5 = its address in record r7.
+fn ring_slot(a: &mut Asm) {
+    a.alu_imm(Alu::And, R1, (RING - 1) as i32);
+    a.alu_imm(Alu::Add, R1, RING_BASE as i32);
+    a.alu_imm(Alu::Lsh, R1, 3);
+    a.mov(R5, R7);
+    a.alu_reg(Alu::Add, R5, R1);
+}
+
+/// A reap of r9 events at r8: the k = min(r9, pending) oldest pending completions (the
+/// kernel's completion rings are first in, first out) leave the ring; c2r += k x now - their
+/// times. A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
+fn reap_pending(a: &mut Asm) {
+    a.ldx(Size::DW, R1, R7, w(G_TAIL));
+    a.ldx(Size::DW, R2, R7, w(G_HEAD));
+    a.alu_reg(Alu::Sub, R1, R2);
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.jmp_imm(Cond::Gt, R1, RING as i32, "lost");
+    a.ja("have");
+    a.label("lost");
+    a.alu_imm(Alu::Sub, R1, RING as i32);
+    add(a, R7, G_LOST, R1, R3);
+    a.ldx(Size::DW, R2, R7, w(G_TAIL));
+    a.alu_imm(Alu::Sub, R2, RING as i32);
+    a.stx(Size::DW, R7, w(G_HEAD), R2);
+    a.mov_imm(R1, RING as i32);
+    a.label("have");
+    a.mov(R6, R9);
+    a.jmp_reg(Cond::Gt, R6, R1, "k_cap");
+    a.ja("k_ok");
+    a.label("k_cap");
+    a.mov(R6, R1);
+    a.label("k_ok");
+    a.jmp_imm(Cond::Gt, R6, RING as i32, "out");
+    a.mov_imm(R3, 0);
+    a.mov_imm(R4, 0);
+    a.label("pop");
+    a.jmp_reg(Cond::Ge, R4, R6, "popped");
+    a.mov(R1, R2);
+    a.alu_reg(Alu::Add, R1, R4);
+    ring_slot(a);
+    a.ldx(Size::DW, R5, R5, 0);
+    a.alu_reg(Alu::Add, R3, R5);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.ja("pop");
+    a.label("popped");
+    a.mov(R1, R8);
+    a.alu_reg(Alu::Mul, R1, R6);
+    a.alu_reg(Alu::Sub, R1, R3);
+    add(a, R7, G_C2R_NS, R1, R5);
+    add(a, R7, G_C2R_N, R6, R5);
+    add(a, R7, G_HEAD, R6, R5);
+}
+
+/// The submission part of sys_exit: r9 = I/Os submitted (> 0), r8 = now, r7 = record.
+/// Stack: fp-24 duration, fp-32 off-CPU, fp-40 block time inside, fp-48 direction.
+fn submit_exit(a: &mut Asm) {
+    a.label("submit");
+    a.ldx(Size::DW, R1, R7, w(S_ENTER));
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    a.stx(Size::DW, FP, -24, R2);
+    a.ldx(Size::DW, R1, R7, w(S_OFF));
+    a.stx(Size::DW, FP, -32, R1);
+    // Block time of this call's requests inside it: completed ones, then those still out.
+    a.ldx(Size::DW, R1, R7, w(S_OUTN));
+    a.alu_reg(Alu::Mul, R1, R8);
+    a.ldx(Size::DW, R2, R7, w(S_OUTSUMQ));
+    a.alu_reg(Alu::Sub, R1, R2);
+    a.ldx(Size::DW, R2, R7, w(S_BLKIN));
+    a.alu_reg(Alu::Add, R1, R2);
+    a.jmp_imm(Cond::Sgt, R1, -1, "blk_ok");
+    a.mov_imm(R1, 0);
+    a.label("blk_ok");
+    a.stx(Size::DW, FP, -40, R1);
+    // A batch call's I/Os not covered by its bios still out completed inside it (buffered
+    // I/O, or bios that completed before the call returned): pending from now.
+    a.ldx(Size::DW, R1, R7, w(S_KIND));
+    a.jmp_imm(Cond::Ne, R1, K_BATCH, "inline_done");
+    a.mov(R1, R9);
+    a.ldx(Size::DW, R2, R7, w(S_QN));
+    a.alu_reg(Alu::Sub, R1, R2);
+    a.ldx(Size::DW, R2, R7, w(S_CIN));
+    a.alu_reg(Alu::Add, R1, R2);
+    a.jmp_imm(Cond::Sgt, R1, 0, "inline");
+    a.ja("inline_done");
+    a.label("inline");
+    a.jmp_imm(Cond::Gt, R1, RING as i32, "inline_done");
+    a.mov(R3, R1);
+    a.ldx(Size::DW, R2, R7, w(G_TAIL));
+    a.mov_imm(R4, 0);
+    a.label("push");
+    a.jmp_reg(Cond::Ge, R4, R3, "pushed");
+    a.mov(R1, R2);
+    a.alu_reg(Alu::Add, R1, R4);
+    ring_slot(a);
+    a.stx(Size::DW, R5, 0, R8);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.ja("push");
+    a.label("pushed");
+    a.xadd(R7, w(G_TAIL), R3);
+    a.label("inline_done");
+    a.ldx(Size::DW, R1, R7, w(S_DIR));
+    a.jmp_imm(Cond::Gt, R1, 2, "out");
+    a.stx(Size::DW, FP, -48, R1);
+    dir_ptr(a, R8, R7, R1, "out");
+    inc(a, R8, D_CALLS, R1);
+    add(a, R8, D_IOS, R9, R1);
+    for (src, word) in [(-24, D_RAWSYS), (-32, D_RAWOFF)] {
+        a.ldx(Size::DW, R2, FP, src);
+        a.alu_reg(Alu::Mul, R2, R9);
+        add(a, R8, word, R2, R1);
+    }
+    a.ldx(Size::DW, R2, FP, -40);
+    add(a, R8, D_BLKIN, R2, R1);
+    // Submission = w x duration - block time inside; off CPU = w x off - block time (the
+    // wait for the device is the device's phase), at most the submission.
+    a.ldx(Size::DW, R2, FP, -24);
+    a.alu_reg(Alu::Mul, R2, R9);
+    a.ldx(Size::DW, R1, FP, -40);
+    a.alu_reg(Alu::Sub, R2, R1);
+    a.jmp_imm(Cond::Sgt, R2, -1, "tot_ok");
+    a.mov_imm(R2, 0);
+    a.label("tot_ok");
+    a.ldx(Size::DW, R3, FP, -32);
+    a.alu_reg(Alu::Mul, R3, R9);
+    a.alu_reg(Alu::Sub, R3, R1);
+    a.jmp_imm(Cond::Sgt, R3, -1, "off_ok");
+    a.mov_imm(R3, 0);
+    a.label("off_ok");
+    a.jmp_reg(Cond::Gt, R3, R2, "off_cap");
+    a.ja("off_done");
+    a.label("off_cap");
+    a.mov(R3, R2);
+    a.label("off_done");
+    a.alu_reg(Alu::Sub, R2, R3);
+    add(a, R8, D_ON, R2, R1);
+    add(a, R8, D_OFF, R3, R1);
+    a.stx(Size::DW, FP, -56, R3);
+    a.alu_reg(Alu::Div, R2, R9);
+    a.ldx(Size::DW, R1, FP, -48);
+    hist(a, R7, R1, H_SUBMIT_ON, R2, R9, (R3, R4));
+    a.ldx(Size::DW, R2, FP, -56);
+    a.alu_reg(Alu::Div, R2, R9);
+    a.ldx(Size::DW, R1, FP, -48);
+    hist(a, R7, R1, H_SUBMIT_OFF, R2, R9, (R3, R4));
+    a.ja("out");
+}
+
+/// sched:sched_switch: off-CPU time inside syscalls (and why: preempted, sleeping, blocked),
+/// on-CPU time outside them (fiox's own user time).
+pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
+    let (prev, state, next) = (e.off("prev_pid")?, e.off("prev_state")?, e.off("next_pid")?);
+    let mut a = Asm::new();
+    a.mov(R6, R1);
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    a.ldx(Size::W, R1, R6, prev);
+    a.stx(Size::W, FP, -4, R1);
+    thread(&mut a, m, -4, false, "next");
+    a.ldx(Size::DW, R1, R7, w(S_INSYS));
+    a.jmp_imm(Cond::Eq, R1, 0, "prev_user");
+    a.stx(Size::DW, R7, w(S_OFFSTART), R8);
+    a.ldx(Size::DW, R1, R7, w(S_KIND));
+    a.jmp_imm(Cond::Eq, R1, K_SYNC, "waits");
+    a.jmp_imm(Cond::Eq, R1, K_BATCH, "waits");
+    a.ja("next");
+    a.label("waits");
+    a.ldx(Size::DW, R1, R7, w(S_DIR));
+    dir_ptr(&mut a, R9, R7, R1, "next");
+    a.ldx(Size::DW, R1, R6, state);
+    // Preempted: TASK_RUNNING, or TASK_REPORT_MAX (0x100) as the tracepoint reports it.
+    a.jmp_imm(Cond::Eq, R1, 0, "w_r");
+    a.jmp_imm(Cond::Set, R1, 0x100, "w_r");
+    a.jmp_imm(Cond::Set, R1, 2, "w_d");
+    inc(&mut a, R9, D_WAIT_S, R1);
+    a.ja("next");
+    a.label("w_r");
+    inc(&mut a, R9, D_WAIT_R, R1);
+    a.ja("next");
+    a.label("w_d");
+    inc(&mut a, R9, D_WAIT_D, R1);
+    a.ja("next");
+    a.label("prev_user");
+    a.stx(Size::DW, R7, w(S_OFFSTART), R8);
+    a.ldx(Size::DW, R1, R7, w(S_MARK));
+    a.jmp_imm(Cond::Eq, R1, 0, "next");
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    add(&mut a, R7, G_USER, R2, R3);
+    a.st_imm(Size::DW, R7, w(S_MARK), 0);
+    a.label("next");
+    a.ldx(Size::W, R1, R6, next);
+    a.stx(Size::W, FP, -8, R1);
+    thread(&mut a, m, -8, false, "out");
+    a.ldx(Size::DW, R1, R7, w(S_INSYS));
+    a.jmp_imm(Cond::Eq, R1, 0, "next_user");
+    a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    add(&mut a, R7, S_OFF, R2, R3);
+    a.st_imm(Size::DW, R7, w(S_OFFSTART), 0);
+    a.ja("out");
+    a.label("next_user");
+    a.stx(Size::DW, R7, w(S_MARK), R8);
+    a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    add(&mut a, R7, G_USER_OFF, R2, R3);
+    a.st_imm(Size::DW, R7, w(S_OFFSTART), 0);
+    ret0(&mut a);
+    done(a)
+}
+
+/// block:block_bio_queue: a bio this process's thread queues inside a submitting syscall
+/// starts a request record.
+pub fn bio_queue(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+    let mut a = Asm::new();
+    current(&mut a, m, tgid, false);
+    a.ldx(Size::DW, R1, R7, w(S_INSYS));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.ldx(Size::DW, R1, R7, w(S_KIND));
+    a.jmp_imm(Cond::Eq, R1, K_SYNC, "ours");
+    a.jmp_imm(Cond::Eq, R1, K_BATCH, "ours");
+    a.ja("out");
+    a.label("ours");
+    let rwbs = e.off("rwbs")?;
+    rwbs_dir(&mut a, rwbs);
+    // Readahead (an A in rwbs[1..4]) is not counted as an I/O's own bio.
+    a.st_imm(Size::DW, FP, -40, 1);
+    for i in 1..4 {
+        a.ldx(Size::B, R1, R6, rwbs + i);
+        a.jmp_imm(Cond::Eq, R1, b'A' as i32, "ra");
+    }
+    a.st_imm(Size::DW, FP, -40, 0);
+    inc(&mut a, R7, S_QN, R1);
+    a.label("ra");
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    req_slot(&mut a, e, m)?;
+    a.ldx(Size::W, R1, FP, -4);
+    a.stx(Size::DW, R0, w(R_TID), R1);
+    a.stx(Size::DW, R0, w(R_DIR), R9);
+    a.stx(Size::DW, R0, w(R_TQ), R8);
+    a.st_imm(Size::DW, R0, w(R_TD), 0);
+    a.ldx(Size::DW, R1, R7, w(S_SEQ));
+    a.stx(Size::DW, R0, w(R_SEQ), R1);
+    a.st_imm(Size::DW, R0, w(R_FLAG), 0);
+    a.ldx(Size::DW, R1, FP, -40);
+    a.stx(Size::DW, R0, w(R_RA), R1);
+    a.ldx(Size::W, R1, FP, -24);
+    a.stx(Size::DW, R0, w(R_DEV), R1);
+    a.ldx(Size::DW, R1, FP, -16);
+    a.stx(Size::DW, R0, w(R_SEC), R1);
+    ret0(&mut a);
+    done(a)
+}
+
+/// r9 = the request record keyed by the event (fp-24), r6 = ctx; to "out" if none.
+fn request(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
+    a.mov(R6, R1);
+    req_slot(a, e, m)?;
+    req_is_this(a);
+    a.mov(R9, R0);
+    Ok(())
+}
+
+/// r7 = the record of the request's thread (key at fp-4); to `none` if none.
+fn request_thread(a: &mut Asm, m: &Maps, none: &str) {
+    a.ldx(Size::DW, R1, R9, w(R_TID));
+    a.stx(Size::W, FP, -4, R1);
+    thread(a, m, -4, false, none);
+}
+
+/// To `no` unless the request's thread is still in the syscall that queued it.
+fn same_syscall(a: &mut Asm, no: &str) {
+    a.ldx(Size::DW, R1, R7, w(S_INSYS));
+    a.jmp_imm(Cond::Eq, R1, 0, no);
+    a.ldx(Size::DW, R1, R7, w(S_SEQ));
+    a.ldx(Size::DW, R2, R9, w(R_SEQ));
+    a.jmp_reg(Cond::Ne, R1, R2, no);
+}
+
+/// block:block_rq_issue: dispatch time; a request dispatched while its submitter is still in
+/// the syscall counts as outstanding inside it.
+pub fn rq_issue(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
+    let mut a = Asm::new();
+    request(&mut a, e, m)?;
+    a.call(Helper::KtimeGetNs);
+    a.stx(Size::DW, R9, w(R_TD), R0);
+    a.ldx(Size::DW, R1, R9, w(R_FLAG));
+    a.jmp_imm(Cond::Ne, R1, 0, "out");
+    request_thread(&mut a, m, "out");
+    same_syscall(&mut a, "out");
+    a.st_imm(Size::DW, R9, w(R_FLAG), 1);
+    a.mov_imm(R1, 1);
+    a.xadd(R7, w(S_OUTN), R1);
+    a.ldx(Size::DW, R1, R9, w(R_TQ));
+    a.xadd(R7, w(S_OUTSUMQ), R1);
+    ret0(&mut a);
+    done(a)
+}
+
+/// block:block_rq_complete: the request's queued and device times, into its thread's record.
+pub fn rq_complete(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
+    let mut a = Asm::new();
+    request(&mut a, e, m)?;
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    request_thread(&mut a, m, "del");
+    a.ldx(Size::DW, R1, R9, w(R_TQ));
+    a.ldx(Size::DW, R2, R9, w(R_TD));
+    a.jmp_imm(Cond::Ne, R2, 0, "td_ok");
+    a.mov(R2, R1);
+    a.label("td_ok");
+    a.mov(R3, R2);
+    a.alu_reg(Alu::Sub, R3, R1);
+    a.stx(Size::DW, FP, -32, R3);
+    a.mov(R4, R8);
+    a.alu_reg(Alu::Sub, R4, R2);
+    a.stx(Size::DW, FP, -40, R4);
+    a.ldx(Size::DW, R1, R9, w(R_DIR));
+    a.jmp_imm(Cond::Gt, R1, 2, "del");
+    a.stx(Size::DW, FP, -48, R1);
+    dir_ptr(&mut a, R6, R7, R1, "del");
+    a.mov_imm(R1, 1);
+    a.xadd(R6, w(D_REQS), R1);
+    a.ldx(Size::DW, R1, FP, -32);
+    a.xadd(R6, w(D_Q2D), R1);
+    a.ldx(Size::DW, R1, FP, -40);
+    a.xadd(R6, w(D_D2C), R1);
+    a.ldx(Size::DW, R1, R9, w(R_FLAG));
+    a.jmp_imm(Cond::Eq, R1, 0, "later");
+    same_syscall(&mut a, "later");
+    a.ldx(Size::DW, R1, R9, w(R_RA));
+    a.jmp_imm(Cond::Ne, R1, 0, "ra_in");
+    a.mov_imm(R1, 1);
+    a.xadd(R7, w(S_CIN), R1);
+    a.label("ra_in");
+    a.ldx(Size::DW, R1, R9, w(R_TQ));
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R1);
+    a.xadd(R7, w(S_BLKIN), R2);
+    a.mov_imm(R2, -1);
+    a.xadd(R7, w(S_OUTN), R2);
+    a.mov_imm(R2, 0);
+    a.alu_reg(Alu::Sub, R2, R1);
+    a.xadd(R7, w(S_OUTSUMQ), R2);
+    a.ja("hists");
+    // Completed after its syscall returned: pending until reaped.
+    a.label("later");
+    a.ldx(Size::DW, R1, R9, w(R_RA));
+    a.jmp_imm(Cond::Ne, R1, 0, "hists");
+    a.mov_imm(R1, 1);
+    a.fetch_add(R7, w(G_TAIL), R1);
+    ring_slot(&mut a);
+    a.stx(Size::DW, R5, 0, R8);
+    a.label("hists");
+    for (src, ph) in [(-32, H_QUEUED), (-40, H_DEVICE)] {
+        a.ldx(Size::DW, R1, FP, -48);
+        a.ldx(Size::DW, R2, FP, src);
+        a.mov_imm(R3, 1);
+        hist(&mut a, R7, R1, ph, R2, R3, (R4, R5));
+    }
+    a.label("del");
+    a.st_imm(Size::DW, R9, w(R_TQ), 0);
+    ret0(&mut a);
+    done(a)
+}
+
+/// block:block_bio_backmerge / frontmerge / block_split: counted per direction; a bio merged
+/// at the back of a request will not be dispatched under its own sector, so its record goes.
+pub fn merge_or_split(
+    e: &Event,
+    m: &Maps,
+    tgid: u32,
+    word: usize,
+    forget: bool,
+) -> Result<Vec<Insn>, ExplainError> {
+    let mut a = Asm::new();
+    current(&mut a, m, tgid, false);
+    rwbs_dir(&mut a, e.off("rwbs")?);
+    dir_ptr(&mut a, R8, R7, R9, "out");
+    a.mov_imm(R1, 1);
+    a.xadd(R8, w(word), R1);
+    if forget {
+        req_slot(&mut a, e, m)?;
+        req_is_this(&mut a);
+        a.st_imm(Size::DW, R0, w(R_TQ), 0);
+    }
+    ret0(&mut a);
+    done(a)
+}

@@ -1,0 +1,42 @@
+//! The programs as the running kernel's verifier sees them: loaded, attached, and their
+//! records filled by this test thread's own syscalls (root needed, as for the whole suite).
+
+use std::os::unix::fs::FileExt;
+
+fn tid() -> u32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() as u32 }
+}
+
+#[test]
+fn programs_load_and_count_this_threads_reads() {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root,
+        "this test needs root (BPF): the suite runs as root, e.g. `sudo ci/test.sh`"
+    );
+    let tracer = match fiox_explain::Tracer::start() {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    let f = std::fs::File::open("/proc/self/exe").unwrap();
+    let mut buf = [0u8; 4096];
+    for i in 0..100u64 {
+        f.read_at(&mut buf, i * 4096).unwrap();
+    }
+    let me = tid();
+    let recs = tracer.finish(&[me]);
+    let job = fiox_explain::JobInput {
+        name: "t".into(),
+        tid: me,
+        dirs: [(100, 10_000.0), (0, 0.0)],
+    };
+    let v = fiox_explain::explain_job(&job, recs.get(&me));
+    eprintln!("{v:#}");
+    assert!(v["read"]["submit"]["calls"].as_u64().unwrap() >= 100, "{v}");
+    assert!(
+        v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
+        "{v}"
+    );
+}

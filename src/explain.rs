@@ -1,0 +1,83 @@
+//! `--explain` on a fio command line (and `explain = true` in an experiment file): the jobs'
+//! threads traced by fiox-explain while they run; per job and direction, the phases of the
+//! mean latency under `jobs[].fiox.explain` in JSON and as a block after the normal report.
+//! When tracing cannot start (no root, no tracefs, another architecture) the run goes on and
+//! the report says why (`fiox.explain.error`).
+
+use fiox_explain::{explain_job, JobInput, Tracer};
+use fiox_stats::RunResult;
+use serde_json::{json, Value};
+
+/// Start tracing, or the reason it could not start.
+pub fn start() -> Result<Tracer, String> {
+    Tracer::start().map_err(|e| e.to_string())
+}
+
+/// Stop tracing and explain each job: `{"jobs": [per job, in the result's order]}` or
+/// `{"error": why}`.
+pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
+    let tracer = match tracer {
+        Ok(t) => t,
+        Err(e) => return json!({ "error": e }),
+    };
+    let tids: Vec<u32> = run.jobs.iter().map(|j| j.pid).collect();
+    let recs = tracer.finish(&tids);
+    let jobs: Vec<Value> = run
+        .jobs
+        .iter()
+        .map(|j| {
+            let dir = |d: &fiox_stats::DirResult| {
+                let mean = if d.lat.n > 0 {
+                    d.lat.mean()
+                } else {
+                    d.slat.mean() + d.clat.mean()
+                };
+                (d.total_ios, mean)
+            };
+            let input = JobInput {
+                name: j.name.clone(),
+                tid: j.pid,
+                dirs: [dir(&j.dirs.read), dir(&j.dirs.write)],
+            };
+            explain_job(&input, recs.get(&j.pid))
+        })
+        .collect();
+    json!({ "jobs": jobs })
+}
+
+/// Move the per-job objects of `explain` (from [`finish`]) into the JSON document's jobs;
+/// an error stays at `fiox.explain`.
+pub fn place(doc: &mut Value, explain: &Value) {
+    if let Some(jobs) = explain.get("jobs").and_then(Value::as_array) {
+        for (i, e) in jobs.iter().enumerate() {
+            if let Some(f) = doc
+                .get_mut("jobs")
+                .and_then(|j| j.get_mut(i))
+                .and_then(|j| j.get_mut("fiox"))
+                .and_then(Value::as_object_mut)
+            {
+                f.insert("explain".into(), e.clone());
+            }
+        }
+    } else if let Some(f) = doc.get_mut("fiox").and_then(Value::as_object_mut) {
+        f.insert("explain".into(), explain.clone());
+    }
+}
+
+/// The block after the normal report.
+pub fn text(run: &RunResult, explain: &Value) -> String {
+    let error = explain.get("error").and_then(Value::as_str);
+    let jobs: Vec<(String, Value)> = run
+        .jobs
+        .iter()
+        .zip(
+            explain
+                .get("jobs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        )
+        .map(|(j, v)| (j.name.clone(), v.clone()))
+        .collect();
+    fiox_explain::text_block(&jobs, error)
+}

@@ -1,0 +1,204 @@
+//! `--explain` (issue 26) on real devices, as root: the phases of the mean latency add up to
+//! the latency fiox measured (within 15%) for direct I/O on a loop device with libaio and
+//! psync, and for reads from tmpfs; direct libaio on a loop device is mostly device time with
+//! little submission on CPU; buffered libaio reads on ext4 on a loop device block in the
+//! submitting syscall (seed 000's finding: io_submit waits in the filesystem's read path),
+//! direct ones do not.
+
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
+mod harness;
+
+use fiox_testbed::{Ext4Image, LoopOptions, RamDisk, TmpfsMount};
+use harness::*;
+use serde_json::Value;
+
+/// The job's `explain` object for direction `dir` of a JSON run of `args` (plus --explain).
+fn explain(args: &[&str], dir: &str) -> Value {
+    explain_run(args, dir).0
+}
+
+/// The same and the whole JSON document.
+fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
+    let mut all = args.to_vec();
+    all.extend([
+        "--explain",
+        "--output-format=json",
+        "--runtime=2",
+        "--time_based",
+    ]);
+    let r = fiox(&all);
+    assert_eq!(r.code, 0, "fiox {all:?}: {}", r.stderr);
+    let v = r.json();
+    let e = v["jobs"][0]["fiox"]["explain"].clone();
+    assert!(
+        e.get(dir).is_some(),
+        "no {dir} in explain: {e:#}\n{}",
+        v["fiox"]
+    );
+    (e[dir].clone(), v)
+}
+
+fn phase(e: &Value, name: &str) -> f64 {
+    e["phases"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["name"] == name))
+        .and_then(|p| p["mean_ns"].as_f64())
+        .unwrap_or_else(|| panic!("no phase {name}: {e:#}"))
+}
+
+/// The measured phases (all but the rest) add up to the mean latency within 15%.
+fn adds_up(e: &Value) {
+    let lat = e["lat_mean_ns"].as_f64().unwrap();
+    let rest = phase(e, "other");
+    assert!(lat > 0.0, "{e:#}");
+    assert!(
+        rest.abs() <= 0.15 * lat,
+        "phases add up to {} of {lat} ns: {e:#}",
+        lat - rest
+    );
+}
+
+fn share(e: &Value, name: &str) -> f64 {
+    phase(e, name) / e["lat_mean_ns"].as_f64().unwrap()
+}
+
+fn calls(e: &Value) -> f64 {
+    e["submit"]["calls"].as_f64().unwrap().max(1.0)
+}
+
+fn ramdisk() -> Option<RamDisk> {
+    if !loop_devices() {
+        return None;
+    }
+    Some(RamDisk::new(256 << 20, &LoopOptions::default()).unwrap())
+}
+
+#[test]
+fn direct_libaio_on_a_loop_device_is_device_time() {
+    let Some(disk) = ramdisk() else { return };
+    let dev = disk.path().to_str().unwrap().to_string();
+    let (e, doc) = explain_run(
+        &[
+            "--name=d",
+            &format!("--filename={dev}"),
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=1",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    adds_up(&e);
+    // The device's time dominates what the I/O itself costs; the rest is mostly the wait to be
+    // woken and reaped (long on a busy 2-CPU machine), never the submission.
+    let own = phase(&e, "submit_on_cpu") + phase(&e, "submit_off_cpu") + phase(&e, "block_queued");
+    assert!(phase(&e, "device") > 3.0 * own, "{e:#}");
+    assert!(share(&e, "device") > 0.2, "{e:#}");
+    assert!(share(&e, "submit_on_cpu") < 0.3, "{e:#}");
+    assert!(
+        e["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&e),
+        "{e:#}"
+    );
+    let ios = e["ios"].as_f64().unwrap();
+    assert!(
+        e["block"]["requests"].as_f64().unwrap() >= 0.95 * ios,
+        "{e:#}"
+    );
+    // The block time read another way: the device's own accounting (/sys/block/*/stat read
+    // ticks, queueing to completion, in ms) over the same run.
+    let disk = &doc["disk_util"][0];
+    let ticks_ms = disk["read_ticks"].as_f64().unwrap();
+    let traced_ms = (phase(&e, "block_queued") + phase(&e, "device")) * ios / 1e6;
+    assert!(
+        (traced_ms - ticks_ms).abs() <= 0.1 * ticks_ms + 2.0,
+        "block time traced {traced_ms:.1} ms, the disk's stat says {ticks_ms} ms: {disk}\n{e:#}"
+    );
+}
+
+#[test]
+fn direct_psync_and_queued_libaio_add_up() {
+    let Some(disk) = ramdisk() else { return };
+    let dev = disk.path().to_str().unwrap().to_string();
+    let file = format!("--filename={dev}");
+    for engine in [
+        &["--ioengine=psync"][..],
+        &["--ioengine=libaio", "--iodepth=8"],
+    ] {
+        let mut args = vec!["--name=q", &file, "--direct=1", "--rw=randread", "--bs=4k"];
+        args.extend(engine);
+        let e = explain(&args, "read");
+        adds_up(&e);
+        assert!(share(&e, "device") > 0.2, "{engine:?}: {e:#}");
+    }
+}
+
+#[test]
+fn reads_from_tmpfs_are_submission_on_cpu() {
+    require_root("tmpfs");
+    let fs = TmpfsMount::new(64 << 20).unwrap();
+    let dir = format!("--directory={}", fs.path().display());
+    let e = explain(
+        &[
+            "--name=t",
+            &dir,
+            "--size=16m",
+            "--ioengine=psync",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    adds_up(&e);
+    // Of the time the thread ran (preemption by other work on a busy machine aside), the
+    // page-cache copy inside pread is the largest part; nothing reaches a device.
+    let ran = e["lat_mean_ns"].as_f64().unwrap() - phase(&e, "fiox_off_cpu");
+    assert!(phase(&e, "submit_on_cpu") > 0.3 * ran, "{e:#}");
+    assert_eq!(phase(&e, "device"), 0.0, "{e:#}");
+    assert_eq!(e["block"]["requests"], 0, "{e:#}");
+}
+
+#[test]
+fn buffered_libaio_blocks_in_submission_and_direct_does_not() {
+    if !loop_devices() {
+        return;
+    }
+    let mut img = Ext4Image::create(512 << 20).unwrap();
+    img.attach(&LoopOptions::default()).unwrap();
+    let mnt = img.mount().unwrap().display().to_string();
+    let dir = format!("--directory={mnt}");
+    let job = [
+        "--name=s",
+        &dir,
+        "--size=128m",
+        "--ioengine=libaio",
+        "--iodepth=8",
+    ];
+    let mut buffered = job.to_vec();
+    buffered.extend(["--rw=randread", "--bs=4k", "--invalidate=1"]);
+    let b = explain(&buffered, "read");
+    adds_up(&b);
+    let syscall = b["submit"]["syscall_mean_ns"].as_f64().unwrap();
+    let off = b["submit"]["off_cpu_mean_ns"].as_f64().unwrap();
+    assert!(
+        off > 0.3 * syscall,
+        "buffered io_submit mostly on CPU: {b:#}"
+    );
+    assert!(
+        b["submit"]["waits"]["blocked"].as_f64().unwrap() > 0.3 * calls(&b),
+        "{b:#}"
+    );
+    let mut direct = job.to_vec();
+    direct.extend(["--rw=randread", "--bs=4k", "--direct=1"]);
+    let d = explain(&direct, "read");
+    adds_up(&d);
+    assert!(
+        d["submit"]["waits"]["blocked"].as_f64().unwrap() < 0.05 * calls(&d),
+        "{d:#}"
+    );
+    assert!(
+        d["submit"]["syscall_mean_ns"].as_f64().unwrap() < syscall,
+        "direct io_submit took as long as buffered: {d:#}\n{b:#}"
+    );
+}
