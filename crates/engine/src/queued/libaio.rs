@@ -13,6 +13,7 @@
 
 use std::sync::atomic::{fence, Ordering};
 
+use super::reap::{self, Reap};
 use crate::sys::errno;
 use crate::target::{replace, sync_file, sync_range, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
@@ -368,17 +369,34 @@ impl IoEngine for LibaioEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
+        reap::getevents(self, min, max, out)
+    }
+}
+
+impl Reap for LibaioEngine {
+    fn submit_leftovers(&mut self) -> Result<(), EngineError> {
         // iocbs the kernel pushed back at the last commit go out now, so they can complete.
         if !self.pending.is_empty() {
             self.commit()?;
         }
-        let mut n = max.min(self.ready.len());
-        out.extend(self.ready.drain(..n));
-        if n >= max || self.inflight == 0 {
-            return Ok(n);
-        }
-        let want = min.saturating_sub(n).min(self.inflight);
-        let room = (max - n).min(self.inflight);
+        Ok(())
+    }
+
+    fn held(&mut self) -> &mut Vec<Completion> {
+        &mut self.ready
+    }
+
+    fn in_flight(&self) -> usize {
+        self.inflight
+    }
+
+    fn collect(
+        &mut self,
+        want: usize,
+        room: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize, EngineError> {
+        let room = room.min(self.inflight);
         let got = match (self.userspace_reap && want == 0)
             .then(|| self.reap_ring(room, out))
             .flatten()
@@ -387,8 +405,12 @@ impl IoEngine for LibaioEngine {
             None => self.reap_syscall(want, room, out)?,
         };
         self.inflight -= got;
-        n += got;
-        Ok(n)
+        Ok(got)
+    }
+
+    /// io_getevents waited for `want` in [`Reap::collect`]: nothing more to wait for.
+    fn wait(&mut self, _poll: bool) -> Result<(), EngineError> {
+        Ok(())
     }
 }
 
