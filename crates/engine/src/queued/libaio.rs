@@ -374,6 +374,7 @@ impl IoEngine for LibaioEngine {
 }
 
 impl Reap for LibaioEngine {
+    #[inline]
     fn submit_leftovers(&mut self) -> Result<(), EngineError> {
         // iocbs the kernel pushed back at the last commit go out now, so they can complete.
         if !self.pending.is_empty() {
@@ -382,14 +383,17 @@ impl Reap for LibaioEngine {
         Ok(())
     }
 
+    #[inline]
     fn held(&mut self) -> &mut Vec<Completion> {
         &mut self.ready
     }
 
+    #[inline]
     fn in_flight(&self) -> usize {
         self.inflight
     }
 
+    #[inline]
     fn collect(
         &mut self,
         want: usize,
@@ -409,6 +413,7 @@ impl Reap for LibaioEngine {
     }
 
     /// io_getevents waited for `want` in [`Reap::collect`]: nothing more to wait for.
+    #[inline]
     fn wait(&mut self, _poll: bool) -> Result<(), EngineError> {
         Ok(())
     }

@@ -595,6 +595,7 @@ impl IoEngine for UringEngine {
 }
 
 impl Reap for UringEngine {
+    #[inline]
     fn submit_leftovers(&mut self) -> Result<(), EngineError> {
         // SQEs the kernel pushed back at the last commit go out now, so they can complete.
         if self.queued > 0 {
@@ -603,19 +604,23 @@ impl Reap for UringEngine {
         Ok(())
     }
 
+    #[inline]
     fn held(&mut self) -> &mut Vec<Completion> {
         &mut self.ready
     }
 
+    #[inline]
     fn in_flight(&self) -> usize {
         self.inflight
     }
 
     /// IOPOLL completions only appear when someone polls: a non-blocking reap polls once.
+    #[inline]
     fn poll_first(&self, min: usize) -> bool {
         self.iopoll && min == 0
     }
 
+    #[inline]
     fn collect(
         &mut self,
         _want: usize,
@@ -627,6 +632,7 @@ impl Reap for UringEngine {
         Ok(got)
     }
 
+    #[inline]
     fn wait(&mut self, poll: bool) -> Result<(), EngineError> {
         let want = if poll { 0 } else { 1 };
         // SAFETY: a plain wait for completions on our ring; submits nothing (SQEs wait for
