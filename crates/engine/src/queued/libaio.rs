@@ -13,7 +13,6 @@
 
 use std::sync::atomic::{fence, Ordering};
 
-use super::reap::{self, Reap};
 use crate::sys::errno;
 use crate::target::{replace, sync_file, sync_range, target, trim, Target};
 use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
@@ -369,38 +368,17 @@ impl IoEngine for LibaioEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        reap::getevents(self, min, max, out)
-    }
-}
-
-impl Reap for LibaioEngine {
-    #[inline]
-    fn submit_leftovers(&mut self) -> Result<(), EngineError> {
         // iocbs the kernel pushed back at the last commit go out now, so they can complete.
         if !self.pending.is_empty() {
             self.commit()?;
         }
-        Ok(())
-    }
-
-    #[inline]
-    fn held(&mut self) -> &mut Vec<Completion> {
-        &mut self.ready
-    }
-
-    #[inline]
-    fn in_flight(&self) -> usize {
-        self.inflight
-    }
-
-    #[inline]
-    fn collect(
-        &mut self,
-        want: usize,
-        room: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, EngineError> {
-        let room = room.min(self.inflight);
+        let mut n = max.min(self.ready.len());
+        out.extend(self.ready.drain(..n));
+        if n >= max || self.inflight == 0 {
+            return Ok(n);
+        }
+        let want = min.saturating_sub(n).min(self.inflight);
+        let room = (max - n).min(self.inflight);
         let got = match (self.userspace_reap && want == 0)
             .then(|| self.reap_ring(room, out))
             .flatten()
@@ -409,13 +387,8 @@ impl Reap for LibaioEngine {
             None => self.reap_syscall(want, room, out)?,
         };
         self.inflight -= got;
-        Ok(got)
-    }
-
-    /// io_getevents waited for `want` in [`Reap::collect`]: nothing more to wait for.
-    #[inline]
-    fn wait(&mut self, _poll: bool) -> Result<(), EngineError> {
-        Ok(())
+        n += got;
+        Ok(n)
     }
 }
 

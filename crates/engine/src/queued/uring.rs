@@ -12,7 +12,6 @@
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::reap::{self, Reap};
 use crate::blocking::sync::{RWF_DONTCACHE, RWF_NOWAIT};
 use crate::target::{replace, sync_range, target, trim, Target};
 use crate::{
@@ -590,72 +589,43 @@ impl IoEngine for UringEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        reap::getevents(self, min, max, out)
-    }
-}
-
-impl Reap for UringEngine {
-    #[inline]
-    fn submit_leftovers(&mut self) -> Result<(), EngineError> {
         // SQEs the kernel pushed back at the last commit go out now, so they can complete.
         if self.queued > 0 {
             self.commit()?;
         }
-        Ok(())
-    }
-
-    #[inline]
-    fn held(&mut self) -> &mut Vec<Completion> {
-        &mut self.ready
-    }
-
-    #[inline]
-    fn in_flight(&self) -> usize {
-        self.inflight
-    }
-
-    /// IOPOLL completions only appear when someone polls: a non-blocking reap polls once.
-    #[inline]
-    fn poll_first(&self, min: usize) -> bool {
-        self.iopoll && min == 0
-    }
-
-    #[inline]
-    fn collect(
-        &mut self,
-        _want: usize,
-        room: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, EngineError> {
-        let got = self.drain(room, out);
-        self.inflight -= got;
-        Ok(got)
-    }
-
-    #[inline]
-    fn wait(&mut self, poll: bool) -> Result<(), EngineError> {
-        let want = if poll { 0 } else { 1 };
-        // SAFETY: a plain wait for completions on our ring; submits nothing (SQEs wait for
-        // commit) and passes no argument.
-        let r = unsafe {
-            self.ring
-                .submitter()
-                .enter::<libc::sigset_t>(0, want, ENTER_GETEVENTS, None)
-        };
-        match r {
-            Err(e)
+        let mut n = max.min(self.ready.len());
+        out.extend(self.ready.drain(..n));
+        let min = min.min(self.inflight + n);
+        // IOPOLL completions only appear when someone polls: a non-blocking reap polls once.
+        let mut poll_once = self.iopoll && min == 0;
+        loop {
+            let got = self.drain(max - n, out);
+            self.inflight -= got;
+            n += got;
+            if (n >= min && !poll_once) || n >= max || self.inflight == 0 {
+                return Ok(n);
+            }
+            let want = if poll_once { 0 } else { 1 };
+            poll_once = false;
+            // SAFETY: a plain wait for completions on our ring; submits nothing (SQEs wait for
+            // commit) and passes no argument.
+            let r = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(0, want, ENTER_GETEVENTS, None)
+            };
+            if let Err(e) = r {
                 if !matches!(
                     e.raw_os_error(),
                     Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                ) =>
-            {
-                Err(EngineError::Os {
-                    engine: "io_uring",
-                    what: "io_uring_enter (wait)".into(),
-                    source: e,
-                })
+                ) {
+                    return Err(EngineError::Os {
+                        engine: "io_uring",
+                        what: "io_uring_enter (wait)".into(),
+                        source: e,
+                    });
+                }
             }
-            _ => Ok(()),
         }
     }
 }
