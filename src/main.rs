@@ -17,8 +17,8 @@ mod clidoc;
 mod cluster;
 mod compare;
 mod experiment;
-mod machine;
 mod explain;
+mod machine;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod output;

@@ -733,10 +733,11 @@ fn unwritable_output_loses_no_results() {
     assert!(r.stderr.contains("/nonexistent-dir/x"), "{}", r.stderr);
 }
 
-/// A depth above what the kernel allows names the real limit: io_uring's 32768 submission
-/// entries (it said only "io_uring_setup(65536): Invalid argument").
+/// A depth above the kernel's largest io_uring submission ring (32768 entries) runs: the ring
+/// is submitted in batches and the completion ring holds the depth (it said only
+/// "io_uring_setup(65536): Invalid argument"; tests/scale.rs runs it deep).
 #[test]
-fn too_deep_io_uring_names_the_limit() {
+fn io_uring_deeper_than_the_kernels_largest_ring_runs() {
     let dir = TempDir::new("deep");
     let file = format!("--filename={}", dir.join("f"));
     let r = fiox(&[
@@ -748,15 +749,11 @@ fn too_deep_io_uring_names_the_limit() {
         &file,
     ]);
     if r.stderr.contains("io_uring_disabled = 2") {
-        eprintln!("skipped: io_uring is disabled in this kernel");
+        skip_for_kernel("io_uring", "kernel.io_uring_disabled = 2");
         return;
     }
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("at most 32768 submission entries") && r.stderr.contains("iodepth=32768"),
-        "{}",
-        r.stderr
-    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
 
 /// Every JSON result describes where it was made (issue 11's self-describing results): kernel,
