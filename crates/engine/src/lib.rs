@@ -41,6 +41,10 @@
 use std::os::fd::RawFd;
 use std::path::PathBuf;
 
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 mod blocking;
 pub mod buf;
 mod factory;

@@ -25,6 +25,10 @@
 //! - [`process`]: signals only to a process fiox started (pid and start time) that still runs
 //!   this very fiox executable.
 
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 pub mod device;
 pub mod dir;
 pub mod error;
