@@ -293,7 +293,7 @@ fn setup_failures_report_fios_errno() {
             assert_eq!(fio["jobs"][0]["error"], errno, "fio {target}");
         }
     }
-    if immutable {
+    if immutable.is_ok() {
         sh("chattr", &["-i", &imm]).unwrap();
     }
 }

@@ -103,13 +103,17 @@ fn literals_in(s: &str) -> Vec<String> {
 
 /// Where `name(` is called in `text` (not defined, not a method or a longer name's tail):
 /// the byte index of each call's opening parenthesis.
-fn calls<'a>(text: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+fn calls(text: &str, name: &str) -> Vec<usize> {
     let pat = format!("{name}(");
-    text.match_indices(&pat).map(|(i, _)| i).filter_map(move |i| {
-        let before = text[..i].chars().next_back().unwrap_or(' ');
-        let defined = text[..i].trim_end().ends_with("fn");
-        (!is_ident(before) && before != '.' && !defined).then_some(i + name.len())
-    })
+    text.match_indices(&pat)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let before = text[..i].chars().next_back().unwrap_or(' ');
+            let defined = text[..i].trim_end().ends_with("fn");
+            !is_ident(before) && before != '.' && !defined
+        })
+        .map(|i| i + name.len())
+        .collect()
 }
 
 /// The literals `ident` is bound to in `text`: `let`/`const`/`static` bindings whose value is
@@ -152,8 +156,8 @@ fn bound_literals(text: &str, ident: &str, depth: u32) -> Vec<String> {
 /// The programs an argument names: a literal, or a variable bound to literals in `text`.
 fn arg_programs(text: &str, arg: &str) -> Vec<String> {
     let arg = arg.trim().trim_start_matches('&');
-    if arg.len() >= 2 && arg.starts_with('"') && arg.ends_with('"') {
-        return vec![arg[1..arg.len() - 1].to_string()];
+    if let Some(lit) = arg.strip_prefix('"').and_then(|a| a.strip_suffix('"')) {
+        return vec![lit.to_string()];
     }
     if !arg.is_empty() && arg.chars().all(is_ident) {
         return bound_literals(text, arg, 0);
@@ -231,7 +235,7 @@ pub fn add_runners(text: &str, runners: &mut Runners) {
                     continue;
                 }
                 let hands_on = runners.iter().any(|(r, &rk)| {
-                    calls(body, r).any(|open| {
+                    calls(body, r).into_iter().any(|open| {
                         let args = group(body, open).map(split_args).unwrap_or_default();
                         args.get(rk)
                             .is_some_and(|a| a.trim_start_matches('&').trim() == *param)
