@@ -247,7 +247,10 @@ fn refuses_to_write_a_mounted_loop_device() {
     if let Err(e) = mounted {
         // Only a kernel without ext4 may refuse the mount (recorded as a skip of that part);
         // the signature is still checked below.
-        assert!(!kernel_filesystem("ext4"), "cannot mount the ext4 image: {e}");
+        assert!(
+            !kernel_filesystem("ext4"),
+            "cannot mount the ext4 image: {e}"
+        );
     } else {
         assert_eq!(r_mounted.code, 1, "{}", r_mounted.stderr);
         assert!(

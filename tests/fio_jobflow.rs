@@ -682,7 +682,9 @@ fn cgroup_puts_the_job_in_the_group_like_fio() {
     let Some((mnt, v2)) = blkio_mount() else {
         let cgroups = std::fs::read_to_string("/proc/cgroups").unwrap_or_default();
         assert!(
-            !cgroups.lines().any(|l| l.starts_with("blkio\t") && l.ends_with("\t1")),
+            !cgroups
+                .lines()
+                .any(|l| l.starts_with("blkio\t") && l.ends_with("\t1")),
             "the kernel has the blkio controller but it is not mounted: \
              `mount -t cgroup -o blkio cgroup /sys/fs/cgroup/blkio`"
         );

@@ -222,6 +222,7 @@ fn the_door_check_finds_a_door() {
     assert_eq!(found.len(), 1, "{found:?}");
 }
 
+#[path = "repo/programs.rs"]
 mod programs;
 
 /// The programs the tests run, by name, with the file that runs each: see [`programs`] (names
@@ -317,7 +318,14 @@ fn the_program_check_finds_programs_behind_variables_and_helpers() {
     got.sort();
     got.dedup();
     let want = [
-        "bogus2", "bogus3", "bogus4", "bogus5", "bogus6", "bogus7", "mkfs.bogus1", "mkfs.xfs",
+        "bogus2",
+        "bogus3",
+        "bogus4",
+        "bogus5",
+        "bogus6",
+        "bogus7",
+        "mkfs.bogus1",
+        "mkfs.xfs",
     ];
     assert_eq!(got, want);
     let found: Vec<(String, String)> = got.into_iter().map(|p| (p, "t.rs".into())).collect();
@@ -335,7 +343,14 @@ fn every_program_the_tests_run_is_in_the_package_list() {
     let found = programs_tests_run();
     assert!(found.len() > 50, "found only {} program calls", found.len());
     // Names only a variable or a helper's parameter carries (the old check missed them).
-    for p in ["fio", "losetup", "mkfs.ext4", "fsfreeze", "git", "make-bcache"] {
+    for p in [
+        "fio",
+        "losetup",
+        "mkfs.ext4",
+        "fsfreeze",
+        "git",
+        "make-bcache",
+    ] {
         assert!(found.iter().any(|(f, _)| f == p), "{p} not found");
     }
     let missing = unlisted(&found, &list);

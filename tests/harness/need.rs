@@ -128,7 +128,10 @@ pub fn loop_devices() -> bool {
 /// recorded with what the check found and false returned (the caller returns right after).
 pub fn kernel_filesystem(fs: &str) -> bool {
     let list = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
-    if list.lines().any(|l| l.split_whitespace().last() == Some(fs)) {
+    if list
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(fs))
+    {
         return true;
     }
     skip_for_kernel(
@@ -162,6 +165,7 @@ pub fn kernel_io_uring() -> bool {
 }
 
 /// Why io_uring cannot be used here, or Ok.
+#[allow(unsafe_code)] // the probe is a system call (crates that include this deny unsafe code)
 pub fn io_uring_probe() -> Result<(), String> {
     if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
         if s.trim() != "0" {

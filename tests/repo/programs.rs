@@ -13,10 +13,15 @@ pub type Runners = BTreeMap<String, usize>;
 
 /// The runners every test file sees (the harness's and std's).
 pub fn base_runners() -> Runners {
-    [("Command::new", 0), ("sh", 0), ("sh_in", 1), ("require_tool", 0)]
-        .into_iter()
-        .map(|(n, k)| (n.to_string(), k))
-        .collect()
+    [
+        ("Command::new", 0),
+        ("sh", 0),
+        ("sh_in", 1),
+        ("require_tool", 0),
+    ]
+    .into_iter()
+    .map(|(n, k)| (n.to_string(), k))
+    .collect()
 }
 
 fn is_ident(c: char) -> bool {

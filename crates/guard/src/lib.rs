@@ -25,10 +25,6 @@
 //! - [`process`]: signals only to a process fiox started (pid and start time) that still runs
 //!   this very fiox executable.
 
-/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
-#[cfg(test)]
-#[path = "../../../tests/harness/need.rs"]
-mod test_need;
 pub mod device;
 pub mod dir;
 pub mod error;
@@ -41,6 +37,10 @@ pub mod named;
 pub mod output;
 pub mod process;
 mod sys;
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 pub mod tree;
 
 pub use dir::Dir;

@@ -7,10 +7,6 @@
 //! binary can always print what was measured. fio's process model is not used: every job is a
 //! thread (the header's `Starting N processes` stays fio's line, for readers of fio's output).
 
-/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
-#[cfg(test)]
-#[path = "../../../tests/harness/need.rs"]
-mod test_need;
 mod control;
 pub mod debug;
 mod error;
@@ -22,6 +18,10 @@ mod observe;
 mod replay;
 pub mod sync;
 mod sys;
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 mod verify;
 
 pub use observe::{clocktest, idleprof, selftest};

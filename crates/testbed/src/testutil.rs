@@ -15,7 +15,10 @@ pub fn skip(support: crate::Result<()>, test: &str) -> bool {
         Ok(()) => false,
         Err(e) => {
             let why = e.to_string();
-            assert!(!why.contains("need root"), "{test}: {why}: the suite runs as root");
+            assert!(
+                !why.contains("need root"),
+                "{test}: {why}: the suite runs as root"
+            );
             need::skip_for_kernel(&format!("what {test} needs"), &why);
             true
         }

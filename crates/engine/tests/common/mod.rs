@@ -6,6 +6,7 @@
 /// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
 #[path = "../../../../tests/harness/need.rs"]
 pub mod need;
+#[allow(unused_imports)] // each test binary uses part of them
 pub use need::{kernel_filesystem, kernel_io_uring, skip_for_kernel};
 
 use std::os::fd::AsRawFd;
