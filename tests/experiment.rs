@@ -569,8 +569,7 @@ fn example_experiment_files_are_valid() {
 /// `down` stops it and unmounts; after a kill -9 of the server, `cleanup` removes the rest.
 #[test]
 fn testbed_slow_device_delays_requests_and_goes_away() {
-    if !std::path::Path::new("/dev/fuse").exists() {
-        eprintln!("skipping: the kernel has no FUSE (/dev/fuse)");
+    if !kernel_device("/dev/fuse", "FUSE") {
         return;
     }
     let state = TempDir::new("tbstate");

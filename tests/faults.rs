@@ -13,13 +13,11 @@ use std::path::Path;
 const MIB: u64 = 1 << 20;
 
 fn small_tmpfs() -> Option<fiox_testbed::mount::TmpfsMount> {
-    match fiox_testbed::mount::TmpfsMount::new(MIB) {
-        Ok(m) => Some(m),
-        Err(e) => {
-            eprintln!("skipped: cannot mount a small tmpfs: {e}");
-            None
-        }
+    require_root("mounts a tmpfs");
+    if !kernel_filesystem("tmpfs") {
+        return None;
     }
+    Some(fiox_testbed::mount::TmpfsMount::new(MIB).expect("mount a small tmpfs"))
 }
 
 fn write_4m(f: &Path, extra: &[&str]) -> Run {

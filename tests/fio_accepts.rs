@@ -4,7 +4,7 @@
 //! cannot run it, `--parse-only` exits 1 with a "not supported yet" line naming it.
 //!
 //! Option sample values are checked with fio itself first (`fio --parse-only` must take them),
-//! so the test compares like with like. Skipped where fio is not installed.
+//! so the test compares like with like. fio must be installed (the test fails naming it).
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -14,8 +14,10 @@ use fiox_job::defs::{self, Kind, OptDef};
 use harness::*;
 use std::process::Command;
 
-/// fio's output for `args`, or None when fio is not installed.
+/// fio's output for `args` (the test fails, naming the package, when fio is not installed),
+/// or None when fio could not be started.
 fn fio(args: &[&str]) -> Option<(i32, String)> {
+    need_fio();
     let out = Command::new("fio").args(args).output().ok()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     Some((out.status.code().unwrap_or(-1), text))

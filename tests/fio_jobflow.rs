@@ -678,12 +678,20 @@ fn blkio_mount() -> Option<(std::path::PathBuf, bool)> {
 /// blkio.weight file fails as fio's (EACCES); the same as fio.
 #[test]
 fn cgroup_puts_the_job_in_the_group_like_fio() {
-    if !is_root() {
-        eprintln!("skipped: creating cgroups needs root");
-        return;
-    }
+    require_root("creates cgroups");
     let Some((mnt, v2)) = blkio_mount() else {
-        eprintln!("skipped: no blkio cgroup hierarchy is mounted");
+        let cgroups = std::fs::read_to_string("/proc/cgroups").unwrap_or_default();
+        assert!(
+            !cgroups
+                .lines()
+                .any(|l| l.starts_with("blkio\t") && l.ends_with("\t1")),
+            "the kernel has the blkio controller but it is not mounted: \
+             `mount -t cgroup -o blkio cgroup /sys/fs/cgroup/blkio`"
+        );
+        skip_for_kernel(
+            "a blkio cgroup hierarchy",
+            "no blkio controller in /proc/cgroups and no cgroup2 mounted",
+        );
         return;
     };
     let name = format!("fiox-test-{}", std::process::id());
@@ -788,8 +796,7 @@ fn numa_calls(tool: &str, dir: &std::path::Path, args: &[&str]) -> Vec<String> {
 /// online fails the job.
 #[test]
 fn numa_placement_makes_fios_calls() {
-    if !std::path::Path::new("/sys/devices/system/node/node0").exists() {
-        eprintln!("skipped: the kernel has no NUMA nodes in sysfs");
+    if !kernel_device("/sys/devices/system/node/node0", "NUMA nodes in sysfs") {
         return;
     }
     let dir = TempDir::new("numa");

@@ -325,13 +325,11 @@ fn unlink_each_loop_removes_files_between_loops_like_fio() {
 
 /// A 1 MiB tmpfs made for the test (unmounted when dropped).
 fn small_tmpfs() -> Option<fiox_testbed::mount::TmpfsMount> {
-    match fiox_testbed::mount::TmpfsMount::new(1 << 20) {
-        Ok(m) => Some(m),
-        Err(e) => {
-            eprintln!("skipped: cannot mount a small tmpfs: {e}");
-            None
-        }
+    require_root("mounts a tmpfs");
+    if !kernel_filesystem("tmpfs") {
+        return None;
     }
+    Some(fiox_testbed::mount::TmpfsMount::new(1 << 20).expect("mount a small tmpfs"))
 }
 
 /// (error, io_bytes and total_ios of writes then reads, sizes of the files left, names of

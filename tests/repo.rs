@@ -222,65 +222,61 @@ fn the_door_check_finds_a_door() {
     assert_eq!(found.len(), 1, "{found:?}");
 }
 
-/// The programs the tests run, by name: `Command::new("x")`, `sh("x", ..)`, `sh_in(dir, "x", ..)`
-/// and `require_tool("x")` in tests/ and crates/*/tests/, with the file that runs each.
+#[path = "repo/programs.rs"]
+mod programs;
+
+/// The programs the tests run, by name, with the file that runs each: see [`programs`] (names
+/// given to `Command::new`, `sh`, `sh_in`, `require_tool` or a helper passing its parameter on,
+/// as literals or through variables bound to literals), in tests/ and crates/*/tests/, and in
+/// the `#[cfg(test)]` part of the sources (src/, crates/*/src/). Helpers of tests/harness are seen by every file.
 fn programs_tests_run() -> Vec<(String, String)> {
     let mut files = Vec::new();
     rust_files(&root().join("tests"), &mut files);
+    let mut sources = Vec::new();
+    rust_files(&root().join("src"), &mut sources);
     let crates = std::fs::read_dir(root().join("crates")).unwrap();
     for c in crates.flatten() {
         rust_files(&c.path().join("tests"), &mut files);
+        rust_files(&c.path().join("src"), &mut sources);
+    }
+    let mine = root().join("tests/repo");
+    let files: Vec<(PathBuf, String)> = files
+        .into_iter()
+        .filter(|f| !f.starts_with(&mine) && f.file_name() != Path::new(file!()).file_name())
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            (f, text)
+        })
+        .chain(sources.into_iter().filter_map(|f| {
+            // Only the tests of a source file: what follows its first #[cfg(test)].
+            let text = std::fs::read_to_string(&f).unwrap();
+            let at = text.find("#[cfg(test)]")?;
+            Some((f, text[at..].to_string()))
+        }))
+        .collect();
+    let mut runners = programs::base_runners();
+    for (f, text) in &files {
+        if f.starts_with(root().join("tests/harness")) {
+            programs::add_runners(text, &mut runners);
+        }
     }
     let mut found = Vec::new();
-    let me = Path::new(file!()).file_name().unwrap();
-    for f in files.into_iter().filter(|f| f.file_name() != Some(me)) {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for opener in ["Command::new(\"", "sh(\"", "require_tool(\""] {
-            for (i, _) in text.match_indices(opener) {
-                let before = text[..i].chars().next_back().unwrap_or(' ');
-                if before.is_alphanumeric() || before == '_' {
-                    continue; // push("..."), fresh("...")
-                }
-                let rest = &text[i + opener.len()..];
-                let name = &rest[..rest.find('"').unwrap()];
-                found.push((name.to_string(), f.display().to_string()));
-            }
-        }
-        for (i, _) in text.match_indices("sh_in(") {
-            let before = text[..i].chars().next_back().unwrap_or(' ');
-            if before.is_alphanumeric() || before == '_' {
-                continue;
-            }
-            let rest = &text[i..];
-            let line = &rest[..rest.find(')').unwrap_or(rest.len())];
-            if let Some(q) = line.find(", \"") {
-                let name = &line[q + 3..];
-                found.push((
-                    name[..name.find('"').unwrap()].to_string(),
-                    f.display().to_string(),
-                ));
-            }
+    for (f, text) in &files {
+        for p in programs::programs_in(text, &runners) {
+            found.push((p, f.display().to_string()));
         }
     }
     found
 }
 
-/// Every program a test runs is in ci/packages.txt (which ci/test.sh installs before the suite),
-/// so a fresh machine gets every tool the tests call (issue 24).
-#[test]
-fn every_program_the_tests_run_is_in_the_package_list() {
-    let list = std::fs::read_to_string(root().join("ci/packages.txt")).unwrap();
+/// The programs of `found` that `list` (ci/packages.txt's text) does not name, but for the
+/// binaries the build makes.
+fn unlisted(found: &[(String, String)], list: &str) -> Vec<String> {
     let tools: Vec<&str> = list
         .lines()
         .filter_map(|l| l.split('#').next().unwrap().split_whitespace().next())
         .collect();
-    assert!(
-        tools.contains(&"fio") && tools.contains(&"losetup"),
-        "{tools:?}"
-    );
-    let found = programs_tests_run();
-    assert!(found.len() > 50, "found only {} program calls", found.len());
-    // The built binaries and names a test composes are not programs to install.
+    // The built binaries are not programs to install.
     let ours = ["fiox", "plot"];
     let mut missing: Vec<String> = found
         .iter()
@@ -289,6 +285,75 @@ fn every_program_the_tests_run_is_in_the_package_list() {
         .collect();
     missing.sort();
     missing.dedup();
+    missing
+}
+
+/// The checker finds programs named through variables and helpers, and reports the ones the
+/// list lacks (a check that could not fail would prove nothing).
+#[test]
+fn the_program_check_finds_programs_behind_variables_and_helpers() {
+    let text = r##"
+        fn mkfs(dir: &Path, size: u64, prog: &str, args: &[&str]) -> PathBuf {
+            let out = Command::new(prog).args(args).output();
+        }
+        fn outer(tool: &str) { mkfs(d, 1, tool, &[]); }
+        const XFS: &str = "mkfs.xfs";
+        fn t() {
+            let tool = "mkfs.bogus1";
+            Command::new(tool).status();
+            require_tool(XFS);
+            for t in ["bogus2", "bogus3"] { sh(t, &["-v"]); }
+            let list = ["bogus4"];
+            for x in list { require_tool(x); }
+            mkfs(d, 1 << 20, "bogus5", &["a, b"]);
+            outer("bogus6");
+            sh_in(dir, "bogus7", &[]);
+            let name = format!("{}", "not-a-program"); Command::new(name);
+            // Command::new("in-a-comment")
+            push("not-a-call"); x.sh("a-method");
+        }
+    "##;
+    let runners = programs::base_runners();
+    let mut got = programs::programs_in(text, &runners);
+    got.sort();
+    got.dedup();
+    let want = [
+        "bogus2",
+        "bogus3",
+        "bogus4",
+        "bogus5",
+        "bogus6",
+        "bogus7",
+        "mkfs.bogus1",
+        "mkfs.xfs",
+    ];
+    assert_eq!(got, want);
+    let found: Vec<(String, String)> = got.into_iter().map(|p| (p, "t.rs".into())).collect();
+    let list = "mkfs.xfs xfsprogs  # t\nbogus2 b # t\n";
+    let missing = unlisted(&found, list);
+    assert_eq!(missing.len(), 6, "{missing:?}");
+    assert!(missing.contains(&"mkfs.bogus1 (run by t.rs)".to_string()));
+}
+
+/// Every program a test runs is in ci/packages.txt (which ci/test.sh installs before the suite),
+/// so a fresh machine gets every tool the tests call (issue 24).
+#[test]
+fn every_program_the_tests_run_is_in_the_package_list() {
+    let list = std::fs::read_to_string(root().join("ci/packages.txt")).unwrap();
+    let found = programs_tests_run();
+    assert!(found.len() > 50, "found only {} program calls", found.len());
+    // Names only a variable or a helper's parameter carries (the old check missed them).
+    for p in [
+        "fio",
+        "losetup",
+        "mkfs.ext4",
+        "fsfreeze",
+        "git",
+        "make-bcache",
+    ] {
+        assert!(found.iter().any(|(f, _)| f == p), "{p} not found");
+    }
+    let missing = unlisted(&found, &list);
     assert!(
         missing.is_empty(),
         "programs the tests run that ci/packages.txt does not list:\n{}",

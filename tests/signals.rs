@@ -469,7 +469,8 @@ fn sigint_saves_the_verify_state() {
 /// image lives on another ext4 (in /dev/shm) that the test freezes. Writes to the inner file
 /// system go to the page cache as usual, but an fsync blocks until the outer one is thawed,
 /// so the end_fsync phase lasts exactly as long as the test wants (no timing involved).
-/// None (the test is skipped) without root, loop devices, mkfs.ext4 or fsfreeze.
+/// Fails without root, mkfs.ext4, mount or fsfreeze; None (the skip recorded) when the kernel
+/// has no loop driver or no ext4.
 struct StalledFs {
     // Drop thaws first, then the fields go in declaration order: the inner image (mounted
     // inside the outer one) before the outer.
@@ -480,6 +481,12 @@ struct StalledFs {
 
 impl StalledFs {
     fn new() -> Option<StalledFs> {
+        for tool in ["mkfs.ext4", "mount", "umount", "fsfreeze"] {
+            require_tool(tool);
+        }
+        if !loop_devices() || !kernel_filesystem("ext4") {
+            return None;
+        }
         let setup = || -> Result<StalledFs, String> {
             let mut outer =
                 fiox_testbed::Ext4Image::create_in(std::path::Path::new("/dev/shm"), 64 << 20)
@@ -494,13 +501,7 @@ impl StalledFs {
                 frozen: false,
             })
         };
-        match setup() {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("skipped: cannot stack two ext4 images: {e}");
-                None
-            }
-        }
+        Some(setup().unwrap_or_else(|e| panic!("cannot stack two ext4 images: {e}")))
     }
 
     /// Where the test's files go.
@@ -516,19 +517,11 @@ impl StalledFs {
             .to_string()
     }
 
-    /// Stall every write the inner file system sends to its device. False if the kernel
-    /// cannot freeze (the test is then skipped).
+    /// Stall every write the inner file system sends to its device (ext4 always freezes).
     fn stall(&mut self) -> bool {
-        match sh("fsfreeze", &["-f", &self.outer_dir()]) {
-            Ok(_) => {
-                self.frozen = true;
-                true
-            }
-            Err(e) => {
-                eprintln!("skipped: {e}");
-                false
-            }
-        }
+        sh("fsfreeze", &["-f", &self.outer_dir()]).expect("fsfreeze the outer ext4");
+        self.frozen = true;
+        true
     }
 
     fn resume(&mut self) {

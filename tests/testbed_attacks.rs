@@ -53,10 +53,8 @@ fn victim_intact(victim: &str) -> bool {
 
 #[test]
 fn d1_testbed_up_and_an_experiment_leave_a_planted_link_and_its_target_alone() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
-        return;
-    }
+    require_root("testbeds mount");
+    require_tool("unshare");
     let dir = TempDir::new("tb-d1");
     let state = TempDir::new("tb-d1-state");
     let (tmp, victim) = planted(&dir, &["tmpfs1", "exp1-rd"]);
@@ -97,8 +95,8 @@ fn d1_testbed_up_and_an_experiment_leave_a_planted_link_and_its_target_alone() {
 /// as gone, and cleanup unmounts its dead FUSE mount.
 #[test]
 fn m5_a_zombie_server_is_dead_to_list_and_cleanup() {
-    if !is_root() || !Path::new("/dev/fuse").exists() {
-        eprintln!("skipped: needs root and /dev/fuse");
+    require_root("testbeds mount");
+    if !kernel_device("/dev/fuse", "FUSE") {
         return;
     }
     let state = TempDir::new("tb-m5");
@@ -145,8 +143,8 @@ fn m5_a_zombie_server_is_dead_to_list_and_cleanup() {
 /// M3: the slow server's reason for failing reaches the user.
 #[test]
 fn m3_a_failed_slow_server_says_why() {
-    if !is_root() || !Path::new("/dev/fuse").exists() {
-        eprintln!("skipped: needs root and /dev/fuse");
+    require_root("testbeds mount");
+    if !kernel_device("/dev/fuse", "FUSE") {
         return;
     }
     let state = TempDir::new("tb-m3");

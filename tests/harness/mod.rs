@@ -240,6 +240,11 @@ pub fn sh_in(dir: &Path, cmd: &str, args: &[&str]) -> Result<String, String> {
             args.join(" "),
             String::from_utf8_lossy(&o.stderr).trim()
         )),
+        // A program that is not installed fails the test, naming its package.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            require_tool(cmd);
+            Err(format!("{cmd}: {e}"))
+        }
         Err(e) => Err(format!("{cmd}: {e}")),
     }
 }

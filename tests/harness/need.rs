@@ -73,9 +73,18 @@ pub fn require_root(why: &str) {
     );
 }
 
-/// Where skips are recorded: `target/tmp/fiox-skips.log` (ci/test.sh empties it first).
-pub fn skip_log() -> &'static Path {
-    Path::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/fiox-skips.log"))
+/// Where skips are recorded: `target/tmp/fiox-skips.log` (ci/test.sh empties it first). Unit
+/// tests (no CARGO_TARGET_TMPDIR) find `target/tmp` beside the workspace's ci/packages.txt.
+pub fn skip_log() -> std::path::PathBuf {
+    let tmp = match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(t) => std::path::PathBuf::from(t),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .ancestors()
+            .find(|d| d.join("ci/packages.txt").is_file())
+            .unwrap_or(Path::new(env!("CARGO_MANIFEST_DIR")))
+            .join("target/tmp"),
+    };
+    tmp.join("fiox-skips.log")
 }
 
 /// Skip the rest of a test because the kernel lacks `feature` (checked by the caller: `why` is
@@ -87,11 +96,14 @@ pub fn skip_for_kernel(feature: &str, why: &str) {
     let why = why.replace(['\n', '\t'], " ");
     eprintln!("skip: the kernel lacks {feature}: {why}");
     let line = format!("{feature}\t{}::{test}\t{why}\n", env!("CARGO_CRATE_NAME"));
-    let _ = std::fs::create_dir_all(env!("CARGO_TARGET_TMPDIR"));
+    let log = skip_log();
+    if let Some(dir) = log.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
     if let Ok(mut f) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(skip_log())
+        .open(&log)
     {
         let _ = f.write_all(line.as_bytes());
     }
@@ -110,4 +122,68 @@ pub fn loop_devices() -> bool {
         );
         false
     }
+}
+
+/// Whether the kernel knows filesystem `fs` (listed in /proc/filesystems); when not, the skip is
+/// recorded with what the check found and false returned (the caller returns right after).
+pub fn kernel_filesystem(fs: &str) -> bool {
+    let list = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    if list
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some(fs))
+    {
+        return true;
+    }
+    skip_for_kernel(
+        &format!("the {fs} filesystem"),
+        &format!("{fs} is not in /proc/filesystems (try `modprobe {fs}`)"),
+    );
+    false
+}
+
+/// Whether the device node `dev` exists (a kernel driver's: /dev/fuse, /dev/full); when not,
+/// the skip names `feature` and is recorded, and false is returned.
+pub fn kernel_device(dev: &str, feature: &str) -> bool {
+    if Path::new(dev).exists() {
+        return true;
+    }
+    skip_for_kernel(feature, &format!("no {dev}"));
+    false
+}
+
+/// Whether io_uring works here: `kernel.io_uring_disabled` is 0 (or absent) and an
+/// io_uring_setup of one entry succeeds. When not, the skip is recorded with what the check
+/// found and false returned.
+pub fn kernel_io_uring() -> bool {
+    match io_uring_probe() {
+        Ok(()) => true,
+        Err(why) => {
+            skip_for_kernel("io_uring", &why);
+            false
+        }
+    }
+}
+
+/// Why io_uring cannot be used here, or Ok.
+#[allow(unsafe_code)] // the probe is a system call (crates that include this deny unsafe code)
+pub fn io_uring_probe() -> Result<(), String> {
+    if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+        if s.trim() != "0" {
+            return Err(format!("kernel.io_uring_disabled = {}", s.trim()));
+        }
+    }
+    // struct io_uring_params is 120 bytes; zeroed asks for defaults.
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup(2) reads and writes `params`, a live buffer of the size the kernel
+    // expects; the descriptor it returns is closed right below.
+    let fd = unsafe { libc::syscall(libc::SYS_io_uring_setup, 1u32, params.as_mut_ptr()) };
+    if fd < 0 {
+        return Err(format!(
+            "io_uring_setup: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: `fd` is the descriptor io_uring_setup just returned, owned by nobody else.
+    unsafe { libc::close(fd as libc::c_int) };
+    Ok(())
 }

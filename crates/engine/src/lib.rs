@@ -52,6 +52,10 @@ mod queued;
 mod synthetic;
 pub mod sys;
 mod target;
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 
 pub use buf::{BufPool, BufPtr};
 pub use factory::create;

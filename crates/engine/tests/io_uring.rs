@@ -8,22 +8,15 @@ use common::*;
 use fiox_engine::{create, BufPool, EngineError, IoOp};
 use fiox_job::spec::EngineOptions;
 
-/// io_uring may be disabled (kernel.io_uring_disabled) or filtered (seccomp): skip with a reason.
+/// io_uring may be disabled (kernel.io_uring_disabled) or filtered (seccomp): the harness probes
+/// it with io_uring_setup and records the skip with what it found. Where the kernel has it, the
+/// engine must start.
 fn available() -> bool {
-    if let Ok(s) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
-        if s.trim() != "0" {
-            eprintln!("skip: kernel.io_uring_disabled = {}", s.trim());
-            return false;
-        }
+    if !kernel_io_uring() {
+        return false;
     }
-    match create(&job("io_uring", 4, false, EngineOptions::default())) {
-        Ok(_) => true,
-        Err(e @ EngineError::Os { .. }) => {
-            eprintln!("skip: io_uring unavailable: {e}");
-            false
-        }
-        Err(e) => panic!("{e}"),
-    }
+    create(&job("io_uring", 4, false, EngineOptions::default())).expect("io_uring engine");
+    true
 }
 
 fn opts(f: impl FnOnce(&mut EngineOptions)) -> EngineOptions {
@@ -65,9 +58,7 @@ fn io_uring_fixedbufs_without_registration_is_a_clear_error() {
     if !available() {
         return;
     }
-    let Some(dir) = disk_dir("fixednoreg") else {
-        return;
-    };
+    let dir = need_disk("fixednoreg");
     let j = job("io_uring", 2, false, opts(|o| o.fixedbufs = true));
     let mut e = create(&j).unwrap();
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
@@ -88,7 +79,7 @@ fn io_uring_sqpoll_force_async_nowait() {
         Ok(_) => battery("io_uring", 4, opts(|o| o.sqthread_poll = true)),
         Err(e) => {
             assert!(e.to_string().contains("sqthread_poll"), "{e}");
-            eprintln!("skip sqpoll: {e}");
+            skip_for_kernel("io_uring SQPOLL", &e.to_string());
         }
     }
     let cpu0 = opts(|o| {
@@ -99,9 +90,7 @@ fn io_uring_sqpoll_force_async_nowait() {
         battery("io_uring", 4, cpu0);
     }
     battery("io_uring", 8, opts(|o| o.force_async = 2));
-    let Some(dir) = disk_dir("urnowait") else {
-        return;
-    };
+    let dir = need_disk("urnowait");
     let j = job("io_uring", 2, false, opts(|o| o.nowait = true));
     let mut e = create(&j).unwrap();
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
@@ -132,21 +121,24 @@ fn io_uring_hipri_polls_or_is_refused_naming_the_option() {
     if !available() {
         return;
     }
-    let Some(dir) = disk_dir("urhipri") else {
-        return;
-    };
+    let dir = need_disk("urhipri");
     let o = opts(|o| o.hipri = true);
     let j = job("io_uring", 4, true, o);
     let mut e = match create(&j) {
         Ok(e) => e,
         Err(err) => {
             assert!(err.to_string().contains("hipri"), "{err}");
+            skip_for_kernel("io_uring IOPOLL", &err.to_string());
             return;
         }
     };
     let (f, path) = match open_test_file(&dir.0, &j) {
         Ok(x) => x,
-        Err(EngineError::DirectUnsupported(_)) => return,
+        Err(EngineError::DirectUnsupported(_)) => {
+            let fs = format!("O_DIRECT on the filesystem of {}", dir.0.display());
+            skip_for_kernel(&fs, "open(O_DIRECT) refused (EINVAL)");
+            return;
+        }
         Err(err) => panic!("{err}"),
     };
     if let Err(err) = e.add_file(&engine_file(&f, &path)) {
@@ -155,7 +147,7 @@ fn io_uring_hipri_polls_or_is_refused_naming_the_option() {
             msg.contains("hipri") && msg.contains("poll queues"),
             "{msg}"
         );
-        eprintln!("no polled I/O here: {msg}");
+        skip_for_kernel("polled I/O (poll queues) on the test file's device", &msg);
         return;
     }
     let pool = BufPool::new(2, 4096, 4096).unwrap();
@@ -171,9 +163,7 @@ fn io_uring_files_and_buffers_can_be_registered_again() {
     if !available() {
         return;
     }
-    let Some(dir) = disk_dir("urrereg") else {
-        return;
-    };
+    let dir = need_disk("urrereg");
     let o = opts(|o| {
         o.fixedbufs = true;
         o.registerfiles = true;

@@ -22,7 +22,7 @@ fn libaio_userspace_reap() {
     };
     battery("libaio", 8, opts.clone());
     // Poll with min=0 so the ring path is taken.
-    let Some(dir) = disk_dir("ureap") else { return };
+    let dir = need_disk("ureap");
     let j = job("libaio", 4, false, opts);
     let mut e = create(&j).unwrap();
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
@@ -52,9 +52,7 @@ fn libaio_userspace_reap() {
 
 #[test]
 fn libaio_nowait_completes_or_says_why() {
-    let Some(dir) = disk_dir("aionowait") else {
-        return;
-    };
+    let dir = need_disk("aionowait");
     let opts = EngineOptions {
         nowait: true,
         ..Default::default()
@@ -71,9 +69,7 @@ fn libaio_nowait_completes_or_says_why() {
 
 #[test]
 fn libaio_fsync_waits_for_inflight_io() {
-    let Some(dir) = disk_dir("aiofsync") else {
-        return;
-    };
+    let dir = need_disk("aiofsync");
     let j = job("libaio", 4, false, EngineOptions::default());
     let mut e = create(&j).unwrap();
     let (f, path) = open_test_file(&dir.0, &j).unwrap();

@@ -31,9 +31,7 @@ fn every_data_engine_moves_data_through_submit_threads() {
 #[test]
 fn io_uring_runs_offloaded_unlike_fio() {
     offload();
-    let probe = job("io_uring", 1, false, EngineOptions::default());
-    if let Err(e) = create(&probe) {
-        eprintln!("skip: io_uring unavailable here: {e}");
+    if !kernel_io_uring() {
         return;
     }
     // Each submit thread uses a ring it did not create: the ring must not be SINGLE_ISSUER.
@@ -62,8 +60,7 @@ fn one_submit_thread_per_iodepth_named_and_distinct() {
 #[test]
 fn seeking_engines_keep_positions_apart_under_concurrency() {
     offload();
-    let Some(dir) = shm_dir("offload-seek") else {
-        eprintln!("skip: no /dev/shm");
+    let Some(dir) = need_shm("offload-seek") else {
         return;
     };
     for name in ["sync", "vsync"] {
@@ -102,8 +99,7 @@ fn seeking_engines_keep_positions_apart_under_concurrency() {
 #[test]
 fn errors_come_back_as_completions_with_their_errno() {
     offload();
-    let Some(dir) = shm_dir("offload-err") else {
-        eprintln!("skip: no /dev/shm");
+    let Some(dir) = need_shm("offload-err") else {
         return;
     };
     let j = job("psync", 2, false, EngineOptions::default());

@@ -18,8 +18,7 @@ fn posixaio_depth_1_and_8() {
 #[test]
 fn posixaio_deeper_than_the_suspend_list() {
     battery("posixaio", 32, EngineOptions::default());
-    let Some(dir) = shm_dir("posixaio-deep") else {
-        eprintln!("skip: no /dev/shm");
+    let Some(dir) = need_shm("posixaio-deep") else {
         return;
     };
     let j = job("posixaio", 32, false, EngineOptions::default());

@@ -36,9 +36,7 @@ fn pvsync2_plain_and_hipri() {
 
 #[test]
 fn pvsync2_nowait_reads_or_eagain() {
-    let Some(dir) = disk_dir("nowait") else {
-        return;
-    };
+    let dir = need_disk("nowait");
     let opts = EngineOptions {
         nowait: true,
         ..Default::default()
@@ -61,9 +59,7 @@ fn pvsync2_nowait_reads_or_eagain() {
 
 #[test]
 fn pvsync2_uncached_is_used_or_refused_by_name() {
-    let Some(dir) = disk_dir("uncached") else {
-        return;
-    };
+    let dir = need_disk("uncached");
     let opts = EngineOptions {
         uncached: 1,
         ..Default::default()
@@ -91,9 +87,7 @@ fn vsync_single_and_merged() {
 
 #[test]
 fn vsync_merges_contiguous_units_into_one_call() {
-    let Some(dir) = disk_dir("vmerge") else {
-        return;
-    };
+    let dir = need_disk("vmerge");
     let j = job("vsync", 4, false, EngineOptions::default());
     let mut e = create(&j).unwrap();
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
@@ -134,9 +128,7 @@ fn mmap() {
 
 #[test]
 fn mmap_write_past_end_is_einval_not_sigbus() {
-    let Some(dir) = disk_dir("mmapend") else {
-        return;
-    };
+    let dir = need_disk("mmapend");
     let j = job("mmap", 1, false, EngineOptions::default());
     let mut e = create(&j).unwrap();
     let (f, path) = open_test_file(&dir.0, &j).unwrap();

@@ -37,6 +37,10 @@ pub mod named;
 pub mod output;
 pub mod process;
 mod sys;
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 pub mod tree;
 
 pub use dir::Dir;

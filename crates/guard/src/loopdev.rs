@@ -247,8 +247,7 @@ mod tests {
 
     #[test]
     fn a_detach_leaves_a_device_bound_to_another_inode_alone() {
-        if sys::euid() != 0 || !Path::new("/dev/loop-control").exists() {
-            eprintln!("skipped: loop devices need root and /dev/loop-control");
+        if !crate::test_need::loop_devices() {
             return;
         }
         let dir = std::env::temp_dir();

@@ -18,6 +18,10 @@ mod observe;
 mod replay;
 pub mod sync;
 mod sys;
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[cfg(test)]
+#[path = "../../../tests/harness/need.rs"]
+mod test_need;
 mod verify;
 
 pub use observe::{clocktest, idleprof, selftest};

@@ -292,8 +292,8 @@ fn max_jobs_still_runs_every_job() {
     assert!(out.result.jobs.iter().all(|r| r.dirs.read.total_ios == 256));
 }
 
-/// A FUSE file that answers every read with at most 1000 bytes, or None when FUSE is
-/// unavailable here (the tests then say why and skip).
+/// A FUSE file that answers every read with at most 1000 bytes; fails without root, None (the
+/// skip recorded) when the kernel has no FUSE.
 fn fault_file(action: fiox_testbed::FaultAction, end: u64) -> Option<fiox_testbed::FaultFs> {
     use fiox_testbed::{FaultFs, FaultFsOptions, FaultOps, FaultRule};
     let opts = FaultFsOptions {
@@ -306,13 +306,11 @@ fn fault_file(action: fiox_testbed::FaultAction, end: u64) -> Option<fiox_testbe
         }],
         ..FaultFsOptions::default()
     };
-    match FaultFs::mount(opts) {
-        Ok(f) => Some(f),
-        Err(e) => {
-            eprintln!("skipped: FUSE fault file unavailable: {e}");
-            None
-        }
+    crate::test_need::require_root("FUSE mounts");
+    if !crate::test_need::kernel_device("/dev/fuse", "FUSE") {
+        return None;
     }
+    Some(FaultFs::mount(opts).expect("mount the FUSE fault file"))
 }
 
 #[test]

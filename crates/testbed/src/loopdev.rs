@@ -413,7 +413,8 @@ mod tests {
         };
         let dev = match LoopDevice::attach(&img, &opts) {
             Err(e @ TestbedError::DirectIoRefused { .. }) => {
-                eprintln!("skipped direct_io_and_block_size_switch: {e}");
+                let why = e.to_string();
+                crate::testutil::need::skip_for_kernel("O_DIRECT on the backing filesystem", &why);
                 return;
             }
             other => other.unwrap(),

@@ -478,7 +478,8 @@ mod tests {
         };
         let rd = match RamDisk::new(16 << 20, &opts) {
             Err(e @ TestbedError::DirectIoRefused { .. }) => {
-                eprintln!("skipped ram_disk: tmpfs without O_DIRECT (Linux < 6.6): {e}");
+                let why = e.to_string();
+                crate::testutil::need::skip_for_kernel("O_DIRECT on tmpfs (Linux 6.6)", &why);
                 return;
             }
             other => other.unwrap(),
@@ -597,8 +598,11 @@ mod tests {
                 .arg(dev.path())
                 .args(["1", "2048", &((32u64 << 20) / 512 - 2048).to_string()])
                 .status();
+            crate::testutil::need::require_tool("addpart");
             if !added.is_ok_and(|s| s.success()) {
-                eprintln!("skipped mounted_partition: no partition support (addpart failed)");
+                // addpart is installed: the kernel refused BLKPG_ADD_PARTITION.
+                let why = "addpart failed and no partition table parser found the MBR";
+                crate::testutil::need::skip_for_kernel("partitions on loop devices", why);
                 return;
             }
             assert!(

@@ -3,12 +3,23 @@
 
 use std::time::{Duration, Instant};
 
-/// Print why a test is skipped and return true when `support` says the feature is missing.
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[path = "../../../tests/harness/need.rs"]
+pub mod need;
+
+/// True (the skip recorded with the kernel feature the check found missing) when `support`
+/// says the kernel lacks it; the test fails when it says root is missing (the suite runs as
+/// root, and a test that needs it checks nothing without).
 pub fn skip(support: crate::Result<()>, test: &str) -> bool {
     match support {
         Ok(()) => false,
         Err(e) => {
-            eprintln!("skipped {test}: {e}");
+            let why = e.to_string();
+            assert!(
+                !why.contains("need root"),
+                "{test}: {why}: the suite runs as root"
+            );
+            need::skip_for_kernel(&format!("what {test} needs"), &why);
             true
         }
     }

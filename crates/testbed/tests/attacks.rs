@@ -1,7 +1,8 @@
 //! The adversarial round's attacks on managed testbeds (report 2026-11-27: D1, D3, D4, D10,
 //! M4), as tests: scratch directories, loop devices, mounts, another user's links (uid 65534
 //! via lchown) and forged records are made here, in a state directory of each test's own.
-//! Root runs them (loop devices, mounts); without root they are skipped.
+//! They need root (loop devices, mounts) and fail without; a kernel without the loop driver or
+//! tmpfs skips them (recorded by the harness).
 #![allow(clippy::disallowed_methods, clippy::disallowed_types)]
 
 use fiox_testbed::managed::{self, Spec, State};
@@ -12,12 +13,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The workspace's test harness for what a test needs from the machine.
+#[path = "../../../tests/harness/need.rs"]
+mod need;
+
+/// Root, loop devices and tmpfs: fails without root, false (skip recorded) without the others.
 fn root() -> bool {
-    let ok = fiox_testbed::loop_support().is_ok() && fiox_testbed::mount_support("tmpfs").is_ok();
-    if !ok {
-        eprintln!("skipped: needs root, loop devices and tmpfs");
-    }
-    ok
+    need::loop_devices() && need::kernel_filesystem("tmpfs")
 }
 
 /// A fresh scratch directory with a state directory inside.

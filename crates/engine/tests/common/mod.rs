@@ -3,6 +3,12 @@
 
 #![allow(dead_code)]
 
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[path = "../../../../tests/harness/need.rs"]
+pub mod need;
+#[allow(unused_imports)] // each test binary uses part of them
+pub use need::{kernel_filesystem, kernel_io_uring, skip_for_kernel};
+
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -51,6 +57,25 @@ pub fn disk_dir(tag: &str) -> Option<TempDir> {
         }
     }
     None
+}
+
+/// A directory on the tmpfs at /dev/shm: None (the skip recorded) when the kernel has no tmpfs;
+/// the test fails when /dev/shm is not one (the suite needs it, as on every Debian machine).
+pub fn need_shm(tag: &str) -> Option<TempDir> {
+    if !kernel_filesystem("tmpfs") {
+        return None;
+    }
+    let dir = shm_dir(tag);
+    assert!(
+        dir.is_some(),
+        "/dev/shm is not a tmpfs here: `mount -t tmpfs tmpfs /dev/shm` (the tests use it)"
+    );
+    dir
+}
+
+/// A directory on a disk filesystem (/var/tmp or /tmp not on tmpfs): the test fails without.
+pub fn need_disk(tag: &str) -> TempDir {
+    disk_dir(tag).expect("neither /var/tmp nor /tmp is on a disk filesystem (ext4, xfs...)")
 }
 
 pub fn shm_dir(tag: &str) -> Option<TempDir> {
@@ -263,8 +288,7 @@ pub fn misaligned_direct(name: &str, depth: u32, opts: EngineOptions, dir: &Path
 /// O_DIRECT on tmpfs: either the clear DirectUnsupported error (older kernels) or, since
 /// Linux 6.6 where tmpfs accepts O_DIRECT, a working round trip.
 pub fn shm_direct(name: &str, depth: u32, opts: EngineOptions) {
-    let Some(dir) = shm_dir(name) else {
-        eprintln!("skip: /dev/shm is not tmpfs here");
+    let Some(dir) = need_shm(name) else {
         return;
     };
     let j = job(name, depth, true, opts.clone());
@@ -294,7 +318,8 @@ pub fn trim_zeroes(name: &str, depth: u32, opts: EngineOptions, dir: &Path) {
     assert_eq!(r, vec![4096]);
     let r = run(e.as_mut(), 1, &[unit(IoOp::Trim, 8192, 4096, pool.ptr(0))]);
     if r[0] == -(libc::EOPNOTSUPP as i64) {
-        eprintln!("skip: filesystem cannot punch holes");
+        let fs = format!("hole punching on the filesystem of {}", dir.display());
+        skip_for_kernel(&fs, &format!("{name}: trim returned EOPNOTSUPP"));
         return;
     }
     assert_eq!(r, vec![4096], "{name}: trim");
@@ -314,21 +339,19 @@ pub fn battery(name: &str, depth: u32, opts: EngineOptions) {
 
 /// `honours_direct`: false for engines that bypass O_DIRECT semantics (mmap).
 pub fn battery_with(name: &str, depth: u32, opts: EngineOptions, honours_direct: bool) {
-    let Some(dir) = disk_dir(name) else {
-        eprintln!("skip: no disk-backed temp directory");
-        return;
-    };
+    let dir = need_disk(name);
     roundtrip(name, depth, false, opts.clone(), &dir.0);
     eof_reads(name, depth, false, opts.clone(), &dir.0);
     trim_zeroes(name, depth, opts.clone(), &dir.0);
-    if let Some(shm) = shm_dir(name) {
+    if let Some(shm) = need_shm(name) {
         roundtrip(name, depth, false, opts.clone(), &shm.0);
     }
     let probe = job(name, depth, true, opts.clone());
     match open_test_file(&dir.0, &probe) {
-        Err(EngineError::DirectUnsupported(_)) => {
-            eprintln!("skip: {} has no O_DIRECT", dir.0.display())
-        }
+        Err(EngineError::DirectUnsupported(_)) => skip_for_kernel(
+            &format!("O_DIRECT on the filesystem of {}", dir.0.display()),
+            "open(O_DIRECT) refused (EINVAL)",
+        ),
         Err(e) => panic!("{e}"),
         Ok(_) => {
             roundtrip(name, depth, true, opts.clone(), &dir.0);

@@ -1,5 +1,6 @@
 //! Tests of disk resolution and deltas: a fake sysfs tree for partitions and dm slaves, and a
-//! real loop device (root only; skipped with the reason printed when loop is unavailable).
+//! real loop device (root; skipped, recorded by the harness, only when the kernel has no loop
+//! driver).
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -7,6 +8,10 @@ use super::*;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::process::Command;
+
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[path = "../../../../tests/harness/need.rs"]
+mod need;
 
 /// A fresh directory under /tmp, removed on drop.
 struct TmpDir(PathBuf);
@@ -165,10 +170,7 @@ fn broken_stat_file_is_a_clear_error() {
 #[test]
 fn tmpfs_has_no_disk() {
     let dir = Path::new("/dev/shm");
-    if !dir.is_dir() {
-        println!("skipped: no /dev/shm");
-        return;
-    }
+    assert!(dir.is_dir(), "no /dev/shm: the tests need the tmpfs there");
     let p = dir.join(format!("fiox-stats-tmpfs-{}", std::process::id()));
     fs::write(&p, b"x").unwrap();
     let r = DiskStatsSampler::new().add_path(&p);
@@ -215,13 +217,11 @@ fn real_loop_device_and_its_backing_disk() {
     let t = TmpDir::new("loop");
     let backing = t.0.join("backing.img");
     fs::write(&backing, vec![0u8; 8 << 20]).unwrap();
-    let lo = match Loop::attach(&backing) {
-        Ok(l) => l,
-        Err(why) => {
-            println!("skipped: loop device unavailable ({why})");
-            return;
-        }
-    };
+    if !need::loop_devices() {
+        return;
+    }
+    need::require_tool("losetup");
+    let lo = Loop::attach(&backing).unwrap_or_else(|why| panic!("{why}"));
     let dev = PathBuf::from(&lo.0);
     let mut s = DiskStatsSampler::new();
     assert!(s.add_path(&dev).unwrap());

@@ -1,6 +1,10 @@
 //! Shared by the integration tests: set up one of every resource and check that none is
 //! left afterwards.
 
+/// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
+#[path = "../../../../tests/harness/need.rs"]
+pub mod need;
+
 use fiox_testbed::loopdev::loops_backed_by;
 use fiox_testbed::probe::mount_entries;
 use fiox_testbed::{Ext4Image, LoopDevice, LoopOptions, TempDir, TmpfsMount};
@@ -36,9 +40,8 @@ impl Everything {
         ext4.mount().unwrap();
         let tmpfs = TmpfsMount::new(1 << 20).unwrap();
         #[cfg(feature = "faultfs")]
-        let fuse = fiox_testbed::fuse_support()
-            .ok()
-            .map(|()| FaultFs::mount(FaultFsOptions::default()).unwrap());
+        let fuse = need::kernel_device("/dev/fuse", "FUSE")
+            .then(|| FaultFs::mount(FaultFsOptions::default()).unwrap());
         Everything {
             ext4,
             tmpfs,
@@ -132,10 +135,7 @@ pub fn eventually(mut cond: impl FnMut() -> bool) -> bool {
 }
 
 /// Why the integration tests cannot run here, if they cannot.
-pub fn unsupported() -> Option<String> {
-    fiox_testbed::loop_support()
-        .and(fiox_testbed::mount_support("tmpfs"))
-        .and(fiox_testbed::mount_support("ext4"))
-        .err()
-        .map(|e| e.to_string())
+pub fn supported() -> bool {
+    need::require_tool("mkfs.ext4");
+    need::loop_devices() && need::kernel_filesystem("tmpfs") && need::kernel_filesystem("ext4")
 }
