@@ -130,7 +130,16 @@ fn direct_psync_and_queued_libaio_add_up() {
         args.extend(engine);
         let e = explain(&args, "read");
         adds_up(&e);
-        assert!(share(&e, "device") > 0.2, "{engine:?}: {e:#}");
+        if engine.len() == 1 {
+            // One I/O at a time: the device's part is large (the RAM disk is fast, the calls
+            // around it are short).
+            assert!(share(&e, "device") > 0.2, "{engine:?}: {e:#}");
+        } else {
+            // Eight in flight: a completion also waits its turn to be reaped (a CI run gave
+            // device 19%, completion->reaped 77%), but the time is after submission, not in it.
+            let after = share(&e, "device") + share(&e, "completion_to_reaped");
+            assert!(share(&e, "device") > 0.05 && after > 0.6, "{engine:?}: {e:#}");
+        }
     }
 }
 
