@@ -56,11 +56,7 @@ fn held_open(job: &JobSpec) -> u64 {
     if fiox_engine::is_diskless(&job.ioengine) {
         return 0;
     }
-    let files = if job.files.filenames.is_empty() {
-        u64::from(job.files.nrfiles.max(1))
-    } else {
-        job.files.filenames.len() as u64
-    };
+    let files = super::file_count(job) as u64;
     match u64::from(job.files.openfiles) {
         0 => files,
         cap => cap.min(files),

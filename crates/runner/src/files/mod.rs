@@ -65,11 +65,20 @@ pub fn expand_format(fmt: &str, job: &JobSpec, filenum: u32) -> String {
         .replace("$clientuid", "0")
 }
 
-/// Paths of a job's files in order.
+/// How many files a job uses: its `filename` list, or `nrfiles` generated names (at least one).
+pub fn file_count(job: &JobSpec) -> usize {
+    if job.files.filenames.is_empty() {
+        job.files.nrfiles.max(1) as usize
+    } else {
+        job.files.filenames.len()
+    }
+}
+
+/// Paths of a job's files in order ([`file_count`] of them).
 pub fn file_paths(job: &JobSpec) -> Vec<PathBuf> {
     let fs = &job.files;
     let names: Vec<String> = if fs.filenames.is_empty() {
-        (0..fs.nrfiles.max(1))
+        (0..file_count(job) as u32)
             .map(|i| expand_format(&fs.filename_format, job, i))
             .collect()
     } else {
