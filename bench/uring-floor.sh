@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# User-space instructions per I/O at io_uring's own limit (issue 28): fio's minimal submitter
+# t/io_uring (no statistics, no random map) against fiox and fio on the same job, counted by
+# valgrind's cachegrind (this VM exposes no hardware counters; kernel work is not counted, so
+# this is the part of the CPU per I/O each tool adds above the kernel's). fiox is also run with
+# the statistics and the random map that fio keeps by default turned off, to say what they cost.
+# Needs root (a fiox loop testbed: direct I/O over a 1 GiB /dev/shm file), valgrind, fio 3.33 and
+# T_IO_URING: fio's t/io_uring built WITH libaio (apt-get install libaio-dev; in fio's source
+# `./configure && rm -f t/*.o && make t/io_uring`: a t/io_uring built without CONFIG_LIBAIO runs
+# -a1 with zero I/Os and no error).
+# Usage: T_IO_URING=/path/to/t/io_uring bench/uring-floor.sh [fiox binary]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fiox=$(realpath "${1:-target/release/fiox}")
+t_io_uring=${T_IO_URING:?set T_IO_URING to fio\'s t/io_uring}
+scratch=$(mktemp -d /dev/shm/fiox-floor.XXXXXX)
+trap '"$fiox" testbed down floor-uring >/dev/null 2>&1; rm -rf "$scratch"' EXIT
+dev=$("$fiox" testbed up loop --name=floor-uring --size=1g --direct_io=on --dir="$scratch" | awk '{print $3}')
+
+# t/io_uring: one run of 4 s under cachegrind, its instructions over its I/Os (the sum of its
+# per-second IOPS lines). Its start-up is small (about 1M instructions against hundreds of
+# millions); a difference of two runs is not used because under valgrind its rate varies more
+# between runs than the start-up it would cancel.
+t_count() { # seconds aio -> "instructions ios"
+    local fixed=$((1 - $2))
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$scratch/cg" \
+        --log-file="$scratch/log" -- "$t_io_uring" -a"$2" -d32 -s8 -c8 -b4096 -p0 \
+        -B$fixed -F$fixed -r"$1" "$dev" >"$scratch/out" 2>&1
+    local i ios
+    i=$(awk '/I[ ]*refs:/ {gsub(",", "", $NF); print $NF}' "$scratch/log")
+    ios=$(awk -F'[=,]' '/^IOPS=/ {v=$2; m=1; if (v ~ /K$/) m=1e3; if (v ~ /M$/) m=1e6; sub(/[KM]$/, "", v); s+=v*m} END {printf "%d", s}' "$scratch/out")
+    echo "$i $ios"
+}
+for a in 0 1; do
+    read -r i n <<<"$(t_count 4 $a)"
+    name=$([ $a = 0 ] && echo "t/io_uring (io_uring)" || echo "t/io_uring -a1 (libaio)")
+    awk -v b="$name" -v i="$i" -v n="$n" \
+        'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
+done
+base="--name=floor --rw=randread --bs=4k --filename=$dev --direct=1 --iodepth=32 --iodepth_batch_submit=8 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=8 --thread"
+for engine in io_uring libaio; do
+    extra=""
+    [ $engine = io_uring ] && extra="--fixedbufs --registerfiles"
+    for variant in "" "--norandommap" "--norandommap --gtod_reduce=1"; do
+        for tool in "$fiox" "$(command -v fio)"; do
+            [ "$(basename "$tool")" = fio ] && [ -n "$variant" ] && continue
+            r=$(JOB="$base --ioengine=$engine $extra $variant" SMALL=32m BIG=160m bench/ipio.sh "$tool")
+            printf "%-60s %7s instructions/IO\n" "$(basename "$tool") $engine $variant" \
+                "$(awk '{print $(NF-1)}' <<<"$r")"
+        done
+    done
+done
