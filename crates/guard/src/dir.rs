@@ -333,13 +333,33 @@ impl Dir {
         Ok(())
     }
 
-    /// open(2) of `name` with O_CREAT (not O_EXCL: an existing file is opened, as fio's
-    /// filecreate does) but never through a link (O_NOFOLLOW) and never truncating. The
-    /// plain system call's result, so the caller can time just it.
-    pub fn create_or_open(&self, name: &OsStr, mode: u32) -> io::Result<File> {
+    /// Open `name` read-write as fio's filecreate does (an existing file is opened, not
+    /// refused), never through a link (O_NOFOLLOW) and never truncating; true when this call
+    /// created it. Whether it created the file comes from the open itself (O_EXCL, then a plain
+    /// open on EEXIST), never from a look before it: a file someone makes between a look and
+    /// an O_CREAT open would otherwise be taken for fiox's and removed at `unlink`. The plain
+    /// system calls' result, so the caller can time just them.
+    pub fn create_or_open(&self, name: &OsStr, mode: u32) -> io::Result<(File, bool)> {
         plain(name, &self.path).map_err(io::Error::from)?;
-        let flags = libc::O_CREAT | libc::O_RDWR | libc::O_NOFOLLOW;
-        sys::openat(self.fd.as_fd(), name, flags, mode).map(File::from)
+        let flags = libc::O_RDWR | libc::O_NOFOLLOW;
+        loop {
+            match sys::openat(
+                self.fd.as_fd(),
+                name,
+                flags | libc::O_CREAT | libc::O_EXCL,
+                mode,
+            ) {
+                Ok(fd) => return Ok((File::from(fd), true)),
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                Err(e) => return Err(e),
+            }
+            match sys::openat(self.fd.as_fd(), name, flags, 0) {
+                Ok(fd) => return Ok((File::from(fd), false)),
+                // Removed between the two opens: try to create it again.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// mkdirat(2) of `name`, the plain system call's result (fio's dircreate).

@@ -35,6 +35,7 @@ pub mod mark;
 pub mod mount;
 pub mod named;
 pub mod output;
+pub mod parents;
 pub mod process;
 mod sys;
 /// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
@@ -48,3 +49,4 @@ pub use error::{GuardError, Result};
 pub use ident::{Identity, Kind, Stat};
 pub use mark::{Layout, Mark, MARK};
 pub use output::{Named, Open};
+pub use parents::Parents;

@@ -309,3 +309,21 @@ fn missing_directories_are_made_one_by_one_and_a_planted_link_is_not_followed() 
     }
     fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn filecreate_says_it_created_a_file_only_when_its_own_open_did() {
+    // The answer comes from the open (O_EXCL first), never from a look before it: a user's
+    // file that appears just before the open is opened as existing, not claimed as fiox's.
+    let d = scratch("createopen");
+    let dir = Dir::open(&d).unwrap();
+    let (_, created) = dir.create_or_open("new".as_ref(), 0o600).unwrap();
+    assert!(created, "a missing name is created");
+    user_file(&d.join("users"));
+    let (f, created) = dir.create_or_open("users".as_ref(), 0o600).unwrap();
+    assert!(!created, "an existing file is opened, not created");
+    assert_eq!(f.metadata().unwrap().len(), 15, "and never truncated");
+    assert!(intact(&d.join("users")));
+    std::os::unix::fs::symlink(d.join("users"), d.join("link")).unwrap();
+    assert!(dir.create_or_open("link".as_ref(), 0o600).is_err(), "a link is not followed");
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -799,6 +799,7 @@ fn run_phase(
             rec.elapsed_ms = rec.elapsed_ms.max(out.result.runtime_ms);
         }
     }
+    let mut parents = fiox_guard::Parents::new();
     for (i, out) in outcomes {
         results[i] = Some(out.result);
         if let Some(e) = out.error {
@@ -807,7 +808,7 @@ fn run_phase(
         for p in out.leftovers {
             // Only what fiox created: a file created later at its first open may never have
             // been created at all, or a path may have been replaced by someone else since.
-            let _ = files::owned::unlink_owned(&p);
+            let _ = files::owned::unlink_owned_in(&mut parents, &p);
             files::owned::forget(&p);
         }
     }

@@ -200,14 +200,11 @@ impl IoEngine for FileOpEngine {
         };
         let (what, ns, r, created) = match self.op {
             FileOp::Create => {
-                // Whether this open creates the file, asked before the clock starts.
-                let existed = dir
-                    .stat(&f.name)
-                    .map_err(|e| failed("stat", e.into()))?
-                    .is_some();
+                // Whether this open created the file: said by the open itself (see
+                // create_or_open), so a file made by someone else is never taken for fiox's.
                 let (ns, r) = timed(|| dir.create_or_open(&f.name, 0o600));
-                let file = r.map_err(|e| failed("open", e))?;
-                ("open", ns, 0, Some(file).filter(|_| !existed))
+                let (file, created) = r.map_err(|e| failed("open", e))?;
+                ("open", ns, 0, Some(file).filter(|_| created))
             }
             FileOp::DirCreate => {
                 // fio passes S_IFDIR as the mode (fio_mkdir(name, S_IFDIR)): mkdir(2) keeps

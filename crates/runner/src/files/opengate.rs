@@ -199,9 +199,10 @@ impl OpenGate {
     /// `unlink_each_loop`: remove every file of the gate that fiox created (all closed by
     /// the caller first); the next open creates it afresh. A file fiox did not create stays.
     pub(crate) fn unlink_owned(&mut self) -> Result<(), RunError> {
+        let mut parents = fiox_guard::Parents::new();
         for f in &mut self.files {
             debug_assert!(f.handle.is_none());
-            if crate::files::owned::unlink_owned(&f.path)
+            if crate::files::owned::unlink_owned_in(&mut parents, &f.path)
                 .map_err(|e| RunError::io("unlink", &f.path, e))?
             {
                 // A new inode comes next: the next open checks (or creates) it again.

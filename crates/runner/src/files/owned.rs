@@ -56,9 +56,12 @@ pub fn forget(path: &Path) {
 /// many were removed.
 pub fn remove_left_files() -> usize {
     let list = std::mem::take(&mut *UNLINK_ON_EXIT.lock().unwrap_or_else(|p| p.into_inner()));
-    list.unwrap_or_default()
-        .iter()
-        .filter(|p| unlink_owned(p).unwrap_or(false))
+    // Sorted, a directory's files come together and share one descriptor of it.
+    let mut list: Vec<PathBuf> = list.unwrap_or_default().into_iter().collect();
+    list.sort_unstable();
+    let mut parents = fiox_guard::Parents::new();
+    list.iter()
+        .filter(|p| parents.remove_owned(p).unwrap_or(false))
         .count()
 }
 
@@ -99,12 +102,13 @@ pub fn layout_incomplete(path: &Path) -> bool {
 /// one descriptor of the parent directory (see [`fiox_guard::Dir`]), so a parent swapped for
 /// a link in between changes nothing. Returns whether it was removed.
 pub fn unlink_owned(path: &Path) -> io::Result<bool> {
-    let (dir, name) = match fiox_guard::Dir::open_parent(path) {
-        Ok(d) => d,
-        Err(e) if e.is_not_found() => return Ok(false),
-        Err(e) => return Err(e.into()),
-    };
-    Ok(dir.remove_owned(&name)?)
+    unlink_owned_in(&mut fiox_guard::Parents::new(), path)
+}
+
+/// [`unlink_owned`] through `parents`, which keeps the last parent directory open for the
+/// next path in it (a job's files: one walk to their directory, not one per file).
+pub fn unlink_owned_in(parents: &mut fiox_guard::Parents, path: &Path) -> io::Result<bool> {
+    Ok(parents.remove_owned(path)?)
 }
 
 /// Refuse a writing job whose region covers existing bytes of a regular file fiox did not
@@ -275,8 +279,9 @@ pub fn finish_files(
     // unlinking n files quadratic (issue 28: 16,000 files took 12 s).
     let mut removed = std::collections::HashSet::new();
     let mut result = Ok(());
+    let mut parents = fiox_guard::Parents::new();
     for f in plan.files.iter().filter(|f| f.kind == FileKind::Regular) {
-        match unlink_owned(&f.path) {
+        match unlink_owned_in(&mut parents, &f.path) {
             Ok(true) => {
                 forget(&f.path);
                 removed.insert(f.path.as_path());
