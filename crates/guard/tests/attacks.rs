@@ -324,6 +324,9 @@ fn filecreate_says_it_created_a_file_only_when_its_own_open_did() {
     assert_eq!(f.metadata().unwrap().len(), 15, "and never truncated");
     assert!(intact(&d.join("users")));
     std::os::unix::fs::symlink(d.join("users"), d.join("link")).unwrap();
-    assert!(dir.create_or_open("link".as_ref(), 0o600).is_err(), "a link is not followed");
+    assert!(
+        dir.create_or_open("link".as_ref(), 0o600).is_err(),
+        "a link is not followed"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }

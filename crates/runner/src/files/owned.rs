@@ -52,7 +52,7 @@ pub fn forget(path: &Path) {
 }
 
 /// On a forced exit: remove every file still registered by [`leave`] that is still fiox's
-/// (see [`unlink_owned`]; someone may have replaced it since). Best effort; returns how
+/// (see [`unlink_owned_in`]; someone may have replaced it since). Best effort; returns how
 /// many were removed.
 pub fn remove_left_files() -> usize {
     let list = std::mem::take(&mut *UNLINK_ON_EXIT.lock().unwrap_or_else(|p| p.into_inner()));
@@ -100,13 +100,9 @@ pub fn layout_incomplete(path: &Path) -> bool {
 /// engines) fiox created (this run's inode, or one whose mark binds it); a symbolic link, a
 /// user's file renamed over fiox's, or a copy stays. The check and the removal are made on
 /// one descriptor of the parent directory (see [`fiox_guard::Dir`]), so a parent swapped for
-/// a link in between changes nothing. Returns whether it was removed.
-pub fn unlink_owned(path: &Path) -> io::Result<bool> {
-    unlink_owned_in(&mut fiox_guard::Parents::new(), path)
-}
-
-/// [`unlink_owned`] through `parents`, which keeps the last parent directory open for the
-/// next path in it (a job's files: one walk to their directory, not one per file).
+/// a link in between changes nothing. Returns whether it was removed. `parents` keeps the
+/// last parent directory open for the next path in it (a job's files: one walk to their
+/// directory, not one per file).
 pub fn unlink_owned_in(parents: &mut fiox_guard::Parents, path: &Path) -> io::Result<bool> {
     Ok(parents.remove_owned(path)?)
 }
@@ -241,7 +237,7 @@ pub fn readonly_refusals(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
 }
 
 /// end_fsync, fsync_on_close, close, then unlink (only files fiox created, see
-/// [`unlink_owned`]). Files removed are dropped from `leftovers`.
+/// [`unlink_owned_in`]). Files removed are dropped from `leftovers`.
 pub fn finish_files(
     job: &JobSpec,
     handles: &mut [Option<File>],
@@ -274,7 +270,7 @@ pub fn finish_files(
         return Ok(());
     }
     // Diskless plans say Regular for every path; a dir* engine's directories are removed
-    // here too (unlink_owned takes a directory fiox made).
+    // here too (unlink_owned_in takes a directory fiox made).
     // The removed paths leave `leftovers` in one pass at the end: a retain per file made
     // unlinking n files quadratic (issue 28: 16,000 files took 12 s).
     let mut removed = std::collections::HashSet::new();
@@ -450,6 +446,10 @@ mod tests {
     }
 
     /// unlink removes fiox's inode only: not a symbolic link to it, not a file renamed over it.
+    fn unlink_owned(p: &Path) -> io::Result<bool> {
+        unlink_owned_in(&mut fiox_guard::Parents::new(), p)
+    }
+
     #[test]
     fn unlink_owned_checks_the_path_is_still_fioxs_inode() {
         let d = dir("unlink-owned");
