@@ -135,7 +135,7 @@ pub fn main(args: TestbedArgs) -> Result<i32> {
         Action::Cleanup => {
             let report = managed::cleanup()?;
             for n in &report.removed {
-                eprintln!("fiox: testbed {n} removed (its owner is gone)");
+                println!("fiox: testbed {n} removed (its owner is gone)");
             }
             for (n, e) in &report.failed {
                 eprintln!(
@@ -168,7 +168,7 @@ fn down(names: Vec<String>, all: bool) -> Result<i32> {
     };
     for n in names {
         match managed::down(&n) {
-            Ok(()) => eprintln!("fiox: testbed {n} removed"),
+            Ok(()) => println!("fiox: testbed {n} removed"),
             Err(e) => {
                 eprintln!("fiox: testbed {n}: {e}");
                 code = 1;
@@ -193,7 +193,7 @@ fn up(args: UpArgs) -> Result<i32> {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         managed::down(&rec.name)?;
-        eprintln!("fiox: testbed {} removed", rec.name);
+        println!("fiox: testbed {} removed", rec.name);
     }
     Ok(0)
 }

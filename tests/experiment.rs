@@ -317,7 +317,7 @@ fn testbed_cleanup_after_kill_9_leaves_the_system_as_it_was() {
     );
     let c = fiox_tb(&state, &["testbed", "cleanup"]);
     assert_eq!(c.code, 0, "{}", c.stderr);
-    assert!(c.stderr.contains("victim"), "{}", c.stderr);
+    assert!(c.stdout.contains("victim"), "{}", c.stdout);
     // The kept testbed stays; the victim's loop device, mount and files are gone (other tests
     // and processes make their own loops and mounts meanwhile: only ours are compared).
     assert!(fiox_tb(&state, &["testbed", "list"])
