@@ -40,6 +40,11 @@ def cases(runtime, ext4_dir):
                                 "--iodepth=32", f"--filename={shm}"] + rt,
         "libaio-tmpfs-qd32": ["--name=aio", "--ioengine=libaio", "--rw=randread", "--bs=4k", "--size=512m",
                               "--iodepth=32", f"--filename={shm}"] + rt,
+        # tmpfs takes O_DIRECT since Linux 6.6: the issue-28 target (async engines, QD32, direct).
+        "io_uring-tmpfs-qd32-direct": ["--name=uring", "--ioengine=io_uring", "--rw=randread", "--bs=4k",
+                                       "--size=512m", "--iodepth=32", "--direct=1", f"--filename={shm}"] + rt,
+        "libaio-tmpfs-qd32-direct": ["--name=aio", "--ioengine=libaio", "--rw=randread", "--bs=4k",
+                                     "--size=512m", "--iodepth=32", "--direct=1", f"--filename={shm}"] + rt,
         # glibc's POSIX AIO: IOPS plus CPU per I/O show the reaper's wake-up pattern.
         "posixaio-ext4-qd32": ["--name=paio", "--ioengine=posixaio", "--rw=randread", "--bs=4k", "--size=512m",
                                "--iodepth=32", "--direct=1", f"--filename={ext4}"] + rt,
