@@ -52,6 +52,8 @@ pub(super) fn prepare_files(
             _claims: Vec::new(),
         });
     }
+    // The files' directories stay open from one file to the next until the files are ready.
+    let _held = crate::files::safeopen::HeldDirs::enter();
     let allowed =
         |p: &std::path::Path| env.allow_destructive || allowed_target(env.allow_targets, p);
     crate::files::owned::check_user_files(job, &plan, &allowed)?;
