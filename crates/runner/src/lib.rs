@@ -692,6 +692,14 @@ fn run_phase(
     let synced_run = sync.is_some();
     let turns = sync.and_then(|s| s.turns());
     let gate = sync::StartGate::new(phase.len(), turns.is_some());
+    // Alone, the jobs that start at once set up, then start their I/O together (as fio).
+    let together: Vec<bool> = (0..jobs.len())
+        .map(|i| sync.is_none() && starts_with_others(&jobs[i], opts))
+        .collect();
+    let together = &together;
+    let n_together = phase.iter().filter(|&&i| together[i]).count();
+    let plain_gate = sync::StartGate::when_all_ready(n_together);
+    let plain_gate = (n_together > 1).then_some(&plain_gate);
     // With other processes the jobs obey the phase's own stop flag, set from the exchanges
     // (a stonewall_ranks stop ends this phase only); alone, the run's flag as always.
     let phase_stop = AtomicBool::new(run_stop.load(Ordering::Relaxed));
@@ -733,7 +741,9 @@ fn run_phase(
                             status: opts.status_interval.is_some(),
                             flow,
                             locks: locks[i].as_deref(),
-                            start: gate_ref.map(sync::Ticket::new),
+                            start: gate_ref
+                                .or(plain_gate.filter(|_| together[i]))
+                                .map(sync::Ticket::new),
                             cgroups,
                         };
                         if let Some(sl) = &slots {
@@ -941,6 +951,20 @@ fn reap_flows<T>(
 }
 
 /// `wait_for=NAME`: block until the named job (any earlier job with that name) is done.
+/// Whether `job` starts its I/O together with the other such jobs of its phase in a run of
+/// one process: not one that starts later anyway (`startdelay`, `wait_for`), nor one whose
+/// setup may wait for another job's I/O (a network engine's connect or accept), nor under
+/// `--max-jobs` (a job waiting at the gate would hold a place the others need).
+fn starts_with_others(job: &JobSpec, opts: &RunOptions) -> bool {
+    opts.max_jobs.is_none()
+        && job.timing.startdelay.1.is_zero()
+        && job.wait_for.is_none()
+        && !matches!(
+            job.ioengine.trim().to_ascii_lowercase().as_str(),
+            "net" | "netsplice"
+        )
+}
+
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {
     let Some(name) = &job.wait_for else { return };
     let targets: Vec<usize> = (0..job.index as usize)

@@ -6,7 +6,8 @@
 //! phase's I/O together, and ramp_time and runtime count from that common start. While the
 //! phase runs the processes exchange their state every [`GroupSync::interval`], which passes a
 //! stop (Ctrl-C, exitall, a refusal) from any process to all, and ends the phase on every
-//! process at the same exchange. Without a `GroupSync` none of this runs (plain [`crate::run`]).
+//! process at the same exchange. Without a `GroupSync` (plain [`crate::run`]) only the gate
+//! runs, as fio starts the jobs it created together: it opens when the last job has set up.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -94,6 +95,11 @@ pub struct StartGate {
     open: AtomicBool,
     /// The jobs may set up (lay out their files): at once, or in this process's turn.
     setup: AtomicBool,
+    /// A run of one process: the gate opens when its last job arrives (or ends first), and
+    /// the jobs sleep on `wake` meanwhile (thousands of jobs polling would starve the ones
+    /// still setting up).
+    auto: bool,
+    wake: (std::sync::Mutex<()>, std::sync::Condvar),
 }
 
 impl StartGate {
@@ -104,6 +110,18 @@ impl StartGate {
             pending: AtomicUsize::new(jobs),
             open: AtomicBool::new(false),
             setup: AtomicBool::new(!in_turn),
+            ..StartGate::default()
+        }
+    }
+
+    /// The gate of a run without other processes: as fio starts the jobs it created together
+    /// once all have set up, it opens when the last of `jobs` arrives or ends before.
+    pub fn when_all_ready(jobs: usize) -> StartGate {
+        StartGate {
+            pending: AtomicUsize::new(jobs),
+            setup: AtomicBool::new(true),
+            auto: true,
+            ..StartGate::default()
         }
     }
 
@@ -117,7 +135,9 @@ impl StartGate {
     }
 
     pub fn open(&self) {
+        let _held = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
         self.open.store(true, Ordering::SeqCst);
+        self.wake.1.notify_all();
     }
 }
 
@@ -138,8 +158,11 @@ impl<'a> Ticket<'a> {
     }
 
     fn settle(&self) {
-        if !self.used.swap(true, Ordering::SeqCst) {
-            self.gate.pending.fetch_sub(1, Ordering::SeqCst);
+        if !self.used.swap(true, Ordering::SeqCst)
+            && self.gate.pending.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.gate.auto
+        {
+            self.gate.open();
         }
     }
 
@@ -154,6 +177,22 @@ impl<'a> Ticket<'a> {
     /// phase, and 200 µs is far below the exchange interval that opens the gate.
     pub fn wait(&self, stop: &AtomicBool) {
         self.settle();
+        if self.gate.auto {
+            // Woken by the last arrival; a stop is seen within the timeout.
+            let mut held = self.gate.wake.0.lock().unwrap_or_else(|p| p.into_inner());
+            while !self.gate.open.load(Ordering::SeqCst) && !stop.load(Ordering::Relaxed) {
+                held = match self
+                    .gate
+                    .wake
+                    .1
+                    .wait_timeout(held, Duration::from_millis(20))
+                {
+                    Ok((h, _)) => h,
+                    Err(p) => p.into_inner().0,
+                };
+            }
+            return;
+        }
         while !self.gate.open.load(Ordering::SeqCst) && !stop.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_micros(200));
         }
@@ -175,6 +214,26 @@ mod tests {
         for b in 0..32 {
             assert_eq!(SyncFlags::from_bits(b).to_bits(), b);
         }
+    }
+
+    #[test]
+    fn a_gate_of_one_process_opens_when_its_last_job_arrives_or_ends() {
+        let gate = StartGate::when_all_ready(3);
+        let stop = AtomicBool::new(false);
+        let (a, b, c) = (Ticket::new(&gate), Ticket::new(&gate), Ticket::new(&gate));
+        drop(b); // a job that failed its setup
+        std::thread::scope(|s| {
+            let first = s.spawn(|| a.wait(&stop));
+            std::thread::sleep(Duration::from_millis(30));
+            assert!(!first.is_finished(), "opened before the last job arrived");
+            c.wait(&stop);
+            first.join().unwrap();
+        });
+        assert_eq!(gate.pending(), 0);
+        // A stop releases a job waiting at a gate that never opens.
+        let gate = StartGate::when_all_ready(2);
+        let stop = AtomicBool::new(true);
+        Ticket::new(&gate).wait(&stop);
     }
 
     #[test]
