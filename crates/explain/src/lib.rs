@@ -9,6 +9,7 @@
 //! record into phases whose means add up to its mean latency.
 
 mod asm;
+pub mod ftrace;
 mod layout;
 pub mod phases;
 mod progs;
