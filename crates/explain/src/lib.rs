@@ -1,5 +1,5 @@
 //! `--explain`: where each I/O's latency went, measured by the kernel while fiox runs. BPF
-//! programs on tracepoints (sys_enter/sys_exit raw, sched, block; no kprobes, no BTF) keep, per
+//! programs on tracepoints (raw syscall, sched and block ones at BTF offsets; no kprobes) keep, per
 //! thread of this process, the time inside submitting syscalls on and off CPU, the block
 //! layer's queued (Q->D) and device (D->C) time of the requests those syscalls made, merges,
 //! splits and off-CPU waits, and timestamp sums from which completion->reaped follows; all
@@ -9,6 +9,7 @@
 //! record into phases whose means add up to its mean latency.
 
 mod asm;
+mod btf;
 pub mod ftrace;
 mod layout;
 pub mod phases;
@@ -96,47 +97,36 @@ impl Tracer {
         let mut progs = Vec::new();
         let mut links = Vec::new();
         type Build<'a> = Box<dyn Fn(&tracefs::Event) -> Result<Vec<asm::Insn>, ExplainError> + 'a>;
+        // Rare events (merges, splits): classic tracepoints, their record's rwbs read.
         let points: Vec<(&str, &str, Build)> = vec![
-            (
-                "sched",
-                "sched_switch",
-                Box::new(|e| progs::sched_switch(e, &m)),
-            ),
-            (
-                "block",
-                "block_rq_complete",
-                Box::new(|e| progs::rq_complete(e, &m)),
-            ),
-            (
-                "block",
-                "block_rq_issue",
-                Box::new(|e| progs::rq_issue(e, &m)),
-            ),
-            (
-                "block",
-                "block_bio_queue",
-                Box::new(|e| progs::bio_queue(e, &m, tgid)),
-            ),
             (
                 "block",
                 "block_bio_backmerge",
-                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES, true)),
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES)),
             ),
             (
                 "block",
                 "block_bio_frontmerge",
-                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES, false)),
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES)),
             ),
             (
                 "block",
                 "block_split",
-                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_SPLITS, false)),
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_SPLITS)),
             ),
         ];
-        // The syscall hooks run on every syscall: raw tracepoints, which build no record.
-        let raw: [(&str, Vec<asm::Insn>); 2] = [
+        // The frequent ones (every syscall, context switch and request of the machine): raw
+        // tracepoints, which build no record; what they read of the kernel's structures is
+        // at the offsets its BTF gives.
+        let k = progs::Kernel::read()?;
+        let raw: [(&str, Vec<asm::Insn>); 7] = [
             ("sys_enter", progs::sys_enter(&m, tgid)?),
             ("sys_exit", progs::sys_exit(&m, tgid)?),
+            ("sched_switch", progs::sched_switch(&m, &k)?),
+            ("block_bio_queue", progs::bio_queue(&m, tgid)?),
+            ("block_io_start", progs::io_start(&m, &k, tgid)?),
+            ("block_rq_issue", progs::rq_issue(&m)?),
+            ("block_rq_complete", progs::rq_complete(&m)?),
         ];
         for (name, insns) in &raw {
             let prog = sys::prog_load(insns, name, sys::BPF_PROG_TYPE_RAW_TRACEPOINT)
