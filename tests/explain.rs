@@ -257,3 +257,40 @@ fn buffered_libaio_blocks_in_submission_and_direct_does_not() {
         "direct io_submit took as long as buffered: {d:#}\n{b:#}"
     );
 }
+
+/// io_uring: completions are reaped from the ring without a syscall, seen when the ring's
+/// completion head moves (read at the thread's next syscall), so completion->reaped is
+/// measured and the phases add up; the loop device's kworkers, woken by the job's
+/// submissions, are attributed to the job with their CPU time and runs.
+#[test]
+fn io_uring_reaping_and_the_loop_workers_are_measured() {
+    let Some(disk) = ramdisk() else { return };
+    let dev = disk.path().to_str().unwrap().to_string();
+    let (e, doc) = explain_run(
+        &[
+            "--name=u",
+            &format!("--filename={dev}"),
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    adds_up(&e);
+    let c2r = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "completion_to_reaped")
+        .unwrap();
+    assert!(c2r.get("note").is_none(), "{e:#}");
+    assert!(c2r["mean_ns"].as_f64().unwrap() > 0.0, "{e:#}");
+    let job = &doc["jobs"][0]["fiox"]["explain"];
+    let paired = job["reap"]["completions_paired"].as_f64().unwrap();
+    assert!(paired >= 0.9 * e["ios"].as_f64().unwrap(), "{job:#}");
+    let kw = &job["workers"]["kworker"];
+    assert!(kw["runs"].as_f64().unwrap_or(0.0) > 0.0, "{job:#}");
+    assert!(kw["cpu_ns_per_io"].as_f64().unwrap_or(0.0) > 0.0, "{job:#}");
+}

@@ -118,24 +118,41 @@ impl Btf {
         u32_at(&self.blob, t.data.start + 4 * i)
     }
 
-    /// Byte offset of `member` in `struct name` (not a bitfield).
+    /// Byte offset of `member` in `struct name` (not a bitfield), looking inside its
+    /// anonymous structs and unions (io_ring_ctx keeps its fields in cache-line groups).
     pub fn member_offset(&self, name: &str, member: &str) -> Result<u32, ExplainError> {
         let miss = || bad(&format!("has no struct {name} member {member}"));
         let t = self.find(4, name).ok_or_else(miss)?;
-        let vlen = (t.data.len()) / 12;
-        for i in 0..vlen {
-            let (n, off) = (self.data_u32(t, 3 * i), self.data_u32(t, 3 * i + 2));
-            if let (Some(n), Some(off)) = (n, off) {
-                if self.name(n) == member {
-                    let bits = if t.kind_flag { off & 0xff_ffff } else { off };
-                    if bits % 8 != 0 {
-                        return Err(miss());
+        let bits = self.member_bits(t, member, 0).ok_or_else(miss)?;
+        if bits % 8 != 0 {
+            return Err(miss());
+        }
+        Ok(bits / 8)
+    }
+
+    /// Bit offset of `member` in struct or union `t`, searching anonymous members (depth-limited).
+    fn member_bits(&self, t: &Ty, member: &str, depth: u32) -> Option<u32> {
+        if depth > 8 {
+            return None;
+        }
+        for i in 0..t.data.len() / 12 {
+            let n = self.data_u32(t, 3 * i)?;
+            let ty = self.data_u32(t, 3 * i + 1)?;
+            let off = self.data_u32(t, 3 * i + 2)?;
+            let bits = if t.kind_flag { off & 0xff_ffff } else { off };
+            if n != 0 && self.name(n) == member {
+                return Some(bits);
+            }
+            if n == 0 {
+                let inner = self.types.get(ty as usize)?;
+                if matches!(inner.kind, 4 | 5) {
+                    if let Some(b) = self.member_bits(inner, member, depth + 1) {
+                        return Some(bits + b);
                     }
-                    return Ok(bits / 8);
                 }
             }
         }
-        Err(miss())
+        None
     }
 
     /// Value of the enumerator `name` (in any enum).
@@ -184,6 +201,12 @@ mod tests {
         assert!(b.enum_value("__REQ_RAHEAD").unwrap() > 0);
         assert_eq!(b.tracepoint_args("sched_switch").unwrap(), 4);
         assert_eq!(b.tracepoint_args("block_rq_issue").unwrap(), 1);
+        if b.tracepoint_args("io_uring_create").is_ok() {
+            assert_eq!(b.tracepoint_args("io_uring_create").unwrap(), 5);
+            assert!(b.member_offset("io_ring_ctx", "rings").is_ok());
+            assert!(b.member_offset("io_rings", "cq").unwrap() > 0);
+            assert_eq!(b.member_offset("io_uring", "head").unwrap(), 0);
+        }
     }
 
     #[test]

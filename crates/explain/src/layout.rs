@@ -75,7 +75,33 @@ pub const RING: usize = 128;
 pub const S_AIO: usize = RING_BASE + RING;
 pub const S_LASTQ: usize = S_AIO + 1;
 pub const S_WAITS: usize = S_LASTQ + 1;
-pub const WORDS: usize = S_WAITS + 3;
+/// io_uring: the kernel address of the thread's ring (`struct io_rings`, from
+/// io_uring_create) and the completion-queue head last seen there: completions are reaped
+/// when user space moves the head, read at each syscall the thread makes.
+pub const G_RINGS: usize = S_WAITS + 3;
+pub const G_CQHEAD: usize = G_RINGS + 1;
+/// Threads that worked for this one (woken by it: io_uring workers, kworkers such as the
+/// loop device's, other threads): CPU time of the runs its wakeups started and their number,
+/// per kind (W_* order).
+pub const G_WK_NS: usize = G_CQHEAD + 1;
+pub const G_WK_RUNS: usize = G_WK_NS + W_KINDS;
+pub const WORDS: usize = G_WK_RUNS + W_KINDS;
+/// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
+pub const W_KINDS: usize = 3;
+pub const W_URING: i32 = 0;
+pub const W_KWORKER: i32 = 1;
+pub const W_OTHER: i32 = 2;
+
+/// A woken worker's slot (picked by pid): the worker, its kind, the thread that woke it and
+/// when its run on that thread's behalf is pending (1) until it next leaves the CPU.
+pub const K_PID: usize = 0;
+pub const K_KIND: usize = 1;
+pub const K_WAKER: usize = 2;
+pub const K_PENDING: usize = 3;
+pub const K_WORDS: usize = 4;
+pub const K_SLOTS: u32 = 4096;
+/// CPUs whose last context switch time is kept (the start of the running task's slice).
+pub const CPU_SLOTS: u32 = 1024;
 
 /// Kinds of syscall (S_KIND).
 pub const K_OTHER: i32 = 0;

@@ -40,6 +40,8 @@ pub enum ExplainError {
 pub struct Tracer {
     state: OwnedFd,
     _reqs: OwnedFd,
+    _workers: OwnedFd,
+    _cpus: OwnedFd,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
 }
@@ -89,9 +91,18 @@ impl Tracer {
             (layout::R_WORDS * 8) as u32,
             layout::R_SLOTS,
         )?;
+        let workers = mk(
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
+            (layout::K_WORDS * 8) as u32,
+            layout::K_SLOTS,
+        )?;
+        let cpus = mk(sys::BPF_MAP_TYPE_ARRAY, 4, 8, layout::CPU_SLOTS)?;
         let m = Maps {
             state: state.as_raw_fd(),
             reqs: reqs.as_raw_fd(),
+            workers: workers.as_raw_fd(),
+            cpus: cpus.as_raw_fd(),
         };
         let tgid = sys::getpid();
         let mut progs = Vec::new();
@@ -119,15 +130,19 @@ impl Tracer {
         // tracepoints, which build no record; what they read of the kernel's structures is
         // at the offsets its BTF gives.
         let k = progs::Kernel::read()?;
-        let raw: [(&str, Vec<asm::Insn>); 7] = [
-            ("sys_enter", progs::sys_enter(&m, tgid)?),
+        let mut raw: Vec<(&str, Vec<asm::Insn>)> = vec![
+            ("sys_enter", progs::sys_enter(&m, &k, tgid)?),
             ("sys_exit", progs::sys_exit(&m, tgid)?),
             ("sched_switch", progs::sched_switch(&m, &k)?),
+            ("sched_waking", progs::sched_waking(&m, &k, tgid)?),
             ("block_bio_queue", progs::bio_queue(&m, tgid)?),
             ("block_io_start", progs::io_start(&m, &k, tgid)?),
             ("block_rq_issue", progs::rq_issue(&m)?),
             ("block_rq_complete", progs::rq_complete(&m)?),
         ];
+        if k.uring.is_some() {
+            raw.push(("io_uring_create", progs::uring_create(&m, &k, tgid)?));
+        }
         for (name, insns) in &raw {
             let prog = sys::prog_load(insns, name, sys::BPF_PROG_TYPE_RAW_TRACEPOINT)
                 .map_err(|e| ExplainError::Program(format!("{name} refused: {e}")))?;
@@ -149,6 +164,8 @@ impl Tracer {
         Ok(Tracer {
             state,
             _reqs: reqs,
+            _workers: workers,
+            _cpus: cpus,
             _progs: progs,
             links,
         })

@@ -28,6 +28,11 @@ pub struct Kernel {
     op_mask: i32,
     /// REQ_RAHEAD's bit.
     rahead: i32,
+    /// Offset of `comm` in `struct task_struct` (a woken worker's name).
+    task_comm: i32,
+    /// io_uring's `io_ring_ctx.rings` and the completion queue head's offset in `io_rings`,
+    /// when the kernel has io_uring.
+    pub uring: Option<(i32, i32)>,
 }
 
 impl Kernel {
@@ -60,7 +65,23 @@ impl Kernel {
             let o = b.member_offset(s, m)?;
             i32::try_from(o).map_err(|_| ExplainError::Unavailable(format!("{s}.{m} too far")))
         };
+        let uring = match (
+            b.tracepoint_args("io_uring_create"),
+            off("io_ring_ctx", "rings"),
+            off("io_rings", "cq"),
+            off("io_uring", "head"),
+        ) {
+            (Ok(5), Ok(rings), Ok(cq), Ok(head)) => Some((rings, cq + head)),
+            _ => None,
+        };
+        if b.tracepoint_args("sched_waking")? != 1 {
+            return Err(ExplainError::Unavailable(
+                "tracepoint sched_waking does not pass the woken task alone".into(),
+            ));
+        }
         Ok(Kernel {
+            task_comm: off("task_struct", "comm")?,
+            uring,
             task_pid: off("task_struct", "pid")?,
             rq_cmd_flags: off("request", "cmd_flags")?,
             op_mask: (1 << op_bits) - 1,
@@ -74,6 +95,9 @@ impl Kernel {
 pub struct Maps {
     pub state: i32,
     pub reqs: i32,
+    /// Worker slots (layout K_*) and each CPU's last context switch time.
+    pub workers: i32,
+    pub cpus: i32,
 }
 
 /// Syscall numbers of this architecture.
@@ -268,7 +292,7 @@ fn done(a: Asm) -> Result<Vec<Insn>, ExplainError> {
 
 /// sys_enter (a raw tracepoint: (regs, id), no record built for each syscall): user time up
 /// to here, the syscall's kind and direction.
-pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+pub fn sys_enter(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let nr = NR.ok_or_else(|| {
         ExplainError::Unavailable(format!(
             "syscall numbers of {} are not known to --explain",
@@ -285,6 +309,9 @@ pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER, R2, R3);
     a.label("nomark");
+    if let Some((_, head)) = k.uring {
+        cq_reaped(&mut a, head);
+    }
     a.st_imm(Size::DW, R7, w(S_INSYS), 1);
     a.stx(Size::DW, R7, w(S_ENTER), R8);
     for s in [
@@ -344,6 +371,168 @@ pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     done(a)
 }
 
+/// io_uring: completions user space took from the ring since the thread's last syscall (the
+/// completion queue head moved by n) are reaped now: the n oldest pending leave the FIFO.
+/// r6 = ctx (kept), r7 = record, r8 = now.
+fn cq_reaped(a: &mut Asm, head: i32) {
+    a.ldx(Size::DW, R3, R7, w(G_RINGS));
+    a.jmp_imm(Cond::Eq, R3, 0, "cq_done");
+    a.alu_imm(Alu::Add, R3, head);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -24);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "cq_done");
+    a.ldx(Size::W, R9, FP, -24);
+    a.ldx(Size::DW, R1, R7, w(G_CQHEAD));
+    a.stx(Size::DW, R7, w(G_CQHEAD), R9);
+    a.alu_reg(Alu::Sub, R9, R1);
+    a.alu_imm(Alu::Lsh, R9, 32);
+    a.alu_imm(Alu::Rsh, R9, 32);
+    a.jmp_imm(Cond::Eq, R9, 0, "cq_done");
+    add(a, R7, G_REAPED, R9, R3);
+    a.stx(Size::DW, FP, -64, R6);
+    reap_pending(a, "cq", "cq_end");
+    a.label("cq_end");
+    a.ldx(Size::DW, R6, FP, -64);
+    a.label("cq_done");
+}
+
+/// io_uring_create (raw: (fd, ctx, sq_entries, cq_entries, flags), in the creating thread):
+/// the ring's `io_rings` address and its completion queue head, for cq_reaped.
+pub fn uring_create(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+    let (rings, head) = k
+        .uring
+        .ok_or_else(|| ExplainError::Unavailable("this kernel has no io_uring".into()))?;
+    let mut a = Asm::new();
+    current(&mut a, m, tgid, true);
+    a.ldx(Size::DW, R3, R6, 8);
+    a.alu_imm(Alu::Add, R3, rings);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -16);
+    a.mov_imm(R2, 8);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    a.ldx(Size::DW, R3, FP, -16);
+    a.stx(Size::DW, R7, w(G_RINGS), R3);
+    a.alu_imm(Alu::Add, R3, head);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -24);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    a.ldx(Size::W, R1, FP, -24);
+    a.stx(Size::DW, R7, w(G_CQHEAD), R1);
+    ret0(&mut a);
+    done(a)
+}
+
+/// sched_waking (raw: (task), in the waker's context): a job thread waking a thread that is
+/// not one (a loop device's kworker, an io_uring worker, another of fiox's threads) marks
+/// that thread's next run as done on the job's behalf (see worker_slice).
+pub fn sched_waking(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+    let mut a = Asm::new();
+    a.mov(R6, R1);
+    a.call(Helper::GetCurrentPidTgid);
+    a.mov(R1, R0);
+    a.alu_imm(Alu::Rsh, R1, 32);
+    a.jmp_imm(Cond::Ne, R1, tgid as i32, "out");
+    a.stx(Size::W, FP, -4, R0);
+    thread(&mut a, m, -4, false, "out");
+    a.ldx(Size::DW, R3, R6, 0);
+    a.stx(Size::DW, FP, -56, R3);
+    a.alu_imm(Alu::Add, R3, k.task_pid);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -8);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    // Another job thread is no worker.
+    thread(&mut a, m, -8, false, "worker");
+    a.ja("out");
+    a.label("worker");
+    a.ldx(Size::DW, R3, FP, -56);
+    a.alu_imm(Alu::Add, R3, k.task_comm);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -32);
+    a.mov_imm(R2, 8);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    // Its kind by name: "iou-" (io_uring's workers), "kworker/", anything else.
+    a.ldx(Size::W, R1, FP, -32);
+    a.ldx(Size::W, R2, FP, -28);
+    a.mov_imm(R9, W_URING);
+    a.jmp_imm(Cond::Eq, R1, i32::from_le_bytes(*b"iou-"), "kind");
+    a.mov_imm(R9, W_OTHER);
+    a.jmp_imm(Cond::Ne, R1, i32::from_le_bytes(*b"kwor"), "kind");
+    a.jmp_imm(Cond::Ne, R2, i32::from_le_bytes(*b"ker/"), "kind");
+    a.mov_imm(R9, W_KWORKER);
+    a.label("kind");
+    a.ldx(Size::W, R1, FP, -8);
+    a.alu_imm(Alu::And, R1, (K_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -36, R1);
+    a.ld_map(R1, m.workers);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -36);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "out");
+    a.ldx(Size::W, R1, FP, -8);
+    a.stx(Size::DW, R0, w(K_PID), R1);
+    a.stx(Size::DW, R0, w(K_KIND), R9);
+    a.ldx(Size::W, R1, FP, -4);
+    a.stx(Size::DW, R0, w(K_WAKER), R1);
+    a.st_imm(Size::DW, R0, w(K_PENDING), 1);
+    ret0(&mut a);
+    done(a)
+}
+
+/// In sched_switch (r8 = now, the previous task's tid at fp-4): this CPU's last switch time
+/// becomes now; if the previous task is a worker whose run a job thread's wakeup started,
+/// the run (its CPU time) and one run are added to that job thread's record.
+fn worker_slice(a: &mut Asm, m: &Maps) {
+    a.call(Helper::GetSmpProcessorId);
+    a.alu_imm(Alu::And, R0, (CPU_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -12, R0);
+    a.ld_map(R1, m.cpus);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -12);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "slice_done");
+    a.ldx(Size::DW, R9, R0, 0);
+    a.stx(Size::DW, R0, 0, R8);
+    a.jmp_imm(Cond::Eq, R9, 0, "slice_done");
+    a.ldx(Size::W, R1, FP, -4);
+    a.alu_imm(Alu::And, R1, (K_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -20, R1);
+    a.ld_map(R1, m.workers);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -20);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "slice_done");
+    a.ldx(Size::DW, R1, R0, w(K_PENDING));
+    a.jmp_imm(Cond::Eq, R1, 0, "slice_done");
+    a.ldx(Size::DW, R1, R0, w(K_PID));
+    a.ldx(Size::W, R2, FP, -4);
+    a.jmp_reg(Cond::Ne, R1, R2, "slice_done");
+    a.st_imm(Size::DW, R0, w(K_PENDING), 0);
+    a.ldx(Size::DW, R1, R0, w(K_KIND));
+    a.stx(Size::DW, FP, -72, R1);
+    a.ldx(Size::DW, R1, R0, w(K_WAKER));
+    a.stx(Size::W, FP, -24, R1);
+    thread(a, m, -24, false, "slice_done");
+    a.ldx(Size::DW, R1, FP, -72);
+    a.jmp_imm(Cond::Gt, R1, (W_KINDS - 1) as i32, "slice_done");
+    a.alu_imm(Alu::Lsh, R1, 3);
+    a.mov(R3, R7);
+    a.alu_reg(Alu::Add, R3, R1);
+    a.mov(R2, R8);
+    a.alu_reg(Alu::Sub, R2, R9);
+    a.xadd(R3, w(G_WK_NS), R2);
+    a.mov_imm(R2, 1);
+    a.xadd(R3, w(G_WK_RUNS), R2);
+    a.label("slice_done");
+}
+
 /// sys_exit (a raw tracepoint: (regs, ret)): a submission's phases (per I/O it submitted), or
 /// a reap's totals.
 pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
@@ -381,7 +570,7 @@ pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.ja("out");
     a.label("reaped");
     add(&mut a, R7, G_REAPED, R9, R3);
-    reap_pending(&mut a);
+    reap_pending(&mut a, "rp", "out");
     ret0(&mut a);
     done(a)
 }
@@ -397,41 +586,42 @@ fn ring_slot(a: &mut Asm) {
 
 /// A reap of r9 events at r8: the k = min(r9, pending) oldest pending completions (the
 /// kernel's completion rings are first in, first out) leave the ring; c2r += k x now - their
-/// times. A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
-fn reap_pending(a: &mut Asm) {
+/// times (then to `done`; labels prefixed `p`). A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
+fn reap_pending(a: &mut Asm, p: &str, done: &str) {
+    let l = |n: &str| format!("{p}_{n}");
     a.ldx(Size::DW, R1, R7, w(G_TAIL));
     a.ldx(Size::DW, R2, R7, w(G_HEAD));
     a.alu_reg(Alu::Sub, R1, R2);
-    a.jmp_imm(Cond::Eq, R1, 0, "out");
-    a.jmp_imm(Cond::Gt, R1, RING as i32, "lost");
-    a.ja("have");
-    a.label("lost");
+    a.jmp_imm(Cond::Eq, R1, 0, done);
+    a.jmp_imm(Cond::Gt, R1, RING as i32, &l("lost"));
+    a.ja(&l("have"));
+    a.label(&l("lost"));
     a.alu_imm(Alu::Sub, R1, RING as i32);
     add(a, R7, G_LOST, R1, R3);
     a.ldx(Size::DW, R2, R7, w(G_TAIL));
     a.alu_imm(Alu::Sub, R2, RING as i32);
     a.stx(Size::DW, R7, w(G_HEAD), R2);
     a.mov_imm(R1, RING as i32);
-    a.label("have");
+    a.label(&l("have"));
     a.mov(R6, R9);
-    a.jmp_reg(Cond::Gt, R6, R1, "k_cap");
-    a.ja("k_ok");
-    a.label("k_cap");
+    a.jmp_reg(Cond::Gt, R6, R1, &l("k_cap"));
+    a.ja(&l("k_ok"));
+    a.label(&l("k_cap"));
     a.mov(R6, R1);
-    a.label("k_ok");
-    a.jmp_imm(Cond::Gt, R6, RING as i32, "out");
+    a.label(&l("k_ok"));
+    a.jmp_imm(Cond::Gt, R6, RING as i32, done);
     a.mov_imm(R3, 0);
     a.mov_imm(R4, 0);
-    a.label("pop");
-    a.jmp_reg(Cond::Ge, R4, R6, "popped");
+    a.label(&l("pop"));
+    a.jmp_reg(Cond::Ge, R4, R6, &l("popped"));
     a.mov(R1, R2);
     a.alu_reg(Alu::Add, R1, R4);
     ring_slot(a);
     a.ldx(Size::DW, R5, R5, 0);
     a.alu_reg(Alu::Add, R3, R5);
     a.alu_imm(Alu::Add, R4, 1);
-    a.ja("pop");
-    a.label("popped");
+    a.ja(&l("pop"));
+    a.label(&l("popped"));
     a.mov(R1, R8);
     a.alu_reg(Alu::Mul, R1, R6);
     a.alu_reg(Alu::Sub, R1, R3);
@@ -580,6 +770,7 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.mov(R8, R0);
     a.call(Helper::GetCurrentPidTgid);
     a.stx(Size::W, FP, -4, R0);
+    worker_slice(&mut a, m);
     thread(&mut a, m, -4, false, "next");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "prev_user");
