@@ -5,7 +5,8 @@
 # programs on the submitting and reaping syscalls run on that thread) and the medians; the
 # target is at most 5% fewer IOPS.
 # Needs root (loop device, BPF). Usage: sudo bench/explain-cost.sh [ROUNDS] [SECONDS]
-# (FIOX=path/to/fiox uses that binary instead of building target/release/fiox.)
+# (FIOX=path/to/fiox uses that binary instead of building target/release/fiox; BASE=path/to/
+# another fiox adds a third arm, that binary with --explain, to compare two versions of it.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -27,25 +28,31 @@ n = j["read"]["total_ios"]
 cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1000 / n
 print("%d,%.2f" % (j["read"]["iops"], cpu))'
 }
-off=(); on=()
+off=(); on=(); base=()
 for r in $(seq "$rounds"); do
     order=(off on)
     [ $((r % 2)) -eq 0 ] && order=(on off)
+    [ -n "${BASE:-}" ] && order+=(base)
     for t in "${order[@]}"; do
         case $t in
             off) off+=("$("$fiox" "${job[@]}" | iops_of)") ;;
             on) on+=("$("$fiox" "${job[@]}" --explain | iops_of)") ;;
+            base) base+=("$("$BASE" "${job[@]}" --explain | iops_of)") ;;
         esac
     done
 done
 uptime
-python3 - "${off[*]}" "${on[*]}" <<'PY'
+python3 - "${off[*]}" "${on[*]}" "${base[*]}" <<'PY'
 import statistics, sys
-off, on = ([tuple(float(x) for x in v.split(",")) for v in a.split()] for a in sys.argv[1:3])
+off, on, base = ([tuple(float(x) for x in v.split(",")) for v in a.split()] for a in sys.argv[1:4])
 for name, runs in (("without --explain", off), ("with --explain", on)):
     print(f"{name:18} IOPS {[int(r[0]) for r in runs]}  CPU us/IO {[r[1] for r in runs]}")
 mo, mn = (statistics.median(r[0] for r in x) for x in (off, on))
 co, cn = (statistics.median(r[1] for r in x) for x in (off, on))
 print(f"median IOPS without {mo:.0f}, with {mn:.0f}: {100 * (mn - mo) / mo:+.1f}%")
 print(f"median CPU per I/O without {co:.2f} us, with {cn:.2f} us: {cn - co:+.2f} us")
+if base:
+    print(f"BASE with --explain: IOPS {[int(r[0]) for r in base]}  CPU us/IO {[r[1] for r in base]}")
+    mb, cb = statistics.median(r[0] for r in base), statistics.median(r[1] for r in base)
+    print(f"median IOPS {mb:.0f} ({100 * (mb - mo) / mo:+.1f}%), CPU per I/O {cb:.2f} us ({cb - co:+.2f} us)")
 PY

@@ -109,16 +109,23 @@ fn direct_libaio_on_a_loop_device_is_device_time() {
     );
 }
 
-/// The block time read another way: the device's own accounting (/sys/block/*/stat read ticks,
-/// queueing to completion, in ms) over the same run.
+/// The block time read another way on the same run: the kernel's event tracer (ftrace, in a
+/// tracefs instance of its own) records the device's block tracepoints while fiox runs, and
+/// its Q2D and D2C, paired request by request as btt would, agree with the BPF programs'
+/// within 10%. (blktrace itself cannot run here: a kernel in lockdown refuses its debugfs
+/// files. The device's own `read_ticks` is no yardstick either: it ends after the bios'
+/// completion work, the aio event and the reaper's wakeup, which block_rq_complete precedes
+/// by 1.5-5 µs depending on the machine's load, and starts after the bio is queued; the two
+/// offsets cancelled in the afternoon and not since 16:46.)
 #[test]
-#[ignore = "fails on this machine since 16:46 2026-11-27: traced block time 15-17% below the \
-            loop device's read_ticks (1,055 vs 1,286 ms) while it agreed within 1% before; \
-            issue 26 keeps it open until the cause is found"]
-fn block_time_agrees_with_the_disks_own_accounting() {
+fn block_time_agrees_with_ftrace_of_the_same_run() {
+    use std::os::unix::fs::MetadataExt;
     let Some(disk) = ramdisk() else { return };
     let dev = disk.path().to_str().unwrap().to_string();
-    let (e, doc) = explain_run(
+    let rdev = std::fs::metadata(&dev).unwrap().rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let trace = fiox_explain::ftrace::BlockTrace::start(major, minor).unwrap();
+    let (e, _) = explain_run(
         &[
             "--name=d",
             &format!("--filename={dev}"),
@@ -130,13 +137,26 @@ fn block_time_agrees_with_the_disks_own_accounting() {
         ],
         "read",
     );
+    let f = trace.finish().unwrap();
+    assert_eq!(f.overrun, 0, "the trace buffer overflowed: {f:?}");
     let ios = e["ios"].as_f64().unwrap();
-    let disk = &doc["disk_util"][0];
-    let ticks_ms = disk["read_ticks"].as_f64().unwrap();
-    let traced_ms = (phase(&e, "block_queued") + phase(&e, "device")) * ios / 1e6;
+    let reqs = e["block"]["requests"].as_f64().unwrap();
+    let per_req = |name| phase(&e, name) * ios / reqs;
+    let (q2d, d2c) = (per_req("block_queued"), per_req("device"));
+    println!("traced: {reqs} requests, Q2D {q2d:.0} ns, D2C {d2c:.0} ns; ftrace: {f:?}");
+    let near = |a: f64, b: f64| (a - b).abs() <= 0.1 * b;
     assert!(
-        (traced_ms - ticks_ms).abs() <= 0.1 * ticks_ms + 2.0,
-        "block time traced {traced_ms:.1} ms, the disk's stat says {ticks_ms} ms: {disk}\n{e:#}"
+        near(reqs, f.requests as f64),
+        "requests traced {reqs}, ftrace saw {f:?}\n{e:#}"
+    );
+    assert!(
+        near(d2c, f.d2c_mean_ns),
+        "device time (D2C) traced {d2c:.0} ns, ftrace {f:?}\n{e:#}"
+    );
+    // Q2D is short (1-3 µs): within 10% or 300 ns (ftrace's clock prints microseconds).
+    assert!(
+        near(q2d, f.q2d_mean_ns) || (q2d - f.q2d_mean_ns).abs() < 300.0,
+        "queued time (Q2D) traced {q2d:.0} ns, ftrace {f:?}\n{e:#}"
     );
 }
 
@@ -236,4 +256,41 @@ fn buffered_libaio_blocks_in_submission_and_direct_does_not() {
         d["submit"]["syscall_mean_ns"].as_f64().unwrap() < syscall,
         "direct io_submit took as long as buffered: {d:#}\n{b:#}"
     );
+}
+
+/// io_uring: completions are reaped from the ring without a syscall, seen when the ring's
+/// completion head moves (read at the thread's next syscall), so completion->reaped is
+/// measured and the phases add up; the loop device's kworkers, woken by the job's
+/// submissions, are attributed to the job with their CPU time and runs.
+#[test]
+fn io_uring_reaping_and_the_loop_workers_are_measured() {
+    let Some(disk) = ramdisk() else { return };
+    let dev = disk.path().to_str().unwrap().to_string();
+    let (e, doc) = explain_run(
+        &[
+            "--name=u",
+            &format!("--filename={dev}"),
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    adds_up(&e);
+    let c2r = e["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "completion_to_reaped")
+        .unwrap();
+    assert!(c2r.get("note").is_none(), "{e:#}");
+    assert!(c2r["mean_ns"].as_f64().unwrap() > 0.0, "{e:#}");
+    let job = &doc["jobs"][0]["fiox"]["explain"];
+    let paired = job["reap"]["completions_paired"].as_f64().unwrap();
+    assert!(paired >= 0.9 * e["ios"].as_f64().unwrap(), "{job:#}");
+    let kw = &job["workers"]["kworker"];
+    assert!(kw["runs"].as_f64().unwrap_or(0.0) > 0.0, "{job:#}");
+    assert!(kw["cpu_ns_per_io"].as_f64().unwrap_or(0.0) > 0.0, "{job:#}");
 }

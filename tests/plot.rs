@@ -577,3 +577,20 @@ fn an_experiment_results_directory_plots_variants_with_error_bars() {
     assert_eq!(iops.matches("class=\"errbar\"").count(), 2, "{iops}");
     assert!(chart_ids(&look).contains(&"chart-telemetry-cpu"));
 }
+
+/// A run with `--explain` (issue 26) gets a stacked chart of where its mean latency went: one
+/// layer per phase the kernel measured, drawn as its own file.
+#[test]
+fn an_explained_run_gets_its_phases_stacked() {
+    let dir = TempDir::new("plot-explain");
+    let json = fiox_run(&dir, "explained", &["--explain"]);
+    let svg_dir = dir.join("svg");
+    let r = fiox(&["plot", &json, "--format=svg", "-o", &svg_dir]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let svg = std::fs::read_to_string(Path::new(&svg_dir).join("explain-phases.svg")).unwrap();
+    assert!(svg.contains("Where the mean latency went"), "{svg}");
+    assert!(
+        svg.contains("explained read: submit_on_cpu: "),
+        "no submission layer: {svg}"
+    );
+}

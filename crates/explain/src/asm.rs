@@ -91,6 +91,7 @@ pub enum Cond {
 pub enum Helper {
     MapLookup = 1,
     KtimeGetNs = 5,
+    GetSmpProcessorId = 8,
     GetCurrentPidTgid = 14,
     ProbeReadUser = 112,
     ProbeReadKernel = 113,
@@ -111,6 +112,7 @@ pub struct Asm {
     insns: Vec<Insn>,
     labels: HashMap<String, usize>,
     fixups: Vec<(usize, String)>,
+    twice: Vec<String>,
 }
 
 impl Asm {
@@ -118,8 +120,16 @@ impl Asm {
         Asm::default()
     }
 
+    /// Mark the next instruction as `name`; a name marked twice makes `finish` fail (a jump
+    /// would silently go to the later one).
     pub fn label(&mut self, name: &str) {
-        self.labels.insert(name.to_string(), self.insns.len());
+        if self
+            .labels
+            .insert(name.to_string(), self.insns.len())
+            .is_some()
+        {
+            self.twice.push(name.to_string());
+        }
     }
 
     pub fn alu_imm(&mut self, op: Alu, dst: Reg, imm: i32) {
@@ -201,6 +211,9 @@ impl Asm {
     /// The finished program; an unknown label or a jump out of range is a bug in the
     /// program's builder, reported as an error rather than a panic.
     pub fn finish(mut self) -> Result<Vec<Insn>, String> {
+        if let Some(name) = self.twice.first() {
+            return Err(format!("BPF label {name} is defined twice"));
+        }
         for (at, name) in &self.fixups {
             let to = *self
                 .labels
@@ -217,6 +230,16 @@ impl Asm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_defined_twice_is_an_error() {
+        let mut a = Asm::new();
+        a.label("x");
+        a.exit();
+        a.label("x");
+        a.exit();
+        assert!(a.finish().unwrap_err().contains("twice"));
+    }
 
     #[test]
     fn encodes_as_the_kernel_does() {

@@ -68,7 +68,40 @@ pub const H_QUEUED: usize = 2;
 pub const H_DEVICE: usize = 3;
 pub const RING_BASE: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
 pub const RING: usize = 128;
-pub const WORDS: usize = RING_BASE + RING;
+/// More scratch of the current syscall: whether it is io_submit (its direction is its first
+/// request's, or read from its first iocb at exit when it made none), the time the thread
+/// last queued a bio (the next request's queueing time), and its off-CPU waits by state in
+/// D_WAIT_R/S/D's order (added to its direction at exit).
+pub const S_AIO: usize = RING_BASE + RING;
+pub const S_LASTQ: usize = S_AIO + 1;
+pub const S_WAITS: usize = S_LASTQ + 1;
+/// io_uring: the kernel address of the thread's ring (`struct io_rings`, from
+/// io_uring_create) and the completion-queue head last seen there: completions are reaped
+/// when user space moves the head, read at each syscall the thread makes.
+pub const G_RINGS: usize = S_WAITS + 3;
+pub const G_CQHEAD: usize = G_RINGS + 1;
+/// Threads that worked for this one (woken by it: io_uring workers, kworkers such as the
+/// loop device's, other threads): CPU time of the runs its wakeups started and their number,
+/// per kind (W_* order).
+pub const G_WK_NS: usize = G_CQHEAD + 1;
+pub const G_WK_RUNS: usize = G_WK_NS + W_KINDS;
+pub const WORDS: usize = G_WK_RUNS + W_KINDS;
+/// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
+pub const W_KINDS: usize = 3;
+pub const W_URING: i32 = 0;
+pub const W_KWORKER: i32 = 1;
+pub const W_OTHER: i32 = 2;
+
+/// A woken worker's slot (picked by pid): the worker, its kind, the thread that woke it and
+/// when its run on that thread's behalf is pending (1) until it next leaves the CPU.
+pub const K_PID: usize = 0;
+pub const K_KIND: usize = 1;
+pub const K_WAKER: usize = 2;
+pub const K_PENDING: usize = 3;
+pub const K_WORDS: usize = 4;
+pub const K_SLOTS: u32 = 4096;
+/// CPUs whose last context switch time is kept (the start of the running task's slice).
+pub const CPU_SLOTS: u32 = 1024;
 
 /// Kinds of syscall (S_KIND).
 pub const K_OTHER: i32 = 0;
@@ -79,20 +112,19 @@ pub const K_REAP: i32 = 2;
 /// Submits as many I/Os as it returns (io_submit, io_uring_enter with submissions).
 pub const K_BATCH: i32 = 3;
 
-/// A block request's record, in the slot a hash of (device, sector) picks (the pair is kept
-/// to recognise it; a request whose slot another in-flight one took is lost, and counted
-/// nowhere: rare at the queue depths measured, see docs/explain.md).
+/// A block request's record, in the slot a hash of its address (`struct request *`) picks
+/// (the address is kept to recognise it; a request whose slot another in-flight one took is
+/// lost, and counted nowhere: rare at the queue depths measured, see docs/explain.md).
 pub const R_TID: usize = 0;
 pub const R_DIR: usize = 1;
 pub const R_TQ: usize = 2;
 pub const R_TD: usize = 3;
 pub const R_SEQ: usize = 4;
 pub const R_FLAG: usize = 5;
-/// A readahead bio (rwbs has an A): no I/O of fiox's waits for it as such.
+/// A readahead request (REQ_RAHEAD): no I/O of fiox's waits for it as such.
 pub const R_RA: usize = 6;
-pub const R_DEV: usize = 7;
-pub const R_SEC: usize = 8;
-pub const R_WORDS: usize = 9;
+pub const R_PTR: usize = 7;
+pub const R_WORDS: usize = 8;
 /// Request slots (a power of two).
 pub const R_SLOTS: u32 = 1 << 16;
 

@@ -1,5 +1,5 @@
 //! `--explain`: where each I/O's latency went, measured by the kernel while fiox runs. BPF
-//! programs on tracepoints (sys_enter/sys_exit raw, sched, block; no kprobes, no BTF) keep, per
+//! programs on tracepoints (raw syscall, sched and block ones at BTF offsets; no kprobes) keep, per
 //! thread of this process, the time inside submitting syscalls on and off CPU, the block
 //! layer's queued (Q->D) and device (D->C) time of the requests those syscalls made, merges,
 //! splits and off-CPU waits, and timestamp sums from which completion->reaped follows; all
@@ -9,6 +9,8 @@
 //! record into phases whose means add up to its mean latency.
 
 mod asm;
+mod btf;
+pub mod ftrace;
 mod layout;
 pub mod phases;
 mod progs;
@@ -38,6 +40,8 @@ pub enum ExplainError {
 pub struct Tracer {
     state: OwnedFd,
     _reqs: OwnedFd,
+    _workers: OwnedFd,
+    _cpus: OwnedFd,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
 }
@@ -87,56 +91,58 @@ impl Tracer {
             (layout::R_WORDS * 8) as u32,
             layout::R_SLOTS,
         )?;
+        let workers = mk(
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
+            (layout::K_WORDS * 8) as u32,
+            layout::K_SLOTS,
+        )?;
+        let cpus = mk(sys::BPF_MAP_TYPE_ARRAY, 4, 8, layout::CPU_SLOTS)?;
         let m = Maps {
             state: state.as_raw_fd(),
             reqs: reqs.as_raw_fd(),
+            workers: workers.as_raw_fd(),
+            cpus: cpus.as_raw_fd(),
         };
         let tgid = sys::getpid();
         let mut progs = Vec::new();
         let mut links = Vec::new();
         type Build<'a> = Box<dyn Fn(&tracefs::Event) -> Result<Vec<asm::Insn>, ExplainError> + 'a>;
+        // Rare events (merges, splits): classic tracepoints, their record's rwbs read.
         let points: Vec<(&str, &str, Build)> = vec![
-            (
-                "sched",
-                "sched_switch",
-                Box::new(|e| progs::sched_switch(e, &m)),
-            ),
-            (
-                "block",
-                "block_rq_complete",
-                Box::new(|e| progs::rq_complete(e, &m)),
-            ),
-            (
-                "block",
-                "block_rq_issue",
-                Box::new(|e| progs::rq_issue(e, &m)),
-            ),
-            (
-                "block",
-                "block_bio_queue",
-                Box::new(|e| progs::bio_queue(e, &m, tgid)),
-            ),
             (
                 "block",
                 "block_bio_backmerge",
-                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES, true)),
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES)),
             ),
             (
                 "block",
                 "block_bio_frontmerge",
-                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES, false)),
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_MERGES)),
             ),
             (
                 "block",
                 "block_split",
-                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_SPLITS, false)),
+                Box::new(|e| progs::merge_or_split(e, &m, tgid, layout::D_SPLITS)),
             ),
         ];
-        // The syscall hooks run on every syscall: raw tracepoints, which build no record.
-        let raw: [(&str, Vec<asm::Insn>); 2] = [
-            ("sys_enter", progs::sys_enter(&m, tgid)?),
+        // The frequent ones (every syscall, context switch and request of the machine): raw
+        // tracepoints, which build no record; what they read of the kernel's structures is
+        // at the offsets its BTF gives.
+        let k = progs::Kernel::read()?;
+        let mut raw: Vec<(&str, Vec<asm::Insn>)> = vec![
+            ("sys_enter", progs::sys_enter(&m, &k, tgid)?),
             ("sys_exit", progs::sys_exit(&m, tgid)?),
+            ("sched_switch", progs::sched_switch(&m, &k)?),
+            ("sched_waking", progs::sched_waking(&m, &k, tgid)?),
+            ("block_bio_queue", progs::bio_queue(&m, tgid)?),
+            ("block_io_start", progs::io_start(&m, &k, tgid)?),
+            ("block_rq_issue", progs::rq_issue(&m)?),
+            ("block_rq_complete", progs::rq_complete(&m)?),
         ];
+        if k.uring.is_some() {
+            raw.push(("io_uring_create", progs::uring_create(&m, &k, tgid)?));
+        }
         for (name, insns) in &raw {
             let prog = sys::prog_load(insns, name, sys::BPF_PROG_TYPE_RAW_TRACEPOINT)
                 .map_err(|e| ExplainError::Program(format!("{name} refused: {e}")))?;
@@ -158,6 +164,8 @@ impl Tracer {
         Ok(Tracer {
             state,
             _reqs: reqs,
+            _workers: workers,
+            _cpus: cpus,
             _progs: progs,
             links,
         })

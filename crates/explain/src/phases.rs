@@ -213,6 +213,24 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
             "completions_lost": r.g(G_LOST),
         }),
     );
+    let mut wk = Map::new();
+    for (k, name) in ["io_uring", "kworker", "other"].iter().enumerate() {
+        let runs = r.g(G_WK_RUNS + k);
+        if runs == 0 {
+            continue;
+        }
+        let ns = r.g(G_WK_NS + k);
+        wk.insert(
+            name.to_string(),
+            json!({
+                "runs": runs,
+                "cpu_ns": ns,
+                "cpu_ns_per_io": ns.checked_div(n_total).unwrap_or(0),
+                "runs_per_io": (runs as f64 / n_total.max(1) as f64 * 1000.0).round() / 1000.0,
+            }),
+        );
+    }
+    out.insert("workers".into(), Value::Object(wk));
     out.insert(
         "fiox_user_cpu_ns_per_io".into(),
         json!(r.g(G_USER).checked_div(n_total).unwrap_or(0)),
@@ -276,6 +294,24 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                 d["submit"]["calls"], w["blocked"], w["sleeping"], w["preempted"],
                 b["requests"], b["merges"], b["splits"]
             ));
+        }
+        if let Some(wk) = v.get("workers").and_then(Value::as_object) {
+            if !wk.is_empty() {
+                let parts: Vec<String> = wk
+                    .iter()
+                    .map(|(k, w)| {
+                        format!(
+                            "{k} {} CPU/IO in {} runs",
+                            us(w["cpu_ns_per_io"].as_f64().unwrap_or(0.0)),
+                            w["runs"]
+                        )
+                    })
+                    .collect();
+                s.push_str(&format!(
+                    "  {name}: threads woken for it: {}\n",
+                    parts.join(", ")
+                ));
+            }
         }
     }
     s

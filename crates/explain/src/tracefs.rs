@@ -90,6 +90,11 @@ impl Tracefs {
         })
     }
 
+    /// Where it is mounted.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// A tracepoint, e.g. ("sched", "sched_switch").
     pub fn event(&self, group: &str, name: &str) -> Result<Event, ExplainError> {
         let dir = self.root.join("events").join(group).join(name);

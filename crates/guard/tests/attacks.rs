@@ -330,3 +330,35 @@ fn filecreate_says_it_created_a_file_only_when_its_own_open_did() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// A tracefs instance is made and removed only on tracefs: the same name under a plain
+/// directory (a path that resolves off the tracing filesystem) is refused, both ways.
+#[test]
+fn trace_instances_only_on_tracefs() {
+    use fiox_guard::kernel;
+    let d = scratch("traceinst");
+    let p = d.join("instances");
+    fs::create_dir(&p).unwrap();
+    let inst = p.join("fiox-x");
+    assert!(kernel::make_trace_instance(&inst).is_err());
+    assert!(!inst.exists());
+    fs::create_dir(&inst).unwrap();
+    let id = Dir::open(&p)
+        .unwrap()
+        .stat(OsStr::new("fiox-x"))
+        .unwrap()
+        .unwrap()
+        .id;
+    assert!(kernel::remove_trace_instance(&inst, &id).is_err());
+    assert!(inst.exists());
+    let t = Path::new("/sys/kernel/tracing/instances");
+    if is_root() && t.is_dir() {
+        let real = t.join(format!("fiox-guard-test-{}", std::process::id()));
+        let id = kernel::make_trace_instance(&real).unwrap().unwrap();
+        assert!(real.join("trace").exists());
+        assert_eq!(kernel::make_trace_instance(&real).unwrap(), None);
+        assert!(kernel::remove_trace_instance(&real, &id).unwrap());
+        assert!(!real.exists());
+    }
+    fs::remove_dir_all(&d).unwrap();
+}

@@ -50,6 +50,9 @@ pub struct DirRes {
     /// Bytes per second.
     pub bw: f64,
     pub lats: Vec<LatRes>,
+    /// `fiox.explain`'s phases of this direction (name, mean ns) in their order: where the
+    /// mean latency went (`--explain`). Empty without it.
+    pub phases: Vec<(String, f64)>,
 }
 
 /// `lat_ns`, `clat_ns` or `slat_ns`.
@@ -182,7 +185,11 @@ fn flatten(prefix: &str, m: &serde_json::Map<String, Value>, out: &mut Vec<(Stri
 fn job(v: &Value, run_start_ms: Option<f64>) -> JobRes {
     let dirs = ["read", "write", "trim"]
         .into_iter()
-        .filter_map(|d| dir(v.get(d)?, d))
+        .filter_map(|d| {
+            let mut r = dir(v.get(d)?, d)?;
+            r.phases = phases(v.pointer(&format!("/fiox/explain/{d}/phases")));
+            Some(r)
+        })
         .collect();
     JobRes {
         name: v
@@ -207,6 +214,19 @@ fn job(v: &Value, run_start_ms: Option<f64>) -> JobRes {
     }
 }
 
+/// `--explain`'s phases: (name, mean_ns) of each entry that has both.
+fn phases(v: Option<&Value>) -> Vec<(String, f64)> {
+    v.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let name = p.get("name")?.as_str()?;
+            let mean = p.get("mean_ns")?.as_f64().filter(|m| m.is_finite())?;
+            Some((name.to_string(), mean))
+        })
+        .collect()
+}
+
 fn dir(v: &Value, ddir: &'static str) -> Option<DirRes> {
     let ios = v.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
     let bytes = v.get("io_bytes").and_then(Value::as_u64).unwrap_or(0);
@@ -228,6 +248,7 @@ fn dir(v: &Value, ddir: &'static str) -> Option<DirRes> {
                 v.get("bw").and_then(Value::as_f64).unwrap_or(0.0) * 1024.0
             }),
         lats,
+        phases: Vec::new(),
     })
 }
 

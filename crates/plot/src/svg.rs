@@ -5,7 +5,7 @@
 //! classes on every element let the page's CSS switch to the dark theme.
 
 use crate::axis::{trim_float, Axis, Scale};
-use crate::chart::{Bars, Body, Chart, Heat, Series};
+use crate::chart::{Bars, Body, Chart, Heat, Series, Stack};
 use std::fmt::Write;
 
 /// Colours of one theme.
@@ -75,6 +75,7 @@ pub fn render(chart: &Chart, theme: &Theme) -> String {
         Body::Lines(series) => lines(&mut s, chart, series, theme),
         Body::Bars(b) => bars(&mut s, chart, b, theme),
         Body::Heat(hm) => heat(&mut s, chart, hm, theme),
+        Body::Stack(st) => stacked(&mut s, chart, st, theme),
     }
     draw_legend(&mut s, &legend, &rows, theme);
     s.push_str("</svg>");
@@ -309,6 +310,74 @@ fn bars(s: &mut String, chart: &Chart, b: &Bars, theme: &Theme) {
     axis_titles(s, &chart.x.quantity, &chart.y.title(yh), theme);
 }
 
+/// Stacked bars: a column per entry, its layers bottom up in the palette's colours (the
+/// legend's order), each with its value and share of the column as a tooltip.
+fn stacked(s: &mut String, chart: &Chart, st: &Stack, theme: &Theme) {
+    let hi = st
+        .values
+        .iter()
+        .map(|c| c.iter().sum::<f64>())
+        .fold(0.0f64, f64::max);
+    let (yl, yh) = chart.y.domain(0.0, hi);
+    let my = Map {
+        axis: &chart.y,
+        lo: yl,
+        hi: yh,
+        p0: TOP + PLOT_H,
+        p1: TOP,
+    };
+    for (v, label) in chart.y.ticks(yl, yh) {
+        let y = my.px(v);
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{}"/><text class="muted" x="{}" y="{:.1}" text-anchor="end" fill="{}">{}</text>"#,
+            W - RIGHT,
+            theme.grid,
+            LEFT - 6.0,
+            y + 4.0,
+            theme.muted,
+            esc(&label)
+        );
+    }
+    let gw = (W - LEFT - RIGHT) / st.columns.len().max(1) as f64;
+    for (ci, col) in st.columns.iter().enumerate() {
+        let x = LEFT + ci as f64 * gw + gw * 0.15;
+        let _ = write!(
+            s,
+            r#"<text class="muted" x="{:.1}" y="{}" text-anchor="middle" fill="{}">{}<title>{}</title></text>"#,
+            x + gw * 0.35,
+            TOP + PLOT_H + 16.0,
+            theme.muted,
+            esc(&shorten(col, (gw / 6.5) as usize)),
+            esc(col)
+        );
+        let vals = st.values.get(ci).map(Vec::as_slice).unwrap_or(&[]);
+        let total: f64 = vals.iter().sum();
+        let note = st.notes.get(ci).filter(|n| !n.is_empty());
+        let mut base = 0.0;
+        for (li, v) in vals.iter().enumerate().filter(|(_, v)| **v > 0.0) {
+            let (y0, y1) = (my.px(base), my.px(base + v));
+            base += v;
+            let _ = write!(
+                s,
+                r#"<rect class="data fill c{}" x="{x:.1}" y="{y1:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}: {}: {} ({:.0}%){}</title></rect>"#,
+                li % 8,
+                gw * 0.7,
+                (y0 - y1).abs(),
+                theme.palette[li % 8],
+                esc(col),
+                esc(st.layers.get(li).map_or("?", String::as_str)),
+                trim_float(*v),
+                if total > 0.0 { v / total * 100.0 } else { 0.0 },
+                note.map(|n| format!("; not drawn: {}", esc(n)))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    axis_lines(s, theme);
+    axis_titles(s, &chart.x.quantity, &chart.y.title(yh), theme);
+}
+
 #[allow(clippy::too_many_arguments)]
 fn one_bar(
     s: &mut String,
@@ -445,6 +514,7 @@ fn legend_items(chart: &Chart) -> Vec<(String, bool)> {
             series.iter().map(|x| (x.name.clone(), false)).collect()
         }
         Body::Bars(b) => b.variants.iter().map(|v| (v.clone(), true)).collect(),
+        Body::Stack(st) => st.layers.iter().map(|v| (v.clone(), true)).collect(),
         _ => Vec::new(),
     }
 }

@@ -4,14 +4,15 @@
 //! numjobs heatmap when results sweep both. A chart is data only ([`model`]); `svg` draws it.
 //!
 //! The folder: [`model`] (what a chart is), this file (the charts of results and logs),
-//! `compare` (the charts of a `fiox compare` document) and `telemetry` (a run's telemetry
-//! series); the builders use the model, the model uses none of them.
+//! `compare` (the charts of a `fiox compare` document), `telemetry` (a run's telemetry
+//! series) and `explain` (`--explain`'s phases stacked); the builders use the model, the model uses none of them.
 
 mod compare;
+mod explain;
 mod model;
 mod telemetry;
 
-pub use model::{slug, Bar, Bars, Body, Chart, Heat, Section, Series};
+pub use model::{slug, Bar, Bars, Body, Chart, Heat, Section, Series, Stack};
 
 use crate::axis::{Axis, Scale, Unit};
 use crate::fiolog::LogKind;
@@ -29,6 +30,7 @@ pub fn build(inputs: &Inputs) -> Vec<Chart> {
     charts.extend(over_time(inputs));
     charts.extend(latency(&inputs.results));
     charts.extend(result_bars(&inputs.results));
+    charts.extend(explain::chart(&inputs.results));
     for c in &inputs.comparisons {
         charts.extend(compare::charts(c));
     }

@@ -1,5 +1,5 @@
 //! What a chart is, as data: its section on the page, axes, marks and body (lines, grouped
-//! bars with confidence intervals, or a heat grid). Every builder fills these; `svg` draws them.
+//! bars with confidence intervals, stacked bars, or a heat grid). Every builder fills these; `svg` draws them.
 
 use crate::axis::Axis;
 use crate::timeline::Mark;
@@ -62,6 +62,18 @@ pub enum Body {
     Lines(Vec<Series>),
     Bars(Bars),
     Heat(Heat),
+    Stack(Stack),
+}
+
+/// Stacked bars: one column per entry of `columns`, made of `layers` (bottom first):
+/// `values[column][layer]`, each at least 0 (what cannot be stacked, a negative rest, is told
+/// in the column's `notes`).
+#[derive(Debug, Clone)]
+pub struct Stack {
+    pub columns: Vec<String>,
+    pub layers: Vec<String>,
+    pub values: Vec<Vec<f64>>,
+    pub notes: Vec<String>,
 }
 
 /// A named line.

@@ -2,22 +2,110 @@
 //! record per thread of this process (layout.rs): the syscall it is in, time on and off CPU,
 //! and per direction the submission time (minus the block time that overlapped it), block
 //! request phases (queued Q->D, device D->C), merges, splits and log2 histograms. Requests
-//! are keyed by (device, sector) from the bio's queueing, which happens in the submitter's
-//! context, to its completion wherever that runs. Filtering is in the kernel: this process's
-//! thread group for syscalls and bios, the per-thread map for context switches.
+//! are keyed by their address from `block_io_start` (the bio becoming a request, in the
+//! submitter's context; queued at the thread's last `block_bio_queue`) to their completion
+//! wherever that runs. The frequent tracepoints are raw ones (no record built: the programs
+//! get the kernel's own arguments and read the two fields they need at offsets the kernel's
+//! BTF gives); filtering is in the kernel and early: this process's thread group for
+//! syscalls and bios, the per-thread records for context switches, the request slots for
+//! dispatch and completion. This file: the shared helpers, the syscall and context-switch
+//! programs; `block`: the block layer's; `workers`: the threads working for a job and
+//! io_uring's ring.
 
 use crate::asm::{
     Alu, Asm, Cond, Helper, Insn, Reg, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9,
 };
+use crate::btf::Btf;
 use crate::layout::*;
-use crate::tracefs::Event;
 use crate::ExplainError;
+
+mod block;
+mod workers;
+
+pub use block::{bio_queue, io_start, merge_or_split, rq_complete, rq_issue};
+use workers::worker_slice;
+pub use workers::{sched_waking, uring_create};
+
+/// What the raw-tracepoint programs need of this kernel's layout, from its BTF.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernel {
+    /// Offset of `pid` in `struct task_struct` (sched_switch's next task).
+    task_pid: i32,
+    /// Offset of `cmd_flags` in `struct request`: the operation in its low bits, then flags.
+    rq_cmd_flags: i32,
+    op_mask: i32,
+    /// REQ_RAHEAD's bit.
+    rahead: i32,
+    /// Offset of `comm` in `struct task_struct` (a woken worker's name).
+    task_comm: i32,
+    /// io_uring's `io_ring_ctx.rings` and the completion queue head's offset in `io_rings`,
+    /// when the kernel has io_uring.
+    pub uring: Option<(i32, i32)>,
+}
+
+impl Kernel {
+    /// Read the facts and check the tracepoints' arguments are the ones the programs read.
+    pub fn read() -> Result<Kernel, ExplainError> {
+        let b = Btf::kernel()?;
+        for (tp, n) in [
+            ("sched_switch", 4),
+            ("block_bio_queue", 1),
+            ("block_io_start", 1),
+            ("block_rq_issue", 1),
+            ("block_rq_complete", 3),
+        ] {
+            let got = b.tracepoint_args(tp)?;
+            if got != n {
+                return Err(ExplainError::Unavailable(format!(
+                    "tracepoint {tp} passes {got} arguments on this kernel, --explain reads {n}"
+                )));
+            }
+        }
+        let op_bits = b.enum_value("__REQ_FAILFAST_DEV")?;
+        let rahead = b.enum_value("__REQ_RAHEAD")?;
+        let small = |v: i64| (1..31).contains(&v);
+        if !small(op_bits) || !small(rahead) || b.enum_value("REQ_OP_WRITE")? != 1 {
+            return Err(ExplainError::Unavailable(
+                "the block layer's request flags are not laid out as --explain reads them".into(),
+            ));
+        }
+        let off = |s: &str, m: &str| -> Result<i32, ExplainError> {
+            let o = b.member_offset(s, m)?;
+            i32::try_from(o).map_err(|_| ExplainError::Unavailable(format!("{s}.{m} too far")))
+        };
+        let uring = match (
+            b.tracepoint_args("io_uring_create"),
+            off("io_ring_ctx", "rings"),
+            off("io_rings", "cq"),
+            off("io_uring", "head"),
+        ) {
+            (Ok(5), Ok(rings), Ok(cq), Ok(head)) => Some((rings, cq + head)),
+            _ => None,
+        };
+        if b.tracepoint_args("sched_waking")? != 1 {
+            return Err(ExplainError::Unavailable(
+                "tracepoint sched_waking does not pass the woken task alone".into(),
+            ));
+        }
+        Ok(Kernel {
+            task_comm: off("task_struct", "comm")?,
+            uring,
+            task_pid: off("task_struct", "pid")?,
+            rq_cmd_flags: off("request", "cmd_flags")?,
+            op_mask: (1 << op_bits) - 1,
+            rahead: rahead as i32,
+        })
+    }
+}
 
 /// The maps' descriptors the programs reference.
 #[derive(Debug, Clone, Copy)]
 pub struct Maps {
     pub state: i32,
     pub reqs: i32,
+    /// Worker slots (layout K_*) and each CPU's last context switch time.
+    pub workers: i32,
+    pub cpus: i32,
 }
 
 /// Syscall numbers of this architecture.
@@ -164,64 +252,13 @@ fn hist(a: &mut Asm, st: Reg, d: Reg, ph: usize, v: Reg, wgt: Reg, (t1, t2): (Re
     a.xadd(t2, 0, wgt);
 }
 
-/// r9 = the direction in the event's rwbs at `off` (0 read, 1 write; a leading F, a flush,
-/// is skipped); to "out" for anything else (discards, flushes alone).
-fn rwbs_dir(a: &mut Asm, off: i16) {
-    a.ldx(Size::B, R1, R6, off);
-    a.jmp_imm(Cond::Ne, R1, b'F' as i32, "rwbs_chk");
-    a.ldx(Size::B, R1, R6, off + 1);
-    a.label("rwbs_chk");
-    a.mov_imm(R9, 0);
-    a.jmp_imm(Cond::Eq, R1, b'R' as i32, "rwbs_done");
-    a.mov_imm(R9, 1);
-    a.jmp_imm(Cond::Eq, R1, b'W' as i32, "rwbs_done");
-    a.ja("out");
-    a.label("rwbs_done");
-}
-
-/// r0 = the request slot of the event's (device, sector), which are left at fp-24 (u32) and
-/// fp-16 (u64); the slot index at fp-28. Array slots: the lookup is inlined, no hashing helper,
-/// no locks, nothing to allocate or free.
-fn req_slot(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
-    a.ldx(Size::W, R1, R6, e.off("dev")?);
-    a.stx(Size::W, FP, -24, R1);
-    a.ldx(Size::DW, R2, R6, e.off("sector")?);
-    a.stx(Size::DW, FP, -16, R2);
-    a.mov(R3, R2);
-    a.alu_imm(Alu::Rsh, R3, 3);
-    a.alu_imm(Alu::Rsh, R2, 19);
-    a.alu_reg(Alu::Xor, R3, R2);
-    a.alu_imm(Alu::Mul, R1, 31);
-    a.alu_reg(Alu::Xor, R3, R1);
-    a.alu_imm(Alu::And, R3, (R_SLOTS - 1) as i32);
-    a.stx(Size::W, FP, -28, R3);
-    a.ld_map(R1, m.reqs);
-    a.mov(R2, FP);
-    a.alu_imm(Alu::Add, R2, -28);
-    a.call(Helper::MapLookup);
-    a.jmp_imm(Cond::Eq, R0, 0, "out");
-    Ok(())
-}
-
-/// To "out" unless slot r0 holds a request, and the event's (fp-24, fp-16).
-fn req_is_this(a: &mut Asm) {
-    a.ldx(Size::DW, R1, R0, w(R_TQ));
-    a.jmp_imm(Cond::Eq, R1, 0, "out");
-    a.ldx(Size::DW, R1, R0, w(R_DEV));
-    a.ldx(Size::W, R2, FP, -24);
-    a.jmp_reg(Cond::Ne, R1, R2, "out");
-    a.ldx(Size::DW, R1, R0, w(R_SEC));
-    a.ldx(Size::DW, R2, FP, -16);
-    a.jmp_reg(Cond::Ne, R1, R2, "out");
-}
-
 fn done(a: Asm) -> Result<Vec<Insn>, ExplainError> {
     a.finish().map_err(ExplainError::Program)
 }
 
 /// sys_enter (a raw tracepoint: (regs, id), no record built for each syscall): user time up
 /// to here, the syscall's kind and direction.
-pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
+pub fn sys_enter(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let nr = NR.ok_or_else(|| {
         ExplainError::Unavailable(format!(
             "syscall numbers of {} are not known to --explain",
@@ -238,10 +275,24 @@ pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER, R2, R3);
     a.label("nomark");
+    if let Some((_, head)) = k.uring {
+        cq_reaped(&mut a, head);
+    }
     a.st_imm(Size::DW, R7, w(S_INSYS), 1);
     a.stx(Size::DW, R7, w(S_ENTER), R8);
     for s in [
-        S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN, S_CIN,
+        S_OFF,
+        S_OFFSTART,
+        S_MARK,
+        S_OUTN,
+        S_OUTSUMQ,
+        S_BLKIN,
+        S_QN,
+        S_CIN,
+        S_AIO,
+        S_WAITS,
+        S_WAITS + 1,
+        S_WAITS + 2,
     ] {
         a.st_imm(Size::DW, R7, w(s), 0);
     }
@@ -277,32 +328,40 @@ pub fn sys_enter(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.jmp_imm(Cond::Eq, R1, 0, "reap");
     a.st_imm(Size::DW, R7, w(S_KIND), K_BATCH);
     a.ja("out");
-    // io_submit(ctx, nr, iocbpp): the direction of the first iocb (aio_lio_opcode at 16).
+    // io_submit: its direction is its first request's (block_io_start), or its first iocb's
+    // when it makes none (read at exit: reading user memory costs a few hundred ns a call).
     a.label("aio");
     a.st_imm(Size::DW, R7, w(S_KIND), K_BATCH);
-    syscall_arg(&mut a, 2);
-    for off in [0, 16] {
-        a.ldx(Size::DW, R3, FP, -16);
-        a.alu_imm(Alu::Add, R3, off);
-        a.mov(R1, FP);
-        a.alu_imm(Alu::Add, R1, -16);
-        a.mov_imm(R2, 8);
-        a.call(Helper::ProbeReadUser);
-        a.jmp_imm(Cond::Ne, R0, 0, "out");
-    }
-    a.ldx(Size::DW, R1, FP, -16);
-    a.alu_imm(Alu::And, R1, 0xffff);
-    for (op, l) in [(0, "aio_r"), (7, "aio_r"), (1, "aio_w"), (8, "aio_w")] {
-        a.jmp_imm(Cond::Eq, R1, op, l);
-    }
-    a.ja("out");
-    for (l, d) in [("aio_r", 0), ("aio_w", 1)] {
-        a.label(l);
-        a.st_imm(Size::DW, R7, w(S_DIR), d);
-        a.ja("out");
-    }
+    a.st_imm(Size::DW, R7, w(S_AIO), 1);
     ret0(&mut a);
     done(a)
+}
+
+/// io_uring: completions user space took from the ring since the thread's last syscall (the
+/// completion queue head moved by n) are reaped now: the n oldest pending leave the FIFO.
+/// r6 = ctx (kept), r7 = record, r8 = now.
+fn cq_reaped(a: &mut Asm, head: i32) {
+    a.ldx(Size::DW, R3, R7, w(G_RINGS));
+    a.jmp_imm(Cond::Eq, R3, 0, "cq_done");
+    a.alu_imm(Alu::Add, R3, head);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -24);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "cq_done");
+    a.ldx(Size::W, R9, FP, -24);
+    a.ldx(Size::DW, R1, R7, w(G_CQHEAD));
+    a.stx(Size::DW, R7, w(G_CQHEAD), R9);
+    a.alu_reg(Alu::Sub, R9, R1);
+    a.alu_imm(Alu::Lsh, R9, 32);
+    a.alu_imm(Alu::Rsh, R9, 32);
+    a.jmp_imm(Cond::Eq, R9, 0, "cq_done");
+    add(a, R7, G_REAPED, R9, R3);
+    a.stx(Size::DW, FP, -64, R6);
+    reap_pending(a, "cq", "cq_end");
+    a.label("cq_end");
+    a.ldx(Size::DW, R6, FP, -64);
+    a.label("cq_done");
 }
 
 /// sys_exit (a raw tracepoint: (regs, ret)): a submission's phases (per I/O it submitted), or
@@ -342,7 +401,7 @@ pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.ja("out");
     a.label("reaped");
     add(&mut a, R7, G_REAPED, R9, R3);
-    reap_pending(&mut a);
+    reap_pending(&mut a, "rp", "out");
     ret0(&mut a);
     done(a)
 }
@@ -358,41 +417,42 @@ fn ring_slot(a: &mut Asm) {
 
 /// A reap of r9 events at r8: the k = min(r9, pending) oldest pending completions (the
 /// kernel's completion rings are first in, first out) leave the ring; c2r += k x now - their
-/// times. A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
-fn reap_pending(a: &mut Asm) {
+/// times (then to `done`; labels prefixed `p`). A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
+fn reap_pending(a: &mut Asm, p: &str, done: &str) {
+    let l = |n: &str| format!("{p}_{n}");
     a.ldx(Size::DW, R1, R7, w(G_TAIL));
     a.ldx(Size::DW, R2, R7, w(G_HEAD));
     a.alu_reg(Alu::Sub, R1, R2);
-    a.jmp_imm(Cond::Eq, R1, 0, "out");
-    a.jmp_imm(Cond::Gt, R1, RING as i32, "lost");
-    a.ja("have");
-    a.label("lost");
+    a.jmp_imm(Cond::Eq, R1, 0, done);
+    a.jmp_imm(Cond::Gt, R1, RING as i32, &l("lost"));
+    a.ja(&l("have"));
+    a.label(&l("lost"));
     a.alu_imm(Alu::Sub, R1, RING as i32);
     add(a, R7, G_LOST, R1, R3);
     a.ldx(Size::DW, R2, R7, w(G_TAIL));
     a.alu_imm(Alu::Sub, R2, RING as i32);
     a.stx(Size::DW, R7, w(G_HEAD), R2);
     a.mov_imm(R1, RING as i32);
-    a.label("have");
+    a.label(&l("have"));
     a.mov(R6, R9);
-    a.jmp_reg(Cond::Gt, R6, R1, "k_cap");
-    a.ja("k_ok");
-    a.label("k_cap");
+    a.jmp_reg(Cond::Gt, R6, R1, &l("k_cap"));
+    a.ja(&l("k_ok"));
+    a.label(&l("k_cap"));
     a.mov(R6, R1);
-    a.label("k_ok");
-    a.jmp_imm(Cond::Gt, R6, RING as i32, "out");
+    a.label(&l("k_ok"));
+    a.jmp_imm(Cond::Gt, R6, RING as i32, done);
     a.mov_imm(R3, 0);
     a.mov_imm(R4, 0);
-    a.label("pop");
-    a.jmp_reg(Cond::Ge, R4, R6, "popped");
+    a.label(&l("pop"));
+    a.jmp_reg(Cond::Ge, R4, R6, &l("popped"));
     a.mov(R1, R2);
     a.alu_reg(Alu::Add, R1, R4);
     ring_slot(a);
     a.ldx(Size::DW, R5, R5, 0);
     a.alu_reg(Alu::Add, R3, R5);
     a.alu_imm(Alu::Add, R4, 1);
-    a.ja("pop");
-    a.label("popped");
+    a.ja(&l("pop"));
+    a.label(&l("popped"));
     a.mov(R1, R8);
     a.alu_reg(Alu::Mul, R1, R6);
     a.alu_reg(Alu::Sub, R1, R3);
@@ -401,10 +461,41 @@ fn reap_pending(a: &mut Asm) {
     add(a, R7, G_HEAD, R6, R5);
 }
 
+/// An io_submit none of whose I/Os became a request inside it (buffered, or merged): its
+/// direction is its first iocb's (io_submit(ctx, nr, iocbpp): aio_lio_opcode at 16), read
+/// from user memory with the arguments the saved registers still hold. r6 = ctx.
+fn aio_direction(a: &mut Asm) {
+    a.ldx(Size::DW, R1, R7, w(S_AIO));
+    a.jmp_imm(Cond::Eq, R1, 0, "dir_known");
+    a.ldx(Size::DW, R1, R7, w(S_DIR));
+    a.jmp_imm(Cond::Ne, R1, 2, "dir_known");
+    syscall_arg(a, 2);
+    for off in [0, 16] {
+        a.ldx(Size::DW, R3, FP, -16);
+        a.alu_imm(Alu::Add, R3, off);
+        a.mov(R1, FP);
+        a.alu_imm(Alu::Add, R1, -16);
+        a.mov_imm(R2, 8);
+        a.call(Helper::ProbeReadUser);
+        a.jmp_imm(Cond::Ne, R0, 0, "dir_known");
+    }
+    a.ldx(Size::DW, R1, FP, -16);
+    a.alu_imm(Alu::And, R1, 0xffff);
+    for (op, d) in [(0, 0), (7, 0), (1, 1), (8, 1)] {
+        a.mov_imm(R2, d);
+        a.jmp_imm(Cond::Eq, R1, op, "aio_dir");
+    }
+    a.ja("dir_known");
+    a.label("aio_dir");
+    a.stx(Size::DW, R7, w(S_DIR), R2);
+    a.label("dir_known");
+}
+
 /// The submission part of sys_exit: r9 = I/Os submitted (> 0), r8 = now, r7 = record.
 /// Stack: fp-24 duration, fp-32 off-CPU, fp-40 block time inside, fp-48 direction.
 fn submit_exit(a: &mut Asm) {
     a.label("submit");
+    aio_direction(a);
     a.ldx(Size::DW, R1, R7, w(S_ENTER));
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
@@ -454,6 +545,10 @@ fn submit_exit(a: &mut Asm) {
     a.stx(Size::DW, FP, -48, R1);
     dir_ptr(a, R8, R7, R1, "out");
     inc(a, R8, D_CALLS, R1);
+    for k in 0..3 {
+        a.ldx(Size::DW, R2, R7, w(S_WAITS + k));
+        add(a, R8, D_WAIT_R + k, R2, R1);
+    }
     add(a, R8, D_IOS, R9, R1);
     for (src, word) in [(-24, D_RAWSYS), (-32, D_RAWOFF)] {
         a.ldx(Size::DW, R2, FP, src);
@@ -496,16 +591,17 @@ fn submit_exit(a: &mut Asm) {
     a.ja("out");
 }
 
-/// sched:sched_switch: off-CPU time inside syscalls (and why: preempted, sleeping, blocked),
-/// on-CPU time outside them (fiox's own user time).
-pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
-    let (prev, state, next) = (e.off("prev_pid")?, e.off("prev_state")?, e.off("next_pid")?);
+/// sched_switch (a raw tracepoint: (preempt, prev, next, prev_state); prev is the current
+/// task): off-CPU time inside syscalls (and why: preempted, sleeping, blocked), on-CPU time
+/// outside them (fiox's own user time).
+pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     a.mov(R6, R1);
     a.call(Helper::KtimeGetNs);
     a.mov(R8, R0);
-    a.ldx(Size::W, R1, R6, prev);
-    a.stx(Size::W, FP, -4, R1);
+    a.call(Helper::GetCurrentPidTgid);
+    a.stx(Size::W, FP, -4, R0);
+    worker_slice(&mut a, m);
     thread(&mut a, m, -4, false, "next");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "prev_user");
@@ -514,21 +610,23 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.jmp_imm(Cond::Eq, R1, K_SYNC, "waits");
     a.jmp_imm(Cond::Eq, R1, K_BATCH, "waits");
     a.ja("next");
+    // The call's waits by state (preempted, or still runnable: 0; interruptible: 1;
+    // uninterruptible: 2), added to its direction when it returns.
     a.label("waits");
-    a.ldx(Size::DW, R1, R7, w(S_DIR));
-    dir_ptr(&mut a, R9, R7, R1, "next");
-    a.ldx(Size::DW, R1, R6, state);
-    // Preempted: TASK_RUNNING, or TASK_REPORT_MAX (0x100) as the tracepoint reports it.
-    a.jmp_imm(Cond::Eq, R1, 0, "w_r");
-    a.jmp_imm(Cond::Set, R1, 0x100, "w_r");
-    a.jmp_imm(Cond::Set, R1, 2, "w_d");
-    inc(&mut a, R9, D_WAIT_S, R1);
-    a.ja("next");
-    a.label("w_r");
-    inc(&mut a, R9, D_WAIT_R, R1);
-    a.ja("next");
-    a.label("w_d");
-    inc(&mut a, R9, D_WAIT_D, R1);
+    a.mov_imm(R2, 0);
+    a.ldx(Size::DW, R1, R6, 0);
+    a.jmp_imm(Cond::Ne, R1, 0, "w_idx");
+    a.ldx(Size::W, R1, R6, 24);
+    a.jmp_imm(Cond::Eq, R1, 0, "w_idx");
+    a.mov_imm(R2, 2);
+    a.jmp_imm(Cond::Set, R1, 2, "w_idx");
+    a.mov_imm(R2, 1);
+    a.label("w_idx");
+    a.alu_imm(Alu::Add, R2, S_WAITS as i32);
+    a.alu_imm(Alu::Lsh, R2, 3);
+    a.mov(R3, R7);
+    a.alu_reg(Alu::Add, R3, R2);
+    inc(&mut a, R3, 0, R1);
     a.ja("next");
     a.label("prev_user");
     a.stx(Size::DW, R7, w(S_OFFSTART), R8);
@@ -539,8 +637,13 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     add(&mut a, R7, G_USER, R2, R3);
     a.st_imm(Size::DW, R7, w(S_MARK), 0);
     a.label("next");
-    a.ldx(Size::W, R1, R6, next);
-    a.stx(Size::W, FP, -8, R1);
+    a.ldx(Size::DW, R3, R6, 16);
+    a.alu_imm(Alu::Add, R3, k.task_pid);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -8);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
     thread(&mut a, m, -8, false, "out");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "next_user");
@@ -559,186 +662,6 @@ pub fn sched_switch(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER_OFF, R2, R3);
     a.st_imm(Size::DW, R7, w(S_OFFSTART), 0);
-    ret0(&mut a);
-    done(a)
-}
-
-/// block:block_bio_queue: a bio this process's thread queues inside a submitting syscall
-/// starts a request record.
-pub fn bio_queue(e: &Event, m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
-    let mut a = Asm::new();
-    current(&mut a, m, tgid, false);
-    a.ldx(Size::DW, R1, R7, w(S_INSYS));
-    a.jmp_imm(Cond::Eq, R1, 0, "out");
-    a.ldx(Size::DW, R1, R7, w(S_KIND));
-    a.jmp_imm(Cond::Eq, R1, K_SYNC, "ours");
-    a.jmp_imm(Cond::Eq, R1, K_BATCH, "ours");
-    a.ja("out");
-    a.label("ours");
-    let rwbs = e.off("rwbs")?;
-    rwbs_dir(&mut a, rwbs);
-    // Readahead (an A in rwbs[1..4]) is not counted as an I/O's own bio.
-    a.st_imm(Size::DW, FP, -40, 1);
-    for i in 1..4 {
-        a.ldx(Size::B, R1, R6, rwbs + i);
-        a.jmp_imm(Cond::Eq, R1, b'A' as i32, "ra");
-    }
-    a.st_imm(Size::DW, FP, -40, 0);
-    inc(&mut a, R7, S_QN, R1);
-    a.label("ra");
-    a.call(Helper::KtimeGetNs);
-    a.mov(R8, R0);
-    req_slot(&mut a, e, m)?;
-    a.ldx(Size::W, R1, FP, -4);
-    a.stx(Size::DW, R0, w(R_TID), R1);
-    a.stx(Size::DW, R0, w(R_DIR), R9);
-    a.stx(Size::DW, R0, w(R_TQ), R8);
-    a.st_imm(Size::DW, R0, w(R_TD), 0);
-    a.ldx(Size::DW, R1, R7, w(S_SEQ));
-    a.stx(Size::DW, R0, w(R_SEQ), R1);
-    a.st_imm(Size::DW, R0, w(R_FLAG), 0);
-    a.ldx(Size::DW, R1, FP, -40);
-    a.stx(Size::DW, R0, w(R_RA), R1);
-    a.ldx(Size::W, R1, FP, -24);
-    a.stx(Size::DW, R0, w(R_DEV), R1);
-    a.ldx(Size::DW, R1, FP, -16);
-    a.stx(Size::DW, R0, w(R_SEC), R1);
-    ret0(&mut a);
-    done(a)
-}
-
-/// r9 = the request record keyed by the event (fp-24), r6 = ctx; to "out" if none.
-fn request(a: &mut Asm, e: &Event, m: &Maps) -> Result<(), ExplainError> {
-    a.mov(R6, R1);
-    req_slot(a, e, m)?;
-    req_is_this(a);
-    a.mov(R9, R0);
-    Ok(())
-}
-
-/// r7 = the record of the request's thread (key at fp-4); to `none` if none.
-fn request_thread(a: &mut Asm, m: &Maps, none: &str) {
-    a.ldx(Size::DW, R1, R9, w(R_TID));
-    a.stx(Size::W, FP, -4, R1);
-    thread(a, m, -4, false, none);
-}
-
-/// To `no` unless the request's thread is still in the syscall that queued it.
-fn same_syscall(a: &mut Asm, no: &str) {
-    a.ldx(Size::DW, R1, R7, w(S_INSYS));
-    a.jmp_imm(Cond::Eq, R1, 0, no);
-    a.ldx(Size::DW, R1, R7, w(S_SEQ));
-    a.ldx(Size::DW, R2, R9, w(R_SEQ));
-    a.jmp_reg(Cond::Ne, R1, R2, no);
-}
-
-/// block:block_rq_issue: dispatch time; a request dispatched while its submitter is still in
-/// the syscall counts as outstanding inside it.
-pub fn rq_issue(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
-    let mut a = Asm::new();
-    request(&mut a, e, m)?;
-    a.call(Helper::KtimeGetNs);
-    a.stx(Size::DW, R9, w(R_TD), R0);
-    a.ldx(Size::DW, R1, R9, w(R_FLAG));
-    a.jmp_imm(Cond::Ne, R1, 0, "out");
-    request_thread(&mut a, m, "out");
-    same_syscall(&mut a, "out");
-    a.st_imm(Size::DW, R9, w(R_FLAG), 1);
-    a.mov_imm(R1, 1);
-    a.xadd(R7, w(S_OUTN), R1);
-    a.ldx(Size::DW, R1, R9, w(R_TQ));
-    a.xadd(R7, w(S_OUTSUMQ), R1);
-    ret0(&mut a);
-    done(a)
-}
-
-/// block:block_rq_complete: the request's queued and device times, into its thread's record.
-pub fn rq_complete(e: &Event, m: &Maps) -> Result<Vec<Insn>, ExplainError> {
-    let mut a = Asm::new();
-    request(&mut a, e, m)?;
-    a.call(Helper::KtimeGetNs);
-    a.mov(R8, R0);
-    request_thread(&mut a, m, "del");
-    a.ldx(Size::DW, R1, R9, w(R_TQ));
-    a.ldx(Size::DW, R2, R9, w(R_TD));
-    a.jmp_imm(Cond::Ne, R2, 0, "td_ok");
-    a.mov(R2, R1);
-    a.label("td_ok");
-    a.mov(R3, R2);
-    a.alu_reg(Alu::Sub, R3, R1);
-    a.stx(Size::DW, FP, -32, R3);
-    a.mov(R4, R8);
-    a.alu_reg(Alu::Sub, R4, R2);
-    a.stx(Size::DW, FP, -40, R4);
-    a.ldx(Size::DW, R1, R9, w(R_DIR));
-    a.jmp_imm(Cond::Gt, R1, 2, "del");
-    a.stx(Size::DW, FP, -48, R1);
-    dir_ptr(&mut a, R6, R7, R1, "del");
-    a.mov_imm(R1, 1);
-    a.xadd(R6, w(D_REQS), R1);
-    a.ldx(Size::DW, R1, FP, -32);
-    a.xadd(R6, w(D_Q2D), R1);
-    a.ldx(Size::DW, R1, FP, -40);
-    a.xadd(R6, w(D_D2C), R1);
-    a.ldx(Size::DW, R1, R9, w(R_FLAG));
-    a.jmp_imm(Cond::Eq, R1, 0, "later");
-    same_syscall(&mut a, "later");
-    a.ldx(Size::DW, R1, R9, w(R_RA));
-    a.jmp_imm(Cond::Ne, R1, 0, "ra_in");
-    a.mov_imm(R1, 1);
-    a.xadd(R7, w(S_CIN), R1);
-    a.label("ra_in");
-    a.ldx(Size::DW, R1, R9, w(R_TQ));
-    a.mov(R2, R8);
-    a.alu_reg(Alu::Sub, R2, R1);
-    a.xadd(R7, w(S_BLKIN), R2);
-    a.mov_imm(R2, -1);
-    a.xadd(R7, w(S_OUTN), R2);
-    a.mov_imm(R2, 0);
-    a.alu_reg(Alu::Sub, R2, R1);
-    a.xadd(R7, w(S_OUTSUMQ), R2);
-    a.ja("hists");
-    // Completed after its syscall returned: pending until reaped.
-    a.label("later");
-    a.ldx(Size::DW, R1, R9, w(R_RA));
-    a.jmp_imm(Cond::Ne, R1, 0, "hists");
-    a.mov_imm(R1, 1);
-    a.fetch_add(R7, w(G_TAIL), R1);
-    ring_slot(&mut a);
-    a.stx(Size::DW, R5, 0, R8);
-    a.label("hists");
-    for (src, ph) in [(-32, H_QUEUED), (-40, H_DEVICE)] {
-        a.ldx(Size::DW, R1, FP, -48);
-        a.ldx(Size::DW, R2, FP, src);
-        a.mov_imm(R3, 1);
-        hist(&mut a, R7, R1, ph, R2, R3, (R4, R5));
-    }
-    a.label("del");
-    a.st_imm(Size::DW, R9, w(R_TQ), 0);
-    ret0(&mut a);
-    done(a)
-}
-
-/// block:block_bio_backmerge / frontmerge / block_split: counted per direction; a bio merged
-/// at the back of a request will not be dispatched under its own sector, so its record goes.
-pub fn merge_or_split(
-    e: &Event,
-    m: &Maps,
-    tgid: u32,
-    word: usize,
-    forget: bool,
-) -> Result<Vec<Insn>, ExplainError> {
-    let mut a = Asm::new();
-    current(&mut a, m, tgid, false);
-    rwbs_dir(&mut a, e.off("rwbs")?);
-    dir_ptr(&mut a, R8, R7, R9, "out");
-    a.mov_imm(R1, 1);
-    a.xadd(R8, w(word), R1);
-    if forget {
-        req_slot(&mut a, e, m)?;
-        req_is_this(&mut a);
-        a.st_imm(Size::DW, R0, w(R_TQ), 0);
-    }
     ret0(&mut a);
     done(a)
 }
