@@ -96,10 +96,11 @@ pub struct StartGate {
     /// The jobs may set up (lay out their files): at once, or in this process's turn.
     setup: AtomicBool,
     /// A run of one process: the gate opens when its last job arrives (or ends first), and
-    /// the jobs sleep on `wake` meanwhile (thousands of jobs polling would starve the ones
-    /// still setting up).
+    /// the jobs sleep on the futex `opened` meanwhile (thousands of jobs polling would starve
+    /// the ones still setting up; a condvar would hand its mutex to one woken job at a time,
+    /// starting 500 jobs over seconds).
     auto: bool,
-    wake: (std::sync::Mutex<()>, std::sync::Condvar),
+    opened: std::sync::atomic::AtomicU32,
 }
 
 impl StartGate {
@@ -135,9 +136,9 @@ impl StartGate {
     }
 
     pub fn open(&self) {
-        let _held = self.wake.0.lock().unwrap_or_else(|p| p.into_inner());
         self.open.store(true, Ordering::SeqCst);
-        self.wake.1.notify_all();
+        self.opened.store(1, Ordering::SeqCst);
+        crate::sys::futex_wake_all(&self.opened);
     }
 }
 
@@ -178,18 +179,9 @@ impl<'a> Ticket<'a> {
     pub fn wait(&self, stop: &AtomicBool) {
         self.settle();
         if self.gate.auto {
-            // Woken by the last arrival; a stop is seen within the timeout.
-            let mut held = self.gate.wake.0.lock().unwrap_or_else(|p| p.into_inner());
-            while !self.gate.open.load(Ordering::SeqCst) && !stop.load(Ordering::Relaxed) {
-                held = match self
-                    .gate
-                    .wake
-                    .1
-                    .wait_timeout(held, Duration::from_millis(20))
-                {
-                    Ok((h, _)) => h,
-                    Err(p) => p.into_inner().0,
-                };
+            // Woken all at once by the last arrival; a stop is seen within the timeout.
+            while self.gate.opened.load(Ordering::SeqCst) == 0 && !stop.load(Ordering::Relaxed) {
+                crate::sys::futex_wait(&self.gate.opened, 0, Duration::from_millis(20));
             }
             return;
         }

@@ -340,6 +340,44 @@ pub(crate) fn unshare_file_table() -> io::Result<()> {
     check(unsafe { libc::unshare(libc::CLONE_FILES) }).map(|_| ())
 }
 
+/// Sleep while `word` holds `expected`, at most `timeout` (FUTEX_WAIT, process-private). Returns
+/// on a wake, a change of the word, the timeout or a signal: the caller re-checks its condition.
+pub fn futex_wait(
+    word: &std::sync::atomic::AtomicU32,
+    expected: u32,
+    timeout: std::time::Duration,
+) {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: `word` is a live, aligned u32 for the duration of the call and `ts` a valid
+    // relative timeout; the kernel only reads both. Errors (EAGAIN, ETIMEDOUT, EINTR) all mean
+    // "look again", which the caller does.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Wake every thread sleeping in [`futex_wait`] on `word`.
+pub fn futex_wake_all(word: &std::sync::atomic::AtomicU32) {
+    // SAFETY: `word` is a live, aligned u32; FUTEX_WAKE only reads its address.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
