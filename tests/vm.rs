@@ -1,7 +1,8 @@
 //! The vm testbed end to end (`--vm`, an experiment's `vm = {...}`): a guest really boots
 //! (KVM where it runs a guest, else TCG: ~20-40 s a boot, so each test boots as few guests
 //! as it can and checks several things per boot), a job runs on its virtio-blk disk and its
-//! JSON comes back with the guest's kernel and the accelerator; two variants compare; and a
+//! JSON comes back with the guest's kernel and the accelerator; two variants compare (with
+//! the guest's telemetry beside the host's); and a
 //! guest whose fiox is stopped with Ctrl-C, or killed with kill -9 and then cleaned up by
 //! `fiox testbed cleanup`, leaves no QEMU and no file behind.
 
@@ -17,7 +18,10 @@ use std::time::{Duration, Instant};
 
 /// Everything a guest needs on this machine, or the test fails naming the package.
 fn need_vm() {
-    assert!(is_root(), "the vm testbed needs root (9p shares of the host's root)");
+    assert!(
+        is_root(),
+        "the vm testbed needs root (9p shares of the host's root)"
+    );
     require_tool("qemu-system-x86_64");
     require_tool("busybox");
     require_tool("modinfo");
@@ -48,7 +52,9 @@ fn recorded(text: &str) -> Recorded {
     for l in text.lines() {
         let w: Vec<&str> = l.splitn(6, ' ').collect();
         match w.as_slice() {
-            ["program", pid, start, ..] => r.qemu = Some((pid.parse().unwrap(), start.parse().unwrap())),
+            ["program", pid, start, ..] => {
+                r.qemu = Some((pid.parse().unwrap(), start.parse().unwrap()))
+            }
             ["tree", _, _, _, path] => r.dirs.push(PathBuf::from(path)),
             _ => {}
         }
@@ -78,13 +84,20 @@ fn spawn_until_qemu(state: &TempDir, cwd: &Path, args: &[&str]) -> (Child, Recor
         .unwrap();
     let t0 = Instant::now();
     loop {
-        if let Some(r) = records(state).iter().map(|t| recorded(t)).find(|r| r.qemu.is_some()) {
+        if let Some(r) = records(state)
+            .iter()
+            .map(|t| recorded(t))
+            .find(|r| r.qemu.is_some())
+        {
             let (pid, start) = r.qemu.unwrap();
             if alive(pid, start) {
                 return (child, r);
             }
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "no QEMU recorded after 60 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no QEMU recorded after 60 s"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -95,7 +108,11 @@ fn assert_all_gone(state: &TempDir, r: &Recorded, when: &str) {
     for d in &r.dirs {
         assert!(!d.exists(), "{} left {when}", d.display());
     }
-    assert!(state.entries().is_empty(), "records left {when}: {:?}", state.entries());
+    assert!(
+        state.entries().is_empty(),
+        "records left {when}: {:?}",
+        state.entries()
+    );
 }
 
 #[test]
@@ -134,15 +151,25 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
     assert!(accel == "kvm" || accel == "tcg", "{vm}");
     let release = env["kernel"]["release"].as_str().unwrap();
     assert_eq!(vm["kernel"], release, "fiox.env.kernel is the guest's");
-    assert!(Path::new(&format!("/lib/modules/{release}")).is_dir(), "{release}");
-    assert!(vm["sched"].as_str().unwrap().contains("[mq-deadline]"), "{vm}");
+    assert!(
+        Path::new(&format!("/lib/modules/{release}")).is_dir(),
+        "{release}"
+    );
+    assert!(
+        vm["sched"].as_str().unwrap().contains("[mq-deadline]"),
+        "{vm}"
+    );
     assert_eq!(vm["aio"], "io_uring");
     let dev = &env["targets"][0]["devices"][0];
     assert_eq!(dev["name"], "vda", "{}", env["targets"]);
     assert_eq!(dev["scheduler"], "mq-deadline", "{dev}");
     let job = &j["jobs"][0];
     assert_eq!(job["write"]["io_bytes"], 16u64 << 20, "{job}");
-    assert_eq!(job["read"]["io_bytes"], 16u64 << 20, "the verify pass read it all back");
+    assert_eq!(
+        job["read"]["io_bytes"],
+        16u64 << 20,
+        "the verify pass read it all back"
+    );
     assert_eq!(job["error"], 0);
     let tcg_warned = j["fiox"]["warnings"]
         .as_array()
@@ -151,7 +178,28 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
         .any(|w| w["code"] == "vm-tcg");
     assert_eq!(tcg_warned, accel == "tcg", "{}", j["fiox"]["warnings"]);
     assert!(state.entries().is_empty(), "{:?}", state.entries());
-    assert!(dir.entries().is_empty(), "the guest wrote here: {:?}", dir.entries());
+    assert!(
+        dir.entries().is_empty(),
+        "the guest wrote here: {:?}",
+        dir.entries()
+    );
+}
+
+/// The newest /boot/vmlinuz-RELEASE: (its path, RELEASE).
+fn newest_kernel_image() -> (PathBuf, String) {
+    let mut r: Vec<String> = std::fs::read_dir("/boot")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix("vmlinuz-")
+                .map(String::from)
+        })
+        .collect();
+    r.sort();
+    let release = r.pop().expect("a kernel in /boot");
+    (PathBuf::from(format!("/boot/vmlinuz-{release}")), release)
 }
 
 #[test]
@@ -159,13 +207,21 @@ fn two_variants_run_in_guests_and_compare() {
     need_vm();
     let dir = TempDir::under(Path::new("/var/tmp"), "vm-exp");
     let toml = dir.join("v.toml");
+    // `kernel =` as a release on one side and as the image's path on the other (a kernel
+    // A/B's keys; this machine has one kernel, so both name it).
+    let image = newest_kernel_image();
     std::fs::write(
         &toml,
-        "name = \"v\"\njobs = \"\"\"\n[rr]\nrw=randread\nbs=4k\nioengine=libaio\ndirect=1\n\
-         iodepth=4\nsize=32m\nruntime=1\ntime_based\n\"\"\"\n\
-         vm = { disk_size = \"64m\", memory = \"512m\", cpus = 1 }\n\
-         [[variant]]\nname = \"threads\"\nvm = { aio = \"threads\" }\n\
-         [[variant]]\nname = \"uring\"\nvm = { aio = \"io_uring\", sched = \"none\" }\n",
+        format!(
+            "name = \"v\"\njobs = \"\"\"\n[rr]\nrw=randread\nbs=4k\nioengine=libaio\ndirect=1\n\
+             iodepth=4\nsize=32m\nruntime=1\ntime_based\n\"\"\"\n\
+             vm = {{ disk_size = \"64m\", memory = \"512m\", cpus = 1 }}\n\
+             [[variant]]\nname = \"threads\"\nvm = {{ aio = \"threads\", kernel = \"{release}\" }}\n\
+             [[variant]]\nname = \"uring\"\n\
+             vm = {{ aio = \"io_uring\", sched = \"none\", kernel = \"{path}\" }}\n",
+            release = image.1,
+            path = image.0.display()
+        ),
     )
     .unwrap();
     let out = dir.join("out");
@@ -187,13 +243,34 @@ fn two_variants_run_in_guests_and_compare() {
         let env = &j["fiox"]["env"];
         assert_eq!(env["vm"]["aio"], aio, "{}", env["vm"]);
         assert_eq!(env["kernel"]["release"], env["vm"]["kernel"]);
-        assert!(env["host"]["kernel"].is_object(), "the host's env beside the guest's");
+        assert!(
+            env["host"]["kernel"].is_object(),
+            "the host's env beside the guest's"
+        );
+        assert!(
+            j["fiox"]["guest_telemetry"].is_object(),
+            "the guest's own telemetry"
+        );
+        assert!(j["fiox"]["telemetry"].is_object(), "the host's telemetry");
         assert!(j["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
     }
-    assert!(b["fiox"]["env"]["vm"]["sched"].as_str().unwrap().contains("[none]"));
+    assert!(b["fiox"]["env"]["vm"]["sched"]
+        .as_str()
+        .unwrap()
+        .contains("[none]"));
+    // The bzImage's own release, read from its header, is the guest's.
+    assert_eq!(b["fiox"]["env"]["kernel"]["release"], image.1);
+    assert_eq!(
+        b["fiox"]["env"]["vm"]["kernel_image"],
+        image.0.display().to_string()
+    );
     let c = fiox(&["compare", &out, "--metric=iops"]);
     assert_eq!(c.code, 0, "{}", c.stderr);
-    assert!(c.stdout.contains("threads") && c.stdout.contains("uring"), "{}", c.stdout);
+    assert!(
+        c.stdout.contains("threads") && c.stdout.contains("uring"),
+        "{}",
+        c.stdout
+    );
     assert!(c.stdout.contains("rr"), "{}", c.stdout);
     assert!(state.entries().is_empty(), "{:?}", state.entries());
 }
@@ -214,12 +291,25 @@ fn ctrl_c_and_kill_9_then_cleanup_leave_no_qemu_and_no_file() {
         "--output-format=json",
     ];
     // A bad key: refused before anything is made.
-    let r = fiox(&["--vm=aio=posix", "--name=x", "--filename=/dev/vda", "--size=1m"]);
+    let r = fiox(&[
+        "--vm=aio=posix",
+        "--name=x",
+        "--filename=/dev/vda",
+        "--size=1m",
+    ]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("threads, native or io_uring"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("threads, native or io_uring"),
+        "{}",
+        r.stderr
+    );
     // Ctrl-C while the guest boots or runs: QEMU stopped, files and record removed.
     let (child, rec) = spawn_until_qemu(&state, dir.path(), &args);
-    assert!(rec.dirs.len() >= 2 && rec.dirs.iter().all(|d| d.is_dir()), "{:?}", rec.dirs);
+    assert!(
+        rec.dirs.len() >= 2 && rec.dirs.iter().all(|d| d.is_dir()),
+        "{:?}",
+        rec.dirs
+    );
     sh("kill", &["-INT", &child.id().to_string()]).unwrap();
     let r = wait(child);
     assert_eq!(r.code, 130, "{}", r.stderr);
@@ -229,7 +319,10 @@ fn ctrl_c_and_kill_9_then_cleanup_leave_no_qemu_and_no_file() {
     child.kill().unwrap();
     child.wait().unwrap();
     let (pid, start) = rec.qemu.unwrap();
-    assert!(alive(pid, start), "QEMU ended with its fiox: nothing left to test");
+    assert!(
+        alive(pid, start),
+        "QEMU ended with its fiox: nothing left to test"
+    );
     let listed = fiox_with_state(&state, &["testbed", "list"]);
     assert!(listed.stdout.contains("vm"), "{}", listed.stdout);
     let c = fiox_with_state(&state, &["testbed", "cleanup"]);

@@ -55,11 +55,15 @@ pub fn require_file(entry: &str) {
     };
     let (dir, prefix) = entry.rsplit_once('/').unwrap_or(("/", entry));
     let prefix = prefix.trim_end_matches('*');
-    let found = std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
-        e.file_name()
-            .to_str()
-            .is_some_and(|n| n.starts_with(prefix))
-    });
+    let found = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(prefix))
+        });
     assert!(
         found,
         "no {entry}: run `apt-get install {pkg}` as root, or ci/test.sh (installs every \

@@ -95,8 +95,10 @@ struct Ready {
     /// `--machine-memory`/`--machine-cpus` for the run's fiox (machine limits).
     machine_args: Vec<String>,
     /// `--vm=...` for the run's fiox: each run in a fresh guest, on its /dev/vda (the run's
-    /// own fiox.env, the guest's, is kept).
+    /// own fiox.env, the guest's, is kept; its telemetry goes to fiox.guest_telemetry).
     vm: Option<String>,
+    /// The experiment's telemetry interval in ms (0: off), for the guest fiox's own.
+    telemetry_ms: u64,
 }
 
 /// Testbeds this run made; removed on drop (normal end, error, Ctrl-C).
@@ -346,6 +348,7 @@ fn prepare(
     }
     Ok(Ready {
         vm,
+        telemetry_ms: exp.telemetry_ms,
         machine_args: machine.args(),
         name: v.name.clone(),
         job_file,
@@ -452,6 +455,10 @@ fn spawn_and_wait(
     }
     if let Some(vm) = &r.vm {
         cmd.arg(format!("--vm={vm}"));
+        // The guest's own telemetry (its memory, CPU and /dev/vda), beside the host's.
+        if r.telemetry_ms > 0 {
+            cmd.arg(format!("--telemetry={}", r.telemetry_ms));
+        }
     }
     let mut child = cmd
         .args(&r.machine_args)
@@ -502,6 +509,12 @@ fn write_result(
     let fiox = &mut doc["fiox"];
     if !fiox.is_object() {
         *fiox = json!({});
+    }
+    if r.vm.is_some() {
+        // The guest fiox's telemetry is the guest's; fiox.telemetry stays the host's.
+        if let Some(t) = fiox.as_object_mut().and_then(|m| m.remove("telemetry")) {
+            fiox["guest_telemetry"] = t;
+        }
     }
     if let Some(t) = tele {
         let log = file.with_extension("telemetry.csv");
