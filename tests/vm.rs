@@ -73,7 +73,7 @@ fn alive(pid: u32, start: u64) -> bool {
 
 /// Start `fiox ARGS` with its records in `state`; wait until its record names a running QEMU.
 fn spawn_until_qemu(state: &TempDir, cwd: &Path, args: &[&str]) -> (Child, Recorded) {
-    let child = Command::new(fiox_bin())
+    let mut child = Command::new(fiox_bin())
         .args(args)
         .env("FIOX_TESTBED_DIR", state.path())
         .current_dir(cwd)
@@ -83,23 +83,22 @@ fn spawn_until_qemu(state: &TempDir, cwd: &Path, args: &[&str]) -> (Child, Recor
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    loop {
-        if let Some(r) = records(state)
+    let rec = loop {
+        let found = records(state)
             .iter()
             .map(|t| recorded(t))
-            .find(|r| r.qemu.is_some())
-        {
-            let (pid, start) = r.qemu.unwrap();
-            if alive(pid, start) {
-                return (child, r);
-            }
+            .find(|r| r.qemu.is_some_and(|(pid, start)| alive(pid, start)));
+        if found.is_some() || t0.elapsed() > Duration::from_secs(60) {
+            break found;
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "no QEMU recorded after 60 s"
-        );
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    let Some(rec) = rec else {
+        let _ = child.kill();
+        let r = wait(child);
+        panic!("no QEMU recorded after 60 s: {}", r.stderr);
+    };
+    (child, rec)
 }
 
 fn assert_all_gone(state: &TempDir, r: &Recorded, when: &str) {

@@ -244,7 +244,7 @@ impl Archive {
 }
 
 fn pad4(out: &mut Vec<u8>) {
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
 }
@@ -297,7 +297,7 @@ mod tests {
         let at = |s: &str| text.find(s).unwrap();
         assert!(at("lib\0") < at("lib/x86_64\0") && at("lib/x86_64\0") < at("libc.so\0"));
         assert!(text.ends_with("TRAILER!!!\0\0\0\0") || text.contains("TRAILER!!!"));
-        assert_eq!(bytes.len() % 4, 0);
+        assert!(bytes.len().is_multiple_of(4));
         assert!(bytes.starts_with(b"070701"));
         // The file's size field (7th) is 3.
         let file_hdr = at("lib/x86_64/libc.so\0") - 110;
