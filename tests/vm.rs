@@ -38,7 +38,7 @@ fn records(state: &TempDir) -> Vec<String> {
         .collect()
 }
 
-/// What a vm record names: its QEMU (pid, start time) and its directories.
+/// What a vm record names: its newest QEMU (pid, start time) and its directories.
 struct Recorded {
     qemu: Option<(u32, u64)>,
     dirs: Vec<PathBuf>,
@@ -83,13 +83,24 @@ fn spawn_until_qemu(state: &TempDir, cwd: &Path, args: &[&str]) -> (Child, Recor
         .spawn()
         .unwrap();
     let t0 = Instant::now();
-    let rec = loop {
-        let found = records(state)
+    // The newest QEMU of the record, still the newest and running a second later (under
+    // accel=auto a KVM attempt that QEMU ends at once comes first).
+    let newest = || {
+        records(state)
             .iter()
             .map(|t| recorded(t))
-            .find(|r| r.qemu.is_some_and(|(pid, start)| alive(pid, start)));
-        if found.is_some() || t0.elapsed() > Duration::from_secs(60) {
-            break found;
+            .find(|r| r.qemu.is_some_and(|(pid, start)| alive(pid, start)))
+    };
+    let rec = loop {
+        let found = newest();
+        if let Some(r) = &found {
+            std::thread::sleep(Duration::from_secs(1));
+            if newest().is_some_and(|again| again.qemu == r.qemu) {
+                break found;
+            }
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            break None;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
