@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The vm testbed's path, by hand (issue 27, item 2; not yet a fiox testbed kind): boot a Debian
+# The vm testbed's path, by hand (issue 27 item 2; fiox now does this itself: --vm, vm = {...}): boot a Debian
 # kernel in QEMU with the host's root filesystem shared read-only over 9p (virtme-ng's approach),
 # run one fiox job on a virtio-blk disk backed by a file in /dev/shm, and bring its JSON (with
 # the guest's kernel in fiox.env.kernel) back through a second, writable 9p share. KVM is

@@ -80,6 +80,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l telemetry -d 'Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l machine-memory -r -d 'Run in a cgroup with this memory limit, page cache included (as on a smaller machine)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l machine-cpus -r -d 'Run in a cpuset of N CPUs (as on a smaller machine)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l vm -r -d 'Run inside a QEMU guest on a virtio-blk disk, /dev/vda there (kernel, aio, cache, memory, cpus, sched...)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings -r -f -a 'report stderr fatal' -d 'fiox\'s advice: in the report only (report), also on stderr (stderr), or on stderr with exit status 1 (fatal)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l warnings-fatal -d 'fio\'s parser warnings stop the run before any I/O (also -w)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l profile -r -f -a 'tiobench act' -d 'Run fio\'s tiobench or act workload (before any --name=; --cmdhelp after it lists its options)'

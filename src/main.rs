@@ -8,7 +8,8 @@
 //! The subcommands are parsed by clap (`cli.rs`): `fiox quick [DIR]` is a six-test disk check
 //! (see `quick.rs`); `fiox plot` charts results (fiox-plot); `fiox compare` compares results
 //! with statistics (`compare.rs`); `fiox testbed` manages test targets (`testbed.rs`);
-//! `fiox experiment` and `fiox env` are in `experiment.rs`.
+//! `fiox experiment` and `fiox env` are in `experiment.rs`; `--vm` runs the jobs inside a QEMU
+//! guest (`vm.rs`).
 
 // The man page and completions are generated (and kept in sync) by its tests.
 mod cli;
@@ -27,6 +28,7 @@ mod quick;
 mod report_page;
 mod telemetry;
 mod testbed;
+mod vm;
 
 use anyhow::{Context, Result};
 use cluster::Peers;
@@ -82,6 +84,9 @@ fn real_main(args: &[String]) -> Result<i32> {
         }
     }
     let inv = fiox_job::parse_invocation(args)?;
+    if inv.settings.vm.is_some() && matches!(inv.action, Action::Run) {
+        return vm::run(args, &inv);
+    }
     act(&inv, &cluster::Alone)
 }
 

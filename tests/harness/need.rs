@@ -47,6 +47,30 @@ pub fn require_tool(tool: &str) {
     );
 }
 
+/// Fail the test unless a file matching `entry` (a ci/packages.txt entry of the form
+/// `/DIR/PREFIX*`, e.g. `/boot/vmlinuz-*`) exists, naming the package that installs it.
+pub fn require_file(entry: &str) {
+    let Some(pkg) = package_of(entry) else {
+        panic!("{entry} is not in ci/packages.txt: add `{entry} PACKAGE  # tests` there");
+    };
+    let (dir, prefix) = entry.rsplit_once('/').unwrap_or(("/", entry));
+    let prefix = prefix.trim_end_matches('*');
+    let found = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(prefix))
+        });
+    assert!(
+        found,
+        "no {entry}: run `apt-get install {pkg}` as root, or ci/test.sh (installs every \
+         package in ci/packages.txt, then runs the tests)"
+    );
+}
+
 /// fio, installed: always true, or the test fails naming `apt-get install fio`. Comparisons
 /// against fio are what most tests exist for; none passes without making them.
 pub fn need_fio() -> bool {

@@ -24,6 +24,11 @@
 //! testbed = { kind = "loop", size = "256m", direct_io = "on" }
 //! options = { iodepth = "4" }
 //! ```
+//!
+//! `vm = { kernel = "6.1.0-56-amd64", aio = "io_uring", cache = "none", memory = "2g",
+//! cpus = 4, sched = "mq-deadline" }` (the experiment's, each variant's keys over it) runs
+//! every run of a variant in a fresh QEMU guest on its virtio-blk disk (`--vm`, fiox-testbed's
+//! vm module): variants that differ in `kernel` are a kernel A/B run interleaved.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -74,6 +79,9 @@ pub struct Experiment {
     pub stop: Option<Stop>,
     /// Machine limits for every variant's runs (a variant's own keys win).
     pub machine: Option<MachineSpec>,
+    /// A QEMU guest for every variant's runs (a variant's own keys win; see the module
+    /// documentation).
+    pub vm: Option<BTreeMap<String, toml::Value>>,
     #[serde(rename = "variant")]
     pub variants: Vec<Variant>,
 }
@@ -129,6 +137,8 @@ pub struct Variant {
     pub env: BTreeMap<String, String>,
     /// This variant's machine limits (over the experiment's).
     pub machine: Option<MachineSpec>,
+    /// This variant's guest keys (over the experiment's `vm`).
+    pub vm: Option<BTreeMap<String, toml::Value>>,
 }
 
 /// `machine = { memory = "2g", cpus = 4 }`: each run goes into a cgroup with that memory
@@ -180,6 +190,28 @@ impl Experiment {
 }
 
 impl Experiment {
+    /// The guest of variant `v` as `--vm`'s text ("aio=native,cache=none"; its keys over the
+    /// experiment's); None when neither asks for a guest.
+    pub fn vm_of(&self, v: &Variant) -> Option<String> {
+        if self.vm.is_none() && v.vm.is_none() {
+            return None;
+        }
+        let mut keys = self.vm.clone().unwrap_or_default();
+        keys.extend(v.vm.clone().unwrap_or_default());
+        let text: Vec<String> = keys
+            .iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Boolean(b) => if *b { "on" } else { "off" }.to_string(),
+                    other => other.to_string(),
+                };
+                format!("{k}={s}")
+            })
+            .collect();
+        Some(text.join(","))
+    }
+
     /// Read and check an experiment file; returns it with the job text.
     pub fn load(path: &Path) -> Result<(Experiment, String), ConfigError> {
         let io = |source| ConfigError::Io {
@@ -241,6 +273,17 @@ impl Experiment {
                 m.cpus.map(|c| c.to_string()).as_deref(),
             )
             .map_err(|e| format!("variant {}: machine: {e}", v.name))?;
+            if let Some(text) = self.vm_of(v) {
+                fiox_testbed::vm::VmSpec::parse(&text)
+                    .map_err(|e| format!("variant {}: vm: {e}", v.name))?;
+                if v.testbed.is_some() || v.target.is_some() || !m.text().is_empty() {
+                    return Err(format!(
+                        "variant {}: a vm runs on its own disk (/dev/vda in the guest) with its \
+                         own memory and cpus: give no testbed, target or machine with it",
+                        v.name
+                    ));
+                }
+            }
             if v.testbed.is_some() && v.target.is_some() {
                 return Err(format!(
                     "variant {}: give a testbed or a target, not both",
@@ -460,6 +503,40 @@ mod tests {
         assert!(e.contains("must be one line"), "{e}");
         assert!(exp("env = { T = \"a\\nb\" }").check().is_err());
         assert!(exp("options = { bs = \"4k\" }").check().is_ok());
+    }
+
+    #[test]
+    fn vm_keys_merge_and_are_checked() {
+        let exp: Experiment = toml::from_str(
+            "jobs = \"\"\nvm = { aio = \"threads\", cpus = 2 }\n[[variant]]\nname = \"a\"\n\
+             vm = { aio = \"native\", iothread = true }\n[[variant]]\nname = \"b\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            exp.vm_of(&exp.variants[0]).as_deref(),
+            Some("aio=native,cpus=2,iothread=on")
+        );
+        assert_eq!(
+            exp.vm_of(&exp.variants[1]).as_deref(),
+            Some("aio=threads,cpus=2")
+        );
+        assert!(exp.check().is_ok());
+        let bad: Experiment =
+            toml::from_str("jobs = \"\"\n[[variant]]\nname = \"a\"\nvm = { aio = \"posix\" }\n")
+                .unwrap();
+        let e = bad.check().unwrap_err();
+        assert!(
+            e.contains("variant a: vm:") && e.contains("threads, native"),
+            "{e}"
+        );
+        let both: Experiment = toml::from_str(
+            "jobs = \"\"\n[[variant]]\nname = \"a\"\nvm = {}\ntarget = \"/dev/null\"\n",
+        )
+        .unwrap();
+        assert!(both
+            .check()
+            .unwrap_err()
+            .contains("no testbed, target or machine"));
     }
 
     #[test]

@@ -71,6 +71,9 @@ impl Definition {
         if !machine.is_empty() {
             def.insert("machine".into(), machine);
         }
+        if let Some(vm) = exp.vm_of(v) {
+            def.insert("vm".into(), vm);
+        }
         Definition(def)
     }
 

@@ -94,6 +94,11 @@ struct Ready {
     fiox_env: Value,
     /// `--machine-memory`/`--machine-cpus` for the run's fiox (machine limits).
     machine_args: Vec<String>,
+    /// `--vm=...` for the run's fiox: each run in a fresh guest, on its /dev/vda (the run's
+    /// own fiox.env, the guest's, is kept; its telemetry goes to fiox.guest_telemetry).
+    vm: Option<String>,
+    /// The experiment's telemetry interval in ms (0: off), for the guest fiox's own.
+    telemetry_ms: u64,
 }
 
 /// Testbeds this run made; removed on drop (normal end, error, Ctrl-C).
@@ -255,7 +260,21 @@ fn prepare(
         source,
     };
     let made = v.testbed.is_some();
-    let target = if let Some(t) = &v.testbed {
+    let vm = exp.vm_of(v);
+    if let Some(text) = &vm {
+        // Refused here, before any run: no QEMU, no kernel, not root.
+        fiox_testbed::vm::VmSpec::parse(text)
+            .and_then(|s| fiox_testbed::vm::check(&s))
+            .map_err(|e| RunError::Other(format!("variant {}: vm: {e}", v.name)))?;
+        eprintln!(
+            "fiox: variant {}: each run in a QEMU guest ({text}) on its disk {}",
+            v.name,
+            fiox_testbed::vm::GUEST_DISK
+        );
+    }
+    let target = if vm.is_some() {
+        Some(PathBuf::from(fiox_testbed::vm::GUEST_DISK))
+    } else if let Some(t) = &v.testbed {
         let (kind, pairs) =
             testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
         let mut spec = managed::Spec::from_pairs(&kind, &pairs).map_err(tb_err)?;
@@ -305,7 +324,12 @@ fn prepare(
     if let Some(t) = &target {
         envs.insert("TARGET".into(), t.display().to_string());
     }
-    let targets: Vec<&Path> = target.iter().map(PathBuf::as_path).collect();
+    // A guest's disk is no host path (the host's own /dev/vda may be its root disk).
+    let targets: Vec<&Path> = target
+        .iter()
+        .filter(|_| vm.is_none())
+        .map(PathBuf::as_path)
+        .collect();
     let fiox_env = env::collect(&targets, (&o.version, &o.commit), &o.command_line);
     let machine = exp.machine_of(v);
     if !machine.text().is_empty() {
@@ -323,6 +347,8 @@ fn prepare(
         );
     }
     Ok(Ready {
+        vm,
+        telemetry_ms: exp.telemetry_ms,
         machine_args: machine.args(),
         name: v.name.clone(),
         job_file,
@@ -363,6 +389,7 @@ fn run_one(
     let devices = r
         .target
         .as_deref()
+        .filter(|_| r.vm.is_none())
         .map(telemetry::devices_for)
         .unwrap_or_default();
     let sampler = (exp.telemetry_ms > 0)
@@ -426,6 +453,13 @@ fn spawn_and_wait(
     if r.explain {
         cmd.arg("--explain");
     }
+    if let Some(vm) = &r.vm {
+        cmd.arg(format!("--vm={vm}"));
+        // The guest's own telemetry (its memory, CPU and /dev/vda), beside the host's.
+        if r.telemetry_ms > 0 {
+            cmd.arg(format!("--telemetry={}", r.telemetry_ms));
+        }
+    }
     let mut child = cmd
         .args(&r.machine_args)
         // json+: the latency histograms, so compare can merge them over runs.
@@ -476,6 +510,12 @@ fn write_result(
     if !fiox.is_object() {
         *fiox = json!({});
     }
+    if r.vm.is_some() {
+        // The guest fiox's telemetry is the guest's; fiox.telemetry stays the host's.
+        if let Some(t) = fiox.as_object_mut().and_then(|m| m.remove("telemetry")) {
+            fiox["guest_telemetry"] = t;
+        }
+    }
     if let Some(t) = tele {
         let log = file.with_extension("telemetry.csv");
         write_output(&log, telemetry::series_csv(&t).as_bytes())?;
@@ -487,7 +527,13 @@ fn write_result(
     if let (Some(l), Some(t)) = (limits.as_mut(), fiox.get("telemetry")) {
         env::check_limits(l, t);
     }
-    fiox["env"] = r.fiox_env.clone();
+    if r.vm.is_some() && fiox["env"].is_object() {
+        // The run's own env is the guest's (its kernel, its targets, fiox.env.vm); the
+        // experiment's description of this host goes beside it.
+        fiox["env"]["host"] = r.fiox_env.clone();
+    } else {
+        fiox["env"] = r.fiox_env.clone();
+    }
     if let (Some(l), Some(e)) = (limits, fiox["env"].as_object_mut()) {
         e.insert("limits".into(), l);
     }

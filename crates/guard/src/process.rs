@@ -5,7 +5,10 @@
 //! (/proc/PID/exe and /proc/self/exe are the same inode), so a forged record cannot make fiox
 //! kill a shell or any other program. The signal is sent through a pidfd opened before the
 //! checks: if the checked process exits and its pid is reused, the pidfd still names the old
-//! one and the signal goes nowhere.
+//! one and the signal goes nowhere. A program fiox started that is not fiox (a vm testbed's
+//! QEMU) is signalled through [`signal_program`]: the same pid, start time and pidfd rules,
+//! and /proc/PID/exe must be the recorded executable's inode, which must still be the file at
+//! the recorded path, whose name must begin with the prefix the caller allows.
 
 use crate::error::{GuardError, Result};
 use crate::ident::Identity;
@@ -64,6 +67,61 @@ pub fn signal_own(pid: u32, start: u64, sig: i32) -> Result<bool> {
             Path::new(&what),
             "it does not run this fiox executable (fiox signals only the servers it started; \
              after fiox was rebuilt or upgraded, stop an old server by hand)",
+        ));
+    }
+    match sys::pidfd_send_signal(pidfd.as_fd(), sig) {
+        Ok(()) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
+        Err(e) => Err(GuardError::io("signal", Path::new(&what), e)),
+    }
+}
+
+/// Send `sig` to the process `pid` started at `start` if it still runs the program `exe`
+/// (whose file name begins with `prefix`, e.g. "qemu-system-") with the recorded (device,
+/// inode) `exe_id`: /proc/PID/exe and the file at `exe` must both be that inode. Ok(false):
+/// it is gone (or a zombie). Anything else is refused.
+pub fn signal_program(
+    pid: u32,
+    start: u64,
+    exe: &Path,
+    exe_id: (u64, u64),
+    prefix: &str,
+    sig: i32,
+) -> Result<bool> {
+    let what = format!("/proc/{pid}");
+    let named = exe
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(prefix));
+    if !named {
+        return Err(GuardError::refused(
+            "signal",
+            Path::new(&what),
+            format!(
+                "the recorded program {} is not a {prefix}* program",
+                exe.display()
+            ),
+        ));
+    }
+    let pidfd = match sys::pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(false),
+        Err(e) => return Err(GuardError::io("open process", Path::new(&what), e)),
+    };
+    if !running(pid, start) {
+        return Ok(false);
+    }
+    let theirs = exe_identity(&format!("/proc/{pid}/exe")).map(|i| i.dev_ino());
+    let file = exe.to_str().and_then(exe_identity).map(|i| i.dev_ino());
+    if theirs != Some(exe_id) || file != Some(exe_id) {
+        return Err(GuardError::refused(
+            "signal",
+            Path::new(&what),
+            format!(
+                "it does not run the program fiox started ({}); stop it by hand if it is \
+                 a leftover",
+                exe.display()
+            ),
         ));
     }
     match sys::pidfd_send_signal(pidfd.as_fd(), sig) {
@@ -140,5 +198,27 @@ mod tests {
         let status = own.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGTERM));
+    }
+
+    #[test]
+    fn a_recorded_program_is_signalled_only_while_it_runs_that_executable() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut p = Command::new("sleep").arg("60").spawn().unwrap();
+        let pid = p.id();
+        let start = wait_for_start(pid);
+        let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+        let id = exe_identity(exe.to_str().unwrap()).unwrap().dev_ino();
+        let name = exe.file_name().unwrap().to_str().unwrap().to_string();
+        // Another prefix than the program's name: refused before anything else.
+        let e = signal_program(pid, start, &exe, id, "qemu-system-", libc::SIGTERM).unwrap_err();
+        assert!(e.to_string().contains("not a qemu-system-"), "{e}");
+        // Another inode (a forged record naming another program): refused, left running.
+        let e =
+            signal_program(pid, start, &exe, (id.0, id.1 + 1), &name, libc::SIGTERM).unwrap_err();
+        assert!(e.to_string().contains("does not run the program"), "{e}");
+        assert!(running(pid, start));
+        assert!(!signal_program(pid, start + 1, &exe, id, &name, libc::SIGTERM).unwrap());
+        assert!(signal_program(pid, start, &exe, id, &name, libc::SIGTERM).unwrap());
+        assert_eq!(p.wait().unwrap().signal(), Some(libc::SIGTERM));
     }
 }

@@ -74,6 +74,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "telemetry",
     "machine-memory",
     "machine-cpus",
+    "vm",
     "explain",
     "html",
     "warnings",
@@ -398,6 +399,7 @@ pub(crate) const VALUE_SWITCHES: &[&str] = &[
     "section",
     "machine-memory",
     "machine-cpus",
+    "vm",
     "output",
     "output-format",
     "eta",
@@ -482,6 +484,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "machine-memory" => s.machine_memory = Some(need(value)?),
         "machine-cpus" => s.machine_cpus = Some(need(value)?),
+        "vm" => s.vm = Some(need(value)?),
         "allow-destructive" => match value {
             None => s.allow_destructive = true,
             Some(v) => s.allow_targets.push(v.into()),

@@ -131,6 +131,10 @@ pub const SWITCHES: &[Switch] = &[
         "--machine-cpus=N",
         "Run in a cpuset of N CPUs (as on a smaller machine)",
     ),
+    sw(
+        "--vm=KEY=VALUE,...",
+        "Run inside a QEMU guest on a virtio-blk disk, /dev/vda there (kernel, aio, cache, memory, cpus, sched...)",
+    ),
     Switch {
         spelling: "--warnings=WHERE",
         help: "fiox's advice: in the report only (report), also on stderr (stderr), or on stderr with exit status 1 (fatal)",

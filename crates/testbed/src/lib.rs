@@ -5,7 +5,8 @@
 //! shutdown path calls [`cleanup_all`]. It also holds the safety probes (libblkid and magic
 //! signatures, mount points, holders, loop backing files) a runner needs before writing to a
 //! device. [`managed`] keeps named testbeds that outlive their maker (`fiox testbed`), with a
-//! state directory and `cleanup` after a kill -9.
+//! state directory and `cleanup` after a kill -9. [`machine`] puts a run under machine
+//! limits (cgroups); [`vm`] runs it inside a QEMU guest on a virtio-blk disk.
 //!
 //! ```no_run
 //! use fiox_testbed::{Ext4Image, FaultAction, FaultFs, FaultFsOptions, FaultOps, FaultRule};
@@ -47,6 +48,7 @@ mod sys;
 pub mod temp;
 #[cfg(test)]
 mod testutil;
+pub mod vm;
 
 pub use cleanup::{cleanup_all, cleanup_on_signals, Cleanup, CleanupGuard, Undo};
 pub use error::{Result, TestbedError};

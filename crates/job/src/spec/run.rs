@@ -39,6 +39,9 @@ pub struct RunSettings {
     pub machine_memory: Option<String>,
     /// `--machine-cpus=N` (fiox's): the run goes in a cpuset of N CPUs.
     pub machine_cpus: Option<String>,
+    /// `--vm=KEY=VALUE,...` (fiox's): the run goes into a QEMU guest on a virtio-blk disk
+    /// (fiox-testbed's vm module; the job names /dev/vda).
+    pub vm: Option<String>,
     /// `--explain` (fiox's): trace the jobs' threads with BPF and report latency phases.
     pub explain: bool,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.

@@ -45,6 +45,7 @@ impl Maker {
             | Step::Mount { path, .. }
             | Step::LoopsOver { path, .. }
             | Step::Cgroup { path, .. } => Some(path),
+            Step::Program { exe, .. } => Some(exe),
             Step::Process { .. } => None,
         };
         if let Some(p) = p {
@@ -94,6 +95,9 @@ pub(crate) fn build(m: &mut Maker, spec: &Spec) -> Result<()> {
         Kind::Tmpfs | Kind::Ramfs => build_ram(m, spec),
         Kind::Loop | Kind::Fs => build_loop(m, spec),
         Kind::Slow => build_slow(m, spec),
+        Kind::Vm => Err(TestbedError::Invalid(
+            "a vm is made around a run (--vm, an experiment's vm = {...}), not as a testbed".into(),
+        )),
         Kind::Machine => Err(TestbedError::Invalid(
             "machine limits are made around a run (--machine-memory, --machine-cpus), not \
              as a testbed"
@@ -109,7 +113,7 @@ fn real_path(dir: &Dir) -> Result<PathBuf> {
 
 /// Create the directory `fiox-testbed-NAME-PID` under `parent` (nothing may be at the name)
 /// and record it with its identity.
-fn fresh_dir(m: &mut Maker, parent: &Path) -> Result<Fresh> {
+pub(crate) fn fresh_dir(m: &mut Maker, parent: &Path) -> Result<Fresh> {
     let parent = Dir::open(parent)?;
     let name = OsString::from(format!(
         "fiox-testbed-{}-{}",
@@ -131,11 +135,11 @@ fn fresh_dir(m: &mut Maker, parent: &Path) -> Result<Fresh> {
 }
 
 /// A testbed's fresh directory: its parent, its name there, itself, and its recorded path.
-struct Fresh {
-    parent: Dir,
-    name: OsString,
-    dir: Dir,
-    path: PathBuf,
+pub(crate) struct Fresh {
+    pub(crate) parent: Dir,
+    pub(crate) name: OsString,
+    pub(crate) dir: Dir,
+    pub(crate) path: PathBuf,
 }
 
 fn build_ram(m: &mut Maker, spec: &Spec) -> Result<()> {

@@ -19,6 +19,7 @@
 //! loops-over DEV INO PATH
 //! process PID START
 //! cgroup DEV INO BTIME PATH (a cgroup directory fiox made for machine limits)
+//! program PID START DEV INO PATH (a vm testbed's QEMU: pid, start time, executable)
 //! ```
 
 use super::spec::Kind;
@@ -55,6 +56,16 @@ pub enum Step {
     /// A cgroup directory fiox made (machine limits), removed (the kernel refuses while
     /// tasks are in it) only while it is still this directory on a cgroup filesystem.
     Cgroup { path: PathBuf, id: Identity },
+    /// A program fiox started that is not fiox (a vm testbed's QEMU, `qemu-system-*`): pid,
+    /// start time and its executable (path, device, inode); stopped with SIGTERM, then
+    /// SIGKILL, only while it runs that executable.
+    Program {
+        pid: u32,
+        start: u64,
+        exe: PathBuf,
+        dev: u64,
+        ino: u64,
+    },
 }
 
 /// A testbed's record.
@@ -143,6 +154,13 @@ impl Record {
                     writeln!(t, "loops-over {dev} {ino} {}", path.display())
                 }
                 Step::Process { pid, start } => writeln!(t, "process {pid} {start}"),
+                Step::Program {
+                    pid,
+                    start,
+                    exe,
+                    dev,
+                    ino,
+                } => writeln!(t, "program {pid} {start} {dev} {ino} {}", exe.display()),
                 Step::Cgroup { path, id } => {
                     let (dev, ino) = id.dev_ino();
                     let b = btime_text(id);
@@ -264,6 +282,19 @@ fn parse_line(r: &mut Record, line: &str) -> Result<(), String> {
             let (pid, start) = (num(w.next())?, num(w.next())?);
             r.steps.push(Step::Process { pid, start });
         }
+        "program" => {
+            let mut w = rest.splitn(5, ' ');
+            let (pid, start) = (num(w.next())?, num(w.next())?);
+            let (dev, ino) = (num(w.next())?, num(w.next())?);
+            let exe = checked(w.next().ok_or("no path")?)?;
+            r.steps.push(Step::Program {
+                pid,
+                start,
+                exe,
+                dev,
+                ino,
+            });
+        }
         _ => return Err("unknown key".into()),
     }
     Ok(())
@@ -377,6 +408,13 @@ mod tests {
                     mnt_id: 99,
                 },
                 Step::Process { pid: 5, start: 6 },
+                Step::Program {
+                    pid: 7,
+                    start: 8,
+                    exe: "/usr/bin/qemu-system-x86_64".into(),
+                    dev: 9,
+                    ino: 10,
+                },
                 Step::Cgroup {
                     path: "/sys/fs/cgroup/memory/fiox-machine-1-0".into(),
                     id: Identity::from_parts(40, 41, None),

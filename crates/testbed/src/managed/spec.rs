@@ -18,6 +18,8 @@ pub enum Kind {
     /// Machine limits (cgroups) around a run (the machine module, above this one); never
     /// made by `testbed up`.
     Machine,
+    /// A QEMU guest around a run (the vm module); never made by `testbed up`.
+    Vm,
 }
 
 impl Kind {
@@ -29,6 +31,7 @@ impl Kind {
             Kind::Fs => "fs",
             Kind::Slow => "slow",
             Kind::Machine => "machine",
+            Kind::Vm => "vm",
         }
     }
 
@@ -40,6 +43,7 @@ impl Kind {
             "fs" => Kind::Fs,
             "slow" => Kind::Slow,
             "machine" => Kind::Machine,
+            "vm" => Kind::Vm,
             _ => return None,
         })
     }
@@ -84,7 +88,7 @@ impl Spec {
     /// Build a spec from a kind name and `key=value` pairs (see [`SPEC_KEYS`]).
     pub fn from_pairs(kind: &str, pairs: &[(String, String)]) -> Result<Spec> {
         let kind = Kind::from_name(kind)
-            .filter(|k| *k != Kind::Machine)
+            .filter(|k| !matches!(k, Kind::Machine | Kind::Vm))
             .ok_or_else(|| {
                 TestbedError::Invalid(format!(
                     "testbed kind {kind:?}: expected loop, tmpfs, ramfs, fs or slow"

@@ -5,7 +5,7 @@
 //! loop devices are detached only while LOOP_GET_STATUS64 shows the recorded backing inode,
 //! which must lie in a directory of the same record that still has its identity; a server is
 //! signalled only while it runs (a zombie is gone) with the recorded start time and this fiox
-//! executable; a cgroup directory is removed only while it has the recorded identity (the
+//! executable (a vm's QEMU: while it runs the recorded qemu-system-* executable); a cgroup directory is removed only while it has the recorded identity (the
 //! kernel refuses while tasks are in it). A directory is removed only when every newer step was undone, so a loop device
 //! still bound or a mount still there keeps the files under it.
 
@@ -58,6 +58,17 @@ fn undo(rec: &Record, s: &Step) -> Result<()> {
         Step::LoopsOver { path, dev, ino } => detach_loops(rec, path, *dev, *ino),
         Step::Process { pid, start } => stop_process(*pid, *start),
         Step::Cgroup { path, id } => remove_cgroup(path, id),
+        Step::Program {
+            pid,
+            start,
+            exe,
+            dev,
+            ino,
+        } => {
+            let sig =
+                |s| fiox_guard::process::signal_program(*pid, *start, exe, (*dev, *ino), QEMU, s);
+            stop_with(*pid, *start, &sig)
+        }
     }
 }
 
@@ -138,10 +149,18 @@ fn loop_numbers() -> Vec<u32> {
         .collect()
 }
 
+/// The programs a Program step may name: QEMU's system emulators.
+pub(crate) const QEMU: &str = "qemu-system-";
+
 /// Stop server `pid` if it is still the process fiox started: SIGTERM, up to 3 s, SIGKILL.
 fn stop_process(pid: u32, start: u64) -> Result<()> {
+    stop_with(pid, start, &|s| signal_own(pid, start, s))
+}
+
+/// SIGTERM through `signal`, up to 3 s, then SIGKILL; Err when it still runs.
+fn stop_with(pid: u32, start: u64, signal: &dyn Fn(i32) -> fiox_guard::Result<bool>) -> Result<()> {
     for (sig, wait) in [(libc::SIGTERM, 3000u64), (libc::SIGKILL, 1000)] {
-        if !signal_own(pid, start, sig)? {
+        if !signal(sig)? {
             return Ok(());
         }
         let t0 = Instant::now();

@@ -1,0 +1,317 @@
+//! The guest's kernel and its first userspace: which kernel image boots (a release in /boot,
+//! or a developer's bzImage, whose release is read from its setup header), and the initramfs
+//! fiox writes for it as a newc cpio archive: busybox with its libraries, the virtio and 9p
+//! modules of that release (Debian builds them as modules), and an `init` that loads them,
+//! mounts the host's root filesystem read-only over 9p and switches to it, running the
+//! guest script fiox wrote (see the vm module). Nothing here writes a file: the archive is
+//! bytes the caller stores through fiox-guard.
+
+use crate::error::{Result, TestbedError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The modules the initramfs loads, in dependency order (virtio_ring first). Missing ones
+/// (built into the kernel) are skipped.
+pub const MODULES: [&str; 10] = [
+    "virtio_ring",
+    "virtio",
+    "virtio_pci_legacy_dev",
+    "virtio_pci_modern_dev",
+    "virtio_pci",
+    "netfs",
+    "fscache",
+    "9pnet",
+    "9pnet_virtio",
+    "9p",
+];
+
+/// The kernel a guest boots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    pub image: PathBuf,
+    /// Its release (uname -r), which names its modules' directory.
+    pub release: String,
+}
+
+/// Numbers and words of a release, so 6.1.0-56 sorts after 6.1.0-9.
+fn version_key(r: &str) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut num = String::new();
+    let mut word = String::new();
+    for c in r.chars().chain(std::iter::once('.')) {
+        if c.is_ascii_digit() {
+            num.push(c);
+        } else {
+            if !num.is_empty() {
+                out.push((num.parse().unwrap_or(u64::MAX), std::mem::take(&mut word)));
+                num.clear();
+            }
+            word.push(c);
+        }
+    }
+    out
+}
+
+/// Resolve `kernel` (None: the newest /boot/vmlinuz-*; a path: that image; else a release).
+pub fn resolve(kernel: Option<&str>) -> Result<Kernel> {
+    let missing = |what: String| {
+        TestbedError::Unsupported(format!(
+            "vm kernel: {what}; install one (apt-get install linux-image-amd64) or give \
+             kernel=PATH-TO-bzImage"
+        ))
+    };
+    match kernel {
+        Some(k) if k.contains('/') => {
+            let image = PathBuf::from(k);
+            let release = image_release(&image)?;
+            Ok(Kernel { image, release })
+        }
+        Some(k) => {
+            let image = PathBuf::from(format!("/boot/vmlinuz-{k}"));
+            if !image.is_file() {
+                return Err(missing(format!("no {}", image.display())));
+            }
+            Ok(Kernel {
+                image,
+                release: k.into(),
+            })
+        }
+        None => {
+            let rd = std::fs::read_dir("/boot").map_err(|e| missing(format!("/boot: {e}")))?;
+            let newest = rd
+                .flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()?
+                        .strip_prefix("vmlinuz-")
+                        .map(String::from)
+                })
+                .max_by_key(|r| version_key(r))
+                .ok_or_else(|| missing("no /boot/vmlinuz-*".into()))?;
+            resolve(Some(&newest))
+        }
+    }
+}
+
+/// The release a bzImage names in its setup header (the string at the header's
+/// kernel_version offset + 0x200: "6.1.0-56-amd64 (debian-kernel@...) #1 ...").
+fn image_release(image: &Path) -> Result<String> {
+    let bytes = std::fs::read(image).map_err(|e| TestbedError::io("read", image, e))?;
+    let not = || {
+        TestbedError::Invalid(format!(
+            "vm kernel={}: not a bzImage (no kernel version in its setup header)",
+            image.display()
+        ))
+    };
+    if bytes.get(0x202..0x206) != Some(b"HdrS") {
+        return Err(not());
+    }
+    let off = u16::from_le_bytes([bytes[0x20e], bytes[0x20f]]) as usize + 0x200;
+    let text = bytes.get(off..off.saturating_add(256)).ok_or_else(not)?;
+    let end = text.iter().position(|&b| b == 0 || b == b' ').unwrap_or(0);
+    let r = std::str::from_utf8(&text[..end]).map_err(|_| not())?;
+    if r.is_empty() {
+        return Err(not());
+    }
+    Ok(r.to_string())
+}
+
+/// The file of module `name` for `release` (modinfo); None when it is built in or absent.
+fn module_file(release: &str, name: &str) -> Option<PathBuf> {
+    let out = Command::new("modinfo")
+        .args(["-k", release, "-n", name])
+        .output()
+        .ok()?;
+    let p = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && p.starts_with('/')).then(|| PathBuf::from(p))
+}
+
+/// The busybox binary and the libraries it loads (ldd; none for a static one).
+fn busybox() -> Result<(PathBuf, Vec<PathBuf>)> {
+    let bb = ["/usr/bin/busybox", "/bin/busybox"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            TestbedError::Unsupported(
+                "vm: no busybox for the guest's initramfs (apt-get install busybox)".into(),
+            )
+        })?;
+    let libs = Command::new("ldd")
+        .arg(&bb)
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .filter(|w| w.starts_with('/'))
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((bb, libs))
+}
+
+/// The guest's `init`: load the modules, mount the host's root read-only over 9p, a tmpfs on
+/// /run (the guest's only writable place besides the output share), and switch to it, where
+/// `/bin/sh SCRIPT` runs.
+fn init_script(modules: &[&str], script: &Path) -> String {
+    format!(
+        "#!/bin/busybox sh\n\
+         /bin/busybox --install -s /bin\n\
+         mkdir -p /proc /dev /newroot\n\
+         mount -t proc proc /proc; mount -t devtmpfs dev /dev\n\
+         for m in {mods}; do insmod /m/$m.ko 2>/dev/null; done\n\
+         mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /newroot \
+         || {{ echo 'fiox-vm: no host root over 9p'; poweroff -f; }}\n\
+         mount -t tmpfs run /newroot/run\n\
+         mount --move /proc /newroot/proc; mount --move /dev /newroot/dev\n\
+         exec switch_root /newroot /bin/sh {script}\n",
+        mods = modules.join(" "),
+        script = script.display()
+    )
+}
+
+/// The initramfs for `kernel` whose init runs `/bin/sh script` on the host's root.
+pub fn build(kernel: &Kernel, script: &Path) -> Result<Vec<u8>> {
+    let (bb, libs) = busybox()?;
+    let mut a = Archive::default();
+    a.file("bin/busybox", read(&bb)?, 0o755);
+    for l in &libs {
+        let rel = l.to_string_lossy().trim_start_matches('/').to_string();
+        a.file(&rel, read(l)?, 0o755);
+    }
+    let mut loaded = Vec::new();
+    for m in MODULES {
+        if let Some(f) = module_file(&kernel.release, m) {
+            a.file(&format!("m/{m}.ko"), read(&f)?, 0o644);
+            loaded.push(m);
+        }
+    }
+    for d in ["proc", "dev", "newroot"] {
+        a.dir(d);
+    }
+    a.file("init", init_script(&loaded, script).into_bytes(), 0o755);
+    Ok(a.finish())
+}
+
+fn read(p: &Path) -> Result<Vec<u8>> {
+    std::fs::read(p).map_err(|e| TestbedError::io("read", p, e))
+}
+
+/// A newc ("070701") cpio archive, parents before children (a BTreeMap orders "lib" before
+/// "lib/x"), as the kernel's initramfs unpacker needs.
+#[derive(Default)]
+struct Archive {
+    entries: BTreeMap<String, (u32, Vec<u8>)>,
+}
+
+impl Archive {
+    fn dir(&mut self, path: &str) {
+        self.entries
+            .entry(path.to_string())
+            .or_insert((0o040755, Vec::new()));
+    }
+
+    fn file(&mut self, path: &str, data: Vec<u8>, mode: u32) {
+        let mut parent = String::new();
+        for c in path
+            .split('/')
+            .collect::<Vec<_>>()
+            .iter()
+            .rev()
+            .skip(1)
+            .rev()
+        {
+            if !parent.is_empty() {
+                parent.push('/');
+            }
+            parent.push_str(c);
+            self.dir(&parent.clone());
+        }
+        self.entries
+            .insert(path.to_string(), (0o100000 | mode, data));
+    }
+
+    fn finish(self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (ino, (name, (mode, data))) in self.entries.iter().enumerate() {
+            header(&mut out, ino as u32 + 1, *mode, name, data);
+        }
+        header(&mut out, 0, 0, "TRAILER!!!", &[]);
+        out
+    }
+}
+
+fn pad4(out: &mut Vec<u8>) {
+    while !out.len().is_multiple_of(4) {
+        out.push(0);
+    }
+}
+
+fn header(out: &mut Vec<u8>, ino: u32, mode: u32, name: &str, data: &[u8]) {
+    let nlink = if mode & 0o040000 != 0 { 2 } else { 1 };
+    let fields = [
+        ino,
+        mode,
+        0,
+        0,
+        nlink,
+        0,
+        data.len() as u32,
+        0,
+        0,
+        0,
+        0,
+        name.len() as u32 + 1,
+        0,
+    ];
+    out.extend_from_slice(b"070701");
+    for f in fields {
+        out.extend_from_slice(format!("{f:08x}").as_bytes());
+    }
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    pad4(out);
+    out.extend_from_slice(data);
+    pad4(out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_sort_by_their_numbers() {
+        let mut r = vec!["6.1.0-9-amd64", "6.1.0-56-amd64", "5.10.0-30-amd64"];
+        r.sort_by_key(|x| version_key(x));
+        assert_eq!(r, ["5.10.0-30-amd64", "6.1.0-9-amd64", "6.1.0-56-amd64"]);
+    }
+
+    #[test]
+    fn the_archive_is_newc_with_parents_first_and_a_trailer() {
+        let mut a = Archive::default();
+        a.file("lib/x86_64/libc.so", b"abc".to_vec(), 0o755);
+        let bytes = a.finish();
+        let text = String::from_utf8_lossy(&bytes);
+        let at = |s: &str| text.find(s).unwrap();
+        assert!(at("lib\0") < at("lib/x86_64\0") && at("lib/x86_64\0") < at("libc.so\0"));
+        assert!(text.ends_with("TRAILER!!!\0\0\0\0") || text.contains("TRAILER!!!"));
+        assert!(bytes.len().is_multiple_of(4));
+        assert!(bytes.starts_with(b"070701"));
+        // The file's size field (7th) is 3.
+        let file_hdr = at("lib/x86_64/libc.so\0") - 110;
+        assert_eq!(
+            &bytes[file_hdr + 6 + 6 * 8..file_hdr + 6 + 7 * 8],
+            b"00000003"
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_no_bzimage_is_refused() {
+        let e = image_release(Path::new("/proc/self/exe"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a bzImage"), "{e}");
+    }
+}

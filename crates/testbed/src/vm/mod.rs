@@ -1,0 +1,545 @@
+//! The vm testbed: one fiox run inside a QEMU guest. It owns the guest's whole life: the
+//! kernel ([`initramfs::resolve`]: a release in /boot or a developer's bzImage), the
+//! initramfs fiox writes itself ([`initramfs`]), the host's root filesystem shared read-only
+//! over 9p (virtme-ng's approach: the very fiox binary and its libraries run inside), a
+//! virtio-blk disk backed by a fresh file (in /dev/shm by default, as seed 002) with QEMU's
+//! `cache=`, `aio=`, queues and iothread as the description says ([`spec`]), guest memory
+//! and vCPUs; the accelerator (KVM when a guest reaches its init under it within `probe_s`,
+//! else TCG, whose numbers measure the emulator); the guest script that runs fiox with the
+//! job's arguments on /dev/vda and writes its output, exit status and the guest's I/O
+//! scheduler to a second, writable 9p share; and the end: QEMU stopped and every file
+//! removed when the run ends, fails or is interrupted.
+//!
+//! Everything is recorded first as a testbed record of kind `vm` ([`crate::managed`]): the
+//! work directory and the disk's directory (fresh, marked, by identity) and QEMU by pid,
+//! start time and executable, so `fiox testbed cleanup` after a kill -9 stops a leftover
+//! QEMU (never a process that reused its pid, never another program) and removes its files.
+
+pub mod initramfs;
+pub mod spec;
+
+pub use initramfs::Kernel;
+pub use spec::{Accel, Aio, VmSpec, VM_KEYS};
+
+use crate::error::{Result, TestbedError};
+use crate::managed::build::{claim, fresh_dir, Maker};
+use crate::managed::{Kind, State, Step};
+use fiox_guard::output::{self, Named};
+use fiox_guard::{Dir, Identity, Layout};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The QEMU binary the guest runs in.
+pub const QEMU: &str = "qemu-system-x86_64";
+/// The guest's disk as the guest names it.
+pub const GUEST_DISK: &str = "/dev/vda";
+/// Where the guest mounts the writable share (inside the guest only).
+const GUEST_OUT: &str = "/run/fiox-out";
+
+/// One run in a guest: what runs and where.
+pub struct Run<'a> {
+    pub spec: &'a VmSpec,
+    /// The fiox binary (a host path: the guest sees the host's root).
+    pub fiox: PathBuf,
+    /// Its arguments in the guest.
+    pub args: Vec<String>,
+    /// The directory it starts in (read-only in the guest).
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// Polled while the guest runs (Ctrl-C): QEMU is stopped and everything removed.
+    pub interrupted: &'a dyn Fn() -> bool,
+}
+
+/// What a guest run gave back.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// "kvm" or "tcg".
+    pub accel: String,
+    /// Why KVM was not used (auto only), e.g. QEMU's error.
+    pub kvm_refused: Option<String>,
+    pub kernel: Option<Kernel>,
+    /// The guest fiox's stdout and stderr.
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+    /// Its exit status (None: interrupted).
+    pub exit: Option<i32>,
+    /// The disk's scheduler line in the guest ("[none] mq-deadline").
+    pub sched: Option<String>,
+    /// Seconds from QEMU's start until the guest's script ran, and in all.
+    pub boot_seconds: f64,
+    pub seconds: f64,
+    pub qemu_args: Vec<String>,
+    pub interrupted: bool,
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The program `name` on PATH.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Whether a guest can be started here (QEMU, a kernel, root for the shares): checked
+/// before anything is made.
+pub fn check(spec: &VmSpec) -> Result<Kernel> {
+    crate::loopdev::require_root("vm (QEMU with the host's root shared)")?;
+    if find_program(QEMU).is_none() {
+        return Err(TestbedError::Unsupported(format!(
+            "vm: {QEMU} is not installed (apt-get install qemu-system-x86)"
+        )));
+    }
+    initramfs::resolve(spec.kernel.as_deref())
+}
+
+/// Run `r` in a fresh guest recorded in the default state directory.
+pub fn run(r: &Run) -> Result<Outcome> {
+    run_in(&State::default(), r)
+}
+
+/// [`run`] with the record in `state`.
+pub fn run_in(state: &State, r: &Run) -> Result<Outcome> {
+    let kernel = check(r.spec)?;
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let name = format!("vm-{}-{seq}", std::process::id());
+    let maker = claim(state, &name, &Kind::Vm)?;
+    let mut g = Guest {
+        maker: Some(maker),
+        child: None,
+    };
+    let out = g.run(r, kernel);
+    g.finish()?;
+    out
+}
+
+/// A guest being run: its record, and QEMU while it runs. Drop stops QEMU and removes
+/// everything.
+struct Guest {
+    maker: Option<Maker>,
+    child: Option<Child>,
+}
+
+/// The guest's files on the host.
+struct Files {
+    work: Dir,
+    work_path: PathBuf,
+    out: Dir,
+    out_path: PathBuf,
+    disk: PathBuf,
+    initrd: PathBuf,
+}
+
+impl Guest {
+    fn maker(&mut self) -> &mut Maker {
+        self.maker
+            .as_mut()
+            .expect("a guest has its record until it finishes")
+    }
+
+    fn run(&mut self, r: &Run, kernel: Kernel) -> Result<Outcome> {
+        let files = self.make_files(r, &kernel)?;
+        let mut o = Outcome {
+            kernel: Some(kernel.clone()),
+            ..Outcome::default()
+        };
+        let t0 = Instant::now();
+        let kvm_ok = Path::new("/dev/kvm").exists();
+        let tries: Vec<&str> = match r.spec.accel {
+            Accel::Auto if kvm_ok => vec!["kvm", "tcg"],
+            Accel::Auto | Accel::Tcg => vec!["tcg"],
+            Accel::Kvm => vec!["kvm"],
+        };
+        let mut booted = false;
+        for (i, accel) in tries.iter().enumerate() {
+            let last = i + 1 == tries.len();
+            let wait = if last { r.spec.boot_s } else { r.spec.probe_s };
+            let args = qemu_args(r.spec, &kernel, &files, accel);
+            self.start(&args, &files, accel)?;
+            o.accel = accel.to_string();
+            o.qemu_args = args;
+            match self.wait_boot(&files, Duration::from_secs(wait), r.interrupted)? {
+                Boot::Booted => {
+                    booted = true;
+                    break;
+                }
+                Boot::Interrupted => {
+                    o.interrupted = true;
+                    return Ok(o);
+                }
+                Boot::Failed(why) => {
+                    let why = format!(
+                        "{why}; {}",
+                        tail(&files.work_path.join(format!("qemu-{accel}.log")))
+                    );
+                    if last {
+                        let console = tail(&files.work_path.join(format!("console-{accel}.log")));
+                        return Err(TestbedError::Command {
+                            cmd: format!("{QEMU} (accel={accel})"),
+                            detail: format!(
+                                "the guest did not reach its init: {why}; console: {console}"
+                            ),
+                        });
+                    }
+                    o.kvm_refused = Some(why);
+                }
+            }
+        }
+        debug_assert!(booted);
+        o.boot_seconds = t0.elapsed().as_secs_f64();
+        if !self.wait_exit(r.interrupted)? {
+            o.interrupted = true;
+            return Ok(o);
+        }
+        o.seconds = t0.elapsed().as_secs_f64();
+        let read = |n: &str| std::fs::read(files.out_path.join(n)).ok();
+        o.stdout = read("stdout").unwrap_or_default();
+        o.stderr = String::from_utf8_lossy(&read("stderr").unwrap_or_default()).into_owned();
+        o.sched = read("sched").map(|s| String::from_utf8_lossy(&s).trim().to_string());
+        o.exit = read("exit").and_then(|s| String::from_utf8_lossy(&s).trim().parse().ok());
+        if o.exit.is_none() {
+            let console = tail(&files.work_path.join(format!("console-{}.log", o.accel)));
+            let setup =
+                String::from_utf8_lossy(&read("setup.log").unwrap_or_default()).into_owned();
+            return Err(TestbedError::Command {
+                cmd: format!("{QEMU} (accel={})", o.accel),
+                detail: format!(
+                    "the guest ended before fiox did (setup: {}; stderr: {}); console: {console}",
+                    setup.trim(),
+                    o.stderr.trim()
+                ),
+            });
+        }
+        drop(files.work);
+        drop(files.out);
+        Ok(o)
+    }
+
+    /// The work directory (initramfs, guest script, logs, the output share) in /var/tmp and
+    /// the disk's backing file, each recorded before anything is put in it.
+    fn make_files(&mut self, r: &Run, kernel: &Kernel) -> Result<Files> {
+        let m = self.maker();
+        let disk_fresh = fresh_dir(m, &r.spec.disk_dir)?;
+        let disk = disk_fresh.path.join("disk.img");
+        let f = disk_fresh
+            .dir
+            .create_file(OsStr::new("disk.img"), 0o600, Layout::Complete)?;
+        f.set_len(r.spec.disk_size)
+            .map_err(|e| TestbedError::io("size the vm disk", &disk, e))?;
+        drop(f);
+        // The work directory must be visible in the guest (the guest hides /dev and /run):
+        // /var/tmp, or the disk's directory when that is already there.
+        let var_tmp = Path::new("/var/tmp");
+        let same = disk_fresh.parent.stat_self().id == Dir::open(var_tmp)?.stat_self().id;
+        let w = if same {
+            disk_fresh
+        } else {
+            fresh_dir(m, var_tmp)?
+        };
+        let (work, work_path) = (w.dir, w.path);
+        let out = work.create_dir(OsStr::new("out"), 0o755)?;
+        let out_path = work_path.join("out");
+        let script = work_path.join("guest.sh");
+        output::write_in(
+            &work,
+            OsStr::new("guest.sh"),
+            guest_script(r).as_bytes(),
+            Named::ByFiox,
+        )?;
+        let initrd = work_path.join("initrd.cpio");
+        let bytes = initramfs::build(kernel, &script)?;
+        let mut f = work.create_file(OsStr::new("initrd.cpio"), 0o644, Layout::Complete)?;
+        f.write_all(&bytes)
+            .map_err(|e| TestbedError::io("write", &initrd, e))?;
+        m.rec.target = disk.clone();
+        let info = &mut m.rec.info;
+        info.insert("kernel".into(), kernel.release.clone());
+        info.insert("disk".into(), disk.display().to_string());
+        info.insert("aio".into(), r.spec.aio.name().into());
+        info.insert("cache".into(), r.spec.cache.clone());
+        m.save()?;
+        Ok(Files {
+            work,
+            work_path,
+            out,
+            out_path,
+            disk,
+            initrd,
+        })
+    }
+
+    /// Start QEMU (its own process group: a Ctrl-C reaches fiox, which stops it) and record
+    /// it by pid, start time and executable.
+    fn start(&mut self, args: &[String], files: &Files, accel: &str) -> Result<()> {
+        use std::os::unix::process::CommandExt;
+        let qemu = find_program(QEMU).unwrap_or_else(|| PathBuf::from(QEMU));
+        let qemu = std::fs::canonicalize(&qemu).unwrap_or(qemu);
+        let log_name = format!("qemu-{accel}.log");
+        let log = output::open_in(
+            &files.work,
+            OsStr::new(&log_name),
+            output::Open::Truncate,
+            Named::ByFiox,
+        )?;
+        let child = Command::new(&qemu)
+            .args(args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(
+                log.try_clone()
+                    .map_err(|e| TestbedError::io("open", files.work_path.join(&log_name), e))?,
+            )
+            .stderr(log)
+            .spawn()
+            .map_err(|e| TestbedError::io("start", &qemu, e))?;
+        let pid = child.id();
+        self.child = Some(child);
+        let (dev, ino) = std::fs::metadata(&qemu)
+            .map(|m| Identity::of(&m).dev_ino())
+            .map_err(|e| TestbedError::io("stat", &qemu, e))?;
+        let start = fiox_guard::process::start_time(pid).unwrap_or(0);
+        self.maker().step(Step::Program {
+            pid,
+            start,
+            exe: qemu,
+            dev,
+            ino,
+        })
+    }
+
+    fn wait_boot(
+        &mut self,
+        files: &Files,
+        limit: Duration,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Boot> {
+        let t0 = Instant::now();
+        loop {
+            if files.out.stat(OsStr::new("booted"))?.is_some() {
+                return Ok(Boot::Booted);
+            }
+            if stop() {
+                self.kill();
+                return Ok(Boot::Interrupted);
+            }
+            if let Some(c) = self.child.as_mut() {
+                if let Ok(Some(status)) = c.try_wait() {
+                    self.child = None;
+                    return Ok(Boot::Failed(format!("QEMU ended ({status})")));
+                }
+            }
+            if t0.elapsed() > limit {
+                self.kill();
+                return Ok(Boot::Failed(format!("no init after {} s", limit.as_secs())));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Wait for QEMU to end (the guest powers off after fiox); false: interrupted.
+    fn wait_exit(&mut self, stop: &dyn Fn() -> bool) -> Result<bool> {
+        loop {
+            let Some(c) = self.child.as_mut() else {
+                return Ok(true);
+            };
+            if c.try_wait().ok().flatten().is_some() {
+                self.child = None;
+                return Ok(true);
+            }
+            if stop() {
+                self.kill();
+                return Ok(false);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Stop QEMU (our own child: the handle cannot name another process before it is
+    /// waited for).
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Stop QEMU and remove every file and the record; Err: something stayed (its record
+    /// stays for `fiox testbed cleanup`).
+    fn finish(&mut self) -> Result<()> {
+        self.kill();
+        let Some(mk) = self.maker.take() else {
+            return Ok(());
+        };
+        let name = mk.rec.name.clone();
+        match crate::managed::teardown(&mk.rec) {
+            Ok(()) => {
+                mk.abandon();
+                Ok(())
+            }
+            Err(e) => Err(TestbedError::Invalid(format!(
+                "vm: {e}; `fiox testbed cleanup` removes {name} later"
+            ))),
+        }
+    }
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+enum Boot {
+    Booted,
+    Interrupted,
+    Failed(String),
+}
+
+/// The last lines of a log, on one line (for an error message).
+fn tail(p: &Path) -> String {
+    let t = std::fs::read(p)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines.len().saturating_sub(6);
+    lines[from..].join(" | ")
+}
+
+/// QEMU's command line for `accel`.
+fn qemu_args(s: &VmSpec, k: &Kernel, f: &Files, accel: &str) -> Vec<String> {
+    let cpu = if accel == "kvm" { "host" } else { "max" };
+    let mut a: Vec<String> = vec![
+        "-machine".into(),
+        format!("q35,accel={accel}"),
+        "-cpu".into(),
+        cpu.into(),
+        "-m".into(),
+        format!("{}M", s.memory >> 20),
+        "-smp".into(),
+        s.cpus.to_string(),
+        "-nodefaults".into(),
+        "-display".into(),
+        "none".into(),
+        "-no-reboot".into(),
+        "-serial".into(),
+        format!(
+            "file:{}",
+            f.work_path.join(format!("console-{accel}.log")).display()
+        ),
+        "-kernel".into(),
+        k.image.display().to_string(),
+        "-initrd".into(),
+        f.initrd.display().to_string(),
+        "-append".into(),
+        "console=ttyS0 panic=-1 quiet".into(),
+        "-virtfs".into(),
+        "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap".into(),
+        "-virtfs".into(),
+        format!(
+            "local,path={},mount_tag=out,security_model=none",
+            f.out_path.display()
+        ),
+    ];
+    let mut dev = "virtio-blk-pci,drive=d0".to_string();
+    if s.iothread {
+        a.extend(["-object".into(), "iothread,id=io0".into()]);
+        dev.push_str(",iothread=io0");
+    }
+    if let Some(q) = s.queues {
+        dev.push_str(&format!(",num-queues={q}"));
+    }
+    a.extend([
+        "-drive".into(),
+        format!(
+            "file={},if=none,id=d0,format=raw,cache={},aio={}",
+            f.disk.display(),
+            s.cache,
+            s.aio.name()
+        ),
+        "-device".into(),
+        dev,
+    ]);
+    a
+}
+
+/// The script the guest runs on the host's root: mount the output share, say it booted,
+/// load virtio_blk, set the disk's scheduler, run fiox, keep its exit status, power off.
+fn guest_script(r: &Run) -> String {
+    let o = GUEST_OUT;
+    let mut s = format!(
+        "export PATH=/usr/sbin:/usr/bin:/sbin:/bin\n\
+         mount -t sysfs sys /sys\n\
+         mkdir -p {o} && mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out {o} \
+         || echo o > /proc/sysrq-trigger\n\
+         echo booted > {o}/booted\n\
+         modprobe virtio_blk 2>>{o}/setup.log\n\
+         i=0; while [ ! -b {GUEST_DISK} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n"
+    );
+    if let Some(sched) = &r.spec.sched {
+        s.push_str(&format!(
+            "modprobe -q {sched} 2>/dev/null; modprobe -q {sched}-iosched 2>/dev/null\n\
+             echo {sched} > /sys/block/vda/queue/scheduler 2>>{o}/setup.log\n"
+        ));
+    }
+    s.push_str(&format!(
+        "cat /sys/block/vda/queue/scheduler > {o}/sched 2>/dev/null\n\
+         cd {} 2>/dev/null || cd /\n",
+        shell_quote(&r.cwd.to_string_lossy())
+    ));
+    for (k, v) in &r.env {
+        if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.is_empty() {
+            s.push_str(&format!("export {k}={}\n", shell_quote(v)));
+        }
+    }
+    let mut cmd = shell_quote(&r.fiox.to_string_lossy());
+    for a in &r.args {
+        cmd.push(' ');
+        cmd.push_str(&shell_quote(a));
+    }
+    s.push_str(&format!(
+        "{cmd} > {o}/stdout 2> {o}/stderr\n\
+         echo $? > {o}/exit\n\
+         sync\n\
+         echo o > /proc/sysrq-trigger\n"
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_script_quotes_what_it_runs() {
+        let spec = VmSpec::parse("sched=mq-deadline").unwrap();
+        let r = Run {
+            spec: &spec,
+            fiox: "/usr/bin/fiox".into(),
+            args: vec!["--name=it's".into(), "--filename=/dev/vda".into()],
+            cwd: "/var/tmp/a b".into(),
+            env: vec![("T".into(), "x y".into()), ("bad;k".into(), "v".into())],
+            interrupted: &|| false,
+        };
+        let s = guest_script(&r);
+        assert!(
+            s.contains("'/usr/bin/fiox' '--name=it'\\''s' '--filename=/dev/vda'"),
+            "{s}"
+        );
+        assert!(s.contains("cd '/var/tmp/a b'"), "{s}");
+        assert!(s.contains("export T='x y'"), "{s}");
+        assert!(!s.contains("bad;k"), "{s}");
+        assert!(
+            s.contains("echo mq-deadline > /sys/block/vda/queue/scheduler"),
+            "{s}"
+        );
+    }
+}

@@ -1,0 +1,186 @@
+//! `--vm=KEY=VALUE,...` on a fio command line: the run happens inside a QEMU guest
+//! (fiox-testbed's vm module) on a virtio-blk disk the guest calls /dev/vda. This fiox boots
+//! the guest, runs itself there with the same command line (without `--vm` and `--output`,
+//! with `--allow-destructive=/dev/vda`: the disk is the guest's fresh scratch), relays the
+//! guest fiox's stderr and exit status, and writes its report where this command line asks,
+//! a JSON report with `fiox.env.vm` added (accelerator, kernel, QEMU's disk settings, the
+//! guest's I/O scheduler, boot and run seconds) and, under TCG, a warning that the numbers
+//! measure the emulator. `fiox.env.kernel` is the guest's: the guest fiox wrote it.
+
+use crate::output::Out;
+use anyhow::{bail, Context, Result};
+use fiox_job::Invocation;
+use fiox_testbed::vm::{self, Outcome, VmSpec};
+use serde_json::{json, Value};
+
+/// Run the invocation in a guest; returns the exit code.
+pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
+    let s = &inv.settings;
+    if s.machine_memory.is_some() || s.machine_cpus.is_some() {
+        bail!(
+            "--vm with --machine-memory/--machine-cpus: the guest is the smaller machine; give \
+             its memory= and cpus= in --vm instead"
+        );
+    }
+    let spec = VmSpec::parse(s.vm.as_deref().unwrap_or("")).context("--vm")?;
+    fiox_runner::install_signal_handlers().context("installing signal handlers")?;
+    let fiox = std::env::current_exe().context("the fiox binary's path")?;
+    let cwd = std::env::current_dir().context("the current directory")?;
+    let env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "PATH" | "PWD" | "OLDPWD" | "SHLVL" | "_" | "HOME"
+            )
+        })
+        .collect();
+    let o = vm::run(&vm::Run {
+        spec: &spec,
+        fiox,
+        args: guest_args(args),
+        cwd,
+        env,
+        interrupted: &fiox_runner::interrupted,
+    })
+    .context("--vm")?;
+    if o.interrupted {
+        eprintln!("fiox: interrupted: the guest was stopped and its files removed");
+        return Ok(130);
+    }
+    eprint!("{}", o.stderr);
+    let text = with_vm_section(&o, &spec);
+    let out = Out::open(s.output.as_deref())?;
+    out.write(&text)?;
+    out.flush()?;
+    if let Some(why) = out.failure() {
+        eprintln!("fiox: {why}");
+        return Ok(1);
+    }
+    Ok(o.exit.unwrap_or(1))
+}
+
+/// The command line for the guest's fiox: this one without `--vm` and `--output` (the
+/// report comes back on the guest's stdout), allowed to write the guest's disk.
+fn guest_args(args: &[String]) -> Vec<String> {
+    let mut out = vec![format!("--allow-destructive={}", vm::GUEST_DISK)];
+    let mut skip = false;
+    for a in args {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        match a.as_str() {
+            "--vm" | "--output" => skip = true,
+            _ if a.starts_with("--vm=") || a.starts_with("--output=") => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// What the run's JSON says about its guest (`fiox.env.vm`).
+pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
+    let mut warnings = Vec::new();
+    if o.accel == "tcg" {
+        let why = o
+            .kvm_refused
+            .as_deref()
+            .map_or("accel=tcg was asked for".to_string(), |w| {
+                format!("KVM did not run the guest: {w}")
+            });
+        warnings.push(json!({
+            "code": "vm-tcg",
+            "message": format!("the guest ran under QEMU's TCG emulation ({why}): the numbers measure the emulator, not the virtio-blk path"),
+            "fix": "re-measure on a machine where KVM runs a guest (accel=kvm)",
+        }));
+    }
+    json!({
+        "accel": o.accel,
+        "kvm_refused": o.kvm_refused,
+        "kernel": o.kernel.as_ref().map(|k| k.release.clone()),
+        "kernel_image": o.kernel.as_ref().map(|k| k.image.display().to_string()),
+        "aio": spec.aio.name(),
+        "cache": spec.cache,
+        "memory_bytes": spec.memory,
+        "cpus": spec.cpus,
+        "queues": spec.queues,
+        "iothread": spec.iothread,
+        "sched": o.sched,
+        "disk_bytes": spec.disk_size,
+        "disk_dir": spec.disk_dir.display().to_string(),
+        "boot_seconds": o.boot_seconds,
+        "seconds": o.seconds,
+        "qemu_args": o.qemu_args,
+        "warnings": warnings,
+    })
+}
+
+/// The guest fiox's report with the guest's description: in `fiox.env.vm` (and its
+/// warnings in `fiox.warnings`) for a JSON report, as a closing block otherwise.
+fn with_vm_section(o: &Outcome, spec: &VmSpec) -> String {
+    let v = vm_json(o, spec);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    if let Ok(mut doc) = serde_json::from_str::<Value>(&text) {
+        if doc.is_object() {
+            if !doc["fiox"].is_object() {
+                doc["fiox"] = json!({});
+            }
+            if !doc["fiox"]["env"].is_object() {
+                doc["fiox"]["env"] = json!({});
+            }
+            if let Some(w) = doc["fiox"]["warnings"].as_array_mut() {
+                w.extend(v["warnings"].as_array().cloned().unwrap_or_default());
+            }
+            doc["fiox"]["env"]["vm"] = v;
+            return serde_json::to_string_pretty(&doc).unwrap_or(text) + "\n";
+        }
+    }
+    if text.is_empty() {
+        return text;
+    }
+    let mut s = text;
+    s.push_str(&format!(
+        "fiox vm: guest kernel {} under {}, disk aio={} cache={} sched {}, {} MiB, {} vCPUs\n",
+        v["kernel"].as_str().unwrap_or("?"),
+        o.accel,
+        spec.aio.name(),
+        spec.cache,
+        o.sched.as_deref().unwrap_or("?"),
+        spec.memory >> 20,
+        spec.cpus
+    ));
+    for w in v["warnings"].as_array().into_iter().flatten() {
+        s.push_str(&format!(
+            "  {}: {} (fix: {})\n",
+            w["code"].as_str().unwrap_or(""),
+            w["message"].as_str().unwrap_or(""),
+            w["fix"].as_str().unwrap_or("")
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_gets_the_command_line_without_vm_and_output() {
+        let a: Vec<String> = [
+            "--vm",
+            "aio=native",
+            "--output=x.json",
+            "--name=j",
+            "--output",
+            "y",
+            "--vm=cache=none",
+            "--rw=read",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            guest_args(&a),
+            ["--allow-destructive=/dev/vda", "--name=j", "--rw=read"]
+        );
+    }
+}

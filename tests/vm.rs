@@ -1,0 +1,352 @@
+//! The vm testbed end to end (`--vm`, an experiment's `vm = {...}`): a guest really boots
+//! (KVM where it runs a guest, else TCG: ~20-40 s a boot, so each test boots as few guests
+//! as it can and checks several things per boot), a job runs on its virtio-blk disk and its
+//! JSON comes back with the guest's kernel and the accelerator; two variants compare (with
+//! the guest's telemetry beside the host's); and a
+//! guest whose fiox is stopped with Ctrl-C, or killed with kill -9 and then cleaned up by
+//! `fiox testbed cleanup`, leaves no QEMU and no file behind.
+
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
+mod harness;
+
+use harness::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Everything a guest needs on this machine, or the test fails naming the package.
+fn need_vm() {
+    assert!(
+        is_root(),
+        "the vm testbed needs root (9p shares of the host's root)"
+    );
+    require_tool("qemu-system-x86_64");
+    require_tool("busybox");
+    require_tool("modinfo");
+    require_file("/boot/vmlinuz-*");
+}
+
+/// The record files in a state directory, as text.
+fn records(state: &TempDir) -> Vec<String> {
+    state
+        .entries()
+        .iter()
+        .filter(|n| n.ends_with(".testbed"))
+        .map(|n| std::fs::read_to_string(state.path().join(n)).unwrap_or_default())
+        .collect()
+}
+
+/// What a vm record names: its newest QEMU (pid, start time) and its directories.
+struct Recorded {
+    qemu: Option<(u32, u64)>,
+    dirs: Vec<PathBuf>,
+}
+
+fn recorded(text: &str) -> Recorded {
+    let mut r = Recorded {
+        qemu: None,
+        dirs: Vec::new(),
+    };
+    for l in text.lines() {
+        let w: Vec<&str> = l.splitn(6, ' ').collect();
+        match w.as_slice() {
+            ["program", pid, start, ..] => {
+                r.qemu = Some((pid.parse().unwrap(), start.parse().unwrap()))
+            }
+            ["tree", _, _, _, path] => r.dirs.push(PathBuf::from(path)),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// Whether the process `pid` started at `start` still runs (not a zombie).
+fn alive(pid: u32, start: u64) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    f[0] != "Z" && f[19].parse::<u64>().ok() == Some(start)
+}
+
+/// Start `fiox ARGS` with its records in `state`; wait until its record names a running QEMU.
+fn spawn_until_qemu(state: &TempDir, cwd: &Path, args: &[&str]) -> (Child, Recorded) {
+    let mut child = Command::new(fiox_bin())
+        .args(args)
+        .env("FIOX_TESTBED_DIR", state.path())
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    // The newest QEMU of the record, still the newest and running a second later (under
+    // accel=auto a KVM attempt that QEMU ends at once comes first).
+    let newest = || {
+        records(state)
+            .iter()
+            .map(|t| recorded(t))
+            .find(|r| r.qemu.is_some_and(|(pid, start)| alive(pid, start)))
+    };
+    let rec = loop {
+        let found = newest();
+        if let Some(r) = &found {
+            std::thread::sleep(Duration::from_secs(1));
+            if newest().is_some_and(|again| again.qemu == r.qemu) {
+                break found;
+            }
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let Some(rec) = rec else {
+        let _ = child.kill();
+        let r = wait(child);
+        panic!("no QEMU recorded after 60 s: {}", r.stderr);
+    };
+    (child, rec)
+}
+
+fn assert_all_gone(state: &TempDir, r: &Recorded, when: &str) {
+    let (pid, start) = r.qemu.unwrap();
+    assert!(!alive(pid, start), "QEMU {pid} still runs {when}");
+    for d in &r.dirs {
+        assert!(!d.exists(), "{} left {when}", d.display());
+    }
+    assert!(
+        state.entries().is_empty(),
+        "records left {when}: {:?}",
+        state.entries()
+    );
+}
+
+#[test]
+fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
+    need_vm();
+    let state = TempDir::new("vm-state");
+    let dir = TempDir::under(Path::new("/var/tmp"), "vm-run");
+    // One boot: a write with verify (the data went to the disk and came back), the guest's
+    // scheduler set, the report with the guest's kernel and the accelerator.
+    let o = Command::new(fiox_bin())
+        .args([
+            "--vm=disk_size=64m,memory=512m,cpus=1,aio=io_uring,sched=mq-deadline",
+            "--name=vblk",
+            "--filename=/dev/vda",
+            "--rw=write",
+            "--bs=64k",
+            "--size=16m",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--direct=1",
+            "--verify=crc32c",
+            "--output-format=json",
+        ])
+        .env("FIOX_TESTBED_DIR", state.path())
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let r = Run::from(o);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stderr, "", "a run that goes well says nothing on stderr");
+    let j: Value = r.json();
+    let env = &j["fiox"]["env"];
+    let vm = &env["vm"];
+    let accel = vm["accel"].as_str().unwrap();
+    assert!(accel == "kvm" || accel == "tcg", "{vm}");
+    let release = env["kernel"]["release"].as_str().unwrap();
+    assert_eq!(vm["kernel"], release, "fiox.env.kernel is the guest's");
+    assert!(
+        Path::new(&format!("/lib/modules/{release}")).is_dir(),
+        "{release}"
+    );
+    assert!(
+        vm["sched"].as_str().unwrap().contains("[mq-deadline]"),
+        "{vm}"
+    );
+    assert_eq!(vm["aio"], "io_uring");
+    let dev = &env["targets"][0]["devices"][0];
+    assert_eq!(dev["name"], "vda", "{}", env["targets"]);
+    assert_eq!(dev["scheduler"], "mq-deadline", "{dev}");
+    let job = &j["jobs"][0];
+    assert_eq!(job["write"]["io_bytes"], 16u64 << 20, "{job}");
+    assert_eq!(
+        job["read"]["io_bytes"],
+        16u64 << 20,
+        "the verify pass read it all back"
+    );
+    assert_eq!(job["error"], 0);
+    let tcg_warned = j["fiox"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "vm-tcg");
+    assert_eq!(tcg_warned, accel == "tcg", "{}", j["fiox"]["warnings"]);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    assert!(
+        dir.entries().is_empty(),
+        "the guest wrote here: {:?}",
+        dir.entries()
+    );
+}
+
+/// The newest /boot/vmlinuz-RELEASE: (its path, RELEASE).
+fn newest_kernel_image() -> (PathBuf, String) {
+    let mut r: Vec<String> = std::fs::read_dir("/boot")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_prefix("vmlinuz-")
+                .map(String::from)
+        })
+        .collect();
+    r.sort();
+    let release = r.pop().expect("a kernel in /boot");
+    (PathBuf::from(format!("/boot/vmlinuz-{release}")), release)
+}
+
+#[test]
+fn two_variants_run_in_guests_and_compare() {
+    need_vm();
+    let dir = TempDir::under(Path::new("/var/tmp"), "vm-exp");
+    let toml = dir.join("v.toml");
+    // `kernel =` as a release on one side and as the image's path on the other (a kernel
+    // A/B's keys; this machine has one kernel, so both name it).
+    let image = newest_kernel_image();
+    std::fs::write(
+        &toml,
+        format!(
+            "name = \"v\"\njobs = \"\"\"\n[rr]\nrw=randread\nbs=4k\nioengine=libaio\ndirect=1\n\
+             iodepth=4\nsize=32m\nruntime=1\ntime_based\n\"\"\"\n\
+             vm = {{ disk_size = \"64m\", memory = \"512m\", cpus = 1 }}\n\
+             [[variant]]\nname = \"threads\"\nvm = {{ aio = \"threads\", kernel = \"{release}\" }}\n\
+             [[variant]]\nname = \"uring\"\n\
+             vm = {{ aio = \"io_uring\", sched = \"none\", kernel = \"{path}\" }}\n",
+            release = image.1,
+            path = image.0.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let state = TempDir::new("vm-exp-state");
+    let o = Command::new(fiox_bin())
+        .args(["experiment", &toml, &format!("--out={out}")])
+        .env("FIOX_TESTBED_DIR", state.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let r = Run::from(o);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let run = |v: &str| -> Value {
+        let text = std::fs::read_to_string(format!("{out}/runs/{v}-000.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let (a, b) = (run("threads"), run("uring"));
+    for (j, aio) in [(&a, "threads"), (&b, "io_uring")] {
+        let env = &j["fiox"]["env"];
+        assert_eq!(env["vm"]["aio"], aio, "{}", env["vm"]);
+        assert_eq!(env["kernel"]["release"], env["vm"]["kernel"]);
+        assert!(
+            env["host"]["kernel"].is_object(),
+            "the host's env beside the guest's"
+        );
+        assert!(
+            j["fiox"]["guest_telemetry"].is_object(),
+            "the guest's own telemetry"
+        );
+        assert!(j["fiox"]["telemetry"].is_object(), "the host's telemetry");
+        assert!(j["jobs"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+    }
+    assert!(b["fiox"]["env"]["vm"]["sched"]
+        .as_str()
+        .unwrap()
+        .contains("[none]"));
+    // The bzImage's own release, read from its header, is the guest's.
+    assert_eq!(b["fiox"]["env"]["kernel"]["release"], image.1);
+    assert_eq!(
+        b["fiox"]["env"]["vm"]["kernel_image"],
+        image.0.display().to_string()
+    );
+    let c = fiox(&["compare", &out, "--metric=iops"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(
+        c.stdout.contains("threads") && c.stdout.contains("uring"),
+        "{}",
+        c.stdout
+    );
+    assert!(c.stdout.contains("rr"), "{}", c.stdout);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+}
+
+#[test]
+fn ctrl_c_and_kill_9_then_cleanup_leave_no_qemu_and_no_file() {
+    need_vm();
+    let dir = TempDir::under(Path::new("/var/tmp"), "vm-kill");
+    let state = TempDir::new("vm-kill-state");
+    let args = [
+        "--vm=disk_size=32m,memory=256m,cpus=1",
+        "--name=long",
+        "--filename=/dev/vda",
+        "--rw=randread",
+        "--ioengine=psync",
+        "--time_based",
+        "--runtime=600",
+        "--output-format=json",
+    ];
+    // A bad key: refused before anything is made.
+    let r = fiox(&[
+        "--vm=aio=posix",
+        "--name=x",
+        "--filename=/dev/vda",
+        "--size=1m",
+    ]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("threads, native or io_uring"),
+        "{}",
+        r.stderr
+    );
+    // Ctrl-C while the guest boots or runs: QEMU stopped, files and record removed.
+    let (child, rec) = spawn_until_qemu(&state, dir.path(), &args);
+    assert!(
+        rec.dirs.len() >= 2 && rec.dirs.iter().all(|d| d.is_dir()),
+        "{:?}",
+        rec.dirs
+    );
+    sh("kill", &["-INT", &child.id().to_string()]).unwrap();
+    let r = wait(child);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert_all_gone(&state, &rec, "after Ctrl-C");
+    // kill -9: QEMU and the files stay, recorded, until `fiox testbed cleanup`.
+    let (mut child, rec) = spawn_until_qemu(&state, dir.path(), &args);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (pid, start) = rec.qemu.unwrap();
+    assert!(
+        alive(pid, start),
+        "QEMU ended with its fiox: nothing left to test"
+    );
+    let listed = fiox_with_state(&state, &["testbed", "list"]);
+    assert!(listed.stdout.contains("vm"), "{}", listed.stdout);
+    let c = fiox_with_state(&state, &["testbed", "cleanup"]);
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    assert_all_gone(&state, &rec, "after cleanup");
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+fn fiox_with_state(state: &TempDir, args: &[&str]) -> Run {
+    let o = Command::new(fiox_bin())
+        .args(args)
+        .env("FIOX_TESTBED_DIR", state.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Run::from(o)
+}
