@@ -79,7 +79,10 @@ fn a_file_of_holes_only_is_written_as_fio_writes_it() {
     let r = run("fiox", d.path(), &args(&job), &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let head = std::fs::read(&f).unwrap();
-    assert!(head[..1 << 20].iter().all(|&b| b == 7), "data before the region kept");
+    assert!(
+        head[..1 << 20].iter().all(|&b| b == 7),
+        "data before the region kept"
+    );
 }
 
 #[test]
@@ -96,7 +99,11 @@ fn a_file_with_data_is_refused_naming_the_fixes_and_written_in_declared_scratch_
     let before = std::fs::read(&f).unwrap();
     let r = run("fiox", d.path(), &args(&job), &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    for fix in ["allow_mounted_write=1", "--allow-destructive", "FIOX_SCRATCH="] {
+    for fix in [
+        "allow_mounted_write=1",
+        "--allow-destructive",
+        "FIOX_SCRATCH=",
+    ] {
         assert!(r.stderr.contains(fix), "refusal names {fix}: {}", r.stderr);
     }
     assert!(r.stderr.contains("existing data"), "{}", r.stderr);
@@ -114,7 +121,11 @@ fn a_file_with_data_is_refused_naming_the_fixes_and_written_in_declared_scratch_
     assert_eq!(std::fs::read(&f).unwrap(), before);
 
     // Declared in the environment (among other entries): written, as fio writes it.
-    let list = format!("/nonexistent:{}:{}", other.path().display(), d.path().display());
+    let list = format!(
+        "/nonexistent:{}:{}",
+        other.path().display(),
+        d.path().display()
+    );
     let r = run("fiox", d.path(), &args(&job), &[("FIOX_SCRATCH", &list)]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
 
@@ -130,7 +141,11 @@ fn a_file_with_data_is_refused_naming_the_fixes_and_written_in_declared_scratch_
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o666)).unwrap();
     let r = run("fiox", d.path(), &args(&job), &xdg);
-    assert_eq!(r.code, 1, "a world-writable config declares nothing: {}", r.stderr);
+    assert_eq!(
+        r.code, 1,
+        "a world-writable config declares nothing: {}",
+        r.stderr
+    );
 }
 
 /// The log and state options of one job, writing its file `f`.
@@ -163,7 +178,10 @@ fn logs_a_job_names_replace_what_fio_wrote_under_those_names_and_nothing_else() 
     let mut fio_files = d.entries();
     fio_files.sort();
     for want in ["w_bw.1.log", "w_lat.1.log", "w_clat_hist.1.log", "io.log"] {
-        assert!(fio_files.iter().any(|e| e == want), "fio wrote {want}: {fio_files:?}");
+        assert!(
+            fio_files.iter().any(|e| e == want),
+            "fio wrote {want}: {fio_files:?}"
+        );
     }
     let fio_bw = std::fs::read_to_string(d.path().join("w_bw.1.log")).unwrap();
     // fiox in the same directory: fio's data file is its own business (allowed here), the
@@ -176,7 +194,10 @@ fn logs_a_job_names_replace_what_fio_wrote_under_those_names_and_nothing_else() 
     assert_ne!(fio_bw, fiox_bw, "the bw log is fiox's now");
     // write_iolog appends, as fio's "a" open does: fio's log, then fiox's.
     let iolog = std::fs::read_to_string(d.path().join("io.log")).unwrap();
-    let versions = iolog.lines().filter(|l| l.starts_with("fio version")).count();
+    let versions = iolog
+        .lines()
+        .filter(|l| l.starts_with("fio version"))
+        .count();
     assert_eq!(versions, 2, "{iolog}");
 
     // A file of the user's at a log's name stays, and the job is refused.

@@ -82,7 +82,11 @@ fn a_write_phase_its_runtime_cuts_is_not_verified_as_in_fio() {
         assert_eq!(code, 0, "{tool}: {stderr}");
         let j = &v["jobs"][0];
         assert!(j["write"]["io_bytes"].as_u64().unwrap() > 0, "{tool}");
-        assert_eq!(j["read"]["io_bytes"].as_u64(), Some(0), "{tool}: no verify phase");
+        assert_eq!(
+            j["read"]["io_bytes"].as_u64(),
+            Some(0),
+            "{tool}: no verify phase"
+        );
     }
 }
 
@@ -159,6 +163,7 @@ fn sigint(child: &std::process::Child) {
 /// report and status 130. (fio 3.33 ignores it in the first case, and needs SIGKILL.)
 #[test]
 fn the_first_ctrl_c_ends_a_job_waiting_on_its_peer() {
+    require_tool("kill");
     let udp = port(42200).to_string();
     let tcp = port(42800).to_string();
     let waiting: [Vec<String>; 2] = [
@@ -174,7 +179,13 @@ fn the_first_ctrl_c_ends_a_job_waiting_on_its_peer() {
         ],
     ];
     for how in &waiting {
-        let mut args = vec!["--name=r", "--ioengine=net", "--rw=read", "--bs=64", "--size=1m"];
+        let mut args = vec![
+            "--name=r",
+            "--ioengine=net",
+            "--rw=read",
+            "--bs=64",
+            "--size=1m",
+        ];
         args.extend(how.iter().map(String::as_str));
         args.push("--output-format=json");
         let child = spawn_fiox(&args);

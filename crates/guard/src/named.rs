@@ -135,7 +135,10 @@ mod tests {
         let p = base.join("f");
         let f = std::fs::File::create(&p).unwrap();
         f.set_len(8 << 20).unwrap();
-        assert!(!super::holds_data(&f, 0).unwrap(), "truncate -s 8M holds no data");
+        assert!(
+            !super::holds_data(&f, 0).unwrap(),
+            "truncate -s 8M holds no data"
+        );
         use std::os::unix::fs::FileExt;
         f.write_all_at(b"data", 4 << 20).unwrap();
         assert!(super::holds_data(&f, 0).unwrap());

@@ -69,7 +69,10 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
         ));
     }
     // Declared scratch space (FIOX_SCRATCH, a config file): existing data there may go.
-    if fiox_guard::scratch::Scratch::declared().covers(file).is_some() {
+    if fiox_guard::scratch::Scratch::declared()
+        .covers(file)
+        .is_some()
+    {
         return Ok(());
     }
     if m.len() > 0 && owned::created_here(&id).is_none() {

@@ -140,7 +140,10 @@ pub(super) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::P
         return false;
     };
     targets.iter().any(|t| key(t) == Some(k))
-        || (k.0 == 0 && fiox_guard::scratch::Scratch::declared().device(k.1).is_some())
+        || (k.0 == 0
+            && fiox_guard::scratch::Scratch::declared()
+                .device(k.1)
+                .is_some())
 }
 
 /// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).

@@ -36,8 +36,7 @@ pub fn is_fio_iolog(f: &mut File) -> bool {
     }
     let head = &head[..n];
     head.is_empty()
-        || (head.starts_with(b"fio version ")
-            && head.windows(6).any(|w| w == b" iolog"))
+        || (head.starts_with(b"fio version ") && head.windows(6).any(|w| w == b" iolog"))
 }
 
 impl IoLogWriter {
