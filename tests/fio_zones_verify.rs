@@ -89,9 +89,19 @@ fn strided_zones_do_the_same_ios_as_fio() {
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
-/// Write with libaio at `depth` (saving the verify state), then verify_only from the state:
-/// the exit codes, and the verify run's reads and error.
-fn verify_only_at(tool: &str, depth: u32, rw: &str, extra: &[&str]) -> (i32, i32, u64, i64) {
+/// What a write run and the verify_only run after it did: exit codes, writes, the verify
+/// run's reads and error.
+#[derive(Debug, PartialEq)]
+struct VerifyOnly {
+    write_rc: i32,
+    verify_rc: i32,
+    writes: u64,
+    reads: u64,
+    error: i64,
+}
+
+/// Write with libaio at `depth` (saving the verify state), then verify_only from the state.
+fn verify_only_at(tool: &str, depth: u32, rw: &str, extra: &[&str]) -> VerifyOnly {
     let d = TempDir::under(std::path::Path::new("/tmp"), "vonly");
     let iodepth = format!("--iodepth={depth}");
     let rw = format!("--rw={rw}");
@@ -109,17 +119,18 @@ fn verify_only_at(tool: &str, depth: u32, rw: &str, extra: &[&str]) -> (i32, i32
     job.extend_from_slice(extra);
     let mut write = job.clone();
     write.extend(["--do_verify=0", "--verify_state_save=1"]);
-    let (w, _, _) = tool_json(tool, d.path(), &write, Some(60));
+    let (w, wv, _) = tool_json(tool, d.path(), &write, Some(60));
     let mut only = job.clone();
     only.extend(["--verify_only=1", "--verify_state_load=1"]);
     let (o, v, _) = tool_json(tool, d.path(), &only, Some(60));
     let j = &v["jobs"][0];
-    (
-        w,
-        o,
-        j["read"]["total_ios"].as_u64().unwrap_or(0),
-        j["error"].as_i64().unwrap_or(-1),
-    )
+    VerifyOnly {
+        write_rc: w,
+        verify_rc: o,
+        writes: wv["jobs"][0]["write"]["total_ios"].as_u64().unwrap_or(0),
+        reads: j["read"]["total_ios"].as_u64().unwrap_or(0),
+        error: j["error"].as_i64().unwrap_or(-1),
+    }
 }
 
 #[test]
@@ -138,6 +149,24 @@ fn verify_only_with_libaio_after_a_saved_state_reads_what_fio_reads_at_any_depth
                          (write rc, verify rc, reads, error)"
                     ));
                 }
+            }
+        }
+    }
+    // A write phase its runtime ends while rate-limited: as many writes as the rate allows
+    // in the time (fio: 64 of 4k at 256k/s for 1 s), never `iodepth` more (fiox sent the
+    // queue's worth unpaced at the end when the job verified), each read back once.
+    for depth in [4, 16, 64] {
+        let extra = ["--rate=256k", "--runtime=1"];
+        for tool in ["fio", "fiox"] {
+            let r = verify_only_at(tool, depth, "randwrite", &extra);
+            let ok = r.write_rc == 0
+                && r.verify_rc == 0
+                && r.error == 0
+                && r.writes > 0
+                && r.writes <= 64
+                && r.reads == r.writes;
+            if !ok {
+                differ.push(format!("depth {depth} {extra:?}: {tool} {r:?}"));
             }
         }
     }
