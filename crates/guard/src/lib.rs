@@ -22,6 +22,9 @@
 //! - [`device`], [`loopdev`]: device nodes opened read-write only when they are the device
 //!   expected; loop devices attached to a file fiox holds open and detached only while bound
 //!   to the backing inode fiox recorded.
+//! - [`named::holds_data`], [`scratch`]: which existing files a job may write over without
+//!   destroying anything (a file of holes only) or because the user declared the place scratch
+//!   space, both decided on the open descriptor.
 //! - [`process`]: signals only to a process fiox started (pid and start time) that still runs
 //!   this very fiox executable.
 
@@ -37,6 +40,7 @@ pub mod named;
 pub mod output;
 pub mod parents;
 pub mod process;
+pub mod scratch;
 mod sys;
 /// The workspace's test harness for what a test needs from the machine (tests/harness/need.rs).
 #[cfg(test)]

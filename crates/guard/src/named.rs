@@ -80,6 +80,20 @@ pub fn remove_stale_socket(path: &Path) -> Result<bool> {
     }
 }
 
+/// Whether the file open as `file` holds data at or after byte `from`: asked of the
+/// descriptor itself (SEEK_DATA), so the answer is about the inode the job writes, not
+/// whatever a path names now. A file of holes only (`truncate -s 8M f`, or unwritten
+/// extents, which read as zeros) holds none, and writing it destroys nothing. Where the
+/// filesystem cannot tell (EINVAL, an old kernel) every byte counts as data (the safe side).
+pub fn holds_data(file: &File, from: u64) -> io::Result<bool> {
+    use std::os::fd::AsFd;
+    match crate::sys::seek_data(file.as_fd(), from) {
+        Ok(found) => Ok(found.is_some()),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
 /// ftruncate(2) of a file the job holds open, already checked on its descriptor (the
 /// ftruncate engine's I/O, preallocation by truncation, an e4defrag donor).
 #[inline]
@@ -109,4 +123,28 @@ pub fn read_regular(path: &Path, max: u64) -> io::Result<String> {
     let mut text = String::new();
     f.take(max).read_to_string(&mut text)?;
     Ok(text)
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the test builds its own scratch files
+mod tests {
+    #[test]
+    fn a_file_of_holes_holds_no_data() {
+        let base = std::env::temp_dir().join(format!("fiox-holes-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let p = base.join("f");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(8 << 20).unwrap();
+        assert!(
+            !super::holds_data(&f, 0).unwrap(),
+            "truncate -s 8M holds no data"
+        );
+        use std::os::unix::fs::FileExt;
+        f.write_all_at(b"data", 4 << 20).unwrap();
+        assert!(super::holds_data(&f, 0).unwrap());
+        assert!(super::holds_data(&f, 4 << 20).unwrap());
+        // Past the data, in the trailing hole: nothing (a block-sized hole at least).
+        assert!(!super::holds_data(&f, 6 << 20).unwrap());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

@@ -55,6 +55,10 @@ fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<Identity>
             Named::ByFiox | Named::Recognized(_) => match dir.mark_of(name)?.why_not_ours() {
                 None => return Ok(Some(st.id)),
                 Some(_) if recognized(dir, name, &st.id, named)? => return Ok(Some(st.id)),
+                Some(why) if matches!(named, Named::Recognized(_)) => format!(
+                    "it exists, {why} and it is not a file fio writes under this name (fiox \
+                     replaces those)"
+                ),
                 Some(why) => format!("it exists and {why}"),
             },
         },

@@ -325,3 +325,20 @@ pub fn pidfd_send_signal(pidfd: BorrowedFd, sig: i32) -> io::Result<()> {
     };
     check(r as libc::c_int).map(|_| ())
 }
+
+/// lseek(fd, from, SEEK_DATA): the offset of the first data at or after `from`, None when
+/// there is none (ENXIO: only holes, or `from` at or past the end).
+pub fn seek_data(fd: BorrowedFd, from: u64) -> io::Result<Option<u64>> {
+    let off = libc::off_t::try_from(from).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+    // SAFETY: a plain system call on a descriptor live for the borrow; it moves only this
+    // descriptor's file offset (fiox's I/O uses positioned reads and writes).
+    let r = unsafe { libc::lseek(fd.as_raw_fd(), off, libc::SEEK_DATA) };
+    if r >= 0 {
+        return Ok(Some(r as u64));
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENXIO) => Ok(None),
+        _ => Err(e),
+    }
+}

@@ -167,6 +167,8 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// Ask all running jobs of every run to stop (as Ctrl-C does).
 pub fn request_stop() {
     STOP.store(true, Ordering::SeqCst);
+    // Engines that wait on a peer (net) stop waiting: a job blocked there ends too.
+    fiox_engine::stop_waits();
 }
 
 fn stop_requested() -> bool {

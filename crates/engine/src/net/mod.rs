@@ -23,6 +23,9 @@ use fiox_job::spec::NetProto;
 use fiox_job::JobSpec;
 
 mod splice;
+mod wait;
+
+pub use wait::stop as stop_waits;
 
 use crate::sys::errno;
 use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
@@ -62,6 +65,9 @@ pub(crate) struct NetEngine {
     dropped: u64,
     /// The UDP writer stamps its datagrams (not with verify, as fio).
     stamp: bool,
+    /// A UDP reader: who sent the last datagram, where its pingpong replies go (fio's
+    /// recvfrom into its address): the writer, never the group or nobody.
+    reply_to: Option<(libc::sockaddr_storage, libc::socklen_t)>,
     /// UDP multicast: the group `hostname` names, the writer's TTL, `interface`.
     group: Option<Ipv4Addr>,
     ttl: u32,
@@ -199,25 +205,6 @@ fn setopt(fd: RawFd, level: i32, name: i32, val: i32, what: &str) -> Result<(), 
     Ok(())
 }
 
-/// Wait until `fd` is ready for `events` (fio's poll_wait).
-fn poll_wait(fd: RawFd, events: i16) -> Result<(), i32> {
-    let mut p = libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    };
-    loop {
-        // SAFETY: one pollfd, valid for the call.
-        let r = unsafe { libc::poll(&mut p, 1, -1) };
-        if r >= 0 {
-            return Ok(());
-        }
-        if errno() != libc::EINTR {
-            return Err(errno());
-        }
-    }
-}
-
 impl NetEngine {
     pub fn new(job: &JobSpec, splice: bool) -> Result<NetEngine, EngineError> {
         let e = &job.engine;
@@ -247,6 +234,7 @@ impl NetEngine {
             seq_off: false,
             dropped: 0,
             stamp: proto.is_udp() && job.verify.method == fiox_job::VerifyMethod::None,
+            reply_to: None,
             group: None,
             ttl: 1,
             interface: None,
@@ -441,7 +429,11 @@ impl NetEngine {
             self.listen_fd = -1;
             return self.recv_open();
         }
-        poll_wait(self.listen_fd, libc::POLLIN).map_err(|_| os("poll"))?;
+        wait::ready(self.listen_fd, libc::POLLIN).map_err(|e| EngineError::Os {
+            engine: "net",
+            what: "wait for the peer to connect".into(),
+            source: std::io::Error::from_raw_os_error(e),
+        })?;
         // SAFETY: plain syscall; the peer's address is not needed.
         let fd = unsafe {
             libc::accept4(
@@ -507,7 +499,7 @@ impl NetEngine {
             // SAFETY: our socket, closed once.
             unsafe { libc::close(fd) };
             let waiting = matches!(e, libc::ECONNREFUSED | libc::ENOENT);
-            if !waiting || start.elapsed() > CONNECT_PATIENCE {
+            if !waiting || start.elapsed() > CONNECT_PATIENCE || wait::stopping() {
                 return Err(EngineError::Os {
                     engine: "net",
                     what: "connect".into(),
@@ -552,6 +544,11 @@ impl NetEngine {
 
     /// The UDP reader waits for the writer's open message.
     fn recv_open(&mut self) -> Result<(), EngineError> {
+        wait::ready(self.fd, libc::POLLIN).map_err(|e| EngineError::Os {
+            engine: "net",
+            what: "wait for the udp link open message".into(),
+            source: std::io::Error::from_raw_os_error(e),
+        })?;
         let mut msg = [0u8; 8];
         // SAFETY: msg is a live buffer of its length.
         let r = unsafe {
@@ -589,10 +586,11 @@ impl NetEngine {
         }
         loop {
             let r = if self.proto.is_udp() {
-                let Some(peer) = self.peer else {
-                    return -(libc::EDESTADDRREQ as i64);
+                let (ss, sl) = match (self.reply_to, self.peer) {
+                    (Some(to), _) if self.reads => to,
+                    (_, Some(peer)) => sockaddr(&peer),
+                    _ => return -(libc::EDESTADDRREQ as i64),
                 };
-                let (ss, sl) = sockaddr(&peer);
                 // SAFETY: buffer and address are live for the call.
                 unsafe {
                     libc::sendto(
@@ -614,44 +612,89 @@ impl NetEngine {
             if r < 0 && errno() != libc::EAGAIN && errno() != libc::EINTR {
                 return -(errno() as i64);
             }
-            if let Err(e) = poll_wait(self.fd, libc::POLLOUT) {
+            if let Err(e) = wait::ready(self.fd, libc::POLLOUT) {
                 return -(e as i64);
             }
         }
     }
 
-    /// Receive up to one block: bytes, 0 at the peer's end (EOF or UDP close), or `-errno`.
+    /// Receive up to one block: bytes, 0 at the peer's end (EOF or UDP close) or when the run
+    /// stops while waiting, or `-errno`. A stream fills the whole block unless it ends (as
+    /// MSG_WAITALL), a datagram is one block.
     fn recv(&mut self, buf: *mut u8, len: usize) -> i64 {
         if self.splice {
             return splice::input(self.pipe, self.fd, buf, len);
         }
-        // SAFETY: the unit's buffer of `len` bytes.
-        let r = unsafe {
-            libc::recv(
-                self.fd,
-                buf.cast(),
-                len,
-                libc::MSG_WAITALL * i32::from(!self.proto.is_udp()),
-            )
-        };
-        if r < 0 {
-            return -(errno() as i64);
+        let udp = self.proto.is_udp();
+        let mut got = 0usize;
+        loop {
+            let r = self.recv_now(buf, got, len);
+            if r > 0 {
+                got += r as usize;
+                if udp || got == len {
+                    break;
+                }
+                continue;
+            }
+            if r == 0 {
+                return got as i64;
+            }
+            match errno() {
+                libc::EINTR => continue,
+                libc::EAGAIN => match wait::ready(self.fd, libc::POLLIN) {
+                    Ok(()) => continue,
+                    Err(libc::EINTR) => return got as i64,
+                    Err(e) => return -(e as i64),
+                },
+                e => return -(e as i64),
+            }
         }
-        let r = r as usize;
-        if self.proto.is_udp() {
-            // SAFETY: r <= len bytes were just written into the buffer.
-            let got = unsafe { std::slice::from_raw_parts(buf, r) };
-            if r == 8
-                && got[..4] == LINK_MAGIC.to_le_bytes()
-                && got[4..] == LINK_CLOSE.to_le_bytes()
+        if udp {
+            // SAFETY: got <= len bytes were just written into the buffer.
+            let data = unsafe { std::slice::from_raw_parts(buf, got) };
+            if got == 8
+                && data[..4] == LINK_MAGIC.to_le_bytes()
+                && data[4..] == LINK_CLOSE.to_le_bytes()
             {
                 return 0;
             }
             if self.stamp {
-                self.check_seq(got, len);
+                self.check_seq(data, len);
             }
         }
-        r as i64
+        got as i64
+    }
+
+    /// One non-blocking recv into `buf[at..len]` (a UDP reader records the sender).
+    fn recv_now(&mut self, buf: *mut u8, at: usize, len: usize) -> isize {
+        // SAFETY: an all-zero sockaddr_storage is valid.
+        let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut from_len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        let record = self.proto.is_udp() && self.reads;
+        let (fp, lp) = if record {
+            (
+                (&mut from as *mut libc::sockaddr_storage).cast(),
+                &mut from_len as *mut libc::socklen_t,
+            )
+        } else {
+            (std::ptr::null_mut(), std::ptr::null_mut())
+        };
+        // SAFETY: buf[at..len] lies inside the unit's buffer; `from` and its length are live
+        // for the call (or both null).
+        let r = unsafe {
+            libc::recvfrom(
+                self.fd,
+                buf.add(at).cast(),
+                len - at,
+                libc::MSG_DONTWAIT,
+                fp,
+                lp,
+            )
+        };
+        if r > 0 && record {
+            self.reply_to = Some((from, from_len));
+        }
+        r
     }
 
     /// fio's verify_udp_seq: a gap in the writer's sequence counts as dropped I/Os.
@@ -921,6 +964,7 @@ mod tests {
             seq_off: false,
             dropped: 0,
             stamp: true,
+            reply_to: None,
             group: None,
             ttl: 1,
             interface: None,

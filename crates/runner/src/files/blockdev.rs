@@ -39,8 +39,9 @@ fn open_exclusive(path: &Path) -> std::io::Result<File> {
 fn refusal(path: &Path, why: &str) -> RunError {
     RunError::Refused(format!(
         "refusing to write to block device {}: {why}; writing would destroy its data \
-         (set allow_mounted_write=1 in the job or pass --allow-destructive to override)",
-        path.display()
+         (set allow_mounted_write=1 in the job or pass --allow-destructive to override, {})",
+        path.display(),
+        fiox_guard::scratch::HINT
     ))
 }
 

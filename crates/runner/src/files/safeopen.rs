@@ -4,7 +4,9 @@
 //! open descriptor (fstat, fgetxattr) before any byte is written: it must carry fiox's mark
 //! for this inode (see [`crate::files::owned`]) when the job writes over existing bytes, and it must
 //! neither back a loop device nor hold a filesystem or partition signature (a filesystem
-//! image, even one fiox once laid out). Also the implicit outputs fiox names itself (logs in
+//! image, even one fiox once laid out). A file with no data where the job writes (only holes)
+//! is written, and so is any file in scratch space the user declared (FIOX_SCRATCH, see
+//! [`fiox_guard::scratch`]). Also the implicit outputs fiox names itself (logs in
 //! the working directory): they replace only a file fiox wrote.
 
 use crate::error::RunError;
@@ -13,6 +15,7 @@ use fiox_engine::OpenSpec;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// Who writes, for refusal messages, and whether the user allowed writing over anything
@@ -97,6 +100,13 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
             &format!("it backs loop device {dev}, so it is a disk image in use"),
         ));
     }
+    // Declared scratch space (FIOX_SCRATCH, a config file): existing data there may go.
+    if fiox_guard::scratch::Scratch::declared()
+        .covers(file)
+        .is_some()
+    {
+        return Ok(());
+    }
     if m.len() > 0 && owned::created_here(&id).is_none() {
         if let Some(what) = signature_of(file, path)? {
             return Err(refusal(
@@ -108,11 +118,20 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
     }
     if m.len() > from {
         if let Some(why) = owned::mark_of_file(file).why_not_ours() {
-            return Err(refusal(
-                who,
-                path,
-                &format!("it holds {} bytes of existing data and {why}", m.len()),
-            ));
+            // Only holes from `from` on (`truncate -s 8M f`): writing destroys nothing.
+            let data = fiox_guard::named::holds_data(file, from)
+                .map_err(|e| RunError::io("look for data in", path, e))?;
+            if data {
+                return Err(refusal(
+                    who,
+                    path,
+                    &format!(
+                        "it holds existing data ({} bytes long, {} bytes allocated) and {why}",
+                        m.len(),
+                        m.blocks() * 512
+                    ),
+                ));
+            }
         }
     }
     Ok(())
@@ -121,9 +140,11 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
 fn refusal(who: &Writer, path: &Path, why: &str) -> RunError {
     RunError::Refused(format!(
         "job '{}': refusing to write to {}: {why}; writing would destroy that data (set \
-         allow_mounted_write=1 in the job or pass --allow-destructive to write to it anyway)",
+         allow_mounted_write=1 in the job or pass --allow-destructive to write to it anyway, \
+         {})",
         who.job,
-        path.display()
+        path.display(),
+        fiox_guard::scratch::HINT
     ))
 }
 
@@ -265,23 +286,27 @@ pub fn open_for_layout(
 /// one is replaced (truncated) only when it is a regular file fiox wrote (its mark binds it);
 /// a symbolic link is never followed. The error says what was found and what to do.
 pub fn create_output(path: &Path) -> io::Result<File> {
-    open_output(path, true)
+    use fiox_guard::output::{self, Named, Open};
+    Ok(output::open(path, Open::Truncate, Named::ByFiox)?)
+}
+
+/// As [`create_output`] for a log fio writes under the same name (`write_bw_log`,
+/// `write_lat_log`, `write_iops_log`, `write_hist_log`, the `--bandwidth-log` files): a file
+/// fio wrote there (recognised by its format, [`fiox_stats::log::is_fio_log`]) is replaced too,
+/// as fio would replace it; anything else is refused.
+pub fn create_log_output(path: &Path) -> io::Result<File> {
+    use fiox_guard::output::{self, Named, Open};
+    let named = Named::Recognized(fiox_stats::log::is_fio_log);
+    Ok(output::open(path, Open::Truncate, named)?)
 }
 
 /// As [`create_output`], but an existing file fiox wrote is kept as it is (for logs fio
-/// appends to, such as `write_iolog`).
+/// appends to, such as `write_iolog`), and so is an I/O log fio wrote there (recognised by
+/// its first line, see [`crate::replay::iolog::is_fio_iolog`]): fio appends to it too.
 pub fn append_output(path: &Path) -> io::Result<File> {
-    open_output(path, false)
-}
-
-fn open_output(path: &Path, truncate: bool) -> io::Result<File> {
     use fiox_guard::output::{self, Named, Open};
-    let how = if truncate {
-        Open::Truncate
-    } else {
-        Open::Append
-    };
-    Ok(output::open(path, how, Named::ByFiox)?)
+    let named = Named::Recognized(crate::replay::iolog::is_fio_iolog);
+    Ok(output::open(path, Open::Append, named)?)
 }
 
 #[allow(clippy::disallowed_methods)] // the test makes its scratch directory itself

@@ -88,7 +88,7 @@ pub(super) fn run_io(
         .map(|f| f.path.display().to_string())
         .collect();
     let here = std::path::Path::new(".");
-    let create = crate::files::safeopen::create_output;
+    let create = crate::files::safeopen::create_log_output;
     let logs =
         fiox_stats::JobLogs::for_job_with(here, job, &create).map_err(|e| RunError::Job {
             job: job.name.clone(),

@@ -125,7 +125,8 @@ pub(super) fn prepare_files(
 
 /// Whether `path` is one of the targets `--allow-destructive=PATH` named: the same device
 /// (a block device's number) or the same file (device and inode), links followed as the
-/// job's open follows them.
+/// job's open follows them; or a block device declared scratch space (FIOX_SCRATCH; regular
+/// files in scratch space are allowed on their descriptor, see `safeopen::check_writable`).
 pub(super) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let key = |p: &std::path::Path| {
@@ -141,6 +142,10 @@ pub(super) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::P
         return false;
     };
     targets.iter().any(|t| key(t) == Some(k))
+        || (k.0 == 0
+            && fiox_guard::scratch::Scratch::declared()
+                .device(k.1)
+                .is_some())
 }
 
 /// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).

@@ -54,7 +54,7 @@ impl AggBwLog {
         let files = names(tag)
             .iter()
             .map(|n| {
-                let create = crate::files::safeopen::create_output;
+                let create = crate::files::safeopen::create_log_output;
                 LogFile::create_with(&dir.join(n), LogKind::Bw, opts, &create)
             })
             .collect::<Result<Vec<_>, _>>()?;

@@ -21,6 +21,24 @@ pub struct IoLogWriter {
     failed: Option<io::Error>,
 }
 
+/// Whether the file open as `f` is an I/O log fio wrote (its first line is `fio version N
+/// iolog`), or empty: `write_iolog` appends to such a file, as fio does.
+pub fn is_fio_iolog(f: &mut File) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 32];
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return false,
+        }
+    }
+    let head = &head[..n];
+    head.is_empty()
+        || (head.starts_with(b"fio version ") && head.windows(6).any(|w| w == b" iolog"))
+}
+
 impl IoLogWriter {
     /// Open the log (created as fiox creates its logs: see `safeopen::append_output`) for
     /// appending, as fio opens it ("a": numjobs clones and reruns add to the same file), then

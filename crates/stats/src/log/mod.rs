@@ -30,7 +30,7 @@ pub mod sink;
 
 pub use file::{log_file_name, IoSample, LogFile, LogKind, LogOptions};
 pub use jobs::{rate_windows, JobLogs, RateWindows};
-pub use sink::{create_nofollow, LogError, Opener};
+pub use sink::{create_nofollow, is_fio_log, LogError, Opener};
 
 #[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]

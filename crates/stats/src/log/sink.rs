@@ -31,6 +31,41 @@ pub fn create_nofollow(path: &Path) -> io::Result<File> {
     Ok(output::open(path, Open::Truncate, Named::ByUser)?)
 }
 
+/// How much of an existing file [`is_fio_log`] reads to recognise it.
+const RECOGNISE_BYTES: u64 = 64 * 1024;
+
+/// Whether the file open as `f` is a log fio (or fiox) wrote in this format: empty, or text
+/// whose lines are each at least four comma-separated unsigned integers (`time, value, ddir,
+/// bs[, offset][, prio]`, prio possibly hex with `log_prio`; a histogram log's `time, ddir,
+/// bs, bins...`). A log a job names may replace such a file (a user who ran fio, then fiox,
+/// in one directory), never anything else. Only the first 64 KiB are read; a line cut there
+/// is not judged.
+pub fn is_fio_log(f: &mut File) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    if f.take(RECOGNISE_BYTES).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(&head) else {
+        return false;
+    };
+    let whole = match text.rfind('\n') {
+        Some(i) if head.len() as u64 == RECOGNISE_BYTES => &text[..i],
+        _ => text,
+    };
+    let number = |t: &str| {
+        let t = t.trim();
+        match t.strip_prefix("0x") {
+            Some(h) => !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit()),
+            None => !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()),
+        }
+    };
+    whole.lines().all(|l| {
+        let fields: Vec<&str> = l.split(',').collect();
+        fields.len() >= 4 && fields.iter().all(|f| number(f))
+    })
+}
+
 /// Where a log's lines (or samples) go while the job runs: the file, or with
 /// `log_compression` the job's compression thread ([`crate::logzip`]).
 pub(crate) enum Out {

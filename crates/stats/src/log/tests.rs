@@ -352,3 +352,21 @@ fn create_error_names_the_file() {
         "{err}"
     );
 }
+
+#[test]
+fn fio_logs_are_recognised_by_their_lines_and_nothing_else_is() {
+    let t = TmpDir::new("recognise");
+    let judge = |text: &str| {
+        let p = t.0.join("f");
+        std::fs::write(&p, text).unwrap();
+        is_fio_log(&mut std::fs::File::open(&p).unwrap())
+    };
+    assert!(judge(""));
+    assert!(judge("10, 2048, 0, 4096, 0\n20, 4096, 1, 4096, 0\n"));
+    assert!(judge("10, 2048, 0, 4096, 1234, 0x2004\n"));
+    assert!(judge("100, 0, 4096, 0, 0, 3, 1, 0, 0\n")); // a histogram log line
+    assert!(!judge("my notes\n"));
+    assert!(!judge("1, 2, 3\n"));
+    assert!(!judge("10, 2048, 0, 4096, 0\nrm -rf /\n"));
+    assert!(!judge("\u{0}\u{1}binary"));
+}

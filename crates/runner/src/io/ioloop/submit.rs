@@ -126,7 +126,7 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// Set up slot `id` for `req`, fill its buffer for writes and pace it.
+    /// Set up slot `id` for `req`, pace it, and fill its buffer for writes.
     #[inline(always)]
     pub(super) fn prepare(&mut self, id: u32, req: IoReq) {
         let d = req.ddir.index() as u8;
@@ -145,6 +145,15 @@ impl<'a> IoLoop<'a> {
             ioprio: 0,
             sfr: 0,
         };
+        if self.paced {
+            // Paced before the buffer is filled (as fio waits in rate_ddir before setting up
+            // the unit): a write whose turn comes only after the end is neither filled nor
+            // entered in the verify write log, so it goes back unsent like any other.
+            self.pace(d as usize, req.len as u64);
+            if self.end.is_some() {
+                return;
+            }
+        }
         if req.ddir == Ddir::Write {
             self.writes_since_sync += 1;
             let now = if self.verify.is_some() {
@@ -164,9 +173,6 @@ impl<'a> IoLoop<'a> {
                     self.debug_verify_fill(id, n as u64);
                 }
             }
-        }
-        if self.paced {
-            self.pace(d as usize, req.len as u64);
         }
         self.stamp_start(id);
         if self.dbg_io {
@@ -242,10 +248,10 @@ impl<'a> IoLoop<'a> {
                 return;
             }
         }
-        if due >= deadline && self.verify.is_none() {
+        if due >= deadline {
             // This I/O's turn comes only as the run time ends: as in fio, the job ends without
-            // it, so the queue does not fill with `iodepth` unpaced I/Os at the end. (A verify
-            // job's unit is already in its write log, so it still goes.)
+            // it, so the queue does not fill with `iodepth` unpaced I/Os at the end (a verify
+            // job's unit too: it is paced before its write is logged, see `prepare`).
             self.end.get_or_insert(EndReason::Time);
             return;
         }
