@@ -452,7 +452,9 @@ fn prepare_iologs(jobs: &[JobSpec]) -> Result<(), Vec<(usize, RunError)>> {
             continue;
         }
         seen.push(name);
-        if let Err(e) = files::safeopen::append_output(std::path::Path::new(name)) {
+        if let Err(e) =
+            files::safeopen::append_output(std::path::Path::new(name), replay::iolog::is_fio_iolog)
+        {
             let msg = format!("cannot create write_iolog file '{name}': {e}");
             return Err(vec![(
                 i,

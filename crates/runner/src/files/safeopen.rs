@@ -301,12 +301,16 @@ pub fn create_log_output(path: &Path) -> io::Result<File> {
 }
 
 /// As [`create_output`], but an existing file fiox wrote is kept as it is (for logs fio
-/// appends to, such as `write_iolog`), and so is an I/O log fio wrote there (recognised by
-/// its first line, see [`crate::replay::iolog::is_fio_iolog`]): fio appends to it too.
-pub fn append_output(path: &Path) -> io::Result<File> {
+/// appends to, such as `write_iolog`), and so is a file `fio_wrote` recognises as one fio
+/// wrote there (for an I/O log, its first line: the caller knows the format): fio appends
+/// to it too.
+pub fn append_output(path: &Path, fio_wrote: fn(&mut File) -> bool) -> io::Result<File> {
     use fiox_guard::output::{self, Named, Open};
-    let named = Named::Recognized(crate::replay::iolog::is_fio_iolog);
-    Ok(output::open(path, Open::Append, named)?)
+    Ok(output::open(
+        path,
+        Open::Append,
+        Named::Recognized(fio_wrote),
+    )?)
 }
 
 #[allow(clippy::disallowed_methods)] // the test makes its scratch directory itself

@@ -44,7 +44,7 @@ impl IoLogWriter {
     /// appending, as fio opens it ("a": numjobs clones and reruns add to the same file), then
     /// write the version line and an `add` line per file.
     pub fn create(path: &Path, names: Vec<String>) -> io::Result<IoLogWriter> {
-        let checked = crate::files::safeopen::append_output(path)?;
+        let checked = crate::files::safeopen::append_output(path, is_fio_iolog)?;
         // The descriptor just checked, opened again with O_APPEND: clones writing the same
         // log add to its end instead of overwriting each other.
         let f = fiox_guard::named::reopen(&checked, libc::O_WRONLY | libc::O_APPEND)?;
