@@ -260,12 +260,14 @@ fn axis_titles(s: &mut String, x: &str, y: &str, theme: &Theme) {
     );
 }
 
-fn bars(s: &mut String, chart: &Chart, b: &Bars, theme: &Theme) {
-    let all = b.values.iter().flatten().flatten();
-    let hi = all
-        .map(|v| v.ci.map_or(v.value, |c| c.1.max(v.value)))
-        .fold(0.0f64, f64::max);
-    let (yl, yh) = chart.y.domain(0.0, hi);
+/// The value axis of a bar chart from `yl` to `yh`: its grid lines and labels drawn, its
+/// mapping to pixels returned (bars and stacked bars share it).
+fn value_axis<'c>(
+    s: &mut String,
+    chart: &'c Chart,
+    (yl, yh): (f64, f64),
+    theme: &Theme,
+) -> Map<'c> {
     let my = Map {
         axis: &chart.y,
         lo: yl,
@@ -286,6 +288,16 @@ fn bars(s: &mut String, chart: &Chart, b: &Bars, theme: &Theme) {
             esc(&label)
         );
     }
+    my
+}
+
+fn bars(s: &mut String, chart: &Chart, b: &Bars, theme: &Theme) {
+    let all = b.values.iter().flatten().flatten();
+    let hi = all
+        .map(|v| v.ci.map_or(v.value, |c| c.1.max(v.value)))
+        .fold(0.0f64, f64::max);
+    let (yl, yh) = chart.y.domain(0.0, hi);
+    let my = value_axis(s, chart, (yl, yh), theme);
     let gw = (W - LEFT - RIGHT) / b.groups.len().max(1) as f64;
     let bw = gw * 0.8 / b.variants.len().max(1) as f64;
     for (gi, g) in b.groups.iter().enumerate() {
@@ -319,26 +331,7 @@ fn stacked(s: &mut String, chart: &Chart, st: &Stack, theme: &Theme) {
         .map(|c| c.iter().sum::<f64>())
         .fold(0.0f64, f64::max);
     let (yl, yh) = chart.y.domain(0.0, hi);
-    let my = Map {
-        axis: &chart.y,
-        lo: yl,
-        hi: yh,
-        p0: TOP + PLOT_H,
-        p1: TOP,
-    };
-    for (v, label) in chart.y.ticks(yl, yh) {
-        let y = my.px(v);
-        let _ = write!(
-            s,
-            r#"<line class="grid" x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" stroke="{}"/><text class="muted" x="{}" y="{:.1}" text-anchor="end" fill="{}">{}</text>"#,
-            W - RIGHT,
-            theme.grid,
-            LEFT - 6.0,
-            y + 4.0,
-            theme.muted,
-            esc(&label)
-        );
-    }
+    let my = value_axis(s, chart, (yl, yh), theme);
     let gw = (W - LEFT - RIGHT) / st.columns.len().max(1) as f64;
     for (ci, col) in st.columns.iter().enumerate() {
         let x = LEFT + ci as f64 * gw + gw * 0.15;
