@@ -58,10 +58,11 @@ fi
 # crates/experiment/tests/scipy_reference.rs checks every statistic of `fiox compare` against
 # scipy >= 1.11; tests/fio_ecosystem.rs runs bench-fio (fio-plot 1.1.21) on fiox. Debian's own
 # Python refuses system-wide pip installs unless told (PEP 668: an EXTERNALLY-MANAGED file).
-pip_flags=()
+# The suite runs as root: pip's warning about root installs is known and not repeated.
+pip_flags=(--root-user-action=ignore)
 if python3 -c 'import os, sys, sysconfig
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
-    pip_flags=(--break-system-packages)
+    pip_flags+=(--break-system-packages)
 fi
 pip_install() {
     python3 -m pip install -q "${pip_flags[@]}" "$@" || {
