@@ -57,9 +57,19 @@ fi
 # Python packages from PyPI (Debian 12's scipy is too old, bench-fio is not packaged):
 # crates/experiment/tests/scipy_reference.rs checks every statistic of `fiox compare` against
 # scipy >= 1.11; tests/fio_ecosystem.rs runs bench-fio (fio-plot 1.1.21) on fiox. Debian's own
-# Python refuses system-wide pip installs unless told (PEP 668).
+# Python refuses system-wide pip installs unless told (PEP 668: an EXTERNALLY-MANAGED file).
+# The suite runs as root: pip's warning about root installs is known and not repeated.
+pip_flags=(--root-user-action=ignore)
+if python3 -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+    pip_flags+=(--break-system-packages)
+fi
 pip_install() {
-    python3 -m pip install -q "$@" || python3 -m pip install -q --break-system-packages "$@"
+    python3 -m pip install -q "${pip_flags[@]}" "$@" || {
+        echo "ci/test.sh: pip could not install $* from PyPI (see its error above);" \
+            "scipy_reference and fio_ecosystem need it: run \`python3 -m pip install $*\`" >&2
+        exit 2
+    }
 }
 python3 -c 'import scipy, sys; sys.exit(tuple(map(int, scipy.__version__.split(".")[:2])) < (1, 11))' \
     >/dev/null 2>&1 || pip_install -U scipy

@@ -83,6 +83,8 @@ fn tiobench_makes_fios_jobs_and_moves_its_bytes() {
         TempDir::under(base, "tio-fiox"),
     );
     let args = ["--profile=tiobench", "--output-format=json"];
+    // fio hands tiobench's size=4*1024*$mb_memory to bc ("bc is needed for performing math").
+    require_tool("bc");
     let fio = json_of(&fio_in(fd.path(), &args));
     let r = fiox_in(xd.path(), &args);
     assert_eq!(r.code, 0, "{}", r.stderr);

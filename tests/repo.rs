@@ -308,7 +308,14 @@ fn the_program_check_finds_programs_behind_variables_and_helpers() {
             mkfs(d, 1 << 20, "bogus5", &["a, b"]);
             outer("bogus6");
             sh_in(dir, "bogus7", &[]);
-            let name = format!("{}", "not-a-program"); Command::new(name);
+            let name = pick("not-a-program"); Command::new(name);
+            match kind {
+                "ext4" | "xfs" => mkfs(d, 1, &format!("mkfs.{kind}"), &[]),
+                _ => {}
+            }
+            let prog = format!("bogus8-{}", "x");
+            Command::new(&prog);
+            Command::new(format!("mkfs.{other}"));
             // Command::new("in-a-comment")
             push("not-a-call"); x.sh("a-method");
         }
@@ -324,15 +331,21 @@ fn the_program_check_finds_programs_behind_variables_and_helpers() {
         "bogus5",
         "bogus6",
         "bogus7",
+        "bogus8-x",
         "mkfs.bogus1",
+        "mkfs.ext4",
         "mkfs.xfs",
+        "mkfs.{other}",
     ];
     assert_eq!(got, want);
     let found: Vec<(String, String)> = got.into_iter().map(|p| (p, "t.rs".into())).collect();
     let list = "mkfs.xfs xfsprogs  # t\nbogus2 b # t\n";
     let missing = unlisted(&found, list);
-    assert_eq!(missing.len(), 6, "{missing:?}");
+    assert_eq!(missing.len(), 9, "{missing:?}");
     assert!(missing.contains(&"mkfs.bogus1 (run by t.rs)".to_string()));
+    // A format!-built name: its expansions are checked, and one it cannot expand is reported.
+    assert!(missing.contains(&"mkfs.ext4 (run by t.rs)".to_string()));
+    assert!(missing.contains(&"mkfs.{other} (run by t.rs)".to_string()));
 }
 
 /// Every program a test runs is in ci/packages.txt (which ci/test.sh installs before the suite),
@@ -342,7 +355,7 @@ fn every_program_the_tests_run_is_in_the_package_list() {
     let list = std::fs::read_to_string(root().join("ci/packages.txt")).unwrap();
     let found = programs_tests_run();
     assert!(found.len() > 50, "found only {} program calls", found.len());
-    // Names only a variable or a helper's parameter carries (the old check missed them).
+    // Names only a variable, a helper's parameter or a format! carries (older checks missed them).
     for p in [
         "fio",
         "losetup",
@@ -350,6 +363,8 @@ fn every_program_the_tests_run_is_in_the_package_list() {
         "fsfreeze",
         "git",
         "make-bcache",
+        "mkfs.bfs",
+        "mkfs.nilfs2",
     ] {
         assert!(found.iter().any(|(f, _)| f == p), "{p} not found");
     }

@@ -3,8 +3,11 @@
 //! passes one of its parameters on to those (`fn image(.., cmd: &str, ..) { Command::new(cmd) }`
 //! called as `image(.., "mkfs.xfs", ..)`), either as a string literal or through a variable bound
 //! to literals in the same file (`let tool = "mkfs.xfs";`, `for tool in ["a", "b"]`,
-//! `const TOOLS: &[&str] = &[..]`). A lexical scan, not a parser: it over-approximates where a
-//! name is bound twice, which at worst asks for a package the tests do not need.
+//! `const TOOLS: &[&str] = &[..]`), or built by `format!` from those or from the literal
+//! patterns of the match arm it sits in (`"ext2" | "ext4" => run(&format!("mkfs.{kind}"))`: a
+//! placeholder it cannot expand stays in the name, which the check then reports). A lexical
+//! scan, not a parser: it over-approximates where a name is bound twice, which at worst asks for
+//! a package the tests do not need.
 
 use std::collections::BTreeMap;
 
@@ -139,7 +142,9 @@ fn bound_literals(text: &str, ident: &str, depth: u32) -> Vec<String> {
             for l in literals_in(rhs) {
                 bare = bare.replacen(&format!("\"{l}\""), "", 1);
             }
-            if !bare.contains(['(', '!', '.']) && !bare.contains("=>") {
+            if let Some(inner) = format_args_of(rhs) {
+                out.extend(format_programs(text, i, inner));
+            } else if !bare.contains(['(', '!', '.']) && !bare.contains("=>") {
                 out.extend(literals_in(rhs));
             }
         }
@@ -158,16 +163,124 @@ fn bound_literals(text: &str, ident: &str, depth: u32) -> Vec<String> {
     out
 }
 
-/// The programs an argument names: a literal, or a variable bound to literals in `text`.
-fn arg_programs(text: &str, arg: &str) -> Vec<String> {
+/// The programs an argument at byte `at` of `text` names: a literal, a variable bound to
+/// literals in `text`, or a `format!` of those (see [`format_programs`]).
+fn arg_programs(text: &str, at: usize, arg: &str) -> Vec<String> {
     let arg = arg.trim().trim_start_matches('&');
     if let Some(lit) = arg.strip_prefix('"').and_then(|a| a.strip_suffix('"')) {
         return vec![lit.to_string()];
+    }
+    if let Some(inner) = format_args_of(arg) {
+        return format_programs(text, at, inner);
     }
     if !arg.is_empty() && arg.chars().all(is_ident) {
         return bound_literals(text, arg, 0);
     }
     Vec::new()
+}
+
+/// The inside of `format!(..)` when `expr` is one (`&` and a trailing `.as_str()` aside).
+fn format_args_of(expr: &str) -> Option<&str> {
+    let expr = expr.trim().trim_start_matches('&');
+    let rest = expr.strip_prefix("format!")?.trim_start();
+    let inner = group(rest, rest.find('(')?)?;
+    let tail = rest[inner.len() + 2..].trim();
+    (tail.is_empty() || tail == ".as_str()").then_some(inner)
+}
+
+/// The names a `format!` (its arguments `inner`, at byte `at` of `text`) can make: the template
+/// with each placeholder (`{kind}`, `{}`, `{0}`, `{kind:?}` aside) replaced by every literal its
+/// value can be: a literal argument, or a variable bound to literals in `text` or matched
+/// against literal patterns by the arm the call sits in (`match kind { "ext2" | "ext4" =>
+/// run(&format!("mkfs.{kind}"), ..) }`). A placeholder with no known value stays as written
+/// (`mkfs.{kind}`), so that the package-list check reports the name instead of missing it.
+fn format_programs(text: &str, at: usize, inner: &str) -> Vec<String> {
+    let args = split_args(inner);
+    let Some(template) = args
+        .first()
+        .and_then(|t| t.strip_prefix('"'))
+        .and_then(|t| t.strip_suffix('"'))
+    else {
+        return Vec::new();
+    };
+    let mut names = vec![String::new()];
+    let (mut rest, mut next_positional) = (template, 1usize);
+    while !rest.is_empty() {
+        let Some(open) = rest.find(['{', '}']) else {
+            names.iter_mut().for_each(|n| n.push_str(rest));
+            break;
+        };
+        names.iter_mut().for_each(|n| n.push_str(&rest[..open]));
+        rest = &rest[open..];
+        // `{{` and `}}` are a brace of the text.
+        let escaped = rest.starts_with("{{") || rest.starts_with("}}");
+        if escaped || rest.starts_with('}') {
+            names.iter_mut().for_each(|n| n.push_str(&rest[..1]));
+            rest = &rest[if escaped { 2 } else { 1 }..];
+            continue;
+        }
+        let Some(close) = rest.find('}') else { break };
+        let key = rest[1..close].split(':').next().unwrap_or("").trim();
+        let value = if key.is_empty() {
+            next_positional += 1;
+            args.get(next_positional - 1).map(|a| a.to_string())
+        } else if let Ok(k) = key.parse::<usize>() {
+            args.get(k + 1).map(|a| a.to_string())
+        } else {
+            // A named argument (`kind = expr`), else the variable of that name.
+            let named = args[1..].iter().find_map(|a| {
+                let (n, v) = a.split_once('=')?;
+                (n.trim() == key && !v.starts_with('=')).then(|| v.trim().to_string())
+            });
+            Some(named.unwrap_or_else(|| key.to_string()))
+        };
+        let value = value.unwrap_or_default();
+        let value = value.trim().trim_start_matches('&');
+        let values = match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+            Some(lit) => vec![lit.to_string()],
+            None => placeholder_values(text, at, value),
+        };
+        let values = if values.is_empty() {
+            vec![rest[..=close].to_string()]
+        } else {
+            values
+        };
+        names = names
+            .iter()
+            .flat_map(|n| values.iter().map(move |v| format!("{n}{v}")))
+            .collect();
+        rest = &rest[close + 1..];
+    }
+    names
+}
+
+/// The literals variable `ident` can hold at byte `at` of `text`: the literal patterns of the
+/// match arm `at` is in when the nearest `match` before it is on `ident`, else its bindings.
+fn placeholder_values(text: &str, at: usize, ident: &str) -> Vec<String> {
+    if ident.is_empty() || !ident.chars().all(is_ident) {
+        return Vec::new();
+    }
+    let before = &text[..at];
+    if let Some(m) = before.rfind("match ") {
+        let scrutinee = before[m + 6..].split('{').next().unwrap_or("").trim();
+        let scrutinee = scrutinee
+            .trim_start_matches('&')
+            .trim_end_matches(".as_str()");
+        let line = &before[before.rfind('\n').map_or(0, |l| l + 1)..];
+        if scrutinee == ident {
+            if let Some((pattern, _)) = line.split_once("=>") {
+                let mut bare = pattern.to_string();
+                let lits = literals_in(pattern);
+                for l in &lits {
+                    bare = bare.replacen(&format!("\"{l}\""), "", 1);
+                }
+                if !lits.is_empty() && bare.chars().all(|c| c == '|' || c.is_whitespace()) {
+                    return lits;
+                }
+            }
+        }
+    }
+    bound_literals(text, ident, 0)
 }
 
 /// `text` without `//` comments and with the char literal `'"'` made harmless, so that quotes
@@ -271,7 +384,7 @@ pub fn programs_in(text: &str, runners: &Runners) -> Vec<String> {
                 continue;
             };
             if let Some(arg) = split_args(args).get(k) {
-                found.extend(arg_programs(text, arg));
+                found.extend(arg_programs(text, open, arg));
             }
         }
     }

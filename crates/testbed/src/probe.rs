@@ -625,9 +625,13 @@ mod tests {
     }
 
     #[test]
-    fn live_mountinfo_has_root_and_proc() {
+    fn live_mountinfo_has_proc() {
         let m = mount_entries().unwrap();
-        assert!(m.iter().any(|e| e.mount_point == "/"));
+        // Not "/": in a chroot (ci/test.sh in a fresh Debian chroot) the root is a directory of
+        // the host's filesystem and mountinfo lists only the mounts below it.
+        assert!(m
+            .iter()
+            .any(|e| e.mount_point == "/proc" && e.fs_type == "proc"));
         assert!(is_mount_point(Path::new("/proc")));
         assert_eq!(fs_type_of(Path::new("/proc/self")).as_deref(), Some("proc"));
     }
