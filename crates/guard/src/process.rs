@@ -53,14 +53,9 @@ pub fn runs_this_executable(pid: u32) -> bool {
 /// another program is refused.
 pub fn signal_own(pid: u32, start: u64, sig: i32) -> Result<bool> {
     let what = format!("/proc/{pid}");
-    let pidfd = match sys::pidfd_open(pid) {
-        Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(false),
-        Err(e) => return Err(GuardError::io("open process", Path::new(&what), e)),
-    };
-    if !running(pid, start) {
+    let Some(pidfd) = open_recorded(pid, start, &what)? else {
         return Ok(false);
-    }
+    };
     if !runs_this_executable(pid) {
         return Err(GuardError::refused(
             "signal",
@@ -69,11 +64,7 @@ pub fn signal_own(pid: u32, start: u64, sig: i32) -> Result<bool> {
              after fiox was rebuilt or upgraded, stop an old server by hand)",
         ));
     }
-    match sys::pidfd_send_signal(pidfd.as_fd(), sig) {
-        Ok(()) => Ok(true),
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-        Err(e) => Err(GuardError::io("signal", Path::new(&what), e)),
-    }
+    send(&pidfd, sig, &what)
 }
 
 /// Send `sig` to the process `pid` started at `start` if it still runs the program `exe`
@@ -103,14 +94,9 @@ pub fn signal_program(
             ),
         ));
     }
-    let pidfd = match sys::pidfd_open(pid) {
-        Ok(fd) => fd,
-        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(false),
-        Err(e) => return Err(GuardError::io("open process", Path::new(&what), e)),
-    };
-    if !running(pid, start) {
+    let Some(pidfd) = open_recorded(pid, start, &what)? else {
         return Ok(false);
-    }
+    };
     let theirs = exe_identity(&format!("/proc/{pid}/exe")).map(|i| i.dev_ino());
     let file = exe.to_str().and_then(exe_identity).map(|i| i.dev_ino());
     if theirs != Some(exe_id) || file != Some(exe_id) {
@@ -124,10 +110,26 @@ pub fn signal_program(
             ),
         ));
     }
+    send(&pidfd, sig, &what)
+}
+
+/// A pidfd of `pid`, opened before any check so a reused pid cannot be signalled, if it is
+/// still the process started at `start` (None: gone, a zombie, or another process now).
+fn open_recorded(pid: u32, start: u64, what: &str) -> Result<Option<std::os::fd::OwnedFd>> {
+    let pidfd = match sys::pidfd_open(pid) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(e) => return Err(GuardError::io("open process", Path::new(what), e)),
+    };
+    Ok(running(pid, start).then_some(pidfd))
+}
+
+/// Send `sig` through `pidfd`; Ok(false) when the process has exited meanwhile.
+fn send(pidfd: &std::os::fd::OwnedFd, sig: i32, what: &str) -> Result<bool> {
     match sys::pidfd_send_signal(pidfd.as_fd(), sig) {
         Ok(()) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(false),
-        Err(e) => Err(GuardError::io("signal", Path::new(&what), e)),
+        Err(e) => Err(GuardError::io("signal", Path::new(what), e)),
     }
 }
 
