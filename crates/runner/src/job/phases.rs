@@ -42,13 +42,14 @@ pub(super) fn ramp_group_bytes(jobs: &[JobSpec], progress: &[Progress], group: u
     (bytes, false)
 }
 
-/// Build the loop, run it, and store what it measured in `result`.
+/// Build the loop, wait for the start (`start`: false when the run stopped before it, and
+/// then no I/O is done), run it, and store what it measured in `result`.
 pub(super) fn run_io(
     env: &JobEnv,
     engine: &mut dyn IoEngine,
     opened: &Opened,
     (gate, file_ops): (Option<OpenGate>, Option<crate::io::fileop::FileOps>),
-    measure: Measure,
+    (measure, start): (Measure, &mut dyn FnMut() -> bool),
     result: &mut JobResult,
 ) -> Result<(), RunError> {
     let job = env.job;
@@ -124,15 +125,6 @@ pub(super) fn run_io(
     lp.locks = env
         .locks
         .map(|s| crate::control::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
-    if job.lat_target.target_ns > 0 {
-        let now = lp.clock.now_ns();
-        lp.lat_target = Some(crate::control::latarget::LatTarget::new(
-            job.lat_target,
-            job.iodepth,
-            now,
-            0,
-        ));
-    }
     lp.read_checks = !files::job_writes(job) && !verify_phase_only;
     lp.verify = verify;
     if gate.is_none() {
@@ -168,6 +160,21 @@ pub(super) fn run_io(
         }
     }
     lp.blocks = block_infos(job, plan)?;
+    if !start() {
+        return Ok(());
+    }
+    // The job's times and CPU count from the common start, not from the loop's making.
+    lp.clock.restart();
+    lp.cpu_start = lp.cpu_usage();
+    if job.lat_target.target_ns > 0 {
+        let now = lp.clock.now_ns();
+        lp.lat_target = Some(crate::control::latarget::LatTarget::new(
+            job.lat_target,
+            job.iodepth,
+            now,
+            0,
+        ));
+    }
     lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
     let done = run_phases(env, &mut lp, verify_phase_only, replay, measure, result);
     if let (Some(m), Ok(mut slot)) = (lp.flow.take(), env.flow.lock()) {

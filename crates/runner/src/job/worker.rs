@@ -151,30 +151,43 @@ pub(super) fn execute(
     }
     attach_files(job, &opened, engine.as_mut())?;
     let gate = lazy_open_gate(env, &mut opened, engine.as_mut(), flags.no_io)?;
-    if let Some(ticket) = &env.start {
-        ticket.wait(env.stop);
-        if env.stop.load(Ordering::Relaxed) {
-            // Another process failed or was stopped before the common start: no I/O.
-            return finish_files(job, &mut opened, flags.no_io, leftovers);
-        }
-    }
     result.warnings = warn::job_warnings(job, &opened.plan, flags);
     result.warnings.extend(opened.warnings.iter().cloned());
     let (measure, file_ops) = measure_for(job, flags, opened.plan.files.len());
     result.has_slat = measure.slat;
-    let cache = crate::files::cache::Residency::begin(job, &opened.plan.files, flags.no_io);
+    // The common start comes after the whole set-up (the loop built too), so that the jobs'
+    // I/O starts together: work left after it would stagger thousands of jobs' starts.
+    let mut cache = None;
+    let files = &opened.plan.files;
+    let mut start = || {
+        if let Some(ticket) = &env.start {
+            ticket.wait(env.stop);
+            if env.stop.load(Ordering::Relaxed) {
+                // Another process failed or was stopped before the common start: no I/O.
+                return false;
+            }
+        }
+        cache = Some(crate::files::cache::Residency::begin(
+            job,
+            files,
+            flags.no_io,
+        ));
+        true
+    };
     let ran = run_io(
         env,
         engine.as_mut(),
         &opened,
         (gate, file_ops),
-        measure,
+        (measure, &mut start),
         result,
     );
-    result.page_cache = cache.end(&opened.plan.files);
-    result
-        .warnings
-        .extend(warn::page_cache_warning(job, result));
+    if let Some(cache) = cache {
+        result.page_cache = cache.end(&opened.plan.files);
+        result
+            .warnings
+            .extend(warn::page_cache_warning(job, result));
+    }
     ran?;
     // filecreate is diskless but unlink=1 removes the files it created, as fio's does.
     finish_files(job, &mut opened, flags.no_io && !flags.file_ops, leftovers)
