@@ -47,6 +47,9 @@ pub struct PlannedFile {
     pub needs_layout: bool,
     /// fiox created this file (only such files are ever unlinked).
     pub created: bool,
+    /// The inode this job's layout created or checked for the job's writes: the job's own
+    /// open need not check it again when it finds that same inode.
+    pub laid_out: Option<crate::files::owned::Identity>,
 }
 
 /// All files of one job plus the number of bytes the job transfers per pass.
@@ -264,6 +267,7 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
             real_size: real,
             needs_layout,
             created: false,
+            laid_out: None,
         });
     }
     let total: u64 = files.iter().map(|f| f.size).sum();
@@ -466,10 +470,8 @@ pub fn lay_out(
     let (mut file, mark, created) =
         crate::files::safeopen::open_for_layout(&who, path, job.files.allow_file_create, job_from)?;
     f.created |= created;
-    let size = file
-        .metadata()
-        .map_err(|e| RunError::io("stat", path, e))?
-        .len();
+    let meta = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
+    let size = meta.len();
     let ours = matches!(mark, Mark::Ours(_));
     // An earlier layout that did not finish: its bytes are fiox's but of unknown state.
     let from = if matches!(mark, Mark::Ours(Layout::Partial)) {
@@ -477,8 +479,9 @@ pub fn lay_out(
     } else {
         size
     };
-    if ours {
-        // Marked before it grows, so a job sharing the file never sees it unmarked with data.
+    if ours && !created {
+        // Marked before it grows, so a job sharing the file never sees it unmarked with data
+        // (a file this open created is marked so already).
         crate::files::owned::mark(&file, path, Layout::Partial)?;
     }
     // fill_device: fio neither truncates nor preallocates (the size may be unlimited).
@@ -509,6 +512,7 @@ pub fn lay_out(
         crate::files::owned::mark(&file, path, Layout::Complete)?;
     }
     f.real_size = size.max(target);
+    f.laid_out = Some(crate::files::owned::Identity::of(&meta));
     if job.files.fill_device && needs_data {
         // fio takes the filled file's size; a job that does not write does no more I/O than
         // it holds, one that also writes keeps its unlimited size and writes past the end

@@ -45,14 +45,17 @@ thread_local! {
 /// file's directory open for the next file in it: one walk from `/` per directory instead of
 /// per file (issue 28: 100,000 files). Scoped, not for the thread's life, so no descriptor of
 /// a directory outlives the preparation (a testbed's unmount would find it busy).
+/// In the same scope the loop devices are looked at once (see `loop_backed_by`).
 pub struct HeldDirs {
     outer: Option<fiox_guard::Parents>,
+    outer_loops: Option<Option<Vec<LoopBacking>>>,
 }
 
 impl HeldDirs {
     pub fn enter() -> HeldDirs {
         let outer = HELD.with(|h| h.borrow_mut().replace(fiox_guard::Parents::new()));
-        HeldDirs { outer }
+        let outer_loops = LOOPS.with(|l| l.borrow_mut().replace(None));
+        HeldDirs { outer, outer_loops }
     }
 }
 
@@ -60,6 +63,8 @@ impl Drop for HeldDirs {
     fn drop(&mut self) {
         let outer = self.outer.take();
         HELD.with(|h| *h.borrow_mut() = outer);
+        let loops = self.outer_loops.take();
+        LOOPS.with(|l| *l.borrow_mut() = loops);
     }
 }
 
@@ -153,21 +158,48 @@ fn refusal(who: &Writer, path: &Path, why: &str) -> RunError {
 /// (another mount namespace, a removed name of a file still linked elsewhere), per the
 /// device's LOOP_GET_STATUS64 (needs permission to open the device; without it such a
 /// device is not found).
+/// Inside a [`HeldDirs`] scope the loop devices are looked at once, for all the files the
+/// preparation checks (100,000 files: one scan, not one per file); the window this leaves (a
+/// loop device bound after the scan) is the one every check has until the job's writes.
 fn loop_backed_by(id: &Identity) -> Option<String> {
+    let find = |all: &[LoopBacking]| {
+        all.iter()
+            .find(|(dev_ino, _)| *dev_ino == id.dev_ino())
+            .map(|(_, n)| format!("/dev/{n}"))
+    };
+    LOOPS.with(|l| match &mut *l.borrow_mut() {
+        Some(seen) => find(seen.get_or_insert_with(loop_backings)),
+        None => find(&loop_backings()),
+    })
+}
+
+/// A bound loop device's backing inode (device, inode number) and its name (`loop3`).
+type LoopBacking = ((u64, u64), String);
+
+thread_local! {
+    /// In a [`HeldDirs`] scope: Some, holding the loop devices once looked at.
+    static LOOPS: std::cell::RefCell<Option<Option<Vec<LoopBacking>>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Every bound loop device and its backing inode.
+fn loop_backings() -> Vec<LoopBacking> {
     use fiox_testbed::loopdev;
-    use std::os::unix::fs::MetadataExt;
-    let rd = std::fs::read_dir("/sys/block").ok()?;
+    let Ok(rd) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
     rd.flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("loop"))
-        .find(|n| match loopdev::sys_backing_file(n) {
-            None => false, // not bound
-            Some(b) => match std::fs::metadata(b) {
-                Ok(m) => (m.dev(), m.ino()) == id.dev_ino(),
-                Err(_) => loopdev::backing_dev_ino(n) == Some(id.dev_ino()),
-            },
+        .filter_map(|n| {
+            let b = loopdev::sys_backing_file(&n)?; // None: not bound
+            let dev_ino = match std::fs::metadata(b) {
+                Ok(m) => Some((m.dev(), m.ino())),
+                Err(_) => loopdev::backing_dev_ino(&n),
+            }?;
+            Some((dev_ino, n))
         })
-        .map(|n| format!("/dev/{n}"))
+        .collect()
 }
 
 /// The filesystem, partition-table, RAID, swap or LUKS signature of the file open as `file`

@@ -99,7 +99,8 @@ pub(super) fn prepare_files(
             checked.push(None);
             continue;
         }
-        let o = crate::files::safeopen::open_job_file(&who, &f.path, &spec, f.offset, None)?;
+        let known = f.laid_out.as_ref();
+        let o = crate::files::safeopen::open_job_file(&who, &f.path, &spec, f.offset, known)?;
         checked.push(Some(o.id));
         let h = o.file;
         if o.created {

@@ -189,6 +189,7 @@ mod tests {
                 real_size: size,
                 needs_layout: false,
                 created: false,
+                laid_out: None,
             }],
             io_bytes: size,
         }
