@@ -75,6 +75,41 @@ fn creating_and_unlinking_files_is_linear_in_the_files() {
     }
 }
 
+/// A job file of `n` sections of a short null job: the CPU seconds fiox took to parse, start,
+/// run and report them all (one group each, so every job is reported).
+fn sections_cpu(dir: &Path, n: usize) -> f64 {
+    let mut text = String::from("[global]\nioengine=null\nsize=64k\nrw=read\n");
+    for i in 0..n {
+        text.push_str(&format!("[j{i}]\n"));
+    }
+    let file = dir.join(format!("sections-{n}.fio"));
+    std::fs::write(&file, text).unwrap();
+    let (code, v, cpu) = timed_json(&[file.to_str().unwrap(), "--output-format=json"]);
+    assert_eq!(code, 0, "{v}");
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), n, "every section ran as a job");
+    assert!(
+        jobs.iter().all(|j| j["read"]["io_bytes"] == 65536),
+        "every job read its 64 KiB"
+    );
+    cpu
+}
+
+/// 10,000 sections (fio 3.33 refuses more than 4,096 jobs, and starts 4,000 in 300 s here)
+/// parse, start and run in CPU time linear in the sections: jobs waiting at the start gate
+/// used to wake every 20 ms, each waking all, which took 4,000 jobs to 25 s.
+#[test]
+fn ten_thousand_sections_start_in_linear_time() {
+    let dir = TempDir::new("scale-sections");
+    let one = sections_cpu(dir.path(), 1_000).max(0.05);
+    let cpu = sections_cpu(dir.path(), 10_000);
+    let linear = one * 10.0;
+    assert!(
+        cpu <= 4.0 * linear + 1.0,
+        "10,000 sections took {cpu:.2} s of CPU, 1,000 took {one:.2} s: not linear"
+    );
+}
+
 /// Run `args` with the open-file limit at `nofile` (soft and hard): a shell's `ulimit`.
 fn fiox_with_nofile(nofile: u32, args: &[&str]) -> Run {
     let script = format!("ulimit -n {nofile} && exec \"$0\" \"$@\"");

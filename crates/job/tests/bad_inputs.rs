@@ -116,7 +116,7 @@ const FILE_CASES: &[(&str, &str)] = &[
     ("[a]\n[a]\n[b]\nwait_for=a\n", "job.fio:4: wait_for=a is ambiguous: 2 earlier jobs are named 'a' (in 1 file(s)); rename one"),
     ("[a]\nname=\n", "job.fio:2: name=: a job name cannot be empty"),
     ("[a]\nname=global2\n", "job.fio:2: name=global2: a job name cannot start with 'global' (that name introduces global options)"),
-    ("[a]\nnumjobs=5000\n", "job.fio:2: numjobs=5000: 5000 is above the maximum 4096"),
+    ("[a]\nnumjobs=70000\n", "job.fio:2: numjobs=70000: 70000 is above the maximum 65536"),
 ];
 
 /// Jobs that parse (`--parse-only` names what will not run and exits 1) but use fio features fiox cannot run yet: the

@@ -195,12 +195,12 @@ fn disabled_latencies_have_no_percentiles() {
 #[test]
 fn job_count_is_limited() {
     let s = vec![
-        sec("a", 1, &[("numjobs", Some("4000"))]),
-        sec("b", 1, &[("numjobs", Some("97"))]),
+        sec("a", 1, &[("numjobs", Some("65000"))]),
+        sec("b", 1, &[("numjobs", Some("537"))]),
     ];
     assert_eq!(
         resolve(&s).unwrap_err().to_string(),
-        "f1:1: job 'b' brings the number of jobs to 4097; at most 4096 are allowed (as in fio)"
+        "f1:1: job 'b' brings the number of jobs to 65537; at most 65536 are allowed (fio allows 4096)"
     );
 }
 
