@@ -3,8 +3,9 @@
 //! as it can and checks several things per boot), a job runs on its virtio-blk disk and its
 //! JSON comes back with the guest's kernel and the accelerator; two variants compare (with
 //! the guest's telemetry beside the host's); and a
-//! guest whose fiox is stopped with Ctrl-C, or killed with kill -9 and then cleaned up by
-//! `fiox testbed cleanup`, leaves no QEMU and no file behind.
+//! guest whose fiox is stopped with Ctrl-C, or killed with kill -9 (QEMU dies with it, even
+//! when killed the moment QEMU starts) and then cleaned up by `fiox testbed cleanup`, leaves
+//! no QEMU and no file behind.
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -324,21 +325,84 @@ fn ctrl_c_and_kill_9_then_cleanup_leave_no_qemu_and_no_file() {
     let r = wait(child);
     assert_eq!(r.code, 130, "{}", r.stderr);
     assert_all_gone(&state, &rec, "after Ctrl-C");
-    // kill -9: QEMU and the files stay, recorded, until `fiox testbed cleanup`.
+    // kill -9 while the guest boots: QEMU dies with its fiox (the kernel's parent-death
+    // signal); the files stay, recorded, until `fiox testbed cleanup`.
     let (mut child, rec) = spawn_until_qemu(&state, dir.path(), &args);
     child.kill().unwrap();
     child.wait().unwrap();
     let (pid, start) = rec.qemu.unwrap();
     assert!(
-        alive(pid, start),
-        "QEMU ended with its fiox: nothing left to test"
+        wait_until(|| !alive(pid, start)),
+        "QEMU {pid} outlived its fiox killed with kill -9"
     );
+    assert!(rec.dirs.iter().all(|d| d.is_dir()), "{:?}", rec.dirs);
     let listed = fiox_with_state(&state, &["testbed", "list"]);
     assert!(listed.stdout.contains("vm"), "{}", listed.stdout);
     let c = fiox_with_state(&state, &["testbed", "cleanup"]);
     assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
     assert_all_gone(&state, &rec, "after cleanup");
+    // kill -9 the moment QEMU's record appears (its intent, written before the start, or
+    // the pid right after): no QEMU of that fiox runs afterwards, and cleanup leaves nothing.
+    let mut child = Command::new(fiox_bin())
+        .args(args)
+        .env("FIOX_TESTBED_DIR", state.path())
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let fiox_pid = child.id();
+    let seen = wait_until(|| records(&state).iter().any(|t| t.contains("\nprogram ")));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(seen, "no QEMU recorded: {:?}", records(&state));
+    let tag = format!("fiox-vm-{fiox_pid}-");
+    assert!(
+        wait_until(|| tagged_processes(&tag).is_empty()),
+        "a QEMU of the killed fiox still runs: {:?}",
+        tagged_processes(&tag)
+    );
+    let rec = recorded(&records(&state).concat());
+    let c = fiox_with_state(&state, &["testbed", "cleanup"]);
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    for d in &rec.dirs {
+        assert!(!d.exists(), "{} left after cleanup", d.display());
+    }
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
     assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+/// Poll `f` for up to 10 s.
+fn wait_until(f: impl Fn() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    f()
+}
+
+/// The processes with an argument starting with `tag` (QEMU's `-name fiox-vm-PID-N`).
+fn tagged_processes(tag: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a.starts_with(tag.as_bytes())))
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+        })
+        .collect()
 }
 
 fn fiox_with_state(state: &TempDir, args: &[&str]) -> Run {

@@ -28,6 +28,7 @@ use fiox_guard::output::{self, Named};
 use fiox_guard::{Dir, Identity, Layout};
 use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -277,10 +278,12 @@ impl Guest {
         })
     }
 
-    /// Start QEMU (its own process group: a Ctrl-C reaches fiox, which stops it) and record
-    /// it by pid, start time and executable.
+    /// Start QEMU (its own process group: a Ctrl-C reaches fiox, which stops it; killed by
+    /// the kernel when fiox dies, kill -9 included) and record it: first as an intent (the
+    /// executable, no pid yet) so a kill -9 between the start and the pid's record still
+    /// leaves a record `testbed cleanup` can act on (it finds the QEMU by its tag, see
+    /// [`program_tag`]), then by pid, start time and executable.
     fn start(&mut self, args: &[String], files: &Files, accel: &str) -> Result<()> {
-        use std::os::unix::process::CommandExt;
         let qemu = find_program(QEMU).unwrap_or_else(|| PathBuf::from(QEMU));
         let qemu = std::fs::canonicalize(&qemu).unwrap_or(qemu);
         let log_name = format!("qemu-{accel}.log");
@@ -290,7 +293,20 @@ impl Guest {
             output::Open::Truncate,
             Named::ByFiox,
         )?;
-        let child = Command::new(&qemu)
+        let (dev, ino) = std::fs::metadata(&qemu)
+            .map(|m| Identity::of(&m).dev_ino())
+            .map_err(|e| TestbedError::io("stat", &qemu, e))?;
+        let m = self.maker();
+        let tag = program_tag(&m.rec.name);
+        m.step(Step::Program {
+            pid: 0,
+            start: 0,
+            exe: qemu.clone(),
+            dev,
+            ino,
+        })?;
+        let mut cmd = Command::new(&qemu);
+        cmd.args(["-name", &tag])
             .args(args)
             .process_group(0)
             .stdin(Stdio::null())
@@ -298,22 +314,22 @@ impl Guest {
                 log.try_clone()
                     .map_err(|e| TestbedError::io("open", files.work_path.join(&log_name), e))?,
             )
-            .stderr(log)
+            .stderr(log);
+        fiox_guard::process::die_with_parent(&mut cmd);
+        let child = cmd
             .spawn()
             .map_err(|e| TestbedError::io("start", &qemu, e))?;
         let pid = child.id();
         self.child = Some(child);
-        let (dev, ino) = std::fs::metadata(&qemu)
-            .map(|m| Identity::of(&m).dev_ino())
-            .map_err(|e| TestbedError::io("stat", &qemu, e))?;
         let start = fiox_guard::process::start_time(pid).unwrap_or(0);
-        self.maker().step(Step::Program {
-            pid,
-            start,
-            exe: qemu,
-            dev,
-            ino,
-        })
+        let m = self.maker();
+        if let Some(Step::Program {
+            pid: p, start: s, ..
+        }) = m.rec.steps.last_mut()
+        {
+            (*p, *s) = (pid, start);
+        }
+        m.save()
     }
 
     fn wait_boot(
@@ -402,6 +418,12 @@ enum Boot {
     Booted,
     Interrupted,
     Failed(String),
+}
+
+/// The argument a guest's QEMU carries (`-name TAG`) so that a QEMU recorded only as an
+/// intent (fiox killed between its start and the record of its pid) is found again.
+pub(crate) fn program_tag(record: &str) -> String {
+    format!("fiox-{record}")
 }
 
 /// The last lines of a log, on one line (for an error message).
