@@ -23,6 +23,12 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         );
     }
     let spec = VmSpec::parse(s.vm.as_deref().unwrap_or("")).context("--vm")?;
+    // A device as the guest's disk gets a host job's checks first, and stays claimed.
+    let _claim = match &spec.disk {
+        Some(dev) => fiox_runner::claim_for_guest(dev, s.allow_destructive, &s.allow_targets)
+            .with_context(|| format!("--vm disk={}", dev.display()))?,
+        None => None,
+    };
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let fiox = std::env::current_exe().context("the fiox binary's path")?;
     let cwd = std::env::current_dir().context("the current directory")?;
@@ -105,7 +111,8 @@ pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
         "queues": spec.queues,
         "iothread": spec.iothread,
         "sched": o.sched,
-        "disk_bytes": spec.disk_size,
+        "disk": spec.disk.as_ref().map(|d| d.display().to_string()),
+        "disk_bytes": if spec.disk.is_some() { Value::Null } else { json!(spec.disk_size) },
         "disk_dir": spec.disk_dir.display().to_string(),
         "boot_seconds": o.boot_seconds,
         "seconds": o.seconds,

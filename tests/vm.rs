@@ -196,6 +196,92 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
     );
 }
 
+/// A loop device the test attached (and mounted): unmounted and detached when dropped.
+struct TestLoop {
+    dev: String,
+    mnt: Option<String>,
+}
+
+impl Drop for TestLoop {
+    fn drop(&mut self) {
+        if let Some(m) = self.mnt.take() {
+            let _ = sh("umount", &[&m]);
+        }
+        let _ = sh("losetup", &["-d", &self.dev]);
+    }
+}
+
+#[test]
+fn a_device_is_the_guests_disk_only_when_it_holds_nothing_or_is_allowed() {
+    need_vm();
+    require_tool("losetup");
+    require_tool("mkfs.ext4");
+    require_tool("mount");
+    require_tool("blkid");
+    let dir = TempDir::under(Path::new("/var/tmp"), "vm-dev");
+    let state = TempDir::new("vm-dev-state");
+    let img = dir.join("img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .unwrap();
+    sh("mkfs.ext4", &["-q", "-F", &img]).unwrap();
+    let dev = sh("losetup", &["-f", "--show", &img]).unwrap();
+    let mut lo = TestLoop {
+        dev: dev.trim().to_string(),
+        mnt: None,
+    };
+    let mnt = dir.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh("mount", &[&lo.dev, &mnt]).unwrap();
+    lo.mnt = Some(mnt);
+    let run = |allow: &str| {
+        let mut args = vec![
+            format!("--vm=disk={},memory=256m,cpus=1", lo.dev),
+            "--name=w".into(),
+            "--filename=/dev/vda".into(),
+            "--rw=write".into(),
+            "--bs=64k".into(),
+            "--size=1m".into(),
+            "--ioengine=psync".into(),
+            "--direct=1".into(),
+            "--output-format=json".into(),
+        ];
+        if !allow.is_empty() {
+            args.push(allow.into());
+        }
+        fiox_with_state(&state, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    // Mounted: refused before any guest starts.
+    let r = run("");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("mounted"), "{}", r.stderr);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    let m = lo.mnt.take().unwrap();
+    sh("umount", &[&m]).unwrap();
+    // Holding a filesystem: refused.
+    let r = run("");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("ext4"), "{}", r.stderr);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    // Named in --allow-destructive: the guest writes it (the filesystem's superblock, in the
+    // first MiB, is gone afterwards).
+    let r = run(&format!("--allow-destructive={}", lo.dev));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(
+        j["fiox"]["env"]["vm"]["disk"],
+        lo.dev.as_str(),
+        "{}",
+        j["fiox"]["env"]["vm"]
+    );
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 1u64 << 20);
+    assert!(
+        sh("blkid", &["-p", &lo.dev]).is_err(),
+        "the ext4 signature is still there"
+    );
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+}
+
 /// The newest /boot/vmlinuz-RELEASE: (its path, RELEASE).
 fn newest_kernel_image() -> (PathBuf, String) {
     let mut r: Vec<String> = std::fs::read_dir("/boot")

@@ -229,22 +229,25 @@ impl Guest {
     /// the disk's backing file, each recorded before anything is put in it.
     fn make_files(&mut self, r: &Run, kernel: &Kernel) -> Result<Files> {
         let m = self.maker();
-        let disk_fresh = fresh_dir(m, &r.spec.disk_dir)?;
-        let disk = disk_fresh.path.join("disk.img");
-        let f = disk_fresh
-            .dir
-            .create_file(OsStr::new("disk.img"), 0o600, Layout::Complete)?;
-        f.set_len(r.spec.disk_size)
-            .map_err(|e| TestbedError::io("size the vm disk", &disk, e))?;
-        drop(f);
+        let (disk, disk_fresh) = match &r.spec.disk {
+            Some(dev) => (block_device(dev)?, None),
+            None => {
+                let fresh = fresh_dir(m, &r.spec.disk_dir)?;
+                let disk = fresh.path.join("disk.img");
+                let f = fresh
+                    .dir
+                    .create_file(OsStr::new("disk.img"), 0o600, Layout::Complete)?;
+                f.set_len(r.spec.disk_size)
+                    .map_err(|e| TestbedError::io("size the vm disk", &disk, e))?;
+                (disk, Some(fresh))
+            }
+        };
         // The work directory must be visible in the guest (the guest hides /dev and /run):
         // /var/tmp, or the disk's directory when that is already there.
-        let var_tmp = Path::new("/var/tmp");
-        let same = disk_fresh.parent.stat_self().id == Dir::open(var_tmp)?.stat_self().id;
-        let w = if same {
-            disk_fresh
-        } else {
-            fresh_dir(m, var_tmp)?
+        let var_tmp = Dir::open(Path::new("/var/tmp"))?.stat_self().id;
+        let w = match disk_fresh {
+            Some(f) if f.parent.stat_self().id == var_tmp => f,
+            _ => fresh_dir(m, Path::new("/var/tmp"))?,
         };
         let (work, work_path) = (w.dir, w.path);
         let out = work.create_dir(OsStr::new("out"), 0o755)?;
@@ -418,6 +421,22 @@ enum Boot {
     Booted,
     Interrupted,
     Failed(String),
+}
+
+/// The block device `dev` (a guest's `disk=`), by its canonical path; anything else is
+/// refused before QEMU could open it.
+fn block_device(dev: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let real = std::fs::canonicalize(dev).map_err(|e| TestbedError::io("open", dev, e))?;
+    let meta = std::fs::metadata(&real).map_err(|e| TestbedError::io("stat", &real, e))?;
+    if !meta.file_type().is_block_device() {
+        return Err(TestbedError::Invalid(format!(
+            "vm disk={}: not a block device (give a device such as /dev/loop0, or leave disk= \
+             out for a fresh file in disk_dir)",
+            dev.display()
+        )));
+    }
+    Ok(real)
 }
 
 /// The argument a guest's QEMU carries (`-name TAG`) so that a QEMU recorded only as an

@@ -55,7 +55,11 @@ pub struct VmSpec {
     /// The guest's I/O scheduler for the disk (none, mq-deadline, bfq, kyber); None: the
     /// guest kernel's default.
     pub sched: Option<String>,
-    /// Size of the disk's backing file.
+    /// A block device as the guest's disk (`disk=/dev/loop0`) instead of a fresh backing
+    /// file; fiox checks it as it checks a job's device before the guest starts (mounted,
+    /// holding a filesystem: refused unless allowed).
+    pub disk: Option<PathBuf>,
+    /// Size of the disk's backing file (not used with `disk`).
     pub disk_size: u64,
     /// Where the backing file goes (a directory; /dev/shm as seed 002).
     pub disk_dir: PathBuf,
@@ -69,7 +73,8 @@ pub struct VmSpec {
 /// The keys [`VmSpec::parse`] knows.
 pub const VM_KEYS: &str = "kernel, aio (threads|native|io_uring), cache (none|writeback|\
                            writethrough|directsync|unsafe), memory, cpus, queues, iothread \
-                           (on|off), sched (none|mq-deadline|bfq|kyber), disk_size, disk_dir, \
+                           (on|off), sched (none|mq-deadline|bfq|kyber), disk (a block device), \
+                           disk_size, disk_dir, \
                            accel (auto|kvm|tcg), probe_s, boot_s";
 
 impl Default for VmSpec {
@@ -83,6 +88,7 @@ impl Default for VmSpec {
             queues: None,
             iothread: false,
             sched: None,
+            disk: None,
             disk_size: 2 << 30,
             disk_dir: PathBuf::from("/dev/shm"),
             accel: Accel::Auto,
@@ -172,6 +178,8 @@ impl VmSpec {
                     return Err(bad(k, v, "at least 1m"));
                 }
             }
+            "disk" if v.starts_with('/') => self.disk = Some(PathBuf::from(v)),
+            "disk" => return Err(bad(k, v, "the absolute path of a block device")),
             "disk_dir" if v.starts_with('/') => self.disk_dir = PathBuf::from(v),
             "disk_dir" => return Err(bad(k, v, "an absolute directory path")),
             "accel" => {
@@ -215,6 +223,11 @@ mod tests {
         assert!(e("cpus=0").contains("from 1 to 64"));
         assert!(e("aio=native,cache=writeback").contains("cache=none"));
         assert!(e("disk_dir=shm").contains("absolute"));
+        assert!(e("disk=loop0").contains("block device"));
+        assert_eq!(
+            VmSpec::parse("disk=/dev/loop7").unwrap().disk,
+            Some(PathBuf::from("/dev/loop7"))
+        );
         assert!(e("kernel").contains("KEY=VALUE"));
     }
 }
