@@ -44,7 +44,7 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         spec: &spec,
         fiox,
         args: guest_args(args),
-        cwd,
+        cwd: cwd.clone(),
         env,
         interrupted: &fiox_runner::interrupted,
     })
@@ -54,6 +54,11 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         return Ok(130);
     }
     eprint!("{}", o.stderr);
+    let mut code = o.exit.unwrap_or(1);
+    if let Err(e) = bring_back(&o.files, &cwd) {
+        eprintln!("fiox: --vm: {e:#}");
+        code = code.max(1);
+    }
     let text = with_vm_section(&o, &spec);
     let out = Out::open(s.output.as_deref())?;
     out.write(&text)?;
@@ -62,7 +67,34 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         eprintln!("fiox: {why}");
         return Ok(1);
     }
-    Ok(o.exit.unwrap_or(1))
+    Ok(code)
+}
+
+/// Write the files the guest's fiox wrote in its working directory into this one, as a host
+/// run would have: a new file is created (and marked as fiox's), an existing one replaced
+/// only when it is fiox's own or a log fio writes under that name (the rules a host job's
+/// logs follow), never a user's file.
+fn bring_back(files: &[(std::path::PathBuf, Vec<u8>)], cwd: &std::path::Path) -> Result<()> {
+    use fiox_guard::output::{self, Named};
+    use std::path::Component;
+    for (rel, bytes) in files {
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            bail!(
+                "the guest wrote {}: not a path under the working directory",
+                rel.display()
+            );
+        }
+        let path = cwd.join(rel);
+        output::write(&path, bytes, Named::Recognized(fio_output))
+            .with_context(|| format!("bringing back {} from the guest", rel.display()))?;
+    }
+    Ok(())
+}
+
+/// A log or an I/O log fio writes (which a guest job's log replaces, as on the host).
+fn fio_output(f: &mut std::fs::File) -> bool {
+    use std::io::Seek;
+    fiox_stats::log::is_fio_log(f) || (f.rewind().is_ok() && fiox_runner::is_fio_iolog(f))
 }
 
 /// The command line for the guest's fiox: this one without `--vm` and `--output` (the

@@ -145,6 +145,8 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
             "--iodepth=4",
             "--direct=1",
             "--verify=crc32c",
+            "--write_bw_log=vblk",
+            "--log_avg_msec=100",
             "--output-format=json",
         ])
         .env("FIOX_TESTBED_DIR", state.path())
@@ -189,10 +191,19 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
         .any(|w| w["code"] == "vm-tcg");
     assert_eq!(tcg_warned, accel == "tcg", "{}", j["fiox"]["warnings"]);
     assert!(state.entries().is_empty(), "{:?}", state.entries());
+    // The job's bandwidth log (and its verify state) came back beside the report: the files
+    // a host run of this job leaves (besides its data file, here the guest's disk).
+    let mut left = dir.entries();
+    left.sort();
+    assert_eq!(left, ["local-vblk-0-verify.state", "vblk_bw.1.log"]);
+    let log = std::fs::read_to_string(dir.join("vblk_bw.1.log")).unwrap();
+    let rows: Vec<Vec<u64>> = log
+        .lines()
+        .map(|l| l.split(',').map(|f| f.trim().parse().unwrap()).collect())
+        .collect();
     assert!(
-        dir.entries().is_empty(),
-        "the guest wrote here: {:?}",
-        dir.entries()
+        !rows.is_empty() && rows.iter().all(|r| r.len() >= 4),
+        "{log}"
     );
 }
 

@@ -40,6 +40,12 @@ pub const QEMU: &str = "qemu-system-x86_64";
 pub const GUEST_DISK: &str = "/dev/vda";
 /// Where the guest mounts the writable share (inside the guest only).
 const GUEST_OUT: &str = "/run/fiox-out";
+/// The overlay's upper and work directories over the working directory (guest tmpfs).
+const GUEST_OVERLAY: &str = "/run/fiox-ov";
+/// At most this many files, each at most this big, come back from the guest's working
+/// directory (a log is far smaller; the guest's tmpfs bounds them anyway).
+const MAX_FILES: usize = 4096;
+const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// One run in a guest: what runs and where.
 pub struct Run<'a> {
@@ -75,6 +81,9 @@ pub struct Outcome {
     pub seconds: f64,
     pub qemu_args: Vec<String>,
     pub interrupted: bool,
+    /// The files the guest's fiox wrote in its working directory (relative paths, contents),
+    /// to be written beside the host's report as a host run would have.
+    pub files: Vec<(PathBuf, Vec<u8>)>,
 }
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
@@ -220,6 +229,7 @@ impl Guest {
                 ),
             });
         }
+        o.files = written_files(&files.out_path.join("files"))?;
         drop(files.work);
         drop(files.out);
         Ok(o)
@@ -439,6 +449,41 @@ fn block_device(dev: &Path) -> Result<PathBuf> {
     Ok(real)
 }
 
+/// The regular files under `root` (the share the guest copied its working directory's new
+/// files to), by relative path; links and anything else are left out.
+fn written_files(root: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(rel) = dirs.pop() {
+        let here = root.join(&rel);
+        let Ok(rd) = std::fs::read_dir(&here) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            let r = rel.join(e.file_name());
+            if meta.is_dir() && r.components().count() < 16 {
+                dirs.push(r);
+            } else if meta.is_file() && out.len() < MAX_FILES {
+                if meta.len() > MAX_FILE_BYTES {
+                    return Err(TestbedError::Invalid(format!(
+                        "vm: the guest wrote {} ({} bytes), more than fiox brings back",
+                        r.display(),
+                        meta.len()
+                    )));
+                }
+                let bytes = std::fs::read(e.path())
+                    .map_err(|err| TestbedError::io("read", e.path(), err))?;
+                out.push((r, bytes));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// The argument a guest's QEMU carries (`-name TAG`) so that a QEMU recorded only as an
 /// intent (fiox killed between its start and the record of its pid) is found again.
 pub(crate) fn program_tag(record: &str) -> String {
@@ -531,10 +576,18 @@ fn guest_script(r: &Run) -> String {
              echo {sched} > /sys/block/vda/queue/scheduler 2>>{o}/setup.log\n"
         ));
     }
+    // The working directory writable through an overlay (upper in the guest's tmpfs): the
+    // files the job writes there (logs, I/O logs) are copied to the share afterwards.
     s.push_str(&format!(
         "cat /sys/block/vda/queue/scheduler > {o}/sched 2>/dev/null\n\
-         cd {} 2>/dev/null || cd /\n",
-        shell_quote(&r.cwd.to_string_lossy())
+         W={w}\n\
+         mkdir -p {ov}/u {ov}/w {o}/files\n\
+         if [ \"$W\" != / ]; then modprobe -q overlay 2>>{o}/setup.log; \
+         mount -t overlay overlay -o lowerdir=\"$W\",upperdir={ov}/u,workdir={ov}/w \"$W\" \
+         2>>{o}/setup.log; fi\n\
+         cd \"$W\" 2>/dev/null || cd /\n",
+        w = shell_quote(&r.cwd.to_string_lossy()),
+        ov = GUEST_OVERLAY,
     ));
     for (k, v) in &r.env {
         if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.is_empty() {
@@ -548,9 +601,12 @@ fn guest_script(r: &Run) -> String {
     }
     s.push_str(&format!(
         "{cmd} > {o}/stdout 2> {o}/stderr\n\
-         echo $? > {o}/exit\n\
+         st=$?\n\
+         (cd {ov}/u && find . -type f -exec cp --parents {{}} {o}/files/ \\;) 2>>{o}/setup.log\n\
+         echo $st > {o}/exit\n\
          sync\n\
-         echo o > /proc/sysrq-trigger\n"
+         echo o > /proc/sysrq-trigger\n",
+        ov = GUEST_OVERLAY,
     ));
     s
 }
@@ -575,7 +631,12 @@ mod tests {
             s.contains("'/usr/bin/fiox' '--name=it'\\''s' '--filename=/dev/vda'"),
             "{s}"
         );
-        assert!(s.contains("cd '/var/tmp/a b'"), "{s}");
+        assert!(s.contains("W='/var/tmp/a b'"), "{s}");
+        assert!(s.contains("lowerdir=\"$W\""), "{s}");
+        assert!(
+            s.contains("find . -type f -exec cp --parents {} /run/fiox-out/files/ \\;"),
+            "{s}"
+        );
         assert!(s.contains("export T='x y'"), "{s}");
         assert!(!s.contains("bad;k"), "{s}");
         assert!(
