@@ -614,6 +614,56 @@ fn guest_script(r: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::managed::Record;
+
+    /// A QEMU that emulates nothing (no machine, paused): cheap to start, a real
+    /// qemu-system-* process.
+    fn idle_qemu(tag: &str) -> Child {
+        Command::new(QEMU)
+            .args(["-name", tag, "-machine", "none", "-display", "none"])
+            .args(["-nodefaults", "-S", "-monitor", "none", "-serial", "none"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn cleanup_stops_the_qemu_of_an_intent_by_its_tag_and_no_other() {
+        crate::testutil::need::require_tool(QEMU);
+        let name = format!("vm-intent-{}", std::process::id());
+        let exe = std::fs::canonicalize(find_program(QEMU).unwrap()).unwrap();
+        let (dev, ino) = Identity::of(&std::fs::metadata(&exe).unwrap()).dev_ino();
+        let mut ours = idle_qemu(&program_tag(&name));
+        let mut other = idle_qemu(&program_tag("vm-someone-else"));
+        let tag = program_tag(&name);
+        assert!(crate::testutil::eventually(|| {
+            fiox_guard::process::find_program((dev, ino), &tag)
+                .iter()
+                .any(|(pid, _)| *pid == ours.id())
+        }));
+        // A record of a QEMU fiox meant to start (pid 0): cleanup finds and stops ours only.
+        let mut rec = Record::new(&name, &crate::managed::Kind::Vm, None);
+        rec.steps.push(Step::Program {
+            pid: 0,
+            start: 0,
+            exe: exe.clone(),
+            dev,
+            ino,
+        });
+        crate::managed::teardown(&rec).unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(ours.wait().unwrap().signal(), Some(libc::SIGTERM));
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "another tag's QEMU was stopped"
+        );
+        // Nothing tagged left: the intent's undo finds nothing and succeeds.
+        crate::managed::teardown(&rec).unwrap();
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
 
     #[test]
     fn the_guest_script_quotes_what_it_runs() {
