@@ -199,8 +199,39 @@ fn with_vm_section(o: &Outcome, spec: &VmSpec) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the test makes its scratch directory itself
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_from_the_guest_replace_only_fio_logs_and_fiox_outputs() {
+        let d = std::env::temp_dir().join(format!("fiox-vm-back-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("old_bw.1.log"), "10, 5, 0, 4096\n").unwrap();
+        std::fs::write(d.join("notes.txt"), "the user's").unwrap();
+        let f = |n: &str, b: &str| (std::path::PathBuf::from(n), b.as_bytes().to_vec());
+        let ok = [
+            f("new_bw.1.log", "1, 2, 0, 4096\n"),
+            f("old_bw.1.log", "3, 4, 1, 4096\n"),
+            f("sub/x.state", "s"),
+        ];
+        bring_back(&ok, &d).unwrap();
+        let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+        assert_eq!(read("new_bw.1.log"), "1, 2, 0, 4096\n");
+        assert_eq!(read("old_bw.1.log"), "3, 4, 1, 4096\n");
+        assert_eq!(read("sub/x.state"), "s");
+        // Written again (a second run): fiox's own outputs are replaced.
+        bring_back(&[f("sub/x.state", "t")], &d).unwrap();
+        assert_eq!(read("sub/x.state"), "t");
+        // A user's file is not a log: refused, left as it was.
+        let e = bring_back(&[f("notes.txt", "x")], &d).unwrap_err();
+        assert!(format!("{e:#}").contains("notes.txt"), "{e:#}");
+        assert_eq!(read("notes.txt"), "the user's");
+        let e = bring_back(&[f("../escape", "x")], &d).unwrap_err();
+        assert!(e.to_string().contains("not a path under"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn the_guest_gets_the_command_line_without_vm_and_output() {
