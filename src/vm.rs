@@ -143,6 +143,11 @@ pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
         "queues": spec.queues,
         "iothread": spec.iothread,
         "sched": o.sched,
+        "guest_loop": spec.guest_loop.map(|direct| json!({
+            "direct_io": if direct { "on" } else { "off" },
+            "loop": o.guest_loop,
+            "loop_bytes": spec.loop_size,
+        })),
         "disk": spec.disk.as_ref().map(|d| d.display().to_string()),
         "disk_bytes": if spec.disk.is_some() { Value::Null } else { json!(spec.disk_size) },
         "disk_dir": spec.disk_dir.display().to_string(),

@@ -326,7 +326,8 @@ fn two_variants_run_in_guests_and_compare() {
              vm = {{ disk_size = \"64m\", memory = \"512m\", cpus = 1 }}\n\
              [[variant]]\nname = \"threads\"\nvm = {{ aio = \"threads\", kernel = \"{release}\" }}\n\
              [[variant]]\nname = \"uring\"\n\
-             vm = {{ aio = \"io_uring\", sched = \"none\", kernel = \"{path}\" }}\n",
+             vm = {{ aio = \"io_uring\", sched = \"none\", kernel = \"{path}\", \
+             guest_loop = \"direct\", loop_size = \"64m\", disk_size = \"160m\" }}\n",
             release = image.1,
             path = image.0.display()
         ),
@@ -366,6 +367,14 @@ fn two_variants_run_in_guests_and_compare() {
         .as_str()
         .unwrap()
         .contains("[none]"));
+    // Seed 001's stack in the guest: the job ran in the directory of ext4 on a loop device
+    // with direct I/O on, over a file on the disk's ext4.
+    let gl = &b["fiox"]["env"]["vm"]["guest_loop"];
+    assert_eq!(gl["direct_io"], "on", "{gl}");
+    assert!(gl["loop"].as_str().unwrap().ends_with(" 1"), "{gl}");
+    let t = &b["fiox"]["env"]["targets"][0];
+    assert_eq!(t["path"], "/run/fiox-loop", "{t}");
+    assert!(a["fiox"]["env"]["vm"]["guest_loop"].is_null());
     // The bzImage's own release, read from its header, is the guest's.
     assert_eq!(b["fiox"]["env"]["kernel"]["release"], image.1);
     assert_eq!(

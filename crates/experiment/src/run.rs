@@ -272,8 +272,13 @@ fn prepare(
             fiox_testbed::vm::GUEST_DISK
         );
     }
-    let target = if vm.is_some() {
-        Some(PathBuf::from(fiox_testbed::vm::GUEST_DISK))
+    // In a guest: its disk, or the directory of its loop stack (guest_loop).
+    let guest = vm
+        .as_deref()
+        .and_then(|t| fiox_testbed::vm::VmSpec::parse(t).ok())
+        .map(|s| s.guest_target());
+    let target = if let Some((_, t)) = guest {
+        Some(PathBuf::from(t))
     } else if let Some(t) = &v.testbed {
         let (kind, pairs) =
             testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
@@ -314,7 +319,11 @@ fn prepare(
         );
     }
     if let Some(t) = target.as_ref().filter(|_| !jobs.contains("${TARGET}")) {
-        let key = if t.is_dir() { "directory" } else { "filename" };
+        let key = match guest {
+            Some((key, _)) => key,
+            None if t.is_dir() => "directory",
+            None => "filename",
+        };
         lines.push(format!("{key}={}", t.display()));
     }
     let job_file = out.join(format!("{}.fio", v.name));

@@ -38,6 +38,8 @@ use std::time::{Duration, Instant};
 pub const QEMU: &str = "qemu-system-x86_64";
 /// The guest's disk as the guest names it.
 pub const GUEST_DISK: &str = "/dev/vda";
+/// Where the loop device's ext4 is mounted in the guest (`guest_loop`).
+pub const GUEST_LOOP_DIR: &str = "/run/fiox-loop";
 /// Where the guest mounts the writable share (inside the guest only).
 const GUEST_OUT: &str = "/run/fiox-out";
 /// The overlay's upper and work directories over the working directory (guest tmpfs).
@@ -76,6 +78,8 @@ pub struct Outcome {
     pub exit: Option<i32>,
     /// The disk's scheduler line in the guest ("[none] mq-deadline").
     pub sched: Option<String>,
+    /// With `guest_loop`: the loop device in the guest and its sysfs `loop/dio` ("loop0 1").
+    pub guest_loop: Option<String>,
     /// Seconds from QEMU's start until the guest's script ran, and in all.
     pub boot_seconds: f64,
     pub seconds: f64,
@@ -215,6 +219,7 @@ impl Guest {
         o.stdout = read("stdout").unwrap_or_default();
         o.stderr = String::from_utf8_lossy(&read("stderr").unwrap_or_default()).into_owned();
         o.sched = read("sched").map(|s| String::from_utf8_lossy(&s).trim().to_string());
+        o.guest_loop = read("loop").map(|s| String::from_utf8_lossy(&s).trim().to_string());
         o.exit = read("exit").and_then(|s| String::from_utf8_lossy(&s).trim().parse().ok());
         if o.exit.is_none() {
             let console = tail(&files.work_path.join(format!("console-{}.log", o.accel)));
@@ -576,6 +581,9 @@ fn guest_script(r: &Run) -> String {
              echo {sched} > /sys/block/vda/queue/scheduler 2>>{o}/setup.log\n"
         ));
     }
+    if let Some(direct) = r.spec.guest_loop {
+        s.push_str(&loop_script(direct, r.spec.loop_size));
+    }
     // The working directory writable through an overlay (upper in the guest's tmpfs): the
     // files the job writes there (logs, I/O logs) are copied to the share afterwards.
     s.push_str(&format!(
@@ -609,6 +617,31 @@ fn guest_script(r: &Run) -> String {
         ov = GUEST_OVERLAY,
     ));
     s
+}
+
+/// Seed 001's stack in the guest: ext4 on /dev/vda, a file there under a loop device with
+/// direct I/O `direct`, ext4 on the loop device mounted on [`GUEST_LOOP_DIR`]; the device and
+/// its sysfs dio flag to the share. A step that fails ends the guest with the reason as the
+/// run's stderr (fiox does not run on the guest's tmpfs instead).
+fn loop_script(direct: bool, size: u64) -> String {
+    let o = GUEST_OUT;
+    let dio = if direct { "on" } else { "off" };
+    format!(
+        "modprobe -q loop 2>>{o}/setup.log; modprobe -q ext4 2>>{o}/setup.log\n\
+         mkdir -p /run/fiox-vda {GUEST_LOOP_DIR}\n\
+         if mkfs.ext4 -q -F {GUEST_DISK} >>{o}/setup.log 2>&1 \
+         && mount {GUEST_DISK} /run/fiox-vda 2>>{o}/setup.log \
+         && truncate -s {size} /run/fiox-vda/loop.img 2>>{o}/setup.log \
+         && L=$(losetup --direct-io={dio} -f --show /run/fiox-vda/loop.img 2>>{o}/setup.log) \
+         && mkfs.ext4 -q -F \"$L\" >>{o}/setup.log 2>&1 \
+         && mount \"$L\" {GUEST_LOOP_DIR} 2>>{o}/setup.log; then\n\
+         echo \"${{L#/dev/}} $(cat /sys/block/${{L#/dev/}}/loop/dio)\" > {o}/loop\n\
+         else\n\
+         {{ echo 'fiox: --vm guest_loop: the loop device stack in the guest failed:'; \
+         cat {o}/setup.log; }} > {o}/stderr\n\
+         echo 1 > {o}/exit; sync; echo o > /proc/sysrq-trigger; sleep 60\n\
+         fi\n"
+    )
 }
 
 #[cfg(test)]
