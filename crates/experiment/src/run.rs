@@ -261,22 +261,20 @@ fn prepare(
     };
     let made = v.testbed.is_some();
     let vm = exp.vm_of(v);
+    // In a guest: its disk, or the directory of its loop stack (guest_loop).
+    let mut guest = None;
     if let Some(text) = &vm {
         // Refused here, before any run: no QEMU, no kernel, not root.
-        fiox_testbed::vm::VmSpec::parse(text)
-            .and_then(|s| fiox_testbed::vm::check(&s))
+        let spec = fiox_testbed::vm::VmSpec::parse(text)
+            .and_then(|s| fiox_testbed::vm::check(&s).map(|_| s))
             .map_err(|e| RunError::Other(format!("variant {}: vm: {e}", v.name)))?;
+        let (key, path) = spec.guest_target();
         eprintln!(
-            "fiox: variant {}: each run in a QEMU guest ({text}) on its disk {}",
-            v.name,
-            fiox_testbed::vm::GUEST_DISK
+            "fiox: variant {}: each run in a QEMU guest ({text}), {key}={path} there",
+            v.name
         );
+        guest = Some((key, path));
     }
-    // In a guest: its disk, or the directory of its loop stack (guest_loop).
-    let guest = vm
-        .as_deref()
-        .and_then(|t| fiox_testbed::vm::VmSpec::parse(t).ok())
-        .map(|s| s.guest_target());
     let target = if let Some((_, t)) = guest {
         Some(PathBuf::from(t))
     } else if let Some(t) = &v.testbed {
