@@ -253,11 +253,9 @@ mod tests {
     #[test]
     fn a_child_dies_with_the_thread_that_started_it_and_is_found_by_its_tag() {
         let tag = format!("fiox-tag-{}", std::process::id());
-        let sh = std::fs::canonicalize("/bin/sh").unwrap();
-        let id = exe_identity(sh.to_str().unwrap()).unwrap().dev_ino();
         let t = tag.clone();
         let spawner = std::thread::spawn(move || {
-            let mut c = Command::new("/bin/sh");
+            let mut c = Command::new("sh");
             c.args(["-c", "while :; do sleep 1; done", &t]);
             let child = die_with_parent(&mut c).spawn().unwrap();
             let pid = child.id();
@@ -269,11 +267,12 @@ mod tests {
         assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
         assert!(!running(pid, start));
         // While it runs, a tagged program is found by executable and tag, and only so.
-        let mut c = Command::new("/bin/sh");
+        let mut c = Command::new("sh");
         c.args(["-c", "while :; do sleep 1; done", &tag]);
         let mut child = die_with_parent(&mut c).spawn().unwrap();
         let pid = child.id();
         let start = wait_for_start(pid);
+        let id = exe_identity(&format!("/proc/{pid}/exe")).unwrap().dev_ino();
         assert_eq!(find_program(id, &tag), vec![(pid, start)]);
         assert!(find_program(id, "fiox-tag-other").is_empty());
         assert!(find_program((id.0, id.1 + 1), &tag).is_empty());
