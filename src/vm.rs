@@ -23,6 +23,12 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         );
     }
     let spec = VmSpec::parse(s.vm.as_deref().unwrap_or("")).context("--vm")?;
+    // A device as the guest's disk gets a host job's checks first, and stays claimed.
+    let _claim = match &spec.disk {
+        Some(dev) => fiox_runner::claim_for_guest(dev, s.allow_destructive, &s.allow_targets)
+            .with_context(|| format!("--vm disk={}", dev.display()))?,
+        None => None,
+    };
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let fiox = std::env::current_exe().context("the fiox binary's path")?;
     let cwd = std::env::current_dir().context("the current directory")?;
@@ -38,7 +44,7 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         spec: &spec,
         fiox,
         args: guest_args(args),
-        cwd,
+        cwd: cwd.clone(),
         env,
         interrupted: &fiox_runner::interrupted,
     })
@@ -48,6 +54,11 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         return Ok(130);
     }
     eprint!("{}", o.stderr);
+    let mut code = o.exit.unwrap_or(1);
+    if let Err(e) = bring_back(&o.files, &cwd) {
+        eprintln!("fiox: --vm: {e:#}");
+        code = code.max(1);
+    }
     let text = with_vm_section(&o, &spec);
     let out = Out::open(s.output.as_deref())?;
     out.write(&text)?;
@@ -56,7 +67,34 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
         eprintln!("fiox: {why}");
         return Ok(1);
     }
-    Ok(o.exit.unwrap_or(1))
+    Ok(code)
+}
+
+/// Write the files the guest's fiox wrote in its working directory into this one, as a host
+/// run would have: a new file is created (and marked as fiox's), an existing one replaced
+/// only when it is fiox's own or a log fio writes under that name (the rules a host job's
+/// logs follow), never a user's file.
+fn bring_back(files: &[(std::path::PathBuf, Vec<u8>)], cwd: &std::path::Path) -> Result<()> {
+    use fiox_guard::output::{self, Named};
+    use std::path::Component;
+    for (rel, bytes) in files {
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            bail!(
+                "the guest wrote {}: not a path under the working directory",
+                rel.display()
+            );
+        }
+        let path = cwd.join(rel);
+        output::write(&path, bytes, Named::Recognized(fio_output))
+            .with_context(|| format!("bringing back {} from the guest", rel.display()))?;
+    }
+    Ok(())
+}
+
+/// A log or an I/O log fio writes (which a guest job's log replaces, as on the host).
+fn fio_output(f: &mut std::fs::File) -> bool {
+    use std::io::Seek;
+    fiox_stats::log::is_fio_log(f) || (f.rewind().is_ok() && fiox_runner::is_fio_iolog(f))
 }
 
 /// The command line for the guest's fiox: this one without `--vm` and `--output` (the
@@ -105,7 +143,13 @@ pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
         "queues": spec.queues,
         "iothread": spec.iothread,
         "sched": o.sched,
-        "disk_bytes": spec.disk_size,
+        "guest_loop": spec.guest_loop.map(|direct| json!({
+            "direct_io": if direct { "on" } else { "off" },
+            "loop": o.guest_loop,
+            "loop_bytes": spec.loop_size,
+        })),
+        "disk": spec.disk.as_ref().map(|d| d.display().to_string()),
+        "disk_bytes": if spec.disk.is_some() { Value::Null } else { json!(spec.disk_size) },
         "disk_dir": spec.disk_dir.display().to_string(),
         "boot_seconds": o.boot_seconds,
         "seconds": o.seconds,
@@ -160,8 +204,39 @@ fn with_vm_section(o: &Outcome, spec: &VmSpec) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the test makes its scratch directory itself
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_from_the_guest_replace_only_fio_logs_and_fiox_outputs() {
+        let d = std::env::temp_dir().join(format!("fiox-vm-back-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(d.join("old_bw.1.log"), "10, 5, 0, 4096\n").unwrap();
+        std::fs::write(d.join("notes.txt"), "the user's").unwrap();
+        let f = |n: &str, b: &str| (std::path::PathBuf::from(n), b.as_bytes().to_vec());
+        let ok = [
+            f("new_bw.1.log", "1, 2, 0, 4096\n"),
+            f("old_bw.1.log", "3, 4, 1, 4096\n"),
+            f("sub/x.state", "s"),
+        ];
+        bring_back(&ok, &d).unwrap();
+        let read = |n: &str| std::fs::read_to_string(d.join(n)).unwrap();
+        assert_eq!(read("new_bw.1.log"), "1, 2, 0, 4096\n");
+        assert_eq!(read("old_bw.1.log"), "3, 4, 1, 4096\n");
+        assert_eq!(read("sub/x.state"), "s");
+        // Written again (a second run): fiox's own outputs are replaced.
+        bring_back(&[f("sub/x.state", "t")], &d).unwrap();
+        assert_eq!(read("sub/x.state"), "t");
+        // A user's file is not a log: refused, left as it was.
+        let e = bring_back(&[f("notes.txt", "x")], &d).unwrap_err();
+        assert!(format!("{e:#}").contains("notes.txt"), "{e:#}");
+        assert_eq!(read("notes.txt"), "the user's");
+        let e = bring_back(&[f("../escape", "x")], &d).unwrap_err();
+        assert!(e.to_string().contains("not a path under"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 
     #[test]
     fn the_guest_gets_the_command_line_without_vm_and_output() {

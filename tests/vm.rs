@@ -3,8 +3,9 @@
 //! as it can and checks several things per boot), a job runs on its virtio-blk disk and its
 //! JSON comes back with the guest's kernel and the accelerator; two variants compare (with
 //! the guest's telemetry beside the host's); and a
-//! guest whose fiox is stopped with Ctrl-C, or killed with kill -9 and then cleaned up by
-//! `fiox testbed cleanup`, leaves no QEMU and no file behind.
+//! guest whose fiox is stopped with Ctrl-C, or killed with kill -9 (QEMU dies with it, even
+//! when killed the moment QEMU starts) and then cleaned up by `fiox testbed cleanup`, leaves
+//! no QEMU and no file behind.
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -144,6 +145,8 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
             "--iodepth=4",
             "--direct=1",
             "--verify=crc32c",
+            "--write_bw_log=vblk",
+            "--log_avg_msec=100",
             "--output-format=json",
         ])
         .env("FIOX_TESTBED_DIR", state.path())
@@ -188,11 +191,106 @@ fn a_job_runs_in_a_guest_on_virtio_blk_and_its_json_comes_back() {
         .any(|w| w["code"] == "vm-tcg");
     assert_eq!(tcg_warned, accel == "tcg", "{}", j["fiox"]["warnings"]);
     assert!(state.entries().is_empty(), "{:?}", state.entries());
+    // The job's bandwidth log (and its verify state) came back beside the report: the files
+    // a host run of this job leaves (besides its data file, here the guest's disk).
+    let mut left = dir.entries();
+    left.sort();
+    assert_eq!(left, ["local-vblk-0-verify.state", "vblk_bw.1.log"]);
+    let log = std::fs::read_to_string(dir.join("vblk_bw.1.log")).unwrap();
+    let rows: Vec<Vec<u64>> = log
+        .lines()
+        .map(|l| l.split(',').map(|f| f.trim().parse().unwrap()).collect())
+        .collect();
     assert!(
-        dir.entries().is_empty(),
-        "the guest wrote here: {:?}",
-        dir.entries()
+        !rows.is_empty() && rows.iter().all(|r| r.len() >= 4),
+        "{log}"
     );
+}
+
+/// A loop device the test attached (and mounted): unmounted and detached when dropped.
+struct TestLoop {
+    dev: String,
+    mnt: Option<String>,
+}
+
+impl Drop for TestLoop {
+    fn drop(&mut self) {
+        if let Some(m) = self.mnt.take() {
+            let _ = sh("umount", &[&m]);
+        }
+        let _ = sh("losetup", &["-d", &self.dev]);
+    }
+}
+
+#[test]
+fn a_device_is_the_guests_disk_only_when_it_holds_nothing_or_is_allowed() {
+    need_vm();
+    require_tool("losetup");
+    require_tool("mkfs.ext4");
+    require_tool("mount");
+    require_tool("blkid");
+    let dir = TempDir::under(Path::new("/var/tmp"), "vm-dev");
+    let state = TempDir::new("vm-dev-state");
+    let img = dir.join("img");
+    std::fs::File::create(&img)
+        .and_then(|f| f.set_len(64 << 20))
+        .unwrap();
+    sh("mkfs.ext4", &["-q", "-F", &img]).unwrap();
+    let dev = sh("losetup", &["-f", "--show", &img]).unwrap();
+    let mut lo = TestLoop {
+        dev: dev.trim().to_string(),
+        mnt: None,
+    };
+    let mnt = dir.join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh("mount", &[&lo.dev, &mnt]).unwrap();
+    lo.mnt = Some(mnt);
+    let run = |allow: &str| {
+        let mut args = vec![
+            format!("--vm=disk={},memory=256m,cpus=1", lo.dev),
+            "--name=w".into(),
+            "--filename=/dev/vda".into(),
+            "--rw=write".into(),
+            "--bs=64k".into(),
+            "--size=1m".into(),
+            "--ioengine=psync".into(),
+            "--direct=1".into(),
+            "--output-format=json".into(),
+        ];
+        if !allow.is_empty() {
+            args.push(allow.into());
+        }
+        fiox_with_state(&state, &args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    // Mounted: refused before any guest starts.
+    let r = run("");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("mounted"), "{}", r.stderr);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    let m = lo.mnt.take().unwrap();
+    sh("umount", &[&m]).unwrap();
+    // Holding a filesystem: refused.
+    let r = run("");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("ext4"), "{}", r.stderr);
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
+    // Named in --allow-destructive: the guest writes it (the filesystem's superblock, in the
+    // first MiB, is gone afterwards).
+    let r = run(&format!("--allow-destructive={}", lo.dev));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(
+        j["fiox"]["env"]["vm"]["disk"],
+        lo.dev.as_str(),
+        "{}",
+        j["fiox"]["env"]["vm"]
+    );
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 1u64 << 20);
+    assert!(
+        sh("blkid", &["-p", &lo.dev]).is_err(),
+        "the ext4 signature is still there"
+    );
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
 }
 
 /// The newest /boot/vmlinuz-RELEASE: (its path, RELEASE).
@@ -228,7 +326,8 @@ fn two_variants_run_in_guests_and_compare() {
              vm = {{ disk_size = \"64m\", memory = \"512m\", cpus = 1 }}\n\
              [[variant]]\nname = \"threads\"\nvm = {{ aio = \"threads\", kernel = \"{release}\" }}\n\
              [[variant]]\nname = \"uring\"\n\
-             vm = {{ aio = \"io_uring\", sched = \"none\", kernel = \"{path}\" }}\n",
+             vm = {{ aio = \"io_uring\", sched = \"none\", kernel = \"{path}\", \
+             guest_loop = \"direct\", loop_size = \"64m\", disk_size = \"160m\" }}\n",
             release = image.1,
             path = image.0.display()
         ),
@@ -268,6 +367,14 @@ fn two_variants_run_in_guests_and_compare() {
         .as_str()
         .unwrap()
         .contains("[none]"));
+    // Seed 001's stack in the guest: the job ran in the directory of ext4 on a loop device
+    // with direct I/O on, over a file on the disk's ext4.
+    let gl = &b["fiox"]["env"]["vm"]["guest_loop"];
+    assert_eq!(gl["direct_io"], "on", "{gl}");
+    assert!(gl["loop"].as_str().unwrap().ends_with(" 1"), "{gl}");
+    let t = &b["fiox"]["env"]["targets"][0];
+    assert_eq!(t["path"], "/run/fiox-loop", "{t}");
+    assert!(a["fiox"]["env"]["vm"]["guest_loop"].is_null());
     // The bzImage's own release, read from its header, is the guest's.
     assert_eq!(b["fiox"]["env"]["kernel"]["release"], image.1);
     assert_eq!(
@@ -324,21 +431,84 @@ fn ctrl_c_and_kill_9_then_cleanup_leave_no_qemu_and_no_file() {
     let r = wait(child);
     assert_eq!(r.code, 130, "{}", r.stderr);
     assert_all_gone(&state, &rec, "after Ctrl-C");
-    // kill -9: QEMU and the files stay, recorded, until `fiox testbed cleanup`.
+    // kill -9 while the guest boots: QEMU dies with its fiox (the kernel's parent-death
+    // signal); the files stay, recorded, until `fiox testbed cleanup`.
     let (mut child, rec) = spawn_until_qemu(&state, dir.path(), &args);
     child.kill().unwrap();
     child.wait().unwrap();
     let (pid, start) = rec.qemu.unwrap();
     assert!(
-        alive(pid, start),
-        "QEMU ended with its fiox: nothing left to test"
+        wait_until(|| !alive(pid, start)),
+        "QEMU {pid} outlived its fiox killed with kill -9"
     );
+    assert!(rec.dirs.iter().all(|d| d.is_dir()), "{:?}", rec.dirs);
     let listed = fiox_with_state(&state, &["testbed", "list"]);
     assert!(listed.stdout.contains("vm"), "{}", listed.stdout);
     let c = fiox_with_state(&state, &["testbed", "cleanup"]);
     assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
     assert_all_gone(&state, &rec, "after cleanup");
+    // kill -9 the moment QEMU's record appears (its intent, written before the start, or
+    // the pid right after): no QEMU of that fiox runs afterwards, and cleanup leaves nothing.
+    let mut child = Command::new(fiox_bin())
+        .args(args)
+        .env("FIOX_TESTBED_DIR", state.path())
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let fiox_pid = child.id();
+    let seen = wait_until(|| records(&state).iter().any(|t| t.contains("\nprogram ")));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(seen, "no QEMU recorded: {:?}", records(&state));
+    let tag = format!("fiox-vm-{fiox_pid}-");
+    assert!(
+        wait_until(|| tagged_processes(&tag).is_empty()),
+        "a QEMU of the killed fiox still runs: {:?}",
+        tagged_processes(&tag)
+    );
+    let rec = recorded(&records(&state).concat());
+    let c = fiox_with_state(&state, &["testbed", "cleanup"]);
+    assert_eq!(c.code, 0, "{}{}", c.stdout, c.stderr);
+    for d in &rec.dirs {
+        assert!(!d.exists(), "{} left after cleanup", d.display());
+    }
+    assert!(state.entries().is_empty(), "{:?}", state.entries());
     assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
+
+/// Poll `f` for up to 10 s.
+fn wait_until(f: impl Fn() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    f()
+}
+
+/// The processes with an argument starting with `tag` (QEMU's `-name fiox-vm-PID-N`).
+fn tagged_processes(tag: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a.starts_with(tag.as_bytes())))
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+        })
+        .collect()
 }
 
 fn fiox_with_state(state: &TempDir, args: &[&str]) -> Run {

@@ -261,19 +261,22 @@ fn prepare(
     };
     let made = v.testbed.is_some();
     let vm = exp.vm_of(v);
+    // In a guest: its disk, or the directory of its loop stack (guest_loop).
+    let mut guest = None;
     if let Some(text) = &vm {
         // Refused here, before any run: no QEMU, no kernel, not root.
-        fiox_testbed::vm::VmSpec::parse(text)
-            .and_then(|s| fiox_testbed::vm::check(&s))
+        let spec = fiox_testbed::vm::VmSpec::parse(text)
+            .and_then(|s| fiox_testbed::vm::check(&s).map(|_| s))
             .map_err(|e| RunError::Other(format!("variant {}: vm: {e}", v.name)))?;
+        let (key, path) = spec.guest_target();
         eprintln!(
-            "fiox: variant {}: each run in a QEMU guest ({text}) on its disk {}",
-            v.name,
-            fiox_testbed::vm::GUEST_DISK
+            "fiox: variant {}: each run in a QEMU guest ({text}), {key}={path} there",
+            v.name
         );
+        guest = Some((key, path));
     }
-    let target = if vm.is_some() {
-        Some(PathBuf::from(fiox_testbed::vm::GUEST_DISK))
+    let target = if let Some((_, t)) = guest {
+        Some(PathBuf::from(t))
     } else if let Some(t) = &v.testbed {
         let (kind, pairs) =
             testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
@@ -314,7 +317,11 @@ fn prepare(
         );
     }
     if let Some(t) = target.as_ref().filter(|_| !jobs.contains("${TARGET}")) {
-        let key = if t.is_dir() { "directory" } else { "filename" };
+        let key = match guest {
+            Some((key, _)) => key,
+            None if t.is_dir() => "directory",
+            None => "filename",
+        };
         lines.push(format!("{key}={}", t.display()));
     }
     let job_file = out.join(format!("{}.fio", v.name));

@@ -9,6 +9,11 @@
 //! QEMU) is signalled through [`signal_program`]: the same pid, start time and pidfd rules,
 //! and /proc/PID/exe must be the recorded executable's inode, which must still be the file at
 //! the recorded path, whose name must begin with the prefix the caller allows.
+//!
+//! A program fiox starts dies with fiox ([`die_with_parent`]: SIGKILL from the kernel when
+//! the spawning thread ends, kill -9 included), and one recorded before it was started (its
+//! pid not known yet) is found again by [`find_program`]: the recorded executable, run by
+//! this user, with a tag fiox put on its command line.
 
 use crate::error::{GuardError, Result};
 use crate::ident::Identity;
@@ -113,6 +118,49 @@ pub fn signal_program(
     send(&pidfd, sig, &what)
 }
 
+/// Have `cmd`'s child killed (SIGKILL) when the thread that spawns it ends, fiox killed with
+/// kill -9 included; the spawn fails when fiox died before that took effect. The spawning
+/// thread must outlive the child (wait for it there).
+pub fn die_with_parent(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    sys::die_with_parent(cmd, libc::SIGKILL);
+    cmd
+}
+
+/// The processes (pid, start time) that run the executable (device, inode) `exe_id`, belong
+/// to this effective user (another user cannot start a process as root) and have `tag` as
+/// one whole argument: a program fiox recorded before starting it, found after fiox was
+/// killed between the start and the record of its pid. Each is then signalled through
+/// [`signal_program`] with its own checks.
+pub fn find_program(exe_id: (u64, u64), tag: &str) -> Vec<(u32, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = sys::euid();
+    let mut found = Vec::new();
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let base = format!("/proc/{pid}");
+        let owned = std::fs::metadata(&base).is_ok_and(|m| m.uid() == me);
+        let runs = exe_identity(&format!("{base}/exe")).map(|i| i.dev_ino()) == Some(exe_id);
+        if !owned || !runs {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(format!("{base}/cmdline")) else {
+            continue;
+        };
+        let tagged = cmdline.split(|b| *b == 0).any(|a| a == tag.as_bytes());
+        if let (true, Some(start)) = (tagged, start_time(pid)) {
+            if !is_zombie(pid) {
+                found.push((pid, start));
+            }
+        }
+    }
+    found
+}
+
 /// A pidfd of `pid`, opened before any check so a reused pid cannot be signalled, if it is
 /// still the process started at `start` (None: gone, a zombie, or another process now).
 fn open_recorded(pid: u32, start: u64, what: &str) -> Result<Option<std::os::fd::OwnedFd>> {
@@ -200,6 +248,37 @@ mod tests {
         let status = own.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGTERM));
+    }
+
+    #[test]
+    fn a_child_dies_with_the_thread_that_started_it_and_is_found_by_its_tag() {
+        let tag = format!("fiox-tag-{}", std::process::id());
+        let t = tag.clone();
+        let spawner = std::thread::spawn(move || {
+            let mut c = Command::new("sh");
+            c.args(["-c", "while :; do sleep 1; done", &t]);
+            let child = die_with_parent(&mut c).spawn().unwrap();
+            let pid = child.id();
+            (pid, wait_for_start(pid), child)
+        });
+        let (pid, start, mut child) = spawner.join().unwrap();
+        // The spawning thread ended: the kernel sent SIGKILL.
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+        assert!(!running(pid, start));
+        // While it runs, a tagged program is found by executable and tag, and only so.
+        let mut c = Command::new("sh");
+        c.args(["-c", "while :; do sleep 1; done", &tag]);
+        let mut child = die_with_parent(&mut c).spawn().unwrap();
+        let pid = child.id();
+        let start = wait_for_start(pid);
+        let id = exe_identity(&format!("/proc/{pid}/exe")).unwrap().dev_ino();
+        assert_eq!(find_program(id, &tag), vec![(pid, start)]);
+        assert!(find_program(id, "fiox-tag-other").is_empty());
+        assert!(find_program((id.0, id.1 + 1), &tag).is_empty());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(find_program(id, &tag).is_empty());
     }
 
     #[test]

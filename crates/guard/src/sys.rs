@@ -342,3 +342,26 @@ pub fn seek_data(fd: BorrowedFd, from: u64) -> io::Result<Option<u64>> {
         _ => Err(e),
     }
 }
+
+/// Have `cmd`'s child get `sig` when the thread that spawns it ends (prctl PR_SET_PDEATHSIG,
+/// set in the child between fork and exec), and fail the spawn with ESRCH when the parent
+/// died before that took effect (the child was then already adopted: no signal would come).
+pub fn die_with_parent(cmd: &mut std::process::Command, sig: i32) {
+    use std::os::unix::process::CommandExt;
+    let parent = getpid();
+    let hook = move || -> io::Result<()> {
+        // SAFETY: prctl(PR_SET_PDEATHSIG) takes a signal number by value and borrows nothing.
+        check(unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, sig as libc::c_ulong) })?;
+        // SAFETY: getppid has no preconditions and cannot fail.
+        if unsafe { libc::getppid() } as u32 != parent {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        Ok(())
+    };
+    // SAFETY: the hook runs in the child between fork and exec, where only async-signal-safe
+    // work is allowed: it makes two system calls (prctl, getppid), allocates nothing (the
+    // errors are raw errno values, `parent` a copied integer) and takes no lock.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}

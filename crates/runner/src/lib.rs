@@ -27,9 +27,11 @@ mod verify;
 pub use observe::{clocktest, idleprof, selftest};
 
 pub use error::RunError;
+pub use files::blockdev::{claim_for_guest, BlockClaim};
 pub use files::safeopen::create_output;
 pub use io::acct::{JobState, Progress};
 pub use observe::agglog::names as agg_log_names;
+pub use replay::iolog::is_fio_iolog;
 pub use sync::{GroupSync, PhaseSync, SyncFlags};
 
 use fiox_job::{EtaMode, JobSpec};

@@ -100,6 +100,23 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
     Ok(BlockClaim { _file: f })
 }
 
+/// The check a job's block device gets, for a device a guest writes (`--vm=disk=DEV`: QEMU
+/// writes it, fiox in the guest sees only /dev/vda): skipped when the user allowed writing
+/// over anything or named this device (`--allow-destructive[=DEV]`); otherwise the same
+/// refusals (mounted, held, holding a signature, a loop device over someone's file), and the
+/// claim (O_EXCL: nobody mounts it meanwhile; QEMU's own open is not exclusive) is kept
+/// until the guest is gone.
+pub fn claim_for_guest(
+    path: &Path,
+    allow_destructive: bool,
+    allow_targets: &[std::path::PathBuf],
+) -> Result<Option<BlockClaim>, RunError> {
+    if allow_destructive || crate::job::prepare::allowed_target(allow_targets, path) {
+        return Ok(None);
+    }
+    check_block_write(path).map(Some)
+}
+
 /// A loop device (or a partition of one) over a regular file with data that fiox did not
 /// create: writing the device writes that file, so it gets the file's protection.
 fn loop_backing_owner(path: &Path) -> Option<String> {

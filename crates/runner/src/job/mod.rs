@@ -13,7 +13,7 @@ pub(crate) mod iosched;
 pub(crate) mod memory;
 pub(crate) mod numa;
 mod phases;
-mod prepare;
+pub(crate) mod prepare;
 pub(crate) mod vphase;
 pub(crate) mod warn;
 pub(crate) mod worker;

@@ -128,7 +128,7 @@ pub(super) fn prepare_files(
 /// (a block device's number) or the same file (device and inode), links followed as the
 /// job's open follows them; or a block device declared scratch space (FIOX_SCRATCH; regular
 /// files in scratch space are allowed on their descriptor, see `safeopen::check_writable`).
-pub(super) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
+pub(crate) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let key = |p: &std::path::Path| {
         std::fs::metadata(p).ok().map(|m| {

@@ -58,7 +58,8 @@ pub enum Step {
     Cgroup { path: PathBuf, id: Identity },
     /// A program fiox started that is not fiox (a vm testbed's QEMU, `qemu-system-*`): pid,
     /// start time and its executable (path, device, inode); stopped with SIGTERM, then
-    /// SIGKILL, only while it runs that executable.
+    /// SIGKILL, only while it runs that executable. Pid 0: recorded before it was started
+    /// (an intent); cleanup then looks for that executable carrying the record's tag.
     Program {
         pid: u32,
         start: u64,

@@ -5,7 +5,8 @@
 //! loop devices are detached only while LOOP_GET_STATUS64 shows the recorded backing inode,
 //! which must lie in a directory of the same record that still has its identity; a server is
 //! signalled only while it runs (a zombie is gone) with the recorded start time and this fiox
-//! executable (a vm's QEMU: while it runs the recorded qemu-system-* executable); a cgroup directory is removed only while it has the recorded identity (the
+//! executable (a vm's QEMU: while it runs the recorded qemu-system-* executable; one recorded
+//! before its start, pid 0, is found by that executable and the record's tag); a cgroup directory is removed only while it has the recorded identity (the
 //! kernel refuses while tasks are in it). A directory is removed only when every newer step was undone, so a loop device
 //! still bound or a mount still there keeps the files under it.
 
@@ -59,17 +60,37 @@ fn undo(rec: &Record, s: &Step) -> Result<()> {
         Step::Process { pid, start } => stop_process(*pid, *start),
         Step::Cgroup { path, id } => remove_cgroup(path, id),
         Step::Program {
+            pid: 0,
+            exe,
+            dev,
+            ino,
+            ..
+        } => {
+            // Recorded before it was started: whatever runs the executable with this
+            // record's tag (fiox was killed before it recorded the pid).
+            let tag = crate::vm::program_tag(&rec.name);
+            let mut first = Ok(());
+            for (pid, start) in fiox_guard::process::find_program((*dev, *ino), &tag) {
+                if let Err(e) = stop_program(pid, start, exe, (*dev, *ino)) {
+                    first = first.and(Err(e));
+                }
+            }
+            first
+        }
+        Step::Program {
             pid,
             start,
             exe,
             dev,
             ino,
-        } => {
-            let sig =
-                |s| fiox_guard::process::signal_program(*pid, *start, exe, (*dev, *ino), QEMU, s);
-            stop_with(*pid, *start, &sig)
-        }
+        } => stop_program(*pid, *start, exe, (*dev, *ino)),
     }
+}
+
+/// Stop the program `pid` started at `start` while it runs the executable `exe` (`id`).
+fn stop_program(pid: u32, start: u64, exe: &Path, id: (u64, u64)) -> Result<()> {
+    let sig = |s| fiox_guard::process::signal_program(pid, start, exe, id, QEMU, s);
+    stop_with(pid, start, &sig)
 }
 
 /// Remove the cgroup directory `path` while it is still `id` (on a cgroup filesystem: the

@@ -28,6 +28,7 @@ use fiox_guard::output::{self, Named};
 use fiox_guard::{Dir, Identity, Layout};
 use std::ffi::OsStr;
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -37,8 +38,16 @@ use std::time::{Duration, Instant};
 pub const QEMU: &str = "qemu-system-x86_64";
 /// The guest's disk as the guest names it.
 pub const GUEST_DISK: &str = "/dev/vda";
+/// Where the loop device's ext4 is mounted in the guest (`guest_loop`).
+pub const GUEST_LOOP_DIR: &str = "/run/fiox-loop";
 /// Where the guest mounts the writable share (inside the guest only).
 const GUEST_OUT: &str = "/run/fiox-out";
+/// The overlay's upper and work directories over the working directory (guest tmpfs).
+const GUEST_OVERLAY: &str = "/run/fiox-ov";
+/// At most this many files, each at most this big, come back from the guest's working
+/// directory (a log is far smaller; the guest's tmpfs bounds them anyway).
+const MAX_FILES: usize = 4096;
+const MAX_FILE_BYTES: u64 = 1 << 30;
 
 /// One run in a guest: what runs and where.
 pub struct Run<'a> {
@@ -69,11 +78,16 @@ pub struct Outcome {
     pub exit: Option<i32>,
     /// The disk's scheduler line in the guest ("[none] mq-deadline").
     pub sched: Option<String>,
+    /// With `guest_loop`: the loop device in the guest and its sysfs `loop/dio` ("loop0 1").
+    pub guest_loop: Option<String>,
     /// Seconds from QEMU's start until the guest's script ran, and in all.
     pub boot_seconds: f64,
     pub seconds: f64,
     pub qemu_args: Vec<String>,
     pub interrupted: bool,
+    /// The files the guest's fiox wrote in its working directory (relative paths, contents),
+    /// to be written beside the host's report as a host run would have.
+    pub files: Vec<(PathBuf, Vec<u8>)>,
 }
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
@@ -205,6 +219,7 @@ impl Guest {
         o.stdout = read("stdout").unwrap_or_default();
         o.stderr = String::from_utf8_lossy(&read("stderr").unwrap_or_default()).into_owned();
         o.sched = read("sched").map(|s| String::from_utf8_lossy(&s).trim().to_string());
+        o.guest_loop = read("loop").map(|s| String::from_utf8_lossy(&s).trim().to_string());
         o.exit = read("exit").and_then(|s| String::from_utf8_lossy(&s).trim().parse().ok());
         if o.exit.is_none() {
             let console = tail(&files.work_path.join(format!("console-{}.log", o.accel)));
@@ -219,6 +234,7 @@ impl Guest {
                 ),
             });
         }
+        o.files = written_files(&files.out_path.join("files"))?;
         drop(files.work);
         drop(files.out);
         Ok(o)
@@ -228,22 +244,25 @@ impl Guest {
     /// the disk's backing file, each recorded before anything is put in it.
     fn make_files(&mut self, r: &Run, kernel: &Kernel) -> Result<Files> {
         let m = self.maker();
-        let disk_fresh = fresh_dir(m, &r.spec.disk_dir)?;
-        let disk = disk_fresh.path.join("disk.img");
-        let f = disk_fresh
-            .dir
-            .create_file(OsStr::new("disk.img"), 0o600, Layout::Complete)?;
-        f.set_len(r.spec.disk_size)
-            .map_err(|e| TestbedError::io("size the vm disk", &disk, e))?;
-        drop(f);
+        let (disk, disk_fresh) = match &r.spec.disk {
+            Some(dev) => (block_device(dev)?, None),
+            None => {
+                let fresh = fresh_dir(m, &r.spec.disk_dir)?;
+                let disk = fresh.path.join("disk.img");
+                let f = fresh
+                    .dir
+                    .create_file(OsStr::new("disk.img"), 0o600, Layout::Complete)?;
+                f.set_len(r.spec.disk_size)
+                    .map_err(|e| TestbedError::io("size the vm disk", &disk, e))?;
+                (disk, Some(fresh))
+            }
+        };
         // The work directory must be visible in the guest (the guest hides /dev and /run):
         // /var/tmp, or the disk's directory when that is already there.
-        let var_tmp = Path::new("/var/tmp");
-        let same = disk_fresh.parent.stat_self().id == Dir::open(var_tmp)?.stat_self().id;
-        let w = if same {
-            disk_fresh
-        } else {
-            fresh_dir(m, var_tmp)?
+        let var_tmp = Dir::open(Path::new("/var/tmp"))?.stat_self().id;
+        let w = match disk_fresh {
+            Some(f) if f.parent.stat_self().id == var_tmp => f,
+            _ => fresh_dir(m, Path::new("/var/tmp"))?,
         };
         let (work, work_path) = (w.dir, w.path);
         let out = work.create_dir(OsStr::new("out"), 0o755)?;
@@ -277,10 +296,12 @@ impl Guest {
         })
     }
 
-    /// Start QEMU (its own process group: a Ctrl-C reaches fiox, which stops it) and record
-    /// it by pid, start time and executable.
+    /// Start QEMU (its own process group: a Ctrl-C reaches fiox, which stops it; killed by
+    /// the kernel when fiox dies, kill -9 included) and record it: first as an intent (the
+    /// executable, no pid yet) so a kill -9 between the start and the pid's record still
+    /// leaves a record `testbed cleanup` can act on (it finds the QEMU by its tag, see
+    /// [`program_tag`]), then by pid, start time and executable.
     fn start(&mut self, args: &[String], files: &Files, accel: &str) -> Result<()> {
-        use std::os::unix::process::CommandExt;
         let qemu = find_program(QEMU).unwrap_or_else(|| PathBuf::from(QEMU));
         let qemu = std::fs::canonicalize(&qemu).unwrap_or(qemu);
         let log_name = format!("qemu-{accel}.log");
@@ -290,7 +311,20 @@ impl Guest {
             output::Open::Truncate,
             Named::ByFiox,
         )?;
-        let child = Command::new(&qemu)
+        let (dev, ino) = std::fs::metadata(&qemu)
+            .map(|m| Identity::of(&m).dev_ino())
+            .map_err(|e| TestbedError::io("stat", &qemu, e))?;
+        let m = self.maker();
+        let tag = program_tag(&m.rec.name);
+        m.step(Step::Program {
+            pid: 0,
+            start: 0,
+            exe: qemu.clone(),
+            dev,
+            ino,
+        })?;
+        let mut cmd = Command::new(&qemu);
+        cmd.args(["-name", &tag])
             .args(args)
             .process_group(0)
             .stdin(Stdio::null())
@@ -298,22 +332,22 @@ impl Guest {
                 log.try_clone()
                     .map_err(|e| TestbedError::io("open", files.work_path.join(&log_name), e))?,
             )
-            .stderr(log)
+            .stderr(log);
+        fiox_guard::process::die_with_parent(&mut cmd);
+        let child = cmd
             .spawn()
             .map_err(|e| TestbedError::io("start", &qemu, e))?;
         let pid = child.id();
         self.child = Some(child);
-        let (dev, ino) = std::fs::metadata(&qemu)
-            .map(|m| Identity::of(&m).dev_ino())
-            .map_err(|e| TestbedError::io("stat", &qemu, e))?;
         let start = fiox_guard::process::start_time(pid).unwrap_or(0);
-        self.maker().step(Step::Program {
-            pid,
-            start,
-            exe: qemu,
-            dev,
-            ino,
-        })
+        let m = self.maker();
+        if let Some(Step::Program {
+            pid: p, start: s, ..
+        }) = m.rec.steps.last_mut()
+        {
+            (*p, *s) = (pid, start);
+        }
+        m.save()
     }
 
     fn wait_boot(
@@ -404,6 +438,63 @@ enum Boot {
     Failed(String),
 }
 
+/// The block device `dev` (a guest's `disk=`), by its canonical path; anything else is
+/// refused before QEMU could open it.
+fn block_device(dev: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let real = std::fs::canonicalize(dev).map_err(|e| TestbedError::io("open", dev, e))?;
+    let meta = std::fs::metadata(&real).map_err(|e| TestbedError::io("stat", &real, e))?;
+    if !meta.file_type().is_block_device() {
+        return Err(TestbedError::Invalid(format!(
+            "vm disk={}: not a block device (give a device such as /dev/loop0, or leave disk= \
+             out for a fresh file in disk_dir)",
+            dev.display()
+        )));
+    }
+    Ok(real)
+}
+
+/// The regular files under `root` (the share the guest copied its working directory's new
+/// files to), by relative path; links and anything else are left out.
+fn written_files(root: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut dirs = vec![PathBuf::new()];
+    while let Some(rel) = dirs.pop() {
+        let here = root.join(&rel);
+        let Ok(rd) = std::fs::read_dir(&here) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            let r = rel.join(e.file_name());
+            if meta.is_dir() && r.components().count() < 16 {
+                dirs.push(r);
+            } else if meta.is_file() && out.len() < MAX_FILES {
+                if meta.len() > MAX_FILE_BYTES {
+                    return Err(TestbedError::Invalid(format!(
+                        "vm: the guest wrote {} ({} bytes), more than fiox brings back",
+                        r.display(),
+                        meta.len()
+                    )));
+                }
+                let bytes = std::fs::read(e.path())
+                    .map_err(|err| TestbedError::io("read", e.path(), err))?;
+                out.push((r, bytes));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The argument a guest's QEMU carries (`-name TAG`) so that a QEMU recorded only as an
+/// intent (fiox killed between its start and the record of its pid) is found again.
+pub(crate) fn program_tag(record: &str) -> String {
+    format!("fiox-{record}")
+}
+
 /// The last lines of a log, on one line (for an error message).
 fn tail(p: &Path) -> String {
     let t = std::fs::read(p)
@@ -490,10 +581,21 @@ fn guest_script(r: &Run) -> String {
              echo {sched} > /sys/block/vda/queue/scheduler 2>>{o}/setup.log\n"
         ));
     }
+    if let Some(direct) = r.spec.guest_loop {
+        s.push_str(&loop_script(direct, r.spec.loop_size));
+    }
+    // The working directory writable through an overlay (upper in the guest's tmpfs): the
+    // files the job writes there (logs, I/O logs) are copied to the share afterwards.
     s.push_str(&format!(
         "cat /sys/block/vda/queue/scheduler > {o}/sched 2>/dev/null\n\
-         cd {} 2>/dev/null || cd /\n",
-        shell_quote(&r.cwd.to_string_lossy())
+         W={w}\n\
+         mkdir -p {ov}/u {ov}/w {o}/files\n\
+         if [ \"$W\" != / ]; then modprobe -q overlay 2>>{o}/setup.log; \
+         mount -t overlay overlay -o lowerdir=\"$W\",upperdir={ov}/u,workdir={ov}/w \"$W\" \
+         2>>{o}/setup.log; fi\n\
+         cd \"$W\" 2>/dev/null || cd /\n",
+        w = shell_quote(&r.cwd.to_string_lossy()),
+        ov = GUEST_OVERLAY,
     ));
     for (k, v) in &r.env {
         if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.is_empty() {
@@ -507,16 +609,94 @@ fn guest_script(r: &Run) -> String {
     }
     s.push_str(&format!(
         "{cmd} > {o}/stdout 2> {o}/stderr\n\
-         echo $? > {o}/exit\n\
+         st=$?\n\
+         (cd {ov}/u && find . -type f -exec cp --parents {{}} {o}/files/ \\;) 2>>{o}/setup.log\n\
+         echo $st > {o}/exit\n\
          sync\n\
-         echo o > /proc/sysrq-trigger\n"
+         echo o > /proc/sysrq-trigger\n",
+        ov = GUEST_OVERLAY,
     ));
     s
+}
+
+/// Seed 001's stack in the guest: ext4 on /dev/vda, a file there under a loop device with
+/// direct I/O `direct`, ext4 on the loop device mounted on [`GUEST_LOOP_DIR`]; the device and
+/// its sysfs dio flag to the share. A step that fails ends the guest with the reason as the
+/// run's stderr (fiox does not run on the guest's tmpfs instead).
+fn loop_script(direct: bool, size: u64) -> String {
+    let o = GUEST_OUT;
+    let dio = if direct { "on" } else { "off" };
+    format!(
+        "modprobe -q loop 2>>{o}/setup.log; modprobe -q ext4 2>>{o}/setup.log\n\
+         mkdir -p /run/fiox-vda {GUEST_LOOP_DIR}\n\
+         if mkfs.ext4 -q -F {GUEST_DISK} >>{o}/setup.log 2>&1 \
+         && mount {GUEST_DISK} /run/fiox-vda 2>>{o}/setup.log \
+         && truncate -s {size} /run/fiox-vda/loop.img 2>>{o}/setup.log \
+         && L=$(losetup --direct-io={dio} -f --show /run/fiox-vda/loop.img 2>>{o}/setup.log) \
+         && mkfs.ext4 -q -F \"$L\" >>{o}/setup.log 2>&1 \
+         && mount \"$L\" {GUEST_LOOP_DIR} 2>>{o}/setup.log; then\n\
+         echo \"${{L#/dev/}} $(cat /sys/block/${{L#/dev/}}/loop/dio)\" > {o}/loop\n\
+         else\n\
+         {{ echo 'fiox: --vm guest_loop: the loop device stack in the guest failed:'; \
+         cat {o}/setup.log; }} > {o}/stderr\n\
+         echo 1 > {o}/exit; sync; echo o > /proc/sysrq-trigger; sleep 60\n\
+         fi\n"
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::managed::Record;
+
+    /// A QEMU that emulates nothing (no machine, paused): cheap to start, a real
+    /// qemu-system-* process.
+    fn idle_qemu(tag: &str) -> Child {
+        Command::new(QEMU)
+            .args(["-name", tag, "-machine", "none", "-display", "none"])
+            .args(["-nodefaults", "-S", "-monitor", "none", "-serial", "none"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    #[test]
+    fn cleanup_stops_the_qemu_of_an_intent_by_its_tag_and_no_other() {
+        crate::testutil::need::require_tool(QEMU);
+        let name = format!("vm-intent-{}", std::process::id());
+        let exe = std::fs::canonicalize(find_program(QEMU).unwrap()).unwrap();
+        let (dev, ino) = Identity::of(&std::fs::metadata(&exe).unwrap()).dev_ino();
+        let mut ours = idle_qemu(&program_tag(&name));
+        let mut other = idle_qemu(&program_tag("vm-someone-else"));
+        let tag = program_tag(&name);
+        assert!(crate::testutil::eventually(|| {
+            fiox_guard::process::find_program((dev, ino), &tag)
+                .iter()
+                .any(|(pid, _)| *pid == ours.id())
+        }));
+        // A record of a QEMU fiox meant to start (pid 0): cleanup finds and stops ours only.
+        let mut rec = Record::new(&name, &crate::managed::Kind::Vm, None);
+        rec.steps.push(Step::Program {
+            pid: 0,
+            start: 0,
+            exe: exe.clone(),
+            dev,
+            ino,
+        });
+        crate::managed::teardown(&rec).unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(ours.wait().unwrap().signal(), Some(libc::SIGTERM));
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "another tag's QEMU was stopped"
+        );
+        // Nothing tagged left: the intent's undo finds nothing and succeeds.
+        crate::managed::teardown(&rec).unwrap();
+        other.kill().unwrap();
+        other.wait().unwrap();
+    }
 
     #[test]
     fn the_guest_script_quotes_what_it_runs() {
@@ -534,7 +714,12 @@ mod tests {
             s.contains("'/usr/bin/fiox' '--name=it'\\''s' '--filename=/dev/vda'"),
             "{s}"
         );
-        assert!(s.contains("cd '/var/tmp/a b'"), "{s}");
+        assert!(s.contains("W='/var/tmp/a b'"), "{s}");
+        assert!(s.contains("lowerdir=\"$W\""), "{s}");
+        assert!(
+            s.contains("find . -type f -exec cp --parents {} /run/fiox-out/files/ \\;"),
+            "{s}"
+        );
         assert!(s.contains("export T='x y'"), "{s}");
         assert!(!s.contains("bad;k"), "{s}");
         assert!(

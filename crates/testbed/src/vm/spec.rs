@@ -55,7 +55,16 @@ pub struct VmSpec {
     /// The guest's I/O scheduler for the disk (none, mq-deadline, bfq, kyber); None: the
     /// guest kernel's default.
     pub sched: Option<String>,
-    /// Size of the disk's backing file.
+    /// A block device as the guest's disk (`disk=/dev/loop0`) instead of a fresh backing
+    /// file; fiox checks it as it checks a job's device before the guest starts (mounted,
+    /// holding a filesystem: refused unless allowed).
+    pub disk: Option<PathBuf>,
+    /// Seed 001's stack inside the guest: ext4 on the disk, a file there of `loop_size` bytes
+    /// under a loop device with direct I/O off (`buffered`) or on (`direct`), ext4 on that,
+    /// mounted where the job runs ([`VmSpec::guest_target`]). None: the job gets the disk.
+    pub guest_loop: Option<bool>,
+    pub loop_size: u64,
+    /// Size of the disk's backing file (not used with `disk`).
     pub disk_size: u64,
     /// Where the backing file goes (a directory; /dev/shm as seed 002).
     pub disk_dir: PathBuf,
@@ -69,7 +78,9 @@ pub struct VmSpec {
 /// The keys [`VmSpec::parse`] knows.
 pub const VM_KEYS: &str = "kernel, aio (threads|native|io_uring), cache (none|writeback|\
                            writethrough|directsync|unsafe), memory, cpus, queues, iothread \
-                           (on|off), sched (none|mq-deadline|bfq|kyber), disk_size, disk_dir, \
+                           (on|off), sched (none|mq-deadline|bfq|kyber), disk (a block device), \
+                           guest_loop (buffered|direct), loop_size, \
+                           disk_size, disk_dir, \
                            accel (auto|kvm|tcg), probe_s, boot_s";
 
 impl Default for VmSpec {
@@ -83,6 +94,9 @@ impl Default for VmSpec {
             queues: None,
             iothread: false,
             sched: None,
+            disk: None,
+            guest_loop: None,
+            loop_size: 1 << 30,
             disk_size: 2 << 30,
             disk_dir: PathBuf::from("/dev/shm"),
             accel: Accel::Auto,
@@ -121,7 +135,24 @@ impl VmSpec {
                 s.cache
             )));
         }
+        if s.guest_loop.is_some() && s.disk.is_none() && s.loop_size + (64 << 20) > s.disk_size {
+            return Err(TestbedError::Invalid(format!(
+                "vm loop_size={} does not fit on the disk (disk_size={}): leave 64m for the \
+                 disk's own ext4",
+                s.loop_size, s.disk_size
+            )));
+        }
         Ok(s)
+    }
+
+    /// Where the job's I/O goes in the guest: the disk itself (`filename=/dev/vda`), or with
+    /// `guest_loop` the directory the loop device's ext4 is mounted on (`directory=...`).
+    pub fn guest_target(&self) -> (&'static str, &'static str) {
+        if self.guest_loop.is_some() {
+            ("directory", super::GUEST_LOOP_DIR)
+        } else {
+            ("filename", super::GUEST_DISK)
+        }
     }
 
     fn set(&mut self, k: &str, v: &str) -> Result<()> {
@@ -172,6 +203,21 @@ impl VmSpec {
                     return Err(bad(k, v, "at least 1m"));
                 }
             }
+            "guest_loop" => {
+                self.guest_loop = match v {
+                    "buffered" => Some(false),
+                    "direct" => Some(true),
+                    _ => return Err(bad(k, v, "buffered or direct")),
+                }
+            }
+            "loop_size" => {
+                self.loop_size = size(v)?;
+                if self.loop_size < 64 << 20 {
+                    return Err(bad(k, v, "at least 64m (ext4 with room for a job)"));
+                }
+            }
+            "disk" if v.starts_with('/') => self.disk = Some(PathBuf::from(v)),
+            "disk" => return Err(bad(k, v, "the absolute path of a block device")),
             "disk_dir" if v.starts_with('/') => self.disk_dir = PathBuf::from(v),
             "disk_dir" => return Err(bad(k, v, "an absolute directory path")),
             "accel" => {
@@ -215,6 +261,16 @@ mod tests {
         assert!(e("cpus=0").contains("from 1 to 64"));
         assert!(e("aio=native,cache=writeback").contains("cache=none"));
         assert!(e("disk_dir=shm").contains("absolute"));
+        assert!(e("disk=loop0").contains("block device"));
+        assert!(e("guest_loop=on").contains("buffered or direct"));
+        assert!(e("guest_loop=direct,loop_size=2g").contains("does not fit"));
+        let l = VmSpec::parse("guest_loop=direct,loop_size=512m").unwrap();
+        assert_eq!(l.guest_target(), ("directory", "/run/fiox-loop"));
+        assert_eq!(VmSpec::default().guest_target(), ("filename", "/dev/vda"));
+        assert_eq!(
+            VmSpec::parse("disk=/dev/loop7").unwrap().disk,
+            Some(PathBuf::from("/dev/loop7"))
+        );
         assert!(e("kernel").contains("KEY=VALUE"));
     }
 }
