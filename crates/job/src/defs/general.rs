@@ -86,7 +86,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("1")
-    .range(1, crate::resolve::MAX_JOBS as i64)
+    .range(1, super::MAX_JOBS as i64)
     .long("Each clone is an independent job with the same options, named like the original; clones share a group."),
     OptDef::new("group_reporting", K::Bool, C::Stats, "Report each group as a whole instead of per job", |j, v| {
         j.stats.group_reporting = v.bool()?;

@@ -24,6 +24,12 @@ mod workload;
 use crate::value;
 use crate::JobSpec;
 
+/// fiox's limit on jobs, counting numjobs clones. fio stops at 4,096 (REAL_MAX_JOBS); fiox
+/// starts jobs in time linear in their number (issue 28: 10,000 sections), and each job is a
+/// thread of about 130 KB: the limit only keeps a typo (numjobs=1000000) from exhausting the
+/// machine's threads.
+pub const MAX_JOBS: usize = 65_536;
+
 /// Value type of an option (drives bare-flag handling and the docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -20,11 +20,7 @@ use crate::jobfile::{RawOpt, Section};
 use crate::JobSpec;
 use checks::{check_groups, check_wait_for, share_dedupe_seeds};
 
-/// fiox's limit on jobs, counting numjobs clones. fio stops at 4,096 (REAL_MAX_JOBS); fiox
-/// starts jobs in time linear in their number (issue 28: 10,000 sections), and each job is a
-/// thread of about 130 KB: the limit only keeps a typo (numjobs=1000000) from exhausting the
-/// machine's threads.
-pub const MAX_JOBS: usize = 65_536;
+pub use crate::defs::MAX_JOBS;
 
 /// Resolve sections (command line first, then job files in order) into jobs.
 pub fn resolve(sections: &[Section]) -> Result<Vec<JobSpec>, JobError> {

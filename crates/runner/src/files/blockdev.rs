@@ -111,7 +111,7 @@ pub fn claim_for_guest(
     allow_destructive: bool,
     allow_targets: &[std::path::PathBuf],
 ) -> Result<Option<BlockClaim>, RunError> {
-    if allow_destructive || crate::job::prepare::allowed_target(allow_targets, path) {
+    if allow_destructive || super::allowed_target(allow_targets, path) {
         return Ok(None);
     }
     check_block_write(path).map(Some)

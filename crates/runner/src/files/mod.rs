@@ -594,6 +594,31 @@ fn write_data(
     Ok(left == 0)
 }
 
+/// Whether `path` is one of the targets `--allow-destructive=PATH` named: the same device
+/// (a block device's number) or the same file (device and inode), links followed as the
+/// job's open follows them; or a block device declared scratch space (FIOX_SCRATCH; regular
+/// files in scratch space are allowed on their descriptor, see `safeopen::check_writable`).
+pub(crate) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let key = |p: &std::path::Path| {
+        std::fs::metadata(p).ok().map(|m| {
+            if m.file_type().is_block_device() {
+                (0, m.rdev())
+            } else {
+                (m.dev(), m.ino())
+            }
+        })
+    };
+    let Some(k) = key(path) else {
+        return false;
+    };
+    targets.iter().any(|t| key(t) == Some(k))
+        || (k.0 == 0
+            && fiox_guard::scratch::Scratch::declared()
+                .device(k.1)
+                .is_some())
+}
+
 #[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {

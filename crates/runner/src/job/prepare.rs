@@ -54,8 +54,9 @@ pub(super) fn prepare_files(
     }
     // The files' directories stay open from one file to the next until the files are ready.
     let _held = crate::files::safeopen::HeldDirs::enter();
-    let allowed =
-        |p: &std::path::Path| env.allow_destructive || allowed_target(env.allow_targets, p);
+    let allowed = |p: &std::path::Path| {
+        env.allow_destructive || crate::files::allowed_target(env.allow_targets, p)
+    };
     crate::files::owned::check_user_files(job, &plan, &allowed)?;
     crate::verify::vstate::check_targets(job, &plan)?;
     let mut claims = Vec::new();
@@ -87,7 +88,7 @@ pub(super) fn prepare_files(
         }
         let who = crate::files::safeopen::Writer {
             job: &job.name,
-            allow: allow_all(env) || allowed_target(env.allow_targets, &f.path),
+            allow: allow_all(env) || crate::files::allowed_target(env.allow_targets, &f.path),
         };
         if defer && !f.path.exists() {
             // Created at its first open (create_on_open): still removed on an aborted run,
@@ -122,31 +123,6 @@ pub(super) fn prepare_files(
         warnings,
         _claims: claims,
     })
-}
-
-/// Whether `path` is one of the targets `--allow-destructive=PATH` named: the same device
-/// (a block device's number) or the same file (device and inode), links followed as the
-/// job's open follows them; or a block device declared scratch space (FIOX_SCRATCH; regular
-/// files in scratch space are allowed on their descriptor, see `safeopen::check_writable`).
-pub(crate) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let key = |p: &std::path::Path| {
-        std::fs::metadata(p).ok().map(|m| {
-            if m.file_type().is_block_device() {
-                (0, m.rdev())
-            } else {
-                (m.dev(), m.ino())
-            }
-        })
-    };
-    let Some(k) = key(path) else {
-        return false;
-    };
-    targets.iter().any(|t| key(t) == Some(k))
-        || (k.0 == 0
-            && fiox_guard::scratch::Scratch::declared()
-                .device(k.1)
-                .is_some())
 }
 
 /// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).

@@ -301,6 +301,12 @@ fn parse_line(r: &mut Record, line: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The argument a guest's QEMU carries (`-name TAG`) so that a QEMU recorded only as an
+/// intent (fiox killed between its start and the record of its pid) is found again.
+pub(crate) fn program_tag(record: &str) -> String {
+    format!("fiox-{record}")
+}
+
 /// A path as records hold them: absolute, with no `.` or `..` component, no newline, UTF-8.
 pub(crate) fn check_path(p: &Path) -> Result<(), String> {
     let s = p

@@ -68,7 +68,7 @@ fn undo(rec: &Record, s: &Step) -> Result<()> {
         } => {
             // Recorded before it was started: whatever runs the executable with this
             // record's tag (fiox was killed before it recorded the pid).
-            let tag = crate::vm::program_tag(&rec.name);
+            let tag = super::record::program_tag(&rec.name);
             let mut first = Ok(());
             for (pid, start) in fiox_guard::process::find_program((*dev, *ino), &tag) {
                 if let Err(e) = stop_program(pid, start, exe, (*dev, *ino)) {

@@ -300,7 +300,7 @@ impl Guest {
     /// the kernel when fiox dies, kill -9 included) and record it: first as an intent (the
     /// executable, no pid yet) so a kill -9 between the start and the pid's record still
     /// leaves a record `testbed cleanup` can act on (it finds the QEMU by its tag, see
-    /// [`program_tag`]), then by pid, start time and executable.
+    /// [`crate::managed::record::program_tag`]), then by pid, start time and executable.
     fn start(&mut self, args: &[String], files: &Files, accel: &str) -> Result<()> {
         let qemu = find_program(QEMU).unwrap_or_else(|| PathBuf::from(QEMU));
         let qemu = std::fs::canonicalize(&qemu).unwrap_or(qemu);
@@ -315,7 +315,7 @@ impl Guest {
             .map(|m| Identity::of(&m).dev_ino())
             .map_err(|e| TestbedError::io("stat", &qemu, e))?;
         let m = self.maker();
-        let tag = program_tag(&m.rec.name);
+        let tag = crate::managed::record::program_tag(&m.rec.name);
         m.step(Step::Program {
             pid: 0,
             start: 0,
@@ -487,12 +487,6 @@ fn written_files(root: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>> {
     }
     out.sort();
     Ok(out)
-}
-
-/// The argument a guest's QEMU carries (`-name TAG`) so that a QEMU recorded only as an
-/// intent (fiox killed between its start and the record of its pid) is found again.
-pub(crate) fn program_tag(record: &str) -> String {
-    format!("fiox-{record}")
 }
 
 /// The last lines of a log, on one line (for an error message).
@@ -668,9 +662,9 @@ mod tests {
         let name = format!("vm-intent-{}", std::process::id());
         let exe = std::fs::canonicalize(find_program(QEMU).unwrap()).unwrap();
         let (dev, ino) = Identity::of(&std::fs::metadata(&exe).unwrap()).dev_ino();
-        let mut ours = idle_qemu(&program_tag(&name));
-        let mut other = idle_qemu(&program_tag("vm-someone-else"));
-        let tag = program_tag(&name);
+        let mut ours = idle_qemu(&crate::managed::record::program_tag(&name));
+        let mut other = idle_qemu(&crate::managed::record::program_tag("vm-someone-else"));
+        let tag = crate::managed::record::program_tag(&name);
         assert!(crate::testutil::eventually(|| {
             fiox_guard::process::find_program((dev, ino), &tag)
                 .iter()
