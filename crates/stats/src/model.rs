@@ -27,6 +27,15 @@ pub struct LatStat {
 impl LatStat {
     #[inline]
     pub fn add(&mut self, ns: u64) {
+        self.add_summary(ns);
+        self.hist.record(ns);
+    }
+
+    /// Count one sample in min/max/mean/stddev only, not in the histogram: for a statistic
+    /// whose percentiles no report asks for (fio keeps no slat/lat histogram unless
+    /// `slat_percentiles` / `lat_percentiles`), which saves a bucket update per I/O.
+    #[inline]
+    pub fn add_summary(&mut self, ns: u64) {
         if self.n == 0 {
             self.shift = ns;
             self.min = ns;
@@ -40,7 +49,6 @@ impl LatStat {
         let d = ns.wrapping_sub(self.shift) as i64 as f64;
         self.sum += d;
         self.sumsq += d * d;
-        self.hist.record(ns);
     }
 
     pub fn mean(&self) -> f64 {

@@ -280,7 +280,9 @@ impl<'a> IoLoop<'a> {
         let mut s = self.slots[id as usize];
         if s.ddir != SYNC {
             (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
-            self.slots[id as usize] = s;
+            // The two fields, not the whole slot back (a per-I/O copy of 48 bytes).
+            let slot = &mut self.slots[id as usize];
+            (slot.prio, slot.ioprio) = (s.prio, s.ioprio);
         }
         self.last_ddir = s.ddir;
         let buf = if s.ddir == SYNC {
