@@ -13,15 +13,17 @@ impl<'a> IoLoop<'a> {
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     pub(super) fn fill_queue(&mut self, depth: u32) {
         while self.inflight < depth && self.end.is_none() {
-            if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
-                self.hold_for_flow();
-                return;
-            }
-            if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
-                self.queue_backlog();
-            }
-            if self.job.verify.trim_backlog > 0 && !self.verify_phase {
-                self.queue_trim();
+            if !self.plain_next {
+                if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
+                    self.hold_for_flow();
+                    return;
+                }
+                if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
+                    self.queue_backlog();
+                }
+                if self.job.verify.trim_backlog > 0 && !self.verify_phase {
+                    self.queue_trim();
+                }
             }
             let id = match self.next_slot() {
                 Some(id) => id,
