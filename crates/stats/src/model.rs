@@ -555,6 +555,27 @@ mod tests {
         assert!((s.stddev() - 4.0).abs() < 1e-9);
     }
 
+    #[test]
+    fn summary_only_samples_keep_every_figure_but_the_histogram() {
+        let (mut full, mut summary) = (LatStat::default(), LatStat::default());
+        for v in [7_000u64, 1_200, 950_000, 33, 7_000, 2_000_000_000] {
+            full.add(v);
+            summary.add_summary(v);
+        }
+        assert_eq!(
+            (summary.n, summary.min, summary.max),
+            (6, 33, 2_000_000_000)
+        );
+        assert_eq!(
+            (summary.n, summary.min, summary.max),
+            (full.n, full.min, full.max)
+        );
+        assert_eq!(summary.mean(), full.mean());
+        assert_eq!(summary.stddev(), full.stddev());
+        assert!(summary.hist.is_empty());
+        assert_eq!(full.hist.count(), 6);
+    }
+
     /// Two-pass reference on values re-based to their minimum (so f64 sums stay exact).
     fn reference(v: &[u64]) -> (f64, f64) {
         let base = *v.iter().min().unwrap();
