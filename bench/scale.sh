@@ -102,13 +102,16 @@ for l in open(sys.argv[1]):
     if m: s+=float(m.group(1))*{"":1,"K":1e3,"M":1e6}[m.group(2)]
 print(int(s))' "$scratch/out")
         echo "$mode t/io_uring: $t ios=$ios $(per_io "$t" "$ios")"
-        for tool in "$fiox" "$fio"; do
-            t=$(run "$tool" --name=u --ioengine="$engine" --rw=randread --bs=4k --filename="$dev" --direct=1 \
+        # fiox also with gtod_reduce=1: what fio's default statistics cost it.
+        for tool in "$fiox" "$fiox gtod_reduce" "$fio"; do
+            local bin=${tool% gtod_reduce} more=()
+            [ "$bin" != "$tool" ] && more=(--gtod_reduce=1)
+            t=$(run "$bin" --name=u --ioengine="$engine" --rw=randread --bs=4k --filename="$dev" --direct=1 \
                 --iodepth=32 --iodepth_batch_submit=8 --iodepth_batch_complete_min=1 \
-                --iodepth_batch_complete_max=8 "${extra[@]}" --time_based --runtime="$runtime" \
-                --output-format=json)
+                --iodepth_batch_complete_max=8 "${extra[@]}" "${more[@]}" --time_based \
+                --runtime="$runtime" --output-format=json)
             read -r ios _ <<<"$(ios_of)"
-            echo "$mode $(basename "$tool"): $t ios=$ios $(per_io "$t" "$ios")"
+            echo "$mode $(basename "$bin")${more[*]:+ ${more[*]}}: $t ios=$ios $(per_io "$t" "$ios")"
         done
     done
     "$fiox" testbed down scale-uring >/dev/null

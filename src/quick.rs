@@ -235,6 +235,8 @@ fn job(
     j.timing.runtime = Some(a.runtime);
     j.timing.time_based = true;
     j.stats.group_reporting = true;
+    // Its table prints lat's median and p99: the runner keeps lat's histogram only when asked.
+    j.stats.lat_percentiles = true;
     // Random tests may revisit blocks within the time limit: no random map needed.
     j.rand.norandommap = true;
     j

@@ -27,6 +27,15 @@ pub struct LatStat {
 impl LatStat {
     #[inline]
     pub fn add(&mut self, ns: u64) {
+        self.add_summary(ns);
+        self.hist.record(ns);
+    }
+
+    /// Count one sample in min/max/mean/stddev only, not in the histogram: for a statistic
+    /// whose percentiles no report asks for (fio keeps no slat/lat histogram unless
+    /// `slat_percentiles` / `lat_percentiles`), which saves a bucket update per I/O.
+    #[inline]
+    pub fn add_summary(&mut self, ns: u64) {
         if self.n == 0 {
             self.shift = ns;
             self.min = ns;
@@ -40,7 +49,6 @@ impl LatStat {
         let d = ns.wrapping_sub(self.shift) as i64 as f64;
         self.sum += d;
         self.sumsq += d * d;
-        self.hist.record(ns);
     }
 
     pub fn mean(&self) -> f64 {
@@ -545,6 +553,27 @@ mod tests {
         let s = SampleStat::from_parts(3, 1, 9, 5.0, 4.0);
         assert_eq!((s.n, s.min, s.max), (3, 1, 9));
         assert!((s.stddev() - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn summary_only_samples_keep_every_figure_but_the_histogram() {
+        let (mut full, mut summary) = (LatStat::default(), LatStat::default());
+        for v in [7_000u64, 1_200, 950_000, 33, 7_000, 2_000_000_000] {
+            full.add(v);
+            summary.add_summary(v);
+        }
+        assert_eq!(
+            (summary.n, summary.min, summary.max),
+            (6, 33, 2_000_000_000)
+        );
+        assert_eq!(
+            (summary.n, summary.min, summary.max),
+            (full.n, full.min, full.max)
+        );
+        assert_eq!(summary.mean(), full.mean());
+        assert_eq!(summary.stddev(), full.stddev());
+        assert!(summary.hist.is_empty());
+        assert_eq!(full.hist.count(), 6);
     }
 
     /// Two-pass reference on values re-based to their minimum (so f64 sums stay exact).

@@ -47,6 +47,9 @@ struct FixedBufs {
     base: usize,
     end: usize,
     chunk: usize,
+    /// The whole pool is one registered buffer (every pool under 1 GiB): its index is 0 and
+    /// the per-I/O division by `chunk` is not needed.
+    single: bool,
 }
 
 pub(crate) struct UringEngine {
@@ -285,6 +288,9 @@ impl UringEngine {
                 "fixedbufs",
                 "buffer outside the registered pool".into(),
             ));
+        }
+        if b.single {
+            return Ok(0);
         }
         Ok(((a - b.base) / b.chunk) as u16)
     }
@@ -538,6 +544,7 @@ impl IoEngine for UringEngine {
             base: base as usize,
             end: base as usize + total,
             chunk,
+            single: chunk >= total,
         });
         Ok(())
     }

@@ -16,6 +16,10 @@ pub struct Measure {
     pub clat: bool,
     pub lat: bool,
     pub bw: bool,
+    /// Keep slat's / lat's histogram: only where a report prints their percentiles
+    /// (`slat_percentiles`, `lat_percentiles`); their min/max/mean/stddev are kept either way.
+    pub slat_hist: bool,
+    pub lat_hist: bool,
 }
 
 impl Measure {
@@ -28,6 +32,8 @@ impl Measure {
             clat: !reduce && !s.disable_clat,
             lat: !reduce && !s.disable_lat,
             bw: !reduce && !s.disable_bw,
+            slat_hist: s.slat_percentiles,
+            lat_hist: s.lat_percentiles,
         }
     }
     /// Whether any per-I/O clock read is needed.

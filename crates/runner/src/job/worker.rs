@@ -294,6 +294,8 @@ fn measure_for(
             clat: false,
             lat: false,
             bw: measure.bw,
+            slat_hist: false,
+            lat_hist: false,
         };
     }
     (measure, file_ops)

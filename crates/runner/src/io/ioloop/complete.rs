@@ -155,10 +155,20 @@ impl<'a> IoLoop<'a> {
                 self.acct.lat_buckets.add(clat);
             }
             if !sync_done && m.slat {
-                d.slat.add(s.issue_ns.saturating_sub(s.start_ns));
+                let slat = s.issue_ns.saturating_sub(s.start_ns);
+                if m.slat_hist {
+                    d.slat.add(slat);
+                } else {
+                    d.slat.add_summary(slat);
+                }
             }
             if m.lat && !lean && !self.copy_lat {
-                d.lat.add(now.saturating_sub(s.start_ns));
+                let lat = now.saturating_sub(s.start_ns);
+                if m.lat_hist {
+                    d.lat.add(lat);
+                } else {
+                    d.lat.add_summary(lat);
+                }
             }
             // Jobs without cmdprio have no per-priority statistics: one length check.
             if let Some(p) = d.prios.get_mut(s.prio as usize) {

@@ -197,6 +197,11 @@ pub struct IoLoop<'a> {
     /// `account` calls `account_hooks` (per-I/O logs, max_latency, latency_target, act):
     /// decided at the start of each run, as the loop's owner sets the last two before.
     hooks: bool,
+    /// None of the features that give `next_slot` / `fill_queue` something other than the
+    /// generator's next request (verify, replay, fsync/fdatasync/sync_file_range intervals,
+    /// the open-file gate, file operations, flow, trim_backlog, serialize_overlap): their
+    /// checks are skipped per I/O. Decided at each `run`, like `hooks`.
+    plain_next: bool,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
     /// `--debug=random`: the generator notes its random offset draws for fio's lines.
@@ -380,6 +385,7 @@ impl<'a> IoLoop<'a> {
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
             hooks: true,
+            plain_next: false,
             dbg_io: crate::debug::on(crate::debug::IO),
             dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
@@ -451,6 +457,19 @@ impl<'a> IoLoop<'a> {
         self.next_event_ns = 0;
         self.hooks =
             self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some();
+        self.plain_next = self.verify.is_none()
+            && !self.verify_phase
+            && self.vq.is_empty()
+            && self.replay.is_none()
+            && self.io_jobs_done.is_none()
+            && self.job.fsync == 0
+            && self.job.fdatasync == 0
+            && self.job.files.sync_file_range.is_none()
+            && self.gate.is_none()
+            && self.file_ops.is_none()
+            && self.flow.is_none()
+            && self.job.verify.trim_backlog == 0
+            && !self.serialize;
         if !self.verify_phase {
             self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {

@@ -12,6 +12,17 @@ impl<'a> IoLoop<'a> {
         if let Some(id) = self.requeue.pop() {
             return Some(id);
         }
+        if self.plain_next {
+            // The general path below with every feature check false (see `plain_next`).
+            if self.exhausted {
+                return None;
+            }
+            let req = self.next_request()?;
+            self.last_file = req.file;
+            let id = self.free.pop()?;
+            self.prepare(id, req);
+            return Some(id);
+        }
         if self.verify_phase || !self.vq.is_empty() {
             return self.next_verify_read();
         }

@@ -13,15 +13,17 @@ impl<'a> IoLoop<'a> {
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     pub(super) fn fill_queue(&mut self, depth: u32) {
         while self.inflight < depth && self.end.is_none() {
-            if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
-                self.hold_for_flow();
-                return;
-            }
-            if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
-                self.queue_backlog();
-            }
-            if self.job.verify.trim_backlog > 0 && !self.verify_phase {
-                self.queue_trim();
+            if !self.plain_next {
+                if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
+                    self.hold_for_flow();
+                    return;
+                }
+                if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
+                    self.queue_backlog();
+                }
+                if self.job.verify.trim_backlog > 0 && !self.verify_phase {
+                    self.queue_trim();
+                }
             }
             let id = match self.next_slot() {
                 Some(id) => id,
@@ -280,7 +282,9 @@ impl<'a> IoLoop<'a> {
         let mut s = self.slots[id as usize];
         if s.ddir != SYNC {
             (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
-            self.slots[id as usize] = s;
+            // The two fields, not the whole slot back (a per-I/O copy of 48 bytes).
+            let slot = &mut self.slots[id as usize];
+            (slot.prio, slot.ioprio) = (s.prio, s.ioprio);
         }
         self.last_ddir = s.ddir;
         let buf = if s.ddir == SYNC {
