@@ -111,7 +111,8 @@ fn direct_libaio_on_a_loop_device_is_device_time() {
 
 /// The block time read another way on the same run: the kernel's event tracer (ftrace, in a
 /// tracefs instance of its own) records the device's block tracepoints while fiox runs, and
-/// its Q2D and D2C, paired request by request as btt would, agree with the BPF programs'
+/// its G2D (from `block_io_start`, where the programs' queued time starts: a bio made a request)
+/// and D2C, paired request by request as btt would, agree with the BPF programs'
 /// within 10%. (blktrace itself cannot run here: a kernel in lockdown refuses its debugfs
 /// files. The device's own `read_ticks` is no yardstick either: it ends after the bios'
 /// completion work, the aio event and the reaper's wakeup, which block_rq_complete precedes
@@ -293,4 +294,52 @@ fn io_uring_reaping_and_the_loop_workers_are_measured() {
     let kw = &job["workers"]["kworker"];
     assert!(kw["runs"].as_f64().unwrap_or(0.0) > 0.0, "{job:#}");
     assert!(kw["cpu_ns_per_io"].as_f64().unwrap_or(0.0) > 0.0, "{job:#}");
+}
+
+/// Thread pool engines (seed 004's question): the job thread makes no I/O syscall; the helper
+/// threads it created do, and their calls, block requests and device time are the job's. With
+/// fiox's own pool (guasi) the waits on its run and done lists are measured too and the phases
+/// add up; glibc's POSIX AIO queue is not seen, and its phases say so.
+#[test]
+fn a_thread_pools_syscalls_are_the_jobs() {
+    let Some(disk) = ramdisk() else { return };
+    let file = format!("--filename={}", disk.path().display());
+    for engine in ["guasi", "posixaio"] {
+        let e = explain(
+            &[
+                "--name=p",
+                &file,
+                "--direct=1",
+                &format!("--ioengine={engine}"),
+                "--iodepth=8",
+                "--rw=randread",
+                "--bs=4k",
+            ],
+            "read",
+        );
+        let ios = e["ios"].as_f64().unwrap();
+        let h = &e["helpers"];
+        assert!(h["calls"].as_f64().unwrap() >= 0.9 * ios, "{engine}: {e:#}");
+        assert!(h["threads"].as_u64().unwrap() >= 1, "{engine}: {e:#}");
+        assert!(
+            e["block"]["requests"].as_f64().unwrap() >= 0.9 * ios,
+            "{engine}: {e:#}"
+        );
+        assert!(share(&e, "device") > 0.05, "{engine}: {e:#}");
+        assert!(phase(&e, "helper_syscall_on_cpu") > 0.0, "{engine}: {e:#}");
+        let queued = e["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "pool_queued")
+            .unwrap_or_else(|| panic!("{engine}: {e:#}"))
+            .clone();
+        if engine == "guasi" {
+            assert!(queued.get("note").is_none(), "{e:#}");
+            assert!(phase(&e, "pool_done_to_reaped") > 0.0, "{e:#}");
+            adds_up(&e);
+        } else {
+            assert!(queued["note"].as_str().unwrap().contains("glibc"), "{e:#}");
+        }
+    }
 }

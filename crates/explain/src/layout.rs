@@ -69,12 +69,10 @@ pub const H_DEVICE: usize = 3;
 pub const RING_BASE: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
 pub const RING: usize = 128;
 /// More scratch of the current syscall: whether it is io_submit (its direction is its first
-/// request's, or read from its first iocb at exit when it made none), the time the thread
-/// last queued a bio (the next request's queueing time), and its off-CPU waits by state in
-/// D_WAIT_R/S/D's order (added to its direction at exit).
+/// request's, or read from its first iocb at exit when it made none) and its off-CPU waits by
+/// state in D_WAIT_R/S/D's order (added to its direction at exit).
 pub const S_AIO: usize = RING_BASE + RING;
-pub const S_LASTQ: usize = S_AIO + 1;
-pub const S_WAITS: usize = S_LASTQ + 1;
+pub const S_WAITS: usize = S_AIO + 1;
 /// io_uring: the kernel address of the thread's ring (`struct io_rings`, from
 /// io_uring_create) and the completion-queue head last seen there: completions are reaped
 /// when user space moves the head, read at each syscall the thread makes.
@@ -85,23 +83,27 @@ pub const G_CQHEAD: usize = G_RINGS + 1;
 /// per kind (W_* order).
 pub const G_WK_NS: usize = G_CQHEAD + 1;
 pub const G_WK_RUNS: usize = G_WK_NS + W_KINDS;
-pub const WORDS: usize = G_WK_RUNS + W_KINDS;
+/// The thread of this process that created this one (task_newtask): a job thread for the
+/// helper threads of its engine (fiox's worker pool, glibc's POSIX AIO helpers), whose I/O
+/// syscalls are then the job's.
+pub const G_PARENT: usize = G_WK_RUNS + W_KINDS;
+pub const WORDS: usize = G_PARENT + 1;
 /// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
 pub const W_KINDS: usize = 3;
 pub const W_URING: i32 = 0;
 pub const W_KWORKER: i32 = 1;
 pub const W_OTHER: i32 = 2;
 
-/// A woken worker's slot (picked by pid): the worker, its kind, the thread that woke it and
-/// when its run on that thread's behalf is pending (1) until it next leaves the CPU.
+/// A woken worker's slot (picked by pid): the worker, its kind, the thread that woke it,
+/// whether its run on that thread's behalf is pending (1) until it next leaves the CPU, and
+/// its CPU time (`se.sum_exec_runtime`) when woken: the run's CPU time is the difference.
 pub const K_PID: usize = 0;
 pub const K_KIND: usize = 1;
 pub const K_WAKER: usize = 2;
 pub const K_PENDING: usize = 3;
-pub const K_WORDS: usize = 4;
+pub const K_RUNTIME: usize = 4;
+pub const K_WORDS: usize = 5;
 pub const K_SLOTS: u32 = 4096;
-/// CPUs whose last context switch time is kept (the start of the running task's slice).
-pub const CPU_SLOTS: u32 = 1024;
 
 /// Kinds of syscall (S_KIND).
 pub const K_OTHER: i32 = 0;

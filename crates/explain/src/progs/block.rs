@@ -1,6 +1,7 @@
 //! The block layer's programs: a request's record from block_io_start (the submitter's
-//! context) through dispatch to completion, in slots picked by a hash of its address; the
-//! thread's last bio queueing time; merges and splits counted.
+//! context) through dispatch to completion, in slots picked by a hash of its address, queued
+//! from that moment (btt's G: block_getrq fires just before, in the same function; no
+//! program on block_bio_queue, one run per I/O less); merges and splits counted.
 
 use super::{current, dir_ptr, done, hist, inc, ret0, ring_slot, thread, Kernel, Maps};
 use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
@@ -50,20 +51,11 @@ fn req_is_this(a: &mut Asm) {
     a.jmp_reg(Cond::Ne, R1, R2, "out");
 }
 
-/// block_bio_queue (raw: (bio)): the time this process's thread last queued a bio, the
-/// queueing time of the request it becomes (block_io_start follows in the same context).
-pub fn bio_queue(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
-    let mut a = Asm::new();
-    current(&mut a, m, tgid, false);
-    a.call(Helper::KtimeGetNs);
-    a.stx(Size::DW, R7, w(S_LASTQ), R0);
-    ret0(&mut a);
-    done(a)
-}
-
 /// block_io_start (raw: (rq)): a request of this process's thread, inside a submitting
-/// syscall, starts a record: its direction and readahead flag from its cmd_flags, queued at
-/// the thread's last bio. An io_submit's direction is its first request's.
+/// syscall, starts a record: its direction and readahead flag from its cmd_flags, queued now
+/// (the request's `start_time_ns` is not set yet here: the kernel sets it after this
+/// tracepoint, and until then it holds the request's previous use). An io_submit's
+/// direction is its first request's.
 pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     current(&mut a, m, tgid, false);
@@ -98,13 +90,7 @@ pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.stx(Size::DW, R7, w(S_DIR), R9);
     a.label("ra");
     a.call(Helper::KtimeGetNs);
-    a.mov(R8, R0);
-    a.ldx(Size::DW, R1, R7, w(S_LASTQ));
-    a.jmp_imm(Cond::Ne, R1, 0, "q_ok");
-    a.mov(R1, R8);
-    a.label("q_ok");
-    a.stx(Size::DW, FP, -48, R1);
-    a.st_imm(Size::DW, R7, w(S_LASTQ), 0);
+    a.stx(Size::DW, FP, -48, R0);
     req_slot(&mut a, m);
     a.ldx(Size::W, R1, FP, -4);
     a.stx(Size::DW, R0, w(R_TID), R1);
