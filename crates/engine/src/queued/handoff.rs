@@ -108,3 +108,26 @@ pub fn take(tid: i32) -> Option<Handoff> {
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_threads_pools_waits_are_summed_and_read_once() {
+        enable();
+        let t = Totals::for_new_pool();
+        let q = stamp();
+        assert_ne!(q, 0);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        t.taken(q);
+        t.taken(0); // not timed: not counted
+        t.reaped([stamp(), 0].into_iter());
+        // SAFETY: gettid has no preconditions.
+        let me = unsafe { libc::gettid() };
+        let h = take(me).unwrap();
+        assert_eq!((h.queued, h.done), (1, 1));
+        assert!(h.queued_ns >= 2_000_000, "{h:?}");
+        assert_eq!(take(me), None);
+    }
+}

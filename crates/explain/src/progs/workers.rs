@@ -10,6 +10,9 @@ use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R6,
 use crate::layout::*;
 use crate::ExplainError;
 
+/// clone(2)'s CLONE_UNTRACED (include/uapi/linux/sched.h).
+const CLONE_UNTRACED: i32 = 0x0080_0000;
+
 /// io_uring_create (raw: (fd, ctx, sq_entries, cq_entries, flags), in the creating thread):
 /// the ring's `io_rings` address and its completion queue head, for cq_reaped.
 pub fn uring_create(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
@@ -41,7 +44,9 @@ pub fn uring_create(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
 
 /// task_newtask (raw: (task, clone_flags), in the creating thread): a thread this process
 /// creates gets its record now, with the creator's tid (G_PARENT). Rare: threads are made
-/// at a job's start (its engine's pool) and by glibc's POSIX AIO now and then.
+/// at a job's start (its engine's pool) and by glibc's POSIX AIO now and then. The kernel's
+/// own threads of this process (io_uring's iou-wrk and SQPOLL, made with CLONE_UNTRACED,
+/// which pthread_create never passes) get none: they stay workers woken for the job.
 pub fn task_newtask(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     a.mov(R6, R1);
@@ -49,6 +54,8 @@ pub fn task_newtask(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
     a.mov(R1, R0);
     a.alu_imm(Alu::Rsh, R1, 32);
     a.jmp_imm(Cond::Ne, R1, tgid as i32, "out");
+    a.ldx(Size::DW, R1, R6, 8);
+    a.jmp_imm(Cond::Set, R1, CLONE_UNTRACED, "out");
     a.stx(Size::W, FP, -4, R0);
     a.ldx(Size::DW, R3, R6, 0);
     a.alu_imm(Alu::Add, R3, k.task_pid);
