@@ -352,3 +352,60 @@ fn a_thread_pools_syscalls_are_the_jobs() {
         }
     }
 }
+
+/// A stacked device: a loop device (direct I/O on) over a file on ext4 on another loop
+/// device. The upper loop's kworker, woken by the job's submissions, reads the backing file
+/// and makes the lower device's requests: they are the job's `lower` requests, each shorter
+/// than the upper request that waits for it.
+#[test]
+fn a_stacked_devices_lower_requests_are_shown() {
+    if !loop_devices() {
+        return;
+    }
+    let mut img = Ext4Image::create(256 << 20).unwrap();
+    img.attach(&LoopOptions::default()).unwrap();
+    let mnt = img.mount().unwrap().to_path_buf();
+    let backing = mnt.join("upper.img");
+    // Written, not sparse: reading a hole makes no request on the lower device.
+    let mut f = std::fs::File::create(&backing).unwrap();
+    let chunk = vec![0x5au8; 1 << 20];
+    for _ in 0..32 {
+        std::io::Write::write_all(&mut f, &chunk).unwrap();
+    }
+    f.sync_all().unwrap();
+    drop(f);
+    let opts = LoopOptions {
+        direct_io: true,
+        ..LoopOptions::default()
+    };
+    let upper = fiox_testbed::LoopDevice::attach(&backing, &opts).unwrap();
+    let (e, doc) = explain_run(
+        &[
+            "--name=s",
+            &format!("--filename={}", upper.path().display()),
+            "--direct=1",
+            "--ioengine=psync",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    drop(upper);
+    adds_up(&e);
+    let ios = e["ios"].as_f64().unwrap();
+    let l = &e["lower"];
+    let workers = &doc["jobs"][0]["fiox"]["explain"]["workers"];
+    assert!(
+        l["requests"].as_f64().unwrap_or(0.0) >= 0.5 * ios,
+        "{e:#}\n{workers:#}"
+    );
+    let lower = l["device_mean_ns"].as_f64().unwrap();
+    println!(
+        "{} I/Os; upper device {} ns; lower: {l}",
+        ios,
+        phase(&e, "device")
+    );
+    assert!(lower > 0.0, "{e:#}");
+    let upper_device = phase(&e, "device");
+    assert!(lower < upper_device, "{e:#}");
+}

@@ -41,7 +41,7 @@ pub const S_OWNER: usize = 24;
 pub const T_SLOTS: u32 = 1024;
 /// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
 pub const DIR_BASE: usize = 25;
-pub const DIR_WORDS: usize = 16;
+pub const DIR_WORDS: usize = 18;
 pub const DIRS: usize = 3;
 pub const D_CALLS: usize = 0;
 pub const D_IOS: usize = 1;
@@ -58,6 +58,12 @@ pub const D_SPLITS: usize = 11;
 pub const D_RAWSYS: usize = 12;
 pub const D_RAWOFF: usize = 13;
 pub const D_BLKIN: usize = 14;
+/// A stacked device's lower requests made for the direction's I/Os (by a worker a job thread
+/// woke: a loop device's kworker over a file): their number, queued and device time (inside
+/// the upper device's D_D2C, not a phase of their own).
+pub const D_LREQS: usize = 15;
+pub const D_LQ2D: usize = 16;
+pub const D_LD2C: usize = 17;
 /// ... and log2 histograms per direction and phase (bucket b: values in [2^b, 2^(b+1))).
 pub const HIST_BASE: usize = DIR_BASE + DIRS * DIR_WORDS;
 pub const PHASES: usize = 4;
@@ -126,7 +132,9 @@ pub const R_FLAG: usize = 5;
 /// A readahead request (REQ_RAHEAD): no I/O of fiox's waits for it as such.
 pub const R_RA: usize = 6;
 pub const R_PTR: usize = 7;
-pub const R_WORDS: usize = 8;
+/// A lower device's request (made by a worker for R_TID), counted in D_L* only.
+pub const R_LOWER: usize = 8;
+pub const R_WORDS: usize = 9;
 /// Request slots (a power of two).
 pub const R_SLOTS: u32 = 1 << 16;
 

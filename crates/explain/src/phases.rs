@@ -350,6 +350,16 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
                 "splits": (f(D_SPLITS) + hf(D_SPLITS)).round() as u64,
             },
         });
+        let lreqs = f(D_LREQS) + hf(D_LREQS);
+        if lreqs > 0.0 {
+            let per_req = |field: usize| ((f(field) + hf(field)) / lreqs).round() as u64;
+            d["lower"] = json!({
+                "requests": lreqs.round() as u64,
+                "queued_mean_ns": per_req(D_LQ2D),
+                "device_mean_ns": per_req(D_LD2C),
+                "note": "a stacked device's lower device (a loop device's backing file's), per request made for these I/Os by the workers they woke; inside `device`, not a phase of its own",
+            });
+        }
         if pool {
             let mut h = submit_counts(&hf, n);
             h["threads"] = json!(helpers.recs.len());
@@ -474,6 +484,14 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                 d["submit"]["calls"], w["blocked"], w["sleeping"], w["preempted"],
                 b["requests"], b["merges"], b["splits"]
             ));
+            if let Some(l) = d.get("lower") {
+                s.push_str(&format!(
+                    "    lower device: requests={} queued {} + device {} per request (inside device)\n",
+                    l["requests"],
+                    us(l["queued_mean_ns"].as_f64().unwrap_or(0.0)),
+                    us(l["device_mean_ns"].as_f64().unwrap_or(0.0))
+                ));
+            }
             if let Some(h) = d.get("helpers") {
                 let w = &h["waits"];
                 s.push_str(&format!(

@@ -58,7 +58,12 @@ fn req_is_this(a: &mut Asm) {
 /// direction is its first request's.
 pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
-    current(&mut a, m, tgid, false);
+    a.mov(R6, R1);
+    a.call(Helper::GetCurrentPidTgid);
+    a.stx(Size::W, FP, -4, R0);
+    a.alu_imm(Alu::Rsh, R0, 32);
+    a.jmp_imm(Cond::Ne, R0, tgid as i32, "lower");
+    thread(&mut a, m, -4, false, "out");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "out");
     a.ldx(Size::DW, R1, R7, w(S_KIND));
@@ -105,8 +110,59 @@ pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.stx(Size::DW, R0, w(R_RA), R1);
     a.ldx(Size::DW, R1, FP, -16);
     a.stx(Size::DW, R0, w(R_PTR), R1);
+    a.st_imm(Size::DW, R0, w(R_LOWER), 0);
+    a.ja("out");
+    lower_start(&mut a, m, k);
     ret0(&mut a);
     done(a)
+}
+
+/// In io_start, for a task of another process: if it is a worker running for a job thread
+/// (a loop device's kworker woken by the job's submission, reading the backing file), its
+/// request is the job's on the lower device: recorded for that thread with R_LOWER set.
+fn lower_start(a: &mut Asm, m: &Maps, k: &Kernel) {
+    a.label("lower");
+    a.ldx(Size::W, R1, FP, -4);
+    a.alu_imm(Alu::And, R1, (K_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -36, R1);
+    a.ld_map(R1, m.workers);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -36);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "out");
+    a.ldx(Size::DW, R1, R0, w(K_PENDING));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.ldx(Size::DW, R1, R0, w(K_PID));
+    a.ldx(Size::W, R2, FP, -4);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
+    a.ldx(Size::DW, R1, R0, w(K_WAKER));
+    a.stx(Size::DW, FP, -56, R1);
+    a.ldx(Size::DW, R3, R6, 0);
+    a.stx(Size::DW, FP, -16, R3);
+    a.alu_imm(Alu::Add, R3, k.rq_cmd_flags);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -24);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    a.ldx(Size::W, R9, FP, -24);
+    a.alu_imm(Alu::And, R9, k.op_mask);
+    a.jmp_imm(Cond::Gt, R9, 1, "out");
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    req_slot(a, m);
+    a.ldx(Size::DW, R1, FP, -56);
+    a.stx(Size::DW, R0, w(R_TID), R1);
+    a.stx(Size::DW, R0, w(R_DIR), R9);
+    a.stx(Size::DW, R0, w(R_TQ), R8);
+    a.st_imm(Size::DW, R0, w(R_TD), 0);
+    a.st_imm(Size::DW, R0, w(R_SEQ), 0);
+    a.st_imm(Size::DW, R0, w(R_FLAG), 0);
+    a.st_imm(Size::DW, R0, w(R_RA), 1);
+    a.ldx(Size::DW, R1, FP, -16);
+    a.stx(Size::DW, R0, w(R_PTR), R1);
+    a.st_imm(Size::DW, R0, w(R_LOWER), 1);
+    a.ja("out");
 }
 
 /// r9 = the record of the request ctx[0] (raw tracepoint), r6 = ctx; to "out" if none.
@@ -144,6 +200,8 @@ pub fn rq_issue(m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.stx(Size::DW, R9, w(R_TD), R0);
     a.ldx(Size::DW, R1, R9, w(R_FLAG));
     a.jmp_imm(Cond::Ne, R1, 0, "out");
+    a.ldx(Size::DW, R1, R9, w(R_LOWER));
+    a.jmp_imm(Cond::Ne, R1, 0, "out");
     request_thread(&mut a, m, "out");
     same_syscall(&mut a, "out");
     a.st_imm(Size::DW, R9, w(R_FLAG), 1);
@@ -178,6 +236,19 @@ pub fn rq_complete(m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.jmp_imm(Cond::Gt, R1, 2, "del");
     a.stx(Size::DW, FP, -48, R1);
     dir_ptr(&mut a, R6, R7, R1, "del");
+    // A lower device's request: counted apart (its time is inside the upper one's).
+    a.ldx(Size::DW, R1, R9, w(R_LOWER));
+    a.jmp_imm(Cond::Eq, R1, 0, "upper");
+    for (src, word) in [(0, D_LREQS), (-32, D_LQ2D), (-40, D_LD2C)] {
+        if src == 0 {
+            a.mov_imm(R1, 1);
+        } else {
+            a.ldx(Size::DW, R1, FP, src);
+        }
+        a.xadd(R6, w(word), R1);
+    }
+    a.ja("del");
+    a.label("upper");
     a.mov_imm(R1, 1);
     a.xadd(R6, w(D_REQS), R1);
     a.ldx(Size::DW, R1, FP, -32);
