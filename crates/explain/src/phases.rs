@@ -202,170 +202,25 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
     let Some(r) = recs.get(&job.tid) else {
         return json!({"error": "the job's thread left no trace (it did no I/O while traced)"});
     };
-    let own = Threads { recs: vec![r] };
     let helpers = Threads {
         recs: helpers_of(recs, job.tid),
     };
     let n_total: u64 = job.dirs.iter().map(|d| d.0).sum();
     let hel_ios: f64 = (0..3).map(|d| helpers.dir(d, D_IOS, 1.0)).sum();
-    let pool = hel_ios > 0.0 || job.handoff.is_some();
-    let reap = reaping(r, n_total);
-    let per_io = |word: usize| r.g(word) as f64 / n_total.max(1) as f64;
-    let hel_per_io = |word: usize| helpers.total(word) as f64 / n_total.max(1) as f64;
+    let t = Traced {
+        r,
+        own: Threads { recs: vec![r] },
+        pool: hel_ios > 0.0 || job.handoff.is_some(),
+        helpers,
+        reap: reaping(r, n_total),
+        n_total,
+    };
     let mut out = Map::new();
     out.insert("tid".into(), json!(job.tid));
     for (di, dname) in ["read", "write"].iter().enumerate() {
-        let (n, lat) = job.dirs[di];
-        if n == 0 {
-            continue;
+        if job.dirs[di].0 > 0 {
+            out.insert(dname.to_string(), explain_dir(&t, job, di));
         }
-        // io_uring_enter's batches have no direction: shared by the I/Os' mix.
-        let share = n as f64 / n_total.max(1) as f64;
-        let f = |field: usize| own.dir(di, field, share);
-        let per = |field: usize| f(field) / n as f64;
-        let hf = |field: usize| helpers.dir(di, field, share);
-        let hper = |field: usize| hf(field) / n as f64;
-        let (c2r, mut fiox_on, mut fiox_off) = match reap {
-            Reaping::InCall => (0.0, per_io(G_USER), per_io(G_USER_OFF)),
-            Reaping::Measured(c) => (c, 0.0, 0.0),
-            Reaping::Unmeasured => (0.0, 0.0, 0.0),
-        };
-        let mut fiox_note = matches!(reap, Reaping::Measured(_)).then_some(NOTE_OVERLAP);
-        if pool {
-            (fiox_on, fiox_off, fiox_note) = (0.0, 0.0, Some(NOTE_POOL_OVERLAP));
-        }
-        let both = |ph| add_hists(own.hist(di, ph), helpers.hist(di, ph));
-        let mut phases = vec![
-            Phase {
-                name: PHASE_NAMES[0],
-                mean: per(D_ON),
-                hist: Some(r.hist(di, H_SUBMIT_ON)),
-                note: None,
-            },
-            Phase {
-                name: PHASE_NAMES[1],
-                mean: per(D_OFF),
-                hist: Some(r.hist(di, H_SUBMIT_OFF)),
-                note: None,
-            },
-            Phase {
-                name: PHASE_NAMES[2],
-                mean: per(D_Q2D) + hper(D_Q2D),
-                hist: Some(both(H_QUEUED)),
-                note: None,
-            },
-            Phase {
-                name: PHASE_NAMES[3],
-                mean: per(D_D2C) + hper(D_D2C),
-                hist: Some(both(H_DEVICE)),
-                note: None,
-            },
-            Phase {
-                name: PHASE_NAMES[4],
-                // Helpers that reap (an offload thread driving libaio) count theirs here too.
-                mean: c2r + hel_per_io(G_C2R_NS),
-                hist: None,
-                note: matches!(reap, Reaping::Unmeasured).then_some(NOTE_C2R),
-            },
-            Phase {
-                name: PHASE_NAMES[5],
-                mean: fiox_on,
-                hist: None,
-                note: fiox_note,
-            },
-            Phase {
-                name: PHASE_NAMES[6],
-                mean: fiox_off,
-                hist: None,
-                note: fiox_note,
-            },
-        ];
-        if pool {
-            let ho = job.handoff;
-            let glibc = ho.is_none().then_some(NOTE_GLIBC);
-            let ho = ho.unwrap_or_default();
-            phases.extend([
-                Phase {
-                    name: POOL_PHASES[0],
-                    mean: ho.queued_ns as f64 / n_total.max(1) as f64,
-                    hist: None,
-                    note: glibc,
-                },
-                Phase {
-                    name: POOL_PHASES[1],
-                    mean: hel_per_io(G_USER),
-                    hist: None,
-                    note: None,
-                },
-                Phase {
-                    name: POOL_PHASES[2],
-                    mean: hper(D_ON),
-                    hist: Some(helpers.hist(di, H_SUBMIT_ON)),
-                    note: None,
-                },
-                Phase {
-                    name: POOL_PHASES[3],
-                    mean: hper(D_OFF),
-                    hist: Some(helpers.hist(di, H_SUBMIT_OFF)),
-                    note: None,
-                },
-                Phase {
-                    name: POOL_PHASES[4],
-                    mean: ho.done_ns as f64 / n_total.max(1) as f64,
-                    hist: None,
-                    note: glibc,
-                },
-            ]);
-        }
-        let measured: f64 = phases.iter().map(|p| p.mean).sum();
-        phases.push(Phase {
-            name: "other",
-            mean: lat - measured,
-            hist: None,
-            note: None,
-        });
-        let phases: Vec<Value> = phases
-            .into_iter()
-            .map(|ph| {
-                let mut p = json!({"name": ph.name, "mean_ns": ph.mean.round() as i64});
-                if let Some(h) = &ph.hist {
-                    p["percentiles"] = pcts(h);
-                }
-                if let Some(note) = ph.note {
-                    p["note"] = json!(note);
-                }
-                p
-            })
-            .collect();
-        let mut d = json!({
-            "ios": n,
-            "lat_mean_ns": lat.round() as i64,
-            "phases": phases,
-            "measured_ns": measured.round() as i64,
-            "measured_pct": if lat > 0.0 { (measured / lat * 1000.0).round() / 10.0 } else { 0.0 },
-            "submit": submit_counts(&f, n),
-            "block": {
-                "requests": (f(D_REQS) + hf(D_REQS)).round() as u64,
-                "merges": (f(D_MERGES) + hf(D_MERGES)).round() as u64,
-                "splits": (f(D_SPLITS) + hf(D_SPLITS)).round() as u64,
-            },
-        });
-        let lreqs = f(D_LREQS) + hf(D_LREQS);
-        if lreqs > 0.0 {
-            let per_req = |field: usize| ((f(field) + hf(field)) / lreqs).round() as u64;
-            d["lower"] = json!({
-                "requests": lreqs.round() as u64,
-                "queued_mean_ns": per_req(D_LQ2D),
-                "device_mean_ns": per_req(D_LD2C),
-                "note": "a stacked device's lower device (a loop device's backing file's), per request made for these I/Os by the workers they woke; inside `device`, not a phase of its own",
-            });
-        }
-        if pool {
-            let mut h = submit_counts(&hf, n);
-            h["threads"] = json!(helpers.recs.len());
-            d["helpers"] = h;
-        }
-        out.insert(dname.to_string(), d);
     }
     out.insert("reap".into(), reap_counts(r));
     out.insert("workers".into(), woken(r, n_total));
@@ -378,6 +233,169 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
         json!(r.g(G_USER_OFF).checked_div(n_total).unwrap_or(0)),
     );
     Value::Object(out)
+}
+
+/// What a job's directions are read from: its thread's record, its helpers', how it reaps.
+struct Traced<'a> {
+    r: &'a Record,
+    own: Threads<'a>,
+    helpers: Threads<'a>,
+    pool: bool,
+    reap: Reaping,
+    n_total: u64,
+}
+
+impl Traced<'_> {
+    /// A word of the job thread's (`own`) or its helpers' totals per I/O of the job.
+    fn per_io(&self, own: bool, word: usize) -> f64 {
+        let v = if own {
+            self.r.g(word)
+        } else {
+            self.helpers.total(word)
+        };
+        v as f64 / self.n_total.max(1) as f64
+    }
+}
+
+fn ph(name: &'static str, mean: f64, hist: Option<Vec<u64>>, note: Option<&'static str>) -> Phase {
+    Phase {
+        name,
+        mean,
+        hist,
+        note,
+    }
+}
+
+/// Direction `di`'s phases (without `other`): the job thread's, its helpers' added in.
+fn dir_phases(t: &Traced, job: &JobInput, di: usize) -> Vec<Phase> {
+    let n = job.dirs[di].0;
+    // io_uring_enter's batches have no direction: shared by the I/Os' mix.
+    let share = n as f64 / t.n_total.max(1) as f64;
+    let per = |field: usize| t.own.dir(di, field, share) / n as f64;
+    let hper = |field: usize| t.helpers.dir(di, field, share) / n as f64;
+    let (c2r, mut fiox_on, mut fiox_off) = match t.reap {
+        Reaping::InCall => (0.0, t.per_io(true, G_USER), t.per_io(true, G_USER_OFF)),
+        Reaping::Measured(c) => (c, 0.0, 0.0),
+        Reaping::Unmeasured => (0.0, 0.0, 0.0),
+    };
+    let mut fiox_note = matches!(t.reap, Reaping::Measured(_)).then_some(NOTE_OVERLAP);
+    if t.pool {
+        (fiox_on, fiox_off, fiox_note) = (0.0, 0.0, Some(NOTE_POOL_OVERLAP));
+    }
+    let both = |p| Some(add_hists(t.own.hist(di, p), t.helpers.hist(di, p)));
+    let c2r_note = matches!(t.reap, Reaping::Unmeasured).then_some(NOTE_C2R);
+    let mut phases = vec![
+        ph(
+            PHASE_NAMES[0],
+            per(D_ON),
+            Some(t.r.hist(di, H_SUBMIT_ON)),
+            None,
+        ),
+        ph(
+            PHASE_NAMES[1],
+            per(D_OFF),
+            Some(t.r.hist(di, H_SUBMIT_OFF)),
+            None,
+        ),
+        ph(
+            PHASE_NAMES[2],
+            per(D_Q2D) + hper(D_Q2D),
+            both(H_QUEUED),
+            None,
+        ),
+        ph(
+            PHASE_NAMES[3],
+            per(D_D2C) + hper(D_D2C),
+            both(H_DEVICE),
+            None,
+        ),
+        // Helpers that reap (an offload thread driving libaio) count theirs here too.
+        ph(
+            PHASE_NAMES[4],
+            c2r + t.per_io(false, G_C2R_NS),
+            None,
+            c2r_note,
+        ),
+        ph(PHASE_NAMES[5], fiox_on, None, fiox_note),
+        ph(PHASE_NAMES[6], fiox_off, None, fiox_note),
+    ];
+    if t.pool {
+        let glibc = job.handoff.is_none().then_some(NOTE_GLIBC);
+        let ho = job.handoff.unwrap_or_default();
+        let n_total = t.n_total.max(1) as f64;
+        phases.extend([
+            ph(POOL_PHASES[0], ho.queued_ns as f64 / n_total, None, glibc),
+            ph(POOL_PHASES[1], t.per_io(false, G_USER), None, None),
+            ph(
+                POOL_PHASES[2],
+                hper(D_ON),
+                Some(t.helpers.hist(di, H_SUBMIT_ON)),
+                None,
+            ),
+            ph(
+                POOL_PHASES[3],
+                hper(D_OFF),
+                Some(t.helpers.hist(di, H_SUBMIT_OFF)),
+                None,
+            ),
+            ph(POOL_PHASES[4], ho.done_ns as f64 / n_total, None, glibc),
+        ]);
+    }
+    phases
+}
+
+/// Direction `di`'s object: its phases adding up to its mean latency, the submitting calls,
+/// block requests, a stacked device's lower requests, the helpers' calls.
+fn explain_dir(t: &Traced, job: &JobInput, di: usize) -> Value {
+    let (n, lat) = job.dirs[di];
+    let share = n as f64 / t.n_total.max(1) as f64;
+    let f = |field: usize| t.own.dir(di, field, share);
+    let hf = |field: usize| t.helpers.dir(di, field, share);
+    let mut phases = dir_phases(t, job, di);
+    let measured: f64 = phases.iter().map(|p| p.mean).sum();
+    phases.push(ph("other", lat - measured, None, None));
+    let phases: Vec<Value> = phases
+        .into_iter()
+        .map(|ph| {
+            let mut p = json!({"name": ph.name, "mean_ns": ph.mean.round() as i64});
+            if let Some(h) = &ph.hist {
+                p["percentiles"] = pcts(h);
+            }
+            if let Some(note) = ph.note {
+                p["note"] = json!(note);
+            }
+            p
+        })
+        .collect();
+    let mut d = json!({
+        "ios": n,
+        "lat_mean_ns": lat.round() as i64,
+        "phases": phases,
+        "measured_ns": measured.round() as i64,
+        "measured_pct": if lat > 0.0 { (measured / lat * 1000.0).round() / 10.0 } else { 0.0 },
+        "submit": submit_counts(&f, n),
+        "block": {
+            "requests": (f(D_REQS) + hf(D_REQS)).round() as u64,
+            "merges": (f(D_MERGES) + hf(D_MERGES)).round() as u64,
+            "splits": (f(D_SPLITS) + hf(D_SPLITS)).round() as u64,
+        },
+    });
+    let lreqs = f(D_LREQS) + hf(D_LREQS);
+    if lreqs > 0.0 {
+        let per_req = |field: usize| ((f(field) + hf(field)) / lreqs).round() as u64;
+        d["lower"] = json!({
+            "requests": lreqs.round() as u64,
+            "queued_mean_ns": per_req(D_LQ2D),
+            "device_mean_ns": per_req(D_LD2C),
+            "note": "a stacked device's lower device (a loop device's backing file's), per request made for these I/Os by the workers they woke; inside `device`, not a phase of its own",
+        });
+    }
+    if t.pool {
+        let mut h = submit_counts(&hf, n);
+        h["threads"] = json!(t.helpers.recs.len());
+        d["helpers"] = h;
+    }
+    d
 }
 
 /// A direction's submitting calls (`f`: its words summed over the threads read), per I/O of
