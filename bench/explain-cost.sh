@@ -6,7 +6,11 @@
 # target is at most 5% fewer IOPS.
 # Needs root (loop device, BPF). Usage: sudo bench/explain-cost.sh [ROUNDS] [SECONDS]
 # (FIOX=path/to/fiox uses that binary instead of building target/release/fiox; BASE=path/to/
-# another fiox adds a third arm, that binary with --explain, to compare two versions of it.)
+# another fiox adds a third arm, that binary with --explain, to compare two versions of it.
+# STATS=1 then runs each version once more with kernel.bpf_stats_enabled=1 and prints each
+# program's run time per run and per I/O: the difference of two `bpftool prog show`
+# snapshots SECONDS apart in a run SECONDS + 4 long, divided by the run's IOPS times the
+# time between them; the stats' own clock reads are included.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -56,3 +60,37 @@ if base:
     mb, cb = statistics.median(r[0] for r in base), statistics.median(r[1] for r in base)
     print(f"median IOPS {mb:.0f} ({100 * (mb - mo) / mo:+.1f}%), CPU per I/O {cb:.2f} us ({cb - co:+.2f} us)")
 PY
+if [ -n "${STATS:-}" ]; then
+    snap() { bpftool prog show 2>/dev/null | python3 -c 'import re,sys
+for m in re.finditer(r"raw_tracepoint\s+name (\S+).*?run_time_ns (\d+) run_cnt (\d+)", sys.stdin.read()):
+    print(m.group(1), m.group(2), m.group(3))'; }
+    sysctl -q kernel.bpf_stats_enabled=1
+    for bin in ${BASE:+"$BASE"} "$fiox"; do
+        out=$(mktemp)
+        # A longer run, so that both snapshots (each can take a second on a loaded machine)
+        # fall inside it; each snapshot's time is the middle of its bpftool call.
+        "$bin" "${job[@]}" --runtime=$((secs + 4)) --explain > "$out" &
+        sleep 1
+        t0=$(date +%s.%N); a=$(snap); t1=$(date +%s.%N)
+        sleep "$secs"
+        t2=$(date +%s.%N); b=$(snap); t3=$(date +%s.%N)
+        t1=$(python3 -c "print(($t0 + $t1) / 2)"); t2=$(python3 -c "print(($t2 + $t3) / 2)")
+        wait
+        echo "programs of $bin (bpf_stats, per run and per I/O):"
+        python3 - "$a" "$b" "$t1" "$t2" "$(iops_of < "$out")" <<'PY'
+import sys
+snap = lambda t: {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in t.splitlines() if l.strip()}
+a, b = snap(sys.argv[1]), snap(sys.argv[2])
+ios = float(sys.argv[5].split(",")[0]) * (float(sys.argv[4]) - float(sys.argv[3]))
+tot = 0
+for name, (ns, cnt) in b.items():
+    dns, dcnt = ns - a.get(name, (0, 0))[0], cnt - a.get(name, (0, 0))[1]
+    if dcnt:
+        tot += dns / ios
+        print(f"  {name:18} {dns / dcnt:6.0f} ns/run {dcnt / ios:5.2f} runs/IO {dns / ios:6.0f} ns/IO")
+print(f"  total {tot:.0f} ns per I/O")
+PY
+        rm -f "$out"
+    done
+    sysctl -q kernel.bpf_stats_enabled=0
+fi

@@ -6,9 +6,12 @@
 # device's backing file (fincore): a buffered loop device caches the data a second time.
 #   seed 001: psync 4k random reads on a loop device over a 1 GiB file in $DIR (default
 #             /var/tmp, the disk), loop direct I/O off vs on, the job direct=1 vs buffered;
-#   seed 004: 4k randrw at depth 100 on a 1 GiB file in $DIR, direct=1: the thread-pool
-#             engine (guasi, offload) vs libaio (examples/seeds/seed004-direct.fio).
-# Needs root. Usage: sudo bench/explain-seeds.sh [SECONDS]   (FIOX=path uses that binary)
+#   seed 004: 4k randrw at depth 100 on a 1 GiB file in $DIR, direct and buffered: the
+#             thread-pool engines (guasi, offload; posixaio, glibc's) vs libaio
+#             (examples/seeds/seed004-{direct,buffered}.fio); the pools' helper threads'
+#             syscalls are the job's (helper_* phases).
+# Needs root. Usage: sudo bench/explain-seeds.sh [SECONDS]   (FIOX=path uses that binary;
+# ONLY=004 runs seed 004 alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
@@ -38,7 +41,9 @@ name=explain-seeds-$$
 work=$dir/$name
 mkdir "$work"
 trap '"$fiox" testbed down "$name" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-for dio in off on; do
+dios="off on"
+[ "${ONLY:-}" = 004 ] && dios=""
+for dio in $dios; do
     tb=$("$fiox" testbed up loop --name "$name" --size 1g --dir "$dir" --direct_io "$dio")
     dev=$(echo "$tb" | awk '{print $3}')
     backing=$(echo "$tb" | tr ' ' '\n' | sed -n 's/^backing=//p')
@@ -54,7 +59,9 @@ for dio in off on; do
     "$fiox" testbed down "$name" >/dev/null
 done
 cd "$work"
-for sec in guasi-qd100 libaio-qd100; do
-    "$fiox" "$seeds/seed004-direct.fio" --section="$sec" --runtime="$secs" --explain \
-        --output-format=json | summary "seed004"
+for kind in direct buffered; do
+    for sec in guasi-qd100 posixaio-qd100 libaio-qd100; do
+        "$fiox" "$seeds/seed004-$kind.fio" --section="$sec" --runtime="$secs" --explain \
+            --output-format=json | summary "seed004 $kind"
+    done
 done

@@ -2,15 +2,18 @@
 //! threads traced by fiox-explain while they run; per job and direction, the phases of the
 //! mean latency under `jobs[].fiox.explain` in JSON and as a block after the normal report.
 //! When tracing cannot start (no root, no tracefs, another architecture) the run goes on and
-//! the report says why (`fiox.explain.error`).
+//! the report says why (`fiox.explain.error`). fiox's worker pool times its own queues while
+//! tracing (the tracepoints do not see them): read per job thread after the run.
 
-use fiox_explain::{explain_job, JobInput, Tracer};
+use fiox_explain::{explain_job, Handoff, JobInput, Tracer};
 use fiox_stats::RunResult;
 use serde_json::{json, Value};
 
 /// Start tracing, or the reason it could not start.
 pub fn start() -> Result<Tracer, String> {
-    Tracer::start().map_err(|e| e.to_string())
+    let t = Tracer::start().map_err(|e| e.to_string())?;
+    fiox_engine::handoff::enable();
+    Ok(t)
 }
 
 /// Stop tracing and explain each job: `{"jobs": [per job, in the result's order]}` or
@@ -20,8 +23,7 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
         Ok(t) => t,
         Err(e) => return json!({ "error": e }),
     };
-    let tids: Vec<u32> = run.jobs.iter().map(|j| j.pid).collect();
-    let recs = tracer.finish(&tids);
+    let recs = tracer.finish();
     let jobs: Vec<Value> = run
         .jobs
         .iter()
@@ -38,8 +40,12 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
                 name: j.name.clone(),
                 tid: j.pid,
                 dirs: [dir(&j.dirs.read), dir(&j.dirs.write)],
+                handoff: fiox_engine::handoff::take(j.pid as i32).map(|h| Handoff {
+                    queued_ns: h.queued_ns,
+                    done_ns: h.done_ns,
+                }),
             };
-            explain_job(&input, recs.get(&j.pid))
+            explain_job(&input, &recs)
         })
         .collect();
     json!({ "jobs": jobs })

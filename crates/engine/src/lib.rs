@@ -63,7 +63,7 @@ pub use fileops::e4defrag::donor_path as e4defrag_donor;
 pub use mem::{MemSpec, Pinned};
 pub use names::{is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES};
 pub use net::stop_waits;
-pub use queued::{guasi, pool};
+pub use queued::{guasi, handoff, pool};
 pub use synthetic::exec::expand as exec_arguments;
 pub use sys::{errno_from_name, errno_name, open_file, positional_io, OpenSpec};
 

@@ -91,7 +91,6 @@ pub enum Cond {
 pub enum Helper {
     MapLookup = 1,
     KtimeGetNs = 5,
-    GetSmpProcessorId = 8,
     GetCurrentPidTgid = 14,
     ProbeReadUser = 112,
     ProbeReadKernel = 113,

@@ -1,7 +1,9 @@
 //! The block tracepoints read another way, to check the BPF programs' numbers on the same run:
-//! the kernel's own event tracer (ftrace) records `block_bio_queue`, `block_rq_issue` and
+//! the kernel's own event tracer (ftrace) records `block_io_start` (a bio made a request, just
+//! after btt's G: where the programs' queued time starts), `block_rq_issue` and
 //! `block_rq_complete` of one device into a private tracefs instance's ring buffer, and the
-//! text it prints afterwards is paired request by request into btt's Q2D and D2C. This is
+//! text it prints afterwards is paired request by request into btt's G2D and D2C (the field
+//! `q2d_mean_ns` is that G2D). This is
 //! what blktrace + btt would give (blktrace reads the same tracepoints), without debugfs:
 //! a kernel in lockdown (this project's machines) refuses blktrace's debugfs files. The
 //! instance is made and removed through the guard; tracefs is mounted if it is not.
@@ -13,7 +15,7 @@ use fiox_guard::kernel::{self, KernelFs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-const EVENTS: [&str; 3] = ["block_bio_queue", "block_rq_issue", "block_rq_complete"];
+const EVENTS: [&str; 3] = ["block_io_start", "block_rq_issue", "block_rq_complete"];
 
 /// A trace of one device's block events in progress.
 #[derive(Debug)]
@@ -159,9 +161,9 @@ mod tests {
     #[test]
     fn pairs_requests_by_sector() {
         let t = "# tracer: nop\n\
-          fiox-d-621     [001] ..... 22437.710975: block_bio_queue: 7,1 R 31616 + 8 [fiox-d]\n\
+          fiox-d-621     [001] ..... 22437.710975: block_io_start: 7,1 R 4096 () 31616 + 8 be,0,4 [fiox-d]\n\
           fiox-d-621     [001] ..... 22437.710988: block_rq_issue: 7,1 R 4096 () 31616 + 8 be,0,4 [fiox-d]\n\
-          fiox-d-621     [001] ..... 22437.711000: block_bio_queue: 7,1 R 8 + 8 [fiox-d]\n\
+          fiox-d-621     [001] ..... 22437.711000: block_io_start: 7,1 R 4096 () 8 + 8 be,0,4 [fiox-d]\n\
      ksoftirqd/1-22      [001] ..s.. 22437.711047: block_rq_complete: 7,1 R () 31616 + 8 be,0,4 [0]\n\
           fiox-d-621     [001] ..... 22437.711010: block_rq_issue: 7,1 R 4096 () 8 + 8 be,0,4 [fiox-d]\n\
      ksoftirqd/1-22      [000] ..s.. 22437.711020: block_rq_complete: 7,1 R () 8 + 8 be,0,4 [0]\n\

@@ -41,7 +41,7 @@ pub const S_OWNER: usize = 24;
 pub const T_SLOTS: u32 = 1024;
 /// ... per direction (read, write, unknown: an io_uring_enter's batch) ...
 pub const DIR_BASE: usize = 25;
-pub const DIR_WORDS: usize = 16;
+pub const DIR_WORDS: usize = 18;
 pub const DIRS: usize = 3;
 pub const D_CALLS: usize = 0;
 pub const D_IOS: usize = 1;
@@ -58,6 +58,12 @@ pub const D_SPLITS: usize = 11;
 pub const D_RAWSYS: usize = 12;
 pub const D_RAWOFF: usize = 13;
 pub const D_BLKIN: usize = 14;
+/// A stacked device's lower requests made for the direction's I/Os (by a worker a job thread
+/// woke: a loop device's kworker over a file): their number, queued and device time (inside
+/// the upper device's D_D2C, not a phase of their own).
+pub const D_LREQS: usize = 15;
+pub const D_LQ2D: usize = 16;
+pub const D_LD2C: usize = 17;
 /// ... and log2 histograms per direction and phase (bucket b: values in [2^b, 2^(b+1))).
 pub const HIST_BASE: usize = DIR_BASE + DIRS * DIR_WORDS;
 pub const PHASES: usize = 4;
@@ -69,12 +75,10 @@ pub const H_DEVICE: usize = 3;
 pub const RING_BASE: usize = HIST_BASE + DIRS * PHASES * BUCKETS;
 pub const RING: usize = 128;
 /// More scratch of the current syscall: whether it is io_submit (its direction is its first
-/// request's, or read from its first iocb at exit when it made none), the time the thread
-/// last queued a bio (the next request's queueing time), and its off-CPU waits by state in
-/// D_WAIT_R/S/D's order (added to its direction at exit).
+/// request's, or read from its first iocb at exit when it made none) and its off-CPU waits by
+/// state in D_WAIT_R/S/D's order (added to its direction at exit).
 pub const S_AIO: usize = RING_BASE + RING;
-pub const S_LASTQ: usize = S_AIO + 1;
-pub const S_WAITS: usize = S_LASTQ + 1;
+pub const S_WAITS: usize = S_AIO + 1;
 /// io_uring: the kernel address of the thread's ring (`struct io_rings`, from
 /// io_uring_create) and the completion-queue head last seen there: completions are reaped
 /// when user space moves the head, read at each syscall the thread makes.
@@ -85,23 +89,27 @@ pub const G_CQHEAD: usize = G_RINGS + 1;
 /// per kind (W_* order).
 pub const G_WK_NS: usize = G_CQHEAD + 1;
 pub const G_WK_RUNS: usize = G_WK_NS + W_KINDS;
-pub const WORDS: usize = G_WK_RUNS + W_KINDS;
+/// The thread of this process that created this one (task_newtask): a job thread for the
+/// helper threads of its engine (fiox's worker pool, glibc's POSIX AIO helpers), whose I/O
+/// syscalls are then the job's.
+pub const G_PARENT: usize = G_WK_RUNS + W_KINDS;
+pub const WORDS: usize = G_PARENT + 1;
 /// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
 pub const W_KINDS: usize = 3;
 pub const W_URING: i32 = 0;
 pub const W_KWORKER: i32 = 1;
 pub const W_OTHER: i32 = 2;
 
-/// A woken worker's slot (picked by pid): the worker, its kind, the thread that woke it and
-/// when its run on that thread's behalf is pending (1) until it next leaves the CPU.
+/// A woken worker's slot (picked by pid): the worker, its kind, the thread that woke it,
+/// whether its run on that thread's behalf is pending (1) until it next leaves the CPU, and
+/// its CPU time (`se.sum_exec_runtime`) when woken: the run's CPU time is the difference.
 pub const K_PID: usize = 0;
 pub const K_KIND: usize = 1;
 pub const K_WAKER: usize = 2;
 pub const K_PENDING: usize = 3;
-pub const K_WORDS: usize = 4;
+pub const K_RUNTIME: usize = 4;
+pub const K_WORDS: usize = 5;
 pub const K_SLOTS: u32 = 4096;
-/// CPUs whose last context switch time is kept (the start of the running task's slice).
-pub const CPU_SLOTS: u32 = 1024;
 
 /// Kinds of syscall (S_KIND).
 pub const K_OTHER: i32 = 0;
@@ -124,7 +132,9 @@ pub const R_FLAG: usize = 5;
 /// A readahead request (REQ_RAHEAD): no I/O of fiox's waits for it as such.
 pub const R_RA: usize = 6;
 pub const R_PTR: usize = 7;
-pub const R_WORDS: usize = 8;
+/// A lower device's request (made by a worker for R_TID), counted in D_L* only.
+pub const R_LOWER: usize = 8;
+pub const R_WORDS: usize = 9;
 /// Request slots (a power of two).
 pub const R_SLOTS: u32 = 1 << 16;
 

@@ -22,7 +22,7 @@ use progs::Maps;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-pub use phases::{explain_job, text_block, JobInput};
+pub use phases::{explain_job, helpers_of, text_block, Handoff, JobInput};
 
 /// Why `--explain` could not trace.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +41,6 @@ pub struct Tracer {
     state: OwnedFd,
     _reqs: OwnedFd,
     _workers: OwnedFd,
-    _cpus: OwnedFd,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
 }
@@ -97,12 +96,10 @@ impl Tracer {
             (layout::K_WORDS * 8) as u32,
             layout::K_SLOTS,
         )?;
-        let cpus = mk(sys::BPF_MAP_TYPE_ARRAY, 4, 8, layout::CPU_SLOTS)?;
         let m = Maps {
             state: state.as_raw_fd(),
             reqs: reqs.as_raw_fd(),
             workers: workers.as_raw_fd(),
-            cpus: cpus.as_raw_fd(),
         };
         let tgid = sys::getpid();
         let mut progs = Vec::new();
@@ -135,7 +132,7 @@ impl Tracer {
             ("sys_exit", progs::sys_exit(&m, tgid)?),
             ("sched_switch", progs::sched_switch(&m, &k)?),
             ("sched_waking", progs::sched_waking(&m, &k, tgid)?),
-            ("block_bio_queue", progs::bio_queue(&m, tgid)?),
+            ("task_newtask", progs::task_newtask(&m, &k, tgid)?),
             ("block_io_start", progs::io_start(&m, &k, tgid)?),
             ("block_rq_issue", progs::rq_issue(&m)?),
             ("block_rq_complete", progs::rq_complete(&m)?),
@@ -165,28 +162,28 @@ impl Tracer {
             state,
             _reqs: reqs,
             _workers: workers,
-            _cpus: cpus,
             _progs: progs,
             links,
         })
     }
 
-    /// Detach the programs and read the records of the threads `tids`.
-    pub fn finish(mut self, tids: &[u32]) -> HashMap<u32, Record> {
+    /// Detach the programs and read every thread's record by tid: the job threads' and the
+    /// helper threads' they created (see [`helpers_of`]).
+    pub fn finish(mut self) -> HashMap<u32, Record> {
         self.links.clear();
         let mut out = HashMap::new();
         let mut buf = vec![0u8; WORDS * 8];
-        for &t in tids {
-            let slot = t & (layout::T_SLOTS - 1);
+        for slot in 0..layout::T_SLOTS {
             if let Ok(true) = sys::map_lookup(self.state.as_raw_fd(), &slot.to_ne_bytes(), &mut buf)
             {
                 let words: Vec<u64> = buf
                     .chunks_exact(8)
                     .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
                     .collect();
-                // The slot is this thread's, not another's with the same low bits.
-                if words.get(layout::S_OWNER) == Some(&(t as u64)) {
-                    out.insert(t, Record(words));
+                // A slot some thread claimed (its owner's tid picks it).
+                let owner = words.get(layout::S_OWNER).copied().unwrap_or(0) as u32;
+                if owner != 0 && owner & (layout::T_SLOTS - 1) == slot {
+                    out.insert(owner, Record(words));
                 }
             }
         }

@@ -8,16 +8,29 @@
 use crate::layout::*;
 use crate::Record;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 
-/// What fiox measured for a job: its thread and, for read and write, I/Os and mean latency.
+/// What fiox measured for a job: its thread and, for read and write, I/Os and mean latency;
+/// for engines with a worker pool of fiox's own, how long requests waited on its lists.
 #[derive(Debug, Clone)]
 pub struct JobInput {
     pub name: String,
     pub tid: u32,
     pub dirs: [(u64, f64); 2],
+    pub handoff: Option<Handoff>,
 }
 
-const PHASE_NAMES: [&str; 8] = [
+/// fiox's worker pool's waits (totals in ns over the run): requests on the run list until a
+/// helper took them, completions on the done list until the job thread reaped them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Handoff {
+    pub queued_ns: u64,
+    pub done_ns: u64,
+}
+
+/// The phases every job has, in order; jobs whose I/O syscalls run on helper threads (thread
+/// pool engines) add [`POOL_PHASES`] before `other`.
+const PHASE_NAMES: [&str; 7] = [
     "submit_on_cpu",
     "submit_off_cpu",
     "block_queued",
@@ -25,7 +38,13 @@ const PHASE_NAMES: [&str; 8] = [
     "completion_to_reaped",
     "fiox_on_cpu",
     "fiox_off_cpu",
-    "other",
+];
+const POOL_PHASES: [&str; 5] = [
+    "pool_queued",
+    "helper_user_cpu",
+    "helper_syscall_on_cpu",
+    "helper_syscall_off_cpu",
+    "pool_done_to_reaped",
 ];
 
 /// How a thread's I/Os end: inside the syscall (sync engines: the return is the completion,
@@ -50,6 +69,26 @@ impl Record {
         let base = HIST_BASE + (dir * PHASES + ph) * BUCKETS;
         (0..BUCKETS).map(|b| self.g(base + b)).collect()
     }
+
+    /// The thread of this process that created this one (0: unknown).
+    pub fn parent(&self) -> u32 {
+        self.g(G_PARENT) as u32
+    }
+}
+
+/// The helper threads of job thread `tid`: those it created, and those they created.
+pub fn helpers_of(recs: &HashMap<u32, Record>, tid: u32) -> Vec<&Record> {
+    let children: Vec<u32> = recs
+        .iter()
+        .filter(|(&t, r)| r.parent() == tid && t != tid)
+        .map(|(&t, _)| t)
+        .collect();
+    recs.iter()
+        .filter(|(&t, r)| {
+            children.contains(&t) || (r.parent() != 0 && children.contains(&r.parent()))
+        })
+        .map(|(_, r)| r)
+        .collect()
 }
 
 /// The value at percentile `p` (0..100) of a log2 histogram, interpolated inside its bucket.
@@ -106,113 +145,291 @@ fn reaping(r: &Record, n_total: u64) -> Reaping {
     }
 }
 
-/// A job's `explain` object (`jobs[].fiox.explain`), from its thread's record.
-pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
-    let Some(r) = rec else {
+/// A set of threads' records read as one: the job thread's, or its helpers'.
+struct Threads<'a> {
+    recs: Vec<&'a Record>,
+}
+
+impl Threads<'_> {
+    /// Direction `di`'s word `f`, summed, with its share of the direction-less (io_uring) ones.
+    fn dir(&self, di: usize, f: usize, share: f64) -> f64 {
+        self.recs
+            .iter()
+            .map(|r| r.d(di, f) as f64 + r.d(2, f) as f64 * share)
+            .sum()
+    }
+
+    fn total(&self, word: usize) -> u64 {
+        self.recs.iter().map(|r| r.g(word)).sum()
+    }
+
+    fn hist(&self, di: usize, ph: usize) -> Vec<u64> {
+        let mut h = vec![0; BUCKETS];
+        for r in &self.recs {
+            for (dst, (a, b)) in h
+                .iter_mut()
+                .zip(r.hist(di, ph).into_iter().zip(r.hist(2, ph)))
+            {
+                *dst += a + b;
+            }
+        }
+        h
+    }
+}
+
+fn add_hists(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+    a.into_iter().zip(b).map(|(x, y)| x + y).collect()
+}
+
+/// One phase of a direction: its mean per I/O, its histogram if kept, a note if it needs one.
+struct Phase {
+    name: &'static str,
+    mean: f64,
+    hist: Option<Vec<u64>>,
+    note: Option<&'static str>,
+}
+
+const NOTE_C2R: &str = "not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall); counted in other";
+const NOTE_OVERLAP: &str =
+    "inside completion_to_reaped: fiox's own time overlaps the other I/Os in flight";
+const NOTE_POOL_OVERLAP: &str =
+    "the job thread's own time overlaps the I/Os its helper threads run: not a phase of them";
+const NOTE_GLIBC: &str = "not measured: the requests wait in glibc's queue (POSIX AIO), which neither fiox nor the tracepoints see; counted in other";
+
+/// A job's `explain` object (`jobs[].fiox.explain`), from its thread's record and those of
+/// the helper threads it created (a thread pool engine's: their I/O syscalls are the job's).
+pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
+    let Some(r) = recs.get(&job.tid) else {
         return json!({"error": "the job's thread left no trace (it did no I/O while traced)"});
     };
+    let helpers = Threads {
+        recs: helpers_of(recs, job.tid),
+    };
     let n_total: u64 = job.dirs.iter().map(|d| d.0).sum();
-    let reap = reaping(r, n_total);
-    let per_io = |word: usize| r.g(word) as f64 / n_total.max(1) as f64;
+    let hel_ios: f64 = (0..3).map(|d| helpers.dir(d, D_IOS, 1.0)).sum();
+    let t = Traced {
+        r,
+        own: Threads { recs: vec![r] },
+        pool: hel_ios > 0.0 || job.handoff.is_some(),
+        helpers,
+        reap: reaping(r, n_total),
+        n_total,
+    };
     let mut out = Map::new();
     out.insert("tid".into(), json!(job.tid));
     for (di, dname) in ["read", "write"].iter().enumerate() {
-        let (n, lat) = job.dirs[di];
-        if n == 0 {
-            continue;
+        if job.dirs[di].0 > 0 {
+            out.insert(dname.to_string(), explain_dir(&t, job, di));
         }
-        // io_uring_enter's batches have no direction: shared by the I/Os' mix.
-        let share = n as f64 / n_total.max(1) as f64;
-        let f = |field: usize| r.d(di, field) as f64 + r.d(2, field) as f64 * share;
-        let per = |field: usize| f(field) / n as f64;
-        let (c2r, fiox_on, fiox_off) = match reap {
-            Reaping::InCall => (0.0, per_io(G_USER), per_io(G_USER_OFF)),
-            Reaping::Measured(c) => (c, 0.0, 0.0),
-            Reaping::Unmeasured => (0.0, 0.0, 0.0),
-        };
-        let mut means = [
-            per(D_ON),
-            per(D_OFF),
-            per(D_Q2D),
-            per(D_D2C),
-            c2r,
-            fiox_on,
-            fiox_off,
-            0.0,
-        ];
-        let measured: f64 = means[..7].iter().sum();
-        means[7] = lat - measured;
-        let hists = [
-            Some(r.hist(di, H_SUBMIT_ON)),
-            Some(r.hist(di, H_SUBMIT_OFF)),
-            Some(r.hist(di, H_QUEUED)),
-            Some(r.hist(di, H_DEVICE)),
-            None,
-            None,
-            None,
-            None,
-        ];
-        let phases: Vec<Value> = PHASE_NAMES
-            .iter()
-            .zip(means)
-            .zip(&hists)
-            .map(|((name, mean), h)| {
-                let mut p = json!({"name": name, "mean_ns": mean.round() as i64});
-                if let Some(h) = h {
-                    p["percentiles"] = pcts(h);
-                }
-                match (*name, &reap) {
-                    ("completion_to_reaped", Reaping::Unmeasured) => {
-                        p["note"] = json!("not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall); counted in other");
-                    }
-                    ("fiox_on_cpu" | "fiox_off_cpu", Reaping::Measured(_)) => {
-                        p["note"] = json!("inside completion_to_reaped: fiox's own time overlaps the other I/Os in flight");
-                    }
-                    _ => {}
-                }
-                p
-            })
-            .collect();
-        out.insert(
-            dname.to_string(),
-            json!({
-                "ios": n,
-                "lat_mean_ns": lat.round() as i64,
-                "phases": phases,
-                "measured_ns": measured.round() as i64,
-                "measured_pct": if lat > 0.0 { (measured / lat * 1000.0).round() / 10.0 } else { 0.0 },
-                "submit": {
-                    "calls": f(D_CALLS).round() as u64,
-                    "ios": f(D_IOS).round() as u64,
-                    "syscall_mean_ns": (per(D_RAWSYS)).round() as u64,
-                    "off_cpu_mean_ns": (per(D_RAWOFF)).round() as u64,
-                    "block_inside_mean_ns": (per(D_BLKIN)).round() as u64,
-                    "waits": {
-                        "blocked": f(D_WAIT_D).round() as u64,
-                        "sleeping": f(D_WAIT_S).round() as u64,
-                        "preempted": f(D_WAIT_R).round() as u64,
-                    },
-                },
-                "block": {
-                    "requests": f(D_REQS).round() as u64,
-                    "merges": f(D_MERGES).round() as u64,
-                    "splits": f(D_SPLITS).round() as u64,
-                },
-            }),
-        );
     }
-    let reap_calls = r.g(G_REAP_CALLS);
+    out.insert("reap".into(), reap_counts(r));
+    out.insert("workers".into(), woken(r, n_total));
     out.insert(
-        "reap".into(),
-        json!({
-            "calls": reap_calls,
-            "events": r.g(G_REAPED),
-            "mean_ns": r.g(G_REAP_NS).checked_div(reap_calls).unwrap_or(0),
-            "off_cpu_mean_ns": r.g(G_REAP_OFF).checked_div(reap_calls).unwrap_or(0),
-            "completions_paired": r.g(G_C2R_N),
-            "completions_lost": r.g(G_LOST),
-        }),
+        "fiox_user_cpu_ns_per_io".into(),
+        json!(r.g(G_USER).checked_div(n_total).unwrap_or(0)),
     );
+    out.insert(
+        "fiox_preempted_ns_per_io".into(),
+        json!(r.g(G_USER_OFF).checked_div(n_total).unwrap_or(0)),
+    );
+    Value::Object(out)
+}
+
+/// What a job's directions are read from: its thread's record, its helpers', how it reaps.
+struct Traced<'a> {
+    r: &'a Record,
+    own: Threads<'a>,
+    helpers: Threads<'a>,
+    pool: bool,
+    reap: Reaping,
+    n_total: u64,
+}
+
+impl Traced<'_> {
+    /// A word of the job thread's (`own`) or its helpers' totals per I/O of the job.
+    fn per_io(&self, own: bool, word: usize) -> f64 {
+        let v = if own {
+            self.r.g(word)
+        } else {
+            self.helpers.total(word)
+        };
+        v as f64 / self.n_total.max(1) as f64
+    }
+}
+
+fn ph(name: &'static str, mean: f64, hist: Option<Vec<u64>>, note: Option<&'static str>) -> Phase {
+    Phase {
+        name,
+        mean,
+        hist,
+        note,
+    }
+}
+
+/// Direction `di`'s phases (without `other`): the job thread's, its helpers' added in.
+fn dir_phases(t: &Traced, job: &JobInput, di: usize) -> Vec<Phase> {
+    let n = job.dirs[di].0;
+    // io_uring_enter's batches have no direction: shared by the I/Os' mix.
+    let share = n as f64 / t.n_total.max(1) as f64;
+    let per = |field: usize| t.own.dir(di, field, share) / n as f64;
+    let hper = |field: usize| t.helpers.dir(di, field, share) / n as f64;
+    let (c2r, mut fiox_on, mut fiox_off) = match t.reap {
+        Reaping::InCall => (0.0, t.per_io(true, G_USER), t.per_io(true, G_USER_OFF)),
+        Reaping::Measured(c) => (c, 0.0, 0.0),
+        Reaping::Unmeasured => (0.0, 0.0, 0.0),
+    };
+    let mut fiox_note = matches!(t.reap, Reaping::Measured(_)).then_some(NOTE_OVERLAP);
+    if t.pool {
+        (fiox_on, fiox_off, fiox_note) = (0.0, 0.0, Some(NOTE_POOL_OVERLAP));
+    }
+    let both = |p| Some(add_hists(t.own.hist(di, p), t.helpers.hist(di, p)));
+    let c2r_note = matches!(t.reap, Reaping::Unmeasured).then_some(NOTE_C2R);
+    let mut phases = vec![
+        ph(
+            PHASE_NAMES[0],
+            per(D_ON),
+            Some(t.r.hist(di, H_SUBMIT_ON)),
+            None,
+        ),
+        ph(
+            PHASE_NAMES[1],
+            per(D_OFF),
+            Some(t.r.hist(di, H_SUBMIT_OFF)),
+            None,
+        ),
+        ph(
+            PHASE_NAMES[2],
+            per(D_Q2D) + hper(D_Q2D),
+            both(H_QUEUED),
+            None,
+        ),
+        ph(
+            PHASE_NAMES[3],
+            per(D_D2C) + hper(D_D2C),
+            both(H_DEVICE),
+            None,
+        ),
+        // Helpers that reap (an offload thread driving libaio) count theirs here too.
+        ph(
+            PHASE_NAMES[4],
+            c2r + t.per_io(false, G_C2R_NS),
+            None,
+            c2r_note,
+        ),
+        ph(PHASE_NAMES[5], fiox_on, None, fiox_note),
+        ph(PHASE_NAMES[6], fiox_off, None, fiox_note),
+    ];
+    if t.pool {
+        let glibc = job.handoff.is_none().then_some(NOTE_GLIBC);
+        let ho = job.handoff.unwrap_or_default();
+        let n_total = t.n_total.max(1) as f64;
+        phases.extend([
+            ph(POOL_PHASES[0], ho.queued_ns as f64 / n_total, None, glibc),
+            ph(POOL_PHASES[1], t.per_io(false, G_USER), None, None),
+            ph(
+                POOL_PHASES[2],
+                hper(D_ON),
+                Some(t.helpers.hist(di, H_SUBMIT_ON)),
+                None,
+            ),
+            ph(
+                POOL_PHASES[3],
+                hper(D_OFF),
+                Some(t.helpers.hist(di, H_SUBMIT_OFF)),
+                None,
+            ),
+            ph(POOL_PHASES[4], ho.done_ns as f64 / n_total, None, glibc),
+        ]);
+    }
+    phases
+}
+
+/// Direction `di`'s object: its phases adding up to its mean latency, the submitting calls,
+/// block requests, a stacked device's lower requests, the helpers' calls.
+fn explain_dir(t: &Traced, job: &JobInput, di: usize) -> Value {
+    let (n, lat) = job.dirs[di];
+    let share = n as f64 / t.n_total.max(1) as f64;
+    let f = |field: usize| t.own.dir(di, field, share);
+    let hf = |field: usize| t.helpers.dir(di, field, share);
+    let mut phases = dir_phases(t, job, di);
+    let measured: f64 = phases.iter().map(|p| p.mean).sum();
+    phases.push(ph("other", lat - measured, None, None));
+    let phases: Vec<Value> = phases
+        .into_iter()
+        .map(|ph| {
+            let mut p = json!({"name": ph.name, "mean_ns": ph.mean.round() as i64});
+            if let Some(h) = &ph.hist {
+                p["percentiles"] = pcts(h);
+            }
+            if let Some(note) = ph.note {
+                p["note"] = json!(note);
+            }
+            p
+        })
+        .collect();
+    let mut d = json!({
+        "ios": n,
+        "lat_mean_ns": lat.round() as i64,
+        "phases": phases,
+        "measured_ns": measured.round() as i64,
+        "measured_pct": if lat > 0.0 { (measured / lat * 1000.0).round() / 10.0 } else { 0.0 },
+        "submit": submit_counts(&f, n),
+        "block": {
+            "requests": (f(D_REQS) + hf(D_REQS)).round() as u64,
+            "merges": (f(D_MERGES) + hf(D_MERGES)).round() as u64,
+            "splits": (f(D_SPLITS) + hf(D_SPLITS)).round() as u64,
+        },
+    });
+    let lreqs = f(D_LREQS) + hf(D_LREQS);
+    if lreqs > 0.0 {
+        let per_req = |field: usize| ((f(field) + hf(field)) / lreqs).round() as u64;
+        d["lower"] = json!({
+            "requests": lreqs.round() as u64,
+            "queued_mean_ns": per_req(D_LQ2D),
+            "device_mean_ns": per_req(D_LD2C),
+            "note": "a stacked device's lower device (a loop device's backing file's), per request made for these I/Os by the workers they woke; inside `device`, not a phase of its own",
+        });
+    }
+    if t.pool {
+        let mut h = submit_counts(&hf, n);
+        h["threads"] = json!(t.helpers.recs.len());
+        d["helpers"] = h;
+    }
+    d
+}
+
+/// A direction's submitting calls (`f`: its words summed over the threads read), per I/O of
+/// the direction's `n`.
+fn submit_counts(f: &dyn Fn(usize) -> f64, n: u64) -> Value {
+    let per = |field: usize| (f(field) / n.max(1) as f64).round() as u64;
+    json!({
+        "calls": f(D_CALLS).round() as u64,
+        "ios": f(D_IOS).round() as u64,
+        "syscall_mean_ns": per(D_RAWSYS),
+        "off_cpu_mean_ns": per(D_RAWOFF),
+        "block_inside_mean_ns": per(D_BLKIN),
+        "waits": {
+            "blocked": f(D_WAIT_D).round() as u64,
+            "sleeping": f(D_WAIT_S).round() as u64,
+            "preempted": f(D_WAIT_R).round() as u64,
+        },
+    })
+}
+
+fn reap_counts(r: &Record) -> Value {
+    let reap_calls = r.g(G_REAP_CALLS);
+    json!({
+        "calls": reap_calls,
+        "events": r.g(G_REAPED),
+        "mean_ns": r.g(G_REAP_NS).checked_div(reap_calls).unwrap_or(0),
+        "off_cpu_mean_ns": r.g(G_REAP_OFF).checked_div(reap_calls).unwrap_or(0),
+        "completions_paired": r.g(G_C2R_N),
+        "completions_lost": r.g(G_LOST),
+    })
+}
+
+/// The threads the job's wakeups ran (`workers`), by kind.
+fn woken(r: &Record, n_total: u64) -> Value {
     let mut wk = Map::new();
     for (k, name) in ["io_uring", "kworker", "other"].iter().enumerate() {
         let runs = r.g(G_WK_RUNS + k);
@@ -230,16 +447,7 @@ pub fn explain_job(job: &JobInput, rec: Option<&Record>) -> Value {
             }),
         );
     }
-    out.insert("workers".into(), Value::Object(wk));
-    out.insert(
-        "fiox_user_cpu_ns_per_io".into(),
-        json!(r.g(G_USER).checked_div(n_total).unwrap_or(0)),
-    );
-    out.insert(
-        "fiox_preempted_ns_per_io".into(),
-        json!(r.g(G_USER_OFF).checked_div(n_total).unwrap_or(0)),
-    );
-    Value::Object(out)
+    Value::Object(wk)
 }
 
 fn us(ns: f64) -> String {
@@ -294,6 +502,21 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                 d["submit"]["calls"], w["blocked"], w["sleeping"], w["preempted"],
                 b["requests"], b["merges"], b["splits"]
             ));
+            if let Some(l) = d.get("lower") {
+                s.push_str(&format!(
+                    "    lower device: requests={} queued {} + device {} per request (inside device)\n",
+                    l["requests"],
+                    us(l["queued_mean_ns"].as_f64().unwrap_or(0.0)),
+                    us(l["device_mean_ns"].as_f64().unwrap_or(0.0))
+                ));
+            }
+            if let Some(h) = d.get("helpers") {
+                let w = &h["waits"];
+                s.push_str(&format!(
+                    "    helper threads={} I/O calls={} off-CPU waits: blocked={} sleeping={} preempted={}\n",
+                    h["threads"], h["calls"], w["blocked"], w["sleeping"], w["preempted"]
+                ));
+            }
         }
         if let Some(wk) = v.get("workers").and_then(Value::as_object) {
             if !wk.is_empty() {
@@ -343,8 +566,9 @@ mod tests {
             name: "j".into(),
             tid: 1,
             dirs: [(10, 10_000.0), (0, 0.0)],
+            handoff: None,
         };
-        let v = explain_job(&job, Some(&Record(w)));
+        let v = explain_job(&job, &HashMap::from([(1, Record(w))]));
         let ph = v["read"]["phases"].as_array().unwrap();
         let sum: i64 = ph.iter().map(|p| p["mean_ns"].as_i64().unwrap()).sum();
         assert_eq!(sum, 10_000);
@@ -353,5 +577,57 @@ mod tests {
         assert!(v.get("write").is_none());
         let t = text_block(&[("j".into(), v)], None);
         assert!(t.contains("device 8.0us (80%)"), "{t}");
+    }
+
+    #[test]
+    fn a_pools_helpers_syscalls_are_the_jobs() {
+        let job_rec = vec![0u64; WORDS];
+        let mut h = vec![0u64; WORDS];
+        h[G_PARENT] = 7;
+        h[DIR_BASE + D_IOS] = 10;
+        h[DIR_BASE + D_ON] = 2000 * 10;
+        h[DIR_BASE + D_D2C] = 5000 * 10;
+        h[DIR_BASE + D_REQS] = 10;
+        h[G_USER] = 300 * 10;
+        let mut stranger = h.clone();
+        stranger[G_PARENT] = 1;
+        let recs = HashMap::from([(7, Record(job_rec)), (8, Record(h)), (9, Record(stranger))]);
+        let job = JobInput {
+            name: "j".into(),
+            tid: 7,
+            dirs: [(10, 10_000.0), (0, 0.0)],
+            handoff: Some(Handoff {
+                queued_ns: 1000 * 10,
+                done_ns: 1500 * 10,
+            }),
+        };
+        let v = explain_job(&job, &recs);
+        let mean = |name: &str| {
+            v["read"]["phases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap()["mean_ns"]
+                .as_i64()
+                .unwrap()
+        };
+        assert_eq!(mean("device"), 5000);
+        assert_eq!(mean("helper_syscall_on_cpu"), 2000);
+        assert_eq!(mean("helper_user_cpu"), 300);
+        assert_eq!(mean("pool_queued"), 1000);
+        assert_eq!(mean("pool_done_to_reaped"), 1500);
+        assert_eq!(mean("other"), 200);
+        assert_eq!(v["read"]["helpers"]["threads"], 1);
+        assert_eq!(v["read"]["block"]["requests"], 10);
+        // Without the pool's own timing (glibc's helpers) the waits are unmeasured, said so.
+        let glibc = JobInput {
+            handoff: None,
+            ..job
+        };
+        let v = explain_job(&glibc, &recs);
+        let q = &v["read"]["phases"].as_array().unwrap()[7];
+        assert_eq!(q["name"], "pool_queued");
+        assert!(q["note"].as_str().unwrap().contains("glibc"), "{q}");
     }
 }

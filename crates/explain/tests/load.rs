@@ -26,17 +26,58 @@ fn programs_load_and_count_this_threads_reads() {
         f.read_at(&mut buf, i * 4096).unwrap();
     }
     let me = tid();
-    let recs = tracer.finish(&[me]);
+    let recs = tracer.finish();
     let job = fiox_explain::JobInput {
         name: "t".into(),
         tid: me,
         dirs: [(100, 10_000.0), (0, 0.0)],
+        handoff: None,
     };
-    let v = fiox_explain::explain_job(&job, recs.get(&me));
+    let v = fiox_explain::explain_job(&job, &recs);
     eprintln!("{v:#}");
     assert!(v["read"]["submit"]["calls"].as_u64().unwrap() >= 100, "{v}");
     assert!(
         v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
         "{v}"
     );
+}
+
+/// A thread this one creates is its helper (task_newtask): its reads are the "job's",
+/// counted under `helpers` and the pool phases (as a thread pool engine's would be).
+#[test]
+fn a_created_threads_reads_are_its_creators() {
+    let tracer = fiox_explain::Tracer::start().unwrap_or_else(|e| panic!("{e}"));
+    let helper = std::thread::spawn(|| {
+        let f = std::fs::File::open("/proc/self/exe").unwrap();
+        let mut buf = [0u8; 4096];
+        for i in 0..100u64 {
+            f.read_at(&mut buf, i * 4096).unwrap();
+        }
+        tid()
+    })
+    .join()
+    .unwrap();
+    let me = tid();
+    let recs = tracer.finish();
+    assert_eq!(recs.get(&helper).map(|r| r.parent()), Some(me));
+    let job = fiox_explain::JobInput {
+        name: "t".into(),
+        tid: me,
+        dirs: [(100, 10_000.0), (0, 0.0)],
+        handoff: None,
+    };
+    let v = fiox_explain::explain_job(&job, &recs);
+    assert!(
+        v["read"]["helpers"]["calls"].as_u64().unwrap() >= 100,
+        "{v:#}"
+    );
+    let on = v["read"]["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "helper_syscall_on_cpu")
+        .unwrap_or_else(|| panic!("{v:#}"))["mean_ns"]
+        .as_i64()
+        .unwrap();
+    assert!(on > 0, "{v:#}");
 }

@@ -13,11 +13,15 @@
 //!
 //! Completions go to a done list; workers only signal the reaper's condvar when it sleeps and
 //! enough completions for it have arrived, so a busy pipeline costs no futex wake-ups there.
+//!
+//! Under `--explain` both lists time their requests' waits ([`super::handoff`]): the
+//! tracepoints see the workers' syscalls but not these user-space queues.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
+use super::handoff::{stamp, Totals};
 use crate::Completion;
 
 /// A request a pool thread (or the submitter, or the reaper) can run to completion.
@@ -36,7 +40,8 @@ pub struct PoolConfig {
 }
 
 struct RunList<R> {
-    queue: VecDeque<R>,
+    /// Requests and when they were queued (0: not timed).
+    queue: VecDeque<(R, u64)>,
     /// Workers waiting on `work` (signalled or not).
     idle: usize,
     /// Signals sent to idle workers that have not woken yet. While one is pending, `submit`
@@ -63,6 +68,8 @@ impl<R> RunList<R> {
 
 struct DoneList {
     done: Vec<Completion>,
+    /// When each completion was posted (0: not timed), in `done`'s order.
+    posted: Vec<u64>,
     /// Completions the sleeping reaper waits for (0: nobody sleeps).
     wanted: usize,
 }
@@ -73,6 +80,7 @@ struct Shared<R: Work> {
     done: Mutex<DoneList>,
     reaped: Condvar,
     ctx: R::Ctx,
+    times: Arc<Totals>,
 }
 
 /// Poisoning only means a worker panicked while holding the lock; the lists stay consistent
@@ -83,8 +91,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl<R: Work> Shared<R> {
     fn complete(&self, c: Completion) {
+        let now = stamp();
         let mut d = lock(&self.done);
         d.done.push(c);
+        d.posted.push(now);
         let wake = d.wanted > 0 && d.done.len() >= d.wanted;
         if wake {
             d.wanted = 0;
@@ -100,7 +110,7 @@ impl<R: Work> Shared<R> {
     fn next(&self) -> Option<R> {
         let mut r = lock(&self.run);
         loop {
-            if let Some(req) = r.queue.pop_front() {
+            if let Some((req, queued)) = r.queue.pop_front() {
                 // Wake a worker for each request still queued at once (not one after the
                 // other: a chain of single wake-ups serialises on scheduling latency).
                 let wakes = r.take_wakes();
@@ -108,6 +118,7 @@ impl<R: Work> Shared<R> {
                 for _ in 0..wakes {
                     self.work.notify_one();
                 }
+                self.times.taken(queued);
                 return Some(req);
             }
             if r.shutdown {
@@ -150,10 +161,12 @@ impl<R: Work> Pool<R> {
             work: Condvar::new(),
             done: Mutex::new(DoneList {
                 done: Vec::with_capacity(64),
+                posted: Vec::with_capacity(64),
                 wanted: 0,
             }),
             reaped: Condvar::new(),
             ctx,
+            times: Totals::for_new_pool(),
         });
         let mut pool = Pool {
             shared,
@@ -205,10 +218,11 @@ impl<R: Work> Pool<R> {
                 self.shared.complete(first.run(&self.shared.ctx));
             }
         }
+        let now = stamp();
         if self.cfg.kick_each {
             for req in reqs {
                 let mut r = lock(&self.shared.run);
-                r.queue.push_back(req);
+                r.queue.push_back((req, now));
                 // Take a signal's credit only when a sleeper can receive it (see `waking`).
                 if r.idle > r.waking {
                     r.waking += 1;
@@ -218,7 +232,7 @@ impl<R: Work> Pool<R> {
             }
         } else if reqs.len() > 0 {
             let mut r = lock(&self.shared.run);
-            r.queue.extend(reqs);
+            r.queue.extend(reqs.map(|q| (q, now)));
             let wake = r.waking == 0 && r.should_wake();
             if wake {
                 r.waking += 1;
@@ -238,6 +252,7 @@ impl<R: Work> Pool<R> {
             let mut d = lock(&self.shared.done);
             let take = d.done.len().min(max - n);
             out.extend(d.done.drain(..take));
+            self.shared.times.reaped(d.posted.drain(..take));
             n += take;
             if n >= min || n >= max {
                 return n;
@@ -245,7 +260,8 @@ impl<R: Work> Pool<R> {
             if self.cfg.reap_runs {
                 drop(d);
                 let req = lock(&self.shared.run).queue.pop_front();
-                if let Some(req) = req {
+                if let Some((req, queued)) = req {
+                    self.shared.times.taken(queued);
                     out.push(req.run(&self.shared.ctx));
                     n += 1;
                     continue;

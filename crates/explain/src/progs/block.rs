@@ -1,6 +1,7 @@
 //! The block layer's programs: a request's record from block_io_start (the submitter's
-//! context) through dispatch to completion, in slots picked by a hash of its address; the
-//! thread's last bio queueing time; merges and splits counted.
+//! context) through dispatch to completion, in slots picked by a hash of its address, queued
+//! from that moment (btt's G: block_getrq fires just before, in the same function; no
+//! program on block_bio_queue, one run per I/O less); merges and splits counted.
 
 use super::{current, dir_ptr, done, hist, inc, ret0, ring_slot, thread, Kernel, Maps};
 use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
@@ -50,23 +51,19 @@ fn req_is_this(a: &mut Asm) {
     a.jmp_reg(Cond::Ne, R1, R2, "out");
 }
 
-/// block_bio_queue (raw: (bio)): the time this process's thread last queued a bio, the
-/// queueing time of the request it becomes (block_io_start follows in the same context).
-pub fn bio_queue(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
-    let mut a = Asm::new();
-    current(&mut a, m, tgid, false);
-    a.call(Helper::KtimeGetNs);
-    a.stx(Size::DW, R7, w(S_LASTQ), R0);
-    ret0(&mut a);
-    done(a)
-}
-
 /// block_io_start (raw: (rq)): a request of this process's thread, inside a submitting
-/// syscall, starts a record: its direction and readahead flag from its cmd_flags, queued at
-/// the thread's last bio. An io_submit's direction is its first request's.
+/// syscall, starts a record: its direction and readahead flag from its cmd_flags, queued now
+/// (the request's `start_time_ns` is not set yet here: the kernel sets it after this
+/// tracepoint, and until then it holds the request's previous use). An io_submit's
+/// direction is its first request's.
 pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
-    current(&mut a, m, tgid, false);
+    a.mov(R6, R1);
+    a.call(Helper::GetCurrentPidTgid);
+    a.stx(Size::W, FP, -4, R0);
+    a.alu_imm(Alu::Rsh, R0, 32);
+    a.jmp_imm(Cond::Ne, R0, tgid as i32, "lower");
+    thread(&mut a, m, -4, false, "out");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "out");
     a.ldx(Size::DW, R1, R7, w(S_KIND));
@@ -98,13 +95,7 @@ pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.stx(Size::DW, R7, w(S_DIR), R9);
     a.label("ra");
     a.call(Helper::KtimeGetNs);
-    a.mov(R8, R0);
-    a.ldx(Size::DW, R1, R7, w(S_LASTQ));
-    a.jmp_imm(Cond::Ne, R1, 0, "q_ok");
-    a.mov(R1, R8);
-    a.label("q_ok");
-    a.stx(Size::DW, FP, -48, R1);
-    a.st_imm(Size::DW, R7, w(S_LASTQ), 0);
+    a.stx(Size::DW, FP, -48, R0);
     req_slot(&mut a, m);
     a.ldx(Size::W, R1, FP, -4);
     a.stx(Size::DW, R0, w(R_TID), R1);
@@ -119,8 +110,59 @@ pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.stx(Size::DW, R0, w(R_RA), R1);
     a.ldx(Size::DW, R1, FP, -16);
     a.stx(Size::DW, R0, w(R_PTR), R1);
+    a.st_imm(Size::DW, R0, w(R_LOWER), 0);
+    a.ja("out");
+    lower_start(&mut a, m, k);
     ret0(&mut a);
     done(a)
+}
+
+/// In io_start, for a task of another process: if it is a worker running for a job thread
+/// (a loop device's kworker woken by the job's submission, reading the backing file), its
+/// request is the job's on the lower device: recorded for that thread with R_LOWER set.
+fn lower_start(a: &mut Asm, m: &Maps, k: &Kernel) {
+    a.label("lower");
+    a.ldx(Size::W, R1, FP, -4);
+    a.alu_imm(Alu::And, R1, (K_SLOTS - 1) as i32);
+    a.stx(Size::W, FP, -36, R1);
+    a.ld_map(R1, m.workers);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, -36);
+    a.call(Helper::MapLookup);
+    a.jmp_imm(Cond::Eq, R0, 0, "out");
+    a.ldx(Size::DW, R1, R0, w(K_PENDING));
+    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    a.ldx(Size::DW, R1, R0, w(K_PID));
+    a.ldx(Size::W, R2, FP, -4);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
+    a.ldx(Size::DW, R1, R0, w(K_WAKER));
+    a.stx(Size::DW, FP, -56, R1);
+    a.ldx(Size::DW, R3, R6, 0);
+    a.stx(Size::DW, FP, -16, R3);
+    a.alu_imm(Alu::Add, R3, k.rq_cmd_flags);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, -24);
+    a.mov_imm(R2, 4);
+    a.call(Helper::ProbeReadKernel);
+    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    a.ldx(Size::W, R9, FP, -24);
+    a.alu_imm(Alu::And, R9, k.op_mask);
+    a.jmp_imm(Cond::Gt, R9, 1, "out");
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    req_slot(a, m);
+    a.ldx(Size::DW, R1, FP, -56);
+    a.stx(Size::DW, R0, w(R_TID), R1);
+    a.stx(Size::DW, R0, w(R_DIR), R9);
+    a.stx(Size::DW, R0, w(R_TQ), R8);
+    a.st_imm(Size::DW, R0, w(R_TD), 0);
+    a.st_imm(Size::DW, R0, w(R_SEQ), 0);
+    a.st_imm(Size::DW, R0, w(R_FLAG), 0);
+    a.st_imm(Size::DW, R0, w(R_RA), 1);
+    a.ldx(Size::DW, R1, FP, -16);
+    a.stx(Size::DW, R0, w(R_PTR), R1);
+    a.st_imm(Size::DW, R0, w(R_LOWER), 1);
+    a.ja("out");
 }
 
 /// r9 = the record of the request ctx[0] (raw tracepoint), r6 = ctx; to "out" if none.
@@ -158,6 +200,8 @@ pub fn rq_issue(m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.stx(Size::DW, R9, w(R_TD), R0);
     a.ldx(Size::DW, R1, R9, w(R_FLAG));
     a.jmp_imm(Cond::Ne, R1, 0, "out");
+    a.ldx(Size::DW, R1, R9, w(R_LOWER));
+    a.jmp_imm(Cond::Ne, R1, 0, "out");
     request_thread(&mut a, m, "out");
     same_syscall(&mut a, "out");
     a.st_imm(Size::DW, R9, w(R_FLAG), 1);
@@ -192,6 +236,19 @@ pub fn rq_complete(m: &Maps) -> Result<Vec<Insn>, ExplainError> {
     a.jmp_imm(Cond::Gt, R1, 2, "del");
     a.stx(Size::DW, FP, -48, R1);
     dir_ptr(&mut a, R6, R7, R1, "del");
+    // A lower device's request: counted apart (its time is inside the upper one's).
+    a.ldx(Size::DW, R1, R9, w(R_LOWER));
+    a.jmp_imm(Cond::Eq, R1, 0, "upper");
+    for (src, word) in [(0, D_LREQS), (-32, D_LQ2D), (-40, D_LD2C)] {
+        if src == 0 {
+            a.mov_imm(R1, 1);
+        } else {
+            a.ldx(Size::DW, R1, FP, src);
+        }
+        a.xadd(R6, w(word), R1);
+    }
+    a.ja("del");
+    a.label("upper");
     a.mov_imm(R1, 1);
     a.xadd(R6, w(D_REQS), R1);
     a.ldx(Size::DW, R1, FP, -32);

@@ -3,7 +3,7 @@
 //! and per direction the submission time (minus the block time that overlapped it), block
 //! request phases (queued Q->D, device D->C), merges, splits and log2 histograms. Requests
 //! are keyed by their address from `block_io_start` (the bio becoming a request, in the
-//! submitter's context; queued at the thread's last `block_bio_queue`) to their completion
+//! submitter's context; queued from then) to their completion
 //! wherever that runs. The frequent tracepoints are raw ones (no record built: the programs
 //! get the kernel's own arguments and read the two fields they need at offsets the kernel's
 //! BTF gives); filtering is in the kernel and early: this process's thread group for
@@ -22,9 +22,9 @@ use crate::ExplainError;
 mod block;
 mod workers;
 
-pub use block::{bio_queue, io_start, merge_or_split, rq_complete, rq_issue};
+pub use block::{io_start, merge_or_split, rq_complete, rq_issue};
 use workers::worker_slice;
-pub use workers::{sched_waking, uring_create};
+pub use workers::{sched_waking, task_newtask, uring_create};
 
 /// What the raw-tracepoint programs need of this kernel's layout, from its BTF.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +36,8 @@ pub struct Kernel {
     op_mask: i32,
     /// REQ_RAHEAD's bit.
     rahead: i32,
+    /// Offset of `se.sum_exec_runtime` in `struct task_struct` (its CPU time so far).
+    task_runtime: i32,
     /// Offset of `comm` in `struct task_struct` (a woken worker's name).
     task_comm: i32,
     /// io_uring's `io_ring_ctx.rings` and the completion queue head's offset in `io_rings`,
@@ -49,7 +51,6 @@ impl Kernel {
         let b = Btf::kernel()?;
         for (tp, n) in [
             ("sched_switch", 4),
-            ("block_bio_queue", 1),
             ("block_io_start", 1),
             ("block_rq_issue", 1),
             ("block_rq_complete", 3),
@@ -82,6 +83,11 @@ impl Kernel {
             (Ok(5), Ok(rings), Ok(cq), Ok(head)) => Some((rings, cq + head)),
             _ => None,
         };
+        if b.tracepoint_args("task_newtask")? != 2 {
+            return Err(ExplainError::Unavailable(
+                "tracepoint task_newtask does not pass (task, clone_flags)".into(),
+            ));
+        }
         if b.tracepoint_args("sched_waking")? != 1 {
             return Err(ExplainError::Unavailable(
                 "tracepoint sched_waking does not pass the woken task alone".into(),
@@ -92,6 +98,7 @@ impl Kernel {
             uring,
             task_pid: off("task_struct", "pid")?,
             rq_cmd_flags: off("request", "cmd_flags")?,
+            task_runtime: off("task_struct", "se")? + off("sched_entity", "sum_exec_runtime")?,
             op_mask: (1 << op_bits) - 1,
             rahead: rahead as i32,
         })
@@ -103,9 +110,8 @@ impl Kernel {
 pub struct Maps {
     pub state: i32,
     pub reqs: i32,
-    /// Worker slots (layout K_*) and each CPU's last context switch time.
+    /// Worker slots (layout K_*).
     pub workers: i32,
-    pub cpus: i32,
 }
 
 /// Syscall numbers of this architecture.
@@ -591,18 +597,27 @@ fn submit_exit(a: &mut Asm) {
     a.ja("out");
 }
 
+/// r8 = the time, if it is not read yet (r8 = 0); labels prefixed `p`.
+fn now(a: &mut Asm, p: &str) {
+    a.jmp_imm(Cond::Ne, R8, 0, p);
+    a.call(Helper::KtimeGetNs);
+    a.mov(R8, R0);
+    a.label(p);
+}
+
 /// sched_switch (a raw tracepoint: (preempt, prev, next, prev_state); prev is the current
 /// task): off-CPU time inside syscalls (and why: preempted, sleeping, blocked), on-CPU time
 /// outside them (fiox's own user time).
 pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     a.mov(R6, R1);
-    a.call(Helper::KtimeGetNs);
-    a.mov(R8, R0);
     a.call(Helper::GetCurrentPidTgid);
     a.stx(Size::W, FP, -4, R0);
-    worker_slice(&mut a, m);
+    worker_slice(&mut a, m, k);
+    // The clock is read only for a switch of a thread with a record (r8: 0 until then).
+    a.mov_imm(R8, 0);
     thread(&mut a, m, -4, false, "next");
+    now(&mut a, "now_prev");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "prev_user");
     a.stx(Size::DW, R7, w(S_OFFSTART), R8);
@@ -645,6 +660,7 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.call(Helper::ProbeReadKernel);
     a.jmp_imm(Cond::Ne, R0, 0, "out");
     thread(&mut a, m, -8, false, "out");
+    now(&mut a, "now_next");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));
     a.jmp_imm(Cond::Eq, R1, 0, "next_user");
     a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
