@@ -293,21 +293,11 @@ fn a_device_is_the_guests_disk_only_when_it_holds_nothing_or_is_allowed() {
     assert!(state.entries().is_empty(), "{:?}", state.entries());
 }
 
-/// The newest /boot/vmlinuz-RELEASE: (its path, RELEASE).
+/// The kernel a guest boots by default (the newest /boot/vmlinuz-RELEASE, ordered by version
+/// as fiox orders them): (its path, RELEASE).
 fn newest_kernel_image() -> (PathBuf, String) {
-    let mut r: Vec<String> = std::fs::read_dir("/boot")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_prefix("vmlinuz-")
-                .map(String::from)
-        })
-        .collect();
-    r.sort();
-    let release = r.pop().expect("a kernel in /boot");
-    (PathBuf::from(format!("/boot/vmlinuz-{release}")), release)
+    let k = fiox_testbed::vm::initramfs::resolve(None).expect("a kernel in /boot");
+    (k.image, k.release)
 }
 
 #[test]
