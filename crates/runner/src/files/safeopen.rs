@@ -29,16 +29,26 @@ pub struct Writer<'a> {
 /// fiox's with `layout`. None when something already exists.
 /// Inside a [`HeldDirs`] scope the directory is held open for the next file in it.
 pub fn create_new(path: &Path, layout: Layout) -> Result<Option<File>, RunError> {
-    let held = HELD.with(|h| h.borrow_mut().as_mut().map(|p| p.create_new(path, layout)));
+    let held = HELD.with(|h| {
+        h.borrow_mut()
+            .as_mut()
+            .map(|s| s.parents.create_new(path, layout))
+    });
     match held {
         Some(r) => Ok(r?),
         None => Ok(fiox_guard::named::create_new(path, layout)?),
     }
 }
 
+/// What a [`HeldDirs`] scope keeps: the directories held open, and the loop devices once
+/// looked at (None until a check needs them).
+struct Held {
+    parents: fiox_guard::Parents,
+    loops: Option<Vec<LoopBacking>>,
+}
+
 thread_local! {
-    static HELD: std::cell::RefCell<Option<fiox_guard::Parents>> =
-        const { std::cell::RefCell::new(None) };
+    static HELD: std::cell::RefCell<Option<Held>> = const { std::cell::RefCell::new(None) };
 }
 
 /// A scope (a job's preparation: layout and first opens) in which [`create_new`] keeps each
@@ -47,15 +57,17 @@ thread_local! {
 /// a directory outlives the preparation (a testbed's unmount would find it busy).
 /// In the same scope the loop devices are looked at once (see `loop_backed_by`).
 pub struct HeldDirs {
-    outer: Option<fiox_guard::Parents>,
-    outer_loops: Option<Option<Vec<LoopBacking>>>,
+    outer: Option<Held>,
 }
 
 impl HeldDirs {
     pub fn enter() -> HeldDirs {
-        let outer = HELD.with(|h| h.borrow_mut().replace(fiox_guard::Parents::new()));
-        let outer_loops = LOOPS.with(|l| l.borrow_mut().replace(None));
-        HeldDirs { outer, outer_loops }
+        let scope = Held {
+            parents: fiox_guard::Parents::new(),
+            loops: None,
+        };
+        let outer = HELD.with(|h| h.borrow_mut().replace(scope));
+        HeldDirs { outer }
     }
 }
 
@@ -63,8 +75,6 @@ impl Drop for HeldDirs {
     fn drop(&mut self) {
         let outer = self.outer.take();
         HELD.with(|h| *h.borrow_mut() = outer);
-        let loops = self.outer_loops.take();
-        LOOPS.with(|l| *l.borrow_mut() = loops);
     }
 }
 
@@ -167,20 +177,14 @@ fn loop_backed_by(id: &Identity) -> Option<String> {
             .find(|(dev_ino, _)| *dev_ino == id.dev_ino())
             .map(|(_, n)| format!("/dev/{n}"))
     };
-    LOOPS.with(|l| match &mut *l.borrow_mut() {
-        Some(seen) => find(seen.get_or_insert_with(loop_backings)),
+    HELD.with(|h| match &mut *h.borrow_mut() {
+        Some(scope) => find(scope.loops.get_or_insert_with(loop_backings)),
         None => find(&loop_backings()),
     })
 }
 
 /// A bound loop device's backing inode (device, inode number) and its name (`loop3`).
 type LoopBacking = ((u64, u64), String);
-
-thread_local! {
-    /// In a [`HeldDirs`] scope: Some, holding the loop devices once looked at.
-    static LOOPS: std::cell::RefCell<Option<Option<Vec<LoopBacking>>>> =
-        const { std::cell::RefCell::new(None) };
-}
 
 /// Every bound loop device and its backing inode.
 fn loop_backings() -> Vec<LoopBacking> {
