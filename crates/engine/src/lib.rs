@@ -144,6 +144,10 @@ pub struct EngineFlags {
     /// A read that completes with 0 bytes means the peer is done (net: the sender closed the
     /// connection or sent fio's UDP close message): the job ends normally, not with EIO.
     pub eof_ends: bool,
+    /// `queue` never completes a read or write inline (only `Queued` or `Busy`), and
+    /// [`IoEngine::queue_rw`] takes a batch of them in one call (io_uring, libaio): the
+    /// runner's plain loop then hands the engine a batch at a time.
+    pub batches_rw: bool,
 }
 
 impl EngineFlags {
@@ -220,6 +224,30 @@ pub enum EngineError {
     DirectUnsupported(PathBuf),
 }
 
+/// [`IoEngine::queue_rw`] one unit at a time through `queue` (its default, and the way an
+/// engine takes a batch it cannot take whole).
+pub fn queue_each<E: IoEngine + ?Sized>(
+    e: &mut E,
+    ids: &[u32],
+    units: &[IoUnit],
+) -> (usize, Result<(), EngineError>) {
+    for (i, (&id, u)) in ids.iter().zip(units).enumerate() {
+        match e.queue(id, u) {
+            Ok(Queued::Queued) => {}
+            Ok(Queued::Busy) => return (i, Ok(())),
+            Ok(Queued::Done(_)) => {
+                let what = "a read or write completed inline in a batch";
+                return (
+                    i,
+                    Err(EngineError::NotSupported(format!("{}: {what}", e.name()))),
+                );
+            }
+            Err(err) => return (i, Err(err)),
+        }
+    }
+    (ids.len().min(units.len()), Ok(()))
+}
+
 /// fio's ioengine contract, minimal: queue units, commit them, reap completions.
 pub trait IoEngine: Send {
     fn name(&self) -> &'static str;
@@ -228,6 +256,15 @@ pub trait IoEngine: Send {
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError>;
     /// Hand one unit to the engine. `id` is echoed back in its [`Completion`].
     fn queue(&mut self, id: u32, io: &IoUnit) -> Result<Queued, EngineError>;
+    /// Queue reads and writes (`units[i]` as unit `ids[i]`), in order, as `queue` would one
+    /// by one, until the engine is full or a unit fails: returns how many it took (each now
+    /// queued, as `Queued`) and the error that stopped it, if any; the units after those were
+    /// not taken (as `Busy`, or not tried after the error). One call per batch instead of one
+    /// per unit, so an engine can check its room once and publish its submission ring once.
+    /// Called only for engines whose flags say `batches_rw`.
+    fn queue_rw(&mut self, ids: &[u32], units: &[IoUnit]) -> (usize, Result<(), EngineError>) {
+        queue_each(self, ids, units)
+    }
     /// Submit what `queue` accepted; returns how many were submitted.
     fn commit(&mut self) -> Result<usize, EngineError> {
         Ok(0)

@@ -148,6 +148,7 @@ impl IoEngine for MmapEngine {
             file_ops: false,
             zero_bytes: false,
             eof_ends: false,
+            batches_rw: false,
         }
     }
 

@@ -221,6 +221,7 @@ impl IoEngine for SyncEngine {
             file_ops: false,
             zero_bytes: false,
             eof_ends: false,
+            batches_rw: false,
         }
     }
 

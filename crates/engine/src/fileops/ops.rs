@@ -158,6 +158,7 @@ impl IoEngine for FileOpEngine {
             file_ops: true,
             zero_bytes: false,
             eof_ends: false,
+            batches_rw: false,
         }
     }
 

@@ -280,7 +280,10 @@ impl IoEngine for LibaioEngine {
     }
 
     fn flags(&self) -> EngineFlags {
-        EngineFlags::default()
+        EngineFlags {
+            batches_rw: true,
+            ..EngineFlags::default()
+        }
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {

@@ -211,6 +211,7 @@ impl OffloadEngine {
             file_ops: false,
             zero_bytes: false,
             eof_ends: false,
+            batches_rw: false,
         };
         let ctx = Engines {
             seeks: inner.seeks,

@@ -61,6 +61,7 @@ impl IoEngine for NullEngine {
             file_ops: false,
             zero_bytes: false,
             eof_ends: false,
+            batches_rw: false,
         }
     }
 

@@ -231,6 +231,10 @@ pub(super) fn run_phases(
             job.name, lp.spins
         );
     }
+    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
+        // Debug builds, on request: how many batches the batch path queued.
+        eprintln!("fiox-debug: job {}: batches {}", job.name, lp.batches);
+    }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }

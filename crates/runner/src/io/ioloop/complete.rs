@@ -39,7 +39,11 @@ impl<'a> IoLoop<'a> {
                         continue;
                     }
                     self.inflight = self.inflight.saturating_sub(1);
-                    self.finish(c.unit, c.result, now, false);
+                    if self.batch_rw {
+                        self.finish_batch(c.unit, c.result, now);
+                    } else {
+                        self.finish(c.unit, c.result, now, false);
+                    }
                 }
             }
             Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),

@@ -27,6 +27,10 @@
 //! its I/Os, which `flush_plain` adds before anything reads them. Anything unusual (a short I/O,
 //! a busy engine, an exhausted pass) returns to the general loop, which handles it.
 //!
+//! # The batch path
+//! A plain job on io_uring or libaio ([`batch`]) queues each submit batch of units in one
+//! engine call; the rest of the loop (commit, reap, accounting) is the general one.
+//!
 //! The other parts: [`fileuse`] (files opened, operated on and unlinked as the loop goes),
 //! [`vreads`] (verify reads and checks inside the loop).
 
@@ -41,6 +45,7 @@ use fiox_stats::log::{rate_windows, RateWindows};
 use fiox_stats::{JobLogs, RateSampler};
 use std::sync::atomic::AtomicBool;
 
+mod batch;
 mod complete;
 mod fileuse;
 mod lean;
@@ -202,6 +207,11 @@ pub struct IoLoop<'a> {
     /// the open-file gate, file operations, flow, trim_backlog, serialize_overlap): their
     /// checks are skipped per I/O. Decided at each `run`, like `hooks`.
     plain_next: bool,
+    /// The batch path ([`batch`]): decided at each `run`, like `plain_next`.
+    batch_rw: bool,
+    /// Scratch lists of the batch path: the units of one `queue_rw` call and their slots.
+    batch_ids: Vec<u32>,
+    batch_units: Vec<fiox_engine::IoUnit>,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
     /// `--debug=random`: the generator notes its random offset draws for fio's lines.
@@ -249,6 +259,8 @@ pub struct IoLoop<'a> {
     pub(crate) job_start_ms: Option<u64>,
     /// thinkcycles spins done (for the debug-build count tests read).
     pub(crate) spins: u64,
+    /// `queue_rw` calls of the batch path (for the debug-build count tests read).
+    pub(crate) batches: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::io::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -386,6 +398,9 @@ impl<'a> IoLoop<'a> {
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
             hooks: true,
             plain_next: false,
+            batch_rw: false,
+            batch_ids: Vec::new(),
+            batch_units: Vec::new(),
             dbg_io: crate::debug::on(crate::debug::IO),
             dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
@@ -423,6 +438,7 @@ impl<'a> IoLoop<'a> {
             ramp_group: None,
             job_start_ms: None,
             spins: 0,
+            batches: 0,
             file_ops: None,
             gate: None,
             unlink_due: false,
@@ -470,6 +486,7 @@ impl<'a> IoLoop<'a> {
             && self.flow.is_none()
             && self.job.verify.trim_backlog == 0
             && !self.serialize;
+        self.batch_rw = self.batch_ok();
         if !self.verify_phase {
             self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {

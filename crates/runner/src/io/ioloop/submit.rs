@@ -12,6 +12,9 @@ use std::sync::atomic::Ordering;
 impl<'a> IoLoop<'a> {
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     pub(super) fn fill_queue(&mut self, depth: u32) {
+        if self.batch_rw {
+            return self.fill_batch(depth);
+        }
         while self.inflight < depth && self.end.is_none() {
             if !self.plain_next {
                 if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {

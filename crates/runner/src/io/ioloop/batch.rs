@@ -1,0 +1,143 @@
+//! The batch path: a plain job (see `plain_next`) on an engine that takes reads and writes in
+//! batches (io_uring, libaio: `batches_rw`) draws up to a submit batch of requests, prepares
+//! them as the general path does (slot, buffer, start time, priority) and hands them to the
+//! engine in one [`IoEngine::queue_rw`](fiox_engine::IoEngine::queue_rw) call: one dynamic
+//! call, one room check and one publication of the submission ring per batch instead of per
+//! I/O. Units the engine turns away wait in `requeue`, in order, and go out one at a time
+//! through the general `submit`, as do short I/Os' remainders. A unit that completes in
+//! full is accounted without the general `finish`'s checks for features a plain job does not
+//! have (syncs, verify, trims, `sync_file_range`, net's end of stream); anything else (short,
+//! failed) takes `finish`.
+
+use super::*;
+use fiox_engine::IoUnit;
+
+impl<'a> IoLoop<'a> {
+    /// Whether this run can take the batch path: the engine batches reads and writes, the
+    /// job is plain (`plain_next`) and none of the per-submission hooks is set (pacing,
+    /// `--debug=io`, lock files, thinkcycles, latency_target's probed depth),
+    /// and it issues no trims (engines complete those inline, one at a time).
+    pub(super) fn batch_ok(&self) -> bool {
+        self.engine.flags().batches_rw
+            && self.plain_next
+            && !self.paced
+            && !self.dbg_io
+            && self.locks.is_none()
+            && self.lat_target.is_none()
+            && self.job.pacing.thinkcycles == 0
+            && !self.job.rw.mode.has_trim()
+    }
+
+    /// `fill_queue` on the batch path: queue until `depth` units are in flight, committing
+    /// every `iodepth_batch_submit` units as the general path does.
+    pub(super) fn fill_batch(&mut self, depth: u32) {
+        let batch = self.job.iodepth_batch_submit.max(1) as usize;
+        while self.inflight < depth && self.end.is_none() {
+            if let Some(id) = self.requeue.pop() {
+                // Turned away before, or a short I/O's remainder: one at a time.
+                if !self.submit(id) {
+                    return;
+                }
+            } else {
+                if self.exhausted {
+                    return;
+                }
+                let want = ((depth - self.inflight) as usize)
+                    .min(batch.saturating_sub(self.pending.len()).max(1));
+                if !self.queue_batch(want) {
+                    return;
+                }
+            }
+            if self.pending.len() >= batch {
+                self.commit();
+            }
+        }
+    }
+
+    /// `write_iolog` lines of units handed to the engine.
+    #[cold]
+    fn log_batch(&mut self, units: &[IoUnit]) {
+        if let Some(l) = self.iolog.as_mut() {
+            for u in units {
+                l.io(u.file, iolog_name(u.op), u.offset, u.len);
+            }
+        }
+    }
+
+    /// `finish` of a unit on the batch path: a read or write done in full is freed and
+    /// accounted here; anything else goes through the general `finish`.
+    #[inline(always)]
+    pub(super) fn finish_batch(&mut self, id: u32, res: i64, now: u64) {
+        let s = self.slots[id as usize];
+        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+            return self.finish(id, res, now, false);
+        }
+        self.in_flight[id as usize] = false;
+        self.free.push(id);
+        self.account_done(Done::of(&s), now, false, false, || s);
+    }
+
+    /// Draw, prepare and queue up to `want` new units in one engine call. False: the loop
+    /// stops filling (nothing drawn, the engine full or failed).
+    fn queue_batch(&mut self, want: usize) -> bool {
+        let mut ids = std::mem::take(&mut self.batch_ids);
+        let mut units = std::mem::take(&mut self.batch_units);
+        ids.clear();
+        units.clear();
+        while ids.len() < want && !self.free.is_empty() {
+            let Some(req) = self.next_request() else {
+                break;
+            };
+            self.last_file = req.file;
+            let Some(id) = self.free.pop() else {
+                break;
+            };
+            self.prepare(id, req);
+            let s = &mut self.slots[id as usize];
+            (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
+            units.push(IoUnit {
+                op: op_of(s.ddir, false),
+                file: s.file,
+                offset: s.offset,
+                len: s.len,
+                buf: self.pool.ptr(id as usize),
+                ioprio: s.ioprio,
+            });
+            ids.push(id);
+        }
+        let n = ids.len();
+        let (k, r) = if n == 0 {
+            (0, Ok(()))
+        } else {
+            self.last_ddir = self.slots[ids[n - 1] as usize].ddir;
+            self.engine.queue_rw(&ids, &units)
+        };
+        self.batches += 1;
+        if self.iolog.is_some() {
+            // What `submit` logs one by one: each unit handed to the engine, the one it
+            // turned away included (logged again when it goes out).
+            self.log_batch(&units[..(k + 1).min(n)]);
+        }
+        for &id in &ids[..k] {
+            self.inflight += 1;
+            self.in_flight[id as usize] = true;
+            self.pending.push(id);
+        }
+        let go_on = match r {
+            Err(e) => {
+                self.free.extend_from_slice(&ids[k..]);
+                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                false
+            }
+            // The engine is full: the rest wait their turn, the first of them popped first.
+            Ok(()) if k < n => {
+                self.requeue.extend(ids[k..].iter().rev());
+                false
+            }
+            Ok(()) => n > 0,
+        };
+        self.batch_ids = ids;
+        self.batch_units = units;
+        go_on
+    }
+}
