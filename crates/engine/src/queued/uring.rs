@@ -78,6 +78,76 @@ impl Sqe {
     }
 }
 
+/// What the SQEs of one batch share: the registered buffer pool (base, end, chunk, single)
+/// with `fixedbufs`, registered files, the rw flags. Only for fixed buffers or non-vectored
+/// I/O (vectored I/O needs an iovec slot per unit: `rw_entry`).
+#[derive(Clone, Copy)]
+struct SqeCfg {
+    fixed: Option<(usize, usize, usize, bool)>,
+    registerfiles: bool,
+    rw_flags: i32,
+}
+
+impl SqeCfg {
+    /// The SQE of read or write `io` as unit `id`, written field by field (what `rw_entry`
+    /// builds through the crate's builders).
+    #[inline(always)]
+    fn sqe(&self, id: u32, files: &[Target], io: &IoUnit) -> Result<Sqe, EngineError> {
+        let read = match io.op {
+            IoOp::Read => true,
+            IoOp::Write => false,
+            op => {
+                return Err(EngineError::NotSupported(format!(
+                    "io_uring: {op:?} in a batch of reads and writes"
+                )))
+            }
+        };
+        let t = target("io_uring", files, io.file)?;
+        let addr = io.buf.as_ptr() as usize;
+        let (opcode, buf_index) = match self.fixed {
+            Some((base, end, chunk, single)) => {
+                if addr < base || addr + io.len as usize > end {
+                    return Err(opt_err(
+                        "fixedbufs",
+                        "buffer outside the registered pool".into(),
+                    ));
+                }
+                let bi = if single {
+                    0
+                } else {
+                    ((addr - base) / chunk) as u16
+                };
+                let op = if read {
+                    opcode::ReadFixed::CODE
+                } else {
+                    opcode::WriteFixed::CODE
+                };
+                (op, bi)
+            }
+            None if read => (opcode::Read::CODE, 0),
+            None => (opcode::Write::CODE, 0),
+        };
+        let (fd, flags) = if self.registerfiles {
+            (io.file as i32, squeue::Flags::FIXED_FILE.bits())
+        } else {
+            (t.fd, 0)
+        };
+        Ok(Sqe {
+            opcode,
+            flags,
+            ioprio: io.ioprio,
+            fd,
+            off: io.offset,
+            addr: addr as u64,
+            len: io.len,
+            rw_flags: self.rw_flags,
+            user_data: id as u64,
+            buf_index,
+            ..Sqe::default()
+        })
+    }
+}
+
 /// The registered buffer pool: `chunk`-sized iovecs starting at `base`.
 struct FixedBufs {
     base: usize,
@@ -116,8 +186,6 @@ pub(crate) struct UringEngine {
     inflight: usize,
     /// Completions made without the kernel (refused SQEs).
     ready: Vec<Completion>,
-    /// The SQEs of one `queue_rw` batch, built before they go into the ring together.
-    batch: Vec<squeue::Entry>,
     /// Buffer of an IOPOLL probe that never completed (must outlive the ring).
     probe_buf: Option<BufPool>,
 }
@@ -273,7 +341,6 @@ impl UringEngine {
             queued: 0,
             inflight: 0,
             ready: Vec::with_capacity(n),
-            batch: Vec::new(),
             probe_buf: None,
         })
     }
@@ -410,50 +477,17 @@ impl UringEngine {
         Ok(e.user_data(tag | id as u64))
     }
 
-    /// `rw_entry` of the batch path for fixed buffers or non-vectored I/O (None: vectored,
-    /// which needs an iovec slot and takes `rw_entry`): the SQE written field by field.
-    #[inline(always)]
-    fn direct_entry(&self, id: u32, t: Target, io: &IoUnit) -> Option<Result<Sqe, EngineError>> {
-        let read = io.op == IoOp::Read;
-        let (opcode, buf_index) = if self.fixedbufs {
-            let bi = match self.buf_index(io.buf.as_ptr(), io.len) {
-                Ok(bi) => bi,
-                Err(e) => return Some(Err(e)),
-            };
-            let op = if read {
-                opcode::ReadFixed::CODE
-            } else {
-                opcode::WriteFixed::CODE
-            };
-            (op, bi)
-        } else if !self.vectored {
-            let op = if read {
-                opcode::Read::CODE
-            } else {
-                opcode::Write::CODE
-            };
-            (op, 0)
-        } else {
-            return None;
-        };
-        let (fd, flags) = if self.registerfiles {
-            (io.file as i32, squeue::Flags::FIXED_FILE.bits())
-        } else {
-            (t.fd, 0)
-        };
-        Some(Ok(Sqe {
-            opcode,
-            flags,
-            ioprio: io.ioprio,
-            fd,
-            off: io.offset,
-            addr: io.buf.as_ptr() as u64,
-            len: io.len,
+    /// What the batch path's SQEs share, read once per batch.
+    fn sqe_cfg(&self) -> SqeCfg {
+        SqeCfg {
+            fixed: self
+                .bufs
+                .as_ref()
+                .filter(|_| self.fixedbufs)
+                .map(|b| (b.base, b.end, b.chunk, b.single)),
+            registerfiles: self.registerfiles,
             rw_flags: self.rw_flags,
-            user_data: id as u64,
-            buf_index,
-            ..Sqe::default()
-        }))
+        }
     }
 
     fn sync_entry(&self, idx: u32, t: Target, op: IoOp) -> squeue::Entry {
@@ -666,8 +700,9 @@ impl IoEngine for UringEngine {
     }
 
     fn queue_rw(&mut self, ids: &[u32], units: &[IoUnit]) -> (usize, Result<(), EngineError>) {
-        // SQPOLL may wait for ring room and force_async marks SQEs by their count: one by one.
-        if self.sqpoll || self.force_async > 0 {
+        // SQPOLL may wait for ring room, force_async marks SQEs by their count and vectored
+        // I/O takes an iovec slot per unit: those go one by one.
+        if self.sqpoll || self.force_async > 0 || (self.vectored && !self.fixedbufs) {
             return crate::queue_each(self, ids, units);
         }
         let room = (self.depth.saturating_sub(self.inflight + self.queued))
@@ -681,43 +716,38 @@ impl IoEngine for UringEngine {
                 return (0, Err(e));
             }
         }
-        let mut batch = std::mem::take(&mut self.batch);
-        batch.clear();
-        let mut err = Ok(());
+        if self.fixedbufs && self.bufs.is_none() {
+            let e = opt_err(
+                "fixedbufs",
+                "the buffer pool was not registered (register_buffers not called)".into(),
+            );
+            return (0, Err(e));
+        }
+        let cfg = self.sqe_cfg();
+        let files = &self.files;
+        let mut sq = self.ring.submission();
+        let (mut k, mut err) = (0, Ok(()));
         for (&id, io) in ids[..n].iter().zip(units) {
-            let e = match io.op {
-                IoOp::Read | IoOp::Write => {
-                    target("io_uring", &self.files, io.file).and_then(|t| {
-                        match self.direct_entry(id, t, io) {
-                            Some(e) => e.map(Sqe::entry),
-                            None => self.rw_entry(id, io.file, t, io),
-                        }
-                    })
-                }
-                op => Err(EngineError::NotSupported(format!(
-                    "io_uring: {op:?} in a batch of reads and writes"
-                ))),
-            };
-            match e {
-                Ok(e) => batch.push(e),
+            let e = match cfg.sqe(id, files, io) {
+                Ok(e) => e.entry(),
                 Err(e) => {
                     err = Err(e);
                     break;
                 }
+            };
+            // SAFETY: the SQE refers to a buffer slot that stays valid until its completion
+            // is reaped, per the IoUnit contract.
+            if unsafe { sq.push(&e) }.is_err() {
+                err = Err(opt_err(
+                    "iodepth",
+                    "submission ring full although below iodepth".into(),
+                ));
+                break;
             }
+            k += 1;
         }
-        // SAFETY: each SQE refers to a buffer (or iovec) slot that stays valid until its
-        // completion is reaped, per the IoUnit contract; room was checked above.
-        let pushed = unsafe { self.ring.submission().push_multiple(&batch) }.is_ok();
-        let k = batch.len();
-        self.batch = batch;
-        if !pushed {
-            let e = opt_err(
-                "iodepth",
-                "submission ring full although below iodepth".into(),
-            );
-            return (0, Err(e));
-        }
+        // The ring's tail is published once, as `sq` goes.
+        drop(sq);
         self.queued += k;
         self.sqe_count = self.sqe_count.wrapping_add(k as u32);
         (k, err)
@@ -848,7 +878,8 @@ mod tests {
                         buf: pool.ptr(1),
                         ioprio: 2 << 13 | 4,
                     };
-                    let direct = e.direct_entry(42, t, &io).unwrap().unwrap().entry();
+                    let files = [t; 4];
+                    let direct = e.sqe_cfg().sqe(42, &files, &io).unwrap().entry();
                     let built = e.rw_entry(42, 3, t, &io).unwrap();
                     assert_eq!(bytes(direct), bytes(built), "{op:?} {o:?}");
                 }
