@@ -336,6 +336,31 @@ impl IoEngine for LibaioEngine {
         Ok(Queued::Queued)
     }
 
+    fn queue_rw(&mut self, ids: &[u32], units: &[IoUnit]) -> (usize, Result<(), EngineError>) {
+        // Vectored iocbs point at a per-unit iovec: those go one by one.
+        if self.iovecs.is_some() {
+            return crate::queue_each(self, ids, units);
+        }
+        let room = self
+            .depth
+            .saturating_sub(self.inflight + self.pending.len());
+        let n = ids.len().min(units.len()).min(room);
+        for (i, (&id, io)) in ids[..n].iter().zip(units).enumerate() {
+            if !matches!(io.op, IoOp::Read | IoOp::Write) {
+                let what = format!("libaio: {:?} in a batch of reads and writes", io.op);
+                return (i, Err(EngineError::NotSupported(what)));
+            }
+            match target("libaio", &self.files, io.file) {
+                Ok(t) => {
+                    let cb = self.iocb(id, t, io);
+                    self.pending.push(cb);
+                }
+                Err(e) => return (i, Err(e)),
+            }
+        }
+        (n, Ok(()))
+    }
+
     fn commit(&mut self) -> Result<usize, EngineError> {
         let mut done = 0;
         let mut eagain = 0;
