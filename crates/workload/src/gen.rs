@@ -479,6 +479,73 @@ impl Generator {
         self.next_rated(|d| d)
     }
 
+    /// Up to `n` of the next requests appended to `out`: what `next` would yield one by one.
+    /// Only the plain random path ([`Generator::fast_ddir`]) yields batches, its limits checked
+    /// once for the batch; it stops early where `next` has more to do (a pass's end, a file
+    /// rewound inside the pass: that request is the batch's last, its wrap left for
+    /// `take_wrapped`). Returns how many were appended (0 for any other job, with
+    /// `--debug=random`'s notes, or at a pass's end): the caller then goes on with `next`.
+    pub fn next_batch(&mut self, out: &mut Vec<IoReq>, n: usize) -> usize {
+        let Some(ddir) = self.fast else {
+            return 0;
+        };
+        let d = ddir.index();
+        let len = self.cfg.dir[d].min_bs;
+        let open = self.files.first().is_some_and(|f| f.open);
+        if self.rand_notes.is_some() || self.nr_done >= 1 || !open || len == 0 {
+            return 0;
+        }
+        if !self.wrapped.is_empty() {
+            return 0;
+        }
+        let n = if self.cfg.time_based {
+            n
+        } else {
+            self.fast_room(d, len).min(n)
+        };
+        let mut k = 0;
+        while k < n {
+            // `next_fast`'s loop body: the file is open and not done (checked above; a
+            // fill that succeeds changes neither).
+            match self.fill_fast(ddir) {
+                Some(req) => {
+                    self.count_issue(&req);
+                    out.push(req);
+                    k += 1;
+                    if !self.wrapped.is_empty() {
+                        break;
+                    }
+                }
+                None => {
+                    self.file_failed(0);
+                    break;
+                }
+            }
+        }
+        k
+    }
+
+    /// How many requests of `len` bytes in direction `d` `next_fast`'s limits let through
+    /// from here: each is checked before it is issued, so the last one may cross a limit.
+    fn fast_room(&self, d: usize, len: u64) -> usize {
+        let left = |done: u64, cap: u64| -> u64 {
+            if done >= cap {
+                0
+            } else {
+                (cap - done).div_ceil(len)
+            }
+        };
+        let mut room = left(self.issue_bytes[d], self.fast_caps.0)
+            .min(self.fast_caps.1.saturating_sub(self.io_issues[d]));
+        // Only the bytes of queued engines (not trims) count toward the pass's budget.
+        if self.cfg.engine_queues && d != Ddir::Trim.index() {
+            room = room.min(left(self.pass_bytes, self.cfg.pass_budget));
+        } else if self.pass_bytes >= self.cfg.pass_budget {
+            room = 0;
+        }
+        usize::try_from(room).unwrap_or(usize::MAX)
+    }
+
     /// `next` for rate-limited jobs: `rate_pick` gets the direction the mix chose and returns
     /// the one to issue (fio's `rate_ddir`: a mixed job whose chosen direction is ahead of
     /// its rate while the other is behind switches to the other). The choice sticks, as in

@@ -817,3 +817,101 @@ fn plain_random_path_matches_the_general_path() {
     j.bs = range(4 * K, 16 * K);
     assert!(Generator::new(&j, &files, 60 * K).unwrap().fast.is_none());
 }
+
+/// `next_batch` yields exactly what `next` yields one by one, in batches of every size, for
+/// the jobs of the plain random path (limits of bytes, I/Os and passes, loops, time_based
+/// wrap-arounds, a map that fills) and nothing for the others, which go on with `next`.
+#[test]
+fn next_batch_yields_what_next_yields() {
+    let mut cases = Vec::new();
+    for mode in [RwMode::RandRead, RwMode::RandWrite, RwMode::RandTrim] {
+        cases.push(job(mode, 64 * K));
+    }
+    let mut j = job(RwMode::RandRead, 64 * K);
+    j.rand.norandommap = true;
+    cases.push(j.clone());
+    j.io_size = Some(SizeSpec::Bytes(200 * K));
+    cases.push(j.clone());
+    j.timing.loops = 3;
+    cases.push(j);
+    let mut j = job(RwMode::RandWrite, 64 * K);
+    j.number_ios = Some(7);
+    cases.push(j.clone());
+    j.timing.loops = 3;
+    cases.push(j);
+    let mut j = job(RwMode::RandTrim, 64 * K);
+    j.number_ios = Some(40);
+    j.io_size = Some(SizeSpec::Bytes(100 * K));
+    j.timing.loops = 2;
+    cases.push(j);
+    cases.push(job(RwMode::RandRw, 64 * K)); // not on the plain path: batches of 0
+    let files = vec![FileExtent {
+        offset: 12 * K,
+        size: 60 * K,
+    }];
+    for (i, j) in cases.iter().enumerate() {
+        for tb in [false, true] {
+            let j = if tb { time_based(j.clone()) } else { j.clone() };
+            let one = Generator::new(&j, &files, 60 * K).unwrap();
+            let plain = one.fast.is_some();
+            let a = one_by_one(one.clone(), 400);
+            let (b, batches) = in_batches(one, a.len());
+            assert_eq!(a, b, "case {i}, time_based {tb}");
+            assert_eq!(
+                batches > 0,
+                plain,
+                "case {i}: batches only on the plain path"
+            );
+        }
+    }
+}
+
+/// Up to `max` events of `g` driven by `next`: each request with the wrap it caused, and a
+/// (None, None) at each pass's end.
+type Event = (Option<IoReq>, Option<u32>);
+
+fn one_by_one(mut g: Generator, max: usize) -> Vec<Event> {
+    let mut a = Vec::new();
+    while a.len() < max {
+        let x = g.next();
+        a.push((x, g.take_wrapped()));
+        if x.is_none() {
+            if !g.another_pass() {
+                break;
+            }
+            g.restart();
+        }
+    }
+    a
+}
+
+/// `one_by_one` with `next_batch` in batches of 1 to 7 (and `next` where it yields none);
+/// also how many batches yielded something.
+fn in_batches(mut g: Generator, max: usize) -> (Vec<Event>, usize) {
+    let (mut b, mut batches, mut size) = (Vec::new(), 0, 0);
+    while b.len() < max {
+        size = size % 7 + 1;
+        let mut out = Vec::new();
+        let got = g.next_batch(&mut out, size);
+        assert_eq!(got, out.len());
+        assert!(got <= size);
+        batches += usize::from(got > 0);
+        let last = got.saturating_sub(1);
+        for (k, r) in out.into_iter().enumerate() {
+            let wrapped = if k == last { g.take_wrapped() } else { None };
+            b.push((Some(r), wrapped));
+        }
+        if got == 0 {
+            let x = g.next();
+            b.push((x, g.take_wrapped()));
+            if x.is_none() {
+                if !g.another_pass() {
+                    break;
+                }
+                g.restart();
+            }
+        }
+    }
+    b.truncate(max);
+    (b, batches)
+}

@@ -10,6 +10,7 @@
 //! failed) takes `finish`.
 
 use super::*;
+use crate::gen::IoReq;
 use fiox_engine::IoUnit;
 
 impl<'a> IoLoop<'a> {
@@ -54,6 +55,28 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// Up to `n` requests into `reqs`: the generator's batch (its plain random path), then
+    /// one by one through `next_request` (passes, wrap-arounds, every other job).
+    fn draw(&mut self, reqs: &mut Vec<IoReq>, n: usize) {
+        let got = self.gen.next_batch(reqs, n);
+        if got > 0 {
+            self.ios_issued += got as u64;
+            // A batch ends at a file's wrap-around: its cache is dropped before the I/O
+            // goes, as `next_request` does.
+            if let Some(file) = self.gen.take_wrapped() {
+                if let Some(c) = &self.pass_cache {
+                    c.wrapped(file);
+                }
+            }
+        }
+        while reqs.len() < n {
+            match self.next_request() {
+                Some(r) => reqs.push(r),
+                None => break,
+            }
+        }
+    }
+
     /// `write_iolog` lines of units handed to the engine.
     #[cold]
     fn log_batch(&mut self, units: &[IoUnit]) {
@@ -90,16 +113,16 @@ impl<'a> IoLoop<'a> {
     fn queue_batch(&mut self, want: usize) -> bool {
         let mut ids = std::mem::take(&mut self.batch_ids);
         let mut units = std::mem::take(&mut self.batch_units);
+        let mut reqs = std::mem::take(&mut self.batch_reqs);
         ids.clear();
         units.clear();
-        while ids.len() < want && !self.free.is_empty() {
-            let Some(req) = self.next_request() else {
-                break;
-            };
-            self.last_file = req.file;
+        reqs.clear();
+        self.draw(&mut reqs, want.min(self.free.len()));
+        for &req in &reqs {
             let Some(id) = self.free.pop() else {
                 break;
             };
+            self.last_file = req.file;
             self.prepare(id, req);
             let s = &mut self.slots[id as usize];
             (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
@@ -113,6 +136,7 @@ impl<'a> IoLoop<'a> {
             });
             ids.push(id);
         }
+        self.batch_reqs = reqs;
         let n = ids.len();
         let (k, r) = if n == 0 {
             (0, Ok(()))

@@ -212,6 +212,7 @@ pub struct IoLoop<'a> {
     /// Scratch lists of the batch path: the units of one `queue_rw` call and their slots.
     batch_ids: Vec<u32>,
     batch_units: Vec<fiox_engine::IoUnit>,
+    batch_reqs: Vec<IoReq>,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
     /// `--debug=random`: the generator notes its random offset draws for fio's lines.
@@ -401,6 +402,7 @@ impl<'a> IoLoop<'a> {
             batch_rw: false,
             batch_ids: Vec::with_capacity(depth.min(4096)),
             batch_units: Vec::with_capacity(depth.min(4096)),
+            batch_reqs: Vec::with_capacity(depth.min(4096)),
             dbg_io: crate::debug::on(crate::debug::IO),
             dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
