@@ -5,6 +5,8 @@
 # cancels setup and teardown. Kernel time (syscalls) is not counted: for the null engine that
 # is all of the I/O path; for real engines compare CPU time instead.
 # Usage: bench/ipio.sh BIN... (default: target/release/fiox); JOB, SMALL, BIG override.
+# ROUNDS=N (default 1): N rounds alternating the binaries, each round's figure and the median
+# (a queued job's count moves with how its completions batch, by up to 50 a run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bins=("$@")
@@ -22,9 +24,21 @@ count() { # bin io_size -> instructions (all threads)
 }
 bytes() { numfmt --from=iec "${1^^}"; }
 ios=$(( ($(bytes "$big") - $(bytes "$small")) / 4096 ))
+rounds=${ROUNDS:-1}
+declare -A runs
+for _ in $(seq "$rounds"); do
+    for b in "${bins[@]}"; do
+        i1=$(count "$b" "$small")
+        i2=$(count "$b" "$big")
+        runs[$b]+=" $(awk -v i="$((i2 - i1))" -v n="$ios" 'BEGIN {printf "%.1f", i/n}')"
+    done
+done
 for b in "${bins[@]}"; do
-    i1=$(count "$b" "$small")
-    i2=$(count "$b" "$big")
-    awk -v b="$b" -v i="$((i2 - i1))" -v n="$ios" \
-        'BEGIN {printf "%-40s %7.1f instructions/IO\n", b, i/n}'
+    # shellcheck disable=SC2086
+    med=$(printf '%s\n' ${runs[$b]} | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
+    if [ "$rounds" -gt 1 ]; then
+        printf "%-40s %7.1f instructions/IO (median of%s)\n" "$b" "$med" "${runs[$b]}"
+    else
+        printf "%-40s %7.1f instructions/IO\n" "$b" "$med"
+    fi
 done
