@@ -10,6 +10,8 @@
 
 mod asm;
 mod btf;
+#[doc(hidden)]
+pub mod floor;
 pub mod ftrace;
 mod layout;
 pub mod phases;
