@@ -6,7 +6,8 @@
 //! submitter's context; queued from then) to their completion
 //! wherever that runs. The frequent tracepoints are raw ones (no record built: the programs
 //! get the kernel's own arguments and read the two fields they need at offsets the kernel's
-//! BTF gives); filtering is in the kernel and early: this process's thread group for
+//! BTF gives; those that read through a pointer argument are BTF-typed, tp_btf, and load the
+//! fields directly); filtering is in the kernel and early: this process's thread group for
 //! syscalls and bios, the per-thread records for context switches, the request slots for
 //! dispatch and completion. This file: the shared helpers, the syscall and context-switch
 //! programs; `block`: the block layer's; `workers`: the threads working for a job and
