@@ -62,7 +62,7 @@ if base:
 PY
 if [ -n "${STATS:-}" ]; then
     snap() { bpftool prog show 2>/dev/null | python3 -c 'import re,sys
-for m in re.finditer(r"raw_tracepoint\s+name (\S+).*?run_time_ns (\d+) run_cnt (\d+)", sys.stdin.read()):
+for m in re.finditer(r"(?:raw_tracepoint|tracing)\s+name (\S+).*?run_time_ns (\d+) run_cnt (\d+)", sys.stdin.read()):
     print(m.group(1), m.group(2), m.group(3))'; }
     sysctl -q kernel.bpf_stats_enabled=1
     for bin in ${BASE:+"$BASE"} "$fiox"; do

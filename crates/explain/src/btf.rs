@@ -181,6 +181,18 @@ impl Btf {
             .ok_or_else(miss)?;
         Ok((proto.data.len() / 8).saturating_sub(1))
     }
+
+    /// The type id of `btf_trace_NAME`: what a BTF-typed raw tracepoint program (tp_btf) is
+    /// loaded against, so that the verifier knows its arguments' types and lets it read the
+    /// structures they point to directly (no bpf_probe_read_kernel call per field).
+    pub fn tracepoint_type(&self, tp: &str) -> Result<u32, ExplainError> {
+        let name = format!("btf_trace_{tp}");
+        self.types
+            .iter()
+            .position(|t| t.kind == 8 && self.name(t.name) == name)
+            .map(|i| i as u32)
+            .ok_or_else(|| bad(&format!("does not describe tracepoint {tp}")))
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +213,9 @@ mod tests {
         assert!(b.enum_value("__REQ_RAHEAD").unwrap() > 0);
         assert_eq!(b.tracepoint_args("sched_switch").unwrap(), 4);
         assert_eq!(b.tracepoint_args("block_rq_issue").unwrap(), 1);
+        let id = b.tracepoint_type("sched_switch").unwrap();
+        assert_eq!(b.types[id as usize].kind, 8);
+        assert!(b.tracepoint_type("no_such_tracepoint").is_err());
         if b.tracepoint_args("io_uring_create").is_ok() {
             assert_eq!(b.tracepoint_args("io_uring_create").unwrap(), 5);
             assert!(b.member_offset("io_ring_ctx", "rings").is_ok());

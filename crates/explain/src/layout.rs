@@ -93,7 +93,11 @@ pub const G_WK_RUNS: usize = G_WK_NS + W_KINDS;
 /// helper threads of its engine (fiox's worker pool, glibc's POSIX AIO helpers), whose I/O
 /// syscalls are then the job's.
 pub const G_PARENT: usize = G_WK_RUNS + W_KINDS;
-pub const WORDS: usize = G_PARENT + 1;
+/// Scratch for block_io_start: the request's address, stored here as the typed pointer the
+/// tracepoint passes and loaded back as a number to hash (the verifier refuses shifts of a
+/// pointer, and a map word holds plain numbers).
+pub const S_RQ: usize = G_PARENT + 1;
+pub const WORDS: usize = S_RQ + 1;
 /// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
 pub const W_KINDS: usize = 3;
 pub const W_URING: i32 = 0;
@@ -108,7 +112,9 @@ pub const K_KIND: usize = 1;
 pub const K_WAKER: usize = 2;
 pub const K_PENDING: usize = 3;
 pub const K_RUNTIME: usize = 4;
-pub const K_WORDS: usize = 5;
+/// Scratch: a request's address (as S_RQ, for a worker's request on a lower device).
+pub const K_RQ: usize = 5;
+pub const K_WORDS: usize = 6;
 pub const K_SLOTS: u32 = 4096;
 
 /// Kinds of syscall (S_KIND).

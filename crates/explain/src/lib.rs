@@ -10,6 +10,8 @@
 
 mod asm;
 mod btf;
+#[doc(hidden)]
+pub mod floor;
 pub mod ftrace;
 mod layout;
 pub mod phases;
@@ -125,7 +127,10 @@ impl Tracer {
         ];
         // The frequent ones (every syscall, context switch and request of the machine): raw
         // tracepoints, which build no record; what they read of the kernel's structures is
-        // at the offsets its BTF gives.
+        // at the offsets its BTF gives. Those that read through their arguments' pointers
+        // (a task's pid and CPU time, a request's flags) are BTF-typed (tp_btf): the verifier
+        // knows the types and lets them load the fields directly, where a plain raw
+        // tracepoint program pays a bpf_probe_read_kernel call per field.
         let k = progs::Kernel::read()?;
         let mut raw: Vec<(&str, Vec<asm::Insn>)> = vec![
             ("sys_enter", progs::sys_enter(&m, &k, tgid)?),
@@ -141,9 +146,15 @@ impl Tracer {
             raw.push(("io_uring_create", progs::uring_create(&m, &k, tgid)?));
         }
         for (name, insns) in &raw {
-            let prog = sys::prog_load(insns, name, sys::BPF_PROG_TYPE_RAW_TRACEPOINT)
+            let btf_type = k.btf_type(name);
+            let kind = match btf_type {
+                Some(_) => sys::BPF_PROG_TYPE_TRACING,
+                None => sys::BPF_PROG_TYPE_RAW_TRACEPOINT,
+            };
+            let prog = sys::prog_load(insns, name, kind, btf_type)
                 .map_err(|e| ExplainError::Program(format!("{name} refused: {e}")))?;
-            let link = sys::raw_tracepoint_open(name, &prog)
+            let tp = btf_type.is_none().then_some(*name);
+            let link = sys::raw_tracepoint_open(tp, &prog)
                 .map_err(|e| unavailable(&format!("attaching to raw tracepoint {name}"), e))?;
             progs.push(prog);
             links.push(link);
@@ -151,7 +162,7 @@ impl Tracer {
         let events = read_events(&points.iter().map(|(g, n, _)| (*g, *n)).collect::<Vec<_>>())?;
         for ((group, name, build), ev) in points.iter().zip(&events) {
             let insns = build(ev)?;
-            let prog = sys::prog_load(&insns, name, sys::BPF_PROG_TYPE_TRACEPOINT)
+            let prog = sys::prog_load(&insns, name, sys::BPF_PROG_TYPE_TRACEPOINT, None)
                 .map_err(|e| ExplainError::Program(format!("{group}:{name} refused: {e}")))?;
             let link = sys::attach_tracepoint(ev.id, &prog)
                 .map_err(|e| unavailable(&format!("attaching to {group}:{name}"), e))?;

@@ -16,6 +16,10 @@ const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
 pub const BPF_MAP_TYPE_ARRAY: u32 = 2;
 pub const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
 pub const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+/// A BTF-typed raw tracepoint program (tp_btf): BPF_PROG_TYPE_TRACING loaded for
+/// BPF_TRACE_RAW_TP against the tracepoint's `btf_trace_*` type.
+pub const BPF_PROG_TYPE_TRACING: u32 = 26;
+const BPF_TRACE_RAW_TP: u64 = 23;
 
 const PERF_TYPE_TRACEPOINT: u64 = 2;
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
@@ -77,8 +81,15 @@ pub fn map_lookup(map: i32, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
 }
 
 /// BPF_PROG_LOAD of a (raw) tracepoint program; on refusal the verifier's log (retried with
-/// logging on) is the error's text.
-pub fn prog_load(insns: &[Insn], name: &str, kind: u32) -> Result<OwnedFd, String> {
+/// logging on) is the error's text. `btf_type`: load it as a tp_btf program (kind
+/// BPF_PROG_TYPE_TRACING) for the tracepoint whose `btf_trace_*` type id this is, in the
+/// kernel's own BTF.
+pub fn prog_load(
+    insns: &[Insn],
+    name: &str,
+    kind: u32,
+    btf_type: Option<u32>,
+) -> Result<OwnedFd, String> {
     let license = b"Dual MIT/GPL\0";
     let load = |log: Option<&mut Vec<u8>>| {
         let mut a = [0u64; 16];
@@ -96,6 +107,12 @@ pub fn prog_load(insns: &[Insn], name: &str, kind: u32) -> Result<OwnedFd, Strin
         }
         a[6] = u64::from_le_bytes(nm[..8].try_into().unwrap_or_default());
         a[7] = u64::from_le_bytes(nm[8..].try_into().unwrap_or_default());
+        // expected_attach_type (offset 68) and attach_btf_id (offset 108; its object fd at
+        // 112 stays 0: vmlinux).
+        if let Some(id) = btf_type {
+            a[8] = BPF_TRACE_RAW_TP << 32;
+            a[13] = (id as u64) << 32;
+        }
         bpf(BPF_PROG_LOAD, &mut a)
     };
     match load(None) {
@@ -151,13 +168,16 @@ pub fn attach_tracepoint(id: u64, prog: &OwnedFd) -> io::Result<OwnedFd> {
 }
 
 /// BPF_RAW_TRACEPOINT_OPEN: `prog` on the raw tracepoint `name` (e.g. "sys_enter"), attached
-/// while the returned descriptor is open.
-pub fn raw_tracepoint_open(name: &str, prog: &OwnedFd) -> io::Result<OwnedFd> {
+/// while the returned descriptor is open. A tp_btf program names its tracepoint by the type
+/// it was loaded against: `name` None.
+pub fn raw_tracepoint_open(name: Option<&str>, prog: &OwnedFd) -> io::Result<OwnedFd> {
     use std::os::fd::AsRawFd;
-    let c =
-        std::ffi::CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let c = name
+        .map(std::ffi::CString::new)
+        .transpose()
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     let mut a = [0u64; 16];
-    a[0] = c.as_ptr() as u64;
+    a[0] = c.as_ref().map_or(0, |c| c.as_ptr() as u64);
     a[1] = prog.as_raw_fd() as u32 as u64;
     bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a).map(owned)
 }

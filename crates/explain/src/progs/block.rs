@@ -3,7 +3,7 @@
 //! from that moment (btt's G: block_getrq fires just before, in the same function; no
 //! program on block_bio_queue, one run per I/O less); merges and splits counted.
 
-use super::{current, dir_ptr, done, hist, inc, ret0, ring_slot, thread, Kernel, Maps};
+use super::{current, dir_ptr, done, field, hist, inc, ret0, ring_slot, thread, Kernel, Maps};
 use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use crate::layout::*;
 use crate::tracefs::Event;
@@ -51,7 +51,7 @@ fn req_is_this(a: &mut Asm) {
     a.jmp_reg(Cond::Ne, R1, R2, "out");
 }
 
-/// block_io_start (raw: (rq)): a request of this process's thread, inside a submitting
+/// block_io_start (BTF-typed raw tracepoint: (rq), its flags loaded directly): a request of this process's thread, inside a submitting
 /// syscall, starts a record: its direction and readahead flag from its cmd_flags, queued now
 /// (the request's `start_time_ns` is not set yet here: the kernel sets it after this
 /// tracepoint, and until then it holds the request's previous use). An io_submit's
@@ -72,14 +72,10 @@ pub fn io_start(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainErr
     a.ja("out");
     a.label("ours");
     a.ldx(Size::DW, R3, R6, 0);
-    a.stx(Size::DW, FP, -16, R3);
-    a.alu_imm(Alu::Add, R3, k.rq_cmd_flags);
-    a.mov(R1, FP);
-    a.alu_imm(Alu::Add, R1, -24);
-    a.mov_imm(R2, 4);
-    a.call(Helper::ProbeReadKernel);
-    a.jmp_imm(Cond::Ne, R0, 0, "out");
-    a.ldx(Size::W, R1, FP, -24);
+    a.stx(Size::DW, R7, w(S_RQ), R3);
+    a.ldx(Size::DW, R1, R7, w(S_RQ));
+    a.stx(Size::DW, FP, -16, R1);
+    field(&mut a, Size::W, R1, R3, k.rq_cmd_flags, "out");
     a.mov(R9, R1);
     a.alu_imm(Alu::And, R9, k.op_mask);
     a.jmp_imm(Cond::Gt, R9, 1, "out");
@@ -138,14 +134,10 @@ fn lower_start(a: &mut Asm, m: &Maps, k: &Kernel) {
     a.ldx(Size::DW, R1, R0, w(K_WAKER));
     a.stx(Size::DW, FP, -56, R1);
     a.ldx(Size::DW, R3, R6, 0);
-    a.stx(Size::DW, FP, -16, R3);
-    a.alu_imm(Alu::Add, R3, k.rq_cmd_flags);
-    a.mov(R1, FP);
-    a.alu_imm(Alu::Add, R1, -24);
-    a.mov_imm(R2, 4);
-    a.call(Helper::ProbeReadKernel);
-    a.jmp_imm(Cond::Ne, R0, 0, "out");
-    a.ldx(Size::W, R9, FP, -24);
+    a.stx(Size::DW, R0, w(K_RQ), R3);
+    a.ldx(Size::DW, R1, R0, w(K_RQ));
+    a.stx(Size::DW, FP, -16, R1);
+    field(a, Size::W, R9, R3, k.rq_cmd_flags, "out");
     a.alu_imm(Alu::And, R9, k.op_mask);
     a.jmp_imm(Cond::Gt, R9, 1, "out");
     a.call(Helper::KtimeGetNs);

@@ -6,7 +6,8 @@
 //! submitter's context; queued from then) to their completion
 //! wherever that runs. The frequent tracepoints are raw ones (no record built: the programs
 //! get the kernel's own arguments and read the two fields they need at offsets the kernel's
-//! BTF gives); filtering is in the kernel and early: this process's thread group for
+//! BTF gives; those that read through a pointer argument are BTF-typed, tp_btf, and load the
+//! fields directly); filtering is in the kernel and early: this process's thread group for
 //! syscalls and bios, the per-thread records for context switches, the request slots for
 //! dispatch and completion. This file: the shared helpers, the syscall and context-switch
 //! programs; `block`: the block layer's; `workers`: the threads working for a job and
@@ -43,6 +44,9 @@ pub struct Kernel {
     /// io_uring's `io_ring_ctx.rings` and the completion queue head's offset in `io_rings`,
     /// when the kernel has io_uring.
     pub uring: Option<(i32, i32)>,
+    /// The tracepoints whose programs are BTF-typed (tp_btf: they read through their
+    /// arguments' pointers directly), with their `btf_trace_*` type ids.
+    typed: [(&'static str, u32); 3],
 }
 
 impl Kernel {
@@ -93,7 +97,16 @@ impl Kernel {
                 "tracepoint sched_waking does not pass the woken task alone".into(),
             ));
         }
+        let mut typed = [
+            ("sched_switch", 0),
+            ("sched_waking", 0),
+            ("block_io_start", 0),
+        ];
+        for (tp, id) in typed.iter_mut() {
+            *id = b.tracepoint_type(tp)?;
+        }
         Ok(Kernel {
+            typed,
             task_comm: off("task_struct", "comm")?,
             uring,
             task_pid: off("task_struct", "pid")?,
@@ -103,6 +116,25 @@ impl Kernel {
             rahead: rahead as i32,
         })
     }
+}
+
+impl Kernel {
+    /// The `btf_trace_*` type id tracepoint `tp`'s program is loaded against, if it is one of
+    /// the BTF-typed ones (its context's pointers are then typed: see [`field`]).
+    pub fn btf_type(&self, tp: &str) -> Option<u32> {
+        self.typed.iter().find(|(n, _)| *n == tp).map(|(_, id)| *id)
+    }
+}
+
+/// dst = the field at `off` of the kernel structure `ptr` points to, loaded directly: in a
+/// BTF-typed program (tp_btf) `ptr` is a typed pointer from the context (or a field of one),
+/// which the verifier lets the program dereference (a faulting load yields 0, as
+/// bpf_probe_read_kernel's failure would, at the cost of a plain load). Clobbers `ptr`; to
+/// `none` if it is null.
+fn field(a: &mut Asm, size: Size, dst: Reg, ptr: Reg, off: i32, none: &str) {
+    a.jmp_imm(Cond::Eq, ptr, 0, none);
+    a.alu_imm(Alu::Add, ptr, off);
+    a.ldx(size, dst, ptr, 0);
 }
 
 /// The maps' descriptors the programs reference.
@@ -193,6 +225,10 @@ fn lookup(a: &mut Asm, map: i32, key: i16) {
 /// lookup is inlined (no hashing helper).
 fn thread(a: &mut Asm, m: &Maps, key: i16, create: bool, miss: &str) {
     a.ldx(Size::W, R1, FP, key);
+    // Tid 0 is a CPU's idle task, half of many context switches: never a record's (an
+    // unclaimed slot's owner is 0 too, so without this the idle task would match slot 0 and
+    // its switches read the clock for nothing).
+    a.jmp_imm(Cond::Eq, R1, 0, miss);
     a.alu_imm(Alu::And, R1, (T_SLOTS - 1) as i32);
     a.stx(Size::W, FP, -100, R1);
     lookup(a, m.state, -100);
@@ -605,14 +641,16 @@ fn now(a: &mut Asm, p: &str) {
     a.label(p);
 }
 
-/// sched_switch (a raw tracepoint: (preempt, prev, next, prev_state); prev is the current
-/// task): off-CPU time inside syscalls (and why: preempted, sleeping, blocked), on-CPU time
-/// outside them (fiox's own user time).
+/// sched_switch (BPF-typed raw tracepoint: (preempt, prev, next, prev_state); prev is the
+/// current task; the tasks' pids are loaded directly, no helper call for a switch of no
+/// thread of interest): off-CPU time inside syscalls (and why: preempted, sleeping,
+/// blocked), on-CPU time outside them (fiox's own user time).
 pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     a.mov(R6, R1);
-    a.call(Helper::GetCurrentPidTgid);
-    a.stx(Size::W, FP, -4, R0);
+    a.ldx(Size::DW, R3, R6, 8);
+    field(&mut a, Size::W, R1, R3, k.task_pid, "out");
+    a.stx(Size::W, FP, -4, R1);
     worker_slice(&mut a, m, k);
     // The clock is read only for a switch of a thread with a record (r8: 0 until then).
     a.mov_imm(R8, 0);
@@ -631,7 +669,7 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.mov_imm(R2, 0);
     a.ldx(Size::DW, R1, R6, 0);
     a.jmp_imm(Cond::Ne, R1, 0, "w_idx");
-    a.ldx(Size::W, R1, R6, 24);
+    a.ldx(Size::DW, R1, R6, 24);
     a.jmp_imm(Cond::Eq, R1, 0, "w_idx");
     a.mov_imm(R2, 2);
     a.jmp_imm(Cond::Set, R1, 2, "w_idx");
@@ -653,12 +691,8 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.st_imm(Size::DW, R7, w(S_MARK), 0);
     a.label("next");
     a.ldx(Size::DW, R3, R6, 16);
-    a.alu_imm(Alu::Add, R3, k.task_pid);
-    a.mov(R1, FP);
-    a.alu_imm(Alu::Add, R1, -8);
-    a.mov_imm(R2, 4);
-    a.call(Helper::ProbeReadKernel);
-    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    field(&mut a, Size::W, R1, R3, k.task_pid, "out");
+    a.stx(Size::W, FP, -8, R1);
     thread(&mut a, m, -8, false, "out");
     now(&mut a, "now_next");
     a.ldx(Size::DW, R1, R7, w(S_INSYS));

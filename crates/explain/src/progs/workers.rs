@@ -5,7 +5,7 @@
 //! where the thread's completion queue head is, and task_newtask which thread of this process
 //! created which (an engine's helper threads are their job thread's).
 
-use super::{current, done, ret0, thread, Kernel, Maps};
+use super::{current, done, field, ret0, thread, Kernel, Maps};
 use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R6, R7, R8, R9};
 use crate::layout::*;
 use crate::ExplainError;
@@ -71,7 +71,8 @@ pub fn task_newtask(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
     done(a)
 }
 
-/// sched_waking (raw: (task), in the waker's context): a job thread waking a thread that is
+/// sched_waking (BTF-typed raw tracepoint: (task), in the waker's context; the woken task's
+/// pid and CPU time loaded directly): a job thread waking a thread that is
 /// not one (a loop device's kworker, an io_uring worker, another process's thread) marks that
 /// thread's next run as done on the job's behalf, with its CPU time so far (see
 /// worker_slice). Its kind is read from its name once, when its slot is first its.
@@ -85,13 +86,8 @@ pub fn sched_waking(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
     a.stx(Size::W, FP, -4, R0);
     thread(&mut a, m, -4, false, "out");
     a.ldx(Size::DW, R3, R6, 0);
-    a.stx(Size::DW, FP, -56, R3);
-    a.alu_imm(Alu::Add, R3, k.task_pid);
-    a.mov(R1, FP);
-    a.alu_imm(Alu::Add, R1, -8);
-    a.mov_imm(R2, 4);
-    a.call(Helper::ProbeReadKernel);
-    a.jmp_imm(Cond::Ne, R0, 0, "out");
+    field(&mut a, Size::W, R1, R3, k.task_pid, "out");
+    a.stx(Size::W, FP, -8, R1);
     // Another thread of this process (a job's, or a helper it made) is no worker.
     thread(&mut a, m, -8, false, "worker");
     a.ja("out");
@@ -108,7 +104,7 @@ pub fn sched_waking(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
     a.ldx(Size::DW, R1, R8, w(K_PID));
     a.ldx(Size::W, R2, FP, -8);
     a.jmp_reg(Cond::Eq, R1, R2, "known");
-    a.ldx(Size::DW, R3, FP, -56);
+    a.ldx(Size::DW, R3, R6, 0);
     a.alu_imm(Alu::Add, R3, k.task_comm);
     a.mov(R1, FP);
     a.alu_imm(Alu::Add, R1, -32);
@@ -129,14 +125,8 @@ pub fn sched_waking(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
     a.stx(Size::DW, R8, w(K_PID), R1);
     a.stx(Size::DW, R8, w(K_KIND), R9);
     a.label("known");
-    a.ldx(Size::DW, R3, FP, -56);
-    a.alu_imm(Alu::Add, R3, k.task_runtime);
-    a.mov(R1, FP);
-    a.alu_imm(Alu::Add, R1, -64);
-    a.mov_imm(R2, 8);
-    a.call(Helper::ProbeReadKernel);
-    a.jmp_imm(Cond::Ne, R0, 0, "out");
-    a.ldx(Size::DW, R1, FP, -64);
+    a.ldx(Size::DW, R3, R6, 0);
+    field(&mut a, Size::DW, R1, R3, k.task_runtime, "out");
     a.stx(Size::DW, R8, w(K_RUNTIME), R1);
     a.ldx(Size::W, R1, FP, -4);
     a.stx(Size::DW, R8, w(K_WAKER), R1);
@@ -171,12 +161,8 @@ pub(super) fn worker_slice(a: &mut Asm, m: &Maps, k: &Kernel) {
     a.ldx(Size::DW, R1, R0, w(K_WAKER));
     a.stx(Size::W, FP, -24, R1);
     a.ldx(Size::DW, R3, R6, 8);
-    a.alu_imm(Alu::Add, R3, k.task_runtime);
-    a.mov(R1, FP);
-    a.alu_imm(Alu::Add, R1, -88);
-    a.mov_imm(R2, 8);
-    a.call(Helper::ProbeReadKernel);
-    a.jmp_imm(Cond::Ne, R0, 0, "slice_done");
+    field(a, Size::DW, R1, R3, k.task_runtime, "slice_done");
+    a.stx(Size::DW, FP, -88, R1);
     thread(a, m, -24, false, "slice_done");
     a.ldx(Size::DW, R1, FP, -72);
     a.jmp_imm(Cond::Gt, R1, (W_KINDS - 1) as i32, "slice_done");
