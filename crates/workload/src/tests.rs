@@ -742,11 +742,9 @@ fn verify_jobs_draw_write_sizes_from_the_read_stream() {
     assert_ne!(gen(&j, &one_file(128 * K), 128 * K), got);
 }
 
-/// The plain random path (`Generator::fill_fast`) yields exactly what the general path
-/// yields for every job it takes: both run side by side, time_based wrap-arounds, extra
-/// passes, offsets, lfsr, the 64-bit generator, no map and the three directions included.
-#[test]
-fn plain_random_path_matches_the_general_path() {
+/// Jobs the plain random path takes: the three directions, no map, lfsr, the 64-bit
+/// generator, io_size beyond the file, loops, block alignment, number_ios.
+fn plain_path_jobs() -> Vec<JobSpec> {
     let mut cases = Vec::new();
     for mode in [RwMode::RandRead, RwMode::RandWrite, RwMode::RandTrim] {
         cases.push(job(mode, 64 * K));
@@ -777,6 +775,15 @@ fn plain_random_path_matches_the_general_path() {
     j.io_size = Some(SizeSpec::Bytes(100 * K));
     j.timing.loops = 2;
     cases.push(j);
+    cases
+}
+
+/// The plain random path (`Generator::fill_fast`) yields exactly what the general path
+/// yields for every job it takes: both run side by side, time_based wrap-arounds, extra
+/// passes, offsets, lfsr, the 64-bit generator, no map and the three directions included.
+#[test]
+fn plain_random_path_matches_the_general_path() {
+    let cases = plain_path_jobs();
     let files = vec![FileExtent {
         offset: 12 * K,
         size: 60 * K,
@@ -823,27 +830,7 @@ fn plain_random_path_matches_the_general_path() {
 /// wrap-arounds, a map that fills) and nothing for the others, which go on with `next`.
 #[test]
 fn next_batch_yields_what_next_yields() {
-    let mut cases = Vec::new();
-    for mode in [RwMode::RandRead, RwMode::RandWrite, RwMode::RandTrim] {
-        cases.push(job(mode, 64 * K));
-    }
-    let mut j = job(RwMode::RandRead, 64 * K);
-    j.rand.norandommap = true;
-    cases.push(j.clone());
-    j.io_size = Some(SizeSpec::Bytes(200 * K));
-    cases.push(j.clone());
-    j.timing.loops = 3;
-    cases.push(j);
-    let mut j = job(RwMode::RandWrite, 64 * K);
-    j.number_ios = Some(7);
-    cases.push(j.clone());
-    j.timing.loops = 3;
-    cases.push(j);
-    let mut j = job(RwMode::RandTrim, 64 * K);
-    j.number_ios = Some(40);
-    j.io_size = Some(SizeSpec::Bytes(100 * K));
-    j.timing.loops = 2;
-    cases.push(j);
+    let mut cases = plain_path_jobs();
     cases.push(job(RwMode::RandRw, 64 * K)); // not on the plain path: batches of 0
     let files = vec![FileExtent {
         offset: 12 * K,
