@@ -14,6 +14,7 @@ mod btf;
 pub mod floor;
 pub mod ftrace;
 mod layout;
+pub mod marks;
 pub mod phases;
 mod progs;
 mod sys;
@@ -79,13 +80,37 @@ fn read_events(names: &[(&str, &str)]) -> Result<Vec<tracefs::Event>, ExplainErr
 }
 
 impl Tracer {
-    /// Load and attach the programs, filtering on this process's threads.
+    /// Load and attach the programs, filtering on this process's threads, with the syscall
+    /// hooks: every thread's I/O syscalls are seen, marked or not.
     pub fn start() -> Result<Tracer, ExplainError> {
+        Tracer::start_with(true)
+    }
+
+    /// As [`Tracer::start`]; `syscall_hooks` false: no programs on raw_syscalls sys_enter and
+    /// sys_exit (they put every syscall of the machine through the kernel's slow path), the
+    /// traced threads mark their own I/O calls instead ([`marks::this_thread`]); a thread that
+    /// does not mark has no submission or reap phases then.
+    pub fn start_with(syscall_hooks: bool) -> Result<Tracer, ExplainError> {
         let mk = |kind, key, value, n| {
             sys::map_create(kind, key, value, n).map_err(|e| unavailable("creating a BPF map", e))
         };
         let vsize = (WORDS * 8) as u32;
-        let state = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, layout::T_SLOTS)?;
+        let state = sys::map_create_flags(
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
+            vsize,
+            layout::T_SLOTS,
+            sys::BPF_F_MMAPABLE,
+        )
+        .map_err(|e| unavailable("creating a BPF map", e))?;
+        let records = if syscall_hooks {
+            None
+        } else {
+            Some(
+                sys::map_mmap(&state, WORDS * layout::T_SLOTS as usize)
+                    .map_err(|e| unavailable("mapping the threads' records", e))?,
+            )
+        };
         let reqs = mk(
             sys::BPF_MAP_TYPE_ARRAY,
             4,
@@ -132,16 +157,19 @@ impl Tracer {
         // knows the types and lets them load the fields directly, where a plain raw
         // tracepoint program pays a bpf_probe_read_kernel call per field.
         let k = progs::Kernel::read()?;
-        let mut raw: Vec<(&str, Vec<asm::Insn>)> = vec![
-            ("sys_enter", progs::sys_enter(&m, &k, tgid)?),
-            ("sys_exit", progs::sys_exit(&m, tgid)?),
+        let mut raw: Vec<(&str, Vec<asm::Insn>)> = Vec::new();
+        if syscall_hooks {
+            raw.push(("sys_enter", progs::sys_enter(&m, &k, tgid)?));
+            raw.push(("sys_exit", progs::sys_exit(&m, tgid)?));
+        }
+        raw.extend([
             ("sched_switch", progs::sched_switch(&m, &k)?),
             ("sched_waking", progs::sched_waking(&m, &k, tgid)?),
             ("task_newtask", progs::task_newtask(&m, &k, tgid)?),
             ("block_io_start", progs::io_start(&m, &k, tgid)?),
             ("block_rq_issue", progs::rq_issue(&m)?),
             ("block_rq_complete", progs::rq_complete(&m)?),
-        ];
+        ]);
         if k.uring.is_some() {
             raw.push(("io_uring_create", progs::uring_create(&m, &k, tgid)?));
         }
@@ -169,6 +197,8 @@ impl Tracer {
             progs.push(prog);
             links.push(link);
         }
+        // Marks from now on: every program is attached.
+        marks::publish(records);
         Ok(Tracer {
             state,
             _reqs: reqs,
@@ -181,6 +211,7 @@ impl Tracer {
     /// Detach the programs and read every thread's record by tid: the job threads' and the
     /// helper threads' they created (see [`helpers_of`]).
     pub fn finish(mut self) -> HashMap<u32, Record> {
+        marks::publish(None);
         self.links.clear();
         let mut out = HashMap::new();
         let mut buf = vec![0u8; WORDS * 8];
