@@ -15,13 +15,12 @@ use serde_json::{json, Value};
 /// glibc's threads make; guasi and offload's pool threads; sync's lseek+read) needs the
 /// raw_syscalls hooks, and then all jobs use them.
 fn all_marked(jobs: &[fiox_job::JobSpec]) -> bool {
-    jobs.iter().all(|j| {
-        match j.ioengine.trim().to_ascii_lowercase().as_str() {
+    jobs.iter()
+        .all(|j| match j.ioengine.trim().to_ascii_lowercase().as_str() {
             "libaio" => j.io_submit_mode == fiox_job::IoSubmitMode::Inline,
             "psync" | "pvsync" | "pvsync2" => true,
             _ => false,
-        }
-    })
+        })
 }
 
 /// Start tracing, or the reason it could not start.

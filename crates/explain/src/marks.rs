@@ -211,8 +211,12 @@ mod tests {
     use super::*;
 
     fn marker() -> Marker {
-        let rec: &'static [AtomicU64] =
-            Box::leak((0..WORDS).map(|_| AtomicU64::new(0)).collect::<Vec<_>>().into());
+        let rec: &'static [AtomicU64] = Box::leak(
+            (0..WORDS)
+                .map(|_| AtomicU64::new(0))
+                .collect::<Vec<_>>()
+                .into(),
+        );
         Marker { rec }
     }
 
@@ -227,7 +231,11 @@ mod tests {
         assert_eq!(m.get(S_INSYS), 0);
         assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
         assert_eq!(m.get(DIR_BASE + D_IOS), 1);
-        assert!(m.get(DIR_BASE + D_ON) >= 1_000_000, "{}", m.get(DIR_BASE + D_ON));
+        assert!(
+            m.get(DIR_BASE + D_ON) >= 1_000_000,
+            "{}",
+            m.get(DIR_BASE + D_ON)
+        );
         let hist: u64 = (0..BUCKETS)
             .map(|b| m.get(HIST_BASE + H_SUBMIT_ON * BUCKETS + b))
             .sum();
@@ -248,7 +256,10 @@ mod tests {
         assert_eq!(m.get(G_TAIL) - m.get(G_HEAD), 3);
         m.enter(Call::Reap);
         m.exit(2);
-        assert_eq!((m.get(G_REAP_CALLS), m.get(G_REAPED), m.get(G_C2R_N)), (1, 2, 2));
+        assert_eq!(
+            (m.get(G_REAP_CALLS), m.get(G_REAPED), m.get(G_C2R_N)),
+            (1, 2, 2)
+        );
         assert_eq!(m.get(G_TAIL) - m.get(G_HEAD), 1);
         assert!(m.get(G_USER) > 0);
     }

@@ -109,5 +109,8 @@ fn marked_reads_count_without_the_syscall_hooks() {
     };
     let v = fiox_explain::explain_job(&job, &recs);
     assert_eq!(v["read"]["submit"]["calls"].as_u64(), Some(100), "{v:#}");
-    assert!(v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0, "{v:#}");
+    assert!(
+        v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
+        "{v:#}"
+    );
 }
