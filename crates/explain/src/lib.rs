@@ -6,7 +6,8 @@
 //! aggregated in maps (no per-event stream) and read once at the end. The programs are
 //! hand-assembled (asm.rs, progs.rs) and loaded with bpf(2) (sys.rs): nothing to build.
 //! [`Tracer::start`] before the jobs, [`Tracer::finish`] after; [`phases`] turns a job's
-//! record into phases whose means add up to its mean latency.
+//! record into phases whose means add up to its mean latency. [`Tracer::start_with`] without
+//! the syscall hooks: the job threads mark their own calls instead ([`marks`]).
 
 mod asm;
 mod btf;
