@@ -37,6 +37,7 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
         Ok(t) => t,
         Err(e) => return json!({ "error": e }),
     };
+    let seen_by = tracer.calls_seen_by();
     let recs = tracer.finish();
     let jobs: Vec<Value> = run
         .jobs
@@ -59,7 +60,11 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
                     done_ns: h.done_ns,
                 }),
             };
-            explain_job(&input, &recs)
+            let mut e = explain_job(&input, &recs);
+            if let Some(o) = e.as_object_mut() {
+                o.insert("calls_seen_by".into(), json!(seen_by));
+            }
+            e
         })
         .collect();
     json!({ "jobs": jobs })

@@ -47,6 +47,7 @@ pub struct Tracer {
     _workers: OwnedFd,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
+    hooked: bool,
 }
 
 /// One thread's record, as the programs left it.
@@ -206,7 +207,18 @@ impl Tracer {
             _workers: workers,
             _progs: progs,
             links,
+            hooked: syscall_hooks,
         })
+    }
+
+    /// How the traced threads' I/O calls are seen: "syscall hooks" (raw_syscalls sys_enter
+    /// and sys_exit) or "marks" (the threads' own, [`marks`]).
+    pub fn calls_seen_by(&self) -> &'static str {
+        if self.hooked {
+            "syscall hooks"
+        } else {
+            "marks"
+        }
     }
 
     /// Detach the programs and read every thread's record by tid: the job threads' and the
