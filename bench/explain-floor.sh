@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The floor of --explain's per-event design (issue 26): the same 4 KiB random-read job as
 # bench/explain-cost.sh (libaio, direct, QD8, a loop testbed over a /dev/shm file) with no
-# programs, with programs that return at once on sys_enter/sys_exit, on all seven raw
+# programs, with programs that return at once on sys_enter/sys_exit, on the five others (the
+# floor when fiox marks its own calls instead of hooking syscalls), on all seven raw
 # tracepoints --explain hooks on every I/O's path, and with programs that only read the clock
 # there: what any tracer built on these hooks pays before it does any work.
 # Needs root. Usage: sudo bench/explain-floor.sh [ROUNDS] [SECONDS] (FIOX=path/to/fiox, as

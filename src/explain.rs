@@ -9,9 +9,23 @@ use fiox_explain::{explain_job, Handoff, JobInput, Tracer};
 use fiox_stats::RunResult;
 use serde_json::{json, Value};
 
+/// Whether every job's I/O syscalls are made by its own thread in calls the runner marks
+/// (fiox_explain::marks): libaio submitting inline, psync, pvsync, pvsync2. Any other engine
+/// (io_uring, whose reaps need the ring's head read at each syscall; posixaio, whose calls
+/// glibc's threads make; guasi and offload's pool threads; sync's lseek+read) needs the
+/// raw_syscalls hooks, and then all jobs use them.
+fn all_marked(jobs: &[fiox_job::JobSpec]) -> bool {
+    jobs.iter()
+        .all(|j| match j.ioengine.trim().to_ascii_lowercase().as_str() {
+            "libaio" => j.io_submit_mode == fiox_job::IoSubmitMode::Inline,
+            "psync" | "pvsync" | "pvsync2" => true,
+            _ => false,
+        })
+}
+
 /// Start tracing, or the reason it could not start.
-pub fn start() -> Result<Tracer, String> {
-    let t = Tracer::start().map_err(|e| e.to_string())?;
+pub fn start(jobs: &[fiox_job::JobSpec]) -> Result<Tracer, String> {
+    let t = Tracer::start_with(!all_marked(jobs)).map_err(|e| e.to_string())?;
     fiox_engine::handoff::enable();
     Ok(t)
 }
@@ -23,6 +37,7 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
         Ok(t) => t,
         Err(e) => return json!({ "error": e }),
     };
+    let seen_by = tracer.calls_seen_by();
     let recs = tracer.finish();
     let jobs: Vec<Value> = run
         .jobs
@@ -45,7 +60,11 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
                     done_ns: h.done_ns,
                 }),
             };
-            explain_job(&input, &recs)
+            let mut e = explain_job(&input, &recs);
+            if let Some(o) = e.as_object_mut() {
+                o.insert("calls_seen_by".into(), json!(seen_by));
+            }
+            e
         })
         .collect();
     json!({ "jobs": jobs })

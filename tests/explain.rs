@@ -172,7 +172,10 @@ fn direct_psync_and_queued_libaio_add_up() {
     ] {
         let mut args = vec!["--name=q", &file, "--direct=1", "--rw=randread", "--bs=4k"];
         args.extend(engine);
-        let e = explain(&args, "read");
+        let (e, v) = explain_run(&args, "read");
+        // Both engines mark their own calls: no raw_syscalls hooks.
+        let seen = &v["jobs"][0]["fiox"]["explain"]["calls_seen_by"];
+        assert_eq!(seen, "marks", "{engine:?}");
         adds_up(&e);
         if engine.len() == 1 {
             // One I/O at a time: the device's part is large (the RAM disk is fast, the calls
@@ -322,7 +325,10 @@ fn a_thread_pools_syscalls_are_the_jobs() {
         ];
         args.extend(opts);
         args.push("--bs=4k");
-        let e = explain(&args, "read");
+        let (e, v) = explain_run(&args, "read");
+        // Pool threads (and glibc's) do not mark their calls: the syscall hooks see them.
+        let seen = &v["jobs"][0]["fiox"]["explain"]["calls_seen_by"];
+        assert_eq!(seen, "syscall hooks", "{engine}");
         let ios = e["ios"].as_f64().unwrap();
         let h = &e["helpers"];
         assert!(h["calls"].as_f64().unwrap() >= 0.9 * ios, "{engine}: {e:#}");

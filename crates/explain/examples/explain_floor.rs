@@ -1,5 +1,6 @@
 //! bench/explain-floor.sh's driver: runs a fiox job (4k random reads, libaio, direct, QD8)
-//! on a device with no programs, with empty programs on the syscall hooks, on all of
+//! on a device with no programs, with empty programs on the syscall hooks, on the five others
+//! (what is left when fiox marks its own calls), on all of
 //! `--explain`'s per-I/O hooks, and with programs that only read the clock on all of them,
 //! in alternating rounds, and prints each set's median IOPS and job-thread CPU per I/O
 //! against the first. Usage: explain_floor FIOX DEVICE ROUNDS SECONDS (root: BPF).
@@ -43,9 +44,11 @@ fn main() -> Result<(), String> {
         return Err("usage: explain_floor FIOX DEVICE ROUNDS SECONDS".into());
     };
     let rounds: usize = rounds.parse().map_err(|_| format!("rounds: {rounds}"))?;
-    let sets: [(&str, &[&str], bool); 4] = [
+    let sets: [(&str, &[&str], bool); 5] = [
         ("no programs", &[], false),
         ("empty on sys_enter/exit", &floor::HOOKS[..2], false),
+        // The hooks --explain keeps when fiox marks its own calls (crates/explain/src/marks.rs).
+        ("empty on the other 5", &floor::HOOKS[2..], false),
         ("empty on all 7 hooks", &floor::HOOKS, false),
         ("clock read on all 7", &floor::HOOKS, true),
     ];

@@ -6,7 +6,8 @@
 //! aggregated in maps (no per-event stream) and read once at the end. The programs are
 //! hand-assembled (asm.rs, progs.rs) and loaded with bpf(2) (sys.rs): nothing to build.
 //! [`Tracer::start`] before the jobs, [`Tracer::finish`] after; [`phases`] turns a job's
-//! record into phases whose means add up to its mean latency.
+//! record into phases whose means add up to its mean latency. [`Tracer::start_with`] without
+//! the syscall hooks: the job threads mark their own calls instead ([`marks`]).
 
 mod asm;
 mod btf;
@@ -14,6 +15,7 @@ mod btf;
 pub mod floor;
 pub mod ftrace;
 mod layout;
+pub mod marks;
 pub mod phases;
 mod progs;
 mod sys;
@@ -45,6 +47,7 @@ pub struct Tracer {
     _workers: OwnedFd,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
+    hooked: bool,
 }
 
 /// One thread's record, as the programs left it.
@@ -79,13 +82,37 @@ fn read_events(names: &[(&str, &str)]) -> Result<Vec<tracefs::Event>, ExplainErr
 }
 
 impl Tracer {
-    /// Load and attach the programs, filtering on this process's threads.
+    /// Load and attach the programs, filtering on this process's threads, with the syscall
+    /// hooks: every thread's I/O syscalls are seen, marked or not.
     pub fn start() -> Result<Tracer, ExplainError> {
+        Tracer::start_with(true)
+    }
+
+    /// As [`Tracer::start`]; `syscall_hooks` false: no programs on raw_syscalls sys_enter and
+    /// sys_exit (they put every syscall of the machine through the kernel's slow path), the
+    /// traced threads mark their own I/O calls instead ([`marks::this_thread`]); a thread that
+    /// does not mark has no submission or reap phases then.
+    pub fn start_with(syscall_hooks: bool) -> Result<Tracer, ExplainError> {
         let mk = |kind, key, value, n| {
             sys::map_create(kind, key, value, n).map_err(|e| unavailable("creating a BPF map", e))
         };
         let vsize = (WORDS * 8) as u32;
-        let state = mk(sys::BPF_MAP_TYPE_ARRAY, 4, vsize, layout::T_SLOTS)?;
+        let state = sys::map_create_flags(
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
+            vsize,
+            layout::T_SLOTS,
+            sys::BPF_F_MMAPABLE,
+        )
+        .map_err(|e| unavailable("creating a BPF map", e))?;
+        let records = if syscall_hooks {
+            None
+        } else {
+            Some(
+                sys::map_mmap(&state, WORDS * layout::T_SLOTS as usize)
+                    .map_err(|e| unavailable("mapping the threads' records", e))?,
+            )
+        };
         let reqs = mk(
             sys::BPF_MAP_TYPE_ARRAY,
             4,
@@ -132,16 +159,19 @@ impl Tracer {
         // knows the types and lets them load the fields directly, where a plain raw
         // tracepoint program pays a bpf_probe_read_kernel call per field.
         let k = progs::Kernel::read()?;
-        let mut raw: Vec<(&str, Vec<asm::Insn>)> = vec![
-            ("sys_enter", progs::sys_enter(&m, &k, tgid)?),
-            ("sys_exit", progs::sys_exit(&m, tgid)?),
+        let mut raw: Vec<(&str, Vec<asm::Insn>)> = Vec::new();
+        if syscall_hooks {
+            raw.push(("sys_enter", progs::sys_enter(&m, &k, tgid)?));
+            raw.push(("sys_exit", progs::sys_exit(&m, tgid)?));
+        }
+        raw.extend([
             ("sched_switch", progs::sched_switch(&m, &k)?),
             ("sched_waking", progs::sched_waking(&m, &k, tgid)?),
             ("task_newtask", progs::task_newtask(&m, &k, tgid)?),
             ("block_io_start", progs::io_start(&m, &k, tgid)?),
             ("block_rq_issue", progs::rq_issue(&m)?),
             ("block_rq_complete", progs::rq_complete(&m)?),
-        ];
+        ]);
         if k.uring.is_some() {
             raw.push(("io_uring_create", progs::uring_create(&m, &k, tgid)?));
         }
@@ -169,18 +199,32 @@ impl Tracer {
             progs.push(prog);
             links.push(link);
         }
+        // Marks from now on: every program is attached.
+        marks::publish(records);
         Ok(Tracer {
             state,
             _reqs: reqs,
             _workers: workers,
             _progs: progs,
             links,
+            hooked: syscall_hooks,
         })
+    }
+
+    /// How the traced threads' I/O calls are seen: "syscall hooks" (raw_syscalls sys_enter
+    /// and sys_exit) or "marks" (the threads' own, [`marks`]).
+    pub fn calls_seen_by(&self) -> &'static str {
+        if self.hooked {
+            "syscall hooks"
+        } else {
+            "marks"
+        }
     }
 
     /// Detach the programs and read every thread's record by tid: the job threads' and the
     /// helper threads' they created (see [`helpers_of`]).
     pub fn finish(mut self) -> HashMap<u32, Record> {
+        marks::publish(None);
         self.links.clear();
         let mut out = HashMap::new();
         let mut buf = vec![0u8; WORDS * 8];

@@ -7,6 +7,7 @@
 use crate::asm::Insn;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::AtomicU64;
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
@@ -55,10 +56,73 @@ fn owned(fd: libc::c_long) -> OwnedFd {
 
 /// BPF_MAP_CREATE.
 pub fn map_create(kind: u32, key: u32, value: u32, entries: u32) -> io::Result<OwnedFd> {
+    map_create_flags(kind, key, value, entries, 0)
+}
+
+/// BPF_F_MMAPABLE: an array whose values user space can map (and write) directly.
+pub const BPF_F_MMAPABLE: u32 = 1 << 10;
+
+/// BPF_MAP_CREATE with map_flags (offset 16).
+pub fn map_create_flags(
+    kind: u32,
+    key: u32,
+    value: u32,
+    entries: u32,
+    flags: u32,
+) -> io::Result<OwnedFd> {
     let mut a = [0u64; 16];
     a[0] = kind as u64 | (key as u64) << 32;
     a[1] = value as u64 | (entries as u64) << 32;
+    a[2] = flags as u64;
     bpf(BPF_MAP_CREATE, &mut a).map(owned)
+}
+
+/// The values of a BPF_F_MMAPABLE array (`words` u64s: entries x value size / 8) mapped
+/// shared and writable, as atomics: the programs and this process's threads update the same
+/// words. The mapping is never unmapped (it lives until the process exits, holding the map):
+/// a thread that still marks after the tracer finished writes where no one reads, never into
+/// freed memory. One mapping per tracer started, a few MiB each.
+pub fn map_mmap(map: &OwnedFd, words: usize) -> io::Result<&'static [AtomicU64]> {
+    use std::os::fd::AsRawFd;
+    let len = words * 8;
+    // SAFETY: a fresh shared mapping of the map's descriptor, at an address the kernel picks;
+    // the length is the array's values' size (the kernel refuses a longer one). Nothing else
+    // in the process refers to the region.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            map.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the region is `len` bytes, page-aligned (so u64-aligned), zero-initialised by
+    // the kernel, readable and writable, and never unmapped (above): a 'static slice of
+    // atomics over it is valid; every access to it (here and by the BPF programs) is a
+    // whole-word load, store or atomic add.
+    Ok(unsafe { std::slice::from_raw_parts(p as *const AtomicU64, words) })
+}
+
+/// The calling thread's kernel id.
+pub fn gettid() -> u32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::gettid() as u32 }
+}
+
+/// CLOCK_MONOTONIC in ns: the clock bpf_ktime_get_ns reads (through the vDSO: no syscall).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a live timespec the call writes; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn elem_attr(map: i32, key: *const u8, value: *const u8, flags: u64) -> [u64; 16] {

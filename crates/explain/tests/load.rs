@@ -81,3 +81,36 @@ fn a_created_threads_reads_are_its_creators() {
         .unwrap();
     assert!(on > 0, "{v:#}");
 }
+
+/// Without the syscall hooks a thread's marked reads are its calls, unmarked ones are not
+/// (nothing hooks them), and the sched and block programs still read its record.
+#[test]
+fn marked_reads_count_without_the_syscall_hooks() {
+    let tracer = fiox_explain::Tracer::start_with(false).unwrap_or_else(|e| panic!("{e}"));
+    let m = fiox_explain::marks::this_thread().expect("a marker while marks are on");
+    let f = std::fs::File::open("/proc/self/exe").unwrap();
+    let mut buf = [0u8; 4096];
+    for i in 0..100u64 {
+        m.enter(fiox_explain::marks::Call::Sync(0));
+        let r = f.read_at(&mut buf, i * 4096).unwrap();
+        m.exit(r as i64);
+    }
+    for i in 0..50u64 {
+        f.read_at(&mut buf, i * 4096).unwrap();
+    }
+    let me = tid();
+    let recs = tracer.finish();
+    assert!(fiox_explain::marks::this_thread().is_none());
+    let job = fiox_explain::JobInput {
+        name: "t".into(),
+        tid: me,
+        dirs: [(100, 10_000.0), (0, 0.0)],
+        handoff: None,
+    };
+    let v = fiox_explain::explain_job(&job, &recs);
+    assert_eq!(v["read"]["submit"]["calls"].as_u64(), Some(100), "{v:#}");
+    assert!(
+        v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
+        "{v:#}"
+    );
+}

@@ -142,17 +142,21 @@ impl<'a> IoLoop<'a> {
         let r = match direct {
             // psync's read or write inline: no dynamic call to return through after the syscall.
             Some(&fd) if d < 2 => {
+                let mark = self.mark_sync;
                 match self.pool.slice_mut(id as usize).get_mut(..req.len as usize) {
-                    Some(b) => Ok(Queued::Done(fiox_engine::positional_io(
-                        fd,
-                        d == 1,
-                        b,
-                        req.offset,
-                    ))),
-                    None => self.engine.queue(id, &unit),
+                    Some(b) => Ok(Queued::Done(match mark {
+                        Some(m) => {
+                            m.enter(fiox_explain::marks::Call::Sync(d));
+                            let res = fiox_engine::positional_io(fd, d == 1, b, req.offset);
+                            m.exit(res);
+                            res
+                        }
+                        None => fiox_engine::positional_io(fd, d == 1, b, req.offset),
+                    })),
+                    None => super::submit::queue_marked(self.engine, self.mark_sync, id, &unit),
                 }
             }
-            _ => self.engine.queue(id, &unit),
+            _ => super::submit::queue_marked(self.engine, self.mark_sync, id, &unit),
         };
         match r {
             Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {

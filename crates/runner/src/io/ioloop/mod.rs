@@ -209,6 +209,12 @@ pub struct IoLoop<'a> {
     plain_next: bool,
     /// The batch path ([`batch`]): decided at each `run`, like `plain_next`.
     batch_rw: bool,
+    /// `--explain` without syscall hooks: this thread's marks around the engine's syscalls,
+    /// io_submit and io_getevents (libaio: `commit`, `reap`) or each read and write (psync,
+    /// pvsync, pvsync2: `queue`, the lean loop's pread/pwrite). None otherwise: one branch
+    /// per call site. Taken at each `run`, on the job thread.
+    mark_aio: Option<fiox_explain::marks::Marker>,
+    mark_sync: Option<fiox_explain::marks::Marker>,
     /// Scratch lists of the batch path: the units of one `queue_rw` call and their slots.
     batch_ids: Vec<u32>,
     batch_units: Vec<fiox_engine::IoUnit>,
@@ -400,6 +406,8 @@ impl<'a> IoLoop<'a> {
             hooks: true,
             plain_next: false,
             batch_rw: false,
+            mark_aio: None,
+            mark_sync: None,
             batch_ids: Vec::with_capacity(depth.min(4096)),
             batch_units: Vec::with_capacity(depth.min(4096)),
             batch_reqs: Vec::with_capacity(depth.min(4096)),
@@ -489,6 +497,11 @@ impl<'a> IoLoop<'a> {
             && self.job.verify.trim_backlog == 0
             && !self.serialize;
         self.batch_rw = self.batch_ok();
+        (self.mark_aio, self.mark_sync) = match self.engine.name() {
+            "libaio" => (fiox_explain::marks::this_thread(), None),
+            "psync" | "pvsync" | "pvsync2" => (None, fiox_explain::marks::this_thread()),
+            _ => (None, None),
+        };
         if !self.verify_phase {
             self.set_log_epoch();
             self.progress.set_state(if self.ramp_done {

@@ -320,9 +320,9 @@ impl<'a> IoLoop<'a> {
             // a synchronous engine) and released as soon as queue returns.
             Some(l) => {
                 let _held = l.lock(unit.file, matches!(unit.op, IoOp::Read));
-                self.engine.queue(id, &unit)
+                queue_marked(self.engine, self.mark_sync, id, &unit)
             }
-            None => self.engine.queue(id, &unit),
+            None => queue_marked(self.engine, self.mark_sync, id, &unit),
         };
         self.queued(id, &s, r)
     }
@@ -385,7 +385,17 @@ impl<'a> IoLoop<'a> {
             return;
         }
         let n = self.pending.len();
-        if let Err(e) = self.engine.commit() {
+        let r = match self.mark_aio {
+            Some(m) => {
+                let d = self.slots[self.pending[0] as usize].ddir.min(2);
+                m.enter(fiox_explain::marks::Call::Batch(d));
+                let r = self.engine.commit();
+                m.exit(r.as_ref().map_or(-1, |&k| k as i64));
+                r
+            }
+            None => self.engine.commit(),
+        };
+        if let Err(e) = r {
             self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
         }
         self.acct.submit.mark_count(n as u64);
@@ -395,5 +405,32 @@ impl<'a> IoLoop<'a> {
             self.slots[id as usize].issue_ns = now;
         }
         self.pending.clear();
+    }
+}
+
+/// `engine.queue`, marked for `--explain` when it is a synchronous engine's read or write.
+#[inline(always)]
+pub(super) fn queue_marked(
+    engine: &mut dyn fiox_engine::IoEngine,
+    mark: Option<fiox_explain::marks::Marker>,
+    id: u32,
+    unit: &IoUnit,
+) -> Result<Queued, fiox_engine::EngineError> {
+    match mark {
+        Some(m) => {
+            let d = match unit.op {
+                IoOp::Read => 0,
+                IoOp::Write => 1,
+                _ => return engine.queue(id, unit),
+            };
+            m.enter(fiox_explain::marks::Call::Sync(d));
+            let r = engine.queue(id, unit);
+            m.exit(match r {
+                Ok(Queued::Done(res)) => res,
+                _ => -1,
+            });
+            r
+        }
+        None => engine.queue(id, unit),
     }
 }

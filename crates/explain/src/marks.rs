@@ -1,0 +1,266 @@
+//! fiox's own marks around its I/O syscalls, in place of the raw_syscalls hooks. Hooking
+//! sys_enter/sys_exit puts every syscall of the machine through the kernel's tracing slow
+//! path (about 0.8 us per I/O of a 4k QD8 libaio job, BENCHMARKS.md); a job thread that
+//! knows when it submits or reaps writes what those two programs wrote itself, into its own
+//! record in the thread-record array, which is BPF_F_MMAPABLE and mapped here. The sched and
+//! block programs read the record as before (whether the thread is inside a call, of which
+//! kind and direction, its sequence number), so off-CPU time, waits and the block time inside
+//! a call keep coming from the kernel; the call's own totals are computed here at its end,
+//! word for word as `progs::sys_exit` does. Times are CLOCK_MONOTONIC (bpf_ktime_get_ns's
+//! clock, read through the vDSO). Only threads fiox runs its engine on mark: threads it does
+//! not control (glibc's POSIX AIO helpers) need the hooks (see `Tracer::start_with`).
+
+use crate::layout::*;
+use crate::sys;
+use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// The mapped records while a tracer without syscall hooks runs (None otherwise). Read once
+/// per job thread (when its loop starts), so a lock costs nothing per I/O.
+static RECORDS: Mutex<Option<&'static [AtomicU64]>> = Mutex::new(None);
+
+pub(crate) fn publish(words: Option<&'static [AtomicU64]>) {
+    if let Ok(mut r) = RECORDS.lock() {
+        *r = words;
+    }
+}
+
+/// What a marked call does (the syscall kinds of layout.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// One read (0) or write (1): pread, pwrite, preadv2...; one I/O when it returns > 0.
+    Sync(u8),
+    /// A batch submission (io_submit) whose first I/O has this direction (0 read, 1 write;
+    /// 2 unknown): as many I/Os as it returns.
+    Batch(u8),
+    /// Waits for completions (io_getevents): returns how many it reaped.
+    Reap,
+}
+
+/// The calling thread's record, to mark its calls in. Obtained on the thread it marks.
+#[derive(Debug, Clone, Copy)]
+pub struct Marker {
+    rec: &'static [AtomicU64],
+}
+
+/// The calling thread's marker, if a tracer that relies on marks runs (and the thread's
+/// record slot is free or its own).
+pub fn this_thread() -> Option<Marker> {
+    let all = (*RECORDS.lock().ok()?)?;
+    let tid = sys::gettid();
+    let slot = (tid & (T_SLOTS - 1)) as usize;
+    let rec = all.get(slot * WORDS..(slot + 1) * WORDS)?;
+    match rec[S_OWNER].compare_exchange(0, tid as u64, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => Some(Marker { rec }),
+        Err(o) if o == tid as u64 => Some(Marker { rec }),
+        Err(_) => None,
+    }
+}
+
+impl Marker {
+    fn get(&self, i: usize) -> u64 {
+        self.rec[i].load(Ordering::Relaxed)
+    }
+    fn set(&self, i: usize, v: u64) {
+        self.rec[i].store(v, Ordering::Relaxed)
+    }
+    fn add(&self, i: usize, v: u64) {
+        self.rec[i].fetch_add(v, Ordering::Relaxed);
+    }
+
+    /// The thread enters a call (sys_enter's work): its user time since the last mark, the
+    /// call's scratch reset, kind and direction, and last the "inside" flag the programs test.
+    #[inline]
+    pub fn enter(&self, call: Call) {
+        let now = sys::monotonic_ns();
+        let mark = self.get(S_MARK);
+        if mark != 0 {
+            self.add(G_USER, now.wrapping_sub(mark));
+        }
+        for s in [
+            S_OFF, S_OFFSTART, S_MARK, S_OUTN, S_OUTSUMQ, S_BLKIN, S_QN, S_CIN, S_AIO,
+        ] {
+            self.set(s, 0);
+        }
+        for k in 0..3 {
+            self.set(S_WAITS + k, 0);
+        }
+        self.set(S_SEQ, self.get(S_SEQ).wrapping_add(1));
+        let (kind, dir) = match call {
+            Call::Sync(d) => (K_SYNC, d.min(2)),
+            Call::Batch(d) => (K_BATCH, d.min(2)),
+            Call::Reap => (K_REAP, 2),
+        };
+        self.set(S_KIND, kind as u64);
+        self.set(S_DIR, dir as u64);
+        self.set(S_ENTER, now);
+        // The programs (on this CPU, at a context switch or a bio inside the call) must see
+        // the scratch before the flag.
+        compiler_fence(Ordering::SeqCst);
+        self.set(S_INSYS, 1);
+        compiler_fence(Ordering::SeqCst);
+    }
+
+    /// The call returned `ret` (sys_exit's work): a submission's phases per I/O it
+    /// submitted, or a reap's totals.
+    #[inline]
+    pub fn exit(&self, ret: i64) {
+        compiler_fence(Ordering::SeqCst);
+        let now = sys::monotonic_ns();
+        if self.get(S_INSYS) == 0 {
+            return;
+        }
+        self.set(S_INSYS, 0);
+        self.set(S_MARK, now);
+        compiler_fence(Ordering::SeqCst);
+        match self.get(S_KIND) as i32 {
+            K_REAP => {
+                self.add(G_REAP_NS, now.wrapping_sub(self.get(S_ENTER)));
+                self.add(G_REAP_CALLS, 1);
+                self.add(G_REAP_OFF, self.get(S_OFF));
+                if ret > 0 {
+                    self.add(G_REAPED, ret as u64);
+                    self.reap_pending(ret as u64, now);
+                }
+            }
+            K_SYNC if ret > 0 => self.submitted(1, now),
+            K_BATCH if ret > 0 => self.submitted(ret as u64, now),
+            _ => {}
+        }
+    }
+
+    /// progs::reap_pending: the k oldest pending completions leave the ring.
+    fn reap_pending(&self, n: u64, now: u64) {
+        let tail = self.rec[G_TAIL].load(Ordering::Acquire);
+        let mut head = self.get(G_HEAD);
+        let mut pending = tail.wrapping_sub(head);
+        if pending == 0 || pending > 1 << 62 {
+            return;
+        }
+        if pending > RING as u64 {
+            self.add(G_LOST, pending - RING as u64);
+            head = tail - RING as u64;
+            self.set(G_HEAD, head);
+            pending = RING as u64;
+        }
+        let k = n.min(pending);
+        let sum: u64 = (0..k)
+            .map(|i| self.get(RING_BASE + ((head + i) as usize & (RING - 1))))
+            .fold(0u64, u64::wrapping_add);
+        self.add(G_C2R_NS, now.wrapping_mul(k).wrapping_sub(sum));
+        self.add(G_C2R_N, k);
+        self.add(G_HEAD, k);
+    }
+
+    /// progs::submit_exit: `n` I/Os submitted by the call that ended at `now`.
+    fn submitted(&self, n: u64, now: u64) {
+        let dur = now.wrapping_sub(self.get(S_ENTER)) as i64;
+        let off = self.get(S_OFF) as i64;
+        let outn = self.get(S_OUTN) as i64;
+        let blk = (outn.wrapping_mul(now as i64))
+            .wrapping_sub(self.get(S_OUTSUMQ) as i64)
+            .wrapping_add(self.get(S_BLKIN) as i64)
+            .max(0);
+        if self.get(S_KIND) as i32 == K_BATCH {
+            // I/Os of the call not covered by its bios still out: pending from now.
+            let inline = n as i64 - self.get(S_QN) as i64 + self.get(S_CIN) as i64;
+            if inline > 0 && inline <= RING as i64 {
+                let tail = self.get(G_TAIL);
+                for i in 0..inline as u64 {
+                    self.set(RING_BASE + ((tail + i) as usize & (RING - 1)), now);
+                }
+                self.add(G_TAIL, inline as u64);
+            }
+        }
+        let d = self.get(S_DIR) as usize;
+        if d > 2 {
+            return;
+        }
+        let base = DIR_BASE + d * DIR_WORDS;
+        self.add(base + D_CALLS, 1);
+        for k in 0..3 {
+            self.add(base + D_WAIT_R + k, self.get(S_WAITS + k));
+        }
+        self.add(base + D_IOS, n);
+        self.add(base + D_RAWSYS, (dur as u64).wrapping_mul(n));
+        self.add(base + D_RAWOFF, (off as u64).wrapping_mul(n));
+        self.add(base + D_BLKIN, blk as u64);
+        let ni = n as i64;
+        let total = dur.wrapping_mul(ni).wrapping_sub(blk).max(0);
+        let off_cpu = off.wrapping_mul(ni).wrapping_sub(blk).max(0).min(total);
+        let on = total - off_cpu;
+        self.add(base + D_ON, on as u64);
+        self.add(base + D_OFF, off_cpu as u64);
+        self.hist(d, H_SUBMIT_ON, on as u64 / n, n);
+        self.hist(d, H_SUBMIT_OFF, off_cpu as u64 / n, n);
+    }
+
+    /// progs::hist: `wgt` into the log2 bucket of `v` (bucket b: [2^b, 2^(b+1)); 0 and 1 in 0).
+    fn hist(&self, d: usize, ph: usize, v: u64, wgt: u64) {
+        let b = if v <= 1 {
+            0
+        } else {
+            63 - v.leading_zeros() as usize
+        };
+        self.add(HIST_BASE + d * PHASES * BUCKETS + ph * BUCKETS + b, wgt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marker() -> Marker {
+        let rec: &'static [AtomicU64] = Box::leak(
+            (0..WORDS)
+                .map(|_| AtomicU64::new(0))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        Marker { rec }
+    }
+
+    #[test]
+    fn a_marked_read_counts_one_call_and_its_time() {
+        let m = marker();
+        m.enter(Call::Sync(0));
+        assert_eq!(m.get(S_INSYS), 1);
+        assert_eq!(m.get(S_KIND) as i32, K_SYNC);
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        m.exit(4096);
+        assert_eq!(m.get(S_INSYS), 0);
+        assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
+        assert_eq!(m.get(DIR_BASE + D_IOS), 1);
+        assert!(
+            m.get(DIR_BASE + D_ON) >= 1_000_000,
+            "{}",
+            m.get(DIR_BASE + D_ON)
+        );
+        let hist: u64 = (0..BUCKETS)
+            .map(|b| m.get(HIST_BASE + H_SUBMIT_ON * BUCKETS + b))
+            .sum();
+        assert_eq!(hist, 1);
+        // A failed read is a call of no I/O: nothing added.
+        m.enter(Call::Sync(0));
+        m.exit(-5);
+        assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
+    }
+
+    #[test]
+    fn a_batch_of_buffered_ios_is_pending_until_reaped() {
+        let m = marker();
+        m.enter(Call::Batch(1));
+        m.exit(3);
+        let w = DIR_BASE + DIR_WORDS;
+        assert_eq!((m.get(w + D_CALLS), m.get(w + D_IOS)), (1, 3));
+        assert_eq!(m.get(G_TAIL) - m.get(G_HEAD), 3);
+        m.enter(Call::Reap);
+        m.exit(2);
+        assert_eq!(
+            (m.get(G_REAP_CALLS), m.get(G_REAPED), m.get(G_C2R_N)),
+            (1, 2, 2)
+        );
+        assert_eq!(m.get(G_TAIL) - m.get(G_HEAD), 1);
+        assert!(m.get(G_USER) > 0);
+    }
+}
