@@ -224,6 +224,12 @@ pub enum EngineError {
     DirectUnsupported(PathBuf),
 }
 
+/// A unit other than a read or write handed to [`IoEngine::queue_rw`] (the runner's batch
+/// path sends neither trims nor syncs).
+pub(crate) fn not_a_read_or_write(engine: &str, op: IoOp) -> EngineError {
+    EngineError::NotSupported(format!("{engine}: {op:?} in a batch of reads and writes"))
+}
+
 /// [`IoEngine::queue_rw`] one unit at a time through `queue` (its default, and the way an
 /// engine takes a batch it cannot take whole).
 pub fn queue_each<E: IoEngine + ?Sized>(

@@ -347,8 +347,7 @@ impl IoEngine for LibaioEngine {
         let n = ids.len().min(units.len()).min(room);
         for (i, (&id, io)) in ids[..n].iter().zip(units).enumerate() {
             if !matches!(io.op, IoOp::Read | IoOp::Write) {
-                let what = format!("libaio: {:?} in a batch of reads and writes", io.op);
-                return (i, Err(EngineError::NotSupported(what)));
+                return (i, Err(crate::not_a_read_or_write("libaio", io.op)));
             }
             match target("libaio", &self.files, io.file) {
                 Ok(t) => {

@@ -78,12 +78,12 @@ impl Sqe {
     }
 }
 
-/// What the SQEs of one batch share: the registered buffer pool (base, end, chunk, single)
-/// with `fixedbufs`, registered files, the rw flags. Only for fixed buffers or non-vectored
+/// What the SQEs of one batch share: the registered buffer pool with `fixedbufs`,
+/// registered files, the rw flags. Only for fixed buffers or non-vectored
 /// I/O (vectored I/O needs an iovec slot per unit: `rw_entry`).
 #[derive(Clone, Copy)]
 struct SqeCfg {
-    fixed: Option<(usize, usize, usize, bool)>,
+    fixed: Option<FixedBufs>,
     registerfiles: bool,
     rw_flags: i32,
 }
@@ -96,33 +96,18 @@ impl SqeCfg {
         let read = match io.op {
             IoOp::Read => true,
             IoOp::Write => false,
-            op => {
-                return Err(EngineError::NotSupported(format!(
-                    "io_uring: {op:?} in a batch of reads and writes"
-                )))
-            }
+            op => return Err(crate::not_a_read_or_write("io_uring", op)),
         };
         let t = target("io_uring", files, io.file)?;
         let addr = io.buf.as_ptr() as usize;
-        let (opcode, buf_index) = match self.fixed {
-            Some((base, end, chunk, single)) => {
-                if addr < base || addr + io.len as usize > end {
-                    return Err(opt_err(
-                        "fixedbufs",
-                        "buffer outside the registered pool".into(),
-                    ));
-                }
-                let bi = if single {
-                    0
-                } else {
-                    ((addr - base) / chunk) as u16
-                };
+        let (opcode, buf_index) = match &self.fixed {
+            Some(b) => {
                 let op = if read {
                     opcode::ReadFixed::CODE
                 } else {
                     opcode::WriteFixed::CODE
                 };
-                (op, bi)
+                (op, b.index(addr, io.len)?)
             }
             None if read => (opcode::Read::CODE, 0),
             None => (opcode::Write::CODE, 0),
@@ -149,6 +134,7 @@ impl SqeCfg {
 }
 
 /// The registered buffer pool: `chunk`-sized iovecs starting at `base`.
+#[derive(Clone, Copy)]
 struct FixedBufs {
     base: usize,
     end: usize,
@@ -156,6 +142,31 @@ struct FixedBufs {
     /// The whole pool is one registered buffer (every pool under 1 GiB): its index is 0 and
     /// the per-I/O division by `chunk` is not needed.
     single: bool,
+}
+
+impl FixedBufs {
+    /// Index of the registered buffer holding `[a, a+len)`.
+    #[inline(always)]
+    fn index(&self, a: usize, len: u32) -> Result<u16, EngineError> {
+        if a < self.base || a + len as usize > self.end {
+            return Err(opt_err(
+                "fixedbufs",
+                "buffer outside the registered pool".into(),
+            ));
+        }
+        if self.single {
+            return Ok(0);
+        }
+        Ok(((a - self.base) / self.chunk) as u16)
+    }
+}
+
+/// `fixedbufs` before the pool was registered.
+fn not_registered() -> EngineError {
+    opt_err(
+        "fixedbufs",
+        "the buffer pool was not registered (register_buffers not called)".into(),
+    )
 }
 
 pub(crate) struct UringEngine {
@@ -382,23 +393,7 @@ impl UringEngine {
 
     /// Index of the registered buffer holding `[p, p+len)`.
     fn buf_index(&self, p: *mut u8, len: u32) -> Result<u16, EngineError> {
-        let Some(b) = &self.bufs else {
-            return Err(opt_err(
-                "fixedbufs",
-                "the buffer pool was not registered (register_buffers not called)".into(),
-            ));
-        };
-        let a = p as usize;
-        if a < b.base || a + len as usize > b.end {
-            return Err(opt_err(
-                "fixedbufs",
-                "buffer outside the registered pool".into(),
-            ));
-        }
-        if b.single {
-            return Ok(0);
-        }
-        Ok(((a - b.base) / b.chunk) as u16)
+        self.bufs.ok_or_else(not_registered)?.index(p as usize, len)
     }
 
     fn rw_entry(
@@ -480,11 +475,7 @@ impl UringEngine {
     /// What the batch path's SQEs share, read once per batch.
     fn sqe_cfg(&self) -> SqeCfg {
         SqeCfg {
-            fixed: self
-                .bufs
-                .as_ref()
-                .filter(|_| self.fixedbufs)
-                .map(|b| (b.base, b.end, b.chunk, b.single)),
+            fixed: self.bufs.filter(|_| self.fixedbufs),
             registerfiles: self.registerfiles,
             rw_flags: self.rw_flags,
         }
@@ -717,11 +708,7 @@ impl IoEngine for UringEngine {
             }
         }
         if self.fixedbufs && self.bufs.is_none() {
-            let e = opt_err(
-                "fixedbufs",
-                "the buffer pool was not registered (register_buffers not called)".into(),
-            );
-            return (0, Err(e));
+            return (0, Err(not_registered()));
         }
         let cfg = self.sqe_cfg();
         let files = &self.files;
