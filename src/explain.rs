@@ -10,17 +10,13 @@ use fiox_stats::RunResult;
 use serde_json::{json, Value};
 
 /// Whether every job's I/O syscalls are made by its own thread in calls the runner marks
-/// (fiox_explain::marks): libaio submitting inline, psync, pvsync, pvsync2. Any other engine
-/// (io_uring, whose reaps need the ring's head read at each syscall; posixaio, whose calls
-/// glibc's threads make; guasi and offload's pool threads; sync's lseek+read) needs the
-/// raw_syscalls hooks, and then all jobs use them.
+/// (fiox_explain::marks::marks_of); otherwise the raw_syscalls hooks are needed, and then all
+/// jobs use them.
 fn all_marked(jobs: &[fiox_job::JobSpec]) -> bool {
-    jobs.iter()
-        .all(|j| match j.ioengine.trim().to_ascii_lowercase().as_str() {
-            "libaio" => j.io_submit_mode == fiox_job::IoSubmitMode::Inline,
-            "psync" | "pvsync" | "pvsync2" => true,
-            _ => false,
-        })
+    jobs.iter().all(|j| {
+        let inline = j.io_submit_mode == fiox_job::IoSubmitMode::Inline;
+        fiox_explain::marks::marks_of(&j.ioengine, inline).is_some()
+    })
 }
 
 /// Start tracing, or the reason it could not start.

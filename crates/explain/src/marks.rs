@@ -37,6 +37,51 @@ pub enum Call {
     Reap,
 }
 
+/// Which calls a job's engine makes on the job's own thread, where fiox can mark them: the
+/// one table the runner (what to mark) and the binary (whether the syscall hooks can go)
+/// both read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marks {
+    /// libaio submitting inline: each io_submit ([`Call::Batch`]) and io_getevents
+    /// ([`Call::Reap`]).
+    Aio,
+    /// psync, pvsync, pvsync2: each read and write ([`Call::Sync`]).
+    Sync,
+}
+
+/// How the calls of engine `name` (fio's name, any case) are marked, `submits_inline` false
+/// for `io_submit_mode=offload`. None: the engine needs the raw_syscalls hooks (io_uring,
+/// whose reaps need the ring's head read at each syscall; posixaio, whose calls glibc's
+/// threads make; guasi and offload's pool threads; sync's lseek + read; any other).
+pub fn marks_of(name: &str, submits_inline: bool) -> Option<Marks> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "libaio" if submits_inline => Some(Marks::Aio),
+        "psync" | "pvsync" | "pvsync2" if submits_inline => Some(Marks::Sync),
+        _ => None,
+    }
+}
+
+/// `f`, marked by `m` as the call `call` says (None: not a call to mark) and returning what
+/// `ret` says it returned, as the syscall would (I/Os submitted or reaped, bytes, -1 for a
+/// failure); just `f` without a marker: one branch.
+#[inline(always)]
+pub fn marked<T>(
+    m: Option<Marker>,
+    call: impl FnOnce() -> Option<Call>,
+    f: impl FnOnce() -> T,
+    ret: impl FnOnce(&T) -> i64,
+) -> T {
+    match m.and_then(|m| call().map(|c| (m, c))) {
+        Some((m, c)) => {
+            m.enter(c);
+            let r = f();
+            m.exit(ret(&r));
+            r
+        }
+        None => f(),
+    }
+}
+
 /// The calling thread's record, to mark its calls in. Obtained on the thread it marks.
 #[derive(Debug, Clone, Copy)]
 pub struct Marker {
@@ -218,6 +263,19 @@ mod tests {
                 .into(),
         );
         Marker { rec }
+    }
+
+    #[test]
+    fn engines_that_call_on_the_job_thread_mark_and_no_other() {
+        assert_eq!(marks_of("libaio", true), Some(Marks::Aio));
+        assert_eq!(marks_of(" PSync", true), Some(Marks::Sync));
+        assert_eq!(marks_of("pvsync2", true), Some(Marks::Sync));
+        // Offloaded submissions run on the pool's threads, not the job's.
+        assert_eq!(marks_of("libaio", false), None);
+        assert_eq!(marks_of("psync", false), None);
+        for other in ["io_uring", "posixaio", "guasi", "sync", "null"] {
+            assert_eq!(marks_of(other, true), None, "{other}");
+        }
     }
 
     #[test]

@@ -17,15 +17,12 @@ impl<'a> IoLoop<'a> {
             .min(self.inflight as usize);
         self.events.clear();
         let mut events = std::mem::take(&mut self.events);
-        let r = match self.mark_aio {
-            Some(m) => {
-                m.enter(fiox_explain::marks::Call::Reap);
-                let r = self.engine.getevents(min, max, &mut events);
-                m.exit(r.as_ref().map_or(-1, |&k| k as i64));
-                r
-            }
-            None => self.engine.getevents(min, max, &mut events),
-        };
+        let r = marks::marked(
+            self.mark_aio,
+            || Some(marks::Call::Reap),
+            || self.engine.getevents(min, max, &mut events),
+            super::submit::count_of,
+        );
         match r {
             Ok(_) => {
                 self.acct.complete.mark_count(events.len() as u64);

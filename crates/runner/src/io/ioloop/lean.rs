@@ -144,15 +144,12 @@ impl<'a> IoLoop<'a> {
             Some(&fd) if d < 2 => {
                 let mark = self.mark_sync;
                 match self.pool.slice_mut(id as usize).get_mut(..req.len as usize) {
-                    Some(b) => Ok(Queued::Done(match mark {
-                        Some(m) => {
-                            m.enter(fiox_explain::marks::Call::Sync(d));
-                            let res = fiox_engine::positional_io(fd, d == 1, b, req.offset);
-                            m.exit(res);
-                            res
-                        }
-                        None => fiox_engine::positional_io(fd, d == 1, b, req.offset),
-                    })),
+                    Some(b) => Ok(Queued::Done(marks::marked(
+                        mark,
+                        || Some(marks::Call::Sync(d)),
+                        || fiox_engine::positional_io(fd, d == 1, b, req.offset),
+                        |&res| res,
+                    ))),
                     None => super::submit::queue_marked(self.engine, self.mark_sync, id, &unit),
                 }
             }

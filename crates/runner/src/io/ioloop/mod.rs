@@ -40,6 +40,7 @@ use crate::io::acct::{Acct, JobState, Measure, Progress};
 use crate::io::clock::Clock;
 use crate::verify::VerifyRead;
 use fiox_engine::{BufPool, BufPtr, Completion, IoEngine, IoOp};
+use fiox_explain::marks;
 use fiox_job::{Ddir, JobSpec};
 use fiox_stats::log::{rate_windows, RateWindows};
 use fiox_stats::{JobLogs, RateSampler};
@@ -213,8 +214,8 @@ pub struct IoLoop<'a> {
     /// io_submit and io_getevents (libaio: `commit`, `reap`) or each read and write (psync,
     /// pvsync, pvsync2: `queue`, the lean loop's pread/pwrite). None otherwise: one branch
     /// per call site. Taken at each `run`, on the job thread.
-    mark_aio: Option<fiox_explain::marks::Marker>,
-    mark_sync: Option<fiox_explain::marks::Marker>,
+    mark_aio: Option<marks::Marker>,
+    mark_sync: Option<marks::Marker>,
     /// Scratch lists of the batch path: the units of one `queue_rw` call and their slots.
     batch_ids: Vec<u32>,
     batch_units: Vec<fiox_engine::IoUnit>,
@@ -497,10 +498,11 @@ impl<'a> IoLoop<'a> {
             && self.job.verify.trim_backlog == 0
             && !self.serialize;
         self.batch_rw = self.batch_ok();
-        (self.mark_aio, self.mark_sync) = match self.engine.name() {
-            "libaio" => (fiox_explain::marks::this_thread(), None),
-            "psync" | "pvsync" | "pvsync2" => (None, fiox_explain::marks::this_thread()),
-            _ => (None, None),
+        let inline = self.job.io_submit_mode == fiox_job::IoSubmitMode::Inline;
+        (self.mark_aio, self.mark_sync) = match marks::marks_of(self.engine.name(), inline) {
+            Some(marks::Marks::Aio) => (marks::this_thread(), None),
+            Some(marks::Marks::Sync) => (None, marks::this_thread()),
+            None => (None, None),
         };
         if !self.verify_phase {
             self.set_log_epoch();

@@ -385,16 +385,16 @@ impl<'a> IoLoop<'a> {
             return;
         }
         let n = self.pending.len();
-        let r = match self.mark_aio {
-            Some(m) => {
-                let d = self.slots[self.pending[0] as usize].ddir.min(2);
-                m.enter(fiox_explain::marks::Call::Batch(d));
-                let r = self.engine.commit();
-                m.exit(r.as_ref().map_or(-1, |&k| k as i64));
-                r
-            }
-            None => self.engine.commit(),
-        };
+        let r = marks::marked(
+            self.mark_aio,
+            || {
+                Some(marks::Call::Batch(
+                    self.slots[self.pending[0] as usize].ddir.min(2),
+                ))
+            },
+            || self.engine.commit(),
+            count_of,
+        );
         if let Err(e) = r {
             self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
         }
@@ -412,25 +412,23 @@ impl<'a> IoLoop<'a> {
 #[inline(always)]
 pub(super) fn queue_marked(
     engine: &mut dyn fiox_engine::IoEngine,
-    mark: Option<fiox_explain::marks::Marker>,
+    mark: Option<marks::Marker>,
     id: u32,
     unit: &IoUnit,
 ) -> Result<Queued, fiox_engine::EngineError> {
-    match mark {
-        Some(m) => {
-            let d = match unit.op {
-                IoOp::Read => 0,
-                IoOp::Write => 1,
-                _ => return engine.queue(id, unit),
-            };
-            m.enter(fiox_explain::marks::Call::Sync(d));
-            let r = engine.queue(id, unit);
-            m.exit(match r {
-                Ok(Queued::Done(res)) => res,
-                _ => -1,
-            });
-            r
-        }
-        None => engine.queue(id, unit),
-    }
+    let call = || match unit.op {
+        IoOp::Read => Some(marks::Call::Sync(0)),
+        IoOp::Write => Some(marks::Call::Sync(1)),
+        _ => None,
+    };
+    let ret = |r: &Result<Queued, _>| match r {
+        Ok(Queued::Done(res)) => *res,
+        _ => -1,
+    };
+    marks::marked(mark, call, || engine.queue(id, unit), ret)
+}
+
+/// What a marked submit or reap returned, as its syscall would: how many, or -1.
+pub(super) fn count_of(r: &Result<usize, fiox_engine::EngineError>) -> i64 {
+    r.as_ref().map_or(-1, |&k| k as i64)
 }
