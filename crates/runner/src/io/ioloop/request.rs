@@ -182,6 +182,17 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// A file the generator wrapped around inside its pass (a time_based job rewinding it):
+    /// its page cache goes as fio's loop_cache_invalidate drops it.
+    #[inline(always)]
+    pub(super) fn drop_wrapped(&mut self) {
+        if let Some(file) = self.gen.take_wrapped() {
+            if let Some(c) = &self.pass_cache {
+                c.wrapped(file);
+            }
+        }
+    }
+
     /// Next request from the generator, starting further passes as fio would (loops,
     /// time_based wrap-around, io_size larger than the files).
     #[inline(always)]
@@ -212,11 +223,7 @@ impl<'a> IoLoop<'a> {
                 if !lean && self.dbg_random {
                     self.debug_random();
                 }
-                if let Some(file) = self.gen.take_wrapped() {
-                    if let Some(c) = &self.pass_cache {
-                        c.wrapped(file);
-                    }
-                }
+                self.drop_wrapped();
                 return Some(r);
             }
             if !self.gen.another_pass() {
