@@ -8,6 +8,35 @@ fn tid() -> u32 {
     unsafe { libc::gettid() as u32 }
 }
 
+/// `n` 4 KiB reads of this test's own executable, each marked by `mark` when given.
+fn read_blocks(n: u64, mark: Option<fiox_explain::marks::Marker>) {
+    let f = std::fs::File::open("/proc/self/exe").unwrap();
+    let mut buf = [0u8; 4096];
+    for i in 0..n {
+        if let Some(m) = mark {
+            m.enter(fiox_explain::marks::Call::Sync(0));
+        }
+        let r = f.read_at(&mut buf, i * 4096).unwrap();
+        if let Some(m) = mark {
+            m.exit(r as i64);
+        }
+    }
+}
+
+/// Thread `tid`'s record explained as a job of 100 reads of 10 us.
+fn explained(
+    tid: u32,
+    recs: &std::collections::HashMap<u32, fiox_explain::Record>,
+) -> serde_json::Value {
+    let job = fiox_explain::JobInput {
+        name: "t".into(),
+        tid,
+        dirs: [(100, 10_000.0), (0, 0.0)],
+        handoff: None,
+    };
+    fiox_explain::explain_job(&job, recs)
+}
+
 #[test]
 fn programs_load_and_count_this_threads_reads() {
     // SAFETY: geteuid has no arguments and cannot fail.
@@ -20,20 +49,10 @@ fn programs_load_and_count_this_threads_reads() {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
     };
-    let f = std::fs::File::open("/proc/self/exe").unwrap();
-    let mut buf = [0u8; 4096];
-    for i in 0..100u64 {
-        f.read_at(&mut buf, i * 4096).unwrap();
-    }
+    read_blocks(100, None);
     let me = tid();
     let recs = tracer.finish();
-    let job = fiox_explain::JobInput {
-        name: "t".into(),
-        tid: me,
-        dirs: [(100, 10_000.0), (0, 0.0)],
-        handoff: None,
-    };
-    let v = fiox_explain::explain_job(&job, &recs);
+    let v = explained(me, &recs);
     eprintln!("{v:#}");
     assert!(v["read"]["submit"]["calls"].as_u64().unwrap() >= 100, "{v}");
     assert!(
@@ -48,11 +67,7 @@ fn programs_load_and_count_this_threads_reads() {
 fn a_created_threads_reads_are_its_creators() {
     let tracer = fiox_explain::Tracer::start().unwrap_or_else(|e| panic!("{e}"));
     let helper = std::thread::spawn(|| {
-        let f = std::fs::File::open("/proc/self/exe").unwrap();
-        let mut buf = [0u8; 4096];
-        for i in 0..100u64 {
-            f.read_at(&mut buf, i * 4096).unwrap();
-        }
+        read_blocks(100, None);
         tid()
     })
     .join()
@@ -60,13 +75,7 @@ fn a_created_threads_reads_are_its_creators() {
     let me = tid();
     let recs = tracer.finish();
     assert_eq!(recs.get(&helper).map(|r| r.parent()), Some(me));
-    let job = fiox_explain::JobInput {
-        name: "t".into(),
-        tid: me,
-        dirs: [(100, 10_000.0), (0, 0.0)],
-        handoff: None,
-    };
-    let v = fiox_explain::explain_job(&job, &recs);
+    let v = explained(me, &recs);
     assert!(
         v["read"]["helpers"]["calls"].as_u64().unwrap() >= 100,
         "{v:#}"
@@ -88,26 +97,12 @@ fn a_created_threads_reads_are_its_creators() {
 fn marked_reads_count_without_the_syscall_hooks() {
     let tracer = fiox_explain::Tracer::start_with(false).unwrap_or_else(|e| panic!("{e}"));
     let m = fiox_explain::marks::this_thread().expect("a marker while marks are on");
-    let f = std::fs::File::open("/proc/self/exe").unwrap();
-    let mut buf = [0u8; 4096];
-    for i in 0..100u64 {
-        m.enter(fiox_explain::marks::Call::Sync(0));
-        let r = f.read_at(&mut buf, i * 4096).unwrap();
-        m.exit(r as i64);
-    }
-    for i in 0..50u64 {
-        f.read_at(&mut buf, i * 4096).unwrap();
-    }
+    read_blocks(100, Some(m));
+    read_blocks(50, None);
     let me = tid();
     let recs = tracer.finish();
     assert!(fiox_explain::marks::this_thread().is_none());
-    let job = fiox_explain::JobInput {
-        name: "t".into(),
-        tid: me,
-        dirs: [(100, 10_000.0), (0, 0.0)],
-        handoff: None,
-    };
-    let v = fiox_explain::explain_job(&job, &recs);
+    let v = explained(me, &recs);
     assert_eq!(v["read"]["submit"]["calls"].as_u64(), Some(100), "{v:#}");
     assert!(
         v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
