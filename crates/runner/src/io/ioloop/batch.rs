@@ -141,9 +141,9 @@ impl<'a> IoLoop<'a> {
             (0, Ok(()))
         } else {
             self.last_ddir = self.slots[ids[n - 1] as usize].ddir;
+            self.batches += 1;
             self.engine.queue_rw(&ids, &units)
         };
-        self.batches += 1;
         if self.iolog.is_some() {
             // What `submit` logs one by one: each unit handed to the engine, the one it
             // turned away included (logged again when it goes out).
