@@ -5,7 +5,7 @@
 //!
 //! Options as fio's: `fixedbufs` (the job's [`BufPool`] is registered; READ/WRITE_FIXED),
 //! `registerfiles` (fixed file table), `sqthread_poll`/`sqthread_poll_cpu` (SQPOLL),
-//! `hipri` (IOPOLL), `nonvectored` (READ/WRITE instead of READV/WRITEV, any value but 0),
+//! `hipri` (IOPOLL), `nonvectored` (READ/WRITE instead of READV/WRITEV: fio's default -1 where the kernel has them),
 //! `force_async=N` (IOSQE_ASYNC on every Nth SQE), `nowait` (RWF_NOWAIT), `uncached`
 //! (RWF_DONTCACHE on buffered I/O). A setup flag the kernel refuses is reported naming the
 //! option. Trims run synchronously once nothing is in flight (as fio does).
@@ -308,6 +308,21 @@ fn build_ring(
     Err(opt_err(culprit, format!("the kernel refuses it: {err}")))
 }
 
+/// Whether reads and writes go as READV/WRITEV: `nonvectored=0`. fio's default (-1) probes
+/// the ring and takes READ/WRITE where the kernel has them (5.6 on), as any positive value
+/// asks; a kernel that cannot say keeps the vectored commands, which are always there.
+fn vectored(ring: &IoUring, nonvectored: i32) -> bool {
+    match nonvectored {
+        0 => true,
+        n if n > 0 => false,
+        _ => {
+            let mut p = io_uring::Probe::new();
+            ring.submitter().register_probe(&mut p).is_err()
+                || !(p.is_supported(opcode::Read::CODE) && p.is_supported(opcode::Write::CODE))
+        }
+    }
+}
+
 impl UringEngine {
     /// `one_thread`: only the creating thread will submit (the job thread), which allows
     /// fio's SINGLE_ISSUER|DEFER_TASKRUN setup.
@@ -319,6 +334,7 @@ impl UringEngine {
     ) -> Result<Self, EngineError> {
         let depth = iodepth.max(1);
         let ring = build_ring(depth, o, one_thread)?;
+        let vectored = vectored(&ring, o.nonvectored);
         let mut rw_flags = 0;
         if o.nowait {
             rw_flags |= RWF_NOWAIT;
@@ -341,7 +357,7 @@ impl UringEngine {
             files_current: false,
             fixedbufs: o.fixedbufs,
             bufs: None,
-            vectored: o.nonvectored == 0,
+            vectored,
             iopoll: o.hipri,
             sqpoll: o.sqthread_poll,
             iovs: vec![empty; n].into_boxed_slice(),
@@ -872,6 +888,30 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// fio's default (-1) takes READ/WRITE on a kernel that has them (fio probes the ring
+    /// the same way); 0 keeps READV/WRITEV, 1 asks for READ/WRITE.
+    #[test]
+    fn nonvectored_default_probes_the_ring() {
+        let with = |nonvectored| {
+            let o = fiox_job::spec::EngineOptions {
+                nonvectored,
+                ..Default::default()
+            };
+            UringEngine::new(4, false, &o, true).map(|e| e.vectored)
+        };
+        let Ok(default) = with(fiox_job::spec::EngineOptions::default().nonvectored) else {
+            assert!(!crate::test_need::kernel_io_uring(), "io_uring works here");
+            return;
+        };
+        let mut p = io_uring::Probe::new();
+        let ring = IoUring::new(4).unwrap();
+        ring.submitter().register_probe(&mut p).unwrap();
+        let has = p.is_supported(opcode::Read::CODE) && p.is_supported(opcode::Write::CODE);
+        assert_eq!(default, !has, "the default follows the probe");
+        assert!(with(0).unwrap(), "nonvectored=0 is vectored");
+        assert!(!with(1).unwrap(), "nonvectored=1 is not");
     }
 
     #[test]

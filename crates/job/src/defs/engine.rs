@@ -77,7 +77,7 @@ pub(super) static OPTS: &[OptDef] = &[
     })
     .engines(URING)
     .range(0, 4095),
-    OptDef::new("nonvectored", K::Int, C::Engine, "Use non-vectored read/write commands (1) or vectored (0)", |j, v| {
+    OptDef::new("nonvectored", K::Int, C::Engine, "Use non-vectored read/write commands (1), vectored (0), or non-vectored where the kernel has them (-1)", |j, v| {
         j.engine.nonvectored = v.int()? as i32;
         Ok(())
     })

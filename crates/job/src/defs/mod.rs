@@ -775,3 +775,40 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod default_tests {
+    use super::testutil::apply;
+    use super::*;
+
+    /// The default an option's table row documents (`--cmdhelp`, docs/options.md) is the
+    /// job's real default: applying it to a default job changes nothing. (nonvectored's row
+    /// said fio's -1, probe the kernel, while the job said 0, vectored.)
+    #[test]
+    fn documented_defaults_are_the_jobs_defaults() {
+        let plain = format!("{:?}", JobSpec::default());
+        let mut wrong = Vec::new();
+        // These record that they were written (fio tells a default from a written value):
+        // their values apart, the job must not change.
+        let marks_written = [
+            "iodepth",
+            "thinktime_blocks",
+            "steadystate_check_interval",
+            "verify",
+            "verify_write_sequence",
+        ];
+        for d in all().filter(|d| !d.default.is_empty() && !marks_written.contains(&d.name)) {
+            match apply(d.name, d.default) {
+                Ok(j) if format!("{j:?}") == plain => {}
+                Ok(j) => wrong.push(format!("{}={}: changes the job: {}", d.name, d.default, diff(&plain, &format!("{j:?}")))),
+                Err(e) => wrong.push(format!("{}={}: {e}", d.name, d.default)),
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    fn diff(a: &str, b: &str) -> String {
+        let (a, b): (Vec<&str>, Vec<&str>) = (a.split(", ").collect(), b.split(", ").collect());
+        a.iter().zip(&b).filter(|(x, y)| x != y).map(|(x, y)| format!("{x} -> {y}")).take(3).collect::<Vec<_>>().join("; ")
+    }
+}

@@ -79,7 +79,7 @@ impl Default for EngineOptions {
             registerfiles: false,
             sqthread_poll: false,
             sqthread_poll_cpu: None,
-            nonvectored: 0,
+            nonvectored: -1,
             force_async: 0,
             userspace_reap: false,
             libaio_vectored: false,
