@@ -800,7 +800,12 @@ mod default_tests {
         for d in all().filter(|d| !d.default.is_empty() && !marks_written.contains(&d.name)) {
             match apply(d.name, d.default) {
                 Ok(j) if format!("{j:?}") == plain => {}
-                Ok(j) => wrong.push(format!("{}={}: changes the job: {}", d.name, d.default, diff(&plain, &format!("{j:?}")))),
+                Ok(j) => wrong.push(format!(
+                    "{}={}: changes the job: {}",
+                    d.name,
+                    d.default,
+                    diff(&plain, &format!("{j:?}"))
+                )),
                 Err(e) => wrong.push(format!("{}={}: {e}", d.name, d.default)),
             }
         }
@@ -809,6 +814,12 @@ mod default_tests {
 
     fn diff(a: &str, b: &str) -> String {
         let (a, b): (Vec<&str>, Vec<&str>) = (a.split(", ").collect(), b.split(", ").collect());
-        a.iter().zip(&b).filter(|(x, y)| x != y).map(|(x, y)| format!("{x} -> {y}")).take(3).collect::<Vec<_>>().join("; ")
+        a.iter()
+            .zip(&b)
+            .filter(|(x, y)| x != y)
+            .map(|(x, y)| format!("{x} -> {y}"))
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }

@@ -18,22 +18,11 @@ use crate::{
     BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
 };
 
-/// The kernel's IORING_MAX_ENTRIES: the largest SQ ring io_uring_setup accepts.
-const MAX_SQ_ENTRIES: u32 = 32768;
-/// The kernel's IORING_MAX_CQ_ENTRIES: the largest completion ring, so the deepest queue.
-const MAX_CQ_ENTRIES: u32 = 2 * MAX_SQ_ENTRIES;
+mod setup;
+mod sqe;
 
-/// The submission ring for a queue `depth` deep: the queue itself up to the kernel's largest
-/// SQ ring; a deeper queue is submitted in batches of that size while its completions (as
-/// many as the depth) fit the completion ring sized by [`cq_entries`].
-fn sq_entries(depth: u32) -> u32 {
-    depth.min(MAX_SQ_ENTRIES)
-}
-
-/// The completion ring: one entry per I/O in flight (the kernel rounds it up to a power of 2).
-fn cq_entries(depth: u32) -> u32 {
-    depth.max(sq_entries(depth)).min(MAX_CQ_ENTRIES)
-}
+use setup::{build_ring, vectored, RegisteredRing};
+use sqe::{not_registered, FixedBufs, SqeCfg};
 
 /// The kernel's limit for one registered buffer.
 const MAX_REG_BUF: usize = 1 << 30;
@@ -42,134 +31,10 @@ const ENTER_GETEVENTS: u32 = 1;
 /// user_data bit saying the high word carries an iovec slot to free at completion.
 const HAS_SLOT: u64 = 1 << 63;
 
-/// The kernel's `struct io_uring_sqe` (64 bytes, its ABI) with the fields a read or write
-/// uses: the batch path writes these directly instead of through the crate's builders (which
-/// zero and fill an entry field by field behind an enum of targets: about 60 instructions per
-/// I/O against about 15). `squeue::Entry` is a `repr(C)` wrapper of the same struct; the test
-/// `direct_sqes_match_the_crates_builders` compares them byte for byte.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct Sqe {
-    opcode: u8,
-    flags: u8,
-    ioprio: u16,
-    fd: i32,
-    off: u64,
-    addr: u64,
-    len: u32,
-    rw_flags: i32,
-    user_data: u64,
-    buf_index: u16,
-    personality: u16,
-    file_index: u32,
-    addr3: u64,
-    pad: u64,
-}
-
-const _: () = assert!(std::mem::size_of::<Sqe>() == std::mem::size_of::<squeue::Entry>());
-const _: () = assert!(std::mem::size_of::<Sqe>() == 64);
-
-impl Sqe {
-    fn entry(self) -> squeue::Entry {
-        // SAFETY: `squeue::Entry` is `repr(C)` over the kernel's 64-byte io_uring_sqe, whose
-        // layout `Sqe` repeats (sizes asserted above, bytes compared in a test); every bit
-        // pattern of these integer fields is a valid SQE value.
-        unsafe { std::mem::transmute::<Sqe, squeue::Entry>(self) }
-    }
-}
-
-/// What the SQEs of one batch share: the registered buffer pool with `fixedbufs`,
-/// registered files, the rw flags. Only for fixed buffers or non-vectored
-/// I/O (vectored I/O needs an iovec slot per unit: `rw_entry`).
-#[derive(Clone, Copy)]
-struct SqeCfg {
-    fixed: Option<FixedBufs>,
-    registerfiles: bool,
-    rw_flags: i32,
-}
-
-impl SqeCfg {
-    /// The SQE of read or write `io` as unit `id`, written field by field (what `rw_entry`
-    /// builds through the crate's builders).
-    #[inline(always)]
-    fn sqe(&self, id: u32, files: &[Target], io: &IoUnit) -> Result<Sqe, EngineError> {
-        let read = match io.op {
-            IoOp::Read => true,
-            IoOp::Write => false,
-            op => return Err(crate::not_a_read_or_write("io_uring", op)),
-        };
-        let t = target("io_uring", files, io.file)?;
-        let addr = io.buf.as_ptr() as usize;
-        let (opcode, buf_index) = match &self.fixed {
-            Some(b) => {
-                let op = if read {
-                    opcode::ReadFixed::CODE
-                } else {
-                    opcode::WriteFixed::CODE
-                };
-                (op, b.index(addr, io.len)?)
-            }
-            None if read => (opcode::Read::CODE, 0),
-            None => (opcode::Write::CODE, 0),
-        };
-        let (fd, flags) = if self.registerfiles {
-            (io.file as i32, squeue::Flags::FIXED_FILE.bits())
-        } else {
-            (t.fd, 0)
-        };
-        Ok(Sqe {
-            opcode,
-            flags,
-            ioprio: io.ioprio,
-            fd,
-            off: io.offset,
-            addr: addr as u64,
-            len: io.len,
-            rw_flags: self.rw_flags,
-            user_data: id as u64,
-            buf_index,
-            ..Sqe::default()
-        })
-    }
-}
-
-/// The registered buffer pool: `chunk`-sized iovecs starting at `base`.
-#[derive(Clone, Copy)]
-struct FixedBufs {
-    base: usize,
-    end: usize,
-    chunk: usize,
-    /// The whole pool is one registered buffer (every pool under 1 GiB): its index is 0 and
-    /// the per-I/O division by `chunk` is not needed.
-    single: bool,
-}
-
-impl FixedBufs {
-    /// Index of the registered buffer holding `[a, a+len)`.
-    #[inline(always)]
-    fn index(&self, a: usize, len: u32) -> Result<u16, EngineError> {
-        if a < self.base || a + len as usize > self.end {
-            return Err(opt_err(
-                "fixedbufs",
-                "buffer outside the registered pool".into(),
-            ));
-        }
-        if self.single {
-            return Ok(0);
-        }
-        Ok(((a - self.base) / self.chunk) as u16)
-    }
-}
-
-/// `fixedbufs` before the pool was registered.
-fn not_registered() -> EngineError {
-    opt_err(
-        "fixedbufs",
-        "the buffer pool was not registered (register_buffers not called)".into(),
-    )
-}
-
 pub(crate) struct UringEngine {
+    /// The ring registered in the job thread (rings one thread submits to): dropped first,
+    /// while `ring` is open.
+    reg: Option<RegisteredRing>,
     ring: IoUring,
     depth: usize,
     /// Entries of the submission ring (below `depth` only for queues deeper than the kernel's
@@ -213,116 +78,6 @@ fn opt_err(option: &'static str, reason: String) -> EngineError {
     }
 }
 
-/// How many of the completion-delivery setup flags [`taskrun_flags`] can add.
-const TASKRUN_LEVELS: u8 = 3;
-
-/// Completion-delivery setup flags, as fio 3.33 sets them (level 3: all of them). Without
-/// them, every completion an io-wq worker posts (all buffered tmpfs reads, for one) interrupts
-/// the submitting thread with task work; COOP_TASKRUN drops that interrupt and DEFER_TASKRUN
-/// (with SINGLE_ISSUER: the ring is created and used by the job's own thread) runs the task
-/// work in batches when the thread waits for completions. CQSIZE sizes the completion ring
-/// to the queue depth.
-fn taskrun_flags(b: &mut io_uring::Builder, depth: u32, level: u8) {
-    if level >= 1 || depth > MAX_SQ_ENTRIES {
-        b.setup_cqsize(cq_entries(depth));
-    }
-    if level >= 2 {
-        b.setup_coop_taskrun();
-    }
-    if level >= 3 {
-        b.setup_single_issuer();
-        b.setup_defer_taskrun();
-    }
-}
-
-/// Build the ring with the options' setup flags; if the kernel refuses, find which option it
-/// refuses by retrying with one flag at a time.
-fn build_ring(
-    depth: u32,
-    o: &fiox_job::spec::EngineOptions,
-    one_thread: bool,
-) -> Result<IoUring, EngineError> {
-    if !o.sqthread_poll {
-        // Task-run flags as fio sets them, dropped one step at a time where the kernel is too
-        // old (the same fallback order as fio's). A ring that several threads may use
-        // (io_submit_mode=offload) cannot be SINGLE_ISSUER: the kernel fails io_uring_enter
-        // from any other thread with EEXIST.
-        let top = if one_thread { TASKRUN_LEVELS } else { 2 };
-        for level in (1..=top).rev() {
-            let mut b = IoUring::builder();
-            taskrun_flags(&mut b, depth, level);
-            if o.hipri {
-                b.setup_iopoll();
-            }
-            if let Ok(r) = b.build(sq_entries(depth)) {
-                return Ok(r);
-            }
-        }
-    }
-    let build = |sqpoll: bool, cpu: Option<u32>, iopoll: bool| {
-        let mut b = IoUring::builder();
-        if sqpoll {
-            b.setup_sqpoll(1000);
-            if let Some(c) = cpu {
-                b.setup_sqpoll_cpu(c);
-            }
-        }
-        if iopoll {
-            b.setup_iopoll();
-        }
-        if depth > MAX_SQ_ENTRIES {
-            b.setup_cqsize(cq_entries(depth));
-        }
-        b.build(sq_entries(depth))
-    };
-    let err = match build(o.sqthread_poll, o.sqthread_poll_cpu, o.hipri) {
-        Ok(r) => return Ok(r),
-        Err(e) => e,
-    };
-    if let Err(e) = build(false, None, false) {
-        let disabled = if depth > MAX_CQ_ENTRIES && e.raw_os_error() == Some(libc::EINVAL) {
-            format!(
-                " (an io_uring completes at most {MAX_CQ_ENTRIES} I/Os at once, the kernel's \
-                 IORING_MAX_CQ_ENTRIES: use iodepth={MAX_CQ_ENTRIES} or less)"
-            )
-        } else {
-            std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-                .map(|s| format!(" (kernel.io_uring_disabled = {})", s.trim()))
-                .unwrap_or_default()
-        };
-        return Err(EngineError::Os {
-            engine: "io_uring",
-            what: format!("io_uring_setup({depth}){disabled}"),
-            source: e,
-        });
-    }
-    let culprit = if o.sqthread_poll && build(true, None, false).is_err() {
-        "sqthread_poll"
-    } else if o.sqthread_poll_cpu.is_some() && build(true, o.sqthread_poll_cpu, false).is_err() {
-        "sqthread_poll_cpu"
-    } else if o.hipri {
-        "hipri"
-    } else {
-        "sqthread_poll"
-    };
-    Err(opt_err(culprit, format!("the kernel refuses it: {err}")))
-}
-
-/// Whether reads and writes go as READV/WRITEV: `nonvectored=0`. fio's default (-1) probes
-/// the ring and takes READ/WRITE where the kernel has them (5.6 on), as any positive value
-/// asks; a kernel that cannot say keeps the vectored commands, which are always there.
-fn vectored(ring: &IoUring, nonvectored: i32) -> bool {
-    match nonvectored {
-        0 => true,
-        n if n > 0 => false,
-        _ => {
-            let mut p = io_uring::Probe::new();
-            ring.submitter().register_probe(&mut p).is_err()
-                || !(p.is_supported(opcode::Read::CODE) && p.is_supported(opcode::Write::CODE))
-        }
-    }
-}
-
 impl UringEngine {
     /// `one_thread`: only the creating thread will submit (the job thread), which allows
     /// fio's SINGLE_ISSUER|DEFER_TASKRUN setup.
@@ -335,6 +90,10 @@ impl UringEngine {
         let depth = iodepth.max(1);
         let ring = build_ring(depth, o, one_thread)?;
         let vectored = vectored(&ring, o.nonvectored);
+        // SQPOLL rings keep the crate's enter (its wake-up logic).
+        let reg = (one_thread && !o.sqthread_poll)
+            .then(|| RegisteredRing::new(&ring))
+            .flatten();
         let mut rw_flags = 0;
         if o.nowait {
             rw_flags |= RWF_NOWAIT;
@@ -349,6 +108,7 @@ impl UringEngine {
         };
         Ok(UringEngine {
             sq_len: ring.params().sq_entries() as usize,
+            reg,
             ring,
             depth: n,
             files: Vec::new(),
@@ -542,6 +302,40 @@ impl UringEngine {
         }
         self.queued += 1;
         Ok(())
+    }
+
+    /// Submit what the SQ ring holds, as the crate's `submit` (GETEVENTS where the kernel
+    /// asks for it or the ring polls), through the registered ring where there is one.
+    #[inline]
+    fn submit(&mut self) -> std::io::Result<usize> {
+        let Some(reg) = &self.reg else {
+            return self.ring.submit();
+        };
+        let mut sq = self.ring.submission();
+        sq.sync();
+        let len = sq.len() as u32;
+        let flags = if self.iopoll || sq.cq_overflow() || sq.taskrun() {
+            ENTER_GETEVENTS
+        } else {
+            0
+        };
+        drop(sq);
+        reg.enter(len, 0, flags)
+    }
+
+    /// Wait for `want` completions (0: run the kernel's pending completion work and poll).
+    #[inline]
+    fn wait(&self, want: u32) -> std::io::Result<usize> {
+        if let Some(reg) = &self.reg {
+            return reg.enter(0, want, ENTER_GETEVENTS);
+        }
+        // SAFETY: a plain wait for completions on our ring; submits nothing (SQEs wait for
+        // commit) and passes no argument.
+        unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(0, want, ENTER_GETEVENTS, None)
+        }
     }
 
     /// With `hipri` every I/O fails with EOPNOTSUPP unless the file is O_DIRECT on a device
@@ -759,7 +553,7 @@ impl IoEngine for UringEngine {
     fn commit(&mut self) -> Result<usize, EngineError> {
         let mut tries = 0;
         while self.queued > 0 {
-            match self.ring.submit() {
+            match self.submit() {
                 Ok(n) => {
                     // With SQPOLL the kernel thread may already have consumed SQEs that
                     // submit() no longer counts: everything pushed is in flight once woken.
@@ -816,13 +610,7 @@ impl IoEngine for UringEngine {
             }
             let want = if poll_once { 0 } else { 1 };
             poll_once = false;
-            // SAFETY: a plain wait for completions on our ring; submits nothing (SQEs wait for
-            // commit) and passes no argument.
-            let r = unsafe {
-                self.ring
-                    .submitter()
-                    .enter::<libc::sigset_t>(0, want, ENTER_GETEVENTS, None)
-            };
+            let r = self.wait(want);
             if let Err(e) = r {
                 if !matches!(
                     e.raw_os_error(),
@@ -912,6 +700,55 @@ mod tests {
         assert_eq!(default, !has, "the default follows the probe");
         assert!(with(0).unwrap(), "nonvectored=0 is vectored");
         assert!(!with(1).unwrap(), "nonvectored=1 is not");
+    }
+
+    /// A ring one thread submits to is entered by its registered index, and gives the slot
+    /// back when dropped: the kernel has 16 per thread, so 40 engines in turn would run out.
+    /// A read through the registered ring completes.
+    #[test]
+    fn registered_ring_is_used_and_given_back() {
+        let o = fiox_job::spec::EngineOptions::default();
+        for i in 0..40 {
+            let mut e = match UringEngine::new(4, false, &o, true) {
+                Ok(e) => e,
+                Err(_) if !crate::test_need::kernel_io_uring() => return,
+                Err(err) => panic!("{err}"),
+            };
+            assert!(e.reg.is_some(), "engine {i}: the ring was not registered");
+            if i == 0 {
+                read_one(&mut e);
+            }
+        }
+        let shared = UringEngine::new(4, false, &o, false).unwrap();
+        assert!(
+            shared.reg.is_none(),
+            "a ring several threads use is entered by its fd"
+        );
+    }
+
+    fn read_one(e: &mut UringEngine) {
+        let f = std::fs::File::open("/proc/self/exe").unwrap();
+        let file = crate::EngineFile {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&f),
+            path: "/proc/self/exe".into(),
+            size: 4096,
+            writable: false,
+        };
+        e.add_file(&file).unwrap();
+        let pool = BufPool::new(1, 4096, 4096).unwrap();
+        let io = IoUnit {
+            op: IoOp::Read,
+            file: 0,
+            offset: 0,
+            len: 4096,
+            buf: pool.ptr(0),
+            ioprio: 0,
+        };
+        assert_eq!(e.queue_rw(&[0], &[io]).0, 1);
+        assert_eq!(e.commit().unwrap(), 1);
+        let mut out = Vec::new();
+        assert_eq!(e.getevents(1, 1, &mut out).unwrap(), 1);
+        assert_eq!(out[0].result, 4096, "{out:?}");
     }
 
     #[test]
