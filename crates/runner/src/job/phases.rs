@@ -232,8 +232,12 @@ pub(super) fn run_phases(
         );
     }
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
-        // Debug builds, on request: how many batches the batch path queued.
-        eprintln!("fiox-debug: job {}: batches {}", job.name, lp.batches);
+        // Debug builds, on request: how many batches the batch path queued, and how many
+        // units it drew in all.
+        eprintln!(
+            "fiox-debug: job {}: batch path units {} batches {}",
+            job.name, lp.batch_drawn, lp.batches
+        );
     }
     if let Some(v) = lp.verify.as_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued

@@ -267,8 +267,10 @@ pub struct IoLoop<'a> {
     pub(crate) job_start_ms: Option<u64>,
     /// thinkcycles spins done (for the debug-build count tests read).
     pub(crate) spins: u64,
-    /// `queue_rw` calls of the batch path (for the debug-build count tests read).
+    /// `queue_rw` calls of the batch path, and the units it drew (one at a time or in
+    /// batches), for the debug-build count tests read.
     pub(crate) batches: u64,
+    pub(crate) batch_drawn: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::io::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -450,6 +452,7 @@ impl<'a> IoLoop<'a> {
             job_start_ms: None,
             spins: 0,
             batches: 0,
+            batch_drawn: 0,
             file_ops: None,
             gate: None,
             unlink_due: false,
