@@ -353,7 +353,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l registerfiles -f -a '0 1' -d 'Register files with the ring'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l sqthread_poll -f -a '0 1' -d 'Let a kernel thread poll the submission queue'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l sqthread_poll_cpu -r -d 'CPU of the submission-polling thread'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l nonvectored -r -d 'Use non-vectored read/write commands (1) or vectored (0)'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l nonvectored -r -d 'Use non-vectored read/write commands (1), vectored (0), or non-vectored where the kernel has them (-1)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l force_async -r -d 'Set IOSQE_ASYNC on every Nth I/O'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l libaio_vectored -f -a '0 1' -d 'Submit reads and writes as vectored aio (fio 3.42)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l userspace_reap -f -a '0 1' -d 'Reap completions from user space'
