@@ -3,7 +3,9 @@
 //! psync, and for reads from tmpfs; direct libaio on a loop device is mostly device time with
 //! little submission on CPU; buffered libaio reads on ext4 on a loop device block in the
 //! submitting syscall (seed 000's finding: io_submit waits in the filesystem's read path),
-//! direct ones do not.
+//! direct ones do not. The runs trace in the default windows (20 ms in every 200 ms) unless
+//! a test checks exactness against another tracer (`--explain=full`); a run in very short
+//! windows shows that nothing pairs across a window's edge.
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -23,12 +25,15 @@ fn explain(args: &[&str], dir: &str) -> Value {
 /// lengthens what this one measures on 2 CPUs.
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The same and the whole JSON document.
+/// The same and the whole JSON document (`--explain` in its default windows unless `args`
+/// say how).
 fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
     let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut all = args.to_vec();
+    if !args.iter().any(|a| a.starts_with("--explain")) {
+        all.push("--explain");
+    }
     all.extend([
-        "--explain",
         "--output-format=json",
         "--runtime=2",
         "--time_based",
@@ -132,8 +137,10 @@ fn block_time_agrees_with_ftrace_of_the_same_run() {
     let rdev = std::fs::metadata(&dev).unwrap().rdev();
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     let trace = fiox_explain::ftrace::BlockTrace::start(major, minor).unwrap();
+    // Every request of the run, as ftrace sees them: full tracing.
     let (e, _) = explain_run(
         &[
+            "--explain=full",
             "--name=d",
             &format!("--filename={dev}"),
             "--direct=1",
@@ -420,4 +427,55 @@ fn a_stacked_devices_lower_requests_are_shown() {
     assert!(lower > 0.0, "{e:#}");
     let upper_device = phase(&e, "device");
     assert!(lower < upper_device, "{e:#}");
+}
+
+/// Windows of 1 ms in every 3 ms over direct reads of a file on the disk (calls of 0.1-1 ms,
+/// off CPU at the device): hundreds of window edges fall inside a call, a request or a
+/// sleep. Nothing pairs across one: a start stamped in one window and an end seen in the
+/// next would add the closed gap (2 ms) to a phase, making it longer than the mean latency
+/// of the whole run. The `sampling` object says how the run was traced.
+#[test]
+fn a_window_edge_never_pairs() {
+    let dir = TempDir::under(std::path::Path::new("/tmp"), "explain-windows");
+    let file = dir.join("f");
+    let (e, doc) = explain_run(
+        &[
+            "--explain=1ms/3ms",
+            "--name=w",
+            &format!("--filename={file}"),
+            "--size=64m",
+            "--direct=1",
+            "--ioengine=psync",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    let job = &doc["jobs"][0];
+    let s = &job["fiox"]["explain"]["sampling"];
+    assert_eq!(s["mode"], "windows", "{s:#}");
+    assert_eq!((s["window_ms"].as_f64(), s["period_ms"].as_f64()), (Some(1.0), Some(3.0)));
+    let frac = s["traced_fraction"].as_f64().unwrap();
+    assert!((0.2..0.7).contains(&frac), "{s:#}");
+    assert!(s["windows"].as_u64().unwrap() >= 100, "{s:#}");
+    let seen = s["ios_seen"].as_u64().unwrap();
+    let total = job["read"]["total_ios"].as_u64().unwrap();
+    assert!(seen > 0 && seen < total, "seen {seen} of {total}: {s:#}");
+    assert_eq!(e["ios"].as_u64(), Some(seen), "{e:#}");
+    let lat = e["lat_mean_ns"].as_f64().unwrap();
+    for p in e["phases"].as_array().unwrap() {
+        let m = p["mean_ns"].as_f64().unwrap();
+        if p["name"] != "other" {
+            assert!((0.0..=lat).contains(&m), "phase {p} against {lat} ns: {e:#}");
+        }
+    }
+    let measured = e["measured_ns"].as_f64().unwrap();
+    assert!(
+        (0.5 * lat..=1.15 * lat).contains(&measured),
+        "measured {measured} of {lat}: {e:#}"
+    );
+    assert!(
+        e["submit"]["syscall_mean_ns"].as_f64().unwrap() <= lat,
+        "{e:#}"
+    );
 }

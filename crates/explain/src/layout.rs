@@ -144,6 +144,17 @@ pub const R_WORDS: usize = 9;
 /// Request slots (a power of two).
 pub const R_SLOTS: u32 = 1 << 16;
 
+/// The window word array (a map of one value, mapped by user space; the programs address it
+/// directly): `C_OPEN` the open window's start while one is open, 0 while closed (the marks'
+/// test, one load); `C_START` the latest window's start, set before its programs are
+/// attached: a start stamp older than it was taken in an earlier window and never pairs with
+/// an end seen now; `C_GEN` the window's number, for what holds no time (a woken worker's
+/// pending run).
+pub const C_OPEN: usize = 0;
+pub const C_START: usize = 1;
+pub const C_GEN: usize = 2;
+pub const C_WORDS: usize = 3;
+
 /// Byte offset of word `i` (as an instruction's offset field).
 pub const fn w(i: usize) -> i16 {
     (i * 8) as i16

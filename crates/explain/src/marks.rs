@@ -9,17 +9,22 @@
 //! word for word as `progs::sys_exit` does. Times are CLOCK_MONOTONIC (bpf_ktime_get_ns's
 //! clock, read through the vDSO). Only threads fiox runs its engine on mark: threads it does
 //! not control (glibc's POSIX AIO helpers) need the hooks (see `Tracer::start_with`).
+//! Marks obey the tracer's windows (`crate::window`): a thread marks a call only while a
+//! window is open (one relaxed load of the window word, no clock read while closed), and a
+//! call whose start mark was taken in another window counts nowhere.
 
 use crate::layout::*;
 use crate::sys;
 use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The mapped records while a tracer without syscall hooks runs (None otherwise). Read once
-/// per job thread (when its loop starts), so a lock costs nothing per I/O.
-static RECORDS: Mutex<Option<&'static [AtomicU64]>> = Mutex::new(None);
+/// The mapped records while a tracer without syscall hooks runs (None otherwise), with the
+/// window word (layout C_OPEN). Read once per job thread (when its loop starts), so a lock
+/// costs nothing per I/O.
+type Published = Option<(&'static [AtomicU64], &'static AtomicU64)>;
+static RECORDS: Mutex<Published> = Mutex::new(None);
 
-pub(crate) fn publish(words: Option<&'static [AtomicU64]>) {
+pub(crate) fn publish(words: Published) {
     if let Ok(mut r) = RECORDS.lock() {
         *r = words;
     }
@@ -86,18 +91,20 @@ pub fn marked<T>(
 #[derive(Debug, Clone, Copy)]
 pub struct Marker {
     rec: &'static [AtomicU64],
+    /// The open window's start, 0 while none is open (layout C_OPEN).
+    open: &'static AtomicU64,
 }
 
 /// The calling thread's marker, if a tracer that relies on marks runs (and the thread's
 /// record slot is free or its own).
 pub fn this_thread() -> Option<Marker> {
-    let all = (*RECORDS.lock().ok()?)?;
+    let (all, open) = (*RECORDS.lock().ok()?)?;
     let tid = sys::gettid();
     let slot = (tid & (T_SLOTS - 1)) as usize;
     let rec = all.get(slot * WORDS..(slot + 1) * WORDS)?;
     match rec[S_OWNER].compare_exchange(0, tid as u64, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => Some(Marker { rec }),
-        Err(o) if o == tid as u64 => Some(Marker { rec }),
+        Ok(_) => Some(Marker { rec, open }),
+        Err(o) if o == tid as u64 => Some(Marker { rec, open }),
         Err(_) => None,
     }
 }
@@ -117,9 +124,14 @@ impl Marker {
     /// call's scratch reset, kind and direction, and last the "inside" flag the programs test.
     #[inline]
     pub fn enter(&self, call: Call) {
+        let open = self.open.load(Ordering::Relaxed);
+        if open == 0 {
+            return;
+        }
         let now = sys::monotonic_ns();
         let mark = self.get(S_MARK);
-        if mark != 0 {
+        // User time since a mark of this window only (an older one spans a closed gap).
+        if mark >= open {
             self.add(G_USER, now.wrapping_sub(mark));
         }
         for s in [
@@ -151,10 +163,17 @@ impl Marker {
     #[inline]
     pub fn exit(&self, ret: i64) {
         compiler_fence(Ordering::SeqCst);
-        let now = sys::monotonic_ns();
         if self.get(S_INSYS) == 0 {
             return;
         }
+        // Entered in a window that has closed since (and maybe another opened): what the
+        // programs saw of it is not all of it, it counts nowhere.
+        let open = self.open.load(Ordering::Relaxed);
+        if open == 0 || self.get(S_ENTER) < open {
+            self.set(S_INSYS, 0);
+            return;
+        }
+        let now = sys::monotonic_ns();
         self.set(S_INSYS, 0);
         self.set(S_MARK, now);
         compiler_fence(Ordering::SeqCst);
@@ -165,7 +184,7 @@ impl Marker {
                 self.add(G_REAP_OFF, self.get(S_OFF));
                 if ret > 0 {
                     self.add(G_REAPED, ret as u64);
-                    self.reap_pending(ret as u64, now);
+                    self.reap_pending(ret as u64, now, open);
                 }
             }
             K_SYNC if ret > 0 => self.submitted(1, now),
@@ -174,10 +193,17 @@ impl Marker {
         }
     }
 
-    /// progs::reap_pending: the k oldest pending completions leave the ring.
-    fn reap_pending(&self, n: u64, now: u64) {
+    /// progs::reap_pending: completions pushed before the window opened leave the ring
+    /// uncounted, then the k oldest pending ones leave it.
+    fn reap_pending(&self, n: u64, now: u64, open: u64) {
         let tail = self.rec[G_TAIL].load(Ordering::Acquire);
         let mut head = self.get(G_HEAD);
+        while tail.wrapping_sub(head).wrapping_sub(1) < RING as u64
+            && self.get(RING_BASE + (head as usize & (RING - 1))) < open
+        {
+            head = head.wrapping_add(1);
+        }
+        self.set(G_HEAD, head);
         let mut pending = tail.wrapping_sub(head);
         if pending == 0 || pending > 1 << 62 {
             return;
@@ -262,7 +288,9 @@ mod tests {
                 .collect::<Vec<_>>()
                 .into(),
         );
-        Marker { rec }
+        // A window open since the clock's first ns.
+        let open: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(1)));
+        Marker { rec, open }
     }
 
     #[test]

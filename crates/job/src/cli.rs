@@ -454,7 +454,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
         }
         "readonly" => s.readonly = true,
-        "bandwidth-log" | "latency-log" | "explain" if value.is_some() => {
+        "bandwidth-log" | "latency-log" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
                 format!("switch '--{name}' takes no value"),
@@ -462,7 +462,14 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "bandwidth-log" => s.bandwidth_log = true,
         "latency-log" => s.latency_log = true,
-        "explain" => s.explain = true,
+        "explain" => {
+            s.explain = true;
+            if let Some(v) = value {
+                s.explain_mode = crate::spec::ExplainMode::parse(&v).map_err(|m| {
+                    JobError::new(Location::CommandLine, format!("--explain={m}"))
+                })?;
+            }
+        }
         "telemetry" => {
             let ms = match value {
                 None => 1000,
