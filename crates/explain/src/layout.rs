@@ -97,7 +97,15 @@ pub const G_PARENT: usize = G_WK_RUNS + W_KINDS;
 /// tracepoint passes and loaded back as a number to hash (the verifier refuses shifts of a
 /// pointer, and a map word holds plain numbers).
 pub const S_RQ: usize = G_PARENT + 1;
-pub const WORDS: usize = S_RQ + 1;
+/// The marks' own words for completions reaped in windows (marks.rs): the window they are of
+/// (its start), the I/Os its counted calls submitted, the I/Os submitted before it that are
+/// still to be reaped (their completions are in no ring: the first reaps of a window return
+/// them, and must not pair them with the window's), and the reap's I/Os in flight (scratch).
+pub const M_WIN: usize = S_RQ + 1;
+pub const M_WSUB: usize = M_WIN + 1;
+pub const M_SKIP: usize = M_WSUB + 1;
+pub const M_INFLIGHT: usize = M_SKIP + 1;
+pub const WORDS: usize = M_INFLIGHT + 1;
 /// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
 pub const W_KINDS: usize = 3;
 pub const W_URING: i32 = 0;

@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 pub use phases::{explain_job, helpers_of, text_block, Handoff, JobInput};
-pub use window::{Coverage, Sampling};
+pub use window::{unshare_files, Coverage, Sampling};
 
 /// Why `--explain` could not trace.
 #[derive(Debug, thiserror::Error)]

@@ -38,8 +38,9 @@ pub enum Call {
     /// A batch submission (io_submit) whose first I/O has this direction (0 read, 1 write;
     /// 2 unknown): as many I/Os as it returns.
     Batch(u8),
-    /// Waits for completions (io_getevents): returns how many it reaped.
-    Reap,
+    /// Waits for completions (io_getevents) with this many I/Os in flight: returns how many
+    /// it reaped.
+    Reap(u64),
 }
 
 /// Which calls a job's engine makes on the job's own thread, where fiox can mark them: the
@@ -146,7 +147,10 @@ impl Marker {
         let (kind, dir) = match call {
             Call::Sync(d) => (K_SYNC, d.min(2)),
             Call::Batch(d) => (K_BATCH, d.min(2)),
-            Call::Reap => (K_REAP, 2),
+            Call::Reap(n) => {
+                self.set(M_INFLIGHT, n);
+                (K_REAP, 2)
+            }
         };
         self.set(S_KIND, kind as u64);
         self.set(S_DIR, dir as u64);
@@ -187,15 +191,37 @@ impl Marker {
                     self.reap_pending(ret as u64, now, open);
                 }
             }
-            K_SYNC if ret > 0 => self.submitted(1, now),
-            K_BATCH if ret > 0 => self.submitted(ret as u64, now),
+            K_SYNC if ret > 0 => self.submitted(1, now, open),
+            K_BATCH if ret > 0 => self.submitted(ret as u64, now, open),
             _ => {}
         }
     }
 
+    /// The window-`open` counters, reset at the window's first counted call.
+    fn window(&self, open: u64) {
+        if self.get(M_WIN) != open {
+            self.set(M_WIN, open);
+            self.set(M_WSUB, 0);
+            self.set(M_SKIP, u64::MAX);
+        }
+    }
+
     /// progs::reap_pending: completions pushed before the window opened leave the ring
-    /// uncounted, then the k oldest pending ones leave it.
+    /// uncounted, then the k oldest pending ones leave it. The window's first reaps return
+    /// the I/Os submitted before it first (the ring has none of them: those in flight less
+    /// those the window's calls submitted): they pair with nothing.
     fn reap_pending(&self, n: u64, now: u64, open: u64) {
+        self.window(open);
+        let mut skip = self.get(M_SKIP);
+        if skip == u64::MAX {
+            skip = self.get(M_INFLIGHT).saturating_sub(self.get(M_WSUB));
+        }
+        let old = n.min(skip);
+        self.set(M_SKIP, skip - old);
+        let n = n - old;
+        if n == 0 {
+            return;
+        }
         let tail = self.rec[G_TAIL].load(Ordering::Acquire);
         let mut head = self.get(G_HEAD);
         while tail.wrapping_sub(head).wrapping_sub(1) < RING as u64
@@ -224,7 +250,9 @@ impl Marker {
     }
 
     /// progs::submit_exit: `n` I/Os submitted by the call that ended at `now`.
-    fn submitted(&self, n: u64, now: u64) {
+    fn submitted(&self, n: u64, now: u64, open: u64) {
+        self.window(open);
+        self.add(M_WSUB, n);
         let dur = now.wrapping_sub(self.get(S_ENTER)) as i64;
         let off = self.get(S_OFF) as i64;
         let outn = self.get(S_OUTN) as i64;
@@ -340,7 +368,7 @@ mod tests {
         let w = DIR_BASE + DIR_WORDS;
         assert_eq!((m.get(w + D_CALLS), m.get(w + D_IOS)), (1, 3));
         assert_eq!(m.get(G_TAIL) - m.get(G_HEAD), 3);
-        m.enter(Call::Reap);
+        m.enter(Call::Reap(3));
         m.exit(2);
         assert_eq!(
             (m.get(G_REAP_CALLS), m.get(G_REAPED), m.get(G_C2R_N)),

@@ -130,8 +130,13 @@ fn pcts(h: &[u64]) -> Value {
 
 /// Completion->reaped per I/O for the thread, when the programs paired (nearly) every I/O's
 /// completion with its reaping; unmeasured when too few were paired (io_uring's completions,
-/// read from the ring without a syscall).
-fn reaping(r: &Record, n_total: u64) -> Reaping {
+/// read from the ring without a syscall), or in windows unless the thread marked its reaps
+/// (the syscall hooks cannot tell a window's first reaps, which return I/Os submitted before
+/// it, from the others: they would pair them with the window's completions, too early).
+fn reaping(r: &Record, n_total: u64, sampled: bool) -> Reaping {
+    if sampled && r.g(G_REAPED) > 0 && r.g(M_WIN) == 0 {
+        return Reaping::Unmeasured;
+    }
     if r.g(G_REAPED) == 0 {
         return if r.g(G_TAIL) == 0 {
             Reaping::InCall
@@ -191,7 +196,7 @@ struct Phase {
     note: Option<&'static str>,
 }
 
-const NOTE_C2R: &str = "not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall); counted in other";
+const NOTE_C2R: &str = "not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall; in windows, only reaps fiox marks itself pair), counted in other";
 const NOTE_OVERLAP: &str =
     "inside completion_to_reaped: fiox's own time overlaps the other I/Os in flight";
 const NOTE_POOL_OVERLAP: &str =
@@ -228,7 +233,7 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
         own,
         pool: hel_ios > 0.0 || job.handoff.is_some(),
         helpers,
-        reap: reaping(r, n_total),
+        reap: reaping(r, n_total, sampled),
         n_total,
         n_run,
     };

@@ -10,6 +10,9 @@
 //! start stamp is older than that (a worker's pending run carries the window's number).
 //! A program still running when its link is dropped finishes within its tracepoint call
 //! (microseconds): its stamps are older than the next window's start, read P - W later.
+//! A thread that gives itself a copy of the file table (a sync job, as fio's job process)
+//! would hold the open window's links in it until it ends: [`unshare_files`] closes them in
+//! the copy.
 
 use crate::layout::*;
 use crate::{sys, ExplainError};
@@ -135,6 +138,24 @@ pub(crate) fn attach(hooks: &[Hook]) -> Result<Vec<OwnedFd>, (String, std::io::E
         .collect()
 }
 
+/// The descriptors of the open window's links (every tracer's), while it is open: what a
+/// thread that unshares its file table must close in its copy. Held while a window opens
+/// or closes, so that an unshare sees either all of a window's links or none.
+static WINDOW_LINKS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Run `unshare` (the calling thread's `unshare(CLONE_FILES)`) while no window opens or
+/// closes, then close, in the thread's new copy of the file table, the open windows' links:
+/// a copy would keep their programs attached (and counting) until the thread exits, in every
+/// closed gap. Nothing to do when `unshare` failed (the table is still the shared one).
+pub fn unshare_files(unshare: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+    let held = WINDOW_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+    unshare()?;
+    for &fd in held.iter() {
+        sys::close_copy(fd);
+    }
+    Ok(())
+}
+
 /// The window words, mapped.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ctl(pub &'static [AtomicU64]);
@@ -142,18 +163,26 @@ pub(crate) struct Ctl(pub &'static [AtomicU64]);
 impl Ctl {
     /// Open a window: its start (and number) first, then the programs, then the marks.
     fn open(&self, hooks: &[Hook]) -> Result<(Vec<OwnedFd>, u64), String> {
+        use std::os::fd::AsRawFd;
         let start = sys::monotonic_ns();
         self.0[C_START].store(start, Ordering::SeqCst);
         self.0[C_GEN].fetch_add(1, Ordering::SeqCst);
+        let mut held = WINDOW_LINKS.lock().unwrap_or_else(|e| e.into_inner());
         let links = attach(hooks).map_err(|(what, e)| format!("{what} failed: {e}"))?;
+        held.extend(links.iter().map(|l| l.as_raw_fd()));
+        drop(held);
         self.0[C_OPEN].store(start, Ordering::SeqCst);
         Ok((links, start))
     }
 
     /// Close it: the marks first, then the programs. Returns its length.
     fn close(&self, links: Vec<OwnedFd>, start: u64) -> u64 {
+        use std::os::fd::AsRawFd;
         self.0[C_OPEN].store(0, Ordering::SeqCst);
+        let mut held = WINDOW_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|fd| !links.iter().any(|l| l.as_raw_fd() == *fd));
         drop(links);
+        drop(held);
         sys::monotonic_ns().saturating_sub(start)
     }
 }
@@ -184,7 +213,7 @@ fn wait_stop(stop: &Stop, until: Option<Instant>) -> bool {
 #[derive(Debug)]
 pub(crate) struct Sampler {
     stop: Stop,
-    thread: Option<JoinHandle<Coverage>>,
+    thread: Option<JoinHandle<Option<Coverage>>>,
     /// Full tracing: the links, held until the end.
     links: Vec<OwnedFd>,
     start: u64,
@@ -196,25 +225,46 @@ impl Sampler {
     /// Open the first window now (an error: tracing cannot start) and, when sampling, start
     /// the control thread that closes it and opens the next ones.
     pub fn start(ctl: Ctl, hooks: Vec<Hook>, sampling: Sampling) -> Result<Sampler, ExplainError> {
-        let (links, start) = ctl.open(&hooks).map_err(ExplainError::Unavailable)?;
         let stop: Stop = Arc::new((Mutex::new(false), Condvar::new()));
         let mut s = Sampler {
             stop: stop.clone(),
             thread: None,
             links: Vec::new(),
-            start,
+            start: 0,
             sampling,
             done: None,
         };
         match sampling {
-            Sampling::Full => s.links = links,
+            Sampling::Full => {
+                let (links, start) = ctl.open(&hooks).map_err(ExplainError::Unavailable)?;
+                (s.links, s.start) = (links, start);
+            }
             Sampling::Windows { window, period } => {
+                // The control thread opens every window, the first too (it says how that
+                // went before this returns), and closes every window: the links are made
+                // and dropped by the thread that owns them.
+                let (tx, rx) = std::sync::mpsc::channel();
                 let t = std::thread::Builder::new()
                     .name("fiox-explain".into())
-                    .spawn(move || run(ctl, hooks, links, start, (window, period), &stop))
+                    .spawn(move || {
+                        let first = ctl.open(&hooks);
+                        let _ = tx.send(first.as_ref().map(|f| f.1).map_err(Clone::clone));
+                        let (links, start) = first.ok()?;
+                        Some(run(ctl, hooks, links, start, (window, period), &stop))
+                    })
                     .map_err(|e| {
                         ExplainError::Unavailable(format!("starting the window thread: {e}"))
                     })?;
+                let got = rx.recv().map_err(|_| {
+                    ExplainError::Unavailable("the window thread did not start".into())
+                });
+                match got.and_then(|r| r.map_err(ExplainError::Unavailable)) {
+                    Ok(start) => s.start = start,
+                    Err(e) => {
+                        let _ = t.join();
+                        return Err(e);
+                    }
+                }
                 s.thread = Some(t);
             }
         }
@@ -233,7 +283,7 @@ impl Sampler {
         self.stop.1.notify_all();
         let run_ns = sys::monotonic_ns().saturating_sub(self.start);
         let c = match self.thread.take() {
-            Some(t) => t.join().unwrap_or_else(|_| Coverage {
+            Some(t) => t.join().ok().flatten().unwrap_or_else(|| Coverage {
                 error: Some("the window thread failed".into()),
                 ..Coverage::full()
             }),
