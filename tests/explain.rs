@@ -33,11 +33,7 @@ fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
     if !args.iter().any(|a| a.starts_with("--explain")) {
         all.push("--explain");
     }
-    all.extend([
-        "--output-format=json",
-        "--runtime=2",
-        "--time_based",
-    ]);
+    all.extend(["--output-format=json", "--runtime=2", "--time_based"]);
     let r = fiox(&all);
     assert_eq!(r.code, 0, "fiox {all:?}: {}", r.stderr);
     let v = r.json();
@@ -485,7 +481,10 @@ fn a_window_edge_never_pairs() {
     for p in e["phases"].as_array().unwrap() {
         let m = p["mean_ns"].as_f64().unwrap();
         if p["name"] != "other" {
-            assert!((0.0..=lat).contains(&m), "phase {p} against {lat} ns: {e:#}");
+            assert!(
+                (0.0..=lat).contains(&m),
+                "phase {p} against {lat} ns: {e:#}"
+            );
         }
     }
     let measured = e["measured_ns"].as_f64().unwrap();

@@ -553,6 +553,24 @@ mod tests {
     }
 
     #[test]
+    fn explain_is_a_switch_or_a_mode() {
+        let exp = |line: &str| -> Experiment {
+            toml::from_str(&format!("jobs = \"\"\n{line}\n[[variant]]\nname = \"a\"\n")).unwrap()
+        };
+        assert_eq!(exp("").explain.arg(), None);
+        assert_eq!(
+            exp("explain = true").explain.arg().as_deref(),
+            Some("--explain")
+        );
+        let full = exp("explain = \"full\"");
+        assert_eq!(full.explain.arg().as_deref(), Some("--explain=full"));
+        assert!(full.check().is_ok());
+        assert!(exp("explain = \"20ms/200ms\"").check().is_ok());
+        let e = exp("explain = \"often\"").check().unwrap_err();
+        assert!(e.contains("WINDOW/PERIOD"), "{e}");
+    }
+
+    #[test]
     fn vm_keys_merge_and_are_checked() {
         let exp: Experiment = toml::from_str(
             "jobs = \"\"\nvm = { aio = \"threads\", cpus = 2 }\n[[variant]]\nname = \"a\"\n\

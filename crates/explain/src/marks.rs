@@ -360,6 +360,31 @@ mod tests {
         assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
     }
 
+    /// Closed: nothing is marked (and a call begun in a window that closed since counts
+    /// nowhere); in the next window, the I/Os still in flight from before it are reaped first
+    /// and pair with nothing, the window's own pair with their completions.
+    #[test]
+    fn marks_obey_the_windows() {
+        let m = marker();
+        m.enter(Call::Batch(0));
+        m.open.store(0, Ordering::Relaxed);
+        m.exit(8);
+        assert_eq!((m.get(S_INSYS), m.get(DIR_BASE + D_CALLS)), (0, 0));
+        m.enter(Call::Batch(0));
+        assert_eq!(m.get(S_INSYS), 0, "no mark while closed");
+        // The next window: 8 I/Os in flight from before it, 2 of its own (completed inline).
+        m.open.store(sys::monotonic_ns(), Ordering::Relaxed);
+        m.enter(Call::Batch(0));
+        m.exit(2);
+        assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
+        m.enter(Call::Reap(10));
+        m.exit(8);
+        assert_eq!(m.get(G_C2R_N), 0, "the 8 from before the window pair with nothing");
+        m.enter(Call::Reap(2));
+        m.exit(2);
+        assert_eq!(m.get(G_C2R_N), 2);
+    }
+
     #[test]
     fn a_batch_of_buffered_ios_is_pending_until_reaped() {
         let m = marker();

@@ -676,16 +676,25 @@ mod tests {
         assert_eq!(v["sampling"]["traced_fraction"], 0.1);
         assert!(v["sampling"].get("note").is_none(), "{v:#}");
         // A direction the windows missed says so, with what to do.
-        assert!(v["write"]["error"].as_str().unwrap().contains("full"), "{v:#}");
+        assert!(
+            v["write"]["error"].as_str().unwrap().contains("full"),
+            "{v:#}"
+        );
         let t = text_block(&[("j".into(), v)], None);
-        assert!(t.contains("sampled 10.0% of the run (20.0 ms in every 200.0 ms)"), "{t}");
+        assert!(
+            t.contains("sampled 10.0% of the run (20.0 ms in every 200.0 ms)"),
+            "{t}"
+        );
         // I/Os of 5 ms in windows of 20: under-sampled, said so.
         let slow = JobInput {
             dirs: [(1000, 5e6), (0, 0.0)],
             ..job
         };
         let v = explain_job(&slow, &HashMap::from([(1, Record(vec![0; WORDS]))]));
-        assert!(v["sampling"]["note"].as_str().unwrap().contains("full"), "{v:#}");
+        assert!(
+            v["sampling"]["note"].as_str().unwrap().contains("full"),
+            "{v:#}"
+        );
     }
 
     #[test]

@@ -125,7 +125,8 @@ fn marked_reads_count_inside_the_windows_only() {
     let sampling =
         fiox_explain::Sampling::windows(Duration::from_millis(1), Duration::from_millis(20))
             .unwrap();
-    let tracer = fiox_explain::Tracer::start_sampled(false, sampling).unwrap_or_else(|e| panic!("{e}"));
+    let tracer =
+        fiox_explain::Tracer::start_sampled(false, sampling).unwrap_or_else(|e| panic!("{e}"));
     let m = fiox_explain::marks::this_thread().expect("a marker while marks are on");
     let until = Instant::now() + Duration::from_millis(200);
     let mut n = 0;
@@ -146,7 +147,10 @@ fn marked_reads_count_inside_the_windows_only() {
     };
     let v = fiox_explain::explain_job(&job, &recs);
     let calls = v["read"]["submit"]["calls"].as_u64().unwrap();
-    assert!(calls > 0 && calls * 2 < n, "{calls} of {n} reads seen: {v:#}");
+    assert!(
+        calls > 0 && calls * 2 < n,
+        "{calls} of {n} reads seen: {v:#}"
+    );
     assert_eq!(v["sampling"]["ios_seen"].as_u64(), Some(calls), "{v:#}");
     let on = v["read"]["phases"][0]["mean_ns"].as_i64().unwrap();
     assert!(on > 0 && on < 1_000_000, "{v:#}");
