@@ -465,7 +465,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "explain" => {
             s.explain = true;
             if let Some(v) = value {
-                s.explain_mode = crate::spec::ExplainMode::parse(&v)
+                s.explain_mode = crate::spec::ExplainMode::parse(v)
                     .map_err(|m| JobError::new(Location::CommandLine, format!("--explain={m}")))?;
             }
         }
