@@ -379,7 +379,11 @@ mod tests {
         assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
         m.enter(Call::Reap(10));
         m.exit(8);
-        assert_eq!(m.get(G_C2R_N), 0, "the 8 from before the window pair with nothing");
+        assert_eq!(
+            m.get(G_C2R_N),
+            0,
+            "the 8 from before the window pair with nothing"
+        );
         m.enter(Call::Reap(2));
         m.exit(2);
         assert_eq!(m.get(G_C2R_N), 2);
