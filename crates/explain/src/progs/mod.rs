@@ -162,6 +162,17 @@ fn stale(a: &mut Asm, m: &Maps, stamp: Reg, tmp: Reg, to: &str) {
     a.jmp_reg(Cond::Gt, tmp, stamp, to);
 }
 
+/// To `to` unless the time in `stamp` is inside the open window (C_OPEN set, not after
+/// `stamp`): for fiox's own time between calls, which with marks is only its own while the
+/// marks mark (a call made while they do not, as the programs are being attached or
+/// detached, would look like time between calls). Clobbers `tmp`.
+fn outside_open(a: &mut Asm, m: &Maps, stamp: Reg, tmp: Reg, to: &str) {
+    a.ld_map_value(tmp, m.ctl, 0);
+    a.ldx(Size::DW, tmp, tmp, w(C_OPEN));
+    a.jmp_imm(Cond::Eq, tmp, 0, to);
+    a.jmp_reg(Cond::Gt, tmp, stamp, to);
+}
+
 /// To `closed` while no window is open (C_OPEN 0): for the programs that stay attached.
 fn if_closed(a: &mut Asm, m: &Maps, tmp: Reg, closed: &str) {
     a.ld_map_value(tmp, m.ctl, 0);
@@ -342,7 +353,7 @@ pub fn sys_enter(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainEr
     a.mov(R8, R0);
     a.ldx(Size::DW, R1, R7, w(S_MARK));
     a.jmp_imm(Cond::Eq, R1, 0, "nomark");
-    stale(&mut a, m, R1, R2, "nomark");
+    outside_open(&mut a, m, R1, R2, "nomark");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER, R2, R3);
@@ -738,7 +749,7 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.stx(Size::DW, R7, w(S_OFFSTART), R8);
     a.ldx(Size::DW, R1, R7, w(S_MARK));
     a.jmp_imm(Cond::Eq, R1, 0, "next");
-    stale(&mut a, m, R1, R2, "mark_clear");
+    outside_open(&mut a, m, R1, R2, "mark_clear");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER, R2, R3);
@@ -765,7 +776,7 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.stx(Size::DW, R7, w(S_MARK), R8);
     a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
     a.jmp_imm(Cond::Eq, R1, 0, "out");
-    stale(&mut a, m, R1, R2, "uoff_clear");
+    outside_open(&mut a, m, R1, R2, "uoff_clear");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER_OFF, R2, R3);
