@@ -10,7 +10,8 @@
 # STATS=1 then runs each version once more with kernel.bpf_stats_enabled=1 and prints each
 # program's run time per run and per I/O: the difference of two `bpftool prog show`
 # snapshots SECONDS apart in a run SECONDS + 4 long, divided by the run's IOPS times the
-# time between them; the stats' own clock reads are included.)
+# time between them; the stats' own clock reads are included. EXPLAIN=--explain=full (or
+# any --explain=MODE) measures that mode instead of the default windows.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
@@ -40,7 +41,7 @@ for r in $(seq "$rounds"); do
     for t in "${order[@]}"; do
         case $t in
             off) off+=("$("$fiox" "${job[@]}" | iops_of)") ;;
-            on) on+=("$("$fiox" "${job[@]}" --explain | iops_of)") ;;
+            on) on+=("$("$fiox" "${job[@]}" "${EXPLAIN:---explain}" | iops_of)") ;;
             base) base+=("$("$BASE" "${job[@]}" --explain | iops_of)") ;;
         esac
     done
@@ -69,7 +70,9 @@ for m in re.finditer(r"(?:raw_tracepoint|tracing)\s+name (\S+).*?run_time_ns (\d
         out=$(mktemp)
         # A longer run, so that both snapshots (each can take a second on a loaded machine)
         # fall inside it; each snapshot's time is the middle of its bpftool call.
-        "$bin" "${job[@]}" --runtime=$((secs + 4)) --explain > "$out" &
+        arg=--explain
+        [ "$bin" = "$fiox" ] && arg=${EXPLAIN:---explain}
+        "$bin" "${job[@]}" --runtime=$((secs + 4)) "$arg" > "$out" &
         sleep 1
         t0=$(date +%s.%N); a=$(snap); t1=$(date +%s.%N)
         sleep "$secs"

@@ -76,7 +76,7 @@ complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed 
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l bandwidth-log -d 'Aggregate bandwidth logs agg-{read,write,trim}_bw.log'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l latency-log -d 'fio 2.x: per-job latency logs (as write_lat_log=<job name>)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l allow-destructive -d 'Allow writes to devices and files that may hold data (with PATH: to that one only)'
-complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l explain -d 'Trace the jobs\' threads and devices (BPF on kernel tracepoints, root) and report where each I/O\'s latency went'
+complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l explain -d 'Trace the jobs\' threads and devices (BPF on kernel tracepoints, root) and report where each I/O\'s latency went; MODE: sampled (20ms in every 200ms, the default), full, or WINDOW/PERIOD'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l telemetry -d 'Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l machine-memory -r -d 'Run in a cgroup with this memory limit, page cache included (as on a smaller machine)'
 complete -c fiox -n 'not __fish_seen_subcommand_from quick plot compare testbed experiment env' -l machine-cpus -r -d 'Run in a cpuset of N CPUs (as on a smaller machine)'

@@ -5,7 +5,7 @@
 //! the report says why (`fiox.explain.error`). fiox's worker pool times its own queues while
 //! tracing (the tracepoints do not see them): read per job thread after the run.
 
-use fiox_explain::{explain_job, Handoff, JobInput, Tracer};
+use fiox_explain::{explain_job, Handoff, JobInput, Sampling, Tracer};
 use fiox_stats::RunResult;
 use serde_json::{json, Value};
 
@@ -19,9 +19,26 @@ fn all_marked(jobs: &[fiox_job::JobSpec]) -> bool {
     })
 }
 
-/// Start tracing, or the reason it could not start.
-pub fn start(jobs: &[fiox_job::JobSpec]) -> Result<Tracer, String> {
-    let t = Tracer::start_with(!all_marked(jobs)).map_err(|e| e.to_string())?;
+/// fiox-explain's sampling for `--explain=MODE`.
+fn sampling(mode: fiox_job::ExplainMode) -> Result<Sampling, String> {
+    use std::time::Duration;
+    match mode {
+        fiox_job::ExplainMode::Sampled => Ok(Sampling::DEFAULT),
+        fiox_job::ExplainMode::Full => Ok(Sampling::Full),
+        fiox_job::ExplainMode::Windows {
+            window_us,
+            period_us,
+        } => Sampling::windows(
+            Duration::from_micros(window_us),
+            Duration::from_micros(period_us),
+        )
+        .map_err(|e| format!("--explain: {e}")),
+    }
+}
+
+/// Start tracing (`mode`: how), or the reason it could not start.
+pub fn start(jobs: &[fiox_job::JobSpec], mode: fiox_job::ExplainMode) -> Result<Tracer, String> {
+    let t = Tracer::start_sampled(!all_marked(jobs), sampling(mode)?).map_err(|e| e.to_string())?;
     fiox_engine::handoff::enable();
     Ok(t)
 }
@@ -34,7 +51,7 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
         Err(e) => return json!({ "error": e }),
     };
     let seen_by = tracer.calls_seen_by();
-    let recs = tracer.finish();
+    let (recs, coverage) = tracer.finish_covered();
     let jobs: Vec<Value> = run
         .jobs
         .iter()
@@ -55,6 +72,7 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
                     queued_ns: h.queued_ns,
                     done_ns: h.done_ns,
                 }),
+                coverage: coverage.clone(),
             };
             let mut e = explain_job(&input, &recs);
             if let Some(o) = e.as_object_mut() {

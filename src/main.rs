@@ -395,7 +395,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     let sampler = telemetry
         .filter(|_| lead)
         .map(|every| telemetry::start(&inv.jobs, every));
-    let tracer = (s.explain && lead).then(|| explain::start(&inv.jobs));
+    let tracer = (s.explain && lead).then(|| explain::start(&inv.jobs, s.explain_mode));
     let outcome = fiox_runner::run_synced(&inv.jobs, &opts, &mut on_status, peers.sync());
     let limits = machine.map(machine::finish);
     // A second signal means "exit now, no report", even if the run ended before the signal

@@ -3,7 +3,9 @@
 //! psync, and for reads from tmpfs; direct libaio on a loop device is mostly device time with
 //! little submission on CPU; buffered libaio reads on ext4 on a loop device block in the
 //! submitting syscall (seed 000's finding: io_submit waits in the filesystem's read path),
-//! direct ones do not.
+//! direct ones do not. The runs trace in the default windows (20 ms in every 200 ms) unless
+//! a test checks exactness against another tracer (`--explain=full`); a run in very short
+//! windows shows that nothing pairs across a window's edge.
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -23,16 +25,15 @@ fn explain(args: &[&str], dir: &str) -> Value {
 /// lengthens what this one measures on 2 CPUs.
 static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The same and the whole JSON document.
+/// The same and the whole JSON document (`--explain` in its default windows unless `args`
+/// say how).
 fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
     let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let mut all = args.to_vec();
-    all.extend([
-        "--explain",
-        "--output-format=json",
-        "--runtime=2",
-        "--time_based",
-    ]);
+    if !args.iter().any(|a| a.starts_with("--explain")) {
+        all.push("--explain");
+    }
+    all.extend(["--output-format=json", "--runtime=2", "--time_based"]);
     let r = fiox(&all);
     assert_eq!(r.code, 0, "fiox {all:?}: {}", r.stderr);
     let v = r.json();
@@ -42,7 +43,10 @@ fn explain_run(args: &[&str], dir: &str) -> (Value, Value) {
         "no {dir} in explain: {e:#}\n{}",
         v["fiox"]
     );
-    (e[dir].clone(), v)
+    // For adds_up: how the run was traced (a test's note, not fiox's JSON).
+    let mut d = e[dir].clone();
+    d["test_sampling"] = e["sampling"]["mode"].clone();
+    (d, v)
 }
 
 fn phase(e: &Value, name: &str) -> f64 {
@@ -53,13 +57,21 @@ fn phase(e: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no phase {name}: {e:#}"))
 }
 
-/// The measured phases (all but the rest) add up to the mean latency within 15%.
+/// The measured phases (all but the rest) add up to the mean latency within 15%. In windows
+/// up to 35% more: the phases are of the I/Os inside the windows, which the programs
+/// lengthen by their cost (up to the full cost's 20% of a CPU-bound job, more for I/Os of a
+/// microsecond or two), while the run's mean is mostly of I/Os outside them.
 fn adds_up(e: &Value) {
     let lat = e["lat_mean_ns"].as_f64().unwrap();
     let rest = phase(e, "other");
     assert!(lat > 0.0, "{e:#}");
+    let over = if e["test_sampling"] == "windows" {
+        0.35
+    } else {
+        0.15
+    };
     assert!(
-        rest.abs() <= 0.15 * lat,
+        rest <= 0.15 * lat && -rest <= over * lat,
         "phases add up to {} of {lat} ns: {e:#}",
         lat - rest
     );
@@ -132,8 +144,10 @@ fn block_time_agrees_with_ftrace_of_the_same_run() {
     let rdev = std::fs::metadata(&dev).unwrap().rdev();
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     let trace = fiox_explain::ftrace::BlockTrace::start(major, minor).unwrap();
+    // Every request of the run, as ftrace sees them: full tracing.
     let (e, _) = explain_run(
         &[
+            "--explain=full",
             "--name=d",
             &format!("--filename={dev}"),
             "--direct=1",
@@ -278,6 +292,9 @@ fn io_uring_reaping_and_the_loop_workers_are_measured() {
     let dev = disk.path().to_str().unwrap().to_string();
     let (e, doc) = explain_run(
         &[
+            // completion_to_reaped of io_uring (reaps the syscall hooks see) is measured in
+            // full tracing only.
+            "--explain=full",
             "--name=u",
             &format!("--filename={dev}"),
             "--direct=1",
@@ -420,4 +437,64 @@ fn a_stacked_devices_lower_requests_are_shown() {
     assert!(lower > 0.0, "{e:#}");
     let upper_device = phase(&e, "device");
     assert!(lower < upper_device, "{e:#}");
+}
+
+/// Windows of 2 ms in every 8 ms over direct reads of a file on the disk (calls of 0.1-1 ms,
+/// off CPU at the device): hundreds of window edges fall inside a call, a request or a
+/// sleep. Nothing pairs across one: a start stamped in one window and an end seen in the
+/// next would add the closed gap (6 ms) to a phase, making it far longer than the mean
+/// latency of the whole run (up to 35% more is the windows' own bias: their I/Os carry the
+/// tracing's cost, see adds_up). The `sampling` object says how the run was traced (a window lasts from
+/// before its programs are attached until they are detached: longer than asked, as each
+/// attach and detach takes a fraction of a millisecond).
+#[test]
+fn a_window_edge_never_pairs() {
+    let dir = TempDir::under(std::path::Path::new("/tmp"), "explain-windows");
+    let file = dir.join("f");
+    let (e, doc) = explain_run(
+        &[
+            "--explain=2ms/8ms",
+            "--name=w",
+            &format!("--filename={file}"),
+            "--size=64m",
+            "--direct=1",
+            "--ioengine=psync",
+            "--rw=randread",
+            "--bs=4k",
+        ],
+        "read",
+    );
+    let job = &doc["jobs"][0];
+    let s = &job["fiox"]["explain"]["sampling"];
+    assert_eq!(s["mode"], "windows", "{s:#}");
+    assert_eq!(
+        (s["window_ms"].as_f64(), s["period_ms"].as_f64()),
+        (Some(2.0), Some(8.0))
+    );
+    let frac = s["traced_fraction"].as_f64().unwrap();
+    assert!((0.2..0.9).contains(&frac), "{s:#}");
+    assert!(s["windows"].as_u64().unwrap() >= 50, "{s:#}");
+    let seen = s["ios_seen"].as_u64().unwrap();
+    let total = job["read"]["total_ios"].as_u64().unwrap();
+    assert!(seen > 0 && seen < total, "seen {seen} of {total}: {s:#}");
+    assert_eq!(e["ios"].as_u64(), Some(seen), "{e:#}");
+    let lat = e["lat_mean_ns"].as_f64().unwrap();
+    for p in e["phases"].as_array().unwrap() {
+        let m = p["mean_ns"].as_f64().unwrap();
+        if p["name"] != "other" {
+            assert!(
+                (0.0..=1.35 * lat).contains(&m),
+                "phase {p} against {lat} ns: {e:#}"
+            );
+        }
+    }
+    let measured = e["measured_ns"].as_f64().unwrap();
+    assert!(
+        (0.5 * lat..=1.35 * lat).contains(&measured),
+        "measured {measured} of {lat}: {e:#}"
+    );
+    assert!(
+        e["submit"]["syscall_mean_ns"].as_f64().unwrap() <= 1.35 * lat,
+        "{e:#}"
+    );
 }

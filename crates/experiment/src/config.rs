@@ -67,9 +67,10 @@ pub struct Experiment {
     /// Telemetry sampling interval in milliseconds (0: off).
     #[serde(default = "thousand")]
     pub telemetry_ms: u64,
-    /// `--explain` on every run: where the latency went, per job, in each run's JSON.
+    /// `--explain` on every run: where the latency went, per job, in each run's JSON
+    /// (`explain = true`, or how: `explain = "full"`, `explain = "20ms/200ms"`).
     #[serde(default)]
-    pub explain: bool,
+    pub explain: Explain,
     /// Environment variables for every variant.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -88,6 +89,51 @@ pub struct Experiment {
 
 fn one() -> u32 {
     1
+}
+
+/// `explain = true | false | "MODE"`: whether the runs trace their jobs, and how (fiox's
+/// `--explain=MODE`: `sampled`, `full`, or `WINDOW/PERIOD`; fiox checks the times).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Explain {
+    Switch(bool),
+    Mode(String),
+}
+
+impl Default for Explain {
+    fn default() -> Explain {
+        Explain::Switch(false)
+    }
+}
+
+impl Explain {
+    /// The run's fiox argument, if any.
+    pub fn arg(&self) -> Option<String> {
+        match self {
+            Explain::Switch(false) => None,
+            Explain::Switch(true) => Some("--explain".into()),
+            Explain::Mode(m) => Some(format!("--explain={m}")),
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let Explain::Mode(m) = self else {
+            return Ok(());
+        };
+        let ok = matches!(m.as_str(), "full" | "sampled")
+            || m.split_once('/').is_some_and(|(w, p)| {
+                [w, p].iter().all(|t| {
+                    !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+                })
+            });
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "explain = \"{m}\": expected true, false, \"full\", \"sampled\" or \"WINDOW/PERIOD\" (e.g. \"20ms/200ms\")"
+            ))
+        }
+    }
 }
 
 fn thousand() -> u64 {
@@ -252,6 +298,7 @@ impl Experiment {
             ));
         }
         self.check_values()?;
+        self.explain.check()?;
         let mut seen = std::collections::BTreeSet::new();
         for v in &self.variants {
             let ok = !v.name.is_empty()
@@ -503,6 +550,24 @@ mod tests {
         assert!(e.contains("must be one line"), "{e}");
         assert!(exp("env = { T = \"a\\nb\" }").check().is_err());
         assert!(exp("options = { bs = \"4k\" }").check().is_ok());
+    }
+
+    #[test]
+    fn explain_is_a_switch_or_a_mode() {
+        let exp = |line: &str| -> Experiment {
+            toml::from_str(&format!("jobs = \"\"\n{line}\n[[variant]]\nname = \"a\"\n")).unwrap()
+        };
+        assert_eq!(exp("").explain.arg(), None);
+        assert_eq!(
+            exp("explain = true").explain.arg().as_deref(),
+            Some("--explain")
+        );
+        let full = exp("explain = \"full\"");
+        assert_eq!(full.explain.arg().as_deref(), Some("--explain=full"));
+        assert!(full.check().is_ok());
+        assert!(exp("explain = \"20ms/200ms\"").check().is_ok());
+        let e = exp("explain = \"often\"").check().unwrap_err();
+        assert!(e.contains("WINDOW/PERIOD"), "{e}");
     }
 
     #[test]

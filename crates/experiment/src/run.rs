@@ -89,8 +89,8 @@ struct Ready {
     /// it (the data there is the experiment's own scratch, which fiox's safety check cannot
     /// know: it sees a loop device over a file some other process created).
     own_device: bool,
-    /// `explain = true`: the runs trace their jobs (`--explain`).
-    explain: bool,
+    /// `explain = ...`: the runs trace their jobs (`--explain[=MODE]`, the argument).
+    explain: Option<String>,
     fiox_env: Value,
     /// `--machine-memory`/`--machine-cpus` for the run's fiox (machine limits).
     machine_args: Vec<String>,
@@ -363,7 +363,7 @@ fn prepare(
         seeded,
         own_device: made && target.as_ref().is_some_and(|t| !t.is_dir()),
         target,
-        explain: exp.explain,
+        explain: exp.explain.arg(),
         fiox_env,
     })
 }
@@ -457,8 +457,8 @@ fn spawn_and_wait(
         // Exactly the testbed's own device may be written, nothing else the job names.
         cmd.arg(format!("--allow-destructive={}", t.display()));
     }
-    if r.explain {
-        cmd.arg("--explain");
+    if let Some(a) = &r.explain {
+        cmd.arg(a);
     }
     if let Some(vm) = &r.vm {
         cmd.arg(format!("--vm={vm}"));

@@ -184,6 +184,14 @@ impl Asm {
         self.insns.push(insn(0, 0, 0, 0, 0));
     }
 
+    /// dst = the address of byte `off` of the value of the one-entry array map `fd` (a
+    /// 16-byte ld_imm64 with BPF_PSEUDO_MAP_VALUE: no lookup at run time).
+    pub fn ld_map_value(&mut self, dst: Reg, fd: i32, off: i32) {
+        self.insns
+            .push(insn(LD | IMM | Size::DW.bits(), dst, 2, 0, fd));
+        self.insns.push(insn(0, 0, 0, 0, off));
+    }
+
     pub fn call(&mut self, h: Helper) {
         self.insns.push(insn(JMP | 0x80, 0, 0, 0, h as i32));
     }

@@ -97,7 +97,15 @@ pub const G_PARENT: usize = G_WK_RUNS + W_KINDS;
 /// tracepoint passes and loaded back as a number to hash (the verifier refuses shifts of a
 /// pointer, and a map word holds plain numbers).
 pub const S_RQ: usize = G_PARENT + 1;
-pub const WORDS: usize = S_RQ + 1;
+/// The marks' own words for completions reaped in windows (marks.rs): the window they are of
+/// (its start), the I/Os its counted calls submitted, the I/Os submitted before it that are
+/// still to be reaped (their completions are in no ring: the first reaps of a window return
+/// them, and must not pair them with the window's), and the reap's I/Os in flight (scratch).
+pub const M_WIN: usize = S_RQ + 1;
+pub const M_WSUB: usize = M_WIN + 1;
+pub const M_SKIP: usize = M_WSUB + 1;
+pub const M_INFLIGHT: usize = M_SKIP + 1;
+pub const WORDS: usize = M_INFLIGHT + 1;
 /// Kinds of worker: io_uring's (iou-wrk-*, iou-sqp-*), the kernel's kworkers, any other.
 pub const W_KINDS: usize = 3;
 pub const W_URING: i32 = 0;
@@ -143,6 +151,17 @@ pub const R_LOWER: usize = 8;
 pub const R_WORDS: usize = 9;
 /// Request slots (a power of two).
 pub const R_SLOTS: u32 = 1 << 16;
+
+/// The window word array (a map of one value, mapped by user space; the programs address it
+/// directly): `C_OPEN` the open window's start while one is open, 0 while closed (the marks'
+/// test, one load); `C_START` the latest window's start, set before its programs are
+/// attached: a start stamp older than it was taken in an earlier window and never pairs with
+/// an end seen now; `C_GEN` the window's number, for what holds no time (a woken worker's
+/// pending run).
+pub const C_OPEN: usize = 0;
+pub const C_START: usize = 1;
+pub const C_GEN: usize = 2;
+pub const C_WORDS: usize = 3;
 
 /// Byte offset of word `i` (as an instruction's offset field).
 pub const fn w(i: usize) -> i16 {

@@ -8,6 +8,8 @@
 //! [`Tracer::start`] before the jobs, [`Tracer::finish`] after; [`phases`] turns a job's
 //! record into phases whose means add up to its mean latency. [`Tracer::start_with`] without
 //! the syscall hooks: the job threads mark their own calls instead ([`marks`]).
+//! [`Tracer::start_sampled`] attaches the frequent programs in windows ([`window`]): the
+//! report then says how much of the run was traced and divides by the I/Os seen.
 
 mod asm;
 mod btf;
@@ -20,13 +22,15 @@ pub mod phases;
 mod progs;
 mod sys;
 mod tracefs;
+mod window;
 
-use layout::WORDS;
+use layout::{C_OPEN, C_WORDS, WORDS};
 use progs::Maps;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 pub use phases::{explain_job, helpers_of, text_block, Handoff, JobInput};
+pub use window::{unshare_files, Coverage, Sampling};
 
 /// Why `--explain` could not trace.
 #[derive(Debug, thiserror::Error)]
@@ -39,14 +43,18 @@ pub enum ExplainError {
     Program(String),
 }
 
-/// Tracing in progress: the maps, the programs and their attachments.
+/// Tracing in progress: the maps, the programs and their attachments (the rare programs'
+/// here, the frequent ones' in the windows' [`window::Sampler`]).
 #[derive(Debug)]
 pub struct Tracer {
     state: OwnedFd,
     _reqs: OwnedFd,
     _workers: OwnedFd,
+    _ctl: OwnedFd,
+    ctl: window::Ctl,
     _progs: Vec<OwnedFd>,
     links: Vec<OwnedFd>,
+    sampler: window::Sampler,
     hooked: bool,
 }
 
@@ -93,6 +101,12 @@ impl Tracer {
     /// traced threads mark their own I/O calls instead ([`marks::this_thread`]); a thread that
     /// does not mark has no submission or reap phases then.
     pub fn start_with(syscall_hooks: bool) -> Result<Tracer, ExplainError> {
+        Tracer::start_sampled(syscall_hooks, Sampling::Full)
+    }
+
+    /// As [`Tracer::start_with`], the frequent programs attached as `sampling` says (the
+    /// first window opens now).
+    pub fn start_sampled(syscall_hooks: bool, sampling: Sampling) -> Result<Tracer, ExplainError> {
         let mk = |kind, key, value, n| {
             sys::map_create(kind, key, value, n).map_err(|e| unavailable("creating a BPF map", e))
         };
@@ -125,14 +139,28 @@ impl Tracer {
             (layout::K_WORDS * 8) as u32,
             layout::K_SLOTS,
         )?;
+        let ctl_map = sys::map_create_flags(
+            sys::BPF_MAP_TYPE_ARRAY,
+            4,
+            (C_WORDS * 8) as u32,
+            1,
+            sys::BPF_F_MMAPABLE,
+        )
+        .map_err(|e| unavailable("creating a BPF map", e))?;
+        let ctl = window::Ctl(
+            sys::map_mmap(&ctl_map, C_WORDS)
+                .map_err(|e| unavailable("mapping the window words", e))?,
+        );
         let m = Maps {
             state: state.as_raw_fd(),
             reqs: reqs.as_raw_fd(),
             workers: workers.as_raw_fd(),
+            ctl: ctl_map.as_raw_fd(),
         };
         let tgid = sys::getpid();
         let mut progs = Vec::new();
         let mut links = Vec::new();
+        let mut hooks = Vec::new();
         type Build<'a> = Box<dyn Fn(&tracefs::Event) -> Result<Vec<asm::Insn>, ExplainError> + 'a>;
         // Rare events (merges, splits): classic tracepoints, their record's rwbs read.
         let points: Vec<(&str, &str, Build)> = vec![
@@ -159,7 +187,7 @@ impl Tracer {
         // knows the types and lets them load the fields directly, where a plain raw
         // tracepoint program pays a bpf_probe_read_kernel call per field.
         let k = progs::Kernel::read()?;
-        let mut raw: Vec<(&str, Vec<asm::Insn>)> = Vec::new();
+        let mut raw: Vec<(&'static str, Vec<asm::Insn>)> = Vec::new();
         if syscall_hooks {
             raw.push(("sys_enter", progs::sys_enter(&m, &k, tgid)?));
             raw.push(("sys_exit", progs::sys_exit(&m, tgid)?));
@@ -172,6 +200,9 @@ impl Tracer {
             ("block_rq_issue", progs::rq_issue(&m)?),
             ("block_rq_complete", progs::rq_complete(&m)?),
         ]);
+        // Thread discovery is never sampled: a thread created while a window is closed must
+        // still get its record (and a ring its address).
+        let always = ["task_newtask", "io_uring_create"];
         if k.uring.is_some() {
             raw.push(("io_uring_create", progs::uring_create(&m, &k, tgid)?));
         }
@@ -184,6 +215,10 @@ impl Tracer {
             let prog = sys::prog_load(insns, name, kind, btf_type)
                 .map_err(|e| ExplainError::Program(format!("{name} refused: {e}")))?;
             let tp = btf_type.is_none().then_some(*name);
+            if !always.contains(name) {
+                hooks.push(window::Hook { name, tp, prog });
+                continue;
+            }
             let link = sys::raw_tracepoint_open(tp, &prog)
                 .map_err(|e| unavailable(&format!("attaching to raw tracepoint {name}"), e))?;
             progs.push(prog);
@@ -199,14 +234,18 @@ impl Tracer {
             progs.push(prog);
             links.push(link);
         }
-        // Marks from now on: every program is attached.
-        marks::publish(records);
+        // The first window (now), then marks: its programs are attached.
+        let sampler = window::Sampler::start(ctl, hooks, sampling)?;
+        marks::publish(records.map(|r| (r, &ctl.0[C_OPEN])));
         Ok(Tracer {
             state,
             _reqs: reqs,
             _workers: workers,
+            _ctl: ctl_map,
+            ctl,
             _progs: progs,
             links,
+            sampler,
             hooked: syscall_hooks,
         })
     }
@@ -223,9 +262,22 @@ impl Tracer {
 
     /// Detach the programs and read every thread's record by tid: the job threads' and the
     /// helper threads' they created (see [`helpers_of`]).
-    pub fn finish(mut self) -> HashMap<u32, Record> {
+    pub fn finish(self) -> HashMap<u32, Record> {
+        self.finish_covered().0
+    }
+
+    /// Stop the windows and detach every program (marks first: a thread still marking
+    /// writes only where no one reads).
+    fn stop(&mut self) -> Coverage {
         marks::publish(None);
+        let c = self.sampler.stop(self.ctl);
         self.links.clear();
+        c
+    }
+
+    /// As [`Tracer::finish`], with what was traced of the run.
+    pub fn finish_covered(mut self) -> (HashMap<u32, Record>, Coverage) {
+        let coverage = self.stop();
         let mut out = HashMap::new();
         let mut buf = vec![0u8; WORDS * 8];
         for slot in 0..layout::T_SLOTS {
@@ -242,6 +294,13 @@ impl Tracer {
                 }
             }
         }
-        out
+        (out, coverage)
+    }
+}
+
+impl Drop for Tracer {
+    /// A tracer dropped unfinished (an error, a panic) stops its window thread too.
+    fn drop(&mut self) {
+        self.stop();
     }
 }

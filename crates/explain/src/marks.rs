@@ -9,17 +9,22 @@
 //! word for word as `progs::sys_exit` does. Times are CLOCK_MONOTONIC (bpf_ktime_get_ns's
 //! clock, read through the vDSO). Only threads fiox runs its engine on mark: threads it does
 //! not control (glibc's POSIX AIO helpers) need the hooks (see `Tracer::start_with`).
+//! Marks obey the tracer's windows (`crate::window`): a thread marks a call only while a
+//! window is open (one relaxed load of the window word, no clock read while closed), and a
+//! call whose start mark was taken in another window counts nowhere.
 
 use crate::layout::*;
 use crate::sys;
 use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The mapped records while a tracer without syscall hooks runs (None otherwise). Read once
-/// per job thread (when its loop starts), so a lock costs nothing per I/O.
-static RECORDS: Mutex<Option<&'static [AtomicU64]>> = Mutex::new(None);
+/// The mapped records while a tracer without syscall hooks runs (None otherwise), with the
+/// window word (layout C_OPEN). Read once per job thread (when its loop starts), so a lock
+/// costs nothing per I/O.
+type Published = Option<(&'static [AtomicU64], &'static AtomicU64)>;
+static RECORDS: Mutex<Published> = Mutex::new(None);
 
-pub(crate) fn publish(words: Option<&'static [AtomicU64]>) {
+pub(crate) fn publish(words: Published) {
     if let Ok(mut r) = RECORDS.lock() {
         *r = words;
     }
@@ -33,8 +38,9 @@ pub enum Call {
     /// A batch submission (io_submit) whose first I/O has this direction (0 read, 1 write;
     /// 2 unknown): as many I/Os as it returns.
     Batch(u8),
-    /// Waits for completions (io_getevents): returns how many it reaped.
-    Reap,
+    /// Waits for completions (io_getevents) with this many I/Os in flight: returns how many
+    /// it reaped.
+    Reap(u64),
 }
 
 /// Which calls a job's engine makes on the job's own thread, where fiox can mark them: the
@@ -86,18 +92,20 @@ pub fn marked<T>(
 #[derive(Debug, Clone, Copy)]
 pub struct Marker {
     rec: &'static [AtomicU64],
+    /// The open window's start, 0 while none is open (layout C_OPEN).
+    open: &'static AtomicU64,
 }
 
 /// The calling thread's marker, if a tracer that relies on marks runs (and the thread's
 /// record slot is free or its own).
 pub fn this_thread() -> Option<Marker> {
-    let all = (*RECORDS.lock().ok()?)?;
+    let (all, open) = (*RECORDS.lock().ok()?)?;
     let tid = sys::gettid();
     let slot = (tid & (T_SLOTS - 1)) as usize;
     let rec = all.get(slot * WORDS..(slot + 1) * WORDS)?;
     match rec[S_OWNER].compare_exchange(0, tid as u64, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => Some(Marker { rec }),
-        Err(o) if o == tid as u64 => Some(Marker { rec }),
+        Ok(_) => Some(Marker { rec, open }),
+        Err(o) if o == tid as u64 => Some(Marker { rec, open }),
         Err(_) => None,
     }
 }
@@ -117,9 +125,14 @@ impl Marker {
     /// call's scratch reset, kind and direction, and last the "inside" flag the programs test.
     #[inline]
     pub fn enter(&self, call: Call) {
+        let open = self.open.load(Ordering::Relaxed);
+        if open == 0 {
+            return;
+        }
         let now = sys::monotonic_ns();
         let mark = self.get(S_MARK);
-        if mark != 0 {
+        // User time since a mark of this window only (an older one spans a closed gap).
+        if mark >= open {
             self.add(G_USER, now.wrapping_sub(mark));
         }
         for s in [
@@ -134,7 +147,10 @@ impl Marker {
         let (kind, dir) = match call {
             Call::Sync(d) => (K_SYNC, d.min(2)),
             Call::Batch(d) => (K_BATCH, d.min(2)),
-            Call::Reap => (K_REAP, 2),
+            Call::Reap(n) => {
+                self.set(M_INFLIGHT, n);
+                (K_REAP, 2)
+            }
         };
         self.set(S_KIND, kind as u64);
         self.set(S_DIR, dir as u64);
@@ -151,10 +167,17 @@ impl Marker {
     #[inline]
     pub fn exit(&self, ret: i64) {
         compiler_fence(Ordering::SeqCst);
-        let now = sys::monotonic_ns();
         if self.get(S_INSYS) == 0 {
             return;
         }
+        // Entered in a window that has closed since (and maybe another opened): what the
+        // programs saw of it is not all of it, it counts nowhere.
+        let open = self.open.load(Ordering::Relaxed);
+        if open == 0 || self.get(S_ENTER) < open {
+            self.set(S_INSYS, 0);
+            return;
+        }
+        let now = sys::monotonic_ns();
         self.set(S_INSYS, 0);
         self.set(S_MARK, now);
         compiler_fence(Ordering::SeqCst);
@@ -165,19 +188,48 @@ impl Marker {
                 self.add(G_REAP_OFF, self.get(S_OFF));
                 if ret > 0 {
                     self.add(G_REAPED, ret as u64);
-                    self.reap_pending(ret as u64, now);
+                    self.reap_pending(ret as u64, now, open);
                 }
             }
-            K_SYNC if ret > 0 => self.submitted(1, now),
-            K_BATCH if ret > 0 => self.submitted(ret as u64, now),
+            K_SYNC if ret > 0 => self.submitted(1, now, open),
+            K_BATCH if ret > 0 => self.submitted(ret as u64, now, open),
             _ => {}
         }
     }
 
-    /// progs::reap_pending: the k oldest pending completions leave the ring.
-    fn reap_pending(&self, n: u64, now: u64) {
+    /// The window-`open` counters, reset at the window's first counted call.
+    fn window(&self, open: u64) {
+        if self.get(M_WIN) != open {
+            self.set(M_WIN, open);
+            self.set(M_WSUB, 0);
+            self.set(M_SKIP, u64::MAX);
+        }
+    }
+
+    /// progs::reap_pending: completions pushed before the window opened leave the ring
+    /// uncounted, then the k oldest pending ones leave it. The window's first reaps return
+    /// the I/Os submitted before it first (the ring has none of them: those in flight less
+    /// those the window's calls submitted): they pair with nothing.
+    fn reap_pending(&self, n: u64, now: u64, open: u64) {
+        self.window(open);
+        let mut skip = self.get(M_SKIP);
+        if skip == u64::MAX {
+            skip = self.get(M_INFLIGHT).saturating_sub(self.get(M_WSUB));
+        }
+        let old = n.min(skip);
+        self.set(M_SKIP, skip - old);
+        let n = n - old;
+        if n == 0 {
+            return;
+        }
         let tail = self.rec[G_TAIL].load(Ordering::Acquire);
         let mut head = self.get(G_HEAD);
+        while tail.wrapping_sub(head).wrapping_sub(1) < RING as u64
+            && self.get(RING_BASE + (head as usize & (RING - 1))) < open
+        {
+            head = head.wrapping_add(1);
+        }
+        self.set(G_HEAD, head);
         let mut pending = tail.wrapping_sub(head);
         if pending == 0 || pending > 1 << 62 {
             return;
@@ -198,7 +250,9 @@ impl Marker {
     }
 
     /// progs::submit_exit: `n` I/Os submitted by the call that ended at `now`.
-    fn submitted(&self, n: u64, now: u64) {
+    fn submitted(&self, n: u64, now: u64, open: u64) {
+        self.window(open);
+        self.add(M_WSUB, n);
         let dur = now.wrapping_sub(self.get(S_ENTER)) as i64;
         let off = self.get(S_OFF) as i64;
         let outn = self.get(S_OUTN) as i64;
@@ -262,7 +316,9 @@ mod tests {
                 .collect::<Vec<_>>()
                 .into(),
         );
-        Marker { rec }
+        // A window open since the clock's first ns.
+        let open: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(1)));
+        Marker { rec, open }
     }
 
     #[test]
@@ -304,6 +360,35 @@ mod tests {
         assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
     }
 
+    /// Closed: nothing is marked (and a call begun in a window that closed since counts
+    /// nowhere); in the next window, the I/Os still in flight from before it are reaped first
+    /// and pair with nothing, the window's own pair with their completions.
+    #[test]
+    fn marks_obey_the_windows() {
+        let m = marker();
+        m.enter(Call::Batch(0));
+        m.open.store(0, Ordering::Relaxed);
+        m.exit(8);
+        assert_eq!((m.get(S_INSYS), m.get(DIR_BASE + D_CALLS)), (0, 0));
+        m.enter(Call::Batch(0));
+        assert_eq!(m.get(S_INSYS), 0, "no mark while closed");
+        // The next window: 8 I/Os in flight from before it, 2 of its own (completed inline).
+        m.open.store(sys::monotonic_ns(), Ordering::Relaxed);
+        m.enter(Call::Batch(0));
+        m.exit(2);
+        assert_eq!(m.get(DIR_BASE + D_CALLS), 1);
+        m.enter(Call::Reap(10));
+        m.exit(8);
+        assert_eq!(
+            m.get(G_C2R_N),
+            0,
+            "the 8 from before the window pair with nothing"
+        );
+        m.enter(Call::Reap(2));
+        m.exit(2);
+        assert_eq!(m.get(G_C2R_N), 2);
+    }
+
     #[test]
     fn a_batch_of_buffered_ios_is_pending_until_reaped() {
         let m = marker();
@@ -312,7 +397,7 @@ mod tests {
         let w = DIR_BASE + DIR_WORDS;
         assert_eq!((m.get(w + D_CALLS), m.get(w + D_IOS)), (1, 3));
         assert_eq!(m.get(G_TAIL) - m.get(G_HEAD), 3);
-        m.enter(Call::Reap);
+        m.enter(Call::Reap(3));
         m.exit(2);
         assert_eq!(
             (m.get(G_REAP_CALLS), m.get(G_REAPED), m.get(G_C2R_N)),

@@ -6,7 +6,7 @@
 //! a bucket, so they are estimates to within a factor of two). Also the normal report's block.
 
 use crate::layout::*;
-use crate::Record;
+use crate::{Coverage, Record, Sampling};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -18,6 +18,8 @@ pub struct JobInput {
     pub tid: u32,
     pub dirs: [(u64, f64); 2],
     pub handoff: Option<Handoff>,
+    /// What the tracer traced of the run: in windows, the phases are per I/O seen in them.
+    pub coverage: Coverage,
 }
 
 /// fiox's worker pool's waits (totals in ns over the run): requests on the run list until a
@@ -128,8 +130,13 @@ fn pcts(h: &[u64]) -> Value {
 
 /// Completion->reaped per I/O for the thread, when the programs paired (nearly) every I/O's
 /// completion with its reaping; unmeasured when too few were paired (io_uring's completions,
-/// read from the ring without a syscall).
-fn reaping(r: &Record, n_total: u64) -> Reaping {
+/// read from the ring without a syscall), or in windows unless the thread marked its reaps
+/// (the syscall hooks cannot tell a window's first reaps, which return I/Os submitted before
+/// it, from the others: they would pair them with the window's completions, too early).
+fn reaping(r: &Record, n_total: u64, sampled: bool) -> Reaping {
+    if sampled && r.g(G_REAPED) > 0 && r.g(M_WIN) == 0 {
+        return Reaping::Unmeasured;
+    }
     if r.g(G_REAPED) == 0 {
         return if r.g(G_TAIL) == 0 {
             Reaping::InCall
@@ -189,7 +196,7 @@ struct Phase {
     note: Option<&'static str>,
 }
 
-const NOTE_C2R: &str = "not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall); counted in other";
+const NOTE_C2R: &str = "not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall; in windows, only reaps fiox marks itself pair), counted in other";
 const NOTE_OVERLAP: &str =
     "inside completion_to_reaped: fiox's own time overlaps the other I/Os in flight";
 const NOTE_POOL_OVERLAP: &str =
@@ -205,22 +212,43 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
     let helpers = Threads {
         recs: helpers_of(recs, job.tid),
     };
+    let n_run: u64 = job.dirs.iter().map(|d| d.0).sum();
+    let own = Threads { recs: vec![r] };
+    // In windows, what is summed is of the I/Os seen: divided by them, not the run's.
+    let seen = |di: usize| {
+        let share = job.dirs[di].0 as f64 / n_run.max(1) as f64;
+        (own.dir(di, D_IOS, share) + helpers.dir(di, D_IOS, share)).round() as u64
+    };
+    let sampled = job.coverage.is_sampled();
+    let mut job = job.clone();
+    if sampled {
+        for di in 0..2 {
+            job.dirs[di].0 = if job.dirs[di].0 > 0 { seen(di) } else { 0 };
+        }
+    }
     let n_total: u64 = job.dirs.iter().map(|d| d.0).sum();
     let hel_ios: f64 = (0..3).map(|d| helpers.dir(d, D_IOS, 1.0)).sum();
     let t = Traced {
         r,
-        own: Threads { recs: vec![r] },
+        own,
         pool: hel_ios > 0.0 || job.handoff.is_some(),
         helpers,
-        reap: reaping(r, n_total),
+        reap: reaping(r, n_total, sampled),
         n_total,
+        n_run,
     };
     let mut out = Map::new();
     out.insert("tid".into(), json!(job.tid));
+    out.insert("sampling".into(), sampling(&job, n_total));
     for (di, dname) in ["read", "write"].iter().enumerate() {
-        if job.dirs[di].0 > 0 {
-            out.insert(dname.to_string(), explain_dir(&t, job, di));
-        }
+        let v = if job.dirs[di].0 > 0 {
+            explain_dir(&t, &job, di)
+        } else if sampled && t.n_run > 0 && job.coverage.run_ns > 0 {
+            json!({"error": format!("no {dname} was seen inside the tracing windows: trace the whole run (--explain=full) or run longer")})
+        } else {
+            continue;
+        };
+        out.insert(dname.to_string(), v);
     }
     out.insert("reap".into(), reap_counts(r));
     out.insert("workers".into(), woken(r, n_total));
@@ -235,7 +263,27 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
     Value::Object(out)
 }
 
-/// What a job's directions are read from: its thread's record, its helpers', how it reaps.
+/// `sampling`: how the run was traced, and the I/Os the phases are of. In windows, a note
+/// when the job's I/Os are long against the window: one counts only when it starts and ends
+/// inside one window, so the longest are under-sampled.
+fn sampling(job: &JobInput, seen: u64) -> Value {
+    let mut v = job.coverage.json();
+    v["ios_seen"] = json!(seen);
+    if let Sampling::Windows { window, .. } = job.coverage.sampling {
+        let longest = job.dirs.iter().map(|d| d.1).fold(0.0, f64::max);
+        if longest * 20.0 > window.as_nanos() as f64 {
+            v["note"] = json!(format!(
+                "I/Os of {} in windows of {}: an I/O is seen only when it starts and ends inside one window, so the longest are under-sampled; --explain=full traces them all",
+                us(longest),
+                us(window.as_nanos() as f64)
+            ));
+        }
+    }
+    v
+}
+
+/// What a job's directions are read from: its thread's record, its helpers', how it reaps;
+/// the I/Os seen (`n_total`: the run's when not sampled) and the run's (`n_run`).
 struct Traced<'a> {
     r: &'a Record,
     own: Threads<'a>,
@@ -243,6 +291,7 @@ struct Traced<'a> {
     pool: bool,
     reap: Reaping,
     n_total: u64,
+    n_run: u64,
 }
 
 impl Traced<'_> {
@@ -322,7 +371,8 @@ fn dir_phases(t: &Traced, job: &JobInput, di: usize) -> Vec<Phase> {
     if t.pool {
         let glibc = job.handoff.is_none().then_some(NOTE_GLIBC);
         let ho = job.handoff.unwrap_or_default();
-        let n_total = t.n_total.max(1) as f64;
+        // The pool's own timing is of the whole run (fiox's, not sampled).
+        let n_total = t.n_run.max(1) as f64;
         phases.extend([
             ph(POOL_PHASES[0], ho.queued_ns as f64 / n_total, None, glibc),
             ph(POOL_PHASES[1], t.per_io(false, G_USER), None, None),
@@ -471,8 +521,22 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
             s.push_str(&format!("  {name}: {e}\n"));
             continue;
         }
+        let smp = &v["sampling"];
+        if smp["mode"] == "windows" {
+            s.push_str(&format!(
+                "  {name}: sampled {:.1}% of the run ({} ms in every {} ms), phases of the {} I/Os seen\n",
+                smp["traced_fraction"].as_f64().unwrap_or(0.0) * 100.0,
+                smp["window_ms"],
+                smp["period_ms"],
+                smp["ios_seen"]
+            ));
+        }
         for dir in ["read", "write"] {
             let Some(d) = v.get(dir) else { continue };
+            if let Some(e) = d.get("error").and_then(Value::as_str) {
+                s.push_str(&format!("  {name} {dir}: {e}\n"));
+                continue;
+            }
             let lat = d["lat_mean_ns"].as_f64().unwrap_or(0.0);
             let parts: Vec<String> = d["phases"]
                 .as_array()
@@ -567,6 +631,7 @@ mod tests {
             tid: 1,
             dirs: [(10, 10_000.0), (0, 0.0)],
             handoff: None,
+            coverage: Coverage::full(),
         };
         let v = explain_job(&job, &HashMap::from([(1, Record(w))]));
         let ph = v["read"]["phases"].as_array().unwrap();
@@ -577,6 +642,59 @@ mod tests {
         assert!(v.get("write").is_none());
         let t = text_block(&[("j".into(), v)], None);
         assert!(t.contains("device 8.0us (80%)"), "{t}");
+    }
+
+    /// In windows, the sums are of the I/Os seen: divided by them (not the run's 1000), said
+    /// in `sampling` and in the report's block.
+    #[test]
+    fn sampled_phases_are_per_io_seen() {
+        let mut w = vec![0u64; WORDS];
+        w[DIR_BASE + D_IOS] = 10;
+        w[DIR_BASE + D_ON] = 1000 * 10;
+        w[DIR_BASE + D_D2C] = 8000 * 10;
+        w[DIR_BASE + D_REQS] = 10;
+        let coverage = Coverage {
+            sampling: Sampling::DEFAULT,
+            traced_ns: 1_000,
+            run_ns: 10_000,
+            windows: 3,
+            error: None,
+        };
+        let job = JobInput {
+            name: "j".into(),
+            tid: 1,
+            dirs: [(1000, 10_000.0), (5, 10_000.0)],
+            handoff: None,
+            coverage,
+        };
+        let v = explain_job(&job, &HashMap::from([(1, Record(w))]));
+        let ph = v["read"]["phases"].as_array().unwrap();
+        assert_eq!(ph[0]["mean_ns"], 1000, "{v:#}");
+        assert_eq!(ph[3]["mean_ns"], 8000, "{v:#}");
+        assert_eq!(v["read"]["ios"], 10);
+        assert_eq!(v["sampling"]["ios_seen"], 10);
+        assert_eq!(v["sampling"]["traced_fraction"], 0.1);
+        assert!(v["sampling"].get("note").is_none(), "{v:#}");
+        // A direction the windows missed says so, with what to do.
+        assert!(
+            v["write"]["error"].as_str().unwrap().contains("full"),
+            "{v:#}"
+        );
+        let t = text_block(&[("j".into(), v)], None);
+        assert!(
+            t.contains("sampled 10.0% of the run (20.0 ms in every 200.0 ms)"),
+            "{t}"
+        );
+        // I/Os of 5 ms in windows of 20: under-sampled, said so.
+        let slow = JobInput {
+            dirs: [(1000, 5e6), (0, 0.0)],
+            ..job
+        };
+        let v = explain_job(&slow, &HashMap::from([(1, Record(vec![0; WORDS]))]));
+        assert!(
+            v["sampling"]["note"].as_str().unwrap().contains("full"),
+            "{v:#}"
+        );
     }
 
     #[test]
@@ -600,6 +718,7 @@ mod tests {
                 queued_ns: 1000 * 10,
                 done_ns: 1500 * 10,
             }),
+            coverage: Coverage::full(),
         };
         let v = explain_job(&job, &recs);
         let mean = |name: &str| {

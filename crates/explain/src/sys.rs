@@ -108,6 +108,15 @@ pub fn map_mmap(map: &OwnedFd, words: usize) -> io::Result<&'static [AtomicU64]>
     Ok(unsafe { std::slice::from_raw_parts(p as *const AtomicU64, words) })
 }
 
+/// Close descriptor `fd` of the calling thread's own copy of the file table (made by
+/// unshare(CLONE_FILES)): a copy of a descriptor the process's shared table still holds,
+/// owned by nothing in this copy. Errors are of no use (it is gone either way).
+pub fn close_copy(fd: i32) {
+    // SAFETY: close takes no pointers; `fd` in this thread's private table is a duplicate no
+    // Rust object here owns (the owner's is in the shared table, untouched).
+    unsafe { libc::close(fd) };
+}
+
 /// The calling thread's kernel id.
 pub fn gettid() -> u32 {
     // SAFETY: gettid has no arguments and cannot fail.

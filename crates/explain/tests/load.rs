@@ -33,6 +33,7 @@ fn explained(
         tid,
         dirs: [(100, 10_000.0), (0, 0.0)],
         handoff: None,
+        coverage: fiox_explain::Coverage::full(),
     };
     fiox_explain::explain_job(&job, recs)
 }
@@ -93,8 +94,12 @@ fn a_created_threads_reads_are_its_creators() {
 
 /// Without the syscall hooks a thread's marked reads are its calls, unmarked ones are not
 /// (nothing hooks them), and the sched and block programs still read its record.
+/// The marks are process-wide (one tracer's at a time): the tests that mark take turns.
+static MARKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn marked_reads_count_without_the_syscall_hooks() {
+    let _turn = MARKS.lock().unwrap_or_else(|e| e.into_inner());
     let tracer = fiox_explain::Tracer::start_with(false).unwrap_or_else(|e| panic!("{e}"));
     let m = fiox_explain::marks::this_thread().expect("a marker while marks are on");
     read_blocks(100, Some(m));
@@ -108,4 +113,45 @@ fn marked_reads_count_without_the_syscall_hooks() {
         v["read"]["phases"][0]["mean_ns"].as_i64().unwrap() > 0,
         "{v:#}"
     );
+}
+
+/// In windows (1 ms in every 20 ms) a thread's marked reads count only inside them: over
+/// 200 ms of reads, a part is seen (the first window opens at start), and the phases are
+/// per read seen; the coverage says so.
+#[test]
+fn marked_reads_count_inside_the_windows_only() {
+    use std::time::{Duration, Instant};
+    let _turn = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+    let sampling =
+        fiox_explain::Sampling::windows(Duration::from_millis(1), Duration::from_millis(20))
+            .unwrap();
+    let tracer =
+        fiox_explain::Tracer::start_sampled(false, sampling).unwrap_or_else(|e| panic!("{e}"));
+    let m = fiox_explain::marks::this_thread().expect("a marker while marks are on");
+    let until = Instant::now() + Duration::from_millis(200);
+    let mut n = 0;
+    while Instant::now() < until {
+        read_blocks(10, Some(m));
+        n += 10;
+    }
+    let me = tid();
+    let (recs, coverage) = tracer.finish_covered();
+    assert!(coverage.windows >= 5, "{coverage:?}");
+    assert!((0.02..0.5).contains(&coverage.fraction()), "{coverage:?}");
+    let job = fiox_explain::JobInput {
+        name: "t".into(),
+        tid: me,
+        dirs: [(n, 10_000.0), (0, 0.0)],
+        handoff: None,
+        coverage,
+    };
+    let v = fiox_explain::explain_job(&job, &recs);
+    let calls = v["read"]["submit"]["calls"].as_u64().unwrap();
+    assert!(
+        calls > 0 && calls * 2 < n,
+        "{calls} of {n} reads seen: {v:#}"
+    );
+    assert_eq!(v["sampling"]["ios_seen"].as_u64(), Some(calls), "{v:#}");
+    let on = v["read"]["phases"][0]["mean_ns"].as_i64().unwrap();
+    assert!(on > 0 && on < 1_000_000, "{v:#}");
 }

@@ -454,7 +454,7 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
             s.status_interval = (us > 0).then(|| std::time::Duration::from_micros(us));
         }
         "readonly" => s.readonly = true,
-        "bandwidth-log" | "latency-log" | "explain" if value.is_some() => {
+        "bandwidth-log" | "latency-log" if value.is_some() => {
             return Err(JobError::new(
                 Location::CommandLine,
                 format!("switch '--{name}' takes no value"),
@@ -462,7 +462,13 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         }
         "bandwidth-log" => s.bandwidth_log = true,
         "latency-log" => s.latency_log = true,
-        "explain" => s.explain = true,
+        "explain" => {
+            s.explain = true;
+            if let Some(v) = value {
+                s.explain_mode = crate::spec::ExplainMode::parse(v)
+                    .map_err(|m| JobError::new(Location::CommandLine, format!("--explain={m}")))?;
+            }
+        }
         "telemetry" => {
             let ms = match value {
                 None => 1000,
@@ -765,6 +771,34 @@ mod tests {
             .collect();
         assert_eq!(names, [("global", true), ("a", false), ("b", false)]);
         assert_eq!(cl.job_files, ["a.fio"]);
+    }
+
+    #[test]
+    fn explain_takes_a_mode() {
+        use crate::ExplainMode;
+        let mode = |a: &str| parse_cmdline(&args(a), &env()).map(|c| c.settings);
+        let s = mode("--explain --name=a").unwrap();
+        assert!(s.explain);
+        assert_eq!(s.explain_mode, ExplainMode::Sampled);
+        assert_eq!(
+            mode("--explain=full --name=a").unwrap().explain_mode,
+            ExplainMode::Full
+        );
+        assert_eq!(
+            mode("--explain=5/50 --name=a").unwrap().explain_mode,
+            ExplainMode::Windows {
+                window_us: 5000,
+                period_us: 50_000
+            }
+        );
+        assert_eq!(
+            mode("--explain=20ms/20ms --name=a").unwrap().explain_mode,
+            ExplainMode::Full
+        );
+        for bad in ["--explain=often", "--explain=50/5", "--explain=0/5"] {
+            let e = mode(&format!("{bad} --name=a")).unwrap_err().to_string();
+            assert!(e.contains("--explain="), "{bad}: {e}");
+        }
     }
 
     #[test]

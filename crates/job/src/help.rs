@@ -116,8 +116,8 @@ pub const SWITCHES: &[Switch] = &[
         "Allow writes to devices and files that may hold data (with PATH: to that one only)",
     ),
     sw(
-        "--explain",
-        "Trace the jobs' threads and devices (BPF on kernel tracepoints, root) and report where each I/O's latency went",
+        "--explain[=MODE]",
+        "Trace the jobs' threads and devices (BPF on kernel tracepoints, root) and report where each I/O's latency went; MODE: sampled (20ms in every 200ms, the default), full, or WINDOW/PERIOD",
     ),
     sw(
         "--telemetry[=MS]",

@@ -3,7 +3,10 @@
 //! from that moment (btt's G: block_getrq fires just before, in the same function; no
 //! program on block_bio_queue, one run per I/O less); merges and splits counted.
 
-use super::{current, dir_ptr, done, field, hist, inc, ret0, ring_slot, thread, Kernel, Maps};
+use super::{
+    current, dir_ptr, done, field, hist, if_closed, inc, ret0, ring_slot, stale, thread, win_gen,
+    Kernel, Maps,
+};
 use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R5, R6, R7, R8, R9};
 use crate::layout::*;
 use crate::tracefs::Event;
@@ -126,8 +129,10 @@ fn lower_start(a: &mut Asm, m: &Maps, k: &Kernel) {
     a.alu_imm(Alu::Add, R2, -36);
     a.call(Helper::MapLookup);
     a.jmp_imm(Cond::Eq, R0, 0, "out");
+    // Pending for this window's wakeup (K_PENDING holds the window's number).
     a.ldx(Size::DW, R1, R0, w(K_PENDING));
-    a.jmp_imm(Cond::Eq, R1, 0, "out");
+    win_gen(a, m, R2);
+    a.jmp_reg(Cond::Ne, R1, R2, "out");
     a.ldx(Size::DW, R1, R0, w(K_PID));
     a.ldx(Size::W, R2, FP, -4);
     a.jmp_reg(Cond::Ne, R1, R2, "out");
@@ -164,6 +169,9 @@ fn request(a: &mut Asm, m: &Maps) {
     a.stx(Size::DW, FP, -16, R1);
     req_slot(a, m);
     req_is_this(a);
+    // Queued in an earlier window: its dispatch or completion there may have been missed.
+    a.ldx(Size::DW, R1, R0, w(R_TQ));
+    stale(a, m, R1, R2, "out");
     a.mov(R9, R0);
 }
 
@@ -296,6 +304,8 @@ pub fn merge_or_split(
 ) -> Result<Vec<Insn>, ExplainError> {
     let mut a = Asm::new();
     current(&mut a, m, tgid, false);
+    // Attached all the time (rare): counted inside the windows only, as the I/Os are.
+    if_closed(&mut a, m, R1, "out");
     rwbs_dir(&mut a, e.off("rwbs")?);
     dir_ptr(&mut a, R8, R7, R9, "out");
     a.mov_imm(R1, 1);

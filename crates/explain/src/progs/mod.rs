@@ -144,6 +144,46 @@ pub struct Maps {
     pub reqs: i32,
     /// Worker slots (layout K_*).
     pub workers: i32,
+    /// The window words (layout C_*): one value, addressed directly.
+    pub ctl: i32,
+}
+
+/// dst = the latest window's start (C_START).
+fn win_start(a: &mut Asm, m: &Maps, dst: Reg) {
+    a.ld_map_value(dst, m.ctl, 0);
+    a.ldx(Size::DW, dst, dst, w(C_START));
+}
+
+/// To `stale` if the time in `stamp` is older than the latest window's start: it was taken in
+/// an earlier window, and what ends now must not pair with it (the end of what it started
+/// may have fallen while the programs were detached). Clobbers `tmp`.
+fn stale(a: &mut Asm, m: &Maps, stamp: Reg, tmp: Reg, to: &str) {
+    win_start(a, m, tmp);
+    a.jmp_reg(Cond::Gt, tmp, stamp, to);
+}
+
+/// To `to` unless the time in `stamp` is inside the open window (C_OPEN set, not after
+/// `stamp`): for fiox's own time between calls, which with marks is only its own while the
+/// marks mark (a call made while they do not, as the programs are being attached or
+/// detached, would look like time between calls). Clobbers `tmp`.
+fn outside_open(a: &mut Asm, m: &Maps, stamp: Reg, tmp: Reg, to: &str) {
+    a.ld_map_value(tmp, m.ctl, 0);
+    a.ldx(Size::DW, tmp, tmp, w(C_OPEN));
+    a.jmp_imm(Cond::Eq, tmp, 0, to);
+    a.jmp_reg(Cond::Gt, tmp, stamp, to);
+}
+
+/// To `closed` while no window is open (C_OPEN 0): for the programs that stay attached.
+fn if_closed(a: &mut Asm, m: &Maps, tmp: Reg, closed: &str) {
+    a.ld_map_value(tmp, m.ctl, 0);
+    a.ldx(Size::DW, tmp, tmp, w(C_OPEN));
+    a.jmp_imm(Cond::Eq, tmp, 0, closed);
+}
+
+/// dst = the latest window's number (C_GEN).
+fn win_gen(a: &mut Asm, m: &Maps, dst: Reg) {
+    a.ld_map_value(dst, m.ctl, 0);
+    a.ldx(Size::DW, dst, dst, w(C_GEN));
 }
 
 /// Syscall numbers of this architecture.
@@ -313,12 +353,13 @@ pub fn sys_enter(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainEr
     a.mov(R8, R0);
     a.ldx(Size::DW, R1, R7, w(S_MARK));
     a.jmp_imm(Cond::Eq, R1, 0, "nomark");
+    outside_open(&mut a, m, R1, R2, "nomark");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER, R2, R3);
     a.label("nomark");
     if let Some((_, head)) = k.uring {
-        cq_reaped(&mut a, head);
+        cq_reaped(&mut a, m, head);
     }
     a.st_imm(Size::DW, R7, w(S_INSYS), 1);
     a.stx(Size::DW, R7, w(S_ENTER), R8);
@@ -382,7 +423,7 @@ pub fn sys_enter(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, ExplainEr
 /// io_uring: completions user space took from the ring since the thread's last syscall (the
 /// completion queue head moved by n) are reaped now: the n oldest pending leave the FIFO.
 /// r6 = ctx (kept), r7 = record, r8 = now.
-fn cq_reaped(a: &mut Asm, head: i32) {
+fn cq_reaped(a: &mut Asm, m: &Maps, head: i32) {
     a.ldx(Size::DW, R3, R7, w(G_RINGS));
     a.jmp_imm(Cond::Eq, R3, 0, "cq_done");
     a.alu_imm(Alu::Add, R3, head);
@@ -400,7 +441,7 @@ fn cq_reaped(a: &mut Asm, head: i32) {
     a.jmp_imm(Cond::Eq, R9, 0, "cq_done");
     add(a, R7, G_REAPED, R9, R3);
     a.stx(Size::DW, FP, -64, R6);
-    reap_pending(a, "cq", "cq_end");
+    reap_pending(a, m, "cq", "cq_end");
     a.label("cq_end");
     a.ldx(Size::DW, R6, FP, -64);
     a.label("cq_done");
@@ -417,6 +458,9 @@ pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.jmp_imm(Cond::Eq, R1, 0, "out");
     a.st_imm(Size::DW, R7, w(S_INSYS), 0);
     a.stx(Size::DW, R7, w(S_MARK), R8);
+    // A call entered in an earlier window: its scratch is not all of it.
+    a.ldx(Size::DW, R1, R7, w(S_ENTER));
+    stale(&mut a, m, R1, R2, "out");
     a.ldx(Size::DW, R9, R6, 8);
     a.ldx(Size::DW, R1, R7, w(S_KIND));
     a.jmp_imm(Cond::Eq, R1, K_REAP, "reap");
@@ -443,7 +487,7 @@ pub fn sys_exit(m: &Maps, tgid: u32) -> Result<Vec<Insn>, ExplainError> {
     a.ja("out");
     a.label("reaped");
     add(&mut a, R7, G_REAPED, R9, R3);
-    reap_pending(&mut a, "rp", "out");
+    reap_pending(&mut a, m, "rp", "out");
     ret0(&mut a);
     done(a)
 }
@@ -460,8 +504,28 @@ fn ring_slot(a: &mut Asm) {
 /// A reap of r9 events at r8: the k = min(r9, pending) oldest pending completions (the
 /// kernel's completion rings are first in, first out) leave the ring; c2r += k x now - their
 /// times (then to `done`; labels prefixed `p`). A ring that overflowed (more than RING pending) drops its oldest, counted as lost.
-fn reap_pending(a: &mut Asm, p: &str, done: &str) {
+fn reap_pending(a: &mut Asm, m: &Maps, p: &str, done: &str) {
     let l = |n: &str| format!("{p}_{n}");
+    // Completions pushed in an earlier window (a prefix of the ring: every push of this
+    // window came after its start) leave uncounted: their reaping fell while detached.
+    win_start(a, m, R6);
+    a.ldx(Size::DW, R2, R7, w(G_HEAD));
+    a.mov_imm(R4, 0);
+    a.label(&l("skip"));
+    a.ldx(Size::DW, R1, R7, w(G_TAIL));
+    a.alu_reg(Alu::Sub, R1, R2);
+    a.jmp_imm(Cond::Eq, R1, 0, &l("skipped"));
+    a.jmp_imm(Cond::Gt, R1, RING as i32, &l("skipped"));
+    a.jmp_imm(Cond::Ge, R4, RING as i32, &l("skipped"));
+    a.mov(R1, R2);
+    ring_slot(a);
+    a.ldx(Size::DW, R5, R5, 0);
+    a.jmp_reg(Cond::Ge, R5, R6, &l("skipped"));
+    a.alu_imm(Alu::Add, R2, 1);
+    a.alu_imm(Alu::Add, R4, 1);
+    a.ja(&l("skip"));
+    a.label(&l("skipped"));
+    a.stx(Size::DW, R7, w(G_HEAD), R2);
     a.ldx(Size::DW, R1, R7, w(G_TAIL));
     a.ldx(Size::DW, R2, R7, w(G_HEAD));
     a.alu_reg(Alu::Sub, R1, R2);
@@ -685,9 +749,11 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.stx(Size::DW, R7, w(S_OFFSTART), R8);
     a.ldx(Size::DW, R1, R7, w(S_MARK));
     a.jmp_imm(Cond::Eq, R1, 0, "next");
+    outside_open(&mut a, m, R1, R2, "mark_clear");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER, R2, R3);
+    a.label("mark_clear");
     a.st_imm(Size::DW, R7, w(S_MARK), 0);
     a.label("next");
     a.ldx(Size::DW, R3, R6, 16);
@@ -699,18 +765,22 @@ pub fn sched_switch(m: &Maps, k: &Kernel) -> Result<Vec<Insn>, ExplainError> {
     a.jmp_imm(Cond::Eq, R1, 0, "next_user");
     a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
     a.jmp_imm(Cond::Eq, R1, 0, "out");
+    stale(&mut a, m, R1, R2, "off_clear");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, S_OFF, R2, R3);
+    a.label("off_clear");
     a.st_imm(Size::DW, R7, w(S_OFFSTART), 0);
     a.ja("out");
     a.label("next_user");
     a.stx(Size::DW, R7, w(S_MARK), R8);
     a.ldx(Size::DW, R1, R7, w(S_OFFSTART));
     a.jmp_imm(Cond::Eq, R1, 0, "out");
+    outside_open(&mut a, m, R1, R2, "uoff_clear");
     a.mov(R2, R8);
     a.alu_reg(Alu::Sub, R2, R1);
     add(&mut a, R7, G_USER_OFF, R2, R3);
+    a.label("uoff_clear");
     a.st_imm(Size::DW, R7, w(S_OFFSTART), 0);
     ret0(&mut a);
     done(a)

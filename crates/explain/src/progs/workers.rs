@@ -5,7 +5,7 @@
 //! where the thread's completion queue head is, and task_newtask which thread of this process
 //! created which (an engine's helper threads are their job thread's).
 
-use super::{current, done, field, ret0, thread, Kernel, Maps};
+use super::{current, done, field, ret0, thread, win_gen, Kernel, Maps};
 use crate::asm::{Alu, Asm, Cond, Helper, Insn, Size, FP, R0, R1, R2, R3, R4, R6, R7, R8, R9};
 use crate::layout::*;
 use crate::ExplainError;
@@ -130,7 +130,10 @@ pub fn sched_waking(m: &Maps, k: &Kernel, tgid: u32) -> Result<Vec<Insn>, Explai
     a.stx(Size::DW, R8, w(K_RUNTIME), R1);
     a.ldx(Size::W, R1, FP, -4);
     a.stx(Size::DW, R8, w(K_WAKER), R1);
-    a.st_imm(Size::DW, R8, w(K_PENDING), 1);
+    // Pending in this window (its number, never 0): a run that ends in a later one is not
+    // the job's alone (the worker's CPU time since the wakeup spans the closed gap).
+    win_gen(&mut a, m, R1);
+    a.stx(Size::DW, R8, w(K_PENDING), R1);
     ret0(&mut a);
     done(a)
 }
@@ -153,7 +156,10 @@ pub(super) fn worker_slice(a: &mut Asm, m: &Maps, k: &Kernel) {
     a.ldx(Size::DW, R1, R0, w(K_PID));
     a.ldx(Size::W, R2, FP, -4);
     a.jmp_reg(Cond::Ne, R1, R2, "slice_done");
+    a.ldx(Size::DW, R1, R0, w(K_PENDING));
+    win_gen(a, m, R2);
     a.st_imm(Size::DW, R0, w(K_PENDING), 0);
+    a.jmp_reg(Cond::Ne, R1, R2, "slice_done");
     a.ldx(Size::DW, R1, R0, w(K_KIND));
     a.stx(Size::DW, FP, -72, R1);
     a.ldx(Size::DW, R1, R0, w(K_RUNTIME));

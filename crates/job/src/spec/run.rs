@@ -4,6 +4,51 @@
 
 use std::time::Duration;
 
+/// How `--explain` traces (`--explain=full`, `--explain=WINDOW/PERIOD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExplainMode {
+    /// In fiox-explain's default windows.
+    #[default]
+    Sampled,
+    /// All the time: every I/O seen, at the full cost.
+    Full,
+    /// A window of `window_us` in every `period_us` (window < period).
+    Windows { window_us: u64, period_us: u64 },
+}
+
+impl ExplainMode {
+    /// `full`, `sampled`, or `WINDOW/PERIOD` (times; a bare number is in milliseconds).
+    pub fn parse(v: &str) -> Result<ExplainMode, String> {
+        let v = v.trim();
+        match v.to_ascii_lowercase().as_str() {
+            "full" => return Ok(ExplainMode::Full),
+            "sampled" | "" => return Ok(ExplainMode::Sampled),
+            _ => {}
+        }
+        let Some((w, p)) = v.split_once('/') else {
+            return Err(format!(
+                "'{v}': expected full, sampled, or WINDOW/PERIOD (e.g. 20ms/200ms)"
+            ));
+        };
+        let window_us = crate::value::parse_time_us(w, 1000)?;
+        let period_us = crate::value::parse_time_us(p, 1000)?;
+        if window_us < 1000 {
+            return Err(format!("'{v}': the window must be at least 1ms"));
+        }
+        if window_us > period_us {
+            return Err(format!("'{v}': the window is longer than its period"));
+        }
+        Ok(if window_us == period_us {
+            ExplainMode::Full
+        } else {
+            ExplainMode::Windows {
+                window_us,
+                period_us,
+            }
+        })
+    }
+}
+
 /// Global switches and settings that are not per job.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunSettings {
@@ -44,6 +89,9 @@ pub struct RunSettings {
     pub vm: Option<String>,
     /// `--explain` (fiox's): trace the jobs' threads with BPF and report latency phases.
     pub explain: bool,
+    /// `--explain=MODE`: how (in the default windows, all the time, or in windows of one's
+    /// own).
+    pub explain_mode: ExplainMode,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
     /// `--warnings=stderr` (or `fatal`): fiox's advice also on stderr (it is always in the

@@ -30,7 +30,8 @@ pub(crate) fn enter(job: &JobSpec, claims: &[crate::files::blockdev::BlockClaim]
     if !wanted(job) || !claims.is_empty() {
         return;
     }
-    match crate::sys::unshare_file_table() {
+    // --explain's open window holds links the copy must not keep (fiox_explain says which).
+    match fiox_explain::unshare_files(crate::sys::unshare_file_table) {
         Ok(()) => crate::dprint!(
             crate::debug::PROCESS,
             "file table unshared (as fio's job process)"

@@ -19,7 +19,7 @@ impl<'a> IoLoop<'a> {
         let mut events = std::mem::take(&mut self.events);
         let r = marks::marked(
             self.mark_aio,
-            || Some(marks::Call::Reap),
+            || Some(marks::Call::Reap(self.inflight as u64)),
             || self.engine.getevents(min, max, &mut events),
             super::submit::count_of,
         );

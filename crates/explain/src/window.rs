@@ -1,0 +1,387 @@
+//! Tracing in windows (sampling in time): the frequent programs (syscalls, context switches,
+//! wakeups, block requests: one or more runs per I/O) are attached for a window of W in
+//! every period of P and detached in between, so that a run pays their cost W/P of the time;
+//! the rare ones (thread creation, io_uring setup: thread discovery must not miss a thread)
+//! stay attached. This module owns the window words (layout C_*: mapped here, addressed
+//! directly by the programs) and the control thread that opens and closes the windows; the
+//! first window opens at start, before the jobs, so that a job shorter than a period is
+//! still seen. Nothing pairs across a closed gap: a window's start is written before its
+//! programs are attached, and every end the programs (and the marks) see is dropped when its
+//! start stamp is older than that (a worker's pending run carries the window's number).
+//! A program still running when its link is dropped finishes within its tracepoint call
+//! (microseconds): its stamps are older than the next window's start, read P - W later.
+//! A thread that gives itself a copy of the file table (a sync job, as fio's job process)
+//! would hold the open window's links in it until it ends: [`unshare_files`] closes them in
+//! the copy.
+
+use crate::layout::*;
+use crate::{sys, ExplainError};
+use serde_json::{json, Value};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How `--explain` traces: all the time, or in windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampling {
+    /// Every program attached for the whole run: every I/O seen, the full cost.
+    Full,
+    /// The frequent programs attached for `window` in every `period`.
+    Windows { window: Duration, period: Duration },
+}
+
+impl Sampling {
+    /// The default: 20 ms in every 200 ms. A tenth of the time keeps the cost of a CPU-bound
+    /// 4k QD8 job under 5% (BENCHMARKS.md: the full cost is about 20%); 200 ms periods give
+    /// a one-second job five windows; a 20 ms window is a hundred times a 200 us I/O, so
+    /// that few I/Os straddle its edges (an I/O counts only when it starts and ends inside
+    /// one window: calls of milliseconds are under-sampled, use full tracing for them).
+    pub const DEFAULT: Sampling = Sampling::Windows {
+        window: Duration::from_millis(20),
+        period: Duration::from_millis(200),
+    };
+
+    /// `window` in every `period`; full tracing when the window covers the period. Errors
+    /// name what is wrong (a zero window, a window longer than its period).
+    pub fn windows(window: Duration, period: Duration) -> Result<Sampling, String> {
+        if window < Duration::from_millis(1) {
+            return Err("the window must be at least 1 ms".into());
+        }
+        if window > period {
+            return Err(format!(
+                "the window ({} ms) is longer than its period ({} ms)",
+                window.as_millis(),
+                period.as_millis()
+            ));
+        }
+        Ok(if window == period {
+            Sampling::Full
+        } else {
+            Sampling::Windows { window, period }
+        })
+    }
+}
+
+/// What a tracer traced: how, for how long of how long, in how many windows; why sampling
+/// stopped early if it did (a re-attach the kernel refused: the rest of the run untraced).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    pub sampling: Sampling,
+    pub traced_ns: u64,
+    pub run_ns: u64,
+    pub windows: u64,
+    pub error: Option<String>,
+}
+
+impl Coverage {
+    /// Full tracing (what a caller without a tracer's coverage assumes).
+    pub fn full() -> Coverage {
+        Coverage {
+            sampling: Sampling::Full,
+            traced_ns: 0,
+            run_ns: 0,
+            windows: 1,
+            error: None,
+        }
+    }
+
+    pub fn is_sampled(&self) -> bool {
+        matches!(self.sampling, Sampling::Windows { .. })
+    }
+
+    /// The share of the run the frequent programs were attached (1 for full tracing).
+    pub fn fraction(&self) -> f64 {
+        if !self.is_sampled() || self.run_ns == 0 {
+            return 1.0;
+        }
+        (self.traced_ns as f64 / self.run_ns as f64).min(1.0)
+    }
+
+    /// `jobs[].fiox.explain.sampling` (with the job's `ios_seen` added by the caller).
+    pub fn json(&self) -> Value {
+        let mut v = match self.sampling {
+            Sampling::Full => json!({"mode": "full", "traced_fraction": 1.0}),
+            Sampling::Windows { window, period } => json!({
+                "mode": "windows",
+                "window_ms": window.as_secs_f64() * 1e3,
+                "period_ms": period.as_secs_f64() * 1e3,
+                "traced_fraction": (self.fraction() * 1e4).round() / 1e4,
+                "windows": self.windows,
+            }),
+        };
+        if let Some(e) = &self.error {
+            v["error"] = json!(e);
+        }
+        v
+    }
+}
+
+/// A frequent program: attached only while a window is open.
+#[derive(Debug)]
+pub(crate) struct Hook {
+    pub name: &'static str,
+    /// The raw tracepoint's name, None for a BTF-typed program (its type names it).
+    pub tp: Option<&'static str>,
+    pub prog: OwnedFd,
+}
+
+/// Attach every hook (all or none: a failure drops those attached).
+pub(crate) fn attach(hooks: &[Hook]) -> Result<Vec<OwnedFd>, (String, std::io::Error)> {
+    hooks
+        .iter()
+        .map(|h| {
+            sys::raw_tracepoint_open(h.tp, &h.prog)
+                .map_err(|e| (format!("attaching to raw tracepoint {}", h.name), e))
+        })
+        .collect()
+}
+
+/// The descriptors of the open window's links (every tracer's), while it is open: what a
+/// thread that unshares its file table must close in its copy. Held while a window opens
+/// or closes, so that an unshare sees either all of a window's links or none.
+static WINDOW_LINKS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Run `unshare` (the calling thread's `unshare(CLONE_FILES)`) while no window opens or
+/// closes, then close, in the thread's new copy of the file table, the open windows' links:
+/// a copy would keep their programs attached (and counting) until the thread exits, in every
+/// closed gap. Nothing to do when `unshare` failed (the table is still the shared one).
+pub fn unshare_files(unshare: impl FnOnce() -> std::io::Result<()>) -> std::io::Result<()> {
+    let held = WINDOW_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+    unshare()?;
+    for &fd in held.iter() {
+        sys::close_copy(fd);
+    }
+    Ok(())
+}
+
+/// The window words, mapped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ctl(pub &'static [AtomicU64]);
+
+impl Ctl {
+    /// Open a window: its start (and number) first, then the programs, then the marks.
+    fn open(&self, hooks: &[Hook]) -> Result<(Vec<OwnedFd>, u64), String> {
+        use std::os::fd::AsRawFd;
+        let start = sys::monotonic_ns();
+        self.0[C_START].store(start, Ordering::SeqCst);
+        self.0[C_GEN].fetch_add(1, Ordering::SeqCst);
+        let mut held = WINDOW_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+        let links = attach(hooks).map_err(|(what, e)| format!("{what} failed: {e}"))?;
+        held.extend(links.iter().map(|l| l.as_raw_fd()));
+        drop(held);
+        self.0[C_OPEN].store(start, Ordering::SeqCst);
+        Ok((links, start))
+    }
+
+    /// Close it: the marks first, then the programs. Returns its length.
+    fn close(&self, links: Vec<OwnedFd>, start: u64) -> u64 {
+        use std::os::fd::AsRawFd;
+        self.0[C_OPEN].store(0, Ordering::SeqCst);
+        let mut held = WINDOW_LINKS.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|fd| !links.iter().any(|l| l.as_raw_fd() == *fd));
+        drop(links);
+        drop(held);
+        sys::monotonic_ns().saturating_sub(start)
+    }
+}
+
+type Stop = Arc<(Mutex<bool>, Condvar)>;
+
+/// True if asked to stop before `until` (None: wait for the stop).
+fn wait_stop(stop: &Stop, until: Option<Instant>) -> bool {
+    let (lock, cv) = &**stop;
+    let Ok(mut g) = lock.lock() else { return true };
+    while !*g {
+        let wait = match until {
+            Some(t) => match t.checked_duration_since(Instant::now()) {
+                Some(d) if !d.is_zero() => d,
+                _ => return false,
+            },
+            None => Duration::from_secs(3600),
+        };
+        g = match cv.wait_timeout(g, wait) {
+            Ok((g, _)) => g,
+            Err(_) => return true,
+        };
+    }
+    true
+}
+
+/// The windows of a tracer: the control thread (sampling), or the links held all the time.
+#[derive(Debug)]
+pub(crate) struct Sampler {
+    stop: Stop,
+    thread: Option<JoinHandle<Option<Coverage>>>,
+    /// Full tracing: the links, held until the end.
+    links: Vec<OwnedFd>,
+    start: u64,
+    sampling: Sampling,
+    done: Option<Coverage>,
+}
+
+impl Sampler {
+    /// Open the first window now (an error: tracing cannot start) and, when sampling, start
+    /// the control thread that closes it and opens the next ones.
+    pub fn start(ctl: Ctl, hooks: Vec<Hook>, sampling: Sampling) -> Result<Sampler, ExplainError> {
+        let stop: Stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let mut s = Sampler {
+            stop: stop.clone(),
+            thread: None,
+            links: Vec::new(),
+            start: 0,
+            sampling,
+            done: None,
+        };
+        match sampling {
+            Sampling::Full => {
+                let (links, start) = ctl.open(&hooks).map_err(ExplainError::Unavailable)?;
+                (s.links, s.start) = (links, start);
+            }
+            Sampling::Windows { window, period } => {
+                // The control thread opens every window, the first too (it says how that
+                // went before this returns), and closes every window: the links are made
+                // and dropped by the thread that owns them.
+                let (tx, rx) = std::sync::mpsc::channel();
+                let t = std::thread::Builder::new()
+                    .name("fiox-explain".into())
+                    .spawn(move || {
+                        let first = ctl.open(&hooks);
+                        let _ = tx.send(first.as_ref().map(|f| f.1).map_err(Clone::clone));
+                        let (links, start) = first.ok()?;
+                        Some(run(ctl, hooks, links, start, (window, period), &stop))
+                    })
+                    .map_err(|e| {
+                        ExplainError::Unavailable(format!("starting the window thread: {e}"))
+                    })?;
+                let got = rx.recv().map_err(|_| {
+                    ExplainError::Unavailable("the window thread did not start".into())
+                });
+                match got.and_then(|r| r.map_err(ExplainError::Unavailable)) {
+                    Ok(start) => s.start = start,
+                    Err(e) => {
+                        let _ = t.join();
+                        return Err(e);
+                    }
+                }
+                s.thread = Some(t);
+            }
+        }
+        Ok(s)
+    }
+
+    /// Close the windows for good (the control thread stopped and joined) and say what was
+    /// traced. Idempotent.
+    pub fn stop(&mut self, ctl: Ctl) -> Coverage {
+        if let Some(c) = &self.done {
+            return c.clone();
+        }
+        if let Ok(mut g) = self.stop.0.lock() {
+            *g = true;
+        }
+        self.stop.1.notify_all();
+        let run_ns = sys::monotonic_ns().saturating_sub(self.start);
+        let c = match self.thread.take() {
+            Some(t) => t.join().ok().flatten().unwrap_or_else(|| Coverage {
+                error: Some("the window thread failed".into()),
+                ..Coverage::full()
+            }),
+            None => {
+                let traced_ns = ctl.close(std::mem::take(&mut self.links), self.start);
+                Coverage {
+                    sampling: self.sampling,
+                    traced_ns,
+                    run_ns,
+                    windows: 1,
+                    error: None,
+                }
+            }
+        };
+        self.done = Some(c.clone());
+        c
+    }
+}
+
+/// The control thread: close the open window after `window`, open the next one `period`
+/// after its start, until told to stop (then the open window is closed).
+fn run(
+    ctl: Ctl,
+    hooks: Vec<Hook>,
+    first: Vec<OwnedFd>,
+    t0: u64,
+    (window, period): (Duration, Duration),
+    stop: &Stop,
+) -> Coverage {
+    let mut links = Some(first);
+    let mut start = t0;
+    let mut opened = Instant::now();
+    let (mut traced_ns, mut windows, mut error) = (0u64, 1u64, None);
+    loop {
+        let until = opened + if links.is_some() { window } else { period };
+        if wait_stop(stop, Some(until)) {
+            break;
+        }
+        match links.take() {
+            Some(l) => traced_ns += ctl.close(l, start),
+            None => match ctl.open(&hooks) {
+                Ok((l, s)) => {
+                    (links, start, opened) = (Some(l), s, Instant::now());
+                    windows += 1;
+                }
+                Err(e) => {
+                    error = Some(format!("{e}: the rest of the run was not traced"));
+                    wait_stop(stop, None);
+                    break;
+                }
+            },
+        }
+    }
+    if let Some(l) = links.take() {
+        traced_ns += ctl.close(l, start);
+    }
+    Coverage {
+        sampling: Sampling::Windows { window, period },
+        traced_ns,
+        run_ns: sys::monotonic_ns().saturating_sub(t0),
+        windows,
+        error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_must_fit_its_period() {
+        let ms = Duration::from_millis;
+        assert!(Sampling::windows(ms(0), ms(10)).is_err());
+        assert!(Sampling::windows(ms(20), ms(10)).is_err());
+        assert_eq!(Sampling::windows(ms(10), ms(10)), Ok(Sampling::Full));
+        assert_eq!(
+            Sampling::windows(ms(5), ms(50)),
+            Ok(Sampling::Windows {
+                window: ms(5),
+                period: ms(50)
+            })
+        );
+    }
+
+    #[test]
+    fn coverage_says_how_much_was_traced() {
+        let c = Coverage {
+            sampling: Sampling::DEFAULT,
+            traced_ns: 100,
+            run_ns: 1000,
+            windows: 5,
+            error: None,
+        };
+        let v = c.json();
+        assert_eq!(v["mode"], "windows");
+        assert_eq!(v["window_ms"], 20.0);
+        assert_eq!(v["period_ms"], 200.0);
+        assert_eq!(v["traced_fraction"], 0.1);
+        assert_eq!(Coverage::full().json()["traced_fraction"], 1.0);
+    }
+}
