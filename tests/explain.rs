@@ -186,16 +186,29 @@ fn direct_psync_and_queued_libaio_add_up() {
     let Some(disk) = ramdisk() else { return };
     let dev = disk.path().to_str().unwrap().to_string();
     let file = format!("--filename={dev}");
-    for engine in [
-        &["--ioengine=psync"][..],
-        &["--ioengine=libaio", "--iodepth=8"],
+    // Full tracing (every I/O seen: the phases within 15% of the run's mean), then the
+    // default windows (their I/Os carry the tracing's cost: see adds_up).
+    for (mode, engine) in [
+        ("--explain=full", &["--ioengine=psync"][..]),
+        ("--explain=full", &["--ioengine=libaio", "--iodepth=8"]),
+        ("--explain", &["--ioengine=psync"]),
+        ("--explain", &["--ioengine=libaio", "--iodepth=8"]),
     ] {
-        let mut args = vec!["--name=q", &file, "--direct=1", "--rw=randread", "--bs=4k"];
+        let mut args = vec![
+            mode,
+            "--name=q",
+            &file,
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+        ];
         args.extend(engine);
         let (e, v) = explain_run(&args, "read");
         // Both engines mark their own calls: no raw_syscalls hooks.
         let seen = &v["jobs"][0]["fiox"]["explain"]["calls_seen_by"];
-        assert_eq!(seen, "marks", "{engine:?}");
+        assert_eq!(seen, "marks", "{mode} {engine:?}");
+        let sampled = &v["jobs"][0]["fiox"]["explain"]["sampling"]["mode"];
+        assert_eq!(sampled == "full", mode == "--explain=full", "{sampled}");
         adds_up(&e);
         if engine.len() == 1 {
             // One I/O at a time: the device's part is large (the RAM disk is fast, the calls
