@@ -56,18 +56,28 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
         .jobs
         .iter()
         .map(|j| {
-            let dir = |d: &fiox_stats::DirResult| {
-                let mean = if d.lat.n > 0 {
+            let run_mean = |d: &fiox_stats::DirResult| {
+                if d.lat.n > 0 {
                     d.lat.mean()
                 } else {
                     d.slat.mean() + d.clat.mean()
-                };
-                (d.total_ios, mean)
+                }
+            };
+            let runs = [run_mean(&j.dirs.read), run_mean(&j.dirs.write)];
+            // In windows the phases are of the I/Os inside them: their own mean latency is
+            // what the phases add up to (the programs lengthen them by their cost).
+            let windowed = j.explain_window_lat.filter(|_| coverage.is_sampled());
+            let lat = |i: usize| match windowed {
+                Some(w) if w[i].0 > 0 => w[i].1 as f64 / w[i].0 as f64,
+                _ => runs[i],
             };
             let input = JobInput {
                 name: j.name.clone(),
                 tid: j.pid,
-                dirs: [dir(&j.dirs.read), dir(&j.dirs.write)],
+                dirs: [
+                    (j.dirs.read.total_ios, lat(0)),
+                    (j.dirs.write.total_ios, lat(1)),
+                ],
                 handoff: fiox_engine::handoff::take(j.pid as i32).map(|h| Handoff {
                     queued_ns: h.queued_ns,
                     done_ns: h.done_ns,
@@ -77,6 +87,17 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
             let mut e = explain_job(&input, &recs);
             if let Some(o) = e.as_object_mut() {
                 o.insert("calls_seen_by".into(), json!(seen_by));
+            }
+            for (i, dir) in ["read", "write"].iter().enumerate() {
+                if let Some(d) = e.get_mut(*dir).and_then(Value::as_object_mut) {
+                    let (of, n) = match windowed {
+                        Some(w) if w[i].0 > 0 => ("ios_in_windows", w[i].0),
+                        _ => ("all_ios", j.dirs.get(fiox_job::Ddir::ALL[i]).total_ios),
+                    };
+                    d.insert("lat_mean_of".into(), json!(of));
+                    d.insert("lat_mean_ios".into(), json!(n));
+                    d.insert("run_lat_mean_ns".into(), json!(runs[i].round() as i64));
+                }
             }
             e
         })

@@ -57,19 +57,21 @@ fn phase(e: &Value, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no phase {name}: {e:#}"))
 }
 
-/// The measured phases (all but the rest) add up to the mean latency within 15%. In windows
-/// up to 35% more: the phases are of the I/Os inside the windows, which the programs
-/// lengthen by their cost (up to the full cost's 20% of a CPU-bound job, more for I/Os of a
-/// microsecond or two), while the run's mean is mostly of I/Os outside them.
+/// The measured phases (all but the rest) add up to the mean latency within 15%: of every
+/// I/O with full tracing, of the I/Os inside the windows when sampled (the phases are theirs,
+/// and the programs lengthen them by their cost), which the JSON says. In windows up to 25%
+/// more: for I/Os of a microsecond or two (psync from tmpfs) the marks' clock reads land in
+/// `fiox_on_cpu`, between the calls, mostly outside any I/O's latency (117-120% seen).
 fn adds_up(e: &Value) {
     let lat = e["lat_mean_ns"].as_f64().unwrap();
     let rest = phase(e, "other");
     assert!(lat > 0.0, "{e:#}");
-    let over = if e["test_sampling"] == "windows" {
-        0.35
+    let (of, over) = if e["test_sampling"] == "windows" {
+        ("ios_in_windows", 0.25)
     } else {
-        0.15
+        ("all_ios", 0.15)
     };
+    assert_eq!(e["lat_mean_of"], of, "{e:#}");
     assert!(
         rest <= 0.15 * lat && -rest <= over * lat,
         "phases add up to {} of {lat} ns: {e:#}",

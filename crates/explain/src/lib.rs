@@ -237,6 +237,9 @@ impl Tracer {
         // The first window (now), then marks: its programs are attached.
         let sampler = window::Sampler::start(ctl, hooks, sampling)?;
         marks::publish(records.map(|r| (r, &ctl.0[C_OPEN])));
+        marks::publish_window(
+            matches!(sampling, Sampling::Windows { .. }).then_some(&ctl.0[C_OPEN]),
+        );
         Ok(Tracer {
             state,
             _reqs: reqs,
@@ -270,6 +273,7 @@ impl Tracer {
     /// writes only where no one reads).
     fn stop(&mut self) -> Coverage {
         marks::publish(None);
+        marks::publish_window(None);
         let c = self.sampler.stop(self.ctl);
         self.links.clear();
         c

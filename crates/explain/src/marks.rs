@@ -30,6 +30,68 @@ pub(crate) fn publish(words: Published) {
     }
 }
 
+/// The window word (layout C_OPEN) of a tracer that traces in windows, None otherwise: what
+/// [`WindowLat`] reads.
+static WINDOW: Mutex<Option<&'static AtomicU64>> = Mutex::new(None);
+
+pub(crate) fn publish_window(word: Option<&'static AtomicU64>) {
+    if let Ok(mut w) = WINDOW.lock() {
+        *w = word;
+    }
+}
+
+/// The latency of a job's I/Os that start and end inside one window, per direction (count,
+/// sum in ns): in windows, the phases are of those I/Os, which the programs lengthen by their
+/// cost, so their mean is what the phases add up to, not the whole run's. Kept by the job
+/// thread on its own clock: a window counts from the first completion the thread sees in it
+/// (no clock conversion), so an I/O counts when it started after that and completes while
+/// the same window is open; the kernel's programs pair the same I/Os (the few that start in
+/// the window before that first completion are left out here, a sample of the same kind).
+#[derive(Debug, Clone, Copy)]
+pub struct WindowLat {
+    open: &'static AtomicU64,
+    /// The window (its start, C_OPEN's value) this thread last saw open, 0: none.
+    seen: u64,
+    /// The thread's clock when it first saw that window.
+    since: u64,
+    pub n: [u64; 2],
+    pub sum: [u64; 2],
+}
+
+impl WindowLat {
+    /// For a job thread while a tracer traces in windows (None: full tracing or no tracer).
+    pub fn this_run() -> Option<WindowLat> {
+        let open = (*WINDOW.lock().ok()?)?;
+        Some(WindowLat {
+            open,
+            seen: 0,
+            since: 0,
+            n: [0; 2],
+            sum: [0; 2],
+        })
+    }
+
+    /// An I/O of direction `dir` (0 read, 1 write; others ignored) that started at `start`
+    /// completed at `now` (the thread's clock, ns).
+    #[inline]
+    pub fn add(&mut self, dir: usize, start: u64, now: u64) {
+        let open = self.open.load(Ordering::Relaxed);
+        if open != self.seen {
+            (self.seen, self.since) = (open, now);
+            return;
+        }
+        if open != 0 && start >= self.since && dir < 2 {
+            self.n[dir] += 1;
+            self.sum[dir] += now.saturating_sub(start);
+        }
+    }
+
+    /// Start again (fio's statistics are reset at the end of ramp_time).
+    pub fn reset(&mut self) {
+        (self.n, self.sum) = ([0; 2], [0; 2]);
+    }
+}
+
 /// What a marked call does (the syscall kinds of layout.rs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
@@ -307,6 +369,35 @@ impl Marker {
 
 #[cfg(test)]
 mod tests {
+
+    /// An I/O counts when it starts after the thread first saw the window and completes
+    /// while that window is still open; nothing counts across a closed gap or a new window.
+    #[test]
+    fn window_latency_counts_the_ios_inside_one_window() {
+        static OPEN: AtomicU64 = AtomicU64::new(0);
+        let mut w = WindowLat {
+            open: &OPEN,
+            seen: 0,
+            since: 0,
+            n: [0; 2],
+            sum: [0; 2],
+        };
+        w.add(0, 0, 10); // closed
+        OPEN.store(1_000, Ordering::Relaxed);
+        w.add(0, 5, 100); // first seen at 100: started before, not counted
+        w.add(0, 120, 150); // inside: 30
+        w.add(1, 90, 160); // started before the window was first seen
+        w.add(1, 130, 170); // inside: 40
+        OPEN.store(0, Ordering::Relaxed);
+        w.add(0, 140, 400); // completed after the close
+        OPEN.store(5_000, Ordering::Relaxed);
+        w.add(0, 150, 500); // a new window: seen from 500 on
+        w.add(0, 450, 520); // started before 500
+        w.add(0, 510, 530); // inside: 20
+        assert_eq!((w.n, w.sum), ([2, 1], [50, 40]));
+        w.reset();
+        assert_eq!((w.n, w.sum), ([0, 0], [0, 0]));
+    }
     use super::*;
 
     fn marker() -> Marker {

@@ -317,6 +317,10 @@ pub struct JobResult {
     /// First error (errno) or 0.
     pub error: i32,
     pub pid: u32,
+    /// `--explain` in windows: per direction (read, write) the count and summed latency (ns)
+    /// of the I/Os that started and ended inside one window, what the phases add up to.
+    #[cfg_attr(feature = "serde", serde(default, skip))]
+    pub explain_window_lat: Option<[(u64, u64); 2]>,
     /// Wall-clock start of the job, seconds since the epoch (fio's `Sun Nov 22 05:04:54 2026`).
     pub start_unix: u64,
     /// Seconds from job start to end, including ramp (`elapsed`).

@@ -376,6 +376,7 @@ pub(super) fn collect(
     let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns) / 1_000_000;
     let log_result = lp.logs.finish(log_end_ms);
     fill_result(result, lp, end_ns, cpu, measure);
+    result.explain_window_lat = lp.win_lat.map(|w| [(w.n[0], w.sum[0]), (w.n[1], w.sum[1])]);
     for (i, r) in rates.into_iter().enumerate() {
         if let Some((bw, iops)) = r {
             let d = result.dirs.get_mut(fiox_job::Ddir::ALL[i]);

@@ -201,9 +201,13 @@ impl<'a> IoLoop<'a> {
         self.after_io(di, bytes, now, lean);
     }
 
-    /// The per-I/O hooks of `account`: latency_target's judgement and the per-I/O log lines.
+    /// The per-I/O hooks of `account`: latency_target's judgement, the per-I/O log lines and
+    /// --explain's latency of the I/Os inside its windows.
     #[inline(never)]
     pub(super) fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
+        if let Some(w) = self.win_lat.as_mut().filter(|_| self.timed) {
+            w.add(s.ddir as usize, s.start_ns, now);
+        }
         // act counts what fio's lat statistic measures (nothing with disable_lat).
         if let Some(a) = self
             .acct

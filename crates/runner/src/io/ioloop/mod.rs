@@ -216,6 +216,8 @@ pub struct IoLoop<'a> {
     /// per call site. Taken at each `run`, on the job thread.
     mark_aio: Option<marks::Marker>,
     mark_sync: Option<marks::Marker>,
+    /// --explain in windows: the latency of the I/Os inside them (what the phases add up to).
+    pub(crate) win_lat: Option<marks::WindowLat>,
     /// Scratch lists of the batch path: the units of one `queue_rw` call and their slots.
     batch_ids: Vec<u32>,
     batch_units: Vec<fiox_engine::IoUnit>,
@@ -411,6 +413,7 @@ impl<'a> IoLoop<'a> {
             batch_rw: false,
             mark_aio: None,
             mark_sync: None,
+            win_lat: None,
             batch_ids: Vec::with_capacity(depth.min(4096)),
             batch_units: Vec::with_capacity(depth.min(4096)),
             batch_reqs: Vec::with_capacity(depth.min(4096)),
@@ -485,8 +488,15 @@ impl<'a> IoLoop<'a> {
         };
         // Limits may have changed since the last run (the verify phase): check at once.
         self.next_event_ns = 0;
-        self.hooks =
-            self.log_io || self.max_lat_on || self.lat_target.is_some() || self.acct.act.is_some();
+        // Once per job: the loop runs again for loops= and the verify phase, whose I/Os add in.
+        if self.win_lat.is_none() {
+            self.win_lat = marks::WindowLat::this_run();
+        }
+        self.hooks = self.log_io
+            || self.max_lat_on
+            || self.lat_target.is_some()
+            || self.acct.act.is_some()
+            || self.win_lat.is_some();
         self.plain_next = self.verify.is_none()
             && !self.verify_phase
             && self.vq.is_empty()

@@ -165,6 +165,9 @@ impl<'a> IoLoop<'a> {
         }
         self.ramp_done = true;
         self.acct.reset();
+        if let Some(w) = self.win_lat.as_mut() {
+            w.reset();
+        }
         // New samplers: their epoch (log time zero) is the end of the ramp.
         let w = self.windows;
         for (i, s) in self.samplers.iter_mut().enumerate() {
