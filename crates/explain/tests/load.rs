@@ -38,8 +38,14 @@ fn explained(
     fiox_explain::explain_job(&job, recs)
 }
 
+/// One tracer at a time: the marks are the process's, and a tracer loading and attaching its
+/// programs while another's window thread attaches and detaches slowed that one's windows to
+/// a few of 50 ms (marked_reads_count_inside_the_windows_only failed when run beside them).
+static ONE_TRACER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn programs_load_and_count_this_threads_reads() {
+    let _turn = ONE_TRACER.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: geteuid has no arguments and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     assert!(
@@ -66,6 +72,7 @@ fn programs_load_and_count_this_threads_reads() {
 /// counted under `helpers` and the pool phases (as a thread pool engine's would be).
 #[test]
 fn a_created_threads_reads_are_its_creators() {
+    let _turn = ONE_TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let tracer = fiox_explain::Tracer::start().unwrap_or_else(|e| panic!("{e}"));
     let helper = std::thread::spawn(|| {
         read_blocks(100, None);
@@ -92,14 +99,9 @@ fn a_created_threads_reads_are_its_creators() {
     assert!(on > 0, "{v:#}");
 }
 
-/// Without the syscall hooks a thread's marked reads are its calls, unmarked ones are not
-/// (nothing hooks them), and the sched and block programs still read its record.
-/// The marks are process-wide (one tracer's at a time): the tests that mark take turns.
-static MARKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn marked_reads_count_without_the_syscall_hooks() {
-    let _turn = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let tracer = fiox_explain::Tracer::start_with(false).unwrap_or_else(|e| panic!("{e}"));
     let m = fiox_explain::marks::this_thread().expect("a marker while marks are on");
     read_blocks(100, Some(m));
@@ -121,7 +123,7 @@ fn marked_reads_count_without_the_syscall_hooks() {
 #[test]
 fn marked_reads_count_inside_the_windows_only() {
     use std::time::{Duration, Instant};
-    let _turn = MARKS.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let sampling =
         fiox_explain::Sampling::windows(Duration::from_millis(1), Duration::from_millis(20))
             .unwrap();
