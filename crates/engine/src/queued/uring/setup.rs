@@ -149,6 +149,29 @@ struct RsrcUpdate {
     data: u64,
 }
 
+/// IORING_(UN)REGISTER_RING_FDS of one entry (`offset`: the slot, u32::MAX for the kernel's
+/// choice; `data`: the ring's fd) on ring `fd`: the syscall's result and the slot the kernel
+/// wrote back.
+fn ring_fds(fd: libc::c_int, opcode: libc::c_long, offset: u32, data: u64) -> (libc::c_long, u32) {
+    let mut up = RsrcUpdate {
+        offset,
+        resv: 0,
+        data,
+    };
+    // SAFETY: one io_uring_rsrc_update the kernel reads and writes back (the slot it chose
+    // in `offset`), alive for the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_io_uring_register,
+            fd,
+            opcode,
+            &mut up as *mut RsrcUpdate,
+            1,
+        )
+    };
+    (r, up.offset)
+}
+
 /// The ring's fd registered in the creating thread's io_uring context (t/io_uring does the
 /// same; fio 3.33 does not): each io_uring_enter then names the ring by that index and the
 /// kernel skips looking the fd up and taking a reference on its file, about 50 ns a call
@@ -166,27 +189,13 @@ impl RegisteredRing {
     /// Register `ring` in this thread's context; None where the kernel cannot (before 5.18,
     /// or its 16 slots taken): the ring is then entered by its fd.
     pub(super) fn new(ring: &IoUring) -> Option<RegisteredRing> {
-        let mut up = RsrcUpdate {
-            offset: u32::MAX,
-            resv: 0,
-            data: ring.as_raw_fd() as u64,
-        };
-        // SAFETY: one io_uring_rsrc_update the kernel reads and writes back (the slot it
-        // chose in `offset`), alive for the call.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                ring.as_raw_fd(),
-                REGISTER_RING_FDS,
-                &mut up as *mut RsrcUpdate,
-                1,
-            )
-        };
+        let fd = ring.as_raw_fd();
+        let (r, index) = ring_fds(fd, REGISTER_RING_FDS, u32::MAX, fd as u64);
         (r == 1).then(|| RegisteredRing {
-            index: up.offset,
+            index,
             // SAFETY: gettid has no arguments and cannot fail.
             tid: unsafe { libc::gettid() },
-            ring_fd: ring.as_raw_fd(),
+            ring_fd: fd,
         })
     }
 
@@ -219,20 +228,7 @@ impl Drop for RegisteredRing {
         if unsafe { libc::gettid() } != self.tid {
             return;
         }
-        let mut up = RsrcUpdate {
-            offset: self.index,
-            resv: 0,
-            data: 0,
-        };
-        // SAFETY: as in `new`; the ring is still open (the engine's field order).
-        unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                self.ring_fd,
-                UNREGISTER_RING_FDS,
-                &mut up as *mut RsrcUpdate,
-                1,
-            );
-        }
+        // The ring is still open (the engine's field order).
+        ring_fds(self.ring_fd, UNREGISTER_RING_FDS, self.index, 0);
     }
 }
