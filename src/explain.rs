@@ -56,27 +56,34 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
         .jobs
         .iter()
         .map(|j| {
-            let run_mean = |d: &fiox_stats::DirResult| {
-                if d.lat.n > 0 {
-                    d.lat.mean()
-                } else {
-                    d.slat.mean() + d.clat.mean()
-                }
-            };
-            let runs = [run_mean(&j.dirs.read), run_mean(&j.dirs.write)];
-            // In windows the phases are of the I/Os inside them: their own mean latency is
-            // what the phases add up to (the programs lengthen them by their cost).
+            // Per direction: the mean latency the phases add up to, of which I/Os, how many,
+            // and the whole run's. In windows the phases are of the I/Os inside them: their
+            // own mean (the programs lengthen them by their cost).
             let windowed = j.explain_window_lat.filter(|_| coverage.is_sampled());
-            let lat = |i: usize| match windowed {
-                Some(w) if w[i].0 > 0 => w[i].1 as f64 / w[i].0 as f64,
-                _ => runs[i],
-            };
+            let lats: Vec<(f64, &str, u64, f64)> = fiox_job::Ddir::ALL[..2]
+                .iter()
+                .enumerate()
+                .map(|(i, &dd)| {
+                    let d = j.dirs.get(dd);
+                    let run = if d.lat.n > 0 {
+                        d.lat.mean()
+                    } else {
+                        d.slat.mean() + d.clat.mean()
+                    };
+                    match windowed {
+                        Some(w) if w[i].0 > 0 => {
+                            (w[i].1 as f64 / w[i].0 as f64, "ios_in_windows", w[i].0, run)
+                        }
+                        _ => (run, "all_ios", d.total_ios, run),
+                    }
+                })
+                .collect();
             let input = JobInput {
                 name: j.name.clone(),
                 tid: j.pid,
                 dirs: [
-                    (j.dirs.read.total_ios, lat(0)),
-                    (j.dirs.write.total_ios, lat(1)),
+                    (j.dirs.read.total_ios, lats[0].0),
+                    (j.dirs.write.total_ios, lats[1].0),
                 ],
                 handoff: fiox_engine::handoff::take(j.pid as i32).map(|h| Handoff {
                     queued_ns: h.queued_ns,
@@ -88,15 +95,11 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
             if let Some(o) = e.as_object_mut() {
                 o.insert("calls_seen_by".into(), json!(seen_by));
             }
-            for (i, dir) in ["read", "write"].iter().enumerate() {
+            for (dir, &(_, of, n, run)) in ["read", "write"].iter().zip(&lats) {
                 if let Some(d) = e.get_mut(*dir).and_then(Value::as_object_mut) {
-                    let (of, n) = match windowed {
-                        Some(w) if w[i].0 > 0 => ("ios_in_windows", w[i].0),
-                        _ => ("all_ios", j.dirs.get(fiox_job::Ddir::ALL[i]).total_ios),
-                    };
                     d.insert("lat_mean_of".into(), json!(of));
                     d.insert("lat_mean_ios".into(), json!(n));
-                    d.insert("run_lat_mean_ns".into(), json!(runs[i].round() as i64));
+                    d.insert("run_lat_mean_ns".into(), json!(run.round() as i64));
                 }
             }
             e
