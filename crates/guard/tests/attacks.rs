@@ -254,8 +254,17 @@ fn names_inside_a_directory_are_one_component() {
 fn a_user_named_output_may_be_a_device_a_fiox_named_one_may_not() {
     output::write(Path::new("/dev/null"), b"x", Named::ByUser).unwrap();
     assert!(output::write(Path::new("/dev/null"), b"x", Named::ByFiox).is_err());
-    // /dev/stdout is root's link to this process's descriptor 1.
-    output::open(Path::new("/dev/stdout"), Open::Truncate, Named::ByUser).unwrap();
+    // /dev/fd/N is root's link to this process's descriptor N, as /dev/stdout is to 1 (which
+    // is not used here: truncating it would empty the file a CI log is redirected into).
+    let (mut reader, writer) = std::io::pipe().unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
+    let path = PathBuf::from(format!("/dev/fd/{fd}"));
+    let mut out = output::open(&path, Open::Truncate, Named::ByUser).unwrap();
+    std::io::Write::write_all(&mut out, b"through the link").unwrap();
+    drop((out, writer));
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut reader, &mut got).unwrap();
+    assert_eq!(got, "through the link");
 }
 
 #[test]
