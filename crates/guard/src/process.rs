@@ -266,9 +266,13 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
         assert!(!running(pid, start));
-        // While it runs, a tagged program is found by executable and tag, and only so.
+        // While it runs, a tagged program is found by executable and tag, and only so. It
+        // waits on a read of a pipe that never brings a line: a builtin, no fork (a loop of
+        // `sleep 1` forks a copy of the shell, tag included, once a second, and that copy
+        // was found too when the test looked at that moment).
         let mut c = Command::new("sh");
-        c.args(["-c", "while :; do sleep 1; done", &tag]);
+        c.args(["-c", "read line", &tag])
+            .stdin(std::process::Stdio::piped());
         let mut child = die_with_parent(&mut c).spawn().unwrap();
         let pid = child.id();
         let start = wait_for_start(pid);
