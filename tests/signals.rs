@@ -293,6 +293,41 @@ fn sighup_during_io() {
     assert!(issued(&v, "write").0 > 0, "{v}");
 }
 
+/// Under `nohup` (SIGHUP ignored when fiox starts) a SIGHUP is ignored: the run goes on
+/// until Ctrl-C, which stops it as usual.
+#[test]
+fn sighup_stays_ignored_under_nohup() {
+    let dir = TempDir::new("sig-nohup");
+    let f = dir.join("f");
+    let mut a = vec![
+        "--name=n",
+        "--rw=randwrite",
+        "--size=8m",
+        "--time_based",
+        "--runtime=60",
+    ];
+    let file = format!("--filename={f}");
+    a.push(&file);
+    a.extend(STREAM);
+    a.push("--unlink=1");
+    let cwd = TempDir::new("sig-nohup-cwd");
+    let mut child = spawn_fiox_hup(cwd.path(), &a, libc::SIG_IGN);
+    let mut out = Stdout::watch(&mut child);
+    out.wait_for("[w(1)]");
+    sh("kill", &["-s", "HUP", &child.id().to_string()]).expect("send SIGHUP");
+    // Still running a while after (a handled SIGHUP stops a job within a few ms).
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGHUP stopped a nohup run"
+    );
+    sigint(&child);
+    let r = wait(child);
+    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
+    assert!(issued(&out.json(), "write").0 > 0);
+    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+}
+
 #[test]
 fn sigint_during_verify() {
     let dir = TempDir::new("sig-verify");

@@ -91,10 +91,27 @@ pub fn spawn_fiox(args: &[&str]) -> Child {
         .expect("spawn fiox")
 }
 
-/// Start fiox in directory `cwd` without waiting (stdout/stderr piped).
+/// Start fiox in directory `cwd` without waiting (stdout/stderr piped), SIGHUP at its
+/// default: the tests' outcome must not depend on how the suite was started (under `nohup`
+/// fiox keeps an ignored SIGHUP ignored, as it should, and a SIGHUP test would wait a minute
+/// and fail).
 pub fn spawn_fiox_in(cwd: &Path, args: &[&str]) -> Child {
-    Command::new(fiox_bin())
-        .args(args)
+    spawn_fiox_hup(cwd, args, libc::SIG_DFL)
+}
+
+/// [`spawn_fiox_in`] with SIGHUP's disposition `hup` (`libc::SIG_IGN`: as `nohup` starts it).
+pub fn spawn_fiox_hup(cwd: &Path, args: &[&str], hup: libc::sighandler_t) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(fiox_bin());
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec's closure must be (it runs in the
+    // forked child before exec); an ignored or default disposition survives the exec.
+    unsafe {
+        c.pre_exec(move || {
+            libc::signal(libc::SIGHUP, hup);
+            Ok(())
+        });
+    }
+    c.args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
