@@ -663,16 +663,6 @@ fn softrandommap_runs_without_a_map_that_cannot_be_had_like_fio() {
     }
 }
 
-/// The blkio cgroup hierarchy (cgroup v1 `blkio`, else cgroup2), as fio finds it.
-fn blkio_mount() -> Option<(std::path::PathBuf, bool)> {
-    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
-    mounts.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let v1 = f[2] == "cgroup" && f[3].split(',').any(|o| o == "blkio");
-        (v1 || f[2] == "cgroup2").then(|| (std::path::PathBuf::from(f[1]), f[2] == "cgroup2"))
-    })
-}
-
 /// cgroup: the job runs inside the group (its thread listed there while it runs), a group the
 /// run created is removed at the end unless cgroup_nodelete, and cgroup_weight without a
 /// blkio.weight file fails as fio's (EACCES); the same as fio.

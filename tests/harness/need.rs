@@ -211,3 +211,14 @@ pub fn io_uring_probe() -> Result<(), String> {
     unsafe { libc::close(fd as libc::c_int) };
     Ok(())
 }
+
+/// The blkio cgroup hierarchy (cgroup v1 `blkio`, else cgroup2), as fio finds it, and
+/// whether it is cgroup2.
+pub fn blkio_mount() -> Option<(std::path::PathBuf, bool)> {
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let v1 = f[2] == "cgroup" && f[3].split(',').any(|o| o == "blkio");
+        (v1 || f[2] == "cgroup2").then(|| (std::path::PathBuf::from(f[1]), f[2] == "cgroup2"))
+    })
+}

@@ -236,10 +236,11 @@ impl Tracer {
         }
         // The first window (now), then marks: its programs are attached.
         let sampler = window::Sampler::start(ctl, hooks, sampling)?;
-        marks::publish(records.map(|r| (r, &ctl.0[C_OPEN])));
-        marks::publish_window(
-            matches!(sampling, Sampling::Windows { .. }).then_some(&ctl.0[C_OPEN]),
-        );
+        marks::publish(Some(marks::Published {
+            open: &ctl.0[C_OPEN],
+            records,
+            windows: matches!(sampling, Sampling::Windows { .. }),
+        }));
         Ok(Tracer {
             state,
             _reqs: reqs,
@@ -273,7 +274,6 @@ impl Tracer {
     /// writes only where no one reads).
     fn stop(&mut self) -> Coverage {
         marks::publish(None);
-        marks::publish_window(None);
         let c = self.sampler.stop(self.ctl);
         self.links.clear();
         c

@@ -18,26 +18,29 @@ use crate::sys;
 use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The mapped records while a tracer without syscall hooks runs (None otherwise), with the
-/// window word (layout C_OPEN). Read once per job thread (when its loop starts), so a lock
-/// costs nothing per I/O.
-type Published = Option<(&'static [AtomicU64], &'static AtomicU64)>;
-static RECORDS: Mutex<Published> = Mutex::new(None);
+/// What a running tracer publishes to the job threads (read once per job thread, when its
+/// loop starts, so a lock costs nothing per I/O): the window word (layout C_OPEN: the open
+/// window's start, 0 while none is open; always open with full tracing), the mapped records
+/// when the tracer relies on marks (no syscall hooks), and whether it traces in windows
+/// (what [`WindowLat`] needs). Set after the first window opens, cleared before the
+/// programs are detached: one publication, so a thread never sees half of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Published {
+    pub open: &'static AtomicU64,
+    pub records: Option<&'static [AtomicU64]>,
+    pub windows: bool,
+}
 
-pub(crate) fn publish(words: Published) {
-    if let Ok(mut r) = RECORDS.lock() {
-        *r = words;
+static PUBLISHED: Mutex<Option<Published>> = Mutex::new(None);
+
+pub(crate) fn publish(p: Option<Published>) {
+    if let Ok(mut g) = PUBLISHED.lock() {
+        *g = p;
     }
 }
 
-/// The window word (layout C_OPEN) of a tracer that traces in windows, None otherwise: what
-/// [`WindowLat`] reads.
-static WINDOW: Mutex<Option<&'static AtomicU64>> = Mutex::new(None);
-
-pub(crate) fn publish_window(word: Option<&'static AtomicU64>) {
-    if let Ok(mut w) = WINDOW.lock() {
-        *w = word;
-    }
+fn published() -> Option<Published> {
+    *PUBLISHED.lock().ok()?
 }
 
 /// The latency of a job's I/Os that start and end inside one window, per direction (count,
@@ -47,6 +50,8 @@ pub(crate) fn publish_window(word: Option<&'static AtomicU64>) {
 /// (no clock conversion), so an I/O counts when it started after that and completes while
 /// the same window is open; the kernel's programs pair the same I/Os (the few that start in
 /// the window before that first completion are left out here, a sample of the same kind).
+/// At each window's opening or closing the thread also reports the mean latency of all its
+/// I/Os since the last one, to which the next windows stretch (`crate::window::stretch`).
 #[derive(Debug, Clone, Copy)]
 pub struct WindowLat {
     open: &'static AtomicU64,
@@ -56,18 +61,21 @@ pub struct WindowLat {
     since: u64,
     pub n: [u64; 2],
     pub sum: [u64; 2],
+    /// Every I/O since the window last opened or closed (count, latency sum in ns).
+    all: (u64, u64),
 }
 
 impl WindowLat {
     /// For a job thread while a tracer traces in windows (None: full tracing or no tracer).
     pub fn this_run() -> Option<WindowLat> {
-        let open = (*WINDOW.lock().ok()?)?;
+        let p = published().filter(|p| p.windows)?;
         Some(WindowLat {
-            open,
+            open: p.open,
             seen: 0,
             since: 0,
             n: [0; 2],
             sum: [0; 2],
+            all: (0, 0),
         })
     }
 
@@ -75,14 +83,18 @@ impl WindowLat {
     /// completed at `now` (the thread's clock, ns).
     #[inline]
     pub fn add(&mut self, dir: usize, start: u64, now: u64) {
+        let lat = now.saturating_sub(start);
+        self.all = (self.all.0 + 1, self.all.1 + lat);
         let open = self.open.load(Ordering::Relaxed);
         if open != self.seen {
             (self.seen, self.since) = (open, now);
+            crate::window::hint_latency(self.all.1 / self.all.0);
+            self.all = (0, 0);
             return;
         }
         if open != 0 && start >= self.since && dir < 2 {
             self.n[dir] += 1;
-            self.sum[dir] += now.saturating_sub(start);
+            self.sum[dir] += lat;
         }
     }
 
@@ -161,7 +173,14 @@ pub struct Marker {
 /// The calling thread's marker, if a tracer that relies on marks runs (and the thread's
 /// record slot is free or its own).
 pub fn this_thread() -> Option<Marker> {
-    let (all, open) = (*RECORDS.lock().ok()?)?;
+    let Published {
+        open,
+        records: Some(all),
+        ..
+    } = published()?
+    else {
+        return None;
+    };
     let tid = sys::gettid();
     let slot = (tid & (T_SLOTS - 1)) as usize;
     let rec = all.get(slot * WORDS..(slot + 1) * WORDS)?;
@@ -381,6 +400,7 @@ mod tests {
             since: 0,
             n: [0; 2],
             sum: [0; 2],
+            all: (0, 0),
         };
         w.add(0, 0, 10); // closed
         OPEN.store(1_000, Ordering::Relaxed);
@@ -395,6 +415,9 @@ mod tests {
         w.add(0, 450, 520); // started before 500
         w.add(0, 510, 530); // inside: 20
         assert_eq!((w.n, w.sum), ([2, 1], [50, 40]));
+        // At each opening or closing, the mean of every I/O since the last one (10 and 95;
+        // 30, 70, 40 and 260; 350): the longest is what the next window stretches to.
+        assert_eq!(crate::window::take_hint(), 350);
         w.reset();
         assert_eq!((w.n, w.sum), ([0, 0], [0, 0]));
     }

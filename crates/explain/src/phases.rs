@@ -270,12 +270,15 @@ fn sampling(job: &JobInput, seen: u64) -> Value {
     let mut v = job.coverage.json();
     v["ios_seen"] = json!(seen);
     if let Sampling::Windows { window, .. } = job.coverage.sampling {
+        // Windows stretch to the I/Os (`window::stretch`): this is left when they could not
+        // (a latency that rose late in the run, or past the longest window).
+        let w = (window.as_nanos() as f64).max(job.coverage.longest_window_ns as f64);
         let longest = job.dirs.iter().map(|d| d.1).fold(0.0, f64::max);
-        if longest * 20.0 > window.as_nanos() as f64 {
+        if longest * f64::from(crate::window::STRETCH) > w {
             v["note"] = json!(format!(
                 "I/Os of {} in windows of {}: an I/O is seen only when it starts and ends inside one window, so the longest are under-sampled; --explain=full traces them all",
                 us(longest),
-                us(window.as_nanos() as f64)
+                us(w)
             ));
         }
     }
@@ -530,6 +533,9 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                 smp["period_ms"],
                 smp["ios_seen"]
             ));
+            if let Some(n) = smp.get("note").and_then(Value::as_str) {
+                s.push_str(&format!("  {name}: {n}\n"));
+            }
         }
         for dir in ["read", "write"] {
             let Some(d) = v.get(dir) else { continue };
@@ -566,6 +572,9 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                 d["submit"]["calls"], w["blocked"], w["sleeping"], w["preempted"],
                 b["requests"], b["merges"], b["splits"]
             ));
+            if let Some(n) = d.get("note").and_then(Value::as_str) {
+                s.push_str(&format!("    {n}\n"));
+            }
             if let Some(l) = d.get("lower") {
                 s.push_str(&format!(
                     "    lower device: requests={} queued {} + device {} per request (inside device)\n",
@@ -658,6 +667,7 @@ mod tests {
             traced_ns: 1_000,
             run_ns: 10_000,
             windows: 3,
+            longest_window_ns: 0,
             error: None,
         };
         let job = JobInput {

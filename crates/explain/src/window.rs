@@ -13,6 +13,11 @@
 //! A thread that gives itself a copy of the file table (a sync job, as fio's job process)
 //! would hold the open window's links in it until it ends: [`unshare_files`] closes them in
 //! the copy.
+//! Windows stretch to the I/Os: an I/O counts only when it starts and ends inside one window,
+//! so one of L in a window of W is seen with odds (W - L) / W, and the long ones would be
+//! under-sampled. The job threads say the mean latency of their I/Os ([`hint_latency`]) and
+//! each window opens at least [`STRETCH`] times the longest such mean long (the period
+//! stretched alike, so the traced share and the cost stay the same).
 
 use crate::layout::*;
 use crate::{sys, ExplainError};
@@ -23,13 +28,52 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+/// A window is at least this many times the jobs' mean I/O latency: an I/O of the mean is then
+/// seen with odds 19 in 20, one of five times the mean 3 in 4.
+pub const STRETCH: u32 = 20;
+
+/// The longest a window stretches (then an I/O of 500 ms is still seen with odds 19 in 20).
+const MAX_WINDOW: Duration = Duration::from_secs(10);
+
+/// The longest mean I/O latency a job thread reported since the control thread last looked,
+/// ns (0: none).
+static LAT_HINT: AtomicU64 = AtomicU64::new(0);
+
+/// A job thread's mean I/O latency over a stretch of its run (ns): the next windows are made
+/// long enough for I/Os of it.
+pub(crate) fn hint_latency(mean_ns: u64) {
+    LAT_HINT.fetch_max(mean_ns, Ordering::Relaxed);
+}
+
+/// The longest mean reported since the last call (0: none).
+pub(crate) fn take_hint() -> u64 {
+    LAT_HINT.swap(0, Ordering::Relaxed)
+}
+
+/// The window and period for I/Os of `lat_ns` on average: `window` and `period` as asked, or
+/// both stretched by the same factor so that the window is [`STRETCH`] times the latency
+/// (at most [`MAX_WINDOW`]).
+pub(crate) fn stretch(window: Duration, period: Duration, lat_ns: u64) -> (Duration, Duration) {
+    let want = Duration::from_nanos(lat_ns.saturating_mul(u64::from(STRETCH))).min(MAX_WINDOW);
+    if want <= window {
+        return (window, period);
+    }
+    let factor = want.as_secs_f64() / window.as_secs_f64();
+    (want, period.mul_f64(factor))
+}
+
 /// How `--explain` traces: all the time, or in windows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sampling {
     /// Every program attached for the whole run: every I/O seen, the full cost.
     Full,
-    /// The frequent programs attached for `window` in every `period`.
-    Windows { window: Duration, period: Duration },
+    /// The frequent programs attached for `window` in every `period`, both stretched to the
+    /// I/Os' mean latency when `stretch` (the default's; windows one asked for are kept).
+    Windows {
+        window: Duration,
+        period: Duration,
+        stretch: bool,
+    },
 }
 
 impl Sampling {
@@ -37,13 +81,16 @@ impl Sampling {
     /// 4k QD8 job under 5% (BENCHMARKS.md: the full cost is about 20%); 200 ms periods give
     /// a one-second job five windows; a 20 ms window is a hundred times a 200 us I/O, so
     /// that few I/Os straddle its edges (an I/O counts only when it starts and ends inside
-    /// one window: calls of milliseconds are under-sampled, use full tracing for them).
+    /// one window, so windows stretch to [`STRETCH`] times the I/Os' mean latency).
     pub const DEFAULT: Sampling = Sampling::Windows {
         window: Duration::from_millis(20),
         period: Duration::from_millis(200),
+        stretch: true,
     };
 
-    /// `window` in every `period`; full tracing when the window covers the period. Errors
+    /// `window` in every `period` exactly (not stretched: a user who names windows gets them,
+    /// with the report's note when the I/Os are long against them); full tracing when the
+    /// window covers the period. Errors
     /// name what is wrong (a zero window, a window longer than its period).
     pub fn windows(window: Duration, period: Duration) -> Result<Sampling, String> {
         if window < Duration::from_millis(1) {
@@ -59,7 +106,11 @@ impl Sampling {
         Ok(if window == period {
             Sampling::Full
         } else {
-            Sampling::Windows { window, period }
+            Sampling::Windows {
+                window,
+                period,
+                stretch: false,
+            }
         })
     }
 }
@@ -72,6 +123,8 @@ pub struct Coverage {
     pub traced_ns: u64,
     pub run_ns: u64,
     pub windows: u64,
+    /// The longest window opened (longer than asked when it stretched to the I/Os), ns.
+    pub longest_window_ns: u64,
     pub error: Option<String>,
 }
 
@@ -83,6 +136,7 @@ impl Coverage {
             traced_ns: 0,
             run_ns: 0,
             windows: 1,
+            longest_window_ns: 0,
             error: None,
         }
     }
@@ -103,14 +157,24 @@ impl Coverage {
     pub fn json(&self) -> Value {
         let mut v = match self.sampling {
             Sampling::Full => json!({"mode": "full", "traced_fraction": 1.0}),
-            Sampling::Windows { window, period } => json!({
+            Sampling::Windows {
+                window,
+                period,
+                stretch,
+            } => json!({
                 "mode": "windows",
+                "stretch": stretch,
                 "window_ms": window.as_secs_f64() * 1e3,
                 "period_ms": period.as_secs_f64() * 1e3,
                 "traced_fraction": (self.fraction() * 1e4).round() / 1e4,
                 "windows": self.windows,
             }),
         };
+        if let Sampling::Windows { window, .. } = self.sampling {
+            if self.longest_window_ns > window.as_nanos() as u64 {
+                v["longest_window_ms"] = json!((self.longest_window_ns as f64 / 1e4).round() / 1e2);
+            }
+        }
         if let Some(e) = &self.error {
             v["error"] = json!(e);
         }
@@ -239,7 +303,13 @@ impl Sampler {
                 let (links, start) = ctl.open(&hooks).map_err(ExplainError::Unavailable)?;
                 (s.links, s.start) = (links, start);
             }
-            Sampling::Windows { window, period } => {
+            Sampling::Windows {
+                window,
+                period,
+                stretch,
+            } => {
+                // A report left from an earlier run in this process is not this run's.
+                take_hint();
                 // The control thread opens every window, the first too (it says how that
                 // went before this returns), and closes every window: the links are made
                 // and dropped by the thread that owns them.
@@ -250,7 +320,15 @@ impl Sampler {
                         let first = ctl.open(&hooks);
                         let _ = tx.send(first.as_ref().map(|f| f.1).map_err(Clone::clone));
                         let (links, start) = first.ok()?;
-                        Some(run(ctl, hooks, links, start, (window, period), &stop))
+                        Some(run(
+                            ctl,
+                            hooks,
+                            links,
+                            start,
+                            (window, period),
+                            stretch,
+                            &stop,
+                        ))
                     })
                     .map_err(|e| {
                         ExplainError::Unavailable(format!("starting the window thread: {e}"))
@@ -294,6 +372,7 @@ impl Sampler {
                     traced_ns,
                     run_ns,
                     windows: 1,
+                    longest_window_ns: traced_ns,
                     error: None,
                 }
             }
@@ -303,48 +382,91 @@ impl Sampler {
     }
 }
 
-/// The control thread: close the open window after `window`, open the next one `period`
-/// after its start, until told to stop (then the open window is closed).
+/// The gap before the next window: the period less the window, times a factor drawn from
+/// [0.5, 1.5) (`rng`, xorshift64). Windows at a fixed phase alias with a periodic workload:
+/// the blkio throttle lets a slice's I/Os through in a burst every 100 ms, and windows every
+/// 200 ms opened 20 ms after the job started never saw one (0 I/Os seen in 6 windows, the
+/// throttle test below); a jittered gap keeps the mean period and the traced share.
+fn jittered_gap(window: Duration, period: Duration, rng: &mut u64) -> Duration {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    let u = (*rng >> 11) as f64 / (1u64 << 53) as f64;
+    period.saturating_sub(window).mul_f64(0.5 + u)
+}
+
+/// The control thread: close the open window after its length, open the next one after a
+/// jittered gap ([`jittered_gap`]), until told to stop (then the open window is closed). Each
+/// window and its period are stretched to the latency the job threads last reported
+/// ([`stretch`]).
 fn run(
     ctl: Ctl,
     hooks: Vec<Hook>,
     first: Vec<OwnedFd>,
     t0: u64,
-    (window, period): (Duration, Duration),
+    asked: (Duration, Duration),
+    stretched: bool,
     stop: &Stop,
 ) -> Coverage {
     let mut links = Some(first);
     let mut start = t0;
     let mut opened = Instant::now();
+    let (mut window, mut period) = asked;
+    let (mut lat, mut longest) = (0u64, 0u64);
+    let mut rng = t0 | 1;
+    let mut gap = jittered_gap(window, period, &mut rng);
     let (mut traced_ns, mut windows, mut error) = (0u64, 1u64, None);
     loop {
-        let until = opened + if links.is_some() { window } else { period };
+        let until = opened + window + if links.is_some() { Duration::ZERO } else { gap };
         if wait_stop(stop, Some(until)) {
             break;
         }
         match links.take() {
-            Some(l) => traced_ns += ctl.close(l, start),
-            None => match ctl.open(&hooks) {
-                Ok((l, s)) => {
-                    (links, start, opened) = (Some(l), s, Instant::now());
-                    windows += 1;
+            Some(l) => {
+                let len = ctl.close(l, start);
+                traced_ns += len;
+                longest = longest.max(len);
+            }
+            None => {
+                // The latest report, or the one before when no I/O completed since (I/Os
+                // longer than a period).
+                lat = match take_hint() {
+                    0 => lat,
+                    h => h,
+                };
+                if stretched {
+                    (window, period) = stretch(asked.0, asked.1, lat);
                 }
-                Err(e) => {
-                    error = Some(format!("{e}: the rest of the run was not traced"));
-                    wait_stop(stop, None);
-                    break;
+                gap = jittered_gap(window, period, &mut rng);
+                match ctl.open(&hooks) {
+                    Ok((l, s)) => {
+                        (links, start, opened) = (Some(l), s, Instant::now());
+                        windows += 1;
+                    }
+                    Err(e) => {
+                        error = Some(format!("{e}: the rest of the run was not traced"));
+                        wait_stop(stop, None);
+                        break;
+                    }
                 }
-            },
+            }
         }
     }
     if let Some(l) = links.take() {
-        traced_ns += ctl.close(l, start);
+        let len = ctl.close(l, start);
+        traced_ns += len;
+        longest = longest.max(len);
     }
     Coverage {
-        sampling: Sampling::Windows { window, period },
+        sampling: Sampling::Windows {
+            window: asked.0,
+            period: asked.1,
+            stretch: stretched,
+        },
         traced_ns,
         run_ns: sys::monotonic_ns().saturating_sub(t0),
         windows,
+        longest_window_ns: longest,
         error,
     }
 }
@@ -363,7 +485,8 @@ mod tests {
             Sampling::windows(ms(5), ms(50)),
             Ok(Sampling::Windows {
                 window: ms(5),
-                period: ms(50)
+                period: ms(50),
+                stretch: false
             })
         );
     }
@@ -375,6 +498,7 @@ mod tests {
             traced_ns: 100,
             run_ns: 1000,
             windows: 5,
+            longest_window_ns: 20_000_000,
             error: None,
         };
         let v = c.json();
@@ -382,6 +506,46 @@ mod tests {
         assert_eq!(v["window_ms"], 20.0);
         assert_eq!(v["period_ms"], 200.0);
         assert_eq!(v["traced_fraction"], 0.1);
+        assert!(v.get("longest_window_ms").is_none(), "{v}");
+        let stretched = Coverage {
+            longest_window_ns: 123_456_789,
+            ..c
+        };
+        assert_eq!(stretched.json()["longest_window_ms"], 123.46);
         assert_eq!(Coverage::full().json()["traced_fraction"], 1.0);
+    }
+
+    #[test]
+    fn gaps_are_jittered_around_the_period() {
+        let ms = Duration::from_millis;
+        let mut rng = 12345u64;
+        let gaps: Vec<f64> = (0..10_000)
+            .map(|_| jittered_gap(ms(20), ms(200), &mut rng).as_secs_f64() * 1e3)
+            .collect();
+        assert!(gaps.iter().all(|g| (90.0..270.0).contains(g)), "{gaps:?}");
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        assert!((175.0..185.0).contains(&mean), "mean gap {mean} ms");
+        // Spread over the range, not stuck at a phase.
+        assert!(gaps.iter().any(|g| *g < 100.0) && gaps.iter().any(|g| *g > 260.0));
+    }
+
+    #[test]
+    fn windows_stretch_to_the_latency_and_keep_their_share() {
+        let ms = Duration::from_millis;
+        // Short I/Os (or none reported): the windows asked for.
+        assert_eq!(stretch(ms(20), ms(200), 0), (ms(20), ms(200)));
+        assert_eq!(stretch(ms(20), ms(200), 1_000_000), (ms(20), ms(200)));
+        // I/Os of 5 ms: windows of 100 ms in every second.
+        assert_eq!(stretch(ms(20), ms(200), 5_000_000), (ms(100), ms(1000)));
+        assert_eq!(stretch(ms(2), ms(8), 500_000), (ms(10), ms(40)));
+        // At most 10 s, whatever the latency (and no overflow).
+        assert_eq!(
+            stretch(ms(20), ms(200), u64::MAX).0,
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            stretch(ms(20), ms(200), u64::MAX).1,
+            Duration::from_secs(100)
+        );
     }
 }
