@@ -21,11 +21,11 @@ dev=$("$fiox" testbed up loop --name=floor-uring --size=1g --direct_io=on --dir=
 # per-second IOPS lines). Its start-up is small (about 1M instructions against hundreds of
 # millions); a difference of two runs is not used because under valgrind its rate varies more
 # between runs than the start-up it would cancel.
-t_count() { # seconds aio -> "instructions ios"
+t_count() { # seconds aio [stats] -> "instructions ios"
     local fixed=$((1 - $2))
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$scratch/cg" \
         --log-file="$scratch/log" -- "$t_io_uring" -a"$2" -d32 -s8 -c8 -b4096 -p0 \
-        -B$fixed -F$fixed -r"$1" "$dev" >"$scratch/out" 2>&1
+        -B$fixed -F$fixed -t"${3:-0}" -r"$1" "$dev" >"$scratch/out" 2>&1
     local i ios
     i=$(awk '/I[ ]*refs:/ {gsub(",", "", $NF); print $NF}' "$scratch/log")
     ios=$(awk -F'[=,]' '/^IOPS=/ {v=$2; m=1; if (v ~ /K$/) m=1e3; if (v ~ /M$/) m=1e6; sub(/[KM]$/, "", v); s+=v*m} END {printf "%d", s}' "$scratch/out")
@@ -37,6 +37,13 @@ for a in 0 1; do
     awk -v b="$name" -v i="$i" -v n="$n" \
         'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
 done
+# t/io_uring's own latency statistics (-t1: a clock read and a histogram add per submit and
+# reap batch, not per I/O, and a TSC calibration at start): runs of 3 and 8 s, the
+# difference over the difference in I/Os (the calibration cancels).
+read -r i3 n3 <<<"$(t_count 3 0 1)"
+read -r i8 n8 <<<"$(t_count 8 0 1)"
+awk -v b="t/io_uring -t1 (its latency statistics, 8 s - 3 s)" -v i="$((i8 - i3))" \
+    -v n="$((n8 - n3))" 'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
 base="--name=floor --rw=randread --bs=4k --filename=$dev --direct=1 --iodepth=32 --iodepth_batch_submit=8 --iodepth_batch_complete_min=1 --iodepth_batch_complete_max=8 --thread"
 for engine in io_uring libaio; do
     extra=""
