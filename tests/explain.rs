@@ -616,3 +616,29 @@ fn default_windows_are_jittered_stretched_and_say_what_they_missed() {
         .unwrap_or_else(|| panic!("no note: {e:#}"));
     assert!(note.contains("--explain=full"), "{note}");
 }
+
+/// A thread's time before its first I/O call (here a `startdelay` of 1 s, asleep) is not
+/// fiox's time per I/O: `fiox_off_cpu` and `fiox_on_cpu` count from the first call on (the
+/// whole second was spread over the I/Os before).
+#[test]
+fn time_before_the_first_call_is_not_per_io() {
+    let Some(disk) = ramdisk() else { return };
+    let (e, _) = explain_run(
+        &[
+            "--explain=full",
+            "--name=late",
+            &format!("--filename={}", disk.path().display()),
+            "--direct=1",
+            "--ioengine=psync",
+            "--rw=randread",
+            "--bs=4k",
+            "--startdelay=1",
+            "--runtime=1",
+        ],
+        "read",
+    );
+    let ios = e["ios"].as_f64().unwrap();
+    let off_total_ms = phase(&e, "fiox_off_cpu") * ios / 1e6;
+    assert!(off_total_ms < 200.0, "{off_total_ms} ms off CPU: {e:#}");
+    adds_up(&e);
+}

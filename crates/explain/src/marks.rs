@@ -212,8 +212,12 @@ impl Marker {
         }
         let now = sys::monotonic_ns();
         let mark = self.get(S_MARK);
-        // User time since a mark of this window only (an older one spans a closed gap).
-        if mark >= open {
+        // User time since a mark of this window only (an older one spans a closed gap), and
+        // from the first finished call on (before it: start-up, not time per I/O).
+        let calls: u64 = (0..DIRS)
+            .map(|d| self.get(DIR_BASE + d * DIR_WORDS + D_CALLS))
+            .sum();
+        if mark >= open && calls > 0 {
             self.add(G_USER, now.wrapping_sub(mark));
         }
         for s in [
