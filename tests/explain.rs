@@ -539,10 +539,7 @@ impl Throttled {
         std::fs::create_dir(&group).unwrap();
         let t = Throttled(group);
         let rdev = std::fs::metadata(dev).unwrap().rdev();
-        let (major, minor) = (
-            ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff),
-            (rdev & 0xff) | ((rdev >> 12) & !0xff),
-        );
+        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
         std::fs::write(
             t.0.join("blkio.throttle.read_iops_device"),
             format!("{major}:{minor} {iops}"),

@@ -191,15 +191,28 @@ fn interrupt_at(dir: &TempDir, args: &[&str], marker: &str) -> serde_json::Value
 
 /// [`interrupt_at`] with signal `sig` (a `kill -s` name).
 fn signal_at(dir: &TempDir, args: &[&str], marker: &str, sig: &str) -> serde_json::Value {
+    let (child, out, _cwd) = started_until(args, marker, libc::SIG_DFL);
+    sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
+    stopped(child, out, dir)
+}
+
+/// fiox started with `args` (plus JSON and normal output and the ETA, on stdout, and
+/// unlink), SIGHUP's disposition `hup`, once `marker` is on its stdout; the working
+/// directory it runs in.
+fn started_until(args: &[&str], marker: &str, hup: libc::sighandler_t) -> (Child, Stdout, TempDir) {
     let mut a = args.to_vec();
     a.extend(STREAM);
     a.push("--unlink=1");
     // A verify job saves its state in the working directory: not in the source tree.
     let cwd = TempDir::new("sig-cwd");
-    let mut child = spawn_fiox_in(cwd.path(), &a);
+    let mut child = spawn_fiox_hup(cwd.path(), &a, hup);
     let mut out = Stdout::watch(&mut child);
     out.wait_for(marker);
-    sh("kill", &["-s", sig, &child.id().to_string()]).expect("send the signal");
+    (child, out, cwd)
+}
+
+/// A signalled fiox's end: status 130, its JSON report, nothing left in `dir`.
+fn stopped(child: Child, mut out: Stdout, dir: &TempDir) -> serde_json::Value {
     let r = wait(child);
     assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
     let v = out.json();
@@ -299,21 +312,15 @@ fn sighup_during_io() {
 fn sighup_stays_ignored_under_nohup() {
     let dir = TempDir::new("sig-nohup");
     let f = dir.join("f");
-    let mut a = vec![
+    let args = [
         "--name=n",
         "--rw=randwrite",
         "--size=8m",
         "--time_based",
         "--runtime=60",
+        &format!("--filename={f}") as &str,
     ];
-    let file = format!("--filename={f}");
-    a.push(&file);
-    a.extend(STREAM);
-    a.push("--unlink=1");
-    let cwd = TempDir::new("sig-nohup-cwd");
-    let mut child = spawn_fiox_hup(cwd.path(), &a, libc::SIG_IGN);
-    let mut out = Stdout::watch(&mut child);
-    out.wait_for("[w(1)]");
+    let (mut child, out, _cwd) = started_until(&args, "[w(1)]", libc::SIG_IGN);
     sh("kill", &["-s", "HUP", &child.id().to_string()]).expect("send SIGHUP");
     // Still running a while after (a handled SIGHUP stops a job within a few ms).
     std::thread::sleep(Duration::from_millis(500));
@@ -322,10 +329,8 @@ fn sighup_stays_ignored_under_nohup() {
         "SIGHUP stopped a nohup run"
     );
     sigint(&child);
-    let r = wait(child);
-    assert_eq!(r.code, 130, "stderr:\n{}\nstdout:\n{}", r.stderr, out.seen);
-    assert!(issued(&out.json(), "write").0 > 0);
-    assert!(dir.entries().is_empty(), "left behind: {:?}", dir.entries());
+    let v = stopped(child, out, &dir);
+    assert!(issued(&v, "write").0 > 0, "{v}");
 }
 
 #[test]
