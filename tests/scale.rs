@@ -236,11 +236,74 @@ fn io_uring_runs_a_queue_deeper_than_its_largest_submission_ring() {
     }
 }
 
+/// The ring loop's writes land where the generator put them, with the job's buffer contents:
+/// a random write of every block of a file (the random map: each block once) with a buffer
+/// pattern, over fixed buffers and registered files and over plain ones, leaves the whole
+/// file holding the pattern; debug builds check the ring loop did the writing.
+#[test]
+fn ring_loop_writes_every_block_with_the_jobs_buffers() {
+    if !kernel_io_uring() {
+        return; // the skip is recorded with its reason
+    }
+    let dir = TempDir::new("ring-writes");
+    for (i, extra) in [&["--fixedbufs", "--registerfiles"][..], &[][..]]
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.join(&format!("f{i}"));
+        // A file of other bytes first (the test's, so fiox is told it may overwrite it):
+        // what the writes do not reach shows.
+        std::fs::write(&path, vec![0x11u8; 1 << 20]).unwrap();
+        let file = format!("--filename={path}");
+        let mut args = vec![
+            "--name=w",
+            file.as_str(),
+            "--ioengine=io_uring",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=1m",
+            "--iodepth=16",
+            "--iodepth_batch_submit=4",
+            "--iodepth_batch_complete_max=4",
+            "--buffer_pattern=0x5a",
+            "--output-format=json",
+            "--allow-destructive",
+        ];
+        args.extend_from_slice(extra);
+        let o = Command::new(fiox_bin())
+            .args(&args)
+            .env("FIOX_DEBUG_BATCHES", "1")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{extra:?}: {stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["jobs"][0]["write"]["total_ios"], 256, "{extra:?}");
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(data.len(), 1 << 20);
+        let wrong = data.iter().position(|&b| b != 0x5a);
+        assert_eq!(
+            wrong, None,
+            "{extra:?}: first byte not written at {wrong:?}"
+        );
+        if cfg!(debug_assertions) {
+            assert!(
+                stderr.lines().any(
+                    |l| l.contains("batch path units 256") && !l.trim_end().ends_with("ring 0")
+                ),
+                "{extra:?}: {stderr}"
+            );
+        }
+    }
+}
+
 /// The batch path (a plain io_uring or libaio job queues each submit batch in one engine call)
-/// issues what the general loop issues: the same job with serialize_overlap (which takes the
-/// general path and, for reads that never conflict, changes nothing else) writes the same I/O
-/// log offset for offset, and debug builds count the batch path's engine calls (none on the
-/// general path), so the comparison cannot pass with both runs on one path.
+/// issues what the general loop issues (on io_uring through the ring loop, `ring.rs`): the
+/// same job with serialize_overlap (which takes the general path and, for reads that never
+/// conflict, changes nothing else) writes the same I/O log offset for offset, and debug builds
+/// count the batch path's engine calls (none on the general path), so the comparison cannot
+/// pass with both runs on one path.
 #[test]
 fn batch_path_issues_what_the_general_path_issues() {
     let dir = TempDir::new("batch-path");
@@ -297,7 +360,7 @@ fn batch_path_issues_what_the_general_path_issues() {
         if cfg!(debug_assertions) {
             // "batch path units U batches B": every read drawn by the batch path (one at a
             // time when one slot is free), some of them in batches (the first fill: two of 4).
-            let counts = |e: &str| -> (u64, u64) {
+            let counts = |e: &str| -> (u64, u64, u64) {
                 let line = e
                     .lines()
                     .find(|l| l.contains("batch path units"))
@@ -309,12 +372,18 @@ fn batch_path_issues_what_the_general_path_issues() {
                         .and_then(|n| n.parse().ok())
                         .unwrap_or(0)
                 };
-                (num("units "), num("batches "))
+                (num("units "), num("batches "), num("ring "))
             };
-            let (units, batches) = counts(&batch_err);
+            let (units, batches, rings) = counts(&batch_err);
             assert_eq!(units, 256, "{engine}: {batch_err}");
             assert!(batches >= 2, "{engine}: {batch_err}");
-            assert_eq!(counts(&general_err), (0, 0), "{engine}: {general_err}");
+            // io_uring's plain job takes the ring loop (every round of it), libaio never.
+            if engine == "io_uring" {
+                assert_eq!(rings, batches, "{engine}: {batch_err}");
+            } else {
+                assert_eq!(rings, 0, "{engine}: {batch_err}");
+            }
+            assert_eq!(counts(&general_err), (0, 0, 0), "{engine}: {general_err}");
         }
     }
 }

@@ -233,10 +233,10 @@ pub(super) fn run_phases(
     }
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
         // Debug builds, on request: how many batches the batch path queued, and how many
-        // units it drew in all.
+        // units it drew in all; of those batches, the ring loop's.
         eprintln!(
-            "fiox-debug: job {}: batch path units {} batches {}",
-            job.name, lp.batch_drawn, lp.batches
+            "fiox-debug: job {}: batch path units {} batches {} ring {}",
+            job.name, lp.batch_drawn, lp.batches, lp.rings
         );
     }
     if let Some(v) = lp.verify.as_mut() {

@@ -18,8 +18,11 @@ use crate::{
     BufPool, Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued,
 };
 
+mod direct;
 mod setup;
 mod sqe;
+
+pub use direct::{RingCqe, RingIo};
 
 use setup::{build_ring, vectored, RegisteredRing};
 use sqe::{not_registered, FixedBufs, SqeCfg};
@@ -31,7 +34,9 @@ const ENTER_GETEVENTS: u32 = 1;
 /// user_data bit saying the high word carries an iovec slot to free at completion.
 const HAS_SLOT: u64 = 1 << 63;
 
-pub(crate) struct UringEngine {
+/// The io_uring engine. Besides the [`IoEngine`] calls, the runner's ring loop drives its
+/// plain reads and writes through the typed calls of `direct` ([`IoEngine::uring`]).
+pub struct UringEngine {
     /// The ring registered in the job thread (rings one thread submits to): dropped first,
     /// while `ring` is open.
     reg: Option<RegisteredRing>,
@@ -410,6 +415,10 @@ impl UringEngine {
 impl IoEngine for UringEngine {
     fn name(&self) -> &'static str {
         "io_uring"
+    }
+
+    fn uring(&mut self) -> Option<&mut UringEngine> {
+        Some(self)
     }
 
     fn flags(&self) -> EngineFlags {

@@ -65,7 +65,31 @@ impl SqeCfg {
             op => return Err(crate::not_a_read_or_write("io_uring", op)),
         };
         let t = target("io_uring", files, io.file)?;
-        let addr = io.buf.as_ptr() as usize;
+        self.rw(
+            id,
+            read,
+            (io.file, t.fd),
+            io.offset,
+            io.buf.as_ptr() as usize,
+            io.len,
+            io.ioprio,
+        )
+    }
+
+    /// The SQE of a read or write of `len` bytes at `offset` into or from `addr`, as unit
+    /// `id`, on file `(index, fd)` (the index with registered files, else the descriptor).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn rw(
+        &self,
+        id: u32,
+        read: bool,
+        (index, fd): (u32, i32),
+        offset: u64,
+        addr: usize,
+        len: u32,
+        ioprio: u16,
+    ) -> Result<Sqe, EngineError> {
         let (opcode, buf_index) = match &self.fixed {
             Some(b) => {
                 let op = if read {
@@ -73,24 +97,24 @@ impl SqeCfg {
                 } else {
                     opcode::WriteFixed::CODE
                 };
-                (op, b.index(addr, io.len)?)
+                (op, b.index(addr, len)?)
             }
             None if read => (opcode::Read::CODE, 0),
             None => (opcode::Write::CODE, 0),
         };
         let (fd, flags) = if self.registerfiles {
-            (io.file as i32, squeue::Flags::FIXED_FILE.bits())
+            (index as i32, squeue::Flags::FIXED_FILE.bits())
         } else {
-            (t.fd, 0)
+            (fd, 0)
         };
         Ok(Sqe {
             opcode,
             flags,
-            ioprio: io.ioprio,
+            ioprio,
             fd,
-            off: io.offset,
+            off: offset,
             addr: addr as u64,
-            len: io.len,
+            len,
             rw_flags: self.rw_flags,
             user_data: id as u64,
             buf_index,

@@ -76,7 +76,7 @@ impl<'a> IoLoop<'a> {
 
     /// Up to `n` requests into `reqs`: the generator's batch (its plain random path), then
     /// one by one through `next_request` (passes, wrap-arounds, every other job).
-    fn draw(&mut self, reqs: &mut Vec<IoReq>, n: usize) {
+    pub(super) fn draw(&mut self, reqs: &mut Vec<IoReq>, n: usize) {
         let got = self.gen.next_batch(reqs, n);
         if got > 0 {
             self.ios_issued += got as u64;

@@ -27,9 +27,11 @@
 //! its I/Os, which `flush_plain` adds before anything reads them. Anything unusual (a short I/O,
 //! a busy engine, an exhausted pass) returns to the general loop, which handles it.
 //!
-//! # The batch path
+//! # The batch path and the ring loop
 //! A plain job on io_uring or libaio ([`batch`]) queues each submit batch of units in one
-//! engine call; the rest of the loop (commit, reap, accounting) is the general one.
+//! engine call; the rest of the loop (commit, reap, accounting) is the general one. On
+//! io_uring the same job takes the ring loop ([`ring`]): the batch path's steps through the
+//! engine's typed ring calls, returning to the general loop for anything unusual.
 //!
 //! The other parts: [`fileuse`] (files opened, operated on and unlinked as the loop goes),
 //! [`vreads`] (verify reads and checks inside the loop).
@@ -51,6 +53,7 @@ mod complete;
 mod fileuse;
 mod lean;
 mod request;
+mod ring;
 mod submit;
 mod timeline;
 mod vreads;
@@ -222,6 +225,10 @@ pub struct IoLoop<'a> {
     batch_ids: Vec<u32>,
     batch_units: Vec<fiox_engine::IoUnit>,
     batch_reqs: Vec<IoReq>,
+    /// Scratch lists of the ring loop ([`ring`]): one submit batch's SQE fields, one reap's
+    /// completions (as long as the queue is deep, sized at the loop's start).
+    ring_ios: Vec<fiox_engine::RingIo>,
+    ring_cqes: Vec<fiox_engine::RingCqe>,
     /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
     dbg_io: bool,
     /// `--debug=random`: the generator notes its random offset draws for fio's lines.
@@ -273,6 +280,8 @@ pub struct IoLoop<'a> {
     /// batches), for the debug-build count tests read.
     pub(crate) batches: u64,
     pub(crate) batch_drawn: u64,
+    /// Submit rounds of the ring loop (of `batches`), for the same tests.
+    pub(crate) rings: u64,
     /// fio's file-operation engines: the operation done at each open of a file.
     pub(crate) file_ops: Option<crate::io::fileop::FileOps>,
     /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
@@ -417,6 +426,8 @@ impl<'a> IoLoop<'a> {
             batch_ids: Vec::with_capacity(depth.min(4096)),
             batch_units: Vec::with_capacity(depth.min(4096)),
             batch_reqs: Vec::with_capacity(depth.min(4096)),
+            ring_ios: Vec::new(),
+            ring_cqes: Vec::new(),
             dbg_io: crate::debug::on(crate::debug::IO),
             dbg_random: crate::debug::on(crate::debug::RANDOM),
             held: None,
@@ -456,6 +467,7 @@ impl<'a> IoLoop<'a> {
             spins: 0,
             batches: 0,
             batch_drawn: 0,
+            rings: 0,
             file_ops: None,
             gate: None,
             unlink_due: false,
@@ -527,6 +539,8 @@ impl<'a> IoLoop<'a> {
         }
         if self.plain_sync() {
             self.run_plain_sync();
+        } else if self.ring_ok() {
+            self.run_ring(depth, low);
         }
         let mut idle_rounds = 0u32;
         while self.end.is_none() {

@@ -1,0 +1,159 @@
+//! The ring loop's calls (issue 28): the runner drives a plain job's reads and writes through
+//! these, typed and inlined, instead of `queue_rw`/`commit`/`getevents`, which serve every kind
+//! of unit behind a dynamic call and fill the runner's lists on the way. Used only while
+//! [`UringEngine::direct_ok`] says the ring needs none of that generality: no SQPOLL (its
+//! waits for ring room), no IOPOLL (polled reaps), no `force_async` (a flag by SQE count), no
+//! iovec per unit (vectored commands without fixed buffers), nothing completed outside the
+//! ring. The SQEs are the batch path's ([`SqeCfg::rw`]), so both paths send the same bytes.
+
+use super::sqe::SqeCfg;
+use super::{not_registered, opt_err, UringEngine};
+use crate::target::target;
+use crate::{BufPtr, EngineError, IoEngine};
+
+/// One read or write for [`UringEngine::push_rw`], as unit `id`.
+#[derive(Debug, Clone, Copy)]
+pub struct RingIo {
+    pub id: u32,
+    /// Index of the file in the order given to `add_file`.
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub buf: BufPtr,
+    pub write: bool,
+    /// ioprio value (as [`IoUnit::ioprio`](crate::IoUnit)).
+    pub ioprio: u16,
+}
+
+/// A completion [`UringEngine::reap_into`] took: the unit's id and the kernel's result
+/// (bytes moved, or -errno).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RingCqe {
+    pub id: u32,
+    pub res: i32,
+}
+
+impl UringEngine {
+    /// Whether the ring loop may drive this ring now (see the module's note); registers the
+    /// files first where that is still to do, as the first `queue` would.
+    pub fn direct_ok(&mut self) -> Result<bool, EngineError> {
+        if self.sqpoll
+            || self.iopoll
+            || self.force_async > 0
+            || (self.vectored && !self.fixedbufs)
+            || !self.ready.is_empty()
+        {
+            return Ok(false);
+        }
+        if self.fixedbufs && self.bufs.is_none() {
+            return Err(not_registered());
+        }
+        if self.registerfiles && !self.files_current {
+            self.register_files()?;
+        }
+        Ok(true)
+    }
+
+    /// SQEs for `ios` as far as the ring has room (the depth,
+    /// and the ring's entries for queues deeper than the kernel's largest ring); the tail is
+    /// published once. How many were queued (the rest were not touched), or the error that
+    /// stopped the batch (a file that is not the engine's, a buffer outside the registered
+    /// pool) after the ones before it.
+    #[inline]
+    pub fn push_rw(&mut self, ios: &[RingIo]) -> (usize, Result<(), EngineError>) {
+        let room = (self.depth.saturating_sub(self.inflight + self.queued))
+            .min(self.sq_len.saturating_sub(self.queued));
+        let cfg = SqeCfg {
+            fixed: self.bufs.filter(|_| self.fixedbufs),
+            registerfiles: self.registerfiles,
+            rw_flags: self.rw_flags,
+        };
+        let files = &self.files;
+        let mut sq = self.ring.submission();
+        let (mut k, mut err) = (0, Ok(()));
+        for io in &ios[..ios.len().min(room)] {
+            let addr = io.buf.as_ptr() as usize;
+            let e = target("io_uring", files, io.file).and_then(|t| {
+                cfg.rw(
+                    io.id,
+                    !io.write,
+                    (io.file, t.fd),
+                    io.offset,
+                    addr,
+                    io.len,
+                    io.ioprio,
+                )
+            });
+            let e = match e {
+                Ok(e) => e.entry(),
+                Err(e) => {
+                    err = Err(e);
+                    break;
+                }
+            };
+            // SAFETY: the SQE refers to a buffer slot of the registered (or the job's) pool
+            // that stays valid until its completion is reaped, per the IoUnit contract the
+            // runner keeps for these units too.
+            if unsafe { sq.push(&e) }.is_err() {
+                err = Err(opt_err(
+                    "iodepth",
+                    "submission ring full although below iodepth".into(),
+                ));
+                break;
+            }
+            k += 1;
+        }
+        drop(sq);
+        self.queued += k;
+        self.sqe_count = self.sqe_count.wrapping_add(k as u32);
+        (k, err)
+    }
+
+    /// Enter the kernel with what `push_rw` queued (`commit`).
+    #[inline]
+    pub fn submit_queued(&mut self) -> Result<usize, EngineError> {
+        self.commit()
+    }
+
+    /// Up to `out.len()` completions into `out`, waiting for at least `min` of them (0: take
+    /// what is there): how many. SQEs the kernel pushed back at the last submit go out first.
+    #[inline]
+    pub fn reap_into(&mut self, min: usize, out: &mut [RingCqe]) -> Result<usize, EngineError> {
+        if self.queued > 0 {
+            self.commit()?;
+        }
+        let max = out.len();
+        let min = min.min(self.inflight).min(max);
+        let mut n = 0;
+        loop {
+            let mut got = 0;
+            let mut cq = self.ring.completion();
+            for (slot, cqe) in out[n..].iter_mut().zip(cq.by_ref()) {
+                *slot = RingCqe {
+                    id: cqe.user_data() as u32,
+                    res: cqe.result(),
+                };
+                got += 1;
+            }
+            cq.sync();
+            drop(cq);
+            n += got;
+            self.inflight = self.inflight.saturating_sub(got);
+            if n >= min {
+                return Ok(n);
+            }
+            if let Err(e) = self.wait(1) {
+                if !matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) {
+                    return Err(EngineError::Os {
+                        engine: "io_uring",
+                        what: "io_uring_enter (wait)".into(),
+                        source: e,
+                    });
+                }
+            }
+        }
+    }
+}

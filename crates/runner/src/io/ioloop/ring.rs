@@ -1,0 +1,241 @@
+//! The ring loop (issue 28): a job the batch path takes ([`batch`](super::batch)) on io_uring,
+//! driven through the engine's typed ring calls ([`fiox_engine::UringEngine`]'s `push_rw`,
+//! `submit_queued`, `reap_into`) instead of the dynamic `queue_rw`/`commit`/`getevents` and
+//! the lists between them. Each round draws a submit batch from the generator, prepares the
+//! slots as `prepare` does, writes their SQEs and submits them; each reap takes the
+//! completions straight from the ring and accounts them with the batch path's `finish_batch`.
+//! The marks (submit, complete, depth distributions) and the clock reads are the general
+//! loop's, call for call, so the report is the same; what is left out is per-I/O work the
+//! general loop spends on being general (a unit list per batch, a completion list per reap, a
+//! dynamic call for each). Anything else (a unit to re-issue, a short or failed I/O's
+//! remainder, an idle engine) returns to the general loop in [`IoLoop::run`], which handles it.
+
+use super::*;
+use fiox_engine::{RingCqe, RingIo};
+
+impl<'a> IoLoop<'a> {
+    /// Whether this run can take the ring loop: the batch path's job on io_uring whose ring
+    /// needs none of the general calls (see `UringEngine::direct_ok`), without --explain's
+    /// syscall marks.
+    pub(super) fn ring_ok(&mut self) -> bool {
+        if !self.batch_rw || self.mark_aio.is_some() {
+            return false;
+        }
+        match self.engine.uring().map(|r| r.direct_ok()) {
+            Some(Ok(ok)) => ok,
+            Some(Err(e)) => {
+                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The ring loop: fill to `depth`, reap as the general loop does (at least
+    /// `iodepth_batch_complete_min` when full, down to `low`), until the job ends or something
+    /// needs the general loop (module note).
+    pub(super) fn run_ring(&mut self, depth: u32, low: u32) {
+        let depth_units = self.slots.len();
+        self.ring_ios.reserve(depth_units);
+        self.ring_cqes.resize(depth_units, RingCqe::default());
+        while self.end.is_none() && self.requeue.is_empty() && self.pending.is_empty() {
+            self.ring_fill(depth);
+            if self.inflight == 0 {
+                if self.exhausted && self.requeue.is_empty() {
+                    self.end.get_or_insert(EndReason::Done);
+                }
+                // Nothing went out: the general loop tells an idle engine from the end.
+                return;
+            }
+            if self.inflight >= depth || self.exhausted || !self.requeue.is_empty() {
+                let min = self.job.iodepth_batch_complete_min.max(1) as usize;
+                loop {
+                    self.ring_reap(min);
+                    if self.end.is_some() || self.inflight <= low {
+                        break;
+                    }
+                }
+            } else {
+                self.ring_reap(0);
+            }
+        }
+    }
+
+    /// `fill_batch` on the ring: rounds of up to `iodepth_batch_submit` new units, each
+    /// submitted as it is queued (the general path commits at the batch size or when the queue
+    /// is full, which is the same place for units that are all new).
+    fn ring_fill(&mut self, depth: u32) {
+        let batch = self.job.iodepth_batch_submit.max(1) as usize;
+        while self.inflight < depth && self.end.is_none() && !self.exhausted {
+            let want = ((depth - self.inflight) as usize).min(batch);
+            if !self.ring_queue(want) {
+                return;
+            }
+        }
+    }
+
+    /// Draw, prepare, queue and submit up to `want` new units. False: the round stopped
+    /// (nothing drawn, the ring full, an error).
+    fn ring_queue(&mut self, want: usize) -> bool {
+        let mut reqs = std::mem::take(&mut self.batch_reqs);
+        let mut ios = std::mem::take(&mut self.ring_ios);
+        reqs.clear();
+        ios.clear();
+        self.draw(&mut reqs, want.min(self.free.len()));
+        for &req in &reqs {
+            let Some(id) = self.free.pop() else {
+                break;
+            };
+            ios.push(self.ring_prepare(id, req));
+        }
+        self.batch_reqs = reqs;
+        let n = ios.len();
+        self.batch_drawn += n as u64;
+        if n == 0 {
+            self.ring_ios = ios;
+            return false;
+        }
+        self.batches += 1;
+        let (k, r) = match self.engine.uring() {
+            Some(ring) => ring.push_rw(&ios),
+            None => (0, Ok(())),
+        };
+        self.last_ddir = self.slots[ios[n - 1].id as usize].ddir;
+        self.rings += 1;
+        if self.iolog.is_some() {
+            // As the batch path: each unit handed to the ring, the one it turned away included.
+            self.log_ring(&ios[..(k + 1).min(n)]);
+        }
+        for io in &ios[..k] {
+            self.in_flight[io.id as usize] = true;
+        }
+        self.inflight += k as u32;
+        let go_on = match r {
+            Err(e) => {
+                self.free.extend(ios[k..].iter().map(|io| io.id));
+                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                false
+            }
+            // The ring is full: the rest wait their turn in the general loop, first one first.
+            Ok(()) if k < n => {
+                self.requeue.extend(ios[k..].iter().rev().map(|io| io.id));
+                false
+            }
+            Ok(()) => true,
+        };
+        if k > 0 {
+            self.ring_submit(&ios[..k]);
+        }
+        self.ring_ios = ios;
+        go_on
+    }
+
+    /// `write_iolog` lines of units handed to the ring.
+    #[cold]
+    fn log_ring(&mut self, ios: &[RingIo]) {
+        if let Some(l) = self.iolog.as_mut() {
+            for io in ios {
+                let op = if io.write { "write" } else { "read" };
+                l.io(io.file, op, io.offset, io.len);
+            }
+        }
+    }
+
+    /// `prepare` and `submit`'s priority draw for a new read or write on slot `id`: the slot
+    /// as the general path leaves it, and its SQE's fields.
+    #[inline(always)]
+    fn ring_prepare(&mut self, id: u32, req: IoReq) -> RingIo {
+        self.last_file = req.file;
+        let d = req.ddir.index() as u8;
+        let write = req.ddir == Ddir::Write;
+        if write {
+            self.writes_since_sync += 1;
+            let buf = self.pool.slice_mut(id as usize);
+            let n = (req.len as usize).min(buf.len());
+            self.filler.fill(&mut buf[..n], false);
+        }
+        let (prio, ioprio) = self.prio.pick(d, req.len);
+        let start_ns = if self.timed { self.now_ns() } else { 0 };
+        self.slots[id as usize] = Slot {
+            ddir: d,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            start_ns,
+            prio,
+            ioprio,
+            ..Slot::default()
+        };
+        RingIo {
+            id,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            buf: self.pool.ptr(id as usize),
+            write,
+            ioprio,
+        }
+    }
+
+    /// `commit` of the units just queued: enter the kernel, mark the submit and depth
+    /// distributions, stamp the issue time (slat ends here).
+    fn ring_submit(&mut self, ios: &[RingIo]) {
+        let r = match self.engine.uring() {
+            Some(ring) => ring.submit_queued(),
+            None => Ok(0),
+        };
+        if let Err(e) = r {
+            self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+        }
+        let n = ios.len() as u64;
+        self.acct.submit.mark_count(n);
+        self.acct.depth.mark_depth(self.inflight, n);
+        let now = if self.timed { self.now_ns() } else { 0 };
+        for io in ios {
+            self.slots[io.id as usize].issue_ns = now;
+        }
+    }
+
+    /// `reap` on the ring: wait for at least `min` completions (0: poll), take at most
+    /// `iodepth_batch_complete_max`, account each with `finish_batch`.
+    fn ring_reap(&mut self, min: usize) {
+        let inflight = self.inflight as usize;
+        let min = min.min(inflight);
+        let max = (self.job.iodepth_batch_complete_max as usize)
+            .max(min)
+            .max(1)
+            .min(inflight);
+        let mut cqes = std::mem::take(&mut self.ring_cqes);
+        let r = match self.engine.uring() {
+            Some(ring) => ring.reap_into(min, &mut cqes[..max]),
+            None => Ok(0),
+        };
+        match r {
+            Ok(n) => {
+                self.acct.complete.mark_count(n as u64);
+                let now = if self.timed || n > 0 {
+                    self.now_ns()
+                } else {
+                    0
+                };
+                for c in &cqes[..n] {
+                    self.ring_done(*c, now);
+                }
+            }
+            Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
+        }
+        self.ring_cqes = cqes;
+    }
+
+    /// One completion: checked to be a unit in flight (an engine bug would otherwise corrupt
+    /// another I/O's slot: counted and dropped, as `reap` does), then `finish_batch`.
+    #[inline(always)]
+    fn ring_done(&mut self, c: RingCqe, now: u64) {
+        if !self.in_flight.get(c.id as usize).copied().unwrap_or(false) {
+            self.acct.bogus_completions += 1;
+            return;
+        }
+        self.inflight -= 1;
+        self.finish_batch(c.id, i64::from(c.res), now);
+    }
+}
