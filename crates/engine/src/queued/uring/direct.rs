@@ -11,7 +11,7 @@ use super::{not_registered, opt_err, UringEngine};
 use crate::target::target;
 use crate::{BufPtr, EngineError, IoEngine};
 
-/// One read or write for [`UringEngine::push_rw`], as unit `id`.
+/// One read or write for [`UringEngine::submit_rw`], as unit `id`.
 #[derive(Debug, Clone, Copy)]
 pub struct RingIo {
     pub id: u32,
@@ -60,7 +60,7 @@ impl UringEngine {
     /// stopped the batch (a file that is not the engine's, a buffer outside the registered
     /// pool) after the ones before it.
     #[inline]
-    pub fn push_rw(&mut self, ios: &[RingIo]) -> (usize, Result<(), EngineError>) {
+    fn push_rw(&mut self, ios: &[RingIo]) -> (usize, Result<(), EngineError>) {
         let room = (self.depth.saturating_sub(self.inflight + self.queued))
             .min(self.sq_len.saturating_sub(self.queued));
         let cfg = SqeCfg {
@@ -109,10 +109,18 @@ impl UringEngine {
         (k, err)
     }
 
-    /// Enter the kernel with what `push_rw` queued (`commit`).
+    /// `push_rw`, then enter the kernel with what it queued (`commit`): how many were
+    /// queued, and the error that stopped the batch or its submission.
     #[inline]
-    pub fn submit_queued(&mut self) -> Result<usize, EngineError> {
-        self.commit()
+    pub fn submit_rw(&mut self, ios: &[RingIo]) -> (usize, Result<(), EngineError>) {
+        let (k, r) = self.push_rw(ios);
+        if k == 0 {
+            return (0, r);
+        }
+        match self.commit() {
+            Ok(_) => (k, r),
+            Err(e) => (k, r.and(Err(e))),
+        }
     }
 
     /// Up to `out.len()` completions into `out`, waiting for at least `min` of them (0: take

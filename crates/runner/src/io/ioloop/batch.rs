@@ -12,7 +12,6 @@
 //! takes `finish`.
 
 use super::*;
-use crate::gen::IoReq;
 use fiox_engine::IoUnit;
 
 impl<'a> IoLoop<'a> {
@@ -74,19 +73,21 @@ impl<'a> IoLoop<'a> {
         self.submit(id)
     }
 
-    /// Up to `n` requests into `reqs`: the generator's batch (its plain random path), then
-    /// one by one through `next_request` (passes, wrap-arounds, every other job).
-    pub(super) fn draw(&mut self, reqs: &mut Vec<IoReq>, n: usize) {
-        let got = self.gen.next_batch(reqs, n);
+    /// Up to `n` requests into `batch_reqs` (emptied first): the generator's batch (its
+    /// plain random path), then one by one through `next_request` (passes, wrap-arounds,
+    /// every other job).
+    pub(super) fn draw(&mut self, n: usize) {
+        self.batch_reqs.clear();
+        let got = self.gen.next_batch(&mut self.batch_reqs, n);
         if got > 0 {
             self.ios_issued += got as u64;
             // A batch ends at a file's wrap-around: its cache is dropped before the I/O
             // goes, as `next_request` does.
             self.drop_wrapped();
         }
-        while reqs.len() < n {
+        while self.batch_reqs.len() < n {
             match self.next_request() {
-                Some(r) => reqs.push(r),
+                Some(r) => self.batch_reqs.push(r),
                 None => break,
             }
         }
@@ -126,13 +127,12 @@ impl<'a> IoLoop<'a> {
     /// Draw, prepare and queue up to `want` new units in one engine call. False: the loop
     /// stops filling (nothing drawn, the engine full or failed).
     fn queue_batch(&mut self, want: usize) -> bool {
+        self.draw(want.min(self.free.len()));
         let mut ids = std::mem::take(&mut self.batch_ids);
         let mut units = std::mem::take(&mut self.batch_units);
-        let mut reqs = std::mem::take(&mut self.batch_reqs);
+        let reqs = std::mem::take(&mut self.batch_reqs);
         ids.clear();
         units.clear();
-        reqs.clear();
-        self.draw(&mut reqs, want.min(self.free.len()));
         for &req in &reqs {
             let Some(id) = self.free.pop() else {
                 break;
