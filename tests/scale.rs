@@ -298,6 +298,73 @@ fn ring_loop_writes_every_block_with_the_jobs_buffers() {
     }
 }
 
+/// Every per-I/O latency is counted once in each statistic, whichever loop and accounting
+/// took it (the ring loop and the batch path with fio's default statistics take
+/// `account_plain`; per-I/O log lines send the same job through the general accounting):
+/// slat, clat and lat each count every I/O, and since each I/O's lat is its slat plus its
+/// clat, lat's mean is the sum of the other two means and its min and max lie within
+/// theirs. A statistic left out or fed the wrong difference breaks one of these.
+#[test]
+fn slat_clat_and_lat_add_up_on_every_path() {
+    let dir = TempDir::new("lat-sums");
+    let file = format!("--filename={}", dir.join("f"));
+    let log = format!("--write_lat_log={}", dir.join("lat"));
+    let mut cases = vec![("libaio", None), ("libaio", Some(log.as_str()))];
+    if kernel_io_uring() {
+        cases.extend([("io_uring", None), ("io_uring", Some(log.as_str()))]);
+    }
+    for (engine, extra) in cases {
+        let eng = format!("--ioengine={engine}");
+        let mut args = vec![
+            "--name=s",
+            file.as_str(),
+            eng.as_str(),
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4m",
+            "--iodepth=8",
+            "--iodepth_batch_submit=4",
+            "--output-format=json",
+        ];
+        args.extend(extra);
+        let o = Command::new(fiox_bin())
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{engine} {extra:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = &v["jobs"][0]["read"];
+        let n = r["total_ios"].as_u64().unwrap();
+        assert_eq!(n, 1024, "{engine} {extra:?}");
+        let stat = |k: &str, f: &str| r[k][f].as_f64().unwrap_or(-1.0);
+        for k in ["slat_ns", "clat_ns", "lat_ns"] {
+            assert_eq!(r[k]["N"].as_u64(), Some(n), "{engine} {extra:?} {k}: {r}");
+        }
+        let (s, c, l) = (
+            stat("slat_ns", "mean"),
+            stat("clat_ns", "mean"),
+            stat("lat_ns", "mean"),
+        );
+        assert!(
+            (l - (s + c)).abs() <= 1e-6 * l + 1e-3,
+            "{engine} {extra:?}: lat mean {l} against slat {s} + clat {c}"
+        );
+        assert!(
+            stat("lat_ns", "min") >= stat("slat_ns", "min") + stat("clat_ns", "min"),
+            "{engine} {extra:?}: {r}"
+        );
+        assert!(
+            stat("lat_ns", "max") <= stat("slat_ns", "max") + stat("clat_ns", "max"),
+            "{engine} {extra:?}: {r}"
+        );
+    }
+}
+
 /// The batch path (a plain io_uring or libaio job queues each submit batch in one engine call)
 /// issues what the general loop issues (on io_uring through the ring loop, `ring.rs`): the
 /// same job with serialize_overlap (which takes the general path and, for reads that never

@@ -206,6 +206,9 @@ pub struct IoLoop<'a> {
     /// `account` calls `account_hooks` (per-I/O logs, max_latency, latency_target, act):
     /// decided at the start of each run, as the loop's owner sets the last two before.
     hooks: bool,
+    /// `account` takes its plain version ([`IoLoop::plain_accounting`]): decided at each
+    /// run, after `hooks`.
+    acct_plain: bool,
     /// None of the features that give `next_slot` / `fill_queue` something other than the
     /// generator's next request (verify, replay, fsync/fdatasync/sync_file_range intervals,
     /// the open-file gate, file operations, flow, trim_backlog, serialize_overlap): their
@@ -418,6 +421,7 @@ impl<'a> IoLoop<'a> {
             max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
             max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
             hooks: true,
+            acct_plain: false,
             plain_next: false,
             batch_rw: false,
             mark_aio: None,
@@ -509,6 +513,7 @@ impl<'a> IoLoop<'a> {
             || self.lat_target.is_some()
             || self.acct.act.is_some()
             || self.win_lat.is_some();
+        self.acct_plain = self.plain_accounting();
         self.plain_next = self.verify.is_none()
             && !self.verify_phase
             && self.vq.is_empty()
