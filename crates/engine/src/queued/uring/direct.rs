@@ -54,13 +54,13 @@ impl UringEngine {
         Ok(true)
     }
 
-    /// SQEs for `ios` as far as the ring has room (the depth,
-    /// and the ring's entries for queues deeper than the kernel's largest ring); the tail is
-    /// published once. How many were queued (the rest were not touched), or the error that
-    /// stopped the batch (a file that is not the engine's, a buffer outside the registered
-    /// pool) after the ones before it.
+    /// SQEs for `ios` as far as the ring has room (the depth, and the ring's entries for
+    /// queues deeper than the kernel's largest ring); the tail is published once. How many
+    /// were queued (the rest were not touched); a unit that cannot be queued (a file that is
+    /// not the engine's, a buffer outside the registered pool) stops the batch, its error
+    /// kept for [`UringEngine::take_direct_error`].
     #[inline]
-    fn push_rw(&mut self, ios: &[RingIo]) -> (usize, Result<(), EngineError>) {
+    fn push_rw(&mut self, ios: &[RingIo]) -> usize {
         let room = (self.depth.saturating_sub(self.inflight + self.queued))
             .min(self.sq_len.saturating_sub(self.queued));
         let cfg = SqeCfg {
@@ -70,7 +70,7 @@ impl UringEngine {
         };
         let files = &self.files;
         let mut sq = self.ring.submission();
-        let (mut k, mut err) = (0, Ok(()));
+        let mut k = 0;
         for io in &ios[..ios.len().min(room)] {
             let addr = io.buf.as_ptr() as usize;
             let e = target("io_uring", files, io.file).and_then(|t| {
@@ -87,7 +87,7 @@ impl UringEngine {
             let e = match e {
                 Ok(e) => e.entry(),
                 Err(e) => {
-                    err = Err(e);
+                    self.direct_error = Some(e);
                     break;
                 }
             };
@@ -95,7 +95,7 @@ impl UringEngine {
             // that stays valid until its completion is reaped, per the IoUnit contract the
             // runner keeps for these units too.
             if unsafe { sq.push(&e) }.is_err() {
-                err = Err(opt_err(
+                self.direct_error = Some(opt_err(
                     "iodepth",
                     "submission ring full although below iodepth".into(),
                 ));
@@ -106,29 +106,39 @@ impl UringEngine {
         drop(sq);
         self.queued += k;
         self.sqe_count = self.sqe_count.wrapping_add(k as u32);
-        (k, err)
+        k
     }
 
     /// `push_rw`, then enter the kernel with what it queued (`commit`): how many were
-    /// queued, and the error that stopped the batch or its submission.
+    /// queued, and whether the batch or its submission failed (the error is kept for
+    /// [`UringEngine::take_direct_error`]: a large value is not moved through every call).
     #[inline]
-    pub fn submit_rw(&mut self, ios: &[RingIo]) -> (usize, Result<(), EngineError>) {
-        let (k, r) = self.push_rw(ios);
-        if k == 0 {
-            return (0, r);
+    pub fn submit_rw(&mut self, ios: &[RingIo]) -> (usize, bool) {
+        let k = self.push_rw(ios);
+        if k > 0 {
+            if let Err(e) = self.commit() {
+                self.direct_error.get_or_insert(e);
+            }
         }
-        match self.commit() {
-            Ok(_) => (k, r),
-            Err(e) => (k, r.and(Err(e))),
-        }
+        (k, self.direct_error.is_some())
+    }
+
+    /// The error a direct call reported (as failed, or None), taken.
+    pub fn take_direct_error(&mut self) -> Option<EngineError> {
+        self.direct_error.take()
     }
 
     /// Up to `out.len()` completions into `out`, waiting for at least `min` of them (0: take
-    /// what is there): how many. SQEs the kernel pushed back at the last submit go out first.
+    /// what is there): how many, or None when the ring failed (the error kept for
+    /// [`UringEngine::take_direct_error`]). SQEs the kernel pushed back at the last submit
+    /// go out first.
     #[inline]
-    pub fn reap_into(&mut self, min: usize, out: &mut [RingCqe]) -> Result<usize, EngineError> {
+    pub fn reap_into(&mut self, min: usize, out: &mut [RingCqe]) -> Option<usize> {
         if self.queued > 0 {
-            self.commit()?;
+            if let Err(e) = self.commit() {
+                self.direct_error = Some(e);
+                return None;
+            }
         }
         let max = out.len();
         let min = min.min(self.inflight).min(max);
@@ -148,18 +158,19 @@ impl UringEngine {
             n += got;
             self.inflight = self.inflight.saturating_sub(got);
             if n >= min {
-                return Ok(n);
+                return Some(n);
             }
             if let Err(e) = self.wait(1) {
                 if !matches!(
                     e.raw_os_error(),
                     Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
                 ) {
-                    return Err(EngineError::Os {
+                    self.direct_error = Some(EngineError::Os {
                         engine: "io_uring",
                         what: "io_uring_enter (wait)".into(),
                         source: e,
                     });
+                    return None;
                 }
             }
         }

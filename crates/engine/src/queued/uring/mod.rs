@@ -69,6 +69,8 @@ pub struct UringEngine {
     ready: Vec<Completion>,
     /// Buffer of an IOPOLL probe that never completed (must outlive the ring).
     probe_buf: Option<BufPool>,
+    /// The error a direct call (`direct`) reported as failed, until the runner takes it.
+    direct_error: Option<EngineError>,
 }
 
 // SAFETY: the iovecs only hold addresses of the runner's buffer slots; the engine (ring
@@ -134,6 +136,7 @@ impl UringEngine {
             inflight: 0,
             ready: Vec::with_capacity(n),
             probe_buf: None,
+            direct_error: None,
         })
     }
 

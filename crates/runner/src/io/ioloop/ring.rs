@@ -79,7 +79,20 @@ impl<'a> IoLoop<'a> {
     /// (taking them out and back cost 25 instructions a round, per I/O at a batch of one).
     fn ring_queue(&mut self, want: usize) -> bool {
         self.ring_ios.clear();
-        self.draw(want.min(self.free.len()));
+        let want = want.min(self.free.len());
+        if want == 1 {
+            // One unit (the default batch of one, or one slot freed by a reap of one): the
+            // generator's `next`, not a batch of one (whose limits checks cost ~40
+            // instructions more per I/O, bench/ipio.sh).
+            self.batch_reqs.clear();
+            if !self.exhausted {
+                if let Some(r) = self.next_request() {
+                    self.batch_reqs.push(r);
+                }
+            }
+        } else {
+            self.draw(want);
+        }
         for i in 0..self.batch_reqs.len() {
             let req = self.batch_reqs[i];
             let Some(id) = self.free.pop() else {
@@ -95,9 +108,9 @@ impl<'a> IoLoop<'a> {
         }
         self.batches += 1;
         self.rings += 1;
-        let (k, r) = match self.engine.uring() {
+        let (k, failed) = match self.engine.uring() {
             Some(ring) => ring.submit_rw(&self.ring_ios),
-            None => (0, Ok(())),
+            None => (0, true),
         };
         self.last_ddir = self.slots[self.ring_ios[n - 1].id as usize].ddir;
         if self.iolog.is_some() {
@@ -111,19 +124,17 @@ impl<'a> IoLoop<'a> {
         if k > 0 {
             self.ring_submitted(k);
         }
-        match r {
-            Err(e) => {
-                self.free.extend(self.ring_ios[k..].iter().map(|io| io.id));
-                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
-                false
-            }
+        if failed {
+            self.free.extend(self.ring_ios[k..].iter().map(|io| io.id));
+            self.ring_failed();
+            false
+        } else if k < n {
             // The ring is full: the rest wait their turn in the general loop, first one first.
-            Ok(()) if k < n => {
-                self.requeue
-                    .extend(self.ring_ios[k..].iter().rev().map(|io| io.id));
-                false
-            }
-            Ok(()) => true,
+            self.requeue
+                .extend(self.ring_ios[k..].iter().rev().map(|io| io.id));
+            false
+        } else {
+            true
         }
     }
 
@@ -195,26 +206,33 @@ impl<'a> IoLoop<'a> {
             .max(min)
             .max(1)
             .min(inflight);
-        let mut cqes = std::mem::take(&mut self.ring_cqes);
         let r = match self.engine.uring() {
-            Some(ring) => ring.reap_into(min, &mut cqes[..max]),
-            None => Ok(0),
+            Some(ring) => ring.reap_into(min, &mut self.ring_cqes[..max]),
+            None => None,
         };
-        match r {
-            Ok(n) => {
-                self.acct.complete.mark_count(n as u64);
-                let now = if self.timed || n > 0 {
-                    self.now_ns()
-                } else {
-                    0
-                };
-                for c in &cqes[..n] {
-                    self.ring_done(*c, now);
-                }
-            }
-            Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
+        let Some(n) = r else {
+            return self.ring_failed();
+        };
+        self.acct.complete.mark_count(n as u64);
+        let now = if self.timed || n > 0 {
+            self.now_ns()
+        } else {
+            0
+        };
+        for i in 0..n {
+            self.ring_done(self.ring_cqes[i], now);
         }
-        self.ring_cqes = cqes;
+    }
+
+    /// The ring failed: the job ends with the engine's error.
+    #[cold]
+    fn ring_failed(&mut self) {
+        let e = self.engine.uring().and_then(|r| r.take_direct_error());
+        let what = e.map_or_else(
+            || "io_uring: the ring failed".to_string(),
+            |e| e.to_string(),
+        );
+        self.end = Some(EndReason::Error(libc::EIO, what));
     }
 
     /// One completion: checked to be a unit in flight (an engine bug would otherwise corrupt
