@@ -6,8 +6,7 @@
 //! iovec per unit (vectored commands without fixed buffers), nothing completed outside the
 //! ring. The SQEs are the batch path's ([`SqeCfg::rw`]), so both paths send the same bytes.
 
-use super::sqe::SqeCfg;
-use super::{not_registered, opt_err, UringEngine};
+use super::{not_registered, UringEngine};
 use crate::target::target;
 use crate::{BufPtr, EngineError, IoEngine};
 
@@ -63,49 +62,24 @@ impl UringEngine {
     fn push_rw(&mut self, ios: &[RingIo]) -> usize {
         let room = (self.depth.saturating_sub(self.inflight + self.queued))
             .min(self.sq_len.saturating_sub(self.queued));
-        let cfg = SqeCfg {
-            fixed: self.bufs.filter(|_| self.fixedbufs),
-            registerfiles: self.registerfiles,
-            rw_flags: self.rw_flags,
-        };
-        let files = &self.files;
-        let mut sq = self.ring.submission();
-        let mut k = 0;
-        for io in &ios[..ios.len().min(room)] {
+        let n = ios.len().min(room);
+        let (k, err) = self.push_sqes(n, |cfg, files, i| {
+            let io = &ios[i];
+            let t = target("io_uring", files, io.file)?;
             let addr = io.buf.as_ptr() as usize;
-            let e = target("io_uring", files, io.file).and_then(|t| {
-                cfg.rw(
-                    io.id,
-                    !io.write,
-                    (io.file, t.fd),
-                    io.offset,
-                    addr,
-                    io.len,
-                    io.ioprio,
-                )
-            });
-            let e = match e {
-                Ok(e) => e.entry(),
-                Err(e) => {
-                    self.direct_error = Some(e);
-                    break;
-                }
-            };
-            // SAFETY: the SQE refers to a buffer slot of the registered (or the job's) pool
-            // that stays valid until its completion is reaped, per the IoUnit contract the
-            // runner keeps for these units too.
-            if unsafe { sq.push(&e) }.is_err() {
-                self.direct_error = Some(opt_err(
-                    "iodepth",
-                    "submission ring full although below iodepth".into(),
-                ));
-                break;
-            }
-            k += 1;
+            cfg.rw(
+                io.id,
+                !io.write,
+                (io.file, t.fd),
+                io.offset,
+                addr,
+                io.len,
+                io.ioprio,
+            )
+        });
+        if let Some(e) = err {
+            self.direct_error = Some(e);
         }
-        drop(sq);
-        self.queued += k;
-        self.sqe_count = self.sqe_count.wrapping_add(k as u32);
         k
     }
 

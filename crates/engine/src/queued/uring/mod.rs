@@ -256,6 +256,45 @@ impl UringEngine {
         Ok(e.user_data(tag | id as u64))
     }
 
+    /// The SQEs `sqe(cfg, files, i)` for `i` in `0..n`, written into the submission ring in
+    /// order (the batch path's and the ring loop's): how many went in, and the error that
+    /// stopped them (the unit's own, or a ring full although below `iodepth`). The ring's
+    /// tail is published once, as `sq` goes.
+    #[inline(always)]
+    fn push_sqes(
+        &mut self,
+        n: usize,
+        mut sqe: impl FnMut(&SqeCfg, &[Target], usize) -> Result<sqe::Sqe, EngineError>,
+    ) -> (usize, Option<EngineError>) {
+        let cfg = self.sqe_cfg();
+        let files = &self.files;
+        let mut sq = self.ring.submission();
+        let (mut k, mut err) = (0, None);
+        while k < n {
+            let e = match sqe(&cfg, files, k) {
+                Ok(e) => e.entry(),
+                Err(e) => {
+                    err = Some(e);
+                    break;
+                }
+            };
+            // SAFETY: the SQE refers to a buffer slot that stays valid until its completion
+            // is reaped, per the IoUnit contract (which the ring loop keeps for its units too).
+            if unsafe { sq.push(&e) }.is_err() {
+                err = Some(opt_err(
+                    "iodepth",
+                    "submission ring full although below iodepth".into(),
+                ));
+                break;
+            }
+            k += 1;
+        }
+        drop(sq);
+        self.queued += k;
+        self.sqe_count = self.sqe_count.wrapping_add(k as u32);
+        (k, err)
+    }
+
     /// What the batch path's SQEs share, read once per batch.
     fn sqe_cfg(&self) -> SqeCfg {
         SqeCfg {
@@ -532,34 +571,8 @@ impl IoEngine for UringEngine {
         if self.fixedbufs && self.bufs.is_none() {
             return (0, Err(not_registered()));
         }
-        let cfg = self.sqe_cfg();
-        let files = &self.files;
-        let mut sq = self.ring.submission();
-        let (mut k, mut err) = (0, Ok(()));
-        for (&id, io) in ids[..n].iter().zip(units) {
-            let e = match cfg.sqe(id, files, io) {
-                Ok(e) => e.entry(),
-                Err(e) => {
-                    err = Err(e);
-                    break;
-                }
-            };
-            // SAFETY: the SQE refers to a buffer slot that stays valid until its completion
-            // is reaped, per the IoUnit contract.
-            if unsafe { sq.push(&e) }.is_err() {
-                err = Err(opt_err(
-                    "iodepth",
-                    "submission ring full although below iodepth".into(),
-                ));
-                break;
-            }
-            k += 1;
-        }
-        // The ring's tail is published once, as `sq` goes.
-        drop(sq);
-        self.queued += k;
-        self.sqe_count = self.sqe_count.wrapping_add(k as u32);
-        (k, err)
+        let (k, err) = self.push_sqes(n, |cfg, files, i| cfg.sqe(ids[i], files, &units[i]));
+        (k, err.map_or(Ok(()), Err))
     }
 
     fn commit(&mut self) -> Result<usize, EngineError> {

@@ -577,20 +577,7 @@ impl<'a> IoLoop<'a> {
                 }
                 continue;
             }
-            let full = self.inflight >= depth || self.exhausted || !self.requeue.is_empty();
-            if full {
-                // As fio: when the queue is full, reap at least iodepth_batch_complete_min, and
-                // keep reaping until the depth falls to iodepth_low.
-                let min = self.job.iodepth_batch_complete_min.max(1) as usize;
-                loop {
-                    self.reap(min);
-                    if self.end.is_some() || self.inflight <= low {
-                        break;
-                    }
-                }
-            } else {
-                self.reap(0);
-            }
+            self.reap_round(depth, low, Self::reap);
             self.lat_target_step();
         }
         self.drain();
@@ -611,6 +598,27 @@ impl<'a> IoLoop<'a> {
             l.close_files();
         }
         self.end.clone().unwrap_or(EndReason::Done)
+    }
+}
+
+impl IoLoop<'_> {
+    /// A round of reaps after a fill with `reap` (the general loop's or the ring loop's): as
+    /// fio, when the queue is full (or nothing more can be queued) reap at least
+    /// `iodepth_batch_complete_min` and keep reaping until the depth falls to `iodepth_low`;
+    /// otherwise take what has completed without waiting.
+    #[inline(always)]
+    fn reap_round(&mut self, depth: u32, low: u32, mut reap: impl FnMut(&mut Self, usize)) {
+        if self.inflight >= depth || self.exhausted || !self.requeue.is_empty() {
+            let min = self.job.iodepth_batch_complete_min.max(1) as usize;
+            loop {
+                reap(self, min);
+                if self.end.is_some() || self.inflight <= low {
+                    break;
+                }
+            }
+        } else {
+            reap(self, 0);
+        }
     }
 }
 

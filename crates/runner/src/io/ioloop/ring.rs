@@ -47,17 +47,7 @@ impl<'a> IoLoop<'a> {
                 // Nothing went out: the general loop tells an idle engine from the end.
                 return;
             }
-            if self.inflight >= depth || self.exhausted || !self.requeue.is_empty() {
-                let min = self.job.iodepth_batch_complete_min.max(1) as usize;
-                loop {
-                    self.ring_reap(min);
-                    if self.end.is_some() || self.inflight <= low {
-                        break;
-                    }
-                }
-            } else {
-                self.ring_reap(0);
-            }
+            self.reap_round(depth, low, Self::ring_reap);
         }
     }
 
