@@ -63,7 +63,9 @@ pub use fileops::e4defrag::donor_path as e4defrag_donor;
 pub use mem::{MemSpec, Pinned};
 pub use names::{is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES};
 pub use net::stop_waits;
-pub use queued::uring::{RingCqe, RingIo, UringEngine};
+pub use queued::direct::{Direct, RingCqe, RingIo};
+pub use queued::libaio::LibaioEngine;
+pub use queued::uring::UringEngine;
 pub use queued::{guasi, handoff, pool};
 pub use synthetic::exec::expand as exec_arguments;
 pub use sys::{errno_from_name, errno_name, open_file, positional_io, OpenSpec};
@@ -330,10 +332,10 @@ pub trait IoEngine: Send {
     fn positional_fds(&self) -> Option<Vec<RawFd>> {
         None
     }
-    /// The io_uring engine itself, for the runner's ring loop (typed calls a plain job's reads
-    /// and writes take instead of `queue_rw`/`commit`/`getevents`); None for every other
-    /// engine (and for io_uring behind another engine, as offload).
-    fn uring(&mut self) -> Option<&mut UringEngine> {
+    /// io_uring or libaio itself, for the runner's ring loop (typed calls a plain job's
+    /// reads and writes take instead of `queue_rw`/`commit`/`getevents`); None for every
+    /// other engine (and for io_uring behind another engine, as offload).
+    fn direct(&mut self) -> Option<Direct<'_>> {
         None
     }
     /// Kernel thread ids of threads the engine runs I/O on (guasi's workers, offload's submit

@@ -78,7 +78,9 @@ const RWF_NOWAIT: i32 = 0x08;
 
 type AioContext = libc::c_ulong;
 
-pub(crate) struct LibaioEngine {
+/// The libaio engine. Besides the [`IoEngine`] calls, the runner's ring loop drives its
+/// plain reads and writes through [`crate::Direct`].
+pub struct LibaioEngine {
     ctx: AioContext,
     depth: usize,
     files: Vec<Target>,
@@ -95,6 +97,8 @@ pub(crate) struct LibaioEngine {
     /// `libaio_vectored`: per unit id, the one iovec its vectored iocb points at (read by
     /// the kernel during io_submit; sized at creation, never reallocated).
     iovecs: Option<Vec<Iov>>,
+    /// The error a direct call (`Direct`) reported as failed, until the runner takes it.
+    pub(in crate::queued) direct_error: Option<EngineError>,
 }
 
 // SAFETY: the context and iocbs are owned by the engine, used by one thread at a time.
@@ -154,6 +158,7 @@ impl LibaioEngine {
             rw_flags: if opts.nowait { RWF_NOWAIT } else { 0 },
             userspace_reap: opts.userspace_reap,
             iovecs: opts.libaio_vectored.then(|| vec![Iov::default(); depth]),
+            direct_error: None,
         })
     }
 
@@ -182,8 +187,10 @@ impl LibaioEngine {
         }
     }
 
-    /// Read completions from the user-mapped ring; None if the ring is not usable.
-    fn reap_ring(&mut self, max: usize, out: &mut Vec<Completion>) -> Option<usize> {
+    /// Read completions (unit, result) from the user-mapped ring into `sink`, at most `max`;
+    /// None if the ring is not usable.
+    #[inline]
+    fn reap_ring(&mut self, max: usize, mut sink: impl FnMut(u32, i64)) -> Option<usize> {
         let ring = self.ctx as *mut AioRing;
         // SAFETY: the context id is the address of the kernel's ring mapping for our process,
         // which stays mapped until io_destroy. Header fields are read with volatile loads since
@@ -200,10 +207,7 @@ impl LibaioEngine {
             let mut n = 0;
             while head != tail && n < max {
                 let ev = evs.add(head as usize).read_volatile();
-                out.push(Completion {
-                    unit: ev.data as u32,
-                    result: ev.res,
-                });
+                sink(ev.data as u32, ev.res);
                 head = (head + 1) % nr;
                 n += 1;
             }
@@ -213,11 +217,14 @@ impl LibaioEngine {
         }
     }
 
+    /// io_getevents for at least `min` and at most `max` completions, each (unit, result)
+    /// into `sink`.
+    #[inline]
     fn reap_syscall(
         &mut self,
         min: usize,
         max: usize,
-        out: &mut Vec<Completion>,
+        mut sink: impl FnMut(u32, i64),
     ) -> Result<usize, EngineError> {
         let max = max.min(self.events.len());
         loop {
@@ -239,19 +246,40 @@ impl LibaioEngine {
                 return Err(os("io_getevents", std::io::Error::last_os_error()));
             }
             let n = r as usize;
-            out.extend(self.events[..n].iter().map(|ev| Completion {
-                unit: ev.data as u32,
-                result: ev.res,
-            }));
+            for ev in &self.events[..n] {
+                sink(ev.data as u32, ev.res);
+            }
             return Ok(n);
         }
     }
 
     fn iocb(&self, id: u32, t: Target, io: &IoUnit) -> Iocb {
+        let read = io.op == IoOp::Read;
+        self.rw_iocb(
+            id,
+            t.fd,
+            read,
+            (io.buf.as_ptr() as u64, io.len),
+            io.offset,
+            io.ioprio,
+        )
+    }
+
+    /// The iocb of a read or write of `len` bytes at `offset` into or from `buf` on `fd`.
+    #[inline(always)]
+    fn rw_iocb(
+        &self,
+        id: u32,
+        fd: i32,
+        read: bool,
+        (buf, len): (u64, u32),
+        offset: u64,
+        ioprio: u16,
+    ) -> Iocb {
         // A priority of its own only when the unit has one (fio sets it for cmdprio I/Os; the
         // job's default priority is the submitting thread's ioprio, which aio uses anyway).
-        let (aio_flags, aio_reqprio) = if io.ioprio != 0 {
-            (IOCB_FLAG_IOPRIO, io.ioprio as i16)
+        let (aio_flags, aio_reqprio) = if ioprio != 0 {
+            (IOCB_FLAG_IOPRIO, ioprio as i16)
         } else {
             (0, 0)
         };
@@ -260,23 +288,112 @@ impl LibaioEngine {
             aio_reqprio,
             aio_data: id as u64,
             aio_rw_flags: self.rw_flags,
-            aio_lio_opcode: if io.op == IoOp::Read {
+            aio_lio_opcode: if read {
                 IOCB_CMD_PREAD
             } else {
                 IOCB_CMD_PWRITE
             },
-            aio_fildes: t.fd as u32,
-            aio_buf: io.buf.as_ptr() as u64,
-            aio_nbytes: io.len as u64,
-            aio_offset: io.offset as i64,
+            aio_fildes: fd as u32,
+            aio_buf: buf,
+            aio_nbytes: len as u64,
+            aio_offset: offset as i64,
             ..Iocb::default()
         }
+    }
+
+    /// Whether the ring loop may drive this context: not with vectored iocbs (an iovec per
+    /// unit), nor while anything waits outside the kernel.
+    pub(crate) fn direct_ok(&self) -> bool {
+        self.iovecs.is_none() && self.ready.is_empty() && self.pending.is_empty()
+    }
+
+    /// The ring loop's submit: iocbs for `ios` as far as the depth allows, one io_submit
+    /// (`commit`): how many were queued, and whether the batch or its submission failed (the
+    /// error kept in `direct_error`).
+    #[inline]
+    pub(crate) fn submit_rw(&mut self, ios: &[crate::RingIo]) -> (usize, bool) {
+        let room = self
+            .depth
+            .saturating_sub(self.inflight + self.pending.len());
+        let mut k = 0;
+        for io in &ios[..ios.len().min(room)] {
+            match target("libaio", &self.files, io.file) {
+                Ok(t) => {
+                    let buf = (io.buf.as_ptr() as u64, io.len);
+                    let cb = self.rw_iocb(io.id, t.fd, !io.write, buf, io.offset, io.ioprio);
+                    self.pending.push(cb);
+                    k += 1;
+                }
+                Err(e) => {
+                    self.direct_error = Some(e);
+                    break;
+                }
+            }
+        }
+        if k > 0 {
+            if let Err(e) = self.commit() {
+                self.direct_error.get_or_insert(e);
+            }
+        }
+        (k, self.direct_error.is_some())
+    }
+
+    /// The ring loop's reap (`getevents` into `out`, at most its length): completions made
+    /// without the kernel first, then the user-space ring or io_getevents. How many, or None
+    /// when the context failed (the error kept in `direct_error`).
+    #[inline]
+    pub(crate) fn reap_into(&mut self, min: usize, out: &mut [crate::RingCqe]) -> Option<usize> {
+        if !self.pending.is_empty() {
+            if let Err(e) = self.commit() {
+                self.direct_error = Some(e);
+                return None;
+            }
+        }
+        let max = out.len();
+        let mut n = max.min(self.ready.len());
+        for (o, c) in out.iter_mut().zip(self.ready.drain(..n)) {
+            *o = crate::RingCqe {
+                id: c.unit,
+                res: c.result,
+            };
+        }
+        if n >= max || self.inflight == 0 {
+            return Some(n);
+        }
+        let want = min.saturating_sub(n).min(self.inflight);
+        let room = (max - n).min(self.inflight);
+        let rest = &mut out[n..];
+        let mut i = 0;
+        let mut sink = |id: u32, res: i64| {
+            rest[i] = crate::RingCqe { id, res };
+            i += 1;
+        };
+        let got = match (self.userspace_reap && want == 0)
+            .then(|| self.reap_ring(room, &mut sink))
+            .flatten()
+        {
+            Some(k) => k,
+            None => match self.reap_syscall(want, room, &mut sink) {
+                Ok(k) => k,
+                Err(e) => {
+                    self.direct_error = Some(e);
+                    return None;
+                }
+            },
+        };
+        self.inflight -= got;
+        n += got;
+        Some(n)
     }
 }
 
 impl IoEngine for LibaioEngine {
     fn name(&self) -> &'static str {
         "libaio"
+    }
+
+    fn direct(&mut self) -> Option<crate::Direct<'_>> {
+        Some(crate::Direct::Libaio(self))
     }
 
     fn flags(&self) -> EngineFlags {
@@ -406,12 +523,13 @@ impl IoEngine for LibaioEngine {
         }
         let want = min.saturating_sub(n).min(self.inflight);
         let room = (max - n).min(self.inflight);
+        let mut sink = |unit, result| out.push(Completion { unit, result });
         let got = match (self.userspace_reap && want == 0)
-            .then(|| self.reap_ring(room, out))
+            .then(|| self.reap_ring(room, &mut sink))
             .flatten()
         {
             Some(k) => k,
-            None => self.reap_syscall(want, room, out)?,
+            None => self.reap_syscall(want, room, &mut sink)?,
         };
         self.inflight -= got;
         n += got;
@@ -449,7 +567,6 @@ mod tests {
     #[test]
     fn completion_ring_is_readable_from_userspace() {
         let mut e = LibaioEngine::new(4, &Default::default()).unwrap();
-        let mut out = Vec::new();
-        assert_eq!(e.reap_ring(4, &mut out), Some(0), "ring magic not found");
+        assert_eq!(e.reap_ring(4, |_, _| {}), Some(0), "ring magic not found");
     }
 }

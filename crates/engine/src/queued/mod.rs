@@ -4,6 +4,7 @@
 //! syscalls for guasi, a whole depth-1 engine per thread for offload), whose waits
 //! [`handoff`] times for `--explain`.
 
+pub mod direct;
 pub mod guasi;
 pub mod handoff;
 pub(crate) mod libaio;

@@ -1,41 +1,19 @@
-//! The ring loop's calls (issue 28): the runner drives a plain job's reads and writes through
-//! these, typed and inlined, instead of `queue_rw`/`commit`/`getevents`, which serve every kind
-//! of unit behind a dynamic call and fill the runner's lists on the way. Used only while
-//! [`UringEngine::direct_ok`] says the ring needs none of that generality: no SQPOLL (its
-//! waits for ring room), no IOPOLL (polled reaps), no `force_async` (a flag by SQE count), no
-//! iovec per unit (vectored commands without fixed buffers), nothing completed outside the
-//! ring. The SQEs are the batch path's ([`SqeCfg::rw`]), so both paths send the same bytes.
+//! io_uring's side of the ring loop's calls ([`Direct`](crate::Direct)). Used only while
+//! [`UringEngine::direct_ok`] says the ring needs none of the general calls' generality: no
+//! SQPOLL (its waits for ring room), no IOPOLL (polled reaps), no `force_async` (a flag by SQE
+//! count), no iovec per unit (vectored commands without fixed buffers), nothing completed
+//! outside the ring. The SQEs are the batch path's ([`super::sqe::SqeCfg::rw`] through
+//! `push_sqes`), so both paths send the same bytes.
 
 use super::{not_registered, UringEngine};
+use crate::queued::direct::{RingCqe, RingIo};
 use crate::target::target;
-use crate::{BufPtr, EngineError, IoEngine};
-
-/// One read or write for [`UringEngine::submit_rw`], as unit `id`.
-#[derive(Debug, Clone, Copy)]
-pub struct RingIo {
-    pub id: u32,
-    /// Index of the file in the order given to `add_file`.
-    pub file: u32,
-    pub offset: u64,
-    pub len: u32,
-    pub buf: BufPtr,
-    pub write: bool,
-    /// ioprio value (as [`IoUnit::ioprio`](crate::IoUnit)).
-    pub ioprio: u16,
-}
-
-/// A completion [`UringEngine::reap_into`] took: the unit's id and the kernel's result
-/// (bytes moved, or -errno).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RingCqe {
-    pub id: u32,
-    pub res: i32,
-}
+use crate::{EngineError, IoEngine};
 
 impl UringEngine {
     /// Whether the ring loop may drive this ring now (see the module's note); registers the
     /// files first where that is still to do, as the first `queue` would.
-    pub fn direct_ok(&mut self) -> Result<bool, EngineError> {
+    pub(crate) fn direct_ok(&mut self) -> Result<bool, EngineError> {
         if self.sqpoll
             || self.iopoll
             || self.force_async > 0
@@ -57,7 +35,7 @@ impl UringEngine {
     /// queues deeper than the kernel's largest ring); the tail is published once. How many
     /// were queued (the rest were not touched); a unit that cannot be queued (a file that is
     /// not the engine's, a buffer outside the registered pool) stops the batch, its error
-    /// kept for [`UringEngine::take_direct_error`].
+    /// kept.
     #[inline]
     fn push_rw(&mut self, ios: &[RingIo]) -> usize {
         let room = (self.depth.saturating_sub(self.inflight + self.queued))
@@ -84,10 +62,9 @@ impl UringEngine {
     }
 
     /// `push_rw`, then enter the kernel with what it queued (`commit`): how many were
-    /// queued, and whether the batch or its submission failed (the error is kept for
-    /// [`UringEngine::take_direct_error`]: a large value is not moved through every call).
+    /// queued, and whether the batch or its submission failed (the error kept).
     #[inline]
-    pub fn submit_rw(&mut self, ios: &[RingIo]) -> (usize, bool) {
+    pub(crate) fn submit_rw(&mut self, ios: &[RingIo]) -> (usize, bool) {
         let k = self.push_rw(ios);
         if k > 0 {
             if let Err(e) = self.commit() {
@@ -97,17 +74,11 @@ impl UringEngine {
         (k, self.direct_error.is_some())
     }
 
-    /// The error a direct call reported (as failed, or None), taken.
-    pub fn take_direct_error(&mut self) -> Option<EngineError> {
-        self.direct_error.take()
-    }
-
     /// Up to `out.len()` completions into `out`, waiting for at least `min` of them (0: take
-    /// what is there): how many, or None when the ring failed (the error kept for
-    /// [`UringEngine::take_direct_error`]). SQEs the kernel pushed back at the last submit
+    /// what is there): how many, or None when the ring failed (the error kept). SQEs the kernel pushed back at the last submit
     /// go out first.
     #[inline]
-    pub fn reap_into(&mut self, min: usize, out: &mut [RingCqe]) -> Option<usize> {
+    pub(crate) fn reap_into(&mut self, min: usize, out: &mut [RingCqe]) -> Option<usize> {
         if self.queued > 0 {
             if let Err(e) = self.commit() {
                 self.direct_error = Some(e);
@@ -123,7 +94,7 @@ impl UringEngine {
             for (slot, cqe) in out[n..].iter_mut().zip(cq.by_ref()) {
                 *slot = RingCqe {
                     id: cqe.user_data() as u32,
-                    res: cqe.result(),
+                    res: i64::from(cqe.result()),
                 };
                 got += 1;
             }

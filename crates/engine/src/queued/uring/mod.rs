@@ -22,8 +22,6 @@ mod direct;
 mod setup;
 mod sqe;
 
-pub use direct::{RingCqe, RingIo};
-
 use setup::{build_ring, vectored, RegisteredRing};
 use sqe::{not_registered, FixedBufs, SqeCfg};
 
@@ -35,7 +33,7 @@ const ENTER_GETEVENTS: u32 = 1;
 const HAS_SLOT: u64 = 1 << 63;
 
 /// The io_uring engine. Besides the [`IoEngine`] calls, the runner's ring loop drives its
-/// plain reads and writes through the typed calls of `direct` ([`IoEngine::uring`]).
+/// plain reads and writes through the typed calls of `direct` ([`IoEngine::direct`]).
 pub struct UringEngine {
     /// The ring registered in the job thread (rings one thread submits to): dropped first,
     /// while `ring` is open.
@@ -70,7 +68,7 @@ pub struct UringEngine {
     /// Buffer of an IOPOLL probe that never completed (must outlive the ring).
     probe_buf: Option<BufPool>,
     /// The error a direct call (`direct`) reported as failed, until the runner takes it.
-    direct_error: Option<EngineError>,
+    pub(in crate::queued) direct_error: Option<EngineError>,
 }
 
 // SAFETY: the iovecs only hold addresses of the runner's buffer slots; the engine (ring
@@ -459,8 +457,8 @@ impl IoEngine for UringEngine {
         "io_uring"
     }
 
-    fn uring(&mut self) -> Option<&mut UringEngine> {
-        Some(self)
+    fn direct(&mut self) -> Option<crate::Direct<'_>> {
+        Some(crate::Direct::Uring(self))
     }
 
     fn flags(&self) -> EngineFlags {

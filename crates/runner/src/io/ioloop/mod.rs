@@ -29,9 +29,10 @@
 //!
 //! # The batch path and the ring loop
 //! A plain job on io_uring or libaio ([`batch`]) queues each submit batch of units in one
-//! engine call; the rest of the loop (commit, reap, accounting) is the general one. On
-//! io_uring the same job takes the ring loop ([`ring`]): the batch path's steps through the
-//! engine's typed ring calls, returning to the general loop for anything unusual.
+//! engine call; the rest of the loop (commit, reap, accounting) is the general one. Where the
+//! engine can be driven directly the same job takes the ring loop ([`ring`]): the batch
+//! path's steps through the engine's typed calls, returning to the general loop for anything
+//! unusual.
 //!
 //! The other parts: [`fileuse`] (files opened, operated on and unlinked as the loop goes),
 //! [`vreads`] (verify reads and checks inside the loop).

@@ -1,9 +1,9 @@
-//! The ring loop (issue 28): a job the batch path takes ([`batch`](super::batch)) on io_uring,
-//! driven through the engine's typed ring calls ([`fiox_engine::UringEngine`]'s `submit_rw`
-//! and `reap_into`) instead of the dynamic `queue_rw`/`commit`/`getevents` and
-//! the lists between them. Each round draws a submit batch from the generator, prepares the
-//! slots as `prepare` does, writes their SQEs and submits them; each reap takes the
-//! completions straight from the ring and accounts them with the batch path's `finish_batch`.
+//! The ring loop (issue 28): a job the batch path takes ([`batch`](super::batch)) on io_uring
+//! or libaio, driven through the engine's typed calls ([`fiox_engine::Direct`]'s `submit_rw`
+//! and `reap_into`) instead of the dynamic `queue_rw`/`commit`/`getevents` and the lists
+//! between them. Each round draws a submit batch from the generator (one unit: its `next`),
+//! prepares the slots as `prepare` does and submits them; each reap takes the completions
+//! straight into the loop's list and accounts them with the batch path's `finish_batch`.
 //! The marks (submit, complete, depth distributions) and the clock reads are the general
 //! loop's, call for call, so the report is the same; what is left out is per-I/O work the
 //! general loop spends on being general (a unit list per batch, a completion list per reap, a
@@ -14,14 +14,15 @@ use super::*;
 use fiox_engine::{RingCqe, RingIo};
 
 impl<'a> IoLoop<'a> {
-    /// Whether this run can take the ring loop: the batch path's job on io_uring whose ring
-    /// needs none of the general calls (see `UringEngine::direct_ok`), without --explain's
-    /// syscall marks.
+    /// Whether this run can take the ring loop: the batch path's job on an engine that can be
+    /// driven directly and whose setup needs none of the general calls (`Direct::direct_ok`:
+    /// io_uring without SQPOLL, IOPOLL, force_async or iovecs; libaio without vectored
+    /// iocbs), without --explain's syscall marks (libaio's io_submit/io_getevents).
     pub(super) fn ring_ok(&mut self) -> bool {
         if !self.batch_rw || self.mark_aio.is_some() {
             return false;
         }
-        match self.engine.uring().map(|r| r.direct_ok()) {
+        match self.engine.direct().map(|r| r.direct_ok()) {
             Some(Ok(ok)) => ok,
             Some(Err(e)) => {
                 self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
@@ -98,7 +99,7 @@ impl<'a> IoLoop<'a> {
         }
         self.batches += 1;
         self.rings += 1;
-        let (k, failed) = match self.engine.uring() {
+        let (k, failed) = match self.engine.direct() {
             Some(ring) => ring.submit_rw(&self.ring_ios),
             None => (0, true),
         };
@@ -196,7 +197,7 @@ impl<'a> IoLoop<'a> {
             .max(min)
             .max(1)
             .min(inflight);
-        let r = match self.engine.uring() {
+        let r = match self.engine.direct() {
             Some(ring) => ring.reap_into(min, &mut self.ring_cqes[..max]),
             None => None,
         };
@@ -217,7 +218,7 @@ impl<'a> IoLoop<'a> {
     /// The ring failed: the job ends with the engine's error.
     #[cold]
     fn ring_failed(&mut self) {
-        let e = self.engine.uring().and_then(|r| r.take_direct_error());
+        let e = self.engine.direct().and_then(|r| r.take_error());
         let what = e.map_or_else(
             || "io_uring: the ring failed".to_string(),
             |e| e.to_string(),
@@ -234,6 +235,6 @@ impl<'a> IoLoop<'a> {
             return;
         }
         self.inflight -= 1;
-        self.finish_batch(c.id, i64::from(c.res), now);
+        self.finish_batch(c.id, c.res, now);
     }
 }
