@@ -561,9 +561,9 @@ impl Drop for Throttled {
 /// - they are seen at all: windows at a fixed phase (every 200 ms from the tracer's start)
 ///   never met a burst and saw no I/O; the gaps between windows are jittered;
 /// - the windows stretch to 20 times the mean latency;
-/// - the report says that the I/Os seen are the short ones: the waits for the next slice
+/// - the report says when the I/Os seen are the short ones: the waits for the next slice
 ///   (about 100 ms, a window's length) straddle the windows' edges, so the run's mean is far
-///   above the seen I/Os'. (Their phases are not checked against their mean here: 76-95
+///   above the seen I/Os' (and says nothing when it is not). (Their phases are not checked against their mean here: 76-95
 ///   I/Os of 15-20 us seen, where the marks' clock reads are a fifth of `fiox_on_cpu`.)
 #[test]
 fn default_windows_are_jittered_stretched_and_say_what_they_missed() {
@@ -607,10 +607,18 @@ fn default_windows_are_jittered_stretched_and_say_what_they_missed() {
     );
     let longest = s["longest_window_ms"].as_f64().unwrap_or(0.0);
     assert!(longest >= 10.0 * lat_ms, "windows of {longest} ms: {s:#}");
-    let note = e["note"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no note: {e:#}"));
-    assert!(note.contains("--explain=full"), "{note}");
+    // The note comes exactly when the I/Os seen average under half the run's: in most runs
+    // (the waits straddle the windows' edges), but windows stretched to a slice's length
+    // can hold some waits whole (once in a loaded full suite the seen mean reached half).
+    let seen = e["lat_mean_ns"].as_f64().unwrap();
+    let run = e["run_lat_mean_ns"].as_f64().unwrap();
+    match e["note"].as_str() {
+        Some(note) => {
+            assert!(seen < 0.5 * run, "{note}: {e:#}");
+            assert!(note.contains("--explain=full"), "{note}");
+        }
+        None => assert!(seen >= 0.5 * run, "no note: {e:#}"),
+    }
 }
 
 /// A thread's time before its first I/O call (here a `startdelay` of 1 s, asleep) is not
