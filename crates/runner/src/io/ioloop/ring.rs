@@ -215,12 +215,12 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// The ring failed: the job ends with the engine's error.
+    /// The engine failed a direct call: the job ends with its error.
     #[cold]
     fn ring_failed(&mut self) {
         let e = self.engine.direct().and_then(|r| r.take_error());
         let what = e.map_or_else(
-            || "io_uring: the ring failed".to_string(),
+            || format!("{}: the engine failed", self.engine.name()),
             |e| e.to_string(),
         );
         self.end = Some(EndReason::Error(libc::EIO, what));
