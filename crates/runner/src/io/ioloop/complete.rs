@@ -10,11 +10,7 @@ use std::sync::atomic::Ordering;
 impl<'a> IoLoop<'a> {
     /// Reap completions: wait for at least `min` (0 = poll).
     pub(super) fn reap(&mut self, min: usize) {
-        let min = min.min(self.inflight as usize);
-        let max = (self.job.iodepth_batch_complete_max as usize)
-            .max(min)
-            .max(1)
-            .min(self.inflight as usize);
+        let (min, max) = self.reap_bounds(min);
         self.events.clear();
         let mut events = std::mem::take(&mut self.events);
         let r = marks::marked(
@@ -25,35 +21,54 @@ impl<'a> IoLoop<'a> {
         );
         match r {
             Ok(_) => {
-                self.acct.complete.mark_count(events.len() as u64);
-                let now = if self.timed || !events.is_empty() {
-                    self.now_ns()
-                } else {
-                    0
-                };
+                let now = self.reaped(events.len());
                 for c in &events {
-                    if !self
-                        .in_flight
-                        .get(c.unit as usize)
-                        .copied()
-                        .unwrap_or(false)
-                    {
-                        // An engine bug: a completion for a unit that is not in flight. Using
-                        // it would corrupt another I/O's slot; count it and drop it.
-                        self.acct.bogus_completions += 1;
-                        continue;
-                    }
-                    self.inflight = self.inflight.saturating_sub(1);
-                    if self.batch_rw {
-                        self.finish_batch(c.unit, c.result, now);
-                    } else {
-                        self.finish(c.unit, c.result, now, false);
-                    }
+                    self.complete_unit(c.unit, c.result, now);
                 }
             }
             Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
         }
         self.events = events;
+    }
+
+    /// What a reap asked to wait for at least `min` waits for and takes at most: within what
+    /// is in flight, up to `iodepth_batch_complete_max`.
+    pub(super) fn reap_bounds(&self, min: usize) -> (usize, usize) {
+        let min = min.min(self.inflight as usize);
+        let max = (self.job.iodepth_batch_complete_max as usize)
+            .max(min)
+            .max(1)
+            .min(self.inflight as usize);
+        (min, max)
+    }
+
+    /// A reap took `n` completions: mark the complete distribution and read the clock their
+    /// latencies end at (not for an empty poll without per-I/O clocks).
+    #[inline(always)]
+    pub(super) fn reaped(&mut self, n: usize) -> u64 {
+        self.acct.complete.mark_count(n as u64);
+        if self.timed || n > 0 {
+            self.now_ns()
+        } else {
+            0
+        }
+    }
+
+    /// One completion: checked to be a unit in flight, then finished.
+    #[inline(always)]
+    pub(super) fn complete_unit(&mut self, id: u32, res: i64, now: u64) {
+        if !self.in_flight.get(id as usize).copied().unwrap_or(false) {
+            // An engine bug: a completion for a unit that is not in flight. Using it would
+            // corrupt another I/O's slot; count it and drop it.
+            self.acct.bogus_completions += 1;
+            return;
+        }
+        self.inflight = self.inflight.saturating_sub(1);
+        if self.batch_rw {
+            self.finish_batch(id, res, now);
+        } else {
+            self.finish(id, res, now, false);
+        }
     }
 
     /// Submit what is queued and wait until nothing is in flight.

@@ -189,14 +189,9 @@ impl<'a> IoLoop<'a> {
     }
 
     /// `reap` on the ring: wait for at least `min` completions (0: poll), take at most
-    /// `iodepth_batch_complete_max`, account each with `finish_batch`.
+    /// `iodepth_batch_complete_max`, finish each as `reap` does.
     fn ring_reap(&mut self, min: usize) {
-        let inflight = self.inflight as usize;
-        let min = min.min(inflight);
-        let max = (self.job.iodepth_batch_complete_max as usize)
-            .max(min)
-            .max(1)
-            .min(inflight);
+        let (min, max) = self.reap_bounds(min);
         let r = match self.engine.direct() {
             Some(ring) => ring.reap_into(min, &mut self.ring_cqes[..max]),
             None => None,
@@ -204,14 +199,10 @@ impl<'a> IoLoop<'a> {
         let Some(n) = r else {
             return self.ring_failed();
         };
-        self.acct.complete.mark_count(n as u64);
-        let now = if self.timed || n > 0 {
-            self.now_ns()
-        } else {
-            0
-        };
+        let now = self.reaped(n);
         for i in 0..n {
-            self.ring_done(self.ring_cqes[i], now);
+            let c = self.ring_cqes[i];
+            self.complete_unit(c.id, c.res, now);
         }
     }
 
@@ -224,17 +215,5 @@ impl<'a> IoLoop<'a> {
             |e| e.to_string(),
         );
         self.end = Some(EndReason::Error(libc::EIO, what));
-    }
-
-    /// One completion: checked to be a unit in flight (an engine bug would otherwise corrupt
-    /// another I/O's slot: counted and dropped, as `reap` does), then `finish_batch`.
-    #[inline(always)]
-    fn ring_done(&mut self, c: RingCqe, now: u64) {
-        if !self.in_flight.get(c.id as usize).copied().unwrap_or(false) {
-            self.acct.bogus_completions += 1;
-            return;
-        }
-        self.inflight -= 1;
-        self.finish_batch(c.id, c.res, now);
     }
 }
