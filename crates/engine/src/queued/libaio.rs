@@ -338,52 +338,57 @@ impl LibaioEngine {
         (k, self.direct_error.is_some())
     }
 
-    /// The ring loop's reap (`getevents` into `out`, at most its length): completions made
-    /// without the kernel first, then the user-space ring or io_getevents. How many, or None
+    /// The ring loop's reap (`getevents` into `out`, at most its length): how many, or None
     /// when the context failed (the error kept in `direct_error`).
     #[inline]
     pub(crate) fn reap_into(&mut self, min: usize, out: &mut [crate::RingCqe]) -> Option<usize> {
-        if !self.pending.is_empty() {
-            if let Err(e) = self.commit() {
+        let max = out.len();
+        let mut i = 0;
+        let sink = |id: u32, res: i64| {
+            out[i] = crate::RingCqe { id, res };
+            i += 1;
+        };
+        match self.reap_with(min, max, sink) {
+            Ok(n) => Some(n),
+            Err(e) => {
                 self.direct_error = Some(e);
-                return None;
+                None
             }
         }
-        let max = out.len();
+    }
+
+    /// `getevents` into `sink` (unit, result): iocbs the kernel pushed back at the last
+    /// commit go out first, then completions made without the kernel, then the user-space
+    /// ring (a reap that need not wait) or io_getevents, at most `max` in all.
+    #[inline]
+    fn reap_with(
+        &mut self,
+        min: usize,
+        max: usize,
+        mut sink: impl FnMut(u32, i64),
+    ) -> Result<usize, EngineError> {
+        if !self.pending.is_empty() {
+            self.commit()?;
+        }
         let mut n = max.min(self.ready.len());
-        for (o, c) in out.iter_mut().zip(self.ready.drain(..n)) {
-            *o = crate::RingCqe {
-                id: c.unit,
-                res: c.result,
-            };
+        for c in self.ready.drain(..n) {
+            sink(c.unit, c.result);
         }
         if n >= max || self.inflight == 0 {
-            return Some(n);
+            return Ok(n);
         }
         let want = min.saturating_sub(n).min(self.inflight);
         let room = (max - n).min(self.inflight);
-        let rest = &mut out[n..];
-        let mut i = 0;
-        let mut sink = |id: u32, res: i64| {
-            rest[i] = crate::RingCqe { id, res };
-            i += 1;
-        };
         let got = match (self.userspace_reap && want == 0)
             .then(|| self.reap_ring(room, &mut sink))
             .flatten()
         {
             Some(k) => k,
-            None => match self.reap_syscall(want, room, &mut sink) {
-                Ok(k) => k,
-                Err(e) => {
-                    self.direct_error = Some(e);
-                    return None;
-                }
-            },
+            None => self.reap_syscall(want, room, &mut sink)?,
         };
         self.inflight -= got;
         n += got;
-        Some(n)
+        Ok(n)
     }
 }
 
@@ -512,28 +517,9 @@ impl IoEngine for LibaioEngine {
         max: usize,
         out: &mut Vec<Completion>,
     ) -> Result<usize, EngineError> {
-        // iocbs the kernel pushed back at the last commit go out now, so they can complete.
-        if !self.pending.is_empty() {
-            self.commit()?;
-        }
-        let mut n = max.min(self.ready.len());
-        out.extend(self.ready.drain(..n));
-        if n >= max || self.inflight == 0 {
-            return Ok(n);
-        }
-        let want = min.saturating_sub(n).min(self.inflight);
-        let room = (max - n).min(self.inflight);
-        let mut sink = |unit, result| out.push(Completion { unit, result });
-        let got = match (self.userspace_reap && want == 0)
-            .then(|| self.reap_ring(room, &mut sink))
-            .flatten()
-        {
-            Some(k) => k,
-            None => self.reap_syscall(want, room, &mut sink)?,
-        };
-        self.inflight -= got;
-        n += got;
-        Ok(n)
+        self.reap_with(min, max, |unit, result| {
+            out.push(Completion { unit, result })
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! outside the ring. The SQEs are the batch path's ([`super::sqe::SqeCfg::rw`] through
 //! `push_sqes`), so both paths send the same bytes.
 
-use super::{not_registered, UringEngine};
+use super::UringEngine;
 use crate::queued::direct::{RingCqe, RingIo};
 use crate::target::target;
 use crate::{EngineError, IoEngine};
@@ -22,12 +22,7 @@ impl UringEngine {
         {
             return Ok(false);
         }
-        if self.fixedbufs && self.bufs.is_none() {
-            return Err(not_registered());
-        }
-        if self.registerfiles && !self.files_current {
-            self.register_files()?;
-        }
+        self.ready_to_push()?;
         Ok(true)
     }
 

@@ -293,6 +293,18 @@ impl UringEngine {
         (k, err)
     }
 
+    /// Before SQEs go straight into the ring (`push_sqes`): the file table registered as the
+    /// first `queue` would, and fixed buffers registered at all.
+    fn ready_to_push(&mut self) -> Result<(), EngineError> {
+        if self.registerfiles && !self.files_current {
+            self.register_files()?;
+        }
+        if self.fixedbufs && self.bufs.is_none() {
+            return Err(not_registered());
+        }
+        Ok(())
+    }
+
     /// What the batch path's SQEs share, read once per batch.
     fn sqe_cfg(&self) -> SqeCfg {
         SqeCfg {
@@ -561,13 +573,8 @@ impl IoEngine for UringEngine {
         if n == 0 {
             return (0, Ok(()));
         }
-        if self.registerfiles && !self.files_current {
-            if let Err(e) = self.register_files() {
-                return (0, Err(e));
-            }
-        }
-        if self.fixedbufs && self.bufs.is_none() {
-            return (0, Err(not_registered()));
+        if let Err(e) = self.ready_to_push() {
+            return (0, Err(e));
         }
         let (k, err) = self.push_sqes(n, |cfg, files, i| cfg.sqe(ids[i], files, &units[i]));
         (k, err.map_or(Ok(()), Err))
