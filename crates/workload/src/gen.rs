@@ -503,7 +503,7 @@ impl Generator {
         } else {
             self.fast_room(d, len).min(n)
         };
-        let mut k = 0;
+        let mut k = self.fill_fast_batch(ddir, out, n);
         while k < n {
             // `next_fast`'s loop body: the file is open and not done (checked above; a
             // fill that succeeds changes neither).
@@ -610,15 +610,21 @@ impl Generator {
     /// The per-direction and per-pass counts of an issued request.
     #[inline(always)]
     fn count_issue(&mut self, req: &IoReq) {
-        let d = req.ddir.index();
-        self.io_issues[d] += 1;
-        self.issue_bytes[d] += req.len as u64;
-        self.stat_bytes[d] += req.len as u64;
+        self.count_issues(req.ddir, u64::from(req.len), 1);
+    }
+
+    /// The counts of `k` issued requests of `len` bytes in direction `ddir`.
+    #[inline(always)]
+    pub(crate) fn count_issues(&mut self, ddir: Ddir, len: u64, k: u64) {
+        let d = ddir.index();
+        self.io_issues[d] += k;
+        self.issue_bytes[d] += k * len;
+        self.stat_bytes[d] += k * len;
         // Engines complete trims inline, and sync engines everything.
-        if self.cfg.engine_queues && req.ddir != Ddir::Trim {
-            self.pass_bytes += req.len as u64;
+        if self.cfg.engine_queues && ddir != Ddir::Trim {
+            self.pass_bytes += k * len;
         }
-        self.pass_ios += 1;
+        self.pass_ios += k;
     }
 
     /// fio's `io_issue_bytes_exceeded`: the mode's bytes against limit × loops, or number_ios.

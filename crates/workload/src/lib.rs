@@ -12,6 +12,7 @@ mod buffer;
 mod cfg;
 mod dist;
 mod error;
+mod fastfill;
 mod files;
 mod gen;
 mod lfsr;

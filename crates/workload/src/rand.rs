@@ -30,7 +30,7 @@ const SEED_START: u64 = 29 + 19 + 5;
 /// Largest `lastb` whose 32-bit draws scale exactly in integers: `lastb * r` stays below 2^53
 /// for every r < 2^32, so fio's double product is exact and its truncation is the integer
 /// quotient.
-const EXACT_LASTB: u64 = 1 << 21;
+pub(crate) const EXACT_LASTB: u64 = 1 << 21;
 
 /// 32-bit combined Tausworthe state (taus88).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

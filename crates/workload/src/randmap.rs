@@ -138,7 +138,7 @@ impl RandomMap {
 
     /// `set_nr(bit, 1)`, the per-I/O case of fixed-size blocks, without the run arithmetic.
     #[inline]
-    fn set_one(&mut self, bit: u64) -> u64 {
+    pub(crate) fn set_one(&mut self, bit: u64) -> u64 {
         let w = (bit / 64) as usize;
         let Some(word) = self.levels[0].get_mut(w) else {
             return 0;
@@ -152,6 +152,41 @@ impl RandomMap {
             self.word_full(w as u64);
         }
         1
+    }
+
+    /// The block a uniform draw `bit` lands on, taken: `bit` itself when it is free, else
+    /// [`RandomMap::next_free`]'s (`is_set`, `next_free`, then `set_nr(b, 1)`, as one call
+    /// that reads the word once). None, with nothing set, when the map is full or the block
+    /// is `limit` or beyond.
+    #[inline(always)]
+    pub(crate) fn take(&mut self, bit: u64, limit: u64) -> Option<u64> {
+        let w = (bit / 64) as usize;
+        if let Some(word) = self.levels[0].get_mut(w) {
+            let mask = 1u64 << (bit % 64);
+            if *word & mask == 0 && bit < limit {
+                *word |= mask;
+                if *word == u64::MAX && self.levels.len() > 1 {
+                    self.word_full(w as u64);
+                }
+                return Some(bit);
+            }
+        }
+        self.take_taken(bit, limit)
+    }
+
+    /// [`RandomMap::take`] of a block already taken (or past the map, or past `limit`).
+    #[cold]
+    fn take_taken(&mut self, bit: u64, limit: u64) -> Option<u64> {
+        let b = if self.is_set(bit) {
+            self.next_free(bit)?
+        } else {
+            bit
+        };
+        if b >= limit {
+            return None;
+        }
+        self.set_one(b);
+        Some(b)
     }
 
     /// Smallest index `>= idx` whose bit is clear at `level`.
