@@ -242,7 +242,7 @@ impl<'a> IoLoop<'a> {
     /// statistics with every feature test of the general version known false once per run
     /// (about 27 instructions per I/O, bench/ipio.sh), then `after_io`'s one comparison.
     #[inline(always)]
-    fn account_plain(&mut self, s: Done, now: u64) {
+    pub(super) fn account_plain(&mut self, s: Done, now: u64) {
         let d = &mut self.acct.dirs[s.ddir as usize];
         d.io_bytes += s.len as u64;
         d.total_ios += 1;

@@ -108,9 +108,6 @@ impl<'a> IoLoop<'a> {
             // As the batch path: each unit handed to the ring, the one it turned away included.
             self.log_ring((k + 1).min(n));
         }
-        for io in &self.ring_ios[..k] {
-            self.in_flight[io.id as usize] = true;
-        }
         self.inflight += k as u32;
         if k > 0 {
             self.ring_submitted(k);
@@ -177,7 +174,8 @@ impl<'a> IoLoop<'a> {
     }
 
     /// What `commit` does after the kernel took the first `k` units of the round: mark the
-    /// submit and depth distributions, stamp the issue time (slat ends here).
+    /// submit and depth distributions, stamp the issue time (slat ends here) and mark each
+    /// unit in flight (one pass over the units for both).
     fn ring_submitted(&mut self, k: usize) {
         let n = k as u64;
         self.acct.submit.mark_count(n);
@@ -185,6 +183,7 @@ impl<'a> IoLoop<'a> {
         let now = if self.timed { self.now_ns() } else { 0 };
         for io in &self.ring_ios[..k] {
             self.slots[io.id as usize].issue_ns = now;
+            self.in_flight[io.id as usize] = true;
         }
     }
 
@@ -200,10 +199,38 @@ impl<'a> IoLoop<'a> {
             return self.ring_failed();
         };
         let now = self.reaped(n);
-        for i in 0..n {
-            let c = self.ring_cqes[i];
-            self.complete_unit(c.id, c.res, now);
+        if self.acct_plain {
+            for i in 0..n {
+                let c = self.ring_cqes[i];
+                self.ring_done_plain(c.id, c.res, now);
+            }
+        } else {
+            for i in 0..n {
+                let c = self.ring_cqes[i];
+                self.complete_unit(c.id, c.res, now);
+            }
         }
+    }
+
+    /// `complete_unit` of a ring completion under plain accounting, with what that decides
+    /// once per run folded away (the batch path's `finish_batch`; no per-I/O hooks, which
+    /// plain accounting excludes): checked to be a unit in flight, then, done in full, freed
+    /// and accounted by `account_plain`; anything else goes through the general `finish`.
+    #[inline(always)]
+    fn ring_done_plain(&mut self, id: u32, res: i64, now: u64) {
+        let i = id as usize;
+        if !self.in_flight.get(i).copied().unwrap_or(false) {
+            return self.complete_unit(id, res, now);
+        }
+        self.inflight = self.inflight.saturating_sub(1);
+        let s = &self.slots[i];
+        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+            return self.finish(id, res, now, false);
+        }
+        let done = Done::of(s);
+        self.in_flight[i] = false;
+        self.free.push(id);
+        self.account_plain(done, now);
     }
 
     /// The engine failed a direct call: the job ends with its error.
