@@ -46,6 +46,15 @@ impl Divisor {
             None => x / self.d,
         }
     }
+
+    /// `x.div_ceil(d)`, with a shift and a mask when `d` is a power of two.
+    #[inline]
+    pub(crate) fn div_ceil(self, x: u64) -> u64 {
+        match self.shift {
+            Some(s) => (x >> s) + u64::from(x & (self.d - 1) != 0),
+            None => x.div_ceil(self.d),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -33,8 +33,9 @@ impl Generator {
         // block b passes exactly when b < limit.
         let base = f.file_offset;
         let fits = f.real_size.saturating_sub(base).checked_sub(len);
+        let by = self.cfg.dir[d].min_div; // ba == len: the block size's divisor
         let limit = match fits {
-            Some(room) => (f.io_size.div_ceil(ba)).min(room / ba + 1),
+            Some(room) => by.div_ceil(f.io_size).min(by.div(room) + 1),
             None => 0,
         };
         let lastb_f = self.fast_lastb;

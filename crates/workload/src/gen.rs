@@ -528,11 +528,14 @@ impl Generator {
     /// How many requests of `len` bytes in direction `d` `next_fast`'s limits let through
     /// from here: each is checked before it is issued, so the last one may cross a limit.
     fn fast_room(&self, d: usize, len: u64) -> usize {
+        // `len` is the direction's one block size: its divisor shifts where it can.
+        let by = self.cfg.dir[d].min_div;
+        debug_assert_eq!(len, self.cfg.dir[d].min_bs);
         let left = |done: u64, cap: u64| -> u64 {
             if done >= cap {
                 0
             } else {
-                (cap - done).div_ceil(len)
+                by.div_ceil(cap - done)
             }
         };
         let mut room = left(self.issue_bytes[d], self.fast_caps.0)

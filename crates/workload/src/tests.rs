@@ -913,3 +913,16 @@ fn in_batches(mut g: Generator, max: usize) -> (Vec<Event>, usize) {
     b.truncate(max);
     (b, batches)
 }
+
+/// The divisor's `div` and `div_ceil` are the integer quotients, shifted or divided.
+#[test]
+fn divisor_divides_as_the_integers_do() {
+    use crate::cfg::Divisor;
+    for d in [1u64, 3, 512, 1000, 4096, 65536, 1 << 40] {
+        let by = Divisor::new(d);
+        for x in [0, 1, d - 1, d, d + 1, 3 * d + 7, u64::MAX - 1, u64::MAX] {
+            assert_eq!(by.div(x), x / d, "{x} / {d}");
+            assert_eq!(by.div_ceil(x), x.div_ceil(d), "{x} div_ceil {d}");
+        }
+    }
+}
