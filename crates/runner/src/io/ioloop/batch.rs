@@ -124,6 +124,36 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// `prepare` and `submit`'s priority draw for a new read or write of a plain job on slot
+    /// `id` (the batch path's and the ring loop's: no verify, pacing or `--debug=io`, which
+    /// `batch_ok` excludes): the slot as the general path leaves it, its buffer filled for a
+    /// write, its start time stamped. Returns the unit's ioprio.
+    #[inline(always)]
+    pub(super) fn prepare_plain(&mut self, id: u32, req: IoReq) -> u16 {
+        debug_assert!(self.verify.is_none() && !self.paced && !self.dbg_io);
+        self.last_file = req.file;
+        let d = req.ddir.index() as u8;
+        if req.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+            let buf = self.pool.slice_mut(id as usize);
+            let n = (req.len as usize).min(buf.len());
+            self.filler.fill(&mut buf[..n], false);
+        }
+        let (prio, ioprio) = self.prio.pick(d, req.len);
+        let start_ns = if self.timed { self.now_ns() } else { 0 };
+        self.slots[id as usize] = Slot {
+            ddir: d,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            start_ns,
+            prio,
+            ioprio,
+            ..Slot::default()
+        };
+        ioprio
+    }
+
     /// Draw, prepare and queue up to `want` new units in one engine call. False: the loop
     /// stops filling (nothing drawn, the engine full or failed).
     fn queue_batch(&mut self, want: usize) -> bool {
@@ -137,20 +167,17 @@ impl<'a> IoLoop<'a> {
             let Some(id) = self.free.pop() else {
                 break;
             };
-            self.last_file = req.file;
-            self.prepare(id, req);
-            // `submit`'s priority draw and unit for a fresh data unit (no remainder, no sync):
-            // not shared with it, whose general unit costs ~30 instructions more per I/O
-            // here (bench/ipio.sh, libaio).
-            let s = &mut self.slots[id as usize];
-            (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
+            // `submit`'s unit for a fresh data unit (no remainder, no sync): not shared with
+            // it, whose general unit costs ~30 instructions more per I/O here (bench/ipio.sh,
+            // libaio).
+            let ioprio = self.prepare_plain(id, req);
             units.push(IoUnit {
-                op: op_of(s.ddir, false),
-                file: s.file,
-                offset: s.offset,
-                len: s.len,
+                op: op_of(req.ddir.index() as u8, false),
+                file: req.file,
+                offset: req.offset,
+                len: req.len,
                 buf: self.pool.ptr(id as usize),
-                ioprio: s.ioprio,
+                ioprio,
             });
             ids.push(id);
         }

@@ -137,38 +137,17 @@ impl<'a> IoLoop<'a> {
         }
     }
 
-    /// `prepare` and `submit`'s priority draw for a new read or write on slot `id`: the slot
-    /// as the general path leaves it, and its SQE's fields.
+    /// [`IoLoop::prepare_plain`] of slot `id` for `req`, and its SQE's fields.
     #[inline(always)]
     fn ring_prepare(&mut self, id: u32, req: IoReq) -> RingIo {
-        self.last_file = req.file;
-        let d = req.ddir.index() as u8;
-        let write = req.ddir == Ddir::Write;
-        if write {
-            self.writes_since_sync += 1;
-            let buf = self.pool.slice_mut(id as usize);
-            let n = (req.len as usize).min(buf.len());
-            self.filler.fill(&mut buf[..n], false);
-        }
-        let (prio, ioprio) = self.prio.pick(d, req.len);
-        let start_ns = if self.timed { self.now_ns() } else { 0 };
-        self.slots[id as usize] = Slot {
-            ddir: d,
-            file: req.file,
-            offset: req.offset,
-            len: req.len,
-            start_ns,
-            prio,
-            ioprio,
-            ..Slot::default()
-        };
+        let ioprio = self.prepare_plain(id, req);
         RingIo {
             id,
             file: req.file,
             offset: req.offset,
             len: req.len,
             buf: self.pool.ptr(id as usize),
-            write,
+            write: req.ddir == Ddir::Write,
             ioprio,
         }
     }
