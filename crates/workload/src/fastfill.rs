@@ -3,7 +3,7 @@
 //! no `--debug=random` notes). The file's bounds become one block limit, the random stream is
 //! a local copy, the map is taken once per request, and the per-request bookkeeping (last
 //! position, zone bytes, issue counts) is done once for the batch; the requests and the draws
-//! are `fill_fast`'s one by one (tests: `batch_fill_is_fill_fast_one_by_one`).
+//! are `fill_fast`'s one by one (tests: `next_batch_yields_what_next_yields`).
 
 use crate::gen::{Generator, IoReq};
 use crate::rand::{FRand, EXACT_LASTB};
@@ -79,8 +79,8 @@ impl Generator {
     }
 }
 
-/// One batch's invariants: the direction, the file's start, the block size, the block limit
-/// and how many requests are wanted.
+/// One batch's invariants: the direction, the file's start, the block size and how many
+/// requests are wanted (the block limit lives in the pick).
 struct Batch {
     ddir: Ddir,
     base: u64,
