@@ -124,6 +124,16 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// A new write's share of preparing slot `id`: counted toward the next sync and its
+    /// buffer filled (the plain paths': no verify header).
+    #[inline(always)]
+    pub(super) fn fill_write(&mut self, id: u32, req: &IoReq) {
+        self.writes_since_sync += 1;
+        let buf = self.pool.slice_mut(id as usize);
+        let n = (req.len as usize).min(buf.len());
+        self.filler.fill(&mut buf[..n], false);
+    }
+
     /// `prepare` and `submit`'s priority draw for a new read or write of a plain job on slot
     /// `id` (the batch path's and the ring loop's: no verify, pacing or `--debug=io`, which
     /// `batch_ok` excludes): the slot as the general path leaves it, its buffer filled for a
@@ -134,10 +144,7 @@ impl<'a> IoLoop<'a> {
         self.last_file = req.file;
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
-            self.writes_since_sync += 1;
-            let buf = self.pool.slice_mut(id as usize);
-            let n = (req.len as usize).min(buf.len());
-            self.filler.fill(&mut buf[..n], false);
+            self.fill_write(id, &req);
         }
         let (prio, ioprio) = self.prio.pick(d, req.len);
         let start_ns = if self.timed { self.now_ns() } else { 0 };

@@ -106,10 +106,7 @@ impl<'a> IoLoop<'a> {
     ) -> bool {
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
-            self.writes_since_sync += 1;
-            let buf = self.pool.slice_mut(id as usize);
-            let n = (req.len as usize).min(buf.len());
-            self.filler.fill(&mut buf[..n], false);
+            self.fill_write(id, &req);
         }
         let start_ns = if self.timed { self.now_ns() } else { 0 };
         let (prio, ioprio) = self.prio.pick(d, req.len);
