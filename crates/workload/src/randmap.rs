@@ -160,16 +160,9 @@ impl RandomMap {
     /// is `limit` or beyond.
     #[inline(always)]
     pub(crate) fn take(&mut self, bit: u64, limit: u64) -> Option<u64> {
-        let w = (bit / 64) as usize;
-        if let Some(word) = self.levels[0].get_mut(w) {
-            let mask = 1u64 << (bit % 64);
-            if *word & mask == 0 && bit < limit {
-                *word |= mask;
-                if *word == u64::MAX && self.levels.len() > 1 {
-                    self.word_full(w as u64);
-                }
-                return Some(bit);
-            }
+        // `set_one` sets a free block inside the map and says so; it leaves the rest alone.
+        if bit < limit && self.set_one(bit) == 1 {
+            return Some(bit);
         }
         self.take_taken(bit, limit)
     }
