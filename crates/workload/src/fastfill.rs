@@ -42,16 +42,13 @@ impl Generator {
         let batch = Batch { ddir, base, len, n };
         let exact = lastb <= EXACT_LASTB;
         let (k, last) = match (&mut self.st.random, f.map.as_mut()) {
-            (FRand::T32(t), Some(m)) if exact => batch.run(
-                out,
-                t,
-                |t| (lastb * u64::from(t.next_u32())) >> 32,
-                |b| m.take(b, limit),
-            ),
+            (FRand::T32(t), Some(m)) if exact => {
+                batch.run(out, t, |t| t.below_exact(lastb), |b| m.take(b, limit))
+            }
             (FRand::T32(t), None) if exact => batch.run(
                 out,
                 t,
-                |t| (lastb * u64::from(t.next_u32())) >> 32,
+                |t| t.below_exact(lastb),
                 |b| (b < limit).then_some(b),
             ),
             (r, Some(m)) => batch.run(

@@ -64,6 +64,14 @@ impl Taus88 {
         self.s3 = step(self.s3, 3, 11, 4294967280, 17);
         self.s1 ^ self.s2 ^ self.s3
     }
+
+    /// fio's uniform block in `0..lastb` for `lastb` up to [`EXACT_LASTB`], where its double
+    /// product is exact: the integer `(lastb * r) >> 32` (see [`FRand::next_below`]).
+    #[inline(always)]
+    pub(crate) fn below_exact(&mut self, lastb: u64) -> u64 {
+        debug_assert!(lastb <= EXACT_LASTB);
+        (lastb * u64::from(self.next_u32())) >> 32
+    }
 }
 
 /// 64-bit five-component Tausworthe state (taus258).
@@ -159,7 +167,7 @@ impl FRand {
     #[inline(always)]
     pub(crate) fn next_below(&mut self, lastb: u64, lastb_f: f64) -> u64 {
         match self {
-            FRand::T32(t) if lastb <= EXACT_LASTB => (lastb * u64::from(t.next_u32())) >> 32,
+            FRand::T32(t) if lastb <= EXACT_LASTB => t.below_exact(lastb),
             _ => (lastb_f * self.next_fraction()) as u64,
         }
     }
