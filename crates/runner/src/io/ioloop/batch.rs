@@ -107,13 +107,9 @@ impl<'a> IoLoop<'a> {
     /// accounted here; anything else goes through the general `finish`.
     #[inline(always)]
     pub(super) fn finish_batch(&mut self, id: u32, res: i64, now: u64) {
-        let s = &self.slots[id as usize];
-        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+        let Some(done) = self.done_in_full(id, res) else {
             return self.finish(id, res, now, false);
-        }
-        let done = Done::of(s);
-        self.in_flight[id as usize] = false;
-        self.free.push(id);
+        };
         // The whole slot only for the per-I/O hooks (logs, max_latency, act), which most
         // jobs do not have: not a 48-byte copy per I/O.
         if self.hooks {
@@ -159,6 +155,21 @@ impl<'a> IoLoop<'a> {
             ..Slot::default()
         };
         ioprio
+    }
+
+    /// A read or write in flight on slot `id` that completed with `res`: when that is the
+    /// whole unit, the slot is freed and its [`Done`] returned; None (nothing changed) for
+    /// anything the general `finish` handles (a short or failed I/O, a remainder).
+    #[inline(always)]
+    pub(super) fn done_in_full(&mut self, id: u32, res: i64) -> Option<Done> {
+        let s = &self.slots[id as usize];
+        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+            return None;
+        }
+        let done = Done::of(s);
+        self.in_flight[id as usize] = false;
+        self.free.push(id);
+        Some(done)
     }
 
     /// Draw, prepare and queue up to `want` new units in one engine call. False: the loop

@@ -202,14 +202,10 @@ impl<'a> IoLoop<'a> {
             return self.complete_unit(id, res, now);
         }
         self.inflight = self.inflight.saturating_sub(1);
-        let s = &self.slots[i];
-        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
-            return self.finish(id, res, now, false);
+        match self.done_in_full(id, res) {
+            Some(done) => self.account_plain(done, now),
+            None => self.finish(id, res, now, false),
         }
-        let done = Done::of(s);
-        self.in_flight[i] = false;
-        self.free.push(id);
-        self.account_plain(done, now);
     }
 
     /// The engine failed a direct call: the job ends with its error.
