@@ -9,6 +9,7 @@
 # (a queued job's count moves with how its completions batch, by up to 50 a run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 bins=("$@")
 [ ${#bins[@]} -eq 0 ] && bins=(target/release/fiox)
 job=${JOB:---name=ipio --ioengine=null --rw=randread --bs=4k --size=1g}
@@ -35,7 +36,7 @@ for _ in $(seq "$rounds"); do
 done
 for b in "${bins[@]}"; do
     # shellcheck disable=SC2086
-    med=$(printf '%s\n' ${runs[$b]} | sort -n | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
+    med=$(printf '%s\n' ${runs[$b]} | median)
     if [ "$rounds" -gt 1 ]; then
         printf "%-40s %7.1f instructions/IO (median of%s)\n" "$b" "$med" "${runs[$b]}"
     else

@@ -11,6 +11,7 @@
 # testbed (a direct-I/O loop device over a tmpfs file) and takes it down.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 fiox=${FIOX:-target/release/fiox}
 fio=${FIO:-fio}
 runtime=${RUNTIME:-5}
@@ -93,14 +94,7 @@ uring() {
         if [ "$mode" = aio ]; then a=1; engine=libaio; extra=(); fi
         t=$(run "$t_io_uring" -d32 -s8 -c8 -b4096 -p0 -B$((1 - a)) -F$((1 - a)) -a$a -r"$runtime" "$dev")
         local ios
-        # One "IOPS=287.85K, ..." line per second: their sum is the I/Os done.
-        ios=$(python3 -c '
-import re,sys
-s=0
-for l in open(sys.argv[1]):
-    m=re.match(r"IOPS=([0-9.]+)([KM]?),", l)
-    if m: s+=float(m.group(1))*{"":1,"K":1e3,"M":1e6}[m.group(2)]
-print(int(s))' "$scratch/out")
+        ios=$(t_io_uring_ios "$scratch/out")
         echo "$mode t/io_uring: $t ios=$ios $(per_io "$t" "$ios")"
         # fiox also with gtod_reduce=1: what fio's default statistics cost it.
         for tool in "$fiox" "$fiox gtod_reduce" "$fio"; do

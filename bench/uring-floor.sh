@@ -11,6 +11,7 @@
 # Usage: T_IO_URING=/path/to/t/io_uring bench/uring-floor.sh [fiox binary]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 fiox=$(realpath "${1:-target/release/fiox}")
 t_io_uring=${T_IO_URING:?set T_IO_URING to fio\'s t/io_uring}
 scratch=$(mktemp -d /dev/shm/fiox-floor.XXXXXX)
@@ -28,7 +29,7 @@ t_count() { # seconds aio [stats] -> "instructions ios"
         -B$fixed -F$fixed -t"${3:-0}" -r"$1" "$dev" >"$scratch/out" 2>&1
     local i ios
     i=$(awk '/I[ ]*refs:/ {gsub(",", "", $NF); print $NF}' "$scratch/log")
-    ios=$(awk -F'[=,]' '/^IOPS=/ {v=$2; m=1; if (v ~ /K$/) m=1e3; if (v ~ /M$/) m=1e6; sub(/[KM]$/, "", v); s+=v*m} END {printf "%d", s}' "$scratch/out")
+    ios=$(t_io_uring_ios "$scratch/out")
     echo "$i $ios"
 }
 for a in 0 1; do

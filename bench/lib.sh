@@ -1,0 +1,13 @@
+# Shared helpers of the bench scripts (sourced, not run).
+
+# t_io_uring_ios FILE: the I/Os a t/io_uring run did, from its output in FILE: the sum of its
+# once-a-second "IOPS=287.85K, ..." lines (t/io_uring prints no total).
+t_io_uring_ios() {
+    awk -F'[=,]' '/^IOPS=/ {v = $2; m = 1; if (v ~ /K$/) m = 1e3; if (v ~ /M$/) m = 1e6
+        sub(/[KM]$/, "", v); s += v * m} END {printf "%d\n", s}' "$1"
+}
+
+# median: the median of the numbers on stdin (one per line).
+median() {
+    sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
