@@ -11,3 +11,10 @@ t_io_uring_ios() {
 median() {
     sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
+
+# build_bare_uring OUT: compile bench/bare_uring.c (the bare io_uring submitter) to OUT,
+# installing liburing's headers first where they are missing.
+build_bare_uring() {
+    [ -f /usr/include/liburing.h ] || { apt-get update -qq && apt-get install -y -qq liburing-dev >/dev/null; }
+    gcc -O2 -o "$1" bench/bare_uring.c -luring
+}

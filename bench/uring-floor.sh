@@ -13,6 +13,8 @@
 # same with iodepth_batch_submit=BATCH, iodepth_batch_complete_min=BATCH and
 # iodepth_batch_complete_max=DEPTH. (Until 2026-11-28 the jobs here reaped 1 to 8: fiox's count
 # was the same either way, 506 and 506 instructions per I/O.)
+# Also bench/bare_uring.c (built here; liburing-dev): the bound a loop keeping fio's default
+# statistics and random map can reach, against which fiox's own cost is read.
 # Usage: T_IO_URING=/path/to/t/io_uring [DEPTH=n BATCH=n] bench/uring-floor.sh [fiox binary]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +53,25 @@ read -r i3 n3 <<<"$(t_count 3 0 1)"
 read -r i8 n8 <<<"$(t_count 8 0 1)"
 awk -v b="t/io_uring -t1 (its latency statistics, 8 s - 3 s)" -v i="$((i8 - i3))" \
     -v n="$((n8 - n3))" 'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
+# bench/bare_uring.c, the least a loop can do for the same reads, then with what fio keeps per
+# I/O by default (STATS: start, slat, clat and lat, clat's histogram, the latency table) and its
+# random map (MAP): runs of 2 and 6 s, the difference over the difference in I/Os.
+build_bare_uring "$scratch/bare_uring"
+b_count() { # seconds stats map -> "instructions ios"
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$scratch/cg" \
+        --log-file="$scratch/log" -- "$scratch/bare_uring" "$dev" "$1" "$depth" "$batch" "$2" \
+        "$3" >"$scratch/out"
+    echo "$(awk '/I[ ]*refs:/ {gsub(",", "", $NF); print $NF}' "$scratch/log") $(cut -d' ' -f1 "$scratch/out")"
+}
+for sm in "0 0" "1 0" "0 1" "1 1"; do
+    read -r i2 n2 <<<"$(b_count 2 $sm)"
+    read -r i6 n6 <<<"$(b_count 6 $sm)"
+    name=bare_uring
+    [ "${sm% *}" = 1 ] && name+=" +statistics"
+    [ "${sm#* }" = 1 ] && name+=" +map"
+    awk -v b="$name (6 s - 2 s)" -v i="$((i6 - i2))" -v n="$((n6 - n2))" \
+        'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
+done
 base="--name=floor --rw=randread --bs=4k --filename=$dev --direct=1 --iodepth=$depth --iodepth_batch_submit=$batch --iodepth_batch_complete_min=$batch --iodepth_batch_complete_max=$depth --thread"
 for engine in io_uring libaio; do
     extra=""

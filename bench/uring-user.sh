@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # User CPU per I/O by the clock (issue 28): fio's minimal submitter t/io_uring against fiox on
 # the same direct-I/O loop device, in alternating rounds, whole-process user and system time
-# from /usr/bin/time over the I/Os each run did. fiox runs three ways: fio's defaults (per-I/O
+# from /usr/bin/time over the I/Os each run did; with them bench/bare_uring.c, the least a loop
+# can do, bare and keeping fio's default statistics and random map. fiox runs three ways: fio's defaults (per-I/O
 # statistics and the random map), --norandommap, and --norandommap --gtod_reduce=1 (neither,
 # as t/io_uring), so the table says what the statistics and the map cost in time, not only in
 # instructions (bench/uring-floor.sh counts those). fiox's job matches t/io_uring's batching:
@@ -26,12 +27,21 @@ job=(--name=u --ioengine=io_uring --rw=randread --bs=4k --filename="$dev" --dire
     --iodepth="$depth" --iodepth_batch_submit="$batch" --iodepth_batch_complete_min="$batch"
     --iodepth_batch_complete_max="$depth" --fixedbufs --registerfiles --time_based
     --runtime="$runtime" --output-format=json)
-variants=("t/io_uring" "fiox" "fiox --norandommap" "fiox --norandommap --gtod_reduce=1")
+variants=("t/io_uring" "bare_uring" "bare_uring +statistics +map" "fiox" "fiox --norandommap"
+    "fiox --norandommap --gtod_reduce=1")
+build_bare_uring "$scratch/bare_uring"
 
 # one VARIANT -> "user_ns_per_io sys_ns_per_io ios"
 one() {
     local ios
-    if [ "$1" = t/io_uring ]; then
+    if [ "${1%% *}" = bare_uring ]; then
+        local sm="0 0"
+        [ "$1" != bare_uring ] && sm="1 1"
+        # shellcheck disable=SC2086
+        /usr/bin/time -f "%U %S" -o "$scratch/time" "$scratch/bare_uring" "$dev" "$runtime" \
+            "$depth" "$batch" $sm >"$scratch/out"
+        ios=$(cut -d' ' -f1 "$scratch/out")
+    elif [ "$1" = t/io_uring ]; then
         /usr/bin/time -f "%U %S" -o "$scratch/time" "$t_io_uring" -a0 -d"$depth" -s"$batch" \
             -c"$batch" -b4096 -p0 -B1 -F1 -t0 -r"$runtime" "$dev" >"$scratch/out"
         ios=$(t_io_uring_ios "$scratch/out")
