@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # User CPU per I/O by the clock (issue 28): fio's minimal submitter t/io_uring against fiox on
 # the same direct-I/O loop device, in alternating rounds, whole-process user and system time
-# from /usr/bin/time over the I/Os each run did; with them bench/bare_uring.c, the least a loop
-# can do, bare and keeping fio's default statistics and random map. fiox runs three ways: fio's defaults (per-I/O
-# statistics and the random map), --norandommap, and --norandommap --gtod_reduce=1 (neither,
-# as t/io_uring), so the table says what the statistics and the map cost in time, not only in
-# instructions (bench/uring-floor.sh counts those). fiox's job matches t/io_uring's batching:
+# from /usr/bin/time over the I/Os each run did; with them bench/bare_uring.c, the least a
+# loop can do, bare and keeping fio's default statistics and random map (the bound any loop
+# with them meets). fiox runs three ways: fio's defaults (per-I/O statistics and the random
+# map), --norandommap, and --norandommap --gtod_reduce=1 (neither, as t/io_uring), so the
+# table says what the statistics and the map cost in time, not only in instructions
+# (bench/uring-floor.sh counts those). fiox's job matches t/io_uring's batching:
 # `-sB -cB` submits B at a time and waits for at least B completions, then takes all that are
 # there, i.e. iodepth_batch_submit=B, iodepth_batch_complete_min=B,
 # iodepth_batch_complete_max=DEPTH.
