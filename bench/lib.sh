@@ -7,6 +7,19 @@ t_io_uring_ios() {
         sub(/[KM]$/, "", v); s += v * m} END {printf "%d\n", s}' "$1"
 }
 
+# ios_of FILE: the I/Os (all directions) and the IOPS of the fio-shaped JSON report in FILE
+# (anything before its first "{" skipped): "ios iops", or "- -" when there is no report.
+ios_of() {
+    python3 -c '
+import json,sys
+t=open(sys.argv[1]).read(); t=t[t.find("{"):]
+try: d=json.loads(t)
+except Exception: print("- -"); sys.exit()
+ios=sum(j[k]["total_ios"] for j in d["jobs"] for k in ("read","write","trim"))
+iops=sum(j[k]["iops"] for j in d["jobs"] for k in ("read","write","trim"))
+print(ios, round(iops))' "$1"
+}
+
 # median: the median of the numbers on stdin (one per line).
 median() {
     sort -g | awk '{v[NR] = $1} END {if (NR == 0) exit; print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'

@@ -28,18 +28,6 @@ run() {
     echo "$(cat "$scratch/time" | tail -1) $rc"
 }
 
-# The number of I/Os (all directions) and the IOPS in a JSON report: "ios iops".
-ios_of() {
-    python3 -c '
-import json,sys
-t=open(sys.argv[1]).read(); t=t[t.find("{"):]
-try: d=json.loads(t)
-except Exception: print("- -"); sys.exit()
-ios=sum(j[k]["total_ios"] for j in d["jobs"] for k in ("read","write","trim"))
-iops=sum(j[k]["iops"] for j in d["jobs"] for k in ("read","write","trim"))
-print(ios, round(iops))' "$scratch/out"
-}
-
 files() {
     echo "## nrfiles (4 KiB files on tmpfs; unlink=1; wall s / user s / sys s / max RSS KiB / exit)"
     for n in 1000 16000 100000; do
@@ -60,7 +48,7 @@ jobs() {
         for tool in "$fiox" "$fio"; do
             t=$(run "$tool" --name=n --ioengine=null --rw=randread --bs=4k --size=1g --numjobs="$n" \
                 --time_based --runtime="$runtime" --group_reporting --output-format=json)
-            echo "numjobs=$n $(basename "$tool"): $t $(ios_of)"
+            echo "numjobs=$n $(basename "$tool"): $t $(ios_of "$scratch/out")"
         done
     done
 }
@@ -73,7 +61,7 @@ depth() {
             for tool in "$fiox" "$fio"; do
                 t=$(run "$tool" --name=d --ioengine="$e" --rw=randread --bs=4k --filename="$scratch/f" \
                     --size=256m --iodepth="$d" --time_based --runtime="$runtime" --output-format=json)
-                echo "$e iodepth=$d $(basename "$tool"): $t $(ios_of)"
+                echo "$e iodepth=$d $(basename "$tool"): $t $(ios_of "$scratch/out")"
             done
         done
     done
@@ -104,7 +92,7 @@ uring() {
                 --iodepth=32 --iodepth_batch_submit=8 --iodepth_batch_complete_min=1 \
                 --iodepth_batch_complete_max=8 "${extra[@]}" "${more[@]}" --time_based \
                 --runtime="$runtime" --output-format=json)
-            read -r ios _ <<<"$(ios_of)"
+            read -r ios _ <<<"$(ios_of "$scratch/out")"
             echo "$mode $(basename "$bin")${more[*]:+ ${more[*]}}: $t ios=$ios $(per_io "$t" "$ios")"
         done
     done

@@ -49,7 +49,7 @@ one() {
     else
         # shellcheck disable=SC2086
         /usr/bin/time -f "%U %S" -o "$scratch/time" "$fiox" "${job[@]}" ${1#fiox} >"$scratch/out"
-        ios=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"][0]["read"]["total_ios"])' "$scratch/out")
+        read -r ios _ <<<"$(ios_of "$scratch/out")"
     fi
     awk -v n="$ios" '{printf "%.1f %.0f %d\n", $1 * 1e9 / n, $2 * 1e9 / n, n}' "$scratch/time"
 }
