@@ -282,16 +282,23 @@ mod tests {
         assert_eq!(m.next_free(7), Some(8));
     }
 
+    /// Blocks in `0..below` drawn by a xorshift, the same stream every time.
+    fn draws(below: u64) -> impl Iterator<Item = u64> {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        std::iter::repeat_with(move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % below
+        })
+    }
+
     #[test]
     fn set_one_agrees_with_the_general_run() {
         // 3 levels (300k bits), bits drawn by an xorshift until most of the map is set.
         let (mut fast, mut slow) = (RandomMap::new(300_000), RandomMap::new(300_000));
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..600_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let b = x % 300_100; // a few past the end
+        for b in draws(300_100).take(600_000) {
+            // a few past the end
             assert_eq!(fast.set_one(b), slow.set_run(b, 1), "bit {b}");
         }
         assert_eq!(fast.levels, slow.levels);
@@ -305,12 +312,7 @@ mod tests {
         let n = 300_000;
         for limit in [n, n - 1000, 64 * 64 * 5 + 3] {
             let (mut fast, mut slow) = (RandomMap::new(n), RandomMap::new(n));
-            let mut x = 0x9E37_79B9_7F4A_7C15u64;
-            for i in 0..2_000_000 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let bit = x % (n + 40);
+            for (i, bit) in draws(n + 40).take(2_000_000).enumerate() {
                 let want = if bit < limit && slow.set_one(bit) == 1 {
                     Some(bit)
                 } else {
