@@ -159,14 +159,12 @@ fn drive(
             rng ^= rng << 13;
             rng ^= rng >> 7;
             rng ^= rng << 17;
-            let io = IoUnit {
+            let io = IoUnit::transfer(
                 op,
-                file: 0,
-                offset: (rng % blocks) * BS as u64,
-                len: BS,
-                buf: pool.ptr(slot as usize),
-                ioprio: 0,
-            };
+                0,
+                (rng % blocks) * BS as u64,
+                pool.span(slot as usize, 0, BS).unwrap(),
+            );
             match e.queue(slot, &io).map_err(|e| e.to_string())? {
                 fiox_engine::Queued::Done(r) => {
                     check(r)?;
@@ -208,7 +206,7 @@ fn drive(
 fn bare_pread(fd: i32, pool: &BufPool, secs: f64) -> (u64, Duration) {
     let blocks = FILE_SIZE / BS as u64;
     let mut rng = 0x2545_f491_4f6c_dd1du64;
-    let buf = pool.ptr(0).as_ptr();
+    let buf = pool.slot(0).as_ptr();
     let mut ios = 0u64;
     let start = Instant::now();
     let limit = Duration::from_secs_f64(secs);

@@ -57,7 +57,7 @@ mod target;
 #[path = "../../../tests/harness/need.rs"]
 mod test_need;
 
-pub use buf::{BufPool, BufPtr};
+pub use buf::{BufPool, BufSpan};
 pub use factory::create;
 pub use fileops::e4defrag::donor_path as e4defrag_donor;
 pub use mem::{MemSpec, Pinned};
@@ -84,18 +84,78 @@ pub enum IoOp {
 }
 
 /// One I/O request, valid for the duration of the `queue` call. Queued engines must copy what
-/// they need (the buffer pointer stays valid until the unit's completion is reaped).
+/// they need (the buffer stays valid until the unit's completion is reaped).
+///
+/// Data moves only through [`IoUnit::buf`], whose address and length were proven against the
+/// buffer when it was made ([`BufSpan`]); [`IoUnit::len`] is the length the operation covers
+/// (equal to the buffer's for a read or write made by [`IoUnit::transfer`]). An engine never
+/// hands the kernel `len()` bytes of `buf()`'s address: it hands `buf()`.
 #[derive(Debug, Clone, Copy)]
 pub struct IoUnit {
     pub op: IoOp,
     /// Index of the file in the order given to [`IoEngine::add_file`].
     pub file: u32,
     pub offset: u64,
-    pub len: u32,
-    pub buf: BufPtr,
     /// ioprio value (`class << 13 | level`) for engines that set one per request (io_uring
     /// `sqe->ioprio`, libaio `aio_reqprio`); 0: none, the submitting thread's priority applies.
     pub ioprio: u16,
+    len: u32,
+    buf: BufSpan,
+}
+
+impl IoUnit {
+    /// A read or write of `buf`'s bytes at `offset` of file `file`.
+    #[inline(always)]
+    pub fn transfer(op: IoOp, file: u32, offset: u64, buf: BufSpan) -> IoUnit {
+        IoUnit {
+            op,
+            file,
+            offset,
+            ioprio: 0,
+            len: buf.len(),
+            buf,
+        }
+    }
+
+    /// An operation over `len` bytes at `offset` that moves no data through memory: a trim, a
+    /// sync, a sync_file_range, or the unit of an engine that touches no memory (null, cpuio,
+    /// a file operation). Its buffer is empty, so an engine that moves data moves none.
+    #[inline(always)]
+    pub fn range(op: IoOp, file: u32, offset: u64, len: u32) -> IoUnit {
+        IoUnit {
+            op,
+            file,
+            offset,
+            ioprio: 0,
+            len,
+            buf: BufSpan::empty(),
+        }
+    }
+
+    /// The same unit with this ioprio value.
+    #[inline(always)]
+    pub fn with_ioprio(mut self, ioprio: u16) -> IoUnit {
+        self.ioprio = ioprio;
+        self
+    }
+
+    /// Bytes the operation covers (accounting, trims, syncs; see the type's note).
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the operation covers no bytes (fsync).
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The memory a read fills or a write sends: empty for units made by [`IoUnit::range`].
+    #[inline(always)]
+    pub fn buf(&self) -> BufSpan {
+        self.buf
+    }
 }
 
 /// A finished I/O: `result` is the byte count transferred, or `-errno`.

@@ -63,7 +63,7 @@ const DISKLESS: &[&str] = &[
     "page_fault",
 ];
 
-/// Whether `ioengine=name` is one of fio's diskless engines (case-insensitive, as [`create`]).
+/// Whether `ioengine=name` is one of fio's diskless engines (case-insensitive, as `create`).
 pub fn is_diskless(name: &str) -> bool {
     let name = name.trim();
     DISKLESS.iter().any(|e| name.eq_ignore_ascii_case(e))

@@ -13,24 +13,14 @@ use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Target {
     pub fd: RawFd,
-    pub is_block: bool,
 }
 
 impl Target {
-    pub fn of(engine: &'static str, f: &EngineFile) -> Result<Target, EngineError> {
-        if f.fd < 0 {
-            // Not open yet (create_on_open): `reopen_file` brings the real fd.
-            return Ok(Target {
-                fd: f.fd,
-                is_block: false,
-            });
-        }
-        let is_block = sys::is_block_device(f.fd).map_err(|source| EngineError::Os {
-            engine,
-            what: format!("fstat of {}", f.path.display()),
-            source,
-        })?;
-        Ok(Target { fd: f.fd, is_block })
+    /// The engine's view of `f` (an fd below 0 is not open yet, create_on_open:
+    /// `reopen_file` brings the real one). Nothing depends on the file's type: a trim is
+    /// BLKDISCARD on any file, as fio's (see `sys::trim`).
+    pub fn of(f: &EngineFile) -> Target {
+        Target { fd: f.fd }
     }
 }
 
@@ -67,7 +57,7 @@ pub(crate) fn replace(
     f: &EngineFile,
 ) -> Result<(), EngineError> {
     target(engine, files, idx)?;
-    files[idx as usize] = Target::of(engine, f)?;
+    files[idx as usize] = Target::of(f);
     Ok(())
 }
 
@@ -109,7 +99,7 @@ impl<O: FdOp> IoEngine for FdEngine<O> {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of(O::NAME, file)?);
+        self.files.push(Target::of(file));
         Ok(())
     }
 
@@ -125,7 +115,7 @@ impl<O: FdOp> IoEngine for FdEngine<O> {
 
 /// Trim a range synchronously: `len` on success, `-errno` otherwise.
 pub(crate) fn trim(t: Target, offset: u64, len: u32) -> i64 {
-    match sys::trim(t.fd, t.is_block, offset, len as u64) {
+    match sys::trim(t.fd, offset, len as u64) {
         Ok(()) => len as i64,
         Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
     }
@@ -166,24 +156,19 @@ pub(crate) fn sync_range(fd: RawFd, offset: u64, len: u64, flags: u32) -> i64 {
 
 /// Run one unit with positional syscalls (psync semantics); `rwf` != 0 switches reads and
 /// writes to preadv2/pwritev2 with those flags. Inlined into the engines' `queue`: see
-/// [`sys::positional_rw`].
+/// [`sys::positional_rw`]. A read or write moves the unit's [`IoUnit::buf`] (address and
+/// length proven together), other operations cover its [`IoUnit::len`].
 #[inline(always)]
-pub(crate) fn run_positional(
-    t: Target,
-    op: IoOp,
-    buf: *mut u8,
-    len: u32,
-    offset: u64,
-    rwf: i32,
-) -> i64 {
+pub(crate) fn run_positional(t: Target, io: &IoUnit, rwf: i32) -> i64 {
+    let (op, offset, len) = (io.op, io.offset, io.len());
     let off = offset as libc::off_t;
-    let n = len as usize;
+    let (buf, n) = (io.buf().as_ptr(), io.buf().len() as usize);
     match op {
         // The raw syscalls, not glibc's pread/pwrite: those are thread cancellation points and
         // toggle the cancellation state around every call (about 2% of a tmpfs 4k read);
         // fiox never cancels its threads.
         IoOp::Read | IoOp::Write if rwf == 0 => {
-            // SAFETY: buf points at a live buffer slot of at least len bytes (IoUnit contract);
+            // SAFETY: buf is a BufSpan: n bytes proven inside a live buffer (IoUnit contract);
             // for a write the kernel only reads it.
             unsafe { sys::positional_rw(op == IoOp::Write, t.fd, buf, n, off) }
         }
@@ -192,7 +177,7 @@ pub(crate) fn run_positional(
                 iov_base: buf.cast(),
                 iov_len: n,
             };
-            // SAFETY: one iovec describing a live buffer slot of len bytes.
+            // SAFETY: one iovec describing the unit's BufSpan, n live bytes.
             ret(unsafe {
                 if op == IoOp::Read {
                     libc::preadv2(t.fd, &iov, 1, off, rwf)

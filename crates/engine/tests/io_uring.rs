@@ -65,7 +65,7 @@ fn io_uring_fixedbufs_without_registration_is_a_clear_error() {
     e.add_file(&engine_file(&f, &path)).unwrap();
     let pool = BufPool::new(1, 4096, 4096).unwrap();
     let err = e
-        .queue(0, &unit(IoOp::Read, 0, 4096, pool.ptr(0)))
+        .queue(0, &unit(IoOp::Read, 0, 4096, pool.slot(0)))
         .unwrap_err();
     assert!(err.to_string().contains("fixedbufs"), "{err}");
 }
@@ -96,7 +96,7 @@ fn io_uring_sqpoll_force_async_nowait() {
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
     e.add_file(&engine_file(&f, &path)).unwrap();
     let pool = BufPool::new(1, 4096, 4096).unwrap();
-    let r = run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.ptr(0))]);
+    let r = run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.slot(0))]);
     let ok = [4096, -(libc::EAGAIN as i64), -(libc::EOPNOTSUPP as i64)];
     assert!(ok.contains(&r[0]), "{r:?}");
 }
@@ -152,8 +152,8 @@ fn io_uring_hipri_polls_or_is_refused_naming_the_option() {
     }
     let pool = BufPool::new(2, 4096, 4096).unwrap();
     let units = [
-        unit(IoOp::Read, 0, 4096, pool.ptr(0)),
-        unit(IoOp::Read, 8192, 4096, pool.ptr(1)),
+        unit(IoOp::Read, 0, 4096, pool.slot(0)),
+        unit(IoOp::Read, 8192, 4096, pool.slot(1)),
     ];
     assert_eq!(run(e.as_mut(), 4, &units), vec![4096, 4096]);
 }
@@ -175,7 +175,7 @@ fn io_uring_files_and_buffers_can_be_registered_again() {
     let pool = BufPool::new(2, 4096, 4096).unwrap();
     e.register_buffers(&pool).unwrap();
     assert_eq!(
-        run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.ptr(0))]),
+        run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.slot(0))]),
         vec![4096]
     );
     // A second file after the table was registered, and a new pool.
@@ -189,10 +189,8 @@ fn io_uring_files_and_buffers_can_be_registered_again() {
     e.add_file(&engine_file(&f2, &path2)).unwrap();
     let pool2 = BufPool::new(1, 4096, 4096).unwrap();
     e.register_buffers(&pool2).unwrap();
-    let u = fiox_engine::IoUnit {
-        file: 1,
-        ..unit(IoOp::Read, 4096, 4096, pool2.ptr(0))
-    };
+    let mut u = unit(IoOp::Read, 4096, 4096, pool2.slot(0));
+    u.file = 1;
     assert_eq!(run(e.as_mut(), 2, &[u]), vec![4096]);
     assert!(pool2.slice(0).iter().all(|&b| b == 7));
 }

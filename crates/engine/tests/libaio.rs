@@ -29,11 +29,12 @@ fn libaio_userspace_reap() {
     e.add_file(&engine_file(&f, &path)).unwrap();
     let pool = BufPool::new(4, 4096, 4096).unwrap();
     for s in 0..4u32 {
-        let u = unit(IoOp::Read, s as u64 * 8192, 4096, pool.ptr(s as usize));
+        let u = unit(IoOp::Read, s as u64 * 8192, 4096, pool.slot(s as usize));
         assert_eq!(e.queue(s, &u).unwrap(), Queued::Queued);
     }
     assert_eq!(
-        e.queue(9, &unit(IoOp::Read, 0, 4096, pool.ptr(0))).unwrap(),
+        e.queue(9, &unit(IoOp::Read, 0, 4096, pool.slot(0)))
+            .unwrap(),
         Queued::Busy
     );
     assert_eq!(e.commit().unwrap(), 4);
@@ -62,7 +63,7 @@ fn libaio_nowait_completes_or_says_why() {
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
     e.add_file(&engine_file(&f, &path)).unwrap();
     let pool = BufPool::new(1, 4096, 4096).unwrap();
-    let r = run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.ptr(0))]);
+    let r = run(e.as_mut(), 2, &[unit(IoOp::Read, 0, 4096, pool.slot(0))]);
     let ok = [4096, -(libc::EAGAIN as i64), -(libc::EOPNOTSUPP as i64)];
     assert!(ok.contains(&r[0]), "{r:?}");
 }
@@ -75,9 +76,9 @@ fn libaio_fsync_waits_for_inflight_io() {
     let (f, path) = open_test_file(&dir.0, &j).unwrap();
     e.add_file(&engine_file(&f, &path)).unwrap();
     let pool = BufPool::new(1, 4096, 4096).unwrap();
-    let w = unit(IoOp::Write, 0, 4096, pool.ptr(0));
+    let w = unit(IoOp::Write, 0, 4096, pool.slot(0));
     assert_eq!(e.queue(0, &w).unwrap(), Queued::Queued);
-    let s = unit(IoOp::Fsync, 0, 0, fiox_engine::BufPtr::none());
+    let s = unit(IoOp::Fsync, 0, 0, fiox_engine::BufSpan::empty());
     assert_eq!(e.queue(1, &s).unwrap(), Queued::Busy);
     e.commit().unwrap();
     let mut ev = Vec::new();

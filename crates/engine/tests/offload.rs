@@ -79,12 +79,12 @@ fn seeking_engines_keep_positions_apart_under_concurrency() {
         let writes: Vec<_> = order
             .iter()
             .enumerate()
-            .map(|(s, &b)| unit(IoOp::Write, b as u64 * 4096, 4096, pool.ptr(s)))
+            .map(|(s, &b)| unit(IoOp::Write, b as u64 * 4096, 4096, pool.slot(s)))
             .collect();
         let r = run(e.as_mut(), 16, &writes);
         assert!(r.iter().all(|&x| x == 4096), "{name}: {r:?}");
         let reads: Vec<_> = (0..n)
-            .map(|b| unit(IoOp::Read, b as u64 * 4096, 4096, pool.ptr(n + b)))
+            .map(|b| unit(IoOp::Read, b as u64 * 4096, 4096, pool.slot(n + b)))
             .collect();
         let r = run(e.as_mut(), 16, &reads);
         assert!(r.iter().all(|&x| x == 4096), "{name}: {r:?}");
@@ -110,9 +110,9 @@ fn errors_come_back_as_completions_with_their_errno() {
     e.add_file(&engine_file(&f, &path)).unwrap();
     e.add_file(&engine_file(&ro, &path)).unwrap();
     let pool = BufPool::new(2, 4096, 4096).unwrap();
-    let mut bad = unit(IoOp::Write, 0, 4096, pool.ptr(0));
+    let mut bad = unit(IoOp::Write, 0, 4096, pool.slot(0));
     bad.file = 1;
-    let good = unit(IoOp::Read, 0, 4096, pool.ptr(1));
+    let good = unit(IoOp::Read, 0, 4096, pool.slot(1));
     let r = run(e.as_mut(), 2, &[bad, good]);
     assert_eq!(r, vec![-(libc::EBADF as i64), 4096]);
 }

@@ -31,7 +31,7 @@ fn posixaio_deeper_than_the_suspend_list() {
             fiox_engine::IoOp::Read,
             u64::from(i) * 4096,
             4096,
-            bufs.ptr(i as usize),
+            bufs.slot(i as usize),
         );
         assert_eq!(e.queue(i, &u).unwrap(), fiox_engine::Queued::Queued);
     }

@@ -53,7 +53,7 @@ fn pvsync2_nowait_reads_or_eagain() {
         }
     }
     let pool = BufPool::new(1, 4096, 4096).unwrap();
-    let r = run(e.as_mut(), 1, &[unit(IoOp::Read, 0, 4096, pool.ptr(0))]);
+    let r = run(e.as_mut(), 1, &[unit(IoOp::Read, 0, 4096, pool.slot(0))]);
     assert!(r[0] == 4096 || r[0] == -(libc::EAGAIN as i64), "{r:?}");
 }
 
@@ -95,23 +95,20 @@ fn vsync_merges_contiguous_units_into_one_call() {
     let pool = BufPool::new(4, 4096, 4096).unwrap();
     use fiox_engine::Queued;
     for s in 0..3 {
-        let u = unit(IoOp::Read, s as u64 * 4096, 4096, pool.ptr(s));
+        let u = unit(IoOp::Read, s as u64 * 4096, 4096, pool.slot(s));
         assert_eq!(e.queue(s as u32, &u).unwrap(), Queued::Queued);
     }
     // Not contiguous: must wait for the run to go out.
-    let far = unit(IoOp::Read, 65536, 4096, pool.ptr(3));
+    let far = unit(IoOp::Read, 65536, 4096, pool.slot(3));
     assert_eq!(e.queue(3, &far).unwrap(), Queued::Busy);
     assert_eq!(e.commit().unwrap(), 3);
     let mut ev = Vec::new();
     assert_eq!(e.getevents(3, 8, &mut ev).unwrap(), 3);
     assert!(ev.iter().all(|c| c.result == 4096));
     // The last run crosses EOF: the byte count is split over the units in order.
-    let tail = fiox_engine::IoUnit {
-        offset: FILE_SIZE - 4096,
-        ..far
-    };
+    let tail = unit(IoOp::Read, FILE_SIZE - 4096, 4096, pool.slot(3));
     assert_eq!(e.queue(7, &tail).unwrap(), Queued::Queued);
-    let past = unit(IoOp::Read, FILE_SIZE, 4096, pool.ptr(0));
+    let past = unit(IoOp::Read, FILE_SIZE, 4096, pool.slot(0));
     assert_eq!(e.queue(8, &past).unwrap(), Queued::Queued);
     e.commit().unwrap();
     ev.clear();
@@ -137,7 +134,7 @@ fn mmap_write_past_end_is_einval_not_sigbus() {
     let r = run(
         e.as_mut(),
         1,
-        &[unit(IoOp::Write, FILE_SIZE - 4096, 8192, pool.ptr(0))],
+        &[unit(IoOp::Write, FILE_SIZE - 4096, 8192, pool.slot(0))],
     );
     assert_eq!(r, vec![-(libc::EINVAL as i64)]);
 }
@@ -151,7 +148,7 @@ fn null_completes_everything_without_io() {
         let units: Vec<_> = (0..100)
             .map(|i| {
                 let op = [IoOp::Read, IoOp::Write, IoOp::Trim, IoOp::Fsync][i % 4];
-                unit(op, i as u64 * 4096, 4096, pool.ptr(0))
+                unit(op, i as u64 * 4096, 4096, pool.slot(0))
             })
             .collect();
         let r = run(e.as_mut(), depth as usize, &units);
@@ -167,7 +164,7 @@ fn unknown_file_index_is_an_error_not_a_panic() {
     let j = job("psync", 1, false, EngineOptions::default());
     let mut e = create(&j).unwrap();
     let pool = BufPool::new(1, 4096, 4096).unwrap();
-    let u = unit(IoOp::Read, 0, 4096, pool.ptr(0));
+    let u = unit(IoOp::Read, 0, 4096, pool.slot(0));
     let err = e.queue(0, &u).unwrap_err();
     assert!(err.to_string().contains("file 0"), "{err}");
 }

@@ -17,7 +17,7 @@
 //! | 32     | 8      | highest sequence number recorded                 |
 //! | 40     | 8      | number of runs N                                 |
 //! | 48     | 4      | file number within the job                       |
-//! | 52     | 4      | reserved (0)                                     |
+//! | 52     | 4      | phase: where the granule grid starts, mod granularity (0 before) |
 //! | 56     | 24 × N | runs: offset, length, sequence number (u64 each; bit 63 set = partial write) |
 //! | 56+24N | 4      | crc32c of all preceding bytes                    |
 //!
@@ -70,8 +70,14 @@ pub struct StateIdent {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteLog {
     gran: u64,
+    /// The grid's origin modulo `gran`: granule `i` covers `phase + i * gran ..`, so a region
+    /// that starts at `offset=1000` has its blocks on the grid (see [`WriteLog::with_phase`]).
+    phase: u64,
     pages: BTreeMap<u64, Box<[u64]>>,
     last_seq: u64,
+    /// Writes whose offset or length is not a multiple of the granularity (see
+    /// [`WriteLog::record`]); never saved in state files.
+    unaligned: u64,
 }
 
 impl WriteLog {
@@ -83,9 +89,46 @@ impl WriteLog {
         }
         Ok(WriteLog {
             gran: granularity,
+            phase: 0,
             pages: BTreeMap::new(),
             last_seq: 0,
+            unaligned: 0,
         })
+    }
+
+    /// A log whose granule grid starts at `origin` (the region's first byte): writes laid out
+    /// from there (`offset=`, numjobs' `offset_increment`) sit on the grid.
+    pub fn with_phase(granularity: u64, origin: u64) -> Result<WriteLog, VerifyError> {
+        let mut log = WriteLog::new(granularity)?;
+        log.phase = origin % granularity;
+        Ok(log)
+    }
+
+    /// The granule holding byte `offset` (bytes before the grid's origin fall in granule 0:
+    /// only an off-grid write, partial anyway, can have them).
+    #[inline]
+    fn idx(&self, offset: u64) -> u64 {
+        offset.saturating_sub(self.phase) / self.gran
+    }
+
+    /// Granules `first..=last` covered by `[offset, offset + len)`, `len` > 0.
+    #[inline]
+    fn span(&self, offset: u64, len: u64) -> (u64, u64) {
+        (self.idx(offset), self.idx(offset.saturating_add(len - 1)))
+    }
+
+    /// Whether `[offset, offset + len)` starts and ends on the granule grid.
+    fn on_grid(&self, offset: u64, len: u64) -> bool {
+        offset >= self.phase
+            && (offset - self.phase).is_multiple_of(self.gran)
+            && len.is_multiple_of(self.gran)
+    }
+
+    /// How many recorded writes did not start and end on a granule boundary: they are
+    /// logged as partial (never read back), since a run of their granules would reach past
+    /// the write (and past the buffer a verify read of it gets).
+    pub fn unaligned_writes(&self) -> u64 {
+        self.unaligned
     }
 
     pub fn granularity(&self) -> u64 {
@@ -104,16 +147,21 @@ impl WriteLog {
 
     /// Records that `[offset, offset + len)` now holds write `seq` (call at completion of the
     /// write; sequence numbers must be unique per write and below 2^62). Granules partly covered
-    /// are attributed to this write too. `seq` 0 forgets the range (e.g. after a trim). An older
+    /// are attributed to this write too, as partial: a write that does not start and end on
+    /// granule boundaries is never reported [`Run::whole`], so no verify read is ever longer
+    /// than the write it checks. `seq` 0 forgets the range (e.g. after a trim). An older
     /// write that this range cuts into is marked as no longer whole (see [`Run::whole`]).
     pub fn record(&mut self, offset: u64, len: u64, seq: u64) {
         if len == 0 {
             return;
         }
-        let seq = seq & !FLAGS;
-        self.last_seq = self.last_seq.max(seq);
-        let first = offset / self.gran;
-        let last = offset.saturating_add(len - 1) / self.gran;
+        let mut seq = seq & !FLAGS;
+        if seq != 0 && !self.on_grid(offset, len) {
+            self.unaligned += 1;
+            seq |= PARTIAL;
+        }
+        self.last_seq = self.last_seq.max(seq & !FLAGS);
+        let (first, last) = self.span(offset, len);
         if let Some(before) = first.checked_sub(1) {
             self.mark_partial(first, before, false);
         }
@@ -180,18 +228,19 @@ impl WriteLog {
 
     /// Sequence number of the write that last covered `offset`, if any.
     pub fn get(&self, offset: u64) -> Option<u64> {
-        let seq = self.slot(offset / self.gran) & !FLAGS;
+        let seq = self.slot(self.idx(offset)) & !FLAGS;
         (seq != 0).then_some(seq)
     }
 
-    /// Whether every granule of `[offset, offset + len)` still holds write `seq`.
+    /// Whether every granule of `[offset, offset + len)` still holds write `seq`, whole: a
+    /// write cut by another, or off the granule grid (see [`WriteLog::record`]), cannot be
+    /// told from its neighbours in a shared granule and is not read back.
     pub fn holds(&self, offset: u64, len: u64, seq: u64) -> bool {
         if len == 0 || seq == 0 {
             return false;
         }
-        let first = offset / self.gran;
-        let last = offset.saturating_add(len - 1) / self.gran;
-        (first..=last).all(|i| self.slot(i) & !FLAGS == seq)
+        let (first, last) = self.span(offset, len);
+        (first..=last).all(|i| self.slot(i) & !CHECKED == seq)
     }
 
     /// `[offset, offset + len)` was read back intact while it held write `seq`: flag it so
@@ -201,8 +250,7 @@ impl WriteLog {
         if len == 0 || seq == 0 {
             return;
         }
-        let first = offset / self.gran;
-        let last = offset.saturating_add(len - 1) / self.gran;
+        let (first, last) = self.span(offset, len);
         for i in first..=last {
             let raw = self.slot(i);
             if raw & !FLAGS == seq {
@@ -236,7 +284,7 @@ impl WriteLog {
                 if raw == 0 {
                     continue;
                 }
-                let offset = (page_no * PAGE + i as u64) * self.gran;
+                let offset = (page_no * PAGE + i as u64) * self.gran + self.phase;
                 let (seq, whole) = (raw & !FLAGS, raw & PARTIAL == 0);
                 let checked = split_checked && raw & CHECKED != 0;
                 match cur.as_mut() {
@@ -289,7 +337,8 @@ impl WriteLog {
         head.extend_from_slice(&self.last_seq.to_le_bytes());
         head.extend_from_slice(&n.to_le_bytes());
         head.extend_from_slice(&ident.file_no.to_le_bytes());
-        head.extend_from_slice(&0u32.to_le_bytes());
+        // phase < gran, and a granule is at most a block (below 4 GiB).
+        head.extend_from_slice(&(self.phase as u32).to_le_bytes());
         w.write_all(&head)?;
         let mut crc = crc32c::crc32c(&head);
         let mut res = Ok(());
@@ -345,6 +394,14 @@ impl WriteLog {
             ));
         }
         let mut log = WriteLog::new(u64_at(b, 24)).map_err(|e| e.to_string())?;
+        let phase = u64::from(u32_at(b, 52));
+        if phase >= log.gran {
+            return Err(format!(
+                "grid origin {phase} not below the granularity {}",
+                log.gran
+            ));
+        }
+        log.phase = phase;
         let runs: Vec<Run> = b[STATE_FIXED..body]
             .chunks_exact(RUN_LEN)
             .map(|c| Run {
@@ -358,7 +415,7 @@ impl WriteLog {
         log.check_runs(&runs)?;
         for r in &runs {
             let raw = if r.whole { r.seq } else { r.seq | PARTIAL };
-            let first = r.offset / log.gran;
+            let first = log.idx(r.offset);
             log.fill_range(first, first + (r.len / log.gran - 1), raw);
             log.last_seq = log.last_seq.max(r.seq);
         }
@@ -370,12 +427,7 @@ impl WriteLog {
     fn check_runs(&self, runs: &[Run]) -> Result<(), String> {
         let mut granules = 0u64;
         for r in runs {
-            if r.seq == 0
-                || r.seq & CHECKED != 0
-                || r.len == 0
-                || r.offset % self.gran != 0
-                || r.len % self.gran != 0
-            {
+            if r.seq == 0 || r.seq & CHECKED != 0 || r.len == 0 || !self.on_grid(r.offset, r.len) {
                 return Err(format!(
                     "invalid run: offset {} length {} write #{} (granularity {})",
                     r.offset, r.len, r.seq, self.gran
@@ -527,6 +579,48 @@ mod tests {
             whole,
             checked: false,
         }
+    }
+
+    /// Issue 39: a granularity that does not divide the write (verify_interval=2222 with
+    /// bs=4096) made a whole run of 6,666 bytes, read back into a 4,096-byte buffer. Such a
+    /// write is now partial: no run of it is ever read back, and none reaches past it.
+    #[test]
+    fn a_write_off_the_granule_grid_is_never_read_back() {
+        let mut log = WriteLog::new(2222).unwrap();
+        log.record(4096, 4096, 1);
+        log.record(8192, 4096, 2);
+        let runs = log.runs();
+        assert!(runs.iter().all(|r| !r.whole), "{runs:?}");
+        assert_eq!(log.unaligned_writes(), 2);
+        assert_eq!(log.last_seq(), 2);
+        // Aligned writes beside them stay verifiable.
+        log.record(2222 * 10, 2222, 3);
+        assert!(log.runs().contains(&run(22220, 2222, 3, true)));
+        assert_eq!(log.get(4096), Some(1));
+        // A grid starting where the region does (offset=1000) holds those blocks whole.
+        let mut log = WriteLog::with_phase(16384, 1000).unwrap();
+        log.record(1000 + 16384, 16384, 7);
+        log.record(1000, 16384, 8);
+        assert_eq!(log.unaligned_writes(), 0);
+        assert_eq!(
+            log.runs(),
+            vec![run(1000, 16384, 8, true), run(17384, 16384, 7, true)]
+        );
+        assert!(log.holds(17384, 16384, 7));
+        let (back, _) = WriteLog::decode(&log.encode(StateIdent {
+            job_id: 1,
+            seed: 2,
+            file_no: 0,
+        }))
+        .unwrap();
+        assert_eq!(back.runs(), log.runs(), "the phase survives a state file");
+        let mut log = WriteLog::new(2222).unwrap();
+        log.record(4096, 4096, 1);
+        log.record(8192, 4096, 2);
+        log.record(2222 * 10, 2222, 3);
+        // verify_backlog asks `holds` before reading a write back: never for these.
+        assert!(!log.holds(8192, 4096, 2));
+        assert!(log.holds(22220, 2222, 3));
     }
 
     #[test]

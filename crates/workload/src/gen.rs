@@ -480,7 +480,7 @@ impl Generator {
     }
 
     /// Up to `n` of the next requests appended to `out`: what `next` would yield one by one.
-    /// Only the plain random path ([`Generator::fast_ddir`]) yields batches, its limits checked
+    /// Only the plain random path (`Generator::fast_ddir`) yields batches, its limits checked
     /// once for the batch; it stops early where `next` has more to do (a pass's end, a file
     /// rewound inside the pass: that request is the batch's last, its wrap left for
     /// `take_wrapped`). Returns how many were appended (0 for any other job, with

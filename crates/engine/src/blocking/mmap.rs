@@ -1,6 +1,6 @@
 //! `mmap`: each file is mapped whole (MAP_SHARED) when added; reads and writes are memcpys
 //! between the mapping and the unit's buffer, fsync/fdatasync are msync(MS_SYNC) of the mapping,
-//! trims punch a hole (or BLKDISCARD). As in fio, the mapping gets MADV_RANDOM or
+//! trims are BLKDISCARD (ENOTTY on a regular file, as fio). As in fio, the mapping gets MADV_RANDOM or
 //! MADV_SEQUENTIAL from the job's pattern (none with fadvise_hint=0).
 //!
 //! The mapping covers the file's size at `add_file` time (the runner lays files out first). A
@@ -109,18 +109,19 @@ fn transfer(m: &Mapping, io: &IoUnit) -> i64 {
             -(libc::EINVAL as i64)
         };
     }
-    let avail = (m.len - io.offset).min(io.len as u64) as usize;
-    if io.op == IoOp::Write && (avail < io.len as usize || !m.writable) {
+    let want = io.buf().len() as usize;
+    let avail = (m.len - io.offset).min(want as u64) as usize;
+    if io.op == IoOp::Write && (avail < want || !m.writable) {
         return -(libc::EINVAL as i64);
     }
-    // SAFETY: offset + avail <= mapping length, the buffer slot holds at least len >= avail
+    // SAFETY: offset + avail <= mapping length, the unit's BufSpan holds want >= avail
     // bytes, and a buffer slot never overlaps a file mapping.
     unsafe {
         let map = m.base.add(io.offset as usize);
         if io.op == IoOp::Read {
-            std::ptr::copy_nonoverlapping(map, io.buf.as_ptr(), avail);
+            std::ptr::copy_nonoverlapping(map, io.buf().as_ptr(), avail);
         } else {
-            std::ptr::copy_nonoverlapping(io.buf.as_ptr(), map, avail);
+            std::ptr::copy_nonoverlapping(io.buf().as_ptr(), map, avail);
         }
     }
     avail as i64
@@ -153,7 +154,7 @@ impl IoEngine for MmapEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        let t = Target::of("mmap", file)?;
+        let t = Target::of(file);
         let m = self.map(file)?;
         self.files.push(t);
         self.maps.push(m);
@@ -185,7 +186,7 @@ impl IoEngine for MmapEngine {
         let m = &self.maps[io.file as usize];
         let r = match io.op {
             IoOp::Read | IoOp::Write => transfer(m, io),
-            IoOp::Trim => trim(t, io.offset, io.len),
+            IoOp::Trim => trim(t, io.offset, io.len()),
             // fio's mmap engine msyncs the mapping for every kind of sync.
             IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => msync(m),
         };

@@ -39,7 +39,7 @@ impl SpliceEngine {
     fn read(&self, fd: RawFd, io: &IoUnit) -> i64 {
         let mut off = io.offset as libc::off_t;
         let mut done = 0usize;
-        let len = io.len as usize;
+        let len = io.buf().len() as usize;
         while done < len {
             let want = (len - done).min(CHUNK);
             let flags = if len - done > CHUNK {
@@ -70,7 +70,8 @@ impl SpliceEngine {
             let mut left = n as usize;
             while left > 0 {
                 // SAFETY: the destination lies inside the unit's buffer (done + left <= len).
-                let r = unsafe { libc::read(self.pipe[0], io.buf.as_ptr().add(done).cast(), left) };
+                let r =
+                    unsafe { libc::read(self.pipe[0], io.buf().as_ptr().add(done).cast(), left) };
                 if r <= 0 {
                     return if r < 0 {
                         -(errno() as i64)
@@ -89,7 +90,7 @@ impl SpliceEngine {
     fn write(&self, fd: RawFd, io: &IoUnit) -> i64 {
         let mut off = io.offset as libc::off_t;
         let mut done = 0usize;
-        let len = io.len as usize;
+        let len = io.buf().len() as usize;
         while done < len {
             let mut pfd = libc::pollfd {
                 fd: self.pipe[1],
@@ -102,7 +103,7 @@ impl SpliceEngine {
             }
             let iov = libc::iovec {
                 // SAFETY: within the unit's buffer (done < len).
-                iov_base: unsafe { io.buf.as_ptr().add(done) }.cast(),
+                iov_base: unsafe { io.buf().as_ptr().add(done) }.cast(),
                 iov_len: len - done,
             };
             // SAFETY: one iovec over the live buffer; the kernel only reads it.
@@ -150,7 +151,7 @@ impl FdOp for SpliceEngine {
         match io.op {
             IoOp::Read => self.read(t.fd, io),
             IoOp::Write => self.write(t.fd, io),
-            op => run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
+            _ => run_positional(t, io, 0),
         }
     }
 }
@@ -168,19 +169,12 @@ mod tests {
         // 200 KiB: more than a pipe holds and more than one splice chunk.
         let len = 200 << 10;
         let pool = BufPool::new(2, len, 4096).unwrap();
-        let (w, r) = (pool.ptr(0), pool.ptr(1));
+        let (w, r) = (pool.slot(0), pool.slot(1));
         for i in 0..len {
             // SAFETY: slot 0 has len bytes.
             unsafe { *w.as_ptr().add(i) = (i % 251) as u8 };
         }
-        let unit = |op, buf| IoUnit {
-            op,
-            file: 0,
-            offset: 4096,
-            len: len as u32,
-            buf,
-            ioprio: 0,
-        };
+        let unit = |op, buf| IoUnit::transfer(op, 0, 4096, buf);
         assert_eq!(
             e.queue(0, &unit(IoOp::Write, w)).unwrap(),
             Queued::Done(len as i64)

@@ -109,7 +109,7 @@ pub(crate) fn probe_rwf(
     })?;
     for &(flag, option) in flags {
         let iov = libc::iovec {
-            iov_base: pool.ptr(0).as_ptr().cast(),
+            iov_base: pool.slot(0).as_ptr().cast(),
             iov_len: 4096,
         };
         // SAFETY: one iovec over the pool's 4096-byte aligned slot, alive for the call.
@@ -172,8 +172,8 @@ impl SyncEngine {
                 return -(errno() as i64);
             }
         }
-        let p = io.buf.as_ptr().cast();
-        let n = io.len as usize;
+        let p = io.buf().as_ptr().cast();
+        let n = io.buf().len() as usize;
         // SAFETY: the unit's buffer is a live slot of at least len bytes.
         let r = ret(unsafe {
             if io.op == IoOp::Read {
@@ -193,8 +193,8 @@ impl SyncEngine {
     #[inline]
     fn vectored(t: Target, io: &IoUnit) -> i64 {
         let iov = libc::iovec {
-            iov_base: io.buf.as_ptr().cast(),
-            iov_len: io.len as usize,
+            iov_base: io.buf().as_ptr().cast(),
+            iov_len: io.buf().len() as usize,
         };
         let off = io.offset as libc::off_t;
         // SAFETY: one iovec over the unit's live buffer slot.
@@ -230,7 +230,7 @@ impl IoEngine for SyncEngine {
         if self.kind == SyncKind::Pvsync2 {
             probe_rwf(name, file, &self.rwf.options())?;
         }
-        self.files.push(Target::of(name, file)?);
+        self.files.push(Target::of(file));
         self.pos.push(u64::MAX);
         Ok(())
     }
@@ -256,14 +256,14 @@ impl IoEngine for SyncEngine {
         let t = target(self.name(), &self.files, io.file)?;
         let rw = matches!(io.op, IoOp::Read | IoOp::Write);
         let r = match self.kind {
-            SyncKind::Psync => run_positional(t, io.op, io.buf.as_ptr(), io.len, io.offset, 0),
+            SyncKind::Psync => run_positional(t, io, 0),
             SyncKind::Sync if rw => self.seq(t, io.file, io),
             SyncKind::Pvsync if rw => Self::vectored(t, io),
             SyncKind::Pvsync2 if rw => {
                 let flags = self.rwf.next();
-                run_positional(t, io.op, io.buf.as_ptr(), io.len, io.offset, flags)
+                run_positional(t, io, flags)
             }
-            _ => run_positional(t, io.op, io.buf.as_ptr(), io.len, io.offset, 0),
+            _ => run_positional(t, io, 0),
         };
         Ok(Queued::Done(r))
     }
@@ -348,7 +348,7 @@ impl IoEngine for VsyncEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of("vsync", file)?);
+        self.files.push(Target::of(file));
         self.pos.push(u64::MAX);
         Ok(())
     }
@@ -365,11 +365,16 @@ impl IoEngine for VsyncEngine {
             IoOp::Read | IoOp::Write => {}
             // Ordering: flushes and trims wait until the queued run is out.
             _ if !self.units.is_empty() => return Ok(Queued::Busy),
-            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
+            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len()))),
             IoOp::Fsync => return Ok(Queued::Done(sync_file(t.fd, false))),
             IoOp::Fdatasync => return Ok(Queued::Done(sync_file(t.fd, true))),
             IoOp::SyncRange(f) => {
-                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+                return Ok(Queued::Done(sync_range(
+                    t.fd,
+                    io.offset,
+                    io.len() as u64,
+                    f,
+                )))
             }
         }
         if !self.appendable(io) {
@@ -380,12 +385,12 @@ impl IoEngine for VsyncEngine {
             self.run_op = io.op;
             self.run_start = io.offset;
         }
-        self.run_next = io.offset + io.len as u64;
+        self.run_next = io.offset + io.len() as u64;
         self.iov.push(libc::iovec {
-            iov_base: io.buf.as_ptr().cast(),
-            iov_len: io.len as usize,
+            iov_base: io.buf().as_ptr().cast(),
+            iov_len: io.buf().len() as usize,
         });
-        self.units.push((id, io.len));
+        self.units.push((id, io.buf().len()));
         Ok(Queued::Queued)
     }
 

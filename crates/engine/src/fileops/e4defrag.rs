@@ -161,10 +161,10 @@ impl FdOp for E4defragEngine {
 
     fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
         match io.op {
-            IoOp::Write => self.defrag(t, io.offset, io.len as u64),
+            IoOp::Write => self.defrag(t, io.offset, io.len() as u64),
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
             // Syncs as every positional engine runs them.
-            op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
+            _ => crate::target::run_positional(t, io, 0),
         }
     }
 }

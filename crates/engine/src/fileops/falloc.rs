@@ -26,17 +26,17 @@ impl FdOp for FallocEngine {
     fn run(&mut self, t: Target, io: &IoUnit) -> i64 {
         match io.op {
             op @ (IoOp::Read | IoOp::Write | IoOp::Trim) => {
-                let (off, len) = (io.offset as libc::off_t, io.len as libc::off_t);
+                let (off, len) = (io.offset as libc::off_t, io.len() as libc::off_t);
                 // SAFETY: plain syscall on the registered fd; no memory is passed.
                 let r = ret(unsafe { libc::fallocate(t.fd, mode_of(op), off, len) } as isize);
                 if r < 0 {
                     r
                 } else {
-                    io.len as i64
+                    io.len() as i64
                 }
             }
             // Syncs as every positional engine runs them.
-            op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
+            _ => crate::target::run_positional(t, io, 0),
         }
     }
 }
@@ -46,17 +46,10 @@ impl FdOp for FallocEngine {
 mod tests {
     use super::*;
     use crate::target::on_scratch_file;
-    use crate::{BufPtr, IoEngine, Queued};
+    use crate::{IoEngine, Queued};
 
     fn unit(op: IoOp, offset: u64, len: u32) -> IoUnit {
-        IoUnit {
-            op,
-            file: 0,
-            offset,
-            len,
-            buf: BufPtr::none(),
-            ioprio: 0,
-        }
+        IoUnit::range(op, 0, offset, len)
     }
 
     #[test]

@@ -16,13 +16,13 @@ impl FdOp for FtruncateEngine {
             IoOp::Write => {
                 // The file was checked on its descriptor when the runner opened it.
                 match fiox_guard::named::set_len(t.fd, io.offset) {
-                    Ok(()) => io.len as i64,
+                    Ok(()) => io.len() as i64,
                     Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
                 }
             }
             IoOp::Read | IoOp::Trim => -(libc::EINVAL as i64),
             // Syncs as every positional engine runs them.
-            op => crate::target::run_positional(t, op, io.buf.as_ptr(), io.len, io.offset, 0),
+            _ => crate::target::run_positional(t, io, 0),
         }
     }
 }
@@ -32,7 +32,7 @@ impl FdOp for FtruncateEngine {
 mod tests {
     use super::*;
     use crate::target::FdEngine;
-    use crate::{BufPtr, EngineFile, IoEngine, Queued};
+    use crate::{EngineFile, IoEngine, Queued};
     use std::os::fd::AsRawFd;
 
     #[test]
@@ -48,14 +48,7 @@ mod tests {
             writable: true,
         })
         .unwrap();
-        let unit = |op, offset| IoUnit {
-            op,
-            file: 0,
-            offset,
-            len: 4096,
-            buf: BufPtr::none(),
-            ioprio: 0,
-        };
+        let unit = |op, offset| IoUnit::range(op, 0, offset, 4096);
         assert_eq!(
             e.queue(0, &unit(IoOp::Write, 8192)).unwrap(),
             Queued::Done(4096)

@@ -186,7 +186,7 @@ impl IoEngine for FileOpEngine {
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         // fio's queue of these engines completes every unit untouched.
         Ok(Queued::Done(match io.op {
-            IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
+            IoOp::Read | IoOp::Write | IoOp::Trim => io.len() as i64,
             IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => 0,
         }))
     }
@@ -264,7 +264,6 @@ impl IoEngine for FileOpEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPtr;
 
     fn dir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("fiox-fileops-{tag}-{}", std::process::id()));
@@ -350,14 +349,7 @@ mod tests {
     #[test]
     fn units_complete_untouched() {
         let mut e = FileOpEngine::new(FileOp::Stat(StatType::Stat));
-        let io = IoUnit {
-            op: IoOp::Write,
-            file: 0,
-            offset: 0,
-            len: 8192,
-            buf: BufPtr::none(),
-            ioprio: 0,
-        };
+        let io = IoUnit::range(IoOp::Write, 0, 0, 8192);
         assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(8192));
     }
 }

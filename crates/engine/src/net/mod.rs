@@ -28,7 +28,7 @@ mod wait;
 pub use wait::stop as stop_waits;
 
 use crate::sys::errno;
-use crate::{EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
+use crate::{BufSpan, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, IoUnit, Queued};
 
 /// fio's link messages (struct udp_close_msg: magic and command, 32 bits each).
 const LINK_MAGIC: u32 = 0x6c69_6e6b;
@@ -571,7 +571,8 @@ impl NetEngine {
     }
 
     /// Send one block: `len` or `-errno`.
-    fn send(&mut self, buf: *mut u8, len: usize) -> i64 {
+    fn send(&mut self, span: BufSpan) -> i64 {
+        let (buf, len) = (span.as_ptr(), span.len() as usize);
         if self.stamp && len >= SEQ_LEN {
             let mut t = [0u8; SEQ_LEN];
             t[..8].copy_from_slice(&SEQ_MAGIC.to_le_bytes());
@@ -582,7 +583,7 @@ impl NetEngine {
             unsafe { std::ptr::copy_nonoverlapping(t.as_ptr(), buf.add(len - SEQ_LEN), SEQ_LEN) };
         }
         if self.splice {
-            return splice::out(self.pipe, self.fd, buf, len);
+            return splice::out(self.pipe, self.fd, span);
         }
         loop {
             let r = if self.proto.is_udp() {
@@ -621,14 +622,15 @@ impl NetEngine {
     /// Receive up to one block: bytes, 0 at the peer's end (EOF or UDP close) or when the run
     /// stops while waiting, or `-errno`. A stream fills the whole block unless it ends (as
     /// MSG_WAITALL), a datagram is one block.
-    fn recv(&mut self, buf: *mut u8, len: usize) -> i64 {
+    fn recv(&mut self, span: BufSpan) -> i64 {
+        let (buf, len) = (span.as_ptr(), span.len() as usize);
         if self.splice {
-            return splice::input(self.pipe, self.fd, buf, len);
+            return splice::input(self.pipe, self.fd, span);
         }
         let udp = self.proto.is_udp();
         let mut got = 0usize;
         loop {
-            let r = self.recv_now(buf, got, len);
+            let r = self.recv_now(span, got);
             if r > 0 {
                 got += r as usize;
                 if udp || got == len {
@@ -665,8 +667,11 @@ impl NetEngine {
         got as i64
     }
 
-    /// One non-blocking recv into `buf[at..len]` (a UDP reader records the sender).
-    fn recv_now(&mut self, buf: *mut u8, at: usize, len: usize) -> isize {
+    /// One non-blocking recv into the span from byte `at` on (a UDP reader records the
+    /// sender).
+    fn recv_now(&mut self, span: BufSpan, at: usize) -> isize {
+        let (buf, len) = (span.as_ptr(), span.len() as usize);
+        let at = at.min(len);
         // SAFETY: an all-zero sockaddr_storage is valid.
         let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         let mut from_len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -719,10 +724,10 @@ impl NetEngine {
     }
 
     /// One direction of a unit: the full length, a short count, 0 at the end, or `-errno`.
-    fn xfer(&mut self, op: IoOp, buf: *mut u8, len: usize) -> i64 {
+    fn xfer(&mut self, op: IoOp, buf: BufSpan) -> i64 {
         match op {
-            IoOp::Write => self.send(buf, len),
-            IoOp::Read => self.recv(buf, len),
+            IoOp::Write => self.send(buf),
+            IoOp::Read => self.recv(buf),
             _ => 0,
         }
     }
@@ -821,8 +826,8 @@ impl IoEngine for NetEngine {
     }
 
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
-        let (buf, len) = (io.buf.as_ptr(), io.len as usize);
-        let r = self.xfer(io.op, buf, len);
+        let buf = io.buf();
+        let r = self.xfer(io.op, buf);
         if r <= 0 || !self.pingpong {
             return Ok(Queued::Done(r));
         }
@@ -832,7 +837,7 @@ impl IoEngine for NetEngine {
             IoOp::Write if !self.reads => IoOp::Read,
             _ => return Ok(Queued::Done(r)),
         };
-        let b = self.xfer(back, buf, r as usize);
+        let b = self.xfer(back, buf.prefix(r as u32).unwrap_or(buf));
         Ok(Queued::Done(if b < 0 { b } else { r }))
     }
 

@@ -5,9 +5,11 @@
 use std::os::fd::RawFd;
 
 use crate::sys::errno;
+use crate::BufSpan;
 
 /// Socket -> pipe -> buffer: bytes received, 0 at the peer's end, or `-errno`.
-pub(crate) fn input(pipe: [RawFd; 2], sock: RawFd, buf: *mut u8, len: usize) -> i64 {
+pub(crate) fn input(pipe: [RawFd; 2], sock: RawFd, span: BufSpan) -> i64 {
+    let (buf, len) = (span.as_ptr(), span.len() as usize);
     // SAFETY: plain syscall on our fds; no offsets (sockets and pipes have none).
     let n = unsafe {
         libc::splice(
@@ -39,7 +41,8 @@ pub(crate) fn input(pipe: [RawFd; 2], sock: RawFd, buf: *mut u8, len: usize) -> 
 }
 
 /// Buffer -> pipe -> socket: bytes sent or `-errno`.
-pub(crate) fn out(pipe: [RawFd; 2], sock: RawFd, buf: *mut u8, len: usize) -> i64 {
+pub(crate) fn out(pipe: [RawFd; 2], sock: RawFd, span: BufSpan) -> i64 {
+    let (buf, len) = (span.as_ptr(), span.len() as usize);
     let iov = libc::iovec {
         iov_base: buf.cast(),
         iov_len: len,

@@ -8,7 +8,7 @@
 
 use super::libaio::LibaioEngine;
 use super::uring::UringEngine;
-use crate::{BufPtr, EngineError};
+use crate::{BufSpan, EngineError};
 
 /// One read or write for [`Direct::submit_rw`], as unit `id`.
 #[derive(Debug, Clone, Copy)]
@@ -17,8 +17,8 @@ pub struct RingIo {
     /// Index of the file in the order given to `add_file`.
     pub file: u32,
     pub offset: u64,
-    pub len: u32,
-    pub buf: BufPtr,
+    /// The memory read into or written from, and so the I/O's length ([`BufSpan::len`]).
+    pub buf: BufSpan,
     pub write: bool,
     /// ioprio value (as [`IoUnit::ioprio`](crate::IoUnit)).
     pub ioprio: u16,

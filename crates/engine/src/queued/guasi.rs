@@ -19,31 +19,20 @@ use crate::{Completion, EngineError, EngineFile, EngineFlags, IoEngine, IoOp, Io
 pub struct Request {
     /// Echoed back as [`Completion::unit`].
     pub tag: u32,
-    pub op: IoOp,
+    /// The operation, its offset and its memory (a [`crate::BufSpan`] carries its bounds).
+    pub unit: IoUnit,
     pub fd: std::os::fd::RawFd,
-    /// The fd is a block device (trims use BLKDISCARD instead of a hole punch).
-    pub is_block: bool,
-    pub buf: *mut u8,
-    pub len: u32,
-    pub offset: u64,
     /// RWF_* flags for preadv2/pwritev2; 0 uses pread/pwrite.
     pub rwf: i32,
 }
 
-// SAFETY: a request's buffer is reserved for it until its completion is reaped (the IoUnit
-// contract), so handing the address to one worker thread is sound.
-unsafe impl Send for Request {}
-
 impl Request {
     /// Run the syscall in the calling thread: bytes, `0` for syncs, or `-errno`.
     pub fn execute(&self) -> Completion {
-        let t = Target {
-            fd: self.fd,
-            is_block: self.is_block,
-        };
+        let t = Target { fd: self.fd };
         Completion {
             unit: self.tag,
-            result: run_positional(t, self.op, self.buf, self.len, self.offset, self.rwf),
+            result: run_positional(t, &self.unit, self.rwf),
         }
     }
 }
@@ -116,7 +105,7 @@ impl IoEngine for GuasiEngine {
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
         probe_rwf("guasi", file, &self.rwf.options())?;
-        self.files.push(Target::of("guasi", file)?);
+        self.files.push(Target::of(file));
         Ok(())
     }
 
@@ -136,12 +125,8 @@ impl IoEngine for GuasiEngine {
         };
         self.queue.push(Request {
             tag: id,
-            op: io.op,
+            unit: *io,
             fd: t.fd,
-            is_block: t.is_block,
-            buf: io.buf.as_ptr(),
-            len: io.len,
-            offset: io.offset,
             rwf,
         });
         Ok(Queued::Queued)
@@ -169,6 +154,7 @@ impl IoEngine for GuasiEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buf::span_of;
     use std::os::fd::AsRawFd;
 
     fn cfg(workers: usize, offload: bool, kick_each: bool, reap_runs: bool) -> PoolConfig {
@@ -213,12 +199,8 @@ mod tests {
             }
             let req = |i: usize, op, slot: usize| Request {
                 tag: i as u32,
-                op,
+                unit: IoUnit::transfer(op, 0, i as u64 * 512, bufs.span(slot, 0, 512).unwrap()),
                 fd: f.as_raw_fd(),
-                is_block: false,
-                buf: bufs.ptr(slot).as_ptr(),
-                len: 512,
-                offset: i as u64 * 512,
                 rwf: 0,
             };
             for op in [IoOp::Write, IoOp::Read] {
@@ -251,12 +233,9 @@ mod tests {
         let mut b = [0u8; 16];
         let mut batch = vec![Request {
             tag: 7,
-            op: IoOp::Read,
+            // SAFETY: `b` outlives the request, reaped before the test ends.
+            unit: IoUnit::transfer(IoOp::Read, 0, 0, unsafe { span_of(&mut b) }),
             fd: -1,
-            is_block: false,
-            buf: b.as_mut_ptr(),
-            len: 16,
-            offset: 0,
             rwf: 0,
         }];
         pool.submit(&mut batch);
@@ -335,13 +314,13 @@ mod tests {
         depth: u32,
         rounds: usize,
     ) -> Vec<u32> {
-        let unit = |id: u32| IoUnit {
-            op: IoOp::Read,
-            file: 0,
-            offset: u64::from(id) * 512,
-            len: 512,
-            buf: bufs.ptr(id as usize),
-            ioprio: 0,
+        let unit = |id: u32| {
+            IoUnit::transfer(
+                IoOp::Read,
+                0,
+                u64::from(id) * 512,
+                bufs.span(id as usize, 0, 512).unwrap(),
+            )
         };
         for id in 0..depth {
             assert_eq!(e.queue(id, &unit(id)).unwrap(), Queued::Queued);
@@ -417,12 +396,9 @@ mod tests {
             for i in 0..3000u32 {
                 let mut batch = vec![Request {
                     tag: i,
-                    op: IoOp::Read,
+                    // SAFETY: `b` outlives the request, reaped before the test ends.
+                    unit: IoUnit::transfer(IoOp::Read, 0, 0, unsafe { span_of(&mut b) }),
                     fd: -1,
-                    is_block: false,
-                    buf: b.as_mut_ptr(),
-                    len: 8,
-                    offset: 0,
                     rwf: 0,
                 }];
                 pool.submit(&mut batch);

@@ -255,24 +255,18 @@ impl LibaioEngine {
 
     fn iocb(&self, id: u32, t: Target, io: &IoUnit) -> Iocb {
         let read = io.op == IoOp::Read;
-        self.rw_iocb(
-            id,
-            t.fd,
-            read,
-            (io.buf.as_ptr() as u64, io.len),
-            io.offset,
-            io.ioprio,
-        )
+        self.rw_iocb(id, t.fd, read, io.buf(), io.offset, io.ioprio)
     }
 
-    /// The iocb of a read or write of `len` bytes at `offset` into or from `buf` on `fd`.
+    /// The iocb of a read or write of `buf` (its address and length, proven together) at
+    /// `offset` on `fd`.
     #[inline(always)]
     fn rw_iocb(
         &self,
         id: u32,
         fd: i32,
         read: bool,
-        (buf, len): (u64, u32),
+        buf: crate::BufSpan,
         offset: u64,
         ioprio: u16,
     ) -> Iocb {
@@ -294,8 +288,8 @@ impl LibaioEngine {
                 IOCB_CMD_PWRITE
             },
             aio_fildes: fd as u32,
-            aio_buf: buf,
-            aio_nbytes: len as u64,
+            aio_buf: buf.as_ptr() as u64,
+            aio_nbytes: buf.len() as u64,
             aio_offset: offset as i64,
             ..Iocb::default()
         }
@@ -319,8 +313,7 @@ impl LibaioEngine {
         for io in &ios[..ios.len().min(room)] {
             match target("libaio", &self.files, io.file) {
                 Ok(t) => {
-                    let buf = (io.buf.as_ptr() as u64, io.len);
-                    let cb = self.rw_iocb(io.id, t.fd, !io.write, buf, io.offset, io.ioprio);
+                    let cb = self.rw_iocb(io.id, t.fd, !io.write, io.buf, io.offset, io.ioprio);
                     self.pending.push(cb);
                     k += 1;
                 }
@@ -409,7 +402,7 @@ impl IoEngine for LibaioEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of("libaio", file)?);
+        self.files.push(Target::of(file));
         Ok(())
     }
 
@@ -422,11 +415,16 @@ impl IoEngine for LibaioEngine {
         match io.op {
             IoOp::Read | IoOp::Write => {}
             _ if self.inflight + self.pending.len() > 0 => return Ok(Queued::Busy),
-            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
+            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len()))),
             IoOp::Fsync => return Ok(Queued::Done(sync_file(t.fd, false))),
             IoOp::Fdatasync => return Ok(Queued::Done(sync_file(t.fd, true))),
             IoOp::SyncRange(f) => {
-                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+                return Ok(Queued::Done(sync_range(
+                    t.fd,
+                    io.offset,
+                    io.len() as u64,
+                    f,
+                )))
             }
         }
         if self.inflight + self.pending.len() >= self.depth {

@@ -139,8 +139,8 @@ impl PosixAioEngine {
     fn submit(&mut self, i: usize, t: Target, io: &IoUnit) -> i32 {
         let cb = &mut self.cbs[i];
         cb.aio_fildes = t.fd;
-        cb.aio_buf = io.buf.as_ptr().cast();
-        cb.aio_nbytes = io.len as usize;
+        cb.aio_buf = io.buf().as_ptr().cast();
+        cb.aio_nbytes = io.buf().len() as usize;
         cb.aio_offset = io.offset as libc::off_t;
         // SAFETY: cb has a stable address inside the boxed slice and, with the buffer slot,
         // stays valid until aio_error reports completion and aio_return is called.
@@ -310,7 +310,7 @@ impl IoEngine for PosixAioEngine {
     }
 
     fn add_file(&mut self, file: &EngineFile) -> Result<(), EngineError> {
-        self.files.push(Target::of("posixaio", file)?);
+        self.files.push(Target::of(file));
         self.queues.push(VecDeque::new());
         Ok(())
     }
@@ -325,8 +325,7 @@ impl IoEngine for PosixAioEngine {
             if self.active > 0 {
                 return Ok(Queued::Busy);
             }
-            let (buf, len, off) = (io.buf.as_ptr(), io.len, io.offset);
-            return Ok(Queued::Done(run_positional(t, io.op, buf, len, off, 0)));
+            return Ok(Queued::Done(run_positional(t, io, 0)));
         }
         let Some(i) = self.free.pop() else {
             return Ok(Queued::Busy);
@@ -427,14 +426,12 @@ mod tests {
         .unwrap();
         let bufs = crate::BufPool::new(64, 4096, 4096).unwrap();
         for i in 0..64u32 {
-            let u = IoUnit {
-                op: IoOp::Read,
-                file: 0,
-                offset: u64::from(i) * 4096,
-                len: 4096,
-                buf: bufs.ptr(i as usize),
-                ioprio: 0,
-            };
+            let u = IoUnit::transfer(
+                IoOp::Read,
+                0,
+                u64::from(i) * 4096,
+                bufs.span(i as usize, 0, 4096).unwrap(),
+            );
             assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
         }
         // Wait for every request (no timing: aio_suspend on each block until it is done).
@@ -522,14 +519,12 @@ mod tests {
     fn queue_pipe_reads(e: &mut PosixAioEngine, n: usize, files: u32) -> crate::BufPool {
         let bufs = crate::BufPool::new(n, 8, 8).unwrap();
         for i in 0..n as u32 {
-            let u = IoUnit {
-                op: IoOp::Read,
-                file: i % files,
-                offset: 0,
-                len: 8,
-                buf: bufs.ptr(i as usize),
-                ioprio: 0,
-            };
+            let u = IoUnit::transfer(
+                IoOp::Read,
+                i % files,
+                0,
+                bufs.span(i as usize, 0, 8).unwrap(),
+            );
             assert_eq!(e.queue(i, &u).unwrap(), Queued::Queued);
         }
         bufs

@@ -101,7 +101,7 @@ impl IoEngine for CpuEngine {
         } else {
             spin(self.cycle_us);
         }
-        Ok(Queued::Done(io.len as i64))
+        Ok(Queued::Done(io.len() as i64))
     }
 
     fn thinktime(&self) -> Option<Duration> {
@@ -113,7 +113,7 @@ impl IoEngine for CpuEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BufPtr, IoOp};
+    use crate::IoOp;
 
     fn opts(load: u32, chunks: u32, qsort: bool) -> EngineOptions {
         EngineOptions {
@@ -149,14 +149,7 @@ mod tests {
     #[test]
     fn qsort_sorts_and_times_itself() {
         let mut e = CpuEngine::new(&opts(50, 1, true)).unwrap();
-        let io = IoUnit {
-            op: IoOp::Read,
-            file: 0,
-            offset: 0,
-            len: 4096,
-            buf: BufPtr::none(),
-            ioprio: 0,
-        };
+        let io = IoUnit::range(IoOp::Read, 0, 0, 4096);
         assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(4096));
         let d = e.data.as_ref().unwrap();
         assert_eq!(d.len(), QSORT_LEN);

@@ -146,7 +146,7 @@ impl IoEngine for ExecEngine {
                 self.terminate();
             }
         }
-        Ok(Queued::Done(io.len as i64))
+        Ok(Queued::Done(io.len() as i64))
     }
 
     fn thinktime(&self) -> Option<Duration> {
@@ -167,7 +167,7 @@ impl Drop for ExecEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BufPtr, IoOp};
+    use crate::IoOp;
 
     fn job(program: Option<&str>, args: Option<&str>) -> JobSpec {
         let mut j = JobSpec {
@@ -196,14 +196,7 @@ mod tests {
         let mut j = job(Some("sleep"), Some("30"));
         j.timing.runtime = Some(Duration::ZERO);
         let mut e = ExecEngine::new(&j).unwrap();
-        let io = IoUnit {
-            op: IoOp::Read,
-            file: 0,
-            offset: 0,
-            len: 4096,
-            buf: BufPtr::none(),
-            ioprio: 0,
-        };
+        let io = IoUnit::range(IoOp::Read, 0, 0, 4096);
         assert_eq!(e.queue(0, &io).unwrap(), Queued::Done(4096));
         assert!(e.child.is_some());
         e.queue(0, &io).unwrap();

@@ -27,7 +27,7 @@ impl NullEngine {
 #[inline]
 fn result_of(io: &IoUnit) -> i64 {
     match io.op {
-        IoOp::Read | IoOp::Write | IoOp::Trim => io.len as i64,
+        IoOp::Read | IoOp::Write | IoOp::Trim => io.len() as i64,
         IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => 0,
     }
 }
@@ -100,17 +100,9 @@ impl IoEngine for NullEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::BufPtr;
 
     fn unit(op: IoOp) -> IoUnit {
-        IoUnit {
-            op,
-            file: 0,
-            offset: 0,
-            len: 4096,
-            buf: BufPtr::none(),
-            ioprio: 0,
-        }
+        IoUnit::range(op, 0, 0, 4096)
     }
 
     #[test]

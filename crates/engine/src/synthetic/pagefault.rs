@@ -101,18 +101,18 @@ impl IoEngine for PageFaultEngine {
 
     fn queue(&mut self, _id: u32, io: &IoUnit) -> Result<Queued, EngineError> {
         let einval = Ok(Queued::Done(-i64::from(libc::EINVAL)));
-        let (off, n) = (io.offset as usize, io.len as usize);
+        let (off, n) = (io.offset as usize, io.buf().len() as usize);
         if off.checked_add(n).is_none_or(|end| end > self.len) {
             return einval;
         }
         match io.op {
             IoOp::Read => {
-                // SAFETY: off + n is inside the mapping; the unit's buffer holds n bytes.
-                unsafe { std::ptr::copy_nonoverlapping(self.map.add(off), io.buf.as_ptr(), n) };
+                // SAFETY: off + n is inside the mapping; the unit's BufSpan holds n bytes.
+                unsafe { std::ptr::copy_nonoverlapping(self.map.add(off), io.buf().as_ptr(), n) };
             }
             IoOp::Write => {
                 // SAFETY: as above, copying the other way.
-                unsafe { std::ptr::copy_nonoverlapping(io.buf.as_ptr(), self.map.add(off), n) };
+                unsafe { std::ptr::copy_nonoverlapping(io.buf().as_ptr(), self.map.add(off), n) };
             }
             IoOp::Fsync | IoOp::Fdatasync | IoOp::SyncRange(_) => return Ok(Queued::Done(0)),
             IoOp::Trim => return einval,
@@ -134,13 +134,8 @@ mod tests {
         let mut e = PageFaultEngine::new(&job).unwrap();
         let mut pool = crate::buf::BufPool::new(2, 4096, 4096).unwrap();
         pool.slice_mut(0).fill(7);
-        let unit = |op, slot: usize, offset| IoUnit {
-            op,
-            file: 0,
-            offset,
-            len: 4096,
-            buf: pool.ptr(slot),
-            ioprio: 0,
+        let unit = |op, slot: usize, offset| {
+            IoUnit::transfer(op, 0, offset, pool.span(slot, 0, 4096).unwrap())
         };
         let (w, r) = (unit(IoOp::Write, 0, 8192), unit(IoOp::Read, 1, 8192));
         assert_eq!(e.queue(0, &w).unwrap(), Queued::Done(4096));

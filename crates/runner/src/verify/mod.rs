@@ -97,10 +97,62 @@ fn job_err(job: &JobSpec, msg: String) -> RunError {
     }
 }
 
+/// The smallest write-log granule (see [`log_granularity`]).
+const MIN_GRANULE: u64 = 512;
+
+/// The write log's granule: the greatest common divisor of every length and step that places
+/// a write from the region's start (block sizes, `blockalign`, `verify_interval`, `rw=...:N`
+/// holes, strided zones), so every write starts and ends on a granule
+/// and a run of the log is never longer than the write it names (issue 39: an interval of
+/// 2222 with bs=4096 made 6,666-byte verify reads). A write that still falls off the grid is
+/// logged as partial and not read back ([`WriteLog::unaligned_writes`], warned about).
+fn log_granularity(job: &JobSpec) -> u64 {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let mut g = 0u64;
+    for d in Ddir::ALL {
+        let bs = job.bs.get(d);
+        g = gcd(g, bs.min);
+        if job.bs_unaligned || !bs.min.is_power_of_two() {
+            // Lengths are not rounded down to a multiple of the smallest block.
+            g = gcd(g, bs.max);
+            for &(len, _) in &bs.split {
+                g = gcd(g, len);
+            }
+            if job.bs_unaligned && bs.split.is_empty() && bs.min != bs.max {
+                g = 1;
+            }
+        }
+        if let Some(a) = job.blockalign.get(d) {
+            g = gcd(g, *a);
+        }
+    }
+    if let Some(i) = job.verify.verify_interval {
+        g = gcd(g, i);
+    }
+    // The region's start (offset=, offset_increment, offset_align) is the grid's origin
+    // (WriteLog::with_phase), not a step.
+    g = gcd(g, job.rw.n);
+    if job.zone.size > 0 {
+        g = gcd(gcd(g, job.zone.range), job.zone.skip);
+    }
+    // The log holds 8 bytes per granule of what was written: below a sector (or the smallest
+    // write, if smaller) it would cost more than the data (8 GiB for 1 GiB of bs_unaligned
+    // writes), so such writes are the partial, warned case instead.
+    g.max(MIN_GRANULE.min(job.bs.write.min)).max(1)
+}
+
 impl JobVerify {
     /// None for `verify=none`. `seed` must be the generator's seed, so a later read-back job
     /// with the same options regenerates the same data.
-    pub fn new(job: &JobSpec, seed: u64, nfiles: usize) -> Result<Option<JobVerify>, RunError> {
+    /// `origins`: where each file's region starts (the write log's grid starts there).
+    pub fn new(job: &JobSpec, seed: u64, origins: &[u64]) -> Result<Option<JobVerify>, RunError> {
+        let nfiles = origins.len();
         let Some(mut v) = Verifier::from_job(job, job.index, seed)
             .map_err(|e| job_err(job, format!("verify: {e}")))?
         else {
@@ -111,23 +163,17 @@ impl JobVerify {
         // numbers only in the job's own blocks, as fio 3.33 skips them there.
         v.set_strict(job.verify.verify_strict);
         v.set_own_numberio_only(job.verify.verify_only);
-        let mut gran = u64::MAX;
         for d in Ddir::ALL {
             let bs = job.bs.get(d);
             for len in [bs.min, bs.max] {
                 v.validate_block_len(len as usize)
                     .map_err(|e| job_err(job, format!("verify with bs={len}: {e}")))?;
             }
-            gran = gran.min(bs.min);
-            if let Some(a) = job.blockalign.get(d) {
-                gran = gran.min(*a);
-            }
         }
-        if let Some(i) = job.verify.verify_interval {
-            gran = gran.min(i);
-        }
-        let logs = (0..nfiles)
-            .map(|_| WriteLog::new(gran.max(1)))
+        let gran = log_granularity(job);
+        let logs = origins
+            .iter()
+            .map(|&o| WriteLog::with_phase(gran, o))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| job_err(job, format!("verify: {e}")))?;
         let v = Arc::new(v);
@@ -164,6 +210,24 @@ impl JobVerify {
     }
 
     /// Notes of the verifier and options fiox does not act on, as warnings.
+    /// After the write phase: writes that fell off the log's grid were not read back (see
+    /// [`log_granularity`]); say how many, so a verify that checked less than it wrote is
+    /// never silent.
+    pub fn unaligned_warning(&self) -> Option<Warning> {
+        let n: u64 = self.logs.iter().map(WriteLog::unaligned_writes).sum();
+        let gran = self.logs.first()?.granularity();
+        (n > 0).then(|| Warning {
+            code: "verify-unaligned-writes".into(),
+            message: format!(
+                "{n} write(s) did not start and end on the verify log's {gran}-byte grid and \
+                 were not read back"
+            ),
+            fix: "use block sizes, offset and blockalign that are multiples of one another \
+                  (or of 512 bytes)"
+                .into(),
+        })
+    }
+
     pub fn warnings(&self, job: &JobSpec) -> Vec<Warning> {
         let mut out: Vec<Warning> = self
             .v
@@ -631,7 +695,7 @@ mod tests {
     fn write_log_and_check_find_corruption() {
         let mut job = JobSpec::default();
         job.verify.method = VerifyMethod::Crc32c;
-        let mut jv = JobVerify::new(&job, 7, 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&job, 7, &[0]).unwrap().unwrap();
         let mut disk = vec![0u8; 4 * 4096];
         for blk in 0..4u64 {
             let off = blk * 4096;
@@ -657,7 +721,7 @@ mod tests {
         job.verify.method = VerifyMethod::Crc32c;
         job.verify.verify_backlog = 4;
         job.verify.verify_backlog_batch = 2;
-        let mut jv = JobVerify::new(&job, 9, 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&job, 9, &[0]).unwrap().unwrap();
         let mut disk = vec![0u8; 4 * 4096];
         for blk in 0..4u64 {
             let off = blk * 4096;
@@ -680,7 +744,7 @@ mod tests {
         assert_eq!(rest, [8192, 12288], "checked blocks are not read again");
         // Without do_verify there is no backlog (fio keeps no write history then).
         job.verify.do_verify = false;
-        let mut jv = JobVerify::new(&job, 9, 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&job, 9, &[0]).unwrap().unwrap();
         for blk in 0..8u64 {
             jv.written(0, blk * 4096, 4096, blk + 1);
         }
@@ -692,7 +756,7 @@ mod tests {
         let mut job = JobSpec::default();
         job.verify.method = VerifyMethod::Crc32c;
         job.verify.verify_backlog = 8;
-        let jv = JobVerify::new(&job, 1, 1).unwrap().unwrap();
+        let jv = JobVerify::new(&job, 1, &[0]).unwrap().unwrap();
         assert!(
             jv.warnings(&job).is_empty(),
             "verify_backlog is implemented"
@@ -709,7 +773,7 @@ mod tests {
         let mut job = JobSpec::default();
         job.verify.method = VerifyMethod::Crc32c;
         job.verify.verify_async = 2;
-        let mut jv = JobVerify::new(&job, 3, 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&job, 3, &[0]).unwrap().unwrap();
         let mut blocks = Vec::new();
         for blk in 0..8u64 {
             let mut b = vec![0u8; 4096];
@@ -733,7 +797,7 @@ mod tests {
     fn every_failure_is_kept_for_printing_until_echoed() {
         let mut job = JobSpec::default();
         job.verify.method = VerifyMethod::Crc32c;
-        let mut jv = JobVerify::new(&job, 5, 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&job, 5, &[0]).unwrap().unwrap();
         let mut good = vec![0u8; 4096];
         jv.fill(&mut good, 0, 0).unwrap();
         // More failures than the report describes: all are kept to be printed.
@@ -762,7 +826,7 @@ mod tests {
         j.verify.trim_percentage = 100;
         j.verify.trim_backlog = 2;
         j.verify.trim_backlog_batch = 1;
-        let mut jv = JobVerify::new(&j, 1, 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&j, 1, &[0]).unwrap().unwrap();
         jv.enable_trim(&j, &fiox_workload::Seeds::derive(0x89, 1, true, false));
         jv.written(0, 0, 4096, 1);
         assert!(jv.next_trim(false).is_none(), "1 write logged: no round");
@@ -785,6 +849,8 @@ mod tests {
 
     #[test]
     fn no_verifier_without_verify() {
-        assert!(JobVerify::new(&JobSpec::default(), 1, 1).unwrap().is_none());
+        assert!(JobVerify::new(&JobSpec::default(), 1, &[0])
+            .unwrap()
+            .is_none());
     }
 }

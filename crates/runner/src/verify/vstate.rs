@@ -105,7 +105,7 @@ pub fn expected_writes(
     gen: &mut Generator,
     jv: &mut JobVerify,
     nfiles: usize,
-) -> Result<(), RunError> {
+) -> Result<Replayed, RunError> {
     if job.verify.verify_state_load {
         return load(job, gen, jv, nfiles);
     }
@@ -117,8 +117,22 @@ pub fn expected_writes(
                 .into(),
         ));
     }
-    replay(gen, jv);
-    Ok(())
+    Ok(replay(gen, jv))
+}
+
+/// The writes a writing workload's `verify_only` replayed instead of issuing: fio 3.33 counts
+/// them in the job's write statistics (io_bytes, total_ios; no time), so fiox does too.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Replayed {
+    pub ios: u64,
+    pub bytes: u64,
+}
+
+impl Replayed {
+    fn add(&mut self, len: u64) {
+        self.ios += 1;
+        self.bytes += len;
+    }
 }
 
 /// Load `local-<job>-<index>[-<file>]-verify.state` for every file, checking it belongs to
@@ -128,18 +142,18 @@ fn load(
     gen: &mut Generator,
     jv: &mut JobVerify,
     nfiles: usize,
-) -> Result<(), RunError> {
+) -> Result<Replayed, RunError> {
     let loaded = WriteLog::load(&state_path(job, 0))
         .map_err(|e| job_err(job, format!("verify_state_load: {e}")))?;
     match (loaded.log, loaded.fio) {
-        (Some(first), _) => load_logs(job, jv, nfiles, first),
+        // fiox's own log lists the blocks, not the writes that made them: nothing replayed.
+        (Some(first), _) => load_logs(job, jv, nfiles, first).map(|()| Replayed::default()),
         (None, Some(fio)) => {
             jv.relax_identity(job)?;
-            replay_fio(gen, jv, &fio);
-            Ok(())
+            Ok(replay_fio(gen, jv, &fio))
         }
         // decode returns at least one of the two.
-        (None, None) => Ok(()),
+        (None, None) => Ok(Replayed::default()),
     }
 }
 
@@ -190,10 +204,12 @@ fn load_logs(
 /// fio's state (from fio, or a fiox state without its log): replay the job's first
 /// `numberio` writes, as fio's verify_only does, and leave out those of the last `depth`
 /// that the state does not list as completed (fio stops its verification there).
-fn replay_fio(gen: &mut Generator, jv: &mut JobVerify, fio: &FioState) {
+fn replay_fio(gen: &mut Generator, jv: &mut JobVerify, fio: &FioState) -> Replayed {
     let depth = u64::from(fio.depth);
     let mut tail = Vec::new();
+    let mut done = Replayed::default();
     replay_until(gen, jv, Some(fio.numberio), &mut |jv, r| {
+        done.add(r.2);
         if jv.issued() + depth > fio.numberio {
             tail.push(r);
         }
@@ -203,6 +219,7 @@ fn replay_fio(gen: &mut Generator, jv: &mut JobVerify, fio: &FioState) {
             jv.forget(file, offset, len);
         }
     }
+    done
 }
 
 fn describe(id: &fiox_verify::StateIdent) -> String {
@@ -213,8 +230,10 @@ fn describe(id: &fiox_verify::StateIdent) -> String {
 }
 
 /// Every write of the job in order, numbered as the writing run numbered them.
-fn replay(gen: &mut Generator, jv: &mut JobVerify) {
-    replay_until(gen, jv, None, &mut |_, _| {});
+fn replay(gen: &mut Generator, jv: &mut JobVerify) -> Replayed {
+    let mut done = Replayed::default();
+    replay_until(gen, jv, None, &mut |_, r| done.add(r.2));
+    done
 }
 
 /// `experimental_verify`: the verify phase's reads, from `gen` (a copy of the job's generator
@@ -310,7 +329,7 @@ mod tests {
         let j = job(RwMode::Write);
         let plan = crate::files::plan(&j, true).unwrap();
         let mut gen = crate::gen::generator(&j, &plan).unwrap();
-        let mut jv = JobVerify::new(&j, gen.seed(), 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&j, gen.seed(), &[0]).unwrap().unwrap();
         expected_writes(&j, &mut gen, &mut jv, 1).unwrap();
         let log = &jv.logs()[0];
         let seqs: Vec<_> = (0..4).map(|b| log.get(b * 4096)).collect();
@@ -352,7 +371,7 @@ mod tests {
         j.timing.time_based = true;
         let plan = crate::files::plan(&j, true).unwrap();
         let mut gen = crate::gen::generator(&j, &plan).unwrap();
-        let mut jv = JobVerify::new(&j, gen.seed(), 1).unwrap().unwrap();
+        let mut jv = JobVerify::new(&j, gen.seed(), &[0]).unwrap().unwrap();
         let e = expected_writes(&j, &mut gen, &mut jv, 1).unwrap_err();
         assert!(e.to_string().contains("verify_state_load=1"), "{e}");
     }

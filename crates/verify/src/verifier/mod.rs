@@ -3,9 +3,9 @@
 //! back ([`Verifier::check`]) — plus regeneration of the expected contents for `verify_dump`.
 //!
 //! The folder: this file builds the verifier from the job's options and answers its layout
-//! questions (header length and place, interval length); [`fill`] writes a block's expected
-//! contents (and regenerates them for `verify_dump`); [`check`] reads a block back and finds
-//! the first failing interval; [`damage`] compares a bad interval with what was written to
+//! questions (header length and place, interval length); `fill` writes a block's expected
+//! contents (and regenerates them for `verify_dump`); `check` reads a block back and finds
+//! the first failing interval; `damage` compares a bad interval with what was written to
 //! say what kind of damage it is. `check` uses `damage` and `fill`; neither uses `check`.
 
 mod check;

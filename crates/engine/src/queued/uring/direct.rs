@@ -39,14 +39,12 @@ impl UringEngine {
         let (k, err) = self.push_sqes(n, |cfg, files, i| {
             let io = &ios[i];
             let t = target("io_uring", files, io.file)?;
-            let addr = io.buf.as_ptr() as usize;
             cfg.rw(
                 io.id,
                 !io.write,
                 (io.file, t.fd),
                 io.offset,
-                addr,
-                io.len,
+                io.buf,
                 io.ioprio,
             )
         });

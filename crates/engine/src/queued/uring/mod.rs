@@ -186,7 +186,8 @@ impl UringEngine {
         io: &IoUnit,
     ) -> Result<squeue::Entry, EngineError> {
         let read = io.op == IoOp::Read;
-        let (p, len, off, fl) = (io.buf.as_ptr(), io.len, io.offset, self.rw_flags);
+        let b = io.buf();
+        let (p, len, off, fl) = (b.as_ptr(), b.len(), io.offset, self.rw_flags);
         // As fio: every read/write carries its priority (the job's default, or its cmdprio).
         let prio = io.ioprio;
         let mut slot = None;
@@ -399,7 +400,7 @@ impl UringEngine {
     /// with poll queues: read one block now so that shows up as an error naming the option.
     fn probe_iopoll(&mut self, file: &EngineFile) -> Result<(), EngineError> {
         let pool = BufPool::new(1, 4096, 4096).map_err(|e| opt_err("hipri", e))?;
-        let e = opcode::Read::new(types::Fd(file.fd), pool.ptr(0).as_ptr(), 4096)
+        let e = opcode::Read::new(types::Fd(file.fd), pool.slot(0).as_ptr(), 4096)
             .build()
             .user_data(u64::MAX);
         // SAFETY: the buffer lives in `pool`, which outlives the wait for this SQE below.
@@ -484,7 +485,7 @@ impl IoEngine for UringEngine {
         if self.iopoll && self.inflight + self.queued == 0 && file.fd >= 0 {
             self.probe_iopoll(file)?;
         }
-        self.files.push(Target::of("io_uring", file)?);
+        self.files.push(Target::of(file));
         self.files_current = false;
         Ok(())
     }
@@ -512,10 +513,10 @@ impl IoEngine for UringEngine {
         let slot = pool.slot_size();
         let total = slot * pool.len();
         let chunk = (MAX_REG_BUF / slot).max(1) * slot;
-        let base = pool.ptr(0).as_ptr();
-        // SAFETY: every iovec lies inside the pool's single allocation.
+        let base = pool.slot(0).as_ptr();
         let iovs: Vec<libc::iovec> = (0..total.div_ceil(chunk))
             .map(|i| libc::iovec {
+                // SAFETY: i * chunk < total: every iovec starts inside the pool's allocation.
                 iov_base: unsafe { base.add(i * chunk) }.cast(),
                 iov_len: chunk.min(total - i * chunk),
             })
@@ -551,10 +552,15 @@ impl IoEngine for UringEngine {
             IoOp::Trim | IoOp::SyncRange(_) if self.inflight + self.queued > 0 => {
                 return Ok(Queued::Busy)
             }
-            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len))),
+            IoOp::Trim => return Ok(Queued::Done(trim(t, io.offset, io.len()))),
             // After the writes before it, as the ring's own op would be ordered by fio.
             IoOp::SyncRange(f) => {
-                return Ok(Queued::Done(sync_range(t.fd, io.offset, io.len as u64, f)))
+                return Ok(Queued::Done(sync_range(
+                    t.fd,
+                    io.offset,
+                    io.len() as u64,
+                    f,
+                )))
             }
         };
         self.push(e)?;
@@ -686,19 +692,10 @@ mod tests {
                 };
                 e.register_buffers(&pool).unwrap();
                 e.rw_flags = 0x10;
-                let t = Target {
-                    fd: 7,
-                    is_block: false,
-                };
+                let t = Target { fd: 7 };
                 for op in [IoOp::Read, IoOp::Write] {
-                    let io = IoUnit {
-                        op,
-                        file: 3,
-                        offset: 8192,
-                        len: 4096,
-                        buf: pool.ptr(1),
-                        ioprio: 2 << 13 | 4,
-                    };
+                    let io = IoUnit::transfer(op, 3, 8192, pool.span(1, 0, 4096).unwrap())
+                        .with_ioprio(2 << 13 | 4);
                     let files = [t; 4];
                     let direct = e.sqe_cfg().sqe(42, &files, &io).unwrap().entry();
                     let built = e.rw_entry(42, 3, t, &io).unwrap();
@@ -766,14 +763,7 @@ mod tests {
         };
         e.add_file(&file).unwrap();
         let pool = BufPool::new(1, 4096, 4096).unwrap();
-        let io = IoUnit {
-            op: IoOp::Read,
-            file: 0,
-            offset: 0,
-            len: 4096,
-            buf: pool.ptr(0),
-            ioprio: 0,
-        };
+        let io = IoUnit::transfer(IoOp::Read, 0, 0, pool.span(0, 0, 4096).unwrap());
         assert_eq!(e.queue_rw(&[0], &[io]).0, 1);
         assert_eq!(e.commit().unwrap(), 1);
         let mut out = Vec::new();
@@ -795,12 +785,12 @@ mod tests {
         };
         let pool = BufPool::new(4, 4096, 4096).unwrap();
         assert!(
-            e.buf_index(pool.ptr(0).as_ptr(), 4096).is_err(),
+            e.buf_index(pool.slot(0).as_ptr(), 4096).is_err(),
             "before registration"
         );
         e.register_buffers(&pool).unwrap();
         for i in 0..4 {
-            assert_eq!(e.buf_index(pool.ptr(i).as_ptr(), 4096).unwrap(), 0);
+            assert_eq!(e.buf_index(pool.slot(i).as_ptr(), 4096).unwrap(), 0);
         }
         let outside = [0u8; 16];
         let err = e.buf_index(outside.as_ptr() as *mut u8, 16).unwrap_err();

@@ -65,31 +65,23 @@ impl SqeCfg {
             op => return Err(crate::not_a_read_or_write("io_uring", op)),
         };
         let t = target("io_uring", files, io.file)?;
-        self.rw(
-            id,
-            read,
-            (io.file, t.fd),
-            io.offset,
-            io.buf.as_ptr() as usize,
-            io.len,
-            io.ioprio,
-        )
+        self.rw(id, read, (io.file, t.fd), io.offset, io.buf(), io.ioprio)
     }
 
-    /// The SQE of a read or write of `len` bytes at `offset` into or from `addr`, as unit
-    /// `id`, on file `(index, fd)` (the index with registered files, else the descriptor).
+    /// The SQE of a read or write of `buf` (address and length proven together) at `offset`,
+    /// as unit `id`, on file `(index, fd)` (the index with registered files, else the
+    /// descriptor).
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn rw(
         &self,
         id: u32,
         read: bool,
         (index, fd): (u32, i32),
         offset: u64,
-        addr: usize,
-        len: u32,
+        buf: crate::BufSpan,
         ioprio: u16,
     ) -> Result<Sqe, EngineError> {
+        let (addr, len) = (buf.as_ptr() as usize, buf.len());
         let (opcode, buf_index) = match &self.fixed {
             Some(b) => {
                 let op = if read {

@@ -98,7 +98,7 @@ impl<'a> IoLoop<'a> {
     fn log_batch(&mut self, units: &[IoUnit]) {
         if let Some(l) = self.iolog.as_mut() {
             for u in units {
-                l.io(u.file, iolog_name(u.op), u.offset, u.len);
+                l.io(u.file, iolog_name(u.op), u.offset, u.len());
             }
         }
     }
@@ -188,15 +188,13 @@ impl<'a> IoLoop<'a> {
             // `submit`'s unit for a fresh data unit (no remainder, no sync): not shared with
             // it, whose general unit costs ~30 instructions more per I/O here (bench/ipio.sh,
             // libaio).
+            let Some(buf) = self.span_of(id, 0, req.len) else {
+                self.free.push(id);
+                break;
+            };
             let ioprio = self.prepare_plain(id, req);
-            units.push(IoUnit {
-                op: op_of(req.ddir.index() as u8, false),
-                file: req.file,
-                offset: req.offset,
-                len: req.len,
-                buf: self.pool.ptr(id as usize),
-                ioprio,
-            });
+            let op = op_of(req.ddir.index() as u8, false);
+            units.push(IoUnit::transfer(op, req.file, req.offset, buf).with_ioprio(ioprio));
             ids.push(id);
         }
         self.batch_reqs = reqs;

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::gen::IoReq;
-use fiox_engine::{BufPtr, IoUnit, Queued};
+use fiox_engine::{BufSpan, IoUnit, Queued};
 use fiox_job::Ddir;
 
 impl<'a> IoLoop<'a> {
@@ -67,7 +67,7 @@ impl<'a> IoLoop<'a> {
     /// (`direct`), decided once so that other engines' loops carry no test for it.
     #[inline(always)]
     pub(super) fn plain_ios<const DIRECT: bool>(&mut self, id: u32) {
-        let buf = self.pool.ptr(id as usize);
+        let buf = self.pool.slot(id as usize);
         while self.end.is_none() {
             let Some(req) = self.next_request_of(true) else {
                 return;
@@ -101,9 +101,20 @@ impl<'a> IoLoop<'a> {
     pub(super) fn plain_io<const DIRECT: bool>(
         &mut self,
         id: u32,
-        buf: BufPtr,
+        slot_buf: BufSpan,
         req: IoReq,
     ) -> bool {
+        let op = op_of(req.ddir.index() as u8, false);
+        let unit = if req.ddir == Ddir::Trim {
+            IoUnit::range(op, req.file, req.offset, req.len)
+        } else {
+            let Some(buf) = slot_buf.prefix(req.len) else {
+                // The job ends (EFAULT, named); the unit stays free.
+                self.overrun(id, 0, req.len);
+                return false;
+            };
+            IoUnit::transfer(op, req.file, req.offset, buf)
+        };
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
             self.fill_write(id, &req);
@@ -111,14 +122,7 @@ impl<'a> IoLoop<'a> {
         let start_ns = if self.timed { self.now_ns() } else { 0 };
         let (prio, ioprio) = self.prio.pick(d, req.len);
         self.last_ddir = d;
-        let unit = IoUnit {
-            op: op_of(d, false),
-            file: req.file,
-            offset: req.offset,
-            len: req.len,
-            buf,
-            ioprio,
-        };
+        let unit = unit.with_ioprio(ioprio);
         // Built only where needed (the general path, the per-I/O hooks): not per I/O.
         let slot = || Slot {
             ddir: d,

@@ -89,7 +89,10 @@ impl<'a> IoLoop<'a> {
             let Some(id) = self.free.pop() else {
                 break;
             };
-            let io = self.ring_prepare(id, req);
+            let Some(io) = self.ring_prepare(id, req) else {
+                self.free.push(id);
+                break;
+            };
             self.ring_ios.push(io);
         }
         let n = self.ring_ios.len();
@@ -132,24 +135,25 @@ impl<'a> IoLoop<'a> {
         if let Some(l) = self.iolog.as_mut() {
             for io in &self.ring_ios[..n] {
                 let op = if io.write { "write" } else { "read" };
-                l.io(io.file, op, io.offset, io.len);
+                l.io(io.file, op, io.offset, io.buf.len());
             }
         }
     }
 
-    /// [`IoLoop::prepare_plain`] of slot `id` for `req`, and its SQE's fields.
+    /// [`IoLoop::prepare_plain`] of slot `id` for `req`, and its SQE's fields; None (the job
+    /// ended, see [`IoLoop::span_of`]) when the request does not fit the slot.
     #[inline(always)]
-    fn ring_prepare(&mut self, id: u32, req: IoReq) -> RingIo {
+    fn ring_prepare(&mut self, id: u32, req: IoReq) -> Option<RingIo> {
+        let buf = self.span_of(id, 0, req.len)?;
         let ioprio = self.prepare_plain(id, req);
-        RingIo {
+        Some(RingIo {
             id,
             file: req.file,
             offset: req.offset,
-            len: req.len,
-            buf: self.pool.ptr(id as usize),
+            buf,
             write: req.ddir == Ddir::Write,
             ioprio,
-        }
+        })
     }
 
     /// What `commit` does after the kernel took the first `k` units of the round: mark the

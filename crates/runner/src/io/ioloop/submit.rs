@@ -5,7 +5,7 @@
 use super::*;
 use crate::control::pacing::{self};
 use crate::gen::IoReq;
-use fiox_engine::{BufPtr, IoOp, IoUnit, Queued};
+use fiox_engine::{IoOp, IoUnit, Queued};
 use fiox_job::Ddir;
 use std::sync::atomic::Ordering;
 
@@ -290,27 +290,27 @@ impl<'a> IoLoop<'a> {
             (slot.prio, slot.ioprio) = (s.prio, s.ioprio);
         }
         self.last_ddir = s.ddir;
-        let buf = if s.ddir == SYNC {
-            BufPtr::none()
+        let op = if s.sfr != 0 {
+            IoOp::SyncRange(s.sfr)
         } else {
-            // The remainder of a short I/O starts `done` bytes into the slot.
-            let p = self.pool.ptr(id as usize);
-            offset_ptr(p, s.done as usize)
+            op_of(s.ddir, s.op_data_only)
         };
-        let unit = IoUnit {
-            op: if s.sfr != 0 {
-                IoOp::SyncRange(s.sfr)
-            } else {
-                op_of(s.ddir, s.op_data_only)
-            },
-            file: s.file,
-            offset: s.offset + s.done as u64,
-            len: s.len - s.done,
-            buf,
-            ioprio: s.ioprio,
-        };
+        // The remainder of a short I/O starts `done` bytes into the slot.
+        let (offset, len) = (s.offset + s.done as u64, s.len - s.done);
+        let unit = match op {
+            IoOp::Read | IoOp::Write => {
+                let Some(buf) = self.span_of(id, s.done, len) else {
+                    // The job ends (EFAULT, named), as after an engine's error.
+                    self.free.push(id);
+                    return false;
+                };
+                IoUnit::transfer(op, s.file, offset, buf)
+            }
+            _ => IoUnit::range(op, s.file, offset, len),
+        }
+        .with_ioprio(s.ioprio);
         if let Some(l) = self.iolog.as_mut() {
-            l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len);
+            l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len());
         }
         if self.dbg_io {
             self.debug_io("queue", id, &s);
