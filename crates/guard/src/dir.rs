@@ -61,18 +61,7 @@ fn trusted_link(uid: u32) -> bool {
 impl Dir {
     /// Open the directory at `path`, component by component (see the module's doc).
     pub fn open(path: &Path) -> Result<Dir> {
-        let fd = walk(path).map_err(|e| match e {
-            Walk::Io(err) => GuardError::io("open directory", path, err),
-            Walk::Untrusted(at, uid) => GuardError::refused(
-                "follow",
-                &at,
-                format!(
-                    "it is a symbolic link owned by uid {uid} (neither root nor you), which \
-                     fiox does not follow on the way to {}; use the real path",
-                    path.display()
-                ),
-            ),
-        })?;
+        let fd = walk(path).map_err(|e| e.into_error("open directory", path))?;
         let stat = stat_fd(&fd, path)?;
         if stat.kind != Kind::Dir {
             return Err(GuardError::io(
@@ -431,8 +420,9 @@ impl Dir {
     pub fn rename_new(&self, from: &OsStr, to: &OsStr) -> Result<()> {
         plain(from, &self.path)?;
         plain(to, &self.path)?;
+        // Named by where it goes: `from` is usually fiox's hidden temporary file (M4).
         sys::renameat(self.fd.as_fd(), from, to, true)
-            .map_err(|e| GuardError::io("rename", &self.join(from), e))
+            .map_err(|e| GuardError::io("create", &self.join(to), e))
     }
 
     /// Rename `from` over `to` inside this directory, where `to` is `expect` (checked just
@@ -450,7 +440,7 @@ impl Dir {
             None => return self.rename_new(from, to),
         }
         sys::renameat(self.fd.as_fd(), from, to, false)
-            .map_err(|e| GuardError::io("rename", &self.join(from), e))?;
+            .map_err(|e| GuardError::io("replace", &self.join(to), e))?;
         mark::forget_created(expect);
         Ok(())
     }
@@ -500,14 +490,75 @@ pub(crate) fn stat_fd(fd: &impl AsFd, path: &Path) -> Result<Stat> {
         .map_err(|e| GuardError::io("stat", path, e))
 }
 
-enum Walk {
+pub(crate) enum Walk {
     Io(io::Error),
     /// A link owned by another user, at this path.
     Untrusted(PathBuf, u32),
 }
 
+/// Which symbolic links a walk follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Follow {
+    /// Only root's or the running user's own (what fiox resolves itself).
+    Trusted,
+    /// Also another user's link, except in a sticky world-writable directory (/tmp) whose
+    /// owner is not the link's owner: the kernel's `fs.protected_symlinks` rule, for paths
+    /// the user named, whatever the sysctl says.
+    Protected,
+}
+
+/// Where a walk may end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// At a directory (every other kind is ENOTDIR).
+    Dir,
+    /// At anything: a file, a device, a directory.
+    Any,
+}
+
+impl Walk {
+    /// The guard's error for a walk to `path` that failed (`op`: what the walk was for).
+    pub(crate) fn into_error(self, op: &'static str, path: &Path) -> GuardError {
+        match self {
+            Walk::Io(err) => GuardError::io(op, path, err),
+            Walk::Untrusted(at, uid) => GuardError::refused(
+                "follow",
+                &at,
+                format!(
+                    "it is a symbolic link owned by uid {uid} (neither root nor you), which \
+                     fiox does not follow on the way to {}; use the real path",
+                    path.display()
+                ),
+            ),
+        }
+    }
+}
+
+/// Whether the link (owner `uid`) found in the directory open as `dir` may be followed.
+fn may_follow(follow: Follow, uid: u32, dir: BorrowedFd) -> io::Result<bool> {
+    if trusted_link(uid) {
+        return Ok(true);
+    }
+    if follow == Follow::Trusted {
+        return Ok(false);
+    }
+    let d = sys::statx(dir, OsStr::new(""))?;
+    let mode = u32::from(d.stx_mode);
+    let shared = mode & libc::S_ISVTX != 0 && mode & 0o002 != 0;
+    Ok(!shared || d.stx_uid == uid)
+}
+
 /// Resolve `path` to an O_PATH descriptor one component at a time (see the module's doc).
 fn walk(path: &Path) -> std::result::Result<OwnedFd, Walk> {
+    walk_with(path, Follow::Trusted, End::Dir)
+}
+
+/// [`walk`] with its rule for links and where it may end.
+pub(crate) fn walk_with(
+    path: &Path,
+    follow: Follow,
+    end: End,
+) -> std::result::Result<OwnedFd, Walk> {
     let start = if path.is_absolute() { c"/" } else { c"." };
     let mut cur = sys::open_path(start, libc::O_PATH | libc::O_DIRECTORY).map_err(Walk::Io)?;
     let mut todo: std::collections::VecDeque<OsString> =
@@ -528,7 +579,7 @@ fn walk(path: &Path) -> std::result::Result<OwnedFd, Walk> {
         match u32::from(st.stx_mode) & libc::S_IFMT {
             libc::S_IFDIR => cur = fd,
             libc::S_IFLNK => {
-                if !trusted_link(st.stx_uid) {
+                if !may_follow(follow, st.stx_uid, cur.as_fd()).map_err(Walk::Io)? {
                     return Err(Walk::Untrusted(seen, st.stx_uid));
                 }
                 links += 1;
@@ -548,6 +599,8 @@ fn walk(path: &Path) -> std::result::Result<OwnedFd, Walk> {
                     todo.push_front(c);
                 }
             }
+            // The last component: what the walk was for.
+            _ if end == End::Any && todo.iter().all(|c| c.is_empty() || c == ".") => return Ok(fd),
             _ => return Err(Walk::Io(io::Error::from_raw_os_error(libc::ENOTDIR))),
         }
     }

@@ -22,16 +22,22 @@
 //! - [`device`], [`loopdev`]: device nodes opened read-write only when they are the device
 //!   expected; loop devices attached to a file fiox holds open and detached only while bound
 //!   to the backing inode fiox recorded.
+//! - [`allow`]: what `--allow-destructive` allows, bound to the object (fstat of the job's
+//!   descriptor), never to a path read twice.
+//! - [`input`]: the one bounded reader of every input (job files, experiments, logs, JSON):
+//!   regular files (or a documented stdin) up to a limit, never a FIFO or an endless device.
 //! - [`named::holds_data`], [`scratch`]: which existing files a job may write over without
 //!   destroying anything (a file of holes only) or because the user declared the place scratch
 //!   space, both decided on the open descriptor.
 //! - [`process`]: signals only to a process fiox started (pid and start time) that still runs
 //!   this very fiox executable.
 
+pub mod allow;
 pub mod device;
 pub mod dir;
 pub mod error;
 pub mod ident;
+pub mod input;
 pub mod kernel;
 pub mod loopdev;
 pub mod mark;
@@ -48,6 +54,7 @@ mod sys;
 mod test_need;
 pub mod tree;
 
+pub use allow::Allowed;
 pub use dir::Dir;
 pub use error::{GuardError, Result};
 pub use ident::{Identity, Kind, Stat};

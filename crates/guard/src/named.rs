@@ -51,10 +51,16 @@ pub fn reopen(file: &impl std::os::fd::AsRawFd, flags: libc::c_int) -> io::Resul
 
 /// Remove the file the user named to be removed when it appears (fio's `--trigger-file`):
 /// the name itself (a link is removed as a link, never followed), if it is the same inode
-/// between the check and the removal. Returns whether something was there.
+/// between the check and the removal. Returns whether something was there. A directory is
+/// there (the trigger fires) but stays, as fio's unlink(2) leaves it: EISDIR.
 pub fn remove_trigger(path: &Path) -> Result<bool> {
     let (dir, name) = Dir::open_parent(path)?;
     match dir.stat(&name)? {
+        Some(st) if st.kind == crate::Kind::Dir => Err(crate::GuardError::io(
+            "unlink",
+            path,
+            io::Error::from_raw_os_error(libc::EISDIR),
+        )),
         Some(st) => {
             dir.remove_if(&name, &st.id)?;
             Ok(true)
@@ -71,11 +77,21 @@ pub fn remove_made(path: &Path, id: &crate::Identity) -> Result<bool> {
 }
 
 /// Remove a stale unix socket at `path` before binding there (as fio does), but only a
-/// socket: a user's file or a link at that name stays, and the bind then fails.
+/// stale socket of root's or the running user's: a user's file, a link, another user's
+/// socket, or a socket some program still listens on (a connect succeeds) stays, and the
+/// bind then fails (EADDRINUSE) instead of cutting that program off.
 pub fn remove_stale_socket(path: &Path) -> Result<bool> {
     let (dir, name) = Dir::open_parent(path)?;
     match dir.stat(&name)? {
-        Some(st) if st.kind == crate::Kind::Socket => dir.remove_if(&name, &st.id),
+        Some(st)
+            if st.kind == crate::Kind::Socket && (st.uid == 0 || st.uid == crate::sys::euid()) =>
+        {
+            // Live: someone accepts connections there. ECONNREFUSED: nobody listens.
+            if std::os::unix::net::UnixStream::connect(path).is_ok() {
+                return Ok(false);
+            }
+            dir.remove_if(&name, &st.id)
+        }
         _ => Ok(false),
     }
 }
@@ -101,33 +117,42 @@ pub fn set_len(fd: std::os::fd::RawFd, len: u64) -> io::Result<()> {
     crate::sys::ftruncate(fd, len)
 }
 
-/// Read a result or log the user named, whole, as text: only a regular file (a FIFO named
-/// `*.json` would block the read for ever, /dev/zero would fill the memory), of at most
-/// `max` bytes. The open does not block (O_NONBLOCK) and the kind is checked on the descriptor.
-pub fn read_regular(path: &Path, max: u64) -> io::Result<String> {
-    use std::io::Read;
-    let f = open(path, libc::O_RDONLY | libc::O_NONBLOCK)?;
-    let m = f.metadata()?;
-    if !m.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file (fiox reads results and logs from regular files only)",
-        ));
-    }
-    if m.len() > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} bytes, more than the {max} fiox reads", m.len()),
-        ));
-    }
-    let mut text = String::new();
-    f.take(max).read_to_string(&mut text)?;
-    Ok(text)
-}
-
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // the test builds its own scratch files
 mod tests {
+    /// N8: the net engine's reader unlinked another program's live socket before its bind.
+    #[test]
+    fn a_live_socket_stays_and_a_stale_one_goes() {
+        let base = std::env::temp_dir().join(format!("fiox-sock-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let p = base.join("svc.sock");
+        let live = std::os::unix::net::UnixListener::bind(&p).unwrap();
+        assert!(!super::remove_stale_socket(&p).unwrap());
+        assert!(p.exists(), "a live socket was removed");
+        drop(live); // the name stays, nobody listens: stale
+        assert!(super::remove_stale_socket(&p).unwrap());
+        assert!(!p.exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// N7: `--trigger-file=DIR` removed an empty directory; fio's unlink(2) fails with EISDIR
+    /// and leaves it.
+    #[test]
+    fn a_trigger_that_is_a_directory_fires_but_stays() {
+        let base = std::env::temp_dir().join(format!("fiox-trigger-{}", std::process::id()));
+        let d = base.join("tdir");
+        std::fs::create_dir_all(&d).unwrap();
+        let e = super::remove_trigger(&d).unwrap_err();
+        assert_eq!(e.os_error(), Some(libc::EISDIR));
+        assert!(d.is_dir(), "the directory was removed");
+        let f = base.join("go");
+        std::fs::write(&f, b"").unwrap();
+        assert!(super::remove_trigger(&f).unwrap());
+        assert!(!f.exists());
+        assert!(!super::remove_trigger(&f).unwrap());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
     #[test]
     fn a_file_of_holes_holds_no_data() {
         let base = std::env::temp_dir().join(format!("fiox-holes-{}", std::process::id()));

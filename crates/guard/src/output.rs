@@ -49,7 +49,30 @@ fn may_replace(dir: &Dir, name: &OsStr, named: Named) -> Result<Option<Identity>
         Kind::Symlink => {
             "it is a symbolic link, which fiox does not follow for a file it writes".to_string()
         }
-        Kind::Char | Kind::Fifo if matches!(named, Named::ByUser) => return Ok(Some(st.id)),
+        // The user's own FIFO or device (or root's: /dev/null, /dev/stdout's terminal): what
+        // fiox writes there goes where the user sent it. Another user's FIFO in /tmp would
+        // hand root's report to that user.
+        Kind::Char | Kind::Fifo
+            if matches!(named, Named::ByUser) && (st.uid == 0 || st.uid == crate::sys::euid()) =>
+        {
+            return Ok(Some(st.id))
+        }
+        Kind::Char | Kind::Fifo if matches!(named, Named::ByUser) => {
+            return Err(GuardError::refused(
+                "write to",
+                &dir.join(name),
+                format!(
+                    "it is a {} owned by uid {}, neither you nor root, so what fiox writes \
+                     there goes to that user; name a file of your own",
+                    if st.kind == Kind::Fifo {
+                        "FIFO"
+                    } else {
+                        "device"
+                    },
+                    st.uid
+                ),
+            ))
+        }
         Kind::File => match named {
             Named::ByUser => return Ok(Some(st.id)),
             Named::ByFiox | Named::Recognized(_) => match dir.mark_of(name)?.why_not_ours() {
@@ -87,15 +110,38 @@ fn recognized(dir: &Dir, name: &OsStr, id: &Identity, named: Named) -> Result<bo
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
-fn temp_name(name: &OsStr) -> OsString {
+/// A temporary name beside `name`: the process, a sequence number and, from the second try
+/// on, bits of the clock, so that a name another user planted in a shared directory (they can
+/// guess the first) costs a retry, not the output (adversarial round 3's M8).
+fn temp_name(name: &OsStr, attempt: u32) -> OsString {
     let mut t = OsString::from(".");
     t.push(name);
-    t.push(format!(
-        ".fiox-{}-{}.tmp",
-        std::process::id(),
-        TMP_SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
+    let seq = TMP_SEQ.fetch_add(1, Ordering::Relaxed);
+    if attempt == 0 {
+        t.push(format!(".fiox-{}-{seq}.tmp", std::process::id()));
+    } else {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        t.push(format!(".fiox-{}-{seq}-{nanos:x}.tmp", std::process::id()));
+    }
     t
+}
+
+/// Tries of [`with_temp`] before an occupied temporary name is the caller's error.
+const TEMP_TRIES: u32 = 8;
+
+/// `make` a new file at a fresh temporary name beside `name`, trying another name when one is
+/// taken (EEXIST: a name planted by someone else is never opened, only passed over).
+fn with_temp<T>(name: &OsStr, mut make: impl FnMut(&OsStr) -> Result<T>) -> Result<(OsString, T)> {
+    let mut attempt = 0;
+    loop {
+        let tmp = temp_name(name, attempt);
+        match make(&tmp) {
+            Err(e) if e.is_exists() && attempt + 1 < TEMP_TRIES => attempt += 1,
+            other => return other.map(|t| (tmp, t)),
+        }
+    }
 }
 
 /// Write `bytes` as the output `name` in `dir`: a new file, or an atomic replacement of the
@@ -119,8 +165,7 @@ pub fn create_in(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32) -> Result<()>
 
 /// Write a marked temporary file, then rename it over `old` (or to a free name when None).
 fn place(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32, old: Option<Identity>) -> Result<()> {
-    let tmp = temp_name(name);
-    let mut f = dir.create_unmarked(&tmp, mode)?;
+    let (tmp, mut f) = with_temp(name, |tmp| dir.create_unmarked(tmp, mode))?;
     let written = f
         .write_all(bytes)
         .and_then(|()| mark::mark_file(&f, Layout::Complete).map(|_| ()))
@@ -209,10 +254,24 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
         // Removed since the create failed: try once more, as new.
         return dir.create_file(name, 0o644, Layout::Complete);
     };
+    if how == Open::Truncate && !matches!(named, Named::ByUser) && !is_stream(dir, name)? {
+        return replace_new(dir, name, &id);
+    }
     let path = dir.join(name);
-    let f = dir
-        .open_file(name, libc::O_WRONLY)?
-        .ok_or_else(|| GuardError::refused("open", &path, "it vanished while fiox opened it"))?;
+    let f = match dir.open_file(name, libc::O_WRONLY) {
+        // A FIFO opened without blocking has no reader yet (M6: a bare "No such device or
+        // address" said nothing of that).
+        Err(e) if e.os_error() == Some(libc::ENXIO) => {
+            return Err(GuardError::refused(
+                "write to",
+                &path,
+                "it is a FIFO with no reader; start the program that reads it first (fiox \
+                 does not wait for one)",
+            ))
+        }
+        other => other?,
+    }
+    .ok_or_else(|| GuardError::refused("open", &path, "it vanished while fiox opened it"))?;
     let now = stat_fd(&f, &path)?;
     let stream = matches!(named, Named::ByUser) && matches!(now.kind, Kind::Char | Kind::Fifo);
     if now.id != id || !(now.kind == Kind::File || stream) {
@@ -235,6 +294,20 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
         mark::mark(&f, &id, Layout::Complete).map_err(|e| GuardError::io("mark", &path, e))?;
     }
     // O_NONBLOCK was only for the open; writes to a regular file never block on it anyway.
+    Ok(f)
+}
+
+/// A streamed output fiox names (a log) that replaces its earlier one: a new marked file
+/// renamed over it before the first byte, so the old inode is never cut. A hard link the user
+/// made to keep the earlier log keeps its bytes (R1); the old one stays whole until the new
+/// one takes its name.
+fn replace_new(dir: &Dir, name: &OsStr, old: &Identity) -> Result<File> {
+    let (tmp, f) = with_temp(name, |tmp| dir.create_file(tmp, 0o644, Layout::Complete))?;
+    let tmp_id = stat_fd(&f, &dir.join(&tmp))?.id;
+    if let Err(e) = dir.rename_over(&tmp, name, old) {
+        let _ = dir.remove_if(&tmp, &tmp_id);
+        return Err(e);
+    }
     Ok(f)
 }
 
@@ -265,5 +338,104 @@ pub fn try_lock(path: &Path) -> Result<Option<File>> {
         Ok(true) => Ok(Some(f)),
         Ok(false) => Ok(None),
         Err(e) => Err(GuardError::io("lock", path, e)),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the test makes its own scratch directory
+mod tests {
+    use super::*;
+
+    /// M8: a temporary name another user planted is passed over, not an error; after
+    /// TEMP_TRIES taken names the error is the caller's, and every name tried differs.
+    #[test]
+    fn a_taken_temporary_name_is_passed_over() {
+        let taken = || {
+            GuardError::io(
+                "create",
+                Path::new("/x"),
+                std::io::Error::from_raw_os_error(libc::EEXIST),
+            )
+        };
+        let mut tried = Vec::new();
+        let (tmp, n) = with_temp(OsStr::new("report.html"), |t| {
+            tried.push(t.to_os_string());
+            if tried.len() < 3 {
+                Err(taken())
+            } else {
+                Ok(7)
+            }
+        })
+        .unwrap();
+        assert_eq!((n, tried.len()), (7, 3));
+        assert_eq!(&tmp, tried.last().unwrap());
+        tried.sort();
+        tried.dedup();
+        assert_eq!(tried.len(), 3, "each try a new name");
+        let mut count = 0;
+        let e = with_temp(OsStr::new("r"), |_| -> Result<()> {
+            count += 1;
+            Err(taken())
+        })
+        .unwrap_err();
+        assert!(e.is_exists() && count == TEMP_TRIES);
+    }
+
+    /// R2: `--output` into another user's FIFO planted at that name handed root's report to
+    /// that user; the user's own FIFO (or root's) is still written, as fio writes it.
+    #[test]
+    fn another_users_fifo_is_no_output() {
+        crate::test_need::require_root("chown a FIFO to another user");
+        let base = std::env::temp_dir().join(format!("fiox-out-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let p = base.join("report.json");
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+        let dir = Dir::open(&base).unwrap();
+        let name = OsStr::new("report.json");
+        assert!(may_replace(&dir, name, Named::ByUser).unwrap().is_some());
+        // M6: the user's own FIFO with no reader: said so, not ENXIO alone.
+        let e = open_in(&dir, name, Open::Truncate, Named::ByUser)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no reader"), "{e}");
+        std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+        let e = may_replace(&dir, name, Named::ByUser)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("uid 65534"), "{e}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// R1: a streamed log replaced its earlier one by truncating it in place, so a hard link
+    /// the user made to keep the earlier log lost it.
+    #[test]
+    fn a_replaced_log_leaves_a_hard_link_its_bytes() {
+        let base = std::env::temp_dir().join(format!("fiox-out-r1-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let dir = Dir::open(&base).unwrap();
+        let name = OsStr::new("lg_bw.1.log");
+        let mut f = open_in(&dir, name, Open::Truncate, Named::ByFiox).unwrap();
+        f.write_all(b"first run\n").unwrap();
+        drop(f);
+        std::fs::hard_link(base.join("lg_bw.1.log"), base.join("saved.log")).unwrap();
+        let mut f = open_in(&dir, name, Open::Truncate, Named::ByFiox).unwrap();
+        f.write_all(b"second\n").unwrap();
+        drop(f);
+        assert_eq!(
+            std::fs::read(base.join("saved.log")).unwrap(),
+            b"first run\n"
+        );
+        assert_eq!(
+            std::fs::read(base.join("lg_bw.1.log")).unwrap(),
+            b"second\n"
+        );
+        assert_eq!(
+            std::fs::read_dir(&base).unwrap().count(),
+            2,
+            "no temp file left"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

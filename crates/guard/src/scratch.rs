@@ -10,10 +10,16 @@
 //! Whether a file lies in scratch space is decided on the descriptor the job writes through,
 //! not on a path checked earlier: a regular file's location is the kernel's own path of that
 //! open file (/proc/thread-self/fd), which must lie below a declared directory; a block device
-//! must be a declared device (its device number). The declaration lifts the "existing data"
-//! refusals only; a file backing a loop device or a kernel pseudo-file stays refused.
+//! must be a declared device (its device number). The file must also be on the declared
+//! directory's own mount (a bind mount or another filesystem mounted inside scratch space
+//! reaches data outside it) and have no other hard link (a link made inside scratch space to a
+//! file elsewhere is that file): both fail closed, so a mount inside scratch space is declared
+//! on its own line. The declaration lifts the "existing data" refusals only; a file backing a
+//! loop device or a kernel pseudo-file stays refused.
 
+use crate::ident::Stat;
 use std::fs::File;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -25,10 +31,11 @@ pub const ENV: &str = "FIOX_SCRATCH";
 pub const HINT: &str = "or declare the directory or device scratch space once, e.g. \
                         FIOX_SCRATCH=/path/to/dir (README: Scratch space)";
 
-/// The declared scratch directories (canonical) and devices (device numbers).
+/// The declared scratch directories (canonical, with the mount each is on) and devices
+/// (device numbers).
 #[derive(Debug, Default, Clone)]
 pub struct Scratch {
-    dirs: Vec<PathBuf>,
+    dirs: Vec<(PathBuf, Option<u64>)>,
     devices: Vec<(PathBuf, u64)>,
 }
 
@@ -47,7 +54,10 @@ impl Scratch {
                 continue;
             };
             match std::fs::metadata(&canon) {
-                Ok(m) if m.is_dir() => s.dirs.push(canon),
+                Ok(m) if m.is_dir() => {
+                    let mnt = mount_of(&canon);
+                    s.dirs.push((canon, mnt))
+                }
                 Ok(m) if m.file_type().is_block_device() => s.devices.push((canon, m.rdev())),
                 _ => {}
             }
@@ -84,16 +94,21 @@ impl Scratch {
         if !m.is_file() {
             return None;
         }
+        // A second hard link may be outside scratch space: the data is that file's too.
+        let st = crate::sys::statx(file.as_fd(), std::ffi::OsStr::new("")).ok()?;
+        if st.stx_nlink != 1 {
+            return None;
+        }
+        let mnt = Stat::from_statx(&st).mnt_id?;
         // The kernel's path of this open file (where it is now, links resolved).
-        use std::os::fd::AsRawFd;
         let here = std::fs::read_link(crate::sys::fd_path(file.as_raw_fd())).ok()?;
         if here.to_string_lossy().ends_with(" (deleted)") {
             return None;
         }
         self.dirs
             .iter()
-            .find(|d| here.starts_with(d) && here != **d)
-            .map(PathBuf::as_path)
+            .find(|(d, dm)| here.starts_with(d) && here != *d && *dm == Some(mnt))
+            .map(|(d, _)| d.as_path())
     }
 
     /// The declared device entry with device number `rdev`.
@@ -103,6 +118,14 @@ impl Scratch {
             .find(|(_, d)| *d == rdev)
             .map(|(p, _)| p.as_path())
     }
+}
+
+/// The mount a declared directory is on (None when the kernel does not say: nothing below it
+/// is then covered).
+fn mount_of(dir: &Path) -> Option<u64> {
+    let d = File::open(dir).ok()?;
+    let st = crate::sys::statx(d.as_fd(), std::ffi::OsStr::new("")).ok()?;
+    Stat::from_statx(&st).mnt_id
 }
 
 /// The config files that may declare scratch space, in the order read.

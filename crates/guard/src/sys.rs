@@ -74,7 +74,59 @@ fn statx_with(dir: BorrowedFd, name: &OsStr, sync: i32) -> io::Result<libc::stat
     let mask = libc::STATX_BASIC_STATS | STATX_BTIME | STATX_MNT_ID;
     // SAFETY: `c` is NUL-terminated; `st` is valid for writes of one statx.
     check(unsafe { libc::statx(dir.as_raw_fd(), c.as_ptr(), flags, mask, &mut st) })?;
+    #[cfg(test)]
+    if HIDE_MNT_ID.with(|h| h.get()) {
+        st.stx_mask &= !STATX_MNT_ID;
+    }
+    // Kernels before 5.8 (or statx emulated under a seccomp filter) report no mount id: ask
+    // name_to_handle_at(2), which has given the same id since 2.6.39. Where that fails too the
+    // id stays unknown, and the removals refuse (they never guess).
+    if st.stx_mask & STATX_MNT_ID == 0 {
+        if let Ok(id) = handle_mount_id(dir, &c, flags & !sync) {
+            st.stx_mnt_id = id;
+            st.stx_mask |= STATX_MNT_ID;
+        }
+    }
     Ok(st)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Fault injection for tests: statx on this thread reports no mount id, as before 5.8.
+    pub(crate) static HIDE_MNT_ID: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The mount id of `name` in `dir` per name_to_handle_at(2) (`flags`: AT_EMPTY_PATH,
+/// AT_SYMLINK_NOFOLLOW as statx got them).
+fn handle_mount_id(dir: BorrowedFd, name: &std::ffi::CStr, flags: i32) -> io::Result<u64> {
+    // struct file_handle: handle_bytes, handle_type, then MAX_HANDLE_SZ (128) bytes.
+    #[repr(C)]
+    struct Handle {
+        bytes: u32,
+        kind: i32,
+        data: [u8; 128],
+    }
+    let mut h = Handle {
+        bytes: 128,
+        kind: 0,
+        data: [0; 128],
+    };
+    let mut mount_id: libc::c_int = 0;
+    let flags = flags & (libc::AT_EMPTY_PATH | libc::AT_SYMLINK_FOLLOW);
+    // SAFETY: `name` is NUL-terminated, `h` is a file_handle with room for 128 bytes and
+    // `mount_id` is valid for one int; the kernel writes only within them.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_name_to_handle_at,
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut h as *mut Handle,
+            &mut mount_id as *mut libc::c_int,
+            flags,
+        )
+    };
+    check(r as i32)?;
+    Ok(mount_id as u64)
 }
 
 /// mkdirat(2).

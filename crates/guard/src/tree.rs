@@ -35,8 +35,17 @@ pub fn remove_tree(parent: &Dir, name: &OsStr, expect: &Identity) -> Result<bool
     parent.remove_if(name, expect)
 }
 
-/// Empty `dir`, staying on the mount `mnt`.
+/// Empty `dir`, staying on the mount `mnt`. Without a mount id (statx and name_to_handle_at
+/// both gave none) nothing is removed: fiox could not tell a bind mount from a directory.
 fn empty(dir: &Dir, mnt: Option<u64>) -> Result<()> {
+    if mnt.is_none() || dir.stat_self().mnt_id.is_none() {
+        return Err(GuardError::refused(
+            "remove the contents of",
+            dir.path(),
+            "the kernel reports no mount id here (statx and name_to_handle_at), so fiox \
+             cannot tell whether something is mounted inside; remove it by hand",
+        ));
+    }
     if dir.stat_self().mount_root || dir.stat_self().mnt_id != mnt {
         return Err(GuardError::refused(
             "remove the contents of",
@@ -63,4 +72,52 @@ fn empty(dir: &Dir, mnt: Option<u64>) -> Result<()> {
         dir.remove_if(&name, &st.id)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the test makes its own scratch tree and mount
+mod tests {
+    use super::*;
+
+    /// N3: where statx reports no mount id (before 5.8, or under a seccomp filter), removing
+    /// a tree deleted the files of a directory bind-mounted inside it. The mount id now comes
+    /// from name_to_handle_at, and the bind mount stops the removal.
+    #[test]
+    fn without_statx_mount_ids_a_bind_mount_still_stops_the_removal() {
+        crate::test_need::require_root("bind-mount a directory");
+        let base = std::env::temp_dir().join(format!("fiox-tree-n3-{}", std::process::id()));
+        let user = base.join("userdata");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::write(user.join("d1"), b"data").unwrap();
+        let parent = Dir::open(&base).unwrap();
+        let top = parent.create_dir(OsStr::new("testbed"), 0o755).unwrap();
+        let id = top.stat_self().id;
+        std::fs::create_dir(base.join("testbed/sub")).unwrap();
+        let target = base.join("testbed/sub");
+        let c = |p: &std::path::Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        let (src, dst) = (c(&user), c(&target));
+        // SAFETY: valid NUL-terminated paths; a bind mount the test undoes.
+        let r = unsafe {
+            libc::mount(
+                src.as_ptr(),
+                dst.as_ptr(),
+                std::ptr::null(),
+                libc::MS_BIND,
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        crate::sys::HIDE_MNT_ID.with(|h| h.set(true));
+        let r = remove_tree(&parent, OsStr::new("testbed"), &id);
+        crate::sys::HIDE_MNT_ID.with(|h| h.set(false));
+        // SAFETY: the mount this test made.
+        unsafe { libc::umount2(dst.as_ptr(), libc::MNT_DETACH) };
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("mounted"), "{e}");
+        assert!(
+            user.join("d1").exists(),
+            "the bind-mounted file was removed"
+        );
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

@@ -41,7 +41,7 @@ pub enum TestbedError {
     #[error("{cmd} failed: {detail}")]
     Command { cmd: String, detail: String },
     /// A caller-supplied argument is invalid (zero size, bad fault range...).
-    #[error("invalid argument: {0}")]
+    #[error("{0}")]
     Invalid(String),
 }
 

@@ -326,3 +326,29 @@ fn m4_a_full_state_directory_leaves_no_empty_record() {
     run("umount", &[full.to_str().unwrap()]);
     fs::remove_dir_all(&d).unwrap();
 }
+
+/// N2 (report 2026-12-04): an experiment kept writing /dev/loopN after its loop testbed was
+/// detached and another image attached at that number. `prove` re-proves the testbed (its
+/// record, and the device still bound to the backing inode fiox made) before each run.
+#[test]
+fn n2_a_loop_testbed_whose_device_changed_is_no_longer_proven() {
+    if !root() {
+        return;
+    }
+    let (d, state) = scratch("n2");
+    let s = spec("loop", &[("size", "8m"), ("dir", d.to_str().unwrap())]);
+    let rec = managed::up_in(&state, &s, Some("lr"), true).unwrap();
+    managed::prove_in(&state, &rec).unwrap();
+    let dev = rec.target.to_str().unwrap().to_string();
+    let other = d.join("my.img");
+    fs::File::create(&other).unwrap().set_len(8 << 20).unwrap();
+    // Someone (root) detaches the device and attaches their image at the same number.
+    run("losetup", &["-d", &dev]);
+    run("losetup", &[&dev, other.to_str().unwrap()]);
+    let e = managed::prove_in(&state, &rec).unwrap_err();
+    assert!(e.contains("no longer bound"), "{e}");
+    run("losetup", &["-d", &dev]);
+    let _ = managed::down_in(&state, "lr");
+    let _ = managed::cleanup_in(&state);
+    let _ = fs::remove_dir_all(&d);
+}

@@ -46,17 +46,30 @@ fn refusal(path: &Path, why: &str) -> RunError {
 }
 
 /// Check block device `path` before a job writes or trims it; on success the returned claim
-/// must be kept until the job's I/O is over. The caller skips this when the user allowed
-/// destructive writes.
-pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
-    let rdev = std::fs::metadata(path)
-        .map_err(|e| {
-            RunError::Refused(format!(
-                "refusing to write to block device {}: cannot check it ({e})",
-                path.display()
-            ))
-        })?
-        .rdev();
+/// must be kept until the job's I/O is over. None: the device the path opens now is one the
+/// user allowed by `--allow-destructive=PATH` (its device number, from the descriptor). The
+/// caller skips this when the user allowed writing over anything.
+pub fn check_block_write(
+    path: &Path,
+    allowed: &fiox_guard::Allowed,
+) -> Result<Option<BlockClaim>, RunError> {
+    let m = device_meta(path)?;
+    if allowed.allows(&m).is_some() {
+        return Ok(None);
+    }
+    check_claim(path, m.rdev()).map(Some)
+}
+
+/// Whether a job of this process holds a claim on device `rdev`: its checks passed.
+pub fn claimed(rdev: u64) -> bool {
+    let claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
+    claims
+        .iter()
+        .any(|(d, w)| *d == rdev && w.strong_count() > 0)
+}
+
+/// The checks and the claim of [`check_block_write`] for the device `rdev` at `path`.
+fn check_claim(path: &Path, rdev: u64) -> Result<BlockClaim, RunError> {
     let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
     claims.retain(|(_, w)| w.strong_count() > 0);
     // Another job of this run checked and claimed it, and may be writing it already (its data
@@ -72,19 +85,7 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
     let claim = open_exclusive(path);
     // A device that cannot be claimed still gets the specific reason when one can be found
     // (mounted on ..., holds ...).
-    match fiox_testbed::probe::block_write_refusal(path) {
-        Ok(None) => {}
-        Ok(Some(why)) => return Err(refusal(path, &why)),
-        Err(e) => {
-            return Err(RunError::Refused(format!(
-                "refusing to write to block device {}: cannot check whether it is in use ({e})",
-                path.display()
-            )))
-        }
-    }
-    if let Some(why) = loop_backing_owner(path) {
-        return Err(refusal(path, &why));
-    }
+    check_in_use(path)?;
     let f = Arc::new(claim.map_err(|e| match e.raw_os_error() {
         Some(libc::EBUSY) => refusal(
             path,
@@ -100,6 +101,46 @@ pub fn check_block_write(path: &Path) -> Result<BlockClaim, RunError> {
     Ok(BlockClaim { _file: f })
 }
 
+/// The refusals of a block device in use (mounted, held, holding a signature, a loop device
+/// over someone's file), without claiming it.
+fn check_in_use(path: &Path) -> Result<(), RunError> {
+    match fiox_testbed::probe::block_write_refusal(path) {
+        Ok(None) => {}
+        Ok(Some(why)) => return Err(refusal(path, &why)),
+        Err(e) => {
+            return Err(RunError::Refused(format!(
+                "refusing to write to block device {}: cannot check whether it is in use ({e})",
+                path.display()
+            )))
+        }
+    }
+    match loop_backing_owner(path) {
+        Some(why) => Err(refusal(path, &why)),
+        None => Ok(()),
+    }
+}
+
+/// The check of [`check_block_write`] made before the run's first group (nothing claimed
+/// yet: the job claims the device when it starts).
+pub(crate) fn precheck(path: &Path, allowed: &fiox_guard::Allowed) -> Result<(), RunError> {
+    if allowed.allows(&device_meta(path)?).is_none() {
+        check_in_use(path)?;
+    }
+    Ok(())
+}
+
+/// fstat of the device `path` opens now (the descriptor's, not a second path lookup).
+fn device_meta(path: &Path) -> Result<std::fs::Metadata, RunError> {
+    fiox_guard::named::open(path, libc::O_RDONLY | libc::O_NONBLOCK)
+        .and_then(|f| f.metadata())
+        .map_err(|e| {
+            RunError::Refused(format!(
+                "refusing to write to block device {}: cannot check it ({e})",
+                path.display()
+            ))
+        })
+}
+
 /// The check a job's block device gets, for a device a guest writes (`--vm=disk=DEV`: QEMU
 /// writes it, fiox in the guest sees only /dev/vda): skipped when the user allowed writing
 /// over anything or named this device (`--allow-destructive[=DEV]`); otherwise the same
@@ -111,10 +152,12 @@ pub fn claim_for_guest(
     allow_destructive: bool,
     allow_targets: &[std::path::PathBuf],
 ) -> Result<Option<BlockClaim>, RunError> {
-    if allow_destructive || super::allowed_target(allow_targets, path) {
+    if allow_destructive {
         return Ok(None);
     }
-    check_block_write(path).map(Some)
+    let allowed = fiox_guard::Allowed::resolve(allow_targets)
+        .map_err(|e| RunError::Refused(e.to_string()))?;
+    check_block_write(path, &allowed)
 }
 
 /// A loop device (or a partition of one) over a regular file with data that fiox did not
@@ -160,8 +203,12 @@ mod tests {
         owned::mark(&f, &img, owned::Layout::Complete).unwrap();
         drop(f);
         let dev = LoopDevice::attach(&img, &LoopOptions::default()).unwrap();
-        let first = check_block_write(dev.path()).unwrap();
-        let second = check_block_write(dev.path()).expect("a second job joins the claim");
+        let first = check_block_write(dev.path(), &fiox_guard::Allowed::none())
+            .unwrap()
+            .unwrap();
+        let second = check_block_write(dev.path(), &fiox_guard::Allowed::none())
+            .expect("a second job joins the claim")
+            .unwrap();
         let busy = excl_open(dev.path()).unwrap_err();
         assert_eq!(busy.raw_os_error(), Some(libc::EBUSY));
         drop(first);
@@ -171,7 +218,9 @@ mod tests {
         );
         drop(second);
         let held = excl_open(dev.path()).expect("released with the last job");
-        let e = check_block_write(dev.path()).unwrap_err().to_string();
+        let e = check_block_write(dev.path(), &fiox_guard::Allowed::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("O_EXCL failed with EBUSY"), "{e}");
         drop(held);
     }

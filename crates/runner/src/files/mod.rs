@@ -5,7 +5,8 @@
 //!
 //! The folder holds the rest of a job's files: which files fiox owns and may remove ([`owned`]),
 //! opening for writing without trusting an earlier check ([`safeopen`]), the block-device check
-//! and claim ([`blockdev`]), the page cache of a job's files ([`cache`]) and `openfiles` below
+//! and claim ([`blockdev`]), every writing job's files checked before the first group
+//! ([`precheck`]), the page cache of a job's files ([`cache`]) and `openfiles` below
 //! `nrfiles` ([`opengate`]).
 
 pub(crate) mod blockdev;
@@ -13,6 +14,7 @@ pub(crate) mod cache;
 pub(crate) mod fdbudget;
 pub(crate) mod opengate;
 pub(crate) mod owned;
+pub(crate) mod precheck;
 pub(crate) mod safeopen;
 
 use crate::error::RunError;
@@ -244,7 +246,10 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
         }
         .saturating_add(if job.files.file_append { real } else { 0 });
         let size = match split.get(i).copied().flatten() {
-            Some(s) => s,
+            Some(drawn) => match job.files.filesize {
+                Some(range) => filesize_region(job, &path, range, drawn, real, offset, diskless)?,
+                None => drawn,
+            },
             None if job.files.fill_device && kind == FileKind::Regular => {
                 fill_region(job, offset, n)
             }
@@ -271,9 +276,12 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
         });
     }
     let total: u64 = files.iter().map(|f| f.size).sum();
-    let io_bytes = match job.io_size {
-        Some(s) => resolve_size(s, total),
-        None => total,
+    let io_bytes = match (job.io_size, job.files.filesize, job.size) {
+        (Some(s), _, _) => resolve_size(s, total),
+        // With filesize, size= bounds the job's bytes, not the files (fio's total_io_size):
+        // size=16k filesize=64k writes 16 KiB of a 64 KiB file.
+        (None, Some(_), Some(SizeSpec::Bytes(s))) => s.min(total),
+        (None, _, _) => total,
     };
     if total < min_bs(job) {
         return Err(RunError::Plan(format!(
@@ -284,6 +292,36 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
         )));
     }
     Ok(FilePlan { files, io_bytes })
+}
+
+/// With `filesize`, fio 3.33's region of a file: `filesize` is where the file ends and `offset`
+/// where the region starts inside it (`size` then only bounds the job's bytes), so
+/// `offset=32k filesize=64k` does I/O at 32-64 KiB and never grows the file past 64 KiB. An
+/// existing file whose size is already within `filesize`'s range keeps its size. An offset past
+/// the file's end is fio's "you need to specify valid offset=".
+fn filesize_region(
+    job: &JobSpec,
+    path: &Path,
+    (lo, hi): (u64, u64),
+    drawn: u64,
+    real: u64,
+    offset: u64,
+    diskless: bool,
+) -> Result<u64, RunError> {
+    let (end, past) = if !diskless && real >= lo && real <= hi {
+        (real, offset > real)
+    } else {
+        (drawn, offset > lo)
+    };
+    if past || offset > end {
+        return Err(RunError::Plan(format!(
+            "job '{}': you need to specify valid offset= (offset {offset} is past the end of \
+             {}, {end} bytes by filesize=)",
+            job.name,
+            path.display()
+        )));
+    }
+    Ok(end - offset)
 }
 
 /// `fill_device` without `size=`: fio's size of -1, split over the files; here as much as
@@ -448,13 +486,13 @@ pub fn check_parent(path: &Path) -> Result<(), RunError> {
 /// Extend a missing or short file as fio does: read workloads get real data written so reads
 /// hit allocated blocks; write-only workloads get a fresh (preallocated) file. A missing file
 /// is created with O_EXCL, an existing one checked on the open descriptor (see
-/// [`crate::files::safeopen::open_for_layout`]; `allow`: the user allowed writing over anything). A
+/// [`crate::files::safeopen::open_for_layout`]; `who`: what the user allowed). A
 /// file fiox owns is marked as being laid out until the layout finished (and was fsynced
 /// with create_fsync), so a layout stopped by Ctrl-C or a crash is redone by the next run.
 pub fn lay_out(
     job: &JobSpec,
     f: &mut PlannedFile,
-    allow: bool,
+    who: &crate::files::safeopen::Writer,
     stop: &dyn Fn() -> bool,
 ) -> Result<(), RunError> {
     use crate::files::owned::{Layout, Mark};
@@ -462,17 +500,16 @@ pub fn lay_out(
     let target = f.offset + f.size;
     let needs_data = job.rw.mode.has_read() || job.files.overwrite;
     check_parent(path)?;
-    let who = crate::files::safeopen::Writer {
-        job: &job.name,
-        allow,
-    };
     let job_from = job_writes(job).then_some(f.offset);
-    let (mut file, mark, created) =
-        crate::files::safeopen::open_for_layout(&who, path, job.files.allow_file_create, job_from)?;
+    let (mut file, mark, origin) =
+        crate::files::safeopen::open_for_layout(who, path, job.files.allow_file_create, job_from)?;
+    let created = origin == crate::files::safeopen::Origin::Created;
     f.created |= created;
     let meta = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
     let size = meta.len();
-    let ours = matches!(mark, Mark::Ours(_));
+    // A file with no data that someone made for fiox (mktemp, KDiskMark's temp file) is
+    // fiox's once laid out: every byte in it is fiox's.
+    let ours = matches!(mark, Mark::Ours(_)) || origin == crate::files::safeopen::Origin::Empty;
     // An earlier layout that did not finish: its bytes are fiox's but of unknown state.
     let from = if matches!(mark, Mark::Ours(Layout::Partial)) {
         0
@@ -594,36 +631,19 @@ fn write_data(
     Ok(left == 0)
 }
 
-/// Whether `path` is one of the targets `--allow-destructive=PATH` named: the same device
-/// (a block device's number) or the same file (device and inode), links followed as the
-/// job's open follows them; or a block device declared scratch space (FIOX_SCRATCH; regular
-/// files in scratch space are allowed on their descriptor, see `safeopen::check_writable`).
-pub(crate) fn allowed_target(targets: &[std::path::PathBuf], path: &std::path::Path) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let key = |p: &std::path::Path| {
-        std::fs::metadata(p).ok().map(|m| {
-            if m.file_type().is_block_device() {
-                (0, m.rdev())
-            } else {
-                (m.dev(), m.ino())
-            }
-        })
-    };
-    let Some(k) = key(path) else {
-        return false;
-    };
-    targets.iter().any(|t| key(t) == Some(k))
-        || (k.0 == 0
-            && fiox_guard::scratch::Scratch::declared()
-                .device(k.1)
-                .is_some())
-}
-
 #[allow(clippy::disallowed_methods)] // tests build their own scratch files
 #[cfg(test)]
 mod tests {
     use super::*;
     use fiox_job::{RwMode, RwSpec};
+
+    fn writer(job: &str) -> crate::files::safeopen::Writer<'_> {
+        crate::files::safeopen::Writer {
+            job,
+            allow: false,
+            allowed: &crate::files::safeopen::NO_TARGETS,
+        }
+    }
 
     fn job(name: &str) -> JobSpec {
         JobSpec {
@@ -670,6 +690,26 @@ mod tests {
         assert_eq!(p.io_bytes, sum);
     }
 
+    /// fio's filesize: the file's end, offset inside it, size bounding the bytes only.
+    #[test]
+    fn filesize_is_where_the_file_ends() {
+        let mut j = job("x");
+        j.files.directories = vec!["/nonexistent-fiox-dir".into()];
+        j.files.filesize = Some((64 << 10, 64 << 10));
+        j.size = Some(SizeSpec::Bytes(64 << 10));
+        j.offset = SizeSpec::Bytes(32 << 10);
+        let p = plan(&j, false).unwrap();
+        assert_eq!((p.files[0].offset, p.files[0].size), (32 << 10, 32 << 10));
+        assert_eq!(p.io_bytes, 32 << 10, "never past the file's end");
+        j.offset = SizeSpec::Bytes(0);
+        j.size = Some(SizeSpec::Bytes(16 << 10));
+        let p = plan(&j, false).unwrap();
+        assert_eq!((p.files[0].size, p.io_bytes), (64 << 10, 16 << 10));
+        j.offset = SizeSpec::Bytes(80 << 10);
+        let e = plan(&j, false).unwrap_err().to_string();
+        assert!(e.contains("you need to specify valid offset="), "{e}");
+    }
+
     #[test]
     fn missing_size_is_a_clear_error() {
         let mut j = job("x");
@@ -690,7 +730,7 @@ mod tests {
         j.size = Some(SizeSpec::Bytes(3 << 20));
         j.files.directories = vec![dir.to_string_lossy().into()];
         let mut p = plan(&j, false).unwrap();
-        lay_out(&j, &mut p.files[0], false, &|| false).unwrap();
+        lay_out(&j, &mut p.files[0], &writer(&j.name), &|| false).unwrap();
         assert!(p.files[0].created);
         assert_eq!(std::fs::metadata(&p.files[0].path).unwrap().len(), 3 << 20);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -714,7 +754,7 @@ mod tests {
         let data: Vec<u8> = (0..64u32 << 10).map(|i| (i % 229) as u8).collect();
         std::fs::write(&p.files[0].path, &data).unwrap();
         // The layout writes only past the end of someone's file: allowed, and the data stays.
-        lay_out(&j, &mut p.files[0], false, &|| false).unwrap();
+        lay_out(&j, &mut p.files[0], &writer(&j.name), &|| false).unwrap();
         assert!(!p.files[0].created);
         let now = std::fs::read(&p.files[0].path).unwrap();
         assert!(
@@ -728,7 +768,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let mut p = plan(&w, false).unwrap();
         std::fs::write(&path, &data).unwrap();
-        let e = lay_out(&w, &mut p.files[0], false, &|| false)
+        let e = lay_out(&w, &mut p.files[0], &writer(&w.name), &|| false)
             .unwrap_err()
             .to_string();
         assert!(e.contains("refusing to write to"), "{e}");

@@ -20,6 +20,8 @@ pub(crate) struct OpenGate {
     /// Job name and the user's allow, for the checks of each open that writes.
     job: String,
     allow: bool,
+    /// `--allow-destructive=PATH`'s targets, matched on each open descriptor.
+    allowed: fiox_guard::Allowed,
     /// `fsync_on_close`: each close of a written file fsyncs it first, as fio does.
     fsync_on_close: bool,
     /// `fadvise_hint`'s POSIX_FADV_* value, given at every open (as fio does).
@@ -65,7 +67,7 @@ impl OpenGate {
         spec: OpenSpec,
         writable: bool,
         job: &str,
-        allow: bool,
+        (allow, allowed): (bool, &fiox_guard::Allowed),
     ) -> OpenGate {
         OpenGate {
             files: files
@@ -82,6 +84,7 @@ impl OpenGate {
             writable,
             job: job.to_string(),
             allow,
+            allowed: allowed.clone(),
             fsync_on_close: false,
             advice: None,
             invalidate: false,
@@ -134,6 +137,7 @@ impl OpenGate {
         let who = crate::files::safeopen::Writer {
             job: &self.job,
             allow: self.allow,
+            allowed: &self.allowed,
         };
         let o = crate::files::safeopen::open_job_file(
             &who,
@@ -257,7 +261,13 @@ mod tests {
                 checked: None,
             });
         }
-        let mut g = OpenGate::new(files, spec, false, "j", false);
+        let mut g = OpenGate::new(
+            files,
+            spec,
+            false,
+            "j",
+            (false, &fiox_guard::Allowed::none()),
+        );
         assert_eq!(g.len(), 3);
         g.open(engine.as_mut(), 0).unwrap();
         g.close(engine.as_mut(), 0).unwrap();

@@ -33,6 +33,11 @@ static UNLINK_ON_EXIT: std::sync::Mutex<Option<std::collections::HashSet<PathBuf
 /// the job is aborted) and for a forced exit.
 pub fn leave(leftovers: &mut Vec<PathBuf>, path: &Path) {
     leftovers.push(path.to_path_buf());
+    remove_on_exit(path);
+}
+
+/// Remove `path` on a forced exit (while it is still fiox's).
+pub fn remove_on_exit(path: &Path) {
     UNLINK_ON_EXIT
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -105,36 +110,6 @@ pub fn layout_incomplete(path: &Path) -> bool {
 /// directory, not one per file).
 pub fn unlink_owned_in(parents: &mut fiox_guard::Parents, path: &Path) -> io::Result<bool> {
     Ok(parents.remove_owned(path)?)
-}
-
-/// Refuse a writing job whose region covers existing bytes of a regular file fiox did not
-/// create, or that writes to a file backing a loop device or holding a filesystem signature
-/// (see [`crate::files::safeopen::check_writable`]), unless `allow_mounted_write=1` or
-/// `--allow-destructive` allows it. Files that are only read, missing, empty, or written only
-/// past their end (file_append) are fine. Checked again on the descriptor of every open that
-/// writes, since the path may change after this check.
-pub fn check_user_files(
-    job: &JobSpec,
-    plan: &FilePlan,
-    allow: &dyn Fn(&Path) -> bool,
-) -> Result<(), RunError> {
-    if !files::job_writes(job) || job.files.allow_mounted_write {
-        return Ok(());
-    }
-    let who = crate::files::safeopen::Writer {
-        job: &job.name,
-        allow: false,
-    };
-    for f in plan
-        .files
-        .iter()
-        .filter(|f| f.kind == FileKind::Regular && f.real_size > 0 && !allow(&f.path))
-    {
-        if let Some(h) = crate::files::safeopen::open_to_check(&f.path)? {
-            crate::files::safeopen::check_writable(&who, &h, &f.path, f.offset)?;
-        }
-    }
-    Ok(())
 }
 
 /// `ioengine=filedelete` unlinks every file of the job (`dirdelete` removes every
@@ -396,25 +371,6 @@ mod tests {
         f
     }
 
-    #[test]
-    fn user_file_is_refused_marked_file_is_not() {
-        let d = dir("check");
-        let p = d.join("f");
-        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
-        let job = write_job(&p);
-        let plan = files::plan(&job, false).unwrap();
-        let e = check_user_files(&job, &plan, &|_| false)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("allow_mounted_write=1"), "{e}");
-        assert!(e.contains(&p.display().to_string()), "{e}");
-        assert!(check_user_files(&job, &plan, &|_| true).is_ok());
-        std::fs::remove_file(&p).unwrap();
-        fiox_file(&p, &[7u8; 64 << 10]);
-        assert!(check_user_files(&job, &plan, &|_| false).is_ok());
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-
     /// The mark's value binds it to one inode: the same value on a copy, a forged value and
     /// the old "1" are foreign; a partial layout is told apart from a complete one.
     #[test]
@@ -468,22 +424,6 @@ mod tests {
         fiox_file(&p, b"fiox");
         assert!(unlink_owned(&p).unwrap());
         assert!(!p.exists());
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn reading_or_appending_is_fine() {
-        let d = dir("read");
-        let p = d.join("f");
-        std::fs::write(&p, vec![7u8; 64 << 10]).unwrap();
-        let mut job = write_job(&p);
-        job.rw.mode = RwMode::Read;
-        let plan = files::plan(&job, false).unwrap();
-        assert!(check_user_files(&job, &plan, &|_| false).is_ok());
-        let mut job = write_job(&p);
-        job.files.file_append = true;
-        let plan = files::plan(&job, false).unwrap();
-        assert!(check_user_files(&job, &plan, &|_| false).is_ok());
         std::fs::remove_dir_all(&d).unwrap();
     }
 

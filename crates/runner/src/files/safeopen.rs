@@ -18,12 +18,18 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-/// Who writes, for refusal messages, and whether the user allowed writing over anything
-/// (`allow_mounted_write=1` or `--allow-destructive`).
+/// Who writes, for refusal messages, and what the user allowed: writing over anything the job
+/// names (`allow_mounted_write=1` or `--allow-destructive`), or over the objects
+/// `--allow-destructive=PATH` named when the run started.
 pub struct Writer<'a> {
     pub job: &'a str,
     pub allow: bool,
+    pub allowed: &'a fiox_guard::Allowed,
 }
+
+/// No `--allow-destructive=PATH` target.
+#[cfg(test)]
+pub static NO_TARGETS: fiox_guard::Allowed = fiox_guard::Allowed::none();
 
 /// Create `path` only if nothing is there (not even a symbolic link), read-write, marked as
 /// fiox's with `layout`. None when something already exists.
@@ -91,12 +97,40 @@ pub fn open_to_check(path: &Path) -> Result<Option<File>, RunError> {
 /// Refuse writing to the regular file open as `file` (at `path`, from byte `from` on) unless
 /// the user allowed it: when it backs a loop device, holds a filesystem or partition
 /// signature (not checked for files this run created: their data is fiox's), or has bytes
-/// at or after `from` and is not fiox's. Other file types are checked elsewhere (block
-/// devices by path before the job).
-pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Result<(), RunError> {
+/// at or after `from` and is not fiox's. The user's allow counts for this descriptor only:
+/// an allowed target must be this very object (fstat), and the switch that allows anything
+/// does not reach through another user's link in a sticky directory (see
+/// [`fiox_guard::allow`]). A block device must be one this process checked and claimed
+/// ([`crate::files::blockdev`]); other file types are used as they are.
+pub fn check_writable(
+    who: &Writer,
+    file: &File,
+    path: &Path,
+    from: u64,
+) -> Result<Writable, RunError> {
+    use std::os::unix::fs::FileTypeExt;
     let m = file.metadata().map_err(|e| RunError::io("stat", path, e))?;
-    if who.allow || !m.is_file() {
-        return Ok(());
+    let block = m.file_type().is_block_device();
+    if !m.is_file() && !block {
+        return Ok(Writable::Yes);
+    }
+    if who.allowed.allows(&m).is_some() {
+        return Ok(Writable::Yes);
+    }
+    if who.allow {
+        return fiox_guard::allow::reached_as_named(path, &m)
+            .map(|()| Writable::Yes)
+            .map_err(|e| RunError::Refused(format!("job '{}': {e}", who.job)));
+    }
+    if block {
+        if crate::files::blockdev::claimed(m.rdev()) {
+            return Ok(Writable::Yes);
+        }
+        return Err(refusal(
+            who,
+            path,
+            "it is not the block device fiox checked before the job (the path changed)",
+        ));
     }
     if let Some(fs) = fiox_guard::kernel::pseudo_fs(file) {
         return Err(refusal(
@@ -120,7 +154,7 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
         .covers(file)
         .is_some()
     {
-        return Ok(());
+        return Ok(Writable::Yes);
     }
     if m.len() > 0 && owned::created_here(&id).is_none() {
         if let Some(what) = signature_of(file, path)? {
@@ -131,25 +165,43 @@ pub fn check_writable(who: &Writer, file: &File, path: &Path, from: u64) -> Resu
             ));
         }
     }
-    if m.len() > from {
-        if let Some(why) = owned::mark_of_file(file).why_not_ours() {
-            // Only holes from `from` on (`truncate -s 8M f`): writing destroys nothing.
-            let data = fiox_guard::named::holds_data(file, from)
-                .map_err(|e| RunError::io("look for data in", path, e))?;
-            if data {
-                return Err(refusal(
-                    who,
-                    path,
-                    &format!(
-                        "it holds existing data ({} bytes long, {} bytes allocated) and {why}",
-                        m.len(),
-                        m.blocks() * 512
-                    ),
-                ));
-            }
-        }
+    let mark = owned::mark_of_file(file);
+    let Some(why) = mark.why_not_ours() else {
+        return Ok(Writable::Yes);
+    };
+    let data_from = |at: u64| {
+        fiox_guard::named::holds_data(file, at)
+            .map_err(|e| RunError::io("look for data in", path, e))
+    };
+    // Only holes from `from` on (`truncate -s 8M f`): writing destroys nothing.
+    if m.len() > from && data_from(from)? {
+        return Err(refusal(
+            who,
+            path,
+            &format!(
+                "it holds existing data ({} bytes long, {} bytes allocated) and {why}",
+                m.len(),
+                m.blocks() * 512
+            ),
+        ));
     }
-    Ok(())
+    // No data anywhere (an empty file made for fiox, KDiskMark's mktemp): whatever it will
+    // hold is fiox's. One name only: a second one is someone's way back to it.
+    let markable = !matches!(mark, Mark::Unsupported(_)) && m.nlink() == 1;
+    if markable && (m.len() == 0 || !data_from(0)?) {
+        return Ok(Writable::Empty);
+    }
+    Ok(Writable::Yes)
+}
+
+/// What [`check_writable`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writable {
+    /// fiox may write it: fiox's, allowed, scratch space, or data only before the job's region.
+    Yes,
+    /// Not fiox's, but it holds no data at all: once fiox writes it, every byte is fiox's, so
+    /// it is marked as fiox's (the next run may write it, as a file fiox created).
+    Empty,
 }
 
 fn refusal(who: &Writer, path: &Path, why: &str) -> RunError {
@@ -260,7 +312,13 @@ pub fn open_job_file(
             )))
         }
         Some(_) => {}
-        None if spec.write && known != Some(&id) => check_writable(who, &file, path, from)?,
+        // An empty file someone made for fiox: fiox's from its first write on.
+        None if spec.write
+            && known != Some(&id)
+            && check_writable(who, &file, path, from)? == Writable::Empty =>
+        {
+            owned::mark(&file, path, Layout::Complete)?;
+        }
         None => {}
     }
     crate::dprint!(crate::debug::FILE, "fd open {}", path.display());
@@ -280,16 +338,16 @@ fn identity(f: &File, path: &Path) -> Result<Identity, RunError> {
 /// laid out), else checked on the descriptor for writing from its current end on, from
 /// `job_from` on when the job itself writes there (so a file the job may not write is not
 /// even extended), or from 0 when fiox's earlier layout of it did not finish. Returns the
-/// file, its mark, and whether this open created it.
+/// file, its mark, and how it came to be fiox's to lay out.
 pub fn open_for_layout(
     who: &Writer,
     path: &Path,
     may_create: bool,
     job_from: Option<u64>,
-) -> Result<(File, Mark, bool), RunError> {
+) -> Result<(File, Mark, Origin), RunError> {
     if may_create {
         if let Some(f) = create_new(path, Layout::Partial)? {
-            return Ok((f, Mark::Ours(Layout::Partial), true));
+            return Ok((f, Mark::Ours(Layout::Partial), Origin::Created));
         }
     }
     let f = match fiox_guard::named::open(path, libc::O_RDWR) {
@@ -313,8 +371,22 @@ pub fn open_for_layout(
             job_from.map_or(size, |j| j.min(size))
         }
     };
-    check_writable(who, &f, path, from)?;
-    Ok((f, mark, false))
+    let origin = match check_writable(who, &f, path, from)? {
+        Writable::Empty => Origin::Empty,
+        Writable::Yes => Origin::Existing,
+    };
+    Ok((f, mark, origin))
+}
+
+/// How a file opened for layout came to be fiox's to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// This open created it.
+    Created,
+    /// It was there, and fiox may write it (its own, allowed, or scratch space).
+    Existing,
+    /// It was there, not fiox's, with no data at all: the layout makes it fiox's.
+    Empty,
 }
 
 /// Create an output file fiox names itself (a log in the working directory), as fio does

@@ -5,7 +5,7 @@
 //! to where it was after the run, and the group is removed. cgroup v1 (the memory and cpuset
 //! hierarchies, the group made under the process's current group there, so limits above it
 //! still apply) and cgroup2 (one group under the root, with the controllers enabled there)
-//! are both handled ([`hier`]).
+//! are both handled (`hier`).
 //!
 //! Every group is recorded first as a testbed record of kind `machine` ([`crate::managed`]),
 //! so a run killed with kill -9 leaves nothing `fiox testbed cleanup` cannot remove. Whether

@@ -42,6 +42,7 @@ impl Maker {
     pub(crate) fn step(&mut self, s: Step) -> Result<()> {
         let p = match &s {
             Step::Tree { path, .. }
+            | Step::File { path, .. }
             | Step::Mount { path, .. }
             | Step::LoopsOver { path, .. }
             | Step::Cgroup { path, .. } => Some(path),
@@ -57,9 +58,15 @@ impl Maker {
 
     /// The failed make is undone; the record goes once everything it names is gone.
     pub(crate) fn abandon(self) {
-        if teardown::teardown(&self.rec).is_ok() {
-            let _ = self.state.remove_owned(&self.file);
-        }
+        let _ = self.finish();
+    }
+
+    /// Undo every step, then remove the record (kept, for `cleanup`, when a step could not
+    /// be undone).
+    pub(crate) fn finish(self) -> Result<()> {
+        teardown::teardown(&self.rec)?;
+        self.state.remove_owned(&self.file)?;
+        Ok(())
     }
 }
 
@@ -102,6 +109,9 @@ pub(crate) fn build(m: &mut Maker, spec: &Spec) -> Result<()> {
             "machine limits are made around a run (--machine-memory, --machine-cpus), not \
              as a testbed"
                 .into(),
+        )),
+        Kind::Scratch => Err(TestbedError::Invalid(
+            "a scratch file is made by the run that uses it (fiox quick), not as a testbed".into(),
         )),
     }
 }

@@ -9,16 +9,18 @@
 //! /run/fiox/testbeds as root, else `$XDG_RUNTIME_DIR/fiox/testbeds`; made through fiox-guard,
 //! never through another user's link), written whole under a free name, so two makers cannot
 //! share a name and a failed write leaves no record ([`record`]). Every step is recorded with
-//! the identity it must still have when it is undone ([`build`]), so a maker killed at any
+//! the identity it must still have when it is undone (`build`), so a maker killed at any
 //! point (kill -9 included) leaves a record that `cleanup` can undo, and nothing else: teardown
-//! ([`teardown`]) undoes the steps newest first, each only after the live system proves it is
+//! (`teardown`) undoes the steps newest first, each only after the live system proves it is
 //! what fiox made. A record carries its owner's pid and start time; `cleanup` removes the
 //! testbeds whose owner is gone, `down` any named one. Kept testbeds (`testbed up`) have no
-//! owner and stay until `down`. A record that is malformed, not fiox's (owner, mode) or
+//! owner and stay until `down`. A run's scratch file ([`scratch`], `fiox quick`'s) is a record
+//! of its own kind, so that a killed run's file goes with the next `cleanup`. A record that is malformed, not fiox's (owner, mode) or
 //! tampered with is reported and skipped, and never stops the others.
 
 pub(crate) mod build;
 pub mod record;
+pub mod scratch;
 pub mod spec;
 pub mod teardown;
 
@@ -145,6 +147,48 @@ pub fn up_in(state: &State, spec: &Spec, name: Option<&str>, keep: bool) -> Resu
             Err(e)
         }
     }
+}
+
+/// Whether the loop testbed `rec` still is what was made (N2: an experiment kept writing
+/// /dev/loopN after it was detached and another image attached there): the record still on
+/// file unchanged, and each recorded loop device, by its number, still bound to the backing
+/// inode fiox made (LOOP_GET_STATUS64). Err says what changed. Other kinds have nothing to
+/// re-prove here (their mounts and trees are proven when they are taken down).
+pub fn prove(rec: &Record) -> std::result::Result<(), String> {
+    prove_in(&State::default(), rec)
+}
+
+/// [`prove`] with the records in `state`.
+pub fn prove_in(state: &State, rec: &Record) -> std::result::Result<(), String> {
+    let listed = list_in(state).map_err(|e| format!("cannot read the testbed records: {e}"))?;
+    if !listed.records.iter().any(|r| r == rec) {
+        return Err(format!(
+            "the record of testbed {} changed or is gone (taken down or cleaned up)",
+            rec.name
+        ));
+    }
+    let Some(n) = rec
+        .target
+        .file_name()
+        .and_then(|f| f.to_str())
+        .and_then(|f| f.strip_prefix("loop"))
+        .and_then(|n| n.parse::<u32>().ok())
+    else {
+        return Ok(());
+    };
+    for step in &rec.steps {
+        if let record::Step::LoopsOver { dev, ino, path } = step {
+            if fiox_guard::loopdev::backing_of(n) != Some((*dev, *ino)) {
+                return Err(format!(
+                    "{} is no longer bound to the testbed's backing file {} (it was detached, \
+                     or another image attached at that number)",
+                    rec.target.display(),
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every recorded testbed, by name, and the records skipped (with why).

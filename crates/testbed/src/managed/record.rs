@@ -45,6 +45,10 @@ pub enum Step {
     /// A directory fiox created fresh: removed with its contents (never crossing a mount)
     /// while it is still this directory.
     Tree { path: PathBuf, id: Identity },
+    /// A regular file fiox creates (a run's scratch file): removed while it is still the
+    /// inode `id`; recorded before it exists (`id` None: its maker may die before the file is
+    /// made), it is removed only while it carries fiox's mark.
+    File { path: PathBuf, id: Option<Identity> },
     /// The mount `mnt_id` fiox made on a directory of this testbed.
     Mount { path: PathBuf, mnt_id: u64 },
     /// Every loop device bound to the inode (`dev`, `ino`): the backing file fiox created at
@@ -150,6 +154,12 @@ impl Record {
                     let b = btime_text(id);
                     writeln!(t, "tree {dev} {ino} {b} {}", path.display())
                 }
+                Step::File { path, id: Some(id) } => {
+                    let (dev, ino) = id.dev_ino();
+                    let b = btime_text(id);
+                    writeln!(t, "file {dev} {ino} {b} {}", path.display())
+                }
+                Step::File { path, id: None } => writeln!(t, "file - - - {}", path.display()),
                 Step::Mount { path, mnt_id } => writeln!(t, "mount {mnt_id} {}", path.display()),
                 Step::LoopsOver { path, dev, ino } => {
                     writeln!(t, "loops-over {dev} {ino} {}", path.display())
@@ -263,6 +273,22 @@ fn parse_line(r: &mut Record, line: &str) -> Result<(), String> {
             } else {
                 Step::Cgroup { path, id }
             });
+        }
+        "file" => {
+            let mut w = rest.splitn(4, ' ');
+            let id = match (w.next(), w.next(), w.next()) {
+                (Some("-"), Some("-"), Some("-")) => None,
+                (dev, ino, b) => Some(Identity::from_parts(
+                    num(dev)?,
+                    num(ino)?,
+                    match b {
+                        Some("-") => None,
+                        b => Some(num(b)?),
+                    },
+                )),
+            };
+            let path = checked(w.next().ok_or("no path")?)?;
+            r.steps.push(Step::File { path, id });
         }
         "mount" => {
             let (id, p) = rest.split_once(' ').ok_or("no path")?;

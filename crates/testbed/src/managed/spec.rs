@@ -20,6 +20,9 @@ pub enum Kind {
     Machine,
     /// A QEMU guest around a run (the vm module); never made by `testbed up`.
     Vm,
+    /// A scratch file of a run (`fiox quick`'s test file, the scratch module); never made by
+    /// `testbed up`.
+    Scratch,
 }
 
 impl Kind {
@@ -32,6 +35,7 @@ impl Kind {
             Kind::Slow => "slow",
             Kind::Machine => "machine",
             Kind::Vm => "vm",
+            Kind::Scratch => "scratch",
         }
     }
 
@@ -44,6 +48,7 @@ impl Kind {
             "slow" => Kind::Slow,
             "machine" => Kind::Machine,
             "vm" => Kind::Vm,
+            "scratch" => Kind::Scratch,
             _ => return None,
         })
     }
@@ -88,7 +93,7 @@ impl Spec {
     /// Build a spec from a kind name and `key=value` pairs (see [`SPEC_KEYS`]).
     pub fn from_pairs(kind: &str, pairs: &[(String, String)]) -> Result<Spec> {
         let kind = Kind::from_name(kind)
-            .filter(|k| !matches!(k, Kind::Machine | Kind::Vm))
+            .filter(|k| !matches!(k, Kind::Machine | Kind::Vm | Kind::Scratch))
             .ok_or_else(|| {
                 TestbedError::Invalid(format!(
                     "testbed kind {kind:?}: expected loop, tmpfs, ramfs, fs or slow"
@@ -206,15 +211,25 @@ fn size_of(s: &str) -> std::result::Result<u64, String> {
     }
 }
 
-/// Option keys whose value is a device mkfs writes (ext4's external journal, xfs's log and
-/// realtime devices).
-const DEVICE_KEYS: [&str; 3] = ["device=", "logdev=", "rtdev="];
+/// Suboption keys whose value is a device mkfs writes: ext4's external journal
+/// (`-J device=`), xfs's log, realtime and data devices (`-l logdev=`, `-r rtdev=`,
+/// `-d name=`, and `-l name=`/`-r name=`).
+const DEVICE_KEYS: [&str; 4] = ["device", "logdev", "rtdev", "name"];
 
-/// D12: refuse mkfs words that are not options or their values. mkfs takes every other word
-/// as a device (btrfs formats them all as members) or a size, so: no `--`; a word not starting
-/// with '-' only right after an option that takes it (`-L label`, `--label label`); no word or
-/// `=`/`,`-separated part naming an existing path; no option naming a device to write.
+/// D12, N4: refuse mkfs words that are not options or their values, read as mkfs's getopt
+/// reads them. mkfs takes every other word as a device (btrfs formats them all as members) or
+/// a size, so: no `--`; a word not starting with '-' only right after an option that takes it
+/// (`-L label`, `--label label`); no value naming an existing path (relative to the working
+/// directory too) or a device to write. A short option's value may be attached
+/// (`-llogdev=FILE`), and in a cluster (`-qLlabel`) any letter may be the one taking the rest
+/// of the word, so every tail of a cluster counts as a possible value; a value is a
+/// comma-separated list of `key=value` suboptions (`-o a=b,c=d`), each checked.
 pub(crate) fn check_mkfs_options(words: &[String]) -> std::result::Result<(), String> {
+    check_mkfs_options_in(words, Path::new("."))
+}
+
+/// [`check_mkfs_options`] with relative names resolved in `cwd` (mkfs's working directory).
+fn check_mkfs_options_in(words: &[String], cwd: &Path) -> std::result::Result<(), String> {
     let mut value_allowed = false;
     for w in words {
         if w == "--" {
@@ -229,30 +244,8 @@ pub(crate) fn check_mkfs_options(words: &[String]) -> std::result::Result<(), St
                  or a size (give options only, e.g. \"-L data -O ^has_journal\")"
             ));
         }
-        // A short option's attached value (-d/dir) counts as a part too.
-        let attached = match (is_opt && !w.starts_with("--"), w.get(2..)) {
-            (true, Some(v)) => v,
-            _ => "",
-        };
-        let parts = w.split(['=', ',']).chain(attached.split(['=', ',']));
-        for p in parts.filter(|p| !p.is_empty()) {
-            let pathlike = p.contains('/') || (p == w && !is_opt);
-            if pathlike && Path::new(p).symlink_metadata().is_ok() {
-                return Err(format!(
-                    "{w:?} names the existing path {p}: fiox passes mkfs no paths (only the \
-                     backing file it made is formatted)"
-                ));
-            }
-        }
-        let lower = w.to_ascii_lowercase();
-        if let Some(k) = DEVICE_KEYS
-            .iter()
-            .find(|k| lower.split(',').any(|p| p.starts_with(*k)))
-        {
-            return Err(format!(
-                "{w:?}: {k} names a device mkfs would write; fiox formats only the testbed's \
-                 own backing file"
-            ));
+        for v in possible_values(w, is_opt) {
+            check_value(w, v, cwd)?;
         }
         // A short option (-L) or a long one without its value attached (--label) may take the
         // next word; an option's value may not.
@@ -261,7 +254,51 @@ pub(crate) fn check_mkfs_options(words: &[String]) -> std::result::Result<(), St
     Ok(())
 }
 
+/// What getopt may hand an option as its value in the word `w`: the word itself after an
+/// option, a long option's `=value`, or any tail of a short-option cluster.
+fn possible_values(w: &str, is_opt: bool) -> Vec<&str> {
+    if !is_opt {
+        return vec![w];
+    }
+    if let Some(long) = w.strip_prefix("--") {
+        return long
+            .split_once('=')
+            .map(|(_, v)| vec![v])
+            .unwrap_or_default();
+    }
+    w.char_indices().skip(2).map(|(i, _)| &w[i..]).collect()
+}
+
+/// Refuse a value (of the word `w`) that names an existing path or, among its `key=value`
+/// suboptions, a device mkfs would write or an existing path.
+fn check_value(w: &str, v: &str, cwd: &Path) -> std::result::Result<(), String> {
+    let exists = |p: &str| !p.is_empty() && cwd.join(p).symlink_metadata().is_ok();
+    let path_refusal = |p: &str| {
+        format!(
+            "{w:?} names the existing path {p}: fiox passes mkfs no paths (only the backing \
+             file it made is formatted)"
+        )
+    };
+    if exists(v) {
+        return Err(path_refusal(v));
+    }
+    for sub in v.split(',') {
+        let (key, val) = sub.split_once('=').unwrap_or((sub, ""));
+        if DEVICE_KEYS.contains(&key.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "{w:?}: {key}= names a device mkfs would write; fiox formats only the \
+                 testbed's own backing file"
+            ));
+        }
+        if exists(val) || (val.contains('/') && exists(val.trim_end_matches('/'))) {
+            return Err(path_refusal(val));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the tests make their own scratch files
 mod tests {
     use super::*;
 
@@ -313,6 +350,32 @@ mod tests {
         assert!(e.contains("\"--\""), "{e}");
         let e = check_mkfs_options(&words("-d/etc")).unwrap_err();
         assert!(e.contains("existing path /etc"), "{e}");
+        // N4: the attached forms, as getopt reads them, with a bare relative name.
+        let dir = std::env::temp_dir().join(format!("fiox-mkfs-n4-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("userimg"), b"data").unwrap();
+        let rel = |w: &str| check_mkfs_options_in(&words(w), &dir);
+        for w in [
+            "-llogdev=userimg",
+            "-rrtdev=userimg",
+            "-Jdevice=userimg",
+            "-dname=userimg",
+        ] {
+            let e = rel(w).unwrap_err();
+            assert!(e.contains("names a device"), "{w}: {e}");
+        }
+        for w in [
+            "-o opt=userimg",
+            "-ouserimg",
+            "-Euserimg",
+            "-qLuserimg",
+            "--x=userimg",
+        ] {
+            let e = rel(w).unwrap_err();
+            assert!(e.contains("existing path userimg"), "{w}: {e}");
+        }
+        assert!(rel("-L data -O ^has_journal -E lazy_itable_init=0").is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
         let pairs = [
             ("fs".to_string(), "btrfs".to_string()),
             ("mkfs_options".to_string(), format!("-f {}", exe.display())),

@@ -1,5 +1,6 @@
 //! Undoing a record's steps, newest first, each only after the live system proves it is still
-//! what fiox made: a tree is removed (fiox-guard's `tree::remove_tree`, never across a mount)
+//! what fiox made: a file is removed only while it is the recorded inode (or, recorded before
+//! it existed, while fiox's mark binds it); a tree is removed (fiox-guard's `tree::remove_tree`, never across a mount)
 //! only while the directory has the recorded identity and fiox's mark; a mount is unmounted
 //! only while the mount there has the recorded id, and only in a directory of the same record;
 //! loop devices are detached only while LOOP_GET_STATUS64 shows the recorded backing inode,
@@ -43,6 +44,7 @@ fn refused(step: &str, path: &Path, why: &str) -> TestbedError {
 fn undo(rec: &Record, s: &Step) -> Result<()> {
     match s {
         Step::Tree { path, id } => remove_tree(path, id),
+        Step::File { path, id } => remove_file(path, id.as_ref()),
         Step::Mount { path, mnt_id } => {
             let in_tree = rec.tree_at(path).is_some()
                 || path.parent().is_some_and(|p| rec.tree_at(p).is_some());
@@ -117,6 +119,33 @@ fn remove_tree(path: &Path, id: &Identity) -> Result<()> {
         }
     }
     tree::remove_tree(&parent, &name, id)?;
+    Ok(())
+}
+
+/// Remove the file at `path` while it is still the inode `id` fiox made; with no identity
+/// (recorded before it existed), only while fiox's mark binds it. One already gone, or whose
+/// directory is gone, counts as removed.
+fn remove_file(path: &Path, id: Option<&Identity>) -> Result<()> {
+    let (parent, name) = match Dir::open_parent(path) {
+        Ok(x) => x,
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    match id {
+        Some(id) => {
+            parent.remove_if(&name, id)?;
+        }
+        None => match parent.mark_of(&name)? {
+            Mark::Ours(_) => {
+                parent.remove_owned(&name)?;
+            }
+            _ if parent.stat(&name)?.is_none() => {}
+            m => {
+                let why = m.why_not_ours().unwrap_or_default();
+                return Err(refused("file", path, &why));
+            }
+        },
+    }
     Ok(())
 }
 

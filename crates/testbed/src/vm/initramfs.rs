@@ -53,12 +53,86 @@ fn version_key(r: &str) -> Vec<(u64, String)> {
     out
 }
 
-/// Resolve `kernel` (None: the newest /boot/vmlinuz-*; a path: that image; else a release).
+/// The flavour of a release: what follows its version numbers ("6.1.0-57-rt-amd64" ->
+/// "rt-amd64", "6.1.0-57-amd64" -> "amd64"), empty for a bare version.
+fn flavour(release: &str) -> &str {
+    let mut at = 0;
+    for part in release.split('-') {
+        if part.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            return &release[at..];
+        }
+        at += part.len() + 1;
+    }
+    ""
+}
+
+/// Whether a flavour is a special build (real-time, cloud) rather than the distribution's
+/// generic kernel: never chosen over a generic one unless the host runs it.
+fn special(flavour: &str) -> bool {
+    flavour
+        .split('-')
+        .any(|w| matches!(w, "rt" | "cloud" | "dbg" | "unsigned"))
+}
+
+/// The kernel a guest boots when none is asked (issue 45: "newest by string" ranked
+/// `-rt-amd64` above `-amd64`, so installing an RT kernel silently changed every guest):
+/// the host's own release when /boot has it; else the newest of the host's flavour; else the
+/// newest generic one; else the newest.
+fn default_release(running: &str, installed: &[String]) -> Option<String> {
+    if installed.iter().any(|r| r == running) {
+        return Some(running.to_string());
+    }
+    let newest = |pred: &dyn Fn(&str) -> bool| {
+        installed
+            .iter()
+            .filter(|r| pred(r))
+            .max_by_key(|r| version_key(r))
+            .cloned()
+    };
+    let host = flavour(running);
+    newest(&|r| !host.is_empty() && flavour(r) == host)
+        .or_else(|| newest(&|r| !special(flavour(r))))
+        .or_else(|| newest(&|_| true))
+}
+
+/// The releases of /boot/vmlinuz-* (empty when /boot cannot be read).
+fn installed_releases() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir("/boot")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    e.file_name()
+                        .to_str()?
+                        .strip_prefix("vmlinuz-")
+                        .map(String::from)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort_by_key(|r| version_key(r));
+    out
+}
+
+/// The host's running release (uname -r).
+fn running_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Resolve `kernel` (None: `default_release` of /boot's kernels; a path: that image; else a
+/// release, which must be in /boot).
 pub fn resolve(kernel: Option<&str>) -> Result<Kernel> {
     let missing = |what: String| {
+        let have = installed_releases();
+        let listed = if have.is_empty() {
+            "/boot has no kernel".to_string()
+        } else {
+            format!("/boot has {}", have.join(", "))
+        };
         TestbedError::Unsupported(format!(
-            "vm kernel: {what}; install one (apt-get install linux-image-amd64) or give \
-             kernel=PATH-TO-bzImage"
+            "vm kernel: {what} ({listed}); name one of those, install one (apt-get install \
+             linux-image-amd64), or give kernel=PATH-TO-bzImage"
         ))
     };
     match kernel {
@@ -78,18 +152,9 @@ pub fn resolve(kernel: Option<&str>) -> Result<Kernel> {
             })
         }
         None => {
-            let rd = std::fs::read_dir("/boot").map_err(|e| missing(format!("/boot: {e}")))?;
-            let newest = rd
-                .flatten()
-                .filter_map(|e| {
-                    e.file_name()
-                        .to_str()?
-                        .strip_prefix("vmlinuz-")
-                        .map(String::from)
-                })
-                .max_by_key(|r| version_key(r))
+            let chosen = default_release(&running_release(), &installed_releases())
                 .ok_or_else(|| missing("no /boot/vmlinuz-*".into()))?;
-            resolve(Some(&newest))
+            resolve(Some(&chosen))
         }
     }
 }
@@ -280,6 +345,60 @@ fn header(out: &mut Vec<u8>, ino: u32, mode: u32, name: &str, data: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 45: an installed -rt (or -cloud) kernel never becomes the guests' default.
+    #[test]
+    fn the_default_kernel_is_the_hosts_or_its_flavours_newest() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(flavour("6.1.0-57-rt-amd64"), "rt-amd64");
+        assert_eq!(flavour("6.1.0-57-amd64"), "amd64");
+        assert_eq!(flavour("6.18.0"), "");
+        let boot = v(&["6.1.0-56-amd64", "6.1.0-57-amd64", "6.1.0-57-rt-amd64"]);
+        // The host's own release, when /boot has it.
+        assert_eq!(
+            default_release("6.1.0-56-amd64", &boot).as_deref(),
+            Some("6.1.0-56-amd64")
+        );
+        // Else the newest of the host's flavour, never the -rt one.
+        assert_eq!(
+            default_release("6.1.0-99-amd64", &boot).as_deref(),
+            Some("6.1.0-57-amd64")
+        );
+        // A host on a custom kernel (no flavour): the newest generic one.
+        assert_eq!(
+            default_release("6.18.0", &boot).as_deref(),
+            Some("6.1.0-57-amd64")
+        );
+        // A host running the RT kernel keeps it.
+        assert_eq!(
+            default_release("6.1.0-57-rt-amd64", &boot).as_deref(),
+            Some("6.1.0-57-rt-amd64")
+        );
+        // Only special kernels: the newest of them.
+        let rt = v(&["6.1.0-57-rt-amd64", "6.1.0-58-cloud-amd64"]);
+        assert_eq!(
+            default_release("6.18.0", &rt).as_deref(),
+            Some("6.1.0-58-cloud-amd64")
+        );
+        assert_eq!(default_release("6.18.0", &[]), None);
+    }
+
+    /// A pinned kernel that is missing names what /boot has instead.
+    #[test]
+    fn a_missing_pinned_kernel_lists_boot() {
+        let e = resolve(Some("0.0.0-not-installed-amd64"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no /boot/vmlinuz-0.0.0-not-installed-amd64"),
+            "{e}"
+        );
+        let have = installed_releases();
+        match have.first() {
+            Some(r) => assert!(e.contains(&format!("/boot has {r}")), "{e}"),
+            None => assert!(e.contains("/boot has no kernel"), "{e}"),
+        }
+    }
 
     #[test]
     fn releases_sort_by_their_numbers() {

@@ -59,6 +59,9 @@ pub struct Run<'a> {
     /// The directory it starts in (read-only in the guest).
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
+    /// Files the guest cannot see where the host has them (see [`guest_sees`]): (name, bytes),
+    /// put in the output share before boot, where the guest finds them at [`guest_input`].
+    pub inputs: Vec<(String, Vec<u8>)>,
     /// Polled while the guest runs (Ctrl-C): QEMU is stopped and everything removed.
     pub interrupted: &'a dyn Fn() -> bool,
 }
@@ -76,7 +79,7 @@ pub struct Outcome {
     pub stderr: String,
     /// Its exit status (None: interrupted).
     pub exit: Option<i32>,
-    /// The disk's scheduler line in the guest ("[none] mq-deadline").
+    /// The disk's scheduler line in the guest ("none mq-deadline").
     pub sched: Option<String>,
     /// With `guest_loop`: the loop device in the guest and its sysfs `loop/dio` ("loop0 1").
     pub guest_loop: Option<String>,
@@ -88,9 +91,27 @@ pub struct Outcome {
     /// The files the guest's fiox wrote in its working directory (relative paths, contents),
     /// to be written beside the host's report as a host run would have.
     pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// Boots that did not reach the guest's init and were tried again (`boot_retries`): why,
+    /// with the console from its panic line.
+    pub boot_retries: Vec<String>,
 }
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// Where the guest mounts file systems of its own over the host's root (devtmpfs, proc, sysfs,
+/// a tmpfs on /run): a host file below one of them is not what the guest finds at its path.
+const GUEST_SHADOWED: [&str; 4] = ["/dev", "/proc", "/sys", "/run"];
+
+/// Whether the guest finds the host's file at the (canonical) path `p`: the guest's root is
+/// the host's over 9p, which crosses the host's mounts, except where the guest mounts its own.
+pub fn guest_sees(p: &Path) -> bool {
+    p.is_absolute() && !GUEST_SHADOWED.iter().any(|d| p.starts_with(d))
+}
+
+/// The guest's path of the input `name` (a [`Run::inputs`] entry).
+pub fn guest_input(name: &str) -> String {
+    format!("{GUEST_OUT}/in/{name}")
+}
 
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
@@ -174,7 +195,9 @@ impl Guest {
             Accel::Kvm => vec!["kvm"],
         };
         let mut booted = false;
-        for (i, accel) in tries.iter().enumerate() {
+        let mut retries = r.spec.boot_retries;
+        let mut i = 0;
+        while let Some(accel) = tries.get(i) {
             let last = i + 1 == tries.len();
             let wait = if last { r.spec.boot_s } else { r.spec.probe_s };
             let args = qemu_args(r.spec, &kernel, &files, accel);
@@ -191,22 +214,35 @@ impl Guest {
                     return Ok(o);
                 }
                 Boot::Failed(why) => {
-                    let why = format!(
-                        "{why}; {}",
-                        tail(&files.work_path.join(format!("qemu-{accel}.log")))
-                    );
+                    let qemu = tail(&files.work_path.join(format!("qemu-{accel}.log")));
+                    let why = if qemu.is_empty() {
+                        why
+                    } else {
+                        format!("{why}; {qemu}")
+                    };
+                    let console = files.work_path.join(format!("console-{accel}.log"));
+                    if last && retries > 0 {
+                        retries -= 1;
+                        self.kill();
+                        o.boot_retries
+                            .push(format!("{why}; console: {}", console_excerpt(&console)));
+                        continue;
+                    }
                     if last {
-                        let console = tail(&files.work_path.join(format!("console-{accel}.log")));
                         return Err(TestbedError::Command {
                             cmd: format!("{QEMU} (accel={accel})"),
                             detail: format!(
-                                "the guest did not reach its init: {why}; console: {console}"
+                                "the guest did not reach its init: {why}; console: {}{}{}",
+                                console_excerpt(&console),
+                                retried(&o.boot_retries),
+                                whole_console(&console)
                             ),
                         });
                     }
                     o.kvm_refused = Some(why);
                 }
             }
+            i += 1;
         }
         debug_assert!(booted);
         o.boot_seconds = t0.elapsed().as_secs_f64();
@@ -222,7 +258,8 @@ impl Guest {
         o.guest_loop = read("loop").map(|s| String::from_utf8_lossy(&s).trim().to_string());
         o.exit = read("exit").and_then(|s| String::from_utf8_lossy(&s).trim().parse().ok());
         if o.exit.is_none() {
-            let console = tail(&files.work_path.join(format!("console-{}.log", o.accel)));
+            let log = files.work_path.join(format!("console-{}.log", o.accel));
+            let console = format!("{}{}", console_excerpt(&log), whole_console(&log));
             let setup =
                 String::from_utf8_lossy(&read("setup.log").unwrap_or_default()).into_owned();
             return Err(TestbedError::Command {
@@ -267,6 +304,12 @@ impl Guest {
         let (work, work_path) = (w.dir, w.path);
         let out = work.create_dir(OsStr::new("out"), 0o755)?;
         let out_path = work_path.join("out");
+        if !r.inputs.is_empty() {
+            let inputs = out.create_dir(OsStr::new("in"), 0o755)?;
+            for (name, bytes) in &r.inputs {
+                output::create_in(&inputs, OsStr::new(name), bytes, 0o644)?;
+            }
+        }
         let script = work_path.join("guest.sh");
         output::write_in(
             &work,
@@ -499,6 +542,46 @@ fn tail(p: &Path) -> String {
     lines[from..].join(" | ")
 }
 
+/// The console's lines that say why a guest stopped: from the kernel's panic line when
+/// there is one (the last lines were the reboot timer's, and the reason was cut off), else
+/// the last lines; on one line.
+fn console_excerpt(p: &Path) -> String {
+    let t = std::fs::read(p)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+    match lines.iter().rposition(|l| l.contains("Kernel panic")) {
+        Some(at) => lines[at..lines.len().min(at + 8)].join(" | "),
+        None => tail(p),
+    }
+}
+
+/// The earlier boots' reasons, for an error.
+fn retried(reasons: &[String]) -> String {
+    reasons
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("; boot {} of {} also failed: {r}", i + 1, reasons.len() + 1))
+        .collect()
+}
+
+/// The whole console log (its last 64 KiB), on lines of its own after an error: the guest's
+/// work directory goes with it, and an experiment keeps a failed run's messages beside its
+/// results.
+fn whole_console(p: &Path) -> String {
+    let b = std::fs::read(p).unwrap_or_default();
+    if b.is_empty() {
+        return String::new();
+    }
+    let from = b.len().saturating_sub(64 << 10);
+    format!(
+        "\n--- the guest's console ({} bytes{}) ---\n{}\n--- end of console ---",
+        b.len(),
+        if from > 0 { ", its end" } else { "" },
+        String::from_utf8_lossy(&b[from..]).trim_end()
+    )
+}
+
 /// QEMU's command line for `accel`.
 fn qemu_args(s: &VmSpec, k: &Kernel, f: &Files, accel: &str) -> Vec<String> {
     let cpu = if accel == "kvm" { "host" } else { "max" };
@@ -525,7 +608,10 @@ fn qemu_args(s: &VmSpec, k: &Kernel, f: &Files, accel: &str) -> Vec<String> {
         "-initrd".into(),
         f.initrd.display().to_string(),
         "-append".into(),
-        "console=ttyS0 panic=-1 quiet".into(),
+        match &s.kernel_cmdline {
+            Some(c) => format!("console=ttyS0 panic=-1 quiet {c}"),
+            None => "console=ttyS0 panic=-1 quiet".into(),
+        },
         "-virtfs".into(),
         "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap".into(),
         "-virtfs".into(),
@@ -693,6 +779,17 @@ mod tests {
     }
 
     #[test]
+    fn the_guest_sees_the_hosts_root_but_not_its_own_mounts() {
+        assert!(guest_sees(Path::new("/var/tmp/r/a.fio")));
+        assert!(guest_sees(Path::new("/home/u/dev/a.fio")));
+        for p in ["/dev/shm/r/a.fio", "/run/x", "/proc/1/x", "/sys/x"] {
+            assert!(!guest_sees(Path::new(p)), "{p}");
+        }
+        assert!(!guest_sees(Path::new("relative.fio")));
+        assert_eq!(guest_input("0-a.fio"), "/run/fiox-out/in/0-a.fio");
+    }
+
+    #[test]
     fn the_guest_script_quotes_what_it_runs() {
         let spec = VmSpec::parse("sched=mq-deadline").unwrap();
         let r = Run {
@@ -701,6 +798,7 @@ mod tests {
             args: vec!["--name=it's".into(), "--filename=/dev/vda".into()],
             cwd: "/var/tmp/a b".into(),
             env: vec![("T".into(), "x y".into()), ("bad;k".into(), "v".into())],
+            inputs: Vec::new(),
             interrupted: &|| false,
         };
         let s = guest_script(&r);

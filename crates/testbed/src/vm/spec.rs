@@ -73,6 +73,12 @@ pub struct VmSpec {
     pub probe_s: u64,
     /// Seconds a guest has to reach its init at all (TCG is slow: ~40 s here).
     pub boot_s: u64,
+    /// Appended to the guest kernel's command line (`console=ttyS0 panic=-1 quiet`): a later
+    /// parameter of the same name wins, so `panic=1` or `nokaslr` reach the guest.
+    pub kernel_cmdline: Option<String>,
+    /// Boots tried again when a guest does not reach its init (each reason recorded in the
+    /// result): an early-boot panic under TCG is sometimes a matter of timing.
+    pub boot_retries: u32,
 }
 
 /// The keys [`VmSpec::parse`] knows.
@@ -81,7 +87,8 @@ pub const VM_KEYS: &str = "kernel, aio (threads|native|io_uring), cache (none|wr
                            (on|off), sched (none|mq-deadline|bfq|kyber), disk (a block device), \
                            guest_loop (buffered|direct), loop_size, \
                            disk_size, disk_dir, \
-                           accel (auto|kvm|tcg), probe_s, boot_s";
+                           accel (auto|kvm|tcg), probe_s, boot_s, kernel_cmdline \
+                           (appended to the guest kernel's, no commas), boot_retries (0-5)";
 
 impl Default for VmSpec {
     fn default() -> VmSpec {
@@ -102,6 +109,8 @@ impl Default for VmSpec {
             accel: Accel::Auto,
             probe_s: 20,
             boot_s: 300,
+            kernel_cmdline: None,
+            boot_retries: 0,
         }
     }
 }
@@ -230,6 +239,23 @@ impl VmSpec {
             }
             "probe_s" => self.probe_s = count(k, v, 3600)?,
             "boot_s" => self.boot_s = count(k, v, 3600)?,
+            "kernel_cmdline" => {
+                let ok = !v.is_empty() && v.len() <= 1024 && !v.chars().any(char::is_control);
+                if !ok {
+                    return Err(bad(
+                        k,
+                        v,
+                        "kernel parameters on one line, at most 1024 bytes",
+                    ));
+                }
+                self.kernel_cmdline = Some(v.into());
+            }
+            "boot_retries" => {
+                self.boot_retries = match v.parse::<u32>() {
+                    Ok(n) if n <= 5 => n,
+                    _ => return Err(bad(k, v, "a whole number from 0 to 5")),
+                }
+            }
             _ => {
                 return Err(TestbedError::Invalid(format!(
                     "vm key {k:?} is not known; the keys: {VM_KEYS}"
@@ -272,5 +298,13 @@ mod tests {
             Some(PathBuf::from("/dev/loop7"))
         );
         assert!(e("kernel").contains("KEY=VALUE"));
+        let c = VmSpec::parse("kernel_cmdline=panic=1 init=/nonexistent, boot_retries=2").unwrap();
+        assert_eq!(
+            c.kernel_cmdline.as_deref(),
+            Some("panic=1 init=/nonexistent")
+        );
+        assert_eq!(c.boot_retries, 2);
+        assert!(e("boot_retries=9").contains("from 0 to 5"));
+        assert!(e("kernel_cmdline=").contains("one line"));
     }
 }
