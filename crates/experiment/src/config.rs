@@ -10,7 +10,7 @@
 //! job_file = "loop-dio.fio"        # or: jobs = """[randread]\nrw=randread ..."""
 //! repetitions = 3
 //! warmup = 0
-//! order = "interleaved"            # or "shuffled", "sequential"
+//! order = "shuffled"               # (default) or "interleaved", "sequential"
 //! drop_caches = true
 //! [stop]                           # optional adaptive stop
 //! ci = 0.02                        # 95% CI half-width under 2% of the mean...
@@ -141,13 +141,15 @@ fn thousand() -> u64 {
 }
 
 /// Order of runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
-    /// v1 v2 v1 v2 ...: drift spreads over all variants.
-    #[default]
+    /// v1 v2 v1 v2 ...: drift spreads over all variants, but the first of every round is
+    /// always v1 (a position effect then looks like a variant effect).
     Interleaved,
-    /// Each round in a seeded random order.
+    /// Each round (one run of every variant) in its own seeded random order, so that neither
+    /// drift nor the position within a round is confounded with a variant; the default.
+    #[default]
     Shuffled,
     /// All runs of v1, then v2 (for comparison with naive runs).
     Sequential,
@@ -185,6 +187,8 @@ pub struct Variant {
     pub machine: Option<MachineSpec>,
     /// This variant's guest keys (over the experiment's `vm`).
     pub vm: Option<BTreeMap<String, toml::Value>>,
+    /// The variant this one is compared against (default: the first variant).
+    pub baseline: Option<String>,
 }
 
 /// `machine = { memory = "2g", cpus = 4 }`: each run goes into a cgroup with that memory
@@ -268,12 +272,15 @@ impl Experiment {
             path: path.to_path_buf(),
             why,
         };
-        let text = std::fs::read_to_string(path).map_err(io)?;
+        // The one bounded reader: a FIFO or /dev/zero named here is refused at once.
+        let max = fiox_guard::input::JOB_FILE_MAX;
+        let text = fiox_guard::input::read_text(path, max).map_err(io)?;
         let exp: Experiment = toml::from_str(&text).map_err(|e| bad(e.to_string()))?;
         let jobs = match (&exp.job_file, &exp.jobs) {
             (Some(f), None) => {
                 let p = path.parent().unwrap_or(Path::new(".")).join(f);
-                std::fs::read_to_string(&p).map_err(|source| ConfigError::Io { path: p, source })?
+                fiox_guard::input::read_text(&p, max)
+                    .map_err(|source| ConfigError::Io { path: p, source })?
             }
             (None, Some(j)) => j.clone(),
             _ => return Err(bad("give exactly one of job_file and jobs".into())),
@@ -313,6 +320,17 @@ impl Experiment {
             }
             if !seen.insert(&v.name) {
                 return Err(format!("variant {} appears twice", v.name));
+            }
+            if let Some(b) = &v.baseline {
+                if b == &v.name || !self.variants.iter().any(|x| &x.name == b) {
+                    let names: Vec<&str> = self.variants.iter().map(|x| x.name.as_str()).collect();
+                    return Err(format!(
+                        "variant {}: baseline = {b:?} is {}; the variants are {}",
+                        v.name,
+                        if b == &v.name { "itself" } else { "no variant" },
+                        names.join(", ")
+                    ));
+                }
             }
             let m = self.machine_of(v);
             fiox_testbed::machine::Limits::parse(
@@ -391,7 +409,7 @@ impl Experiment {
 }
 
 /// The per-job metrics compare reads from a result (load.rs), by their last part.
-pub const STOP_METRICS: [&str; 10] = [
+pub const STOP_METRICS: [&str; 12] = [
     "iops",
     "bw_mib",
     "lat_mean_us",
@@ -400,6 +418,8 @@ pub const STOP_METRICS: [&str; 10] = [
     "lat_p99_us",
     "lat_p999_us",
     "ctx",
+    "ctx_per_io",
+    "ctx_per_s",
     "cpu_us_per_io",
     "errors",
 ];
@@ -475,21 +495,24 @@ pub fn apply_overrides(jobs: &str, lines: &[String]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Planned {
     pub variant: String,
-    /// 0-based index among the variant's runs (warm-ups first).
+    /// 0-based index among the variant's runs (warm-ups first): its round.
     pub index: u32,
     pub warmup: bool,
+    /// 0-based position within its round (recorded, so that a position effect can be seen).
+    pub position: u32,
 }
 
 /// The runs of rounds `from..to` (a round is one run of every variant), in `order`; warm-up
-/// rounds come first and are never shuffled out of the front.
+/// rounds come first and are never shuffled out of the front. A shuffled round's order
+/// depends only on `seed` and the round, so a resumed experiment, or a round the adaptive stop
+/// adds, plans exactly what a whole run would have.
 pub fn plan(exp: &Experiment, names: &[String], from: u32, to: u32, seed: u64) -> Vec<Planned> {
     let mut out = Vec::new();
-    let mut rng = seed | 1;
     let rounds: Vec<u32> = (from..to).collect();
     if exp.order == Order::Sequential {
         for n in names {
             for &r in &rounds {
-                out.push(planned(n, r, exp.warmup));
+                out.push(planned(n, r, exp.warmup, 0));
             }
         }
         return out;
@@ -497,30 +520,85 @@ pub fn plan(exp: &Experiment, names: &[String], from: u32, to: u32, seed: u64) -
     for &r in &rounds {
         let mut round: Vec<&String> = names.iter().collect();
         if exp.order == Order::Shuffled {
-            // Fisher-Yates with xorshift64: the same seed gives the same plan on resume.
+            let mut rng =
+                crate::stats::SplitMix(seed ^ u64::from(r).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            // Fisher-Yates.
             for i in (1..round.len()).rev() {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                round.swap(i, (rng % (i as u64 + 1)) as usize);
+                round.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
             }
         }
-        out.extend(round.into_iter().map(|n| planned(n, r, exp.warmup)));
+        let at = round.into_iter().enumerate();
+        out.extend(at.map(|(i, n)| planned(n, r, exp.warmup, i as u32)));
     }
     out
 }
 
-fn planned(name: &str, round: u32, warmup: u32) -> Planned {
+fn planned(name: &str, round: u32, warmup: u32, position: u32) -> Planned {
     Planned {
         variant: name.to_string(),
         index: round,
         warmup: round < warmup,
+        position,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The keys serde knows for the table that `toml` (with `bogus_key_41 = 1` added) is
+    /// parsed into: from its "unknown field, expected one of" error.
+    fn keys_of<T: for<'de> Deserialize<'de> + std::fmt::Debug>(toml_text: &str) -> Vec<String> {
+        let e = toml::from_str::<T>(toml_text).unwrap_err().to_string();
+        // "expected one of `a`, `b`, ..." or "expected `a` or `b`".
+        let at = e.find("`, expected").unwrap_or_else(|| panic!("{e}")) + 2;
+        e[at..]
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// docs/experiments.md's reference lists every key of the file, of a variant, of `[stop]`
+    /// and of `machine` (issue 41: they were documented only in the history page), and
+    /// `fiox experiment --help` points there; the docs hold no path of this project's machine.
+    #[test]
+    fn the_reference_documents_every_key() {
+        let docs = include_str!("../../../docs/experiments.md");
+        let at = docs
+            .find("## The experiment file: every key")
+            .expect("the reference section");
+        let reference = &docs[at..];
+        let top = keys_of::<Experiment>("bogus_key_41 = 1\n");
+        let variant = keys_of::<Variant>("name = \"a\"\nbogus_key_41 = 1\n");
+        let stop = keys_of::<Stop>("ci = 1.0\nmax_runs = 2\nbogus_key_41 = 1\n");
+        let machine = keys_of::<MachineSpec>("bogus_key_41 = 1\n");
+        assert!(top.len() >= 15 && variant.len() >= 7, "{top:?} {variant:?}");
+        for k in top.iter().chain(&variant).chain(&stop).chain(&machine) {
+            assert!(
+                reference.contains(&format!("| `{k}` |")),
+                "docs/experiments.md's reference lacks the key `{k}`"
+            );
+        }
+        for k in fiox_testbed::managed::SPEC_KEYS
+            .split([',', ';', ' ', ':'])
+            .chain(fiox_testbed::vm::VM_KEYS.split([',', ' ']))
+            .filter(|w| !w.is_empty() && !w.starts_with('(') && !w.ends_with(')'))
+            .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        {
+            assert!(reference.contains(k), "the reference lacks the key {k}");
+        }
+        for d in ["docs/experiments.md", "README.md"] {
+            let text = std::fs::read_to_string(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../..")
+                    .join(d),
+            )
+            .unwrap();
+            assert!(!text.contains("/work/"), "{d} names a path of this machine");
+        }
+    }
 
     #[test]
     fn overrides_land_at_the_end_of_every_job_section() {
@@ -628,7 +706,11 @@ mod tests {
         )
         .unwrap();
         let names = vec!["a".to_string(), "b".to_string()];
-        let p = plan(&exp, &names, 0, 3, 7);
+        let interleaved = Experiment {
+            order: Order::Interleaved,
+            ..exp.clone()
+        };
+        let p = plan(&interleaved, &names, 0, 3, 7);
         let order: Vec<(&str, u32, bool)> = p
             .iter()
             .map(|x| (x.variant.as_str(), x.index, x.warmup))
@@ -644,8 +726,8 @@ mod tests {
                 ("b", 2, false)
             ]
         );
-        let mut shuffled = exp.clone();
-        shuffled.order = Order::Shuffled;
+        assert_eq!(exp.order, Order::Shuffled, "shuffled is the default");
+        let shuffled = exp.clone();
         let names: Vec<String> = (0..6).map(|i| format!("v{i}")).collect();
         let (x, y) = (
             plan(&shuffled, &names, 0, 4, 9),
@@ -658,5 +740,16 @@ mod tests {
             rounds.iter().any(|r| *r != rounds[0]),
             "rounds should differ: {rounds:?}"
         );
+        // A round planned alone (the adaptive stop's next round, a resume) is the same round.
+        assert_eq!(plan(&shuffled, &names, 3, 4, 9), x[18..].to_vec());
+        assert!(x.iter().all(|p| p.position < 6));
+        assert_eq!(x[7].position, 1);
+        // Over many rounds every variant is sometimes first.
+        let firsts: std::collections::BTreeSet<String> = plan(&shuffled, &names, 0, 60, 9)
+            .iter()
+            .filter(|p| p.position == 0)
+            .map(|p| p.variant.clone())
+            .collect();
+        assert_eq!(firsts.len(), 6, "{firsts:?}");
     }
 }

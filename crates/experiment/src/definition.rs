@@ -162,6 +162,7 @@ mod tests {
             variant: "a".into(),
             index: i,
             warmup: false,
+            position: 0,
         };
         assert_ne!(run_seed("x", &p(0)), run_seed("x", &p(1)));
         assert_eq!(run_seed("x", &p(1)), run_seed("x", &p(1)));

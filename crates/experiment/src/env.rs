@@ -47,6 +47,8 @@ pub fn collect(targets: &[&Path], fiox: (&str, &str), command_line: &[String]) -
         }
     }
     json!({
+        // Which machine: the history keys its series by it.
+        "hostname": read("/proc/sys/kernel/hostname"),
         "kernel": {
             "release": read("/proc/sys/kernel/osrelease"),
             "version": read("/proc/sys/kernel/version"),

@@ -42,6 +42,8 @@ pub struct Run {
     /// The experiment round (the manifest's run index) when the run belongs to one: runs of
     /// two variants with the same round ran next to each other and can be paired.
     pub round: Option<u64>,
+    /// The program and release that made it (`fio version`: "fio-3.33", "fiox-0.1.0").
+    pub tool: Option<String>,
 }
 
 /// One run's latency distribution of a job and direction.
@@ -58,6 +60,9 @@ pub enum LatDist {
 pub struct Side {
     pub name: String,
     pub runs: Vec<Run>,
+    /// The side this one is compared against, when the experiment file names one
+    /// (`baseline =`); else the first side.
+    pub baseline: Option<String>,
 }
 
 /// Whether a larger value of `metric` is better (IOPS, bandwidth) or worse (latency, CPU,
@@ -77,10 +82,13 @@ pub fn higher_is_better(metric: &str) -> Option<bool> {
 pub fn load_run(path: &Path) -> Result<Run, LoadError> {
     // Only a regular file, and not without bound: a FIFO named *.json in a results
     // directory blocked compare for ever.
-    let text = fiox_guard::named::read_regular(path, 1 << 30).map_err(|source| LoadError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text =
+        fiox_guard::input::read_text(path, fiox_guard::input::RESULT_MAX).map_err(|source| {
+            LoadError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
     let doc = last_json_object(&text).ok_or_else(|| LoadError::Format {
         path: path.to_path_buf(),
         why: if text.contains("NaN") || text.contains("Infinity") {
@@ -115,15 +123,33 @@ pub fn run_from_value(path: &Path, doc: &Value) -> Run {
     finish_latency(&mut latency);
     let mut jobs: BTreeMap<String, JobMetrics> =
         acc.into_iter().map(|(k, a)| (k, a.finish())).collect();
-    let tele = &doc["fiox"]["telemetry"]["summary"];
-    if let Some(obj) = tele.as_object() {
-        let m: JobMetrics = obj
-            .iter()
-            .filter_map(|(k, v)| Some((format!("telemetry.{k}"), v.as_f64()?)))
-            .collect();
-        if !m.is_empty() {
-            jobs.insert("(system)".into(), m);
+    // The host's telemetry, and in a guest (`vm =`) the guest's own beside it: the guest's
+    // env describes the guest's target devices, `env.host` the host's.
+    let env = &doc["fiox"]["env"];
+    let host_env = if env.get("host").is_some() {
+        &env["host"]
+    } else {
+        env
+    };
+    let sources = [
+        (&doc["fiox"]["telemetry"]["summary"], "telemetry.", host_env),
+        (
+            &doc["fiox"]["guest_telemetry"]["summary"],
+            "telemetry.guest.",
+            env,
+        ),
+    ];
+    let mut system = JobMetrics::new();
+    for (summary, prefix, env) in sources {
+        let roles = device_roles(env);
+        for (k, v) in summary.as_object().into_iter().flatten() {
+            if let Some(x) = v.as_f64() {
+                system.insert(format!("{prefix}{}", by_role(k, &roles)), x);
+            }
         }
+    }
+    if !system.is_empty() {
+        jobs.insert("(system)".into(), system);
     }
     let env = doc["fiox"].get("env").cloned();
     Run {
@@ -133,6 +159,38 @@ pub fn run_from_value(path: &Path, doc: &Value) -> Run {
         latency,
         options,
         round: None,
+        tool: doc["fio version"].as_str().map(String::from),
+    }
+}
+
+/// Device name -> its role for the first target's devices in a run's environment: the target
+/// itself, then the devices below it (a partition's disk, a loop device's backing disk) as
+/// below1, below2... Loop numbers change between runs and variants; roles line up.
+fn device_roles(env: &Value) -> BTreeMap<String, String> {
+    let devices = env["targets"][0]["devices"].as_array();
+    devices
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let role = if i == 0 {
+                "target".to_string()
+            } else {
+                format!("below{i}")
+            };
+            Some((d["name"].as_str()?.to_string(), role))
+        })
+        .collect()
+}
+
+/// "disk.loop3.read_ios" -> "disk.target.read_ios" when loop3 has a role.
+fn by_role(key: &str, roles: &BTreeMap<String, String>) -> String {
+    let mut parts = key.splitn(3, '.');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("disk"), Some(dev), Some(rest)) if roles.contains_key(dev) => {
+            format!("disk.{}.{rest}", roles[dev])
+        }
+        _ => key.to_string(),
     }
 }
 
@@ -202,6 +260,8 @@ struct Acc {
     /// Metrics averaged over clones weighted by I/O count: (value, ios) per clone.
     weighted: BTreeMap<String, Option<Vec<(f64, f64)>>>,
     ios: f64,
+    /// The longest clone's run time (ms): clones run side by side.
+    runtime_ms: f64,
 }
 
 /// The CPU time of the clones (µs) among the sums, divided by the I/Os at the end.
@@ -289,6 +349,7 @@ impl Acc {
             }
         }
         add_sum(&mut self.sums, "ctx".into(), num(&job["ctx"]));
+        self.runtime_ms = self.runtime_ms.max(num(&job["job_runtime"]).unwrap_or(0.0));
         // fio's `total_err` (with continue_on_error) counts failed I/Os; without it `error` is
         // the errno that ended the job: one error.
         let errors = num(&job["total_err"])
@@ -320,6 +381,16 @@ impl Acc {
         if let Some(cpu) = cpu_us.filter(|_| self.ios > 0.0) {
             m.insert("cpu_us_per_io".into(), cpu / self.ios);
         }
+        // Context switches per I/O (a submission that blocks switches once per I/O; seed
+        // 001's "ctx -50%") and per second (comparable across runs of different length).
+        if let Some(ctx) = m.get("ctx").copied() {
+            if self.ios > 0.0 {
+                m.insert("ctx_per_io".into(), ctx / self.ios);
+            }
+            if self.runtime_ms > 0.0 {
+                m.insert("ctx_per_s".into(), ctx / (self.runtime_ms / 1e3));
+            }
+        }
         m
     }
 }
@@ -344,6 +415,7 @@ pub fn load_sides(arg: &Path) -> Result<Vec<Side>, LoadError> {
         return Ok(vec![Side {
             name: name.trim_end_matches(".json").to_string(),
             runs: vec![load_run(arg)?],
+            baseline: None,
         }]);
     }
     let manifest = arg.join("manifest.json");
@@ -366,7 +438,11 @@ pub fn load_sides(arg: &Path) -> Result<Vec<Side>, LoadError> {
         .iter()
         .map(|p| load_run(p))
         .collect::<Result<_, _>>()?;
-    Ok(vec![Side { name, runs }])
+    Ok(vec![Side {
+        name,
+        runs,
+        baseline: None,
+    }])
 }
 
 /// One side per variant of an experiment results directory, in the manifest's variant order;
@@ -376,11 +452,12 @@ fn load_manifest(dir: &Path, manifest: &Path) -> Result<Vec<Side>, LoadError> {
         path: manifest.to_path_buf(),
         why,
     };
-    let text =
-        fiox_guard::named::read_regular(manifest, 1 << 30).map_err(|source| LoadError::Io {
+    let text = fiox_guard::input::read_text(manifest, fiox_guard::input::RESULT_MAX).map_err(
+        |source| LoadError::Io {
             path: manifest.to_path_buf(),
             source,
-        })?;
+        },
+    )?;
     let m: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
     let variants = m["variants"]
         .as_array()
@@ -405,6 +482,7 @@ fn load_manifest(dir: &Path, manifest: &Path) -> Result<Vec<Side>, LoadError> {
         sides.push(Side {
             name: vname.to_string(),
             runs,
+            baseline: m["baselines"][vname].as_str().map(String::from),
         });
     }
     Ok(sides)
@@ -454,6 +532,8 @@ mod tests {
         assert_eq!(m["read.lat_mean_us"], 2.0);
         assert_eq!(m["read.lat_p99_us"], 4.0);
         assert_eq!(m["ctx"], 20.0);
+        // 20 switches over 200 I/Os and over 1 s (the clones ran side by side).
+        assert_eq!((m["ctx_per_io"], m["ctx_per_s"]), (0.1, 20.0));
         // 50% of 1 s on each of two clones over 200 I/Os.
         assert_eq!(m["cpu_us_per_io"], 5000.0);
         assert!(!m.contains_key("write.iops"));
@@ -490,5 +570,32 @@ mod tests {
             run_from_value(Path::new("x"), &doc).jobs["j"]["errors"],
             8.0
         );
+    }
+
+    #[test]
+    fn device_rows_are_named_by_role_not_loop_number() {
+        let doc = |dev: &str| {
+            json!({"jobs": [], "fiox": {
+                "env": {"targets": [{"devices": [{"name": dev}, {"name": "vda"}]}]},
+                "telemetry": {"summary": {format!("disk.{dev}.read_ios"): 5.0,
+                                          "disk.vda.read_ios": 7.0, "ctxt": 1.0}}}})
+        };
+        let a = run_from_value(Path::new("a"), &doc("loop3"));
+        let b = run_from_value(Path::new("b"), &doc("loop7"));
+        let (ma, mb) = (&a.jobs["(system)"], &b.jobs["(system)"]);
+        assert_eq!(ma["telemetry.disk.target.read_ios"], 5.0);
+        assert_eq!(mb["telemetry.disk.target.read_ios"], 5.0);
+        assert_eq!(ma["telemetry.disk.below1.read_ios"], 7.0);
+        assert_eq!(ma["telemetry.ctxt"], 1.0);
+        // A run in a guest: the host's rows by the host's devices, the guest's beside them.
+        let vm = json!({"jobs": [], "fiox": {
+            "env": {"targets": [{"devices": [{"name": "vda"}]}],
+                    "host": {"targets": [{"devices": [{"name": "loop9"}]}]}},
+            "telemetry": {"summary": {"disk.loop9.read_ios": 3.0}},
+            "guest_telemetry": {"summary": {"disk.vda.read_ios": 4.0, "ctxt": 9.0}}}});
+        let g = &run_from_value(Path::new("g"), &vm).jobs["(system)"];
+        assert_eq!(g["telemetry.disk.target.read_ios"], 3.0);
+        assert_eq!(g["telemetry.guest.disk.target.read_ios"], 4.0);
+        assert_eq!(g["telemetry.guest.ctxt"], 9.0);
     }
 }

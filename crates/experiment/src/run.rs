@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 pub enum RunError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("{} : {source}", path.display())]
+    #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
         #[source]
@@ -74,8 +74,24 @@ pub struct Options<'a> {
 pub struct Outcome {
     pub out: PathBuf,
     pub runs_done: usize,
+    /// Runs that failed: not recorded (a resume re-runs them), the experiment went on.
+    pub runs_failed: usize,
     pub interrupted: bool,
 }
+
+/// How one run ended.
+enum Ran {
+    Recorded,
+    /// Stopped by a signal before it finished: nothing recorded.
+    Interrupted,
+    /// The run failed; why (its status and messages). Not recorded.
+    Failed(String),
+}
+
+/// Runs of one variant that may fail in a row before the experiment stops: one failure (a
+/// guest that panicked in early boot under TCG, a device that hiccupped) should not cost the
+/// other runs, but a variant that fails every time is not worth the rest of the plan.
+const FAILURES_IN_A_ROW: usize = 3;
 
 /// A variant ready to run: its job file and environment.
 struct Ready {
@@ -89,6 +105,9 @@ struct Ready {
     /// it (the data there is the experiment's own scratch, which fiox's safety check cannot
     /// know: it sees a loop device over a file some other process created).
     own_device: bool,
+    /// The testbed this experiment made for the variant: re-proven before and after each run
+    /// (a loop device detached and reused mid-experiment is not written, nor recorded).
+    testbed: Option<managed::Record>,
     /// `explain = ...`: the runs trace their jobs (`--explain[=MODE]`, the argument).
     explain: Option<String>,
     fiox_env: Value,
@@ -160,9 +179,18 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
         n.bytes()
             .fold(h, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
     });
+    manifest.order = json!({"order": exp.order, "seed": seed});
+    for v in exp.variants.iter() {
+        if let Some(b) = &v.baseline {
+            manifest.baselines.insert(v.name.clone(), json!(b));
+        }
+    }
+    manifest.save()?;
+    check_jobs(&ready, o, &out)?;
     let mut rounds = exp.warmup + reps;
     let mut todo = plan(&exp, &names, 0, rounds, seed);
-    let mut done = 0;
+    let (mut done, mut failed) = (0, 0);
+    let mut in_a_row: std::collections::HashMap<String, usize> = Default::default();
     loop {
         todo.retain(|p| !manifest.has(p));
         let total = todo.len();
@@ -179,8 +207,28 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
             if exp.drop_caches {
                 drop_caches()?;
             }
-            if run_one(&exp, r, p, o, &out, &mut manifest)? {
-                done += 1;
+            match run_one(&exp, r, p, o, &out, &mut manifest)? {
+                Ran::Recorded => {
+                    done += 1;
+                    in_a_row.remove(&p.variant);
+                }
+                Ran::Interrupted => {}
+                Ran::Failed(why) => {
+                    failed += 1;
+                    let n = in_a_row.entry(p.variant.clone()).or_default();
+                    *n += 1;
+                    if *n >= FAILURES_IN_A_ROW {
+                        return Err(RunError::Other(format!(
+                            "variant {}: {n} runs in a row failed, no further run is made; \
+                             the last: {why}",
+                            p.variant
+                        )));
+                    }
+                    eprintln!(
+                        "fiox: {why}\nfiox: this run is not recorded and the experiment goes \
+                         on (running the same command again re-runs it)"
+                    );
+                }
             }
         }
         if (o.interrupted)() {
@@ -205,8 +253,35 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
     Ok(Outcome {
         out,
         runs_done: done,
+        runs_failed: failed,
         interrupted: (o.interrupted)(),
     })
+}
+
+/// Every variant's job file parsed and checked (`fiox --parse-only`, with the variant's
+/// environment) before the first run, so that a bad option of the last variant is not found
+/// after the others ran.
+fn check_jobs(ready: &[Ready], o: &Options, out: &Path) -> Result<(), RunError> {
+    for r in ready {
+        let res = Command::new(&o.fiox_exe)
+            .arg("--parse-only")
+            .arg(&r.job_file)
+            .envs(&r.env)
+            .env(SEED_VAR, "1")
+            .current_dir(out)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(io_err(&o.fiox_exe))?;
+        if !res.status.success() {
+            return Err(RunError::Other(format!(
+                "variant {}: its job file {} is refused before any run:\n{}",
+                r.name,
+                r.job_file.display(),
+                String::from_utf8_lossy(&res.stderr).trim_end()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The variants to run: all, or the one `--variant` names.
@@ -275,6 +350,7 @@ fn prepare(
         );
         guest = Some((key, path));
     }
+    let mut testbed = None;
     let target = if let Some((_, t)) = guest {
         Some(PathBuf::from(t))
     } else if let Some(t) = &v.testbed {
@@ -291,7 +367,9 @@ fn prepare(
             rec.name,
             rec.target.display()
         );
-        Some(rec.target)
+        let target = rec.target.clone();
+        testbed = Some(rec);
+        Some(target)
     } else {
         v.target.clone()
     };
@@ -362,6 +440,7 @@ fn prepare(
         env: envs,
         seeded,
         own_device: made && target.as_ref().is_some_and(|t| !t.is_dir()),
+        testbed,
         target,
         explain: exp.explain.arg(),
         fiox_env,
@@ -376,7 +455,7 @@ fn run_one(
     o: &Options,
     out: &Path,
     manifest: &mut Manifest,
-) -> Result<bool, RunError> {
+) -> Result<Ran, RunError> {
     let rel = format!(
         "runs/{}-{:03}{}.json",
         p.variant,
@@ -402,10 +481,16 @@ fn run_one(
     let sampler = (exp.telemetry_ms > 0)
         .then(|| telemetry::Sampler::start(devices, Duration::from_millis(exp.telemetry_ms)));
     let seed = r.seeded.then(|| run_seed(&manifest.name, p));
+    prove_testbed(r, &rel)?;
     let t0 = Instant::now();
     let Some(status) = spawn_and_wait(r, seed, o, out, &tmp, &errlog)? else {
-        return Ok(false);
+        return Ok(Ran::Interrupted);
     };
+    // Changed during the run: what it measured was not the testbed, and is not recorded.
+    if let Err(e) = prove_testbed(r, &rel) {
+        let _ = fiox_guard::output::remove(&tmp);
+        return Err(e);
+    }
     let seconds = t0.elapsed().as_secs_f64();
     let tele = sampler.map(telemetry::Sampler::finish);
     if !status.success() {
@@ -422,7 +507,9 @@ fn run_one(
         } else {
             ""
         };
-        return Err(RunError::Other(format!(
+        // The partial output goes; the messages stay beside the results.
+        let _ = fiox_guard::output::remove(&tmp);
+        return Ok(Ran::Failed(format!(
             "run {rel} failed ({status}{oom}); its messages ({}):\n{}",
             errlog.display(),
             why.trim_end()
@@ -434,7 +521,20 @@ fn run_one(
         let _ = fiox_guard::output::remove(&errlog);
     }
     manifest.record(p, &rel, seconds, seed)?;
-    Ok(true)
+    Ok(Ran::Recorded)
+}
+
+/// Stop the experiment when the variant's testbed is no longer what it made (see
+/// [`managed::prove`]): its runs would write someone else's device and record it as valid.
+fn prove_testbed(r: &Ready, rel: &str) -> Result<(), RunError> {
+    match r.testbed.as_ref().map(managed::prove) {
+        Some(Err(why)) => Err(RunError::Other(format!(
+            "variant {}: run {rel}: stopped, the testbed changed: {why}; this run is not \
+             recorded and no further run is made",
+            r.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// SIGKILL's number (the OOM killer's signal), without a libc dependency for one constant.
@@ -453,6 +553,9 @@ fn spawn_and_wait(
     errlog: &Path,
 ) -> Result<Option<std::process::ExitStatus>, RunError> {
     let mut cmd = Command::new(&o.fiox_exe);
+    // The experiment records its runs in the history itself (with experiment and variant):
+    // a FIOX_HISTORY=1 in the environment must not record each run a second time.
+    cmd.env_remove("FIOX_HISTORY");
     if let Some(t) = r.target.as_ref().filter(|_| r.own_device) {
         // Exactly the testbed's own device may be written, nothing else the job names.
         cmd.arg(format!("--allow-destructive={}", t.display()));
@@ -544,8 +647,8 @@ fn write_result(
     if let (Some(l), Some(e)) = (limits, fiox["env"].as_object_mut()) {
         e.insert("limits".into(), l);
     }
-    fiox["experiment"] =
-        json!({"variant": p.variant, "index": p.index, "warmup": p.warmup, "seed": seed});
+    fiox["experiment"] = json!({"variant": p.variant, "index": p.index, "position": p.position,
+                                "warmup": p.warmup, "seed": seed});
     let pretty = serde_json::to_string_pretty(&doc).unwrap_or_default();
     write_output(file, (pretty + "\n").as_bytes())
 }
@@ -638,6 +741,10 @@ struct Manifest {
     runs: Vec<Value>,
     /// Variant -> its definition when its runs were made (see `definition`).
     definitions: Map<String, Value>,
+    /// How runs were ordered within rounds and the seed of the shuffle.
+    order: Value,
+    /// Variant -> the variant it is compared against (`baseline =`).
+    baselines: Map<String, Value>,
 }
 
 impl Manifest {
@@ -650,6 +757,8 @@ impl Manifest {
             variants: Vec::new(),
             runs: Vec::new(),
             definitions: Map::new(),
+            order: Value::Null,
+            baselines: Map::new(),
         };
         if let Ok(text) = std::fs::read_to_string(&path) {
             let v: Value = serde_json::from_str(&text)
@@ -720,8 +829,8 @@ impl Manifest {
         seed: Option<u64>,
     ) -> Result<(), RunError> {
         self.runs.push(json!({
-            "variant": p.variant, "index": p.index, "warmup": p.warmup, "file": file,
-            "status": "done", "seconds": seconds, "seed": seed,
+            "variant": p.variant, "index": p.index, "position": p.position,
+            "warmup": p.warmup, "file": file, "status": "done", "seconds": seconds, "seed": seed,
         }));
         self.save()
     }
@@ -732,6 +841,8 @@ impl Manifest {
             "experiment_file": self.file.display().to_string(),
             "variants": self.variants,
             "definitions": self.definitions,
+            "order": self.order,
+            "baselines": self.baselines,
             "runs": self.runs,
         });
         // Replaced atomically (a temporary name and renameat, by the guard).

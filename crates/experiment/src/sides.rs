@@ -128,6 +128,7 @@ fn push_run(sides: &mut Vec<Side>, name: &str, run: crate::load::Run) {
         None => sides.push(Side {
             name: name.to_string(),
             runs: vec![run],
+            baseline: None,
         }),
     }
 }

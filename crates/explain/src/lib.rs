@@ -8,7 +8,7 @@
 //! [`Tracer::start`] before the jobs, [`Tracer::finish`] after; [`phases`] turns a job's
 //! record into phases whose means add up to its mean latency. [`Tracer::start_with`] without
 //! the syscall hooks: the job threads mark their own calls instead ([`marks`]).
-//! [`Tracer::start_sampled`] attaches the frequent programs in windows ([`window`]): the
+//! [`Tracer::start_sampled`] attaches the frequent programs in windows (`window`): the
 //! report then says how much of the run was traced and divides by the I/Os seen.
 
 mod asm;
@@ -44,7 +44,7 @@ pub enum ExplainError {
 }
 
 /// Tracing in progress: the maps, the programs and their attachments (the rare programs'
-/// here, the frequent ones' in the windows' [`window::Sampler`]).
+/// here, the frequent ones' in the windows' `window::Sampler`).
 #[derive(Debug)]
 pub struct Tracer {
     state: OwnedFd,

@@ -81,7 +81,7 @@ impl Sampling {
     /// 4k QD8 job under 5% (BENCHMARKS.md: the full cost is about 20%); 200 ms periods give
     /// a one-second job five windows; a 20 ms window is a hundred times a 200 us I/O, so
     /// that few I/Os straddle its edges (an I/O counts only when it starts and ends inside
-    /// one window, so windows stretch to [`STRETCH`] times the I/Os' mean latency).
+    /// one window, so windows stretch to `STRETCH` times the I/Os' mean latency).
     pub const DEFAULT: Sampling = Sampling::Windows {
         window: Duration::from_millis(20),
         period: Duration::from_millis(200),

@@ -1,6 +1,7 @@
 //! The report page: one self-contained HTML file (inline CSS and SVG; no script, font, image
-//! or stylesheet is fetched) with a header of sources, environment facts and job options, then
-//! the charts by section. The page follows the reader's light or dark preference
+//! or stylesheet is fetched) that leads with the charts by section, then the sources,
+//! environment facts and job options, folded (a sweep's 35 rows of options came before the
+//! first chart). The page follows the reader's light or dark preference
 //! (`prefers-color-scheme`); the SVGs carry light colours as attributes and CSS overrides them.
 
 use crate::chart::{Chart, Section};
@@ -21,7 +22,6 @@ pub fn page(title: &str, inputs: &Inputs, charts: &[Chart]) -> String {
         css(),
         esc(title)
     );
-    header(&mut s, inputs);
     let mut sections: Vec<Section> = charts.iter().map(|c| c.section).collect();
     sections.dedup();
     for sec in sections {
@@ -33,6 +33,8 @@ pub fn page(title: &str, inputs: &Inputs, charts: &[Chart]) -> String {
     if charts.is_empty() {
         s.push_str("<p>Nothing to chart: the inputs hold no I/O.</p>\n");
     }
+    s.push_str("<h2>Sources and environment</h2>\n");
+    header(&mut s, inputs);
     let _ = writeln!(
         s,
         "<footer>Made by fiox {} plot.</footer></main></body></html>",
@@ -43,16 +45,11 @@ pub fn page(title: &str, inputs: &Inputs, charts: &[Chart]) -> String {
 
 fn header(s: &mut String, inputs: &Inputs) {
     s.push_str("<section class=\"meta\">");
-    // Many results (a sweep) would push the charts far down: then they start folded.
-    let open = if inputs.results.len() <= 3 {
-        " open"
-    } else {
-        ""
-    };
     for r in &inputs.results {
         let _ = write!(
             s,
-            "<details{open}><summary><b>{}</b> <span class=\"path\">{}</span></summary><table>",
+            // Folded: the charts are what the reader came for; a click shows their source.
+            "<details><summary><b>{}</b> <span class=\"path\">{}</span></summary><table>",
             esc(&r.label),
             esc(&r.path.display().to_string())
         );
@@ -140,7 +137,7 @@ fn css() -> String {
          h1{{font-size:1.5em}}h2{{margin-top:1.6em;border-bottom:1px solid {lgrid}}}\
          figure{{margin:16px 0}}svg.chart{{max-width:100%;height:auto}}\
          table{{border-collapse:collapse;font-size:.9em}}th{{text-align:left;padding-right:12px;\
-         vertical-align:top;white-space:nowrap}}code{{word-break:break-word}}.path{{opacity:.7}}\
+         vertical-align:top}}td{{overflow-wrap:anywhere}}code{{word-break:break-word}}.path{{opacity:.7}}\
          footer{{margin-top:2em;font-size:.8em;opacity:.7}}\
          @media (prefers-color-scheme: dark){{body{{background:{dbg};color:{dfg}}}\
          h2{{border-color:{dgrid}}}svg.chart .bg{{fill:{dbg}}}svg.chart .fg{{fill:{dfg}}}\

@@ -88,7 +88,7 @@ impl Inputs {
 
     fn add_json_file_as(&mut self, path: &Path, label: &str) -> Result<(), InputError> {
         let text =
-            fiox_guard::named::read_regular(path, MAX_JSON).map_err(|source| InputError::Io {
+            fiox_guard::input::read_text(path, MAX_JSON).map_err(|source| InputError::Io {
                 path: path.to_path_buf(),
                 source,
             })?;

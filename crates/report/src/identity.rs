@@ -2,8 +2,10 @@
 //! (`fiox-0.1.0`). Programs written for fio check fio's version before they run it (bench-fio
 //! wants `fio-3` in `fio --version`, KDiskMark wants the text to begin with `fio-`), so when
 //! fiox stands in fio's place (run under the name `fio`, or with `FIOX_AS_FIO=1`: the binary
-//! decides, once, before any report) it says `fio-3.33 (fiox-0.1.0)`: the fio release whose
-//! job language and outputs it follows first, then its own identity, which stays visible.
+//! decides, once, before any report) it says `fio-3.33 (fiox 0.1.0)`: the fio release whose
+//! job language and outputs it follows first, then its own identity, which stays visible. No
+//! dash after fio's release: pbench-fio takes the text after the *last* `-` as the version
+//! (`fio-3.33 (fiox-0.1.0)` read as `0.1.0)` and failed its check for fio 3.21 or newer).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -33,7 +35,7 @@ pub fn version_line() -> String {
 /// The version line as fio (`as_fio`) or as fiox.
 fn line(as_fio: bool) -> String {
     if as_fio {
-        format!("fio-{FIO_VERSION} ({})", fiox_identity())
+        format!("fio-{FIO_VERSION} (fiox {})", env!("CARGO_PKG_VERSION"))
     } else {
         fiox_identity()
     }
@@ -48,8 +50,11 @@ mod tests {
         // The process-wide flag stays off here: other tests read the default line.
         assert_eq!(version_line(), fiox_identity());
         let l = line(true);
+        let v = env!("CARGO_PKG_VERSION");
+        assert_eq!(l, format!("fio-{FIO_VERSION} (fiox {v})"));
+        // pbench-fio's `${out##*-}`: what follows the last dash begins with fio's release.
         assert!(
-            l.starts_with("fio-3.") && l.contains(&fiox_identity()),
+            l.rsplit('-').next().unwrap().starts_with(FIO_VERSION),
             "{l}"
         );
     }

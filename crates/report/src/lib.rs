@@ -1,6 +1,6 @@
-//! Reports in fio 3.33's formats, one module per format: [`normal`] (the human text, plus the
-//! job header lines fio prints before a run), [`json`] (`json` and `json+`, plus one-line status
-//! objects), [`terse`] (version 3). [`units`] holds fio's number formatting and [`calc`] the
+//! Reports in fio 3.33's formats, one module per format: `normal` (the human text, plus the
+//! job header lines fio prints before a run), `json` (`json` and `json+`, plus one-line status
+//! objects), `terse` (version 3). [`units`] holds fio's number formatting and [`calc`] the
 //! figures all formats derive the same way; [`identity`] the version line (fiox's own, or fio's
 //! release then fiox's when fiox stands in fio's place). Input is a [`fiox_stats::RunResult`]; fiox's own
 //! additions (warnings) never change fio's fields: JSON puts them under new `fiox` keys and

@@ -84,7 +84,7 @@ impl ThreadUsage {
     }
 
     /// Totals of another thread of this process (`tid` from gettid), read from
-    /// /proc/self/task/<tid>: engines' helper threads (guasi workers, offload submit threads)
+    /// `/proc/self/task/<tid>`: engines' helper threads (guasi workers, offload submit threads)
     /// whose CPU counts as the job's. The total CPU time is exact (schedstat, ns); the usr/sys
     /// split follows the tick-granular utime/stime ratio of `stat`.
     pub fn of_task(tid: i32) -> io::Result<ThreadUsage> {

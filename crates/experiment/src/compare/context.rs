@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Environment fields compared (JSON pointer into `fiox.env`, what to call it).
-const FIELDS: [(&str, &str); 12] = [
+const FIELDS: [(&str, &str); 21] = [
     ("/kernel/release", "kernel"),
     ("/kernel/cmdline", "kernel command line"),
     ("/cpu/model", "CPU model"),
@@ -21,6 +21,16 @@ const FIELDS: [(&str, &str); 12] = [
     ("/targets/0/mount_options", "mount options"),
     ("/targets/0/devices/0/scheduler", "scheduler"),
     ("/targets/0/devices/0/loop_direct_io", "loop direct I/O"),
+    // A run in a QEMU guest (`--vm`, `vm =`): what the guest was and how QEMU ran its disk.
+    ("/vm/accel", "QEMU accelerator"),
+    ("/vm/kernel", "guest kernel"),
+    ("/vm/aio", "QEMU aio"),
+    ("/vm/cache", "QEMU cache"),
+    ("/vm/memory_bytes", "guest memory (bytes)"),
+    ("/vm/cpus", "guest CPUs"),
+    ("/vm/queues", "virtio queues"),
+    ("/vm/iothread", "QEMU iothread"),
+    ("/vm/sched", "guest I/O scheduler"),
 ];
 
 /// Options expected to differ between runs or sides without changing the workload's kind:
@@ -37,6 +47,15 @@ fn show(v: &Value) -> String {
     }
 }
 
+/// A field's value as compared: memory in GiB to one decimal, since the kernel's MemTotal
+/// moves by a few KiB between boots and that is no change of set-up.
+fn shown(ptr: &str, v: &Value) -> String {
+    match (ptr, v.as_f64()) {
+        ("/memory/total_kb", Some(kb)) => format!("{:.1} GiB", kb / 1024.0 / 1024.0),
+        _ => show(v),
+    }
+}
+
 fn env_values(sides: &[Side]) -> Values {
     sides
         .iter()
@@ -44,8 +63,8 @@ fn env_values(sides: &[Side]) -> Values {
             let mut m: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
             for env in s.runs.iter().filter_map(|r| r.env.as_ref()) {
                 for (ptr, what) in FIELDS {
-                    if let Some(v) = env.pointer(ptr) {
-                        m.entry(what.into()).or_default().insert(show(v));
+                    if let Some(v) = env.pointer(ptr).filter(|v| !v.is_null()) {
+                        m.entry(what.into()).or_default().insert(shown(ptr, v));
                     }
                 }
                 let mitigations = env.pointer("/cpu/mitigations").and_then(Value::as_object);
@@ -124,9 +143,36 @@ fn differences(sides: &[Side], values: &Values, env: bool) -> Vec<String> {
     out
 }
 
-/// Warnings where the sides' recorded environments or job options differ.
+/// A side whose runs ran in a guest under QEMU's TCG emulation measured the emulator.
+fn emulated(sides: &[Side]) -> Vec<String> {
+    sides
+        .iter()
+        .filter_map(|s| {
+            let tcg = s
+                .runs
+                .iter()
+                .filter(|r| {
+                    let accel = r.env.as_ref().and_then(|e| e.pointer("/vm/accel"));
+                    accel.and_then(Value::as_str) == Some("tcg")
+                })
+                .count();
+            (tcg > 0).then(|| {
+                format!(
+                    "{}: {tcg} of {} run(s) ran in a guest under QEMU's TCG emulation (no KVM): \
+                     their numbers measure the emulator, not the virtio-blk path",
+                    s.name,
+                    s.runs.len()
+                )
+            })
+        })
+        .collect()
+}
+
+/// Warnings where the sides' recorded environments or job options differ, and sides that
+/// ran emulated.
 pub fn context_differences(sides: &[Side]) -> Vec<String> {
-    let mut out = differences(sides, &env_values(sides), true);
+    let mut out = emulated(sides);
+    out.extend(differences(sides, &env_values(sides), true));
     out.extend(differences(sides, &option_values(sides), false));
     out
 }
@@ -156,6 +202,7 @@ mod tests {
         let a = Side {
             name: "a".into(),
             runs: vec![run(env("6.1", "none", "on"), "4k")],
+            baseline: None,
         };
         let b = Side {
             name: "b".into(),
@@ -163,6 +210,7 @@ mod tests {
                 run(env("6.18", "mq-deadline", "off"), "4k"),
                 run(env("6.18", "mq-deadline", "off"), "1m"),
             ],
+            baseline: None,
         };
         let w = context_differences(&[a, b]).join("\n");
         assert!(w.contains("kernel differs: a has 6.1, b has 6.18"), "{w}");
@@ -183,5 +231,35 @@ mod tests {
             "{w}"
         );
         assert!(!w.contains("CPU model"), "{w}");
+    }
+
+    #[test]
+    fn guests_and_emulation_are_named_and_tiny_memory_changes_are_not() {
+        let env = |accel: &str, aio: &str, kb: u64| {
+            serde_json::json!({"memory": {"total_kb": kb},
+                "vm": {"accel": accel, "aio": aio, "kernel": "6.1.0", "cpus": 2}})
+        };
+        let side = |name: &str, e: Value| Side {
+            name: name.into(),
+            runs: vec![run(e, "4k")],
+            baseline: None,
+        };
+        let a = side("a", env("kvm", "native", 24_000_000));
+        let b = side("b", env("tcg", "io_uring", 24_000_012));
+        let w = context_differences(&[a, b]).join("\n");
+        assert!(
+            w.contains("b: 1 of 1 run(s) ran in a guest under QEMU's TCG"),
+            "{w}"
+        );
+        assert!(
+            w.contains("QEMU aio differs: a has native, b has io_uring"),
+            "{w}"
+        );
+        assert!(
+            w.contains("QEMU accelerator differs: a has kvm, b has tcg"),
+            "{w}"
+        );
+        assert!(!w.contains("memory"), "{w}");
+        assert!(!w.contains("guest kernel"), "{w}");
     }
 }

@@ -10,7 +10,7 @@ use std::fmt::Write;
 /// Percentiles the latency table shows.
 pub const LAT_PCTS: [f64; 8] = [1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0];
 
-/// Per job/direction, each side's completion latency (µs) at [`LAT_PCTS`]: from the merged
+/// Per job/direction, each side's completion latency (µs) at `LAT_PCTS`: from the merged
 /// json+ histograms of all its runs where every run has them, else the mean of the runs'
 /// reported percentiles (fio's default list; 100 is then missing).
 pub fn latency_table(sides: &[Side]) -> Vec<(String, Vec<Vec<Option<f64>>>)> {
@@ -120,10 +120,12 @@ mod tests {
                 run(&[(1000, 60), (3000, 40)]),
                 run(&[(1000, 40), (3000, 60)]),
             ],
+            baseline: None,
         };
         let b = Side {
             name: "b".into(),
             runs: vec![run(&[(2000, 1)])],
+            baseline: None,
         };
         let t = latency_table(&[a, b]);
         assert_eq!(t.len(), 1);

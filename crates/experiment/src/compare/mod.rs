@@ -2,33 +2,42 @@
 //! side after the first, its change against the first, judged so that the verdicts hold up
 //! across a whole comparison. This file owns the data model and the assembly:
 //!
+//! - `family`: which metrics are compared (the rows shown are the rows tested), and the
+//!   errors when nothing is comparable;
 //! - `verdict`: the four verdicts (better/worse, equivalent, inconclusive, no claim) and the
 //!   practical threshold;
 //! - `context`: differences in the sides' environments and job options;
 //! - `render`: text, markdown, CSV and JSON;
-//! - `latency`: the completion-latency percentile table.
+//! - `latency`: the completion-latency percentile table;
+//! - `rounds`: the round effect (drift) across all jobs, one test;
+//! - `outlier`: outlier runs, named when they decide a verdict.
 //!
-//! Every p-value of one comparison is one family: Welch's p of every row with a test is
+//! Every change is tested and estimated with one model (`stats::model`: the paired t of
+//! per-round log ratios when both sides ran in the same rounds, else Welch of the logs), so
+//! the test and the printed interval agree. Every p-value of one comparison is one family:
 //! adjusted together (Holm by default, or Benjamini-Hochberg), and the verdict uses the
 //! adjusted p. Values a run lacks stay missing (each row carries n per side); I/O errors are
 //! rows of their own and are named beside any verdict on the same job.
 
 mod context;
+mod family;
 mod latency;
+mod outlier;
 mod render;
+mod rounds;
 mod verdict;
 
+pub use context::context_differences;
+pub use family::{CompareError, Metrics, DEFAULT_METRICS};
 pub use latency::{latency_table, latency_text};
 pub use render::{to_csv, to_json, to_markdown, to_text};
+pub use rounds::RoundEffect;
 pub use verdict::{Thresholds, Verdict};
 
 use crate::load::Side;
-use crate::stats::{self, Adjust, MannWhitney, PairedT, Summary, Trend, Welch, Wilcoxon};
+use crate::stats::{self, Adjust, MannWhitney, PairedT, Power, Summary, Test, Welch, Wilcoxon};
 use serde::Serialize;
 use std::collections::BTreeSet;
-
-/// The metrics the text and markdown tables show unless asked for others.
-pub const DEFAULT_METRICS: [&str; 4] = ["iops", "bw_mib", "lat_mean_us", "lat_p99_us"];
 
 /// How to judge.
 #[derive(Debug, Clone)]
@@ -37,9 +46,9 @@ pub struct Options {
     pub alpha: f64,
     pub thresholds: Thresholds,
     pub adjust: Adjust,
-    /// The metrics compared (suffix match, as `--metric`; empty: all). They are the family
-    /// the p-values are adjusted over, so choosing them beforehand buys power.
-    pub metrics: Vec<String>,
+    /// The metrics compared: the rows shown and the family the p-values are adjusted over
+    /// (choosing them beforehand buys power).
+    pub metrics: Metrics,
     /// Bootstrap resamples for the latency percentile rows (0: none).
     pub bootstrap: usize,
     pub seed: u64,
@@ -51,41 +60,50 @@ impl Default for Options {
             alpha: 0.05,
             thresholds: Thresholds::default(),
             adjust: Adjust::Holm,
-            metrics: Vec::new(),
+            metrics: Metrics::Headline,
             bootstrap: 0,
             seed: 0,
         }
     }
 }
 
-/// The paired analysis of a change, when both sides ran in the same experiment rounds.
+/// The rounds both sides ran in, when every run of both has a round and they match.
 #[derive(Debug, Clone, Serialize)]
 pub struct Paired {
     /// Rounds with a value on both sides.
     pub n: usize,
-    /// Paired t-test of the per-round differences.
+    /// Paired t-test of the per-round log ratios (the verdict's test, when there is one).
     pub t: Option<PairedT>,
-    /// Wilcoxon signed-rank test of the same differences.
+    /// Wilcoxon signed-rank test of the same log ratios: the robust check.
     pub wilcoxon: Option<Wilcoxon>,
 }
 
 /// A side's change against the first side.
 #[derive(Debug, Clone, Serialize)]
 pub struct Change {
-    /// mean / base mean - 1; `None` when the base mean is not positive.
+    /// The relative change under the test's model (the ratio of geometric means, or of the
+    /// per-round geometric mean ratio when paired; mean / base mean - 1 without a log model);
+    /// `None` when the base mean is not positive.
     pub rel: Option<f64>,
-    /// 95% confidence interval of `rel` on the ratio scale (log ratio of the means).
+    /// 95% confidence interval of `rel`, from the same model as `test`.
     pub rel_ci: Option<(f64, f64)>,
-    pub welch: Option<Welch>,
-    /// Welch's p adjusted over every test of the comparison; the verdict uses this.
+    /// The verdict's test (paired t of log ratios, Welch of logs, or Welch of raw values).
+    pub test: Option<Test>,
+    /// The test's p adjusted over every test of the comparison; the verdict uses this.
     pub p_adjusted: Option<f64>,
+    /// What this experiment could have found, and the runs it would need for the threshold.
+    pub power: Option<Power>,
+    /// Welch's t-test of the raw values, for reference.
+    pub welch: Option<Welch>,
+    /// Mann-Whitney U: the robust check of unpaired runs.
     pub mann_whitney: Option<MannWhitney>,
     pub paired: Option<Paired>,
     /// Hedges' g (standardised difference of the means).
     pub hedges_g: Option<f64>,
     /// Hodges-Lehmann shift (median of pairwise differences), in the metric's unit.
     pub hodges_lehmann: Option<f64>,
-    /// Percentile-bootstrap 95% CI of `rel` (latency percentiles, with --bootstrap).
+    /// Percentile-bootstrap 95% CI of mean / base mean - 1 (latency percentiles, with
+    /// --bootstrap).
     pub bootstrap_ci: Option<(f64, f64)>,
     /// The practical threshold this row is judged against.
     pub threshold: f64,
@@ -101,7 +119,7 @@ pub struct Row {
     /// Per side (in order); `None` where the side has no value. `n` may be below the side's
     /// run count: runs lacking the metric are left out, not read as 0.
     pub summaries: Vec<Option<Summary>>,
-    /// Per side after the first.
+    /// Per side after the first, against its base (`Comparison::bases`).
     pub changes: Vec<Option<Change>>,
 }
 
@@ -109,6 +127,8 @@ pub struct Row {
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub sides: Vec<String>,
+    /// Per side after the first: the side it is compared against.
+    pub bases: Vec<String>,
     pub runs: Vec<usize>,
     pub alpha: f64,
     /// How p-values were adjusted, and what that controls.
@@ -122,8 +142,8 @@ pub struct Comparison {
     pub warnings: Vec<String>,
     /// Samples with a coefficient of variation above 10%.
     pub noisy: Vec<Noisy>,
-    /// Samples whose values trend over run order.
-    pub drift: Vec<Drift>,
+    /// Whether some rounds ran faster or slower for every job (one test over all jobs).
+    pub round_effect: Option<RoundEffect>,
 }
 
 /// A side's sample of one job and metric that varies too much to say much.
@@ -133,17 +153,6 @@ pub struct Noisy {
     pub job: String,
     pub metric: String,
     pub cv: f64,
-}
-
-/// A side's sample that climbs or falls over run order.
-#[derive(Debug, Clone, Serialize)]
-pub struct Drift {
-    pub side: String,
-    pub job: String,
-    pub metric: String,
-    pub trend: Trend,
-    /// The trend's p adjusted over every trend test of the comparison.
-    pub p_adjusted: f64,
 }
 
 /// One run's value with its experiment round, in run order.
@@ -160,29 +169,27 @@ fn values(s: &Sample) -> Vec<f64> {
     s.iter().map(|(_, v)| *v).collect()
 }
 
-/// Compare `sides` (the first is the base).
-pub fn compare(sides: &[Side], o: &Options) -> Comparison {
-    let mut keys: BTreeSet<(String, String)> = BTreeSet::new();
-    for s in sides {
-        for r in &s.runs {
-            for (job, m) in &r.jobs {
-                // I/O errors are compared whatever the selection: no verdict without them.
-                let wanted = m
-                    .keys()
-                    .filter(|k| *k == "errors" || selected(k, &o.metrics));
-                keys.extend(wanted.map(|k| (job.clone(), k.clone())));
-            }
-        }
-    }
+/// Compare `sides` (the first is the base); an error when nothing is comparable.
+pub fn compare(sides: &[Side], o: &Options) -> Result<Comparison, CompareError> {
+    let keys = family::rows_of(sides, &o.metrics)?;
+    let bases = bases(sides);
     let mut rows: Vec<Row> = keys
         .into_iter()
-        .map(|(job, metric)| row(sides, job, metric, o))
+        .map(|(job, metric)| row(sides, &bases, job, metric, o))
         .collect();
     let tests = adjust_rows(&mut rows, o.adjust);
-    judge_rows(&mut rows, o);
+    let level = match o.adjust {
+        Adjust::None => o.alpha,
+        _ => o.alpha / tests.max(1) as f64,
+    };
+    for ch in rows.iter_mut().flat_map(|r| r.changes.iter_mut().flatten()) {
+        ch.power = ch.test.map(|t| stats::power(&t, level, ch.threshold));
+    }
+    judge_rows(&mut rows, &bases, o);
     note_errors(&mut rows, sides);
     let mut c = Comparison {
         sides: sides.iter().map(|s| s.name.clone()).collect(),
+        bases: bases.iter().map(|&b| sides[b].name.clone()).collect(),
         runs: sides.iter().map(|s| s.runs.len()).collect(),
         alpha: o.alpha,
         adjust: o.adjust,
@@ -192,20 +199,38 @@ pub fn compare(sides: &[Side], o: &Options) -> Comparison {
         rows,
         warnings: Vec::new(),
         noisy: Vec::new(),
-        drift: Vec::new(),
+        round_effect: None,
     };
-    warn(&mut c, sides, o);
-    c
+    warn(&mut c, sides, &bases, o);
+    Ok(c)
 }
 
-fn row(sides: &[Side], job: String, metric: String, o: &Options) -> Row {
+/// The side each side after the first is compared against: the one its experiment declared
+/// (`baseline =`) when that side is in the comparison, else the first.
+fn bases(sides: &[Side]) -> Vec<usize> {
+    sides
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, s)| {
+            let named = s.baseline.as_ref();
+            named
+                .and_then(|b| sides.iter().position(|x| &x.name == b))
+                .filter(|&j| j != i)
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+fn row(sides: &[Side], bases: &[usize], job: String, metric: String, o: &Options) -> Row {
     let data: Vec<Sample> = sides.iter().map(|s| sample(s, &job, &metric)).collect();
     let summaries = data.iter().map(|d| stats::summary(&values(d))).collect();
     let threshold = o.thresholds.of(&metric);
     let changes = data
         .iter()
         .skip(1)
-        .map(|d| change(&data[0], d, &job, &metric, threshold, o))
+        .zip(bases)
+        .map(|(d, &b)| change(&data[b], d, &job, &metric, threshold, o))
         .collect();
     Row {
         job,
@@ -226,16 +251,26 @@ fn change(
 ) -> Option<Change> {
     let (a, b) = (values(base), values(other));
     let (sa, sb) = (stats::summary(&a)?, stats::summary(&b)?);
-    let rel = (sa.mean > 0.0).then(|| sb.mean / sa.mean - 1.0);
+    let pairs = pairs(base, other);
+    let test = match &pairs {
+        Some(p) => stats::paired_log(p),
+        None => stats::welch_log(&a, &b),
+    }
+    .or_else(|| stats::welch_raw(&a, &b));
+    let rel = test
+        .map(|t| t.rel)
+        .or_else(|| (sa.mean > 0.0).then(|| sb.mean / sa.mean - 1.0));
     let bootstrap = o.bootstrap > 0 && metric.contains("lat_p");
     let row_seed = fnv(&format!("{job}\0{metric}")) ^ o.seed;
     Some(Change {
         rel,
-        rel_ci: stats::ratio_ci(&a, &b, 0.95),
-        welch: stats::welch(&a, &b),
+        rel_ci: test.map(|t| t.rel_ci),
+        test,
         p_adjusted: None,
+        power: None,
+        welch: stats::welch(&a, &b),
         mann_whitney: stats::mann_whitney(&a, &b),
-        paired: paired(base, other),
+        paired: pairs.as_deref().map(paired),
         hedges_g: stats::hedges_g(&a, &b),
         hodges_lehmann: stats::hodges_lehmann(&a, &b),
         bootstrap_ci: bootstrap
@@ -254,57 +289,77 @@ fn fnv(s: &str) -> u64 {
     })
 }
 
-/// The paired analysis when every value of both sides has a round and the rounds match.
-fn paired(base: &Sample, other: &Sample) -> Option<Paired> {
+/// Whether `base` and `other` pair by round.
+fn pairs_rounds(base: &Sample, other: &Sample) -> bool {
+    pairs(base, other).is_some()
+}
+
+/// The (base, other) values by round, when every value of both sides has a round, the
+/// rounds match and there are at least two.
+fn pairs(base: &Sample, other: &Sample) -> Option<Vec<(f64, f64)>> {
     let rounds = |s: &Sample| s.iter().map(|(r, _)| *r).collect::<Option<BTreeSet<u64>>>();
     let (ra, rb) = (rounds(base)?, rounds(other)?);
     if ra != rb || ra.len() != base.len() || rb.len() != other.len() || ra.len() < 2 {
         return None;
     }
-    let d: Vec<f64> = ra
-        .iter()
-        .filter_map(|r| {
+    ra.iter()
+        .map(|r| {
             let a = base.iter().find(|(x, _)| *x == Some(*r))?.1;
             let b = other.iter().find(|(x, _)| *x == Some(*r))?.1;
-            Some(b - a)
+            Some((a, b))
         })
-        .collect();
-    Some(Paired {
+        .collect()
+}
+
+/// The paired tests of per-round log ratios (raw differences where a value is not
+/// positive).
+fn paired(pairs: &[(f64, f64)]) -> Paired {
+    let d: Vec<f64> = if pairs.iter().all(|(a, b)| *a > 0.0 && *b > 0.0) {
+        pairs.iter().map(|(a, b)| (b / a).ln()).collect()
+    } else {
+        pairs.iter().map(|(a, b)| b - a).collect()
+    };
+    Paired {
         n: d.len(),
         t: stats::paired_t(&d),
         wilcoxon: stats::wilcoxon(&d),
-    })
+    }
 }
 
-/// Adjust every change's Welch p over the whole comparison; returns the family's size.
+/// Adjust every change's test p over the whole comparison; returns the family's size.
 fn adjust_rows(rows: &mut [Row], how: Adjust) -> usize {
     let ps: Vec<f64> = rows
         .iter()
         .flat_map(|r| r.changes.iter().flatten())
-        .filter_map(|c| Some(c.welch?.p))
+        .filter_map(|c| Some(c.test?.p))
         .collect();
     let adjusted = stats::adjust(&ps, how);
     let mut it = adjusted.into_iter();
     for c in rows.iter_mut().flat_map(|r| r.changes.iter_mut().flatten()) {
-        if c.welch.is_some() {
+        if c.test.is_some() {
             c.p_adjusted = it.next();
         }
     }
     ps.len()
 }
 
-fn judge_rows(rows: &mut [Row], o: &Options) {
-    let method = match o.adjust {
+/// How the text names the adjustment.
+fn method(o: &Options) -> &'static str {
+    match o.adjust {
         Adjust::Holm => "Holm",
         Adjust::Bh => "BH",
         Adjust::None => "not",
-    };
+    }
+}
+
+fn judge_rows(rows: &mut [Row], bases: &[usize], o: &Options) {
+    let method = method(o);
     for r in rows {
-        let Some(Some(base)) = r.summaries.first() else {
-            continue;
-        };
-        for (ch, other) in r.changes.iter_mut().zip(r.summaries.iter().skip(1)) {
-            let (Some(ch), Some(other)) = (ch.as_mut(), other.as_ref()) else {
+        let others = r.summaries.iter().skip(1).zip(bases);
+        for (ch, (other, &b)) in r.changes.iter_mut().zip(others) {
+            let (Some(ch), Some(other), Some(base)) =
+                (ch.as_mut(), other.as_ref(), r.summaries[b].as_ref())
+            else {
                 continue;
             };
             let judge = verdict::Judge {
@@ -315,8 +370,7 @@ fn judge_rows(rows: &mut [Row], o: &Options) {
                 method,
             };
             (ch.verdict, ch.reason) = verdict::decide(ch, &judge);
-            let notes = [verdict::disagreement(ch, o.alpha), verdict::paired_note(ch)];
-            for note in notes.into_iter().flatten() {
+            if let Some(note) = verdict::disagreement(ch, base.n, other.n, o.alpha) {
                 ch.reason.push_str(&note);
             }
         }
@@ -364,7 +418,7 @@ fn note_errors(rows: &mut [Row], sides: &[Side]) {
 
 /// The comparison's warnings: too few runs, missing values, outliers, noise, drift, errors,
 /// and differences in environment and job options.
-fn warn(c: &mut Comparison, sides: &[Side], o: &Options) {
+fn warn(c: &mut Comparison, sides: &[Side], bases: &[usize], o: &Options) {
     for s in sides.iter().filter(|s| s.runs.len() < 3) {
         c.warnings.push(format!(
             "{}: {} run(s); at least 3 per side are needed for the tests to mean much",
@@ -372,14 +426,10 @@ fn warn(c: &mut Comparison, sides: &[Side], o: &Options) {
             s.runs.len()
         ));
     }
-    let mut trends = Vec::new();
     for r in &c.rows {
-        for (si, s) in sides.iter().enumerate() {
+        for s in sides {
             let xs = values(&sample(s, &r.job, &r.metric));
             sample_warnings(&mut c.warnings, s, r, &xs);
-            if let Some(t) = stats::kendall_trend(&xs) {
-                trends.push((si, r.job.clone(), r.metric.clone(), t));
-            }
         }
         for (s, sum) in sides.iter().zip(&r.summaries) {
             if let Some(sum) = sum.as_ref().filter(|x| x.cv > 0.1) {
@@ -392,18 +442,9 @@ fn warn(c: &mut Comparison, sides: &[Side], o: &Options) {
             }
         }
     }
-    let ps: Vec<f64> = trends.iter().map(|t| t.3.p).collect();
-    for ((si, job, metric, trend), p) in trends.into_iter().zip(stats::adjust(&ps, o.adjust)) {
-        if p < o.alpha {
-            c.drift.push(Drift {
-                side: sides[si].name.clone(),
-                job,
-                metric,
-                trend,
-                p_adjusted: p,
-            });
-        }
-    }
+    let deciding = outlier::deciding(&c.rows, sides, bases, o, method(o));
+    c.warnings.extend(deciding);
+    c.round_effect = rounds::round_effect(&c.rows, sides, o.alpha);
     c.warnings.extend(context::context_differences(sides));
 }
 
@@ -422,9 +463,6 @@ fn sample_warnings(out: &mut Vec<String>, s: &Side, r: &Row, xs: &[f64]) {
         }
         return;
     }
-    if !is_selected_default(&r.metric) {
-        return;
-    }
     if !xs.is_empty() && xs.len() < s.runs.len() {
         out.push(format!(
             "{head}: in {} of {} run(s) (the others lack it: left out, not counted as 0)",
@@ -432,23 +470,6 @@ fn sample_warnings(out: &mut Vec<String>, s: &Side, r: &Row, xs: &[f64]) {
             s.runs.len()
         ));
     }
-    let idx = stats::outliers(xs);
-    if !idx.is_empty() {
-        let runs: Vec<String> = idx.iter().map(|i| (i + 1).to_string()).collect();
-        let vals: Vec<String> = idx.iter().map(|&i| fmt_num(xs[i])).collect();
-        out.push(format!(
-            "{head}: outlier run(s) {} of {} (values {}): look at what else ran then",
-            runs.join(", "),
-            xs.len(),
-            vals.join(", ")
-        ));
-    }
-}
-
-/// Whether `metric` is one of the headline metrics (outlier warnings are given for these).
-fn is_selected_default(metric: &str) -> bool {
-    let d: Vec<String> = DEFAULT_METRICS.iter().map(|m| m.to_string()).collect();
-    selected(metric, &d)
 }
 
 /// Whether `metric` is selected by `wanted` (suffix match: "iops" selects "read.iops").

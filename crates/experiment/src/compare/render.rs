@@ -1,9 +1,11 @@
 //! A comparison as text (one block per metric, shaped like seed 002's tables), markdown, CSV
-//! (long form, one line per job, metric and side) or JSON. Every format carries n per side,
-//! the adjusted p-value, the verdict and its reason.
+//! (long form, one line per job, metric and side) or JSON. Every format shows the same rows,
+//! those of the comparison's family (the I/O error rows only when a side had errors), and
+//! carries n per side, the adjusted p-value, what the experiment could have found, the
+//! verdict and its reason.
 
 use super::verdict::fmt_p;
-use super::{fmt_num, selected, trunc, Change, Comparison, Drift, Noisy};
+use super::{fmt_num, trunc, Change, Comparison, Noisy, Row};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -19,39 +21,27 @@ impl Noisy {
     }
 }
 
-impl Drift {
-    fn text(&self) -> String {
-        format!(
-            "{} {} {}: {} over run order (Kendall tau {:+.2}, p = {} adjusted): interleave \
-             variants, warm up, or look at what changed during the runs",
-            self.side,
-            self.job,
-            self.metric,
-            if self.trend.tau > 0.0 {
-                "rises"
-            } else {
-                "falls"
-            },
-            self.trend.tau,
-            fmt_p(self.p_adjusted)
-        )
-    }
-}
-
-/// The general warnings and the noise and drift warnings of the selected metrics.
-fn warnings_of<'a>(c: &'a Comparison, wanted: &'a [String]) -> impl Iterator<Item = String> + 'a {
-    let noisy = c.noisy.iter().filter(|n| selected(&n.metric, wanted));
-    let drift = c.drift.iter().filter(|d| selected(&d.metric, wanted));
+/// The general warnings and the noise and drift warnings.
+fn warnings_of(c: &Comparison) -> impl Iterator<Item = String> + '_ {
     c.warnings
         .iter()
         .cloned()
-        .chain(noisy.map(Noisy::text))
-        .chain(drift.map(Drift::text))
+        .chain(c.noisy.iter().map(Noisy::text))
+        .chain(
+            c.round_effect
+                .iter()
+                .filter(|e| e.significant)
+                .map(|e| e.text()),
+        )
 }
 
-/// The metrics shown: those selected, and the error counts wherever a side had errors.
-fn shown(c: &Comparison, metric: &str, wanted: &[String]) -> bool {
-    selected(metric, wanted) || (metric == "errors" && has_errors(c))
+/// The rows shown: every row of the comparison, the error counts only where a side had
+/// errors (without errors they have no test, so the family is the same).
+fn shown(c: &Comparison) -> impl Iterator<Item = &Row> {
+    let errors = has_errors(c);
+    c.rows
+        .iter()
+        .filter(move |r| r.metric != "errors" || errors)
 }
 
 fn has_errors(c: &Comparison) -> bool {
@@ -66,7 +56,9 @@ fn has_errors(c: &Comparison) -> bool {
 fn rule(c: &Comparison) -> String {
     format!(
         "verdicts: adjusted p < {} ({} test(s); controls the {}) and a change of at least \
-         ±{:.1}%; CIs 95%, relative change on the ratio scale",
+         ±{:.1}%; tests and 95% CIs on the log ratio (paired by round when the runs share \
+         rounds, else Welch); \"could find\": the change found 80% of the time at this noise, \
+         n and level",
         c.alpha,
         c.tests,
         c.controls,
@@ -89,9 +81,22 @@ fn p_or_dash(p: Option<f64>) -> String {
     p.map_or("-".into(), fmt_p)
 }
 
-/// The text table: one block per metric, one line per job, mean, stddev and n per side, then
-/// the change of each further side with its verdict and reason.
-pub fn to_text(c: &Comparison, wanted: &[String]) -> String {
+/// What the experiment could find ("±12%") and the runs it needs for the threshold.
+fn power_cells(c: &Change) -> (String, String) {
+    match c.power {
+        Some(pw) => (
+            pw.text(),
+            pw.runs_needed
+                .map_or(format!(">{}", crate::stats::RUNS_CAP), |n| n.to_string()),
+        ),
+        None => ("-".into(), "-".into()),
+    }
+}
+
+/// The text table: one block per metric, one line per job (mean, stddev and n per side, then
+/// each further side's change, adjusted p, power and verdict) fitting 120 columns for two sides,
+/// each verdict's reason on the lines below its row. The raw p is in the other formats.
+pub fn to_text(c: &Comparison) -> String {
     let mut out = String::new();
     let sides: Vec<String> = c
         .sides
@@ -99,93 +104,120 @@ pub fn to_text(c: &Comparison, wanted: &[String]) -> String {
         .zip(&c.runs)
         .map(|(s, n)| format!("{s} ({n} runs)"))
         .collect();
-    let _ = writeln!(out, "sides: {}\n{}", sides.join(", "), rule(c));
-    let metrics: BTreeSet<&str> = c
-        .rows
-        .iter()
-        .map(|r| r.metric.as_str())
-        .filter(|m| shown(c, m, wanted))
-        .collect();
+    let _ = writeln!(out, "sides: {}", sides.join(", "));
+    wrap_into(&mut out, "", &rule(c));
+    let metrics: BTreeSet<&str> = shown(c).map(|r| r.metric.as_str()).collect();
     for metric in metrics {
         text_block(&mut out, c, metric);
     }
-    for w in warnings_of(c, wanted) {
-        let _ = writeln!(out, "warning: {w}");
+    for w in warnings_of(c) {
+        wrap_into(&mut out, "", &format!("warning: {w}"));
     }
     out
 }
 
+/// The width the text format keeps to.
+const TEXT_WIDTH: usize = 120;
+
+/// `text` on lines of at most [`TEXT_WIDTH`] columns, each starting with `indent`, broken at
+/// spaces (greedily, as `fiox --help` wraps its entries in fiox-job's help.rs; a word longer
+/// than a line stands on its own).
+fn wrap_into(out: &mut String, indent: &str, text: &str) {
+    let width = TEXT_WIDTH.saturating_sub(indent.len()).max(40);
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            let _ = writeln!(out, "{indent}{line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+}
+
 fn text_block(out: &mut String, c: &Comparison, metric: &str) {
     let _ = writeln!(out, "\n{metric}");
-    let mut head = format!("{:<24}", "test");
+    let mut head = format!("{:<16}", "test");
     for s in &c.sides {
-        let _ = write!(head, " {:>12} {:>10} {:>3}", trunc(s, 12), "stddev", "n");
+        let _ = write!(head, " {:>9} {:>8} {:>2}", trunc(s, 9), "stddev", "n");
     }
-    for s in c.sides.get(1..).unwrap_or_default() {
+    for (s, b) in c.sides.get(1..).unwrap_or_default().iter().zip(&c.bases) {
         let _ = write!(
             head,
-            "  {:<24} {:>7} {:>7} {:>7} verdict",
-            format!("{} vs {}", trunc(s, 10), trunc(&c.sides[0], 10)),
-            "p(t)",
+            "  {:<20} {:>6} {:>10} {:>4} verdict",
+            format!("{} vs {}", trunc(s, 9), trunc(b, 9)),
             "p adj",
-            "p(U)",
+            "finds",
+            format!("n@{:.0}%", c.threshold * 100.0),
         );
     }
     let _ = writeln!(out, "{}", head.trim_end());
-    for r in c.rows.iter().filter(|r| r.metric == metric) {
-        let mut line = format!("{:<24}", trunc(&r.job, 24));
+    for r in shown(c).filter(|r| r.metric == metric) {
+        let mut line = format!("{:<16}", trunc(&r.job, 16));
         for s in &r.summaries {
             match s {
                 Some(s) => write!(
                     line,
-                    " {:>12} {:>10} {:>3}",
+                    " {:>9} {:>8} {:>2}",
                     fmt_num(s.mean),
                     fmt_num(s.sd),
                     s.n
                 ),
-                None => write!(line, " {:>12} {:>10} {:>3}", "-", "-", 0),
+                None => write!(line, " {:>9} {:>8} {:>2}", "-", "-", 0),
             }
             .ok();
         }
+        let mut reasons = Vec::new();
         for ch in &r.changes {
+            let (finds, need) = ch.as_ref().map(power_cells).unwrap_or_default();
             match ch {
-                Some(ch) => write!(
-                    line,
-                    "  {:<24} {:>7} {:>7} {:>7} {}: {}",
-                    fmt_change(ch),
-                    p_or_dash(ch.welch.map(|w| w.p)),
-                    p_or_dash(ch.p_adjusted),
-                    p_or_dash(ch.mann_whitney.map(|m| m.p)),
-                    ch.verdict.as_str(),
-                    ch.reason
-                ),
-                None => write!(line, "  {:<24}", "-"),
+                Some(ch) => {
+                    write!(
+                        line,
+                        "  {:<20} {:>6} {:>10} {:>4} {}",
+                        fmt_change(ch),
+                        p_or_dash(ch.p_adjusted),
+                        finds,
+                        need,
+                        ch.verdict.as_str(),
+                    )
+                    .ok();
+                    reasons.push(format!("{}: {}", ch.verdict.as_str(), ch.reason));
+                }
+                None => write!(line, "  {:<20}", "-").unwrap_or(()),
             }
-            .ok();
         }
         let _ = writeln!(out, "{}", line.trim_end());
+        for reason in reasons {
+            wrap_into(out, "    ", &reason);
+        }
     }
 }
 
 /// A markdown table: job, metric, mean ± sd (n) per side, change, p-values, verdict, reason.
-pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
+pub fn to_markdown(c: &Comparison) -> String {
     let mut out = String::from("| test | metric |");
     for (s, n) in c.sides.iter().zip(&c.runs) {
         let _ = write!(out, " {s} ({n} runs) |");
     }
-    for s in c.sides.get(1..).unwrap_or_default() {
+    for (s, b) in c.sides.get(1..).unwrap_or_default().iter().zip(&c.bases) {
         let _ = write!(
             out,
-            " {s} vs {} | p (Welch) | p adj | p (M-W) | verdict |",
-            c.sides[0]
+            " {s} vs {b} | p | p adj | could find | runs for ±{:.0}% | verdict |",
+            c.threshold * 100.0
         );
     }
     out.push_str("\n|---|---|");
-    for _ in 0..c.sides.len() + 5 * c.sides.len().saturating_sub(1) {
+    for _ in 0..c.sides.len() + 6 * c.sides.len().saturating_sub(1) {
         out.push_str("---:|");
     }
     out.push('\n');
-    for r in c.rows.iter().filter(|r| shown(c, &r.metric, wanted)) {
+    for r in shown(c) {
         let _ = write!(out, "| {} | {} |", r.job, r.metric);
         for s in &r.summaries {
             match s {
@@ -201,25 +233,25 @@ pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
             .ok();
         }
         for ch in &r.changes {
+            let (finds, need) = ch.as_ref().map(power_cells).unwrap_or_default();
             match ch {
                 Some(ch) => write!(
                     out,
-                    " {} | {} | {} | {} | {}: {} |",
+                    " {} | {} | {} | {finds} | {need} | {}: {} |",
                     fmt_change(ch),
-                    p_or_dash(ch.welch.map(|w| w.p)),
+                    p_or_dash(ch.test.map(|t| t.p)),
                     p_or_dash(ch.p_adjusted),
-                    p_or_dash(ch.mann_whitney.map(|m| m.p)),
                     ch.verdict.as_str(),
                     ch.reason.replace('|', "/")
                 ),
-                None => write!(out, " - | - | - | - | - |"),
+                None => write!(out, " - | - | - | - | - | - |"),
             }
             .ok();
         }
         out.push('\n');
     }
     let _ = writeln!(out, "\n{}", rule(c));
-    let warnings: Vec<String> = warnings_of(c, wanted).collect();
+    let warnings: Vec<String> = warnings_of(c).collect();
     if !warnings.is_empty() {
         out.push_str("\nWarnings:\n\n");
         for w in warnings {
@@ -229,16 +261,17 @@ pub fn to_markdown(c: &Comparison, wanted: &[String]) -> String {
     out
 }
 
-const CSV_HEAD: &str = "job,metric,side,n,mean,sd,cv,ci_low,ci_high,change,change_ci_low,\
-change_ci_high,p_welch,p_adjusted,p_mann_whitney,p_paired_t,p_wilcoxon,hedges_g,\
-hodges_lehmann,bootstrap_ci_low,bootstrap_ci_high,threshold,verdict,reason\n";
+const CSV_HEAD: &str = "job,metric,side,n,mean,sd,cv,ci_low,ci_high,base,change,change_ci_low,\
+change_ci_high,test,p,p_adjusted,could_find,runs_needed,p_welch_raw,p_mann_whitney,p_paired_t,\
+p_wilcoxon,hedges_g,hodges_lehmann,bootstrap_ci_low,bootstrap_ci_high,threshold,verdict,\
+reason\n";
 
 /// CSV in long form: one line per job, metric and side.
-pub fn to_csv(c: &Comparison, wanted: &[String]) -> String {
+pub fn to_csv(c: &Comparison) -> String {
     let mut out = String::from(CSV_HEAD);
     let opt = |x: Option<f64>| x.map_or(String::new(), |x| x.to_string());
     let pair = |x: Option<(f64, f64)>| (opt(x.map(|p| p.0)), opt(x.map(|p| p.1)));
-    for r in c.rows.iter().filter(|r| selected(&r.metric, wanted)) {
+    for r in shown(c) {
         for (i, s) in r.summaries.iter().enumerate() {
             let Some(s) = s else { continue };
             let (lo, hi) = pair(s.ci);
@@ -254,7 +287,7 @@ pub fn to_csv(c: &Comparison, wanted: &[String]) -> String {
                 s.cv
             );
             let Some(ch) = i.checked_sub(1).and_then(|k| r.changes[k].as_ref()) else {
-                out.push_str(&",".repeat(15));
+                out.push_str(&",".repeat(20));
                 out.push('\n');
                 continue;
             };
@@ -263,10 +296,17 @@ pub fn to_csv(c: &Comparison, wanted: &[String]) -> String {
             let paired = ch.paired.as_ref();
             let _ = writeln!(
                 out,
-                ",{},{clo},{chi},{},{},{},{},{},{},{},{blo},{bhi},{},{},{}",
+                ",{},{},{clo},{chi},{},{},{},{},{},{},{},{},{},{},{},{blo},{bhi},{},{},{}",
+                csv(&c.bases[i - 1]),
                 opt(ch.rel),
-                opt(ch.welch.map(|w| w.p)),
+                ch.test.map_or("", |t| t.model.as_str()),
+                opt(ch.test.map(|t| t.p)),
                 opt(ch.p_adjusted),
+                opt(ch.power.map(|p| p.mde)),
+                ch.power
+                    .and_then(|p| p.runs_needed)
+                    .map_or(String::new(), |n| n.to_string()),
+                opt(ch.welch.map(|w| w.p)),
                 opt(ch.mann_whitney.map(|m| m.p)),
                 opt(paired.and_then(|p| p.t).map(|t| t.p)),
                 opt(paired.and_then(|p| p.wilcoxon).map(|w| w.p)),
@@ -289,11 +329,10 @@ fn csv(s: &str) -> String {
     }
 }
 
-/// The comparison as pretty JSON.
-pub fn to_json(c: &Comparison, wanted: &[String]) -> String {
+/// The comparison as pretty JSON (the same rows as every format).
+pub fn to_json(c: &Comparison) -> String {
     let mut c = c.clone();
-    c.rows.retain(|r| selected(&r.metric, wanted));
-    c.noisy.retain(|n| selected(&n.metric, wanted));
-    c.drift.retain(|d| selected(&d.metric, wanted));
+    let errors = has_errors(&c);
+    c.rows.retain(|r| r.metric != "errors" || errors);
     serde_json::to_string_pretty(&c).unwrap_or_default() + "\n"
 }

@@ -16,11 +16,12 @@ fn side(name: &str, vals: &[f64]) -> Side {
                 r
             })
             .collect(),
+        baseline: None,
     }
 }
 
 fn cmp(sides: &[Side]) -> Comparison {
-    compare(sides, &Options::default())
+    compare(sides, &Options::default()).unwrap()
 }
 
 fn change<'a>(c: &'a Comparison, metric: &str) -> &'a Change {
@@ -40,7 +41,7 @@ fn verdicts_follow_the_metric_direction() {
     assert!(ch.reason.contains("significant"), "{}", ch.reason);
     assert!((ch.rel.unwrap() - 0.0161).abs() < 1e-3, "{:?}", ch.rel);
     let p = ch.p_adjusted.unwrap();
-    assert!((p - 2.0 * ch.welch.unwrap().p).abs() < 1e-12 || p == 2.0 * 0.005417444288932234);
+    assert!((p - 2.0 * ch.test.unwrap().p).abs() < 1e-12 || p == 2.0 * 0.005417444288932234);
     // With a 1% threshold the same change is better (and the latency, lower, too).
     let o = Options {
         thresholds: Thresholds::parse(&["1%".into()]).unwrap(),
@@ -48,10 +49,10 @@ fn verdicts_follow_the_metric_direction() {
     };
     let a = side("base", &[8015.0, 8102.0, 7950.0, 8060.0, 7990.0]);
     let b = side("dio", &[8136.0, 8210.0, 8090.0, 8175.0, 8150.0]);
-    let c = compare(&[a, b], &o);
+    let c = compare(&[a, b], &o).unwrap();
     assert_eq!(change(&c, "read.iops").verdict, Verdict::Better);
     assert_eq!(change(&c, "read.lat_mean_us").verdict, Verdict::Better);
-    let text = to_text(&c, &[]);
+    let text = to_text(&c);
     assert!(
         text.contains("read.iops") && text.contains("better: +1.6%"),
         "{text}"
@@ -60,11 +61,17 @@ fn verdicts_follow_the_metric_direction() {
         text.contains("2 test(s); controls the family-wise error rate (Holm)"),
         "{text}"
     );
-    let csv = to_csv(&c, &["iops".into()]);
+    let o = Options {
+        metrics: Metrics::parse(&["iops".into()]),
+        ..o
+    };
+    let a = side("base", &[8015.0, 8102.0, 7950.0, 8060.0, 7990.0]);
+    let b = side("dio", &[8136.0, 8210.0, 8090.0, 8175.0, 8150.0]);
+    let csv = to_csv(&compare(&[a, b], &o).unwrap());
     assert_eq!(csv.lines().count(), 3, "{csv}");
     let cols = csv.lines().next().unwrap().split(',').count();
     assert!(csv.lines().all(|l| l.split(',').count() >= cols), "{csv}");
-    let md = to_markdown(&c, &[]);
+    let md = to_markdown(&c);
     assert!(
         md.contains("| randread | read.iops | 8023 ± 59.4 (n=5) |"),
         "{md}"
@@ -158,7 +165,7 @@ fn io_errors_are_a_row_and_named_beside_verdicts() {
     let ch = change(&c, "read.iops");
     assert_eq!(ch.verdict, Verdict::Better);
     assert!(ch.reason.contains("I/O errors on b"), "{}", ch.reason);
-    let text = to_text(&c, &[]);
+    let text = to_text(&c);
     assert!(text.contains("\nerrors\n"), "{text}");
     assert!(
         text.contains("b randread errors: 60 I/O error(s) in 3 of 4 run(s)"),
@@ -184,24 +191,51 @@ fn rounds_pair_and_drift_is_found() {
     let ch = change(&c, "read.iops");
     let p = ch.paired.as_ref().unwrap();
     assert_eq!(p.n, 8);
-    // Unpaired, the drift swamps the 1% shift; paired, it is plain.
-    assert!(ch.welch.unwrap().p > 0.5 && p.t.unwrap().p < 0.001, "{p:?}");
+    // Unpaired, the drift swamps the 1% shift; paired by round (the verdict's test), it is
+    // plain.
+    let t = ch.test.unwrap();
+    assert_eq!(t.model, crate::stats::Model::PairedLog);
+    assert!(ch.welch.unwrap().p > 0.5 && t.p < 0.001, "{t:?}");
     assert!(p.wilcoxon.unwrap().p < 0.01, "{p:?}");
+    // The 1% shift is known to within ±2%: equivalent, which unpaired it could not be.
+    assert_eq!(ch.verdict, Verdict::Equivalent, "{}", ch.reason);
     assert!(
-        ch.reason
-            .contains("paired by round (8 pairs, unadjusted): t p < 0.001"),
+        ch.reason.contains("CI [+0.8%, +1.3%] inside"),
         "{}",
         ch.reason
     );
-    assert!(c
-        .drift
-        .iter()
-        .any(|d| d.side == "a" && d.metric == "read.iops"));
-    let text = to_text(&c, &[]);
-    assert!(
-        text.contains("a randread read.iops: rises over run order"),
-        "{text}"
-    );
+    // Two samples that rise together over 8 rounds: Friedman's largest statistic there,
+    // n (k - 1) = 14, p 0.051: one job alone cannot show a round effect at 5% (below).
+    let e = c.round_effect.as_ref().unwrap();
+    assert_eq!((e.test.n, e.test.k), (2, 8));
+    assert!((e.test.chi2 - 14.0).abs() < 1e-9, "{e:?}");
+}
+
+#[test]
+fn a_round_effect_across_jobs_is_one_warning() {
+    // The report's F2: a +40% climb over 5 rounds, here on 6 jobs of both sides, found by one
+    // test (Kendall per sample, Holm-adjusted over the family, could not at n = 5).
+    let mk = |name: &str| {
+        let mut s = side(name, &[1.0; 5]);
+        for (i, r) in s.runs.iter_mut().enumerate() {
+            r.round = Some(i as u64);
+            r.jobs.clear();
+            for j in 0..6 {
+                let v = 1000.0 * (1.0 + 0.1 * i as f64) + (j * 7 % 5) as f64;
+                let m = r.jobs.entry(format!("job{j}")).or_default();
+                m.insert("read.iops".into(), v);
+            }
+        }
+        s
+    };
+    let c = cmp(&[mk("a"), mk("b")]);
+    let e = c.round_effect.as_ref().unwrap();
+    assert!(e.significant && e.test.p < 1e-4, "{e:?}");
+    assert_eq!(e.rounds.len(), 5);
+    assert!(e.rounds[4].1 > 0.15 && e.rounds[0].1 < -0.15, "{e:?}");
+    let text = to_text(&c);
+    assert_eq!(text.matches("rounds differ").count(), 1, "{text}");
+    assert!(text.contains("round 4 +"), "{text}");
 }
 
 #[test]
@@ -209,12 +243,12 @@ fn the_chosen_metrics_are_the_family() {
     let a = side("base", &[8015.0, 8102.0, 7950.0, 8060.0, 7990.0]);
     let b = side("dio", &[8136.0, 8210.0, 8090.0, 8175.0, 8150.0]);
     let o = Options {
-        metrics: vec!["iops".into()],
+        metrics: Metrics::parse(&["iops".into()]),
         ..Options::default()
     };
-    let c = compare(&[a, b], &o);
+    let c = compare(&[a, b], &o).unwrap();
     assert_eq!((c.tests, c.rows.len()), (1, 1));
-    let w = change(&c, "read.iops").welch.unwrap().p;
+    let w = change(&c, "read.iops").test.unwrap().p;
     assert_eq!(change(&c, "read.iops").p_adjusted, Some(w));
 }
 
@@ -249,16 +283,31 @@ fn welch_and_mann_whitney_disagreeing_is_said() {
 }
 
 #[test]
-fn an_outlier_run_is_named() {
-    let a = side("a", &[100.0, 101.0, 99.0, 100.0, 102.0, 98.0, 40.0]);
-    let b = side("b", &[100.0, 101.0, 99.0, 100.0, 102.0]);
-    let c = cmp(&[a, b]);
+fn an_outlier_run_is_named_only_when_it_decides_the_verdict() {
+    // The report's quiet1: a real -20% and one stalled run on the changed side.
+    let named = |mut s: Side| {
+        for (i, r) in s.runs.iter_mut().enumerate() {
+            r.source = format!("runs/{}-{i:03}.json", s.name).into();
+        }
+        s
+    };
+    let a = named(side("a", &[200.0, 199.0, 201.0, 200.5, 199.5]));
+    let b = named(side("b", &[160.0, 161.0, 159.0, 160.5, 20.0]));
+    let c = cmp(&[a.clone(), b]);
     let w = c.warnings.join("\n");
     assert!(
-        w.contains("a randread read.iops: outlier run(s) 7 of 7 (values 40.0)"),
+        w.contains("b vs a randread read.iops: outlier run(s) b-004.json (median/MAD) decide"),
         "{w}"
     );
-    assert!(!w.contains("b randread read.iops: outlier"), "{w}");
+    assert!(w.contains("inconclusive with them, worse without"), "{w}");
+    // An odd run that changes nothing is not named.
+    let b = named(side("b", &[160.0, 161.0, 159.0, 160.5, 140.0]));
+    let c = cmp(&[a, b]);
+    assert!(
+        !c.warnings.join("\n").contains("outlier"),
+        "{:?}",
+        c.warnings
+    );
 }
 
 #[test]
@@ -282,11 +331,108 @@ fn bootstrap_only_on_percentile_rows_and_seeded() {
         mk("a", &[10.0, 12.0, 11.0, 30.0]),
         mk("b", &[20.0, 22.0, 21.0, 25.0]),
     ];
-    let c = compare(&sides, &o);
+    let c = compare(&sides, &o).unwrap();
     let ci = change(&c, "read.lat_p99_us").bootstrap_ci.unwrap();
     assert_eq!(
         Some(ci),
-        change(&compare(&sides, &o), "read.lat_p99_us").bootstrap_ci
+        change(&compare(&sides, &o).unwrap(), "read.lat_p99_us").bootstrap_ci
     );
     assert!(change(&c, "read.iops").bootstrap_ci.is_none());
+}
+
+#[test]
+fn the_rows_shown_are_the_family_and_claims_are_never_hidden() {
+    // The report's F1: a real change on a metric outside the headline ones.
+    let mk = |name: &str, vals: &[f64], p50: &[f64]| {
+        let mut s = side(name, vals);
+        for (r, x) in s.runs.iter_mut().zip(p50) {
+            let j = r.jobs.get_mut("randread").unwrap();
+            j.insert("read.lat_p50_us".into(), *x);
+        }
+        s
+    };
+    let a = mk("a", &[100.0, 150.0, 90.0, 120.0], &[10.0, 10.1, 9.9, 10.0]);
+    let b = mk("b", &[110.0, 95.0, 140.0, 100.0], &[5.0, 5.1, 4.9, 5.0]);
+    let c = cmp(&[a.clone(), b.clone()]);
+    // Headline only: the p50 row is neither tested nor shown, and every tested row is shown.
+    assert!(c.rows.iter().all(|r| r.metric != "read.lat_p50_us"));
+    let tested = c
+        .rows
+        .iter()
+        .filter(|r| r.changes.iter().flatten().any(|ch| ch.p_adjusted.is_some()))
+        .count();
+    assert_eq!(c.tests, tested);
+    let text = to_text(&c);
+    let lines = text.lines().filter(|l| l.starts_with("randread ")).count();
+    assert_eq!(lines, c.rows.len(), "{text}");
+    // `--metric all`: the claim is in the family and on screen, in every format.
+    let o = Options {
+        metrics: Metrics::All,
+        ..Options::default()
+    };
+    let c = compare(&[a, b], &o).unwrap();
+    let ch = change(&c, "read.lat_p50_us");
+    assert_eq!(ch.verdict, Verdict::Better, "{}", ch.reason);
+    assert!(to_text(&c).contains("read.lat_p50_us"));
+    assert!(to_markdown(&c).contains("read.lat_p50_us"));
+    assert!(to_csv(&c).contains("read.lat_p50_us"));
+    assert!(to_json(&c).contains("read.lat_p50_us"));
+}
+
+#[test]
+fn a_check_that_cannot_reach_alpha_raises_no_disagreement() {
+    // The seeds' n = 3: Mann-Whitney's smallest p is 0.1, so a clear +20% "disagrees" with
+    // every t-test; that note is noise.
+    let c = cmp(&[
+        side("a", &[100.0, 101.0, 99.0]),
+        side("b", &[120.0, 121.0, 119.0]),
+    ]);
+    let ch = change(&c, "read.iops");
+    assert_eq!(ch.verdict, Verdict::Better, "{}", ch.reason);
+    assert!(ch.mann_whitney.unwrap().p >= 0.1);
+    assert!(!ch.reason.contains("disagree"), "{}", ch.reason);
+}
+
+#[test]
+fn p_values_are_printed_without_rounding_across_alpha() {
+    use super::verdict::p_vs;
+    assert_eq!(p_vs(0.04974, 0.05), "= 0.0497");
+    assert_eq!(p_vs(0.0504, 0.05), "= 0.0504");
+    assert_eq!(p_vs(0.2, 0.05), "= 0.200");
+    assert_eq!(p_vs(0.0004, 0.05), "< 0.001");
+    assert_eq!(p_vs(0.05, 0.05), "= 0.050");
+}
+
+#[test]
+fn nothing_to_compare_is_an_error() {
+    let a = side("a", &[1.0, 2.0, 3.0]);
+    let o = Options {
+        metrics: Metrics::parse(&["nosuch".into()]),
+        ..Options::default()
+    };
+    let e = compare(&[a.clone(), a.clone()], &o).unwrap_err();
+    assert!(matches!(e, CompareError::NoMetric { .. }), "{e}");
+    assert!(compare(&[a], &Options::default()).is_err());
+}
+
+#[test]
+fn each_side_is_compared_with_its_declared_baseline() {
+    let a = side("a", &[100.0, 101.0, 99.0]);
+    let mut b = side("b", &[200.0, 202.0, 198.0]);
+    let mut c = side("c", &[300.0, 303.0, 297.0]);
+    b.baseline = Some("a".into());
+    c.baseline = Some("b".into());
+    let cmp_ = cmp(&[a, b, c]);
+    assert_eq!(cmp_.bases, ["a", "b"]);
+    let r = cmp_.rows.iter().find(|r| r.metric == "read.iops").unwrap();
+    let rel = |k: usize| r.changes[k].as_ref().unwrap().rel.unwrap();
+    assert!(
+        (rel(0) - 1.0).abs() < 1e-3 && (rel(1) - 0.5).abs() < 1e-3,
+        "{r:?}"
+    );
+    assert!(to_text(&cmp_).contains("c vs b"));
+    // A baseline not among the sides: the first.
+    let mut d = side("d", &[100.0, 101.0, 99.0]);
+    d.baseline = Some("gone".into());
+    assert_eq!(cmp(&[side("a", &[1.0, 2.0]), d]).bases, ["a"]);
 }

@@ -114,6 +114,15 @@ pub struct Judge<'a> {
     pub method: &'a str,
 }
 
+impl Judge<'_> {
+    fn method_family(&self) -> String {
+        match self.method {
+            "not" => "tests (not adjusted)".into(),
+            m => format!("tests ({m})"),
+        }
+    }
+}
+
 fn pct(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
 }
@@ -138,7 +147,7 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
         };
         return (Verdict::NoClaim, why);
     }
-    let (Some(rel), Some(p)) = (ch.rel, ch.p_adjusted) else {
+    let (Some(rel), Some(p), Some(t)) = (ch.rel, ch.p_adjusted, ch.test) else {
         return (
             Verdict::NoClaim,
             "the base mean is not positive: no relative change".into(),
@@ -146,6 +155,7 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
     };
     let ci = ch.rel_ci;
     let ci_text = ci.map_or("-".into(), |(lo, hi)| format!("[{}, {}]", pct(lo), pct(hi)));
+    let p_text = p_vs(p, j.alpha);
     if p < j.alpha && rel.abs() >= th {
         let v = match higher_is_better(j.metric) {
             None => Verdict::Different,
@@ -153,9 +163,9 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
             Some(_) => Verdict::Worse,
         };
         let why = format!(
-            "{} (CI {ci_text}), p {} ({} adjusted) < {}, beyond ±{:.1}%",
+            "{} (CI {ci_text}), {} p {p_text} ({} adjusted) < {}, beyond ±{:.1}%",
             pct(rel),
-            p_is(p),
+            t.model.as_str(),
             j.method,
             j.alpha,
             th * 100.0
@@ -168,8 +178,7 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
     }
     if p < j.alpha {
         let why = format!(
-            "significant (p {}) but {} is within ±{:.1}% and the CI {ci_text} is not",
-            p_is(p),
+            "significant (p {p_text}) but {} is within ±{:.1}% and the CI {ci_text} is not",
             pct(rel),
             th * 100.0
         );
@@ -177,75 +186,100 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
     }
     if let Some((lo, hi)) = ci.filter(|(lo, hi)| *lo >= th || *hi <= -th) {
         let why = format!(
-            "CI [{}, {}] lies beyond ±{:.1}%, but p = {} adjusted over the comparison's tests \
-             is not under {}: more runs, or fewer metrics (--metric), would tell",
+            "CI [{}, {}] lies beyond ±{:.1}%, but p {p_text} adjusted over the comparison's {} \
+             is not under {}{}",
             pct(lo),
             pct(hi),
             th * 100.0,
-            fmt_p(p),
-            j.alpha
+            j.method_family(),
+            j.alpha,
+            power_text(ch, th)
         );
         return (Verdict::Inconclusive, why);
     }
-    (Verdict::Inconclusive, too_wide(ci, a.n.min(b.n), th))
-}
-
-/// Why an interval says nothing, and about how many runs per side would narrow it to the
-/// threshold (the half-width shrinks with the square root of n).
-fn too_wide(ci: Option<(f64, f64)>, n: usize, th: f64) -> String {
-    let Some((lo, hi)) = ci else {
-        return format!(
+    let why = match ci {
+        Some((lo, hi)) => format!(
+            "CI [{}, {}] too wide to tell against ±{:.1}%{}",
+            pct(lo),
+            pct(hi),
+            th * 100.0,
+            power_text(ch, th)
+        ),
+        None => format!(
             "p not under alpha and no CI to compare with ±{:.1}%",
             th * 100.0
-        );
+        ),
     };
-    let half = (hi - lo) / 2.0;
-    let mut why = format!(
-        "CI [{}, {}] too wide to tell against ±{:.1}%",
-        pct(lo),
-        pct(hi),
-        th * 100.0
-    );
-    if th > 0.0 {
-        let need = (n as f64 * (half / th).powi(2)).ceil();
-        if need.is_finite() && need > n as f64 && need < 1e6 {
-            why.push_str(&format!(": about {need} runs a side would tell"));
+    (Verdict::Inconclusive, why)
+}
+
+/// What this experiment could find and what it would take to find the threshold.
+fn power_text(ch: &Change, th: f64) -> String {
+    let Some(pw) = ch.power else {
+        return String::new();
+    };
+    let runs = if ch.paired.is_some() {
+        "rounds"
+    } else {
+        "runs a side"
+    };
+    let need = match pw.runs_needed {
+        Some(n) => format!("about {n} {runs} would find ±{:.1}%", th * 100.0),
+        None => format!(
+            "more than {} {runs} would be needed for ±{:.1}%: a quieter machine or a steadier \
+             metric",
+            crate::stats::RUNS_CAP,
+            th * 100.0
+        ),
+    };
+    format!(
+        "; this experiment could find about {} (80% power at its noise, n and level); {need}",
+        pw.text()
+    )
+}
+
+/// "= 0.012", "< 0.001", or as many digits as it takes not to round across `alpha`
+/// ("= 0.0497", never "= 0.050" for a p under 0.05).
+pub(crate) fn p_vs(p: f64, alpha: f64) -> String {
+    if p < 0.001 {
+        return "< 0.001".into();
+    }
+    for digits in 3..=6 {
+        let shown = format!("{p:.digits$}");
+        let x: f64 = shown.parse().unwrap_or(p);
+        if (x < alpha) == (p < alpha) && (x != alpha || p == alpha) {
+            return format!("= {shown}");
         }
     }
-    why
+    format!("= {p}")
 }
 
-/// "= 0.012" or "< 0.001".
-fn p_is(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else {
-        format!("= {p:.3}")
-    }
-}
-
-/// When Welch's test and Mann-Whitney's disagree at `alpha` (unadjusted), a note saying so:
-/// one stalled run moves a mean far more than the ranks.
-pub fn disagreement(ch: &Change, alpha: f64) -> Option<String> {
-    let (w, m) = (ch.welch?.p, ch.mann_whitney?.p);
-    ((w < alpha) != (m < alpha)).then(|| {
+/// When the verdict's test and its rank check (Wilcoxon of the per-round log ratios when
+/// paired, else Mann-Whitney) disagree at `alpha` (unadjusted), a note saying so: one
+/// stalled run moves a mean far more than the ranks. Only where the check can reach
+/// `alpha` at all: at three runs a side Mann-Whitney's smallest p is 0.1, at five rounds
+/// Wilcoxon's 0.0625, and a "disagreement" there is arithmetic, not evidence.
+pub fn disagreement(ch: &Change, na: usize, nb: usize, alpha: f64) -> Option<String> {
+    let t = ch.test?;
+    let (name, p, floor) = match (&ch.paired, t.model) {
+        (Some(pr), crate::stats::Model::PairedLog) => {
+            let w = pr.wilcoxon?;
+            ("Wilcoxon", w.p, crate::stats::wilcoxon_floor(w.n))
+        }
+        _ => (
+            "Mann-Whitney",
+            ch.mann_whitney?.p,
+            crate::stats::mann_whitney_floor(na, nb),
+        ),
+    };
+    (floor < alpha && (t.p < alpha) != (p < alpha)).then(|| {
         format!(
-            "; Welch p {} and Mann-Whitney p {} disagree: a skewed sample or a stalled run?",
-            p_is(w),
-            p_is(m)
+            "; {} p {} and {name} p {} disagree: a skewed sample or a stalled run?",
+            t.model.as_str(),
+            p_vs(t.p, alpha),
+            p_vs(p, alpha)
         )
     })
-}
-
-/// The paired analysis, when the sides ran in the same rounds, as a note (unadjusted p).
-pub fn paired_note(ch: &Change) -> Option<String> {
-    let pr = ch.paired.as_ref()?;
-    let t = pr.t.map_or("-".into(), |t| p_is(t.p));
-    let w = pr.wilcoxon.map_or("-".into(), |w| p_is(w.p));
-    Some(format!(
-        "; paired by round ({} pairs, unadjusted): t p {t}, Wilcoxon p {w}",
-        pr.n
-    ))
 }
 
 pub(crate) fn fmt_p(p: f64) -> String {

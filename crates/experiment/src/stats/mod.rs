@@ -8,7 +8,10 @@
 //!   continuity corrections, as scipy's `mannwhitneyu(method="auto")`) and the Wilcoxon
 //!   signed-rank test of paired differences;
 //! - `paired`: the paired t-test of per-round differences;
+//! - `model`: the model a change is tested and estimated with (paired t of per-round log
+//!   ratios, Welch of logs, Welch of raw values) and its power;
 //! - `trend`: Kendall's tau of the values against run order (drift);
+//! - `friedman`: Friedman's test of rounds within blocks (a round effect across jobs);
 //! - `adjust`: Holm and Benjamini-Hochberg adjusted p-values over a family of tests;
 //! - `bootstrap`: a seeded percentile bootstrap of the relative change of two means.
 //!
@@ -16,6 +19,8 @@
 
 mod adjust;
 mod bootstrap;
+mod friedman;
+mod model;
 mod paired;
 mod rank;
 mod trend;
@@ -23,13 +28,15 @@ mod twosample;
 
 pub use adjust::{adjust, Adjust};
 pub use bootstrap::{bootstrap_rel_ci, SplitMix};
+pub use friedman::{friedman, Friedman};
+pub use model::{paired_log, power, welch_log, welch_raw, Model, Power, Test, RUNS_CAP};
 pub use paired::{paired_t, PairedT};
-pub use rank::{mann_whitney, wilcoxon, MannWhitney, Wilcoxon};
+pub use rank::{mann_whitney, mann_whitney_floor, wilcoxon, wilcoxon_floor, MannWhitney, Wilcoxon};
 pub use trend::{kendall_trend, Trend};
 pub use twosample::{hedges_g, hodges_lehmann, ratio_ci, welch, Welch};
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, Normal, StudentsT};
 
 /// Summary of one sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -101,6 +108,11 @@ pub(crate) fn t_two_sided(t: f64, df: f64) -> f64 {
     }
 }
 
+/// P(X > x) under chi-square with `df` degrees of freedom.
+pub(crate) fn chi2_sf(x: f64, df: f64) -> f64 {
+    ChiSquared::new(df).map_or(f64::NAN, |d| d.sf(x))
+}
+
 /// Two-sided p-value of `z` under the standard normal.
 pub(crate) fn z_two_sided(z: f64) -> f64 {
     (2.0 * normal_sf(z.abs())).min(1.0)
@@ -112,7 +124,7 @@ pub(crate) fn normal_sf(z: f64) -> f64 {
 }
 
 /// The median of `v` (sorted in place); `v` must not be empty.
-pub(crate) fn median(v: &mut [f64]) -> f64 {
+pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {
@@ -123,13 +135,13 @@ pub(crate) fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Indices of outliers in `xs` by the modified z-score (Iglewicz and Hoaglin): |x - median|
-/// / (1.4826 MAD) above 3.5. Needs at least 5 values. When over half the values are equal
+/// / (1.4826 MAD) above 3.5. Needs at least 3 values. When over half the values are equal
 /// (quantised IOPS: a stall among identical runs) the MAD is 0, and the score falls back to
 /// the mean absolute deviation, |x - median| / (1.2533 meanAD), as IBM's SPSS does; then a
 /// value is only an outlier when it is also more than 1% away from the median, so that one
 /// count of difference among identical runs is not called a stall.
 pub fn outliers(xs: &[f64]) -> Vec<usize> {
-    if xs.len() < 5 {
+    if xs.len() < 3 {
         return Vec::new();
     }
     let m = median(&mut xs.to_vec());
@@ -192,10 +204,9 @@ mod tests {
         assert_eq!(outliers(&xs), vec![6]);
         // Without it: median 10.5, MAD 1; 12 has z = 1.5/1.4826 = 1.01.
         assert!(outliers(&xs[..6]).is_empty());
-        assert!(
-            outliers(&[1.0, 100.0, 1.0, 1.0]).is_empty(),
-            "too few values"
-        );
+        assert!(outliers(&[1.0, 100.0]).is_empty(), "too few values");
+        // From three: a stall among steady runs (the seeds' 3 runs a side).
+        assert_eq!(outliers(&[2000.0, 2010.0, 1000.0]), [2]);
     }
 
     #[test]

@@ -54,14 +54,20 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
 /// Mid-ranks of the pooled sample (a first, then b) and the tie term sum(t^3 - t).
 fn ranks_of(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
     let pooled: Vec<f64> = a.iter().chain(b).copied().collect();
-    let mut order: Vec<usize> = (0..pooled.len()).collect();
-    order.sort_by(|&i, &j| pooled[i].total_cmp(&pooled[j]));
-    let mut ranks = vec![0.0; pooled.len()];
+    mid_ranks(&pooled)
+}
+
+/// Mid-ranks (1-based; ties share the mean of their ranks) of `xs` and the tie term
+/// sum(t^3 - t) over groups of t equal values.
+pub(super) fn mid_ranks(xs: &[f64]) -> (Vec<f64>, f64) {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    order.sort_by(|&i, &j| xs[i].total_cmp(&xs[j]));
+    let mut ranks = vec![0.0; xs.len()];
     let mut tie_term = 0.0;
     let mut i = 0;
     while i < order.len() {
         let mut j = i;
-        while j + 1 < order.len() && pooled[order[j + 1]] == pooled[order[i]] {
+        while j + 1 < order.len() && xs[order[j + 1]] == xs[order[i]] {
             j += 1;
         }
         // Positions i..=j share the mean of ranks i+1..=j+1.
@@ -113,6 +119,21 @@ pub struct Wilcoxon {
     pub n: usize,
     /// Whether the p-value is exact (every sign pattern counted) rather than normal.
     pub exact: bool,
+}
+
+/// The smallest two-sided p Mann-Whitney can give with `n1` and `n2` values (exact, no ties):
+/// 2 / C(n1 + n2, n1). At 3 a side it is 0.1, so there it can never agree with a significant
+/// t-test, and a disagreement says nothing.
+pub fn mann_whitney_floor(n1: usize, n2: usize) -> f64 {
+    // C(n1 + n2, n1) as a running product (exact enough in f64 for any n here).
+    let c = (1..=n1).fold(1.0, |c, i| c * (n2 + i) as f64 / i as f64);
+    (2.0 / c).min(1.0)
+}
+
+/// The smallest two-sided p the signed-rank test can give with `n` pairs: 2 / 2^n (0.0625 at
+/// five pairs: it cannot reach 0.05 below six).
+pub fn wilcoxon_floor(n: usize) -> f64 {
+    (2.0 / 2f64.powi(n.min(1000) as i32)).min(1.0)
 }
 
 /// Wilcoxon's signed-rank test; `None` when no difference is non-zero. As scipy's

@@ -1,9 +1,9 @@
 //! The charts a report holds, built from [`Inputs`]: values over time from logs, latency
 //! percentile curves and histograms from json+ (several results overlaid), bars per job and
 //! result or per test and variant of a comparison (with 95% CI error bars), and an iodepth x
-//! numjobs heatmap when results sweep both. A chart is data only ([`model`]); `svg` draws it.
+//! numjobs heatmap when results sweep both. A chart is data only (`model`); `svg` draws it.
 //!
-//! The folder: [`model`] (what a chart is), this file (the charts of results and logs),
+//! The folder: `model` (what a chart is), this file (the charts of results and logs),
 //! `compare` (the charts of a `fiox compare` document), `telemetry` (a run's telemetry
 //! series) and `explain` (`--explain`'s phases stacked); the builders use the model, the model uses none of them.
 

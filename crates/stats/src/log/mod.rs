@@ -19,7 +19,7 @@
 //! formatted without allocating. With `log_compression` they are kept in memory instead,
 //! compressed in chunks by the job's compression thread ([`crate::logzip`]), as fio does.
 //!
-//! The folder: [`sink`] (where bytes go, the error type), [`file`] (one sample log),
+//! The folder: [`sink`] (where bytes go, the error type), `file` (one sample log),
 //! [`hist`] (the histogram log) and [`jobs`] (a job's set of them); the lower a module in
 //! that list, the more it may use of the ones above it, never the other way.
 
