@@ -1,0 +1,450 @@
+//! `fiox --server` against fio 3.33's own client (unmodified, on loopback): the same jobs run
+//! through a fio server and a fiox server print the same documents (JSON keys, normal
+//! report lines, terse fields) with each server's numbers; hostile peers end their own
+//! connection only; a signal stops the running job and its results still reach the client.
+
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
+mod harness;
+
+use harness::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server (fio's or fiox's) on a free loopback port, killed on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+/// Whether something listens on 127.0.0.1:`port` (/proc/net/tcp: state 0A), without
+/// connecting (a connection would be served, and serving is one connection at a time).
+fn listening(port: u16) -> bool {
+    let want = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1] == want && f[3] == "0A"
+        })
+}
+
+impl Server {
+    fn start(tool: &str) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let bin = if tool == "fiox" { fiox_bin() } else { "fio" };
+        let child = Command::new(bin)
+            .arg(format!("--server=ip:127.0.0.1,{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let t0 = Instant::now();
+        while !listening(port) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{tool} --server did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, port }
+    }
+
+    /// `fio --client=127.0.0.1,PORT ARGS...`
+    fn client(&self, args: &[&str]) -> Run {
+        let o = Command::new("fio")
+            .arg(format!("--client=127.0.0.1,{}", self.port))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fio --client");
+        Run::from(o)
+    }
+
+    /// Wait until a connection's process exists, then a little longer (the job runs).
+    fn wait_for_job(&self) {
+        let t0 = Instant::now();
+        let pid = self.child.id();
+        while !std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| !c.trim().is_empty())
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "no connection process"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+
+    /// Stop the server (SIGTERM) and return its exit code and log.
+    fn stop(mut self) -> (i32, String) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let st = self.child.wait().unwrap();
+        let mut log = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        (st.code().unwrap_or(-1), log)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON document in a client's stdout (after the lines the server sent as text).
+fn json_of(r: &Run) -> Value {
+    let at = r.stdout.find("\n{").map_or(0, |i| i + 1);
+    serde_json::from_str(&r.stdout[at..])
+        .unwrap_or_else(|e| panic!("no JSON ({e}):\n{}\nstderr:\n{}", r.stdout, r.stderr))
+}
+
+const NULL_JOB: &str = "[global]\nioengine=null\nsize=16m\nbs=4k\n[job1]\nrw=randread\n\
+                        [job2]\nrw=write\n";
+
+fn job_file(dir: &TempDir, text: &str) -> String {
+    let p = dir.join("job.fio");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Every key path of a JSON document (array elements merged), without json+'s bins keys.
+fn keys(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if at.ends_with("/bins") {
+                    continue;
+                }
+                let p = format!("{at}/{k}");
+                out.insert(p.clone());
+                keys(x, &p, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| keys(x, &format!("{at}[]"), out)),
+        _ => {}
+    }
+}
+
+fn key_set(v: &Value) -> BTreeSet<String> {
+    let mut s = BTreeSet::new();
+    keys(v, "", &mut s);
+    s
+}
+
+#[test]
+fn fio_client_prints_the_same_json_from_fiox_as_from_fio() {
+    need_fio();
+    let dir = TempDir::new("netjson");
+    let job = job_file(&dir, NULL_JOB);
+    let (fio, fiox) = (Server::start("fio"), Server::start("fiox"));
+    let a = fio.client(&["--output-format=json", &job]);
+    let b = fiox.client(&["--output-format=json", &job]);
+    assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
+    let (a, b) = (json_of(&a), json_of(&b));
+    assert_eq!(key_set(&a), key_set(&b));
+    let stats = |v: &Value| v["client_stats"].as_array().unwrap().clone();
+    let (sa, sb) = (stats(&a), stats(&b));
+    // Two jobs and fio's "All clients" sum, from each server.
+    assert_eq!(sa.len(), 3);
+    assert_eq!(sb.len(), 3);
+    for (x, y) in sa.iter().zip(&sb) {
+        assert_eq!(x["jobname"], y["jobname"]);
+        for d in ["read", "write"] {
+            assert_eq!(x[d]["total_ios"], y[d]["total_ios"], "{d}");
+            assert_eq!(x[d]["io_bytes"], y[d]["io_bytes"], "{d}");
+        }
+        assert_eq!(y["hostname"], "127.0.0.1");
+        assert_eq!(y["port"].as_u64(), Some(fiox.port as u64));
+    }
+    assert_eq!(sb[2]["jobname"], "All clients");
+    assert_eq!(sb[0]["read"]["total_ios"], 4096);
+    assert!(sb[0]["read"]["clat_ns"]["N"].as_u64() == Some(4096));
+    assert!(sb[1]["write"]["iops"].as_f64().unwrap() > 0.0);
+    assert_eq!(a["global options"], b["global options"]);
+    assert_eq!(sa[0]["job options"], sb[0]["job options"]);
+}
+
+/// The normal report's shape: each line's first word (numbers left out), without the latency
+/// bucket lines (which buckets have I/Os depends on the run).
+fn shape(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !(l.trim_start().starts_with("lat (") && l.contains('%')))
+        .map(|l| {
+            l.split(|c: char| c == ':' || c == '=' || c.is_ascii_digit())
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn fio_client_prints_the_same_normal_and_terse_reports_from_fiox() {
+    need_fio();
+    let dir = TempDir::new("netnormal");
+    let job = job_file(&dir, NULL_JOB);
+    let (fio, fiox) = (Server::start("fio"), Server::start("fiox"));
+    // No ETA line: whether one is drawn depends on how long the run takes.
+    let a = fio.client(&["--eta=never", &job]);
+    let b = fiox.client(&["--eta=never", &job]);
+    assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
+    // The probe line names each server's version; the rest has the same lines.
+    assert!(b.stdout.starts_with("hostname="), "{}", b.stdout);
+    assert!(b.stdout.contains(", fio=fiox-"), "{}", b.stdout);
+    let strip = |s: &str| s.lines().skip(1).collect::<Vec<_>>().join("\n");
+    assert_eq!(shape(&strip(&a.stdout)), shape(&strip(&b.stdout)));
+    for l in [
+        "Starting 2 processes",
+        "Run status group 0 (all jobs):",
+        "All clients: (groupid=0, jobs=2)",
+        "issued rwts: total=4096,0,0,0",
+        "issued rwts: total=0,4096,0,0",
+    ] {
+        assert!(b.stdout.contains(l), "{l}:\n{}", b.stdout);
+    }
+    let a = fio.client(&["--output-format=terse", &job]);
+    let b = fiox.client(&["--output-format=terse", &job]);
+    let fields = |s: &str| s.lines().map(|l| l.split(';').count()).collect::<Vec<_>>();
+    assert_eq!(fields(&a.stdout), fields(&b.stdout));
+    assert_eq!(fields(&b.stdout), [121, 121, 121], "{}", b.stdout);
+}
+
+#[test]
+fn fio_client_runs_a_file_job_on_fiox() {
+    need_fio();
+    let dir = TempDir::new("netfile");
+    let data = dir.join("data");
+    let job = job_file(
+        &dir,
+        &format!("[w]\nioengine=psync\nfilename={data}\nsize=8m\nbs=64k\nrw=write\nfsync=32\n"),
+    );
+    let (fio, fiox) = (Server::start("fio"), Server::start("fiox"));
+    let a = fio.client(&["--output-format=json", &job]);
+    std::fs::remove_file(&data).unwrap();
+    let b = fiox.client(&["--output-format=json", &job]);
+    assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
+    let (a, b) = (json_of(&a), json_of(&b));
+    assert_eq!(key_set(&a), key_set(&b));
+    let w = &b["client_stats"][0]["write"];
+    assert_eq!(w["io_bytes"], 8 << 20);
+    assert_eq!(w["total_ios"], 128);
+    assert_eq!(std::fs::metadata(&data).unwrap().len(), 8 << 20);
+    // The sync latencies fio's client prints come from the TS's sync_stat.
+    let syncs = |v: &Value| v["client_stats"][0]["sync"]["lat_ns"]["N"].clone();
+    assert_eq!(syncs(&b), 3);
+    assert_eq!(syncs(&a), syncs(&b));
+}
+
+/// A raw connection that sends `bytes` and reads until the server closes it.
+fn hostile(port: u16, bytes: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(bytes).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    got
+}
+
+/// A 24-byte header with a valid header CRC.
+fn header(version: u16, op: u16, len: u32) -> Vec<u8> {
+    let mut h = Vec::new();
+    h.extend_from_slice(&version.to_le_bytes());
+    h.extend_from_slice(&op.to_le_bytes());
+    h.extend_from_slice(&[0; 12]);
+    h.extend_from_slice(&len.to_le_bytes());
+    let crc = fiox_crc16(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h.extend_from_slice(&[0, 0]);
+    h
+}
+
+/// CRC-16/ARC (fio's crc16), bit by bit: the test's own, independent of fiox's.
+fn fiox_crc16(b: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &x in b {
+        crc ^= x as u16;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xa001
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+#[test]
+fn hostile_peers_end_their_own_connection_and_the_server_goes_on() {
+    need_fio();
+    let dir = TempDir::new("nethostile");
+    let job = job_file(&dir, NULL_JOB);
+    let fiox = Server::start("fiox");
+    // A 4 GiB payload claimed, a wrong version, a bad CRC, a truncated packet.
+    assert!(hostile(fiox.port, &header(97, 3, u32::MAX)).is_empty());
+    assert!(hostile(fiox.port, &header(96, 10, 0)).is_empty());
+    let mut bad = header(97, 10, 0);
+    bad[20] ^= 0xff;
+    assert!(hostile(fiox.port, &bad).is_empty());
+    {
+        let mut s = TcpStream::connect(("127.0.0.1", fiox.port)).unwrap();
+        s.write_all(&header(97, 3, 100)[..]).unwrap();
+        s.write_all(&[b'x'; 10]).unwrap();
+    }
+    // The next client is served as if nothing happened.
+    let r = fiox.client(&["--output-format=json", &job]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(json_of(&r)["client_stats"][0]["read"]["total_ios"], 4096);
+    let (code, log) = fiox.stop();
+    assert_eq!(code, 0, "{log}");
+    for want in [
+        "claims 4294967295 bytes",
+        "the peer speaks protocol version 96, fiox speaks fio 3.33's version 97",
+        "bad header checksum",
+        "closed in the middle of a message",
+    ] {
+        assert!(log.contains(want), "{want}:\n{log}");
+    }
+}
+
+#[test]
+fn a_signal_stops_the_running_job_and_the_client_still_gets_its_results() {
+    need_fio();
+    let dir = TempDir::new("netsignal");
+    let job = job_file(
+        &dir,
+        "[long]\nioengine=null\nsize=1m\nbs=4k\nrw=read\ntime_based\nruntime=60\n",
+    );
+    let fiox = Server::start("fiox");
+    let port = fiox.port;
+    let client = std::thread::spawn(move || {
+        Command::new("fio")
+            .arg(format!("--client=127.0.0.1,{port}"))
+            .args(["--output-format=json", &job])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    });
+    // Once the job runs, stop the server.
+    fiox.wait_for_job();
+    let (code, log) = fiox.stop();
+    assert_eq!(code, 0, "{log}");
+    let r = Run::from(client.join().unwrap());
+    assert!(!r.stdout.contains("exited with error"), "{}", r.stdout);
+    let v = json_of(&r);
+    let read = &v["client_stats"][0]["read"];
+    assert!(read["total_ios"].as_u64().unwrap() > 0, "{}", r.stdout);
+    assert!(read["runtime"].as_u64().unwrap() < 60_000, "{}", r.stdout);
+}
+
+#[test]
+fn the_clients_ctrl_c_stops_the_job_and_its_results_come_back() {
+    need_fio();
+    let dir = TempDir::new("netquit");
+    let job = job_file(
+        &dir,
+        "[long]\nioengine=null\nsize=1m\nbs=4k\nrw=read\ntime_based\nruntime=60\n",
+    );
+    let fiox = Server::start("fiox");
+    let client = Command::new("fio")
+        .arg(format!("--client=127.0.0.1,{}", fiox.port))
+        .args(["--output-format=json", &job])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the job runs, Ctrl-C the client: fio's client sends QUIT, which stops the job.
+    fiox.wait_for_job();
+    let _ = Command::new("kill")
+        .args(["-INT", &client.id().to_string()])
+        .status();
+    let r = Run::from(client.wait_with_output().unwrap());
+    let v = json_of(&r);
+    let read = &v["client_stats"][0]["read"];
+    assert!(read["total_ios"].as_u64().unwrap() > 0, "{}", r.stdout);
+    assert!(read["runtime"].as_u64().unwrap() < 60_000, "{}", r.stdout);
+    // The server goes on serving.
+    let quick = job_file(&dir, NULL_JOB);
+    let r = fiox.client(&["--output-format=json", &quick]);
+    assert_eq!(json_of(&r)["client_stats"][0]["read"]["total_ios"], 4096);
+}
+
+#[test]
+fn a_daemon_server_writes_its_pid_and_serves_over_ipv6() {
+    need_fio();
+    let dir = TempDir::new("netdaemon");
+    let job = job_file(&dir, NULL_JOB);
+    let pidfile = dir.join("server.pid");
+    let port = std::net::TcpListener::bind("[::1]:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = fiox(&[
+        &format!("--server=ip6:::1,{port}"),
+        &format!("--daemonize={pidfile}"),
+    ]);
+    // The starting process bound the address, started the daemon and left, quietly.
+    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").args(["-TERM", &self.0]).status();
+        }
+    }
+    let _kill = Kill(pid.clone());
+    assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+    let o = Command::new("fio")
+        .arg(format!("--client=ip6:::1,{port}"))
+        .args(["--output-format=json", &job])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let r = Run::from(o);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(json_of(&r)["client_stats"][0]["read"]["total_ios"], 4096);
+}
+
+#[test]
+fn a_bad_job_is_reported_to_the_client_naming_line_and_option() {
+    need_fio();
+    let dir = TempDir::new("netbad");
+    let job = job_file(&dir, "[bad]\nrw=reed\n");
+    let fiox = Server::start("fiox");
+    let r = fiox.client(&[&job]);
+    // fio's client prints what its server said; as against a fio server, nothing ran.
+    assert!(
+        r.stdout
+            .contains("fiox: <client job file>:2: rw=reed: 'reed' is not one of read"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("Run status"), "{}", r.stdout);
+    let good = job_file(&dir, NULL_JOB);
+    let r = fiox.client(&["--output-format=json", &good]);
+    assert_eq!(json_of(&r)["client_stats"][0]["read"]["total_ios"], 4096);
+}
