@@ -42,6 +42,66 @@ fn bench_fio_accepts(stdout: &str) -> bool {
     stdout.trim().contains("fio-3")
 }
 
+/// One segment comparison of rpm's vercmp (what pbench's `vercmp` calls): runs of digits or
+/// letters, digits compared as numbers and newer than letters; the longer list wins a tie.
+fn rpm_newer_or_same(a: &str, b: &str) -> bool {
+    fn segs(s: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut cur = String::new();
+        for c in s.chars() {
+            let same = cur
+                .chars()
+                .last()
+                .is_some_and(|l| l.is_ascii_digit() == c.is_ascii_digit());
+            if !cur.is_empty() && (!c.is_ascii_alphanumeric() || !same) {
+                out.push(std::mem::take(&mut cur));
+            }
+            if c.is_ascii_alphanumeric() {
+                cur.push(c);
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+    let (a, b) = (segs(a), segs(b));
+    for (x, y) in a.iter().zip(&b) {
+        let (xd, yd) = (
+            x.as_bytes()[0].is_ascii_digit(),
+            y.as_bytes()[0].is_ascii_digit(),
+        );
+        let ord = match (xd, yd) {
+            (true, true) => x.parse::<u64>().unwrap().cmp(&y.parse::<u64>().unwrap()),
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            (false, false) => x.cmp(y),
+        };
+        if ord != std::cmp::Ordering::Equal {
+            return ord == std::cmp::Ordering::Greater;
+        }
+    }
+    a.len() >= b.len()
+}
+
+/// pbench-fio's pre-check (agent/bench-scripts/pbench-fio, `local_pre_check`):
+/// `ver_installed=${_stdout##*-}`, then `vercmp` against its default `3.21` with `gte`.
+fn pbench_accepts(stdout: &str) -> bool {
+    let installed = stdout.rsplit('-').next().unwrap_or_default();
+    rpm_newer_or_same(installed, "3.21")
+}
+
+/// The version check of pbench-fio as reimplemented here: fio 3.33's own line passes, the line
+/// fiox printed before (`fio-3.33 (fiox-0.1.0)`, read as `0.1.0)`) fails (issue 43).
+#[test]
+fn the_pbench_check_reads_the_text_after_the_last_dash() {
+    assert!(pbench_accepts("fio-3.33\n"));
+    assert!(pbench_accepts("fio-3.21"));
+    assert!(!pbench_accepts("fio-3.20"));
+    assert!(!pbench_accepts("fio-3.33 (fiox-0.1.0)"));
+    assert!(pbench_accepts("fio-3.33 (fiox 0.1.0)"));
+}
+
 #[test]
 fn version_under_fios_name_passes_bench_fio_and_kdiskmark_and_keeps_fioxs_identity() {
     need_fio();
@@ -49,7 +109,7 @@ fn version_under_fios_name_passes_bench_fio_and_kdiskmark_and_keeps_fioxs_identi
     let fio_line = String::from_utf8_lossy(&fio.stdout).trim().to_string();
     // The checks as reimplemented here accept the real fio.
     assert!(
-        kdiskmark_detects(&fio_line) && bench_fio_accepts(&fio_line),
+        kdiskmark_detects(&fio_line) && bench_fio_accepts(&fio_line) && pbench_accepts(&fio_line),
         "{fio_line}"
     );
     let own = fiox(&["--version"]);
@@ -63,9 +123,11 @@ fn version_under_fios_name_passes_bench_fio_and_kdiskmark_and_keeps_fioxs_identi
     assert_eq!((as_fio.code, as_fio.stderr.as_str()), (0, ""));
     assert!(kdiskmark_detects(&as_fio.stdout), "KDiskMark: {line}");
     assert!(bench_fio_accepts(&as_fio.stdout), "bench-fio: {line}");
-    // fio's release first (the word fio prints), fiox's identity after it.
+    assert!(pbench_accepts(&as_fio.stdout), "pbench-fio: {line}");
+    // fio's release first (the word fio prints), fiox's identity after it (with no dash).
     assert_eq!(line.split(' ').next(), Some(fio_line.as_str()));
-    assert!(line.contains(&fiox_id), "{line}");
+    let fiox_words = format!("(fiox {})", env!("CARGO_PKG_VERSION"));
+    assert!(line.ends_with(&fiox_words), "{line}");
     let told = run_env(
         Path::new(fiox_bin()),
         &["--version"],
@@ -134,7 +196,7 @@ fn bench_fio_runs_fiox_end_to_end() {
         .unwrap_or_else(|e| panic!("bench-fio's JSON result: {e}\n{}", r.stdout));
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON result");
     let version = v["fio version"].as_str().unwrap_or_default();
-    assert!(version.starts_with("fio-3.33 (fiox-"), "{version}");
+    assert!(version.starts_with("fio-3.33 (fiox "), "{version}");
     let job = &v["jobs"][0];
     assert_eq!(job["error"], 0);
     // fio-plot finds its data by these options.

@@ -200,6 +200,49 @@ fn randtrimwrite_runs_like_fio() {
     lo.detach().unwrap();
 }
 
+/// A trim of a regular file: fio 3.33 discards with BLKDISCARD whatever the file is, so every
+/// engine but falloc fails the job with ENOTTY (errno 25) and exit status 1; fiox does the same
+/// instead of punching holes (which changed the outcome of examples/enospc-pressure.fio). The
+/// file keeps its data.
+#[test]
+fn trim_of_a_regular_file_fails_like_fio() {
+    for engine in ["psync", "libaio", "io_uring", "mmap"] {
+        for tool in ["fiox", "fio"] {
+            if tool == "fio" && !need_fio() {
+                continue;
+            }
+            let dir = TempDir::new("trimfile");
+            let path = dir.join("f");
+            std::fs::write(&path, vec![0x5au8; 64 << 10]).unwrap();
+            let file = format!("--filename={}", path);
+            let eng = format!("--ioengine={engine}");
+            let args = [
+                "--name=t",
+                file.as_str(),
+                eng.as_str(),
+                "--rw=trim",
+                "--bs=4k",
+                "--size=64k",
+            ];
+            // fiox: the test's own file (fiox otherwise refuses to trim a user's data).
+            let extra: &[&str] = if tool == "fiox" {
+                &["--allow-destructive"]
+            } else {
+                &[]
+            };
+            let all: Vec<&str> = args.iter().chain(extra).copied().collect();
+            let (code, v, stderr) = tool_json(tool, dir.path(), &all, Some(60));
+            assert_eq!(v["jobs"][0]["error"], 25, "{tool} {engine}: {stderr}");
+            assert_eq!(code, 1, "{tool} {engine}: {stderr}");
+            let data = std::fs::read(&path).unwrap();
+            assert!(
+                data.len() == 64 << 10 && data.iter().all(|&b| b == 0x5a),
+                "{tool} {engine}: the file was changed"
+            );
+        }
+    }
+}
+
 /// create_only: the file is laid out and nothing else is done, as fio.
 #[test]
 fn create_only_lays_out_and_does_no_io_like_fio() {
@@ -284,6 +327,105 @@ fn write_iolog_writes_fios_log() {
     );
     if let Some(theirs) = logs.get(1) {
         assert_eq!(ours, theirs, "vs fio");
+    }
+}
+
+/// With `filesize`, fio's region: filesize is where the file ends, offset where the I/O starts
+/// inside it, size only bounds the job's bytes. offset=32k filesize=64k writes 32-64 KiB and
+/// leaves a 64 KiB file (fiox wrote 32-96 KiB and grew it); an existing file whose size is
+/// within a filesize range keeps its size; size=16k filesize=64k writes 16 KiB; an offset past
+/// filesize is fio's "you need to specify valid offset=" (exit 1). Same I/Os as fio's log.
+#[test]
+fn filesize_ends_the_file_and_offset_stays_inside_like_fio() {
+    let cases: [(&[&str], u64, Option<u64>); 5] = [
+        (
+            &["--offset=32k", "--size=64k", "--filesize=64k", "--rw=write"],
+            0,
+            Some(64 << 10),
+        ),
+        (
+            &[
+                "--offset=32k",
+                "--size=64k",
+                "--filesize=64k",
+                "--rw=randwrite",
+            ],
+            0,
+            Some(64 << 10),
+        ),
+        (
+            &[
+                "--offset=32k",
+                "--size=64k",
+                "--filesize=64k-128k",
+                "--rw=write",
+            ],
+            100 << 10,
+            Some(100 << 10),
+        ),
+        (
+            &["--size=16k", "--filesize=64k", "--rw=write"],
+            0,
+            Some(64 << 10),
+        ),
+        (
+            &["--offset=80k", "--size=64k", "--filesize=64k", "--rw=write"],
+            0,
+            None,
+        ),
+    ];
+    for (extra, existing, want_len) in cases {
+        let mut logs = Vec::new();
+        for tool in ["fiox", "fio"] {
+            if tool == "fio" && !need_fio() {
+                continue;
+            }
+            let dir = TempDir::new("fsregion");
+            if existing > 0 {
+                std::fs::write(dir.join("f"), vec![0u8; existing as usize]).unwrap();
+            }
+            let mut args = vec![
+                "--name=t",
+                "--filename=f",
+                "--bs=16k",
+                "--write_iolog=io.log",
+            ];
+            args.extend(extra);
+            args.push("--output-format=terse");
+            if tool == "fiox" && existing > 0 {
+                // The test's own file (fiox otherwise keeps a user's existing data).
+                args.push("--allow-destructive");
+            }
+            let r = tool_in(tool, dir.path(), &args);
+            let len = std::fs::metadata(dir.join("f")).ok().map(|m| m.len());
+            match want_len {
+                Some(n) => {
+                    assert_eq!(r.code, 0, "{tool} {extra:?}: {}", r.stderr);
+                    assert_eq!(len, Some(n), "{tool} {extra:?}: the file's size");
+                    logs.push(iolog_lines(&dir.join("io.log")));
+                }
+                None => {
+                    assert_eq!(r.code, 1, "{tool} {extra:?}: {} {}", r.stdout, r.stderr);
+                    let all = format!("{}{}", r.stdout, r.stderr);
+                    assert!(
+                        all.contains("you need to specify valid offset="),
+                        "{tool}: {all}"
+                    );
+                }
+            }
+        }
+        let io = |l: &Vec<String>| -> Vec<String> {
+            l.iter()
+                .filter(|x| x.contains(" write "))
+                .cloned()
+                .collect()
+        };
+        if let [ours, theirs] = &logs[..] {
+            assert_eq!(io(ours), io(theirs), "{extra:?} vs fio");
+        }
+        if let Some(ours) = logs.first() {
+            assert!(!io(ours).is_empty(), "{extra:?}: no writes");
+        }
     }
 }
 
@@ -1199,8 +1341,8 @@ fn verify_trim_runs_like_fio() {
 }
 
 /// `block_error_percentiles`: a job that trims nothing prints fio 3.33's two lines (every
-/// state 0, no percentile) and no JSON `block`; a job that trims every block twice reports
-/// each block trimmed twice at every percentile. (fio 3.33 aborts on an assertion as soon as a
+/// state 0, no percentile) and no JSON `block`; a job that trims every block of a loop device
+/// twice reports each block trimmed twice at every percentile. (fio 3.33 aborts on an assertion as soon as a
 /// block was trimmed, so only the first is compared with it.)
 #[test]
 fn block_error_percentiles_report_trims_per_block() {
@@ -1228,10 +1370,18 @@ fn block_error_percentiles_report_trims_per_block() {
         let o = std::process::Command::new("fio").args(&a).output().unwrap();
         assert_eq!(lines(&String::from_utf8_lossy(&o.stdout)), ours, "vs fio");
     }
-    let mut t = base.to_vec();
+    // Trims on a loop device: fio 3.33 (and fiox) cannot trim a regular file (ENOTTY).
+    let Some(lo) = loop_over(dir.path(), "backing", 1 << 20) else {
+        return;
+    };
+    let dev = format!("--filename={}", lo.path().display());
+    let mut t = vec!["--name=t", dev.as_str(), "--bs=4k", "--size=256k"];
     t.extend(["--rw=trim", "--loops=2", "--block_error_percentiles=1"]);
     t.extend(["--percentile_list=50:1:99.9", "--output-format=json"]);
+    // The test's own scratch device: fiox otherwise protects a loop device's backing file.
+    t.push("--allow-destructive");
     let r = fiox(&t);
+    lo.detach().unwrap();
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
     let block = &v["jobs"][0]["block"];

@@ -148,6 +148,69 @@ fn a_file_with_data_is_refused_naming_the_fixes_and_written_in_declared_scratch_
     );
 }
 
+/// Unmounts a test's bind mount however the test ends.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Adversarial round 3's N6: scratch space was decided by path, so a bind mount of a user's
+/// directory inside a scratch directory, or a hard link made there to a user's file, made that
+/// data writable. A file counts only on the declared directory's own mount and with no other
+/// hard link; a plain file of scratch space is still written.
+#[test]
+fn a_bind_mount_or_hard_link_inside_scratch_space_is_not_scratch() {
+    require_root("bind mount");
+    let d = TempDir::new("n6");
+    let (scratch, home) = (d.path().join("scratch"), d.path().join("home"));
+    std::fs::create_dir_all(scratch.join("ref")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let data: Vec<u8> = (0..64u32 << 10).map(|i| (i % 251) as u8).collect();
+    let victim = home.join("dataset.bin");
+    std::fs::write(&victim, &data).unwrap();
+    let status = Command::new("mount")
+        .arg("--bind")
+        .arg(&home)
+        .arg(scratch.join("ref"))
+        .status()
+        .expect("mount");
+    assert!(status.success(), "mount --bind");
+    let _bound = Unmount(scratch.join("ref"));
+    std::fs::hard_link(&victim, scratch.join("hl.bin")).unwrap();
+    let env = [("FIOX_SCRATCH", scratch.to_str().unwrap())];
+    for through in ["ref/dataset.bin", "hl.bin"] {
+        let job = write_job(scratch.join(through).to_str().unwrap());
+        let r = run("fiox", d.path(), &args(&job), &env);
+        assert_eq!(r.code, 1, "{through}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("existing data"),
+            "{through}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            data,
+            "{through}: the user's file changed"
+        );
+    }
+    let own = scratch.join("own.bin");
+    std::fs::write(&own, &data).unwrap();
+    let r = run(
+        "fiox",
+        d.path(),
+        &args(&write_job(own.to_str().unwrap())),
+        &env,
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (0, ""),
+        "a file of scratch space itself"
+    );
+}
+
 /// The log and state options of one job, writing its file `f`.
 fn logged_job() -> Vec<&'static str> {
     vec![

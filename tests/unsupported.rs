@@ -86,16 +86,17 @@ fn fio_switches_parse_and_refuse_with_the_reason() {
     assert_eq!(
         r.stderr,
         "fiox: `--client=localhost` is a fio switch that fiox does not support yet (fiox has no \
-         client/server mode (a network service)); nothing will run\n"
+         --client mode yet (`fiox --server` serves fio 3.33's clients)); nothing will run\n"
     );
     // --debug runs (tests/fio_jobflow.rs): accepted.
     let ok = fiox(&["--parse-only", "--debug=io,file", "--name=x", "--size=1m"]);
     assert_eq!((ok.code, ok.stderr.as_str()), (0, ""));
-    // A switch that acts without jobs (fio's server) is refused, not answered with the usage.
-    let r = fiox(&["--server=localhost"]);
+    // fio's server (tests/netserver.rs) with a bad address is refused, not answered with the
+    // usage.
+    let r = fiox(&["--server=ip:127.0.0.1,0"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
-    assert!(r.stderr.contains("client/server mode"), "{}", r.stderr);
+    assert!(r.stderr.contains("bad server port '0'"), "{}", r.stderr);
     let bad = fiox(&["--parse-only", "--debug=disk", "--name=x"]);
     assert_eq!(bad.code, 1);
     assert!(

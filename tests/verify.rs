@@ -55,8 +55,37 @@ fn verify_only_checks_an_earlier_run() {
     let r = verify_job(dir.path(), &f, "randwrite", &["--verify_only=1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
-    assert_eq!(issued(&v, "write"), (0, 0), "verify_only wrote");
+    // As fio 3.33's, the write section holds the replayed writes (bytes and I/Os, no time);
+    // the file's bytes and times below show that none was issued.
+    assert_eq!(issued(&v, "write"), (256, 1 << 20), "the replayed writes");
+    assert_eq!(v["jobs"][0]["write"]["runtime"], 0);
     assert_eq!(issued(&v, "read"), (256, 1 << 20));
+    if need_fio() {
+        let fdir = TempDir::new("vonly-fio");
+        let ff = fdir.join("f");
+        let job = |extra: &[&str]| {
+            let mut a = vec![
+                "--name=v".to_string(),
+                "--rw=randwrite".into(),
+                "--bs=4k".into(),
+                "--size=1m".into(),
+                format!("--filename={ff}"),
+                "--verify=crc32c".into(),
+            ];
+            a.extend(extra.iter().map(|s| s.to_string()));
+            a
+        };
+        let w = job(&[]);
+        let w: Vec<&str> = w.iter().map(String::as_str).collect();
+        assert_eq!(tool_json("fio", fdir.path(), &w, Some(60)).0, 0);
+        let o = job(&["--verify_only=1"]);
+        let o: Vec<&str> = o.iter().map(String::as_str).collect();
+        let (code, theirs, _) = tool_json("fio", fdir.path(), &o, Some(60));
+        assert_eq!(code, 0);
+        for d in ["write", "read"] {
+            assert_eq!(issued(&v, d), issued(&theirs, d), "{d} vs fio");
+        }
+    }
     assert_eq!(std::fs::read(&f).unwrap(), before);
     assert_eq!(std::fs::metadata(&f).unwrap().modified().unwrap(), mtime);
     // verify_only writes nothing, so --readonly allows it.
@@ -455,7 +484,8 @@ fn numjobs_with_offset_increment_verify_their_own_regions() {
     only.push("--verify_only=1");
     let r = fiox_in(dir.path(), &only);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(jobs(&r), vec![(0, 0, 64); 4]);
+    // The replayed writes are counted as writes, as fio 3.33 counts them; none was issued.
+    assert_eq!(jobs(&r), vec![(0, 64, 64); 4]);
     // Block 150 (offset 614400) is in the third job's quarter (512k..768k).
     let mut data = std::fs::read(&f).unwrap();
     data[150 * 4096..151 * 4096].fill(0);

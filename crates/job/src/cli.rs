@@ -77,6 +77,7 @@ pub(crate) const SWITCHES: &[&str] = &[
     "vm",
     "explain",
     "html",
+    "history",
     "warnings",
     "warnings-fatal",
     "inflate-log",
@@ -105,27 +106,20 @@ pub(crate) const SWITCHES: &[&str] = &[
 const FIO_SWITCHES: &[(&str, &str)] = &[
     (
         "client",
-        "fiox has no client/server mode (a network service)",
-    ),
-    (
-        "server",
-        "fiox has no client/server mode (a network service)",
+        "fiox has no --client mode yet (`fiox --server` serves fio 3.33's clients)",
     ),
     (
         "server-internal",
-        "fiox has no client/server mode (a network service)",
+        "fiox's server has no internal mode (run `fiox --server`)",
     ),
-    (
-        "daemonize",
-        "fiox has no client/server mode (a network service)",
-    ),
+    ("daemonize", "--daemonize=PIDFILE goes with --server"),
     (
         "remote-config",
-        "fiox has no client/server mode (a network service)",
+        "fiox has no --client mode yet (`fiox --server` serves fio 3.33's clients)",
     ),
     (
         "trigger-remote",
-        "fiox has no client/server mode (a network service)",
+        "fiox has no --client mode yet (`fiox --server` serves fio 3.33's clients)",
     ),
 ];
 
@@ -444,6 +438,10 @@ fn switch(cl: &mut CmdLine, name: &str, value: Option<&str>) -> Result<bool, Job
         "section" => s.sections.push(need(value)?),
         "output" => s.output = Some(need(value)?),
         "html" => s.html = Some(need(value)?),
+        "history" => {
+            s.history = true;
+            s.history_db = value.map(String::from);
+        }
         "output-format" => s.output_formats = parse_formats(&need(value)?)?,
         "minimal" => s.output_formats = vec![OutputFormat::Terse],
         "eta" => s.eta = parse_eta(&need(value)?)?,

@@ -120,6 +120,10 @@ pub const SWITCHES: &[Switch] = &[
         "Trace the jobs' threads and devices (BPF on kernel tracepoints, root) and report where each I/O's latency went; MODE: sampled (20ms in every 200ms, the default), full, or WINDOW/PERIOD",
     ),
     sw(
+        "--history[=DB]",
+        "Record the run in the history (fiox history; DB: another database than the default)",
+    ),
+    sw(
         "--telemetry[=MS]",
         "Sample /proc (memory, vmstat, CPU, disks, pressure) every MS (1000) around the run",
     ),
@@ -168,7 +172,7 @@ pub const SWITCHES: &[Switch] = &[
     ),
     sw(
         "--version",
-        "Print the version (fio-3.33 (fiox-VERSION) when run as fio or with FIOX_AS_FIO=1)",
+        "Print the version (fio-3.33 (fiox VERSION) when run as fio or with FIOX_AS_FIO=1)",
     ),
     sw("--help", "Print this text"),
 ];
@@ -191,16 +195,56 @@ pub fn usage_with(subcommands: &[Subcommand]) -> String {
     }
     out.push_str("\nOptions before the first --name= are global; each --name= starts a job.\n");
     out.push_str("A job file of '-' is read from standard input. Every job option is listed by\n");
-    out.push_str("--cmdhelp and in the man page (man fiox).\n");
+    out.push_str("--cmdhelp and in the man page (man fiox, or fiox man).\n");
+    out.push_str(
+        "\nServer: fiox --server[=ip:HOST[,PORT] | ip6:HOST[,PORT] | :PORT] [--daemonize=PIDFILE]\n\
+         serves fio 3.33's clients (fio --client=HOST[,PORT] job.fio runs the job on fiox).\n\
+         It listens on 127.0.0.1 port 8765 unless told otherwise (fio listens on every\n\
+         address) and logs each connection on stderr.\n",
+    );
+    // One column for the names, the longest plus two spaces: a name never runs into its text.
+    let width = subcommands
+        .iter()
+        .map(|c| c.name.len())
+        .chain(SWITCHES.iter().map(|s| s.spelling.len()))
+        .max()
+        .unwrap_or(0)
+        + 2;
     if !subcommands.is_empty() {
         out.push_str("\nSubcommands:\n");
         for c in subcommands {
-            out.push_str(&format!("  {:<26}{}\n", c.name, c.about));
+            out.push_str(&entry(c.name, c.about, width));
         }
     }
     out.push_str("\nSwitches:\n");
     for s in SWITCHES {
-        out.push_str(&format!("  {:<26}{}\n", s.spelling, s.help));
+        out.push_str(&entry(s.spelling, s.help, width));
+    }
+    out
+}
+
+/// The widest line `fiox --help` prints.
+pub const HELP_COLUMNS: usize = 100;
+
+/// `  NAME  text`, the text wrapped at word boundaries to [`HELP_COLUMNS`], its further lines
+/// under its first.
+fn entry(name: &str, text: &str, width: usize) -> String {
+    let room = HELP_COLUMNS.saturating_sub(2 + width).max(20);
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in text.split(' ') {
+        let cur = lines.last_mut().expect("one line at least");
+        if !cur.is_empty() && cur.len() + 1 + word.len() > room {
+            lines.push(word.to_string());
+        } else {
+            if !cur.is_empty() {
+                cur.push(' ');
+            }
+            cur.push_str(word);
+        }
+    }
+    let mut out = format!("  {name:<width$}{}\n", lines[0]);
+    for l in &lines[1..] {
+        out.push_str(&format!("  {:<width$}{l}\n", ""));
     }
     out
 }
@@ -231,6 +275,14 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     Subcommand {
         name: "env",
         about: "Describe this machine and its targets as results record it",
+    },
+    Subcommand {
+        name: "history",
+        about: "Recorded results: list, show, tag, trend, import, export, gc, regressions, compare",
+    },
+    Subcommand {
+        name: "man",
+        about: "Print the man page, or the bash, zsh or fish completion script",
     },
 ];
 
@@ -466,8 +518,40 @@ mod tests {
     fn usage_lists_switches() {
         let u = usage();
         assert!(
-            u.contains("\n  --parse-only              Parse and check the jobs"),
+            u.lines()
+                .any(|l| l.starts_with("  --parse-only  ")
+                    && l.contains("  Parse and check the jobs")),
             "{u}"
+        );
+    }
+
+    /// Every name is followed by at least two spaces before its text (issue 41:
+    /// `--allow-destructive[=PATH]Allow`), every line fits the help's width, and wrapped text
+    /// lines up under its first line.
+    #[test]
+    fn usage_names_never_run_into_their_text_and_lines_fit() {
+        let u = usage();
+        for l in u.lines() {
+            assert!(l.len() <= HELP_COLUMNS, "{} columns: {l}", l.len());
+        }
+        for s in SWITCHES {
+            let line = u
+                .lines()
+                .find(|l| l.trim_start().starts_with(s.spelling))
+                .unwrap_or_else(|| panic!("{} missing", s.spelling));
+            let rest = &line[2 + s.spelling.len()..];
+            assert!(rest.starts_with("  "), "{line}");
+        }
+        assert!(
+            u.contains("  --allow-destructive[=PATH]  Allow writes"),
+            "{u}"
+        );
+        let at = u.find("--allow-destructive[=PATH]").unwrap();
+        let col = u[at..].find("Allow").unwrap() + 2;
+        let next = u[at..].lines().nth(1).unwrap();
+        assert!(
+            next.len() > col && next[..col].trim().is_empty(),
+            "a wrapped line starts under its text: {next:?}"
         );
     }
 

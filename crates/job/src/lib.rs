@@ -3,7 +3,7 @@
 //! sections into typed [`JobSpec`]s that the rest of fiox consumes.
 //!
 //! Entry points: [`parse_invocation`] for the `fiox` binary, [`parse_job_text`] for tests and
-//! tools, [`showcmd`] to turn jobs back into a command line.
+//! tools, `showcmd` to turn jobs back into a command line.
 #![forbid(unsafe_code)]
 
 pub mod cli;
@@ -147,10 +147,15 @@ fn old_latency_logs(jobs: &mut [JobSpec]) {
 /// comes from the process environment.
 pub fn parse_invocation(args: &[String]) -> Result<Invocation, JobError> {
     parse_invocation_with(args, &SubstEnv::from_system(), &mut |path| {
+        // One bounded reader (fiox_guard::input): a FIFO or /dev/zero named as a job file is
+        // refused at once instead of read for ever.
         if path == "-" {
-            std::io::read_to_string(std::io::stdin())
+            fiox_guard::input::read_stdin(fiox_guard::input::JOB_FILE_MAX)
         } else {
-            std::fs::read_to_string(path)
+            fiox_guard::input::read_text(
+                std::path::Path::new(path),
+                fiox_guard::input::JOB_FILE_MAX,
+            )
         }
     })
 }

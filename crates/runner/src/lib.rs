@@ -213,6 +213,18 @@ fn forced_exit() -> ! {
     sys::exit_now(130)
 }
 
+/// Remove `path`, a file fiox made and marked for these jobs but no job unlinks (`fiox quick`'s
+/// test file), also when a second signal forces the exit; [`forget_on_forced_exit`] once the
+/// caller removed it.
+pub fn remove_on_forced_exit(path: &std::path::Path) {
+    files::owned::remove_on_exit(path);
+}
+
+/// `path` is gone: a forced exit need not remove it (see [`remove_on_forced_exit`]).
+pub fn forget_on_forced_exit(path: &std::path::Path) {
+    files::owned::forget(path);
+}
+
 /// Call before printing the report: when a second signal has already arrived, exit as the
 /// watcher thread would (it polls every 20 ms, and the run may end within that time after a
 /// first signal stopped it), so two signals never give a report.
@@ -262,20 +274,29 @@ pub fn run_synced(
             return refused_run(jobs, Vec::new(), opts, start_ms);
         }
     }
-    let mut reshaped = match checked {
+    let (mut reshaped, allowed) = match checked {
         Ok(v) => v,
         Err((jobs, errors)) => return refused_run(&jobs, errors, opts, start_ms),
     };
     let fd_warnings = files::fdbudget::fit(&mut reshaped, sys::raise_nofile_limit());
-    run_checked(&reshaped, opts, on_status, sync, (start_ms, fd_warnings))
+    run_checked(
+        &reshaped,
+        (opts, &allowed),
+        on_status,
+        sync,
+        (start_ms, fd_warnings),
+    )
 }
 
 /// A refusal before any I/O: the jobs as far as they were reshaped, and the refused ones.
 type Refusal = (Vec<JobSpec>, Vec<(usize, RunError)>);
 
 /// The checks before any I/O: the jobs as they will run (read_iolog jobs reshaped by their
-/// log), or why they cannot.
-fn check_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<Vec<JobSpec>, Refusal> {
+/// log) and the objects `--allow-destructive=PATH` names now, or why they cannot.
+fn check_jobs(
+    jobs: &[JobSpec],
+    opts: &RunOptions,
+) -> Result<(Vec<JobSpec>, fiox_guard::Allowed), Refusal> {
     // read_iolog jobs take their files, size and direction from the log.
     let reshaped = match replay_jobs(jobs) {
         Ok(v) => v,
@@ -301,16 +322,23 @@ fn check_jobs(jobs: &[JobSpec], opts: &RunOptions) -> Result<Vec<JobSpec>, Refus
     if !unsupported.is_empty() {
         return Err((reshaped, unsupported));
     }
-    if let Err(errors) = prepare_iologs(jobs) {
+    // Every job's files before the first group: a later group's refusal does not wait for
+    // the earlier groups' runtime.
+    let allowed =
+        match files::precheck::before_run(jobs, opts.allow_destructive, &opts.allow_targets) {
+            Ok(a) => a,
+            Err(refused) => return Err((reshaped, refused)),
+        };
+    if let Err(errors) = replay::iolog::prepare(jobs) {
         return Err((reshaped, errors));
     }
-    Ok(reshaped)
+    Ok((reshaped, allowed))
 }
 
 /// Run jobs that passed [`check_jobs`].
 fn run_checked(
     jobs: &[JobSpec],
-    opts: &RunOptions,
+    (opts, allowed): (&RunOptions, &fiox_guard::Allowed),
     on_status: &mut (dyn FnMut(&RunResult) + Send),
     sync: Option<&dyn GroupSync>,
     (start_ms, mut warnings): (u64, Vec<fiox_stats::Warning>),
@@ -387,7 +415,7 @@ fn run_checked(
                 &flows,
                 &locks,
                 sync,
-                &cgroups,
+                (&cgroups, allowed),
             );
             if let Some((rec, stop)) = ran {
                 synced.push(rec);
@@ -439,35 +467,6 @@ fn run_checked(
         interrupted: interrupted(),
         phases: synced,
     }
-}
-
-/// Create each `write_iolog` file once, before any job starts: numjobs clones sharing one
-/// then only open a file fiox already created and marked (creating it from two threads at
-/// once, one would find the other's file before its mark and refuse it).
-fn prepare_iologs(jobs: &[JobSpec]) -> Result<(), Vec<(usize, RunError)>> {
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, j) in jobs.iter().enumerate() {
-        let Some(name) = j.logs.write_iolog.as_deref() else {
-            continue;
-        };
-        if seen.contains(&name) {
-            continue;
-        }
-        seen.push(name);
-        if let Err(e) =
-            files::safeopen::append_output(std::path::Path::new(name), replay::iolog::is_fio_iolog)
-        {
-            let msg = format!("cannot create write_iolog file '{name}': {e}");
-            return Err(vec![(
-                i,
-                RunError::Job {
-                    job: j.name.clone(),
-                    msg,
-                },
-            )]);
-        }
-    }
-    Ok(())
 }
 
 /// `--merge-blktrace-only`: write every job's `merge_blktrace_file` (each once) and run
@@ -689,7 +688,7 @@ fn run_phase(
     flows: &[Option<std::sync::Arc<control::flow::Flow>>],
     locks: &[Option<std::sync::Arc<control::filelock::Shared>>],
     sync: Option<&dyn GroupSync>,
-    cgroups: &job::cgroup::Created,
+    (cgroups, allowed): (&job::cgroup::Created, &fiox_guard::Allowed),
 ) -> Option<(PhaseSync, bool)> {
     let slots = opts.max_jobs.map(Slots::new);
     let slots = &slots;
@@ -742,7 +741,7 @@ fn run_phase(
                             info: &opts.info,
                             readonly: opts.readonly,
                             allow_destructive: opts.allow_destructive,
-                            allow_targets: &opts.allow_targets,
+                            allowed,
                             cpus: cpus_for(job),
                             status: opts.status_interval.is_some(),
                             flow,

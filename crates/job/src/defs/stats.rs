@@ -319,7 +319,9 @@ pub(super) static OPTS: &[OptDef] = &[
     OptDef::new("verify_offset", K::Size, C::Verify, "Place the verify header N bytes into the block", |j, v| {
         j.verify.verify_offset = v.size()?;
         Ok(())
-    }),
+    })
+    // fio's minimum: the size of its verify header (struct verify_header, 40 bytes).
+    .range(40, 1 << 40),
     OptDef::new("verify_pattern", K::Complex("pattern: 0xHEX, \"text\", decimal, 'file', %o (write offset), concatenated"), C::Verify, "Fill and check blocks with this pattern", |j, v| {
         super::forget(j, "verify_pattern");
         let raw = v.raw.trim();

@@ -40,8 +40,8 @@ pub(super) fn fill_device_scope(job: &mut JobSpec) {
     }
 }
 
-/// fio's fixup_options for the verify header interval of a job that writes headers: with
-/// varying write sizes (bsrange, bssplit) and no verify_interval, one header per smallest
+/// fio's fixup_options for the verify interval of any verifying job (headers or a bare
+/// pattern, as fio 3.33 does for every `verify` but none): with varying write sizes (bsrange, bssplit) and no verify_interval, one header per smallest
 /// write; an interval above the smallest write (or, in a reading job, the smallest read) is cut
 /// to it; one that does not divide both the smallest and the largest write becomes their gcd.
 /// So fiox writes and checks headers where fio does (fio verifies fiox's data and the other
@@ -49,9 +49,7 @@ pub(super) fn fill_device_scope(job: &mut JobSpec) {
 /// is what fio's gcd gives. verify_interval=0 stays for the verifier to refuse.
 pub(super) fn verify_interval_fixup(job: &mut JobSpec) {
     use crate::spec::VerifyMethod as M;
-    if matches!(job.verify.method, M::None | M::Pattern | M::Null)
-        || job.verify.verify_interval == Some(0)
-    {
+    if matches!(job.verify.method, M::None) || job.verify.verify_interval == Some(0) {
         return;
     }
     let (wmin, wmax, rmin) = (job.bs.write.min, job.bs.write.max, job.bs.read.min);

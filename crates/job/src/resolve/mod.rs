@@ -5,8 +5,8 @@
 //! engine-owned options against the final engine, derives fio's dependent defaults, expands
 //! `numjobs` and assigns reporting groups as fio does.
 //!
-//! The folder: this file walks the sections and expands `numjobs`; [`options`] resolves one
-//! job's options, [`derive`] derives fio's dependent defaults and [`checks`] holds the checks
+//! The folder: this file walks the sections and expands `numjobs`; `options` resolves one
+//! job's options, [`derive`] derives fio's dependent defaults and `checks` holds the checks
 //! that span options or jobs. `options` uses `derive` and `checks`, never the reverse.
 
 mod checks;

@@ -89,13 +89,31 @@ fn verify_interval_follows_fio() {
             .verify_interval,
         None
     );
+    // A bare pattern is fixed up as fio does (init.c applies it to every verify but none).
     let pattern = [("verify", Some("pattern")), ("bsrange", Some("4k-64k"))];
     assert_eq!(
         resolve(&[sec("a", 1, &pattern)]).unwrap()[0]
             .verify
             .verify_interval,
-        None
+        Some(4096)
     );
+    // Issue 39: an interval that does not divide the block is fio's gcd, the block.
+    for given in ["2222", "3000"] {
+        let o = [
+            ("verify", Some("pattern")),
+            ("verify_pattern", Some("0xab")),
+            ("rw", Some("randwrite")),
+            ("bs", Some("4096")),
+            ("verify_interval", Some(given)),
+        ];
+        assert_eq!(
+            resolve(&[sec("a", 1, &o)]).unwrap()[0]
+                .verify
+                .verify_interval,
+            Some(4096),
+            "verify_interval={given}"
+        );
+    }
 }
 
 /// merge_blktrace_scalars/iters without a merge file do nothing: said, not ignored.

@@ -94,13 +94,17 @@ pub struct RunSettings {
     pub explain_mode: ExplainMode,
     /// `--html=FILE`: also write the run's report page (charts) to FILE.
     pub html: Option<String>,
+    /// `--history[=DB]` (fiox's): record the run in the history database (fiox-history), the
+    /// default one or DB.
+    pub history: bool,
+    pub history_db: Option<String>,
     /// `--warnings=stderr` (or `fatal`): fiox's advice also on stderr (it is always in the
     /// report).
     pub warnings_stderr: bool,
     /// `--warnings=fatal` (fiox's): fiox's advice makes the exit status 1 as well.
     pub advice_fatal: bool,
     /// `--warnings-fatal` (fio's `-w`): fio's parser warnings (the notes fio 3.33 itself warns
-    /// with, [`JobSpec::fio_warnings`]) stop the run before any I/O, as in fio.
+    /// with, `JobSpec::fio_warnings`) stop the run before any I/O, as in fio.
     pub warnings_fatal: bool,
     /// `--aux-path`: the directory of fio's state files (verify state, verify dumps).
     pub aux_path: Option<String>,

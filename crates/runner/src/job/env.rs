@@ -19,8 +19,9 @@ pub struct JobEnv<'a> {
     pub readonly: bool,
     /// Skip the block-device safety checks (`--allow-destructive`).
     pub allow_destructive: bool,
-    /// `--allow-destructive=PATH`: writing allowed to exactly these devices or files.
-    pub allow_targets: &'a [std::path::PathBuf],
+    /// `--allow-destructive=PATH`: writing allowed to exactly these devices or files, as
+    /// they were when the run started (resolved once, matched on each open descriptor).
+    pub allowed: &'a fiox_guard::Allowed,
     /// CPUs this job may use after `cpus_allowed_policy` was applied.
     pub cpus: Option<Vec<usize>>,
     /// `--status-interval` is set: publish snapshots when asked.

@@ -87,7 +87,7 @@ pub(super) fn debug_buffers(job: &JobSpec, pool: &BufPool, size: usize) {
     crate::dprint!(crate::debug::MEM, "Alloc {total} for buffers");
     // The backing's line, where fiox's allocation is the one fio names (the shm backings'
     // lines carry a segment id fiox's buffer pool does not expose).
-    let base = pool.ptr(0).as_ptr();
+    let base = pool.slot(0).as_ptr();
     use fiox_job::MemKind as K;
     match job.buffers.mem {
         K::Malloc => crate::dprint!(crate::debug::MEM, "malloc {total} {base:p}"),
@@ -98,7 +98,7 @@ pub(super) fn debug_buffers(job: &JobSpec, pool: &BufPool, size: usize) {
     }
     for i in 0..pool.len() {
         crate::dprint!(crate::debug::MEM, "io_u alloc {i:#x}, index {i}");
-        let mem = pool.ptr(i).as_ptr();
+        let mem = pool.slot(i).as_ptr();
         crate::dprint!(crate::debug::MEM, "io_u {i:#x}, mem {mem:p}");
     }
 }

@@ -56,7 +56,8 @@ pub(super) fn run_io(
     let plan = &opened.plan;
     let mut gen = crate::gen::generator(job, plan)?;
     let mut filler = crate::gen::filler(job, &gen);
-    let mut verify = crate::verify::JobVerify::new(job, gen.seed(), plan.files.len())?;
+    let origins: Vec<u64> = plan.files.iter().map(|f| f.offset).collect();
+    let mut verify = crate::verify::JobVerify::new(job, gen.seed(), &origins)?;
     if let Some(v) = verify.as_mut() {
         result.warnings.extend(v.warnings(job));
         v.enable_trim(job, gen.seeds());
@@ -68,9 +69,11 @@ pub(super) fn run_io(
     if only && verify.is_none() {
         return Err(crate::job::vphase::no_method(job));
     }
-    if verify_phase_only {
-        crate::job::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?;
-    }
+    let replayed = if verify_phase_only {
+        crate::job::vphase::prepare_verify_only(job, &mut gen, verify.as_mut(), plan.files.len())?
+    } else {
+        Default::default()
+    };
     // experimental_verify replays the I/O sequence: a copy of the generator as it starts.
     let replay = (job.verify.experimental_verify && verify.is_some() && !verify_phase_only)
         .then(|| gen.clone());
@@ -177,6 +180,10 @@ pub(super) fn run_io(
     }
     lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
     let done = run_phases(env, &mut lp, verify_phase_only, replay, measure, result);
+    // fio 3.33 counts verify_only's replayed writes as the job's writes (bytes and I/Os, no
+    // time): a parser reading the write section sees what the job would have written.
+    result.dirs.write.total_ios += replayed.ios;
+    result.dirs.write.io_bytes += replayed.bytes;
     if let (Some(m), Ok(mut slot)) = (lp.flow.take(), env.flow.lock()) {
         *slot = Some(m);
     }
@@ -249,6 +256,7 @@ pub(super) fn run_phases(
         v.set_replayed(crate::verify::vstate::replayed_reads(&mut g, bytes, min_bs));
     }
     let state_warning = crate::verify::vstate::save_after_write(job, lp.verify.as_ref());
+    let unaligned = lp.verify.as_ref().and_then(|v| v.unaligned_warning());
     let phase = crate::job::vphase::verify_phase(env, lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
     let phase_ms = phase
@@ -256,6 +264,7 @@ pub(super) fn run_phases(
         .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
+    result.warnings.extend(unaligned);
     result.block_infos = lp.blocks.take().map(|b| b.into_infos());
     if let Some(t) = &lp.lat_target {
         let s = job.lat_target;

@@ -54,16 +54,16 @@ pub(super) fn prepare_files(
     }
     // The files' directories stay open from one file to the next until the files are ready.
     let _held = crate::files::safeopen::HeldDirs::enter();
-    let allowed = |p: &std::path::Path| {
-        env.allow_destructive || crate::files::allowed_target(env.allow_targets, p)
-    };
-    crate::files::owned::check_user_files(job, &plan, &allowed)?;
+    // The job's existing files were checked before the run's first group
+    // (files::precheck); every open below checks its own descriptor again.
+    let who = writer(env);
     crate::verify::vstate::check_targets(job, &plan)?;
     let mut claims = Vec::new();
-    if files::job_writes(job) && !job.files.allow_mounted_write {
-        let blocks = plan.files.iter().filter(|f| f.kind == FileKind::Block);
-        for f in blocks.filter(|f| !allowed(&f.path)) {
-            claims.push(crate::files::blockdev::check_block_write(&f.path)?);
+    if files::job_writes(job) && !allow_all(env) {
+        for f in plan.files.iter().filter(|f| f.kind == FileKind::Block) {
+            if let Some(c) = crate::files::blockdev::check_block_write(&f.path, env.allowed)? {
+                claims.push(c);
+            }
         }
     }
     // Before the job opens (or lays out) the files it keeps: they go into its own table.
@@ -86,10 +86,6 @@ pub(super) fn prepare_files(
             checked.push(None);
             continue;
         }
-        let who = crate::files::safeopen::Writer {
-            job: &job.name,
-            allow: allow_all(env) || crate::files::allowed_target(env.allow_targets, &f.path),
-        };
         if defer && !f.path.exists() {
             // Created at its first open (create_on_open): still removed on an aborted run,
             // by path, once it carries fiox's mark (see the cleanup in lib.rs).
@@ -128,6 +124,16 @@ pub(super) fn prepare_files(
 /// The user allowed writing over anything (`allow_mounted_write=1` or `--allow-destructive`).
 pub(super) fn allow_all(env: &JobEnv) -> bool {
     env.job.files.allow_mounted_write || env.allow_destructive
+}
+
+/// Who writes the job's files, and what the user allowed: everything, or the objects
+/// `--allow-destructive=PATH` named (matched on each open descriptor).
+pub(super) fn writer<'a>(env: &'a JobEnv) -> crate::files::safeopen::Writer<'a> {
+    crate::files::safeopen::Writer {
+        job: &env.job.name,
+        allow: allow_all(env),
+        allowed: env.allowed,
+    }
 }
 
 pub(super) fn lay_out_all(
@@ -191,7 +197,7 @@ pub(super) fn lay_out_all(
         if job.files.unlink && !f.path.exists() {
             crate::files::owned::leave(leftovers, &f.path);
         }
-        files::lay_out(job, f, allow_all(env), &stop)?;
+        files::lay_out(job, f, &writer(env), &stop)?;
     }
     if job.files.fill_device {
         files::refresh_io_bytes(job, plan);
@@ -285,7 +291,13 @@ pub(super) fn lazy_open_gate(
         });
     }
     let spec = fiox_engine::OpenSpec::from_job(job);
-    let gate = OpenGate::new(list, spec, files::job_writes(job), &job.name, allow);
+    let gate = OpenGate::new(
+        list,
+        spec,
+        files::job_writes(job),
+        &job.name,
+        (allow, env.allowed),
+    );
     Ok(Some(
         gate.fsync_on_close(job.fsync_on_close)
             .advise(files::access_advice(job))

@@ -24,7 +24,7 @@ pub fn prepare_verify_only(
     gen: &mut Generator,
     verify: Option<&mut JobVerify>,
     nfiles: usize,
-) -> Result<(), RunError> {
+) -> Result<crate::verify::vstate::Replayed, RunError> {
     let v = verify.ok_or_else(|| no_method(job))?;
     crate::verify::vstate::expected_writes(job, gen, v, nfiles)
 }

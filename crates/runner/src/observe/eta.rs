@@ -296,7 +296,15 @@ fn fired(t: &crate::Trigger, timeout_left: &mut Option<Duration>, elapsed: Durat
             Ok(true) => return true,
             Ok(false) => {}
             Err(e) => {
-                eprintln!("fiox: failed to unlink {}: {e}", f.display());
+                // fio's words: the cause once, after the path.
+                match e.os_error() {
+                    Some(n) => eprintln!(
+                        "fiox: failed to unlink {}: {}",
+                        f.display(),
+                        std::io::Error::from_raw_os_error(n)
+                    ),
+                    None => eprintln!("fiox: {e}"),
+                }
                 return true;
             }
         }

@@ -113,3 +113,32 @@ impl IoLogWriter {
         self.out.flush()
     }
 }
+
+/// Create each `write_iolog` file once, before any job starts: numjobs clones sharing one
+/// then only open a file fiox already created and marked (creating it from two threads at
+/// once, one would find the other's file before its mark and refuse it).
+pub(crate) fn prepare(jobs: &[fiox_job::JobSpec]) -> Result<(), Vec<(usize, crate::RunError)>> {
+    let mut seen: Vec<&str> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = j.logs.write_iolog.as_deref() else {
+            continue;
+        };
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        if let Err(e) =
+            crate::files::safeopen::append_output(std::path::Path::new(name), is_fio_iolog)
+        {
+            let msg = format!("cannot create write_iolog file '{name}': {e}");
+            return Err(vec![(
+                i,
+                crate::RunError::Job {
+                    job: j.name.clone(),
+                    msg,
+                },
+            )]);
+        }
+    }
+    Ok(())
+}
