@@ -5,8 +5,22 @@
 # `cargo test` (e.g. `ci/test.sh --test cli`). A machine that cannot install (not root, no
 # apt-get) gets one message listing every missing tool and the command that installs them,
 # before any test runs. .ci/run calls this script for its test step.
+#
+# Rust comes from the user: through `sudo` (whose secure_path has no rustup cargo) the invoking
+# user's toolchain is found first (ci/toolchain.sh), before anything is installed.
+# `ci/test.sh --print-cargo` only prints the cargo it would use and exits.
+# A step that fails stops the script with that step's exit status; the skip summary is printed
+# only when the tests ran.
 set -euo pipefail
 cd "${0%/*}/.."
+
+. ci/toolchain.sh
+find_cargo Cargo.toml || exit 2
+if [[ ${1:-} == --print-cargo ]]; then
+    echo "cargo: $TOOLCHAIN_CARGO ($TOOLCHAIN_VERSION)"
+    echo "RUSTUP_HOME: ${RUSTUP_HOME:-unset (rustup default)}"
+    exit 0
+fi
 
 list=ci/packages.txt
 missing_tools=()
@@ -84,6 +98,8 @@ skips=$target/tmp/fiox-skips.log
 mkdir -p "$target/tmp"
 : >"$skips"
 
+# Build first: a build that fails stops here with cargo's status, before any summary.
+cargo test --workspace --no-run "$@"
 rc=0
 cargo test --workspace --no-fail-fast "$@" || rc=$?
 

@@ -1,12 +1,18 @@
 //! `fiox quick [DIR]`: a six-test disk check in the spirit of CrystalDiskMark — SEQ1M Q8T1,
 //! RND4K Q32T1 and RND4K Q1T1, each read and write — on a temporary file in DIR, with a compact
 //! table (MB/s, IOPS, p50/p99 latency) or JSON. Direct I/O where the filesystem allows it,
-//! io_uring where the kernel allows it; each fallback is stated in the output. The file is
-//! always removed at the end, also after Ctrl-C.
+//! io_uring where the kernel allows it; each fallback is stated in the output. A test that
+//! failed, was interrupted or did not run says so (status and error, no numbers), and the exit
+//! status is the number of failed tests (130 when a signal stopped the set). The default size
+//! shrinks to the free space of DIR (with a note); a `--size` that does not fit is refused.
+//! The file is recorded (fiox-testbed's scratch record) before it exists and removed at the
+//! end, on any signal (a second one forces the exit and still removes it), and after a
+//! kill -9 by the next `fiox quick` or `fiox testbed cleanup`.
 
 use anyhow::{bail, Context, Result};
 use fiox_job::{BsSpec, EtaMode, JobSpec, PerDir, RwMode, RwSpec, SizeSpec};
 use fiox_runner::RunOptions;
+use fiox_testbed::managed::scratch::{self, ScratchFile};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,8 +49,12 @@ const TESTS: [Test; 3] = [
 struct Args {
     dir: PathBuf,
     size: u64,
+    /// `--size` was given (the default shrinks to the free space; a given size is refused).
+    size_given: bool,
     runtime: Duration,
     json: bool,
+    /// Record the results in the history (unless --no-history).
+    history: bool,
 }
 
 /// What `--output-format` prints.
@@ -58,7 +68,9 @@ pub enum QuickFormat {
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "DIR defaults to the current directory. The test file is removed at \
-the end, also after Ctrl-C."
+the end, also after Ctrl-C (a kill -9 leaves it to the next `fiox quick` or `fiox testbed \
+cleanup`). The default size shrinks to the free space of DIR. Exit status: the number of \
+failed tests, 130 after a signal."
 )]
 pub struct QuickArgs {
     /// Directory for the temporary test file (default .)
@@ -74,6 +86,9 @@ pub struct QuickArgs {
     #[arg(long, value_name = "FORMAT", value_enum, default_value_t = QuickFormat::Normal,
           hide_default_value = true)]
     output_format: QuickFormat,
+    /// Do not record the results in the history (fiox history)
+    #[arg(long)]
+    no_history: bool,
 }
 
 /// `--size`: fio's size syntax, at least 2 MiB (a SEQ1M test needs room for its queue).
@@ -99,8 +114,10 @@ impl QuickArgs {
         Args {
             dir: self.dir.unwrap_or_else(|| PathBuf::from(".")),
             size: self.size.unwrap_or(1 << 30),
+            size_given: self.size.is_some(),
             runtime: self.runtime.unwrap_or(Duration::from_secs(5)),
             json: self.output_format == QuickFormat::Json,
+            history: !self.no_history,
         }
     }
 }
@@ -113,18 +130,40 @@ struct Setup {
     notes: Vec<String>,
 }
 
-fn probe(a: &Args) -> Result<Setup> {
+/// Remove the test files of earlier runs that were killed (their scratch records remain), then
+/// make this run's file: recorded before it exists, and removed by a forced exit too.
+fn probe(a: &mut Args) -> Result<(Setup, ScratchFile)> {
     if !a.dir.is_dir() {
         bail!("quick: {} is not a directory", a.dir.display());
     }
+    let mut notes = Vec::new();
+    match scratch::cleanup_orphans() {
+        Ok(r) => {
+            for f in &r.removed {
+                notes.push(format!(
+                    "removed {f}, left by an earlier fiox quick that was killed"
+                ));
+            }
+            for (f, e) in &r.failed {
+                eprintln!("fiox quick: an earlier run's file {f}: {e}");
+            }
+        }
+        Err(e) => eprintln!("fiox quick: cannot check for earlier runs' files: {e}"),
+    }
     // Show where the test really ran (`.` says little in a saved result).
     let dir = a.dir.canonicalize().unwrap_or_else(|_| a.dir.clone());
+    if let Some(n) = fit_free_space(a, &dir)? {
+        notes.push(n);
+    }
     let file = dir.join(format!(".fiox-quick-{}.tmp", std::process::id()));
     if file.exists() {
         bail!("quick: {} already exists; not touching it", file.display());
     }
-    let mut notes = Vec::new();
-    let direct = direct_supported(&file)?;
+    let (scratch, f) = ScratchFile::make(&file)
+        .with_context(|| format!("quick: cannot create its test file {}", file.display()))?;
+    fiox_runner::remove_on_forced_exit(&file);
+    let direct = direct_supported(&f, &file)?;
+    drop(f);
     if !direct {
         notes.push(format!(
             "the filesystem of {} refuses O_DIRECT: buffered I/O, results include the page cache",
@@ -147,27 +186,60 @@ fn probe(a: &Args) -> Result<Setup> {
             "psync"
         }
     };
-    Ok(Setup {
+    let setup = Setup {
         file,
         direct,
         engine,
         notes,
-    })
+    };
+    Ok((setup, scratch))
 }
 
-/// Create `file` (exclusively, through the guard) and open it again with O_DIRECT to learn
-/// whether the filesystem allows it; removes it again (that very inode).
-fn direct_supported(file: &Path) -> Result<bool> {
-    let (dir, name) = fiox_guard::Dir::open_parent(file)?;
-    let f = dir
-        .create_file(&name, 0o644, fiox_guard::Layout::Complete)
-        .with_context(|| "quick: cannot create its test file".to_string())?;
-    let id = fiox_guard::Identity::of(&f.metadata()?);
-    let direct = fiox_guard::named::reopen(&f, libc::O_RDWR | libc::O_DIRECT);
-    drop(f);
-    dir.remove_if(&name, &id)
-        .with_context(|| format!("removing {}", file.display()))?;
-    match direct {
+/// The smallest file the set can use (a SEQ1M test needs room for its queue).
+const MIN_SIZE: u64 = 2 << 20;
+
+/// Check the file fits in the free space of `dir` (with 5% to spare for the filesystem's own
+/// blocks): the default size shrinks to fit (a note says so); a `--size` that does not fit is
+/// refused, before anything is laid out. A filesystem without a limit (ramfs) is not checked.
+fn fit_free_space(a: &mut Args, dir: &Path) -> Result<Option<String>> {
+    let Some(free) = fiox_engine::sys::fs_free_bytes(dir)
+        .with_context(|| format!("quick: cannot read the free space of {}", dir.display()))?
+    else {
+        return Ok(None);
+    };
+    let usable = free / 20 * 19;
+    if a.size <= usable {
+        return Ok(None);
+    }
+    let units = fiox_report::units::Units::default();
+    let fit = usable & !((1 << 20) - 1);
+    if a.size_given || fit < MIN_SIZE {
+        bail!(
+            "quick: {} has {} free, less than the {} test file (--size){}",
+            dir.display(),
+            units.bytes(free),
+            units.bytes(a.size),
+            if fit >= MIN_SIZE {
+                format!("; try --size={}m", fit >> 20)
+            } else {
+                format!("; the tests need at least {}", units.bytes(MIN_SIZE))
+            }
+        );
+    }
+    let note = format!(
+        "{} has {} free: the test file is {} instead of {}",
+        dir.display(),
+        units.bytes(free),
+        units.bytes(fit),
+        units.bytes(a.size)
+    );
+    a.size = fit;
+    Ok(Some(note))
+}
+
+/// Whether the filesystem allows O_DIRECT on the test file (open as `f`, just created).
+fn direct_supported(f: &std::fs::File, file: &Path) -> Result<bool> {
+    match fiox_guard::named::reopen(f, libc::O_RDWR | libc::O_DIRECT) {
         Ok(_) => Ok(true),
         // tmpfs and some FUSE filesystems refuse O_DIRECT.
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(false),
@@ -244,9 +316,10 @@ fn job(
 
 /// Entry point of `fiox quick`; returns the exit code.
 pub fn main(args: QuickArgs) -> Result<i32> {
-    let a = args.resolve();
-    let mut s = probe(&a)?;
+    let mut a = args.resolve();
+    // Before the file exists: a signal from here on stops the run and the file goes with it.
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
+    let (mut s, scratch) = probe(&mut a)?;
     if !a.json {
         println!(
             "fiox quick: {} ({} file, {:?} per test, {}, {} I/O)",
@@ -270,10 +343,17 @@ pub fn main(args: QuickArgs) -> Result<i32> {
         s.engine = "psync";
         outcome = run_set(&a, &s);
     }
+    // The file was fiox's from its creation: removed only while it is that inode.
+    let file = s.file.clone();
+    if let Err(e) = scratch.remove() {
+        eprintln!("fiox quick: cannot remove {}: {e}", file.display());
+    }
+    fiox_runner::forget_on_forced_exit(&file);
+    fiox_runner::exit_if_forced();
     for e in &outcome.errors {
         eprintln!("fiox quick: {e}");
     }
-    let rows = rows(&outcome.result);
+    let rows = rows(&outcome.result, outcome.interrupted, a.runtime);
     let mut notes = s.notes.clone();
     let mut codes = Vec::new();
     for w in outcome.result.jobs.iter().flat_map(|j| &j.warnings) {
@@ -288,17 +368,30 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     } else {
         print!("{}", table(&rows, &s.notes));
     }
-    Ok(if outcome.interrupted {
-        130
-    } else if outcome.errors.is_empty() {
-        0
-    } else {
-        1
-    })
+    if a.history
+        && !outcome.interrupted
+        && !rows.iter().any(|r| matches!(r.status, Status::Failed(_)))
+    {
+        // Only a set whose every test ran is a result worth keeping.
+        let r = crate::history::Recording::new(fiox_history::Source::Quick);
+        crate::history::record_result(&outcome.result, &jobs(&a, &s), &r)?;
+    }
+    Ok(exit_code(&rows, outcome.interrupted))
 }
 
-/// Run the whole set once and remove the file, whatever happened (fiox created it under a
-/// fresh name).
+/// 130 after a signal; else the number of failed tests (0 when all passed), as fio's exit
+/// status counts failed jobs.
+fn exit_code(rows: &[Row], interrupted: bool) -> i32 {
+    if interrupted {
+        130
+    } else {
+        rows.iter()
+            .filter(|r| matches!(r.status, Status::Failed(_)))
+            .count() as i32
+    }
+}
+
+/// Run the whole set once (the file stays for a second set; the caller removes it).
 fn run_set(a: &Args, s: &Setup) -> fiox_runner::RunOutcome {
     let opts = RunOptions {
         messages: !a.json,
@@ -309,42 +402,101 @@ fn run_set(a: &Args, s: &Setup) -> fiox_runner::RunOutcome {
         },
         ..Default::default()
     };
-    let outcome = fiox_runner::run(&jobs(a, s), &opts, &mut |_| {});
-    // The runner made the file (marked as fiox's): removed only while it is that file.
-    if let Err(e) = fiox_guard::output::remove(&s.file) {
-        eprintln!("fiox quick: cannot remove {}: {e}", s.file.display());
-    }
-    outcome
+    fiox_runner::run(&jobs(a, s), &opts, &mut |_| {})
 }
 
-/// One measured line of the table.
+/// What became of one test.
+#[derive(Debug, Clone, PartialEq)]
+enum Status {
+    /// It ran its whole time: the numbers are a measure.
+    Ok,
+    /// It failed (the job's error): no numbers.
+    Failed(String),
+    /// A signal stopped it before its time was up: no numbers.
+    Interrupted,
+    /// A signal stopped the set before it started.
+    NotRun,
+}
+
+impl Status {
+    fn name(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed(_) => "failed",
+            Status::Interrupted => "interrupted",
+            Status::NotRun => "not run",
+        }
+    }
+}
+
+/// One line of the table: a test, its status and, when it passed, its measure.
 struct Row {
     test: String,
     dir: &'static str,
+    status: Status,
     mb_s: f64,
     iops: f64,
     p50_ns: u64,
     p99_ns: u64,
 }
 
-fn rows(run: &fiox_stats::RunResult) -> Vec<Row> {
+/// The rows of a run, in test order (the runner reports only the jobs that started). After a
+/// signal (`interrupted`) the tests ran one after the other: those before the last one that
+/// started passed, that one was interrupted unless it ran its whole `runtime`, and the ones
+/// after it did not run.
+fn rows(run: &fiox_stats::RunResult, interrupted: bool, runtime: Duration) -> Vec<Row> {
+    let started = |j: &fiox_stats::JobResult| {
+        j.runtime_ms > 0 || j.dirs.read.total_ios > 0 || j.dirs.write.total_ios > 0
+    };
+    let planned = ["read", "write"]
+        .into_iter()
+        .flat_map(|dir| TESTS.iter().map(move |t| (t.name, dir)));
+    let found: Vec<_> = planned
+        .map(|(test, dir)| {
+            let name = format!("{test} {dir}");
+            (test, dir, run.jobs.iter().find(|j| j.name == name))
+        })
+        .collect();
+    let last_started = found.iter().rposition(|(_, _, j)| j.is_some_and(started));
     let mut out = Vec::new();
-    for j in &run.jobs {
-        let (dir, d) = if j.dirs.write.total_ios > 0 {
-            ("write", &j.dirs.write)
-        } else {
-            ("read", &j.dirs.read)
+    for (i, (test, dir, j)) in found.into_iter().enumerate() {
+        let Some(j) = j else {
+            out.push(Row::without_numbers(test, dir, Status::NotRun));
+            continue;
         };
+        let d = if dir == "write" {
+            &j.dirs.write
+        } else {
+            &j.dirs.read
+        };
+        let status = if j.error != 0 {
+            Status::Failed(if j.verror.is_empty() {
+                std::io::Error::from_raw_os_error(j.error).to_string()
+            } else {
+                j.verror.clone()
+            })
+        } else if !interrupted {
+            Status::Ok
+        } else {
+            match last_started {
+                Some(l) if i < l => Status::Ok,
+                Some(l) if i == l && d.runtime_ms >= runtime.as_millis() as u64 => Status::Ok,
+                Some(l) if i == l => Status::Interrupted,
+                // Stopped while the first test laid out its file.
+                None if i == 0 => Status::Interrupted,
+                _ => Status::NotRun,
+            }
+        };
+        if status != Status::Ok {
+            out.push(Row::without_numbers(test, dir, status));
+            continue;
+        }
         let secs = d.runtime_ms.max(1) as f64 / 1000.0;
         let lat = if d.lat.n > 0 { &d.lat } else { &d.clat };
         out.push(Row {
-            test: j
-                .name
-                .rsplit_once(' ')
-                .map(|x| x.0)
-                .unwrap_or(&j.name)
-                .to_string(),
+            test: test.to_string(),
             dir,
+            status,
             mb_s: d.io_bytes as f64 / 1e6 / secs,
             iops: d.total_ios as f64 / secs,
             p50_ns: lat.hist.percentile(50.0),
@@ -352,6 +504,20 @@ fn rows(run: &fiox_stats::RunResult) -> Vec<Row> {
         });
     }
     out
+}
+
+impl Row {
+    fn without_numbers(test: &str, dir: &'static str, status: Status) -> Row {
+        Row {
+            test: test.to_string(),
+            dir,
+            status,
+            mb_s: 0.0,
+            iops: 0.0,
+            p50_ns: 0,
+            p99_ns: 0,
+        }
+    }
 }
 
 fn lat_text(ns: u64) -> String {
@@ -368,15 +534,18 @@ fn table(rows: &[Row], notes: &[String]) -> String {
         "test", "", "MB/s", "IOPS", "p50 lat", "p99 lat"
     );
     for r in rows {
-        s.push_str(&format!(
-            "{:<12} {:<5} {:>10.1} {:>10.0} {:>11} {:>11}\n",
-            r.test,
-            r.dir,
-            r.mb_s,
-            r.iops,
-            lat_text(r.p50_ns),
-            lat_text(r.p99_ns)
-        ));
+        let head = format!("{:<12} {:<5}", r.test, r.dir);
+        match &r.status {
+            Status::Ok => s.push_str(&format!(
+                "{head} {:>10.1} {:>10.0} {:>11} {:>11}\n",
+                r.mb_s,
+                r.iops,
+                lat_text(r.p50_ns),
+                lat_text(r.p99_ns)
+            )),
+            Status::Failed(e) => s.push_str(&format!("{head}     FAILED: {e}\n")),
+            other => s.push_str(&format!("{head}     {}\n", other.name())),
+        }
     }
     for n in notes {
         s.push_str(&format!("note: {n}\n"));
@@ -385,6 +554,23 @@ fn table(rows: &[Row], notes: &[String]) -> String {
 }
 
 fn to_json(a: &Args, s: &Setup, rows: &[Row]) -> serde_json::Value {
+    let test = |r: &Row| {
+        let ok = r.status == Status::Ok;
+        let num = |v: serde_json::Value| if ok { v } else { serde_json::Value::Null };
+        json!({
+            "test": r.test,
+            "rw": r.dir,
+            "status": r.status.name().replace(' ', "_"),
+            "error": match &r.status {
+                Status::Failed(e) => json!(e),
+                _ => serde_json::Value::Null,
+            },
+            "mb_per_s": num(json!(r.mb_s)),
+            "iops": num(json!(r.iops)),
+            "lat_p50_ns": num(json!(r.p50_ns)),
+            "lat_p99_ns": num(json!(r.p99_ns)),
+        })
+    };
     json!({
         "fiox_quick": {
             "version": env!("CARGO_PKG_VERSION"),
@@ -394,14 +580,8 @@ fn to_json(a: &Args, s: &Setup, rows: &[Row]) -> serde_json::Value {
             "ioengine": s.engine,
             "direct": s.direct,
             "notes": s.notes,
-            "tests": rows.iter().map(|r| json!({
-                "test": r.test,
-                "rw": r.dir,
-                "mb_per_s": r.mb_s,
-                "iops": r.iops,
-                "lat_p50_ns": r.p50_ns,
-                "lat_p99_ns": r.p99_ns,
-            })).collect::<Vec<_>>(),
+            "failed": rows.iter().filter(|r| matches!(r.status, Status::Failed(_))).count(),
+            "tests": rows.iter().map(test).collect::<Vec<_>>(),
         }
     })
 }
@@ -468,6 +648,171 @@ mod tests {
             (a.dir, a.size, a.runtime, a.json)
         );
         assert!(parse_args(&args(&["--size"])).is_err());
+    }
+
+    /// The six jobs of a set as the runner reports them; `f` adjusts each (index, job).
+    fn run_of(f: impl Fn(usize, &mut fiox_stats::JobResult)) -> fiox_stats::RunResult {
+        let mut jobs = Vec::new();
+        for (i, name) in [
+            "SEQ1M Q8T1 read",
+            "RND4K Q32T1 read",
+            "RND4K Q1T1 read",
+            "SEQ1M Q8T1 write",
+            "RND4K Q32T1 write",
+            "RND4K Q1T1 write",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut j = fiox_stats::JobResult {
+                name: name.into(),
+                runtime_ms: 1000,
+                ..Default::default()
+            };
+            let d = if i < 3 {
+                &mut j.dirs.read
+            } else {
+                &mut j.dirs.write
+            };
+            (d.runtime_ms, d.total_ios, d.io_bytes) = (1000, 1000, 4_096_000);
+            f(i, &mut j);
+            jobs.push(j);
+        }
+        fiox_stats::RunResult {
+            jobs,
+            ..Default::default()
+        }
+    }
+
+    fn json_of(rows: &[Row]) -> serde_json::Value {
+        let a = parse_args(&args(&[])).unwrap().unwrap();
+        let s = Setup {
+            file: "/d/f".into(),
+            direct: true,
+            engine: "io_uring",
+            notes: vec![],
+        };
+        to_json(&a, &s, rows)["fiox_quick"].clone()
+    }
+
+    /// A test that failed (ENOSPC while writing, its numbers partial and inconsistent) is shown
+    /// as failed with its error and no numbers, in the table and the JSON; the exit status
+    /// counts the failed tests. A failed write with no I/O stays a write row.
+    #[test]
+    fn failed_tests_show_their_error_and_no_numbers() {
+        let run = run_of(|i, j| {
+            if i >= 4 {
+                j.error = libc::ENOSPC;
+                j.verror = "No space left on device: write offset=4096".into();
+                j.dirs.write.total_ios = if i == 4 { 33 } else { 0 };
+            }
+        });
+        let rows = rows(&run, false, Duration::from_secs(1));
+        assert_eq!(rows[5].dir, "write");
+        assert_eq!(exit_code(&rows, false), 2);
+        let t = table(&rows, &[]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].contains("4.1"), "{t}");
+        assert_eq!(
+            lines[5],
+            "RND4K Q32T1  write     FAILED: No space left on device: write offset=4096"
+        );
+        assert!(lines[6].starts_with("RND4K Q1T1   write     FAILED"), "{t}");
+        let v = json_of(&rows);
+        assert_eq!(v["failed"], 2);
+        assert_eq!(v["tests"][0]["status"], "ok");
+        assert_eq!(v["tests"][0]["iops"], 1000.0);
+        assert!(v["tests"][0]["error"].is_null());
+        let t4 = &v["tests"][4];
+        assert_eq!(t4["status"], "failed");
+        assert_eq!(t4["error"], "No space left on device: write offset=4096");
+        for k in ["mb_per_s", "iops", "lat_p50_ns", "lat_p99_ns"] {
+            assert!(t4[k].is_null(), "{k}: {t4}");
+        }
+        // An errno without a description still names the error.
+        let run = run_of(|i, j| j.error = if i == 0 { libc::EIO } else { 0 });
+        let rows = super::rows(&run, false, Duration::from_secs(1));
+        assert!(
+            matches!(&rows[0].status, Status::Failed(e) if e.contains("Input/output error")),
+            "{:?}",
+            rows[0].status
+        );
+    }
+
+    /// After a signal: the tests before the one running passed, it was interrupted, the rest
+    /// did not run (they used to print as 0.0 rows).
+    #[test]
+    fn an_interrupted_set_shows_which_tests_did_not_run() {
+        let mut run = run_of(|i, j| {
+            if i == 1 {
+                j.dirs.read.runtime_ms = 300;
+            }
+        });
+        // The runner reports the jobs that started.
+        run.jobs.truncate(2);
+        let rows = rows(&run, true, Duration::from_secs(1));
+        let st: Vec<&str> = rows.iter().map(|r| r.status.name()).collect();
+        assert_eq!(
+            st,
+            [
+                "ok",
+                "interrupted",
+                "not run",
+                "not run",
+                "not run",
+                "not run"
+            ]
+        );
+        assert_eq!(exit_code(&rows, true), 130);
+        let t = table(&rows, &[]);
+        assert!(t.contains("RND4K Q32T1  read      interrupted\n"), "{t}");
+        assert!(t.contains("RND4K Q1T1   write     not run\n"), "{t}");
+        assert!(!t.contains(" 0.0 "), "{t}");
+        let v = json_of(&rows);
+        assert_eq!(v["tests"][2]["status"], "not_run");
+        assert!(v["tests"][2]["mb_per_s"].is_null());
+        // Stopped while the first test laid out its file: nothing measured at all.
+        let none = run_of(|_, j| {
+            *j = fiox_stats::JobResult {
+                name: j.name.clone(),
+                ..Default::default()
+            }
+        });
+        let rows = super::rows(&none, true, Duration::from_secs(1));
+        assert_eq!(rows[0].status, Status::Interrupted);
+        assert_eq!(rows[1].status, Status::NotRun);
+    }
+
+    /// The free-space check: the default size shrinks to 95% of the free space (whole MiB)
+    /// with a note, a given --size that does not fit is refused naming a size that fits, and
+    /// a file that fits is left alone.
+    #[test]
+    fn the_test_file_fits_the_free_space() {
+        let dir = std::env::temp_dir();
+        let free = fiox_engine::sys::fs_free_bytes(&dir).unwrap();
+        let Some(free) = free else {
+            return; // no size limit to check against
+        };
+        let mut a = parse_args(&args(&[])).unwrap().unwrap();
+        a.size = free * 2;
+        let note = fit_free_space(&mut a, &dir).unwrap().expect("a note");
+        assert!(
+            a.size <= free / 20 * 19 && a.size.is_multiple_of(1 << 20),
+            "{}",
+            a.size
+        );
+        assert!(note.contains("free: the test file is"), "{note}");
+        let mut given = parse_args(&args(&["--size=2m"])).unwrap().unwrap();
+        given.size = free * 2;
+        let e = fit_free_space(&mut given, &dir).unwrap_err().to_string();
+        assert!(
+            e.contains("free, less than the") && e.contains("try --size="),
+            "{e}"
+        );
+        assert_eq!(given.size, free * 2);
+        let mut small = parse_args(&args(&["--size=2m"])).unwrap().unwrap();
+        assert!(fit_free_space(&mut small, &dir).unwrap().is_none());
+        assert_eq!(small.size, 2 << 20);
     }
 
     #[test]

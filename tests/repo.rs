@@ -375,3 +375,44 @@ fn every_program_the_tests_run_is_in_the_package_list() {
         missing.join("\n")
     );
 }
+
+/// The maps a newcomer reads stay true: every `crates/...` path README.md, CONTRIBUTING.md and
+/// docs/ARCHITECTURE.md name exists, and ARCHITECTURE.md and README's layout name every crate.
+#[test]
+fn the_docs_name_every_crate_and_no_path_that_is_gone() {
+    let read = |p: &str| std::fs::read_to_string(root().join(p)).unwrap();
+    let docs = ["README.md", "CONTRIBUTING.md", "docs/ARCHITECTURE.md"];
+    let mut missing = Vec::new();
+    for doc in docs {
+        let text = read(doc);
+        for (i, _) in text.match_indices("crates/") {
+            let path: String = text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "_./-".contains(*c))
+                .collect();
+            let path = path.trim_end_matches(['.', '/']);
+            if !root().join(path).exists() {
+                missing.push(format!("{doc}: {path}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "paths the docs name that do not exist: {missing:?}"
+    );
+    let (arch, readme) = (read("docs/ARCHITECTURE.md"), read("README.md"));
+    let layout = &readme[readme
+        .find("## Layout")
+        .expect("README has a Layout section")..];
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        assert!(
+            arch.contains(&format!("crates/{name}")),
+            "docs/ARCHITECTURE.md does not describe crates/{name}"
+        );
+        assert!(
+            layout.contains(&format!("`{name}`")) || layout.contains(&format!("crates/{name}`")),
+            "README's Layout does not name crates/{name}"
+        );
+    }
+}
