@@ -1,4 +1,4 @@
-//! The subcommands' command line (`fiox quick|plot|compare|testbed|experiment|env ...`), parsed
+//! The subcommands' command line (`fiox quick|plot|compare|testbed|experiment|env|history|man ...`), parsed
 //! by clap; fio's own command line (switches, job options, job files) keeps fiox-job's
 //! hand-written parser, which fio compatibility needs. `--help` prints clap's help on stdout
 //! and exits 0; a usage error prints clap's message (with a suggestion for a misspelt switch)
@@ -17,6 +17,33 @@ pub enum Sub {
     Testbed(crate::testbed::TestbedArgs),
     Experiment(crate::experiment::ExperimentArgs),
     Env(crate::experiment::EnvArgs),
+    History(crate::history::HistoryArgs),
+    Man(ManArgs),
+}
+
+/// What `fiox man` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Generated {
+    /// The man page (roff), as docs/fiox.1
+    Page,
+    /// bash's completion script, as completions/fiox.bash
+    Bash,
+    /// zsh's, as completions/_fiox
+    Zsh,
+    /// fish's, as completions/fiox.fish
+    Fish,
+}
+
+/// `fiox man`'s command line.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "For users of `cargo install`, who have no checkout: \
+`fiox man | man -l -` reads the page; `fiox man > ~/.local/share/man/man1/fiox.1`, \
+`fiox man bash > ~/.local/share/bash-completion/completions/fiox`, `fiox man zsh > \
+SITE-FUNCTIONS/_fiox` and `fiox man fish > ~/.config/fish/completions/fiox.fish` install them.")]
+pub struct ManArgs {
+    /// What to print: page (the default), bash, zsh or fish
+    #[arg(value_name = "WHAT", value_enum, default_value_t = Generated::Page, hide_default_value = true)]
+    pub what: Generated,
 }
 
 /// A parser for `fiox SUBCOMMAND ...` only.
@@ -59,8 +86,9 @@ fn exit_code(e: &clap::Error) -> i32 {
     }
 }
 
-/// Run the subcommand `args[0]`; returns the exit code.
-pub fn run(args: &[String]) -> Result<i32> {
+/// Run the subcommand `args[0]`; returns the exit code. `man` is `fiox man` (the generators
+/// read this module's command, so they are handed in rather than named: no module cycle).
+pub fn run(args: &[String], man: fn(ManArgs) -> Result<i32>) -> Result<i32> {
     let sub = match parse(args) {
         Ok(s) => s,
         Err(e) => {
@@ -76,6 +104,8 @@ pub fn run(args: &[String]) -> Result<i32> {
         Sub::Testbed(a) => crate::testbed::main(a),
         Sub::Experiment(a) => crate::experiment::main(a),
         Sub::Env(a) => crate::experiment::env_main(a),
+        Sub::History(a) => crate::history::main(a),
+        Sub::Man(a) => man(a),
     }
 }
 

@@ -1,11 +1,27 @@
 //! The man page (`docs/fiox.1`) and the bash, zsh and fish completions (`completions/`),
 //! generated from the tables the parsers use: fiox's switches and subcommands
 //! (`fiox_job::help`), each subcommand's switches (read from its clap command), and the job
-//! option table (one man section per option group), the way ripgrep generates both from its flag table. A test below keeps
-//! the checked-in files equal to what these functions make (`FIOX_BLESS=1` rewrites them).
+//! option table (one man section per option group), the way ripgrep generates both from its
+//! flag table. `fiox man [page|bash|zsh|fish]` prints them (a `cargo install` has no checkout
+//! to install them from). A test below keeps the checked-in files equal to what these
+//! functions make (`FIOX_BLESS=1` rewrites them).
 
 use fiox_job::defs::{self, Kind, OptDef};
 use fiox_job::help::{Subcommand, SUBCOMMANDS, SWITCHES};
+
+/// `fiox man [WHAT]`: the generated text on stdout (the same text as the repository's files).
+pub fn man_main(a: crate::cli::ManArgs) -> anyhow::Result<i32> {
+    use crate::cli::Generated;
+    use std::io::Write;
+    let text = match a.what {
+        Generated::Page => man_page(),
+        Generated::Bash => bash(),
+        Generated::Zsh => zsh(),
+        Generated::Fish => fish(),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(0)
+}
 
 /// One switch of a subcommand, as its clap command defines it.
 #[derive(Debug, PartialEq)]

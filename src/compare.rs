@@ -4,8 +4,8 @@
 //! the whole comparison, and a verdict against a practical threshold. The statistics and the
 //! grouping of files into sides live in fiox-experiment; this file parses switches and prints.
 
-use anyhow::{bail, Result};
-use fiox_experiment::compare::{self, Thresholds, DEFAULT_METRICS};
+use anyhow::Result;
+use fiox_experiment::compare::{self, Metrics, Thresholds};
 use fiox_experiment::sides;
 use fiox_experiment::stats::Adjust;
 use std::io::Write;
@@ -58,16 +58,17 @@ pub struct CompareArgs {
     #[arg(long, value_name = "P", value_parser = parse_alpha, default_value_t = 0.05,
           hide_default_value = true)]
     alpha: f64,
-    /// Only these metrics (also the family the p-values are adjusted over)
+    /// The metrics compared, shown and adjusted over (default iops, bw_mib, lat_mean_us,
+    /// lat_p99_us; `all` for every metric)
     #[arg(
         long,
         alias = "metrics",
-        value_name = "NAME[,NAME...]",
+        value_name = "NAME[,NAME...]|all",
         value_delimiter = ',',
         conflicts_with = "all"
     )]
     metric: Option<Vec<String>>,
-    /// Every metric, not only the main ones
+    /// Every metric (the same as --metric all)
     #[arg(long)]
     all: bool,
     /// Completion latency percentiles per side
@@ -92,7 +93,7 @@ pub struct CompareArgs {
 }
 
 /// `--alpha`: a probability strictly between 0 and 1.
-fn parse_alpha(v: &str) -> Result<f64, String> {
+pub(crate) fn parse_alpha(v: &str) -> Result<f64, String> {
     v.parse::<f64>()
         .ok()
         .filter(|a| *a > 0.0 && *a < 1.0)
@@ -114,20 +115,17 @@ pub fn main(args: CompareArgs) -> Result<i32> {
         bootstrap,
         seed,
     } = args;
-    // --all: every metric (an empty list).
-    let metrics = if all { Some(Vec::new()) } else { metric };
+    let metrics = if all {
+        Metrics::All
+    } else {
+        Metrics::parse(&metric.unwrap_or_default())
+    };
     let thresholds = Thresholds::parse(&threshold).map_err(anyhow::Error::msg)?;
     let sides = sides::load_args(&paths, &side)?;
-    if sides.len() < 2 {
-        bail!(
-            "compare needs at least two sides, found {} (see fiox compare --help)",
-            sides.len()
-        );
-    }
     let options = compare::Options {
         alpha,
         thresholds,
-        metrics: metrics.clone().unwrap_or_default(),
+        metrics,
         adjust: match adjust {
             AdjustArg::Holm => Adjust::Holm,
             AdjustArg::Bh => Adjust::Bh,
@@ -136,23 +134,19 @@ pub fn main(args: CompareArgs) -> Result<i32> {
         bootstrap,
         seed,
     };
-    let c = compare::compare(&sides, &options);
-    // Text and markdown show the headline metrics unless asked; CSV and JSON carry all.
-    let wanted = metrics.unwrap_or_else(|| match format {
-        Format::Text | Format::Markdown => DEFAULT_METRICS.iter().map(|m| m.to_string()).collect(),
-        _ => Vec::new(),
-    });
+    // Every format shows the rows compared: the family is what the reader sees.
+    let c = compare::compare(&sides, &options)?;
     let text = match format {
-        Format::Text => compare::to_text(&c, &wanted),
-        Format::Markdown => compare::to_markdown(&c, &wanted),
-        Format::Csv => compare::to_csv(&c, &wanted),
+        Format::Text => compare::to_text(&c),
+        Format::Markdown => compare::to_markdown(&c),
+        Format::Csv => compare::to_csv(&c),
         Format::Json if latency => {
             // The comparison with the latency table beside it.
-            let mut v: serde_json::Value = serde_json::from_str(&compare::to_json(&c, &wanted))?;
+            let mut v: serde_json::Value = serde_json::from_str(&compare::to_json(&c))?;
             v["latency_us"] = serde_json::json!(compare::latency_table(&sides));
             serde_json::to_string_pretty(&v)? + "\n"
         }
-        Format::Json => compare::to_json(&c, &wanted),
+        Format::Json => compare::to_json(&c),
     };
     let text = if latency && matches!(format, Format::Text | Format::Markdown) {
         text + &compare::latency_text(&sides)

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Results go to DIR (default FILE-results): one JSON per run and \
-manifest.json; running again resumes."
+manifest.json; running again resumes. Every key of FILE.toml, with its type, default and an \
+example: docs/experiments.md, \"The experiment file: every key\" \
+(examples/experiments/ has files to start from)."
 )]
 pub struct ExperimentArgs {
     /// The experiment file (TOML)
@@ -28,6 +30,9 @@ pub struct ExperimentArgs {
     /// Run only this variant
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
+    /// Do not record the runs in the history (fiox history)
+    #[arg(long)]
+    no_history: bool,
 }
 
 /// What `fiox env` prints.
@@ -63,7 +68,9 @@ pub fn main(args: ExperimentArgs) -> Result<i32> {
         repeat,
         runtime,
         variant,
+        no_history,
     } = args;
+    let experiment_file = file.clone();
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let interrupted = fiox_runner::interrupted;
     let opts = run::Options {
@@ -79,6 +86,10 @@ pub fn main(args: ExperimentArgs) -> Result<i32> {
         interrupted: &interrupted,
     };
     let outcome = run::run(&opts)?;
+    // What finished is recorded, also after an interruption (a resume adds the rest).
+    if !no_history {
+        crate::history::record_experiment(&outcome.out, &experiment_file)?;
+    }
     if outcome.interrupted {
         eprintln!(
             "fiox: interrupted after {} run(s); run the same command again to resume",
@@ -88,7 +99,15 @@ pub fn main(args: ExperimentArgs) -> Result<i32> {
     }
     eprintln!("fiox: results in {}", outcome.out.display());
     print_comparison(&outcome.out)?;
-    Ok(0)
+    if outcome.runs_failed > 0 {
+        eprintln!(
+            "fiox: {} run(s) failed and are not recorded (their messages are beside the \
+             results, runs/*.stderr); run the same command again to re-run them",
+            outcome.runs_failed
+        );
+    }
+    // As fio's exit status counts failed jobs: the number of failed runs (0: all recorded).
+    Ok(outcome.runs_failed.min(255) as i32)
 }
 
 /// The comparison of the results directory's variants, as `fiox compare DIR` prints it.
@@ -96,12 +115,8 @@ fn print_comparison(out: &Path) -> Result<()> {
     let sides = load::load_sides(out)?;
     let sides: Vec<_> = sides.into_iter().filter(|s| !s.runs.is_empty()).collect();
     if sides.len() >= 2 {
-        let c = compare::compare(&sides, &compare::Options::default());
-        let wanted: Vec<String> = compare::DEFAULT_METRICS
-            .iter()
-            .map(|m| m.to_string())
-            .collect();
-        print!("{}", compare::to_text(&c, &wanted));
+        let c = compare::compare(&sides, &compare::Options::default())?;
+        print!("{}", compare::to_text(&c));
     }
     Ok(())
 }

@@ -8,17 +8,18 @@
 //! The subcommands are parsed by clap (`cli.rs`): `fiox quick [DIR]` is a six-test disk check
 //! (see `quick.rs`); `fiox plot` charts results (fiox-plot); `fiox compare` compares results
 //! with statistics (`compare.rs`); `fiox testbed` manages test targets (`testbed.rs`);
-//! `fiox experiment` and `fiox env` are in `experiment.rs`; `--vm` runs the jobs inside a QEMU
-//! guest (`vm.rs`).
+//! `fiox experiment` and `fiox env` are in `experiment.rs`; `fiox history` (and the recording
+//! of runs into it) is in `history.rs`; `--vm` runs the jobs inside a QEMU guest (`vm.rs`);
+//! `--server` serves fio 3.33's clients (`server.rs`).
 
-// The man page and completions are generated (and kept in sync) by its tests.
+// The man page and completions: `fiox man` prints them; its tests keep docs/ in sync.
 mod cli;
-#[cfg(test)]
 mod clidoc;
 mod cluster;
 mod compare;
 mod experiment;
 mod explain;
+mod history;
 mod machine;
 #[cfg(feature = "mpi")]
 mod mpi;
@@ -26,6 +27,7 @@ mod output;
 mod parsedebug;
 mod quick;
 mod report_page;
+mod server;
 mod telemetry;
 mod testbed;
 mod vm;
@@ -47,7 +49,7 @@ fn main() {
             if output::is_broken_pipe(&e) {
                 0
             } else {
-                eprintln!("fiox: {e:#}");
+                eprintln!("fiox: {}", output::error_text(&e));
                 1
             }
         }
@@ -71,9 +73,13 @@ fn real_main(args: &[String]) -> Result<i32> {
         std::env::args_os().next().as_deref(),
         std::env::var_os("FIOX_AS_FIO").as_deref(),
     )?);
+    // `--server`: fio's server (fiox-netproto); the jobs come from the clients.
+    if server::wanted(args) {
+        return server::main(args);
+    }
     // Subcommands have clap's parser; everything else is fio's command line.
     if args.first().is_some_and(|a| cli::is_subcommand(a)) {
-        return cli::run(args);
+        return cli::run(args, clidoc::man_main);
     }
     if let Some(launch) = cluster::launched() {
         #[cfg(feature = "mpi")]
@@ -98,7 +104,7 @@ fn as_fio(argv0: Option<&std::ffi::OsStr>, env: Option<&std::ffi::OsStr>) -> Res
         Some(v) if v == "1" => return Ok(true),
         Some(v) if v == "0" => return Ok(false),
         Some(v) => anyhow::bail!(
-            "FIOX_AS_FIO={v}: use 1 (present fiox as fio: `fio-3.33 (fiox-...)` in --version \
+            "FIOX_AS_FIO={v}: use 1 (present fiox as fio: `fio-3.33 (fiox ...)` in --version \
              and the reports) or 0 (as fiox, even when run as `fio`)"
         ),
         None => {}
@@ -158,7 +164,17 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
         }
         Action::InflateLog(path) => {
             // fio's --inflate-log: the text of a log stored with log_store_compressed.
-            let data = std::fs::read(path).with_context(|| format!("--inflate-log: {path}"))?;
+            // A regular file only, bounded: /dev/zero here filled gigabytes of memory.
+            let data = fiox_guard::input::read_bytes(
+                std::path::Path::new(path),
+                fiox_guard::input::RESULT_MAX,
+            )
+            .with_context(|| format!("--inflate-log: {path}"))?;
+            // fio 3.33 reads the file in one fread of its size, which fails on an empty one.
+            anyhow::ensure!(
+                !data.is_empty(),
+                "--inflate-log: {path}: short read on reading log (the file is empty)"
+            );
             let mut out = std::io::BufWriter::new(&mut stdout);
             fiox_stats::gzlog::inflate(&data, &mut out)
                 .map_err(|e| anyhow::anyhow!("--inflate-log: {path}: {e}"))?;
@@ -407,9 +423,13 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     // --warnings=fatal (fiox's switch, not fio's -w): advice (on stderr below) fails the run.
     let warnings = fiox_report::warnings_text(&all.result);
     let fatal_advice = s.advice_fatal && !warnings.is_empty();
+    // As fio: the exit status counts the jobs that failed (fio's exit_value, one per failed
+    // job or clone; kept below 256 so that 256 failures never read as success).
     let code = if all.interrupted {
         130
-    } else if all.errors.is_empty() && lost.is_none() && !fatal_advice {
+    } else if !all.errors.is_empty() {
+        all.errors.len().min(255) as i32
+    } else if lost.is_none() && !fatal_advice {
         0
     } else {
         1
@@ -455,11 +475,23 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     }
     out.flush()?;
     report_page::write(inv, &all.result, tele.as_ref())?;
+    // --history (or FIOX_HISTORY=1): the run's JSON result into the history; a failure to
+    // record is said and fails the run, the reports above stand.
+    let unrecorded = (!all.interrupted)
+        .then(|| history::record_plain_run(inv, &all.result, &notes, tele.as_ref()).err())
+        .flatten();
+    if let Some(e) = &unrecorded {
+        eprintln!("fiox: history: {}", output::error_text(e));
+    }
     let lost = out.failure();
     if let Some(why) = &lost {
         eprintln!("fiox: {why}");
     }
-    Ok(if code == 0 && lost.is_some() { 1 } else { code })
+    Ok(if code == 0 && (lost.is_some() || unrecorded.is_some()) {
+        1
+    } else {
+        code
+    })
 }
 
 /// The runner's options from the command line. `normal`: the normal report is asked for;

@@ -186,9 +186,60 @@ pub fn status_text(
 }
 
 /// Whether an error is a closed stdout (`fiox ... | head`), which ends the program quietly.
+/// An error and its causes on one line, each cause once: the libraries' errors name their
+/// cause in their own text and also return it as their source, so anyhow's `{:#}` printed it
+/// twice ("No such file or directory (os error 2): No such file or directory (os error 2)").
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let t = cause.to_string();
+        if t.is_empty() || out.contains(&t) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&t);
+    }
+    out
+}
+
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::error_text;
+
+    /// Adversarial round 3's M1: a cause named in its error's own text is not repeated.
+    #[test]
+    fn a_cause_is_said_once() {
+        /// As the libraries' errors are: the cause in the text and as the source.
+        #[derive(Debug)]
+        struct Reading {
+            source: std::io::Error,
+        }
+        impl std::fmt::Display for Reading {
+            fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "reading x.json: {}", self.source)
+            }
+        }
+        impl std::error::Error for Reading {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.source)
+            }
+        }
+        let io = std::io::Error::from_raw_os_error(libc::ENOENT);
+        let e = anyhow::Error::new(Reading { source: io }).context("compare");
+        assert_eq!(
+            error_text(&e),
+            "compare: reading x.json: No such file or directory (os error 2)"
+        );
+        let plain = anyhow::anyhow!("one").context("two");
+        assert_eq!(error_text(&plain), "two: one");
+    }
 }

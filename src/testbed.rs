@@ -206,7 +206,7 @@ fn serve_slow(keys: &SpecKeys) -> Result<i32> {
     let fs = match start_slow(keys) {
         Ok(fs) => fs,
         Err(e) => {
-            println!("error: {e:#}");
+            println!("error: {}", crate::output::error_text(&e));
             return Err(e);
         }
     };

@@ -15,6 +15,13 @@ use serde_json::{json, Value};
 
 /// Run the invocation in a guest; returns the exit code.
 pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
+    // The guest's fiox cannot write the host's history (its root is the host's, read-only).
+    if crate::history::plain_run_records(inv.settings.history) {
+        anyhow::bail!(
+            "--history (or FIOX_HISTORY=1) with --vm is not supported yet: write the result \
+             with --output-format=json --output=FILE and record it with `fiox history import FILE`"
+        );
+    }
     let s = &inv.settings;
     if s.machine_memory.is_some() || s.machine_cpus.is_some() {
         bail!(
@@ -40,12 +47,14 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
             )
         })
         .collect();
+    let (args, inputs) = guest_inputs(guest_args(args), &cwd)?;
     let o = vm::run(&vm::Run {
         spec: &spec,
         fiox,
-        args: guest_args(args),
+        args,
         cwd: cwd.clone(),
         env,
+        inputs,
         interrupted: &fiox_runner::interrupted,
     })
     .context("--vm")?;
@@ -56,7 +65,7 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
     eprint!("{}", o.stderr);
     let mut code = o.exit.unwrap_or(1);
     if let Err(e) = bring_back(&o.files, &cwd) {
-        eprintln!("fiox: --vm: {e:#}");
+        eprintln!("fiox: --vm: {}", crate::output::error_text(&e));
         code = code.max(1);
     }
     let text = with_vm_section(&o, &spec);
@@ -115,6 +124,47 @@ fn guest_args(args: &[String]) -> Vec<String> {
     out
 }
 
+/// Files handed to the guest: (name in its share, bytes).
+type Inputs = Vec<(String, Vec<u8>)>;
+
+/// Job files the guest cannot see where the host has them (below /dev, /run, /proc or /sys,
+/// e.g. an experiment's results in /dev/shm: "cannot read job file"): each is handed to the
+/// guest through its output share and its argument replaced by the guest's path. A job file
+/// elsewhere is read by the guest where it is (its `include`s beside it).
+fn guest_inputs(args: Vec<String>, cwd: &std::path::Path) -> Result<(Vec<String>, Inputs)> {
+    let mut inputs = Vec::new();
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        let p = cwd.join(&a);
+        let hidden = !a.starts_with('-')
+            && p.is_file()
+            && std::fs::canonicalize(&p).is_ok_and(|c| !vm::guest_sees(&c));
+        if !hidden {
+            out.push(a);
+            continue;
+        }
+        let text = fiox_guard::input::read_text(&p, 1 << 20)
+            .with_context(|| format!("--vm: job file {a}"))?;
+        let base: String = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let name = format!("{}-{base}", inputs.len());
+        out.push(vm::guest_input(&name));
+        inputs.push((name, text.into_bytes()));
+    }
+    Ok((out, inputs))
+}
+
 /// What the run's JSON says about its guest (`fiox.env.vm`).
 pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
     let mut warnings = Vec::new();
@@ -134,6 +184,8 @@ pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
     json!({
         "accel": o.accel,
         "kvm_refused": o.kvm_refused,
+        "boot_retries": o.boot_retries,
+        "kernel_cmdline": spec.kernel_cmdline,
         "kernel": o.kernel.as_ref().map(|k| k.release.clone()),
         "kernel_image": o.kernel.as_ref().map(|k| k.image.display().to_string()),
         "aio": spec.aio.name(),
@@ -207,6 +259,35 @@ fn with_vm_section(o: &Outcome, spec: &VmSpec) -> String {
 #[allow(clippy::disallowed_methods)] // the test makes its scratch directory itself
 mod tests {
     use super::*;
+
+    /// Issue 45: a job file in /dev/shm (an experiment's results there) is handed to the guest
+    /// through its share; one the guest sees where it is stays an argument as it was.
+    #[test]
+    fn job_files_the_guest_cannot_see_go_through_its_share() {
+        let pid = std::process::id();
+        let shm = std::path::PathBuf::from(format!("/dev/shm/fiox-vm-in-{pid}.fio"));
+        let var = std::path::PathBuf::from(format!("/var/tmp/fiox-vm-in-{pid}.fio"));
+        std::fs::write(&shm, "[a]\nrw=read\n").unwrap();
+        std::fs::write(&var, "[b]\nrw=read\n").unwrap();
+        let args = vec![
+            "--name=x".to_string(),
+            shm.display().to_string(),
+            var.display().to_string(),
+        ];
+        let (out, inputs) = guest_inputs(args, std::path::Path::new("/")).unwrap();
+        let name = format!("0-fiox-vm-in-{pid}.fio");
+        assert_eq!(
+            out,
+            [
+                "--name=x".to_string(),
+                vm::guest_input(&name),
+                var.display().to_string()
+            ]
+        );
+        assert_eq!(inputs, vec![(name, b"[a]\nrw=read\n".to_vec())]);
+        std::fs::remove_file(&shm).unwrap();
+        std::fs::remove_file(&var).unwrap();
+    }
 
     #[test]
     fn files_from_the_guest_replace_only_fio_logs_and_fiox_outputs() {

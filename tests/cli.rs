@@ -767,3 +767,32 @@ fn json_results_carry_the_environment() {
         assert!(!env[key].is_null(), "{key} missing: {env}");
     }
 }
+
+/// `fiox man [page|bash|zsh|fish]` prints the man page and completion scripts a `cargo install`
+/// user has no checkout to copy them from (issue 41): the very text of docs/ and completions/.
+#[test]
+fn fiox_man_prints_the_page_and_each_completion_script() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (what, file) in [
+        (None, "docs/fiox.1"),
+        (Some("page"), "docs/fiox.1"),
+        (Some("bash"), "completions/fiox.bash"),
+        (Some("zsh"), "completions/_fiox"),
+        (Some("fish"), "completions/fiox.fish"),
+    ] {
+        let mut args = vec!["man"];
+        args.extend(what);
+        let r = fiox(&args);
+        assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{args:?}");
+        let want = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(r.stdout == want, "fiox {args:?} differs from {file}");
+    }
+    let r = fiox(&["man", "pdf"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("[possible values: page, bash, zsh, fish]"),
+        "{}",
+        r.stderr
+    );
+}

@@ -56,14 +56,18 @@ fn compare_reads_real_fio_json_and_says_better() {
         b.path().to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let line = r
-        .stdout
-        .lines()
-        .skip_while(|l| *l != "read.iops")
-        .nth(2)
+    let mut block = r.stdout.lines().skip_while(|l| *l != "read.iops").skip(2);
+    let line = block
+        .next()
         .unwrap_or_else(|| panic!("no read.iops block:\n{}", r.stdout));
-    assert!(line.starts_with("rr "), "{line}");
-    assert!(line.contains(" better: +"), "{}", r.stdout);
+    assert!(
+        line.starts_with("rr ") && line.ends_with(" better"),
+        "{line}"
+    );
+    // The reason on the line below the row; every line fits 120 columns.
+    let reason = block.next().unwrap_or_default();
+    assert!(reason.starts_with("    better: +"), "{}", r.stdout);
+    assert!(r.stdout.lines().all(|l| l.len() <= 120), "{}", r.stdout);
     let j = fiox(&[
         "compare",
         "--format=json",
@@ -163,7 +167,7 @@ fn compare_groups_files_by_directory() {
 
 /// fiox with the testbed state directory `state`.
 fn fiox_tb(state: &TempDir, args: &[&str]) -> Run {
-    let o = Command::new(fiox_bin())
+    let o = with_test_history(&mut Command::new(fiox_bin()))
         .env("FIOX_TESTBED_DIR", state.path())
         .args(args)
         .stdin(std::process::Stdio::null())
@@ -290,7 +294,7 @@ fn testbed_cleanup_after_kill_9_leaves_the_system_as_it_was() {
         &["testbed", "up", "tmpfs", "--size=8m", "--name=kept"],
     );
     assert_eq!(kept.code, 0, "{}", kept.stderr);
-    let mut child = Command::new(fiox_bin())
+    let mut child = with_test_history(&mut Command::new(fiox_bin()))
         .env("FIOX_TESTBED_DIR", state.path())
         .args([
             "testbed",
@@ -339,6 +343,23 @@ fn experiment(state: &TempDir, args: &[&str]) -> Run {
     fiox_tb(state, &a)
 }
 
+/// `runs` (the manifest's, in run order) are rounds of one run of each of `variants` (sorted),
+/// every run of a round with the round's index.
+fn assert_rounds(runs: &[serde_json::Value], variants: &[&str]) {
+    for round in runs.chunks(variants.len()) {
+        let mut vs: Vec<&str> = round
+            .iter()
+            .map(|r| r["variant"].as_str().unwrap())
+            .collect();
+        vs.sort();
+        assert_eq!(vs, variants, "{runs:?}");
+        assert!(
+            round.iter().all(|r| r["index"] == round[0]["index"]),
+            "{runs:?}"
+        );
+    }
+}
+
 fn manifest_runs(out: &std::path::Path) -> Vec<serde_json::Value> {
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
@@ -356,7 +377,7 @@ fn experiment_two_loop_variants_three_runs_then_resume() {
         "/examples/experiments/loop-dio-quick.toml"
     );
     let o = out.join("r");
-    let r = experiment(&state, &[file, &format!("--out={o}")]);
+    let r = experiment(&state, &[file, &format!("--out={o}"), "--repeat=3"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
         r.stdout.contains("read.iops") && r.stdout.contains("dio vs buffered"),
@@ -365,14 +386,9 @@ fn experiment_two_loop_variants_three_runs_then_resume() {
     );
     let outp = std::path::Path::new(&o);
     let runs = manifest_runs(outp);
-    let order: Vec<&str> = runs
-        .iter()
-        .map(|r| r["variant"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        order,
-        ["buffered", "dio", "buffered", "dio", "buffered", "dio"]
-    );
+    // Three rounds, each one run of both variants (in the round's shuffled order).
+    assert_rounds(&runs, &["buffered", "dio"]);
+    assert_eq!(runs.len(), 6);
     for run in &runs {
         let doc: serde_json::Value = serde_json::from_str(
             &std::fs::read_to_string(outp.join(run["file"].as_str().unwrap())).unwrap(),
@@ -436,7 +452,7 @@ fn experiment_interrupted_then_resumed() {
         "/examples/experiments/loop-dio-quick.toml"
     );
     let o = out.join("r");
-    let child = Command::new(fiox_bin())
+    let child = with_test_history(&mut Command::new(fiox_bin()))
         .env("FIOX_TESTBED_DIR", state.path())
         .args(["experiment", file, &format!("--out={o}")])
         .stderr(std::process::Stdio::piped())
@@ -459,10 +475,10 @@ fn experiment_interrupted_then_resumed() {
         state.entries()
     );
     let before = manifest_runs(&outp).len();
-    assert!((1..6).contains(&before), "{before}");
+    assert!((1..10).contains(&before), "{before}");
     let r = experiment(&state, &[file, &format!("--out={o}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(manifest_runs(&outp).len(), 6);
+    assert_eq!(manifest_runs(&outp).len(), 10);
 }
 
 /// `--telemetry`: a `fiox.telemetry` section in JSON with the run's context switches and the
@@ -680,11 +696,15 @@ fn experiment_adaptive_stop() {
     let r = experiment(&state, &[&f, &format!("--out={o}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let runs = manifest_runs(std::path::Path::new(&o));
-    let order: Vec<&str> = runs
-        .iter()
-        .map(|r| r["variant"].as_str().unwrap())
-        .collect();
-    assert_eq!(order, ["a", "b", "a", "b", "a", "b"]);
+    // Rounds of one run per variant, each in its own shuffled order, positions recorded.
+    assert_rounds(&runs, &["a", "b"]);
+    for round in runs.chunks(2) {
+        let pos: Vec<u64> = round
+            .iter()
+            .map(|r| r["position"].as_u64().unwrap())
+            .collect();
+        assert_eq!(pos, [0, 1], "{runs:?}");
+    }
     assert!(
         r.stderr
             .contains("adaptive stop: max_runs = 3 reached without the target"),
@@ -740,6 +760,43 @@ fn experiment_adaptive_stop() {
     );
 }
 
+/// Every variant's options are checked before the first run, and compare pairs each variant
+/// with the baseline the experiment file declares.
+#[test]
+fn experiment_checks_every_variant_first_and_pairs_declared_baselines() {
+    let dir = TempDir::new("baselines");
+    let f = dir.join("e.toml");
+    let text = |rw: &str| {
+        format!(
+            "name = \"bl\"\nrepetitions = 2\ntelemetry_ms = 0\njobs = \"\"\"\n[n]\n\
+             ioengine=null\nrw=randread\nsize=1g\ntime_based\nruntime=1\nrate_iops=2000\n\"\"\"\n\
+             [[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nbaseline = \"a\"\n\
+             [[variant]]\nname = \"c\"\nbaseline = \"b\"\noptions = {{ rw = \"{rw}\" }}\n"
+        )
+    };
+    std::fs::write(&f, text("randred")).unwrap();
+    let state = TempDir::new("tbstate");
+    let o = dir.join("out");
+    let bad = experiment(&state, &[&f, &format!("--out={o}")]);
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stderr.contains("variant c: its job file")
+            && bad.stderr.contains("'randred' is not one of"),
+        "{}",
+        bad.stderr
+    );
+    assert!(manifest_runs(std::path::Path::new(&o)).is_empty());
+    std::fs::write(&f, text("randread")).unwrap();
+    let r = experiment(&state, &[&f, &format!("--out={o}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("b vs a") && r.stdout.contains("c vs b"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("c vs a"), "{}", r.stdout);
+}
+
 /// kill -9 of a running experiment: its testbeds are orphaned, and `fiox testbed cleanup`
 /// removes its loop devices, mounts and directories.
 #[test]
@@ -751,7 +808,7 @@ fn experiment_killed_then_testbed_cleanup() {
         "/examples/experiments/loop-dio-quick.toml"
     );
     let o = out.join("r");
-    let mut child = Command::new(fiox_bin())
+    let mut child = with_test_history(&mut Command::new(fiox_bin()))
         .env("FIOX_TESTBED_DIR", state.path())
         .args(["experiment", file, &format!("--out={o}")])
         .stderr(std::process::Stdio::null())
@@ -785,4 +842,57 @@ fn experiment_killed_then_testbed_cleanup() {
     for b in &backings {
         assert!(!std::path::Path::new(b).parent().unwrap().exists(), "{b}");
     }
+}
+
+/// A run that fails is not recorded and the experiment goes on with the others (a guest that
+/// panicked once in early boot used to stop the whole plan): the exit status counts the failed
+/// runs, their messages stay beside the results, and the same command again re-runs only
+/// them. A variant whose runs fail three times in a row stops the experiment (issue 45).
+#[test]
+fn a_failed_run_is_not_recorded_and_the_experiment_goes_on() {
+    let dir = TempDir::new("failrun");
+    let data = dir.join("data");
+    let file = |reps: u32| {
+        let f = dir.join(&format!("e{reps}.toml"));
+        let text = format!(
+            "name = \"f\"\nrepetitions = {reps}\ntelemetry_ms = 0\njobs = \"\"\"\n[n]\n\
+             rw=read\nsize=64k\nbs=4k\nallow_file_create=0\nfilename={data}\n\"\"\"\n\
+             [[variant]]\nname = \"a\"\noptions = {{ ioengine = \"null\" }}\n\
+             [[variant]]\nname = \"b\"\n"
+        );
+        std::fs::write(&f, text).unwrap();
+        f
+    };
+    let state = TempDir::new("tbstate");
+    let (f2, o) = (file(2), dir.join("out"));
+    let out = std::path::Path::new(&o);
+    // b reads a file that is not there yet: both of its runs fail, a's are recorded.
+    let r = experiment(&state, &[&f2, &format!("--out={o}")]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("the experiment goes on"), "{}", r.stderr);
+    let runs = manifest_runs(out);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs.iter().all(|r| r["variant"] == "a"), "{runs:?}");
+    let kept: Vec<String> = std::fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let stderrs = kept
+        .iter()
+        .filter(|n| n.starts_with("b-") && n.ends_with(".stderr"));
+    assert_eq!(stderrs.count(), 2, "{kept:?}");
+    assert!(!kept.iter().any(|n| n.ends_with(".partial")), "{kept:?}");
+    // With the file there, the same command runs b's two runs only.
+    std::fs::write(&data, vec![7u8; 64 << 10]).unwrap();
+    let r = experiment(&state, &[&f2, &format!("--out={o}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let runs = manifest_runs(out);
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert_eq!(runs.iter().filter(|r| r["variant"] == "b").count(), 2);
+    // Three failures of one variant in a row: stop.
+    std::fs::remove_file(&data).unwrap();
+    let o3 = dir.join("out3");
+    let r = experiment(&state, &[&file(4), &format!("--out={o3}")]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("3 runs in a row failed"), "{}", r.stderr);
 }

@@ -80,7 +80,13 @@ fn plot_of_a_single_run_opens_clean_in_chromium() {
     let json = fiox_run(&dir, "single", &[]);
     let page = dir.join("single.html");
     let r = fiox(&["plot", &json, "-o", &page]);
-    assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (0, "", ""));
+    // What it wrote, in one line on stderr; nothing on stdout.
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.clone()),
+        (0, "", format!("fiox plot: wrote {page}\n"))
+    );
+    let q = fiox(&["plot", &json, "-o", &page, "--quiet"]);
+    assert_eq!((q.code, q.stdout.as_str(), q.stderr.as_str()), (0, "", ""));
     let look = check_page(Path::new(&page), "single-run.png", false);
     let ids = chart_ids(&look);
     assert!(ids.contains(&"chart-clat-read-percentiles"), "{ids:?}");
@@ -264,7 +270,7 @@ fn svg_and_png_files_one_per_chart() {
     let dir = TempDir::new("plot-files");
     let json = fiox_run(&dir, "files", &[]);
     let svg_dir = dir.join("svg");
-    let r = fiox(&["plot", &json, "--format=svg", "-o", &svg_dir]);
+    let r = fiox(&["plot", &json, "--format=svg", "-o", &svg_dir, "-q"]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     let svg =
         std::fs::read_to_string(Path::new(&svg_dir).join("clat-read-percentiles.svg")).unwrap();
@@ -274,12 +280,18 @@ fn svg_and_png_files_one_per_chart() {
     );
     let png_dir = dir.join("png");
     let r = fiox(&["plot", &json, "--format", "png", "-o", &png_dir]);
-    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     let mut names: Vec<String> = std::fs::read_dir(&png_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    // One line naming every file (sorted).
+    let line = format!(
+        "fiox plot: wrote {} PNG files in {png_dir}: {}\n",
+        names.len(),
+        names.join(" ")
+    );
+    assert_eq!((r.code, r.stderr.clone()), (0, line));
     let svgs = std::fs::read_dir(&svg_dir).unwrap().count();
     assert_eq!(names.len(), svgs, "{names:?}");
     for n in &names {
@@ -291,6 +303,39 @@ fn svg_and_png_files_one_per_chart() {
             "{n} is blank: {differ} {colours}"
         );
     }
+}
+
+/// `-o x.png` writes PNG files named after it (x-CHART.png), never a directory named x.png
+/// (issue 43); with --format=png, a .svg name is refused.
+#[test]
+fn an_output_named_like_a_png_file_gets_png_files() {
+    let dir = TempDir::new("plot-name");
+    let json = fiox_run(&dir, "named", &[]);
+    let out = dir.join("x.png");
+    let r = fiox(&["plot", &json, "-o", &out]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!Path::new(&out).is_dir(), "a directory named x.png");
+    let pngs: Vec<String> = dir
+        .entries()
+        .into_iter()
+        .filter(|n| n.starts_with("x-") && n.ends_with(".png"))
+        .collect();
+    assert!(pngs.len() > 1, "{:?}", dir.entries());
+    assert!(
+        pngs.iter().any(|n| n == "x-clat-read-percentiles.png"),
+        "{pngs:?}"
+    );
+    let bytes = std::fs::read(dir.path().join(&pngs[0])).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"), "{}", pngs[0]);
+    assert!(r.stderr.starts_with("fiox plot: wrote ") && r.stderr.lines().count() == 1);
+    let bad = fiox(&["plot", &json, "--format=png", "-o", &dir.join("y.svg")]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("names an SVG file but --format=png"),
+        "{}",
+        bad.stderr
+    );
+    assert!(!dir.path().join("y.svg").exists());
 }
 
 #[test]
@@ -346,6 +391,16 @@ fn html_switch_on_a_plain_run_writes_the_page_with_its_logs() {
         html.contains("<th>kernel</th>"),
         "the header names the kernel"
     );
+    // The page leads with the charts; the environment follows, folded (issue 41's D10).
+    let (first_chart, sources) = (html.find("<figure>"), html.find("Sources and environment"));
+    assert!(
+        first_chart.is_some() && first_chart < sources,
+        "charts first"
+    );
+    assert!(
+        !html.contains("<details open"),
+        "the environment starts folded"
+    );
     let look = check_page(Path::new(&page), "html-switch.png", false);
     assert_eq!(data_count(&look, "chart-time-iops"), 2, "{:?}", look.charts);
     // json+ histograms even though stdout was plain json.
@@ -370,10 +425,13 @@ fn help_lists_every_subcommand_and_each_has_its_own_help() {
             top.stdout
         );
     }
+    // The column's width follows the longest name and texts wrap at 100 columns: compare
+    // the words.
+    let words = top.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     for sub in fiox_job::help::SUBCOMMANDS {
+        let about = sub.about.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            top.stdout
-                .contains(&format!("\n  {:<26}{}", sub.name, sub.about)),
+            words.contains(&format!(" {} {about}", sub.name)),
             "{}",
             top.stdout
         );
@@ -585,7 +643,7 @@ fn an_explained_run_gets_its_phases_stacked() {
     let dir = TempDir::new("plot-explain");
     let json = fiox_run(&dir, "explained", &["--explain"]);
     let svg_dir = dir.join("svg");
-    let r = fiox(&["plot", &json, "--format=svg", "-o", &svg_dir]);
+    let r = fiox(&["plot", &json, "--format=svg", "-o", &svg_dir, "--quiet"]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""));
     let svg = std::fs::read_to_string(Path::new(&svg_dir).join("explain-phases.svg")).unwrap();
     assert!(svg.contains("Where the mean latency went"), "{svg}");

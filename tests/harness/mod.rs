@@ -43,9 +43,29 @@ impl Run {
     }
 }
 
+/// The history database the tests' fiox runs record into (`fiox experiment` and `fiox quick`
+/// record by default): FIOX_HISTORY_DB when set, else one scratch database in /dev/shm (or
+/// /tmp), never the user's own history.
+pub fn test_history_db() -> PathBuf {
+    if let Some(p) = std::env::var_os("FIOX_HISTORY_DB") {
+        return PathBuf::from(p);
+    }
+    let base = if Path::new("/dev/shm").is_dir() {
+        "/dev/shm"
+    } else {
+        "/tmp"
+    };
+    Path::new(base).join("fiox-test-history/history.db")
+}
+
+/// `c` recording into [`test_history_db`].
+pub fn with_test_history(c: &mut Command) -> &mut Command {
+    c.env("FIOX_HISTORY_DB", test_history_db())
+}
+
 /// Run fiox to completion.
 pub fn fiox(args: &[&str]) -> Run {
-    let o = Command::new(fiox_bin())
+    let o = with_test_history(&mut Command::new(fiox_bin()))
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -72,6 +92,7 @@ fn tool_cmd(tool: &str, cwd: &Path, secs: Option<u32>) -> Command {
         None => Command::new(bin),
     };
     c.current_dir(cwd).stdin(Stdio::null());
+    with_test_history(&mut c);
     c
 }
 
@@ -82,7 +103,7 @@ pub fn tool_in(tool: &str, cwd: &Path, args: &[&str]) -> Run {
 
 /// Start fiox without waiting (stdout/stderr piped).
 pub fn spawn_fiox(args: &[&str]) -> Child {
-    Command::new(fiox_bin())
+    with_test_history(&mut Command::new(fiox_bin()))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -103,6 +124,7 @@ pub fn spawn_fiox_in(cwd: &Path, args: &[&str]) -> Child {
 pub fn spawn_fiox_hup(cwd: &Path, args: &[&str], hup: libc::sighandler_t) -> Child {
     use std::os::unix::process::CommandExt;
     let mut c = Command::new(fiox_bin());
+    with_test_history(&mut c);
     // SAFETY: signal(2) is async-signal-safe, as pre_exec's closure must be (it runs in the
     // forked child before exec); an ignored or default disposition survives the exec.
     unsafe {
