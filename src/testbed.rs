@@ -244,7 +244,12 @@ fn describe(r: &Record) -> String {
     for (k, v) in &r.info {
         s.push_str(&format!(" {k}={v}"));
     }
-    if !r.ready {
+    if r.info.get("state").is_some_and(|v| v == "removing") {
+        s.push_str(&format!(
+            " (removal failed partway: `fiox testbed down {}` tries again)",
+            r.name
+        ));
+    } else if !r.ready {
         s.push_str(" (incomplete)");
     }
     if r.orphaned() {

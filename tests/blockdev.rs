@@ -461,3 +461,38 @@ fn jobs_sharing_a_device_claim_keep_the_shared_file_table() {
     );
     claim(dev.path()).expect("the claim ends with the run");
 }
+
+/// M10: a loop device with nothing attached (or detached since) has 0 bytes. fio 3.33 says
+/// "zero sized block device?" and exits 1 before any I/O; fiox ran and failed with EIO (read)
+/// or ENOSPC (write) alone. A minor no other test allocates (losetup takes the lowest free
+/// one), so the device stays unattached while both tools look at it.
+#[test]
+fn a_zero_sized_block_device_is_refused_as_fio_refuses_it() {
+    if !loops_or_skip("zero sized block device") {
+        return;
+    }
+    let dir = TempDir::new("zerodev");
+    let node = dir.join("loop250");
+    let c = std::ffi::CString::new(node.as_str()).unwrap();
+    let dev = libc::makedev(7, 250);
+    // SAFETY: a NUL-terminated path; mknod reads nothing else.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o600, dev) };
+    assert_eq!(made, 0, "mknod {node}: {}", std::io::Error::last_os_error());
+    let args = [
+        "--name=z",
+        "--rw=read",
+        "--size=1m",
+        "--output-format=json",
+        &format!("--filename={node}"),
+    ];
+    let r = fiox(&args);
+    let f = Run::from(Command::new("fio").args(args).output().expect("fio"));
+    assert_eq!((r.code, f.code), (1, 1), "{}\n{}", r.stderr, f.stderr);
+    for out in [&r.stderr, &f.stderr] {
+        assert!(
+            out.contains(&format!("{node}: zero sized block device?")),
+            "{out}"
+        );
+    }
+    assert_eq!(r.json()["jobs"][0]["read"]["total_ios"], 0);
+}

@@ -691,6 +691,8 @@ fn net_unix_socket_transfers_everything() {
     let c = net_counts(&v);
     assert_eq!(c[0], [0, 256, 2 << 20, 0, 0, 0]);
     assert_eq!(c[1], [0, 0, 0, 0, 256, 2 << 20]);
+    // N8: the reader removes the socket it bound (fio leaves it behind).
+    assert!(!sock.exists(), "the reader's socket is left behind");
     let r = fiox(&[
         "--name=x",
         "--ioengine=net",

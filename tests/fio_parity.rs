@@ -858,6 +858,25 @@ fn triggers_stop_the_run_and_run_the_command() {
     assert!(!Path::new(&tf).exists(), "the trigger file is removed");
 }
 
+/// M9: a trigger file that names no file (`--trigger-file=/`) fires once and says why once;
+/// it was asked again every 20 ms until the jobs were done and printed its refusal each time.
+#[test]
+fn a_trigger_file_that_cannot_be_removed_is_reported_once() {
+    let r = fiox(&[
+        "--trigger-file=/",
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=1g",
+        "--time_based",
+        "--runtime=20",
+        "--output-format=json",
+    ]);
+    assert!(r.json()["jobs"][0]["read"]["runtime"].as_u64().unwrap() < 20_000);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| l.contains('/')).collect();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+}
+
 /// The windows (end time, IOPS) of an iops log written with `log_avg_msec`.
 fn windows(path: &str) -> Vec<(u64, f64)> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -2338,4 +2357,45 @@ fn ss_interval_takes_one_sample_per_interval() {
         "{}",
         r.stderr
     );
+}
+
+/// N4 (ecosystem round): fio's keep_running counts a pass's verify reads with its writes, so
+/// a writing job whose io_size is more than one pass stops once writes and verify reads reach
+/// io_size: 2 MiB written and 2 MiB verified with a backlog, 4 MiB and 4 MiB after a pass of
+/// 4 MiB; fiox wrapped on until io_size of writes alone (4 and 8 MiB). On /var/tmp (ext4,
+/// O_DIRECT), each tool on a fresh file.
+#[test]
+fn verify_reads_count_towards_io_size_as_fio_counts_them() {
+    let dir = TempDir::under(Path::new("/var/tmp"), "n4");
+    let cases: [&[&str]; 2] = [
+        &[
+            "--bs=16k",
+            "--direct=1",
+            "--rw=write:112k",
+            "--verify=crc32c",
+            "--verify_backlog=1",
+            "--offset=120k",
+            "--io_size=4m",
+            "--size=16m",
+        ],
+        &[
+            "--bs=16k",
+            "--rw=write",
+            "--verify=crc32c",
+            "--io_size=8m",
+            "--size=4m",
+        ],
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let counts = |tool: &str| {
+            let file = format!("--filename={}/{tool}{i}", dir.path().display());
+            let mut args = vec!["--name=n", file.as_str()];
+            args.extend_from_slice(case);
+            let (code, v, err) = tool_json(tool, dir.path(), &args, Some(120));
+            assert_eq!(code, 0, "{tool} {args:?}: {err}");
+            let j = &v["jobs"][0];
+            [&j["write"], &j["read"]].map(|d| d["io_bytes"].as_u64().unwrap())
+        };
+        assert_eq!(counts("fiox"), counts("fio"), "{case:?}");
+    }
 }

@@ -40,6 +40,32 @@ fn d8_a_write_job_never_writes_a_kernel_file() {
     let r = Run::from(out);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("procfs"), "{}", r.stderr);
+    // M3: no "data" to destroy, no scratch space to offer (it does not lift this refusal), and
+    // the switch it names does lift it: in the private UTS namespace the write is tried.
+    assert!(
+        r.stderr
+            .contains("--allow-destructive=/proc/sys/kernel/hostname or set allow_mounted_write=1")
+            && !r.stderr.contains("destroy")
+            && !r.stderr.contains("FIOX_SCRATCH"),
+        "{}",
+        r.stderr
+    );
+    let out = std::process::Command::new("unshare")
+        .args([
+            "-u",
+            fiox_bin(),
+            "--allow-destructive=/proc/sys/kernel/hostname",
+            "--name=w",
+            "--rw=write",
+            "--bs=64",
+            "--size=64",
+            "--filename=/proc/sys/kernel/hostname",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let r = Run::from(out);
+    assert!(!r.stderr.contains("refusing"), "{}", r.stderr);
 }
 
 /// D9: the exec engine's NAME.stdout/NAME.stderr replaced a user's file and wrote through a

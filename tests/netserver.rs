@@ -34,13 +34,26 @@ fn listening(port: u16) -> bool {
         })
 }
 
+/// A port a server may listen on at `host`: below the kernel's ephemeral range (32768 up),
+/// so no client connection of a test running beside this one takes it between this check and
+/// the server's bind. A port the kernel picked (`:0`) and this check freed again was taken
+/// that way once, and the server failed with EADDRINUSE.
+fn free_port(host: &str) -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = (std::process::id() % 1000) as u16 * 12;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = 20_000 + (base.wrapping_add(n) % 12_000);
+        if std::net::TcpListener::bind((host, port)).is_ok() {
+            return port;
+        }
+    }
+}
+
 impl Server {
     fn start(tool: &str) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port("127.0.0.1");
         let bin = if tool == "fiox" { fiox_bin() } else { "fio" };
         let child = Command::new(bin)
             .arg(format!("--server=ip:127.0.0.1,{port}"))
@@ -395,11 +408,7 @@ fn a_daemon_server_writes_its_pid_and_serves_over_ipv6() {
     let dir = TempDir::new("netdaemon");
     let job = job_file(&dir, NULL_JOB);
     let pidfile = dir.join("server.pid");
-    let port = std::net::TcpListener::bind("[::1]:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port("::1");
     let r = fiox(&[
         &format!("--server=ip6:::1,{port}"),
         &format!("--daemonize={pidfile}"),

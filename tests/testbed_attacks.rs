@@ -65,6 +65,13 @@ fn d1_testbed_up_and_an_experiment_leave_a_planted_link_and_its_target_alone() {
     let r = Run::from(c.output().unwrap());
     assert_ne!(r.code, 0, "{}", r.stdout);
     assert_eq!(r.stderr.matches("File exists").count(), 1, "{}", r.stderr);
+    // M5: what is in the way, whose it is, and that fiox leaves it alone.
+    assert!(
+        r.stderr.contains("a symbolic link owned by uid ")
+            && r.stderr.contains("fiox leaves what it did not make alone"),
+        "{}",
+        r.stderr
+    );
     assert!(victim_intact(&victim), "the victim was emptied");
     let toml = dir.join("e.toml");
     std::fs::write(

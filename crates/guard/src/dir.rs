@@ -201,7 +201,7 @@ impl Dir {
         plain(name, &self.path)?;
         let path = self.join(name);
         sys::mkdirat(self.fd.as_fd(), name, mode)
-            .map_err(|e| GuardError::io("create directory", &path, e))?;
+            .map_err(|e| GuardError::io("create directory", &path, self.exists_error(name, e)))?;
         let rd = sys::openat(
             self.fd.as_fd(),
             name,
@@ -242,7 +242,31 @@ impl Dir {
         let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
         sys::openat(self.fd.as_fd(), name, flags, mode)
             .map(File::from)
-            .map_err(|e| GuardError::io("create", &self.join(name), e))
+            .map_err(|e| GuardError::io("create", &self.join(name), self.exists_error(name, e)))
+    }
+
+    /// EEXIST at `name`, said with what is there and whose (M5: "File exists" alone named no
+    /// owner and no way out). The kind stays AlreadyExists, so callers that pass over a taken
+    /// name still do; other errors are returned as they are.
+    fn exists_error(&self, name: &OsStr, e: io::Error) -> io::Error {
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return e;
+        }
+        let what = match self.stat(name) {
+            Ok(Some(st)) => format!(
+                "{} owned by {}",
+                st.kind.noun(),
+                crate::ident::owner_words(st.uid)
+            ),
+            _ => "something".to_string(),
+        };
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{e}: {what} is there, and fiox leaves what it did not make alone; \
+                 remove it or choose another place"
+            ),
+        )
     }
 
     /// Open the existing `name` with `flags` (O_NOFOLLOW and O_NONBLOCK are added: a link is
@@ -297,6 +321,23 @@ impl Dir {
         };
         let ours = matches!(st.kind, Kind::File | Kind::Dir) && self.is_ours(name, &st)?;
         Ok(Some((st, ours)))
+    }
+
+    /// Remove `name` if it is an empty directory fiox made (its mark binds it; not a mount's
+    /// root): what a maker killed between making a directory and recording it leaves behind.
+    /// A full one, an unmarked one (a user's, or one whose maker died before marking it), a
+    /// link or a mount stays. Returns whether it was removed.
+    pub fn remove_empty_made_dir(&self, name: &OsStr) -> Result<bool> {
+        let Some(st) = self.stat(name)? else {
+            return Ok(false);
+        };
+        if st.kind != Kind::Dir || st.mount_root || !self.is_ours(name, &st)? {
+            return Ok(false);
+        }
+        match self.unlink_checked(name, &st) {
+            Err(e) if e.os_error() == Some(libc::ENOTEMPTY) => Ok(false),
+            other => other,
+        }
     }
 
     /// The proof half of [`Dir::remove_owned`], for callers that time the removal itself

@@ -61,6 +61,37 @@ pub enum Kind {
     Socket,
 }
 
+impl Kind {
+    /// What a person calls it, with its article ("a symbolic link").
+    pub fn noun(self) -> &'static str {
+        match self {
+            Kind::File => "a file",
+            Kind::Dir => "a directory",
+            Kind::Symlink => "a symbolic link",
+            Kind::Block => "a block device",
+            Kind::Char => "a character device",
+            Kind::Fifo => "a FIFO",
+            Kind::Socket => "a socket",
+        }
+    }
+}
+
+/// `uid N (name)`, the name from /etc/passwd where it has one: who owns an object in fiox's
+/// way, in words a person can act on.
+pub fn owner_words(uid: u32) -> String {
+    let name = std::fs::read_to_string("/etc/passwd").ok().and_then(|t| {
+        t.lines().find_map(|l| {
+            let mut f = l.split(':');
+            let name = f.next()?;
+            (f.nth(1)? == uid.to_string()).then(|| name.to_string())
+        })
+    });
+    match name {
+        Some(n) => format!("uid {uid} ({n})"),
+        None => format!("uid {uid}"),
+    }
+}
+
 /// One statx of a name (or a descriptor), never following a symbolic link.
 #[derive(Debug, Clone, Copy)]
 pub struct Stat {

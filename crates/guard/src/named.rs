@@ -96,6 +96,17 @@ pub fn remove_stale_socket(path: &Path) -> Result<bool> {
     }
 }
 
+/// The identity of the unix socket fiox just bound at `path`: a socket of the running user's
+/// at that name (a link is not followed), so the engine that bound it removes that socket and
+/// no other when it is done; another user cannot make a socket of ours to be taken for it.
+pub fn bound_socket(path: &Path) -> Result<Option<crate::Identity>> {
+    let (dir, name) = Dir::open_parent(path)?;
+    Ok(dir
+        .stat(&name)?
+        .filter(|st| st.kind == crate::Kind::Socket && st.uid == crate::sys::euid())
+        .map(|st| st.id))
+}
+
 /// Whether the file open as `file` holds data at or after byte `from`: asked of the
 /// descriptor itself (SEEK_DATA), so the answer is about the inode the job writes, not
 /// whatever a path names now. A file of holes only (`truncate -s 8M f`, or unwritten
@@ -132,6 +143,27 @@ mod tests {
         drop(live); // the name stays, nobody listens: stale
         assert!(super::remove_stale_socket(&p).unwrap());
         assert!(!p.exists());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    /// N8: the socket a reader bound is removed by identity: a socket put in its place since
+    /// (another program's, bound after a rename of ours) stays.
+    #[test]
+    fn only_the_socket_fiox_bound_is_removed() {
+        let base = std::env::temp_dir().join(format!("fiox-bound-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let p = base.join("s.sock");
+        let ours = std::os::unix::net::UnixListener::bind(&p).unwrap();
+        let id = super::bound_socket(&p).unwrap().expect("our socket");
+        std::fs::rename(&p, base.join("moved.sock")).unwrap();
+        let theirs = std::os::unix::net::UnixListener::bind(&p).unwrap();
+        assert!(super::remove_made(&p, &id).is_err());
+        assert!(p.exists(), "another socket at the name stays");
+        std::fs::remove_file(&p).unwrap();
+        std::fs::rename(base.join("moved.sock"), &p).unwrap();
+        assert!(super::remove_made(&p, &id).unwrap());
+        assert!(!p.exists());
+        drop((ours, theirs));
         std::fs::remove_dir_all(&base).unwrap();
     }
 

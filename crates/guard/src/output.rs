@@ -163,9 +163,60 @@ pub fn create_in(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32) -> Result<()>
     place(dir, name, bytes, mode, None)
 }
 
+/// A new temporary file beside `name`, locked (flock) for as long as it lives and marked as
+/// fiox's only then: a sweep ([`sweep_temps`]) takes a marked temporary file whose lock it can
+/// get for one whose writer is gone, so the mark must never be seen unlocked.
+fn locked_temp(dir: &Dir, name: &OsStr, mode: u32, layout: Layout) -> Result<(OsString, File)> {
+    sweep_temps(dir, name);
+    let (tmp, f) = with_temp(name, |tmp| dir.create_unmarked(tmp, mode))?;
+    let marked = crate::sys::flock_exclusive(&f)
+        .and_then(|_| mark::mark_file(&f, layout).map(|_| ()))
+        .map_err(|e| GuardError::io("mark as made by fiox", &dir.join(name), e));
+    if let Err(e) = marked {
+        if let Ok(st) = stat_fd(&f, &dir.join(&tmp)) {
+            let _ = dir.remove_if(&tmp, &st.id);
+        }
+        return Err(e);
+    }
+    Ok((tmp, f))
+}
+
+/// Remove the temporary files of `name` that writers killed before their rename left behind
+/// (SIGKILL, a crash: adversarial round 3's R3): at a temporary name of `name`, marked as
+/// fiox's, and unlocked. Every writer holds its temporary file's lock until the rename, and
+/// the kernel drops it when the writer dies, in whatever pid namespace it ran: a lock this
+/// process can take is one nobody holds. Best effort: the output is written either way.
+fn sweep_temps(dir: &Dir, name: &OsStr) {
+    use std::os::unix::ffi::OsStrExt;
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".fiox-");
+    let Ok(names) = dir.names() else {
+        return;
+    };
+    for n in names {
+        let b = n.as_bytes();
+        if !b.starts_with(prefix.as_bytes()) || !b.ends_with(b".tmp") {
+            continue;
+        }
+        let Ok(Some(st)) = dir.stat(&n) else {
+            continue;
+        };
+        if st.kind != Kind::File || !dir.is_ours(&n, &st).unwrap_or(false) {
+            continue;
+        }
+        let Ok(Some(f)) = dir.open_same(&n, &st.id, libc::O_RDONLY) else {
+            continue;
+        };
+        if crate::sys::flock_exclusive(&f).unwrap_or(false) {
+            let _ = dir.remove_if(&n, &st.id);
+        }
+    }
+}
+
 /// Write a marked temporary file, then rename it over `old` (or to a free name when None).
 fn place(dir: &Dir, name: &OsStr, bytes: &[u8], mode: u32, old: Option<Identity>) -> Result<()> {
-    let (tmp, mut f) = with_temp(name, |tmp| dir.create_unmarked(tmp, mode))?;
+    let (tmp, mut f) = locked_temp(dir, name, mode, Layout::Partial)?;
     let written = f
         .write_all(bytes)
         .and_then(|()| mark::mark_file(&f, Layout::Complete).map(|_| ()))
@@ -302,12 +353,14 @@ pub fn open_in(dir: &Dir, name: &OsStr, how: Open, named: Named) -> Result<File>
 /// made to keep the earlier log keeps its bytes (R1); the old one stays whole until the new
 /// one takes its name.
 fn replace_new(dir: &Dir, name: &OsStr, old: &Identity) -> Result<File> {
-    let (tmp, f) = with_temp(name, |tmp| dir.create_file(tmp, 0o644, Layout::Complete))?;
+    let (tmp, f) = locked_temp(dir, name, 0o644, Layout::Complete)?;
     let tmp_id = stat_fd(&f, &dir.join(&tmp))?.id;
     if let Err(e) = dir.rename_over(&tmp, name, old) {
         let _ = dir.remove_if(&tmp, &tmp_id);
         return Err(e);
     }
+    // Renamed into place: no longer a temporary file, so no longer locked.
+    let _ = crate::sys::flock_unlock(&f);
     Ok(f)
 }
 
@@ -379,6 +432,32 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.is_exists() && count == TEMP_TRIES);
+    }
+
+    /// R3: a temporary file whose writer died (its lock gone with it) is removed by the next
+    /// write of that output; one a live writer holds, a user's file at a temporary-looking
+    /// name and a link there stay.
+    #[test]
+    fn a_dead_writers_temporary_file_is_swept_and_nothing_else() {
+        let base = std::env::temp_dir().join(format!("fiox-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(&base).unwrap();
+        let dir = Dir::open(&base).unwrap();
+        let name = OsStr::new("report.html");
+        let (live, live_f) = locked_temp(&dir, name, 0o644, Layout::Partial).unwrap();
+        let (dead, dead_f) = locked_temp(&dir, name, 0o644, Layout::Partial).unwrap();
+        drop(dead_f);
+        std::fs::write(base.join(".report.html.fiox-1-0.tmp"), b"user's").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", base.join(".report.html.fiox-2-0.tmp")).unwrap();
+        write_in(&dir, name, b"<html>", Named::ByFiox).unwrap();
+        let left = |n: &OsStr| base.join(n).symlink_metadata().is_ok();
+        assert!(!left(&dead), "the dead writer's temporary file is left");
+        assert!(left(&live), "a live writer's temporary file was removed");
+        assert!(left(OsStr::new(".report.html.fiox-1-0.tmp")));
+        assert!(left(OsStr::new(".report.html.fiox-2-0.tmp")));
+        assert_eq!(std::fs::read(base.join(name)).unwrap(), b"<html>");
+        drop(live_f);
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     /// R2: `--output` into another user's FIFO planted at that name handed root's report to

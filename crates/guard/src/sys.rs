@@ -314,6 +314,12 @@ pub fn flock_exclusive(f: &impl AsRawFd) -> io::Result<bool> {
     }
 }
 
+/// flock(LOCK_UN): release this open file description's lock.
+pub fn flock_unlock(f: &impl AsRawFd) -> io::Result<()> {
+    // SAFETY: a plain system call on a descriptor.
+    check(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_UN) }).map(|_| ())
+}
+
 /// Clear O_NONBLOCK on an open descriptor.
 pub fn set_blocking(f: &impl AsRawFd) -> io::Result<()> {
     // SAFETY: F_GETFL/F_SETFL take no pointers; an invalid descriptor fails with EBADF.

@@ -95,13 +95,16 @@ impl Inputs {
         let mut all = json_objects(&text);
         // --status-interval reports: values over time from the differences between them.
         self.logs.extend(crate::status::series(&all, label));
-        let v = all.pop().ok_or_else(|| {
-            InputError::format(
-                path,
-                "no JSON object found (expected fio/fiox --output-format=json or json+, \
+        let v = all
+            .pop()
+            .ok_or_else(|| match fiox_report::json_problem(&text) {
+                Some(problem) => InputError::format(path, format!("not valid JSON: {problem}")),
+                None => InputError::format(
+                    path,
+                    "no JSON object found (expected fio/fiox --output-format=json or json+, \
                  `fiox compare --format json`, or a fio log file named like NAME_bw.1.log)",
-            )
-        })?;
+                ),
+            })?;
         self.add_json_value(&v, label, path)
     }
 

@@ -108,6 +108,32 @@ pub fn json_objects(text: &str) -> Vec<Value> {
     all
 }
 
+/// Why `text` holds no JSON object, when it has one that fails to parse: the parser's reason
+/// and where, counted in `text`'s own lines ("number out of range at line 12 column 20"), for
+/// the first `{` that starts a line (a value out of range such as `1e999` made every object
+/// unreadable, and the loaders only said that none was found). None when no line starts one.
+pub fn json_problem(text: &str) -> Option<String> {
+    let start = text.match_indices('{').map(|(i, _)| i).find(|&i| {
+        text[..i]
+            .rsplit('\n')
+            .next()
+            .is_some_and(|l| l.trim().is_empty())
+    })?;
+    let err = serde_json::from_str::<Value>(&text[start..]).err()?;
+    let before = text[..start].matches('\n').count();
+    let column = if err.line() == 1 {
+        start - text[..start].rfind('\n').map_or(0, |n| n + 1) + err.column()
+    } else {
+        err.column()
+    };
+    let full = err.to_string();
+    let why = full.split(" at line ").next().unwrap_or(&full);
+    Some(format!(
+        "{why} at line {} column {column}",
+        before + err.line()
+    ))
+}
+
 /// One status report as a single line of compact JSON followed by `\n`, so a stream of them is
 /// valid JSON Lines.
 pub fn json_status_line(run: &RunResult, plus: bool) -> String {
@@ -571,6 +597,17 @@ fn json_f64(v: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_problem_names_the_reason_and_the_line() {
+        let text = "fio: a note\n{\n  \"jobs\": [\n    {\"iops\": 1e999}\n  ]\n}\n";
+        assert_eq!(
+            json_problem(text).as_deref(),
+            Some("number out of range at line 4 column 18")
+        );
+        assert_eq!(json_problem("no braces here"), None);
+        assert_eq!(json_problem("{\"jobs\": []}"), None);
+    }
 
     fn sample_job() -> JobResult {
         let mut job = JobResult {

@@ -16,7 +16,7 @@ pub mod terse;
 pub mod tz;
 pub mod units;
 
-pub use json::{json, json_objects, json_status_line, to_fio_json_text};
+pub use json::{json, json_objects, json_problem, json_status_line, to_fio_json_text};
 pub use normal::{header, normal};
 pub use terse::terse;
 

@@ -56,7 +56,14 @@ impl RunError {
     /// errno to report as the job's `err=` (EINVAL for non-OS failures, like fio).
     pub fn errno(&self) -> i32 {
         match self {
-            RunError::Io { source, .. } => source.raw_os_error().unwrap_or(libc::EIO),
+            // The guard words an EEXIST with who owns what is there; the kind keeps the errno.
+            RunError::Io { source, .. } => source.raw_os_error().unwrap_or(
+                if source.kind() == std::io::ErrorKind::AlreadyExists {
+                    libc::EEXIST
+                } else {
+                    libc::EIO
+                },
+            ),
             RunError::Engine(
                 fiox_engine::EngineError::Os { source, .. }
                 | fiox_engine::EngineError::File { source, .. },

@@ -134,6 +134,15 @@ fn d3_down_never_deletes_inside_a_bind_mount() {
     let e = managed::down_in(&state, "ae").unwrap_err().to_string();
     assert!(e.contains("mounted"), "{e}");
     assert!(intact(&user.join("dataset1")));
+    // M7: a removal that failed partway is no longer listed as a ready testbed.
+    let l = managed::list_in(&state).unwrap();
+    let r = l
+        .records
+        .iter()
+        .find(|r| r.name == "ae")
+        .expect("the record stays");
+    assert!(!r.ready, "{r:?}");
+    assert_eq!(r.info.get("state").map(String::as_str), Some("removing"));
     run("umount", &[dir.join("sub").to_str().unwrap()]);
     managed::down_in(&state, "ae").unwrap();
     assert!(!dir.exists(), "{rec:?}");

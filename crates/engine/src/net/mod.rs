@@ -54,6 +54,9 @@ pub(crate) struct NetEngine {
     /// Where a sender connects or sends; for unix, the socket's path.
     peer: Option<SocketAddr>,
     unix_path: Option<CString>,
+    /// The unix socket this reader bound, by identity: removed when the engine goes (N8: fio
+    /// leaves it behind), and only if that name is still this socket.
+    bound: Option<(std::path::PathBuf, fiox_guard::Identity)>,
     listen_fd: RawFd,
     fd: RawFd,
     /// netsplice's pipe.
@@ -226,6 +229,7 @@ impl NetEngine {
             mss: e.mss,
             peer: None,
             unix_path: None,
+            bound: None,
             listen_fd: -1,
             fd: -1,
             pipe: [-1; 2],
@@ -374,6 +378,12 @@ impl NetEngine {
         };
         if r < 0 {
             return Err(os(&format!("bind (port {port})")));
+        }
+        if let Some(path) = &self.unix_path {
+            let p = std::path::Path::new(std::ffi::OsStr::from_bytes(path.to_bytes()));
+            if let Ok(Some(id)) = fiox_guard::named::bound_socket(p) {
+                self.bound = Some((p.to_path_buf(), id));
+            }
         }
         // SAFETY: plain syscall on our socket.
         if !self.proto.is_udp() && unsafe { libc::listen(fd, 10) } < 0 {
@@ -858,6 +868,9 @@ impl Drop for NetEngine {
                 unsafe { libc::close(fd) };
             }
         }
+        if let Some((path, id)) = self.bound.take() {
+            let _ = fiox_guard::named::remove_made(&path, &id);
+        }
     }
 }
 
@@ -961,6 +974,7 @@ mod tests {
             mss: 0,
             peer: None,
             unix_path: None,
+            bound: None,
             listen_fd: -1,
             fd: -1,
             pipe: [-1; 2],

@@ -119,6 +119,14 @@ fn probe(path: &Path) -> Result<(FileKind, u64), RunError> {
                 let f = File::open(path).map_err(|e| RunError::io("open", path, e))?;
                 let size = sys::blkdev_size(std::os::fd::AsRawFd::as_raw_fd(&f))
                     .map_err(|e| RunError::io("get size of block device", path, e))?;
+                if size == 0 {
+                    // fio 3.33's words and exit status: a loop device with nothing attached
+                    // (or detached since) wrote on to fail with ENOSPC alone (M10).
+                    return Err(RunError::Target {
+                        msg: format!("{}: zero sized block device?", path.display()),
+                        errno: libc::EINVAL,
+                    });
+                }
                 Ok((FileKind::Block, size))
             } else if ft.is_fifo() {
                 // Opening a FIFO blocks until a writer comes (a read job hung there, deaf to

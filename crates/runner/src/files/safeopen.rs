@@ -133,13 +133,17 @@ pub fn check_writable(
         ));
     }
     if let Some(fs) = fiox_guard::kernel::pseudo_fs(file) {
-        return Err(refusal(
-            who,
-            path,
-            &format!(
-                "it is a file of the kernel's {fs}, a setting or a view of the system, not data"
-            ),
-        ));
+        // M3: not "data" to destroy, and scratch space does not lift it: say what a write
+        // does and the two switches that do.
+        return Err(RunError::Refused(format!(
+            "job '{}': refusing to write to {}: it is a file of the kernel's {fs}, a setting \
+             or a view of the system, so a write changes the running system, not a file's \
+             contents (pass --allow-destructive={} or set allow_mounted_write=1 in the job to \
+             write to it anyway)",
+            who.job,
+            path.display(),
+            path.display()
+        )));
     }
     let id = Identity::of(&m);
     if let Some(dev) = loop_backed_by(&id) {

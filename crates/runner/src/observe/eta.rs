@@ -204,6 +204,7 @@ pub fn run_eta(
     let mut agg = agg_log(opts, jobs, t0);
     let mut ss = crate::control::steady::setup(jobs);
     let mut timeout_left = opts.trigger.timeout;
+    let mut triggered = false;
     let ss_every = Duration::from_millis(crate::control::steady::interval_ms(jobs));
     let mut next_ss = t0 + ss_every;
     publish_steady(&ss, progress);
@@ -219,7 +220,10 @@ pub fn run_eta(
                 *st = Some(now);
             }
         }
-        if fired(&opts.trigger, &mut timeout_left, now - t0) {
+        // Once is enough: the jobs are stopping, and a trigger file that cannot be removed
+        // (`--trigger-file=/`) said so twice when asked again before they were done (M9).
+        if !triggered && fired(&opts.trigger, &mut timeout_left, now - t0) {
+            triggered = true;
             // fio: terminate every job, then run the trigger command.
             run_stop.store(true, Ordering::Relaxed);
             run_trigger(opts.trigger.cmd.as_deref());

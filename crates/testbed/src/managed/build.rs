@@ -42,6 +42,7 @@ impl Maker {
     pub(crate) fn step(&mut self, s: Step) -> Result<()> {
         let p = match &s {
             Step::Tree { path, .. }
+            | Step::DirToMake { path }
             | Step::File { path, .. }
             | Step::Mount { path, .. }
             | Step::LoopsOver { path, .. }
@@ -130,8 +131,11 @@ pub(crate) fn fresh_dir(m: &mut Maker, parent: &Path) -> Result<Fresh> {
         m.rec.name,
         std::process::id()
     ));
-    let dir = parent.create_dir(&name, 0o755)?;
     let path = real_path(&parent)?.join(&name);
+    // Recorded before it exists: a kill between the mkdir and the step below left an empty
+    // directory that cleanup said it had removed (R3).
+    m.step(Step::DirToMake { path: path.clone() })?;
+    let dir = parent.create_dir(&name, 0o755)?;
     m.step(Step::Tree {
         path: path.clone(),
         id: dir.stat_self().id,

@@ -229,9 +229,38 @@ pub fn down_in(state: &State, name: &str) -> Result<()> {
             .to_string(),
         )
     })?;
+    let (rec, id) = mark_removing(&dir, &file, rec, id)?;
     teardown(&rec)?;
     dir.remove_if(&file, &id)?;
     Ok(())
+}
+
+/// The record of a testbed whose steps are about to be undone, saved as not ready (`state
+/// removing`): a removal that fails halfway (a loop device detached, its mount still busy)
+/// listed the testbed as ready, with a device that was no longer there (M7). Returns the
+/// record and the identity of the file now holding it.
+fn mark_removing(
+    dir: &Dir,
+    file: &std::ffi::OsStr,
+    mut rec: Record,
+    id: fiox_guard::Identity,
+) -> Result<(Record, fiox_guard::Identity)> {
+    if !rec.ready {
+        return Ok((rec, id));
+    }
+    rec.ready = false;
+    rec.info.insert("state".into(), "removing".into());
+    fiox_guard::output::write_in_mode(
+        dir,
+        file,
+        rec.to_text().as_bytes(),
+        fiox_guard::output::Named::ByFiox,
+        0o600,
+    )?;
+    let now = dir.stat(file)?.map(|st| st.id).ok_or_else(|| {
+        TestbedError::Invalid(format!("record {} vanished", dir.join(file).display()))
+    })?;
+    Ok((rec, now))
 }
 
 /// What [`cleanup`] did: the testbeds removed, those whose removal failed (kept with their

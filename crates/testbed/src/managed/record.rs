@@ -45,6 +45,10 @@ pub enum Step {
     /// A directory fiox created fresh: removed with its contents (never crossing a mount)
     /// while it is still this directory.
     Tree { path: PathBuf, id: Identity },
+    /// A directory about to be made (an intent, recorded before the mkdir: its maker may be
+    /// killed between the two, R3): removed only while it is an empty directory of the
+    /// running user's, which no one's data can be.
+    DirToMake { path: PathBuf },
     /// A regular file fiox creates (a run's scratch file): removed while it is still the
     /// inode `id`; recorded before it exists (`id` None: its maker may die before the file is
     /// made), it is removed only while it carries fiox's mark.
@@ -160,6 +164,7 @@ impl Record {
                     writeln!(t, "file {dev} {ino} {b} {}", path.display())
                 }
                 Step::File { path, id: None } => writeln!(t, "file - - - {}", path.display()),
+                Step::DirToMake { path } => writeln!(t, "dir-to-make {}", path.display()),
                 Step::Mount { path, mnt_id } => writeln!(t, "mount {mnt_id} {}", path.display()),
                 Step::LoopsOver { path, dev, ino } => {
                     writeln!(t, "loops-over {dev} {ino} {}", path.display())
@@ -290,6 +295,9 @@ fn parse_line(r: &mut Record, line: &str) -> Result<(), String> {
             let path = checked(w.next().ok_or("no path")?)?;
             r.steps.push(Step::File { path, id });
         }
+        "dir-to-make" => r.steps.push(Step::DirToMake {
+            path: checked(rest)?,
+        }),
         "mount" => {
             let (id, p) = rest.split_once(' ').ok_or("no path")?;
             let mnt_id = num(Some(id))?;
@@ -441,6 +449,9 @@ mod tests {
                     mnt_id: 99,
                 },
                 Step::Process { pid: 5, start: 6 },
+                Step::DirToMake {
+                    path: "/var/tmp/fiox-testbed-t1-5".into(),
+                },
                 Step::Program {
                     pid: 7,
                     start: 8,

@@ -7,7 +7,9 @@
 //! which must lie in a directory of the same record that still has its identity; a server is
 //! signalled only while it runs (a zombie is gone) with the recorded start time and this fiox
 //! executable (a vm's QEMU: while it runs the recorded qemu-system-* executable; one recorded
-//! before its start, pid 0, is found by that executable and the record's tag); a cgroup directory is removed only while it has the recorded identity (the
+//! before its start, pid 0, is found by that executable and the record's tag); a directory
+//! recorded before it was made is removed only while it is empty and carries fiox's mark; a
+//! cgroup directory is removed only while it has the recorded identity (the
 //! kernel refuses while tasks are in it). A directory is removed only when every newer step was undone, so a loop device
 //! still bound or a mount still there keeps the files under it.
 
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 pub fn teardown(rec: &Record) -> Result<()> {
     let mut first: Option<TestbedError> = None;
     for s in rec.steps.iter().rev() {
-        if first.is_some() && matches!(s, Step::Tree { .. }) {
+        if first.is_some() && matches!(s, Step::Tree { .. } | Step::DirToMake { .. }) {
             continue;
         }
         if let Err(e) = undo(rec, s) {
@@ -45,6 +47,11 @@ fn undo(rec: &Record, s: &Step) -> Result<()> {
     match s {
         Step::Tree { path, id } => remove_tree(path, id),
         Step::File { path, id } => remove_file(path, id.as_ref()),
+        Step::DirToMake { path } => {
+            let (parent, name) = Dir::open_parent(path)?;
+            parent.remove_empty_made_dir(&name)?;
+            Ok(())
+        }
         Step::Mount { path, mnt_id } => {
             let in_tree = rec.tree_at(path).is_some()
                 || path.parent().is_some_and(|p| rec.tree_at(p).is_some());
@@ -108,8 +115,20 @@ fn remove_cgroup(path: &Path, id: &Identity) -> Result<()> {
 /// Remove the tree at `path` if it is still the directory `id` that fiox marked.
 fn remove_tree(path: &Path, id: &Identity) -> Result<()> {
     let (parent, name) = Dir::open_parent(path)?;
-    if parent.stat(&name)?.is_none() {
+    let Some(st) = parent.stat(&name)? else {
         return Ok(());
+    };
+    if st.id != *id && st.kind == fiox_guard::Kind::Dir && !parent.mark_of(&name)?.is_ours() {
+        // M7: "fiox did not create it" was untrue of the testbed, whose own directory is
+        // hidden here (a mount over its parent), or was made in another mount namespace.
+        return Err(refused(
+            "tree",
+            path,
+            "the directory at this path is not the one this testbed made (something is \
+             mounted over it, or the testbed was made in another mount namespace); the record \
+             is kept: run `fiox testbed down` where the directory can be seen, or remove the \
+             record file once that namespace is gone",
+        ));
     }
     match parent.mark_of(&name)? {
         Mark::Ours(_) | Mark::Unsupported(_) => {}
@@ -224,5 +243,60 @@ fn stop_with(pid: u32, start: u64, signal: &dyn Fn(i32) -> fiox_guard::Result<bo
         )))
     } else {
         Ok(())
+    }
+}
+
+#[allow(clippy::disallowed_methods)] // tests build their own scratch files
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// R3: `testbed up` killed between making its directory and recording it left an empty
+    /// directory that cleanup said it removed. A directory recorded before it was made goes
+    /// while it is empty and fiox's; a full one, and an empty one fiox did not mark, stay.
+    #[test]
+    fn a_directory_recorded_before_it_was_made_goes_only_while_empty_and_fiox_s() {
+        let t = crate::temp::TempDir::new("intent").unwrap();
+        let made = |n: &str| {
+            t.dir().create_dir(std::ffi::OsStr::new(n), 0o755).unwrap();
+            t.path().join(n)
+        };
+        let (empty, full) = (made("fiox-testbed-k9-1"), made("full"));
+        std::fs::write(full.join("data"), b"kept").unwrap();
+        let users = t.path().join("users");
+        std::fs::create_dir(&users).unwrap();
+        let mut rec = Record::new("k9", &crate::managed::Kind::Tmpfs, None);
+        rec.steps = [&full, &users, &empty]
+            .into_iter()
+            .map(|p| Step::DirToMake { path: p.clone() })
+            .collect();
+        teardown(&rec).unwrap();
+        assert!(!empty.exists(), "the empty directory fiox made was left");
+        assert_eq!(std::fs::read(full.join("data")).unwrap(), b"kept");
+        assert!(users.is_dir(), "a directory fiox did not make was removed");
+        t.remove().unwrap();
+    }
+
+    /// M7: a testbed made in another mount namespace (or hidden under a mount) records a path
+    /// where this namespace has another directory: refused, and said so, not "fiox did not
+    /// create it"; that directory and its files stay.
+    #[test]
+    fn a_directory_that_is_not_the_recorded_one_is_named_as_such() {
+        let t = crate::temp::TempDir::new("otherns").unwrap();
+        let there = t.path().join("fiox-testbed-ns-1");
+        std::fs::create_dir(&there).unwrap();
+        std::fs::write(there.join("data"), b"kept").unwrap();
+        let mut rec = Record::new("ns", &crate::managed::Kind::Tmpfs, None);
+        rec.steps = vec![Step::Tree {
+            path: there.clone(),
+            id: Identity::from_parts(1, 2, None),
+        }];
+        let e = teardown(&rec).unwrap_err().to_string();
+        assert!(
+            e.contains("not the one this testbed made") && e.contains("mount namespace"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(there.join("data")).unwrap(), b"kept");
+        t.remove().unwrap();
     }
 }
