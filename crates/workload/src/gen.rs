@@ -148,6 +148,11 @@ pub struct Generator {
     pub(crate) io_issues: [u64; 3],
     pub(crate) issue_bytes: [u64; 3],
     pub(crate) pass_bytes: u64,
+    /// Bytes written before this pass (`issue_bytes`' write count when it began), and the
+    /// verify reads counted in it ([`Generator::count_verified`]): the pass's other writes
+    /// are what fio's do_verify reads after it.
+    written_before_pass: u64,
+    pass_verified: u64,
     pub(crate) pass_ios: u64,
     pub(crate) rwmix_issues: u64,
     pub(crate) rwmix_ddir: Ddir,
@@ -318,6 +323,8 @@ impl Generator {
             io_issues: [0; 3],
             issue_bytes: [0; 3],
             pass_bytes: 0,
+            written_before_pass: 0,
+            pass_verified: 0,
             pass_ios: 0,
             rwmix_issues: 0,
             rwmix_ddir: Ddir::Read,
@@ -630,6 +637,15 @@ impl Generator {
         self.pass_ios += k;
     }
 
+    /// A verify read completed while the job still writes (`verify_backlog`): fio's
+    /// keep_running counts it with the job's own bytes (its `io_bytes`), so a writing job with
+    /// `io_size` above one pass stops after the pass whose writes and verify reads reach
+    /// io_size, where fiox wrapped on to io_size of writes alone (ecosystem round's N4).
+    pub fn count_verified(&mut self, bytes: u64) {
+        self.stat_bytes[Ddir::Read.index()] += bytes;
+        self.pass_verified += bytes;
+    }
+
     /// fio's `io_issue_bytes_exceeded`: the mode's bytes against limit × loops, or number_ios.
     fn limits_reached(&self) -> bool {
         let c = &self.cfg;
@@ -725,6 +741,14 @@ impl Generator {
             self.new_loop = true;
             return true;
         }
+        let written = self.issue_bytes[Ddir::Write.index()] - self.written_before_pass;
+        if self.cfg.verify && self.cfg.do_verify && written > self.pass_verified {
+            // fio runs do_verify after each pass, before keep_running asks for another: the
+            // pass's writes not verified yet are read back and counted with the job's bytes.
+            // fiox verifies after its last pass instead, so the reads are counted here.
+            self.stat_bytes[Ddir::Read.index()] += written - self.pass_verified;
+            self.pass_verified = written;
+        }
         let c = &self.cfg;
         if c.number_ios != 0
             && self.io_issues.iter().sum::<u64>() >= c.number_ios.saturating_mul(c.loops)
@@ -765,6 +789,8 @@ impl Generator {
 
     pub fn restart(&mut self) {
         self.pass_bytes = 0;
+        self.written_before_pass = self.issue_bytes[Ddir::Write.index()];
+        self.pass_verified = 0;
         self.pass_ios = 0;
         self.rwmix_issues = 0;
         let c = &self.cfg;

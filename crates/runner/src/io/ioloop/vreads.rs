@@ -122,6 +122,9 @@ impl<'a> IoLoop<'a> {
 
     /// Record a completed write in the verify log, or check a read-only job's block.
     pub(super) fn verify_io(&mut self, id: u32, s: &Slot) {
+        if s.ddir == 0 && s.check {
+            self.gen.count_verified(u64::from(s.len));
+        }
         let Some(v) = self.verify.as_mut() else {
             return;
         };
