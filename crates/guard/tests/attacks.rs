@@ -58,6 +58,21 @@ fn a_link_planted_at_a_new_name_is_not_followed() {
     let e = output::write(&d.join("new"), b"x", Named::ByUser).unwrap_err();
     assert!(e.to_string().contains("symbolic link"), "{e}");
     assert!(intact(&d.join("victim")));
+    // M5: the EEXIST of a create says what is in the way, whose it is, and that fiox leaves it.
+    for e in [
+        dir.create_file(OsStr::new("new"), 0o644, Layout::Complete)
+            .unwrap_err(),
+        dir.create_dir(OsStr::new("new"), 0o755).unwrap_err(),
+    ] {
+        let m = e.to_string();
+        assert!(e.is_exists(), "{m}");
+        assert_eq!(m.matches("File exists").count(), 1, "{m}");
+        assert!(
+            m.contains("a symbolic link owned by uid 65534 (nobody) is there")
+                && m.contains("fiox leaves what it did not make alone"),
+            "{m}"
+        );
+    }
     fs::remove_dir_all(&d).unwrap();
 }
 

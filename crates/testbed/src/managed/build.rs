@@ -122,30 +122,55 @@ fn real_path(dir: &Dir) -> Result<PathBuf> {
     std::fs::read_link(dir.fd_path()).map_err(|e| TestbedError::io("resolve", dir.path(), e))
 }
 
-/// Create the directory `fiox-testbed-NAME-PID` under `parent` (nothing may be at the name)
-/// and record it with its identity.
+/// Tries of [`fresh_dir`] before a taken name is the make's error.
+const NAME_TRIES: u32 = 8;
+
+/// The name of a testbed's directory: `fiox-testbed-NAME-PID`, and from the second try on
+/// with bits of the clock, so that a name another user planted in a shared directory (they can
+/// guess the first) costs a retry, not the testbed (adversarial round 3's M8).
+fn dir_name(testbed: &str, attempt: u32) -> OsString {
+    let pid = std::process::id();
+    if attempt == 0 {
+        return format!("fiox-testbed-{testbed}-{pid}").into();
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!("fiox-testbed-{testbed}-{pid}-{nanos:x}").into()
+}
+
+/// Create the directory `fiox-testbed-NAME-PID` under `parent` (nothing may be at the name:
+/// something there, a planted link included, is passed over for another name) and record it
+/// with its identity.
 pub(crate) fn fresh_dir(m: &mut Maker, parent: &Path) -> Result<Fresh> {
     let parent = Dir::open(parent)?;
-    let name = OsString::from(format!(
-        "fiox-testbed-{}-{}",
-        m.rec.name,
-        std::process::id()
-    ));
-    let path = real_path(&parent)?.join(&name);
-    // Recorded before it exists: a kill between the mkdir and the step below left an empty
-    // directory that cleanup said it had removed (R3).
-    m.step(Step::DirToMake { path: path.clone() })?;
-    let dir = parent.create_dir(&name, 0o755)?;
-    m.step(Step::Tree {
-        path: path.clone(),
-        id: dir.stat_self().id,
-    })?;
-    Ok(Fresh {
-        parent,
-        name,
-        dir,
-        path,
-    })
+    let real = real_path(&parent)?;
+    let mut attempt = 0;
+    loop {
+        let name = dir_name(&m.rec.name, attempt);
+        let path = real.join(&name);
+        // Recorded before it exists: a kill between the mkdir and the step below left an
+        // empty directory that cleanup said it had removed (R3).
+        m.step(Step::DirToMake { path: path.clone() })?;
+        let dir = match parent.create_dir(&name, 0o755) {
+            Ok(dir) => dir,
+            Err(e) if e.is_exists() && attempt + 1 < NAME_TRIES => {
+                attempt += 1;
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        m.step(Step::Tree {
+            path: path.clone(),
+            id: dir.stat_self().id,
+        })?;
+        return Ok(Fresh {
+            parent,
+            name,
+            dir,
+            path,
+        });
+    }
 }
 
 /// A testbed's fresh directory: its parent, its name there, itself, and its recorded path.
