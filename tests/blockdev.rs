@@ -471,7 +471,9 @@ fn a_zero_sized_block_device_is_refused_as_fio_refuses_it() {
     if !loops_or_skip("zero sized block device") {
         return;
     }
-    let dir = TempDir::new("zerodev");
+    // Not /dev/shm: a tmpfs mounted nodev (as in ci/fresh-debian.sh's root) refuses to open
+    // a device node on it (EACCES).
+    let dir = TempDir::under(Path::new("/var/tmp"), "zerodev");
     let node = dir.join("loop250");
     let c = std::ffi::CString::new(node.as_str()).unwrap();
     let dev = libc::makedev(7, 250);

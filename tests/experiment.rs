@@ -555,8 +555,35 @@ fn env_describes_the_kernel_and_a_target() {
         // Built from this checkout (a test run rebuilds when HEAD moved).
         assert_eq!(e["fiox"]["commit"], head.trim(), "{e}");
     }
+    // Issue 45: which accelerator a guest would get, and why.
+    let kvm_answers = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .is_ok_and(|f| {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+            // SAFETY: KVM_GET_API_VERSION's argument is a plain 0; `f` holds the descriptor.
+            let version = unsafe { libc::ioctl(fd, 0xAE00, 0 as libc::c_ulong) };
+            version >= 0
+        });
+    let want: &[&str] = if kvm_answers {
+        &["kvm", "tcg"]
+    } else {
+        &["tcg"]
+    };
+    assert_eq!(e["guest"]["accelerators"], serde_json::json!(want), "{e}");
     let t = fiox(&["env"]);
     assert!(t.stdout.starts_with("kernel: "), "{}", t.stdout);
+    let guest = t
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("guest: "))
+        .unwrap_or("");
+    assert!(
+        guest.starts_with(&format!("guest: {} (", want.join(", then "))),
+        "{}",
+        t.stdout
+    );
     assert_eq!(fiox(&["env", "/no/such/path"]).code, 1);
 }
 

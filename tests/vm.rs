@@ -336,6 +336,14 @@ fn two_variants_run_in_guests_and_compare() {
         .unwrap();
     let r = Run::from(o);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    // Each variant's line names its kernel (issue 45).
+    for v in ["threads", "uring"] {
+        let line = format!(
+            "fiox: variant {v}: each run in a QEMU guest, kernel {} (",
+            image.1
+        );
+        assert!(r.stderr.contains(&line), "{line}\n{}", r.stderr);
+    }
     let run = |v: &str| -> Value {
         let text = std::fs::read_to_string(format!("{out}/runs/{v}-000.json")).unwrap();
         serde_json::from_str(&text).unwrap()

@@ -62,9 +62,21 @@ pub fn collect(targets: &[&Path], fiox: (&str, &str), command_line: &[String]) -
         },
         "memory": { "total_kb": mem_kb },
         "thp": read("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "guest": guest(),
         "targets": targets.iter().map(|t| target(t)).collect::<Vec<_>>(),
         "fiox": { "version": fiox.0, "commit": fiox.1 },
         "command_line": command_line,
+    })
+}
+
+/// The accelerator a vm testbed of the default description would be given here, and why.
+fn guest() -> Value {
+    let spec = fiox_testbed::vm::VmSpec::default();
+    let r = fiox_testbed::vm::would_use(spec.accel, spec.probe_s);
+    json!({
+        "accelerators": r.tries,
+        "why": r.why,
+        "qemu": r.qemu.map(|p| p.display().to_string()),
     })
 }
 
@@ -143,6 +155,19 @@ pub fn text(env: &Value) -> String {
         s(&env["fiox"]["version"]),
         s(&env["fiox"]["commit"]),
     );
+    let g = &env["guest"];
+    if let Some(tries) = g["accelerators"].as_array() {
+        let tries: Vec<String> = tries.iter().map(s).collect();
+        out += &format!(
+            "guest: {} ({}; {})\n",
+            tries.join(", then "),
+            s(&g["why"]),
+            match &g["qemu"] {
+                Value::String(q) => q.clone(),
+                _ => format!("no {} on PATH", fiox_testbed::vm::QEMU),
+            }
+        );
+    }
     for t in env["targets"].as_array().into_iter().flatten() {
         out += &format!(
             "target {}: {} ({})\n",

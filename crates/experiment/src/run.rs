@@ -340,13 +340,18 @@ fn prepare(
     let mut guest = None;
     if let Some(text) = &vm {
         // Refused here, before any run: no QEMU, no kernel, not root.
-        let spec = fiox_testbed::vm::VmSpec::parse(text)
-            .and_then(|s| fiox_testbed::vm::check(&s).map(|_| s))
+        let (spec, kernel) = fiox_testbed::vm::VmSpec::parse(text)
+            .and_then(|s| fiox_testbed::vm::check(&s).map(|k| (s, k)))
             .map_err(|e| RunError::Other(format!("variant {}: vm: {e}", v.name)))?;
         let (key, path) = spec.guest_target();
+        // The kernel by name (issue 45): an -rt kernel installed later silently became the
+        // default once, and the variant lines did not say which kernel ran.
         eprintln!(
-            "fiox: variant {}: each run in a QEMU guest ({text}), {key}={path} there",
-            v.name
+            "fiox: variant {}: each run in a QEMU guest, kernel {} ({}; {text}), {key}={path} \
+             there",
+            v.name,
+            kernel.release,
+            kernel.image.display()
         );
         guest = Some((key, path));
     }

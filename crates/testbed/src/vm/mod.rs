@@ -15,9 +15,11 @@
 //! start time and executable, so `fiox testbed cleanup` after a kill -9 stops a leftover
 //! QEMU (never a process that reused its pid, never another program) and removes its files.
 
+pub mod accel;
 pub mod initramfs;
 pub mod spec;
 
+pub use accel::{would_use, AccelReport};
 pub use initramfs::Kernel;
 pub use spec::{Accel, Aio, VmSpec, VM_KEYS};
 
@@ -188,9 +190,14 @@ impl Guest {
             ..Outcome::default()
         };
         let t0 = Instant::now();
-        let kvm_ok = Path::new("/dev/kvm").exists();
+        // What `fiox env` reports (accel.rs): a /dev/kvm that does not answer
+        // KVM_GET_API_VERSION runs no guest, so TCG is not kept waiting for its probe.
+        let kvm = accel::kvm_here();
+        if let (Accel::Auto, Err(no)) = (r.spec.accel, &kvm) {
+            o.kvm_refused = Some(no.clone());
+        }
         let tries: Vec<&str> = match r.spec.accel {
-            Accel::Auto if kvm_ok => vec!["kvm", "tcg"],
+            Accel::Auto if kvm.is_ok() => vec!["kvm", "tcg"],
             Accel::Auto | Accel::Tcg => vec!["tcg"],
             Accel::Kvm => vec!["kvm"],
         };
