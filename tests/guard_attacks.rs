@@ -24,20 +24,25 @@ fn intact(p: &Path) -> bool {
 /// if the refusal failed.
 #[test]
 fn d8_a_write_job_never_writes_a_kernel_file() {
-    let out = std::process::Command::new("unshare")
-        .args([
-            "-u",
-            fiox_bin(),
-            "--name=w",
-            "--rw=write",
-            "--bs=64",
-            "--size=64",
-            "--filename=/proc/sys/kernel/hostname",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("unshare (util-linux: apt-get install util-linux)");
-    let r = Run::from(out);
+    // A 64-byte write job on the hostname, with `extra` arguments first.
+    let job = |extra: &[&str]| {
+        let out = std::process::Command::new("unshare")
+            .arg("-u")
+            .arg(fiox_bin())
+            .args(extra)
+            .args([
+                "--name=w",
+                "--rw=write",
+                "--bs=64",
+                "--size=64",
+                "--filename=/proc/sys/kernel/hostname",
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("unshare (util-linux: apt-get install util-linux)");
+        Run::from(out)
+    };
+    let r = job(&[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("procfs"), "{}", r.stderr);
     // M3: no "data" to destroy, no scratch space to offer (it does not lift this refusal), and
@@ -50,21 +55,7 @@ fn d8_a_write_job_never_writes_a_kernel_file() {
         "{}",
         r.stderr
     );
-    let out = std::process::Command::new("unshare")
-        .args([
-            "-u",
-            fiox_bin(),
-            "--allow-destructive=/proc/sys/kernel/hostname",
-            "--name=w",
-            "--rw=write",
-            "--bs=64",
-            "--size=64",
-            "--filename=/proc/sys/kernel/hostname",
-        ])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    let r = Run::from(out);
+    let r = job(&["--allow-destructive=/proc/sys/kernel/hostname"]);
     assert!(!r.stderr.contains("refusing"), "{}", r.stderr);
 }
 

@@ -118,7 +118,8 @@ fn remove_tree(path: &Path, id: &Identity) -> Result<()> {
     let Some(st) = parent.stat(&name)? else {
         return Ok(());
     };
-    if st.id != *id && st.kind == fiox_guard::Kind::Dir && !parent.mark_of(&name)?.is_ours() {
+    let mark = parent.mark_of(&name)?;
+    if st.id != *id && st.kind == fiox_guard::Kind::Dir && !mark.is_ours() {
         // M7: "fiox did not create it" was untrue of the testbed, whose own directory is
         // hidden here (a mount over its parent), or was made in another mount namespace.
         return Err(refused(
@@ -130,7 +131,7 @@ fn remove_tree(path: &Path, id: &Identity) -> Result<()> {
              record file once that namespace is gone",
         ));
     }
-    match parent.mark_of(&name)? {
+    match mark {
         Mark::Ours(_) | Mark::Unsupported(_) => {}
         m => {
             let why = m.why_not_ours().unwrap_or_default();

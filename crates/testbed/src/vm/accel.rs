@@ -17,11 +17,13 @@ pub struct AccelReport {
     pub why: String,
     /// The QEMU that would run it, if any is on PATH.
     pub qemu: Option<PathBuf>,
+    /// With `accel = "auto"`, why KVM is passed over (the run's vm-tcg warning says it).
+    pub kvm_refused: Option<String>,
 }
 
 /// What KVM says here: Ok(API version) when /dev/kvm opens read-write and answers, else why
 /// not in words.
-pub(crate) fn kvm_here() -> Result<i32, String> {
+fn kvm_here() -> Result<i32, String> {
     let dev = Path::new("/dev/kvm");
     let f = fiox_guard::named::open(dev, libc::O_RDWR).map_err(|e| format!("/dev/kvm: {e}"))?;
     // _IO(KVMIO, 0x00): its argument must be 0 (the kernel answers EINVAL to anything else,
@@ -65,7 +67,16 @@ pub fn would_use(accel: Accel, probe_s: u64) -> AccelReport {
         ),
         (Accel::Tcg, _) => (vec!["tcg"], "accel = \"tcg\"".to_string()),
     };
-    AccelReport { tries, why, qemu }
+    let kvm_refused = match (accel, kvm) {
+        (Accel::Auto, Err(no)) => Some(no),
+        _ => None,
+    };
+    AccelReport {
+        tries,
+        why,
+        qemu,
+        kvm_refused,
+    }
 }
 
 #[cfg(test)]

@@ -190,17 +190,11 @@ impl Guest {
             ..Outcome::default()
         };
         let t0 = Instant::now();
-        // What `fiox env` reports (accel.rs): a /dev/kvm that does not answer
-        // KVM_GET_API_VERSION runs no guest, so TCG is not kept waiting for its probe.
-        let kvm = accel::kvm_here();
-        if let (Accel::Auto, Err(no)) = (r.spec.accel, &kvm) {
-            o.kvm_refused = Some(no.clone());
-        }
-        let tries: Vec<&str> = match r.spec.accel {
-            Accel::Auto if kvm.is_ok() => vec!["kvm", "tcg"],
-            Accel::Auto | Accel::Tcg => vec!["tcg"],
-            Accel::Kvm => vec!["kvm"],
-        };
+        // What `fiox env` reports: a /dev/kvm that does not answer KVM_GET_API_VERSION runs
+        // no guest, so TCG is not kept waiting for its probe.
+        let plan = accel::would_use(r.spec.accel, r.spec.probe_s);
+        o.kvm_refused = plan.kvm_refused;
+        let tries = plan.tries;
         let mut booted = false;
         let mut retries = r.spec.boot_retries;
         let mut i = 0;
