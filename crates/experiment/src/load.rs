@@ -94,7 +94,7 @@ pub fn load_run(path: &Path) -> Result<Run, LoadError> {
         why: if text.contains("NaN") || text.contains("Infinity") {
             "holds NaN or Infinity, which JSON cannot carry: no valid JSON object with a \"jobs\" array".into()
         } else if let Some(problem) = fiox_report::json_problem(&text) {
-            format!("not valid JSON: {problem}")
+            problem
         } else {
             "no JSON object with a \"jobs\" array (make it with --output-format=json)".into()
         },

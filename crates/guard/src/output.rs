@@ -110,6 +110,14 @@ fn recognized(dir: &Dir, name: &OsStr, id: &Identity, named: Named) -> Result<bo
 
 static TMP_SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Bits of the clock for a retried name another user cannot guess in advance (a planted
+/// temporary or testbed name: adversarial round 3's M8).
+pub fn name_salt() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
+}
+
 /// A temporary name beside `name`: the process, a sequence number and, from the second try
 /// on, bits of the clock, so that a name another user planted in a shared directory (they can
 /// guess the first) costs a retry, not the output (adversarial round 3's M8).
@@ -120,10 +128,8 @@ fn temp_name(name: &OsStr, attempt: u32) -> OsString {
     if attempt == 0 {
         t.push(format!(".fiox-{}-{seq}.tmp", std::process::id()));
     } else {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        t.push(format!(".fiox-{}-{seq}-{nanos:x}.tmp", std::process::id()));
+        let salt = name_salt();
+        t.push(format!(".fiox-{}-{seq}-{salt:x}.tmp", std::process::id()));
     }
     t
 }

@@ -78,12 +78,9 @@ impl Record {
     pub fn from_json(source: Source, text: String, what: &str) -> Result<Record> {
         let doc = result_doc(&text).ok_or_else(|| HistoryError::Input {
             what: what.to_string(),
-            why: match fiox_report::json_problem(&text) {
-                Some(problem) => format!("not valid JSON: {problem}"),
-                None => {
-                    "no JSON object with a \"jobs\" array (fio or fiox --output-format=json)".into()
-                }
-            },
+            why: fiox_report::json_problem(&text).unwrap_or_else(|| {
+                "no JSON object with a \"jobs\" array (fio or fiox --output-format=json)".into()
+            }),
         })?;
         let run = fiox_experiment::load::run_from_value(Path::new(what), &doc);
         let metrics = run

@@ -98,7 +98,7 @@ impl Inputs {
         let v = all
             .pop()
             .ok_or_else(|| match fiox_report::json_problem(&text) {
-                Some(problem) => InputError::format(path, format!("not valid JSON: {problem}")),
+                Some(problem) => InputError::format(path, problem),
                 None => InputError::format(
                     path,
                     "no JSON object found (expected fio/fiox --output-format=json or json+, \

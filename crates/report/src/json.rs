@@ -109,7 +109,8 @@ pub fn json_objects(text: &str) -> Vec<Value> {
 }
 
 /// Why `text` holds no JSON object, when it has one that fails to parse: the parser's reason
-/// and where, counted in `text`'s own lines ("number out of range at line 12 column 20"), for
+/// and where, counted in `text`'s own lines ("not valid JSON: number out of range at line 12
+/// column 20"), for
 /// the first `{` that starts a line (a value out of range such as `1e999` made every object
 /// unreadable, and the loaders only said that none was found). None when no line starts one.
 pub fn json_problem(text: &str) -> Option<String> {
@@ -129,7 +130,7 @@ pub fn json_problem(text: &str) -> Option<String> {
     let full = err.to_string();
     let why = full.split(" at line ").next().unwrap_or(&full);
     Some(format!(
-        "{why} at line {} column {column}",
+        "not valid JSON: {why} at line {} column {column}",
         before + err.line()
     ))
 }
@@ -603,7 +604,7 @@ mod tests {
         let text = "fio: a note\n{\n  \"jobs\": [\n    {\"iops\": 1e999}\n  ]\n}\n";
         assert_eq!(
             json_problem(text).as_deref(),
-            Some("number out of range at line 4 column 18")
+            Some("not valid JSON: number out of range at line 4 column 18")
         );
         assert_eq!(json_problem("no braces here"), None);
         assert_eq!(json_problem("{\"jobs\": []}"), None);

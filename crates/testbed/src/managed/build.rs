@@ -133,10 +133,8 @@ fn dir_name(testbed: &str, attempt: u32) -> OsString {
     if attempt == 0 {
         return format!("fiox-testbed-{testbed}-{pid}").into();
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("fiox-testbed-{testbed}-{pid}-{nanos:x}").into()
+    let salt = fiox_guard::output::name_salt();
+    format!("fiox-testbed-{testbed}-{pid}-{salt:x}").into()
 }
 
 /// Create the directory `fiox-testbed-NAME-PID` under `parent` (nothing may be at the name:
