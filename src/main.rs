@@ -318,14 +318,17 @@ fn fiox_sections(
     let mut m = serde_json::Map::new();
     let mut limits = limits;
     if let Some(s) = sampler {
-        let t = s.finish();
-        if let Some(l) = limits.as_mut() {
-            fiox_experiment::env::check_limits(l, &t);
-        }
-        m.insert("telemetry".into(), t);
+        m.insert("telemetry".into(), s.finish());
     }
     if json || !m.is_empty() || limits.is_some() {
         let mut env = telemetry::env(&inv.jobs);
+        let backing = fiox_experiment::env::backing_cache(&env);
+        if let Some(l) = limits.as_mut() {
+            fiox_experiment::env::check_limits(l, &backing, m.get("telemetry"));
+        }
+        if !backing.is_empty() {
+            m.insert("backing_cache".into(), Value::Array(backing));
+        }
         if let (Some(l), Some(e)) = (limits, env.as_object_mut()) {
             e.insert("limits".into(), l);
         }

@@ -700,9 +700,10 @@ fn null_experiment(dir: &TempDir, reps: u32, stop: &str, rate: &str) -> String {
 #[test]
 fn experiment_adaptive_stop() {
     let dir = TempDir::new("adapt");
-    // Rate-limited IOPS repeat exactly (no spread: never "precise"); the context switches of
-    // the same runs vary a little: at ci = 0.9 three runs suffice up to a 36% coefficient of
-    // variation, which a loaded machine may still exceed for a round or two, but not for all.
+    // The stop judges b's change against a, with the interval compare prints (the paired
+    // log ratio): the context switches of rate-limited runs vary a little, and at ci = 0.9
+    // three rounds suffice up to a 36% standard deviation of the log ratio, which a loaded
+    // machine may still exceed for a round or two, but not for all.
     let f = null_experiment(
         &dir,
         3,
@@ -735,6 +736,15 @@ fn experiment_adaptive_stop() {
     assert!(
         r.stderr
             .contains("adaptive stop: max_runs = 3 reached without the target"),
+        "{}",
+        r.stderr
+    );
+    // Without `metric`, every row compare shows is judged (the headline metrics of the job,
+    // b against a), and the rows still too wide are named.
+    assert!(
+        r.stderr
+            .contains("rows of the headline metrics are wider than ±0.00%")
+            && r.stderr.contains("n read.iops: b vs a ±"),
         "{}",
         r.stderr
     );

@@ -282,6 +282,9 @@ fn an_experiment_runs_each_variant_under_its_machine() {
     );
 }
 
+/// The warning is judged per run, by what its own loop device cached (its backing file's
+/// page cache after the run, by identity), not by the system's page cache: the direct-I/O
+/// variant of the same experiment never gets it, whatever the buffered one did to the cache.
 #[test]
 fn a_buffered_loop_devices_cache_escapes_a_v1_limit_and_says_so() {
     assert!(is_root(), "cgroups need root");
@@ -293,22 +296,46 @@ fn a_buffered_loop_devices_cache_escapes_a_v1_limit_and_says_so() {
         &toml,
         "name = \"l\"\njobs = \"\"\"\n[r]\nrw=read\nbs=1m\ndirect=1\nsize=512m\n\"\"\"\n\
          drop_caches = true\ntelemetry_ms = 200\nmachine = { memory = \"128m\" }\n\
+         order = \"sequential\"\n\
          [[variant]]\nname = \"buffered\"\n\
-         testbed = { kind = \"loop\", size = \"512m\", direct_io = \"off\", dir = \"/var/tmp\" }\n",
+         testbed = { kind = \"loop\", size = \"512m\", direct_io = \"off\", dir = \"/var/tmp\" }\n\
+         [[variant]]\nname = \"direct\"\n\
+         testbed = { kind = \"loop\", size = \"512m\", direct_io = \"on\", dir = \"/var/tmp\" }\n",
     )
     .unwrap();
     let out = dir.join("out");
     let r = fiox(&["experiment", &toml, &format!("--out={out}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let text = std::fs::read_to_string(format!("{out}/runs/buffered-000.json")).unwrap();
-    let run: Value = serde_json::from_str(&text).unwrap();
-    let l = &run["fiox"]["env"]["limits"];
-    let escaped = l["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|w| w["code"] == "machine-limit-escaped");
+    let run = |v: &str| -> Value {
+        let text = std::fs::read_to_string(format!("{out}/runs/{v}-000.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let escaped = |run: &Value| {
+        run["fiox"]["env"]["limits"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "machine-limit-escaped")
+    };
+    let (buffered, direct) = (run("buffered"), run("direct"));
+    let l = &buffered["fiox"]["env"]["limits"];
+    let cached = |run: &Value| {
+        run["fiox"]["backing_cache"][0]["cached_bytes"]
+            .as_u64()
+            .unwrap()
+    };
     // cgroup v1: the backing file's cache is the loop worker's, outside the run's group;
     // cgroup2 charges it to the run (Linux 5.12+), so the limit holds.
-    assert_eq!(escaped, l["cgroup"] == "v1", "{l}");
+    assert_eq!(escaped(&buffered), l["cgroup"] == "v1", "{l}");
+    if l["cgroup"] == "v1" {
+        assert!(cached(&buffered) > 160 << 20, "{}", buffered["fiox"]);
+    }
+    assert!(cached(&direct) < 16 << 20, "{}", direct["fiox"]);
+    assert!(!escaped(&direct), "{}", direct["fiox"]["env"]);
+    // compare can show it: the telemetry row of the backing file's cache.
+    assert!(
+        buffered["fiox"]["telemetry"]["summary"]["loop_backing_cached_kb"].is_u64(),
+        "{}",
+        buffered["fiox"]["telemetry"]
+    );
 }

@@ -13,9 +13,9 @@
 //! order = "shuffled"               # (default) or "interleaved", "sequential"
 //! drop_caches = true
 //! [stop]                           # optional adaptive stop
-//! ci = 0.02                        # 95% CI half-width under 2% of the mean...
+//! ci = 0.02                        # every change's 95% interval within ±2%...
 //! max_runs = 10                    # ...or at most 10 runs per variant
-//! metric = "iops"
+//! metric = "iops"                  # (default: every job's headline metrics)
 //! [[variant]]
 //! name = "buffered"
 //! testbed = { kind = "loop", size = "256m", direct_io = "off" }
@@ -155,19 +155,16 @@ pub enum Order {
     Sequential,
 }
 
-/// Adaptive stop: keep adding rounds until the relative 95% CI half-width of `metric` (summed
-/// over the jobs) is under `ci` for every variant, or `max_runs` measured runs per variant.
+/// Adaptive stop: keep adding rounds until the 95% interval of every row compare will show
+/// (every job's headline metrics, `metric = "all"` for every metric, or the one named; each
+/// variant against its baseline) is narrower than `ci` either side, or `max_runs` measured
+/// runs per variant (see `stop`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stop {
     pub ci: f64,
     pub max_runs: u32,
-    #[serde(default = "iops")]
-    pub metric: String,
-}
-
-fn iops() -> String {
-    "iops".into()
+    pub metric: Option<String>,
 }
 
 /// One variant.
@@ -360,11 +357,15 @@ impl Experiment {
             if !(s.ci > 0.0 && s.ci < 1.0) || s.max_runs < self.repetitions {
                 return Err("[stop]: ci must be in (0, 1) and max_runs >= repetitions".into());
             }
-            if !stop_metric_known(&s.metric) {
+            if s.metric
+                .as_deref()
+                .is_some_and(|m| m != "all" && !stop_metric_known(m))
+            {
                 return Err(format!(
                     "[stop]: metric = {:?} is none of fiox's metrics: {}, optionally with \
-                     read./write./trim. before it, or telemetry.NAME",
-                    s.metric,
+                     read./write./trim. before it, or telemetry.NAME, or \"all\" (leave it out \
+                     for every job's headline metrics)",
+                    s.metric.as_deref().unwrap_or_default(),
                     STOP_METRICS.join(", ")
                 ));
             }
@@ -695,6 +696,7 @@ mod tests {
         assert!(e.contains("\"latency\" is none of fiox's metrics"), "{e}");
         assert!(exp("read.lat_p99_us").check().is_ok());
         assert!(exp("iops").check().is_ok());
+        assert!(exp("all").check().is_ok());
         assert!(exp("telemetry.cpu_busy.mean").check().is_ok());
     }
 

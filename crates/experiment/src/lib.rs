@@ -11,4 +11,5 @@ pub mod load;
 pub mod run;
 pub mod sides;
 pub mod stats;
+pub mod stop;
 pub mod telemetry;

@@ -7,7 +7,7 @@
 
 use crate::config::{apply_overrides, plan, testbed_pairs, Experiment, Planned, Variant};
 use crate::definition::{pins_randseed, run_seed, Definition, SEED_VAR};
-use crate::{env, load, stats, telemetry};
+use crate::{env, telemetry};
 use fiox_testbed::managed;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -235,15 +235,12 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
             break;
         }
         let Some(s) = &exp.stop else { break };
-        let widths = half_widths(&manifest, &out, &names, s)?;
-        if widths
-            .iter()
-            .all(|(_, h)| h.is_some_and(|h| h > 0.0 && h < s.ci))
-        {
+        let widths = crate::stop::widths(&out, &names, s).map_err(RunError::Other)?;
+        if crate::stop::reached(&widths, s.ci) {
             break;
         }
         if rounds - exp.warmup >= s.max_runs {
-            eprintln!("fiox: {}", gave_up(s, &widths));
+            eprintln!("fiox: {}", crate::stop::gave_up(s, &widths));
             break;
         }
         todo = plan(&exp, &names, rounds, rounds + 1, seed);
@@ -636,11 +633,27 @@ fn write_result(
         write_output(&log, telemetry::series_csv(&t).as_bytes())?;
         fiox["telemetry"] = t;
     }
+    // The loop devices' backing files' page cache, measured before the next run.
+    let backing = match r.vm {
+        Some(_) => Vec::new(),
+        None => env::backing_cache(&r.fiox_env),
+    };
+    if !backing.is_empty() {
+        let kb: u64 = backing
+            .iter()
+            .filter_map(|b| b["cached_bytes"].as_u64())
+            .sum::<u64>()
+            / 1024;
+        if let Some(sum) = fiox["telemetry"]["summary"].as_object_mut() {
+            sum.insert("loop_backing_cached_kb".into(), json!(kb));
+        }
+        fiox["backing_cache"] = json!(backing);
+    }
     // The run's own fiox knows what its machine limits saw; the rest of env is the
     // experiment's description of the variant.
     let mut limits = fiox["env"].get("limits").cloned();
-    if let (Some(l), Some(t)) = (limits.as_mut(), fiox.get("telemetry")) {
-        env::check_limits(l, t);
+    if let Some(l) = limits.as_mut() {
+        env::check_limits(l, &backing, fiox.get("telemetry"));
     }
     if r.vm.is_some() && fiox["env"].is_object() {
         // The run's own env is the guest's (its kernel, its targets, fiox.env.vm); the
@@ -668,73 +681,6 @@ fn drop_caches() -> Result<(), RunError> {
             p.display()
         ))
     })
-}
-
-/// Per variant, the 95% CI half-width of the stop metric over its measured runs as a share of
-/// the mean (`None` below two runs or for a mean of 0). Errs when no run has the metric.
-fn half_widths(
-    m: &Manifest,
-    out: &Path,
-    names: &[String],
-    s: &crate::config::Stop,
-) -> Result<Vec<(String, Option<f64>)>, RunError> {
-    let mut seen_any = false;
-    let mut widths = Vec::new();
-    for n in names {
-        let vals: Vec<f64> = m
-            .runs
-            .iter()
-            .filter(|r| r["variant"] == n.as_str() && r["warmup"] == false)
-            .filter_map(|r| load::load_run(&out.join(r["file"].as_str()?)).ok())
-            .filter_map(|run| stop_value(&run, &s.metric))
-            .collect();
-        seen_any |= !vals.is_empty();
-        let h = stats::summary(&vals)
-            .and_then(|x| Some((x.ci?.1 - x.mean) / x.mean.abs()))
-            .filter(|h| h.is_finite());
-        widths.push((n.clone(), h));
-    }
-    if !seen_any && m.runs.iter().any(|r| r["warmup"] == false) {
-        return Err(RunError::Other(format!(
-            "[stop] metric = \"{}\" matches no metric of the runs (e.g. iops, bw_mib, \
-             lat_mean_us, lat_p99_us, read.iops)",
-            s.metric
-        )));
-    }
-    Ok(widths)
-}
-
-/// The stop metric of one run, summed over its jobs; `None` when no job has it.
-fn stop_value(run: &load::Run, metric: &str) -> Option<f64> {
-    let want = vec![metric.to_string()];
-    let vals: Vec<f64> = run
-        .jobs
-        .values()
-        .flat_map(|j| j.iter())
-        .filter(|(k, _)| crate::compare::selected(k, &want))
-        .map(|(_, v)| *v)
-        .collect();
-    (!vals.is_empty()).then(|| vals.iter().sum())
-}
-
-/// What the adaptive stop says when it reaches max_runs short of its target.
-fn gave_up(s: &crate::config::Stop, widths: &[(String, Option<f64>)]) -> String {
-    let each: Vec<String> = widths
-        .iter()
-        .map(|(n, h)| match h {
-            Some(h) if *h == 0.0 => format!("{n} 0 (every run the same: no spread to judge by)"),
-            Some(h) => format!("{n} {:.2}%", h * 100.0),
-            None => format!("{n} unknown"),
-        })
-        .collect();
-    format!(
-        "adaptive stop: max_runs = {} reached without the target: the 95% CI half-width of {} \
-         is {} of the mean, the target {:.2}%",
-        s.max_runs,
-        s.metric,
-        each.join(", "),
-        s.ci * 100.0
-    )
 }
 
 /// manifest.json: the variants and the finished runs.
