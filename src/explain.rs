@@ -45,7 +45,7 @@ pub fn start(jobs: &[fiox_job::JobSpec], mode: fiox_job::ExplainMode) -> Result<
 
 /// Stop tracing and explain each job: `{"jobs": [per job, in the result's order]}` or
 /// `{"error": why}`.
-pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
+pub fn finish(tracer: Result<Tracer, String>, run: &RunResult, jobs: &[fiox_job::JobSpec]) -> Value {
     let tracer = match tracer {
         Ok(t) => t,
         Err(e) => return json!({ "error": e }),
@@ -78,8 +78,13 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult) -> Value {
                     }
                 })
                 .collect();
+            let engine = jobs
+                .iter()
+                .find(|s| s.name == j.name)
+                .map_or("the engine", |s| s.ioengine.as_str());
             let input = JobInput {
                 name: j.name.clone(),
+                engine: engine.to_string(),
                 tid: j.pid,
                 dirs: [
                     (j.dirs.read.total_ios, lats[0].0),

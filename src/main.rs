@@ -442,7 +442,7 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
     }
     let mut tele = fiox_sections(inv, sampler, json, limits);
     if let Some(t) = tracer {
-        let e = explain::finish(t, &all.result);
+        let e = explain::finish(t, &all.result, &inv.jobs);
         match &mut tele {
             Some(Value::Object(m)) => {
                 m.insert("explain".into(), e);

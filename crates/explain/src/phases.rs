@@ -15,6 +15,9 @@ use std::collections::HashMap;
 #[derive(Debug, Clone)]
 pub struct JobInput {
     pub name: String,
+    /// The job's `ioengine` as its job file names it: the notes say whose completions they
+    /// are about.
+    pub engine: String,
     pub tid: u32,
     pub dirs: [(u64, f64); 2],
     pub handoff: Option<Handoff>,
@@ -55,7 +58,40 @@ const POOL_PHASES: [&str; 5] = [
 enum Reaping {
     InCall,
     Measured(f64),
-    Unmeasured,
+    Unmeasured(Unpaired),
+}
+
+/// Why completion->reaped was not measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Unpaired {
+    /// In sampled windows the syscall hooks cannot pair a window's first reaps; only engines
+    /// whose reaps fiox marks itself are paired there.
+    Windows,
+    /// The engine read its completions without a reaping syscall (from a ring in memory).
+    NoSyscall,
+    /// Fewer than 90% of the I/Os were seen both completing and being reaped (the share seen).
+    Few(f64),
+}
+
+impl Unpaired {
+    fn note(self, engine: &str) -> String {
+        let why = match self {
+            Unpaired::Windows => format!(
+                "in sampled windows only reaps fiox marks itself pair with their completions, \
+                 and {engine}'s are not marked (--explain=full measures it)"
+            ),
+            Unpaired::NoSyscall => format!(
+                "{engine} read its completions without a syscall (from its ring in memory), so \
+                 no reaping call is seen"
+            ),
+            Unpaired::Few(share) => format!(
+                "only {:.0}% of {engine}'s I/Os were seen both completing and being reaped \
+                 (90% are needed)",
+                share * 100.0
+            ),
+        };
+        format!("not measured: {why}; counted in other")
+    }
 }
 
 impl Record {
@@ -135,20 +171,20 @@ fn pcts(h: &[u64]) -> Value {
 /// it, from the others: they would pair them with the window's completions, too early).
 fn reaping(r: &Record, n_total: u64, sampled: bool) -> Reaping {
     if sampled && r.g(G_REAPED) > 0 && r.g(M_WIN) == 0 {
-        return Reaping::Unmeasured;
+        return Reaping::Unmeasured(Unpaired::Windows);
     }
     if r.g(G_REAPED) == 0 {
         return if r.g(G_TAIL) == 0 {
             Reaping::InCall
         } else {
-            Reaping::Unmeasured
+            Reaping::Unmeasured(Unpaired::NoSyscall)
         };
     }
     let n = r.g(G_C2R_N);
     if n > 0 && n * 10 >= n_total * 9 {
         Reaping::Measured(r.g(G_C2R_NS) as f64 / n as f64)
     } else {
-        Reaping::Unmeasured
+        Reaping::Unmeasured(Unpaired::Few(n as f64 / n_total.max(1) as f64))
     }
 }
 
@@ -193,10 +229,9 @@ struct Phase {
     name: &'static str,
     mean: f64,
     hist: Option<Vec<u64>>,
-    note: Option<&'static str>,
+    note: Option<String>,
 }
 
-const NOTE_C2R: &str = "not measured: fewer than 90% of the I/Os were seen completing and being reaped (io_uring reads its completions without a syscall; in windows, only reaps fiox marks itself pair), counted in other";
 const NOTE_OVERLAP: &str =
     "inside completion_to_reaped: fiox's own time overlaps the other I/Os in flight";
 const NOTE_POOL_OVERLAP: &str =
@@ -312,12 +347,12 @@ impl Traced<'_> {
     }
 }
 
-fn ph(name: &'static str, mean: f64, hist: Option<Vec<u64>>, note: Option<&'static str>) -> Phase {
+fn ph(name: &'static str, mean: f64, hist: Option<Vec<u64>>, note: Option<&str>) -> Phase {
     Phase {
         name,
         mean,
         hist,
-        note,
+        note: note.map(str::to_string),
     }
 }
 
@@ -331,14 +366,17 @@ fn dir_phases(t: &Traced, job: &JobInput, di: usize) -> Vec<Phase> {
     let (c2r, mut fiox_on, mut fiox_off) = match t.reap {
         Reaping::InCall => (0.0, t.per_io(true, G_USER), t.per_io(true, G_USER_OFF)),
         Reaping::Measured(c) => (c, 0.0, 0.0),
-        Reaping::Unmeasured => (0.0, 0.0, 0.0),
+        Reaping::Unmeasured(_) => (0.0, 0.0, 0.0),
     };
     let mut fiox_note = matches!(t.reap, Reaping::Measured(_)).then_some(NOTE_OVERLAP);
     if t.pool {
         (fiox_on, fiox_off, fiox_note) = (0.0, 0.0, Some(NOTE_POOL_OVERLAP));
     }
     let both = |p| Some(add_hists(t.own.hist(di, p), t.helpers.hist(di, p)));
-    let c2r_note = matches!(t.reap, Reaping::Unmeasured).then_some(NOTE_C2R);
+    let c2r_note = match t.reap {
+        Reaping::Unmeasured(why) => Some(why.note(&job.engine)),
+        _ => None,
+    };
     let mut phases = vec![
         ph(
             PHASE_NAMES[0],
@@ -369,7 +407,7 @@ fn dir_phases(t: &Traced, job: &JobInput, di: usize) -> Vec<Phase> {
             PHASE_NAMES[4],
             c2r + t.per_io(false, G_C2R_NS),
             None,
-            c2r_note,
+            c2r_note.as_deref(),
         ),
         ph(PHASE_NAMES[5], fiox_on, None, fiox_note),
         ph(PHASE_NAMES[6], fiox_off, None, fiox_note),
@@ -425,7 +463,7 @@ fn explain_dir(t: &Traced, job: &JobInput, di: usize) -> Value {
             if let Some(h) = &ph.hist {
                 p["percentiles"] = pcts(h);
             }
-            if let Some(note) = ph.note {
+            if let Some(note) = &ph.note {
                 p["note"] = json!(note);
             }
             p
@@ -647,6 +685,7 @@ mod tests {
         w[base + D_D2C] = 8000 * 10;
         w[base + D_REQS] = 10;
         let job = JobInput {
+            engine: "io_uring".into(),
             name: "j".into(),
             tid: 1,
             dirs: [(10, 10_000.0), (0, 0.0)],
@@ -662,6 +701,36 @@ mod tests {
         assert!(v.get("write").is_none());
         let t = text_block(&[("j".into(), v)], None);
         assert!(t.contains("device 8.0us (80%)"), "{t}");
+    }
+
+    /// completion_to_reaped's note says why it was not measured and names the job's own
+    /// engine (seed 000's libaio job was told about io_uring).
+    #[test]
+    fn an_unmeasured_reap_names_the_jobs_engine_and_the_reason() {
+        let job = |engine: &str| JobInput {
+            engine: engine.into(),
+            name: "j".into(),
+            tid: 1,
+            dirs: [(100, 10_000.0), (0, 0.0)],
+            handoff: None,
+            coverage: Coverage::full(),
+        };
+        let note = |engine: &str, w: Vec<u64>| {
+            let v = explain_job(&job(engine), &HashMap::from([(1, Record(w))]));
+            v["read"]["phases"][4]["note"].as_str().unwrap_or("").to_string()
+        };
+        let mut few = vec![0u64; WORDS];
+        few[DIR_BASE + D_IOS] = 100;
+        few[G_REAPED] = 100;
+        few[G_C2R_N] = 40;
+        let n = note("libaio", few);
+        assert!(n.contains("only 40% of libaio's I/Os"), "{n}");
+        assert!(!n.contains("io_uring"), "{n}");
+        let mut ring = vec![0u64; WORDS];
+        ring[DIR_BASE + D_IOS] = 100;
+        ring[G_TAIL] = 100;
+        let n = note("io_uring", ring);
+        assert!(n.contains("io_uring read its completions without a syscall"), "{n}");
     }
 
     /// In windows, the sums are of the I/Os seen: divided by them (not the run's 1000), said
@@ -682,6 +751,7 @@ mod tests {
             error: None,
         };
         let job = JobInput {
+            engine: "io_uring".into(),
             name: "j".into(),
             tid: 1,
             dirs: [(1000, 10_000.0), (5, 10_000.0)],
@@ -737,6 +807,7 @@ mod tests {
         w[DIR_BASE + D_D2C] = 8000 * 10;
         w[DIR_BASE + D_REQS] = 10;
         let job = JobInput {
+            engine: "io_uring".into(),
             name: "j".into(),
             tid: 1,
             dirs: [(10, 8800.0), (0, 0.0)],
@@ -770,6 +841,7 @@ mod tests {
         stranger[G_PARENT] = 1;
         let recs = HashMap::from([(7, Record(job_rec)), (8, Record(h)), (9, Record(stranger))]);
         let job = JobInput {
+            engine: "io_uring".into(),
             name: "j".into(),
             tid: 7,
             dirs: [(10, 10_000.0), (0, 0.0)],
