@@ -45,7 +45,11 @@ pub fn start(jobs: &[fiox_job::JobSpec], mode: fiox_job::ExplainMode) -> Result<
 
 /// Stop tracing and explain each job: `{"jobs": [per job, in the result's order]}` or
 /// `{"error": why}`.
-pub fn finish(tracer: Result<Tracer, String>, run: &RunResult, jobs: &[fiox_job::JobSpec]) -> Value {
+pub fn finish(
+    tracer: Result<Tracer, String>,
+    run: &RunResult,
+    jobs: &[fiox_job::JobSpec],
+) -> Value {
     let tracer = match tracer {
         Ok(t) => t,
         Err(e) => return json!({ "error": e }),
@@ -105,7 +109,8 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult, jobs: &[fiox_job:
                     d.insert("lat_mean_of".into(), json!(of));
                     d.insert("lat_mean_ios".into(), json!(n));
                     d.insert("run_lat_mean_ns".into(), json!(run.round() as i64));
-                    if let Some(n) = missed_long_ios(of, mean, run) {
+                    let measured = d["measured_ns"].as_f64().unwrap_or(0.0);
+                    if let Some(n) = missed_long_ios(of, mean, run, measured) {
                         d.insert("note".into(), json!(n));
                     }
                 }
@@ -116,16 +121,26 @@ pub fn finish(tracer: Result<Tracer, String>, run: &RunResult, jobs: &[fiox_job:
     json!({ "jobs": jobs })
 }
 
-/// In windows, when the I/Os seen average under half the run's mean latency, the windows
-/// missed the long ones (rare long waits, as a throttle's once a slice, straddle every
-/// window's edge): the phases describe the short I/Os, not the run. (Seen I/Os longer than
-/// the run's are expected: the programs lengthen them.)
-fn missed_long_ios(of: &str, mean: f64, run: f64) -> Option<String> {
-    (of == "ios_in_windows" && mean < 0.5 * run).then(|| {
+/// In windows, when the phases explain less than 90% of the run's mean latency, why: the
+/// phases are of the I/Os seen in the windows, and the long ones (rare long waits, as a
+/// throttle's once a slice, or a preemption on a loaded machine) straddle the windows' edges,
+/// so the I/Os seen average less than the run's. (Seen I/Os longer than the run's are
+/// expected: the programs lengthen them.)
+fn missed_long_ios(of: &str, mean: f64, run: f64, measured: f64) -> Option<String> {
+    if of != "ios_in_windows" || run <= 0.0 || measured >= 0.9 * run {
+        return None;
+    }
+    let pct = 100.0 * measured / run;
+    Some(if mean < 0.9 * run {
         format!(
-            "the I/Os seen in the windows average {:.0} us, the run's {:.0} us: its long I/Os straddle the windows' edges and are missing from these phases; --explain=full traces them all",
+            "the phases explain {pct:.0}% of the run's mean latency ({:.1} us): they are of the I/Os seen in the windows, which average {:.1} us; the run's longer I/Os straddle the windows' edges and are missing from them; --explain=full traces them all",
+            run / 1e3,
             mean / 1e3,
-            run / 1e3
+        )
+    } else {
+        format!(
+            "the phases explain {pct:.0}% of the run's mean latency ({:.1} us): the rest is in `other` (a phase's note says what was not measured); --explain=full traces every I/O",
+            run / 1e3,
         )
     })
 }

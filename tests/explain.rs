@@ -571,9 +571,10 @@ impl Drop for Throttled {
 /// - they are seen at all: windows at a fixed phase (every 200 ms from the tracer's start)
 ///   never met a burst and saw no I/O; the gaps between windows are jittered;
 /// - the windows stretch to 20 times the mean latency;
-/// - the report says when the I/Os seen are the short ones: the waits for the next slice
-///   (about 100 ms, a window's length) straddle the windows' edges, so the run's mean is far
-///   above the seen I/Os' (and says nothing when it is not). (Their phases are not checked against their mean here: 76-95
+/// - at 200 I/Os a second they are mostly traced in full from the first window on (few
+///   I/Os: FULL_RATE); when they are not, the report says when the phases explain under 90%
+///   of the run's mean (the waits for the next slice, about 100 ms, a window's length,
+///   straddle the windows' edges), and says nothing when they do not. (Their phases are not checked against their mean here: 76-95
 ///   I/Os of 15-20 us seen, where the marks' clock reads are a fifth of `fiox_on_cpu`.)
 #[test]
 fn default_windows_are_jittered_stretched_and_say_what_they_missed() {
@@ -617,17 +618,17 @@ fn default_windows_are_jittered_stretched_and_say_what_they_missed() {
     );
     let longest = s["longest_window_ms"].as_f64().unwrap_or(0.0);
     assert!(longest >= 10.0 * lat_ms, "windows of {longest} ms: {s:#}");
-    // The note comes exactly when the I/Os seen average under half the run's: in most runs
-    // (the waits straddle the windows' edges), but windows stretched to a slice's length
-    // can hold some waits whole (once in a loaded full suite the seen mean reached half).
-    let seen = e["lat_mean_ns"].as_f64().unwrap();
+    // The note comes exactly when the phases explain under 90% of the run's mean: when the
+    // waits straddle the windows' edges (windows stretched to a slice's length can hold some
+    // waits whole; I/Os this slow are mostly traced in full from the first window on).
+    let measured = e["measured_ns"].as_f64().unwrap();
     let run = e["run_lat_mean_ns"].as_f64().unwrap();
     match e["note"].as_str() {
         Some(note) => {
-            assert!(seen < 0.5 * run, "{note}: {e:#}");
+            assert!(measured < 0.9 * run, "{note}: {e:#}");
             assert!(note.contains("--explain=full"), "{note}");
         }
-        None => assert!(seen >= 0.5 * run, "no note: {e:#}"),
+        None => assert!(measured >= 0.9 * run, "no note: {e:#}"),
     }
 }
 
@@ -655,4 +656,103 @@ fn time_before_the_first_call_is_not_per_io() {
     let off_total_ms = phase(&e, "fiox_off_cpu") * ios / 1e6;
     assert!(off_total_ms < 200.0, "{off_total_ms} ms off CPU: {e:#}");
     adds_up(&e);
+}
+
+/// Busy threads on every CPU, twice over, until dropped: the loaded machine of issue 45
+/// (seed 000 re-run at load 15 had 0-6% of its latency explained in the default windows).
+struct CpuHog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl CpuHog {
+    fn start() -> CpuHog {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let n = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        CpuHog { stop, threads }
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Under a CPU hog the default (sampled) `--explain` explains at least 90% of the run's mean
+/// latency, or says exactly why not: I/Os that are few (here 2,000 a second, io_uring, whose
+/// reaps no window can pair) are traced in full from the first window, which says why; fast
+/// I/Os stay in windows, and when their phases fall short of the run's mean the report names
+/// the reason (the long I/Os straddle the windows' edges, or a phase was not measured).
+#[test]
+fn sampled_explain_under_a_cpu_hog_explains_90_percent_or_says_why() {
+    let tmpfs = TmpfsMount::new(64 << 20).unwrap();
+    let file = tmpfs.path().join("f");
+    let file = file.display().to_string();
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let _hog = CpuHog::start();
+    for (engine, depth, rate) in [
+        ("io_uring", "4", "2000"),
+        ("psync", "1", "0"),
+        ("libaio", "8", "0"),
+    ] {
+        let (e, doc) = explain_run_held(
+            &[
+                "--name=hog",
+                &format!("--filename={file}"),
+                "--size=32m",
+                "--rw=randread",
+                &format!("--ioengine={engine}"),
+                &format!("--iodepth={depth}"),
+                &format!("--rate_iops={rate}"),
+                "--runtime=3",
+            ],
+            "read",
+        );
+        let s = &doc["jobs"][0]["fiox"]["explain"]["sampling"];
+        let measured = e["measured_ns"].as_f64().unwrap();
+        let run = e["run_lat_mean_ns"].as_f64().unwrap();
+        let why: Vec<&str> = e["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["note"].as_str())
+            .filter(|n| n.starts_with("not measured"))
+            .chain(e["note"].as_str())
+            .collect();
+        eprintln!(
+            "{engine}: {:.0}% of the run's mean {run} ns; full from {}; why: {why:?}",
+            100.0 * measured / run,
+            s["full_from_ms"]
+        );
+        assert!(
+            measured >= 0.9 * run || !why.is_empty(),
+            "{engine}: {measured} of {run} ns explained and no reason given: {e:#}\n{s:#}"
+        );
+        if rate != "0" {
+            // Few I/Os a second: traced in full from the first window, with the reason.
+            assert_eq!(s["full_from_ms"], 0.0, "{engine}: {s:#}");
+            assert!(s["full_because"].as_str().is_some(), "{s:#}");
+            assert!(
+                measured >= 0.9 * run,
+                "{engine}: {measured} of {run}: {e:#}"
+            );
+        }
+    }
 }

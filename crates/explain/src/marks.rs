@@ -50,8 +50,10 @@ fn published() -> Option<Published> {
 /// (no clock conversion), so an I/O counts when it started after that and completes while
 /// the same window is open; the kernel's programs pair the same I/Os (the few that start in
 /// the window before that first completion are left out here, a sample of the same kind).
-/// At each window's opening or closing the thread also reports the mean latency of all its
-/// I/Os since the last one, to which the next windows stretch (`crate::window::stretch`).
+/// At each window's opening or closing, and every [`REPORT_NS`] between, the thread also
+/// reports the mean latency and the rate of all its I/Os since its last report: the next
+/// windows stretch to that latency (`crate::window::stretch`), and slow or few I/Os are
+/// traced in full (`crate::window::FULL_AT`, `FULL_RATE`).
 #[derive(Debug, Clone, Copy)]
 pub struct WindowLat {
     open: &'static AtomicU64,
@@ -61,22 +63,36 @@ pub struct WindowLat {
     since: u64,
     pub n: [u64; 2],
     pub sum: [u64; 2],
-    /// Every I/O since the window last opened or closed (count, latency sum in ns).
+    /// Every I/O since the last report (count, latency sum in ns).
     all: (u64, u64),
+    /// The thread's clock at its last report (0: none yet).
+    reported: u64,
+    /// Windows opened or closed that this thread saw (the first window is 1).
+    windows_seen: u32,
 }
+
+/// A job thread reports its I/Os' latency and rate at least this often (while it completes
+/// I/Os), so that the first window can wait for a report rather than guess.
+pub const REPORT_NS: u64 = 10_000_000;
 
 impl WindowLat {
     /// For a job thread while a tracer traces in windows (None: full tracing or no tracer).
     pub fn this_run() -> Option<WindowLat> {
         let p = published().filter(|p| p.windows)?;
-        Some(WindowLat {
-            open: p.open,
+        Some(WindowLat::this_run_of(p.open))
+    }
+
+    fn this_run_of(open: &'static AtomicU64) -> WindowLat {
+        WindowLat {
+            open,
             seen: 0,
             since: 0,
             n: [0; 2],
             sum: [0; 2],
             all: (0, 0),
-        })
+            reported: 0,
+            windows_seen: 0,
+        }
     }
 
     /// An I/O of direction `dir` (0 read, 1 write; others ignored) that started at `start`
@@ -87,15 +103,33 @@ impl WindowLat {
         self.all = (self.all.0 + 1, self.all.1 + lat);
         let open = self.open.load(Ordering::Relaxed);
         if open != self.seen {
+            self.report(now);
+            self.windows_seen += 1;
             (self.seen, self.since) = (open, now);
-            crate::window::hint_latency(self.all.1 / self.all.0);
-            self.all = (0, 0);
             return;
+        }
+        // In the first window the window thread waits for a report to decide how to trace.
+        if self.windows_seen <= 1 && now.saturating_sub(self.reported) >= REPORT_NS {
+            self.report(now);
         }
         if open != 0 && start >= self.since && dir < 2 {
             self.n[dir] += 1;
             self.sum[dir] += lat;
         }
+    }
+
+    /// Tell the window thread the mean latency and the rate of the I/Os since the last
+    /// report (the first report has no rate: nothing to count it from).
+    #[cold]
+    fn report(&mut self, now: u64) {
+        // The first I/O only starts the count: one I/O's latency says little (under load it
+        // may have waited for a CPU for milliseconds).
+        if self.reported > 0 {
+            let span = now.saturating_sub(self.reported).max(1);
+            crate::window::hint_rate(self.all.0.saturating_mul(1_000_000_000) / span);
+            crate::window::hint_latency(self.all.1 / self.all.0.max(1));
+        }
+        (self.all, self.reported) = ((0, 0), now.max(1));
     }
 
     /// Start again (fio's statistics are reset at the end of ramp_time).
@@ -405,6 +439,8 @@ mod tests {
             n: [0; 2],
             sum: [0; 2],
             all: (0, 0),
+            reported: 0,
+            windows_seen: 0,
         };
         w.add(0, 0, 10); // closed
         OPEN.store(1_000, Ordering::Relaxed);
@@ -419,11 +455,33 @@ mod tests {
         w.add(0, 450, 520); // started before 500
         w.add(0, 510, 530); // inside: 20
         assert_eq!((w.n, w.sum), ([2, 1], [50, 40]));
-        // At each opening or closing, the mean of every I/O since the last one (10 and 95;
-        // 30, 70, 40 and 260; 350): the longest is what the next window stretches to.
+        // At each opening or closing, the mean of every I/O since the last report (the first
+        // I/Os, 10 and 95, only start the count; then 30, 70, 40 and 260; 350): the longest
+        // is what the next window stretches to.
         assert_eq!(crate::window::take_hint(), 350);
+        crate::window::take_rate();
         w.reset();
         assert_eq!((w.n, w.sum), ([0, 0], [0, 0]));
+        // Only while the first window is open, a report every REPORT_NS as well: the window
+        // thread waits for it to decide whether to trace in full.
+        static FIRST: AtomicU64 = AtomicU64::new(0);
+        let mut f = WindowLat::this_run_of(&FIRST);
+        FIRST.store(1, Ordering::Relaxed);
+        f.add(0, 0, 1_000); // first seen: starts the count
+        for i in 1..=100u64 {
+            f.add(0, i * 100_000, i * 100_000 + 2_000_000);
+        }
+        // The first 10 ms after the count started: 81 I/Os of 2 ms, about 8,000 a second.
+        assert_eq!(crate::window::take_hint(), 2_000_000);
+        let rate = crate::window::take_rate();
+        assert!((7_500..=8_500).contains(&rate), "{rate}");
+        FIRST.store(0, Ordering::Relaxed);
+        f.add(0, 0, 20_000_000); // closed: a transition report
+        crate::window::take_hint();
+        for i in 1..=100u64 {
+            f.add(0, 20_000_000 + i * 100_000, 20_000_000 + i * 200_000);
+        }
+        assert_eq!(crate::window::take_hint(), 0, "no periodic reports after the first window");
     }
     use super::*;
 

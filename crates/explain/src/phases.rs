@@ -271,7 +271,7 @@ pub fn explain_job(job: &JobInput, recs: &HashMap<u32, Record>) -> Value {
         own,
         pool: hel_ios > 0.0 || job.handoff.is_some(),
         helpers,
-        reap: reaping(r, n_total, sampled),
+        reap: reaping(r, n_total, sampled && !job.coverage.traced_whole_run()),
         n_total,
         n_run,
     };
@@ -582,6 +582,13 @@ pub fn text_block(jobs: &[(String, Value)], error: Option<&str>) -> String {
                 smp["period_ms"],
                 smp["ios_seen"]
             ));
+            if let Some(at) = smp.get("full_from_ms").and_then(Value::as_f64) {
+                s.push_str(&format!(
+                    "  {name}: traced in full from {:.2} s on: {}\n",
+                    at / 1e3,
+                    smp["full_because"].as_str().unwrap_or("")
+                ));
+            }
             if let Some(n) = smp.get("note").and_then(Value::as_str) {
                 s.push_str(&format!("  {name}: {n}\n"));
             }
@@ -717,7 +724,10 @@ mod tests {
         };
         let note = |engine: &str, w: Vec<u64>| {
             let v = explain_job(&job(engine), &HashMap::from([(1, Record(w))]));
-            v["read"]["phases"][4]["note"].as_str().unwrap_or("").to_string()
+            v["read"]["phases"][4]["note"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
         };
         let mut few = vec![0u64; WORDS];
         few[DIR_BASE + D_IOS] = 100;
@@ -730,7 +740,10 @@ mod tests {
         ring[DIR_BASE + D_IOS] = 100;
         ring[G_TAIL] = 100;
         let n = note("io_uring", ring);
-        assert!(n.contains("io_uring read its completions without a syscall"), "{n}");
+        assert!(
+            n.contains("io_uring read its completions without a syscall"),
+            "{n}"
+        );
     }
 
     /// In windows, the sums are of the I/Os seen: divided by them (not the run's 1000), said
@@ -748,6 +761,7 @@ mod tests {
             run_ns: 10_000,
             windows: 3,
             longest_window_ns: 0,
+            full_from: None,
             error: None,
         };
         let job = JobInput {

@@ -35,9 +35,33 @@ pub const STRETCH: u32 = 20;
 /// The longest a window stretches (then an I/O of 500 ms is still seen with odds 19 in 20).
 const MAX_WINDOW: Duration = Duration::from_secs(10);
 
+/// The mean I/O latency from which the default sampling traces the rest of the run in full:
+/// I/Os this long cost the programs (one to two microseconds each) under 0.2% of their time,
+/// so windows save next to nothing, while they lose every I/O that straddles their edges
+/// and, in stretched windows of seconds, see too few to measure completion->reaped (seed 000
+/// at load 15: 6% of the latency explained in windows, 96% traced in full).
+pub const FULL_AT: Duration = Duration::from_millis(1);
+
 /// The longest mean I/O latency a job thread reported since the control thread last looked,
 /// ns (0: none).
 static LAT_HINT: AtomicU64 = AtomicU64::new(0);
+
+/// How often the first window looks again for the jobs' first report.
+const FIRST_WAIT: Duration = Duration::from_millis(5);
+
+/// How long the first window waits for it at most (jobs that time no I/O, gtod_reduce's,
+/// never report).
+const FIRST_MAX: Duration = Duration::from_secs(1);
+
+/// The job threads' I/O completion rates reported since the control thread last looked,
+/// summed (I/Os per second; each thread reports once per window transition).
+static RATE_HINT: AtomicU64 = AtomicU64::new(0);
+
+/// The I/O rate (all jobs, per second) up to which the default sampling traces the rest of
+/// the run in full: at one to two microseconds of programs per I/O, 10,000 I/Os a second
+/// cost the machine at most 2% of one CPU, while windows that cannot pair an engine's reaps
+/// (io_uring's, a pool's) leave most of a queued I/O's latency unexplained.
+pub const FULL_RATE: u64 = 10_000;
 
 /// A job thread's mean I/O latency over a stretch of its run (ns): the next windows are made
 /// long enough for I/Os of it.
@@ -48,6 +72,56 @@ pub(crate) fn hint_latency(mean_ns: u64) {
 /// The longest mean reported since the last call (0: none).
 pub(crate) fn take_hint() -> u64 {
     LAT_HINT.swap(0, Ordering::Relaxed)
+}
+
+/// A job thread's I/O completion rate (per second) over a stretch of its run.
+pub(crate) fn hint_rate(per_s: u64) {
+    RATE_HINT.fetch_add(per_s, Ordering::Relaxed);
+}
+
+pub(crate) fn take_rate() -> u64 {
+    RATE_HINT.swap(0, Ordering::Relaxed)
+}
+
+/// What the jobs reported since the control thread last looked, over what it knew: the
+/// longest mean latency and the summed rate (a zero: nothing new reported, the last kept).
+#[derive(Debug, Clone, Copy, Default)]
+struct Seen {
+    lat_ns: u64,
+    rate: u64,
+}
+
+impl Seen {
+    fn update(&mut self) {
+        let (lat, rate) = (take_hint(), take_rate());
+        if lat > 0 {
+            self.lat_ns = lat;
+        }
+        if rate > 0 {
+            self.rate = rate;
+        }
+    }
+
+    /// Why the rest of the run is better traced in full (default sampling only): I/Os long
+    /// enough ([`FULL_AT`]) or few enough ([`FULL_RATE`]) that the programs cost little.
+    fn full_because(&self) -> Option<String> {
+        if self.lat_ns >= FULL_AT.as_nanos() as u64 {
+            Some(format!(
+                "the I/Os' mean latency ({:.2} ms) is at least {} ms: tracing every I/O costs \
+                 little against it, and windows would cut them at their edges",
+                self.lat_ns as f64 / 1e6,
+                FULL_AT.as_millis()
+            ))
+        } else if self.rate > 0 && self.rate <= FULL_RATE {
+            Some(format!(
+                "the jobs complete {} I/Os a second, at most {FULL_RATE}: tracing every I/O \
+                 costs at most 2% of one CPU, and windows would miss what they cannot pair",
+                self.rate
+            ))
+        } else {
+            None
+        }
+    }
 }
 
 /// The window and period for I/Os of `lat_ns` on average: `window` and `period` as asked, or
@@ -125,6 +199,9 @@ pub struct Coverage {
     pub windows: u64,
     /// The longest window opened (longer than asked when it stretched to the I/Os), ns.
     pub longest_window_ns: u64,
+    /// Default sampling only: from when (ns after the start) the last window stayed open to
+    /// the end, and why (see [`FULL_AT`], [`FULL_RATE`]).
+    pub full_from: Option<(u64, String)>,
     pub error: Option<String>,
 }
 
@@ -137,12 +214,19 @@ impl Coverage {
             run_ns: 0,
             windows: 1,
             longest_window_ns: 0,
+            full_from: None,
             error: None,
         }
     }
 
     pub fn is_sampled(&self) -> bool {
         matches!(self.sampling, Sampling::Windows { .. })
+    }
+
+    /// Whether every I/O of the run was traced: full tracing, or default sampling whose first
+    /// window stayed open to the end (no window edge, so every reap pairs as in full).
+    pub fn traced_whole_run(&self) -> bool {
+        !self.is_sampled() || matches!(self.full_from, Some((0, _)))
     }
 
     /// The share of the run the frequent programs were attached (1 for full tracing).
@@ -174,6 +258,10 @@ impl Coverage {
             if self.longest_window_ns > window.as_nanos() as u64 {
                 v["longest_window_ms"] = json!((self.longest_window_ns as f64 / 1e4).round() / 1e2);
             }
+        }
+        if let Some((at, why)) = &self.full_from {
+            v["full_from_ms"] = json!((*at as f64 / 1e4).round() / 1e2);
+            v["full_because"] = json!(why);
         }
         if let Some(e) = &self.error {
             v["error"] = json!(e);
@@ -310,6 +398,7 @@ impl Sampler {
             } => {
                 // A report left from an earlier run in this process is not this run's.
                 take_hint();
+                take_rate();
                 // The control thread opens every window, the first too (it says how that
                 // went before this returns), and closes every window: the links are made
                 // and dropped by the thread that owns them.
@@ -373,6 +462,7 @@ impl Sampler {
                     run_ns,
                     windows: 1,
                     longest_window_ns: traced_ns,
+                    full_from: None,
                     error: None,
                 }
             }
@@ -412,10 +502,12 @@ fn run(
     let mut start = t0;
     let mut opened = Instant::now();
     let (mut window, mut period) = asked;
-    let (mut lat, mut longest) = (0u64, 0u64);
+    let mut seen = Seen::default();
+    let mut longest = 0u64;
     let mut rng = t0 | 1;
     let mut gap = jittered_gap(window, period, &mut rng);
     let (mut traced_ns, mut windows, mut error) = (0u64, 1u64, None);
+    let mut full_from = None;
     loop {
         let until = opened + window + if links.is_some() { Duration::ZERO } else { gap };
         if wait_stop(stop, Some(until)) {
@@ -423,6 +515,30 @@ fn run(
         }
         match links.take() {
             Some(l) => {
+                seen.update();
+                let waiting = opened.elapsed() < FIRST_MAX;
+                if stretched
+                    && windows == 1
+                    && waiting
+                    && seen.rate == 0
+                    && seen.full_because().is_none()
+                {
+                    // The first window waits for the jobs' first rate (they may still be
+                    // laying out files): whether to trace in full is best decided before the
+                    // first gap, when no reap can yet be of an I/O submitted unseen.
+                    links = Some(l);
+                    if wait_stop(stop, Some(Instant::now() + FIRST_WAIT)) {
+                        break;
+                    }
+                    continue;
+                }
+                if let Some(why) = seen.full_because().filter(|_| stretched) {
+                    // This window stays open to the end.
+                    full_from = Some((start.saturating_sub(t0), why));
+                    links = Some(l);
+                    wait_stop(stop, None);
+                    break;
+                }
                 let len = ctl.close(l, start);
                 traced_ns += len;
                 longest = longest.max(len);
@@ -430,18 +546,21 @@ fn run(
             None => {
                 // The latest report, or the one before when no I/O completed since (I/Os
                 // longer than a period).
-                lat = match take_hint() {
-                    0 => lat,
-                    h => h,
-                };
+                seen.update();
                 if stretched {
-                    (window, period) = stretch(asked.0, asked.1, lat);
+                    (window, period) = stretch(asked.0, asked.1, seen.lat_ns);
                 }
                 gap = jittered_gap(window, period, &mut rng);
                 match ctl.open(&hooks) {
                     Ok((l, s)) => {
                         (links, start, opened) = (Some(l), s, Instant::now());
                         windows += 1;
+                        if let Some(why) = seen.full_because().filter(|_| stretched) {
+                            // This window stays open to the end.
+                            full_from = Some((start.saturating_sub(t0), why));
+                            wait_stop(stop, None);
+                            break;
+                        }
                     }
                     Err(e) => {
                         error = Some(format!("{e}: the rest of the run was not traced"));
@@ -467,6 +586,7 @@ fn run(
         run_ns: sys::monotonic_ns().saturating_sub(t0),
         windows,
         longest_window_ns: longest,
+        full_from,
         error,
     }
 }
@@ -499,6 +619,7 @@ mod tests {
             run_ns: 1000,
             windows: 5,
             longest_window_ns: 20_000_000,
+            full_from: None,
             error: None,
         };
         let v = c.json();
@@ -512,6 +633,32 @@ mod tests {
             ..c
         };
         assert_eq!(stretched.json()["longest_window_ms"], 123.46);
+        let slow = Seen {
+            lat_ns: 12_500_000,
+            rate: 50_000,
+        };
+        let full = Coverage {
+            full_from: Some((40_000_000, slow.full_because().unwrap())),
+            ..stretched
+        };
+        assert_eq!(full.json()["full_from_ms"], 40.0);
+        let why = full.json()["full_because"].as_str().unwrap().to_string();
+        assert!(
+            why.contains("mean latency (12.50 ms) is at least 1 ms"),
+            "{why}"
+        );
+        // Few I/Os a second: full; many short ones, or nothing reported yet: windows.
+        let few = Seen {
+            lat_ns: 200_000,
+            rate: 4_000,
+        };
+        assert!(few.full_because().unwrap().contains("4000 I/Os a second"));
+        let many = Seen {
+            lat_ns: 200_000,
+            rate: 40_000,
+        };
+        assert!(many.full_because().is_none());
+        assert!(Seen::default().full_because().is_none());
         assert_eq!(Coverage::full().json()["traced_fraction"], 1.0);
     }
 

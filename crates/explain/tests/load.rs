@@ -29,6 +29,7 @@ fn explained(
     recs: &std::collections::HashMap<u32, fiox_explain::Record>,
 ) -> serde_json::Value {
     let job = fiox_explain::JobInput {
+        engine: "psync".into(),
         name: "t".into(),
         tid,
         dirs: [(100, 10_000.0), (0, 0.0)],
@@ -141,6 +142,7 @@ fn marked_reads_count_inside_the_windows_only() {
     assert!(coverage.windows >= 5, "{coverage:?}");
     assert!((0.02..0.5).contains(&coverage.fraction()), "{coverage:?}");
     let job = fiox_explain::JobInput {
+        engine: "psync".into(),
         name: "t".into(),
         tid: me,
         dirs: [(n, 10_000.0), (0, 0.0)],
