@@ -225,7 +225,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 }
                 stdout.flush()?;
             }
-            let refusals = inv.refusals();
+            let refusals = refusals(inv);
             for line in &refusals {
                 eprintln!("fiox: {line}");
             }
@@ -240,7 +240,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             drop(stdout);
             // Jobs using fio features fiox cannot execute are refused before any I/O. Every
             // process of an MPI run read the same jobs and stops alike; rank 0 says why.
-            let refusals = inv.refusals();
+            let refusals = refusals(inv);
             if !refusals.is_empty() {
                 for line in refusals.iter().filter(|_| peers.lead()) {
                     eprintln!("fiox: {line}");
@@ -580,4 +580,12 @@ mod tests {
         let e = yes("fiox", Some("yes")).unwrap_err().to_string();
         assert!(e.starts_with("FIOX_AS_FIO=yes: use 1"), "{e}");
     }
+}
+
+/// Why the jobs must not run: fio features fiox does not support yet, and NUMA nodes that are
+/// not online here (fio's parser rejects the file for those).
+pub(crate) fn refusals(inv: &fiox_job::Invocation) -> Vec<String> {
+    let mut r = inv.refusals();
+    r.extend(fiox_runner::numa_refusals(&inv.jobs));
+    r
 }

@@ -210,7 +210,7 @@ impl Backend for FioxBackend {
                 run: None,
             });
         }
-        let refusals = inv.refusals();
+        let refusals = crate::refusals(&inv);
         if !refusals.is_empty() {
             return Err(refusals.iter().map(|r| format!("fiox: {r}\n")).collect());
         }

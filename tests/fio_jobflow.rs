@@ -832,6 +832,35 @@ fn numa_placement_makes_fios_calls() {
         "{}",
         r.stderr
     );
+    // As fio's parser (libnuma refuses the node): the whole file is rejected before any job
+    // runs, with no report, --parse-only too.
+    let two = [
+        "--name=a",
+        "--ioengine=null",
+        "--size=64k",
+        "--name=n",
+        "--ioengine=null",
+        "--size=64k",
+        "--numa_cpu_nodes=1000",
+        "--output-format=json",
+    ];
+    let r = fiox(&two);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.trim().is_empty(), "{}", r.stdout);
+    let parse: Vec<&str> = ["--parse-only"].iter().chain(&two).copied().collect();
+    let r = fiox(&parse);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("NUMA node 1000 is not online"),
+        "{}",
+        r.stderr
+    );
+    if need_fio() {
+        let fio = tool_in("fio", std::path::Path::new("/tmp"), &two);
+        // fio prints the jobs' banner lines it parsed before the bad one, and no report.
+        assert_eq!(fio.code, 1, "{}", fio.stderr);
+        assert!(!fio.stdout.contains("\"jobs\""), "{}", fio.stdout);
+    }
 }
 
 /// How many CPUs a kernel list (`0-3,8`) names.

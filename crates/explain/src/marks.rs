@@ -481,7 +481,11 @@ mod tests {
         for i in 1..=100u64 {
             f.add(0, 20_000_000 + i * 100_000, 20_000_000 + i * 200_000);
         }
-        assert_eq!(crate::window::take_hint(), 0, "no periodic reports after the first window");
+        assert_eq!(
+            crate::window::take_hint(),
+            0,
+            "no periodic reports after the first window"
+        );
     }
     use super::*;
 

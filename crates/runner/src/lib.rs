@@ -27,6 +27,17 @@ mod verify;
 pub use observe::{clocktest, idleprof, selftest};
 
 pub use error::RunError;
+
+/// Jobs that name a NUMA node that is not online here: fio's parser hands the node lists to
+/// libnuma, which refuses such a node, and the whole job file is rejected before any job runs
+/// (`--parse-only` too), with no report. One line per job (numjobs clones once).
+pub fn numa_refusals(jobs: &[fiox_job::JobSpec]) -> Vec<String> {
+    jobs.iter()
+        .filter(|j| j.clone_index == 0)
+        .filter_map(|j| job::numa::check(j).err())
+        .map(|e| e.to_string())
+        .collect()
+}
 pub use files::blockdev::{claim_for_guest, BlockClaim};
 pub use files::safeopen::create_output;
 pub use io::acct::{JobState, Progress};
@@ -322,6 +333,7 @@ fn check_jobs(
     if !unsupported.is_empty() {
         return Err((reshaped, unsupported));
     }
+
     // Every job's files before the first group: a later group's refusal does not wait for
     // the earlier groups' runtime.
     let allowed =

@@ -53,6 +53,25 @@ fn nodes(job: &JobSpec, opt: &str, n: &NumaNodes) -> Result<Vec<usize>, RunError
     }
 }
 
+/// The job's nodes checked before the run's first job starts: fio's job file parser hands
+/// them to libnuma, which refuses a node that is not online, and the whole file is rejected
+/// (exit 1, no job runs), not just this job when its turn comes.
+pub(crate) fn check(job: &JobSpec) -> Result<(), RunError> {
+    if let Some(n) = &job.cpu.numa_cpu_nodes {
+        nodes(job, "numa_cpu_nodes", n)?;
+    }
+    match &job.cpu.numa_mem_policy {
+        Some(NumaMemPolicy::Prefer(n)) => {
+            nodes(job, "numa_mem_policy", &NumaNodes::List(vec![*n]))?;
+        }
+        Some(NumaMemPolicy::Bind(n) | NumaMemPolicy::Interleave(n)) => {
+            nodes(job, "numa_mem_policy", n)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// The job's NUMA placement for its thread: CPUs first, then the memory policy.
 pub(crate) fn place(job: &JobSpec) -> Result<(), RunError> {
     let fail = |what: &str, e: std::io::Error| RunError::Target {
@@ -112,5 +131,17 @@ mod tests {
         j.cpu.numa_mem_policy = Some(NumaMemPolicy::Bind(NumaNodes::List(vec![1023])));
         let e = place(&j).unwrap_err().to_string();
         assert!(e.contains("NUMA node 1023 is not online"), "{e}");
+        let e = check(&j).unwrap_err().to_string();
+        assert!(
+            e.contains("numa_mem_policy: NUMA node 1023 is not online"),
+            "{e}"
+        );
+        j.cpu.numa_mem_policy = None;
+        j.cpu.numa_cpu_nodes = Some(NumaNodes::List(vec![0, 1023]));
+        let e = check(&j).unwrap_err().to_string();
+        assert!(
+            e.contains("numa_cpu_nodes: NUMA node 1023 is not online"),
+            "{e}"
+        );
     }
 }
