@@ -933,3 +933,118 @@ fn a_failed_run_is_not_recorded_and_the_experiment_goes_on() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("3 runs in a row failed"), "{}", r.stderr);
 }
+
+/// Busy threads, twice as many as CPUs, until dropped: scheduling noise for the real-run test.
+struct CpuHog(
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    Vec<std::thread::JoinHandle<()>>,
+);
+
+impl CpuHog {
+    fn start() -> CpuHog {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let n = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 1u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005) ^ 1);
+                    }
+                })
+            })
+            .collect();
+        CpuHog(stop, threads)
+    }
+}
+
+impl Drop for CpuHog {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.1.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Issue 42's real-run check of what compare claims, on real runs under scheduling noise (a
+/// CPU hog the test starts): 12 null-engine jobs held by rate_iops, three variants in 5
+/// shuffled rounds: `a2` is `a` again, `b` throttles 4 of the 12 jobs by 20%. The paired
+/// design finds `b`'s -20% on at least 3 of its 4 jobs and claims nothing on the other 8;
+/// `a2` against `a` claims nothing on any throughput row; a side against its own runs claims
+/// nothing at all.
+#[test]
+fn compare_finds_a_real_change_under_a_cpu_hog_and_claims_nothing_else() {
+    let dir = TempDir::new("hog-exp");
+    let jobs: String = (1..=12)
+        .map(|i| {
+            let rate = if i <= 4 { "${SLOW}" } else { "1000" };
+            format!("[j{i}]\nrate_iops={rate}\n")
+        })
+        .collect();
+    let f = dir.join("hog.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "name = \"hog\"\nrepetitions = 5\ntelemetry_ms = 0\njobs = \"\"\"\n[global]\n\
+             ioengine=null\nrw=randread\nsize=1g\ntime_based\nruntime=1\n{jobs}\"\"\"\n\
+             [[variant]]\nname = \"a\"\nenv = {{ SLOW = \"1000\" }}\n\
+             [[variant]]\nname = \"a2\"\nenv = {{ SLOW = \"1000\" }}\n\
+             [[variant]]\nname = \"b\"\nenv = {{ SLOW = \"800\" }}\n"
+        ),
+    )
+    .unwrap();
+    let state = TempDir::new("tbstate");
+    let out = dir.join("out");
+    let hog = CpuHog::start();
+    let r = experiment(&state, &[&f, &format!("--out={out}")]);
+    drop(hog);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = fiox(&["compare", &out, "--format=json", "--metric=iops,bw_mib"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    let v: serde_json::Value = serde_json::from_str(&c.stdout).unwrap();
+    assert_eq!(v["sides"], serde_json::json!(["a", "a2", "b"]), "{v:#}");
+    let verdict = |row: &serde_json::Value, k: usize| {
+        row["changes"][k]["verdict"]
+            .as_str()
+            .unwrap_or("none")
+            .to_string()
+    };
+    let mut found = 0;
+    for row in v["rows"].as_array().unwrap() {
+        let job: usize = row["job"].as_str().unwrap()[1..].parse().unwrap();
+        let (aa, b) = (verdict(row, 0), verdict(row, 1));
+        assert!(
+            !["better", "worse", "different"].contains(&aa.as_str()),
+            "a2 vs a claims on {row:#}"
+        );
+        if job <= 4 {
+            found += usize::from(b == "worse" && row["metric"] == "read.iops");
+        } else {
+            assert!(
+                !["better", "worse", "different"].contains(&b.as_str()),
+                "b vs a claims on an unchanged job: {row:#}"
+            );
+        }
+    }
+    assert!(found >= 3, "-20% found on {found} of 4 jobs:\n{}", c.stdout);
+    // The same runs on both sides: no claim on any metric.
+    let runs = format!("{out}/runs");
+    let same = fiox(&[
+        "compare",
+        "--format=json",
+        "--metric=all",
+        &format!("--side=x={runs}/a-*.json"),
+        &format!("--side=y={runs}/a-*.json"),
+    ]);
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    let s: serde_json::Value = serde_json::from_str(&same.stdout).unwrap();
+    for row in s["rows"].as_array().unwrap() {
+        let v = verdict(row, 0);
+        assert!(
+            !["better", "worse", "different"].contains(&v.as_str()),
+            "identical sides claim: {row:#}"
+        );
+    }
+}

@@ -109,6 +109,17 @@ fn constant_sides_make_no_claim() {
         assert!(ch.welch.is_none() && ch.p_adjusted.is_none());
         assert!(ch.reason.contains("constant") || ch.reason.contains("every value"));
     }
+    // A rate limit that holds exactly: 1000 against 800 in every run is an exact -20%,
+    // claimed without a test (and outside the adjusted family); with two runs a side, or a
+    // step inside the threshold (above), nothing is claimed.
+    let c = cmp(&[side("a", &[1000.0; 5]), side("b", &[800.0; 5])]);
+    let ch = change(&c, "read.iops");
+    assert_eq!(ch.verdict, Verdict::Worse, "{}", ch.reason);
+    assert!(ch.reason.starts_with("-20.0% exactly"), "{}", ch.reason);
+    assert!(ch.p_adjusted.is_none());
+    assert_eq!(c.tests, 0);
+    let c = cmp(&[side("a", &[1000.0; 2]), side("b", &[800.0; 2])]);
+    assert_eq!(change(&c, "read.iops").verdict, Verdict::NoClaim);
     // D2: a base mean of 0 has no relative change.
     let c = cmp(&[side("a", &[0.0, 0.0, 0.0]), side("b", &[5.0, 5.0, 6.0])]);
     assert_eq!(change(&c, "read.iops").verdict, Verdict::NoClaim);

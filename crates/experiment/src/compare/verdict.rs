@@ -136,16 +136,7 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
         return (Verdict::NoClaim, why);
     }
     if a.sd == 0.0 && b.sd == 0.0 {
-        let why = if a.mean == b.mean {
-            format!("every value on both sides is {}: nothing to test", a.mean)
-        } else {
-            format!(
-                "each side is constant ({} vs {}): with no spread no test is possible \
-                 (quantised values: judge a finer metric)",
-                a.mean, b.mean
-            )
-        };
-        return (Verdict::NoClaim, why);
+        return constant_sides(a, b, j.metric, th);
     }
     let (Some(rel), Some(p), Some(t)) = (ch.rel, ch.p_adjusted, ch.test) else {
         return (
@@ -212,6 +203,55 @@ pub fn decide(ch: &Change, j: &Judge) -> (Verdict, String) {
     };
     (Verdict::Inconclusive, why)
 }
+
+/// Both sides gave one value in every run. With at least [`EXACT_N`] runs a side and a change
+/// beyond the threshold, the difference is exact (a rate limit holding, a setting that
+/// changed): there is no spread for a test, and none is needed, so it is claimed without a
+/// p-value (it takes no part in the family's adjustment: no noise can have made it). Fewer
+/// runs, or a change inside the threshold (a quantised count one step apart), claim nothing.
+fn constant_sides(a: &Summary, b: &Summary, metric: &str, th: f64) -> (Verdict, String) {
+    if a.mean == b.mean {
+        let why = format!("every value on both sides is {}: nothing to test", a.mean);
+        return (Verdict::NoClaim, why);
+    }
+    let rel = (a.mean > 0.0).then(|| b.mean / a.mean - 1.0);
+    match rel {
+        Some(rel) if a.n >= EXACT_N && b.n >= EXACT_N && rel.abs() >= th => {
+            let v = match higher_is_better(metric) {
+                None => Verdict::Different,
+                Some(up) if up == (rel > 0.0) => Verdict::Better,
+                Some(_) => Verdict::Worse,
+            };
+            let why = format!(
+                "{} exactly: every run gave the same value on each side ({} vs {}, n = {} \
+                 and {}), so the change is not noise (no spread to test, none needed), beyond \
+                 ±{:.1}%",
+                pct(rel),
+                a.mean,
+                b.mean,
+                a.n,
+                b.n,
+                th * 100.0
+            );
+            (v, why)
+        }
+        _ => {
+            let why = format!(
+                "each side is constant ({} vs {}): with no spread no test is possible, and an \
+                 exact change is claimed only beyond ±{:.1}% with {EXACT_N} runs a side \
+                 (quantised values: judge a finer metric)",
+                a.mean,
+                b.mean,
+                th * 100.0
+            );
+            (Verdict::NoClaim, why)
+        }
+    }
+}
+
+/// Runs a side from which sides that never vary are read as exact (two equal runs may be
+/// chance; three in a row of a measured rate are not).
+pub const EXACT_N: usize = 3;
 
 /// What this experiment could find and what it would take to find the threshold.
 fn power_text(ch: &Change, th: f64) -> String {
