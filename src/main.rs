@@ -563,6 +563,14 @@ fn debug_setup(list: &str, inv: &Invocation) {
     parsedebug::print(inv);
 }
 
+/// Why the jobs must not run: fio features fiox does not support yet, and NUMA nodes that are
+/// not online here (fio's parser rejects the file for those).
+pub(crate) fn refusals(inv: &fiox_job::Invocation) -> Vec<String> {
+    let mut r = inv.refusals();
+    r.extend(fiox_runner::numa_refusals(&inv.jobs));
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::as_fio;
@@ -580,12 +588,4 @@ mod tests {
         let e = yes("fiox", Some("yes")).unwrap_err().to_string();
         assert!(e.starts_with("FIOX_AS_FIO=yes: use 1"), "{e}");
     }
-}
-
-/// Why the jobs must not run: fio features fiox does not support yet, and NUMA nodes that are
-/// not online here (fio's parser rejects the file for those).
-pub(crate) fn refusals(inv: &fiox_job::Invocation) -> Vec<String> {
-    let mut r = inv.refusals();
-    r.extend(fiox_runner::numa_refusals(&inv.jobs));
-    r
 }
