@@ -95,6 +95,45 @@ fn default_release(running: &str, installed: &[String]) -> Option<String> {
         .or_else(|| newest(&|_| true))
 }
 
+/// `kernel = "installed:a"` / `"installed:b"`: a kernel A/B made of what /boot holds. `a` is
+/// the newest generic kernel; `b` the newest PREEMPT_RT build (a flavour pair: the same block
+/// layer under another scheduler) when one is installed, else the generic release before
+/// `a` (two releases). With one kernel, the error says what to install.
+fn ab_pair(installed: &[String]) -> std::result::Result<(String, String), String> {
+    let newest = |pred: &dyn Fn(&str) -> bool, not: Option<&str>| {
+        installed
+            .iter()
+            .filter(|r| pred(r) && Some(r.as_str()) != not)
+            .max_by_key(|r| version_key(r))
+            .cloned()
+    };
+    let generic = |r: &str| !special(flavour(r));
+    let rt = |r: &str| flavour(r).split('-').any(|w| w == "rt");
+    let Some(a) = newest(&generic, None) else {
+        return Err(format!(
+            "no generic kernel in /boot (it has: {}): apt-get install linux-image-amd64",
+            listed(installed)
+        ));
+    };
+    let b = newest(&rt, None).or_else(|| newest(&generic, Some(&a)));
+    match b {
+        Some(b) => Ok((a, b)),
+        None => Err(format!(
+            "a kernel A/B needs two kernels and /boot has one ({a}): install a PREEMPT_RT \
+             build (apt-get install linux-image-rt-amd64) for a flavour pair, or another \
+             release's image (apt-get install linux-image-RELEASE) for two releases"
+        )),
+    }
+}
+
+fn listed(installed: &[String]) -> String {
+    if installed.is_empty() {
+        "none".into()
+    } else {
+        installed.join(", ")
+    }
+}
+
 /// The releases of /boot/vmlinuz-* (empty when /boot cannot be read).
 fn installed_releases() -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir("/boot")
@@ -136,6 +175,11 @@ pub fn resolve(kernel: Option<&str>) -> Result<Kernel> {
         ))
     };
     match kernel {
+        Some(which @ ("installed:a" | "installed:b")) => {
+            let (a, b) = ab_pair(&installed_releases())
+                .map_err(|e| TestbedError::Unsupported(format!("vm kernel={which}: {e}")))?;
+            resolve(Some(if which.ends_with('a') { &a } else { &b }))
+        }
         Some(k) if k.contains('/') => {
             let image = PathBuf::from(k);
             let release = image_release(&image)?;
@@ -384,6 +428,37 @@ mod tests {
     }
 
     /// A pinned kernel that is missing names what /boot has instead.
+    #[test]
+    fn an_ab_pair_is_a_flavour_pair_or_two_releases_or_says_what_to_install() {
+        let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let pair = |xs: &[&str]| ab_pair(&v(xs));
+        let ok = |a: &str, b: &str| Ok((a.to_string(), b.to_string()));
+        assert_eq!(
+            pair(&["6.1.0-57-amd64", "6.1.0-57-rt-amd64"]),
+            ok("6.1.0-57-amd64", "6.1.0-57-rt-amd64")
+        );
+        assert_eq!(
+            pair(&["6.1.0-9-amd64", "6.1.0-57-amd64", "6.1.0-56-amd64"]),
+            ok("6.1.0-57-amd64", "6.1.0-56-amd64")
+        );
+        assert_eq!(
+            pair(&[
+                "6.1.0-56-amd64",
+                "6.1.0-57-amd64",
+                "6.1.0-56-rt-amd64",
+                "6.1.0-57-cloud-amd64"
+            ]),
+            ok("6.1.0-57-amd64", "6.1.0-56-rt-amd64")
+        );
+        let one = pair(&["6.1.0-57-amd64"]).unwrap_err();
+        assert!(
+            one.contains("has one (6.1.0-57-amd64)") && one.contains("linux-image-rt-amd64"),
+            "{one}"
+        );
+        let none = pair(&["6.1.0-57-rt-amd64"]).unwrap_err();
+        assert!(none.contains("no generic kernel"), "{none}");
+    }
+
     #[test]
     fn a_missing_pinned_kernel_lists_boot() {
         let e = resolve(Some("0.0.0-not-installed-amd64"))

@@ -39,8 +39,10 @@ pub enum Accel {
 /// A guest's description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VmSpec {
-    /// A kernel release (its image in /boot/vmlinuz-RELEASE, modules in /lib/modules) or the
-    /// path of a kernel image (bzImage); None: the newest /boot/vmlinuz-*.
+    /// A kernel release (its image in /boot/vmlinuz-RELEASE, modules in /lib/modules), the
+    /// path of a kernel image (bzImage), or `installed:a` / `installed:b` (a kernel A/B of
+    /// what /boot holds: see `initramfs::resolve`); None: the running kernel's release when
+    /// /boot has it, else the newest of its flavour, else the newest generic one.
     pub kernel: Option<String>,
     pub aio: Aio,
     /// QEMU's cache mode of the disk: none, writeback, writethrough, directsync, unsafe.
