@@ -150,6 +150,23 @@ pub fn run_from_value(path: &Path, doc: &Value) -> Run {
             }
         }
     }
+    // The page cache of the loop devices' backing files after the run (`fiox.backing_cache`:
+    // the host's, or in a guest run the guest's own loop devices').
+    if let Some(b) = doc["fiox"]["backing_cache"].as_array() {
+        let kb: f64 = b
+            .iter()
+            .filter_map(|d| d["cached_bytes"].as_f64())
+            .sum::<f64>()
+            / 1024.0;
+        let prefix = if env.get("host").is_some() {
+            "telemetry.guest."
+        } else {
+            "telemetry."
+        };
+        system
+            .entry(format!("{prefix}loop_backing_cached_kb"))
+            .or_insert(kb);
+    }
     if !system.is_empty() {
         jobs.insert("(system)".into(), system);
     }
@@ -599,5 +616,17 @@ mod tests {
         assert_eq!(g["telemetry.disk.target.read_ios"], 3.0);
         assert_eq!(g["telemetry.guest.disk.target.read_ios"], 4.0);
         assert_eq!(g["telemetry.guest.ctxt"], 9.0);
+    }
+
+    #[test]
+    fn a_loop_devices_backing_cache_is_a_row_of_the_host_or_the_guest() {
+        let cache = json!([{"device": "loop0", "cached_bytes": 2048}, {"cached_bytes": 1024}]);
+        let host = json!({"jobs": [], "fiox": {"env": {}, "backing_cache": cache}});
+        let h = &run_from_value(Path::new("h"), &host).jobs["(system)"];
+        assert_eq!(h["telemetry.loop_backing_cached_kb"], 3.0);
+        let guest = json!({"jobs": [], "fiox": {"env": {"host": {}}, "backing_cache": cache}});
+        let g = &run_from_value(Path::new("g"), &guest).jobs["(system)"];
+        assert_eq!(g["telemetry.guest.loop_backing_cached_kb"], 3.0);
+        assert!(!g.contains_key("telemetry.loop_backing_cached_kb"));
     }
 }
