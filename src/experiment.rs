@@ -91,16 +91,16 @@ pub fn main(args: ExperimentArgs) -> Result<i32> {
         crate::history::record_experiment(&outcome.out, &experiment_file)?;
     }
     if outcome.interrupted {
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox: interrupted after {} run(s); run the same command again to resume",
             outcome.runs_done
         );
         return Ok(130);
     }
-    eprintln!("fiox: results in {}", outcome.out.display());
+    fiox_guard::eprintln!("fiox: results in {}", outcome.out.display());
     print_comparison(&outcome.out)?;
     if outcome.runs_failed > 0 {
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox: {} run(s) failed and are not recorded (their messages are beside the \
              results, runs/*.stderr); run the same command again to re-run them",
             outcome.runs_failed
@@ -116,7 +116,7 @@ fn print_comparison(out: &Path) -> Result<()> {
     let sides: Vec<_> = sides.into_iter().filter(|s| !s.runs.is_empty()).collect();
     if sides.len() >= 2 {
         let c = compare::compare(&sides, &compare::Options::default())?;
-        print!("{}", compare::to_text(&c));
+        fiox_guard::print!("{}", compare::to_text(&c));
     }
     Ok(())
 }
@@ -137,9 +137,9 @@ pub fn env_main(args: EnvArgs) -> Result<i32> {
         &cmd,
     );
     if json {
-        println!("{}", serde_json::to_string_pretty(&e)?);
+        fiox_guard::println!("{}", serde_json::to_string_pretty(&e)?);
     } else {
-        print!("{}", env::text(&e));
+        fiox_guard::print!("{}", env::text(&e));
     }
     Ok(0)
 }

@@ -26,7 +26,7 @@ pub fn enter(s: &RunSettings) -> Result<Option<Machine>> {
 pub fn finish(m: Machine) -> Value {
     let (r, removed) = m.finish();
     if let Err(e) = removed {
-        eprintln!("fiox: {e}");
+        fiox_guard::eprintln!("fiox: {e}");
     }
     to_json(&r)
 }

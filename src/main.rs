@@ -49,13 +49,15 @@ fn main() {
             if output::is_broken_pipe(&e) {
                 0
             } else {
-                eprintln!("fiox: {}", output::error_text(&e));
+                fiox_guard::eprintln!("fiox: {}", output::error_text(&e));
                 1
             }
         }
         // The panic message was already printed by the default hook.
         Err(_) => {
-            eprintln!("fiox: internal error (a bug); please report it with the command line");
+            fiox_guard::eprintln!(
+                "fiox: internal error (a bug); please report it with the command line"
+            );
             1
         }
     };
@@ -189,7 +191,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
         // fio switches that act without jobs (--server, --crctest, --inflate-log...).
         Action::NoJobs(..) if !inv.refusals().is_empty() => {
             for line in &inv.refusals() {
-                eprintln!("fiox: {line}");
+                fiox_guard::eprintln!("fiox: {line}");
             }
             return Ok(1);
         }
@@ -197,14 +199,14 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             // fio: usage on stdout, "No job(s) defined" on stderr, exit 1.
             write!(stdout, "{usage}")?;
             stdout.flush()?;
-            eprintln!("No job(s) defined: {why}");
+            fiox_guard::eprintln!("No job(s) defined: {why}");
             return Ok(1);
         }
         Action::MergeBlktraceOnly => {
             // fio's --merge-blktrace-only: the merged traces are written, nothing runs.
             if let Err(errors) = fiox_runner::merge_blktraces(&inv.jobs) {
                 for line in &errors {
-                    eprintln!("fiox: merge_blktrace_file: {line}");
+                    fiox_guard::eprintln!("fiox: merge_blktrace_file: {line}");
                 }
                 return Ok(1);
             }
@@ -227,7 +229,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             }
             let refusals = refusals(inv);
             for line in &refusals {
-                eprintln!("fiox: {line}");
+                fiox_guard::eprintln!("fiox: {line}");
             }
             if fatal {
                 return Ok(warnings_fatal_stop(&fio_warnings));
@@ -243,7 +245,7 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             let refusals = refusals(inv);
             if !refusals.is_empty() {
                 for line in refusals.iter().filter(|_| peers.lead()) {
-                    eprintln!("fiox: {line}");
+                    fiox_guard::eprintln!("fiox: {line}");
                 }
                 return Ok(1);
             }
@@ -266,9 +268,11 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
 /// they stop it before any I/O, as in fio; say each on stderr and exit 1.
 fn warnings_fatal_stop(notes: &[String]) -> i32 {
     for note in notes {
-        eprintln!("fiox: {note}");
+        fiox_guard::eprintln!("fiox: {note}");
     }
-    eprintln!("fiox: --warnings-fatal: stopping on fio's parser warning(s) above; nothing was run");
+    fiox_guard::eprintln!(
+        "fiox: --warnings-fatal: stopping on fio's parser warning(s) above; nothing was run"
+    );
     1
 }
 
@@ -454,14 +458,14 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
         m.insert("mpi".into(), sec.clone());
     }
     if all.interrupted {
-        eprintln!("fiox: interrupted: reporting what was measured so far");
+        fiox_guard::eprintln!("fiox: interrupted: reporting what was measured so far");
     }
     for e in &all.errors {
-        eprintln!("fiox: {e}");
+        fiox_guard::eprintln!("fiox: {e}");
     }
     // fiox's advice is in the report; on stderr only when asked.
     if !warnings.is_empty() && s.warnings_stderr {
-        eprint!("{warnings}");
+        fiox_guard::eprint!("{warnings}");
     }
     let notes = json_notes.lock().unwrap_or_else(|p| p.into_inner()).clone();
     for f in &formats {
@@ -484,11 +488,11 @@ fn run(inv: &Invocation, telemetry: Option<std::time::Duration>, peers: &dyn Pee
         .then(|| history::record_plain_run(inv, &all.result, &notes, tele.as_ref()).err())
         .flatten();
     if let Some(e) = &unrecorded {
-        eprintln!("fiox: history: {}", output::error_text(e));
+        fiox_guard::eprintln!("fiox: history: {}", output::error_text(e));
     }
     let lost = out.failure();
     if let Some(why) = &lost {
-        eprintln!("fiox: {why}");
+        fiox_guard::eprintln!("fiox: {why}");
     }
     Ok(if code == 0 && (lost.is_some() || unrecorded.is_some()) {
         1
@@ -542,18 +546,18 @@ fn debug_setup(list: &str, inv: &Invocation) {
         return; // checked by the parser already
     };
     if mask == u32::MAX {
-        println!("fiox: set all debug options");
+        fiox_guard::println!("fiox: set all debug options");
     }
     for c in list.split(',').map(str::trim) {
         if let Some(n) = c.strip_prefix("job:") {
-            println!("fiox: set debug jobno {}", n.trim());
+            fiox_guard::println!("fiox: set debug jobno {}", n.trim());
             continue;
         }
         if mask != u32::MAX {
-            println!("fiox: set debug option {c}");
+            fiox_guard::println!("fiox: set debug option {c}");
         }
         if let Some((_, why)) = fiox_job::cli::DEBUG_SILENT.iter().find(|(k, _)| *k == c) {
-            println!("fiox: debug option {c} prints nothing in fiox: {why}");
+            fiox_guard::println!("fiox: debug option {c} prints nothing in fiox: {why}");
         }
     }
     if let Some(n) = debug::job_of(list) {

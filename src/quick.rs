@@ -145,10 +145,10 @@ fn probe(a: &mut Args) -> Result<(Setup, ScratchFile)> {
                 ));
             }
             for (f, e) in &r.failed {
-                eprintln!("fiox quick: an earlier run's file {f}: {e}");
+                fiox_guard::eprintln!("fiox quick: an earlier run's file {f}: {e}");
             }
         }
-        Err(e) => eprintln!("fiox quick: cannot check for earlier runs' files: {e}"),
+        Err(e) => fiox_guard::eprintln!("fiox quick: cannot check for earlier runs' files: {e}"),
     }
     // Show where the test really ran (`.` says little in a saved result).
     let dir = a.dir.canonicalize().unwrap_or_else(|_| a.dir.clone());
@@ -321,7 +321,7 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let (mut s, scratch) = probe(&mut a)?;
     if !a.json {
-        println!(
+        fiox_guard::println!(
             "fiox quick: {} ({} file, {:?} per test, {}, {} I/O)",
             s.file.parent().unwrap_or(&a.dir).display(),
             fiox_report::units::Units::default().bytes(a.size),
@@ -346,12 +346,12 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     // The file was fiox's from its creation: removed only while it is that inode.
     let file = s.file.clone();
     if let Err(e) = scratch.remove() {
-        eprintln!("fiox quick: cannot remove {}: {e}", file.display());
+        fiox_guard::eprintln!("fiox quick: cannot remove {}: {e}", file.display());
     }
     fiox_runner::forget_on_forced_exit(&file);
     fiox_runner::exit_if_forced();
     for e in &outcome.errors {
-        eprintln!("fiox quick: {e}");
+        fiox_guard::eprintln!("fiox quick: {e}");
     }
     let rows = rows(&outcome.result, outcome.interrupted, a.runtime);
     let mut notes = s.notes.clone();
@@ -364,9 +364,9 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     }
     let s = Setup { notes, ..s };
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&a, &s, &rows))?);
+        fiox_guard::println!("{}", serde_json::to_string_pretty(&to_json(&a, &s, &rows))?);
     } else {
-        print!("{}", table(&rows, &s.notes));
+        fiox_guard::print!("{}", table(&rows, &s.notes));
     }
     if a.history
         && !outcome.interrupted

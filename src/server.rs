@@ -117,7 +117,7 @@ fn daemonize(listener: TcpListener, pidfile: &str) -> Result<i32> {
 fn serve_forever(listener: TcpListener) -> Result<i32> {
     fiox_runner::install_signal_handlers().context("installing signal handlers")?;
     let addr = listener.local_addr()?;
-    eprintln!(
+    fiox_guard::eprintln!(
         "fiox server: listening on {addr} (fio 3.33's protocol, version {})",
         fiox_netproto::VERSION
     );
@@ -125,14 +125,14 @@ fn serve_forever(listener: TcpListener) -> Result<i32> {
     while !fiox_runner::interrupted() {
         match listener.accept() {
             Ok((s, peer)) => {
-                eprintln!("fiox server: connection from {peer}");
+                fiox_guard::eprintln!("fiox server: connection from {peer}");
                 s.set_nonblocking(false)?;
                 let code = run_connection(s, &peer.to_string())?;
                 if code == EXIT_SERVER {
-                    eprintln!("fiox server: {peer} asked the server to exit");
+                    fiox_guard::eprintln!("fiox server: {peer} asked the server to exit");
                     break;
                 }
-                eprintln!("fiox server: connection from {peer} ended");
+                fiox_guard::eprintln!("fiox server: connection from {peer} ended");
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -141,7 +141,7 @@ fn serve_forever(listener: TcpListener) -> Result<i32> {
             Err(e) => return Err(e).context("--server: accept"),
         }
     }
-    eprintln!("fiox server: stopped");
+    fiox_guard::eprintln!("fiox server: stopped");
     Ok(0)
 }
 
@@ -181,7 +181,7 @@ fn connection_main(peer: &str) -> Result<i32> {
         Ok(server::Ended::Done) => Ok(0),
         Ok(server::Ended::Exit) => Ok(EXIT_SERVER),
         Err(e) => {
-            eprintln!("fiox server: connection from {peer}: {e}");
+            fiox_guard::eprintln!("fiox server: connection from {peer}: {e}");
             Ok(1)
         }
     }

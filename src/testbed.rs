@@ -127,7 +127,7 @@ pub fn main(args: TestbedArgs) -> Result<i32> {
         Action::List => {
             let listing = managed::list()?;
             for r in &listing.records {
-                println!("{}", describe(r));
+                fiox_guard::println!("{}", describe(r));
             }
             Ok(report_skipped(&listing.skipped))
         }
@@ -135,10 +135,10 @@ pub fn main(args: TestbedArgs) -> Result<i32> {
         Action::Cleanup => {
             let report = managed::cleanup()?;
             for n in &report.removed {
-                println!("fiox: testbed {n} removed (its owner is gone)");
+                fiox_guard::println!("fiox: testbed {n} removed (its owner is gone)");
             }
             for (n, e) in &report.failed {
-                eprintln!(
+                fiox_guard::eprintln!(
                     "fiox: testbed {n}: {e} (its record stays; `fiox testbed cleanup` retries)"
                 );
             }
@@ -151,7 +151,7 @@ pub fn main(args: TestbedArgs) -> Result<i32> {
 /// Print the records skipped (malformed, not fiox's, tampered) on stderr; 1 if there were any.
 fn report_skipped(skipped: &[Skipped]) -> i32 {
     for s in skipped {
-        eprintln!("fiox: {s}");
+        fiox_guard::eprintln!("fiox: {s}");
     }
     i32::from(!skipped.is_empty())
 }
@@ -168,9 +168,9 @@ fn down(names: Vec<String>, all: bool) -> Result<i32> {
     };
     for n in names {
         match managed::down(&n) {
-            Ok(()) => println!("fiox: testbed {n} removed"),
+            Ok(()) => fiox_guard::println!("fiox: testbed {n} removed"),
             Err(e) => {
-                eprintln!("fiox: testbed {n}: {e}");
+                fiox_guard::eprintln!("fiox: testbed {n}: {e}");
                 code = 1;
             }
         }
@@ -187,13 +187,13 @@ fn up(args: UpArgs) -> Result<i32> {
         fiox_runner::install_signal_handlers()?;
     }
     let rec = managed::up(&spec, args.name.as_deref(), !hold)?;
-    println!("{}", describe(&rec));
+    fiox_guard::println!("{}", describe(&rec));
     if hold {
         while !fiox_runner::interrupted() {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         managed::down(&rec.name)?;
-        println!("fiox: testbed {} removed", rec.name);
+        fiox_guard::println!("fiox: testbed {} removed", rec.name);
     }
     Ok(0)
 }
@@ -206,14 +206,14 @@ fn serve_slow(keys: &SpecKeys) -> Result<i32> {
     let fs = match start_slow(keys) {
         Ok(fs) => fs,
         Err(e) => {
-            println!("error: {}", crate::output::error_text(&e));
+            fiox_guard::println!("error: {}", crate::output::error_text(&e));
             return Err(e);
         }
     };
     let (id, mnt_id) = fs.identity();
     let (dev, ino) = id.dev_ino();
     let btime = id.btime().map_or("-".to_string(), |b| b.to_string());
-    println!(
+    fiox_guard::println!(
         "ready {} {} {dev} {ino} {btime} {mnt_id}",
         fs.mount_point().display(),
         fs.file_path().display()

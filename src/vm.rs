@@ -59,13 +59,13 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
     })
     .context("--vm")?;
     if o.interrupted {
-        eprintln!("fiox: interrupted: the guest was stopped and its files removed");
+        fiox_guard::eprintln!("fiox: interrupted: the guest was stopped and its files removed");
         return Ok(130);
     }
-    eprint!("{}", o.stderr);
+    fiox_guard::eprint!("{}", o.stderr);
     let mut code = o.exit.unwrap_or(1);
     if let Err(e) = bring_back(&o.files, &cwd) {
-        eprintln!("fiox: --vm: {}", crate::output::error_text(&e));
+        fiox_guard::eprintln!("fiox: --vm: {}", crate::output::error_text(&e));
         code = code.max(1);
     }
     let text = with_vm_section(&o, &spec);
@@ -73,7 +73,7 @@ pub fn run(args: &[String], inv: &Invocation) -> Result<i32> {
     out.write(&text)?;
     out.flush()?;
     if let Some(why) = out.failure() {
-        eprintln!("fiox: {why}");
+        fiox_guard::eprintln!("fiox: {why}");
         return Ok(1);
     }
     Ok(code)

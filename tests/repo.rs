@@ -416,3 +416,63 @@ fn the_docs_name_every_crate_and_no_path_that_is_gone() {
         );
     }
 }
+
+/// Uses of std's printing macros in one source file, as "path:line: text" (up to its tests).
+fn std_prints_in(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or("");
+        for m in ["eprintln!(", "eprint!(", "println!(", "print!("] {
+            let bare = code.match_indices(m).any(|(at, _)| {
+                let before = code[..at].chars().last();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+            });
+            if bare {
+                found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// No message goes through std's `println!`/`eprintln!`, which panic (exit 101, the run's
+/// results lost) when stdout or stderr cannot be written, e.g. redirected to a full disk
+/// (issue 43's N9): `fiox_guard::eprintln!` and its siblings ignore the failure, as fio does.
+#[test]
+fn messages_never_panic_on_a_full_disk() {
+    let mut files = Vec::new();
+    for d in ["src", "crates"] {
+        rust_files(&root().join(d), &mut files);
+    }
+    let skip = ["/tests/", "/benches/", "/examples/", "/fuzz/", "/build.rs"];
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let s = f.to_string_lossy();
+            let name = f.file_name().unwrap().to_string_lossy();
+            !skip.iter().any(|k| s.contains(k)) && name != "tests.rs" && name != "console.rs"
+        })
+        .flat_map(|f| std_prints_in(f))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} uses of std's print macros (use fiox_guard::eprintln! and its siblings):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    // The check finds one.
+    let probe = std::env::temp_dir().join(format!("fiox-print-probe-{}.rs", std::process::id()));
+    std::fs::write(
+        &probe,
+        "fn f() {\n    eprintln!(\"x\");\n    fiox_guard::eprintln!(\"y\");\n}\n",
+    )
+    .unwrap();
+    let found = std_prints_in(&probe);
+    let _ = std::fs::remove_file(&probe);
+    assert_eq!(found.len(), 1, "{found:?}");
+}

@@ -129,7 +129,7 @@ impl Cluster {
             _ => {
                 if self.lead_rank() {
                     for line in merge::failure_lines(&failed) {
-                        eprintln!("fiox: {line}");
+                        fiox_guard::eprintln!("fiox: {line}");
                     }
                 }
                 Err(1)
@@ -226,7 +226,7 @@ fn write_agg_logs(reports: &[merge::RankReport]) {
             std::io::Write::write_all(&mut f, merge::sum_agg_logs(&texts).as_bytes())
         });
         if let Err(e) = written {
-            eprintln!("fiox: --bandwidth-log: {name}: {e}");
+            fiox_guard::eprintln!("fiox: --bandwidth-log: {name}: {e}");
         }
     }
 }

@@ -386,7 +386,7 @@ mod tests {
     #[allow(clippy::disallowed_methods)] // the test builds its own scratch files
     fn a_loop_devices_backing_cache_is_measured_by_identity() {
         if let Err(e) = fiox_testbed::loop_support() {
-            eprintln!("skipped: no loop devices here: {e}");
+            fiox_guard::eprintln!("skipped: no loop devices here: {e}");
             return;
         }
         let dir = fiox_testbed::TempDir::new("backing").unwrap();

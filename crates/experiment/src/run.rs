@@ -127,7 +127,9 @@ impl Drop for Testbeds {
     fn drop(&mut self) {
         for n in self.0.drain(..).rev() {
             if let Err(e) = managed::down(&n) {
-                eprintln!("fiox: removing testbed {n}: {e} (`fiox testbed cleanup` retries)");
+                fiox_guard::eprintln!(
+                    "fiox: removing testbed {n}: {e} (`fiox testbed cleanup` retries)"
+                );
             }
         }
     }
@@ -224,7 +226,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
                             p.variant
                         )));
                     }
-                    eprintln!(
+                    fiox_guard::eprintln!(
                         "fiox: {why}\nfiox: this run is not recorded and the experiment goes \
                          on (running the same command again re-runs it)"
                     );
@@ -240,7 +242,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
             break;
         }
         if rounds - exp.warmup >= s.max_runs {
-            eprintln!("fiox: {}", crate::stop::gave_up(s, &widths));
+            fiox_guard::eprintln!("fiox: {}", crate::stop::gave_up(s, &widths));
             break;
         }
         todo = plan(&exp, &names, rounds, rounds + 1, seed);
@@ -309,7 +311,7 @@ fn progress(i: usize, total: usize, p: &Planned, started: Instant) {
     } else {
         String::new()
     };
-    eprintln!(
+    fiox_guard::eprintln!(
         "fiox: run {}/{total}: {} #{}{} ({el:.0}s elapsed{left})",
         i + 1,
         p.variant,
@@ -343,7 +345,7 @@ fn prepare(
         let (key, path) = spec.guest_target();
         // The kernel by name (issue 45): an -rt kernel installed later silently became the
         // default once, and the variant lines did not say which kernel ran.
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox: variant {}: each run in a QEMU guest, kernel {} ({}; {text}), {key}={path} \
              there",
             v.name,
@@ -363,7 +365,7 @@ fn prepare(
         let name = format!("exp{}-{}", std::process::id(), v.name);
         let rec = managed::up(&spec, Some(&name), false).map_err(tb_err)?;
         beds.0.push(rec.name.clone());
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox: variant {}: testbed {} at {}",
             v.name,
             rec.name,
@@ -390,7 +392,7 @@ fn prepare(
     if seeded {
         lines.push(format!("randseed=${{{SEED_VAR}}}"));
     } else {
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox: variant {}: the job pins randseed: every repetition replays the same random \
              offsets and pacing",
             v.name
@@ -427,7 +429,7 @@ fn prepare(
         )
         .and_then(|l| fiox_testbed::machine::Machine::check(&l))
         .map_err(|e| RunError::Other(format!("variant {}: machine: {e}", v.name)))?;
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox: variant {}: runs under machine limits: {}",
             v.name,
             machine.text()
@@ -730,7 +732,7 @@ impl Manifest {
             m.runs = v["runs"].as_array().cloned().unwrap_or_default();
             m.definitions = v["definitions"].as_object().cloned().unwrap_or_default();
             if !m.runs.is_empty() {
-                eprintln!(
+                fiox_guard::eprintln!(
                     "fiox: resuming: {} run(s) already in {}",
                     m.runs.len(),
                     out.display()

@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn reads_the_running_kernels_types() {
         let Ok(b) = Btf::kernel() else {
-            eprintln!("skipped: no /sys/kernel/btf/vmlinux on this kernel");
+            fiox_guard::eprintln!("skipped: no /sys/kernel/btf/vmlinux on this kernel");
             return;
         };
         let pid = b.member_offset("task_struct", "pid").unwrap();

@@ -33,6 +33,7 @@
 //!   this very fiox executable.
 
 pub mod allow;
+pub mod console;
 pub mod device;
 pub mod dir;
 pub mod error;

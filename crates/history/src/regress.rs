@@ -242,7 +242,9 @@ mod tests {
     fn flat_series_alarm_at_most_alpha() {
         let grouped = alarm_rate(8, 5, 1);
         let every_run = alarm_rate(40, 1, 2);
-        println!("false alarms: 8 kernels x 5 runs {grouped}, a kernel per run {every_run}");
+        fiox_guard::println!(
+            "false alarms: 8 kernels x 5 runs {grouped}, a kernel per run {every_run}"
+        );
         assert!(grouped <= 0.05, "{grouped}");
         assert!(every_run <= 0.05, "{every_run}");
     }
@@ -268,7 +270,9 @@ mod tests {
         let power = hits as f64 / series as f64;
         // Elsewhere in those series (flat on either side of the step) alarms stay rare.
         let rate = extra as f64 / series as f64;
-        println!("step found at its kernel: {power}; other alarms in those series: {rate}");
+        fiox_guard::println!(
+            "step found at its kernel: {power}; other alarms in those series: {rate}"
+        );
         assert!(power >= 0.95, "{power}");
         assert!(rate <= 0.05, "{rate}");
     }

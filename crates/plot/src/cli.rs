@@ -103,7 +103,7 @@ pub fn run(a: PlotArgs) -> Result<i32, PlotError> {
         }
     };
     if !a.quiet {
-        eprintln!("{said}");
+        fiox_guard::eprintln!("{said}");
     }
     Ok(0)
 }

@@ -186,7 +186,7 @@ pub fn cleanup_on_signals() -> Result<()> {
             let sig = sys::last_signal();
             if sig != 0 {
                 for e in cleanup_all() {
-                    eprintln!("fiox-testbed: cleanup failed: {e}");
+                    fiox_guard::eprintln!("fiox-testbed: cleanup failed: {e}");
                 }
                 std::process::exit(128 + sig);
             }
@@ -237,7 +237,7 @@ impl Drop for CleanupGuard {
     fn drop(&mut self) {
         if let Some(undo) = take(self.id) {
             if let Err(e) = undo.run() {
-                eprintln!("fiox-testbed: cleanup failed: {e}");
+                fiox_guard::eprintln!("fiox-testbed: cleanup failed: {e}");
             }
         }
     }

@@ -561,9 +561,11 @@ impl FaultFs {
             // The thread ends when the kernel tears the connection down: at once for an idle
             // mount, when the last open file closes after a lazy unmount.
             match rx.recv_timeout(Duration::from_secs(10)) {
-                Ok(Some(err)) => eprintln!("fiox-testbed: FaultFs server ended with: {err}"),
+                Ok(Some(err)) => {
+                    fiox_guard::eprintln!("fiox-testbed: FaultFs server ended with: {err}")
+                }
                 Ok(None) | Err(RecvTimeoutError::Disconnected) => {}
-                Err(RecvTimeoutError::Timeout) => eprintln!(
+                Err(RecvTimeoutError::Timeout) => fiox_guard::eprintln!(
                     "fiox-testbed: FaultFs at {} still in use; its server thread stays until \
                      the last file is closed",
                     self.dir.display()
@@ -578,7 +580,7 @@ impl FaultFs {
 impl Drop for FaultFs {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {
-            eprintln!("fiox-testbed: cleanup failed: {e}");
+            fiox_guard::eprintln!("fiox-testbed: cleanup failed: {e}");
         }
     }
 }

@@ -233,17 +233,21 @@ pub(super) fn run_phases(
     }
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_THINKCYCLES").is_some() {
         // Debug builds, on request: how many I/Os were followed by a thinkcycles spin.
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox-debug: job {}: thinkcycles spins {}",
-            job.name, lp.spins
+            job.name,
+            lp.spins
         );
     }
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
         // Debug builds, on request: how many batches the batch path queued, and how many
         // units it drew in all; of those batches, the ring loop's.
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox-debug: job {}: batch path units {} batches {} ring {}",
-            job.name, lp.batch_drawn, lp.batches, lp.rings
+            job.name,
+            lp.batch_drawn,
+            lp.batches,
+            lp.rings
         );
     }
     if let Some(v) = lp.verify.as_mut() {
@@ -351,7 +355,7 @@ pub(super) fn replay_queue(
 pub(super) fn exec_string(env: &JobEnv, cmd: &str, mode: &str) -> bool {
     let name = &env.job.name;
     if env.messages {
-        eprintln!("{name} : Saving output of {mode} in {name}.{mode}.txt");
+        fiox_guard::eprintln!("{name} : Saving output of {mode} in {name}.{mode}.txt");
     }
     let line = format!("{cmd} > {name}.{mode}.txt 2>&1");
     match std::process::Command::new("sh")
@@ -361,7 +365,7 @@ pub(super) fn exec_string(env: &JobEnv, cmd: &str, mode: &str) -> bool {
     {
         Ok(s) => s.success(),
         Err(e) => {
-            eprintln!("fiox: exec of cmd <{line}> failed: {e}");
+            fiox_guard::eprintln!("fiox: exec of cmd <{line}> failed: {e}");
             false
         }
     }

@@ -330,9 +330,11 @@ pub(super) fn finish_files(
 /// open at most and how many opens it did, so tests can check `openfiles` without timing.
 pub(super) fn debug_open_counts(job: &JobSpec, g: &OpenGate) {
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
-        eprintln!(
+        fiox_guard::eprintln!(
             "fiox-debug: job {}: files open at most {}, opens {}",
-            job.name, g.max_open, g.opens
+            job.name,
+            g.max_open,
+            g.opens
         );
     }
 }

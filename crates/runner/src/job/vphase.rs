@@ -82,9 +82,11 @@ pub fn verify_phase(
     // worker prints the I/O phase's the same way).
     if let Some(g) = lp.gate.as_ref() {
         if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
-            eprintln!(
+            fiox_guard::eprintln!(
                 "fiox-debug: verify phase of job {}: files open at most {}, opens {}",
-                job.name, g.max_open, g.opens
+                job.name,
+                g.max_open,
+                g.opens
             );
         }
     }

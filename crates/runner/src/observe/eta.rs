@@ -235,7 +235,7 @@ pub fn run_eta(
         if let Some(a) = agg.as_mut() {
             let ramping = progress.iter().any(|p| p.state() == JobState::Ramp);
             if let Err(e) = a.tick(now, t0, totals(progress).0, ramping) {
-                eprintln!("fiox: --bandwidth-log: {e}");
+                fiox_guard::eprintln!("fiox: --bandwidth-log: {e}");
                 agg = None;
             }
         }
@@ -287,7 +287,7 @@ pub fn run_eta(
     }
     if let Some(a) = agg {
         if let Err(e) = a.finish(t0.elapsed().as_millis() as u64) {
-            eprintln!("fiox: --bandwidth-log: {e}");
+            fiox_guard::eprintln!("fiox: --bandwidth-log: {e}");
         }
     }
 }
@@ -302,12 +302,12 @@ fn fired(t: &crate::Trigger, timeout_left: &mut Option<Duration>, elapsed: Durat
             Err(e) => {
                 // fio's words: the cause once, after the path.
                 match e.os_error() {
-                    Some(n) => eprintln!(
+                    Some(n) => fiox_guard::eprintln!(
                         "fiox: failed to unlink {}: {}",
                         f.display(),
                         std::io::Error::from_raw_os_error(n)
                     ),
-                    None => eprintln!("fiox: {e}"),
+                    None => fiox_guard::eprintln!("fiox: {e}"),
                 }
                 return true;
             }
@@ -326,7 +326,7 @@ fn run_trigger(cmd: Option<&str>) {
         return;
     };
     if let Err(e) = std::process::Command::new("sh").arg("-c").arg(cmd).status() {
-        eprintln!("fiox: failed executing {cmd} trigger: {e}");
+        fiox_guard::eprintln!("fiox: failed executing {cmd} trigger: {e}");
     }
 }
 
@@ -382,7 +382,7 @@ fn agg_log(
     }
     let tag = opts.log_tag.as_deref();
     crate::observe::agglog::AggBwLog::create(std::path::Path::new("."), jobs, t0, tag)
-        .map_err(|e| eprintln!("fiox: --bandwidth-log: {e}"))
+        .map_err(|e| fiox_guard::eprintln!("fiox: --bandwidth-log: {e}"))
         .ok()
 }
 

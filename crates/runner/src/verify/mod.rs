@@ -618,7 +618,7 @@ impl JobVerify {
     fn failed(&mut self, what: String) -> bool {
         self.failures += 1;
         if let Some(job) = &self.echo {
-            eprintln!("fiox: {job}: {what}");
+            fiox_guard::eprintln!("fiox: {job}: {what}");
         } else if self.unprinted.len() < UNPRINTED_KEPT {
             self.unprinted.push(what.clone());
         } else {
@@ -649,10 +649,10 @@ impl JobVerify {
 /// Print failure descriptions of job `job` on stderr, then how many more were not kept.
 pub fn print_failures(job: &str, (found, dropped): (&[String], u64)) {
     for f in found {
-        eprintln!("fiox: {job}: {f}");
+        fiox_guard::eprintln!("fiox: {job}: {f}");
     }
     if dropped > 0 {
-        eprintln!("fiox: {job}: {dropped} more verify failure(s) not listed");
+        fiox_guard::eprintln!("fiox: {job}: {dropped} more verify failure(s) not listed");
     }
 }
 

@@ -88,7 +88,7 @@ fn record_and_create(maker: &mut Maker, path: &Path) -> Result<File> {
 impl Drop for ScratchFile {
     fn drop(&mut self) {
         if let Err(e) = self.finish() {
-            eprintln!("fiox: cannot remove {}: {e}", self.path.display());
+            fiox_guard::eprintln!("fiox: cannot remove {}: {e}", self.path.display());
         }
     }
 }

@@ -402,7 +402,7 @@ impl<'a> IoLoop<'a> {
             // fio's error_dump: a survived error is printed as it happens (a fatal one is
             // printed by the caller of the run, once).
             if self.job.errors.error_dump {
-                eprintln!("fiox: {}: {what}", self.job.name);
+                fiox_guard::eprintln!("fiox: {}: {what}", self.job.name);
             }
             self.acct.tolerate(errno, what);
         } else {
