@@ -26,11 +26,15 @@ pub enum Model {
 
 impl Power {
     /// "±4%" while both directions round alike, else "-89%/+787%"; an increase of 1000% or
-    /// more as a factor ("-97%/x37"), which keeps the column narrow.
+    /// more as a factor ("-97%/x37"), which keeps the column narrow, and past a hundredfold
+    /// ">x100" (two runs a side after the family's adjustment can find only absurd factors,
+    /// which are not worth their digits).
     pub fn text(&self) -> String {
         let (down, up) = (self.mde_down * 100.0, self.mde * 100.0);
         if format!("{down:.0}") == format!("{up:.0}") {
             format!("±{up:.0}%")
+        } else if !(1.0 + self.mde < 100.0) {
+            format!("-{down:.0}%/>x100")
         } else if up >= 999.5 {
             format!("-{down:.0}%/x{:.0}", 1.0 + self.mde)
         } else {
@@ -231,6 +235,24 @@ fn runs_needed(t: &Test, level: f64, threshold: f64) -> Option<usize> {
 mod tests {
     use super::super::tests::close;
     use super::*;
+
+    #[test]
+    fn power_text_stays_readable() {
+        let p = |mde_down: f64, mde: f64| {
+            Power {
+                mde,
+                mde_down,
+                runs_needed: None,
+            }
+            .text()
+        };
+        assert_eq!(p(0.04, 0.04), "±4%");
+        assert_eq!(p(0.89, 7.87), "-89%/+787%");
+        assert_eq!(p(0.97, 36.0), "-97%/x37");
+        // Two rounds after a family's adjustment: no 30-digit factors.
+        assert_eq!(p(1.0, 1.66e25), "-100%/>x100");
+        assert_eq!(p(1.0, f64::INFINITY), "-100%/>x100");
+    }
 
     #[test]
     fn the_test_and_the_interval_agree() {
