@@ -200,7 +200,7 @@ pub struct Coverage {
     /// The longest window opened (longer than asked when it stretched to the I/Os), ns.
     pub longest_window_ns: u64,
     /// Default sampling only: from when (ns after the start) the last window stayed open to
-    /// the end, and why (see [`FULL_AT`], [`FULL_RATE`]).
+    /// the end, and why (see the window module's `FULL_AT` and `FULL_RATE`).
     pub full_from: Option<(u64, String)>,
     pub error: Option<String>,
 }

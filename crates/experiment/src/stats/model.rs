@@ -33,7 +33,7 @@ impl Power {
         let (down, up) = (self.mde_down * 100.0, self.mde * 100.0);
         if format!("{down:.0}") == format!("{up:.0}") {
             format!("±{up:.0}%")
-        } else if !(1.0 + self.mde < 100.0) {
+        } else if self.mde.is_nan() || 1.0 + self.mde >= 100.0 {
             format!("-{down:.0}%/>x100")
         } else if up >= 999.5 {
             format!("-{down:.0}%/x{:.0}", 1.0 + self.mde)
