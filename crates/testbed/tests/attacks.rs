@@ -348,8 +348,22 @@ fn m4_a_full_state_directory_leaves_no_empty_record() {
         .to_string();
     assert_eq!(e.matches("No space left").count(), 1, "{e}");
     assert_eq!(fs::read_dir(full.join("state")).unwrap().count(), 0);
-    run("umount", &[full.to_str().unwrap()]);
+    drop(state);
+    umount_when_free(&full);
     fs::remove_dir_all(&d).unwrap();
+}
+
+/// Unmount the test's tmpfs, waiting out EBUSY for a while: a child another test thread has
+/// just forked holds every descriptor this process had open until it execs, which on a busy
+/// 2-CPU machine was once long enough to fail a plain umount (a fresh Debian root's run).
+fn umount_when_free(p: &Path) {
+    for _ in 0..250 {
+        if Command::new("umount").arg(p).status().unwrap().success() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    run("umount", &["-l", p.to_str().unwrap()]);
 }
 
 /// N2 (report 2026-12-04): an experiment kept writing /dev/loopN after its loop testbed was
