@@ -72,9 +72,24 @@ fn fmt_change(c: &Change) -> String {
     };
     let mut s = format!("{:+.1}%", rel * 100.0);
     if let Some((lo, hi)) = c.rel_ci {
-        let _ = write!(s, " [{:+.1},{:+.1}]", lo * 100.0, hi * 100.0);
+        let _ = write!(s, " [{},{}]", ci_bound(lo), ci_bound(hi));
     }
     s
+}
+
+/// A CI bound in percent for the text table: past +999% as a factor (">x10"), so that a wild
+/// interval keeps the row within 120 columns (JSON and CSV keep the numbers).
+fn ci_bound(x: f64) -> String {
+    if x * 100.0 > 999.0 {
+        let f = 1.0 + x;
+        if f.is_finite() && f < 100.0 {
+            format!("x{f:.0}")
+        } else {
+            ">x100".into()
+        }
+    } else {
+        format!("{:+.1}", x * 100.0)
+    }
 }
 
 fn p_or_dash(p: Option<f64>) -> String {
