@@ -934,40 +934,6 @@ fn a_failed_run_is_not_recorded_and_the_experiment_goes_on() {
     assert!(r.stderr.contains("3 runs in a row failed"), "{}", r.stderr);
 }
 
-/// Busy threads, twice as many as CPUs, until dropped: scheduling noise for the real-run test.
-struct CpuHog(
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-    Vec<std::thread::JoinHandle<()>>,
-);
-
-impl CpuHog {
-    fn start() -> CpuHog {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let n = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
-        let threads = (0..n)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 1u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        x = std::hint::black_box(x.wrapping_mul(6364136223846793005) ^ 1);
-                    }
-                })
-            })
-            .collect();
-        CpuHog(stop, threads)
-    }
-}
-
-impl Drop for CpuHog {
-    fn drop(&mut self) {
-        self.0.store(true, std::sync::atomic::Ordering::Relaxed);
-        for t in self.1.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
 /// Issue 42's real-run check of what compare claims, on real runs under scheduling noise (a
 /// CPU hog the test starts): 12 null-engine jobs held by rate_iops, three variants in 5
 /// shuffled rounds: `a2` is `a` again, `b` throttles 4 of the 12 jobs by 20%. The paired
@@ -997,7 +963,7 @@ fn compare_finds_a_real_change_under_a_cpu_hog_and_claims_nothing_else() {
     .unwrap();
     let state = TempDir::new("tbstate");
     let out = dir.join("out");
-    let hog = CpuHog::start();
+    let hog = harness::hog::CpuHog::start();
     let r = experiment(&state, &[&f, &format!("--out={out}")]);
     drop(hog);
     assert_eq!(r.code, 0, "{}", r.stderr);

@@ -658,43 +658,6 @@ fn time_before_the_first_call_is_not_per_io() {
     adds_up(&e);
 }
 
-/// Busy threads on every CPU, twice over, until dropped: the loaded machine of issue 45
-/// (seed 000 re-run at load 15 had 0-6% of its latency explained in the default windows).
-struct CpuHog {
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    threads: Vec<std::thread::JoinHandle<()>>,
-}
-
-impl CpuHog {
-    fn start() -> CpuHog {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let n = 2 * std::thread::available_parallelism().map_or(2, |n| n.get());
-        let threads = (0..n)
-            .map(|_| {
-                let stop = stop.clone();
-                std::thread::spawn(move || {
-                    let mut x = 0u64;
-                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        x = std::hint::black_box(
-                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
-                        );
-                    }
-                })
-            })
-            .collect();
-        CpuHog { stop, threads }
-    }
-}
-
-impl Drop for CpuHog {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        for t in self.threads.drain(..) {
-            let _ = t.join();
-        }
-    }
-}
-
 /// Under a CPU hog the default (sampled) `--explain` explains at least 90% of the run's mean
 /// latency, or says exactly why not: I/Os that are few (here 2,000 a second, io_uring, whose
 /// reaps no window can pair) are traced in full from the first window, which says why; fast
@@ -706,7 +669,7 @@ fn sampled_explain_under_a_cpu_hog_explains_90_percent_or_says_why() {
     let file = tmpfs.path().join("f");
     let file = file.display().to_string();
     let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
-    let _hog = CpuHog::start();
+    let _hog = harness::hog::CpuHog::start();
     for (engine, depth, rate) in [
         ("io_uring", "4", "2000"),
         ("psync", "1", "0"),

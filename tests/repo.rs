@@ -155,20 +155,25 @@ const DOORS: &[&str] = &[
     "libc::ftruncate(",
 ];
 
-/// The doors of one source file outside the guard, as "path:line: text".
-fn doors_in(path: &Path) -> Vec<String> {
+/// The lines of one source file (up to its tests) whose code, comments cut off, `hit` matches,
+/// as "path:line: text".
+fn code_lines_where(path: &Path, hit: impl Fn(&str) -> bool) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut found = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("#[cfg(test)]") {
             break;
         }
-        let code = line.split("//").next().unwrap_or("");
-        if DOORS.iter().any(|d| code.contains(d)) {
+        if hit(line.split("//").next().unwrap_or("")) {
             found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
         }
     }
     found
+}
+
+/// The doors of one source file outside the guard, as "path:line: text".
+fn doors_in(path: &Path) -> Vec<String> {
+    code_lines_where(path, |code| DOORS.iter().any(|d| code.contains(d)))
 }
 
 /// Every create, replace, rename and remove of a file, directory, mount or link goes through
@@ -419,25 +424,16 @@ fn the_docs_name_every_crate_and_no_path_that_is_gone() {
 
 /// Uses of std's printing macros in one source file, as "path:line: text" (up to its tests).
 fn std_prints_in(path: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut found = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("#[cfg(test)]") {
-            break;
-        }
-        let code = line.split("//").next().unwrap_or("");
-        for m in ["eprintln!(", "eprint!(", "println!(", "print!("] {
-            let bare = code.match_indices(m).any(|(at, _)| {
-                let before = code[..at].chars().last();
-                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
-            });
-            if bare {
-                found.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
-                break;
-            }
-        }
-    }
-    found
+    code_lines_where(path, |code| {
+        ["eprintln!(", "eprint!(", "println!(", "print!("]
+            .iter()
+            .any(|m| {
+                code.match_indices(m).any(|(at, _)| {
+                    let before = code[..at].chars().last();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                })
+            })
+    })
 }
 
 /// No message goes through std's `println!`/`eprintln!`, which panic (exit 101, the run's

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod hog;
 pub mod need;
 #[allow(unused_imports)]
 pub use need::*;
