@@ -635,10 +635,12 @@ fn write_result(
         write_output(&log, telemetry::series_csv(&t).as_bytes())?;
         fiox["telemetry"] = t;
     }
-    // The loop devices' backing files' page cache, measured before the next run.
-    let backing = match r.vm {
-        Some(_) => Vec::new(),
-        None => env::backing_cache(&r.fiox_env),
+    // The loop devices' backing files' page cache after the run: as the run's own fiox
+    // measured it when its jobs ended, else measured now (before the next run).
+    let backing = match (&r.vm, fiox["backing_cache"].as_array()) {
+        (Some(_), _) => Vec::new(),
+        (None, Some(measured)) => measured.clone(),
+        (None, None) => env::backing_cache(&r.fiox_env),
     };
     if !backing.is_empty() {
         let kb: u64 = backing
