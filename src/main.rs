@@ -10,11 +10,13 @@
 //! with statistics (`compare.rs`); `fiox testbed` manages test targets (`testbed.rs`);
 //! `fiox experiment` and `fiox env` are in `experiment.rs`; `fiox history` (and the recording
 //! of runs into it) is in `history.rs`; `--vm` runs the jobs inside a QEMU guest (`vm.rs`);
-//! `--server` serves fio 3.33's clients (`server.rs`).
+//! `--server` serves fio 3.33's clients (`server.rs`); `--client` drives fio and fiox servers
+//! (`client/`).
 
 // The man page and completions: `fiox man` prints them; its tests keep docs/ in sync.
 mod cli;
 mod clidoc;
+mod client;
 mod cluster;
 mod compare;
 mod experiment;
@@ -78,6 +80,10 @@ fn real_main(args: &[String]) -> Result<i32> {
     // `--server`: fio's server (fiox-netproto); the jobs come from the clients.
     if server::wanted(args) {
         return server::main(args);
+    }
+    // `--client`: fio's client, driving fio and fiox servers (fiox-netproto).
+    if client::wanted(args) {
+        return client::main(args);
     }
     // Subcommands have clap's parser; everything else is fio's command line.
     if args.first().is_some_and(|a| cli::is_subcommand(a)) {

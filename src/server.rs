@@ -147,7 +147,11 @@ fn serve_forever(listener: TcpListener) -> Result<i32> {
 
 /// Serve one connection in a child process; a signal to the server is passed to it once.
 fn run_connection(s: TcpStream, peer: &str) -> Result<i32> {
-    let mut cmd = Command::new(std::env::current_exe()?);
+    // The server's own binary, even when a newer fiox has replaced or removed its file since
+    // it started (a long-lived daemon outlives upgrades); under its own name (as `fio`, it
+    // presents itself as fio).
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.arg0(std::env::args_os().next().unwrap_or_else(|| "fiox".into()));
     cmd.env(CONN_ENV, peer)
         .stdin(Stdio::from(OwnedFd::from(s)))
         .stdout(Stdio::null())

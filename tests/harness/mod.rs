@@ -5,6 +5,7 @@
 
 pub mod hog;
 pub mod need;
+pub mod netserver;
 #[allow(unused_imports)]
 pub use need::*;
 

@@ -105,21 +105,17 @@ pub(crate) const SWITCHES: &[&str] = &[
 /// option, and parses as such, so `--showcmd` output that carries it parses again.
 const FIO_SWITCHES: &[(&str, &str)] = &[
     (
-        "client",
-        "fiox has no --client mode yet (`fiox --server` serves fio 3.33's clients)",
-    ),
-    (
         "server-internal",
         "fiox's server has no internal mode (run `fiox --server`)",
     ),
     ("daemonize", "--daemonize=PIDFILE goes with --server"),
     (
         "remote-config",
-        "fiox has no --client mode yet (`fiox --server` serves fio 3.33's clients)",
+        "--remote-config=FILE goes after the --client whose server holds FILE",
     ),
     (
         "trigger-remote",
-        "fiox has no --client mode yet (`fiox --server` serves fio 3.33's clients)",
+        "fiox's client has no --trigger-remote yet",
     ),
 ];
 

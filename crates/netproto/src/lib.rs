@@ -14,8 +14,12 @@
 //!   byte for byte as fio 3.33 lays them out (checked against a capture of fio's own server).
 //! - [`server`]: the listening address forms and one connection's conversation, over a
 //!   [`server::Backend`] that parses and runs the jobs (the binary's glue).
+//! - [`client`]: the `--client` forms and one server's conversation from the client's side,
+//!   its messages decoded into fiox's result types ([`stat::decode_ts`] and its siblings) for
+//!   the binary to print with fiox's report code.
 
 pub mod check;
+pub mod client;
 pub mod frame;
 pub mod pdu;
 pub mod server;
@@ -149,6 +153,6 @@ pub enum ProtoError {
     Timeout(std::time::Duration),
     #[error("malformed {what}: {why}")]
     Malformed { what: &'static str, why: String },
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -360,5 +360,8 @@ pub fn ts_summary(b: &[u8]) -> Result<TsSummary, ProtoError> {
     })
 }
 
+mod decode;
+pub use decode::{decode_du, decode_gs, decode_ts};
+
 #[cfg(test)]
 mod tests;

@@ -182,7 +182,7 @@ fn float(v: f64) -> Value {
     Value::from(if v.is_finite() { v } else { 0.0 })
 }
 
-fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
+pub fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
     let mut m = Map::new();
     m.insert("jobname".into(), job.name.clone().into());
     m.insert("groupid".into(), job.groupid.into());
@@ -505,7 +505,7 @@ fn backing_disks_json(disks: &[DiskResult]) -> Value {
 
 /// One `disk_util` entry; stacked devices add fio's `aggr_*` keys (including fio's spelling
 /// `aggr_write_merge`).
-fn disk_json(d: &DiskResult) -> Value {
+pub fn disk_json(d: &DiskResult) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), d.name.clone().into());
     m.insert("read_ios".into(), d.ios[0].into());

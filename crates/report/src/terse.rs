@@ -188,10 +188,12 @@ fn dir_fields(job: &JobResult, r: &DirResult, group_agg: u64, out: &mut String) 
     } else {
         None
     };
-    let values = source
-        .filter(|s| s.n > 0)
-        .map(|s| calc::percentiles(&job.percentile_list, &s.hist))
-        .unwrap_or_default();
+    // fio lists its percentiles, as zeros, for a direction without samples too.
+    let values = match source {
+        Some(s) if s.n > 0 => calc::percentiles(&job.percentile_list, &s.hist),
+        Some(_) => job.percentile_list.iter().map(|p| (*p, 0)).collect(),
+        None => Vec::new(),
+    };
     for i in 0..MAX_PERCENTILES {
         match values.get(i) {
             Some((p, v)) => {

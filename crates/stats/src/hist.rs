@@ -265,6 +265,24 @@ impl Histogram {
         }
     }
 
+    /// The inverse of [`Histogram::fio_counts`]: a histogram from fio's `io_u_plat` counts (a
+    /// result another fio or fiox sent over the network). Counts past fio's buckets are
+    /// ignored; a total that would overflow saturates.
+    pub fn from_fio_counts(counts: &[u64]) -> Histogram {
+        let mut h = Histogram::new();
+        for (i, &c) in counts.iter().enumerate().take(FIO_NBUCKETS) {
+            if c == 0 {
+                continue;
+            }
+            if let Some(slot) = h.pages.get_mut(i / PAGE) {
+                let p = slot.get_or_insert_with(|| Box::new([0; PAGE]));
+                p[i % PAGE] = p[i % PAGE].saturating_add(c);
+                h.total = h.total.saturating_add(c);
+            }
+        }
+        h
+    }
+
     /// Forget all samples (ramp_time end), keeping the allocated pages (no allocation for
     /// the groups already seen).
     pub fn reset(&mut self) {

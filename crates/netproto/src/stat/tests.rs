@@ -109,3 +109,21 @@ fn group_and_disk_payloads_have_fios_sizes() {
 fn a_short_ts_is_an_error() {
     assert!(ts_summary(&fio_ts()[..1000]).is_err());
 }
+
+#[test]
+fn fios_own_ts_decodes_into_a_result() {
+    let (j, g) = decode_ts(&fio_ts()).unwrap();
+    assert_eq!(j.name, "job1");
+    assert_eq!(j.groupid, 0);
+    assert_eq!(j.dirs.read.clat.n, 16384);
+    assert_eq!(j.dirs.read.clat.hist.count(), 16384, "fio's clat histogram");
+    assert_eq!(j.dirs.read.total_ios, 16384);
+    assert_eq!(j.dirs.read.io_bytes, 64 << 20);
+    assert_eq!(j.percentile_list.len(), 17, "fio's default list");
+    assert!(j.clat_percentiles);
+    assert_eq!(j.iodepth, 1);
+    assert_eq!(j.sig_figs, 4);
+    assert_eq!((g.kb_base, g.unit_base), (1024, 0));
+    assert_eq!(g.dirs.read.max_runtime_ms, 3);
+    assert_eq!(g.dirs.read.io_bytes, 64 << 20);
+}

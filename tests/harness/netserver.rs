@@ -1,0 +1,188 @@
+//! fio and fiox servers for the client/server tests (tests/netserver.rs: fio's client
+//! against fiox's server; tests/netclient.rs: fiox's client against both): a server on a free
+//! loopback port killed on drop, and the comparisons of their reports (JSON key paths, the
+//! normal report's shape).
+
+use super::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server (fio's or fiox's) on a free loopback port, killed on drop.
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+}
+
+/// Whether something listens on 127.0.0.1:`port` (/proc/net/tcp: state 0A), without
+/// connecting (a connection would be served, and serving is one connection at a time).
+pub fn listening(port: u16) -> bool {
+    let want = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1] == want && f[3] == "0A"
+        })
+}
+
+/// A port a server may listen on at `host`: below the kernel's ephemeral range (32768 up),
+/// so no client connection of a test running beside this one takes it between this check and
+/// the server's bind. A port the kernel picked (`:0`) and this check freed again was taken
+/// that way once, and the server failed with EADDRINUSE.
+pub fn free_port(host: &str) -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = (std::process::id() % 1000) as u16 * 12;
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = 20_000 + (base.wrapping_add(n) % 12_000);
+        if std::net::TcpListener::bind((host, port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+impl Server {
+    pub fn start(tool: &str) -> Server {
+        let port = free_port("127.0.0.1");
+        let bin = if tool == "fiox" { fiox_bin() } else { "fio" };
+        let child = Command::new(bin)
+            .arg(format!("--server=ip:127.0.0.1,{port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let t0 = Instant::now();
+        while !listening(port) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "{tool} --server did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server { child, port }
+    }
+
+    /// `fio --client=127.0.0.1,PORT ARGS...`
+    pub fn client(&self, args: &[&str]) -> Run {
+        let o = Command::new("fio")
+            .arg(format!("--client=127.0.0.1,{}", self.port))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run fio --client");
+        Run::from(o)
+    }
+
+    /// Wait until a connection's process exists, then a little longer (the job runs).
+    pub fn wait_for_job(&self) {
+        let t0 = Instant::now();
+        let pid = self.child.id();
+        while !std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| !c.trim().is_empty())
+        {
+            assert!(
+                t0.elapsed() < Duration::from_secs(20),
+                "no connection process"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+
+    /// Stop the server (SIGTERM) and return its exit code and log.
+    pub fn stop(mut self) -> (i32, String) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let st = self.child.wait().unwrap();
+        let mut log = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        (st.code().unwrap_or(-1), log)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The JSON document in a client's stdout (after the lines the server sent as text).
+pub fn json_of(r: &Run) -> Value {
+    let at = r.stdout.find("\n{").map_or(0, |i| i + 1);
+    serde_json::from_str(&r.stdout[at..])
+        .unwrap_or_else(|e| panic!("no JSON ({e}):\n{}\nstderr:\n{}", r.stdout, r.stderr))
+}
+
+pub const NULL_JOB: &str = "[global]\nioengine=null\nsize=16m\nbs=4k\n[job1]\nrw=randread\n\
+                        [job2]\nrw=write\n";
+
+pub fn job_file(dir: &TempDir, text: &str) -> String {
+    let p = dir.join("job.fio");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Every key path of a JSON document (array elements merged), without json+'s bins keys.
+pub fn keys(v: &Value, at: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if at.ends_with("/bins") {
+                    continue;
+                }
+                let p = format!("{at}/{k}");
+                out.insert(p.clone());
+                keys(x, &p, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| keys(x, &format!("{at}[]"), out)),
+        _ => {}
+    }
+}
+
+pub fn key_set(v: &Value) -> BTreeSet<String> {
+    let mut s = BTreeSet::new();
+    keys(v, "", &mut s);
+    s
+}
+
+/// The normal report's shape: each line's first word (numbers left out), without the latency
+/// bucket lines (which buckets have I/Os depends on the run).
+pub fn shape(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| !(l.trim_start().starts_with("lat (") && l.contains('%')))
+        .map(|l| {
+            l.split(|c: char| c == ':' || c == '=' || c.is_ascii_digit())
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// `TOOL --client=127.0.0.1,PORT` for each port, then ARGS (fio or fiox as the client).
+pub fn client_of(tool: &str, ports: &[u16], args: &[&str]) -> Run {
+    let bin = if tool == "fiox" { fiox_bin() } else { "fio" };
+    let mut cmd = Command::new(bin);
+    for p in ports {
+        cmd.arg(format!("--client=127.0.0.1,{p}"));
+    }
+    let o = cmd
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the client");
+    Run::from(o)
+}

@@ -1,0 +1,218 @@
+//! `fiox --client` against fio 3.33's servers and fiox's (on loopback, and inside a network
+//! namespace the test makes): for the same jobs and servers, fiox's client prints what fio's
+//! client prints (JSON key paths, the normal report's lines, terse fields) with the same
+//! counts; a fleet of several servers (fio and fiox mixed) is summed as `All clients`; a server
+//! that cannot be reached is an error naming it, and the others still report.
+
+#![allow(clippy::disallowed_methods)] // tests build their own scratch files
+
+mod harness;
+
+use harness::netserver::*;
+use harness::*;
+use serde_json::Value;
+
+fn stats(v: &Value) -> Vec<Value> {
+    v["client_stats"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn fiox_client_prints_fios_json_from_fio_and_fiox_servers() {
+    need_fio();
+    let dir = TempDir::new("ncjson");
+    let job = job_file(&dir, NULL_JOB);
+    for tool in ["fio", "fiox"] {
+        let s = Server::start(tool);
+        let a = client_of("fio", &[s.port], &["--output-format=json", &job]);
+        let b = client_of("fiox", &[s.port], &["--output-format=json", &job]);
+        assert_eq!(
+            (a.code, b.code),
+            (0, 0),
+            "{tool}: {}\n{}",
+            a.stderr,
+            b.stderr
+        );
+        assert!(b.stderr.is_empty(), "{}", b.stderr);
+        // fiox's stdout is one JSON document, nothing around it.
+        let vb: Value = serde_json::from_str(&b.stdout).expect("only JSON on stdout");
+        let va = json_of(&a);
+        assert_eq!(key_set(&va), key_set(&vb), "{tool} server");
+        let (sa, sb) = (stats(&va), stats(&vb));
+        assert_eq!(sb.len(), 3, "two jobs and All clients");
+        for (x, y) in sa.iter().zip(&sb) {
+            assert_eq!(x["jobname"], y["jobname"]);
+            for d in ["read", "write"] {
+                assert_eq!(x[d]["total_ios"], y[d]["total_ios"], "{tool} {d}");
+                assert_eq!(x[d]["io_bytes"], y[d]["io_bytes"], "{tool} {d}");
+            }
+            assert_eq!(y["hostname"], "127.0.0.1");
+            assert_eq!(y["port"].as_u64(), Some(s.port as u64));
+        }
+        assert_eq!(sb[0]["read"]["clat_ns"]["N"].as_u64(), Some(4096));
+        assert_eq!(sb[0]["job options"]["rw"], "randread");
+        assert_eq!(sb[2]["read"]["total_ios"].as_u64(), Some(4096));
+        assert_eq!(sb[2]["write"]["total_ios"].as_u64(), Some(4096));
+        assert_eq!(va["global options"], vb["global options"]);
+    }
+}
+
+#[test]
+fn fiox_client_prints_fios_normal_and_terse_reports() {
+    need_fio();
+    let dir = TempDir::new("ncnormal");
+    let job = job_file(&dir, NULL_JOB);
+    let s = Server::start("fio");
+    let a = client_of("fio", &[s.port], &["--eta=never", &job]);
+    let b = client_of("fiox", &[s.port], &["--eta=never", &job]);
+    assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
+    assert!(b.stdout.starts_with("hostname="), "{}", b.stdout);
+    assert_eq!(
+        shape(&a.stdout),
+        shape(&b.stdout),
+        "{}\n----\n{}",
+        a.stdout,
+        b.stdout
+    );
+    for l in [
+        "> Starting 2 processes",
+        "Run status group 0 (all jobs):",
+        "All clients: (groupid=0, jobs=2)",
+        "issued rwts: total=4096,0,0,0",
+    ] {
+        assert!(b.stdout.contains(l), "{l}:\n{}", b.stdout);
+    }
+    for v in ["3", "4"] {
+        let tv = format!("--terse-version={v}");
+        let a = client_of("fio", &[s.port], &["--output-format=terse", &tv, &job]);
+        let b = client_of("fiox", &[s.port], &["--output-format=terse", &tv, &job]);
+        let fields = |s: &str| {
+            s.lines()
+                .filter(|l| l.contains(';'))
+                .map(|l| l.split(';').count())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            fields(&a.stdout),
+            fields(&b.stdout),
+            "v{v}\n{}\n{}",
+            a.stdout,
+            b.stdout
+        );
+        assert_eq!(fields(&b.stdout).len(), 3, "{}", b.stdout);
+    }
+}
+
+#[test]
+fn a_mixed_fleet_is_summed_as_all_clients_by_both_clients() {
+    need_fio();
+    let dir = TempDir::new("ncfleet");
+    let job = job_file(&dir, NULL_JOB);
+    let fleet = [
+        Server::start("fio"),
+        Server::start("fiox"),
+        Server::start("fiox"),
+    ];
+    let ports: Vec<u16> = fleet.iter().map(|s| s.port).collect();
+    // A host list file, as fio reads one: the job goes to every host in it.
+    let list = dir.join("hosts");
+    let text: String = ports.iter().map(|p| format!("127.0.0.1,{p}\n")).collect();
+    std::fs::write(&list, text).unwrap();
+    let hosts = format!("--client={list}");
+    let run = |tool: &str| {
+        let bin = if tool == "fiox" { fiox_bin() } else { "fio" };
+        let o = std::process::Command::new(bin)
+            .args([hosts.as_str(), "--output-format=json", &job])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        Run::from(o)
+    };
+    let (a, b) = (run("fio"), run("fiox"));
+    assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
+    let (va, vb) = (json_of(&a), json_of(&b));
+    assert_eq!(key_set(&va), key_set(&vb));
+    let (sa, sb) = (stats(&va), stats(&vb));
+    assert_eq!(sa.len(), 7, "fio: 3 servers x 2 jobs + All clients");
+    assert_eq!(sb.len(), 7);
+    let all = &sb[6];
+    assert_eq!(all["jobname"], "All clients");
+    assert_eq!(all["read"]["total_ios"].as_u64(), Some(3 * 4096));
+    assert_eq!(all["write"]["io_bytes"].as_u64(), Some(3 * 16 << 20));
+    let mut seen: Vec<u64> = sb[..6].iter().filter_map(|s| s["port"].as_u64()).collect();
+    seen.dedup();
+    assert_eq!(seen, ports.iter().map(|p| *p as u64).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_unreachable_server_is_an_error_and_the_others_still_report() {
+    need_fio();
+    let dir = TempDir::new("ncdown");
+    let job = job_file(&dir, NULL_JOB);
+    let up = Server::start("fiox");
+    let down = free_port("127.0.0.1");
+    let b = client_of("fiox", &[up.port, down], &["--output-format=json", &job]);
+    assert_eq!(b.code, 1, "{}", b.stderr);
+    assert!(
+        b.stderr.contains("connect") && b.stderr.contains("refused"),
+        "{}",
+        b.stderr
+    );
+    let v: Value = serde_json::from_str(&b.stdout).expect("JSON on stdout");
+    assert_eq!(
+        stats(&v).len(),
+        3,
+        "the reachable server's jobs and All clients"
+    );
+    // No server, no job: errors naming what is missing.
+    let r = fiox(&["--client=127.0.0.1,0", &job]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("port"), "{}", r.stderr);
+    let r = fiox(&["--rw=read", "--client=127.0.0.1,1"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("after the --client"), "{}", r.stderr);
+}
+
+/// Servers and client inside a network namespace the test makes: loopback only, nothing
+/// outside the machine is reachable or reached.
+#[test]
+fn a_fleet_in_a_network_namespace() {
+    need_fio();
+    require_tool("unshare");
+    require_tool("ip");
+    let dir = TempDir::new("ncnetns");
+    let job = job_file(&dir, NULL_JOB);
+    let out = dir.join("out.json");
+    let script = format!(
+        "ip link set lo up || exit 9; ip addr add 127.0.0.2/8 dev lo 2>/dev/null; \
+         fio --server=ip:127.0.0.1,8765 >/dev/null 2>&1 & a=$!; \
+         {fiox} --server=ip:127.0.0.2,8765 >/dev/null 2>&1 & b=$!; \
+         for i in $(seq 200); do \
+           [ $(grep -c ':1F4D 00000000:0000 0A' /proc/net/tcp) -ge 2 ] && break; sleep 0.1; \
+         done; \
+         {fiox} --client=127.0.0.1 --client=ip:127.0.0.2,8765 --output-format=json {job} > {out}; \
+         rc=$?; kill $a $b; exit $rc",
+        fiox = fiox_bin(),
+    );
+    let o = std::process::Command::new("unshare")
+        .args(["--net", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let r = Run::from(o);
+    if r.stderr.contains("Operation not permitted") {
+        eprintln!(
+            "skipped: cannot make a network namespace here ({})",
+            r.stderr.trim()
+        );
+        return;
+    }
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let s = stats(&v);
+    assert_eq!(s.len(), 5, "{v}");
+    let hosts: Vec<&str> = s.iter().filter_map(|x| x["hostname"].as_str()).collect();
+    assert_eq!(
+        hosts[..4],
+        ["127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.2"]
+    );
+    assert_eq!(s[4]["read"]["total_ios"].as_u64(), Some(2 * 4096));
+}
