@@ -63,12 +63,13 @@ pub fn parse_remote(arg: &str) -> Result<Remote, String> {
         Some((h, p)) => (h, parse_port(p)?),
         None => (rest, DEFAULT_PORT),
     };
-    if host.is_empty() {
-        return Err(format!(
-            "--client={arg}: no host (HOST[,PORT], ip6:HOST[,PORT] or sock:PATH)"
-        ));
-    }
-    let addrs = (host, port)
+    // No host (`,8765`): this machine, as fio takes it; the name stays empty as fio prints it.
+    let lookup = match (host.is_empty(), v6) {
+        (false, _) => host,
+        (true, Some(true)) => "::1",
+        (true, _) => "127.0.0.1",
+    };
+    let addrs = (lookup, port)
         .to_socket_addrs()
         .map_err(|e| format!("--client={arg}: cannot resolve host '{host}': {e}"))?;
     let addr = addrs
@@ -279,7 +280,9 @@ mod tests {
         assert!(parse_remote("127.0.0.1,0").is_err());
         assert!(parse_remote("127.0.0.1,99999").is_err());
         assert!(parse_remote("sock:").is_err());
-        assert!(parse_remote(",80").is_err());
+        let r = parse_remote(",8765").unwrap();
+        assert_eq!((r.host.as_str(), r.port), ("", 8765));
+        assert_eq!(r.addr, Addr::Tcp("127.0.0.1:8765".parse().unwrap()));
         assert!(parse_remote("ip6:127.0.0.1").is_err());
     }
 
