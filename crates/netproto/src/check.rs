@@ -1,4 +1,4 @@
-//! The decoder's contract, as the fuzz target (fuzz/fuzz_targets/netproto.rs) and the tests
+//! The decoder's contract (the server's reading and the client's), as the fuzz target (fuzz/fuzz_targets/netproto.rs) and the tests
 //! drive it: any bytes decode to messages and at most one error without a panic, every
 //! payload reader returns a value or an error, and every message decoded re-encodes to bytes
 //! that decode to the same message.
@@ -18,6 +18,12 @@ pub fn decoder(data: &[u8]) {
         let _ = pdu::decode_load_file(p);
         let _ = pdu::decode_text(p);
         let _ = stat::ts_summary(p);
+        // The client's side: every payload read as each result structure, and as the event
+        // its own command makes.
+        let _ = stat::decode_ts(p);
+        let _ = stat::decode_gs(p);
+        let _ = stat::decode_du(p);
+        let _ = crate::client::decode(m.op, p);
         let again = encode(m.op, m.flags, m.tag, p);
         let (back, err) = decode_all(&again);
         assert!(err.is_none(), "{err:?}");
