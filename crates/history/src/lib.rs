@@ -16,7 +16,10 @@
 //! - [`sides`]: selections as `fiox compare` sides (history compare, what differs around a
 //!   change point).
 //! - [`render`]: the text tables the `fiox history` subcommands print.
+//! - [`chart`]: a metric's trend as a chart (fiox-plot's SVG), change points marked.
+//! - [`site`]: `fiox history page`, the history as a static HTML site.
 
+pub mod chart;
 pub mod export;
 pub mod import;
 pub mod query;
@@ -24,6 +27,7 @@ pub mod record;
 pub mod regress;
 pub mod render;
 pub mod sides;
+pub mod site;
 pub mod store;
 
 pub use query::Filter;
