@@ -6,6 +6,8 @@
 
 mod chromium;
 mod harness;
+#[path = "../crates/history/tests/support/pg.rs"]
+mod pg;
 
 use harness::*;
 use std::path::Path;
@@ -460,4 +462,66 @@ fn the_history_page_loads_and_its_links_resolve() {
     );
     let left: Vec<_> = std::fs::read_dir(&mine).unwrap().collect();
     assert_eq!(left.len(), 1);
+}
+
+/// The same commands on a PostgreSQL history (a real server of the test's own): a plain run
+/// records with --history=URL, import, list, show, tag, trend (and its chart), regressions,
+/// compare, export, gc and page all work on it as on SQLite.
+#[test]
+fn a_postgresql_history_takes_the_same_commands() {
+    let Some(server) = pg::Server::start("cli") else {
+        return;
+    };
+    let url = server.url().display().to_string();
+    let d = TempDir::new("hist-pg");
+    let files = step_results(&d);
+    let r = fiox_db(&url, &[], &["history", "import", &files]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("24 run(s) added"), "{}", r.stdout);
+    let mut args = NULL_JOB.to_vec();
+    let flag = format!("--history={url}");
+    args.push(&flag);
+    let r = fiox_db("/nonexistent/unused.db", &[], &args);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let list = fiox_db(&url, &[], &["history", "list", "--limit=0"]);
+    assert_eq!(list.stdout.lines().count(), 26, "{}", list.stdout);
+    assert!(list.stdout.contains(" run "), "{}", list.stdout);
+    let show = fiox_db(&url, &[], &["history", "show", "25"]);
+    assert!(show.stdout.contains("nj"), "{}", show.stdout);
+    assert_eq!(fiox_db(&url, &[], &["history", "tag", "1", "keep"]).code, 0);
+    let svg = d.join("t.svg");
+    let t = fiox_db(
+        &url,
+        &[],
+        &["history", "trend", "read.iops", "--job=rr", "--chart", &svg],
+    );
+    assert_eq!(t.stdout.lines().count(), 25, "{}", t.stdout);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(text.matches("<g class=\"mark\">").count(), 1, "{text}");
+    let reg = fiox_db(&url, &[], &["history", "regressions"]);
+    assert!(reg.stdout.contains("after:  runs 13,"), "{}", reg.stdout);
+    let cmp = fiox_db(
+        &url,
+        &[],
+        &["history", "compare", "kernel=6.2", "kernel=6.3"],
+    );
+    assert_eq!(cmp.code, 0, "{}", cmp.stderr);
+    assert!(cmp.stdout.contains("worse"), "{}", cmp.stdout);
+    let csv = fiox_db(
+        &url,
+        &[],
+        &["history", "export", "--format=csv", "--job=rr"],
+    );
+    assert!(csv
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("1,1700000000,h1,6.1,,,,rr,read.iops,")));
+    let site = d.join("site");
+    let r = fiox_db(&url, &[], &["history", "page", "-o", &site]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(Path::new(&site).join("runs/25.json").is_file());
+    let gc = fiox_db(&url, &[], &["history", "gc", "--keep=2"]);
+    assert!(gc.stdout.contains("removed 22 run(s)"), "{}", gc.stdout);
+    let list = fiox_db(&url, &[], &["history", "list", "--limit=0"]);
+    assert_eq!(list.stdout.lines().count(), 4, "{}", list.stdout);
 }
