@@ -15,11 +15,13 @@ use std::path::{Path, PathBuf};
 /// `fiox history`'s command line.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "The database: --history-db, else FIOX_HISTORY_DB, else \
-$XDG_DATA_HOME/fiox/history.db (~/.local/share/fiox/history.db). Times: YYYY-MM-DD, \
+$XDG_DATA_HOME/fiox/history.db (~/.local/share/fiox/history.db); an SQLite file, or a \
+PostgreSQL database given as postgresql://USER@HOST:PORT/DB (no TLS). Times: YYYY-MM-DD, \
 YYYY-MM-DDTHH:MM (UTC), @UNIXSECONDS or an age (30d, 12h, 2w).")]
 pub struct HistoryArgs {
-    /// The history database (default $XDG_DATA_HOME/fiox/history.db)
-    #[arg(long, value_name = "FILE", global = true)]
+    /// The history database: a file (default $XDG_DATA_HOME/fiox/history.db) or
+    /// postgresql://USER@HOST:PORT/DB
+    #[arg(long, value_name = "FILE|URL", global = true)]
     history_db: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,

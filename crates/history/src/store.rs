@@ -1,4 +1,5 @@
-//! The database: where it lives, opening it, its schema and migrations.
+//! The database: where it lives, opening it, its schema and migrations. (A `postgresql://`
+//! URL instead of a file opens a PostgreSQL database: [`crate::pg`].)
 //!
 //! The file is `$XDG_DATA_HOME/fiox/history.db` (`~/.local/share/fiox/history.db` without
 //! XDG_DATA_HOME), or `--history-db` / `FIOX_HISTORY_DB`. Its directory and the (empty) file

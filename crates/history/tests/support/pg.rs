@@ -5,6 +5,9 @@
 //! run as that user (runuser). The server is stopped (`pg_ctl stop -m immediate`) and its
 //! directory removed when the [`Server`] is dropped, a failed assertion included.
 
+// Shared by crates/history/tests/store.rs and tests/history.rs, which use different parts.
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 use std::process::Command;
 
