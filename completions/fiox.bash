@@ -63,8 +63,8 @@ _fiox() {
             case "$opt" in
             --format) COMPREPLY=($(compgen -W "jsonl csv" -- "$cur")); return;;
             esac
-            if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then COMPREPLY=($(compgen -W "list show tag trend import export gc regressions compare" -- "$cur")); return; fi
-            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--job= --experiment= --variant= --host= --kernel= --commit= --target= --tag= --since= --until= --limit= --history-db= --json --remove --from-host= --from-kernel= --add-tag= --format= --keep= --older-than= --tagged --dry-run --metric= --alpha= --threshold= --window= --all --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
+            if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then COMPREPLY=($(compgen -W "list show tag trend page import export gc regressions compare" -- "$cur")); return; fi
+            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "--job= --experiment= --variant= --host= --kernel= --commit= --target= --tag= --since= --until= --limit= --history-db= --json --remove --chart= --output= --metric= --title= --from-host= --from-kernel= --add-tag= --format= --keep= --older-than= --tagged --dry-run --alpha= --threshold= --window= --all --help" -- "$cur")); [[ ${COMPREPLY[0]} == *= ]] && compopt -o nospace; else COMPREPLY=($(compgen -f -- "$cur")); fi
             return
         fi;;
     man)

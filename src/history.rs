@@ -6,18 +6,22 @@
 use anyhow::{bail, Context, Result};
 use fiox_experiment::compare::{self, DEFAULT_METRICS};
 use fiox_history::query::{self, Gc};
-use fiox_history::{export, import, regress, render, sides, Filter, Record, Source, Store};
+use fiox_history::{
+    chart, export, import, regress, render, sides, site, Filter, Record, Source, Store,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `fiox history`'s command line.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "The database: --history-db, else FIOX_HISTORY_DB, else \
-$XDG_DATA_HOME/fiox/history.db (~/.local/share/fiox/history.db). Times: YYYY-MM-DD, \
+$XDG_DATA_HOME/fiox/history.db (~/.local/share/fiox/history.db); an SQLite file, or a \
+PostgreSQL database given as postgresql://USER@HOST:PORT/DB (no TLS). Times: YYYY-MM-DD, \
 YYYY-MM-DDTHH:MM (UTC), @UNIXSECONDS or an age (30d, 12h, 2w).")]
 pub struct HistoryArgs {
-    /// The history database (default $XDG_DATA_HOME/fiox/history.db)
-    #[arg(long, value_name = "FILE", global = true)]
+    /// The history database: a file (default $XDG_DATA_HOME/fiox/history.db) or
+    /// postgresql://USER@HOST:PORT/DB
+    #[arg(long, value_name = "FILE|URL", global = true)]
     history_db: Option<PathBuf>,
     #[command(subcommand)]
     cmd: Cmd,
@@ -113,6 +117,25 @@ enum Cmd {
         metric: String,
         #[command(flatten)]
         sel: Select,
+        /// Also chart it, change points marked: FILE.svg, FILE.png or FILE.html (the format
+        /// follows the extension)
+        #[arg(long, value_name = "FILE")]
+        chart: Option<PathBuf>,
+    },
+    /// The history as a static HTML site in DIR: series, runs, a trend page per metric with
+    /// change points marked, each run's JSON and report
+    Page {
+        /// The directory to write (made when missing; an existing one must be empty or fiox's)
+        #[arg(short, long, value_name = "DIR", required = true)]
+        output: PathBuf,
+        #[command(flatten)]
+        sel: Select,
+        /// Metrics charted (default: iops, bw_mib, lat_mean_us, lat_p99_us)
+        #[arg(long, value_name = "NAME", value_delimiter = ',')]
+        metric: Vec<String>,
+        /// Page title
+        #[arg(long, value_name = "TEXT", default_value = "fiox history")]
+        title: String,
     },
     /// Record fio or fiox JSON results, directories of them, experiment results directories
     Import {
@@ -219,12 +242,38 @@ pub fn main(args: HistoryArgs) -> Result<i32> {
         Cmd::Tag { id, tag, remove } => {
             store.tag(id, &tag, remove)?;
         }
-        Cmd::Trend { metric, sel } => {
+        Cmd::Trend { metric, sel, chart } => {
             let points = store.points(&metric, &sel.filter())?;
             if points.is_empty() {
                 bail!("fiox history trend: no recorded run has {metric} (names: iops, bw_mib, lat_mean_us, lat_p50_us, lat_p99_us, or read.iops...)");
             }
+            if let Some(path) = chart {
+                write_trend_chart(&path, &metric, &points)?;
+            }
             out.write_all(render::trend(&points).as_bytes())?;
+        }
+        Cmd::Page {
+            output,
+            sel,
+            metric,
+            title,
+        } => {
+            let o = site::Options {
+                metrics: default_metrics(metric),
+                regress: regress::Options::default(),
+                title,
+            };
+            let w = site::write(&store, &output, &sel.filter(), &o)?;
+            writeln!(
+                out,
+                "fiox history: wrote {}: {} run(s), {} metric page(s), {} series, {} change \
+                 point(s)",
+                output.join("index.html").display(),
+                w.runs,
+                w.metrics,
+                w.series,
+                w.changes
+            )?;
         }
         Cmd::Import {
             paths,
@@ -291,11 +340,7 @@ pub fn main(args: HistoryArgs) -> Result<i32> {
                 window: window as usize,
                 min_side: (window as usize / 2).max(2),
             };
-            let metrics: Vec<String> = if metric.is_empty() {
-                DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
-            } else {
-                metric
-            };
+            let metrics = default_metrics(metric);
             let found = sides::regressions(&store, &sel.filter(), &metrics, &o, all)?;
             if found.is_empty() {
                 let what = if all { "change" } else { "regression" };
@@ -331,6 +376,37 @@ pub fn main(args: HistoryArgs) -> Result<i32> {
     }
     out.flush()?;
     Ok(0)
+}
+
+/// The metrics asked for, else compare's defaults.
+fn default_metrics(asked: Vec<String>) -> Vec<String> {
+    if asked.is_empty() {
+        DEFAULT_METRICS.iter().map(|m| m.to_string()).collect()
+    } else {
+        asked
+    }
+}
+
+/// `trend --chart FILE`: the chart as SVG, PNG or an HTML page, by FILE's extension.
+fn write_trend_chart(path: &Path, metric: &str, points: &[query::Point]) -> Result<()> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let title = format!("fiox history trend {metric}");
+    let t = chart::trend(metric, &title, points, &regress::Options::default());
+    let svg = chart::svg(&t.chart);
+    let bytes = match ext.as_str() {
+        "svg" => svg.into_bytes(),
+        "png" => fiox_plot::png::svg_to_png(&svg, 2.0)?,
+        "html" | "htm" => site::shell(&title, &format!("<figure>{svg}</figure>")).into_bytes(),
+        _ => bail!(
+            "fiox history trend --chart {}: name a .svg, .png or .html file",
+            path.display()
+        ),
+    };
+    fiox_plot::write_file(path, &bytes, fiox_guard::Named::ByUser)?;
+    Ok(())
 }
 
 /// Whether a plain run records: `--history` or FIOX_HISTORY=1.

@@ -4,7 +4,10 @@
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
+mod chromium;
 mod harness;
+#[path = "../crates/history/tests/support/pg.rs"]
+mod pg;
 
 use harness::*;
 use std::path::Path;
@@ -123,13 +126,10 @@ fn result(iops: f64, kernel: &str, ts: i64) -> String {
     .to_string()
 }
 
-#[test]
-fn import_trend_regressions_compare_and_export() {
-    let d = TempDir::new("hist-import");
-    let db = private(&d);
+/// A directory of 24 results: 4 kernels x 6 runs, IOPS 10% lower from 6.3 on, +-1% of noise.
+fn step_results(d: &TempDir) -> String {
     let files = d.join("results");
     std::fs::create_dir(&files).unwrap();
-    // 4 kernels x 6 runs, IOPS 10% lower from 6.3 on, +-1% of noise.
     for i in 0..24 {
         let k = i / 6;
         let level = if k >= 2 { 900.0 } else { 1000.0 };
@@ -141,6 +141,14 @@ fn import_trend_regressions_compare_and_export() {
         );
         std::fs::write(format!("{files}/r{i:02}.json"), text).unwrap();
     }
+    files
+}
+
+#[test]
+fn import_trend_regressions_compare_and_export() {
+    let d = TempDir::new("hist-import");
+    let db = private(&d);
+    let files = step_results(&d);
     std::fs::write(format!("{files}/notes.json"), "{\"not\": \"a result\"}").unwrap();
     let r = fiox_db(
         &db,
@@ -319,4 +327,201 @@ fn an_experiment_records_its_runs_with_experiment_and_variant() {
     assert_eq!(exp(&out, &[]).code, 0);
     let again = fiox_db(&db, &[], &["history", "list", "--limit=0"]);
     assert_eq!(again.stdout.lines().count(), 5, "{}", again.stdout);
+}
+
+/// `trend --chart`: an SVG with a line through every run and the change point marked at the
+/// first run of kernel 6.3; PNG and HTML by extension; another extension is refused.
+#[test]
+fn a_trend_chart_marks_the_change_point() {
+    let d = TempDir::new("hist-chart");
+    let db = private(&d);
+    let files = step_results(&d);
+    assert_eq!(fiox_db(&db, &[], &["history", "import", &files]).code, 0);
+    let svg = d.join("t.svg");
+    let r = fiox_db(
+        &db,
+        &[],
+        &["history", "trend", "read.iops", "--chart", &svg],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 25, "the table is still printed");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && text.ends_with("</svg>"),
+        "{text}"
+    );
+    // One line, its 24 points: a move then 23 segments.
+    let d_attr = text
+        .split("class=\"data line")
+        .nth(1)
+        .and_then(|s| s.split(" d=\"").nth(1))
+        .and_then(|s| s.split('"').next())
+        .unwrap_or_else(|| panic!("no data line: {text}"));
+    assert_eq!(
+        (d_attr.matches('M').count(), d_attr.matches('L').count()),
+        (1, 23),
+        "{d_attr}"
+    );
+    // One change point, at run 13 (the first of 6.3), labelled with its change and kernel.
+    assert_eq!(text.matches("<g class=\"mark\">").count(), 1, "{text}");
+    let mark = text.split("<g class=\"mark\">").nth(1).unwrap();
+    assert!(
+        mark.contains("(kernel 6.3, commit -)")
+            && (mark.contains(">-10.") || mark.contains(">-9.")),
+        "{mark}"
+    );
+    let png = d.join("t.png");
+    let r = fiox_db(&db, &[], &["history", "trend", "iops", "--chart", &png]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(std::fs::read(&png)
+        .unwrap()
+        .starts_with(b"\x89PNG\r\n\x1a\n"));
+    let html = d.join("t.html");
+    let r = fiox_db(&db, &[], &["history", "trend", "iops", "--chart", &html]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("class=\"mark\""));
+    let r = fiox_db(
+        &db,
+        &[],
+        &["history", "trend", "iops", "--chart", &d.join("t.pdf")],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("name a .svg, .png or .html file"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// `history page -o DIR`: opened in headless Chromium, the index and the trend page load with
+/// no error and no request, their charts have data, every link resolves to a file in DIR; the
+/// change point is marked; a second page into the same DIR refreshes it; a user's non-empty
+/// directory is refused and left as it is.
+#[test]
+fn the_history_page_loads_and_its_links_resolve() {
+    let d = TempDir::new("hist-page");
+    let db = private(&d);
+    let files = step_results(&d);
+    assert_eq!(
+        fiox_db(&db, &[], &["history", "import", &files, FIXTURE]).code,
+        0
+    );
+    let site = d.join("site");
+    let r = fiox_db(&db, &[], &["history", "page", "-o", &site]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("25 run(s)"), "{}", r.stdout);
+    let index = Path::new(&site).join("index.html");
+    let trend = Path::new(&site).join("trend-read-iops.html");
+    for p in [&index, &trend] {
+        let look = chromium::look_at(p, 900, false);
+        assert!(look.errors.is_empty(), "{}: {:?}", p.display(), look.errors);
+        assert!(
+            look.requests.is_empty(),
+            "{}: {:?}",
+            p.display(),
+            look.requests
+        );
+        assert!(look.charts.iter().all(|(_, n)| *n > 0), "{:?}", look.charts);
+        assert!(!look.links.is_empty(), "{}: no link", p.display());
+        for l in &look.links {
+            let file = l.strip_prefix("file://").unwrap_or_else(|| panic!("{l}"));
+            let file = file.split('#').next().unwrap();
+            assert!(
+                Path::new(file).is_file() && file.starts_with(site.as_str()),
+                "{} links to {l}, which is not a file of the site",
+                p.display()
+            );
+        }
+        if p == &trend {
+            assert!(!look.charts.is_empty(), "no chart on the trend page");
+            let run13 = look.links.iter().any(|l| l.ends_with("/runs/13.html"));
+            assert!(run13, "the change's first run is linked: {:?}", look.links);
+        } else {
+            assert!(look.links.iter().any(|l| l.ends_with("/runs/25.json")));
+        }
+    }
+    let page = std::fs::read_to_string(&trend).unwrap();
+    assert_eq!(page.matches("<g class=\"mark\">").count(), 1);
+    assert!(page.contains("<tr class=\"change\"><td>-"), "{page}");
+    let json = std::fs::read_to_string(Path::new(&site).join("runs/25.json")).unwrap();
+    assert_eq!(json, std::fs::read_to_string(FIXTURE).unwrap());
+    // Again into the same directory: fiox made it, so it is refreshed.
+    let r = fiox_db(&db, &[], &["history", "page", "-o", &site]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // A directory of the user's with a file in it: refused, untouched.
+    let mine = d.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(format!("{mine}/notes.txt"), "mine").unwrap();
+    let r = fiox_db(&db, &[], &["history", "page", "-o", &mine]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains(&mine) && r.stderr.contains("not made by fiox"),
+        "{}",
+        r.stderr
+    );
+    let left: Vec<_> = std::fs::read_dir(&mine).unwrap().collect();
+    assert_eq!(left.len(), 1);
+}
+
+/// The same commands on a PostgreSQL history (a real server of the test's own): a plain run
+/// records with --history=URL, import, list, show, tag, trend (and its chart), regressions,
+/// compare, export, gc and page all work on it as on SQLite.
+#[test]
+fn a_postgresql_history_takes_the_same_commands() {
+    let Some(server) = pg::Server::start("cli") else {
+        return;
+    };
+    let url = server.url().display().to_string();
+    let d = TempDir::new("hist-pg");
+    let files = step_results(&d);
+    let r = fiox_db(&url, &[], &["history", "import", &files]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("24 run(s) added"), "{}", r.stdout);
+    let mut args = NULL_JOB.to_vec();
+    let flag = format!("--history={url}");
+    args.push(&flag);
+    let r = fiox_db("/nonexistent/unused.db", &[], &args);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let list = fiox_db(&url, &[], &["history", "list", "--limit=0"]);
+    assert_eq!(list.stdout.lines().count(), 26, "{}", list.stdout);
+    assert!(list.stdout.contains(" run "), "{}", list.stdout);
+    let show = fiox_db(&url, &[], &["history", "show", "25"]);
+    assert!(show.stdout.contains("nj"), "{}", show.stdout);
+    assert_eq!(fiox_db(&url, &[], &["history", "tag", "1", "keep"]).code, 0);
+    let svg = d.join("t.svg");
+    let t = fiox_db(
+        &url,
+        &[],
+        &["history", "trend", "read.iops", "--job=rr", "--chart", &svg],
+    );
+    assert_eq!(t.stdout.lines().count(), 25, "{}", t.stdout);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(text.matches("<g class=\"mark\">").count(), 1, "{text}");
+    let reg = fiox_db(&url, &[], &["history", "regressions"]);
+    assert!(reg.stdout.contains("after:  runs 13,"), "{}", reg.stdout);
+    let cmp = fiox_db(
+        &url,
+        &[],
+        &["history", "compare", "kernel=6.2", "kernel=6.3"],
+    );
+    assert_eq!(cmp.code, 0, "{}", cmp.stderr);
+    assert!(cmp.stdout.contains("worse"), "{}", cmp.stdout);
+    let csv = fiox_db(
+        &url,
+        &[],
+        &["history", "export", "--format=csv", "--job=rr"],
+    );
+    assert!(csv
+        .stdout
+        .lines()
+        .any(|l| l.starts_with("1,1700000000,h1,6.1,,,,rr,read.iops,")));
+    let site = d.join("site");
+    let r = fiox_db(&url, &[], &["history", "page", "-o", &site]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(Path::new(&site).join("runs/25.json").is_file());
+    let gc = fiox_db(&url, &[], &["history", "gc", "--keep=2"]);
+    assert!(gc.stdout.contains("removed 22 run(s)"), "{}", gc.stdout);
+    let list = fiox_db(&url, &[], &["history", "list", "--limit=0"]);
+    assert_eq!(list.stdout.lines().count(), 4, "{}", list.stdout);
 }

@@ -36,6 +36,8 @@ pub struct Look {
     pub requests: Vec<String>,
     /// Per `svg.chart`: (id, number of `.data` elements with geometry).
     pub charts: Vec<(String, u64)>,
+    /// Every link's target as the page resolves it (`a.href`: absolute URLs).
+    pub links: Vec<String>,
     pub png: Vec<u8>,
 }
 
@@ -221,6 +223,15 @@ pub fn look_at(page: &Path, width: u32, dark: bool) -> Look {
     let charts: Vec<(String, u64)> =
         serde_json::from_str(eval(&mut b, CHART_CHECK).as_str().expect("chart check"))
             .expect("json");
+    let links: Vec<String> = serde_json::from_str(
+        eval(
+            &mut b,
+            "JSON.stringify([...document.querySelectorAll('a[href]')].map(a => a.href))",
+        )
+        .as_str()
+        .expect("links"),
+    )
+    .expect("json");
     let height = eval(&mut b, "document.documentElement.scrollHeight")
         .as_u64()
         .unwrap_or(900);
@@ -238,6 +249,7 @@ pub fn look_at(page: &Path, width: u32, dark: bool) -> Look {
         errors,
         requests,
         charts,
+        links,
         png,
     }
 }

@@ -3,8 +3,11 @@
 //! imported later) becomes one row of an embedded SQLite database (rusqlite with its bundled
 //! library: one file, WAL mode, any number of processes writing at once), holding the JSON
 //! as produced, the job file and options, the environment, the experiment and variant, and
-//! the per-job metrics `fiox compare` reads, indexed for queries.
+//! the per-job metrics `fiox compare` reads, indexed for queries. A history shared by several
+//! machines can live on a PostgreSQL server instead (same schema, same commands).
 //!
+//! - [`db`]: the SQL written once for both backends (placeholders, values, transactions).
+//! - [`pg`]: the history on a PostgreSQL server (`--history-db=postgresql://...`).
 //! - [`store`]: where the database lives, opening it (refusing a corrupt one or one written by
 //!   a newer fiox, and never writing over either), the schema and its migrations.
 //! - [`record`]: what one recorded run holds, derived from its fio-shaped JSON.
@@ -16,14 +19,20 @@
 //! - [`sides`]: selections as `fiox compare` sides (history compare, what differs around a
 //!   change point).
 //! - [`render`]: the text tables the `fiox history` subcommands print.
+//! - [`chart`]: a metric's trend as a chart (fiox-plot's SVG), change points marked.
+//! - [`site`]: `fiox history page`, the history as a static HTML site.
 
+pub mod chart;
+pub mod db;
 pub mod export;
 pub mod import;
+pub mod pg;
 pub mod query;
 pub mod record;
 pub mod regress;
 pub mod render;
 pub mod sides;
+pub mod site;
 pub mod store;
 
 pub use query::Filter;
@@ -44,6 +53,8 @@ pub enum HistoryError {
         #[source]
         source: rusqlite::Error,
     },
+    #[error("history database {url}: {why}")]
+    Postgres { url: String, why: String },
     #[error(transparent)]
     Guard(#[from] fiox_guard::GuardError),
     /// Writing what was asked for (export to a closed pipe...).

@@ -1,11 +1,10 @@
 //! Selections of recorded runs ([`Filter`]) and what is asked of them: the list, one run in
 //! full, a metric's trend, export, tags, gc, and the results of a selection for `compare`.
 
+use crate::db::{Row, Value as Sql};
 use crate::record::Record;
 use crate::store::Store;
 use crate::{HistoryError, Result};
-use rusqlite::types::Value as Sql;
-use rusqlite::OptionalExtension;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Which runs: every field given must match (text fields exactly; `job` and `tag`: the run has
@@ -30,12 +29,12 @@ pub struct Filter {
 impl Filter {
     /// The SQL condition on `runs` (aliased `r`) and its parameters.
     fn sql(&self) -> (String, Vec<Sql>) {
-        let mut w = vec!["1".to_string()];
+        let mut w = vec!["TRUE".to_string()];
         let mut p: Vec<Sql> = Vec::new();
         let text = |v: &Option<String>| v.clone().map(Sql::Text);
         if let Some((a, b)) = self.ids {
             w.push("r.id BETWEEN ? AND ?".into());
-            p.extend([Sql::Integer(a), Sql::Integer(b)]);
+            p.extend([Sql::Int(a), Sql::Int(b)]);
         }
         for (col, v) in [
             ("r.experiment", &self.experiment),
@@ -50,9 +49,7 @@ impl Filter {
             }
         }
         if let Some(v) = text(&self.target) {
-            w.push(
-                "instr(char(10) || r.targets || char(10), char(10) || ? || char(10)) > 0".into(),
-            );
+            w.push("instr('\n' || r.targets || '\n', '\n' || CAST(? AS TEXT) || '\n') > 0".into());
             p.push(v);
         }
         if let Some(v) = text(&self.job) {
@@ -65,11 +62,11 @@ impl Filter {
         }
         if let Some(s) = self.since {
             w.push("r.run_at >= ?".into());
-            p.push(Sql::Integer(s));
+            p.push(Sql::Int(s));
         }
         if let Some(u) = self.until {
             w.push("r.run_at < ?".into());
-            p.push(Sql::Integer(u));
+            p.push(Sql::Int(u));
         }
         (w.join(" AND "), p)
     }
@@ -337,46 +334,46 @@ pub fn metric_names(name: &str) -> Vec<String> {
 
 const SUMMARY_COLS: &str = "r.id, r.run_at, r.source, r.host, r.kernel, r.fiox_commit, \
     r.experiment, r.variant, r.targets, \
-    (SELECT group_concat(job, char(10)) FROM (SELECT DISTINCT job FROM metrics m \
-        WHERE m.run_id = r.id ORDER BY job)), \
-    (SELECT group_concat(tag, char(10)) FROM (SELECT tag FROM tags t \
-        WHERE t.run_id = r.id ORDER BY tag))";
+    (SELECT string_agg(job, '\n' ORDER BY job) FROM (SELECT DISTINCT job FROM metrics m \
+        WHERE m.run_id = r.id) d), \
+    (SELECT string_agg(tag, '\n' ORDER BY tag) FROM tags t WHERE t.run_id = r.id)";
 
-fn lines(v: Option<String>) -> Vec<String> {
-    v.map(|s| s.split('\n').map(String::from).collect())
+fn lines(v: &Sql) -> Vec<String> {
+    v.opt()
+        .map(|s| s.split('\n').map(String::from).collect())
         .unwrap_or_default()
 }
 
-fn summary_of(r: &rusqlite::Row) -> rusqlite::Result<RunSummary> {
-    Ok(RunSummary {
-        id: r.get(0)?,
-        run_at: r.get(1)?,
-        source: r.get(2)?,
-        host: r.get(3)?,
-        kernel: r.get(4)?,
-        commit: r.get(5)?,
-        experiment: r.get(6)?,
-        variant: r.get(7)?,
-        targets: r.get(8)?,
-        jobs: lines(r.get(9)?),
-        tags: lines(r.get(10)?),
-    })
+fn summary_of(r: &Row) -> RunSummary {
+    RunSummary {
+        id: r[0].int(),
+        run_at: r[1].int(),
+        source: r[2].text(),
+        host: r[3].opt(),
+        kernel: r[4].opt(),
+        commit: r[5].opt(),
+        experiment: r[6].opt(),
+        variant: r[7].opt(),
+        targets: r[8].text(),
+        jobs: lines(&r[9]),
+        tags: lines(&r[10]),
+    }
 }
 
-fn point_of(r: &rusqlite::Row) -> rusqlite::Result<Point> {
-    Ok(Point {
-        id: r.get(0)?,
-        run_at: r.get(1)?,
-        host: r.get(2)?,
-        kernel: r.get(3)?,
-        commit: r.get(4)?,
-        targets: r.get(5)?,
-        experiment: r.get(6)?,
-        variant: r.get(7)?,
-        job: r.get(8)?,
-        metric: r.get(9)?,
-        value: r.get(10)?,
-    })
+fn point_of(r: &Row) -> Point {
+    Point {
+        id: r[0].int(),
+        run_at: r[1].int(),
+        host: r[2].opt(),
+        kernel: r[3].opt(),
+        commit: r[4].opt(),
+        targets: r[5].text(),
+        experiment: r[6].opt(),
+        variant: r[7].opt(),
+        job: r[8].text(),
+        metric: r[9].text(),
+        value: r[10].real(),
+    }
 }
 
 /// What `gc` removes.
@@ -394,87 +391,81 @@ pub struct Gc {
 
 impl Store {
     /// Record `rec`; returns its id and whether it is new (the same result recorded before
-    /// keeps its first id; tags given now are added to it).
+    /// keeps its first id; tags given now are added to it). One transaction: a concurrent
+    /// writer of the same result waits on the UNIQUE digest and finds this one's id.
     pub fn insert(&mut self, rec: &Record) -> Result<(i64, bool)> {
-        let path = self.path().to_path_buf();
-        let e = |err| crate::store::sql_error(&path, err);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(e)?;
-        let digest = rec.digest();
-        let old: Option<i64> = tx
-            .query_row("SELECT id FROM runs WHERE digest = ?", [&digest], |r| {
-                r.get(0)
-            })
-            .optional()
-            .map_err(e)?;
-        let (id, new) = match old {
-            Some(id) => (id, false),
-            None => {
-                let recorded = now();
-                let options = serde_json::to_string(&rec.options).unwrap_or_default();
-                tx.execute(
-                    "INSERT INTO runs (recorded_at, run_at, source, origin, host, kernel, cpu, \
-                     fiox_commit, tool, targets, experiment, variant, job_file, options, env, \
-                     result, digest) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    rusqlite::params![
-                        recorded,
-                        rec.run_at.unwrap_or(recorded),
-                        rec.source.as_str(),
-                        rec.origin,
-                        rec.host,
-                        rec.kernel,
-                        rec.cpu,
-                        rec.commit,
-                        rec.tool,
-                        rec.targets.join("\n"),
-                        rec.experiment,
-                        rec.variant,
-                        rec.job_file,
-                        options,
-                        rec.env.as_ref().map(|v| v.to_string()),
-                        rec.result,
-                        digest,
-                    ],
-                )
-                .map_err(e)?;
-                let id = tx.last_insert_rowid();
-                let mut st = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO metrics (run_id, job, metric, value) \
-                         VALUES (?,?,?,?)",
-                    )
-                    .map_err(e)?;
-                for (job, metric, value) in &rec.metrics {
-                    st.execute(rusqlite::params![id, job, metric, value])
-                        .map_err(e)?;
+        self.db.tx(|db| {
+            let digest = rec.digest();
+            let recorded = now();
+            let options = serde_json::to_string(&rec.options).unwrap_or_default();
+            let p: Vec<Sql> = vec![
+                recorded.into(),
+                rec.run_at.unwrap_or(recorded).into(),
+                rec.source.as_str().into(),
+                (&rec.origin).into(),
+                (&rec.host).into(),
+                (&rec.kernel).into(),
+                (&rec.cpu).into(),
+                (&rec.commit).into(),
+                (&rec.tool).into(),
+                rec.targets.join("\n").into(),
+                (&rec.experiment).into(),
+                (&rec.variant).into(),
+                (&rec.job_file).into(),
+                options.into(),
+                rec.env.as_ref().map(|v| v.to_string()).into(),
+                rec.result.as_str().into(),
+                digest.as_str().into(),
+            ];
+            let added = db.row(
+                "INSERT INTO runs (recorded_at, run_at, source, origin, host, kernel, cpu, \
+                 fiox_commit, tool, targets, experiment, variant, job_file, options, env, \
+                 result, digest) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) \
+                 ON CONFLICT (digest) DO NOTHING RETURNING id",
+                &p,
+            )?;
+            let (id, new) = match added {
+                Some(r) => (r[0].int(), true),
+                None => {
+                    let q = "SELECT id FROM runs WHERE digest = ?";
+                    (db.one(q, &[digest.into()])?.int(), false)
                 }
-                drop(st);
-                (id, true)
+            };
+            if new {
+                for (job, metric, value) in &rec.metrics {
+                    db.exec(
+                        "INSERT INTO metrics (run_id, job, metric, value) VALUES (?,?,?,?) \
+                         ON CONFLICT (run_id, job, metric) DO UPDATE SET value = excluded.value",
+                        &[
+                            id.into(),
+                            job.as_str().into(),
+                            metric.as_str().into(),
+                            (*value).into(),
+                        ],
+                    )?;
+                }
             }
-        };
-        for t in &rec.tags {
-            tx.execute(
-                "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)",
-                rusqlite::params![id, t],
-            )
-            .map_err(e)?;
-        }
-        tx.commit().map_err(e)?;
-        Ok((id, new))
+            for t in &rec.tags {
+                db.exec(
+                    "INSERT INTO tags (run_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    &[id.into(), t.as_str().into()],
+                )?;
+            }
+            Ok((id, new))
+        })
     }
 
     /// The runs selected, newest first; at most `limit` (0: all).
     pub fn list(&self, f: &Filter, limit: usize) -> Result<Vec<RunSummary>> {
         let (w, mut p) = f.sql();
-        p.push(Sql::Integer(if limit == 0 { -1 } else { limit as i64 }));
-        let q = format!(
-            "SELECT {SUMMARY_COLS} FROM runs r WHERE {w} ORDER BY r.run_at DESC, r.id DESC LIMIT ?"
+        let mut q = format!(
+            "SELECT {SUMMARY_COLS} FROM runs r WHERE {w} ORDER BY r.run_at DESC, r.id DESC"
         );
-        let mut st = self.sql(self.conn.prepare(&q))?;
-        let rows = self.sql(st.query_map(rusqlite::params_from_iter(p), summary_of))?;
-        self.sql(rows.collect())
+        if limit > 0 {
+            q.push_str(" LIMIT ?");
+            p.push(Sql::Int(limit as i64));
+        }
+        Ok(self.db.rows(&q, &p)?.iter().map(summary_of).collect())
     }
 
     /// Run `id` in full; None when there is none.
@@ -483,42 +474,39 @@ impl Store {
             "SELECT {SUMMARY_COLS}, r.recorded_at, r.cpu, r.tool, r.origin, r.job_file, \
              r.options, r.env, r.result FROM runs r WHERE r.id = ?"
         );
-        let found = self.sql(
-            self.conn
-                .query_row(&q, [id], |r| {
-                    Ok(RunDetail {
-                        summary: summary_of(r)?,
-                        recorded_at: r.get(11)?,
-                        cpu: r.get(12)?,
-                        tool: r.get(13)?,
-                        origin: r.get(14)?,
-                        job_file: r.get(15)?,
-                        options: r.get(16)?,
-                        env: r.get(17)?,
-                        result: r.get(18)?,
-                        metrics: Vec::new(),
-                    })
-                })
-                .optional(),
-        )?;
-        let Some(mut d) = found else { return Ok(None) };
-        let mut st = self.sql(self.conn.prepare(
-            "SELECT job, metric, value FROM metrics WHERE run_id = ? ORDER BY job, metric",
-        ))?;
-        let rows = self.sql(st.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))?;
-        d.metrics = self.sql(rows.collect())?;
-        Ok(Some(d))
+        let Some(r) = self.db.row(&q, &[id.into()])? else {
+            return Ok(None);
+        };
+        let metrics = self
+            .db
+            .rows(
+                "SELECT job, metric, value FROM metrics WHERE run_id = ? ORDER BY job, metric",
+                &[id.into()],
+            )?
+            .iter()
+            .map(|m| (m[0].text(), m[1].text(), m[2].real()))
+            .collect();
+        Ok(Some(RunDetail {
+            summary: summary_of(&r),
+            recorded_at: r[11].int(),
+            cpu: r[12].opt(),
+            tool: r[13].opt(),
+            origin: r[14].opt(),
+            job_file: r[15].opt(),
+            options: r[16].opt(),
+            env: r[17].opt(),
+            result: r[18].text(),
+            metrics,
+        }))
     }
 
     /// Tag run `id` (`remove`: untag it); an error when there is no such run. Returns whether
     /// anything changed.
     pub fn tag(&mut self, id: i64, tag: &str, remove: bool) -> Result<bool> {
-        let exists: bool = self.sql(self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)",
-            [id],
-            |r| r.get(0),
-        ))?;
-        if !exists {
+        let exists = self
+            .db
+            .row("SELECT id FROM runs WHERE id = ?", &[id.into()])?;
+        if exists.is_none() {
             return Err(HistoryError::Input {
                 what: format!("run {id}"),
                 why: "no such run in the history (see fiox history list)".into(),
@@ -527,10 +515,9 @@ impl Store {
         let q = if remove {
             "DELETE FROM tags WHERE run_id = ? AND tag = ?"
         } else {
-            "INSERT OR IGNORE INTO tags (run_id, tag) VALUES (?, ?)"
+            "INSERT INTO tags (run_id, tag) VALUES (?, ?) ON CONFLICT DO NOTHING"
         };
-        let n = self.sql(self.conn.execute(q, rusqlite::params![id, tag]))?;
-        Ok(n > 0)
+        Ok(self.db.exec(q, &[id.into(), tag.into()])? > 0)
     }
 
     /// The points of `metric` (see [`metric_names`]) of the selected runs, oldest first, then
@@ -551,20 +538,15 @@ impl Store {
              WHERE {w}{extra} AND m.metric IN ({marks}) \
              ORDER BY r.run_at, r.id, m.job, m.metric"
         );
-        let mut st = self.sql(self.conn.prepare(&q))?;
-        let rows = self.sql(st.query_map(rusqlite::params_from_iter(p), point_of))?;
-        self.sql(rows.collect())
+        Ok(self.db.rows(&q, &p)?.iter().map(point_of).collect())
     }
 
     /// The selected runs' ids and JSON results, oldest first (for compare and export).
     pub fn results(&self, f: &Filter) -> Result<Vec<(i64, String)>> {
         let (w, p) = f.sql();
         let q = format!("SELECT r.id, r.result FROM runs r WHERE {w} ORDER BY r.run_at, r.id");
-        let mut st = self.sql(self.conn.prepare(&q))?;
-        let rows = self.sql(st.query_map(rusqlite::params_from_iter(p), |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        }))?;
-        self.sql(rows.collect())
+        let rows = self.db.rows(&q, &p)?;
+        Ok(rows.iter().map(|r| (r[0].int(), r[1].text())).collect())
     }
 
     /// Every selected run in full, oldest first, handed to `each` one at a time (export).
@@ -575,9 +557,7 @@ impl Store {
     ) -> Result<()> {
         let (w, p) = f.sql();
         let q = format!("SELECT r.id FROM runs r WHERE {w} ORDER BY r.run_at, r.id");
-        let mut st = self.sql(self.conn.prepare(&q))?;
-        let rows = self.sql(st.query_map(rusqlite::params_from_iter(p), |r| r.get(0)))?;
-        let ids: Vec<i64> = self.sql(rows.collect())?;
+        let ids: Vec<i64> = self.db.rows(&q, &p)?.iter().map(|r| r[0].int()).collect();
         for id in ids {
             if let Some(d) = self.show(id)? {
                 each(d).map_err(HistoryError::Write)?;
@@ -588,15 +568,15 @@ impl Store {
 
     /// Remove old runs as `g` says; returns how many (would be) removed.
     pub fn gc(&mut self, g: &Gc) -> Result<usize> {
-        let mut w = vec!["0".to_string()];
+        let mut w = vec!["FALSE".to_string()];
         let mut p: Vec<Sql> = Vec::new();
         if let Some(k) = g.keep {
             w.push("id NOT IN (SELECT id FROM runs ORDER BY run_at DESC, id DESC LIMIT ?)".into());
-            p.push(Sql::Integer(k as i64));
+            p.push(Sql::Int(k as i64));
         }
         if let Some(b) = g.before {
             w.push("run_at < ?".into());
-            p.push(Sql::Integer(b));
+            p.push(Sql::Int(b));
         }
         let mut cond = format!("({})", w.join(" OR "));
         if !g.tagged {
@@ -604,27 +584,21 @@ impl Store {
         }
         if g.dry_run {
             let q = format!("SELECT count(*) FROM runs WHERE {cond}");
-            let n: i64 = self.sql(
-                self.conn
-                    .query_row(&q, rusqlite::params_from_iter(p), |r| r.get(0)),
-            )?;
-            return Ok(n as usize);
+            return Ok(self.db.one(&q, &p)?.int() as usize);
         }
-        let q = format!("DELETE FROM runs WHERE {cond}");
-        let n = self.sql(self.conn.execute(&q, rusqlite::params_from_iter(p)))?;
-        // Give the WAL's pages back to the file (the file itself keeps its size until VACUUM).
-        self.sql(
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())),
-        )?;
-        Ok(n)
+        let n = self
+            .db
+            .exec(&format!("DELETE FROM runs WHERE {cond}"), &p)?;
+        if !self.db.is_postgres() {
+            // Give the WAL's pages back to the file (the file itself keeps its size until
+            // VACUUM).
+            self.db.rows("PRAGMA wal_checkpoint(TRUNCATE)", &[])?;
+        }
+        Ok(n as usize)
     }
 
     /// How many runs the history holds.
     pub fn count(&self) -> Result<i64> {
-        self.sql(
-            self.conn
-                .query_row("SELECT count(*) FROM runs", [], |r| r.get(0)),
-        )
+        Ok(self.db.one("SELECT count(*) FROM runs", &[])?.int())
     }
 }

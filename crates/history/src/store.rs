@@ -1,4 +1,5 @@
-//! The database: where it lives, opening it, its schema and migrations.
+//! The database: where it lives, opening it, its schema and migrations. (A `postgresql://`
+//! URL instead of a file opens a PostgreSQL database: [`crate::pg`].)
 //!
 //! The file is `$XDG_DATA_HOME/fiox/history.db` (`~/.local/share/fiox/history.db` without
 //! XDG_DATA_HOME), or `--history-db` / `FIOX_HISTORY_DB`. Its directory and the (empty) file
@@ -17,6 +18,7 @@
 //! Migrations run in one IMMEDIATE transaction that reads the version again, so two processes
 //! opening a new database at once migrate it once.
 
+use crate::db::{Backend, Db};
 use crate::{HistoryError, Result};
 use fiox_guard::{Dir, Kind, Layout};
 use rusqlite::{Connection, OpenFlags};
@@ -76,10 +78,15 @@ pub fn default_path(flag: Option<&Path>) -> Result<PathBuf> {
 
 /// An open history database.
 pub struct Store {
-    pub(crate) conn: Connection,
-    path: PathBuf,
-    /// The directory, held open while SQLite uses files in it.
-    _dir: Dir,
+    pub(crate) db: Db,
+    /// The directory, held open while SQLite uses files in it (None for PostgreSQL).
+    _dir: Option<Dir>,
+}
+
+/// Whether `--history-db` names a PostgreSQL database (`postgresql://` or `postgres://`).
+pub fn is_postgres_url(p: &Path) -> bool {
+    let s = p.to_string_lossy();
+    s.starts_with("postgresql://") || s.starts_with("postgres://")
 }
 
 /// SQLite's file header: the first 16 bytes of every database.
@@ -89,6 +96,12 @@ impl Store {
     /// Open (making it when missing) the database at `path`; see the module's doc for what is
     /// refused.
     pub fn open(path: &Path) -> Result<Store> {
+        if is_postgres_url(path) {
+            return Ok(Store {
+                db: crate::pg::open(&path.to_string_lossy())?,
+                _dir: None,
+            });
+        }
         let refused = |why: String| HistoryError::Refused {
             path: path.to_path_buf(),
             why,
@@ -111,9 +124,11 @@ impl Store {
             ));
         }
         let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
-            _dir: dir,
+            db: Db {
+                backend: Backend::Sqlite(conn),
+                name: path.to_path_buf(),
+            },
+            _dir: Some(dir),
         };
         // The busy handler waits for another process's transaction, but SQLite answers BUSY at
         // once where waiting could deadlock (two connections switching a new database to WAL
@@ -132,30 +147,45 @@ impl Store {
         }
     }
 
-    /// The database file's path.
+    /// The database file's path, or its PostgreSQL URL (without a password).
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.db.name
+    }
+
+    /// Whether the history is on a PostgreSQL server.
+    pub fn is_postgres(&self) -> bool {
+        self.db.is_postgres()
+    }
+
+    /// The SQLite connection (the store opened a file).
+    fn conn(&self) -> &Connection {
+        match &self.db.backend {
+            Backend::Sqlite(c) => c,
+            Backend::Postgres(_) => unreachable!("SQLite checks run on SQLite stores only"),
+        }
     }
 
     /// Map an SQLite error to this database's error; corruption found later is a refusal too.
-    pub(crate) fn sql<T>(&self, r: rusqlite::Result<T>) -> Result<T> {
-        r.map_err(|e| sql_error(&self.path, e))
+    fn sql<T>(&self, r: rusqlite::Result<T>) -> Result<T> {
+        r.map_err(|e| sql_error(self.path(), e))
     }
 
     /// Refuse what is not fiox's or is newer; then WAL mode and the migrations.
     fn check_and_migrate(&mut self) -> Result<()> {
         let refused = |why: String| HistoryError::Refused {
-            path: self.path.clone(),
+            path: self.path().to_path_buf(),
             why,
         };
-        self.sql(self.conn.busy_timeout(BUSY_TIMEOUT))?;
-        let version: i64 =
-            self.sql(self.conn.query_row("PRAGMA user_version", [], |r| r.get(0)))?;
+        self.sql(self.conn().busy_timeout(BUSY_TIMEOUT))?;
+        let version: i64 = self.sql(
+            self.conn()
+                .query_row("PRAGMA user_version", [], |r| r.get(0)),
+        )?;
         let app: i64 = self.sql(
-            self.conn
+            self.conn()
                 .query_row("PRAGMA application_id", [], |r| r.get(0)),
         )?;
-        let tables: i64 = self.sql(self.conn.query_row(
+        let tables: i64 = self.sql(self.conn().query_row(
             "SELECT count(*) FROM sqlite_schema",
             [],
             |r| r.get(0),
@@ -175,7 +205,7 @@ impl Store {
             ));
         }
         let mode: String = self.sql(
-            self.conn
+            self.conn()
                 .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)),
         )?;
         if !mode.eq_ignore_ascii_case("wal") {
@@ -183,7 +213,7 @@ impl Store {
                 "cannot use WAL mode (SQLite chose {mode})"
             )));
         }
-        self.sql(self.conn.execute_batch("PRAGMA foreign_keys=ON"))?;
+        self.sql(self.conn().execute_batch("PRAGMA foreign_keys=ON"))?;
         if version < SCHEMA_VERSION {
             self.migrate()?;
         }
@@ -193,23 +223,15 @@ impl Store {
     /// Bring the schema to [`SCHEMA_VERSION`] in one transaction (the version is read again
     /// inside it: another process may have migrated meanwhile).
     fn migrate(&mut self) -> Result<()> {
-        let path = self.path.clone();
-        let e = |err| sql_error(&path, err);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(e)?;
-        let version: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(e)?;
-        for step in MIGRATIONS.iter().skip(version.max(0) as usize) {
-            tx.execute_batch(step).map_err(e)?;
-        }
-        tx.execute_batch(&format!(
-            "PRAGMA user_version={SCHEMA_VERSION}; PRAGMA application_id={APPLICATION_ID};"
-        ))
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        self.db.tx(|db| {
+            let version = db.one("PRAGMA user_version", &[])?.int();
+            for step in MIGRATIONS.iter().skip(version.max(0) as usize) {
+                db.batch(step)?;
+            }
+            db.batch(&format!(
+                "PRAGMA user_version={SCHEMA_VERSION}; PRAGMA application_id={APPLICATION_ID};"
+            ))
+        })
     }
 }
 

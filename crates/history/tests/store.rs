@@ -11,6 +11,42 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "support/pg.rs"]
+mod pg;
+
+/// The tests every backend must pass: `NAME(db, scratch)` runs as `sqlite::NAME` on a file in
+/// a private scratch directory and as `postgresql::NAME` on a real PostgreSQL server of its own
+/// (skipped, saying why, where PostgreSQL is not installed).
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test]
+            fn $name() {
+                let s = super::Scratch::new(concat!("sqlite-", stringify!($name)));
+                super::$name(&s.db(), &s);
+            })*
+        }
+        mod postgresql {
+            $(#[test]
+            fn $name() {
+                let Some(server) = super::pg::Server::start(stringify!($name)) else {
+                    return;
+                };
+                let s = super::Scratch::new(concat!("pg-", stringify!($name)));
+                super::$name(&server.url(), &s);
+            })*
+        }
+    };
+}
+
+on_both_backends!(
+    a_fio_3_33_result_round_trips_through_import,
+    an_experiment_directory_imports_its_finished_measured_runs,
+    filters_trend_tags_and_gc,
+    a_ten_percent_step_at_a_kernel_is_flagged_there,
+    two_writer_processes_at_once_lose_nothing,
+);
+
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/fio-3.33-randrw-libaio.json"
@@ -65,10 +101,8 @@ fn record(text: String) -> Record {
     Record::from_json(Source::Run, text, "test").unwrap()
 }
 
-#[test]
-fn a_fio_3_33_result_round_trips_through_import() {
-    let s = Scratch::new("import");
-    let mut store = Store::open(&s.db()).unwrap();
+fn a_fio_3_33_result_round_trips_through_import(db: &Path, _s: &Scratch) {
+    let mut store = Store::open(db).unwrap();
     let o = import::Options {
         host: Some("boxA".into()),
         tags: vec!["baseline".into()],
@@ -104,9 +138,7 @@ fn a_fio_3_33_result_round_trips_through_import() {
     assert_eq!(store.count().unwrap(), 1);
 }
 
-#[test]
-fn an_experiment_directory_imports_its_finished_measured_runs() {
-    let s = Scratch::new("experiment");
+fn an_experiment_directory_imports_its_finished_measured_runs(db: &Path, s: &Scratch) {
     let dir = s.0.join("exp-results");
     std::fs::create_dir(&dir).unwrap();
     for (f, v) in [("a-1.json", 1.0), ("b-1.json", 2.0), ("a-w.json", 3.0)] {
@@ -118,7 +150,7 @@ fn an_experiment_directory_imports_its_finished_measured_runs() {
         {"variant": "a", "file": "a-w.json", "status": "done", "warmup": true},
     ]});
     std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
-    let mut store = Store::open(&s.db()).unwrap();
+    let mut store = Store::open(db).unwrap();
     let r = import::import(&mut store, &[dir], &import::Options::default()).unwrap();
     assert_eq!(r.added.len(), 2);
     let list = store.list(&Filter::default(), 0).unwrap();
@@ -133,10 +165,8 @@ fn an_experiment_directory_imports_its_finished_measured_runs() {
     );
 }
 
-#[test]
-fn filters_trend_tags_and_gc() {
-    let s = Scratch::new("queries");
-    let mut store = Store::open(&s.db()).unwrap();
+fn filters_trend_tags_and_gc(db: &Path, _s: &Scratch) {
+    let mut store = Store::open(db).unwrap();
     for i in 0..10 {
         let k = if i < 5 { "6.1" } else { "6.2" };
         let job = if i % 2 == 0 { "even" } else { "odd" };
@@ -267,10 +297,8 @@ fn filters_trend_tags_and_gc() {
     assert_eq!(ids(&store, Filter::default()), [10]);
 }
 
-#[test]
-fn a_ten_percent_step_at_a_kernel_is_flagged_there() {
-    let s = Scratch::new("regress");
-    let mut store = Store::open(&s.db()).unwrap();
+fn a_ten_percent_step_at_a_kernel_is_flagged_there(db: &Path, _s: &Scratch) {
+    let mut store = Store::open(db).unwrap();
     // 6 kernels x 6 runs, noise +-2%, IOPS 10% lower from 6.4 on.
     let mut x: u64 = 12345;
     for k in 0..6 {
@@ -496,15 +524,13 @@ fn child_writer() {
     }
 }
 
-#[test]
-fn two_writer_processes_at_once_lose_nothing() {
-    let s = Scratch::new("concurrent");
+fn two_writer_processes_at_once_lose_nothing(db: &Path, _s: &Scratch) {
     let n = 150;
-    let mut a = writer(&s.db(), "a", n);
-    let mut b = writer(&s.db(), "b", n);
+    let mut a = writer(db, "a", n);
+    let mut b = writer(db, "b", n);
     assert!(a.wait().unwrap().success());
     assert!(b.wait().unwrap().success());
-    let store = Store::open(&s.db()).unwrap();
+    let store = Store::open(db).unwrap();
     assert_eq!(store.count().unwrap(), 2 * n as i64);
     for w in ["a", "b"] {
         for i in [0, n / 2, n - 1] {
@@ -556,4 +582,59 @@ fn a_killed_writer_leaves_a_consistent_database() {
         .insert(&record(result("after", 1.0, "6.1", 5, 9)))
         .unwrap();
     assert_eq!(store.count().unwrap(), n + 1);
+}
+
+/// PostgreSQL: a database whose schema version is newer than this fiox's is refused and left
+/// as it is; so is another program's (tables, no fiox_history); an empty one is made a fiox
+/// history at the current version.
+#[test]
+fn postgres_refuses_a_newer_or_foreign_database_and_leaves_it() {
+    let Some(server) = pg::Server::start("refusals") else {
+        return;
+    };
+    let url = server.url();
+    drop(Store::open(&url).unwrap());
+    let mut c = server.client();
+    let v: i64 = c
+        .query_one("SELECT schema_version FROM fiox_history", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, fiox_history::store::SCHEMA_VERSION);
+    c.batch_execute("UPDATE fiox_history SET schema_version = 99")
+        .unwrap();
+    let e = match Store::open(&url) {
+        Err(e @ HistoryError::Refused { .. }) => e.to_string(),
+        other => panic!("not refused: {:?}", other.map(|_| ())),
+    };
+    assert!(
+        e.contains("newer fiox (schema version 99") && e.contains("127.0.0.1"),
+        "{e}"
+    );
+    let v: i64 = c
+        .query_one("SELECT schema_version FROM fiox_history", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, 99, "the newer database was modified");
+    // Another program's database: a table, no fiox_history.
+    c.batch_execute("CREATE DATABASE other").unwrap();
+    let other = url.to_string_lossy().replace("/postgres", "/other");
+    let mut o = postgres::Client::connect(&other, postgres::NoTls).unwrap();
+    o.batch_execute("CREATE TABLE t (x int); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let e = Store::open(Path::new(&other)).err().unwrap().to_string();
+    assert!(e.contains("not a fiox history"), "{e}");
+    let tables: i64 = o
+        .query_one(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 1, "tables were added to another program's database");
+    // A server that is not there: a clear error naming it.
+    let e = Store::open(Path::new("postgresql://fiox@127.0.0.1:1/x"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("postgresql://fiox@127.0.0.1:1/x"), "{e}");
 }

@@ -125,8 +125,9 @@ fn logs_and_comparisons(s: &mut String, inputs: &Inputs) {
     }
 }
 
-/// Page CSS: light by default, dark when the reader prefers it (chart colours included).
-fn css() -> String {
+/// Page CSS: light by default, dark when the reader prefers it (chart colours included);
+/// `fiox history page` styles its pages with it too.
+pub fn css() -> String {
     let mut dark = String::new();
     for (i, c) in DARK.palette.iter().enumerate() {
         let _ = write!(dark, ".c{i}.line{{stroke:{c}}}.c{i}.fill{{fill:{c}}}");

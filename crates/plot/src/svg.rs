@@ -160,6 +160,7 @@ fn lines(s: &mut String, chart: &Chart, series: &[Series], theme: &Theme) {
             let cmd = if d.is_empty() { 'M' } else { 'L' };
             let _ = write!(d, "{cmd}{:.1} {:.1}", mx.px(*x), my.px(*y));
         }
+        lone_point(s, &d, i, &ser.name, theme);
         let dash = DASHES[(i / 8) % DASHES.len()];
         let _ = write!(
             s,
@@ -175,6 +176,25 @@ fn lines(s: &mut String, chart: &Chart, series: &[Series], theme: &Theme) {
         );
     }
     s.push_str("</g>");
+}
+
+/// A line of one point has no length to stroke: a dot shows it (a history series of a
+/// single run).
+fn lone_point(s: &mut String, d: &str, i: usize, name: &str, theme: &Theme) {
+    let Some((x, y)) = d
+        .strip_prefix('M')
+        .filter(|r| !r.contains('L'))
+        .and_then(|r| r.split_once(' '))
+    else {
+        return;
+    };
+    let _ = write!(
+        s,
+        r#"<circle class="data fill c{}" cx="{x}" cy="{y}" r="3" fill="{}"><title>{}</title></circle>"#,
+        i % 8,
+        theme.palette[i % 8],
+        esc(name)
+    );
 }
 
 /// The chart's marks: dashed vertical lines, each labelled at the top of the plot (labels
