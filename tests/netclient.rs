@@ -216,3 +216,52 @@ fn a_fleet_in_a_network_namespace() {
     );
     assert_eq!(s[4]["read"]["total_ios"].as_u64(), Some(2 * 4096));
 }
+
+#[test]
+fn ctrl_c_stops_every_servers_jobs_and_their_results_come_back() {
+    need_fio();
+    let dir = TempDir::new("ncstop");
+    let job = job_file(
+        &dir,
+        "[t]\nioengine=null\nsize=1g\ntime_based\nruntime=60\nrate=100m\n",
+    );
+    let (a, b) = (Server::start("fio"), Server::start("fiox"));
+    let child = std::process::Command::new(fiox_bin())
+        .arg(format!("--client=127.0.0.1,{}", a.port))
+        .arg(&job)
+        .arg(format!("--client=127.0.0.1,{}", b.port))
+        .arg(&job)
+        .arg("--output-format=json")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let t0 = std::time::Instant::now();
+    kill_with(child.id(), "INT");
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert!(
+        t0.elapsed().as_secs() < 20,
+        "the client took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).expect("JSON after Ctrl-C");
+    let s = stats(&v);
+    assert_eq!(s.len(), 3, "{v}");
+    for x in &s[..2] {
+        let ms = x["read"]["runtime"].as_u64().unwrap();
+        assert!((500..30_000).contains(&ms), "runtime {ms} ms of 60 s");
+        assert!(x["read"]["total_ios"].as_u64().unwrap() > 0);
+    }
+}
+
+/// `kill -SIG PID` through the kill program (no libc in the tests).
+fn kill_with(pid: u32, sig: &str) {
+    let st = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}

@@ -18,7 +18,7 @@
 use crate::output::Out;
 use anyhow::{bail, Context, Result};
 use fiox_job::OutputFormat;
-use fiox_netproto::client::{parse_remote, Event, Remote, Session};
+use fiox_netproto::client::{parse_remote, Event, Quitter, Remote, Session};
 use fiox_stats::{DiskResult, GroupResult, JobResult};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -185,26 +185,65 @@ struct Collected {
     stop_error: u32,
 }
 
-/// Lines printed as they arrive (probe lines, the servers' TEXT), in the chosen sink.
-type Live = Arc<Mutex<Out>>;
+/// The servers' QUIT handles, and whether Ctrl-C has been pressed (then a server that
+/// connects later is asked to stop at once).
+#[derive(Default)]
+struct Stopper {
+    quitters: Vec<Quitter>,
+    stopped: bool,
+}
+
+type Stop = Arc<Mutex<Stopper>>;
+
+impl Stopper {
+    fn add(stop: &Stop, mut q: Quitter) {
+        let mut s = stop.lock().unwrap_or_else(|p| p.into_inner());
+        if s.stopped {
+            let _ = q.quit();
+        }
+        s.quitters.push(q);
+    }
+}
+
+/// On the first SIGINT/SIGTERM, ask every server to stop its jobs (their results still come
+/// back and are printed); a second one ends fiox at once (exit 130), as for a local run.
+fn watch_signals(stop: Stop) -> Result<()> {
+    fiox_runner::install_signal_handlers().context("installing signal handlers")?;
+    std::thread::Builder::new()
+        .name("fiox-client-stop".into())
+        .spawn(move || loop {
+            if fiox_runner::interrupted() {
+                let mut s = stop.lock().unwrap_or_else(|p| p.into_inner());
+                s.stopped = true;
+                for q in &mut s.quitters {
+                    let _ = q.quit();
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        })?;
+    Ok(())
+}
 
 pub fn main(args: &[String]) -> Result<i32> {
     let plan = parse(args)?;
+    let stop: Stop = Arc::default();
+    watch_signals(stop.clone())?;
     let out = Out::open(plan.output.as_deref())?;
-    let live: Live = Arc::new(Mutex::new(out.clone()));
-    let normal = plan.formats.contains(&OutputFormat::Normal);
+    let ctx = Arc::new(Ctx {
+        files: plan.files.clone(),
+        shared: plan.shared.clone(),
+        live: Mutex::new(out.clone()),
+        stop,
+        normal: plan.formats.contains(&OutputFormat::Normal),
+    });
     let start = std::time::SystemTime::now();
     let handles: Vec<_> = plan
         .targets
         .iter()
         .map(|t| {
-            let (t, files, shared, live) = (
-                t.clone(),
-                plan.files.clone(),
-                plan.shared.clone(),
-                live.clone(),
-            );
-            std::thread::spawn(move || converse(&t, &files, &shared, &live, normal))
+            let (t, ctx) = (t.clone(), ctx.clone());
+            std::thread::spawn(move || converse(&t, &ctx))
         })
         .collect();
     let mut all = Vec::new();
@@ -222,37 +261,38 @@ pub fn main(args: &[String]) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// One server's conversation, start to end.
-fn converse(
-    t: &Target,
-    files: &[String],
-    shared: &[String],
-    live: &Live,
+/// What every server's thread shares.
+struct Ctx {
+    /// Job files for every server without its own.
+    files: Vec<String>,
+    /// Options every server's command line carries.
+    shared: Vec<String>,
+    /// Where lines printed as they arrive go (probe lines, the servers' TEXT).
+    live: Mutex<Out>,
+    stop: Stop,
     normal: bool,
-) -> Collected {
+}
+
+impl Ctx {
+    fn say(&self, text: &str) {
+        let out = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = out.write(text);
+    }
+}
+
+/// One server's conversation, start to end.
+fn converse(t: &Target, ctx: &Ctx) -> Collected {
     let mut c = Collected::default();
-    if let Err(e) = talk(t, files, shared, live, normal, &mut c) {
+    if let Err(e) = talk(t, ctx, &mut c) {
         c.error = Some(format!("{e:#}"));
     }
     c
 }
 
-fn say(live: &Live, text: &str) {
-    let out = live.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = out.write(text);
-}
-
-fn talk(
-    t: &Target,
-    files: &[String],
-    shared: &[String],
-    live: &Live,
-    normal: bool,
-    c: &mut Collected,
-) -> Result<()> {
+fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
     let host = &t.remote.host;
     let own: Vec<JobFile> = if t.files.is_empty() {
-        files.iter().cloned().map(JobFile::Local).collect()
+        ctx.files.iter().cloned().map(JobFile::Local).collect()
     } else {
         t.files.clone()
     };
@@ -262,9 +302,10 @@ fn talk(
     }
     let mut s = Session::connect(&t.remote, CONNECT_TIMEOUT)
         .with_context(|| format!("fio: connect to {host}"))?;
+    Stopper::add(&ctx.stop, s.quitter()?);
     s.probe(host)?;
     let mut line = vec!["fio".to_string()];
-    line.extend(shared.iter().cloned());
+    line.extend(ctx.shared.iter().cloned());
     line.extend(t.args.iter().cloned());
     if line.len() > 1 {
         s.job_line(&line)?;
@@ -288,8 +329,8 @@ fn talk(
     while let Some(ev) = s.next().with_context(|| format!("server {host}"))? {
         match ev {
             Event::Probe(p) => {
-                if normal {
-                    say(live, &probe_line(&p));
+                if ctx.normal {
+                    ctx.say(&probe_line(&p));
                 }
                 name = p.hostname.clone();
             }
@@ -299,7 +340,7 @@ fn talk(
                 } else {
                     format!("<{name}> ")
                 };
-                say(live, &format!("{prefix}{text}"));
+                ctx.say(&format!("{prefix}{text}"));
                 skip_prefix = !text.contains('\n');
             }
             Event::Start { stat_outputs, .. } => c.stat_outputs += stat_outputs,

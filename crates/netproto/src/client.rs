@@ -204,12 +204,34 @@ impl Session {
         self.send(Opcode::Quit, &[])
     }
 
+    /// A handle that asks this server to stop its jobs from another thread (Ctrl-C).
+    pub fn quitter(&self) -> std::io::Result<Quitter> {
+        Ok(Quitter {
+            out: self.out.clone_conn()?,
+        })
+    }
+
     /// The next event (None: the server closed the connection between messages).
     pub fn next(&mut self) -> Result<Option<Event>, ProtoError> {
         match self.reader.read_message()? {
             None => Ok(None),
             Some(m) => decode(m.op, &m.payload).map(Some),
         }
+    }
+}
+
+/// Sends QUIT to one server from outside its conversation: fio's client does so on Ctrl-C,
+/// and the server stops its jobs and still sends their results.
+pub struct Quitter {
+    out: Box<dyn Conn>,
+}
+
+impl Quitter {
+    pub fn quit(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        self.out
+            .write_all(&frame::encode(Opcode::Quit, 0, 0, &[]))?;
+        self.out.flush()
     }
 }
 
