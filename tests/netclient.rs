@@ -265,3 +265,54 @@ fn kill_with(pid: u32, sig: &str) {
         .unwrap();
     assert!(st.success());
 }
+
+#[test]
+fn logs_come_back_from_the_server_as_fios_client_writes_them() {
+    need_fio();
+    let dir = TempDir::new("nclogs");
+    let prefix = dir.join("run");
+    let job = job_file(
+        &dir,
+        &format!(
+            "[j]\nioengine=null\nsize=16m\nrw=read\nrate=40m\nlog_avg_msec=20\n\
+             write_bw_log={prefix}\nwrite_lat_log={prefix}\n"
+        ),
+    );
+    let s = Server::start("fio");
+    let files = |tag: &str| {
+        let mut v: Vec<(String, usize)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("run_"))
+            .map(|n| {
+                let lines = std::fs::read_to_string(dir.join(&n))
+                    .unwrap()
+                    .lines()
+                    .count();
+                let _ = std::fs::remove_file(dir.join(&n));
+                (n, lines)
+            })
+            .collect();
+        v.sort();
+        assert!(!v.is_empty(), "{tag}: no log came back");
+        v
+    };
+    let a = client_of("fio", &[s.port], &[&job]);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    let from_fio = files("fio");
+    let b = client_of("fiox", &[s.port], &[&job]);
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    let from_fiox = files("fiox");
+    let names = |v: &[(String, usize)]| v.iter().map(|x| x.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&from_fio), names(&from_fiox));
+    assert!(from_fiox
+        .iter()
+        .any(|(n, l)| n == "run_bw.1.log.127.0.0.1" && *l > 3));
+    for ((n, a), (_, b)) in from_fio.iter().zip(&from_fiox) {
+        assert!(
+            a.abs_diff(*b) <= 2,
+            "{n}: {a} lines from fio's client, {b} from fiox's"
+        );
+    }
+}

@@ -183,6 +183,8 @@ struct Collected {
     /// The server's STOP error, or the reason the conversation failed.
     error: Option<String>,
     stop_error: u32,
+    /// A log the server sent could not be written.
+    log_failed: bool,
 }
 
 /// The servers' QUIT handles, and whether Ctrl-C has been pressed (then a server that
@@ -310,6 +312,8 @@ fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
     if line.len() > 1 {
         s.job_line(&line)?;
     }
+    // What this client told the server: the only places a log it sends back may be written.
+    let mut sent = line.clone();
     for f in &own {
         match f {
             JobFile::Local(path) => {
@@ -319,6 +323,7 @@ fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
                 )
                 .with_context(|| format!("fio: job file <{path}> open"))?;
                 s.job_file(&text)?;
+                sent.push(text);
             }
             JobFile::Remote(path) => s.load_file(path)?,
         }
@@ -354,6 +359,12 @@ fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
             Event::Gs(g) => c.groups.push(g),
             Event::Du(d) => c.disks.push(d),
             Event::Stop { error, .. } => c.stop_error = error,
+            Event::IoLog(l) => {
+                if let Err(e) = logs::write(&l, host, &sent) {
+                    fiox_guard::eprintln!("fio: log {}: {e:#}", l.name);
+                    c.log_failed = true;
+                }
+            }
             Event::Quit => break,
             Event::Other(_) => {}
         }
@@ -386,5 +397,6 @@ fn probe_line(p: &fiox_netproto::pdu::ProbeReply) -> String {
     )
 }
 
+mod logs;
 mod report;
 use report::report;

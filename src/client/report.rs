@@ -20,6 +20,7 @@ pub(super) fn report(plan: &Plan, all: &[Collected], out: &Out, start: SystemTim
             fiox_guard::eprintln!("{e}");
             failed = true;
         }
+        failed |= c.log_failed;
         if c.stop_error != 0 {
             out.write(&format!(
                 "client <{}>: exited with error {}\n",

@@ -24,6 +24,7 @@ pub fn decoder(data: &[u8]) {
         let _ = stat::decode_gs(p);
         let _ = stat::decode_du(p);
         let _ = crate::client::decode(m.op, p);
+        let _ = crate::iolog::IoLog::decode(p).map(|l| l.text());
         let again = encode(m.op, m.flags, m.tag, p);
         let (back, err) = decode_all(&again);
         assert!(err.is_none(), "{err:?}");

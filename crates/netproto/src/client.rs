@@ -121,6 +121,8 @@ pub enum Event {
         error: u32,
         signal: u32,
     },
+    /// A job's log (written by the client as `NAME.HOST`).
+    IoLog(crate::iolog::IoLog),
     /// The server is done with this connection.
     Quit,
     /// A message the client has no use for (ETA it did not ask for, SERVER_START, ...).
@@ -265,6 +267,7 @@ pub fn decode(op: Opcode, b: &[u8]) -> Result<Event, ProtoError> {
                 signal: g.u32()?,
             }
         }
+        Opcode::IoLog => Event::IoLog(crate::iolog::IoLog::decode(b)?),
         Opcode::Quit => Event::Quit,
         other => Event::Other(other),
     })

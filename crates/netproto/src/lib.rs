@@ -14,6 +14,7 @@
 //!   byte for byte as fio 3.33 lays them out (checked against a capture of fio's own server).
 //! - [`server`]: the listening address forms and one connection's conversation, over a
 //!   [`server::Backend`] that parses and runs the jobs (the binary's glue).
+//! - [`iolog`]: the logs a server sends its client (IOLOG), as the files fio's client writes.
 //! - [`client`]: the `--client` forms and one server's conversation from the client's side,
 //!   its messages decoded into fiox's result types ([`stat::decode_ts`] and its siblings) for
 //!   the binary to print with fiox's report code.
@@ -21,6 +22,7 @@
 pub mod check;
 pub mod client;
 pub mod frame;
+pub mod iolog;
 pub mod pdu;
 pub mod server;
 pub mod stat;
