@@ -295,3 +295,61 @@ fn a_bad_job_is_reported_to_the_client_naming_line_and_option() {
     let r = fiox.client(&["--output-format=json", &good]);
     assert_eq!(json_of(&r)["client_stats"][0]["read"]["total_ios"], 4096);
 }
+
+#[test]
+fn a_jobs_logs_go_back_to_fios_client_and_not_onto_the_servers_disk() {
+    need_fio();
+    let dir = TempDir::new("netlogs");
+    let prefix = dir.join("run");
+    let job = job_file(
+        &dir,
+        &format!(
+            "[j]\nioengine=null\nsize=16m\nrw=read\nrate=40m\nlog_avg_msec=20\n\
+             write_bw_log={prefix}\nwrite_lat_log={prefix}\nwrite_iops_log={prefix}\n"
+        ),
+    );
+    let listing = || {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("run_"))
+            .collect();
+        v.sort();
+        for n in &v {
+            let _ = std::fs::remove_file(dir.join(n));
+        }
+        v
+    };
+    let temp_dirs = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("fiox-server-logs.")
+            })
+            .count()
+    };
+    let before = temp_dirs();
+    let (fio, fiox) = (Server::start("fio"), Server::start("fiox"));
+    let a = fio.client(&[&job]);
+    assert_eq!(a.code, 0, "{}", a.stderr);
+    let from_fio = listing();
+    let b = fiox.client(&[&job]);
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    let from_fiox = listing();
+    assert!(
+        from_fio.contains(&"run_bw.1.log.127.0.0.1".to_string()),
+        "{from_fio:?}"
+    );
+    // The same files, each with the client's suffix: none was written without it (on the
+    // server's side), and the server's private directory is gone.
+    assert_eq!(from_fio, from_fiox);
+    assert_eq!(
+        temp_dirs(),
+        before,
+        "fiox's server left its log directory behind"
+    );
+}

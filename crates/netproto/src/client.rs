@@ -149,7 +149,13 @@ impl Session {
         let out = conn.clone_conn()?;
         // A run may take hours between messages; a message that has begun must finish.
         Ok(Session {
-            reader: Reader::new(conn, Limits::default()),
+            reader: Reader::new(
+                conn,
+                Limits {
+                    max_bytes: frame::MAX_CLIENT_MESSAGE,
+                    ..Limits::default()
+                },
+            ),
             out,
         })
     }

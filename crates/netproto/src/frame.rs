@@ -114,13 +114,20 @@ impl TimedRead for &[u8] {
 pub struct Limits {
     pub idle: Option<Duration>,
     pub message: Duration,
+    /// The largest message accepted: [`MAX_MESSAGE`] for what a server reads; a client
+    /// accepts more from the servers it chose ([`MAX_CLIENT_MESSAGE`]: a job's logs).
+    pub max_bytes: usize,
 }
+
+/// The largest message a client accepts (a log of every I/O can be large).
+pub const MAX_CLIENT_MESSAGE: usize = 1 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
             idle: None,
             message: Duration::from_secs(10),
+            max_bytes: MAX_MESSAGE,
         }
     }
 }
@@ -193,8 +200,8 @@ impl<R: TimedRead> Reader<R> {
                 return Ok(None);
             }
             let (op, flags, tag, len, pdu_crc) = check_header(&h)?;
-            if msg.as_ref().map_or(0, |m| m.payload.len()) + len > MAX_MESSAGE {
-                return Err(ProtoError::MessageTooLong);
+            if msg.as_ref().map_or(0, |m| m.payload.len()) + len > self.limits.max_bytes {
+                return Err(ProtoError::MessageTooLong(self.limits.max_bytes));
             }
             let m = msg.get_or_insert_with(|| Message {
                 op,

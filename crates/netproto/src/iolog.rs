@@ -139,6 +139,40 @@ fn lines(raw: &[u8], nr: u64) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// A log file as fiox's server sends it: its bytes as written, in fio's stored form
+/// (`STORE_COMPRESSED`, which a client writes out verbatim), so the client's copy is byte for
+/// byte the file fiox writes locally, whatever its options (averaged, per-I/O, offsets,
+/// priorities, histograms, compressed `.fz`). `log_type` says what it is (fio's numbers).
+pub fn stored(name: &str, thread_number: u32, log_type: u32, bytes: &[u8]) -> Vec<u8> {
+    let mut p = crate::wire::Put::with_capacity(HEADER + bytes.len());
+    p.u64(0);
+    p.u32(thread_number);
+    p.u32(log_type);
+    p.u32(STORE_COMPRESSED);
+    p.zeros(12);
+    p.text(name, 256);
+    p.bytes(bytes);
+    p.buf
+}
+
+/// fio's log type of a log file by its name (`_bw`, `_iops`, `_lat`, `_clat`, `_slat`,
+/// `_clat_hist`; 0 for another).
+pub fn log_type_of(file_name: &str) -> u32 {
+    for (tag, t) in [
+        ("_clat_hist.", LOG_TYPE_HIST),
+        ("_clat.", 2),
+        ("_slat.", 3),
+        ("_lat.", 1),
+        ("_bw.", 4),
+        ("_iops.", 5),
+    ] {
+        if file_name.contains(tag) {
+            return t;
+        }
+    }
+    0
+}
+
 /// `cmd_iolog_pdu` for tests and the fuzzer's seeds: uncompressed samples of
 /// (time, value, direction, block size).
 pub fn encode(name: &str, log_type: u32, samples: &[(u64, u64, u32, u64)]) -> Vec<u8> {
@@ -177,6 +211,16 @@ mod tests {
             String::from_utf8(l.text().unwrap()).unwrap(),
             "149, 51221, 0, 4096, 0\n160, 52000, 1, 4096, 0\n"
         );
+    }
+
+    #[test]
+    fn a_stored_log_comes_back_verbatim() {
+        let text = b"10, 5, 0, 4096, 0x2004\n";
+        let b = stored("/d/x_lat.1.log", 3, log_type_of("x_lat.1.log"), text);
+        let l = IoLog::decode(&b).unwrap();
+        assert_eq!((l.name.as_str(), l.log_type), ("/d/x_lat.1.log", 1));
+        assert_eq!(l.text().unwrap(), text);
+        assert_eq!(log_type_of("r_clat_hist.2.log"), LOG_TYPE_HIST);
     }
 
     #[test]

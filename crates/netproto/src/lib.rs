@@ -143,8 +143,8 @@ pub enum ProtoError {
     },
     #[error("a fragment claims {len} bytes of payload (at most {MAX_FRAGMENT})")]
     FragmentTooLong { len: u32 },
-    #[error("the message grows past {MAX_MESSAGE} bytes")]
-    MessageTooLong,
+    #[error("the message grows past {0} bytes")]
+    MessageTooLong(usize),
     #[error("fragments of one message have different commands ({first} then {then})")]
     FragmentMismatch { first: u16, then: u16 },
     #[error("unknown command {0}")]

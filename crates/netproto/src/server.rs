@@ -197,6 +197,8 @@ pub struct Finished {
     pub groups: Vec<Vec<u8>>,
     /// One DU payload per disk.
     pub disks: Vec<Vec<u8>>,
+    /// One IOLOG payload per log the jobs wrote ([`crate::iolog::stored`]).
+    pub logs: Vec<Vec<u8>>,
     /// fio's STOP: the run's error (0: none) and the signal that stopped it (0: none).
     pub error: u32,
     pub signal: u32,
@@ -246,7 +248,7 @@ pub fn serve(conn: Box<dyn Conn>, backend: &mut dyn Backend) -> Result<Ended, Pr
         conn,
         Limits {
             idle: Some(IDLE_BEFORE_RUN),
-            message: frame::Limits::default().message,
+            ..frame::Limits::default()
         },
     );
     let eta: EtaCell = Arc::new(Mutex::new(Eta::default()));
@@ -415,6 +417,9 @@ fn send_finished(out: &Outbox, f: &Finished) -> std::io::Result<()> {
     }
     for d in &f.disks {
         out.send(Opcode::Du, 0, d)?;
+    }
+    for l in &f.logs {
+        out.send(Opcode::IoLog, 0, l)?;
     }
     // fio's normal output buffer begins with a newline, which its server sends as TEXT.
     if f.normal {

@@ -88,7 +88,10 @@ fn endless_fragments_stop_at_the_message_limit() {
     let mut frag = hdr(VERSION, Opcode::Job as u16, F_MORE, 0, 1024, &payload);
     frag.extend_from_slice(&payload);
     let mut r = Reader::new(Endless(frag, 0), Limits::default());
-    assert!(matches!(r.read_message(), Err(ProtoError::MessageTooLong)));
+    assert!(matches!(
+        r.read_message(),
+        Err(ProtoError::MessageTooLong(_))
+    ));
 }
 
 #[test]
@@ -180,6 +183,7 @@ fn a_peer_dripping_bytes_times_out() {
     let limits = Limits {
         idle: None,
         message: Duration::from_millis(30),
+        ..Limits::default()
     };
     let mut r = Reader::new(Drip(bytes, 0), limits);
     assert!(matches!(r.read_message(), Err(ProtoError::Timeout(_))));
@@ -191,6 +195,7 @@ fn a_socket_read_timeout_is_a_timeout_error() {
     let limits = Limits {
         idle: Some(Duration::from_millis(10)),
         message: Duration::from_millis(10),
+        ..Limits::default()
     };
     let mut r = Reader::new(a, limits);
     assert!(matches!(r.read_message(), Err(ProtoError::Timeout(_))));

@@ -50,6 +50,7 @@ impl PreparedRun for FakeRun {
             results: vec![(vec![7; 10], vec![("rw".into(), "read".into())])],
             groups: vec![vec![8; 4]],
             disks: vec![],
+            logs: vec![],
             error: 0,
             signal: 0,
             normal: true,

@@ -13,6 +13,8 @@
 //! - The log (listening address, each connection and how it ended) goes to stderr: a server
 //!   has no report of its own; a daemon's stderr is discarded.
 
+mod logs;
+
 use anyhow::{bail, Context, Result};
 use fiox_netproto::pdu::{self, Eta};
 use fiox_netproto::server::{
@@ -204,7 +206,7 @@ impl Backend for FioxBackend {
     }
 
     fn prepare(&mut self, input: JobInput) -> Result<Prepared, String> {
-        let inv = parse(input)?;
+        let mut inv = parse(input)?;
         if matches!(inv.action, fiox_job::Action::NoJobs(..)) {
             // A command line with options only: the job file comes next.
             return Ok(Prepared {
@@ -234,11 +236,13 @@ impl Backend for FioxBackend {
                 _ => {}
             }
         }
+        // The jobs' logs go back to the client (IOLOG), not onto this machine's disk.
+        let logs = logs::divert(&mut inv.jobs)?;
         Ok(Prepared {
             jobs: inv.jobs.len() as u32,
             stat_outputs: stat_outputs(&inv.jobs),
             lines,
-            run: Some(Box::new(FioxRun { inv, normal })),
+            run: Some(Box::new(FioxRun { inv, normal, logs })),
         })
     }
 
@@ -322,6 +326,8 @@ struct FioxRun {
     inv: fiox_job::Invocation,
     /// The client prints fio's normal output.
     normal: bool,
+    /// Where the jobs' logs are written until they are sent.
+    logs: Option<logs::Diverted>,
 }
 
 /// Whether the client's command line asks for fio's normal output (its default).
@@ -357,7 +363,15 @@ impl PreparedRun for FioxRun {
         for e in &outcome.errors {
             let _ = out.text(pdu::LOG_ERR, &format!("fiox: {e}\n"));
         }
-        finished(&outcome, self.normal)
+        let mut f = finished(&outcome, self.normal);
+        if let Some(d) = self.logs {
+            let (logs, problems) = d.collect();
+            f.logs = logs;
+            for p in problems {
+                let _ = out.text(pdu::LOG_ERR, &format!("fiox: {p}\n"));
+            }
+        }
+        f
     }
 }
 
@@ -387,6 +401,7 @@ fn finished(o: &fiox_runner::RunOutcome, normal: bool) -> Finished {
             .collect(),
         groups: r.groups.iter().map(stat::group_stat).collect(),
         disks: r.disks.iter().map(|d| stat::du_pdu(d, run_ms)).collect(),
+        logs: Vec::new(),
         // A stopped run's results are results (as fio's after a signal): the stop shows as
         // the signal the server passed on, not as an error.
         error: u32::from(!o.errors.is_empty()),
