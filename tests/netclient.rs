@@ -137,7 +137,7 @@ fn a_mixed_fleet_is_summed_as_all_clients_by_both_clients() {
     let all = &sb[6];
     assert_eq!(all["jobname"], "All clients");
     assert_eq!(all["read"]["total_ios"].as_u64(), Some(3 * 4096));
-    assert_eq!(all["write"]["io_bytes"].as_u64(), Some(3 * 16 << 20));
+    assert_eq!(all["write"]["io_bytes"].as_u64(), Some((3 * 16) << 20));
     let mut seen: Vec<u64> = sb[..6].iter().filter_map(|s| s["port"].as_u64()).collect();
     seen.dedup();
     assert_eq!(seen, ports.iter().map(|p| *p as u64).collect::<Vec<_>>());

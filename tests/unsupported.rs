@@ -78,15 +78,15 @@ fn a_later_supported_value_clears_the_refusal() {
 fn fio_switches_parse_and_refuse_with_the_reason() {
     let r = fiox(&[
         "--parse-only",
-        "--client=localhost",
+        "--trigger-remote=true",
         "--name=x",
         "--size=1m",
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "fiox: `--client=localhost` is a fio switch that fiox does not support yet (fiox has no \
-         --client mode yet (`fiox --server` serves fio 3.33's clients)); nothing will run\n"
+        "fiox: `--trigger-remote=true` is a fio switch that fiox does not support yet (fiox's \
+         client has no --trigger-remote yet); nothing will run\n"
     );
     // --debug runs (tests/fio_jobflow.rs): accepted.
     let ok = fiox(&["--parse-only", "--debug=io,file", "--name=x", "--size=1m"]);

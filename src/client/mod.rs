@@ -331,7 +331,7 @@ fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
     s.run()?;
     let mut name = host.clone();
     let mut skip_prefix = false;
-    while let Some(ev) = s.next().with_context(|| format!("server {host}"))? {
+    while let Some(ev) = s.next_event().with_context(|| format!("server {host}"))? {
         match ev {
             Event::Probe(p) => {
                 if ctx.normal {

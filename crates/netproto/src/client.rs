@@ -4,7 +4,7 @@
 //! connect, PROBE (answered with who the server is), the command line as JOBLINE when it
 //! carries options, each job file as JOB (its text) or LOAD_FILE (a file on the server), then
 //! RUN at once; the server answers with TEXT lines, START (how many results will come),
-//! JOB_OPT, TS, GS and DU, then STOP and QUIT. [`Session::next`] turns each message into an
+//! JOB_OPT, TS, GS and DU, then STOP and QUIT. [`Session::next_event`] turns each message into an
 //! [`Event`]; the binary prints them with fiox's report code.
 //!
 //! Reads are bounded as the server's are ([`frame::Reader`]): a malformed, oversized or stalled
@@ -220,7 +220,7 @@ impl Session {
     }
 
     /// The next event (None: the server closed the connection between messages).
-    pub fn next(&mut self) -> Result<Option<Event>, ProtoError> {
+    pub fn next_event(&mut self) -> Result<Option<Event>, ProtoError> {
         match self.reader.read_message()? {
             None => Ok(None),
             Some(m) => decode(m.op, &m.payload).map(Some),
