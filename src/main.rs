@@ -233,7 +233,10 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
                 }
                 stdout.flush()?;
             }
-            let refusals = refusals(inv);
+            // Jobs that will fail as fio's do (an engine fiox lacks that fio loads) are not
+            // refused, but a check that they parse must not read as a pass either.
+            let mut refusals = refusals(inv);
+            refusals.extend(inv.failing());
             for line in &refusals {
                 fiox_guard::eprintln!("fiox: {line}");
             }

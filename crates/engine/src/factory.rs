@@ -90,7 +90,9 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
 
 fn unknown(name: &str) -> EngineError {
     let base = name.split(':').next().unwrap_or(name);
-    if UNSUPPORTED_FIO_ENGINES.contains(&base) {
+    if let Some(f) = fiox_job::defs::unsupported::fails_when_run(name) {
+        EngineError::FailsAsInFio(f)
+    } else if UNSUPPORTED_FIO_ENGINES.contains(&base) {
         EngineError::NotSupported(name.to_string())
     } else {
         EngineError::Unknown(name.to_string(), ENGINES.join(", "))
@@ -158,8 +160,15 @@ mod tests {
 
     #[test]
     fn fio_engines_we_lack_are_not_supported_and_others_unknown() {
-        let e = create(&job("sg")).err().unwrap();
+        let e = create(&job("http")).err().unwrap();
         assert!(matches!(e, EngineError::NotSupported(_)), "{e}");
+        let e = create(&job("sg")).err().unwrap();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("ioengine sg only works on block or character devices; ioengine=sg is a fio engine that fiox does not support yet")
+                && msg.ends_with("err=22"),
+            "{msg}"
+        );
         let e = create(&job("external:/x.so")).err().unwrap();
         assert!(matches!(e, EngineError::NotSupported(_)), "{e}");
         let e = create(&job("bogus")).err().unwrap();

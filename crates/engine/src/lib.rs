@@ -261,6 +261,14 @@ pub enum EngineError {
     Unknown(String, String),
     #[error("ioengine '{0}' is a fio engine that fiox does not support yet")]
     NotSupported(String),
+    /// A fio engine fiox lacks that fio 3.33 loads but cannot use here: the job fails as fio's
+    /// does, with fio's error number (see `fiox_job::defs::unsupported::FAILS_WHEN_RUN`).
+    #[error(
+        "{}; ioengine={} is a fio engine that fiox does not support yet (it needs {}): the job \
+         fails as fio 3.33's does here, err={}",
+        .0.fio, .0.engine, .0.needs, .0.errno
+    )]
+    FailsAsInFio(&'static fiox_job::defs::unsupported::FailsWhenRun),
     #[error("{engine}: option {option}: {reason}")]
     Option {
         engine: &'static str,

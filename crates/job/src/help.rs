@@ -387,9 +387,16 @@ pub fn enghelp(arg: &str) -> Result<String, JobError> {
         ));
     }
     let mut out = match fio_only {
-        Some(_) => format!(
-            "{engine}: a fio engine that fiox does not support yet (jobs using it parse but are refused when run)\n"
-        ),
+        Some(_) => match crate::defs::unsupported::fails_when_run(engine) {
+            Some(f) => format!(
+                "{engine}: a fio engine that fiox does not support yet (jobs using it parse and \
+                 fail when run, err={}, as fio 3.33's do without {})\n",
+                f.errno, f.needs
+            ),
+            None => format!(
+                "{engine}: a fio engine that fiox does not support yet (jobs using it parse but are refused when run)\n"
+            ),
+        },
         None => format!("{engine}:\n"),
     };
     for d in own {

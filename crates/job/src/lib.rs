@@ -95,6 +95,17 @@ impl Invocation {
             .collect()
     }
 
+    /// The jobs that will run and fail as fio 3.33's do, their engine being one fiox lacks and
+    /// fio loads but cannot use here, one line each (numjobs clones once); `--parse-only`
+    /// prints them with the refusals.
+    pub fn failing(&self) -> Vec<String> {
+        self.jobs
+            .iter()
+            .filter(|j| j.clone_index == 0)
+            .filter_map(JobSpec::failing)
+            .collect()
+    }
+
     /// fio's parser warnings among the notes ("job a: ..."), which `--warnings-fatal` stops on.
     pub fn fio_warnings(&self) -> Vec<String> {
         self.jobs

@@ -189,7 +189,8 @@ pub fn job_json(job: &JobResult, group: &GroupResult, plus: bool) -> Value {
     if let Some(ms) = job.job_start_ms {
         m.insert("job_start".into(), ms.into());
     }
-    m.insert("error".into(), job.error.into());
+    // fio's thread_stat keeps it unsigned: gfapi's -5 is 4294967291 there.
+    m.insert("error".into(), (job.error as u32).into());
     // Printed at the end of the run, when nothing is left to do.
     m.insert("eta".into(), 0.into());
     m.insert("elapsed".into(), job.elapsed_s.into());

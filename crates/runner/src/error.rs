@@ -68,6 +68,7 @@ impl RunError {
                 fiox_engine::EngineError::Os { source, .. }
                 | fiox_engine::EngineError::File { source, .. },
             ) => source.raw_os_error().unwrap_or(libc::EIO),
+            RunError::Engine(fiox_engine::EngineError::FailsAsInFio(f)) => f.errno,
             RunError::Refused(_) => libc::EPERM,
             RunError::Target { errno, .. } => *errno,
             _ => libc::EINVAL,

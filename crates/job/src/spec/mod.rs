@@ -223,11 +223,37 @@ impl JobSpec {
         v | ((c.priohint.unwrap_or(0) as u16 & 0x3ff) << 3)
     }
 
+    /// How fio 3.33 fails this job, when its engine is one fiox lacks and fio loads but cannot
+    /// use here (see [`crate::defs::unsupported::FAILS_WHEN_RUN`]): such a job is not refused,
+    /// it runs and fails as fio's does (its other unsupported options are never used).
+    pub fn fails_as_in_fio(&self) -> Option<&'static crate::defs::unsupported::FailsWhenRun> {
+        let lacked = self.unsupported.iter().any(|u| u.what == "engine");
+        lacked
+            .then(|| crate::defs::unsupported::fails_when_run(&self.ioengine))
+            .flatten()
+    }
+
+    /// What `--parse-only` says of a job that will fail as fio's does ("job X: ioengine `sg` is
+    /// a fio engine that fiox does not support yet (...); this job will fail when run, ...").
+    pub fn failing(&self) -> Option<String> {
+        let f = self.fails_as_in_fio()?;
+        Some(format!(
+            "job {}: ioengine `{}` is a fio engine that fiox does not support yet (it needs {}); \
+             this job will fail when run, as fio 3.33's does here (err={}), and the others will run",
+            self.name, f.engine, f.needs, f.errno
+        ))
+    }
+
     /// Why this job must not run, one line per unsupported feature ("job X: ...; this job
-    /// will not run"); empty when fiox can run it.
+    /// will not run"); empty when fiox can run it, or when it fails as fio's does
+    /// ([`Self::fails_as_in_fio`]).
     pub fn refusal(&self) -> Vec<String> {
+        // A job that fails as fio's never uses its other options, but fio still rejects the
+        // file for those it cannot parse here.
+        let failing = self.fails_as_in_fio().is_some();
         self.unsupported
             .iter()
+            .filter(|u| !failing || crate::defs::unsupported::fio_rejects_here(u))
             .map(|u| format!("job {}: {}; this job will not run", self.name, u.describe()))
             .collect()
     }

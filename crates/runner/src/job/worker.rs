@@ -86,6 +86,9 @@ pub(crate) fn base_result(job: &JobSpec, start_unix: u64) -> JobResult {
         sig_figs: job.stats.sig_figs,
         ioprio: u32::from(job.default_ioprio()),
         unified_both: job.stats.unified_both,
+        // fio's JSON has total_err/first_error for such a job even when it failed before any
+        // I/O (an engine it cannot use).
+        continue_on_error: crate::io::ioerr::continue_bits(&job.errors) != 0,
         ..Default::default()
     }
 }
