@@ -200,7 +200,10 @@ pub fn usage_with(subcommands: &[Subcommand]) -> String {
         "\nServer: fiox --server[=ip:HOST[,PORT] | ip6:HOST[,PORT] | :PORT] [--daemonize=PIDFILE]\n\
          serves fio 3.33's clients (fio --client=HOST[,PORT] job.fio runs the job on fiox).\n\
          It listens on 127.0.0.1 port 8765 unless told otherwise (fio listens on every\n\
-         address) and logs each connection on stderr.\n",
+         address) and logs each connection on stderr.\n\
+         \nClient: fiox --client=HOST[,PORT] [--client=...] [jobfile ...] drives fio and fiox\n\
+         servers as fio's client does (--client=FILE: a list of hosts; --remote-config=FILE:\n\
+         a job file on the server).\n",
     );
     // One column for the names, the longest plus two spaces: a name never runs into its text.
     let width = subcommands
