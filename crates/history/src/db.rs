@@ -10,6 +10,13 @@
 //! `BEGIN` on PostgreSQL (row locks and the UNIQUE digest make concurrent writers safe).
 
 use crate::{HistoryError, Result};
+
+/// The schema version this fiox writes (SQLite's `user_version`).
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// SQLite's `application_id` of a fiox history ("fiox" in ASCII).
+pub const APPLICATION_ID: i64 = 0x6669_6f78;
+
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
@@ -206,7 +213,7 @@ impl Db {
     }
 
     fn sqlite(&self, e: rusqlite::Error) -> HistoryError {
-        crate::store::sql_error(&self.name, e)
+        sql_error(&self.name, e)
     }
 
     fn pg(&self, e: postgres::Error) -> HistoryError {
@@ -323,6 +330,25 @@ impl<'a> postgres::types::FromSql<'a> for Value {
 
     fn accepts(_: &postgres::types::Type) -> bool {
         true
+    }
+}
+
+/// An SQLite error of the database at `path`; one saying the file is corrupt or no database
+/// is a refusal, with what to do.
+pub(crate) fn sql_error(path: &Path, e: rusqlite::Error) -> HistoryError {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => HistoryError::Refused {
+            path: path.to_path_buf(),
+            why: format!(
+                "the database is corrupt ({e}); fiox leaves it as it is: move it away (or \
+                 repair it with sqlite3's .recover) and run again"
+            ),
+        },
+        _ => HistoryError::Sqlite {
+            path: path.to_path_buf(),
+            source: e,
+        },
     }
 }
 

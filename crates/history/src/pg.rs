@@ -11,8 +11,7 @@
 //! one whose `fiox_history` names another application, and one with tables but no
 //! `fiox_history` (another program's).
 
-use crate::db::{pg_error, Backend, Db, Value};
-use crate::store::{APPLICATION_ID, SCHEMA_VERSION};
+use crate::db::{pg_error, Backend, Db, Value, APPLICATION_ID, SCHEMA_VERSION};
 use crate::{HistoryError, Result};
 use std::cell::RefCell;
 use std::path::PathBuf;

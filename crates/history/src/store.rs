@@ -18,7 +18,7 @@
 //! Migrations run in one IMMEDIATE transaction that reads the version again, so two processes
 //! opening a new database at once migrate it once.
 
-use crate::db::{Backend, Db};
+use crate::db::{sql_error, Backend, Db};
 use crate::{HistoryError, Result};
 use fiox_guard::{Dir, Kind, Layout};
 use rusqlite::{Connection, OpenFlags};
@@ -27,11 +27,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The schema version this fiox writes (SQLite's `user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
-
-/// SQLite's `application_id` of a fiox history ("fiox" in ASCII).
-pub const APPLICATION_ID: i64 = 0x6669_6f78;
+pub use crate::db::{APPLICATION_ID, SCHEMA_VERSION};
 
 /// `MIGRATIONS[v]` brings a database from schema version `v` to `v + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [include_str!("schema_v1.sql")];
@@ -235,24 +231,6 @@ impl Store {
     }
 }
 
-/// An SQLite error of the database at `path`; one saying the file is corrupt or no database
-/// is a refusal, with what to do.
-pub(crate) fn sql_error(path: &Path, e: rusqlite::Error) -> HistoryError {
-    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
-    match e.sqlite_error_code() {
-        Some(DatabaseCorrupt | NotADatabase) => HistoryError::Refused {
-            path: path.to_path_buf(),
-            why: format!(
-                "the database is corrupt ({e}); fiox leaves it as it is: move it away (or \
-                 repair it with sqlite3's .recover) and run again"
-            ),
-        },
-        _ => HistoryError::Sqlite {
-            path: path.to_path_buf(),
-            source: e,
-        },
-    }
-}
 
 /// Make (by the guard) the directory and the empty database file when missing; check that the
 /// directory is private, that the file is a regular file with SQLite's header (or empty), and
