@@ -316,3 +316,88 @@ fn logs_come_back_from_the_server_as_fios_client_writes_them() {
         );
     }
 }
+
+/// A hostile "server": accepts one connection, reads what the client sends for a moment, then
+/// sends `bytes` in pieces `pace` apart and holds the connection open for `hold`.
+fn hostile_server(bytes: Vec<u8>, pace: std::time::Duration, hold: std::time::Duration) -> u16 {
+    use std::io::Write;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        // Take what the client sends first (PROBE, JOB, RUN), so closing is not a reset.
+        use std::io::Read;
+        s.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+            .unwrap();
+        let mut sink = [0u8; 65536];
+        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+        let step = if pace.is_zero() {
+            bytes.len().max(1)
+        } else {
+            1
+        };
+        for c in bytes.chunks(step) {
+            if s.write_all(c).is_err() {
+                return;
+            }
+            std::thread::sleep(pace);
+        }
+        std::thread::sleep(hold);
+    });
+    port
+}
+
+#[test]
+fn a_hostile_server_ends_its_own_conversation_and_the_others_report() {
+    need_fio();
+    let dir = TempDir::new("nchostile");
+    let job = job_file(&dir, NULL_JOB);
+    let good = Server::start("fiox");
+    let zero = std::time::Duration::ZERO;
+    let mut bad_crc = header(97, 10, 0);
+    bad_crc[20] ^= 0xff;
+    let mut truncated = header(97, 6, 1000);
+    truncated.extend([0u8; 10]);
+    let (hold, slow) = (
+        std::time::Duration::from_secs(30),
+        std::time::Duration::from_millis(1500),
+    );
+    let cases: Vec<(
+        &str,
+        Vec<u8>,
+        std::time::Duration,
+        std::time::Duration,
+        &str,
+    )> = vec![
+        ("bad CRC", bad_crc, zero, hold, "header checksum"),
+        ("wrong version", header(96, 10, 0), zero, hold, "version 96"),
+        (
+            "4 GiB claimed",
+            header(97, 6, u32::MAX),
+            zero,
+            hold,
+            "claims 4294967295 bytes",
+        ),
+        // Half a message, then the connection closes.
+        ("truncated", truncated, zero, zero, "closed in the middle"),
+        // One byte every 1.5 s: no message within the 10 s limit.
+        (
+            "slowloris",
+            header(97, 5, 100),
+            slow,
+            hold,
+            "no complete message",
+        ),
+    ];
+    for (what, bytes, pace, hold, says) in cases {
+        let port = hostile_server(bytes, pace, hold);
+        let t0 = std::time::Instant::now();
+        let r = client_of("fiox", &[good.port, port], &["--output-format=json", &job]);
+        assert!(t0.elapsed().as_secs() < 25, "{what}: {:?}", t0.elapsed());
+        assert_eq!(r.code, 1, "{what}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{what}: {}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{what}: {}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).expect("JSON");
+        assert_eq!(stats(&v).len(), 3, "{what}: the good server's results");
+    }
+}

@@ -115,35 +115,6 @@ fn hostile(port: u16, bytes: &[u8]) -> Vec<u8> {
     got
 }
 
-/// A 24-byte header with a valid header CRC.
-fn header(version: u16, op: u16, len: u32) -> Vec<u8> {
-    let mut h = Vec::new();
-    h.extend_from_slice(&version.to_le_bytes());
-    h.extend_from_slice(&op.to_le_bytes());
-    h.extend_from_slice(&[0; 12]);
-    h.extend_from_slice(&len.to_le_bytes());
-    let crc = fiox_crc16(&h);
-    h.extend_from_slice(&crc.to_le_bytes());
-    h.extend_from_slice(&[0, 0]);
-    h
-}
-
-/// CRC-16/ARC (fio's crc16), bit by bit: the test's own, independent of fiox's.
-fn fiox_crc16(b: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &x in b {
-        crc ^= x as u16;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xa001
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
-}
-
 #[test]
 fn hostile_peers_end_their_own_connection_and_the_server_goes_on() {
     need_fio();

@@ -302,8 +302,11 @@ fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
         // fio's client drops a server it has no job for, without a word.
         return Ok(());
     }
-    let mut s = Session::connect(&t.remote, CONNECT_TIMEOUT)
-        .with_context(|| format!("fio: connect to {host}"))?;
+    let mut s =
+        Session::connect(&t.remote, CONNECT_TIMEOUT).with_context(|| match &t.remote.addr {
+            fiox_netproto::client::Addr::Unix(p) => format!("fio: failed to connect to {p}"),
+            fiox_netproto::client::Addr::Tcp(a) => format!("fio: failed to connect to {a}"),
+        })?;
     Stopper::add(&ctx.stop, s.quitter()?);
     s.probe(host)?;
     let mut line = vec!["fio".to_string()];

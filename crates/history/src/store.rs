@@ -231,7 +231,6 @@ impl Store {
     }
 }
 
-
 /// Make (by the guard) the directory and the empty database file when missing; check that the
 /// directory is private, that the file is a regular file with SQLite's header (or empty), and
 /// that SQLite's `-wal` and `-shm` names are not links. Returns the directory and file name.
