@@ -81,6 +81,7 @@ for n in "${sizes[@]}"; do
             if [[ $rc != 0 || $stats -lt $n ]]; then
                 echo "servers=$n client=$client round=$r: exit $rc, $stats results" >&2
                 cat "$work/err" >&2
+                head -c 2000 "$work/out.json" >&2
                 continue
             fi
             over=$(echo "($wall - 2) * 1000 / $n" | bc -l)

@@ -99,6 +99,8 @@ pub trait Conn: TimedRead + Write + Send {
     fn clone_conn(&self) -> std::io::Result<Box<dyn Conn>>;
     /// End the connection both ways (unblocks a read in another thread).
     fn shutdown_conn(&self);
+    /// End the sending side only (the peer reads the end; what it still sends can be read).
+    fn shutdown_write(&self);
 }
 
 impl Conn for std::net::TcpStream {
@@ -108,6 +110,9 @@ impl Conn for std::net::TcpStream {
     fn shutdown_conn(&self) {
         let _ = self.shutdown(std::net::Shutdown::Both);
     }
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
+    }
 }
 
 impl Conn for std::os::unix::net::UnixStream {
@@ -116,6 +121,9 @@ impl Conn for std::os::unix::net::UnixStream {
     }
     fn shutdown_conn(&self) {
         let _ = self.shutdown(std::net::Shutdown::Both);
+    }
+    fn shutdown_write(&self) {
+        let _ = self.shutdown(std::net::Shutdown::Write);
     }
 }
 
@@ -152,7 +160,19 @@ impl Outbox {
             .unwrap_or_else(|p| p.into_inner())
             .shutdown_conn();
     }
+    /// The last message is sent: end the sending side, so the client reads everything and
+    /// closes; a close of both sides now would turn the client's late messages (an ETA
+    /// request in flight) into a reset that can destroy results it has not read yet.
+    fn finish(&self) {
+        self.w
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .shutdown_write();
+    }
 }
+
+/// How long a connection waits for the client to close once everything is sent.
+const LINGER: Duration = Duration::from_secs(5);
 
 /// The run's progress, read when the client asks for an ETA.
 pub type EtaCell = Arc<Mutex<Eta>>;
@@ -255,18 +275,27 @@ pub fn serve(conn: Box<dyn Conn>, backend: &mut dyn Backend) -> Result<Ended, Pr
     let mut prepared: Option<Box<dyn PreparedRun>> = None;
     let mut args: Vec<String> = Vec::new();
     let mut running: Option<std::thread::JoinHandle<()>> = None;
+    // Set once the results and QUIT are sent; this side's handle also tells the run that the
+    // reader is still waiting for the client to close.
+    let sent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let is_sent = |s: &std::sync::atomic::AtomicBool| s.load(std::sync::atomic::Ordering::SeqCst);
     loop {
         let m = match reader.read_message() {
             Ok(Some(m)) => m,
-            // The run shuts the connection down once it has sent QUIT: a clean end.
+            // The client closes once it has read QUIT: a clean end.
             Ok(None) => break,
-            Err(_) if running.as_ref().is_some_and(|h| h.is_finished()) => break,
+            Err(_) if is_sent(&sent) => break,
             Err(e) => {
                 backend.stop();
+                drop(sent);
                 join(running);
                 return Err(e);
             }
         };
+        if is_sent(&sent) {
+            // Everything is sent (an ETA request crossed QUIT): wait for the close.
+            continue;
+        }
         match handle(&m, backend, &out, &eta, &mut prepared, &mut args)? {
             Step::Continue => {}
             Step::Run => {
@@ -279,17 +308,19 @@ pub fn serve(conn: Box<dyn Conn>, backend: &mut dyn Backend) -> Result<Ended, Pr
                     idle: None,
                     ..Limits::default()
                 });
-                running = Some(spawn_run(run, out.clone(), eta.clone()));
+                running = Some(spawn_run(run, out.clone(), eta.clone(), sent.clone()));
             }
             Step::Quit if running.is_some() => backend.stop(),
             Step::Quit => break,
             Step::Exit => {
                 backend.stop();
+                drop(sent);
                 join(running);
                 return Ok(Ended::Exit);
             }
         }
     }
+    drop(sent);
     join(running);
     Ok(Ended::Done)
 }
@@ -394,10 +425,23 @@ fn handle(
 
 /// Run the jobs in a thread and send their results, STOP and QUIT, then close the
 /// connection (which ends the reader).
-fn spawn_run(run: Box<dyn PreparedRun>, out: Outbox, eta: EtaCell) -> std::thread::JoinHandle<()> {
+fn spawn_run(
+    run: Box<dyn PreparedRun>,
+    out: Outbox,
+    eta: EtaCell,
+    sent: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    use std::sync::atomic::Ordering;
     std::thread::spawn(move || {
         let f = run.run(&out, &eta);
         let _ = send_finished(&out, &f);
+        sent.store(true, Ordering::SeqCst);
+        out.finish();
+        // The client closes once it has read QUIT; one that does not is cut off.
+        let t0 = std::time::Instant::now();
+        while Arc::strong_count(&sent) > 1 && t0.elapsed() < LINGER {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         out.shutdown();
     })
 }
