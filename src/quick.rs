@@ -358,7 +358,7 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     let mut codes = Vec::new();
     for w in outcome.result.jobs.iter().flat_map(|j| &j.warnings) {
         if !codes.contains(&w.code) {
-            codes.push(w.code.clone());
+            codes.push(w.code);
             notes.push(format!("{} ({})", w.message, w.fix));
         }
     }

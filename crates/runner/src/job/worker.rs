@@ -13,7 +13,7 @@ use crate::job::warn;
 use crate::sys;
 use fiox_engine::{EngineFile, IoEngine};
 use fiox_job::JobSpec;
-use fiox_stats::JobResult;
+use fiox_stats::{JobResult, WarningCode};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -253,11 +253,10 @@ fn switch_scheduler(
                 msg,
             })?;
         for n in notes {
-            result.warnings.push(fiox_stats::Warning {
-                code: "ioscheduler-not-tunable".into(),
-                message: format!("job {}: {n}", job.name),
-                fix: "the device has no scheduler to switch (fio says the same)".into(),
-            });
+            result.warnings.push(fiox_stats::Warning::new(
+                WarningCode::IoschedulerNotTunable,
+                format!("job {}: {n}", job.name),
+            ));
         }
     }
     Ok(sched)
