@@ -542,3 +542,79 @@ fn warning_codes_are_spelled_only_in_their_table() {
         "the table spells each code once"
     );
 }
+
+/// Lines of one source file (up to its tests) that compare a string with one of `names`
+/// (`== "psync"`, `!= "psync"`, a match arm `"psync" =>` or `"psync" | ...`,
+/// `.eq_ignore_ascii_case("psync")`), as "path:line: text".
+fn name_comparisons_in(path: &Path, names: &[&str]) -> Vec<String> {
+    code_lines_where(path, |code| {
+        names.iter().any(|n| {
+            let q = format!("\"{n}\"");
+            [
+                format!("== {q}"),
+                format!("!= {q}"),
+                format!("{q} =>"),
+                format!("{q} |"),
+                format!("| {q}"),
+                format!("{q} if "),
+                format!("eq_ignore_ascii_case({q})"),
+            ]
+            .iter()
+            .any(|p| code.contains(p.as_str()))
+        })
+    })
+}
+
+/// The engine enum (issue 46): `ioengine=` is parsed once, by the option parser
+/// (crates/job/src/defs/) into `fiox_job::Engine` (crates/job/src/engine.rs, the one table of
+/// engines and their kinds); everything else matches the enum or asks its properties, and
+/// never compares an engine's name.
+#[test]
+fn engine_names_are_compared_only_by_the_parser() {
+    let names: Vec<&str> = fiox_job::Engine::ALL
+        .iter()
+        .flat_map(|e| std::iter::once(e.name()).chain(e.aliases().iter().copied()))
+        .collect();
+    assert!(
+        names.contains(&"threads") && names.contains(&"io_uring"),
+        "{names:?}"
+    );
+    // Not engines: an I/O log's sync action, a mount option, QEMU's aio= values.
+    let allowed = [
+        ("crates/runner/src/replay/mod.rs", "sync"),
+        ("crates/testbed/src/managed/build.rs", "sync"),
+        ("crates/testbed/src/vm/spec.rs", "threads"),
+        ("crates/testbed/src/vm/spec.rs", "io_uring"),
+    ];
+    let parser = ["crates/job/src/engine.rs", "crates/job/src/defs/"];
+    let bad: Vec<String> = product_sources()
+        .iter()
+        .filter(|f| !parser.iter().any(|p| f.to_string_lossy().contains(p)))
+        .flat_map(|f| {
+            let others: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| !allowed.iter().any(|(p, w)| f.ends_with(p) && w == n))
+                .collect();
+            name_comparisons_in(f, &others)
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} engine name comparisons outside the option parser (use fiox_job::Engine):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    // The check finds each form.
+    let probe = std::env::temp_dir().join(format!("fiox-engine-probe-{}.rs", std::process::id()));
+    std::fs::write(
+        &probe,
+        "fn f(e: &str) -> bool {\n    e == \"psync\"\n        || matches!(e, \"net\" | \"exec\")\n        \
+         || e.eq_ignore_ascii_case(\"null\")\n}\nfn g(e: &str) -> u8 {\n    match e {\n        \
+         \"libaio\" => 1,\n        _ => 0,\n    }\n}\n",
+    )
+    .unwrap();
+    let found = name_comparisons_in(&probe, &names);
+    let _ = std::fs::remove_file(&probe);
+    assert_eq!(found.len(), 4, "{found:?}");
+}

@@ -601,7 +601,8 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
     // fio's diskless engines (FIO_DISKLESSIO: null, cpuio, exec, filecreate, net...) have no
     // disks to watch; disk_util=0: that job's disks are not watched (fio's init_disk_util,
     // per job).
-    let watched = |j: &&JobSpec| j.stats.disk_util && !fiox_engine::is_diskless(&j.ioengine);
+    let watched =
+        |j: &&JobSpec| j.stats.disk_util && !j.ioengine.has(fiox_job::Engine::is_diskless);
     for j in jobs.iter().filter(watched) {
         for p in files::file_paths(j) {
             if debug::on(debug::DISKUTIL) {
@@ -976,10 +977,7 @@ fn starts_with_others(job: &JobSpec, opts: &RunOptions) -> bool {
     opts.max_jobs.is_none()
         && job.timing.startdelay.1.is_zero()
         && job.wait_for.is_none()
-        && !matches!(
-            job.ioengine.trim().to_ascii_lowercase().as_str(),
-            "net" | "netsplice"
-        )
+        && !job.ioengine.has(fiox_job::Engine::is_net)
 }
 
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {

@@ -20,12 +20,7 @@
 //! other things.
 
 use crate::model::{DepthDist, DirResult, JobResult, Warning, WarningCode};
-use fiox_job::{Ddir, JobSpec};
-
-/// Engines whose `iodepth` queues I/O (fiox's queued engines; `threads` is guasi's alias).
-/// Sync engines are covered by the runner's `iodepth-sync-engine` warning, and `null`
-/// completes instantly by design.
-pub const QUEUED_ENGINES: &[&str] = &["libaio", "io_uring", "posixaio", "guasi", "threads"];
+use fiox_job::{Ddir, Engine, JobSpec};
 
 /// Mean slat at or above this share of mean lat: an I/O spent most of its life inside the
 /// submit call, i.e. it completed there. Asynchronous submission of a device I/O costs a few
@@ -93,8 +88,10 @@ pub enum Verdict {
 
 /// Warnings about queued I/O that did not queue, for a finished job (see the module docs).
 pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
-    let engine = job.ioengine.trim().to_ascii_lowercase();
-    if job.iodepth <= 1 || !QUEUED_ENGINES.contains(&engine.as_str()) {
+    // Only engines whose `iodepth` queues I/O ([`Engine::is_queued`]): sync engines are
+    // covered by the runner's `iodepth-sync-engine` warning, and `null` completes instantly by
+    // design.
+    if job.iodepth <= 1 || !job.ioengine.has(Engine::is_queued) {
         return Vec::new();
     }
     // io_submit_mode=offload: iodepth submit threads each run the engine at depth 1, so a
@@ -104,11 +101,14 @@ pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
         return Vec::new();
     }
     let verdict = verdict(res, job.iodepth, !self_paced(job));
-    if engine == "libaio" && !job.direct {
+    if job.ioengine.is(Engine::Libaio) && !job.direct {
         return vec![buffered_libaio(job.iodepth, &verdict)];
     }
     match verdict {
-        Verdict::Blocked(evidence) => vec![sync_submission(&engine, job.iodepth, &evidence)],
+        Verdict::Blocked(evidence) => {
+            let engine = job.ioengine.as_str().trim().to_ascii_lowercase();
+            vec![sync_submission(&engine, job.iodepth, &evidence)]
+        }
         _ => Vec::new(),
     }
 }

@@ -53,7 +53,7 @@ pub fn fit(jobs: &mut [JobSpec], limit: u64) -> Vec<Warning> {
 /// caps it; none for fio's diskless engines (null, cpuio, filecreate, the directory
 /// engines...), which open no file of the plan at setup.
 fn held_open(job: &JobSpec) -> u64 {
-    if fiox_engine::is_diskless(&job.ioengine) {
+    if job.ioengine.has(fiox_job::Engine::is_diskless) {
         return 0;
     }
     let files = super::file_count(job) as u64;
