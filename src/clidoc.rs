@@ -129,7 +129,7 @@ fn choices(d: &OptDef) -> Vec<&'static str> {
     match d.kind {
         Kind::Choice(c) => c.to_vec(),
         Kind::Bool => vec!["0", "1"],
-        _ if d.name == "ioengine" => defs::ENGINES.iter().map(|e| e.0).collect(),
+        _ if d.name == "ioengine" => defs::engines().map(|e| e.0).collect(),
         _ => Vec::new(),
     }
 }
@@ -185,7 +185,7 @@ pub fn man_page() -> String {
         }
     }
     m.push_str(".SH ENGINES\n");
-    for (name, what) in defs::ENGINES {
+    for (name, what) in defs::engines() {
         m.push_str(&format!(".TP\n.B {}\n{}\n", roff(name), roff(what)));
     }
     m.push_str(

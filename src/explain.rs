@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 fn all_marked(jobs: &[fiox_job::JobSpec]) -> bool {
     jobs.iter().all(|j| {
         let inline = j.io_submit_mode == fiox_job::IoSubmitMode::Inline;
-        fiox_explain::marks::marks_of(&j.ioengine, inline).is_some()
+        fiox_explain::marks::marks_of(j.ioengine.engine(), inline).is_some()
     })
 }
 

@@ -7,7 +7,8 @@
 
 use anyhow::{Context, Result};
 use fiox_job::RunSettings;
-use fiox_testbed::machine::{Limits, Machine, Report};
+use fiox_stats::{Warning, WarningCode};
+use fiox_testbed::machine::{LimitWarning, Limits, Machine, Report};
 use serde_json::{json, Value};
 
 /// Enter the limits the command line asks for; None when it asks for none.
@@ -36,7 +37,14 @@ pub fn to_json(r: &Report) -> Value {
     let warnings: Vec<Value> = r
         .warnings
         .iter()
-        .map(|(code, message, fix)| json!({"code": code, "message": message, "fix": fix}))
+        .map(|(kind, message)| {
+            let code = match kind {
+                LimitWarning::Exceeded => WarningCode::MachineLimitExceeded,
+                LimitWarning::NotReached => WarningCode::MachineLimitNotReached,
+            };
+            let w = Warning::new(code, message.as_str());
+            json!({"code": w.code.code(), "message": w.message, "fix": w.fix})
+        })
         .collect();
     json!({
         "memory_bytes": r.limits.memory_bytes,

@@ -10,7 +10,7 @@
 //! kill -9 by the next `fiox quick` or `fiox testbed cleanup`.
 
 use anyhow::{bail, Context, Result};
-use fiox_job::{BsSpec, EtaMode, JobSpec, PerDir, RwMode, RwSpec, SizeSpec};
+use fiox_job::{BsSpec, Engine, EtaMode, JobSpec, PerDir, RwMode, RwSpec, SizeSpec};
 use fiox_runner::RunOptions;
 use fiox_testbed::managed::scratch::{self, ScratchFile};
 use serde_json::json;
@@ -126,7 +126,7 @@ impl QuickArgs {
 struct Setup {
     file: PathBuf,
     direct: bool,
-    engine: &'static str,
+    engine: Engine,
     notes: Vec<String>,
 }
 
@@ -171,19 +171,19 @@ fn probe(a: &mut Args) -> Result<(Setup, ScratchFile)> {
         ));
     }
     let probe_job = JobSpec {
-        ioengine: "io_uring".into(),
+        ioengine: Engine::IoUring.into(),
         iodepth: 32,
         direct,
         ..JobSpec::default()
     };
     let engine = match fiox_engine::create(&probe_job) {
-        Ok(_) => "io_uring",
+        Ok(_) => Engine::IoUring,
         Err(e) => {
             notes.push(format!(
                 "io_uring is unavailable ({e}); queue depths are emulated with psync threads \
                  (QnT1 runs n threads at depth 1)"
             ));
-            "psync"
+            Engine::Psync
         }
     };
     let setup = Setup {
@@ -253,7 +253,7 @@ fn jobs(a: &Args, s: &Setup) -> Vec<JobSpec> {
     let mut group = 0;
     for write in [false, true] {
         for t in &TESTS {
-            let (depth, threads) = if s.engine == "psync" {
+            let (depth, threads) = if s.engine == Engine::Psync {
                 (1, t.depth)
             } else {
                 (t.depth, 1)
@@ -334,13 +334,13 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     let engine_failed = outcome.errors.iter().any(|e| {
         matches!(e, fiox_runner::RunError::Engine(_)) || e.to_string().contains("io_uring")
     });
-    if s.engine == "io_uring" && !outcome.interrupted && engine_failed {
+    if s.engine == Engine::IoUring && !outcome.interrupted && engine_failed {
         // io_uring can be set up yet refused at submission (seccomp, old kernels).
         s.notes.push(format!(
             "io_uring failed during the run ({}); the tests were repeated with psync threads",
             outcome.errors[0]
         ));
-        s.engine = "psync";
+        s.engine = Engine::Psync;
         outcome = run_set(&a, &s);
     }
     // The file was fiox's from its creation: removed only while it is that inode.
@@ -358,7 +358,7 @@ pub fn main(args: QuickArgs) -> Result<i32> {
     let mut codes = Vec::new();
     for w in outcome.result.jobs.iter().flat_map(|j| &j.warnings) {
         if !codes.contains(&w.code) {
-            codes.push(w.code.clone());
+            codes.push(w.code);
             notes.push(format!("{} ({})", w.message, w.fix));
         }
     }
@@ -577,7 +577,7 @@ fn to_json(a: &Args, s: &Setup, rows: &[Row]) -> serde_json::Value {
             "directory": s.file.parent().unwrap_or(&a.dir).display().to_string(),
             "size": a.size,
             "runtime_ms": a.runtime.as_millis() as u64,
-            "ioengine": s.engine,
+            "ioengine": s.engine.name(),
             "direct": s.direct,
             "notes": s.notes,
             "failed": rows.iter().filter(|r| matches!(r.status, Status::Failed(_))).count(),
@@ -689,7 +689,7 @@ mod tests {
         let s = Setup {
             file: "/d/f".into(),
             direct: true,
-            engine: "io_uring",
+            engine: Engine::IoUring,
             notes: vec![],
         };
         to_json(&a, &s, rows)["fiox_quick"].clone()
@@ -821,7 +821,7 @@ mod tests {
         let s = Setup {
             file: "/nonexistent/f".into(),
             direct: false,
-            engine: "psync",
+            engine: Engine::Psync,
             notes: vec![],
         };
         let js = jobs(&a, &s);

@@ -175,11 +175,11 @@ pub fn vm_json(o: &Outcome, spec: &VmSpec) -> Value {
             .map_or("accel=tcg was asked for".to_string(), |w| {
                 format!("KVM did not run the guest: {w}")
             });
-        warnings.push(json!({
-            "code": "vm-tcg",
-            "message": format!("the guest ran under QEMU's TCG emulation ({why}): the numbers measure the emulator, not the virtio-blk path"),
-            "fix": "re-measure on a machine where KVM runs a guest (accel=kvm)",
-        }));
+        let w = fiox_stats::Warning::new(
+            fiox_stats::WarningCode::VmTcg,
+            format!("the guest ran under QEMU's TCG emulation ({why}): the numbers measure the emulator, not the virtio-blk path"),
+        );
+        warnings.push(json!({"code": w.code.code(), "message": w.message, "fix": w.fix}));
     }
     json!({
         "accel": o.accel,

@@ -472,3 +472,149 @@ fn messages_never_panic_on_a_full_disk() {
     let _ = std::fs::remove_file(&probe);
     assert_eq!(found.len(), 1, "{found:?}");
 }
+
+/// The non-test Rust sources of src/ and crates/ (test directories and files, benches,
+/// examples and fuzz targets left out).
+fn product_sources() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for d in ["src", "crates"] {
+        rust_files(&root().join(d), &mut files);
+    }
+    let skip = ["/tests/", "/benches/", "/examples/", "/fuzz/", "/build.rs"];
+    files
+        .into_iter()
+        .filter(|f| {
+            let s = f.to_string_lossy();
+            let name = f.file_name().unwrap().to_string_lossy();
+            !skip.iter().any(|k| s.contains(k))
+                && name != "tests.rs"
+                && !name.ends_with("_tests.rs")
+        })
+        .collect()
+}
+
+/// Lines of one source file (up to its tests) that spell one of `words` as a string literal
+/// (`"word"`), as "path:line: text".
+fn literals_in(path: &Path, words: &[&str]) -> Vec<String> {
+    code_lines_where(path, |code| {
+        words.iter().any(|w| code.contains(&format!("\"{w}\"")))
+    })
+}
+
+/// The table of warnings (issue 46): every warning code string is spelled once, in
+/// crates/stats/src/warning.rs; everything else builds and reads warnings through
+/// `fiox_stats::WarningCode`, so a code cannot drift between its writers and its readers.
+#[test]
+fn warning_codes_are_spelled_only_in_their_table() {
+    let codes: Vec<&str> = fiox_stats::WarningCode::ALL
+        .iter()
+        .map(|c| c.code())
+        .collect();
+    assert!(codes.contains(&"buffered-libaio"), "{codes:?}");
+    // Not warnings: the telemetry chart of the page cache, the --idle-prof option.
+    let allowed = [
+        ("crates/plot/src/chart/telemetry.rs", "page-cache"),
+        ("crates/job/src/getopt.rs", "idle-prof"),
+        ("crates/job/src/cli.rs", "idle-prof"),
+    ];
+    let table = root().join("crates/stats/src/warning.rs");
+    let bad: Vec<String> = product_sources()
+        .iter()
+        .filter(|f| **f != table)
+        .flat_map(|f| {
+            let others: Vec<&str> = codes
+                .iter()
+                .copied()
+                .filter(|c| !allowed.iter().any(|(p, w)| f.ends_with(p) && w == c))
+                .collect();
+            literals_in(f, &others)
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} warning code literals outside crates/stats/src/warning.rs (use fiox_stats::WarningCode):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert_eq!(
+        literals_in(&table, &codes).len(),
+        codes.len(),
+        "the table spells each code once"
+    );
+}
+
+/// Lines of one source file (up to its tests) that compare a string with one of `names`
+/// (`== "psync"`, `!= "psync"`, a match arm `"psync" =>` or `"psync" | ...`,
+/// `.eq_ignore_ascii_case("psync")`), as "path:line: text".
+fn name_comparisons_in(path: &Path, names: &[&str]) -> Vec<String> {
+    code_lines_where(path, |code| {
+        names.iter().any(|n| {
+            let q = format!("\"{n}\"");
+            [
+                format!("== {q}"),
+                format!("!= {q}"),
+                format!("{q} =>"),
+                format!("{q} |"),
+                format!("| {q}"),
+                format!("{q} if "),
+                format!("eq_ignore_ascii_case({q})"),
+            ]
+            .iter()
+            .any(|p| code.contains(p.as_str()))
+        })
+    })
+}
+
+/// The engine enum (issue 46): `ioengine=` is parsed once, by the option parser
+/// (crates/job/src/defs/) into `fiox_job::Engine` (crates/job/src/engine.rs, the one table of
+/// engines and their kinds); everything else matches the enum or asks its properties, and
+/// never compares an engine's name.
+#[test]
+fn engine_names_are_compared_only_by_the_parser() {
+    let names: Vec<&str> = fiox_job::Engine::ALL
+        .iter()
+        .flat_map(|e| std::iter::once(e.name()).chain(e.aliases().iter().copied()))
+        .collect();
+    assert!(
+        names.contains(&"threads") && names.contains(&"io_uring"),
+        "{names:?}"
+    );
+    // Not engines: an I/O log's sync action, a mount option, QEMU's aio= values.
+    let allowed = [
+        ("crates/runner/src/replay/mod.rs", "sync"),
+        ("crates/testbed/src/managed/build.rs", "sync"),
+        ("crates/testbed/src/vm/spec.rs", "threads"),
+        ("crates/testbed/src/vm/spec.rs", "io_uring"),
+    ];
+    let parser = ["crates/job/src/engine.rs", "crates/job/src/defs/"];
+    let bad: Vec<String> = product_sources()
+        .iter()
+        .filter(|f| !parser.iter().any(|p| f.to_string_lossy().contains(p)))
+        .flat_map(|f| {
+            let others: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| !allowed.iter().any(|(p, w)| f.ends_with(p) && w == n))
+                .collect();
+            name_comparisons_in(f, &others)
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "{} engine name comparisons outside the option parser (use fiox_job::Engine):\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    // The check finds each form.
+    let probe = std::env::temp_dir().join(format!("fiox-engine-probe-{}.rs", std::process::id()));
+    std::fs::write(
+        &probe,
+        "fn f(e: &str) -> bool {\n    e == \"psync\"\n        || matches!(e, \"net\" | \"exec\")\n        \
+         || e.eq_ignore_ascii_case(\"null\")\n}\nfn g(e: &str) -> u8 {\n    match e {\n        \
+         \"libaio\" => 1,\n        _ => 0,\n    }\n}\n",
+    )
+    .unwrap();
+    let found = name_comparisons_in(&probe, &names);
+    let _ = std::fs::remove_file(&probe);
+    assert_eq!(found.len(), 4, "{found:?}");
+}

@@ -290,7 +290,7 @@ fn shares_files(rank0: &[JobSpec], rank1: &[JobSpec]) -> bool {
     rank0
         .iter()
         .zip(rank1)
-        .any(|(a, b)| !a.ioengine.eq_ignore_ascii_case("null") && names(a) == names(b))
+        .any(|(a, b)| !a.ioengine.is(fiox_job::Engine::Null) && names(a) == names(b))
 }
 
 #[cfg(test)]

@@ -79,7 +79,7 @@ fn run(
     let bare = engine == "bare-pread";
     let depth = job.iodepth;
     let job = JobSpec {
-        ioengine: if bare { "psync" } else { engine }.to_string(),
+        ioengine: if bare { "psync" } else { engine }.into(),
         ..job
     };
     let mut e = create(&job).map_err(|e| e.to_string())?;

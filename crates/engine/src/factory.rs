@@ -2,12 +2,13 @@
 //! fio engine fiox does not implement (NotSupported) from a name nobody knows (Unknown).
 
 use fiox_job::spec::{IoSubmitMode, JobSpec};
+use fiox_job::Engine;
 
 use crate::blocking::sync::{Rwf, SyncEngine, SyncKind, VsyncEngine};
 use crate::blocking::{mmap, splice};
 use crate::fileops::ops::{FileOp, FileOpEngine};
 use crate::fileops::{e4defrag, falloc, ftruncate};
-use crate::names::{ENGINES, INLINE_ONLY, UNSUPPORTED_FIO_ENGINES};
+use crate::names::{engine_names, UNSUPPORTED_FIO_ENGINES};
 use crate::queued::{guasi, libaio, offload, posixaio, uring};
 use crate::synthetic::null::NullEngine;
 use crate::synthetic::{cpuio, exec, pagefault};
@@ -19,8 +20,8 @@ use crate::{EngineError, IoEngine};
 /// unsupported.
 pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
     if job.io_submit_mode == IoSubmitMode::Offload {
-        let name = job.ioengine.trim().to_ascii_lowercase();
-        if INLINE_ONLY.contains(&name.as_str()) {
+        if job.ioengine.has(Engine::is_inline_only) {
+            let name = job.ioengine.as_str().trim().to_ascii_lowercase();
             return Err(EngineError::Option {
                 engine: "offload",
                 option: "io_submit_mode",
@@ -45,45 +46,46 @@ pub fn create(job: &JobSpec) -> Result<Box<dyn IoEngine>, EngineError> {
 /// The engine itself. `one_thread`: only the creating thread will use it (otherwise engines
 /// that tie themselves to their creator, io_uring's SINGLE_ISSUER ring, must not).
 pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>, EngineError> {
-    let name = job.ioengine.trim().to_ascii_lowercase();
+    let Some(kind) = job.ioengine.engine() else {
+        return Err(unknown(&job.ioengine.as_str().trim().to_ascii_lowercase()));
+    };
     let depth = job.iodepth.max(1);
     let rwf = || Rwf::from_options(&job.engine, job.direct);
-    let engine: Box<dyn IoEngine> = match name.as_str() {
-        "sync" => Box::new(SyncEngine::new(SyncKind::Sync, rwf())),
-        "psync" => Box::new(SyncEngine::new(SyncKind::Psync, rwf())),
-        "pvsync" => Box::new(SyncEngine::new(SyncKind::Pvsync, rwf())),
-        "pvsync2" => Box::new(SyncEngine::new(SyncKind::Pvsync2, rwf())),
-        "vsync" => Box::new(VsyncEngine::new(depth)),
-        "mmap" => Box::new(mmap::MmapEngine::new(
+    let engine: Box<dyn IoEngine> = match kind {
+        Engine::Sync => Box::new(SyncEngine::new(SyncKind::Sync, rwf())),
+        Engine::Psync => Box::new(SyncEngine::new(SyncKind::Psync, rwf())),
+        Engine::Pvsync => Box::new(SyncEngine::new(SyncKind::Pvsync, rwf())),
+        Engine::Pvsync2 => Box::new(SyncEngine::new(SyncKind::Pvsync2, rwf())),
+        Engine::Vsync => Box::new(VsyncEngine::new(depth)),
+        Engine::Mmap => Box::new(mmap::MmapEngine::new(
             job.rw.mode.is_random(),
             job.files.fadvise_hint != fiox_job::FadviseHint::None,
         )),
-        "null" => Box::new(NullEngine::new(depth)),
-        "libaio" => Box::new(libaio::LibaioEngine::new(depth, &job.engine)?),
-        "guasi" | "threads" => Box::new(guasi::GuasiEngine::new(job)?),
-        "posixaio" => Box::new(posixaio::PosixAioEngine::new(depth)),
-        "falloc" => Box::new(FdEngine::new(falloc::FallocEngine)),
-        "ftruncate" => Box::new(FdEngine::new(ftruncate::FtruncateEngine)),
-        "filecreate" => Box::new(FileOpEngine::new(FileOp::Create)),
-        "filestat" => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
-        "filedelete" => Box::new(FileOpEngine::new(FileOp::Delete)),
-        "dircreate" => Box::new(FileOpEngine::new(FileOp::DirCreate)),
-        "dirstat" => Box::new(FileOpEngine::new(FileOp::DirStat(job.engine.stat_type))),
-        "dirdelete" => Box::new(FileOpEngine::new(FileOp::DirDelete)),
-        "page_fault" => Box::new(pagefault::PageFaultEngine::new(job)?),
-        "cpuio" => Box::new(cpuio::CpuEngine::new(&job.engine)?),
-        "exec" => Box::new(exec::ExecEngine::new(job)?),
-        "splice" => Box::new(FdEngine::new(splice::SpliceEngine::new()?)),
-        "net" => Box::new(crate::net::NetEngine::new(job, false)?),
-        "netsplice" => Box::new(crate::net::NetEngine::new(job, true)?),
-        "e4defrag" => Box::new(FdEngine::new(e4defrag::E4defragEngine::new(job)?)),
-        "io_uring" => Box::new(uring::UringEngine::new(
+        Engine::Null => Box::new(NullEngine::new(depth)),
+        Engine::Libaio => Box::new(libaio::LibaioEngine::new(depth, &job.engine)?),
+        Engine::Guasi => Box::new(guasi::GuasiEngine::new(job)?),
+        Engine::Posixaio => Box::new(posixaio::PosixAioEngine::new(depth)),
+        Engine::Falloc => Box::new(FdEngine::new(falloc::FallocEngine)),
+        Engine::Ftruncate => Box::new(FdEngine::new(ftruncate::FtruncateEngine)),
+        Engine::Filecreate => Box::new(FileOpEngine::new(FileOp::Create)),
+        Engine::Filestat => Box::new(FileOpEngine::new(FileOp::Stat(job.engine.stat_type))),
+        Engine::Filedelete => Box::new(FileOpEngine::new(FileOp::Delete)),
+        Engine::Dircreate => Box::new(FileOpEngine::new(FileOp::DirCreate)),
+        Engine::Dirstat => Box::new(FileOpEngine::new(FileOp::DirStat(job.engine.stat_type))),
+        Engine::Dirdelete => Box::new(FileOpEngine::new(FileOp::DirDelete)),
+        Engine::PageFault => Box::new(pagefault::PageFaultEngine::new(job)?),
+        Engine::Cpuio => Box::new(cpuio::CpuEngine::new(&job.engine)?),
+        Engine::Exec => Box::new(exec::ExecEngine::new(job)?),
+        Engine::Splice => Box::new(FdEngine::new(splice::SpliceEngine::new()?)),
+        Engine::Net => Box::new(crate::net::NetEngine::new(job, false)?),
+        Engine::Netsplice => Box::new(crate::net::NetEngine::new(job, true)?),
+        Engine::E4defrag => Box::new(FdEngine::new(e4defrag::E4defragEngine::new(job)?)),
+        Engine::IoUring => Box::new(uring::UringEngine::new(
             depth,
             job.direct,
             &job.engine,
             one_thread,
         )?),
-        _ => return Err(unknown(&name)),
     };
     Ok(engine)
 }
@@ -95,7 +97,10 @@ fn unknown(name: &str) -> EngineError {
     } else if UNSUPPORTED_FIO_ENGINES.contains(&base) {
         EngineError::NotSupported(name.to_string())
     } else {
-        EngineError::Unknown(name.to_string(), ENGINES.join(", "))
+        EngineError::Unknown(
+            name.to_string(),
+            engine_names().collect::<Vec<_>>().join(", "),
+        )
     }
 }
 
@@ -103,11 +108,10 @@ fn unknown(name: &str) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::names::{is_diskless, per_io_syscalls_on_job_thread};
 
     fn job(engine: &str) -> JobSpec {
         JobSpec {
-            ioengine: engine.to_string(),
+            ioengine: engine.into(),
             ..JobSpec::default()
         }
     }
@@ -135,10 +139,8 @@ mod tests {
 
     #[test]
     fn every_listed_engine_is_built_under_its_name() {
-        for &name in ENGINES {
-            let e = built(name, 0);
-            let expect = if name == "threads" { "guasi" } else { name };
-            assert_eq!(e.name(), expect);
+        for name in engine_names() {
+            assert_eq!(built(name, 0).name(), name);
         }
         let _ = std::fs::remove_file(donor(0));
         assert_eq!(create(&job("PSync")).unwrap().name(), "psync");
@@ -148,7 +150,8 @@ mod tests {
     /// FIO_DISKLESSIO engines (null, cpuio, exec, filecreate, net, netsplice).
     #[test]
     fn no_io_flags_are_the_diskless_engines() {
-        for &name in ENGINES {
+        let is_diskless = |name: &str| job(name).ioengine.has(Engine::is_diskless);
+        for name in engine_names() {
             let no_io = built(name, 1).flags().no_io;
             assert_eq!(no_io, is_diskless(name), "{name}");
         }
@@ -179,6 +182,7 @@ mod tests {
     #[test]
     fn sync_flags_follow_fio() {
         assert!(create(&job("psync")).unwrap().flags().sync);
+        let per_io_syscalls_on_job_thread = |name: &str| job(name).ioengine.has(Engine::is_sync);
         assert!(per_io_syscalls_on_job_thread(" PSync") && per_io_syscalls_on_job_thread("vsync"));
         for other in [
             "posixaio", "libaio", "io_uring", "guasi", "threads", "null", "mmap",

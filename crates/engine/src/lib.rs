@@ -61,7 +61,7 @@ pub use buf::{BufPool, BufSpan};
 pub use factory::create;
 pub use fileops::e4defrag::donor_path as e4defrag_donor;
 pub use mem::{MemSpec, Pinned};
-pub use names::{is_diskless, per_io_syscalls_on_job_thread, ENGINES, UNSUPPORTED_FIO_ENGINES};
+pub use names::{engine_names, UNSUPPORTED_FIO_ENGINES};
 pub use net::stop_waits;
 pub use queued::direct::{Direct, RingCqe, RingIo};
 pub use queued::libaio::LibaioEngine;
@@ -192,7 +192,8 @@ pub struct EngineFile {
 pub struct EngineFlags {
     /// `queue` always completes the I/O (`Queued::Done`); slat is not reported.
     pub sync: bool,
-    /// The engine does not touch real storage (fio's FIO_DISKLESSIO, [`is_diskless`]): files
+    /// The engine does not touch real storage (fio's FIO_DISKLESSIO,
+    /// [`fiox_job::Engine::is_diskless`]): files
     /// are not laid out, page cache warnings and disk stats do not apply.
     pub no_io: bool,
     /// The engine reads and writes at the fd's file position (lseek + read/write: sync,
@@ -216,10 +217,10 @@ pub struct EngineFlags {
 impl EngineFlags {
     /// fio's FIO_SYNCIO | FIO_NOIO engines (cpuio, exec): every unit completes in `queue`
     /// and moves no data.
-    pub(crate) fn no_data(name: &str) -> EngineFlags {
+    pub(crate) fn no_data(engine: fiox_job::Engine) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: is_diskless(name),
+            no_io: engine.is_diskless(),
             zero_bytes: true,
             ..EngineFlags::default()
         }

@@ -1,72 +1,16 @@
-//! Engines by name: which `ioengine=` values fiox implements, which fio engines it knows but
-//! does not, and what kind each is (diskless, tied to the job's thread, one syscall per I/O).
-//! The engines' own flags and the factory both read these tables, so they sit below both.
+//! Engines by name: the names of those fiox implements (from [`Engine`]'s table, which also
+//! says what kind each is: diskless, tied to the job's thread, one syscall per I/O) and the
+//! fio engines it knows but does not implement. The factory reads these lists.
 
-/// The engines fiox implements (`threads` is an alias of `guasi`).
-pub const ENGINES: &[&str] = &[
-    "sync",
-    "psync",
-    "vsync",
-    "pvsync",
-    "pvsync2",
-    "mmap",
-    "null",
-    "libaio",
-    "io_uring",
-    "posixaio",
-    "falloc",
-    "ftruncate",
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "page_fault",
-    "cpuio",
-    "exec",
-    "splice",
-    "net",
-    "netsplice",
-    "e4defrag",
-];
+use fiox_job::Engine;
 
-/// Engines that need the job's own thread (their work is tied to opens, or they set the
-/// job's thinktime), so io_submit_mode=offload cannot wrap them.
-pub(crate) const INLINE_ONLY: &[&str] = &[
-    "filecreate",
-    "filestat",
-    "filedelete",
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "cpuio",
-    "exec",
-    "net",
-    "netsplice",
-];
-
-/// fio's FIO_DISKLESSIO engines among fiox's: they touch no disk, so the runner neither lays
-/// out their files nor watches disks for them. The one list: the engines' `no_io` flags and
-/// the runner both ask [`is_diskless`].
-const DISKLESS: &[&str] = &[
-    "null",
-    "cpuio",
-    "exec",
-    "filecreate",
-    "net",
-    "netsplice",
-    // fio 3.42's directory engines and page_fault (FIO_DISKLESSIO there too).
-    "dircreate",
-    "dirstat",
-    "dirdelete",
-    "page_fault",
-];
-
-/// Whether `ioengine=name` is one of fio's diskless engines (case-insensitive, as `create`).
-pub fn is_diskless(name: &str) -> bool {
-    let name = name.trim();
-    DISKLESS.iter().any(|e| name.eq_ignore_ascii_case(e))
+/// The names of the engines fiox implements, as the unknown-engine error lists them (the
+/// [`Engine`] table's, guasi left out as this list always had it: fio has no such engine).
+pub fn engine_names() -> impl Iterator<Item = &'static str> {
+    Engine::ALL
+        .iter()
+        .filter(|e| **e != Engine::Guasi)
+        .map(|e| e.name())
 }
 
 /// fio 3.33 engines fiox knows by name but does not implement.
@@ -104,15 +48,3 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "librpma_gpspm_server",
     "external",
 ];
-
-/// Whether `ioengine` makes one file syscall per I/O, each on the job's own thread (the
-/// sync family). For those a private file table saves the kernel's reference count on every
-/// call (see the runner's `fdtable`); engines that hand file numbers to threads shared by the
-/// whole process (glibc's posixaio pool) must never get one.
-pub fn per_io_syscalls_on_job_thread(ioengine: &str) -> bool {
-    let name = ioengine.trim().to_ascii_lowercase();
-    matches!(
-        name.as_str(),
-        "sync" | "psync" | "vsync" | "pvsync" | "pvsync2"
-    )
-}

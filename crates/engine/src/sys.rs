@@ -44,7 +44,7 @@ impl OpenSpec {
         let mode = job.rw.mode;
         // verify_only never writes: read-only, so data another tool wrote can be checked.
         // fio's falloc opens O_RDWR whatever the direction: a read is fallocate(2) too.
-        let falloc = job.ioengine.trim().eq_ignore_ascii_case("falloc");
+        let falloc = job.ioengine.is(fiox_job::Engine::Falloc);
         let write = (mode.has_write() || mode.has_trim() || falloc) && !job.verify.verify_only;
         OpenSpec {
             write,

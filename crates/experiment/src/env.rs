@@ -5,6 +5,7 @@
 //! cache, loop backing file and direct I/O), its filesystem and mount options; fiox's version.
 
 use crate::telemetry::devices_for;
+use fiox_stats::{Warning, WarningCode};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 
@@ -270,7 +271,10 @@ pub fn check_limits(limits: &mut Value, backing: &[Value], telemetry: Option<&Va
     // Judged once per result: a run's own verdict is replaced by the experiment's (which has
     // the telemetry to quote).
     if let Some(ws) = limits["warnings"].as_array_mut() {
-        ws.retain(|w| w["code"] != "machine-limit-escaped");
+        ws.retain(|w| {
+            w["code"].as_str().and_then(WarningCode::from_code)
+                != Some(WarningCode::MachineLimitEscaped)
+        });
     }
     let over: Vec<&Value> = backing
         .iter()
@@ -306,17 +310,16 @@ pub fn check_limits(limits: &mut Value, backing: &[Value], telemetry: Option<&Va
         }
         _ => "the loop driver's buffered I/O to its backing file was charged outside the run",
     };
-    let w = json!({
-        "code": "machine-limit-escaped",
-        "message": format!(
+    let w = Warning::new(
+        WarningCode::MachineLimitEscaped,
+        format!(
             "after the run, {}{system}, above the run's {:.0} MiB memory limit: {why}, so the \
              machine was not as small as asked",
             each.join("; "),
             mib(limit as f64)
         ),
-        "fix": "use cgroup v2 (the loop driver charges the issuing cgroup since Linux 5.12), a \
-                guest with that memory (vm =), or the loop device with direct_io = on",
-    });
+    );
+    let w = json!({"code": w.code.code(), "message": w.message, "fix": w.fix});
     if let Some(ws) = limits["warnings"].as_array_mut() {
         ws.push(w);
     } else {
@@ -368,7 +371,7 @@ mod tests {
             "judged once: {l}"
         );
         let w = &l["warnings"][0];
-        assert_eq!(w["code"], "machine-limit-escaped", "{l}");
+        assert_eq!(w["code"], WarningCode::MachineLimitEscaped.code(), "{l}");
         let m = w["message"].as_str().unwrap();
         assert!(
             m.contains("loop7's backing file /var/tmp/img holds 512 MiB of page cache")

@@ -15,6 +15,7 @@
 
 use crate::layout::*;
 use crate::sys;
+use fiox_job::Engine;
 use std::sync::atomic::{compiler_fence, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -163,14 +164,14 @@ pub enum Marks {
     Sync,
 }
 
-/// How the calls of engine `name` (fio's name, any case) are marked, `submits_inline` false
-/// for `io_submit_mode=offload`. None: the engine needs the raw_syscalls hooks (io_uring,
-/// whose reaps need the ring's head read at each syscall; posixaio, whose calls glibc's
-/// threads make; guasi and offload's pool threads; sync's lseek + read; any other).
-pub fn marks_of(name: &str, submits_inline: bool) -> Option<Marks> {
-    match name.trim().to_ascii_lowercase().as_str() {
-        "libaio" if submits_inline => Some(Marks::Aio),
-        "psync" | "pvsync" | "pvsync2" if submits_inline => Some(Marks::Sync),
+/// How the calls of `engine` are marked, `submits_inline` false for `io_submit_mode=offload`.
+/// None: the engine needs the raw_syscalls hooks (io_uring, whose reaps need the ring's head
+/// read at each syscall; posixaio, whose calls glibc's threads make; guasi and offload's pool
+/// threads; sync's lseek + read; any other).
+pub fn marks_of(engine: Option<Engine>, submits_inline: bool) -> Option<Marks> {
+    match engine? {
+        Engine::Libaio if submits_inline => Some(Marks::Aio),
+        Engine::Psync | Engine::Pvsync | Engine::Pvsync2 if submits_inline => Some(Marks::Sync),
         _ => None,
     }
 }
@@ -503,13 +504,14 @@ mod tests {
 
     #[test]
     fn engines_that_call_on_the_job_thread_mark_and_no_other() {
+        let marks_of = |name: &str, inline| marks_of(Engine::parse(name), inline);
         assert_eq!(marks_of("libaio", true), Some(Marks::Aio));
         assert_eq!(marks_of(" PSync", true), Some(Marks::Sync));
         assert_eq!(marks_of("pvsync2", true), Some(Marks::Sync));
         // Offloaded submissions run on the pool's threads, not the job's.
         assert_eq!(marks_of("libaio", false), None);
         assert_eq!(marks_of("psync", false), None);
-        for other in ["io_uring", "posixaio", "guasi", "sync", "null"] {
+        for other in ["io_uring", "posixaio", "guasi", "sync", "null", "rbd"] {
             assert_eq!(marks_of(other, true), None, "{other}");
         }
     }

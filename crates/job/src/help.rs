@@ -345,7 +345,7 @@ pub fn enghelp(arg: &str) -> Result<String, JobError> {
     let arg = arg.trim();
     if arg.is_empty() {
         let mut out = String::from("Available IO engines:\n");
-        for (name, what) in defs::ENGINES {
+        for (name, what) in defs::engines() {
             out.push_str(&format!("  {name:<10} {what}\n"));
         }
         out.push_str(&format!(
@@ -456,7 +456,7 @@ values are `read,write,trim`.\n\n",
         out.push('\n');
     }
     out.push_str("## Engines\n\n");
-    for (name, what) in defs::ENGINES {
+    for (name, what) in defs::engines() {
         out.push_str(&format!("- `{name}`: {what}\n"));
     }
     out.push_str(&crate::profile::markdown());

@@ -9,6 +9,7 @@
 pub mod cli;
 pub mod cmdprio;
 pub mod defs;
+pub mod engine;
 pub mod error;
 mod getopt;
 pub mod help;
@@ -20,6 +21,7 @@ pub mod spec;
 pub mod suggest;
 pub mod value;
 
+pub use engine::{Engine, IoEngineName};
 pub use error::{JobError, Location};
 pub use showcmd::{showcmd, showcmd_args};
 pub use spec::*;

@@ -27,7 +27,7 @@ fn seed000_job_files_parse() {
         assert_eq!(j.rw.mode, RwMode::RandRw);
         assert_eq!(j.size, Some(SizeSpec::Bytes(size)));
         assert_eq!(j.files.directories, [dir]);
-        assert_eq!(j.ioengine, "libaio");
+        assert_eq!(j.ioengine.as_str(), "libaio");
         assert_eq!(j.iodepth, 32);
         assert!(!j.direct, "the seed runs buffered, which is its point");
     }
@@ -93,7 +93,7 @@ fn seed002_aio_stress_settings() {
     );
     for j in &inv.jobs {
         assert!(j.thread && j.direct);
-        assert_eq!(j.ioengine, "libaio");
+        assert_eq!(j.ioengine.as_str(), "libaio");
         assert_eq!(j.bs.write.min, 8192);
         assert_eq!(j.bs.read.max, 8192);
         assert_eq!(j.numjobs, 64);
@@ -135,7 +135,7 @@ fn seed004_command_lines() {
         assert_eq!(j.direct, i < 5, "line {i}");
         assert_eq!(j.iodepth, if i == 2 || i == 3 { 1000 } else { 100 });
         assert_eq!(
-            j.ioengine,
+            j.ioengine.as_str(),
             if i % 2 == 0 && i < 4 {
                 "guasi"
             } else {

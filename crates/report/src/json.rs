@@ -169,7 +169,7 @@ fn warnings_json(ws: &[Warning]) -> Value {
     ws.iter()
         .map(|w| {
             let mut m = Map::new();
-            m.insert("code".into(), w.code.clone().into());
+            m.insert("code".into(), w.code.code().into());
             m.insert("message".into(), w.message.clone().into());
             m.insert("fix".into(), w.fix.clone().into());
             Value::Object(m)
@@ -599,6 +599,7 @@ fn json_f64(v: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fiox_stats::WarningCode;
 
     #[test]
     fn json_problem_names_the_reason_and_the_line() {
@@ -724,11 +725,8 @@ mod tests {
     #[test]
     fn warnings_under_fiox_keys() {
         let mut job = sample_job();
-        job.warnings.push(Warning {
-            code: "buffered-libaio".into(),
-            message: "m".into(),
-            fix: "f".into(),
-        });
+        job.warnings
+            .push(Warning::with_fix(WarningCode::BufferedLibaio, "m", "f"));
         let run = RunResult {
             jobs: vec![job],
             ..Default::default()

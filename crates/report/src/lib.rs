@@ -105,7 +105,7 @@ fn warning_text(job: Option<&str>, w: &Warning) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fiox_stats::JobResult;
+    use fiox_stats::{JobResult, WarningCode};
 
     fn one_job_run() -> RunResult {
         let mut job = JobResult {
@@ -198,16 +198,12 @@ mod tests {
 
     #[test]
     fn warnings_text_lists_run_and_job_warnings() {
-        let w = |code: &str| Warning {
-            code: code.into(),
-            message: "numbers come from the page cache".into(),
-            fix: "use direct=1".into(),
-        };
+        let w = |code| Warning::with_fix(code, "numbers come from the page cache", "use direct=1");
         let run = RunResult {
-            warnings: vec![w("page-cache")],
+            warnings: vec![w(WarningCode::PageCache)],
             jobs: vec![JobResult {
                 name: "j1".into(),
-                warnings: vec![w("buffered-libaio")],
+                warnings: vec![w(WarningCode::BufferedLibaio)],
                 ..Default::default()
             }],
             ..Default::default()

@@ -47,7 +47,7 @@ pub use sync::{GroupSync, PhaseSync, SyncFlags};
 
 use fiox_job::{EtaMode, JobSpec};
 use fiox_stats::disk::DiskStatsSampler;
-use fiox_stats::{JobResult, RunResult};
+use fiox_stats::{JobResult, RunResult, WarningCode};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -370,19 +370,21 @@ fn run_checked(
     let _gtod = match jobs.iter().find_map(|j| j.cpu.gtod_cpu) {
         Some(cpu) => match io::gtod::start(cpu) {
             Ok((g, warn)) => {
-                warnings.extend(warn.map(|m| fiox_stats::Warning {
-                    code: "gtod-cpu".into(),
-                    message: m,
-                    fix: "name a CPU this machine has in gtod_cpu".into(),
+                warnings.extend(warn.map(|m| {
+                    fiox_stats::Warning::with_fix(
+                        WarningCode::GtodCpu,
+                        m,
+                        "name a CPU this machine has in gtod_cpu",
+                    )
                 }));
                 Some(g)
             }
             Err(e) => {
-                warnings.push(fiox_stats::Warning {
-                    code: "gtod-cpu".into(),
-                    message: format!("gtod_cpu: cannot start the time thread: {e}"),
-                    fix: "run without gtod_cpu".into(),
-                });
+                warnings.push(fiox_stats::Warning::with_fix(
+                    WarningCode::GtodCpu,
+                    format!("gtod_cpu: cannot start the time thread: {e}"),
+                    "run without gtod_cpu",
+                ));
                 None
             }
         },
@@ -392,11 +394,10 @@ fn run_checked(
     let idle = match opts.idle_prof.map(observe::idleprof::IdleProf::start) {
         Some(Ok(p)) => Some(p),
         Some(Err(e)) => {
-            warnings.push(fiox_stats::Warning {
-                code: "idle-prof".into(),
-                message: format!("--idle-prof: cannot start its threads: {e}"),
-                fix: "run without --idle-prof, or with fewer other threads".into(),
-            });
+            warnings.push(fiox_stats::Warning::new(
+                WarningCode::IdleProf,
+                format!("--idle-prof: cannot start its threads: {e}"),
+            ));
             None
         }
         None => None,
@@ -600,7 +601,8 @@ fn watch_disks(jobs: &[JobSpec], warnings: &mut Vec<fiox_stats::Warning>) -> Dis
     // fio's diskless engines (FIO_DISKLESSIO: null, cpuio, exec, filecreate, net...) have no
     // disks to watch; disk_util=0: that job's disks are not watched (fio's init_disk_util,
     // per job).
-    let watched = |j: &&JobSpec| j.stats.disk_util && !fiox_engine::is_diskless(&j.ioengine);
+    let watched =
+        |j: &&JobSpec| j.stats.disk_util && !j.ioengine.has(fiox_job::Engine::is_diskless);
     for j in jobs.iter().filter(watched) {
         for p in files::file_paths(j) {
             if debug::on(debug::DISKUTIL) {
@@ -645,11 +647,10 @@ fn debug_disk_of(path: &std::path::Path) {
 }
 
 fn disk_warning(msg: String) -> fiox_stats::Warning {
-    fiox_stats::Warning {
-        code: "disk-stats".into(),
-        message: format!("disk statistics are unavailable: {msg}"),
-        fix: "check /sys/block; results of the jobs are not affected".into(),
-    }
+    fiox_stats::Warning::new(
+        WarningCode::DiskStats,
+        format!("disk statistics are unavailable: {msg}"),
+    )
 }
 
 /// Split job indices into phases: a `stonewall` job starts a new phase.
@@ -976,10 +977,7 @@ fn starts_with_others(job: &JobSpec, opts: &RunOptions) -> bool {
     opts.max_jobs.is_none()
         && job.timing.startdelay.1.is_zero()
         && job.wait_for.is_none()
-        && !matches!(
-            job.ioengine.trim().to_ascii_lowercase().as_str(),
-            "net" | "netsplice"
-        )
+        && !job.ioengine.has(fiox_job::Engine::is_net)
 }
 
 fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &AtomicBool) {

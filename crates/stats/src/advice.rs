@@ -1,13 +1,13 @@
 //! Advice from a finished job: warnings about queued I/O that did not queue, each backed by the
 //! run's own submission-latency evidence. This module owns two warning codes:
 //!
-//! - [`BUFFERED_LIBAIO`]: `ioengine=libaio` with `direct=0` and `iodepth>1`. Linux kernel AIO is
+//! - [`WarningCode::BufferedLibaio`]: `ioengine=libaio` with `direct=0` and `iodepth>1`. Linux kernel AIO is
 //!   asynchronous only for O_DIRECT; buffered reads and writes are executed inside `io_submit`,
 //!   so the queue depth buys nothing (fio does not warn; seed 004 is exactly this mistake). The
 //!   configuration alone justifies the warning; the run's numbers decide whether it says that
 //!   the submissions were seen to block or that this run could not show it (e.g. everything
 //!   came from the page cache in microseconds).
-//! - [`SYNC_SUBMISSION`]: any queued engine at `iodepth>1` whose run shows the submissions
+//! - [`WarningCode::SyncSubmission`]: any queued engine at `iodepth>1` whose run shows the submissions
 //!   blocking — the I/O ran inside the submit call, or the call waited for room in a full
 //!   device queue (libaio direct=1 at a depth above the device's nr_requests): submission
 //!   latency close to the total latency, the submitting thread inside slow submit calls for
@@ -19,18 +19,8 @@
 //! other warnings (`iodepth-sync-engine`, `page-cache`, `memory-backed-file`, ...) are about
 //! other things.
 
-use crate::model::{DepthDist, DirResult, JobResult, Warning};
-use fiox_job::{Ddir, JobSpec};
-
-/// Code of the warning about libaio without O_DIRECT.
-pub const BUFFERED_LIBAIO: &str = "buffered-libaio";
-/// Code of the warning about a queued engine whose submissions blocked.
-pub const SYNC_SUBMISSION: &str = "sync-submission";
-
-/// Engines whose `iodepth` queues I/O (fiox's queued engines; `threads` is guasi's alias).
-/// Sync engines are covered by the runner's `iodepth-sync-engine` warning, and `null`
-/// completes instantly by design.
-pub const QUEUED_ENGINES: &[&str] = &["libaio", "io_uring", "posixaio", "guasi", "threads"];
+use crate::model::{DepthDist, DirResult, JobResult, Warning, WarningCode};
+use fiox_job::{Ddir, Engine, JobSpec};
 
 /// Mean slat at or above this share of mean lat: an I/O spent most of its life inside the
 /// submit call, i.e. it completed there. Asynchronous submission of a device I/O costs a few
@@ -98,8 +88,10 @@ pub enum Verdict {
 
 /// Warnings about queued I/O that did not queue, for a finished job (see the module docs).
 pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
-    let engine = job.ioengine.trim().to_ascii_lowercase();
-    if job.iodepth <= 1 || !QUEUED_ENGINES.contains(&engine.as_str()) {
+    // Only engines whose `iodepth` queues I/O ([`Engine::is_queued`]): sync engines are
+    // covered by the runner's `iodepth-sync-engine` warning, and `null` completes instantly by
+    // design.
+    if job.iodepth <= 1 || !job.ioengine.has(Engine::is_queued) {
         return Vec::new();
     }
     // io_submit_mode=offload: iodepth submit threads each run the engine at depth 1, so a
@@ -109,11 +101,14 @@ pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
         return Vec::new();
     }
     let verdict = verdict(res, job.iodepth, !self_paced(job));
-    if engine == "libaio" && !job.direct {
+    if job.ioengine.is(Engine::Libaio) && !job.direct {
         return vec![buffered_libaio(job.iodepth, &verdict)];
     }
     match verdict {
-        Verdict::Blocked(evidence) => vec![sync_submission(&engine, job.iodepth, &evidence)],
+        Verdict::Blocked(evidence) => {
+            let engine = job.ioengine.as_str().trim().to_ascii_lowercase();
+            vec![sync_submission(&engine, job.iodepth, &evidence)]
+        }
         _ => Vec::new(),
     }
 }
@@ -138,27 +133,19 @@ fn buffered_libaio(iodepth: u32, verdict: &Verdict) -> Warning {
                             gtod_reduce), so it cannot show the blocking"
             .to_string(),
     };
-    Warning {
-        code: BUFFERED_LIBAIO.into(),
-        message: format!("{config}. {evidence}"),
-        fix: "use direct=1, or ioengine=io_uring or guasi".into(),
-    }
+    Warning::new(WarningCode::BufferedLibaio, format!("{config}. {evidence}"))
 }
 
 fn sync_submission(engine: &str, iodepth: u32, evidence: &str) -> Warning {
-    Warning {
-        code: SYNC_SUBMISSION.into(),
-        message: format!(
+    Warning::new(
+        WarningCode::SyncSubmission,
+        format!(
             "the {engine} submissions did not queue asynchronously, so iodepth={iodepth} \
              overlapped little I/O: the submitting thread waited in its submit calls (the I/O \
              ran inside them, the device queue was full, or the thread was preempted in them). \
              evidence: {evidence}"
         ),
-        fix:
-            "keep iodepth within the device queue (/sys/block/DEV/queue/nr_requests), use \
-              direct=1 for kernel AIO, or ioengine=guasi with guasi_submit=offload for buffered I/O"
-                .into(),
-    }
+    )
 }
 
 /// Per-direction submission evidence (read and write; directions without I/O or without
@@ -421,8 +408,8 @@ mod tests {
         )
     }
 
-    fn codes(ws: &[Warning]) -> Vec<&str> {
-        ws.iter().map(|w| w.code.as_str()).collect()
+    fn codes(ws: &[Warning]) -> Vec<WarningCode> {
+        ws.iter().map(|w| w.code).collect()
     }
 
     /// iodepth=65536 on a 256-I/O job: at most 256 I/Os were ever in flight, so the Little's
@@ -446,7 +433,7 @@ mod tests {
     #[test]
     fn seed000_unpatched_blocks_with_evidence() {
         let ws = analyze(&job("libaio", 32, false), &seed000_unpatched());
-        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        assert_eq!(codes(&ws), [WarningCode::BufferedLibaio]);
         let m = &ws[0].message;
         assert!(m.contains("iodepth=32 has no effect"), "{m}");
         assert!(
@@ -463,7 +450,7 @@ mod tests {
     #[test]
     fn seed000_patched_is_inconclusive_but_still_warns() {
         let ws = analyze(&job("libaio", 32, false), &seed000_patched());
-        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        assert_eq!(codes(&ws), [WarningCode::BufferedLibaio]);
         let m = &ws[0].message;
         assert!(m.contains("this run does not show the blocking"), "{m}");
         assert!(m.contains("did not pace the job"), "{m}");
@@ -501,7 +488,7 @@ mod tests {
             4,
         );
         let ws = analyze(&job("libaio", 4, false), &r);
-        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        assert_eq!(codes(&ws), [WarningCode::BufferedLibaio]);
         assert!(
             ws[0]
                 .message
@@ -544,12 +531,12 @@ mod tests {
     #[test]
     fn sync_submission_from_blocking_slat_on_any_queued_engine() {
         let ws = analyze(&job("guasi", 32, true), &seed000_unpatched());
-        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert_eq!(codes(&ws), [WarningCode::SyncSubmission]);
         assert!(ws[0].message.contains("guasi submissions did not queue"));
         assert!(ws[0].message.contains("iodepth=32"));
         // Not for libaio buffered (already buffered-libaio), not for sync engines or depth 1.
         let ws = analyze(&job("libaio", 32, false), &seed000_unpatched());
-        assert_eq!(codes(&ws), [BUFFERED_LIBAIO]);
+        assert_eq!(codes(&ws), [WarningCode::BufferedLibaio]);
         assert!(analyze(&job("psync", 32, false), &seed000_unpatched()).is_empty());
         assert!(analyze(&job("null", 32, false), &seed000_unpatched()).is_empty());
         assert!(analyze(&job("guasi", 1, false), &seed000_unpatched()).is_empty());
@@ -561,7 +548,7 @@ mod tests {
         let total: u64 = r.io_depth.buckets.iter().sum();
         r.io_depth.buckets = [total * 95 / 100, total - total * 95 / 100, 0, 0, 0, 0, 0];
         let ws = analyze(&job("io_uring", 32, true), &r);
-        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert_eq!(codes(&ws), [WarningCode::SyncSubmission]);
         assert!(
             ws[0].message.contains("IO depths 1=95%"),
             "{}",
@@ -584,7 +571,7 @@ mod tests {
         // io_uring on cached data: slat 2 us of lat 2.5 us.
         let r = result(dir(1000, 2_000, 500, 1000), DirResult::default(), 1000, 32);
         let ws = analyze(&job("io_uring", 32, false), &r);
-        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert_eq!(codes(&ws), [WarningCode::SyncSubmission]);
         assert!(ws[0].message.contains("completed inside the submit call"));
     }
 
@@ -669,7 +656,7 @@ mod tests {
         );
         qd1000.io_depth.buckets = [0, 0, 0, 0, 0, 0, 236_865];
         let ws = analyze(&job("libaio", 1000, true), &qd1000);
-        assert_eq!(codes(&ws), [SYNC_SUBMISSION]);
+        assert_eq!(codes(&ws), [WarningCode::SyncSubmission]);
         let m = &ws[0].message;
         assert!(
             m.contains("with 1000 I/Os in flight, submit calls took 97%"),

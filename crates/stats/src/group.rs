@@ -239,7 +239,7 @@ fn merge_warnings(into: &mut Vec<Warning>, from: &[Warning]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{LatStat, SampleStat};
+    use crate::model::{LatStat, SampleStat, WarningCode};
 
     fn job(name: &str, gid: u32, read_bytes: u64, read_ms: u64, write: (u64, u64)) -> JobResult {
         let mut j = JobResult {
@@ -398,11 +398,8 @@ mod tests {
         b.io_depth.mark_depth(1, 7);
         a.lat_buckets.add(10);
         b.lat_buckets.add(10);
-        a.warnings.push(Warning {
-            code: "x".into(),
-            message: "m".into(),
-            fix: "f".into(),
-        });
+        a.warnings
+            .push(Warning::with_fix(WarningCode::PageCache, "m", "f"));
         b.warnings = a.warnings.clone();
 
         let m = merge_jobs(&[a, b]);

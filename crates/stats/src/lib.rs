@@ -2,7 +2,8 @@
 //! exact running min/max/mean/stddev ([`LatStat`]), bw/iops samplers ([`sampler`]), fio's per-I/O
 //! accounting buckets ([`acct`]), reporting-group arithmetic ([`group`]), fio-format log files
 //! ([`log`]), thread cpu usage ([`sys`]), disk statistics ([`disk`]) and the per-job and
-//! per-group result model ([`model`]) that the runner fills and reports print.
+//! per-group result model ([`model`]) that the runner fills and reports print, with the one
+//! table of fiox's warnings ([`warning`]).
 //!
 //! How a job's thread uses it (a compiled example; the runner does the same per I/O):
 //!
@@ -71,6 +72,7 @@ pub mod logzip;
 pub mod model;
 pub mod sampler;
 pub mod sys;
+pub mod warning;
 
 pub use disk::{DiskError, DiskStatsSampler};
 pub use group::{bw_agg_pct, fold_mixed, group_results, merge_jobs, mixed_view};

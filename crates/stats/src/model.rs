@@ -292,15 +292,7 @@ impl PageCache {
     }
 }
 
-/// A warning attached to a result: what is wrong with the numbers and how to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Warning {
-    /// Stable identifier, e.g. `buffered-libaio`, `page-cache`.
-    pub code: String,
-    pub message: String,
-    pub fix: String,
-}
+pub use crate::warning::{Warning, WarningCode};
 
 /// Everything one job measured (or several, merged for group_reporting).
 #[derive(Debug, Clone, Default, PartialEq)]

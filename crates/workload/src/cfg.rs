@@ -284,12 +284,27 @@ fn file_svc(t: FileServiceType) -> (FileSvc, u32) {
 /// Whether fio's engine of this name returns "queued" (rather than "completed") for reads
 /// and writes. Unknown engines are taken as synchronous; `Generator::set_engine_queues`
 /// overrides.
-pub(crate) fn engine_queues(name: &str, iodepth: u32) -> bool {
-    match name {
-        "libaio" | "io_uring" | "io_uring_cmd" | "posixaio" | "vsync" | "guasi" | "windowsaio"
-        | "solarisaio" | "rdma" | "rbd" | "nfs" | "libiscsi" | "nbd" | "xnvme" => true,
-        "null" => iodepth > 1,
-        _ => false,
+pub(crate) fn engine_queues(name: &fiox_job::IoEngineName, iodepth: u32) -> bool {
+    use fiox_job::Engine;
+    /// fio engines fiox lacks that queue.
+    const FIO_QUEUED: &[&str] = &[
+        "io_uring_cmd",
+        "windowsaio",
+        "solarisaio",
+        "rdma",
+        "rbd",
+        "nfs",
+        "libiscsi",
+        "nbd",
+        "xnvme",
+    ];
+    match name.engine() {
+        Some(
+            Engine::Libaio | Engine::IoUring | Engine::Posixaio | Engine::Vsync | Engine::Guasi,
+        ) => true,
+        Some(Engine::Null) => iodepth > 1,
+        Some(_) => false,
+        None => FIO_QUEUED.contains(&name.as_str()),
     }
 }
 

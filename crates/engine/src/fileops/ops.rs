@@ -138,22 +138,30 @@ fn stat(path: &CString, follow: bool) -> libc::c_int {
     }
 }
 
+impl FileOpEngine {
+    /// Which engine this is.
+    fn kind(&self) -> fiox_job::Engine {
+        use fiox_job::Engine;
+        match self.op {
+            FileOp::Create => Engine::Filecreate,
+            FileOp::Stat(_) => Engine::Filestat,
+            FileOp::Delete => Engine::Filedelete,
+            FileOp::DirCreate => Engine::Dircreate,
+            FileOp::DirStat(_) => Engine::Dirstat,
+            FileOp::DirDelete => Engine::Dirdelete,
+        }
+    }
+}
+
 impl IoEngine for FileOpEngine {
     fn name(&self) -> &'static str {
-        match self.op {
-            FileOp::Create => "filecreate",
-            FileOp::Stat(_) => "filestat",
-            FileOp::Delete => "filedelete",
-            FileOp::DirCreate => "dircreate",
-            FileOp::DirStat(_) => "dirstat",
-            FileOp::DirDelete => "dirdelete",
-        }
+        self.kind().name()
     }
 
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: crate::names::is_diskless(self.name()),
+            no_io: self.kind().is_diskless(),
             seeks: false,
             file_ops: true,
             zero_bytes: false,

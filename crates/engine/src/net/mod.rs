@@ -802,19 +802,26 @@ fn setopt_raw<T>(fd: RawFd, level: i32, name: i32, val: &T, what: &str) -> Resul
     Ok(())
 }
 
+impl NetEngine {
+    /// Which of the two engines this is.
+    fn kind(&self) -> fiox_job::Engine {
+        if self.splice {
+            fiox_job::Engine::Netsplice
+        } else {
+            fiox_job::Engine::Net
+        }
+    }
+}
+
 impl IoEngine for NetEngine {
     fn name(&self) -> &'static str {
-        if self.splice {
-            "netsplice"
-        } else {
-            "net"
-        }
+        self.kind().name()
     }
 
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: crate::names::is_diskless(self.name()),
+            no_io: self.kind().is_diskless(),
             eof_ends: true,
             ..EngineFlags::default()
         }

@@ -90,7 +90,7 @@ impl IoEngine for CpuEngine {
     }
 
     fn flags(&self) -> EngineFlags {
-        EngineFlags::no_data(self.name())
+        EngineFlags::no_data(fiox_job::Engine::Cpuio)
     }
 
     crate::ignores_files!();

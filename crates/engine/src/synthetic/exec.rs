@@ -132,7 +132,7 @@ impl IoEngine for ExecEngine {
     }
 
     fn flags(&self) -> EngineFlags {
-        EngineFlags::no_data(self.name())
+        EngineFlags::no_data(fiox_job::Engine::Exec)
     }
 
     crate::ignores_files!();

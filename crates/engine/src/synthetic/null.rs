@@ -50,13 +50,13 @@ impl NullEngine {
 
 impl IoEngine for NullEngine {
     fn name(&self) -> &'static str {
-        "null"
+        fiox_job::Engine::Null.name()
     }
 
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: self.sync,
-            no_io: crate::names::is_diskless(self.name()),
+            no_io: fiox_job::Engine::Null.is_diskless(),
             seeks: false,
             file_ops: false,
             zero_bytes: false,

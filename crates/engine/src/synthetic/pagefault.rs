@@ -86,7 +86,7 @@ impl IoEngine for PageFaultEngine {
     fn flags(&self) -> EngineFlags {
         EngineFlags {
             sync: true,
-            no_io: crate::names::is_diskless("page_fault"),
+            no_io: fiox_job::Engine::PageFault.is_diskless(),
             ..EngineFlags::default()
         }
     }

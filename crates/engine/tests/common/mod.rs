@@ -97,7 +97,7 @@ pub fn job(engine: &str, iodepth: u32, direct: bool, opts: EngineOptions) -> Job
         } else {
             fiox_job::spec::IoSubmitMode::Inline
         },
-        ioengine: engine.to_string(),
+        ioengine: engine.into(),
         iodepth,
         direct,
         engine: EngineOptions {

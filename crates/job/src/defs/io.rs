@@ -211,7 +211,7 @@ pub(super) static OPTS: &[OptDef] = &[
         super::forget(j, "ioengine");
         if let Some(e) = super::fio_only_engine(v.str()) {
             // Kept as named so the engine's own options are checked against it.
-            j.ioengine = e.to_string();
+            j.ioengine = e.into();
             super::record(j, crate::Unsupported {
                 option: "ioengine".into(),
                 value: e.into(),
@@ -220,7 +220,7 @@ pub(super) static OPTS: &[OptDef] = &[
             });
             return Ok(());
         }
-        j.ioengine = super::canonical_engine(v.str())?.to_string();
+        j.ioengine = super::canonical_engine(v.str())?.into();
         Ok(())
     })
     .def("psync")
@@ -819,12 +819,20 @@ mod tests {
         ("offset_align", "4k", Some(|j| j.offset_align == 4096)),
         ("number_ios", "1000", Some(|j| j.number_ios == Some(1000))),
         ("number_ios", "0", Some(|j| j.number_ios.is_none())),
-        ("ioengine", "libaio", Some(|j| j.ioengine == "libaio")),
-        ("ioengine", "threads", Some(|j| j.ioengine == "guasi")),
+        (
+            "ioengine",
+            "libaio",
+            Some(|j| j.ioengine.is(crate::Engine::Libaio)),
+        ),
+        (
+            "ioengine",
+            "threads",
+            Some(|j| j.ioengine.is(crate::Engine::Guasi)),
+        ),
         (
             "ioengine",
             "rbd",
-            Some(|j| j.ioengine == "rbd" && j.unsupported[0].what == "engine"),
+            Some(|j| j.ioengine.as_str() == "rbd" && j.unsupported[0].what == "engine"),
         ),
         ("ioengine", "external:/x.so", None),
         ("ioengine", "nonsense", None),

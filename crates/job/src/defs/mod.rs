@@ -334,68 +334,10 @@ pub fn canonical(name: &str) -> String {
         .map_or_else(|| name.to_string(), |d| d.name.to_string())
 }
 
-/// Engines fiox implements (or will implement; the parser accepts them all).
-pub const ENGINES: &[(&str, &str)] = &[
-    ("sync", "read(2)/write(2) with lseek(2)"),
-    ("psync", "pread(2)/pwrite(2) (default)"),
-    ("vsync", "readv(2)/writev(2) with lseek(2)"),
-    ("pvsync", "preadv(2)/pwritev(2)"),
-    ("pvsync2", "preadv2(2)/pwritev2(2) with RWF_* flags"),
-    ("mmap", "memory-mapped file copies"),
-    ("null", "no I/O at all, for measuring overhead"),
-    (
-        "libaio",
-        "Linux native AIO (asynchronous only with direct=1)",
-    ),
-    ("io_uring", "Linux io_uring"),
-    ("posixaio", "POSIX aio_read/aio_write"),
-    ("guasi", "fiox thread-pool engine (alias: threads)"),
-    (
-        "falloc",
-        "fallocate(2) per I/O: read keeps the size, write extends, trim punches",
-    ),
-    ("ftruncate", "ftruncate(2) to each write's offset"),
-    ("filecreate", "times open(2) with O_CREAT of each file"),
-    (
-        "filestat",
-        "times stat(2)/lstat(2)/statx(2) of each file (stat_type)",
-    ),
-    ("filedelete", "times unlink(2) of each file"),
-    ("dircreate", "times mkdir(2) of each directory (fio 3.42)"),
-    (
-        "dirstat",
-        "times stat(2)/lstat(2)/statx(2) of each directory made at setup (stat_type)",
-    ),
-    (
-        "dirdelete",
-        "times rmdir(2) of each directory made at setup",
-    ),
-    (
-        "page_fault",
-        "I/O copies into an anonymous mapping of size bytes, no file (fio 3.42)",
-    ),
-    (
-        "cpuio",
-        "burns CPU (cpuload percent of one CPU) instead of doing I/O",
-    ),
-    (
-        "exec",
-        "runs a program for the job's runtime, then stops it",
-    ),
-    ("splice", "splice(2)/vmsplice(2) through a pipe"),
-    (
-        "net",
-        "TCP, UDP or unix-socket transfer between a listening job and a sending job",
-    ),
-    (
-        "netsplice",
-        "net, moving TCP data with splice(2)/vmsplice(2)",
-    ),
-    (
-        "e4defrag",
-        "ext4 online defragmentation (EXT4_IOC_MOVE_EXT) per write",
-    ),
-];
+/// Engines fiox implements, with their help lines (the [`crate::Engine`] table's).
+pub fn engines() -> impl Iterator<Item = (&'static str, &'static str)> {
+    crate::Engine::ALL.iter().map(|e| (e.name(), e.about()))
+}
 
 /// The fio engine fiox parses but cannot run yet that `name` names, if any.
 pub fn fio_only_engine(name: &str) -> Option<&'static str> {
@@ -448,11 +390,8 @@ pub fn flag_unimplemented(job: &mut JobSpec, option: &str, on: bool, note: &str)
 /// Canonical engine name for `ioengine=` input, or the error sentence.
 pub fn canonical_engine(name: &str) -> Result<&'static str, String> {
     let n = name.trim().to_ascii_lowercase();
-    if n == "threads" {
-        return Ok("guasi");
-    }
-    if let Some((e, _)) = ENGINES.iter().find(|(e, _)| *e == n) {
-        return Ok(e);
+    if let Some(e) = crate::Engine::parse(&n) {
+        return Ok(e.name());
     }
     if unsupported::ENGINES.contains(&n.as_str()) {
         return Err(format!(
@@ -465,7 +404,11 @@ pub fn canonical_engine(name: &str) -> Result<&'static str, String> {
             name.trim()
         ));
     }
-    let names = ENGINES.iter().map(|(e, _)| *e).chain(["threads"]);
+    let all = crate::Engine::ALL.iter();
+    let names = all
+        .clone()
+        .map(|e| e.name())
+        .chain(all.flat_map(|e| e.aliases().iter().copied()));
     Err(match crate::suggest::closest(&n, names) {
         Some(s) => format!("unknown ioengine '{n}' (did you mean '{s}'?)"),
         None => format!("unknown ioengine '{n}'"),
@@ -579,9 +522,9 @@ mod tests {
                 fio_seen.push((n, d.engines));
             }
         }
-        for (e, _) in ENGINES {
+        for (e, _) in engines() {
             assert!(
-                !unsupported::ENGINES.contains(e),
+                !unsupported::ENGINES.contains(&e),
                 "engine {e} in both lists"
             );
         }

@@ -2,7 +2,7 @@
 //! `verify_interval` and the values fio computes from others.
 
 use crate::defs::OptDef;
-use crate::JobSpec;
+use crate::{Engine, JobSpec};
 use std::collections::HashSet;
 
 /// A size written as a count of zones (`524z`), fio 3.42's syntax for zoned devices.
@@ -130,8 +130,8 @@ pub(super) fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
     if job.pacing.thinktime_spin > job.pacing.thinktime {
         job.pacing.thinktime_spin = job.pacing.thinktime;
     }
-    let engine = job.ioengine.trim().to_ascii_lowercase();
-    if engine == "cpuio" || engine == "exec" {
+    let engine = job.ioengine.engine();
+    if matches!(engine, Some(Engine::Cpuio | Engine::Exec)) {
         // fio's cpuio and exec move no data, so no byte count ever ends them: they run until
         // their runtime is over (or forever), on one file (fio sets nr_files = open_files = 1).
         job.timing.time_based = true;
@@ -139,14 +139,14 @@ pub(super) fn derive(job: &mut JobSpec, given: &HashSet<&str>) {
         job.files.openfiles = 1;
         job.size.get_or_insert(crate::SizeSpec::Bytes(1 << 20));
     }
-    if engine == "net" || engine == "netsplice" {
+    if engine.is_some_and(Engine::is_net) {
         // As fio: hostname= is the job's file name (a unix socket's path), one "file".
         if let Some(h) = job.engine.hostname.clone() {
             job.files.filenames = vec![h];
         }
         job.files.nrfiles = 1;
         // fio's net engine is bit based: rates are shown in bits unless unit_base says.
-        if engine == "net" && job.unit_base == 0 {
+        if engine == Some(Engine::Net) && job.unit_base == 0 {
             job.unit_base = 8;
         }
     }

@@ -289,12 +289,10 @@ pub(super) fn resolve_cmdprio(
 /// fio caps iodepth at 1 for synchronous engines, offloaded or not, so its offload runs one
 /// submit thread for them; fiox runs `iodepth` of them. Say so where the two differ.
 pub(super) fn offload_note(job: &mut JobSpec) {
-    // fio's FIO_SYNCIO engines (its null engine is not one: fio queues it at any depth).
-    const SYNC: [&str; 6] = ["sync", "psync", "vsync", "pvsync", "pvsync2", "mmap"];
-    let engine = job.ioengine.to_ascii_lowercase();
+    let engine = job.ioengine.as_str().to_ascii_lowercase();
     if job.io_submit_mode == crate::IoSubmitMode::Offload
         && job.iodepth > 1
-        && SYNC.contains(&engine.as_str())
+        && job.ioengine.has(crate::Engine::is_fio_syncio)
     {
         job.notes.push(format!(
             "io_submit_mode=offload with ioengine={engine}: fiox runs iodepth={} submit threads \

@@ -316,7 +316,7 @@ fn fio_only_options_and_engines_are_recorded() {
         sec("b", 1, &[("ioengine", Some("psync"))]),
     ];
     let jobs = resolve(&s).unwrap();
-    assert_eq!(jobs[0].ioengine, "http");
+    assert_eq!(jobs[0].ioengine.as_str(), "http");
     assert_eq!(
         jobs[0].refusal(),
         [

@@ -86,7 +86,8 @@ pub struct JobSpec {
 
     pub files: FileSpec,
     pub thread: bool,
-    pub ioengine: String,
+    /// `ioengine=`: the name as fio prints it and the engine it names.
+    pub ioengine: crate::IoEngineName,
     pub engine: EngineOptions,
     pub iodepth: u32,
     /// `iodepth` was given (a blktrace replay otherwise takes the depth the trace shows).
@@ -229,7 +230,7 @@ impl JobSpec {
     pub fn fails_as_in_fio(&self) -> Option<&'static crate::defs::unsupported::FailsWhenRun> {
         let lacked = self.unsupported.iter().any(|u| u.what == "engine");
         lacked
-            .then(|| crate::defs::unsupported::fails_when_run(&self.ioengine))
+            .then(|| crate::defs::unsupported::fails_when_run(self.ioengine.as_str()))
             .flatten()
     }
 
@@ -294,7 +295,7 @@ impl Default for JobSpec {
             zero_fill: false,
             files: FileSpec::default(),
             thread: false,
-            ioengine: "psync".to_string(),
+            ioengine: crate::Engine::Psync.into(),
             engine: EngineOptions::default(),
             iodepth: 1,
             iodepth_given: false,

@@ -6,7 +6,7 @@
 //! to their files. Each job so capped gets a warning naming the limit and the fix.
 
 use fiox_job::JobSpec;
-use fiox_stats::Warning;
+use fiox_stats::{Warning, WarningCode};
 
 /// Descriptors kept for everything else a run opens: logs, engines' rings and event fds,
 /// the status thread, verify state, block-device claims.
@@ -31,20 +31,20 @@ pub fn fit(jobs: &mut [JobSpec], limit: u64) -> Vec<Warning> {
             continue;
         }
         job.files.openfiles = cap as u32;
-        warnings.push(Warning {
-            code: "openfiles-capped".into(),
-            message: format!(
+        warnings.push(Warning::with_fix(
+            WarningCode::OpenfilesCapped,
+            format!(
                 "job {}: its {n} files do not fit the {limit} descriptors this process may \
                  open (RLIMIT_NOFILE, shared by the run's jobs): at most {cap} are open at \
                  once, as openfiles={cap} would do (fio would fail with EMFILE)",
                 job.name
             ),
-            fix: format!(
+            format!(
                 "raise the hard limit (ulimit -Hn, LimitNOFILE=) above {}, or set openfiles \
                  yourself",
                 total + RESERVED
             ),
-        });
+        ));
     }
     warnings
 }
@@ -53,7 +53,7 @@ pub fn fit(jobs: &mut [JobSpec], limit: u64) -> Vec<Warning> {
 /// caps it; none for fio's diskless engines (null, cpuio, filecreate, the directory
 /// engines...), which open no file of the plan at setup.
 fn held_open(job: &JobSpec) -> u64 {
-    if fiox_engine::is_diskless(&job.ioengine) {
+    if job.ioengine.has(fiox_job::Engine::is_diskless) {
         return 0;
     }
     let files = super::file_count(job) as u64;

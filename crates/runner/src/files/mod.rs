@@ -423,7 +423,7 @@ fn file_region(
             "job '{}': ioengine={} needs size= or filesize= (there is no file to take it \
              from)",
             job.name,
-            job.ioengine.trim()
+            job.ioengine.as_str().trim()
         ))),
         _ if real == 0 && path.exists() && !path.is_file() => Err(RunError::Plan(format!(
             "job '{}': {} is neither a regular file nor a block device, so it has no size; \
@@ -447,8 +447,10 @@ fn file_region(
 /// The size a diskless engine gives each file: fio's filecreate and dircreate say one
 /// minimum block (their get_file_size), so they run without size=; the others have none.
 fn diskless_size(job: &JobSpec) -> u64 {
-    let e = job.ioengine.trim();
-    if e.eq_ignore_ascii_case("filecreate") || e.eq_ignore_ascii_case("dircreate") {
+    if matches!(
+        job.ioengine.engine(),
+        Some(fiox_job::Engine::Filecreate | fiox_job::Engine::Dircreate)
+    ) {
         min_bs(job)
     } else {
         0

@@ -12,7 +12,7 @@
 
 use crate::error::RunError;
 use crate::files::{self, FileKind, FilePlan};
-use fiox_job::JobSpec;
+use fiox_job::{Engine, JobSpec};
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
@@ -138,7 +138,7 @@ pub fn check_deletable(job: &JobSpec, allow: bool) -> Result<(), RunError> {
                 "job '{}': ioengine={} would delete {}, but {why}; set \
                  allow_mounted_write=1 or pass --allow-destructive to allow it",
                 job.name,
-                job.ioengine.trim(),
+                job.ioengine.as_str().trim(),
                 path.display()
             )));
         }
@@ -184,15 +184,15 @@ pub fn mark_created_donor(job: &JobSpec) -> Result<(), RunError> {
 pub fn readonly_refusals(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
     let mut out = Vec::new();
     for (i, j) in jobs.iter().enumerate() {
-        let engine = j.ioengine.trim().to_ascii_lowercase();
+        let engine = j.ioengine.engine();
         let what = if files::job_writes(j) {
             format!("rw={} writes", j.rw.mode.fio_name())
-        } else if engine == "filedelete" {
+        } else if engine == Some(Engine::Filedelete) {
             "ioengine=filedelete removes its files".to_string()
-        } else if engine == "filecreate" {
+        } else if engine == Some(Engine::Filecreate) {
             "ioengine=filecreate creates its files".to_string()
-        } else if ["dircreate", "dirstat", "dirdelete"].contains(&engine.as_str()) {
-            format!("ioengine={engine} creates and removes directories")
+        } else if let Some(e @ (Engine::Dircreate | Engine::Dirstat | Engine::Dirdelete)) = engine {
+            format!("ioengine={e} creates and removes directories")
         } else if j.files.unlink {
             "unlink=1 removes its files".to_string()
         } else if crate::files::unlinks_each_loop(j) {
@@ -292,34 +292,36 @@ fn syncfs_all(plan: &FilePlan) -> Result<(), RunError> {
 }
 
 /// Engines that can run end_syncfs's syncfs(2): fio's FIO_SYNCFS and FIO_ASYNCIO_SYNC_SYNCFS.
-const SYNCFS_ENGINES: &[&str] = &[
-    "sync",
-    "psync",
-    "vsync",
-    "pvsync",
-    "pvsync2",
-    "falloc",
-    "ftruncate",
-    "filecreate",
-    "filedelete",
-    "dirdelete",
-    "io_uring",
-    "libaio",
-    "posixaio",
+const SYNCFS_ENGINES: &[Engine] = &[
+    Engine::Sync,
+    Engine::Psync,
+    Engine::Vsync,
+    Engine::Pvsync,
+    Engine::Pvsync2,
+    Engine::Falloc,
+    Engine::Ftruncate,
+    Engine::Filecreate,
+    Engine::Filedelete,
+    Engine::Dirdelete,
+    Engine::IoUring,
+    Engine::Libaio,
+    Engine::Posixaio,
 ];
 
 /// end_syncfs with an engine that cannot sync is refused at setup, as fio does (EINVAL).
 pub fn check_end_syncfs(job: &JobSpec) -> Result<(), RunError> {
-    let e = job.ioengine.trim().to_ascii_lowercase();
-    if !job.end_syncfs || SYNCFS_ENGINES.contains(&e.as_str()) {
+    let syncs = |e: Engine| SYNCFS_ENGINES.contains(&e);
+    if !job.end_syncfs || job.ioengine.has(syncs) {
         return Ok(());
     }
+    let e = job.ioengine.as_str().trim().to_ascii_lowercase();
+    let names: Vec<&str> = SYNCFS_ENGINES.iter().map(|e| e.name()).collect();
     Err(RunError::Job {
         job: job.name.clone(),
         msg: format!(
             "end_syncfs: ioengine={e} does not support syncfs (fio says the same); use \
              end_fsync=1 or one of: {}",
-            SYNCFS_ENGINES.join(", ")
+            names.join(", ")
         ),
     })
 }

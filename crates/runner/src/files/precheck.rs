@@ -36,7 +36,7 @@ pub(crate) fn refusals(
     let mut seen: std::collections::HashSet<(u64, u64)> = Default::default();
     let mut out = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
-        if !files::job_writes(job) || fiox_engine::is_diskless(job.ioengine.trim()) {
+        if !files::job_writes(job) || job.ioengine.has(fiox_job::Engine::is_diskless) {
             continue;
         }
         // A plan that fails is the job's own error, reported when it starts.

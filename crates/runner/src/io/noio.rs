@@ -10,12 +10,12 @@ use fiox_job::JobSpec;
 
 /// Whether `job` uses the cpuio engine.
 pub(crate) fn is_cpuio(job: &JobSpec) -> bool {
-    job.ioengine.trim().eq_ignore_ascii_case("cpuio")
+    job.ioengine.is(fiox_job::Engine::Cpuio)
 }
 
 /// Whether `job` uses the exec engine.
 pub(crate) fn is_exec(job: &JobSpec) -> bool {
-    job.ioengine.trim().eq_ignore_ascii_case("exec")
+    job.ioengine.is(fiox_job::Engine::Exec)
 }
 
 /// fio's informational lines for an exec job (its init line, then the start line).
@@ -41,9 +41,8 @@ pub(crate) fn exec_lines(job: &JobSpec) -> String {
 
 /// A net job that waits for its peer to connect (fio says "fio: waiting for connection").
 pub(crate) fn net_waits(job: &JobSpec) -> bool {
-    let e = job.ioengine.trim().to_ascii_lowercase();
     let proto = job.engine.protocol;
-    (e == "net" || e == "netsplice")
+    job.ioengine.has(fiox_job::Engine::is_net)
         && ((proto.is_tcp() && job.engine.listen)
             || (proto == fiox_job::NetProto::Unix && job.rw.mode.has_read()))
 }

@@ -5,7 +5,7 @@
 use crate::io::acct::Measure;
 use crate::io::ioloop::IoLoop;
 use crate::sys::ThreadUsage;
-use fiox_stats::{JobResult, Warning};
+use fiox_stats::{JobResult, Warning, WarningCode};
 
 /// Store what the loop measured in `r` (also used for status snapshots mid-run).
 pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
@@ -62,41 +62,34 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     r.majf = cpu.majf;
     r.minf = cpu.minf;
     if acct.bogus_completions > 0 {
-        r.warnings.push(Warning {
-            code: "engine-bogus-completions".into(),
-            message: format!(
+        r.warnings.push(Warning::new(
+            WarningCode::EngineBogusCompletions,
+            format!(
                 "the {} engine reported {} completion(s) for I/O units that were not in flight; \
                  they were ignored",
                 lp.engine.name(),
                 acct.bogus_completions
             ),
-            fix: "this is an engine bug: please report it with the job".into(),
-        });
+        ));
     }
     if acct.first_direct_einval {
-        r.warnings.push(Warning {
-            code: "direct-io-einval".into(),
-            message: "the first direct I/O failed with EINVAL: the file system may not support \
+        r.warnings.push(Warning::new(
+            WarningCode::DirectIoEinval,
+            "the first direct I/O failed with EINVAL: the file system may not support \
                       direct I/O, or the block size, offset or buffer alignment does not suit \
-                      the device's logical block size"
-                .into(),
-            fix: "use a block size and offset that are multiples of the logical block size \
-                  (often 512 or 4096; iomem_align= for buffers), or try direct=0"
-                .into(),
-        });
+                      the device's logical block size",
+        ));
     }
     if acct.tolerated_errors > 0 {
-        r.warnings.push(Warning {
-            code: "io-errors-tolerated".into(),
-            message: format!(
+        r.warnings.push(Warning::new(
+            WarningCode::IoErrorsTolerated,
+            format!(
                 "{} I/O error(s) were tolerated by continue_on_error/ignore_error ({}); first: \
                  {}",
                 acct.tolerated_errors,
                 acct.tolerated_summary(),
                 acct.first_tolerated.as_deref().unwrap_or("?")
             ),
-            fix: "the results exclude the failed I/Os; check the device and the error settings"
-                .into(),
-        });
+        ));
     }
 }

@@ -20,7 +20,7 @@ use fiox_job::spec::{IoSubmitMode, JobSpec};
 pub(crate) fn wanted(job: &JobSpec) -> bool {
     !job.thread
         && job.io_submit_mode == IoSubmitMode::Inline
-        && fiox_engine::per_io_syscalls_on_job_thread(&job.ioengine)
+        && job.ioengine.has(fiox_job::Engine::is_sync)
 }
 
 /// Unshare the calling thread's file table when `job` wants it and holds no block-device

@@ -4,7 +4,7 @@
 use crate::error::RunError;
 use fiox_engine::{BufPool, MemSpec, Pinned};
 use fiox_job::JobSpec;
-use fiox_stats::JobResult;
+use fiox_stats::{JobResult, WarningCode};
 
 /// `lockmem`: pin that much memory while the job runs; a smaller pin (fio leaves 128 MiB of
 /// the machine unpinned) is said in a warning, as fio says it.
@@ -22,15 +22,14 @@ pub(super) fn pin_memory(
         msg,
     })?;
     if pinned.len < want {
-        result.warnings.push(fiox_stats::Warning {
-            code: "lockmem-limited".into(),
-            message: format!(
+        result.warnings.push(fiox_stats::Warning::new(
+            WarningCode::LockmemLimited,
+            format!(
                 "job {}: limiting mlocked memory to {}MiB",
                 job.name,
                 pinned.len >> 20
             ),
-            fix: "lockmem leaves 128 MiB of the machine unpinned, as fio does".into(),
-        });
+        ));
     }
     Ok(Some(pinned))
 }

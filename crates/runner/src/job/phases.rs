@@ -14,7 +14,7 @@ use crate::io::result::fill_result;
 use crate::job::warn;
 use fiox_engine::IoEngine;
 use fiox_job::{Ddir, JobSpec};
-use fiox_stats::JobResult;
+use fiox_stats::{JobResult, WarningCode};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -321,31 +321,28 @@ pub(super) fn replay_queue(
         ));
     }
     if r.skipped_trims > 0 {
-        result.warnings.push(fiox_stats::Warning {
-            code: "replay-trims".into(),
-            message: format!(
+        result.warnings.push(fiox_stats::Warning::new(
+            WarningCode::ReplayTrims,
+            format!(
                 "job {}: read_iolog: {} trim(s) in the log were not replayed",
                 job.name, r.skipped_trims
             ),
-            fix: "fio 3.33 does not replay trims from an I/O log either".into(),
-        });
+        ));
     }
     if r.zero_byte_traces > 0 {
-        result.warnings.push(fiox_stats::Warning {
-            code: "replay-zero-bytes".into(),
-            message: format!(
+        result.warnings.push(fiox_stats::Warning::new(
+            WarningCode::ReplayZeroBytes,
+            format!(
                 "job {}: read_iolog: {} zero-byte queue event(s) in the blktrace were not replayed",
                 job.name, r.zero_byte_traces
             ),
-            fix: "fio 3.33 ignores zero-byte traces too".into(),
-        });
+        ));
     }
     for note in &r.notes {
-        result.warnings.push(fiox_stats::Warning {
-            code: "replay-log".into(),
-            message: format!("job {}: read_iolog: {note}", job.name),
-            fix: "the I/Os read before it are replayed, as fio 3.33 does".into(),
-        });
+        result.warnings.push(fiox_stats::Warning::new(
+            WarningCode::ReplayLog,
+            format!("job {}: read_iolog: {note}", job.name),
+        ));
     }
     Ok(crate::replay::ReplayQueue::new(r))
 }

@@ -10,7 +10,7 @@ use crate::files::{self, FileKind, FilePlan};
 use crate::sys;
 use fiox_engine::{IoEngine, OpenSpec};
 use fiox_job::JobSpec;
-use fiox_stats::Warning;
+use fiox_stats::{Warning, WarningCode};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
@@ -220,28 +220,26 @@ pub(super) fn prepare_cache(
     // fio's order at every open: drop the cache (even for direct jobs), then the hint.
     if job.files.invalidate {
         if let Err(e) = crate::files::cache::drop_cached(f.kind, fd, f.offset, f.size) {
-            warnings.push(Warning {
-                code: "invalidate-failed".into(),
-                message: format!(
+            warnings.push(Warning::new(
+                WarningCode::InvalidateFailed,
+                format!(
                     "dropping the cached pages of {} failed ({e}); reads may be served from \
                      the page cache",
                     f.path.display()
                 ),
-                fix: "run as root for block devices, or use direct=1".into(),
-            });
+            ));
         }
     }
     if matches!(f.kind, FileKind::Regular | FileKind::Block) {
         if let Err(e) = files::advise_access(job, fd, f.offset, f.size) {
-            warnings.push(Warning {
-                code: "fadvise-failed".into(),
-                message: format!(
+            warnings.push(Warning::new(
+                WarningCode::FadviseFailed,
+                format!(
                     "the fadvise_hint access hint for {} failed ({e}); the kernel's default \
                      readahead applies",
                     f.path.display()
                 ),
-                fix: "fadvise_hint=0 to run without the hint".into(),
-            });
+            ));
         }
     }
     if job.files.pre_read {

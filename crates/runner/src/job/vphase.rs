@@ -14,7 +14,7 @@ use crate::io::ioloop::{EndReason, IoLoop};
 use crate::job::env::JobEnv;
 use crate::verify::JobVerify;
 use fiox_job::{ContinueOnError, JobSpec};
-use fiox_stats::JobResult;
+use fiox_stats::{JobResult, WarningCode};
 
 /// `verify_only=1` of a workload that writes: nothing is written; learn which write each block
 /// must hold (the writing run's saved state, or its replayed write sequence). The verify phase
@@ -132,9 +132,9 @@ pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> Run
         result.total_err += v.failures;
     }
     // fio's JSON has only err=84; the blocks themselves reach JSON readers as a warning.
-    result.warnings.push(fiox_stats::Warning {
-        code: "verify-failed".into(),
-        message: format!(
+    result.warnings.push(fiox_stats::Warning::new(
+        WarningCode::VerifyFailed,
+        format!(
             "{} block(s) failed verification: {}{}",
             v.failures,
             v.first.join("; "),
@@ -144,10 +144,7 @@ pub fn verify_failed(env: &JobEnv, v: &JobVerify, result: &mut JobResult) -> Run
                 ""
             }
         ),
-        fix: "the data read back is not what was written: check the device, cache settings \
-              and other writers of the file"
-            .into(),
-    });
+    ));
     RunError::IoFailed(format!(
         "job '{}': {} block(s) failed verification; first: {first}",
         env.job.name, v.failures

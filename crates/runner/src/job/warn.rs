@@ -5,52 +5,41 @@
 use crate::files::{FileKind, FilePlan};
 use fiox_engine::EngineFlags;
 use fiox_job::JobSpec;
-use fiox_stats::Warning;
+use fiox_stats::{Warning, WarningCode};
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 const RAMFS_MAGIC: i64 = 0x8584_58f6;
-
-fn w(code: &str, message: String, fix: &str) -> Warning {
-    Warning {
-        code: code.into(),
-        message,
-        fix: fix.into(),
-    }
-}
 
 /// Warnings known before the job runs.
 pub fn job_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warning> {
     let mut out = Vec::new();
     if flags.sync && job.iodepth > 1 && !flags.no_io {
-        out.push(w(
-            "iodepth-sync-engine",
+        out.push(Warning::new(
+            WarningCode::IodepthSyncEngine,
             format!(
                 "iodepth={} has no effect with the synchronous {} engine: one I/O is in flight \
                  at a time",
                 job.iodepth, job.ioengine
             ),
-            "use ioengine=io_uring or libaio (with direct=1), or numjobs for parallelism",
         ));
     }
     if let (Some(rt), Some(ramp)) = (job.timing.runtime, job.timing.ramp_time) {
         if rt < ramp {
-            out.push(w(
-                "runtime-below-ramp",
+            out.push(Warning::new(
+                WarningCode::RuntimeBelowRamp,
                 format!(
                     "runtime ({:?}) is shorter than ramp_time ({:?}): most of the job's time is \
                      warm-up that is not measured",
                     rt, ramp
                 ),
-                "make runtime longer than ramp_time",
             ));
         }
     }
     if job.clocksource == Some(fiox_job::ClockSource::Cpu) {
         if let Some(why) = crate::io::clock::tsc_distrust_here() {
-            out.push(w(
-                "clocksource-cpu-fallback",
+            out.push(Warning::new(
+                WarningCode::ClocksourceCpuFallback,
                 format!("clocksource=cpu: {why}; fiox reads CLOCK_MONOTONIC instead"),
-                "use clocksource=clock_gettime to ask for that clock directly",
             ));
         }
     }
@@ -76,15 +65,14 @@ fn file_warnings(job: &JobSpec, plan: &FilePlan, flags: EngineFlags) -> Vec<Warn
     for f in &plan.files {
         let bs = crate::files::min_bs(job);
         if f.size < bs && !flags.no_io {
-            out.push(w(
-                "file-smaller-than-bs",
+            out.push(Warning::new(
+                WarningCode::FileSmallerThanBs,
                 format!(
                     "{}: the I/O region ({} bytes) is smaller than the block size ({bs} bytes); \
                      no I/O can be issued to it",
                     f.path.display(),
                     f.size
                 ),
-                "increase size= or decrease bs=",
             ));
         }
     }
@@ -100,13 +88,12 @@ fn memory_served(plan: &FilePlan) -> Option<Warning> {
                 .map(|m| m == TMPFS_MAGIC || m == RAMFS_MAGIC)
                 .unwrap_or(false)
     }) {
-        return Some(w(
-            "memory-backed-file",
+        return Some(Warning::new(
+            WarningCode::MemoryBackedFile,
             format!(
                 "{} is on tmpfs/ramfs: reads and writes are memory copies, not storage I/O",
                 f.path.display()
             ),
-            "put the file on the storage you want to measure",
         ));
     }
     None
@@ -120,7 +107,10 @@ fn memory_served(plan: &FilePlan) -> Option<Warning> {
 pub fn page_cache_warning(job: &JobSpec, r: &fiox_stats::JobResult) -> Option<Warning> {
     let pc = r.page_cache.as_ref()?;
     let read = r.dirs.read.io_bytes;
-    let on_memory = r.warnings.iter().any(|w| w.code == "memory-backed-file");
+    let on_memory = r
+        .warnings
+        .iter()
+        .any(|w| w.code == WarningCode::MemoryBackedFile);
     if job.direct || read == 0 || pc.region_bytes == 0 || on_memory {
         return None;
     }
@@ -146,15 +136,15 @@ pub fn page_cache_warning(job: &JobSpec, r: &fiox_stats::JobResult) -> Option<Wa
     let rereads = read > pc.region_bytes && rereads_undropped(job);
     let cached_at_end = pc.cached_after * 2 >= pc.region_bytes;
     if cached_at_start {
-        Some(w(
-            "page-cache",
+        Some(Warning::with_fix(
+            WarningCode::PageCache,
             head,
             "use direct=1; sync (or end_fsync=1 in the job that wrote the file) so invalidate can \
              drop its pages before reading",
         ))
     } else if rereads && cached_at_end {
-        Some(w(
-            "page-cache",
+        Some(Warning::with_fix(
+            WarningCode::PageCache,
             head,
             "use direct=1, or invalidate=1 with a workload that does not re-read blocks \
              (a random map, a region larger than memory)",
@@ -206,10 +196,10 @@ mod tests {
             ..EngineFlags::default()
         };
         let ws = job_warnings(&j, &plan(1 << 20), f);
-        assert!(ws.iter().any(|w| w.code == "iodepth-sync-engine"));
+        assert!(ws.iter().any(|w| w.code == WarningCode::IodepthSyncEngine));
         j.iodepth = 1;
         let ws = job_warnings(&j, &plan(1 << 20), f);
-        assert!(!ws.iter().any(|w| w.code == "iodepth-sync-engine"));
+        assert!(!ws.iter().any(|w| w.code == WarningCode::IodepthSyncEngine));
     }
 
     fn read_result(read: u64, before: u64, after: u64) -> fiox_stats::JobResult {
@@ -258,24 +248,29 @@ mod tests {
             ..JobSpec::default()
         };
         let ws = job_warnings(&j, &plan(1 << 20), EngineFlags::default());
-        assert!(!ws.iter().any(|w| w.code == "buffered-libaio"), "{ws:?}");
+        assert!(
+            !ws.iter().any(|w| w.code == WarningCode::BufferedLibaio),
+            "{ws:?}"
+        );
         let r = fiox_stats::JobResult::default();
         let ws = result_warnings(&j, &r);
         assert_eq!(
-            ws.iter().filter(|w| w.code == "buffered-libaio").count(),
+            ws.iter()
+                .filter(|w| w.code == WarningCode::BufferedLibaio)
+                .count(),
             1,
             "{ws:?}"
         );
         j.direct = true;
         assert!(!result_warnings(&j, &r)
             .iter()
-            .any(|w| w.code == "buffered-libaio"));
+            .any(|w| w.code == WarningCode::BufferedLibaio));
     }
 
     #[test]
     fn tiny_file_warns() {
         let j = JobSpec::default();
         let ws = job_warnings(&j, &plan(512), EngineFlags::default());
-        assert!(ws.iter().any(|w| w.code == "file-smaller-than-bs"));
+        assert!(ws.iter().any(|w| w.code == WarningCode::FileSmallerThanBs));
     }
 }

@@ -13,7 +13,7 @@ use crate::job::warn;
 use crate::sys;
 use fiox_engine::{EngineFile, IoEngine};
 use fiox_job::JobSpec;
-use fiox_stats::JobResult;
+use fiox_stats::{JobResult, WarningCode};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -119,7 +119,7 @@ pub(super) fn execute(
             return Ok(());
         }
     }
-    let e4defrag = job.ioengine.trim().eq_ignore_ascii_case("e4defrag");
+    let e4defrag = job.ioengine.is(fiox_job::Engine::E4defrag);
     let new_donor = e4defrag && crate::files::owned::check_donor(job, allow_all(env))?;
     let mut engine = fiox_engine::create(job)?;
     if new_donor {
@@ -127,7 +127,7 @@ pub(super) fn execute(
     }
     crate::dprint!(crate::debug::IO, "load ioengine {}", job.ioengine);
     let flags = engine.flags();
-    check_job(env, engine.name())?;
+    check_job(env)?;
     let mut opened = prepare_files(env, flags.no_io, leftovers)?;
     if flags.file_ops && flags.no_io && job.files.unlink {
         // filecreate creates its files during the run: an aborted run removes them too
@@ -217,8 +217,9 @@ fn begin(env: &JobEnv) -> Result<bool, RunError> {
 
 /// The checks a job passes before its files are touched: options that need each other, the
 /// deletion engines' targets, the directory engines' set-up.
-fn check_job(env: &JobEnv, engine: &str) -> Result<(), RunError> {
+fn check_job(env: &JobEnv) -> Result<(), RunError> {
     let job = env.job;
+    let engine = job.ioengine.engine();
     crate::files::owned::check_end_syncfs(job)?;
     check_ramp_size(job, env.run.0)?;
     if let Some(msg) = crate::control::steady::interval_problem(env.run.0) {
@@ -228,10 +229,11 @@ fn check_job(env: &JobEnv, engine: &str) -> Result<(), RunError> {
         });
     }
     check_log_options(job)?;
-    if matches!(engine, "filedelete" | "dirdelete") {
+    use fiox_job::Engine;
+    if matches!(engine, Some(Engine::Filedelete | Engine::Dirdelete)) {
         crate::files::owned::check_deletable(job, allow_all(env))?;
     }
-    if matches!(engine, "dirstat" | "dirdelete") {
+    if matches!(engine, Some(Engine::Dirstat | Engine::Dirdelete)) {
         crate::io::fileop::setup_dirs(job)?;
     }
     Ok(())
@@ -253,11 +255,10 @@ fn switch_scheduler(
                 msg,
             })?;
         for n in notes {
-            result.warnings.push(fiox_stats::Warning {
-                code: "ioscheduler-not-tunable".into(),
-                message: format!("job {}: {n}", job.name),
-                fix: "the device has no scheduler to switch (fio says the same)".into(),
-            });
+            result.warnings.push(fiox_stats::Warning::new(
+                WarningCode::IoschedulerNotTunable,
+                format!("job {}: {n}", job.name),
+            ));
         }
     }
     Ok(sched)

@@ -14,7 +14,7 @@ pub(crate) mod vstate;
 use crate::error::RunError;
 use crate::verify::vasync::{AsyncChecks, Want};
 use fiox_job::{Ddir, JobSpec};
-use fiox_stats::Warning;
+use fiox_stats::{Warning, WarningCode};
 use fiox_verify::{Expect, FioState, Verifier, WriteLog};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -216,15 +216,14 @@ impl JobVerify {
     pub fn unaligned_warning(&self) -> Option<Warning> {
         let n: u64 = self.logs.iter().map(WriteLog::unaligned_writes).sum();
         let gran = self.logs.first()?.granularity();
-        (n > 0).then(|| Warning {
-            code: "verify-unaligned-writes".into(),
-            message: format!(
-                "{n} write(s) did not start and end on the verify log's {gran}-byte grid and \
+        (n > 0).then(|| {
+            Warning::new(
+                WarningCode::VerifyUnalignedWrites,
+                format!(
+                    "{n} write(s) did not start and end on the verify log's {gran}-byte grid and \
                  were not read back"
-            ),
-            fix: "use block sizes, offset and blockalign that are multiples of one another \
-                  (or of 512 bytes)"
-                .into(),
+                ),
+            )
         })
     }
 
@@ -233,23 +232,15 @@ impl JobVerify {
             .v
             .notes()
             .iter()
-            .map(|n| Warning {
-                code: "verify-note".into(),
-                message: n.clone(),
-                fix: "see the verify options in the documentation".into(),
-            })
+            .map(|n| Warning::new(WarningCode::VerifyNote, n.clone()))
             .collect();
         let vs = &job.verify;
         if vs.verify_state_load && !vs.verify_only {
-            out.push(Warning {
-                code: "verify-option-ignored".into(),
-                message: "verify_state_load has an effect only with verify_only=1 (it tells a \
-                          verify-only run which writes an earlier run made)"
-                    .into(),
-                fix: "add verify_only=1 to check an earlier run's data, or remove \
-                      verify_state_load"
-                    .into(),
-            });
+            out.push(Warning::new(
+                WarningCode::VerifyOptionIgnored,
+                "verify_state_load has an effect only with verify_only=1 (it tells a \
+                          verify-only run which writes an earlier run made)",
+            ));
         }
         out
     }

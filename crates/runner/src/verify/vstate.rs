@@ -13,7 +13,7 @@ use crate::gen::Generator;
 use crate::verify::JobVerify;
 use crate::verify::VerifyRead;
 use fiox_job::{Ddir, JobSpec};
-use fiox_stats::Warning;
+use fiox_stats::{Warning, WarningCode};
 use fiox_verify::{state_file_name, FioState, WriteLog};
 use std::path::PathBuf;
 
@@ -86,13 +86,10 @@ pub fn save_after_write(job: &JobSpec, jv: Option<&JobVerify>) -> Option<Warning
     for (i, log) in jv.logs().iter().enumerate() {
         let path = state_path(job, i as u32);
         if let Err(e) = log.save(&path, jv.ident(i as u32), &fio) {
-            return Some(Warning {
-                code: "verify-state-not-saved".into(),
-                message: format!("verify_state_save: {e}"),
-                fix: "a later verify_only=1 verify_state_load=1 run cannot use this run's \
-                      state; run in a directory where fiox may write its state file"
-                    .into(),
-            });
+            return Some(Warning::new(
+                WarningCode::VerifyStateNotSaved,
+                format!("verify_state_save: {e}"),
+            ));
         }
     }
     None

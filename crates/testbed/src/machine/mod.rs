@@ -94,8 +94,18 @@ pub struct Report {
     pub page_cache_peak_bytes: Option<u64>,
     /// How often the memory limit was hit (v1 memory.failcnt, v2 memory.events `max`).
     pub limit_hits: Option<u64>,
-    /// Warnings: (code, message, fix).
-    pub warnings: Vec<(String, String, String)>,
+    /// Warnings: what went wrong with the limit and the message saying so (the report's
+    /// caller turns them into fiox's warnings, whose table holds the codes and fixes).
+    pub warnings: Vec<(LimitWarning, String)>,
+}
+
+/// A memory limit that did not do its job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitWarning {
+    /// The group peaked above its limit: the limit did not take effect.
+    Exceeded,
+    /// The group's peak stayed well under the limit, which was never hit: it shaped nothing.
+    NotReached,
 }
 
 /// One group fiox made.
@@ -389,7 +399,7 @@ fn plan(limits: &Limits) -> Result<(Vec<Hier>, Option<Vec<u32>>)> {
 }
 
 /// Warnings about limits that did not take effect or did not matter.
-fn warnings(r: &Report) -> Vec<(String, String, String)> {
+fn warnings(r: &Report) -> Vec<(LimitWarning, String)> {
     let mut w = Vec::new();
     let (Some(limit), Some(peak)) = (r.limits.memory_bytes, r.peak_bytes) else {
         return w;
@@ -397,26 +407,23 @@ fn warnings(r: &Report) -> Vec<(String, String, String)> {
     let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
     if peak > limit.saturating_add(1 << 16) {
         w.push((
-            "machine-limit-exceeded".into(),
+            LimitWarning::Exceeded,
             format!(
                 "the run's cgroup peaked at {:.0} MiB, above its {:.0} MiB limit: the memory \
                  limit did not take effect",
                 mib(peak),
                 mib(limit)
             ),
-            "check the memory controller of the cgroup hierarchy fiox used (fiox.env.limits.groups)"
-                .into(),
         ));
     } else if r.limit_hits == Some(0) && peak < limit / 10 * 9 {
         w.push((
-            "machine-limit-not-reached".into(),
+            LimitWarning::NotReached,
             format!(
                 "the run's memory peaked at {:.0} MiB of its {:.0} MiB limit: the limit \
                  shaped nothing (no memory pressure)",
                 mib(peak),
                 mib(limit)
             ),
-            "lower the machine memory or make the job's files larger than it".into(),
         ));
     }
     w
@@ -566,10 +573,11 @@ mod tests {
             limit_hits: Some(hits),
             ..Report::default()
         };
-        let codes = |r: &Report| -> Vec<String> { warnings(r).into_iter().map(|w| w.0).collect() };
-        assert_eq!(codes(&r(100 << 20, 0)), ["machine-limit-not-reached"]);
+        let codes =
+            |r: &Report| -> Vec<LimitWarning> { warnings(r).into_iter().map(|w| w.0).collect() };
+        assert_eq!(codes(&r(100 << 20, 0)), [LimitWarning::NotReached]);
         assert!(codes(&r(1 << 30, 5)).is_empty());
         assert!(codes(&r(100 << 20, 3)).is_empty());
-        assert_eq!(codes(&r(2 << 30, 0)), ["machine-limit-exceeded"]);
+        assert_eq!(codes(&r(2 << 30, 0)), [LimitWarning::Exceeded]);
     }
 }

@@ -530,7 +530,8 @@ impl<'a> IoLoop<'a> {
             && !self.serialize;
         self.batch_rw = self.batch_ok();
         let inline = self.job.io_submit_mode == fiox_job::IoSubmitMode::Inline;
-        (self.mark_aio, self.mark_sync) = match marks::marks_of(self.engine.name(), inline) {
+        (self.mark_aio, self.mark_sync) = match marks::marks_of(self.job.ioengine.engine(), inline)
+        {
             Some(marks::Marks::Aio) => (marks::this_thread(), None),
             Some(marks::Marks::Sync) => (None, marks::this_thread()),
             None => (None, None),
