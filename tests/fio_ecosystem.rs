@@ -664,3 +664,47 @@ fn exitall_ends_a_rate_wait_of_an_async_job() {
         ios(&fio)
     );
 }
+
+#[test]
+fn bench_fio_remote_runs_on_fiox_servers_through_fioxs_client() {
+    let found = Command::new("bench-fio").arg("--help").output();
+    assert!(
+        found.is_ok_and(|o| o.status.success()),
+        "bench-fio is needed: pip install fio-plot==1.1.21 (.ci/run installs it)"
+    );
+    let server = harness::netserver::Server::start("fiox");
+    let bin = fio_link();
+    let work = TempDir::new("eco-bench-remote");
+    let hosts = work.join("hosts");
+    std::fs::write(&hosts, format!("127.0.0.1,{}\n", server.port)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let target = work.join("t");
+    let out_dir = work.join("o");
+    let o = Command::new("bench-fio")
+        .args(["-d", &target, "-t", "file", "-s", "8M", "-o", &out_dir])
+        .args(["-m", "randread", "--iodepth", "1", "--numjobs", "1"])
+        .args(["--runtime", "1", "--create", "--quiet", "-e", "psync"])
+        .args(["--direct", "0", "--remote", &hosts])
+        .env("PATH", path)
+        .current_dir(work.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run bench-fio");
+    let r = Run::from(o);
+    assert_eq!(r.code, 0, "bench-fio: {}\n{}", r.stdout, r.stderr);
+    let results = Path::new(&out_dir).join("t/4k");
+    let text = std::fs::read_to_string(results.join("randread-1-1.json"))
+        .unwrap_or_else(|e| panic!("bench-fio's JSON result: {e}\n{}", r.stdout));
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON result");
+    let stats = v["client_stats"].as_array().expect("client_stats");
+    assert_eq!(stats[0]["hostname"], "127.0.0.1");
+    assert_eq!(stats[0]["job options"]["rw"], "randread");
+    assert!(stats[0]["read"]["total_ios"].as_u64().unwrap_or(0) > 0);
+    // The job's logs came back from the server as NAME.HOST, beside where bench-fio asked.
+    let bw = "randread-iodepth-1-numjobs-1_bw.1.log.127.0.0.1";
+    assert!(results.join(bw).is_file(), "{bw} missing");
+}

@@ -43,6 +43,22 @@ fn allowed(path: &Path, sent: &[String]) -> Result<()> {
     }
 }
 
+/// A file a server asks for (SENDFILE): fio's servers ask for the verify state file of a job
+/// with `verify_state_load` (`local-JOB-N-verify.state` in the client's directory). fio's
+/// client sends any file the server names; fiox's sends only such a state file from its
+/// current directory (a server cannot read other files of this host): the bytes, or an errno.
+pub(super) fn verify_state(path: &str) -> Result<Vec<u8>, i32> {
+    if path.contains('/') || !path.ends_with("-verify.state") {
+        fiox_guard::eprintln!(
+            "fio: the server asked for {path}, which is not a verify state file in this \
+             directory: refused"
+        );
+        return Err(libc::EACCES);
+    }
+    fiox_guard::input::read_bytes(Path::new(path), 1 << 30)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +70,16 @@ mod tests {
         assert!(allowed(Path::new("run_bw.1.log.h"), &sent).is_ok());
         assert!(allowed(Path::new("/etc/cron.d/x.h"), &sent).is_err());
         assert!(allowed(Path::new("/data/../etc/x.h"), &sent).is_err());
+    }
+
+    #[test]
+    fn a_server_gets_only_a_verify_state_file() {
+        assert_eq!(verify_state("/etc/shadow"), Err(libc::EACCES));
+        assert_eq!(verify_state("../x-verify.state"), Err(libc::EACCES));
+        assert_eq!(verify_state("notes.txt"), Err(libc::EACCES));
+        assert_eq!(
+            verify_state("local-nothing-here-0-verify.state"),
+            Err(libc::ENOENT)
+        );
     }
 }

@@ -369,6 +369,7 @@ fn talk(t: &Target, ctx: &Ctx, c: &mut Collected) -> Result<()> {
                 }
             }
             Event::Quit => break,
+            Event::SendFile { path, tag } => s.send_file(tag, logs::verify_state(&path))?,
             Event::Other(_) => {}
         }
     }

@@ -121,6 +121,9 @@ pub enum Event {
         error: u32,
         signal: u32,
     },
+    /// The server asks for a file (fio's SENDFILE: a verify state file for `verify_state_load`),
+    /// to be answered with [`Session::send_file`] and this tag.
+    SendFile { path: String, tag: u64 },
     /// A job's log (written by the client as `NAME.HOST`).
     IoLog(crate::iolog::IoLog),
     /// The server is done with this connection.
@@ -223,8 +226,33 @@ impl Session {
     pub fn next_event(&mut self) -> Result<Option<Event>, ProtoError> {
         match self.reader.read_message()? {
             None => Ok(None),
+            Some(m) if m.op == Opcode::SendFile => Ok(Some(Event::SendFile {
+                path: cstr(&m.payload[..m.payload.len().min(256)]),
+                tag: m.tag,
+            })),
             Some(m) => decode(m.op, &m.payload).map(Some),
         }
+    }
+
+    /// Answer a SENDFILE (`cmd_sendfile_reply`): the file's bytes, or the errno that kept the
+    /// client from reading it.
+    pub fn send_file(&mut self, tag: u64, file: Result<Vec<u8>, i32>) -> std::io::Result<()> {
+        use std::io::Write;
+        let mut p = Put::default();
+        match file {
+            Ok(bytes) => {
+                p.u32(bytes.len().min(u32::MAX as usize) as u32);
+                p.u32(0);
+                p.bytes(&bytes);
+            }
+            Err(errno) => {
+                p.u32(0);
+                p.u32(errno as u32);
+            }
+        }
+        self.out
+            .write_all(&frame::encode(Opcode::SendFile, 0, tag, &p.buf))?;
+        self.out.flush()
     }
 }
 
