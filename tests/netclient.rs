@@ -170,6 +170,13 @@ fn an_unreachable_server_is_an_error_and_the_others_still_report() {
     let r = fiox(&["--rw=read", "--client=127.0.0.1,1"]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("after the --client"), "{}", r.stderr);
+    // --parse-only checks every server's job here and connects to none (port 1: nobody).
+    let r = fiox(&["--parse-only", "--client=127.0.0.1,1", &job]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""));
+    let bad = job_file(&dir, "[x]\nrw=bogus\n");
+    let r = fiox(&["--parse-only", "--client=127.0.0.1,1", &bad]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("job.fio:2: rw=bogus"), "{}", r.stderr);
 }
 
 /// Servers and client inside a network namespace the test makes: loopback only, nothing

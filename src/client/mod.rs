@@ -59,6 +59,8 @@ struct Plan {
     output: Option<String>,
     /// Options every server's command line carries (`--output-format`, `--terse-version`).
     shared: Vec<String>,
+    /// `--parse-only`: check the servers' forms, job files and options here, connect to none.
+    parse_only: bool,
 }
 
 /// `--name=value` or `--name value`: the value, advancing `i` past it.
@@ -116,6 +118,8 @@ fn parse(args: &[String]) -> Result<Plan> {
             p.shared.push(format!("--terse-version={v}"));
         } else if let Some(v) = value_of(args, &mut i, "output")? {
             p.output = Some(v);
+        } else if a == "--parse-only" {
+            p.parse_only = true;
         } else if a == "--minimal" {
             p.formats = vec![OutputFormat::Terse];
             p.shared.push(a.clone());
@@ -138,6 +142,32 @@ fn parse(args: &[String]) -> Result<Plan> {
         bail!("--client needs a server: --client=HOST[,PORT], ip6:HOST, sock:PATH or a host list file");
     }
     Ok(p)
+}
+
+/// `--parse-only` with `--client`: every server's job (its command line and the job files it
+/// would be sent) parses with fiox's parser, as each server would parse it; nothing connects.
+/// (fio's client ignores `--parse-only` and runs the jobs.)
+fn check_only(plan: &Plan) -> Result<i32> {
+    for t in &plan.targets {
+        let mut args = vec!["--parse-only".to_string()];
+        args.extend(t.args.iter().cloned());
+        if t.files.is_empty() {
+            args.extend(plan.files.iter().cloned());
+        }
+        for f in &t.files {
+            match f {
+                JobFile::Local(p) => args.push(p.clone()),
+                // A file on the server: only that server can read it.
+                JobFile::Remote(_) => {}
+            }
+        }
+        if args.len() == 1 {
+            continue;
+        }
+        fiox_job::parse_invocation(&args)
+            .with_context(|| format!("the job for {}", t.remote.host))?;
+    }
+    Ok(0)
 }
 
 fn is_host_list(v: &str) -> bool {
@@ -229,6 +259,9 @@ fn watch_signals(stop: Stop) -> Result<()> {
 
 pub fn main(args: &[String]) -> Result<i32> {
     let plan = parse(args)?;
+    if plan.parse_only {
+        return check_only(&plan);
+    }
     let stop: Stop = Arc::default();
     watch_signals(stop.clone())?;
     let out = Out::open(plan.output.as_deref())?;

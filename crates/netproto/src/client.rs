@@ -123,7 +123,10 @@ pub enum Event {
     },
     /// The server asks for a file (fio's SENDFILE: a verify state file for `verify_state_load`),
     /// to be answered with [`Session::send_file`] and this tag.
-    SendFile { path: String, tag: u64 },
+    SendFile {
+        path: String,
+        tag: u64,
+    },
     /// A job's log (written by the client as `NAME.HOST`).
     IoLog(crate::iolog::IoLog),
     /// The server is done with this connection.
