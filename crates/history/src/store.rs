@@ -173,19 +173,22 @@ impl Store {
             why,
         };
         self.sql(self.conn().busy_timeout(BUSY_TIMEOUT))?;
-        let version: i64 = self.sql(
-            self.conn()
-                .query_row("PRAGMA user_version", [], |r| r.get(0)),
-        )?;
-        let app: i64 = self.sql(
-            self.conn()
-                .query_row("PRAGMA application_id", [], |r| r.get(0)),
-        )?;
-        let tables: i64 = self.sql(self.conn().query_row(
-            "SELECT count(*) FROM sqlite_schema",
-            [],
-            |r| r.get(0),
-        ))?;
+        // One read transaction: the three answers are one state of the file. Read one by one,
+        // another process's first migration could commit between them (version 0, but tables:
+        // "not a fiox history"; seen with two writers starting at once).
+        let c = self.conn();
+        let snapshot = c.execute_batch("BEGIN").and_then(|()| {
+            let read = (|| {
+                let version: i64 = c.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+                let app: i64 = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+                let tables: i64 =
+                    c.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+                Ok((version, app, tables))
+            })();
+            let end = c.execute_batch("COMMIT");
+            read.and_then(|v| end.map(|()| v))
+        });
+        let (version, app, tables) = self.sql(snapshot)?;
         if version > SCHEMA_VERSION {
             return Err(refused(format!(
                 "written by a newer fiox (schema version {version}; this fiox knows up to \
