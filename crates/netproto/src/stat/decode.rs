@@ -92,8 +92,12 @@ pub fn decode_ts(b: &[u8]) -> Result<(JobResult, GroupResult), ProtoError> {
     let mut g = Get::new(b, "TS");
     let mut j = JobResult::default();
     head(&mut g, &mut j)?;
-    stats(&mut g, &mut j)?;
+    let cpu_ms = stats(&mut g, &mut j)?;
     tail(&mut g, &mut j)?;
+    // fio sends CPU time in milliseconds and prints it against the total run time.
+    let run = j.runtime_ms.max(1) as f64;
+    j.usr_cpu_pct = cpu_ms[0] as f64 * 100.0 / run;
+    j.sys_cpu_pct = cpu_ms[1] as f64 * 100.0 / run;
     let gs = decode_gs(&b[THREAD_STAT..THREAD_STAT + GROUP_STAT])?;
     Ok((j, gs))
 }
@@ -117,7 +121,9 @@ fn head(g: &mut Get, j: &mut JobResult) -> Result<(), ProtoError> {
 }
 
 /// Latencies, rates, CPU, percentile settings, depth and latency buckets, histograms.
-fn stats(g: &mut Get, j: &mut JobResult) -> Result<(), ProtoError> {
+/// Returns the user and system CPU time in milliseconds (a percentage needs the run time,
+/// which comes later in the structure).
+fn stats(g: &mut Get, j: &mut JobResult) -> Result<[u64; 2], ProtoError> {
     g.seek(off::SYNC_STAT)?;
     let sync = io_stat(g)?;
     let mut st: Vec<IoStat> = Vec::with_capacity(15);
@@ -178,10 +184,7 @@ fn stats(g: &mut Get, j: &mut JobResult) -> Result<(), ProtoError> {
         };
     }
     j.has_slat = st[3..6].iter().any(|s| s.n > 0);
-    // CPU: fio sends milliseconds and prints them against the total run time.
-    j.usr_cpu_pct = usr_ms as f64;
-    j.sys_cpu_pct = sys_ms as f64;
-    Ok(())
+    Ok([usr_ms, sys_ms])
 }
 
 /// Counts, bytes, runtimes, errors, block infos, units, latency target, sig_figs, priority.
@@ -215,8 +218,7 @@ fn tail(g: &mut Get, j: &mut JobResult) -> Result<(), ProtoError> {
         d.io_bytes = bytes[i];
         d.runtime_ms = runtime[i];
     }
-    // The sync count is the sync latency's sample count already.
-    let _ = total[3];
+    // total[3], the sync count, is the sync latency's sample count already.
     g.seek(off::KB_BASE + 8)?;
     let depth = g.u32()?;
     g.skip(4)?;
@@ -228,10 +230,6 @@ fn tail(g: &mut Get, j: &mut JobResult) -> Result<(), ProtoError> {
     j.sig_figs = g.u32()?;
     g.seek(off::SIG_FIGS + 4 + 8 + 8 + 4 * 16)?;
     j.ioprio = g.u32()?;
-    // usr/sys were read as milliseconds: the percentage of the total run time, as fio prints.
-    let run = j.runtime_ms.max(1) as f64;
-    j.usr_cpu_pct = j.usr_cpu_pct * 100.0 / run;
-    j.sys_cpu_pct = j.sys_cpu_pct * 100.0 / run;
     Ok(())
 }
 
