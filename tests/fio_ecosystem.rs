@@ -158,40 +158,48 @@ fn version_under_fios_name_passes_bench_fio_and_kdiskmark_and_keeps_fioxs_identi
     );
 }
 
-#[test]
-fn bench_fio_runs_fiox_end_to_end() {
+/// bench-fio (PyPI's fio-plot 1.1.21) with fiox as `fio` first on PATH: a 1 s randread of an
+/// 8 MiB file `target` in `work`, results under `work/o`, `extra` arguments after. Returns the
+/// run and the directory of its results. bench-fio writes its job file to
+/// `/tmp/TARGET-tmpjobfile.fio`: tests running at once need targets of their own names.
+fn bench_fio(work: &TempDir, target: &str, extra: &[&str]) -> (Run, std::path::PathBuf) {
     let found = Command::new("bench-fio").arg("--help").output();
     assert!(
         found.is_ok_and(|o| o.status.success()),
         "bench-fio is needed: pip install fio-plot==1.1.21 (.ci/run installs it)"
     );
     let bin = fio_link();
-    let work = TempDir::new("eco-bench-fio");
     let path = format!(
         "{}:{}",
         bin.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let target = work.join("t");
+    let target_path = work.join(target);
     let out_dir = work.join("o");
     let o = Command::new("bench-fio")
-        .args(["-d", &target, "-t", "file", "-s", "8M", "-o", &out_dir])
+        .args(["-d", &target_path, "-t", "file", "-s", "8M", "-o", &out_dir])
         .args(["-m", "randread", "--iodepth", "1", "--numjobs", "1"])
         .args(["--runtime", "1", "--create", "--quiet", "-e", "psync"])
         .args(["--direct", "0"])
+        .args(extra)
         .env("PATH", path)
         .current_dir(work.path())
         .stdin(Stdio::null())
         .output()
         .expect("run bench-fio");
-    let r = Run::from(o);
+    (Run::from(o), Path::new(&out_dir).join(target).join("4k"))
+}
+
+#[test]
+fn bench_fio_runs_fiox_end_to_end() {
+    let work = TempDir::new("eco-bench-fio");
+    let (r, results) = bench_fio(&work, "t", &[]);
     assert_eq!(r.code, 0, "bench-fio: {}\n{}", r.stdout, r.stderr);
     assert!(
         !r.stdout.contains("Could not detect Fio version"),
         "{}",
         r.stdout
     );
-    let results = Path::new(&out_dir).join("t/4k");
     let text = std::fs::read_to_string(results.join("randread-1-1.json"))
         .unwrap_or_else(|e| panic!("bench-fio's JSON result: {e}\n{}", r.stdout));
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON result");
@@ -667,36 +675,12 @@ fn exitall_ends_a_rate_wait_of_an_async_job() {
 
 #[test]
 fn bench_fio_remote_runs_on_fiox_servers_through_fioxs_client() {
-    let found = Command::new("bench-fio").arg("--help").output();
-    assert!(
-        found.is_ok_and(|o| o.status.success()),
-        "bench-fio is needed: pip install fio-plot==1.1.21 (.ci/run installs it)"
-    );
     let server = harness::netserver::Server::start("fiox");
-    let bin = fio_link();
     let work = TempDir::new("eco-bench-remote");
     let hosts = work.join("hosts");
     std::fs::write(&hosts, format!("127.0.0.1,{}\n", server.port)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let target = work.join("t");
-    let out_dir = work.join("o");
-    let o = Command::new("bench-fio")
-        .args(["-d", &target, "-t", "file", "-s", "8M", "-o", &out_dir])
-        .args(["-m", "randread", "--iodepth", "1", "--numjobs", "1"])
-        .args(["--runtime", "1", "--create", "--quiet", "-e", "psync"])
-        .args(["--direct", "0", "--remote", &hosts])
-        .env("PATH", path)
-        .current_dir(work.path())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run bench-fio");
-    let r = Run::from(o);
+    let (r, results) = bench_fio(&work, "t-remote", &["--remote", &hosts]);
     assert_eq!(r.code, 0, "bench-fio: {}\n{}", r.stdout, r.stderr);
-    let results = Path::new(&out_dir).join("t/4k");
     let text = std::fs::read_to_string(results.join("randread-1-1.json"))
         .unwrap_or_else(|e| panic!("bench-fio's JSON result: {e}\n{}", r.stdout));
     let v: serde_json::Value = serde_json::from_str(&text).expect("JSON result");

@@ -287,21 +287,7 @@ fn logs_come_back_from_the_server_as_fios_client_writes_them() {
     );
     let s = Server::start("fio");
     let files = |tag: &str| {
-        let mut v: Vec<(String, usize)> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("run_"))
-            .map(|n| {
-                let lines = std::fs::read_to_string(dir.join(&n))
-                    .unwrap()
-                    .lines()
-                    .count();
-                let _ = std::fs::remove_file(dir.join(&n));
-                (n, lines)
-            })
-            .collect();
-        v.sort();
+        let v = take_files(&dir, "run_");
         assert!(!v.is_empty(), "{tag}: no log came back");
         v
     };

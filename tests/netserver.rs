@@ -279,18 +279,11 @@ fn a_jobs_logs_go_back_to_fios_client_and_not_onto_the_servers_disk() {
              write_bw_log={prefix}\nwrite_lat_log={prefix}\nwrite_iops_log={prefix}\n"
         ),
     );
-    let listing = || {
-        let mut v: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("run_"))
-            .collect();
-        v.sort();
-        for n in &v {
-            let _ = std::fs::remove_file(dir.join(n));
-        }
-        v
+    let listing = || -> Vec<String> {
+        take_files(&dir, "run_")
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect()
     };
     let temp_dirs = || {
         std::fs::read_dir(std::env::temp_dir())

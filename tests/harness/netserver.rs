@@ -215,3 +215,24 @@ pub fn fiox_crc16(b: &[u8]) -> u16 {
     }
     crc
 }
+
+/// Take the files of `dir` whose names begin with `prefix` (the logs a client wrote): their
+/// names, sorted, with their line counts; the files are removed.
+pub fn take_files(dir: &TempDir, prefix: &str) -> Vec<(String, usize)> {
+    let mut v: Vec<(String, usize)> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .map(|n| {
+            let lines = std::fs::read_to_string(dir.join(&n))
+                .unwrap()
+                .lines()
+                .count();
+            let _ = std::fs::remove_file(dir.join(&n));
+            (n, lines)
+        })
+        .collect();
+    v.sort();
+    v
+}
