@@ -9,16 +9,16 @@ use fiox_stats::{JobResult, Warning, WarningCode};
 
 /// Store what the loop measured in `r` (also used for status snapshots mid-run).
 pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage, m: Measure) {
-    let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns);
+    let runtime_ns = end_ns.saturating_sub(lp.measured_start_ns());
     r.runtime_ms = runtime_ns / 1_000_000;
-    r.job_start_ms = lp.job_start_ms;
-    let did_io = lp.acct.dirs.iter().any(|d| d.total_ios > 0);
+    r.job_start_ms = lp.job_start_ms();
+    let did_io = lp.acct().dirs.iter().any(|d| d.total_ios > 0);
     if did_io && r.runtime_ms == 0 {
         // A job shorter than a millisecond still ran: fio reports it as 1 msec, and a zero
         // runtime would hide its direction lines and rates.
         r.runtime_ms = 1;
     }
-    let acct = &lp.acct;
+    let acct = lp.acct();
     let mut dirs = acct.dirs.clone();
     for d in dirs.iter_mut() {
         // fio gives a direction its runtime only when it moved bytes (a job whose only I/O
@@ -26,7 +26,7 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
         if d.io_bytes > 0 {
             d.runtime_ms = r.runtime_ms;
         }
-        if lp.copy_lat && m.lat && m.clat {
+        if lp.copies_lat() && m.lat && m.clat {
             d.lat = d.clat.clone();
         }
     }
@@ -49,7 +49,7 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
     let cap = 100.0 * lp.cpu_threads() as f64;
     r.usr_cpu_pct = (cpu.usr_us as f64 * 100.0 / run_us).min(cap);
     r.sys_cpu_pct = (cpu.sys_us as f64 * 100.0 / run_us).min(cap - r.usr_cpu_pct);
-    r.continue_on_error = crate::io::ioerr::continue_bits(&lp.job.errors) != 0;
+    r.continue_on_error = crate::io::ioerr::continue_bits(&lp.job().errors) != 0;
     r.total_err = acct.total_errors();
     r.first_error = acct.first_errno();
     if r.error == 0 && r.continue_on_error && acct.tolerated_errors > 0 {
@@ -67,7 +67,7 @@ pub fn fill_result(r: &mut JobResult, lp: &IoLoop, end_ns: u64, cpu: ThreadUsage
             format!(
                 "the {} engine reported {} completion(s) for I/O units that were not in flight; \
                  they were ignored",
-                lp.engine.name(),
+                lp.engine_name(),
                 acct.bogus_completions
             ),
         ));

@@ -9,7 +9,7 @@ use crate::error::RunError;
 use crate::files::opengate::OpenGate;
 use crate::files::{self, FilePlan};
 use crate::io::acct::{JobState, Measure, Progress};
-use crate::io::ioloop::{EndReason, IoLoop, Limits};
+use crate::io::ioloop::{EndReason, IoLoop};
 use crate::io::result::fill_result;
 use crate::job::warn;
 use fiox_engine::IoEngine;
@@ -81,12 +81,11 @@ pub(super) fn run_io(
     engine.register_buffers(&pool)?;
     // lockmem: pinned for as long as the job's I/O runs (dropped with this frame).
     let _pinned = pin_memory(job, result)?;
-    let limits = limits_of(job);
     if !job.timing.time_based {
         let total = plan.io_bytes.saturating_mul(job.timing.loops.max(1) as u64);
         env.progress.planned_bytes.store(total, Ordering::Relaxed);
     }
-    let paths = plan
+    let paths: Vec<String> = plan
         .files
         .iter()
         .map(|f| f.path.display().to_string())
@@ -98,55 +97,48 @@ pub(super) fn run_io(
             job: job.name.clone(),
             msg: format!("cannot open log file: {e}"),
         })?;
-    let mut lp = IoLoop::new(
+    let mut b = IoLoop::builder(
         job,
         engine,
-        gen,
-        filler,
-        logs,
         &mut pool,
-        paths,
-        env.progress,
-        env.stop,
-        measure,
-        limits,
-    );
+        (gen, filler),
+        (env.progress, env.stop),
+    )
+    .measure(measure)
+    .logs(logs)
+    .verify(verify, !files::job_writes(job) && !verify_phase_only)
+    .locks(
+        env.locks
+            .map(|s| crate::control::filelock::Locks::new(s, job.files.lockfile, &paths)),
+    )
+    .blocks(block_infos(job, plan)?);
     if env.status {
-        lp.status_template = Some(Box::new(result.clone()));
+        b = b.status_template(result.clone());
     }
     if let Some(name) = &job.logs.write_iolog {
-        let names = lp.paths.clone();
-        let w = crate::replay::iolog::IoLogWriter::create(std::path::Path::new(name), names);
-        lp.iolog = Some(w.map_err(|e| RunError::Job {
+        let w =
+            crate::replay::iolog::IoLogWriter::create(std::path::Path::new(name), paths.clone());
+        b = b.iolog(w.map_err(|e| RunError::Job {
             job: job.name.clone(),
             msg: format!("cannot create write_iolog file '{name}': {e}"),
         })?);
     }
     if job.replay.read_iolog.is_some() {
-        lp.replay = Some(replay_queue(job, result)?);
+        b = b.replay(replay_queue(job, result)?);
     }
-    lp.locks = env
-        .locks
-        .map(|s| crate::control::filelock::Locks::new(s, job.files.lockfile, &lp.paths));
-    lp.read_checks = !files::job_writes(job) && !verify_phase_only;
-    lp.verify = verify;
     if gate.is_none() {
         let fds: Vec<_> = opened
             .handles
             .iter()
             .map(|h| h.as_ref().map_or(-1, |h| h.as_raw_fd()))
             .collect();
-        lp.pass_cache = Some(crate::files::cache::PassCache::new(job, &plan.files, &fds));
+        b = b.pass_cache(crate::files::cache::PassCache::new(job, &plan.files, &fds));
     }
-    if gate.is_some() {
-        lp.gen.track_closes();
-    }
-    lp.gate = gate;
-    lp.file_ops = file_ops;
+    b = b.open_gate(gate).file_ops(file_ops).paths(paths);
     if job.timing.ramp_size.is_some() && job.stats.group_reporting {
         let (jobs, progress) = env.run;
         let group = job.group_id;
-        lp.ramp_group = Some(Box::new(move || ramp_group_bytes(jobs, progress, group)));
+        b = b.ramp_group(move || ramp_group_bytes(jobs, progress, group));
     }
     if crate::io::noio::is_exec(job) && env.messages {
         env.info.say(&crate::io::noio::exec_lines(job));
@@ -157,34 +149,20 @@ pub(super) fn run_io(
         }
         if job.engine.exit_on_io_done {
             let (jobs, progress) = env.run;
-            lp.io_jobs_done = Some(Box::new(move || {
-                crate::io::noio::io_jobs_done(jobs, progress)
-            }));
+            b = b.io_jobs_done(move || crate::io::noio::io_jobs_done(jobs, progress));
         }
     }
-    lp.blocks = block_infos(job, plan)?;
+    let mut lp = b.build();
     if !start() {
         return Ok(());
     }
-    // The job's times and CPU count from the common start, not from the loop's making.
-    lp.clock.restart();
-    lp.cpu_start = lp.cpu_usage();
-    if job.lat_target.target_ns > 0 {
-        let now = lp.clock.now_ns();
-        lp.lat_target = Some(crate::control::latarget::LatTarget::new(
-            job.lat_target,
-            job.iodepth,
-            now,
-            0,
-        ));
-    }
-    lp.flow = env.flow.lock().ok().and_then(|mut m| m.take());
+    lp.start(env.flow.lock().ok().and_then(|mut m| m.take()));
     let done = run_phases(env, &mut lp, verify_phase_only, replay, measure, result);
     // fio 3.33 counts verify_only's replayed writes as the job's writes (bytes and I/Os, no
     // time): a parser reading the write section sees what the job would have written.
     result.dirs.write.total_ios += replayed.ios;
     result.dirs.write.io_bytes += replayed.bytes;
-    if let (Some(m), Ok(mut slot)) = (lp.flow.take(), env.flow.lock()) {
+    if let (Some(m), Ok(mut slot)) = (lp.take_flow(), env.flow.lock()) {
         *slot = Some(m);
     }
     done
@@ -228,7 +206,7 @@ pub(super) fn run_phases(
     } else {
         lp.run()
     };
-    if let Some(g) = lp.gate.as_ref() {
+    if let Some(g) = lp.open_gate() {
         debug_open_counts(job, g);
     }
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_THINKCYCLES").is_some() {
@@ -236,7 +214,7 @@ pub(super) fn run_phases(
         fiox_guard::eprintln!(
             "fiox-debug: job {}: thinkcycles spins {}",
             job.name,
-            lp.spins
+            lp.debug_counts().spins
         );
     }
     if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
@@ -245,36 +223,36 @@ pub(super) fn run_phases(
         fiox_guard::eprintln!(
             "fiox-debug: job {}: batch path units {} batches {} ring {}",
             job.name,
-            lp.batch_drawn,
-            lp.batches,
-            lp.rings
+            lp.debug_counts().batch_drawn,
+            lp.debug_counts().batches,
+            lp.debug_counts().rings
         );
     }
-    if let Some(v) = lp.verify.as_mut() {
+    if let Some(v) = lp.verify_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }
-    if let (Some(mut g), Some(v)) = (replay, lp.verify.as_mut()) {
-        let done = &lp.acct.dirs;
-        let bytes = done[Ddir::Write.index()].io_bytes + done[Ddir::Trim.index()].io_bytes;
+    let done = &lp.acct().dirs;
+    let bytes = done[Ddir::Write.index()].io_bytes + done[Ddir::Trim.index()].io_bytes;
+    if let (Some(mut g), Some(v)) = (replay, lp.verify_mut()) {
         let min_bs = job.bs.write.min.min(job.bs.read.min).min(job.bs.trim.min);
         v.set_replayed(crate::verify::vstate::replayed_reads(&mut g, bytes, min_bs));
     }
-    let state_warning = crate::verify::vstate::save_after_write(job, lp.verify.as_ref());
-    let unaligned = lp.verify.as_ref().and_then(|v| v.unaligned_warning());
+    let state_warning = crate::verify::vstate::save_after_write(job, lp.verify());
+    let unaligned = lp.verify().and_then(|v| v.unaligned_warning());
     let phase = crate::job::vphase::verify_phase(env, lp, &end, verify_phase_only);
     env.progress.set_state(JobState::Finishing);
     let phase_ms = phase
         .as_ref()
-        .map(|p| lp.clock.now_ns().saturating_sub(p.start_ns) / 1_000_000);
+        .map(|p| lp.now().saturating_sub(p.start_ns) / 1_000_000);
     collect(job, lp, measure, result)?;
     result.warnings.extend(state_warning);
     result.warnings.extend(unaligned);
-    result.block_infos = lp.blocks.take().map(|b| b.into_infos());
-    if let Some(t) = &lp.lat_target {
+    result.block_infos = lp.take_blocks().map(|b| b.into_infos());
+    if let Some(qd) = lp.lat_target_depth() {
         let s = job.lat_target;
-        result.lat_target = Some((t.qd, s.target_ns, s.window_us, s.percentile));
+        result.lat_target = Some((qd, s.target_ns, s.window_us, s.percentile));
     }
-    if let Some(e) = lp.iolog.as_mut().and_then(|l| l.finish().err()) {
+    if let Some(e) = lp.finish_iolog().and_then(|r| r.err()) {
         return Err(RunError::Job {
             job: job.name.clone(),
             msg: format!("writing the write_iolog file: {e}"),
@@ -283,7 +261,7 @@ pub(super) fn run_phases(
     if let Some(ms) = phase_ms {
         crate::job::vphase::split_runtime(result, ms, job.rw.mode);
     }
-    if let Some(v) = lp.verify.as_ref().filter(|v| v.failures > 0) {
+    if let Some(v) = lp.verify().filter(|v| v.failures > 0) {
         return Err(crate::job::vphase::verify_failed(env, v, result));
     }
     // An error of the write phase, else one of the verify phase (a failed read).
@@ -375,18 +353,18 @@ pub(super) fn collect(
     measure: Measure,
     result: &mut JobResult,
 ) -> Result<(), RunError> {
-    let end_ns = lp.clock.now_ns();
+    let end_ns = lp.now();
     // The loop's clock counts from its start: the wall time then is now less that count.
     let wall_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
     result.io_start_unix_ms = wall_ms.saturating_sub(end_ns / 1_000_000);
-    let cpu = lp.cpu_usage().since(&lp.cpu_start);
+    let cpu = lp.cpu_since_start();
     let rates = lp.take_rates();
-    let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns) / 1_000_000;
-    let log_result = lp.logs.finish(log_end_ms);
+    let log_end_ms = end_ns.saturating_sub(lp.measured_start_ns()) / 1_000_000;
+    let log_result = lp.finish_logs(log_end_ms);
     fill_result(result, lp, end_ns, cpu, measure);
-    result.explain_window_lat = lp.win_lat.map(|w| [(w.n[0], w.sum[0]), (w.n[1], w.sum[1])]);
+    result.explain_window_lat = lp.window_lat();
     for (i, r) in rates.into_iter().enumerate() {
         if let Some((bw, iops)) = r {
             let d = result.dirs.get_mut(fiox_job::Ddir::ALL[i]);
@@ -400,19 +378,4 @@ pub(super) fn collect(
         job: job.name.clone(),
         msg: format!("writing log files: {e}"),
     })
-}
-
-pub(super) fn limits_of(job: &JobSpec) -> Limits {
-    let ramp = job.timing.ramp_time.map(|d| d.as_nanos() as u64);
-    let deadline = job
-        .timing
-        .runtime
-        .map(|r| r.as_nanos() as u64 + ramp.unwrap_or(0));
-    Limits {
-        ramp_ns: ramp.filter(|&r| r > 0),
-        ramp_bytes: job.timing.ramp_size,
-        // ramp_size: the runtime starts when the ramp ends (check_ramp sets the deadline).
-        deadline_ns: deadline.filter(|_| job.timing.ramp_size.is_none()),
-        runtime_ns: job.timing.runtime.map(|r| r.as_nanos() as u64),
-    }
 }

@@ -62,25 +62,25 @@ pub fn verify_phase(
             // written ("expected write #1, found newer write #N"), a failure fio never sees.
             && matches!(write_end, EndReason::Done)
             // fill_device: the fill terminated the job (fio 3.33 marks it so), no verify.
-            && !lp.filled);
+            && !lp.filled());
     if !wanted {
         return None;
     }
-    let v = lp.verify.as_mut()?;
+    let v = lp.verify_mut()?;
     if env.messages {
         v.echo_failures(&job.name);
     }
-    let start_ns = lp.clock.now_ns();
+    let start_ns = lp.now();
     lp.begin_verify_phase();
     crate::dprint!(crate::debug::VERIFY, "starting loop");
     let end = lp.run();
     crate::dprint!(crate::debug::VERIFY, "exiting loop");
-    if let Some(v) = lp.verify.as_mut() {
+    if let Some(v) = lp.verify_mut() {
         v.finish_offloaded();
     }
     // Debug builds, on request: the phase's open-file peak, for the openfiles tests (the
     // worker prints the I/O phase's the same way).
-    if let Some(g) = lp.gate.as_ref() {
+    if let Some(g) = lp.open_gate() {
         if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_OPENFILES").is_some() {
             fiox_guard::eprintln!(
                 "fiox-debug: verify phase of job {}: files open at most {}, opens {}",

@@ -1,4 +1,4 @@
-//! The batch path: a plain job (see `plain_next`) on an engine that takes reads and writes in
+//! The batch path: a plain job ([`FastPath::Batch`]) on an engine that takes reads and writes in
 //! batches (io_uring, libaio: `batches_rw`) draws up to a submit batch of requests, prepares
 //! them as the general path does (slot, buffer, start time, priority) and hands them to the
 //! engine in one [`IoEngine::queue_rw`](fiox_engine::IoEngine::queue_rw) call: one dynamic
@@ -15,27 +15,12 @@ use super::*;
 use fiox_engine::IoUnit;
 
 impl<'a> IoLoop<'a> {
-    /// Whether this run can take the batch path: the engine batches reads and writes, the
-    /// job is plain (`plain_next`) and none of the per-submission hooks is set (pacing,
-    /// `--debug=io`, lock files, thinkcycles, latency_target's probed depth),
-    /// and it issues no trims (engines complete those inline, one at a time).
-    pub(super) fn batch_ok(&self) -> bool {
-        self.engine.flags().batches_rw
-            && self.plain_next
-            && !self.paced
-            && !self.dbg_io
-            && self.locks.is_none()
-            && self.lat_target.is_none()
-            && self.job.pacing.thinkcycles == 0
-            && !self.job.rw.mode.has_trim()
-    }
-
     /// `fill_queue` on the batch path: queue until `depth` units are in flight, committing
     /// every `iodepth_batch_submit` units as the general path does.
     pub(super) fn fill_batch(&mut self, depth: u32) {
         let batch = self.job.iodepth_batch_submit.max(1) as usize;
-        while self.inflight < depth && self.end.is_none() {
-            if let Some(id) = self.requeue.pop() {
+        while self.q.inflight < depth && self.end.is_none() {
+            if let Some(id) = self.q.requeue.pop() {
                 // Turned away before, or a short I/O's remainder: one at a time.
                 if !self.submit(id) {
                     return;
@@ -44,8 +29,8 @@ impl<'a> IoLoop<'a> {
                 if self.exhausted {
                     return;
                 }
-                let want = ((depth - self.inflight) as usize)
-                    .min(batch.saturating_sub(self.pending.len()).max(1));
+                let want = ((depth - self.q.inflight) as usize)
+                    .min(batch.saturating_sub(self.q.pending.len()).max(1));
                 if want == 1 {
                     // One unit (the default batch of one, or one slot free after a reap of
                     // one): the general path's steps cost less than a batch of one, about
@@ -57,7 +42,7 @@ impl<'a> IoLoop<'a> {
                     return;
                 }
             }
-            if self.pending.len() >= batch {
+            if self.q.pending.len() >= batch {
                 self.commit();
             }
         }
@@ -69,7 +54,7 @@ impl<'a> IoLoop<'a> {
         let Some(id) = self.next_slot() else {
             return false;
         };
-        self.batch_drawn += 1;
+        self.counts.drawn(1);
         self.submit(id)
     }
 
@@ -77,17 +62,17 @@ impl<'a> IoLoop<'a> {
     /// plain random path), then one by one through `next_request` (passes, wrap-arounds,
     /// every other job).
     pub(super) fn draw(&mut self, n: usize) {
-        self.batch_reqs.clear();
-        let got = self.gen.next_batch(&mut self.batch_reqs, n);
+        self.q.batch_reqs.clear();
+        let got = self.gen.next_batch(&mut self.q.batch_reqs, n);
         if got > 0 {
             self.ios_issued += got as u64;
             // A batch ends at a file's wrap-around: its cache is dropped before the I/O
             // goes, as `next_request` does.
             self.drop_wrapped();
         }
-        while self.batch_reqs.len() < n {
+        while self.q.batch_reqs.len() < n {
             match self.next_request() {
-                Some(r) => self.batch_reqs.push(r),
+                Some(r) => self.q.batch_reqs.push(r),
                 None => break,
             }
         }
@@ -96,7 +81,7 @@ impl<'a> IoLoop<'a> {
     /// `write_iolog` lines of units handed to the engine.
     #[cold]
     fn log_batch(&mut self, units: &[IoUnit]) {
-        if let Some(l) = self.iolog.as_mut() {
+        if let Some(l) = self.obs.iolog.as_mut() {
             for u in units {
                 l.io(u.file, iolog_name(u.op), u.offset, u.len());
             }
@@ -112,8 +97,8 @@ impl<'a> IoLoop<'a> {
         };
         // The whole slot only for the per-I/O hooks (logs, max_latency, act), which most
         // jobs do not have: not a 48-byte copy per I/O.
-        if self.hooks {
-            let s = self.slots[id as usize];
+        if self.plan.hooks {
+            let s = self.q.slots[id as usize];
             self.account_done(done, now, false, false, || s);
         } else {
             self.account_done(done, now, false, false, Slot::default);
@@ -124,27 +109,27 @@ impl<'a> IoLoop<'a> {
     /// buffer filled (the plain paths': no verify header).
     #[inline(always)]
     pub(super) fn fill_write(&mut self, id: u32, req: &IoReq) {
-        self.writes_since_sync += 1;
-        let buf = self.pool.slice_mut(id as usize);
+        self.files.writes_since_sync += 1;
+        let buf = self.q.pool.slice_mut(id as usize);
         let n = (req.len as usize).min(buf.len());
         self.filler.fill(&mut buf[..n], false);
     }
 
     /// `prepare` and `submit`'s priority draw for a new read or write of a plain job on slot
     /// `id` (the batch path's and the ring loop's: no verify, pacing or `--debug=io`, which
-    /// `batch_ok` excludes): the slot as the general path leaves it, its buffer filled for a
+    /// [`FastPath::Batch`] excludes): the slot as the general path leaves it, its buffer filled for a
     /// write, its start time stamped. Returns the unit's ioprio.
     #[inline(always)]
     pub(super) fn prepare_plain(&mut self, id: u32, req: IoReq) -> u16 {
-        debug_assert!(self.verify.is_none() && !self.paced && !self.dbg_io);
-        self.last_file = req.file;
+        debug_assert!(self.check.verify.is_none() && !self.time.paced && !self.obs.dbg_io);
+        self.files.last_file = req.file;
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
             self.fill_write(id, &req);
         }
-        let (prio, ioprio) = self.prio.pick(d, req.len);
-        let start_ns = if self.timed { self.now_ns() } else { 0 };
-        self.slots[id as usize] = Slot {
+        let (prio, ioprio) = self.per_io.prio.pick(d, req.len);
+        let start_ns = if self.time.timed { self.now_ns() } else { 0 };
+        self.q.slots[id as usize] = Slot {
             ddir: d,
             file: req.file,
             offset: req.offset,
@@ -162,34 +147,34 @@ impl<'a> IoLoop<'a> {
     /// anything the general `finish` handles (a short or failed I/O, a remainder).
     #[inline(always)]
     pub(super) fn done_in_full(&mut self, id: u32, res: i64) -> Option<Done> {
-        let s = &self.slots[id as usize];
+        let s = &self.q.slots[id as usize];
         if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
             return None;
         }
         let done = Done::of(s);
-        self.in_flight[id as usize] = false;
-        self.free.push(id);
+        self.q.in_flight[id as usize] = false;
+        self.q.free.push(id);
         Some(done)
     }
 
     /// Draw, prepare and queue up to `want` new units in one engine call. False: the loop
     /// stops filling (nothing drawn, the engine full or failed).
     fn queue_batch(&mut self, want: usize) -> bool {
-        self.draw(want.min(self.free.len()));
-        let mut ids = std::mem::take(&mut self.batch_ids);
-        let mut units = std::mem::take(&mut self.batch_units);
-        let reqs = std::mem::take(&mut self.batch_reqs);
+        self.draw(want.min(self.q.free.len()));
+        let mut ids = std::mem::take(&mut self.q.batch_ids);
+        let mut units = std::mem::take(&mut self.q.batch_units);
+        let reqs = std::mem::take(&mut self.q.batch_reqs);
         ids.clear();
         units.clear();
         for &req in &reqs {
-            let Some(id) = self.free.pop() else {
+            let Some(id) = self.q.free.pop() else {
                 break;
             };
             // `submit`'s unit for a fresh data unit (no remainder, no sync): not shared with
             // it, whose general unit costs ~30 instructions more per I/O here (bench/ipio.sh,
             // libaio).
             let Some(buf) = self.span_of(id, 0, req.len) else {
-                self.free.push(id);
+                self.q.free.push(id);
                 break;
             };
             let ioprio = self.prepare_plain(id, req);
@@ -197,41 +182,41 @@ impl<'a> IoLoop<'a> {
             units.push(IoUnit::transfer(op, req.file, req.offset, buf).with_ioprio(ioprio));
             ids.push(id);
         }
-        self.batch_reqs = reqs;
+        self.q.batch_reqs = reqs;
         let n = ids.len();
-        self.batch_drawn += n as u64;
+        self.counts.drawn(n as u64);
         let (k, r) = if n == 0 {
             (0, Ok(()))
         } else {
-            self.last_ddir = self.slots[ids[n - 1] as usize].ddir;
-            self.batches += 1;
+            self.check.last_ddir = self.q.slots[ids[n - 1] as usize].ddir;
+            self.counts.batch(false);
             self.engine.queue_rw(&ids, &units)
         };
-        if self.iolog.is_some() {
+        if self.obs.iolog.is_some() {
             // What `submit` logs one by one: each unit handed to the engine, the one it
             // turned away included (logged again when it goes out).
             self.log_batch(&units[..(k + 1).min(n)]);
         }
         for &id in &ids[..k] {
-            self.inflight += 1;
-            self.in_flight[id as usize] = true;
-            self.pending.push(id);
+            self.q.inflight += 1;
+            self.q.in_flight[id as usize] = true;
+            self.q.pending.push(id);
         }
         let go_on = match r {
             Err(e) => {
-                self.free.extend_from_slice(&ids[k..]);
+                self.q.free.extend_from_slice(&ids[k..]);
                 self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
                 false
             }
             // The engine is full: the rest wait their turn, the first of them popped first.
             Ok(()) if k < n => {
-                self.requeue.extend(ids[k..].iter().rev());
+                self.q.requeue.extend(ids[k..].iter().rev());
                 false
             }
             Ok(()) => n > 0,
         };
-        self.batch_ids = ids;
-        self.batch_units = units;
+        self.q.batch_ids = ids;
+        self.q.batch_units = units;
         go_on
     }
 }

@@ -11,11 +11,11 @@ impl<'a> IoLoop<'a> {
     /// Reap completions: wait for at least `min` (0 = poll).
     pub(super) fn reap(&mut self, min: usize) {
         let (min, max) = self.reap_bounds(min);
-        self.events.clear();
-        let mut events = std::mem::take(&mut self.events);
+        self.q.events.clear();
+        let mut events = std::mem::take(&mut self.q.events);
         let r = marks::marked(
-            self.mark_aio,
-            || Some(marks::Call::Reap(self.inflight as u64)),
+            self.plan.mark_aio,
+            || Some(marks::Call::Reap(self.q.inflight as u64)),
             || self.engine.getevents(min, max, &mut events),
             super::submit::count_of,
         );
@@ -28,17 +28,17 @@ impl<'a> IoLoop<'a> {
             }
             Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
         }
-        self.events = events;
+        self.q.events = events;
     }
 
     /// What a reap asked to wait for at least `min` waits for and takes at most: within what
     /// is in flight, up to `iodepth_batch_complete_max`.
     pub(super) fn reap_bounds(&self, min: usize) -> (usize, usize) {
-        let min = min.min(self.inflight as usize);
+        let min = min.min(self.q.inflight as usize);
         let max = (self.job.iodepth_batch_complete_max as usize)
             .max(min)
             .max(1)
-            .min(self.inflight as usize);
+            .min(self.q.inflight as usize);
         (min, max)
     }
 
@@ -47,7 +47,7 @@ impl<'a> IoLoop<'a> {
     #[inline(always)]
     pub(super) fn reaped(&mut self, n: usize) -> u64 {
         self.acct.complete.mark_count(n as u64);
-        if self.timed || n > 0 {
+        if self.time.timed || n > 0 {
             self.now_ns()
         } else {
             0
@@ -57,14 +57,14 @@ impl<'a> IoLoop<'a> {
     /// One completion: checked to be a unit in flight, then finished.
     #[inline(always)]
     pub(super) fn complete_unit(&mut self, id: u32, res: i64, now: u64) {
-        if !self.in_flight.get(id as usize).copied().unwrap_or(false) {
+        if !self.q.in_flight.get(id as usize).copied().unwrap_or(false) {
             // An engine bug: a completion for a unit that is not in flight. Using it would
             // corrupt another I/O's slot; count it and drop it.
             self.acct.bogus_completions += 1;
             return;
         }
-        self.inflight = self.inflight.saturating_sub(1);
-        if self.batch_rw {
+        self.q.inflight = self.q.inflight.saturating_sub(1);
+        if self.plan.batch_rw {
             self.finish_batch(id, res, now);
         } else {
             self.finish(id, res, now, false);
@@ -74,7 +74,7 @@ impl<'a> IoLoop<'a> {
     /// Submit what is queued and wait until nothing is in flight.
     pub(super) fn quiesce(&mut self) {
         self.commit();
-        while self.inflight > 0 && self.end.is_none() {
+        while self.q.inflight > 0 && self.end.is_none() {
             self.reap(1);
         }
     }
@@ -83,41 +83,45 @@ impl<'a> IoLoop<'a> {
     pub(super) fn drain(&mut self) {
         self.commit();
         let mut idle = 0;
-        while self.inflight > 0 && idle < 1000 {
-            let before = self.inflight;
+        while self.q.inflight > 0 && idle < 1000 {
+            let before = self.q.inflight;
             self.reap(1);
-            idle = if self.inflight == before { idle + 1 } else { 0 };
+            idle = if self.q.inflight == before {
+                idle + 1
+            } else {
+                0
+            };
         }
     }
 
     /// Account a completed unit (or re-issue its short remainder).
     #[inline(always)]
     pub(super) fn finish(&mut self, id: u32, res: i64, now: u64, sync_done: bool) {
-        let s = self.slots[id as usize];
-        self.in_flight[id as usize] = false;
+        let s = self.q.slots[id as usize];
+        self.q.in_flight[id as usize] = false;
         if s.ddir == SYNC {
-            self.free.push(id);
+            self.q.free.push(id);
             // Any sync starts the file's written range afresh (fio's first/last_write).
-            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+            if let Some(r) = self.files.sfr_ranges.get_mut(s.file as usize) {
                 *r = (u64::MAX, 0);
             }
             if res < 0 {
                 self.fail(&s, (-res) as i32);
-            } else if self.measure.clat {
+            } else if self.time.measure.clat {
                 self.acct.sync_lat.add(now.saturating_sub(s.start_ns));
             }
             return;
         }
         let want = (s.len - s.done) as i64;
-        if res == 0 && want > 0 && self.eof_ends {
+        if res == 0 && want > 0 && self.eng.eof_ends {
             // The peer finished (net): no more I/O, and this unit moved nothing.
-            self.free.push(id);
+            self.q.free.push(id);
             self.exhausted = true;
             self.end.get_or_insert(EndReason::Done);
             return;
         }
         if res < 0 || (res == 0 && want > 0) {
-            self.free.push(id);
+            self.q.free.push(id);
             let errno = if res < 0 { (-res) as i32 } else { libc::EIO };
             self.fail(&s, errno);
             return;
@@ -125,25 +129,25 @@ impl<'a> IoLoop<'a> {
         if res < want {
             let d = &mut self.acct.dirs[s.ddir as usize];
             d.short_ios += 1;
-            self.slots[id as usize].done += res as u32;
-            self.requeue.push(id);
+            self.q.slots[id as usize].done += res as u32;
+            self.q.requeue.push(id);
             return;
         }
-        self.free.push(id);
-        if s.ddir == 1 && !self.sfr_ranges.is_empty() {
+        self.q.free.push(id);
+        if s.ddir == 1 && !self.files.sfr_ranges.is_empty() {
             // sync_file_range: the file's written range grows (fio's file_log_write_comp).
-            if let Some(r) = self.sfr_ranges.get_mut(s.file as usize) {
+            if let Some(r) = self.files.sfr_ranges.get_mut(s.file as usize) {
                 let end = s.offset + u64::from(s.len);
                 *r = (r.0.min(s.offset), r.1.max(end));
             }
         }
-        if self.verify.is_some() {
+        if self.check.verify.is_some() {
             self.verify_io(id, &s);
         }
-        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 2) {
+        if let Some(b) = self.per_io.blocks.as_mut().filter(|_| s.ddir == 2) {
             b.trimmed(s.offset);
         }
-        if self.dbg_io {
+        if self.obs.dbg_io {
             self.debug_io("complete", id, &s);
         }
         self.account(&s, now, sync_done);
@@ -166,16 +170,16 @@ impl<'a> IoLoop<'a> {
         lean: bool,
         slot: impl FnOnce() -> Slot,
     ) {
-        if self.acct_plain && !lean && !sync_done {
+        if self.plan.acct_plain && !lean && !sync_done {
             return self.account_plain(s, now);
         }
         let di = s.ddir as usize;
         let d = &mut self.acct.dirs[di];
-        let bytes = if self.zero_bytes { 0 } else { s.len as u64 };
+        let bytes = if self.eng.zero_bytes { 0 } else { s.len as u64 };
         d.io_bytes += bytes;
         d.total_ios += 1;
-        let m = self.measure;
-        if self.timed {
+        let m = self.time.measure;
+        if self.time.timed {
             let clat = now.saturating_sub(s.issue_ns);
             if m.clat {
                 d.clat.add(clat);
@@ -189,7 +193,7 @@ impl<'a> IoLoop<'a> {
                     d.slat.add_summary(slat);
                 }
             }
-            if m.lat && !lean && !self.copy_lat {
+            if m.lat && !lean && !self.eng.copy_lat {
                 let lat = now.saturating_sub(s.start_ns);
                 if m.lat_hist {
                     d.lat.add(lat);
@@ -199,7 +203,7 @@ impl<'a> IoLoop<'a> {
             }
             // Jobs without cmdprio have no per-priority statistics: one length check.
             if let Some(p) = d.prios.get_mut(s.prio as usize) {
-                if self.prio_on_lat {
+                if self.per_io.prio_on_lat {
                     if m.lat {
                         p.stat.add(now.saturating_sub(s.start_ns));
                     }
@@ -209,36 +213,17 @@ impl<'a> IoLoop<'a> {
             }
         } else {
             // With per-I/O clocks the live counters are published at each poll of after_io.
-            self.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
-            self.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
+            self.ctl.progress.bytes[di].store(d.io_bytes, Ordering::Relaxed);
+            self.ctl.progress.ios[di].store(d.total_ios, Ordering::Relaxed);
         }
         // One branch for the per-I/O hooks most jobs do not use.
-        if self.hooks {
+        if self.plan.hooks {
             self.account_hooks(&slot(), now, sync_done);
         }
         self.after_io(di, bytes, now, lean);
     }
 
-    /// Whether a unit queued and completed later can be accounted by [`IoLoop::account_plain`]:
-    /// fio's default statistics (per-I/O clocks, clat with its histogram, slat and lat
-    /// without), no per-priority statistics, no per-I/O hooks, no pacing, an engine that
-    /// moves data and does not complete in `queue`. Decided at each run, after `hooks`.
-    pub(super) fn plain_accounting(&self) -> bool {
-        let m = self.measure;
-        self.timed
-            && m.clat
-            && m.slat
-            && !m.slat_hist
-            && m.lat
-            && !m.lat_hist
-            && !self.copy_lat
-            && !self.zero_bytes
-            && !self.hooks
-            && !self.paced
-            && self.acct.dirs.iter().all(|d| d.prios.is_empty())
-    }
-
-    /// `account_done` of a queued unit under [`IoLoop::plain_accounting`]: the same counts and
+    /// `account_done` of a queued unit under [`FastPath::PlainAccounting`]: the same counts and
     /// statistics with every feature test of the general version known false once per run
     /// (about 27 instructions per I/O, bench/ipio.sh), then `after_io`'s one comparison.
     #[inline(always)]
@@ -251,7 +236,7 @@ impl<'a> IoLoop<'a> {
         self.acct.lat_buckets.add(clat);
         d.slat.add_summary(s.issue_ns.saturating_sub(s.start_ns));
         d.lat.add_summary(now.saturating_sub(s.start_ns));
-        if now >= self.next_event_ns {
+        if now >= self.time.next_event_ns {
             self.timed_checks(now);
         }
     }
@@ -260,7 +245,7 @@ impl<'a> IoLoop<'a> {
     /// --explain's latency of the I/Os inside its windows.
     #[inline(never)]
     pub(super) fn account_hooks(&mut self, s: &Slot, now: u64, sync_done: bool) {
-        if let Some(w) = self.win_lat.as_mut().filter(|_| self.timed) {
+        if let Some(w) = self.per_io.win_lat.as_mut().filter(|_| self.time.timed) {
             w.add(s.ddir as usize, s.start_ns, now);
         }
         // act counts what fio's lat statistic measures (nothing with disable_lat).
@@ -268,20 +253,20 @@ impl<'a> IoLoop<'a> {
             .acct
             .act
             .as_mut()
-            .filter(|_| self.measure.lat && s.ddir < 3)
+            .filter(|_| self.time.measure.lat && s.ddir < 3)
         {
             if let Err(msg) = a.add(s.start_ns, now) {
                 self.end.get_or_insert(EndReason::Error(libc::EPERM, msg));
             }
         }
-        if s.ddir < 2 && self.timed {
+        if s.ddir < 2 && self.time.timed {
             self.lat_target_io(s, now);
             let di = s.ddir as usize;
-            if self.measure.lat && self.max_lat_ns[di] != 0 {
+            if self.time.measure.lat && self.per_io.max_lat_ns[di] != 0 {
                 self.max_latency_io(s, di, now);
             }
         }
-        if self.log_io && self.ramp_done {
+        if self.obs.log_io && self.time.ramp_done {
             self.log_io_sample(s, now, sync_done);
         }
     }
@@ -290,33 +275,37 @@ impl<'a> IoLoop<'a> {
     pub(super) fn log_io_sample(&mut self, s: &Slot, now: u64, sync_done: bool) {
         let ddir = Ddir::ALL[s.ddir as usize];
         let io = IoSample {
-            t_ms: now.saturating_sub(self.measured_start_ns) / 1_000_000,
+            t_ms: now.saturating_sub(self.time.measured_start_ns) / 1_000_000,
             ddir,
             bytes: s.len as u64,
             offset: s.offset,
             ioprio: u32::from(s.ioprio),
-            issue_ns: s.issue_ns.saturating_sub(self.measured_start_ns),
+            issue_ns: s.issue_ns.saturating_sub(self.time.measured_start_ns),
         };
-        let m = self.measure;
+        let m = self.time.measure;
         let clat = now.saturating_sub(s.issue_ns);
-        let lat = if self.copy_lat || sync_done {
+        let lat = if self.eng.copy_lat || sync_done {
             clat
         } else {
             now.saturating_sub(s.start_ns)
         };
         if m.slat && !sync_done {
-            self.logs.slat(&io, s.issue_ns.saturating_sub(s.start_ns));
+            self.obs
+                .logs
+                .slat(&io, s.issue_ns.saturating_sub(s.start_ns));
         }
-        self.logs
+        self.obs
+            .logs
             .completion(&io, m.clat.then_some(clat), m.lat.then_some(lat));
-        self.logs
+        self.obs
+            .logs
             .clat_hist(&io, &self.acct.dirs[s.ddir as usize].clat.hist);
     }
 
     /// max_latency: an I/O slower than its direction's limit ends the job (fio's lat_fatal).
     pub(super) fn max_latency_io(&mut self, s: &Slot, di: usize, now: u64) {
         let lat = now.saturating_sub(s.start_ns);
-        let max = self.max_lat_ns[di];
+        let max = self.per_io.max_lat_ns[di];
         if lat > max {
             let msg = self.lat_fatal_msg(s, lat, max);
             self.end
@@ -326,7 +315,11 @@ impl<'a> IoLoop<'a> {
 
     /// fio's message for an I/O over a latency limit.
     pub(super) fn lat_fatal_msg(&self, s: &Slot, lat: u64, max: u64) -> String {
-        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        let path = self
+            .files
+            .paths
+            .get(s.file as usize)
+            .map_or("", String::as_str);
         format!(
             "latency of {lat} nsec exceeds specified max ({max} nsec): {path} {} {} {}",
             ["read", "write"][(s.ddir as usize).min(1)],
@@ -337,7 +330,7 @@ impl<'a> IoLoop<'a> {
 
     /// latency_target: an I/O over the target is a miss (at depth 1 with 100%, the error).
     pub(super) fn lat_target_io(&mut self, s: &Slot, now: u64) {
-        let Some(t) = self.lat_target.as_mut() else {
+        let Some(t) = self.per_io.lat_target.as_mut() else {
             return;
         };
         let lat = now.saturating_sub(s.start_ns);
@@ -350,7 +343,7 @@ impl<'a> IoLoop<'a> {
                     .get_or_insert(EndReason::Error(libc::ETIMEDOUT, msg));
             }
             crate::control::latarget::Step::Nothing => {}
-            step => self.lat_step = step,
+            step => self.per_io.lat_step = step,
         }
     }
 
@@ -359,15 +352,15 @@ impl<'a> IoLoop<'a> {
     /// everything but rate_min is due at one time, `next_event_ns` (one comparison per I/O).
     #[inline(always)]
     pub(super) fn after_io(&mut self, di: usize, bytes: u64, now: u64, lean: bool) {
-        if self.timed {
-            if now >= self.next_event_ns && !self.timed_checks(now) {
+        if self.time.timed {
+            if now >= self.time.next_event_ns && !self.timed_checks(now) {
                 return;
             }
         } else if !self.untimed_checks() {
             return;
         }
-        if !lean && self.paced && self.ramp_done && !self.verify_phase {
-            if let Some(msg) = self.pacer.check_min(di, bytes, now) {
+        if !lean && self.time.paced && self.time.ramp_done && !self.check.verify_phase {
+            if let Some(msg) = self.time.pacer.check_min(di, bytes, now) {
                 self.end = Some(EndReason::Error(libc::EIO, msg));
             }
         }
@@ -376,11 +369,16 @@ impl<'a> IoLoop<'a> {
     /// Apply continue_on_error / ignore_error to a failed unit.
     pub(super) fn fail(&mut self, s: &Slot, errno: i32) {
         let ddir = Ddir::ALL.get(s.ddir as usize).copied();
-        if let Some(b) = self.blocks.as_mut().filter(|_| s.ddir == 1 || s.ddir == 2) {
+        if let Some(b) = self
+            .per_io
+            .blocks
+            .as_mut()
+            .filter(|_| s.ddir == 1 || s.ddir == 2)
+        {
             b.failed(s.offset, s.ddir == 2);
         }
         let op = crate::io::ioerr::op_name(s.ddir, s.op_data_only);
-        let path = self.paths.get(s.file as usize).map(String::as_str);
+        let path = self.files.paths.get(s.file as usize).map(String::as_str);
         let what =
             crate::io::ioerr::describe(op, errno, path, s.offset + s.done as u64, s.len - s.done);
         // fio counts every queued I/O as issued, failed ones included.

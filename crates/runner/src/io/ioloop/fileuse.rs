@@ -7,16 +7,16 @@ impl<'a> IoLoop<'a> {
     /// `openfiles`: close the files the generator closed (once their I/O is out), then open
     /// `file` if it is not open yet. False when an open or close failed (the job ends).
     pub(super) fn follow_opens(&mut self, file: u32) -> bool {
-        let Some(mut gate) = self.gate.take() else {
+        let Some(mut gate) = self.files.gate.take() else {
             return true;
         };
         let mut res = Ok(());
-        if std::mem::take(&mut self.unlink_due) {
+        if std::mem::take(&mut self.files.unlink_due) {
             res = self.unlink_files(&mut gate);
         }
         // Only the files the model closed since the last I/O are looked at (all of them after
         // a new pass): a scan of every file before each I/O made 100,000 files quadratic.
-        let mut closed = std::mem::take(&mut self.closed_files);
+        let mut closed = std::mem::take(&mut self.files.closed_files);
         let all = self.gen.take_closed(&mut closed);
         let scan: &mut dyn Iterator<Item = usize> = if all {
             &mut (0..gate.len())
@@ -30,11 +30,11 @@ impl<'a> IoLoop<'a> {
             }
         }
         closed.clear();
-        self.closed_files = closed;
+        self.files.closed_files = closed;
         if res.is_ok() && !gate.is_open(file as usize) {
             res = gate.open(self.engine, file as usize);
         }
-        self.gate = Some(gate);
+        self.files.gate = Some(gate);
         if let Err(e) = res {
             self.end
                 .get_or_insert(EndReason::Error(libc::EIO, e.to_string()));
@@ -61,10 +61,10 @@ impl<'a> IoLoop<'a> {
     /// fio's file-operation engines: the engine's operation when the generator opened `file`
     /// since the last one. False when it failed (the job ends with its errno, as in fio).
     pub(super) fn file_op(&mut self, file: u32) -> bool {
-        let Some(ops) = self.file_ops.as_mut() else {
+        let Some(ops) = self.files.file_ops.as_mut() else {
             return true;
         };
-        let path = self.paths.get(file as usize).map(String::as_str);
+        let path = self.files.paths.get(file as usize).map(String::as_str);
         match ops.before_io(self.engine, &self.gen, file, path, &mut self.acct) {
             Ok(()) => true,
             Err((errno, msg)) => {
@@ -79,22 +79,24 @@ impl<'a> IoLoop<'a> {
     pub(super) fn quiesce_file(&mut self, file: u32) {
         while self.end.is_none() {
             if let Some(pos) = self
+                .q
                 .requeue
                 .iter()
-                .position(|&id| self.slots[id as usize].file == file)
+                .position(|&id| self.q.slots[id as usize].file == file)
             {
-                let id = self.requeue.remove(pos);
+                let id = self.q.requeue.remove(pos);
                 self.submit(id);
                 self.commit();
-                if self.inflight > 0 {
+                if self.q.inflight > 0 {
                     self.reap(1);
                 }
                 continue;
             }
             let busy = self
+                .q
                 .slots
                 .iter()
-                .zip(&self.in_flight)
+                .zip(&self.q.in_flight)
                 .any(|(s, &f)| f && s.file == file);
             if !busy {
                 return;

@@ -9,29 +9,10 @@ use fiox_job::Ddir;
 
 impl<'a> IoLoop<'a> {
     /// Whether the job can take the lean loop: a synchronous engine (every unit completes in
-    /// `queue`) and none of the features that hook into the loop per I/O. Decided once per
-    /// run, so a plain job pays one branch for all of them instead of one each.
+    /// `queue`) and only the features [`FastPath::Lean`] handles. Decided once per run, so a
+    /// plain job pays one branch for all of them instead of one each.
     pub(super) fn plain_sync(&self) -> bool {
-        self.copy_lat
-            && self.verify.is_none()
-            && self.replay.is_none()
-            && self.flow.is_none()
-            && self.locks.is_none()
-            && self.lat_target.is_none()
-            && self.iolog.is_none()
-            && self.gate.is_none()
-            && self.file_ops.is_none()
-            && self.io_jobs_done.is_none()
-            && self.job.files.sync_file_range.is_none()
-            && !self.dbg_io
-            && !self.dbg_random
-            && !self.paced
-            && !self.serialize
-            && self.job.fsync == 0
-            && self.job.pacing.thinkcycles == 0
-            && self.job.fdatasync == 0
-            && !self.verify_phase
-            && self.vq.is_empty()
+        self.eng.copy_lat && FastPath::Lean.allows(self.plan.features)
     }
 
     /// The loop of a plain job on a synchronous engine ([`IoLoop::plain_sync`]): request,
@@ -40,23 +21,23 @@ impl<'a> IoLoop<'a> {
     /// exhausted pass) returns to the general loop in [`IoLoop::run`], which handles it.
     pub(super) fn run_plain_sync(&mut self) {
         self.plain_loop();
-        self.direct.clear();
+        self.q.direct.clear();
         self.flush_plain();
     }
 
     pub(super) fn plain_loop(&mut self) {
-        if self.inflight != 0 || !self.requeue.is_empty() {
+        if self.q.inflight != 0 || !self.q.requeue.is_empty() {
             return;
         }
         // The unit stays on the free list unless the engine does not complete it in full
         // right away (`plain_io`): a sync engine's unit is free again when queue returns, so
         // the same unit (and buffer) serves every I/O until then.
-        let Some(&id) = self.free.last() else {
+        let Some(&id) = self.q.free.last() else {
             return;
         };
         // Asked at each entry: the general path may have reopened files since.
-        self.direct = self.engine.positional_fds().unwrap_or_default();
-        if self.direct.is_empty() {
+        self.q.direct = self.engine.positional_fds().unwrap_or_default();
+        if self.q.direct.is_empty() {
             self.plain_ios::<false>(id);
         } else {
             self.plain_ios::<true>(id);
@@ -67,12 +48,12 @@ impl<'a> IoLoop<'a> {
     /// (`direct`), decided once so that other engines' loops carry no test for it.
     #[inline(always)]
     pub(super) fn plain_ios<const DIRECT: bool>(&mut self, id: u32) {
-        let buf = self.pool.slot(id as usize);
+        let buf = self.q.pool.slot(id as usize);
         while self.end.is_none() {
             let Some(req) = self.next_request_of(true) else {
                 return;
             };
-            self.last_file = req.file;
+            self.files.last_file = req.file;
             if !self.plain_io::<DIRECT>(id, buf, req) {
                 // The unit took the general path: so does the rest of the job.
                 return;
@@ -119,9 +100,9 @@ impl<'a> IoLoop<'a> {
         if req.ddir == Ddir::Write {
             self.fill_write(id, &req);
         }
-        let start_ns = if self.timed { self.now_ns() } else { 0 };
-        let (prio, ioprio) = self.prio.pick(d, req.len);
-        self.last_ddir = d;
+        let start_ns = if self.time.timed { self.now_ns() } else { 0 };
+        let (prio, ioprio) = self.per_io.prio.pick(d, req.len);
+        self.check.last_ddir = d;
         let unit = unit.with_ioprio(ioprio);
         // Built only where needed (the general path, the per-I/O hooks): not per I/O.
         let slot = || Slot {
@@ -136,33 +117,40 @@ impl<'a> IoLoop<'a> {
             ..Slot::default()
         };
         let direct = if DIRECT {
-            self.direct.get(req.file as usize)
+            self.q.direct.get(req.file as usize)
         } else {
             None
         };
         let r = match direct {
             // psync's read or write inline: no dynamic call to return through after the syscall.
             Some(&fd) if d < 2 => {
-                let mark = self.mark_sync;
-                match self.pool.slice_mut(id as usize).get_mut(..req.len as usize) {
+                let mark = self.plan.mark_sync;
+                match self
+                    .q
+                    .pool
+                    .slice_mut(id as usize)
+                    .get_mut(..req.len as usize)
+                {
                     Some(b) => Ok(Queued::Done(marks::marked(
                         mark,
                         || Some(marks::Call::Sync(d)),
                         || fiox_engine::positional_io(fd, d == 1, b, req.offset),
                         |&res| res,
                     ))),
-                    None => super::submit::queue_marked(self.engine, self.mark_sync, id, &unit),
+                    None => {
+                        super::submit::queue_marked(self.engine, self.plan.mark_sync, id, &unit)
+                    }
                 }
             }
-            _ => super::submit::queue_marked(self.engine, self.mark_sync, id, &unit),
+            _ => super::submit::queue_marked(self.engine, self.plan.mark_sync, id, &unit),
         };
         match r {
             Ok(Queued::Done(res)) if res == i64::from(req.len) && req.len > 0 => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
-                let now = if self.timed { self.now_ns() } else { 0 };
+                let now = if self.time.timed { self.now_ns() } else { 0 };
                 // submit/complete/depth: added in bulk by flush_plain.
                 self.plain_unmarked += 1;
-                if let Some(b) = self.blocks.as_mut().filter(|_| d == 2) {
+                if let Some(b) = self.per_io.blocks.as_mut().filter(|_| d == 2) {
                     b.trimmed(req.offset);
                 }
                 let done = Done {
@@ -177,8 +165,8 @@ impl<'a> IoLoop<'a> {
             }
             r => {
                 let s = slot();
-                self.free.pop();
-                self.slots[id as usize] = Slot { issue_ns: 0, ..s };
+                self.q.free.pop();
+                self.q.slots[id as usize] = Slot { issue_ns: 0, ..s };
                 self.queued(id, &s, r);
                 false
             }

@@ -36,28 +36,39 @@
 //!
 //! The other parts: [`fileuse`] (files opened, operated on and unlinked as the loop goes),
 //! [`vreads`] (verify reads and checks inside the loop).
+//!
+//! # State and plan
+//! The loop's state is in owned parts ([`parts`]: the queue of units, the timeline, file
+//! use, per-I/O statistics, observers, checks, control, the engine's traits), built once by
+//! the builder in [`api`], which is also all its owner sees of it. At the start of each run
+//! the job's features are computed into one set ([`features`]) and each fast path above is
+//! taken only when that set is a subset of what the path declares it handles.
 
 use crate::control::pacing::Pacer;
 use crate::gen::{BufferFiller, Generator, IoReq};
-use crate::io::acct::{Acct, JobState, Measure, Progress};
+use crate::io::acct::{Acct, JobState};
 use crate::io::clock::Clock;
-use crate::verify::VerifyRead;
-use fiox_engine::{BufPool, BufSpan, Completion, IoEngine, IoOp};
+use features::{FastPath, Features};
+use fiox_engine::{BufPool, BufSpan, IoEngine, IoOp};
 use fiox_explain::marks;
 use fiox_job::{Ddir, JobSpec};
-use fiox_stats::log::{rate_windows, RateWindows};
+use fiox_stats::log::rate_windows;
 use fiox_stats::{JobLogs, RateSampler};
-use std::sync::atomic::AtomicBool;
 
+mod api;
 mod batch;
 mod complete;
+mod features;
 mod fileuse;
 mod lean;
+mod parts;
 mod request;
 mod ring;
 mod submit;
 mod timeline;
 mod vreads;
+
+pub use parts::Limits;
 
 /// Sync units use this direction index (accounted in `sync_lat`, not in read/write/trim).
 const SYNC: u8 = 3;
@@ -126,194 +137,58 @@ pub enum EndReason {
     Error(i32, String),
 }
 
-/// Limits and cadence of one job run.
-pub struct Limits {
-    pub ramp_ns: Option<u64>,
-    /// `ramp_size`: the ramp ends after this many bytes (of the job or its group).
-    pub ramp_bytes: Option<u64>,
-    /// Absolute end (ns since start), ramp included.
-    pub deadline_ns: Option<u64>,
-    /// `runtime`: the deadline moves to `ramp end + runtime` when the ramp actually ends.
-    pub runtime_ns: Option<u64>,
+/// Everything the loop needs, owned by the job thread, in parts ([`parts`]); built once by
+/// [`IoLoopBuilder`]. Outside this module it is driven only through its methods.
+pub struct IoLoop<'a> {
+    job: &'a JobSpec,
+    engine: &'a mut dyn IoEngine,
+    gen: Generator,
+    filler: BufferFiller,
+    q: parts::Queue<'a>,
+    time: parts::Timeline<'a>,
+    files: parts::FileUse,
+    acct: Acct,
+    per_io: parts::PerIo,
+    obs: parts::Observers,
+    check: parts::Checks,
+    ctl: parts::Control<'a>,
+    eng: parts::EngineTraits,
+    plan: Plan,
+    counts: parts::DebugCounts,
+    /// Requests drawn (of the generator or the replayed log).
+    ios_issued: u64,
+    /// The workload has nothing more to issue in this run.
+    exhausted: bool,
+    /// Why the loop ends, once decided (module note).
+    end: Option<EndReason>,
+    /// fill_device: a write hit ENOSPC/EDQUOT. fio terminates the job there, so no verify
+    /// phase follows.
+    filled: bool,
+    /// I/Os the lean loop completed whose submit/complete/depth marks (one each, at depth 1)
+    /// are not added yet: [`IoLoop::flush_plain`] adds them before anything reads them.
+    plain_unmarked: u64,
 }
 
-/// Everything the loop needs, owned by the job thread.
-pub struct IoLoop<'a> {
-    pub job: &'a JobSpec,
-    pub engine: &'a mut dyn IoEngine,
-    pub gen: Generator,
-    pub filler: BufferFiller,
-    pub pool: &'a mut BufPool,
-    pub paths: Vec<String>,
-    pub acct: Acct,
-    pub progress: &'a Progress,
-    pub stop: &'a AtomicBool,
-    pub clock: Clock,
-    pub(crate) measure: Measure,
-    /// `measure.timed()`, asked several times per I/O (the measure is fixed at construction).
-    timed: bool,
-    /// bw/iops samplers of the directions the job uses.
-    pub samplers: [Option<RateSampler>; 3],
-    /// write_bw_log/write_lat_log/write_iops_log/write_hist_log files.
-    pub logs: JobLogs,
-    /// Per-I/O log lines are wanted (cached `logs.wants_io_samples()`).
-    log_io: bool,
-    windows: RateWindows,
-    next_sample_ns: u64,
-    /// With per-I/O clocks, when `after_io` next has something to check (0: at the next I/O).
-    next_event_ns: u64,
-    pub pacer: Pacer,
-    pub limits: Limits,
-    /// ns since start when measurement (after ramp) began.
-    pub measured_start_ns: u64,
-    /// Data verification (verify=), if enabled.
-    pub verify: Option<crate::verify::JobVerify>,
-    /// Check blocks as they are read (a read-only job verifying earlier writes).
-    pub read_checks: bool,
-    /// Hold back I/O overlapping an in-flight write (verify, serialize_overlap).
-    pub serialize: bool,
-    /// Verify reads to issue before anything else (a verify_backlog batch, the verify phase).
-    vq: std::collections::VecDeque<VerifyRead>,
-    /// Direction of the unit last submitted (fio's `last_ddir`: verify-trim rounds do not
-    /// start right after a read).
-    last_ddir: u8,
-    /// The verify phase: the loop issues only `vq`'s reads and ends when they are done.
-    verify_phase: bool,
-    /// The engine moves no data (null): reads are counted but not checked, as fio does for
-    /// its FIO_FAKEIO engines.
-    fake_io: bool,
-    in_flight: Vec<bool>,
-    /// Base result for `--status-interval` snapshots (None: no status reports).
-    pub status_template: Option<Box<fiox_stats::JobResult>>,
-    /// `write_iolog`: every I/O as it is queued.
-    pub iolog: Option<crate::replay::iolog::IoLogWriter>,
-    /// `read_iolog`: the log's I/Os replace the generator's.
-    pub replay: Option<crate::replay::ReplayQueue>,
-    /// `flow`: this job's part in its flow.
-    pub flow: Option<crate::control::flow::Member>,
-    /// `lockfile=`: the locks each submission takes on its file.
-    pub locks: Option<crate::control::filelock::Locks>,
-    /// The flow held the job back in this round (not an idle engine).
-    flow_held: bool,
-    /// `latency_target`: the depth being probed, and what the last completion asked for.
-    pub lat_target: Option<crate::control::latarget::LatTarget>,
-    /// `block_error_percentiles`: trims and failures per trim-sized block of the file.
-    pub blocks: Option<fiox_stats::blocks::BlockInfos>,
-    lat_step: crate::control::latarget::Step,
-    /// `max_latency` in ns for reads and writes (0: off).
-    max_lat_ns: [u64; 2],
-    /// `max_latency` is set for reads or writes (then `account` takes its hooks).
-    max_lat_on: bool,
-    /// `account` calls `account_hooks` (per-I/O logs, max_latency, latency_target, act):
-    /// decided at the start of each run, as the loop's owner sets the last two before.
+/// What a run decided from the job's [`Features`], once at its start: which fast paths it
+/// may take and the `--explain` marks of this thread.
+#[derive(Default)]
+struct Plan {
+    features: Features,
+    /// `account` calls `account_hooks` (per-I/O logs, max_latency, latency_target, act,
+    /// `--explain` windows).
     hooks: bool,
-    /// `account` takes its plain version ([`IoLoop::plain_accounting`]): decided at each
-    /// run, after `hooks`.
+    /// `account` takes its plain version ([`FastPath::PlainAccounting`]).
     acct_plain: bool,
-    /// None of the features that give `next_slot` / `fill_queue` something other than the
-    /// generator's next request (verify, replay, fsync/fdatasync/sync_file_range intervals,
-    /// the open-file gate, file operations, flow, trim_backlog, serialize_overlap): their
-    /// checks are skipped per I/O. Decided at each `run`, like `hooks`.
+    /// `next_slot` / `fill_queue` skip their feature checks ([`FastPath::PlainNext`]).
     plain_next: bool,
-    /// The batch path ([`batch`]): decided at each `run`, like `plain_next`.
+    /// The batch path ([`batch`]).
     batch_rw: bool,
     /// `--explain` without syscall hooks: this thread's marks around the engine's syscalls,
     /// io_submit and io_getevents (libaio: `commit`, `reap`) or each read and write (psync,
     /// pvsync, pvsync2: `queue`, the lean loop's pread/pwrite). None otherwise: one branch
-    /// per call site. Taken at each `run`, on the job thread.
+    /// per call site.
     mark_aio: Option<marks::Marker>,
     mark_sync: Option<marks::Marker>,
-    /// --explain in windows: the latency of the I/Os inside them (what the phases add up to).
-    pub(crate) win_lat: Option<marks::WindowLat>,
-    /// Scratch lists of the batch path: the units of one `queue_rw` call and their slots.
-    batch_ids: Vec<u32>,
-    batch_units: Vec<fiox_engine::IoUnit>,
-    batch_reqs: Vec<IoReq>,
-    /// Scratch lists of the ring loop ([`ring`]): one submit batch's SQE fields, one reap's
-    /// completions (as long as the queue is deep, sized at the loop's start).
-    ring_ios: Vec<fiox_engine::RingIo>,
-    ring_cqes: Vec<fiox_engine::RingCqe>,
-    /// `--debug=io`: fio's fill/prep/queue/complete line for each I/O.
-    dbg_io: bool,
-    /// `--debug=random`: the generator notes its random offset draws for fio's lines.
-    dbg_random: bool,
-    /// `sync_file_range`: per file, the range (first, end) written since its last sync
-    /// (empty without the option: nothing is tracked).
-    sfr_ranges: Vec<(u64, u64)>,
-    /// The request drawn to see that one more I/O follows a due `sync_file_range` (fio
-    /// syncs only before a next I/O), issued after the sync.
-    held: Option<IoReq>,
-    /// Ramp time is over (or there was none).
-    pub ramp_done: bool,
-    /// Thread CPU counters when measurement began (reset at the end of ramp), the engine's
-    /// helper threads included.
-    pub cpu_start: fiox_stats::sys::ThreadUsage,
-    /// The engine's helper threads (guasi workers, offload submit threads): their CPU time
-    /// and context switches are the job's too.
-    helpers: Vec<libc::pid_t>,
-    pub writes_since_sync: u64,
-    pub ios_issued: u64,
-    /// Pacing or thinktime configured (checked per I/O, so cached).
-    paced: bool,
-    /// The engine completes in `queue`: lat equals clat and is copied at the end.
-    pub copy_lat: bool,
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    /// Slots to queue (again) before pulling new requests: short I/O remainders, Busy units.
-    requeue: Vec<u32>,
-    /// Queued but not yet committed.
-    pending: Vec<u32>,
-    inflight: u32,
-    events: Vec<Completion>,
-    /// The engine moves no data (cpuio, fio's FIO_NOIO): its I/Os count 0 bytes.
-    zero_bytes: bool,
-    /// The engine sets the thinktime itself (cpuio), asked before every I/O.
-    engine_think: bool,
-    /// A 0-byte read means the peer is done (net): the job ends normally.
-    eof_ends: bool,
-    /// cpuio's `exit_on_io_done`: true once every I/O job of the run has finished.
-    pub(crate) io_jobs_done: Option<Box<dyn Fn() -> bool + 'a>>,
-    /// `ramp_size` with group_reporting: the bytes of the group's jobs still ramping, and
-    /// whether one of them already ended its ramp (then the whole group has).
-    pub(crate) ramp_group: Option<Box<dyn Fn() -> (u64, bool) + 'a>>,
-    /// `job_start_clock_id`: that clock's ms at the job's epoch.
-    pub(crate) job_start_ms: Option<u64>,
-    /// thinkcycles spins done (for the debug-build count tests read).
-    pub(crate) spins: u64,
-    /// `queue_rw` calls of the batch path, and the units it drew (one at a time or in
-    /// batches), for the debug-build count tests read.
-    pub(crate) batches: u64,
-    pub(crate) batch_drawn: u64,
-    /// Submit rounds of the ring loop (of `batches`), for the same tests.
-    pub(crate) rings: u64,
-    /// fio's file-operation engines: the operation done at each open of a file.
-    pub(crate) file_ops: Option<crate::io::fileop::FileOps>,
-    /// `openfiles` below nrfiles: real opens follow the generator's open/close model.
-    pub(crate) gate: Option<crate::files::opengate::OpenGate>,
-    /// `unlink_each_loop`: the files are removed before the next open (a new loop began).
-    unlink_due: bool,
-    /// Scratch list of the files the generator closed since the last I/O (with a gate).
-    closed_files: Vec<u32>,
-    /// What a new pass does to the files' page cache (`invalidate`, as fio).
-    pub(crate) pass_cache: Option<crate::files::cache::PassCache>,
-    /// File of the last request: a due fsync goes to it when files open lazily.
-    last_file: u32,
-    exhausted: bool,
-    end: Option<EndReason>,
-    /// fill_device: a write hit ENOSPC/EDQUOT. fio terminates the job there, so no verify
-    /// phase follows.
-    pub(crate) filled: bool,
-    ios_since_clock: u32,
-    /// I/Os the lean loop completed whose submit/complete/depth marks (one each, at depth 1)
-    /// are not added yet: [`IoLoop::flush_plain`] adds them before anything reads them.
-    plain_unmarked: u64,
-    /// psync's descriptors by file index while the lean loop runs (the engine's
-    /// `positional_fds`): the loop issues their reads and writes itself. Empty otherwise.
-    direct: Vec<std::os::fd::RawFd>,
-    /// Each I/O's priority (the job's, or cmdprio's pick).
-    prio: crate::io::prio::PrioPicker,
-    /// Per-priority statistics hold lat (lat_percentiles) rather than clat, as fio's.
-    prio_on_lat: bool,
 }
 
 /// Fresh accounting, with empty per-priority statistics where the job has cmdprio.
@@ -350,195 +225,29 @@ fn iolog_name(op: IoOp) -> &'static str {
 }
 
 impl<'a> IoLoop<'a> {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        job: &'a JobSpec,
-        engine: &'a mut dyn IoEngine,
-        gen: Generator,
-        filler: BufferFiller,
-        logs: JobLogs,
-        pool: &'a mut BufPool,
-        paths: Vec<String>,
-        progress: &'a Progress,
-        stop: &'a AtomicBool,
-        measure: Measure,
-        limits: Limits,
-    ) -> IoLoop<'a> {
-        let mut gen = gen;
-        if crate::debug::on(crate::debug::RANDOM) {
-            gen.note_random();
-        }
-        let depth = pool.len();
-        let nfiles = paths.len();
-        let rw = job.rw.mode;
-        let active = [rw.has_read(), rw.has_write(), rw.has_trim()];
-        let windows = rate_windows(job);
-        let samplers = [Ddir::Read, Ddir::Write, Ddir::Trim].map(|d| {
-            active[d.index()].then(|| RateSampler::new(d, 0, windows.bw_ms, windows.iops_ms))
-        });
-        let copy_lat = engine.flags().sync;
-        let fake_io = engine.flags().no_io;
-        let helpers = engine.helper_threads();
-        let mut pacer = Pacer::new(job);
-        let engine_think = engine.thinktime();
-        if let Some(t) = engine_think {
-            pacer.engine_think(t);
-        }
-        pacer.restart(0);
-        let zero_bytes = engine.flags().zero_bytes;
-        let eof_ends = engine.flags().eof_ends;
-        IoLoop {
-            job,
-            engine,
-            gen,
-            filler,
-            pool,
-            paths,
-            acct: acct_with_prios(job),
-            progress,
-            stop,
-            clock: Clock::for_source(job.clocksource),
-            measure,
-            timed: measure.timed(),
-            samplers,
-            next_sample_ns: 0,
-            next_event_ns: 0,
-            log_io: logs.wants_io_samples(),
-            logs,
-            windows,
-            paced: pacer.active() || engine_think.is_some(),
-            copy_lat,
-            pacer,
-            ramp_done: limits.ramp_ns.is_none() && limits.ramp_bytes.is_none(),
-            status_template: None,
-            iolog: None,
-            replay: None,
-            flow: None,
-            locks: None,
-            flow_held: false,
-            lat_target: None,
-            blocks: None,
-            lat_step: crate::control::latarget::Step::Nothing,
-            max_lat_ns: [job.lat_target.max_ns.read, job.lat_target.max_ns.write],
-            max_lat_on: job.lat_target.max_ns.read != 0 || job.lat_target.max_ns.write != 0,
-            hooks: true,
-            acct_plain: false,
-            plain_next: false,
-            batch_rw: false,
-            mark_aio: None,
-            mark_sync: None,
-            win_lat: None,
-            batch_ids: Vec::with_capacity(depth.min(4096)),
-            batch_units: Vec::with_capacity(depth.min(4096)),
-            batch_reqs: Vec::with_capacity(depth.min(4096)),
-            ring_ios: Vec::new(),
-            ring_cqes: Vec::new(),
-            dbg_io: crate::debug::on(crate::debug::IO),
-            dbg_random: crate::debug::on(crate::debug::RANDOM),
-            held: None,
-            sfr_ranges: if job.files.sync_file_range.is_some() {
-                vec![(u64::MAX, 0); nfiles]
-            } else {
-                Vec::new()
-            },
-            verify: None,
-            read_checks: false,
-            serialize: (job.verify.serialize_overlap
-                || job.verify.method != fiox_job::VerifyMethod::None)
-                && depth > 1,
-            in_flight: vec![false; depth],
-            vq: std::collections::VecDeque::new(),
-            last_ddir: 1,
-            verify_phase: false,
-            fake_io,
-            cpu_start: crate::sys::job_usage(&helpers),
-            helpers,
-            limits,
-            measured_start_ns: 0,
-            writes_since_sync: 0,
-            ios_issued: 0,
-            slots: vec![Slot::default(); depth],
-            free: (0..depth as u32).rev().collect(),
-            requeue: Vec::with_capacity(depth),
-            pending: Vec::with_capacity(depth),
-            inflight: 0,
-            events: Vec::with_capacity(depth),
-            zero_bytes,
-            eof_ends,
-            engine_think: engine_think.is_some(),
-            io_jobs_done: None,
-            ramp_group: None,
-            job_start_ms: None,
-            spins: 0,
-            batches: 0,
-            batch_drawn: 0,
-            rings: 0,
-            file_ops: None,
-            gate: None,
-            unlink_due: false,
-            closed_files: Vec::new(),
-            pass_cache: None,
-            last_file: 0,
-            exhausted: false,
-            end: None,
-            filled: false,
-            ios_since_clock: 0,
-            plain_unmarked: 0,
-            direct: Vec::new(),
-            prio: crate::io::prio::PrioPicker::new(job, job.rand.randseed ^ u64::from(job.index)),
-            prio_on_lat: job.stats.lat_percentiles,
-        }
-    }
-
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.clock.now_ns()
+        self.time.clock.now_ns()
     }
 
     /// Run until done, out of time, stopped or failed; always drains in-flight I/O.
     pub fn run(&mut self) -> EndReason {
-        let depth = self.slots.len() as u32;
+        let depth = self.q.slots.len() as u32;
         let low = if self.job.iodepth_low == 0 {
             depth
         } else {
             self.job.iodepth_low.min(depth)
         };
         // Limits may have changed since the last run (the verify phase): check at once.
-        self.next_event_ns = 0;
+        self.time.next_event_ns = 0;
         // Once per job: the loop runs again for loops= and the verify phase, whose I/Os add in.
-        if self.win_lat.is_none() {
-            self.win_lat = marks::WindowLat::this_run();
+        if self.per_io.win_lat.is_none() {
+            self.per_io.win_lat = marks::WindowLat::this_run();
         }
-        self.hooks = self.log_io
-            || self.max_lat_on
-            || self.lat_target.is_some()
-            || self.acct.act.is_some()
-            || self.win_lat.is_some();
-        self.acct_plain = self.plain_accounting();
-        self.plain_next = self.verify.is_none()
-            && !self.verify_phase
-            && self.vq.is_empty()
-            && self.replay.is_none()
-            && self.io_jobs_done.is_none()
-            && self.job.fsync == 0
-            && self.job.fdatasync == 0
-            && self.job.files.sync_file_range.is_none()
-            && self.gate.is_none()
-            && self.file_ops.is_none()
-            && self.flow.is_none()
-            && self.job.verify.trim_backlog == 0
-            && !self.serialize;
-        self.batch_rw = self.batch_ok();
-        let inline = self.job.io_submit_mode == fiox_job::IoSubmitMode::Inline;
-        (self.mark_aio, self.mark_sync) = match marks::marks_of(self.job.ioengine.engine(), inline)
-        {
-            Some(marks::Marks::Aio) => (marks::this_thread(), None),
-            Some(marks::Marks::Sync) => (None, marks::this_thread()),
-            None => (None, None),
-        };
-        if !self.verify_phase {
+        self.plan_run();
+        if !self.check.verify_phase {
             self.set_log_epoch();
-            self.progress.set_state(if self.ramp_done {
+            self.ctl.progress.set_state(if self.time.ramp_done {
                 JobState::Running
             } else {
                 JobState::Ramp
@@ -552,18 +261,22 @@ impl<'a> IoLoop<'a> {
         let mut idle_rounds = 0u32;
         while self.end.is_none() {
             let before = self.ios_issued;
-            self.flow_held = false;
+            self.ctl.flow_held = false;
             // latency_target: only the depth being probed is used.
-            let depth = self.lat_target.as_ref().map_or(depth, |t| t.qd.min(depth));
+            let depth = self
+                .per_io
+                .lat_target
+                .as_ref()
+                .map_or(depth, |t| t.qd.min(depth));
             self.fill_queue(depth);
             self.commit();
-            if self.inflight == 0 {
-                if self.exhausted && self.requeue.is_empty() {
+            if self.q.inflight == 0 {
+                if self.exhausted && self.q.requeue.is_empty() {
                     self.end.get_or_insert(EndReason::Done);
                 }
                 // Nothing in flight and nothing new accepted: an engine that keeps answering
                 // Busy with an empty queue would spin here forever.
-                idle_rounds = if self.ios_issued == before && !self.flow_held {
+                idle_rounds = if self.ios_issued == before && !self.ctl.flow_held {
                     idle_rounds + 1
                 } else {
                     0
@@ -586,17 +299,17 @@ impl<'a> IoLoop<'a> {
         // The live counters end exact (before a reset for a job that ended within its ramp).
         self.publish_progress();
         self.acct.dirs[0].drop_ios += self.engine.dropped();
-        if let Some(g) = self.gate.as_mut() {
+        if let Some(g) = self.files.gate.as_mut() {
             if let Err(e) = g.close_all(self.engine) {
                 self.end
                     .get_or_insert(EndReason::Error(libc::EIO, e.to_string()));
             }
         }
-        if !self.ramp_done {
+        if !self.time.ramp_done {
             self.acct.reset(); // ended within ramp_time: nothing counts, as in fio
-            self.measured_start_ns = self.now_ns();
+            self.time.measured_start_ns = self.now_ns();
         }
-        if let Some(l) = self.iolog.as_mut() {
+        if let Some(l) = self.obs.iolog.as_mut() {
             l.close_files();
         }
         self.end.clone().unwrap_or(EndReason::Done)
@@ -604,17 +317,38 @@ impl<'a> IoLoop<'a> {
 }
 
 impl IoLoop<'_> {
+    /// This run's plan: the `--explain` marks of this thread, then the job's features and
+    /// the fast paths they allow (with the engine's part: the lean loop needs an engine that
+    /// completes in `queue`, plain accounting one that moves data and completes later, the
+    /// batch path `queue_rw`).
+    fn plan_run(&mut self) {
+        let inline = self.job.io_submit_mode == fiox_job::IoSubmitMode::Inline;
+        (self.plan.mark_aio, self.plan.mark_sync) =
+            match marks::marks_of(self.job.ioengine.engine(), inline) {
+                Some(marks::Marks::Aio) => (marks::this_thread(), None),
+                Some(marks::Marks::Sync) => (None, marks::this_thread()),
+                None => (None, None),
+            };
+        let f = self.features();
+        self.plan.features = f;
+        self.plan.hooks = f.has_hooks();
+        self.plan.acct_plain =
+            !self.eng.copy_lat && !self.eng.zero_bytes && FastPath::PlainAccounting.allows(f);
+        self.plan.plain_next = FastPath::PlainNext.allows(f);
+        self.plan.batch_rw = self.engine.flags().batches_rw && FastPath::Batch.allows(f);
+    }
+
     /// A round of reaps after a fill with `reap` (the general loop's or the ring loop's): as
     /// fio, when the queue is full (or nothing more can be queued) reap at least
     /// `iodepth_batch_complete_min` and keep reaping until the depth falls to `iodepth_low`;
     /// otherwise take what has completed without waiting.
     #[inline(always)]
     fn reap_round(&mut self, depth: u32, low: u32, mut reap: impl FnMut(&mut Self, usize)) {
-        if self.inflight >= depth || self.exhausted || !self.requeue.is_empty() {
+        if self.q.inflight >= depth || self.exhausted || !self.q.requeue.is_empty() {
             let min = self.job.iodepth_batch_complete_min.max(1) as usize;
             loop {
                 reap(self, min);
-                if self.end.is_some() || self.inflight <= low {
+                if self.end.is_some() || self.q.inflight <= low {
                     break;
                 }
             }
@@ -641,7 +375,7 @@ impl IoLoop<'_> {
     /// naming it instead of the kernel writing past the buffer.
     #[inline(always)]
     fn span_of(&mut self, id: u32, start: u32, len: u32) -> Option<BufSpan> {
-        let span = self.pool.span(id as usize, start, len);
+        let span = self.q.pool.span(id as usize, start, len);
         if span.is_none() {
             self.overrun(id, start, len);
         }
@@ -653,7 +387,7 @@ impl IoLoop<'_> {
         let msg = format!(
             "internal error: an I/O of {len} bytes at byte {start} of I/O buffer {id} does not \
              fit its {} bytes; the I/O was not issued (please report this job)",
-            self.pool.slot_size()
+            self.q.pool.slot_size()
         );
         self.end = Some(EndReason::Error(libc::EFAULT, msg));
     }

@@ -9,32 +9,32 @@ use fiox_job::Ddir;
 impl<'a> IoLoop<'a> {
     /// Pick the next unit to queue: a re-issue, an fsync that is due, or a new request.
     pub(super) fn next_slot(&mut self) -> Option<u32> {
-        if let Some(id) = self.requeue.pop() {
+        if let Some(id) = self.q.requeue.pop() {
             return Some(id);
         }
-        if self.plain_next {
-            // The general path below with every feature check false (see `plain_next`).
+        if self.plan.plain_next {
+            // The general path below with every feature check false ([`FastPath::PlainNext`]).
             if self.exhausted {
                 return None;
             }
             let req = self.next_request()?;
-            self.last_file = req.file;
-            let id = self.free.pop()?;
+            self.files.last_file = req.file;
+            let id = self.q.free.pop()?;
             self.prepare(id, req);
             return Some(id);
         }
-        if self.verify_phase || !self.vq.is_empty() {
+        if self.check.verify_phase || !self.check.vq.is_empty() {
             return self.next_verify_read();
         }
         if self.exhausted {
             return None;
         }
-        if self.io_jobs_done.as_ref().is_some_and(|done| done()) {
+        if self.ctl.io_jobs_done.as_ref().is_some_and(|done| done()) {
             // cpuio's exit_on_io_done: the job is done, as fio sets td->done.
             self.exhausted = true;
             return None;
         }
-        if self.replay.is_some() {
+        if self.ctl.replay.is_some() {
             return self.next_replayed();
         }
         let sync_every = if self.job.fsync > 0 {
@@ -42,19 +42,19 @@ impl<'a> IoLoop<'a> {
         } else {
             self.job.fdatasync
         };
-        if sync_every > 0 && self.writes_since_sync >= sync_every {
-            if self.held.is_none() {
+        if sync_every > 0 && self.files.writes_since_sync >= sync_every {
+            if self.files.held.is_none() {
                 // As fio: a sync comes before the next I/O, so none follows the job's last
                 // write (fio's loop ends first; end_fsync is the option for that one).
-                self.held = Some(self.next_request()?);
+                self.files.held = Some(self.next_request()?);
             }
-            let id = self.free.pop()?;
-            self.writes_since_sync = 0;
-            self.slots[id as usize] = Slot {
+            let id = self.q.free.pop()?;
+            self.files.writes_since_sync = 0;
+            self.q.slots[id as usize] = Slot {
                 ddir: SYNC,
                 op_data_only: self.job.fsync == 0,
-                file: if self.gate.is_some() {
-                    self.last_file
+                file: if self.files.gate.is_some() {
+                    self.files.last_file
                 } else {
                     0
                 },
@@ -66,19 +66,19 @@ impl<'a> IoLoop<'a> {
         if let Some(id) = self.sync_range_due(sync_every) {
             return Some(id);
         }
-        let req = match self.held.take() {
+        let req = match self.files.held.take() {
             Some(r) => r,
             None => self.next_request()?,
         };
         // Most jobs keep every file open: skip the gate's bookkeeping call.
-        if self.gate.is_some() && !self.follow_opens(req.file) {
+        if self.files.gate.is_some() && !self.follow_opens(req.file) {
             return None;
         }
-        if self.file_ops.is_some() && !self.file_op(req.file) {
+        if self.files.file_ops.is_some() && !self.file_op(req.file) {
             return None;
         }
-        self.last_file = req.file;
-        let id = self.free.pop()?;
+        self.files.last_file = req.file;
+        let id = self.q.free.pop()?;
         self.prepare(id, req);
         Some(id)
     }
@@ -87,21 +87,22 @@ impl<'a> IoLoop<'a> {
     /// sync over the range of the current file written since its last sync.
     pub(super) fn sync_range_due(&mut self, sync_every: u64) -> Option<u32> {
         let (flags, every) = self.job.files.sync_file_range?;
-        if sync_every > 0 || self.writes_since_sync < every {
+        if sync_every > 0 || self.files.writes_since_sync < every {
             return None;
         }
-        if self.held.is_none() {
+        if self.files.held.is_none() {
             // The last write of the job is not followed by a sync (fio's loop ends first).
-            self.held = Some(self.next_request()?);
+            self.files.held = Some(self.next_request()?);
         }
-        let id = self.free.pop()?;
-        self.writes_since_sync = 0;
-        let file = if self.gate.is_some() {
-            self.last_file
+        let id = self.q.free.pop()?;
+        self.files.writes_since_sync = 0;
+        let file = if self.files.gate.is_some() {
+            self.files.last_file
         } else {
             0
         };
         let (first, end) = self
+            .files
             .sfr_ranges
             .get(file as usize)
             .copied()
@@ -112,7 +113,7 @@ impl<'a> IoLoop<'a> {
         } else {
             (0, 0)
         };
-        self.slots[id as usize] = Slot {
+        self.q.slots[id as usize] = Slot {
             ddir: SYNC,
             sfr: flags,
             file,
@@ -128,16 +129,16 @@ impl<'a> IoLoop<'a> {
     pub(super) fn next_replayed(&mut self) -> Option<u32> {
         use crate::replay::Act;
         loop {
-            if self.free.is_empty() {
+            if self.q.free.is_empty() {
                 return None;
             }
-            let q = self.replay.as_mut()?;
+            let q = self.ctl.replay.as_mut()?;
             let Some(e) = q.pop() else {
                 self.exhausted = true;
                 return None;
             };
             if let Some(at) = q.due(&e) {
-                if !pacing::wait_until(at, self.stop) {
+                if !pacing::wait_until(at, self.ctl.stop) {
                     self.exhausted = true;
                     return None;
                 }
@@ -145,8 +146,8 @@ impl<'a> IoLoop<'a> {
             let id = match e.act {
                 Act::WaitUntilMs(_) => continue,
                 Act::Sync | Act::Datasync => {
-                    let id = self.free.pop()?;
-                    self.slots[id as usize] = Slot {
+                    let id = self.q.free.pop()?;
+                    self.q.slots[id as usize] = Slot {
                         ddir: SYNC,
                         op_data_only: e.act == Act::Datasync,
                         file: e.file,
@@ -157,14 +158,14 @@ impl<'a> IoLoop<'a> {
                 }
                 Act::Io(ddir) => {
                     if !self.follow_opens(e.file) {
-                        if let Some(q) = self.replay.as_mut() {
+                        if let Some(q) = self.ctl.replay.as_mut() {
                             q.push_front(e);
                         }
                         return None;
                     }
                     self.ios_issued += 1;
-                    self.last_file = e.file;
-                    let id = self.free.pop()?;
+                    self.files.last_file = e.file;
+                    let id = self.q.free.pop()?;
                     let req = IoReq {
                         ddir,
                         file: e.file,
@@ -175,7 +176,7 @@ impl<'a> IoLoop<'a> {
                     id
                 }
             };
-            if let Some(q) = self.replay.as_mut() {
+            if let Some(q) = self.ctl.replay.as_mut() {
                 q.issued();
             }
             return Some(id);
@@ -187,7 +188,7 @@ impl<'a> IoLoop<'a> {
     #[inline(always)]
     pub(super) fn drop_wrapped(&mut self) {
         if let Some(file) = self.gen.take_wrapped() {
-            if let Some(c) = &self.pass_cache {
+            if let Some(c) = &self.files.pass_cache {
                 c.wrapped(file);
             }
         }
@@ -207,12 +208,12 @@ impl<'a> IoLoop<'a> {
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
             let next = if !lean
-                && self.paced
+                && self.time.paced
                 && self.job.rw.mode.has_read()
                 && self.job.rw.mode.has_write()
             {
                 let now = self.now_ns();
-                let pacer = &self.pacer;
+                let pacer = &self.time.pacer;
                 self.gen
                     .next_rated(|d| Ddir::ALL[pacer.pick(d.index(), now)])
             } else {
@@ -220,7 +221,7 @@ impl<'a> IoLoop<'a> {
             };
             if let Some(r) = next {
                 self.ios_issued += 1;
-                if !lean && self.dbg_random {
+                if !lean && self.obs.dbg_random {
                     self.debug_random();
                 }
                 self.drop_wrapped();
@@ -230,10 +231,10 @@ impl<'a> IoLoop<'a> {
                 break;
             }
             if self.gen.take_new_loop() && crate::files::unlinks_each_loop(self.job) {
-                self.unlink_due = true;
+                self.files.unlink_due = true;
             }
             self.gen.restart();
-            if let Some(c) = &self.pass_cache {
+            if let Some(c) = &self.files.pass_cache {
                 c.new_pass();
             }
         }

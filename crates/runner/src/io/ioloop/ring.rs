@@ -19,7 +19,7 @@ impl<'a> IoLoop<'a> {
     /// io_uring without SQPOLL, IOPOLL, force_async or iovecs; libaio without vectored
     /// iocbs), without --explain's syscall marks (libaio's io_submit/io_getevents).
     pub(super) fn ring_ok(&mut self) -> bool {
-        if !self.batch_rw || self.mark_aio.is_some() {
+        if !self.plan.batch_rw || !FastPath::Ring.allows(self.plan.features) {
             return false;
         }
         match self.engine.direct().map(|r| r.direct_ok()) {
@@ -36,13 +36,13 @@ impl<'a> IoLoop<'a> {
     /// `iodepth_batch_complete_min` when full, down to `low`), until the job ends or something
     /// needs the general loop (module note).
     pub(super) fn run_ring(&mut self, depth: u32, low: u32) {
-        let depth_units = self.slots.len();
-        self.ring_ios.reserve(depth_units);
-        self.ring_cqes.resize(depth_units, RingCqe::default());
-        while self.end.is_none() && self.requeue.is_empty() && self.pending.is_empty() {
+        let depth_units = self.q.slots.len();
+        self.q.ring_ios.reserve(depth_units);
+        self.q.ring_cqes.resize(depth_units, RingCqe::default());
+        while self.end.is_none() && self.q.requeue.is_empty() && self.q.pending.is_empty() {
             self.ring_fill(depth);
-            if self.inflight == 0 {
-                if self.exhausted && self.requeue.is_empty() {
+            if self.q.inflight == 0 {
+                if self.exhausted && self.q.requeue.is_empty() {
                     self.end.get_or_insert(EndReason::Done);
                 }
                 // Nothing went out: the general loop tells an idle engine from the end.
@@ -57,8 +57,8 @@ impl<'a> IoLoop<'a> {
     /// is full, which is the same place for units that are all new).
     fn ring_fill(&mut self, depth: u32) {
         let batch = self.job.iodepth_batch_submit.max(1) as usize;
-        while self.inflight < depth && self.end.is_none() && !self.exhausted {
-            let want = ((depth - self.inflight) as usize).min(batch);
+        while self.q.inflight < depth && self.end.is_none() && !self.exhausted {
+            let want = ((depth - self.q.inflight) as usize).min(batch);
             if !self.ring_queue(want) {
                 return;
             }
@@ -69,60 +69,62 @@ impl<'a> IoLoop<'a> {
     /// (nothing drawn, the ring full, an error). The lists are the loop's own, used in place
     /// (taking them out and back cost 25 instructions a round, per I/O at a batch of one).
     fn ring_queue(&mut self, want: usize) -> bool {
-        self.ring_ios.clear();
-        let want = want.min(self.free.len());
+        self.q.ring_ios.clear();
+        let want = want.min(self.q.free.len());
         if want == 1 {
             // One unit (the default batch of one, or one slot freed by a reap of one): the
             // generator's `next`, not a batch of one (whose limits checks cost ~40
             // instructions more per I/O, bench/ipio.sh).
-            self.batch_reqs.clear();
+            self.q.batch_reqs.clear();
             if !self.exhausted {
                 if let Some(r) = self.next_request() {
-                    self.batch_reqs.push(r);
+                    self.q.batch_reqs.push(r);
                 }
             }
         } else {
             self.draw(want);
         }
-        for i in 0..self.batch_reqs.len() {
-            let req = self.batch_reqs[i];
-            let Some(id) = self.free.pop() else {
+        for i in 0..self.q.batch_reqs.len() {
+            let req = self.q.batch_reqs[i];
+            let Some(id) = self.q.free.pop() else {
                 break;
             };
             let Some(io) = self.ring_prepare(id, req) else {
-                self.free.push(id);
+                self.q.free.push(id);
                 break;
             };
-            self.ring_ios.push(io);
+            self.q.ring_ios.push(io);
         }
-        let n = self.ring_ios.len();
-        self.batch_drawn += n as u64;
+        let n = self.q.ring_ios.len();
+        self.counts.drawn(n as u64);
         if n == 0 {
             return false;
         }
-        self.batches += 1;
-        self.rings += 1;
+        self.counts.batch(true);
         let (k, failed) = match self.engine.direct() {
-            Some(ring) => ring.submit_rw(&self.ring_ios),
+            Some(ring) => ring.submit_rw(&self.q.ring_ios),
             None => (0, true),
         };
-        self.last_ddir = self.slots[self.ring_ios[n - 1].id as usize].ddir;
-        if self.iolog.is_some() {
+        self.check.last_ddir = self.q.slots[self.q.ring_ios[n - 1].id as usize].ddir;
+        if self.obs.iolog.is_some() {
             // As the batch path: each unit handed to the ring, the one it turned away included.
             self.log_ring((k + 1).min(n));
         }
-        self.inflight += k as u32;
+        self.q.inflight += k as u32;
         if k > 0 {
             self.ring_submitted(k);
         }
         if failed {
-            self.free.extend(self.ring_ios[k..].iter().map(|io| io.id));
+            self.q
+                .free
+                .extend(self.q.ring_ios[k..].iter().map(|io| io.id));
             self.ring_failed();
             false
         } else if k < n {
             // The ring is full: the rest wait their turn in the general loop, first one first.
-            self.requeue
-                .extend(self.ring_ios[k..].iter().rev().map(|io| io.id));
+            self.q
+                .requeue
+                .extend(self.q.ring_ios[k..].iter().rev().map(|io| io.id));
             false
         } else {
             true
@@ -132,8 +134,8 @@ impl<'a> IoLoop<'a> {
     /// `write_iolog` lines of the first `n` units handed to the ring.
     #[cold]
     fn log_ring(&mut self, n: usize) {
-        if let Some(l) = self.iolog.as_mut() {
-            for io in &self.ring_ios[..n] {
+        if let Some(l) = self.obs.iolog.as_mut() {
+            for io in &self.q.ring_ios[..n] {
                 let op = if io.write { "write" } else { "read" };
                 l.io(io.file, op, io.offset, io.buf.len());
             }
@@ -162,11 +164,11 @@ impl<'a> IoLoop<'a> {
     fn ring_submitted(&mut self, k: usize) {
         let n = k as u64;
         self.acct.submit.mark_count(n);
-        self.acct.depth.mark_depth(self.inflight, n);
-        let now = if self.timed { self.now_ns() } else { 0 };
-        for io in &self.ring_ios[..k] {
-            self.slots[io.id as usize].issue_ns = now;
-            self.in_flight[io.id as usize] = true;
+        self.acct.depth.mark_depth(self.q.inflight, n);
+        let now = if self.time.timed { self.now_ns() } else { 0 };
+        for io in &self.q.ring_ios[..k] {
+            self.q.slots[io.id as usize].issue_ns = now;
+            self.q.in_flight[io.id as usize] = true;
         }
     }
 
@@ -175,21 +177,21 @@ impl<'a> IoLoop<'a> {
     fn ring_reap(&mut self, min: usize) {
         let (min, max) = self.reap_bounds(min);
         let r = match self.engine.direct() {
-            Some(ring) => ring.reap_into(min, &mut self.ring_cqes[..max]),
+            Some(ring) => ring.reap_into(min, &mut self.q.ring_cqes[..max]),
             None => None,
         };
         let Some(n) = r else {
             return self.ring_failed();
         };
         let now = self.reaped(n);
-        if self.acct_plain {
+        if self.plan.acct_plain {
             for i in 0..n {
-                let c = self.ring_cqes[i];
+                let c = self.q.ring_cqes[i];
                 self.ring_done_plain(c.id, c.res, now);
             }
         } else {
             for i in 0..n {
-                let c = self.ring_cqes[i];
+                let c = self.q.ring_cqes[i];
                 self.complete_unit(c.id, c.res, now);
             }
         }
@@ -202,10 +204,10 @@ impl<'a> IoLoop<'a> {
     #[inline(always)]
     fn ring_done_plain(&mut self, id: u32, res: i64, now: u64) {
         let i = id as usize;
-        if !self.in_flight.get(i).copied().unwrap_or(false) {
+        if !self.q.in_flight.get(i).copied().unwrap_or(false) {
             return self.complete_unit(id, res, now);
         }
-        self.inflight = self.inflight.saturating_sub(1);
+        self.q.inflight = self.q.inflight.saturating_sub(1);
         match self.done_in_full(id, res) {
             Some(done) => self.account_plain(done, now),
             None => self.finish(id, res, now, false),

@@ -12,19 +12,19 @@ use std::sync::atomic::Ordering;
 impl<'a> IoLoop<'a> {
     /// Queue units until the queue is full, the workload is exhausted or the engine is busy.
     pub(super) fn fill_queue(&mut self, depth: u32) {
-        if self.batch_rw {
+        if self.plan.batch_rw {
             return self.fill_batch(depth);
         }
-        while self.inflight < depth && self.end.is_none() {
-            if !self.plain_next {
-                if self.requeue.is_empty() && self.flow.as_mut().is_some_and(|f| f.ahead()) {
+        while self.q.inflight < depth && self.end.is_none() {
+            if !self.plan.plain_next {
+                if self.q.requeue.is_empty() && self.ctl.flow.as_mut().is_some_and(|f| f.ahead()) {
                     self.hold_for_flow();
                     return;
                 }
-                if self.verify.as_ref().is_some_and(|v| v.backlog_due()) {
+                if self.check.verify.as_ref().is_some_and(|v| v.backlog_due()) {
                     self.queue_backlog();
                 }
-                if self.job.verify.trim_backlog > 0 && !self.verify_phase {
+                if self.job.verify.trim_backlog > 0 && !self.check.verify_phase {
                     self.queue_trim();
                 }
             }
@@ -34,18 +34,18 @@ impl<'a> IoLoop<'a> {
             };
             if self.end.is_some() {
                 // Its turn came after the end (pace): the unit goes back unsent.
-                self.free.push(id);
+                self.q.free.push(id);
                 return;
             }
-            if self.serialize && self.overlaps_in_flight(id) {
+            if self.check.serialize && self.overlaps_in_flight(id) {
                 // Wait for the overlapping write: its data must not race this one.
-                self.requeue.push(id);
+                self.q.requeue.push(id);
                 return;
             }
             if !self.submit(id) {
                 return;
             }
-            if self.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
+            if self.q.pending.len() >= self.job.iodepth_batch_submit.max(1) as usize {
                 self.commit();
             }
         }
@@ -54,12 +54,12 @@ impl<'a> IoLoop<'a> {
     /// latency_target after completions: judge the window, act on what was asked.
     pub(super) fn lat_target_step(&mut self) {
         use crate::control::latarget::Step;
-        let Some(t) = self.lat_target.as_mut() else {
+        let Some(t) = self.per_io.lat_target.as_mut() else {
             return;
         };
-        let mut step = std::mem::replace(&mut self.lat_step, Step::Nothing);
-        if step == Step::Nothing && self.ramp_done && !self.verify_phase {
-            let now = self.clock.now_ns();
+        let mut step = std::mem::replace(&mut self.per_io.lat_step, Step::Nothing);
+        if step == Step::Nothing && self.time.ramp_done && !self.check.verify_phase {
+            let now = self.time.clock.now_ns();
             let ios = self.acct.dirs[0].total_ios + self.acct.dirs[1].total_ios;
             step = t.check(now, ios);
         }
@@ -71,9 +71,9 @@ impl<'a> IoLoop<'a> {
                 self.drain();
                 self.acct.reset();
                 let now = self.now_ns();
-                self.measured_start_ns = now;
+                self.time.measured_start_ns = now;
                 // The final window counts from the reset I/O counts.
-                if let Some(t) = self.lat_target.as_mut() {
+                if let Some(t) = self.per_io.lat_target.as_mut() {
                     t.new_cycle(now, 0);
                 }
             }
@@ -89,23 +89,25 @@ impl<'a> IoLoop<'a> {
     /// (`continue`): yielding here handed the job's CPU time to any other runnable thread, so
     /// under CPU contention a flow ran at a fraction of fio's rate.
     pub(super) fn hold_for_flow(&mut self) {
-        self.flow_held = true;
-        let sleep = self.flow.as_ref().map_or(0, |f| f.sleep_us);
+        self.ctl.flow_held = true;
+        let sleep = self.ctl.flow.as_ref().map_or(0, |f| f.sleep_us);
         if sleep > 0 {
             self.drain();
             pacing::wait_until(
                 std::time::Instant::now() + std::time::Duration::from_micros(sleep),
-                self.stop,
+                self.ctl.stop,
             );
         } else {
             std::hint::spin_loop();
         }
-        let terminated = self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase;
+        let terminated =
+            self.ctl.progress.terminate.load(Ordering::Relaxed) && !self.check.verify_phase;
         let late = self
+            .time
             .limits
             .deadline_ns
             .is_some_and(|dl| self.now_ns() >= dl);
-        if self.stop.load(Ordering::Relaxed) {
+        if self.ctl.stop.load(Ordering::Relaxed) {
             self.end.get_or_insert(EndReason::Stopped);
         } else if terminated || late {
             self.end.get_or_insert(EndReason::Time);
@@ -114,20 +116,21 @@ impl<'a> IoLoop<'a> {
 
     /// Whether slot `id` touches a byte range of a write still in flight (or the other way).
     pub(super) fn overlaps_in_flight(&self, id: u32) -> bool {
-        let s = &self.slots[id as usize];
+        let s = &self.q.slots[id as usize];
         if s.ddir == SYNC {
             return false;
         }
-        self.slots
+        self.q
+            .slots
             .iter()
             .enumerate()
-            .any(|(j, o)| j != id as usize && self.in_flight[j] && conflicts(s, o))
+            .any(|(j, o)| j != id as usize && self.q.in_flight[j] && conflicts(s, o))
     }
 
     #[inline]
     pub(super) fn stamp_start(&mut self, id: u32) {
-        if self.timed {
-            self.slots[id as usize].start_ns = self.now_ns();
+        if self.time.timed {
+            self.q.slots[id as usize].start_ns = self.now_ns();
         }
     }
 
@@ -135,7 +138,7 @@ impl<'a> IoLoop<'a> {
     #[inline(always)]
     pub(super) fn prepare(&mut self, id: u32, req: IoReq) {
         let d = req.ddir.index() as u8;
-        self.slots[id as usize] = Slot {
+        self.q.slots[id as usize] = Slot {
             ddir: d,
             op_data_only: false,
             file: req.file,
@@ -150,7 +153,7 @@ impl<'a> IoLoop<'a> {
             ioprio: 0,
             sfr: 0,
         };
-        if self.paced {
+        if self.time.paced {
             // Paced before the buffer is filled (as fio waits in rate_ddir before setting up
             // the unit): a write whose turn comes only after the end is neither filled nor
             // entered in the verify write log, so it goes back unsent like any other.
@@ -160,18 +163,18 @@ impl<'a> IoLoop<'a> {
             }
         }
         if req.ddir == Ddir::Write {
-            self.writes_since_sync += 1;
-            let now = if self.verify.is_some() {
+            self.files.writes_since_sync += 1;
+            let now = if self.check.verify.is_some() {
                 self.now_ns()
             } else {
                 0
             };
-            let buf = self.pool.slice_mut(id as usize);
+            let buf = self.q.pool.slice_mut(id as usize);
             let n = (req.len as usize).min(buf.len());
             self.filler.fill(&mut buf[..n], false);
-            if let Some(v) = self.verify.as_mut() {
+            if let Some(v) = self.check.verify.as_mut() {
                 match v.fill(&mut buf[..n], req.offset, now) {
-                    Ok(seq) => self.slots[id as usize].seq = seq,
+                    Ok(seq) => self.q.slots[id as usize].seq = seq,
                     Err(e) => self.end = Some(EndReason::Error(libc::EINVAL, e)),
                 }
                 if crate::debug::on(crate::debug::VERIFY) {
@@ -180,8 +183,8 @@ impl<'a> IoLoop<'a> {
             }
         }
         self.stamp_start(id);
-        if self.dbg_io {
-            let s = self.slots[id as usize];
+        if self.obs.dbg_io {
+            let s = self.q.slots[id as usize];
             self.debug_io("fill", id, &s);
             self.debug_io("prep", id, &s);
         }
@@ -226,7 +229,11 @@ impl<'a> IoLoop<'a> {
     /// fio's `--debug=io` line for an I/O unit (the slot number stands for fio's pointer).
     #[cold]
     pub(super) fn debug_io(&self, what: &str, id: u32, s: &Slot) {
-        let path = self.paths.get(s.file as usize).map_or("", String::as_str);
+        let path = self
+            .files
+            .paths
+            .get(s.file as usize)
+            .map_or("", String::as_str);
         crate::debug::log(
             crate::debug::IO,
             format_args!(
@@ -239,16 +246,16 @@ impl<'a> IoLoop<'a> {
     pub(super) fn pace(&mut self, d: usize, len: u64) {
         let now = self.now_ns();
         // Never wait past the end of the run.
-        let deadline = self.limits.deadline_ns.unwrap_or(u64::MAX);
-        let due = self.pacer.admit(d, len, now);
+        let deadline = self.time.limits.deadline_ns.unwrap_or(u64::MAX);
+        let due = self.time.pacer.admit(d, len, now);
         let at = due.min(deadline);
         if at > now {
             // As fio: let in-flight I/O complete first, so waiting does not inflate its clat.
             self.quiesce();
             // exitall/exit_what (the job's terminate flag) ends the wait, as a signal does.
-            let terminate = (!self.verify_phase).then_some(&self.progress.terminate);
-            let until = self.clock.instant_at(at);
-            if !pacing::wait_until_or(until, self.stop, terminate) {
+            let terminate = (!self.check.verify_phase).then_some(&self.ctl.progress.terminate);
+            let until = self.time.clock.instant_at(at);
+            if !pacing::wait_until_or(until, self.ctl.stop, terminate) {
                 self.poll_stop();
                 return;
             }
@@ -260,36 +267,36 @@ impl<'a> IoLoop<'a> {
             self.end.get_or_insert(EndReason::Time);
             return;
         }
-        if self.engine_think {
+        if self.time.engine_think {
             if let Some(t) = self.engine.thinktime() {
-                self.pacer.engine_think(t);
+                self.time.pacer.engine_think(t);
             }
         }
         let done = self.acct.dirs.iter().map(|d| d.total_ios).sum();
-        if let Some((spin, sleep)) = self.pacer.think_due(done, now) {
+        if let Some((spin, sleep)) = self.time.pacer.think_due(done, now) {
             self.quiesce();
             let t0 = std::time::Instant::now();
-            pacing::spin_for(spin, self.stop);
+            pacing::spin_for(spin, self.ctl.stop);
             if !sleep.is_zero() {
                 // Not past the end of the run, and woken by a stop (both within 20 ms).
                 let end = self.now_ns().saturating_add(sleep.as_nanos() as u64);
-                let end = end.min(self.limits.deadline_ns.unwrap_or(u64::MAX));
-                pacing::wait_until(self.clock.instant_at(end), self.stop);
+                let end = end.min(self.time.limits.deadline_ns.unwrap_or(u64::MAX));
+                pacing::wait_until(self.time.clock.instant_at(end), self.ctl.stop);
             }
-            self.pacer.thought(d, t0.elapsed());
+            self.time.pacer.thought(d, t0.elapsed());
         }
     }
 
     /// Hand slot `id` to the engine; returns false when the engine is busy.
     pub(super) fn submit(&mut self, id: u32) -> bool {
-        let mut s = self.slots[id as usize];
+        let mut s = self.q.slots[id as usize];
         if s.ddir != SYNC {
-            (s.prio, s.ioprio) = self.prio.pick(s.ddir, s.len);
+            (s.prio, s.ioprio) = self.per_io.prio.pick(s.ddir, s.len);
             // The two fields, not the whole slot back (a per-I/O copy of 48 bytes).
-            let slot = &mut self.slots[id as usize];
+            let slot = &mut self.q.slots[id as usize];
             (slot.prio, slot.ioprio) = (s.prio, s.ioprio);
         }
-        self.last_ddir = s.ddir;
+        self.check.last_ddir = s.ddir;
         let op = if s.sfr != 0 {
             IoOp::SyncRange(s.sfr)
         } else {
@@ -301,7 +308,7 @@ impl<'a> IoLoop<'a> {
             IoOp::Read | IoOp::Write => {
                 let Some(buf) = self.span_of(id, s.done, len) else {
                     // The job ends (EFAULT, named), as after an engine's error.
-                    self.free.push(id);
+                    self.q.free.push(id);
                     return false;
                 };
                 IoUnit::transfer(op, s.file, offset, buf)
@@ -309,20 +316,20 @@ impl<'a> IoLoop<'a> {
             _ => IoUnit::range(op, s.file, offset, len),
         }
         .with_ioprio(s.ioprio);
-        if let Some(l) = self.iolog.as_mut() {
+        if let Some(l) = self.obs.iolog.as_mut() {
             l.io(unit.file, iolog_name(unit.op), unit.offset, unit.len());
         }
-        if self.dbg_io {
+        if self.obs.dbg_io {
             self.debug_io("queue", id, &s);
         }
-        let r = match self.locks.as_ref() {
+        let r = match self.ctl.locks.as_ref() {
             // As fio: the file's lock is held while the engine takes the I/O (all of it for
             // a synchronous engine) and released as soon as queue returns.
             Some(l) => {
                 let _held = l.lock(unit.file, matches!(unit.op, IoOp::Read));
-                queue_marked(self.engine, self.mark_sync, id, &unit)
+                queue_marked(self.engine, self.plan.mark_sync, id, &unit)
             }
-            None => queue_marked(self.engine, self.mark_sync, id, &unit),
+            None => queue_marked(self.engine, self.plan.mark_sync, id, &unit),
         };
         self.queued(id, &s, r)
     }
@@ -339,26 +346,26 @@ impl<'a> IoLoop<'a> {
         let ok = match r {
             Ok(Queued::Done(res)) => {
                 // Read the clock first: the bookkeeping below is not part of the I/O.
-                let now = if self.timed { self.now_ns() } else { 0 };
+                let now = if self.time.timed { self.now_ns() } else { 0 };
                 self.acct.submit.mark_count(1);
-                self.acct.depth.mark_depth(self.inflight + 1, 1);
+                self.acct.depth.mark_depth(self.q.inflight + 1, 1);
                 self.acct.complete.mark_count(1);
-                self.slots[id as usize].issue_ns = s.start_ns;
+                self.q.slots[id as usize].issue_ns = s.start_ns;
                 self.finish(id, res, now, true);
                 true
             }
             Ok(Queued::Queued) => {
-                self.inflight += 1;
-                self.in_flight[id as usize] = true;
-                self.pending.push(id);
+                self.q.inflight += 1;
+                self.q.in_flight[id as usize] = true;
+                self.q.pending.push(id);
                 true
             }
             Ok(Queued::Busy) => {
-                self.requeue.push(id);
+                self.q.requeue.push(id);
                 false
             }
             Err(e) => {
-                self.free.push(id);
+                self.q.free.push(id);
                 self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
                 false
             }
@@ -376,20 +383,20 @@ impl<'a> IoLoop<'a> {
         for _ in 0..self.job.pacing.thinkcycles {
             std::hint::spin_loop();
         }
-        self.spins += 1;
+        self.counts.spin();
     }
 
     /// Submit what was queued; stamps issue times (slat ends here).
     pub(super) fn commit(&mut self) {
-        if self.pending.is_empty() {
+        if self.q.pending.is_empty() {
             return;
         }
-        let n = self.pending.len();
+        let n = self.q.pending.len();
         let r = marks::marked(
-            self.mark_aio,
+            self.plan.mark_aio,
             || {
                 Some(marks::Call::Batch(
-                    self.slots[self.pending[0] as usize].ddir.min(2),
+                    self.q.slots[self.q.pending[0] as usize].ddir.min(2),
                 ))
             },
             || self.engine.commit(),
@@ -399,12 +406,12 @@ impl<'a> IoLoop<'a> {
             self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
         }
         self.acct.submit.mark_count(n as u64);
-        self.acct.depth.mark_depth(self.inflight, n as u64);
-        let now = if self.timed { self.now_ns() } else { 0 };
-        for &id in &self.pending {
-            self.slots[id as usize].issue_ns = now;
+        self.acct.depth.mark_depth(self.q.inflight, n as u64);
+        let now = if self.time.timed { self.now_ns() } else { 0 };
+        for &id in &self.q.pending {
+            self.q.slots[id as usize].issue_ns = now;
         }
-        self.pending.clear();
+        self.q.pending.clear();
     }
 }
 

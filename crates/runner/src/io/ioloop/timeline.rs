@@ -12,11 +12,11 @@ impl<'a> IoLoop<'a> {
     /// The stop flags: a signal or exitall (false: the job ends), steady state's terminate.
     #[inline(always)]
     pub(super) fn poll_stop(&mut self) -> bool {
-        if self.stop.load(Ordering::Relaxed) {
+        if self.ctl.stop.load(Ordering::Relaxed) {
             self.end.get_or_insert(EndReason::Stopped);
             return false;
         }
-        if self.progress.terminate.load(Ordering::Relaxed) && !self.verify_phase {
+        if self.ctl.progress.terminate.load(Ordering::Relaxed) && !self.check.verify_phase {
             // Steady state attained: the job ends as fio's terminated job does.
             self.end.get_or_insert(EndReason::Time);
             return false;
@@ -33,7 +33,7 @@ impl<'a> IoLoop<'a> {
         }
         self.publish_progress();
         self.time_checks(now);
-        self.next_event_ns = self.next_event(now);
+        self.time.next_event_ns = self.next_event(now);
         true
     }
 
@@ -42,25 +42,25 @@ impl<'a> IoLoop<'a> {
     /// back), the deadline, the ramp's end (every I/O for ramp_size) and the next bw/iops
     /// sample exactly when they are due, as when each was compared per I/O.
     pub(super) fn next_event(&self, now: u64) -> u64 {
-        let poll = if self.clock.steady() {
-            now + POLL_NS
-        } else {
-            now
-        };
-        let ramp = match (self.ramp_done, self.limits.ramp_ns, self.limits.ramp_bytes) {
+        let poll = self.time.next_poll(now);
+        let ramp = match (
+            self.time.ramp_done,
+            self.time.limits.ramp_ns,
+            self.time.limits.ramp_bytes,
+        ) {
             (true, _, _) => u64::MAX,
             (false, Some(r), _) => r,
             (false, None, Some(_)) => 0,
             (false, None, None) => u64::MAX,
         };
-        let sample = if self.measure.bw {
-            self.next_sample_ns
+        let sample = if self.time.measure.bw {
+            self.obs.next_sample_ns
         } else {
             u64::MAX
         };
         poll.min(ramp)
             .min(sample)
-            .min(self.limits.deadline_ns.unwrap_or(u64::MAX))
+            .min(self.time.limits.deadline_ns.unwrap_or(u64::MAX))
     }
 
     /// `after_io` without per-I/O clocks (gtod_reduce): the stop flags every I/O, the clock
@@ -70,11 +70,11 @@ impl<'a> IoLoop<'a> {
         if !self.poll_stop() {
             return false;
         }
-        self.ios_since_clock += 1;
-        if self.ios_since_clock < 64 {
+        self.time.ios_since_clock += 1;
+        if self.time.ios_since_clock < 64 {
             return false;
         }
-        self.ios_since_clock = 0;
+        self.time.ios_since_clock = 0;
         let now = self.now_ns();
         self.time_checks(now);
         true
@@ -83,8 +83,8 @@ impl<'a> IoLoop<'a> {
     /// The live counters of the ETA line, steady state and group ramps (`Progress`).
     pub(super) fn publish_progress(&mut self) {
         for (i, d) in self.acct.dirs.iter().enumerate() {
-            self.progress.bytes[i].store(d.io_bytes, Ordering::Relaxed);
-            self.progress.ios[i].store(d.total_ios, Ordering::Relaxed);
+            self.ctl.progress.bytes[i].store(d.io_bytes, Ordering::Relaxed);
+            self.ctl.progress.ios[i].store(d.total_ios, Ordering::Relaxed);
         }
     }
 
@@ -92,22 +92,23 @@ impl<'a> IoLoop<'a> {
     pub(super) fn time_checks(&mut self, now: u64) {
         // The ramp's reset and a snapshot read the lean loop's marks.
         self.flush_plain();
-        if let Some(dl) = self.limits.deadline_ns {
+        if let Some(dl) = self.time.limits.deadline_ns {
             if now >= dl {
                 self.end.get_or_insert(EndReason::Time);
             }
         }
-        if !self.ramp_done {
+        if !self.time.ramp_done {
             self.check_ramp(now);
         }
-        if self.status_template.is_some() && self.progress.snap_req.load(Ordering::Relaxed) {
+        if self.obs.status_template.is_some() && self.ctl.progress.snap_req.load(Ordering::Relaxed)
+        {
             self.publish_snapshot(now);
         }
         // Without a ramp, a sample due as the run time ends is not taken, as in fio 3.33 (a
         // 2 s job has 3 samples, at 500, 1000 and 1500 ms: fio's job is over when its helper
         // thread looks); after a ramp both clocks restart together and fio takes it (4).
-        let at_end = self.end == Some(EndReason::Time) && self.limits.ramp_ns.is_none();
-        if self.measure.bw && now >= self.next_sample_ns && !at_end {
+        let at_end = self.end == Some(EndReason::Time) && self.time.limits.ramp_ns.is_none();
+        if self.time.measure.bw && now >= self.obs.next_sample_ns && !at_end {
             self.sample(now);
         }
     }
@@ -119,7 +120,7 @@ impl<'a> IoLoop<'a> {
         if let Some(id) = self.job.logs.job_start_clock_id {
             // fio's set_epoch_time records job_start at the same moments.
             match crate::sys::clock_ms(id) {
-                Ok(ms) => self.job_start_ms = Some(ms),
+                Ok(ms) => self.time.job_start_ms = Some(ms),
                 Err(e) => {
                     let msg = format!("job_start_clock_id={id}: clock_gettime: {e}");
                     self.end.get_or_insert(EndReason::Error(libc::EINVAL, msg));
@@ -133,8 +134,8 @@ impl<'a> IoLoop<'a> {
         let id = l.log_epoch_clock_id;
         match crate::sys::clock_ms(id) {
             Ok(ms) => {
-                let since = self.now_ns().saturating_sub(self.measured_start_ns) / 1_000_000;
-                self.logs.set_epoch_ms(ms.saturating_sub(since));
+                let since = self.now_ns().saturating_sub(self.time.measured_start_ns) / 1_000_000;
+                self.obs.logs.set_epoch_ms(ms.saturating_sub(since));
             }
             Err(e) => {
                 let msg = format!("log_alternate_epoch_clock_id={id}: clock_gettime: {e}");
@@ -146,7 +147,7 @@ impl<'a> IoLoop<'a> {
     /// Whether `ramp_size` bytes were transferred: by this job, or with group_reporting by
     /// the jobs of its group still ramping (fio's ramp_period_check).
     pub(super) fn ramp_bytes_over(&self, want: u64) -> bool {
-        if let Some(group) = self.ramp_group.as_ref() {
+        if let Some(group) = self.time.ramp_group.as_ref() {
             let (bytes, ended) = group();
             return ended || bytes >= want;
         }
@@ -155,7 +156,7 @@ impl<'a> IoLoop<'a> {
     }
 
     pub(super) fn check_ramp(&mut self, now: u64) {
-        let over = match (self.limits.ramp_ns, self.limits.ramp_bytes) {
+        let over = match (self.time.limits.ramp_ns, self.time.limits.ramp_bytes) {
             (Some(r), _) => now >= r,
             (None, Some(b)) => self.ramp_bytes_over(b),
             (None, None) => false,
@@ -163,59 +164,59 @@ impl<'a> IoLoop<'a> {
         if !over {
             return;
         }
-        self.ramp_done = true;
+        self.time.ramp_done = true;
         self.acct.reset();
-        if let Some(w) = self.win_lat.as_mut() {
+        if let Some(w) = self.per_io.win_lat.as_mut() {
             w.reset();
         }
         // New samplers: their epoch (log time zero) is the end of the ramp.
-        let w = self.windows;
-        for (i, s) in self.samplers.iter_mut().enumerate() {
+        let w = self.obs.windows;
+        for (i, s) in self.obs.samplers.iter_mut().enumerate() {
             if s.is_some() {
                 *s = Some(RateSampler::new(Ddir::ALL[i], now, w.bw_ms, w.iops_ms));
             }
         }
-        self.next_sample_ns = 0;
-        self.pacer.restart(now);
-        self.measured_start_ns = now;
+        self.obs.next_sample_ns = 0;
+        self.time.pacer.restart(now);
+        self.time.measured_start_ns = now;
         self.set_log_epoch();
         self.gen.ramp_over();
-        if let Some(rt) = self.limits.runtime_ns {
-            self.limits.deadline_ns = Some(now + rt);
+        if let Some(rt) = self.time.limits.runtime_ns {
+            self.time.limits.deadline_ns = Some(now + rt);
         }
-        self.cpu_start = self.cpu_usage();
-        self.progress.set_state(JobState::Running);
+        self.time.cpu_start = self.cpu_usage();
+        self.ctl.progress.set_state(JobState::Running);
     }
 
     /// CPU counters of the job: its thread plus the engine's helper threads.
     pub fn cpu_usage(&self) -> fiox_stats::sys::ThreadUsage {
-        crate::sys::job_usage(&self.helpers)
+        crate::sys::job_usage(&self.time.helpers)
     }
 
     /// Threads whose CPU the job's counters add up: its own and the engine's helpers.
     pub fn cpu_threads(&self) -> usize {
-        1 + self.helpers.len()
+        1 + self.time.helpers.len()
     }
 
     /// Publish what was measured so far for a status report.
     pub(super) fn publish_snapshot(&mut self, now: u64) {
-        let Some(t) = self.status_template.as_ref() else {
+        let Some(t) = self.obs.status_template.as_ref() else {
             return;
         };
         let mut r = (**t).clone();
-        let cpu = self.cpu_usage().since(&self.cpu_start);
-        crate::io::result::fill_result(&mut r, self, now, cpu, self.measure);
-        for (i, s) in self.samplers.iter().enumerate() {
+        let cpu = self.cpu_usage().since(&self.time.cpu_start);
+        crate::io::result::fill_result(&mut r, self, now, cpu, self.time.measure);
+        for (i, s) in self.obs.samplers.iter().enumerate() {
             if let Some(s) = s {
                 let d = r.dirs.get_mut(Ddir::ALL[i]);
                 d.bw = s.bw().clone();
                 d.iops = s.iops().clone();
             }
         }
-        if let Ok(mut g) = self.progress.snapshot.lock() {
+        if let Ok(mut g) = self.ctl.progress.snapshot.lock() {
             *g = Some(r);
         }
-        self.progress.snap_req.store(false, Ordering::Relaxed);
+        self.ctl.progress.snap_req.store(false, Ordering::Relaxed);
     }
 
     /// Feed the bw/iops samplers. They keep fio's sampling grid themselves; the loop asks
@@ -223,18 +224,18 @@ impl<'a> IoLoop<'a> {
     /// is late only by the I/O that was in flight.
     pub(super) fn sample(&mut self, now: u64) {
         let mut next = u64::MAX;
-        for (i, s) in self.samplers.iter_mut().enumerate() {
+        for (i, s) in self.obs.samplers.iter_mut().enumerate() {
             if let Some(s) = s {
                 let d = &self.acct.dirs[i];
-                s.tick_into(now, d.io_bytes, d.total_ios, &mut self.logs);
+                s.tick_into(now, d.io_bytes, d.total_ios, &mut self.obs.logs);
                 next = next.min(s.next_due_ns());
             }
         }
-        self.next_sample_ns = next;
+        self.obs.next_sample_ns = next;
     }
 
     /// The bw/iops statistics per direction (consumes the samplers).
     pub fn take_rates(&mut self) -> [Option<(fiox_stats::SampleStat, fiox_stats::SampleStat)>; 3] {
-        std::mem::take(&mut self.samplers).map(|s| s.map(RateSampler::into_stats))
+        std::mem::take(&mut self.obs.samplers).map(|s| s.map(RateSampler::into_stats))
     }
 }

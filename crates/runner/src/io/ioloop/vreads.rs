@@ -8,25 +8,30 @@ impl<'a> IoLoop<'a> {
     /// verify_backlog: queue a batch of the writes completed since the last batch; they are
     /// read back next, through the engine like any read (fio's backlog verify).
     pub(super) fn queue_backlog(&mut self) {
-        if let Some(v) = self.verify.as_mut() {
-            self.vq.extend(v.take_backlog());
+        if let Some(v) = self.check.verify.as_mut() {
+            self.check.vq.extend(v.take_backlog());
         }
     }
 
     /// trim_backlog: the next verify-trim of a picked write, when a round is due (fio's
     /// `check_get_trim`, asked before every I/O of the write phase).
     pub(super) fn queue_trim(&mut self) {
-        let after_read = self.last_ddir == 0;
-        if let Some(t) = self.verify.as_mut().and_then(|v| v.next_trim(after_read)) {
-            self.vq.push_back(t);
+        let after_read = self.check.last_ddir == 0;
+        if let Some(t) = self
+            .check
+            .verify
+            .as_mut()
+            .and_then(|v| v.next_trim(after_read))
+        {
+            self.check.vq.push_back(t);
         }
     }
 
     /// The next verify read as slot (None: none left, no free slot, or an open failed).
     pub(super) fn next_verify_read(&mut self) -> Option<u32> {
         loop {
-            let Some(r) = self.vq.front().copied() else {
-                if self.verify_phase {
+            let Some(r) = self.check.vq.front().copied() else {
+                if self.check.verify_phase {
                     if !self.exhausted {
                         crate::dprint!(crate::debug::VERIFY, "get_next_verify: empty");
                     }
@@ -36,25 +41,27 @@ impl<'a> IoLoop<'a> {
             };
             // A backlog entry a later write replaced is not read: that write is checked later.
             let current = self
+                .check
                 .verify
                 .as_ref()
                 .is_some_and(|v| v.holds(r.file, r.offset, r.len as u64, r.seq));
             // A backlog entry of a file `openfiles` closed since: the verify phase checks it.
-            let closed = !self.verify_phase
+            let closed = !self.check.verify_phase
                 && self
+                    .files
                     .gate
                     .as_ref()
                     .is_some_and(|g| !g.is_open(r.file as usize));
             if !current || closed {
-                self.vq.pop_front();
+                self.check.vq.pop_front();
                 continue;
             }
             if !self.open_for_verify(r.file) {
                 return None;
             }
-            let id = self.free.pop()?;
-            self.vq.pop_front();
-            self.slots[id as usize] = Slot {
+            let id = self.q.free.pop()?;
+            self.check.vq.pop_front();
+            self.q.slots[id as usize] = Slot {
                 ddir: if r.trim { 2 } else { 0 },
                 file: r.file,
                 offset: r.offset,
@@ -73,10 +80,10 @@ impl<'a> IoLoop<'a> {
     /// first read of `file` the previous file's I/O completes and it is closed. False when an
     /// open or close failed (the phase ends).
     pub(super) fn open_for_verify(&mut self, file: u32) -> bool {
-        if !self.verify_phase {
+        if !self.check.verify_phase {
             return true;
         }
-        let Some(mut gate) = self.gate.take() else {
+        let Some(mut gate) = self.files.gate.take() else {
             return true;
         };
         let mut res = Ok(());
@@ -86,7 +93,7 @@ impl<'a> IoLoop<'a> {
                 .close_all(self.engine)
                 .and_then(|()| gate.open(self.engine, file as usize));
         }
-        self.gate = Some(gate);
+        self.files.gate = Some(gate);
         if let Err(e) = res {
             self.end
                 .get_or_insert(EndReason::Error(libc::EIO, e.to_string()));
@@ -100,24 +107,24 @@ impl<'a> IoLoop<'a> {
     /// engine at the job's depth by the next [`IoLoop::run`], counted as the job's reads. The
     /// phase is not bound by `runtime`.
     pub fn begin_verify_phase(&mut self) {
-        let Some(v) = self.verify.as_ref() else {
+        let Some(v) = self.check.verify.as_ref() else {
             return;
         };
-        self.vq = v.phase_reads().into();
-        if let Some(c) = &self.pass_cache {
+        self.check.vq = v.phase_reads().into();
+        if let Some(c) = &self.files.pass_cache {
             c.before_verify();
         }
-        self.verify_phase = true;
+        self.check.verify_phase = true;
         self.exhausted = false;
         self.end = None;
-        self.limits.deadline_ns = None;
+        self.time.limits.deadline_ns = None;
         // Every verify read counts, also after a write phase that ended within ramp_time.
-        self.ramp_done = true;
-        if let Some(g) = self.gate.as_mut() {
+        self.time.ramp_done = true;
+        if let Some(g) = self.files.gate.as_mut() {
             g.max_open = 0;
             g.opens = 0;
         }
-        self.progress.set_state(JobState::Verifying);
+        self.ctl.progress.set_state(JobState::Verifying);
     }
 
     /// Record a completed write in the verify log, or check a read-only job's block.
@@ -125,20 +132,21 @@ impl<'a> IoLoop<'a> {
         if s.ddir == 0 && s.check {
             self.gen.count_verified(u64::from(s.len));
         }
-        let Some(v) = self.verify.as_mut() else {
+        let Some(v) = self.check.verify.as_mut() else {
             return;
         };
         match s.ddir {
             1 => v.written(s.file, s.offset, s.len as u64, s.seq),
             2 if s.check => v.trim_done(s.file, s.offset, s.len as u64),
-            0 if self.fake_io => {}
+            0 if self.eng.fake_io => {}
             0 if s.check => {
                 let path = self
+                    .files
                     .paths
                     .get(s.file as usize)
                     .map(String::as_str)
                     .unwrap_or("?");
-                let buf = &self.pool.slice(id as usize)[..s.len as usize];
+                let buf = &self.q.pool.slice(id as usize)[..s.len as usize];
                 if crate::debug::on(crate::debug::VERIFY) {
                     let vs = &self.job.verify;
                     let interval = vs.verify_interval.unwrap_or(s.len as u64);
@@ -154,9 +162,9 @@ impl<'a> IoLoop<'a> {
                     self.end = Some(EndReason::Error(libc::EILSEQ, first));
                 }
             }
-            0 if self.read_checks => {
-                let path = self.paths.get(s.file as usize).map(String::as_str);
-                let buf = &self.pool.slice(id as usize)[..s.len as usize];
+            0 if self.check.read_checks => {
+                let path = self.files.paths.get(s.file as usize).map(String::as_str);
+                let buf = &self.q.pool.slice(id as usize)[..s.len as usize];
                 if !v.check_read(path.unwrap_or("?"), buf, s.offset) {
                     let first = v.first.last().cloned().unwrap_or_default();
                     self.end = Some(EndReason::Error(libc::EILSEQ, first));
