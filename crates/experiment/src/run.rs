@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Errors of an experiment run.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub enum ExperimentError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error("{}: {source}", path.display())]
@@ -41,13 +41,13 @@ pub enum RunError {
 
 /// Write an output of the experiment (a job file, a result, a CSV, the manifest): new, or
 /// replacing only fiox's own (see fiox_guard::output).
-fn write_output(path: &Path, bytes: &[u8]) -> Result<(), RunError> {
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
     use fiox_guard::output::{self, Named};
     Ok(output::write(path, bytes, Named::ByFiox)?)
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
-    move |source| RunError::Io {
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ExperimentError + '_ {
+    move |source| ExperimentError::Io {
         path: path.to_path_buf(),
         source,
     }
@@ -136,7 +136,7 @@ impl Drop for Testbeds {
 }
 
 /// Run the experiment.
-pub fn run(o: &Options) -> Result<Outcome, RunError> {
+pub fn run(o: &Options) -> Result<Outcome, ExperimentError> {
     let (exp, jobs) = Experiment::load(&o.file)?;
     let stem = o
         .file
@@ -151,7 +151,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
     // one's partial results and measure while it runs.
     let lock_path = out.join(".fiox-experiment.lock");
     let _lock = fiox_guard::output::try_lock(&lock_path)?.ok_or_else(|| {
-        RunError::Other(format!(
+        ExperimentError::Other(format!(
             "{} is in use by another fiox experiment (it holds {}); wait for it or use \
              another --out",
             out.display(),
@@ -220,7 +220,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
                     let n = in_a_row.entry(p.variant.clone()).or_default();
                     *n += 1;
                     if *n >= FAILURES_IN_A_ROW {
-                        return Err(RunError::Other(format!(
+                        return Err(ExperimentError::Other(format!(
                             "variant {}: {n} runs in a row failed, no further run is made; \
                              the last: {why}",
                             p.variant
@@ -237,7 +237,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
             break;
         }
         let Some(s) = &exp.stop else { break };
-        let widths = crate::stop::widths(&out, &names, s).map_err(RunError::Other)?;
+        let widths = crate::stop::widths(&out, &names, s).map_err(ExperimentError::Other)?;
         if crate::stop::reached(&widths, s.ci) {
             break;
         }
@@ -260,7 +260,7 @@ pub fn run(o: &Options) -> Result<Outcome, RunError> {
 /// Every variant's job file parsed and checked (`fiox --parse-only`, with the variant's
 /// environment) before the first run, so that a bad option of the last variant is not found
 /// after the others ran.
-fn check_jobs(ready: &[Ready], o: &Options, out: &Path) -> Result<(), RunError> {
+fn check_jobs(ready: &[Ready], o: &Options, out: &Path) -> Result<(), ExperimentError> {
     for r in ready {
         let res = Command::new(&o.fiox_exe)
             .arg("--parse-only")
@@ -272,7 +272,7 @@ fn check_jobs(ready: &[Ready], o: &Options, out: &Path) -> Result<(), RunError> 
             .output()
             .map_err(io_err(&o.fiox_exe))?;
         if !res.status.success() {
-            return Err(RunError::Other(format!(
+            return Err(ExperimentError::Other(format!(
                 "variant {}: its job file {} is refused before any run:\n{}",
                 r.name,
                 r.job_file.display(),
@@ -284,14 +284,17 @@ fn check_jobs(ready: &[Ready], o: &Options, out: &Path) -> Result<(), RunError> 
 }
 
 /// The variants to run: all, or the one `--variant` names.
-fn select<'a>(exp: &'a Experiment, only: Option<&str>) -> Result<Vec<&'a Variant>, RunError> {
+fn select<'a>(
+    exp: &'a Experiment,
+    only: Option<&str>,
+) -> Result<Vec<&'a Variant>, ExperimentError> {
     let Some(v) = only else {
         return Ok(exp.variants.iter().collect());
     };
     let found: Vec<&Variant> = exp.variants.iter().filter(|x| x.name == v).collect();
     if found.is_empty() {
         let names: Vec<&str> = exp.variants.iter().map(|x| x.name.as_str()).collect();
-        return Err(RunError::Other(format!(
+        return Err(ExperimentError::Other(format!(
             "--variant {v}: no such variant; the file has {}",
             names.join(", ")
         )));
@@ -328,8 +331,8 @@ fn prepare(
     o: &Options,
     out: &Path,
     beds: &mut Testbeds,
-) -> Result<Ready, RunError> {
-    let tb_err = |source| RunError::Testbed {
+) -> Result<Ready, ExperimentError> {
+    let tb_err = |source| ExperimentError::Testbed {
         variant: v.name.clone(),
         source,
     };
@@ -341,7 +344,7 @@ fn prepare(
         // Refused here, before any run: no QEMU, no kernel, not root.
         let (spec, kernel) = fiox_testbed::vm::VmSpec::parse(text)
             .and_then(|s| fiox_testbed::vm::check(&s).map(|k| (s, k)))
-            .map_err(|e| RunError::Other(format!("variant {}: vm: {e}", v.name)))?;
+            .map_err(|e| ExperimentError::Other(format!("variant {}: vm: {e}", v.name)))?;
         let (key, path) = spec.guest_target();
         // The kernel by name (issue 45): an -rt kernel installed later silently became the
         // default once, and the variant lines did not say which kernel ran.
@@ -358,8 +361,8 @@ fn prepare(
     let target = if let Some((_, t)) = guest {
         Some(PathBuf::from(t))
     } else if let Some(t) = &v.testbed {
-        let (kind, pairs) =
-            testbed_pairs(t).map_err(|w| RunError::Other(format!("variant {}: {w}", v.name)))?;
+        let (kind, pairs) = testbed_pairs(t)
+            .map_err(|w| ExperimentError::Other(format!("variant {}: {w}", v.name)))?;
         let mut spec = managed::Spec::from_pairs(&kind, &pairs).map_err(tb_err)?;
         spec.server = Some(o.fiox_exe.clone());
         let name = format!("exp{}-{}", std::process::id(), v.name);
@@ -428,7 +431,7 @@ fn prepare(
             machine.cpus.map(|c| c.to_string()).as_deref(),
         )
         .and_then(|l| fiox_testbed::machine::Machine::check(&l))
-        .map_err(|e| RunError::Other(format!("variant {}: machine: {e}", v.name)))?;
+        .map_err(|e| ExperimentError::Other(format!("variant {}: machine: {e}", v.name)))?;
         fiox_guard::eprintln!(
             "fiox: variant {}: runs under machine limits: {}",
             v.name,
@@ -459,7 +462,7 @@ fn run_one(
     o: &Options,
     out: &Path,
     manifest: &mut Manifest,
-) -> Result<Ran, RunError> {
+) -> Result<Ran, ExperimentError> {
     let rel = format!(
         "runs/{}-{:03}{}.json",
         p.variant,
@@ -530,9 +533,9 @@ fn run_one(
 
 /// Stop the experiment when the variant's testbed is no longer what it made (see
 /// [`managed::prove`]): its runs would write someone else's device and record it as valid.
-fn prove_testbed(r: &Ready, rel: &str) -> Result<(), RunError> {
+fn prove_testbed(r: &Ready, rel: &str) -> Result<(), ExperimentError> {
     match r.testbed.as_ref().map(managed::prove) {
-        Some(Err(why)) => Err(RunError::Other(format!(
+        Some(Err(why)) => Err(ExperimentError::Other(format!(
             "variant {}: run {rel}: stopped, the testbed changed: {why}; this run is not \
              recorded and no further run is made",
             r.name
@@ -555,7 +558,7 @@ fn spawn_and_wait(
     out: &Path,
     tmp: &Path,
     errlog: &Path,
-) -> Result<Option<std::process::ExitStatus>, RunError> {
+) -> Result<Option<std::process::ExitStatus>, ExperimentError> {
     let mut cmd = Command::new(&o.fiox_exe);
     // The experiment records its runs in the history itself (with experiment and variant):
     // a FIOX_HISTORY=1 in the environment must not record each run a second time.
@@ -616,10 +619,10 @@ fn write_result(
     r: &Ready,
     p: &Planned,
     seed: Option<u64>,
-) -> Result<(), RunError> {
+) -> Result<(), ExperimentError> {
     let text = std::fs::read_to_string(tmp).map_err(io_err(tmp))?;
     let mut doc: Value = serde_json::from_str(&text)
-        .map_err(|e| RunError::Other(format!("{}: not JSON: {e}", tmp.display())))?;
+        .map_err(|e| ExperimentError::Other(format!("{}: not JSON: {e}", tmp.display())))?;
     let fiox = &mut doc["fiox"];
     if !fiox.is_object() {
         *fiox = json!({});
@@ -676,11 +679,11 @@ fn write_result(
 }
 
 /// sync, then drop the page cache, dentries and inodes.
-fn drop_caches() -> Result<(), RunError> {
+fn drop_caches() -> Result<(), ExperimentError> {
     let _ = Command::new("sync").status();
     let p = Path::new("/proc/sys/vm/drop_caches");
     fiox_guard::kernel::write_knob(p, b"3\n", fiox_guard::kernel::KernelFs::Proc).map_err(|e| {
-        RunError::Other(format!(
+        ExperimentError::Other(format!(
             "drop_caches = true needs root: writing {}: {e}; set drop_caches = false",
             p.display()
         ))
@@ -703,7 +706,7 @@ struct Manifest {
 }
 
 impl Manifest {
-    fn open(out: &Path, name: &str, file: &Path) -> Result<Manifest, RunError> {
+    fn open(out: &Path, name: &str, file: &Path) -> Result<Manifest, ExperimentError> {
         let path = out.join("manifest.json");
         let mut m = Manifest {
             path: path.clone(),
@@ -717,9 +720,9 @@ impl Manifest {
         };
         if let Ok(text) = std::fs::read_to_string(&path) {
             let v: Value = serde_json::from_str(&text)
-                .map_err(|e| RunError::Other(format!("{}: {e}", path.display())))?;
+                .map_err(|e| ExperimentError::Other(format!("{}: {e}", path.display())))?;
             if v["name"] != name {
-                return Err(RunError::Other(format!(
+                return Err(ExperimentError::Other(format!(
                     "{} belongs to experiment {}; use another --out",
                     path.display(),
                     v["name"]
@@ -745,11 +748,11 @@ impl Manifest {
     }
 
     /// Record `def` for `variant`, or refuse when its runs here were made with another one.
-    fn check_definition(&mut self, variant: &str, def: &Definition) -> Result<(), RunError> {
+    fn check_definition(&mut self, variant: &str, def: &Definition) -> Result<(), ExperimentError> {
         let has_runs = self.runs.iter().any(|r| r["variant"] == variant);
         match self.definitions.get(variant) {
             Some(old) if has_runs && old["hash"] != def.hash().as_str() => {
-                Err(RunError::Other(format!(
+                Err(ExperimentError::Other(format!(
                     "{}: variant {variant} changed since its runs there ({}): new runs would \
                      be pooled with runs of another set-up; use another --out, or put the \
                      definition back",
@@ -782,7 +785,7 @@ impl Manifest {
         file: &str,
         seconds: f64,
         seed: Option<u64>,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), ExperimentError> {
         self.runs.push(json!({
             "variant": p.variant, "index": p.index, "position": p.position,
             "warmup": p.warmup, "file": file, "status": "done", "seconds": seconds, "seed": seed,
@@ -790,7 +793,7 @@ impl Manifest {
         self.save()
     }
 
-    fn save(&self) -> Result<(), RunError> {
+    fn save(&self) -> Result<(), ExperimentError> {
         let v = json!({
             "name": self.name,
             "experiment_file": self.file.display().to_string(),

@@ -77,7 +77,7 @@ pub struct Pacing {
 
 /// What the run says about its submissions.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub enum SubmitVerdict {
     /// The submissions blocked (ran the I/O, or waited for the queue); the text is the evidence.
     Blocked(String),
     /// Submission latencies exist but do not show blocking; the text says what they show.
@@ -105,7 +105,7 @@ pub fn analyze(job: &JobSpec, res: &JobResult) -> Vec<Warning> {
         return vec![buffered_libaio(job.iodepth, &verdict)];
     }
     match verdict {
-        Verdict::Blocked(evidence) => {
+        SubmitVerdict::Blocked(evidence) => {
             let engine = job.ioengine.as_str().trim().to_ascii_lowercase();
             vec![sync_submission(&engine, job.iodepth, &evidence)]
         }
@@ -121,15 +121,15 @@ fn self_paced(job: &JobSpec) -> bool {
     any(&p.rate) || any(&p.rate_iops) || !p.thinktime.is_zero()
 }
 
-fn buffered_libaio(iodepth: u32, verdict: &Verdict) -> Warning {
+fn buffered_libaio(iodepth: u32, verdict: &SubmitVerdict) -> Warning {
     let config = format!(
         "libaio queues asynchronously only with direct=1; buffered submissions block, so \
          iodepth={iodepth} has no effect"
     );
     let evidence = match verdict {
-        Verdict::Blocked(e) => format!("evidence: {e}"),
-        Verdict::Inconclusive(e) => format!("this run does not show the blocking: {e}"),
-        Verdict::NoData => "this run recorded no submission latencies (disable_slat or \
+        SubmitVerdict::Blocked(e) => format!("evidence: {e}"),
+        SubmitVerdict::Inconclusive(e) => format!("this run does not show the blocking: {e}"),
+        SubmitVerdict::NoData => "this run recorded no submission latencies (disable_slat or \
                             gtod_reduce), so it cannot show the blocking"
             .to_string(),
     };
@@ -252,7 +252,7 @@ fn pacing_text(p: &Pacing) -> String {
 
 /// Decide from the run's numbers whether its submissions blocked (`iodepth`: the job's;
 /// `depth_rule`: whether IO depths stuck at 1 count as evidence — not for self-paced jobs).
-pub fn verdict(res: &JobResult, iodepth: u32, depth_rule: bool) -> Verdict {
+pub fn verdict(res: &JobResult, iodepth: u32, depth_rule: bool) -> SubmitVerdict {
     let ev = evidence(res);
     let stuck = depth1_share(&res.io_depth).filter(|&s| depth_rule && s >= DEPTH1_STUCK);
     if let Some(share) = stuck {
@@ -263,28 +263,28 @@ pub fn verdict(res: &JobResult, iodepth: u32, depth_rule: bool) -> Verdict {
         if let Some(e) = ev.iter().max_by(|a, b| a.share.total_cmp(&b.share)) {
             text.push_str(&format!("; {}", share_text(e)));
         }
-        return Verdict::Blocked(text);
+        return SubmitVerdict::Blocked(text);
     }
     let Some(top) = ev.iter().max_by(|a, b| a.share.total_cmp(&b.share)) else {
-        return Verdict::NoData;
+        return SubmitVerdict::NoData;
     };
     let Some(p) = pacing(res, iodepth) else {
-        return Verdict::NoData;
+        return SubmitVerdict::NoData;
     };
     let slowest = ev
         .iter()
         .max_by(|a, b| a.slat_ns.total_cmp(&b.slat_ns))
         .unwrap_or(top);
     if top.share >= SLAT_SHARE_BLOCKING && top.slat_ns >= MIN_BLOCKING_SLAT_NS {
-        return Verdict::Blocked(share_text(top));
+        return SubmitVerdict::Blocked(share_text(top));
     }
     if p.paced >= SUBMIT_PACED_BLOCKING && slowest.slat_ns >= MIN_BLOCKING_SLAT_NS {
-        return Verdict::Blocked(format!("{}; {}", share_text(slowest), pacing_text(&p)));
+        return SubmitVerdict::Blocked(format!("{}; {}", share_text(slowest), pacing_text(&p)));
     }
     if top.share >= INLINE_COMPLETION_SHARE {
         // Fast submissions that are nearly the whole latency: the I/Os completed inside the
         // submit call (page-cache hits, inline execution) — synchronous, if harmlessly fast.
-        return Verdict::Blocked(format!(
+        return SubmitVerdict::Blocked(format!(
             "{}: the I/Os completed inside the submit call",
             share_text(top)
         ));
@@ -296,7 +296,7 @@ pub fn verdict(res: &JobResult, iodepth: u32, depth_rule: bool) -> Verdict {
     } else {
         "; the submissions did not pace the job"
     };
-    Verdict::Inconclusive(format!("{}; {}{why}", share_text(slowest), pacing_text(&p)))
+    SubmitVerdict::Inconclusive(format!("{}; {}{why}", share_text(slowest), pacing_text(&p)))
 }
 
 fn share_text(e: &DirEvidence) -> String {
@@ -509,7 +509,7 @@ mod tests {
         );
         let v = verdict(&r, 32, true);
         match &v {
-            Verdict::Inconclusive(t) => assert!(t.contains("likely in memory"), "{t}"),
+            SubmitVerdict::Inconclusive(t) => assert!(t.contains("likely in memory"), "{t}"),
             other => panic!("{other:?}"),
         }
         let ws = analyze(&job("libaio", 32, false), &r);
@@ -523,7 +523,7 @@ mod tests {
         let mut r = seed000_unpatched();
         r.dirs.read.slat = Default::default();
         r.dirs.write.slat = Default::default();
-        assert_eq!(verdict(&r, 32, true), Verdict::NoData);
+        assert_eq!(verdict(&r, 32, true), SubmitVerdict::NoData);
         let ws = analyze(&job("libaio", 32, false), &r);
         assert!(ws[0].message.contains("disable_slat"), "{}", ws[0].message);
     }
@@ -601,11 +601,14 @@ mod tests {
         );
         let p = pacing(&r, 32).unwrap();
         assert!((p.depth - 32.0).abs() < 1e-9 && p.paced > 2.0, "{p:?}");
-        assert!(matches!(verdict(&r, 32, true), Verdict::Blocked(_)));
+        assert!(matches!(verdict(&r, 32, true), SubmitVerdict::Blocked(_)));
         r.io_depth.buckets = [600, 400, 0, 0, 0, 0, 0];
         let p = pacing(&r, 32).unwrap();
         assert!((p.depth - 1.4).abs() < 1e-9, "{p:?}");
-        assert!(matches!(verdict(&r, 32, true), Verdict::Inconclusive(_)));
+        assert!(matches!(
+            verdict(&r, 32, true),
+            SubmitVerdict::Inconclusive(_)
+        ));
         // The open >=64 bucket counts as iodepth; edges never exceed iodepth.
         r.io_depth.buckets = [0, 0, 0, 0, 0, 0, 10];
         assert_eq!(mean_depth(&r.io_depth, 1000), 1000.0);
@@ -626,7 +629,7 @@ mod tests {
         r.dirs.read.lat = Default::default();
         r.dirs.read.clat = Default::default();
         assert!(evidence(&r).is_empty());
-        assert_eq!(verdict(&r, 4, true), Verdict::NoData);
+        assert_eq!(verdict(&r, 4, true), SubmitVerdict::NoData);
         assert!(analyze(&job("io_uring", 4, true), &r).is_empty());
     }
 
