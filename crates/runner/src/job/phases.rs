@@ -209,25 +209,7 @@ pub(super) fn run_phases(
     if let Some(g) = lp.open_gate() {
         debug_open_counts(job, g);
     }
-    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_THINKCYCLES").is_some() {
-        // Debug builds, on request: how many I/Os were followed by a thinkcycles spin.
-        fiox_guard::eprintln!(
-            "fiox-debug: job {}: thinkcycles spins {}",
-            job.name,
-            lp.debug_counts().spins
-        );
-    }
-    if cfg!(debug_assertions) && std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
-        // Debug builds, on request: how many batches the batch path queued, and how many
-        // units it drew in all; of those batches, the ring loop's.
-        fiox_guard::eprintln!(
-            "fiox-debug: job {}: batch path units {} batches {} ring {}",
-            job.name,
-            lp.debug_counts().batch_drawn,
-            lp.debug_counts().batches,
-            lp.debug_counts().rings
-        );
-    }
+    lp.debug_counts().print(&job.name);
     if let Some(v) = lp.verify_mut() {
         v.finish_offloaded(); // a read job's verify_async checks still queued
     }

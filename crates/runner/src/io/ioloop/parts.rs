@@ -286,6 +286,27 @@ impl DebugCounts {
         let _ = ring;
     }
 
+    /// Debug builds, on request (`FIOX_DEBUG_THINKCYCLES`, `FIOX_DEBUG_BATCHES`): how many
+    /// I/Os were followed by a thinkcycles spin; how many units the batch path drew in all,
+    /// how many batches it queued and how many of those were the ring loop's.
+    pub(crate) fn print(&self, job: &str) {
+        #[cfg(debug_assertions)]
+        {
+            if std::env::var_os("FIOX_DEBUG_THINKCYCLES").is_some() {
+                fiox_guard::eprintln!("fiox-debug: job {job}: thinkcycles spins {}", self.spins);
+            }
+            if std::env::var_os("FIOX_DEBUG_BATCHES").is_some() {
+                fiox_guard::eprintln!(
+                    "fiox-debug: job {job}: batch path units {} batches {} ring {}",
+                    self.batch_drawn,
+                    self.batches,
+                    self.rings
+                );
+            }
+        }
+        let _ = job;
+    }
+
     /// Units the batch path drew (one at a time or for a batch).
     #[inline(always)]
     pub(super) fn drawn(&mut self, units: u64) {
