@@ -1038,4 +1038,6 @@ fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &Atomi
 }
 
 #[cfg(test)]
+mod scripted_tests;
+#[cfg(test)]
 mod tests;
