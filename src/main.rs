@@ -544,6 +544,7 @@ fn run_options(
         },
         log_tag: None,
         idle_prof: s.idle_prof,
+        engine_factory: None,
     }
 }
 

@@ -33,6 +33,8 @@
 //! - `net/`: `net`/`netsplice` (sockets to a peer job).
 //! - `synthetic/`: no file data: `null` (sync at iodepth=1, queued above, as fio's), `cpuio`
 //!   (burns CPU), `exec` (runs a program for the runtime), `page_fault` (anonymous memory).
+//! - `scripted` (tests only: `cfg(test)` or the `scripted` feature): answers each unit as a
+//!   script says (short, EAGAIN, errors, delays, partial submits), for the runner's tests.
 //!
 //! Below them: `names` (the engines by name and kind), `target` (a registered file as an
 //! engine sees it), [`buf`] and [`mem`] (I/O buffers), [`sys`] (the file helpers the runner
@@ -49,6 +51,8 @@ pub mod mem;
 mod names;
 mod net;
 mod queued;
+#[cfg(any(test, feature = "scripted"))]
+pub mod scripted;
 mod synthetic;
 pub mod sys;
 mod target;

@@ -86,6 +86,45 @@ pub struct RunOptions {
     pub log_tag: Option<String>,
     /// `--idle-prof=system|percpu`: profile CPU idleness while the jobs run.
     pub idle_prof: Option<fiox_job::IdleProfMode>,
+    /// Build each job's engine with this instead of `ioengine=` (None: the job's engine). For
+    /// tests that run whole jobs on a scripted engine (`fiox_engine::scripted`).
+    pub engine_factory: Option<EngineFactory>,
+}
+
+/// Makes the engine of a job in place of [`fiox_engine::create`] ([`RunOptions::engine_factory`]):
+/// called once per job, on the job's thread, where `ioengine=` would be loaded.
+#[derive(Clone)]
+pub struct EngineFactory(std::sync::Arc<MakeEngine>);
+
+/// What an [`EngineFactory`] calls.
+type MakeEngine = dyn Fn(&JobSpec) -> Result<Box<dyn fiox_engine::IoEngine>, fiox_engine::EngineError>
+    + Send
+    + Sync;
+
+impl EngineFactory {
+    /// A factory calling `f` for each job.
+    pub fn new(
+        f: impl Fn(&JobSpec) -> Result<Box<dyn fiox_engine::IoEngine>, fiox_engine::EngineError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> EngineFactory {
+        EngineFactory(std::sync::Arc::new(f))
+    }
+
+    /// The engine for `job`.
+    pub fn create(
+        &self,
+        job: &JobSpec,
+    ) -> Result<Box<dyn fiox_engine::IoEngine>, fiox_engine::EngineError> {
+        (self.0)(job)
+    }
+}
+
+impl std::fmt::Debug for EngineFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EngineFactory")
+    }
 }
 
 /// fio's local trigger: when `file` appears (it is removed) or `timeout` has passed since the
@@ -763,6 +802,7 @@ fn run_phase(
                                 .or(plain_gate.filter(|_| together[i]))
                                 .map(sync::Ticket::new),
                             cgroups,
+                            engine_factory: opts.engine_factory.as_ref(),
                         };
                         if let Some(sl) = &slots {
                             sl.acquire();
@@ -997,5 +1037,7 @@ fn wait_for(job: &JobSpec, jobs: &[JobSpec], progress: &[Progress], stop: &Atomi
     }
 }
 
+#[cfg(test)]
+mod scripted_tests;
 #[cfg(test)]
 mod tests;

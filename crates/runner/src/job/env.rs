@@ -37,4 +37,6 @@ pub struct JobEnv<'a> {
     pub start: Option<crate::sync::Ticket<'a>>,
     /// The cgroups this run created (`cgroup=`), removed when the run ends.
     pub(crate) cgroups: &'a crate::job::cgroup::Created,
+    /// Makes the job's engine instead of `ioengine=` ([`crate::RunOptions::engine_factory`]).
+    pub engine_factory: Option<&'a crate::EngineFactory>,
 }

@@ -121,7 +121,10 @@ pub(super) fn execute(
     }
     let e4defrag = job.ioengine.is(fiox_job::Engine::E4defrag);
     let new_donor = e4defrag && crate::files::owned::check_donor(job, allow_all(env))?;
-    let mut engine = fiox_engine::create(job)?;
+    let mut engine = match env.engine_factory {
+        Some(f) => f.create(job)?,
+        None => fiox_engine::create(job)?,
+    };
     if new_donor {
         crate::files::owned::mark_created_donor(job)?;
     }
