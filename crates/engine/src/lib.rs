@@ -300,6 +300,22 @@ pub enum EngineError {
     DirectUnsupported(PathBuf),
 }
 
+impl EngineError {
+    /// The error number the failure carries, if it has one: an OS error's, the errno fio
+    /// fails a job with (`FailsAsInFio`), EINVAL for a filesystem without O_DIRECT. fio
+    /// reports an engine's queue or reap error with the engine's errno, not a generic one.
+    pub fn os_errno(&self) -> Option<i32> {
+        match self {
+            EngineError::Os { source, .. } | EngineError::File { source, .. } => {
+                source.raw_os_error()
+            }
+            EngineError::FailsAsInFio(f) => Some(f.errno),
+            EngineError::DirectUnsupported(_) => Some(libc::EINVAL),
+            _ => None,
+        }
+    }
+}
+
 /// A unit other than a read or write handed to [`IoEngine::queue_rw`] (the runner's batch
 /// path sends neither trims nor syncs).
 pub(crate) fn not_a_read_or_write(engine: &str, op: IoOp) -> EngineError {

@@ -65,10 +65,10 @@ impl RunError {
                 },
             ),
             RunError::Engine(
-                fiox_engine::EngineError::Os { source, .. }
-                | fiox_engine::EngineError::File { source, .. },
-            ) => source.raw_os_error().unwrap_or(libc::EIO),
-            RunError::Engine(fiox_engine::EngineError::FailsAsInFio(f)) => f.errno,
+                e @ (fiox_engine::EngineError::Os { .. }
+                | fiox_engine::EngineError::File { .. }
+                | fiox_engine::EngineError::FailsAsInFio(_)),
+            ) => e.os_errno().unwrap_or(libc::EIO),
             RunError::Refused(_) => libc::EPERM,
             RunError::Target { errno, .. } => *errno,
             _ => libc::EINVAL,

@@ -438,7 +438,7 @@ fn continue_on_error_all_still_stops_on_enospc() {
 
 /// `queue` itself fails on the third unit: the two taken before it are committed and drained
 /// (2 I/Os counted), the refused one is not counted, nothing more is queued. The job's error
-/// is EIO with the engine's message (see the ignored test below for fio's errno).
+/// is the engine's errno with its message.
 #[test]
 fn queue_error_drains_what_was_taken() {
     let t = Target::new("refuse");
@@ -448,7 +448,7 @@ fn queue_error_drains_what_was_taken() {
     assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
     let r = result(&out);
     assert_eq!(counts(r, IoOp::Read), (2, 8192, 0));
-    assert_eq!(r.error, EIO);
+    assert_eq!(r.error, libc::ENOMEM);
     assert!(r.verror.contains("Cannot allocate memory"), "{}", r.verror);
     let log = script.log();
     assert_eq!(log.calls_total(), 3);
@@ -463,13 +463,9 @@ fn queue_error_drains_what_was_taken() {
 }
 
 /// fio 3.33 reports an engine's failed queue with the engine's errno (backend.c,
-/// io_queue_event: `td_verror(td, -(*ret), "td_io_queue")`): err=12 here. fiox's loop reports
-/// every engine error from `queue`, `commit` or `getevents` as EIO (submit.rs `queued`,
-/// `commit`; complete.rs `reap`), keeping the errno only in the message.
+/// io_queue_event: `td_verror(td, -(*ret), "td_io_queue")`): err=12 here, as fiox's (the
+/// loop reported every engine error as EIO until this test found it).
 #[test]
-#[ignore = "bug: a queue error's errno is reported as EIO (5), not the engine's errno (12 here): \
-            io/ioloop/submit.rs `queued` ends with EndReason::Error(libc::EIO, ..) for any \
-            EngineError"]
 fn queue_error_reports_the_engines_errno() {
     let t = Target::new("refuse-errno");
     let script = Script::queued([Step::Refuse(libc::ENOMEM)]);

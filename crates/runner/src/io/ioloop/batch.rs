@@ -205,7 +205,7 @@ impl<'a> IoLoop<'a> {
         let go_on = match r {
             Err(e) => {
                 self.q.free.extend_from_slice(&ids[k..]);
-                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                self.end = Some(EndReason::engine(&e));
                 false
             }
             // The engine is full: the rest wait their turn, the first of them popped first.

@@ -26,7 +26,7 @@ impl<'a> IoLoop<'a> {
                     self.complete_unit(c.unit, c.result, now);
                 }
             }
-            Err(e) => self.end = Some(EndReason::Error(libc::EIO, e.to_string())),
+            Err(e) => self.end = Some(EndReason::engine(&e)),
         }
         self.q.events = events;
     }

@@ -137,6 +137,14 @@ pub enum EndReason {
     Error(i32, String),
 }
 
+impl EndReason {
+    /// The end an engine's failure makes: its errno (EIO when it has none), as fio reports
+    /// an engine's error.
+    fn engine(e: &fiox_engine::EngineError) -> EndReason {
+        EndReason::Error(e.os_errno().unwrap_or(libc::EIO), e.to_string())
+    }
+}
+
 /// Everything the loop needs, owned by the job thread, in parts ([`parts`]); built once by
 /// [`IoLoopBuilder`]. Outside this module it is driven only through its methods.
 pub struct IoLoop<'a> {

@@ -25,7 +25,7 @@ impl<'a> IoLoop<'a> {
         match self.engine.direct().map(|r| r.direct_ok()) {
             Some(Ok(ok)) => ok,
             Some(Err(e)) => {
-                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                self.end = Some(EndReason::engine(&e));
                 false
             }
             None => false,

@@ -366,7 +366,7 @@ impl<'a> IoLoop<'a> {
             }
             Err(e) => {
                 self.q.free.push(id);
-                self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+                self.end = Some(EndReason::engine(&e));
                 false
             }
         };
@@ -403,7 +403,7 @@ impl<'a> IoLoop<'a> {
             count_of,
         );
         if let Err(e) = r {
-            self.end = Some(EndReason::Error(libc::EIO, e.to_string()));
+            self.end = Some(EndReason::engine(&e));
         }
         self.acct.submit.mark_count(n as u64);
         self.acct.depth.mark_depth(self.q.inflight, n as u64);
