@@ -218,6 +218,14 @@ impl IoEngineName {
         self.engine == Some(e)
     }
 
+    /// For a fio engine fiox lacks: whether fio queues its reads and writes
+    /// ([`crate::defs::unsupported::QUEUED_IN_FIO`]). False for fiox's own engines (ask
+    /// [`Engine::is_queued`]).
+    pub fn lacked_engine_queues(&self) -> bool {
+        self.engine.is_none()
+            && crate::defs::unsupported::QUEUED_IN_FIO.contains(&self.name.as_str())
+    }
+
     /// Whether it names an engine with property `p` (e.g. [`Engine::is_diskless`]).
     pub fn has(&self, p: fn(Engine) -> bool) -> bool {
         self.engine.is_some_and(p)

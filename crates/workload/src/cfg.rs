@@ -286,25 +286,13 @@ fn file_svc(t: FileServiceType) -> (FileSvc, u32) {
 /// overrides.
 pub(crate) fn engine_queues(name: &fiox_job::IoEngineName, iodepth: u32) -> bool {
     use fiox_job::Engine;
-    /// fio engines fiox lacks that queue.
-    const FIO_QUEUED: &[&str] = &[
-        "io_uring_cmd",
-        "windowsaio",
-        "solarisaio",
-        "rdma",
-        "rbd",
-        "nfs",
-        "libiscsi",
-        "nbd",
-        "xnvme",
-    ];
     match name.engine() {
         Some(
             Engine::Libaio | Engine::IoUring | Engine::Posixaio | Engine::Vsync | Engine::Guasi,
         ) => true,
         Some(Engine::Null) => iodepth > 1,
         Some(_) => false,
-        None => FIO_QUEUED.contains(&name.as_str()),
+        None => name.lacked_engine_queues(),
     }
 }
 

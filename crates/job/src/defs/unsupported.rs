@@ -39,6 +39,20 @@ pub const ENGINES: &[&str] = &[
     "xnvme",
 ];
 
+/// Those of [`ENGINES`] whose reads and writes fio queues (they return "queued", not
+/// "completed"): what a job's `iodepth` means for the workload's model of it.
+pub const QUEUED_IN_FIO: &[&str] = &[
+    "io_uring_cmd",
+    "windowsaio",
+    "solarisaio",
+    "rdma",
+    "rbd",
+    "nfs",
+    "libiscsi",
+    "nbd",
+    "xnvme",
+];
+
 /// How fio 3.33 fails a job of an engine it loads but cannot use here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FailsWhenRun {
@@ -204,5 +218,12 @@ mod tests {
             "value",
             "fio 3.42's vsock sockets"
         )));
+    }
+
+    #[test]
+    fn queued_engines_are_engines_fiox_lacks() {
+        for e in QUEUED_IN_FIO {
+            assert!(ENGINES.contains(e), "{e}");
+        }
     }
 }
