@@ -60,7 +60,8 @@ pub(crate) enum Feature {
     ExplainAioMarks,
     /// cmdprio: per-priority statistics.
     Prios,
-    /// Statistics other than fio's default (slat or lat with histograms, or some off).
+    /// Statistics other than fio's defaults for the engine (slat or lat with histograms, or
+    /// some off).
     PartialMeasure,
     /// No per-I/O clocks (`gtod_reduce` or every latency off).
     Untimed,
@@ -245,7 +246,9 @@ impl IoLoop<'_> {
         use Feature::*;
         let job = self.job;
         let m = self.time.measure;
-        let default_stats = m.clat && m.slat && !m.slat_hist && m.lat && !m.lat_hist;
+        // fio's defaults; a synchronous engine has no slat (its submission is the I/O).
+        let slat = m.slat || self.eng.copy_lat;
+        let default_stats = m.clat && slat && !m.slat_hist && m.lat && !m.lat_hist;
         Features::default()
             .with_if(Verify, self.check.verify.is_some())
             .with_if(
@@ -335,6 +338,86 @@ mod tests {
         ] {
             assert!(!FastPath::Lean.supports(f), "{f:?}");
         }
+    }
+
+    type Builder<'a> = super::super::api::IoLoopBuilder<'a>;
+
+    fn none(b: Builder<'_>) -> Builder<'_> {
+        b
+    }
+
+    /// The features the loop finds for a null-engine job with `options` (after `extra` set
+    /// what only the job's owner gives the builder), once its run is planned.
+    fn found(options: &str, extra: impl for<'a> FnOnce(Builder<'a>) -> Builder<'a>) -> Features {
+        let text = format!("[t]\nioengine=null\nsize=1m\nthread\n{options}\n");
+        let job = fiox_job::parse_job_text(&text, "features.fio")
+            .expect("job parses")
+            .remove(0);
+        let plan = crate::files::plan(&job, true).expect("plan");
+        let gen = crate::gen::generator(&job, &plan).expect("generator");
+        let mut filler = crate::gen::filler(&job, &gen);
+        // As the job's phases make it (verify=).
+        let origins: Vec<u64> = plan.files.iter().map(|f| f.offset).collect();
+        let verify = crate::verify::JobVerify::new(&job, gen.seed(), &origins).expect("verify");
+        let mut pool = crate::job::memory::buffer_pool(&job, &mut filler).expect("pool");
+        let mut engine = fiox_engine::create(&job).expect("engine");
+        let progress = crate::io::acct::Progress::default();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let b = IoLoop::builder(
+            &job,
+            &mut *engine,
+            &mut pool,
+            (gen, filler),
+            (&progress, &stop),
+        );
+        let mut lp = extra(b.verify(verify, false)).build();
+        lp.start(None);
+        lp.plan_run();
+        lp.plan.features
+    }
+
+    /// Each feature a job's options or its owner can give is found from them, alone: a
+    /// fast path's subset check sees what the job really does.
+    #[test]
+    fn the_loop_finds_each_feature_the_job_has() {
+        use Feature::*;
+        assert_eq!(
+            found("rw=randread", none),
+            Features::default(),
+            "a plain job"
+        );
+        let cases: [(&str, &[Feature]); 15] = [
+            ("rw=write\nfsync=4", &[SyncInterval]),
+            ("rw=write\nfdatasync=2", &[SyncInterval]),
+            ("rw=write\nsync_file_range=write:4", &[SyncFileRange]),
+            ("rw=read\nthinkcycles=100", &[ThinkCycles]),
+            ("rw=read\nrate=1m", &[Paced]),
+            ("rw=read\nthinktime=10", &[Paced]),
+            ("rw=randtrim", &[Trims]),
+            ("rw=write\nverify=crc32c", &[Verify]),
+            ("rw=write\nverify=crc32c\niodepth=4", &[Verify, Serialize]),
+            ("rw=write\nserialize_overlap=1\niodepth=4", &[Serialize]),
+            (
+                "rw=trimwrite\nverify=md5\ntrim_percentage=10\ntrim_backlog=16",
+                &[Verify, TrimBacklog, Trims],
+            ),
+            ("rw=read\nmax_latency=10ms", &[MaxLatency]),
+            (
+                "rw=read\nlatency_target=10ms\nlatency_window=1s\niodepth=4",
+                &[LatencyTarget],
+            ),
+            ("rw=read\ngtod_reduce=1", &[Untimed, PartialMeasure]),
+            ("rw=read\ndisable_slat=1\niodepth=4", &[PartialMeasure]),
+        ];
+        for (opts, want) in cases {
+            let want = want.iter().fold(Features::default(), |s, &f| s.with(f));
+            assert_eq!(found(opts, none), want, "{opts}");
+        }
+        fn cpuio_end(b: Builder<'_>) -> Builder<'_> {
+            b.io_jobs_done(|| false)
+        }
+        let cpuio = found("rw=read", cpuio_end);
+        assert_eq!(cpuio, Features::default().with(ExitOnIoDone));
     }
 
     #[test]
