@@ -227,16 +227,16 @@ fn act(inv: &Invocation, peers: &dyn Peers) -> Result<i32> {
             let notes = inv.notes();
             let fio_warnings = inv.fio_warnings();
             let fatal = inv.settings.warnings_fatal && !fio_warnings.is_empty();
+            // Jobs that will fail as fio's do (an engine fiox lacks that fio loads) parse, as
+            // in fio (exit 0): run, each fails alone with fio's error. That they will fail is
+            // a note (stdout), so a check of the file still learns it.
             if !fatal {
-                for line in &notes {
+                for line in notes.iter().chain(&inv.failing()) {
                     writeln!(stdout, "fiox: {line}")?;
                 }
                 stdout.flush()?;
             }
-            // Jobs that will fail as fio's do (an engine fiox lacks that fio loads) are not
-            // refused, but a check that they parse must not read as a pass either.
-            let mut refusals = refusals(inv);
-            refusals.extend(inv.failing());
+            let refusals = refusals(inv);
             for line in &refusals {
                 fiox_guard::eprintln!("fiox: {line}");
             }

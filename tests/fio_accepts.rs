@@ -1,7 +1,8 @@
 //! Everything fio 3.33 accepts on its command line, fiox accepts too: each switch `fio --help`
 //! lists (and the few more in fio's getopt table), each option `fio --cmdhelp=all` lists and
 //! each option of every engine `fio --enghelp` lists. "Accepted" means it parses; where fiox
-//! cannot run it, `--parse-only` exits 1 with a "not supported yet" line naming it.
+//! cannot run it, `--parse-only` exits 1 with a "not supported yet" line naming it (a job fio
+//! runs and fails, fiox too: exit 0 and a note, as in fio).
 //!
 //! Option sample values are checked with fio itself first (`fio --parse-only` must take them),
 //! so the test compares like with like. fio must be installed (the test fails naming it).

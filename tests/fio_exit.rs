@@ -210,3 +210,27 @@ fn a_job_of_an_engine_fio_cannot_load_refuses_the_file_as_in_fio() {
         fiox.stderr
     );
 }
+
+/// `--parse-only` of a job whose engine fiox lacks: where fio 3.33 loads the engine (sg,
+/// libpmem) the file parses (exit 0, nothing on stderr) and fiox says on stdout that the job
+/// will fail when run; where fio cannot load it (http) both exit 1.
+#[test]
+fn parse_only_of_an_engine_fiox_lacks_exits_as_fio() {
+    need_fio();
+    let dir = TempDir::new("parse-engine");
+    for engine in ["sg", "libpmem", "http"] {
+        let e = format!("--ioengine={engine}");
+        let a = ["--parse-only", "--name=x", &e, "--filename=/dev/null"];
+        let fio = tool_in("fio", dir.path(), &a);
+        let fiox = fiox_in(dir.path(), &a);
+        assert_eq!(fiox.code, fio.code, "{engine}: {}", fiox.stderr);
+        if fio.code == 0 {
+            assert_eq!(fiox.stderr, "", "{engine}");
+            assert!(
+                fiox.stdout.contains("will fail when run"),
+                "{engine}: {}",
+                fiox.stdout
+            );
+        }
+    }
+}
