@@ -21,8 +21,6 @@ use std::path::Path;
 const EXCLUDED: &[(&str, &str)] = &[
     ("pmemblk.fio", "fio 3.33 runs it (libpmemblk makes a pool of a regular file under thread=1); fiox lacks the engine and fails its jobs as fio does without thread=1 (err=0)"),
     ("rados.fio", "fio 3.33 crashes (SIGSEGV, exit 139, no report) after \"fio_rados_connect failed.\"; fiox fails the job (err=0) and reports it"),
-    ("zbd-rand-write.fio", "zonemode=zbd: fio 3.33 fails the job with EINVAL (22) on a file smaller than a zone (and emulates zones on a larger regular file); fiox refuses zonemode=zbd up front"),
-    ("zbd-seq-read.fio", "zonemode=zbd: fio 3.33 fails the job with EINVAL (22) on a file smaller than a zone (and emulates zones on a larger regular file); fiox refuses zonemode=zbd up front"),
     ("fixed-rate-submission.fio", "fio 3.33 hangs after laying out its file"),
     ("poisson-rate-submission.fio", "fio 3.33 hangs after laying out its file"),
     ("enospc-pressure.fio", "both tools fail punch_hole-raicer's trim of a regular file with ENOTTY (25) and exitall ends the run, but fio 3.33 then reports that job alone, fiox every job with what it did before exitall (a race in the order the jobs start)"),

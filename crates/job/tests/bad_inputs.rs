@@ -138,7 +138,10 @@ const REFUSAL_CASES: &[(&str, &[&str])] = &[
     ("[a]\nioengine=http\n", &["job a: ioengine `http` is a fio engine that fiox does not support yet; this job will not run"]),
     // fio ignores them in a job; so does fiox, with a note (see profile_and_threads_run_noted).
     ("[a]\nthreads=1\nprofile=tiobench\n", &[]),
-    ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will not run"]),
+    ("[a]\nzonemode=zbd\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will fail when run (err=22, as fio 3.33's on a file smaller than a zone), and the others will run"]),
+    // The zones' own options go with zonemode=zbd; without it they are refused.
+    ("[a]\nzonemode=zbd\nmax_open_zones=4\nread_beyond_wp=1\n", &["job a: `zonemode=zbd` is a fio option value that fiox does not support yet (zoned block devices); this job will fail when run (err=22, as fio 3.33's on a file smaller than a zone), and the others will run"]),
+    ("[a]\nmax_open_zones=4\n", &["job a: `max_open_zones` is a fio option that fiox does not support yet (zoned block devices); this job will not run"]),
     ("[a]\nrw=randread:-8\nrw=read:-8k\noffset_increment=10%\natomic=1\nwrite_barrier=2\n", &[]),
     // numjobs clones are named once; the later value of an option replaces the earlier one.
     ("[global]\ngpu_dev_id=0\n[a]\nnumjobs=3\ngpu_dev_id=1\n[b]\n", &[

@@ -186,7 +186,16 @@ pub struct Unsupported {
     pub note: String,
 }
 
+/// The note of the options of zoned block devices (`zonemode=zbd` and the options only it uses).
+pub const ZONED: &str = "zoned block devices";
+
 impl Unsupported {
+    /// `zonemode=zbd`: a job fio 3.33 runs here (it emulates zones on a regular file or a
+    /// device without zones, and fails the job with EINVAL on one smaller than a zone).
+    pub fn is_zbd(&self) -> bool {
+        self.what == "value" && self.option == "zonemode" && self.value.eq_ignore_ascii_case("zbd")
+    }
+
     /// The sentence that names it, e.g. "`flow` is a fio option that fiox does not support yet".
     pub fn describe(&self) -> String {
         let head = match self.what {
@@ -234,15 +243,31 @@ impl JobSpec {
             .flatten()
     }
 
+    /// `zonemode=zbd`, which fiox lacks: such a job is not refused, it fails when run with
+    /// EINVAL (fio 3.33's error for a file smaller than a zone) and the others run.
+    pub fn zoned(&self) -> bool {
+        self.unsupported.iter().any(Unsupported::is_zbd)
+    }
+
     /// What `--parse-only` says of a job that will fail as fio's does ("job X: ioengine `sg` is
     /// a fio engine that fiox does not support yet (...); this job will fail when run, ...").
     pub fn failing(&self) -> Option<String> {
-        let f = self.fails_as_in_fio()?;
-        Some(format!(
-            "job {}: ioengine `{}` is a fio engine that fiox does not support yet (it needs {}); \
-             this job will fail when run, as fio 3.33's does here (err={}), and the others will run",
-            self.name, f.engine, f.needs, f.errno
-        ))
+        if let Some(f) = self.fails_as_in_fio() {
+            return Some(format!(
+                "job {}: ioengine `{}` is a fio engine that fiox does not support yet (it needs \
+                 {}); this job will fail when run, as fio 3.33's does here (err={}), and the \
+                 others will run",
+                self.name, f.engine, f.needs, f.errno
+            ));
+        }
+        self.zoned().then(|| {
+            format!(
+                "job {}: `zonemode=zbd` is a fio option value that fiox does not support yet \
+                 (zoned block devices); this job will fail when run (err=22, as fio 3.33's on a \
+                 file smaller than a zone), and the others will run",
+                self.name
+            )
+        })
     }
 
     /// Why this job must not run, one line per unsupported feature ("job X: ...; this job
@@ -252,8 +277,11 @@ impl JobSpec {
         // A job that fails as fio's never uses its other options, but fio still rejects the
         // file for those it cannot parse here.
         let failing = self.fails_as_in_fio().is_some();
+        // A zoned job fails when run: its zones' own options are never used either.
+        let zoned = self.zoned();
         self.unsupported
             .iter()
+            .filter(|u| !(u.is_zbd() || zoned && u.note == ZONED))
             .filter(|u| !failing || crate::defs::unsupported::fio_rejects_here(u))
             .map(|u| format!("job {}: {}; this job will not run", self.name, u.describe()))
             .collect()

@@ -125,6 +125,9 @@ pub(super) fn execute(
         Some(f) => f.create(job)?,
         None => fiox_engine::create(job)?,
     };
+    if job.zoned() {
+        return Err(zoned_failure(job, engine.flags().no_io));
+    }
     if new_donor {
         crate::files::owned::mark_created_donor(job)?;
     }
@@ -408,4 +411,30 @@ pub(super) fn place_thread(job: &JobSpec, cpus: Option<&[usize]>) -> Result<(), 
     }
     // After cpus_allowed, as fio: numa_cpu_nodes replaces the CPU set.
     crate::job::numa::place(job)
+}
+
+/// A `zonemode=zbd` job ([`JobSpec::zoned`]) fails before its files are touched, with
+/// EINVAL as fio 3.33's does on a file smaller than a zone (in fio's words); on a larger one,
+/// where fio would emulate zones, the same errno and why.
+fn zoned_failure(job: &JobSpec, diskless: bool) -> RunError {
+    let zone = job.zone.size;
+    let files = files::plan(job, diskless)
+        .map(|p| p.files)
+        .unwrap_or_default();
+    let small = files.iter().find_map(|f| {
+        let size = f.real_size.max(f.offset + f.size);
+        (size < zone).then(|| (f.path.display().to_string(), size))
+    });
+    let msg = match small {
+        Some((path, size)) => {
+            format!("{path}: file/device size {size} is smaller than zone size {zone}")
+        }
+        None => "zonemode=zbd: fiox does not support zoned block devices or emulate zones on a \
+                 file yet (fio 3.33 would run this job)"
+            .to_string(),
+    };
+    RunError::Target {
+        msg: format!("job '{}': {msg}", job.name),
+        errno: libc::EINVAL,
+    }
 }
