@@ -226,6 +226,21 @@ fn queued_short_read_reissues_the_remainder() {
     assert_all_reaped(&log);
 }
 
+/// A reaped read that returns 0 bytes (past the end of a file created on open) is, as in fio's
+/// io_completed, an I/O of no bytes and no error: the job goes on (fio's "full resid" EIO
+/// is only a synchronous engine's, below).
+#[test]
+fn zero_byte_read_reaped_counts_without_bytes_as_fio() {
+    let t = Target::new("eof-queued");
+    let script = Script::queued([Step::Full, Step::Short(0)]);
+    let out = run_on(&script, job(&t, "rw=read\nbs=4k\nsize=16k\niodepth=4"));
+    assert_clean(&out);
+    let r = result(&out);
+    assert_eq!(counts(r, IoOp::Read), (4, 3 * 4096, 0));
+    assert_eq!((r.error, r.total_err), (0, 0));
+    assert_eq!(script.log().calls_total(), 4, "each unit issued once");
+}
+
 /// A read that returns 0 bytes (end of file) is not a short read to re-issue forever: the unit
 /// fails with EIO, as fio's "full resid" does. It counts as an I/O (fio counts every issued
 /// unit, failed ones too), moves no bytes, and ends the job.

@@ -120,6 +120,16 @@ impl<'a> IoLoop<'a> {
             self.end.get_or_insert(EndReason::Done);
             return;
         }
+        if res == 0 && want > 0 && !sync_done && s.ddir == 0 && !s.check {
+            // A reaped read that moved nothing (past the end of a file created on open): fio's
+            // io_completed counts it as an I/O of no more bytes and no error; only a
+            // synchronous engine's is fio's "full resid" EIO. A verify read still fails.
+            self.q.free.push(id);
+            let mut moved = s;
+            moved.len = s.done;
+            self.account(&moved, now, sync_done);
+            return;
+        }
         if res < 0 || (res == 0 && want > 0) {
             self.q.free.push(id);
             let errno = if res < 0 { (-res) as i32 } else { libc::EIO };
