@@ -850,8 +850,23 @@ fn null_engine_verify_reads_are_counted_not_checked() {
 fn experimental_verify_replays_the_writes_as_fio_does() {
     let dir = TempDir::new("expver");
     let f = dir.join("e");
-    let cases: [(&str, &[&str], i64); 5] = [
+    let cases: [(&str, &[&str], i64); 7] = [
         ("randwrite", &["--experimental_verify=1"], 0),
+        // A block written twice: fio 3.33 passes on a queued engine, fails on a sync one.
+        (
+            "randwrite",
+            &[
+                "--experimental_verify=1",
+                "--norandommap",
+                "--ioengine=libaio",
+            ],
+            0,
+        ),
+        (
+            "write:4096",
+            &["--experimental_verify=1", "--ioengine=libaio"],
+            0,
+        ),
         ("randrw", &["--experimental_verify=1"], 0),
         ("write", &["--experimental_verify=1", "--bsrange=4k-16k"], 0),
         (

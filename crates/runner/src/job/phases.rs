@@ -215,9 +215,13 @@ pub(super) fn run_phases(
     }
     let done = &lp.acct().dirs;
     let bytes = done[Ddir::Write.index()].io_bytes + done[Ddir::Trim.index()].io_bytes;
+    // A queued engine's replayed read accepts a block's newer write, as fio's does.
+    let newest = !lp.copies_lat();
     if let (Some(mut g), Some(v)) = (replay, lp.verify_mut()) {
         let min_bs = job.bs.write.min.min(job.bs.read.min).min(job.bs.trim.min);
-        v.set_replayed(crate::verify::vstate::replayed_reads(&mut g, bytes, min_bs));
+        v.set_replayed(crate::verify::vstate::replayed_reads(
+            &mut g, bytes, min_bs, newest,
+        ));
     }
     let state_warning = crate::verify::vstate::save_after_write(job, lp.verify());
     let unaligned = lp.verify().and_then(|v| v.unaligned_warning());

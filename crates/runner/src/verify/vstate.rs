@@ -240,7 +240,36 @@ fn replay(gen: &mut Generator, jv: &mut JobVerify) -> Replayed {
 /// `bytes` the write phase wrote and trimmed. fio verifies after each of `loops` passes; fiox
 /// verifies once, after the last, so only the last pass's I/O is read back (the earlier
 /// passes' data is overwritten by then), numbered as the write phase numbered it.
-pub fn replayed_reads(gen: &mut Generator, bytes: u64, min_bs: u64) -> Vec<VerifyRead> {
+///
+/// A block written again later in the sequence (`norandommap`, a sequential job wrapping
+/// inside its pass) holds its last write when read back. `newest`: each of its reads expects
+/// that write, as fio 3.33 passes such a job on a queued engine (libaio: its replayed read
+/// accepts the block's intact newer write, t/verify.py's test 2004); without it each read
+/// expects its own write, as fio 3.33 fails the job on a synchronous engine (psync: "bad
+/// header numberio", EILSEQ). Both measured side by side in tests/verify.rs.
+pub fn replayed_reads(
+    gen: &mut Generator,
+    bytes: u64,
+    min_bs: u64,
+    newest: bool,
+) -> Vec<VerifyRead> {
+    let mut out = replayed_sequence(gen, bytes, min_bs);
+    if !newest {
+        return out;
+    }
+    let written = |r: &VerifyRead| r.seq != crate::verify::TRIMMED;
+    let mut last: std::collections::HashMap<(u32, u64, u32), u64> = Default::default();
+    for r in out.iter().filter(|r| written(r)) {
+        last.insert((r.file, r.offset, r.len), r.seq);
+    }
+    for r in out.iter_mut().filter(|r| written(r)) {
+        r.seq = last[&(r.file, r.offset, r.len)];
+    }
+    out
+}
+
+/// The replayed writes and trims, each with its own number (see [`replayed_reads`]).
+fn replayed_sequence(gen: &mut Generator, bytes: u64, min_bs: u64) -> Vec<VerifyRead> {
     let (mut out, mut seq, mut planned) = (Vec::new(), 0u64, 0u64);
     loop {
         let mut any = false;
@@ -342,7 +371,7 @@ mod tests {
         j.timing.loops = 2;
         let plan = crate::files::plan(&j, true).unwrap();
         let mut gen = crate::gen::generator(&j, &plan).unwrap();
-        let reads = replayed_reads(&mut gen.clone(), u64::MAX, 4096);
+        let reads = replayed_reads(&mut gen.clone(), u64::MAX, 4096, true);
         let seqs: Vec<u64> = reads.iter().map(|r| r.seq).collect();
         let t = crate::verify::TRIMMED;
         assert_eq!(
@@ -350,16 +379,38 @@ mod tests {
             vec![t, 5, t, 6, t, 7, t, 8],
             "the second pass, trims and writes"
         );
-        let first = replayed_reads(&mut gen, 3 * 4096, 4096);
+        let first = replayed_reads(&mut gen, 3 * 4096, 4096, true);
         assert_eq!(first.len(), 3, "{first:?}");
         let mut mixed = job(RwMode::RandRw);
         mixed.size = Some(SizeSpec::Bytes(64 * 4096));
         let plan = crate::files::plan(&mixed, true).unwrap();
         let mut gen = crate::gen::generator(&mixed, &plan).unwrap();
-        let reads = replayed_reads(&mut gen, u64::MAX, 4096);
+        let reads = replayed_reads(&mut gen, u64::MAX, 4096, true);
         let seqs: Vec<u64> = reads.iter().map(|r| r.seq).collect();
         assert!(!seqs.is_empty() && seqs.len() < 64, "{}", seqs.len());
         assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
+    }
+
+    /// A block written twice in the pass (norandommap here: 16 random writes over 8 blocks)
+    /// is read back expecting its last write, each time it was written.
+    #[test]
+    fn replayed_reads_expect_a_blocks_last_write() {
+        let mut j = job(RwMode::RandWrite);
+        j.size = Some(SizeSpec::Bytes(8 * 4096));
+        j.io_size = Some(SizeSpec::Bytes(16 * 4096));
+        j.rand.norandommap = true;
+        let plan = crate::files::plan(&j, true).unwrap();
+        let mut gen = crate::gen::generator(&j, &plan).unwrap();
+        let reads = replayed_reads(&mut gen, u64::MAX, 4096, true);
+        assert_eq!(reads.len(), 16);
+        let mut last = std::collections::HashMap::new();
+        for (i, r) in reads.iter().enumerate() {
+            last.insert(r.offset, i as u64 + 1);
+        }
+        assert!(last.len() < 16, "some block is written twice: {reads:?}");
+        for r in &reads {
+            assert_eq!(r.seq, last[&r.offset], "{r:?}");
+        }
     }
 
     #[test]
