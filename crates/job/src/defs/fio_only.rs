@@ -87,7 +87,7 @@ pub fn note(def: &OptDef) -> &'static str {
         | "zone_reset_frequency"
         | "zone_reset_threshold"
         | "read_beyond_wp"
-        | "ignore_zone_limits" => crate::spec::ZONED,
+        | "ignore_zone_limits" => super::unsupported::ZONED,
         "gpu_dev_id" => "needs a CUDA GPU",
         "unique_filename" => "fio's client/server mode",
         _ => "",

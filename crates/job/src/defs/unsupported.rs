@@ -39,6 +39,9 @@ pub const ENGINES: &[&str] = &[
     "xnvme",
 ];
 
+/// The note of the options of zoned block devices (`zonemode=zbd` and the options only it uses).
+pub const ZONED: &str = "zoned block devices";
+
 /// Those of [`ENGINES`] whose reads and writes fio queues (they return "queued", not
 /// "completed"): what a job's `iodepth` means for the workload's model of it.
 pub const QUEUED_IN_FIO: &[&str] = &[

@@ -210,7 +210,7 @@ pub(super) static OPTS: &[OptDef] = &[
             "zbd" => {
                 // Zoned block devices: parsed; the job fails when run (EINVAL, as fio 3.33 on a
                 // file smaller than a zone), see JobSpec::zoned.
-                super::record_value(j, "zonemode", "zbd", crate::spec::ZONED);
+                super::record_value(j, "zonemode", "zbd", super::unsupported::ZONED);
                 ZoneMode::None
             }
             _ => ZoneMode::None,

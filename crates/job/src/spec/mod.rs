@@ -186,9 +186,6 @@ pub struct Unsupported {
     pub note: String,
 }
 
-/// The note of the options of zoned block devices (`zonemode=zbd` and the options only it uses).
-pub const ZONED: &str = "zoned block devices";
-
 impl Unsupported {
     /// `zonemode=zbd`: a job fio 3.33 runs here (it emulates zones on a regular file or a
     /// device without zones, and fails the job with EINVAL on one smaller than a zone).
@@ -281,7 +278,7 @@ impl JobSpec {
         let zoned = self.zoned();
         self.unsupported
             .iter()
-            .filter(|u| !(u.is_zbd() || zoned && u.note == ZONED))
+            .filter(|u| !(u.is_zbd() || zoned && u.note == crate::defs::unsupported::ZONED))
             .filter(|u| !failing || crate::defs::unsupported::fio_rejects_here(u))
             .map(|u| format!("job {}: {}; this job will not run", self.name, u.describe()))
             .collect()
