@@ -166,9 +166,11 @@ impl<'a> IoLoop<'a> {
         self.acct.submit.mark_count(n);
         self.acct.depth.mark_depth(self.q.inflight, n);
         let now = if self.time.timed { self.now_ns() } else { 0 };
-        for io in &self.q.ring_ios[..k] {
-            self.q.slots[io.id as usize].issue_ns = now;
-            self.q.in_flight[io.id as usize] = true;
+        let q = &mut self.q;
+        let (slots, flags) = (&mut q.slots, &mut q.in_flight);
+        for io in &q.ring_ios[..k] {
+            slots[io.id as usize].issue_ns = now;
+            flags[io.id as usize] = true;
         }
     }
 
@@ -204,14 +206,22 @@ impl<'a> IoLoop<'a> {
     #[inline(always)]
     fn ring_done_plain(&mut self, id: u32, res: i64, now: u64) {
         let i = id as usize;
-        if !self.q.in_flight.get(i).copied().unwrap_or(false) {
+        let q = &mut self.q;
+        // `done_in_full` with the in-flight flag and the slot looked up once each.
+        let (Some(flag), Some(s)) = (q.in_flight.get_mut(i), q.slots.get(i)) else {
+            return self.complete_unit(id, res, now);
+        };
+        if !*flag {
             return self.complete_unit(id, res, now);
         }
-        self.q.inflight = self.q.inflight.saturating_sub(1);
-        match self.done_in_full(id, res) {
-            Some(done) => self.account_plain(done, now),
-            None => self.finish(id, res, now, false),
+        q.inflight = q.inflight.saturating_sub(1);
+        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+            return self.finish(id, res, now, false);
         }
+        let done = Done::of(s);
+        *flag = false;
+        q.free.push(id);
+        self.account_plain(done, now);
     }
 
     /// The engine failed a direct call: the job ends with its error.
