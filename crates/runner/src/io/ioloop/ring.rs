@@ -162,12 +162,13 @@ impl<'a> IoLoop<'a> {
     /// (`ring_queue`'s round once its requests are drawn). False as `ring_queue`.
     fn ring_send(&mut self, start: usize, end: usize) -> bool {
         self.q.ring_ios.clear();
+        let (fixed, timed) = (self.per_io.prio.fixed(), self.time.timed);
         for i in start..end {
             let req = self.q.batch_reqs[i];
             let Some(id) = self.q.free.pop() else {
                 break;
             };
-            let Some(io) = self.ring_prepare(id, req) else {
+            let Some(io) = self.ring_prepare(id, req, fixed, timed) else {
                 self.q.free.push(id);
                 break;
             };
@@ -223,9 +224,15 @@ impl<'a> IoLoop<'a> {
     /// [`IoLoop::prepare_plain`] of slot `id` for `req`, and its SQE's fields; None (the job
     /// ended, see [`IoLoop::span_of`]) when the request does not fit the slot.
     #[inline(always)]
-    fn ring_prepare(&mut self, id: u32, req: IoReq) -> Option<RingIo> {
+    fn ring_prepare(
+        &mut self,
+        id: u32,
+        req: IoReq,
+        fixed: Option<(u8, u16)>,
+        timed: bool,
+    ) -> Option<RingIo> {
         let buf = self.span_of(id, 0, req.len)?;
-        let ioprio = self.prepare_plain(id, req);
+        let ioprio = self.prepare_plain_with(id, req, fixed, timed);
         Some(RingIo {
             id,
             file: req.file,
