@@ -98,12 +98,17 @@ impl Batch {
         mut pick: impl FnMut(u64) -> Option<u64>,
     ) -> (usize, u64) {
         out.reserve(self.n);
-        let mut st = *s;
+        let start = *s;
+        let mut st = start;
         let (mut k, mut last) = (0, 0);
         while k < self.n {
-            let before = st;
             let Some(b) = pick(draw(&mut st)) else {
-                st = before;
+                // The stream as before this draw: the batch's `k` draws again from its start
+                // (once a batch at most; not a copy of the stream kept each draw).
+                st = start;
+                for _ in 0..k {
+                    draw(&mut st);
+                }
                 break;
             };
             last = self.base + b * self.len;

@@ -29,6 +29,16 @@ impl PrioPicker {
         }
     }
 
+    /// The `(index, ioprio)` every I/O gets when no cmdprio plan picks one (what `pick`
+    /// returns then without drawing); None with a plan.
+    #[inline]
+    pub fn fixed(&self) -> Option<(u8, u16)> {
+        match self.plan {
+            None => Some((0, self.default)),
+            Some(_) => None,
+        }
+    }
+
     /// `(index, ioprio)` for an I/O of direction `ddir` (0 read, 1 write, ..) and `len` bytes:
     /// index 0 is the job's own priority.
     #[inline]

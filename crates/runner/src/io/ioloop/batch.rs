@@ -121,14 +121,33 @@ impl<'a> IoLoop<'a> {
     /// write, its start time stamped. Returns the unit's ioprio.
     #[inline(always)]
     pub(super) fn prepare_plain(&mut self, id: u32, req: IoReq) -> u16 {
+        let (fixed, timed) = (self.per_io.prio.fixed(), self.time.timed);
+        self.prepare_plain_with(id, req, fixed, timed)
+    }
+
+    /// `prepare_plain` with what a round of units shares read once: the priority every I/O
+    /// gets without a cmdprio plan ([`PrioPicker::fixed`](crate::io::prio::PrioPicker::fixed))
+    /// and whether I/Os are timed.
+    #[inline(always)]
+    pub(super) fn prepare_plain_with(
+        &mut self,
+        id: u32,
+        req: IoReq,
+        fixed: Option<(u8, u16)>,
+        timed: bool,
+    ) -> u16 {
         debug_assert!(self.check.verify.is_none() && !self.time.paced && !self.obs.dbg_io);
+        debug_assert_eq!(timed, self.time.timed);
         self.files.last_file = req.file;
         let d = req.ddir.index() as u8;
         if req.ddir == Ddir::Write {
             self.fill_write(id, &req);
         }
-        let (prio, ioprio) = self.per_io.prio.pick(d, req.len);
-        let start_ns = if self.time.timed { self.now_ns() } else { 0 };
+        let (prio, ioprio) = match fixed {
+            Some(p) => p,
+            None => self.per_io.prio.pick(d, req.len),
+        };
+        let start_ns = if timed { self.now_ns() } else { 0 };
         self.q.slots[id as usize] = Slot {
             ddir: d,
             file: req.file,

@@ -1,7 +1,8 @@
 //! The ring loop (issue 28): a job the batch path takes ([`batch`](super::batch)) on io_uring
 //! or libaio, driven through the engine's typed calls ([`fiox_engine::Direct`]'s `submit_rw`
 //! and `reap_into`) instead of the dynamic `queue_rw`/`commit`/`getevents` and the lists
-//! between them. Each round draws a submit batch from the generator (one unit: its `next`),
+//! between them. Each round draws a submit batch from the generator (one unit: its `next`;
+//! a fill of several rounds draws them all in one batch, taken round by round in order),
 //! prepares the slots as `prepare` does and submits them; each reap takes the completions
 //! straight into the loop's list and accounts them with the batch path's `finish_batch`.
 //! The marks (submit, complete, depth distributions) and the clock reads are the general
@@ -54,9 +55,16 @@ impl<'a> IoLoop<'a> {
 
     /// `fill_batch` on the ring: rounds of up to `iodepth_batch_submit` new units, each
     /// submitted as it is queued (the general path commits at the batch size or when the queue
-    /// is full, which is the same place for units that are all new).
+    /// is full, which is the same place for units that are all new). A fill of several rounds
+    /// draws its requests first in one batch of the generator ([`IoLoop::ring_fill_ahead`]).
     fn ring_fill(&mut self, depth: u32) {
         let batch = self.job.iodepth_batch_submit.max(1) as usize;
+        if batch > 1 && self.q.inflight < depth && self.end.is_none() && !self.exhausted {
+            let total = ((depth - self.q.inflight) as usize).min(self.q.free.len());
+            if total > batch && !self.ring_fill_ahead(total, batch) {
+                return;
+            }
+        }
         while self.q.inflight < depth && self.end.is_none() && !self.exhausted {
             let want = ((depth - self.q.inflight) as usize).min(batch);
             if !self.ring_queue(want) {
@@ -65,11 +73,74 @@ impl<'a> IoLoop<'a> {
         }
     }
 
+    /// The rounds of a fill of `total` units (more than one round of `batch`) from one batch
+    /// of the generator: each round's `draw` takes the next requests of that batch, in
+    /// order, so the rounds, their requests and their clock reads are `ring_queue`'s one by
+    /// one, less the generator's per-batch checks (about 200 instructions a call, 25 per I/O
+    /// at batches of 8). The generator's batch yields each request its `next` would and stops
+    /// early where `draw` would (a wrap-around, a limit, anything but its plain random path);
+    /// the round holding its last request tops up as `draw` does (`next_request` after
+    /// `drop_wrapped`), and the rounds after it are `ring_fill`'s own. False: a round stopped
+    /// the fill; requests drawn for later rounds are then prepared and wait in `requeue`
+    /// behind that round's rest when the ring was full, as the general loop would have drawn
+    /// them next (dropped when the job ended: an engine or buffer error).
+    fn ring_fill_ahead(&mut self, total: usize, batch: usize) -> bool {
+        self.q.batch_reqs.clear();
+        let got = self.gen.next_batch(&mut self.q.batch_reqs, total);
+        self.ios_issued += got as u64;
+        let mut pos = 0;
+        while pos < got {
+            let want = batch.min(total - pos);
+            let start = pos;
+            pos += want.min(got - pos);
+            if pos == got {
+                // `draw`'s steps after the generator's batch, in the round that ends it.
+                self.drop_wrapped();
+                while self.q.batch_reqs.len() - start < want {
+                    match self.next_request() {
+                        Some(r) => self.q.batch_reqs.push(r),
+                        None => break,
+                    }
+                }
+                return self.ring_send(start, self.q.batch_reqs.len());
+            }
+            if !self.ring_send(start, pos) {
+                if self.end.is_none() {
+                    let rest = self.q.batch_reqs.split_off(pos);
+                    self.ring_requeue_ahead(&rest[..got - pos]);
+                }
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Requests drawn ahead for rounds that did not go (the ring full): prepared, in order,
+    /// behind the units already waiting in `requeue` (popped from its end).
+    #[cold]
+    fn ring_requeue_ahead(&mut self, reqs: &[IoReq]) {
+        let mut ids = Vec::with_capacity(reqs.len());
+        for &req in reqs {
+            let Some(id) = self.q.free.pop() else {
+                break;
+            };
+            if self.span_of(id, 0, req.len).is_none() {
+                self.q.free.push(id);
+                break;
+            }
+            self.prepare_plain(id, req);
+            ids.push(id);
+        }
+        self.counts.drawn(ids.len() as u64);
+        let waiting = std::mem::take(&mut self.q.requeue);
+        self.q.requeue.extend(ids.iter().rev());
+        self.q.requeue.extend(waiting);
+    }
+
     /// Draw, prepare, queue and submit up to `want` new units. False: the round stopped
     /// (nothing drawn, the ring full, an error). The lists are the loop's own, used in place
     /// (taking them out and back cost 25 instructions a round, per I/O at a batch of one).
     fn ring_queue(&mut self, want: usize) -> bool {
-        self.q.ring_ios.clear();
         let want = want.min(self.q.free.len());
         if want == 1 {
             // One unit (the default batch of one, or one slot freed by a reap of one): the
@@ -84,12 +155,20 @@ impl<'a> IoLoop<'a> {
         } else {
             self.draw(want);
         }
-        for i in 0..self.q.batch_reqs.len() {
+        self.ring_send(0, self.q.batch_reqs.len())
+    }
+
+    /// Prepare, queue and submit the units of the requests `batch_reqs[start..end]`
+    /// (`ring_queue`'s round once its requests are drawn). False as `ring_queue`.
+    fn ring_send(&mut self, start: usize, end: usize) -> bool {
+        self.q.ring_ios.clear();
+        let (fixed, timed) = (self.per_io.prio.fixed(), self.time.timed);
+        for i in start..end {
             let req = self.q.batch_reqs[i];
             let Some(id) = self.q.free.pop() else {
                 break;
             };
-            let Some(io) = self.ring_prepare(id, req) else {
+            let Some(io) = self.ring_prepare(id, req, fixed, timed) else {
                 self.q.free.push(id);
                 break;
             };
@@ -145,9 +224,15 @@ impl<'a> IoLoop<'a> {
     /// [`IoLoop::prepare_plain`] of slot `id` for `req`, and its SQE's fields; None (the job
     /// ended, see [`IoLoop::span_of`]) when the request does not fit the slot.
     #[inline(always)]
-    fn ring_prepare(&mut self, id: u32, req: IoReq) -> Option<RingIo> {
+    fn ring_prepare(
+        &mut self,
+        id: u32,
+        req: IoReq,
+        fixed: Option<(u8, u16)>,
+        timed: bool,
+    ) -> Option<RingIo> {
         let buf = self.span_of(id, 0, req.len)?;
-        let ioprio = self.prepare_plain(id, req);
+        let ioprio = self.prepare_plain_with(id, req, fixed, timed);
         Some(RingIo {
             id,
             file: req.file,
@@ -166,9 +251,11 @@ impl<'a> IoLoop<'a> {
         self.acct.submit.mark_count(n);
         self.acct.depth.mark_depth(self.q.inflight, n);
         let now = if self.time.timed { self.now_ns() } else { 0 };
-        for io in &self.q.ring_ios[..k] {
-            self.q.slots[io.id as usize].issue_ns = now;
-            self.q.in_flight[io.id as usize] = true;
+        let q = &mut self.q;
+        let (slots, flags) = (&mut q.slots, &mut q.in_flight);
+        for io in &q.ring_ios[..k] {
+            slots[io.id as usize].issue_ns = now;
+            flags[io.id as usize] = true;
         }
     }
 
@@ -204,14 +291,22 @@ impl<'a> IoLoop<'a> {
     #[inline(always)]
     fn ring_done_plain(&mut self, id: u32, res: i64, now: u64) {
         let i = id as usize;
-        if !self.q.in_flight.get(i).copied().unwrap_or(false) {
+        let q = &mut self.q;
+        // `done_in_full` with the in-flight flag and the slot looked up once each.
+        let (Some(flag), Some(s)) = (q.in_flight.get_mut(i), q.slots.get(i)) else {
+            return self.complete_unit(id, res, now);
+        };
+        if !*flag {
             return self.complete_unit(id, res, now);
         }
-        self.q.inflight = self.q.inflight.saturating_sub(1);
-        match self.done_in_full(id, res) {
-            Some(done) => self.account_plain(done, now),
-            None => self.finish(id, res, now, false),
+        q.inflight = q.inflight.saturating_sub(1);
+        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+            return self.finish(id, res, now, false);
         }
+        let done = Done::of(s);
+        *flag = false;
+        q.free.push(id);
+        self.account_plain(done, now);
     }
 
     /// The engine failed a direct call: the job ends with its error.
