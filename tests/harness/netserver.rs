@@ -57,15 +57,31 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start the server");
+        let mut server = Server { child, port };
         let t0 = Instant::now();
-        while !listening(port) {
+        // Listening, and by this child: another process on the port would pass the first
+        // check while this server failed to bind and left.
+        while !listening(port) || server.ended().is_some() {
+            if let Some(why) = server.ended() {
+                panic!("{tool} --server on port {port} ended: {why}");
+            }
             assert!(
                 t0.elapsed() < Duration::from_secs(20),
                 "{tool} --server did not listen"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Server { child, port }
+        server
+    }
+
+    /// Whether the server has exited, and then its status and log (for a failure's message).
+    pub fn ended(&mut self) -> Option<String> {
+        let st = self.child.try_wait().ok().flatten()?;
+        let mut log = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        Some(format!("{st}; its stderr:\n{log}"))
     }
 
     /// `fio --client=127.0.0.1,PORT ARGS...`
