@@ -518,18 +518,7 @@ fn warning_codes_are_spelled_only_in_their_table() {
         ("crates/job/src/cli.rs", "idle-prof"),
     ];
     let table = root().join("crates/stats/src/warning.rs");
-    let bad: Vec<String> = product_sources()
-        .iter()
-        .filter(|f| **f != table)
-        .flat_map(|f| {
-            let others: Vec<&str> = codes
-                .iter()
-                .copied()
-                .filter(|c| !allowed.iter().any(|(p, w)| f.ends_with(p) && w == c))
-                .collect();
-            literals_in(f, &others)
-        })
-        .collect();
+    let bad = uses_outside(|f| *f == table, &codes, &allowed, literals_in);
     assert!(
         bad.is_empty(),
         "{} warning code literals outside crates/stats/src/warning.rs (use fiox_stats::WarningCode):\n{}",
@@ -541,6 +530,28 @@ fn warning_codes_are_spelled_only_in_their_table() {
         codes.len(),
         "the table spells each code once"
     );
+}
+
+/// What `find` reports in every product source but those `home` owns, of the `words` each
+/// file may not use (`allowed`: (file, word) pairs that are not what the words name there).
+fn uses_outside(
+    home: impl Fn(&Path) -> bool,
+    words: &[&str],
+    allowed: &[(&str, &str)],
+    find: fn(&Path, &[&str]) -> Vec<String>,
+) -> Vec<String> {
+    product_sources()
+        .iter()
+        .filter(|f| !home(f))
+        .flat_map(|f| {
+            let others: Vec<&str> = words
+                .iter()
+                .copied()
+                .filter(|w| !allowed.iter().any(|(p, a)| f.ends_with(p) && a == w))
+                .collect();
+            find(f, &others)
+        })
+        .collect()
 }
 
 /// Lines of one source file (up to its tests) that compare a string with one of `names`
@@ -589,18 +600,8 @@ fn engine_names_are_compared_only_by_the_parser() {
         ("crates/testbed/src/vm/spec.rs", "io_uring"),
     ];
     let parser = ["crates/job/src/engine.rs", "crates/job/src/defs/"];
-    let bad: Vec<String> = product_sources()
-        .iter()
-        .filter(|f| !parser.iter().any(|p| f.to_string_lossy().contains(p)))
-        .flat_map(|f| {
-            let others: Vec<&str> = names
-                .iter()
-                .copied()
-                .filter(|n| !allowed.iter().any(|(p, w)| f.ends_with(p) && w == n))
-                .collect();
-            name_comparisons_in(f, &others)
-        })
-        .collect();
+    let in_parser = |f: &Path| parser.iter().any(|p| f.to_string_lossy().contains(p));
+    let bad = uses_outside(in_parser, &names, &allowed, name_comparisons_in);
     assert!(
         bad.is_empty(),
         "{} engine name comparisons outside the option parser (use fiox_job::Engine):\n{}",
