@@ -2399,3 +2399,49 @@ fn verify_reads_count_towards_io_size_as_fio_counts_them() {
         assert_eq!(counts("fiox"), counts("fio"), "{case:?}");
     }
 }
+
+/// The ring loop (io_uring and libaio through their rings, submit batches) counts what fio
+/// counts, with fio's default statistics and without per-I/O clocks (`gtod_reduce`, where
+/// its reaps account bytes and I/Os only): the same I/Os and bytes per direction, a clat
+/// sample per I/O with clocks and none without.
+#[test]
+fn the_ring_loop_counts_like_fio() {
+    let dir = TempDir::under(Path::new("/dev/shm"), "ring");
+    let file = dir.join("f");
+    for engine in ["io_uring", "libaio"] {
+        for extra in ["--gtod_reduce=0", "--gtod_reduce=1"] {
+            let args = [
+                "--name=r",
+                &format!("--filename={file}"),
+                &format!("--ioengine={engine}"),
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=2m",
+                "--iodepth=16",
+                "--iodepth_batch_submit=4",
+                "--iodepth_batch_complete_min=2",
+                "--iodepth_batch_complete_max=16",
+                extra,
+                "--output-format=json",
+            ];
+            let r = fiox_in(dir.path(), &args);
+            assert_eq!(r.code, 0, "{engine} {extra}: {}", r.stderr);
+            assert_eq!(r.stderr, "", "{engine} {extra}");
+            let ours = r.json();
+            let (reads, writes) = (issued(&ours, "read"), issued(&ours, "write"));
+            assert_eq!(reads.1 + writes.1, 2 << 20, "{engine} {extra}");
+            for d in ["read", "write"] {
+                let (ios, _) = issued(&ours, d);
+                let n = ours["jobs"][0][d]["clat_ns"]["N"].as_u64().unwrap_or(0);
+                let want = if extra.ends_with('1') { 0 } else { ios };
+                assert_eq!(n, want, "{engine} {extra} {d}: clat samples");
+            }
+            if need_fio() {
+                let theirs = fio_json(&args[..args.len() - 1]);
+                for d in ["read", "write"] {
+                    assert_eq!(issued(&ours, d), issued(&theirs, d), "{engine} {extra} {d}");
+                }
+            }
+        }
+    }
+}

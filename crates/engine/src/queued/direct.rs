@@ -68,6 +68,18 @@ impl Direct<'_> {
         }
     }
 
+    /// Up to `max` completions, each (unit, result) handed to `sink` as the engine takes it,
+    /// waiting for at least `min` of them first (0: take what is there): how many, or None
+    /// when the engine failed. `sink` is called only after the wait (a clock it reads at its
+    /// first call is the reap's).
+    #[inline(always)]
+    pub fn reap_with(self, min: usize, max: usize, sink: impl FnMut(u32, i64)) -> Option<usize> {
+        match self {
+            Direct::Uring(e) => e.reap_with(min, max, sink),
+            Direct::Libaio(e) => e.reap_direct(min, max, sink),
+        }
+    }
+
     /// The error a call reported (as failed, or None), taken.
     pub fn take_error(self) -> Option<EngineError> {
         match self {

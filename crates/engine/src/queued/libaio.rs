@@ -187,11 +187,13 @@ impl LibaioEngine {
         }
     }
 
-    /// Read completions (unit, result) from the user-mapped ring into `sink`, at most `max`;
-    /// None if the ring is not usable.
-    #[inline]
-    fn reap_ring(&mut self, max: usize, mut sink: impl FnMut(u32, i64)) -> Option<usize> {
+    /// Copy completions from the user-mapped ring into `events[at..]`, at most `max`; how
+    /// many, or None if the ring is not usable.
+    #[inline(always)]
+    fn reap_ring(&mut self, at: usize, max: usize) -> Option<usize> {
         let ring = self.ctx as *mut AioRing;
+        let out = &mut self.events[at..];
+        let max = max.min(out.len());
         // SAFETY: the context id is the address of the kernel's ring mapping for our process,
         // which stays mapped until io_destroy. Header fields are read with volatile loads since
         // the kernel updates them concurrently.
@@ -206,8 +208,7 @@ impl LibaioEngine {
             let evs = (ring as *mut u8).add(std::mem::size_of::<AioRing>()) as *const IoEvent;
             let mut n = 0;
             while head != tail && n < max {
-                let ev = evs.add(head as usize).read_volatile();
-                sink(ev.data as u32, ev.res);
+                out[n] = evs.add(head as usize).read_volatile();
                 head = (head + 1) % nr;
                 n += 1;
             }
@@ -217,25 +218,21 @@ impl LibaioEngine {
         }
     }
 
-    /// io_getevents for at least `min` and at most `max` completions, each (unit, result)
-    /// into `sink`.
-    #[inline]
-    fn reap_syscall(
-        &mut self,
-        min: usize,
-        max: usize,
-        mut sink: impl FnMut(u32, i64),
-    ) -> Result<usize, EngineError> {
-        let max = max.min(self.events.len());
+    /// io_getevents for at least `min` and at most `max` completions into `events[at..]`:
+    /// how many.
+    #[inline(always)]
+    fn reap_syscall(&mut self, at: usize, min: usize, max: usize) -> Result<usize, EngineError> {
+        let out = &mut self.events[at..];
+        let max = max.min(out.len());
         loop {
-            // SAFETY: events has room for max io_events; a null timeout waits for min.
+            // SAFETY: `out` has room for max io_events; a null timeout waits for min.
             let r = unsafe {
                 libc::syscall(
                     libc::SYS_io_getevents,
                     self.ctx,
                     min as libc::c_long,
                     max as libc::c_long,
-                    self.events.as_mut_ptr(),
+                    out.as_mut_ptr(),
                     std::ptr::null_mut::<libc::timespec>(),
                 )
             };
@@ -245,11 +242,7 @@ impl LibaioEngine {
                 }
                 return Err(os("io_getevents", std::io::Error::last_os_error()));
             }
-            let n = r as usize;
-            for ev in &self.events[..n] {
-                sink(ev.data as u32, ev.res);
-            }
-            return Ok(n);
+            return Ok(r as usize);
         }
     }
 
@@ -335,12 +328,22 @@ impl LibaioEngine {
     /// when the context failed (the error kept in `direct_error`).
     #[inline]
     pub(crate) fn reap_into(&mut self, min: usize, out: &mut [crate::RingCqe]) -> Option<usize> {
-        let max = out.len();
         let mut i = 0;
-        let sink = |id: u32, res: i64| {
+        self.reap_direct(min, out.len(), |id, res| {
             out[i] = crate::RingCqe { id, res };
             i += 1;
-        };
+        })
+    }
+
+    /// The ring loop's reap into `sink` ([`LibaioEngine::reap_with`]): how many, or None when
+    /// the context failed (the error kept in `direct_error`).
+    #[inline(always)]
+    pub(crate) fn reap_direct(
+        &mut self,
+        min: usize,
+        max: usize,
+        sink: impl FnMut(u32, i64),
+    ) -> Option<usize> {
         match self.reap_with(min, max, sink) {
             Ok(n) => Some(n),
             Err(e) => {
@@ -351,9 +354,11 @@ impl LibaioEngine {
     }
 
     /// `getevents` into `sink` (unit, result): iocbs the kernel pushed back at the last
-    /// commit go out first, then completions made without the kernel, then the user-space
-    /// ring (a reap that need not wait) or io_getevents, at most `max` in all.
-    #[inline]
+    /// commit go out first; then completions made without the kernel and those of the
+    /// user-space ring (a reap that need not wait) or io_getevents, at most `max` in all, are
+    /// gathered in `events` and handed to `sink` in one pass (one call site: `sink` is
+    /// inlined), once any wait is over.
+    #[inline(always)]
     fn reap_with(
         &mut self,
         min: usize,
@@ -363,25 +368,33 @@ impl LibaioEngine {
         if !self.pending.is_empty() {
             self.commit()?;
         }
-        let mut n = max.min(self.ready.len());
-        for c in self.ready.drain(..n) {
-            sink(c.unit, c.result);
+        let ready = max.min(self.ready.len()).min(self.events.len());
+        for (ev, c) in self.events.iter_mut().zip(self.ready.drain(..ready)) {
+            ev.data = u64::from(c.unit);
+            ev.res = c.result;
         }
-        if n >= max || self.inflight == 0 {
-            return Ok(n);
+        if ready < max && self.inflight > 0 {
+            let want = min.saturating_sub(ready).min(self.inflight);
+            let room = (max - ready).min(self.inflight);
+            let r = match (self.userspace_reap && want == 0)
+                .then(|| self.reap_ring(ready, room))
+                .flatten()
+            {
+                Some(k) => Ok(k),
+                None => self.reap_syscall(ready, want, room),
+            };
+            // A failed wait still hands over the completions taken from `ready`.
+            let got = *r.as_ref().unwrap_or(&0);
+            self.inflight -= got;
+            for ev in &self.events[..ready + got] {
+                sink(ev.data as u32, ev.res);
+            }
+            return r.map(|got| ready + got);
         }
-        let want = min.saturating_sub(n).min(self.inflight);
-        let room = (max - n).min(self.inflight);
-        let got = match (self.userspace_reap && want == 0)
-            .then(|| self.reap_ring(room, &mut sink))
-            .flatten()
-        {
-            Some(k) => k,
-            None => self.reap_syscall(want, room, &mut sink)?,
-        };
-        self.inflight -= got;
-        n += got;
-        Ok(n)
+        for ev in &self.events[..ready] {
+            sink(ev.data as u32, ev.res);
+        }
+        Ok(ready)
     }
 }
 
@@ -551,6 +564,6 @@ mod tests {
     #[test]
     fn completion_ring_is_readable_from_userspace() {
         let mut e = LibaioEngine::new(4, &Default::default()).unwrap();
-        assert_eq!(e.reap_ring(4, |_, _| {}), Some(0), "ring magic not found");
+        assert_eq!(e.reap_ring(0, 4), Some(0), "ring magic not found");
     }
 }

@@ -68,37 +68,39 @@ impl UringEngine {
     }
 
     /// Up to `out.len()` completions into `out`, waiting for at least `min` of them (0: take
-    /// what is there): how many, or None when the ring failed (the error kept). SQEs the kernel pushed back at the last submit
-    /// go out first.
+    /// what is there): how many, or None when the ring failed (the error kept).
     #[inline]
     pub(crate) fn reap_into(&mut self, min: usize, out: &mut [RingCqe]) -> Option<usize> {
+        let mut i = 0;
+        self.reap_with(min, out.len(), |id, res| {
+            out[i] = RingCqe { id, res };
+            i += 1;
+        })
+    }
+
+    /// Up to `max` completions, each (unit, result) handed to `sink` straight from the
+    /// completion ring, once at least `min` of them (0: what is there) are in it: how many,
+    /// or None when the ring failed (the error kept). The wait comes first and the ring is
+    /// read after it, so `sink` is only called once the waiting is over (a clock `sink` reads
+    /// at its first call is the reap's). SQEs the kernel pushed back at the last submit go
+    /// out first.
+    #[inline(always)]
+    pub(crate) fn reap_with(
+        &mut self,
+        min: usize,
+        max: usize,
+        mut sink: impl FnMut(u32, i64),
+    ) -> Option<usize> {
         if self.queued > 0 {
             if let Err(e) = self.commit() {
                 self.direct_error = Some(e);
                 return None;
             }
         }
-        let max = out.len();
         let min = min.min(self.inflight).min(max);
-        let mut n = 0;
-        loop {
-            let mut got = 0;
-            let mut cq = self.ring.completion();
-            for (slot, cqe) in out[n..].iter_mut().zip(cq.by_ref()) {
-                *slot = RingCqe {
-                    id: cqe.user_data() as u32,
-                    res: i64::from(cqe.result()),
-                };
-                got += 1;
-            }
-            cq.sync();
-            drop(cq);
-            n += got;
-            self.inflight = self.inflight.saturating_sub(got);
-            if n >= min {
-                return Some(n);
-            }
-            if let Err(e) = self.wait(1) {
+        // The kernel's wait ends when the ring holds `min` completions in all.
+        while self.ring.completion().len() < min {
+            if let Err(e) = self.wait(min as u32) {
                 if !matches!(
                     e.raw_os_error(),
                     Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
@@ -112,5 +114,15 @@ impl UringEngine {
                 }
             }
         }
+        let mut n = 0;
+        let mut cq = self.ring.completion();
+        for cqe in cq.by_ref().take(max) {
+            sink(cqe.user_data() as u32, i64::from(cqe.result()));
+            n += 1;
+        }
+        cq.sync();
+        drop(cq);
+        self.inflight = self.inflight.saturating_sub(n);
+        Some(n)
     }
 }

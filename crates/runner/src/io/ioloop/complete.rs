@@ -238,14 +238,7 @@ impl<'a> IoLoop<'a> {
     /// (about 27 instructions per I/O, bench/ipio.sh), then `after_io`'s one comparison.
     #[inline(always)]
     pub(super) fn account_plain(&mut self, s: Done, now: u64) {
-        let d = &mut self.acct.dirs[s.ddir as usize];
-        d.io_bytes += s.len as u64;
-        d.total_ios += 1;
-        let clat = now.saturating_sub(s.issue_ns);
-        d.clat.add(clat);
-        self.acct.lat_buckets.add(clat);
-        d.slat.add_summary(s.issue_ns.saturating_sub(s.start_ns));
-        d.lat.add_summary(now.saturating_sub(s.start_ns));
+        add_plain(&mut self.acct, s, now, true);
         if now >= self.time.next_event_ns {
             self.timed_checks(now);
         }
@@ -417,5 +410,23 @@ impl<'a> IoLoop<'a> {
             self.acct.count_fatal(errno);
             self.end = Some(EndReason::Error(errno, what));
         }
+    }
+}
+
+/// What plain accounting adds for a unit done in full at `now`: its bytes and I/O, and with
+/// per-I/O clocks (`timed`) fio's default statistics (clat with its histogram and latency
+/// table, slat and lat summaries). Parts only, so the ring loop can call it while the engine
+/// hands it completions.
+#[inline(always)]
+pub(super) fn add_plain(acct: &mut Acct, s: Done, now: u64, timed: bool) {
+    let d = &mut acct.dirs[s.ddir as usize];
+    d.io_bytes += s.len as u64;
+    d.total_ios += 1;
+    if timed {
+        let clat = now.saturating_sub(s.issue_ns);
+        d.clat.add(clat);
+        acct.lat_buckets.add(clat);
+        d.slat.add_summary(s.issue_ns.saturating_sub(s.start_ns));
+        d.lat.add_summary(now.saturating_sub(s.start_ns));
     }
 }

@@ -163,16 +163,21 @@ pub(crate) enum FastPath {
     Ring,
     /// `account_plain`: a queued unit accounted with fio's default statistics only.
     PlainAccounting,
+    /// The ring loop's accounting without per-I/O clocks (`gtod_reduce`, or every latency
+    /// off): bytes and I/Os only, the clock read once per reap. Taken only when the job is
+    /// not timed (the plan checks that: what is measured does not matter then).
+    UntimedAccounting,
 }
 
 impl FastPath {
     #[cfg(test)]
-    pub(crate) const ALL: [FastPath; 5] = [
+    pub(crate) const ALL: [FastPath; 6] = [
         FastPath::Lean,
         FastPath::PlainNext,
         FastPath::Batch,
         FastPath::Ring,
         FastPath::PlainAccounting,
+        FastPath::UntimedAccounting,
     ];
 
     /// Whether this path handles `f` itself (or `f` cannot change what it does). Exhaustive
@@ -218,6 +223,12 @@ impl FastPath {
                 Verify | VerifyReads | Replay | Flow | Locks | WriteIolog | OpenGate | FileOps
                 | ExitOnIoDone | SyncFileRange | SyncInterval | DebugIo | DebugRandom
                 | ThinkCycles | Serialize | TrimBacklog | Trims | ExplainAioMarks => true,
+            },
+            // Plain accounting's counts without its clocks: nothing is timed, so which
+            // latencies would be measured does not matter.
+            FastPath::UntimedAccounting => match f {
+                Untimed | PartialMeasure => true,
+                _ => FastPath::PlainAccounting.supports(f),
             },
         }
     }
@@ -424,6 +435,7 @@ mod tests {
     fn hooks_are_what_plain_accounting_skips() {
         for f in Feature::ALL.into_iter().filter(|f| f.is_hook()) {
             assert!(!FastPath::PlainAccounting.supports(f), "{f:?}");
+            assert!(!FastPath::UntimedAccounting.supports(f), "{f:?}");
             assert!(Features::default().with(f).has_hooks());
         }
         assert!(!Features::default().with(Feature::Verify).has_hooks());

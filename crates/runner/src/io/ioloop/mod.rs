@@ -187,6 +187,8 @@ struct Plan {
     hooks: bool,
     /// `account` takes its plain version ([`FastPath::PlainAccounting`]).
     acct_plain: bool,
+    /// The ring loop counts completions without clocks ([`FastPath::UntimedAccounting`]).
+    acct_untimed: bool,
     /// `next_slot` / `fill_queue` skip their feature checks ([`FastPath::PlainNext`]).
     plain_next: bool,
     /// The batch path ([`batch`]).
@@ -340,8 +342,10 @@ impl IoLoop<'_> {
         let f = self.features();
         self.plan.features = f;
         self.plan.hooks = f.has_hooks();
-        self.plan.acct_plain =
-            !self.eng.copy_lat && !self.eng.zero_bytes && FastPath::PlainAccounting.allows(f);
+        let moves_data = !self.eng.copy_lat && !self.eng.zero_bytes;
+        self.plan.acct_plain = moves_data && FastPath::PlainAccounting.allows(f);
+        self.plan.acct_untimed =
+            moves_data && !self.time.timed && FastPath::UntimedAccounting.allows(f);
         self.plan.plain_next = FastPath::PlainNext.allows(f);
         self.plan.batch_rw = self.engine.flags().batches_rw && FastPath::Batch.allows(f);
     }

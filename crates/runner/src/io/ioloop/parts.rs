@@ -77,6 +77,25 @@ impl<'a> Queue<'a> {
             direct: Vec::new(),
         }
     }
+
+    /// Unit `id`, a read or write in flight, completed with `res`: when that is the whole
+    /// unit it is marked done and freed, and its [`super::Done`] returned; None (nothing
+    /// changed) for anything the general `finish` handles (short, failed, a remainder, a
+    /// unit that is not in flight).
+    #[inline(always)]
+    pub(super) fn take_done(&mut self, id: u32, res: i64) -> Option<super::Done> {
+        let i = id as usize;
+        let (Some(flag), Some(s)) = (self.in_flight.get_mut(i), self.slots.get(i)) else {
+            return None;
+        };
+        if !*flag || s.done != 0 || res != i64::from(s.len) || s.len == 0 {
+            return None;
+        }
+        *flag = false;
+        self.inflight = self.inflight.saturating_sub(1);
+        self.free.push(id);
+        Some(super::Done::of(s))
+    }
 }
 
 /// Limits and cadence of one job run.

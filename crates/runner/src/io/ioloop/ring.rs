@@ -1,16 +1,18 @@
 //! The ring loop (issue 28): a job the batch path takes ([`batch`](super::batch)) on io_uring
 //! or libaio, driven through the engine's typed calls ([`fiox_engine::Direct`]'s `submit_rw`
-//! and `reap_into`) instead of the dynamic `queue_rw`/`commit`/`getevents` and the lists
+//! and `reap_with`) instead of the dynamic `queue_rw`/`commit`/`getevents` and the lists
 //! between them. Each round draws a submit batch from the generator (one unit: its `next`;
 //! a fill of several rounds draws them all in one batch, taken round by round in order),
-//! prepares the slots as `prepare` does and submits them; each reap takes the completions
-//! straight into the loop's list and accounts them with the batch path's `finish_batch`.
+//! prepares the slots as `prepare` does and submits them; each reap accounts the completions
+//! as the engine takes them from its ring (plain accounting, with or without clocks), or
+//! takes them into the loop's list for `complete_unit`.
 //! The marks (submit, complete, depth distributions) and the clock reads are the general
 //! loop's, call for call, so the report is the same; what is left out is per-I/O work the
 //! general loop spends on being general (a unit list per batch, a completion list per reap, a
 //! dynamic call for each). Anything else (a unit to re-issue, a short or failed I/O's
 //! remainder, an idle engine) returns to the general loop in [`IoLoop::run`], which handles it.
 
+use super::complete::add_plain;
 use super::*;
 use fiox_engine::{RingCqe, RingIo};
 
@@ -260,9 +262,17 @@ impl<'a> IoLoop<'a> {
     }
 
     /// `reap` on the ring: wait for at least `min` completions (0: poll), take at most
-    /// `iodepth_batch_complete_max`, finish each as `reap` does.
+    /// `iodepth_batch_complete_max`, finish each as `reap` does. Under plain accounting
+    /// (with or without per-I/O clocks) each completion is accounted as the engine hands it
+    /// over, straight from its ring ([`IoLoop::ring_reap_plain`]).
     fn ring_reap(&mut self, min: usize) {
         let (min, max) = self.reap_bounds(min);
+        if self.plan.acct_plain {
+            return self.ring_reap_plain(min, max, true);
+        }
+        if self.plan.acct_untimed {
+            return self.ring_reap_plain(min, max, false);
+        }
         let r = match self.engine.direct() {
             Some(ring) => ring.reap_into(min, &mut self.q.ring_cqes[..max]),
             None => None,
@@ -271,42 +281,56 @@ impl<'a> IoLoop<'a> {
             return self.ring_failed();
         };
         let now = self.reaped(n);
-        if self.plan.acct_plain {
-            for i in 0..n {
-                let c = self.q.ring_cqes[i];
-                self.ring_done_plain(c.id, c.res, now);
-            }
-        } else {
-            for i in 0..n {
-                let c = self.q.ring_cqes[i];
-                self.complete_unit(c.id, c.res, now);
-            }
+        for i in 0..n {
+            let c = self.q.ring_cqes[i];
+            self.complete_unit(c.id, c.res, now);
         }
     }
 
-    /// `complete_unit` of a ring completion under plain accounting, with what that decides
-    /// once per run folded away (the batch path's `finish_batch`; no per-I/O hooks, which
-    /// plain accounting excludes): checked to be a unit in flight, then, done in full, freed
-    /// and accounted by `account_plain`; anything else goes through the general `finish`.
+    /// The ring reap under plain accounting: a read or write done in full is freed and
+    /// accounted ([`add_plain`](super::complete::add_plain), with fio's default statistics when `timed`) in the engine's
+    /// own pass over its completions, at the clock read when the first arrives (after any
+    /// wait); anything else (short, failed, not in flight) is set aside and goes through
+    /// `complete_unit` after the pass. The time checks follow once per reap (as after the
+    /// last of its I/Os, with the same clock).
     #[inline(always)]
-    fn ring_done_plain(&mut self, id: u32, res: i64, now: u64) {
-        let i = id as usize;
-        let q = &mut self.q;
-        // `done_in_full` with the in-flight flag and the slot looked up once each.
-        let (Some(flag), Some(s)) = (q.in_flight.get_mut(i), q.slots.get(i)) else {
-            return self.complete_unit(id, res, now);
+    fn ring_reap_plain(&mut self, min: usize, max: usize, timed: bool) {
+        let Some(ring) = self.engine.direct() else {
+            return self.ring_failed();
         };
-        if !*flag {
-            return self.complete_unit(id, res, now);
+        let (q, acct, clock) = (&mut self.q, &mut self.acct, &self.time.clock);
+        let (mut now, mut odd) = (None, 0);
+        // Inlined into the engine's pass over its ring: a call per completion would cost more
+        // than the list it replaces (bench/uring-floor.sh).
+        let r = ring.reap_with(
+            min,
+            max,
+            #[inline(always)]
+            |id, res| {
+                let at = *now.get_or_insert_with(|| clock.now_ns());
+                match q.take_done(id, res) {
+                    Some(done) => add_plain(acct, done, at, timed),
+                    None => {
+                        q.ring_cqes[odd] = RingCqe { id, res };
+                        odd += 1;
+                    }
+                }
+            },
+        );
+        let Some(n) = r else {
+            return self.ring_failed();
+        };
+        self.acct.complete.mark_count(n as u64);
+        let Some(now) = now else {
+            return;
+        };
+        for i in 0..odd {
+            let c = self.q.ring_cqes[i];
+            self.complete_unit(c.id, c.res, now);
         }
-        q.inflight = q.inflight.saturating_sub(1);
-        if s.done != 0 || res != i64::from(s.len) || s.len == 0 {
-            return self.finish(id, res, now, false);
+        if now >= self.time.next_event_ns {
+            self.timed_checks(now);
         }
-        let done = Done::of(s);
-        *flag = false;
-        q.free.push(id);
-        self.account_plain(done, now);
     }
 
     /// The engine failed a direct call: the job ends with its error.
