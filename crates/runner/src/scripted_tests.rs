@@ -173,6 +173,34 @@ fn sync_short_read_reissues_the_remainder() {
     assert!(script.log().calls().iter().all(|c: &Call| c.file == 0));
 }
 
+/// A random job on a synchronous engine draws its requests a batch ahead (the lean loop):
+/// when a short read sends the unit the general way, the requests drawn and not issued go
+/// next, in the generator's order, none lost or issued twice: the offsets are those of the
+/// same job without the short read, with the remainder after the short piece.
+#[test]
+fn sync_short_read_keeps_the_requests_drawn_ahead_in_order() {
+    let t = Target::new("sync-short-ahead");
+    let opts = "rw=randread\nbs=4k\nsize=64k";
+    let plain = Script::sync([Step::Full]);
+    assert_clean(&run_on(&plain, job(&t, opts)));
+    let want: Vec<u64> = plain.log().calls().iter().map(|c| c.offset).collect();
+    assert_eq!(want.len(), 16, "every block once");
+    let script = Script::sync([Step::Full, Step::Full, Step::Short(1000)]);
+    let out = run_on(&script, job(&t, opts));
+    assert_clean(&out);
+    assert_eq!(counts(result(&out), IoOp::Read), (16, 65536, 1));
+    let got: Vec<(u64, u32)> = script
+        .log()
+        .calls()
+        .iter()
+        .map(|c| (c.offset, c.len))
+        .collect();
+    let mut expect: Vec<(u64, u32)> = want.iter().map(|&o| (o, 4096)).collect();
+    expect.insert(3, (want[2] + 1000, 3096));
+    assert_eq!(got, expect);
+    assert_eq!(taken(&script.log()).len(), 17);
+}
+
 /// A short write is re-issued the same way: the remainder from byte 512 of the unit. (fio
 /// 3.33: total_ios 5, io_bytes 12,288 + 3,584.)
 #[test]

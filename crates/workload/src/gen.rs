@@ -778,6 +778,16 @@ impl Generator {
         }
     }
 
+    /// Requests drawn before `ramp_over` and issued after it (a caller's batch drawn ahead):
+    /// counted again in what the ramp's end reset (`io_issues`, `stat_bytes`).
+    pub fn recount(&mut self, reqs: &[IoReq]) {
+        for r in reqs {
+            let d = r.ddir.index();
+            self.io_issues[d] += 1;
+            self.stat_bytes[d] += u64::from(r.len);
+        }
+    }
+
     /// Start a new pass (loops=N, or time_based wrap-around): sequential restarts at the
     /// start, random map cleared; with randrepeat every stream is reseeded, so each pass
     /// repeats the first one's offsets (as fio does).

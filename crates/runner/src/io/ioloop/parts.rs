@@ -51,6 +51,11 @@ pub(super) struct Queue<'a> {
     /// (as long as the queue is deep, sized at the loop's start).
     pub(super) ring_ios: Vec<fiox_engine::RingIo>,
     pub(super) ring_cqes: Vec<fiox_engine::RingCqe>,
+    /// Requests drawn ahead by the lean loop (one batch of the generator) and not issued yet,
+    /// served first, in order, from `ahead_at` on by [`Queue::take_ahead`] (the lean loop,
+    /// then `next_request` when the general path takes over). Counted as issued when drawn.
+    pub(super) ahead: Vec<crate::gen::IoReq>,
+    pub(super) ahead_at: usize,
     /// psync's descriptors by file index while the lean loop runs (the engine's
     /// `positional_fds`): the loop issues their reads and writes itself. Empty otherwise.
     pub(super) direct: Vec<std::os::fd::RawFd>,
@@ -74,8 +79,23 @@ impl<'a> Queue<'a> {
             batch_reqs: Vec::with_capacity(scratch),
             ring_ios: Vec::new(),
             ring_cqes: Vec::new(),
+            ahead: Vec::new(),
+            ahead_at: 0,
             direct: Vec::new(),
         }
+    }
+
+    /// The next request drawn ahead and not issued yet (see `ahead`).
+    #[inline(always)]
+    pub(super) fn take_ahead(&mut self) -> Option<crate::gen::IoReq> {
+        let r = self.ahead.get(self.ahead_at).copied()?;
+        self.ahead_at += 1;
+        Some(r)
+    }
+
+    /// The requests drawn ahead and not issued yet.
+    pub(super) fn ahead(&self) -> &[crate::gen::IoReq] {
+        self.ahead.get(self.ahead_at..).unwrap_or_default()
     }
 
     /// Unit `id`, a read or write in flight, completed with `res`: when that is the whole

@@ -205,6 +205,10 @@ impl<'a> IoLoop<'a> {
     /// `--debug=random` (its checks fold away).
     #[inline(always)]
     pub(super) fn next_request_of(&mut self, lean: bool) -> Option<IoReq> {
+        // What the lean loop drew ahead goes first (counted when drawn).
+        if let Some(r) = self.q.take_ahead() {
+            return Some(r);
+        }
         // A pass that yields nothing would make a time_based job spin: stop after one.
         for _ in 0..2 {
             let next = if !lean

@@ -181,6 +181,8 @@ impl<'a> IoLoop<'a> {
         self.time.measured_start_ns = now;
         self.set_log_epoch();
         self.gen.ramp_over();
+        // Requests drawn ahead before the ramp's end are issued after it: they count there.
+        self.gen.recount(self.q.ahead());
         if let Some(rt) = self.time.limits.runtime_ns {
             self.time.limits.deadline_ns = Some(now + rt);
         }
