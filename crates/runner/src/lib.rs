@@ -368,13 +368,10 @@ fn check_jobs(
                 .into_iter()
                 .map(move |m| (i, RunError::Refused(m)))
         })
+        .chain(files::pools::unloadable(jobs))
         .collect();
     if !unsupported.is_empty() {
         return Err((reshaped, unsupported));
-    }
-    let unloadable = pmemblk_unloadable(jobs);
-    if !unloadable.is_empty() {
-        return Err((reshaped, unloadable));
     }
 
     // Every job's files before the first group: a later group's refusal does not wait for
@@ -599,29 +596,6 @@ fn replay_jobs(jobs: &[JobSpec]) -> Result<Vec<JobSpec>, Vec<(usize, RunError)>>
     } else {
         Err(errors)
     }
-}
-
-/// pmemblk's jobs where libpmemblk cannot be loaded (it is loaded at run time): fio 3.33
-/// cannot load such an engine and refuses the whole job file; so does fiox.
-fn pmemblk_unloadable(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
-    let uses = |j: &JobSpec| j.ioengine.is(fiox_job::Engine::Pmemblk);
-    let Some(Err(why)) = jobs.iter().any(uses).then(fiox_engine::pmemblk::lib) else {
-        return Vec::new();
-    };
-    let lib = fiox_engine::pmemblk::SONAME;
-    jobs.iter()
-        .enumerate()
-        .filter(|(_, j)| uses(j))
-        .map(|(i, j)| {
-            let msg = format!(
-                "job {}: ioengine pmemblk needs {lib} (PMDK's libpmemblk; Debian's package \
-                 libpmemblk1), which cannot be loaded ({why}); fio refuses a job file naming \
-                 an engine it cannot load, and so does fiox",
-                j.name
-            );
-            (i, RunError::Refused(msg))
-        })
-        .collect()
 }
 
 /// The outcome of a run refused before any job started: each refused job reports its error

@@ -143,3 +143,26 @@ fn open_existing(job: &JobSpec, who: &Writer, path: &Path) -> Result<File, RunEr
     }
     Ok(file)
 }
+
+/// pmemblk's jobs where libpmemblk cannot be loaded (it is loaded at run time): fio 3.33
+/// cannot load such an engine and refuses the whole job file; so does fiox.
+pub(crate) fn unloadable(jobs: &[JobSpec]) -> Vec<(usize, RunError)> {
+    let uses = |j: &JobSpec| j.ioengine.is(fiox_job::Engine::Pmemblk);
+    let Some(Err(why)) = jobs.iter().any(uses).then(fiox_engine::pmemblk::lib) else {
+        return Vec::new();
+    };
+    let lib = fiox_engine::pmemblk::SONAME;
+    jobs.iter()
+        .enumerate()
+        .filter(|(_, j)| uses(j))
+        .map(|(i, j)| {
+            let msg = format!(
+                "job {}: ioengine pmemblk needs {lib} (PMDK's libpmemblk; Debian's package \
+                 libpmemblk1), which cannot be loaded ({why}); fio refuses a job file naming \
+                 an engine it cannot load, and so does fiox",
+                j.name
+            );
+            (i, RunError::Refused(msg))
+        })
+        .collect()
+}
