@@ -26,7 +26,10 @@ fn have_libpmemblk(dir: &Path) -> bool {
         ],
     );
     if r.stderr.contains("cannot be loaded") {
-        eprintln!("skip: libpmemblk.so.1 is not installed (Debian: libpmemblk1): {}", r.stderr);
+        eprintln!(
+            "skip: libpmemblk.so.1 is not installed (Debian: libpmemblk1): {}",
+            r.stderr
+        );
         return false;
     }
     true
@@ -70,7 +73,11 @@ fn a_pool_is_created_written_read_back_and_removed() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["jobs"][0]["error"], 0, "{v}");
     assert_eq!(ios(&v, "write"), (128, 1 << 20));
-    assert_eq!(ios(&v, "read"), (128, 1 << 20), "the verify phase reads it back");
+    assert_eq!(
+        ios(&v, "read"),
+        (128, 1 << 20),
+        "the verify phase reads it back"
+    );
     let pool = d.path().join("pool");
     let m = std::fs::metadata(&pool).expect("the pool file");
     assert_eq!(m.len(), 32 << 20);
@@ -144,9 +151,15 @@ fn jobs_fio_fails_fail_alike_and_leave_nothing() {
     }
     let cases: [(&[&str], &str); 4] = [
         (&["--filename=pool,4096,32"], "must set thread=1"),
-        (&["--thread", "--filename=missing"], "No such file or directory"),
+        (
+            &["--thread", "--filename=missing"],
+            "No such file or directory",
+        ),
         (&["--thread", "--filename=tiny,4096,1"], "smaller than"),
-        (&["--thread", "--filename=bad,4k,32"], "filename=bad,4k,32: bsize 4k"),
+        (
+            &["--thread", "--filename=bad,4k,32"],
+            "filename=bad,4k,32: bsize 4k",
+        ),
     ];
     for (args, why) in cases {
         let mut all = vec!["--name=j", "--ioengine=pmemblk", "--rw=write", "--size=1m"];
@@ -185,5 +198,8 @@ fn a_users_file_is_not_made_a_pool() {
     );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("mine"), "{}", r.stderr);
-    assert!(std::fs::read(d.path().join("mine")).unwrap() == data, "untouched");
+    assert!(
+        std::fs::read(d.path().join("mine")).unwrap() == data,
+        "untouched"
+    );
 }

@@ -3,11 +3,13 @@
 //! then refused, as fio refuses an engine it cannot load). Every call into the library is in
 //! this file, each with its `// SAFETY:` note; [`Pool`] is the safe face the engine uses.
 //!
-//! The path handed to the library is `/proc/self/fd/N` of a descriptor the runner opened
+//! The path handed to the library is `/proc/thread-self/fd/N` of a descriptor the runner opened
 //! (or created) through the guard, never the user's path: libpmemblk opens what it is given
 //! again, and the path, looked up again there, could by then name another file (a link or a
-//! renamed file put in its place). The magic link of `/proc/self/fd` resolves to the very
-//! inode the guard checked, so the pool libpmemblk maps is that file.
+//! renamed file put in its place). The magic link of `/proc/thread-self/fd` resolves to the
+//! very inode the guard checked, so the pool libpmemblk maps is that file. thread-self, not
+//! self: libpmemblk opens it on the calling thread, whose file table may be its own (the
+//! runner's fdtable), and whose number N names its descriptor there.
 
 use crate::buf::BufSpan;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -147,10 +149,10 @@ pub enum Make {
 }
 
 impl Pool {
-    /// The pool of the file open as `fd`, reached through `/proc/self/fd/N` (see the module's
+    /// The pool of the file open as `fd`, reached through `/proc/thread-self/fd/N` (see the module's
     /// note). `fd` need only be open for the duration of the call: libpmemblk opens its own.
     pub fn of_fd(lib: &'static Lib, fd: RawFd, how: Make) -> Result<Pool, PoolError> {
-        let path = CString::new(format!("/proc/self/fd/{fd}")).map_err(|_| PoolError {
+        let path = CString::new(format!("/proc/thread-self/fd/{fd}")).map_err(|_| PoolError {
             errno: libc::EINVAL,
             detail: "bad descriptor".into(),
         })?;

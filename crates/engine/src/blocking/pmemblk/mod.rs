@@ -6,9 +6,13 @@
 //!
 //! The runner, not the library, makes the pool's file: it opens or creates (and sizes) it
 //! through the guard, then has [`shared_pool`] turn it into a pool by descriptor (`ffi`'s note
-//! says why by `/proc/self/fd`). libpmemblk locks a pool file (flock) while it is open, so a
+//! says why by `/proc/thread-self/fd`). libpmemblk locks a pool file (flock) while it is open, so a
 //! process can open it once: the jobs using one file share one [`Pool`], as fio's threads
 //! share theirs (fio needs thread=1 for this engine; so does fiox, to fail the same jobs).
+//! libpmemblk keeps its own descriptor of a pool's file until the pool closes, on whichever
+//! job thread closes it last: it must be in the file table every job thread shares, which it
+//! is (a private table is only for the sync family's jobs without thread=1, runner's
+//! fdtable).
 
 mod ffi;
 pub mod name;
