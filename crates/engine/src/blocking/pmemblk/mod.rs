@@ -26,10 +26,13 @@ use std::sync::{Arc, Mutex, Weak};
 
 /// The pools open in this process, by the (device, inode) of their file. Weak: a pool closes
 /// when the last job holding it lets it go, and is opened again by the next one.
-static POOLS: Mutex<Vec<((u64, u64), Weak<Pool>)>> = Mutex::new(Vec::new());
+static POOLS: Mutex<Vec<(FileKey, Weak<Pool>)>> = Mutex::new(Vec::new());
+
+/// A file's device and inode numbers.
+type FileKey = (u64, u64);
 
 /// The device and inode of the file open as `fd`.
-fn key_of(fd: RawFd) -> std::io::Result<(u64, u64)> {
+fn key_of(fd: RawFd) -> std::io::Result<FileKey> {
     let st = crate::sys::fstat(fd)?;
     Ok((st.st_dev, st.st_ino))
 }
