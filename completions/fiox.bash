@@ -124,7 +124,7 @@ _fiox() {
     --blocksize_unaligned) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --latency_run) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --bs_is_seq_rand) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
-    --ioengine) COMPREPLY=($(compgen -W "sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi falloc ftruncate filecreate filestat filedelete dircreate dirstat dirdelete page_fault cpuio exec splice net netsplice e4defrag" -- "$cur")); return;;
+    --ioengine) COMPREPLY=($(compgen -W "sync psync vsync pvsync pvsync2 mmap null libaio io_uring posixaio guasi falloc ftruncate filecreate filestat filedelete dircreate dirstat dirdelete page_fault cpuio exec splice net netsplice e4defrag pmemblk" -- "$cur")); return;;
     --io_submit_mode) COMPREPLY=($(compgen -W "inline offload" -- "$cur")); return;;
     --atomic) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;
     --direct) COMPREPLY=($(compgen -W "0 1" -- "$cur")); return;;

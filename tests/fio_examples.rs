@@ -19,7 +19,6 @@ use std::path::Path;
 /// does, and fails the jobs of one it loads but cannot use here (sg, mtd, io_uring_cmd, nbd,
 /// rdma, rbd, gfapi, dev-dax, libpmem), as fiox does: same errors, exit status, JSON keys.
 const EXCLUDED: &[(&str, &str)] = &[
-    ("pmemblk.fio", "fio 3.33 runs it (libpmemblk makes a pool of a regular file under thread=1); fiox lacks the engine and fails its jobs as fio does without thread=1 (err=0)"),
     ("rados.fio", "fio 3.33 crashes (SIGSEGV, exit 139, no report) after \"fio_rados_connect failed.\"; fiox fails the job (err=0) and reports it"),
     ("fixed-rate-submission.fio", "fio 3.33 hangs after laying out its file"),
     ("poisson-rate-submission.fio", "fio 3.33 hangs after laying out its file"),

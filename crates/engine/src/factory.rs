@@ -79,6 +79,15 @@ pub(crate) fn build(job: &JobSpec, one_thread: bool) -> Result<Box<dyn IoEngine>
         Engine::Splice => Box::new(FdEngine::new(splice::SpliceEngine::new()?)),
         Engine::Net => Box::new(crate::net::NetEngine::new(job, false)?),
         Engine::Netsplice => Box::new(crate::net::NetEngine::new(job, true)?),
+        // fio's pmemblk needs thread=1 (its threads share the pool, which a process can
+        // open once); without it fio fails the job (err=0) in these words.
+        Engine::Pmemblk if !job.thread => {
+            return Err(EngineError::Fails {
+                msg: "pmemblk: must set thread=1 for pmemblk engine".into(),
+                errno: 0,
+            })
+        }
+        Engine::Pmemblk => Box::new(crate::blocking::pmemblk::PmemblkEngine::new()),
         Engine::E4defrag => Box::new(FdEngine::new(e4defrag::E4defragEngine::new(job)?)),
         Engine::IoUring => Box::new(uring::UringEngine::new(
             depth,
@@ -121,6 +130,7 @@ mod tests {
     /// donor).
     fn built(name: &str, slot: u32) -> Box<dyn IoEngine> {
         let mut j = job(name);
+        j.thread = true; // pmemblk
         j.engine.cpuload = 50;
         j.engine.program = Some("true".into());
         // The net engines bind their port when built: a listening reader on a free one.

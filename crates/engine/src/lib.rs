@@ -23,7 +23,8 @@
 //!
 //! Engines ([`create`] picks one from `ioengine=`), one folder a family:
 //! - `blocking/`: the syscall completes inside `queue`: `sync`, `psync`, `pvsync`, `pvsync2`,
-//!   `vsync` (merges contiguous units into one readv), `mmap`, `splice` (data through a pipe).
+//!   `vsync` (merges contiguous units into one readv), `mmap`, `splice` (data through a pipe),
+//!   `pmemblk` (blocks of a PMDK pool, libpmemblk loaded at run time: [`pmemblk`]).
 //! - `queued/`: completions come from `getevents`: `libaio` (raw syscalls), `io_uring`,
 //!   `posixaio` (glibc), `guasi`/`threads` (fiox's worker-thread engine, [`guasi`]) and
 //!   `io_submit_mode=offload` (any engine on submit threads), with the worker [`pool`] the
@@ -61,6 +62,7 @@ mod target;
 #[path = "../../../tests/harness/need.rs"]
 mod test_need;
 
+pub use blocking::pmemblk;
 pub use buf::{BufPool, BufSpan};
 pub use factory::create;
 pub use fileops::e4defrag::donor_path as e4defrag_donor;
@@ -274,6 +276,10 @@ pub enum EngineError {
         .0.fio, .0.engine, .0.needs, .0.errno
     )]
     FailsAsInFio(&'static fiox_job::defs::unsupported::FailsWhenRun),
+    /// The job fails as fio's does with this engine here, in fio's words and with its error
+    /// number (0: fio records none, yet counts the job as failed): pmemblk without thread=1.
+    #[error("{msg}")]
+    Fails { msg: String, errno: i32 },
     #[error("{engine}: option {option}: {reason}")]
     Option {
         engine: &'static str,
@@ -310,6 +316,7 @@ impl EngineError {
                 source.raw_os_error()
             }
             EngineError::FailsAsInFio(f) => Some(f.errno),
+            EngineError::Fails { errno, .. } => Some(*errno),
             EngineError::DirectUnsupported(_) => Some(libc::EINVAL),
             _ => None,
         }

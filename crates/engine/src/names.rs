@@ -21,7 +21,6 @@ pub const UNSUPPORTED_FIO_ENGINES: &[&str] = &[
     "rdma",
     "libhdfs",
     "mtd",
-    "pmemblk",
     "dev-dax",
     "libpmem",
     "http",

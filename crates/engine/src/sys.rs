@@ -330,7 +330,7 @@ pub fn fdatasync(fd: RawFd) -> io::Result<()> {
     cvt(unsafe { libc::fdatasync(fd) })
 }
 
-fn fstat(fd: RawFd) -> io::Result<libc::stat> {
+pub(crate) fn fstat(fd: RawFd) -> io::Result<libc::stat> {
     // SAFETY: an all-zero stat is a valid value; fstat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: st is a valid, writable stat buffer.

@@ -124,6 +124,8 @@ engines! {
         "TCP, UDP or unix-socket transfer between a listening job and a sending job";
     Netsplice = "netsplice" [], DISKLESS_INLINE, "net, moving TCP data with splice(2)/vmsplice(2)";
     E4defrag = "e4defrag" [], PLAIN, "ext4 online defragmentation (EXT4_IOC_MOVE_EXT) per write";
+    Pmemblk = "pmemblk" [], DISKLESS,
+        "blocks of a PMDK pool (libpmemblk): filename=path,bsize,fsizemib, needs thread=1";
 }
 
 impl Engine {
@@ -163,10 +165,10 @@ impl Engine {
         self.kind().inline_only
     }
 
-    /// fio's FIO_SYNCIO engines: the sync family and mmap (fio's null engine is not one: fio
-    /// queues it at any depth).
+    /// fio's FIO_SYNCIO engines: the sync family, mmap and pmemblk (fio's null engine is not
+    /// one: fio queues it at any depth).
     pub const fn is_fio_syncio(self) -> bool {
-        self.is_sync() || matches!(self, Engine::Mmap)
+        self.is_sync() || matches!(self, Engine::Mmap | Engine::Pmemblk)
     }
 
     /// The file-operation engines (fio times the operation on each file, not the I/Os).
@@ -315,6 +317,7 @@ mod tests {
             "dirstat",
             "dirdelete",
             "page_fault",
+            "pmemblk",
         ];
         old.sort_unstable();
         assert_eq!(diskless, old);

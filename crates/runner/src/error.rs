@@ -67,7 +67,8 @@ impl RunError {
             RunError::Engine(
                 e @ (fiox_engine::EngineError::Os { .. }
                 | fiox_engine::EngineError::File { .. }
-                | fiox_engine::EngineError::FailsAsInFio(_)),
+                | fiox_engine::EngineError::FailsAsInFio(_)
+                | fiox_engine::EngineError::Fails { .. }),
             ) => e.os_errno().unwrap_or(libc::EIO),
             RunError::Refused(_) => libc::EPERM,
             RunError::Target { errno, .. } => *errno,

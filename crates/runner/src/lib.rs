@@ -368,6 +368,7 @@ fn check_jobs(
                 .into_iter()
                 .map(move |m| (i, RunError::Refused(m)))
         })
+        .chain(files::pools::unloadable(jobs))
         .collect();
     if !unsupported.is_empty() {
         return Err((reshaped, unsupported));

@@ -224,7 +224,7 @@ pub(super) static OPTS: &[OptDef] = &[
         Ok(())
     })
     .def("psync")
-    .long("See `--enghelp` for the list. A fio engine that fiox does not implement parses (with its options) but a job using it is refused when run, as fio refuses a file naming an engine it cannot load; a job of an engine fio 3.33 loads but cannot use without its device or library (sg, mtd, io_uring_cmd, nbd, rdma, rados, rbd, gfapi, dev-dax, libpmem, pmemblk) fails as fio's does, with fio's error number, and the other jobs run."),
+    .long("See `--enghelp` for the list. A fio engine that fiox does not implement parses (with its options) but a job using it is refused when run, as fio refuses a file naming an engine it cannot load; a job of an engine fio 3.33 loads but cannot use without its device or library (sg, mtd, io_uring_cmd, nbd, rdma, rados, rbd, gfapi, dev-dax, libpmem) fails as fio's does, with fio's error number, and the other jobs run. pmemblk runs where libpmemblk.so.1 is installed (filename=path,bsize,fsizemib; thread=1, as fio)."),
     OptDef::new("iodepth", K::Int, C::Io, "I/Os kept in flight", |j, v| {
         j.iodepth = v.u32()?;
         j.iodepth_given = true;

@@ -28,7 +28,6 @@ pub const ENGINES: &[&str] = &[
     "mtd",
     "nbd",
     "nfs",
-    "pmemblk",
     "rados",
     "rbd",
     "rdma",
@@ -143,12 +142,6 @@ pub const FAILS_WHEN_RUN: &[FailsWhenRun] = &[
         fio: "file:engines/libpmem.c:114, func=file_name does not point to persistent memory, \
               error=Operation not supported",
         needs: "persistent memory (libpmem)",
-    },
-    FailsWhenRun {
-        engine: "pmemblk",
-        errno: 0,
-        fio: "pmemblk: cannot use the pool",
-        needs: "a pmemblk pool (libpmemblk)",
     },
 ];
 

@@ -6,7 +6,7 @@
 //! The folder holds the rest of a job's files: which files fiox owns and may remove ([`owned`]),
 //! opening for writing without trusting an earlier check ([`safeopen`]), the block-device check
 //! and claim ([`blockdev`]), every writing job's files checked before the first group
-//! ([`precheck`]), the page cache of a job's files ([`cache`]) and `openfiles` below
+//! ([`precheck`]), a pmemblk job's pool files ([`pools`]), the page cache of a job's files ([`cache`]) and `openfiles` below
 //! `nrfiles` ([`opengate`]).
 
 pub(crate) mod blockdev;
@@ -14,6 +14,7 @@ pub(crate) mod cache;
 pub(crate) mod fdbudget;
 pub(crate) mod opengate;
 pub(crate) mod owned;
+pub(crate) mod pools;
 pub(crate) mod precheck;
 pub(crate) mod safeopen;
 
@@ -79,16 +80,38 @@ pub fn file_count(job: &JobSpec) -> usize {
     }
 }
 
-/// Paths of a job's files in order ([`file_count`] of them).
+/// Paths of a job's files in order ([`file_count`] of them). A pmemblk job's names lose their
+/// pool sizes (`path,bsize,fsizemib`, see [`pools`]).
 pub fn file_paths(job: &JobSpec) -> Vec<PathBuf> {
+    let pool = job.ioengine.is(fiox_job::Engine::Pmemblk);
+    file_names(job)
+        .into_iter()
+        .map(|n| {
+            if pool {
+                place(job, &fiox_engine::pmemblk::name::PoolName::path_of(&n))
+            } else {
+                place(job, &n)
+            }
+        })
+        .collect()
+}
+
+/// The names of a job's files in order, as written (`filename=`) or generated
+/// (`filename_format`).
+pub fn file_names(job: &JobSpec) -> Vec<String> {
     let fs = &job.files;
-    let names: Vec<String> = if fs.filenames.is_empty() {
+    if fs.filenames.is_empty() {
         (0..file_count(job) as u32)
             .map(|i| expand_format(&fs.filename_format, job, i))
             .collect()
     } else {
         fs.filenames.clone()
-    };
+    }
+}
+
+/// Where the file named `name` is: as named if absolute, else in the job's `directory`.
+pub fn place(job: &JobSpec, name: &str) -> PathBuf {
+    let fs = &job.files;
     // As fio's add_file: a clone's generated files all go into the directory of its subjob
     // number (round-robin over `directory=a:b`); `filename=` files into the first.
     let dir = if fs.filenames.is_empty() {
@@ -96,17 +119,12 @@ pub fn file_paths(job: &JobSpec) -> Vec<PathBuf> {
     } else {
         0
     };
-    names
-        .into_iter()
-        .map(|n| {
-            let p = PathBuf::from(&n);
-            if p.is_absolute() || fs.directories.is_empty() {
-                p
-            } else {
-                Path::new(&fs.directories[dir % fs.directories.len()]).join(p)
-            }
-        })
-        .collect()
+    let p = PathBuf::from(name);
+    if p.is_absolute() || fs.directories.is_empty() {
+        p
+    } else {
+        Path::new(&fs.directories[dir % fs.directories.len()]).join(p)
+    }
 }
 
 fn probe(path: &Path) -> Result<(FileKind, u64), RunError> {
@@ -229,6 +247,16 @@ pub fn min_bs(job: &JobSpec) -> u64 {
 /// Decide every file's region and whether it needs laying out. `diskless` engines (null) take
 /// the sizes as given and never touch the files.
 pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
+    plan_sized(job, diskless, None)
+}
+
+/// [`plan`], with each file's size known already where `known` gives it (a pmemblk pool's
+/// usable bytes, as fio's engine reports them): such files are never laid out.
+pub fn plan_sized(
+    job: &JobSpec,
+    diskless: bool,
+    known: Option<&[u64]>,
+) -> Result<FilePlan, RunError> {
     let paths = file_paths(job);
     let n = paths.len() as u64;
     let total = match job.size {
@@ -240,7 +268,9 @@ pub fn plan(job: &JobSpec, diskless: bool) -> Result<FilePlan, RunError> {
     let split = fiox_workload::split_size(job, n as u32, total, job.rand.randseed);
     let mut files = Vec::with_capacity(paths.len());
     for (i, path) in paths.into_iter().enumerate() {
-        let (kind, real) = if diskless {
+        let (kind, real) = if let Some(&size) = known.and_then(|k| k.get(i)) {
+            (FileKind::Regular, size)
+        } else if diskless {
             (FileKind::Regular, diskless_size(job))
         } else {
             probe(&path)?

@@ -28,6 +28,8 @@ pub(crate) struct Opened {
     /// Exclusive claims on the block devices the job writes, held until the job is done so
     /// nobody mounts them mid-run.
     _claims: Vec<crate::files::blockdev::BlockClaim>,
+    /// A pmemblk job's pools, open until the job is done (the job's clones share them).
+    pools: Vec<std::sync::Arc<fiox_engine::pmemblk::Pool>>,
 }
 
 pub(super) fn prepare_files(
@@ -37,6 +39,9 @@ pub(super) fn prepare_files(
 ) -> Result<Opened, RunError> {
     let job = env.job;
     crate::dprint!(crate::debug::FILE, "setup files");
+    if job.ioengine.is(fiox_job::Engine::Pmemblk) {
+        return prepare_pools(env, leftovers);
+    }
     let mut plan = files::plan(job, diskless)?;
     env.progress
         .files
@@ -50,6 +55,7 @@ pub(super) fn prepare_files(
             plan,
             warnings: Vec::new(),
             _claims: Vec::new(),
+            pools: Vec::new(),
         });
     }
     // The files' directories stay open from one file to the next until the files are ready.
@@ -118,6 +124,34 @@ pub(super) fn prepare_files(
         checked,
         warnings,
         _claims: claims,
+        pools: Vec::new(),
+    })
+}
+
+/// A pmemblk job's files: its pools, opened or created ([`crate::files::pools`]).
+fn prepare_pools(
+    env: &JobEnv,
+    leftovers: &mut Vec<std::path::PathBuf>,
+) -> Result<Opened, RunError> {
+    let job = env.job;
+    // fio's note (once a run): the engine is always direct.
+    static NOTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !job.direct && env.messages && !NOTED.swap(true, Ordering::Relaxed) {
+        env.info
+            .say("pmemblk: direct == 0, but pmemblk is always direct\n");
+    }
+    let p = crate::files::pools::prepare(job, &writer(env), leftovers)?;
+    env.progress
+        .files
+        .store(p.plan.files.len() as u64, Ordering::Relaxed);
+    take_creds(job)?;
+    Ok(Opened {
+        checked: vec![None; p.plan.files.len()],
+        handles: p.handles,
+        plan: p.plan,
+        warnings: Vec::new(),
+        _claims: Vec::new(),
+        pools: p.pools,
     })
 }
 
@@ -311,7 +345,8 @@ pub(super) fn finish_files(
     diskless: bool,
     leftovers: &mut Vec<std::path::PathBuf>,
 ) -> Result<(), RunError> {
-    if diskless {
+    // A pmemblk job's pool files are files all the same: unlink=1 removes them (if fiox's).
+    if diskless && opened.pools.is_empty() {
         return Ok(());
     }
     if crate::debug::on(crate::debug::FILE) {

@@ -225,6 +225,8 @@ impl<'a> IoLoopBuilder<'a> {
                 cpu_start: crate::sys::job_usage(&helpers),
                 helpers,
                 ios_since_clock: 0,
+                clock_stride: 1,
+                last_clock_ns: 0,
                 job_start_ms: None,
                 ramp_group: self.ramp_group,
                 paced: pacer.active() || engine_think.is_some(),

@@ -152,6 +152,11 @@ pub(super) struct Timeline<'a> {
     pub(super) helpers: Vec<libc::pid_t>,
     /// Completions since the clock was last read (without per-I/O clocks).
     pub(super) ios_since_clock: u32,
+    /// Completions between two clock reads (without per-I/O clocks): 1 at first, then as
+    /// the I/O's pace allows (`timeline::next_stride`).
+    pub(super) clock_stride: u32,
+    /// The clock's time at its last read (without per-I/O clocks).
+    pub(super) last_clock_ns: u64,
     /// `job_start_clock_id`: that clock's ms at the job's epoch.
     pub(super) job_start_ms: Option<u64>,
     /// `ramp_size` with group_reporting: the bytes of the group's jobs still ramping, and
