@@ -3,7 +3,7 @@
 //! fio fails (no thread=1, a missing pool) failed alike; a user's file never written. fio
 //! 3.33's examples/pmemblk.fio itself is compared in tests/fio_examples.rs. Without
 //! libpmemblk.so.1 (Debian: libpmemblk1, which fio's package depends on) fiox refuses such
-//! jobs, and these tests skip, saying so.
+//! jobs; these tests need it (ci/packages.txt) and fail naming the package without it.
 
 #![allow(clippy::disallowed_methods)] // tests build their own scratch files
 
@@ -12,9 +12,10 @@ mod harness;
 use harness::*;
 use std::path::Path;
 
-/// libpmemblk.so.1 can be loaded (fiox does not refuse a pmemblk job for want of it); else
-/// the test is skipped with the refusal printed.
+/// libpmemblk.so.1 is installed (ci/packages.txt: libpmemblk1, which fio's package depends
+/// on; the test fails naming it otherwise) and fiox loads it: a pmemblk job is not refused.
 fn have_libpmemblk(dir: &Path) -> bool {
+    require_file("/usr/lib/x86_64-linux-gnu/libpmemblk.so.1");
     let r = fiox_in(
         dir,
         &[
@@ -25,13 +26,11 @@ fn have_libpmemblk(dir: &Path) -> bool {
             "--size=1m",
         ],
     );
-    if r.stderr.contains("cannot be loaded") {
-        eprintln!(
-            "skip: libpmemblk.so.1 is not installed (Debian: libpmemblk1): {}",
-            r.stderr
-        );
-        return false;
-    }
+    assert!(
+        !r.stderr.contains("cannot be loaded"),
+        "libpmemblk.so.1 is installed but fiox cannot load it: {}",
+        r.stderr
+    );
     true
 }
 
