@@ -7,7 +7,8 @@
 # Needs root (a fiox loop testbed: direct I/O over a 1 GiB /dev/shm file), valgrind, fio 3.33 and
 # T_IO_URING: fio's t/io_uring built WITH libaio (apt-get install libaio-dev; in fio's source
 # `./configure && rm -f t/*.o && make t/io_uring`: a t/io_uring built without CONFIG_LIBAIO runs
-# -a1 with zero I/Os and no error).
+# -a1 with zero I/Os and no error), and without -march=native (`./configure --disable-native`:
+# valgrind 3.19 stops at the AVX-512 a native build may use).
 # DEPTH (32) and BATCH (8) set the queue: t/io_uring `-dDEPTH -sBATCH -cBATCH` submits BATCH at a
 # time and waits for at least BATCH completions, then takes all there are; fio's job says the
 # same with iodepth_batch_submit=BATCH, iodepth_batch_complete_min=BATCH and
@@ -26,10 +27,8 @@ scratch=$(mktemp -d /dev/shm/fiox-floor.XXXXXX)
 trap '"$fiox" testbed down floor-uring >/dev/null 2>&1; rm -rf "$scratch"' EXIT
 dev=$("$fiox" testbed up loop --name=floor-uring --size=1g --direct_io=on --dir="$scratch" | awk '{print $3}')
 
-# t/io_uring: one run of 4 s under cachegrind, its instructions over its I/Os (the sum of its
-# per-second IOPS lines). Its start-up is small (about 1M instructions against hundreds of
-# millions); a difference of two runs is not used because under valgrind its rate varies more
-# between runs than the start-up it would cancel.
+# t/io_uring: one run under cachegrind: "instructions ios" (the sum of its per-second IOPS
+# lines).
 t_count() { # seconds aio [stats] -> "instructions ios"
     local fixed=$((1 - $2))
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$scratch/cg" \
@@ -40,10 +39,13 @@ t_count() { # seconds aio [stats] -> "instructions ios"
     ios=$(t_io_uring_ios "$scratch/out")
     echo "$i $ios"
 }
+# Runs of 3 and 8 s, the difference over the difference in I/Os: a run's last second prints
+# no IOPS line (its I/Os are not in the sum), which the difference cancels.
 for a in 0 1; do
-    read -r i n <<<"$(t_count 4 $a)"
+    read -r i3 n3 <<<"$(t_count 3 $a)"
+    read -r i8 n8 <<<"$(t_count 8 $a)"
     name=$([ $a = 0 ] && echo "t/io_uring (io_uring)" || echo "t/io_uring -a1 (libaio)")
-    awk -v b="$name" -v i="$i" -v n="$n" \
+    awk -v b="$name (8 s - 3 s)" -v i="$((i8 - i3))" -v n="$((n8 - n3))" \
         'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
 done
 # t/io_uring's own latency statistics (-t1: a clock read and a histogram add per submit and
