@@ -48,6 +48,22 @@ pub fn free_port(host: &str) -> u16 {
 
 impl Server {
     pub fn start(tool: &str) -> Server {
+        // A port found free can be taken by another program before the server binds it:
+        // then (and only then) the server is started again on another port.
+        for _ in 0..3 {
+            match Server::try_start(tool) {
+                Ok(server) => return server,
+                Err(why) if why.contains("Address already in use") => {
+                    eprintln!("{tool} --server: {why} (trying another port)");
+                }
+                Err(why) => panic!("{why}"),
+            }
+        }
+        panic!("{tool} --server: every port tried was taken");
+    }
+
+    /// A server on a free port, listening; Err with its status and log when it ended first.
+    fn try_start(tool: &str) -> Result<Server, String> {
         let port = free_port("127.0.0.1");
         let bin = if tool == "fiox" { fiox_bin() } else { "fio" };
         let child = Command::new(bin)
@@ -60,10 +76,13 @@ impl Server {
         let mut server = Server { child, port };
         let t0 = Instant::now();
         // Listening, and by this child: another process on the port would pass the first
-        // check while this server failed to bind and left.
-        while !listening(port) || server.ended().is_some() {
+        // check while this server failed to bind and left. (`ended` takes the log: once.)
+        loop {
             if let Some(why) = server.ended() {
-                panic!("{tool} --server on port {port} ended: {why}");
+                return Err(format!("{tool} --server on port {port} ended: {why}"));
+            }
+            if listening(port) {
+                return Ok(server);
             }
             assert!(
                 t0.elapsed() < Duration::from_secs(20),
@@ -71,7 +90,6 @@ impl Server {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        server
     }
 
     /// Whether the server has exited, and then its status and log (for a failure's message).
