@@ -48,8 +48,11 @@ fn row_of<'a>(j: &'a serde_json::Value, metric: &str) -> &'a serde_json::Value {
 fn compare_reads_real_fio_json_and_says_better() {
     assert!(need_fio(), "fio 3.33 is needed (Debian package fio)");
     let (a, b) = (TempDir::new("cmp-a"), TempDir::new("cmp-b"));
-    rate_runs("fio", &a, 500, 3);
-    rate_runs("fio", &b, 1000, 3);
+    // Five runs a side: a 1 s rate-limited fio run starved by the tests running beside it
+    // (2 CPUs) once read 186 IOPS of 500, and with three runs a side that one run left the
+    // comparison inconclusive (fresh Debian run, 2026-12-05).
+    rate_runs("fio", &a, 500, 5);
+    rate_runs("fio", &b, 1000, 5);
     let r = fiox(&[
         "compare",
         a.path().to_str().unwrap(),
@@ -75,10 +78,11 @@ fn compare_reads_real_fio_json_and_says_better() {
         b.path().to_str().unwrap(),
     ])
     .json();
-    assert_eq!(j["runs"], serde_json::json!([3, 3]));
+    assert_eq!(j["runs"], serde_json::json!([5, 5]));
     let row = row_of(&j, "read.iops");
     let rel = row["changes"][0]["rel"].as_f64().unwrap();
-    assert!((0.8..1.2).contains(&rel), "IOPS should double: {rel}");
+    // Doubled (+100%), give or take one starved run of A (which lifts the ratio to ~+130%).
+    assert!((0.7..1.5).contains(&rel), "IOPS should double: {rel}");
     assert!(row["summaries"][0]["mean"].as_f64().unwrap() > 400.0);
 }
 
@@ -148,7 +152,7 @@ fn compare_groups_files_by_directory() {
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let j = fiox(&argv).json();
     assert_eq!(j["sides"], serde_json::json!(["before", "after"]), "{j}");
-    assert_eq!(j["runs"], serde_json::json!([3, 3]));
+    assert_eq!(j["runs"], serde_json::json!([5, 5]));
     let row = row_of(&j, "read.iops");
     assert_eq!(row["changes"][0]["verdict"], "better", "{row}");
     assert!(row["changes"][0]["p_adjusted"].as_f64().is_some(), "{row}");
