@@ -152,7 +152,7 @@ fn compare_groups_files_by_directory() {
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let j = fiox(&argv).json();
     assert_eq!(j["sides"], serde_json::json!(["before", "after"]), "{j}");
-    assert_eq!(j["runs"], serde_json::json!([5, 5]));
+    assert_eq!(j["runs"], serde_json::json!([3, 3]));
     let row = row_of(&j, "read.iops");
     assert_eq!(row["changes"][0]["verdict"], "better", "{row}");
     assert!(row["changes"][0]["p_adjusted"].as_f64().is_some(), "{row}");

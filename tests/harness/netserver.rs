@@ -29,6 +29,30 @@ pub fn listening(port: u16) -> bool {
         })
 }
 
+/// Whether process `pid` itself holds the socket listening on 127.0.0.1:`port` (the socket's
+/// inode in /proc/net/tcp among its descriptors): a server that failed to bind while another
+/// program took the port is not mistaken for a listening one.
+pub fn listening_by(port: u16, pid: u32) -> bool {
+    let want = format!("0100007F:{port:04X}");
+    let inodes: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 9 && f[1] == want && f[3] == "0A").then(|| format!("socket:[{}]", f[9]))
+        })
+        .collect();
+    if inodes.is_empty() {
+        return false;
+    }
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .any(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str()))
+}
+
 /// A port a server may listen on at `host`: below the kernel's ephemeral range (32768 up),
 /// so no client connection of a test running beside this one takes it between this check and
 /// the server's bind. A port the kernel picked (`:0`) and this check freed again was taken
@@ -75,13 +99,14 @@ impl Server {
             .expect("start the server");
         let mut server = Server { child, port };
         let t0 = Instant::now();
-        // Listening, and by this child: another process on the port would pass the first
-        // check while this server failed to bind and left. (`ended` takes the log: once.)
+        // Listening, and by this child: another program on the port would pass a check of
+        // the port alone while this server failed to bind (seen: EADDRINUSE after the port
+        // was found free). (`ended` takes the log: once.)
         loop {
             if let Some(why) = server.ended() {
                 return Err(format!("{tool} --server on port {port} ended: {why}"));
             }
-            if listening(port) {
+            if listening_by(port, server.child.id()) {
                 return Ok(server);
             }
             assert!(
