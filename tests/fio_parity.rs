@@ -2445,3 +2445,17 @@ fn the_ring_loop_counts_like_fio() {
         }
     }
 }
+
+/// The strace reader joins a call another thread interrupted (`<unfinished ...>`, later
+/// `<... resumed>`) into one line where it began: the blktrace replay test above once lost
+/// every read after a split openat of its target.
+#[test]
+fn an_interrupted_strace_call_is_joined_where_it_began() {
+    let text = "7 openat(AT_FDCWD, \"target\", O_RDWR <unfinished ...>\n\
+                8 pread64(3, \"\", 4096, 0) = 4096\n\
+                7 <... openat resumed>) = 5\n";
+    assert_eq!(
+        join_resumed(text),
+        "7 openat(AT_FDCWD, \"target\", O_RDWR ) = 5\n8 pread64(3, \"\", 4096, 0) = 4096\n"
+    );
+}

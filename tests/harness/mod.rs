@@ -311,7 +311,35 @@ pub fn strace_text(tool: &str, dir: &Path, args: &[&str], strace_args: &[&str]) 
     );
     let text = std::fs::read_to_string(&trace).unwrap();
     let _ = std::fs::remove_file(&trace);
-    text
+    join_resumed(&text)
+}
+
+/// strace's lines with each call whole: a call another thread interrupted is printed as
+/// "PID call(args <unfinished ...>" and later "PID <... call resumed>rest) = RET"; the two
+/// are joined into "PID call(args rest) = RET" where the first stood (tests read a call and
+/// its return value from one line: a split openat once hid every read that followed).
+pub fn join_resumed(text: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut open: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for l in text.lines() {
+        let (pid, rest) = l.split_once(' ').unwrap_or(("", l));
+        let rest = rest.trim_start();
+        if let Some(head) = l.strip_suffix("<unfinished ...>") {
+            open.insert(pid.to_string(), lines.len());
+            lines.push(head.trim_end().to_string());
+        } else if rest.starts_with("<... ") {
+            let tail = rest.split_once("resumed>").map_or("", |(_, t)| t);
+            match open.remove(pid) {
+                Some(i) => lines[i] = format!("{} {}", lines[i], tail.trim_start()),
+                None => lines.push(l.to_string()),
+            }
+        } else {
+            lines.push(l.to_string());
+        }
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
 }
 
 /// The reads and writes `tool` makes on the files of `dir` as "pread64 LEN OFFSET", in order:
