@@ -96,7 +96,8 @@ fn netio_multicast(port: u16) -> String {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fio-examples/netio_multicast.fio"),
     )
     .expect("fio's example");
-    text.replace("size=100m", "size=1m")
+    // As threads: a fio that hangs is then one process, which the test's timeout ends whole.
+    text.replace("size=100m", "size=1m\nthread")
         .replace("port=10000", &format!("port={port}"))
 }
 
@@ -113,6 +114,12 @@ fn netio_multicast_ends_as_in_fio() {
         let p = port(41000 + 600 * i as u16);
         std::fs::write(d.path().join("nm.fio"), netio_multicast(p)).unwrap();
         let (code, v, stderr) = tool_json(tool, d.path(), &["nm.fio"], Some(60));
+        if *tool == "fio" && matches!(code, 124 | 137) {
+            // fio 3.33 waits for ever for a pingpong reply to a lost datagram (its known
+            // hang, tests/fio_examples.rs): nothing of fio's to compare this time.
+            eprintln!("fio hung on a lost datagram (exit {code}): fiox's run still checked");
+            continue;
+        }
         assert_eq!(code, 0, "{tool} (124: it hung): {stderr}");
         let jobs = v["jobs"].as_array().unwrap();
         let got: Vec<(&str, u64, u64)> = jobs

@@ -87,8 +87,10 @@ fn tool_cmd(tool: &str, cwd: &Path, secs: Option<u32>) -> Command {
     let bin = if tool == "fio" { "fio" } else { fiox_bin() };
     let mut c = match secs {
         Some(s) => {
+            // SIGKILL 10 s after the SIGTERM when the tool does not end on it (fio's job
+            // blocked in a recv keeps a terminated fio alive, and the test's pipes open).
             let mut c = Command::new("timeout");
-            c.arg(s.to_string()).arg(bin);
+            c.args(["-k", "10"]).arg(s.to_string()).arg(bin);
             c
         }
         None => Command::new(bin),
