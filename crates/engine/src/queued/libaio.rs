@@ -373,28 +373,25 @@ impl LibaioEngine {
             ev.data = u64::from(c.unit);
             ev.res = c.result;
         }
+        let (mut got, mut r) = (0, Ok(()));
         if ready < max && self.inflight > 0 {
             let want = min.saturating_sub(ready).min(self.inflight);
             let room = (max - ready).min(self.inflight);
-            let r = match (self.userspace_reap && want == 0)
+            match (self.userspace_reap && want == 0)
                 .then(|| self.reap_ring(ready, room))
                 .flatten()
+                .map_or_else(|| self.reap_syscall(ready, want, room), Ok)
             {
-                Some(k) => Ok(k),
-                None => self.reap_syscall(ready, want, room),
-            };
-            // A failed wait still hands over the completions taken from `ready`.
-            let got = *r.as_ref().unwrap_or(&0);
-            self.inflight -= got;
-            for ev in &self.events[..ready + got] {
-                sink(ev.data as u32, ev.res);
+                Ok(k) => got = k,
+                Err(e) => r = Err(e),
             }
-            return r.map(|got| ready + got);
+            self.inflight -= got;
         }
-        for ev in &self.events[..ready] {
+        // A failed wait still hands over the completions taken from `ready`.
+        for ev in &self.events[..ready + got] {
             sink(ev.data as u32, ev.res);
         }
-        Ok(ready)
+        r.map(|()| ready + got)
     }
 }
 
