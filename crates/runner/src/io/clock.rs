@@ -109,6 +109,21 @@ fn calibrate() -> Option<f64> {
     Some((t1 - t0).as_nanos() as f64 / ticks as f64)
 }
 
+/// A [`Clock`] that reads the TSC: its start and ns per tick (32.32 fixed point).
+#[derive(Debug, Clone, Copy)]
+pub struct Tsc {
+    base: u64,
+    mult: u64,
+}
+
+impl Tsc {
+    /// Nanoseconds since the clock started, as [`Clock::now_ns`].
+    #[inline(always)]
+    pub fn now_ns(self) -> u64 {
+        ((rdtsc().wrapping_sub(self.base) as u128 * self.mult as u128) >> 32) as u64
+    }
+}
+
 /// A monotonic nanosecond clock starting at zero when created.
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
@@ -205,12 +220,19 @@ impl Clock {
         self.tsc.is_some()
     }
 
+    /// The TSC reading of this clock, when it reads the TSC: a loop that reads the clock
+    /// per I/O takes it once, and its per-I/O code has no choice of clock in it.
+    #[inline(always)]
+    pub fn tsc(&self) -> Option<Tsc> {
+        self.tsc.map(|(base, mult)| Tsc { base, mult })
+    }
+
     /// Nanoseconds since the clock started.
     #[inline(always)]
     pub fn now_ns(&self) -> u64 {
         // The TSC first: the default clock, and never set together with a wall clock.
-        if let Some((base, mult)) = self.tsc {
-            return ((rdtsc().wrapping_sub(base) as u128 * mult as u128) >> 32) as u64;
+        if let Some(t) = self.tsc() {
+            return t.now_ns();
         }
         if let Some(base) = self.gtod_us {
             let now = if self.shared {

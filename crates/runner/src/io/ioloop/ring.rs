@@ -40,7 +40,15 @@ impl<'a> IoLoop<'a> {
     /// needs the general loop (module note).
     pub(super) fn run_ring(&mut self, depth: u32, low: u32) {
         let depth_units = self.q.slots.len();
-        self.q.ring_ios.reserve(depth_units);
+        let unused = RingIo {
+            id: 0,
+            file: 0,
+            offset: 0,
+            buf: BufSpan::empty(),
+            write: false,
+            ioprio: 0,
+        };
+        self.q.ring_ios.resize(depth_units, unused);
         self.q.ring_cqes.resize(depth_units, RingCqe::default());
         while self.end.is_none() && self.q.requeue.is_empty() && self.q.pending.is_empty() {
             self.ring_fill(depth);
@@ -163,27 +171,15 @@ impl<'a> IoLoop<'a> {
     /// Prepare, queue and submit the units of the requests `batch_reqs[start..end]`
     /// (`ring_queue`'s round once its requests are drawn). False as `ring_queue`.
     fn ring_send(&mut self, start: usize, end: usize) -> bool {
-        self.q.ring_ios.clear();
-        let (fixed, timed) = (self.per_io.prio.fixed(), self.time.timed);
-        for i in start..end {
-            let req = self.q.batch_reqs[i];
-            let Some(id) = self.q.free.pop() else {
-                break;
-            };
-            let Some(io) = self.ring_prepare(id, req, fixed, timed) else {
-                self.q.free.push(id);
-                break;
-            };
-            self.q.ring_ios.push(io);
-        }
-        let n = self.q.ring_ios.len();
+        let n = self.ring_stage(start, end);
         self.counts.drawn(n as u64);
         if n == 0 {
             return false;
         }
         self.counts.batch(true);
+        let ios = &self.q.ring_ios[..n];
         let (k, failed) = match self.engine.direct() {
-            Some(ring) => ring.submit_rw(&self.q.ring_ios),
+            Some(ring) => ring.submit_rw(ios),
             None => (0, true),
         };
         self.check.last_ddir = self.q.slots[self.q.ring_ios[n - 1].id as usize].ddir;
@@ -198,18 +194,56 @@ impl<'a> IoLoop<'a> {
         if failed {
             self.q
                 .free
-                .extend(self.q.ring_ios[k..].iter().map(|io| io.id));
+                .extend(self.q.ring_ios[k..n].iter().map(|io| io.id));
             self.ring_failed();
             false
         } else if k < n {
             // The ring is full: the rest wait their turn in the general loop, first one first.
             self.q
                 .requeue
-                .extend(self.q.ring_ios[k..].iter().rev().map(|io| io.id));
+                .extend(self.q.ring_ios[k..n].iter().rev().map(|io| io.id));
             false
         } else {
             true
         }
+    }
+
+    /// [`IoLoop::prepare_plain`] of a free slot for each request of `batch_reqs[start..end]`
+    /// in order, with its SQE's fields in `ring_ios`: how many (`ring_ios[..n]`). Stops at a
+    /// request that does not fit its slot (the job ends, see [`IoLoop::span_of`]).
+    fn ring_stage(&mut self, start: usize, end: usize) -> usize {
+        let fixed = self.per_io.prio.fixed();
+        let (timed, clock) = (self.time.timed, self.time.clock);
+        let q = &mut self.q;
+        let reqs = &q.batch_reqs[start..end];
+        let parts = Stage {
+            slots: &mut q.slots,
+            free: &mut q.free,
+            ios: &mut q.ring_ios,
+            pool: q.pool,
+            prio: &mut self.per_io.prio,
+        };
+        // One copy of the loop for each clock, so the per-unit code has no clock choice in it.
+        let (n, writes, unfit) = match (timed, clock.tsc()) {
+            (false, _) => parts.stage(reqs, fixed, || 0),
+            (true, Some(tsc)) => parts.stage(reqs, fixed, || tsc.now_ns()),
+            (true, None) => parts.stage(reqs, fixed, || clock.now_ns()),
+        };
+        if let Some((id, len)) = unfit {
+            self.overrun(id, 0, len);
+        }
+        if n > 0 {
+            self.files.last_file = self.q.batch_reqs[start + n - 1].file;
+            if writes {
+                for k in 0..n {
+                    let req = self.q.batch_reqs[start + k];
+                    if req.ddir == Ddir::Write {
+                        self.fill_write(self.q.ring_ios[k].id, &req);
+                    }
+                }
+            }
+        }
+        n
     }
 
     /// `write_iolog` lines of the first `n` units handed to the ring.
@@ -221,28 +255,6 @@ impl<'a> IoLoop<'a> {
                 l.io(io.file, op, io.offset, io.buf.len());
             }
         }
-    }
-
-    /// [`IoLoop::prepare_plain`] of slot `id` for `req`, and its SQE's fields; None (the job
-    /// ended, see [`IoLoop::span_of`]) when the request does not fit the slot.
-    #[inline(always)]
-    fn ring_prepare(
-        &mut self,
-        id: u32,
-        req: IoReq,
-        fixed: Option<(u8, u16)>,
-        timed: bool,
-    ) -> Option<RingIo> {
-        let buf = self.span_of(id, 0, req.len)?;
-        let ioprio = self.prepare_plain_with(id, req, fixed, timed);
-        Some(RingIo {
-            id,
-            file: req.file,
-            offset: req.offset,
-            buf,
-            write: req.ddir == Ddir::Write,
-            ioprio,
-        })
     }
 
     /// What `commit` does after the kernel took the first `k` units of the round: mark the
@@ -342,5 +354,71 @@ impl<'a> IoLoop<'a> {
             |e| e.to_string(),
         );
         self.end = Some(EndReason::Error(libc::EIO, what));
+    }
+}
+
+/// The parts of the loop a submit round writes, borrowed apart: as fields of `&mut self` the
+/// compiler reloaded the lists, the pool and the clock at every unit, not knowing the slots'
+/// stores leave them alone (about 35 instructions per I/O, bench/uring-floor.sh).
+struct Stage<'s> {
+    slots: &'s mut [Slot],
+    free: &'s mut Vec<u32>,
+    ios: &'s mut [RingIo],
+    pool: &'s BufPool,
+    prio: &'s mut crate::io::prio::PrioPicker,
+}
+
+impl Stage<'_> {
+    /// A unit for each of `reqs` in order on the next free slot (taken from the end of
+    /// `free`, as `pop` takes them): the slot as [`IoLoop::prepare_plain_with`] leaves it
+    /// (the caller fills the writes' data) and its SQE's fields in `ios[k]`. How many, and
+    /// the slot and length of a request that does not fit its slot (nothing staged from it
+    /// on; the slot stays free); and whether any is a write.
+    #[inline(always)]
+    fn stage(
+        self,
+        reqs: &[IoReq],
+        fixed: Option<(u8, u16)>,
+        now_ns: impl Fn() -> u64,
+    ) -> (usize, bool, Option<(u32, u32)>) {
+        let avail = self.free.len();
+        let want = reqs.len().min(avail).min(self.ios.len());
+        let ids = &self.free[avail - want..];
+        let (mut n, mut writes, mut unfit) = (0, false, None);
+        for ((req, &id), out) in reqs.iter().zip(ids.iter().rev()).zip(self.ios.iter_mut()) {
+            let Some(buf) = self.pool.span(id as usize, 0, req.len) else {
+                unfit = Some((id, req.len));
+                break;
+            };
+            let d = req.ddir.index() as u8;
+            let (prio, ioprio) = match fixed {
+                Some(p) => p,
+                None => self.prio.pick(d, req.len),
+            };
+            let start_ns = now_ns();
+            self.slots[id as usize] = Slot {
+                ddir: d,
+                file: req.file,
+                offset: req.offset,
+                len: req.len,
+                start_ns,
+                prio,
+                ioprio,
+                ..Slot::default()
+            };
+            let write = req.ddir == Ddir::Write;
+            writes |= write;
+            *out = RingIo {
+                id,
+                file: req.file,
+                offset: req.offset,
+                buf,
+                write,
+                ioprio,
+            };
+            n += 1;
+        }
+        self.free.truncate(avail - n);
+        (n, writes, unfit)
     }
 }
