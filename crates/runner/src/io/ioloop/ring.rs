@@ -383,9 +383,14 @@ impl Stage<'_> {
     ) -> (usize, bool, Option<(u32, u32)>) {
         let avail = self.free.len();
         let want = reqs.len().min(avail).min(self.ios.len());
-        let ids = &self.free[avail - want..];
+        let (reqs, ids, ios) = (
+            &reqs[..want],
+            &self.free[avail - want..],
+            &mut self.ios[..want],
+        );
         let (mut n, mut writes, mut unfit) = (0, false, None);
-        for ((req, &id), out) in reqs.iter().zip(ids.iter().rev()).zip(self.ios.iter_mut()) {
+        while n < want {
+            let (req, id) = (reqs[n], ids[want - 1 - n]);
             let Some(buf) = self.pool.span(id as usize, 0, req.len) else {
                 unfit = Some((id, req.len));
                 break;
@@ -408,7 +413,7 @@ impl Stage<'_> {
             };
             let write = req.ddir == Ddir::Write;
             writes |= write;
-            *out = RingIo {
+            ios[n] = RingIo {
                 id,
                 file: req.file,
                 offset: req.offset,
