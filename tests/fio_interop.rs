@@ -515,6 +515,45 @@ fn patterns_write_fios_bytes() {
     assert_eq!(err, 0, "{stderr}");
 }
 
+/// The queued engines' batch paths (io_uring's ring loop, libaio's) fill every write's
+/// buffer: with `refill_buffers` each of fio's random writes in batches carries data of its
+/// own, and so does each of fiox's (a write sent without its fill would repeat what its
+/// buffer held for an earlier write: 16 buffers for 512 blocks).
+#[test]
+fn batched_queued_writes_are_each_filled() {
+    let dir = TempDir::new("batchbytes");
+    for engine in ["io_uring", "libaio"] {
+        for tool in ["fio", "fiox"] {
+            let f = dir.join(&format!("{tool}-{engine}"));
+            let a: Vec<String> = [
+                "--name=b",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=2m",
+                "--iodepth=16",
+                "--iodepth_batch_submit=4",
+                "--iodepth_batch_complete_min=4",
+                "--refill_buffers=1",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([format!("--ioengine={engine}"), format!("--filename={f}")])
+            .collect();
+            if tool == "fio" {
+                let (code, _, stderr) = fio_in(dir.path(), &a);
+                assert_eq!(code, 0, "fio {engine}: {stderr}");
+            } else {
+                let r = fiox_args(dir.path(), &a);
+                assert_eq!(r.code, 0, "fiox {engine}: {}", r.stderr);
+            }
+            let data = std::fs::read(&f).unwrap();
+            assert_eq!(data.len(), 2 << 20, "{tool} {engine}");
+            let blocks: std::collections::HashSet<&[u8]> = data.chunks(4096).collect();
+            assert_eq!(blocks.len(), 512, "{tool} {engine}: a block repeats another");
+        }
+    }
+}
+
 /// A verify_pattern read from a file: fiox verifies the blocks fio wrote with it (with and
 /// without fio's header), and both tools find the same damage.
 #[test]
