@@ -549,7 +549,11 @@ fn batched_queued_writes_are_each_filled() {
             let data = std::fs::read(&f).unwrap();
             assert_eq!(data.len(), 2 << 20, "{tool} {engine}");
             let blocks: std::collections::HashSet<&[u8]> = data.chunks(4096).collect();
-            assert_eq!(blocks.len(), 512, "{tool} {engine}: a block repeats another");
+            assert_eq!(
+                blocks.len(),
+                512,
+                "{tool} {engine}: a block repeats another"
+            );
         }
     }
 }
