@@ -264,12 +264,19 @@ impl<'a> IoLoop<'a> {
         let n = k as u64;
         self.acct.submit.mark_count(n);
         self.acct.depth.mark_depth(self.q.inflight, n);
-        let now = if self.time.timed { self.now_ns() } else { 0 };
         let q = &mut self.q;
         let (slots, flags) = (&mut q.slots, &mut q.in_flight);
-        for io in &q.ring_ios[..k] {
-            slots[io.id as usize].issue_ns = now;
-            flags[io.id as usize] = true;
+        if self.time.timed {
+            let now = self.time.clock.now_ns();
+            for io in &q.ring_ios[..k] {
+                slots[io.id as usize].issue_ns = now;
+                flags[io.id as usize] = true;
+            }
+        } else {
+            // Untimed: the staged slots' issue times are 0 already.
+            for io in &q.ring_ios[..k] {
+                flags[io.id as usize] = true;
+            }
         }
     }
 
