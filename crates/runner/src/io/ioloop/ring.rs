@@ -366,7 +366,7 @@ impl<'a> IoLoop<'a> {
 
 /// The parts of the loop a submit round writes, borrowed apart: as fields of `&mut self` the
 /// compiler reloaded the lists, the pool and the clock at every unit, not knowing the slots'
-/// stores leave them alone (about 35 instructions per I/O, bench/uring-floor.sh).
+/// stores leave them alone (16 instructions per I/O more, bench/uring-functions.sh).
 struct Stage<'s> {
     slots: &'s mut [Slot],
     free: &'s mut Vec<u32>,
