@@ -9,28 +9,42 @@ use harness::*;
 use std::process::Command;
 
 /// Runs of a rate-limited null job at `rate` IOPS (run i at rate + i%) written as JSON files
-/// into `dir`, made by `tool` ("fio" or the fiox binary).
+/// into `dir`, made by `tool` ("fio" or the fiox binary). A run that did not reach 90% of its
+/// rate was starved by the tests running beside it (2 CPUs: fio's 1 s runs read as low as
+/// 186 of 500 IOPS in full-suite runs, and one such run leaves a comparison of five
+/// inconclusive): it is run again, up to five times, so the runs are what the tests assume.
 fn rate_runs(tool: &str, dir: &TempDir, rate: u32, n: usize) {
     for i in 0..n {
         let out = dir.join(&format!("run{i}.json"));
-        let st = Command::new(tool)
-            .current_dir(dir.path())
-            .args([
-                "--name=rr",
-                "--ioengine=null",
-                "--rw=randread",
-                "--size=1g",
-                "--time_based",
-                "--runtime=1",
-                // 1% apart per run: rate-limited runs of fio can give the same IOPS to the
-                // last digit, and two constant sides leave no test possible ("no claim").
-                &format!("--rate_iops={}", rate + i as u32 * rate / 100),
-                "--output-format=json",
-                &format!("--output={out}"),
-            ])
-            .status()
-            .expect("run the tool");
-        assert!(st.success(), "{tool} failed");
+        let want = rate + i as u32 * rate / 100;
+        for attempt in 1..=5 {
+            let st = Command::new(tool)
+                .current_dir(dir.path())
+                .args([
+                    "--name=rr",
+                    "--ioengine=null",
+                    "--rw=randread",
+                    "--size=1g",
+                    "--time_based",
+                    "--runtime=1",
+                    // 1% apart per run: rate-limited runs of fio can give the same IOPS to
+                    // the last digit, and two constant sides leave no test possible ("no
+                    // claim").
+                    &format!("--rate_iops={want}"),
+                    "--output-format=json",
+                    &format!("--output={out}"),
+                ])
+                .status()
+                .expect("run the tool");
+            assert!(st.success(), "{tool} failed");
+            let doc: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+            let iops = doc["jobs"][0]["read"]["iops"].as_f64().unwrap_or(0.0);
+            if iops >= 0.9 * f64::from(want) {
+                break;
+            }
+            assert!(attempt < 5, "{tool}: {iops} IOPS of {want}, five times");
+        }
     }
 }
 
