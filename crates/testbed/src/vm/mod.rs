@@ -768,7 +768,13 @@ mod tests {
         });
         crate::managed::teardown(&rec).unwrap();
         use std::os::unix::process::ExitStatusExt;
-        assert_eq!(ours.wait().unwrap().signal(), Some(libc::SIGTERM));
+        // SIGTERM kills a QEMU still starting; one past its start-up ends itself on it
+        // ("terminating on signal 15", status 0), as a loaded machine's fresh Debian run saw.
+        let st = ours.wait().unwrap();
+        assert!(
+            st.signal() == Some(libc::SIGTERM) || st.code() == Some(0),
+            "{st:?}"
+        );
         assert!(
             other.try_wait().unwrap().is_none(),
             "another tag's QEMU was stopped"
