@@ -148,16 +148,7 @@ impl<'a> IoLoop<'a> {
             None => self.per_io.prio.pick(d, req.len),
         };
         let start_ns = if timed { self.now_ns() } else { 0 };
-        self.q.slots[id as usize] = Slot {
-            ddir: d,
-            file: req.file,
-            offset: req.offset,
-            len: req.len,
-            start_ns,
-            prio,
-            ioprio,
-            ..Slot::default()
-        };
+        self.q.slots[id as usize] = Slot::of_req(&req, start_ns, (prio, ioprio));
         ioprio
     }
 

@@ -140,15 +140,8 @@ impl<'a> IoLoop<'a> {
         let unit = unit.with_ioprio(ioprio);
         // Built only where needed (the general path, the per-I/O hooks): not per I/O.
         let slot = || Slot {
-            ddir: d,
-            file: req.file,
-            offset: req.offset,
-            len: req.len,
-            start_ns,
             issue_ns: start_ns,
-            prio,
-            ioprio,
-            ..Slot::default()
+            ..Slot::of_req(&req, start_ns, (prio, ioprio))
         };
         let direct = if DIRECT {
             self.q.direct.get(req.file as usize)

@@ -100,6 +100,24 @@ struct Slot {
     sfr: u32,
 }
 
+impl Slot {
+    /// A fresh unit for `req`: started at `start_ns` (0 untimed), with its priority's index
+    /// and value; nothing transferred, issued, verified or synced yet.
+    #[inline(always)]
+    fn of_req(req: &IoReq, start_ns: u64, (prio, ioprio): (u8, u16)) -> Slot {
+        Slot {
+            ddir: req.ddir.index() as u8,
+            file: req.file,
+            offset: req.offset,
+            len: req.len,
+            start_ns,
+            prio,
+            ioprio,
+            ..Slot::default()
+        }
+    }
+}
+
 /// What `account` reads of a completed unit: the lean loop passes these without building a
 /// [`Slot`] (which only the rarely used per-I/O hooks need).
 #[derive(Debug, Clone, Copy)]

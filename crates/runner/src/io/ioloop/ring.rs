@@ -407,17 +407,7 @@ impl Stage<'_> {
                 Some(p) => p,
                 None => self.prio.pick(d, req.len),
             };
-            let start_ns = now_ns();
-            self.slots[id as usize] = Slot {
-                ddir: d,
-                file: req.file,
-                offset: req.offset,
-                len: req.len,
-                start_ns,
-                prio,
-                ioprio,
-                ..Slot::default()
-            };
+            self.slots[id as usize] = Slot::of_req(&req, now_ns(), (prio, ioprio));
             let write = req.ddir == Ddir::Write;
             writes |= write;
             ios[n] = RingIo {

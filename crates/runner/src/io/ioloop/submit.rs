@@ -137,27 +137,12 @@ impl<'a> IoLoop<'a> {
     /// Set up slot `id` for `req`, pace it, and fill its buffer for writes.
     #[inline(always)]
     pub(super) fn prepare(&mut self, id: u32, req: IoReq) {
-        let d = req.ddir.index() as u8;
-        self.q.slots[id as usize] = Slot {
-            ddir: d,
-            op_data_only: false,
-            file: req.file,
-            offset: req.offset,
-            len: req.len,
-            done: 0,
-            start_ns: 0,
-            issue_ns: 0,
-            seq: 0,
-            check: false,
-            prio: 0,
-            ioprio: 0,
-            sfr: 0,
-        };
+        self.q.slots[id as usize] = Slot::of_req(&req, 0, (0, 0));
         if self.time.paced {
             // Paced before the buffer is filled (as fio waits in rate_ddir before setting up
             // the unit): a write whose turn comes only after the end is neither filled nor
             // entered in the verify write log, so it goes back unsent like any other.
-            self.pace(d as usize, req.len as u64);
+            self.pace(req.ddir.index(), req.len as u64);
             if self.end.is_some() {
                 return;
             }
