@@ -179,19 +179,19 @@ fn a_late_server_is_summed_once() {
     };
     let (a, b) = (run("fio"), run("fiox"));
     assert_eq!((a.code, b.code), (0, 0), "{}\n{}", a.stderr, b.stderr);
-    let names = |r: &Run| -> Vec<String> {
-        stats(&json_of(r))
-            .iter()
-            .map(|s| s["jobname"].as_str().unwrap_or("").to_string())
+    let (sa, sb) = (stats(&json_of(&a)), stats(&json_of(&b)));
+    let names = |s: &[Value]| -> Vec<String> {
+        s.iter()
+            .map(|j| j["jobname"].as_str().unwrap_or("").to_string())
             .collect()
     };
-    let (na, nb) = (names(&a), names(&b));
+    let (na, nb) = (names(&sa), names(&sb));
     let alls = |n: &[String]| n.iter().filter(|j| *j == "All clients").count();
     // fio sums what has arrived when its count matches the jobs announced so far: the two
     // early servers get an "All clients" of their own before the late one starts.
     assert!(alls(&na) >= 1, "{na:?}");
     assert_eq!((nb.len(), alls(&nb)), (7, 1), "{nb:?}");
-    let all = &stats(&json_of(&b))[6];
+    let all = &sb[6];
     assert_eq!(all["jobname"], "All clients");
     assert_eq!(all["read"]["total_ios"].as_u64(), Some(3 * 4096));
 }
