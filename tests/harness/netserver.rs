@@ -16,22 +16,10 @@ pub struct Server {
     pub port: u16,
 }
 
-/// Whether something listens on 127.0.0.1:`port` (/proc/net/tcp: state 0A), without
-/// connecting (a connection would be served, and serving is one connection at a time).
-pub fn listening(port: u16) -> bool {
-    let want = format!("0100007F:{port:04X}");
-    std::fs::read_to_string("/proc/net/tcp")
-        .unwrap_or_default()
-        .lines()
-        .any(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            f.len() > 3 && f[1] == want && f[3] == "0A"
-        })
-}
-
 /// Whether process `pid` itself holds the socket listening on 127.0.0.1:`port` (the socket's
-/// inode in /proc/net/tcp among its descriptors): a server that failed to bind while another
-/// program took the port is not mistaken for a listening one.
+/// inode in /proc/net/tcp, state 0A, among its descriptors; read without connecting, as a
+/// connection would be served and serving is one connection at a time): a server that failed
+/// to bind while another program took the port is not mistaken for a listening one.
 pub fn listening_by(port: u16, pid: u32) -> bool {
     let want = format!("0100007F:{port:04X}");
     let inodes: Vec<String> = std::fs::read_to_string("/proc/net/tcp")
