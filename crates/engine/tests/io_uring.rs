@@ -194,3 +194,71 @@ fn io_uring_files_and_buffers_can_be_registered_again() {
     assert_eq!(run(e.as_mut(), 2, &[u]), vec![4096]);
     assert!(pool2.slice(0).iter().all(|&b| b == 7));
 }
+
+/// The ring loop's submit may wait in the same system call (`Direct::submit_rw`'s `wait`,
+/// for jobs without per-I/O clocks), read of an empty pipe: asked for one completion, the
+/// call returns only after a thread has written to the pipe (it marks that it is about to),
+/// and the reap that follows finds the completion without waiting; not asked, the call
+/// returns with nothing written (the thread writes only when told, after it) and the reap
+/// waits. Both ways the read completes whole.
+#[test]
+fn io_uring_direct_submit_waits_in_the_same_call_when_asked() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc};
+    if !available() {
+        return;
+    }
+    for wait in [0, 1] {
+        let mut e = create(&job("io_uring", 4, false, EngineOptions::default())).unwrap();
+        let (rx, mut tx) = std::io::pipe().unwrap();
+        let f = std::fs::File::from(std::os::fd::OwnedFd::from(rx));
+        e.add_file(&engine_file(&f, std::path::Path::new("pipe")))
+            .unwrap();
+        assert!(e.direct().unwrap().direct_ok().unwrap(), "a plain ring");
+        let pool = BufPool::new(1, 4096, 4096).unwrap();
+        let io = fiox_engine::RingIo {
+            id: 7,
+            file: 0,
+            offset: 0,
+            buf: pool.span(0, 0, 64).unwrap(),
+            write: false,
+            ioprio: 0,
+        };
+        let (go, told) = mpsc::channel::<()>();
+        let written = Arc::new(AtomicBool::new(false));
+        let marked = Arc::clone(&written);
+        let writer = std::thread::spawn(move || {
+            if wait == 0 {
+                told.recv().unwrap();
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            marked.store(true, Ordering::SeqCst);
+            std::io::Write::write_all(&mut tx, &[5u8; 64]).unwrap();
+        });
+        let (k, failed) = e.direct().unwrap().submit_rw(&[io], wait);
+        assert_eq!((k, failed), (1, false), "wait {wait}");
+        let mut got = Vec::new();
+        let polled = e
+            .direct()
+            .unwrap()
+            .reap_with(0, 1, |id, res| got.push((id, res)));
+        if wait == 1 {
+            assert!(
+                written.load(Ordering::SeqCst),
+                "the submit returned before the write"
+            );
+            assert_eq!(polled, Some(1), "the completion is in the ring already");
+        } else {
+            assert_eq!(polled, Some(0), "nothing written, nothing completed");
+            go.send(()).unwrap();
+            let waited = e
+                .direct()
+                .unwrap()
+                .reap_with(1, 1, |id, res| got.push((id, res)));
+            assert_eq!(waited, Some(1));
+        }
+        assert_eq!(got, [(7, 64)], "wait {wait}");
+        writer.join().unwrap();
+    }
+}

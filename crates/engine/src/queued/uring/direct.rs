@@ -8,7 +8,7 @@
 use super::UringEngine;
 use crate::queued::direct::{RingCqe, RingIo};
 use crate::target::target;
-use crate::{EngineError, IoEngine};
+use crate::EngineError;
 
 impl UringEngine {
     /// Whether the ring loop may drive this ring now (see the module's note); registers the
@@ -54,13 +54,16 @@ impl UringEngine {
         k
     }
 
-    /// `push_rw`, then enter the kernel with what it queued (`commit`): how many were
-    /// queued, and whether the batch or its submission failed (the error kept).
+    /// `push_rw`, then enter the kernel with what it queued (`commit`), waiting in the same
+    /// call for `wait` completions when all of `ios` were queued ([`Direct::submit_rw`]):
+    /// how many were queued, and whether the batch or its submission failed (the error
+    /// kept).
     #[inline]
-    pub(crate) fn submit_rw(&mut self, ios: &[RingIo]) -> (usize, bool) {
+    pub(crate) fn submit_rw(&mut self, ios: &[RingIo], wait: usize) -> (usize, bool) {
         let k = self.push_rw(ios);
+        let wait = if k == ios.len() { wait } else { 0 };
         if k > 0 {
-            if let Err(e) = self.commit() {
+            if let Err(e) = self.commit_waiting(wait) {
                 self.direct_error.get_or_insert(e);
             }
         }
@@ -92,7 +95,7 @@ impl UringEngine {
         mut sink: impl FnMut(u32, i64),
     ) -> Option<usize> {
         if self.queued > 0 {
-            if let Err(e) = self.commit() {
+            if let Err(e) = self.commit_waiting(0) {
                 self.direct_error = Some(e);
                 return None;
             }

@@ -294,6 +294,47 @@ impl UringEngine {
         (k, err)
     }
 
+    /// `commit`, asking the kernel to wait in the same call until the completion ring holds
+    /// `wait` completions (at most what is in flight once all is submitted; the wait is
+    /// skipped, by the kernel, when it took fewer than all): one system call where a reap
+    /// that waits follows at once.
+    pub(super) fn commit_waiting(&mut self, wait: usize) -> Result<usize, EngineError> {
+        let wait = wait.min(self.inflight + self.queued) as u32;
+        let mut tries = 0;
+        while self.queued > 0 {
+            match self.submit(wait) {
+                Ok(n) => {
+                    // With SQPOLL the kernel thread may already have consumed SQEs that
+                    // submit() no longer counts: everything pushed is in flight once woken.
+                    let n = if self.sqpoll {
+                        self.queued
+                    } else {
+                        n.min(self.queued)
+                    };
+                    self.queued -= n;
+                    self.inflight += n;
+                    return Ok(n);
+                }
+                Err(e) => match e.raw_os_error() {
+                    Some(libc::EINTR) => {}
+                    Some(libc::EAGAIN | libc::EBUSY) if self.inflight > 0 => return Ok(0),
+                    Some(libc::EAGAIN | libc::EBUSY) if tries < 1000 => {
+                        tries += 1;
+                        std::thread::yield_now();
+                    }
+                    _ => {
+                        return Err(EngineError::Os {
+                            engine: "io_uring",
+                            what: "io_uring_enter (submit)".into(),
+                            source: e,
+                        })
+                    }
+                },
+            }
+        }
+        Ok(0)
+    }
+
     /// Before SQEs go straight into the ring (`push_sqes`): the file table registered as the
     /// first `queue` would, and fixed buffers registered at all.
     fn ready_to_push(&mut self) -> Result<(), EngineError> {
@@ -362,23 +403,25 @@ impl UringEngine {
         Ok(())
     }
 
-    /// Submit what the SQ ring holds, as the crate's `submit` (GETEVENTS where the kernel
-    /// asks for it or the ring polls), through the registered ring where there is one.
+    /// Submit what the SQ ring holds, as the crate's `submit_and_wait` (GETEVENTS where the
+    /// kernel asks for it, the ring polls or `wait` completions are wanted: the kernel then
+    /// waits for the completion ring to hold that many once everything was submitted),
+    /// through the registered ring where there is one.
     #[inline]
-    fn submit(&mut self) -> std::io::Result<usize> {
+    fn submit(&mut self, wait: u32) -> std::io::Result<usize> {
         let Some(reg) = &self.reg else {
-            return self.ring.submit();
+            return self.ring.submit_and_wait(wait as usize);
         };
         let mut sq = self.ring.submission();
         sq.sync();
         let len = sq.len() as u32;
-        let flags = if self.iopoll || sq.cq_overflow() || sq.taskrun() {
+        let flags = if wait > 0 || self.iopoll || sq.cq_overflow() || sq.taskrun() {
             ENTER_GETEVENTS
         } else {
             0
         };
         drop(sq);
-        reg.enter(len, 0, flags)
+        reg.enter(len, wait, flags)
     }
 
     /// Wait for `want` completions (0: run the kernel's pending completion work and poll).
@@ -587,39 +630,7 @@ impl IoEngine for UringEngine {
     }
 
     fn commit(&mut self) -> Result<usize, EngineError> {
-        let mut tries = 0;
-        while self.queued > 0 {
-            match self.submit() {
-                Ok(n) => {
-                    // With SQPOLL the kernel thread may already have consumed SQEs that
-                    // submit() no longer counts: everything pushed is in flight once woken.
-                    let n = if self.sqpoll {
-                        self.queued
-                    } else {
-                        n.min(self.queued)
-                    };
-                    self.queued -= n;
-                    self.inflight += n;
-                    return Ok(n);
-                }
-                Err(e) => match e.raw_os_error() {
-                    Some(libc::EINTR) => {}
-                    Some(libc::EAGAIN | libc::EBUSY) if self.inflight > 0 => return Ok(0),
-                    Some(libc::EAGAIN | libc::EBUSY) if tries < 1000 => {
-                        tries += 1;
-                        std::thread::yield_now();
-                    }
-                    _ => {
-                        return Err(EngineError::Os {
-                            engine: "io_uring",
-                            what: "io_uring_enter (submit)".into(),
-                            source: e,
-                        })
-                    }
-                },
-            }
-        }
-        Ok(0)
+        self.commit_waiting(0)
     }
 
     fn getevents(

@@ -9,7 +9,10 @@
 //! The marks (submit, complete, depth distributions) and the clock reads are the general
 //! loop's, call for call, so the report is the same; what is left out is per-I/O work the
 //! general loop spends on being general (a unit list per batch, a completion list per reap, a
-//! dynamic call for each). Anything else (a unit to re-issue, a short or failed I/O's
+//! dynamic call for each). Without per-I/O clocks, the round that fills the queue lets
+//! io_uring wait for the reap's completions in its submitting call ([`IoLoop::fill_wait`]:
+//! one system call a round instead of two, as t/io_uring does; with clocks the issue time,
+//! fio's stamp after the submit, must not take in the wait). Anything else (a unit to re-issue, a short or failed I/O's
 //! remainder, an idle engine) returns to the general loop in [`IoLoop::run`], which handles it.
 
 use super::complete::add_plain;
@@ -177,9 +180,10 @@ impl<'a> IoLoop<'a> {
             return false;
         }
         self.counts.batch(true);
+        let wait = self.fill_wait(n);
         let ios = &self.q.ring_ios[..n];
         let (k, failed) = match self.engine.direct() {
-            Some(ring) => ring.submit_rw(ios),
+            Some(ring) => ring.submit_rw(ios, wait),
             None => (0, true),
         };
         self.check.last_ddir = self.q.slots[self.q.ring_ios[n - 1].id as usize].ddir;
@@ -206,6 +210,20 @@ impl<'a> IoLoop<'a> {
         } else {
             true
         }
+    }
+
+    /// The completions the reap after a round of `n` units will wait for, when the engine may
+    /// wait for them in the submitting call (0: it may not). Only without per-I/O clocks:
+    /// the issue time (slat's end, fio's stamp after the submit) would take in the wait.
+    /// With them, or a round that leaves the queue short of its depth, the ring loop reaps
+    /// without waiting or stamps first; with a full queue `reap_round`'s first reap waits
+    /// for `iodepth_batch_complete_min` (at least 1, at most what is in flight) at once.
+    fn fill_wait(&self, n: usize) -> usize {
+        let after = self.q.inflight as usize + n;
+        if self.time.timed || after < self.q.slots.len() || self.end.is_some() {
+            return 0;
+        }
+        (self.job.iodepth_batch_complete_min.max(1) as usize).min(after)
     }
 
     /// [`IoLoop::prepare_plain`] of a free slot for each request of `batch_reqs[start..end]`
