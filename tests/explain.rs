@@ -719,3 +719,68 @@ fn sampled_explain_under_a_cpu_hog_explains_90_percent_or_says_why() {
         }
     }
 }
+
+/// io_uring without per-I/O clocks (`gtod_reduce`) lets the submit that fills the queue wait
+/// for the next reap's completions in the same io_uring_enter (one call a round, as
+/// t/io_uring); with clocks the loop makes fio's two calls (the issue time is stamped when
+/// the submit returns), and so it does under `--explain`, whose programs read a call that
+/// submits as a submission, its wait included. strace shows each call's arguments: both
+/// `to_submit` and `min_complete` set is a submit that waits.
+#[test]
+fn io_uring_submits_wait_only_without_clocks_and_unwatched() {
+    require_tool("strace");
+    let Some(disk) = ramdisk() else { return };
+    let file = format!("--filename={}", disk.path().display());
+    let dir = TempDir::new("uwait");
+    let waiting_submits = |extra: &[&str]| -> (usize, usize) {
+        let mut args = vec![
+            "--name=u",
+            file.as_str(),
+            "--direct=1",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--rw=randread",
+            "--bs=4k",
+            "--io_size=4m",
+            "--output-format=json",
+        ];
+        args.extend(extra);
+        let text = strace_text(
+            fiox_bin(),
+            dir.path(),
+            &args,
+            &["-e", "trace=io_uring_enter"],
+        );
+        let submits: Vec<(u64, u64)> = text
+            .lines()
+            .filter_map(|l| l.split_once("io_uring_enter(").map(|(_, a)| a))
+            .filter_map(|a| {
+                let v: Vec<u64> = a
+                    .split(", ")
+                    .skip(1)
+                    .take(2)
+                    .flat_map(|n| n.parse())
+                    .collect();
+                (v.len() == 2 && v[0] > 0).then(|| (v[0], v[1]))
+            })
+            .collect();
+        let waiting = submits.iter().filter(|(_, min)| *min > 0).count();
+        (waiting, submits.len())
+    };
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let (waiting, all) = waiting_submits(&["--gtod_reduce=1"]);
+    assert!(
+        all > 0 && waiting > 0,
+        "untimed: {waiting} of {all} submits wait"
+    );
+    let (waiting, all) = waiting_submits(&[]);
+    assert!(
+        all > 0 && waiting == 0,
+        "timed: {waiting} of {all} submits wait"
+    );
+    let (waiting, all) = waiting_submits(&["--gtod_reduce=1", "--explain=full"]);
+    assert!(
+        all > 0 && waiting == 0,
+        "--explain: {waiting} of {all} submits wait"
+    );
+}

@@ -44,6 +44,14 @@ fn published() -> Option<Published> {
     *PUBLISHED.lock().ok()?
 }
 
+/// Whether `--explain`'s programs watch this process (a tracer started and not stopped yet;
+/// read once per job run): the job loop then makes its system calls as fio makes them, each
+/// of one kind, since the programs read a call by its arguments (an io_uring_enter that
+/// submits and also waits for completions would read as a slow submission).
+pub fn watching() -> bool {
+    published().is_some()
+}
+
 /// The latency of a job's I/Os that start and end inside one window, per direction (count,
 /// sum in ns): in windows, the phases are of those I/Os, which the programs lengthen by their
 /// cost, so their mean is what the phases add up to, not the whole run's. Kept by the job

@@ -211,6 +211,10 @@ struct Plan {
     plain_next: bool,
     /// The batch path ([`batch`]).
     batch_rw: bool,
+    /// The ring loop's submit that fills the queue may wait for the reap's completions in
+    /// the same system call ([`IoLoop::fill_wait`]): no per-I/O clocks, and no `--explain`
+    /// watching (its programs read a call with submissions as a submission, wait and all).
+    submit_waits: bool,
     /// `--explain` without syscall hooks: this thread's marks around the engine's syscalls,
     /// io_submit and io_getevents (libaio: `commit`, `reap`) or each read and write (psync,
     /// pvsync, pvsync2: `queue`, the lean loop's pread/pwrite). None otherwise: one branch
@@ -366,6 +370,7 @@ impl IoLoop<'_> {
             moves_data && !self.time.timed && FastPath::UntimedAccounting.allows(f);
         self.plan.plain_next = FastPath::PlainNext.allows(f);
         self.plan.batch_rw = self.engine.flags().batches_rw && FastPath::Batch.allows(f);
+        self.plan.submit_waits = !self.time.timed && !marks::watching();
     }
 
     /// A round of reaps after a fill with `reap` (the general loop's or the ring loop's): as

@@ -12,7 +12,8 @@
 //! dynamic call for each). Without per-I/O clocks, the round that fills the queue lets
 //! io_uring wait for the reap's completions in its submitting call ([`IoLoop::fill_wait`]:
 //! one system call a round instead of two, as t/io_uring does; with clocks the issue time,
-//! fio's stamp after the submit, must not take in the wait). Anything else (a unit to re-issue, a short or failed I/O's
+//! fio's stamp after the submit, must not take in the wait, and under `--explain` the call
+//! would read as a slow submission). Anything else (a unit to re-issue, a short or failed I/O's
 //! remainder, an idle engine) returns to the general loop in [`IoLoop::run`], which handles it.
 
 use super::complete::add_plain;
@@ -213,14 +214,16 @@ impl<'a> IoLoop<'a> {
     }
 
     /// The completions the reap after a round of `n` units will wait for, when the engine may
-    /// wait for them in the submitting call (0: it may not). Only without per-I/O clocks:
-    /// the issue time (slat's end, fio's stamp after the submit) would take in the wait.
-    /// With them, or a round that leaves the queue short of its depth, the ring loop reaps
-    /// without waiting or stamps first; with a full queue `reap_round`'s first reap waits
-    /// for `iodepth_batch_complete_min` (at least 1, at most what is in flight) at once.
+    /// wait for them in the submitting call (0: it may not). Only without per-I/O clocks
+    /// (the issue time, slat's end, is fio's stamp after the submit and would take in the
+    /// wait) and without `--explain` watching (whose programs would read the wait as
+    /// submission time): `Plan::submit_waits`. After a round that leaves the queue short of
+    /// its depth the ring loop reaps without waiting; with a full queue `reap_round`'s first
+    /// reap waits for `iodepth_batch_complete_min` (at least 1, at most what is in flight)
+    /// at once.
     fn fill_wait(&self, n: usize) -> usize {
         let after = self.q.inflight as usize + n;
-        if self.time.timed || after < self.q.slots.len() || self.end.is_some() {
+        if !self.plan.submit_waits || after < self.q.slots.len() || self.end.is_some() {
             return 0;
         }
         (self.job.iodepth_batch_complete_min.max(1) as usize).min(after)
