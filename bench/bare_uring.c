@@ -2,10 +2,14 @@
 // at a queue depth, and what fio's default per-I/O work adds to it when asked. Not fio's code:
 // written here from the kernel's and liburing's documented interfaces.
 //
-//   bare_uring DEV SECONDS DEPTH BATCH STATS MAP
+//   bare_uring DEV SECONDS DEPTH BATCH STATS MAP [CALLS]
 //
 // Submits BATCH reads at a time (registered buffers and file), waits for at least BATCH
 // completions once the queue is full, then takes all there are (t/io_uring's -dD -sB -cB).
+// CALLS says how a full queue's round goes to the kernel: 1, the submit waits for the
+// completions in the same io_uring_enter (t/io_uring's way); 2, the submit returns first and
+// a second call waits (fio's way with its statistics: slat ends when the submit returns, so
+// the issue time is stamped between the two calls). The default is 2 with STATS, else 1.
 // STATS=1 keeps what fio keeps per I/O by default: a start time per I/O (rdtsc, scaled to ns),
 // an issue time per submitted batch and a completion time per reap, and for slat, clat and lat
 // each a minimum, maximum, count, sum and sum of squares, plus a log-linear clat histogram
@@ -134,12 +138,13 @@ static uint64_t map_take(struct map *m, uint64_t b)
 
 int main(int argc, char **argv)
 {
-	if (argc != 7) {
-		fprintf(stderr, "usage: %s DEV SECONDS DEPTH BATCH STATS MAP\n", argv[0]);
+	if (argc != 7 && argc != 8) {
+		fprintf(stderr, "usage: %s DEV SECONDS DEPTH BATCH STATS MAP [CALLS]\n", argv[0]);
 		return 2;
 	}
 	int secs = atoi(argv[2]), depth = atoi(argv[3]), batch = atoi(argv[4]);
 	int stats = atoi(argv[5]), use_map = atoi(argv[6]);
+	int calls = argc == 8 ? atoi(argv[7]) : (stats ? 2 : 1);
 	int fd = open(argv[1], O_RDONLY | O_DIRECT);
 	if (fd < 0 || depth < 1 || batch < 1 || batch > depth) {
 		perror(argv[1]);
@@ -199,15 +204,30 @@ int main(int argc, char **argv)
 			sqe->user_data = (uint64_t)id;
 		}
 		inflight += (unsigned)want;
-		if (stats) {
-			// The batch goes to the kernel in the next call: its issue time (slat's end).
-			uint64_t at = now_ns();
-			for (int k = 0; k < want; k++)
-				issue[free_ids[nfree + k]] = at;
-		}
 		unsigned wait = inflight + (unsigned)batch > (unsigned)depth ? (unsigned)batch : 0;
-		if (io_uring_submit_and_wait(&ring, wait) < 0)
-			return 1;
+		if (calls == 2) {
+			// fio's way: the submit returns, the batch's issue time (slat's end) is
+			// stamped, and a second call waits.
+			if (io_uring_submit(&ring) < 0)
+				return 1;
+			if (stats) {
+				uint64_t at = now_ns();
+				for (int k = 0; k < want; k++)
+					issue[free_ids[nfree + k]] = at;
+			}
+			struct io_uring_cqe *first;
+			if (wait && io_uring_wait_cqe_nr(&ring, &first, wait) < 0)
+				return 1;
+		} else {
+			if (stats) {
+				// The issue time before the call that submits and waits.
+				uint64_t at = now_ns();
+				for (int k = 0; k < want; k++)
+					issue[free_ids[nfree + k]] = at;
+			}
+			if (io_uring_submit_and_wait(&ring, wait) < 0)
+				return 1;
+		}
 		uint64_t now = stats ? now_ns() : 0;
 		struct io_uring_cqe *cqe;
 		unsigned head, n = 0;

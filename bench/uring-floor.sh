@@ -59,20 +59,24 @@ awk -v b="t/io_uring -t1 (its latency statistics, 8 s - 3 s)" -v i="$((i8 - i3))
     -v n="$((n8 - n3))" 'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
 # bench/bare_uring.c, the least a loop can do for the same reads, then with what fio keeps per
 # I/O by default (STATS: start, slat, clat and lat, clat's histogram, the latency table) and its
-# random map (MAP): runs of 2 and 6 s, the difference over the difference in I/Os.
+# random map (MAP): runs of 2 and 6 s, the difference over the difference in I/Os. With
+# statistics it goes to the kernel as fio does (a submit, the issue time, a wait); "one call"
+# submits and waits in one io_uring_enter (bench/bare_uring.c's CALLS).
 build_bare_uring "$scratch/bare_uring"
-b_count() { # seconds stats map -> "instructions ios"
+b_count() { # seconds stats map [calls] -> "instructions ios"
     valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$scratch/cg" \
         --log-file="$scratch/log" -- "$scratch/bare_uring" "$dev" "$1" "$depth" "$batch" "$2" \
-        "$3" >"$scratch/out"
+        "$3" ${4:+"$4"} >"$scratch/out"
     echo "$(awk '/I[ ]*refs:/ {gsub(",", "", $NF); print $NF}' "$scratch/log") $(cut -d' ' -f1 "$scratch/out")"
 }
-for sm in "0 0" "1 0" "0 1" "1 1"; do
+for sm in "0 0" "1 0" "0 1" "1 1" "1 1 1"; do
     read -r i2 n2 <<<"$(b_count 2 $sm)"
     read -r i6 n6 <<<"$(b_count 6 $sm)"
+    read -r stats map calls <<<"$sm"
     name=bare_uring
-    [ "${sm% *}" = 1 ] && name+=" +statistics"
-    [ "${sm#* }" = 1 ] && name+=" +map"
+    [ "$stats" = 1 ] && name+=" +statistics"
+    [ "$map" = 1 ] && name+=" +map"
+    [ -n "$calls" ] && name+=" (one call)"
     awk -v b="$name (6 s - 2 s)" -v i="$((i6 - i2))" -v n="$((n6 - n2))" \
         'BEGIN {printf "%-60s %7.1f instructions/IO\n", b, i/n}'
 done
