@@ -145,6 +145,10 @@ int main(int argc, char **argv)
 	int secs = atoi(argv[2]), depth = atoi(argv[3]), batch = atoi(argv[4]);
 	int stats = atoi(argv[5]), use_map = atoi(argv[6]);
 	int calls = argc == 8 ? atoi(argv[7]) : (stats ? 2 : 1);
+	if (calls != 1 && calls != 2) {
+		fprintf(stderr, "%s: CALLS must be 1 or 2, not %s\n", argv[0], argv[7]);
+		return 2;
+	}
 	int fd = open(argv[1], O_RDONLY | O_DIRECT);
 	if (fd < 0 || depth < 1 || batch < 1 || batch > depth) {
 		perror(argv[1]);
@@ -205,29 +209,20 @@ int main(int argc, char **argv)
 		}
 		inflight += (unsigned)want;
 		unsigned wait = inflight + (unsigned)batch > (unsigned)depth ? (unsigned)batch : 0;
-		if (calls == 2) {
-			// fio's way: the submit returns, the batch's issue time (slat's end) is
-			// stamped, and a second call waits.
-			if (io_uring_submit(&ring) < 0)
-				return 1;
-			if (stats) {
-				uint64_t at = now_ns();
-				for (int k = 0; k < want; k++)
-					issue[free_ids[nfree + k]] = at;
-			}
-			struct io_uring_cqe *first;
-			if (wait && io_uring_wait_cqe_nr(&ring, &first, wait) < 0)
-				return 1;
-		} else {
-			if (stats) {
-				// The issue time before the call that submits and waits.
-				uint64_t at = now_ns();
-				for (int k = 0; k < want; k++)
-					issue[free_ids[nfree + k]] = at;
-			}
-			if (io_uring_submit_and_wait(&ring, wait) < 0)
-				return 1;
+		// The batch's issue time (slat's end): with CALLS=2 after the submit returns and
+		// before a second call waits (fio's way), with CALLS=1 before the one call that
+		// submits and waits.
+		if (calls == 2 && io_uring_submit(&ring) < 0)
+			return 1;
+		if (stats) {
+			uint64_t at = now_ns();
+			for (int k = 0; k < want; k++)
+				issue[free_ids[nfree + k]] = at;
 		}
+		struct io_uring_cqe *first;
+		if (calls == 2 ? wait && io_uring_wait_cqe_nr(&ring, &first, wait) < 0
+			       : io_uring_submit_and_wait(&ring, wait) < 0)
+			return 1;
 		uint64_t now = stats ? now_ns() : 0;
 		struct io_uring_cqe *cqe;
 		unsigned head, n = 0;
